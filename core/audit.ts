@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { normalizeDomain } from './domain.ts';
+import { MvrError, type AuditProblem } from './errors.ts';
+import { parseTimestamp } from './time.ts';
+
+const percent = z.number().min(0).max(100);
+const fraction = z.number().min(0).max(1);
+const timestamp = z.string().refine((s) => parseTimestamp(s) !== null, {
+  message: 'must be an ISO 8601 timestamp with Z or an offset, e.g. 2026-10-01T12:00:00Z',
+});
+// Shown forms are `thin_evidence` and `missing_signal:<name>`; the rest of the list is the
+// auditor's, so only the shape is checked: a lowercase word, optionally `:` and a value.
+const flag = z.string().regex(/^[a-z][a-z0-9_]*(:[^\s:][^\s]*)?$/, 'must look like "name" or "name:value" (lowercase, no spaces)');
+
+/** One audit result as `mvr build` reads it (DESIGN "Audit input"). Unknown members are refused, so a typo never goes unnoticed. */
+export const auditSchema = z
+  .object({
+    domain: z.string(),
+    score: percent.nullable(),
+    sub_scores: z.strictObject({ visibility: percent, recommendation_rate: percent, technical_readiness: percent }),
+    flags: z.array(flag).default([]),
+    evidence: z.strictObject({
+      ok: z.boolean(),
+      coverage: fraction,
+      site_coverage: fraction,
+      engines_ran: z.array(z.string().min(1)),
+      engines_skipped: z.array(z.string().min(1)).default([]),
+      blockers: z.array(z.union([z.string(), z.record(z.string(), z.unknown())])).default([]),
+    }),
+    archetype: z.string().trim().min(1),
+    first_seen: timestamp,
+    last_audited_at: timestamp,
+    flagged: z.boolean().optional(),
+  })
+  .strict()
+  .superRefine((a, ctx) => {
+    if (a.score === null && a.evidence.ok && !a.flagged) {
+      ctx.addIssue({ code: 'custom', path: ['score'], message: 'may be null only when evidence is thin (evidence.ok false) or the audit is flagged' });
+    }
+    const first = parseTimestamp(a.first_seen), last = parseTimestamp(a.last_audited_at);
+    if (first !== null && last !== null && first > last) {
+      ctx.addIssue({ code: 'custom', path: ['first_seen'], message: 'is after last_audited_at' });
+    }
+  });
+
+export type AuditInput = z.input<typeof auditSchema>;
+/** A validated audit with its domain normalized. */
+export type Audit = z.output<typeof auditSchema>;
+
+/**
+ * Validates one parsed audit. Returns the audit with `domain` normalized, or every problem found
+ * in it, each naming `source` (file and line or index) and the member.
+ */
+export function validateAudit(value: unknown, source: string): { audit: Audit } | { problems: AuditProblem[] } {
+  const parsed = auditSchema.safeParse(value);
+  const problems: AuditProblem[] = [];
+  if (!parsed.success) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      return { problems: [{ source, message: 'an audit must be a JSON object' }] };
+    }
+    for (const issue of parsed.error.issues) {
+      problems.push({ source, member: memberPath(issue.path), message: issue.message });
+    }
+  }
+  const rawDomain = (value as { domain?: unknown } | null)?.domain;
+  let domain: string | undefined;
+  if (typeof rawDomain === 'string') {
+    try {
+      domain = normalizeDomain(rawDomain);
+    } catch (error) {
+      problems.push({ source, member: 'domain', message: error instanceof MvrError ? error.message : String(error) });
+    }
+  }
+  if (problems.length > 0 || !parsed.success) return { problems };
+  return { audit: { ...parsed.data, domain: domain! } };
+}
+
+function memberPath(path: PropertyKey[]): string {
+  if (path.length === 0) return '(audit)';
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
+}

@@ -1,0 +1,68 @@
+import canonicalize from 'canonicalize';
+import { CanonicalizationError } from './errors.ts';
+
+const encoder = new TextEncoder();
+
+/**
+ * RFC 8785 (JCS) canonical JSON text of a plain JSON value.
+ *
+ * The `canonicalize` package silently drops `undefined` members and calls `toJSON`, which
+ * would sign something other than what the caller holds; so the value is checked first and
+ * anything JCS cannot express exactly (NaN, Infinity, undefined, bigint, functions, symbols,
+ * Dates, Maps, class instances, lone surrogates, cycles) is refused with the member's path.
+ *
+ * @example canonicalJson({ b: 1, a: [true, null] }) // '{"a":[true,null],"b":1}'
+ */
+export function canonicalJson(value: unknown): string {
+  assertJsonValue(value, '$', new Set());
+  const text = canonicalize(value);
+  if (text === undefined) throw new CanonicalizationError('$', 'value has no JSON form');
+  return text;
+}
+
+/** UTF-8 bytes of {@link canonicalJson}: what is signed and what is served. */
+export function canonicalBytes(value: unknown): Uint8Array {
+  return encoder.encode(canonicalJson(value));
+}
+
+function assertJsonValue(value: unknown, path: string, seen: Set<object>): void {
+  switch (typeof value) {
+    case 'string':
+      if (hasLoneSurrogate(value)) throw new CanonicalizationError(path, 'string has a lone surrogate');
+      return;
+    case 'boolean':
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) throw new CanonicalizationError(path, `${value} is not a JSON number`);
+      return;
+    case 'object': {
+      if (value === null) return;
+      if (seen.has(value)) throw new CanonicalizationError(path, 'circular reference');
+      seen.add(value);
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value)) throw new CanonicalizationError(`${path}[${i}]`, 'sparse array hole');
+          assertJsonValue(value[i], `${path}[${i}]`, seen);
+        }
+      } else {
+        const proto = Object.getPrototypeOf(value);
+        if (proto !== Object.prototype && proto !== null) {
+          throw new CanonicalizationError(path, `${proto?.constructor?.name ?? 'object'} is not a plain JSON object`);
+        }
+        for (const key of Object.keys(value)) {
+          assertJsonValue((value as Record<string, unknown>)[key], `${path}.${key}`, seen);
+        }
+      }
+      seen.delete(value);
+      return;
+    }
+    default:
+      throw new CanonicalizationError(path, `${typeof value} is not a JSON value`);
+  }
+}
+
+function hasLoneSurrogate(s: string): boolean {
+  // Fast path: most strings have no surrogates at all.
+  if (!/[\ud800-\udfff]/.test(s)) return false;
+  return /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
+}

@@ -1,0 +1,83 @@
+import { parse as parseTld } from 'tldts';
+import { InvalidDomainError } from './errors.ts';
+
+/** Longest raw input looked at; anything longer cannot hold a valid URL of a 253-octet host. */
+export const MAX_DOMAIN_INPUT = 2048;
+const MAX_HOSTNAME = 253;
+const MAX_LABEL = 63;
+const LABEL = /^[a-z0-9-]+$/;
+const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+// C0 controls, DEL, and whitespace inside the value: never part of a host, and a NUL or CR/LF
+// in a query value is an injection attempt rather than a typo.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Normalizes what a caller typed into the record key: the registrable domain (eTLD+1) of the
+ * host, lowercase A-label form. One function for the gateway, the build, MCP and the CLI.
+ *
+ * Accepts a bare host, `host:port`, `host/path`, or a full URL; drops scheme, userinfo, port,
+ * path, query, fragment and one trailing dot. Throws {@link InvalidDomainError} naming what is
+ * wrong for anything that is not a valid registrable hostname.
+ *
+ * @example normalizeDomain('https://WWW.Shop.Example.co.uk:443/x?y') // 'example.co.uk'
+ * @example normalizeDomain('bücher.example') // 'xn--bcher-kva.example'
+ */
+export function normalizeDomain(input: unknown): string {
+  if (typeof input !== 'string') throw new InvalidDomainError('domain is required and must be a string');
+  if (input.length > MAX_DOMAIN_INPUT) {
+    throw new InvalidDomainError(`domain is ${input.length} characters long; at most ${MAX_DOMAIN_INPUT} are accepted`);
+  }
+  const trimmed = input.trim();
+  if (trimmed === '') throw new InvalidDomainError('domain is empty');
+  if (CONTROL.test(trimmed) || /\s/.test(trimmed)) {
+    throw new InvalidDomainError('domain contains whitespace or control characters');
+  }
+  const host = hostOf(trimmed);
+  if (host.startsWith('[')) throw new InvalidDomainError(`"${host}" is an IP address, not a domain`);
+  // WHATWG URL has already turned every IPv4 spelling (0x7f.1, 2130706433) into dotted decimal.
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(host)) throw new InvalidDomainError(`"${host}" is an IP address, not a domain`);
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  checkHostname(name);
+  const parsed = parseTld(name, { allowPrivateDomains: true, extractHostname: false });
+  if (parsed.isIp) throw new InvalidDomainError(`"${name}" is an IP address, not a domain`);
+  if (!parsed.domain) throw new InvalidDomainError(`"${name}" is a public suffix, not a registrable domain`);
+  return parsed.domain;
+}
+
+/** Takes the host out of any accepted form; lowercase and IDNA-converted by WHATWG URL. */
+function hostOf(value: string): string {
+  // Only the authority is wanted, so any scheme is replaced by http, whose host parsing lowercases and applies IDNA.
+  const rest = SCHEME.test(value) ? value.replace(SCHEME, '') : value;
+  if (rest.startsWith('/') || rest.startsWith('\\')) throw new InvalidDomainError('domain has no host');
+  let url: URL;
+  try {
+    url = new URL(`http://${rest}`);
+  } catch {
+    throw new InvalidDomainError(`"${truncate(value)}" is not a valid hostname or URL`);
+  }
+  if (url.hostname === '') throw new InvalidDomainError('domain has no host');
+  return url.hostname;
+}
+
+/** RFC 1035 / 5890 shape rules on the A-label form. */
+function checkHostname(name: string): void {
+  if (name.length > MAX_HOSTNAME) {
+    throw new InvalidDomainError(`hostname is ${name.length} characters long; at most ${MAX_HOSTNAME} are allowed`);
+  }
+  const labels = name.split('.');
+  if (labels.length < 2) throw new InvalidDomainError(`"${name}" is a single label; a domain needs at least two`);
+  for (const label of labels) {
+    if (label === '') throw new InvalidDomainError(`"${truncate(name)}" has an empty label`);
+    if (label.length > MAX_LABEL) {
+      throw new InvalidDomainError(`label "${truncate(label)}" is ${label.length} characters long; at most ${MAX_LABEL} are allowed`);
+    }
+    if (!LABEL.test(label)) throw new InvalidDomainError(`label "${truncate(label)}" has characters other than a-z 0-9 -`);
+    if (label.startsWith('-') || label.endsWith('-')) {
+      throw new InvalidDomainError(`label "${label}" starts or ends with "-"`);
+    }
+  }
+}
+
+function truncate(s: string): string {
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}

@@ -1,0 +1,106 @@
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
+import { canonicalBytes } from './canonical.ts';
+import { encodeBase64url } from './base64url.ts';
+import { InvalidKeyError } from './errors.ts';
+import { createRecordVerifier, signatureText, type Ed25519Verify } from './verify.ts';
+import type { PublicJwk } from './keyset.ts';
+
+/** A private Ed25519 JWK as stored in `keys/` or passed in `MVR_SIGNING_KEY`. */
+export interface PrivateJwk {
+  kty: 'OKP';
+  crv: 'Ed25519';
+  x: string;
+  d: string;
+  kid?: string;
+}
+
+/** A loaded signing key: the node:crypto key object and its public JWK (kid = RFC 7638 thumbprint). */
+export interface SigningKey {
+  kid: string;
+  privateKey: KeyObject;
+  publicJwk: PublicJwk;
+}
+
+/**
+ * RFC 7638 JWK thumbprint of an OKP key: SHA-256 over the required members in lexicographic
+ * order (`crv`, `kty`, `x`), base64url. It names the key by its content, so a `key_id` cannot
+ * point at a different key than the one it was computed from.
+ */
+export function jwkThumbprint(jwk: { crv: string; kty: string; x: string }): string {
+  const json = `{"crv":${JSON.stringify(jwk.crv)},"kty":${JSON.stringify(jwk.kty)},"x":${JSON.stringify(jwk.x)}}`;
+  return createHash('sha256').update(json).digest('base64url');
+}
+
+/** Generates a new Ed25519 key pair as a private JWK with its thumbprint as `kid`. */
+export function generatePrivateJwk(): PrivateJwk & { kid: string } {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const jwk = privateKey.export({ format: 'jwk' }) as { x: string; d: string };
+  const base = { kty: 'OKP' as const, crv: 'Ed25519' as const, x: jwk.x, d: jwk.d };
+  return { ...base, kid: jwkThumbprint(base) };
+}
+
+/**
+ * Loads a private JWK (object or JSON text) into a {@link SigningKey}. Checks that `x` is the
+ * public key of `d` and that a `kid`, when given, is the thumbprint; error messages never
+ * include key material.
+ */
+export function loadSigningKey(input: unknown): SigningKey {
+  let value = input;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      throw new InvalidKeyError('signing key is not valid JSON (expected a private Ed25519 JWK)');
+    }
+  }
+  const jwk = value as Partial<PrivateJwk>;
+  if (typeof jwk !== 'object' || jwk === null || jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') {
+    throw new InvalidKeyError('signing key must be a JWK with kty "OKP" and crv "Ed25519"');
+  }
+  if (typeof jwk.d !== 'string') throw new InvalidKeyError('signing key has no private member "d"');
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: jwk.d, x: jwk.x ?? '' }, format: 'jwk' });
+  } catch (cause) {
+    throw new InvalidKeyError('signing key is not a valid Ed25519 private key', { cause });
+  }
+  const x = (createPublicKey(privateKey).export({ format: 'jwk' }) as { x: string }).x;
+  if (jwk.x !== undefined && jwk.x !== x) throw new InvalidKeyError('signing key "x" does not match its "d"');
+  const kid = jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x });
+  if (jwk.kid !== undefined && jwk.kid !== kid) throw new InvalidKeyError(`signing key "kid" is not its RFC 7638 thumbprint (${kid})`);
+  return { kid, privateKey, publicJwk: toPublicJwk(x) };
+}
+
+/** The published form of a public key given its `x`. */
+export function toPublicJwk(x: string): PublicJwk {
+  return { kty: 'OKP', crv: 'Ed25519', x, kid: jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x }), use: 'sig', alg: 'EdDSA' };
+}
+
+/**
+ * Signs a record: Ed25519 over the RFC 8785 bytes of the record without `key_id` and
+ * `signature`, then returns the record with both added. Any `key_id`/`signature` already
+ * present are replaced, never signed over.
+ */
+export function signRecord<T extends object>(record: T, key: SigningKey): T & { key_id: string; signature: string } {
+  const { key_id: _k, signature: _s, ...unsigned } = record as T & { key_id?: unknown; signature?: unknown };
+  const sig = sign(null, canonicalBytes(unsigned), key.privateKey);
+  return { ...(unsigned as T), key_id: key.kid, signature: signatureText(encodeBase64url(sig)) };
+}
+
+const publicKeyCache = new Map<string, KeyObject>();
+
+/** node:crypto (OpenSSL) Ed25519 verify, with public key objects cached by kid and x. */
+export const nodeEd25519Verify: Ed25519Verify = (signature, message, publicKey, kid) => {
+  const x = encodeBase64url(publicKey);
+  const cacheKey = `${kid}.${x}`;
+  let keyObject = publicKeyCache.get(cacheKey);
+  if (!keyObject) {
+    keyObject = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
+    if (publicKeyCache.size > 1000) publicKeyCache.clear();
+    publicKeyCache.set(cacheKey, keyObject);
+  }
+  return verify(null, message, keyObject, signature);
+};
+
+/** The record verifier on node:crypto: for the build's self-check and the gateway's hot path. */
+export const verifyRecordNode = createRecordVerifier(nodeEd25519Verify);

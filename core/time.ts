@@ -1,0 +1,48 @@
+/** ISO 8601 with `Z` or an offset; fractions of any length (kept to the millisecond). */
+const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Parses an ISO 8601 timestamp that names its zone (`Z` or `+hh:mm`), rejecting dates that do
+ * not exist (Feb 30, hour 24). Returns epoch milliseconds, or `null` when the text is invalid.
+ */
+export function parseTimestamp(text: string): number | null {
+  const m = ISO.exec(text);
+  if (!m) return null;
+  const [, y, mo, d, h, mi, s, frac = '', zone] = m as unknown as string[];
+  const year = Number(y), month = Number(mo), day = Number(d);
+  const hour = Number(h), minute = Number(mi), second = Number(s);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month - 1)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const ms = Number(frac.padEnd(3, '0').slice(0, 3));
+  let offset = 0;
+  if (zone !== 'Z') {
+    const oh = Number(zone!.slice(1, 3)), om = Number(zone!.slice(4, 6));
+    if (oh > 23 || om > 59) return null;
+    offset = (zone!.startsWith('-') ? -1 : 1) * (oh * 60 + om) * 60_000;
+  }
+  const t = Date.UTC(year, month - 1, day, hour, minute, second, ms) - offset;
+  // Date.UTC maps years 0..99 to 1900..1999; records never need them, so refuse rather than shift.
+  return year < 1000 ? null : t;
+}
+
+/** Formats epoch milliseconds as `YYYY-MM-DDTHH:mm:ss.sssZ`, the only timestamp form in a record. */
+export function formatTimestamp(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/**
+ * Adds one calendar month, clamping to the last day of the target month and keeping the time
+ * of day: Jan 31 -> Feb 28 (or 29), Mar 31 -> Apr 30, Dec 15 -> Jan 15 of the next year.
+ */
+export function addOneMonth(ms: number): number {
+  const d = new Date(ms);
+  const y = d.getUTCFullYear(), m = d.getUTCMonth();
+  const ty = m === 11 ? y + 1 : y, tm = (m + 1) % 12;
+  const day = Math.min(d.getUTCDate(), daysInMonth(ty, tm));
+  return Date.UTC(ty, tm, day, d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds());
+}
+
+/** Days in a month; `month0` is 0-based. */
+export function daysInMonth(year: number, month0: number): number {
+  return new Date(Date.UTC(year, month0 + 1, 0)).getUTCDate();
+}

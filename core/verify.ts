@@ -1,0 +1,78 @@
+import { canonicalBytes } from './canonical.ts';
+import { decodeBase64url } from './base64url.ts';
+import { findKey, type KeySet } from './keyset.ts';
+import { MvrError } from './errors.ts';
+
+/** Why a record did not verify. Stable codes; a verifier in another language uses the same. */
+export type VerifyFailureCode =
+  | 'UNSIGNED' // no `signature`: unverified, never a pass (SPEC 2.3 rule 6)
+  | 'MALFORMED_RECORD' // not an object, or `key_id`/`signature` half present or not strings
+  | 'UNKNOWN_KEY' // `key_id` is not in the key set
+  | 'MALFORMED_SIGNATURE' // not `ed25519:` + 64 bytes of unpadded base64url
+  | 'BAD_SIGNATURE'; // well-formed, but does not verify over the canonical record
+
+export type VerifyResult =
+  | { valid: true; keyId: string }
+  | { valid: false; code: VerifyFailureCode; message: string; keyId?: string };
+
+/** An Ed25519 verify primitive: node:crypto on the server, @noble/ed25519 in the portable verifier. */
+export type Ed25519Verify = (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array, kid: string) => boolean;
+
+const SIGNATURE_PREFIX = 'ed25519:';
+
+/**
+ * Builds a record verifier around an Ed25519 primitive. The pipeline reads top to bottom and
+ * each step returns a coded failure; only a valid signature over the exact canonical bytes of
+ * the record (less `key_id` and `signature`) by a key in the set passes.
+ */
+export function createRecordVerifier(ed25519Verify: Ed25519Verify) {
+  return function verifyRecord(record: unknown, keySet: KeySet): VerifyResult {
+    // 1. Shape: an object whose signature members are both present or both absent.
+    if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+      return fail('MALFORMED_RECORD', 'record is not a JSON object');
+    }
+    const { key_id: keyId, signature, ...unsigned } = record as Record<string, unknown>;
+    // Checked by presence, not truthiness: an empty string is a malformed signature, not "unsigned".
+    if (!('signature' in record)) {
+      return 'key_id' in record
+        ? fail('MALFORMED_RECORD', 'record has key_id but no signature')
+        : fail('UNSIGNED', 'record carries no signature');
+    }
+    if (typeof keyId !== 'string' || keyId === '') return fail('MALFORMED_RECORD', 'record has a signature but no key_id');
+    if (typeof signature !== 'string') return fail('MALFORMED_SIGNATURE', 'signature is not a string', keyId);
+
+    // 2. Key: the key_id must name a key in the set; an unknown id is never "try them all".
+    const key = findKey(keySet, keyId);
+    if (!key) return fail('UNKNOWN_KEY', `key_id "${keyId}" is not in the key set`, keyId);
+    const publicKey = decodeBase64url(key.x);
+    if (!publicKey || publicKey.length !== 32) return fail('UNKNOWN_KEY', `key "${keyId}" has a malformed x`, keyId);
+
+    // 3. Signature text: the prefix, then exactly 64 bytes of unpadded base64url.
+    if (!signature.startsWith(SIGNATURE_PREFIX)) {
+      return fail('MALFORMED_SIGNATURE', `signature does not start with "${SIGNATURE_PREFIX}"`, keyId);
+    }
+    const sig = decodeBase64url(signature.slice(SIGNATURE_PREFIX.length));
+    if (!sig || sig.length !== 64) return fail('MALFORMED_SIGNATURE', 'signature is not 64 bytes of base64url', keyId);
+
+    // 4. Bytes: the canonical JSON of everything else, exactly as the issuer signed it.
+    let message: Uint8Array;
+    try {
+      message = canonicalBytes(unsigned);
+    } catch (error) {
+      return fail('MALFORMED_RECORD', error instanceof MvrError ? error.message : 'record is not canonicalizable', keyId);
+    }
+    if (!ed25519Verify(sig, message, publicKey, keyId)) {
+      return fail('BAD_SIGNATURE', 'signature does not match the record', keyId);
+    }
+    return { valid: true, keyId };
+  };
+}
+
+function fail(code: VerifyFailureCode, message: string, keyId?: string): VerifyResult {
+  return keyId === undefined ? { valid: false, code, message } : { valid: false, code, message, keyId };
+}
+
+/** Ed25519 signature text for a raw signature: `ed25519:` + unpadded base64url. */
+export function signatureText(base64url: string): string {
+  return SIGNATURE_PREFIX + base64url;
+}
