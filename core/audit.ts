@@ -59,7 +59,13 @@ export function validateAudit(value: unknown, source: string): { audit: Audit } 
       return { problems: [{ source, message: 'an audit must be a JSON object' }] };
     }
     for (const issue of parsed.error.issues) {
-      problems.push({ source, member: memberPath(issue.path), message: issue.message });
+      if (issue.code === 'unrecognized_keys') {
+        for (const key of issue.keys) problems.push({ source, member: memberPath([...issue.path, key]), message: 'unknown member' });
+      } else if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) {
+        problems.push({ source, member: memberPath(issue.path), message: `is required (${issue.expected})` });
+      } else {
+        problems.push({ source, member: memberPath(issue.path), message: issue.message });
+      }
     }
   }
   const rawDomain = (value as { domain?: unknown } | null)?.domain;

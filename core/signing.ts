@@ -18,6 +18,7 @@ export interface PrivateJwk {
 export interface SigningKey {
   kid: string;
   privateKey: KeyObject;
+  publicKey: KeyObject;
   publicJwk: PublicJwk;
 }
 
@@ -64,11 +65,12 @@ export function loadSigningKey(input: unknown): SigningKey {
   } catch (cause) {
     throw new InvalidKeyError('signing key is not a valid Ed25519 private key', { cause });
   }
-  const x = (createPublicKey(privateKey).export({ format: 'jwk' }) as { x: string }).x;
+  const publicKey = createPublicKey(privateKey);
+  const x = (publicKey.export({ format: 'jwk' }) as { x: string }).x;
   if (jwk.x !== undefined && jwk.x !== x) throw new InvalidKeyError('signing key "x" does not match its "d"');
   const kid = jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x });
   if (jwk.kid !== undefined && jwk.kid !== kid) throw new InvalidKeyError(`signing key "kid" is not its RFC 7638 thumbprint (${kid})`);
-  return { kid, privateKey, publicJwk: toPublicJwk(x) };
+  return { kid, privateKey, publicKey, publicJwk: toPublicJwk(x) };
 }
 
 /** The published form of a public key given its `x`. */
@@ -82,9 +84,20 @@ export function toPublicJwk(x: string): PublicJwk {
  * present are replaced, never signed over.
  */
 export function signRecord<T extends object>(record: T, key: SigningKey): T & { key_id: string; signature: string } {
+  return signRecordChecked(record, key).record;
+}
+
+/**
+ * {@link signRecord}, plus the signer's self-check: the signature is verified with the public
+ * key over the very bytes that were signed, before anyone else sees it (a faulty signer, such as
+ * a bit flip in memory, must not publish a record that fails verification downstream).
+ */
+export function signRecordChecked<T extends object>(record: T, key: SigningKey): { record: T & { key_id: string; signature: string }; verified: boolean } {
   const { key_id: _k, signature: _s, ...unsigned } = record as T & { key_id?: unknown; signature?: unknown };
-  const sig = sign(null, canonicalBytes(unsigned), key.privateKey);
-  return { ...(unsigned as T), key_id: key.kid, signature: signatureText(encodeBase64url(sig)) };
+  const message = canonicalBytes(unsigned);
+  const sig = sign(null, message, key.privateKey);
+  const verified = verify(null, message, key.publicKey, sig);
+  return { record: { ...(unsigned as T), key_id: key.kid, signature: signatureText(encodeBase64url(sig)) }, verified };
 }
 
 const publicKeyCache = new Map<string, KeyObject>();

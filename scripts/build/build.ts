@@ -1,0 +1,283 @@
+import { availableParallelism } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { canonicalJson } from '../../core/canonical.ts';
+import { normalizeDomain } from '../../core/domain.ts';
+import { BuildError, InvalidAuditsError, type AuditProblem } from '../../core/errors.ts';
+import { KEY_SET_PATH, type KeySet } from '../../core/keyset.ts';
+import { MANIFEST_FILE } from '../../core/layout.ts';
+import { formatTimestamp } from '../../core/time.ts';
+import { loadActiveKey, publishedKeySet, writeAtomic } from '../keystore.ts';
+import { listAuditFiles, readAuditFile, type AuditItem } from './inputs.ts';
+import { acquireBuildLock, createStaging, discardStaging, pruneBuilds, swapInBuild } from './publish.ts';
+import type { BatchResult, WorkerInit } from './worker.ts';
+
+export interface BuildOptions {
+  auditsDir: string;
+  recordsDir: string;
+  publicDir: string;
+  keysDir: string;
+  issuer: string;
+  schemaUrl: string;
+  /** `issued_at` of every record, epoch ms (from `--now`, `SOURCE_DATE_EPOCH`, or the clock). */
+  now: number;
+  /** `MVR_SIGNING_KEY`: a private JWK that overrides keys/active. */
+  signingKey?: string | undefined;
+  /** A JWK Set file whose public keys stay listed (CI keeps earlier keys published this way). */
+  publishKeysFile?: string | undefined;
+  workers?: number | undefined;
+  batchSize?: number | undefined;
+  /** Publish even when there is no audit at all (normally refused: it would withdraw every record). */
+  allowEmpty?: boolean | undefined;
+  onProgress?: ((p: BuildProgress) => void) | undefined;
+  onWarning?: ((message: string) => void) | undefined;
+}
+
+export interface BuildProgress {
+  records: number;
+  bytesRead: number;
+  totalBytes: number;
+  elapsedMs: number;
+}
+
+export interface BuildSummary {
+  buildId: string;
+  records: number;
+  byStatus: Record<string, number>;
+  byTier: Record<string, number>;
+  signed: boolean;
+  keyId: string | null;
+  publishedKeyIds: string[];
+  issuedAt: string;
+  files: number;
+  workers: number;
+  durationMs: number;
+  recordsPerSecond: number;
+  buildDir: string;
+  keySetFile: string;
+  prunedBuilds: number;
+}
+
+const MAX_PROBLEMS_KEPT = 1000;
+
+/**
+ * The monthly build: audits in, one canonical signed record per domain and the key set out.
+ * All or nothing: records are written to a staging folder and swapped in only when every audit
+ * was valid and every signature verified; on any problem the live build is left as it was.
+ */
+export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
+  const started = performance.now();
+  const release = await acquireBuildLock(opts.recordsDir);
+  let staging: string | null = null;
+  try {
+    const key = await loadActiveKey(opts.keysDir, opts.signingKey);
+    if (!key) opts.onWarning?.('no signing key configured (run "mvr keygen" or set MVR_SIGNING_KEY): records are UNSIGNED and the key set is empty');
+    const keySet: KeySet = key ? await publishedKeySet(opts.keysDir, key, opts.publishKeysFile) : { keys: [] };
+    const files = await listAuditFiles(opts.auditsDir).catch((error: Error) => {
+      throw new BuildError(`cannot read audits folder ${opts.auditsDir}: ${error.message}`);
+    });
+    if (files.length === 0 && !opts.allowEmpty) {
+      throw new BuildError(`no audits (*.json, *.jsonl) under ${opts.auditsDir}; refusing to publish an empty build (use --allow-empty)`);
+    }
+    staging = await createStaging(opts.recordsDir);
+    const issuedAt = formatTimestamp(opts.now);
+    const init: WorkerInit = {
+      stagingDir: staging,
+      signingKey: key ? JSON.stringify({ kty: 'OKP', crv: 'Ed25519', ...key.privateKey.export({ format: 'jwk' }) }) : null,
+      context: { issuer: opts.issuer, schemaUrl: opts.schemaUrl, issuedAt },
+    };
+    const workerCount = Math.max(1, opts.workers ?? availableParallelism());
+    const outcome = await processAll(files, init, workerCount, opts, started);
+
+    const duplicates = outcome.duplicates.size > 0 ? await duplicateProblems(files, outcome.duplicates) : [];
+    if (outcome.problemCount + duplicates.length > 0) {
+      // Workers finish batches in any order; report in input order, lines numerically.
+      const problems = [...duplicates, ...outcome.problems]
+        .sort((a, b) => a.source.localeCompare(b.source, 'en', { numeric: true }))
+        .slice(0, MAX_PROBLEMS_KEPT);
+      throw new InvalidAuditsError(problems, outcome.problemCount + duplicates.length);
+    }
+
+    const byStatus: Record<string, number> = {}, byTier: Record<string, number> = {};
+    for (const [bucket, n] of Object.entries(outcome.counts)) {
+      const [status, tier] = bucket.split('/') as [string, string];
+      byStatus[status] = (byStatus[status] ?? 0) + n;
+      byTier[tier] = (byTier[tier] ?? 0) + n;
+    }
+    const buildId = `${issuedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${process.pid}-${Date.now().toString(36)}`;
+    const manifest = {
+      issuer: opts.issuer,
+      issued_at: issuedAt,
+      schema: opts.schemaUrl,
+      records: outcome.written,
+      by_status: sortKeys(byStatus),
+      by_tier: sortKeys(byTier),
+      key_id: key?.kid ?? null,
+      key_ids_published: keySet.keys.map((k) => k.kid),
+    };
+    await writeFile(join(staging, MANIFEST_FILE), `${canonicalJson(manifest)}\n`);
+
+    // Key set first, then records: a record is never live before the key that verifies it.
+    const keySetFile = join(opts.publicDir, KEY_SET_PATH);
+    await mkdir(dirname(keySetFile), { recursive: true });
+    await writeAtomic(keySetFile, `${canonicalJson(keySet)}\n`);
+    const buildDir = await swapInBuild(opts.recordsDir, staging, buildId);
+    staging = null;
+    const durationMs = performance.now() - started;
+    // Old builds go after the swap and outside the measured time: removing a million files
+    // takes about as long as writing them, and no reader needs them any more.
+    const pruned = await pruneBuilds(opts.recordsDir);
+    return {
+      buildId,
+      records: outcome.written,
+      byStatus: sortKeys(byStatus),
+      byTier: sortKeys(byTier),
+      signed: key !== null,
+      keyId: key?.kid ?? null,
+      publishedKeyIds: keySet.keys.map((k) => k.kid),
+      issuedAt,
+      files: files.length,
+      workers: workerCount,
+      durationMs,
+      recordsPerSecond: outcome.written / (durationMs / 1000),
+      buildDir,
+      keySetFile,
+      prunedBuilds: pruned.length,
+    };
+  } finally {
+    if (staging) await discardStaging(staging);
+    await release();
+  }
+}
+
+interface Outcome {
+  written: number;
+  counts: Record<string, number>;
+  problems: AuditProblem[];
+  problemCount: number;
+  duplicates: Set<string>;
+}
+
+/** Streams every file through a pool of workers, at most two batches in flight per worker. */
+async function processAll(
+  files: { path: string; size: number }[],
+  init: WorkerInit,
+  workerCount: number,
+  opts: BuildOptions,
+  started: number,
+): Promise<Outcome> {
+  const batchSize = opts.batchSize ?? 500;
+  const totalBytes = files.reduce((n, f) => n + f.size, 0);
+  const outcome: Outcome = {
+    written: 0,
+    counts: {},
+    problems: [],
+    problemCount: 0,
+    duplicates: new Set(),
+  };
+  let bytesRead = 0, lastProgress = 0;
+  const addProblem = (p: AuditProblem) => {
+    outcome.problemCount++;
+    if (outcome.problems.length < MAX_PROBLEMS_KEPT) outcome.problems.push(p);
+  };
+  const progress = (force = false) => {
+    const now = performance.now();
+    if (!opts.onProgress || (!force && now - lastProgress < 250)) return;
+    lastProgress = now;
+    opts.onProgress({ records: outcome.written, bytesRead, totalBytes, elapsedMs: now - started });
+  };
+
+  const workers = Array.from({ length: workerCount }, () => new Worker(new URL('./worker-entry.mjs', import.meta.url), { workerData: init }));
+  const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  let failure: Error | null = null;
+  for (const w of workers) {
+    w.on('message', (msg: BatchResult | { id: number; fatal: { message: string; code?: string } }) => {
+      const entry = pending.get(msg.id);
+      pending.delete(msg.id);
+      if ('fatal' in msg) {
+        failure ??= new BuildError(`writing records failed: ${msg.fatal.message}`);
+        entry?.reject(failure);
+        return;
+      }
+      outcome.written += msg.written;
+      for (const [k, n] of Object.entries(msg.counts)) outcome.counts[k] = (outcome.counts[k] ?? 0) + n;
+      for (const p of msg.problems) addProblem(p);
+      for (const d of msg.duplicates) outcome.duplicates.add(d.domain);
+      progress();
+      entry?.resolve();
+    });
+    w.on('error', (error) => {
+      failure ??= new BuildError(`build worker failed: ${error.message}`, { cause: error });
+      for (const p of pending.values()) p.reject(failure);
+      pending.clear();
+    });
+  }
+
+  let nextId = 0, turn = 0;
+  const inFlight = new Set<Promise<void>>();
+  const submit = async (items: AuditItem[]) => {
+    if (failure) throw failure;
+    const id = nextId++;
+    const p = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
+    const tracked = p.finally(() => inFlight.delete(tracked));
+    inFlight.add(tracked);
+    workers[turn++ % workers.length]!.postMessage({ id, items });
+    while (inFlight.size >= workers.length * 2) await Promise.race(inFlight);
+  };
+
+  try {
+    let batch: AuditItem[] = [];
+    for (const file of files) {
+      for await (const item of readAuditFile(file.path, addProblem, (n) => (bytesRead += n))) {
+        batch.push(item);
+        if (batch.length >= batchSize) {
+          await submit(batch);
+          batch = [];
+        }
+      }
+    }
+    if (batch.length > 0) await submit(batch);
+    await Promise.all(inFlight);
+    if (failure) throw failure;
+    progress(true);
+    return outcome;
+  } finally {
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+}
+
+/**
+ * A second, cheap pass that runs only when a duplicate was seen: it names every source of each
+ * duplicated domain (the first pass keeps no per-domain memory, so that 1M domains stay flat).
+ */
+async function duplicateProblems(files: { path: string }[], domains: Set<string>): Promise<AuditProblem[]> {
+  const sources = new Map<string, string[]>();
+  for (const file of files) {
+    for await (const item of readAuditFile(file.path, () => undefined, () => undefined)) {
+      let value: unknown;
+      try {
+        value = 'text' in item ? JSON.parse(item.text) : item.value;
+      } catch {
+        continue;
+      }
+      const raw = (value as { domain?: unknown } | null)?.domain;
+      let domain: string;
+      try {
+        domain = normalizeDomain(raw);
+      } catch {
+        continue;
+      }
+      if (domains.has(domain)) sources.set(domain, [...(sources.get(domain) ?? []), item.source]);
+    }
+  }
+  return [...sources.entries()].map(([domain, list]) => ({
+    source: list[0]!,
+    member: 'domain',
+    message: `duplicate domain "${domain}" (after normalization), also in ${list.slice(1).join(', ')}`,
+  }));
+}
+
+function sortKeys(o: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+}

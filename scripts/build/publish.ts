@@ -1,0 +1,87 @@
+import { mkdir, open, readdir, readFile, readlink, rename, rm, symlink, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { BuildError } from '../../core/errors.ts';
+import { BUILDS_DIR, CURRENT_LINK } from '../../core/layout.ts';
+
+const LOCK = '.build.lock';
+const STAGING_PREFIX = '.staging-';
+
+/**
+ * Takes the records folder's build lock, so two builds never interleave their swaps. A lock
+ * left by a process that no longer exists (kill -9) is taken over.
+ */
+export async function acquireBuildLock(recordsDir: string): Promise<() => Promise<void>> {
+  await mkdir(join(recordsDir, BUILDS_DIR), { recursive: true });
+  const file = join(recordsDir, LOCK);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fh = await open(file, 'wx');
+      await fh.writeFile(String(process.pid));
+      await fh.close();
+      return () => unlink(file).catch(() => undefined);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new BuildError(`cannot create ${file}: ${(error as Error).message}`);
+      const pid = Number(await readFile(file, 'utf8').catch(() => ''));
+      if (pid && isAlive(pid)) throw new BuildError(`another build (pid ${pid}) holds ${file}`);
+      await unlink(file).catch(() => undefined);
+    }
+  }
+  throw new BuildError(`cannot take the build lock ${file}`);
+}
+
+/** Makes a fresh staging folder inside the records folder (same file system, so the final rename is atomic). */
+export async function createStaging(recordsDir: string): Promise<string> {
+  const builds = join(recordsDir, BUILDS_DIR);
+  // Staging folders of builds that died (kill -9, power loss) are garbage; the lock says none is running.
+  for (const name of await readdir(builds)) {
+    if (name.startsWith(STAGING_PREFIX)) await rm(join(builds, name), { recursive: true, force: true });
+  }
+  const dir = join(builds, `${STAGING_PREFIX}${process.pid}-${Date.now()}`);
+  await mkdir(dir);
+  return dir;
+}
+
+/**
+ * Publishes a finished staging folder: renames it to `builds/<id>`, then atomically repoints
+ * the `current` symlink (rename over the old link). A reader sees the old build or the new
+ * one, never a mix; a crash before the rename leaves the old build live.
+ */
+export async function swapInBuild(recordsDir: string, stagingDir: string, buildId: string): Promise<string> {
+  const target = join(recordsDir, BUILDS_DIR, buildId);
+  await rename(stagingDir, target);
+  const link = join(recordsDir, CURRENT_LINK);
+  const tmpLink = `${link}.tmp-${process.pid}`;
+  await rm(tmpLink, { force: true });
+  await symlink(join(BUILDS_DIR, buildId), tmpLink, 'dir');
+  try {
+    await rename(tmpLink, link);
+  } catch (error) {
+    await rm(tmpLink, { force: true });
+    throw new BuildError(`cannot replace ${link} (is it a folder rather than a symlink?): ${(error as Error).message}`);
+  }
+  return target;
+}
+
+/** Removes builds other than the live one and the one before it (which in-flight readers may still be reading). */
+export async function pruneBuilds(recordsDir: string, keep = 2): Promise<string[]> {
+  const builds = join(recordsDir, BUILDS_DIR);
+  const live = await readlink(join(recordsDir, CURRENT_LINK)).catch(() => '');
+  const names = (await readdir(builds)).filter((n) => !n.startsWith('.')).sort();
+  const old = names.filter((n) => join(BUILDS_DIR, n) !== live).slice(0, Math.max(0, names.length - keep));
+  for (const name of old) await rm(join(builds, name), { recursive: true, force: true });
+  return old;
+}
+
+/** Removes a staging folder after a failed build. */
+export async function discardStaging(stagingDir: string): Promise<void> {
+  await rm(stagingDir, { recursive: true, force: true });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

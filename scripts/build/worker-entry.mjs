@@ -1,0 +1,6 @@
+// Worker threads do not inherit tsx's loader from every parent (vitest, node --import, the bin),
+// so each worker registers it before loading the TypeScript worker.
+import { register } from 'tsx/esm/api';
+
+register();
+await import('./worker.ts');

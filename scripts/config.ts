@@ -1,0 +1,83 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from '../core/errors.ts';
+import { defaultSchemaUrl, SCHEMA_SUFFIX } from '../core/record.ts';
+import { parseTimestamp } from '../core/time.ts';
+
+/**
+ * Options resolve once, here: explicit flag, then environment variable, then default; then
+ * they are validated and passed down. Nothing below the CLI reads `process.env`.
+ */
+export type Env = Record<string, string | undefined>;
+
+/** citty definitions of the folder flags shared by every command that touches them. */
+export const folderArgs = {
+  audits: { type: 'string', description: 'audits folder (env MVR_AUDITS_DIR, default ./audits)' },
+  records: { type: 'string', description: 'records folder (env MVR_RECORDS_DIR, default ./records)' },
+  public: { type: 'string', description: 'public folder served by a CDN (env MVR_PUBLIC_DIR, default ./public)' },
+  keys: { type: 'string', description: 'keys folder (env MVR_KEYS_DIR, default ./keys)' },
+} as const;
+
+export const issuerArgs = {
+  issuer: { type: 'string', description: 'issuer domain written in records (env MVR_ISSUER, default merchant-verify.example)' },
+  'schema-url': { type: 'string', description: 'record schema URL, ends in /verification/v1 (env MVR_SCHEMA_URL)' },
+} as const;
+
+export interface Folders {
+  auditsDir: string;
+  recordsDir: string;
+  publicDir: string;
+  keysDir: string;
+}
+
+/** Resolves the four folders to absolute paths. */
+export function resolveFolders(args: Partial<Record<keyof typeof folderArgs, string | undefined>>, env: Env): Folders {
+  const pick = (flag: string | undefined, name: string, fallback: string) => resolve(flag || env[name] || fallback);
+  return {
+    auditsDir: pick(args.audits, 'MVR_AUDITS_DIR', 'audits'),
+    recordsDir: pick(args.records, 'MVR_RECORDS_DIR', 'records'),
+    publicDir: pick(args.public, 'MVR_PUBLIC_DIR', 'public'),
+    keysDir: pick(args.keys, 'MVR_KEYS_DIR', 'keys'),
+  };
+}
+
+const hostname = z
+  .string()
+  .regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/, 'must be a lowercase hostname such as verify.example.com');
+
+/** Resolves and validates the issuer and the schema URL. */
+export function resolveIssuer(args: { issuer?: string | undefined; 'schema-url'?: string | undefined }, env: Env): { issuer: string; schemaUrl: string } {
+  const issuer = args.issuer || env.MVR_ISSUER || 'merchant-verify.example';
+  const checked = hostname.safeParse(issuer);
+  if (!checked.success) throw new ConfigError(`--issuer / MVR_ISSUER "${issuer}": ${checked.error.issues[0]!.message}`);
+  const schemaUrl = args['schema-url'] || env.MVR_SCHEMA_URL || defaultSchemaUrl(issuer);
+  if (!URL.canParse(schemaUrl) || !schemaUrl.endsWith(SCHEMA_SUFFIX)) {
+    throw new ConfigError(`--schema-url / MVR_SCHEMA_URL "${schemaUrl}": must be a URL ending in ${SCHEMA_SUFFIX}`);
+  }
+  return { issuer, schemaUrl };
+}
+
+/**
+ * The build's `issued_at`: `--now` (ISO 8601), else `SOURCE_DATE_EPOCH` (seconds, the
+ * reproducible-builds convention), else the clock.
+ */
+export function resolveNow(flag: string | undefined, env: Env, clock = Date.now): number {
+  if (flag) {
+    const t = parseTimestamp(flag);
+    if (t === null) throw new ConfigError(`--now "${flag}": must be an ISO 8601 timestamp with Z or an offset`);
+    return t;
+  }
+  const sde = env.SOURCE_DATE_EPOCH;
+  if (sde !== undefined && sde !== '') {
+    if (!/^\d{1,12}$/.test(sde)) throw new ConfigError(`SOURCE_DATE_EPOCH "${sde}": must be whole seconds since 1970`);
+    return Number(sde) * 1000;
+  }
+  return clock();
+}
+
+/** Parses a positive integer flag, naming it on error. */
+export function positiveInt(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new ConfigError(`${name} "${value}": must be a positive whole number`);
+  return Number(value);
+}
