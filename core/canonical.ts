@@ -50,6 +50,7 @@ function assertJsonValue(value: unknown, path: string, seen: Set<object>): void 
           throw new CanonicalizationError(path, `${proto?.constructor?.name ?? 'object'} is not a plain JSON object`);
         }
         for (const key of Object.keys(value)) {
+          if (hasLoneSurrogate(key)) throw new CanonicalizationError(`${path}.${key}`, 'member name has a lone surrogate');
           assertJsonValue((value as Record<string, unknown>)[key], `${path}.${key}`, seen);
         }
       }

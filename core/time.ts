@@ -1,3 +1,6 @@
+/** 9998-12-01T00:00:00Z: one month later is still a four-digit year. */
+const MAX_TIMESTAMP = Date.UTC(9998, 11, 1);
+
 /** ISO 8601 with `Z` or an offset; fractions of any length (kept to the millisecond). */
 const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -21,8 +24,9 @@ export function parseTimestamp(text: string): number | null {
     offset = (zone!.startsWith('-') ? -1 : 1) * (oh * 60 + om) * 60_000;
   }
   const t = Date.UTC(year, month - 1, day, hour, minute, second, ms) - offset;
-  // Date.UTC maps years 0..99 to 1900..1999; records never need them, so refuse rather than shift.
-  return year < 1000 ? null : t;
+  // Records hold four-digit UTC years, and next_audit_at is a month later: outside 1970..9998
+  // (after the offset is applied) the derived timestamps could not be written in that form.
+  return t < 0 || t >= MAX_TIMESTAMP ? null : t;
 }
 
 /** Formats epoch milliseconds as `YYYY-MM-DDTHH:mm:ss.sssZ`, the only timestamp form in a record. */

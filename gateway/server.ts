@@ -1,0 +1,124 @@
+import { toNodeListener } from 'h3';
+import { listen, type Listener } from 'listhen';
+import { join } from 'node:path';
+import { KEY_SET_PATH } from '../core/keyset.ts';
+import type { SigningKey } from '../core/signing.ts';
+import { ApiKeyStore } from './api-keys.ts';
+import { createGatewayApp, type ExtraRoutes } from './app.ts';
+import type { GatewayContext, LogLine } from './context.ts';
+import { FolderRecordSource } from './store/folder-source.ts';
+import { KeySetSource } from './store/key-set-source.ts';
+import { RecordStore } from './store/record-store.ts';
+
+export interface GatewayOptions {
+  recordsDir: string;
+  publicDir: string;
+  apiKeysFile: string;
+  issuer: string;
+  schemaUrl: string;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Bound on verified record bytes held in memory. */
+  cacheBytes: number;
+  /** How often the live build, key set and API keys are re-checked. */
+  refreshMs: number;
+  unverifiedSigner: SigningKey | null;
+  log: (line: LogLine) => void;
+  /** Routes added by other shells (MCP). */
+  extraRoutes?: (ctx: GatewayContext) => ExtraRoutes;
+}
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  ctx: GatewayContext;
+  /** Stops accepting connections, lets in-flight requests finish, then resolves. */
+  close(): Promise<void>;
+}
+
+/** Writes log lines as JSON to stdout. */
+export const jsonLogger = (line: LogLine) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
+
+/** Builds the stores, loads them once, starts their refresh timer and serves the app with listhen. */
+export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
+  const keys = new KeySetSource(join(opts.publicDir, KEY_SET_PATH));
+  const store = new RecordStore(new FolderRecordSource(opts.recordsDir), keys, {
+    cacheBytes: opts.cacheBytes,
+    onRejected: (domain, reason) => opts.log({ level: 'error', msg: 'record rejected', domain, reason }),
+  });
+  const apiKeys = new ApiKeyStore(opts.apiKeysFile, opts.refreshMs);
+  await Promise.all([store.refresh(), apiKeys.start()]);
+  const ctx: GatewayContext = {
+    issuer: opts.issuer,
+    schemaUrl: opts.schemaUrl,
+    store,
+    apiKeys,
+    unverifiedSigner: opts.unverifiedSigner,
+    log: opts.log,
+  };
+  warnAboutState(ctx);
+  const timer = setInterval(() => void store.refresh().catch(() => undefined), opts.refreshMs);
+  timer.unref();
+
+  const app = createGatewayApp(ctx, opts.extraRoutes?.(ctx));
+  let listener: Listener;
+  try {
+    listener = await listen(toNodeListener(app), {
+      hostname: opts.host,
+      // An explicit port is that port or a failure, never a silent alternative.
+      port: opts.port === 0 ? { random: true } : { port: opts.port, alternativePortRange: [opts.port, opts.port], verbose: false },
+      showURL: false,
+      isProd: true,
+      open: false,
+      clipboard: false,
+      public: opts.host !== 'localhost' && opts.host !== '127.0.0.1' && opts.host !== '::1',
+    });
+  } catch (error) {
+    clearInterval(timer);
+    apiKeys.stop();
+    throw error;
+  }
+  // Slow clients: bound how long headers and bodies may take (slowloris).
+  listener.server.headersTimeout = 10_000;
+  listener.server.requestTimeout = 30_000;
+  listener.server.keepAliveTimeout = 5_000;
+  return {
+    url: listener.url.replace(/\/$/, ''),
+    port: listener.address.port,
+    ctx,
+    async close() {
+      clearInterval(timer);
+      apiKeys.stop();
+      await listener.close();
+    },
+  };
+}
+
+function warnAboutState(ctx: GatewayContext): void {
+  const records = ctx.store.source.describe();
+  if (!records.ok) ctx.log({ level: 'warn', msg: 'records unavailable at start; /v1/verify answers 503 STORE_UNAVAILABLE until a build appears', error: records.error });
+  const keys = ctx.store.keys.state();
+  if (!keys.ok) ctx.log({ level: 'warn', msg: 'key set unavailable at start', error: keys.error });
+  if (ctx.apiKeys.liveKeys === 0) ctx.log({ level: 'warn', msg: 'no live API keys: every /v1/verify request will be 401 (run "mvr apikey create --label NAME")' });
+  if (ctx.unverifiedSigner) {
+    const listed = keys.ok && ctx.store.keys.get().keySet.keys.some((k) => k.kid === ctx.unverifiedSigner!.kid);
+    if (!listed) ctx.log({ level: 'warn', msg: 'the key that signs never-audited records is not in the published key set; clients cannot verify those answers', key_id: ctx.unverifiedSigner.kid });
+  }
+}
+
+/** Closes the gateway on SIGTERM/SIGINT, letting in-flight requests finish first. */
+export function closeOnSignals(gateway: RunningGateway, log: (line: LogLine) => void, onClosed: () => void = () => process.exit(0)): void {
+  let closing = false;
+  const stop = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log({ level: 'info', msg: 'shutting down', signal });
+    gateway.close().then(onClosed, (error: Error) => {
+      log({ level: 'error', msg: 'shutdown failed', error: error.message });
+      process.exit(1);
+    });
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}

@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+import { RecordUnavailableError } from '../../core/errors.ts';
+import { recordSchema } from '../../core/record.ts';
+import { verifyRecordNode } from '../../core/signing.ts';
+import type { RecordSource } from './folder-source.ts';
+import type { KeySetSource } from './key-set-source.ts';
+
+/** A record ready to serve: the stored bytes exactly, already verified. */
+export interface ServedRecord {
+  bytes: Buffer;
+  etag: string;
+}
+
+export type Lookup = { kind: 'record'; record: ServedRecord } | { kind: 'absent' };
+
+export interface RecordStoreOptions {
+  /** Upper bound on the verified bytes kept in memory. */
+  cacheBytes: number;
+  /** Told about every record refused, with the reason (for the log). */
+  onRejected?: (domain: string, reason: string) => void;
+}
+
+/**
+ * Verify-before-serve. A record's bytes are served only after they parsed, match the requested
+ * domain and the record schema, and their signature verified against the key set the gateway
+ * publishes. Verified bytes are kept in an LRU bounded by bytes, valid for one generation of
+ * (live build, key set); a new build or key set empties it.
+ */
+export class RecordStore {
+  private cache = new Map<string, ServedRecord>();
+  private cachedBytes = 0;
+  private cacheGeneration = '';
+
+  constructor(
+    readonly source: RecordSource,
+    readonly keys: KeySetSource,
+    private readonly options: RecordStoreOptions,
+  ) {}
+
+  async refresh(): Promise<void> {
+    await Promise.all([this.source.refresh(), this.keys.refresh()]);
+  }
+
+  /** The verified record for a normalized domain, `absent` when never audited, or a typed error. */
+  async lookup(domain: string): Promise<Lookup> {
+    this.syncGeneration();
+    const hit = this.cache.get(domain);
+    if (hit) {
+      this.cache.delete(domain);
+      this.cache.set(domain, hit);
+      return { kind: 'record', record: hit };
+    }
+    try {
+      return await this.load(domain);
+    } catch (error) {
+      if (!(error instanceof RecordUnavailableError)) throw error;
+      // A build and its key set are swapped a moment apart and polled separately: before
+      // refusing, look at both again once, so a rotation never shows as an outage.
+      await this.refresh();
+      this.syncGeneration();
+      try {
+        return await this.load(domain);
+      } catch (retryError) {
+        if (retryError instanceof RecordUnavailableError) this.options.onRejected?.(domain, retryError.message);
+        throw retryError;
+      }
+    }
+  }
+
+  /** Cache statistics for health and benchmarks. */
+  stats(): { entries: number; bytes: number; limit: number } {
+    return { entries: this.cache.size, bytes: this.cachedBytes, limit: this.options.cacheBytes };
+  }
+
+  private syncGeneration(): void {
+    const generation = `${this.source.generation()}|${safeKeyGeneration(this.keys)}`;
+    if (generation !== this.cacheGeneration) {
+      this.cache.clear();
+      this.cachedBytes = 0;
+      this.cacheGeneration = generation;
+    }
+  }
+
+  private async load(domain: string): Promise<Lookup> {
+    const { keySet } = this.keys.get();
+    const bytes = await this.source.read(domain);
+    if (bytes === null) return { kind: 'absent' };
+    checkRecord(domain, bytes, keySet);
+    const record = { bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url')}"` };
+    this.remember(domain, record);
+    return { kind: 'record', record };
+  }
+
+  private remember(domain: string, record: ServedRecord): void {
+    const size = record.bytes.length + domain.length * 2 + 64;
+    if (size > this.options.cacheBytes) return;
+    this.cache.set(domain, record);
+    this.cachedBytes += size;
+    for (const [oldest, value] of this.cache) {
+      if (this.cachedBytes <= this.options.cacheBytes) break;
+      this.cache.delete(oldest);
+      this.cachedBytes -= value.bytes.length + oldest.length * 2 + 64;
+    }
+  }
+}
+
+/** The serve rule, in order: parses, is the record asked for, has the record's shape, verifies. */
+function checkRecord(domain: string, bytes: Buffer, keySet: Parameters<typeof verifyRecordNode>[1]): void {
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new RecordUnavailableError(`record for ${domain} is corrupt (not JSON)`);
+  }
+  if ((value as { domain?: unknown } | null)?.domain !== domain) {
+    throw new RecordUnavailableError(`record file for ${domain} holds another domain`);
+  }
+  const shape = recordSchema.safeParse(value);
+  if (!shape.success) {
+    const issue = shape.error.issues[0]!;
+    throw new RecordUnavailableError(`record for ${domain} does not match the schema (${issue.path.join('.')}: ${issue.message})`);
+  }
+  const verdict = verifyRecordNode(value, keySet);
+  if (verdict.valid) return;
+  // An unsigned record is acceptable only in a deployment that signs nothing (empty key set).
+  if (verdict.code === 'UNSIGNED' && keySet.keys.length === 0) return;
+  throw new RecordUnavailableError(`record for ${domain} failed verification: ${verdict.code} (${verdict.message})`);
+}
+
+function safeKeyGeneration(keys: KeySetSource): number {
+  try {
+    return keys.get().generation;
+  } catch {
+    return -1;
+  }
+}
