@@ -6,6 +6,9 @@ const main = defineCommand({
   subCommands: {
     keygen: () => import('./commands/keygen.ts').then((m) => m.default),
     build: () => import('./commands/build.ts').then((m) => m.default),
+    apikey: () => import('./commands/apikey.ts').then((m) => m.default),
+    serve: () => import('./commands/serve.ts').then((m) => m.default),
+    dev: () => import('./commands/dev.ts').then((m) => m.default),
   },
 });
 

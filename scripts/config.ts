@@ -81,3 +81,34 @@ export function positiveInt(name: string, value: string | undefined, fallback: n
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new ConfigError(`${name} "${value}": must be a positive whole number`);
   return Number(value);
 }
+
+export const apiKeysArgs = {
+  keys: folderArgs.keys,
+  'api-keys': { type: 'string', description: 'API key file (env MVR_API_KEYS_FILE, default <keys>/api-keys.json)' },
+} as const;
+
+/** The API key file: `--api-keys`, `MVR_API_KEYS_FILE`, or `<keys>/api-keys.json`. */
+export function resolveApiKeysFile(args: { keys?: string | undefined; 'api-keys'?: string | undefined }, env: Env): string {
+  const explicit = args['api-keys'] || env.MVR_API_KEYS_FILE;
+  if (explicit) return resolve(explicit);
+  return resolve(resolveFolders({ keys: args.keys }, env).keysDir, 'api-keys.json');
+}
+
+export const serveArgs = {
+  records: folderArgs.records,
+  public: folderArgs.public,
+  ...apiKeysArgs,
+  ...issuerArgs,
+  port: { type: 'string', description: 'port (env PORT, default 8787; 0 picks a free one)' },
+  host: { type: 'string', description: 'interface (env HOST, default 127.0.0.1)' },
+  'cache-mb': { type: 'string', description: 'memory for verified records, MB (env MVR_CACHE_MB, default 64)' },
+  'sign-unverified': { type: 'boolean', description: 'sign never-audited answers with the active signing key (opt-in; the gateway then holds a private key)' },
+  quiet: { type: 'boolean', description: 'no access log' },
+} as const;
+
+/** Port: `--port`, `PORT`, default 8787; 0..65535. */
+export function resolvePort(flag: string | undefined, env: Env): number {
+  const value = flag ?? env.PORT ?? '8787';
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new ConfigError(`--port / PORT "${value}": must be 0..65535`);
+  return Number(value);
+}
