@@ -9,7 +9,8 @@ export type VerifyFailureCode =
   | 'MALFORMED_RECORD' // not an object, or `key_id`/`signature` half present or not strings
   | 'UNKNOWN_KEY' // `key_id` is not in the key set
   | 'MALFORMED_SIGNATURE' // not `ed25519:` + 64 bytes of unpadded base64url
-  | 'BAD_SIGNATURE'; // well-formed, but does not verify over the canonical record
+  | 'BAD_SIGNATURE' // well-formed, but does not verify over the canonical record
+  | 'DOMAIN_MISMATCH'; // verifies, but is the record of another domain than the one asked for
 
 export type VerifyResult =
   | { valid: true; keyId: string }

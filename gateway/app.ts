@@ -6,6 +6,7 @@ import { MethodNotAllowedError, NotFoundError, sendProblem } from './http/proble
 import { handleHealth } from './routes/health.ts';
 import { handleKeySet, handleOpenApi, handleSchema } from './routes/public.ts';
 import { handleVerify } from './routes/verify.ts';
+import { handleMcp } from '../mcp/http-endpoint.ts';
 
 type Handler = (event: H3Event, ctx: GatewayContext) => Promise<void>;
 interface Route {
@@ -13,22 +14,19 @@ interface Route {
   handler: Handler;
 }
 
-/** Extra routes mounted by other shells (the MCP endpoint). */
-export type ExtraRoutes = Record<string, Route>;
-
 /**
  * The gateway as an h3 app, without a listener: `startGateway` serves it with listhen, and tests
  * can run it on any port. Routing is an exact path table, so every other path is a 404 problem
  * and a known path with another method a 405 with `Allow`.
  */
-export function createGatewayApp(ctx: GatewayContext, extra: ExtraRoutes = {}): App {
+export function createGatewayApp(ctx: GatewayContext): App {
   const routes: Record<string, Route> = {
     '/v1/verify': { methods: ['GET', 'HEAD'], handler: handleVerify },
     [KEY_SET_PATH]: { methods: ['GET', 'HEAD'], handler: handleKeySet },
     '/schemas/verification/v1': { methods: ['GET', 'HEAD'], handler: handleSchema },
     '/openapi.json': { methods: ['GET', 'HEAD'], handler: handleOpenApi },
     '/healthz': { methods: ['GET', 'HEAD'], handler: handleHealth },
-    ...extra,
+    '/mcp': { methods: ['POST'], handler: handleMcp },
   };
   const app = createApp();
   app.use(

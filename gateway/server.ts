@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { KEY_SET_PATH } from '../core/keyset.ts';
 import type { SigningKey } from '../core/signing.ts';
 import { ApiKeyStore } from './api-keys.ts';
-import { createGatewayApp, type ExtraRoutes } from './app.ts';
+import { createGatewayApp } from './app.ts';
 import type { GatewayContext, LogLine } from './context.ts';
 import { FolderRecordSource } from './store/folder-source.ts';
 import { KeySetSource } from './store/key-set-source.ts';
@@ -25,8 +25,6 @@ export interface GatewayOptions {
   refreshMs: number;
   unverifiedSigner: SigningKey | null;
   log: (line: LogLine) => void;
-  /** Routes added by other shells (MCP). */
-  extraRoutes?: (ctx: GatewayContext) => ExtraRoutes;
 }
 
 export interface RunningGateway {
@@ -61,7 +59,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const timer = setInterval(() => void store.refresh().catch(() => undefined), opts.refreshMs);
   timer.unref();
 
-  const app = createGatewayApp(ctx, opts.extraRoutes?.(ctx));
+  const app = createGatewayApp(ctx);
   let listener: Listener;
   try {
     listener = await listen(toNodeListener(app), {

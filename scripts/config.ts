@@ -51,7 +51,7 @@ export function resolveIssuer(args: { issuer?: string | undefined; 'schema-url'?
   const checked = hostname.safeParse(issuer);
   if (!checked.success) throw new ConfigError(`--issuer / MVR_ISSUER "${issuer}": ${checked.error.issues[0]!.message}`);
   const schemaUrl = args['schema-url'] || env.MVR_SCHEMA_URL || defaultSchemaUrl(issuer);
-  if (!URL.canParse(schemaUrl) || !schemaUrl.endsWith(SCHEMA_SUFFIX)) {
+  if (!/^https?:\/\/\S+$/.test(schemaUrl) || !URL.canParse(schemaUrl) || !schemaUrl.endsWith(SCHEMA_SUFFIX)) {
     throw new ConfigError(`--schema-url / MVR_SCHEMA_URL "${schemaUrl}": must be a URL ending in ${SCHEMA_SUFFIX}`);
   }
   return { issuer, schemaUrl };

@@ -4,6 +4,7 @@ import { formatProblem, InvalidAuditsError, type AuditProblem } from '../../core
 import {
   audit,
   auditsFolder,
+  cloneProject,
   build,
   buildArgs,
   buildFails,
@@ -19,41 +20,51 @@ import {
 } from './helpers.ts';
 
 /**
- * Every case runs against a project that already has a good build: a bad audit must fail the
- * build with INVALID_AUDITS, name where it is, and leave records/ and public/ exactly as they were.
+ * Every case runs against its own copy of a project that already has a good build: a bad audit
+ * must fail the build with INVALID_AUDITS, name where it is, and leave records/ and public/ (and
+ * where records/current points) exactly as they were. Copies let the cases run side by side.
  */
-let p: Project;
-let before: Awaited<ReturnType<typeof snapshotOutputs>>;
-let liveTarget: string;
+let base: Project;
 
 beforeAll(async () => {
-  p = await makeProject({ samples: true, keygen: true });
-  await build(p);
-  before = await snapshotOutputs(p);
-  liveTarget = await currentTarget(p.recordsDir);
+  base = await makeProject({ samples: true, keygen: true });
+  await build(base);
 });
 afterAll(removeTempDirs);
 
-/** Builds the sample audits plus `files` into the project; expects INVALID_AUDITS and untouched outputs. */
-async function rejected(files: Record<string, string>, opts: { workers?: number; batchSize?: number } = {}): Promise<InvalidAuditsError> {
-  const auditsDir = await auditsFolder(files);
-  const error = await buildFails(p, { auditsDir, workers: opts.workers ?? 1, ...(opts.batchSize ? { batchSize: opts.batchSize } : {}) });
-  expect(error.code).toBe('INVALID_AUDITS');
-  expect(error).toBeInstanceOf(InvalidAuditsError);
-  await expectUntouched();
-  return error as InvalidAuditsError;
+interface Live {
+  q: Project;
+  before: Awaited<ReturnType<typeof snapshotOutputs>>;
+  target: string;
 }
 
-async function expectUntouched(): Promise<void> {
-  expect(await currentTarget(p.recordsDir)).toBe(liveTarget);
-  const after = await snapshotOutputs(p);
+async function liveCopy(): Promise<Live> {
+  const q = await cloneProject(base);
+  return { q, before: await snapshotOutputs(q), target: await currentTarget(q.recordsDir) };
+}
+
+async function expectUntouched({ q, before, target }: Live): Promise<void> {
+  expect(await currentTarget(q.recordsDir)).toBe(target);
+  const after = await snapshotOutputs(q);
   expect(after.records).toEqual(before.records);
   expect(after.public).toEqual(before.public);
+  expect(Object.keys(after.records).filter((n) => n.endsWith('.json')).length).toBe(34);
+}
+
+/** Builds the sample audits plus `files` into a live copy; expects INVALID_AUDITS and untouched outputs. */
+async function rejected(files: Record<string, string>, opts: { workers?: number; batchSize?: number } = {}): Promise<InvalidAuditsError & { live: Live }> {
+  const live = await liveCopy();
+  const auditsDir = await auditsFolder(files);
+  const error = await buildFails(live.q, { auditsDir, workers: opts.workers ?? 1, ...(opts.batchSize ? { batchSize: opts.batchSize } : {}) });
+  expect(error.code).toBe('INVALID_AUDITS');
+  expect(error).toBeInstanceOf(InvalidAuditsError);
+  await expectUntouched(live);
+  return Object.assign(error as InvalidAuditsError, { live });
 }
 
 const file = (problem: AuditProblem) => basename(problem.source);
 
-describe('bad audits: one kind of error at a time', () => {
+describe.concurrent('bad audits: one kind of error at a time', () => {
   it('a line of invalid JSON in a JSONL file is named by file:line', async () => {
     const error = await rejected({
       'bad.jsonl': jsonl(audit('line-one.example'), '{"domain": "line-two.example", "score": ', audit('line-three.example')),
@@ -161,7 +172,7 @@ describe('bad audits: one kind of error at a time', () => {
   });
 });
 
-describe('bad audits: every problem at once', () => {
+describe.concurrent('bad audits: every problem at once', () => {
   it('reports every bad line of every file, in input order, across workers', async () => {
     const bad = jsonl(
       audit('all-1.example'),
@@ -194,7 +205,7 @@ describe('bad audits: every problem at once', () => {
   });
 });
 
-describe('duplicate domains after normalization', () => {
+describe.concurrent('duplicate domains after normalization', () => {
   it('two spellings of one domain in two files: one problem naming both sources, nothing published', async () => {
     const error = await rejected({
       'a.jsonl': jsonl(audit('Shop.Example.com')),
@@ -208,7 +219,9 @@ describe('duplicate domains after normalization', () => {
     expect(text).toContain('"example.com"');
     expect(text).toMatch(/a\.jsonl:1\b/);
     expect(text).toMatch(/b\.json\b/);
-    expect((await readCurrentRecords(p.recordsDir)).has('example.com')).toBe(false);
+    const live = await readCurrentRecords(error.live.q.recordsDir);
+    expect(live.has('example.com')).toBe(false);
+    expect(live.size).toBe(33);
   });
 
   it('a sample domain audited again under another spelling, three times, across workers', async () => {
@@ -225,7 +238,7 @@ describe('duplicate domains after normalization', () => {
   });
 });
 
-describe('bad audits through the CLI', () => {
+describe.concurrent('bad audits through the CLI', () => {
   const badFiles = {
     'bad.jsonl': jsonl(
       audit('cli-1.example'),
@@ -237,8 +250,9 @@ describe('bad audits through the CLI', () => {
   };
 
   it('exits 3 with one stderr line per problem, naming file:line and member', async () => {
+    const live = await liveCopy();
     const auditsDir = await auditsFolder(badFiles);
-    const res = await runCli(buildArgs({ ...p, auditsDir }));
+    const res = await runCli(buildArgs({ ...live.q, auditsDir }));
     expect(res.code).toBe(3);
     expect(res.stdout).toBe('');
     const err = lines(res.stderr);
@@ -249,12 +263,13 @@ describe('bad audits through the CLI', () => {
     expect(problemLines[2]).toMatch(/bad\.jsonl:5: score: /);
     expect(err.at(-1)).toMatch(/^mvr: INVALID_AUDITS: /);
     expect(err).toHaveLength(4);
-    await expectUntouched();
+    await expectUntouched(live);
   });
 
   it('--json prints {ok:false, code, problems} on stdout and exits 3', async () => {
+    const live = await liveCopy();
     const auditsDir = await auditsFolder(badFiles);
-    const res = await runCli(buildArgs({ ...p, auditsDir }, ['--json']));
+    const res = await runCli(buildArgs({ ...live.q, auditsDir }, ['--json']));
     expect(res.code).toBe(3);
     const body = JSON.parse(res.stdout) as { ok: boolean; code: string; problems: AuditProblem[] };
     expect(body).toMatchObject({ ok: false, code: 'INVALID_AUDITS' });
@@ -264,6 +279,6 @@ describe('bad audits through the CLI', () => {
       ['bad.jsonl:5', 'score'],
     ]);
     for (const pr of body.problems) expect(typeof pr.message).toBe('string');
-    await expectUntouched();
+    await expectUntouched(live);
   });
 });

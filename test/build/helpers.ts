@@ -71,6 +71,18 @@ export async function makeProject(opts: { samples?: boolean; keygen?: boolean; f
   return p;
 }
 
+/**
+ * A copy of a built project's outputs (records/ with its relative `current` link, and public/),
+ * sharing its audits and keys: lets tests that must start from a live build run side by side.
+ */
+export async function cloneProject(p: Project): Promise<Project> {
+  const root = await tempDir('mvr-clone-');
+  const q: Project = { ...p, root, recordsDir: join(root, 'records'), publicDir: join(root, 'public'), keySetFile: join(root, 'public', KEY_SET_PATH) };
+  await cp(p.recordsDir, q.recordsDir, { recursive: true, verbatimSymlinks: true });
+  await cp(p.publicDir, q.publicDir, { recursive: true, verbatimSymlinks: true });
+  return q;
+}
+
 /** A fresh audits folder: the sample audits (unless `samples: false`) plus `files`. */
 export async function auditsFolder(files: Record<string, string>, samples = true): Promise<string> {
   const dir = await tempDir('mvr-audits-');
@@ -214,12 +226,16 @@ export async function snapshotOutputs(p: { recordsDir: string; publicDir: string
   return { records: await snapshot(p.recordsDir), public: await snapshot(p.publicDir) };
 }
 
-/** Every file under a folder (following the folder itself if it is a symlink), relative path -> absolute path. */
+/**
+ * Every file under a folder, relative path -> absolute path. The folder itself may be a symlink
+ * (records/current); symlinks inside it are skipped (records/current when listing records/).
+ */
 export async function listFiles(dir: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const walk = async (abs: string, rel: string): Promise<void> => {
     for (const e of await readdir(abs, { withFileTypes: true })) {
       const a = join(abs, e.name), r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isSymbolicLink()) continue;
       if (e.isDirectory()) await walk(a, r);
       else out.set(r, a);
     }

@@ -1,0 +1,135 @@
+import { defineCommand } from 'citty';
+import { readFile } from 'node:fs/promises';
+import { request } from 'undici';
+import { normalizeDomain } from '../../core/domain.ts';
+import { ConfigError } from '../../core/errors.ts';
+import { parseKeySet } from '../../core/keyset.ts';
+import { verifyRecord, type RecordVerification } from '../../verifier/index.ts';
+import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
+import { EXIT, runAction } from '../cli-output.ts';
+
+export default defineCommand({
+  meta: { name: 'verify', description: 'Fetch a record from a gateway (or read a saved one) and verify its signature against the key set' },
+  args: {
+    domain: { type: 'positional', description: 'domain to look up (optional with --file)', required: false },
+    'base-url': { type: 'string', description: 'gateway base URL (env MVR_BASE_URL)' },
+    'api-key': { type: 'string', description: 'API key (env MVR_API_KEY)' },
+    file: { type: 'string', description: 'verify a saved record offline instead of fetching one' },
+    keys: { type: 'string', description: 'key set file or URL (default: the gateway key set at --base-url)' },
+    json: { type: 'boolean', description: 'print a machine-readable result' },
+  },
+  run: ({ args }) =>
+    runAction(Boolean(args.json), async () => {
+      const outcome = await verifyFromArgs(args, process.env);
+      if (args.json) process.stdout.write(`${JSON.stringify(outcome.json)}\n`);
+      else process.stdout.write(outcome.text);
+      return outcome.exitCode;
+    }),
+});
+
+interface Outcome {
+  json: Record<string, unknown>;
+  text: string;
+  exitCode: number;
+}
+
+async function verifyFromArgs(args: Record<string, unknown>, env: Record<string, string | undefined>): Promise<Outcome> {
+  const str = (k: string) => (typeof args[k] === 'string' && args[k] !== '' ? (args[k] as string) : undefined);
+  const baseUrl = str('base-url') ?? env.MVR_BASE_URL;
+  const domain = str('domain') ? normalizeDomain(str('domain')) : undefined;
+  const keysArg = str('keys');
+  let record: unknown;
+  let source: string;
+  if (str('file')) {
+    source = str('file')!;
+    try {
+      record = JSON.parse(await readFile(source, 'utf8'));
+    } catch (error) {
+      throw new ConfigError(`--file ${source}: ${(error as Error).message}`);
+    }
+  } else {
+    if (!domain) throw new ConfigError('give a DOMAIN to look up, or --file PATH to verify a saved record');
+    if (!baseUrl) throw new ConfigError('--base-url (or MVR_BASE_URL) is required to fetch a record');
+    const apiKey = str('api-key') ?? env.MVR_API_KEY;
+    if (!apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required to fetch a record');
+    source = `${baseUrl.replace(/\/+$/, '')}/v1/verify?domain=${encodeURIComponent(domain)}`;
+    record = await fetchRecord(source, apiKey);
+  }
+
+  let result: RecordVerification;
+  if (keysArg && !/^https?:\/\//i.test(keysArg)) {
+    let keySet;
+    try {
+      keySet = parseKeySet(JSON.parse(await readFile(keysArg, 'utf8')));
+    } catch (error) {
+      throw new ConfigError(`--keys ${keysArg}: ${(error as Error).message}`);
+    }
+    result = verifyRecord(record, keySet, { domain });
+  } else {
+    const url = keysArg ?? baseUrl;
+    if (!url) throw new ConfigError('--keys FILE_OR_URL (or --base-url) is required to verify');
+    result = await verifyRecordWithClient(record, new KeySetClient({ url }), { domain });
+  }
+  return present((record ?? {}) as Record<string, unknown>, result, source);
+}
+
+/** GET the record; any non-200 is a fetch failure naming the gateway's problem code. */
+async function fetchRecord(url: string, apiKey: string): Promise<unknown> {
+  let res;
+  try {
+    res = await request(url, { headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' }, headersTimeout: 10_000, bodyTimeout: 10_000 });
+  } catch (error) {
+    throw new FetchFailedError(`cannot reach ${new URL(url).origin}: ${(error as Error).message}`);
+  }
+  const text = await res.body.text();
+  if (res.statusCode !== 200) {
+    let code = '';
+    try {
+      const problem = JSON.parse(text) as { code?: string; detail?: string };
+      code = `${problem.code ?? ''}: ${problem.detail ?? ''}`;
+    } catch {
+      code = text.slice(0, 200);
+    }
+    throw new FetchFailedError(`the gateway answered ${res.statusCode} ${code}`, res.statusCode);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new FetchFailedError('the gateway answered 200 with a body that is not JSON');
+  }
+}
+
+function present(r: Record<string, unknown>, result: RecordVerification, source: string): Outcome {
+  const exitCode = result.valid ? EXIT.OK : result.code === 'UNSIGNED' ? EXIT.UNSIGNED : EXIT.INVALID_SIGNATURE;
+  const s = result.staleness;
+  const json = {
+    domain: r.domain ?? null,
+    valid: result.valid,
+    code: result.valid ? null : result.code,
+    message: result.valid ? null : result.message,
+    key_id: result.keyId ?? null,
+    status: r.status ?? null,
+    tier: r.tier ?? null,
+    score: r.score ?? null,
+    staleness: s,
+    source,
+  };
+  const day = (t: string | null) => (t ? t.slice(0, 10) : '-');
+  const audited =
+    s.state === 'never_audited'
+      ? 'never audited'
+      : `${day(s.lastAuditedAt)} (${s.ageDays} day${s.ageDays === 1 ? '' : 's'} ago); next audit ${day(s.nextAuditAt)}${s.state === 'overdue' ? ` (overdue by ${s.overdueDays} days)` : ''}`;
+  const signature = result.valid
+    ? `valid (key ${result.keyId})`
+    : result.code === 'UNSIGNED'
+      ? 'none: the record is unsigned, so it is NOT verified (UNSIGNED)'
+      : `INVALID: ${result.code} (${result.message})`;
+  const text = [
+    String(r.domain ?? '(no domain)'),
+    `  status     ${String(r.status ?? '-')}${r.tier ? `, tier ${String(r.tier)}` : ''}, score ${r.score === null || r.score === undefined ? 'none' : `${String(r.score)}/100`}`,
+    `  audited    ${audited}`,
+    `  signature  ${signature}`,
+    '',
+  ].join('\n');
+  return { json, text, exitCode };
+}

@@ -1,0 +1,74 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { MANIFEST_FILE } from '../../core/layout.ts';
+import {
+  build,
+  buildArgs,
+  makeProject,
+  readCurrentFiles,
+  readCurrentRecords,
+  readKeySet,
+  removeTempDirs,
+  runCli,
+  type Project,
+} from './helpers.ts';
+
+afterAll(removeTempDirs);
+
+/** A second project sharing `p`'s audits and keys, with its own records/ and public/ folders. */
+async function sibling(p: Project): Promise<Project> {
+  const q = await makeProject({ samples: false });
+  return { ...q, auditsDir: p.auditsDir, keysDir: p.keysDir, kid: p.kid };
+}
+
+describe.concurrent('reproducible builds', () => {
+  it('same audits, key and --now: byte-identical record files, manifest and key set in two records folders', async () => {
+    const a = await makeProject({ samples: true, keygen: true });
+    const b = await sibling(a);
+    // Different worker counts and batch sizes: the output must not depend on scheduling.
+    const [sa, sb] = await Promise.all([build(a, { workers: 2, batchSize: 3 }), build(b, { workers: 1, batchSize: 500 })]);
+    expect(sa.buildId).not.toBe(sb.buildId);
+    const fa = await readCurrentFiles(a.recordsDir), fb = await readCurrentFiles(b.recordsDir);
+    expect(fa.size).toBe(34); // 33 records and the manifest
+    expect([...fa.keys()].sort()).toEqual([...fb.keys()].sort());
+    for (const [rel, text] of fa) expect(fb.get(rel), rel).toBe(text);
+    expect(fa.has(MANIFEST_FILE)).toBe(true);
+    expect((await readKeySet(b.publicDir)).text).toBe((await readKeySet(a.publicDir)).text);
+  });
+
+  it('a different --now changes issued_at (and so the signature) and nothing else', async () => {
+    const a = await makeProject({ samples: true, keygen: true });
+    const b = await sibling(a);
+    await build(a, { now: Date.parse('2026-11-01T00:00:00Z') });
+    await build(b, { now: Date.parse('2026-11-02T12:34:56.789Z') });
+    const ra = await readCurrentRecords(a.recordsDir), rb = await readCurrentRecords(b.recordsDir);
+    expect(rb.size).toBe(ra.size);
+    for (const [domain, { record }] of ra) {
+      const other = rb.get(domain)!.record;
+      expect(record.issued_at).toBe('2026-11-01T00:00:00.000Z');
+      expect(other.issued_at).toBe('2026-11-02T12:34:56.789Z');
+      expect(other.signature).not.toBe(record.signature);
+      const { issued_at: _a, signature: _sa, ...restA } = record;
+      const { issued_at: _b, signature: _sb, ...restB } = other;
+      expect(restB).toEqual(restA);
+    }
+  });
+
+  it('same SOURCE_DATE_EPOCH through the CLI: byte-identical outputs, issued_at from the epoch', async () => {
+    const a = await makeProject({ samples: true, keygen: true });
+    const b = await sibling(a);
+    const epoch = '1793404800'; // 2026-10-31T00:00:00Z
+    const [ra, rb] = await Promise.all([
+      runCli(buildArgs(a, ['--json'], null), { SOURCE_DATE_EPOCH: epoch }),
+      runCli(buildArgs(b, ['--json'], null), { SOURCE_DATE_EPOCH: epoch }),
+    ]);
+    expect(ra.code, ra.stderr).toBe(0);
+    expect(rb.code, rb.stderr).toBe(0);
+    expect(JSON.parse(ra.stdout)).toMatchObject({ ok: true, issuedAt: '2026-10-31T00:00:00.000Z', records: 33, keyId: a.kid });
+    const fa = await readCurrentFiles(a.recordsDir), fb = await readCurrentFiles(b.recordsDir);
+    expect(fa.size).toBe(34);
+    expect([...fb.keys()].sort()).toEqual([...fa.keys()].sort());
+    for (const [rel, text] of fa) expect(fb.get(rel), rel).toBe(text);
+    expect((await readKeySet(b.publicDir)).text).toBe((await readKeySet(a.publicDir)).text);
+    for (const { record } of (await readCurrentRecords(a.recordsDir)).values()) expect(record.issued_at).toBe('2026-10-31T00:00:00.000Z');
+  });
+});

@@ -1,0 +1,286 @@
+/**
+ * The HTTP contract of GET /v1/verify and the router: every status and error code, with its
+ * headers and body (DESIGN "HTTP"), and the access log (one line per request, no secrets).
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeApiKey } from '../../gateway/api-keys.ts';
+import {
+  addApiKey,
+  cleanup,
+  expectNoSecretsInLogs,
+  expectProblem,
+  liveRecordFile,
+  makeProject,
+  poll,
+  RECORD_CACHE_CONTROL,
+  sleep,
+  startTestGateway,
+  waitForLog,
+  type TestGateway,
+} from './helpers.ts';
+
+const KNOWN = 'acme-outdoor.example';
+/** A well-formed key (`mvr_<id>_<secret>`) that was never issued. */
+const forgedKey = () => `mvr_${randomBytes(5).toString('hex')}_${randomBytes(32).toString('base64url')}`;
+
+let g: TestGateway;
+let knownBytes: Buffer;
+
+beforeAll(async () => {
+  const project = await makeProject();
+  g = await startTestGateway(project);
+  knownBytes = await readFile(liveRecordFile(project, KNOWN));
+});
+
+afterAll(async () => {
+  expectNoSecretsInLogs(g);
+  await cleanup();
+});
+
+describe('200: the record', () => {
+  it('serves the exact file bytes with the record headers and a strong ETag', async () => {
+    const r = await g.verify(KNOWN);
+    expect(r.status).toBe(200);
+    expect(r.bytes.equals(knownBytes)).toBe(true);
+    expect(r.headers.get('content-type')).toBe('application/json');
+    expect(r.headers.get('cache-control')).toBe(RECORD_CACHE_CONTROL);
+    expect(r.headers.get('vary')).toBe('Authorization');
+    expect(r.headers.get('etag')).toMatch(/^"[^"\s]+"$/); // strong: no W/ prefix
+    expect(r.headers.get('content-length')).toBe(String(knownBytes.length));
+    expect(r.json.domain).toBe(KNOWN);
+  });
+
+  it('gives the same ETag for the same bytes, and 304 with no body for If-None-Match', async () => {
+    const first = await g.verify(KNOWN);
+    const etag = first.headers.get('etag')!;
+    expect((await g.verify(KNOWN)).headers.get('etag')).toBe(etag);
+
+    const r = await g.verify(KNOWN, { headers: { 'if-none-match': etag } });
+    expect(r.status).toBe(304);
+    expect(r.bytes.length).toBe(0);
+    expect(r.headers.get('etag')).toBe(etag);
+    expect(r.headers.get('cache-control')).toBe(RECORD_CACHE_CONTROL);
+    expect(r.headers.get('vary')).toBe('Authorization');
+
+    // A list holding the tag, and the weak form (If-None-Match compares weakly), match too.
+    expect((await g.verify(KNOWN, { headers: { 'if-none-match': `"nope", ${etag}` } })).status).toBe(304);
+    expect((await g.verify(KNOWN, { headers: { 'if-none-match': `W/${etag}` } })).status).toBe(304);
+    // Another tag does not.
+    const other = await g.verify(KNOWN, { headers: { 'if-none-match': '"something-else"' } });
+    expect(other.status).toBe(200);
+    expect(other.bytes.equals(knownBytes)).toBe(true);
+  });
+
+  it('answers HEAD with the GET headers, Content-Length and an empty body', async () => {
+    const get = await g.verify(KNOWN);
+    const head = await g.verify(KNOWN, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.bytes.length).toBe(0);
+    for (const name of ['content-type', 'cache-control', 'vary', 'etag']) {
+      expect(head.headers.get(name), name).toBe(get.headers.get(name));
+    }
+    expect(head.headers.get('content-length')).toBe(String(knownBytes.length));
+  });
+});
+
+describe('401: the API key comes first', () => {
+  it('missing key: WWW-Authenticate Bearer realm, without an error attribute', async () => {
+    const r = await g.verify(KNOWN, { key: null });
+    expectProblem(r, 401, 'UNAUTHORIZED');
+    const challenge = r.headers.get('www-authenticate')!;
+    expect(challenge).toMatch(/^Bearer realm="[^"]+"$/);
+    expect(challenge).not.toContain('error=');
+  });
+
+  it('wrong key (well-formed but never issued, or garbage): error="invalid_token"', async () => {
+    for (const key of [forgedKey(), `garbage-${randomBytes(12).toString('hex')}`, `${g.key.slice(0, -4)}AAAA`]) {
+      const r = await g.verify(KNOWN, { key });
+      expectProblem(r, 401, 'UNAUTHORIZED');
+      expect(r.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]+", error="invalid_token"/);
+    }
+  });
+
+  it('revoked key: error="invalid_token"', async () => {
+    const extra = await addApiKey(g, 'to-revoke');
+    await poll(() => g.verify(KNOWN, { key: extra.key }), (r) => r.status === 200, { timeoutMs: 2000 });
+    await revokeApiKey(g.project.apiKeysFile, extra.id);
+    const { value: r } = await poll(() => g.verify(KNOWN, { key: extra.key }), (r) => r.status === 401, { timeoutMs: 2000 });
+    expectProblem(r, 401, 'UNAUTHORIZED');
+    expect(r.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]+", error="invalid_token"/);
+  });
+
+  it('is checked before the domain: bad key + bad domain is 401, not 400', async () => {
+    expectProblem(await g.request('/v1/verify?domain=..%2F..%2Fetc', { key: forgedKey() }), 401, 'UNAUTHORIZED');
+    expectProblem(await g.request('/v1/verify?domain=co.uk', { key: null }), 401, 'UNAUTHORIZED');
+    expectProblem(await g.request('/v1/verify', { key: null }), 401, 'UNAUTHORIZED');
+    expectProblem(await g.request('/v1/verify?domain=a.example&domain=b.example', { authorization: 'Basic dXNlcjpwYXNz' }), 401, 'UNAUTHORIZED');
+  });
+
+  it('takes the Bearer scheme case-insensitively', async () => {
+    for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
+      const r = await g.verify(KNOWN, { authorization: `${scheme} ${g.key}` });
+      expect(r.status, scheme).toBe(200);
+      expect(r.bytes.equals(knownBytes)).toBe(true);
+    }
+  });
+
+  it('refuses any other scheme, even carrying the right key', async () => {
+    for (const authorization of [`Basic ${Buffer.from(`user:${g.key}`).toString('base64')}`, `Token ${g.key}`, g.key, `Bearer`, `Bearer ${g.key} extra`]) {
+      const r = await g.verify(KNOWN, { authorization });
+      expectProblem(r, 401, 'UNAUTHORIZED');
+      expect(r.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]+"/);
+    }
+  });
+});
+
+describe('400 INVALID_DOMAIN, naming the query parameter', () => {
+  const cases: [string, string][] = [
+    ['missing domain', '/v1/verify'],
+    ['missing domain, other parameter', '/v1/verify?host=acme-outdoor.example'],
+    ['empty', '/v1/verify?domain='],
+    ['blank', '/v1/verify?domain=%20%20'],
+    ['public suffix co.uk', '/v1/verify?domain=co.uk'],
+    ['public suffix github.io (private section)', '/v1/verify?domain=github.io'],
+    ['single label', '/v1/verify?domain=localhost'],
+    ['IPv4', '/v1/verify?domain=127.0.0.1'],
+    ['IPv4, hex spelling', '/v1/verify?domain=0x7f.1'],
+    ['IPv6', `/v1/verify?domain=${encodeURIComponent('[::1]')}`],
+    ['IPv4 URL', `/v1/verify?domain=${encodeURIComponent('http://10.0.0.1:8080/x')}`],
+    ['path traversal, raw', '/v1/verify?domain=../../etc/passwd'],
+    ['path traversal, %2F', '/v1/verify?domain=..%2F..%2Fetc'],
+    ['path traversal, %2e%2e', '/v1/verify?domain=%2e%2e'],
+    ['path traversal, all encoded', '/v1/verify?domain=%2e%2e%2f%2e%2e%2fetc%2fpasswd'],
+    ['backslash traversal', `/v1/verify?domain=${encodeURIComponent('..\\..\\etc\\passwd')}`],
+    ['NUL byte', '/v1/verify?domain=acme-outdoor.example%00'],
+    ['NUL byte alone', '/v1/verify?domain=%00'],
+    ['CR LF', '/v1/verify?domain=acme-outdoor.example%0d%0aX-Injected:%201'],
+    ['overlong (3000 chars)', `/v1/verify?domain=${'a'.repeat(3000)}`],
+    ['hostname over 253 characters', `/v1/verify?domain=${`${'a'.repeat(60)}.`.repeat(5)}example`],
+    ['label over 63 characters', `/v1/verify?domain=${'a'.repeat(64)}.example`],
+    ['empty label', '/v1/verify?domain=a..example'],
+    ['label with a leading hyphen', '/v1/verify?domain=-acme.example'],
+    ['underscore', '/v1/verify?domain=acme_outdoor.example'],
+    ['whitespace inside', '/v1/verify?domain=acme%20outdoor.example'],
+    ['repeated parameter', '/v1/verify?domain=a.example&domain=b.example'],
+    ['repeated parameter, same value', '/v1/verify?domain=acme-outdoor.example&domain=acme-outdoor.example'],
+    ['malformed percent escape', '/v1/verify?domain=%zz.example'],
+  ];
+  it.each(cases)('%s', async (_name, path) => {
+    const problem = expectProblem(await g.request(path), 400, 'INVALID_DOMAIN');
+    expect(problem.detail).toContain('query parameter "domain"');
+  });
+});
+
+describe('404 and 405', () => {
+  it.each(['/', '/v1', '/v1/verify/', '/V1/verify', '/v2/verify', '/nope', '/records/current', '/keys/api-keys.json', '/.well-known/other.json'])(
+    '404 NOT_FOUND for %s',
+    async (path) => {
+      expectProblem(await g.request(path), 404, 'NOT_FOUND');
+      expectProblem(await g.request(path, { key: null }), 404, 'NOT_FOUND');
+    },
+  );
+
+  it.each(['POST', 'PUT', 'DELETE', 'PATCH'])('405 METHOD_NOT_ALLOWED with Allow for %s /v1/verify', async (method) => {
+    const r = await g.request(`/v1/verify?domain=${KNOWN}`, { method });
+    expectProblem(r, 405, 'METHOD_NOT_ALLOWED');
+    const allow = r.headers.get('allow')!.split(',').map((m) => m.trim());
+    expect(allow.sort()).toEqual(['GET', 'HEAD']);
+  });
+
+  it('405 for a write to the public paths too', async () => {
+    for (const path of ['/.well-known/merchant-verify-keys.json', '/schemas/verification/v1', '/openapi.json', '/healthz']) {
+      const r = await g.request(path, { method: 'DELETE', key: null });
+      expectProblem(r, 405, 'METHOD_NOT_ALLOWED');
+      expect(r.headers.get('allow')).toContain('GET');
+    }
+  });
+});
+
+describe('503', () => {
+  it('STORE_UNAVAILABLE when there is no build at all (known and never-audited domains alike)', async () => {
+    const empty = await makeProject({ build: false });
+    const e = await startTestGateway(empty);
+    try {
+      for (const domain of [KNOWN, 'never-audited-anywhere.example']) {
+        const r = await e.verify(domain);
+        expectProblem(r, 503, 'STORE_UNAVAILABLE');
+        expect(r.text).not.toContain('unverified');
+      }
+      // The key comes first even then.
+      expectProblem(await e.verify(KNOWN, { key: null }), 401, 'UNAUTHORIZED');
+      expect(e.logs.some((l) => l.level === 'warn' && /records unavailable/.test(l.msg))).toBe(true);
+      expectNoSecretsInLogs(e);
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('UNAVAILABLE when a record cannot be assembled (its file is corrupt)', async () => {
+    const domain = 'lumen-lighting.example';
+    await writeFile(liveRecordFile(g.project, domain), '{"this is": not json');
+    const r = await g.verify(domain);
+    expectProblem(r, 503, 'UNAVAILABLE');
+    expect(r.headers.get('www-authenticate')).toBeNull();
+  });
+});
+
+describe('access log', () => {
+  it('writes one line per request with method, path (no query), status, duration_ms and key_id', async () => {
+    const isRequest = (l: { msg: string }) => l.msg === 'request';
+    const before = g.logs.filter(isRequest).length;
+    const etag = (await g.verify(KNOWN)).headers.get('etag')!;
+    const sent: { method: string; path: string; status: number; keyId: string | null }[] = [
+      { method: 'GET', path: '/v1/verify', status: 200, keyId: g.keyId },
+    ];
+    const step = async (method: string, path: string, status: number, keyId: string | null, opts: Parameters<TestGateway['request']>[1] = {}) => {
+      const r = await g.request(path, { method, ...opts });
+      expect(r.status, `${method} ${path}`).toBe(status);
+      sent.push({ method, path: path.split('?')[0]!, status, keyId });
+    };
+    await step('GET', `/v1/verify?domain=${KNOWN}`, 304, g.keyId, { headers: { 'if-none-match': etag } });
+    await step('HEAD', `/v1/verify?domain=${KNOWN}`, 200, g.keyId);
+    await step('GET', '/v1/verify?domain=never-audited-log.example', 200, g.keyId);
+    await step('GET', '/v1/verify?domain=co.uk', 400, g.keyId);
+    await step('GET', `/v1/verify?domain=${KNOWN}`, 401, null, { key: null });
+    await step('GET', `/v1/verify?domain=${KNOWN}`, 401, null, { key: forgedKey() });
+    await step('GET', '/nope?x=1', 404, null, { key: null });
+    await step('POST', '/v1/verify', 405, null);
+    await step('GET', '/.well-known/merchant-verify-keys.json', 200, null, { key: null });
+    await step('GET', '/healthz', 200, null, { key: null });
+
+    await poll(async () => g.logs.filter(isRequest).length, (n) => n >= before + sent.length, { timeoutMs: 2000, intervalMs: 5 });
+    await sleep(50); // nothing more arrives: exactly one line per request
+    const lines = g.logs.filter(isRequest).slice(before);
+    expect(lines).toHaveLength(sent.length);
+    lines.forEach((line, i) => {
+      const want = sent[i]!;
+      expect({ method: line.method, path: line.path, status: line.status, key_id: line.key_id }).toEqual({
+        method: want.method,
+        path: want.path,
+        status: want.status,
+        key_id: want.keyId,
+      });
+      expect(line.level).toBe('info');
+      expect(typeof line.duration_ms).toBe('number');
+      expect(line.duration_ms as number).toBeGreaterThanOrEqual(0);
+      expect(line.duration_ms as number).toBeLessThan(10_000);
+      expect(String(line.path)).not.toContain('?');
+    });
+    // Errors name their code; a served record its normalized domain.
+    expect(lines[4]).toMatchObject({ code: 'INVALID_DOMAIN' });
+    expect(lines[3]).toMatchObject({ domain: 'never-audited-log.example' });
+  });
+
+  it('never logs the key or the Authorization header, even for wrong keys and other schemes', async () => {
+    const wrong = forgedKey();
+    await g.verify(KNOWN, { key: wrong });
+    await g.verify(KNOWN, { authorization: `Basic ${Buffer.from(`me:${g.key}`).toString('base64')}` });
+    await g.verify(`https://user:${g.key}@acme-outdoor.example/`);
+    await waitForLog(g, (l) => l.msg === 'request' && l.domain === KNOWN && l.status === 200);
+    expectNoSecretsInLogs(g);
+    // The userinfo of a URL-form domain is not a credential the log may keep either.
+    for (const line of g.logs) expect(JSON.stringify(line)).not.toContain(g.key.split('_')[2]!);
+  });
+});

@@ -1,0 +1,216 @@
+/**
+ * What changes under a running gateway, with no restart: the records folder going away and
+ * coming back, API keys created and revoked, and a new build (also with a new signing key)
+ * swapped in. Every wait is a bounded poll.
+ */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeApiKey } from '../../gateway/api-keys.ts';
+import { parseKeySet } from '../../core/keyset.ts';
+import { CURRENT_LINK } from '../../core/layout.ts';
+import { verifyRecordNode } from '../../core/signing.ts';
+import { keygen } from '../../scripts/keystore.ts';
+import {
+  addApiKey,
+  build,
+  cleanup,
+  expectNoSecretsInLogs,
+  expectProblem,
+  liveRecordFile,
+  makeProject,
+  poll,
+  publishedKeySet,
+  startTestGateway,
+  type TestGateway,
+  type TestProject,
+} from './helpers.ts';
+
+const KNOWN = 'acme-outdoor.example';
+
+afterAll(cleanup);
+
+describe('records folder removed while running', () => {
+  let project: TestProject;
+  let g: TestGateway;
+
+  beforeAll(async () => {
+    project = await makeProject();
+    g = await startTestGateway(project);
+  });
+  afterAll(() => expectNoSecretsInLogs(g));
+
+  it('answers 503 STORE_UNAVAILABLE for known and never-audited domains, never a synthesized record, and recovers without restart', async () => {
+    const knownBytes = await readFile(liveRecordFile(project, KNOWN));
+    // Warm the cache for a known domain and answer a never-audited one.
+    expect((await g.verify(KNOWN)).status).toBe(200);
+    expect((await g.verify('never-audited-a.example')).json.status).toBe('unverified');
+    expect((await g.request('/healthz', { key: null })).json.status).toBe('ok');
+
+    const away = `${project.recordsDir}.away`;
+    await rename(project.recordsDir, away);
+
+    // A never-audited domain is never answered "unverified" once the store is gone (even before the refresh tick).
+    for (const domain of ['never-audited-b.example', 'never-audited-a.example']) {
+      const r = await g.verify(domain);
+      expectProblem(r, 503, 'STORE_UNAVAILABLE');
+      expect(r.text).not.toContain('unverified');
+    }
+    // A known domain may be answered from verified memory for at most one refresh interval.
+    const { value: known } = await poll(() => g.verify(KNOWN), (r) => r.status !== 200, { timeoutMs: 2000 });
+    expectProblem(known, 503, 'STORE_UNAVAILABLE');
+    // Other known domains never cached are refused too.
+    expectProblem(await g.verify('gadget-hub.example'), 503, 'STORE_UNAVAILABLE');
+    // Input errors and auth keep their own answers.
+    expectProblem(await g.verify('co.uk'), 400, 'INVALID_DOMAIN');
+    expectProblem(await g.verify(KNOWN, { key: null }), 401, 'UNAUTHORIZED');
+
+    const health = await g.request('/healthz', { key: null });
+    expect(health.status).toBe(200);
+    expect(health.json.status).toBe('degraded');
+    expect(health.json.records.ok).toBe(false);
+
+    // Restored: answers come back on the same gateway (bounded poll).
+    await rename(away, project.recordsDir);
+    const { value: back } = await poll(() => g.verify(KNOWN), (r) => r.status === 200, { timeoutMs: 3000 });
+    expect(back.bytes.equals(knownBytes)).toBe(true);
+    const unverified = await g.verify('never-audited-b.example');
+    expect(unverified.status).toBe(200);
+    expect(unverified.json.status).toBe('unverified');
+    const { value: healthy } = await poll(() => g.request('/healthz', { key: null }), (r) => r.json?.status === 'ok', { timeoutMs: 2000 });
+    expect(healthy.json.records.ok).toBe(true);
+  });
+
+  it('a records folder without its "current" link is STORE_UNAVAILABLE too, until the link is back', async () => {
+    const link = join(project.recordsDir, CURRENT_LINK);
+    const aside = `${link}.aside`;
+    await rename(link, aside);
+    try {
+      const { value } = await poll(() => g.verify('never-audited-c.example'), (r) => r.status !== 200, { timeoutMs: 2000 });
+      expectProblem(value, 503, 'STORE_UNAVAILABLE');
+    } finally {
+      await rename(aside, link);
+    }
+    await poll(() => g.verify('never-audited-c.example'), (r) => r.status === 200, { timeoutMs: 3000 });
+  });
+
+  it('a key revoked while running is refused within about a second; a key created while running works', async () => {
+    const before = g.url;
+    const created = await addApiKey(g, 'created-while-running');
+    const { elapsedMs: acceptedAfter } = await poll(() => g.verify(KNOWN, { key: created.key }), (r) => r.status === 200, { timeoutMs: 2000 });
+    expect(acceptedAfter).toBeLessThan(1000);
+
+    await revokeApiKey(project.apiKeysFile, created.id);
+    const { value: refused, elapsedMs } = await poll(() => g.verify(KNOWN, { key: created.key }), (r) => r.status === 401, { timeoutMs: 2000, intervalMs: 10 });
+    expect(elapsedMs).toBeLessThan(1000);
+    expectProblem(refused, 401, 'UNAUTHORIZED');
+    expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    // Stays refused, and the other key is unaffected; same gateway, no restart.
+    expect((await g.verify(KNOWN, { key: created.key })).status).toBe(401);
+    expect((await g.verify(KNOWN)).status).toBe(200);
+    expect(g.url).toBe(before);
+  });
+
+  it('revoking the gateway\'s own key while running locks it out too', async () => {
+    await revokeApiKey(project.apiKeysFile, g.keyId);
+    const { elapsedMs } = await poll(() => g.verify(KNOWN), (r) => r.status === 401, { timeoutMs: 2000, intervalMs: 10 });
+    expect(elapsedMs).toBeLessThan(1000);
+    const fresh = await addApiKey(g, 'replacement');
+    await poll(() => g.verify(KNOWN, { key: fresh.key }), (r) => r.status === 200, { timeoutMs: 2000 });
+  });
+});
+
+describe('a rebuild swapped in while running', () => {
+  let project: TestProject;
+  let g: TestGateway;
+
+  beforeAll(async () => {
+    project = await makeProject();
+    g = await startTestGateway(project);
+  });
+  afterAll(() => expectNoSecretsInLogs(g));
+
+  /** Rewrites the score of one audit line in the project's copy of verified.jsonl. */
+  async function setScore(domain: string, score: number): Promise<void> {
+    const file = join(project.auditsDir, 'verified.jsonl');
+    const lines = (await readFile(file, 'utf8')).split('\n').map((line) => {
+      if (line.trim() === '') return line;
+      const audit = JSON.parse(line) as { domain: string; score: number };
+      return audit.domain === domain ? JSON.stringify({ ...audit, score }) : line;
+    });
+    await writeFile(file, lines.join('\n'));
+  }
+
+  async function servedKeySet() {
+    const r = await g.request('/.well-known/merchant-verify-keys.json', { key: null });
+    expect(r.status).toBe(200);
+    return { reply: r, keySet: parseKeySet(r.json) };
+  }
+
+  it('serves the new record after a rebuild, verified against the served key set', async () => {
+    const first = await g.verify(KNOWN);
+    expect(first.json.score).toBe(93.5);
+    expect(first.json.key_id).toBe(project.kid);
+    const gadgetBefore = await g.verify('gadget-hub.example');
+
+    await setScore(KNOWN, 12.5);
+    await build(project);
+
+    const { value: r } = await poll(() => g.verify(KNOWN), (r) => r.status === 200 && r.json.score === 12.5, { timeoutMs: 5000 });
+    expect(r.json.tier).toBe('bronze');
+    expect(r.bytes.equals(await readFile(liveRecordFile(project, KNOWN)))).toBe(true);
+    expect(r.headers.get('etag')).not.toBe(first.headers.get('etag'));
+    const { keySet } = await servedKeySet();
+    expect(verifyRecordNode(r.json, keySet)).toEqual({ valid: true, keyId: project.kid });
+    // Unchanged audits give the same bytes (same --now, same key): still served, still verified.
+    const gadget = await g.verify('gadget-hub.example');
+    expect(gadget.status).toBe(200);
+    expect(gadget.bytes.equals(gadgetBefore.bytes)).toBe(true);
+  });
+
+  it('after a key rotation (keygen, rebuild) serves records signed by the new key and the new key set', async () => {
+    const oldKid = project.kid!;
+    const newKid = await keygen(project.keysDir);
+    expect(newKid).not.toBe(oldKid);
+    const keySetBefore = await servedKeySet();
+    await setScore(KNOWN, 61);
+    await build(project);
+
+    const { value: r } = await poll(() => g.verify(KNOWN), (r) => r.status === 200 && r.json.score === 61 && r.json.key_id === newKid, { timeoutMs: 5000 });
+    expect(r.json.tier).toBe('silver');
+    expect(r.bytes.equals(await readFile(liveRecordFile(project, KNOWN)))).toBe(true);
+
+    // The key set endpoint serves the newly published file: both keys, the new one first.
+    const { value: ks } = await poll(() => g.request('/.well-known/merchant-verify-keys.json', { key: null }), (x) => x.text !== keySetBefore.reply.text, { timeoutMs: 3000 });
+    const published = await publishedKeySet(project);
+    expect(ks.bytes.equals(published.bytes)).toBe(true);
+    const keySet = parseKeySet(ks.json);
+    expect(keySet.keys.map((k) => k.kid)).toEqual([newKid, oldKid]);
+    expect(ks.headers.get('etag')).not.toBe(keySetBefore.reply.headers.get('etag'));
+
+    expect(verifyRecordNode(r.json, keySet)).toEqual({ valid: true, keyId: newKid });
+    // Against the old key set alone the new record would not verify: the served set is what matters.
+    expect(verifyRecordNode(r.json, keySetBefore.keySet).valid).toBe(false);
+
+    // Every record of the new build is signed by the new key and verifies.
+    for (const domain of ['gadget-hub.example', 'xn--bcher-haus-9db.example', 'quiet-pottery.example']) {
+      const other = await g.verify(domain);
+      expect(other.status, domain).toBe(200);
+      expect(other.json.key_id, domain).toBe(newKid);
+      expect(verifyRecordNode(other.json, keySet).valid, domain).toBe(true);
+      expect(other.bytes.equals(await readFile(liveRecordFile(project, domain)))).toBe(true);
+    }
+    expect(g.logs.filter((l) => l.msg === 'record rejected')).toEqual([]);
+  });
+
+  it('a build whose only change is a removed audit makes that domain never-audited', async () => {
+    const file = join(project.auditsDir, 'verified.jsonl');
+    const text = await readFile(file, 'utf8');
+    await writeFile(file, text.split('\n').filter((l) => !l.includes('"lumen-lighting.example"')).join('\n'));
+    expect((await g.verify('lumen-lighting.example')).json.status).toBe('verified');
+    await build(project);
+    const { value } = await poll(() => g.verify('lumen-lighting.example'), (r) => r.json?.status === 'unverified', { timeoutMs: 5000 });
+    expect(value.status).toBe(200);
+    expect(value.json.score).toBeNull();
+  });
+});

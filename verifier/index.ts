@@ -1,0 +1,68 @@
+/**
+ * merchant-verify's portable verifier: runs unchanged in Node, browsers and edge runtimes.
+ * No `node:` imports anywhere in this entry's graph; Ed25519 is @noble/ed25519 (RFC 8032 strict,
+ * not ZIP-215), SHA-512 is @noble/hashes, canonical JSON is RFC 8785.
+ *
+ * @example
+ *   import { verifyRecord } from 'merchant-verify/verifier';
+ *   const keySet = await (await fetch('https://verify.example/.well-known/merchant-verify-keys.json')).json();
+ *   const result = verifyRecord(record, keySet);
+ *   if (!result.valid) console.log('not verified:', result.code); // UNSIGNED is never a pass
+ */
+import * as ed from '@noble/ed25519';
+import { sha512 } from '@noble/hashes/sha2.js';
+import { parseKeySet, type KeySet } from '../core/keyset.ts';
+import { stalenessOf, type Staleness } from '../core/staleness.ts';
+import { createRecordVerifier, type VerifyFailureCode, type VerifyResult } from '../core/verify.ts';
+
+ed.hashes.sha512 = sha512;
+
+const verifySignature = createRecordVerifier((signature, message, publicKey) => {
+  try {
+    return ed.verify(signature, message, publicKey, { zip215: false });
+  } catch {
+    // noble throws on a public key or signature that is not a valid encoding: a failure, not misuse.
+    return false;
+  }
+});
+
+export interface VerifyOptions {
+  /** Clock for staleness, epoch ms (default now). */
+  now?: number;
+  /** The normalized domain that was asked for; a record of any other domain fails with DOMAIN_MISMATCH. */
+  domain?: string;
+}
+
+export type RecordVerification = VerifyResult & {
+  /** The record's `status`, when it has one. Meaningful only when `valid` is true. */
+  status: string | null;
+  staleness: Staleness;
+};
+
+/**
+ * Verifies a record against a key set (SPEC 2.3) and reports how stale it is.
+ *
+ * `valid` is true only for a signature that verifies over the RFC 8785 bytes of the record less
+ * `key_id` and `signature`, by the key its `key_id` names. A missing signature is `UNSIGNED`:
+ * unverified, never a pass. The key set is checked first (a set holding private keys is refused).
+ * With `options.domain`, the record must also be that domain's.
+ */
+export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOptions = {}): RecordVerification {
+  const keys: KeySet = parseKeySet(keySet);
+  let result = verifySignature(record, keys);
+  const obj = typeof record === 'object' && record !== null ? (record as Record<string, unknown>) : {};
+  // A valid signature on another domain's record is still the wrong answer to the question asked.
+  if (result.valid && options.domain !== undefined && obj.domain !== options.domain) {
+    result = { valid: false, code: 'DOMAIN_MISMATCH', message: `the record is for ${String(obj.domain)}, not ${options.domain}`, keyId: result.keyId };
+  }
+  return {
+    ...result,
+    status: typeof obj.status === 'string' ? obj.status : null,
+    staleness: stalenessOf(obj, options.now ?? Date.now()),
+  };
+}
+
+export { parseKeySet, stalenessOf };
+export { KEY_SET_PATH } from '../core/keyset.ts';
+export type { KeySet, PublicJwk } from '../core/keyset.ts';
+export type { Staleness, VerifyFailureCode, VerifyResult };

@@ -1,0 +1,125 @@
+import { request, type Dispatcher } from 'undici';
+import { MvrError } from '../core/errors.ts';
+import { KEY_SET_PATH, parseKeySet, type KeySet } from '../core/keyset.ts';
+import { verifyRecord, type RecordVerification, type VerifyOptions } from './index.ts';
+
+/** The key set (or a record) could not be fetched: network error, timeout, or an HTTP error status. */
+export class FetchFailedError extends MvrError {
+  constructor(message: string, readonly status?: number) {
+    super('FETCH_FAILED', message);
+  }
+}
+
+export interface KeySetClientOptions {
+  /** The gateway's or CDN's base URL, or the full URL of the key set. */
+  url: string;
+  dispatcher?: Dispatcher;
+  timeoutMs?: number;
+  /** At most one refetch per this interval because of an unknown `key_id`. */
+  unknownKeyCooldownMs?: number;
+  /** Freshness when the response has no `max-age`. */
+  defaultMaxAgeMs?: number;
+  now?: () => number;
+}
+
+/**
+ * Fetches the public key set and caches it as its `Cache-Control` says (revalidating with the
+ * ETag once stale). A record signed by a key the cached set does not list triggers one refetch,
+ * then a cooldown, so a flood of made-up `key_id`s cannot make the client hammer the server.
+ * Concurrent callers share one request.
+ */
+export class KeySetClient {
+  readonly url: string;
+  private cached: { keySet: KeySet; etag: string | null; freshUntil: number } | null = null;
+  private inflight: Promise<KeySet> | null = null;
+  private lastUnknownKeyFetch = -Infinity;
+  /** Requests actually sent; for tests and metrics. */
+  fetches = 0;
+
+  constructor(private readonly options: KeySetClientOptions) {
+    this.url = options.url.endsWith('.json') ? options.url : `${options.url.replace(/\/+$/, '')}${KEY_SET_PATH}`;
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /** The key set, from cache while fresh. */
+  async get(): Promise<KeySet> {
+    if (this.cached && this.now() < this.cached.freshUntil) return this.cached.keySet;
+    return this.fetch();
+  }
+
+  /** A key set that lists `kid` if the server has it: refetches once (cooldown permitting) when the cached one does not. */
+  async getForKid(kid: string): Promise<KeySet> {
+    const keySet = await this.get();
+    if (keySet.keys.some((k) => k.kid === kid)) return keySet;
+    const now = this.now();
+    if (now - this.lastUnknownKeyFetch < (this.options.unknownKeyCooldownMs ?? 30_000)) return keySet;
+    this.lastUnknownKeyFetch = now;
+    return this.fetch();
+  }
+
+  private fetch(): Promise<KeySet> {
+    this.inflight ??= this.doFetch().finally(() => {
+      this.inflight = null;
+    });
+    return this.inflight;
+  }
+
+  private async doFetch(): Promise<KeySet> {
+    this.fetches++;
+    const headers: Record<string, string> = { accept: 'application/jwk-set+json, application/json' };
+    if (this.cached?.etag) headers['if-none-match'] = this.cached.etag;
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(this.url, {
+        headers,
+        dispatcher: this.options.dispatcher,
+        headersTimeout: this.options.timeoutMs ?? 5000,
+        bodyTimeout: this.options.timeoutMs ?? 5000,
+      });
+    } catch (error) {
+      throw new FetchFailedError(`cannot fetch the key set from ${this.url}: ${(error as Error).message}`);
+    }
+    const freshUntil = this.now() + freshnessMs(res.headers, this.options.defaultMaxAgeMs ?? 300_000);
+    if (res.statusCode === 304 && this.cached) {
+      await res.body.dump();
+      this.cached.freshUntil = freshUntil;
+      return this.cached.keySet;
+    }
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      throw new FetchFailedError(`key set request to ${this.url} answered ${res.statusCode}`, res.statusCode);
+    }
+    let body: unknown;
+    try {
+      body = await res.body.json();
+    } catch {
+      throw new FetchFailedError(`key set at ${this.url} is not JSON`);
+    }
+    const keySet = parseKeySet(body);
+    const etag = res.headers.etag;
+    this.cached = { keySet, etag: typeof etag === 'string' ? etag : null, freshUntil };
+    return keySet;
+  }
+}
+
+/** Freshness lifetime from Cache-Control `max-age` less `Age`; no-store/no-cache mean revalidate every time. */
+function freshnessMs(headers: Record<string, string | string[] | undefined>, fallback: number): number {
+  const cc = String(headers['cache-control'] ?? '').toLowerCase();
+  if (/\b(no-store|no-cache)\b/.test(cc)) return 0;
+  const m = /\bmax-age=(\d+)/.exec(cc);
+  const age = Number(headers.age ?? 0) || 0;
+  return m ? Math.max(0, Number(m[1]) - age) * 1000 : fallback;
+}
+
+/**
+ * Verifies a record with keys from a {@link KeySetClient}: the key named by the record's
+ * `key_id` is looked up, refetching the set once if it is not (yet) listed, as after a rotation.
+ */
+export async function verifyRecordWithClient(record: unknown, client: KeySetClient, options: VerifyOptions = {}): Promise<RecordVerification> {
+  const kid = (record as { key_id?: unknown } | null)?.key_id;
+  const keySet = typeof kid === 'string' ? await client.getForKid(kid) : await client.get();
+  return verifyRecord(record, keySet, options);
+}
