@@ -7,10 +7,12 @@ import { ApiKeyStore } from './api-keys.ts';
 import { createGatewayApp } from './app.ts';
 import type { GatewayContext, LogLine } from './context.ts';
 import { FolderRecordSource } from './store/folder-source.ts';
+import { HttpRecordSource } from './store/http-source.ts';
 import { KeySetSource } from './store/key-set-source.ts';
 import { RecordStore } from './store/record-store.ts';
 
 export interface GatewayOptions {
+  /** The records: a folder laid out by `mvr build`, or the http(s) base URL of an origin serving one build's folder. */
   recordsDir: string;
   publicDir: string;
   apiKeysFile: string;
@@ -41,7 +43,8 @@ export const jsonLogger = (line: LogLine) => process.stdout.write(`${JSON.string
 /** Builds the stores, loads them once, starts their refresh timer and serves the app with listhen. */
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
   const keys = new KeySetSource(join(opts.publicDir, KEY_SET_PATH));
-  const store = new RecordStore(new FolderRecordSource(opts.recordsDir), keys, {
+  const source = /^https?:\/\//i.test(opts.recordsDir) ? new HttpRecordSource(opts.recordsDir) : new FolderRecordSource(opts.recordsDir);
+  const store = new RecordStore(source, keys, {
     cacheBytes: opts.cacheBytes,
     onRejected: (domain, reason) => opts.log({ level: 'error', msg: 'record rejected', domain, reason }),
   });
@@ -75,6 +78,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   } catch (error) {
     clearInterval(timer);
     apiKeys.stop();
+    if (source instanceof HttpRecordSource) await source.close();
     throw error;
   }
   // Slow clients: bound how long headers and bodies may take (slowloris).
@@ -89,6 +93,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       clearInterval(timer);
       apiKeys.stop();
       await listener.close();
+      if (source instanceof HttpRecordSource) await source.close();
     },
   };
 }

@@ -13,7 +13,7 @@ export type Env = Record<string, string | undefined>;
 /** citty definitions of the folder flags shared by every command that touches them. */
 export const folderArgs = {
   audits: { type: 'string', description: 'audits folder (env MVR_AUDITS_DIR, default ./audits)' },
-  records: { type: 'string', description: 'records folder (env MVR_RECORDS_DIR, default ./records)' },
+  records: { type: 'string', description: 'records folder (env MVR_RECORDS_DIR, default ./records); for serve also an http(s) origin URL' },
   public: { type: 'string', description: 'public folder served by a CDN (env MVR_PUBLIC_DIR, default ./public)' },
   keys: { type: 'string', description: 'keys folder (env MVR_KEYS_DIR, default ./keys)' },
 } as const;

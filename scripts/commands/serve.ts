@@ -27,8 +27,9 @@ export async function gatewayOptionsFromArgs(args: Record<string, unknown>, env:
     unverifiedSigner = await loadActiveKey(folders.keysDir, env.MVR_SIGNING_KEY);
     if (!unverifiedSigner) throw new ConfigError('--sign-unverified needs a signing key (MVR_SIGNING_KEY or keys/active)');
   }
+  const recordsUrl = [str('records'), env.MVR_RECORDS_DIR].find((v) => v && /^https?:\/\//i.test(v));
   return {
-    recordsDir: folders.recordsDir,
+    recordsDir: recordsUrl ?? folders.recordsDir,
     publicDir: folders.publicDir,
     apiKeysFile: resolveApiKeysFile({ keys: str('keys'), 'api-keys': str('api-keys') }, env),
     issuer,

@@ -1,0 +1,288 @@
+/**
+ * Shared set-up for the verifier and MCP tests: a temp project (a copy of the sample audits, a
+ * signing key made by the real `keygen`, a real `runBuild` with a fixed `--now`), a real gateway
+ * on a random loopback port with a fresh API key, the CLI as a child process, and clean-up.
+ * Nothing of the project is mocked: records are real files, signatures are real, requests go over TCP.
+ */
+import { execFile } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { runBuild, type BuildOptions, type BuildSummary } from '../../scripts/build/build.ts';
+import { keygen } from '../../scripts/keystore.ts';
+import { createApiKey } from '../../gateway/api-keys.ts';
+import { startGateway, type GatewayOptions, type RunningGateway } from '../../gateway/server.ts';
+import type { LogLine } from '../../gateway/context.ts';
+import { KEY_SET_PATH, parseKeySet, type KeySet } from '../../core/keyset.ts';
+import { CURRENT_LINK, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
+import { defaultSchemaUrl } from '../../core/record.ts';
+
+/** /work/main: the CLI runs with this as its working directory. */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'mvr.js');
+export const SAMPLE_AUDITS = join(ROOT, 'audits');
+export const ISSUER = 'merchant-verify.example';
+export const SCHEMA_URL = defaultSchemaUrl(ISSUER);
+/** `issued_at` of every test build. */
+export const NOW_ISO = '2026-11-01T00:00:00.000Z';
+export const NOW = Date.parse(NOW_ISO);
+/** A sample domain with a gold, verified record (last audited 2026-10-15T12:00Z). */
+export const GOLD = 'acme-outdoor.example';
+/** A valid domain that no sample audits. */
+export const UNAUDITED = 'never-audited-shop.example';
+
+// ---------------------------------------------------------------------------------------------
+// Temp projects
+
+export interface Project {
+  root: string;
+  auditsDir: string;
+  recordsDir: string;
+  publicDir: string;
+  keysDir: string;
+  apiKeysFile: string;
+  keySetFile: string;
+  /** The kid made at set-up, or null for an unsigned project. */
+  kid: string | null;
+}
+
+const tempDirs: string[] = [];
+const gateways = new Set<TestGateway>();
+
+/** A fresh folder under the OS temp folder, removed by {@link cleanup}. */
+export async function tempDir(prefix = 'mvr-verifier-test-'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** A temp project with the sample audits; a signing key unless `sign: false`; built unless `build: false`. */
+export async function makeProject(opts: { sign?: boolean; build?: boolean } = {}): Promise<Project> {
+  const root = await tempDir();
+  const p: Project = {
+    root,
+    auditsDir: join(root, 'audits'),
+    recordsDir: join(root, 'records'),
+    publicDir: join(root, 'public'),
+    keysDir: join(root, 'keys'),
+    apiKeysFile: join(root, 'keys', 'api-keys.json'),
+    keySetFile: join(root, 'public', KEY_SET_PATH),
+    kid: null,
+  };
+  await cp(SAMPLE_AUDITS, p.auditsDir, { recursive: true });
+  await mkdir(p.keysDir, { recursive: true });
+  if (opts.sign !== false) p.kid = await keygen(p.keysDir);
+  if (opts.build !== false) await build(p);
+  return p;
+}
+
+/** The real build, fixed issuer and `--now`, one worker (two cores are shared by every test file). */
+export function build(p: Project, overrides: Partial<BuildOptions> = {}): Promise<BuildSummary> {
+  return runBuild({
+    auditsDir: p.auditsDir,
+    recordsDir: p.recordsDir,
+    publicDir: p.publicDir,
+    keysDir: p.keysDir,
+    issuer: ISSUER,
+    schemaUrl: SCHEMA_URL,
+    now: NOW,
+    signingKey: undefined,
+    workers: 1,
+    ...overrides,
+  });
+}
+
+/** The live record file of a normalized domain: `records/current/<ab>/<cd>/<domain>.json`. */
+export function liveRecordFile(p: Project, domain: string): string {
+  return join(p.recordsDir, CURRENT_LINK, recordPath(domain));
+}
+
+export interface StoredRecord {
+  bytes: Buffer;
+  text: string;
+  record: Record<string, unknown>;
+}
+
+/** One live record: its exact bytes and parsed form. */
+export async function liveRecord(p: Project, domain: string): Promise<StoredRecord> {
+  const bytes = await readFile(liveRecordFile(p, domain));
+  const text = bytes.toString('utf8');
+  return { bytes, text, record: JSON.parse(text) as Record<string, unknown> };
+}
+
+/** Every record of the live build (not the manifest), by the file's domain. */
+export async function liveRecords(p: Project): Promise<Map<string, StoredRecord>> {
+  const out = new Map<string, StoredRecord>();
+  const walk = async (dir: string): Promise<void> => {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      const abs = join(dir, e.name);
+      if (e.isDirectory()) await walk(abs);
+      else if (e.name.endsWith('.json') && e.name !== MANIFEST_FILE) {
+        const bytes = await readFile(abs);
+        const text = bytes.toString('utf8');
+        out.set(e.name.slice(0, -'.json'.length), { bytes, text, record: JSON.parse(text) as Record<string, unknown> });
+      }
+    }
+  };
+  await walk(join(p.recordsDir, CURRENT_LINK));
+  return out;
+}
+
+/** The live build's manifest. */
+export async function manifest(p: Project): Promise<{ records: number; key_id: string | null; key_ids_published: string[] }> {
+  return JSON.parse(await readFile(join(p.recordsDir, CURRENT_LINK, MANIFEST_FILE), 'utf8'));
+}
+
+/** The published key set file, parsed (and checked). */
+export async function publishedKeySet(p: Project): Promise<KeySet> {
+  return parseKeySet(JSON.parse(await readFile(p.keySetFile, 'utf8')));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gateways
+
+export interface TestGateway {
+  project: Project;
+  gateway: RunningGateway;
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** A live API key. */
+  key: string;
+  /** Every log line the gateway wrote. */
+  logs: LogLine[];
+  /** `GET /v1/verify?domain=` with the gateway's key (or `key`; null sends none). */
+  verify(domain: string, key?: string | null): Promise<{ status: number; headers: Headers; text: string }>;
+  close(): Promise<void>;
+}
+
+/** The real gateway on 127.0.0.1, port 0, with a fresh API key and a short refresh interval. */
+export async function startTestGateway(project: Project, overrides: Partial<GatewayOptions> = {}): Promise<TestGateway> {
+  const { key } = await createApiKey(project.apiKeysFile, 'verifier-test');
+  const logs: LogLine[] = [];
+  const gateway = await startGateway({
+    recordsDir: project.recordsDir,
+    publicDir: project.publicDir,
+    apiKeysFile: project.apiKeysFile,
+    issuer: ISSUER,
+    schemaUrl: SCHEMA_URL,
+    host: '127.0.0.1',
+    port: 0,
+    cacheBytes: 1024 * 1024,
+    refreshMs: 100,
+    unverifiedSigner: null,
+    log: (line) => logs.push(line),
+    ...overrides,
+  });
+  let closed = false;
+  const t: TestGateway = {
+    project,
+    gateway,
+    url: gateway.url,
+    key,
+    logs,
+    async verify(domain, k = key) {
+      const headers: Record<string, string> = k === null ? {} : { authorization: `Bearer ${k}` };
+      const res = await fetch(`${gateway.url}/v1/verify?domain=${encodeURIComponent(domain)}`, { headers });
+      return { status: res.status, headers: res.headers, text: await res.text() };
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      gateways.delete(t);
+      await gateway.close();
+    },
+  };
+  gateways.add(t);
+  return t;
+}
+
+/** Request log lines of the gateway for one path (method, status). */
+export function requestsTo(t: TestGateway, path: string): { method: unknown; status: unknown }[] {
+  return t.logs
+    .filter((l) => (l as Record<string, unknown>).msg === 'request' && (l as Record<string, unknown>).path === path)
+    .map((l) => ({ method: (l as Record<string, unknown>).method, status: (l as Record<string, unknown>).status }));
+}
+
+/** A loopback port nothing listens on (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Polls `check` until it returns true (bounded). */
+export async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// MCP over HTTP
+
+/** An SDK client connected to the gateway's `/mcp` with `Authorization: Bearer <key>` (none when key is null). */
+export async function connectHttpClient(url: string, key: string | null): Promise<Client> {
+  const headers: Record<string, string> = key === null ? {} : { Authorization: `Bearer ${key}` };
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } });
+  const client = new Client({ name: 'mvr-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+/** The text of a tool result's first content item (asserting it is text). */
+export function firstText(result: { content?: unknown }): string {
+  const content = result.content as { type: string; text?: string }[] | undefined;
+  const first = content?.[0];
+  if (!first || first.type !== 'text' || typeof first.text !== 'string') throw new Error(`no text content in ${JSON.stringify(result)}`);
+  return first.text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CLI
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** This process's environment without MVR_* and NODE_OPTIONS, plus `extra`. */
+export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (name.startsWith('MVR_') || name === 'NODE_OPTIONS' || name.startsWith('VITEST') || name === 'SOURCE_DATE_EPOCH') continue;
+    env[name] = value;
+  }
+  return { ...env, NO_COLOR: '1', ...extra };
+}
+
+/** `node bin/mvr.js ...args` in /work/main; resolves with the exit code and output (never rejects on a non-zero exit). */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['bin/mvr.js', ...args], { cwd: ROOT, env: cliEnv(env), timeout: 30_000 }, (error, stdout, stderr) => {
+      if (error && typeof error.code !== 'number') {
+        reject(new Error(`mvr ${args.join(' ')} did not exit normally: ${error.message}\n${stderr}`));
+        return;
+      }
+      resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clean-up
+
+/** Closes every gateway and removes every temp folder made in this test file (use in afterAll). */
+export async function cleanup(): Promise<void> {
+  await Promise.all([...gateways].map((g) => g.close()));
+  await Promise.all(tempDirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+}

@@ -1,0 +1,221 @@
+/**
+ * The portable verifier (`merchant-verify/verifier`) against records the real build signed:
+ * every sample record verifies; each way a record can fail has its stable code; a key set with
+ * private members is refused; staleness is judged against a fixed clock.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyRecord, stalenessOf, parseKeySet, KEY_SET_PATH } from '../../verifier/index.ts';
+import { canonicalJson } from '../../core/canonical.ts';
+import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
+import type { KeySet } from '../../core/keyset.ts';
+import {
+  GOLD,
+  NOW,
+  cleanup,
+  liveRecord,
+  liveRecords,
+  makeProject,
+  manifest,
+  publishedKeySet,
+  type Project,
+  type StoredRecord,
+} from './helpers.ts';
+
+let signed: Project;
+let unsigned: Project;
+let keySet: KeySet;
+let gold: StoredRecord;
+
+beforeAll(async () => {
+  [signed, unsigned] = await Promise.all([makeProject(), makeProject({ sign: false })]);
+  keySet = await publishedKeySet(signed);
+  gold = await liveRecord(signed, GOLD);
+});
+afterAll(cleanup);
+
+/** The record text with its first occurrence of `from` replaced (a one-character change when both are one character). */
+function edited(text: string, from: string, to: string): Record<string, unknown> {
+  const at = text.indexOf(from);
+  if (at < 0) throw new Error(`"${from}" not in the record`);
+  return JSON.parse(text.slice(0, at) + to + text.slice(at + from.length)) as Record<string, unknown>;
+}
+
+describe('verifyRecord against records signed by the build', () => {
+  it('verifies every sample record with the published key set, for its own domain', async () => {
+    const records = await liveRecords(signed);
+    expect(records.size).toBe((await manifest(signed)).records);
+    expect(records.size).toBeGreaterThanOrEqual(30);
+    for (const [domain, { record }] of records) {
+      const result = verifyRecord(record, keySet, { domain, now: NOW });
+      expect(result, domain).toMatchObject({ valid: true, keyId: signed.kid, status: record.status });
+    }
+  });
+
+  it('accepts the key set as raw JSON exactly as downloaded (not only a parsed KeySet)', () => {
+    const raw: unknown = JSON.parse(JSON.stringify(keySet));
+    expect(verifyRecord(gold.record, raw)).toMatchObject({ valid: true, keyId: signed.kid, status: 'verified' });
+    expect(KEY_SET_PATH).toBe('/.well-known/merchant-verify-keys.json');
+  });
+
+  it('reports UNSIGNED (never a pass) for every record of an unsigned build', async () => {
+    const emptySet = await publishedKeySet(unsigned);
+    expect(emptySet.keys).toEqual([]);
+    const records = await liveRecords(unsigned);
+    expect(records.size).toBeGreaterThan(0);
+    for (const [domain, { record }] of records) {
+      expect(record).not.toHaveProperty('signature');
+      expect(record).not.toHaveProperty('key_id');
+      // Neither an empty set nor a set that has keys makes an unsigned record valid.
+      expect(verifyRecord(record, emptySet, { domain }), domain).toMatchObject({ valid: false, code: 'UNSIGNED' });
+      expect(verifyRecord(record, keySet, { domain }), domain).toMatchObject({ valid: false, code: 'UNSIGNED' });
+    }
+  });
+
+  it('reports UNSIGNED when the signature members are stripped from a signed record', () => {
+    const { key_id: _k, signature: _s, ...rest } = gold.record;
+    expect(verifyRecord(rest, keySet)).toMatchObject({ valid: false, code: 'UNSIGNED' });
+  });
+
+  it('reports BAD_SIGNATURE for one flipped character anywhere in the signed content', () => {
+    expect(gold.text).toContain('"archetype":"d2c_brand"');
+    const cases: [string, string][] = [
+      ['d2c_brand', 'd2c_brane'], // a string value
+      ['"score":93.5', '"score":93.6'], // a number
+      ['"ok":true', '"ok":true '], // whitespace only: same content, must still verify (checked below)
+      ['acme-outdoor', 'acme-outdoos'], // the domain
+      ['"visibility":95', '"visibility":96'], // a sub-score
+    ];
+    for (const [from, to] of cases) {
+      const record = edited(gold.text, from, to);
+      const result = verifyRecord(record, keySet);
+      if (from === '"ok":true') expect(result.valid, 'whitespace is not content').toBe(true);
+      else expect(result, `${from} -> ${to}`).toMatchObject({ valid: false, code: 'BAD_SIGNATURE', keyId: signed.kid });
+    }
+  });
+
+  it('reports BAD_SIGNATURE for one flipped character inside the signature', () => {
+    const sig = gold.record.signature as string;
+    const i = 'ed25519:'.length + 20;
+    const flipped = sig.slice(0, i) + (sig[i] === 'A' ? 'B' : 'A') + sig.slice(i + 1);
+    expect(verifyRecord({ ...gold.record, signature: flipped }, keySet)).toMatchObject({ valid: false, code: 'BAD_SIGNATURE' });
+  });
+
+  it('reports BAD_SIGNATURE for a member added to or removed from a signed record', () => {
+    expect(verifyRecord({ ...gold.record, extra: true }, keySet)).toMatchObject({ valid: false, code: 'BAD_SIGNATURE' });
+    const { flags: _f, ...withoutFlags } = gold.record;
+    expect(verifyRecord(withoutFlags, keySet)).toMatchObject({ valid: false, code: 'BAD_SIGNATURE' });
+  });
+
+  it('reports UNKNOWN_KEY for a key_id the set does not list, and for a record signed by another key', async () => {
+    expect(verifyRecord({ ...gold.record, key_id: 'no-such-key' }, keySet)).toMatchObject({ valid: false, code: 'UNKNOWN_KEY', keyId: 'no-such-key' });
+    // A real record signed by a key that is not published (the key set never "tries them all").
+    const other = loadSigningKey(generatePrivateJwk());
+    const { key_id: _k, signature: _s, ...content } = gold.record;
+    const foreign: Record<string, unknown> = signRecord(content, other);
+    expect(foreign.key_id).toBe(other.kid);
+    expect(verifyRecord(foreign, keySet)).toMatchObject({ valid: false, code: 'UNKNOWN_KEY', keyId: other.kid });
+    // ...and it verifies once that key is in the set: the failure was the key, not the record.
+    expect(verifyRecord(foreign, { keys: [other.publicJwk] })).toMatchObject({ valid: true, keyId: other.kid });
+    // The build's key_id pointing at the foreign key's entry is a bad signature, not a pass.
+    const swapped = { keys: [{ ...other.publicJwk, kid: signed.kid! }] };
+    expect(verifyRecord(gold.record, swapped)).toMatchObject({ valid: false, code: 'BAD_SIGNATURE' });
+  });
+
+  it('reports MALFORMED_SIGNATURE and MALFORMED_RECORD for broken signature members', () => {
+    expect(verifyRecord({ ...gold.record, signature: 'rsa:abc' }, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_SIGNATURE' });
+    expect(verifyRecord({ ...gold.record, signature: 'ed25519:AAAA' }, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_SIGNATURE' });
+    expect(verifyRecord({ ...gold.record, signature: '' }, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_SIGNATURE' });
+    const { key_id: _k, ...noKeyId } = gold.record;
+    expect(verifyRecord(noKeyId, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_RECORD' });
+    const { signature: _s, ...noSignature } = gold.record;
+    expect(verifyRecord(noSignature, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_RECORD' });
+    for (const notARecord of [null, 'text', 42, [gold.record]]) {
+      expect(verifyRecord(notARecord, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_RECORD', status: null });
+    }
+  });
+
+  it('reports DOMAIN_MISMATCH when the valid record is for another domain than the one asked for', () => {
+    expect(verifyRecord(gold.record, keySet, { domain: GOLD })).toMatchObject({ valid: true });
+    const result = verifyRecord(gold.record, keySet, { domain: 'bluebird-books.example' });
+    expect(result).toMatchObject({ valid: false, code: 'DOMAIN_MISMATCH', keyId: signed.kid });
+    if (!result.valid) expect(result.message).toContain(GOLD);
+  });
+
+  it('refuses a key set containing a private key ("d") with INVALID_KEY_SET', () => {
+    const priv = generatePrivateJwk();
+    const leaked = { keys: [{ ...keySet.keys[0]!, d: priv.d }] };
+    let caught: unknown;
+    try {
+      verifyRecord(gold.record, leaked);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(Error);
+    expect((caught as { code?: unknown }).code).toBe('INVALID_KEY_SET');
+    expect(() => parseKeySet(leaked)).toThrow(/private/);
+    // The private value never appears in the error message.
+    expect((caught as Error).message).not.toContain(priv.d);
+  });
+
+  it('refuses other malformed key sets with INVALID_KEY_SET', () => {
+    const k = keySet.keys[0]!;
+    const bad: unknown[] = [null, {}, { keys: 'x' }, { keys: [{ ...k, kty: 'RSA' }] }, { keys: [{ ...k, x: 'short' }] }, { keys: [k, k] }];
+    for (const set of bad) {
+      expect(() => verifyRecord(gold.record, set), JSON.stringify(set)).toThrow(expect.objectContaining({ code: 'INVALID_KEY_SET' }));
+    }
+  });
+
+  it('signs exactly the RFC 8785 bytes of the record without key_id and signature (the file is canonical)', () => {
+    expect(gold.text).toBe(canonicalJson(gold.record));
+  });
+});
+
+describe('staleness (fixed now)', () => {
+  const day = 86_400_000;
+  // acme-outdoor.example: last audited 2026-10-15T12:00Z, next audit 2026-11-15T12:00Z.
+  const last = Date.parse('2026-10-15T12:00:00.000Z');
+  const next = Date.parse('2026-11-15T12:00:00.000Z');
+
+  it('the record carries the audit timestamps the staleness is judged from', () => {
+    expect(gold.record.last_audited_at).toBe('2026-10-15T12:00:00.000Z');
+    expect(gold.record.next_audit_at).toBe('2026-11-15T12:00:00.000Z');
+  });
+
+  it('is current before next_audit_at, with its age in whole days', () => {
+    const r = verifyRecord(gold.record, keySet, { now: NOW });
+    expect(r.valid).toBe(true);
+    expect(r.staleness).toEqual({
+      state: 'current',
+      lastAuditedAt: '2026-10-15T12:00:00.000Z',
+      nextAuditAt: '2026-11-15T12:00:00.000Z',
+      ageDays: 16,
+      overdueDays: 0,
+    });
+    expect(verifyRecord(gold.record, keySet, { now: next }).staleness.state).toBe('current');
+    expect(verifyRecord(gold.record, keySet, { now: last }).staleness).toMatchObject({ state: 'current', ageDays: 0 });
+  });
+
+  it('is overdue after next_audit_at, yet the signature stays valid (records never expire)', () => {
+    const r = verifyRecord(gold.record, keySet, { now: Date.parse('2026-12-01T00:00:00.000Z') });
+    expect(r.valid).toBe(true);
+    expect(r.staleness).toMatchObject({ state: 'overdue', ageDays: 46, overdueDays: 15 });
+    expect(verifyRecord(gold.record, keySet, { now: next + 1 }).staleness).toMatchObject({ state: 'overdue', overdueDays: 0 });
+    const yearLater = verifyRecord(gold.record, keySet, { now: last + 400 * day });
+    expect(yearLater).toMatchObject({ valid: true, staleness: { state: 'overdue', ageDays: 400 } });
+  });
+
+  it('is never_audited for a record without audit timestamps (the never-audited answer)', () => {
+    const answer = { ...gold.record, status: 'unverified', last_audited_at: null, next_audit_at: null, first_seen: null };
+    delete answer.key_id;
+    delete answer.signature;
+    const r = verifyRecord(answer, keySet, { now: NOW });
+    expect(r).toMatchObject({ valid: false, code: 'UNSIGNED', status: 'unverified' });
+    expect(r.staleness).toEqual({ state: 'never_audited', lastAuditedAt: null, nextAuditAt: null, ageDays: null, overdueDays: null });
+    expect(stalenessOf({}, NOW).state).toBe('never_audited');
+  });
+
+  it('uses the clock when no now is given', () => {
+    const expected = stalenessOf(gold.record, Date.now());
+    expect(verifyRecord(gold.record, keySet).staleness.state).toBe(expected.state);
+  });
+});
