@@ -35,7 +35,7 @@ export function createGatewayApp(ctx: GatewayContext): App {
       const res = event.node.res;
       res.once('finish', () => logRequest(event, ctx, started));
       try {
-        const path = event.path.split('?', 1)[0]!;
+        const path = pathOf(event);
         const route = Object.hasOwn(routes, path) ? routes[path]! : null;
         if (!route) throw new NotFoundError(path);
         if (!route.methods.includes(event.method)) throw new MethodNotAllowedError(event.method, route.methods);
@@ -49,13 +49,26 @@ export function createGatewayApp(ctx: GatewayContext): App {
   return app;
 }
 
+/** The request's path; RFC 9112 absolute-form targets (`GET http://host/v1/verify`) included. */
+function pathOf(event: H3Event): string {
+  const target = event.node.req.url ?? '/';
+  if (/^https?:\/\//i.test(target)) {
+    try {
+      return new URL(target).pathname;
+    } catch {
+      return target;
+    }
+  }
+  return target.split('?', 1)[0]!;
+}
+
 /** One JSON line per request: method, path, status, duration, key id; never the key, never the query's other members. */
 function logRequest(event: H3Event, ctx: GatewayContext, started: number): void {
   const line: Record<string, unknown> = {
     level: 'info',
     msg: 'request',
     method: event.method,
-    path: event.path.split('?', 1)[0],
+    path: pathOf(event),
     status: event.node.res.statusCode,
     duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
     key_id: event.context.keyId ?? null,

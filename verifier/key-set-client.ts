@@ -50,11 +50,22 @@ export class KeySetClient {
     return this.fetch();
   }
 
-  /** A key set that lists `kid` if the server has it: refetches once (cooldown permitting) when the cached one does not. */
+  /**
+   * A key set that lists `kid` if the server has it: refetches once (cooldown permitting) when
+   * the cached one does not. Callers arriving while that refetch runs wait for it rather than
+   * getting the old set, so a burst of records signed by a freshly rotated key all verify.
+   */
   async getForKid(kid: string): Promise<KeySet> {
+    const wasFresh = this.cached !== null && this.now() < this.cached.freshUntil;
     const keySet = await this.get();
     if (keySet.keys.some((k) => k.kid === kid)) return keySet;
+    if (this.inflight) return this.inflight;
     const now = this.now();
+    // The set was stale, so get() just fetched it: that was the refetch, not a reason for another.
+    if (!wasFresh) {
+      this.lastUnknownKeyFetch = now;
+      return keySet;
+    }
     if (now - this.lastUnknownKeyFetch < (this.options.unknownKeyCooldownMs ?? 30_000)) return keySet;
     this.lastUnknownKeyFetch = now;
     return this.fetch();

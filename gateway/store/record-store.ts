@@ -30,6 +30,8 @@ export class RecordStore {
   private cache = new Map<string, ServedRecord>();
   private cachedBytes = 0;
   private cacheGeneration = '';
+  /** Loads in progress, so simultaneous misses for one domain read and verify it once. */
+  private loading = new Map<string, Promise<Lookup>>();
 
   constructor(
     readonly source: RecordSource,
@@ -50,6 +52,16 @@ export class RecordStore {
       this.cache.set(domain, hit);
       return { kind: 'record', record: hit };
     }
+    const key = `${this.cacheGeneration}\u0000${domain}`;
+    let pending = this.loading.get(key);
+    if (!pending) {
+      pending = this.loadVerified(domain).finally(() => this.loading.delete(key));
+      this.loading.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async loadVerified(domain: string): Promise<Lookup> {
     try {
       return await this.load(domain);
     } catch (error) {
@@ -92,14 +104,19 @@ export class RecordStore {
   }
 
   private remember(domain: string, record: ServedRecord): void {
-    const size = record.bytes.length + domain.length * 2 + 64;
+    const size = entrySize(domain, record);
     if (size > this.options.cacheBytes) return;
+    const previous = this.cache.get(domain);
+    if (previous) {
+      this.cache.delete(domain);
+      this.cachedBytes -= entrySize(domain, previous);
+    }
     this.cache.set(domain, record);
     this.cachedBytes += size;
     for (const [oldest, value] of this.cache) {
       if (this.cachedBytes <= this.options.cacheBytes) break;
       this.cache.delete(oldest);
-      this.cachedBytes -= value.bytes.length + oldest.length * 2 + 64;
+      this.cachedBytes -= entrySize(oldest, value);
     }
   }
 }
@@ -125,6 +142,11 @@ function checkRecord(domain: string, bytes: Buffer, keySet: Parameters<typeof ve
   // An unsigned record is acceptable only in a deployment that signs nothing (empty key set).
   if (verdict.code === 'UNSIGNED' && keySet.keys.length === 0) return;
   throw new RecordUnavailableError(`record for ${domain} failed verification: ${verdict.code} (${verdict.message})`);
+}
+
+/** Bytes an entry accounts for: the record, the key, and the map's overhead, roughly. */
+function entrySize(domain: string, record: ServedRecord): number {
+  return record.bytes.length + domain.length * 2 + 64;
 }
 
 function safeKeyGeneration(keys: KeySetSource): number {

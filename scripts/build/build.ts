@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { canonicalJson } from '../../core/canonical.ts';
@@ -57,6 +57,8 @@ export interface BuildSummary {
   buildDir: string;
   keySetFile: string;
   prunedBuilds: number;
+  /** Peak resident memory of the build process, workers included (MB). */
+  peakRssMb: number;
 }
 
 const MAX_PROBLEMS_KEPT = 1000;
@@ -74,12 +76,10 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     const key = await loadActiveKey(opts.keysDir, opts.signingKey);
     if (!key) opts.onWarning?.('no signing key configured (run "mvr keygen" or set MVR_SIGNING_KEY): records are UNSIGNED and the key set is empty');
     const keySet: KeySet = key ? await publishedKeySet(opts.keysDir, key, opts.publishKeysFile) : { keys: [] };
-    const files = await listAuditFiles(opts.auditsDir).catch((error: Error) => {
-      throw new BuildError(`cannot read audits folder ${opts.auditsDir}: ${error.message}`);
-    });
-    if (files.length === 0 && !opts.allowEmpty) {
-      throw new BuildError(`no audits (*.json, *.jsonl) under ${opts.auditsDir}; refusing to publish an empty build (use --allow-empty)`);
-    }
+    // A missing folder is a mistake (a typo in --audits), never "no audits this month".
+    const dirStat = await stat(opts.auditsDir).catch(() => null);
+    if (!dirStat?.isDirectory()) throw new BuildError(`audits folder ${opts.auditsDir} does not exist or is not a folder`);
+    const files = await listAuditFiles(opts.auditsDir);
     staging = await createStaging(opts.recordsDir);
     const issuedAt = formatTimestamp(opts.now);
     const init: WorkerInit = {
@@ -92,11 +92,11 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
 
     const duplicates = outcome.duplicates.size > 0 ? await duplicateProblems(files, outcome.duplicates) : [];
     if (outcome.problemCount + duplicates.length > 0) {
-      // Workers finish batches in any order; report in input order, lines numerically.
-      const problems = [...duplicates, ...outcome.problems]
-        .sort((a, b) => a.source.localeCompare(b.source, 'en', { numeric: true }))
-        .slice(0, MAX_PROBLEMS_KEPT);
+      const problems = sortProblems([...duplicates, ...outcome.problems]).slice(0, MAX_PROBLEMS_KEPT);
       throw new InvalidAuditsError(problems, outcome.problemCount + duplicates.length);
+    }
+    if (outcome.audits === 0 && !opts.allowEmpty) {
+      throw new BuildError(`no audits in ${files.length} file${files.length === 1 ? '' : 's'} under ${opts.auditsDir}; refusing to publish an empty build, which would withdraw every record (use --allow-empty)`);
     }
 
     const byStatus: Record<string, number> = {}, byTier: Record<string, number> = {};
@@ -122,12 +122,12 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     const keySetFile = join(opts.publicDir, KEY_SET_PATH);
     await mkdir(dirname(keySetFile), { recursive: true });
     await writeAtomic(keySetFile, `${canonicalJson(keySet)}\n`);
-    const buildDir = await swapInBuild(opts.recordsDir, staging, buildId);
+    const { buildDir, previous } = await swapInBuild(opts.recordsDir, staging, buildId);
     staging = null;
     const durationMs = performance.now() - started;
     // Old builds go after the swap and outside the measured time: removing a million files
     // takes about as long as writing them, and no reader needs them any more.
-    const pruned = await pruneBuilds(opts.recordsDir);
+    const pruned = await pruneBuilds(opts.recordsDir, [buildId, previous]);
     return {
       buildId,
       records: outcome.written,
@@ -144,6 +144,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       buildDir,
       keySetFile,
       prunedBuilds: pruned.length,
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     };
   } finally {
     if (staging) await discardStaging(staging);
@@ -152,6 +153,8 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
 }
 
 interface Outcome {
+  /** Audits read (valid or not). */
+  audits: number;
   written: number;
   counts: Record<string, number>;
   problems: AuditProblem[];
@@ -170,6 +173,7 @@ async function processAll(
   const batchSize = opts.batchSize ?? 500;
   const totalBytes = files.reduce((n, f) => n + f.size, 0);
   const outcome: Outcome = {
+    audits: 0,
     written: 0,
     counts: {},
     problems: [],
@@ -177,9 +181,12 @@ async function processAll(
     duplicates: new Set(),
   };
   let bytesRead = 0, lastProgress = 0;
+  // Keep the first problems in input order, not in the order workers finish: trim by sorting
+  // now and then, so memory stays bounded however many audits are bad.
   const addProblem = (p: AuditProblem) => {
     outcome.problemCount++;
-    if (outcome.problems.length < MAX_PROBLEMS_KEPT) outcome.problems.push(p);
+    outcome.problems.push(p);
+    if (outcome.problems.length >= 2 * MAX_PROBLEMS_KEPT) outcome.problems = sortProblems(outcome.problems).slice(0, MAX_PROBLEMS_KEPT);
   };
   const progress = (force = false) => {
     const now = performance.now();
@@ -231,6 +238,7 @@ async function processAll(
     for (const file of files) {
       for await (const item of readAuditFile(file.path, addProblem, (n) => (bytesRead += n))) {
         batch.push(item);
+        outcome.audits++;
         if (batch.length >= batchSize) {
           await submit(batch);
           batch = [];
@@ -276,6 +284,11 @@ async function duplicateProblems(files: { path: string }[], domains: Set<string>
     member: 'domain',
     message: `duplicate domain "${domain}" (after normalization), also in ${list.slice(1).join(', ')}`,
   }));
+}
+
+/** Input order: file, then line or index numerically (workers finish batches in any order). */
+function sortProblems(problems: AuditProblem[]): AuditProblem[] {
+  return problems.sort((a, b) => a.source.localeCompare(b.source, 'en', { numeric: true }));
 }
 
 function sortKeys(o: Record<string, number>): Record<string, number> {

@@ -1,5 +1,5 @@
-import { mkdir, open, readdir, readFile, readlink, rename, rm, symlink, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { link, mkdir, readdir, readFile, readlink, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { BuildError } from '../../core/errors.ts';
 import { BUILDS_DIR, CURRENT_LINK } from '../../core/layout.ts';
 
@@ -13,20 +13,26 @@ const STAGING_PREFIX = '.staging-';
 export async function acquireBuildLock(recordsDir: string): Promise<() => Promise<void>> {
   await mkdir(join(recordsDir, BUILDS_DIR), { recursive: true });
   const file = join(recordsDir, LOCK);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fh = await open(file, 'wx');
-      await fh.writeFile(String(process.pid));
-      await fh.close();
-      return () => unlink(file).catch(() => undefined);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new BuildError(`cannot create ${file}: ${(error as Error).message}`);
-      const pid = Number(await readFile(file, 'utf8').catch(() => ''));
-      if (pid && isAlive(pid)) throw new BuildError(`another build (pid ${pid}) holds ${file}`);
-      await unlink(file).catch(() => undefined);
+  // The pid is written to a private file first and hard-linked into place: the lock appears
+  // with its pid already in it, so no other build can ever read an empty lock and steal it.
+  const mine = `${file}.${process.pid}`;
+  await writeFile(mine, String(process.pid));
+  try {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await link(mine, file);
+        return () => unlink(file).catch(() => undefined);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new BuildError(`cannot create ${file}: ${(error as Error).message}`);
+        const pid = Number(await readFile(file, 'utf8').catch(() => ''));
+        if (pid && isAlive(pid)) throw new BuildError(`another build (pid ${pid}) holds ${file}`);
+        await unlink(file).catch(() => undefined);
+      }
     }
+    throw new BuildError(`cannot take the build lock ${file}`);
+  } finally {
+    await unlink(mine).catch(() => undefined);
   }
-  throw new BuildError(`cannot take the build lock ${file}`);
 }
 
 /** Makes a fresh staging folder inside the records folder (same file system, so the final rename is atomic). */
@@ -46,10 +52,11 @@ export async function createStaging(recordsDir: string): Promise<string> {
  * the `current` symlink (rename over the old link). A reader sees the old build or the new
  * one, never a mix; a crash before the rename leaves the old build live.
  */
-export async function swapInBuild(recordsDir: string, stagingDir: string, buildId: string): Promise<string> {
+export async function swapInBuild(recordsDir: string, stagingDir: string, buildId: string): Promise<{ buildDir: string; previous: string | null }> {
   const target = join(recordsDir, BUILDS_DIR, buildId);
   await rename(stagingDir, target);
   const link = join(recordsDir, CURRENT_LINK);
+  const previous = await readlink(link).catch(() => null);
   const tmpLink = `${link}.tmp-${process.pid}`;
   await rm(tmpLink, { force: true });
   await symlink(join(BUILDS_DIR, buildId), tmpLink, 'dir');
@@ -59,15 +66,19 @@ export async function swapInBuild(recordsDir: string, stagingDir: string, buildI
     await rm(tmpLink, { force: true });
     throw new BuildError(`cannot replace ${link} (is it a folder rather than a symlink?): ${(error as Error).message}`);
   }
-  return target;
+  return { buildDir: target, previous: previous && basename(previous) };
 }
 
-/** Removes builds other than the live one and the one before it (which in-flight readers may still be reading). */
-export async function pruneBuilds(recordsDir: string, keep = 2): Promise<string[]> {
+/**
+ * Removes every build but the live one and the one that was live before it (readers in flight
+ * may still be reading that). Which builds those are comes from the link, never from sorting
+ * names: a rebuild with an earlier `--now` is still the newest build.
+ */
+export async function pruneBuilds(recordsDir: string, keep: (string | null)[]): Promise<string[]> {
   const builds = join(recordsDir, BUILDS_DIR);
-  const live = await readlink(join(recordsDir, CURRENT_LINK)).catch(() => '');
-  const names = (await readdir(builds)).filter((n) => !n.startsWith('.')).sort();
-  const old = names.filter((n) => join(BUILDS_DIR, n) !== live).slice(0, Math.max(0, names.length - keep));
+  const live = await readlink(join(recordsDir, CURRENT_LINK)).catch(() => null);
+  const kept = new Set([...keep, live && basename(live)].filter((n): n is string => Boolean(n)));
+  const old = (await readdir(builds)).filter((n) => !n.startsWith('.') && !kept.has(n));
   for (const name of old) await rm(join(builds, name), { recursive: true, force: true });
   return old;
 }

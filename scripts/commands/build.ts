@@ -56,7 +56,7 @@ export async function buildFromArgs(args: Record<string, unknown>, env: Env, qui
 export function formatSummary(s: BuildSummary): string {
   const counts = (o: Record<string, number>) => Object.entries(o).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
   return [
-    `built ${s.records.toLocaleString('en-US')} records from ${s.files} file${s.files === 1 ? '' : 's'} in ${(s.durationMs / 1000).toFixed(2)} s (${Math.round(s.recordsPerSecond).toLocaleString('en-US')} records/s, ${s.workers} workers)`,
+    `built ${s.records.toLocaleString('en-US')} records from ${s.files} file${s.files === 1 ? '' : 's'} in ${(s.durationMs / 1000).toFixed(2)} s (${Math.round(s.recordsPerSecond).toLocaleString('en-US')} records/s, ${s.workers} workers, peak RSS ${s.peakRssMb} MB)`,
     `  by status: ${counts(s.byStatus)}`,
     `  by tier:   ${counts(s.byTier)}`,
     `  ${s.signed ? `signed with key ${s.keyId}` : 'UNSIGNED (no signing key configured)'}; key set lists ${s.publishedKeyIds.length} key${s.publishedKeyIds.length === 1 ? '' : 's'}`,

@@ -3,7 +3,6 @@ import { readFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { normalizeDomain } from '../../core/domain.ts';
 import { ConfigError } from '../../core/errors.ts';
-import { parseKeySet } from '../../core/keyset.ts';
 import { verifyRecord, type RecordVerification } from '../../verifier/index.ts';
 import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
 import { EXIT, runAction } from '../cli-output.ts';
@@ -58,12 +57,13 @@ async function verifyFromArgs(args: Record<string, unknown>, env: Record<string,
 
   let result: RecordVerification;
   if (keysArg && !/^https?:\/\//i.test(keysArg)) {
-    let keySet;
+    let keySet: unknown;
     try {
-      keySet = parseKeySet(JSON.parse(await readFile(keysArg, 'utf8')));
+      keySet = JSON.parse(await readFile(keysArg, 'utf8'));
     } catch (error) {
       throw new ConfigError(`--keys ${keysArg}: ${(error as Error).message}`);
     }
+    // An unusable key set is INVALID_KEY_SET (exit 3) whether it came from a file or a URL.
     result = verifyRecord(record, keySet, { domain });
   } else {
     const url = keysArg ?? baseUrl;

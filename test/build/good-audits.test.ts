@@ -33,7 +33,7 @@ describe('build of the sample audits (runBuild, signed)', () => {
 
   beforeAll(async () => {
     p = await makeProject({ samples: true, keygen: true });
-    summary = await build(p);
+    summary = await build(p, { workers: 2, batchSize: 4 });
     records = await readCurrentRecords(p.recordsDir);
     ({ keySet, text: keySetText } = await readKeySet(p.publicDir));
     samples = await sampleAudits();

@@ -99,7 +99,10 @@ export async function writeFiles(dir: string, files: Record<string, string>): Pr
   }
 }
 
-/** runBuild's options for a project: fixed issuer and --now, two workers, small batches so both workers get work. */
+/**
+ * runBuild's options for a project: fixed issuer and --now, one worker thread (each thread costs a
+ * TypeScript loader start-up; tests about scheduling pass `workers: 2` with small batches).
+ */
 export function buildOptions(p: Project, overrides: Partial<BuildOptions> = {}): BuildOptions {
   return {
     auditsDir: p.auditsDir,
@@ -110,8 +113,7 @@ export function buildOptions(p: Project, overrides: Partial<BuildOptions> = {}):
     schemaUrl: SCHEMA_URL,
     now: NOW,
     signingKey: undefined,
-    workers: 2,
-    batchSize: 4,
+    workers: 1,
     ...overrides,
   };
 }

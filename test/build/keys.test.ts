@@ -1,14 +1,14 @@
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generatePrivateJwk, verifyRecordNode } from '../../core/signing.ts';
+import { generatePrivateJwk, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
+import { keygen as keystoreKeygen, listKeys, retireKey } from '../../scripts/keystore.ts';
 import {
   build,
   buildArgs,
   buildFails,
   currentTarget,
   listFiles,
-  lines,
   makeProject,
   readCurrentRecords,
   readKeySet,
@@ -94,9 +94,29 @@ describe.concurrent('MVR_SIGNING_KEY', () => {
     expect(error.code).toBe('INVALID_KEY');
     expect(error.message).not.toContain(good.d);
     const res = await runCli(buildArgs(p), { MVR_SIGNING_KEY: mismatched });
-    expect(res.code).toBe(2);
+    expect(res.code, res.stderr).toBe(2);
     expect(res.stderr).toMatch(/INVALID_KEY/);
     expect(res.stdout + res.stderr).not.toContain(good.d);
+    expect(await snapshotOutputs(p)).toEqual(before);
+  });
+});
+
+describe.concurrent('--publish-keys (CI keeps earlier public keys listed)', () => {
+  it('lists the file\'s public keys after the active key, and refuses a file that holds a private key', async () => {
+    const p = await makeProject({ samples: true, keygen: true });
+    const earlier = generatePrivateJwk();
+    const publicSet = join(p.root, 'earlier-keys.json');
+    await writeFile(publicSet, JSON.stringify({ keys: [toPublicJwk(earlier.x)] }));
+    const summary = await build(p, { publishKeysFile: publicSet });
+    expect(summary.publishedKeyIds).toEqual([p.kid, earlier.kid]);
+    expect(await kids(p)).toEqual([p.kid, earlier.kid]);
+    const before = await snapshotOutputs(p);
+
+    const privateSet = join(p.root, 'oops-private-keys.json');
+    await writeFile(privateSet, JSON.stringify({ keys: [earlier] }));
+    const error = await buildFails(p, { publishKeysFile: privateSet });
+    expect(error.code).toBe('INVALID_CONFIG');
+    expect(error.message).not.toContain(earlier.d);
     expect(await snapshotOutputs(p)).toEqual(before);
   });
 });
@@ -127,13 +147,12 @@ describe.concurrent('key rotation with keygen', () => {
     for (const { record } of oldRecords.values()) expect(verifyRecordNode(record, keySet)).toEqual({ valid: true, keyId: oldKid });
 
     const retireActive = await keygen('--retire', newKid);
-    expect(retireActive.code).toBe(2);
+    expect(retireActive.code, retireActive.stderr).toBe(2);
     expect(retireActive.stderr).toMatch(/active/);
 
     const retire = await keygen('--retire', oldKid);
     expect(retire.code, retire.stderr).toBe(0);
-    const list = await keygen('--list', '--json');
-    expect(JSON.parse(list.stdout)).toEqual(
+    expect(await listKeys(p.keysDir)).toEqual(
       expect.arrayContaining([
         { kid: newKid, active: true, retired: false },
         { kid: oldKid, active: false, retired: true },
@@ -160,13 +179,11 @@ describe.concurrent('no private key material leaves keys/', () => {
   it('after signed builds (keys/ and MVR_SIGNING_KEY, one retired key), no file under public/ or records/ holds "d" or a d value; key files are 0600', async () => {
     const p = await makeProject({ samples: true, keygen: true });
     await build(p);
-    const second = await runCli(['keygen', '--keys', p.keysDir]);
-    expect(second.code, second.stderr).toBe(0);
+    await keystoreKeygen(p.keysDir);
     await build(p);
     const envKey = generatePrivateJwk();
     await build(p, { signingKey: JSON.stringify(envKey) });
-    const retired = await runCli(['keygen', '--keys', p.keysDir, '--retire', p.kid!]);
-    expect(retired.code, retired.stderr).toBe(0);
+    await retireKey(p.keysDir, p.kid!);
 
     const secrets = [envKey.d];
     const keyFiles: string[] = [];

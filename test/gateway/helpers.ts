@@ -5,6 +5,7 @@
  * Nothing is mocked: records are real files, signatures are real, requests go over TCP.
  */
 import { cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -221,6 +222,29 @@ async function send(t: TestGateway, path: string, opts: RequestOptions): Promise
     json = undefined;
   }
   return { status: res.status, headers: res.headers, bytes, text, json };
+}
+
+/**
+ * One HTTP/1.1 request written by hand on a fresh TCP connection (for request targets that fetch
+ * would normalize); `Connection: close` is added, the answer is read to the end.
+ */
+export function rawRequest(t: TestGateway, requestLine: string, headers: Record<string, string> = {}): Promise<{ status: number; head: string; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const lines = [requestLine, 'Host: 127.0.0.1', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'Connection: close', '', ''];
+    const auth = headers.Authorization ?? headers.authorization;
+    if (auth !== undefined) t.sentAuthorizations.add(auth);
+    const socket = connect(t.gateway.port, '127.0.0.1', () => socket.write(lines.join('\r\n')));
+    const chunks: Buffer[] = [];
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('error', reject);
+    socket.setTimeout(5000, () => socket.destroy(new Error('raw request timed out')));
+    socket.on('end', () => {
+      const all = Buffer.concat(chunks);
+      const split = all.indexOf('\r\n\r\n');
+      const head = all.subarray(0, split).toString('latin1');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), head, body: all.subarray(split + 4) });
+    });
+  });
 }
 
 /** Creates another API key in the gateway's key file (remembered as a secret for the log check). */

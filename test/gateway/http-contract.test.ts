@@ -14,6 +14,7 @@ import {
   liveRecordFile,
   makeProject,
   poll,
+  rawRequest,
   RECORD_CACHE_CONTROL,
   sleep,
   startTestGateway,
@@ -82,6 +83,22 @@ describe('200: the record', () => {
       expect(head.headers.get(name), name).toBe(get.headers.get(name));
     }
     expect(head.headers.get('content-length')).toBe(String(knownBytes.length));
+  });
+});
+
+describe('request targets', () => {
+  it('origin-form with a raw NUL or traversal in the path is a 404, never a file', async () => {
+    for (const target of ['/v1/verify/..', '/..%2f..%2fetc/passwd', '//v1/verify?domain=acme-outdoor.example', '/v1/%00verify']) {
+      const r = await rawRequest(g, `GET ${target} HTTP/1.1`, { Authorization: `Bearer ${g.key}` });
+      expect(r.status, target).toBe(404);
+      expect(r.head).toMatch(/content-type: application\/problem\+json/i);
+    }
+  });
+
+  it('accepts the absolute-form of the request target (RFC 9112 3.2.2)', async () => {
+    const r = await rawRequest(g, `GET ${g.url}/v1/verify?domain=${KNOWN} HTTP/1.1`, { Authorization: `Bearer ${g.key}` });
+    expect(r.status).toBe(200);
+    expect(r.body.equals(knownBytes)).toBe(true);
   });
 });
 
@@ -281,6 +298,8 @@ describe('access log', () => {
     await waitForLog(g, (l) => l.msg === 'request' && l.domain === KNOWN && l.status === 200);
     expectNoSecretsInLogs(g);
     // The userinfo of a URL-form domain is not a credential the log may keep either.
-    for (const line of g.logs) expect(JSON.stringify(line)).not.toContain(g.key.split('_')[2]!);
+    const secret = g.key.replace(/^mvr_[a-z0-9]{10}_/, '');
+    expect(secret).toHaveLength(43);
+    for (const line of g.logs) expect(JSON.stringify(line)).not.toContain(secret);
   });
 });

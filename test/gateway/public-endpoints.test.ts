@@ -4,7 +4,8 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { rename } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseKeySet } from '../../core/keyset.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
@@ -73,6 +74,30 @@ describe('GET /.well-known/merchant-verify-keys.json', () => {
     const nm = await g.request('/.well-known/merchant-verify-keys.json', { key: null, headers: { 'if-none-match': withKey.headers.get('etag')! } });
     expect(nm.status).toBe(304);
     expect(nm.bytes.length).toBe(0);
+  });
+});
+
+describe('key set trouble', () => {
+  it('a published key set carrying a private member is never served, and no record is served against it', async () => {
+    const { bytes } = await publishedKeySet(project);
+    const privateJwk = JSON.parse(await readFile(join(project.keysDir, 'signing', `${project.kid}.jwk.json`), 'utf8')) as { d: string };
+    const leaked = { keys: [{ ...JSON.parse(bytes.toString('utf8')).keys[0], d: privateJwk.d }] };
+    await writeFile(project.keySetFile, JSON.stringify(leaked));
+    try {
+      const { value } = await poll(() => g.request('/.well-known/merchant-verify-keys.json', { key: null }), (r) => r.status !== 200, { timeoutMs: 2000 });
+      expect(value.status).toBe(503);
+      expect(value.text).not.toContain(privateJwk.d);
+      expect(value.json.code).toBe('STORE_UNAVAILABLE');
+      expect((await g.verify('acme-outdoor.example')).json.code).toBe('STORE_UNAVAILABLE');
+      expect((await g.verify('never-audited-keys.example')).json.code).toBe('STORE_UNAVAILABLE');
+      expect((await g.request('/healthz', { key: null })).json.status).toBe('degraded');
+      for (const line of g.logs) expect(JSON.stringify(line)).not.toContain(privateJwk.d);
+    } finally {
+      await writeFile(project.keySetFile, bytes);
+    }
+    const { value: back } = await poll(() => g.request('/.well-known/merchant-verify-keys.json', { key: null }), (r) => r.status === 200, { timeoutMs: 3000 });
+    expect(back.bytes.equals(bytes)).toBe(true);
+    expect((await g.verify('acme-outdoor.example')).status).toBe(200);
   });
 });
 

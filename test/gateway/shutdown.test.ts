@@ -48,7 +48,11 @@ describe('close()', () => {
     await sleep(150);
     expect(closed).toBe(false); // still waiting for the request in flight
     // No new connection is accepted once closing has begun.
-    await expect(fetch(`${g.url}/healthz`, { headers: { connection: 'close' } })).rejects.toThrow();
+    const refused = await fetch(`${g.url}/healthz`).then(
+      (res) => `answered ${res.status}`,
+      (error: Error & { cause?: { code?: string } }) => error.cause?.code ?? error.message,
+    );
+    expect(refused).toMatch(/^(ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET)$/);
 
     await writer.write(bytes);
     await writer.close();
@@ -62,19 +66,38 @@ describe('close()', () => {
     expect(line).toMatchObject({ status: 200, method: 'GET', path: '/v1/verify' });
   });
 
-  it('lets a never-audited request sent just before close() complete with 200', async () => {
-    const project = await makeProject({ build: true });
+  it('waits for every request in flight (two connections), and each completes with its own record', async () => {
+    const project = await makeProject();
     const g = await startTestGateway(project);
-    expect((await g.verify('warm-up.example')).status).toBe(200);
-    // Send on the warm connection, and close once the gateway has the request (its log line is
-    // written when the answer is done, so wait on the socket instead: the request is on the wire
-    // as soon as fetch has handed it to undici; give the server one turn to read it).
-    const pending = g.verify('never-audited-at-close.example');
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    const closing = g.gateway.close();
-    const r = await pending;
+    const domains = ['harbor-furniture.example', 'fictional-candles.myshopify.com'];
+    const files = domains.map((d) => liveRecordFile(project, d));
+    const contents = await Promise.all(files.map((f) => readFile(f)));
+    for (const f of files) {
+      await rm(f);
+      execFileSync('mkfifo', [f]);
+    }
+    const inFlight = domains.map((d) => g.verify(d));
+    const writers = await Promise.all(files.map((f) => openWriterWhenRead(f)));
+    let closed = false;
+    const closing = g.gateway.close().then(() => {
+      closed = true;
+    });
+
+    // Answer the second request first: close() must still wait for the first one.
+    await writers[1]!.write(contents[1]!);
+    await writers[1]!.close();
+    const second = await inFlight[1]!;
+    expect(second.status).toBe(200);
+    expect(second.bytes.equals(contents[1]!)).toBe(true);
+    await sleep(100);
+    expect(closed).toBe(false);
+
+    await writers[0]!.write(contents[0]!);
+    await writers[0]!.close();
+    const first = await inFlight[0]!;
+    expect(first.status).toBe(200);
+    expect(first.bytes.equals(contents[0]!)).toBe(true);
     await closing;
-    expect(r.status).toBe(200);
-    expect(r.json).toMatchObject({ domain: 'never-audited-at-close.example', status: 'unverified', score: null });
+    expect(closed).toBe(true);
   });
 });

@@ -138,3 +138,25 @@ describe('a record file that must not be served', () => {
     }
   });
 });
+
+describe('an unsigned deployment (no signing key: empty key set)', () => {
+  it('serves its unsigned records as stored, and refuses a signed record it cannot check', async () => {
+    const unsigned = await makeProject({ sign: false });
+    const u = await startTestGateway(unsigned);
+    try {
+      const ks = await u.request('/.well-known/merchant-verify-keys.json', { key: null });
+      expect(ks.json).toEqual({ keys: [] });
+      const r = await u.verify('gadget-hub.example');
+      expect(r.status).toBe(200);
+      expect(r.bytes.equals(await readFile(liveRecordFile(unsigned, 'gadget-hub.example')))).toBe(true);
+      expect('signature' in r.json || 'key_id' in r.json).toBe(false);
+      // A record signed elsewhere (by a key this deployment does not publish) is not served.
+      const signed = await readFile(liveRecordFile(project, 'fictional-candles.myshopify.com'));
+      await writeFile(liveRecordFile(unsigned, 'fictional-candles.myshopify.com'), signed);
+      expectProblem(await u.verify('fictional-candles.myshopify.com'), 503, 'UNAVAILABLE');
+      expectNoSecretsInLogs(u);
+    } finally {
+      await u.close();
+    }
+  });
+});

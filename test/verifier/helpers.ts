@@ -239,8 +239,8 @@ export async function connectHttpClient(url: string, key: string | null): Promis
 }
 
 /** The text of a tool result's first content item (asserting it is text). */
-export function firstText(result: { content?: unknown }): string {
-  const content = result.content as { type: string; text?: string }[] | undefined;
+export function firstText(result: unknown): string {
+  const content = (result as { content?: unknown }).content as { type: string; text?: string }[] | undefined;
   const first = content?.[0];
   if (!first || first.type !== 'text' || typeof first.text !== 'string') throw new Error(`no text content in ${JSON.stringify(result)}`);
   return first.text;

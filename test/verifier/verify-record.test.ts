@@ -205,7 +205,7 @@ describe('staleness (fixed now)', () => {
   });
 
   it('is never_audited for a record without audit timestamps (the never-audited answer)', () => {
-    const answer = { ...gold.record, status: 'unverified', last_audited_at: null, next_audit_at: null, first_seen: null };
+    const answer: Record<string, unknown> = { ...gold.record, status: 'unverified', last_audited_at: null, next_audit_at: null, first_seen: null };
     delete answer.key_id;
     delete answer.signature;
     const r = verifyRecord(answer, keySet, { now: NOW });

@@ -1,0 +1,53 @@
+import { execFile } from 'node:child_process';
+import { createWriteStream, existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { once } from 'node:events';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { generateAudits } from './generate-audits.ts';
+
+const run = promisify(execFile);
+const ROOT = resolve(import.meta.dirname, '..');
+
+export interface BuildBenchRow {
+  audits: number;
+  seconds: number;
+  recordsPerSecond: number;
+  peakRssMb: number;
+}
+
+/** Writes `count` synthetic audits (seed 42) once and reuses them. */
+export async function auditsFile(outDir: string, count: number): Promise<string> {
+  const dir = join(outDir, `audits-${count}`);
+  const file = join(dir, 'audits.jsonl');
+  if (!existsSync(file)) {
+    await mkdir(dir, { recursive: true });
+    const out = createWriteStream(file);
+    await generateAudits(count, 42, out);
+    out.end();
+    await once(out, 'finish');
+  }
+  return dir;
+}
+
+/**
+ * Runs the real `mvr build` (the CLI, in its own process, signing with a fresh key) on `count`
+ * audits and reads its `--json` summary: wall time of the build up to the swap, and peak RSS of
+ * the process with its worker threads.
+ */
+export async function benchBuild(outDir: string, count: number): Promise<BuildBenchRow> {
+  const audits = await auditsFile(outDir, count);
+  const work = join(outDir, `build-${count}`);
+  await rm(work, { recursive: true, force: true });
+  const keys = join(work, 'keys');
+  await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'keygen', '--keys', keys]);
+  const { stdout } = await run(
+    process.execPath,
+    [join(ROOT, 'bin/mvr.js'), 'build', '--json', '--audits', audits, '--records', join(work, 'records'), '--public', join(work, 'public'), '--keys', keys, '--now', '2026-11-01T00:00:00Z'],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
+  const summary = JSON.parse(stdout) as { records: number; durationMs: number; recordsPerSecond: number; peakRssMb: number };
+  if (summary.records !== count) throw new Error(`built ${summary.records} records from ${count} audits`);
+  // The records of a million-audit build take a few GB; only the last size's are kept for the gateway bench.
+  return { audits: count, seconds: summary.durationMs / 1000, recordsPerSecond: summary.recordsPerSecond, peakRssMb: summary.peakRssMb };
+}

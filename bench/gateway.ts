@@ -1,0 +1,147 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { recordPath } from '../core/layout.ts';
+
+const run = promisify(execFile);
+const ROOT = resolve(import.meta.dirname, '..');
+
+export interface LoadResult {
+  name: string;
+  requestsPerSecond: number;
+  p50ms: number;
+  p99ms: number;
+  non2xx: number;
+}
+
+/** wrk with latency percentiles; the Lua script picks each request's path. */
+export async function wrk(url: string, script: string, seconds: number, connections: number): Promise<Omit<LoadResult, 'name'>> {
+  const { stdout } = await run('wrk', ['-t2', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, url], { maxBuffer: 1 << 20 });
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
+  const pct = (p: string) => toMs(new RegExp(`\\s${p}%\\s+([\\d.]+\\w+)`).exec(stdout)?.[1] ?? 'NaN');
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
+  return { requestsPerSecond: rps, p50ms: pct('50'), p99ms: pct('99'), non2xx };
+}
+
+function toMs(text: string): number {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(text);
+  if (!m) return NaN;
+  const v = Number(m[1]);
+  return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
+}
+
+/** A wrk script that sends each request to a random path from a file, with an Authorization header. */
+export async function pathsScript(dir: string, name: string, paths: string[], authorization: string): Promise<string> {
+  const list = join(dir, `${name}.paths`);
+  await writeFile(list, `${paths.join('\n')}\n`);
+  const script = join(dir, `${name}.lua`);
+  await writeFile(
+    script,
+    `local paths = {}
+for line in io.lines("${list}") do paths[#paths + 1] = line end
+math.randomseed(42)
+wrk.headers["Authorization"] = "${authorization}"
+request = function() return wrk.format("GET", paths[math.random(#paths)]) end
+`,
+  );
+  return script;
+}
+
+/** Domains of a JSONL audit file (already normalized by the generator). */
+export async function domainsOf(auditsJsonl: string, limit = Infinity): Promise<string[]> {
+  const out: string[] = [];
+  for await (const line of createInterface({ input: createReadStream(auditsJsonl) })) {
+    const m = /"domain":"([^"]+)"/.exec(line);
+    if (m) out.push(m[1]!);
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+/** Starts `mvr serve` in its own process and waits for /healthz. */
+export async function startGatewayProcess(args: string[], port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), 'serve', '--quiet', '--port', String(port), ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+  await waitFor(`http://127.0.0.1:${port}/healthz`, child);
+  return child;
+}
+
+/** Starts nginx serving `root` under /r/ behind a Bearer map: the same files, no checks but the key. */
+export async function startNginx(dir: string, root: string, port: number, apiKey: string, workers: number): Promise<ChildProcess> {
+  await mkdir(join(dir, 'nginx/logs'), { recursive: true });
+  const conf = join(dir, 'nginx/nginx.conf');
+  await writeFile(
+    conf,
+    `worker_processes ${workers};
+error_log ${dir}/nginx/logs/error.log warn;
+pid ${dir}/nginx/nginx.pid;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  map_hash_bucket_size 256;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 100000;
+  open_file_cache max=200000 inactive=60s;
+  map $http_authorization $authorized { default 0; "Bearer ${apiKey}" 1; }
+  server {
+    listen 127.0.0.1:${port};
+    location /r/ {
+      if ($authorized = 0) { return 401; }
+      alias ${root}/;
+      default_type application/json;
+      add_header Cache-Control "public, max-age=60, s-maxage=300";
+      add_header Vary Authorization;
+    }
+    location = /healthz { return 200 "ok"; }
+  }
+}
+`,
+  );
+  const child = spawn('nginx', ['-p', join(dir, 'nginx'), '-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  await waitFor(`http://127.0.0.1:${port}/healthz`, child);
+  return child;
+}
+
+/** The nginx path of a domain's file: the same file the gateway serves. */
+export function nginxPath(domain: string): string {
+  return `/r/${recordPath(domain)}`;
+}
+
+/** Peak and current resident memory of a process, MB. */
+export async function rssOf(pid: number): Promise<{ rssMb: number; peakMb: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { rssMb: Math.round(kb('VmRSS') / 1024), peakMb: Math.round(kb('VmHWM') / 1024) };
+}
+
+async function waitFor(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`${child.spawnargs.join(' ')} exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+/** Installs nginx and wrk from Debian when absent (the benchmark may; tests never do). */
+export async function ensureTools(): Promise<void> {
+  const missing: string[] = [];
+  for (const [bin, pkg] of [['nginx', 'nginx-light'], ['wrk', 'wrk']] as const) {
+    try {
+      await run('which', [bin]);
+    } catch {
+      missing.push(pkg);
+    }
+  }
+  if (missing.length === 0) return;
+  process.stderr.write(`bench: installing ${missing.join(', ')} from Debian\n`);
+  await run('apt-get', ['update', '-qq']);
+  await run('apt-get', ['install', '-y', '-qq', ...missing]);
+}

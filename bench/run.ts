@@ -1,0 +1,110 @@
+import { execFile } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import { benchBuild, auditsFile, type BuildBenchRow } from './build.ts';
+import { measureEd25519Capacity } from './ed25519-capacity.ts';
+import { domainsOf, ensureTools, nginxPath, pathsScript, rssOf, startGatewayProcess, startNginx, wrk, type LoadResult } from './gateway.ts';
+
+/**
+ * `npm run bench`: the build beside the machine's raw Ed25519 capacity, and the gateway beside
+ * nginx serving the same signed files, all in one run so the ratios compare like with like.
+ * Options: --sizes 10000,100000,1000000  --gateway-records 100000  --seconds 10  --connections 64  --workers 1
+ */
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10000,100000,1000000' },
+    'gateway-records': { type: 'string', default: '100000' },
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '64' },
+    workers: { type: 'string', default: '1' },
+    'cache-mb': { type: 'string', default: '16' },
+  },
+});
+const run = promisify(execFile);
+const ROOT = resolve(import.meta.dirname, '..');
+const OUT = join(ROOT, 'bench/out');
+const seconds = Number(values.seconds), connections = Number(values.connections), workers = Number(values.workers);
+const gatewayRecords = Number(values['gateway-records']);
+const sizes = values.sizes!.split(',').map(Number);
+if (!sizes.includes(gatewayRecords)) sizes.push(gatewayRecords);
+sizes.sort((a, b) => a - b);
+
+await mkdir(OUT, { recursive: true });
+await ensureTools();
+const log = (s: string) => process.stderr.write(`bench: ${s}\n`);
+
+log('raw Ed25519 capacity (node:crypto, all cores)');
+const capacity = await measureEd25519Capacity(4);
+
+const builds: (BuildBenchRow & { ratio: number })[] = [];
+for (const n of sizes) {
+  log(`build of ${n.toLocaleString('en-US')} audits`);
+  const row = await benchBuild(OUT, n);
+  builds.push({ ...row, ratio: row.recordsPerSecond / capacity.pairPerSecond });
+}
+
+log(`gateway on ${gatewayRecords.toLocaleString('en-US')} records, ${connections} connections, ${seconds} s per scenario`);
+const work = join(OUT, `build-${gatewayRecords}`);
+const { stdout: apiKey } = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'apikey', 'create', '--api-keys', join(work, 'api-keys.json'), '--label', 'bench']);
+const key = apiKey.trim();
+const domains = await domainsOf(join(await auditsFile(OUT, gatewayRecords), 'audits.jsonl'));
+const hot = domains.slice(0, 1);
+const never = Array.from({ length: 10_000 }, (_, i) => `never-audited-${i}.example`);
+const scripts = {
+  hot: await pathsScript(OUT, 'hot', hot.map((d) => `/v1/verify?domain=${d}`), `Bearer ${key}`),
+  working: await pathsScript(OUT, 'working', domains.map((d) => `/v1/verify?domain=${d}`), `Bearer ${key}`),
+  never: await pathsScript(OUT, 'never', never.map((d) => `/v1/verify?domain=${d}`), `Bearer ${key}`),
+  badKey: await pathsScript(OUT, 'badkey', hot.map((d) => `/v1/verify?domain=${d}`), 'Bearer mvr_0000000000_notavalidkeynotavalidkeynotavalidkeynotavali'),
+  nginxHot: await pathsScript(OUT, 'nginx-hot', hot.map(nginxPath), `Bearer ${key}`),
+  nginxWorking: await pathsScript(OUT, 'nginx-working', domains.map(nginxPath), `Bearer ${key}`),
+};
+
+const results: LoadResult[] = [];
+const gatewayPort = 18901, nginxPort = 18902;
+let memory = { rssMb: NaN, peakMb: NaN };
+const gateway = await startGatewayProcess(
+  ['--records', join(work, 'records'), '--public', join(work, 'public'), '--api-keys', join(work, 'api-keys.json'), '--cache-mb', values['cache-mb']!, ...(workers > 1 ? ['--workers', String(workers)] : [])],
+  gatewayPort,
+);
+const nginx = await startNginx(OUT, join(work, 'records/current'), nginxPort, key, workers).catch((error) => {
+  gateway.kill('SIGTERM');
+  throw error;
+});
+try {
+  const g = `http://127.0.0.1:${gatewayPort}`, n = `http://127.0.0.1:${nginxPort}`;
+  const scenario = async (name: string, url: string, script: string) => {
+    await wrk(url, script, 2, connections); // warm-up
+    results.push({ name, ...(await wrk(url, script, seconds, connections)) });
+    log(`${name}: ${Math.round(results.at(-1)!.requestsPerSecond)} req/s`);
+  };
+  await scenario('nginx, hot record', n, scripts.nginxHot);
+  await scenario('gateway, hot record', g, scripts.hot);
+  await scenario('nginx, working set (all records)', n, scripts.nginxWorking);
+  await scenario(`gateway, working set (all records, cache ${values['cache-mb']} MB)`, g, scripts.working);
+  await scenario('gateway, never-audited domains', g, scripts.never);
+  await scenario('gateway, bad API key (401)', g, scripts.badKey);
+} finally {
+  memory = await rssOf(gateway.pid!).catch(() => memory);
+  gateway.kill('SIGTERM');
+  nginx.kill('SIGQUIT');
+}
+
+const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const nginxHot = results.find((r) => r.name === 'nginx, hot record')!.requestsPerSecond;
+const lines = [
+  `Raw Ed25519 (node:crypto, ${capacity.threads} threads): ${fmt(capacity.signPerSecond)} sign/s, ${fmt(capacity.verifyPerSecond)} verify/s, ${fmt(capacity.pairPerSecond)} sign+verify pairs/s`,
+  '',
+  '| build | seconds | records/s | x raw sign+verify | peak RSS MB |',
+  '|---:|---:|---:|---:|---:|',
+  ...builds.map((b) => `| ${fmt(b.audits)} | ${fmt(b.seconds, 1)} | ${fmt(b.recordsPerSecond)} | ${fmt(b.ratio, 2)} | ${fmt(b.peakRssMb)} |`),
+  '',
+  `| gateway scenario (${connections} connections, ${seconds} s) | req/s | p50 ms | p99 ms | non-2xx | x nginx hot |`,
+  '|---|---:|---:|---:|---:|---:|',
+  ...results.map((r) => `| ${r.name} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50ms, 2)} | ${fmt(r.p99ms, 2)} | ${fmt(r.non2xx)} | ${fmt(r.requestsPerSecond / nginxHot, 2)} |`),
+  '',
+  `Gateway memory after the run (${fmt(gatewayRecords)} records, cache ${values['cache-mb']} MB): RSS ${memory.rssMb} MB, peak ${memory.peakMb} MB`,
+];
+await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, builds, results, memory }, null, 2));
+process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,0 +1,143 @@
+/**
+ * `POST /mcp` on the real gateway, through the real MCP SDK client over Streamable HTTP:
+ * the `verify_merchant` tool is described for agents, answers with the very bytes
+ * `GET /v1/verify` serves, reports caller-fixable failures as `isError` results, and sits
+ * behind the same Bearer keys.
+ */
+import { rename } from 'node:fs/promises';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEY_SET_PATH } from '../../core/keyset.ts';
+import { GOLD, UNAUDITED, cleanup, connectHttpClient, firstText, liveRecord, makeProject, startTestGateway, waitFor, type TestGateway } from '../verifier/helpers.ts';
+
+let gw: TestGateway;
+let client: Client;
+
+beforeAll(async () => {
+  gw = await startTestGateway(await makeProject());
+  client = await connectHttpClient(gw.url, gw.key);
+});
+afterAll(async () => {
+  await client?.close();
+  await cleanup();
+});
+
+const call = (domain: string) => client.callTool({ name: 'verify_merchant', arguments: { domain } });
+
+describe('verify_merchant over Streamable HTTP', () => {
+  it('listTools shows verify_merchant with a title, an agent-facing description, an outputSchema and read-only annotations', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['verify_merchant']);
+    const tool = tools[0]!;
+    expect(tool.title).toBeTruthy();
+    const d = tool.description ?? '';
+    for (const word of ['verified', 'provisional', 'flagged', 'unverified', 'gold', 'silver', 'bronze']) expect(d, word).toContain(word);
+    // The key set URL of this gateway (it was reached on a loopback address).
+    expect(d).toContain(`${gw.url}${KEY_SET_PATH}`);
+    expect(tool.inputSchema).toMatchObject({ type: 'object', required: ['domain'] });
+    expect(tool.outputSchema).toMatchObject({ type: 'object' });
+    expect(Object.keys(tool.outputSchema?.properties ?? {})).toEqual(
+      expect.arrayContaining(['schema', 'domain', 'status', 'tier', 'score', 'max_score', 'sub_scores', 'flags', 'evidence', 'last_audited_at', 'next_audit_at', 'key_id', 'signature']),
+    );
+    expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+  });
+
+  it('a signed record: structuredContent is the record, and the text is byte for byte the body of GET /v1/verify', async () => {
+    const result = await call(GOLD);
+    expect(result.isError).toBeFalsy();
+    const text = firstText(result);
+    const http = await gw.verify(GOLD);
+    expect(http.status).toBe(200);
+    expect(text).toBe(http.text);
+    expect(Buffer.from(text)).toEqual((await liveRecord(gw.project, GOLD)).bytes);
+    expect(result.structuredContent).toEqual(JSON.parse(text));
+    expect(result.structuredContent).toMatchObject({ domain: GOLD, status: 'verified', tier: 'gold', key_id: gw.project.kid });
+    expect(String((result.structuredContent as { signature?: unknown }).signature)).toMatch(/^ed25519:[A-Za-z0-9_-]{86}$/);
+  });
+
+  it('normalizes the domain like the HTTP endpoint (a URL on the shop gives the same record)', async () => {
+    const result = await call('https://WWW.Acme-Outdoor.example:443/tents?color=red');
+    expect(firstText(result)).toBe((await gw.verify(GOLD)).text);
+  });
+
+  it('an unaudited domain: status unverified, score null, unsigned', async () => {
+    const result = await call(UNAUDITED);
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ domain: UNAUDITED, status: 'unverified', tier: null, score: null, max_score: 100 });
+    expect(result.structuredContent).not.toHaveProperty('signature');
+    expect(JSON.parse(firstText(result))).toEqual(result.structuredContent);
+  });
+
+  it.each(['co.uk', 'localhost', 'github.io', '127.0.0.1'])('an invalid domain (%s) is an isError result starting INVALID_DOMAIN', async (domain) => {
+    const result = await call(domain);
+    expect(result.isError).toBe(true);
+    expect(firstText(result)).toMatch(/^INVALID_DOMAIN/);
+    expect(result.structuredContent).toBeUndefined();
+  });
+
+  it('records unavailable (records folder renamed away): isError with STORE_UNAVAILABLE, never an unverified record', async () => {
+    const { recordsDir } = gw.project;
+    await rename(recordsDir, `${recordsDir}.away`);
+    try {
+      // A verified record may be answered from memory until the gateway's next look at the folder
+      // (every refreshMs); wait until the HTTP endpoint says so, then MCP must agree.
+      await waitFor(async () => (await gw.verify(GOLD)).status === 503, 'the gateway to notice the missing records');
+      expect(JSON.parse((await gw.verify(UNAUDITED)).text)).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      for (const domain of [GOLD, UNAUDITED]) {
+        const result = await call(domain);
+        expect(result.isError, domain).toBe(true);
+        expect(firstText(result)).toMatch(/^STORE_UNAVAILABLE/);
+      }
+    } finally {
+      await rename(`${recordsDir}.away`, recordsDir);
+    }
+    // Back: the gateway finds the build again.
+    await waitFor(async () => (await gw.verify(GOLD)).status === 200, 'the gateway to find the records again');
+    const again = await call(GOLD);
+    expect(again.isError).toBeFalsy();
+  });
+});
+
+describe('/mcp authentication and methods', () => {
+  it('the SDK client cannot connect without a key or with a wrong key (401)', async () => {
+    await expect(connectHttpClient(gw.url, null)).rejects.toMatchObject({ code: 401 });
+    await expect(connectHttpClient(gw.url, 'mvr_0000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).rejects.toMatchObject({ code: 401 });
+  });
+
+  const initialize = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+  it('a raw POST /mcp without a key is 401 with WWW-Authenticate: Bearer', async () => {
+    const res = await fetch(`${gw.url}/mcp`, { method: 'POST', headers, body: initialize });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
+    expect(await res.json()).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
+  });
+
+  it('a raw POST /mcp with a wrong key is 401 with error="invalid_token"', async () => {
+    const res = await fetch(`${gw.url}/mcp`, { method: 'POST', headers: { ...headers, authorization: 'Bearer not-a-key' }, body: initialize });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer\b.*error="invalid_token"/);
+    await res.body?.cancel();
+  });
+
+  it('a raw POST /mcp with the key answers the initialize request with JSON (stateless: no session id)', async () => {
+    const res = await fetch(`${gw.url}/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${gw.key}` }, body: initialize });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('mcp-session-id')).toBeNull();
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'merchant-verify' } } });
+  });
+
+  it('GET /mcp is 405 (no SSE stream), with Allow: POST', async () => {
+    const res = await fetch(`${gw.url}/mcp`, { headers: { authorization: `Bearer ${gw.key}`, accept: 'text/event-stream' } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    await res.body?.cancel();
+  });
+});

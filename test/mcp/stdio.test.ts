@@ -1,0 +1,132 @@
+/**
+ * `mvr mcp` over stdio, spawned as `node bin/mvr.js mcp ...` through the SDK's
+ * StdioClientTransport: answering from local folders (--records/--public) and from a real
+ * gateway (--base-url/--api-key).
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEY_SET_PATH } from '../../core/keyset.ts';
+import {
+  BIN,
+  GOLD,
+  ISSUER,
+  UNAUDITED,
+  cleanup,
+  firstText,
+  liveRecord,
+  makeProject,
+  runCli,
+  startTestGateway,
+  tempDir,
+  type Project,
+  type TestGateway,
+} from '../verifier/helpers.ts';
+
+interface StdioServer {
+  client: Client;
+  /** Everything the server wrote on stderr (stdout is the protocol). */
+  stderr(): string;
+}
+
+const clients: Client[] = [];
+
+/** Spawns `node bin/mvr.js mcp ...args` in `cwd` and connects the SDK client to it. */
+async function spawnMcp(cwd: string, args: string[]): Promise<StdioServer> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', ...args], cwd, stderr: 'pipe' });
+  let err = '';
+  transport.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+  const client = new Client({ name: 'mvr-stdio-test', version: '1.0.0' });
+  clients.push(client);
+  await client.connect(transport);
+  return { client, stderr: () => err };
+}
+
+let project: Project;
+let gw: TestGateway;
+let local: StdioServer;
+let viaGateway: StdioServer;
+
+beforeAll(async () => {
+  project = await makeProject();
+  gw = await startTestGateway(project);
+  [local, viaGateway] = await Promise.all([
+    spawnMcp(project.root, ['--records', project.recordsDir, '--public', project.publicDir, '--issuer', ISSUER]),
+    spawnMcp(project.root, ['--base-url', gw.url, '--api-key', gw.key]),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await cleanup();
+});
+
+const call = (server: StdioServer, domain: string) => server.client.callTool({ name: 'verify_merchant', arguments: { domain } });
+
+describe.each([
+  { mode: 'local folders', server: () => local, keySetUrl: () => `https://${ISSUER}${KEY_SET_PATH}` },
+  { mode: 'gateway', server: () => viaGateway, keySetUrl: () => `${gw.url}${KEY_SET_PATH}` },
+])('mvr mcp over stdio ($mode)', ({ server, keySetUrl }) => {
+  it('lists verify_merchant with its description, output schema and annotations', async () => {
+    const { tools } = await server().client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['verify_merchant']);
+    const tool = tools[0]!;
+    expect(tool.title).toBeTruthy();
+    expect(tool.description).toContain(keySetUrl());
+    for (const word of ['verified', 'provisional', 'flagged', 'unverified', 'gold', 'silver', 'bronze']) expect(tool.description).toContain(word);
+    expect(tool.outputSchema).toMatchObject({ type: 'object' });
+    expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+  });
+
+  it('a signed record: the stored bytes, the same as GET /v1/verify', async () => {
+    const result = await call(server(), `https://www.${GOLD}/`);
+    expect(result.isError).toBeFalsy();
+    const text = firstText(result);
+    expect(Buffer.from(text)).toEqual((await liveRecord(project, GOLD)).bytes);
+    expect(text).toBe((await gw.verify(GOLD)).text);
+    expect(result.structuredContent).toEqual(JSON.parse(text));
+    expect(result.structuredContent).toMatchObject({ domain: GOLD, status: 'verified', key_id: project.kid });
+  });
+
+  it('an unaudited domain: status unverified, score null', async () => {
+    const result = await call(server(), UNAUDITED);
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ domain: UNAUDITED, status: 'unverified', tier: null, score: null, issuer: ISSUER });
+    expect(result.structuredContent).not.toHaveProperty('signature');
+  });
+
+  it('an invalid domain: isError, INVALID_DOMAIN', async () => {
+    for (const domain of ['co.uk', 'localhost']) {
+      const result = await call(server(), domain);
+      expect(result.isError, domain).toBe(true);
+      expect(firstText(result)).toMatch(/^INVALID_DOMAIN/);
+    }
+  });
+});
+
+describe('mvr mcp over stdio: failures', () => {
+  it('keeps stdout for the protocol: the readiness line goes to stderr', () => {
+    expect(local.stderr()).toMatch(/verify_merchant ready on stdio \(local records\)/);
+    expect(viaGateway.stderr()).toMatch(/verify_merchant ready on stdio \(gateway\)/);
+  });
+
+  it('a local records folder without a build: STORE_UNAVAILABLE, not an unverified record', async () => {
+    const empty = await tempDir();
+    const server = await spawnMcp(empty, ['--records', `${empty}/records`, '--public', project.publicDir]);
+    const result = await call(server, UNAUDITED);
+    expect(result.isError).toBe(true);
+    expect(firstText(result)).toMatch(/^STORE_UNAVAILABLE/);
+  });
+
+  it('a gateway that refuses the key: the tool reports UNAUTHORIZED', async () => {
+    const server = await spawnMcp(project.root, ['--base-url', gw.url, '--api-key', 'mvr_0000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']);
+    const result = await call(server, GOLD);
+    expect(result.isError).toBe(true);
+    expect(firstText(result)).toMatch(/^UNAUTHORIZED/);
+  });
+
+  it('--base-url without an API key is a usage error (exit 2)', async () => {
+    const r = await runCli(['mcp', '--base-url', gw.url]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--api-key/);
+  });
+});
