@@ -104,6 +104,7 @@ export const serveArgs = {
   'cache-mb': { type: 'string', description: 'memory for verified records, MB (env MVR_CACHE_MB, default 64)' },
   'sign-unverified': { type: 'boolean', description: 'sign never-audited answers with the active signing key (opt-in; the gateway then holds a private key)' },
   quiet: { type: 'boolean', description: 'no access log' },
+  workers: { type: 'string', description: 'gateway processes sharing the port (env MVR_WORKERS, default 1)' },
 } as const;
 
 /** Port: `--port`, `PORT`, default 8787; 0..65535. */

@@ -4,6 +4,7 @@ import { positiveInt, resolveApiKeysFile, resolveFolders, resolveIssuer, resolve
 import { runAction } from '../cli-output.ts';
 import { loadActiveKey } from '../keystore.ts';
 import { ConfigError } from '../../core/errors.ts';
+import { runAsCluster } from '../../gateway/cluster.ts';
 
 export default defineCommand({
   meta: { name: 'serve', description: 'Run the gateway: key-gated GET /v1/verify, the key set, schema, OpenAPI, health and MCP' },
@@ -11,6 +12,9 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(false, async () => {
       const options = await gatewayOptionsFromArgs(args, process.env);
+      const workers = positiveInt('--workers / MVR_WORKERS', args.workers ?? process.env.MVR_WORKERS, 1);
+      if (workers > 1 && options.port === 0) throw new ConfigError('--workers needs a fixed --port: the processes share one');
+      if (runAsCluster(workers, options.log)) return;
       const gateway = await startGateway(options);
       options.log({ level: 'info', msg: 'listening', url: gateway.url });
       closeOnSignals(gateway, options.log);
