@@ -1,6 +1,7 @@
 import type { SigningKey } from '../core/signing.ts';
 import type { ApiKeyStore } from './api-keys.ts';
 import type { RecordStore } from './store/record-store.ts';
+import type { FixedWindowLimiter } from './rate-limit.ts';
 
 /** One structured log line (JSON). Never carries an API key or key material. */
 export type LogLine = Record<string, unknown> & { level: 'info' | 'warn' | 'error'; msg: string };
@@ -14,4 +15,6 @@ export interface GatewayContext {
   /** Signs never-audited answers when set (opt-in); null by default, so the gateway holds no private key. */
   unverifiedSigner: SigningKey | null;
   log: (line: LogLine) => void;
+  /** Quotas: per API key, and per client address for requests without a valid key; null = off. */
+  limits: { perKey: FixedWindowLimiter | null; perAddress: FixedWindowLimiter | null };
 }

@@ -10,6 +10,7 @@ import { FolderRecordSource } from './store/folder-source.ts';
 import { HttpRecordSource } from './store/http-source.ts';
 import { KeySetSource } from './store/key-set-source.ts';
 import { RecordStore } from './store/record-store.ts';
+import { FixedWindowLimiter } from './rate-limit.ts';
 
 export interface GatewayOptions {
   /** The records: a folder laid out by `mvr build`, or the http(s) base URL of an origin serving one build's folder. */
@@ -27,6 +28,10 @@ export interface GatewayOptions {
   refreshMs: number;
   unverifiedSigner: SigningKey | null;
   log: (line: LogLine) => void;
+  /** Requests per minute per API key; 0 or absent turns the quota off (`mvr serve` defaults to 6000). */
+  rateLimitPerMinute?: number;
+  /** Requests per minute per client address without a valid key; 0 or absent turns it off (`mvr serve` defaults to 600). */
+  unauthenticatedPerMinute?: number;
 }
 
 export interface RunningGateway {
@@ -57,6 +62,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     apiKeys,
     unverifiedSigner: opts.unverifiedSigner,
     log: opts.log,
+    limits: {
+      perKey: (opts.rateLimitPerMinute ?? 0) > 0 ? new FixedWindowLimiter('per-key', opts.rateLimitPerMinute!, 60) : null,
+      perAddress: (opts.unauthenticatedPerMinute ?? 0) > 0 ? new FixedWindowLimiter('unauthenticated', opts.unauthenticatedPerMinute!, 60) : null,
+    },
   };
   warnAboutState(ctx);
   const timer = setInterval(() => void store.refresh().catch(() => undefined), opts.refreshMs);

@@ -2,6 +2,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { H3Event } from 'h3';
 import type { GatewayContext } from '../gateway/context.ts';
 import { reply } from '../gateway/http/reply.ts';
+import { authorize } from '../gateway/http/authorize.ts';
+import { rateLimitHeaders } from '../gateway/rate-limit.ts';
 import { recordFor } from '../gateway/routes/verify.ts';
 import { createVerifyMerchantServer, keySetUrlOf } from './verify-merchant-tool.ts';
 
@@ -13,7 +15,8 @@ const MAX_BODY = 64 * 1024;
  * the very bytes `GET /v1/verify` would serve.
  */
 export async function handleMcp(event: H3Event, ctx: GatewayContext): Promise<void> {
-  event.context.keyId = ctx.apiKeys.authenticate(event.node.req.headers.authorization);
+  authorize(event, ctx);
+  if (event.context.rateLimit) for (const [name, value] of Object.entries(rateLimitHeaders(event.context.rateLimit))) event.node.res.setHeader(name, value);
   const body = await readJsonBody(event);
   if (body === undefined) return;
   const base = publicBaseUrl(event, ctx);

@@ -75,6 +75,13 @@ export function resolveNow(flag: string | undefined, env: Env, clock = Date.now)
   return clock();
 }
 
+/** Parses a whole number >= 0, naming the flag on error. */
+export function nonNegativeInt(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  if (!/^\d+$/.test(value)) throw new ConfigError(`${name} "${value}": must be a whole number (0 turns it off)`);
+  return Number(value);
+}
+
 /** Parses a positive integer flag, naming it on error. */
 export function positiveInt(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
@@ -105,6 +112,8 @@ export const serveArgs = {
   'sign-unverified': { type: 'boolean', description: 'sign never-audited answers with the active signing key (opt-in; the gateway then holds a private key)' },
   quiet: { type: 'boolean', description: 'no access log' },
   workers: { type: 'string', description: 'gateway processes sharing the port (env MVR_WORKERS, default 1)' },
+  'rate-limit': { type: 'string', description: 'requests per minute per API key, 0 = off (env MVR_RATE_LIMIT, default 6000)' },
+  'unauth-rate-limit': { type: 'string', description: 'requests per minute per client address without a valid key, 0 = off (env MVR_UNAUTH_RATE_LIMIT, default 600)' },
 } as const;
 
 /** Port: `--port`, `PORT`, default 8787; 0..65535. */

@@ -2,6 +2,7 @@ import type { H3Event } from 'h3';
 import { MvrError } from '../../core/errors.ts';
 import { UnauthorizedError } from '../api-keys.ts';
 import { reply } from './reply.ts';
+import { RateLimitedError, rateLimitHeaders } from '../rate-limit.ts';
 
 /** A request to a path the gateway does not serve. */
 export class NotFoundError extends MvrError {
@@ -56,5 +57,6 @@ export async function sendProblem(event: H3Event, error: unknown, issuer: string
       : 'Bearer realm="merchant-verify"';
   }
   if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(', ');
+  if (error instanceof RateLimitedError) Object.assign(headers, { 'retry-after': String(error.decision.resetSeconds) }, rateLimitHeaders(error.decision));
   await reply(event, status, { ...headers, 'content-type': 'application/problem+json' }, JSON.stringify(body));
 }

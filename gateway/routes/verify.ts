@@ -8,6 +8,8 @@ import { signRecord } from '../../core/signing.ts';
 import { formatTimestamp } from '../../core/time.ts';
 import { matchesIfNoneMatch, queryOf, reply } from '../http/reply.ts';
 import type { GatewayContext } from '../context.ts';
+import { authorize } from '../http/authorize.ts';
+import { rateLimitHeaders } from '../rate-limit.ts';
 
 /** SPEC 4.1 and section 8: the same for every 200 and 304 of the record endpoint. */
 export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
@@ -18,15 +20,16 @@ export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
  * domain that was never audited.
  */
 export async function handleVerify(event: H3Event, ctx: GatewayContext): Promise<void> {
-  event.context.keyId = ctx.apiKeys.authenticate(event.node.req.headers.authorization);
+  authorize(event, ctx);
   const domain = domainFromQuery(queryOf(event));
   event.context.domain = domain;
   const { bytes, etag } = await recordFor(domain, ctx);
-  const headers = {
+  const headers: Record<string, string> = {
     'content-type': 'application/json',
     'cache-control': RECORD_CACHE_CONTROL,
     vary: 'Authorization',
     etag,
+    ...(event.context.rateLimit ? rateLimitHeaders(event.context.rateLimit) : {}),
   };
   if (matchesIfNoneMatch(event.node.req.headers['if-none-match'], etag)) {
     await reply(event, 304, headers, null);

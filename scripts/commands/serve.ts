@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { jsonLogger, startGateway, closeOnSignals, type GatewayOptions } from '../../gateway/server.ts';
-import { positiveInt, resolveApiKeysFile, resolveFolders, resolveIssuer, resolvePort, serveArgs, type Env } from '../config.ts';
+import { nonNegativeInt, positiveInt, resolveApiKeysFile, resolveFolders, resolveIssuer, resolvePort, serveArgs, type Env } from '../config.ts';
 import { runAction } from '../cli-output.ts';
 import { loadActiveKey } from '../keystore.ts';
 import { ConfigError } from '../../core/errors.ts';
@@ -44,5 +44,7 @@ export async function gatewayOptionsFromArgs(args: Record<string, unknown>, env:
     refreshMs: 250,
     unverifiedSigner,
     log: args.quiet ? () => undefined : jsonLogger,
+    rateLimitPerMinute: nonNegativeInt('--rate-limit / MVR_RATE_LIMIT', str('rate-limit') ?? env.MVR_RATE_LIMIT, 6000),
+    unauthenticatedPerMinute: nonNegativeInt('--unauth-rate-limit / MVR_UNAUTH_RATE_LIMIT', str('unauth-rate-limit') ?? env.MVR_UNAUTH_RATE_LIMIT, 600),
   };
 }
