@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedWindowLimiter } from '../../gateway/rate-limit.ts';
+import { addApiKey, cleanup, expectProblem, makeProject, sleep, startTestGateway, type TestGateway, type TestProject } from './helpers.ts';
+
+describe('FixedWindowLimiter', () => {
+  it('allows the quota per window, then refuses until the window resets', () => {
+    let now = 0;
+    const limiter = new FixedWindowLimiter('per-key', 3, 60, 100, () => now);
+    expect([1, 2, 3, 4].map(() => limiter.take('a').allowed)).toEqual([true, true, true, false]);
+    expect(limiter.take('b').allowed).toBe(true); // callers are counted apart
+    now = 30_000;
+    expect(limiter.take('a')).toMatchObject({ allowed: false, remaining: 0, resetSeconds: 30 });
+    now = 60_000;
+    expect(limiter.take('a')).toMatchObject({ allowed: true, remaining: 2, resetSeconds: 60 });
+  });
+
+  it('stays within maxCallers however many callers it sees', () => {
+    const limiter = new FixedWindowLimiter('unauthenticated', 1, 60, 100, () => 0);
+    for (let i = 0; i < 10_000; i++) limiter.take(`caller-${i}`);
+    expect((limiter as unknown as { windows: Map<string, unknown> }).windows.size).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('rate limits on the gateway', () => {
+  let project: TestProject;
+  let t: TestGateway;
+  const keys: Record<string, string> = {};
+
+  beforeAll(async () => {
+    project = await makeProject();
+    t = await startTestGateway(project, { rateLimitPerMinute: 5, unauthenticatedPerMinute: 3 });
+    for (const label of ['other', 'keyed', 'mcp']) keys[label] = (await addApiKey(t, label)).key;
+    await sleep(400); // the gateway re-reads the key file every REFRESH_MS
+  });
+  afterAll(cleanup);
+
+  it('counts each key apart, sends the IETF RateLimit fields, and answers 429 RATE_LIMITED with Retry-After', async () => {
+    for (let i = 0; i < 5; i++) {
+      const r = await t.verify('acme-outdoor.example');
+      expect(r.status).toBe(200);
+      expect(r.headers.get('ratelimit-policy')).toBe('"per-key";q=5;w=60');
+      expect(r.headers.get('ratelimit')).toMatch(new RegExp(`^"per-key";r=${4 - i};t=\\d+$`));
+    }
+    const limited = await t.verify('acme-outdoor.example');
+    expectProblem(limited, 429, 'RATE_LIMITED');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited.headers.get('ratelimit')).toMatch(/^"per-key";r=0;t=\d+$/);
+    // Another key is not affected by the first one's use.
+    expect((await t.verify('acme-outdoor.example', { key: keys.other! })).status).toBe(200);
+  });
+
+  it('turns a flood without a valid key into 429s per address, without touching keyed callers', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await t.verify('acme-outdoor.example', { key: null })).status);
+    expect(statuses.slice(0, 3)).toEqual([401, 401, 401]);
+    expect(statuses.slice(3).every((s) => s === 429)).toBe(true);
+    expect((await t.verify('acme-outdoor.example', { key: 'mvr_0000000000_notavalidkeynotavalidkeynotavalidkeynotavali' })).status).toBe(429);
+    expect((await t.verify('acme-outdoor.example', { key: keys.keyed! })).status).toBe(200);
+  });
+
+  it('applies to POST /mcp as well', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await fetch(`${t.url}/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${keys.mcp!}` }, body });
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    expect(statuses.slice(0, 5).every((s) => s === 200)).toBe(true);
+    expect(statuses[5]).toBe(429);
+  });
+});
