@@ -12,6 +12,7 @@ import { loadActiveKey, publishedKeySet, writeAtomic } from '../keystore.ts';
 import { listAuditFiles, readAuditFile, type AuditItem } from './inputs.ts';
 import { acquireBuildLock, createStaging, discardStaging, pruneBuilds, swapInBuild } from './publish.ts';
 import type { BatchResult, WorkerInit } from './worker.ts';
+import { buildWorkerScript } from './worker-script.ts';
 
 export interface BuildOptions {
   auditsDir: string;
@@ -195,7 +196,10 @@ async function processAll(
     opts.onProgress({ records: outcome.written, bytesRead, totalBytes, elapsedMs: now - started });
   };
 
-  const workers = Array.from({ length: workerCount }, () => new Worker(new URL('./worker-entry.mjs', import.meta.url), { workerData: init }));
+  const script = await buildWorkerScript();
+  // Bounded heaps keep the build's memory flat however many audits pass through.
+  const resourceLimits = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 16 };
+  const workers = Array.from({ length: workerCount }, () => new Worker(script, { workerData: init, resourceLimits }));
   const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   let failure: Error | null = null;
   for (const w of workers) {
