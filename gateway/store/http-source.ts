@@ -17,7 +17,7 @@ export interface HttpSourceOptions {
 
 /**
  * Records behind an HTTP origin (object storage, a CDN origin, nginx): the build's folder,
- * `<base>/manifest.json` and `<base>/<ab>/<cd>/<domain>.json`. Keep-alive pool, timeouts, retries
+ * `<base>/manifest.json` and `<base>/<ab>/<domain>.json`. Keep-alive pool, timeouts, retries
  * with backoff. As with the folder, a 404 is only "never audited" while the origin answers for
  * its manifest; an origin that is down is STORE_UNAVAILABLE.
  */

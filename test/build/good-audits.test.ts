@@ -88,7 +88,7 @@ describe('build of the sample audits (runBuild, signed)', () => {
     });
   });
 
-  it('writes each record at current/<ab>/<cd>/<domain>.json as canonical JSON bytes', () => {
+  it('writes each record at current/<ab>/<domain>.json as canonical JSON bytes', () => {
     for (const [domain, { rel, text }] of records) {
       expect(rel).toBe(recordPath(domain));
       expect(canonicalJson(JSON.parse(text))).toBe(text);

@@ -247,7 +247,7 @@ export async function listFiles(dir: string): Promise<Map<string, string>> {
 }
 
 export interface RecordFile {
-  /** Path relative to records/current, e.g. `ab/cd/example.com.json`. */
+  /** Path relative to records/current, e.g. `ab/example.com.json`. */
   rel: string;
   text: string;
   record: Record<string, unknown>;

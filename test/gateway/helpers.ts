@@ -87,7 +87,7 @@ export function build(p: TestProject, overrides: Partial<BuildOptions> = {}): Pr
   });
 }
 
-/** The live record file of a (normalized) domain: `records/current/<ab>/<cd>/<domain>.json`. */
+/** The live record file of a (normalized) domain: `records/current/<ab>/<domain>.json`. */
 export function liveRecordFile(p: TestProject, domain: string): string {
   return join(p.recordsDir, CURRENT_LINK, recordPath(domain));
 }

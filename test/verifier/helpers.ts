@@ -96,7 +96,7 @@ export function build(p: Project, overrides: Partial<BuildOptions> = {}): Promis
   });
 }
 
-/** The live record file of a normalized domain: `records/current/<ab>/<cd>/<domain>.json`. */
+/** The live record file of a normalized domain: `records/current/<ab>/<domain>.json`. */
 export function liveRecordFile(p: Project, domain: string): string {
   return join(p.recordsDir, CURRENT_LINK, recordPath(domain));
 }

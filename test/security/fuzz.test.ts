@@ -1,0 +1,227 @@
+/**
+ * A fast-check fuzz of the whole HTTP surface over raw TCP (so `..`, `%2e%2e` and `//` reach the
+ * server as written): random method, target, query, Authorization and extra headers, sometimes a
+ * body. Whatever the request:
+ * - never a 5xx (the store is available here, so not even a 503), never a hang, one response;
+ * - every error is an RFC 9457 problem document (`application/problem+json`, exactly
+ *   {type,title,status,detail,code}, `Cache-Control: no-store`), 401 with WWW-Authenticate,
+ *   405 with Allow;
+ * - HEAD answers carry no body.
+ * Two documented exceptions, which are not the gateway's own answers: a method token Node's
+ * parser does not know is a bare 400 from llhttp (connection closed), and CONNECT is closed by
+ * Node without an answer. JSON-RPC errors of `POST /mcp` behind a valid key are JSON-RPC
+ * documents (the MCP transport's contract), checked as such.
+ */
+import fc from 'fast-check';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeApiKey } from '../../gateway/api-keys.ts';
+import { KEY_SET_PATH } from '../../core/keyset.ts';
+import { addApiKey, cleanup, expectNoSecretsInLogs, makeProject, poll, startTestGateway, type TestGateway } from '../gateway/helpers.ts';
+import { expectRawProblem } from './checks.ts';
+import { exchange, header, type Exchange } from './raw-http.ts';
+
+let g: TestGateway;
+let revoked: string;
+const KNOWN_METHODS = new Set(http.METHODS);
+
+beforeAll(async () => {
+  g = await startTestGateway(await makeProject());
+  const extra = await addApiKey(g, 'fuzz-revoked');
+  revoked = extra.key;
+  await revokeApiKey(g.project.apiKeysFile, extra.id);
+  // Wait until the gateway has seen the revocation (it re-reads the key file every 100 ms).
+  await poll(() => g.verify('acme-outdoor.example', { key: revoked }), (r) => r.status === 401, { timeoutMs: 3000 });
+});
+
+afterAll(async () => {
+  try {
+    if (g) expectNoSecretsInLogs(g);
+  } finally {
+    await cleanup();
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Arbitraries
+
+const TOKEN_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+.^_`|~-";
+const token = (max: number) => fc.string({ unit: fc.constantFrom(...TOKEN_CHARS), minLength: 1, maxLength: max });
+const printable = (max: number) =>
+  fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: max });
+
+const method = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH') },
+  { weight: 2, arbitrary: fc.constantFrom(...http.METHODS) },
+  { weight: 2, arbitrary: token(10) },
+);
+
+const KNOWN_PATHS = ['/v1/verify', KEY_SET_PATH, '/schemas/verification/v1', '/openapi.json', '/healthz', '/mcp'];
+const SEGMENTS = ['..', '.', '%2e%2e', '%2E%2E', '%2e', '', 'v1', 'verify', 'V1', 'mcp', 'healthz', '.well-known', 'merchant-verify-keys.json', 'schemas', '%2f', '%2F', '%00', '%5c', '~', '*', '%', 'openapi.json', 'index.html', '..%2f', ';x=1'];
+const PCHAR = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@";
+const pctEscape = fc.integer({ min: 0, max: 255 }).map((b) => `%${b.toString(16).padStart(2, '0')}`);
+const segment = fc.oneof(
+  fc.constantFrom(...SEGMENTS),
+  fc.array(fc.oneof(fc.constantFrom(...PCHAR), pctEscape), { maxLength: 8 }).map((a) => a.join('')),
+);
+const path = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...KNOWN_PATHS) },
+  { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...KNOWN_PATHS), fc.constantFrom('/', '/..', '/%2e%2e', '//', '/.', '%2f', '.', '/x')).map(([p, s]) => p + s) },
+  { weight: 1, arbitrary: fc.constantFrom(...KNOWN_PATHS).map((p) => `/${p}`) },
+  { weight: 3, arbitrary: fc.array(segment, { minLength: 1, maxLength: 5 }).map((s) => `/${s.join('/')}`) },
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('..', '%2e%2e', '.'), fc.constantFrom(...KNOWN_PATHS)).map(([up, p]) => `/x/${up}${p}`) },
+  { weight: 1, arbitrary: fc.constantFrom('*', '/', '//', '///v1/verify') },
+);
+
+const DOMAINS = ['acme-outdoor.example', 'ACME-OUTDOOR.EXAMPLE', 'never-audited.example', 'co.uk', '127.0.0.1', 'localhost', '%2561cme-outdoor.example', 'b%C3%BCcher-haus.example', 'https%3A%2F%2Fwww.acme-outdoor.example%2Fx', '..%2F..%2Fetc%2Fpasswd', ''];
+const queryValue = fc.oneof(fc.constantFrom(...DOMAINS), fc.array(fc.oneof(fc.constantFrom(...PCHAR.replace(/[&=+]/g, '')), pctEscape), { maxLength: 12 }).map((a) => a.join('')));
+const query = fc.option(
+  fc
+    .array(fc.tuple(fc.oneof({ weight: 3, arbitrary: fc.constant('domain') }, { weight: 1, arbitrary: fc.constantFrom('DOMAIN', 'x', 'key', 'api_key', '%64omain') }), fc.option(queryValue, { nil: undefined })), { maxLength: 3 })
+    .map((pairs) => pairs.map(([k, v]) => (v === undefined ? k : `${k}=${v}`)).join('&')),
+  { nil: undefined },
+);
+
+type Auth = { kind: 'none' } | { kind: 'valid' | 'other'; value: string };
+const forged = () => `mvr_${randomBytes(5).toString('hex')}_${randomBytes(32).toString('base64url')}`;
+const authorization: fc.Arbitrary<Auth> = fc.oneof(
+  fc.constant<Auth>({ kind: 'none' }),
+  fc.constantFrom('Bearer', 'bearer', 'BEARER', 'BeArEr').map((s): Auth => ({ kind: 'valid', value: `${s} ${g.key}` })),
+  fc.constant(0).map((): Auth => ({ kind: 'valid', value: `Bearer \t ${g.key} \t` })),
+  fc.constant(0).map((): Auth => ({ kind: 'other', value: `Bearer ${revoked}` })),
+  fc.constant(0).map((): Auth => ({ kind: 'other', value: `Bearer ${forged()}` })),
+  fc.constant(0).map((): Auth => ({ kind: 'other', value: `Basic ${Buffer.from(`user:${g.key}`).toString('base64')}` })),
+  fc.constant(0).map((): Auth => ({ kind: 'other', value: `Bearer ${g.key} extra` })),
+  fc.constant(0).map((): Auth => ({ kind: 'other', value: `Bearer ${g.key.slice(0, -1)}` })),
+  fc.constantFrom('Bearer', 'Bearer ', 'Token abc', 'Digest x', 'mvr_', '""').map((value): Auth => ({ kind: 'other', value })),
+  printable(40).map((value): Auth => ({ kind: 'other', value: value || 'x' })),
+);
+
+const HEADER_NAMES = ['Accept', 'Accept-Encoding', 'Accept-Language', 'If-None-Match', 'If-Modified-Since', 'Range', 'Origin', 'Referer', 'Cookie', 'User-Agent', 'X-Forwarded-For', 'X-Forwarded-Host', 'X-Forwarded-Proto', 'Forwarded', 'X-Real-IP', 'Content-Type', 'Cache-Control', 'Pragma', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID', 'X-HTTP-Method-Override', 'Access-Control-Request-Method', 'Sec-Fetch-Mode'];
+const HEADER_VALUES = ['*', '*/*', 'application/json', 'application/json, text/event-stream', 'text/event-stream', '"x"', 'W/"x"', 'gzip, br', 'bytes=0-10', 'null', '127.0.0.1', 'DELETE', '2025-06-18', 'https://evil.example'];
+// Framing and connection headers (Host, Content-Length, Transfer-Encoding, Connection, Upgrade,
+// Expect) are the business of smuggling.test.ts; here they stay well-formed.
+const FRAMING = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'expect', 'authorization', 'te', 'keep-alive', 'proxy-connection', 'http2-settings']);
+const extraHeaders = fc.array(
+  fc.tuple(fc.oneof(fc.constantFrom(...HEADER_NAMES), token(16).filter((n) => !FRAMING.has(n.toLowerCase()))), fc.oneof(fc.constantFrom(...HEADER_VALUES), printable(30))),
+  { maxLength: 4 },
+);
+
+const RPC = (method: string, params: unknown) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+const body = fc.option(
+  fc.constantFrom(
+    '',
+    '{}',
+    'null',
+    '[]',
+    'not json',
+    RPC('tools/list', {}),
+    RPC('tools/call', { name: 'verify_merchant', arguments: { domain: 'acme-outdoor.example' } }),
+    RPC('tools/call', { name: 'verify_merchant', arguments: { domain: 'co.uk' } }),
+    RPC('tools/call', { name: 'verify_merchant', arguments: { domain: 42 } }),
+    RPC('tools/call', { name: 'nope', arguments: {} }),
+    RPC('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } }),
+    JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  ),
+  { nil: undefined },
+);
+
+const request = fc.record({ method, path, query, authorization, headers: extraHeaders, body, absoluteForm: fc.boolean() });
+type Req = typeof request extends fc.Arbitrary<infer T> ? T : never;
+
+// ---------------------------------------------------------------------------------------------
+// The check
+
+function targetOf(r: Req): string {
+  if (r.path === '*') return '*';
+  const origin = r.path + (r.query === undefined ? '' : `?${r.query}`);
+  return r.absoluteForm ? `http://127.0.0.1:${g.gateway.port}${origin}` : origin;
+}
+
+function wireOf(r: Req): string {
+  const lines = [`${r.method} ${targetOf(r)} HTTP/1.1`, 'Host: 127.0.0.1'];
+  if (r.authorization.kind !== 'none') {
+    lines.push(`Authorization: ${r.authorization.value}`);
+    // Checked against the logs afterwards; short random values are no credential (and would match anything).
+    if (r.authorization.value.length >= 16) g.sentAuthorizations.add(r.authorization.value);
+  }
+  for (const [name, value] of r.headers) lines.push(`${name}: ${value}`);
+  if (r.body !== undefined) lines.push(`Content-Length: ${Buffer.byteLength(r.body)}`);
+  lines.push('Connection: close');
+  return `${lines.join('\r\n')}\r\n\r\n${r.body ?? ''}`;
+}
+
+const statuses = new Map<string, number>();
+
+function check(r: Req, x: Exchange): void {
+  const label = `${r.method} ${targetOf(r)}`;
+  expect(x.timedOut, `${label}: answered in time`).toBe(false);
+  expect(x.closed, `${label}: closed after Connection: close`).toBe(true);
+  for (const res of [...x.responses, ...x.interim]) expect(res.status, `${label}: ${res.head}`).toBeLessThan(500);
+  expect(x.rest.length, `${label}: no stray bytes (a HEAD body, a second response)`).toBe(0);
+
+  if (r.method === 'CONNECT') {
+    // Node has no 'connect' listener here: the socket is closed without an answer (or a bare 4xx).
+    expect(x.responses.length).toBeLessThanOrEqual(1);
+    statuses.set('CONNECT', (statuses.get('CONNECT') ?? 0) + 1);
+    return;
+  }
+  expect(x.responses.length, label).toBe(1);
+  const res = x.responses[0]!;
+  statuses.set(String(res.status), (statuses.get(String(res.status)) ?? 0) + 1);
+
+  if (!KNOWN_METHODS.has(r.method)) {
+    // llhttp does not know the method: refused before the gateway, a bare 400.
+    expect(res.status, label).toBe(400);
+    expect(header(res, 'connection'), label).toBe('close');
+    expect(res.body.length, label).toBe(0);
+    return;
+  }
+
+  const isHead = r.method === 'HEAD';
+  if (isHead) expect(res.body.length, `${label}: HEAD has no body`).toBe(0);
+  if ((res.status >= 200 && res.status < 300) || res.status === 304) return;
+
+  const path = r.path.split('?')[0];
+  if (path === '/mcp' && r.method === 'POST' && r.authorization.kind === 'valid' && header(res, 'content-type') === 'application/json') {
+    // Behind a valid key, MCP transport errors are JSON-RPC error objects.
+    const doc = JSON.parse(res.body.toString('utf8')) as { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } };
+    expect(doc.jsonrpc, label).toBe('2.0');
+    expect(typeof doc.error?.code, label).toBe('number');
+    expect(typeof doc.error?.message, label).toBe('string');
+    return;
+  }
+  expectRawProblem(res, res.status, undefined, { head: isHead });
+  if (!isHead) {
+    const doc = JSON.parse(res.body.toString('utf8')) as { code: string };
+    if (res.status === 401) expect(doc.code).toBe('UNAUTHORIZED');
+    if (res.status === 404) expect(doc.code).toBe('NOT_FOUND');
+    if (res.status === 405) expect(doc.code).toBe('METHOD_NOT_ALLOWED');
+  }
+  if (res.status === 401) {
+    const www = header(res, 'www-authenticate')!;
+    // A Bearer token that was sent (and is not live) is an invalid_token; anything else is a plain challenge.
+    const sentBearer = r.authorization.kind !== 'none' && /^bearer[ \t]+\S+[ \t]*$/i.test(r.authorization.value);
+    if (sentBearer) expect(www, label).toContain('error="invalid_token"');
+    else expect(www, label).toBe('Bearer realm="merchant-verify"');
+  }
+  if (res.status === 405) expect(header(res, 'allow'), label).toMatch(/^(GET, HEAD|POST)$/);
+}
+
+describe('HTTP surface fuzz', () => {
+  it('never a 5xx; errors are problem documents with the right headers; HEAD has no body', async () => {
+    await fc.assert(
+      fc.asyncProperty(request, async (r) => {
+        const x = await exchange(g.gateway.port, wireOf(r), { heads: [r.method === 'HEAD'], timeoutMs: 5000 });
+        check(r, x);
+      }),
+      { numRuns: Number(process.env.MVR_FUZZ_RUNS ?? 200) },
+    );
+    // The run covered the interesting answers (not only 404s).
+    for (const status of ['200', '400', '401', '404', '405']) expect(statuses.get(status) ?? 0, `status ${status} seen`).toBeGreaterThan(0);
+    // The gateway is still healthy and logged no unhandled error.
+    expect((await g.request('/healthz')).status).toBe(200);
+    expect(g.logs.filter((l) => l.level === 'error')).toEqual([]);
+  });
+});
