@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, readdir, rename, writeFile, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, rm, writeFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, InvalidKeyError } from '../core/errors.ts';
 import { parseKeySet, type KeySet, type PublicJwk } from '../core/keyset.ts';
@@ -137,6 +137,11 @@ async function warnIfReadableByOthers(file: string): Promise<void> {
 /** Writes a file by rename, so readers see the old or the new content, never a torn one. */
 export async function writeAtomic(file: string, content: string | Uint8Array, mode = 0o644): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  await writeFile(tmp, content, { mode });
-  await rename(tmp, file);
+  try {
+    await writeFile(tmp, content, { mode });
+    await rename(tmp, file);
+  } catch (error) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw error;
+  }
 }

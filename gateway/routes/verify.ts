@@ -53,9 +53,23 @@ export function domainFromQuery(query: URLSearchParams): string {
   const values = query.getAll('domain');
   if (values.length === 0) throw new InvalidDomainError('query parameter "domain" is required');
   if (values.length > 1) throw new InvalidDomainError(`query parameter "domain" is given ${values.length} times; give it once`);
+  const raw = values[0]!;
+  const known = normalized.get(raw);
+  if (known !== undefined) return known;
   try {
-    return normalizeDomain(values[0]);
+    const domain = normalizeDomain(raw);
+    // Only valid inputs are remembered, and only short ones: the cache cannot be filled with junk
+    // by one request each, and stays small (it is cleared when full rather than tracked as an LRU).
+    if (raw.length <= 128) {
+      if (normalized.size >= NORMALIZED_CACHE_ENTRIES) normalized.clear();
+      normalized.set(raw, domain);
+    }
+    return domain;
   } catch (error) {
     throw new InvalidDomainError(`query parameter "domain": ${(error as Error).message}`);
   }
 }
+
+/** Raw `domain` values already normalized: a hot domain skips URL parsing and the suffix list. */
+const NORMALIZED_CACHE_ENTRIES = 10_000;
+const normalized = new Map<string, string>();

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { canonicalJson } from '../../core/canonical.ts';
 import { normalizeDomain } from '../../core/domain.ts';
-import { BuildError, InvalidAuditsError, type AuditProblem } from '../../core/errors.ts';
+import { BuildError, InvalidAuditsError, MvrError, type AuditProblem } from '../../core/errors.ts';
 import { KEY_SET_PATH, type KeySet } from '../../core/keyset.ts';
 import { MANIFEST_FILE } from '../../core/layout.ts';
 import { formatTimestamp } from '../../core/time.ts';
@@ -71,9 +71,10 @@ const MAX_PROBLEMS_KEPT = 1000;
  */
 export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
   const started = performance.now();
-  const release = await acquireBuildLock(opts.recordsDir);
+  let release: () => Promise<void> = async () => undefined;
   let staging: string | null = null;
   try {
+    release = await acquireBuildLock(opts.recordsDir);
     const key = await loadActiveKey(opts.keysDir, opts.signingKey);
     if (!key) opts.onWarning?.('no signing key configured (run "mvr keygen" or set MVR_SIGNING_KEY): records are UNSIGNED and the key set is empty');
     const keySet: KeySet = key ? await publishedKeySet(opts.keysDir, key, opts.publishKeysFile) : { keys: [] };
@@ -147,8 +148,15 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       prunedBuilds: pruned.length,
       peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     };
+  } catch (error) {
+    // File-system failures (disk full, permissions, file too large) become one clear, coded
+    // error; the live build was never touched.
+    if (!(error instanceof MvrError) && typeof (error as NodeJS.ErrnoException)?.code === 'string') {
+      throw new BuildError(`cannot write the build: ${(error as Error).message}; the previous build is still live`, { cause: error });
+    }
+    throw error;
   } finally {
-    if (staging) await discardStaging(staging);
+    if (staging) await discardStaging(staging).catch(() => undefined);
     await release();
   }
 }
@@ -207,7 +215,7 @@ async function processAll(
       const entry = pending.get(msg.id);
       pending.delete(msg.id);
       if ('fatal' in msg) {
-        failure ??= new BuildError(`writing records failed: ${msg.fatal.message}`);
+        failure ??= new BuildError(`writing records failed: ${msg.fatal.message}; the previous build is still live`);
         entry?.reject(failure);
         return;
       }

@@ -16,8 +16,8 @@ export async function acquireBuildLock(recordsDir: string): Promise<() => Promis
   // The pid is written to a private file first and hard-linked into place: the lock appears
   // with its pid already in it, so no other build can ever read an empty lock and steal it.
   const mine = `${file}.${process.pid}`;
-  await writeFile(mine, String(process.pid));
   try {
+    await writeFile(mine, String(process.pid));
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         await link(mine, file);

@@ -1,0 +1,79 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { generateAudits } from '../../bench/generate-audits.ts';
+import { build, buildArgs, buildFails, cliEnv, currentTarget, makeProject, removeTempDirs, ROOT, snapshotOutputs, type Project } from './helpers.ts';
+
+/**
+ * Build faults: whatever fails mid-build (the disk fills up, the records folder refuses writes,
+ * a file size limit), the answer is one clear BUILD_FAILED error and the previous build stays
+ * live, byte for byte.
+ */
+const mounts: string[] = [];
+afterAll(async () => {
+  for (const m of mounts) spawnSync('umount', [m]);
+  await removeTempDirs();
+});
+
+async function bigAudits(p: Project, count: number): Promise<void> {
+  await mkdir(join(p.auditsDir, 'bulk'), { recursive: true });
+  const out = createWriteStream(join(p.auditsDir, 'bulk', 'generated.jsonl'));
+  await generateAudits(count, 7, out);
+  out.end();
+  await once(out, 'finish');
+}
+
+/** Mounting needs root and CAP_SYS_ADMIN: true on this project's machines (CI included). */
+const canMount = spawnSync('mount', ['--version']).status === 0 && process.getuid?.() === 0;
+const canChattr = spawnSync('chattr', ['--help']).status !== null && spawnSync('which', ['chattr']).status === 0;
+
+describe('build faults leave the previous build live', () => {
+  it.runIf(canMount)('disk full (ENOSPC on a 1 MiB tmpfs): BUILD_FAILED naming the cause, old records intact', async () => {
+    const p = await makeProject({ keygen: true });
+    await mkdir(p.recordsDir, { recursive: true });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', p.recordsDir]);
+    mounts.push(p.recordsDir);
+    await build(p);
+    const before = await snapshotOutputs(p);
+    const live = await currentTarget(p.recordsDir);
+    await bigAudits(p, 3000); // ~3000 files of 4 KiB pages: far beyond 1 MiB
+    const error = await buildFails(p);
+    expect(error.code).toBe('BUILD_FAILED');
+    expect(error.message).toMatch(/ENOSPC|no space/i);
+    expect(error.message).toMatch(/previous build is still live/);
+    expect(await snapshotOutputs(p)).toEqual(before);
+    expect(await currentTarget(p.recordsDir)).toBe(live);
+  });
+
+  it.runIf(canChattr)('a records folder that refuses writes (immutable, EPERM even for root): BUILD_FAILED, old records intact', async () => {
+    const p = await makeProject({ keygen: true });
+    await build(p);
+    const before = await snapshotOutputs(p);
+    const builds = join(p.recordsDir, 'builds');
+    execFileSync('chattr', ['+i', builds]);
+    try {
+      const error = await buildFails(p);
+      expect(error.code).toBe('BUILD_FAILED');
+      expect(error.message).toMatch(/EPERM|operation not permitted/i);
+    } finally {
+      execFileSync('chattr', ['-i', builds]);
+    }
+    expect(await snapshotOutputs(p)).toEqual(before);
+  });
+
+  it('a file size limit (ulimit -f 0, EFBIG) through the CLI: exit 1, one clear line, old records intact', async () => {
+    const p = await makeProject({ keygen: true });
+    await build(p);
+    const before = await snapshotOutputs(p);
+    const args = buildArgs(p).map((a) => `'${a}'`).join(' ');
+    const r = spawnSync('bash', ['-c', `ulimit -f 0; exec '${process.execPath}' bin/mvr.js ${args}`], { cwd: ROOT, env: cliEnv(), encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/mvr: BUILD_FAILED: .*(EFBIG|too large)/i);
+    expect(r.stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
+    expect(await snapshotOutputs(p)).toEqual(before);
+  });
+});
+
