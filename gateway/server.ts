@@ -82,6 +82,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       isProd: true,
       open: false,
       clipboard: false,
+      // listhen's autoClose exits on SIGTERM at once; closeOnSignals drains in-flight requests instead.
+      autoClose: false,
       public: opts.host !== 'localhost' && opts.host !== '127.0.0.1' && opts.host !== '::1',
     });
   } catch (error) {

@@ -101,3 +101,42 @@ describe('close()', () => {
     expect(closed).toBe(true);
   });
 });
+
+describe('mvr serve on SIGTERM', () => {
+  it('drains the request in flight, answers it with 200, logs the shutdown and exits 0', async () => {
+    const { spawn } = await import('node:child_process');
+    const { createApiKey } = await import('../../gateway/api-keys.ts');
+    const project = await makeProject();
+    const { key } = await createApiKey(project.apiKeysFile, 'sigterm');
+    const domain = 'juniper-pets.example';
+    const file = liveRecordFile(project, domain);
+    const bytes = await readFile(file);
+    const child = spawn(
+      process.execPath,
+      ['bin/mvr.js', 'serve', '--port', '0', '--records', project.recordsDir, '--public', project.publicDir, '--api-keys', project.apiKeysFile],
+      { cwd: new URL('../../', import.meta.url), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const { value: url } = await poll(async () => /"msg":"listening","url":"([^"]+)"/.exec(out)?.[1] ?? null, (u) => u !== null, { timeoutMs: 15_000, intervalMs: 50 });
+      await rm(file);
+      execFileSync('mkfifo', [file]);
+      const inFlight = fetch(`${url}/v1/verify?domain=${domain}`, { headers: { authorization: `Bearer ${key}` } });
+      const writer = await openWriterWhenRead(file);
+      child.kill('SIGTERM');
+      await sleep(200);
+      expect(child.exitCode).toBeNull(); // still draining
+      await writer.write(bytes);
+      await writer.close();
+      const res = await inFlight;
+      expect(res.status).toBe(200);
+      expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);
+      expect(await exited).toBe(0);
+      expect(out).toMatch(/"msg":"shutting down","signal":"SIGTERM"/);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});
