@@ -1,0 +1,67 @@
+# syntax=docker/dockerfile:1
+#
+# The merchant-verify gateway (`mvr serve`). The image holds code only: the records, the public
+# key set and the API key file are mounted at run time, and no signing key is ever in it.
+#
+#   docker build -t merchant-verify .
+#   docker run --rm --init --read-only --tmpfs /tmp -p 8787:8787 \
+#     -v /srv/mvr/records:/data/records:ro \
+#     -v /srv/mvr/public:/data/public:ro \
+#     -v /srv/mvr/api-keys:/data/api-keys:ro \
+#     merchant-verify
+#
+# Mount the folder that holds api-keys.json, not the file itself: `mvr apikey` replaces the file
+# by rename, and a single-file bind mount would keep showing the old one.
+
+ARG NODE_VERSION=20
+
+# --- dependencies: runtime only (tsx, which compiles the TypeScript sources on the fly, is one) ---
+FROM node:${NODE_VERSION}-slim AS deps
+WORKDIR /app
+ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
+COPY package.json package-lock.json ./
+# --ignore-scripts: no install script runs; esbuild (used by tsx) works from its platform package.
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+
+# --- runtime ---
+FROM node:${NODE_VERSION}-slim
+WORKDIR /app
+
+# tsx keeps a transform cache under os.tmpdir() and crashes when it cannot create it (a read-only
+# root without a /tmp tmpfs): TSX_DISABLE_CACHE=1 keeps it in memory, so the process writes nothing.
+# HOME and the npm cache point at /tmp so that nothing writes to the image, though npm is not run.
+ENV NODE_ENV=production \
+    TSX_DISABLE_CACHE=1 \
+    HOME=/tmp \
+    NPM_CONFIG_CACHE=/tmp/.npm \
+    NPM_CONFIG_UPDATE_NOTIFIER=false \
+    HOST=0.0.0.0 \
+    PORT=8787 \
+    MVR_RECORDS_DIR=/data/records \
+    MVR_PUBLIC_DIR=/data/public \
+    MVR_API_KEYS_FILE=/data/api-keys/api-keys.json
+
+# Code and dependencies belong to root and are only readable by the `node` user that runs them.
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json tsconfig.json ./
+COPY bin ./bin
+COPY core ./core
+COPY scripts ./scripts
+COPY gateway ./gateway
+COPY mcp ./mcp
+COPY verifier ./verifier
+
+# Mount points (see the ENV above); empty, so an unmounted store shows as "degraded" in /healthz.
+RUN mkdir -p /data/records /data/public /data/api-keys
+
+USER node
+EXPOSE 8787
+STOPSIGNAL SIGTERM
+
+# /healthz is liveness: 200 while the process serves (status "degraded" when the records are away).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8787)+'/healthz',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+
+# Node itself, not npm or a shell: `docker stop` (SIGTERM) reaches the gateway process directly.
+ENTRYPOINT ["node", "bin/mvr.js"]
+CMD ["serve"]
