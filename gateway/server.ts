@@ -1,6 +1,8 @@
 import { toNodeListener } from 'h3';
 import { listen, type Listener } from 'listhen';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
+import { guardConnections } from './http/connection-guard.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
 import type { SigningKey } from '../core/signing.ts';
 import { ApiKeyStore } from './api-keys.ts';
@@ -92,10 +94,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     if (source instanceof HttpRecordSource) await source.close();
     throw error;
   }
-  // Slow clients: bound how long headers and bodies may take (slowloris).
+  // Slow clients: bound how long headers and bodies may take (slowloris), per connection.
   listener.server.headersTimeout = 10_000;
   listener.server.requestTimeout = 30_000;
   listener.server.keepAliveTimeout = 5_000;
+  guardConnections(listener.server as Server, { headersMs: 10_000, requestMs: 30_000, issuer: opts.issuer, log: opts.log });
   return {
     url: listener.url.replace(/\/$/, ''),
     port: listener.address.port,

@@ -96,14 +96,14 @@ export function liveRecordFile(p: TestProject, domain: string): string {
 export async function liveRecords(p: TestProject): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
   const base = join(p.recordsDir, CURRENT_LINK);
-  for (const a of await readdir(base, { withFileTypes: true })) {
-    if (!a.isDirectory()) continue;
-    for (const b of await readdir(join(base, a.name))) {
-      for (const name of await readdir(join(base, a.name, b))) {
-        if (name.endsWith('.json')) out.set(name.slice(0, -'.json'.length), await readFile(join(base, a.name, b, name)));
-      }
+  // Every shard folder, at any depth: the test does not depend on how deep the layout is.
+  const walk = async (dir: string): Promise<void> => {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) await walk(join(dir, e.name));
+      else if (dir !== base && e.name.endsWith('.json')) out.set(e.name.slice(0, -'.json'.length), await readFile(join(dir, e.name)));
     }
-  }
+  };
+  await walk(base);
   return out;
 }
 

@@ -1,4 +1,6 @@
 /**
+ * Registered into front-door.test.ts (one gateway for the HTTP front door).
+ *
  * A fast-check fuzz of the whole HTTP surface over raw TCP (so `..`, `%2e%2e` and `//` reach the
  * server as written): random method, target, query, Authorization and extra headers, sometimes a
  * body. Whatever the request:
@@ -15,33 +17,16 @@
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../gateway/api-keys.ts';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
-import { addApiKey, cleanup, expectNoSecretsInLogs, makeProject, poll, startTestGateway, type TestGateway } from '../gateway/helpers.ts';
-import { expectRawProblem } from './checks.ts';
+import { addApiKey, poll, type TestGateway } from '../gateway/helpers.ts';
+import { expectRawProblem, type FrontDoor } from './checks.ts';
 import { exchange, header, type Exchange } from './raw-http.ts';
 
 let g: TestGateway;
 let revoked: string;
 const KNOWN_METHODS = new Set(http.METHODS);
-
-beforeAll(async () => {
-  g = await startTestGateway(await makeProject());
-  const extra = await addApiKey(g, 'fuzz-revoked');
-  revoked = extra.key;
-  await revokeApiKey(g.project.apiKeysFile, extra.id);
-  // Wait until the gateway has seen the revocation (it re-reads the key file every 100 ms).
-  await poll(() => g.verify('acme-outdoor.example', { key: revoked }), (r) => r.status === 401, { timeoutMs: 3000 });
-});
-
-afterAll(async () => {
-  try {
-    if (g) expectNoSecretsInLogs(g);
-  } finally {
-    await cleanup();
-  }
-});
 
 // ---------------------------------------------------------------------------------------------
 // Arbitraries
@@ -76,18 +61,22 @@ const path = fc.oneof(
 
 const DOMAINS = ['acme-outdoor.example', 'ACME-OUTDOOR.EXAMPLE', 'never-audited.example', 'co.uk', '127.0.0.1', 'localhost', '%2561cme-outdoor.example', 'b%C3%BCcher-haus.example', 'https%3A%2F%2Fwww.acme-outdoor.example%2Fx', '..%2F..%2Fetc%2Fpasswd', ''];
 const queryValue = fc.oneof(fc.constantFrom(...DOMAINS), fc.array(fc.oneof(fc.constantFrom(...PCHAR.replace(/[&=+]/g, '')), pctEscape), { maxLength: 12 }).map((a) => a.join('')));
-const query = fc.option(
-  fc
-    .array(fc.tuple(fc.oneof({ weight: 3, arbitrary: fc.constant('domain') }, { weight: 1, arbitrary: fc.constantFrom('DOMAIN', 'x', 'key', 'api_key', '%64omain') }), fc.option(queryValue, { nil: undefined })), { maxLength: 3 })
-    .map((pairs) => pairs.map(([k, v]) => (v === undefined ? k : `${k}=${v}`)).join('&')),
-  { nil: undefined },
+const query: fc.Arbitrary<string | undefined> = fc.oneof(
+  { weight: 1, arbitrary: fc.constant(undefined) },
+  { weight: 3, arbitrary: fc.constantFrom(...DOMAINS).map((d) => `domain=${d}`) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .array(fc.tuple(fc.oneof({ weight: 3, arbitrary: fc.constant('domain') }, { weight: 1, arbitrary: fc.constantFrom('DOMAIN', 'x', 'key', 'api_key', '%64omain') }), fc.option(queryValue, { nil: undefined })), { maxLength: 3 })
+      .map((pairs) => pairs.map(([k, v]) => (v === undefined ? k : `${k}=${v}`)).join('&')),
+  },
 );
 
 type Auth = { kind: 'none' } | { kind: 'valid' | 'other'; value: string };
 const forged = () => `mvr_${randomBytes(5).toString('hex')}_${randomBytes(32).toString('base64url')}`;
 const authorization: fc.Arbitrary<Auth> = fc.oneof(
   fc.constant<Auth>({ kind: 'none' }),
-  fc.constantFrom('Bearer', 'bearer', 'BEARER', 'BeArEr').map((s): Auth => ({ kind: 'valid', value: `${s} ${g.key}` })),
+  { weight: 6, arbitrary: fc.constantFrom('Bearer', 'bearer', 'BEARER', 'BeArEr').map((s): Auth => ({ kind: 'valid', value: `${s} ${g.key}` })) },
   fc.constant(0).map((): Auth => ({ kind: 'valid', value: `Bearer \t ${g.key} \t` })),
   fc.constant(0).map((): Auth => ({ kind: 'other', value: `Bearer ${revoked}` })),
   fc.constant(0).map((): Auth => ({ kind: 'other', value: `Bearer ${forged()}` })),
@@ -127,7 +116,17 @@ const body = fc.option(
   { nil: undefined },
 );
 
-const request = fc.record({ method, path, query, authorization, headers: extraHeaders, body, absoluteForm: fc.boolean() });
+const request = fc.oneof(
+  // Anything at all.
+  fc.record({ method, path, query, authorization, headers: extraHeaders, body, absoluteForm: fc.boolean() }),
+  // Aimed at the key-gated routes, so the key check, the domain and MCP are reached often.
+  fc
+    .tuple(
+      fc.constantFrom(['GET', '/v1/verify'], ['GET', '/v1/verify'], ['HEAD', '/v1/verify'], ['POST', '/mcp']),
+      fc.record({ query, authorization, headers: extraHeaders, body, absoluteForm: fc.boolean() }),
+    )
+    .map(([[m, p], rest]) => ({ method: m, path: p, ...rest })),
+);
 type Req = typeof request extends fc.Arbitrary<infer T> ? T : never;
 
 // ---------------------------------------------------------------------------------------------
@@ -172,10 +171,11 @@ function check(r: Req, x: Exchange): void {
   statuses.set(String(res.status), (statuses.get(String(res.status)) ?? 0) + 1);
 
   if (!KNOWN_METHODS.has(r.method)) {
-    // llhttp does not know the method: refused before the gateway, a bare 400.
+    // llhttp does not know the method: refused before the gateway, a bare 400 (or, should the
+    // gateway ever answer parser errors itself, a 400 problem document).
     expect(res.status, label).toBe(400);
     expect(header(res, 'connection'), label).toBe('close');
-    expect(res.body.length, label).toBe(0);
+    if (res.body.length > 0) expectRawProblem(res, 400);
     return;
   }
 
@@ -209,19 +209,72 @@ function check(r: Req, x: Exchange): void {
   if (res.status === 405) expect(header(res, 'allow'), label).toMatch(/^(GET, HEAD|POST)$/);
 }
 
-describe('HTTP surface fuzz', () => {
-  it('never a 5xx; errors are problem documents with the right headers; HEAD has no body', async () => {
-    await fc.assert(
-      fc.asyncProperty(request, async (r) => {
-        const x = await exchange(g.gateway.port, wireOf(r), { heads: [r.method === 'HEAD'], timeoutMs: 5000 });
-        check(r, x);
-      }),
-      { numRuns: Number(process.env.MVR_FUZZ_RUNS ?? 200) },
-    );
-    // The run covered the interesting answers (not only 404s).
-    for (const status of ['200', '400', '401', '404', '405']) expect(statuses.get(status) ?? 0, `status ${status} seen`).toBeGreaterThan(0);
-    // The gateway is still healthy and logged no unhandled error.
-    expect((await g.request('/healthz')).status).toBe(200);
-    expect(g.logs.filter((l) => l.level === 'error')).toEqual([]);
+export function fuzzSuite(get: () => FrontDoor): void {
+  describe('fuzz of the HTTP surface', () => {
+    beforeAll(async () => {
+      g = get().g;
+      const extra = await addApiKey(g, 'fuzz-revoked');
+      revoked = extra.key;
+      await revokeApiKey(g.project.apiKeysFile, extra.id);
+      // Wait until the gateway has seen the revocation (it re-reads the key file every 100 ms).
+      await poll(() => g.verify('acme-outdoor.example', { key: revoked }), (r) => r.status === 401, { timeoutMs: 3000 });
+    });
+
+    describe('HTTP surface fuzz', () => {
+      it('never a 5xx; errors are problem documents with the right headers; HEAD has no body', async () => {
+        await fc.assert(
+          fc.asyncProperty(request, async (r) => {
+            const x = await exchange(g.gateway.port, wireOf(r), { heads: [r.method === 'HEAD'], timeoutMs: 5000 });
+            check(r, x);
+          }),
+          { numRuns: Number(process.env.MVR_FUZZ_RUNS ?? 200) },
+        );
+        console.info('fuzz statuses', JSON.stringify([...statuses]));
+        // The run covered the interesting answers (not only 404s).
+        for (const status of ['200', '400', '401', '404', '405']) expect(statuses.get(status) ?? 0, `status ${status} seen`).toBeGreaterThan(0);
+        // The gateway is still healthy and logged no unhandled error.
+        expect((await g.request('/healthz')).status).toBe(200);
+        expect(g.logs.filter((l) => l.level === 'error')).toEqual([]);
+      });
+    });
+
+    describe('answers Node gives itself (unknown methods, CONNECT, Expect), and TRACE', () => {
+      const send = (head: string, heads: boolean[] = [false]) => exchange(g.gateway.port, `${head}\r\n\r\n`, { heads });
+
+      it('an unknown method token is a bare 400 from the parser; CONNECT is closed without an answer', async () => {
+        const unknown = await send(`FROB /v1/verify HTTP/1.1\r\nHost: 127.0.0.1`);
+        expect(unknown.responses.map((r) => r.status)).toEqual([400]);
+        expect(unknown.closed).toBe(true);
+        const connect = await send(`CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: 127.0.0.1`);
+        expect(connect.responses).toEqual([]);
+        expect(connect.closed).toBe(true);
+      });
+
+      it('Expect: 100-continue gets 100 Continue, then the gateway\'s own answer', async () => {
+        const x = await send(`GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nConnection: close`);
+        expect(x.interim.map((r) => r.status)).toEqual([100]);
+        expect(x.responses.length).toBe(1);
+        expectRawProblem(x.responses[0]!, 404, 'NOT_FOUND');
+      });
+
+      it('another Expect is a 417 from Node: no 5xx, never the record', async () => {
+        const x = await send(`GET /v1/verify?domain=acme-outdoor.example HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${g.key}\r\nExpect: something-else\r\nConnection: close`);
+        expect(x.timedOut).toBe(false);
+        expect(x.responses.map((r) => r.status)).toEqual([417]);
+        const r = x.responses[0]!;
+        expect(r.body.toString('utf8')).not.toContain('"signature"');
+        // Node 20 sends no body; a problem document would be better (see the report).
+        if (r.body.length > 0) expectRawProblem(r, 417);
+      });
+
+      it('TRACE is a 405 problem document and echoes nothing of the request', async () => {
+        const x = await send(`TRACE /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${g.key}\r\nCookie: session=s3cr3t-cookie\r\nConnection: close`);
+        expect(x.responses.length).toBe(1);
+        expectRawProblem(x.responses[0]!, 405, 'METHOD_NOT_ALLOWED');
+        const text = x.responses[0]!.head + x.responses[0]!.body.toString('latin1');
+        expect(text).not.toContain(g.key);
+        expect(text).not.toContain('s3cr3t-cookie');
+      });
+    });
   });
-});
+}

@@ -1,0 +1,68 @@
+import { STATUS_CODES, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { LogLine } from '../context.ts';
+
+/**
+ * Guards for what happens before a request reaches the app.
+ *
+ * Slow clients: Node enforces `headersTimeout` and `requestTimeout` only when a check runs every
+ * `connectionsCheckingInterval` (30 s, fixed when the server is created, and listhen creates it),
+ * so a slowloris client could hold a connection for up to a minute. Here each connection gets
+ * its own timer: the head of each request must arrive within `headersMs`, and a request must be
+ * answered within `requestMs`, or the socket is closed.
+ *
+ * Parser errors: Node answers malformed requests (400), oversized heads (431) and timeouts (408)
+ * itself, with an empty body. Here they get a problem document like every other error, and a
+ * log line.
+ */
+export function guardConnections(server: Server, opts: { headersMs: number; requestMs: number; issuer: string; log: (line: LogLine) => void }): void {
+  const timers = new WeakMap<Socket, NodeJS.Timeout>();
+  const problem = (status: number, code: string, detail: string) => {
+    const body = JSON.stringify({ type: `https://${opts.issuer}/problems/${code.toLowerCase().replace(/_/g, '-')}`, title: STATUS_CODES[status], status, detail, code });
+    return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  };
+  // Waiting for a request head: nothing has been answered on the socket yet, so a 408 can be written.
+  const awaitHead = (socket: Socket) => {
+    clearTimeout(timers.get(socket));
+    const timer = setTimeout(() => {
+      opts.log({ level: 'warn', msg: 'client error', status: 408, code: 'REQUEST_TIMEOUT' });
+      if (socket.writable) socket.end(problem(408, 'REQUEST_TIMEOUT', `the request head did not arrive within ${opts.headersMs / 1000} s`));
+      setTimeout(() => socket.destroy(), 1000).unref();
+    }, opts.headersMs);
+    timer.unref();
+    timers.set(socket, timer);
+  };
+  // A request in progress that takes too long (a body trickling in): the answer may have begun, so just close.
+  const awaitAnswer = (socket: Socket) => {
+    clearTimeout(timers.get(socket));
+    const timer = setTimeout(() => socket.destroy(), opts.requestMs);
+    timer.unref();
+    timers.set(socket, timer);
+  };
+  server.on('connection', (socket: Socket) => {
+    awaitHead(socket);
+    socket.once('close', () => clearTimeout(timers.get(socket)));
+  });
+  server.on('request', (req, res) => {
+    const socket = req.socket;
+    awaitAnswer(socket);
+    // Keep-alive: the next request's head must arrive as promptly as the first one's.
+    res.once('finish', () => {
+      if (!socket.destroyed) awaitHead(socket);
+    });
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, code, detail] =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'HEADERS_TOO_LARGE', 'the request head is larger than 16 KiB']
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'REQUEST_TIMEOUT', 'the request took too long to arrive']
+          : [400, 'BAD_REQUEST', 'the request is not valid HTTP/1.1'];
+    opts.log({ level: 'warn', msg: 'client error', status, code, parser: error.code ?? null });
+    socket.end(problem(status, code, detail));
+  });
+}

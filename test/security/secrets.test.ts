@@ -1,0 +1,334 @@
+/**
+ * Secret scan. A run that exercises everything: builds, a signing-key rotation and retirement
+ * (the real `mvr keygen` commands, then rebuilds), API keys created and revoked (`mvr apikey`),
+ * requests with valid, wrong, malformed and revoked keys, an error of every kind (400, 401, 404,
+ * 405, 304, 503 STORE_UNAVAILABLE, 503 UNAVAILABLE), MCP calls, and a second gateway that holds
+ * the signing key (`--sign-unverified`). Then nothing may hold a raw API key (the whole
+ * `mvr_<id>_<secret>` or its secret part) or a private signing key (`d` of any key under
+ * keys/signing or keys/retired, or the member `"d":` at all): not a gateway log line, not a file
+ * under public/ or records/, not an HTTP response (status line, headers or body), not the output
+ * of the CLI (except the one line `mvr apikey create` prints the new key on). The API key file
+ * holds only hashes, and key files are mode 0600.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LogLine } from '../../gateway/context.ts';
+import { runCli, type CliResult } from '../build/helpers.ts';
+import {
+  activeSigner,
+  build,
+  cleanup,
+  expectNoSecretsInLogs,
+  expectProblem,
+  liveRecordFile,
+  makeProject,
+  poll,
+  startTestGateway,
+  type Reply,
+  type RequestOptions,
+  type TestGateway,
+  type TestProject,
+} from '../gateway/helpers.ts';
+import { allFiles } from './files.ts';
+
+const KNOWN = 'acme-outdoor.example';
+const OTHER = 'gadget-hub.example';
+const UNAUDITED = 'never-audited-secret-scan.example';
+
+let p: TestProject;
+let g: TestGateway;
+/** The gateway that signs never-audited answers: it holds the private key in memory. */
+let signer: TestGateway;
+
+/** Every answer the test received: status line, headers and body, as text. */
+const seen: { what: string; text: string }[] = [];
+/** Every API key this test made or sent (valid, revoked, forged). */
+const apiKeys = new Set<string>();
+/** CLI output to scan (everything but the stdout of `apikey create`, which is the key by design). */
+const cliOutput: { what: string; text: string }[] = [];
+/** Private `d` values seen in keys/ during the run (a retired key's file moves). */
+const privateDs = new Set<string>();
+
+function remember(what: string, r: Reply): Reply {
+  const headers = [...r.headers].map(([k, v]) => `${k}: ${v}`).join('\n');
+  seen.push({ what, text: `${r.status}\n${headers}\n\n${r.text}` });
+  return r;
+}
+const req = (t: TestGateway, path: string, opts: RequestOptions = {}) => t.request(path, opts).then((r) => remember(`${opts.method ?? 'GET'} ${path}`, r));
+const verify = (t: TestGateway, domain: string, opts: RequestOptions = {}) => t.verify(domain, opts).then((r) => remember(`verify ${domain}`, r));
+
+async function mcp(t: TestGateway, authorization: string | null, body: unknown): Promise<Reply> {
+  const headers: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+  if (authorization !== null) {
+    headers.authorization = authorization;
+    t.sentAuthorizations.add(authorization);
+  }
+  const res = await fetch(`${t.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const text = bytes.toString('utf8');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return remember(`mcp ${JSON.stringify(body).slice(0, 80)}`, { status: res.status, headers: res.headers, bytes, text, json });
+}
+const call = (domain: unknown, id = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'verify_merchant', arguments: { domain } } });
+
+async function cli(args: string[], scanStdout = true): Promise<CliResult> {
+  const r = await runCli(args);
+  if (scanStdout) cliOutput.push({ what: `mvr ${args.join(' ')} (stdout)`, text: r.stdout });
+  cliOutput.push({ what: `mvr ${args.join(' ')} (stderr)`, text: r.stderr });
+  expect(r.code, `mvr ${args.join(' ')}: ${r.stderr}`).toBe(0);
+  return r;
+}
+
+/** The `d` of every private key under keys/signing and keys/retired now. */
+async function collectPrivateKeys(): Promise<void> {
+  for (const sub of ['signing', 'retired']) {
+    const dir = join(p.keysDir, sub);
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      const jwk = JSON.parse(await readFile(join(dir, name), 'utf8')) as { d?: unknown };
+      expect(typeof jwk.d, `${sub}/${name} is a private JWK`).toBe('string');
+      privateDs.add(jwk.d as string);
+    }
+  }
+}
+
+const forged = () => `mvr_${randomBytes(5).toString('hex')}_${randomBytes(32).toString('base64url')}`;
+const secretOf = (key: string) => key.split('_').slice(2).join('_');
+
+beforeAll(async () => {
+  p = await makeProject();
+  g = await startTestGateway(p);
+  signer = await startTestGateway(p, { unverifiedSigner: await activeSigner(p) });
+  apiKeys.add(g.key).add(signer.key);
+  await collectPrivateKeys();
+});
+
+afterAll(async () => {
+  try {
+    if (g) expectNoSecretsInLogs(g);
+    if (signer) expectNoSecretsInLogs(signer);
+  } finally {
+    await cleanup();
+  }
+});
+
+describe('a run that exercises everything', () => {
+  it('records, public documents, errors of every kind, wrong and malformed keys', async () => {
+    expect((await verify(g, KNOWN)).status).toBe(200);
+    expect((await verify(g, 'https://WWW.Acme-Outdoor.example/tents?x=1')).status).toBe(200);
+    expect((await verify(g, UNAUDITED)).json.status).toBe('unverified');
+    const etag = (await verify(g, KNOWN)).headers.get('etag')!;
+    expect((await verify(g, KNOWN, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    expect((await verify(g, KNOWN, { method: 'HEAD' })).status).toBe(200);
+    for (const path of ['/.well-known/merchant-verify-keys.json', '/schemas/verification/v1', '/openapi.json', '/healthz']) expect((await req(g, path)).status).toBe(200);
+
+    expectProblem(await verify(g, 'co.uk'), 400, 'INVALID_DOMAIN');
+    expectProblem(await req(g, '/v1/verify'), 400, 'INVALID_DOMAIN');
+    expectProblem(await req(g, `/v1/verify?domain=${KNOWN}&domain=${OTHER}`), 400, 'INVALID_DOMAIN');
+    expectProblem(await req(g, '/nope'), 404, 'NOT_FOUND');
+    expectProblem(await req(g, '/mcp'), 405, 'METHOD_NOT_ALLOWED');
+    expectProblem(await req(g, '/v1/verify', { method: 'DELETE' }), 405, 'METHOD_NOT_ALLOWED');
+
+    const wrong = forged();
+    apiKeys.add(wrong);
+    expectProblem(await verify(g, KNOWN, { key: wrong }), 401, 'UNAUTHORIZED');
+    expectProblem(await verify(g, KNOWN, { key: null }), 401, 'UNAUTHORIZED');
+    // The valid key in the wrong places: a Basic password, after junk, lower-case scheme (valid), truncated.
+    expectProblem(await verify(g, KNOWN, { authorization: `Basic ${Buffer.from(`x:${g.key}`).toString('base64')}` }), 401, 'UNAUTHORIZED');
+    expectProblem(await verify(g, KNOWN, { authorization: `Bearer ${g.key} ${g.key}` }), 401, 'UNAUTHORIZED');
+    expectProblem(await verify(g, KNOWN, { authorization: `Bearer ${g.key.slice(0, -2)}` }), 401, 'UNAUTHORIZED');
+    expect((await verify(g, KNOWN, { authorization: `bearer ${g.key}` })).status).toBe(200);
+  });
+
+  it('MCP calls: list, record, never-audited, invalid domain, unknown tool, and without a (valid) key', async () => {
+    expect((await mcp(g, `Bearer ${g.key}`, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).status).toBe(200);
+    const record = await mcp(g, `Bearer ${g.key}`, call(KNOWN));
+    expect(record.status).toBe(200);
+    expect(record.json.result.structuredContent.domain).toBe(KNOWN);
+    expect((await mcp(g, `Bearer ${g.key}`, call(UNAUDITED))).json.result.structuredContent.status).toBe('unverified');
+    expect((await mcp(g, `Bearer ${g.key}`, call('co.uk'))).json.result.isError).toBe(true);
+    expect((await mcp(g, `Bearer ${g.key}`, call(42))).status).toBeLessThan(500);
+    expect((await mcp(g, `Bearer ${g.key}`, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'nope', arguments: {} } })).status).toBeLessThan(500);
+    expectProblem(await mcp(g, null, call(KNOWN)), 401, 'UNAUTHORIZED');
+    const wrong = forged();
+    apiKeys.add(wrong);
+    expectProblem(await mcp(g, `Bearer ${wrong}`, call(KNOWN)), 401, 'UNAUTHORIZED');
+  });
+
+  it('API keys created and revoked with the CLI: the new key works, then is refused', async () => {
+    const created = await cli(['apikey', 'create', '--label', 'secret-scan', '--api-keys', p.apiKeysFile], false);
+    const key = created.stdout.trim();
+    expect(key).toMatch(/^mvr_[a-z0-9]{10}_[A-Za-z0-9_-]{43}$/);
+    expect(created.stdout).toBe(`${key}\n`); // printed once, alone
+    apiKeys.add(key);
+    g.secrets.add(key);
+    const id = key.split('_')[1]!;
+    await poll(() => verify(g, KNOWN, { key }), (r) => r.status === 200);
+    expect((await mcp(g, `Bearer ${key}`, call(KNOWN))).status).toBe(200);
+
+    await cli(['apikey', 'revoke', id, '--api-keys', p.apiKeysFile]);
+    await poll(() => verify(g, KNOWN, { key }), (r) => r.status === 401);
+    expectProblem(await verify(g, KNOWN, { key }), 401, 'UNAUTHORIZED');
+    expectProblem(await mcp(g, `Bearer ${key}`, call(KNOWN)), 401, 'UNAUTHORIZED');
+    const list = await cli(['apikey', 'list', '--json', '--api-keys', p.apiKeysFile]);
+    const listed = JSON.parse(list.stdout) as { id: string; revoked: string | null }[];
+    expect(listed.find((k) => k.id === id)?.revoked).toEqual(expect.any(String));
+  });
+
+  it('503s: the records folder gone (STORE_UNAVAILABLE), a tampered record (UNAVAILABLE)', async () => {
+    const away = `${p.recordsDir}.away`;
+    await rename(p.recordsDir, away);
+    try {
+      const r = await poll(() => verify(g, KNOWN), (x) => x.status === 503);
+      expectProblem(r.value, 503, 'STORE_UNAVAILABLE');
+      expect((await req(g, '/healthz')).json.status).toBe('degraded');
+    } finally {
+      await rename(away, p.recordsDir);
+    }
+    await poll(() => verify(g, KNOWN), (x) => x.status === 200);
+
+    // Tamper with a record the gateway has not cached yet: its signature no longer verifies.
+    const file = liveRecordFile(p, OTHER);
+    const original = await readFile(file);
+    const record = JSON.parse(original.toString('utf8')) as { score: number };
+    record.score = record.score === 100 ? 99 : record.score + 1;
+    await writeFile(file, JSON.stringify(record));
+    const r = await verify(g, OTHER);
+    if (r.status === 200) {
+      // Only acceptable if these are the bytes verified before the change (a warm cache).
+      expect(r.bytes.equals(original)).toBe(true);
+    } else {
+      expectProblem(r, 503, 'UNAVAILABLE');
+      expect(g.logs.some((l) => l.msg === 'record rejected')).toBe(true);
+    }
+  });
+
+  it('the gateway that signs never-audited answers: requests and MCP calls', async () => {
+    // It polls the records folder on its own timer: wait until it has seen the folder come back.
+    await poll(() => verify(signer, KNOWN), (x) => x.status === 200);
+    const r = await verify(signer, UNAUDITED);
+    expect(r.status).toBe(200);
+    expect(r.json.signature).toMatch(/^ed25519:/);
+    expect((await verify(signer, KNOWN)).status).toBe(200);
+    expect((await req(signer, '/healthz')).status).toBe(200);
+    expect((await req(signer, '/.well-known/merchant-verify-keys.json')).status).toBe(200);
+    expect((await mcp(signer, `Bearer ${signer.key}`, call(UNAUDITED))).status).toBe(200);
+    expectProblem(await verify(signer, KNOWN, { key: null }), 401, 'UNAUTHORIZED');
+  });
+
+  it('signing-key rotation (mvr keygen, rebuild) and retirement (mvr keygen --retire, rebuild)', async () => {
+    const oldKid = p.kid!;
+    const rotated = await cli(['keygen', '--keys', p.keysDir]);
+    const newKid = rotated.stdout.trim();
+    expect(newKid).not.toBe(oldKid);
+    await collectPrivateKeys();
+    await build(p);
+    await poll(() => verify(g, KNOWN), (r) => r.status === 200 && r.json.key_id === newKid);
+    // The tampered record was rebuilt: served again.
+    expect((await verify(g, OTHER)).status).toBe(200);
+    await cli(['keygen', '--list', '--json', '--keys', p.keysDir]);
+
+    await cli(['keygen', '--retire', oldKid, '--keys', p.keysDir]);
+    await collectPrivateKeys();
+    await build(p);
+    const ks = await poll(() => req(g, '/.well-known/merchant-verify-keys.json'), (r) => r.status === 200 && !r.text.includes(oldKid));
+    expect(ks.value.json.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid]);
+    expect((await verify(g, KNOWN)).json.key_id).toBe(newKid);
+    expect((await mcp(g, `Bearer ${g.key}`, call(KNOWN))).status).toBe(200);
+    // The signer gateway still holds the retired key: its answers are signed by it.
+    expect((await verify(signer, UNAUDITED)).json.key_id).toBe(oldKid);
+    expect(privateDs.size).toBe(2);
+  });
+});
+
+describe('the scan', () => {
+  function needles(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const key of apiKeys) {
+      out.set(key, `API key ${key.split('_')[1]}`);
+      out.set(secretOf(key), `secret part of API key ${key.split('_')[1]}`);
+    }
+    for (const d of privateDs) out.set(d, 'a private signing key (d)');
+    out.set('"d":', 'the member "d"');
+    return out;
+  }
+
+  function scan(where: string, text: string, found: string[]): void {
+    for (const [needle, what] of needles()) if (text.includes(needle)) found.push(`${where} holds ${what}`);
+  }
+
+  it('knows what it looks for', () => {
+    expect(apiKeys.size).toBeGreaterThanOrEqual(5);
+    expect(privateDs.size).toBe(2);
+    expect(seen.length).toBeGreaterThan(40);
+  });
+
+  it('no gateway log line holds a secret', () => {
+    const found: string[] = [];
+    const lines: LogLine[] = [...g.logs, ...signer.logs];
+    for (const line of lines) scan(`log line ${JSON.stringify(line).slice(0, 120)}`, JSON.stringify(line), found);
+    expect(found).toEqual([]);
+  });
+
+  it('no file under public/ or records/ holds a secret', async () => {
+    const found: string[] = [];
+    const files = [...(await allFiles(p.publicDir)), ...(await allFiles(p.recordsDir))];
+    expect(files.length).toBeGreaterThan(30);
+    for (const file of files) scan(file, await readFile(file, 'latin1'), found);
+    expect(found).toEqual([]);
+  });
+
+  it('no HTTP response (status, headers, body) holds a secret', () => {
+    const found: string[] = [];
+    for (const r of seen) scan(r.what, r.text, found);
+    expect(found).toEqual([]);
+  });
+
+  it('no CLI output (other than the key `apikey create` prints) holds a secret', () => {
+    const found: string[] = [];
+    for (const o of cliOutput) scan(o.what, o.text, found);
+    expect(found).toEqual([]);
+  });
+
+  it('the published key set holds public members only', async () => {
+    const text = await readFile(p.keySetFile, 'utf8');
+    for (const k of (JSON.parse(text) as { keys: Record<string, unknown>[] }).keys) {
+      expect(Object.keys(k).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x']);
+    }
+  });
+
+  it('the API key file holds only hashes (no key, no secret part) and is mode 0600', async () => {
+    const text = await readFile(p.apiKeysFile, 'utf8');
+    const found: string[] = [];
+    scan(p.apiKeysFile, text, found);
+    expect(found).toEqual([]);
+    const entries = (JSON.parse(text) as { keys: Record<string, unknown>[] }).keys;
+    expect(entries.length).toBe(3); // g's, signer's, and the one made with the CLI
+    for (const e of entries) {
+      expect(Object.keys(e).sort()).toEqual(['created', 'id', 'label', 'revoked', 'sha256']);
+      expect(e.sha256).toMatch(/^[0-9a-f]{64}$/);
+    }
+    const hashes = new Set(entries.map((e) => e.sha256));
+    for (const key of [g.key, signer.key]) expect(hashes.has(createHash('sha256').update(key).digest('hex'))).toBe(true);
+    expect((await stat(p.apiKeysFile)).mode & 0o777).toBe(0o600);
+  });
+
+  it('every signing key file is mode 0600, in folders only its owner can enter', async () => {
+    let n = 0;
+    for (const sub of ['signing', 'retired']) {
+      const dir = join(p.keysDir, sub);
+      expect((await stat(dir)).mode & 0o077, `${dir} is not open to group or others`).toBe(0);
+      for (const name of await readdir(dir)) {
+        expect((await stat(join(dir, name))).mode & 0o777, `${sub}/${name}`).toBe(0o600);
+        n++;
+      }
+    }
+    expect(n).toBe(2);
+  });
+});
