@@ -20,6 +20,26 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
+/**
+ * RFC 8785 text of each top-level member of a plain object, as `"name":value`, sorted as JCS
+ * sorts them (UTF-16 code units). An object's canonical text is `{` + these joined by `,` + `}`,
+ * so a signer can canonicalize a record once and produce both the signed bytes (without
+ * `key_id` and `signature`) and the stored bytes (with them) from the same parts.
+ */
+export function canonicalMembers(value: Record<string, unknown>): Map<string, string> {
+  assertJsonValue(value, '$', new Set());
+  const members = new Map<string, string>();
+  for (const key of Object.keys(value).sort()) members.set(key, `${JSON.stringify(key)}:${canonicalize(value[key])}`);
+  return members;
+}
+
+/** Joins member texts from {@link canonicalMembers} (plus extra members) into canonical object text. */
+export function joinMembers(members: Map<string, string>, extra: Record<string, string> = {}): string {
+  const all = new Map(members);
+  for (const [key, text] of Object.entries(extra)) all.set(key, `${JSON.stringify(key)}:${JSON.stringify(text)}`);
+  return `{${[...all.keys()].sort().map((k) => all.get(k)).join(',')}}`;
+}
+
 /** UTF-8 bytes of {@link canonicalJson}: what is signed and what is served. */
 export function canonicalBytes(value: unknown): Uint8Array {
   return encoder.encode(canonicalJson(value));

@@ -1,5 +1,5 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { canonicalBytes } from './canonical.ts';
+import { canonicalMembers, joinMembers } from './canonical.ts';
 import { encodeBase64url } from './base64url.ts';
 import { InvalidKeyError } from './errors.ts';
 import { createRecordVerifier, signatureText, type Ed25519Verify } from './verify.ts';
@@ -92,13 +92,25 @@ export function signRecord<T extends object>(record: T, key: SigningKey): T & { 
  * key over the very bytes that were signed, before anyone else sees it (a faulty signer, such as
  * a bit flip in memory, must not publish a record that fails verification downstream).
  */
-export function signRecordChecked<T extends object>(record: T, key: SigningKey): { record: T & { key_id: string; signature: string }; verified: boolean } {
+export function signRecordChecked<T extends object>(
+  record: T,
+  key: SigningKey,
+): { record: T & { key_id: string; signature: string }; verified: boolean; canonical: string } {
   const { key_id: _k, signature: _s, ...unsigned } = record as T & { key_id?: unknown; signature?: unknown };
-  const message = canonicalBytes(unsigned);
+  // Canonicalized once: the signed bytes and the stored bytes are joined from the same members.
+  const members = canonicalMembers(unsigned);
+  const message = encoder.encode(joinMembers(members));
   const sig = sign(null, message, key.privateKey);
   const verified = verify(null, message, key.publicKey, sig);
-  return { record: { ...(unsigned as T), key_id: key.kid, signature: signatureText(encodeBase64url(sig)) }, verified };
+  const signature = signatureText(encodeBase64url(sig));
+  return {
+    record: { ...(unsigned as T), key_id: key.kid, signature },
+    verified,
+    canonical: joinMembers(members, { key_id: key.kid, signature }),
+  };
 }
+
+const encoder = new TextEncoder();
 
 const publicKeyCache = new Map<string, KeyObject>();
 

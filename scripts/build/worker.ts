@@ -59,11 +59,15 @@ function processBatch(id: number, items: AuditItem[]): BatchResult {
     try {
       const unsigned = deriveRecord(checked.audit, init.context);
       let record: UnsignedRecord = unsigned;
+      let bytes: string;
       if (key) {
         // Self-check before publishing: every signature made is verified over the signed bytes.
         const signed = signRecordChecked(unsigned, key);
         if (!signed.verified) throw new MvrError('SELF_CHECK_FAILED', 'signature self-check failed');
         record = signed.record;
+        bytes = signed.canonical;
+      } else {
+        bytes = canonicalJson(unsigned);
       }
       const path = join(init.stagingDir, recordPath(record.domain));
       const dir = dirname(path);
@@ -72,7 +76,7 @@ function processBatch(id: number, items: AuditItem[]): BatchResult {
         madeDirs.add(dir);
       }
       try {
-        writeFileSync(path, canonicalJson(record), { flag: 'wx' });
+        writeFileSync(path, bytes, { flag: 'wx' });
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
           result.duplicates.push({ domain: record.domain, source: item.source });

@@ -1,0 +1,285 @@
+import { createHash } from 'node:crypto';
+import { verifyRecord } from '../../verifier/index.ts';
+import type { Timeline } from './timeline.ts';
+import type { Verification, VerifyPool } from './verify-pool.ts';
+
+export type Kind = 'hot' | 'cold' | 'never' | 'invalid' | 'noauth' | 'badkey' | 'damaged' | 'probe';
+
+/** One request of the mix, with the answer it must get. */
+export interface Planned {
+  kind: Kind;
+  path: string;
+  authorization: string | undefined;
+  /**
+   * record: an audited domain (a signed record of the right build); unverified: a valid domain
+   * never audited; invalid: 400 INVALID_DOMAIN; unauthorized: 401.
+   */
+  expect: 'record' | 'unverified' | 'invalid' | 'unauthorized';
+  /** The normalized domain a 200 must carry (null when no 200 is right). */
+  domain: string | null;
+}
+
+export interface Exchange {
+  planned: Planned;
+  /** performance.now() before the request was sent and after its body was read. */
+  start: number;
+  end: number;
+  /** 0 when there was no HTTP answer (see `error`). */
+  status: number;
+  contentType: string;
+  wwwAuthenticate: string;
+  body: string;
+  error?: string;
+}
+
+export type Outcome = 'ok' | 'expected-503' | 'wrong' | 'unexpected-5xx' | 'transport-error';
+
+export interface Verdict {
+  outcome: Outcome;
+  reason?: string;
+  /** The parsed body of a 200. */
+  record?: Record<string, unknown>;
+}
+
+export interface Example {
+  outcome: Outcome;
+  reason: string;
+  kind: Kind;
+  path: string;
+  status: number;
+  startMs: number;
+  endMs: number;
+  body: string;
+}
+
+const inc = (m: Map<string, number>, k: string, n = 1) => m.set(k, (m.get(k) ?? 0) + n);
+
+export class Stats {
+  total = 0;
+  readonly byStatus = new Map<string, number>();
+  readonly byKind = new Map<Kind, Map<string, number>>();
+  readonly wrong = new Map<string, number>();
+  readonly unexpected5xx = new Map<string, number>();
+  readonly expected503 = new Map<string, number>();
+  readonly transport = new Map<string, number>();
+  /** 200s with a valid record answered just after the records folder went away (from the gateway's memory, before its next poll). */
+  validWhileAway = 0;
+  /** Longest a request sent after a build swap was still answered from the previous build. */
+  maxOldBuildLagMs = 0;
+  /** 200s whose record was signed by a key the client only learned by refetching the key set. */
+  verifiedAfterRefetch = 0;
+  keySetFetches = 0;
+  unknownKeyRefetches = 0;
+  /** Ed25519 verifications actually run (identical bytes against the same key set are verified once). */
+  verifications = 0;
+  readonly examples: Example[] = [];
+
+  count(outcome: Outcome, reason: string): void {
+    if (outcome === 'wrong') inc(this.wrong, reason);
+    else if (outcome === 'unexpected-5xx') inc(this.unexpected5xx, reason);
+    else if (outcome === 'expected-503') inc(this.expected503, reason);
+    else if (outcome === 'transport-error') inc(this.transport, reason);
+  }
+
+  sum(m: Map<string, number>): number {
+    let n = 0;
+    for (const v of m.values()) n += v;
+    return n;
+  }
+}
+
+/**
+ * The key set as a client sees it: fetched from the gateway, refetched when a record names a
+ * key it does not hold (UNKNOWN_KEY), one fetch at a time.
+ */
+export class KeySetCache {
+  keySet: unknown = null;
+  version = 0;
+  private inflight: Promise<void> | null = null;
+
+  constructor(private readonly fetchKeySet: () => Promise<unknown>, private readonly stats: Stats) {}
+
+  /** Fetches unless a fetch newer than `seenVersion` already happened. */
+  async refresh(seenVersion: number): Promise<void> {
+    if (this.version > seenVersion) return;
+    if (!this.inflight) {
+      this.inflight = (async () => {
+        this.stats.keySetFetches++;
+        this.keySet = await this.fetchKeySet();
+        this.version++;
+      })().finally(() => (this.inflight = null));
+    }
+    await this.inflight;
+  }
+}
+
+/**
+ * Checks every answer against what it must be, and counts it. The rules:
+ * - audited domain, 200: verifies with verifyRecord against the gateway's key set (refetched
+ *   on UNKNOWN_KEY), is that domain's, not `unverified`, carries the issued_at, key_id and score
+ *   of one of our builds, and not of a build older than the one live for a grace period already;
+ *   never for a damaged record while it is damaged;
+ * - never-audited domain, 200: `unverified`, that domain, unsigned, score null; never while the
+ *   records folder is away ("we could not look" is not "never audited");
+ * - invalid domain: 400 INVALID_DOMAIN; no or bad key: 401 UNAUTHORIZED with WWW-Authenticate;
+ * - 503 STORE_UNAVAILABLE only for record requests overlapping the outage (plus grace), 503
+ *   UNAVAILABLE only for a damaged domain during its damage (plus grace); any other 5xx counts.
+ */
+export class Checker {
+  /** Verdicts by (key set version, domain, SHA-256 of the bytes): identical bytes are verified once per key set. */
+  private memo = new Map<string, Promise<Verification>>();
+
+  constructor(private readonly timeline: Timeline, private readonly keys: KeySetCache, readonly stats: Stats, private readonly pool: VerifyPool) {}
+
+  async record(ex: Exchange): Promise<Verdict> {
+    const verdict = await this.judge(ex).catch((error: Error): Verdict => ({ outcome: 'wrong', reason: `checker failed: ${error.message}` }));
+    const s = this.stats;
+    s.total++;
+    const label = ex.status === 0 ? 'no answer' : ex.status >= 400 ? `${ex.status} ${problemCode(ex.body)}` : String(ex.status);
+    inc(s.byStatus, label);
+    const kindMap = s.byKind.get(ex.planned.kind) ?? new Map<string, number>();
+    s.byKind.set(ex.planned.kind, kindMap);
+    inc(kindMap, label);
+    if (verdict.outcome !== 'ok') {
+      s.count(verdict.outcome, verdict.reason ?? label);
+      if (verdict.outcome !== 'expected-503' && s.examples.length < 25) {
+        s.examples.push({
+          outcome: verdict.outcome,
+          reason: verdict.reason ?? label,
+          kind: ex.planned.kind,
+          path: ex.planned.path.slice(0, 160),
+          status: ex.status,
+          startMs: this.timeline.rel(ex.start),
+          endMs: this.timeline.rel(ex.end),
+          body: (ex.error ?? ex.body).slice(0, 300),
+        });
+      }
+    }
+    return verdict;
+  }
+
+  private async judge(ex: Exchange): Promise<Verdict> {
+    const p = ex.planned, t = this.timeline;
+    if (ex.status === 0) return { outcome: 'transport-error', reason: ex.error ?? 'no answer' };
+    if (ex.status >= 500) {
+      const code = problemCode(ex.body);
+      const isRecordRequest = p.expect === 'record' || p.expect === 'unverified';
+      if (ex.status === 503 && code === 'STORE_UNAVAILABLE' && isRecordRequest && t.overlapsOutage(ex.start, ex.end)) {
+        return { outcome: 'expected-503', reason: 'STORE_UNAVAILABLE while the records folder was away' };
+      }
+      if (ex.status === 503 && code === 'UNAVAILABLE' && p.domain && t.overlapsCorruption(p.domain, ex.start, ex.end)) {
+        return { outcome: 'expected-503', reason: 'UNAVAILABLE for the damaged record' };
+      }
+      return { outcome: 'unexpected-5xx', reason: `${ex.status} ${code} (${p.kind})` };
+    }
+    switch (p.expect) {
+      case 'invalid':
+        if (ex.status === 400 && problemCode(ex.body) === 'INVALID_DOMAIN' && ex.contentType.startsWith('application/problem+json')) return { outcome: 'ok' };
+        return { outcome: 'wrong', reason: `invalid domain answered ${ex.status} ${problemCode(ex.body)}` };
+      case 'unauthorized': {
+        if (ex.status !== 401 || problemCode(ex.body) !== 'UNAUTHORIZED') return { outcome: 'wrong', reason: `request without a valid key answered ${ex.status} ${problemCode(ex.body)}` };
+        // A Bearer token that is not a live key is invalid_token (RFC 6750); no key or another scheme is a bare challenge.
+        const tokenSent = /^bearer[ \t]+\S/i.test(p.authorization ?? '');
+        if (!/^Bearer realm=/.test(ex.wwwAuthenticate) || ex.wwwAuthenticate.includes('error="invalid_token"') !== tokenSent) {
+          return { outcome: 'wrong', reason: `401 with WWW-Authenticate "${ex.wwwAuthenticate}" (token sent: ${tokenSent})` };
+        }
+        return { outcome: 'ok' };
+      }
+      case 'unverified':
+        return this.judgeUnverified(ex);
+      case 'record':
+        return this.judgeRecord(ex);
+    }
+  }
+
+  private judgeUnverified(ex: Exchange): Verdict {
+    const p = ex.planned;
+    if (ex.status !== 200) return { outcome: 'wrong', reason: `never-audited domain answered ${ex.status} ${problemCode(ex.body)}` };
+    const rec = parseRecord(ex);
+    if (!rec) return { outcome: 'wrong', reason: 'never-audited 200 is not a JSON object (or not application/json)' };
+    if (rec.domain !== p.domain) return { outcome: 'wrong', reason: 'never-audited 200 for another domain', record: rec };
+    if (rec.status !== 'unverified' || rec.score !== null || rec.tier !== null || rec.last_audited_at !== null) {
+      return { outcome: 'wrong', reason: `never-audited 200 is not an unverified record (status ${String(rec.status)})`, record: rec };
+    }
+    // The gateway runs without --sign-unverified, so the answer is unsigned: UNSIGNED, never a pass.
+    const v = verifyRecord(rec, this.keys.keySet ?? { keys: [] }, { domain: p.domain! });
+    if (v.valid || v.code !== 'UNSIGNED') return { outcome: 'wrong', reason: `never-audited 200 verifies as ${v.valid ? 'valid' : v.code}, expected UNSIGNED`, record: rec };
+    if (this.timeline.insideOutage(ex.start, ex.end)) {
+      return { outcome: 'wrong', reason: 'never-audited record synthesized while the records folder was away', record: rec };
+    }
+    return { outcome: 'ok', record: rec };
+  }
+
+  private async judgeRecord(ex: Exchange): Promise<Verdict> {
+    const p = ex.planned, t = this.timeline, domain = p.domain!;
+    if (ex.status !== 200) return { outcome: 'wrong', reason: `audited domain answered ${ex.status} ${problemCode(ex.body)}` };
+    const rec = parseRecord(ex);
+    if (!rec) return { outcome: 'wrong', reason: 'audited 200 is not a JSON object (or not application/json)' };
+    if (rec.status === 'unverified') return { outcome: 'wrong', reason: 'audited domain answered with a synthesized unverified record', record: rec };
+    const v = await this.verify(ex.body, domain);
+    if (!v.valid) return { outcome: 'wrong', reason: `audited 200 does not verify: ${v.code}`, record: rec };
+    const build = t.buildByIssuedAt(rec.issued_at);
+    if (!build) return { outcome: 'wrong', reason: 'audited 200 carries the issued_at of no build', record: rec };
+    if (rec.key_id !== build.keyId) return { outcome: 'wrong', reason: `record of build "${build.label}" signed by another key`, record: rec };
+    const index = this.indexOf(domain);
+    if (index === undefined || rec.score !== build.scores[index]) {
+      return { outcome: 'wrong', reason: `record content differs from build "${build.label}" (score ${String(rec.score)})`, record: rec };
+    }
+    if (build.index < t.oldestAcceptableBuild(ex.start)) {
+      return { outcome: 'wrong', reason: `stale: build "${build.label}" served more than ${t.graceMs} ms after a newer build was swapped in`, record: rec };
+    }
+    if (t.insideCorruption(domain, ex.start, ex.end)) return { outcome: 'wrong', reason: 'damaged record answered 200', record: rec };
+    if (t.insideOutage(ex.start, ex.end, t.graceMs)) {
+      return { outcome: 'wrong', reason: `record answered 200 more than ${t.graceMs} ms into the records outage (STORE_UNAVAILABLE expected)`, record: rec };
+    }
+    if (t.insideOutage(ex.start, ex.end)) this.stats.validWhileAway++;
+    this.stats.maxOldBuildLagMs = Math.max(this.stats.maxOldBuildLagMs, Math.round(t.lagBehind(build.index, ex.start)));
+    return { outcome: 'ok', record: rec };
+  }
+
+  /** Domain -> index in the audits, for the expected score (set by the runner). */
+  indexOf: (domain: string) => number | undefined = () => undefined;
+
+  /** verifyRecord against the client's key set; on UNKNOWN_KEY, refetch the key set once and retry. */
+  private async verify(body: string, domain: string): Promise<Verification> {
+    if (this.keys.keySet === null) await this.keys.refresh(this.keys.version);
+    const digest = createHash('sha256').update(body).digest('base64url');
+    for (let attempt = 0; ; attempt++) {
+      const version = this.keys.version;
+      const key = `${version}\u0000${domain}\u0000${digest}`;
+      let pending = this.memo.get(key);
+      if (!pending) {
+        this.stats.verifications++;
+        if (this.memo.size >= 200_000) this.memo.clear();
+        pending = this.pool.verify(body, domain, this.keys.keySet, version);
+        this.memo.set(key, pending);
+        // A failed verification run (worker gone) is not a verdict: never remember it.
+        pending.catch(() => this.memo.delete(key));
+      }
+      const v = await pending;
+      if (v.valid && attempt > 0) this.stats.verifiedAfterRefetch++;
+      if (v.valid || v.code !== 'UNKNOWN_KEY' || attempt > 0) return v;
+      this.stats.unknownKeyRefetches++;
+      await this.keys.refresh(version);
+    }
+  }
+}
+
+function parseRecord(ex: Exchange): Record<string, unknown> | null {
+  if (!ex.contentType.startsWith('application/json')) return null;
+  try {
+    const value: unknown = JSON.parse(ex.body);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+export function problemCode(body: string): string {
+  try {
+    const code = (JSON.parse(body) as { code?: unknown }).code;
+    return typeof code === 'string' ? code : 'no code';
+  } catch {
+    return 'no code';
+  }
+}

@@ -1,0 +1,193 @@
+import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
+import { KEY_SET_PATH } from '../../core/keyset.ts';
+import { activeKid, keygen } from '../../scripts/keystore.ts';
+import type { Checker, Exchange, Planned, Verdict } from './check.ts';
+import { DAMAGED_INDEXES, HOT_COUNT, type Mix } from './load.ts';
+import type { Corruption, StoreOutage, Timeline } from './timeline.ts';
+import { buildAndMark, changeScores, type Workspace } from './workspace.ts';
+
+export interface FaultReport {
+  name: string;
+  /** ms since the load started. */
+  scheduledAtMs: number;
+  startedAtMs: number | null;
+  durationMs: number | null;
+  /** Injected and seen by the load (e.g. at least one 503 during the outage). */
+  exercised: boolean;
+  /** The gateway answered correctly again by itself, without a restart. */
+  recovered: boolean;
+  /** From the end of the fault to the first correct answer of the probe. */
+  recoveryMs: number | null;
+  detail: string;
+  error?: string;
+}
+
+export interface FaultContext {
+  ws: Workspace;
+  timeline: Timeline;
+  mix: Mix;
+  checker: Checker;
+  send: (p: Planned) => Promise<Exchange>;
+  getJson: (path: string) => Promise<unknown>;
+  seconds: number;
+  signal: AbortSignal;
+  log: (s: string) => void;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+/** How long the records folder stays away, and the damaged records stay damaged. */
+const OUTAGE_MS = 2000;
+const DAMAGE_MS = 2500;
+
+/**
+ * Asks until the answer is right: at most 200 tries and 10 s. Returns the ms it took, or null.
+ * Each try is checked and counted like any other request.
+ */
+async function probe(ctx: FaultContext, make: () => Planned, accept: (v: Verdict) => boolean): Promise<number | null> {
+  const started = performance.now();
+  for (let i = 0; i < 200 && performance.now() - started < 10_000 && !ctx.signal.aborted; i++) {
+    const verdict = await ctx.checker.record(await ctx.send(make()));
+    if (accept(verdict)) return Math.round(performance.now() - started);
+    await sleep(50, ctx.signal);
+  }
+  return null;
+}
+
+/** The four faults, each once, at fixed fractions of the run; one at a time, each after the last. */
+export async function runFaults(ctx: FaultContext): Promise<FaultReport[]> {
+  const schedule: { at: number; name: string; run: (ctx: FaultContext, r: FaultReport) => Promise<void> }[] = [
+    { at: 0.15, name: 'rebuild with changed scores', run: rebuild },
+    { at: 0.35, name: `records folder away ${OUTAGE_MS / 1000} s`, run: outage },
+    { at: 0.5, name: 'damaged record files', run: damage },
+    { at: 0.65, name: 'key rotation (keygen + build)', run: rotation },
+  ];
+  const reports: FaultReport[] = [];
+  for (const f of schedule) {
+    const at = ctx.timeline.t0 + f.at * ctx.seconds * 1000;
+    const report: FaultReport = { name: f.name, scheduledAtMs: ctx.timeline.rel(at), startedAtMs: null, durationMs: null, exercised: false, recovered: false, recoveryMs: null, detail: '' };
+    reports.push(report);
+    await sleep(at - performance.now(), ctx.signal);
+    if (ctx.signal.aborted) {
+      report.error = 'not run: the soak was stopped';
+      continue;
+    }
+    const started = performance.now();
+    report.startedAtMs = ctx.timeline.rel(started);
+    ctx.log(`fault: ${f.name} (at ${(report.startedAtMs / 1000).toFixed(1)} s)`);
+    try {
+      await f.run(ctx, report);
+    } catch (error) {
+      report.error = (error as Error).message;
+    }
+    report.durationMs = Math.round(performance.now() - started);
+    ctx.log(`fault: ${f.name}: ${report.detail}${report.error ? ` ERROR ${report.error}` : ''}`);
+  }
+  return reports;
+}
+
+/** (1) Change some scores (every hot domain among them) and swap a new build in. */
+async function rebuild(ctx: FaultContext, r: FaultReport): Promise<void> {
+  const changed = await changeScores(ctx.ws, (i) => i < HOT_COUNT || i % 7 === 3);
+  const before = ctx.checker.stats.total;
+  const { mark, summary } = await buildAndMark(ctx.ws, ctx.timeline, 'rebuild', 1);
+  const hot = ctx.ws.domains[0]!;
+  const expected = mark.scores[0];
+  r.recoveryMs = await probe(ctx, () => ctx.mix.record(hot, 'probe'), (v) => v.outcome === 'ok' && v.record?.issued_at === mark.issuedAt && v.record.score === expected);
+  r.recovered = r.recoveryMs !== null;
+  r.exercised = ctx.checker.stats.total > before;
+  r.detail = `${changed} scores changed; build of ${summary.records} records took ${(summary.durationMs / 1000).toFixed(1)} s; a probe saw the new scores ${r.recoveryMs ?? 'never'} ms after runBuild returned`;
+}
+
+/** (2) Rename the records folder away, wait, rename it back. */
+async function outage(ctx: FaultContext, r: FaultReport): Promise<void> {
+  const stats = ctx.checker.stats;
+  const reason = 'STORE_UNAVAILABLE while the records folder was away';
+  const before503 = stats.expected503.get(reason) ?? 0, beforeValid = stats.validWhileAway;
+  const away = `${ctx.ws.recordsDir}.away`;
+  const o: StoreOutage = { start: performance.now(), awayDone: null, restoreStart: null, end: null };
+  ctx.timeline.outages.push(o);
+  try {
+    await rename(ctx.ws.recordsDir, away);
+    o.awayDone = performance.now();
+    await sleep(OUTAGE_MS, ctx.signal);
+  } finally {
+    o.restoreStart = performance.now();
+    await rename(away, ctx.ws.recordsDir).catch(() => undefined);
+    o.end = performance.now();
+  }
+  r.recoveryMs = await probe(ctx, () => ctx.mix.record(ctx.mix.coldDomain(), 'probe', false), (v) => v.outcome === 'ok');
+  r.recovered = r.recoveryMs !== null;
+  const n503 = (stats.expected503.get(reason) ?? 0) - before503;
+  r.exercised = n503 > 0;
+  r.detail = `${n503} x 503 STORE_UNAVAILABLE (expected), ${stats.validWhileAway - beforeValid} valid cached records answered before the gateway noticed (allowed only in its first second); a probe got a cold record again ${r.recoveryMs ?? 'never'} ms after the folder came back`;
+}
+
+/** (3) Damage two record files of the live build: garbage appended, and a valid-JSON tampered score. */
+async function damage(ctx: FaultContext, r: FaultReport): Promise<void> {
+  const stats = ctx.checker.stats;
+  const reason = 'UNAVAILABLE for the damaged record';
+  const before = stats.expected503.get(reason) ?? 0;
+  const domains = DAMAGED_INDEXES.map((i) => ctx.ws.domains[i]!);
+  const files = domains.map((d) => join(ctx.ws.recordsDir, CURRENT_LINK, recordPath(d)));
+  const originals = await Promise.all(files.map((f) => readFile(f)));
+  const c: Corruption = { domains: new Set(domains), start: performance.now(), corruptDone: null, restoreStart: null, end: null };
+  ctx.timeline.corruptions.push(c);
+  const replace = async (file: string, bytes: Buffer | string) => {
+    await writeFile(`${file}.soak-tmp`, bytes);
+    await rename(`${file}.soak-tmp`, file);
+  };
+  try {
+    await appendFile(files[0]!, '\n\u0000garbage{"x":');
+    const tampered = JSON.parse(originals[1]!.toString('utf8')) as { score: number | null };
+    tampered.score = tampered.score === null || tampered.score >= 99 ? 1 : tampered.score + 1;
+    await replace(files[1]!, JSON.stringify(tampered));
+    c.corruptDone = performance.now();
+    ctx.timeline.targets = domains;
+    await sleep(DAMAGE_MS, ctx.signal);
+  } finally {
+    c.restoreStart = performance.now();
+    await Promise.all(files.map((f, i) => replace(f, originals[i]!).catch(() => undefined)));
+    c.end = performance.now();
+  }
+  let worst: number | null = 0;
+  for (const d of domains) {
+    const ms = await probe(ctx, () => ctx.mix.record(d, 'probe', false), (v) => v.outcome === 'ok');
+    worst = ms === null || worst === null ? null : Math.max(worst, ms);
+  }
+  ctx.timeline.targets = [];
+  r.recoveryMs = worst;
+  r.recovered = worst !== null;
+  const n503 = (stats.expected503.get(reason) ?? 0) - before;
+  r.exercised = n503 > 0;
+  r.detail = `${domains.join(', ')}: ${n503} x 503 UNAVAILABLE (expected); a probe got them again ${worst ?? 'never'} ms after the files were restored`;
+}
+
+/** (4) New signing key, then a build signed with it; the old key must stay listed. */
+async function rotation(ctx: FaultContext, r: FaultReport): Promise<void> {
+  const stats = ctx.checker.stats;
+  const oldKid = await activeKid(ctx.ws.keysDir);
+  const newKid = await keygen(ctx.ws.keysDir);
+  const refetchesBefore = stats.keySetFetches, afterRefetchBefore = stats.verifiedAfterRefetch;
+  await buildAndMark(ctx.ws, ctx.timeline, 'rotation', 1);
+  const hot = ctx.ws.domains[1]!;
+  r.recoveryMs = await probe(ctx, () => ctx.mix.record(hot, 'probe'), (v) => v.outcome === 'ok' && v.record?.key_id === newKid);
+  const keySet = (await ctx.getJson(KEY_SET_PATH)) as { keys?: { kid?: string }[] };
+  const kids = (keySet.keys ?? []).map((k) => k.kid);
+  const bothListed = kids.includes(oldKid ?? '') && kids.includes(newKid);
+  r.recovered = r.recoveryMs !== null && bothListed;
+  r.exercised = stats.verifiedAfterRefetch > afterRefetchBefore;
+  r.detail = `${oldKid?.slice(0, 8)}... -> ${newKid.slice(0, 8)}...; key set lists ${kids.length} keys, old ${kids.includes(oldKid ?? '') ? 'still listed' : 'MISSING'}, new ${kids.includes(newKid) ? 'listed' : 'MISSING'}; ${stats.keySetFetches - refetchesBefore} key-set refetch(es) on UNKNOWN_KEY; a probe saw records of the new key ${r.recoveryMs ?? 'never'} ms after runBuild returned`;
+}

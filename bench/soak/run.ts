@@ -1,0 +1,238 @@
+import { setMaxListeners } from 'node:events';
+import { rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { Pool } from 'undici';
+import { KEY_SET_PATH } from '../../core/keyset.ts';
+import { Checker, KeySetCache, Stats } from './check.ts';
+import { runFaults, type FaultReport } from './faults.ts';
+import { cpuSeconds, freePort, GatewayProcess } from './gateway-process.ts';
+import { getJson, Mix, runLoad, send } from './load.ts';
+import { parseOptions, UsageError, type SoakOptions } from './options.ts';
+import { formatReport, makeReport } from './report.ts';
+import { HeapInspector } from './inspector.ts';
+import { RssSampler } from './rss.ts';
+import { Timeline } from './timeline.ts';
+import { VerifyPool } from './verify-pool.ts';
+import { buildAndMark, makeTempDir, prepareWorkspace } from './workspace.ts';
+
+/**
+ * `npm run soak`: a bounded soak of the real gateway (`node bin/mvr.js serve`, its own process)
+ * on a real build in a temp folder, with every answer checked (check.ts) and four faults
+ * injected on a schedule (faults.ts): a rebuild, the records folder away for 2 s, damaged
+ * record files, a key rotation.
+ *
+ * Options: --seconds 60 --concurrency 64 --audits 20000 --cache-mb 2 --seed 42 --max-requests N
+ * --json. --seconds is the planned load; when a fault (a build under load) is still running then,
+ * the load goes on until it ends plus 3 s, never more than max(60 s, --seconds) longer.
+ *
+ * Passes when: no wrong answer, no 5xx outside the fault windows, no request without an answer,
+ * every fault injected, seen and recovered from without a restart, and the gateway's RSS grew
+ * less than 10% between the end of the warm-up (10% of --seconds) and the end of the load. Those
+ * two RSS readings are taken right after a full GC forced through the gateway's inspector
+ * (node --inspect on a loopback port of its own): raw samples swing by tens of MB with the GC's
+ * timing, so only readings in the same GC state compare retained memory. Raw samples (once a
+ * second) still give the max and the series.
+ *
+ * Exit 0 only when every criterion passed; 1 on failure; 2 usage; 130/143 when interrupted.
+ * Loopback only. The gateway runs with MVR_RATE_LIMIT=0 and MVR_UNAUTH_RATE_LIMIT=0.
+ */
+
+/** How long after a change (new build, folder back) the gateway may still answer as before. */
+const GRACE_MS = 1000;
+/** Load kept running after the last fault, so its aftermath is checked too. */
+const TAIL_MS = 3000;
+/** The end RSS reading is taken this long before the load stops, so it is taken under load like the start one. */
+const END_READING_MS = 1500;
+
+const log = (s: string) => process.stderr.write(`soak: ${s}\n`);
+
+let options: SoakOptions;
+try {
+  options = parseOptions(process.argv.slice(2));
+} catch (error) {
+  if (!(error instanceof UsageError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(2);
+}
+
+const state: { dir: string | null; gateway: GatewayProcess | null; pool: Pool | null; sampler: RssSampler | null; verifiers: VerifyPool | null; inspector: HeapInspector | null } = { dir: null, gateway: null, pool: null, sampler: null, verifiers: null, inspector: null };
+const stop = new AbortController();
+// Every request in flight listens to it (the pool adds one abort listener per request).
+setMaxListeners(options.concurrency * 4 + 256, stop.signal);
+let crashed: string | null = null;
+
+let cleaning: Promise<void> | null = null;
+/** Stops everything this run started, once: load, sampler, connections, the gateway, the temp folder. */
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    stop.abort();
+    if (state.gateway) state.gateway.stopping = true;
+    await state.sampler?.stop().catch(() => undefined);
+    state.inspector?.close();
+    await state.pool?.destroy().catch(() => undefined);
+    await state.verifiers?.close().catch(() => undefined);
+    await state.gateway?.stop().catch(() => undefined);
+    if (state.dir) {
+      const dir = state.dir;
+      await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 })
+        .then(() => (state.dir = null))
+        .catch((error: Error) => log(`could not remove ${dir}: ${error.message}`));
+    }
+  })();
+  return cleaning;
+}
+
+// Last resort when the process ends some other way: never leave the gateway or the folder behind.
+process.on('exit', () => {
+  state.gateway?.killNow();
+  if (state.dir) {
+    try {
+      rmSync(state.dir, { recursive: true, force: true });
+    } catch {
+      // nothing more to do
+    }
+  }
+});
+// Ctrl-C reaches this process twice (from the terminal, and relayed by tsx's parent process):
+// the first signal starts the cleanup, later ones must not cut it short.
+let signalled: NodeJS.Signals | null = null;
+const signalExit = () => (signalled === 'SIGTERM' ? 143 : 130);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (signalled) return;
+    signalled = signal;
+    log(`${signal}: stopping, killing the gateway and removing the temp folder`);
+    setTimeout(() => process.exit(signalExit()), 20_000).unref();
+    cleanup().finally(() => process.exit(signalExit()));
+  });
+}
+// Every phase is bounded on its own; this bounds the whole run too, whatever happens.
+const budgetMs = (600 + options.seconds * 3 + options.audits / 500) * 1000;
+const watchdog = setTimeout(() => {
+  log(`watchdog: the soak overran its ${Math.round(budgetMs / 1000)} s budget; stopping`);
+  cleanup().finally(() => process.exit(1));
+}, budgetMs);
+watchdog.unref();
+
+async function main(opts: SoakOptions): Promise<number> {
+  const dir = (state.dir = await makeTempDir());
+  log(`temp folder ${dir}`);
+  log(`generating ${opts.audits.toLocaleString('en-US')} audits (seed ${opts.seed}), a signing key and API keys`);
+  const ws = await prepareWorkspace(dir, opts.audits, opts.seed);
+  const timeline = new Timeline(performance.now(), GRACE_MS);
+  const initial = await buildAndMark(ws, timeline, 'initial');
+  log(`initial build: ${initial.summary.records.toLocaleString('en-US')} records in ${(initial.summary.durationMs / 1000).toFixed(1)} s`);
+
+  const port = await freePort();
+  // The gateway's inspector (loopback, a port of its own) lets the RSS readings be taken right after a full GC.
+  const inspectPort = await freePort();
+  const gateway = (state.gateway = new GatewayProcess(port, { recordsDir: ws.recordsDir, publicDir: ws.publicDir, keysDir: ws.keysDir, apiKeysFile: ws.apiKeysFile, cacheMb: opts.cacheMb, inspectPort }, (info) => {
+    crashed = info;
+    log(info);
+    stop.abort();
+  }));
+  await gateway.ready();
+  log(`gateway pid ${gateway.pid} on ${gateway.url} (--cache-mb ${opts.cacheMb})`);
+  const inspector = (state.inspector = new HeapInspector(inspectPort));
+  const haveInspector = await inspector.connect().then(
+    () => true,
+    (error: Error) => (log(`no inspector (${error.message}): RSS start/end will be raw samples`), false),
+  );
+
+  const pool = (state.pool = new Pool(gateway.url, { connections: opts.concurrency + 4, pipelining: 1, headersTimeout: 15_000, bodyTimeout: 15_000, keepAliveTimeout: 4_000 }));
+  const stats = new Stats();
+  const keys = new KeySetCache(() => getJson(pool, KEY_SET_PATH), stats);
+  // verifyRecord runs in worker threads; leave a core to the gateway.
+  const verifiers = (state.verifiers = new VerifyPool(Math.max(1, Math.min(4, availableParallelism() - 1))));
+  const checker = new Checker(timeline, keys, stats, verifiers);
+  checker.indexOf = (d) => ws.indexOf.get(d);
+  const mix = new Mix(ws, timeline, opts.seed);
+  await keys.refresh(0);
+  const first = await checker.record(await send(pool, mix.record(ws.domains[0]!, 'probe', false)));
+  if (first.outcome !== 'ok') throw new Error(`the very first request was already wrong (${first.reason}); not starting the load`);
+
+  const gatewayCpuStart = await cpuSeconds(gateway.pid).catch(() => null);
+  const soakCpuStart = process.cpuUsage();
+  timeline.t0 = performance.now();
+  const t0 = timeline.t0;
+  const sampler = (state.sampler = new RssSampler(gateway.pid, t0, haveInspector ? inspector : null));
+  sampler.begin();
+  let faultsDone: number | null = null;
+  const plannedEnd = t0 + opts.seconds * 1000;
+  const hardEnd = plannedEnd + Math.max(60_000, opts.seconds * 1000);
+  const deadline = () => (faultsDone === null ? hardEnd : Math.min(hardEnd, Math.max(plannedEnd, faultsDone + TAIL_MS)));
+  log(`load: ${opts.seconds} s, ${opts.concurrency} in flight; faults at 15%, 35%, 50%, 65% of the run`);
+  const faultsRun: Promise<FaultReport[]> = runFaults({
+    ws,
+    timeline,
+    mix,
+    checker,
+    send: (p) => send(pool, p, stop.signal),
+    getJson: (path) => getJson(pool, path),
+    seconds: opts.seconds,
+    signal: stop.signal,
+    log,
+  }).finally(() => (faultsDone = performance.now()));
+  const warmupMs = opts.seconds * 100;
+  let measuring: Promise<unknown> | null = null;
+  const readings = setInterval(() => {
+    const now = performance.now();
+    if (measuring || stop.signal.aborted) return;
+    const which = !sampler.start && now >= t0 + warmupMs ? 'start' : sampler.start && !sampler.end && now >= deadline() - END_READING_MS ? 'end' : null;
+    if (!which) return;
+    measuring = sampler
+      .point()
+      .then((p) => (sampler[which] = p))
+      .catch(() => undefined)
+      .finally(() => (measuring = null));
+  }, 100);
+  const progress = setInterval(() => log(`${Math.round((performance.now() - t0) / 1000)} s: ${stats.total.toLocaleString('en-US')} requests, ${stats.sum(stats.wrong)} wrong, ${stats.sum(stats.unexpected5xx)} unexpected 5xx`), 10_000);
+  progress.unref();
+  let load;
+  try {
+    load = await runLoad({ pool, mix, checker, concurrency: opts.concurrency, deadline, maxRequests: opts.maxRequests, signal: stop.signal });
+  } finally {
+    clearInterval(progress);
+    clearInterval(readings);
+  }
+  const loadMs = performance.now() - t0;
+  const gatewayCpuEnd = await cpuSeconds(gateway.pid).catch(() => null);
+  const soakCpu = process.cpuUsage(soakCpuStart);
+  const faults = await faultsRun;
+  await measuring;
+  // The load stopped before the end reading was due (--max-requests): take it now.
+  if (sampler.start && !sampler.end && !signalled && gateway.alive()) sampler.end = await sampler.point().catch(() => undefined);
+  await sampler.stop();
+  if (signalled) return signalExit(); // interrupted: no verdict to give
+  const report = makeReport({
+    options: opts,
+    stats,
+    faults,
+    rss: sampler.summary(warmupMs),
+    loadMs,
+    hitMaxRequests: load.hitMaxRequests,
+    cpu: {
+      gatewaySeconds: gatewayCpuStart !== null && gatewayCpuEnd !== null ? Math.round((gatewayCpuEnd - gatewayCpuStart) * 10) / 10 : null,
+      soakSeconds: Math.round((soakCpu.user + soakCpu.system) / 1e5) / 10,
+      cores: availableParallelism(),
+    },
+    pid: gateway.pid,
+    crashed,
+  });
+  process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report)}\n`);
+  return report.pass ? 0 : 1;
+}
+
+let code = 1;
+try {
+  code = await main(options);
+} catch (error) {
+  if (!signalled) log(`failed: ${(error as Error).stack ?? error}`);
+  if (state.gateway && !state.gateway.alive()) log(`gateway stderr: ${state.gateway.stderrTail()}`);
+  code = 1;
+} finally {
+  await cleanup();
+  clearTimeout(watchdog);
+}
+process.exit(signalled ? signalExit() : code);
