@@ -74,7 +74,7 @@ export async function startNginx(dir: string, root: string, port: number, apiKey
   const conf = join(dir, 'nginx/nginx.conf');
   await writeFile(
     conf,
-    `worker_processes ${workers};
+    `${process.getuid?.() === 0 ? 'user root;\n' : ''}worker_processes ${workers};
 error_log ${dir}/nginx/logs/error.log warn;
 pid ${dir}/nginx/nginx.pid;
 events { worker_connections 1024; }

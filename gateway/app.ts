@@ -31,9 +31,10 @@ export function createGatewayApp(ctx: GatewayContext): App {
   const app = createApp();
   app.use(
     defineEventHandler(async (event) => {
-      const started = performance.now();
-      const res = event.node.res;
-      res.once('finish', () => logRequest(event, ctx, started));
+      if (ctx.accessLog) {
+        const started = performance.now();
+        event.node.res.once('finish', () => logRequest(event, ctx, started));
+      }
       try {
         const path = pathOf(event);
         const route = Object.hasOwn(routes, path) ? routes[path]! : null;

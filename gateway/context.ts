@@ -15,6 +15,8 @@ export interface GatewayContext {
   /** Signs never-audited answers when set (opt-in); null by default, so the gateway holds no private key. */
   unverifiedSigner: SigningKey | null;
   log: (line: LogLine) => void;
+  /** One log line per request (off with `--quiet`; errors and warnings are logged regardless). */
+  accessLog: boolean;
   /** Quotas: per API key, and per client address for requests without a valid key; null = off. */
   limits: { perKey: FixedWindowLimiter | null; perAddress: FixedWindowLimiter | null };
 }

@@ -30,6 +30,8 @@ export interface GatewayOptions {
   refreshMs: number;
   unverifiedSigner: SigningKey | null;
   log: (line: LogLine) => void;
+  /** One log line per request; default true. */
+  accessLog?: boolean;
   /** Requests per minute per API key; 0 or absent turns the quota off (`mvr serve` defaults to 6000). */
   rateLimitPerMinute?: number;
   /** Requests per minute per client address without a valid key; 0 or absent turns it off (`mvr serve` defaults to 600). */
@@ -64,6 +66,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     apiKeys,
     unverifiedSigner: opts.unverifiedSigner,
     log: opts.log,
+    accessLog: opts.accessLog ?? true,
     limits: {
       perKey: (opts.rateLimitPerMinute ?? 0) > 0 ? new FixedWindowLimiter('per-key', opts.rateLimitPerMinute!, 60) : null,
       perAddress: (opts.unauthenticatedPerMinute ?? 0) > 0 ? new FixedWindowLimiter('unauthenticated', opts.unauthenticatedPerMinute!, 60) : null,

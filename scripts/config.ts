@@ -110,7 +110,7 @@ export const serveArgs = {
   host: { type: 'string', description: 'interface (env HOST, default 127.0.0.1)' },
   'cache-mb': { type: 'string', description: 'memory for verified records, MB (env MVR_CACHE_MB, default 64)' },
   'sign-unverified': { type: 'boolean', description: 'sign never-audited answers with the active signing key (opt-in; the gateway then holds a private key)' },
-  quiet: { type: 'boolean', description: 'no access log' },
+  quiet: { type: 'boolean', description: 'no access log (warnings and errors are still logged)' },
   workers: { type: 'string', description: 'gateway processes sharing the port (env MVR_WORKERS, default 1)' },
   'rate-limit': { type: 'string', description: 'requests per minute per API key, 0 = off (env MVR_RATE_LIMIT, default 6000)' },
   'unauth-rate-limit': { type: 'string', description: 'requests per minute per client address without a valid key, 0 = off (env MVR_UNAUTH_RATE_LIMIT, default 600)' },

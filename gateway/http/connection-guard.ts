@@ -11,9 +11,8 @@ import type { LogLine } from '../context.ts';
  * its own timer: the head of each request must arrive within `headersMs`, and a request must be
  * answered within `requestMs`, or the socket is closed.
  *
- * Parser errors: Node answers malformed requests (400), oversized heads (431) and timeouts (408)
- * itself, with an empty body. Here they get a problem document like every other error, and a
- * log line.
+ * Parser errors (400, 431) stay Node's own: it answers only when no response is in flight and
+ * destroys the socket at once, so a second response can never follow a first one.
  */
 export function guardConnections(server: Server, opts: { headersMs: number; requestMs: number; issuer: string; log: (line: LogLine) => void }): void {
   const timers = new WeakMap<Socket, NodeJS.Timeout>();
@@ -50,19 +49,5 @@ export function guardConnections(server: Server, opts: { headersMs: number; requ
     res.once('finish', () => {
       if (!socket.destroyed) awaitHead(socket);
     });
-  });
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    if (error.code === 'ECONNRESET' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    const [status, code, detail] =
-      error.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'HEADERS_TOO_LARGE', 'the request head is larger than 16 KiB']
-        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? [408, 'REQUEST_TIMEOUT', 'the request took too long to arrive']
-          : [400, 'BAD_REQUEST', 'the request is not valid HTTP/1.1'];
-    opts.log({ level: 'warn', msg: 'client error', status, code, parser: error.code ?? null });
-    socket.end(problem(status, code, detail));
   });
 }

@@ -40,6 +40,8 @@ export async function handleVerify(event: H3Event, ctx: GatewayContext): Promise
 
 /** The stored record, verified; or the never-audited answer. Shared with the MCP tool so both serve the same bytes. */
 export async function recordFor(domain: string, ctx: Pick<GatewayContext, 'store' | 'issuer' | 'schemaUrl' | 'unverifiedSigner'>): Promise<{ bytes: Buffer; etag: string; synthesized: boolean }> {
+  const hot = ctx.store.cached(domain);
+  if (hot) return { ...hot, synthesized: false };
   const found = await ctx.store.lookup(domain);
   if (found.kind === 'record') return { ...found.record, synthesized: false };
   const unsigned = unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt: formatTimestamp(Date.now()) });

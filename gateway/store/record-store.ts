@@ -43,15 +43,21 @@ export class RecordStore {
     await Promise.all([this.source.refresh(), this.keys.refresh()]);
   }
 
-  /** The verified record for a normalized domain, `absent` when never audited, or a typed error. */
-  async lookup(domain: string): Promise<Lookup> {
+  /** A verified record already in memory for the live build and key set, or undefined; no I/O, no promise. */
+  cached(domain: string): ServedRecord | undefined {
     this.syncGeneration();
     const hit = this.cache.get(domain);
     if (hit) {
       this.cache.delete(domain);
       this.cache.set(domain, hit);
-      return { kind: 'record', record: hit };
     }
+    return hit;
+  }
+
+  /** The verified record for a normalized domain, `absent` when never audited, or a typed error. */
+  async lookup(domain: string): Promise<Lookup> {
+    const hit = this.cached(domain);
+    if (hit) return { kind: 'record', record: hit };
     const key = `${this.cacheGeneration}\u0000${domain}`;
     let pending = this.loading.get(key);
     if (!pending) {
@@ -85,13 +91,16 @@ export class RecordStore {
   }
 
   private syncGeneration(): void {
-    const generation = `${this.source.generation()}|${safeKeyGeneration(this.keys)}`;
-    if (generation !== this.cacheGeneration) {
-      this.cache.clear();
-      this.cachedBytes = 0;
-      this.cacheGeneration = generation;
-    }
+    const build = this.source.generation(), keys = safeKeyGeneration(this.keys);
+    if (build === this.lastBuild && keys === this.lastKeys) return;
+    this.lastBuild = build;
+    this.lastKeys = keys;
+    this.cache.clear();
+    this.cachedBytes = 0;
+    this.cacheGeneration = `${build}|${keys}`;
   }
+  private lastBuild: string | null = null;
+  private lastKeys: number | null = null;
 
   private async load(domain: string): Promise<Lookup> {
     const { keySet } = this.keys.get();

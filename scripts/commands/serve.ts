@@ -43,7 +43,8 @@ export async function gatewayOptionsFromArgs(args: Record<string, unknown>, env:
     cacheBytes: positiveInt('--cache-mb / MVR_CACHE_MB', str('cache-mb') ?? env.MVR_CACHE_MB, 64) * 1024 * 1024,
     refreshMs: 250,
     unverifiedSigner,
-    log: args.quiet ? () => undefined : jsonLogger,
+    log: jsonLogger,
+    accessLog: !args.quiet,
     rateLimitPerMinute: nonNegativeInt('--rate-limit / MVR_RATE_LIMIT', str('rate-limit') ?? env.MVR_RATE_LIMIT, 6000),
     unauthenticatedPerMinute: nonNegativeInt('--unauth-rate-limit / MVR_UNAUTH_RATE_LIMIT', str('unauth-rate-limit') ?? env.MVR_UNAUTH_RATE_LIMIT, 600),
   };

@@ -107,7 +107,7 @@ export function stopSlowClients(): void {
   for (const c of slow) c.socket.destroy();
 }
 
-/** The assertions on the slow clients: register last, they wait for Node's connection check. */
+/** The assertions on the slow clients: register last, they wait for the head timeout. */
 export function slowClientSuite(_get: () => FrontDoor): void {
   describe('slow clients', () => {
     it('other clients are served normally while a dozen slow clients hold connections', async () => {
@@ -120,7 +120,7 @@ export function slowClientSuite(_get: () => FrontDoor): void {
         await sleep(150);
       }
       // Meanwhile the slow clients were still open and got nothing (their heads are incomplete).
-      if (performance.now() - slowStartedAt < NODE_CHECK_INTERVAL_MS - 2_000) {
+      if (performance.now() - slowStartedAt < HEADERS_TIMEOUT_MS - 2_000) {
         for (const c of slow) {
           expect(c.closedAt, c.name).toBeNull();
           expect(c.received, c.name).toBe('');
