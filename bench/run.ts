@@ -1,10 +1,12 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { recordPath } from '../core/layout.ts';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { benchBuild, auditsFile, type BuildBenchRow } from './build.ts';
 import { measureEd25519Capacity } from './ed25519-capacity.ts';
+import { measureFileCreation } from './file-capacity.ts';
 import { domainsOf, ensureTools, nginxPath, pathsScript, rssOf, startGatewayProcess, startNginx, wrk, type LoadResult } from './gateway.ts';
 
 /**
@@ -35,8 +37,9 @@ await mkdir(OUT, { recursive: true });
 await ensureTools();
 const log = (s: string) => process.stderr.write(`bench: ${s}\n`);
 
-log('raw Ed25519 capacity (node:crypto, all cores)');
+log('raw Ed25519 capacity (node:crypto, all cores) and file creation rate');
 const capacity = await measureEd25519Capacity(4);
+const filesPerSecond = measureFileCreation(join(OUT, 'file-capacity'));
 
 const builds: (BuildBenchRow & { ratio: number })[] = [];
 for (const n of sizes) {
@@ -69,6 +72,8 @@ const gateway = await startGatewayProcess(
   ['--records', join(work, 'records'), '--public', join(work, 'public'), '--api-keys', join(work, 'api-keys.json'), '--cache-mb', values['cache-mb']!, '--rate-limit', '1000000000', '--unauth-rate-limit', '1000000000', ...(workers > 1 ? ['--workers', String(workers)] : [])],
   gatewayPort,
 );
+const floorPort = 18903;
+const floor = spawn(process.execPath, [join(ROOT, 'bench/h3-floor.mjs'), String(floorPort), join(work, 'records/current', recordPath(hot[0]!))], { stdio: 'ignore' });
 const nginx = await startNginx(OUT, join(work, 'records/current'), nginxPort, key, workers).catch((error) => {
   gateway.kill('SIGTERM');
   throw error;
@@ -82,6 +87,7 @@ try {
   };
   await scenario('nginx, hot record', n, scripts.nginxHot);
   await scenario('gateway, hot record', g, scripts.hot);
+  await scenario('bare h3 app, same bytes, no checks (floor)', `http://127.0.0.1:${floorPort}`, scripts.hot);
   await scenario('nginx, working set (all records)', n, scripts.nginxWorking);
   await scenario(`gateway, working set (all records, cache ${values['cache-mb']} MB)`, g, scripts.working);
   await scenario('gateway, never-audited domains', g, scripts.never);
@@ -90,16 +96,18 @@ try {
   memory = await rssOf(gateway.pid!).catch(() => memory);
   gateway.kill('SIGTERM');
   nginx.kill('SIGQUIT');
+  floor.kill('SIGTERM');
 }
 
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const nginxHot = results.find((r) => r.name === 'nginx, hot record')!.requestsPerSecond;
 const lines = [
   `Raw Ed25519 (node:crypto, ${capacity.threads} threads): ${fmt(capacity.signPerSecond)} sign/s, ${fmt(capacity.verifyPerSecond)} verify/s, ${fmt(capacity.pairPerSecond)} sign+verify pairs/s`,
+  `File creation (one O_EXCL create + write per record, as the build does): ${fmt(filesPerSecond)} files/s`,
   '',
-  '| build | seconds | records/s | x raw sign+verify | peak RSS MB |',
-  '|---:|---:|---:|---:|---:|',
-  ...builds.map((b) => `| ${fmt(b.audits)} | ${fmt(b.seconds, 1)} | ${fmt(b.recordsPerSecond)} | ${fmt(b.ratio, 2)} | ${fmt(b.peakRssMb)} |`),
+  '| build | seconds | records/s | x raw sign+verify | x file creation | peak RSS MB |',
+  '|---:|---:|---:|---:|---:|---:|',
+  ...builds.map((b) => `| ${fmt(b.audits)} | ${fmt(b.seconds, 1)} | ${fmt(b.recordsPerSecond)} | ${fmt(b.ratio, 2)} | ${fmt(b.recordsPerSecond / filesPerSecond, 2)} | ${fmt(b.peakRssMb)} |`),
   '',
   `| gateway scenario (${connections} connections, ${seconds} s) | req/s | p50 ms | p99 ms | non-2xx | x nginx hot |`,
   '|---|---:|---:|---:|---:|---:|',
@@ -107,5 +115,5 @@ const lines = [
   '',
   `Gateway memory after the run (${fmt(gatewayRecords)} records, cache ${values['cache-mb']} MB): RSS ${memory.rssMb} MB, peak ${memory.peakMb} MB`,
 ];
-await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, builds, results, memory }, null, 2));
+await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, filesPerSecond, builds, results, memory }, null, 2));
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -118,6 +118,23 @@ export function deriveRecord(audit: Audit, ctx: IssueContext): UnsignedRecord {
   };
 }
 
+/**
+ * The canonical JSON bytes of {@link unverifiedRecord}, built from a template: only `domain` and
+ * `issued_at` change between answers, and both are JSON-safe by construction (a normalized domain
+ * is `[a-z0-9.-]`, a timestamp is digits and `-:.TZ`). Equal to `canonicalJson(unverifiedRecord(...))`.
+ */
+export function unverifiedRecordTemplate(ctx: Omit<IssueContext, 'issuedAt'>): (domain: string, issuedAt: string) => string {
+  const head = `{"archetype":"unknown","domain":"`;
+  const middle =
+    `","evidence":{"blockers":[],"coverage":0,"engines_ran":[],"engines_skipped":[],"ok":false,"site_coverage":0},` +
+    `"first_seen":null,"flags":[],"issued_at":"`;
+  const tail =
+    `","issuer":${JSON.stringify(ctx.issuer)},"last_audited_at":null,"max_score":${MAX_SCORE},"next_audit_at":null,` +
+    `"schema":${JSON.stringify(ctx.schemaUrl)},"score":null,"status":"unverified",` +
+    `"sub_scores":{"recommendation_rate":0,"technical_readiness":0,"visibility":0},"tier":null}`;
+  return (domain, issuedAt) => head + domain + middle + issuedAt + tail;
+}
+
 /** The record of a valid domain that was never audited (DESIGN "Never-audited domains"). */
 export function unverifiedRecord(domain: string, ctx: IssueContext): UnsignedRecord {
   return {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../core/canonical.ts';
 import { normalizeDomain } from '../../core/domain.ts';
 import { InvalidDomainError } from '../../core/errors.ts';
-import { unverifiedRecord } from '../../core/record.ts';
+import { unverifiedRecord, unverifiedRecordTemplate } from '../../core/record.ts';
 import { signRecord } from '../../core/signing.ts';
 import { formatTimestamp } from '../../core/time.ts';
 import { matchesIfNoneMatch, queryOf, reply } from '../http/reply.ts';
@@ -44,10 +44,23 @@ export async function recordFor(domain: string, ctx: Pick<GatewayContext, 'store
   if (hot) return { ...hot, synthesized: false };
   const found = await ctx.store.lookup(domain);
   if (found.kind === 'record') return { ...found.record, synthesized: false };
-  const unsigned = unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt: formatTimestamp(Date.now()) });
-  const record = ctx.unverifiedSigner ? signRecord(unsigned, ctx.unverifiedSigner) : unsigned;
-  const bytes = Buffer.from(canonicalJson(record));
+  const issuedAt = formatTimestamp(Date.now());
+  let text: string;
+  if (ctx.unverifiedSigner) {
+    text = canonicalJson(signRecord(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt }), ctx.unverifiedSigner));
+  } else {
+    text = templateFor(ctx)(domain, issuedAt);
+  }
+  const bytes = Buffer.from(text);
   return { bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url')}"`, synthesized: true };
+}
+
+const templates = new Map<string, ReturnType<typeof unverifiedRecordTemplate>>();
+function templateFor(ctx: { issuer: string; schemaUrl: string }) {
+  const key = `${ctx.issuer}\u0000${ctx.schemaUrl}`;
+  let t = templates.get(key);
+  if (!t) templates.set(key, (t = unverifiedRecordTemplate(ctx)));
+  return t;
 }
 
 /** Exactly one `domain` parameter, normalized; errors name the query parameter. */

@@ -1,0 +1,58 @@
+/**
+ * `mvr serve --workers 2`: two gateway processes on one port (node cluster). Every request is
+ * answered whichever process takes it; a process that dies is replaced; SIGTERM stops them all.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../../gateway/api-keys.ts';
+import { cleanup, makeProject, poll, ROOT } from './helpers.ts';
+
+afterAll(cleanup);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describe('mvr serve --workers 2', () => {
+  it('serves from two processes, replaces one that dies, and stops them all on SIGTERM', async () => {
+    const project = await makeProject();
+    const { key } = await createApiKey(project.apiKeysFile, 'cluster');
+    const port = await freePort();
+    const child = spawn(
+      process.execPath,
+      ['bin/mvr.js', 'serve', '--workers', '2', '--port', String(port), '--records', project.recordsDir, '--public', project.publicDir, '--api-keys', project.apiKeysFile],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await poll(async () => (out.match(/"msg":"listening"/g) ?? []).length, (n) => n === 2, { timeoutMs: 20_000, intervalMs: 100 });
+      const workers = () => execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+      expect(workers()).toHaveLength(2);
+      // New connections are spread over the processes; every one gets the record.
+      for (let i = 0; i < 10; i++) {
+        const res = await fetch(`http://127.0.0.1:${port}/v1/verify?domain=acme-outdoor.example`, { headers: { authorization: `Bearer ${key}`, connection: 'close' } });
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as { domain: string }).domain).toBe('acme-outdoor.example');
+      }
+      const [victim] = workers();
+      process.kill(victim!, 'SIGKILL');
+      await poll(async () => out, (o) => o.includes('"msg":"gateway process exited; starting another"'), { timeoutMs: 10_000, intervalMs: 100 });
+      await poll(async () => (out.match(/"msg":"listening"/g) ?? []).length, (n) => n === 3, { timeoutMs: 20_000, intervalMs: 100 });
+      expect(workers()).not.toContain(victim);
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect(res.status).toBe(200);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});

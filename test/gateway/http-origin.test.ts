@@ -1,0 +1,115 @@
+/**
+ * Records behind an HTTP origin (`--records https://...`): a real node static server started by
+ * the test serves the live build's folder; the gateway reads it with undici and applies the same
+ * verify-before-serve rule. Origin down is STORE_UNAVAILABLE; origin back, answers come back.
+ */
+import { createServer, type Server } from 'node:http';
+import { readFile, realpath } from 'node:fs/promises';
+import { join, normalize } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanup, expectProblem, liveRecordFile, makeProject, poll, startTestGateway, type TestGateway, type TestProject } from './helpers.ts';
+
+interface Origin {
+  url: string;
+  requests: string[];
+  /** Answer 503 to the next `n` requests (a flaky origin). */
+  failNext(n: number): void;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+async function startOrigin(root: string, port = 0): Promise<Origin> {
+  let failures = 0;
+  const requests: string[] = [];
+  let server: Server;
+  let boundPort = port;
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      server = createServer(async (req, res) => {
+        const path = decodeURIComponent(new URL(req.url ?? '/', 'http://origin').pathname);
+        requests.push(path);
+        if (failures > 0) {
+          failures--;
+          res.writeHead(503).end();
+          return;
+        }
+        const file = normalize(join(root, path));
+        if (!file.startsWith(root)) return void res.writeHead(400).end();
+        try {
+          const body = await readFile(file);
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }).end(body);
+        } catch {
+          res.writeHead(404).end();
+        }
+      });
+      server.listen(boundPort, '127.0.0.1', () => {
+        boundPort = (server.address() as { port: number }).port;
+        resolve();
+      });
+    });
+  await listen();
+  return {
+    get url() {
+      return `http://127.0.0.1:${boundPort}`;
+    },
+    requests,
+    failNext: (n) => (failures = n),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+    start: listen,
+  };
+}
+
+describe('records from an HTTP origin', () => {
+  let project: TestProject;
+  let origin: Origin;
+  let g: TestGateway;
+
+  beforeAll(async () => {
+    project = await makeProject();
+    origin = await startOrigin(await realpath(join(project.recordsDir, 'current')));
+    g = await startTestGateway(project, { recordsDir: origin.url });
+  });
+  afterAll(async () => {
+    await origin.stop().catch(() => undefined);
+    await cleanup();
+  });
+
+  it('serves the origin file byte for byte after verifying it, and never-audited domains as unverified', async () => {
+    const r = await g.verify('https://www.acme-outdoor.example/x');
+    expect(r.status).toBe(200);
+    expect(r.bytes.equals(await readFile(liveRecordFile(project, 'acme-outdoor.example')))).toBe(true);
+    expect(origin.requests).toContain('/' + liveRecordFile(project, 'acme-outdoor.example').split('/current/')[1]);
+    const u = await g.verify('never-audited-origin.example');
+    expect(u.status).toBe(200);
+    expect(u.json).toMatchObject({ status: 'unverified', score: null });
+  });
+
+  it('retries a flaky origin (503s) with backoff and still answers', async () => {
+    origin.failNext(2);
+    const r = await g.verify('gadget-hub.example');
+    expect(r.status).toBe(200);
+    expect(r.json.domain).toBe('gadget-hub.example');
+  });
+
+  it('a tampered file at the origin is refused (503 UNAVAILABLE), never served', async () => {
+    const { writeFile } = await import('node:fs/promises');
+    const file = liveRecordFile(project, 'harbor-furniture.example');
+    const record = JSON.parse(await readFile(file, 'utf8'));
+    await writeFile(file, JSON.stringify({ ...record, score: 99 }));
+    expectProblem(await g.verify('harbor-furniture.example'), 503, 'UNAVAILABLE');
+  });
+
+  it('origin down: STORE_UNAVAILABLE for known and never-audited domains alike; origin back: answers come back', async () => {
+    await origin.stop();
+    const { value: down } = await poll(() => g.verify('juniper-pets.example'), (r) => r.status === 503, { timeoutMs: 5000, intervalMs: 100 });
+    expectProblem(down, 503, 'STORE_UNAVAILABLE');
+    expectProblem(await g.verify('never-audited-while-down.example'), 503, 'STORE_UNAVAILABLE');
+    await origin.start();
+    const { value: back } = await poll(() => g.verify('juniper-pets.example'), (r) => r.status === 200, { timeoutMs: 5000, intervalMs: 100 });
+    expect(back.json.domain).toBe('juniper-pets.example');
+  });
+});
