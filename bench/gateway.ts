@@ -75,6 +75,7 @@ export async function startNginx(dir: string, root: string, port: number, apiKey
   await writeFile(
     conf,
     `${process.getuid?.() === 0 ? 'user root;\n' : ''}worker_processes ${workers};
+worker_rlimit_nofile 65536;
 error_log ${dir}/nginx/logs/error.log warn;
 pid ${dir}/nginx/nginx.pid;
 events { worker_connections 1024; }
@@ -84,7 +85,7 @@ http {
   sendfile on;
   tcp_nopush on;
   keepalive_requests 100000;
-  open_file_cache max=200000 inactive=60s;
+  open_file_cache max=1000 inactive=20s;
   map $http_authorization $authorized { default 0; "Bearer ${apiKey}" 1; }
   server {
     listen 127.0.0.1:${port};
