@@ -2,6 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { canonicalBytes, canonicalJson } from '../../core/canonical.ts';
 import { CanonicalizationError, MvrError } from '../../core/errors.ts';
+import { thrown } from '../support/thrown.ts';
 
 interface Rfc8785File {
   examples: { name: string; input_json: string; canonical: string; utf8_hex?: string; expected_value_order?: string[] }[];
@@ -15,16 +16,6 @@ function doubleFromHex(h: string): number {
   const view = new DataView(new ArrayBuffer(8));
   view.setBigUint64(0, BigInt('0x' + h));
   return view.getFloat64(0);
-}
-
-/** Runs fn and returns what it threw (failing the test when it did not throw). */
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
 }
 
 function expectRefused(value: unknown, path: string): void {

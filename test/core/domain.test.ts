@@ -2,15 +2,7 @@ import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { MAX_DOMAIN_INPUT, normalizeDomain } from '../../core/domain.ts';
 import { InvalidDomainError, MvrError } from '../../core/errors.ts';
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
-}
+import { thrown } from '../support/thrown.ts';
 
 const label63 = 'a'.repeat(63);
 

@@ -5,6 +5,7 @@ import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { decodeBase64url, encodeBase64url } from '../../core/base64url.ts';
 import { generatePrivateJwk, jwkThumbprint, loadSigningKey, toPublicJwk } from '../../core/signing.ts';
+import { thrown } from '../support/thrown.ts';
 
 ed.hashes.sha512 = sha512;
 
@@ -25,15 +26,6 @@ interface Rfc7638File {
 }
 
 const v = JSON.parse(readFileSync(new URL('../vectors/rfc7638.json', import.meta.url), 'utf8')) as Rfc7638File;
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('RFC 7638 thumbprint of the RFC 8037 Ed25519 key (test/vectors/rfc7638.json)', () => {
   it('A.3: jwkThumbprint gives the RFC value', () => {

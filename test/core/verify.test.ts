@@ -3,6 +3,7 @@ import { encodeBase64url } from '../../core/base64url.ts';
 import { findKey, parseKeySet, KEY_SET_PATH, type KeySet } from '../../core/keyset.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
 import { defaultSchemaUrl, unverifiedRecord } from '../../core/record.ts';
+import { thrown } from '../support/thrown.ts';
 
 const key = loadSigningKey(generatePrivateJwk());
 const otherKey = loadSigningKey(generatePrivateJwk());
@@ -15,15 +16,6 @@ const signed = signRecord(record, key);
 function expectFailure(result: ReturnType<typeof verifyRecordNode>, code: string): void {
   expect(result.valid).toBe(false);
   expect(result).toMatchObject({ valid: false, code });
-}
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
 }
 
 describe('verifyRecordNode: valid', () => {

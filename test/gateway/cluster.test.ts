@@ -34,7 +34,7 @@ describe('mvr serve --workers 2', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       await poll(async () => (out.match(/"msg":"listening"/g) ?? []).length, (n) => n === 2, { timeoutMs: 20_000, intervalMs: 100 });
-      const workers = () => execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+      const workers = () => execFileSync('pgrep', ['-P', String(child.pid), '-f', 'bin/mvr.js'], { encoding: 'utf8' }).trim().split('\n').map(Number);
       expect(workers()).toHaveLength(2);
       // New connections are spread over the processes; every one gets the record.
       for (let i = 0; i < 10; i++) {

@@ -5,26 +5,24 @@
  * Nothing of the project is mocked: records are real files, signatures are real, requests go over TCP.
  */
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { runBuild, type BuildOptions, type BuildSummary } from '../../scripts/build/build.ts';
-import { keygen } from '../../scripts/keystore.ts';
 import { createApiKey } from '../../gateway/api-keys.ts';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../../gateway/server.ts';
 import type { LogLine } from '../../gateway/context.ts';
-import { KEY_SET_PATH, parseKeySet, type KeySet } from '../../core/keyset.ts';
-import { CURRENT_LINK, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
+import { parseKeySet, type KeySet } from '../../core/keyset.ts';
+import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
 import { defaultSchemaUrl } from '../../core/record.ts';
+import { build, cleanup as cleanupProjects, liveRecordFile, makeProject, type TestProject } from '../gateway/helpers.ts';
 
 /** /work/main: the CLI runs with this as its working directory. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'mvr.js');
-export const SAMPLE_AUDITS = join(ROOT, 'audits');
 export const ISSUER = 'merchant-verify.example';
 export const SCHEMA_URL = defaultSchemaUrl(ISSUER);
 /** `issued_at` of every test build. */
@@ -38,17 +36,9 @@ export const UNAUDITED = 'never-audited-shop.example';
 // ---------------------------------------------------------------------------------------------
 // Temp projects
 
-export interface Project {
-  root: string;
-  auditsDir: string;
-  recordsDir: string;
-  publicDir: string;
-  keysDir: string;
-  apiKeysFile: string;
-  keySetFile: string;
-  /** The kid made at set-up, or null for an unsigned project. */
-  kid: string | null;
-}
+/** The same temp projects as the gateway tests: one implementation of the set-up. */
+export type Project = TestProject;
+export { makeProject, build, liveRecordFile };
 
 const tempDirs: string[] = [];
 const gateways = new Set<TestGateway>();
@@ -58,47 +48,6 @@ export async function tempDir(prefix = 'mvr-verifier-test-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   tempDirs.push(dir);
   return dir;
-}
-
-/** A temp project with the sample audits; a signing key unless `sign: false`; built unless `build: false`. */
-export async function makeProject(opts: { sign?: boolean; build?: boolean } = {}): Promise<Project> {
-  const root = await tempDir();
-  const p: Project = {
-    root,
-    auditsDir: join(root, 'audits'),
-    recordsDir: join(root, 'records'),
-    publicDir: join(root, 'public'),
-    keysDir: join(root, 'keys'),
-    apiKeysFile: join(root, 'keys', 'api-keys.json'),
-    keySetFile: join(root, 'public', KEY_SET_PATH),
-    kid: null,
-  };
-  await cp(SAMPLE_AUDITS, p.auditsDir, { recursive: true });
-  await mkdir(p.keysDir, { recursive: true });
-  if (opts.sign !== false) p.kid = await keygen(p.keysDir);
-  if (opts.build !== false) await build(p);
-  return p;
-}
-
-/** The real build, fixed issuer and `--now`, one worker (two cores are shared by every test file). */
-export function build(p: Project, overrides: Partial<BuildOptions> = {}): Promise<BuildSummary> {
-  return runBuild({
-    auditsDir: p.auditsDir,
-    recordsDir: p.recordsDir,
-    publicDir: p.publicDir,
-    keysDir: p.keysDir,
-    issuer: ISSUER,
-    schemaUrl: SCHEMA_URL,
-    now: NOW,
-    signingKey: undefined,
-    workers: 1,
-    ...overrides,
-  });
-}
-
-/** The live record file of a normalized domain: `records/current/<ab>/<domain>.json`. */
-export function liveRecordFile(p: Project, domain: string): string {
-  return join(p.recordsDir, CURRENT_LINK, recordPath(domain));
 }
 
 export interface StoredRecord {
@@ -285,4 +234,5 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
 export async function cleanup(): Promise<void> {
   await Promise.all([...gateways].map((g) => g.close()));
   await Promise.all(tempDirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+  await cleanupProjects();
 }
