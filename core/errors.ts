@@ -7,11 +7,18 @@ export class MvrError extends Error {
   /** Stable, machine-readable code. */
   readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
+    // A caller's mistake (bad key, bad domain, over quota) is answered, not debugged: skip the
+    // stack trace V8 would build for it, a visible cost when a flood of bad requests arrives.
+    const limit = Error.stackTraceLimit;
+    if (CALLER_ERRORS.has(code)) Error.stackTraceLimit = 0;
     super(message, options);
+    Error.stackTraceLimit = limit;
     this.code = code;
     this.name = new.target.name;
   }
 }
+
+const CALLER_ERRORS = new Set(['UNAUTHORIZED', 'INVALID_DOMAIN', 'RATE_LIMITED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED']);
 
 /** A `domain` that is not a valid, registrable hostname. */
 export class InvalidDomainError extends MvrError {
