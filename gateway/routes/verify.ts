@@ -42,8 +42,10 @@ export async function handleVerify(event: H3Event, ctx: GatewayContext): Promise
 export async function recordFor(domain: string, ctx: Pick<GatewayContext, 'store' | 'issuer' | 'schemaUrl' | 'unverifiedSigner'>): Promise<{ bytes: Buffer; etag: string; synthesized: boolean }> {
   const hot = ctx.store.cached(domain);
   if (hot) return { ...hot, synthesized: false };
-  const found = await ctx.store.lookup(domain);
-  if (found.kind === 'record') return { ...found.record, synthesized: false };
+  if (!ctx.store.knownAbsent(domain)) {
+    const found = await ctx.store.lookup(domain);
+    if (found.kind === 'record') return { ...found.record, synthesized: false };
+  }
   const issuedAt = formatTimestamp(Date.now());
   let text: string;
   if (ctx.unverifiedSigner) {
@@ -86,5 +88,5 @@ export function domainFromQuery(query: URLSearchParams): string {
 }
 
 /** Raw `domain` values already normalized: a hot domain skips URL parsing and the suffix list. */
-const NORMALIZED_CACHE_ENTRIES = 10_000;
+const NORMALIZED_CACHE_ENTRIES = 50_000;
 const normalized = new Map<string, string>();

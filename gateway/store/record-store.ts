@@ -30,6 +30,11 @@ export class RecordStore {
   private cache = new Map<string, ServedRecord>();
   private cachedBytes = 0;
   private cacheGeneration = '';
+  /**
+   * Domains proven absent from the live build (the record file missing while the build's
+   * manifest was there). Like verified records, valid for one generation only, and bounded.
+   */
+  private absent = new Set<string>();
   /** Loads in progress, so simultaneous misses for one domain read and verify it once. */
   private loading = new Map<string, Promise<Lookup>>();
 
@@ -54,10 +59,17 @@ export class RecordStore {
     return hit;
   }
 
+  /** True when the live build was already found to have no record for this domain. */
+  knownAbsent(domain: string): boolean {
+    this.syncGeneration();
+    return this.absent.has(domain);
+  }
+
   /** The verified record for a normalized domain, `absent` when never audited, or a typed error. */
   async lookup(domain: string): Promise<Lookup> {
     const hit = this.cached(domain);
     if (hit) return { kind: 'record', record: hit };
+    if (this.absent.has(domain)) return { kind: 'absent' };
     const key = `${this.cacheGeneration}\u0000${domain}`;
     let pending = this.loading.get(key);
     if (!pending) {
@@ -96,6 +108,7 @@ export class RecordStore {
     this.lastBuild = build;
     this.lastKeys = keys;
     this.cache.clear();
+    this.absent.clear();
     this.cachedBytes = 0;
     this.cacheGeneration = `${build}|${keys}`;
   }
@@ -105,7 +118,11 @@ export class RecordStore {
   private async load(domain: string): Promise<Lookup> {
     const { keySet } = this.keys.get();
     const bytes = await this.source.read(domain);
-    if (bytes === null) return { kind: 'absent' };
+    if (bytes === null) {
+      if (this.absent.size >= MAX_ABSENT) this.absent.clear();
+      this.absent.add(domain);
+      return { kind: 'absent' };
+    }
     checkRecord(domain, bytes, keySet);
     const record = { bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url')}"` };
     this.remember(domain, record);
@@ -152,6 +169,9 @@ function checkRecord(domain: string, bytes: Buffer, keySet: Parameters<typeof ve
   if (verdict.code === 'UNSIGNED' && keySet.keys.length === 0) return;
   throw new RecordUnavailableError(`record for ${domain} failed verification: ${verdict.code} (${verdict.message})`);
 }
+
+/** Never-audited domains remembered per build (about 100 bytes each; cleared when full). */
+const MAX_ABSENT = 100_000;
 
 /** Bytes an entry accounts for: the record, the key, and the map's overhead, roughly. */
 function entrySize(domain: string, record: ServedRecord): number {
