@@ -48,7 +48,7 @@ export function problemBody(error: unknown, issuer: string): { status: number; b
  * (`WWW-Authenticate` on 401, `Allow` on 405); errors are never cached.
  */
 export async function sendProblem(event: H3Event, error: unknown, issuer: string): Promise<void> {
-  const { status, body, code } = problemBody(error, issuer);
+  const { status, text, code } = serializedProblem(error, issuer);
   event.context.errorCode = code;
   const headers: Record<string, string> = { 'cache-control': 'no-store' };
   if (error instanceof UnauthorizedError) {
@@ -58,5 +58,20 @@ export async function sendProblem(event: H3Event, error: unknown, issuer: string
   }
   if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(', ');
   if (error instanceof RateLimitedError) Object.assign(headers, { 'retry-after': String(error.decision.resetSeconds) }, rateLimitHeaders(error.decision));
-  await reply(event, status, { ...headers, 'content-type': 'application/problem+json' }, JSON.stringify(body));
+  await reply(event, status, { ...headers, 'content-type': 'application/problem+json' }, text);
+}
+
+/** Problem documents repeat (a flood of bad keys gets the same one), so their text is kept, bounded. */
+const serialized = new Map<string, { status: number; text: Buffer; code: string }>();
+function serializedProblem(error: unknown, issuer: string): { status: number; text: Buffer; code: string } {
+  const key = error instanceof MvrError ? `${issuer}\u0000${error.code}\u0000${error.message}` : null;
+  const hit = key === null ? undefined : serialized.get(key);
+  if (hit) return hit;
+  const { status, body, code } = problemBody(error, issuer);
+  const value = { status, code, text: Buffer.from(JSON.stringify(body)) };
+  if (key !== null) {
+    if (serialized.size >= 1000) serialized.clear();
+    serialized.set(key, value);
+  }
+  return value;
 }
