@@ -1,17 +1,12 @@
 import { toNodeListener } from 'h3';
 import { listen, type Listener } from 'listhen';
 import type { Server } from 'node:http';
-import { join } from 'node:path';
 import { guardConnections } from './http/connection-guard.ts';
-import { KEY_SET_PATH } from '../core/keyset.ts';
 import type { SigningKey } from '../core/signing.ts';
 import { ApiKeyStore } from './api-keys.ts';
 import { createGatewayApp } from './app.ts';
 import type { GatewayContext, LogLine } from './context.ts';
-import { FolderRecordSource } from './store/folder-source.ts';
-import { HttpRecordSource } from './store/http-source.ts';
-import { KeySetSource } from './store/key-set-source.ts';
-import { RecordStore } from './store/record-store.ts';
+import { openRecordStore } from './store/record-store.ts';
 import { FixedWindowLimiter } from './rate-limit.ts';
 
 export interface GatewayOptions {
@@ -51,9 +46,7 @@ export const jsonLogger = (line: LogLine) => process.stdout.write(`${JSON.string
 
 /** Builds the stores, loads them once, starts their refresh timer and serves the app with listhen. */
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
-  const keys = new KeySetSource(join(opts.publicDir, KEY_SET_PATH));
-  const source = /^https?:\/\//i.test(opts.recordsDir) ? new HttpRecordSource(opts.recordsDir) : new FolderRecordSource(opts.recordsDir);
-  const store = new RecordStore(source, keys, {
+  const store = openRecordStore(opts.recordsDir, opts.publicDir, {
     cacheBytes: opts.cacheBytes,
     onRejected: (domain, reason) => opts.log({ level: 'error', msg: 'record rejected', domain, reason }),
   });
@@ -94,7 +87,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   } catch (error) {
     clearInterval(timer);
     apiKeys.stop();
-    if (source instanceof HttpRecordSource) await source.close();
+    await store.close();
     throw error;
   }
   // Slow clients: bound how long headers and bodies may take (slowloris), per connection.
@@ -110,7 +103,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       clearInterval(timer);
       apiKeys.stop();
       await listener.close();
-      if (source instanceof HttpRecordSource) await source.close();
+      await store.close();
     },
   };
 }

@@ -1,6 +1,7 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { LogLine } from '../context.ts';
+import { problemType } from './problem.ts';
 
 /**
  * Guards for what happens before a request reaches the app.
@@ -17,7 +18,7 @@ import type { LogLine } from '../context.ts';
 export function guardConnections(server: Server, opts: { headersMs: number; requestMs: number; issuer: string; log: (line: LogLine) => void }): void {
   const timers = new WeakMap<Socket, NodeJS.Timeout>();
   const problem = (status: number, code: string, detail: string) => {
-    const body = JSON.stringify({ type: `https://${opts.issuer}/problems/${code.toLowerCase().replace(/_/g, '-')}`, title: STATUS_CODES[status], status, detail, code });
+    const body = JSON.stringify({ type: problemType(opts.issuer, code), title: STATUS_CODES[status], status, detail, code });
     return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   };
   // Waiting for a request head: nothing has been answered on the socket yet, so a 408 can be written.

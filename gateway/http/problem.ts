@@ -30,6 +30,11 @@ export const PROBLEMS: Record<string, { status: number; title: string }> = {
   UNAVAILABLE: { status: 503, title: 'Record temporarily unavailable' },
 };
 
+/** The `type` URI of a problem code: `https://{issuer}/problems/invalid-domain`. */
+export function problemType(issuer: string, code: string): string {
+  return `https://${issuer}/problems/${code.toLowerCase().replace(/_/g, '-')}`;
+}
+
 /** RFC 9457 problem document body for an error; unknown errors become INTERNAL without details. */
 export function problemBody(error: unknown, issuer: string): { status: number; body: Record<string, unknown>; code: string } {
   const known = error instanceof MvrError && PROBLEMS[error.code] ? error : null;
@@ -39,7 +44,7 @@ export function problemBody(error: unknown, issuer: string): { status: number; b
   return {
     status,
     code,
-    body: { type: `https://${issuer}/problems/${code.toLowerCase().replace(/_/g, '-')}`, title, status, detail, code },
+    body: { type: problemType(issuer, code), title, status, detail, code },
   };
 }
 

@@ -1,4 +1,5 @@
 import type { H3Event } from 'h3';
+import { createHash } from 'node:crypto';
 
 /**
  * Writes a whole response: status, headers and body, with an explicit Content-Length so HEAD
@@ -30,6 +31,11 @@ export function reply(event: H3Event, status: number, headers: Record<string, st
       resolve();
     });
   });
+}
+
+/** A strong entity tag for exact bytes: SHA-256 in base64url, quoted. */
+export function strongEtag(bytes: Uint8Array): string {
+  return `"${createHash('sha256').update(bytes).digest('base64url')}"`;
 }
 
 /** Weak comparison of If-None-Match against an entity tag (RFC 9110 13.1.2). */

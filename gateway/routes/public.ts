@@ -1,8 +1,7 @@
 import type { H3Event } from 'h3';
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { recordSchema } from '../../core/record.ts';
-import { matchesIfNoneMatch, reply } from '../http/reply.ts';
+import { matchesIfNoneMatch, reply, strongEtag } from '../http/reply.ts';
 import type { GatewayContext } from '../context.ts';
 import { openApiDocument } from '../openapi.ts';
 
@@ -43,7 +42,7 @@ function memo(key: string, make: () => string): { body: Buffer; etag: string } {
   let hit = memos.get(key);
   if (!hit) {
     const body = Buffer.from(make());
-    hit = { body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` };
+    hit = { body, etag: strongEtag(body) };
     memos.set(key, hit);
   }
   return hit;

@@ -1,12 +1,11 @@
 import type { H3Event } from 'h3';
-import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../core/canonical.ts';
 import { normalizeDomain } from '../../core/domain.ts';
 import { InvalidDomainError } from '../../core/errors.ts';
 import { unverifiedRecord, unverifiedRecordTemplate } from '../../core/record.ts';
 import { signRecord } from '../../core/signing.ts';
 import { formatTimestamp } from '../../core/time.ts';
-import { matchesIfNoneMatch, queryOf, reply } from '../http/reply.ts';
+import { matchesIfNoneMatch, queryOf, reply, strongEtag } from '../http/reply.ts';
 import type { GatewayContext } from '../context.ts';
 import { authorize } from '../http/authorize.ts';
 import { rateLimitHeaders } from '../rate-limit.ts';
@@ -50,7 +49,7 @@ export async function recordFor(domain: string, ctx: Pick<GatewayContext, 'store
   const issuedAt = formatTimestamp(now);
   if (ctx.unverifiedSigner) {
     const bytes = Buffer.from(canonicalJson(signRecord(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt }), ctx.unverifiedSigner)));
-    return { bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url')}"`, synthesized: true };
+    return { bytes, etag: strongEtag(bytes), synthesized: true };
   }
   // The unsigned answer's bytes are a function of the domain and issued_at alone (issuer and
   // schema are fixed for the process), so those two make a strong validator without hashing.

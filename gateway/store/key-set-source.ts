@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { parseKeySet, type KeySet } from '../../core/keyset.ts';
 import { StoreUnavailableError } from '../../core/errors.ts';
+import { strongEtag } from '../http/reply.ts';
 
 export interface LoadedKeySet {
   keySet: KeySet;
@@ -33,7 +33,7 @@ export class KeySetSource {
     try {
       const bytes = await readFile(this.file);
       const keySet = parseKeySet(JSON.parse(bytes.toString('utf8')));
-      const etag = `"${createHash('sha256').update(bytes).digest('base64url')}"`;
+      const etag = strongEtag(bytes);
       if (this.current?.etag === etag) return;
       this.current = { keySet, bytes, etag, generation: ++this.generation };
       this.error = null;

@@ -1,9 +1,21 @@
-import { createHash } from 'node:crypto';
 import { RecordUnavailableError } from '../../core/errors.ts';
 import { recordSchema } from '../../core/record.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
-import type { RecordSource } from './folder-source.ts';
-import type { KeySetSource } from './key-set-source.ts';
+import { join } from 'node:path';
+import { KEY_SET_PATH } from '../../core/keyset.ts';
+import { FolderRecordSource, type RecordSource } from './folder-source.ts';
+import { HttpRecordSource } from './http-source.ts';
+import { KeySetSource } from './key-set-source.ts';
+import { strongEtag } from '../http/reply.ts';
+
+/**
+ * The store a gateway serves from: records in a folder or behind an http(s) origin, verified
+ * against the key set in `publicDir`. One place wires it, for the gateway and `mvr mcp` alike.
+ */
+export function openRecordStore(records: string, publicDir: string, options: RecordStoreOptions): RecordStore {
+  const source = /^https?:\/\//i.test(records) ? new HttpRecordSource(records) : new FolderRecordSource(records);
+  return new RecordStore(source, new KeySetSource(join(publicDir, KEY_SET_PATH)), options);
+}
 
 /** A record ready to serve: the stored bytes exactly, already verified. */
 export interface ServedRecord {
@@ -46,6 +58,11 @@ export class RecordStore {
 
   async refresh(): Promise<void> {
     await Promise.all([this.source.refresh(), this.keys.refresh()]);
+  }
+
+  /** Releases the source's connections (an HTTP origin's pool). */
+  async close(): Promise<void> {
+    if (this.source instanceof HttpRecordSource) await this.source.close();
   }
 
   /** A verified record already in memory for the live build and key set, or undefined; no I/O, no promise. */
@@ -124,7 +141,7 @@ export class RecordStore {
       return { kind: 'absent' };
     }
     checkRecord(domain, bytes, keySet);
-    const record = { bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url')}"` };
+    const record = { bytes, etag: strongEtag(bytes) };
     this.remember(domain, record);
     return { kind: 'record', record };
   }

@@ -1,12 +1,9 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { defineCommand } from 'citty';
-import { join } from 'node:path';
-import { request } from 'undici';
 import { ConfigError, MvrError } from '../../core/errors.ts';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
-import { FolderRecordSource } from '../../gateway/store/folder-source.ts';
-import { KeySetSource } from '../../gateway/store/key-set-source.ts';
-import { RecordStore } from '../../gateway/store/record-store.ts';
+import { openRecordStore } from '../../gateway/store/record-store.ts';
+import { fetchRecordFromGateway } from '../../verifier/gateway-client.ts';
 import { recordFor } from '../../gateway/routes/verify.ts';
 import { createVerifyMerchantServer, keySetUrlOf, type RecordLookup } from '../../mcp/verify-merchant-tool.ts';
 import { folderArgs, issuerArgs, resolveFolders, resolveIssuer, type Env } from '../config.ts';
@@ -41,7 +38,7 @@ async function lookupFromArgs(args: Record<string, unknown>, env: Env): Promise<
   }
   const folders = resolveFolders({ records: str('records'), public: str('public') }, env);
   const { issuer, schemaUrl } = resolveIssuer({ issuer: str('issuer'), 'schema-url': str('schema-url') }, env);
-  const store = new RecordStore(new FolderRecordSource(folders.recordsDir), new KeySetSource(join(folders.publicDir, KEY_SET_PATH)), {
+  const store = openRecordStore(folders.recordsDir, folders.publicDir, {
     cacheBytes: 16 * 1024 * 1024,
     onRejected: (domain, reason) => process.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
   });
@@ -55,26 +52,14 @@ async function lookupFromArgs(args: Record<string, unknown>, env: Env): Promise<
 
 /** Asks a gateway; its problem documents become the same coded errors the local store throws. */
 function gatewayLookup(baseUrl: string, apiKey: string): RecordLookup {
-  const base = baseUrl.replace(/\/+$/, '');
   return async (domain) => {
-    let res;
+    let answer;
     try {
-      res = await request(`${base}/v1/verify?domain=${encodeURIComponent(domain)}`, {
-        headers: { authorization: `Bearer ${apiKey}` },
-        headersTimeout: 10_000,
-        bodyTimeout: 10_000,
-      });
+      answer = await fetchRecordFromGateway(baseUrl, apiKey, domain);
     } catch (error) {
-      throw new MvrError('STORE_UNAVAILABLE', `cannot reach the gateway at ${base}: ${(error as Error).message}`);
+      throw new MvrError('STORE_UNAVAILABLE', (error as Error).message);
     }
-    const bytes = Buffer.from(await res.body.arrayBuffer());
-    if (res.statusCode === 200) return bytes;
-    let problem: { code?: string; detail?: string } = {};
-    try {
-      problem = JSON.parse(bytes.toString('utf8'));
-    } catch {
-      // not a problem document; fall through with the status alone
-    }
-    throw new MvrError(problem.code ?? 'UNAVAILABLE', problem.detail ?? `the gateway answered ${res.statusCode}`);
+    if (answer.ok) return answer.bytes;
+    throw new MvrError(answer.code ?? 'UNAVAILABLE', answer.detail || `the gateway answered ${answer.status}`);
   };
 }

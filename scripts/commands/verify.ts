@@ -1,10 +1,10 @@
 import { defineCommand } from 'citty';
 import { readFile } from 'node:fs/promises';
-import { request } from 'undici';
 import { normalizeDomain } from '../../core/domain.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { verifyRecord, type RecordVerification } from '../../verifier/index.ts';
 import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
+import { fetchRecordFromGateway } from '../../verifier/gateway-client.ts';
 import { EXIT, runAction } from '../cli-output.ts';
 
 export default defineCommand({
@@ -52,7 +52,7 @@ async function verifyFromArgs(args: Record<string, unknown>, env: Record<string,
     const apiKey = str('api-key') ?? env.MVR_API_KEY;
     if (!apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required to fetch a record');
     source = `${baseUrl.replace(/\/+$/, '')}/v1/verify?domain=${encodeURIComponent(domain)}`;
-    record = await fetchRecord(source, apiKey);
+    record = await fetchRecord(baseUrl, apiKey, domain);
   }
 
   let result: RecordVerification;
@@ -73,27 +73,12 @@ async function verifyFromArgs(args: Record<string, unknown>, env: Record<string,
   return present((record ?? {}) as Record<string, unknown>, result, source);
 }
 
-/** GET the record; any non-200 is a fetch failure naming the gateway's problem code. */
-async function fetchRecord(url: string, apiKey: string): Promise<unknown> {
-  let res;
+/** The record from the gateway; any answer but 200 is a fetch failure naming the gateway's problem code. */
+async function fetchRecord(baseUrl: string, apiKey: string, domain: string): Promise<unknown> {
+  const answer = await fetchRecordFromGateway(baseUrl, apiKey, domain);
+  if (!answer.ok) throw new FetchFailedError(`the gateway answered ${answer.status} ${answer.code ?? ''}: ${answer.detail}`, answer.status);
   try {
-    res = await request(url, { headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' }, headersTimeout: 10_000, bodyTimeout: 10_000 });
-  } catch (error) {
-    throw new FetchFailedError(`cannot reach ${new URL(url).origin}: ${(error as Error).message}`);
-  }
-  const text = await res.body.text();
-  if (res.statusCode !== 200) {
-    let code = '';
-    try {
-      const problem = JSON.parse(text) as { code?: string; detail?: string };
-      code = `${problem.code ?? ''}: ${problem.detail ?? ''}`;
-    } catch {
-      code = text.slice(0, 200);
-    }
-    throw new FetchFailedError(`the gateway answered ${res.statusCode} ${code}`, res.statusCode);
-  }
-  try {
-    return JSON.parse(text);
+    return JSON.parse(answer.bytes.toString('utf8'));
   } catch {
     throw new FetchFailedError('the gateway answered 200 with a body that is not JSON');
   }

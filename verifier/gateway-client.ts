@@ -1,0 +1,30 @@
+import { request } from 'undici';
+import { FetchFailedError } from './key-set-client.ts';
+
+/** A gateway's answer to `GET /v1/verify`: the record's bytes, or the status and problem document. */
+export type GatewayAnswer =
+  | { ok: true; bytes: Buffer }
+  | { ok: false; status: number; code: string | null; detail: string };
+
+/**
+ * Asks a gateway for a domain's record with an API key. Throws {@link FetchFailedError} only
+ * when the gateway cannot be reached; an error answer is returned, so that each caller (the
+ * CLI, the stdio MCP server) can report it in its own terms.
+ */
+export async function fetchRecordFromGateway(baseUrl: string, apiKey: string, domain: string, timeoutMs = 10_000): Promise<GatewayAnswer> {
+  const url = `${baseUrl.replace(/\/+$/, '')}/v1/verify?domain=${encodeURIComponent(domain)}`;
+  let res;
+  try {
+    res = await request(url, { headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  } catch (error) {
+    throw new FetchFailedError(`cannot reach ${new URL(url).origin}: ${(error as Error).message}`);
+  }
+  const bytes = Buffer.from(await res.body.arrayBuffer());
+  if (res.statusCode === 200) return { ok: true, bytes };
+  try {
+    const problem = JSON.parse(bytes.toString('utf8')) as { code?: unknown; detail?: unknown };
+    return { ok: false, status: res.statusCode, code: typeof problem.code === 'string' ? problem.code : null, detail: String(problem.detail ?? '') };
+  } catch {
+    return { ok: false, status: res.statusCode, code: null, detail: bytes.toString('utf8').slice(0, 200) };
+  }
+}
