@@ -19,6 +19,7 @@ import { KEY_SET_PATH, parseKeySet, type KeySet } from '../../core/keyset.ts';
 import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
 import { defaultSchemaUrl } from '../../core/record.ts';
 import type { SigningKey } from '../../core/signing.ts';
+import { buildOptions } from '../build/helpers.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SAMPLE_AUDITS = join(ROOT, 'audits');
@@ -71,20 +72,9 @@ export async function makeProject(opts: { sign?: boolean; build?: boolean } = {}
   return p;
 }
 
-/** The real build of the project's audits, fixed issuer and `--now`, one worker (two cores are shared). */
+/** The real build of the project's audits: the build tests' options (fixed issuer and `--now`, one worker). */
 export function build(p: TestProject, overrides: Partial<BuildOptions> = {}): Promise<BuildSummary> {
-  return runBuild({
-    auditsDir: p.auditsDir,
-    recordsDir: p.recordsDir,
-    publicDir: p.publicDir,
-    keysDir: p.keysDir,
-    issuer: ISSUER,
-    schemaUrl: SCHEMA_URL,
-    now: NOW,
-    signingKey: undefined,
-    workers: 1,
-    ...overrides,
-  });
+  return runBuild(buildOptions(p, overrides));
 }
 
 /** The live record file of a (normalized) domain: `records/current/<ab>/<domain>.json`. */

@@ -12,13 +12,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createApiKey } from '../../gateway/api-keys.ts';
-import { startGateway, type GatewayOptions, type RunningGateway } from '../../gateway/server.ts';
+import type { GatewayOptions, RunningGateway } from '../../gateway/server.ts';
 import type { LogLine } from '../../gateway/context.ts';
 import { parseKeySet, type KeySet } from '../../core/keyset.ts';
 import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
 import { defaultSchemaUrl } from '../../core/record.ts';
-import { build, cleanup as cleanupProjects, liveRecordFile, makeProject, type TestProject } from '../gateway/helpers.ts';
+import { build, cleanup as cleanupProjects, liveRecordFile, makeProject, startTestGateway as startGatewayForTest, type TestProject } from '../gateway/helpers.ts';
 
 /** /work/main: the CLI runs with this as its working directory. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -41,7 +40,6 @@ export type Project = TestProject;
 export { makeProject, build, liveRecordFile };
 
 const tempDirs: string[] = [];
-const gateways = new Set<TestGateway>();
 
 /** A fresh folder under the OS temp folder, removed by {@link cleanup}. */
 export async function tempDir(prefix = 'mvr-verifier-test-'): Promise<string> {
@@ -108,45 +106,21 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-/** The real gateway on 127.0.0.1, port 0, with a fresh API key and a short refresh interval. */
+/** The gateway tests' real gateway (127.0.0.1, port 0, a fresh API key, short refresh), with this suite's verify(). */
 export async function startTestGateway(project: Project, overrides: Partial<GatewayOptions> = {}): Promise<TestGateway> {
-  const { key } = await createApiKey(project.apiKeysFile, 'verifier-test');
-  const logs: LogLine[] = [];
-  const gateway = await startGateway({
-    recordsDir: project.recordsDir,
-    publicDir: project.publicDir,
-    apiKeysFile: project.apiKeysFile,
-    issuer: ISSUER,
-    schemaUrl: SCHEMA_URL,
-    host: '127.0.0.1',
-    port: 0,
-    cacheBytes: 1024 * 1024,
-    refreshMs: 100,
-    unverifiedSigner: null,
-    log: (line) => logs.push(line),
-    ...overrides,
-  });
-  let closed = false;
-  const t: TestGateway = {
+  const g = await startGatewayForTest(project, overrides);
+  return {
     project,
-    gateway,
-    url: gateway.url,
-    key,
-    logs,
-    async verify(domain, k = key) {
-      const headers: Record<string, string> = k === null ? {} : { authorization: `Bearer ${k}` };
-      const res = await fetch(`${gateway.url}/v1/verify?domain=${encodeURIComponent(domain)}`, { headers });
-      return { status: res.status, headers: res.headers, text: await res.text() };
+    gateway: g.gateway,
+    url: g.url,
+    key: g.key,
+    logs: g.logs,
+    async verify(domain, k = g.key) {
+      const res = await g.verify(domain, { key: k });
+      return { status: res.status, headers: res.headers, text: res.text };
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      gateways.delete(t);
-      await gateway.close();
-    },
+    close: () => g.close(),
   };
-  gateways.add(t);
-  return t;
 }
 
 /** Request log lines of the gateway for one path (method, status). */
@@ -232,7 +206,6 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
 
 /** Closes every gateway and removes every temp folder made in this test file (use in afterAll). */
 export async function cleanup(): Promise<void> {
-  await Promise.all([...gateways].map((g) => g.close()));
   await Promise.all(tempDirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
   await cleanupProjects();
 }
