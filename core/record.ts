@@ -121,9 +121,10 @@ export function deriveRecord(audit: Audit, ctx: IssueContext): UnsignedRecord {
 /**
  * The canonical JSON bytes of {@link unverifiedRecord}, built from a template: only `domain` and
  * `issued_at` change between answers, and both are JSON-safe by construction (a normalized domain
- * is `[a-z0-9.-]`, a timestamp is digits and `-:.TZ`). Equal to `canonicalJson(unverifiedRecord(...))`.
+ * is `[a-z0-9.-]`, a timestamp is digits and `-:.TZ`, all ASCII). Equal to the UTF-8 of
+ * `canonicalJson(unverifiedRecord(...))`. The fixed parts are encoded once; an answer is five copies.
  */
-export function unverifiedRecordTemplate(ctx: Omit<IssueContext, 'issuedAt'>): (domain: string, issuedAt: string) => string {
+export function unverifiedRecordTemplate(ctx: Omit<IssueContext, 'issuedAt'>): (domain: string, issuedAt: string) => Buffer {
   const head = `{"archetype":"unknown","domain":"`;
   const middle =
     `","evidence":{"blockers":[],"coverage":0,"engines_ran":[],"engines_skipped":[],"ok":false,"site_coverage":0},` +
@@ -132,7 +133,17 @@ export function unverifiedRecordTemplate(ctx: Omit<IssueContext, 'issuedAt'>): (
     `","issuer":${JSON.stringify(ctx.issuer)},"last_audited_at":null,"max_score":${MAX_SCORE},"next_audit_at":null,` +
     `"schema":${JSON.stringify(ctx.schemaUrl)},"score":null,"status":"unverified",` +
     `"sub_scores":{"recommendation_rate":0,"technical_readiness":0,"visibility":0},"tier":null}`;
-  return (domain, issuedAt) => head + domain + middle + issuedAt + tail;
+  const [headBytes, middleBytes, tailBytes] = [head, middle, tail].map((part) => Buffer.from(part));
+  const fixed = headBytes!.length + middleBytes!.length + tailBytes!.length;
+  return (domain, issuedAt) => {
+    const out = Buffer.allocUnsafe(fixed + domain.length + issuedAt.length);
+    let at = headBytes!.copy(out, 0);
+    at += out.write(domain, at, 'latin1');
+    at += middleBytes!.copy(out, at);
+    at += out.write(issuedAt, at, 'latin1');
+    tailBytes!.copy(out, at);
+    return out;
+  };
 }
 
 /** The record of a valid domain that was never audited (DESIGN "Never-audited domains"). */

@@ -1,4 +1,5 @@
-import { createApp, defineEventHandler, type App, type H3Event } from 'h3';
+import { createEvent, type H3Event } from 'h3';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MvrError } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
 import type { GatewayContext } from './context.ts';
@@ -14,40 +15,47 @@ interface Route {
   handler: Handler;
 }
 
+/** The gateway's routes: an exact path table. */
+const ROUTES: Record<string, Route> = {
+  '/v1/verify': { methods: ['GET', 'HEAD'], handler: handleVerify },
+  [KEY_SET_PATH]: { methods: ['GET', 'HEAD'], handler: handleKeySet },
+  '/schemas/verification/v1': { methods: ['GET', 'HEAD'], handler: handleSchema },
+  '/openapi.json': { methods: ['GET', 'HEAD'], handler: handleOpenApi },
+  '/healthz': { methods: ['GET', 'HEAD'], handler: handleHealth },
+  '/mcp': { methods: ['POST'], handler: handleMcp },
+};
+
 /**
- * The gateway as an h3 app, without a listener: `startGateway` serves it with listhen, and tests
- * can run it on any port. Routing is an exact path table, so every other path is a 404 problem
- * and a known path with another method a 405 with `Allow`.
+ * The gateway's node:http listener, served by listhen (`startGateway`; tests run it on any port):
+ * each request becomes an h3 event handed straight to one handler that routes by an exact path
+ * table, so every other path is a 404 problem and a known path with another method a 405 with
+ * `Allow`. h3's App layer stack is not used: with a single handler that answers every path it
+ * would only add a pass per request (measured: about 6% of a hot request's throughput).
  */
-export function createGatewayApp(ctx: GatewayContext): App {
-  const routes: Record<string, Route> = {
-    '/v1/verify': { methods: ['GET', 'HEAD'], handler: handleVerify },
-    [KEY_SET_PATH]: { methods: ['GET', 'HEAD'], handler: handleKeySet },
-    '/schemas/verification/v1': { methods: ['GET', 'HEAD'], handler: handleSchema },
-    '/openapi.json': { methods: ['GET', 'HEAD'], handler: handleOpenApi },
-    '/healthz': { methods: ['GET', 'HEAD'], handler: handleHealth },
-    '/mcp': { methods: ['POST'], handler: handleMcp },
+export function createGatewayListener(ctx: GatewayContext): (req: IncomingMessage, res: ServerResponse) => void {
+  const handle = gatewayHandler(ctx);
+  return (req, res) => void handle(createEvent(req, res));
+}
+
+/** One request: access log, route, answer; every error becomes a problem document here. */
+function gatewayHandler(ctx: GatewayContext): (event: H3Event) => Promise<void> {
+  return async (event) => {
+    if (ctx.accessLog) {
+      const started = performance.now();
+      event.node.res.once('finish', () => logRequest(event, ctx, started));
+    }
+    try {
+      const path = pathOf(event);
+      const route = Object.hasOwn(ROUTES, path) ? ROUTES[path]! : null;
+      if (!route) throw new NotFoundError(path);
+      if (!route.methods.includes(event.method)) throw new MethodNotAllowedError(event.method, route.methods);
+      await route.handler(event, ctx);
+    } catch (error) {
+      if (!(error instanceof MvrError)) ctx.log({ level: 'error', msg: 'unhandled error', error: String((error as Error)?.stack ?? error) });
+      // Nothing is left to answer with if even that fails: close the connection rather than leave it hanging.
+      await sendProblem(event, error, ctx.issuer).catch(() => event.node.res.destroy());
+    }
   };
-  const app = createApp();
-  app.use(
-    defineEventHandler(async (event) => {
-      if (ctx.accessLog) {
-        const started = performance.now();
-        event.node.res.once('finish', () => logRequest(event, ctx, started));
-      }
-      try {
-        const path = pathOf(event);
-        const route = Object.hasOwn(routes, path) ? routes[path]! : null;
-        if (!route) throw new NotFoundError(path);
-        if (!route.methods.includes(event.method)) throw new MethodNotAllowedError(event.method, route.methods);
-        await route.handler(event, ctx);
-      } catch (error) {
-        if (!(error instanceof MvrError)) ctx.log({ level: 'error', msg: 'unhandled error', error: String((error as Error)?.stack ?? error) });
-        await sendProblem(event, error, ctx.issuer);
-      }
-    }),
-  );
-  return app;
 }
 
 /** The request's path; RFC 9112 absolute-form targets (`GET http://host/v1/verify`) included. */

@@ -24,6 +24,8 @@ export interface RateDecision {
  */
 export class FixedWindowLimiter {
   private windows = new Map<string, { start: number; count: number }>();
+  /** One policy object for every decision (its header text is derived once from it). */
+  readonly policy: RateDecision['policy'];
 
   constructor(
     readonly name: string,
@@ -31,7 +33,9 @@ export class FixedWindowLimiter {
     readonly windowSeconds: number,
     private readonly maxCallers = 100_000,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.policy = Object.freeze({ name, quota, windowSeconds });
+  }
 
   /** Counts one request for `caller` and says whether it is within the quota. */
   take(caller: string): RateDecision {
@@ -48,7 +52,7 @@ export class FixedWindowLimiter {
       allowed: w.count <= this.quota,
       remaining: Math.max(0, this.quota - w.count),
       resetSeconds: Math.max(1, Math.ceil((w.start + windowMs - now) / 1000)),
-      policy: { name: this.name, quota: this.quota, windowSeconds: this.windowSeconds },
+      policy: this.policy,
     };
   }
 
@@ -71,8 +75,12 @@ export class FixedWindowLimiter {
  * `RateLimit-Policy: "per-key";q=6000;w=60` and `RateLimit: "per-key";r=5999;t=42`.
  */
 export function rateLimitHeaders(d: RateDecision): Record<string, string> {
-  return {
-    'ratelimit-policy': `"${d.policy.name}";q=${d.policy.quota};w=${d.policy.windowSeconds}`,
-    ratelimit: `"${d.policy.name}";r=${d.remaining};t=${d.resetSeconds}`,
-  };
+  return { 'ratelimit-policy': policyField(d.policy), ratelimit: `"${d.policy.name}";r=${d.remaining};t=${d.resetSeconds}` };
+}
+
+const policyFields = new WeakMap<RateDecision['policy'], string>();
+function policyField(policy: RateDecision['policy']): string {
+  let field = policyFields.get(policy);
+  if (field === undefined) policyFields.set(policy, (field = `"${policy.name}";q=${policy.quota};w=${policy.windowSeconds}`));
+  return field;
 }

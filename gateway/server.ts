@@ -1,10 +1,9 @@
-import { toNodeListener } from 'h3';
 import { listen, type Listener } from 'listhen';
 import type { Server } from 'node:http';
 import { guardConnections } from './http/connection-guard.ts';
 import type { SigningKey } from '../core/signing.ts';
 import { ApiKeyStore } from './api-keys.ts';
-import { createGatewayApp } from './app.ts';
+import { createGatewayListener } from './app.ts';
 import type { GatewayContext, LogLine } from './context.ts';
 import { openRecordStore } from './store/record-store.ts';
 import { FixedWindowLimiter } from './rate-limit.ts';
@@ -69,10 +68,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const timer = setInterval(() => void store.refresh().catch(() => undefined), opts.refreshMs);
   timer.unref();
 
-  const app = createGatewayApp(ctx);
   let listener: Listener;
   try {
-    listener = await listen(toNodeListener(app), {
+    listener = await listen(createGatewayListener(ctx), {
       hostname: opts.host,
       // An explicit port is that port or a failure, never a silent alternative.
       port: opts.port === 0 ? { random: true } : { port: opts.port, alternativePortRange: [opts.port, opts.port], verbose: false },

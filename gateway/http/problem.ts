@@ -52,31 +52,53 @@ export function problemBody(error: unknown, issuer: string): { status: number; b
  * Sends an error as `application/problem+json`, with the headers its status calls for
  * (`WWW-Authenticate` on 401, `Allow` on 405); errors are never cached.
  */
-export async function sendProblem(event: H3Event, error: unknown, issuer: string): Promise<void> {
-  const { status, text, code } = serializedProblem(error, issuer);
+export function sendProblem(event: H3Event, error: unknown, issuer: string): Promise<void> {
+  const { status, code, headers, text } = preparedProblem(error, issuer);
   event.context.errorCode = code;
-  const headers: Record<string, string> = { 'cache-control': 'no-store' };
-  if (error instanceof UnauthorizedError) {
-    headers['www-authenticate'] = error.keySent
-      ? 'Bearer realm="merchant-verify", error="invalid_token", error_description="the API key is not valid"'
-      : 'Bearer realm="merchant-verify"';
-  }
-  if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(', ');
-  if (error instanceof RateLimitedError) Object.assign(headers, { 'retry-after': String(error.decision.resetSeconds) }, rateLimitHeaders(error.decision));
-  await reply(event, status, { ...headers, 'content-type': 'application/problem+json' }, text);
+  if (!(error instanceof RateLimitedError)) return reply(event, status, headers, text);
+  const limit = rateLimitHeaders(error.decision);
+  return reply(event, status, [...headers, 'retry-after', String(error.decision.resetSeconds), 'ratelimit-policy', limit['ratelimit-policy']!, 'ratelimit', limit.ratelimit!], text);
 }
 
-/** Problem documents repeat (a flood of bad keys gets the same one), so their text is kept, bounded. */
-const serialized = new Map<string, { status: number; text: Buffer; code: string }>();
-function serializedProblem(error: unknown, issuer: string): { status: number; text: Buffer; code: string } {
-  const key = error instanceof MvrError ? `${issuer}\u0000${error.code}\u0000${error.message}` : null;
-  const hit = key === null ? undefined : serialized.get(key);
-  if (hit) return hit;
-  const { status, body, code } = problemBody(error, issuer);
-  const value = { status, code, text: Buffer.from(JSON.stringify(body)) };
-  if (key !== null) {
-    if (serialized.size >= 1000) serialized.clear();
-    serialized.set(key, value);
+interface PreparedProblem {
+  status: number;
+  code: string;
+  /** Flat name/value list for writeHead (never mutated). */
+  headers: string[];
+  text: Buffer;
+}
+
+/**
+ * Problem documents repeat (a flood of bad keys gets the same one), so their text and headers are
+ * kept, bounded: by error instance for the errors made once and reused (the 401 answers), and by
+ * code and message for the others.
+ */
+const byInstance = new WeakMap<object, { issuer: string; prepared: PreparedProblem }>();
+const byMessage = new Map<string, PreparedProblem>();
+function preparedProblem(error: unknown, issuer: string): PreparedProblem {
+  const reused = Object.isFrozen(error) && typeof error === 'object' && error !== null;
+  if (reused) {
+    const hit = byInstance.get(error);
+    if (hit?.issuer === issuer) return hit.prepared;
   }
-  return value;
+  const key = error instanceof MvrError ? `${issuer}\u0000${error.code}\u0000${error.message}\u0000${error instanceof UnauthorizedError && error.keySent}` : null;
+  let prepared = key === null ? undefined : byMessage.get(key);
+  if (!prepared) {
+    const { status, body, code } = problemBody(error, issuer);
+    const headers = ['cache-control', 'no-store', 'content-type', 'application/problem+json'];
+    if (error instanceof UnauthorizedError) {
+      headers.push(
+        'www-authenticate',
+        error.keySent ? 'Bearer realm="merchant-verify", error="invalid_token", error_description="the API key is not valid"' : 'Bearer realm="merchant-verify"',
+      );
+    }
+    if (error instanceof MethodNotAllowedError) headers.push('allow', error.allow.join(', '));
+    prepared = { status, code, headers, text: Buffer.from(JSON.stringify(body)) };
+    if (key !== null) {
+      if (byMessage.size >= 1000) byMessage.clear();
+      byMessage.set(key, prepared);
+    }
+  }
+  if (reused) byInstance.set(error as object, { issuer, prepared });
+  return prepared;
 }

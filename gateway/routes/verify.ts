@@ -9,6 +9,7 @@ import { matchesIfNoneMatch, queryOf, reply, strongEtag } from '../http/reply.ts
 import type { GatewayContext } from '../context.ts';
 import { authorize } from '../http/authorize.ts';
 import { rateLimitHeaders } from '../rate-limit.ts';
+import { sendProblem } from '../http/problem.ts';
 
 /** SPEC 4.1 and section 8: the same for every 200 and 304 of the record endpoint. */
 export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
@@ -16,36 +17,69 @@ export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
 /**
  * `GET /v1/verify?domain=`: key first (401 before 400), then the domain, then the record.
  * The body is the stored file's exact bytes, or a synthesized `unverified` record for a valid
- * domain that was never audited.
+ * domain that was never audited. A cached record and a domain known to have none are answered
+ * without waiting on anything.
  */
 export async function handleVerify(event: H3Event, ctx: GatewayContext): Promise<void> {
-  authorize(event, ctx);
+  const gate = authorize(event, ctx);
+  if (typeof gate !== 'string') return sendProblem(event, gate, ctx.issuer);
   const domain = domainFromQuery(queryOf(event));
   event.context.domain = domain;
-  const { bytes, etag } = await recordFor(domain, ctx);
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'cache-control': RECORD_CACHE_CONTROL,
-    vary: 'Authorization',
-    etag,
-    ...(event.context.rateLimit ? rateLimitHeaders(event.context.rateLimit) : {}),
-  };
-  if (matchesIfNoneMatch(event.node.req.headers['if-none-match'], etag)) {
-    await reply(event, 304, headers, null);
-    return;
-  }
-  await reply(event, 200, headers, bytes);
+  const { bytes, etag } = recordAtHand(domain, ctx) ?? (await recordFor(domain, ctx));
+  // A flat name/value list, the cheapest form for Node's writeHead.
+  const headers = ['content-type', 'application/json', 'cache-control', RECORD_CACHE_CONTROL, 'vary', 'Authorization', 'etag', etag];
+  const limit = event.context.rateLimit;
+  if (limit) for (const [name, value] of Object.entries(rateLimitHeaders(limit))) headers.push(name, value);
+  if (matchesIfNoneMatch(event.node.req.headers['if-none-match'], etag)) return reply(event, 304, headers, null);
+  return reply(event, 200, headers, bytes);
 }
 
+type Served = { bytes: Buffer; etag: string; synthesized: boolean };
+type RecordContext = Pick<GatewayContext, 'store' | 'issuer' | 'schemaUrl' | 'unverifiedSigner'>;
+
 /** The stored record, verified; or the never-audited answer. Shared with the MCP tool so both serve the same bytes. */
-export async function recordFor(domain: string, ctx: Pick<GatewayContext, 'store' | 'issuer' | 'schemaUrl' | 'unverifiedSigner'>): Promise<{ bytes: Buffer; etag: string; synthesized: boolean }> {
-  const hot = ctx.store.cached(domain);
-  if (hot) return { ...hot, synthesized: false };
-  if (!ctx.store.knownAbsent(domain)) {
-    const found = await ctx.store.lookup(domain);
-    if (found.kind === 'record') return { ...found.record, synthesized: false };
-  }
+export async function recordFor(domain: string, ctx: RecordContext): Promise<Served> {
+  const atHand = recordAtHand(domain, ctx);
+  if (atHand) return atHand;
+  const found = await ctx.store.lookup(domain);
+  if (found.kind === 'record') return { ...found.record, synthesized: false };
+  return neverAudited(domain, ctx);
+}
+
+/** The answer when it needs no file read: a verified record in the cache, or a domain the live build is known not to have. */
+function recordAtHand(domain: string, ctx: RecordContext): Served | null {
+  const known = ctx.store.peek(domain);
+  if (known === 'absent') return neverAudited(domain, ctx);
+  return known && { bytes: known.bytes, etag: known.etag, synthesized: false };
+}
+
+/**
+ * The never-audited answer. One answer per domain is reused for up to a second: its issued_at is
+ * then at most a second old, well inside the minute the answer itself may be cached for
+ * (Cache-Control max-age=60), and a burst of questions about one unknown shop costs one answer.
+ * The memory is bounded (entries are dropped all at once when full).
+ */
+function neverAudited(domain: string, ctx: RecordContext): Served {
+  const state = stateFor(ctx);
   const now = Date.now();
+  const recent = state.recent.get(domain) ?? state.older.get(domain);
+  if (recent && now - recent.at < REUSE_MS && now >= recent.at) return recent.served;
+  const served = synthesize(domain, now, ctx, state.fill);
+  // Two maps, swapped every REUSE_MS: an answer lives at most two periods, and memory is bounded
+  // by what arrives in them (and by RECENT_ENTRIES).
+  if (now - state.since >= REUSE_MS || now < state.since) {
+    state.older = state.recent;
+    state.recent = new Map();
+    state.since = now;
+  }
+  if (state.recent.size < RECENT_ENTRIES) state.recent.set(domain, { at: now, served });
+  return served;
+}
+
+const REUSE_MS = 1000;
+const RECENT_ENTRIES = 50_000;
+
+function synthesize(domain: string, now: number, ctx: RecordContext, fill: ReturnType<typeof unverifiedRecordTemplate>): Served {
   const issuedAt = formatTimestamp(now);
   if (ctx.unverifiedSigner) {
     const bytes = Buffer.from(canonicalJson(signRecord(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt }), ctx.unverifiedSigner)));
@@ -53,15 +87,28 @@ export async function recordFor(domain: string, ctx: Pick<GatewayContext, 'store
   }
   // The unsigned answer's bytes are a function of the domain and issued_at alone (issuer and
   // schema are fixed for the process), so those two make a strong validator without hashing.
-  return { bytes: Buffer.from(templateFor(ctx)(domain, issuedAt)), etag: `"u.${domain}.${now.toString(36)}"`, synthesized: true };
+  return { bytes: fill(domain, issuedAt), etag: `"u.${domain}.${now.toString(36)}"`, synthesized: true };
 }
 
-const templates = new Map<string, ReturnType<typeof unverifiedRecordTemplate>>();
-function templateFor(ctx: { issuer: string; schemaUrl: string }) {
-  const key = `${ctx.issuer}\u0000${ctx.schemaUrl}`;
-  let t = templates.get(key);
-  if (!t) templates.set(key, (t = unverifiedRecordTemplate(ctx)));
-  return t;
+interface NeverAuditedState {
+  issuer: string;
+  schemaUrl: string;
+  signer: RecordContext['unverifiedSigner'];
+  fill: ReturnType<typeof unverifiedRecordTemplate>;
+  recent: Map<string, { at: number; served: Served }>;
+  older: Map<string, { at: number; served: Served }>;
+  since: number;
+}
+
+/** Per gateway (a process may run several, as the tests do): the template and the recent answers. */
+const states = new WeakMap<object, NeverAuditedState>();
+function stateFor(ctx: RecordContext): NeverAuditedState {
+  let state = states.get(ctx);
+  if (!state || state.issuer !== ctx.issuer || state.schemaUrl !== ctx.schemaUrl || state.signer !== ctx.unverifiedSigner) {
+    state = { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, signer: ctx.unverifiedSigner, fill: unverifiedRecordTemplate(ctx), recent: new Map(), older: new Map(), since: 0 };
+    states.set(ctx, state);
+  }
+  return state;
 }
 
 /** Exactly one `domain` parameter, normalized; errors name the query parameter. */

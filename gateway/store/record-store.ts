@@ -65,28 +65,26 @@ export class RecordStore {
     if (this.source instanceof HttpRecordSource) await this.source.close();
   }
 
-  /** A verified record already in memory for the live build and key set, or undefined; no I/O, no promise. */
-  cached(domain: string): ServedRecord | undefined {
+  /**
+   * What is known without I/O for the live build and key set: the verified record if it is in
+   * memory, `absent` if the build was already found to have none, else null. No promise.
+   */
+  peek(domain: string): ServedRecord | 'absent' | null {
     this.syncGeneration();
     const hit = this.cache.get(domain);
     if (hit) {
       this.cache.delete(domain);
       this.cache.set(domain, hit);
+      return hit;
     }
-    return hit;
-  }
-
-  /** True when the live build was already found to have no record for this domain. */
-  knownAbsent(domain: string): boolean {
-    this.syncGeneration();
-    return this.absent.has(domain);
+    return this.absent.has(domain) ? 'absent' : null;
   }
 
   /** The verified record for a normalized domain, `absent` when never audited, or a typed error. */
   async lookup(domain: string): Promise<Lookup> {
-    const hit = this.cached(domain);
-    if (hit) return { kind: 'record', record: hit };
-    if (this.absent.has(domain)) return { kind: 'absent' };
+    const known = this.peek(domain);
+    if (known === 'absent') return { kind: 'absent' };
+    if (known) return { kind: 'record', record: known };
     const key = `${this.cacheGeneration}\u0000${domain}`;
     let pending = this.loading.get(key);
     if (!pending) {
