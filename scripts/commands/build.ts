@@ -10,7 +10,7 @@ export default defineCommand({
     ...issuerArgs,
     now: { type: 'string', description: 'issued_at of every record, ISO 8601 (default SOURCE_DATE_EPOCH, else now)' },
     'publish-keys': { type: 'string', description: 'JWK Set file whose public keys stay listed (env MVR_PUBLISH_KEYS)' },
-    workers: { type: 'string', description: 'worker threads (default: one per core)' },
+    workers: { type: 'string', description: 'worker threads (default: one per core, plus one)' },
     'allow-empty': { type: 'boolean', description: 'publish even when there are no audits' },
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
   },
