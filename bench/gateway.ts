@@ -15,6 +15,8 @@ export interface LoadResult {
   p50ms: number;
   p99ms: number;
   non2xx: number;
+  /** Lowest and highest requests per second over the rounds, when the scenario ran several. */
+  spread?: [number, number];
 }
 
 /** wrk with latency percentiles; the Lua script picks each request's path. */
