@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -149,7 +150,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       buildDir,
       keySetFile,
       prunedBuilds: pruned.length,
-      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      peakRssMb: peakRssMb(),
     };
   } catch (error) {
     // File-system failures (disk full, permissions, file too large) become one clear, coded
@@ -162,6 +163,22 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     if (staging) await discardStaging(staging).catch(() => undefined);
     await release();
   }
+}
+
+/**
+ * The process's own peak resident memory, workers included (MB). On Linux this is VmHWM, the
+ * high-water mark of this program's memory. getrusage's maxRSS is not: it keeps the parent's
+ * resident size from the fork before exec, so a build started by a large parent (a benchmark
+ * holding a big folder listing) reported that parent's size instead of its own.
+ */
+function peakRssMb(): number {
+  try {
+    const kb = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    if (kb) return Math.round(Number(kb) / 1024);
+  } catch {
+    // not Linux
+  }
+  return Math.round(process.resourceUsage().maxRSS / 1024);
 }
 
 interface Outcome {
