@@ -110,3 +110,22 @@ describe.concurrent('publishing', () => {
     expect((await readdir(join(p.recordsDir, BUILDS_DIR))).sort()).toEqual([ids[1], ids[2]].sort());
   });
 });
+
+describe('the --json summary', () => {
+  it("reports the build's own peak memory, not its parent's (a parent holding 700 MB runs the CLI)", async () => {
+    const p = await makeProject({ samples: true, keygen: true });
+    // getrusage's maxRSS would carry this across fork and exec into the child's figure.
+    let ballast: Buffer | null = Buffer.alloc(700 * 1024 * 1024, 1);
+    try {
+      const res = await runCli(buildArgs(p, ['--json']));
+      expect(res.code, res.stderr).toBe(0);
+      const summary = JSON.parse(res.stdout) as { peakRssMb: number; records: number };
+      expect(summary.records).toBeGreaterThan(0);
+      expect(summary.peakRssMb).toBeGreaterThan(20);
+      expect(summary.peakRssMb).toBeLessThan(500);
+      expect(ballast[ballast.length - 1]).toBe(1);
+    } finally {
+      ballast = null;
+    }
+  });
+});
