@@ -75,11 +75,17 @@ export class FixedWindowLimiter {
  * `RateLimit-Policy: "per-key";q=6000;w=60` and `RateLimit: "per-key";r=5999;t=42`.
  */
 export function rateLimitHeaders(d: RateDecision): Record<string, string> {
-  return { 'ratelimit-policy': policyField(d.policy), ratelimit: `"${d.policy.name}";r=${d.remaining};t=${d.resetSeconds}` };
+  return { 'ratelimit-policy': rateLimitPolicyField(d.policy), ratelimit: rateLimitField(d) };
+}
+
+/** The `RateLimit` field of a decision. */
+export function rateLimitField(d: RateDecision): string {
+  return `"${d.policy.name}";r=${d.remaining};t=${d.resetSeconds}`;
 }
 
 const policyFields = new WeakMap<RateDecision['policy'], string>();
-function policyField(policy: RateDecision['policy']): string {
+/** The `RateLimit-Policy` field of a policy, made once per policy. */
+export function rateLimitPolicyField(policy: RateDecision['policy']): string {
   let field = policyFields.get(policy);
   if (field === undefined) policyFields.set(policy, (field = `"${policy.name}";q=${policy.quota};w=${policy.windowSeconds}`));
   return field;

@@ -1,4 +1,4 @@
-import { STATUS_CODES, type Server } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { LogLine } from '../context.ts';
 import { problemType } from './problem.ts';
@@ -24,11 +24,18 @@ export function guardConnections(server: Server, opts: { headersMs: number; requ
   // re-arming timers on every request was a visible share of a hot request's time. A deadline
   // fires up to one sweep late (a quarter second by default).
   const sweepMs = opts.sweepMs ?? 250;
-  const open = new Map<Socket, { deadline: number; awaiting: 'head' | 'answer' }>();
+  const open = new Map<Socket, { deadline: number; awaiting: 'head' | 'answer'; res: ServerResponse | null }>();
   let clock = Date.now();
   const sweep = setInterval(() => {
     clock = Date.now();
     for (const [socket, state] of open) {
+      // Keep-alive: once an answer is out, the next request's head must arrive as promptly as the
+      // first one's (read here, rather than from a 'finish' listener on every response).
+      if (state.awaiting === 'answer' && state.res?.writableFinished) {
+        state.awaiting = 'head';
+        state.res = null;
+        state.deadline = clock + opts.headersMs;
+      }
       if (clock < state.deadline) continue;
       open.delete(socket);
       if (state.awaiting === 'answer') {
@@ -45,18 +52,14 @@ export function guardConnections(server: Server, opts: { headersMs: number; requ
   sweep.unref();
   server.once('close', () => clearInterval(sweep));
   server.on('connection', (socket: Socket) => {
-    open.set(socket, { deadline: Date.now() + opts.headersMs, awaiting: 'head' });
+    open.set(socket, { deadline: Date.now() + opts.headersMs, awaiting: 'head', res: null });
     socket.once('close', () => open.delete(socket));
   });
-  server.on('request', (req, res) => {
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const state = open.get(req.socket);
     if (!state) return;
     state.awaiting = 'answer';
+    state.res = res;
     state.deadline = clock + opts.requestMs;
-    // Keep-alive: the next request's head must arrive as promptly as the first one's.
-    res.once('finish', () => {
-      state.awaiting = 'head';
-      state.deadline = clock + opts.headersMs;
-    });
   });
 }

@@ -46,10 +46,3 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
   const bare = etag.replace(/^W\//, '');
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === bare);
 }
-
-/** Query parameters from the raw request target. */
-export function queryOf(event: H3Event): URLSearchParams {
-  const path = event.node.req.url ?? '/';
-  const q = path.indexOf('?');
-  return new URLSearchParams(q < 0 ? '' : path.slice(q + 1));
-}

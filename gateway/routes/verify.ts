@@ -5,10 +5,10 @@ import { InvalidDomainError } from '../../core/errors.ts';
 import { unverifiedRecord, unverifiedRecordTemplate } from '../../core/record.ts';
 import { signRecord } from '../../core/signing.ts';
 import { formatTimestamp } from '../../core/time.ts';
-import { matchesIfNoneMatch, queryOf, reply, strongEtag } from '../http/reply.ts';
+import { matchesIfNoneMatch, reply, strongEtag } from '../http/reply.ts';
 import type { GatewayContext } from '../context.ts';
 import { authorize } from '../http/authorize.ts';
-import { rateLimitHeaders } from '../rate-limit.ts';
+import { rateLimitField, rateLimitPolicyField } from '../rate-limit.ts';
 import { sendProblem } from '../http/problem.ts';
 
 /** SPEC 4.1 and section 8: the same for every 200 and 304 of the record endpoint. */
@@ -23,13 +23,13 @@ export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
 export async function handleVerify(event: H3Event, ctx: GatewayContext): Promise<void> {
   const gate = authorize(event, ctx);
   if (typeof gate !== 'string') return sendProblem(event, gate, ctx.issuer);
-  const domain = domainFromQuery(queryOf(event));
+  const domain = domainFromTarget(event.node.req.url ?? '/');
   event.context.domain = domain;
   const { bytes, etag } = recordAtHand(domain, ctx) ?? (await recordFor(domain, ctx));
   // A flat name/value list, the cheapest form for Node's writeHead.
   const headers = ['content-type', 'application/json', 'cache-control', RECORD_CACHE_CONTROL, 'vary', 'Authorization', 'etag', etag];
   const limit = event.context.rateLimit;
-  if (limit) for (const [name, value] of Object.entries(rateLimitHeaders(limit))) headers.push(name, value);
+  if (limit) headers.push('ratelimit-policy', rateLimitPolicyField(limit.policy), 'ratelimit', rateLimitField(limit));
   if (matchesIfNoneMatch(event.node.req.headers['if-none-match'], etag)) return reply(event, 304, headers, null);
   return reply(event, 200, headers, bytes);
 }
@@ -111,12 +111,27 @@ function stateFor(ctx: RecordContext): NeverAuditedState {
   return state;
 }
 
+/**
+ * The `domain` of a request target. The common form, `?domain=<value>` alone with nothing to
+ * decode (no `&`, `%` or `+`), is read without a query parser; anything else goes through
+ * URLSearchParams and {@link domainFromQuery}, with the same result.
+ */
+export function domainFromTarget(target: string): string {
+  const q = target.indexOf('?');
+  const query = q < 0 ? '' : target.slice(q + 1);
+  if (query.startsWith('domain=') && !/[&%+]/.test(query)) return normalizedParam(query.slice(7));
+  return domainFromQuery(new URLSearchParams(query));
+}
+
 /** Exactly one `domain` parameter, normalized; errors name the query parameter. */
-export function domainFromQuery(query: URLSearchParams): string {
+function domainFromQuery(query: URLSearchParams): string {
   const values = query.getAll('domain');
   if (values.length === 0) throw new InvalidDomainError('query parameter "domain" is required');
   if (values.length > 1) throw new InvalidDomainError(`query parameter "domain" is given ${values.length} times; give it once`);
-  const raw = values[0]!;
+  return normalizedParam(values[0]!);
+}
+
+function normalizedParam(raw: string): string {
   const known = normalized.get(raw);
   if (known !== undefined) return known;
   try {
