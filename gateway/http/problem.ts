@@ -2,7 +2,7 @@ import type { H3Event } from 'h3';
 import { MvrError } from '../../core/errors.ts';
 import { UnauthorizedError } from '../api-keys.ts';
 import { reply } from './reply.ts';
-import { RateLimitedError, rateLimitHeaders } from '../rate-limit.ts';
+import { RateLimitedError, rateLimitField, rateLimitPolicyField } from '../rate-limit.ts';
 
 /** A request to a path the gateway does not serve. */
 export class NotFoundError extends MvrError {
@@ -56,8 +56,8 @@ export function sendProblem(event: H3Event, error: unknown, issuer: string): Pro
   const { status, code, headers, text } = preparedProblem(error, issuer);
   event.context.errorCode = code;
   if (!(error instanceof RateLimitedError)) return reply(event, status, headers, text);
-  const limit = rateLimitHeaders(error.decision);
-  return reply(event, status, [...headers, 'retry-after', String(error.decision.resetSeconds), 'ratelimit-policy', limit['ratelimit-policy']!, 'ratelimit', limit.ratelimit!], text);
+  const d = error.decision;
+  return reply(event, status, [...headers, 'retry-after', String(d.resetSeconds), 'ratelimit-policy', rateLimitPolicyField(d.policy), 'ratelimit', rateLimitField(d)], text);
 }
 
 interface PreparedProblem {
