@@ -143,13 +143,6 @@ export class ApiKeyStore {
     if (!match || entry.revoked) return INVALID_KEY;
     return parts![1]!;
   }
-
-  /** {@link check}, throwing the error. */
-  authenticate(header: string | undefined): string {
-    const result = this.check(header);
-    if (typeof result !== 'string') throw result;
-    return result;
-  }
 }
 
 // The three answers to a caller without a valid key. They carry no request data, so one instance

@@ -9,8 +9,8 @@ import { problemType } from './problem.ts';
  * Slow clients: Node enforces `headersTimeout` and `requestTimeout` only when a check runs every
  * `connectionsCheckingInterval` (30 s, fixed when the server is created, and listhen creates it),
  * so a slowloris client could hold a connection for up to a minute. Here each connection gets
- * its own deadline, checked four times a second: the head of each request must arrive within `headersMs`, and a request must be
- * answered within `requestMs`, or the socket is closed.
+ * its own deadline, checked four times a second: the head of each request must arrive within
+ * `headersMs`, and a request must be answered within `requestMs`, or the socket is closed.
  *
  * Parser errors (400, 431) stay Node's own: it answers only when no response is in flight and
  * destroys the socket at once, so a second response can never follow a first one.
