@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { once } from 'node:events';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -38,7 +38,8 @@ export async function auditsFile(outDir: string, count: number): Promise<string>
 export async function benchBuild(outDir: string, count: number): Promise<BuildBenchRow> {
   const audits = await auditsFile(outDir, count);
   const work = join(outDir, `build-${count}`);
-  await rm(work, { recursive: true, force: true });
+  // rm(1) rather than fs.rm: removing a million-file build in-process held about 1 GB.
+  await run('rm', ['-rf', work]);
   const keys = join(work, 'keys');
   await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'keygen', '--keys', keys]);
   const { stdout } = await run(
