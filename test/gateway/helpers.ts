@@ -8,8 +8,7 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { runBuild, type BuildOptions, type BuildSummary } from '../../scripts/build/build.ts';
 import { keygen, loadActiveKey } from '../../scripts/keystore.ts';
 import { createApiKey } from '../../gateway/api-keys.ts';
@@ -17,16 +16,11 @@ import { startGateway, type GatewayOptions, type RunningGateway } from '../../ga
 import type { LogLine } from '../../gateway/context.ts';
 import { KEY_SET_PATH, parseKeySet, type KeySet } from '../../core/keyset.ts';
 import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
-import { defaultSchemaUrl } from '../../core/record.ts';
 import type { SigningKey } from '../../core/signing.ts';
-import { buildOptions } from '../build/helpers.ts';
+import { buildOptions, ISSUER, NOW, ROOT, SAMPLE_AUDITS, SCHEMA_URL } from '../build/helpers.ts';
 
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const SAMPLE_AUDITS = join(ROOT, 'audits');
-export const ISSUER = 'merchant-verify.example';
-export const SCHEMA_URL = defaultSchemaUrl(ISSUER);
-export const NOW_ISO = '2026-11-01T00:00:00.000Z';
-export const NOW = Date.parse(NOW_ISO);
+// One set of project constants for every suite: the build helpers'.
+export { ISSUER, NOW, NOW_ISO, ROOT, SAMPLE_AUDITS, SCHEMA_URL } from '../build/helpers.ts';
 export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
 export const REFRESH_MS = 100;
 
@@ -324,4 +318,21 @@ export async function poll<T>(
 export async function waitForLog(t: TestGateway, match: (line: LogLine) => boolean, timeoutMs = 2000): Promise<LogLine> {
   const { value } = await poll(async () => t.logs.find(match), (line) => line !== undefined, { timeoutMs, intervalMs: 5 });
   return value!;
+}
+
+/**
+ * One gateway over one fresh project for a test file or a describe block: made before its tests
+ * and handed to `take`; after them, its log lines are checked for secrets. (The file's
+ * `afterAll(cleanup)` closes it and removes the project.)
+ */
+export function useGateway(take: (t: { project: TestProject; g: TestGateway }) => unknown, overrides: Partial<GatewayOptions> = {}): void {
+  let g: TestGateway | undefined;
+  beforeAll(async () => {
+    const project = await makeProject();
+    g = await startTestGateway(project, overrides);
+    await take({ project, g });
+  });
+  afterAll(() => {
+    if (g) expectNoSecretsInLogs(g);
+  });
 }

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../gateway/api-keys.ts';
 import {
   addApiKey,
@@ -18,8 +18,9 @@ import {
   RECORD_CACHE_CONTROL,
   sleep,
   startTestGateway,
-  waitForLog,
   type TestGateway,
+  useGateway,
+  waitForLog,
 } from './helpers.ts';
 
 const KNOWN = 'acme-outdoor.example';
@@ -29,16 +30,11 @@ const forgedKey = () => `mvr_${randomBytes(5).toString('hex')}_${randomBytes(32)
 let g: TestGateway;
 let knownBytes: Buffer;
 
-beforeAll(async () => {
-  const project = await makeProject();
-  g = await startTestGateway(project);
-  knownBytes = await readFile(liveRecordFile(project, KNOWN));
+useGateway(async (t) => {
+  g = t.g;
+  knownBytes = await readFile(liveRecordFile(t.project, KNOWN));
 });
-
-afterAll(async () => {
-  expectNoSecretsInLogs(g);
-  await cleanup();
-});
+afterAll(cleanup);
 
 describe('200: the record', () => {
   it('serves the exact file bytes with the record headers and a strong ETag', async () => {

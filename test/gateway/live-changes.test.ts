@@ -5,7 +5,7 @@
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../gateway/api-keys.ts';
 import { parseKeySet } from '../../core/keyset.ts';
 import { CURRENT_LINK } from '../../core/layout.ts';
@@ -15,15 +15,13 @@ import {
   addApiKey,
   build,
   cleanup,
-  expectNoSecretsInLogs,
   expectProblem,
   liveRecordFile,
-  makeProject,
   poll,
   publishedKeySet,
-  startTestGateway,
   type TestGateway,
   type TestProject,
+  useGateway,
 } from './helpers.ts';
 
 const KNOWN = 'acme-outdoor.example';
@@ -34,11 +32,7 @@ describe('records folder removed while running', () => {
   let project: TestProject;
   let g: TestGateway;
 
-  beforeAll(async () => {
-    project = await makeProject();
-    g = await startTestGateway(project);
-  });
-  afterAll(() => expectNoSecretsInLogs(g));
+  useGateway((t) => ({ project, g } = t));
 
   it('answers 503 STORE_UNAVAILABLE for known and never-audited domains, never a synthesized record, and recovers without restart', async () => {
     const knownBytes = await readFile(liveRecordFile(project, KNOWN));
@@ -124,11 +118,7 @@ describe('a rebuild swapped in while running', () => {
   let project: TestProject;
   let g: TestGateway;
 
-  beforeAll(async () => {
-    project = await makeProject();
-    g = await startTestGateway(project);
-  });
-  afterAll(() => expectNoSecretsInLogs(g));
+  useGateway((t) => ({ project, g } = t));
 
   /** Rewrites the score of one audit line in the project's copy of verified.jsonl. */
   async function setScore(domain: string, score: number): Promise<void> {

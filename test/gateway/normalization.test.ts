@@ -3,7 +3,7 @@
  * (DESIGN "Never-audited domains"), unsigned by default and signed when the gateway is given the key.
  */
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseKeySet } from '../../core/keyset.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import {
@@ -12,26 +12,19 @@ import {
   expectNoSecretsInLogs,
   ISSUER,
   liveRecordFile,
-  makeProject,
   RECORD_CACHE_CONTROL,
   SCHEMA_URL,
   startTestGateway,
   type TestGateway,
   type TestProject,
+  useGateway,
 } from './helpers.ts';
 
 let project: TestProject;
 let g: TestGateway;
 
-beforeAll(async () => {
-  project = await makeProject();
-  g = await startTestGateway(project);
-});
-
-afterAll(async () => {
-  expectNoSecretsInLogs(g);
-  await cleanup();
-});
+useGateway((t) => ({ project, g } = t));
+afterAll(cleanup);
 
 describe('normalization', () => {
   it.each([

@@ -14,13 +14,13 @@ import {
   cleanup,
   expectNoSecretsInLogs,
   liveRecords,
-  makeProject,
   poll,
   publishedKeySet,
   SCHEMA_URL,
   startTestGateway,
   type TestGateway,
   type TestProject,
+  useGateway,
 } from './helpers.ts';
 
 // ajv-formats is CommonJS: its module object is the plugin, and carries it again as `default`.
@@ -29,15 +29,8 @@ const addFormats = addFormatsModule.default;
 let project: TestProject;
 let g: TestGateway;
 
-beforeAll(async () => {
-  project = await makeProject();
-  g = await startTestGateway(project);
-});
-
-afterAll(async () => {
-  expectNoSecretsInLogs(g);
-  await cleanup();
-});
+useGateway((t) => ({ project, g } = t));
+afterAll(cleanup);
 
 /** Any member named `d` anywhere in a JSON value. */
 function hasMemberD(value: unknown): boolean {

@@ -5,7 +5,7 @@
  * of a domain no request has touched yet, so the verified-bytes cache cannot mask the change.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../core/canonical.ts';
 import {
   cleanup,
@@ -14,23 +14,17 @@ import {
   liveRecordFile,
   makeProject,
   startTestGateway,
-  waitForLog,
   type TestGateway,
   type TestProject,
+  useGateway,
+  waitForLog,
 } from './helpers.ts';
 
 let project: TestProject;
 let g: TestGateway;
 
-beforeAll(async () => {
-  project = await makeProject();
-  g = await startTestGateway(project);
-});
-
-afterAll(async () => {
-  expectNoSecretsInLogs(g);
-  await cleanup();
-});
+useGateway((t) => ({ project, g } = t));
+afterAll(cleanup);
 
 async function editRecord(domain: string, edit: (record: Record<string, unknown>) => string): Promise<void> {
   const file = liveRecordFile(project, domain);
