@@ -9,24 +9,18 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { GatewayOptions, RunningGateway } from '../../gateway/server.ts';
 import type { LogLine } from '../../gateway/context.ts';
 import { parseKeySet, type KeySet } from '../../core/keyset.ts';
 import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
-import { defaultSchemaUrl } from '../../core/record.ts';
+import { ROOT } from '../build/helpers.ts';
 import { build, cleanup as cleanupProjects, liveRecordFile, makeProject, startTestGateway as startGatewayForTest, type TestProject } from '../gateway/helpers.ts';
 
-/** /work/main: the CLI runs with this as its working directory. */
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+// The project constants of every suite (ROOT is where the CLI runs; NOW_ISO is every test build's issued_at).
+export { ISSUER, NOW, NOW_ISO, ROOT, SCHEMA_URL } from '../build/helpers.ts';
 export const BIN = join(ROOT, 'bin', 'mvr.js');
-export const ISSUER = 'merchant-verify.example';
-export const SCHEMA_URL = defaultSchemaUrl(ISSUER);
-/** `issued_at` of every test build. */
-export const NOW_ISO = '2026-11-01T00:00:00.000Z';
-export const NOW = Date.parse(NOW_ISO);
 /** A sample domain with a gold, verified record (last audited 2026-10-15T12:00Z). */
 export const GOLD = 'acme-outdoor.example';
 /** A valid domain that no sample audits. */
