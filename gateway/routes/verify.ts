@@ -91,21 +91,18 @@ function synthesize(domain: string, now: number, ctx: RecordContext, fill: Retur
 }
 
 interface NeverAuditedState {
-  issuer: string;
-  schemaUrl: string;
-  signer: RecordContext['unverifiedSigner'];
   fill: ReturnType<typeof unverifiedRecordTemplate>;
   recent: Map<string, { at: number; served: Served }>;
   older: Map<string, { at: number; served: Served }>;
   since: number;
 }
 
-/** Per gateway (a process may run several, as the tests do): the template and the recent answers. */
+/** Per context, fixed for its life (a process may run several gateways, as the tests do): the template and the recent answers. */
 const states = new WeakMap<object, NeverAuditedState>();
 function stateFor(ctx: RecordContext): NeverAuditedState {
   let state = states.get(ctx);
-  if (!state || state.issuer !== ctx.issuer || state.schemaUrl !== ctx.schemaUrl || state.signer !== ctx.unverifiedSigner) {
-    state = { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, signer: ctx.unverifiedSigner, fill: unverifiedRecordTemplate(ctx), recent: new Map(), older: new Map(), since: 0 };
+  if (!state) {
+    state = { fill: unverifiedRecordTemplate(ctx), recent: new Map(), older: new Map(), since: 0 };
     states.set(ctx, state);
   }
   return state;

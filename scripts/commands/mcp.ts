@@ -44,8 +44,10 @@ async function lookupFromArgs(args: Record<string, unknown>, env: Env): Promise<
   });
   await store.refresh();
   setInterval(() => void store.refresh().catch(() => undefined), 1000).unref();
+  // One context for every lookup: the never-audited template and recent answers are kept per context.
+  const ctx = { store, issuer, schemaUrl, unverifiedSigner: null };
   return {
-    lookup: async (domain) => (await recordFor(domain, { store, issuer, schemaUrl, unverifiedSigner: null })).bytes,
+    lookup: async (domain) => (await recordFor(domain, ctx)).bytes,
     keySetUrl: `https://${issuer}${KEY_SET_PATH}`,
   };
 }
