@@ -146,7 +146,7 @@ export class ApiKeyStore {
 }
 
 // The three answers to a caller without a valid key. They carry no request data, so one instance
-// of each serves every request (and its problem document is serialized once).
+// of each serves every request.
 const NO_KEY = Object.freeze(new UnauthorizedError('an API key is required: send "Authorization: Bearer <API_KEY>"', false));
 const NOT_BEARER = Object.freeze(new UnauthorizedError('the Authorization header must use the Bearer scheme', false));
 const INVALID_KEY = Object.freeze(new UnauthorizedError('the API key is not valid or has been revoked', true));

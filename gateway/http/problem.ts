@@ -70,35 +70,26 @@ interface PreparedProblem {
 
 /**
  * Problem documents repeat (a flood of bad keys gets the same one), so their text and headers are
- * kept, bounded: by error instance for the errors made once and reused (the 401 answers), and by
- * code and message for the others.
+ * kept, by issuer, code and message, bounded.
  */
-const byInstance = new WeakMap<object, { issuer: string; prepared: PreparedProblem }>();
-const byMessage = new Map<string, PreparedProblem>();
+const prepared = new Map<string, PreparedProblem>();
 function preparedProblem(error: unknown, issuer: string): PreparedProblem {
-  const reused = Object.isFrozen(error) && typeof error === 'object' && error !== null;
-  if (reused) {
-    const hit = byInstance.get(error);
-    if (hit?.issuer === issuer) return hit.prepared;
-  }
   const key = error instanceof MvrError ? `${issuer}\u0000${error.code}\u0000${error.message}\u0000${error instanceof UnauthorizedError && error.keySent}` : null;
-  let prepared = key === null ? undefined : byMessage.get(key);
-  if (!prepared) {
-    const { status, body, code } = problemBody(error, issuer);
-    const headers = ['cache-control', 'no-store', 'content-type', 'application/problem+json'];
-    if (error instanceof UnauthorizedError) {
-      headers.push(
-        'www-authenticate',
-        error.keySent ? 'Bearer realm="merchant-verify", error="invalid_token", error_description="the API key is not valid"' : 'Bearer realm="merchant-verify"',
-      );
-    }
-    if (error instanceof MethodNotAllowedError) headers.push('allow', error.allow.join(', '));
-    prepared = { status, code, headers, text: Buffer.from(JSON.stringify(body)) };
-    if (key !== null) {
-      if (byMessage.size >= 1000) byMessage.clear();
-      byMessage.set(key, prepared);
-    }
+  const hit = key === null ? undefined : prepared.get(key);
+  if (hit) return hit;
+  const { status, body, code } = problemBody(error, issuer);
+  const headers = ['cache-control', 'no-store', 'content-type', 'application/problem+json'];
+  if (error instanceof UnauthorizedError) {
+    headers.push(
+      'www-authenticate',
+      error.keySent ? 'Bearer realm="merchant-verify", error="invalid_token", error_description="the API key is not valid"' : 'Bearer realm="merchant-verify"',
+    );
   }
-  if (reused) byInstance.set(error as object, { issuer, prepared });
-  return prepared;
+  if (error instanceof MethodNotAllowedError) headers.push('allow', error.allow.join(', '));
+  const value = { status, code, headers, text: Buffer.from(JSON.stringify(body)) };
+  if (key !== null) {
+    if (prepared.size >= 1000) prepared.clear();
+    prepared.set(key, value);
+  }
+  return value;
 }
