@@ -82,7 +82,8 @@ function assertJsonValue(value: unknown, path: string, seen: Set<object>): void 
   }
 }
 
-function hasLoneSurrogate(s: string): boolean {
+/** True when a string holds a UTF-16 surrogate without its pair (JCS cannot express it). */
+export function hasLoneSurrogate(s: string): boolean {
   // Fast path: most strings have no surrogates at all.
   if (!/[\ud800-\udfff]/.test(s)) return false;
   return /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
