@@ -46,7 +46,10 @@ export function addOneMonth(ms: number): number {
   return Date.UTC(ty, tm, day, d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds());
 }
 
-/** Days in a month; `month0` is 0-based. */
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Days in a month of the (proleptic) Gregorian calendar; `month0` is 0-based. */
 export function daysInMonth(year: number, month0: number): number {
-  return new Date(Date.UTC(year, month0 + 1, 0)).getUTCDate();
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  return month0 === 1 && leap ? 29 : MONTH_DAYS[month0]!;
 }

@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { validateAudit } from '../../core/audit.ts';
 import { canonicalJson } from '../../core/canonical.ts';
@@ -28,6 +28,7 @@ export interface BatchResult {
 const init = workerData as WorkerInit;
 const key = init.signingKey ? loadSigningKey(init.signingKey) : null;
 const madeDirs = new Set<string>();
+const stagingDir = resolve(init.stagingDir);
 
 /**
  * Validates, derives, signs, self-verifies and writes one batch of audits into the staging
@@ -69,8 +70,9 @@ function processBatch(id: number, items: AuditItem[]): BatchResult {
       } else {
         bytes = canonicalJson(unsigned);
       }
-      const path = join(init.stagingDir, recordPath(record.domain));
-      const dir = dirname(path);
+      // recordPath gives `shard/name` of a normalized domain: joined as text, no path parsing per record.
+      const path = `${stagingDir}/${recordPath(record.domain)}`;
+      const dir = path.slice(0, path.lastIndexOf('/'));
       if (!madeDirs.has(dir)) {
         mkdirSync(dir, { recursive: true });
         madeDirs.add(dir);

@@ -210,6 +210,11 @@ describe('timestamps and next_audit_at', () => {
     expect(daysInMonth(2026, 1)).toBe(28);
     expect(daysInMonth(2028, 1)).toBe(29);
     expect(daysInMonth(2026, 11)).toBe(31);
+    expect(daysInMonth(1900, 1)).toBe(28);
+    expect(daysInMonth(2000, 1)).toBe(29);
+    for (let year = 1970; year <= 2500; year++) {
+      for (let month0 = 0; month0 < 12; month0++) expect(daysInMonth(year, month0)).toBe(new Date(Date.UTC(year, month0 + 1, 0)).getUTCDate());
+    }
   });
 
   it.each([
