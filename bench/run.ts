@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import { benchBuild, auditsFile, type BuildBenchRow } from './build.ts';
+import { benchBuild, auditsFile, removeRetired, retire, type BuildBenchRow } from './build.ts';
 import { measureEd25519Capacity } from './ed25519-capacity.ts';
 import { measureFileCreation } from './file-capacity.ts';
 import { domainsOf, ensureTools, nginxPath, pathsScript, rssOf, startGatewayProcess, startNginx, wrk, type LoadResult } from './gateway.ts';
@@ -45,7 +45,9 @@ const log = (s: string) => process.stderr.write(`bench: ${s}\n`);
 
 log('raw Ed25519 capacity (node:crypto, all cores) and file creation rate');
 const capacity = await measureEd25519Capacity(4);
+await retire(OUT, join(OUT, 'file-capacity'));
 const filesPerSecond = measureFileCreation(join(OUT, 'file-capacity'));
+await retire(OUT, join(OUT, 'file-capacity'));
 
 const builds: (BuildBenchRow & { ratio: number })[] = [];
 for (const n of sizes) {
@@ -151,3 +153,6 @@ const lines = [
 ];
 await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, filesPerSecond, builds, results, memory }, null, 2));
 process.stdout.write(`${lines.join('\n')}\n`);
+// Old outputs go last, after every measurement (see retire()).
+log('removing old outputs');
+await removeRetired(OUT);
