@@ -2,7 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import { canonicalMembers, joinMembers } from './canonical.ts';
 import { encodeBase64url } from './base64url.ts';
 import { recordCanonicalParts } from './record.ts';
-import { InvalidKeyError } from './errors.ts';
+import { CanonicalizationError, InvalidKeyError } from './errors.ts';
 import { createRecordVerifier, signatureText, type Ed25519Verify } from './verify.ts';
 import type { PublicJwk } from './keyset.ts';
 
@@ -98,17 +98,30 @@ export function signRecordChecked<T extends object>(
   key: SigningKey,
 ): { record: T & { key_id: string; signature: string }; verified: boolean; canonical: string } {
   const { key_id: _k, signature: _s, ...unsigned } = record as T & { key_id?: unknown; signature?: unknown };
+  const signed = signUnsignedChecked(unsigned, key);
+  return { record: { ...(unsigned as T), key_id: key.kid, signature: signed.signature }, verified: signed.verified, canonical: signed.canonical };
+}
+
+/**
+ * The signing step of {@link signRecordChecked} for a value that has no `key_id` or `signature`
+ * (a freshly derived record): its signature, the self-check's outcome and the stored canonical
+ * text, without copying the record into a signed object (the build writes only the text).
+ */
+export function signUnsignedChecked(unsigned: object, key: SigningKey): { signature: string; verified: boolean; canonical: string } {
   // Canonicalized once: the signed bytes and the stored bytes are joined from the same parts.
   // A derived record takes the record-shaped writer (same text, a tenth of the cost); anything
   // else the generic one.
   const parts = recordCanonicalParts(unsigned);
-  const members = parts ? null : canonicalMembers(unsigned);
+  const members = parts ? null : canonicalMembers(unsigned as Record<string, unknown>);
+  if (!parts && (members!.has('key_id') || members!.has('signature'))) {
+    throw new CanonicalizationError('$', 'a value to sign already has key_id or signature');
+  }
   const message = Buffer.from(parts ? parts.head + parts.middle + parts.tail : joinMembers(members!));
   const sig = sign(null, message, key.privateKey);
   const verified = verify(null, message, key.publicKey, sig);
   const signature = signatureText(encodeBase64url(sig));
   return {
-    record: { ...(unsigned as T), key_id: key.kid, signature },
+    signature,
     verified,
     canonical: parts
       ? `${parts.head},"key_id":${JSON.stringify(key.kid)}${parts.middle},"signature":${JSON.stringify(signature)}${parts.tail}`

@@ -5,8 +5,8 @@ import { validateAudit } from '../../core/audit.ts';
 import { canonicalJson } from '../../core/canonical.ts';
 import { MvrError, type AuditProblem } from '../../core/errors.ts';
 import { recordPath } from '../../core/layout.ts';
-import { deriveRecord, type IssueContext, type UnsignedRecord } from '../../core/record.ts';
-import { loadSigningKey, signRecordChecked } from '../../core/signing.ts';
+import { deriveRecord, type IssueContext } from '../../core/record.ts';
+import { loadSigningKey, signUnsignedChecked } from '../../core/signing.ts';
 import { jsonErrorLocation, type AuditItem } from './inputs.ts';
 
 /** What the build sends to each worker once. */
@@ -58,17 +58,15 @@ function processBatch(id: number, items: AuditItem[]): BatchResult {
     // Once the build has failed nothing is published, but every audit is still validated so
     // that all problems are reported at once; duplicates still need their files to be found.
     try {
-      const unsigned = deriveRecord(checked.audit, init.context);
-      let record: UnsignedRecord = unsigned;
+      const record = deriveRecord(checked.audit, init.context);
       let bytes: string;
       if (key) {
         // Self-check before publishing: every signature made is verified over the signed bytes.
-        const signed = signRecordChecked(unsigned, key);
+        const signed = signUnsignedChecked(record, key);
         if (!signed.verified) throw new MvrError('SELF_CHECK_FAILED', 'signature self-check failed');
-        record = signed.record;
         bytes = signed.canonical;
       } else {
-        bytes = canonicalJson(unsigned);
+        bytes = canonicalJson(record);
       }
       // recordPath gives `shard/name` of a normalized domain: joined as text, no path parsing per record.
       const path = `${stagingDir}/${recordPath(record.domain)}`;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, canonicalMembers, joinMembers } from '../../core/canonical.ts';
-import { generatePrivateJwk, loadSigningKey, signRecordChecked, verifyRecordNode } from '../../core/signing.ts';
+import { generatePrivateJwk, loadSigningKey, signRecordChecked, signUnsignedChecked, verifyRecordNode } from '../../core/signing.ts';
 
 const key = loadSigningKey(generatePrivateJwk());
 const object = fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 12 });
@@ -147,6 +147,11 @@ describe('the record-shaped canonical writer', () => {
     expect(verifyRecordNode(JSON.parse(signed.canonical), { keys: [key.publicJwk] })).toMatchObject({ valid: true });
     expect(signed.canonical).toBe(joinMembers(canonicalMembers(record), { key_id: key.kid, signature: signed.record.signature }));
     expect(generic).toBe(canonicalJson(record));
+    // The build's signing step: the same text and signature without the signed copy of the record.
+    const step = signUnsignedChecked(record, key);
+    expect(step).toEqual({ signature: signed.record.signature, verified: true, canonical: signed.canonical });
+    expect(() => signUnsignedChecked({ ...record, key_id: 'x' }, key)).toThrow(/already has key_id or signature/);
+    expect(() => signUnsignedChecked({ a: 1, signature: 'x' }, key)).toThrow(/already has key_id or signature/);
   });
 });
 
