@@ -1,9 +1,8 @@
 import type { H3Event } from 'h3';
-import { canonicalJson } from '../../core/canonical.ts';
 import { normalizeDomain } from '../../core/domain.ts';
-import { InvalidDomainError } from '../../core/errors.ts';
+import { InvalidDomainError, MvrError } from '../../core/errors.ts';
 import { unverifiedRecord, unverifiedRecordTemplate } from '../../core/record.ts';
-import { signRecord } from '../../core/signing.ts';
+import { signUnsignedChecked } from '../../core/signing.ts';
 import { formatTimestamp } from '../../core/time.ts';
 import { matchesIfNoneMatch, reply, strongEtag } from '../http/reply.ts';
 import type { GatewayContext } from '../context.ts';
@@ -82,7 +81,10 @@ const RECENT_ENTRIES = 5_000;
 function synthesize(domain: string, now: number, ctx: RecordContext, fill: ReturnType<typeof unverifiedRecordTemplate>): Served {
   const issuedAt = formatTimestamp(now);
   if (ctx.unverifiedSigner) {
-    const bytes = Buffer.from(canonicalJson(signRecord(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt }), ctx.unverifiedSigner)));
+    // Signed and self-checked like a built record; the stored text comes from the same parts.
+    const signed = signUnsignedChecked(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt }), ctx.unverifiedSigner);
+    if (!signed.verified) throw new MvrError('SELF_CHECK_FAILED', 'signature self-check failed');
+    const bytes = Buffer.from(signed.canonical);
     return { bytes, etag: strongEtag(bytes), synthesized: true };
   }
   // The unsigned answer's bytes are a function of the domain and issued_at alone (issuer and

@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../core/canonical.ts';
 import { parseKeySet } from '../../core/keyset.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import {
@@ -135,6 +136,8 @@ describe('never-audited domain', () => {
       const ks = await s.request('/.well-known/merchant-verify-keys.json', { key: null });
       const keySet = parseKeySet(ks.json);
       expect(verifyRecordNode(r.json, keySet)).toEqual({ valid: true, keyId: signer.kid });
+      // Served as RFC 8785 text, like a built record.
+      expect(r.bytes.toString('utf8')).toBe(canonicalJson(r.json));
 
       // The served bytes are exactly what was signed: any change breaks the signature.
       const tampered = { ...r.json, score: 99 };
