@@ -178,8 +178,8 @@ export function unverifiedRecord(domain: string, ctx: IssueContext): UnsignedRec
  *
  * Returns `null` for anything that is not exactly that shape with plain values (a missing or
  * extra member, another type, a lone surrogate, a non-finite number, an array or class instance
- * where an object belongs); the
- * caller then uses the generic canonicalizer, which gives the same text or names the problem.
+ * where an object belongs); the caller then uses the generic canonicalizer, which gives the same
+ * text or names the problem.
  */
 export function recordCanonicalParts(record: object): { head: string; middle: string; tail: string } | null {
   const r = record as Record<string, unknown>;
@@ -199,6 +199,12 @@ export function recordCanonicalParts(record: object): { head: string; middle: st
     `,"status":${str(r.status)},"sub_scores":{"recommendation_rate":${num(sub.recommendation_rate)},` +
     `"technical_readiness":${num(sub.technical_readiness)},"visibility":${num(sub.visibility)}},"tier":${strOrNull(r.tier)}}`;
   return plain ? { head, middle, tail } : null;
+}
+
+/** RFC 8785 text of an unsigned record: {@link recordCanonicalParts} joined, or the generic canonicalizer where it declines. */
+export function canonicalRecordText(record: object): string {
+  const parts = recordCanonicalParts(record);
+  return parts ? parts.head + parts.middle + parts.tail : canonicalJson(record);
 }
 
 /** Members of an unsigned record (without `key_id` and `signature`). */

@@ -2,7 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import { canonicalMembers, joinMembers } from './canonical.ts';
 import { encodeBase64url } from './base64url.ts';
 import { recordCanonicalParts } from './record.ts';
-import { CanonicalizationError, InvalidKeyError } from './errors.ts';
+import { CanonicalizationError, InvalidKeyError, MvrError } from './errors.ts';
 import { createRecordVerifier, signatureText, type Ed25519Verify } from './verify.ts';
 import type { PublicJwk } from './keyset.ts';
 
@@ -91,23 +91,21 @@ export function signRecord<T extends object>(record: T, key: SigningKey): T & { 
 /**
  * {@link signRecord}, plus the signer's self-check: the signature is verified with the public
  * key over the very bytes that were signed, before anyone else sees it (a faulty signer, such as
- * a bit flip in memory, must not publish a record that fails verification downstream).
+ * a bit flip in memory, must not publish a record that fails verification downstream). Throws
+ * `SELF_CHECK_FAILED` when it does not verify. Returns the stored canonical text as well.
  */
-export function signRecordChecked<T extends object>(
-  record: T,
-  key: SigningKey,
-): { record: T & { key_id: string; signature: string }; verified: boolean; canonical: string } {
+export function signRecordChecked<T extends object>(record: T, key: SigningKey): { record: T & { key_id: string; signature: string }; canonical: string } {
   const { key_id: _k, signature: _s, ...unsigned } = record as T & { key_id?: unknown; signature?: unknown };
   const signed = signUnsignedChecked(unsigned, key);
-  return { record: { ...(unsigned as T), key_id: key.kid, signature: signed.signature }, verified: signed.verified, canonical: signed.canonical };
+  return { record: { ...(unsigned as T), key_id: key.kid, signature: signed.signature }, canonical: signed.canonical };
 }
 
 /**
  * The signing step of {@link signRecordChecked} for a value that has no `key_id` or `signature`
- * (a freshly derived record): its signature, the self-check's outcome and the stored canonical
- * text, without copying the record into a signed object (the build writes only the text).
+ * (a freshly derived record): its signature and the stored canonical text, self-checked, without
+ * copying the record into a signed object (the build writes only the text).
  */
-export function signUnsignedChecked(unsigned: object, key: SigningKey): { signature: string; verified: boolean; canonical: string } {
+export function signUnsignedChecked(unsigned: object, key: SigningKey): { signature: string; canonical: string } {
   // Canonicalized once: the signed bytes and the stored bytes are joined from the same parts.
   // A derived record takes the record-shaped writer (same text, a tenth of the cost); anything
   // else the generic one.
@@ -118,11 +116,10 @@ export function signUnsignedChecked(unsigned: object, key: SigningKey): { signat
   }
   const message = Buffer.from(parts ? parts.head + parts.middle + parts.tail : joinMembers(members!));
   const sig = sign(null, message, key.privateKey);
-  const verified = verify(null, message, key.publicKey, sig);
+  if (!verify(null, message, key.publicKey, sig)) throw new MvrError('SELF_CHECK_FAILED', 'signature self-check failed: the signature made does not verify');
   const signature = signatureText(encodeBase64url(sig));
   return {
     signature,
-    verified,
     canonical: parts
       ? `${parts.head},"key_id":${JSON.stringify(key.kid)}${parts.middle},"signature":${JSON.stringify(signature)}${parts.tail}`
       : joinMembers(members!, { key_id: key.kid, signature }),

@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3';
 import { normalizeDomain } from '../../core/domain.ts';
-import { InvalidDomainError, MvrError } from '../../core/errors.ts';
+import { InvalidDomainError } from '../../core/errors.ts';
 import { unverifiedRecord, unverifiedRecordTemplate } from '../../core/record.ts';
 import { signUnsignedChecked } from '../../core/signing.ts';
 import { formatTimestamp } from '../../core/time.ts';
@@ -83,7 +83,6 @@ function synthesize(domain: string, now: number, ctx: RecordContext, fill: Retur
   if (ctx.unverifiedSigner) {
     // Signed and self-checked like a built record; the stored text comes from the same parts.
     const signed = signUnsignedChecked(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt }), ctx.unverifiedSigner);
-    if (!signed.verified) throw new MvrError('SELF_CHECK_FAILED', 'signature self-check failed');
     const bytes = Buffer.from(signed.canonical);
     return { bytes, etag: strongEtag(bytes), synthesized: true };
   }

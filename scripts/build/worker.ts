@@ -2,10 +2,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { validateAudit } from '../../core/audit.ts';
-import { canonicalJson } from '../../core/canonical.ts';
 import { MvrError, type AuditProblem } from '../../core/errors.ts';
 import { recordPath } from '../../core/layout.ts';
-import { deriveRecord, type IssueContext } from '../../core/record.ts';
+import { canonicalRecordText, deriveRecord, type IssueContext } from '../../core/record.ts';
 import { loadSigningKey, signUnsignedChecked } from '../../core/signing.ts';
 import { jsonErrorLocation, type AuditItem } from './inputs.ts';
 
@@ -59,15 +58,9 @@ function processBatch(id: number, items: AuditItem[]): BatchResult {
     // that all problems are reported at once; duplicates still need their files to be found.
     try {
       const record = deriveRecord(checked.audit, init.context);
-      let bytes: string;
-      if (key) {
-        // Self-check before publishing: every signature made is verified over the signed bytes.
-        const signed = signUnsignedChecked(record, key);
-        if (!signed.verified) throw new MvrError('SELF_CHECK_FAILED', 'signature self-check failed');
-        bytes = signed.canonical;
-      } else {
-        bytes = canonicalJson(record);
-      }
+      // Self-check before publishing: every signature made is verified over the signed bytes
+      // (SELF_CHECK_FAILED otherwise, reported like any problem of the audit).
+      const bytes = key ? signUnsignedChecked(record, key).canonical : canonicalRecordText(record);
       // recordPath gives `shard/name` of a normalized domain: joined as text, no path parsing per record.
       const path = `${stagingDir}/${recordPath(record.domain)}`;
       const dir = path.slice(0, path.lastIndexOf('/'));

@@ -30,7 +30,6 @@ describe('canonical members (sign once, store the same bytes)', () => {
     fc.assert(
       fc.property(object, (o) => {
         const signed = signRecordChecked(o, key);
-        expect(signed.verified).toBe(true);
         expect(signed.canonical).toBe(canonicalJson(signed.record));
         expect(verifyRecordNode(JSON.parse(signed.canonical), { keys: [key.publicJwk] })).toMatchObject({ valid: true });
       }),
@@ -139,19 +138,28 @@ describe('the record-shaped canonical writer', () => {
   });
 
   it('signs a derived record with the same bytes as the generic signer', async () => {
-    const { unverifiedRecord } = await import('../../core/record.ts');
+    const { canonicalRecordText, unverifiedRecord } = await import('../../core/record.ts');
     const record = unverifiedRecord('bücher.example', { issuer: 'vérify.example', schemaUrl: 'https://vérify.example/schemas/verification/v1', issuedAt: '2026-11-01T00:00:00.000Z' });
     const signed = signRecordChecked(record, key);
-    expect(signed.verified).toBe(true);
     const generic = joinMembers(canonicalMembers(record));
     expect(verifyRecordNode(JSON.parse(signed.canonical), { keys: [key.publicJwk] })).toMatchObject({ valid: true });
     expect(signed.canonical).toBe(joinMembers(canonicalMembers(record), { key_id: key.kid, signature: signed.record.signature }));
     expect(generic).toBe(canonicalJson(record));
     // The build's signing step: the same text and signature without the signed copy of the record.
     const step = signUnsignedChecked(record, key);
-    expect(step).toEqual({ signature: signed.record.signature, verified: true, canonical: signed.canonical });
+    expect(step).toEqual({ signature: signed.record.signature, canonical: signed.canonical });
+    expect(canonicalRecordText(record)).toBe(canonicalJson(record));
     expect(() => signUnsignedChecked({ ...record, key_id: 'x' }, key)).toThrow(/already has key_id or signature/);
     expect(() => signUnsignedChecked({ a: 1, signature: 'x' }, key)).toThrow(/already has key_id or signature/);
+  });
+
+  it('never returns a signature that fails its self-check (a signer whose public half is not its own)', async () => {
+    const { unverifiedRecord } = await import('../../core/record.ts');
+    const record = unverifiedRecord('example.com', { issuer: 'verify.example.com', schemaUrl: 'https://verify.example.com/schemas/verification/v1', issuedAt: '2026-11-01T00:00:00.000Z' });
+    const faulty = { ...key, publicKey: loadSigningKey(generatePrivateJwk()).publicKey };
+    for (const attempt of [() => signUnsignedChecked(record, faulty), () => signRecordChecked(record, faulty), () => signRecordChecked({ a: 1 }, faulty)]) {
+      expect(attempt).toThrow(expect.objectContaining({ code: 'SELF_CHECK_FAILED' }));
+    }
   });
 });
 
