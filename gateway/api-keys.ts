@@ -114,8 +114,35 @@ export class ApiKeyStore {
     return n;
   }
 
-  /** Reloads the file if its identity, size or mtime changed. */
-  async refresh(): Promise<void> {
+  /**
+   * Reloads the file if its identity, size or mtime changed. One load at a time: a call made
+   * while a load is running waits for it and then looks again, so when it resolves every change
+   * made before it was called is applied, and a slow load that read an older file can never
+   * finish after (and undo) a newer one, such as a revocation.
+   */
+  refresh(): Promise<void> {
+    if (!this.loading) {
+      this.loading = this.load().finally(() => {
+        this.loading = null;
+      });
+      return this.loading;
+    }
+    this.again ??= this.loading.then(
+      () => this.rerun(),
+      () => this.rerun(),
+    );
+    return this.again;
+  }
+
+  private loading: Promise<void> | null = null;
+  private again: Promise<void> | null = null;
+
+  private rerun(): Promise<void> {
+    this.again = null;
+    return this.refresh();
+  }
+
+  private async load(): Promise<void> {
     const st = await stat(this.file).catch(() => null);
     const sig = st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'missing';
     if (sig === this.signature) return;

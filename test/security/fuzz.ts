@@ -215,6 +215,9 @@ export function fuzzSuite(get: () => FrontDoor): void {
       g = get().g;
       const extra = await addApiKey(g, 'fuzz-revoked');
       revoked = extra.key;
+      // Live first: a 401 before the gateway has even loaded the new key would prove nothing, and
+      // a load of the file in between would then accept the key until the next one.
+      await poll(() => g.verify('acme-outdoor.example', { key: revoked }), (r) => r.status === 200, { timeoutMs: 3000 });
       await revokeApiKey(g.project.apiKeysFile, extra.id);
       // Wait until the gateway has seen the revocation (it re-reads the key file every 100 ms).
       await poll(() => g.verify('acme-outdoor.example', { key: revoked }), (r) => r.status === 401, { timeoutMs: 3000 });

@@ -1,0 +1,55 @@
+/**
+ * The gateway's view of the API key file (ApiKeyStore) on real files: a revocation, once a
+ * refresh made after it has resolved, is never undone by a load that started before it.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ApiKeyStore, UnauthorizedError, createApiKey, revokeApiKey } from '../../gateway/api-keys.ts';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+async function keyFile(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'mvr-keys-'));
+  dirs.push(dir);
+  return join(dir, 'api-keys.json');
+}
+
+describe('ApiKeyStore.refresh', () => {
+  it('applies a revocation made during a load: the refresh called after it sees it, and nothing older comes back', async () => {
+    for (let round = 0; round < 20; round++) {
+      const file = await keyFile();
+      const { key, entry } = await createApiKey(file, 'live');
+      const store = new ApiKeyStore(file, 60_000);
+      await store.refresh();
+      expect(store.check(`Bearer ${key}`)).toBe(entry.id);
+
+      const other = await createApiKey(file, 'other'); // changes the file: the next refresh loads it
+      const first = store.refresh(); // a load that may read the file before the revocation
+      await revokeApiKey(file, entry.id);
+      const calledAfter = [store.refresh(), store.refresh(), store.refresh()];
+      // While a load runs, later callers share one follow-up load.
+      expect(calledAfter[2]).toBe(calledAfter[1]);
+      await Promise.all([first, ...calledAfter]);
+
+      const refused = store.check(`Bearer ${key}`);
+      expect(refused).toBeInstanceOf(UnauthorizedError);
+      expect(store.check(`Bearer ${other.key}`)).toBe(other.entry.id);
+      expect(store.liveKeys).toBe(1);
+    }
+  });
+
+  it('a refresh with no change reads nothing new and keeps the keys', async () => {
+    const file = await keyFile();
+    const { key, entry } = await createApiKey(file, 'live');
+    const store = new ApiKeyStore(file, 60_000);
+    await Promise.all([store.refresh(), store.refresh()]);
+    await store.refresh();
+    expect(store.check(`Bearer ${key}`)).toBe(entry.id);
+    expect(store.liveKeys).toBe(1);
+  });
+});
