@@ -90,6 +90,9 @@ export class ApiKeyStore {
   private byId = new Map<string, { hash: Buffer; revoked: boolean }>();
   private signature = '';
   private timer: NodeJS.Timeout | null = null;
+  /** The load of the file running now, and the one queued after it (see refresh()). */
+  private loading: Promise<void> | null = null;
+  private again: Promise<void> | null = null;
   // Compared against when the id is unknown, so the time taken does not tell whether an id exists.
   private readonly dummy = createHash('sha256').update('dummy').digest();
 
@@ -133,9 +136,6 @@ export class ApiKeyStore {
     );
     return this.again;
   }
-
-  private loading: Promise<void> | null = null;
-  private again: Promise<void> | null = null;
 
   private rerun(): Promise<void> {
     this.again = null;
