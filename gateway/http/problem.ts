@@ -55,7 +55,8 @@ export function problemBody(error: unknown, issuer: string): { status: number; b
 export function sendProblem(event: H3Event, error: unknown, issuer: string): Promise<void> {
   const { status, code, headers, text } = preparedProblem(error, issuer);
   event.context.errorCode = code;
-  if (!(error instanceof RateLimitedError)) return reply(event, status, headers, text);
+  // The prepared list is shared by every answer with this problem: each reply gets its own copy.
+  if (!(error instanceof RateLimitedError)) return reply(event, status, headers.slice(), text);
   const d = error.decision;
   return reply(event, status, [...headers, 'retry-after', String(d.resetSeconds), 'ratelimit-policy', rateLimitPolicyField(d.policy), 'ratelimit', rateLimitField(d)], text);
 }
@@ -63,7 +64,7 @@ export function sendProblem(event: H3Event, error: unknown, issuer: string): Pro
 interface PreparedProblem {
   status: number;
   code: string;
-  /** Flat name/value list for writeHead (never mutated). */
+  /** Flat name/value list for writeHead, shared: copied for each reply, never written to. */
   headers: string[];
   text: Buffer;
 }

@@ -8,10 +8,11 @@ import { createHash } from 'node:crypto';
 export function reply(event: H3Event, status: number, headers: Record<string, string> | string[], body: string | Buffer | null): Promise<void> {
   const res = event.node.res;
   // One writeHead with a flat name/value list: the cheapest way through Node's header handling,
-  // which is a visible share of a hot request's time. Callers on hot paths pass the list itself.
+  // which is a visible share of a hot request's time. Callers on hot paths pass the list itself,
+  // and hand it over: Content-Length is appended to it (a list shared by many responses is
+  // copied by its owner, not here on every request).
   const bytes = body === null ? null : typeof body === 'string' ? Buffer.from(body) : body;
-  // A list passed in may be a prepared one, shared by many responses: never written to.
-  const flat: string[] = Array.isArray(headers) ? headers.slice() : [];
+  const flat: string[] = Array.isArray(headers) ? headers : [];
   if (!Array.isArray(headers)) for (const name in headers) flat.push(name, headers[name]!);
   if (bytes) flat.push('content-length', String(bytes.length));
   // Written on the next turn, as h3's send() does: the parser

@@ -38,8 +38,7 @@ type RecordContext = Pick<GatewayContext, 'store' | 'issuer' | 'schemaUrl' | 'un
 
 /** The stored record, verified; or the never-audited answer. Shared with the MCP tool so both serve the same bytes. */
 export async function recordFor(domain: string, ctx: RecordContext): Promise<Served> {
-  const atHand = recordAtHand(domain, ctx);
-  if (atHand) return atHand;
+  // lookup() answers from memory first itself (the cache, the known-absent set).
   const found = await ctx.store.lookup(domain);
   if (found.kind === 'record') return { ...found.record, synthesized: false };
   return neverAudited(domain, ctx);
