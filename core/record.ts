@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Audit } from './audit.ts';
 import { canonicalJson, hasLoneSurrogate } from './canonical.ts';
@@ -122,29 +123,34 @@ export function deriveRecord(audit: Audit, ctx: IssueContext): UnsignedRecord {
 /**
  * The canonical JSON bytes of {@link unverifiedRecord}, built from a template: only `domain` and
  * `issued_at` change between answers, and both are JSON-safe by construction (a normalized domain
- * is `[a-z0-9.-]`, a timestamp is digits and `-:.TZ`, all ASCII). Equal to the UTF-8 of
- * `canonicalJson(unverifiedRecord(...))`. The fixed parts are encoded once; an answer is five copies.
+ * is `[a-z0-9.-]`, a timestamp is digits and `-:.TZ`, all ASCII). The template is the record's
+ * own canonical text ({@link canonicalRecordText}) with two placeholders, cut around them, so it
+ * is equal to the UTF-8 of `canonicalJson(unverifiedRecord(...))` by construction. The fixed
+ * parts are encoded once; an answer is five copies.
  */
 export function unverifiedRecordTemplate(ctx: Omit<IssueContext, 'issuedAt'>): (domain: string, issuedAt: string) => Buffer {
-  const head = `{"archetype":"unknown","domain":"`;
-  const middle =
-    `","evidence":{"blockers":[],"coverage":0,"engines_ran":[],"engines_skipped":[],"ok":false,"site_coverage":0},` +
-    `"first_seen":null,"flags":[],"issued_at":"`;
-  const tail =
-    `","issuer":${JSON.stringify(ctx.issuer)},"last_audited_at":null,"max_score":${MAX_SCORE},"next_audit_at":null,` +
-    `"schema":${JSON.stringify(ctx.schemaUrl)},"score":null,"status":"unverified",` +
-    `"sub_scores":{"recommendation_rate":0,"technical_readiness":0,"visibility":0},"tier":null}`;
-  const [headBytes, middleBytes, tailBytes] = [head, middle, tail].map((part) => Buffer.from(part));
-  const fixed = headBytes!.length + middleBytes!.length + tailBytes!.length;
+  // Placeholders no issuer or schema URL can contain by chance; JCS puts `domain` before `issued_at`.
+  const [domainMark, issuedMark] = ['domain', 'issued'].map((name) => `mvr-${name}-${randomBytes(12).toString('hex')}`) as [string, string];
+  const text = canonicalRecordText(unverifiedRecord(domainMark, { ...ctx, issuedAt: issuedMark }));
+  const [head, rest] = splitOnce(text, domainMark);
+  const [middle, tail] = splitOnce(rest, issuedMark);
+  const [headBytes, middleBytes, tailBytes] = [head, middle, tail].map((part) => Buffer.from(part)) as [Buffer, Buffer, Buffer];
+  const fixed = headBytes.length + middleBytes.length + tailBytes.length;
   return (domain, issuedAt) => {
     const out = Buffer.allocUnsafe(fixed + domain.length + issuedAt.length);
-    let at = headBytes!.copy(out, 0);
+    let at = headBytes.copy(out, 0);
     at += out.write(domain, at, 'latin1');
-    at += middleBytes!.copy(out, at);
+    at += middleBytes.copy(out, at);
     at += out.write(issuedAt, at, 'latin1');
-    tailBytes!.copy(out, at);
+    tailBytes.copy(out, at);
     return out;
   };
+}
+
+function splitOnce(text: string, mark: string): [string, string] {
+  const at = text.indexOf(mark);
+  if (at < 0 || text.indexOf(mark, at + 1) >= 0) throw new Error(`template placeholder ${mark} not found exactly once`);
+  return [text.slice(0, at), text.slice(at + mark.length)];
 }
 
 /** The record of a valid domain that was never audited (DESIGN "Never-audited domains"). */
