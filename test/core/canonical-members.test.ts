@@ -1,9 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, canonicalMembers, joinMembers } from '../../core/canonical.ts';
+import { canonicalRecordText, recordCanonicalParts, unverifiedRecord, unverifiedRecordTemplate } from '../../core/record.ts';
 import { generatePrivateJwk, loadSigningKey, signRecordChecked, signUnsignedChecked, verifyRecordNode } from '../../core/signing.ts';
 
 const key = loadSigningKey(generatePrivateJwk());
+const CTX = { issuer: 'verify.example.com', schemaUrl: 'https://verify.example.com/schemas/verification/v1', issuedAt: '2026-11-01T00:00:00.000Z' };
 const object = fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 12 });
 
 describe('canonical members (sign once, store the same bytes)', () => {
@@ -81,8 +83,7 @@ function canonicalOrError(value: unknown): string {
 }
 
 describe('the record-shaped canonical writer', () => {
-  it('gives exactly the canonical JSON of any record of the derived shape, or declines where JCS would refuse', async () => {
-    const { recordCanonicalParts } = await import('../../core/record.ts');
+  it('gives exactly the canonical JSON of any record of the derived shape, or declines where JCS would refuse', () => {
     fc.assert(
       fc.property(recordLike, fc.string(), fc.string(), (r, keyId, sig) => {
         const parts = recordCanonicalParts(r);
@@ -101,10 +102,8 @@ describe('the record-shaped canonical writer', () => {
     );
   });
 
-  it('declines anything but exactly the shape, and the signer then takes the generic path', async () => {
-    const { recordCanonicalParts, unverifiedRecord } = await import('../../core/record.ts');
-    const ctx = { issuer: 'verify.example.com', schemaUrl: 'https://verify.example.com/schemas/verification/v1', issuedAt: '2026-11-01T00:00:00.000Z' };
-    const record = unverifiedRecord('example.com', ctx);
+  it('declines anything but exactly the shape, and the signer then takes the generic path', () => {
+    const record = unverifiedRecord('example.com', CTX);
     expect(recordCanonicalParts(record)).not.toBeNull();
     expect(recordCanonicalParts(Object.assign(Object.create(null), record))).not.toBeNull();
     const { issuer: _i, ...missing } = record;
@@ -137,9 +136,8 @@ describe('the record-shaped canonical writer', () => {
     }
   });
 
-  it('signs a derived record with the same bytes as the generic signer', async () => {
-    const { canonicalRecordText, unverifiedRecord } = await import('../../core/record.ts');
-    const record = unverifiedRecord('bücher.example', { issuer: 'vérify.example', schemaUrl: 'https://vérify.example/schemas/verification/v1', issuedAt: '2026-11-01T00:00:00.000Z' });
+  it('signs a derived record with the same bytes as the generic signer', () => {
+    const record = unverifiedRecord('bücher.example', { ...CTX, issuer: 'vérify.example', schemaUrl: 'https://vérify.example/schemas/verification/v1' });
     const signed = signRecordChecked(record, key);
     const generic = joinMembers(canonicalMembers(record));
     expect(verifyRecordNode(JSON.parse(signed.canonical), { keys: [key.publicJwk] })).toMatchObject({ valid: true });
@@ -153,9 +151,8 @@ describe('the record-shaped canonical writer', () => {
     expect(() => signUnsignedChecked({ a: 1, signature: 'x' }, key)).toThrow(/already has key_id or signature/);
   });
 
-  it('never returns a signature that fails its self-check (a signer whose public half is not its own)', async () => {
-    const { unverifiedRecord } = await import('../../core/record.ts');
-    const record = unverifiedRecord('example.com', { issuer: 'verify.example.com', schemaUrl: 'https://verify.example.com/schemas/verification/v1', issuedAt: '2026-11-01T00:00:00.000Z' });
+  it('never returns a signature that fails its self-check (a signer whose public half is not its own)', () => {
+    const record = unverifiedRecord('example.com', CTX);
     const faulty = { ...key, publicKey: loadSigningKey(generatePrivateJwk()).publicKey };
     for (const attempt of [() => signUnsignedChecked(record, faulty), () => signRecordChecked(record, faulty), () => signRecordChecked({ a: 1 }, faulty)]) {
       expect(attempt).toThrow(expect.objectContaining({ code: 'SELF_CHECK_FAILED' }));
@@ -168,8 +165,7 @@ describe('the never-audited record template', () => {
     { issuer: 'verify.example.com', schemaUrl: 'https://verify.example.com/schemas/verification/v1' },
     // Fixed parts outside ASCII are encoded once, as UTF-8.
     { issuer: 'vérify.example', schemaUrl: 'https://vérify.example/schémas/verification/v1?ü=1' },
-  ])('is byte for byte the UTF-8 of the canonical JSON of unverifiedRecord ($issuer)', async (ctx) => {
-    const { unverifiedRecord, unverifiedRecordTemplate } = await import('../../core/record.ts');
+  ])('is byte for byte the UTF-8 of the canonical JSON of unverifiedRecord ($issuer)', (ctx) => {
     const template = unverifiedRecordTemplate(ctx);
     fc.assert(
       fc.property(fc.domain(), fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('9998-01-01T00:00:00Z'), noInvalidDate: true }), (domain, date) => {
