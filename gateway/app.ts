@@ -2,8 +2,9 @@ import { createEvent, type H3Event } from 'h3';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MvrError } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
-import type { GatewayContext } from './context.ts';
-import { MethodNotAllowedError, NotFoundError, sendProblem } from './http/problem.ts';
+import type { Answer, GatewayContext, RequestNote } from './context.ts';
+import { MethodNotAllowedError, NotFoundError, problemAnswer } from './http/problem.ts';
+import { sendAnswer } from './http/reply.ts';
 import { handleHealth } from './routes/health.ts';
 import { handleKeySet, handleOpenApi, handleSchema } from './routes/public.ts';
 import { handleVerify } from './routes/verify.ts';
@@ -42,25 +43,29 @@ function gatewayHandler(ctx: GatewayContext): (event: H3Event) => Promise<void> 
   return async (event) => {
     if (ctx.accessLog) {
       const started = performance.now();
-      event.node.res.once('finish', () => logRequest(event, ctx, started));
+      event.node.res.once('finish', () => logRequest(ctx, event.method, pathOf(event.node.req.url ?? '/'), event.node.res.statusCode, started, event.context));
     }
     try {
-      const path = pathOf(event);
+      const path = pathOf(event.node.req.url ?? '/');
       const route = Object.hasOwn(ROUTES, path) ? ROUTES[path]! : null;
       if (!route) throw new NotFoundError(path);
       if (!route.methods.includes(event.method)) throw new MethodNotAllowedError(event.method, route.methods);
       await route.handler(event, ctx);
     } catch (error) {
-      if (!(error instanceof MvrError)) ctx.log({ level: 'error', msg: 'unhandled error', error: String((error as Error)?.stack ?? error) });
       // Nothing is left to answer with if even that fails: close the connection rather than leave it hanging.
-      await sendProblem(event, error, ctx.issuer).catch(() => event.node.res.destroy());
+      await sendAnswer(event, errorAnswer(error, ctx, event.context)).catch(() => event.node.res.destroy());
     }
   };
 }
 
-/** The request's path; RFC 9112 absolute-form targets (`GET http://host/v1/verify`) included. */
-function pathOf(event: H3Event): string {
-  const target = event.node.req.url ?? '/';
+/** The problem answer for an error a handler threw; one that is not the gateway's own is logged (and answered as INTERNAL). */
+export function errorAnswer(error: unknown, ctx: GatewayContext, note: RequestNote): Answer {
+  if (!(error instanceof MvrError)) ctx.log({ level: 'error', msg: 'unhandled error', error: String((error as Error)?.stack ?? error) });
+  return problemAnswer(error, ctx.issuer, note);
+}
+
+/** The path of a request target; RFC 9112 absolute-form targets (`GET http://host/v1/verify`) included. */
+export function pathOf(target: string): string {
   if (/^https?:\/\//i.test(target)) {
     try {
       return new URL(target).pathname;
@@ -72,17 +77,17 @@ function pathOf(event: H3Event): string {
 }
 
 /** One JSON line per request: method, path, status, duration, key id; never the key, never the query's other members. */
-function logRequest(event: H3Event, ctx: GatewayContext, started: number): void {
+export function logRequest(ctx: GatewayContext, method: string, path: string, status: number, started: number, note: RequestNote): void {
   const line: Record<string, unknown> = {
     level: 'info',
     msg: 'request',
-    method: event.method,
-    path: pathOf(event),
-    status: event.node.res.statusCode,
+    method,
+    path,
+    status,
     duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
-    key_id: event.context.keyId ?? null,
+    key_id: note.keyId ?? null,
   };
-  if (event.context.domain) line.domain = event.context.domain;
-  if (event.context.errorCode) line.code = event.context.errorCode;
+  if (note.domain) line.domain = note.domain;
+  if (note.errorCode) line.code = note.errorCode;
   ctx.log(line as { level: 'info'; msg: string });
 }

@@ -1,7 +1,7 @@
 import type { SigningKey } from '../core/signing.ts';
 import type { ApiKeyStore } from './api-keys.ts';
 import type { RecordStore } from './store/record-store.ts';
-import type { FixedWindowLimiter } from './rate-limit.ts';
+import type { FixedWindowLimiter, RateDecision } from './rate-limit.ts';
 
 /** One structured log line (JSON). Never carries an API key or key material. */
 export type LogLine = Record<string, unknown> & { level: 'info' | 'warn' | 'error'; msg: string };
@@ -19,4 +19,29 @@ export interface GatewayContext {
   accessLog: boolean;
   /** Quotas: per API key, and per client address for requests without a valid key; null = off. */
   limits: { perKey: FixedWindowLimiter | null; perAddress: FixedWindowLimiter | null };
+}
+
+/**
+ * What a request's handling learned, for its access log line: filled by the gate, the route and
+ * the problem writer. On the node:http path it is the h3 event's context; the fast lane
+ * (http/fast-lane.ts) gives each request a plain one.
+ */
+export interface RequestNote {
+  keyId?: string;
+  rateLimit?: RateDecision;
+  domain?: string;
+  errorCode?: string;
+}
+
+/** A whole answer, written by either path: status, a flat name/value header list (Content-Length included when there is a body), body. */
+export interface Answer {
+  status: number;
+  headers: string[];
+  /** null for a 304; a HEAD answer carries the GET body's bytes here and the writer leaves them out. */
+  body: Buffer | null;
+}
+
+declare module 'h3' {
+  // The h3 event's context is the node:http path's note.
+  interface H3EventContext extends RequestNote {}
 }

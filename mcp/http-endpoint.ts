@@ -15,7 +15,7 @@ const MAX_BODY = 64 * 1024;
  * the very bytes `GET /v1/verify` would serve.
  */
 export async function handleMcp(event: H3Event, ctx: GatewayContext): Promise<void> {
-  const gate = authorize(event, ctx);
+  const gate = authorize(event.context, event.node.req.headers.authorization, event.node.req.socket.remoteAddress, ctx);
   if (typeof gate !== 'string') throw gate;
   if (event.context.rateLimit) for (const [name, value] of Object.entries(rateLimitHeaders(event.context.rateLimit))) event.node.res.setHeader(name, value);
   const body = await readJsonBody(event);

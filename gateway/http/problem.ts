@@ -1,7 +1,6 @@
-import type { H3Event } from 'h3';
 import { MvrError } from '../../core/errors.ts';
 import { UnauthorizedError } from '../api-keys.ts';
-import { reply } from './reply.ts';
+import type { Answer, RequestNote } from '../context.ts';
 import { RateLimitedError, rateLimitField, rateLimitPolicyField } from '../rate-limit.ts';
 
 /** A request to a path the gateway does not serve. */
@@ -49,22 +48,21 @@ export function problemBody(error: unknown, issuer: string): { status: number; b
 }
 
 /**
- * Sends an error as `application/problem+json`, with the headers its status calls for
- * (`WWW-Authenticate` on 401, `Allow` on 405); errors are never cached.
+ * The `application/problem+json` answer for an error, with the headers its status calls for
+ * (`WWW-Authenticate` on 401, `Allow` on 405); errors are never cached. Its code is noted for the access log.
  */
-export function sendProblem(event: H3Event, error: unknown, issuer: string): Promise<void> {
+export function problemAnswer(error: unknown, issuer: string, note: RequestNote): Answer {
   const { status, code, headers, text } = preparedProblem(error, issuer);
-  event.context.errorCode = code;
-  // The prepared list is shared by every answer with this problem: each reply gets its own copy.
-  if (!(error instanceof RateLimitedError)) return reply(event, status, headers.slice(), text);
+  note.errorCode = code;
+  if (!(error instanceof RateLimitedError)) return { status, headers, body: text };
   const d = error.decision;
-  return reply(event, status, [...headers, 'retry-after', String(d.resetSeconds), 'ratelimit-policy', rateLimitPolicyField(d.policy), 'ratelimit', rateLimitField(d)], text);
+  return { status, headers: [...headers, 'retry-after', String(d.resetSeconds), 'ratelimit-policy', rateLimitPolicyField(d.policy), 'ratelimit', rateLimitField(d)], body: text };
 }
 
 interface PreparedProblem {
   status: number;
   code: string;
-  /** Flat name/value list for writeHead, shared: copied for each reply, never written to. */
+  /** Flat name/value list for writeHead, Content-Length included; shared by every answer with this problem, never written to. */
   headers: string[];
   text: Buffer;
 }
@@ -87,7 +85,9 @@ function preparedProblem(error: unknown, issuer: string): PreparedProblem {
     );
   }
   if (error instanceof MethodNotAllowedError) headers.push('allow', error.allow.join(', '));
-  const value = { status, code, headers, text: Buffer.from(JSON.stringify(body)) };
+  const text = Buffer.from(JSON.stringify(body));
+  headers.push('content-length', String(text.length));
+  const value = { status, code, headers, text };
   if (key !== null) {
     if (prepared.size >= 1000) prepared.clear();
     prepared.set(key, value);

@@ -1,35 +1,38 @@
 import type { H3Event } from 'h3';
 import { createHash } from 'node:crypto';
+import type { Answer } from '../context.ts';
 
 /**
  * Writes a whole response: status, headers and body, with an explicit Content-Length so HEAD
  * answers carry the length of the GET body (Node drops the body of a HEAD response itself).
+ * The header list is taken over: Content-Length is appended to it.
  */
 export function reply(event: H3Event, status: number, headers: Record<string, string> | string[], body: string | Buffer | null): Promise<void> {
-  const res = event.node.res;
-  // One writeHead with a flat name/value list: the cheapest way through Node's header handling,
-  // which is a visible share of a hot request's time. Callers on hot paths pass the list itself,
-  // and hand it over: Content-Length is appended to it (a list shared by many responses is
-  // copied by its owner, not here on every request).
   const bytes = body === null ? null : typeof body === 'string' ? Buffer.from(body) : body;
   const flat: string[] = Array.isArray(headers) ? headers : [];
   if (!Array.isArray(headers)) for (const name in headers) flat.push(name, headers[name]!);
   if (bytes) flat.push('content-length', String(bytes.length));
-  // Written on the next turn, as h3's send() does: the parser
-  // first sees the rest of what the client sent, so a request whose body turns out malformed gets
-  // Node's single 400, never an answer to its head followed by a 400. (Ended here, not with
-  // send(), which skips the body once headers are sent.)
-  const write = () => {
-    if (!res.headersSent && !res.destroyed) {
-      res.writeHead(status, flat);
-      res.end(bytes ?? undefined);
-    }
-  };
-  // Always on the next turn: measured faster here than writing at once (the responses of many
-  // connections go out in one pass of the event loop), 32k against 24k requests/s.
+  return sendAnswer(event, { status, headers: flat, body: bytes });
+}
+
+/**
+ * Writes an answer whose header list is complete (Content-Length included), with one writeHead
+ * and a flat name/value list: the cheapest way through Node's header handling. The list is only
+ * read, so lists shared by many answers (problem documents) are passed as they are.
+ */
+export function sendAnswer(event: H3Event, answer: Answer): Promise<void> {
+  const res = event.node.res;
+  // Written on the next turn, as h3's send() does: the parser first sees the rest of what the
+  // client sent, so a request whose body turns out malformed gets Node's single 400, never an
+  // answer to its head followed by a 400. (Ended here, not with send(), which skips the body
+  // once headers are sent.) Also measured faster here than writing at once (the responses of
+  // many connections go out in one pass of the event loop), 32k against 24k requests/s.
   return new Promise((resolve) => {
     setImmediate(() => {
-      write();
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(answer.status, answer.headers);
+        res.end(answer.body ?? undefined);
+      }
       resolve();
     });
   });

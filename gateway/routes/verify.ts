@@ -4,33 +4,57 @@ import { InvalidDomainError } from '../../core/errors.ts';
 import { unverifiedRecord, unverifiedRecordTemplate } from '../../core/record.ts';
 import { signUnsignedChecked } from '../../core/signing.ts';
 import { formatTimestamp } from '../../core/time.ts';
-import { matchesIfNoneMatch, reply, strongEtag } from '../http/reply.ts';
-import type { GatewayContext } from '../context.ts';
+import { matchesIfNoneMatch, sendAnswer, strongEtag } from '../http/reply.ts';
+import type { Answer, GatewayContext, RequestNote } from '../context.ts';
 import { authorize } from '../http/authorize.ts';
 import { rateLimitField, rateLimitPolicyField } from '../rate-limit.ts';
-import { sendProblem } from '../http/problem.ts';
+import { problemAnswer } from '../http/problem.ts';
 
 /** SPEC 4.1 and section 8: the same for every 200 and 304 of the record endpoint. */
 export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
 
+/** What the record endpoint reads of a request. */
+export interface VerifyQuestion {
+  /** The request target: `/v1/verify?domain=...`. */
+  target: string;
+  authorization: string | undefined;
+  ifNoneMatch: string | undefined;
+  remoteAddress: string | undefined;
+}
+
+/** `GET /v1/verify?domain=` on the node:http path (the fast lane calls {@link answerVerify} itself). */
+export async function handleVerify(event: H3Event, ctx: GatewayContext): Promise<void> {
+  const { req } = event.node;
+  const question = { target: req.url ?? '/', authorization: req.headers.authorization, ifNoneMatch: req.headers['if-none-match'], remoteAddress: req.socket.remoteAddress };
+  const answer = answerVerify(event.context, question, ctx);
+  return sendAnswer(event, answer instanceof Promise ? await answer : answer);
+}
+
 /**
- * `GET /v1/verify?domain=`: key first (401 before 400), then the domain, then the record.
+ * The record endpoint's answer: key first (401 before 400), then the domain, then the record.
  * The body is the stored file's exact bytes, or a synthesized `unverified` record for a valid
  * domain that was never audited. A cached record and a domain known to have none are answered
- * without waiting on anything.
+ * at once, without a promise; a file read returns one. Throws the INVALID_DOMAIN,
+ * STORE_UNAVAILABLE and UNAVAILABLE errors (the caller turns them into problem documents).
  */
-export async function handleVerify(event: H3Event, ctx: GatewayContext): Promise<void> {
-  const gate = authorize(event, ctx);
-  if (typeof gate !== 'string') return sendProblem(event, gate, ctx.issuer);
-  const domain = domainFromTarget(event.node.req.url ?? '/');
-  event.context.domain = domain;
-  const { bytes, etag } = recordAtHand(domain, ctx) ?? (await recordFor(domain, ctx));
+export function answerVerify(note: RequestNote, q: VerifyQuestion, ctx: GatewayContext): Answer | Promise<Answer> {
+  const gate = authorize(note, q.authorization, q.remoteAddress, ctx);
+  if (typeof gate !== 'string') return problemAnswer(gate, ctx.issuer, note);
+  const domain = domainFromTarget(q.target);
+  note.domain = domain;
+  const atHand = recordAtHand(domain, ctx);
+  if (atHand) return recordAnswer(atHand, note, q);
+  return recordFor(domain, ctx).then((served) => recordAnswer(served, note, q));
+}
+
+function recordAnswer({ bytes, etag }: Served, note: RequestNote, q: VerifyQuestion): Answer {
   // A flat name/value list, the cheapest form for Node's writeHead.
   const headers = ['content-type', 'application/json', 'cache-control', RECORD_CACHE_CONTROL, 'vary', 'Authorization', 'etag', etag];
-  const limit = event.context.rateLimit;
+  const limit = note.rateLimit;
   if (limit) headers.push('ratelimit-policy', rateLimitPolicyField(limit.policy), 'ratelimit', rateLimitField(limit));
-  if (matchesIfNoneMatch(event.node.req.headers['if-none-match'], etag)) return reply(event, 304, headers, null);
-  return reply(event, 200, headers, bytes);
+  if (matchesIfNoneMatch(q.ifNoneMatch, etag)) return { status: 304, headers, body: null };
+  headers.push('content-length', String(bytes.length));
+  return { status: 200, headers, body: bytes };
 }
 
 type Served = { bytes: Buffer; etag: string; synthesized: boolean };
