@@ -33,10 +33,25 @@ export interface RequestNote {
   errorCode?: string;
 }
 
-/** A whole answer, written by either path: status, a flat name/value header list (Content-Length included when there is a body), body. */
+/** What the record endpoint reads of a request (on either path). */
+export interface VerifyQuestion {
+  /** The request target: `/v1/verify?domain=...`. */
+  target: string;
+  authorization: string | undefined;
+  ifNoneMatch: string | undefined;
+  remoteAddress: string | undefined;
+}
+
+/**
+ * A whole answer, written by either path: status, headers as flat name/value lists (Content-Length
+ * included when there is a body), body.
+ */
 export interface Answer {
   status: number;
-  headers: string[];
+  /** Headers shared by many answers (a record's, a problem's): read, never written to, so writers may keep their rendering. */
+  headers: readonly string[];
+  /** This answer's own further headers (quota counters), or null. */
+  more: string[] | null;
   /** null for a 304; a HEAD answer carries the GET body's bytes here and the writer leaves them out. */
   body: Buffer | null;
 }

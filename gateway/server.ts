@@ -3,7 +3,9 @@ import type { Server } from 'node:http';
 import { guardConnections } from './http/connection-guard.ts';
 import type { SigningKey } from '../core/signing.ts';
 import { ApiKeyStore } from './api-keys.ts';
-import { createGatewayListener } from './app.ts';
+import { createGatewayListener, errorAnswer, logRequest } from './app.ts';
+import { installFastLane, type FastLane } from './http/fast-lane.ts';
+import { answerVerify } from './routes/verify.ts';
 import type { GatewayContext, LogLine } from './context.ts';
 import { openRecordStore } from './store/record-store.ts';
 import { FixedWindowLimiter } from './rate-limit.ts';
@@ -30,12 +32,16 @@ export interface GatewayOptions {
   rateLimitPerMinute?: number;
   /** Requests per minute per client address without a valid key; 0 or absent turns it off (`mvr serve` defaults to 600). */
   unauthenticatedPerMinute?: number;
+  /** Answer the record endpoint's common request in the fast lane (http/fast-lane.ts); default true. */
+  fastLane?: boolean;
 }
 
 export interface RunningGateway {
   url: string;
   port: number;
   ctx: GatewayContext;
+  /** The fast lane in front of node:http, or null (turned off, or this Node.js lacks the parser binding). */
+  lane: FastLane | null;
   /** Stops accepting connections, lets in-flight requests finish, then resolves. */
   close(): Promise<void>;
 }
@@ -93,13 +99,29 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   listener.server.requestTimeout = 30_000;
   listener.server.keepAliveTimeout = 5_000;
   guardConnections(listener.server as Server, { headersMs: 10_000, requestMs: 30_000, issuer: opts.issuer, log: opts.log });
+  // In front of node:http (and the guard): the record endpoint's common request (http/fast-lane.ts).
+  const lane =
+    opts.fastLane === false
+      ? null
+      : installFastLane(listener.server as Server, {
+          path: '/v1/verify',
+          answer: (note, question) => answerVerify(note, question, ctx),
+          errorAnswer: (error, note) => errorAnswer(error, ctx, note),
+          log: ctx.accessLog ? (method, path, status, started, note) => logRequest(ctx, method, path, status, started, note) : null,
+          keepAliveMs: listener.server.keepAliveTimeout,
+          headersMs: 10_000,
+          requestMs: 30_000,
+          issuer: opts.issuer,
+        });
   return {
     url: listener.url.replace(/\/$/, ''),
     port: listener.address.port,
     ctx,
+    lane,
     async close() {
       clearInterval(timer);
       apiKeys.stop();
+      lane?.close();
       await listener.close();
       await store.close();
     },

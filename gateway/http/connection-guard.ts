@@ -15,11 +15,20 @@ import { problemType } from './problem.ts';
  * Parser errors (400, 431) stay Node's own: it answers only when no response is in flight and
  * destroys the socket at once, so a second response can never follow a first one.
  */
+/** Set on a socket handed over by the fast lane: when the lane began waiting for the head, so the head's deadline counts from then. */
+export const WAITING_SINCE = Symbol('mvr.waitingSince');
+
+/** The 408 problem answer, whole, for a request head that did not arrive in time (the connection is closed after it). */
+export function headTimeoutResponse(issuer: string, headersMs: number): string {
+  return rawProblem(issuer, 408, 'REQUEST_TIMEOUT', `the request head did not arrive within ${headersMs / 1000} s`);
+}
+
+function rawProblem(issuer: string, status: number, code: string, detail: string): string {
+  const body = JSON.stringify({ type: problemType(issuer, code), title: STATUS_CODES[status], status, detail, code });
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
 export function guardConnections(server: Server, opts: { headersMs: number; requestMs: number; issuer: string; log: (line: LogLine) => void; sweepMs?: number }): void {
-  const problem = (status: number, code: string, detail: string) => {
-    const body = JSON.stringify({ type: problemType(opts.issuer, code), title: STATUS_CODES[status], status, detail, code });
-    return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-  };
   // One deadline per open connection, checked by one sweep rather than a timer per request:
   // re-arming timers on every request was a visible share of a hot request's time. A deadline
   // fires up to one sweep late (a quarter second by default).
@@ -45,14 +54,16 @@ export function guardConnections(server: Server, opts: { headersMs: number; requ
       }
       // Waiting for a request head: nothing has been answered on the socket yet, so a 408 can be written.
       opts.log({ level: 'warn', msg: 'client error', status: 408, code: 'REQUEST_TIMEOUT' });
-      if (socket.writable) socket.end(problem(408, 'REQUEST_TIMEOUT', `the request head did not arrive within ${opts.headersMs / 1000} s`));
+      if (socket.writable) socket.end(headTimeoutResponse(opts.issuer, opts.headersMs));
       setTimeout(() => socket.destroy(), 1000).unref();
     }
   }, sweepMs);
   sweep.unref();
   server.once('close', () => clearInterval(sweep));
   server.on('connection', (socket: Socket) => {
-    open.set(socket, { deadline: Date.now() + opts.headersMs, awaiting: 'head', res: null });
+    // A socket handed over by the fast lane has been waiting for this head since it says.
+    const since = (socket as Socket & { [WAITING_SINCE]?: number })[WAITING_SINCE] ?? Date.now();
+    open.set(socket, { deadline: since + opts.headersMs, awaiting: 'head', res: null });
     socket.once('close', () => open.delete(socket));
   });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {

@@ -54,9 +54,9 @@ export function problemBody(error: unknown, issuer: string): { status: number; b
 export function problemAnswer(error: unknown, issuer: string, note: RequestNote): Answer {
   const { status, code, headers, text } = preparedProblem(error, issuer);
   note.errorCode = code;
-  if (!(error instanceof RateLimitedError)) return { status, headers, body: text };
+  if (!(error instanceof RateLimitedError)) return { status, headers, more: null, body: text };
   const d = error.decision;
-  return { status, headers: [...headers, 'retry-after', String(d.resetSeconds), 'ratelimit-policy', rateLimitPolicyField(d.policy), 'ratelimit', rateLimitField(d)], body: text };
+  return { status, headers, more: ['retry-after', String(d.resetSeconds), 'ratelimit-policy', rateLimitPolicyField(d.policy), 'ratelimit', rateLimitField(d)], body: text };
 }
 
 interface PreparedProblem {

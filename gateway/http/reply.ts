@@ -12,13 +12,13 @@ export function reply(event: H3Event, status: number, headers: Record<string, st
   const flat: string[] = Array.isArray(headers) ? headers : [];
   if (!Array.isArray(headers)) for (const name in headers) flat.push(name, headers[name]!);
   if (bytes) flat.push('content-length', String(bytes.length));
-  return sendAnswer(event, { status, headers: flat, body: bytes });
+  return sendAnswer(event, { status, headers: flat, more: null, body: bytes });
 }
 
 /**
- * Writes an answer whose header list is complete (Content-Length included), with one writeHead
- * and a flat name/value list: the cheapest way through Node's header handling. The list is only
- * read, so lists shared by many answers (problem documents) are passed as they are.
+ * Writes an answer whose header lists are complete (Content-Length included), with one writeHead
+ * and a flat name/value list: the cheapest way through Node's header handling. Shared lists are
+ * only read (writeHead does not change the list it is given).
  */
 export function sendAnswer(event: H3Event, answer: Answer): Promise<void> {
   const res = event.node.res;
@@ -30,7 +30,7 @@ export function sendAnswer(event: H3Event, answer: Answer): Promise<void> {
   return new Promise((resolve) => {
     setImmediate(() => {
       if (!res.headersSent && !res.destroyed) {
-        res.writeHead(answer.status, answer.headers);
+        res.writeHead(answer.status, (answer.more ? [...answer.headers, ...answer.more] : answer.headers) as string[]);
         res.end(answer.body ?? undefined);
       }
       resolve();

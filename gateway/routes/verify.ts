@@ -5,22 +5,13 @@ import { unverifiedRecord, unverifiedRecordTemplate } from '../../core/record.ts
 import { signUnsignedChecked } from '../../core/signing.ts';
 import { formatTimestamp } from '../../core/time.ts';
 import { matchesIfNoneMatch, sendAnswer, strongEtag } from '../http/reply.ts';
-import type { Answer, GatewayContext, RequestNote } from '../context.ts';
+import type { Answer, GatewayContext, RequestNote, VerifyQuestion } from '../context.ts';
 import { authorize } from '../http/authorize.ts';
 import { rateLimitField, rateLimitPolicyField } from '../rate-limit.ts';
 import { problemAnswer } from '../http/problem.ts';
 
 /** SPEC 4.1 and section 8: the same for every 200 and 304 of the record endpoint. */
 export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
-
-/** What the record endpoint reads of a request. */
-export interface VerifyQuestion {
-  /** The request target: `/v1/verify?domain=...`. */
-  target: string;
-  authorization: string | undefined;
-  ifNoneMatch: string | undefined;
-  remoteAddress: string | undefined;
-}
 
 /** `GET /v1/verify?domain=` on the node:http path (the fast lane calls {@link answerVerify} itself). */
 export async function handleVerify(event: H3Event, ctx: GatewayContext): Promise<void> {
@@ -48,14 +39,28 @@ export function answerVerify(note: RequestNote, q: VerifyQuestion, ctx: GatewayC
 }
 
 function recordAnswer({ bytes, etag }: Served, note: RequestNote, q: VerifyQuestion): Answer {
-  // A flat name/value list, the cheapest form for Node's writeHead.
-  const headers = ['content-type', 'application/json', 'cache-control', RECORD_CACHE_CONTROL, 'vary', 'Authorization', 'etag', etag];
+  const lists = recordHeaders(bytes, etag);
   const limit = note.rateLimit;
-  if (limit) headers.push('ratelimit-policy', rateLimitPolicyField(limit.policy), 'ratelimit', rateLimitField(limit));
-  if (matchesIfNoneMatch(q.ifNoneMatch, etag)) return { status: 304, headers, body: null };
-  headers.push('content-length', String(bytes.length));
-  return { status: 200, headers, body: bytes };
+  const more = limit ? ['ratelimit-policy', rateLimitPolicyField(limit.policy), 'ratelimit', rateLimitField(limit)] : null;
+  if (matchesIfNoneMatch(q.ifNoneMatch, etag)) return { status: 304, headers: lists.notModified, more, body: null };
+  return { status: 200, headers: lists.ok, more, body: bytes };
 }
+
+/**
+ * A record's header lists (flat name/value, the cheapest form for Node's writeHead), made once
+ * per record bytes held in memory (the cache's, a never-audited answer's) rather than per
+ * request: the fast lane also keeps its rendering of a shared list.
+ */
+function recordHeaders(bytes: Buffer, etag: string): { ok: readonly string[]; notModified: readonly string[] } {
+  let lists = headerLists.get(bytes);
+  if (!lists || lists.etag !== etag) {
+    const notModified = ['content-type', 'application/json', 'cache-control', RECORD_CACHE_CONTROL, 'vary', 'Authorization', 'etag', etag];
+    lists = { etag, notModified, ok: [...notModified, 'content-length', String(bytes.length)] };
+    headerLists.set(bytes, lists);
+  }
+  return lists;
+}
+const headerLists = new WeakMap<Buffer, { etag: string; ok: readonly string[]; notModified: readonly string[] }>();
 
 type Served = { bytes: Buffer; etag: string; synthesized: boolean };
 type RecordContext = Pick<GatewayContext, 'store' | 'issuer' | 'schemaUrl' | 'unverifiedSigner'>;

@@ -23,6 +23,11 @@ export interface ServedRecord {
   etag: string;
 }
 
+/** A record in the cache, with the tick of its last move to the newest end. */
+interface CachedRecord extends ServedRecord {
+  stamp: number;
+}
+
 export type Lookup = { kind: 'record'; record: ServedRecord } | { kind: 'absent' };
 
 export interface RecordStoreOptions {
@@ -39,7 +44,9 @@ export interface RecordStoreOptions {
  * (live build, key set); a new build or key set empties it.
  */
 export class RecordStore {
-  private cache = new Map<string, ServedRecord>();
+  private cache = new Map<string, CachedRecord>();
+  /** Counts the cache's insertions and moves: how far an entry is from the newest end, roughly. */
+  private tick = 0;
   private cachedBytes = 0;
   private cacheGeneration = '';
   /**
@@ -73,8 +80,14 @@ export class RecordStore {
     this.syncGeneration();
     const hit = this.cache.get(domain);
     if (hit) {
-      this.cache.delete(domain);
-      this.cache.set(domain, hit);
+      // LRU, moved to the newest end only when in the older half: a hot record is not moved on
+      // every request (a Map delete and set, a visible share of a hot request), and whatever
+      // is evicted first is still among the least recently used half.
+      if (this.tick - hit.stamp > this.cache.size >> 1) {
+        this.cache.delete(domain);
+        this.cache.set(domain, hit);
+        hit.stamp = ++this.tick;
+      }
       return hit;
     }
     return this.absent.has(domain) ? 'absent' : null;
@@ -139,12 +152,12 @@ export class RecordStore {
       return { kind: 'absent' };
     }
     checkRecord(domain, bytes, keySet);
-    const record = { bytes, etag: strongEtag(bytes) };
+    const record = { bytes, etag: strongEtag(bytes), stamp: 0 };
     this.remember(domain, record);
     return { kind: 'record', record };
   }
 
-  private remember(domain: string, record: ServedRecord): void {
+  private remember(domain: string, record: CachedRecord): void {
     const size = entrySize(domain, record);
     if (size > this.options.cacheBytes) return;
     const previous = this.cache.get(domain);
@@ -153,6 +166,7 @@ export class RecordStore {
       this.cachedBytes -= entrySize(domain, previous);
     }
     this.cache.set(domain, record);
+    record.stamp = ++this.tick;
     this.cachedBytes += size;
     for (const [oldest, value] of this.cache) {
       if (this.cachedBytes <= this.options.cacheBytes) break;
