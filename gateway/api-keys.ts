@@ -88,6 +88,8 @@ export async function revokeApiKey(file: string, id: string, now = new Date()): 
  */
 export class ApiKeyStore {
   private byId = new Map<string, { sha256: string; revoked: boolean }>();
+  /** Bumped on every load of the file: a {@link KeyMemo} holds only within one. */
+  private loads = 0;
   private signature = '';
   private timer: NodeJS.Timeout | null = null;
   /** The load of the file running now, and the one queued after it (see refresh()). */
@@ -148,6 +150,7 @@ export class ApiKeyStore {
     if (sig === this.signature) return;
     const data = await readKeyFile(this.file);
     this.byId = new Map(data.keys.map((k) => [k.id, { sha256: String(k.sha256).toLowerCase(), revoked: k.revoked !== null }]));
+    this.loads++;
     this.signature = sig;
   }
 
@@ -157,8 +160,11 @@ export class ApiKeyStore {
    * {@link UnauthorizedError}s below (returned, not thrown: a flood of bad keys is an expected
    * load, answered without the cost of unwinding).
    */
-  check(header: string | undefined): string | UnauthorizedError {
+  check(header: string | undefined, memo?: KeyMemo): string | UnauthorizedError {
     if (!header) return NO_KEY;
+    // The same header as this connection's last accepted one, with the same file loaded: the
+    // same answer. (Compared with ===: both strings came from this one client.)
+    if (memo && memo.header === header && memo.loads === this.loads) return memo.keyId!;
     const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
     if (!m) return NOT_BEARER;
     const token = m[1]!;
@@ -169,8 +175,25 @@ export class ApiKeyStore {
     const presented = hash('sha256', token);
     const match = sameHex(presented, entry?.sha256 ?? this.dummy) && entry !== undefined;
     if (!match || entry.revoked) return INVALID_KEY;
+    if (memo) {
+      memo.header = header;
+      memo.keyId = parts![1]!;
+      memo.loads = this.loads;
+    }
     return parts![1]!;
   }
+}
+
+/**
+ * One connection's last accepted `Authorization` header and its key id, so a keep-alive client
+ * that sends the same header on every request has it hashed once per connection (and again
+ * whenever the key file is reloaded, so a revocation applies as it does for every request).
+ * It lives as long as the connection and holds what that client sent it, nothing from the file.
+ */
+export interface KeyMemo {
+  header: string | undefined;
+  keyId: string | undefined;
+  loads: number;
 }
 
 /** Compares two hex digests in time that depends only on their length (which is public: 64). */

@@ -1,5 +1,5 @@
 import type { SigningKey } from '../core/signing.ts';
-import type { ApiKeyStore } from './api-keys.ts';
+import type { ApiKeyStore, KeyMemo } from './api-keys.ts';
 import type { RecordStore } from './store/record-store.ts';
 import type { FixedWindowLimiter, RateDecision } from './rate-limit.ts';
 
@@ -40,6 +40,8 @@ export interface VerifyQuestion {
   authorization: string | undefined;
   ifNoneMatch: string | undefined;
   remoteAddress: string | undefined;
+  /** The connection's memo of its last accepted key (the fast lane keeps one per connection). */
+  keyMemo?: KeyMemo;
 }
 
 /**

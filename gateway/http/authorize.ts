@@ -1,4 +1,4 @@
-import type { UnauthorizedError } from '../api-keys.ts';
+import type { KeyMemo, UnauthorizedError } from '../api-keys.ts';
 import type { GatewayContext, RequestNote } from '../context.ts';
 import { RateLimitedError } from '../rate-limit.ts';
 
@@ -15,8 +15,9 @@ export function authorize(
   authorization: string | undefined,
   remoteAddress: string | undefined,
   ctx: GatewayContext,
+  memo?: KeyMemo,
 ): string | UnauthorizedError | RateLimitedError {
-  const keyId = ctx.apiKeys.check(authorization);
+  const keyId = ctx.apiKeys.check(authorization, memo);
   if (typeof keyId !== 'string') {
     if (ctx.limits.perAddress) {
       const decision = ctx.limits.perAddress.take(remoteAddress ?? 'unknown');

@@ -6,6 +6,7 @@ import { signUnsignedChecked } from '../../core/signing.ts';
 import { formatTimestamp } from '../../core/time.ts';
 import { matchesIfNoneMatch, sendAnswer, strongEtag } from '../http/reply.ts';
 import type { Answer, GatewayContext, RequestNote, VerifyQuestion } from '../context.ts';
+import type { ServedRecord } from '../store/record-store.ts';
 import { authorize } from '../http/authorize.ts';
 import { rateLimitField, rateLimitPolicyField } from '../rate-limit.ts';
 import { problemAnswer } from '../http/problem.ts';
@@ -29,7 +30,7 @@ export async function handleVerify(event: H3Event, ctx: GatewayContext): Promise
  * STORE_UNAVAILABLE and UNAVAILABLE errors (the caller turns them into problem documents).
  */
 export function answerVerify(note: RequestNote, q: VerifyQuestion, ctx: GatewayContext): Answer | Promise<Answer> {
-  const gate = authorize(note, q.authorization, q.remoteAddress, ctx);
+  const gate = authorize(note, q.authorization, q.remoteAddress, ctx, q.keyMemo);
   if (typeof gate !== 'string') return problemAnswer(gate, ctx.issuer, note);
   const domain = domainFromTarget(q.target);
   note.domain = domain;
@@ -38,38 +39,50 @@ export function answerVerify(note: RequestNote, q: VerifyQuestion, ctx: GatewayC
   return recordFor(domain, ctx).then((served) => recordAnswer(served, note, q));
 }
 
-function recordAnswer({ bytes, etag }: Served, note: RequestNote, q: VerifyQuestion): Answer {
-  const lists = recordHeaders(bytes, etag);
+function recordAnswer(served: Served, note: RequestNote, q: VerifyQuestion): Answer {
+  const { bytes, etag } = served;
+  // A never-audited answer carries its lists (it lives a second); a stored record's are kept by its bytes.
+  const lists = served.lists ?? recordHeaders(bytes, etag);
   const limit = note.rateLimit;
   const more = limit ? ['ratelimit-policy', rateLimitPolicyField(limit.policy), 'ratelimit', rateLimitField(limit)] : null;
   if (matchesIfNoneMatch(q.ifNoneMatch, etag)) return { status: 304, headers: lists.notModified, more, body: null };
   return { status: 200, headers: lists.ok, more, body: bytes };
 }
 
+/** The headers every record answer starts with (flat name/value, the cheapest form for Node's writeHead). */
+const RECORD_HEADERS: readonly string[] = ['content-type', 'application/json', 'cache-control', RECORD_CACHE_CONTROL, 'vary', 'Authorization'];
+
 /**
- * A record's header lists (flat name/value, the cheapest form for Node's writeHead), made once
- * per record bytes held in memory (the cache's, a never-audited answer's) rather than per
- * request: the fast lane also keeps its rendering of a shared list.
+ * A stored record's header lists, made once per record bytes held in the cache rather than per
+ * request (the fast lane also keeps its rendering of a shared list).
  */
-function recordHeaders(bytes: Buffer, etag: string): { ok: readonly string[]; notModified: readonly string[] } {
+function recordHeaders(bytes: Buffer, etag: string): HeaderLists {
   let lists = headerLists.get(bytes);
-  if (!lists || lists.etag !== etag) {
-    const notModified = ['content-type', 'application/json', 'cache-control', RECORD_CACHE_CONTROL, 'vary', 'Authorization', 'etag', etag];
-    lists = { etag, notModified, ok: [...notModified, 'content-length', String(bytes.length)] };
-    headerLists.set(bytes, lists);
-  }
+  if (!lists || lists.etag !== etag) headerLists.set(bytes, (lists = headerListsFor(bytes, etag)));
   return lists;
 }
-const headerLists = new WeakMap<Buffer, { etag: string; ok: readonly string[]; notModified: readonly string[] }>();
 
-type Served = { bytes: Buffer; etag: string; synthesized: boolean };
+function headerListsFor(bytes: Buffer, etag: string): HeaderLists {
+  const notModified = [...RECORD_HEADERS, 'etag', etag];
+  return { etag, notModified, ok: [...notModified, 'content-length', String(bytes.length)] };
+}
+
+interface HeaderLists {
+  etag: string;
+  ok: readonly string[];
+  notModified: readonly string[];
+}
+const headerLists = new WeakMap<Buffer, HeaderLists>();
+
+/** A verified stored record, or a never-audited answer (which carries its header lists). */
+type Served = ServedRecord & { lists?: HeaderLists };
 type RecordContext = Pick<GatewayContext, 'store' | 'issuer' | 'schemaUrl' | 'unverifiedSigner'>;
 
 /** The stored record, verified; or the never-audited answer. Shared with the MCP tool so both serve the same bytes. */
 export async function recordFor(domain: string, ctx: RecordContext): Promise<Served> {
   // lookup() answers from memory first itself (the cache, the known-absent set).
   const found = await ctx.store.lookup(domain);
-  if (found.kind === 'record') return { ...found.record, synthesized: false };
+  if (found.kind === 'record') return found.record;
   return neverAudited(domain, ctx);
 }
 
@@ -77,7 +90,7 @@ export async function recordFor(domain: string, ctx: RecordContext): Promise<Ser
 function recordAtHand(domain: string, ctx: RecordContext): Served | null {
   const known = ctx.store.peek(domain);
   if (known === 'absent') return neverAudited(domain, ctx);
-  return known && { bytes: known.bytes, etag: known.etag, synthesized: false };
+  return known;
 }
 
 /**
@@ -112,11 +125,14 @@ function synthesize(domain: string, now: number, ctx: RecordContext, fill: Retur
     // Signed and self-checked like a built record; the stored text comes from the same parts.
     const signed = signUnsignedChecked(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt }), ctx.unverifiedSigner);
     const bytes = Buffer.from(signed.canonical);
-    return { bytes, etag: strongEtag(bytes), synthesized: true };
+    const etag = strongEtag(bytes);
+    return { bytes, etag, lists: headerListsFor(bytes, etag) };
   }
   // The unsigned answer's bytes are a function of the domain and issued_at alone (issuer and
   // schema are fixed for the process), so those two make a strong validator without hashing.
-  return { bytes: fill(domain, issuedAt), etag: `"u.${domain}.${now.toString(36)}"`, synthesized: true };
+  const bytes = fill(domain, issuedAt);
+  const etag = `"u.${domain}.${now.toString(36)}"`;
+  return { bytes, etag, lists: headerListsFor(bytes, etag) };
 }
 
 interface NeverAuditedState {
