@@ -14,20 +14,22 @@ import { headTimeoutResponse, WAITING_SINCE } from './connection-guard.ts';
  * server answering fixed bytes reaches 0.62x-0.70x of nginx, and the same answer written by
  * Node's own parser (llhttp, the `HTTPParser` binding node:http uses) on a plain socket about
  * 1.1x. So the gateway takes every connection first, here, and answers in this lane exactly one
- * kind of request: a complete `GET` or `HEAD` of `/v1/verify`, HTTP/1.1, keep-alive, without a
- * body, `Expect`, `Upgrade` or `Transfer-Encoding`, with one `Host` and at most one
- * `Authorization` and `If-None-Match`, its head whole in what has arrived. The head is parsed by
- * llhttp with node:http's own settings (strict, 16 KiB), so what the lane accepts is exactly
- * what node:http would accept, and the answer is computed by the same function node:http's
- * route calls ({@link LaneOptions.answer}).
+ * kind of request: a `GET` or `HEAD` of `/v1/verify`, HTTP/1.1, keep-alive, without a body,
+ * `Expect`, `Upgrade` or `Transfer-Encoding`, with one `Host` and at most one `Authorization`
+ * and `If-None-Match`. The head is parsed by llhttp with node:http's own settings (strict,
+ * 16 KiB), so what the lane accepts is exactly what node:http would accept, and the answer is
+ * computed by the same function node:http's route calls ({@link LaneOptions.answer}).
  *
- * Anything else, at any point of a connection (another path or method, a head split across
- * reads, a parse error, HTTP/1.0, `Connection: close`, a body), hands the connection over to
- * node:http for good: the bytes not yet answered are put back in front of the socket's stream
- * and the server's own connection listeners run, as if it had just connected. Every rule of
- * node:http (400 and 431 from the parser, 100-continue, 417, timeouts of slow clients) and of
- * the gateway's other routes therefore applies unchanged. Requests are answered one at a time,
- * in order; while one waits for a file, later bytes are only buffered.
+ * Anything else, at any point of a connection (another path or method, a parse error, a head
+ * over 16 KiB, HTTP/1.0, `Connection: close`, a body), hands the connection over to node:http
+ * for good: the bytes not yet answered are put back in front of the socket's stream and the
+ * server's own connection listeners run, as if it had just connected. Every rule of node:http
+ * (400 and 431 from the parser, 100-continue, 417) and of the gateway's other routes therefore
+ * applies unchanged. A head that arrives in pieces waits in the lane for the rest, checked by
+ * the parser as it grows (a wrong start is handed over at once); one that does not finish within
+ * the head deadline gets the connection guard's 408, as does a connection that sends nothing.
+ * Requests are answered one at a time, in order: while one waits for a file, and while a
+ * client that pipelines does not read its answers, reading stops.
  *
  * Needs the `HTTPParser` of `_http_common` (Node.js's own module, present in every release this
  * project runs on); without it the lane is not installed and node:http serves everything.
@@ -90,6 +92,8 @@ function loadBinding(): ParserBinding | null {
 export const fastLaneAvailable = binding !== null;
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
+/** Answers of one connection queued or waiting in its socket beyond which its requests wait. */
+const MAX_UNSENT = 64 * 1024;
 /** An answer's shared header list's rendering, kept on the list. */
 const RENDERED = Symbol('mvr.rendered');
 
@@ -120,18 +124,23 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
   // Answers are written on the next turn of the event loop, all together, as node:http's route
   // does (http/reply.ts): measured faster than writing each at once (0.60x against 0.49x of
   // nginx here). Before a connection is handed over or ended, what is queued is written first.
-  let queued: (Socket | Buffer)[] = [];
+  let queued: (Lane | Buffer)[] = [];
   const flush = () => {
     const list = queued;
     queued = [];
     for (let i = 0; i < list.length; i += 2) {
-      const socket = list[i] as Socket;
-      if (!socket.destroyed) socket.write(list[i + 1] as Buffer);
+      const lane = list[i] as Lane;
+      const data = list[i + 1] as Buffer;
+      lane.queuedBytes -= data.length;
+      // A client that does not read what it asked for: read no more from it until it has.
+      if (!lane.socket.destroyed && !lane.socket.write(data)) lane.holdForDrain();
     }
+    for (let i = 0; i < list.length; i += 2) (list[i] as Lane).afterFlush();
   };
-  const later = (socket: Socket, data: Buffer) => {
+  const later = (lane: Lane, data: Buffer) => {
     if (queued.length === 0) setImmediate(flush);
-    queued.push(socket, data);
+    queued.push(lane, data);
+    lane.queuedBytes += data.length;
   };
 
   // An answer is written as one buffer copied together from parts kept as bytes: the status
@@ -171,7 +180,16 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
 
   class Lane {
     buffered: Buffer | null = null;
+    /** Answering a request that waits on a read; reading is paused meanwhile. */
     busy = false;
+    /** Waiting for written answers to drain; reading is paused meanwhile. */
+    draining = false;
+    /** Stopped with answers worth {@link MAX_UNSENT} queued for the next write; reading is paused until they are written. */
+    held = false;
+    /** What is buffered is the start of a head, waiting for the rest. */
+    partial = false;
+    /** Bytes of this connection's answers queued for the next write. */
+    queuedBytes = 0;
     /** When the lane began waiting for the current head (accept, or the last answer). */
     waitingSince = Date.now();
     answeredOne = false;
@@ -193,7 +211,7 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
 
     constructor(readonly socket: Socket) {
       const p = this.parser!;
-      p.initialize(HTTPParser.REQUEST, {}, maxHeaderSize, 0);
+      this.resetParser();
       p[HTTPParser.kOnHeaders] = () => {
         // More than 32 header lines arrive in parts; node:http handles those.
         this.tooManyHeaders = true;
@@ -230,6 +248,35 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
       this.endNow();
     };
 
+    /** Answers wait in the socket (the client is not reading them): read no more requests until they are out. */
+    holdForDrain(): void {
+      if (this.draining || !this.parser) return;
+      this.draining = true;
+      this.socket.pause();
+      this.socket.once('drain', this.onDrain);
+    }
+
+    onDrain = (): void => {
+      this.draining = false;
+      this.pump();
+      this.readMore();
+    };
+
+    /** After queued answers were written: go on with requests held back while they were queued. */
+    afterFlush(): void {
+      if (!this.held) return;
+      // Written now: if the socket took them all, go on; if not, its drain will.
+      this.held = false;
+      if (this.draining) return;
+      this.pump();
+      this.readMore();
+    }
+
+    /** Reading resumes only when nothing holds it: an answer waiting on a file, answers waiting to drain or to be written. */
+    readMore(): void {
+      if (this.parser && !this.busy && !this.draining && !this.held) this.socket.resume();
+    }
+
     onError = (): void => {
       this.socket.destroy();
     };
@@ -241,11 +288,32 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
 
     /** Answers every whole head buffered, one at a time; hands over at the first one that is not the lane's. */
     pump(): void {
-      while (this.buffered && !this.busy) {
+      while (this.buffered && !this.busy && !this.draining && !this.held) {
         if (closing) return this.endNow();
+        // Many pipelined requests at once: answer the rest once these answers are out, as
+        // node:http pauses its parser when a connection's answers pile up.
+        if (this.socket.writableLength >= MAX_UNSENT) return this.holdForDrain();
+        if (this.queuedBytes >= MAX_UNSENT) {
+          this.held = true;
+          this.socket.pause();
+          return;
+        }
         const data = this.buffered;
         const end = data.indexOf(CRLFCRLF);
-        if (end < 0 || end + 4 > maxHeaderSize) return this.handOver();
+        if (end < 0) {
+          // An incomplete head: wait for the rest (its deadline is the head's: 408 if it never
+          // comes), unless it is already too long or already wrong, which node:http answers
+          // (431, 400) as soon as it sees them.
+          if (data.length >= maxHeaderSize || !this.parsesSoFar(data)) return this.handOver();
+          this.partial = true;
+          this.deadline = this.waitingSince + opts.headersMs;
+          return;
+        }
+        if (end + 4 > maxHeaderSize) return this.handOver();
+        if (this.partial) {
+          this.partial = false;
+          this.resetParser();
+        }
         const headLength = end + 4;
         this.complete = false;
         this.headers = undefined;
@@ -255,6 +323,20 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
         this.serve();
       }
       if (!this.busy && closing) this.endNow();
+    }
+
+    /** Whether the start of a head parses (checked afresh each time more of it arrives; the parser is reset after). */
+    parsesSoFar(data: Buffer): boolean {
+      this.resetParser();
+      this.complete = false;
+      this.headers = undefined;
+      const parsed = this.parser!.execute(data);
+      return parsed === data.length && !this.complete && this.headers === undefined && !this.tooManyHeaders;
+    }
+
+    resetParser(): void {
+      this.parser!.initialize(HTTPParser.REQUEST, {}, maxHeaderSize, 0);
+      this.tooManyHeaders = false;
     }
 
     /** The one kind of request the lane answers; anything else is node:http's. */
@@ -325,7 +407,7 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
           if (this.socket.destroyed) return;
           this.write(a, method, started, note);
           this.pump();
-          if (this.parser) this.socket.resume();
+          this.readMore();
         });
     }
 
@@ -344,7 +426,7 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
       at += out.write(more, at, 'latin1');
       at += end.copy(out, at);
       if (body) body.copy(out, at);
-      later(this.socket, out);
+      later(this, out);
       counts.answered++;
       this.answeredOne = true;
       this.waitingSince = now;
@@ -352,10 +434,10 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
       opts.log?.(method, opts.path, answer.status, started, note);
     }
 
-    /** The deadline passed: a first head that never came gets node:http's 408; an idle or stuck connection is closed. */
+    /** The deadline passed: a head that never came (or never finished) gets the connection guard's 408; an idle or stuck connection is closed. */
     expire(): void {
       open.delete(this);
-      if (!this.busy && !this.answeredOne && this.socket.writable) {
+      if (!this.busy && (this.partial || !this.answeredOne) && this.socket.writable) {
         this.socket.end(headTimeoutResponse(opts.issuer, opts.headersMs));
         setTimeout(() => this.socket.destroy(), 1000).unref();
         return;
@@ -380,6 +462,7 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
       socket.removeListener('end', this.onEnd);
       socket.removeListener('error', this.onError);
       socket.removeListener('close', this.onClose);
+      socket.removeListener('drain', this.onDrain);
       open.delete(this);
       this.releaseParser();
       if (this.buffered) socket.unshift(this.buffered);

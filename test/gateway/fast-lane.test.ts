@@ -231,20 +231,58 @@ describe('connections', () => {
     await g.close();
   });
 
-  it('a head split across reads is handed over and answered once', async () => {
+  it('a client that asks without reading is read no further until it reads (bounded memory), then gets every answer, in order', async () => {
+    const g = await startTestGateway(lane.project);
+    const c = new Connection(g.gateway.port);
+    c.socket.pause();
+    const total = 64 * 300;
+    const domains = [KNOWN, OTHER];
+    const wires = domains.map((d) => verifyWire(g, d));
+    // About 2 MB of requests, about 20 MB of answers: far more than the sockets' buffers hold.
+    for (let i = 0; i < total; i += 64) c.send(Array.from({ length: 64 }, (_, j) => wires[(i + j) % 2]).join(''));
+    await sleep(1000);
+    const answeredWhileNotRead = g.gateway.lane!.counts.answered;
+    await sleep(500);
+    expect(g.gateway.lane!.counts.answered, 'the gateway stopped answering').toBe(answeredWhileNotRead);
+    expect(answeredWhileNotRead).toBeLessThan(total / 2);
+    c.socket.resume();
+    for (let i = 0; i < total; i++) {
+      const a = await c.next(false, 10_000);
+      expect(a.status).toBe(200);
+      if (i % 997 === 0 || i === total - 1) expect(domainOf(a.body)).toBe(domains[i % 2]);
+    }
+    expect(g.gateway.lane!.counts).toEqual({ answered: total, handedOver: 0 });
+    await sleep(100);
+    expect(c.rest).toBe(0);
+    c.socket.destroy();
+    await g.close();
+  }, 60_000);
+
+  it('a head that arrives in pieces is answered once, in the lane', async () => {
     const before = counts(lane);
     const c = new Connection(lane.gateway.port);
     const wire = verifyWire(lane, KNOWN);
-    c.send(wire.slice(0, 20));
-    await sleep(100);
-    c.send(wire.slice(20));
+    for (const piece of [wire.slice(0, 3), wire.slice(3, 40), wire.slice(40, -1), wire.slice(-1)]) {
+      c.send(piece);
+      await sleep(50);
+    }
     const a = await c.next();
     expect(a.status).toBe(200);
     expect(domainOf(a.body)).toBe(KNOWN);
     await sleep(100);
     expect(c.rest).toBe(0);
-    expect(counts(lane).handedOver - before.handedOver).toBe(1);
+    expect([counts(lane).answered - before.answered, counts(lane).handedOver - before.handedOver]).toEqual([1, 0]);
     c.socket.destroy();
+  });
+
+  it('a piece of a head that is already wrong is handed over at once (node:http\'s 400), not kept waiting', async () => {
+    const before = counts(lane);
+    const c = new Connection(lane.gateway.port);
+    c.send('GET /v1/verify?domain=a HTTP/1.1\nHost');
+    const a = await c.next();
+    expect(a.status).toBe(400);
+    await c.closed;
+    expect(counts(lane).handedOver - before.handedOver).toBe(1);
   });
 
   it('the client ends its side after a request: the answer, then the connection is closed', async () => {
