@@ -2,6 +2,7 @@ import { listen, type Listener } from 'listhen';
 import type { Server } from 'node:http';
 import { guardConnections } from './http/connection-guard.ts';
 import type { SigningKey } from '../core/signing.ts';
+import { ConfigError } from '../core/errors.ts';
 import { ApiKeyStore } from './api-keys.ts';
 import { createGatewayListener, errorAnswer, logRequest } from './app.ts';
 import { installFastLane, type FastLane } from './http/fast-lane.ts';
@@ -92,6 +93,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     clearInterval(timer);
     apiKeys.stop();
     await store.close();
+    // listhen says "Unable to find an available port" (GetPortError) for a port that is taken or not allowed.
+    if ((error as Error)?.name === 'GetPortError' || (error as NodeJS.ErrnoException)?.code === 'EADDRINUSE') {
+      throw new ConfigError(`--port / PORT ${opts.port}: cannot listen on ${opts.host}:${opts.port} (in use by another process, or not allowed)`);
+    }
     throw error;
   }
   // Slow clients: bound how long headers and bodies may take (slowloris), per connection.
@@ -113,6 +118,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
           requestMs: 30_000,
           issuer: opts.issuer,
         });
+  if (opts.fastLane !== false && !lane) opts.log({ level: 'warn', msg: 'fast lane unavailable (this Node.js has no HTTPParser in _http_common): every request goes through node:http' });
   return {
     url: listener.url.replace(/\/$/, ''),
     port: listener.address.port,

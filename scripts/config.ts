@@ -112,6 +112,12 @@ export const serveArgs = {
   'sign-unverified': { type: 'boolean', description: 'sign never-audited answers with the active signing key (opt-in; the gateway then holds a private key)' },
   quiet: { type: 'boolean', description: 'no access log (warnings and errors are still logged)' },
   workers: { type: 'string', description: 'gateway processes sharing the port (env MVR_WORKERS, default 1)' },
+  'fast-lane': {
+    type: 'boolean',
+    default: true,
+    description: 'answer GET /v1/verify on the socket, before node:http (same answers, faster)',
+    negativeDescription: 'serve every request through node:http (the same answers; for comparison, or if a Node.js release lacks the parser binding the lane uses)',
+  },
   'rate-limit': { type: 'string', description: 'requests per minute per API key, 0 = off (env MVR_RATE_LIMIT, default 6000)' },
   'unauth-rate-limit': { type: 'string', description: 'requests per minute per client address without a valid key, 0 = off (env MVR_UNAUTH_RATE_LIMIT, default 600)' },
 } as const;

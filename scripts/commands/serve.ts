@@ -45,6 +45,7 @@ export async function gatewayOptionsFromArgs(args: Record<string, unknown>, env:
     unverifiedSigner,
     log: jsonLogger,
     accessLog: !args.quiet,
+    fastLane: args['fast-lane'] !== false,
     rateLimitPerMinute: nonNegativeInt('--rate-limit / MVR_RATE_LIMIT', str('rate-limit') ?? env.MVR_RATE_LIMIT, 6000),
     unauthenticatedPerMinute: nonNegativeInt('--unauth-rate-limit / MVR_UNAUTH_RATE_LIMIT', str('unauth-rate-limit') ?? env.MVR_UNAUTH_RATE_LIMIT, 600),
   };

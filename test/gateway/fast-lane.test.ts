@@ -346,3 +346,15 @@ describe('connections', () => {
     expect(x.closed).toBe(false);
   });
 });
+
+describe('mvr serve --no-fast-lane', () => {
+  it('turns the lane off; it is on by default', async () => {
+    const { parseArgs } = await import('citty');
+    const { serveArgs } = await import('../../scripts/config.ts');
+    const { gatewayOptionsFromArgs } = await import('../../scripts/commands/serve.ts');
+    const env = { MVR_RECORDS_DIR: lane.project.recordsDir, MVR_PUBLIC_DIR: lane.project.publicDir };
+    const off = await gatewayOptionsFromArgs(parseArgs(['--no-fast-lane'], serveArgs), env);
+    const on = await gatewayOptionsFromArgs(parseArgs([], serveArgs), env);
+    expect([off.fastLane, on.fastLane]).toEqual([false, true]);
+  });
+});

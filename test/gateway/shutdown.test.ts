@@ -140,3 +140,25 @@ describe('mvr serve on SIGTERM', () => {
     }
   });
 });
+
+describe('a port already in use', () => {
+  it('is INVALID_CONFIG naming the port, not an unexpected error, and nothing is left running', async () => {
+    const { createServer } = await import('node:net');
+    const { MvrError } = await import('../../core/errors.ts');
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as { port: number }).port;
+    const project = await makeProject();
+    try {
+      const error = await startTestGateway(project, { port }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(MvrError);
+      expect((error as InstanceType<typeof MvrError>).code).toBe('INVALID_CONFIG');
+      expect((error as Error).message).toContain(`127.0.0.1:${port}`);
+    } finally {
+      holder.close();
+    }
+  });
+});
