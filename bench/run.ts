@@ -83,15 +83,20 @@ const scripts = {
 const results: LoadResult[] = [];
 const gatewayPort = 18901, nginxPort = 18902;
 let memory = { rssMb: NaN, peakMb: NaN };
-const gateway = await startGatewayProcess(
-  // The quotas stay on (their check is part of every request) but far above what the load reaches.
-  ['--records', join(work, 'records'), '--public', join(work, 'public'), '--api-keys', join(work, 'api-keys.json'), '--cache-mb', values['cache-mb']!, '--rate-limit', '1000000000', '--unauth-rate-limit', '1000000000', ...(workers > 1 ? ['--workers', String(workers)] : [])],
-  gatewayPort,
-);
+// The quotas stay on (their check is part of every request) but far above what the load reaches.
+const gatewayArgs = ['--records', join(work, 'records'), '--public', join(work, 'public'), '--api-keys', join(work, 'api-keys.json'), '--cache-mb', values['cache-mb']!, '--rate-limit', '1000000000', '--unauth-rate-limit', '1000000000', ...(workers > 1 ? ['--workers', String(workers)] : [])];
+const gateway = await startGatewayProcess(gatewayArgs, gatewayPort);
+// The same gateway with every request through node:http: what the fast lane is worth, in the same run.
+const nodeOnlyPort = 18904;
+const nodeOnly = await startGatewayProcess([...gatewayArgs, '--no-fast-lane'], nodeOnlyPort).catch((error) => {
+  gateway.kill('SIGTERM');
+  throw error;
+});
 const floorPort = 18903;
 const floor = spawn(process.execPath, [join(ROOT, 'bench/node-floor.mjs'), String(floorPort), join(work, 'records/current', recordPath(hot[0]!))], { stdio: 'ignore' });
 const nginx = await startNginx(OUT, join(work, 'records/current'), nginxPort, key, workers).catch((error) => {
   gateway.kill('SIGTERM');
+  nodeOnly.kill('SIGTERM');
   throw error;
 });
 try {
@@ -107,6 +112,7 @@ try {
   const compared: [string, string, string][] = [
     ['nginx, hot records', n, scripts.nginxHot],
     ['gateway, hot records', g, scripts.hot],
+    ['gateway without the fast lane (--no-fast-lane: node:http for every request), hot records', `http://127.0.0.1:${nodeOnlyPort}`, scripts.hot],
     ['bare node:http server, same bytes, no checks (floor)', `http://127.0.0.1:${floorPort}`, scripts.hot],
     ['gateway, never-audited domains', g, scripts.never],
     ['gateway, bad API key (401)', g, scripts.badKey],
@@ -135,6 +141,7 @@ try {
 } finally {
   memory = await rssOf(gateway.pid!).catch(() => memory);
   gateway.kill('SIGTERM');
+  nodeOnly.kill('SIGTERM');
   nginx.kill('SIGQUIT');
   floor.kill('SIGTERM');
 }
