@@ -251,8 +251,9 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
     };
 
     onEnd = (): void => {
-      // Only ever while idle (reading is paused while busy, so the end waits behind the answer),
-      // and a head left incomplete was handed over already: all asked is answered.
+      // Only ever with every whole request answered (reading is paused while an answer waits, so
+      // the end waits behind it). The start of a head left over can never be finished: the
+      // connection ends without an answer to it, as node:http ends it.
       this.endNow();
     };
 
