@@ -10,7 +10,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../gateway/api-keys.ts';
 import { addApiKey, cleanup, makeProject, sleep, startTestGateway, waitForLog, type TestGateway } from './helpers.ts';
-import { exchange, header } from '../security/raw-http.ts';
+import { exchange, header, parseOne, type RawResponse } from '../security/raw-http.ts';
 
 const KNOWN = 'acme-outdoor.example';
 const OTHER = 'gadget-hub.example';
@@ -125,7 +125,7 @@ describe('the lane gives node:http\'s answers, byte for byte', () => {
   });
 });
 
-/** A kept-open connection that reads answers one by one (every answer here has a Content-Length, or none for 304 and HEAD). */
+/** A kept-open connection that reads answers one by one. */
 class Connection {
   readonly socket: Socket;
   private buffered = Buffer.alloc(0);
@@ -153,20 +153,14 @@ class Connection {
     this.socket.write(data);
   }
 
-  /** The next answer: status, head, body. */
-  async next(head = false, timeoutMs = 3000): Promise<{ status: number; head: string; body: Buffer }> {
+  /** The next answer (parsed as the security suites parse them). */
+  async next(head = false, timeoutMs = 3000): Promise<RawResponse> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const end = this.buffered.indexOf('\r\n\r\n');
-      if (end >= 0) {
-        const text = this.buffered.subarray(0, end).toString('latin1');
-        const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
-        const length = head || status === 304 ? 0 : Number(/\r\ncontent-length: (\d+)/i.exec(text)?.[1] ?? 0);
-        if (this.buffered.length >= end + 4 + length) {
-          const body = this.buffered.subarray(end + 4, end + 4 + length);
-          this.buffered = this.buffered.subarray(end + 4 + length);
-          return { status, head: text, body };
-        }
+      const parsed = parseOne(this.buffered, head, this.ended);
+      if (parsed) {
+        this.buffered = this.buffered.subarray(parsed.used);
+        return parsed.response;
       }
       if (this.ended || Date.now() > deadline) throw new Error(`no complete answer (${this.ended ? 'closed' : 'timed out'}); have ${JSON.stringify(this.buffered.toString('latin1'))}`);
       await new Promise<void>((resolve) => {

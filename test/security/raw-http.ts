@@ -107,7 +107,7 @@ export function exchange(port: number, data: string | Buffer, opts: ExchangeOpti
 }
 
 /** Parses one response from the start of `buf`; null when it is not complete yet. */
-function parseOne(buf: Buffer, isHead: boolean, atEnd: boolean): { response: RawResponse; used: number } | null {
+export function parseOne(buf: Buffer, isHead: boolean, atEnd: boolean): { response: RawResponse; used: number } | null {
   const end = buf.indexOf('\r\n\r\n');
   if (end < 0) return null;
   const head = buf.subarray(0, end).toString('latin1');
