@@ -47,6 +47,11 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
+/** How long a request head may take, a whole request may take, and an idle connection may stay (node:http, the guard and the fast lane alike). */
+const HEADERS_MS = 10_000;
+const REQUEST_MS = 30_000;
+const KEEP_ALIVE_MS = 5_000;
+
 /** Writes log lines as JSON to stdout. */
 export const jsonLogger = (line: LogLine) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
 
@@ -100,10 +105,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     throw error;
   }
   // Slow clients: bound how long headers and bodies may take (slowloris), per connection.
-  listener.server.headersTimeout = 10_000;
-  listener.server.requestTimeout = 30_000;
-  listener.server.keepAliveTimeout = 5_000;
-  guardConnections(listener.server as Server, { headersMs: 10_000, requestMs: 30_000, issuer: opts.issuer, log: opts.log });
+  listener.server.headersTimeout = HEADERS_MS;
+  listener.server.requestTimeout = REQUEST_MS;
+  listener.server.keepAliveTimeout = KEEP_ALIVE_MS;
+  guardConnections(listener.server as Server, { headersMs: HEADERS_MS, requestMs: REQUEST_MS, issuer: opts.issuer, log: opts.log });
   // In front of node:http (and the guard): the record endpoint's common request (http/fast-lane.ts).
   const lane =
     opts.fastLane === false
@@ -112,10 +117,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
           path: '/v1/verify',
           answer: (note, question) => answerVerify(note, question, ctx),
           errorAnswer: (error, note) => errorAnswer(error, ctx, note),
-          log: ctx.accessLog ? (method, path, status, started, note) => logRequest(ctx, method, path, status, started, note) : null,
-          keepAliveMs: listener.server.keepAliveTimeout,
-          headersMs: 10_000,
-          requestMs: 30_000,
+          logRequest: ctx.accessLog ? (method, path, status, started, note) => logRequest(ctx, method, path, status, started, note) : null,
+          log: opts.log,
+          keepAliveMs: KEEP_ALIVE_MS,
+          headersMs: HEADERS_MS,
+          requestMs: REQUEST_MS,
           issuer: opts.issuer,
         });
   if (opts.fastLane !== false && !lane) opts.log({ level: 'warn', msg: 'fast lane unavailable (this Node.js has no HTTPParser in _http_common): every request goes through node:http' });

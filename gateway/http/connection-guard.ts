@@ -3,6 +3,25 @@ import type { Socket } from 'node:net';
 import type { LogLine } from '../context.ts';
 import { problemType } from './problem.ts';
 
+/** Set on a socket handed over by the fast lane: when the lane began waiting for the head, so the head's deadline counts from then. */
+export const WAITING_SINCE = Symbol('mvr.waitingSince');
+
+/**
+ * A request head that did not arrive (or finish) in time, with nothing answered on the socket
+ * yet: logged, answered with a 408 problem document, and the connection closed (shared by the
+ * guard and the fast lane).
+ */
+export function closeForHeadTimeout(socket: Socket, opts: { issuer: string; headersMs: number; log: (line: LogLine) => void }): void {
+  opts.log({ level: 'warn', msg: 'client error', status: 408, code: 'REQUEST_TIMEOUT' });
+  if (socket.writable) socket.end(rawProblem(opts.issuer, 408, 'REQUEST_TIMEOUT', `the request head did not arrive within ${opts.headersMs / 1000} s`));
+  setTimeout(() => socket.destroy(), 1000).unref();
+}
+
+function rawProblem(issuer: string, status: number, code: string, detail: string): string {
+  const body = JSON.stringify({ type: problemType(issuer, code), title: STATUS_CODES[status], status, detail, code });
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
 /**
  * Guards for what happens before a request reaches the app.
  *
@@ -15,19 +34,6 @@ import { problemType } from './problem.ts';
  * Parser errors (400, 431) stay Node's own: it answers only when no response is in flight and
  * destroys the socket at once, so a second response can never follow a first one.
  */
-/** Set on a socket handed over by the fast lane: when the lane began waiting for the head, so the head's deadline counts from then. */
-export const WAITING_SINCE = Symbol('mvr.waitingSince');
-
-/** The 408 problem answer, whole, for a request head that did not arrive in time (the connection is closed after it). */
-export function headTimeoutResponse(issuer: string, headersMs: number): string {
-  return rawProblem(issuer, 408, 'REQUEST_TIMEOUT', `the request head did not arrive within ${headersMs / 1000} s`);
-}
-
-function rawProblem(issuer: string, status: number, code: string, detail: string): string {
-  const body = JSON.stringify({ type: problemType(issuer, code), title: STATUS_CODES[status], status, detail, code });
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-}
-
 export function guardConnections(server: Server, opts: { headersMs: number; requestMs: number; issuer: string; log: (line: LogLine) => void; sweepMs?: number }): void {
   // One deadline per open connection, checked by one sweep rather than a timer per request:
   // re-arming timers on every request was a visible share of a hot request's time. A deadline
@@ -53,9 +59,7 @@ export function guardConnections(server: Server, opts: { headersMs: number; requ
         continue;
       }
       // Waiting for a request head: nothing has been answered on the socket yet, so a 408 can be written.
-      opts.log({ level: 'warn', msg: 'client error', status: 408, code: 'REQUEST_TIMEOUT' });
-      if (socket.writable) socket.end(headTimeoutResponse(opts.issuer, opts.headersMs));
-      setTimeout(() => socket.destroy(), 1000).unref();
+      closeForHeadTimeout(socket, opts);
     }
   }, sweepMs);
   sweep.unref();

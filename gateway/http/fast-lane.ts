@@ -2,8 +2,8 @@ import { createRequire } from 'node:module';
 import { STATUS_CODES, maxHeaderSize as nodeMaxHeaderSize, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { KeyMemo } from '../api-keys.ts';
-import type { Answer, RequestNote, VerifyQuestion } from '../context.ts';
-import { headTimeoutResponse, WAITING_SINCE } from './connection-guard.ts';
+import type { Answer, LogLine, RequestNote, VerifyQuestion } from '../context.ts';
+import { closeForHeadTimeout, WAITING_SINCE } from './connection-guard.ts';
 
 /**
  * The fast lane: the record endpoint's common request answered without node:http's request and
@@ -41,7 +41,9 @@ export interface LaneOptions {
   answer(note: RequestNote, request: VerifyQuestion): Answer | Promise<Answer>;
   errorAnswer(error: unknown, note: RequestNote): Answer;
   /** Called once per answered request, after its answer is written (the access log), or null. */
-  log: ((method: string, path: string, status: number, started: number, note: RequestNote) => void) | null;
+  logRequest: ((method: string, path: string, status: number, started: number, note: RequestNote) => void) | null;
+  /** The gateway's log (the 408 to a head that never came is logged as the connection guard logs it). */
+  log: (line: LogLine) => void;
   keepAliveMs: number;
   headersMs: number;
   requestMs: number;
@@ -87,9 +89,6 @@ function loadBinding(): ParserBinding | null {
     return null;
   }
 }
-
-/** Whether this Node.js has the parser binding the lane needs. */
-export const fastLaneAvailable = binding !== null;
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 /** Answers of one connection queued or waiting in its socket beyond which its requests wait. */
@@ -393,7 +392,7 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
     }
 
     serve(): void {
-      const started = opts.log ? performance.now() : 0;
+      const started = opts.logRequest ? performance.now() : 0;
       const method = methods[this.method]!;
       const request: VerifyQuestion = { target: this.target, authorization: this.authorization, ifNoneMatch: this.ifNoneMatch, remoteAddress: this.socket.remoteAddress, keyMemo: this.keyMemo };
       const note: RequestNote = {};
@@ -440,7 +439,7 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
       this.answeredOne = true;
       this.waitingSince = now;
       this.deadline = now + opts.keepAliveMs;
-      opts.log?.(method, opts.path, answer.status, started, note);
+      opts.logRequest?.(method, opts.path, answer.status, started, note);
     }
 
     /**
@@ -450,12 +449,8 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
      */
     expire(): void {
       open.delete(this);
-      if (!this.busy && (this.partial || !this.answeredOne) && this.socket.writable) {
-        this.socket.end(headTimeoutResponse(opts.issuer, opts.headersMs));
-        setTimeout(() => this.socket.destroy(), 1000).unref();
-        return;
-      }
-      this.socket.destroy();
+      if (!this.busy && (this.partial || !this.answeredOne)) closeForHeadTimeout(this.socket, opts);
+      else this.socket.destroy();
     }
 
     /** Ends the connection once what was written is out (the client ended its side, or the gateway is closing). */
