@@ -41,8 +41,9 @@ export function answerVerify(note: RequestNote, q: VerifyQuestion, ctx: GatewayC
 
 function recordAnswer(served: Served, note: RequestNote, q: VerifyQuestion): Answer {
   const { bytes, etag } = served;
-  // A never-audited answer carries its lists (it lives a second); a stored record's are kept by its bytes.
-  const lists = served.lists ?? recordHeaders(bytes, etag);
+  // Made on a record's first answer and kept on it (the cache's entry, or a never-audited answer
+  // reused for a second), not per request: the fast lane also keeps its rendering of a shared list.
+  const lists = (served.lists ??= headerListsFor(bytes, etag));
   const limit = note.rateLimit;
   const more = limit ? ['ratelimit-policy', rateLimitPolicyField(limit.policy), 'ratelimit', rateLimitField(limit)] : null;
   if (matchesIfNoneMatch(q.ifNoneMatch, etag)) return { status: 304, headers: lists.notModified, more, body: null };
@@ -52,29 +53,17 @@ function recordAnswer(served: Served, note: RequestNote, q: VerifyQuestion): Ans
 /** The headers every record answer starts with (flat name/value, the cheapest form for Node's writeHead). */
 const RECORD_HEADERS: readonly string[] = ['content-type', 'application/json', 'cache-control', RECORD_CACHE_CONTROL, 'vary', 'Authorization'];
 
-/**
- * A stored record's header lists, made once per record bytes held in the cache rather than per
- * request (the fast lane also keeps its rendering of a shared list).
- */
-function recordHeaders(bytes: Buffer, etag: string): HeaderLists {
-  let lists = headerLists.get(bytes);
-  if (!lists || lists.etag !== etag) headerLists.set(bytes, (lists = headerListsFor(bytes, etag)));
-  return lists;
-}
-
 function headerListsFor(bytes: Buffer, etag: string): HeaderLists {
   const notModified = [...RECORD_HEADERS, 'etag', etag];
-  return { etag, notModified, ok: [...notModified, 'content-length', String(bytes.length)] };
+  return { notModified, ok: [...notModified, 'content-length', String(bytes.length)] };
 }
 
 interface HeaderLists {
-  etag: string;
   ok: readonly string[];
   notModified: readonly string[];
 }
-const headerLists = new WeakMap<Buffer, HeaderLists>();
 
-/** A verified stored record, or a never-audited answer (which carries its header lists). */
+/** A verified stored record, or a never-audited answer; either carries its header lists once answered over HTTP. */
 type Served = ServedRecord & { lists?: HeaderLists };
 type RecordContext = Pick<GatewayContext, 'store' | 'issuer' | 'schemaUrl' | 'unverifiedSigner'>;
 
@@ -125,14 +114,11 @@ function synthesize(domain: string, now: number, ctx: RecordContext, fill: Retur
     // Signed and self-checked like a built record; the stored text comes from the same parts.
     const signed = signUnsignedChecked(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt }), ctx.unverifiedSigner);
     const bytes = Buffer.from(signed.canonical);
-    const etag = strongEtag(bytes);
-    return { bytes, etag, lists: headerListsFor(bytes, etag) };
+    return { bytes, etag: strongEtag(bytes) };
   }
   // The unsigned answer's bytes are a function of the domain and issued_at alone (issuer and
   // schema are fixed for the process), so those two make a strong validator without hashing.
-  const bytes = fill(domain, issuedAt);
-  const etag = `"u.${domain}.${now.toString(36)}"`;
-  return { bytes, etag, lists: headerListsFor(bytes, etag) };
+  return { bytes: fill(domain, issuedAt), etag: `"u.${domain}.${now.toString(36)}"` };
 }
 
 interface NeverAuditedState {
