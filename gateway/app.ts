@@ -64,16 +64,16 @@ export function errorAnswer(error: unknown, ctx: GatewayContext, note: RequestNo
   return problemAnswer(error, ctx.issuer, note);
 }
 
-/** The path of a request target; RFC 9112 absolute-form targets (`GET http://host/v1/verify`) included. */
+/**
+ * The path of a request target, as sent: RFC 9112 absolute-form targets (`GET
+ * http://host/v1/verify`) lose their scheme and authority only. Dot segments are resolved in
+ * neither form (WHATWG URL resolved them in the absolute form alone, so `/x/../mcp` reached
+ * `/mcp` one way and was a 404 the other; found by the HTTP fuzz suite).
+ */
 export function pathOf(target: string): string {
-  if (/^https?:\/\//i.test(target)) {
-    try {
-      return new URL(target).pathname;
-    } catch {
-      return target;
-    }
-  }
-  return target.split('?', 1)[0]!;
+  const authority = /^https?:\/\/[^/?#]*/i.exec(target);
+  const path = (authority ? target.slice(authority[0].length) : target).split('?', 1)[0]!;
+  return authority && path === '' ? '/' : path;
 }
 
 /** One JSON line per request: method, path, status, duration, key id; never the key, never the query's other members. */

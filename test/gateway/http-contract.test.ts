@@ -96,6 +96,16 @@ describe('request targets', () => {
     expect(r.status).toBe(200);
     expect(r.body.equals(knownBytes)).toBe(true);
   });
+
+  it('resolves dot segments in neither form of the target: /x/../v1/verify is a 404 both ways', async () => {
+    for (const target of [`/x/../v1/verify?domain=${KNOWN}`, `${g.url}/x/../v1/verify?domain=${KNOWN}`]) {
+      const r = await rawRequest(g, `GET ${target} HTTP/1.1`, { Authorization: `Bearer ${g.key}` });
+      expect(r.status, target).toBe(404);
+      expect(JSON.parse(r.body.toString('utf8')).code, target).toBe('NOT_FOUND');
+    }
+    const bare = await rawRequest(g, `GET ${g.url}?domain=${KNOWN} HTTP/1.1`, { Authorization: `Bearer ${g.key}` });
+    expect(JSON.parse(bare.body.toString('utf8')).detail).toBe('no resource at /');
+  });
 });
 
 describe('401: the API key comes first', () => {
