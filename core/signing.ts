@@ -117,7 +117,9 @@ export function signUnsignedChecked(unsigned: object, key: SigningKey): { signat
   const message = Buffer.from(parts ? parts.head + parts.middle + parts.tail : joinMembers(members!));
   const sig = sign(null, message, key.privateKey);
   if (!verify(null, message, key.publicKey, sig)) throw new MvrError('SELF_CHECK_FAILED', 'signature self-check failed: the signature made does not verify');
-  const signature = signatureText(encodeBase64url(sig));
+  // Buffer's encoder: this module is node-only (node:crypto), and the portable one builds the
+  // text from 22 pieces that are flattened again when the record is written.
+  const signature = signatureText(sig.toString('base64url'));
   return {
     signature,
     canonical: parts

@@ -1,4 +1,5 @@
 import { describe, it, expect } from 'vitest';
+import fc from 'fast-check';
 import { validateAudit, type Audit } from '../../core/audit.ts';
 import {
   MAX_SCORE,
@@ -202,6 +203,19 @@ describe('timestamps and next_audit_at', () => {
     for (const t of [r.first_seen, r.last_audited_at, r.next_audit_at, r.issued_at]) {
       expect(t).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     }
+  });
+
+  it('formatTimestamp writes what Date#toISOString writes, at any instant (its own formatter for four-digit years)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(-2000, 0, 1), max: Date.UTC(12000, 0, 1) }), (ms) => {
+        expect(formatTimestamp(ms)).toBe(new Date(ms).toISOString());
+      }),
+      { numRuns: 20_000 },
+    );
+    for (const ms of [0, 999, Date.UTC(999, 11, 31, 23, 59, 59, 999), Date.UTC(1000, 0, 1), Date.UTC(9999, 11, 31, 23, 59, 59, 999), Date.UTC(10000, 0, 1), -1]) {
+      expect(formatTimestamp(ms)).toBe(new Date(ms).toISOString());
+    }
+    expect(() => formatTimestamp(Number.NaN)).toThrow(RangeError);
   });
 
   it('addOneMonth, formatTimestamp and daysInMonth directly', () => {
