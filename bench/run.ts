@@ -14,7 +14,7 @@ import { domainsOf, ensureTools, nginxPath, pathsScript, rssOf, startGatewayProc
  * `npm run bench`: the build beside the machine's raw Ed25519 capacity, and the gateway beside
  * nginx serving the same signed files, all in one run so the ratios compare like with like.
  * Options: --sizes 10000,100000,1000000  --gateway-records 100000  --seconds 10  --connections 64  --workers 1
- *          --rounds 3 (the comparisons run this many times, interleaved; the table shows the median)
+ *          --rounds 5 (the comparisons run this many times, interleaved; the table shows the median)
  *          --hot 1000 (records in the hot set; as many never-audited domains are asked for)
  */
 const { values } = parseArgs({
@@ -25,7 +25,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '64' },
     workers: { type: 'string', default: '1' },
     'cache-mb': { type: 'string', default: '16' },
-    rounds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '5' },
     hot: { type: 'string', default: '1000' },
   },
 });
@@ -81,6 +81,9 @@ const scripts = {
 };
 
 const results: LoadResult[] = [];
+const GATEWAY_HOT = 'gateway, hot records', NEVER_AUDITED = 'gateway, never-audited domains', BAD_KEY = 'gateway, bad API key (401)';
+/** Per round, a scenario's requests per second over the gateway's hot records' in the same round. */
+const paired = new Map<string, number[]>();
 const gatewayPort = 18901, nginxPort = 18902;
 let memory = { rssMb: NaN, peakMb: NaN };
 // The quotas stay on (their check is part of every request) but far above what the load reaches.
@@ -109,13 +112,15 @@ try {
   };
   // The comparisons run in interleaved rounds, so a slow moment of the machine does not fall on
   // one of them alone; the table shows each one's median round.
+  // The gateway's own three run back to back, so each round compares never-audited and bad-key
+  // answers with hot records measured a few seconds apart (paired ratios, below the table).
   const compared: [string, string, string][] = [
     ['nginx, hot records', n, scripts.nginxHot],
-    ['gateway, hot records', g, scripts.hot],
+    [GATEWAY_HOT, g, scripts.hot],
+    [NEVER_AUDITED, g, scripts.never],
+    [BAD_KEY, g, scripts.badKey],
     ['gateway without the fast lane (--no-fast-lane: node:http for every request), hot records', `http://127.0.0.1:${nodeOnlyPort}`, scripts.hot],
     ['bare node:http server, same bytes, no checks (floor)', `http://127.0.0.1:${floorPort}`, scripts.hot],
-    ['gateway, never-audited domains', g, scripts.never],
-    ['gateway, bad API key (401)', g, scripts.badKey],
   ];
   // A working set larger than the gateway's cache: every record of the build, at random. The
   // files are read once first, as on a server that has been serving them: this machine's kernel
@@ -131,6 +136,10 @@ try {
   for (let round = 1; round <= rounds; round++) {
     log(`round ${round} of ${rounds}`);
     for (const [name, url, script] of compared) runs.get(name)!.push(await scenario(name, url, script));
+  }
+  for (const name of [NEVER_AUDITED, BAD_KEY]) {
+    const hotRounds = runs.get(GATEWAY_HOT)!;
+    paired.set(name, runs.get(name)!.map((r, i) => r.requestsPerSecond / hotRounds[i]!.requestsPerSecond));
   }
   for (const [name, list] of runs) {
     const sorted = [...list].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
@@ -148,7 +157,7 @@ try {
 
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const nginxHot = results.find((r) => r.name === 'nginx, hot records')!.requestsPerSecond;
-const gatewayHot = results.find((r) => r.name === 'gateway, hot records')!.requestsPerSecond;
+const gatewayHot = results.find((r) => r.name === GATEWAY_HOT)!.requestsPerSecond;
 const spreadOf = (r: LoadResult) => (r.spread ? `${fmt(r.spread[0])}-${fmt(r.spread[1])}` : '1 run');
 const lines = [
   `Raw Ed25519 (node:crypto, ${capacity.threads} threads): ${fmt(capacity.signPerSecond)} sign/s, ${fmt(capacity.verifyPerSecond)} verify/s, ${fmt(capacity.pairPerSecond)} sign+verify pairs/s`,
@@ -165,9 +174,11 @@ const lines = [
   '|---|---:|---:|---:|---:|---:|---:|---:|',
   ...results.map((r) => `| ${r.name} | ${fmt(r.requestsPerSecond)} | ${spreadOf(r)} | ${fmt(r.p50ms, 2)} | ${fmt(r.p99ms, 2)} | ${fmt(r.non2xx)} | ${fmt(r.requestsPerSecond / nginxHot, 2)} | ${fmt(r.requestsPerSecond / gatewayHot, 2)} |`),
   '',
+  ...[...paired].map(([name, ratios]) => `${name}, x gateway hot round by round: ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt([...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)]!, 2)})`),
+  '',
   `Gateway memory after the run (${fmt(gatewayRecords)} records, cache ${values['cache-mb']} MB): RSS ${memory.rssMb} MB, peak ${memory.peakMb} MB`,
 ];
-await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, filesPerSecond, builds, results, memory }, null, 2));
+await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, filesPerSecond, builds, results, paired: Object.fromEntries(paired), memory }, null, 2));
 process.stdout.write(`${lines.join('\n')}\n`);
 // Old outputs go last, after every measurement (see retire()).
 log('removing old outputs');
