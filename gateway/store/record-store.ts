@@ -23,9 +23,9 @@ export interface ServedRecord {
   etag: string;
 }
 
-/** A record in the cache, with the tick of its last move to the newest end. */
+/** A record in the cache, marked when answered since it was last passed over for eviction. */
 interface CachedRecord extends ServedRecord {
-  stamp: number;
+  used: boolean;
 }
 
 export type Lookup = { kind: 'record'; record: ServedRecord } | { kind: 'absent' };
@@ -40,13 +40,13 @@ export interface RecordStoreOptions {
 /**
  * Verify-before-serve. A record's bytes are served only after they parsed, match the requested
  * domain and the record schema, and their signature verified against the key set the gateway
- * publishes. Verified bytes are kept in an LRU bounded by bytes, valid for one generation of
- * (live build, key set); a new build or key set empties it.
+ * publishes. Verified bytes are kept in a cache bounded by bytes (second-chance eviction, an
+ * approximation of least recently used), valid for one generation of (live build, key set); a
+ * new build or key set empties it.
  */
 export class RecordStore {
+  /** Oldest first (insertion order, and the order eviction looks at). */
   private cache = new Map<string, CachedRecord>();
-  /** Counts the cache's insertions and moves: how far an entry is from the newest end, roughly. */
-  private tick = 0;
   private cachedBytes = 0;
   private cacheGeneration = '';
   /**
@@ -80,14 +80,10 @@ export class RecordStore {
     this.syncGeneration();
     const hit = this.cache.get(domain);
     if (hit) {
-      // LRU, moved to the newest end only when in the older half: a hot record is not moved on
-      // every request (a Map delete and set, a visible share of a hot request), and whatever
-      // is evicted first is still among the least recently used half.
-      if (this.tick - hit.stamp > this.cache.size >> 1) {
-        this.cache.delete(domain);
-        this.cache.set(domain, hit);
-        hit.stamp = ++this.tick;
-      }
+      // A hit only marks the record; the map is not touched. Moving hot records to the newest
+      // end on hits (a delete and a set) made the map rebuild its table over and over, garbage
+      // in the old generation that cost a major collection or two a second under load.
+      hit.used = true;
       return hit;
     }
     return this.absent.has(domain) ? 'absent' : null;
@@ -152,7 +148,7 @@ export class RecordStore {
       return { kind: 'absent' };
     }
     checkRecord(domain, bytes, keySet);
-    const record = { bytes, etag: strongEtag(bytes), stamp: 0 };
+    const record = { bytes, etag: strongEtag(bytes), used: false };
     this.remember(domain, record);
     return { kind: 'record', record };
   }
@@ -166,12 +162,19 @@ export class RecordStore {
       this.cachedBytes -= entrySize(domain, previous);
     }
     this.cache.set(domain, record);
-    record.stamp = ++this.tick;
     this.cachedBytes += size;
+    // Second chance: from the oldest, a record answered since it was last looked at here is
+    // unmarked and moved to the newest end (an iterator visits what is re-added behind it, so it
+    // is looked at again only after every other record); the first unmarked one goes.
     for (const [oldest, value] of this.cache) {
       if (this.cachedBytes <= this.options.cacheBytes) break;
       this.cache.delete(oldest);
-      this.cachedBytes -= entrySize(oldest, value);
+      if (value.used) {
+        value.used = false;
+        this.cache.set(oldest, value);
+      } else {
+        this.cachedBytes -= entrySize(oldest, value);
+      }
     }
   }
 }

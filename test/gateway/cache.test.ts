@@ -2,7 +2,10 @@
  * The verified-record cache, observed from outside through GET /healthz (`cache: {entries,
  * bytes, limit}`): bounded by `cacheBytes`, and counting each record it holds once.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
 import { cleanup, liveRecords, makeProject, startTestGateway, type TestGateway, type TestProject } from './helpers.ts';
 
 const DOMAIN = 'acme-outdoor.example';
@@ -66,6 +69,37 @@ describe('verified-record cache', () => {
       const stats = await cacheStats(g);
       expect(stats.entries).toBeGreaterThan(0);
       expect(stats.entries).toBeLessThan(records.size);
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('evicts records not asked for again before records that were (second chance), without reordering on hits', async () => {
+    // Its own project: record files are overwritten below. What is cached is seen from outside:
+    // a cached record is still answered after its file is spoiled, an evicted one is read again
+    // and refused (503 UNAVAILABLE).
+    const own = await makeProject();
+    const domains = [...(await liveRecords(own)).keys()].sort();
+    const single = await singleEntryBytes();
+    // Room for about three records (entries differ a little in size with the domain's length).
+    const g = await startTestGateway(own, { cacheBytes: Math.floor(single * 3.5) });
+    const spoil = (domain: string) => writeFile(join(own.recordsDir, CURRENT_LINK, recordPath(domain)), '{"spoiled":true}');
+    try {
+      const [hot, cold, ...others] = domains as [string, string, ...string[]];
+      expect(others.length).toBeGreaterThanOrEqual(3);
+      expect((await g.verify(hot)).status).toBe(200); // oldest entry
+      expect((await g.verify(cold)).status).toBe(200);
+      expect((await g.verify(hot)).status).toBe(200); // a hit: marked, not moved
+      // Two misses overflow the cache: `hot` is the oldest but was asked for again, so it gets
+      // a second chance; `cold` was not, and goes.
+      for (const d of others.slice(0, 2)) expect((await g.verify(d)).status).toBe(200);
+      await spoil(hot);
+      await spoil(cold);
+      expect((await g.verify(hot)).status).toBe(200);
+      const again = await g.verify(cold);
+      expect(again.status).toBe(503);
+      expect(again.json.code).toBe('UNAVAILABLE');
+      expect((await cacheStats(g)).bytes).toBeLessThanOrEqual(Math.floor(single * 3.5));
     } finally {
       await g.close();
     }
