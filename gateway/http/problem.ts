@@ -1,7 +1,7 @@
 import { MvrError } from '../../core/errors.ts';
 import { UnauthorizedError } from '../api-keys.ts';
 import type { Answer, RequestNote } from '../context.ts';
-import { RateLimitedError, rateLimitField, rateLimitPolicyField } from '../rate-limit.ts';
+import { RateLimitedError, decimal, rateLimitField, rateLimitPolicyField } from '../rate-limit.ts';
 
 /** A request to a path the gateway does not serve. */
 export class NotFoundError extends MvrError {
@@ -56,7 +56,7 @@ export function problemAnswer(error: unknown, issuer: string, note: RequestNote)
   note.errorCode = code;
   if (!(error instanceof RateLimitedError)) return { status, headers, more: null, body: text };
   const d = error.decision;
-  return { status, headers, more: ['retry-after', String(d.resetSeconds), 'ratelimit-policy', rateLimitPolicyField(d.policy), 'ratelimit', rateLimitField(d)], body: text };
+  return { status, headers, more: ['retry-after', decimal(d.resetSeconds), 'ratelimit-policy', rateLimitPolicyField(d.policy), 'ratelimit', rateLimitField(d)], body: text };
 }
 
 interface PreparedProblem {

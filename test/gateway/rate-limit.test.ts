@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixedWindowLimiter } from '../../gateway/rate-limit.ts';
+import fc from 'fast-check';
+import { FixedWindowLimiter, decimal, rateLimitField } from '../../gateway/rate-limit.ts';
 import { addApiKey, cleanup, expectProblem, makeProject, sleep, startTestGateway, type TestGateway, type TestProject } from './helpers.ts';
 
 describe('FixedWindowLimiter', () => {
@@ -18,6 +19,22 @@ describe('FixedWindowLimiter', () => {
     const limiter = new FixedWindowLimiter('unauthenticated', 1, 60, 100, () => 0);
     for (let i = 0; i < 10_000; i++) limiter.take(`caller-${i}`);
     expect((limiter as unknown as { windows: Map<string, unknown> }).windows.size).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('decimal (the counts of the RateLimit fields)', () => {
+  it('writes what String() writes, for every safe integer and anything else', () => {
+    fc.assert(fc.property(fc.maxSafeNat(), (n) => {
+      expect(decimal(n)).toBe(String(n));
+    }), { numRuns: 20_000 });
+    fc.assert(fc.property(fc.integer({ min: 0, max: 2_000_000 }), (n) => {
+      expect(decimal(n)).toBe(String(n));
+    }), { numRuns: 20_000 });
+    for (const n of [0, 9, 10, 999, 1000, 1001, 1_000_000, 1_000_999, 997_424_952, Number.MAX_SAFE_INTEGER, -1, 0.5, 2 ** 60, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(decimal(n)).toBe(String(n));
+    }
+    const d = new FixedWindowLimiter('per-key', 1_000_000_000, 60, 100, () => 0).take('a');
+    expect(rateLimitField(d)).toBe('"per-key";r=999999999;t=60');
   });
 });
 
