@@ -41,13 +41,22 @@ export function answerVerify(note: RequestNote, q: VerifyQuestion, ctx: GatewayC
 
 function recordAnswer(served: Served, note: RequestNote, q: VerifyQuestion): Answer {
   const { bytes, etag } = served;
-  // Made on a record's first answer and kept on it (the cache's entry, or a never-audited answer
-  // reused for a second), not per request: the fast lane also keeps its rendering of a shared list.
-  const lists = (served.lists ??= headerListsFor(bytes, etag));
   const limit = note.rateLimit;
-  const more = limit ? ['ratelimit-policy', rateLimitPolicyField(limit.policy), 'ratelimit', rateLimitField(limit)] : null;
-  if (matchesIfNoneMatch(q.ifNoneMatch, etag)) return { status: 304, headers: lists.notModified, more, body: null };
-  return { status: 200, headers: lists.ok, more, body: bytes };
+  const quota = limit ? ['ratelimit-policy', rateLimitPolicyField(limit.policy), 'ratelimit', rateLimitField(limit)] : null;
+  const notModified = matchesIfNoneMatch(q.ifNoneMatch, etag);
+  if (served.fleeting) {
+    // A never-audited answer lives a second: its own headers go with each answer, in the same
+    // order. Lists kept on it (and the fast lane's rendering of them) were remade for every
+    // domain every second, old-generation garbage under load (sampling heap profile).
+    const more = notModified ? ['etag', etag] : ['etag', etag, 'content-length', String(bytes.length)];
+    if (quota) more.push(...quota);
+    return { status: notModified ? 304 : 200, headers: RECORD_HEADERS, more, body: notModified ? null : bytes };
+  }
+  // Made on a record's first answer and kept on the cache's entry, not per request: the fast
+  // lane also keeps its rendering of a shared list.
+  const lists = (served.lists ??= headerListsFor(bytes, etag));
+  if (notModified) return { status: 304, headers: lists.notModified, more: quota, body: null };
+  return { status: 200, headers: lists.ok, more: quota, body: bytes };
 }
 
 /** The headers every record answer starts with (flat name/value, the cheapest form for Node's writeHead). */
@@ -63,8 +72,8 @@ interface HeaderLists {
   notModified: readonly string[];
 }
 
-/** A verified stored record, or a never-audited answer; either carries its header lists once answered over HTTP. */
-type Served = ServedRecord & { lists?: HeaderLists };
+/** A verified stored record, which carries its header lists once answered over HTTP; or a never-audited answer (`fleeting`). */
+type Served = ServedRecord & { lists?: HeaderLists; fleeting?: true };
 type RecordContext = Pick<GatewayContext, 'store' | 'issuer' | 'schemaUrl' | 'unverifiedSigner'>;
 
 /** The stored record, verified; or the never-audited answer. Shared with the MCP tool so both serve the same bytes. */
@@ -114,11 +123,11 @@ function synthesize(domain: string, now: number, ctx: RecordContext, fill: Retur
     // Signed and self-checked like a built record; the stored text comes from the same parts.
     const signed = signUnsignedChecked(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt }), ctx.unverifiedSigner);
     const bytes = Buffer.from(signed.canonical);
-    return { bytes, etag: strongEtag(bytes) };
+    return { bytes, etag: strongEtag(bytes), fleeting: true };
   }
   // The unsigned answer's bytes are a function of the domain and issued_at alone (issuer and
   // schema are fixed for the process), so those two make a strong validator without hashing.
-  return { bytes: fill(domain, issuedAt), etag: `"u.${domain}.${now.toString(36)}"` };
+  return { bytes: fill(domain, issuedAt), etag: `"u.${domain}.${now.toString(36)}"`, fleeting: true };
 }
 
 interface NeverAuditedState {

@@ -65,6 +65,8 @@ describe('the lane gives node:http\'s answers, byte for byte', () => {
     ['If-None-Match: *', (k) => `GET /v1/verify?domain=${KNOWN} HTTP/1.1\r\n${H}${k}If-None-Match: *\r\n\r\n`, true],
     ['If-None-Match of another tag (200)', (k) => `GET /v1/verify?domain=${KNOWN} HTTP/1.1\r\n${H}${k}If-None-Match: "nope"\r\n\r\n`, true],
     ['a never-audited domain', (k) => `GET /v1/verify?domain=never-seen.example HTTP/1.1\r\n${H}${k}\r\n`, true],
+    ['a never-audited domain, If-None-Match: * (304)', (k) => `GET /v1/verify?domain=never-seen.example HTTP/1.1\r\n${H}${k}If-None-Match: *\r\n\r\n`, true],
+    ['a never-audited domain, HEAD', (k) => `HEAD /v1/verify?domain=never-seen.example HTTP/1.1\r\n${H}${k}\r\n`, true],
     ['an upper-case, percent-encoded domain', (k) => `GET /v1/verify?domain=ACME%2DOUTDOOR.Example HTTP/1.1\r\n${H}${k}\r\n`, true],
     ['the domain among other parameters', (k) => `GET /v1/verify?x=1&domain=${OTHER}&y= HTTP/1.1\r\n${H}${k}\r\n`, true],
     ['no key (401)', () => `GET /v1/verify?domain=${KNOWN} HTTP/1.1\r\n${H}\r\n`, true],
