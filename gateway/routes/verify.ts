@@ -92,57 +92,64 @@ function recordAtHand(domain: string, ctx: RecordContext): Served | null {
 }
 
 /**
- * The never-audited answer. One answer per domain is reused for up to a second: its issued_at is
- * then at most a second old, well inside the minute the answer itself may be cached for
- * (Cache-Control max-age=60), and a burst of questions about one unknown shop costs one answer.
- * The memory is bounded: at most 2 x RECENT_ENTRIES answers of about 700 bytes (under 8 MB).
+ * The never-audited answer, issued at the start of the current second: its issued_at is at most a
+ * second old, well inside the minute the answer itself may be cached for (Cache-Control
+ * max-age=60). Unsigned, it is a function of the domain and that second alone, so it is made
+ * anew for each question (a template filled in) and is still the same bytes and ETag all second
+ * long: a burst of questions about one unknown shop sees one answer, and a conditional request
+ * gets its 304. Nothing is kept: answers kept for their second were garbage for the old
+ * generation under load, a major collection or more a second (sampling heap profile). Signed
+ * (`--sign-unverified`), an answer costs a signature and its check, so one per domain and second
+ * is kept and reused; that memory is bounded at 2 x RECENT_ENTRIES answers of about 800 bytes.
  */
 function neverAudited(domain: string, ctx: RecordContext): Served {
   const state = stateFor(ctx);
-  const now = Date.now();
-  const recent = state.recent.get(domain) ?? state.older.get(domain);
-  if (recent && now - recent.at < REUSE_MS && now >= recent.at) return recent.served;
-  const served = synthesize(domain, now, ctx, state.fill);
-  // Two maps, swapped every REUSE_MS: an answer lives at most two periods; past RECENT_ENTRIES in
-  // a period, answers are built but not kept.
-  if (now - state.since >= REUSE_MS || now < state.since) {
-    state.older = state.recent;
-    state.recent = new Map();
-    state.since = now;
-  }
-  if (state.recent.size < RECENT_ENTRIES) state.recent.set(domain, { at: now, served });
-  return served;
-}
-
-const REUSE_MS = 1000;
-const RECENT_ENTRIES = 5_000;
-
-function synthesize(domain: string, now: number, ctx: RecordContext, fill: ReturnType<typeof unverifiedRecordTemplate>): Served {
-  const issuedAt = formatTimestamp(now);
-  if (ctx.unverifiedSigner) {
-    // Signed and self-checked like a built record; the stored text comes from the same parts.
-    const signed = signUnsignedChecked(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt }), ctx.unverifiedSigner);
-    const bytes = Buffer.from(signed.canonical);
-    return { bytes, etag: strongEtag(bytes), fleeting: true };
+  const second = Math.floor(Date.now() / 1000) * 1000;
+  if (second !== state.second) {
+    state.second = second;
+    state.issuedAt = formatTimestamp(second);
+    state.stamp = second.toString(36);
   }
   // The unsigned answer's bytes are a function of the domain and issued_at alone (issuer and
   // schema are fixed for the process), so those two make a strong validator without hashing.
-  return { bytes: fill(domain, issuedAt), etag: `"u.${domain}.${now.toString(36)}"`, fleeting: true };
+  if (!ctx.unverifiedSigner) return { bytes: state.fill(domain, state.issuedAt), etag: `"u.${domain}.${state.stamp}"`, fleeting: true };
+  const kept = state.recent.get(domain) ?? state.older.get(domain);
+  if (kept?.second === second) return kept.served;
+  // Signed and self-checked like a built record; the stored text comes from the same parts.
+  const signed = signUnsignedChecked(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt: state.issuedAt }), ctx.unverifiedSigner);
+  const bytes = Buffer.from(signed.canonical);
+  const served: Served = { bytes, etag: strongEtag(bytes), fleeting: true };
+  // Two maps, swapped every second: an answer lives at most two; past RECENT_ENTRIES in a
+  // second, answers are made but not kept.
+  if (second !== state.since) {
+    state.older = state.recent;
+    state.recent = new Map();
+    state.since = second;
+  }
+  if (state.recent.size < RECENT_ENTRIES) state.recent.set(domain, { second, served });
+  return served;
 }
+
+const RECENT_ENTRIES = 5_000;
 
 interface NeverAuditedState {
   fill: ReturnType<typeof unverifiedRecordTemplate>;
-  recent: Map<string, { at: number; served: Served }>;
-  older: Map<string, { at: number; served: Served }>;
+  /** The current second (epoch ms), its issued_at text and its ETag suffix. */
+  second: number;
+  issuedAt: string;
+  stamp: string;
+  /** Signed answers only: this second's and the last one's. */
+  recent: Map<string, { second: number; served: Served }>;
+  older: Map<string, { second: number; served: Served }>;
   since: number;
 }
 
-/** Per context, fixed for its life (a process may run several gateways, as the tests do): the template and the recent answers. */
+/** Per context, fixed for its life (a process may run several gateways, as the tests do): the template and the signed answers kept. */
 const states = new WeakMap<object, NeverAuditedState>();
 function stateFor(ctx: RecordContext): NeverAuditedState {
   let state = states.get(ctx);
   if (!state) {
-    state = { fill: unverifiedRecordTemplate(ctx), recent: new Map(), older: new Map(), since: 0 };
+    state = { fill: unverifiedRecordTemplate(ctx), second: -1, issuedAt: '', stamp: '', recent: new Map(), older: new Map(), since: -1 };
     states.set(ctx, state);
   }
   return state;

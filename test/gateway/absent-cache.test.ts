@@ -1,13 +1,16 @@
 /**
  * "Never audited" is remembered per build, like verified records: a domain that a new build
  * adds is served as its record once that build is live, never as the old unverified answer.
- * One never-audited answer per domain is reused for up to a second (its issued_at at most a
- * second old, inside the answer's own max-age of 60 s).
+ * A never-audited answer is issued at the start of the current second: the same bytes and ETag
+ * all second long (issued_at at most a second old, inside the answer's own max-age of 60 s).
  */
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { build, cleanup, makeProject, poll, sleep, startTestGateway } from './helpers.ts';
+import { verifyRecordNode } from '../../core/signing.ts';
+import { parseKeySet } from '../../core/keyset.ts';
+import { readFile } from 'node:fs/promises';
+import { activeSigner, build, cleanup, makeProject, poll, sleep, startTestGateway } from './helpers.ts';
 
 afterAll(cleanup);
 
@@ -43,6 +46,7 @@ describe('never-audited answers within a second', () => {
     const other = await g.verify('burst-b.example');
     expect(first.json).toMatchObject({ status: 'unverified', domain: 'burst-a.example' });
     expect(other.json).toMatchObject({ status: 'unverified', domain: 'burst-b.example' });
+    expect(first.json.issued_at).toMatch(/\.000Z$/); // the start of its second
     // Reused only within a second of its issued_at.
     if (Date.now() - Date.parse(first.json.issued_at) < 900) {
       expect(again.bytes.equals(first.bytes)).toBe(true);
@@ -57,5 +61,31 @@ describe('never-audited answers within a second', () => {
     const fresh = await g.verify('burst-c.example');
     const conditional = await g.verify('burst-c.example', { headers: { 'if-none-match': fresh.headers.get('etag')! } });
     if (Date.now() - Date.parse(fresh.json.issued_at) < 900) expect(conditional.status).toBe(304);
+  });
+});
+
+describe('signed never-audited answers (--sign-unverified)', () => {
+  it('are signed once per domain and second, reused within it, and verify against the key set', async () => {
+    const project = await makeProject();
+    const g = await startTestGateway(project, { unverifiedSigner: await activeSigner(project) });
+    try {
+      const keySet = parseKeySet(JSON.parse(await readFile(project.keySetFile, 'utf8')));
+      const first = await g.verify('signed-burst.example');
+      const again = await g.verify('signed-burst.example');
+      expect(first.json).toMatchObject({ status: 'unverified', domain: 'signed-burst.example' });
+      expect(first.json.issued_at).toMatch(/\.000Z$/);
+      for (const r of [first, again]) expect(verifyRecordNode(r.json, keySet).valid).toBe(true);
+      if (Date.now() - Date.parse(first.json.issued_at) < 900) {
+        expect(again.bytes.equals(first.bytes)).toBe(true);
+        expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
+      }
+      await sleep(1100);
+      const later = await g.verify('signed-burst.example');
+      expect(Date.parse(later.json.issued_at)).toBeGreaterThan(Date.parse(first.json.issued_at));
+      expect(later.bytes.equals(first.bytes)).toBe(false);
+      expect(verifyRecordNode(later.json, keySet).valid).toBe(true);
+    } finally {
+      await g.close();
+    }
   });
 });
