@@ -45,9 +45,9 @@ function recordAnswer(served: Served, note: RequestNote, q: VerifyQuestion): Ans
   const quota = limit ? ['ratelimit-policy', rateLimitPolicyField(limit.policy), 'ratelimit', rateLimitField(limit)] : null;
   const notModified = matchesIfNoneMatch(q.ifNoneMatch, etag);
   if (served.fleeting) {
-    // A never-audited answer lives a second: its own headers go with each answer, in the same
-    // order. Lists kept on it (and the fast lane's rendering of them) were remade for every
-    // domain every second, old-generation garbage under load (sampling heap profile).
+    // A never-audited answer is made for the question and dies with it: its own headers go in
+    // `more`, in the same order as a record's lists, rather than into lists (and a rendering of
+    // them in the fast lane) made for one answer.
     const more = notModified ? ['etag', etag] : ['etag', etag, 'content-length', String(bytes.length)];
     if (quota) more.push(...quota);
     return { status: notModified ? 304 : 200, headers: RECORD_HEADERS, more, body: notModified ? null : bytes };
