@@ -48,7 +48,7 @@ function recordAnswer(served: Served, note: RequestNote, q: VerifyQuestion): Ans
     // A never-audited answer is made for the question and dies with it: its own headers go in
     // `more`, in the same order as a record's lists, rather than into lists (and a rendering of
     // them in the fast lane) made for one answer.
-    const more = notModified ? ['etag', etag] : ['etag', etag, 'content-length', String(bytes.length)];
+    const more = ownHeaders(etag, notModified ? null : bytes);
     if (quota) more.push(...quota);
     return { status: notModified ? 304 : 200, headers: RECORD_HEADERS, more, body: notModified ? null : bytes };
   }
@@ -63,8 +63,12 @@ function recordAnswer(served: Served, note: RequestNote, q: VerifyQuestion): Ans
 const RECORD_HEADERS: readonly string[] = ['content-type', 'application/json', 'cache-control', RECORD_CACHE_CONTROL, 'vary', 'Authorization'];
 
 function headerListsFor(bytes: Buffer, etag: string): HeaderLists {
-  const notModified = [...RECORD_HEADERS, 'etag', etag];
-  return { notModified, ok: [...notModified, 'content-length', String(bytes.length)] };
+  return { notModified: [...RECORD_HEADERS, ...ownHeaders(etag, null)], ok: [...RECORD_HEADERS, ...ownHeaders(etag, bytes)] };
+}
+
+/** What follows RECORD_HEADERS in a record answer: its entity tag, and its length when it has a body (not a 304). */
+function ownHeaders(etag: string, body: Buffer | null): string[] {
+  return body ? ['etag', etag, 'content-length', String(body.length)] : ['etag', etag];
 }
 
 interface HeaderLists {
@@ -109,6 +113,9 @@ function neverAudited(domain: string, ctx: RecordContext): Served {
     state.second = second;
     state.issuedAt = formatTimestamp(second);
     state.stamp = second.toString(36);
+    // Signed answers kept: the last second's and this one's (empty unless --sign-unverified).
+    state.older = state.recent;
+    state.recent = new Map();
   }
   // The unsigned answer's bytes are a function of the domain and issued_at alone (issuer and
   // schema are fixed for the process), so those two make a strong validator without hashing.
@@ -119,13 +126,7 @@ function neverAudited(domain: string, ctx: RecordContext): Served {
   const signed = signUnsignedChecked(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt: state.issuedAt }), ctx.unverifiedSigner);
   const bytes = Buffer.from(signed.canonical);
   const served: Served = { bytes, etag: strongEtag(bytes), fleeting: true };
-  // Two maps, swapped every second: an answer lives at most two; past RECENT_ENTRIES in a
-  // second, answers are made but not kept.
-  if (second !== state.since) {
-    state.older = state.recent;
-    state.recent = new Map();
-    state.since = second;
-  }
+  // Past RECENT_ENTRIES in a second, answers are made but not kept.
   if (state.recent.size < RECENT_ENTRIES) state.recent.set(domain, { second, served });
   return served;
 }
@@ -141,7 +142,6 @@ interface NeverAuditedState {
   /** Signed answers only: this second's and the last one's. */
   recent: Map<string, { second: number; served: Served }>;
   older: Map<string, { second: number; served: Served }>;
-  since: number;
 }
 
 /** Per context, fixed for its life (a process may run several gateways, as the tests do): the template and the signed answers kept. */
@@ -149,7 +149,7 @@ const states = new WeakMap<object, NeverAuditedState>();
 function stateFor(ctx: RecordContext): NeverAuditedState {
   let state = states.get(ctx);
   if (!state) {
-    state = { fill: unverifiedRecordTemplate(ctx), second: -1, issuedAt: '', stamp: '', recent: new Map(), older: new Map(), since: -1 };
+    state = { fill: unverifiedRecordTemplate(ctx), second: -1, issuedAt: '', stamp: '', recent: new Map(), older: new Map() };
     states.set(ctx, state);
   }
   return state;

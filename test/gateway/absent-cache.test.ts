@@ -4,12 +4,11 @@
  * A never-audited answer is issued at the start of the current second: the same bytes and ETag
  * all second long (issued_at at most a second old, inside the answer's own max-age of 60 s).
  */
-import { appendFile } from 'node:fs/promises';
+import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { verifyRecordNode } from '../../core/signing.ts';
 import { parseKeySet } from '../../core/keyset.ts';
-import { readFile } from 'node:fs/promises';
+import { verifyRecordNode } from '../../core/signing.ts';
 import { activeSigner, build, cleanup, makeProject, poll, sleep, startTestGateway } from './helpers.ts';
 
 afterAll(cleanup);
