@@ -4,6 +4,7 @@ import { relative, isAbsolute } from 'node:path';
 import { createInterface } from 'node:readline';
 import fg from 'fast-glob';
 import type { AuditProblem } from '../../core/errors.ts';
+import { jsonErrorLocation } from './json-location.ts';
 
 /** One audit as read: raw JSON text (parsed in a worker) or an already-parsed value, with where it came from. */
 export type AuditItem = { source: string; text: string } | { source: string; value: unknown };
@@ -57,15 +58,4 @@ export async function* readAuditFile(
   } else {
     yield { source: shown, value };
   }
-}
-
-/** `:line:column` of a JSON.parse error, from the position V8 reports. */
-export function jsonErrorLocation(text: string, error: Error): string {
-  const m = /position (\d+)/.exec(error.message);
-  if (!m) return '';
-  const pos = Number(m[1]);
-  const before = text.slice(0, pos);
-  const line = before.split('\n').length;
-  const column = pos - before.lastIndexOf('\n');
-  return `:${line}:${column}`;
 }

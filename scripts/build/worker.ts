@@ -6,7 +6,8 @@ import { MvrError, type AuditProblem } from '../../core/errors.ts';
 import { recordPath } from '../../core/layout.ts';
 import { canonicalRecordText, deriveRecord, type IssueContext } from '../../core/record.ts';
 import { loadSigningKey, signUnsignedChecked } from '../../core/signing.ts';
-import { jsonErrorLocation, type AuditItem } from './inputs.ts';
+import type { AuditItem } from './inputs.ts';
+import { jsonErrorLocation } from './json-location.ts';
 
 /** What the build sends to each worker once. */
 export interface WorkerInit {

@@ -1,0 +1,67 @@
+import { readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { buildWorkerScript } from '../../scripts/build/worker-script.ts';
+
+const STAMP_PREFIX = '// mvr-worker-inputs ';
+
+async function stampOf(path: string): Promise<{ esbuild: string; options: string; inputs: string[]; sha256: string }> {
+  const text = await readFile(path, 'utf8');
+  expect(text.startsWith(STAMP_PREFIX)).toBe(true);
+  return JSON.parse(text.slice(STAMP_PREFIX.length, text.indexOf('\n')));
+}
+
+/** Replaces the bundle as a build would (whole, renamed into place), so builds of other test files running now never see half a file. */
+async function replaceBundle(path: string, text: string): Promise<void> {
+  await writeFile(`${path}.test.tmp`, text);
+  await rename(`${path}.test.tmp`, path);
+}
+
+describe('the build workers\' bundle', () => {
+  it('holds the worker and its dependencies, says what it was made from, and runs in a worker thread', async () => {
+    const url = await buildWorkerScript();
+    expect(url.pathname).toMatch(/node_modules\/\.cache\/merchant-verify\/build-worker\.mjs$/);
+    const stamp = await stampOf(fileURLToPath(url));
+    expect(stamp.inputs).toContain('scripts/build/worker.ts');
+    expect(stamp.inputs).toContain('core/audit.ts');
+    expect(stamp.inputs.some((p) => p.startsWith('node_modules/zod/'))).toBe(true);
+    // The workers only parse: the file listing (fast-glob) stays out of their bundle.
+    expect(stamp.inputs.some((p) => p.includes('fast-glob'))).toBe(false);
+    expect(stamp.sha256).toMatch(/^[0-9a-f]{64}$/);
+
+    // A real worker on it: one audit that is not JSON, reported with its column.
+    const worker = new Worker(url, { workerData: { stagingDir: '/nonexistent-mvr-test', signingKey: null, context: { issuer: 'x', schemaUrl: 'https://x.example/schemas/verification/v1', issuedAt: '2026-11-01T00:00:00.000Z' } } });
+    try {
+      const reply = await new Promise<{ problems: { source: string; message: string }[] }>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+        worker.postMessage({ id: 1, items: [{ source: 'a.jsonl:1', text: '{"domain" 1}' }] });
+      });
+      expect(reply.problems).toEqual([{ source: 'a.jsonl:1', message: expect.stringMatching(/^invalid JSON column 11: Expected ':' after property name/) }]);
+    } finally {
+      await worker.terminate();
+    }
+  });
+
+  it('is reused while its inputs are unchanged, and made again when they differ from its stamp', async () => {
+    const path = fileURLToPath(await buildWorkerScript());
+    const before = await stat(path);
+    await buildWorkerScript();
+    const reused = await stat(path);
+    // Not bundled again: the same file, untouched.
+    expect([reused.ino, reused.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+
+    // A stamp that no longer matches the inputs (as after an edit of a source or an upgrade of a package).
+    const text = await readFile(path, 'utf8');
+    const stamp = await stampOf(path);
+    await replaceBundle(path, text.replace(stamp.sha256, '0'.repeat(64)));
+    await buildWorkerScript();
+    expect((await stampOf(path)).sha256).toBe(stamp.sha256);
+
+    // A bundle from before stamps (or any file without one) is made again too.
+    await replaceBundle(path, text.slice(text.indexOf('\n') + 1));
+    await buildWorkerScript();
+    expect((await stampOf(path)).sha256).toBe(stamp.sha256);
+  });
+});
