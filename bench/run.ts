@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import { benchBuild, auditsFile, removeRetired, retire, type BuildBenchRow } from './build.ts';
+import { benchBuild, auditsFile, removeRetired, retire, settleDisk, type BuildBenchRow } from './build.ts';
 import { measureEd25519Capacity } from './ed25519-capacity.ts';
 import { measureFileCreation } from './file-capacity.ts';
 import { domainsOf, ensureTools, nginxPath, pathsScript, rssOf, startGatewayProcess, startNginx, wrk, type LoadResult } from './gateway.ts';
@@ -44,6 +44,7 @@ await ensureTools();
 const log = (s: string) => process.stderr.write(`bench: ${s}\n`);
 
 log('raw Ed25519 capacity (node:crypto, all cores) and file creation rate');
+await settleDisk();
 const capacity = await measureEd25519Capacity(4);
 await retire(OUT, join(OUT, 'file-capacity'));
 const filesPerSecond = measureFileCreation(join(OUT, 'file-capacity'));
@@ -52,13 +53,18 @@ await retire(OUT, join(OUT, 'file-capacity'));
 // Each build is compared with the raw capacity measured just before and just after it (their
 // mean): the machine's speed drifts within minutes, and a single measurement at the start would
 // flatter or wrong the builds that run later.
-const builds: (BuildBenchRow & { rawBefore: number; rawAfter: number; ratio: number })[] = [];
+// Every build and every raw measurement starts with the disk settled (settleDisk, also inside
+// benchBuild): the writeback a build leaves behind is timed on its own, as `syncSeconds`, and
+// falls on nothing measured after it.
+const builds: (BuildBenchRow & { rawBefore: number; rawAfter: number; ratio: number; syncSeconds: number })[] = [];
 let rawBefore = capacity.pairPerSecond;
 for (const n of sizes) {
   log(`build of ${n.toLocaleString('en-US')} audits`);
   const row = await benchBuild(OUT, n);
+  const syncSeconds = await settleDisk();
+  log(`its files written out to disk in ${syncSeconds.toFixed(1)} s (sync)`);
   const rawAfter = (await measureEd25519Capacity(4)).pairPerSecond;
-  builds.push({ ...row, rawBefore, rawAfter, ratio: row.recordsPerSecond / ((rawBefore + rawAfter) / 2) });
+  builds.push({ ...row, rawBefore, rawAfter, ratio: row.recordsPerSecond / ((rawBefore + rawAfter) / 2), syncSeconds });
   rawBefore = rawAfter;
 }
 
@@ -163,11 +169,11 @@ const lines = [
   `Raw Ed25519 (node:crypto, ${capacity.threads} threads): ${fmt(capacity.signPerSecond)} sign/s, ${fmt(capacity.verifyPerSecond)} verify/s, ${fmt(capacity.pairPerSecond)} sign+verify pairs/s`,
   `File creation (one O_EXCL create + write per record, as the build does): ${fmt(filesPerSecond)} files/s`,
   '',
-  '| build | seconds | records/s | raw pairs/s just before / after | x raw sign+verify (their mean) | x file creation | peak RSS MB |',
-  '|---:|---:|---:|---:|---:|---:|---:|',
+  '| build | seconds | records/s | raw pairs/s just before / after | x raw sign+verify (their mean) | x file creation | peak RSS MB | then written out (sync) s |',
+  '|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...builds.map(
     (b) =>
-      `| ${fmt(b.audits)} | ${fmt(b.seconds, 1)} | ${fmt(b.recordsPerSecond)} | ${fmt(b.rawBefore)} / ${fmt(b.rawAfter)} | ${fmt(b.ratio, 2)} | ${fmt(b.recordsPerSecond / filesPerSecond, 2)} | ${fmt(b.peakRssMb)} |`,
+      `| ${fmt(b.audits)} | ${fmt(b.seconds, 1)} | ${fmt(b.recordsPerSecond)} | ${fmt(b.rawBefore)} / ${fmt(b.rawAfter)} | ${fmt(b.ratio, 2)} | ${fmt(b.recordsPerSecond / filesPerSecond, 2)} | ${fmt(b.peakRssMb)} | ${fmt(b.syncSeconds, 1)} |`,
   ),
   '',
   `| gateway scenario (${connections} connections, ${seconds} s, median of ${rounds} rounds; hot set ${fmt(hot.length)} records) | req/s | rounds' range | p50 ms | p99 ms | non-2xx | x nginx hot | x gateway hot |`,
