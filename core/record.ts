@@ -126,23 +126,32 @@ export function deriveRecord(audit: Audit, ctx: IssueContext): UnsignedRecord {
  * is `[a-z0-9.-]`, a timestamp is digits and `-:.TZ`, all ASCII). The template is the record's
  * own canonical text ({@link canonicalRecordText}) with two placeholders, cut around them, so it
  * is equal to the UTF-8 of `canonicalJson(unverifiedRecord(...))` by construction. The fixed
- * parts are encoded once; an answer is five copies.
+ * parts are encoded once, and the part after the domain once per issued_at.
  */
 export function unverifiedRecordTemplate(ctx: Omit<IssueContext, 'issuedAt'>): (domain: string, issuedAt: string) => Buffer {
   // Placeholders no issuer or schema URL can contain by chance; JCS puts `domain` before `issued_at`.
   const [domainMark, issuedMark] = ['domain', 'issued'].map((name) => `mvr-${name}-${randomBytes(12).toString('hex')}`) as [string, string];
   const text = canonicalRecordText(unverifiedRecord(domainMark, { ...ctx, issuedAt: issuedMark }));
-  const [head, rest] = splitOnce(text, domainMark);
-  const [middle, tail] = splitOnce(rest, issuedMark);
-  const [headBytes, middleBytes, tailBytes] = [head, middle, tail].map((part) => Buffer.from(part)) as [Buffer, Buffer, Buffer];
-  const fixed = headBytes.length + middleBytes.length + tailBytes.length;
+  const [head, afterDomain] = splitOnce(text, domainMark);
+  const [middle, tail] = splitOnce(afterDomain, issuedMark);
+  const headBytes = Buffer.from(head);
+  // Everything after the domain, for the last issued_at asked for: the gateway issues a whole
+  // second's answers at one issued_at, so most answers are two copies and the domain written.
+  let lastIssuedAt = '';
+  let rest: Buffer = Buffer.alloc(0);
   return (domain, issuedAt) => {
-    const out = Buffer.allocUnsafe(fixed + domain.length + issuedAt.length);
-    let at = headBytes.copy(out, 0);
-    at += out.write(domain, at, 'latin1');
-    at += middleBytes.copy(out, at);
-    at += out.write(issuedAt, at, 'latin1');
-    tailBytes.copy(out, at);
+    if (issuedAt !== lastIssuedAt) {
+      // Kept for a second: in memory of its own, not a slice holding one of Buffer's shared pools.
+      const text = `${middle}${issuedAt}${tail}`;
+      rest = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+      rest.write(text);
+      lastIssuedAt = issuedAt;
+    }
+    const out = Buffer.allocUnsafe(headBytes.length + domain.length + rest.length);
+    // TypedArray#set, not Buffer#copy: the same copy without copy()'s argument checks.
+    out.set(headBytes, 0);
+    const at = headBytes.length + out.write(domain, headBytes.length, 'latin1');
+    out.set(rest, at);
     return out;
   };
 }
