@@ -16,6 +16,7 @@ import { domainsOf, ensureTools, nginxPath, pathsScript, rssOf, startGatewayProc
  * Options: --sizes 10000,100000,1000000  --gateway-records 100000  --seconds 10  --connections 64  --workers 1
  *          --rounds 5 (the comparisons run this many times, interleaved; the table shows the median)
  *          --hot 1000 (records in the hot set; as many never-audited domains are asked for)
+ *          --keep-caches (do not drop the kernel's caches before each build; see dropCaches())
  */
 const { values } = parseArgs({
   options: {
@@ -27,6 +28,7 @@ const { values } = parseArgs({
     'cache-mb': { type: 'string', default: '16' },
     rounds: { type: 'string', default: '5' },
     hot: { type: 'string', default: '1000' },
+    'keep-caches': { type: 'boolean', default: false },
   },
 });
 const run = promisify(execFile);
@@ -60,7 +62,7 @@ const builds: (BuildBenchRow & { rawBefore: number; rawAfter: number; ratio: num
 let rawBefore = capacity.pairPerSecond;
 for (const n of sizes) {
   log(`build of ${n.toLocaleString('en-US')} audits`);
-  const row = await benchBuild(OUT, n);
+  const row = await benchBuild(OUT, n, { coldCaches: !values['keep-caches'] });
   const syncSeconds = await settleDisk();
   log(`its files written out to disk in ${syncSeconds.toFixed(1)} s (sync)`);
   const rawAfter = (await measureEd25519Capacity(4)).pairPerSecond;
@@ -168,6 +170,8 @@ const spreadOf = (r: LoadResult) => (r.spread ? `${fmt(r.spread[0])}-${fmt(r.spr
 const lines = [
   `Raw Ed25519 (node:crypto, ${capacity.threads} threads): ${fmt(capacity.signPerSecond)} sign/s, ${fmt(capacity.verifyPerSecond)} verify/s, ${fmt(capacity.pairPerSecond)} sign+verify pairs/s`,
   `File creation (one O_EXCL create + write per record, as the build does): ${fmt(filesPerSecond)} files/s`,
+  '',
+  `Builds: ${builds.every((b) => b.coldCaches) ? "the kernel's page, dentry and inode caches dropped before each (as on a fresh runner)" : builds.some((b) => b.coldCaches) ? 'caches dropped before some builds only' : "the kernel's caches as the runs before left them (not dropped: --keep-caches, or not root)"}`,
   '',
   '| build | seconds | records/s | raw pairs/s just before / after | x raw sign+verify (their mean) | x file creation | peak RSS MB | then written out (sync) s |',
   '|---:|---:|---:|---:|---:|---:|---:|---:|',
