@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import { benchBuild, auditsFile, removeRetired, retire, settleDisk, type BuildBenchRow } from './build.ts';
+import { benchBuild, auditsFile, dropCaches, removeRetired, retire, settleDisk, type BuildBenchRow } from './build.ts';
 import { measureEd25519Capacity } from './ed25519-capacity.ts';
 import { measureFileCreation } from './file-capacity.ts';
 import { domainsOf, ensureTools, nginxPath, pathsScript, rssOf, startGatewayProcess, startNginx, wrk, type LoadResult } from './gateway.ts';
@@ -49,6 +49,8 @@ log('raw Ed25519 capacity (node:crypto, all cores) and file creation rate');
 await settleDisk();
 const capacity = await measureEd25519Capacity(4);
 await retire(OUT, join(OUT, 'file-capacity'));
+// Measured as the builds run: with the kernel's caches dropped first, unless --keep-caches.
+if (!values['keep-caches']) await dropCaches();
 const filesPerSecond = measureFileCreation(join(OUT, 'file-capacity'));
 await retire(OUT, join(OUT, 'file-capacity'));
 
