@@ -1,4 +1,5 @@
-// Kept apart from inputs.ts, which lists files with fast-glob: build workers need only this, and their bundle then carries no file-listing code.
+// Kept apart from inputs.ts, which lists files with fast-glob: build workers need only this,
+// and their bundle then carries no file-listing code.
 
 /** `:line:column` of a JSON.parse error, from the position V8 reports. */
 export function jsonErrorLocation(text: string, error: Error): string {

@@ -28,9 +28,8 @@ export async function buildWorkerScript(): Promise<URL> {
   const dir = join(ROOT, 'node_modules/.cache/merchant-verify');
   const out = join(dir, 'build-worker.mjs');
   try {
-    const { version } = (await import('esbuild')) as { version: string };
+    const { build, version } = await import('esbuild');
     if (await isCurrent(out, version)) return new URL(`file://${out}`);
-    const { build } = await import('esbuild');
     await mkdir(dir, { recursive: true });
     const tmp = `${out}.${process.pid}.tmp`;
     const result = await build({
