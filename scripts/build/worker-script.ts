@@ -47,7 +47,7 @@ export async function buildWorkerScript(): Promise<URL> {
       logLevel: 'silent',
     });
     const inputs = Object.keys(result.metafile.inputs).sort();
-    const stamp = { esbuild: version, options: OPTIONS_TAG, inputs, sha256: await digest(inputs) };
+    const stamp: BundleStamp = { esbuild: version, options: OPTIONS_TAG, inputs, sha256: await digest(inputs) };
     // Written whole under a temporary name and renamed into place: two builds bundling at once
     // never run a half-written file, and the stamp always describes the code beneath it.
     await writeFile(tmp, `${STAMP_PREFIX}${JSON.stringify(stamp)}\n${result.outputFiles[0]!.text}`);
@@ -58,21 +58,36 @@ export async function buildWorkerScript(): Promise<URL> {
   }
 }
 
+/** What a bundle's first line says it was made from. */
+export interface BundleStamp {
+  esbuild: string;
+  options: string;
+  /** Every file esbuild read, relative to the project, sorted. */
+  inputs: string[];
+  /** SHA-256 over each input's path and content ({@link digest}). */
+  sha256: string;
+}
+
+/** The stamp on the first line of a bundle's text, or null when it has none (or a damaged one). */
+export function readStamp(text: string): BundleStamp | null {
+  if (!text.startsWith(STAMP_PREFIX)) return null;
+  try {
+    const stamp = JSON.parse(text.slice(STAMP_PREFIX.length, text.indexOf('\n'))) as Partial<BundleStamp> | null;
+    const ok = typeof stamp?.esbuild === 'string' && typeof stamp.options === 'string' && Array.isArray(stamp.inputs) && typeof stamp.sha256 === 'string';
+    return ok ? (stamp as BundleStamp) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Whether the bundle at `out` was made by this esbuild, with these options, from the input files as they are now. */
 async function isCurrent(out: string, esbuildVersion: string): Promise<boolean> {
-  let text: string;
   try {
-    text = await readFile(out, 'utf8');
+    const stamp = readStamp(await readFile(out, 'utf8'));
+    if (!stamp || stamp.esbuild !== esbuildVersion || stamp.options !== OPTIONS_TAG) return false;
+    return (await digest(stamp.inputs)) === stamp.sha256;
   } catch {
-    return false;
-  }
-  if (!text.startsWith(STAMP_PREFIX)) return false;
-  try {
-    const stamp = JSON.parse(text.slice(STAMP_PREFIX.length, text.indexOf('\n'))) as { esbuild?: unknown; options?: unknown; inputs?: unknown; sha256?: unknown };
-    if (stamp.esbuild !== esbuildVersion || stamp.options !== OPTIONS_TAG || !Array.isArray(stamp.inputs)) return false;
-    return (await digest(stamp.inputs as string[])) === stamp.sha256;
-  } catch {
-    // An input gone (a file renamed or a package removed), or a damaged stamp: bundle again.
+    // No bundle yet, or an input gone (a file renamed or a package removed): bundle again.
     return false;
   }
 }

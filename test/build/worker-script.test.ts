@@ -2,14 +2,14 @@ import { readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { buildWorkerScript } from '../../scripts/build/worker-script.ts';
+import { buildWorkerScript, readStamp, type BundleStamp } from '../../scripts/build/worker-script.ts';
 
-const STAMP_PREFIX = '// mvr-worker-inputs ';
-
-async function stampOf(path: string): Promise<{ esbuild: string; options: string; inputs: string[]; sha256: string }> {
+async function stampOf(path: string): Promise<BundleStamp> {
   const text = await readFile(path, 'utf8');
-  expect(text.startsWith(STAMP_PREFIX)).toBe(true);
-  return JSON.parse(text.slice(STAMP_PREFIX.length, text.indexOf('\n')));
+  expect(text.startsWith('// mvr-worker-inputs {')).toBe(true);
+  const stamp = readStamp(text);
+  expect(stamp).not.toBeNull();
+  return stamp!;
 }
 
 /** Replaces the bundle as a build would (whole, renamed into place), so builds of other test files running now never see half a file. */
@@ -59,7 +59,10 @@ describe('the build workers\' bundle', () => {
     await buildWorkerScript();
     expect((await stampOf(path)).sha256).toBe(stamp.sha256);
 
-    // A bundle from before stamps (or any file without one) is made again too.
+    // A damaged stamp, and a bundle from before stamps (or any file without one), are made again too.
+    await replaceBundle(path, text.replace('"sha256":', '"sha256"'));
+    await buildWorkerScript();
+    expect((await stampOf(path)).sha256).toBe(stamp.sha256);
     await replaceBundle(path, text.slice(text.indexOf('\n') + 1));
     await buildWorkerScript();
     expect((await stampOf(path)).sha256).toBe(stamp.sha256);
