@@ -156,15 +156,27 @@ function stateFor(ctx: RecordContext): NeverAuditedState {
 }
 
 /**
- * The `domain` of a request target. The common form, `?domain=<value>` alone with nothing to
- * decode (no `&`, `%` or `+`), is read without a query parser; anything else goes through
- * URLSearchParams and {@link domainFromQuery}, with the same result.
+ * The `domain` of a request target. A target asked before with a valid domain is answered from
+ * memory, keyed by the whole target as the request gave it: no slicing, no query parsing, no
+ * suffix list (a hot request's target is one flat string, hashed once). Otherwise the common
+ * form, `?domain=<value>` alone with nothing to decode (no `&`, `%` or `+`), is read without a
+ * query parser; anything else goes through URLSearchParams and {@link domainFromQuery}, with the
+ * same result.
  */
 export function domainFromTarget(target: string): string {
+  const known = normalizedTargets.get(target);
+  if (known !== undefined) return known;
   const q = target.indexOf('?');
   const query = q < 0 ? '' : target.slice(q + 1);
-  if (query.startsWith('domain=') && !/[&%+]/.test(query)) return normalizedParam(query.slice(7));
-  return domainFromQuery(new URLSearchParams(query));
+  const domain = query.startsWith('domain=') && !/[&%+]/.test(query) ? normalizedParam(query.slice(7)) : domainFromQuery(new URLSearchParams(query));
+  // Only targets with a valid domain are remembered, and only short ones: the cache cannot be
+  // filled with junk by one request each, and stays small (it is cleared when full rather than
+  // tracked as an LRU).
+  if (target.length <= MAX_REMEMBERED_TARGET) {
+    if (normalizedTargets.size >= NORMALIZED_CACHE_ENTRIES) normalizedTargets.clear();
+    normalizedTargets.set(target, domain);
+  }
+  return domain;
 }
 
 /** Exactly one `domain` parameter, normalized; errors name the query parameter. */
@@ -176,22 +188,14 @@ function domainFromQuery(query: URLSearchParams): string {
 }
 
 function normalizedParam(raw: string): string {
-  const known = normalized.get(raw);
-  if (known !== undefined) return known;
   try {
-    const domain = normalizeDomain(raw);
-    // Only valid inputs are remembered, and only short ones: the cache cannot be filled with junk
-    // by one request each, and stays small (it is cleared when full rather than tracked as an LRU).
-    if (raw.length <= 128) {
-      if (normalized.size >= NORMALIZED_CACHE_ENTRIES) normalized.clear();
-      normalized.set(raw, domain);
-    }
-    return domain;
+    return normalizeDomain(raw);
   } catch (error) {
     throw new InvalidDomainError(`query parameter "domain": ${(error as Error).message}`);
   }
 }
 
-/** Raw `domain` values already normalized: a hot domain skips URL parsing and the suffix list. */
+/** Request targets already read, and their normalized domain: a hot domain skips parsing and the suffix list. */
 const NORMALIZED_CACHE_ENTRIES = 50_000;
-const normalized = new Map<string, string>();
+const MAX_REMEMBERED_TARGET = 160;
+const normalizedTargets = new Map<string, string>();
