@@ -42,6 +42,12 @@ export interface VerifyQuestion {
   remoteAddress: string | undefined;
   /** The connection's memo of its last accepted key (the fast lane keeps one per connection). */
   keyMemo?: KeyMemo;
+  /**
+   * When the request is answered (epoch ms): read once per request by the caller and used for
+   * everything the answer depends on (the quota window, a never-audited answer's issued_at).
+   * Each reading of the clock is a call out of JavaScript, a visible share of a small request.
+   */
+  now: number;
 }
 
 /**

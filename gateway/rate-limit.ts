@@ -37,9 +37,8 @@ export class FixedWindowLimiter {
     this.policy = Object.freeze({ name, quota, windowSeconds });
   }
 
-  /** Counts one request for `caller` and says whether it is within the quota. */
-  take(caller: string): RateDecision {
-    const now = this.now();
+  /** Counts one request for `caller` at `now` (epoch ms; the limiter's own clock by default) and says whether it is within the quota. */
+  take(caller: string, now = this.now()): RateDecision {
     const windowMs = this.windowSeconds * 1000;
     let w = this.windows.get(caller);
     if (!w || now - w.start >= windowMs) {

@@ -16,18 +16,19 @@ export function authorize(
   remoteAddress: string | undefined,
   ctx: GatewayContext,
   memo?: KeyMemo,
+  now = Date.now(),
 ): string | UnauthorizedError | RateLimitedError {
   const keyId = ctx.apiKeys.check(authorization, memo);
   if (typeof keyId !== 'string') {
     if (ctx.limits.perAddress) {
-      const decision = ctx.limits.perAddress.take(remoteAddress ?? 'unknown');
+      const decision = ctx.limits.perAddress.take(remoteAddress ?? 'unknown', now);
       if (!decision.allowed) return new RateLimitedError('too many requests without a valid API key from this address', decision);
     }
     return keyId;
   }
   note.keyId = keyId;
   if (ctx.limits.perKey) {
-    const decision = ctx.limits.perKey.take(keyId);
+    const decision = ctx.limits.perKey.take(keyId, now);
     note.rateLimit = decision;
     if (!decision.allowed) return new RateLimitedError(`API key ${keyId} is over its quota of ${decision.policy.quota} requests per ${decision.policy.windowSeconds} s`, decision);
   }

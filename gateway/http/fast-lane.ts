@@ -394,7 +394,9 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
     serve(): void {
       const started = opts.logRequest ? performance.now() : 0;
       const method = methods[this.method]!;
-      const request: VerifyQuestion = { target: this.target, authorization: this.authorization, ifNoneMatch: this.ifNoneMatch, remoteAddress: this.socket.remoteAddress, keyMemo: this.keyMemo };
+      // The clock is read once for a request answered at once: the answer and its Date line use it.
+      const now = Date.now();
+      const request: VerifyQuestion = { target: this.target, authorization: this.authorization, ifNoneMatch: this.ifNoneMatch, remoteAddress: this.socket.remoteAddress, keyMemo: this.keyMemo, now };
       const note: RequestNote = {};
       let answer: Answer | Promise<Answer>;
       try {
@@ -402,25 +404,24 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
       } catch (error) {
         answer = opts.errorAnswer(error, note);
       }
-      if (!(answer instanceof Promise)) return this.write(answer, method, started, note);
+      if (!(answer instanceof Promise)) return this.write(answer, method, started, note, now);
       // Answered later (a file read): stop reading meanwhile, so later requests, and the
       // client's end, wait in order behind this answer.
       this.busy = true;
-      this.deadline = Date.now() + opts.requestMs;
+      this.deadline = now + opts.requestMs;
       this.socket.pause();
       answer
         .catch((error: unknown) => opts.errorAnswer(error, note))
         .then((a) => {
           this.busy = false;
           if (this.socket.destroyed) return;
-          this.write(a, method, started, note);
+          this.write(a, method, started, note, Date.now());
           this.pump();
           this.readMore();
         });
     }
 
-    write(answer: Answer, method: string, started: number, note: RequestNote): void {
-      const now = Date.now();
+    write(answer: Answer, method: string, started: number, note: RequestNote, now: number): void {
       const status = statusLine(answer.status);
       const fixed = rendered(answer.headers);
       let more = '';

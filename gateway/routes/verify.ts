@@ -17,7 +17,7 @@ export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
 /** `GET /v1/verify?domain=` on the node:http path (the fast lane calls {@link answerVerify} itself). */
 export async function handleVerify(event: H3Event, ctx: GatewayContext): Promise<void> {
   const { req } = event.node;
-  const question = { target: req.url ?? '/', authorization: req.headers.authorization, ifNoneMatch: req.headers['if-none-match'], remoteAddress: req.socket.remoteAddress };
+  const question = { target: req.url ?? '/', authorization: req.headers.authorization, ifNoneMatch: req.headers['if-none-match'], remoteAddress: req.socket.remoteAddress, now: Date.now() };
   const answer = answerVerify(event.context, question, ctx);
   return sendAnswer(event, answer instanceof Promise ? await answer : answer);
 }
@@ -30,11 +30,11 @@ export async function handleVerify(event: H3Event, ctx: GatewayContext): Promise
  * STORE_UNAVAILABLE and UNAVAILABLE errors (the caller turns them into problem documents).
  */
 export function answerVerify(note: RequestNote, q: VerifyQuestion, ctx: GatewayContext): Answer | Promise<Answer> {
-  const gate = authorize(note, q.authorization, q.remoteAddress, ctx, q.keyMemo);
+  const gate = authorize(note, q.authorization, q.remoteAddress, ctx, q.keyMemo, q.now);
   if (typeof gate !== 'string') return problemAnswer(gate, ctx.issuer, note);
   const domain = domainFromTarget(q.target);
   note.domain = domain;
-  const atHand = recordAtHand(domain, ctx);
+  const atHand = recordAtHand(domain, ctx, q.now);
   if (atHand) return recordAnswer(atHand, note, q);
   return recordFor(domain, ctx).then((served) => recordAnswer(served, note, q));
 }
@@ -85,13 +85,14 @@ export async function recordFor(domain: string, ctx: RecordContext): Promise<Ser
   // lookup() answers from memory first itself (the cache, the known-absent set).
   const found = await ctx.store.lookup(domain);
   if (found.kind === 'record') return found.record;
-  return neverAudited(domain, ctx);
+  // The clock read again: the lookup may have waited on a file.
+  return neverAudited(domain, ctx, Date.now());
 }
 
 /** The answer when it needs no file read: a verified record in the cache, or a domain the live build is known not to have. */
-function recordAtHand(domain: string, ctx: RecordContext): Served | null {
+function recordAtHand(domain: string, ctx: RecordContext, now: number): Served | null {
   const known = ctx.store.peek(domain);
-  if (known === 'absent') return neverAudited(domain, ctx);
+  if (known === 'absent') return neverAudited(domain, ctx, now);
   return known;
 }
 
@@ -106,9 +107,9 @@ function recordAtHand(domain: string, ctx: RecordContext): Served | null {
  * (`--sign-unverified`), an answer costs a signature and its check, so one per domain and second
  * is kept and reused; that memory is bounded at 2 x RECENT_ENTRIES answers of about 800 bytes.
  */
-function neverAudited(domain: string, ctx: RecordContext): Served {
+function neverAudited(domain: string, ctx: RecordContext, now: number): Served {
   const state = stateFor(ctx);
-  const second = Math.floor(Date.now() / 1000) * 1000;
+  const second = Math.floor(now / 1000) * 1000;
   if (second !== state.second) {
     state.second = second;
     state.issuedAt = formatTimestamp(second);
