@@ -91,6 +91,7 @@ const scripts = {
 };
 
 const results: LoadResult[] = [];
+const LANE_FLOOR = "Node's HTTP parser on plain sockets, same bytes, no checks (the fast lane's floor)";
 const GATEWAY_HOT = 'gateway, hot records', NEVER_AUDITED = 'gateway, never-audited domains', BAD_KEY = 'gateway, bad API key (401)';
 /** Per round, a scenario's requests per second over the gateway's hot records' in the same round. */
 const paired = new Map<string, number[]>();
@@ -107,9 +108,13 @@ const nodeOnly = await startGatewayProcess([...gatewayArgs, '--no-fast-lane'], n
 });
 const floorPort = 18903;
 const floor = spawn(process.execPath, [join(ROOT, 'bench/node-floor.mjs'), String(floorPort), join(work, 'records/current', recordPath(hot[0]!))], { stdio: 'ignore' });
+const laneFloorPort = 18905;
+const laneFloor = spawn(process.execPath, [join(ROOT, 'bench/lane-floor.mjs'), String(laneFloorPort), join(work, 'records/current', recordPath(hot[0]!))], { stdio: 'ignore' });
 const nginx = await startNginx(OUT, join(work, 'records/current'), nginxPort, key, workers).catch((error) => {
   gateway.kill('SIGTERM');
   nodeOnly.kill('SIGTERM');
+  floor.kill('SIGTERM');
+  laneFloor.kill('SIGTERM');
   throw error;
 });
 try {
@@ -131,6 +136,7 @@ try {
     [BAD_KEY, g, scripts.badKey],
     ['gateway without the fast lane (--no-fast-lane: node:http for every request), hot records', `http://127.0.0.1:${nodeOnlyPort}`, scripts.hot],
     ['bare node:http server, same bytes, no checks (floor)', `http://127.0.0.1:${floorPort}`, scripts.hot],
+    [LANE_FLOOR, `http://127.0.0.1:${laneFloorPort}`, scripts.hot],
   ];
   // A working set larger than the gateway's cache: every record of the build, at random. The
   // files are read once first, as on a server that has been serving them: this machine's kernel
@@ -155,7 +161,7 @@ try {
     const sorted = [...list].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
     const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
     results.push({ ...median, spread: [sorted[0]!.requestsPerSecond, sorted.at(-1)!.requestsPerSecond] });
-    if (name.startsWith('bare')) results.push(...working);
+    if (name === LANE_FLOOR) results.push(...working);
   }
 } finally {
   memory = await rssOf(gateway.pid!).catch(() => memory);
@@ -163,6 +169,7 @@ try {
   nodeOnly.kill('SIGTERM');
   nginx.kill('SIGQUIT');
   floor.kill('SIGTERM');
+  laneFloor.kill('SIGTERM');
 }
 
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
