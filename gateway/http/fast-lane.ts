@@ -361,15 +361,16 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
       let validators = 0;
       this.authorization = undefined;
       this.ifNoneMatch = undefined;
-      // Names compared by length first: no lower-cased copy of every name of every request.
+      // Names compared by length first, then as clients usually spell them: no lower-cased copy
+      // of every name of every request.
       for (let i = 0; i < h.length; i += 2) {
         const name = h[i]!;
         switch (name.length) {
           case 4:
-            if (name.toLowerCase() === 'host') hosts++;
+            if (name === 'Host' || name.toLowerCase() === 'host') hosts++;
             break;
           case 13: {
-            const lower = name.toLowerCase();
+            const lower = name === 'Authorization' ? 'authorization' : name.toLowerCase();
             if (lower === 'authorization') {
               authorizations++;
               this.authorization = h[i + 1];
