@@ -58,8 +58,10 @@ export interface Answer {
   status: number;
   /** Headers shared by many answers (a record's, a problem's): read, never written to, so writers may keep their rendering. */
   headers: readonly string[];
-  /** This answer's own further headers (quota counters), or null. */
+  /** This answer's own further headers (a never-audited answer's entity tag and length, a 429's Retry-After), or null. */
   more: string[] | null;
+  /** The quota decision whose `RateLimit-Policy` and `RateLimit` fields end the headers, or null. */
+  quota: RateDecision | null;
   /** null for a 304; a HEAD answer carries the GET body's bytes here and the writer leaves them out. */
   body: Buffer | null;
 }

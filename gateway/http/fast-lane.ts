@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { KeyMemo } from '../api-keys.ts';
 import type { Answer, LogLine, RequestNote, VerifyQuestion } from '../context.ts';
 import { closeForHeadTimeout, WAITING_SINCE } from './connection-guard.ts';
+import { rateLimitLinesLength, writeRateLimitLines } from '../rate-limit.ts';
 
 /**
  * The fast lane: the record endpoint's common request answered without node:http's request and
@@ -428,16 +429,18 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
       let more = '';
       const extra = answer.more;
       if (extra) for (let i = 0; i < extra.length; i += 2) more += `${extra[i]}: ${extra[i + 1]}\r\n`;
+      const quota = answer.quota;
       const end = dateAndConnection(now);
       const body = method === 'HEAD' ? null : answer.body;
-      const out = Buffer.allocUnsafe(status.length + fixed.length + more.length + end.length + (body ? body.length : 0));
+      const out = Buffer.allocUnsafe(status.length + fixed.length + more.length + (quota ? rateLimitLinesLength(quota) : 0) + end.length + (body ? body.length : 0));
       // TypedArray#set, not Buffer#copy: the same copies without copy()'s argument checks, which
       // cost more than copying these few hundred bytes.
       out.set(status, 0);
       let at = status.length;
       out.set(fixed, at);
       at += fixed.length;
-      at += out.write(more, at, 'latin1');
+      if (more.length > 0) at += out.write(more, at, 'latin1');
+      if (quota) at = writeRateLimitLines(out, at, quota);
       out.set(end, at);
       if (body) out.set(body, at + end.length);
       later(this, out);

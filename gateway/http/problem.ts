@@ -1,7 +1,7 @@
 import { MvrError } from '../../core/errors.ts';
 import { UnauthorizedError } from '../api-keys.ts';
 import type { Answer, RequestNote } from '../context.ts';
-import { RateLimitedError, decimal, rateLimitField, rateLimitPolicyField } from '../rate-limit.ts';
+import { RateLimitedError, decimal } from '../rate-limit.ts';
 
 /** A request to a path the gateway does not serve. */
 export class NotFoundError extends MvrError {
@@ -54,9 +54,9 @@ export function problemBody(error: unknown, issuer: string): { status: number; b
 export function problemAnswer(error: unknown, issuer: string, note: RequestNote): Answer {
   const { status, code, headers, text } = preparedProblem(error, issuer);
   note.errorCode = code;
-  if (!(error instanceof RateLimitedError)) return { status, headers, more: null, body: text };
+  if (!(error instanceof RateLimitedError)) return { status, headers, more: null, quota: null, body: text };
   const d = error.decision;
-  return { status, headers, more: ['retry-after', decimal(d.resetSeconds), 'ratelimit-policy', rateLimitPolicyField(d.policy), 'ratelimit', rateLimitField(d)], body: text };
+  return { status, headers, more: ['retry-after', decimal(d.resetSeconds)], quota: d, body: text };
 }
 
 interface PreparedProblem {

@@ -8,7 +8,6 @@ import { matchesIfNoneMatch, sendAnswer, strongEtag } from '../http/reply.ts';
 import type { Answer, GatewayContext, RequestNote, VerifyQuestion } from '../context.ts';
 import type { ServedRecord } from '../store/record-store.ts';
 import { authorize } from '../http/authorize.ts';
-import { rateLimitField, rateLimitPolicyField } from '../rate-limit.ts';
 import { problemAnswer } from '../http/problem.ts';
 
 /** SPEC 4.1 and section 8: the same for every 200 and 304 of the record endpoint. */
@@ -41,22 +40,19 @@ export function answerVerify(note: RequestNote, q: VerifyQuestion, ctx: GatewayC
 
 function recordAnswer(served: Served, note: RequestNote, q: VerifyQuestion): Answer {
   const { bytes, etag } = served;
-  const limit = note.rateLimit;
-  const quota = limit ? ['ratelimit-policy', rateLimitPolicyField(limit.policy), 'ratelimit', rateLimitField(limit)] : null;
+  const quota = note.rateLimit ?? null;
   const notModified = matchesIfNoneMatch(q.ifNoneMatch, etag);
   if (served.fleeting) {
     // A never-audited answer is made for the question and dies with it: its own headers go in
     // `more`, in the same order as a record's lists, rather than into lists (and a rendering of
     // them in the fast lane) made for one answer.
-    const more = ownHeaders(etag, notModified ? null : bytes);
-    if (quota) more.push(...quota);
-    return { status: notModified ? 304 : 200, headers: RECORD_HEADERS, more, body: notModified ? null : bytes };
+    return { status: notModified ? 304 : 200, headers: RECORD_HEADERS, more: ownHeaders(etag, notModified ? null : bytes), quota, body: notModified ? null : bytes };
   }
   // Made on a record's first answer and kept on the cache's entry, not per request: the fast
   // lane also keeps its rendering of a shared list.
   const lists = (served.lists ??= headerListsFor(bytes, etag));
-  if (notModified) return { status: 304, headers: lists.notModified, more: quota, body: null };
-  return { status: 200, headers: lists.ok, more: quota, body: bytes };
+  if (notModified) return { status: 304, headers: lists.notModified, more: null, quota, body: null };
+  return { status: 200, headers: lists.ok, more: null, quota, body: bytes };
 }
 
 /** The headers every record answer starts with (flat name/value, the cheapest form for Node's writeHead). */

@@ -18,7 +18,7 @@ const H = 'Host: 127.0.0.1\r\n';
 
 let lane: TestGateway;
 let plain: TestGateway;
-/** The same two, with a quota of 3 requests a minute per key. */
+/** The same two, with a quota of 5 requests a minute per key. */
 let laneLimited: TestGateway;
 let plainLimited: TestGateway;
 
@@ -27,8 +27,8 @@ beforeAll(async () => {
   // One after another: each adds its key to the project's one key file.
   lane = await startTestGateway(project);
   plain = await startTestGateway(project, { fastLane: false });
-  laneLimited = await startTestGateway(project, { rateLimitPerMinute: 3 });
-  plainLimited = await startTestGateway(project, { rateLimitPerMinute: 3, fastLane: false });
+  laneLimited = await startTestGateway(project, { rateLimitPerMinute: 5 });
+  plainLimited = await startTestGateway(project, { rateLimitPerMinute: 5, fastLane: false });
 });
 afterAll(cleanup);
 
@@ -102,14 +102,24 @@ describe('the lane gives node:http\'s answers, byte for byte', () => {
     expect(after.handedOver - before.handedOver, 'handed to node:http').toBe(lanes ? 0 : 1);
   });
 
-  it('the quota: the same counters and the same 429', async () => {
-    const request = (g: TestGateway) => `GET /v1/verify?domain=${KNOWN} HTTP/1.1\r\n${H}Authorization: Bearer ${g.key}\r\n\r\n`;
-    for (let i = 0; i < 4; i++) {
-      const [a, b] = [await ask(laneLimited, request(laneLimited)), await ask(plainLimited, request(plainLimited))];
+  it('the quota: the same counters on every kind of answer, and the same 429', async () => {
+    const etag = (await plain.verify(KNOWN)).headers.get('etag')!;
+    const request = (domain: string, extra = '') => (g: TestGateway) => `GET /v1/verify?domain=${domain} HTTP/1.1\r\n${H}Authorization: Bearer ${g.key}\r\n${extra}\r\n`;
+    const asked: [(g: TestGateway) => string, number][] = [
+      [request(KNOWN), 200],
+      [request('never-seen-quota.example'), 200],
+      [request(KNOWN, `If-None-Match: ${etag}\r\n`), 304],
+      [request('never-seen-quota.example', 'If-None-Match: *\r\n'), 304],
+      [request(KNOWN), 200],
+      [request(KNOWN), 429],
+    ];
+    for (const [make, status] of asked) {
+      const [a, b] = [await ask(laneLimited, make(laneLimited)), await ask(plainLimited, make(plainLimited))];
       expect(a).toEqual(b);
-      expect(a.status).toBe(i < 3 ? 200 : 429);
+      expect(a.status).toBe(status);
+      expect(a.head).toContain('\r\nratelimit-policy: "per-key";q=5;w=60\r\nratelimit: "per-key";r=');
     }
-    expect(laneLimited.gateway.lane!.counts.answered).toBe(4);
+    expect(laneLimited.gateway.lane!.counts.answered).toBe(asked.length);
   });
 
   it('the gateway without the lane has none', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { FixedWindowLimiter, decimal, rateLimitField } from '../../gateway/rate-limit.ts';
+import { FixedWindowLimiter, decimal, rateLimitField, rateLimitFields, rateLimitLinesLength, writeRateLimitLines, type RateDecision } from '../../gateway/rate-limit.ts';
 import { addApiKey, cleanup, expectProblem, makeProject, sleep, startTestGateway, type TestGateway, type TestProject } from './helpers.ts';
 
 describe('FixedWindowLimiter', () => {
@@ -28,6 +28,32 @@ describe('FixedWindowLimiter', () => {
     const limiter = new FixedWindowLimiter('unauthenticated', 1, 60, 100, () => 0);
     for (let i = 0; i < 10_000; i++) limiter.take(`caller-${i}`);
     expect((limiter as unknown as { windows: Map<string, unknown> }).windows.size).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('the RateLimit fields as bytes (the fast lane writes them so)', () => {
+  it('are the header lines Node writes for the same fields, byte for byte, at any offset', () => {
+    const lines = (d: RateDecision) => {
+      const f = rateLimitFields(d);
+      return `${f[0]}: ${f[1]}\r\n${f[2]}: ${f[3]}\r\n`;
+    };
+    const count = fc.oneof(fc.nat(), fc.maxSafeNat(), fc.constantFrom(0, 9, 10, 99, 100, 999, 1000, 1_000_000_000, Number.MAX_SAFE_INTEGER, 2 ** 60, -1, 0.5));
+    fc.assert(
+      fc.property(fc.constantFrom('per-key', 'unauthenticated'), fc.integer({ min: 1, max: 2_000_000_000 }), count, count, fc.nat(64), (name, quota, remaining, resetSeconds, at) => {
+        const d: RateDecision = { allowed: true, remaining, resetSeconds, policy: { name, quota, windowSeconds: 60 } };
+        const out = Buffer.alloc(at + rateLimitLinesLength(d) + 8, 0x2a);
+        expect(writeRateLimitLines(out, at, d)).toBe(at + rateLimitLinesLength(d));
+        expect(out.subarray(at, at + rateLimitLinesLength(d)).toString('latin1')).toBe(lines(d));
+        // Nothing before or after is touched.
+        expect(out.subarray(0, at).every((b) => b === 0x2a)).toBe(true);
+        expect(out.subarray(at + rateLimitLinesLength(d)).every((b) => b === 0x2a)).toBe(true);
+      }),
+      { numRuns: 5000 },
+    );
+    const d = new FixedWindowLimiter('per-key', 6000, 60, 100, () => 0).take('a');
+    const out = Buffer.alloc(rateLimitLinesLength(d));
+    writeRateLimitLines(out, 0, d);
+    expect(out.toString('latin1')).toBe('ratelimit-policy: "per-key";q=6000;w=60\r\nratelimit: "per-key";r=5999;t=60\r\n');
   });
 });
 
