@@ -70,14 +70,10 @@ export class FixedWindowLimiter {
 }
 
 /**
- * The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers, structured-field form):
- * `RateLimit-Policy: "per-key";q=6000;w=60` and `RateLimit: "per-key";r=5999;t=42`.
+ * The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers, structured-field form), as a
+ * flat name/value list: `RateLimit-Policy: "per-key";q=6000;w=60` and
+ * `RateLimit: "per-key";r=5999;t=42`.
  */
-export function rateLimitHeaders(d: RateDecision): Record<string, string> {
-  return { 'ratelimit-policy': rateLimitPolicyField(d.policy), ratelimit: rateLimitField(d) };
-}
-
-/** The same two fields as a flat name/value list, for Node's writeHead. */
 export function rateLimitFields(d: RateDecision): string[] {
   return ['ratelimit-policy', rateLimitPolicyField(d.policy), 'ratelimit', rateLimitField(d)];
 }

@@ -3,7 +3,7 @@ import type { H3Event } from 'h3';
 import type { GatewayContext } from '../gateway/context.ts';
 import { reply } from '../gateway/http/reply.ts';
 import { authorize } from '../gateway/http/authorize.ts';
-import { rateLimitHeaders } from '../gateway/rate-limit.ts';
+import { rateLimitFields } from '../gateway/rate-limit.ts';
 import { recordFor } from '../gateway/routes/verify.ts';
 import { createVerifyMerchantServer, keySetUrlOf } from './verify-merchant-tool.ts';
 
@@ -17,7 +17,10 @@ const MAX_BODY = 64 * 1024;
 export async function handleMcp(event: H3Event, ctx: GatewayContext): Promise<void> {
   const gate = authorize(event.context, event.node.req.headers.authorization, event.node.req.socket.remoteAddress, ctx);
   if (typeof gate !== 'string') throw gate;
-  if (event.context.rateLimit) for (const [name, value] of Object.entries(rateLimitHeaders(event.context.rateLimit))) event.node.res.setHeader(name, value);
+  if (event.context.rateLimit) {
+    const fields = rateLimitFields(event.context.rateLimit);
+    for (let i = 0; i < fields.length; i += 2) event.node.res.setHeader(fields[i]!, fields[i + 1]!);
+  }
   const body = await readJsonBody(event);
   if (body === undefined) return;
   const base = publicBaseUrl(event, ctx);
