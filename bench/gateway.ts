@@ -70,7 +70,11 @@ export async function startGatewayProcess(args: string[], port: number): Promise
   return child;
 }
 
-/** Starts nginx serving `root` under /r/ behind a Bearer map: the same files, no checks but the key. */
+/**
+ * Starts nginx serving `root` under /r/ behind a Bearer map: the same files, no checks but the
+ * key. It also serves them under /origin/ without a key, as the object store or CDN origin a
+ * gateway reads with `--records http://.../origin/` (the benchmark's HTTP-origin gateway).
+ */
 export async function startNginx(dir: string, root: string, port: number, apiKey: string, workers: number): Promise<ChildProcess> {
   await mkdir(join(dir, 'nginx/logs'), { recursive: true });
   const conf = join(dir, 'nginx/nginx.conf');
@@ -97,6 +101,10 @@ http {
       default_type application/json;
       add_header Cache-Control "public, max-age=60, s-maxage=300";
       add_header Vary Authorization;
+    }
+    location /origin/ {
+      alias ${root}/;
+      default_type application/json;
     }
     location = /healthz { return 200 "ok"; }
   }

@@ -117,6 +117,16 @@ const nginx = await startNginx(OUT, join(work, 'records/current'), nginxPort, ke
   laneFloor.kill('SIGTERM');
   throw error;
 });
+// The same gateway reading its records from nginx as an HTTP origin (object storage or a CDN
+// origin in production): every cache miss is a fetch over a keep-alive pool, then verified.
+const originPort = 18906;
+const originArgs = gatewayArgs.map((a, i) => (gatewayArgs[i - 1] === '--records' ? `http://127.0.0.1:${nginxPort}/origin/` : a));
+const fromOrigin = await startGatewayProcess(originArgs, originPort).catch((error) => {
+  for (const child of [gateway, nodeOnly, floor, laneFloor, nginx]) child.kill('SIGTERM');
+  throw error;
+});
+/** What the HTTP-origin gateway answered once nginx was stopped (STORE_UNAVAILABLE expected). */
+let originDown: { status: number; code: string | null; afterMs: number } | null = null;
 try {
   const g = `http://127.0.0.1:${gatewayPort}`, n = `http://127.0.0.1:${nginxPort}`;
   const scenario = async (name: string, url: string, script: string) => {
@@ -144,15 +154,30 @@ try {
   // measure the disk.
   log('reading every record file once (page cache)');
   for (const d of domains) readFileSync(join(work, 'records/current', recordPath(d)));
+  const o = `http://127.0.0.1:${originPort}`;
   const working = [
     await scenario('nginx, working set (all records)', n, scripts.nginxWorking),
     await scenario(`gateway, working set (all records, cache ${values['cache-mb']} MB)`, g, scripts.working),
+    await scenario(`gateway with nginx as its HTTP origin (--records http://...), working set (all records, cache ${values['cache-mb']} MB)`, o, scripts.working),
+    await scenario('gateway with nginx as its HTTP origin, hot records', o, scripts.hot),
   ];
   const runs = new Map<string, LoadResult[]>(compared.map(([name]) => [name, []]));
   for (let round = 1; round <= rounds; round++) {
     log(`round ${round} of ${rounds}`);
     for (const [name, url, script] of compared) runs.get(name)!.push(await scenario(name, url, script));
   }
+  // The origin goes down: the HTTP-origin gateway must answer 503 STORE_UNAVAILABLE, not serve
+  // from a cache it can no longer check against a live build, nor a 404 taken for "never audited".
+  nginx.kill('SIGQUIT');
+  const downSince = Date.now();
+  while (Date.now() - downSince < 15_000) {
+    const res = await fetch(`${o}/v1/verify?domain=${domains.at(-1)}`, { headers: { authorization: `Bearer ${key}` } });
+    const body = (await res.json().catch(() => null)) as { code?: string } | null;
+    originDown = { status: res.status, code: body?.code ?? null, afterMs: Date.now() - downSince };
+    if (res.status === 503) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  log(`nginx stopped: the HTTP-origin gateway answered ${originDown?.status} ${originDown?.code ?? ''} after ${originDown?.afterMs} ms`);
   for (const name of [NEVER_AUDITED, BAD_KEY]) {
     const hotRounds = runs.get(GATEWAY_HOT)!;
     paired.set(name, runs.get(name)!.map((r, i) => r.requestsPerSecond / hotRounds[i]!.requestsPerSecond));
@@ -170,6 +195,7 @@ try {
   nginx.kill('SIGQUIT');
   floor.kill('SIGTERM');
   laneFloor.kill('SIGTERM');
+  fromOrigin.kill('SIGTERM');
 }
 
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -196,8 +222,9 @@ const lines = [
   ...[...paired].map(([name, ratios]) => `${name}, x gateway hot round by round: ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt([...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)]!, 2)})`),
   '',
   `Gateway memory after the run (${fmt(gatewayRecords)} records, cache ${values['cache-mb']} MB): RSS ${memory.rssMb} MB, peak ${memory.peakMb} MB`,
+  `HTTP-origin gateway with its origin (nginx) stopped: ${originDown ? `${originDown.status} ${originDown.code ?? '(no code)'} after ${fmt(originDown.afterMs)} ms` : 'not checked'}`,
 ];
-await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, filesPerSecond, builds, results, paired: Object.fromEntries(paired), memory }, null, 2));
+await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, filesPerSecond, builds, results, paired: Object.fromEntries(paired), memory, originDown }, null, 2));
 process.stdout.write(`${lines.join('\n')}\n`);
 // Old outputs go last, after every measurement (see retire()).
 log('removing old outputs');
