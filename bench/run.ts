@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { recordPath } from '../core/layout.ts';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -99,32 +99,36 @@ const gatewayPort = 18901, nginxPort = 18902;
 let memory = { rssMb: NaN, peakMb: NaN };
 // The quotas stay on (their check is part of every request) but far above what the load reaches.
 const gatewayArgs = ['--records', join(work, 'records'), '--public', join(work, 'public'), '--api-keys', join(work, 'api-keys.json'), '--cache-mb', values['cache-mb']!, '--rate-limit', '1000000000', '--unauth-rate-limit', '1000000000', ...(workers > 1 ? ['--workers', String(workers)] : [])];
-const gateway = await startGatewayProcess(gatewayArgs, gatewayPort);
+// Every process the comparison starts, stopped together at the end or when one fails to start.
+const children: ChildProcess[] = [];
+const stopAll = () => {
+  for (const child of children) child.kill('SIGTERM');
+};
+const started = async (start: ChildProcess | Promise<ChildProcess>): Promise<ChildProcess> => {
+  try {
+    const child = await start;
+    children.push(child);
+    return child;
+  } catch (error) {
+    stopAll();
+    throw error;
+  }
+};
+/** A floor server (bench/*-floor.mjs) answering with one hot record's bytes. */
+const floorServer = (script: string, port: number) => spawn(process.execPath, [join(ROOT, 'bench', script), String(port), join(work, 'records/current', recordPath(hot[0]!))], { stdio: 'ignore' });
+const gateway = await started(startGatewayProcess(gatewayArgs, gatewayPort));
 // The same gateway with every request through node:http: what the fast lane is worth, in the same run.
 const nodeOnlyPort = 18904;
-const nodeOnly = await startGatewayProcess([...gatewayArgs, '--no-fast-lane'], nodeOnlyPort).catch((error) => {
-  gateway.kill('SIGTERM');
-  throw error;
-});
-const floorPort = 18903;
-const floor = spawn(process.execPath, [join(ROOT, 'bench/node-floor.mjs'), String(floorPort), join(work, 'records/current', recordPath(hot[0]!))], { stdio: 'ignore' });
-const laneFloorPort = 18905;
-const laneFloor = spawn(process.execPath, [join(ROOT, 'bench/lane-floor.mjs'), String(laneFloorPort), join(work, 'records/current', recordPath(hot[0]!))], { stdio: 'ignore' });
-const nginx = await startNginx(OUT, join(work, 'records/current'), nginxPort, key, workers).catch((error) => {
-  gateway.kill('SIGTERM');
-  nodeOnly.kill('SIGTERM');
-  floor.kill('SIGTERM');
-  laneFloor.kill('SIGTERM');
-  throw error;
-});
+await started(startGatewayProcess([...gatewayArgs, '--no-fast-lane'], nodeOnlyPort));
+const floorPort = 18903, laneFloorPort = 18905;
+await started(floorServer('node-floor.mjs', floorPort));
+await started(floorServer('lane-floor.mjs', laneFloorPort));
+const nginx = await started(startNginx(OUT, join(work, 'records/current'), nginxPort, key, workers));
 // The same gateway reading its records from nginx as an HTTP origin (object storage or a CDN
 // origin in production): every cache miss is a fetch over a keep-alive pool, then verified.
 const originPort = 18906;
 const originArgs = gatewayArgs.map((a, i) => (gatewayArgs[i - 1] === '--records' ? `http://127.0.0.1:${nginxPort}/origin/` : a));
-const fromOrigin = await startGatewayProcess(originArgs, originPort).catch((error) => {
-  for (const child of [gateway, nodeOnly, floor, laneFloor, nginx]) child.kill('SIGTERM');
-  throw error;
-});
+await started(startGatewayProcess(originArgs, originPort));
 /** What the HTTP-origin gateway answered once nginx was stopped (STORE_UNAVAILABLE expected). */
 let originDown: { status: number; code: string | null; afterMs: number } | null = null;
 try {
@@ -190,12 +194,7 @@ try {
   }
 } finally {
   memory = await rssOf(gateway.pid!).catch(() => memory);
-  gateway.kill('SIGTERM');
-  nodeOnly.kill('SIGTERM');
-  nginx.kill('SIGQUIT');
-  floor.kill('SIGTERM');
-  laneFloor.kill('SIGTERM');
-  fromOrigin.kill('SIGTERM');
+  stopAll();
 }
 
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
