@@ -1,6 +1,6 @@
 import { MvrError } from '../../core/errors.ts';
 import { UnauthorizedError } from '../api-keys.ts';
-import type { Answer, RequestNote } from '../context.ts';
+import { SharedHeaders, type Answer, type RequestNote } from '../context.ts';
 import { RateLimitedError, decimal } from '../rate-limit.ts';
 
 /** A request to a path the gateway does not serve. */
@@ -62,8 +62,8 @@ export function problemAnswer(error: unknown, issuer: string, note: RequestNote)
 interface PreparedProblem {
   status: number;
   code: string;
-  /** Flat name/value list for writeHead, Content-Length included; shared by every answer with this problem, never written to. */
-  headers: string[];
+  /** Content-Length included; shared by every answer with this problem. */
+  headers: SharedHeaders;
   text: Buffer;
 }
 
@@ -87,7 +87,7 @@ function preparedProblem(error: unknown, issuer: string): PreparedProblem {
   if (error instanceof MethodNotAllowedError) headers.push('allow', error.allow.join(', '));
   const text = Buffer.from(JSON.stringify(body));
   headers.push('content-length', String(text.length));
-  const value = { status, code, headers, text };
+  const value = { status, code, headers: new SharedHeaders(headers), text };
   if (key !== null) {
     if (prepared.size >= 1000) prepared.clear();
     prepared.set(key, value);

@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3';
 import { createHash } from 'node:crypto';
-import type { Answer } from '../context.ts';
+import { SharedHeaders, type Answer } from '../context.ts';
 import { rateLimitFields } from '../rate-limit.ts';
 
 /**
@@ -13,7 +13,7 @@ export function reply(event: H3Event, status: number, headers: Record<string, st
   const flat: string[] = Array.isArray(headers) ? headers : [];
   if (!Array.isArray(headers)) for (const name in headers) flat.push(name, headers[name]!);
   if (bytes) flat.push('content-length', String(bytes.length));
-  return sendAnswer(event, { status, headers: flat, more: null, quota: null, body: bytes });
+  return sendAnswer(event, { status, headers: new SharedHeaders(flat), more: null, quota: null, body: bytes });
 }
 
 /**
@@ -31,8 +31,9 @@ export function sendAnswer(event: H3Event, answer: Answer): Promise<void> {
   return new Promise((resolve) => {
     setImmediate(() => {
       if (!res.headersSent && !res.destroyed) {
-        const { headers, more, quota } = answer;
-        res.writeHead(answer.status, (more || quota ? [...headers, ...(more ?? []), ...(quota ? rateLimitFields(quota) : [])] : headers) as string[]);
+        const { more, quota } = answer;
+        const { fields } = answer.headers;
+        res.writeHead(answer.status, (more || quota ? [...fields, ...(more ?? []), ...(quota ? rateLimitFields(quota) : [])] : fields) as string[]);
         res.end(answer.body ?? undefined);
       }
       resolve();

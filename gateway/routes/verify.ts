@@ -5,7 +5,7 @@ import { unverifiedRecord, unverifiedRecordTemplate } from '../../core/record.ts
 import { signUnsignedChecked } from '../../core/signing.ts';
 import { formatTimestamp } from '../../core/time.ts';
 import { matchesIfNoneMatch, sendAnswer, strongEtag } from '../http/reply.ts';
-import type { Answer, GatewayContext, RequestNote, VerifyQuestion } from '../context.ts';
+import { SharedHeaders, type Answer, type GatewayContext, type RequestNote, type VerifyQuestion } from '../context.ts';
 import type { ServedRecord } from '../store/record-store.ts';
 import { authorize } from '../http/authorize.ts';
 import { problemAnswer } from '../http/problem.ts';
@@ -56,20 +56,22 @@ function recordAnswer(served: Served, note: RequestNote, q: VerifyQuestion): Ans
 }
 
 /** The headers every record answer starts with (flat name/value, the cheapest form for Node's writeHead). */
-const RECORD_HEADERS: readonly string[] = ['content-type', 'application/json', 'cache-control', RECORD_CACHE_CONTROL, 'vary', 'Authorization'];
+const RECORD_FIELDS: readonly string[] = ['content-type', 'application/json', 'cache-control', RECORD_CACHE_CONTROL, 'vary', 'Authorization'];
+/** A never-audited answer's shared headers: the record's first ones (its own follow in `more`). */
+const RECORD_HEADERS = new SharedHeaders(RECORD_FIELDS);
 
 function headerListsFor(bytes: Buffer, etag: string): HeaderLists {
-  return { notModified: [...RECORD_HEADERS, ...ownHeaders(etag, null)], ok: [...RECORD_HEADERS, ...ownHeaders(etag, bytes)] };
+  return { notModified: new SharedHeaders([...RECORD_FIELDS, ...ownHeaders(etag, null)]), ok: new SharedHeaders([...RECORD_FIELDS, ...ownHeaders(etag, bytes)]) };
 }
 
-/** What follows RECORD_HEADERS in a record answer: its entity tag, and its length when it has a body (not a 304). */
+/** What follows RECORD_FIELDS in a record answer: its entity tag, and its length when it has a body (not a 304). */
 function ownHeaders(etag: string, body: Buffer | null): string[] {
   return body ? ['etag', etag, 'content-length', String(body.length)] : ['etag', etag];
 }
 
 interface HeaderLists {
-  ok: readonly string[];
-  notModified: readonly string[];
+  ok: SharedHeaders;
+  notModified: SharedHeaders;
 }
 
 /** A verified stored record, which carries its header lists once answered over HTTP; or a never-audited answer (`fleeting`). */
