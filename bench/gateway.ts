@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
+import { createServer } from 'node:net';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { join, resolve } from 'node:path';
@@ -61,6 +62,23 @@ export async function domainsOf(auditsJsonl: string, limit = Infinity): Promise<
     if (out.length >= limit) break;
   }
   return out;
+}
+
+/**
+ * Throws unless every port is free on 127.0.0.1. A server left over from an earlier run would
+ * answer the health check of the one started in its place (which then fails to bind) and be
+ * measured instead: nginx with another run's API key, for one, answers every request with a 401.
+ */
+export async function assertPortsFree(ports: number[]): Promise<void> {
+  for (const port of ports) {
+    await new Promise<void>((resolve, reject) => {
+      const probe = createServer();
+      probe.once('error', (error: NodeJS.ErrnoException) =>
+        reject(new Error(error.code === 'EADDRINUSE' ? `port ${port} is in use (a server left from an earlier run?); stop it first` : `port ${port}: ${error.message}`)),
+      );
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+    });
+  }
 }
 
 /** Starts `mvr serve` in its own process and waits for /healthz. */

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { benchBuild, auditsFile, dropCaches, removeRetired, retire, settleDisk, type BuildBenchRow } from './build.ts';
 import { measureEd25519Capacity } from './ed25519-capacity.ts';
 import { measureFileCreation } from './file-capacity.ts';
-import { domainsOf, ensureTools, nginxPath, pathsScript, rssOf, startGatewayProcess, startNginx, wrk, type LoadResult } from './gateway.ts';
+import { assertPortsFree, domainsOf, ensureTools, nginxPath, pathsScript, rssOf, startGatewayProcess, startNginx, wrk, type LoadResult } from './gateway.ts';
 
 /**
  * `npm run bench`: the build beside the machine's raw Ed25519 capacity, and the gateway beside
@@ -116,17 +116,16 @@ const started = async (start: ChildProcess | Promise<ChildProcess>): Promise<Chi
 };
 /** A floor server (bench/*-floor.mjs) answering with one hot record's bytes. */
 const floorServer = (script: string, port: number) => spawn(process.execPath, [join(ROOT, 'bench', script), String(port), join(work, 'records/current', recordPath(hot[0]!))], { stdio: 'ignore' });
+const nodeOnlyPort = 18904, floorPort = 18903, laneFloorPort = 18905, originPort = 18906;
+await assertPortsFree([gatewayPort, nginxPort, nodeOnlyPort, floorPort, laneFloorPort, originPort]);
 const gateway = await started(startGatewayProcess(gatewayArgs, gatewayPort));
 // The same gateway with every request through node:http: what the fast lane is worth, in the same run.
-const nodeOnlyPort = 18904;
 await started(startGatewayProcess([...gatewayArgs, '--no-fast-lane'], nodeOnlyPort));
-const floorPort = 18903, laneFloorPort = 18905;
 await started(floorServer('node-floor.mjs', floorPort));
 await started(floorServer('lane-floor.mjs', laneFloorPort));
 const nginx = await started(startNginx(OUT, join(work, 'records/current'), nginxPort, key, workers));
 // The same gateway reading its records from nginx as an HTTP origin (object storage or a CDN
 // origin in production): every cache miss is a fetch over a keep-alive pool, then verified.
-const originPort = 18906;
 const originArgs = gatewayArgs.map((a, i) => (gatewayArgs[i - 1] === '--records' ? `http://127.0.0.1:${nginxPort}/origin/` : a));
 await started(startGatewayProcess(originArgs, originPort));
 /** What the HTTP-origin gateway answered once nginx was stopped (STORE_UNAVAILABLE expected). */
@@ -136,6 +135,9 @@ try {
   const scenario = async (name: string, url: string, script: string) => {
     await wrk(url, script, 2, connections); // warm-up
     const result = { name, ...(await wrk(url, script, seconds, connections)) };
+    // Every scenario but the bad key's is answered 200 (or 304): anything else means the server
+    // measured is not answering what the scenario asks (a wrong key, a missing build).
+    if (name !== BAD_KEY && result.non2xx > 0) throw new Error(`${name}: ${result.non2xx} answers were not 2xx or 3xx`);
     log(`${name}: ${Math.round(result.requestsPerSecond)} req/s`);
     return result;
   };
