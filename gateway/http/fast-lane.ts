@@ -320,11 +320,7 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
         // for its end. Anything else that ends the same way (requests pipelined, a body, an
         // error) is read again below, head by head, as if this had not been tried.
         if (!this.partial && data.length <= maxHeaderSize && endsWithBlankLine(data)) {
-          this.complete = false;
-          this.headers = undefined;
-          this.heads = 0;
-          this.hadBody = false;
-          const parsed = this.parser!.execute(data);
+          const parsed = this.execute(data);
           if (parsed === data.length && this.heads === 1 && this.complete && !this.hadBody && !this.tooManyHeaders && this.isLanes()) {
             this.buffered = null;
             this.serve();
@@ -348,9 +344,7 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
           this.resetParser();
         }
         const headLength = end + 4;
-        this.complete = false;
-        this.headers = undefined;
-        const parsed = this.parser!.execute(headLength === data.length ? data : data.subarray(0, headLength));
+        const parsed = this.execute(headLength === data.length ? data : data.subarray(0, headLength));
         if (parsed !== headLength || !this.complete || this.tooManyHeaders || !this.isLanes()) return this.handOver();
         this.buffered = headLength === data.length ? null : data.subarray(headLength);
         this.serve();
@@ -361,10 +355,17 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
     /** Whether the start of a head parses (checked afresh each time more of it arrives; the parser is reset after). */
     parsesSoFar(data: Buffer): boolean {
       this.resetParser();
+      const parsed = this.execute(data);
+      return parsed === data.length && !this.complete && this.headers === undefined && !this.tooManyHeaders;
+    }
+
+    /** Runs the parser over `data`, what it reported for the last bytes cleared first. */
+    execute(data: Buffer): number | Error {
       this.complete = false;
       this.headers = undefined;
-      const parsed = this.parser!.execute(data);
-      return parsed === data.length && !this.complete && this.headers === undefined && !this.tooManyHeaders;
+      this.heads = 0;
+      this.hadBody = false;
+      return this.parser!.execute(data);
     }
 
     resetParser(): void {
