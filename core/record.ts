@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Audit } from './audit.ts';
 import { canonicalJson, hasLoneSurrogate } from './canonical.ts';
 import { addOneMonth, formatTimestamp, parseTimestamp } from './time.ts';
+import { writeLatin1 } from './latin1.ts';
 
 export const MAX_SCORE = 100;
 export const SCHEMA_SUFFIX = '/verification/v1';
@@ -150,7 +151,7 @@ export function unverifiedRecordTemplate(ctx: Omit<IssueContext, 'issuedAt'>): (
     const out = Buffer.allocUnsafe(headBytes.length + domain.length + rest.length);
     // TypedArray#set, not Buffer#copy: the same copy without copy()'s argument checks.
     out.set(headBytes, 0);
-    const at = headBytes.length + out.write(domain, headBytes.length, 'latin1');
+    const at = writeLatin1(out, headBytes.length, domain);
     out.set(rest, at);
     return out;
   };

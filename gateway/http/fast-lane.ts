@@ -5,6 +5,7 @@ import type { KeyMemo } from '../api-keys.ts';
 import type { Answer, LogLine, RequestNote, SharedHeaders, VerifyQuestion } from '../context.ts';
 import { closeForHeadTimeout, WAITING_SINCE } from './connection-guard.ts';
 import { rateLimitLinesLength, writeRateLimitLines } from '../rate-limit.ts';
+import { writeLatin1 } from '../../core/latin1.ts';
 
 /**
  * The fast lane: the record endpoint's common request answered without node:http's request and
@@ -451,20 +452,31 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
     write(answer: Answer, method: string, started: number, note: RequestNote, now: number): void {
       const status = statusLine(answer.status);
       const fixed = rendered(answer.headers);
-      let more = '';
+      // This answer's own headers are written name and value as they are, with no line of text
+      // made for them first (which its write then had to flatten and copy out of JavaScript).
       const extra = answer.more;
-      if (extra) for (let i = 0; i < extra.length; i += 2) more += `${extra[i]}: ${extra[i + 1]}\r\n`;
+      let moreLength = 0;
+      if (extra) for (let i = 0; i < extra.length; i += 2) moreLength += extra[i]!.length + extra[i + 1]!.length + 4;
       const quota = answer.quota;
       const end = dateAndConnection(now);
       const body = method === 'HEAD' ? null : answer.body;
-      const out = Buffer.allocUnsafe(status.length + fixed.length + more.length + (quota ? rateLimitLinesLength(quota) : 0) + end.length + (body ? body.length : 0));
+      const out = Buffer.allocUnsafe(status.length + fixed.length + moreLength + (quota ? rateLimitLinesLength(quota) : 0) + end.length + (body ? body.length : 0));
       // TypedArray#set, not Buffer#copy: the same copies without copy()'s argument checks, which
       // cost more than copying these few hundred bytes.
       out.set(status, 0);
       let at = status.length;
       out.set(fixed, at);
       at += fixed.length;
-      if (more.length > 0) at += out.write(more, at, 'latin1');
+      if (extra) {
+        for (let i = 0; i < extra.length; i += 2) {
+          at = writeLatin1(out, at, extra[i]!);
+          out[at++] = 58; // :
+          out[at++] = 32;
+          at = writeLatin1(out, at, extra[i + 1]!);
+          out[at++] = 13;
+          out[at++] = 10;
+        }
+      }
       if (quota) at = writeRateLimitLines(out, at, quota);
       out.set(end, at);
       if (body) out.set(body, at + end.length);
