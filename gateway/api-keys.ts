@@ -162,9 +162,21 @@ export class ApiKeyStore {
    */
   check(header: string | undefined, memo?: KeyMemo): string | UnauthorizedError {
     if (!header) return NO_KEY;
-    // The same header as this connection's last accepted one, with the same file loaded: the
-    // same answer. (Compared with ===: both strings came from this one client.)
-    if (memo && memo.header === header && memo.loads === this.loads) return memo.keyId!;
+    // The same header as this connection's last one, with the same file loaded: the same answer,
+    // accepted or refused (compared with ===: both strings came from this one client, so nothing
+    // secret is compared). A client that repeats a bad key on a keep-alive connection gets its
+    // 401s without a hash each.
+    if (memo && memo.header === header && memo.loads === this.loads) return memo.answer!;
+    const answer = this.decide(header);
+    if (memo) {
+      memo.header = header;
+      memo.answer = answer;
+      memo.loads = this.loads;
+    }
+    return answer;
+  }
+
+  private decide(header: string): string | UnauthorizedError {
     const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
     if (!m) return NOT_BEARER;
     const token = m[1]!;
@@ -175,24 +187,20 @@ export class ApiKeyStore {
     const presented = hash('sha256', token);
     const match = sameHex(presented, entry?.sha256 ?? this.dummy) && entry !== undefined;
     if (!match || entry.revoked) return INVALID_KEY;
-    if (memo) {
-      memo.header = header;
-      memo.keyId = parts![1]!;
-      memo.loads = this.loads;
-    }
     return parts![1]!;
   }
 }
 
 /**
- * One connection's last accepted `Authorization` header and its key id, so a keep-alive client
- * that sends the same header on every request has it hashed once per connection (and again
- * whenever the key file is reloaded, so a revocation applies as it does for every request).
- * It lives as long as the connection and holds what that client sent it, nothing from the file.
+ * One connection's last `Authorization` header and what it was answered (the key id, or the
+ * refusal), so a keep-alive client that sends the same header on every request has it hashed
+ * once per connection (and again whenever the key file is reloaded, so a revocation, or a key
+ * added, applies as it does for every request). It lives as long as the connection and holds
+ * what that client sent it and the answer, nothing from the file.
  */
 export interface KeyMemo {
   header: string | undefined;
-  keyId: string | undefined;
+  answer: string | UnauthorizedError | undefined;
   loads: number;
 }
 

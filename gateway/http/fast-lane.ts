@@ -214,7 +214,7 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
     headers: string[] | undefined = undefined;
     authorization: string | undefined = undefined;
     ifNoneMatch: string | undefined = undefined;
-    keyMemo: KeyMemo = { header: undefined, keyId: undefined, loads: -1 };
+    keyMemo: KeyMemo = { header: undefined, answer: undefined, loads: -1 };
     keepAlive = false;
     upgrade = false;
     complete = false;

@@ -6,6 +6,7 @@
  * requests that are its own. Then what the lane does with a connection: pipelining, handing over
  * mid-connection, a head split across reads, the client's end, keep-alive, shutdown.
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../gateway/api-keys.ts';
@@ -344,6 +345,28 @@ describe('connections', () => {
     expect(refused.head).toContain('error="invalid_token"');
     // And the gateway's own key, on the same connection, is still accepted.
     c.send(verifyWire(lane, KNOWN));
+    expect((await c.next()).status).toBe(200);
+    c.socket.destroy();
+  });
+
+  it('a refused key is refused again on that connection without a second look, until the key file changes: restored there, it is accepted on the same connection', async () => {
+    const { key, id } = await addApiKey(lane, 'refused-then-restored');
+    await lane.gateway.ctx.apiKeys.refresh();
+    const file = lane.project.apiKeysFile;
+    const withKey = await readFile(file, 'utf8');
+    await revokeApiKey(file, id);
+    await lane.gateway.ctx.apiKeys.refresh();
+    const wire = `GET /v1/verify?domain=${KNOWN} HTTP/1.1\r\n${H}Authorization: Bearer ${key}\r\n\r\n`;
+    const c = new Connection(lane.gateway.port);
+    for (let i = 0; i < 2; i++) {
+      c.send(wire);
+      const refused = await c.next();
+      expect(refused.status).toBe(401);
+      expect(refused.head).toContain('error="invalid_token"');
+    }
+    await writeFile(file, withKey);
+    await lane.gateway.ctx.apiKeys.refresh();
+    c.send(wire);
     expect((await c.next()).status).toBe(200);
     c.socket.destroy();
   });
