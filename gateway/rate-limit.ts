@@ -1,4 +1,5 @@
 import { MvrError } from '../core/errors.ts';
+import { writeLatin1 } from '../core/latin1.ts';
 
 /** The caller used up its quota; `retryAfterSeconds` says when the window resets. */
 export class RateLimitedError extends MvrError {
@@ -120,7 +121,7 @@ function digitCount(n: number): number {
 }
 
 function writeDigits(out: Buffer, at: number, n: number): number {
-  if (!Number.isSafeInteger(n) || n < 0) return at + out.write(decimal(n), at, 'latin1');
+  if (!Number.isSafeInteger(n) || n < 0) return writeLatin1(out, at, decimal(n));
   const end = at + digitCount(n);
   let i = end;
   do {
