@@ -227,6 +227,12 @@ const lines = [
 ];
 await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, filesPerSecond, builds, results, paired: Object.fromEntries(paired), memory, originDown }, null, 2));
 process.stdout.write(`${lines.join('\n')}\n`);
+// Like a scenario answered with the wrong status, an origin gateway still answering once its
+// origin is gone is a failed run, not a figure (the figures above are kept).
+if (originDown?.status !== 503 || originDown.code !== 'STORE_UNAVAILABLE') {
+  log('the HTTP-origin gateway did not answer 503 STORE_UNAVAILABLE once nginx stopped');
+  process.exitCode = 1;
+}
 // Old outputs go last, after every measurement (see retire()).
 log('removing old outputs');
 await removeRetired(OUT);
