@@ -121,15 +121,27 @@ export function deriveRecord(audit: Audit, ctx: IssueContext): UnsignedRecord {
   };
 }
 
+/** The never-audited record of any domain at any issued_at, from {@link unverifiedRecordTemplate}. */
+export interface UnverifiedTemplate {
+  /** The record's length in bytes. */
+  length(domain: string, issuedAt: string): number;
+  /** Writes the record at `at` (its {@link length} bytes); returns the offset after it. */
+  write(out: Uint8Array, at: number, domain: string, issuedAt: string): number;
+  /** The record as bytes of its own. */
+  bytes(domain: string, issuedAt: string): Buffer;
+}
+
 /**
  * The canonical JSON bytes of {@link unverifiedRecord}, built from a template: only `domain` and
  * `issued_at` change between answers, and both are JSON-safe by construction (a normalized domain
  * is `[a-z0-9.-]`, a timestamp is digits and `-:.TZ`, all ASCII). The template is the record's
  * own canonical text ({@link canonicalRecordText}) with two placeholders, cut around them, so it
  * is equal to the UTF-8 of `canonicalJson(unverifiedRecord(...))` by construction. The fixed
- * parts are encoded once, and the part after the domain once per issued_at.
+ * parts are encoded once, and the part after the domain once per issued_at. A record can be
+ * written straight into a larger buffer (the gateway's fast lane writes it into the answer), so
+ * that it is not made as bytes of its own and then copied.
  */
-export function unverifiedRecordTemplate(ctx: Omit<IssueContext, 'issuedAt'>): (domain: string, issuedAt: string) => Buffer {
+export function unverifiedRecordTemplate(ctx: Omit<IssueContext, 'issuedAt'>): UnverifiedTemplate {
   // Placeholders no issuer or schema URL can contain by chance; JCS puts `domain` before `issued_at`.
   const [domainMark, issuedMark] = ['domain', 'issued'].map((name) => `mvr-${name}-${randomBytes(12).toString('hex')}`) as [string, string];
   const text = canonicalRecordText(unverifiedRecord(domainMark, { ...ctx, issuedAt: issuedMark }));
@@ -137,10 +149,10 @@ export function unverifiedRecordTemplate(ctx: Omit<IssueContext, 'issuedAt'>): (
   const [middle, tail] = splitOnce(afterDomain, issuedMark);
   const headBytes = Buffer.from(head);
   // Everything after the domain, for the last issued_at asked for: the gateway issues a whole
-  // second's answers at one issued_at, so most answers are two copies and the domain written.
+  // second's answers at one issued_at, so most records are two copies and the domain written.
   let lastIssuedAt = '';
   let rest: Buffer = Buffer.alloc(0);
-  return (domain, issuedAt) => {
+  const restFor = (issuedAt: string): Buffer => {
     if (issuedAt !== lastIssuedAt) {
       // Kept for a second: in memory of its own, not a slice holding one of Buffer's shared pools.
       const text = `${middle}${issuedAt}${tail}`;
@@ -148,13 +160,26 @@ export function unverifiedRecordTemplate(ctx: Omit<IssueContext, 'issuedAt'>): (
       rest.write(text);
       lastIssuedAt = issuedAt;
     }
-    const out = Buffer.allocUnsafe(headBytes.length + domain.length + rest.length);
-    // TypedArray#set, not Buffer#copy: the same copy without copy()'s argument checks.
-    out.set(headBytes, 0);
-    const at = writeLatin1(out, headBytes.length, domain);
-    out.set(rest, at);
-    return out;
+    return rest;
   };
+  const template: UnverifiedTemplate = {
+    // A normalized domain is ASCII: one byte a character.
+    length: (domain, issuedAt) => headBytes.length + domain.length + restFor(issuedAt).length,
+    write: (out, at, domain, issuedAt) => {
+      const after = restFor(issuedAt);
+      // TypedArray#set, not Buffer#copy: the same copy without copy()'s argument checks.
+      out.set(headBytes, at);
+      at = writeLatin1(out, at + headBytes.length, domain);
+      out.set(after, at);
+      return at + after.length;
+    },
+    bytes: (domain, issuedAt) => {
+      const out = Buffer.allocUnsafe(template.length(domain, issuedAt));
+      template.write(out, 0, domain, issuedAt);
+      return out;
+    },
+  };
+  return template;
 }
 
 function splitOnce(text: string, mark: string): [string, string] {

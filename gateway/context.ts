@@ -76,6 +76,31 @@ export interface Answer {
   quota: RateDecision | null;
   /** null for a 304; a HEAD answer carries the GET body's bytes here and the writer leaves them out. */
   body: Buffer | null;
+  /**
+   * Instead of `body` (which is then null): a body the writer makes in place, with its entity tag.
+   * The writer puts the ETag and Content-Length fields for it after `more`.
+   */
+  fill?: FilledBody;
+}
+
+/**
+ * A body made for one answer and written straight into the answer's own buffer by the fast lane,
+ * rather than made as bytes first and copied (a never-audited record: a template and a domain);
+ * its entity tag likewise, as text only when asked for (node:http's writer, If-None-Match).
+ */
+export interface FilledBody {
+  /** The body's length in bytes. */
+  readonly length: number;
+  /** Writes the body's bytes at `at`; returns the offset after them. */
+  writeBody(out: Uint8Array, at: number): number;
+  /** The entity tag's length in bytes (quotes included). */
+  readonly etagLength: number;
+  /** Writes the entity tag at `at`; returns the offset after it. */
+  writeEtag(out: Uint8Array, at: number): number;
+  /** The entity tag as text. */
+  readonly etag: string;
+  /** The body as bytes of its own. */
+  bytes(): Buffer;
 }
 
 declare module 'h3' {

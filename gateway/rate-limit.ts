@@ -113,14 +113,15 @@ function linesPrefix(policy: RateDecision['policy']): Buffer {
 }
 
 /** Digits of a count as {@link decimal} writes it (anything but a safe non-negative integer through its text). */
-function digitCount(n: number): number {
+export function digitCount(n: number): number {
   if (!Number.isSafeInteger(n) || n < 0) return decimal(n).length;
   let count = 1;
   for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) count++;
   return count;
 }
 
-function writeDigits(out: Buffer, at: number, n: number): number {
+/** Writes a count's {@link digitCount} digits at `at`; returns the offset after them. */
+export function writeDigits(out: Uint8Array, at: number, n: number): number {
   if (!Number.isSafeInteger(n) || n < 0) return writeLatin1(out, at, decimal(n));
   const end = at + digitCount(n);
   let i = end;

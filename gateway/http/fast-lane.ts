@@ -2,9 +2,9 @@ import { createRequire } from 'node:module';
 import { STATUS_CODES, maxHeaderSize as nodeMaxHeaderSize, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { KeyMemo } from '../api-keys.ts';
-import type { Answer, LogLine, RequestNote, SharedHeaders, VerifyQuestion } from '../context.ts';
+import type { Answer, FilledBody, LogLine, RequestNote, SharedHeaders, VerifyQuestion } from '../context.ts';
 import { closeForHeadTimeout, WAITING_SINCE } from './connection-guard.ts';
-import { rateLimitLinesLength, writeRateLimitLines } from '../rate-limit.ts';
+import { digitCount, rateLimitLinesLength, writeDigits, writeRateLimitLines } from '../rate-limit.ts';
 import { writeLatin1 } from '../../core/latin1.ts';
 
 /**
@@ -115,6 +115,22 @@ function writeHeaderLines(out: Uint8Array, at: number, list: readonly string[]):
     out[at++] = 13;
     out[at++] = 10;
   }
+  return at;
+}
+
+/** The fixed bytes of a filled body's lines: `etag: <tag>` CR LF `content-length: <n>` CR LF. */
+const ETAG_LINE_START = Buffer.from('etag: ', 'latin1');
+const LENGTH_LINE_START = Buffer.from('\r\ncontent-length: ', 'latin1');
+const FILL_LINES_FIXED = ETAG_LINE_START.length + LENGTH_LINE_START.length + 2;
+
+/** Writes a filled body's ETag and Content-Length lines at `at` (as node:http's writer gives them); returns the offset after them. */
+function writeFillLines(out: Uint8Array, at: number, fill: FilledBody): number {
+  out.set(ETAG_LINE_START, at);
+  at = fill.writeEtag(out, at + ETAG_LINE_START.length);
+  out.set(LENGTH_LINE_START, at);
+  at = writeDigits(out, at + LENGTH_LINE_START.length, fill.length);
+  out[at++] = 13;
+  out[at++] = 10;
   return at;
 }
 
@@ -479,7 +495,10 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
       const quota = answer.quota;
       const end = dateAndConnection(now);
       const body = method === 'HEAD' ? null : answer.body;
-      const out = Buffer.allocUnsafe(status.length + fixedLength + (extra ? headerLinesLength(extra) : 0) + (quota ? rateLimitLinesLength(quota) : 0) + end.length + (body ? body.length : 0));
+      // A body filled in place brings its ETag and Content-Length lines, and its bytes but for HEAD.
+      const fill = answer.fill;
+      const filled = fill ? FILL_LINES_FIXED + fill.etagLength + digitCount(fill.length) + (method === 'HEAD' ? 0 : fill.length) : 0;
+      const out = Buffer.allocUnsafe(status.length + fixedLength + (extra ? headerLinesLength(extra) : 0) + filled + (quota ? rateLimitLinesLength(quota) : 0) + end.length + (body ? body.length : 0));
       // TypedArray#set, not Buffer#copy: the same copies without copy()'s argument checks, which
       // cost more than copying these few hundred bytes.
       out.set(status, 0);
@@ -488,9 +507,11 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
       else writeHeaderLines(out, at, shared.fields);
       at += fixedLength;
       if (extra) at = writeHeaderLines(out, at, extra);
+      if (fill) at = writeFillLines(out, at, fill);
       if (quota) at = writeRateLimitLines(out, at, quota);
       out.set(end, at);
       if (body) out.set(body, at + end.length);
+      else if (fill && method !== 'HEAD') fill.writeBody(out, at + end.length);
       later(this, out);
       counts.answered++;
       this.answeredOne = true;

@@ -31,10 +31,13 @@ export function sendAnswer(event: H3Event, answer: Answer): Promise<void> {
   return new Promise((resolve) => {
     setImmediate(() => {
       if (!res.headersSent && !res.destroyed) {
-        const { more, quota } = answer;
+        const { quota, fill } = answer;
+        // A body to be filled in (the fast lane writes it in place) is made as bytes here, and
+        // its fields follow the answer's own, as the fast lane writes them.
+        const more = fill ? [...(answer.more ?? []), 'etag', fill.etag, 'content-length', String(fill.length)] : answer.more;
         const { fields } = answer.headers;
         res.writeHead(answer.status, (more || quota ? [...fields, ...(more ?? []), ...(quota ? rateLimitFields(quota) : [])] : fields) as string[]);
-        res.end(answer.body ?? undefined);
+        res.end((fill ? fill.bytes() : answer.body) ?? undefined);
       }
       resolve();
     });

@@ -1,11 +1,12 @@
 import type { H3Event } from 'h3';
 import { normalizeDomain } from '../../core/domain.ts';
 import { InvalidDomainError } from '../../core/errors.ts';
-import { unverifiedRecord, unverifiedRecordTemplate } from '../../core/record.ts';
+import { unverifiedRecord, unverifiedRecordTemplate, type UnverifiedTemplate } from '../../core/record.ts';
+import { writeLatin1 } from '../../core/latin1.ts';
 import { signUnsignedChecked } from '../../core/signing.ts';
 import { formatTimestamp } from '../../core/time.ts';
 import { matchesIfNoneMatch, sendAnswer, strongEtag } from '../http/reply.ts';
-import { SharedHeaders, type Answer, type GatewayContext, type RequestNote, type VerifyQuestion } from '../context.ts';
+import { SharedHeaders, type Answer, type FilledBody, type GatewayContext, type RequestNote, type VerifyQuestion } from '../context.ts';
 import type { ServedRecord } from '../store/record-store.ts';
 import { authorize } from '../http/authorize.ts';
 import { problemAnswer } from '../http/problem.ts';
@@ -33,9 +34,26 @@ export function answerVerify(note: RequestNote, q: VerifyQuestion, ctx: GatewayC
   if (typeof gate !== 'string') return problemAnswer(gate, ctx.issuer, note);
   const domain = domainFromTarget(q.target);
   note.domain = domain;
-  const atHand = recordAtHand(domain, ctx, q.now);
-  if (atHand) return recordAnswer(atHand, note, q);
+  // Answered at once from memory when it can be: a verified record in the cache, or a domain the
+  // live build is known not to have; a file read otherwise (a promise).
+  const known = ctx.store.peek(domain);
+  if (known === 'absent') return neverAuditedAnswer(domain, ctx, note, q);
+  if (known) return recordAnswer(known, note, q);
   return recordFor(domain, ctx).then((served) => recordAnswer(served, note, q));
+}
+
+/**
+ * The answer for a domain known to have no record. Unsigned (the default), its record is not made
+ * as bytes here: the answer carries it as a {@link FilledBody} that the fast lane writes straight
+ * into the answer's buffer (node:http's writer asks it for bytes), and its entity tag is made as
+ * text only for an If-None-Match to compare. Signed, it is the kept answer of its second.
+ */
+function neverAuditedAnswer(domain: string, ctx: RecordContext, note: RequestNote, q: VerifyQuestion): Answer {
+  if (ctx.unverifiedSigner) return recordAnswer(neverAudited(domain, ctx, q.now), note, q);
+  const body = neverAuditedBody(domain, ctx, q.now);
+  const quota = note.rateLimit ?? null;
+  if (q.ifNoneMatch && matchesIfNoneMatch(q.ifNoneMatch, body.etag)) return { status: 304, headers: RECORD_HEADERS, more: ownHeaders(body.etag, null), quota, body: null };
+  return { status: 200, headers: RECORD_HEADERS, more: null, quota, body: null, fill: body };
 }
 
 function recordAnswer(served: Served, note: RequestNote, q: VerifyQuestion): Answer {
@@ -87,25 +105,88 @@ export async function recordFor(domain: string, ctx: RecordContext): Promise<Ser
   return neverAudited(domain, ctx, Date.now());
 }
 
-/** The answer when it needs no file read: a verified record in the cache, or a domain the live build is known not to have. */
-function recordAtHand(domain: string, ctx: RecordContext, now: number): Served | null {
-  const known = ctx.store.peek(domain);
-  if (known === 'absent') return neverAudited(domain, ctx, now);
-  return known;
-}
-
 /**
  * The never-audited answer, issued at the start of the current second: its issued_at is at most a
  * second old, well inside the minute the answer itself may be cached for (Cache-Control
  * max-age=60). Unsigned, it is a function of the domain and that second alone, so it is made
- * anew for each question (a template filled in) and is still the same bytes and ETag all second
- * long: a burst of questions about one unknown shop sees one answer, and a conditional request
- * gets its 304. Nothing is kept: answers kept for their second were garbage for the old
- * generation under load, a major collection or more a second (sampling heap profile). Signed
- * (`--sign-unverified`), an answer costs a signature and its check, so one per domain and second
- * is kept and reused; that memory is bounded at 2 x RECENT_ENTRIES answers of about 800 bytes.
+ * anew for each question (a template filled in: {@link neverAuditedBody}) and is still the same
+ * bytes and ETag all second long: a burst of questions about one unknown shop sees one answer,
+ * and a conditional request gets its 304. Nothing is kept: answers kept for their second were
+ * garbage for the old generation under load, a major collection or more a second (sampling heap
+ * profile). Signed (`--sign-unverified`), an answer costs a signature and its check, so one per
+ * domain and second is kept and reused; that memory is bounded at 2 x RECENT_ENTRIES answers of
+ * about 800 bytes.
  */
 function neverAudited(domain: string, ctx: RecordContext, now: number): Served {
+  if (!ctx.unverifiedSigner) {
+    const body = neverAuditedBody(domain, ctx, now);
+    return { bytes: body.bytes(), etag: body.etag, fleeting: true };
+  }
+  const state = stateAt(ctx, now);
+  const kept = state.recent.get(domain) ?? state.older.get(domain);
+  if (kept?.second === state.second) return kept.served;
+  // Signed and self-checked like a built record; the stored text comes from the same parts.
+  const signed = signUnsignedChecked(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt: state.issuedAt }), ctx.unverifiedSigner);
+  const bytes = Buffer.from(signed.canonical);
+  const served: Served = { bytes, etag: strongEtag(bytes), fleeting: true };
+  // Past RECENT_ENTRIES in a second, answers are made but not kept.
+  if (state.recent.size < RECENT_ENTRIES) state.recent.set(domain, { second: state.second, served });
+  return served;
+}
+
+/** The unsigned never-audited record of a domain at the current second, not yet made as bytes. */
+function neverAuditedBody(domain: string, ctx: RecordContext, now: number): NeverAuditedBody {
+  const state = stateAt(ctx, now);
+  return new NeverAuditedBody(state.template, domain, state.issuedAt, state.stamp);
+}
+
+/**
+ * An unsigned never-audited record: its bytes are a function of the domain and issued_at alone
+ * (issuer and schema are fixed for the process), so those two make a strong validator without
+ * hashing, `"u.<domain>.<second in base 36>"`.
+ */
+class NeverAuditedBody implements FilledBody {
+  readonly length: number;
+  constructor(
+    private readonly template: UnverifiedTemplate,
+    private readonly domain: string,
+    private readonly issuedAt: string,
+    private readonly stamp: string,
+  ) {
+    this.length = template.length(domain, issuedAt);
+  }
+
+  get etagLength(): number {
+    // `"u.` and `."` around the domain, `"` after the stamp; both ASCII.
+    return this.domain.length + this.stamp.length + 5;
+  }
+
+  writeEtag(out: Uint8Array, at: number): number {
+    out[at++] = 34; // "
+    out[at++] = 117; // u
+    out[at++] = 46; // .
+    at = writeLatin1(out, at, this.domain);
+    out[at++] = 46;
+    at = writeLatin1(out, at, this.stamp);
+    out[at++] = 34;
+    return at;
+  }
+
+  get etag(): string {
+    return `"u.${this.domain}.${this.stamp}"`;
+  }
+
+  writeBody(out: Uint8Array, at: number): number {
+    return this.template.write(out, at, this.domain, this.issuedAt);
+  }
+
+  bytes(): Buffer {
+    return this.template.bytes(this.domain, this.issuedAt);
+  }
+}
+
+/** The never-audited state of a context at `now`, moved on to the current second first. */
+function stateAt(ctx: RecordContext, now: number): NeverAuditedState {
   const state = stateFor(ctx);
   const second = Math.floor(now / 1000) * 1000;
   if (second !== state.second) {
@@ -116,24 +197,13 @@ function neverAudited(domain: string, ctx: RecordContext, now: number): Served {
     state.older = state.recent;
     state.recent = new Map();
   }
-  // The unsigned answer's bytes are a function of the domain and issued_at alone (issuer and
-  // schema are fixed for the process), so those two make a strong validator without hashing.
-  if (!ctx.unverifiedSigner) return { bytes: state.fill(domain, state.issuedAt), etag: `"u.${domain}.${state.stamp}"`, fleeting: true };
-  const kept = state.recent.get(domain) ?? state.older.get(domain);
-  if (kept?.second === second) return kept.served;
-  // Signed and self-checked like a built record; the stored text comes from the same parts.
-  const signed = signUnsignedChecked(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt: state.issuedAt }), ctx.unverifiedSigner);
-  const bytes = Buffer.from(signed.canonical);
-  const served: Served = { bytes, etag: strongEtag(bytes), fleeting: true };
-  // Past RECENT_ENTRIES in a second, answers are made but not kept.
-  if (state.recent.size < RECENT_ENTRIES) state.recent.set(domain, { second, served });
-  return served;
+  return state;
 }
 
 const RECENT_ENTRIES = 5_000;
 
 interface NeverAuditedState {
-  fill: ReturnType<typeof unverifiedRecordTemplate>;
+  template: UnverifiedTemplate;
   /** The current second (epoch ms), its issued_at text and its ETag suffix. */
   second: number;
   issuedAt: string;
@@ -148,7 +218,7 @@ const states = new WeakMap<object, NeverAuditedState>();
 function stateFor(ctx: RecordContext): NeverAuditedState {
   let state = states.get(ctx);
   if (!state) {
-    state = { fill: unverifiedRecordTemplate(ctx), second: -1, issuedAt: '', stamp: '', recent: new Map(), older: new Map() };
+    state = { template: unverifiedRecordTemplate(ctx), second: -1, issuedAt: '', stamp: '', recent: new Map(), older: new Map() };
     states.set(ctx, state);
   }
   return state;

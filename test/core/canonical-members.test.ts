@@ -172,7 +172,14 @@ describe('the never-audited record template', () => {
         const issuedAt = date.toISOString();
         // Two domains at one issued_at (the second reuses the part kept for it), then the next.
         for (const d of [domain.toLowerCase(), other.toLowerCase()]) {
-          expect(template(d, issuedAt).equals(Buffer.from(canonicalJson(unverifiedRecord(d, { ...ctx, issuedAt }))))).toBe(true);
+          const expected = Buffer.from(canonicalJson(unverifiedRecord(d, { ...ctx, issuedAt })));
+          expect(template.length(d, issuedAt)).toBe(expected.length);
+          expect(template.bytes(d, issuedAt).equals(expected)).toBe(true);
+          // Written into a larger buffer: exactly its bytes at the offset, nothing around them touched.
+          const out = Buffer.alloc(expected.length + 10, 0xee);
+          expect(template.write(out, 3, d, issuedAt)).toBe(3 + expected.length);
+          expect(out.subarray(3, 3 + expected.length).equals(expected)).toBe(true);
+          expect([...out.subarray(0, 3), ...out.subarray(3 + expected.length)].every((b) => b === 0xee)).toBe(true);
         }
       }),
       { numRuns: 200 },
