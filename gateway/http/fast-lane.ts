@@ -121,7 +121,11 @@ function writeHeaderLines(out: Uint8Array, at: number, list: readonly string[]):
 /** The fixed bytes of a filled body's lines: `etag: <tag>` CR LF `content-length: <n>` CR LF. */
 const ETAG_LINE_START = Buffer.from('etag: ', 'latin1');
 const LENGTH_LINE_START = Buffer.from('\r\ncontent-length: ', 'latin1');
-const FILL_LINES_FIXED = ETAG_LINE_START.length + LENGTH_LINE_START.length + 2;
+
+/** The length of a filled body's lines. */
+function fillLinesLength(fill: FilledBody): number {
+  return ETAG_LINE_START.length + fill.etagLength + LENGTH_LINE_START.length + digitCount(fill.length) + 2;
+}
 
 /** Writes a filled body's ETag and Content-Length lines at `at` (as node:http's writer gives them); returns the offset after them. */
 function writeFillLines(out: Uint8Array, at: number, fill: FilledBody): number {
@@ -494,11 +498,12 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
       const extra = answer.more;
       const quota = answer.quota;
       const end = dateAndConnection(now);
-      const body = method === 'HEAD' ? null : answer.body;
-      // A body filled in place brings its ETag and Content-Length lines, and its bytes but for HEAD.
+      // A body filled in place brings its ETag and Content-Length lines; its bytes, like a
+      // body's, are left out of a HEAD answer.
       const fill = answer.fill;
-      const filled = fill ? FILL_LINES_FIXED + fill.etagLength + digitCount(fill.length) + (method === 'HEAD' ? 0 : fill.length) : 0;
-      const out = Buffer.allocUnsafe(status.length + fixedLength + (extra ? headerLinesLength(extra) : 0) + filled + (quota ? rateLimitLinesLength(quota) : 0) + end.length + (body ? body.length : 0));
+      const body = method === 'HEAD' ? null : answer.body;
+      const filledBody = method === 'HEAD' ? null : fill;
+      const out = Buffer.allocUnsafe(status.length + fixedLength + (extra ? headerLinesLength(extra) : 0) + (fill ? fillLinesLength(fill) : 0) + (quota ? rateLimitLinesLength(quota) : 0) + end.length + (body ? body.length : 0) + (filledBody ? filledBody.length : 0));
       // TypedArray#set, not Buffer#copy: the same copies without copy()'s argument checks, which
       // cost more than copying these few hundred bytes.
       out.set(status, 0);
@@ -511,7 +516,7 @@ export function installFastLane(server: Server, opts: LaneOptions): FastLane | n
       if (quota) at = writeRateLimitLines(out, at, quota);
       out.set(end, at);
       if (body) out.set(body, at + end.length);
-      else if (fill && method !== 'HEAD') fill.writeBody(out, at + end.length);
+      else if (filledBody) filledBody.writeBody(out, at + end.length);
       later(this, out);
       counts.answered++;
       this.answeredOne = true;

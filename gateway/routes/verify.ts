@@ -37,9 +37,10 @@ export function answerVerify(note: RequestNote, q: VerifyQuestion, ctx: GatewayC
   // Answered at once from memory when it can be: a verified record in the cache, or a domain the
   // live build is known not to have; a file read otherwise (a promise).
   const known = ctx.store.peek(domain);
-  if (known === 'absent') return neverAuditedAnswer(domain, ctx, note, q);
+  if (known === 'absent') return neverAuditedAnswer(domain, ctx, note, q, q.now);
   if (known) return recordAnswer(known, note, q);
-  return recordFor(domain, ctx).then((served) => recordAnswer(served, note, q));
+  // The clock read again for a never-audited answer: the lookup may have waited on a file.
+  return ctx.store.lookup(domain).then((found) => (found.kind === 'record' ? recordAnswer(found.record, note, q) : neverAuditedAnswer(domain, ctx, note, q, Date.now())));
 }
 
 /**
@@ -48,9 +49,9 @@ export function answerVerify(note: RequestNote, q: VerifyQuestion, ctx: GatewayC
  * into the answer's buffer (node:http's writer asks it for bytes), and its entity tag is made as
  * text only for an If-None-Match to compare. Signed, it is the kept answer of its second.
  */
-function neverAuditedAnswer(domain: string, ctx: RecordContext, note: RequestNote, q: VerifyQuestion): Answer {
-  if (ctx.unverifiedSigner) return recordAnswer(neverAudited(domain, ctx, q.now), note, q);
-  const body = neverAuditedBody(domain, ctx, q.now);
+function neverAuditedAnswer(domain: string, ctx: RecordContext, note: RequestNote, q: VerifyQuestion, now: number): Answer {
+  if (ctx.unverifiedSigner) return recordAnswer(neverAudited(domain, ctx, now), note, q);
+  const body = neverAuditedBody(domain, ctx, now);
   const quota = note.rateLimit ?? null;
   if (q.ifNoneMatch && matchesIfNoneMatch(q.ifNoneMatch, body.etag)) return { status: 304, headers: RECORD_HEADERS, more: ownHeaders(body.etag, null), quota, body: null };
   return { status: 200, headers: RECORD_HEADERS, more: null, quota, body: null, fill: body };
@@ -60,14 +61,9 @@ function recordAnswer(served: Served, note: RequestNote, q: VerifyQuestion): Ans
   const { bytes, etag } = served;
   const quota = note.rateLimit ?? null;
   const notModified = matchesIfNoneMatch(q.ifNoneMatch, etag);
-  if (served.fleeting) {
-    // A never-audited answer is made for the question and dies with it: its own headers go in
-    // `more`, in the same order as a record's lists, rather than into lists (and a rendering of
-    // them in the fast lane) made for one answer.
-    return { status: notModified ? 304 : 200, headers: RECORD_HEADERS, more: ownHeaders(etag, notModified ? null : bytes), quota, body: notModified ? null : bytes };
-  }
-  // Made on a record's first answer and kept on the cache's entry, not per request: the fast
-  // lane also keeps its rendering of a shared list.
+  // Made on a record's first answer and kept on the cache's entry (or on a signed never-audited
+  // answer, kept for its second), not per request: the fast lane also keeps its rendering of a
+  // shared list.
   const lists = (served.lists ??= headerListsFor(bytes, etag));
   if (notModified) return { status: 304, headers: lists.notModified, more: null, quota, body: null };
   return { status: 200, headers: lists.ok, more: null, quota, body: bytes };
@@ -75,7 +71,7 @@ function recordAnswer(served: Served, note: RequestNote, q: VerifyQuestion): Ans
 
 /** The headers every record answer starts with (flat name/value, the cheapest form for Node's writeHead). */
 const RECORD_FIELDS: readonly string[] = ['content-type', 'application/json', 'cache-control', RECORD_CACHE_CONTROL, 'vary', 'Authorization'];
-/** A never-audited answer's shared headers: the record's first ones (its own follow in `more`). */
+/** An unsigned never-audited answer's shared headers: the record's first ones (its entity tag and length follow, from its FilledBody; a 304's tag in `more`). */
 const RECORD_HEADERS = new SharedHeaders(RECORD_FIELDS);
 
 function headerListsFor(bytes: Buffer, etag: string): HeaderLists {
@@ -92,12 +88,12 @@ interface HeaderLists {
   notModified: SharedHeaders;
 }
 
-/** A verified stored record, which carries its header lists once answered over HTTP; or a never-audited answer (`fleeting`). */
-type Served = ServedRecord & { lists?: HeaderLists; fleeting?: true };
+/** A verified stored record, or a signed never-audited answer: either carries its header lists once answered over HTTP. */
+type Served = ServedRecord & { lists?: HeaderLists };
 type RecordContext = Pick<GatewayContext, 'store' | 'issuer' | 'schemaUrl' | 'unverifiedSigner'>;
 
-/** The stored record, verified; or the never-audited answer. Shared with the MCP tool so both serve the same bytes. */
-export async function recordFor(domain: string, ctx: RecordContext): Promise<Served> {
+/** The stored record, verified; or the never-audited record: the MCP tool's, the same bytes as the HTTP endpoint's. */
+export async function recordFor(domain: string, ctx: RecordContext): Promise<ServedRecord> {
   // lookup() answers from memory first itself (the cache, the known-absent set).
   const found = await ctx.store.lookup(domain);
   if (found.kind === 'record') return found.record;
@@ -114,13 +110,14 @@ export async function recordFor(domain: string, ctx: RecordContext): Promise<Ser
  * and a conditional request gets its 304. Nothing is kept: answers kept for their second were
  * garbage for the old generation under load, a major collection or more a second (sampling heap
  * profile). Signed (`--sign-unverified`), an answer costs a signature and its check, so one per
- * domain and second is kept and reused; that memory is bounded at 2 x RECENT_ENTRIES answers of
- * about 800 bytes.
+ * domain and second is kept and reused, with the header lists its HTTP answers make; that memory
+ * is bounded at 2 x RECENT_ENTRIES answers of about 1 KB. Made here as bytes: the MCP tool's, and
+ * the signed answers; the HTTP endpoint's unsigned answer is {@link neverAuditedAnswer}'s FilledBody.
  */
 function neverAudited(domain: string, ctx: RecordContext, now: number): Served {
   if (!ctx.unverifiedSigner) {
     const body = neverAuditedBody(domain, ctx, now);
-    return { bytes: body.bytes(), etag: body.etag, fleeting: true };
+    return { bytes: body.bytes(), etag: body.etag };
   }
   const state = stateAt(ctx, now);
   const kept = state.recent.get(domain) ?? state.older.get(domain);
@@ -128,7 +125,7 @@ function neverAudited(domain: string, ctx: RecordContext, now: number): Served {
   // Signed and self-checked like a built record; the stored text comes from the same parts.
   const signed = signUnsignedChecked(unverifiedRecord(domain, { issuer: ctx.issuer, schemaUrl: ctx.schemaUrl, issuedAt: state.issuedAt }), ctx.unverifiedSigner);
   const bytes = Buffer.from(signed.canonical);
-  const served: Served = { bytes, etag: strongEtag(bytes), fleeting: true };
+  const served: Served = { bytes, etag: strongEtag(bytes) };
   // Past RECENT_ENTRIES in a second, answers are made but not kept.
   if (state.recent.size < RECENT_ENTRIES) state.recent.set(domain, { second: state.second, served });
   return served;

@@ -69,14 +69,27 @@ describe('signed never-audited answers (--sign-unverified)', () => {
     const g = await startTestGateway(project, { unverifiedSigner: await activeSigner(project) });
     try {
       const keySet = parseKeySet(JSON.parse(await readFile(project.keySetFile, 'utf8')));
+      // Started just after a second begins, so that the checks within one second below run.
+      await sleep(1020 - (Date.now() % 1000));
       const first = await g.verify('signed-burst.example');
       const again = await g.verify('signed-burst.example');
       expect(first.json).toMatchObject({ status: 'unverified', domain: 'signed-burst.example' });
       expect(first.json.issued_at).toMatch(/\.000Z$/);
       for (const r of [first, again]) expect(verifyRecordNode(r.json, keySet).valid).toBe(true);
+      for (const r of [first, again]) {
+        expect(r.headers.get('content-length')).toBe(String(r.bytes.length));
+        expect(r.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+      }
       if (Date.now() - Date.parse(first.json.issued_at) < 900) {
         expect(again.bytes.equals(first.bytes)).toBe(true);
         expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
+        // The kept answer, asked conditionally within its second: 304 with its tag, no body.
+        const cond = await g.verify('signed-burst.example', { headers: { 'if-none-match': first.headers.get('etag')! } });
+        if (Date.now() - Date.parse(first.json.issued_at) < 1000) {
+          expect(cond.status).toBe(304);
+          expect(cond.headers.get('etag')).toBe(first.headers.get('etag'));
+          expect(cond.bytes.length).toBe(0);
+        }
       }
       await sleep(1100);
       const later = await g.verify('signed-burst.example');
