@@ -10,9 +10,10 @@ import { KEY_SET_PATH, type KeySet } from '../../core/keyset.ts';
 import { MANIFEST_FILE } from '../../core/layout.ts';
 import { formatTimestamp } from '../../core/time.ts';
 import { loadActiveKey, publishedKeySet, writeAtomic } from '../keystore.ts';
-import { listAuditFiles, readAuditFile, type AuditItem } from './inputs.ts';
+import { listAuditFiles, readAuditFile, readJsonFile, readLineRuns } from './inputs.ts';
+import type { LineRun } from './lines.ts';
 import { acquireBuildLock, createStaging, discardStaging, pruneBuilds, swapInBuild } from './publish.ts';
-import type { BatchResult, WorkerInit } from './worker.ts';
+import type { BatchMessage, BatchResult, WorkerInit } from './worker.ts';
 import { buildWorkerScript } from './worker-script.ts';
 
 export interface BuildOptions {
@@ -191,7 +192,11 @@ interface Outcome {
   duplicates: Set<string>;
 }
 
-/** Streams every file through a pool of workers, at most two batches in flight per worker. */
+/**
+ * Streams every file through a pool of workers, at most two batches in flight per worker. A
+ * JSONL file goes as runs of whole lines, bytes handed over without a copy; the workers decode,
+ * number and parse the lines, so the main thread does no work per audit.
+ */
 async function processAll(
   files: { path: string; size: number }[],
   init: WorkerInit,
@@ -239,6 +244,7 @@ async function processAll(
         entry?.reject(failure);
         return;
       }
+      outcome.audits += msg.audits;
       outcome.written += msg.written;
       for (const [k, n] of Object.entries(msg.counts)) outcome.counts[k] = (outcome.counts[k] ?? 0) + n;
       for (const p of msg.problems) addProblem(p);
@@ -255,29 +261,35 @@ async function processAll(
 
   let nextId = 0, turn = 0;
   const inFlight = new Set<Promise<void>>();
-  const submit = async (items: AuditItem[]) => {
+  const submit = async (batch: { run: LineRun } | { values: { source: string; value: unknown }[] }) => {
     if (failure) throw failure;
     const id = nextId++;
     const p = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
     const tracked = p.finally(() => inFlight.delete(tracked));
     inFlight.add(tracked);
-    workers[turn++ % workers.length]!.postMessage({ id, items });
+    const worker = workers[turn++ % workers.length]!;
+    if ('run' in batch) worker.postMessage({ id, run: batch.run } satisfies BatchMessage, [batch.run.bytes.buffer]);
+    else worker.postMessage({ id, values: batch.values } satisfies BatchMessage);
     while (inFlight.size >= workers.length * 2) await Promise.race(inFlight);
   };
 
   try {
-    let batch: AuditItem[] = [];
+    const onBytes = (n: number) => (bytesRead += n);
     for (const file of files) {
-      for await (const item of readAuditFile(file.path, addProblem, (n) => (bytesRead += n))) {
-        batch.push(item);
-        outcome.audits++;
-        if (batch.length >= batchSize) {
-          await submit(batch);
-          batch = [];
+      if (file.path.endsWith('.jsonl')) {
+        for await (const run of readLineRuns(file.path, batchSize, onBytes)) await submit({ run });
+        continue;
+      }
+      let values: { source: string; value: unknown }[] = [];
+      for await (const item of readJsonFile(file.path, addProblem, onBytes)) {
+        values.push(item);
+        if (values.length >= batchSize) {
+          await submit({ values });
+          values = [];
         }
       }
+      if (values.length > 0) await submit({ values });
     }
-    if (batch.length > 0) await submit(batch);
     await Promise.all(inFlight);
     if (failure) throw failure;
     progress(true);

@@ -1,13 +1,16 @@
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { relative, isAbsolute } from 'node:path';
-import { createInterface } from 'node:readline';
 import fg from 'fast-glob';
 import type { AuditProblem } from '../../core/errors.ts';
 import { jsonErrorLocation } from './json-location.ts';
+import { forEachLine, lineRuns, type LineRun } from './lines.ts';
 
-/** One audit as read: raw JSON text (parsed in a worker) or an already-parsed value, with where it came from. */
+/** One audit as read: raw JSON text or an already-parsed value, with where it came from. */
 export type AuditItem = { source: string; text: string } | { source: string; value: unknown };
+
+/** Bytes read at a time from a JSONL file. */
+const CHUNK_BYTES = 1 << 16;
 
 /** Lists audit files (`**\/*.json`, `**\/*.jsonl`) in a stable order, so builds are reproducible. */
 export async function listAuditFiles(auditsDir: string): Promise<{ path: string; size: number }[]> {
@@ -23,27 +26,20 @@ export function displayPath(path: string): string {
 }
 
 /**
- * Reads every audit of one file. JSONL is streamed line by line (a million-line file never sits
- * in memory); a `.json` file holds one audit or an array of them. File-level problems (bad JSON,
- * wrong top-level type) are reported through `onProblem`; `onBytes` reports progress.
+ * The JSONL file at `path` in runs of `perRun` whole lines, as bytes ({@link lineRuns}): streamed,
+ * so a million-line file never sits in memory.
  */
-export async function* readAuditFile(
-  path: string,
-  onProblem: (p: AuditProblem) => void,
-  onBytes: (n: number) => void,
-): AsyncGenerator<AuditItem> {
+export function readLineRuns(path: string, perRun: number, onBytes: (n: number) => void): AsyncGenerator<LineRun> {
+  return lineRuns(createReadStream(path, { highWaterMark: CHUNK_BYTES }), displayPath(path), perRun, onBytes);
+}
+
+/**
+ * The audits of a `.json` file: one audit, or an array of them. A file that is not JSON is
+ * reported through `onProblem` (with its line and column) and gives none; `onBytes` reports
+ * progress.
+ */
+export async function* readJsonFile(path: string, onProblem: (p: AuditProblem) => void, onBytes: (n: number) => void): AsyncGenerator<AuditItem & { value: unknown }> {
   const shown = displayPath(path);
-  if (path.endsWith('.jsonl')) {
-    const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
-    let line = 0;
-    for await (const text of lines) {
-      line++;
-      onBytes(Buffer.byteLength(text) + 1);
-      if (text.trim() === '') continue;
-      yield { source: `${shown}:${line}`, text };
-    }
-    return;
-  }
   const text = await readFile(path, 'utf8');
   onBytes(Buffer.byteLength(text));
   let value: unknown;
@@ -57,5 +53,21 @@ export async function* readAuditFile(
     for (let i = 0; i < value.length; i++) yield { source: `${shown}[${i}]`, value: value[i] };
   } else {
     yield { source: shown, value };
+  }
+}
+
+/**
+ * Every audit of one file, one at a time, numbered as the build numbers them: each line of a
+ * JSONL file that is not blank (as text), or each audit of a `.json` file (as a value).
+ */
+export async function* readAuditFile(path: string, onProblem: (p: AuditProblem) => void, onBytes: (n: number) => void): AsyncGenerator<AuditItem> {
+  if (!path.endsWith('.jsonl')) {
+    yield* readJsonFile(path, onProblem, onBytes);
+    return;
+  }
+  for await (const run of readLineRuns(path, 1000, onBytes)) {
+    const items: AuditItem[] = [];
+    forEachLine(run, (text, line) => items.push({ source: `${run.shown}:${line}`, text }));
+    yield* items;
   }
 }

@@ -30,15 +30,18 @@ describe('the build workers\' bundle', () => {
     expect(stamp.inputs.some((p) => p.includes('fast-glob'))).toBe(false);
     expect(stamp.sha256).toMatch(/^[0-9a-f]{64}$/);
 
-    // A real worker on it: one audit that is not JSON, reported with its column.
+    // A real worker on it: a run of JSONL lines as bytes (CRLF, a blank line, no newline at the
+    // end), the one that is not JSON reported with its line and column.
     const worker = new Worker(url, { workerData: { stagingDir: '/nonexistent-mvr-test', signingKey: null, context: { issuer: 'x', schemaUrl: 'https://x.example/schemas/verification/v1', issuedAt: '2026-11-01T00:00:00.000Z' } } });
     try {
-      const reply = await new Promise<{ problems: { source: string; message: string }[] }>((resolve, reject) => {
+      const reply = await new Promise<{ id: number; audits: number; written: number; problems: { source: string; message: string }[] }>((resolve, reject) => {
         worker.once('message', resolve);
         worker.once('error', reject);
-        worker.postMessage({ id: 1, items: [{ source: 'a.jsonl:1', text: '{"domain" 1}' }] });
+        const bytes = new TextEncoder().encode('\r\n  \r\n{"domain" 1}');
+        worker.postMessage({ id: 1, run: { shown: 'a.jsonl', firstLine: 7, lines: 3, bytes } }, [bytes.buffer]);
       });
-      expect(reply.problems).toEqual([{ source: 'a.jsonl:1', message: expect.stringMatching(/^invalid JSON column 11: Expected ':' after property name/) }]);
+      expect(reply).toMatchObject({ id: 1, audits: 1, written: 0 });
+      expect(reply.problems).toEqual([{ source: 'a.jsonl:9', message: expect.stringMatching(/^invalid JSON column 11: Expected ':' after property name/) }]);
     } finally {
       await worker.terminate();
     }

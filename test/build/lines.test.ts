@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { forEachLine, lineRuns, type LineRun } from '../../scripts/build/lines.ts';
+
+async function* chunked(bytes: Uint8Array, cuts: number[]): AsyncGenerator<Buffer> {
+  let at = 0;
+  for (const cut of [...cuts.map((c) => c % (bytes.length + 1)).sort((a, b) => a - b), bytes.length]) {
+    if (cut > at) yield Buffer.from(bytes.subarray(at, cut));
+    at = Math.max(at, cut);
+  }
+}
+
+async function runsOf(text: string, cuts: number[], perRun: number): Promise<{ runs: LineRun[]; bytesSeen: number }> {
+  let bytesSeen = 0;
+  const runs: LineRun[] = [];
+  for await (const run of lineRuns(chunked(Buffer.from(text), cuts), 'a.jsonl', perRun, (n) => (bytesSeen += n))) runs.push(run);
+  return { runs, bytesSeen };
+}
+
+/** What readline numbered and the build used to read: lines split at "\n", a "\r" before it dropped, blank ones skipped. */
+function expectedLines(text: string): [string, number][] {
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines.map((l, i): [string, number] => [l.endsWith('\r') ? l.slice(0, -1) : l, i + 1]).filter(([l]) => l.trim() !== '');
+}
+
+// Lines as JSONL holds them: audits with any text, blank and whitespace-only lines, CRLF endings.
+const line = fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 30 }).map((s) => JSON.stringify({ domain: s })),
+  fc.constantFrom('', '  ', '\t'),
+);
+const jsonl = fc
+  .tuple(fc.array(fc.tuple(line, fc.constantFrom('\n', '\r\n')), { maxLength: 40 }), fc.boolean())
+  .map(([lines, endsWithNewline]) => {
+    const text = lines.map(([l, end]) => l + end).join('');
+    return endsWithNewline || lines.length === 0 ? text : text.replace(/\r?\n$/, '');
+  });
+
+describe('JSONL runs: the main thread cuts bytes, a worker numbers the lines', () => {
+  it('gives every line once, numbered as in the file, whatever the chunks and the run size', async () => {
+    await fc.assert(
+      fc.asyncProperty(jsonl, fc.array(fc.nat(), { maxLength: 8 }), fc.integer({ min: 1, max: 7 }), async (text, cuts, perRun) => {
+        const { runs, bytesSeen } = await runsOf(text, cuts, perRun);
+        expect(bytesSeen).toBe(Buffer.byteLength(text));
+        // The runs are the file's bytes, in order, cut only after a newline.
+        expect(Buffer.concat(runs.map((r) => r.bytes)).toString()).toBe(text);
+        runs.slice(0, -1).forEach((r) => expect(r.bytes[r.bytes.length - 1]).toBe(10));
+        // perRun lines a run (the last may hold fewer), numbered on from the run before.
+        runs.slice(0, -1).forEach((r) => expect(r.lines).toBe(perRun));
+        runs.forEach((r, i) => expect(r.firstLine).toBe(1 + i * perRun));
+        const fileLines = text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+        expect(runs.reduce((n, r) => n + r.lines, 0)).toBe(fileLines);
+        const seen: [string, number][] = [];
+        for (const run of runs) forEachLine(run, (t, n) => seen.push([t, n]));
+        expect(seen).toEqual(expectedLines(text));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps a character whose bytes fall in two chunks, and counts a last line without a newline', async () => {
+    const text = '{"domain":"é.example"}\r\n\r\n{"domain":"日本.example"}';
+    const cutInside = Buffer.from(text).indexOf(Buffer.from('日')) + 1;
+    const { runs } = await runsOf(text, [cutInside, 12], 2);
+    expect(runs.map((r) => [r.firstLine, r.lines])).toEqual([[1, 2], [3, 1]]);
+    const seen: [string, number][] = [];
+    for (const run of runs) forEachLine(run, (t, n) => seen.push([t, n]));
+    expect(seen).toEqual([['{"domain":"é.example"}', 1], ['{"domain":"日本.example"}', 3]]);
+  });
+
+  it('gives no run for an empty file, and each run its own memory (transferable to a worker)', async () => {
+    expect((await runsOf('', [], 3)).runs).toEqual([]);
+    const { runs } = await runsOf('{}\n{}\n{}\n', [1, 4], 1);
+    expect(runs).toHaveLength(3);
+    for (const r of runs) expect(r.bytes.byteLength).toBe(r.bytes.buffer.byteLength);
+  });
+});
