@@ -1,7 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { canonicalMembers, joinMembers } from './canonical.ts';
 import { encodeBase64url } from './base64url.ts';
-import { recordCanonicalParts } from './record.ts';
+import { recordCanonicalParts } from './record-text.ts';
 import { CanonicalizationError, InvalidKeyError, MvrError } from './errors.ts';
 import { createRecordVerifier, signatureText, type Ed25519Verify } from './verify.ts';
 import type { PublicJwk } from './keyset.ts';

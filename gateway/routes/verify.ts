@@ -1,7 +1,8 @@
 import type { H3Event } from 'h3';
 import { normalizeDomain } from '../../core/domain.ts';
 import { InvalidDomainError } from '../../core/errors.ts';
-import { unverifiedRecord, unverifiedRecordTemplate, type UnverifiedTemplate } from '../../core/record.ts';
+import { unverifiedRecord } from '../../core/record.ts';
+import { unverifiedRecordTemplate, type UnverifiedTemplate } from '../../core/record-text.ts';
 import { writeLatin1 } from '../../core/latin1.ts';
 import { signUnsignedChecked } from '../../core/signing.ts';
 import { formatTimestamp } from '../../core/time.ts';

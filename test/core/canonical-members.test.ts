@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, canonicalMembers, joinMembers } from '../../core/canonical.ts';
-import { canonicalRecordText, recordCanonicalParts, unverifiedRecord, unverifiedRecordTemplate } from '../../core/record.ts';
+import { unverifiedRecord } from '../../core/record.ts';
+import { canonicalRecordText, recordCanonicalParts, unverifiedRecordTemplate } from '../../core/record-text.ts';
 import { generatePrivateJwk, loadSigningKey, signRecordChecked, signUnsignedChecked, verifyRecordNode } from '../../core/signing.ts';
 
 const key = loadSigningKey(generatePrivateJwk());
