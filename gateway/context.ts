@@ -57,7 +57,7 @@ export interface VerifyQuestion {
  * had cost a hot request about 0.3 us in the fast lane, perf).
  */
 export class SharedHeaders {
-  /** The fast lane's header lines for these fields (http/fast-lane.ts): undefined until first written, null after, kept bytes from the second time on. */
+  /** The fast lane's header lines for these fields (http/answer-bytes.ts): undefined until first written, null after, kept bytes from the second time on. */
   lines: Buffer | null | undefined = undefined;
   constructor(readonly fields: readonly string[]) {}
 }
