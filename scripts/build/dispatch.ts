@@ -1,9 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import { BuildError, type AuditProblem } from '../../core/errors.ts';
 import type { BuildOptions } from './build.ts';
-import { readJsonFile, readLineRuns } from './inputs.ts';
-import type { LineRun } from './lines.ts';
-import type { BatchMessage, BatchResult, WorkerInit } from './worker.ts';
+import { readJsonFile, readLineRuns, type AuditValue } from './inputs.ts';
+import type { Batch, BatchMessage, BatchResult, WorkerInit } from './worker.ts';
 import { buildWorkerScript } from './worker-script.ts';
 
 /** Problems kept to report (all are counted); the first ones in input order. */
@@ -88,7 +87,7 @@ export async function processAll(
 
   let nextId = 0, turn = 0;
   const inFlight = new Set<Promise<void>>();
-  const submit = async (batch: { run: LineRun } | { values: { source: string; value: unknown }[] }) => {
+  const submit = async (batch: Batch) => {
     if (failure) throw failure;
     const id = nextId++;
     const p = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
@@ -107,7 +106,7 @@ export async function processAll(
         for await (const run of readLineRuns(file.path, batchSize, onBytes)) await submit({ run });
         continue;
       }
-      let values: { source: string; value: unknown }[] = [];
+      let values: AuditValue[] = [];
       for await (const item of readJsonFile(file.path, addProblem, onBytes)) {
         values.push(item);
         if (values.length >= batchSize) {

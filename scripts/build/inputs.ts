@@ -6,8 +6,17 @@ import type { AuditProblem } from '../../core/errors.ts';
 import { jsonErrorLocation } from './json-location.ts';
 import { forEachLine, lineRuns, type LineRun } from './lines.ts';
 
-/** One audit as read: raw JSON text or an already-parsed value, with where it came from. */
-export type AuditItem = { source: string; text: string } | { source: string; value: unknown };
+/** An audit of a `.json` file, parsed, with where it came from (`file`, or `file[i]` in an array). */
+export interface AuditValue {
+  source: string;
+  value: unknown;
+}
+
+/** One audit as read: a JSONL line's text or a `.json` file's parsed value, with where it came from. */
+export type AuditItem = { source: string; text: string } | AuditValue;
+
+/** Lines a run when only reading (the build's own runs are its batch size). */
+const LINES_PER_RUN = 1000;
 
 /** Bytes read at a time from a JSONL file. */
 const CHUNK_BYTES = 1 << 16;
@@ -38,7 +47,7 @@ export function readLineRuns(path: string, perRun: number, onBytes: (n: number) 
  * reported through `onProblem` (with its line and column) and gives none; `onBytes` reports
  * progress.
  */
-export async function* readJsonFile(path: string, onProblem: (p: AuditProblem) => void, onBytes: (n: number) => void): AsyncGenerator<AuditItem & { value: unknown }> {
+export async function* readJsonFile(path: string, onProblem: (p: AuditProblem) => void, onBytes: (n: number) => void): AsyncGenerator<AuditValue> {
   const shown = displayPath(path);
   const text = await readFile(path, 'utf8');
   onBytes(Buffer.byteLength(text));
@@ -65,7 +74,7 @@ export async function* readAuditFile(path: string, onProblem: (p: AuditProblem) 
     yield* readJsonFile(path, onProblem, onBytes);
     return;
   }
-  for await (const run of readLineRuns(path, 1000, onBytes)) {
+  for await (const run of readLineRuns(path, LINES_PER_RUN, onBytes)) {
     const items: AuditItem[] = [];
     forEachLine(run, (text, line) => items.push({ source: `${run.shown}:${line}`, text }));
     yield* items;

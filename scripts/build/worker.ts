@@ -7,6 +7,8 @@ import { recordPath } from '../../core/layout.ts';
 import { deriveRecord, type IssueContext } from '../../core/record.ts';
 import { canonicalRecordText } from '../../core/record-text.ts';
 import { loadSigningKey, signUnsignedChecked } from '../../core/signing.ts';
+// Types only: the file listing (fast-glob) stays out of the workers' bundle.
+import type { AuditValue } from './inputs.ts';
 import { jsonErrorLocation } from './json-location.ts';
 import { forEachLine, type LineRun } from './lines.ts';
 
@@ -22,7 +24,8 @@ export interface WorkerInit {
  * One batch: a run of JSONL lines as bytes (numbered, decoded and parsed here), or audits of
  * `.json` files already parsed by the main thread.
  */
-export type BatchMessage = { id: number; run: LineRun } | { id: number; values: { source: string; value: unknown }[] };
+export type Batch = { run: LineRun } | { values: AuditValue[] };
+export type BatchMessage = Batch & { id: number };
 
 export interface BatchResult {
   id: number;
