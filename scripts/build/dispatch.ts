@@ -101,12 +101,14 @@ export async function processAll(
 
   try {
     const onBytes = (n: number) => (bytesRead += n);
+    // Audits of `.json` files fill batches across files (a folder of many one-audit files would
+    // otherwise send a batch a file); a JSONL run is one file's lines.
+    let values: AuditValue[] = [];
     for (const file of files) {
       if (file.path.endsWith('.jsonl')) {
         for await (const run of readLineRuns(file.path, batchSize, onBytes)) await submit({ run });
         continue;
       }
-      let values: AuditValue[] = [];
       for await (const item of readJsonFile(file.path, addProblem, onBytes)) {
         values.push(item);
         if (values.length >= batchSize) {
@@ -114,8 +116,8 @@ export async function processAll(
           values = [];
         }
       }
-      if (values.length > 0) await submit({ values });
     }
+    if (values.length > 0) await submit({ values });
     await Promise.all(inFlight);
     if (failure) throw failure;
     progress(true);

@@ -206,6 +206,12 @@ describe.concurrent('bad audits: every problem at once', () => {
     const error = await rejected({ 'crlf.jsonl': `${text}\r\n` });
     expect(error.problems.map((pr) => [file(pr), pr.member])).toEqual([['crlf.jsonl:4', 'score']]);
   });
+
+  it('counts lines ended by a CR on its own as readline does, in runs of one line (each run its own batch)', async () => {
+    const text = [JSON.stringify(audit('cr-1.example')), '', JSON.stringify(audit('cr-3.example', { score: -1 })), JSON.stringify(audit('cr-4.example'))].join('\r');
+    const error = await rejected({ 'cr.jsonl': `${text}\r${JSON.stringify(audit('cr-5.example', { score: 101 }))}` }, { workers: 2, batchSize: 1 });
+    expect(error.problems.map((pr) => [file(pr), pr.member])).toEqual([['cr.jsonl:3', 'score'], ['cr.jsonl:5', 'score']]);
+  });
 });
 
 describe.concurrent('duplicate domains after normalization', () => {
