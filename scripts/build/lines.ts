@@ -18,33 +18,59 @@ export interface LineRun {
 const LF = 10;
 const CR = 13;
 
-/** Calls `each` with every line of a run that is not blank, and its line number. The last line of a file may have no line break. */
-export function forEachLine(run: LineRun, each: (text: string, line: number) => void): void {
-  const text = Buffer.from(run.bytes.buffer, run.bytes.byteOffset, run.bytes.byteLength).toString('utf8');
-  const n = text.length;
-  // Where the next LF and CR are (n when there is none), each searched again only once passed.
-  // "None" as n rather than -1: with -1 V8 ran this loop 30 times slower (2.3 against 0.07 µs a line).
-  let line = run.firstLine, start = 0, lf = -1, cr = -1;
-  while (start < n) {
-    if (lf < start) lf = indexOrEnd(text.indexOf('\n', start), n);
-    if (cr < start) cr = indexOrEnd(text.indexOf('\r', start), n);
-    let end: number, next: number;
-    if (cr < lf) {
-      end = cr;
-      next = text.charCodeAt(cr + 1) === LF ? cr + 2 : cr + 1;
-    } else {
-      end = lf;
-      next = lf + 1;
+/**
+ * Finds the line breaks of one buffer in order: where the next line's text ends (`end`) and the
+ * line after it starts (`next`). Each of LF and CR is searched for again only once passed; "none
+ * left" is the buffer's length, not -1 (with -1, V8 ran this kind of loop 30 times slower).
+ */
+class Breaks {
+  private lf = -1;
+  private cr = -1;
+  end = 0;
+  next = 0;
+  constructor(private readonly bytes: Buffer) {}
+
+  /**
+   * The break at or after `from`: true with `end` and `next` set, or false when there is none.
+   * A CR that is the buffer's last byte is a break only if `crAtEndBreaks` (at the end of a file
+   * or of a run); at the end of a chunk its LF may be the next chunk's first byte.
+   */
+  find(from: number, crAtEndBreaks: boolean): boolean {
+    const b = this.bytes, n = b.length;
+    if (this.lf < from) this.lf = orEnd(b.indexOf(LF, from), n);
+    if (this.cr < from) this.cr = orEnd(b.indexOf(CR, from), n);
+    const cr = this.cr;
+    if (cr < this.lf) {
+      if (cr === n - 1 && !crAtEndBreaks) return false;
+      this.end = cr;
+      this.next = b[cr + 1] === LF ? cr + 2 : cr + 1;
+      return true;
     }
-    const one = text.slice(start, end);
-    if (one.trim() !== '') each(one, line);
-    line++;
-    start = next;
+    if (this.lf === n) return false;
+    this.end = this.lf;
+    this.next = this.lf + 1;
+    return true;
   }
 }
 
-function indexOrEnd(at: number, end: number): number {
+function orEnd(at: number, end: number): number {
   return at < 0 ? end : at;
+}
+
+/** Calls `each` with every line of a run that is not blank, and its line number. The last line of a file may have no line break. */
+export function forEachLine(run: LineRun, each: (text: string, line: number) => void): void {
+  const bytes = Buffer.from(run.bytes.buffer, run.bytes.byteOffset, run.bytes.byteLength);
+  const breaks = new Breaks(bytes);
+  let line = run.firstLine, start = 0;
+  while (start < bytes.length) {
+    // A run ends after a break or at the end of its file: a CR that ends it is a break.
+    const found = breaks.find(start, true);
+    const end = found ? breaks.end : bytes.length;
+    const one = bytes.toString('utf8', start, end);
+    if (one.trim() !== '') each(one, line);
+    line++;
+    start = found ? breaks.next : bytes.length;
+  }
 }
 
 /**
@@ -89,30 +115,16 @@ export async function* lineRuns(chunks: AsyncIterable<Buffer>, shown: string, pe
         yield take(0);
       }
     }
-    // As in forEachLine: the next LF and CR, the chunk's length when there is none.
-    const n = chunk.length;
-    let lf = -1, cr = -1;
-    for (;;) {
-      if (lf < from) lf = indexOrEnd(chunk.indexOf(LF, from), n);
-      if (cr < from) cr = indexOrEnd(chunk.indexOf(CR, from), n);
-      let next: number;
-      if (cr < lf) {
-        if (cr === n - 1) {
-          pendingCR = true;
-          break;
-        }
-        next = chunk[cr + 1] === LF ? cr + 2 : cr + 1;
-      } else if (lf < n) {
-        next = lf + 1;
-      } else {
-        break;
-      }
-      from = next;
+    const breaks = new Breaks(chunk);
+    while (breaks.find(from, false)) {
+      from = breaks.next;
       if (++lines < perRun) continue;
-      keep(chunk.subarray(start, next));
-      start = next;
+      keep(chunk.subarray(start, from));
+      start = from;
       yield take(0);
     }
+    // No break left, or a CR as the chunk's last byte (decided by the next chunk).
+    pendingCR = chunk[chunk.length - 1] === CR && from < chunk.length;
     keep(chunk.subarray(start));
   }
   // A CR that ended the file ends its last line.
