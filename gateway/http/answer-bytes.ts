@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Answer, FilledBody, SharedHeaders } from '../context.ts';
-import { digitCount, rateLimitLinesLength, writeDigits, writeRateLimitLines } from '../rate-limit.ts';
+import { rateLimitLinesLength, writeRateLimitLines } from '../rate-limit.ts';
+import { digitCount, writeDigits } from '../decimal.ts';
 import { writeLatin1 } from '../../core/latin1.ts';
 
 /** The length of a flat name/value list as header lines, `name: value` CR LF each. */

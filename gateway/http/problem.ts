@@ -1,7 +1,8 @@
 import { MvrError } from '../../core/errors.ts';
 import { UnauthorizedError } from '../api-keys.ts';
 import { SharedHeaders, type Answer, type RequestNote } from '../context.ts';
-import { RateLimitedError, decimal } from '../rate-limit.ts';
+import { RateLimitedError } from '../rate-limit.ts';
+import { decimal } from '../decimal.ts';
 
 /** A request to a path the gateway does not serve. */
 export class NotFoundError extends MvrError {

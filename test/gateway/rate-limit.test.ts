@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { FixedWindowLimiter, decimal, rateLimitField, rateLimitFields, rateLimitLinesLength, writeRateLimitLines, type RateDecision } from '../../gateway/rate-limit.ts';
+import { decimal } from '../../gateway/decimal.ts';
+import { FixedWindowLimiter, rateLimitField, rateLimitFields, rateLimitLinesLength, writeRateLimitLines, type RateDecision } from '../../gateway/rate-limit.ts';
 import { addApiKey, cleanup, expectProblem, makeProject, sleep, startTestGateway, type TestGateway, type TestProject } from './helpers.ts';
 
 describe('FixedWindowLimiter', () => {
