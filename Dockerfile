@@ -46,7 +46,9 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json tsconfig.json ./
 COPY bin ./bin
 COPY core ./core
-COPY scripts ./scripts
+COPY service ./service
+COPY builder ./builder
+COPY cli ./cli
 COPY gateway ./gateway
 COPY mcp ./mcp
 COPY verifier ./verifier

@@ -91,7 +91,6 @@ const scripts = {
 };
 
 const results: LoadResult[] = [];
-const LANE_FLOOR = "Node's HTTP parser on plain sockets, same bytes, no checks (the fast lane's floor)";
 const GATEWAY_HOT = 'gateway, hot records', NEVER_AUDITED = 'gateway, never-audited domains', BAD_KEY = 'gateway, bad API key (401)';
 /** Per round, a scenario's requests per second over the gateway's hot records' in the same round. */
 const paired = new Map<string, number[]>();
@@ -116,13 +115,10 @@ const started = async (start: ChildProcess | Promise<ChildProcess>): Promise<Chi
 };
 /** A floor server (bench/*-floor.mjs) answering with one hot record's bytes. */
 const floorServer = (script: string, port: number) => spawn(process.execPath, [join(ROOT, 'bench', script), String(port), join(work, 'records/current', recordPath(hot[0]!))], { stdio: 'ignore' });
-const nodeOnlyPort = 18904, floorPort = 18903, laneFloorPort = 18905, originPort = 18906;
-await assertPortsFree([gatewayPort, nginxPort, nodeOnlyPort, floorPort, laneFloorPort, originPort]);
+const floorPort = 18903, originPort = 18906;
+await assertPortsFree([gatewayPort, nginxPort, floorPort, originPort]);
 const gateway = await started(startGatewayProcess(gatewayArgs, gatewayPort));
-// The same gateway with every request through node:http: what the fast lane is worth, in the same run.
-await started(startGatewayProcess([...gatewayArgs, '--no-fast-lane'], nodeOnlyPort));
 await started(floorServer('node-floor.mjs', floorPort));
-await started(floorServer('lane-floor.mjs', laneFloorPort));
 const nginx = await started(startNginx(OUT, join(work, 'records/current'), nginxPort, key, workers));
 // The same gateway reading its records from nginx as an HTTP origin (object storage or a CDN
 // origin in production): every cache miss is a fetch over a keep-alive pool, then verified.
@@ -150,9 +146,7 @@ try {
     [GATEWAY_HOT, g, scripts.hot],
     [NEVER_AUDITED, g, scripts.never],
     [BAD_KEY, g, scripts.badKey],
-    ['gateway without the fast lane (--no-fast-lane: node:http for every request), hot records', `http://127.0.0.1:${nodeOnlyPort}`, scripts.hot],
     ['bare node:http server, same bytes, no checks (floor)', `http://127.0.0.1:${floorPort}`, scripts.hot],
-    [LANE_FLOOR, `http://127.0.0.1:${laneFloorPort}`, scripts.hot],
   ];
   // A working set larger than the gateway's cache: every record of the build, at random. The
   // files are read once first, as on a server that has been serving them: this machine's kernel
@@ -192,8 +186,8 @@ try {
     const sorted = [...list].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
     const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
     results.push({ ...median, spread: [sorted[0]!.requestsPerSecond, sorted.at(-1)!.requestsPerSecond] });
-    if (name === LANE_FLOOR) results.push(...working);
   }
+  results.push(...working);
 } finally {
   memory = await rssOf(gateway.pid!).catch(() => memory);
   stopAll();

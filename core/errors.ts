@@ -1,29 +1,121 @@
 /**
- * One error base with a stable `code`; one subclass per failure. Shells (HTTP, MCP, CLI)
- * turn these into problem documents, `isError` results and exit codes; nothing inside does.
- * Tests assert `code`, never the wording.
+ * Every error code of merchant-verify, in one registry, and one error class per failure.
+ *
+ * An entry gives the code's HTTP status (null for codes the HTTP API never answers with), the
+ * title of its problem document, and the exit code of the CLI. Problem documents, the OpenAPI
+ * enum, MCP `isError` results and CLI exits are all derived from this table at the edges;
+ * nothing else maps a code to a number. Tests assert `code`, never the wording.
  */
+export const ERROR_REGISTRY = {
+  // Answered over HTTP (and MCP): a problem document with this status.
+  INVALID_DOMAIN: { status: 400, title: 'Invalid domain', exit: 3 },
+  UNAUTHORIZED: { status: 401, title: 'Unauthorized', exit: 1 },
+  NOT_FOUND: { status: 404, title: 'Not found', exit: 1 },
+  METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed', exit: 1 },
+  RATE_LIMITED: { status: 429, title: 'Too many requests', exit: 1 },
+  INTERNAL: { status: 500, title: 'Internal error', exit: 1 },
+  STORE_UNAVAILABLE: { status: 503, title: 'Verification records unavailable', exit: 1 },
+  UNAVAILABLE: { status: 503, title: 'Record temporarily unavailable', exit: 1 },
+  // Raised by the build and the CLI only.
+  INVALID_CONFIG: { status: null, title: 'Invalid configuration', exit: 2 },
+  INVALID_KEY: { status: null, title: 'Invalid key', exit: 2 },
+  INVALID_KEY_SET: { status: null, title: 'Invalid key set', exit: 3 },
+  INVALID_AUDITS: { status: null, title: 'Invalid audits', exit: 3 },
+  NOT_CANONICALIZABLE: { status: null, title: 'Not canonicalizable', exit: 3 },
+  BUILD_FAILED: { status: null, title: 'Build failed', exit: 1 },
+  SELF_CHECK_FAILED: { status: null, title: 'Signature self-check failed', exit: 1 },
+  FETCH_FAILED: { status: null, title: 'Fetch failed', exit: 12 },
+  // Verdicts of a record's verification (`verifyRecord`, `mvr verify`): results, never thrown.
+  UNSIGNED: { status: null, title: 'Record unsigned', exit: 10 },
+  MALFORMED_RECORD: { status: null, title: 'Malformed record', exit: 11 },
+  UNKNOWN_KEY: { status: null, title: 'Unknown key', exit: 11 },
+  MALFORMED_SIGNATURE: { status: null, title: 'Malformed signature', exit: 11 },
+  BAD_SIGNATURE: { status: null, title: 'Bad signature', exit: 11 },
+  DOMAIN_MISMATCH: { status: null, title: 'Record of another domain', exit: 11 },
+} as const satisfies Record<string, { status: number | null; title: string; exit: number }>;
+
+export type ErrorCode = keyof typeof ERROR_REGISTRY;
+
+/** The codes the HTTP API answers with (a status in the registry), in registry order. */
+export const HTTP_ERROR_CODES = (Object.keys(ERROR_REGISTRY) as ErrorCode[]).filter((code) => ERROR_REGISTRY[code].status !== null);
+
+/** Whether a code (from a problem document, say) is one of the registry's. */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(ERROR_REGISTRY, code);
+}
+
+/** The CLI's exit code for an error code; 1 for anything unknown. */
+export function exitCodeOf(code: string): number {
+  return isErrorCode(code) ? ERROR_REGISTRY[code].exit : 1;
+}
+
+/** One error base with a stable `code`; one subclass per failure below. */
 export class MvrError extends Error {
-  /** Stable, machine-readable code. */
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    // A caller's mistake (bad key, bad domain, over quota) is answered, not debugged: skip the
-    // stack trace V8 would build for it, a visible cost when a flood of bad requests arrives.
-    const limit = Error.stackTraceLimit;
-    if (CALLER_ERRORS.has(code)) Error.stackTraceLimit = 0;
+  /** Stable, machine-readable code: a key of {@link ERROR_REGISTRY}. */
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    Error.stackTraceLimit = limit;
     this.code = code;
     this.name = new.target.name;
   }
 }
 
-const CALLER_ERRORS = new Set(['UNAUTHORIZED', 'INVALID_DOMAIN', 'RATE_LIMITED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED']);
-
 /** A `domain` that is not a valid, registrable hostname. */
 export class InvalidDomainError extends MvrError {
   constructor(message: string) {
     super('INVALID_DOMAIN', message);
+  }
+}
+
+/** The caller presented no credentials, or credentials that are not a live API key. */
+export class UnauthorizedError extends MvrError {
+  /** True when a key was sent (so `WWW-Authenticate` says `error="invalid_token"`). */
+  constructor(
+    message: string,
+    readonly keySent: boolean,
+  ) {
+    super('UNAUTHORIZED', message);
+  }
+}
+
+/** A request to a path the gateway does not serve. */
+export class NotFoundError extends MvrError {
+  constructor(path: string) {
+    super('NOT_FOUND', `no resource at ${path}`);
+  }
+}
+
+/** A known path asked with a method it does not support. */
+export class MethodNotAllowedError extends MvrError {
+  constructor(
+    method: string,
+    readonly allow: readonly string[],
+  ) {
+    super('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allow.join(', ')}`);
+  }
+}
+
+/** The caller used up its quota; `retryAfterSeconds` says when its window resets. */
+export class RateLimitedError extends MvrError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('RATE_LIMITED', message);
+  }
+}
+
+/** The records store (folder or origin) cannot be read at all. */
+export class StoreUnavailableError extends MvrError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('STORE_UNAVAILABLE', message, options);
+  }
+}
+
+/** One record could not be assembled: unreadable, corrupt, or its signature does not verify. */
+export class RecordUnavailableError extends MvrError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('UNAVAILABLE', message, options);
   }
 }
 
@@ -88,16 +180,19 @@ export class ConfigError extends MvrError {
   }
 }
 
-/** The records store (folder or origin) cannot be read at all. */
-export class StoreUnavailableError extends MvrError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('STORE_UNAVAILABLE', message, options);
+/** The signer's own check of a signature it just made failed (a faulty signer must not publish). */
+export class SelfCheckFailedError extends MvrError {
+  constructor() {
+    super('SELF_CHECK_FAILED', 'signature self-check failed: the signature made does not verify');
   }
 }
 
-/** One record could not be assembled: unreadable, corrupt, or its signature does not verify. */
-export class RecordUnavailableError extends MvrError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('UNAVAILABLE', message, options);
+/** A key set or a record could not be fetched: network error, timeout, or an HTTP error status. */
+export class FetchFailedError extends MvrError {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super('FETCH_FAILED', message);
   }
 }

@@ -15,7 +15,7 @@ export interface KeySet {
   keys: PublicJwk[];
 }
 
-/** Well-known path of the key set, fixed by SPEC 4.2 with the short name `merchant-verify`. */
+/** Well-known path of the key set, with the service's short name `merchant-verify`. */
 export const KEY_SET_PATH = '/.well-known/merchant-verify-keys.json';
 
 const B64URL_32 = /^[A-Za-z0-9_-]{43}$/;

@@ -1,10 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { canonicalJson, hasLoneSurrogate } from './canonical.ts';
-import { writeLatin1 } from './latin1.ts';
-import { unverifiedRecord, type IssueContext } from './record.ts';
 
-// A record's bytes: its canonical text, written member by member for the one shape every
-// record has, and the never-audited record's bytes made from a template.
+// A record's canonical text, written member by member for the one shape every record has.
 
 /**
  * RFC 8785 text of a derived record, in three parts split where `key_id` and `signature` sort in:
@@ -123,71 +119,4 @@ function blockers(value: unknown): string {
     out += (i === 0 ? '' : ',') + text;
   }
   return `${out}]`;
-}
-
-/** The never-audited record of any domain at any issued_at, from {@link unverifiedRecordTemplate}. */
-export interface UnverifiedTemplate {
-  /** The record's length in bytes. */
-  length(domain: string, issuedAt: string): number;
-  /** Writes the record at `at` (its {@link length} bytes); returns the offset after it. */
-  write(out: Uint8Array, at: number, domain: string, issuedAt: string): number;
-  /** The record as bytes of its own. */
-  bytes(domain: string, issuedAt: string): Buffer;
-}
-
-/**
- * The canonical JSON bytes of {@link unverifiedRecord}, built from a template: only `domain` and
- * `issued_at` change between answers, and both are JSON-safe by construction (a normalized domain
- * is `[a-z0-9.-]`, a timestamp is digits and `-:.TZ`, all ASCII). The template is the record's
- * own canonical text ({@link canonicalRecordText}) with two placeholders, cut around them, so it
- * is equal to the UTF-8 of `canonicalJson(unverifiedRecord(...))` by construction. The fixed
- * parts are encoded once, and the part after the domain once per issued_at. A record can be
- * written straight into a larger buffer (the gateway's fast lane writes it into the answer), so
- * that it is not made as bytes of its own and then copied.
- */
-export function unverifiedRecordTemplate(ctx: Omit<IssueContext, 'issuedAt'>): UnverifiedTemplate {
-  // Placeholders no issuer or schema URL can contain by chance; JCS puts `domain` before `issued_at`.
-  const [domainMark, issuedMark] = ['domain', 'issued'].map((name) => `mvr-${name}-${randomBytes(12).toString('hex')}`) as [string, string];
-  const text = canonicalRecordText(unverifiedRecord(domainMark, { ...ctx, issuedAt: issuedMark }));
-  const [head, afterDomain] = splitOnce(text, domainMark);
-  const [middle, tail] = splitOnce(afterDomain, issuedMark);
-  const headBytes = Buffer.from(head);
-  // Everything after the domain, for the last issued_at asked for: the gateway issues a whole
-  // second's answers at one issued_at, so most records are two copies and the domain written.
-  let lastIssuedAt = '';
-  let rest: Buffer = Buffer.alloc(0);
-  const restFor = (issuedAt: string): Buffer => {
-    if (issuedAt !== lastIssuedAt) {
-      // Kept for a second: in memory of its own, not a slice holding one of Buffer's shared pools.
-      const text = `${middle}${issuedAt}${tail}`;
-      rest = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
-      rest.write(text);
-      lastIssuedAt = issuedAt;
-    }
-    return rest;
-  };
-  const template: UnverifiedTemplate = {
-    // A normalized domain is ASCII: one byte a character.
-    length: (domain, issuedAt) => headBytes.length + domain.length + restFor(issuedAt).length,
-    write: (out, at, domain, issuedAt) => {
-      const after = restFor(issuedAt);
-      // TypedArray#set, not Buffer#copy: the same copy without copy()'s argument checks.
-      out.set(headBytes, at);
-      at = writeLatin1(out, at + headBytes.length, domain);
-      out.set(after, at);
-      return at + after.length;
-    },
-    bytes: (domain, issuedAt) => {
-      const out = Buffer.allocUnsafe(template.length(domain, issuedAt));
-      template.write(out, 0, domain, issuedAt);
-      return out;
-    },
-  };
-  return template;
-}
-
-function splitOnce(text: string, mark: string): [string, string] {
-  const at = text.indexOf(mark);
-  if (at < 0 || text.indexOf(mark, at + 1) >= 0) throw new Error(`template placeholder ${mark} not found exactly once`);
-  return [text.slice(0, at), text.slice(at + mark.length)];
 }

@@ -12,7 +12,7 @@ export type Tier = (typeof TIERS)[number];
 
 const timestamp = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'UTC timestamp with milliseconds');
 
-/** The verification record (SPEC 2.1). The JSON Schema served at `/schemas/verification/v1` is generated from this. */
+/** The verification record. The JSON Schema served at `/schemas/verification/v1` is generated from this. */
 export const recordSchema = z
   .object({
     schema: z.string().regex(/^https?:\/\/[^\s]+\/verification\/v1$/, 'an http(s) URL ending in /verification/v1'),
@@ -73,7 +73,7 @@ export function tierFor(score: number | null, evidenceOk: boolean): Tier | null 
   return null;
 }
 
-/** flagged wins; thin evidence downgrades to provisional (SPEC 3 rule 1); otherwise verified. */
+/** flagged wins; thin evidence downgrades to provisional; otherwise verified. */
 export function statusFor(audit: Pick<Audit, 'flagged' | 'evidence'>): Status {
   if (audit.flagged) return 'flagged';
   if (!audit.evidence.ok) return 'provisional';
@@ -81,7 +81,7 @@ export function statusFor(audit: Pick<Audit, 'flagged' | 'evidence'>): Status {
 }
 
 /**
- * Derives the unsigned record of a validated audit (DESIGN "Record derivation"). Pure: the same
+ * Derives the unsigned record of a validated audit. Pure: the same
  * audit and context always give the same record.
  */
 export function deriveRecord(audit: Audit, ctx: IssueContext): UnsignedRecord {
@@ -118,7 +118,7 @@ export function deriveRecord(audit: Audit, ctx: IssueContext): UnsignedRecord {
   };
 }
 
-/** The record of a valid domain that was never audited (DESIGN "Never-audited domains"). */
+/** The record of a valid domain that was never audited: status unverified, score null, nothing audited. */
 export function unverifiedRecord(domain: string, ctx: IssueContext): UnsignedRecord {
   return {
     schema: ctx.schemaUrl,

@@ -2,7 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import { canonicalMembers, joinMembers } from './canonical.ts';
 import { encodeBase64url } from './base64url.ts';
 import { recordCanonicalParts } from './record-text.ts';
-import { CanonicalizationError, InvalidKeyError, MvrError } from './errors.ts';
+import { CanonicalizationError, InvalidKeyError, SelfCheckFailedError } from './errors.ts';
 import { createRecordVerifier, signatureText, type Ed25519Verify } from './verify.ts';
 import type { PublicJwk } from './keyset.ts';
 
@@ -116,7 +116,7 @@ export function signUnsignedChecked(unsigned: object, key: SigningKey): { signat
   }
   const message = Buffer.from(parts ? parts.head + parts.middle + parts.tail : joinMembers(members!));
   const sig = sign(null, message, key.privateKey);
-  if (!verify(null, message, key.publicKey, sig)) throw new MvrError('SELF_CHECK_FAILED', 'signature self-check failed: the signature made does not verify');
+  if (!verify(null, message, key.publicKey, sig)) throw new SelfCheckFailedError();
   // Buffer's encoder: this module is node-only (node:crypto), and the portable one builds the
   // text from 22 pieces that are flattened again when the record is written.
   const signature = signatureText(sig.toString('base64url'));

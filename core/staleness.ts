@@ -1,6 +1,6 @@
 import { parseTimestamp } from './time.ts';
 
-/** How current a record is. Records never expire (SPEC 9.3); they become stale. */
+/** How current a record is. Records never expire; they become stale. */
 export interface Staleness {
   /** `current`: before next_audit_at; `overdue`: the monthly re-audit is late; `never_audited`: no audit timestamps. */
   state: 'current' | 'overdue' | 'never_audited';

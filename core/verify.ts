@@ -1,16 +1,18 @@
 import { canonicalBytes } from './canonical.ts';
 import { decodeBase64url } from './base64url.ts';
 import { findKey, type KeySet } from './keyset.ts';
-import { MvrError } from './errors.ts';
+import { MvrError, type ErrorCode } from './errors.ts';
 
 /** Why a record did not verify. Stable codes; a verifier in another language uses the same. */
-export type VerifyFailureCode =
-  | 'UNSIGNED' // no `signature`: unverified, never a pass (SPEC 2.3 rule 6)
+export type VerifyFailureCode = Extract<
+  ErrorCode,
+  | 'UNSIGNED' // no `signature`: unverified, never a pass (the spec: a missing signature is never a pass)
   | 'MALFORMED_RECORD' // not an object, or `key_id`/`signature` half present or not strings
   | 'UNKNOWN_KEY' // `key_id` is not in the key set
   | 'MALFORMED_SIGNATURE' // not `ed25519:` + 64 bytes of unpadded base64url
   | 'BAD_SIGNATURE' // well-formed, but does not verify over the canonical record
-  | 'DOMAIN_MISMATCH'; // verifies, but is the record of another domain than the one asked for
+  | 'DOMAIN_MISMATCH' // verifies, but is the record of another domain than the one asked for
+>;
 
 export type VerifyResult =
   | { valid: true; keyId: string }

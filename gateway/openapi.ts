@@ -1,111 +1,203 @@
+import { z } from 'zod';
+import { ERROR_REGISTRY, HTTP_ERROR_CODES, type ErrorCode } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
-import type { GatewayContext } from './context.ts';
+import { recordSchema } from '../core/record.ts';
+import { RECORD_CACHE_CONTROL } from './routes/verify.ts';
 
-const problem = (description: string) => ({
-  description,
-  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-});
+/** An RFC 9457 problem document, as every error of the HTTP API is answered. */
+export const problemSchema = z
+  .object({
+    type: z.url().describe('`https://{issuer}/problems/<code in kebab case>`'),
+    title: z.string().describe("The code's title"),
+    status: z.int().describe('The HTTP status'),
+    detail: z.string().describe('What is wrong, naming the query parameter, header or member'),
+    code: z.enum(HTTP_ERROR_CODES).describe('Stable, machine-readable code'),
+  })
+  .meta({ title: 'Problem' });
+
+/** The public JWK Set (RFC 7517) of Ed25519 keys that verify record signatures. */
+export const keySetSchema = z
+  .object({
+    keys: z.array(
+      z.object({
+        kty: z.literal('OKP'),
+        crv: z.literal('Ed25519'),
+        x: z.string().regex(/^[A-Za-z0-9_-]{43}$/).describe('The public key, 32 bytes in base64url'),
+        kid: z.string().min(1).describe('RFC 7638 thumbprint; what a record names in key_id'),
+        use: z.literal('sig'),
+        alg: z.literal('EdDSA'),
+      }),
+    ),
+  })
+  .meta({ title: 'Key set' });
+
+/** `GET /healthz`. */
+export const healthSchema = z
+  .object({
+    status: z.enum(['ok', 'degraded']),
+    records: z.object({ ok: z.boolean(), build: z.string().nullable(), error: z.string().nullable() }),
+    key_set: z.object({ ok: z.boolean(), keys: z.int().min(0) }),
+    cache: z.object({ entries: z.int().min(0), bytes: z.int().min(0), limit: z.int().min(0) }),
+    api_keys: z.int().min(0).describe('Live (not revoked) API keys'),
+  })
+  .meta({ title: 'Health' });
+
+/** The `domain` query parameter of `GET /v1/verify`. */
+export const domainParameterSchema = z.string().max(2048).describe('A hostname or URL; reduced to its registrable domain (eTLD+1), lowercase A-label form.');
+
+/** The record's JSON Schema (2020-12), with its `$id`: what `/schemas/verification/v1` serves. */
+export function recordJsonSchema(schemaUrl: string): Record<string, unknown> {
+  return { $id: schemaUrl, ...z.toJSONSchema(recordSchema, { target: 'draft-2020-12' }) };
+}
+
+/** The components, generated from the zod schemas above and the record's; references between them by `$ref`. */
+function components(): Record<string, unknown> {
+  const registry = z.registry<{ id: string }>();
+  registry.add(recordSchema, { id: 'VerificationRecord' });
+  registry.add(problemSchema, { id: 'Problem' });
+  registry.add(keySetSchema, { id: 'KeySet' });
+  registry.add(healthSchema, { id: 'Health' });
+  const { schemas } = z.toJSONSchema(registry, { uri: (id) => `#/components/schemas/${id}` });
+  // Inside an OpenAPI document a component is named by its key, not by `$id` or `$schema`.
+  return Object.fromEntries(Object.entries(schemas).map(([id, { $id: _id, $schema: _schema, ...schema }]) => [id, schema]));
+}
+
+/** The error responses of an operation, by status, each describing its codes from the registry. */
+function problems(codes: ErrorCode[]): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const status = ERROR_REGISTRY[code].status!;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, list]) => [
+      String(status),
+      {
+        description: list.map((code) => `${code}: ${ERROR_REGISTRY[code].title}`).join('; '),
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+      },
+    ]),
+  );
+}
+
+const json = (ref: string, type = 'application/json') => ({ [type]: { schema: { $ref: `#/components/schemas/${ref}` } } });
+const etagHeader = { ETag: { description: 'Strong entity tag of the exact bytes', schema: { type: 'string' } } };
+const ifNoneMatch = { name: 'If-None-Match', in: 'header', required: false, description: 'An ETag from an earlier answer; 304 when it still matches.', schema: { type: 'string' } };
+const notModified = { '304': { description: 'Not modified: If-None-Match matched the ETag.', headers: etagHeader } };
+const publicHeaders = {
+  ...etagHeader,
+  'Cache-Control': { schema: { type: 'string', const: 'public, max-age=300' } },
+  'Access-Control-Allow-Origin': { schema: { type: 'string', const: '*' } },
+};
+/** Codes any key-gated operation may answer with. */
+const GATED: ErrorCode[] = ['UNAUTHORIZED', 'METHOD_NOT_ALLOWED', 'RATE_LIMITED', 'INTERNAL'];
 
 /** OpenAPI 3.1 description of the gateway's HTTP API, served at `/openapi.json`. */
-export function openApiDocument(ctx: Pick<GatewayContext, 'issuer'>, recordSchema: Record<string, unknown>): Record<string, unknown> {
-  const { $schema: _drop, ...record } = recordSchema;
+export function openApiDocument(options: { issuer: string; schemaUrl: string }): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: {
       title: 'merchant-verify',
       version: '1.0.0',
       description: 'Signed verification records for merchant domains. Records are Ed25519-signed over RFC 8785 canonical JSON; verify them with the public key set.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
-    servers: [{ url: `https://${ctx.issuer}` }],
+    servers: [{ url: `https://${options.issuer}` }],
+    security: [{ apiKey: [] }],
+    tags: [
+      { name: 'records', description: 'Key-gated verification records' },
+      { name: 'public', description: 'Open to anyone; a CDN may serve these' },
+    ],
     components: {
       securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key from `mvr apikey create`.' } },
-      schemas: {
-        VerificationRecord: record,
-        Problem: {
-          type: 'object',
-          required: ['type', 'title', 'status', 'detail', 'code'],
-          properties: {
-            type: { type: 'string', format: 'uri' },
-            title: { type: 'string' },
-            status: { type: 'integer' },
-            detail: { type: 'string' },
-            code: { type: 'string', enum: ['INVALID_DOMAIN', 'UNAUTHORIZED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'RATE_LIMITED', 'STORE_UNAVAILABLE', 'UNAVAILABLE', 'INTERNAL'] },
-          },
-        },
-        KeySet: {
-          type: 'object',
-          required: ['keys'],
-          properties: {
-            keys: {
-              type: 'array',
-              items: {
-                type: 'object',
-                required: ['kty', 'crv', 'x', 'kid'],
-                properties: { kty: { const: 'OKP' }, crv: { const: 'Ed25519' }, x: { type: 'string' }, kid: { type: 'string' }, use: { const: 'sig' }, alg: { const: 'EdDSA' } },
-              },
-            },
-          },
-        },
-      },
+      schemas: components(),
     },
     paths: {
       '/v1/verify': {
         get: {
           operationId: 'verifyMerchant',
+          tags: ['records'],
           summary: 'The signed verification record of a domain',
-          description: 'A valid domain that was never audited returns 200 with status "unverified" and score null, never 404.',
-          security: [{ apiKey: [] }],
-          parameters: [
-            {
-              name: 'domain',
-              in: 'query',
-              required: true,
-              description: 'A hostname or URL; reduced to its registrable domain (eTLD+1), lowercase A-label form.',
-              schema: { type: 'string', maxLength: 2048 },
-            },
-            { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } },
-          ],
+          description: 'A valid domain that was never audited returns 200 with status "unverified" and score null, never 404. HEAD is answered too.',
+          parameters: [{ name: 'domain', in: 'query', required: true, description: domainParameterSchema.description, schema: z.toJSONSchema(domainParameterSchema, { target: 'draft-2020-12' }) }, ifNoneMatch].map(withoutSchemaKeyword),
           responses: {
             '200': {
               description: 'The record, byte for byte as signed.',
               headers: {
-                'Cache-Control': { schema: { type: 'string', const: 'public, max-age=60, s-maxage=300' } },
-                ETag: { schema: { type: 'string' } },
+                ...etagHeader,
+                'Cache-Control': { schema: { type: 'string', const: RECORD_CACHE_CONTROL } },
                 Vary: { schema: { type: 'string', const: 'Authorization' } },
               },
-              content: { 'application/json': { schema: { $ref: '#/components/schemas/VerificationRecord' } } },
+              content: json('VerificationRecord'),
             },
-            '304': { description: 'Not modified (If-None-Match matched the ETag).' },
-            '400': problem('INVALID_DOMAIN: the domain is not a valid hostname.'),
-            '401': problem('UNAUTHORIZED: missing or invalid API key.'),
-            '405': problem('METHOD_NOT_ALLOWED'),
-            '429': problem('RATE_LIMITED'),
-            '503': problem('STORE_UNAVAILABLE (records unavailable) or UNAVAILABLE (this record could not be assembled or verified).'),
+            ...notModified,
+            ...problems(['INVALID_DOMAIN', ...GATED, 'STORE_UNAVAILABLE', 'UNAVAILABLE']),
           },
         },
       },
       [KEY_SET_PATH]: {
         get: {
           operationId: 'getKeySet',
+          tags: ['public'],
           summary: 'The public JWK Set that verifies record signatures',
           security: [],
-          responses: { '200': { description: 'JWK Set of Ed25519 public keys.', content: { 'application/jwk-set+json': { schema: { $ref: '#/components/schemas/KeySet' } } } } },
+          parameters: [ifNoneMatch],
+          responses: { '200': { description: 'JWK Set of Ed25519 public keys.', headers: publicHeaders, content: json('KeySet', 'application/jwk-set+json') }, ...notModified, ...problems(['STORE_UNAVAILABLE', 'INTERNAL']) },
         },
       },
       '/schemas/verification/v1': {
-        get: { operationId: 'getRecordSchema', summary: 'JSON Schema of the record', security: [], responses: { '200': { description: 'JSON Schema 2020-12.' } } },
+        get: {
+          operationId: 'getRecordSchema',
+          tags: ['public'],
+          summary: 'JSON Schema (2020-12) of the record',
+          security: [],
+          parameters: [ifNoneMatch],
+          responses: { '200': { description: `The schema, with $id ${options.schemaUrl}.`, headers: publicHeaders, content: { 'application/schema+json': { schema: { type: 'object' } } } }, ...notModified },
+        },
+      },
+      '/openapi.json': {
+        get: {
+          operationId: 'getOpenApi',
+          tags: ['public'],
+          summary: 'This document',
+          security: [],
+          parameters: [ifNoneMatch],
+          responses: { '200': { description: 'OpenAPI 3.1.', headers: publicHeaders, content: { 'application/json': { schema: { type: 'object' } } } }, ...notModified },
+        },
       },
       '/healthz': {
-        get: { operationId: 'health', summary: 'Liveness and store state', security: [], responses: { '200': { description: 'status ok or degraded.' } } },
+        get: {
+          operationId: 'health',
+          tags: ['public'],
+          summary: 'Liveness and store state',
+          description: 'Always 200 while the process serves; `status` says whether records and key set are loaded.',
+          security: [],
+          responses: { '200': { description: 'status ok or degraded.', content: json('Health') } },
+        },
       },
       '/mcp': {
         post: {
           operationId: 'mcp',
+          tags: ['records'],
           summary: 'MCP Streamable HTTP endpoint (tool verify_merchant)',
-          security: [{ apiKey: [] }],
-          responses: { '200': { description: 'JSON-RPC response.' }, '401': problem('UNAUTHORIZED') },
+          description: 'Stateless JSON-RPC; the tool answers with the same record bytes as GET /v1/verify.',
+          requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', description: 'A JSON-RPC 2.0 message, at most 64 KiB' } } } },
+          responses: {
+            '200': { description: 'JSON-RPC response.', content: { 'application/json': { schema: { type: 'object' } } } },
+            '202': { description: 'A notification was accepted.' },
+            '400': { description: 'The body is not JSON (JSON-RPC parse error).', content: { 'application/json': { schema: { type: 'object' } } } },
+            '413': { description: 'The body is over 64 KiB (JSON-RPC error).', content: { 'application/json': { schema: { type: 'object' } } } },
+            ...problems(GATED),
+          },
         },
       },
     },
   };
+}
+
+/** A parameter whose schema came from zod, without the `$schema` keyword (the document sets the dialect). */
+function withoutSchemaKeyword<T extends { schema: Record<string, unknown> }>(parameter: T): T {
+  const { $schema: _drop, ...schema } = parameter.schema;
+  return { ...parameter, schema };
 }

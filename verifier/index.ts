@@ -40,7 +40,7 @@ export type RecordVerification = VerifyResult & {
 };
 
 /**
- * Verifies a record against a key set (SPEC 2.3) and reports how stale it is.
+ * Verifies a record's Ed25519 signature against a key set and reports how stale it is.
  *
  * `valid` is true only for a signature that verifies over the RFC 8785 bytes of the record less
  * `key_id` and `signature`, by the key its `key_id` names. A missing signature is `UNSIGNED`:

@@ -1,14 +1,9 @@
 import { request, type Dispatcher } from 'undici';
-import { MvrError } from '../core/errors.ts';
+import { FetchFailedError } from '../core/errors.ts';
 import { KEY_SET_PATH, parseKeySet, type KeySet } from '../core/keyset.ts';
 import { verifyRecord, type RecordVerification, type VerifyOptions } from './index.ts';
 
-/** The key set (or a record) could not be fetched: network error, timeout, or an HTTP error status. */
-export class FetchFailedError extends MvrError {
-  constructor(message: string, readonly status?: number) {
-    super('FETCH_FAILED', message);
-  }
-}
+export { FetchFailedError };
 
 export interface KeySetClientOptions {
   /** The gateway's or CDN's base URL, or the full URL of the key set. */

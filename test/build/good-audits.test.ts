@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BuildSummary } from '../../scripts/build/build.ts';
+import type { BuildSummary } from '../../builder/build.ts';
 import { canonicalJson } from '../../core/canonical.ts';
 import { normalizeDomain } from '../../core/domain.ts';
 import type { KeySet } from '../../core/keyset.ts';

@@ -9,15 +9,15 @@ import { cp, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from '
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runBuild, type BuildOptions, type BuildSummary } from '../../scripts/build/build.ts';
-import { keygen } from '../../scripts/keystore.ts';
+import { runBuild, type BuildOptions, type BuildSummary } from '../../builder/build.ts';
+import { keygen } from '../../service/signing-keys.ts';
 import { KEY_SET_PATH, parseKeySet, type KeySet } from '../../core/keyset.ts';
 import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
 import { defaultSchemaUrl } from '../../core/record.ts';
 import { MvrError } from '../../core/errors.ts';
 
 /** The project root (/work/main): the CLI runs with this as its working directory. */
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const SAMPLE_AUDITS = join(ROOT, 'audits');
 export const ISSUER = 'merchant-verify.example';
 export const SCHEMA_URL = defaultSchemaUrl(ISSUER);

@@ -2,7 +2,7 @@ import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generatePrivateJwk, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
-import { keygen as keystoreKeygen, listKeys, retireKey } from '../../scripts/keystore.ts';
+import { keygen as keystoreKeygen, listKeys, retireKey } from '../../service/signing-keys.ts';
 import {
   build,
   buildArgs,

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from '
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { removeTree } from '../../scripts/build/publish.ts';
+import { removeTree } from '../../builder/publish.ts';
 import { ROOT, removeTempDirs, tempDir } from './helpers.ts';
 
 afterAll(removeTempDirs);
@@ -26,7 +26,7 @@ async function peakWhileRemoving(dir: string, how: 'fs.rm' | 'removeTree'): Prom
   const code =
     how === 'fs.rm'
       ? `await (await import('node:fs/promises')).rm(${JSON.stringify(dir)}, { recursive: true, force: true });`
-      : `await (await import(${JSON.stringify(join(ROOT, 'scripts/build/publish.ts'))})).removeTree(${JSON.stringify(dir)});`;
+      : `await (await import(${JSON.stringify(join(ROOT, 'builder/publish.ts'))})).removeTree(${JSON.stringify(dir)});`;
   const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `${code}\nconst s = (await import('node:fs')).readFileSync('/proc/self/status', 'utf8');\nconsole.log(/VmHWM:\\s+(\\d+)/.exec(s)[1]);`], { cwd: ROOT });
   expect(existsSync(dir)).toBe(false);
   return Number(stdout.trim()) / 1024;

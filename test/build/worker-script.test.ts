@@ -2,7 +2,7 @@ import { readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { buildWorkerScript, readStamp, type BundleStamp } from '../../scripts/build/worker-script.ts';
+import { buildWorkerScript, readStamp, type BundleStamp } from '../../builder/worker-script.ts';
 
 async function stampOf(path: string): Promise<BundleStamp> {
   const text = await readFile(path, 'utf8');
@@ -23,7 +23,7 @@ describe('the build workers\' bundle', () => {
     const url = await buildWorkerScript();
     expect(url.pathname).toMatch(/node_modules\/\.cache\/merchant-verify\/build-worker\.mjs$/);
     const stamp = await stampOf(fileURLToPath(url));
-    expect(stamp.inputs).toContain('scripts/build/worker.ts');
+    expect(stamp.inputs).toContain('builder/worker.ts');
     expect(stamp.inputs).toContain('core/audit.ts');
     expect(stamp.inputs.some((p) => p.startsWith('node_modules/zod/'))).toBe(true);
     // The workers only parse: the file listing (fast-glob) stays out of their bundle.

@@ -263,7 +263,7 @@ describe('timestamps and next_audit_at', () => {
 });
 
 describe('the whole derived record', () => {
-  it('has exactly the DESIGN members and values', () => {
+  it('has exactly the documented members and values', () => {
     const r = derive({
       flags: ['missing_signal:reviews'],
       evidence: { ok: true, coverage: 0.5, site_coverage: 1, engines_ran: ['a'], engines_skipped: ['b'], blockers: ['robots.txt', { kind: 'captcha' }] },
@@ -320,7 +320,7 @@ describe('the whole derived record', () => {
 });
 
 describe('unverifiedRecord (never-audited domains)', () => {
-  it('has exactly the DESIGN shape', () => {
+  it('has exactly the documented shape', () => {
     const r = unverifiedRecord('example.com', ctx);
     expect(r).toEqual({
       schema: 'https://verify.example.com/schemas/verification/v1',
@@ -339,7 +339,7 @@ describe('unverifiedRecord (never-audited domains)', () => {
       issuer: 'verify.example.com',
       issued_at: '2026-02-01T00:00:00.000Z',
     });
-    expect(Object.keys(r)).toHaveLength(15); // SPEC 2.1 less key_id and signature
+    expect(Object.keys(r)).toHaveLength(15); // the record's members less key_id and signature
     recordSchema.parse(r);
   });
 

@@ -5,7 +5,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../gateway/api-keys.ts';
+import { createApiKey } from '../../service/api-keys.ts';
 import { cleanup, makeProject, poll, ROOT } from './helpers.ts';
 
 afterAll(cleanup);

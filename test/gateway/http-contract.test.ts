@@ -1,11 +1,11 @@
 /**
  * The HTTP contract of GET /v1/verify and the router: every status and error code, with its
- * headers and body (DESIGN "HTTP"), and the access log (one line per request, no secrets).
+ * headers and body, and the access log (one line per request, no secrets).
  */
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { revokeApiKey } from '../../gateway/api-keys.ts';
+import { revokeApiKey } from '../../service/api-keys.ts';
 import {
   addApiKey,
   cleanup,

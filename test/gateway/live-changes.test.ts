@@ -6,11 +6,11 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { revokeApiKey } from '../../gateway/api-keys.ts';
+import { revokeApiKey } from '../../service/api-keys.ts';
 import { parseKeySet } from '../../core/keyset.ts';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
-import { keygen } from '../../scripts/keystore.ts';
+import { keygen } from '../../service/signing-keys.ts';
 import {
   addApiKey,
   build,

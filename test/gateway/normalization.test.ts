@@ -1,6 +1,5 @@
 /**
- * Domain normalization over HTTP (DESIGN "Domain normalization") and the never-audited answer
- * (DESIGN "Never-audited domains"), unsigned by default and signed when the gateway is given the key.
+ * Domain normalization over HTTP and the never-audited answer, unsigned by default and signed when the gateway is given the key.
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import fc from 'fast-check';
-import { decimal } from '../../gateway/decimal.ts';
-import { FixedWindowLimiter, rateLimitField, rateLimitFields, rateLimitLinesLength, writeRateLimitLines, type RateDecision } from '../../gateway/rate-limit.ts';
+import { FixedWindowLimiter, rateLimitField, rateLimitHeaders } from '../../service/rate-limit.ts';
 import { addApiKey, cleanup, expectProblem, makeProject, sleep, startTestGateway, type TestGateway, type TestProject } from './helpers.ts';
 
 describe('FixedWindowLimiter', () => {
@@ -32,45 +30,12 @@ describe('FixedWindowLimiter', () => {
   });
 });
 
-describe('the RateLimit fields as bytes (the fast lane writes them so)', () => {
-  it('are the header lines Node writes for the same fields, byte for byte, at any offset', () => {
-    const lines = (d: RateDecision) => {
-      const f = rateLimitFields(d);
-      return `${f[0]}: ${f[1]}\r\n${f[2]}: ${f[3]}\r\n`;
-    };
-    const count = fc.oneof(fc.nat(), fc.maxSafeNat(), fc.constantFrom(0, 9, 10, 99, 100, 999, 1000, 1_000_000_000, Number.MAX_SAFE_INTEGER, 2 ** 60, -1, 0.5));
-    fc.assert(
-      fc.property(fc.constantFrom('per-key', 'unauthenticated'), fc.integer({ min: 1, max: 2_000_000_000 }), count, count, fc.nat(64), (name, quota, remaining, resetSeconds, at) => {
-        const d: RateDecision = { allowed: true, remaining, resetSeconds, policy: { name, quota, windowSeconds: 60 } };
-        const out = Buffer.alloc(at + rateLimitLinesLength(d) + 8, 0x2a);
-        expect(writeRateLimitLines(out, at, d)).toBe(at + rateLimitLinesLength(d));
-        expect(out.subarray(at, at + rateLimitLinesLength(d)).toString('latin1')).toBe(lines(d));
-        // Nothing before or after is touched.
-        expect(out.subarray(0, at).every((b) => b === 0x2a)).toBe(true);
-        expect(out.subarray(at + rateLimitLinesLength(d)).every((b) => b === 0x2a)).toBe(true);
-      }),
-      { numRuns: 5000 },
-    );
+describe('the RateLimit fields', () => {
+  it('are the structured fields of the draft, policy and remaining quota', () => {
     const d = new FixedWindowLimiter('per-key', 6000, 60, 100, () => 0).take('a');
-    const out = Buffer.alloc(rateLimitLinesLength(d));
-    writeRateLimitLines(out, 0, d);
-    expect(out.toString('latin1')).toBe('ratelimit-policy: "per-key";q=6000;w=60\r\nratelimit: "per-key";r=5999;t=60\r\n');
-  });
-});
-
-describe('decimal (the counts of the RateLimit fields)', () => {
-  it('writes what String() writes, for every safe integer and anything else', () => {
-    fc.assert(fc.property(fc.maxSafeNat(), (n) => {
-      expect(decimal(n)).toBe(String(n));
-    }), { numRuns: 20_000 });
-    fc.assert(fc.property(fc.integer({ min: 0, max: 2_000_000 }), (n) => {
-      expect(decimal(n)).toBe(String(n));
-    }), { numRuns: 20_000 });
-    for (const n of [0, 9, 10, 999, 1000, 1001, 1_000_000, 1_000_999, 997_424_952, Number.MAX_SAFE_INTEGER, -1, 0.5, 2 ** 60, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(decimal(n)).toBe(String(n));
-    }
-    const d = new FixedWindowLimiter('per-key', 1_000_000_000, 60, 100, () => 0).take('a');
-    expect(rateLimitField(d)).toBe('"per-key";r=999999999;t=60');
+    expect(rateLimitHeaders(d)).toEqual({ 'ratelimit-policy': '"per-key";q=6000;w=60', ratelimit: '"per-key";r=5999;t=60' });
+    const big = new FixedWindowLimiter('per-key', 1_000_000_000, 60, 100, () => 0).take('a');
+    expect(rateLimitField(big)).toBe('"per-key";r=999999999;t=60');
   });
 });
 

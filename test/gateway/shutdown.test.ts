@@ -105,7 +105,7 @@ describe('close()', () => {
 describe('mvr serve on SIGTERM', () => {
   it('drains the request in flight, answers it with 200, logs the shutdown and exits 0', async () => {
     const { spawn } = await import('node:child_process');
-    const { createApiKey } = await import('../../gateway/api-keys.ts');
+    const { createApiKey } = await import('../../service/api-keys.ts');
     const project = await makeProject();
     const { key } = await createApiKey(project.apiKeysFile, 'sigterm');
     const domain = 'juniper-pets.example';
@@ -114,7 +114,7 @@ describe('mvr serve on SIGTERM', () => {
     const child = spawn(
       process.execPath,
       ['bin/mvr.js', 'serve', '--port', '0', '--records', project.recordsDir, '--public', project.publicDir, '--api-keys', project.apiKeysFile],
-      { cwd: new URL('../../', import.meta.url), stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: new URL('../..', import.meta.url), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));

@@ -1,5 +1,5 @@
 /**
- * Verify-before-serve (DESIGN "HTTP"): a record file that does not parse, is not the record asked
+ * Verify-before-serve: a record file that does not parse, is not the record asked
  * for, is unsigned in a signed deployment, or whose signature does not verify against the served
  * key set is never served: 503 UNAVAILABLE, and the refusal is logged. Each case edits the file
  * of a domain no request has touched yet, so the verified-bytes cache cannot mask the change.

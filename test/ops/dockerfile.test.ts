@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 
 // ---------------------------------------------------------------------------------------------
@@ -180,7 +180,7 @@ describe('Dockerfile (static)', () => {
       .filter((c) => c.stage === finalStage)
       .flatMap((c) => c.sources)
       .filter((s) => existsSync(join(ROOT, s)) && statSync(join(ROOT, s)).isDirectory());
-    expect(dirs).toEqual(expect.arrayContaining(['bin', 'core', 'scripts', 'gateway', 'mcp', 'verifier']));
+    expect(dirs).toEqual(expect.arrayContaining(['bin', 'core', 'service', 'builder', 'cli', 'gateway', 'mcp', 'verifier']));
     const runtime = new Set(Object.keys(packageJson.dependencies ?? {}));
     const missing = new Set<string>();
     const seen = new Set<string>();

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const WORKFLOWS = join(ROOT, '.github', 'workflows');
 const CI = join(WORKFLOWS, 'ci.yml');
 const MONTHLY = join(WORKFLOWS, 'monthly-rebuild.yml');
@@ -489,7 +489,7 @@ interface JobInput {
 }
 
 /** Files a checkout of the project has that `mvr build` needs (node_modules is linked). */
-const PROJECT_PARTS = ['package.json', 'tsconfig.json', 'bin', 'core', 'scripts', 'gateway', 'mcp', 'verifier', 'audits'];
+const PROJECT_PARTS = ['package.json', 'tsconfig.json', 'bin', 'core', 'service', 'builder', 'cli', 'gateway', 'mcp', 'verifier', 'audits'];
 
 function parseOutputs(file: string): Record<string, string> {
   const out: Record<string, string> = {};

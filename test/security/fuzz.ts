@@ -18,7 +18,7 @@ import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { revokeApiKey } from '../../gateway/api-keys.ts';
+import { revokeApiKey } from '../../service/api-keys.ts';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
 import { addApiKey, poll, type TestGateway } from '../gateway/helpers.ts';
 import { expectRawProblem, type FrontDoor } from './checks.ts';

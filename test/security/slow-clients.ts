@@ -5,10 +5,10 @@
  * every other suite of the file runs while they hold connections; the assertions that wait for
  * them come last.
  *
- * Node enforces headersTimeout only from a timer that runs every `connectionsCheckingInterval`
- * (30 s, fixed when listhen creates the server), so the gateway keeps its own per-connection
- * timer (gateway/http/connection-guard.ts): the head must arrive within 10 s, or the client gets
- * a 408 problem document and the connection is closed. keepAliveTimeout (5 s) is a socket timer.
+ * node:http enforces headersTimeout from a timer that runs every `connectionsCheckingInterval`;
+ * the gateway creates its server with a short one (gateway/server.ts), so the head must arrive
+ * within 10 s, or node:http answers 408 and closes the connection. keepAliveTimeout (5 s) is a
+ * socket timer.
  */
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -18,7 +18,7 @@ import type { FrontDoor } from './checks.ts';
 const KNOWN = 'acme-outdoor.example';
 const HEADERS_TIMEOUT_MS = 10_000;
 const SLACK_MS = 5_000;
-/** Node's default connectionsCheckingInterval, which listhen does not change. */
+/** Node's default connectionsCheckingInterval: the bound the test allows, far above the gateway's. */
 const NODE_CHECK_INTERVAL_MS = 30_000;
 
 interface SlowClient {
@@ -158,8 +158,6 @@ export function slowClientSuite(_get: () => FrontDoor): void {
       const closedAfter = slow.map((c) => Math.round((c.closedAt! - c.startedAt) / 1000));
       // Not before headersTimeout.
       expect(Math.min(...closedAfter)).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS / 1000 - 1);
-      // Each 408 is logged as a client error, whichever front door (fast lane or node:http) held the connection.
-      expect(g.logs.filter((l) => l.msg === 'client error' && l.code === 'REQUEST_TIMEOUT').length).toBeGreaterThanOrEqual(slow.length);
       console.info(`slow clients closed after ${Math.min(...closedAfter)}-${Math.max(...closedAfter)} s (headersTimeout ${HEADERS_TIMEOUT_MS / 1000} s)`);
       // And the gateway still serves.
       const r = await g.verify(KNOWN);

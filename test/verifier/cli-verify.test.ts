@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
-import { EXIT } from '../../scripts/cli-output.ts';
+import { exitCodeOf } from '../../core/errors.ts';
 import {
   GOLD,
   UNAUDITED,
@@ -58,8 +58,9 @@ function parseJson(stdout: string): Record<string, any> {
 
 // Each test spawns its own CLI children and shares only read-only state: run them side by side.
 describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
-  it('the exit codes are the documented ones', ({ expect }) => {
-    expect(EXIT).toMatchObject({ OK: 0, USAGE: 2, INVALID_INPUT: 3, UNSIGNED: 10, INVALID_SIGNATURE: 11, FETCH_FAILED: 12 });
+  it('the exit codes are the documented ones, from the error registry', ({ expect }) => {
+    const exits = Object.fromEntries(['INVALID_CONFIG', 'INVALID_KEY_SET', 'INVALID_DOMAIN', 'UNSIGNED', 'BAD_SIGNATURE', 'UNKNOWN_KEY', 'DOMAIN_MISMATCH', 'FETCH_FAILED', 'BUILD_FAILED'].map((c) => [c, exitCodeOf(c)]));
+    expect(exits).toEqual({ INVALID_CONFIG: 2, INVALID_KEY_SET: 3, INVALID_DOMAIN: 3, UNSIGNED: 10, BAD_SIGNATURE: 11, UNKNOWN_KEY: 11, DOMAIN_MISMATCH: 11, FETCH_FAILED: 12, BUILD_FAILED: 1 });
   });
 
   it('a valid signed record: exit 0 and a human summary (status, tier, score, audited, signature valid)', async ({ expect }) => {

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
-import { keygen } from '../../scripts/keystore.ts';
+import { keygen } from '../../service/signing-keys.ts';
 import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
 import {
   GOLD,

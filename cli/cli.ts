@@ -1,0 +1,17 @@
+import { defineCommand, runMain } from 'citty';
+
+/** `mvr`: each subcommand is a thin layer in cli/commands that maps flags to library options. */
+const main = defineCommand({
+  meta: { name: 'mvr', version: '0.1.0', description: 'merchant-verify: signed merchant verification records' },
+  subCommands: {
+    keygen: () => import('./commands/keygen.ts').then((m) => m.default),
+    build: () => import('./commands/build.ts').then((m) => m.default),
+    apikey: () => import('./commands/apikey.ts').then((m) => m.default),
+    serve: () => import('./commands/serve.ts').then((m) => m.default),
+    dev: () => import('./commands/dev.ts').then((m) => m.default),
+    verify: () => import('./commands/verify.ts').then((m) => m.default),
+    mcp: () => import('./commands/mcp.ts').then((m) => m.default),
+  },
+});
+
+await runMain(main);

@@ -1,0 +1,54 @@
+import { defineCommand } from 'citty';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../service/api-keys.ts';
+import { closeOnSignals, startGateway } from '../../gateway/server.ts';
+import { flags, resolveConfig } from '../config.ts';
+import { runAction } from '../cli-output.ts';
+import { keygen, loadActiveKey } from '../../service/signing-keys.ts';
+import { buildFromArgs, formatSummary } from './build.ts';
+import { gatewayOptions } from './serve.ts';
+
+const DEV_LABEL = 'dev (mvr dev)';
+
+export default defineCommand({
+  meta: { name: 'dev', description: 'Development: signing key if missing, sample records built, a fresh dev API key, the gateway, and a curl line' },
+  args: {
+    ...flags('audits', 'records', 'public', 'keys', 'apiKeys', 'issuer', 'schemaUrl', 'port', 'host'),
+  },
+  run: ({ args }) =>
+    runAction(false, async () => {
+      const env = process.env;
+      const config = resolveConfig(args, env);
+      if (!(await loadActiveKey(config.keys, config.signingKey))) {
+        const kid = await keygen(config.keys);
+        process.stderr.write(`mvr dev: created development signing key ${kid} in ${config.keys}\n`);
+      }
+      process.stderr.write(formatSummary(await buildFromArgs(args, env)));
+
+      // Only hashes are stored, so an earlier dev key cannot be shown again: each start makes a
+      // new one and revokes the dev keys before it. Keys with other labels are left alone.
+      const apiKeysFile = config.apiKeysFile;
+      for (const old of await listApiKeys(apiKeysFile)) if (old.label === DEV_LABEL && !old.revoked) await revokeApiKey(apiKeysFile, old.id);
+      const { key } = await createApiKey(apiKeysFile, DEV_LABEL);
+
+      const options = await gatewayOptions(config, {});
+      const gateway = await startGateway(options);
+      const url = gateway.url;
+      process.stderr.write(
+        [
+          '',
+          `merchant-verify gateway on ${url}`,
+          '',
+          'Fetch a signed record:',
+          `  curl -sS -H 'Authorization: Bearer ${key}' '${url}/v1/verify?domain=acme-outdoor.example'`,
+          '',
+          'Fetch and verify its signature against the published key set:',
+          `  node bin/mvr.js verify acme-outdoor.example --base-url ${url} --api-key ${key}`,
+          '',
+          `Key set: ${url}/.well-known/merchant-verify-keys.json   OpenAPI: ${url}/openapi.json   MCP: ${url}/mcp`,
+          'Ctrl-C stops the gateway.',
+          '',
+        ].join('\n'),
+      );
+      closeOnSignals(gateway, options.log);
+    }),
+});

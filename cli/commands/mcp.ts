@@ -1,0 +1,57 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { defineCommand } from 'citty';
+import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
+import { KEY_SET_PATH } from '../../core/keyset.ts';
+import { createMcpServer, keySetUrlOf, type RecordLookup } from '../../mcp/server.ts';
+import { openRecordsService } from '../../service/records.ts';
+import { fetchRecordFromGateway } from '../../verifier/gateway-client.ts';
+import { runAction } from '../cli-output.ts';
+import { flags, resolveConfig, type Config } from '../config.ts';
+
+export default defineCommand({
+  meta: { name: 'mcp', description: 'The verify_merchant MCP tool over stdio, answering from a gateway (--base-url) or a local records folder' },
+  args: flags('baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl'),
+  run: ({ args }) =>
+    runAction(false, async () => {
+      const config = resolveConfig(args, process.env);
+      const { lookup, keySetUrl } = await lookupFor(config);
+      const server = createMcpServer(lookup, { keySetUrl });
+      await server.connect(new StdioServerTransport());
+      // stdout is the protocol: anything human goes to stderr.
+      process.stderr.write(`mvr mcp: verify_merchant ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`);
+    }),
+});
+
+/** Where answers come from: a gateway (`--base-url`), or the records service over local records. */
+async function lookupFor(config: Config): Promise<{ lookup: RecordLookup; keySetUrl: string }> {
+  if (config.baseUrl) {
+    if (!config.apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required with --base-url');
+    return { lookup: gatewayLookup(config.baseUrl, config.apiKey), keySetUrl: keySetUrlOf(config.baseUrl) };
+  }
+  const records = openRecordsService({
+    records: config.records,
+    publicDir: config.public,
+    issuer: config.issuer,
+    schemaUrl: config.schemaUrl,
+    cacheBytes: 16 * 1024 * 1024,
+    unverifiedSigner: null,
+    onRejected: (domain, reason) => process.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
+  });
+  await records.refresh();
+  setInterval(() => void records.refresh().catch(() => undefined), 1000).unref();
+  return { lookup: async (domain) => (await records.recordFor(domain)).bytes, keySetUrl: `https://${config.issuer}${KEY_SET_PATH}` };
+}
+
+/** Asks a gateway; its problem documents become the same coded errors the local store throws. */
+function gatewayLookup(baseUrl: string, apiKey: string): RecordLookup {
+  return async (domain) => {
+    let answer;
+    try {
+      answer = await fetchRecordFromGateway(baseUrl, apiKey, domain);
+    } catch (error) {
+      throw new MvrError('STORE_UNAVAILABLE', (error as Error).message);
+    }
+    if (answer.ok) return answer.bytes;
+    throw new MvrError(isErrorCode(answer.code) ? answer.code : 'UNAVAILABLE', answer.detail || `the gateway answered ${answer.status}`);
+  };
+}

@@ -1,0 +1,55 @@
+import { defineCommand } from 'citty';
+import { ConfigError } from '../../core/errors.ts';
+import { runAsCluster } from '../../gateway/cluster.ts';
+import { closeOnSignals, jsonLogger, startGateway, type GatewayOptions } from '../../gateway/server.ts';
+import { loadActiveKey } from '../../service/signing-keys.ts';
+import { runAction } from '../cli-output.ts';
+import { flags, resolveConfig, type Config } from '../config.ts';
+
+/** The flags of `mvr serve` (and `mvr dev`, which serves too). */
+export const serveArgs = {
+  ...flags('records', 'public', 'keys', 'apiKeys', 'issuer', 'schemaUrl', 'port', 'host', 'cacheMb', 'rateLimit', 'unauthRateLimit', 'workers'),
+  'sign-unverified': { type: 'boolean', description: 'sign never-audited answers with the active signing key (opt-in; the gateway then holds a private key)' },
+  quiet: { type: 'boolean', description: 'no access log (warnings and errors are still logged)' },
+} as const;
+
+export default defineCommand({
+  meta: { name: 'serve', description: 'Run the gateway: key-gated GET /v1/verify, the key set, schema, OpenAPI, health and MCP' },
+  args: serveArgs,
+  run: ({ args }) =>
+    runAction(false, async () => {
+      const config = resolveConfig(args, process.env);
+      const options = await gatewayOptions(config, args);
+      const workers = config.workers ?? 1;
+      if (workers > 1 && options.port === 0) throw new ConfigError('--workers needs a fixed --port: the processes share one');
+      if (runAsCluster(workers, options.log)) return;
+      const gateway = await startGateway(options);
+      options.log({ level: 'info', msg: 'listening', url: gateway.url });
+      closeOnSignals(gateway, options.log);
+    }),
+});
+
+/** The gateway's options from the resolved configuration (shared with `mvr dev`). */
+export async function gatewayOptions(config: Config, args: { 'sign-unverified'?: boolean; quiet?: boolean }): Promise<GatewayOptions> {
+  let unverifiedSigner = null;
+  if (args['sign-unverified']) {
+    unverifiedSigner = await loadActiveKey(config.keys, config.signingKey);
+    if (!unverifiedSigner) throw new ConfigError('--sign-unverified needs a signing key (MVR_SIGNING_KEY or keys/active)');
+  }
+  return {
+    recordsDir: config.records,
+    publicDir: config.public,
+    apiKeysFile: config.apiKeysFile,
+    issuer: config.issuer,
+    schemaUrl: config.schemaUrl,
+    host: config.host,
+    port: config.port,
+    cacheBytes: config.cacheMb * 1024 * 1024,
+    refreshMs: 250,
+    unverifiedSigner,
+    log: jsonLogger,
+    accessLog: !args.quiet,
+    rateLimitPerMinute: config.rateLimit,
+    unauthenticatedPerMinute: config.unauthRateLimit,
+  };
+}

@@ -1,0 +1,120 @@
+import { defineCommand } from 'citty';
+import { readFile } from 'node:fs/promises';
+import { normalizeDomain } from '../../core/domain.ts';
+import { ConfigError, exitCodeOf } from '../../core/errors.ts';
+import { verifyRecord, type RecordVerification } from '../../verifier/index.ts';
+import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
+import { fetchRecordFromGateway } from '../../verifier/gateway-client.ts';
+import { runAction } from '../cli-output.ts';
+
+export default defineCommand({
+  meta: { name: 'verify', description: 'Fetch a record from a gateway (or read a saved one) and verify its signature against the key set' },
+  args: {
+    domain: { type: 'positional', description: 'domain to look up (optional with --file)', required: false },
+    'base-url': { type: 'string', description: 'gateway base URL (env MVR_BASE_URL)' },
+    'api-key': { type: 'string', description: 'API key (env MVR_API_KEY)' },
+    file: { type: 'string', description: 'verify a saved record offline instead of fetching one' },
+    keys: { type: 'string', description: 'key set file or URL (default: the gateway key set at --base-url)' },
+    json: { type: 'boolean', description: 'print a machine-readable result' },
+  },
+  run: ({ args }) =>
+    runAction(Boolean(args.json), async () => {
+      const outcome = await verifyFromArgs(args, process.env);
+      if (args.json) process.stdout.write(`${JSON.stringify(outcome.json)}\n`);
+      else process.stdout.write(outcome.text);
+      return outcome.exitCode;
+    }),
+});
+
+interface Outcome {
+  json: Record<string, unknown>;
+  text: string;
+  exitCode: number;
+}
+
+async function verifyFromArgs(args: Record<string, unknown>, env: Record<string, string | undefined>): Promise<Outcome> {
+  const str = (k: string) => (typeof args[k] === 'string' && args[k] !== '' ? (args[k] as string) : undefined);
+  const baseUrl = str('base-url') ?? env.MVR_BASE_URL;
+  const domain = str('domain') ? normalizeDomain(str('domain')) : undefined;
+  const keysArg = str('keys');
+  let record: unknown;
+  let source: string;
+  if (str('file')) {
+    source = str('file')!;
+    try {
+      record = JSON.parse(await readFile(source, 'utf8'));
+    } catch (error) {
+      throw new ConfigError(`--file ${source}: ${(error as Error).message}`);
+    }
+  } else {
+    if (!domain) throw new ConfigError('give a DOMAIN to look up, or --file PATH to verify a saved record');
+    if (!baseUrl) throw new ConfigError('--base-url (or MVR_BASE_URL) is required to fetch a record');
+    const apiKey = str('api-key') ?? env.MVR_API_KEY;
+    if (!apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required to fetch a record');
+    source = `${baseUrl.replace(/\/+$/, '')}/v1/verify?domain=${encodeURIComponent(domain)}`;
+    record = await fetchRecord(baseUrl, apiKey, domain);
+  }
+
+  let result: RecordVerification;
+  if (keysArg && !/^https?:\/\//i.test(keysArg)) {
+    let keySet: unknown;
+    try {
+      keySet = JSON.parse(await readFile(keysArg, 'utf8'));
+    } catch (error) {
+      throw new ConfigError(`--keys ${keysArg}: ${(error as Error).message}`);
+    }
+    // An unusable key set is INVALID_KEY_SET (exit 3) whether it came from a file or a URL.
+    result = verifyRecord(record, keySet, { domain });
+  } else {
+    const url = keysArg ?? baseUrl;
+    if (!url) throw new ConfigError('--keys FILE_OR_URL (or --base-url) is required to verify');
+    result = await verifyRecordWithClient(record, new KeySetClient({ url }), { domain });
+  }
+  return present((record ?? {}) as Record<string, unknown>, result, source);
+}
+
+/** The record from the gateway; any answer but 200 is a fetch failure naming the gateway's problem code. */
+async function fetchRecord(baseUrl: string, apiKey: string, domain: string): Promise<unknown> {
+  const answer = await fetchRecordFromGateway(baseUrl, apiKey, domain);
+  if (!answer.ok) throw new FetchFailedError(`the gateway answered ${answer.status} ${answer.code ?? ''}: ${answer.detail}`, answer.status);
+  try {
+    return JSON.parse(answer.bytes.toString('utf8'));
+  } catch {
+    throw new FetchFailedError('the gateway answered 200 with a body that is not JSON');
+  }
+}
+
+function present(r: Record<string, unknown>, result: RecordVerification, source: string): Outcome {
+  const exitCode = result.valid ? 0 : exitCodeOf(result.code);
+  const s = result.staleness;
+  const json = {
+    domain: r.domain ?? null,
+    valid: result.valid,
+    code: result.valid ? null : result.code,
+    message: result.valid ? null : result.message,
+    key_id: result.keyId ?? null,
+    status: r.status ?? null,
+    tier: r.tier ?? null,
+    score: r.score ?? null,
+    staleness: s,
+    source,
+  };
+  const day = (t: string | null) => (t ? t.slice(0, 10) : '-');
+  const audited =
+    s.state === 'never_audited'
+      ? 'never audited'
+      : `${day(s.lastAuditedAt)} (${s.ageDays} day${s.ageDays === 1 ? '' : 's'} ago); next audit ${day(s.nextAuditAt)}${s.state === 'overdue' ? ` (overdue by ${s.overdueDays} days)` : ''}`;
+  const signature = result.valid
+    ? `valid (key ${result.keyId})`
+    : result.code === 'UNSIGNED'
+      ? 'none: the record is unsigned, so it is NOT verified (UNSIGNED)'
+      : `INVALID: ${result.code} (${result.message})`;
+  const text = [
+    String(r.domain ?? '(no domain)'),
+    `  status     ${String(r.status ?? '-')}${r.tier ? `, tier ${String(r.tier)}` : ''}, score ${r.score === null || r.score === undefined ? 'none' : `${String(r.score)}/100`}`,
+    `  audited    ${audited}`,
+    `  signature  ${signature}`,
+    '',
+  ].join('\n');
+  return { json, text, exitCode };
+}

@@ -1,0 +1,112 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from '../core/errors.ts';
+import { defaultSchemaUrl, SCHEMA_SUFFIX } from '../core/record.ts';
+import { parseTimestamp } from '../core/time.ts';
+
+/**
+ * Configuration resolves once, here: explicit flag, then environment variable, then default; then
+ * one zod schema validates and converts it, and the result is passed down. Nothing below the
+ * CLI reads `process.env`.
+ */
+export type Env = Record<string, string | undefined>;
+
+const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .regex(/^\d+$/, min === 0 ? 'must be a whole number (0 turns it off)' : 'must be a positive whole number')
+    .transform(Number)
+    .pipe(z.number().min(min, min === 0 ? 'must be a whole number (0 turns it off)' : 'must be a positive whole number').max(max, `must be at most ${max}`));
+const folder = z.string().min(1).transform((p) => resolve(p));
+const optionalText = z.string().min(1).optional();
+
+/** Every option: its flag, its environment variable, its default, what it means, and its schema. */
+export const OPTIONS = {
+  audits: { flag: 'audits', env: 'MVR_AUDITS_DIR', fallback: 'audits', description: 'audits folder', schema: folder },
+  records: { flag: 'records', env: 'MVR_RECORDS_DIR', fallback: 'records', description: 'records folder, or for serve an http(s) origin URL', schema: z.string().min(1).transform((v) => (/^https?:\/\//i.test(v) ? v : resolve(v))) },
+  public: { flag: 'public', env: 'MVR_PUBLIC_DIR', fallback: 'public', description: 'public folder served by a CDN', schema: folder },
+  keys: { flag: 'keys', env: 'MVR_KEYS_DIR', fallback: 'keys', description: 'keys folder', schema: folder },
+  apiKeys: { flag: 'api-keys', env: 'MVR_API_KEYS_FILE', fallback: undefined, description: 'API key file (default <keys>/api-keys.json)', schema: folder.optional() },
+  issuer: {
+    flag: 'issuer',
+    env: 'MVR_ISSUER',
+    fallback: 'merchant-verify.example',
+    description: 'issuer domain written in records',
+    schema: z.string().regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/, 'must be a lowercase hostname such as verify.example.com'),
+  },
+  schemaUrl: {
+    flag: 'schema-url',
+    env: 'MVR_SCHEMA_URL',
+    fallback: undefined,
+    description: `record schema URL, ends in ${SCHEMA_SUFFIX} (default https://<issuer>/schemas${SCHEMA_SUFFIX})`,
+    schema: z.string().regex(/^https?:\/\/\S+$/, 'must be an http(s) URL').refine((v) => URL.canParse(v) && v.endsWith(SCHEMA_SUFFIX), `must be a URL ending in ${SCHEMA_SUFFIX}`).optional(),
+  },
+  host: { flag: 'host', env: 'HOST', fallback: '127.0.0.1', description: 'interface to listen on', schema: z.string().min(1) },
+  port: { flag: 'port', env: 'PORT', fallback: '8787', description: 'port (0 picks a free one)', schema: wholeNumber(0, 65535) },
+  cacheMb: { flag: 'cache-mb', env: 'MVR_CACHE_MB', fallback: '64', description: 'memory for verified records, MB', schema: wholeNumber(1) },
+  rateLimit: { flag: 'rate-limit', env: 'MVR_RATE_LIMIT', fallback: '6000', description: 'requests per minute per API key, 0 = off', schema: wholeNumber(0) },
+  unauthRateLimit: { flag: 'unauth-rate-limit', env: 'MVR_UNAUTH_RATE_LIMIT', fallback: '600', description: 'requests per minute per client address without a valid key, 0 = off', schema: wholeNumber(0) },
+  workers: { flag: 'workers', env: 'MVR_WORKERS', fallback: undefined, description: 'serve: gateway processes sharing the port (default 1); build: worker threads (default one per core, plus one)', schema: wholeNumber(1).optional() },
+  publishKeys: { flag: 'publish-keys', env: 'MVR_PUBLISH_KEYS', fallback: undefined, description: 'JWK Set file whose public keys stay listed', schema: optionalText },
+  baseUrl: { flag: 'base-url', env: 'MVR_BASE_URL', fallback: undefined, description: 'gateway base URL', schema: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional() },
+  apiKey: { flag: 'api-key', env: 'MVR_API_KEY', fallback: undefined, description: 'API key for the gateway', schema: optionalText },
+  signingKey: { flag: null, env: 'MVR_SIGNING_KEY', fallback: undefined, description: 'the active private signing key as a JWK (CI secret)', schema: optionalText },
+} as const;
+
+type OptionName = keyof typeof OPTIONS;
+
+/** The one configuration schema: every option, validated and converted. */
+export const configSchema = z.object(Object.fromEntries(Object.entries(OPTIONS).map(([name, o]) => [name, o.schema])) as { [K in OptionName]: (typeof OPTIONS)[K]['schema'] });
+
+/** The resolved configuration, with the two defaults that depend on other options filled in. */
+export type Config = z.output<typeof configSchema> & { apiKeysFile: string; schemaUrl: string };
+
+/**
+ * Resolves every option (flag, then environment, then default) and validates them with
+ * {@link configSchema}. An invalid value is a ConfigError naming the flag, the variable and the value.
+ */
+export function resolveConfig(args: Record<string, unknown>, env: Env): Config {
+  const raw: Record<string, string | undefined> = {};
+  for (const [name, o] of Object.entries(OPTIONS) as [OptionName, (typeof OPTIONS)[OptionName]][]) {
+    const flag = o.flag === null ? undefined : args[o.flag];
+    raw[name] = [typeof flag === 'string' ? flag : undefined, env[o.env], o.fallback].find((v) => v !== undefined && v !== '');
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = issue.path[0] as OptionName;
+    const o = OPTIONS[name];
+    throw new ConfigError(`${o.flag ? `--${o.flag} / ` : ''}${o.env} "${raw[name]}": ${issue.message}`);
+  }
+  const config = parsed.data;
+  return { ...config, apiKeysFile: config.apiKeys ?? resolve(config.keys, 'api-keys.json'), schemaUrl: config.schemaUrl ?? defaultSchemaUrl(config.issuer) };
+}
+
+/** citty definitions of some options' flags, with their variable and default in the help text. */
+export function flags<N extends OptionName>(...names: N[]): Record<string, { type: 'string'; description: string }> {
+  const out: Record<string, { type: 'string'; description: string }> = {};
+  for (const name of names) {
+    const o = OPTIONS[name];
+    if (o.flag === null) continue;
+    out[o.flag] = { type: 'string', description: `${o.description} (env ${o.env}${o.fallback === undefined ? '' : `, default ${o.fallback}`})` };
+  }
+  return out;
+}
+
+/**
+ * The build's `issued_at`: `--now` (ISO 8601), else `SOURCE_DATE_EPOCH` (seconds, the
+ * reproducible-builds convention), else the clock.
+ */
+export function resolveNow(flag: string | undefined, env: Env, clock = Date.now): number {
+  if (flag) {
+    const t = parseTimestamp(flag);
+    if (t === null) throw new ConfigError(`--now "${flag}": must be an ISO 8601 timestamp with Z or an offset`);
+    return t;
+  }
+  const sde = env.SOURCE_DATE_EPOCH;
+  if (sde !== undefined && sde !== '') {
+    if (!/^\d{1,12}$/.test(sde)) throw new ConfigError(`SOURCE_DATE_EPOCH "${sde}": must be whole seconds since 1970`);
+    return Number(sde) * 1000;
+  }
+  return clock();
+}

@@ -1,0 +1,35 @@
+import { send, setResponseHeaders, setResponseStatus, type H3Event } from 'h3';
+
+/** A whole HTTP answer: status, headers and body (null for none, as in a 304). */
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer | string | null;
+}
+
+/**
+ * Writes an answer through h3. Content-Length is always set from the body, so a HEAD answer
+ * carries the length of the GET body (Node leaves the body itself out of a HEAD response).
+ */
+export function sendAnswer(event: H3Event, answer: Answer): Promise<void> {
+  const body = typeof answer.body === 'string' ? Buffer.from(answer.body) : answer.body;
+  setResponseStatus(event, answer.status);
+  setResponseHeaders(event, answer.headers);
+  if (body) event.node.res.setHeader('content-length', body.length);
+  return send(event, body ?? undefined);
+}
+
+/** Weak comparison of If-None-Match against an entity tag (RFC 9110 13.1.2). */
+export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const bare = etag.replace(/^W\//, '');
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === bare);
+}
+
+/** A 200 with `headers` and `body`, or a 304 when the request's If-None-Match names `etag`. */
+export function conditionalAnswer(event: H3Event, headers: Record<string, string>, etag: string, body: Buffer): Answer {
+  const all = { ...headers, etag };
+  if (matchesIfNoneMatch(event.node.req.headers['if-none-match'], etag)) return { status: 304, headers: all, body: null };
+  return { status: 200, headers: all, body };
+}

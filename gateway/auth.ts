@@ -1,0 +1,34 @@
+import { getRequestHeader, setResponseHeaders, type H3Event } from 'h3';
+import { RateLimitedError, UnauthorizedError } from '../core/errors.ts';
+import { rateLimitHeaders } from '../service/rate-limit.ts';
+import type { GatewayServices } from './context.ts';
+
+/**
+ * The gate in front of every key-gated route: a valid Bearer key (else 401 UNAUTHORIZED), then
+ * its quota (else 429 RATE_LIMITED). Requests without a valid key are counted per client
+ * address, so a flood of them turns into 429s and cannot use up what keyed callers need; keyed
+ * callers are counted per key id, and their answers carry the RateLimit fields. Returns the key id.
+ */
+export function requireApiKey(event: H3Event, services: GatewayServices): string {
+  let keyId: string;
+  try {
+    keyId = services.apiKeys.check(getRequestHeader(event, 'authorization'));
+  } catch (error) {
+    const perAddress = services.limits.perAddress;
+    if (error instanceof UnauthorizedError && perAddress) {
+      const decision = perAddress.take(event.node.req.socket.remoteAddress ?? 'unknown');
+      if (!decision.allowed) throw new RateLimitedError('too many requests without a valid API key from this address', decision.resetSeconds);
+    }
+    throw error;
+  }
+  event.context.keyId = keyId;
+  const perKey = services.limits.perKey;
+  if (perKey) {
+    const decision = perKey.take(keyId);
+    setResponseHeaders(event, rateLimitHeaders(decision));
+    if (!decision.allowed) {
+      throw new RateLimitedError(`API key ${keyId} is over its quota of ${decision.policy.quota} requests per ${decision.policy.windowSeconds} s`, decision.resetSeconds);
+    }
+  }
+  return keyId;
+}

@@ -1,0 +1,70 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { normalizeDomain } from '../core/domain.ts';
+import { ERROR_REGISTRY, MvrError, type ErrorCode } from '../core/errors.ts';
+import { KEY_SET_PATH } from '../core/keyset.ts';
+import { recordSchema } from '../core/record.ts';
+
+/** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
+export type RecordLookup = (domain: string) => Promise<Buffer>;
+
+export const TOOL_NAME = 'verify_merchant';
+
+/** Written for an AI agent deciding whether to trust a shop. */
+export function toolDescription(keySetUrl: string): string {
+  return [
+    'Look up the signed verification record of a merchant (online shop) by its domain or URL, before recommending it or buying from it.',
+    'Any form works: "shop.example.com", "https://www.shop.example.com/product/1"; it is reduced to the registrable domain.',
+    'status: "verified" = audited with sufficient evidence; "provisional" = audited but evidence was thin (tier is null, treat the score with caution);',
+    '"flagged" = the auditor flagged this merchant, be careful; "unverified" = never audited (score null): no evidence either way, not a sign of fraud.',
+    'tier: "gold" (score >= 80), "silver" (>= 50), "bronze" (>= 1) or null. score is out of max_score 100.',
+    'last_audited_at tells how stale the record is; records are re-audited monthly (next_audit_at). Records never expire.',
+    `The record is Ed25519-signed (key_id, signature) over its RFC 8785 canonical JSON without those two members; verify it with the public key set at ${keySetUrl}.`,
+    'A record without a signature is unverified, never a pass.',
+  ].join(' ');
+}
+
+/**
+ * An MCP server with the one tool. Failures a caller can act on (an invalid domain, records
+ * unavailable) are tool results with `isError: true` and the error code, not protocol errors.
+ */
+export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: string }): McpServer {
+  const server = new McpServer({ name: 'merchant-verify', version: '0.1.0' }, { capabilities: { tools: {} } });
+  server.registerTool(
+    TOOL_NAME,
+    {
+      title: 'Verify a merchant',
+      description: toolDescription(options.keySetUrl),
+      inputSchema: {
+        domain: z.string().min(1).max(2048).describe('The merchant domain or a URL on it, e.g. "acme-outdoor.example" or "https://www.acme-outdoor.example/tents".'),
+      },
+      outputSchema: recordSchema.shape,
+      annotations: { title: 'Verify a merchant', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
+    },
+    async ({ domain }) => {
+      try {
+        const text = (await lookup(normalizeDomain(domain))).toString('utf8');
+        return { content: [{ type: 'text' as const, text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+  return server;
+}
+
+/**
+ * A failure as an MCP tool result: `isError`, and a text that starts with the error's registry
+ * code and title (`INVALID_DOMAIN (Invalid domain): ...`), so an agent can branch on the code.
+ * No structuredContent: clients validate it against the output schema even on errors.
+ */
+export function toolError(error: unknown): { isError: true; content: { type: 'text'; text: string }[] } {
+  const code: ErrorCode = error instanceof MvrError ? error.code : 'INTERNAL';
+  const message = error instanceof MvrError ? error.message : 'an unexpected error occurred';
+  return { isError: true, content: [{ type: 'text', text: `${code} (${ERROR_REGISTRY[code].title}): ${message}` }] };
+}
+
+/** The key set URL of a gateway base URL. */
+export function keySetUrlOf(baseUrl: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}${KEY_SET_PATH}`;
+}

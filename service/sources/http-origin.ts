@@ -1,0 +1,105 @@
+import { createHash } from 'node:crypto';
+import { Agent, RetryAgent, request, type Dispatcher } from 'undici';
+import { RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
+import { MANIFEST_FILE, recordPath } from '../../core/layout.ts';
+import type { RecordSource } from './folder.ts';
+
+export interface HttpSourceOptions {
+  /** Connections kept per origin. */
+  connections?: number;
+  /** Per-attempt limit on waiting for headers and for the body. */
+  timeoutMs?: number;
+  /** Retries of a failed attempt (network error, 5xx), with exponential backoff. */
+  retries?: number;
+  /** The origin is believed to be up for this long after a successful manifest fetch; a 404 then means "never audited". */
+  manifestTtlMs?: number;
+}
+
+/**
+ * Records behind an HTTP origin (object storage, a CDN origin, nginx): the build's folder,
+ * `<base>/manifest.json` and `<base>/<ab>/<domain>.json`. Keep-alive pool, timeouts, retries
+ * with backoff. As with the folder, a 404 is only "never audited" while the origin answers for
+ * its manifest; an origin that is down is STORE_UNAVAILABLE.
+ */
+export class HttpRecordSource implements RecordSource {
+  private readonly base: string;
+  private readonly dispatcher: Dispatcher;
+  private readonly timeoutMs: number;
+  private manifestEtag: string | null = null;
+  private manifestOkAt = -Infinity;
+  private error: string | null = 'not loaded yet';
+
+  constructor(baseUrl: string, private readonly options: HttpSourceOptions = {}) {
+    this.base = baseUrl.replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs ?? 2000;
+    const agent = new Agent({ connections: options.connections ?? 32, keepAliveTimeout: 10_000, pipelining: 1 });
+    this.dispatcher = new RetryAgent(agent, {
+      maxRetries: options.retries ?? 2,
+      minTimeout: 50,
+      maxTimeout: 500,
+      timeoutFactor: 3,
+      methods: ['GET'],
+      statusCodes: [500, 502, 503, 504],
+      errorCodes: ['ECONNRESET', 'ECONNREFUSED', 'ENOTFOUND', 'ENETUNREACH', 'EHOSTUNREACH', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'],
+    });
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      const { statusCode, body } = await this.get(`${this.base}/${MANIFEST_FILE}`);
+      if (statusCode !== 200) throw new Error(`manifest answered ${statusCode}`);
+      this.manifestEtag = createHash('sha256').update(body).digest('base64url');
+      this.manifestOkAt = performance.now();
+      this.error = null;
+    } catch (error) {
+      // No generation while the origin is down: the verified cache empties and every lookup is
+      // STORE_UNAVAILABLE, as with a missing folder, rather than answers from an unknown build.
+      this.manifestEtag = null;
+      this.manifestOkAt = -Infinity;
+      this.error = `records origin ${this.base} unavailable: ${(error as Error).message}`;
+    }
+  }
+
+  generation(): string {
+    return this.manifestEtag ?? '';
+  }
+
+  describe() {
+    const ok = this.error === null;
+    return { ok, build: ok ? `${this.base} (manifest ${this.manifestEtag?.slice(0, 12)})` : null, error: this.error };
+  }
+
+  async read(domain: string): Promise<Buffer | null> {
+    if (this.manifestEtag === null) throw new StoreUnavailableError(this.error ?? `records origin ${this.base} unavailable`);
+    let res: { statusCode: number; body: Buffer };
+    try {
+      res = await this.get(`${this.base}/${recordPath(domain)}`);
+    } catch (error) {
+      throw new StoreUnavailableError(`records origin ${this.base} unavailable: ${(error as Error).message}`);
+    }
+    if (res.statusCode === 200) return res.body;
+    if (res.statusCode === 404) {
+      // Believe "not found" only from an origin whose manifest answered recently.
+      if (performance.now() - this.manifestOkAt > (this.options.manifestTtlMs ?? 5000)) await this.refresh();
+      if (this.error) throw new StoreUnavailableError(this.error);
+      return null;
+    }
+    if (res.statusCode >= 500) throw new StoreUnavailableError(`records origin answered ${res.statusCode} for ${domain}`);
+    throw new RecordUnavailableError(`records origin answered ${res.statusCode} for ${domain}`);
+  }
+
+  /** Closes the connection pool. */
+  close(): Promise<void> {
+    return this.dispatcher.close();
+  }
+
+  private async get(url: string): Promise<{ statusCode: number; body: Buffer }> {
+    const res = await request(url, {
+      dispatcher: this.dispatcher,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
+    const body = Buffer.from(await res.body.arrayBuffer());
+    return { statusCode: res.statusCode, body };
+  }
+}

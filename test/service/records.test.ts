@@ -1,0 +1,86 @@
+/**
+ * The records service on its own, without HTTP: the one place a domain's answer is decided.
+ * Real files from a real build, real signatures; the gateway and MCP tests show the shells
+ * answer with exactly these bytes.
+ */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../core/canonical.ts';
+import { unverifiedRecord } from '../../core/record.ts';
+import { formatTimestamp } from '../../core/time.ts';
+import { openRecordsService, type RecordsService } from '../../service/records.ts';
+import { verifyRecord } from '../../verifier/index.ts';
+import { activeSigner, cleanup, ISSUER, liveRecordFile, liveRecords, makeProject, publishedKeySet, SCHEMA_URL, type TestProject } from '../gateway/helpers.ts';
+
+const AUDITED = 'acme-outdoor.example';
+const NEVER = 'never-seen-shop.example';
+
+afterAll(cleanup);
+
+function open(p: TestProject, overrides: Partial<Parameters<typeof openRecordsService>[0]> = {}): RecordsService {
+  return openRecordsService({ records: p.recordsDir, publicDir: p.publicDir, issuer: ISSUER, schemaUrl: SCHEMA_URL, cacheBytes: 1 << 20, unverifiedSigner: null, ...overrides });
+}
+
+describe('RecordsService.recordFor', () => {
+  let project: TestProject;
+  let records: RecordsService;
+  beforeAll(async () => {
+    project = await makeProject();
+    records = open(project);
+    await records.refresh();
+  });
+
+  it('serves every stored record as its exact bytes, verified and marked audited', async () => {
+    const files = await liveRecords(project);
+    expect(files.size).toBeGreaterThan(10);
+    for (const [domain, bytes] of files) {
+      const served = await records.recordFor(domain);
+      expect(served.audited).toBe(true);
+      expect(served.bytes.equals(bytes)).toBe(true);
+    }
+  });
+
+  it('answers a never-audited domain with the canonical never-audited record, issued at the start of the second', async () => {
+    const now = Date.parse('2026-11-23T10:00:00.750Z');
+    const served = await records.recordFor(NEVER, now);
+    expect(served.audited).toBe(false);
+    const expected = canonicalJson(unverifiedRecord(NEVER, { issuer: ISSUER, schemaUrl: SCHEMA_URL, issuedAt: formatTimestamp(Date.parse('2026-11-23T10:00:00.000Z')) }));
+    expect(served.bytes.toString('utf8')).toBe(expected);
+    // The same second, the same bytes and entity tag; the next second, another.
+    expect((await records.recordFor(NEVER, now + 200)).etag).toBe(served.etag);
+    expect((await records.recordFor(NEVER, now + 300)).etag).not.toBe(served.etag);
+    // Unsigned: a verifier says UNSIGNED, never valid.
+    expect(verifyRecord(JSON.parse(expected), (await publishedKeySet(project)).keySet)).toMatchObject({ valid: false, code: 'UNSIGNED' });
+  });
+
+  it('signs never-audited records when given the key, and they verify against the published key set', async () => {
+    const signed = open(project, { unverifiedSigner: await activeSigner(project) });
+    await signed.refresh();
+    const served = await signed.recordFor(NEVER);
+    const result = verifyRecord(JSON.parse(served.bytes.toString('utf8')), (await publishedKeySet(project)).keySet, { domain: NEVER });
+    expect(result).toMatchObject({ valid: true, status: 'unverified' });
+  });
+});
+
+describe('the serve rule', () => {
+  it('refuses a tampered record with UNAVAILABLE, and never answers it as never audited', async () => {
+    const project = await makeProject();
+    const file = liveRecordFile(project, AUDITED);
+    const record = JSON.parse(await readFile(file, 'utf8'));
+    await writeFile(file, JSON.stringify({ ...record, score: 100 }));
+    const rejected: string[] = [];
+    const records = open(project, { onRejected: (domain, reason) => rejected.push(`${domain}: ${reason}`) });
+    await records.refresh();
+    await expect(records.recordFor(AUDITED)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    expect(rejected.join('\n')).toMatch(/BAD_SIGNATURE/);
+  });
+
+  it('answers STORE_UNAVAILABLE when the records folder is gone, for audited and never-audited domains alike', async () => {
+    const project = await makeProject();
+    await rename(project.recordsDir, `${project.recordsDir}.away`);
+    const records = open(project);
+    await records.refresh();
+    for (const domain of [AUDITED, NEVER]) await expect(records.recordFor(domain)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    expect(records.health()).toMatchObject({ ok: false, records: { ok: false } });
+  });
+});
