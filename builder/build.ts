@@ -14,54 +14,9 @@ import { MAX_PROBLEMS_KEPT, processAll, sortProblems } from './dispatch.ts';
 import { listAuditFiles, readAuditFile } from './inputs.ts';
 import { acquireBuildLock, createStaging, discardStaging, pruneBuilds, swapInBuild } from './publish.ts';
 import type { WorkerInit } from './worker.ts';
+import type { BuildOptions, BuildSummary } from './options.ts';
 
-export interface BuildOptions {
-  auditsDir: string;
-  recordsDir: string;
-  publicDir: string;
-  keysDir: string;
-  issuer: string;
-  schemaUrl: string;
-  /** `issued_at` of every record, epoch ms (from `--now`, `SOURCE_DATE_EPOCH`, or the clock). */
-  now: number;
-  /** `MVR_SIGNING_KEY`: a private JWK that overrides keys/active. */
-  signingKey?: string | undefined;
-  /** A JWK Set file whose public keys stay listed (CI keeps earlier keys published this way). */
-  publishKeysFile?: string | undefined;
-  workers?: number | undefined;
-  batchSize?: number | undefined;
-  /** Publish even when there is no audit at all (normally refused: it would withdraw every record). */
-  allowEmpty?: boolean | undefined;
-  onProgress?: ((p: BuildProgress) => void) | undefined;
-  onWarning?: ((message: string) => void) | undefined;
-}
-
-export interface BuildProgress {
-  records: number;
-  bytesRead: number;
-  totalBytes: number;
-  elapsedMs: number;
-}
-
-export interface BuildSummary {
-  buildId: string;
-  records: number;
-  byStatus: Record<string, number>;
-  byTier: Record<string, number>;
-  signed: boolean;
-  keyId: string | null;
-  publishedKeyIds: string[];
-  issuedAt: string;
-  files: number;
-  workers: number;
-  durationMs: number;
-  recordsPerSecond: number;
-  buildDir: string;
-  keySetFile: string;
-  prunedBuilds: number;
-  /** Peak resident memory of the build process, workers included (MB). */
-  peakRssMb: number;
-}
+export type { BuildOptions, BuildProgress, BuildSummary } from './options.ts';
 
 /**
  * The monthly build: audits in, one canonical signed record per domain and the key set out.

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { BuildError, type AuditProblem } from '../core/errors.ts';
-import type { BuildOptions } from './build.ts';
+import type { BuildOptions } from './options.ts';
 import { readJsonFile, readLineRuns, type AuditValue } from './inputs.ts';
 import type { Batch, BatchMessage, BatchResult, WorkerInit } from './worker.ts';
 import { buildWorkerScript } from './worker-script.ts';

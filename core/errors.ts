@@ -12,6 +12,7 @@ export const ERROR_REGISTRY = {
   UNAUTHORIZED: { status: 401, title: 'Unauthorized', exit: 1 },
   NOT_FOUND: { status: 404, title: 'Not found', exit: 1 },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed', exit: 1 },
+  PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large', exit: 1 },
   RATE_LIMITED: { status: 429, title: 'Too many requests', exit: 1 },
   INTERNAL: { status: 500, title: 'Internal error', exit: 1 },
   STORE_UNAVAILABLE: { status: 503, title: 'Verification records unavailable', exit: 1 },
@@ -92,6 +93,13 @@ export class MethodNotAllowedError extends MvrError {
     readonly allow: readonly string[],
   ) {
     super('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allow.join(', ')}`);
+  }
+}
+
+/** A request body larger than the endpoint accepts. */
+export class PayloadTooLargeError extends MvrError {
+  constructor(message: string) {
+    super('PAYLOAD_TOO_LARGE', message);
   }
 }
 

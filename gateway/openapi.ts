@@ -143,7 +143,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
           summary: 'The public JWK Set that verifies record signatures',
           security: [],
           parameters: [ifNoneMatch],
-          responses: { '200': { description: 'JWK Set of Ed25519 public keys.', headers: publicHeaders, content: json('KeySet', 'application/jwk-set+json') }, ...notModified, ...problems(['STORE_UNAVAILABLE', 'INTERNAL']) },
+          responses: { '200': { description: 'JWK Set of Ed25519 public keys.', headers: publicHeaders, content: json('KeySet', 'application/jwk-set+json') }, ...notModified, ...problems(['METHOD_NOT_ALLOWED', 'STORE_UNAVAILABLE', 'INTERNAL']) },
         },
       },
       '/schemas/verification/v1': {
@@ -153,7 +153,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
           summary: 'JSON Schema (2020-12) of the record',
           security: [],
           parameters: [ifNoneMatch],
-          responses: { '200': { description: `The schema, with $id ${options.schemaUrl}.`, headers: publicHeaders, content: { 'application/schema+json': { schema: { type: 'object' } } } }, ...notModified },
+          responses: { '200': { description: `The schema, with $id ${options.schemaUrl}.`, headers: publicHeaders, content: { 'application/schema+json': { schema: { type: 'object' } } } }, ...notModified, ...problems(['METHOD_NOT_ALLOWED']) },
         },
       },
       '/openapi.json': {
@@ -163,7 +163,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
           summary: 'This document',
           security: [],
           parameters: [ifNoneMatch],
-          responses: { '200': { description: 'OpenAPI 3.1.', headers: publicHeaders, content: { 'application/json': { schema: { type: 'object' } } } }, ...notModified },
+          responses: { '200': { description: 'OpenAPI 3.1.', headers: publicHeaders, content: { 'application/json': { schema: { type: 'object' } } } }, ...notModified, ...problems(['METHOD_NOT_ALLOWED']) },
         },
       },
       '/healthz': {
@@ -173,7 +173,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
           summary: 'Liveness and store state',
           description: 'Always 200 while the process serves; `status` says whether records and key set are loaded.',
           security: [],
-          responses: { '200': { description: 'status ok or degraded.', content: json('Health') } },
+          responses: { '200': { description: 'status ok or degraded.', content: json('Health') }, ...problems(['METHOD_NOT_ALLOWED']) },
         },
       },
       '/mcp': {
@@ -187,8 +187,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
             '200': { description: 'JSON-RPC response.', content: { 'application/json': { schema: { type: 'object' } } } },
             '202': { description: 'A notification was accepted.' },
             '400': { description: 'The body is not JSON (JSON-RPC parse error).', content: { 'application/json': { schema: { type: 'object' } } } },
-            '413': { description: 'The body is over 64 KiB (JSON-RPC error).', content: { 'application/json': { schema: { type: 'object' } } } },
-            ...problems(GATED),
+            ...problems(['PAYLOAD_TOO_LARGE', ...GATED]),
           },
         },
       },

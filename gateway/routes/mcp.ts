@@ -1,5 +1,6 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { defineEventHandler, type H3Event } from 'h3';
+import { PayloadTooLargeError } from '../../core/errors.ts';
 import { createMcpServer, keySetUrlOf } from '../../mcp/server.ts';
 import { sendAnswer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
@@ -28,16 +29,13 @@ export function mcpRoute(services: GatewayServices) {
   });
 }
 
-/** Reads at most 64 KiB of JSON; answers a JSON-RPC error itself and returns undefined when the body is unusable. */
+/** Reads at most 64 KiB (else 413 PAYLOAD_TOO_LARGE) of JSON; answers a JSON-RPC parse error itself and returns undefined when it is not JSON. */
 async function readJsonBody(event: H3Event): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of event.node.req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY) {
-      await rpcError(event, 413, -32600, `request body over ${MAX_BODY} bytes`);
-      return undefined;
-    }
+    if (size > MAX_BODY) throw new PayloadTooLargeError(`the request body is over ${MAX_BODY} bytes`);
     chunks.push(chunk as Buffer);
   }
   try {

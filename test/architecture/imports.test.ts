@@ -1,0 +1,184 @@
+/**
+ * The architecture, as rules on the source tree: which folder may import which, no import
+ * cycles, no Node internals, and files of house size. The table below is the statement.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, extname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/** Folder -> the folders its files may import (relatively). Packages and node builtins are always allowed. */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  core: ['core'],
+  service: ['core', 'service'],
+  builder: ['core', 'service', 'builder'],
+  mcp: ['core', 'service', 'mcp'],
+  gateway: ['core', 'service', 'mcp', 'gateway'],
+  verifier: ['core', 'verifier'],
+  cli: ['core', 'service', 'builder', 'mcp', 'gateway', 'verifier', 'cli'],
+  bin: ['cli', 'bin'],
+};
+/** Strings that name Node internals; no source file mentions them. */
+const NODE_INTERNALS = ['_http_', 'process.binding', 'internalBinding'];
+/** The most lines a source file may have (the house size is about 250). */
+const MAX_LINES = 260;
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const FOLDERS = Object.keys(MAY_IMPORT);
+const SOURCE_EXT = new Set(['.ts', '.mjs', '.js']);
+
+function walk(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : walk(path);
+    return entry.isFile() && SOURCE_EXT.has(extname(entry.name)) ? [path] : [];
+  });
+}
+
+/** Repository-relative path with forward slashes, e.g. `gateway/routes/verify.ts`. */
+const rel = (path: string) => relative(ROOT, path).split(sep).join('/');
+const folderOf = (relPath: string) => relPath.split('/')[0]!;
+
+/** Every static and dynamic import specifier of a module's text: `from '...'`, `import('...')`, `import '...'`. */
+function importSpecifiers(text: string): string[] {
+  const patterns = [/\bfrom\s*['"]([^'"]+)['"]/g, /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g, /\bimport\s*['"]([^'"]+)['"]/g];
+  return patterns.flatMap((re) => [...text.matchAll(re)].map((m) => m[1]!));
+}
+
+/** The specifiers a module imports for types only (`import type ... from`, `export type ... from`). */
+function typeOnlySpecifiers(text: string): Set<string> {
+  return new Set([...text.matchAll(/\b(?:import|export)\s+type\s[^;]*?\bfrom\s*['"]([^'"]+)['"]/g)].map((m) => m[1]!));
+}
+
+/** The file a relative specifier names, or null when none exists. */
+function resolveRelative(fromFile: string, specifier: string): string | null {
+  const base = resolve(dirname(fromFile), specifier);
+  const candidates = [base, `${base}.ts`, `${base}.js`, `${base}.mjs`, join(base, 'index.ts'), join(base, 'index.js')];
+  return candidates.find((c) => existsSync(c) && statSync(c).isFile()) ?? null;
+}
+
+/** Every import cycle reachable in a graph, each as a path whose first and last node are the same. */
+function findCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const cycles: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      const s = state.get(next);
+      if (s === 'open') cycles.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (s === undefined) visit(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of [...graph.keys()].sort()) if (!state.has(node)) visit(node);
+  return cycles;
+}
+
+interface Edge {
+  from: string;
+  specifier: string;
+  to: string | null;
+  typeOnly: boolean;
+}
+
+const files = FOLDERS.flatMap((folder) => walk(join(ROOT, folder))).sort();
+const texts = new Map(files.map((file) => [rel(file), readFileSync(file, 'utf8')]));
+const edges: Edge[] = files.flatMap((file) => {
+  const text = texts.get(rel(file))!;
+  const typeOnly = typeOnlySpecifiers(text);
+  const values = new Set(importSpecifiers(text.replace(/\b(?:import|export)\s+type\s[^;]*?\bfrom\s*['"][^'"]+['"]/g, '')));
+  return [...new Set(importSpecifiers(text))]
+    .filter((specifier) => specifier.startsWith('.'))
+    .map((specifier) => {
+      const target = resolveRelative(file, specifier);
+      return { from: rel(file), specifier, to: target && rel(target), typeOnly: typeOnly.has(specifier) && !values.has(specifier) };
+    });
+});
+/** `a -> b` for a value import, `a -type-> b` for an import of types only. */
+const arrow = (from: string, to: string) => (edges.some((e) => e.from === from && e.to === to && !e.typeOnly) ? ' -> ' : ' -type-> ');
+const graph = new Map<string, string[]>([...texts.keys()].map((file) => [file, []]));
+for (const edge of edges) if (edge.to && graph.has(edge.to)) graph.get(edge.from)!.push(edge.to);
+
+describe('the source tree', () => {
+  it('has source files in every folder of the rule table', () => {
+    for (const folder of FOLDERS) expect(files.some((f) => rel(f).startsWith(`${folder}/`)), folder).toBe(true);
+    expect(edges.length).toBeGreaterThan(50);
+  });
+
+  it('every relative import resolves to a file', () => {
+    const unresolved = edges.filter((e) => e.to === null).map((e) => `${e.from} -> ${e.specifier}`);
+    expect(unresolved, 'relative imports that name no file').toEqual([]);
+  });
+});
+
+describe('layering', () => {
+  it('each folder imports only the folders the rule table allows', () => {
+    const violations = edges
+      .filter((e) => e.to !== null)
+      .filter((e) => !MAY_IMPORT[folderOf(e.from)]!.includes(folderOf(e.to!)))
+      .map((e) => `${e.from} -> ${e.to} (${folderOf(e.from)}/ may import ${MAY_IMPORT[folderOf(e.from)]!.join(', ')})`);
+    expect(violations, 'imports that break the layering').toEqual([]);
+  });
+
+  it('nothing imports bin/ except bin/ itself', () => {
+    const intoBin = edges.filter((e) => e.to?.startsWith('bin/') && !e.from.startsWith('bin/')).map((e) => `${e.from} -> ${e.to}`);
+    expect(intoBin).toEqual([]);
+  });
+});
+
+describe('import cycles', () => {
+  it('there are none among the source files', () => {
+    // Type-only imports count: a cycle of types is still two modules that know each other.
+    const cycles = findCycles(graph).map((cycle) => cycle.map((node, i) => (i === 0 ? node : arrow(cycle[i - 1]!, node) + node)).join(''));
+    expect(cycles, 'import cycles').toEqual([]);
+  });
+
+  it('the cycle finder reports a cycle as its path, and none in a DAG', () => {
+    const cyclic = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a', 'd']],
+      ['d', []],
+    ]);
+    expect(findCycles(cyclic)).toEqual([['a', 'b', 'c', 'a']]);
+    expect(findCycles(new Map([['a', ['a']]]))).toEqual([['a', 'a']]);
+    const dag = new Map([
+      ['a', ['b', 'c']],
+      ['b', ['c']],
+      ['c', []],
+    ]);
+    expect(findCycles(dag)).toEqual([]);
+  });
+
+  it('the scan sees static, dynamic, side-effect and re-export specifiers', () => {
+    const text = [
+      "import { x } from './a.ts';",
+      "import type { Y } from '../core/b.ts';",
+      "export { z } from './c.ts';",
+      "import './d.ts';",
+      "const m = await import('./e.ts');",
+      "import {\n  p,\n  q,\n} from './f.ts';",
+      "import { readFile } from 'node:fs/promises';",
+    ].join('\n');
+    expect(importSpecifiers(text).sort()).toEqual(['../core/b.ts', './a.ts', './c.ts', './d.ts', './e.ts', './f.ts', 'node:fs/promises']);
+  });
+});
+
+describe('source hygiene', () => {
+  it(`no source file mentions Node internals (${NODE_INTERNALS.join(', ')})`, () => {
+    const offenders = [...texts].flatMap(([file, text]) => NODE_INTERNALS.filter((s) => text.includes(s)).map((s) => `${file}: ${s}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it(`every source file is at most ${MAX_LINES} lines`, () => {
+    const offenders = [...texts]
+      .map(([file, text]) => [file, text.replace(/\n$/, '').split('\n').length] as const)
+      .filter(([, lines]) => lines > MAX_LINES)
+      .map(([file, lines]) => `${file}: ${lines} lines`);
+    expect(offenders).toEqual([]);
+  });
+});
