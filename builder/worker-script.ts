@@ -26,7 +26,9 @@ const STAMP_PREFIX = '// mvr-worker-inputs ';
  */
 export async function buildWorkerScript(): Promise<URL> {
   const dir = join(ROOT, 'node_modules/.cache/merchant-verify');
-  const out = join(dir, 'build-worker.mjs');
+  // One bundle per checkout: a checkout whose node_modules is a link to another's (as CI
+  // workspaces and the workflow tests make) shares the cache folder, and its stamp differs.
+  const out = join(dir, `build-worker-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}.mjs`);
   try {
     const { build, version } = await import('esbuild');
     if (await isCurrent(out, version)) return new URL(`file://${out}`);

@@ -18,12 +18,10 @@ async function replaceBundle(path: string, text: string): Promise<void> {
   await rename(`${path}.test.tmp`, path);
 }
 
-// Other test files' builds make and read the same bundle at the same time; on a fresh install the first
-// bundle races with them (seen failing in a full run only, never alone): retried while that race is open.
-describe('the build workers\' bundle', { retry: 2 }, () => {
+describe('the build workers\' bundle', () => {
   it('holds the worker and its dependencies, says what it was made from, and runs in a worker thread', async () => {
     const url = await buildWorkerScript();
-    expect(url.pathname).toMatch(/node_modules\/\.cache\/merchant-verify\/build-worker\.mjs$/);
+    expect(url.pathname).toMatch(/node_modules\/\.cache\/merchant-verify\/build-worker-[0-9a-f]{12}\.mjs$/);
     const stamp = await stampOf(fileURLToPath(url));
     expect(stamp.inputs).toContain('builder/worker.ts');
     expect(stamp.inputs).toContain('core/audit.ts');
