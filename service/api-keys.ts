@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ConfigError, UnauthorizedError } from '../core/errors.ts';
@@ -24,7 +24,7 @@ interface ApiKeyFile {
 const KEY_FORMAT = /^mvr_([a-z0-9]{10})_([A-Za-z0-9_-]{43})$/;
 
 function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text);
 }
 
 async function readKeyFile(file: string): Promise<ApiKeyFile> {
@@ -77,13 +77,13 @@ export async function revokeApiKey(file: string, id: string, now = new Date()): 
  * `refreshMs`), so `mvr apikey revoke` needs no restart.
  */
 export class ApiKeyStore {
-  private byId = new Map<string, { sha256: string; revoked: boolean }>();
+  private byId = new Map<string, { digest: Buffer; revoked: boolean }>();
   private signature = '';
   private timer: NodeJS.Timeout | null = null;
   /** The load of the file running now, and the one queued after it (see refresh()). */
   private loading: Promise<void> | null = null;
   private again: Promise<void> | null = null;
-  private readonly dummy = sha256Hex('dummy');
+  private readonly dummy = hash('sha256', 'dummy', 'buffer');
 
   constructor(readonly file: string, private readonly refreshMs = 250) {}
 
@@ -136,7 +136,7 @@ export class ApiKeyStore {
     const sig = st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'missing';
     if (sig === this.signature) return;
     const data = await readKeyFile(this.file);
-    this.byId = new Map(data.keys.map((k) => [k.id, { sha256: String(k.sha256).toLowerCase(), revoked: k.revoked !== null }]));
+    this.byId = new Map(data.keys.map((k) => [k.id, { digest: Buffer.from(String(k.sha256), 'hex'), revoked: k.revoked !== null }]));
     this.signature = sig;
   }
 
@@ -152,8 +152,8 @@ export class ApiKeyStore {
     const parts = KEY_FORMAT.exec(token);
     const entry = parts ? this.byId.get(parts[1]!) : undefined;
     // Compared even when the id is unknown (against a dummy), so timing does not tell whether an id exists.
-    const stored = Buffer.from(entry?.sha256 ?? this.dummy, 'hex');
-    const presented = createHash('sha256').update(token).digest();
+    const stored = entry?.digest ?? this.dummy;
+    const presented = hash('sha256', token, 'buffer');
     const match = stored.length === presented.length && timingSafeEqual(stored, presented) && entry !== undefined;
     if (!match || entry.revoked) throw new UnauthorizedError('the API key is not valid or has been revoked', true);
     return parts![1]!;

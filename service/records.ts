@@ -1,8 +1,8 @@
 import { basename, join } from 'node:path';
-import { canonicalJson } from '../core/canonical.ts';
 import { RecordUnavailableError } from '../core/errors.ts';
 import { KEY_SET_PATH, type KeySet } from '../core/keyset.ts';
 import { recordSchema, unverifiedRecord } from '../core/record.ts';
+import { canonicalRecordText } from '../core/record-text.ts';
 import { signUnsignedChecked, verifyRecordNode, type SigningKey } from '../core/signing.ts';
 import { formatTimestamp } from '../core/time.ts';
 import { strongEtag } from './etag.ts';
@@ -160,7 +160,7 @@ export class RecordsService {
   private neverAudited(domain: string, now: number): ServedRecord {
     const { issuer, schemaUrl, unverifiedSigner } = this.options;
     const record = unverifiedRecord(domain, { issuer, schemaUrl, issuedAt: formatTimestamp(Math.floor(now / 1000) * 1000) });
-    const text = unverifiedSigner ? signUnsignedChecked(record, unverifiedSigner).canonical : canonicalJson(record);
+    const text = unverifiedSigner ? signUnsignedChecked(record, unverifiedSigner).canonical : canonicalRecordText(record);
     const bytes = Buffer.from(text);
     return { bytes, etag: strongEtag(bytes), audited: false };
   }

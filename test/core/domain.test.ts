@@ -227,3 +227,24 @@ describe('normalizeDomain properties (fast-check)', () => {
     );
   });
 });
+
+describe('normalizeDomain: the memo of recent inputs changes no answer', () => {
+  it('gives the same answer, or the same refusal, however often and in whatever order an input is asked, past the memo size', () => {
+    const inputs = ['https://WWW.Shop.Example.co.uk:443/x?y', 'co.uk', 'bücher.example', 'localhost', 'store.myshopify.com'];
+    const answer = (input: string) => {
+      try {
+        return normalizeDomain(input);
+      } catch (error) {
+        return `refused: ${(error as MvrError).code}`;
+      }
+    };
+    const first = inputs.map(answer);
+    expect(first).toEqual(['example.co.uk', 'refused: INVALID_DOMAIN', 'xn--bcher-kva.example', 'refused: INVALID_DOMAIN', 'store.myshopify.com']);
+    // More distinct inputs than the memo holds, so it is cleared at least once in between.
+    for (let i = 0; i < 12_000; i++) normalizeDomain(`shop-${i}.example`);
+    for (let round = 0; round < 3; round++) {
+      expect([...inputs].reverse().map(answer).reverse()).toEqual(first);
+    }
+    expect(normalizeDomain('shop-7.example')).toBe('shop-7.example');
+  });
+});
