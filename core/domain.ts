@@ -1,4 +1,5 @@
 import { parse as parseTld } from 'tldts';
+import { URL as PortableURL } from 'whatwg-url';
 import { InvalidDomainError } from './errors.ts';
 
 /** Longest raw input looked at; anything longer cannot hold a valid URL of a 253-octet host. */
@@ -66,14 +67,20 @@ function normalize(input: unknown): string {
   return parsed.domain;
 }
 
-/** Takes the host out of any accepted form; lowercase and IDNA-converted by WHATWG URL. */
+/**
+ * Takes the host out of any accepted form; lowercase and IDNA-converted (UTS #46, non-transitional)
+ * by the WHATWG URL parser. It is the whatwg-url package's, pinned with its tr46, not the
+ * runtime's own: Node releases differ on which A-labels they accept (`xn--a.com` is refused by
+ * Node 20 and accepted by 24 and 26), and a build and a gateway on two Node lines must agree on
+ * which domains exist.
+ */
 function hostOf(value: string): string {
   // Only the authority is wanted, so any scheme is replaced by http, whose host parsing lowercases and applies IDNA.
   const rest = SCHEME.test(value) ? value.replace(SCHEME, '') : value;
   if (rest.startsWith('/') || rest.startsWith('\\')) throw new InvalidDomainError('domain has no host');
-  let url: URL;
+  let url: PortableURL;
   try {
-    url = new URL(`http://${rest}`);
+    url = new PortableURL(`http://${rest}`);
   } catch {
     throw new InvalidDomainError(`"${truncate(value)}" is not a valid hostname or URL`);
   }

@@ -1,6 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { canonicalMembers, joinMembers } from './canonical.ts';
-import { encodeBase64url } from './base64url.ts';
+import { decodeBase64url, encodeBase64url } from './base64url.ts';
 import { recordCanonicalParts } from './record-text.ts';
 import { CanonicalizationError, InvalidKeyError, SelfCheckFailedError } from './errors.ts';
 import { createRecordVerifier, signatureText, type Ed25519Verify } from './verify.ts';
@@ -60,9 +60,13 @@ export function loadSigningKey(input: unknown): SigningKey {
     throw new InvalidKeyError('signing key must be a JWK with kty "OKP" and crv "Ed25519"');
   }
   if (typeof jwk.d !== 'string') throw new InvalidKeyError('signing key has no private member "d"');
+  const seed = decodeBase64url(jwk.d);
+  if (!seed || seed.length !== 32) throw new InvalidKeyError('signing key "d" is not 32 bytes of base64url');
   let privateKey: KeyObject;
   try {
-    privateKey = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: jwk.d, x: jwk.x ?? '' }, format: 'jwk' });
+    // Loaded from the seed alone (`d`), as PKCS #8: every Node.js line accepts that, where a JWK
+    // without `x` is refused by some (Node 26), and `x` is then derived and compared below.
+    privateKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
   } catch (cause) {
     throw new InvalidKeyError('signing key is not a valid Ed25519 private key', { cause });
   }
@@ -73,6 +77,9 @@ export function loadSigningKey(input: unknown): SigningKey {
   if (jwk.kid !== undefined && jwk.kid !== kid) throw new InvalidKeyError(`signing key "kid" is not its RFC 7638 thumbprint (${kid})`);
   return { kid, privateKey, publicKey, publicJwk: toPublicJwk(x) };
 }
+
+/** The DER of a PKCS #8 Ed25519 private key (RFC 8410) up to its 32-byte seed. */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 /** The published form of a public key given its `x`. */
 export function toPublicJwk(x: string): PublicJwk {

