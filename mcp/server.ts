@@ -1,4 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { normalizeDomain } from '../core/domain.ts';
 import { ERROR_REGISTRY, MvrError, type ErrorCode } from '../core/errors.ts';
@@ -35,10 +35,10 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
     {
       title: 'Verify a merchant',
       description: toolDescription(options.keySetUrl),
-      inputSchema: {
+      inputSchema: z.object({
         domain: z.string().min(1).max(2048).describe('The merchant domain or a URL on it, e.g. "acme-outdoor.example" or "https://www.acme-outdoor.example/tents".'),
-      },
-      outputSchema: recordSchema.shape,
+      }),
+      outputSchema: recordSchema,
       annotations: { title: 'Verify a merchant', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
     },
     async ({ domain }) => {

@@ -1,4 +1,4 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { defineCommand } from 'citty';
 import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
@@ -15,8 +15,7 @@ export default defineCommand({
     runAction(false, async () => {
       const config = resolveConfig(args, process.env);
       const { lookup, keySetUrl } = await lookupFor(config);
-      const server = createMcpServer(lookup, { keySetUrl });
-      await server.connect(new StdioServerTransport());
+      serveStdio(() => createMcpServer(lookup, { keySetUrl }));
       // stdout is the protocol: anything human goes to stderr.
       process.stderr.write(`mvr mcp: verify_merchant ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`);
     }),

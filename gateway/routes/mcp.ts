@@ -1,5 +1,5 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { defineEventHandler, type H3Event } from 'h3';
+import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import { defineEventHandler, getRequestHeaders, sendWebResponse, type H3Event } from 'h3';
 import { PayloadTooLargeError } from '../../core/errors.ts';
 import { createMcpServer, keySetUrlOf } from '../../mcp/server.ts';
 import { sendAnswer } from '../answer.ts';
@@ -9,24 +9,55 @@ import type { GatewayServices } from '../context.ts';
 const MAX_BODY = 64 * 1024;
 
 /**
- * `POST /mcp`: MCP Streamable HTTP, stateless (a server and transport per request, JSON
- * responses, no sessions), behind the same Bearer keys and quotas as `/v1/verify`. The tool
- * answers through the same records service, so its text is the very bytes `GET /v1/verify` serves.
+ * `POST /mcp`: MCP over HTTP, stateless, behind the same Bearer keys and quotas as `/v1/verify`.
+ * Requests of the newest protocol revision go to the official server SDK's handler; requests of
+ * the 2025 revisions (SDK 1.x clients, a plain `curl`) get stateless Streamable HTTP with JSON
+ * answers, as the SDK's documentation composes the two. Either way the tool answers through the
+ * same records service, so its text is the very bytes `GET /v1/verify` serves.
  */
 export function mcpRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     requireApiKey(event, services);
     const body = await readJsonBody(event);
     if (body === undefined) return;
-    const server = createMcpServer(async (domain) => (await services.records.recordFor(domain)).bytes, { keySetUrl: keySetUrlOf(publicBaseUrl(event, services.issuer)) });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    event.node.res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(event.node.req, event.node.res, body);
+    const keySetUrl = keySetUrlOf(publicBaseUrl(event, services.issuer));
+    const server = () => createMcpServer(async (domain) => (await services.records.recordFor(domain)).bytes, { keySetUrl });
+    // The body was read (and bounded) above; the SDK is given it parsed, with the request's headers.
+    const request = new Request(new URL(event.node.req.originalUrl ?? '/mcp', 'http://gateway.invalid'), { method: 'POST', headers: toHeaders(getRequestHeaders(event)) });
+    await sendWebResponse(event, (await isLegacyRequest(request, body)) ? await answerLegacy(server(), request, body) : await answerModern(server, request, body, services));
   });
+}
+
+/** The newest revision: the SDK's handler, made for this one request. */
+async function answerModern(server: () => ReturnType<typeof createMcpServer>, request: Request, body: unknown, services: GatewayServices): Promise<Response> {
+  const handler = createMcpHandler(server, {
+    legacy: 'reject',
+    // The SDK reports a caller's malformed request here as well as its own failures: a warning, not an error.
+    onerror: (error) => services.log({ level: 'warn', msg: 'mcp request not served', error: error.message }),
+  });
+  try {
+    return await handler.fetch(request, { parsedBody: body });
+  } finally {
+    await handler.close();
+  }
+}
+
+/** A 2025-revision request: a server and a stateless transport for it, answering with JSON. */
+async function answerLegacy(server: ReturnType<typeof createMcpServer>, request: Request, body: unknown): Promise<Response> {
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, { parsedBody: body });
+  } finally {
+    await transport.close();
+    await server.close();
+  }
+}
+
+function toHeaders(headers: Record<string, string | undefined>): Headers {
+  const out = new Headers();
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out.set(name, value);
+  return out;
 }
 
 /** Reads at most 64 KiB (else 413 PAYLOAD_TOO_LARGE) of JSON; answers a JSON-RPC parse error itself and returns undefined when it is not JSON. */

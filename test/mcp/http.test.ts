@@ -126,12 +126,12 @@ describe('/mcp authentication and methods', () => {
     await res.body?.cancel();
   });
 
-  it('a raw POST /mcp with the key answers the initialize request with JSON (stateless: no session id)', async () => {
+  it('a raw 2025-era initialize with the key is answered with JSON, statelessly (no session id)', async () => {
     const res = await fetch(`${gw.url}/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${gw.key}` }, body: initialize });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('mcp-session-id')).toBeNull();
-    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'merchant-verify' } } });
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { protocolVersion: '2025-06-18', serverInfo: { name: 'merchant-verify' } } });
   });
 
   it('GET /mcp is 405 (no SSE stream), with Allow: POST', async () => {
