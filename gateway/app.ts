@@ -1,4 +1,4 @@
-import { createApp, createRouter, defineEventHandler, toNodeListener, type App, type EventHandler } from 'h3';
+import { createApp, createRouter, defineEventHandler, toNodeListener, type App, type EventHandler, type H3Event } from 'h3';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MethodNotAllowedError, MvrError, NotFoundError } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
@@ -34,7 +34,7 @@ export function createGatewayApp(services: GatewayServices): App {
     onRequest: (event) => {
       if (!services.accessLog) return;
       const started = performance.now();
-      event.node.res.once('finish', () => logRequest(services, event.method, pathOf(event.node.req.originalUrl ?? '/'), event.node.res.statusCode, started, event.context));
+      event.node.res.once('finish', () => logRequest(services, event.method, pathOf(event), event.node.res.statusCode, started, event.context));
     },
     onError: async (error, event) => {
       // h3 wraps what a handler threw; the gateway's own errors are its cause.
@@ -54,7 +54,7 @@ export function createGatewayApp(services: GatewayServices): App {
       route.path,
       defineEventHandler((event) => {
         // Exact paths only: the router alone would also take `/v1/verify/` and percent-encoded spellings.
-        const path = pathOf(event.node.req.originalUrl ?? '/');
+        const path = pathOf(event);
         if (path !== route.path) throw new NotFoundError(path);
         if (!route.methods.includes(event.method as Method)) throw new MethodNotAllowedError(event.method, route.methods);
         return route.handler(event);
@@ -64,7 +64,7 @@ export function createGatewayApp(services: GatewayServices): App {
   app.use(router);
   app.use(
     defineEventHandler((event) => {
-      throw new NotFoundError(pathOf(event.node.req.originalUrl ?? '/'));
+      throw new NotFoundError(pathOf(event));
     }),
   );
   return app;
@@ -83,9 +83,9 @@ export function gatewayListener(app: App): (req: IncomingMessage, res: ServerRes
   };
 }
 
-/** The path of a request target, without its query. */
-function pathOf(target: string): string {
-  return target.split('?', 1)[0]!;
+/** The path of the request target as it was sent (before h3 decodes it), without its query. */
+function pathOf(event: H3Event): string {
+  return (event.node.req.originalUrl ?? '/').split('?', 1)[0]!;
 }
 
 /** One JSON line per request: method, path, status, duration, key id; never the key, never the query's other members. */

@@ -57,6 +57,7 @@ function components(): Record<string, unknown> {
   registry.add(problemSchema, { id: 'Problem' });
   registry.add(keySetSchema, { id: 'KeySet' });
   registry.add(healthSchema, { id: 'Health' });
+  registry.add(domainParameterSchema, { id: 'DomainParameter' });
   const { schemas } = z.toJSONSchema(registry, { uri: (id) => `#/components/schemas/${id}` });
   // Inside an OpenAPI document a component is named by its key, not by `$id` or `$schema`.
   return Object.fromEntries(Object.entries(schemas).map(([id, { $id: _id, $schema: _schema, ...schema }]) => [id, schema]));
@@ -120,7 +121,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
           tags: ['records'],
           summary: 'The signed verification record of a domain',
           description: 'A valid domain that was never audited returns 200 with status "unverified" and score null, never 404. HEAD is answered too.',
-          parameters: [{ name: 'domain', in: 'query', required: true, description: domainParameterSchema.description, schema: z.toJSONSchema(domainParameterSchema, { target: 'draft-2020-12' }) }, ifNoneMatch].map(withoutSchemaKeyword),
+          parameters: [{ name: 'domain', in: 'query', required: true, description: domainParameterSchema.description, schema: { $ref: '#/components/schemas/DomainParameter' } }, ifNoneMatch],
           responses: {
             '200': {
               description: 'The record, byte for byte as signed.',
@@ -193,10 +194,4 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
       },
     },
   };
-}
-
-/** A parameter whose schema came from zod, without the `$schema` keyword (the document sets the dialect). */
-function withoutSchemaKeyword<T extends { schema: Record<string, unknown> }>(parameter: T): T {
-  const { $schema: _drop, ...schema } = parameter.schema;
-  return { ...parameter, schema };
 }

@@ -23,10 +23,6 @@ interface ApiKeyFile {
 
 const KEY_FORMAT = /^mvr_([a-z0-9]{10})_([A-Za-z0-9_-]{43})$/;
 
-function sha256Hex(text: string): string {
-  return hash('sha256', text);
-}
-
 async function readKeyFile(file: string): Promise<ApiKeyFile> {
   let text: string;
   try {
@@ -50,7 +46,7 @@ export async function createApiKey(file: string, label: string, now = new Date()
   const data = await readKeyFile(file);
   const id = randomBytes(8).toString('hex').slice(0, 10);
   const key = `mvr_${id}_${randomBytes(32).toString('base64url')}`;
-  const entry: ApiKeyEntry = { id, label: label.trim(), sha256: sha256Hex(key), created: now.toISOString(), revoked: null };
+  const entry: ApiKeyEntry = { id, label: label.trim(), sha256: hash('sha256', key), created: now.toISOString(), revoked: null };
   data.keys.push(entry);
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
   await writeAtomic(file, `${JSON.stringify(data, null, 2)}\n`, 0o600);

@@ -56,6 +56,9 @@ export class RecordsService {
   private readonly absent = new Set<string>();
   /** Loads in progress, so simultaneous misses for one domain read and verify it once. */
   private readonly loading = new Map<string, Promise<ServedRecord | null>>();
+  /** The (live build, key set) pair the cache and the known absences hold for, and its name for in-flight loads. */
+  private build: string | null = null;
+  private keySetLoads = -1;
   private generation = '';
 
   constructor(
@@ -146,9 +149,11 @@ export class RecordsService {
 
   /** Verified records and known absences hold for one (live build, key set) pair only. */
   private syncGeneration(): void {
-    const generation = `${this.source.generation()}|${this.keys.generation()}`;
-    if (generation === this.generation) return;
-    this.generation = generation;
+    const build = this.source.generation(), keySetLoads = this.keys.generation();
+    if (build === this.build && keySetLoads === this.keySetLoads) return;
+    this.build = build;
+    this.keySetLoads = keySetLoads;
+    this.generation = `${build}|${keySetLoads}`;
     this.cache.clear();
     this.absent.clear();
   }

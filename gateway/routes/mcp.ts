@@ -1,5 +1,5 @@
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
-import { defineEventHandler, getRequestHeaders, sendWebResponse, type H3Event } from 'h3';
+import { defineEventHandler, sendWebResponse, type H3Event } from 'h3';
 import { PayloadTooLargeError } from '../../core/errors.ts';
 import { createMcpServer, keySetUrlOf } from '../../mcp/server.ts';
 import { sendAnswer } from '../answer.ts';
@@ -23,7 +23,7 @@ export function mcpRoute(services: GatewayServices) {
     const keySetUrl = keySetUrlOf(publicBaseUrl(event, services.issuer));
     const server = () => createMcpServer(async (domain) => (await services.records.recordFor(domain)).bytes, { keySetUrl });
     // The body was read (and bounded) above; the SDK is given it parsed, with the request's headers.
-    const request = new Request(new URL(event.node.req.originalUrl ?? '/mcp', 'http://gateway.invalid'), { method: 'POST', headers: toHeaders(getRequestHeaders(event)) });
+    const request = new Request(new URL(event.node.req.originalUrl ?? '/mcp', 'http://gateway.invalid'), { method: 'POST', headers: event.headers });
     await sendWebResponse(event, (await isLegacyRequest(request, body)) ? await answerLegacy(server(), request, body) : await answerModern(server, request, body, services));
   });
 }
@@ -52,12 +52,6 @@ async function answerLegacy(server: ReturnType<typeof createMcpServer>, request:
     await transport.close();
     await server.close();
   }
-}
-
-function toHeaders(headers: Record<string, string | undefined>): Headers {
-  const out = new Headers();
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out.set(name, value);
-  return out;
 }
 
 /** Reads at most 64 KiB (else 413 PAYLOAD_TOO_LARGE) of JSON; answers a JSON-RPC parse error itself and returns undefined when it is not JSON. */
