@@ -11,12 +11,8 @@ import { parseTimestamp } from '../core/time.ts';
  */
 export type Env = Record<string, string | undefined>;
 
-const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
-  z
-    .string()
-    .regex(/^\d+$/, min === 0 ? 'must be a whole number (0 turns it off)' : 'must be a positive whole number')
-    .transform(Number)
-    .pipe(z.number().min(min, min === 0 ? 'must be a whole number (0 turns it off)' : 'must be a positive whole number').max(max, `must be at most ${max}`));
+const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER, message = min === 0 ? 'must be a whole number (0 turns it off)' : 'must be a positive whole number') =>
+  z.string().regex(/^\d+$/, message).transform(Number).pipe(z.number().min(min, message).max(max, message));
 const folder = z.string().min(1).transform((p) => resolve(p));
 const optionalText = z.string().min(1).optional();
 
@@ -42,7 +38,7 @@ export const OPTIONS = {
     schema: z.string().regex(/^https?:\/\/\S+$/, 'must be an http(s) URL').refine((v) => URL.canParse(v) && v.endsWith(SCHEMA_SUFFIX), `must be a URL ending in ${SCHEMA_SUFFIX}`).optional(),
   },
   host: { flag: 'host', env: 'HOST', fallback: '127.0.0.1', description: 'interface to listen on', schema: z.string().min(1) },
-  port: { flag: 'port', env: 'PORT', fallback: '8787', description: 'port (0 picks a free one)', schema: wholeNumber(0, 65535) },
+  port: { flag: 'port', env: 'PORT', fallback: '8787', description: 'port (0 picks a free one)', schema: wholeNumber(0, 65535, 'must be a port, 0..65535 (0 picks a free one)') },
   cacheMb: { flag: 'cache-mb', env: 'MVR_CACHE_MB', fallback: '64', description: 'memory for verified records, MB', schema: wholeNumber(1) },
   rateLimit: { flag: 'rate-limit', env: 'MVR_RATE_LIMIT', fallback: '6000', description: 'requests per minute per API key, 0 = off', schema: wholeNumber(0) },
   unauthRateLimit: { flag: 'unauth-rate-limit', env: 'MVR_UNAUTH_RATE_LIMIT', fallback: '600', description: 'requests per minute per client address without a valid key, 0 = off', schema: wholeNumber(0) },
@@ -53,40 +49,60 @@ export const OPTIONS = {
   signingKey: { flag: null, env: 'MVR_SIGNING_KEY', fallback: undefined, description: 'the active private signing key as a JWK (CI secret)', schema: optionalText },
 } as const;
 
-type OptionName = keyof typeof OPTIONS;
+export type OptionName = keyof typeof OPTIONS;
 
 /** The one configuration schema: every option, validated and converted. */
 export const configSchema = z.object(Object.fromEntries(Object.entries(OPTIONS).map(([name, o]) => [name, o.schema])) as { [K in OptionName]: (typeof OPTIONS)[K]['schema'] });
 
-/** The resolved configuration, with the two defaults that depend on other options filled in. */
-export type Config = z.output<typeof configSchema> & { apiKeysFile: string; schemaUrl: string };
+/** Some options, resolved and validated. */
+export type Config<N extends OptionName = OptionName> = Pick<z.output<typeof configSchema>, N>;
 
 /**
- * Resolves every option (flag, then environment, then default) and validates them with
- * {@link configSchema}. An invalid value is a ConfigError naming the flag, the variable and the value.
+ * The options of one command: its citty flags, and `resolve`, which reads exactly those options
+ * (flag, then environment, then default) and validates them with {@link configSchema}. Only a
+ * command's own options are read, so a variable meant for another command (`PORT` for the
+ * gateway) never stops this one. An invalid value is a ConfigError naming the flag, the variable
+ * and the value.
  */
-export function resolveConfig(args: Record<string, unknown>, env: Env): Config {
-  const raw: Record<string, string | undefined> = {};
-  for (const [name, o] of Object.entries(OPTIONS) as [OptionName, (typeof OPTIONS)[OptionName]][]) {
-    const flag = o.flag === null ? undefined : args[o.flag];
-    raw[name] = [typeof flag === 'string' ? flag : undefined, env[o.env], o.fallback].find((v) => v !== undefined && v !== '');
-  }
-  const parsed = configSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const name = issue.path[0] as OptionName;
-    const o = OPTIONS[name];
-    throw new ConfigError(`${o.flag ? `--${o.flag} / ` : ''}${o.env} "${raw[name]}": ${issue.message}`);
-  }
-  const config = parsed.data;
-  return { ...config, apiKeysFile: config.apiKeys ?? resolve(config.keys, 'api-keys.json'), schemaUrl: config.schemaUrl ?? defaultSchemaUrl(config.issuer) };
+export function commandOptions<const N extends OptionName>(...names: N[]) {
+  // Typed by Config<N>: zod's pick cannot follow a generic list of names.
+  const schema = configSchema.pick(Object.fromEntries(names.map((name) => [name, true])) as never);
+  return {
+    args: flags(names),
+    resolve(args: Record<string, unknown>, env: Env): Config<N> {
+      const raw: Record<string, string | undefined> = {};
+      for (const name of names) {
+        const o: (typeof OPTIONS)[OptionName] = OPTIONS[name];
+        const flag = o.flag === null ? undefined : args[o.flag];
+        raw[name] = [typeof flag === 'string' ? flag : undefined, env[o.env], o.fallback].find((v) => v !== undefined && v !== '');
+      }
+      const parsed = schema.safeParse(raw);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        const name = issue.path[0] as N;
+        const o: (typeof OPTIONS)[OptionName] = OPTIONS[name];
+        throw new ConfigError(`${o.flag ? `--${o.flag} / ` : ''}${o.env} "${raw[name]}": ${issue.message}`);
+      }
+      return parsed.data as unknown as Config<N>;
+    },
+  };
 }
 
-/** citty definitions of some options' flags, with their variable and default in the help text. */
-export function flags<N extends OptionName>(...names: N[]): Record<string, { type: 'string'; description: string }> {
+/** The API key file: `--api-keys` / `MVR_API_KEYS_FILE`, else `<keys>/api-keys.json`. */
+export function apiKeysFileOf(config: Config<'keys' | 'apiKeys'>): string {
+  return config.apiKeys ?? resolve(config.keys, 'api-keys.json');
+}
+
+/** The record schema URL: `--schema-url` / `MVR_SCHEMA_URL`, else the issuer's default. */
+export function schemaUrlOf(config: Config<'issuer' | 'schemaUrl'>): string {
+  return config.schemaUrl ?? defaultSchemaUrl(config.issuer);
+}
+
+/** citty definitions of options' flags, with their variable and default in the help text. */
+function flags(names: readonly OptionName[]): Record<string, { type: 'string'; description: string }> {
   const out: Record<string, { type: 'string'; description: string }> = {};
   for (const name of names) {
-    const o = OPTIONS[name];
+    const o: (typeof OPTIONS)[OptionName] = OPTIONS[name];
     if (o.flag === null) continue;
     out[o.flag] = { type: 'string', description: `${o.description} (env ${o.env}${o.fallback === undefined ? '' : `, default ${o.fallback}`})` };
   }

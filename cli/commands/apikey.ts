@@ -1,8 +1,10 @@
 import { defineCommand } from 'citty';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../service/api-keys.ts';
-import { flags, resolveConfig } from '../config.ts';
+import { apiKeysFileOf, commandOptions } from '../config.ts';
 
-const apiKeysArgs = flags('keys', 'apiKeys');
+const options = commandOptions('keys', 'apiKeys');
+const apiKeysArgs = options.args;
+const apiKeysFile = (args: Record<string, unknown>) => apiKeysFileOf(options.resolve(args, process.env));
 import { runAction } from '../cli-output.ts';
 
 const create = defineCommand({
@@ -10,7 +12,7 @@ const create = defineCommand({
   args: { ...apiKeysArgs, label: { type: 'string', description: 'who or what the key is for', required: true }, json: { type: 'boolean' } },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
-      const file = resolveConfig(args, process.env).apiKeysFile;
+      const file = apiKeysFile(args);
       const { key, entry } = await createApiKey(file, args.label);
       if (args.json) process.stdout.write(`${JSON.stringify({ key, id: entry.id, label: entry.label, created: entry.created })}\n`);
       else {
@@ -25,7 +27,7 @@ const list = defineCommand({
   args: { ...apiKeysArgs, json: { type: 'boolean' } },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
-      const keys = (await listApiKeys(resolveConfig(args, process.env).apiKeysFile)).map(({ id, label, created, revoked }) => ({ id, label, created, revoked }));
+      const keys = (await listApiKeys(apiKeysFile(args))).map(({ id, label, created, revoked }) => ({ id, label, created, revoked }));
       if (args.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
       else {
         process.stdout.write(`${'ID'.padEnd(12)}${'CREATED'.padEnd(26)}${'REVOKED'.padEnd(26)}LABEL\n`);
@@ -39,7 +41,7 @@ const revoke = defineCommand({
   args: { ...apiKeysArgs, id: { type: 'positional', description: 'key id (from "mvr apikey list")', required: true }, json: { type: 'boolean' } },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
-      const entry = await revokeApiKey(resolveConfig(args, process.env).apiKeysFile, args.id);
+      const entry = await revokeApiKey(apiKeysFile(args), args.id);
       if (args.json) process.stdout.write(`${JSON.stringify({ id: entry.id, revoked: entry.revoked })}\n`);
       else process.stderr.write(`revoked API key ${entry.id} (${entry.label})\n`);
     }),

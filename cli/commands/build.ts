@@ -1,12 +1,16 @@
 import { defineCommand } from 'citty';
-import { flags, resolveConfig, resolveNow, type Env } from '../config.ts';
+import { commandOptions, resolveNow, schemaUrlOf, type Env } from '../config.ts';
+
+/** The options `mvr build` reads (and `mvr dev`, which builds too). */
+export const BUILD_OPTIONS = ['audits', 'records', 'public', 'keys', 'issuer', 'schemaUrl', 'publishKeys', 'workers', 'signingKey'] as const;
+const options = commandOptions(...BUILD_OPTIONS);
 import { createProgressLine, runAction } from '../cli-output.ts';
 import { runBuild, type BuildSummary } from '../../builder/build.ts';
 
 export default defineCommand({
   meta: { name: 'build', description: 'Sign every audit into one canonical record per domain and publish the key set (all or nothing)' },
   args: {
-    ...flags('audits', 'records', 'public', 'keys', 'issuer', 'schemaUrl', 'publishKeys', 'workers'),
+    ...options.args,
     now: { type: 'string', description: 'issued_at of every record, ISO 8601 (default SOURCE_DATE_EPOCH, else now)' },
     'allow-empty': { type: 'boolean', description: 'publish even when there are no audits' },
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
@@ -21,7 +25,7 @@ export default defineCommand({
 
 /** Resolves the build's options from flags and env and runs it with a progress line (shared with `mvr dev`). */
 export async function buildFromArgs(args: Record<string, unknown>, env: Env, quiet = false): Promise<BuildSummary> {
-  const config = resolveConfig(args, env);
+  const config = options.resolve(args, env);
   const line = createProgressLine();
   try {
     return await runBuild({
@@ -30,7 +34,7 @@ export async function buildFromArgs(args: Record<string, unknown>, env: Env, qui
       publicDir: config.public,
       keysDir: config.keys,
       issuer: config.issuer,
-      schemaUrl: config.schemaUrl,
+      schemaUrl: schemaUrlOf(config),
       now: resolveNow(typeof args.now === 'string' ? args.now : undefined, env),
       signingKey: config.signingKey,
       publishKeysFile: config.publishKeys,

@@ -1,23 +1,23 @@
 import { defineCommand } from 'citty';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../service/api-keys.ts';
 import { closeOnSignals, startGateway } from '../../gateway/server.ts';
-import { flags, resolveConfig } from '../config.ts';
+import { apiKeysFileOf, commandOptions } from '../config.ts';
 import { runAction } from '../cli-output.ts';
 import { keygen, loadActiveKey } from '../../service/signing-keys.ts';
-import { buildFromArgs, formatSummary } from './build.ts';
-import { gatewayOptions } from './serve.ts';
+import { BUILD_OPTIONS, buildFromArgs, formatSummary } from './build.ts';
+import { gatewayOptions, SERVE_OPTIONS } from './serve.ts';
+
+const options = commandOptions(...BUILD_OPTIONS, ...SERVE_OPTIONS);
 
 const DEV_LABEL = 'dev (mvr dev)';
 
 export default defineCommand({
   meta: { name: 'dev', description: 'Development: signing key if missing, sample records built, a fresh dev API key, the gateway, and a curl line' },
-  args: {
-    ...flags('audits', 'records', 'public', 'keys', 'apiKeys', 'issuer', 'schemaUrl', 'port', 'host'),
-  },
+  args: options.args,
   run: ({ args }) =>
     runAction(false, async () => {
       const env = process.env;
-      const config = resolveConfig(args, env);
+      const config = options.resolve(args, env);
       if (!(await loadActiveKey(config.keys, config.signingKey))) {
         const kid = await keygen(config.keys);
         process.stderr.write(`mvr dev: created development signing key ${kid} in ${config.keys}\n`);
@@ -26,12 +26,12 @@ export default defineCommand({
 
       // Only hashes are stored, so an earlier dev key cannot be shown again: each start makes a
       // new one and revokes the dev keys before it. Keys with other labels are left alone.
-      const apiKeysFile = config.apiKeysFile;
+      const apiKeysFile = apiKeysFileOf(config);
       for (const old of await listApiKeys(apiKeysFile)) if (old.label === DEV_LABEL && !old.revoked) await revokeApiKey(apiKeysFile, old.id);
       const { key } = await createApiKey(apiKeysFile, DEV_LABEL);
 
-      const options = await gatewayOptions(config, {});
-      const gateway = await startGateway(options);
+      const settings = await gatewayOptions(config, {});
+      const gateway = await startGateway(settings);
       const url = gateway.url;
       process.stderr.write(
         [
@@ -49,6 +49,6 @@ export default defineCommand({
           '',
         ].join('\n'),
       );
-      closeOnSignals(gateway, options.log);
+      closeOnSignals(gateway, settings.log);
     }),
 });

@@ -1,19 +1,21 @@
 import { defineCommand } from 'citty';
-import { flags, resolveConfig } from '../config.ts';
+import { commandOptions } from '../config.ts';
+
+const options = commandOptions('keys');
 import { runAction } from '../cli-output.ts';
 import { keygen, listKeys, retireKey } from '../../service/signing-keys.ts';
 
 export default defineCommand({
   meta: { name: 'keygen', description: 'Create a new Ed25519 signing key (mode 0600) under keys/ and make it active; older keys stay published' },
   args: {
-    ...flags('keys'),
+    ...options.args,
     list: { type: 'boolean', description: 'list the keys instead (kid, active, retired)' },
     retire: { type: 'string', description: 'stop publishing the key with this kid (not the active one)' },
     json: { type: 'boolean', description: 'print JSON' },
   },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
-      const keysDir = resolveConfig(args, process.env).keys;
+      const keysDir = options.resolve(args, process.env).keys;
       if (args.list) {
         const keys = await listKeys(keysDir);
         if (args.json) process.stdout.write(`${JSON.stringify(keys)}\n`);

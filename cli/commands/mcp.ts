@@ -6,14 +6,17 @@ import { createMcpServer, keySetUrlOf, type RecordLookup } from '../../mcp/serve
 import { openRecordsService } from '../../service/records.ts';
 import { fetchRecordFromGateway } from '../../verifier/gateway-client.ts';
 import { runAction } from '../cli-output.ts';
-import { flags, resolveConfig, type Config } from '../config.ts';
+import { commandOptions, schemaUrlOf, type Config } from '../config.ts';
+
+const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl'] as const;
+const options = commandOptions(...MCP_OPTIONS);
 
 export default defineCommand({
   meta: { name: 'mcp', description: 'The verify_merchant MCP tool over stdio, answering from a gateway (--base-url) or a local records folder' },
-  args: flags('baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl'),
+  args: options.args,
   run: ({ args }) =>
     runAction(false, async () => {
-      const config = resolveConfig(args, process.env);
+      const config = options.resolve(args, process.env);
       const { lookup, keySetUrl } = await lookupFor(config);
       serveStdio(() => createMcpServer(lookup, { keySetUrl }));
       // stdout is the protocol: anything human goes to stderr.
@@ -22,7 +25,7 @@ export default defineCommand({
 });
 
 /** Where answers come from: a gateway (`--base-url`), or the records service over local records. */
-async function lookupFor(config: Config): Promise<{ lookup: RecordLookup; keySetUrl: string }> {
+async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<{ lookup: RecordLookup; keySetUrl: string }> {
   if (config.baseUrl) {
     if (!config.apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required with --base-url');
     return { lookup: gatewayLookup(config.baseUrl, config.apiKey), keySetUrl: keySetUrlOf(config.baseUrl) };
@@ -31,7 +34,7 @@ async function lookupFor(config: Config): Promise<{ lookup: RecordLookup; keySet
     records: config.records,
     publicDir: config.public,
     issuer: config.issuer,
-    schemaUrl: config.schemaUrl,
+    schemaUrl: schemaUrlOf(config),
     cacheBytes: 16 * 1024 * 1024,
     unverifiedSigner: null,
     onRejected: (domain, reason) => process.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),

@@ -4,11 +4,15 @@ import { runAsCluster } from '../../gateway/cluster.ts';
 import { closeOnSignals, jsonLogger, startGateway, type GatewayOptions } from '../../gateway/server.ts';
 import { loadActiveKey } from '../../service/signing-keys.ts';
 import { runAction } from '../cli-output.ts';
-import { flags, resolveConfig, type Config } from '../config.ts';
+import { apiKeysFileOf, commandOptions, schemaUrlOf, type Config } from '../config.ts';
 
-/** The flags of `mvr serve` (and `mvr dev`, which serves too). */
+/** The options `mvr serve` reads (and `mvr dev`, which serves too). */
+export const SERVE_OPTIONS = ['records', 'public', 'keys', 'apiKeys', 'issuer', 'schemaUrl', 'port', 'host', 'cacheMb', 'rateLimit', 'unauthRateLimit', 'workers', 'signingKey'] as const;
+const options = commandOptions(...SERVE_OPTIONS);
+
+/** The flags of `mvr serve`. */
 export const serveArgs = {
-  ...flags('records', 'public', 'keys', 'apiKeys', 'issuer', 'schemaUrl', 'port', 'host', 'cacheMb', 'rateLimit', 'unauthRateLimit', 'workers'),
+  ...options.args,
   'sign-unverified': { type: 'boolean', description: 'sign never-audited answers with the active signing key (opt-in; the gateway then holds a private key)' },
   quiet: { type: 'boolean', description: 'no access log (warnings and errors are still logged)' },
 } as const;
@@ -18,19 +22,19 @@ export default defineCommand({
   args: serveArgs,
   run: ({ args }) =>
     runAction(false, async () => {
-      const config = resolveConfig(args, process.env);
-      const options = await gatewayOptions(config, args);
+      const config = options.resolve(args, process.env);
+      const settings = await gatewayOptions(config, args);
       const workers = config.workers ?? 1;
-      if (workers > 1 && options.port === 0) throw new ConfigError('--workers needs a fixed --port: the processes share one');
-      if (runAsCluster(workers, options.log)) return;
-      const gateway = await startGateway(options);
-      options.log({ level: 'info', msg: 'listening', url: gateway.url });
-      closeOnSignals(gateway, options.log);
+      if (workers > 1 && settings.port === 0) throw new ConfigError('--workers needs a fixed --port: the processes share one');
+      if (runAsCluster(workers, settings.log)) return;
+      const gateway = await startGateway(settings);
+      settings.log({ level: 'info', msg: 'listening', url: gateway.url });
+      closeOnSignals(gateway, settings.log);
     }),
 });
 
 /** The gateway's options from the resolved configuration (shared with `mvr dev`). */
-export async function gatewayOptions(config: Config, args: { 'sign-unverified'?: boolean; quiet?: boolean }): Promise<GatewayOptions> {
+export async function gatewayOptions(config: Config<(typeof SERVE_OPTIONS)[number]>, args: { 'sign-unverified'?: boolean; quiet?: boolean }): Promise<GatewayOptions> {
   let unverifiedSigner = null;
   if (args['sign-unverified']) {
     unverifiedSigner = await loadActiveKey(config.keys, config.signingKey);
@@ -39,9 +43,9 @@ export async function gatewayOptions(config: Config, args: { 'sign-unverified'?:
   return {
     recordsDir: config.records,
     publicDir: config.public,
-    apiKeysFile: config.apiKeysFile,
+    apiKeysFile: apiKeysFileOf(config),
     issuer: config.issuer,
-    schemaUrl: config.schemaUrl,
+    schemaUrl: schemaUrlOf(config),
     host: config.host,
     port: config.port,
     cacheBytes: config.cacheMb * 1024 * 1024,

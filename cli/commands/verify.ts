@@ -6,13 +6,16 @@ import { verifyRecord, type RecordVerification } from '../../verifier/index.ts';
 import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
 import { fetchRecordFromGateway } from '../../verifier/gateway-client.ts';
 import { runAction } from '../cli-output.ts';
+import { commandOptions } from '../config.ts';
+
+// `--keys` here is a key set (file or URL), not the keys folder of the other commands: it is this command's own flag.
+const options = commandOptions('baseUrl', 'apiKey');
 
 export default defineCommand({
   meta: { name: 'verify', description: 'Fetch a record from a gateway (or read a saved one) and verify its signature against the key set' },
   args: {
     domain: { type: 'positional', description: 'domain to look up (optional with --file)', required: false },
-    'base-url': { type: 'string', description: 'gateway base URL (env MVR_BASE_URL)' },
-    'api-key': { type: 'string', description: 'API key (env MVR_API_KEY)' },
+    ...options.args,
     file: { type: 'string', description: 'verify a saved record offline instead of fetching one' },
     keys: { type: 'string', description: 'key set file or URL (default: the gateway key set at --base-url)' },
     json: { type: 'boolean', description: 'print a machine-readable result' },
@@ -34,7 +37,7 @@ interface Outcome {
 
 async function verifyFromArgs(args: Record<string, unknown>, env: Record<string, string | undefined>): Promise<Outcome> {
   const str = (k: string) => (typeof args[k] === 'string' && args[k] !== '' ? (args[k] as string) : undefined);
-  const baseUrl = str('base-url') ?? env.MVR_BASE_URL;
+  const { baseUrl, apiKey } = options.resolve(args, env);
   const domain = str('domain') ? normalizeDomain(str('domain')) : undefined;
   const keysArg = str('keys');
   let record: unknown;
@@ -49,7 +52,6 @@ async function verifyFromArgs(args: Record<string, unknown>, env: Record<string,
   } else {
     if (!domain) throw new ConfigError('give a DOMAIN to look up, or --file PATH to verify a saved record');
     if (!baseUrl) throw new ConfigError('--base-url (or MVR_BASE_URL) is required to fetch a record');
-    const apiKey = str('api-key') ?? env.MVR_API_KEY;
     if (!apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required to fetch a record');
     source = `${baseUrl.replace(/\/+$/, '')}/v1/verify?domain=${encodeURIComponent(domain)}`;
     record = await fetchRecord(baseUrl, apiKey, domain);

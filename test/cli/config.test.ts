@@ -1,0 +1,39 @@
+/** The CLI's options: one table, read in the order flag, environment, default, and only a command's own. */
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { apiKeysFileOf, commandOptions, schemaUrlOf } from '../../cli/config.ts';
+
+describe('commandOptions', () => {
+  const gateway = commandOptions('port', 'host', 'keys', 'apiKeys', 'issuer', 'schemaUrl', 'cacheMb');
+
+  it('takes the flag, else the environment variable, else the default; an empty one counts as unset', () => {
+    expect(gateway.resolve({ port: '9000' }, { PORT: '9100' }).port).toBe(9000);
+    expect(gateway.resolve({}, { PORT: '9100' }).port).toBe(9100);
+    expect(gateway.resolve({ port: '' }, { PORT: '' }).port).toBe(8787);
+    expect(gateway.resolve({}, {}).keys).toBe(resolve('keys'));
+  });
+
+  it('derives the API key file and the schema URL from other options unless they are given', () => {
+    const defaults = gateway.resolve({ keys: '/srv/k', issuer: 'verify.example.com' }, {});
+    expect(apiKeysFileOf(defaults)).toBe('/srv/k/api-keys.json');
+    expect(schemaUrlOf(defaults)).toBe('https://verify.example.com/schemas/verification/v1');
+    const given = gateway.resolve({ 'api-keys': '/etc/mvr/keys.json' }, { MVR_SCHEMA_URL: 'http://x.example/s/verification/v1' });
+    expect(apiKeysFileOf(given)).toBe('/etc/mvr/keys.json');
+    expect(schemaUrlOf(given)).toBe('http://x.example/s/verification/v1');
+  });
+
+  it.each([
+    [{ port: '70000' }, {}, /^--port \/ PORT "70000": must be a port/],
+    [{}, { PORT: 'abc' }, /^--port \/ PORT "abc": must be a port/],
+    [{}, { MVR_CACHE_MB: '0' }, /^--cache-mb \/ MVR_CACHE_MB "0": must be a positive whole number/],
+    [{ issuer: 'Not A Host' }, {}, /^--issuer \/ MVR_ISSUER "Not A Host": must be a lowercase hostname/],
+    [{ 'schema-url': 'https://x.example/other' }, {}, /^--schema-url \/ MVR_SCHEMA_URL .*\/verification\/v1/],
+  ])('refuses %j %j with INVALID_CONFIG naming the flag, the variable and the value', (args, env, message) => {
+    expect(() => gateway.resolve(args, env)).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringMatching(message) }));
+  });
+
+  it("reads only the command's own options: a variable meant for another command never stops this one", () => {
+    expect(commandOptions('keys').resolve({}, { PORT: 'abc', MVR_CACHE_MB: 'x', MVR_ISSUER: 'Not A Host' })).toEqual({ keys: resolve('keys') });
+    expect(commandOptions('keys').args).toEqual({ keys: expect.objectContaining({ type: 'string', description: expect.stringContaining('MVR_KEYS_DIR') }) });
+  });
+});
