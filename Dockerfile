@@ -13,25 +13,32 @@
 # Mount the folder that holds api-keys.json, not the file itself: `mvr apikey` replaces the file
 # by rename, and a single-file bind mount would keep showing the old one.
 
-ARG NODE_VERSION=20
+# Node 24 is the current LTS line; any supported line (20.19+, 22, 24, 26) builds and runs it.
+ARG NODE_VERSION=24
 
-# --- dependencies: runtime only (tsx, which compiles the TypeScript sources on the fly, is one) ---
-FROM node:${NODE_VERSION}-slim AS deps
+# --- build: the TypeScript compiled to JavaScript, then the development dependencies dropped ---
+FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /app
 ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
-COPY package.json package-lock.json ./
-# --ignore-scripts: no install script runs; esbuild (used by tsx) works from its platform package.
-RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY packages/verifier/package.json packages/verifier/tsconfig.json ./packages/verifier/
+# --ignore-scripts: no install script runs (the build below is the only one the image needs).
+RUN npm ci --ignore-scripts
+COPY core ./core
+COPY service ./service
+COPY builder ./builder
+COPY cli ./cli
+COPY gateway ./gateway
+COPY mcp ./mcp
+COPY verifier ./verifier
+RUN npm run build && npm prune --omit=dev --ignore-scripts && npm cache clean --force
 
-# --- runtime ---
+# --- runtime: JavaScript and runtime dependencies only; no TypeScript, no loader ---
 FROM node:${NODE_VERSION}-slim
 WORKDIR /app
 
-# tsx keeps a transform cache under os.tmpdir() and crashes when it cannot create it (a read-only
-# root without a /tmp tmpfs): TSX_DISABLE_CACHE=1 keeps it in memory, so the process writes nothing.
 # HOME and the npm cache point at /tmp so that nothing writes to the image, though npm is not run.
 ENV NODE_ENV=production \
-    TSX_DISABLE_CACHE=1 \
     HOME=/tmp \
     NPM_CONFIG_CACHE=/tmp/.npm \
     NPM_CONFIG_UPDATE_NOTIFIER=false \
@@ -42,16 +49,13 @@ ENV NODE_ENV=production \
     MVR_API_KEYS_FILE=/data/api-keys/api-keys.json
 
 # Code and dependencies belong to root and are only readable by the `node` user that runs them.
-COPY --from=deps /app/node_modules ./node_modules
-COPY package.json tsconfig.json ./
+# node_modules/@merchant-verify/verifier is a link to packages/verifier (an npm workspace).
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/packages/verifier/package.json ./packages/verifier/
+COPY --from=build /app/packages/verifier/dist ./packages/verifier/dist
+COPY package.json ./
 COPY bin ./bin
-COPY core ./core
-COPY service ./service
-COPY builder ./builder
-COPY cli ./cli
-COPY gateway ./gateway
-COPY mcp ./mcp
-COPY verifier ./verifier
 
 # Mount points (see the ENV above); empty, so an unmounted store shows as "degraded" in /healthz.
 RUN mkdir -p /data/records /data/public /data/api-keys

@@ -3,7 +3,14 @@ import { BuildError, type AuditProblem } from '../core/errors.ts';
 import type { BuildOptions } from './options.ts';
 import { readJsonFile, readLineRuns, type AuditValue } from './inputs.ts';
 import type { Batch, BatchMessage, BatchResult, WorkerInit } from './worker.ts';
-import { buildWorkerScript } from './worker-script.ts';
+
+/**
+ * The file each build worker runs. Installed, the service is JavaScript and the worker is
+ * worker.js beside this module. Run from the TypeScript sources (the tests, under vitest),
+ * worker-entry.mjs loads worker.ts through tsx, a development dependency: worker threads do
+ * not inherit a parent's loader on every Node line.
+ */
+const WORKER_SCRIPT = new URL(import.meta.url.endsWith('.ts') ? './worker-entry.mjs' : './worker.js', import.meta.url);
 
 /** Problems kept to report (all are counted); the first ones in input order. */
 export const MAX_PROBLEMS_KEPT = 1000;
@@ -55,10 +62,9 @@ export async function processAll(
     opts.onProgress({ records: outcome.written, bytesRead, totalBytes, elapsedMs: now - started });
   };
 
-  const script = await buildWorkerScript();
   // Bounded heaps keep the build's memory flat however many audits pass through.
   const resourceLimits = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 16 };
-  const workers = Array.from({ length: workerCount }, () => new Worker(script, { workerData: init, resourceLimits }));
+  const workers = Array.from({ length: workerCount }, () => new Worker(WORKER_SCRIPT, { workerData: init, resourceLimits }));
   const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   let failure: Error | null = null;
   for (const w of workers) {

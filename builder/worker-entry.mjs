@@ -1,4 +1,5 @@
-// Worker threads do not inherit tsx's loader from every parent (vitest, node --import, the bin),
+// Development only (the installed service runs dist/builder/worker.js): worker threads do not
+// inherit tsx's loader from every parent (vitest, node --import),
 // so each worker registers it before loading the TypeScript worker.
 import { register } from 'tsx/esm/api';
 

@@ -1,4 +1,4 @@
-import { exitCodeOf, InvalidAuditsError, MvrError, formatProblem } from '../core/errors.ts';
+import { exitCodeOf, InvalidAuditsError, formatProblem, isMvrError } from '../core/errors.ts';
 
 /**
  * The CLI's edge: a typed error becomes a message on stderr (or a JSON object on stdout with
@@ -6,7 +6,7 @@ import { exitCodeOf, InvalidAuditsError, MvrError, formatProblem } from '../core
  * which keeps its stack for the bug report).
  */
 export function reportError(error: unknown, json: boolean): number {
-  if (!(error instanceof MvrError)) {
+  if (!isMvrError(error)) {
     process.stderr.write(`mvr: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
     return 1;
   }

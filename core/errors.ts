@@ -37,6 +37,15 @@ export const ERROR_REGISTRY = {
 
 export type ErrorCode = keyof typeof ERROR_REGISTRY;
 
+/**
+ * Whether an error is one of ours, by its registered code rather than its class: errors thrown
+ * inside @merchant-verify/verifier are instances of that package's own copy of these classes.
+ * The edges (HTTP, MCP, CLI) recognize errors with this.
+ */
+export function isMvrError(error: unknown): error is MvrError {
+  return error instanceof Error && isErrorCode((error as { code?: unknown }).code);
+}
+
 /** The codes the HTTP API answers with (a status in the registry), in registry order. */
 export const HTTP_ERROR_CODES = (Object.keys(ERROR_REGISTRY) as ErrorCode[]).filter((code) => ERROR_REGISTRY[code].status !== null);
 

@@ -1,6 +1,6 @@
 import { createApp, createRouter, defineEventHandler, toNodeListener, type App, type EventHandler, type H3Event } from 'h3';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { MethodNotAllowedError, MvrError, NotFoundError } from '../core/errors.ts';
+import { MethodNotAllowedError, isMvrError, NotFoundError } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
 import { sendAnswer } from './answer.ts';
 import type { GatewayServices } from './context.ts';
@@ -39,7 +39,7 @@ export function createGatewayApp(services: GatewayServices): App {
     onError: async (error, event) => {
       // h3 wraps what a handler threw; the gateway's own errors are its cause.
       const cause = error.cause ?? error;
-      if (!(cause instanceof MvrError)) services.log({ level: 'error', msg: 'unhandled error', error: String((cause as Error)?.stack ?? cause) });
+      if (!isMvrError(cause)) services.log({ level: 'error', msg: 'unhandled error', error: String((cause as Error)?.stack ?? cause) });
       event.context.errorCode = httpCodeOf(cause);
       if (event.node.res.headersSent) {
         event.node.res.destroy();

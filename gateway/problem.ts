@@ -1,4 +1,4 @@
-import { ERROR_REGISTRY, MethodNotAllowedError, MvrError, RateLimitedError, UnauthorizedError, type ErrorCode } from '../core/errors.ts';
+import { ERROR_REGISTRY, MethodNotAllowedError, isMvrError, type MvrError, RateLimitedError, UnauthorizedError, type ErrorCode } from '../core/errors.ts';
 import type { Answer } from './answer.ts';
 
 /** The `type` URI of a problem code: `https://{issuer}/problems/invalid-domain`. */
@@ -8,7 +8,7 @@ export function problemType(issuer: string, code: string): string {
 
 /** The error's code when the HTTP API answers with it; anything else is INTERNAL. */
 export function httpCodeOf(error: unknown): ErrorCode {
-  return error instanceof MvrError && ERROR_REGISTRY[error.code].status !== null ? error.code : 'INTERNAL';
+  return isMvrError(error) && ERROR_REGISTRY[error.code].status !== null ? error.code : 'INTERNAL';
 }
 
 /**

@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { normalizeDomain } from '../core/domain.ts';
-import { ERROR_REGISTRY, MvrError, type ErrorCode } from '../core/errors.ts';
+import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
 import { recordSchema } from '../core/record.ts';
 
@@ -59,8 +59,8 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
  * No structuredContent: clients validate it against the output schema even on errors.
  */
 export function toolError(error: unknown): { isError: true; content: { type: 'text'; text: string }[] } {
-  const code: ErrorCode = error instanceof MvrError ? error.code : 'INTERNAL';
-  const message = error instanceof MvrError ? error.message : 'an unexpected error occurred';
+  const code: ErrorCode = isMvrError(error) ? error.code : 'INTERNAL';
+  const message = isMvrError(error) ? error.message : 'an unexpected error occurred';
   return { isError: true, content: [{ type: 'text', text: `${code} (${ERROR_REGISTRY[code].title}): ${message}` }] };
 }
 

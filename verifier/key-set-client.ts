@@ -1,7 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { FetchFailedError } from '../core/errors.ts';
 import { KEY_SET_PATH, parseKeySet, type KeySet } from '../core/keyset.ts';
-import { verifyRecord, type RecordVerification, type VerifyOptions } from './index.ts';
+import { verifyRecord, type RecordVerification, type VerifyOptions } from '@merchant-verify/verifier';
 
 export { FetchFailedError };
 

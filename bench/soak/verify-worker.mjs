@@ -1,5 +1,5 @@
 // Worker threads do not inherit tsx's loader from every parent, so the worker registers it
-// before loading the TypeScript worker (as builder/worker-entry.mjs does).
+// before loading the TypeScript worker (the build's worker-entry.mjs does the same).
 import { register } from 'tsx/esm/api';
 
 register();

@@ -2,7 +2,7 @@ import { defineCommand } from 'citty';
 import { readFile } from 'node:fs/promises';
 import { normalizeDomain } from '../../core/domain.ts';
 import { ConfigError, exitCodeOf } from '../../core/errors.ts';
-import { verifyRecord, type RecordVerification } from '../../verifier/index.ts';
+import { verifyRecord, type RecordVerification } from '@merchant-verify/verifier';
 import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
 import { fetchRecordFromGateway } from '../../verifier/gateway-client.ts';
 import { runAction } from '../cli-output.ts';

@@ -16,7 +16,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   gateway: ['core', 'service', 'mcp', 'gateway'],
   verifier: ['core', 'verifier'],
   cli: ['core', 'service', 'builder', 'mcp', 'gateway', 'verifier', 'cli'],
-  bin: ['cli', 'bin'],
+  // The bin runs the CLI as compiled (dist/cli/cli.js), never the TypeScript.
+  bin: ['dist', 'bin'],
 };
 /** Strings that name Node internals; no source file mentions them. */
 const NODE_INTERNALS = ['_http_', 'process.binding', 'internalBinding'];

@@ -146,11 +146,11 @@ describe.concurrent('key rotation with keygen', () => {
     const { keySet } = await readKeySet(p.publicDir);
     for (const { record } of oldRecords.values()) expect(verifyRecordNode(record, keySet)).toEqual({ valid: true, keyId: oldKid });
 
-    const retireActive = await keygen('--retire', newKid);
+    const retireActive = await keygen(`--retire=${newKid}`);
     expect(retireActive.code, retireActive.stderr).toBe(2);
     expect(retireActive.stderr).toMatch(/active/);
 
-    const retire = await keygen('--retire', oldKid);
+    const retire = await keygen(`--retire=${oldKid}`);
     expect(retire.code, retire.stderr).toBe(0);
     expect(await listKeys(p.keysDir)).toEqual(
       expect.arrayContaining([

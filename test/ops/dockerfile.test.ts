@@ -1,7 +1,7 @@
 /**
  * The Dockerfile, checked without Docker (no engine runs here): statically (base image, non-root
  * user, nothing secret copied or baked in, health check, exec-form `node bin/mvr.js serve`,
- * runtime-only dependencies), and by running what the image would run: the files its COPY lines
+ * compiled JavaScript and runtime-only dependencies), and by running what the image would run: the files its COPY lines
  * put in /app, the ENV it sets, its ENTRYPOINT/CMD, its HEALTHCHECK and its STOPSIGNAL, against
  * real records, while checking that the process writes nothing (a read-only root filesystem).
  */
@@ -100,12 +100,13 @@ const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
 };
 
 describe('Dockerfile (static)', () => {
-  it('builds on Node 20 (slim or alpine) in every stage', () => {
+  it('builds on a supported Node line (slim or alpine) in every stage, the current LTS by default', () => {
+    expect(dockerfile.globalArgs.NODE_VERSION).toBe('24');
     const froms = dockerfile.instructions.filter((x) => x.op === 'FROM');
     expect(froms.length).toBeGreaterThanOrEqual(1);
     for (const from of froms) {
       const image = from.args.split(/\s+/)[0]!.replace(/\$\{(\w+)\}|\$(\w+)/g, (_m, a?: string, b?: string) => dockerfile.globalArgs[(a ?? b)!] ?? '');
-      expect(image, `FROM at line ${from.line}`).toMatch(/^node:20(\.\d+){0,2}-(slim|alpine)(@sha256:[0-9a-f]{64})?$/);
+      expect(image, `FROM at line ${from.line}`).toMatch(/^node:(20|22|24|26)(\.\d+){0,2}-(slim|alpine)(@sha256:[0-9a-f]{64})?$/);
     }
   });
 
@@ -134,8 +135,7 @@ describe('Dockerfile (static)', () => {
     for (const name of ['MVR_RECORDS_DIR', 'MVR_PUBLIC_DIR', 'MVR_API_KEYS_FILE']) expect(finalEnv[name], name).toMatch(/^\/\S+$/);
   });
 
-  it('is fit for a read-only root filesystem: tsx cache off, HOME and the npm cache under /tmp, no npm at run time', () => {
-    expect(finalEnv.TSX_DISABLE_CACHE).toBe('1');
+  it('is fit for a read-only root filesystem: HOME and the npm cache under /tmp, no npm at run time', () => {
     expect(finalEnv.HOME).toMatch(/^\/tmp(\/|$)/);
     expect(finalEnv.NPM_CONFIG_CACHE).toMatch(/^\/tmp(\/|$)/);
     for (const x of final) if (x.op === 'RUN') expect(x.args, `RUN at line ${x.line}`).not.toMatch(/\bnpm\b|\bnpx\b/);
@@ -166,21 +166,22 @@ describe('Dockerfile (static)', () => {
     expect(dockerfileText).not.toMatch(/--mount=type=secret|MVR_SIGNING_KEY\s*=/);
   });
 
-  it('installs runtime dependencies only, and tsx is one of them', () => {
-    const installs = dockerfile.instructions.filter((x) => x.op === 'RUN' && /\bnpm (ci|install)\b/.test(x.args));
-    expect(installs.length).toBe(1);
-    expect(installs[0]!.args).toMatch(/\bnpm ci\b/);
-    expect(installs[0]!.args).toMatch(/--omit=dev/);
-    expect(Object.keys(packageJson.dependencies ?? {})).toContain('tsx');
-    expect(Object.keys(packageJson.devDependencies ?? {})).not.toContain('tsx');
+  it('compiles in a build stage and keeps runtime dependencies only: no TypeScript, tsx or esbuild at run time', () => {
+    const runs = dockerfile.instructions.filter((x) => x.op === 'RUN' && x.stage < finalStage).map((x) => x.args);
+    expect(runs.filter((r) => /\bnpm (ci|install)\b/.test(r))).toEqual([expect.stringMatching(/\bnpm ci\b/)]);
+    const build = runs.find((r) => /\bnpm run build\b/.test(r));
+    expect(build).toMatch(/npm run build && npm prune --omit=dev/);
+    for (const tool of ['typescript', 'tsx', 'esbuild']) {
+      expect(Object.keys(packageJson.dependencies ?? {}), tool).not.toContain(tool);
+      expect(Object.keys(packageJson.devDependencies ?? {}), tool).toContain(tool);
+    }
+    const fromBuild = final.filter((x) => x.op === 'COPY' && /--from=build/.test(x.args)).map((x) => x.args.split(/\s+/).at(-2));
+    expect(fromBuild).toEqual(['/app/node_modules', '/app/dist', '/app/packages/verifier/package.json', '/app/packages/verifier/dist']);
   });
 
-  it('every package the copied code imports is a runtime dependency (or a Node built-in)', () => {
-    const dirs = contextCopies()
-      .filter((c) => c.stage === finalStage)
-      .flatMap((c) => c.sources)
-      .filter((s) => existsSync(join(ROOT, s)) && statSync(join(ROOT, s)).isDirectory());
-    expect(dirs).toEqual(expect.arrayContaining(['bin', 'core', 'service', 'builder', 'cli', 'gateway', 'mcp', 'verifier']));
+  it('every package the compiled code imports is a runtime dependency (or a Node built-in), and it holds no TypeScript', () => {
+    // bin from the context, dist as the build stage compiles it (`npm test` compiles it first).
+    const dirs = ['bin', 'dist'];
     const runtime = new Set(Object.keys(packageJson.dependencies ?? {}));
     const missing = new Set<string>();
     const seen = new Set<string>();
@@ -188,7 +189,8 @@ describe('Dockerfile (static)', () => {
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         const p = join(dir, entry.name);
         if (entry.isDirectory()) walk(p);
-        else if (/\.(ts|mts|js|mjs|cjs)$/.test(entry.name) && !/\.d\.ts$/.test(entry.name)) {
+        else if (/\.(ts|mts)$/.test(entry.name) && !/\.d\.ts$/.test(entry.name)) missing.add(`TypeScript source ${p.slice(ROOT.length)}`);
+        else if (/\.(js|mjs|cjs)$/.test(entry.name)) {
           const text = readFileSync(p, 'utf8');
           // Type-only imports vanish at run time.
           const specifiers = [...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)].map((m) => (m[1] ?? m[2])!);
@@ -202,7 +204,8 @@ describe('Dockerfile (static)', () => {
       }
     };
     for (const dir of dirs) walk(join(ROOT, dir));
-    expect([...seen]).toEqual(expect.arrayContaining(['tsx', 'h3', 'citty', 'zod'])); // the scan sees imports
+    expect([...seen]).toEqual(expect.arrayContaining(['h3', 'citty', 'zod', '@merchant-verify/verifier'])); // the scan sees imports
+    expect([...seen]).not.toContain('tsx');
     expect([...missing]).toEqual([]);
   });
 
@@ -274,9 +277,12 @@ describe('the image\'s command, run here as the image would run it', () => {
       const from = parts.find((p) => p.startsWith('--from='));
       const [sources, dest] = [parts.filter((p) => !p.startsWith('--')).slice(0, -1), parts[parts.length - 1]!];
       if (from) {
-        // The deps stage's node_modules: the project's own (a superset; see the import test above).
-        expect(sources.map((s) => s.replace(/^\/app\//, ''))).toEqual(['node_modules']);
-        symlinkSync(join(ROOT, 'node_modules'), join(app, 'node_modules'), 'dir');
+        // The build stage's files are this checkout's: dist as `npm run build` made it, and
+        // node_modules (a superset of the pruned one; see the import test above).
+        const [source] = sources.map((s) => s.replace(/^\/app\//, ''));
+        const target = dest.endsWith('/') ? join(app, dest, source!.split('/').at(-1)!) : join(app, dest);
+        if (source === 'node_modules') symlinkSync(join(ROOT, 'node_modules'), target, 'dir');
+        else cpSync(join(ROOT, source!), target, { recursive: true });
         continue;
       }
       for (const source of sources) {
@@ -354,10 +360,9 @@ describe('the image\'s command, run here as the image would run it', () => {
     expect(down).not.toBe(0);
   }, 90_000);
 
-  it('without TSX_DISABLE_CACHE, tsx would write its cache under TMPDIR (why the image sets it)', async () => {
-    const scratch = temp('mvr-ops-tsx-tmp-');
-    const { TSX_DISABLE_CACHE: _off, ...withCache } = env;
-    await run(process.execPath, ['bin/mvr.js', '--version'], { cwd: app, env: { PATH: process.env.PATH ?? '', ...withCache, TMPDIR: scratch } });
-    expect(readdirSync(scratch).some((n) => n.startsWith('tsx'))).toBe(true);
-  }, 60_000);
+  it('runs the compiled JavaScript: the files it copies hold no TypeScript source', () => {
+    const files = readdirSync(app, { recursive: true, withFileTypes: false }) as string[];
+    expect(files.filter((f) => !f.startsWith('node_modules') && /\.(ts|mts)$/.test(f) && !/\.d\.ts$/.test(f))).toEqual([]);
+    expect(files).toEqual(expect.arrayContaining(['bin/mvr.js', 'dist/cli/cli.js', 'dist/builder/worker.js', 'packages/verifier/dist/verifier/index.js']));
+  });
 });

@@ -493,7 +493,8 @@ interface JobInput {
 }
 
 /** Files a checkout of the project has that `mvr build` needs (node_modules is linked). */
-const PROJECT_PARTS = ['package.json', 'tsconfig.json', 'bin', 'core', 'service', 'builder', 'cli', 'gateway', 'mcp', 'verifier', 'audits'];
+/** The checkout's parts the job uses; `dist` stands for what `npm ci` compiles (its prepare script), as `npm test` compiled it. */
+const PROJECT_PARTS = ['package.json', 'tsconfig.json', 'bin', 'dist', 'core', 'service', 'builder', 'cli', 'gateway', 'mcp', 'verifier', 'audits'];
 
 function parseOutputs(file: string): Record<string, string> {
   const out: Record<string, string> = {};

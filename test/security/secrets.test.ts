@@ -234,7 +234,7 @@ describe('a run that exercises everything', () => {
     expect((await verify(g, OTHER)).status).toBe(200);
     await cli(['keygen', '--list', '--json', '--keys', p.keysDir]);
 
-    await cli(['keygen', '--retire', oldKid, '--keys', p.keysDir]);
+    await cli(['keygen', `--retire=${oldKid}`, '--keys', p.keysDir]);
     await collectPrivateKeys();
     await build(p);
     const ks = await poll(() => req(g, '/.well-known/merchant-verify-keys.json'), (r) => r.status === 200 && !r.text.includes(oldKid));

@@ -1,7 +1,8 @@
 /**
- * @merchant-verify/verifier as its users get it: compiled to JavaScript with declarations,
- * packed with npm, installed into an empty project, then loaded by plain `node` (the Node.js
- * line running this suite: CI runs it on every supported line) and bundled for a browser.
+ * Both packages as their users get them: @merchant-verify/verifier and merchant-verify, compiled
+ * to JavaScript with declarations (`npm test` compiles them first), packed with npm, installed
+ * into empty projects, then loaded by plain `node` (the Node.js line running this suite: CI runs
+ * it on every supported line) and bundled for a browser.
  */
 import { build } from 'esbuild';
 import { execFile } from 'node:child_process';
@@ -18,25 +19,43 @@ const run = promisify(execFile);
 const PACKAGE = join(ROOT, 'packages', 'verifier');
 const DOMAIN = 'package-check.example';
 
+interface Packed {
+  filename: string;
+  files: { path: string }[];
+}
+
 let app: string;
-let packed: { filename: string; files: { path: string }[] };
+let service: string;
+let packed: Packed;
+let packedService: Packed;
 const key = loadSigningKey(generatePrivateJwk());
 const record = signRecord(unverifiedRecord(DOMAIN, { issuer: ISSUER, schemaUrl: SCHEMA_URL, issuedAt: NOW_ISO }), key);
 const keySet = { keys: [key.publicJwk] };
 
 beforeAll(async () => {
   const work = await tempDir('mvr-package-test-');
-  // Compiled by the project's TypeScript, as `npm pack` users get it.
-  await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(PACKAGE, 'tsconfig.json')]);
-  const { stdout } = await run('npm', ['pack', PACKAGE, '--pack-destination', work, '--json', '--silent']);
-  packed = (JSON.parse(stdout) as (typeof packed)[])[0]!;
-  app = join(work, 'app');
-  await run('mkdir', ['-p', app]);
-  await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'empty-project', private: true, type: 'module' }));
-  await run('npm', ['install', join(work, packed.filename), '--no-audit', '--no-fund', '--prefer-offline', '--silent'], { cwd: app });
-  await writeFile(join(app, 'record.json'), JSON.stringify(record));
-  await writeFile(join(app, 'keys.json'), JSON.stringify(keySet));
-}, 180_000);
+  // --ignore-scripts: packed as `npm test` compiled them; compiling again here would rewrite
+  // dist/ under the other test files' CLI processes.
+  const pack = async (dir: string) => {
+    const { stdout } = await run('npm', ['pack', dir, '--ignore-scripts', '--pack-destination', work, '--json', '--silent']);
+    return (JSON.parse(stdout) as Packed[])[0]!;
+  };
+  packed = await pack(PACKAGE);
+  packedService = await pack(ROOT);
+  const emptyProject = async (name: string, tarballs: string[]) => {
+    const dir = join(work, name);
+    await run('mkdir', ['-p', dir]);
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: `empty-${name}`, private: true, type: 'module' }));
+    await run('npm', ['install', ...tarballs.map((t) => join(work, t)), '--no-audit', '--no-fund', '--prefer-offline', '--silent'], { cwd: dir });
+    await writeFile(join(dir, 'record.json'), JSON.stringify(record));
+    await writeFile(join(dir, 'keys.json'), JSON.stringify(keySet));
+    return dir;
+  };
+  app = await emptyProject('app', [packed.filename]);
+  // The service's dependency on the verifier is met by the verifier's tarball, as it would be
+  // by the registry once both are published.
+  service = await emptyProject('service', [packed.filename, packedService.filename]);
+}, 300_000);
 afterAll(cleanup);
 
 describe('@merchant-verify/verifier, packed and installed', () => {
@@ -50,10 +69,13 @@ describe('@merchant-verify/verifier, packed and installed', () => {
     expect(installed.sort()).toEqual(['@merchant-verify/verifier', '@noble/ed25519', '@noble/hashes', 'canonicalize']);
   });
 
-  it(`verifies a real record with plain node ${process.version}, and refuses a tampered and an unsigned one`, async () => {
+  it.each([
+    ['@merchant-verify/verifier', () => app],
+    ['merchant-verify/verifier', () => service],
+  ])(`%s verifies a real record with plain node ${process.version}, and refuses a tampered and an unsigned one`, async (specifier, dir) => {
     const script = `
       import { readFileSync } from 'node:fs';
-      import { verifyRecord } from '@merchant-verify/verifier';
+      import { verifyRecord } from '${specifier}';
       const record = JSON.parse(readFileSync('record.json', 'utf8'));
       const keys = JSON.parse(readFileSync('keys.json', 'utf8'));
       const { key_id, signature, ...unsigned } = record;
@@ -62,8 +84,8 @@ describe('@merchant-verify/verifier, packed and installed', () => {
         verifyRecord({ ...record, score: 99 }, keys),
         verifyRecord(unsigned, keys),
       ].map((r) => ({ valid: r.valid, code: r.code ?? null }))));`;
-    await writeFile(join(app, 'check.mjs'), script);
-    const { stdout } = await run(process.execPath, ['check.mjs'], { cwd: app });
+    await writeFile(join(dir(), 'check.mjs'), script);
+    const { stdout } = await run(process.execPath, ['check.mjs'], { cwd: dir() });
     expect(JSON.parse(stdout)).toEqual([
       { valid: true, code: null },
       { valid: false, code: 'BAD_SIGNATURE' },
@@ -80,5 +102,38 @@ describe('@merchant-verify/verifier, packed and installed', () => {
     const bundled = (await import(pathToFileURL(out).href)) as { verifyRecord: (r: unknown, k: unknown, o?: unknown) => { valid: boolean; code?: string } };
     expect(bundled.verifyRecord(record, keySet, { domain: DOMAIN })).toMatchObject({ valid: true });
     expect(bundled.verifyRecord({ ...record, domain: 'other.example' }, keySet)).toMatchObject({ valid: false, code: 'BAD_SIGNATURE' });
+  });
+});
+
+describe('merchant-verify, packed and installed', () => {
+  it('ships JavaScript, declarations and the bin, and installs no TypeScript loader, compiler or bundler', async () => {
+    const paths = packedService.files.map((f) => f.path);
+    expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'server.json', 'bin/mvr.js', 'dist/cli/cli.js', 'dist/builder/worker.js', 'dist/verifier/exports.d.ts']));
+    expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
+    const installed = await readdir(join(service, 'node_modules'));
+    for (const tool of ['tsx', 'typescript', 'esbuild', 'vitest']) expect(installed, tool).not.toContain(tool);
+  });
+
+  it('re-exports the verifier package itself: one module, not a second copy', async () => {
+    const script = `
+      import * as fromService from 'merchant-verify/verifier';
+      import * as fromPackage from '@merchant-verify/verifier';
+      console.log(fromService.verifyRecord === fromPackage.verifyRecord, Object.keys(fromService).sort().join());`;
+    await writeFile(join(service, 'same.mjs'), script);
+    const { stdout } = await run(process.execPath, ['same.mjs'], { cwd: service });
+    expect(stdout.trim()).toBe('true KEY_SET_PATH,parseKeySet,stalenessOf,verifyRecord');
+  });
+
+  it('runs its bin with plain node: `mvr verify --file` checks a saved record offline', async () => {
+    const mvr = join(service, 'node_modules/.bin/mvr');
+    const { stdout } = await run(mvr, ['verify', '--file', 'record.json', '--keys', 'keys.json', '--json'], { cwd: service });
+    expect(JSON.parse(stdout)).toMatchObject({ valid: true, domain: DOMAIN });
+    await writeFile(join(service, 'tampered.json'), JSON.stringify({ ...record, score: 99 }));
+    const failed = await run(mvr, ['verify', '--file', 'tampered.json', '--keys', 'keys.json', '--json'], { cwd: service }).then(
+      () => null,
+      (e: { code: number; stdout: string }) => e,
+    );
+    expect(failed?.code).toBe(11);
+    expect(JSON.parse(failed!.stdout)).toMatchObject({ valid: false, code: 'BAD_SIGNATURE' });
   });
 });
