@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ConfigError } from '../core/errors.ts';
 import { defaultSchemaUrl, SCHEMA_SUFFIX } from '../core/record.ts';
 import { parseTimestamp } from '../core/time.ts';
+import { isS3Url, parseS3Url, s3ConfigFromEnv, type S3Config } from '../service/s3.ts';
 
 /**
  * Configuration resolves once, here: explicit flag, then environment variable, then default; then
@@ -19,7 +20,21 @@ const optionalText = z.string().min(1).optional();
 /** Every option: its flag, its environment variable, its default, what it means, and its schema. */
 export const OPTIONS = {
   audits: { flag: 'audits', env: 'MVR_AUDITS_DIR', fallback: 'audits', description: 'audits folder', schema: folder },
-  records: { flag: 'records', env: 'MVR_RECORDS_DIR', fallback: 'records', description: 'records folder, or for serve an http(s) origin URL', schema: z.string().min(1).transform((v) => (/^https?:\/\//i.test(v) ? v : resolve(v))) },
+  records: {
+    flag: 'records',
+    env: 'MVR_RECORDS_DIR',
+    fallback: 'records',
+    description: 'records folder; for serve and mcp also an http(s) origin URL or s3://BUCKET/PREFIX',
+    schema: z.string().min(1).transform((v) => (/^(https?|s3):\/\//i.test(v) ? v : resolve(v))),
+  },
+  to: { flag: 'to', env: 'MVR_PUBLISH_TO', fallback: undefined, description: 'where to publish: s3://BUCKET/PREFIX', schema: z.string().regex(/^s3:\/\/[^/]+/i, 'must be s3://BUCKET/PREFIX').optional() },
+  redis: {
+    flag: 'redis',
+    env: 'MVR_REDIS_URL',
+    fallback: undefined,
+    description: 'Redis or Valkey URL: API keys and rate limits shared by every gateway',
+    schema: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
+  },
   public: { flag: 'public', env: 'MVR_PUBLIC_DIR', fallback: 'public', description: 'public folder served by a CDN', schema: folder },
   keys: { flag: 'keys', env: 'MVR_KEYS_DIR', fallback: 'keys', description: 'keys folder', schema: folder },
   apiKeys: { flag: 'api-keys', env: 'MVR_API_KEYS_FILE', fallback: undefined, description: 'API key file (default <keys>/api-keys.json)', schema: folder.optional() },
@@ -86,6 +101,13 @@ export function commandOptions<const N extends OptionName>(...names: N[]) {
       return parsed.data as unknown as Config<N>;
     },
   };
+}
+
+/** The S3 settings (the standard AWS variables) when the records are `s3://BUCKET/PREFIX`, checked now; else undefined. */
+export function s3ConfigFor(records: string, env: Env): S3Config | undefined {
+  if (!isS3Url(records)) return undefined;
+  parseS3Url(records);
+  return s3ConfigFromEnv(env);
 }
 
 /** The API key file: `--api-keys` / `MVR_API_KEYS_FILE`, else `<keys>/api-keys.json`. */

@@ -22,3 +22,13 @@ export const CURRENT_LINK = 'current';
 export const BUILDS_DIR = 'builds';
 /** Manifest written at the top of every build. */
 export const MANIFEST_FILE = 'manifest.json';
+
+/**
+ * In object storage (`mvr publish --to s3://BUCKET/PREFIX`): each build under `builds/<id>/`
+ * (its manifest, its records, and the key set published with it, as this object), and the
+ * object naming the live build, written last.
+ */
+export const BUILD_KEY_SET_OBJECT = 'merchant-verify-keys.json';
+export const LIVE_POINTER_OBJECT = 'live.json';
+/** What a build id may look like (`mvr build` makes `20261101T000000Z-<pid>-<random>`). */
+export const BUILD_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

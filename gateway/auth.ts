@@ -9,14 +9,14 @@ import type { GatewayServices } from './context.ts';
  * address, so a flood of them turns into 429s and cannot use up what keyed callers need; keyed
  * callers are counted per key id, and their answers carry the RateLimit fields. Returns the key id.
  */
-export function requireApiKey(event: H3Event, services: GatewayServices): string {
+export async function requireApiKey(event: H3Event, services: GatewayServices): Promise<string> {
   let keyId: string;
   try {
     keyId = services.apiKeys.check(getRequestHeader(event, 'authorization'));
   } catch (error) {
     const perAddress = services.limits.perAddress;
     if (error instanceof UnauthorizedError && perAddress) {
-      const decision = perAddress.take(event.node.req.socket.remoteAddress ?? 'unknown');
+      const decision = await perAddress.take(event.node.req.socket.remoteAddress ?? 'unknown');
       if (!decision.allowed) throw new RateLimitedError('too many requests without a valid API key from this address', decision.resetSeconds);
     }
     throw error;
@@ -24,7 +24,7 @@ export function requireApiKey(event: H3Event, services: GatewayServices): string
   event.context.keyId = keyId;
   const perKey = services.limits.perKey;
   if (perKey) {
-    const decision = perKey.take(keyId);
+    const decision = await perKey.take(keyId);
     setResponseHeaders(event, rateLimitHeaders(decision));
     if (!decision.allowed) {
       throw new RateLimitedError(`API key ${keyId} is over its quota of ${decision.policy.quota} requests per ${decision.policy.windowSeconds} s`, decision.resetSeconds);

@@ -1,6 +1,8 @@
 import type { ApiKeyStore } from '../service/api-keys.ts';
-import type { FixedWindowLimiter } from '../service/rate-limit.ts';
+import type { RateLimiter } from '../service/rate-limit.ts';
 import type { RecordsService } from '../service/records.ts';
+import type { S3Config } from '../service/s3.ts';
+import type { SigningKey } from '../core/signing.ts';
 
 /** One structured log line (JSON). Never carries an API key or key material. */
 export type LogLine = Record<string, unknown> & { level: 'info' | 'warn' | 'error'; msg: string };
@@ -12,7 +14,7 @@ export interface GatewayServices {
   records: RecordsService;
   apiKeys: ApiKeyStore;
   /** Quotas: per API key, and per client address for requests without a valid key; null = off. */
-  limits: { perKey: FixedWindowLimiter | null; perAddress: FixedWindowLimiter | null };
+  limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };
   log: (line: LogLine) => void;
   /** One log line per request (off with `--quiet`; errors and warnings are logged regardless). */
   accessLog: boolean;
@@ -28,4 +30,34 @@ export interface RequestNote {
 declare module 'h3' {
   // A request's note lives on the h3 event's context.
   interface H3EventContext extends RequestNote {}
+}
+
+/** How `startGateway` is configured (the CLI resolves it from flags and environment). */
+export interface GatewayOptions {
+  /** The records: a folder laid out by `mvr build`, the http(s) base URL of an origin serving one build's folder, or `s3://BUCKET/PREFIX`. */
+  recordsDir: string;
+  /** Credentials, region and endpoint for s3:// records. */
+  s3?: S3Config;
+  publicDir: string;
+  /** The API key file, used without `redisUrl`. */
+  apiKeysFile: string;
+  /** Redis or Valkey holding the API keys and the per-key quota counts, shared by every gateway. */
+  redisUrl?: string;
+  issuer: string;
+  schemaUrl: string;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Bound on verified record bytes held in memory. */
+  cacheBytes: number;
+  /** How often the live build, key set and API keys are re-checked. */
+  refreshMs: number;
+  unverifiedSigner: SigningKey | null;
+  log: (line: LogLine) => void;
+  /** One log line per request; default true. */
+  accessLog?: boolean;
+  /** Requests per minute per API key; 0 or absent turns the quota off (`mvr serve` defaults to 6000). */
+  rateLimitPerMinute?: number;
+  /** Requests per minute per client address without a valid key; 0 or absent turns it off (`mvr serve` defaults to 600). */
+  unauthenticatedPerMinute?: number;
 }

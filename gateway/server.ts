@@ -2,35 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../core/errors.ts';
 import type { SigningKey } from '../core/signing.ts';
-import { ApiKeyStore } from '../service/api-keys.ts';
-import { FixedWindowLimiter } from '../service/rate-limit.ts';
-import { openRecordsService } from '../service/records.ts';
 import { createGatewayApp, gatewayListener } from './app.ts';
-import type { GatewayServices, LogLine } from './context.ts';
+import type { GatewayOptions, GatewayServices, LogLine } from './context.ts';
 
-export interface GatewayOptions {
-  /** The records: a folder laid out by `mvr build`, or the http(s) base URL of an origin serving one build's folder. */
-  recordsDir: string;
-  publicDir: string;
-  apiKeysFile: string;
-  issuer: string;
-  schemaUrl: string;
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
-  /** Bound on verified record bytes held in memory. */
-  cacheBytes: number;
-  /** How often the live build, key set and API keys are re-checked. */
-  refreshMs: number;
-  unverifiedSigner: SigningKey | null;
-  log: (line: LogLine) => void;
-  /** One log line per request; default true. */
-  accessLog?: boolean;
-  /** Requests per minute per API key; 0 or absent turns the quota off (`mvr serve` defaults to 6000). */
-  rateLimitPerMinute?: number;
-  /** Requests per minute per client address without a valid key; 0 or absent turns it off (`mvr serve` defaults to 600). */
-  unauthenticatedPerMinute?: number;
-}
+export type { GatewayOptions };
+import { openGatewayServices } from './services.ts';
+
 
 export interface RunningGateway {
   url: string;
@@ -56,29 +33,8 @@ export const jsonLogger = (line: LogLine) => process.stdout.write(`${JSON.string
 
 /** Opens the services once, starts their refresh timers, and serves the gateway app with node:http. */
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
-  const records = openRecordsService({
-    records: opts.recordsDir,
-    publicDir: opts.publicDir,
-    issuer: opts.issuer,
-    schemaUrl: opts.schemaUrl,
-    cacheBytes: opts.cacheBytes,
-    unverifiedSigner: opts.unverifiedSigner,
-    onRejected: (domain, reason) => opts.log({ level: 'error', msg: 'record rejected', domain, reason }),
-  });
-  const apiKeys = new ApiKeyStore(opts.apiKeysFile, opts.refreshMs);
-  await Promise.all([records.refresh(), apiKeys.start()]);
-  const services: GatewayServices = {
-    issuer: opts.issuer,
-    schemaUrl: opts.schemaUrl,
-    records,
-    apiKeys,
-    log: opts.log,
-    accessLog: opts.accessLog ?? true,
-    limits: {
-      perKey: (opts.rateLimitPerMinute ?? 0) > 0 ? new FixedWindowLimiter('per-key', opts.rateLimitPerMinute!, 60) : null,
-      perAddress: (opts.unauthenticatedPerMinute ?? 0) > 0 ? new FixedWindowLimiter('unauthenticated', opts.unauthenticatedPerMinute!, 60) : null,
-    },
-  };
+  const { services, close: closeServices } = await openGatewayServices(opts);
+  const { records } = services;
   warnAboutState(services, opts.unverifiedSigner);
   const timer = setInterval(() => void records.refresh().catch(() => undefined), opts.refreshMs);
   timer.unref();
@@ -91,8 +47,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     await listen(server, opts.host, opts.port);
   } catch (error) {
     clearInterval(timer);
-    apiKeys.stop();
-    await records.close();
+    await closeServices();
     if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE' || (error as NodeJS.ErrnoException)?.code === 'EACCES') {
       throw new ConfigError(`--port / PORT ${opts.port}: cannot listen on ${opts.host}:${opts.port} (in use by another process, or not allowed)`);
     }
@@ -106,12 +61,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     services,
     async close() {
       clearInterval(timer);
-      apiKeys.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      await records.close();
+      await closeServices();
     },
   };
 }

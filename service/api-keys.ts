@@ -1,7 +1,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ConfigError, UnauthorizedError } from '../core/errors.ts';
+import { ConfigError, StoreUnavailableError, UnauthorizedError } from '../core/errors.ts';
 import { writeAtomic } from './files.ts';
 
 /**
@@ -40,54 +40,111 @@ async function readKeyFile(file: string): Promise<ApiKeyFile> {
   }
 }
 
-/** Creates a key; returns the key text (shown once, never stored) and its entry. */
-export async function createApiKey(file: string, label: string, now = new Date()): Promise<{ key: string; entry: ApiKeyEntry }> {
+/**
+ * Where API key entries live: a JSON file (the embedded default), or Redis shared by every
+ * gateway (service/api-keys-redis.ts). Either holds hashes only.
+ */
+export interface ApiKeyTable {
+  /** Where it is, for messages. */
+  readonly name: string;
+  /** Cheap; changes whenever a key is added or revoked. */
+  version(): Promise<string>;
+  entries(): Promise<ApiKeyEntry[]>;
+  add(entry: ApiKeyEntry): Promise<void>;
+  /** Marks a key revoked (once; a second revocation keeps the first time). Throws ConfigError for an unknown id. */
+  revoke(id: string, at: string): Promise<ApiKeyEntry>;
+}
+
+/** The API key file (default keys/api-keys.json), written whole by rename, mode 0600. */
+export function apiKeyFile(file: string): ApiKeyTable {
+  const write = async (data: ApiKeyFile) => {
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    await writeAtomic(file, `${JSON.stringify(data, null, 2)}\n`, 0o600);
+  };
+  return {
+    name: file,
+    version: async () => {
+      const st = await stat(file).catch(() => null);
+      return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'missing';
+    },
+    entries: async () => (await readKeyFile(file)).keys,
+    add: async (entry) => {
+      const data = await readKeyFile(file);
+      data.keys.push(entry);
+      await write(data);
+    },
+    revoke: async (id, at) => {
+      const data = await readKeyFile(file);
+      const entry = data.keys.find((k) => k.id === id);
+      if (!entry) throw new ConfigError(`no API key with id "${id}" in ${file}`);
+      entry.revoked ??= at;
+      await write(data);
+      return entry;
+    },
+  };
+}
+
+const tableOf = (where: string | ApiKeyTable) => (typeof where === 'string' ? apiKeyFile(where) : where);
+
+/** Creates a key in a key file or table; returns the key text (shown once, never stored) and its entry. */
+export async function createApiKey(where: string | ApiKeyTable, label: string, now = new Date()): Promise<{ key: string; entry: ApiKeyEntry }> {
   if (label.trim() === '') throw new ConfigError('--label must not be empty');
-  const data = await readKeyFile(file);
   const id = randomBytes(8).toString('hex').slice(0, 10);
   const key = `mvr_${id}_${randomBytes(32).toString('base64url')}`;
   const entry: ApiKeyEntry = { id, label: label.trim(), sha256: hash('sha256', key), created: now.toISOString(), revoked: null };
-  data.keys.push(entry);
-  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  await writeAtomic(file, `${JSON.stringify(data, null, 2)}\n`, 0o600);
+  await tableOf(where).add(entry);
   return { key, entry };
 }
 
 /** Lists keys (id, label, created, revoked); never the hashes' preimages, which are not stored. */
-export async function listApiKeys(file: string): Promise<ApiKeyEntry[]> {
-  return (await readKeyFile(file)).keys;
+export async function listApiKeys(where: string | ApiKeyTable): Promise<ApiKeyEntry[]> {
+  return (await tableOf(where).entries()).sort((a, b) => a.created.localeCompare(b.created) || a.id.localeCompare(b.id));
 }
 
-/** Revokes a key by id. A running gateway stops accepting it within its refresh interval. */
-export async function revokeApiKey(file: string, id: string, now = new Date()): Promise<ApiKeyEntry> {
-  const data = await readKeyFile(file);
-  const entry = data.keys.find((k) => k.id === id);
-  if (!entry) throw new ConfigError(`no API key with id "${id}" in ${file}`);
-  if (!entry.revoked) entry.revoked = now.toISOString();
-  await writeAtomic(file, `${JSON.stringify(data, null, 2)}\n`, 0o600);
-  return entry;
+/** Revokes a key by id. Every running gateway stops accepting it within its refresh interval. */
+export function revokeApiKey(where: string | ApiKeyTable, id: string, now = new Date()): Promise<ApiKeyEntry> {
+  return tableOf(where).revoke(id, now.toISOString());
 }
 
 /**
- * The gateway's view of the key file, reloaded when the file changes (checked every
- * `refreshMs`), so `mvr apikey revoke` needs no restart.
+ * How long the gateway keeps answering from the keys it last read while their table cannot be
+ * read (Redis down, an unreadable file): known keys keep working, unknown keys are refused.
+ * Past this, keyed requests are STORE_UNAVAILABLE (503): a revocation the gateway cannot see
+ * is never honoured late by more than this.
+ */
+export const API_KEYS_STALE_MS = 60_000;
+
+/**
+ * The gateway's view of the API keys, a snapshot in memory reloaded when the table's version
+ * changes (checked every `refreshMs`), so a request never waits on the table, and `mvr apikey
+ * revoke` reaches a running gateway within `refreshMs` plus one load.
  */
 export class ApiKeyStore {
   private byId = new Map<string, { digest: Buffer; revoked: boolean }>();
   private signature = '';
+  /** When the snapshot was last confirmed current (performance.now()), and why it could not be since. */
+  private confirmedAt = -Infinity;
+  private lastError: string | null = 'not loaded yet';
+  private readonly table: ApiKeyTable;
   private timer: NodeJS.Timeout | null = null;
   /** The load of the file running now, and the one queued after it (see refresh()). */
   private loading: Promise<void> | null = null;
   private again: Promise<void> | null = null;
   private readonly dummy = hash('sha256', 'dummy', 'buffer');
 
-  constructor(readonly file: string, private readonly refreshMs = 250) {}
+  constructor(
+    where: string | ApiKeyTable,
+    private readonly refreshMs = 250,
+    private readonly staleMs = API_KEYS_STALE_MS,
+  ) {
+    this.table = tableOf(where);
+  }
 
-  /** Loads the file now and starts watching it. */
+  /** Keeps the keys current from now on, and loads them now (rejecting when that first load fails; the timer goes on trying). */
   async start(): Promise<void> {
-    await this.refresh();
     this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.refreshMs);
     this.timer.unref();
+    await this.refresh();
   }
 
   stop(): void {
@@ -127,13 +184,25 @@ export class ApiKeyStore {
     return this.refresh();
   }
 
+  /** For health: where the keys come from, and whether they are current. */
+  state(): { ok: boolean; source: string; error: string | null } {
+    return { ok: this.lastError === null, source: this.table.name, error: this.lastError };
+  }
+
   private async load(): Promise<void> {
-    const st = await stat(this.file).catch(() => null);
-    const sig = st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'missing';
-    if (sig === this.signature) return;
-    const data = await readKeyFile(this.file);
-    this.byId = new Map(data.keys.map((k) => [k.id, { digest: Buffer.from(String(k.sha256), 'hex'), revoked: k.revoked !== null }]));
-    this.signature = sig;
+    try {
+      const sig = await this.table.version();
+      if (sig !== this.signature) {
+        const keys = await this.table.entries();
+        this.byId = new Map(keys.map((k) => [k.id, { digest: Buffer.from(String(k.sha256), 'hex'), revoked: k.revoked !== null }]));
+        this.signature = sig;
+      }
+      this.confirmedAt = performance.now();
+      this.lastError = null;
+    } catch (error) {
+      this.lastError = `API keys ${this.table.name} unreadable: ${(error as Error).message}`;
+      throw error;
+    }
   }
 
   /**
@@ -145,6 +214,9 @@ export class ApiKeyStore {
     const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
     if (!m) throw new UnauthorizedError('the Authorization header must use the Bearer scheme', false);
     const token = m[1]!;
+    if (performance.now() - this.confirmedAt > this.staleMs) {
+      throw new StoreUnavailableError(`the API keys could not be read for over ${this.staleMs / 1000} s: ${this.lastError}`);
+    }
     const parts = KEY_FORMAT.exec(token);
     const entry = parts ? this.byId.get(parts[1]!) : undefined;
     // Compared even when the id is unknown (against a dummy), so timing does not tell whether an id exists.

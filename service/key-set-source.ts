@@ -10,9 +10,37 @@ export interface LoadedKeySet {
   etag: string;
 }
 
+/** Where a key set's bytes come from: a file, or the live build in object storage. */
+export interface KeySetOrigin {
+  /** Where it is, for messages. */
+  readonly name: string;
+  /** Cheap; changes whenever the bytes may have changed. */
+  signature(): Promise<string>;
+  /** The bytes; throws with the reason when they cannot be had. */
+  read(): Promise<Buffer>;
+}
+
+/** The key set file `public/.well-known/merchant-verify-keys.json`; a new identity, size or mtime means it changed. */
+export function keySetFile(file: string): KeySetOrigin {
+  return {
+    name: file,
+    signature: async () => {
+      const st = await stat(file).catch(() => null);
+      return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'missing';
+    },
+    read: async () => {
+      try {
+        return await readFile(file);
+      } catch (error) {
+        throw new Error((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist (run "mvr build")' : (error as Error).message);
+      }
+    },
+  };
+}
+
 /**
- * The key set the gateway serves and verifies against: `public/.well-known/merchant-verify-keys.json`,
- * reloaded when the file changes. Records are checked against exactly what clients download.
+ * The key set the gateway serves and verifies against, reloaded when its origin changes.
+ * Records are checked against exactly what clients download.
  */
 export class KeySetSource {
   private current: LoadedKeySet | null = null;
@@ -20,16 +48,15 @@ export class KeySetSource {
   private signature = '';
   private loads = 0;
 
-  constructor(readonly file: string) {}
+  constructor(private readonly origin: KeySetOrigin) {}
 
-  /** Re-reads the file if its identity, size or mtime changed. Never throws. */
+  /** Re-reads the key set if its origin's signature changed. Never throws. */
   async refresh(): Promise<void> {
-    const st = await stat(this.file).catch(() => null);
-    const sig = st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'missing';
+    const sig = await this.origin.signature().catch(() => 'unknown');
     if (sig === this.signature) return;
     this.signature = sig;
     try {
-      const bytes = await readFile(this.file);
+      const bytes = await this.origin.read();
       const keySet = parseKeySet(JSON.parse(bytes.toString('utf8')));
       const etag = strongEtag(bytes);
       if (this.current?.etag === etag) return;
@@ -39,7 +66,7 @@ export class KeySetSource {
     } catch (error) {
       this.current = null;
       this.loads++;
-      this.error = (error as NodeJS.ErrnoException).code === 'ENOENT' ? `${this.file} does not exist (run "mvr build")` : `${this.file}: ${(error as Error).message}`;
+      this.error = `${this.origin.name}: ${(error as Error).message}`;
     }
   }
 

@@ -8,6 +8,12 @@ export interface RateDecision {
   policy: { name: string; quota: number; windowSeconds: number };
 }
 
+/** A quota: the local {@link FixedWindowLimiter}, or one shared by every gateway through Redis. */
+export interface RateLimiter {
+  readonly policy: RateDecision['policy'];
+  take(caller: string): RateDecision | Promise<RateDecision>;
+}
+
 /**
  * Fixed-window counters, one per caller (API key id, or client address for requests without a
  * valid key). A window starts at a caller's first request; memory is bounded by `maxCallers`

@@ -6,9 +6,11 @@ import { canonicalRecordText } from '../core/record-text.ts';
 import { signUnsignedChecked, verifyRecordNode, type SigningKey } from '../core/signing.ts';
 import { formatTimestamp } from '../core/time.ts';
 import { strongEtag } from './etag.ts';
-import { KeySetSource } from './key-set-source.ts';
+import { KeySetSource, keySetFile } from './key-set-source.ts';
+import { isS3Url, parseS3Url, S3Bucket, type S3Config } from './s3.ts';
 import { FolderRecordSource, type RecordSource } from './sources/folder.ts';
 import { HttpRecordSource } from './sources/http-origin.ts';
+import { S3RecordSource } from './sources/s3.ts';
 import { VerifiedCache } from './verified-cache.ts';
 
 /** A record ready to serve: its exact bytes (verified, when stored), their entity tag, and whether it was audited. */
@@ -20,9 +22,14 @@ export interface ServedRecord {
 }
 
 export interface RecordsServiceOptions {
-  /** The records: a folder laid out by `mvr build`, or the http(s) base URL of an origin serving one build's folder. */
+  /**
+   * The records: a folder laid out by `mvr build`, the http(s) base URL of an origin serving one
+   * build's folder, or `s3://BUCKET/PREFIX` as `mvr publish` fills it.
+   */
   records: string;
-  /** The folder holding the published key set, which records are verified against. */
+  /** Credentials, region and endpoint for `s3://` records. */
+  s3?: S3Config;
+  /** The folder holding the published key set, which records are verified against (with s3:// records, the key set published with the live build is used instead). */
   publicDir: string;
   issuer: string;
   schemaUrl: string;
@@ -34,10 +41,15 @@ export interface RecordsServiceOptions {
   onRejected?: (domain: string, reason: string) => void;
 }
 
-/** Opens the records service over a folder or an http(s) origin; call `refresh()` before the first lookup. */
+/** Opens the records service over a folder, an http(s) origin or a bucket; call `refresh()` before the first lookup. */
 export function openRecordsService(options: RecordsServiceOptions): RecordsService {
+  if (isS3Url(options.records)) {
+    if (!options.s3) throw new Error('s3:// records need the S3 settings');
+    const source = new S3RecordSource(new S3Bucket(parseS3Url(options.records), options.s3));
+    return new RecordsService(source, new KeySetSource(source.keySetOrigin()), options);
+  }
   const source = /^https?:\/\//i.test(options.records) ? new HttpRecordSource(options.records) : new FolderRecordSource(options.records);
-  return new RecordsService(source, new KeySetSource(join(options.publicDir, KEY_SET_PATH)), options);
+  return new RecordsService(source, new KeySetSource(keySetFile(join(options.publicDir, KEY_SET_PATH))), options);
 }
 
 /** Domains found absent from the live build, remembered per generation (about 100 bytes each; cleared when full). */
@@ -71,7 +83,9 @@ export class RecordsService {
 
   /** Re-checks which build is live and re-reads the key set if it changed. */
   async refresh(): Promise<void> {
-    await Promise.all([this.source.refresh(), this.keys.refresh()]);
+    // The source first: a bucket's key set is the one published with the build it finds live.
+    await this.source.refresh();
+    await this.keys.refresh();
   }
 
   /** Releases the source's connections (an HTTP origin's pool). */

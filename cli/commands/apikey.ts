@@ -1,23 +1,39 @@
 import { defineCommand } from 'citty';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../service/api-keys.ts';
+import { StoreUnavailableError } from '../../core/errors.ts';
+import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyTable } from '../../service/api-keys.ts';
+import { redisApiKeyTable } from '../../service/api-keys-redis.ts';
+import { connectRedis } from '../../service/redis.ts';
+import { runAction } from '../cli-output.ts';
 import { apiKeysFileOf, commandOptions } from '../config.ts';
 
-const options = commandOptions('keys', 'apiKeys');
+const options = commandOptions('keys', 'apiKeys', 'redis');
 const apiKeysArgs = options.args;
-const apiKeysFile = (args: Record<string, unknown>) => apiKeysFileOf(options.resolve(args, process.env));
-import { runAction } from '../cli-output.ts';
+
+/** Runs `body` on the key table the flags name: Redis with --redis / MVR_REDIS_URL, else the key file. */
+async function withTable<T>(args: Record<string, unknown>, body: (table: ApiKeyTable | string, where: string) => Promise<T>): Promise<T> {
+  const config = options.resolve(args, process.env);
+  if (!config.redis) return body(apiKeysFileOf(config), apiKeysFileOf(config));
+  const redis = await connectRedis(config.redis).catch((error: Error) => {
+    throw new StoreUnavailableError(error.message);
+  });
+  try {
+    const table = redisApiKeyTable(redis, config.redis);
+    return await body(table, table.name);
+  } finally {
+    await redis.close();
+  }
+}
 
 const create = defineCommand({
   meta: { name: 'create', description: 'Create an API key: prints the key once on stdout; only its SHA-256 is stored' },
   args: { ...apiKeysArgs, label: { type: 'string', description: 'who or what the key is for', required: true }, json: { type: 'boolean' } },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
-      const file = apiKeysFile(args);
-      const { key, entry } = await createApiKey(file, args.label);
+      const { key, entry, where } = await withTable(args, async (table, where) => ({ ...(await createApiKey(table, args.label)), where }));
       if (args.json) process.stdout.write(`${JSON.stringify({ key, id: entry.id, label: entry.label, created: entry.created })}\n`);
       else {
         process.stdout.write(`${key}\n`);
-        process.stderr.write(`created API key ${entry.id} (${entry.label}) in ${file}; it is shown only now, store it safely\n`);
+        process.stderr.write(`created API key ${entry.id} (${entry.label}) in ${where}; it is shown only now, store it safely\n`);
       }
     }),
 });
@@ -27,7 +43,7 @@ const list = defineCommand({
   args: { ...apiKeysArgs, json: { type: 'boolean' } },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
-      const keys = (await listApiKeys(apiKeysFile(args))).map(({ id, label, created, revoked }) => ({ id, label, created, revoked }));
+      const keys = (await withTable(args, (table) => listApiKeys(table))).map(({ id, label, created, revoked }) => ({ id, label, created, revoked }));
       if (args.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
       else {
         process.stdout.write(`${'ID'.padEnd(12)}${'CREATED'.padEnd(26)}${'REVOKED'.padEnd(26)}LABEL\n`);
@@ -41,7 +57,7 @@ const revoke = defineCommand({
   args: { ...apiKeysArgs, id: { type: 'positional', description: 'key id (from "mvr apikey list")', required: true }, json: { type: 'boolean' } },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
-      const entry = await revokeApiKey(apiKeysFile(args), args.id);
+      const entry = await withTable(args, (table) => revokeApiKey(table, args.id));
       if (args.json) process.stdout.write(`${JSON.stringify({ id: entry.id, revoked: entry.revoked })}\n`);
       else process.stderr.write(`revoked API key ${entry.id} (${entry.label})\n`);
     }),

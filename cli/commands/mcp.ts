@@ -6,7 +6,7 @@ import { createMcpServer, keySetUrlOf, type RecordLookup } from '../../mcp/serve
 import { openRecordsService } from '../../service/records.ts';
 import { fetchRecordFromGateway } from '../../verifier/gateway-client.ts';
 import { runAction } from '../cli-output.ts';
-import { commandOptions, schemaUrlOf, type Config } from '../config.ts';
+import { commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
 
 const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl'] as const;
 const options = commandOptions(...MCP_OPTIONS);
@@ -32,6 +32,7 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
   }
   const records = openRecordsService({
     records: config.records,
+    s3: s3ConfigFor(config.records, process.env),
     publicDir: config.public,
     issuer: config.issuer,
     schemaUrl: schemaUrlOf(config),

@@ -4,10 +4,10 @@ import { runAsCluster } from '../../gateway/cluster.ts';
 import { closeOnSignals, jsonLogger, startGateway, type GatewayOptions } from '../../gateway/server.ts';
 import { loadActiveKey } from '../../service/signing-keys.ts';
 import { runAction } from '../cli-output.ts';
-import { apiKeysFileOf, commandOptions, schemaUrlOf, type Config } from '../config.ts';
+import { apiKeysFileOf, commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
 
 /** The options `mvr serve` reads (and `mvr dev`, which serves too). */
-export const SERVE_OPTIONS = ['records', 'public', 'keys', 'apiKeys', 'issuer', 'schemaUrl', 'port', 'host', 'cacheMb', 'rateLimit', 'unauthRateLimit', 'workers', 'signingKey'] as const;
+export const SERVE_OPTIONS = ['records', 'public', 'keys', 'apiKeys', 'redis', 'issuer', 'schemaUrl', 'port', 'host', 'cacheMb', 'rateLimit', 'unauthRateLimit', 'workers', 'signingKey'] as const;
 const options = commandOptions(...SERVE_OPTIONS);
 
 /** The flags of `mvr serve`. */
@@ -42,8 +42,10 @@ export async function gatewayOptions(config: Config<(typeof SERVE_OPTIONS)[numbe
   }
   return {
     recordsDir: config.records,
+    s3: s3ConfigFor(config.records, process.env),
     publicDir: config.public,
     apiKeysFile: apiKeysFileOf(config),
+    redisUrl: config.redis,
     issuer: config.issuer,
     schemaUrl: schemaUrlOf(config),
     host: config.host,

@@ -17,7 +17,7 @@ const MAX_BODY = 64 * 1024;
  */
 export function mcpRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
-    requireApiKey(event, services);
+    await requireApiKey(event, services);
     const body = await readJsonBody(event);
     if (body === undefined) return;
     const keySetUrl = keySetUrlOf(publicBaseUrl(event, services.issuer));

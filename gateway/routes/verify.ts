@@ -15,7 +15,7 @@ export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
  */
 export function verifyRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
-    requireApiKey(event, services);
+    await requireApiKey(event, services);
     const domain = domainParameter(event);
     event.context.domain = domain;
     return sendRecord(event, await services.records.recordFor(domain));

@@ -1,16 +1,10 @@
 import { createHash } from 'node:crypto';
-import { Agent, RetryAgent, request, type Dispatcher } from 'undici';
 import { RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
 import { MANIFEST_FILE, recordPath } from '../../core/layout.ts';
 import type { RecordSource } from './folder.ts';
+import { OriginTransport, type OriginAnswer, type OriginTransportOptions } from './origin-transport.ts';
 
-export interface HttpSourceOptions {
-  /** Connections kept per origin. */
-  connections?: number;
-  /** Per-attempt limit on waiting for headers and for the body. */
-  timeoutMs?: number;
-  /** Retries of a failed attempt (network error, 5xx), with exponential backoff. */
-  retries?: number;
+export interface HttpSourceOptions extends OriginTransportOptions {
   /** The origin is believed to be up for this long after a successful manifest fetch; a 404 then means "never audited". */
   manifestTtlMs?: number;
 }
@@ -23,25 +17,14 @@ export interface HttpSourceOptions {
  */
 export class HttpRecordSource implements RecordSource {
   private readonly base: string;
-  private readonly dispatcher: Dispatcher;
-  private readonly timeoutMs: number;
+  private readonly transport: OriginTransport;
   private manifestEtag: string | null = null;
   private manifestOkAt = -Infinity;
   private error: string | null = 'not loaded yet';
 
   constructor(baseUrl: string, private readonly options: HttpSourceOptions = {}) {
     this.base = baseUrl.replace(/\/+$/, '');
-    this.timeoutMs = options.timeoutMs ?? 2000;
-    const agent = new Agent({ connections: options.connections ?? 32, keepAliveTimeout: 10_000, pipelining: 1 });
-    this.dispatcher = new RetryAgent(agent, {
-      maxRetries: options.retries ?? 2,
-      minTimeout: 50,
-      maxTimeout: 500,
-      timeoutFactor: 3,
-      methods: ['GET'],
-      statusCodes: [500, 502, 503, 504],
-      errorCodes: ['ECONNRESET', 'ECONNREFUSED', 'ENOTFOUND', 'ENETUNREACH', 'EHOSTUNREACH', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'],
-    });
+    this.transport = new OriginTransport(options);
   }
 
   async refresh(): Promise<void> {
@@ -71,7 +54,7 @@ export class HttpRecordSource implements RecordSource {
 
   async read(domain: string): Promise<Buffer | null> {
     if (this.manifestEtag === null) throw new StoreUnavailableError(this.error ?? `records origin ${this.base} unavailable`);
-    let res: { statusCode: number; body: Buffer };
+    let res: OriginAnswer;
     try {
       res = await this.get(`${this.base}/${recordPath(domain)}`);
     } catch (error) {
@@ -90,16 +73,10 @@ export class HttpRecordSource implements RecordSource {
 
   /** Closes the connection pool. */
   close(): Promise<void> {
-    return this.dispatcher.close();
+    return this.transport.close();
   }
 
-  private async get(url: string): Promise<{ statusCode: number; body: Buffer }> {
-    const res = await request(url, {
-      dispatcher: this.dispatcher,
-      headersTimeout: this.timeoutMs,
-      bodyTimeout: this.timeoutMs,
-    });
-    const body = Buffer.from(await res.body.arrayBuffer());
-    return { statusCode: res.statusCode, body };
+  private get(url: string): Promise<OriginAnswer> {
+    return this.transport.send(url);
   }
 }

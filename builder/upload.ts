@@ -1,0 +1,88 @@
+import { readdir, readFile, readlink } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { BuildError } from '../core/errors.ts';
+import { parseKeySet, KEY_SET_PATH } from '../core/keyset.ts';
+import { BUILD_ID, BUILDS_DIR, BUILD_KEY_SET_OBJECT, CURRENT_LINK, LIVE_POINTER_OBJECT, MANIFEST_FILE } from '../core/layout.ts';
+import type { S3Bucket } from '../service/s3.ts';
+
+export interface UploadOptions {
+  /** The records folder `mvr build` wrote; its live build is the one published. */
+  recordsDir: string;
+  /** The public folder holding the key set published with that build. */
+  publicDir: string;
+  bucket: S3Bucket;
+  /** Uploads in flight at once. */
+  concurrency?: number;
+  onProgress?: (p: { uploaded: number; total: number }) => void;
+  now?: () => Date;
+}
+
+export interface UploadSummary {
+  to: string;
+  build: string;
+  records: number;
+  objects: number;
+  bytes: number;
+  seconds: number;
+}
+
+/**
+ * Publishes the live build to object storage: every file of `builds/<id>/` (the manifest last),
+ * then the key set as `builds/<id>/merchant-verify-keys.json`, then `live.json` naming the build.
+ * Readers follow `live.json`, so they see the old build or the new one, never a mix, and a
+ * publish interrupted anywhere before the last write leaves the old build live. Objects of a
+ * build are never changed afterwards; running it again uploads the same bytes again.
+ */
+export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
+  const started = performance.now();
+  const target = await readlink(join(opts.recordsDir, CURRENT_LINK)).catch(() => null);
+  if (!target) throw new BuildError(`no live build in ${opts.recordsDir} (run "mvr build" first)`);
+  const build = basename(target);
+  if (!BUILD_ID.test(build)) throw new BuildError(`${opts.recordsDir}/${CURRENT_LINK} points at "${target}", not a build`);
+  const buildDir = join(opts.recordsDir, BUILDS_DIR, build);
+
+  const manifest = JSON.parse(await readFile(join(buildDir, MANIFEST_FILE), 'utf8')) as { records?: number; key_id?: string | null };
+  const keySetFile = join(opts.publicDir, KEY_SET_PATH);
+  const keySetBytes = await readFile(keySetFile).catch((error: Error) => {
+    throw new BuildError(`cannot read the key set ${keySetFile}: ${error.message}`);
+  });
+  // The gateway verifies every record against this key set: refuse one that could not pass them
+  // (a private key in it, or not the key the build signed with).
+  const keySet = parseKeySet(JSON.parse(keySetBytes.toString('utf8')));
+  if (manifest.key_id && !keySet.keys.some((k) => k.kid === manifest.key_id)) {
+    throw new BuildError(`the key set ${keySetFile} does not list ${manifest.key_id}, the key build ${build} was signed with`);
+  }
+
+  const files = (await readdir(buildDir, { recursive: true, withFileTypes: true }))
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name).slice(buildDir.length + 1))
+    .filter((path) => path !== MANIFEST_FILE)
+    .sort();
+  const total = files.length + 3;
+  let uploaded = 0;
+  let bytes = 0;
+  const put = async (key: string, body: Buffer) => {
+    await opts.bucket.put(key, body, 'application/json');
+    bytes += body.length;
+    uploaded++;
+    opts.onProgress?.({ uploaded, total });
+  };
+  const prefix = `${BUILDS_DIR}/${build}`;
+  try {
+    let next = 0;
+    const lane = async () => {
+      while (next < files.length) {
+        const path = files[next++]!;
+        await put(`${prefix}/${path.split('\\').join('/')}`, await readFile(join(buildDir, path)));
+      }
+    };
+    await Promise.all(Array.from({ length: opts.concurrency ?? 16 }, lane));
+    await put(`${prefix}/${BUILD_KEY_SET_OBJECT}`, keySetBytes);
+    await put(`${prefix}/${MANIFEST_FILE}`, await readFile(join(buildDir, MANIFEST_FILE)));
+    const publishedAt = (opts.now?.() ?? new Date()).toISOString();
+    await put(LIVE_POINTER_OBJECT, Buffer.from(`${JSON.stringify({ build, published_at: publishedAt, records: manifest.records ?? null })}\n`));
+  } catch (error) {
+    throw new BuildError(`publish to ${opts.bucket.name} failed after ${uploaded} of ${total} objects; the live build there is unchanged: ${(error as Error).message}`, { cause: error });
+  }
+  return { to: opts.bucket.name, build, records: manifest.records ?? files.length, objects: uploaded, bytes, seconds: (performance.now() - started) / 1000 };
+}

@@ -1,0 +1,37 @@
+import { defineCommand } from 'citty';
+import { ConfigError } from '../../core/errors.ts';
+import { uploadBuild } from '../../builder/upload.ts';
+import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../service/s3.ts';
+import { createProgressLine, runAction } from '../cli-output.ts';
+import { commandOptions } from '../config.ts';
+
+const options = commandOptions('records', 'public', 'to');
+
+export default defineCommand({
+  meta: { name: 'publish', description: 'Upload the live build (records, manifest, key set) to a private S3 bucket; the object naming the live build is written last' },
+  args: {
+    ...options.args,
+    json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
+  },
+  run: ({ args }) =>
+    runAction(Boolean(args.json), async () => {
+      const config = options.resolve(args, process.env);
+      if (!config.to) throw new ConfigError('--to (or MVR_PUBLISH_TO) is required: s3://BUCKET/PREFIX');
+      const bucket = new S3Bucket(parseS3Url(config.to, '--to'), s3ConfigFromEnv(process.env), { timeoutMs: 30_000, retries: 4 });
+      const line = createProgressLine();
+      try {
+        const s = await uploadBuild({
+          recordsDir: config.records,
+          publicDir: config.public,
+          bucket,
+          onProgress: args.json ? undefined : (p) => line.update(`publish: ${p.uploaded.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} objects`),
+        });
+        line.done();
+        if (args.json) process.stdout.write(`${JSON.stringify({ ok: true, ...s })}\n`);
+        else process.stdout.write(`published build ${s.build} (${s.records.toLocaleString('en-US')} records, ${s.objects.toLocaleString('en-US')} objects, ${(s.bytes / 1e6).toFixed(1)} MB) to ${s.to} in ${s.seconds.toFixed(1)} s; it is live\n`);
+      } finally {
+        line.done();
+        await bucket.close();
+      }
+    }),
+});

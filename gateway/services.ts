@@ -1,0 +1,83 @@
+import { ApiKeyStore } from '../service/api-keys.ts';
+import { redisApiKeyTable } from '../service/api-keys-redis.ts';
+import { FixedWindowLimiter } from '../service/rate-limit.ts';
+import { SharedWindowLimiter } from '../service/rate-limit-shared.ts';
+import { openRecordsService } from '../service/records.ts';
+import { openRedis, redactUrl } from '../service/redis.ts';
+import type { GatewayOptions, GatewayServices } from './context.ts';
+
+/**
+ * The gateway's services, opened once: the records service, the API keys (the key file, or
+ * Redis when `redisUrl` is set) and the quotas (per key: local, or shared through the same
+ * Redis; per client address: always local). Redis may be down at start: the gateway starts
+ * anyway, refuses keyed requests with STORE_UNAVAILABLE until it has read the keys once, and
+ * reconnects by itself.
+ */
+export async function openGatewayServices(opts: GatewayOptions): Promise<{ services: GatewayServices; close: () => Promise<void> }> {
+  const { log } = opts;
+  const records = openRecordsService({
+    records: opts.recordsDir,
+    s3: opts.s3,
+    publicDir: opts.publicDir,
+    issuer: opts.issuer,
+    schemaUrl: opts.schemaUrl,
+    cacheBytes: opts.cacheBytes,
+    unverifiedSigner: opts.unverifiedSigner,
+    onRejected: (domain, reason) => log({ level: 'error', msg: 'record rejected', domain, reason }),
+  });
+
+  let redis: ReturnType<typeof openRedis> | null = null;
+  if (opts.redisUrl) {
+    const where = redactUrl(opts.redisUrl);
+    let down = false;
+    redis = openRedis(opts.redisUrl, (error) => {
+      if (!down) log({ level: 'warn', msg: 'redis unreachable; known API keys keep working for 60 s, quotas count per gateway', redis: where, error: error.message });
+      down = true;
+    });
+    redis.on('ready', () => {
+      if (down) log({ level: 'info', msg: 'redis reachable again', redis: where });
+      down = false;
+    });
+    // Wait a moment for the connection, so the first requests find the keys loaded; Redis
+    // that is down does not stop the start (the client goes on reconnecting).
+    const connected = redis.connect().catch(() => undefined);
+    await Promise.race([connected, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+  }
+
+  const apiKeys = new ApiKeyStore(redis ? redisApiKeyTable(redis, opts.redisUrl!) : opts.apiKeysFile, opts.refreshMs);
+  try {
+    await Promise.all([records.refresh(), apiKeys.start()]);
+  } catch (error) {
+    // A bad key file stops the start; Redis that is not up yet does not (the timer retries).
+    if (!redis) {
+      apiKeys.stop();
+      await records.close();
+      throw error;
+    }
+  }
+
+  const perKeyQuota = opts.rateLimitPerMinute ?? 0;
+  const perAddressQuota = opts.unauthenticatedPerMinute ?? 0;
+  const shared = redis;
+  const services: GatewayServices = {
+    issuer: opts.issuer,
+    schemaUrl: opts.schemaUrl,
+    records,
+    apiKeys,
+    log,
+    accessLog: opts.accessLog ?? true,
+    limits: {
+      perKey: perKeyQuota > 0 ? (shared ? new SharedWindowLimiter(shared, 'per-key', perKeyQuota, 60) : new FixedWindowLimiter('per-key', perKeyQuota, 60)) : null,
+      perAddress: perAddressQuota > 0 ? new FixedWindowLimiter('unauthenticated', perAddressQuota, 60) : null,
+    },
+  };
+  return {
+    services,
+    async close() {
+      apiKeys.stop();
+      await records.close();
+      if (shared?.isOpen) await shared.close().catch(() => shared.destroy());
+      else shared?.destroy();
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import { Agent, RetryAgent, request, type Dispatcher } from 'undici';
+
+export interface OriginTransportOptions {
+  /** Connections kept per origin. */
+  connections?: number;
+  /** Per-attempt limit on waiting for headers and for the body. */
+  timeoutMs?: number;
+  /** Retries of a failed attempt (network error, 5xx), with exponential backoff. */
+  retries?: number;
+}
+
+export interface OriginAnswer {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/**
+ * How the gateway and `mvr publish` talk to a records origin (a plain HTTP origin or S3): one
+ * keep-alive pool, a timeout on every attempt, and retries with backoff on network errors and
+ * 5xx answers (undici's RetryAgent). Requests are whole: bodies are read into memory, records
+ * being small.
+ */
+export class OriginTransport {
+  private readonly dispatcher: Dispatcher;
+  private readonly timeoutMs: number;
+
+  constructor(options: OriginTransportOptions = {}) {
+    this.timeoutMs = options.timeoutMs ?? 2000;
+    const agent = new Agent({ connections: options.connections ?? 32, keepAliveTimeout: 10_000, pipelining: 1 });
+    this.dispatcher = new RetryAgent(agent, {
+      maxRetries: options.retries ?? 2,
+      minTimeout: 50,
+      maxTimeout: 500,
+      timeoutFactor: 3,
+      methods: ['GET', 'PUT', 'HEAD'],
+      statusCodes: [500, 502, 503, 504],
+      errorCodes: ['ECONNRESET', 'ECONNREFUSED', 'ENOTFOUND', 'ENETUNREACH', 'EHOSTUNREACH', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'],
+    });
+  }
+
+  async send(url: string, init: { method?: 'GET' | 'PUT' | 'HEAD'; headers?: Record<string, string>; body?: Buffer } = {}): Promise<OriginAnswer> {
+    const res = await request(url, {
+      method: init.method ?? 'GET',
+      headers: init.headers,
+      body: init.body,
+      dispatcher: this.dispatcher,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
+    const body = Buffer.from(await res.body.arrayBuffer());
+    return { statusCode: res.statusCode, headers: res.headers, body };
+  }
+
+  /** Closes the connection pool. */
+  close(): Promise<void> {
+    return this.dispatcher.close();
+  }
+}

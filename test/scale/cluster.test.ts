@@ -1,0 +1,182 @@
+/**
+ * Past one machine, all at once: three gateway processes (`mvr serve --workers 3`, node:cluster
+ * balancing connections) on one Redis and one bucket, under load, while a key is revoked, a new
+ * build is published, Redis restarts, and the store goes away and comes back. Every answer is
+ * checked: a 200 must be a record of the domain asked that verifies against the published key
+ * set (and never "never audited" for an audited domain); a revoked key is never accepted more
+ * than a second after its revocation; 503 only while the store is away; and every process
+ * recovers by itself. A second run holds one quota across the three processes.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { get } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uploadBuild } from '../../builder/upload.ts';
+import { verifyRecordNode } from '../../core/signing.ts';
+import { createApiKey, revokeApiKey } from '../../service/api-keys.ts';
+import { redisApiKeyTable } from '../../service/api-keys-redis.ts';
+import { connectRedis, type RedisClient } from '../../service/redis.ts';
+import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../service/s3.ts';
+import { build, cleanup, liveRecords, makeProject, publishedKeySet, ROOT, sleep, type TestProject } from '../gateway/helpers.ts';
+import { freePort, REDIS_SERVER, reportRedisSkip, startRedis, type TestRedis } from '../support/redis-server.ts';
+import { startS3, type TestS3 } from '../support/s3-server.ts';
+
+const BUCKET = 'mvr-cluster';
+reportRedisSkip();
+
+describe.skipIf(!REDIS_SERVER)('three gateways on one Redis and one bucket (real redis-server, S3 with Signature V4)', () => {
+  let redis: TestRedis;
+  let client: RedisClient;
+  let s3: TestS3;
+  let project: TestProject;
+  let audited: string[];
+  const children: ChildProcess[] = [];
+
+  const publish = async () => {
+    const bucket = new S3Bucket(parseS3Url(`s3://${BUCKET}/prod`), s3ConfigFromEnv(s3.env));
+    await uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, bucket }).finally(() => bucket.close());
+  };
+  const startCluster = async (rateLimit: number) => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), 'serve', '--quiet', '--workers', '3', '--port', String(port), '--records', `s3://${BUCKET}/prod`, '--redis', redis.url, '--rate-limit', String(rateLimit), '--unauth-rate-limit', '0'], {
+      env: { PATH: process.env.PATH ?? '', ...s3.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let log = '';
+    child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 20_000;
+    while ((log.match(/"msg":"listening"/g) ?? []).length < 3) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the cluster did not come up:\n${log}`);
+      await sleep(50);
+    }
+    return { url, child, log: () => log };
+  };
+  const stopCluster = async (child: ChildProcess) => {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  const askOnNewConnection = (url: string, domain: string, key: string) =>
+    new Promise<number>((resolve, reject) => {
+      get(`${url}/v1/verify?domain=${domain}`, { agent: false, headers: { authorization: `Bearer ${key}` } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      }).on('error', reject);
+    });
+  const ask = async (url: string, domain: string, key: string) => {
+    const res = await fetch(`${url}/v1/verify?domain=${domain}`, { headers: { authorization: `Bearer ${key}` } });
+    return { status: res.status, text: await res.text(), at: performance.now() };
+  };
+
+  beforeAll(async () => {
+    [redis, s3, project] = await Promise.all([startRedis({ persistent: true }), startS3([BUCKET]), makeProject()]);
+    client = await connectRedis(redis.url);
+    audited = [...(await liveRecords(project)).keys()];
+    await publish();
+  }, 60_000);
+  afterAll(async () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    await client.close().catch(() => undefined);
+    await cleanup();
+    await Promise.all([redis.stop(), s3.close()]);
+  });
+
+  it('under load, through a revocation, a publish, a Redis restart and a store outage: zero wrong answers, and every process recovers', async () => {
+    const table = redisApiKeyTable(client, redis.url);
+    const steady = await createApiKey(table, 'steady');
+    const doomed = await createApiKey(table, 'doomed');
+    const cluster = await startCluster(1_000_000);
+    const { keySet } = await publishedKeySet(project);
+    const events: Record<string, number> = {};
+    const wrong: string[] = [];
+    const counts: Record<string, number> = {};
+    let revokedAcceptedLate = 0;
+    let lastDoomedOk = 0;
+    let firstOkAfterStoreUp = Infinity;
+    let running = true;
+
+    const check = (domain: string, key: 'steady' | 'doomed', r: { status: number; text: string; at: number }) => {
+      counts[r.status] = (counts[r.status] ?? 0) + 1;
+      if (r.status === 200) {
+        const record = JSON.parse(r.text) as { domain: string; status: string };
+        if (record.domain !== domain) wrong.push(`${domain}: a record of ${record.domain}`);
+        else if (audited.includes(domain) && record.status === 'unverified') wrong.push(`${domain}: audited, answered as never audited`);
+        else if (audited.includes(domain) && !verifyRecordNode(record, keySet).valid) wrong.push(`${domain}: does not verify`);
+        if (key === 'doomed' && events.revoked !== undefined && r.at > events.revoked + 1000) revokedAcceptedLate++;
+        if (key === 'doomed') lastDoomedOk = Math.max(lastDoomedOk, r.at);
+        if (events.storeUp !== undefined) firstOkAfterStoreUp = Math.min(firstOkAfterStoreUp, r.at);
+      } else if (r.status === 503) {
+        const inOutage = events.storeDown !== undefined && r.at >= events.storeDown && (events.storeUp === undefined || r.at <= events.storeUp + 3000);
+        if (!inOutage) wrong.push(`${domain}: 503 outside the store outage: ${r.text}`);
+      } else if (!(r.status === 401 && key === 'doomed' && events.revoked !== undefined)) wrong.push(`${domain}: ${r.status} ${r.text}`);
+    };
+    const client_ = async (n: number) => {
+      for (let i = 0; running; i++) {
+        const domain = i % 4 === 3 ? `never-audited-${n}-${i % 50}.example` : audited[(i * 7 + n) % audited.length]!;
+        const key = i % 5 === 0 ? 'doomed' : 'steady';
+        try {
+          check(domain, key, await ask(cluster.url, domain, key === 'doomed' ? doomed.key : steady.key));
+        } catch (error) {
+          wrong.push(`${domain}: no answer (${(error as Error).message})`);
+        }
+      }
+    };
+    const started = performance.now();
+    const load = Promise.all(Array.from({ length: 6 }, (_, n) => client_(n)));
+
+    await sleep(1500);
+    events.revoked = performance.now();
+    await revokeApiKey(table, doomed.entry.id);
+    await sleep(1500);
+    await build(project, { now: Date.parse('2026-12-01T00:00:00Z') });
+    await publish();
+    events.published = performance.now();
+    await sleep(1500);
+    await redis.stop(true);
+    await sleep(1000);
+    await redis.start();
+    events.redisBack = performance.now();
+    await sleep(1500);
+    events.storeDown = performance.now();
+    await s3.stop();
+    await sleep(2000);
+    await s3.start();
+    events.storeUp = performance.now();
+    await sleep(3500);
+    running = false;
+    await load;
+    const seconds = (performance.now() - started) / 1000;
+
+    // After it all, every process answers: a new connection each, and node:cluster hands them out in turn.
+    const after: number[] = [];
+    for (let i = 0; i < 12; i++) after.push(await askOnNewConnection(cluster.url, audited[i % audited.length]!, steady.key));
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    const recoveryMs = Math.round(firstOkAfterStoreUp - events.storeUp!);
+    const revocationMs = Math.round(Math.max(0, lastDoomedOk - events.revoked!));
+    console.log(`cluster: store back -> first 200 in ${recoveryMs} ms; revoked key last accepted ${revocationMs} ms after the revocation`);
+    console.log(`cluster: ${total} requests in ${seconds.toFixed(1)} s (${Math.round(total / seconds)} req/s) by status ${JSON.stringify(counts)}; wrong answers ${wrong.length}; revoked key accepted > 1 s after revocation ${revokedAcceptedLate}`);
+    expect(wrong.slice(0, 5)).toEqual([]);
+    expect(revokedAcceptedLate).toBe(0);
+    expect(counts[503] ?? 0).toBeGreaterThan(0); // the outage was seen...
+    expect(after).toEqual(after.map(() => 200)); // ...and is over everywhere
+    await stopCluster(cluster.child);
+  }, 120_000);
+
+  it('one quota per key across the three processes (within 5%)', async () => {
+    const quota = 600;
+    const cluster = await startCluster(quota);
+    const { key } = await createApiKey(redisApiKeyTable(client, redis.url), 'quota');
+    await sleep(500);
+    const statuses: number[] = [];
+    for (let i = 0; i < 2 * quota; i += 12) statuses.push(...(await Promise.all(Array.from({ length: 12 }, () => ask(cluster.url, audited[0]!, key)))).map((r) => r.status));
+    const allowed = statuses.filter((s) => s === 200).length;
+    console.log(`cluster quota: ${allowed} of ${statuses.length} requests allowed against a quota of ${quota} across 3 processes`);
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    expect(allowed).toBeLessThanOrEqual(quota);
+    expect(allowed).toBeGreaterThanOrEqual(quota * 0.95);
+    await stopCluster(cluster.child);
+  }, 60_000);
+});

@@ -1,0 +1,130 @@
+/**
+ * API keys and quotas in Redis, on a real redis-server: `mvr apikey --redis` stores hashes only,
+ * every gateway sees a new key or a revocation within a second, one quota holds across
+ * gateways, and what happens while Redis is down.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiKeyStore, createApiKey, revokeApiKey } from '../../service/api-keys.ts';
+import { redisApiKeyTable } from '../../service/api-keys-redis.ts';
+import { connectRedis, type RedisClient } from '../../service/redis.ts';
+import { cleanup, makeProject, poll, ROOT, startTestGateway, type TestGateway, type TestProject } from '../gateway/helpers.ts';
+import { REDIS_SERVER, reportRedisSkip, startRedis, type TestRedis } from '../support/redis-server.ts';
+
+const run = promisify(execFile);
+const GOLD = 'acme-outdoor.example';
+reportRedisSkip();
+
+describe.skipIf(!REDIS_SERVER)('API keys and quotas in Redis (real redis-server)', () => {
+  let redis: TestRedis;
+  let client: RedisClient;
+  let project: TestProject;
+  const gateways: TestGateway[] = [];
+  const mvr = (...args: string[]) => run(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { env: { PATH: process.env.PATH ?? '', MVR_REDIS_URL: redis.url } });
+  const gateway = async (rateLimitPerMinute = 0) => {
+    const g = await startTestGateway(project, { redisUrl: redis.url, rateLimitPerMinute });
+    gateways.push(g);
+    return g;
+  };
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    client = await connectRedis(redis.url);
+    project = await makeProject();
+  });
+  afterAll(async () => {
+    await client.close().catch(() => undefined);
+    await cleanup();
+    await redis.stop();
+  });
+
+  it('`mvr apikey create|list|revoke --redis` keeps hashes only', async () => {
+    const created = JSON.parse((await mvr('apikey', 'create', '--label', 'shop', '--json')).stdout) as { key: string; id: string };
+    const stored = await client.hGetAll('mvr:api-keys');
+    expect(Object.keys(stored)).toContain(created.id);
+    expect(JSON.stringify(stored)).not.toContain(created.key.split('_')[2]);
+    expect(JSON.parse(stored[created.id]!)).toMatchObject({ label: 'shop', sha256: createHash('sha256').update(created.key).digest('hex'), revoked: null });
+    const listed = JSON.parse((await mvr('apikey', 'list', '--json')).stdout) as { id: string; revoked: string | null }[];
+    expect(listed.find((k) => k.id === created.id)).toMatchObject({ revoked: null });
+    await mvr('apikey', 'revoke', created.id);
+    expect(JSON.parse((await client.hGet('mvr:api-keys', created.id))!)).toMatchObject({ revoked: expect.any(String) });
+    const unknown = await mvr('apikey', 'revoke', 'nosuchkey0').catch((e: { code: number; stderr: string }) => e);
+    expect(unknown).toMatchObject({ code: 2, stderr: expect.stringMatching(/no API key with id "nosuchkey0"/) });
+  });
+
+  it('a new key and a revocation reach every gateway within a second', async () => {
+    const [a, b] = [await gateway(), await gateway()];
+    const table = redisApiKeyTable(client, redis.url);
+    const { key, entry } = await createApiKey(table, 'two gateways');
+    for (const g of [a, b]) {
+      const seen = await poll(() => g.verify(GOLD, { key }), (r) => r.status === 200, { timeoutMs: 1000 });
+      expect(seen.elapsedMs).toBeLessThan(1000);
+    }
+    await revokeApiKey(table, entry.id);
+    for (const g of [a, b]) {
+      const refused = await poll(() => g.verify(GOLD, { key }), (r) => r.status === 401, { timeoutMs: 1000 });
+      expect(refused.value.json).toMatchObject({ code: 'UNAUTHORIZED' });
+    }
+  });
+
+  it('one quota per key across gateways (within 5%), Redis asked once per lease, not per request', async () => {
+    const quota = 300;
+    const [a, b, c] = [await gateway(quota), await gateway(quota), await gateway(quota)];
+    const { key } = await createApiKey(redisApiKeyTable(client, redis.url), 'quota');
+    // Each gateway has the new key once it answers it (three requests of the quota).
+    for (const g of [a, b, c]) await poll(() => g.verify(GOLD, { key }), (r) => r.status === 200, { timeoutMs: 2000 });
+    await client.configResetStat();
+    const statuses: number[] = [];
+    const other: string[] = [];
+    for (let i = 0; i < 2 * quota; i += 3) {
+      for (const r of await Promise.all([a, b, c].map((g) => g.verify(GOLD, { key })))) {
+        statuses.push(r.status);
+        if (r.status !== 200 && r.status !== 429) other.push(`${r.status} ${r.text}`);
+      }
+    }
+    const allowed = statuses.filter((s) => s === 200).length + 3;
+    expect(allowed).toBeLessThanOrEqual(quota);
+    expect(allowed).toBeGreaterThanOrEqual(quota * 0.95);
+    expect(other).toEqual([]);
+    // Leases of 1% of the quota: about 100 asks for the quota, plus the asks that found it used up.
+    const evals = Number(/cmdstat_eval:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
+    expect(evals).toBeGreaterThan(0);
+    expect(evals).toBeLessThan(statuses.length / 2);
+  });
+
+  it('while Redis is down: known keys keep working, unknown keys are refused, quotas count per gateway; it recovers by itself', async () => {
+    const g = await gateway(1000);
+    const table = redisApiKeyTable(client, redis.url);
+    const { key } = await createApiKey(table, 'outage');
+    await poll(() => g.verify(GOLD, { key }), (r) => r.status === 200, { timeoutMs: 1000 });
+    await redis.stop(true);
+    await poll(() => g.request('/healthz'), () => true, { timeoutMs: 300 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await g.verify(GOLD, { key })).status).toBe(200);
+    expect((await g.verify(GOLD, { key: 'mvr_0123456789_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })).status).toBe(401);
+    expect(g.logs.some((l) => l.msg.startsWith('redis unreachable'))).toBe(true);
+    await redis.start(); // empty: a restarted Redis without persistence
+    const fresh = await createApiKey(redisApiKeyTable(client, redis.url), 'after restart').catch(async () => {
+      await new Promise((r) => setTimeout(r, 1000));
+      return createApiKey(redisApiKeyTable(client, redis.url), 'after restart');
+    });
+    const back = await poll(() => g.verify(GOLD, { key: fresh.key }), (r) => r.status === 200, { timeoutMs: 5000 });
+    expect(back.value.status).toBe(200);
+  });
+
+  it('a snapshot not confirmed for longer than its bound is refused as STORE_UNAVAILABLE', async () => {
+    const table = redisApiKeyTable(client, redis.url);
+    const { key } = await createApiKey(table, 'bound');
+    const store = new ApiKeyStore(table, 50, 400);
+    await store.start();
+    expect(store.check(`Bearer ${key}`)).toMatch(/^[a-z0-9]{10}$/);
+    await redis.stop(true);
+    await new Promise((r) => setTimeout(r, 700));
+    expect(() => store.check(`Bearer ${key}`)).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE' }));
+    store.stop();
+    await redis.start();
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * Records in private S3-compatible storage: `mvr publish --to s3://` and the gateway reading
+ * `--records s3://`, against a local server that checks every request's Signature V4.
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uploadBuild } from '../../builder/upload.ts';
+import { verifyRecordNode } from '../../core/signing.ts';
+import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../service/s3.ts';
+import { build, cleanup, liveRecordFile, makeProject, poll, publishedKeySet, ROOT, startTestGateway, type TestGateway, type TestProject } from '../gateway/helpers.ts';
+import { startS3, S3_SECRET_KEY, type TestS3 } from '../support/s3-server.ts';
+
+const run = promisify(execFile);
+const BUCKET = 'mvr-records';
+const GOLD = 'acme-outdoor.example';
+
+let s3: TestS3;
+let project: TestProject;
+const bucketAt = (prefix: string, env: Record<string, string> = s3.env) => new S3Bucket(parseS3Url(`s3://${BUCKET}/${prefix}`), s3ConfigFromEnv(env));
+const publish = (prefix: string, p: TestProject = project) => {
+  const bucket = bucketAt(prefix);
+  return uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, bucket }).finally(() => bucket.close());
+};
+const gatewayOn = (prefix: string) => startTestGateway(project, { recordsDir: `s3://${BUCKET}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' });
+
+beforeAll(async () => {
+  s3 = await startS3([BUCKET]);
+  project = await makeProject();
+});
+afterAll(async () => {
+  await cleanup();
+  await s3.close();
+});
+
+describe('the test server checks Signature V4', () => {
+  it('refuses unsigned requests and requests signed with another secret, and accepts correctly signed ones', async () => {
+    const bucket = bucketAt('check');
+    await bucket.put('a.json', Buffer.from('{}'), 'application/json');
+    expect((await bucket.get('a.json')).statusCode).toBe(200);
+    expect((await fetch(`${s3.endpoint}/${BUCKET}/check/a.json`)).status).toBe(403);
+    const wrong = bucketAt('check', { ...s3.env, AWS_SECRET_ACCESS_KEY: `${S3_SECRET_KEY}x` });
+    expect((await wrong.get('a.json')).statusCode).toBe(403);
+    await Promise.all([bucket.close(), wrong.close()]);
+  });
+});
+
+describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
+  let g: TestGateway;
+
+  it('`mvr publish` uploads the live build, then live.json; the bucket stays private', async () => {
+    const { stdout } = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'publish', '--to', `s3://${BUCKET}/prod`, '--records', project.recordsDir, '--public', project.publicDir, '--json'], { env: { PATH: process.env.PATH ?? '', ...s3.env } });
+    const summary = JSON.parse(stdout) as { ok: boolean; records: number; objects: number; build: string };
+    expect(summary).toMatchObject({ ok: true, records: 33, objects: 36 });
+    const bucket = bucketAt('prod');
+    const live = await bucket.get('live.json');
+    expect(JSON.parse(live.body.toString('utf8'))).toMatchObject({ build: summary.build, records: 33 });
+    const key = `builds/${summary.build}/${liveRecordFile(project, GOLD).split('/').slice(-2).join('/')}`;
+    expect((await bucket.get(key)).body).toEqual(await readFile(liveRecordFile(project, GOLD)));
+    expect((await fetch(`${s3.endpoint}/${BUCKET}/prod/${key}`)).status).toBe(403);
+    await bucket.close();
+  });
+
+  it('serves the stored bytes, verified against the key set published with the build; never-audited domains as usual', async () => {
+    g = await gatewayOn('prod');
+    const r = await g.verify(GOLD);
+    expect(r.status).toBe(200);
+    expect(r.bytes).toEqual(await readFile(liveRecordFile(project, GOLD)));
+    const keySet = await g.request('/.well-known/merchant-verify-keys.json');
+    expect(keySet.bytes).toEqual((await publishedKeySet(project)).bytes);
+    expect((await g.verify('never-audited.example')).json).toMatchObject({ status: 'unverified' });
+    expect((await g.request('/healthz')).json).toMatchObject({ status: 'ok', records: { ok: true } });
+  });
+
+  it('a new publish goes live within a second, with its own key set; every answer verifies', async () => {
+    const before = (await g.verify(GOLD)).json as { issued_at: string };
+    await build(project, { now: Date.parse('2026-12-01T00:00:00Z') });
+    await publish('prod');
+    const { value: after } = await poll(async () => (await g.verify(GOLD)).json as { issued_at: string }, (r) => r.issued_at !== before.issued_at, { timeoutMs: 1000 });
+    expect(after.issued_at).toBe('2026-12-01T00:00:00.000Z');
+    const { keySet } = await publishedKeySet(project);
+    expect(verifyRecordNode(after, keySet).valid).toBe(true);
+  });
+
+  it('an interrupted publish leaves the old build live', async () => {
+    const live = (await g.verify(GOLD)).bytes;
+    await build(project, { now: Date.parse('2027-01-01T00:00:00Z') });
+    const bucket = bucketAt('prod');
+    const publishing = uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, bucket, concurrency: 1, onProgress: (p) => void (p.uploaded === 5 && s3.stop()) });
+    await expect(publishing).rejects.toMatchObject({ code: 'BUILD_FAILED', message: expect.stringMatching(/live build there is unchanged/) });
+    await bucket.close();
+    await s3.start();
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await g.verify(GOLD)).bytes).toEqual(live);
+  });
+
+  it('a store that goes away is STORE_UNAVAILABLE (never "never audited"), and the gateway recovers by itself', async () => {
+    await s3.stop();
+    const { value: down } = await poll(() => g.verify('not-cached.example'), (r) => r.status === 503, { timeoutMs: 3000 });
+    expect(down.json).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await s3.start();
+    const { value: back } = await poll(() => g.verify(GOLD), (r) => r.status === 200, { timeoutMs: 5000 });
+    expect(back.status).toBe(200);
+    await g.close();
+  });
+
+  it('bad settings are clear errors: a bucket URL, missing credentials', async () => {
+    expect(() => parseS3Url('s3://')).toThrow(/s3:\/\/BUCKET\/PREFIX/);
+    expect(() => s3ConfigFromEnv({})).toThrow(/AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/);
+    const r = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'publish', '--to', 'https://x/y', '--records', project.recordsDir], { env: { PATH: process.env.PATH ?? '' } }).catch((e: { code: number; stderr: string }) => e);
+    expect(r).toMatchObject({ code: 2, stderr: expect.stringMatching(/--to \/ MVR_PUBLISH_TO "https:\/\/x\/y": must be s3:\/\/BUCKET\/PREFIX/) });
+  });
+});

@@ -1,0 +1,70 @@
+/**
+ * A real redis-server (Debian's package) on a free loopback port, for the tests that need one.
+ * Without it installed, those tests are skipped and say so; `.ci/run` installs it, so CI runs them.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const REDIS_SERVER = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim() || null;
+
+/** Prints once why the Redis tests were skipped. */
+export function reportRedisSkip(): void {
+  if (!REDIS_SERVER) console.warn('SKIPPED: the Redis tests need redis-server, which is not installed here (apt-get install redis-server; .ci/run installs it)');
+}
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+
+export interface TestRedis {
+  url: string;
+  port: number;
+  /** Stops the server (SIGKILL when `hard`), as an outage. */
+  stop(hard?: boolean): Promise<void>;
+  /** Starts it again on the same port: empty, or with its data when started `persistent`. */
+  start(): Promise<void>;
+}
+
+/**
+ * Starts redis-server on a free port; stop it with `stop()`. `persistent` keeps its data across
+ * a restart (append-only file, fsync on every write), as a production Redis would.
+ */
+export async function startRedis(opts: { persistent?: boolean } = {}): Promise<TestRedis> {
+  if (!REDIS_SERVER) throw new Error('redis-server is not installed');
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'mvr-redis-'));
+  const persistence = opts.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  let child: ChildProcess | null = null;
+  const start = async () => {
+    child = spawn(REDIS_SERVER!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...persistence], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const deadline = Date.now() + 10_000;
+    while (!out.includes('Ready to accept connections')) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start:\n${out}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    start,
+    async stop(hard = false) {
+      const c = child;
+      if (!c || c.exitCode !== null) return;
+      const exited = new Promise((r) => c.once('exit', r));
+      c.kill(hard ? 'SIGKILL' : 'SIGTERM');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * A local S3-compatible server that checks AWS Signature V4: s3rver stores the objects, and a
+ * proxy in front of it refuses every request that is unsigned, signed with another secret, or
+ * whose payload does not match its signed hash. The signature is recomputed with AWS's own
+ * signer (@smithy/signature-v4), not the library the service signs with. `stop()` and `start()`
+ * take the endpoint away and bring it back on the same port.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Hash } from '@smithy/hash-node';
+import { SignatureV4 } from '@smithy/signature-v4';
+import S3rver from 's3rver';
+import { freePort } from './redis-server.ts';
+
+export const S3_ACCESS_KEY = 'MVRTESTACCESSKEY';
+export const S3_SECRET_KEY = 'mvr-test-secret-access-key-0123456789';
+export const S3_REGION = 'us-east-1';
+
+export interface TestS3 {
+  endpoint: string;
+  /** The standard AWS variables for this server. */
+  env: Record<string, string>;
+  /** Requests refused for their signature (for tests that check the check). */
+  refused: number;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startS3(buckets: string[]): Promise<TestS3> {
+  const directory = mkdtempSync(join(tmpdir(), 'mvr-s3-'));
+  const backend = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory, configureBuckets: buckets.map((name) => ({ name, configs: [] })) });
+  const { port: backendPort } = (await backend.run()) as { port: number };
+  const port = await freePort();
+  const signer = new SignatureV4({ credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY }, region: S3_REGION, service: 's3', sha256: Hash.bind(null, 'sha256'), uriEscapePath: false });
+  const state: TestS3 = {
+    endpoint: `http://127.0.0.1:${port}`,
+    env: { AWS_ACCESS_KEY_ID: S3_ACCESS_KEY, AWS_SECRET_ACCESS_KEY: S3_SECRET_KEY, AWS_REGION: S3_REGION, AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${port}` },
+    refused: 0,
+    stop: async () => undefined,
+    start: async () => undefined,
+    close: async () => undefined,
+  };
+
+  const check = async (req: IncomingMessage, body: Buffer): Promise<string | null> => {
+    const auth = req.headers.authorization ?? '';
+    const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(auth);
+    if (!m) return 'AccessDenied: not signed with AWS Signature V4';
+    if (m[1] !== S3_ACCESS_KEY) return 'InvalidAccessKeyId';
+    const payloadHash = String(req.headers['x-amz-content-sha256'] ?? '');
+    if (payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== createHash('sha256').update(body).digest('hex')) return 'XAmzContentSHA256Mismatch';
+    const amzDate = String(req.headers['x-amz-date'] ?? '');
+    const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
+    if (!date) return 'AccessDenied: no x-amz-date';
+    const url = new URL(req.url ?? '/', 'http://placeholder');
+    const headers: Record<string, string> = {};
+    for (const name of m[4]!.split(';')) headers[name] = String(req.headers[name] ?? '');
+    const signed = await signer.sign(
+      { method: req.method ?? 'GET', protocol: 'http:', hostname: '127.0.0.1', port, path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body },
+      { signingDate: new Date(Date.UTC(+date[1]!, +date[2]! - 1, +date[3]!, +date[4]!, +date[5]!, +date[6]!)) },
+    );
+    const expected = /Signature=([0-9a-f]{64})/.exec(String(signed.headers.authorization))?.[1];
+    return expected === m[5] ? null : 'SignatureDoesNotMatch';
+  };
+
+  const proxy = (): Server =>
+    createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        void check(req, body).then((problem) => {
+          if (problem) {
+            state.refused++;
+            res.writeHead(403, { 'content-type': 'application/xml' }).end(`<Error><Code>${problem.split(':')[0]}</Code><Message>${problem}</Message></Error>`);
+            return;
+          }
+          // Checked here: s3rver itself knows one fixed account and never checks V4 signatures.
+          const { authorization: _checked, ...headers } = req.headers;
+          const upstream = request({ host: '127.0.0.1', port: backendPort, method: req.method, path: req.url, headers }, (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          });
+          upstream.on('error', () => res.writeHead(502).end());
+          upstream.end(body);
+        });
+      });
+    });
+
+  let server = proxy();
+  const listen = () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await listen();
+  state.stop = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  state.start = async () => {
+    server = proxy();
+    await listen();
+  };
+  state.close = async () => {
+    await state.stop();
+    await backend.close();
+    rmSync(directory, { recursive: true, force: true });
+  };
+  return state;
+}
