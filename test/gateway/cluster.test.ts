@@ -3,21 +3,12 @@
  * answered whichever process takes it; a process that dies is replaced; SIGTERM stops them all.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from '../support/ports.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../service/api-keys.ts';
 import { cleanup, makeProject, poll, ROOT } from './helpers.ts';
 
 afterAll(cleanup);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('mvr serve --workers 2', () => {
   it('serves from two processes, replaces one that dies, and stops them all on SIGTERM', async () => {

@@ -4,9 +4,11 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.ts';
+
+export { freePort };
 
 export const REDIS_SERVER = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim() || null;
 
@@ -14,16 +16,6 @@ export const REDIS_SERVER = spawnSync('sh', ['-c', 'command -v redis-server'], {
 export function reportRedisSkip(): void {
   if (!REDIS_SERVER) console.warn('SKIPPED: the Redis tests need redis-server, which is not installed here (apt-get install redis-server; .ci/run installs it)');
 }
-
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 
 export interface TestRedis {
   url: string;
