@@ -6,7 +6,7 @@ import { canonicalJson } from '../core/canonical.ts';
 import { normalizeDomain } from '../core/domain.ts';
 import { BuildError, InvalidAuditsError, MvrError, type AuditProblem } from '../core/errors.ts';
 import { KEY_SET_PATH, type KeySet } from '../core/keyset.ts';
-import { MANIFEST_FILE } from '../core/layout.ts';
+import { BUILDS_DIR, MANIFEST_FILE } from '../core/layout.ts';
 import { formatTimestamp } from '../core/time.ts';
 import { writeAtomic } from '../service/files.ts';
 import { loadActiveKey, publishedKeySet } from '../service/signing-keys.ts';
@@ -14,7 +14,10 @@ import { MAX_PROBLEMS_KEPT, processAll, sortProblems } from './dispatch.ts';
 import { listAuditFiles, readAuditFile } from './inputs.ts';
 import { acquireBuildLock, createStaging, discardStaging, pruneBuilds, swapInBuild } from './publish.ts';
 import type { WorkerInit } from './worker.ts';
-import type { BuildOptions, BuildSummary } from './options.ts';
+import { DEFAULT_KEEP, type BuildOptions, type BuildSummary } from './options.ts';
+import { writeChanges, writeIndex } from './changes.ts';
+import { withKeptKeys } from './kept.ts';
+import { keptEntry, readKept, writeKept } from '../service/kept-builds.ts';
 
 export type { BuildOptions, BuildProgress, BuildSummary } from './options.ts';
 
@@ -31,7 +34,12 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     release = await acquireBuildLock(opts.recordsDir);
     const key = await loadActiveKey(opts.keysDir, opts.signingKey);
     if (!key) opts.onWarning?.('no signing key configured (run "mvr keygen" or set MVR_SIGNING_KEY): records are UNSIGNED and the key set is empty');
-    const keySet: KeySet = key ? await publishedKeySet(opts.keysDir, key, opts.publishKeysFile) : { keys: [] };
+    const keep = opts.keep ?? DEFAULT_KEEP;
+    const earlier = (await readKept(opts.recordsDir)).slice(0, keep - 1);
+    const keySetFile = join(opts.publicDir, KEY_SET_PATH);
+    const ownKeys: KeySet = key ? await publishedKeySet(opts.keysDir, key, opts.publishKeysFile) : { keys: [] };
+    // Unsigned builds publish no key set; signed ones keep listing the keys of the kept builds.
+    const keySet = key ? await withKeptKeys(ownKeys, earlier, keySetFile, (m) => opts.onWarning?.(m)) : ownKeys;
     // A missing folder is a mistake (a typo in --audits), never "no audits this month".
     const dirStat = await stat(opts.auditsDir).catch(() => null);
     if (!dirStat?.isDirectory()) throw new BuildError(`audits folder ${opts.auditsDir} does not exist or is not a folder`);
@@ -76,9 +84,12 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       key_ids_published: keySet.keys.map((k) => k.kid),
     };
     await writeFile(join(staging, MANIFEST_FILE), `${canonicalJson(manifest)}\n`);
+    // The change feed, against every build kept before this one (part of the build: all or nothing).
+    await writeIndex(staging);
+    let changes = 0;
+    for (const b of earlier) changes += await writeChanges(staging, b.id, join(opts.recordsDir, BUILDS_DIR, b.id));
 
     // Key set first, then records: a record is never live before the key that verifies it.
-    const keySetFile = join(opts.publicDir, KEY_SET_PATH);
     await mkdir(dirname(keySetFile), { recursive: true });
     await writeAtomic(keySetFile, `${canonicalJson(keySet)}\n`);
     const { buildDir, previous } = await swapInBuild(opts.recordsDir, staging, buildId);
@@ -86,7 +97,9 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     const durationMs = performance.now() - started;
     // Old builds go after the swap and outside the measured time: removing a million files
     // takes about as long as writing them, and no reader needs them any more.
-    const pruned = await pruneBuilds(opts.recordsDir, [buildId, previous]);
+    const kept = [await keptEntry(opts.recordsDir, buildId), ...earlier];
+    await writeKept(opts.recordsDir, kept);
+    const pruned = await pruneBuilds(opts.recordsDir, [...kept.map((b) => b.id), previous]);
     return {
       buildId,
       records: outcome.written,
@@ -103,6 +116,8 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       buildDir,
       keySetFile,
       prunedBuilds: pruned.length,
+      keptBuilds: kept.length,
+      changes,
       peakRssMb: peakRssMb(),
     };
   } catch (error) {

@@ -1,5 +1,8 @@
 // What a build is given and what it reports: shared by the build and its worker pool.
 
+/** `mvr build --keep`: a year of monthly builds and the one before. */
+export const DEFAULT_KEEP = 13;
+
 export interface BuildOptions {
   auditsDir: string;
   recordsDir: string;
@@ -15,6 +18,8 @@ export interface BuildOptions {
   publishKeysFile?: string | undefined;
   workers?: number | undefined;
   batchSize?: number | undefined;
+  /** Builds kept for history and the change feed, the new one included (default 13); at least 1. */
+  keep?: number | undefined;
   /** Publish even when there is no audit at all (normally refused: it would withdraw every record). */
   allowEmpty?: boolean | undefined;
   onProgress?: ((p: BuildProgress) => void) | undefined;
@@ -44,6 +49,10 @@ export interface BuildSummary {
   buildDir: string;
   keySetFile: string;
   prunedBuilds: number;
+  /** Builds kept after this one, it included. */
+  keptBuilds: number;
+  /** Changes written to the feed, summed over the earlier kept builds compared against. */
+  changes: number;
   /** Peak resident memory of the build process, workers included (MB). */
   peakRssMb: number;
 }

@@ -27,6 +27,7 @@ export const OPTIONS = {
     description: 'records folder; for serve and mcp also an http(s) origin URL or s3://BUCKET/PREFIX',
     schema: z.string().min(1).transform((v) => (/^(https?|s3):\/\//i.test(v) ? v : resolve(v))),
   },
+  keep: { flag: 'keep', env: 'MVR_KEEP', fallback: '13', description: 'builds kept for history and the change feed, the new one included', schema: wholeNumber(1) },
   to: { flag: 'to', env: 'MVR_PUBLISH_TO', fallback: undefined, description: 'where to publish: s3://BUCKET/PREFIX', schema: z.string().regex(/^s3:\/\/[^/]+/i, 'must be s3://BUCKET/PREFIX').optional() },
   redis: {
     flag: 'redis',

@@ -9,10 +9,13 @@
 export const ERROR_REGISTRY = {
   // Answered over HTTP (and MCP): a problem document with this status.
   INVALID_DOMAIN: { status: 400, title: 'Invalid domain', exit: 3 },
+  INVALID_REQUEST: { status: 400, title: 'Invalid request', exit: 1 },
   UNAUTHORIZED: { status: 401, title: 'Unauthorized', exit: 1 },
   NOT_FOUND: { status: 404, title: 'Not found', exit: 1 },
+  BUILD_NOT_FOUND: { status: 404, title: 'Build not found', exit: 1 },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed', exit: 1 },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large', exit: 1 },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type', exit: 1 },
   RATE_LIMITED: { status: 429, title: 'Too many requests', exit: 1 },
   INTERNAL: { status: 500, title: 'Internal error', exit: 1 },
   STORE_UNAVAILABLE: { status: 503, title: 'Verification records unavailable', exit: 1 },
@@ -109,6 +112,27 @@ export class MethodNotAllowedError extends MvrError {
 export class PayloadTooLargeError extends MvrError {
   constructor(message: string) {
     super('PAYLOAD_TOO_LARGE', message);
+  }
+}
+
+/** A request body that is not what the endpoint takes (not JSON, the wrong shape, too many items). */
+export class InvalidRequestError extends MvrError {
+  constructor(message: string) {
+    super('INVALID_REQUEST', message);
+  }
+}
+
+/** A request body in a media type the endpoint does not take. */
+export class UnsupportedMediaTypeError extends MvrError {
+  constructor(message: string) {
+    super('UNSUPPORTED_MEDIA_TYPE', message);
+  }
+}
+
+/** A build id that is not among the kept builds. */
+export class BuildNotFoundError extends MvrError {
+  constructor(id: string, message = `no kept build "${id}" (GET /v1/builds lists them)`) {
+    super('BUILD_NOT_FOUND', message);
   }
 }
 

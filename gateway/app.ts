@@ -9,6 +9,8 @@ import { healthRoute } from './routes/health.ts';
 import { mcpRoute } from './routes/mcp.ts';
 import { keySetRoute, openApiRoute, schemaRoute } from './routes/public.ts';
 import { verifyRoute } from './routes/verify.ts';
+import { batchRoute } from './routes/batch.ts';
+import { buildsRoute, changesRoute, historyRoute } from './routes/history.ts';
 
 type Method = 'GET' | 'HEAD' | 'POST';
 
@@ -16,6 +18,10 @@ type Method = 'GET' | 'HEAD' | 'POST';
 function routes(services: GatewayServices): { path: string; methods: Method[]; handler: EventHandler }[] {
   return [
     { path: '/v1/verify', methods: ['GET', 'HEAD'], handler: verifyRoute(services) },
+    { path: '/v1/verify/batch', methods: ['POST'], handler: batchRoute(services) },
+    { path: '/v1/builds', methods: ['GET', 'HEAD'], handler: buildsRoute(services) },
+    { path: '/v1/history', methods: ['GET', 'HEAD'], handler: historyRoute(services) },
+    { path: '/v1/changes', methods: ['GET', 'HEAD'], handler: changesRoute(services) },
     { path: KEY_SET_PATH, methods: ['GET', 'HEAD'], handler: keySetRoute(services) },
     { path: '/schemas/verification/v1', methods: ['GET', 'HEAD'], handler: schemaRoute(services) },
     { path: '/openapi.json', methods: ['GET', 'HEAD'], handler: openApiRoute(services) },

@@ -10,6 +10,13 @@ import type { GatewayServices } from './context.ts';
  * callers are counted per key id, and their answers carry the RateLimit fields. Returns the key id.
  */
 export async function requireApiKey(event: H3Event, services: GatewayServices): Promise<string> {
+  const keyId = await authenticate(event, services);
+  await chargeQuota(event, services, keyId, 1);
+  return keyId;
+}
+
+/** The key check alone (401, and the per-address quota for requests without a valid key); returns the key id. */
+export async function authenticate(event: H3Event, services: GatewayServices): Promise<string> {
   let keyId: string;
   try {
     keyId = services.apiKeys.check(getRequestHeader(event, 'authorization'));
@@ -22,13 +29,17 @@ export async function requireApiKey(event: H3Event, services: GatewayServices): 
     throw error;
   }
   event.context.keyId = keyId;
+  return keyId;
+}
+
+/** Counts `count` requests against the key's quota (a batch counts each domain), setting the RateLimit fields; 429 past it. */
+export async function chargeQuota(event: H3Event, services: GatewayServices, keyId: string, count: number): Promise<void> {
   const perKey = services.limits.perKey;
   if (perKey) {
-    const decision = await perKey.take(keyId);
+    const decision = await perKey.take(keyId, count);
     setResponseHeaders(event, rateLimitHeaders(decision));
     if (!decision.allowed) {
       throw new RateLimitedError(`API key ${keyId} is over its quota of ${decision.policy.quota} requests per ${decision.policy.windowSeconds} s`, decision.resetSeconds);
     }
   }
-  return keyId;
 }

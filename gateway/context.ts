@@ -1,6 +1,7 @@
 import type { ApiKeyStore } from '../service/api-keys.ts';
 import type { RateLimiter } from '../service/rate-limit.ts';
 import type { RecordsService } from '../service/records.ts';
+import type { BuildHistory } from '../service/history.ts';
 import type { S3Config } from '../service/s3.ts';
 import type { SigningKey } from '../core/signing.ts';
 
@@ -12,6 +13,8 @@ export interface GatewayServices {
   issuer: string;
   schemaUrl: string;
   records: RecordsService;
+  /** The kept builds (records in a folder); null when the records come from an origin or a bucket. */
+  history: BuildHistory | null;
   apiKeys: ApiKeyStore;
   /** Quotas: per API key, and per client address for requests without a valid key; null = off. */
   limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };

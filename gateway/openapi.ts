@@ -1,8 +1,12 @@
 import { z } from 'zod';
-import { ERROR_REGISTRY, HTTP_ERROR_CODES, type ErrorCode } from '../core/errors.ts';
+import { HTTP_ERROR_CODES } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
 import { recordSchema } from '../core/record.ts';
 import { RECORD_CACHE_CONTROL } from './routes/verify.ts';
+import { etagHeader, GATED, ifNoneMatch, json, notModified, problems, publicHeaders } from './openapi-parts.ts';
+import { batchPaths } from './openapi-batch.ts';
+import { historyPaths } from './openapi-history.ts';
+import { batchRequestSchema } from '../service/batch.ts';
 
 /** An RFC 9457 problem document, as every error of the HTTP API is answered. */
 export const problemSchema = z
@@ -58,41 +62,11 @@ function components(): Record<string, unknown> {
   registry.add(keySetSchema, { id: 'KeySet' });
   registry.add(healthSchema, { id: 'Health' });
   registry.add(domainParameterSchema, { id: 'DomainParameter' });
+  registry.add(batchRequestSchema, { id: 'BatchRequest' });
   const { schemas } = z.toJSONSchema(registry, { uri: (id) => `#/components/schemas/${id}` });
   // Inside an OpenAPI document a component is named by its key, not by `$id` or `$schema`.
   return Object.fromEntries(Object.entries(schemas).map(([id, { $id: _id, $schema: _schema, ...schema }]) => [id, schema]));
 }
-
-/** The error responses of an operation, by status, each describing its codes from the registry. */
-function problems(codes: ErrorCode[]): Record<string, unknown> {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of codes) {
-    const status = ERROR_REGISTRY[code].status!;
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
-  }
-  return Object.fromEntries(
-    [...byStatus].map(([status, list]) => [
-      String(status),
-      {
-        description: list.map((code) => `${code}: ${ERROR_REGISTRY[code].title}`).join('; '),
-        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
-        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-      },
-    ]),
-  );
-}
-
-const json = (ref: string, type = 'application/json') => ({ [type]: { schema: { $ref: `#/components/schemas/${ref}` } } });
-const etagHeader = { ETag: { description: 'Strong entity tag of the exact bytes', schema: { type: 'string' } } };
-const ifNoneMatch = { name: 'If-None-Match', in: 'header', required: false, description: 'An ETag from an earlier answer; 304 when it still matches.', schema: { type: 'string' } };
-const notModified = { '304': { description: 'Not modified: If-None-Match matched the ETag.', headers: etagHeader } };
-const publicHeaders = {
-  ...etagHeader,
-  'Cache-Control': { schema: { type: 'string', const: 'public, max-age=300' } },
-  'Access-Control-Allow-Origin': { schema: { type: 'string', const: '*' } },
-};
-/** Codes any key-gated operation may answer with. */
-const GATED: ErrorCode[] = ['UNAUTHORIZED', 'METHOD_NOT_ALLOWED', 'RATE_LIMITED', 'INTERNAL'];
 
 /** OpenAPI 3.1 description of the gateway's HTTP API, served at `/openapi.json`. */
 export function openApiDocument(options: { issuer: string; schemaUrl: string }): Record<string, unknown> {
@@ -121,7 +95,11 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
           tags: ['records'],
           summary: 'The signed verification record of a domain',
           description: 'A valid domain that was never audited returns 200 with status "unverified" and score null, never 404. HEAD is answered too.',
-          parameters: [{ name: 'domain', in: 'query', required: true, description: domainParameterSchema.description, schema: { $ref: '#/components/schemas/DomainParameter' } }, ifNoneMatch],
+          parameters: [
+            { name: 'domain', in: 'query', required: true, description: domainParameterSchema.description, schema: { $ref: '#/components/schemas/DomainParameter' } },
+            { name: 'build', in: 'query', required: false, description: 'A kept build (GET /v1/builds): the record as that build signed it. The live build by default.', schema: { type: 'string' } },
+            ifNoneMatch,
+          ],
           responses: {
             '200': {
               description: 'The record, byte for byte as signed.',
@@ -133,10 +111,12 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
               content: json('VerificationRecord'),
             },
             ...notModified,
-            ...problems(['INVALID_DOMAIN', ...GATED, 'STORE_UNAVAILABLE', 'UNAVAILABLE']),
+            ...problems(['INVALID_DOMAIN', 'INVALID_REQUEST', ...GATED, 'BUILD_NOT_FOUND', 'STORE_UNAVAILABLE', 'UNAVAILABLE']),
           },
         },
       },
+      ...batchPaths(),
+      ...historyPaths(),
       [KEY_SET_PATH]: {
         get: {
           operationId: 'getKeySet',
@@ -181,7 +161,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
         post: {
           operationId: 'mcp',
           tags: ['records'],
-          summary: 'MCP Streamable HTTP endpoint (tool verify_merchant)',
+          summary: 'MCP Streamable HTTP endpoint (tools verify_merchant, verify_merchants, merchant_history)',
           description: 'Stateless JSON-RPC; the tool answers with the same record bytes as GET /v1/verify.',
           requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', description: 'A JSON-RPC 2.0 message, at most 64 KiB' } } } },
           responses: {

@@ -3,6 +3,7 @@ import { redisApiKeyTable } from '../service/api-keys-redis.ts';
 import { FixedWindowLimiter } from '../service/rate-limit.ts';
 import { SharedWindowLimiter } from '../service/rate-limit-shared.ts';
 import { openRecordsService } from '../service/records.ts';
+import { BuildHistory } from '../service/history.ts';
 import { openRedis, redactUrl } from '../service/redis.ts';
 import type { GatewayOptions, GatewayServices } from './context.ts';
 
@@ -63,6 +64,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     issuer: opts.issuer,
     schemaUrl: opts.schemaUrl,
     records,
+    history: /^(https?|s3):\/\//i.test(opts.recordsDir) ? null : new BuildHistory(records, opts.recordsDir),
     apiKeys,
     log,
     accessLog: opts.accessLog ?? true,

@@ -4,11 +4,29 @@ import { normalizeDomain } from '../core/domain.ts';
 import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
 import { recordSchema } from '../core/record.ts';
+import { lookupBatch, MAX_BATCH } from '../service/batch.ts';
 
 /** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
 export type RecordLookup = (domain: string) => Promise<Buffer>;
+/** The history of a normalized domain, as `GET /v1/history` answers it; throws MvrError. */
+export type HistoryLookup = (domain: string) => Promise<{ domain: string; entries: unknown[] }>;
+
+export const HISTORY_TOOL_NAME = 'merchant_history';
+const historySchema = z.object({
+  domain: z.string(),
+  entries: z.array(
+    z.object({ build: z.string(), issued_at: z.string(), status: z.string(), tier: z.string().nullable(), score: z.number().nullable(), last_audited_at: z.string().nullable() }),
+  ),
+});
 
 export const TOOL_NAME = 'verify_merchant';
+export const BATCH_TOOL_NAME = 'verify_merchants';
+
+/** A domain of a batch that has no record to give: its registry code, title and what is wrong. */
+const toolProblemSchema = z.object({ code: z.string(), title: z.string(), detail: z.string() });
+const batchOutputSchema = z.object({
+  results: z.array(z.union([z.object({ domain: z.string(), record: recordSchema }), z.object({ domain: z.string(), problem: toolProblemSchema })])),
+});
 
 /** Written for an AI agent deciding whether to trust a shop. */
 export function toolDescription(keySetUrl: string): string {
@@ -28,7 +46,7 @@ export function toolDescription(keySetUrl: string): string {
  * An MCP server with the one tool. Failures a caller can act on (an invalid domain, records
  * unavailable) are tool results with `isError: true` and the error code, not protocol errors.
  */
-export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: string }): McpServer {
+export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: string; history: HistoryLookup }): McpServer {
   const server = new McpServer({ name: 'merchant-verify', version: '0.1.0' }, { capabilities: { tools: {} } });
   server.registerTool(
     TOOL_NAME,
@@ -45,6 +63,50 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
       try {
         const text = (await lookup(normalizeDomain(domain))).toString('utf8');
         return { content: [{ type: 'text' as const, text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+  server.registerTool(
+    BATCH_TOOL_NAME,
+    {
+      title: 'Verify several merchants',
+      description: [
+        `Look up the signed verification records of 1 to ${MAX_BATCH} merchants at once, e.g. every shop in a list of search results; same records and meaning as ${TOOL_NAME}.`,
+        'One result per domain, in the order given: {domain, record}, or {domain, problem} with problem.code INVALID_DOMAIN (not a valid merchant domain) or UNAVAILABLE (try that one again later).',
+      ].join(' '),
+      inputSchema: z.object({
+        domains: z.array(z.string().min(1).max(2048)).min(1).max(MAX_BATCH).describe('Merchant domains or URLs on them, in any form verify_merchant takes.'),
+      }),
+      outputSchema: batchOutputSchema,
+      annotations: { title: 'Verify several merchants', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
+    },
+    async ({ domains }) => {
+      try {
+        const results = (await lookupBatch(domains, lookup)).map((r) =>
+          'record' in r ? { domain: r.domain, record: JSON.parse(r.record.toString('utf8')) as Record<string, unknown> } : { domain: r.domain, problem: { code: r.problem.code, title: ERROR_REGISTRY[r.problem.code].title, detail: r.problem.message } },
+        );
+        return { content: [{ type: 'text' as const, text: JSON.stringify({ results }) }], structuredContent: { results } };
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+  server.registerTool(
+    HISTORY_TOOL_NAME,
+    {
+      title: 'Merchant history',
+      description:
+        'The verdict on a merchant in each kept monthly build (about a year), newest first: status, tier, score and when it was last audited. Use it to see whether a shop was flagged or lost its tier recently, or what the verdict was on a given date. Get a signed record of a past build with GET /v1/verify?domain=&build=.',
+      inputSchema: z.object({ domain: z.string().min(1).max(2048).describe('The merchant domain or a URL on it.') }),
+      outputSchema: historySchema,
+      annotations: { title: 'Merchant history', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
+    },
+    async ({ domain }) => {
+      try {
+        const history = await options.history(normalizeDomain(domain));
+        return { content: [{ type: 'text' as const, text: JSON.stringify(history) }], structuredContent: history };
       } catch (error) {
         return toolError(error);
       }

@@ -53,7 +53,7 @@ export class SharedWindowLimiter {
     this.local = new FixedWindowLimiter(name, quota, windowSeconds, 100_000, now);
   }
 
-  async take(caller: string): Promise<RateDecision> {
+  async take(caller: string, count = 1): Promise<RateDecision> {
     const now = this.now();
     const windowMs = this.windowSeconds * 1000;
     const window = Math.floor(now / windowMs);
@@ -70,25 +70,25 @@ export class SharedWindowLimiter {
         resetSeconds: Math.max(1, Math.ceil(((window + 1) * windowMs - now) / 1000)),
         policy: this.policy,
       });
-      if (lease.tokens > 0) {
-        lease.tokens--;
+      if (lease.tokens >= count) {
+        lease.tokens -= count;
         return decide(true);
       }
       if (lease.exhausted) return decide(false);
       try {
         const current = lease;
-        await (lease.pending ??= this.renew(caller, current).finally(() => (current.pending = null)));
+        await (lease.pending ??= this.renew(caller, current, count).finally(() => (current.pending = null)));
       } catch {
-        return this.local.take(caller, now);
+        return this.local.take(caller, count, now);
       }
     }
   }
 
-  private async renew(caller: string, lease: Lease): Promise<void> {
+  private async renew(caller: string, lease: Lease, wanted: number): Promise<void> {
     const key = `mvr:rate:${this.name}:${caller}:${lease.window}`;
     let reply: unknown;
     try {
-      reply = await this.redis.eval(LEASE_SCRIPT, { keys: [key], arguments: [String(this.leaseSize), String(this.quota), String(this.windowSeconds * 2000)] });
+      reply = await this.redis.eval(LEASE_SCRIPT, { keys: [key], arguments: [String(Math.max(this.leaseSize, wanted - lease.tokens)), String(this.quota), String(this.windowSeconds * 2000)] });
     } catch (error) {
       if (!this.degraded) this.onDegraded(error as Error);
       this.degraded = true;
@@ -99,6 +99,6 @@ export class SharedWindowLimiter {
     const [granted, used] = reply as [number, number];
     lease.tokens += granted;
     lease.used = used;
-    if (granted === 0) lease.exhausted = true;
+    if (lease.tokens < wanted) lease.exhausted = true;
   }
 }

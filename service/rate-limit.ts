@@ -11,7 +11,8 @@ export interface RateDecision {
 /** A quota: the local {@link FixedWindowLimiter}, or one shared by every gateway through Redis. */
 export interface RateLimiter {
   readonly policy: RateDecision['policy'];
-  take(caller: string): RateDecision | Promise<RateDecision>;
+  /** Counts `count` requests (a batch counts each of its domains) and says whether they are within the quota. */
+  take(caller: string, count?: number): RateDecision | Promise<RateDecision>;
 }
 
 /**
@@ -33,8 +34,8 @@ export class FixedWindowLimiter {
     this.policy = Object.freeze({ name, quota, windowSeconds });
   }
 
-  /** Counts one request for `caller` at `now` (epoch ms; the limiter's own clock by default) and says whether it is within the quota. */
-  take(caller: string, now = this.now()): RateDecision {
+  /** Counts `count` requests for `caller` at `now` (epoch ms; the limiter's own clock by default) and says whether they are within the quota. */
+  take(caller: string, count = 1, now = this.now()): RateDecision {
     const windowMs = this.windowSeconds * 1000;
     let w = this.windows.get(caller);
     if (!w || now - w.start >= windowMs) {
@@ -42,7 +43,7 @@ export class FixedWindowLimiter {
       w = { start: now, count: 0 };
       this.windows.set(caller, w);
     }
-    w.count++;
+    w.count += count;
     return {
       allowed: w.count <= this.quota,
       remaining: Math.max(0, this.quota - w.count),

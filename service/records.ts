@@ -102,6 +102,11 @@ export class RecordsService {
     return (await this.storedRecord(domain)) ?? this.neverAudited(domain, now);
   }
 
+  /** The key set records are checked against (STORE_UNAVAILABLE when there is none). */
+  keySet(): KeySet {
+    return this.keys.get().keySet;
+  }
+
   /** What is being served, for health checks. */
   health(): { ok: boolean; records: { ok: boolean; build: string | null; error: string | null }; keySet: { ok: boolean; keys: number }; cache: ReturnType<VerifiedCache<ServedRecord>['stats']> } {
     const records = this.source.describe();
@@ -176,7 +181,7 @@ export class RecordsService {
    * The never-audited record (issued at the start of the current second, which is well inside
    * the minute a client may cache it). Unsigned unless the service was given a signing key.
    */
-  private neverAudited(domain: string, now: number): ServedRecord {
+  neverAudited(domain: string, now: number): ServedRecord {
     const { issuer, schemaUrl, unverifiedSigner } = this.options;
     const record = unverifiedRecord(domain, { issuer, schemaUrl, issuedAt: formatTimestamp(Math.floor(now / 1000) * 1000) });
     const text = unverifiedSigner ? signUnsignedChecked(record, unverifiedSigner).canonical : canonicalRecordText(record);

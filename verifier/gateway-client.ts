@@ -11,8 +11,13 @@ export type GatewayAnswer =
  * when the gateway cannot be reached; an error answer is returned, so that each caller (the
  * CLI, the stdio MCP server) can report it in its own terms.
  */
-export async function fetchRecordFromGateway(baseUrl: string, apiKey: string, domain: string, timeoutMs = 10_000): Promise<GatewayAnswer> {
-  const url = `${baseUrl.replace(/\/+$/, '')}/v1/verify?domain=${encodeURIComponent(domain)}`;
+export function fetchRecordFromGateway(baseUrl: string, apiKey: string, domain: string, timeoutMs = 10_000): Promise<GatewayAnswer> {
+  return getFromGateway(baseUrl, apiKey, `/v1/verify?domain=${encodeURIComponent(domain)}`, timeoutMs);
+}
+
+/** Any key-gated `GET` of a gateway (`path` with its query), answered as {@link fetchRecordFromGateway} does. */
+export async function getFromGateway(baseUrl: string, apiKey: string, path: string, timeoutMs = 10_000): Promise<GatewayAnswer> {
+  const url = `${baseUrl.replace(/\/+$/, '')}${path}`;
   let res;
   try {
     res = await request(url, { headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });

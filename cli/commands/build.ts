@@ -2,7 +2,7 @@ import { defineCommand } from 'citty';
 import { commandOptions, resolveNow, schemaUrlOf, type Env } from '../config.ts';
 
 /** The options `mvr build` reads (and `mvr dev`, which builds too). */
-export const BUILD_OPTIONS = ['audits', 'records', 'public', 'keys', 'issuer', 'schemaUrl', 'publishKeys', 'workers', 'signingKey'] as const;
+export const BUILD_OPTIONS = ['audits', 'records', 'public', 'keys', 'issuer', 'schemaUrl', 'publishKeys', 'workers', 'keep', 'signingKey'] as const;
 const options = commandOptions(...BUILD_OPTIONS);
 import { createProgressLine, runAction } from '../cli-output.ts';
 import { runBuild, type BuildSummary } from '../../builder/build.ts';
@@ -39,6 +39,7 @@ export async function buildFromArgs(args: Record<string, unknown>, env: Env, qui
       signingKey: config.signingKey,
       publishKeysFile: config.publishKeys,
       workers: config.workers,
+      keep: config.keep,
       allowEmpty: Boolean(args['allow-empty']),
       onWarning: (message) => process.stderr.write(`mvr build: warning: ${message}\n`),
       onProgress: quiet
@@ -62,7 +63,7 @@ export function formatSummary(s: BuildSummary): string {
     `  by status: ${counts(s.byStatus)}`,
     `  by tier:   ${counts(s.byTier)}`,
     `  ${s.signed ? `signed with key ${s.keyId}` : 'UNSIGNED (no signing key configured)'}; key set lists ${s.publishedKeyIds.length} key${s.publishedKeyIds.length === 1 ? '' : 's'}`,
-    `  records:   ${s.buildDir}`,
+    `  records:   ${s.buildDir} (${s.keptBuilds} build${s.keptBuilds === 1 ? '' : 's'} kept; ${s.changes.toLocaleString('en-US')} changes against the earlier ones)`,
     `  key set:   ${s.keySetFile}`,
     '',
   ].join('\n');

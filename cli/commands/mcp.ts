@@ -1,10 +1,12 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { defineCommand } from 'citty';
-import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
+import { BuildNotFoundError, ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
-import { createMcpServer, keySetUrlOf, type RecordLookup } from '../../mcp/server.ts';
+import { createMcpServer, keySetUrlOf, type HistoryLookup, type RecordLookup } from '../../mcp/server.ts';
 import { openRecordsService } from '../../service/records.ts';
-import { fetchRecordFromGateway } from '../../verifier/gateway-client.ts';
+import { getFromGateway } from '../../verifier/gateway-client.ts';
+import { BuildHistory } from '../../service/history.ts';
+import { isS3Url } from '../../service/s3.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
 
@@ -17,18 +19,23 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(false, async () => {
       const config = options.resolve(args, process.env);
-      const { lookup, keySetUrl } = await lookupFor(config);
-      serveStdio(() => createMcpServer(lookup, { keySetUrl }));
+      const { lookup, keySetUrl, history } = await lookupFor(config);
+      serveStdio(() => createMcpServer(lookup, { keySetUrl, history }));
       // stdout is the protocol: anything human goes to stderr.
       process.stderr.write(`mvr mcp: verify_merchant ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`);
     }),
 });
 
 /** Where answers come from: a gateway (`--base-url`), or the records service over local records. */
-async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<{ lookup: RecordLookup; keySetUrl: string }> {
+async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<{ lookup: RecordLookup; keySetUrl: string; history: HistoryLookup }> {
   if (config.baseUrl) {
     if (!config.apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required with --base-url');
-    return { lookup: gatewayLookup(config.baseUrl, config.apiKey), keySetUrl: keySetUrlOf(config.baseUrl) };
+    const ask = gatewayGet(config.baseUrl, config.apiKey);
+    return {
+      lookup: (domain) => ask(`/v1/verify?domain=${encodeURIComponent(domain)}`),
+      history: async (domain) => JSON.parse((await ask(`/v1/history?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as Awaited<ReturnType<HistoryLookup>>,
+      keySetUrl: keySetUrlOf(config.baseUrl),
+    };
   }
   const records = openRecordsService({
     records: config.records,
@@ -42,15 +49,20 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
   });
   await records.refresh();
   setInterval(() => void records.refresh().catch(() => undefined), 1000).unref();
-  return { lookup: async (domain) => (await records.recordFor(domain)).bytes, keySetUrl: `https://${config.issuer}${KEY_SET_PATH}` };
+  const history = isS3Url(config.records) || /^https?:\/\//i.test(config.records) ? null : new BuildHistory(records, config.records);
+  return {
+    lookup: async (domain) => (await records.recordFor(domain)).bytes,
+    history: (domain) => (history ? history.history(domain) : Promise.reject(new BuildNotFoundError('', 'records from an origin or a bucket keep no build history here'))),
+    keySetUrl: `https://${config.issuer}${KEY_SET_PATH}`,
+  };
 }
 
 /** Asks a gateway; its problem documents become the same coded errors the local store throws. */
-function gatewayLookup(baseUrl: string, apiKey: string): RecordLookup {
-  return async (domain) => {
+function gatewayGet(baseUrl: string, apiKey: string): (path: string) => Promise<Buffer> {
+  return async (path) => {
     let answer;
     try {
-      answer = await fetchRecordFromGateway(baseUrl, apiKey, domain);
+      answer = await getFromGateway(baseUrl, apiKey, path);
     } catch (error) {
       throw new MvrError('STORE_UNAVAILABLE', (error as Error).message);
     }

@@ -1,12 +1,11 @@
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { defineEventHandler, sendWebResponse, type H3Event } from 'h3';
-import { PayloadTooLargeError } from '../../core/errors.ts';
 import { createMcpServer, keySetUrlOf } from '../../mcp/server.ts';
 import { sendAnswer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
+import { readBody } from '../body.ts';
+import { historyOf } from '../query.ts';
 import type { GatewayServices } from '../context.ts';
-
-const MAX_BODY = 64 * 1024;
 
 /**
  * `POST /mcp`: MCP over HTTP, stateless, behind the same Bearer keys and quotas as `/v1/verify`.
@@ -21,7 +20,8 @@ export function mcpRoute(services: GatewayServices) {
     const body = await readJsonBody(event);
     if (body === undefined) return;
     const keySetUrl = keySetUrlOf(publicBaseUrl(event, services.issuer));
-    const server = () => createMcpServer(async (domain) => (await services.records.recordFor(domain)).bytes, { keySetUrl });
+    const history = (domain: string) => historyOf(services).history(domain);
+    const server = () => createMcpServer(async (domain) => (await services.records.recordFor(domain)).bytes, { keySetUrl, history });
     // The body was read (and bounded) above; the SDK is given it parsed, with the request's headers.
     const request = new Request(new URL(event.node.req.originalUrl ?? '/mcp', 'http://gateway.invalid'), { method: 'POST', headers: event.headers });
     await sendWebResponse(event, (await isLegacyRequest(request, body)) ? await answerLegacy(server(), request, body) : await answerModern(server, request, body, services));
@@ -54,17 +54,11 @@ async function answerLegacy(server: ReturnType<typeof createMcpServer>, request:
   }
 }
 
-/** Reads at most 64 KiB (else 413 PAYLOAD_TOO_LARGE) of JSON; answers a JSON-RPC parse error itself and returns undefined when it is not JSON. */
+/** Reads the body (413 over 64 KiB); answers a JSON-RPC parse error itself and returns undefined when it is not JSON. */
 async function readJsonBody(event: H3Event): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of event.node.req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new PayloadTooLargeError(`the request body is over ${MAX_BODY} bytes`);
-    chunks.push(chunk as Buffer);
-  }
+  const body = await readBody(event);
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(body.toString('utf8'));
   } catch {
     await rpcError(event, 400, -32700, 'Parse error: the body is not JSON');
     return undefined;

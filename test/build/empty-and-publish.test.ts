@@ -1,7 +1,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUILDS_DIR, CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
+import { BUILDS_DIR, CURRENT_LINK, INDEX_FILE, MANIFEST_FILE } from '../../core/layout.ts';
 import {
   auditsFolder,
   build,
@@ -51,7 +51,9 @@ describe.concurrent('an empty audits folder', () => {
     const summary = JSON.parse(res.stdout) as { ok: boolean; records: number; files: number; buildId: string; keyId: string };
     expect(summary).toMatchObject({ ok: true, records: 0, files: 0, keyId: p.kid });
     expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, summary.buildId));
-    expect([...(await listFiles(join(p.recordsDir, CURRENT_LINK))).keys()]).toEqual([MANIFEST_FILE]);
+    // No record: the manifest, the (empty) index, and the change feed against the build before (every record dropped).
+    const files = [...(await listFiles(join(p.recordsDir, CURRENT_LINK))).keys()];
+    expect(files.filter((f) => !f.startsWith('changes/')).sort()).toEqual([INDEX_FILE, MANIFEST_FILE]);
     const manifest = JSON.parse(await readFile(join(p.recordsDir, CURRENT_LINK, MANIFEST_FILE), 'utf8'));
     expect(manifest).toMatchObject({ records: 0, by_status: {}, by_tier: {}, key_id: p.kid });
     expect((await readKeySet(p.publicDir)).keySet.keys.map((k) => k.kid)).toEqual([p.kid]);
@@ -93,18 +95,18 @@ describe.concurrent('publishing', () => {
     expect(locked.records).toEqual({ ...before.records, '.build.lock': expect.stringMatching(/^file:/) });
   });
 
-  it('keeps the live build and the one before it, and prunes older ones', async () => {
+  it('with --keep 2, keeps the live build and the one before it, and prunes older ones', async () => {
     const p = await makeProject({ samples: true, keygen: true });
     const ids: string[] = [];
-    for (const day of ['01', '02', '03']) ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1 })).buildId);
+    for (const day of ['01', '02', '03']) ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1, keep: 2 })).buildId);
     expect((await readdir(join(p.recordsDir, BUILDS_DIR))).sort()).toEqual([ids[1], ids[2]].sort());
     expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, ids[2]!));
   });
 
-  it('keeps the build that was live before the current one even when --now goes backwards', async () => {
+  it('keeps the build that was live before the current one even when --now goes backwards, and even with --keep 1', async () => {
     const p = await makeProject({ samples: true, keygen: true });
     const ids: string[] = [];
-    for (const day of ['03', '02', '01']) ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1 })).buildId);
+    for (const day of ['03', '02', '01']) ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1, keep: 1 })).buildId);
     expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, ids[2]!));
     // Live: the 3rd build; the one before it: the 2nd. The 1st is the one to prune.
     expect((await readdir(join(p.recordsDir, BUILDS_DIR))).sort()).toEqual([ids[1], ids[2]].sort());

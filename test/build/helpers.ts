@@ -253,11 +253,11 @@ export interface RecordFile {
   record: Record<string, unknown>;
 }
 
-/** The live build's record files (not the manifest), by the domain in each record. */
+/** The live build's record files (`ab/<domain>.json`; not the manifest, index or change feed), by the domain in each record. */
 export async function readCurrentRecords(recordsDir: string): Promise<Map<string, RecordFile>> {
   const out = new Map<string, RecordFile>();
   for (const [rel, abs] of await listFiles(join(recordsDir, CURRENT_LINK))) {
-    if (rel === MANIFEST_FILE) continue;
+    if (!/^[0-9a-f]{2}\/[^/]+\.json$/.test(rel)) continue;
     const text = await readFile(abs, 'utf8');
     const record = JSON.parse(text) as Record<string, unknown>;
     out.set(String(record.domain), { rel, text, record });

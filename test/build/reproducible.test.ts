@@ -28,7 +28,7 @@ describe.concurrent('reproducible builds', () => {
     const [sa, sb] = await Promise.all([build(a, { workers: 2, batchSize: 3 }), build(b, { workers: 1, batchSize: 500 })]);
     expect(sa.buildId).not.toBe(sb.buildId);
     const fa = await readCurrentFiles(a.recordsDir), fb = await readCurrentFiles(b.recordsDir);
-    expect(fa.size).toBe(34); // 33 records and the manifest
+    expect(fa.size).toBe(35); // 33 records, the manifest and the index
     expect([...fa.keys()].sort()).toEqual([...fb.keys()].sort());
     for (const [rel, text] of fa) expect(fb.get(rel), rel).toBe(text);
     expect(fa.has(MANIFEST_FILE)).toBe(true);
@@ -65,7 +65,7 @@ describe.concurrent('reproducible builds', () => {
     expect(rb.code, rb.stderr).toBe(0);
     expect(JSON.parse(ra.stdout)).toMatchObject({ ok: true, issuedAt: '2026-10-31T00:00:00.000Z', records: 33, keyId: a.kid });
     const fa = await readCurrentFiles(a.recordsDir), fb = await readCurrentFiles(b.recordsDir);
-    expect(fa.size).toBe(34);
+    expect(fa.size).toBe(35);
     expect([...fb.keys()].sort()).toEqual([...fa.keys()].sort());
     for (const [rel, text] of fa) expect(fb.get(rel), rel).toBe(text);
     expect((await readKeySet(b.publicDir)).text).toBe((await readKeySet(a.publicDir)).text);

@@ -16,10 +16,10 @@ describe('FixedWindowLimiter', () => {
 
   it('counts at the time a request gives (the gateway reads its clock once per request), its own clock otherwise', () => {
     const limiter = new FixedWindowLimiter('per-key', 1, 60, 100, () => 0);
-    expect(limiter.take('a', 5_000)).toMatchObject({ allowed: true, resetSeconds: 60 });
-    expect(limiter.take('a', 50_000)).toMatchObject({ allowed: false, resetSeconds: 15 });
+    expect(limiter.take('a', 1, 5_000)).toMatchObject({ allowed: true, resetSeconds: 60 });
+    expect(limiter.take('a', 1, 50_000)).toMatchObject({ allowed: false, resetSeconds: 15 });
     // A new window from the request's time, though the limiter's own clock still says 0.
-    expect(limiter.take('a', 65_000)).toMatchObject({ allowed: true, remaining: 0, resetSeconds: 60 });
+    expect(limiter.take('a', 1, 65_000)).toMatchObject({ allowed: true, remaining: 0, resetSeconds: 60 });
     expect(limiter.take('b')).toMatchObject({ allowed: true, resetSeconds: 60 });
   });
 

@@ -30,7 +30,7 @@ describe('the 2.x MCP client over HTTP', () => {
     const { client, transport } = httpClient(gw.key);
     await client.connect(transport);
     try {
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['verify_merchant']);
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['verify_merchant', 'verify_merchants', 'merchant_history']);
       const result = await client.callTool({ name: 'verify_merchant', arguments: { domain: `https://www.${GOLD}/tents` } });
       expect(result.isError).toBeFalsy();
       expect(firstText(result)).toBe((await gw.verify(GOLD)).text);

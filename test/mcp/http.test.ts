@@ -27,7 +27,7 @@ const call = (domain: string) => client.callTool({ name: 'verify_merchant', argu
 describe('verify_merchant over Streamable HTTP', () => {
   it('listTools shows verify_merchant with a title, an agent-facing description, an outputSchema and read-only annotations', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['verify_merchant']);
+    expect(tools.map((t) => t.name)).toEqual(['verify_merchant', 'verify_merchants', 'merchant_history']);
     const tool = tools[0]!;
     expect(tool.title).toBeTruthy();
     const d = tool.description ?? '';

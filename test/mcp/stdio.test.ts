@@ -68,7 +68,7 @@ describe.each([
 ])('mvr mcp over stdio ($mode)', ({ server, keySetUrl }) => {
   it('lists verify_merchant with its description, output schema and annotations', async () => {
     const { tools } = await server().client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['verify_merchant']);
+    expect(tools.map((t) => t.name)).toEqual(['verify_merchant', 'verify_merchants', 'merchant_history']);
     const tool = tools[0]!;
     expect(tool.title).toBeTruthy();
     expect(tool.description).toContain(keySetUrl());

@@ -1,0 +1,99 @@
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { CHANGES_DIR, INDEX_FILE } from '../core/layout.ts';
+
+/** What the change feed compares: a record's status, tier and score. */
+export interface Verdict {
+  status: string;
+  tier: string | null;
+  score: number | null;
+}
+
+interface IndexLine extends Verdict {
+  domain: string;
+  /** The record's shard (`ab`): the index is in shard, then domain, order. */
+  shard: string;
+}
+
+/** Writes a line, waiting when the stream's buffer is full, so memory stays flat. */
+async function write(out: WriteStream, line: string): Promise<void> {
+  if (!out.write(line)) await once(out, 'drain');
+}
+
+async function close(out: WriteStream): Promise<void> {
+  out.end();
+  await once(out, 'finish');
+}
+
+/**
+ * Writes a build's index: one line per record (domain, status, tier, score), shard by shard and
+ * in domain order within a shard, reading one shard's records at a time (a few thousand at 1M
+ * records), so memory stays flat however large the build.
+ */
+export async function writeIndex(buildDir: string): Promise<void> {
+  const shards = (await readdir(buildDir)).filter((n) => /^[0-9a-f]{2}$/.test(n)).sort();
+  const out = createWriteStream(join(buildDir, INDEX_FILE));
+  for (const shard of shards) {
+    // In domain order (not file-name order: "a-b.json" sorts before "a.json").
+    const domains = (await readdir(join(buildDir, shard))).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).sort();
+    for (const domain of domains) {
+      const r = JSON.parse(await readFile(join(buildDir, shard, `${domain}.json`), 'utf8')) as { domain: string; status: string; tier: string | null; score: number | null };
+      await write(out, `${JSON.stringify({ shard, domain: r.domain, status: r.status, tier: r.tier, score: r.score })}\n`);
+    }
+  }
+  await close(out);
+}
+
+/** The index of a build, writing it first for a build made before builds had one. */
+async function indexOf(buildDir: string): Promise<string> {
+  const file = join(buildDir, INDEX_FILE);
+  if (!(await stat(file).catch(() => null))) await writeIndex(buildDir);
+  return file;
+}
+
+async function* lines(file: string): AsyncGenerator<IndexLine> {
+  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) if (line) yield JSON.parse(line) as IndexLine;
+}
+
+const order = (a: IndexLine) => `${a.shard}/${a.domain}`;
+const verdict = (l: IndexLine | undefined): Verdict | null => (l ? { status: l.status, tier: l.tier, score: l.score } : null);
+
+/**
+ * Writes `changes/<earlier id>.jsonl` into `buildDir`: every domain whose status, tier or score
+ * differs from that earlier build, newly audited (`before` null) or dropped (`after` null). Both
+ * indexes are streamed side by side in the same order (a merge), so memory stays flat. Returns
+ * the number of changes.
+ */
+export async function writeChanges(buildDir: string, earlierId: string, earlierDir: string): Promise<number> {
+  await mkdir(join(buildDir, CHANGES_DIR), { recursive: true });
+  const out = createWriteStream(join(buildDir, CHANGES_DIR, `${earlierId}.jsonl`));
+  const before = lines(await indexOf(earlierDir));
+  const after = lines(join(buildDir, INDEX_FILE));
+  let b = await before.next();
+  let a = await after.next();
+  let count = 0;
+  const emit = async (domain: string, was: IndexLine | undefined, now: IndexLine | undefined) => {
+    count++;
+    await write(out, `${JSON.stringify({ domain, before: verdict(was), after: verdict(now) })}\n`);
+  };
+  while (!b.done || !a.done) {
+    const cmp = b.done ? 1 : a.done ? -1 : order(b.value) < order(a.value) ? -1 : order(b.value) > order(a.value) ? 1 : 0;
+    if (cmp < 0) {
+      await emit(b.value!.domain, b.value!, undefined);
+      b = await before.next();
+    } else if (cmp > 0) {
+      await emit(a.value!.domain, undefined, a.value!);
+      a = await after.next();
+    } else {
+      const [was, now] = [b.value!, a.value!];
+      if (was.status !== now.status || was.tier !== now.tier || was.score !== now.score) await emit(now.domain, was, now);
+      b = await before.next();
+      a = await after.next();
+    }
+  }
+  await close(out);
+  return count;
+}

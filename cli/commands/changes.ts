@@ -1,0 +1,39 @@
+import { defineCommand } from 'citty';
+import { ConfigError } from '../../core/errors.ts';
+import { BuildHistory } from '../../service/history.ts';
+import { openRecordsService } from '../../service/records.ts';
+import { runAction } from '../cli-output.ts';
+import { commandOptions, schemaUrlOf } from '../config.ts';
+
+const options = commandOptions('records', 'public', 'issuer', 'schemaUrl');
+
+const verdict = (v: { status: string; tier: string | null; score: number | null } | null) => (v ? `${v.status} ${v.tier ?? '-'} ${v.score ?? '-'}` : '(none)');
+
+export default defineCommand({
+  meta: { name: 'changes', description: 'What changed (status, tier, score; newly audited; dropped) from a kept build to the live one, as the build computed it' },
+  args: {
+    ...options.args,
+    since: { type: 'string', description: 'the id of a kept build (see GET /v1/builds, or records/kept.json)', required: true },
+    json: { type: 'boolean', description: 'one JSON object per change per line: {"domain","before","after"}' },
+  },
+  run: ({ args }) =>
+    runAction(Boolean(args.json), async () => {
+      const config = options.resolve(args, process.env);
+      if (/^(https?|s3):\/\//i.test(config.records)) throw new ConfigError('--records must be a records folder: the change feed is read from the builds kept there');
+      const records = openRecordsService({ records: config.records, publicDir: config.public, issuer: config.issuer, schemaUrl: schemaUrlOf(config), cacheBytes: 1024 * 1024, unverifiedSigner: null });
+      const history = new BuildHistory(records, config.records);
+      let count = 0;
+      let to = '';
+      for (let cursor: string | undefined; ; ) {
+        const page = await history.changes(args.since, cursor);
+        to = page.to;
+        for (const c of page.changes as { domain: string; before: Parameters<typeof verdict>[0]; after: Parameters<typeof verdict>[0] }[]) {
+          process.stdout.write(args.json ? `${JSON.stringify(c)}\n` : `${c.domain}  ${verdict(c.before)} -> ${verdict(c.after)}\n`);
+        }
+        count += page.changes.length;
+        if (page.next === null) break;
+        cursor = page.next;
+      }
+      process.stderr.write(`${count.toLocaleString('en-US')} change${count === 1 ? '' : 's'} from ${args.since} to ${to}\n`);
+    }),
+});

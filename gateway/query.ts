@@ -1,0 +1,38 @@
+import type { H3Event } from 'h3';
+import { normalizeDomain } from '../core/domain.ts';
+import { BuildNotFoundError, InvalidDomainError, InvalidRequestError } from '../core/errors.ts';
+import type { BuildHistory } from '../service/history.ts';
+import type { GatewayServices } from './context.ts';
+
+/** Every value of a query parameter, read from the request target as sent. */
+function values(event: H3Event, name: string): string[] {
+  const target = event.node.req.originalUrl ?? event.node.req.url ?? '/';
+  const q = target.indexOf('?');
+  return new URLSearchParams(q < 0 ? '' : target.slice(q + 1)).getAll(name);
+}
+
+/** Exactly one `domain` query parameter, normalized; errors name the query parameter. */
+export function domainParameter(event: H3Event): string {
+  const found = values(event, 'domain');
+  if (found.length === 0) throw new InvalidDomainError('query parameter "domain" is required');
+  if (found.length > 1) throw new InvalidDomainError(`query parameter "domain" is given ${found.length} times; give it once`);
+  try {
+    return normalizeDomain(found[0]);
+  } catch (error) {
+    throw new InvalidDomainError(`query parameter "domain": ${(error as Error).message}`);
+  }
+}
+
+/** An optional query parameter given at most once (INVALID_REQUEST otherwise; `required` makes it mandatory). */
+export function queryParameter(event: H3Event, name: string, required = false): string | undefined {
+  const found = values(event, name);
+  if (found.length > 1) throw new InvalidRequestError(`query parameter "${name}" is given ${found.length} times; give it once`);
+  if (required && (found.length === 0 || found[0] === '')) throw new InvalidRequestError(`query parameter "${name}" is required`);
+  return found[0];
+}
+
+/** The kept builds behind this gateway; records from an origin or a bucket keep none here. */
+export function historyOf(services: GatewayServices): BuildHistory {
+  if (!services.history) throw new BuildNotFoundError('', 'this gateway reads its records from an origin or a bucket, and keeps no build history');
+  return services.history;
+}

@@ -1,0 +1,35 @@
+import { defineEventHandler } from 'h3';
+import { sendAnswer } from '../answer.ts';
+import { requireApiKey } from '../auth.ts';
+import type { GatewayServices } from '../context.ts';
+import { domainParameter, historyOf, queryParameter } from '../query.ts';
+
+const json = (body: unknown) => ({ status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(body) });
+
+/** `GET /v1/builds`: the kept builds, newest first; the first is the live one. */
+export function buildsRoute(services: GatewayServices) {
+  return defineEventHandler(async (event) => {
+    await requireApiKey(event, services);
+    const builds = (await historyOf(services).builds()).map(({ id, issued_at, records }) => ({ id, issued_at, records }));
+    return sendAnswer(event, json({ builds }));
+  });
+}
+
+/** `GET /v1/history?domain=`: the domain's status, tier and score in every kept build that has a record of it, newest first. */
+export function historyRoute(services: GatewayServices) {
+  return defineEventHandler(async (event) => {
+    await requireApiKey(event, services);
+    const domain = domainParameter(event);
+    event.context.domain = domain;
+    return sendAnswer(event, json(await historyOf(services).history(domain)));
+  });
+}
+
+/** `GET /v1/changes?since=ID[&cursor=]`: what changed from kept build ID to the live build, 1000 a page. */
+export function changesRoute(services: GatewayServices) {
+  return defineEventHandler(async (event) => {
+    await requireApiKey(event, services);
+    const since = queryParameter(event, 'since', true)!;
+    return sendAnswer(event, json(await historyOf(services).changes(since, queryParameter(event, 'cursor'))));
+  });
+}

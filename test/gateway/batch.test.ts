@@ -1,0 +1,83 @@
+/**
+ * `POST /v1/verify/batch` on the real gateway, and the MCP tool `verify_merchants`: each record
+ * is byte for byte what `GET /v1/verify` answers, in the order sent; whole-request errors in
+ * their order (401, 415, 413, 400); each domain counts once against the key's quota.
+ */
+import { rename } from 'node:fs/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { verifyRecordNode } from '../../core/signing.ts';
+import { connectHttpClient } from '../verifier/helpers.ts';
+import { cleanup, expectProblem, makeProject, publishedKeySet, startTestGateway, type Reply } from './helpers.ts';
+
+afterAll(cleanup);
+
+const GOLD = 'acme-outdoor.example';
+describe('POST /v1/verify/batch', async () => {
+  const project = await makeProject();
+  const g = await startTestGateway(project, { rateLimitPerMinute: 1000 });
+  const post = async (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }, key: string | null = g.key): Promise<Reply> => {
+    const res = await fetch(`${g.url}/v1/verify/batch`, { method: 'POST', headers: { ...headers, ...(key ? { authorization: `Bearer ${key}` } : {}) }, body });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const text = bytes.toString('utf8');
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, headers: res.headers, bytes, text, json };
+  };
+
+  it('answers in order, each record exactly the bytes GET /v1/verify serves, problems in their place', async () => {
+    const sent = ['https://WWW.Acme-Outdoor.example/tents', 'never-audited.example', 'co.uk', GOLD];
+    const r = await post(JSON.stringify({ domains: sent }));
+    expect(r.status).toBe(200);
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    const { results } = r.json as { results: { domain: string; record?: Record<string, unknown>; problem?: { code: string; status: number } }[] };
+    expect(results.map((x) => x.domain)).toEqual(sent);
+    const single = (await g.verify(GOLD)).text;
+    expect(r.text).toContain(`{"domain":${JSON.stringify(sent[0])},"record":${single}}`);
+    expect(r.text).toContain(`{"domain":"${GOLD}","record":${single}}`);
+    expect(results[1]!.record).toMatchObject({ domain: 'never-audited.example', status: 'unverified' });
+    expect(results[2]!.problem).toMatchObject({ code: 'INVALID_DOMAIN', status: 400 });
+    const { keySet } = await publishedKeySet(project);
+    expect(verifyRecordNode(results[0]!.record, keySet)).toMatchObject({ valid: true });
+  });
+
+  it('whole-request errors: 401 first, then 415, 413, 400 naming the member', async () => {
+    expectProblem(await post('not json', { 'content-type': 'text/plain' }, null), 401, 'UNAUTHORIZED');
+    expectProblem(await post(JSON.stringify({ domains: [GOLD] }), { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectProblem(await post(JSON.stringify({ domains: ['x'.repeat(70_000)] })), 413, 'PAYLOAD_TOO_LARGE');
+    expect(expectProblem(await post('{"domains": ['), 400, 'INVALID_REQUEST').detail).toMatch(/not JSON/);
+    expect(expectProblem(await post(JSON.stringify({ domains: [] })), 400, 'INVALID_REQUEST').detail).toMatch(/body member "domains"/);
+    expect(expectProblem(await post(JSON.stringify({ domains: Array(101).fill(GOLD) })), 400, 'INVALID_REQUEST').detail).toMatch(/body member "domains"/);
+    expect(expectProblem(await post(JSON.stringify({ domains: [GOLD, 7] })), 400, 'INVALID_REQUEST').detail).toMatch(/body member "domains\[1\]"/);
+    expect(expectProblem(await post(JSON.stringify({ domains: [GOLD], extra: 1 })), 400, 'INVALID_REQUEST').detail).toMatch(/"extra"/);
+    expectProblem(await g.request('/v1/verify/batch'), 405, 'METHOD_NOT_ALLOWED');
+  });
+
+  it('each domain counts once against the quota', async () => {
+    const first = await post(JSON.stringify({ domains: Array(40).fill(GOLD) }));
+    const left = Number(/r=(\d+)/.exec(first.headers.get('ratelimit') ?? '')?.[1]);
+    const second = await post(JSON.stringify({ domains: Array(10).fill(GOLD) }));
+    expect(Number(/r=(\d+)/.exec(second.headers.get('ratelimit') ?? '')?.[1])).toBe(left - 10);
+  });
+
+  it('the tool verify_merchants gives the same records over MCP', async () => {
+    const client = await connectHttpClient(g.url, g.key);
+    const tools = (await client.listTools()).tools.map((t) => t.name);
+    expect(tools).toEqual(expect.arrayContaining(['verify_merchant', 'verify_merchants']));
+    const result = (await client.callTool({ name: 'verify_merchants', arguments: { domains: [GOLD, 'co.uk'] } })) as unknown as { structuredContent: { results: { domain: string; record?: unknown; problem?: { code: string } }[] } };
+    expect(result.structuredContent.results[0]).toEqual({ domain: GOLD, record: JSON.parse((await g.verify(GOLD)).text) });
+    expect(result.structuredContent.results[1]).toMatchObject({ domain: 'co.uk', problem: { code: 'INVALID_DOMAIN' } });
+    await client.close();
+  });
+
+  it('a store that cannot be read fails the whole batch with 503 STORE_UNAVAILABLE', async () => {
+    await rename(project.recordsDir, `${project.recordsDir}.away`);
+    await new Promise((r) => setTimeout(r, 300));
+    expectProblem(await post(JSON.stringify({ domains: ['not-cached.example'] })), 503, 'STORE_UNAVAILABLE');
+    await rename(`${project.recordsDir}.away`, project.recordsDir);
+    await g.close();
+  });
+});

@@ -1,0 +1,132 @@
+/**
+ * Kept builds on the real gateway: `mvr build --keep`, `GET /v1/builds`, a record of a past build
+ * (`&build=`), a domain's history, the change feed the build wrote, and the MCP tool
+ * `merchant_history`. Records of a past build still verify after a key rotation.
+ */
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { verifyRecordNode } from '../../core/signing.ts';
+import { runCli } from '../build/helpers.ts';
+import { connectHttpClient } from '../verifier/helpers.ts';
+import { keygen, retireKey } from '../../service/signing-keys.ts';
+import { build, cleanup, expectProblem, makeProject, publishedKeySet, startTestGateway } from './helpers.ts';
+
+afterAll(cleanup);
+
+const GOLD = 'acme-outdoor.example';
+const months = ['2026-08-01', '2026-09-01', '2026-10-01', '2026-11-01'].map((d) => Date.parse(`${d}T00:00:00Z`));
+
+describe('kept builds: list, past records, history, changes', async () => {
+  const project = await makeProject({ build: false });
+  // Four monthly builds, keeping three; from the third month on, acme's score is lower.
+  for (const [i, now] of months.entries()) {
+    if (i === 2) {
+      const file = join(project.auditsDir, 'verified.jsonl');
+      const lines = (await readFile(file, 'utf8')).split('\n');
+      await writeFile(file, lines.map((l) => (l.includes(`"${GOLD}"`) ? l.replace(/"score":\s*[\d.]+/, '"score": 55') : l)).join('\n'));
+    }
+    await build(project, { now, keep: 3 });
+  }
+  const g = await startTestGateway(project);
+  const builds = ((await g.request('/v1/builds')).json as { builds: { id: string; issued_at: string; records: number }[] }).builds;
+
+  it('lists the kept builds newest first, the live one first; older ones are removed', async () => {
+    expect(builds.map((b) => b.issued_at)).toEqual(['2026-11-01T00:00:00.000Z', '2026-10-01T00:00:00.000Z', '2026-09-01T00:00:00.000Z']);
+    expect(Object.keys(builds[0]!).sort()).toEqual(['id', 'issued_at', 'records']);
+    expect((await readdir(join(project.recordsDir, 'builds'))).filter((n) => !n.startsWith('.')).sort()).toEqual(builds.map((b) => b.id).sort());
+  });
+
+  it('serves the signed record of a past build, which verifies on its own; unknown builds are 404', async () => {
+    const past = await g.request(`/v1/verify?domain=${GOLD}&build=${builds[2]!.id}`);
+    expect(past.status).toBe(200);
+    expect(past.json).toMatchObject({ domain: GOLD, issued_at: '2026-09-01T00:00:00.000Z' });
+    expect(verifyRecordNode(past.json, (await publishedKeySet(project)).keySet)).toMatchObject({ valid: true });
+    expect((await g.request(`/v1/verify?domain=${GOLD}&build=${builds[0]!.id}`)).bytes).toEqual((await g.verify(GOLD)).bytes);
+    expect((await g.request(`/v1/verify?domain=never-audited.example&build=${builds[1]!.id}`)).json).toMatchObject({ status: 'unverified' });
+    expectProblem(await g.request(`/v1/verify?domain=${GOLD}&build=nope`), 404, 'BUILD_NOT_FOUND');
+  });
+
+  it('gives a domain\'s history, newest first, one entry per kept build', async () => {
+    const r = await g.request(`/v1/history?domain=https://www.${GOLD}/x`);
+    const h = r.json as { domain: string; entries: { build: string; score: number; tier: string }[] };
+    expect(h.domain).toBe(GOLD);
+    expect(h.entries.map((e) => e.build)).toEqual(builds.map((b) => b.id));
+    expect(h.entries.map((e) => e.score)).toEqual([55, 55, 93.5]);
+    expectProblem(await g.request('/v1/history?domain=co.uk'), 400, 'INVALID_DOMAIN');
+  });
+
+  it('pages through the change feed the build computed', async () => {
+    const r = await g.request(`/v1/changes?since=${builds[2]!.id}`);
+    expect(r.json).toMatchObject({ from: builds[2]!.id, to: builds[0]!.id, next: null, changes: [{ domain: GOLD, before: { score: 93.5, tier: 'gold' }, after: { score: 55, tier: 'silver' } }] });
+    expect((await g.request(`/v1/changes?since=${builds[1]!.id}`)).json).toMatchObject({ changes: [] });
+    expect((await g.request(`/v1/changes?since=${builds[0]!.id}`)).json).toMatchObject({ changes: [], next: null });
+    expectProblem(await g.request('/v1/changes?since=nope'), 404, 'BUILD_NOT_FOUND');
+    expectProblem(await g.request('/v1/changes'), 400, 'INVALID_REQUEST');
+    expectProblem(await g.request(`/v1/changes?since=${builds[2]!.id}&cursor=5.AAAAAAAA`), 400, 'INVALID_REQUEST');
+    expectProblem(await g.request('/v1/builds', { key: null }), 401, 'UNAUTHORIZED');
+  });
+
+  it('`mvr changes --since ID --json` prints the same feed for scripts, one change per line', async () => {
+    const r = await runCli(['changes', '--since', builds[2]!.id, '--records', project.recordsDir, '--public', project.publicDir, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(((await g.request(`/v1/changes?since=${builds[2]!.id}`)).json as { changes: unknown[] }).changes);
+    expect(r.stderr).toMatch(/^1 change from /);
+    expect((await runCli(['changes', '--since', 'nope', '--records', project.recordsDir])).code).toBe(1);
+  });
+
+  it('the MCP tool merchant_history answers the same', async () => {
+    const client = await connectHttpClient(g.url, g.key);
+    const result = (await client.callTool({ name: 'merchant_history', arguments: { domain: GOLD } })) as unknown as { structuredContent: unknown };
+    expect(result.structuredContent).toEqual((await g.request(`/v1/history?domain=${GOLD}`)).json);
+    await client.close();
+    await g.close();
+  });
+});
+
+/** `count` audits of `shop<i>.example`, every score `score`. */
+const syntheticAudits = (count: number, score: number) =>
+  Array.from({ length: count }, (_, i) =>
+    JSON.stringify({ domain: `shop${i}.example`, score, sub_scores: { visibility: 50, recommendation_rate: 50, technical_readiness: 50 }, evidence: { ok: true, coverage: 0.8, site_coverage: 0.7, engines_ran: ['chatgpt'] }, archetype: 'retailer', first_seen: '2025-01-01T00:00:00Z', last_audited_at: '2026-10-01T00:00:00Z' }),
+  ).join('\n');
+
+describe('the change feed pages, and kept builds keep their keys', async () => {
+  it('pages 2,500 changes 1,000 at a time with a cursor, in a stable order, each domain once', async () => {
+    const project = await makeProject({ build: false });
+    await writeFile(join(project.auditsDir, 'many.jsonl'), syntheticAudits(2500, 40));
+    await build(project, { now: months[0]! });
+    await writeFile(join(project.auditsDir, 'many.jsonl'), syntheticAudits(2500, 60));
+    await build(project, { now: months[1]! });
+    const g = await startTestGateway(project);
+    const since = ((await g.request('/v1/builds')).json as { builds: { id: string }[] }).builds[1]!.id;
+    const seen: string[] = [];
+    const sizes: number[] = [];
+    for (let cursor: string | null = ''; cursor !== null; ) {
+      const page = (await g.request(`/v1/changes?since=${since}${cursor ? `&cursor=${cursor}` : ''}`)).json as { changes: { domain: string; before: { tier: string }; after: { tier: string } }[]; next: string | null };
+      sizes.push(page.changes.length);
+      seen.push(...page.changes.map((c) => c.domain));
+      expect(page.changes.every((c) => c.before.tier === 'bronze' && c.after.tier === 'silver')).toBe(true);
+      cursor = page.next;
+    }
+    expect(sizes).toEqual([1000, 1000, 500]);
+    expect(new Set(seen).size).toBe(2500);
+    await g.close();
+  });
+
+  it('a retired key stays in the key set while a kept build has records signed by it', async () => {
+    const project = await makeProject({ build: false });
+    await build(project, { now: months[0]!, keep: 2 });
+    const oldKid = project.kid!;
+    await keygen(project.keysDir);
+    await retireKey(project.keysDir, oldKid);
+    await build(project, { now: months[1]!, keep: 2 });
+    expect((await publishedKeySet(project)).keySet.keys.map((k) => k.kid)).toContain(oldKid);
+    const g = await startTestGateway(project);
+    const builds = ((await g.request('/v1/builds')).json as { builds: { id: string }[] }).builds;
+    expect((await g.request(`/v1/verify?domain=${GOLD}&build=${builds[1]!.id}`)).json).toMatchObject({ key_id: oldKid });
+    await g.close();
+    // Once no kept build was signed by it, it leaves.
+    await build(project, { now: months[2]!, keep: 2 });
+    expect((await publishedKeySet(project)).keySet.keys.map((k) => k.kid)).not.toContain(oldKid);
+  });
+});
