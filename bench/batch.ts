@@ -35,10 +35,10 @@ const work = join(OUT, `batch-${count}`);
 if (!existsSync(join(work, 'records/current'))) {
   log(`building ${count.toLocaleString('en-US')} records`);
   await mvr('keygen', '--keys', join(work, 'keys'));
-  await mvr('build', '--json', '--audits', join(audits, '..'), '--records', join(work, 'records'), '--public', join(work, 'public'), '--keys', join(work, 'keys'), '--now', '2026-11-01T00:00:00Z');
+  await mvr('build', '--json', '--audits', audits, '--records', join(work, 'records'), '--public', join(work, 'public'), '--keys', join(work, 'keys'), '--now', '2026-11-01T00:00:00Z');
 }
 const key = (await mvr('apikey', 'create', '--api-keys', join(work, 'api-keys.json'), '--label', 'bench:batch')).stdout.trim();
-const hot = (await domainsOf(audits, Number(values.hot)));
+const hot = await domainsOf(join(audits, 'audits.jsonl'), Number(values.hot));
 
 const single = await pathsScript(work, 'batch-single', hot.map((d) => `/v1/verify?domain=${d}`), `Bearer ${key}`);
 // Every batch body is 100 domains of the same hot set, picked at random per request.

@@ -9,6 +9,7 @@ import { KEY_SET_PATH, type KeySet } from '../core/keyset.ts';
 import { BUILDS_DIR, MANIFEST_FILE } from '../core/layout.ts';
 import { formatTimestamp } from '../core/time.ts';
 import { writeAtomic } from '../service/files.ts';
+import { copyVerifyPage } from '../service/verify-page.ts';
 import { loadActiveKey, publishedKeySet } from '../service/signing-keys.ts';
 import { MAX_PROBLEMS_KEPT, processAll, sortProblems } from './dispatch.ts';
 import { listAuditFiles, readAuditFile } from './inputs.ts';
@@ -92,6 +93,8 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     // Key set first, then records: a record is never live before the key that verifies it.
     await mkdir(dirname(keySetFile), { recursive: true });
     await writeAtomic(keySetFile, `${canonicalJson(keySet)}\n`);
+    // The verify page beside it, so a CDN serving public/ serves the page too.
+    if (!(await copyVerifyPage(opts.publicDir))) opts.onWarning?.('the verify page is not built (run "npm run build"): public/verify/ was not written');
     const { buildDir, previous } = await swapInBuild(opts.recordsDir, staging, buildId);
     staging = null;
     const durationMs = performance.now() - started;

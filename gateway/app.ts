@@ -11,11 +11,13 @@ import { keySetRoute, openApiRoute, schemaRoute } from './routes/public.ts';
 import { verifyRoute } from './routes/verify.ts';
 import { batchRoute } from './routes/batch.ts';
 import { buildsRoute, changesRoute, historyRoute } from './routes/history.ts';
+import { verifyPageRoutes } from './routes/verify-page.ts';
 
 type Method = 'GET' | 'HEAD' | 'POST';
 
 /** Every route of the gateway: path, methods, handler. A known path asked with another method is 405 with `Allow`. */
 function routes(services: GatewayServices): { path: string; methods: Method[]; handler: EventHandler }[] {
+  const verifyPage = verifyPageRoutes();
   return [
     { path: '/v1/verify', methods: ['GET', 'HEAD'], handler: verifyRoute(services) },
     { path: '/v1/verify/batch', methods: ['POST'], handler: batchRoute(services) },
@@ -26,6 +28,8 @@ function routes(services: GatewayServices): { path: string; methods: Method[]; h
     { path: '/schemas/verification/v1', methods: ['GET', 'HEAD'], handler: schemaRoute(services) },
     { path: '/openapi.json', methods: ['GET', 'HEAD'], handler: openApiRoute(services) },
     { path: '/healthz', methods: ['GET', 'HEAD'], handler: healthRoute(services) },
+    { path: '/verify', methods: ['GET', 'HEAD'], handler: verifyPage.page },
+    { path: '/verify/app.js', methods: ['GET', 'HEAD'], handler: verifyPage.script },
     { path: '/mcp', methods: ['POST'], handler: mcpRoute(services) },
   ];
 }

@@ -147,6 +147,15 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
           responses: { '200': { description: 'OpenAPI 3.1.', headers: publicHeaders, content: { 'application/json': { schema: { type: 'object' } } } }, ...notModified, ...problems(['METHOD_NOT_ALLOWED']) },
         },
       },
+      '/verify': {
+        get: {
+          operationId: 'verifyPage',
+          tags: ['public'],
+          summary: 'A page that verifies a pasted record, or looks a domain up with an API key, in the browser',
+          security: [],
+          responses: { '200': { description: 'The page (its script is /verify/app.js).', content: { 'text/html': { schema: { type: 'string' } } } }, ...problems(['NOT_FOUND', 'METHOD_NOT_ALLOWED']) },
+        },
+      },
       '/healthz': {
         get: {
           operationId: 'health',

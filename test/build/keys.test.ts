@@ -206,13 +206,13 @@ describe.concurrent('no private key material leaves keys/', () => {
         scanned++;
         for (const secret of secrets) expect(text.includes(secret), `${rel} holds a private key`).toBe(false);
         expect(text, rel).not.toMatch(/"d"\s*:/);
-        // JSON Lines (the index, the change feed): each line is a JSON value.
-        const values = rel.endsWith('.jsonl') ? text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown) : [JSON.parse(text) as unknown];
+        // JSON Lines (the index, the change feed): each line is a JSON value; the verify page (HTML, JS) only as text.
+        const values = rel.endsWith('.jsonl') ? text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown) : rel.endsWith('.json') ? [JSON.parse(text) as unknown] : [];
         for (const value of values) expect(privateMembers(value), rel).toEqual([]);
       }
     }
-    // The key set, the list of kept builds, three kept builds of 33 records, a manifest and an index each, and
-    // their change feeds (against 0, 1 and 2 earlier builds).
-    expect(scanned).toBe(1 + 1 + 3 * 35 + (0 + 1 + 2));
+    // The key set and the verify page (2 files), the list of kept builds, three kept builds of 33 records, a manifest
+    // and an index each, and their change feeds (against 0, 1 and 2 earlier builds).
+    expect(scanned).toBe(1 + 2 + 1 + 3 * 35 + (0 + 1 + 2));
   });
 });

@@ -1,0 +1,27 @@
+import { defineEventHandler } from 'h3';
+import { NotFoundError } from '../../core/errors.ts';
+import { readVerifyPage } from '../../service/verify-page.ts';
+import { strongEtag } from '../../service/etag.ts';
+import { conditionalAnswer, sendAnswer } from '../answer.ts';
+
+/** The page runs only its own script and asks only this origin (the key set, `GET /v1/verify`). */
+const CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/** `GET /verify` and `/verify/app.js`: the verify page, public, from what `npm run build` made. */
+export function verifyPageRoutes() {
+  const page = readVerifyPage();
+  const serve = (which: 'html' | 'script') =>
+    defineEventHandler(async (event) => {
+      const files = await page;
+      if (!files) throw new NotFoundError(`${event.path} (the verify page was not built: run "npm run build")`);
+      const body = which === 'html' ? files.html : files.script;
+      const headers = {
+        'content-type': which === 'html' ? 'text/html; charset=utf-8' : 'text/javascript; charset=utf-8',
+        'cache-control': 'public, max-age=300',
+        'content-security-policy': CSP,
+        'x-content-type-options': 'nosniff',
+      };
+      return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(body), body));
+    });
+  return { page: serve('html'), script: serve('script') };
+}

@@ -1,0 +1,91 @@
+/**
+ * The verify page in a real headless Chromium (Debian's `chromium`, driven by playwright-core):
+ * a valid record, a tampered one and an unsigned one pasted, and a lookup through the gateway,
+ * each verified in the browser by @merchant-verify/verifier. The page loads nothing from any
+ * other origin. A screenshot is kept for a person to look at (its path is printed).
+ */
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanup, makeProject, startTestGateway, type TestGateway } from './helpers.ts';
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => existsSync(p)) ?? null;
+if (!CHROMIUM) console.warn('SKIPPED: the verify page tests need chromium, which is not installed here (apt-get install chromium; .ci/run installs it)');
+
+describe.skipIf(!CHROMIUM)('the verify page in headless Chromium', () => {
+  let g: TestGateway;
+  let browser: Browser;
+  let page: Page;
+  const foreign: string[] = [];
+  const GOLD = 'acme-outdoor.example';
+
+  beforeAll(async () => {
+    g = await startTestGateway(await makeProject());
+    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    page = await browser.newPage();
+    page.on('request', (r) => {
+      if (!r.url().startsWith(g.url)) foreign.push(r.url());
+    });
+    await page.goto(`${g.url}/verify`);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await g?.close();
+    await cleanup();
+  });
+
+  const paste = async (text: string) => {
+    await page.getByLabel('Record (JSON)').fill(text);
+    await page.getByRole('button', { name: 'Verify the record' }).click();
+    await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
+    const state = await page.locator('#result').getAttribute('data-state');
+    const verdict = await page.locator('#verdict').textContent();
+    await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
+    return { state, verdict };
+  };
+
+  it('says a pasted valid record is valid, and shows its key, status, tier, score and staleness', async () => {
+    const record = (await g.verify(GOLD)).text;
+    expect(await paste(record)).toEqual({ state: 'valid', verdict: 'Valid signature' });
+    const details = await page.locator('#details').textContent();
+    expect(details).toContain(JSON.parse(record).key_id);
+    expect(details).toMatch(/Statusverified.*Tiergold.*Score93\.5/);
+    expect(details).toMatch(/Staleness(current|overdue)/);
+  });
+
+  it('names the reason for a tampered record and an unsigned one', async () => {
+    const record = JSON.parse((await g.verify(GOLD)).text) as Record<string, unknown>;
+    expect(await paste(JSON.stringify({ ...record, score: 99 }))).toEqual({ state: 'invalid', verdict: 'Not verified: BAD_SIGNATURE' });
+    const { key_id: _k, signature: _s, ...unsigned } = record;
+    expect(await paste(JSON.stringify(unsigned))).toEqual({ state: 'invalid', verdict: 'Not verified: UNSIGNED' });
+    expect(await paste('{not json')).toMatchObject({ state: 'error' });
+  });
+
+  it('looks a domain up through the gateway with an API key, and verifies the answer; a wrong key is refused', async () => {
+    await page.getByLabel('Domain or URL').fill(`https://www.${GOLD}/tents`);
+    await page.getByLabel('API key').fill(g.key);
+    await page.getByRole('button', { name: 'Look up and verify' }).click();
+    await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
+    expect(await page.locator('#verdict').textContent()).toBe('Valid signature');
+    const shot = join(tmpdir(), 'mvr-verify-page.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    console.log(`verify page screenshot: ${shot}`);
+    await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
+    await page.getByLabel('API key').fill('mvr_0123456789_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+    await page.getByRole('button', { name: 'Look up and verify' }).click();
+    await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
+    expect(await page.locator('#verdict').textContent()).toBe('Lookup refused: UNAUTHORIZED');
+  });
+
+  it('works by keyboard, labels every field, and loads nothing from another origin', async () => {
+    for (const label of ['Record (JSON)', 'Domain or URL', 'API key']) expect(await page.getByLabel(label).count()).toBe(1);
+    await page.getByLabel('Record (JSON)').focus();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Verify the record');
+    expect(foreign).toEqual([]);
+    const res = await fetch(`${g.url}/verify/app.js`);
+    expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+  });
+});

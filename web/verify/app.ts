@@ -1,0 +1,87 @@
+// The verify page's script: verifies a record in the browser with @merchant-verify/verifier,
+// against the key set this origin publishes. Bundled for the browser by `npm run build`.
+import { KEY_SET_PATH, verifyRecord, type RecordVerification } from '@merchant-verify/verifier';
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const result = $('result');
+const verdict = $('verdict');
+const details = $('details');
+
+function show(state: 'valid' | 'invalid' | 'error', title: string, rows: [string, string][]): void {
+  result.dataset.state = state;
+  verdict.textContent = title;
+  details.replaceChildren(
+    ...rows.flatMap(([name, value]) => {
+      const dt = document.createElement('dt');
+      dt.textContent = name;
+      const dd = document.createElement('dd');
+      dd.textContent = value;
+      return [dt, dd];
+    }),
+  );
+  result.focus();
+}
+
+async function keySet(): Promise<unknown> {
+  const res = await fetch(KEY_SET_PATH, { headers: { accept: 'application/json' } });
+  if (!res.ok) throw new Error(`the key set could not be fetched (${res.status})`);
+  return res.json();
+}
+
+function report(record: unknown, verification: RecordVerification): void {
+  const r = (record ?? {}) as Record<string, unknown>;
+  const text = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
+  const staleness = verification.staleness as { state?: string; ageDays?: number | null } | undefined;
+  const rows: [string, string][] = [
+    ['Domain', text(r.domain)],
+    ['Key', text(r.key_id)],
+    ['Status', text(r.status)],
+    ['Tier', text(r.tier)],
+    ['Score', text(r.score)],
+    ['Last audited', text(r.last_audited_at)],
+    ['Staleness', staleness ? `${text(staleness.state)}${typeof staleness.ageDays === 'number' ? `, ${staleness.ageDays} days` : ''}` : '-'],
+  ];
+  if (verification.valid) show('valid', 'Valid signature', rows);
+  else show('invalid', `Not verified: ${verification.code}`, [['Reason', verification.code ?? '-'], ...rows]);
+}
+
+async function check(record: unknown): Promise<void> {
+  try {
+    report(record, verifyRecord(record, await keySet()));
+  } catch (error) {
+    show('error', 'Could not verify', [['Problem', (error as Error).message]]);
+  }
+}
+
+$('paste-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  let record: unknown;
+  try {
+    record = JSON.parse(($('record') as HTMLTextAreaElement).value);
+  } catch {
+    show('error', 'Not verified: not JSON', [['Problem', 'the pasted text is not a JSON record']]);
+    return;
+  }
+  void check(record);
+});
+
+$('lookup-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const domain = ($('domain') as HTMLInputElement).value.trim();
+  const key = ($('api-key') as HTMLInputElement).value.trim();
+  void (async () => {
+    try {
+      const res = await fetch(`/v1/verify?domain=${encodeURIComponent(domain)}`, { headers: { authorization: `Bearer ${key}`, accept: 'application/json' } });
+      const body = (await res.json()) as { code?: string; detail?: string; domain?: string };
+      if (!res.ok) {
+        show('error', `Lookup refused: ${body.code ?? res.status}`, [['Problem', body.detail ?? `the gateway answered ${res.status}`]]);
+        return;
+      }
+      await check(body);
+    } catch (error) {
+      show('error', 'Lookup failed', [['Problem', (error as Error).message]]);
+    }
+  })();
+});
+
+result.tabIndex = -1;
