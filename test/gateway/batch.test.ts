@@ -15,18 +15,8 @@ const GOLD = 'acme-outdoor.example';
 describe('POST /v1/verify/batch', async () => {
   const project = await makeProject();
   const g = await startTestGateway(project, { rateLimitPerMinute: 1000 });
-  const post = async (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }, key: string | null = g.key): Promise<Reply> => {
-    const res = await fetch(`${g.url}/v1/verify/batch`, { method: 'POST', headers: { ...headers, ...(key ? { authorization: `Bearer ${key}` } : {}) }, body });
-    const bytes = Buffer.from(await res.arrayBuffer());
-    const text = bytes.toString('utf8');
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, headers: res.headers, bytes, text, json };
-  };
+  const post = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }, key: string | null = g.key): Promise<Reply> =>
+    g.request('/v1/verify/batch', { method: 'POST', headers, key, body });
 
   it('answers in order, each record exactly the bytes GET /v1/verify serves, problems in their place', async () => {
     const sent = ['https://WWW.Acme-Outdoor.example/tents', 'never-audited.example', 'co.uk', GOLD];

@@ -123,6 +123,8 @@ export interface RequestOptions {
   /** Raw Authorization header (overrides `key`). */
   authorization?: string;
   headers?: Record<string, string>;
+  /** A request body (for POST). */
+  body?: string;
 }
 
 export interface TestGateway {
@@ -196,7 +198,7 @@ async function send(t: TestGateway, path: string, opts: RequestOptions): Promise
     headers.authorization = authorization;
     t.sentAuthorizations.add(authorization);
   }
-  const res = await fetch(t.url + path, { method: opts.method ?? 'GET', headers });
+  const res = await fetch(t.url + path, { method: opts.method ?? 'GET', headers, body: opts.body });
   const bytes = Buffer.from(await res.arrayBuffer());
   const text = bytes.toString('utf8');
   let json: unknown;
