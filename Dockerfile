@@ -31,6 +31,7 @@ COPY cli ./cli
 COPY gateway ./gateway
 COPY mcp ./mcp
 COPY verifier ./verifier
+COPY web ./web
 RUN npm run build && npm prune --omit=dev --ignore-scripts && npm cache clean --force
 
 # --- runtime: JavaScript and runtime dependencies only; no TypeScript, no loader ---
