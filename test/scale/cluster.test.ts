@@ -18,6 +18,7 @@ import { redisApiKeyTable } from '../../service/api-keys-redis.ts';
 import { connectRedis, type RedisClient } from '../../service/redis.ts';
 import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../service/s3.ts';
 import { build, cleanup, liveRecords, makeProject, publishedKeySet, ROOT, sleep, type TestProject } from '../gateway/helpers.ts';
+import { untilMinuteHasLeft } from '../support/ports.ts';
 import { freePort, REDIS_SERVER, reportRedisSkip, startRedis, type TestRedis } from '../support/redis-server.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 
@@ -170,6 +171,7 @@ describe.skipIf(!REDIS_SERVER)('three gateways on one Redis and one bucket (real
     const cluster = await startCluster(quota);
     const { key } = await createApiKey(redisApiKeyTable(client, redis.url), 'quota');
     await sleep(500);
+    await untilMinuteHasLeft(30_000); // one quota window for the whole count
     const statuses: number[] = [];
     for (let i = 0; i < 2 * quota; i += 12) statuses.push(...(await Promise.all(Array.from({ length: 12 }, () => ask(cluster.url, audited[0]!, key)))).map((r) => r.status));
     const allowed = statuses.filter((s) => s === 200).length;
