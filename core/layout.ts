@@ -39,3 +39,8 @@ export const KEPT_FILE = 'kept.json';
 export const INDEX_FILE = 'index.jsonl';
 /** In each build: what changed since an earlier kept build, `changes/<that build's id>.jsonl`. */
 export const CHANGES_DIR = 'changes';
+
+/** Where records come from, by the form of a `--records` value: a bucket, an http(s) origin, or a folder. */
+export function recordsKind(records: string): 's3' | 'http' | 'folder' {
+  return /^s3:\/\//i.test(records) ? 's3' : /^https?:\/\//i.test(records) ? 'http' : 'folder';
+}

@@ -64,7 +64,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     issuer: opts.issuer,
     schemaUrl: opts.schemaUrl,
     records,
-    history: /^(https?|s3):\/\//i.test(opts.recordsDir) ? null : new BuildHistory(records, opts.recordsDir),
+    history: BuildHistory.of(records),
     apiKeys,
     log,
     accessLog: opts.accessLog ?? true,

@@ -1,8 +1,8 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ConfigError, StoreUnavailableError, UnauthorizedError } from '../core/errors.ts';
-import { writeAtomic } from './files.ts';
+import { fileSignature, writeAtomic } from './files.ts';
 
 /**
  * API keys: `mvr_<id>_<secret>`. Only SHA-256 of the whole key is stored, in its own JSON file
@@ -63,10 +63,7 @@ export function apiKeyFile(file: string): ApiKeyTable {
   };
   return {
     name: file,
-    version: async () => {
-      const st = await stat(file).catch(() => null);
-      return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'missing';
-    },
+    version: () => fileSignature(file),
     entries: async () => (await readKeyFile(file)).keys,
     add: async (entry) => {
       const data = await readKeyFile(file);

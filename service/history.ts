@@ -4,8 +4,9 @@ import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BuildNotFoundError, InvalidRequestError } from '../core/errors.ts';
-import { BUILDS_DIR, CHANGES_DIR, recordPath } from '../core/layout.ts';
+import { BUILDS_DIR, CHANGES_DIR, KEPT_FILE, MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import { strongEtag } from './etag.ts';
+import { fileSignature } from './files.ts';
 import { readKept, type KeptBuild } from './kept-builds.ts';
 import { checkServeRule, type RecordsService, type ServedRecord } from './records.ts';
 
@@ -35,20 +36,34 @@ export interface ChangesPage {
  * kept build was signed with). Records from an origin or a bucket keep no history here.
  */
 export class BuildHistory {
+  /** The kept builds as last read, and what they were read for (the live build and kept.json as they were). */
+  private listed: { key: string; builds: Promise<KeptBuild[]> } | null = null;
+
   constructor(
     private readonly records: RecordsService,
     private readonly recordsDir: string,
   ) {}
 
-  /** The kept builds, newest first, the live one first. */
-  builds(): Promise<KeptBuild[]> {
-    return readKept(this.recordsDir);
+  /** The history of a records service's folder; null when its records come from an origin or a bucket. */
+  static of(records: RecordsService): BuildHistory | null {
+    return records.folder === null ? null : new BuildHistory(records, records.folder);
+  }
+
+  /**
+   * The kept builds, newest first, the live one first. Read again only when the live build or
+   * kept.json changed (a build swaps, then writes kept.json, then prunes), not on every request.
+   */
+  async builds(): Promise<KeptBuild[]> {
+    const key = `${this.records.source.generation()}|${await fileSignature(join(this.recordsDir, KEPT_FILE))}`;
+    if (this.listed?.key !== key) this.listed = { key, builds: readKept(this.recordsDir) };
+    return this.listed.builds;
   }
 
   /** The record of `domain` in a kept build: stored and checked, or the never-audited record. */
   async recordIn(build: string, domain: string, now = Date.now()): Promise<ServedRecord> {
-    const kept = await this.kept(build);
-    if (kept.id === (await this.builds())[0]?.id) return this.records.recordFor(domain, now);
+    const builds = await this.builds();
+    const kept = this.kept(builds, build);
+    if (kept === builds[0]) return this.records.recordFor(domain, now);
     const bytes = await this.stored(kept.id, domain);
     if (!bytes) return this.records.neverAudited(domain, now);
     checkServeRule(domain, bytes, this.records.keySet());
@@ -59,7 +74,11 @@ export class BuildHistory {
   async history(domain: string): Promise<{ domain: string; entries: HistoryEntry[] }> {
     const entries: HistoryEntry[] = [];
     for (const b of await this.builds()) {
-      const bytes = await this.stored(b.id, domain);
+      // A build pruned since the list was read has nothing to say any more.
+      const bytes = await this.stored(b.id, domain).catch((error: unknown) => {
+        if (error instanceof BuildNotFoundError) return null;
+        throw error;
+      });
       if (!bytes) continue;
       checkServeRule(domain, bytes, this.records.keySet());
       const r = JSON.parse(bytes.toString('utf8')) as { status: string; tier: string | null; score: number | null; last_audited_at: string | null };
@@ -74,8 +93,9 @@ export class BuildHistory {
    * feed file, tied to the live build: a cursor from before a new build is refused.
    */
   async changes(since: string, cursor: string | undefined): Promise<ChangesPage> {
-    const [live] = await this.builds();
-    await this.kept(since);
+    const builds = await this.builds();
+    const live = builds[0];
+    this.kept(builds, since);
     if (!live || since === live.id) return { from: since, to: live?.id ?? since, changes: [], next: null };
     const file = join(this.recordsDir, BUILDS_DIR, live.id, CHANGES_DIR, `${since}.jsonl`);
     if (!(await stat(file).catch(() => null))) throw new BuildNotFoundError(since);
@@ -97,17 +117,22 @@ export class BuildHistory {
     return { from: since, to: live.id, changes, next: more ? cursorOf(consumed, live.id) : null };
   }
 
-  private async kept(build: string): Promise<KeptBuild> {
-    const found = (await this.builds()).find((b) => b.id === build);
+  private kept(builds: KeptBuild[], build: string): KeptBuild {
+    const found = builds.find((b) => b.id === build);
     if (!found) throw new BuildNotFoundError(build);
     return found;
   }
 
-  private stored(build: string, domain: string): Promise<Buffer | null> {
-    return readFile(join(this.recordsDir, BUILDS_DIR, build, recordPath(domain))).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return null;
-      throw error;
-    });
+  /** A build's record of `domain`, or null when it has none; a build pruned meanwhile is BUILD_NOT_FOUND, never "none". */
+  private async stored(build: string, domain: string): Promise<Buffer | null> {
+    const dir = join(this.recordsDir, BUILDS_DIR, build);
+    try {
+      return await readFile(join(dir, recordPath(domain)));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      if ((await fileSignature(join(dir, MANIFEST_FILE))) === 'missing') throw new BuildNotFoundError(build);
+      return null;
+    }
   }
 }
 

@@ -1,7 +1,8 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { parseKeySet, type KeySet } from '../core/keyset.ts';
 import { StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from './etag.ts';
+import { fileSignature } from './files.ts';
 
 export interface LoadedKeySet {
   keySet: KeySet;
@@ -24,10 +25,7 @@ export interface KeySetOrigin {
 export function keySetFile(file: string): KeySetOrigin {
   return {
     name: file,
-    signature: async () => {
-      const st = await stat(file).catch(() => null);
-      return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'missing';
-    },
+    signature: () => fileSignature(file),
     read: async () => {
       try {
         return await readFile(file);

@@ -7,7 +7,8 @@ import { signUnsignedChecked, verifyRecordNode, type SigningKey } from '../core/
 import { formatTimestamp } from '../core/time.ts';
 import { strongEtag } from './etag.ts';
 import { KeySetSource, keySetFile } from './key-set-source.ts';
-import { isS3Url, parseS3Url, S3Bucket, type S3Config } from './s3.ts';
+import { recordsKind } from '../core/layout.ts';
+import { parseS3Url, S3Bucket, type S3Config } from './s3.ts';
 import { FolderRecordSource, type RecordSource } from './sources/folder.ts';
 import { HttpRecordSource } from './sources/http-origin.ts';
 import { S3RecordSource } from './sources/s3.ts';
@@ -43,13 +44,15 @@ export interface RecordsServiceOptions {
 
 /** Opens the records service over a folder, an http(s) origin or a bucket; call `refresh()` before the first lookup. */
 export function openRecordsService(options: RecordsServiceOptions): RecordsService {
-  if (isS3Url(options.records)) {
+  const kind = recordsKind(options.records);
+  if (kind === 's3') {
     if (!options.s3) throw new Error('s3:// records need the S3 settings');
     const source = new S3RecordSource(new S3Bucket(parseS3Url(options.records), options.s3));
-    return new RecordsService(source, new KeySetSource(source.keySetOrigin()), options);
+    return new RecordsService(source, new KeySetSource(source.keySetOrigin()), options, null);
   }
-  const source = /^https?:\/\//i.test(options.records) ? new HttpRecordSource(options.records) : new FolderRecordSource(options.records);
-  return new RecordsService(source, new KeySetSource(keySetFile(join(options.publicDir, KEY_SET_PATH))), options);
+  const keys = new KeySetSource(keySetFile(join(options.publicDir, KEY_SET_PATH)));
+  if (kind === 'http') return new RecordsService(new HttpRecordSource(options.records), keys, options, null);
+  return new RecordsService(new FolderRecordSource(options.records), keys, options, options.records);
 }
 
 /** Domains found absent from the live build, remembered per generation (about 100 bytes each; cleared when full). */
@@ -77,6 +80,8 @@ export class RecordsService {
     readonly source: RecordSource,
     readonly keys: KeySetSource,
     private readonly options: RecordsServiceOptions,
+    /** The records folder, when the records are one (it keeps the builds' history); null for an origin or a bucket. */
+    readonly folder: string | null = null,
   ) {
     this.cache = new VerifiedCache(options.cacheBytes);
   }

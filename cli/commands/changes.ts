@@ -19,9 +19,9 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
-      if (/^(https?|s3):\/\//i.test(config.records)) throw new ConfigError('--records must be a records folder: the change feed is read from the builds kept there');
       const records = openRecordsService({ records: config.records, publicDir: config.public, issuer: config.issuer, schemaUrl: schemaUrlOf(config), cacheBytes: 1024 * 1024, unverifiedSigner: null });
-      const history = new BuildHistory(records, config.records);
+      const history = BuildHistory.of(records);
+      if (!history) throw new ConfigError('--records must be a records folder: the change feed is read from the builds kept there');
       let count = 0;
       let to = '';
       for (let cursor: string | undefined; ; ) {

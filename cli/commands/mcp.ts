@@ -6,7 +6,6 @@ import { createMcpServer, keySetUrlOf, type HistoryLookup, type RecordLookup } f
 import { openRecordsService } from '../../service/records.ts';
 import { getFromGateway } from '../../verifier/gateway-client.ts';
 import { BuildHistory } from '../../service/history.ts';
-import { isS3Url } from '../../service/s3.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
 
@@ -49,7 +48,7 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
   });
   await records.refresh();
   setInterval(() => void records.refresh().catch(() => undefined), 1000).unref();
-  const history = isS3Url(config.records) || /^https?:\/\//i.test(config.records) ? null : new BuildHistory(records, config.records);
+  const history = BuildHistory.of(records);
   return {
     lookup: async (domain) => (await records.recordFor(domain)).bytes,
     history: (domain) => (history ? history.history(domain) : Promise.reject(new BuildNotFoundError('', 'records from an origin or a bucket keep no build history here'))),

@@ -1,5 +1,5 @@
 import { RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
-import { BUILD_ID, BUILDS_DIR, BUILD_KEY_SET_OBJECT, LIVE_POINTER_OBJECT, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
+import { BUILD_ID, BUILDS_DIR, BUILD_KEY_SET_OBJECT, LIVE_POINTER_OBJECT, recordPath } from '../../core/layout.ts';
 import type { KeySetOrigin } from '../key-set-source.ts';
 import type { S3Bucket } from '../s3.ts';
 import type { RecordSource } from './folder.ts';
@@ -116,5 +116,3 @@ export class S3RecordSource implements RecordSource {
   }
 }
 
-/** The manifest of a build in the bucket (what `mvr publish` checks it uploaded). */
-export const manifestKey = (build: string) => `${BUILDS_DIR}/${build}/${MANIFEST_FILE}`;

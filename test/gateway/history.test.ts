@@ -3,7 +3,7 @@
  * (`&build=`), a domain's history, the change feed the build wrote, and the MCP tool
  * `merchant_history`. Records of a past build still verify after a key rotation.
  */
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyRecordNode } from '../../core/signing.ts';
@@ -73,6 +73,14 @@ describe('kept builds: list, past records, history, changes', async () => {
     expect(r.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(((await g.request(`/v1/changes?since=${builds[2]!.id}`)).json as { changes: unknown[] }).changes);
     expect(r.stderr).toMatch(/^1 change from /);
     expect((await runCli(['changes', '--since', 'nope', '--records', project.recordsDir])).code).toBe(1);
+  });
+
+  it('a build removed after the list was read is BUILD_NOT_FOUND, never "no record" (and history leaves it out)', async () => {
+    expect((await g.request('/v1/builds')).json).toMatchObject({ builds: builds.map(({ id }) => ({ id })) });
+    await rm(join(project.recordsDir, 'builds', builds[2]!.id), { recursive: true });
+    expectProblem(await g.request(`/v1/verify?domain=${GOLD}&build=${builds[2]!.id}`), 404, 'BUILD_NOT_FOUND');
+    const h = (await g.request(`/v1/history?domain=${GOLD}`)).json as { entries: { build: string }[] };
+    expect(h.entries.map((e) => e.build)).toEqual([builds[0]!.id, builds[1]!.id]);
   });
 
   it('the MCP tool merchant_history answers the same', async () => {
