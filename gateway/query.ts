@@ -4,16 +4,16 @@ import { BuildNotFoundError, InvalidDomainError, InvalidRequestError } from '../
 import type { BuildHistory } from '../service/history.ts';
 import type { GatewayServices } from './context.ts';
 
-/** Every value of a query parameter, read from the request target as sent. */
-function values(event: H3Event, name: string): string[] {
+/** The query of the request target as sent, parsed once per request; read it with the functions below. */
+export function queryOf(event: H3Event): URLSearchParams {
   const target = event.node.req.originalUrl ?? event.node.req.url ?? '/';
   const q = target.indexOf('?');
-  return new URLSearchParams(q < 0 ? '' : target.slice(q + 1)).getAll(name);
+  return new URLSearchParams(q < 0 ? '' : target.slice(q + 1));
 }
 
 /** Exactly one `domain` query parameter, normalized; errors name the query parameter. */
-export function domainParameter(event: H3Event): string {
-  const found = values(event, 'domain');
+export function domainParameter(query: URLSearchParams): string {
+  const found = query.getAll('domain');
   if (found.length === 0) throw new InvalidDomainError('query parameter "domain" is required');
   if (found.length > 1) throw new InvalidDomainError(`query parameter "domain" is given ${found.length} times; give it once`);
   try {
@@ -24,8 +24,8 @@ export function domainParameter(event: H3Event): string {
 }
 
 /** An optional query parameter given at most once (INVALID_REQUEST otherwise; `required` makes it mandatory). */
-export function queryParameter(event: H3Event, name: string, required = false): string | undefined {
-  const found = values(event, name);
+export function queryParameter(query: URLSearchParams, name: string, required = false): string | undefined {
+  const found = query.getAll(name);
   if (found.length > 1) throw new InvalidRequestError(`query parameter "${name}" is given ${found.length} times; give it once`);
   if (required && (found.length === 0 || found[0] === '')) throw new InvalidRequestError(`query parameter "${name}" is required`);
   return found[0];

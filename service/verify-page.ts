@@ -22,9 +22,12 @@ export async function readVerifyPage(): Promise<{ html: Buffer; script: Buffer }
 
 /** Copies the page into a public folder (`public/verify/`), so a CDN serves it too; false when it was not built. */
 export async function copyVerifyPage(publicDir: string): Promise<boolean> {
-  const page = await readVerifyPage();
-  if (!page) return false;
   await mkdir(join(publicDir, 'verify'), { recursive: true });
-  await Promise.all(VERIFY_PAGE_FILES.map((name) => copyFile(join(VERIFY_PAGE_DIR, name), join(publicDir, 'verify', name))));
-  return true;
+  try {
+    await Promise.all(VERIFY_PAGE_FILES.map((name) => copyFile(join(VERIFY_PAGE_DIR, name), join(publicDir, 'verify', name))));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
 }

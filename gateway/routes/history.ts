@@ -2,7 +2,7 @@ import { defineEventHandler } from 'h3';
 import { sendAnswer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
 import type { GatewayServices } from '../context.ts';
-import { domainParameter, historyOf, queryParameter } from '../query.ts';
+import { domainParameter, historyOf, queryOf, queryParameter } from '../query.ts';
 
 const json = (body: unknown) => ({ status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(body) });
 
@@ -19,7 +19,7 @@ export function buildsRoute(services: GatewayServices) {
 export function historyRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     await requireApiKey(event, services);
-    const domain = domainParameter(event);
+    const domain = domainParameter(queryOf(event));
     event.context.domain = domain;
     return sendAnswer(event, json(await historyOf(services).history(domain)));
   });
@@ -29,7 +29,8 @@ export function historyRoute(services: GatewayServices) {
 export function changesRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     await requireApiKey(event, services);
-    const since = queryParameter(event, 'since', true)!;
-    return sendAnswer(event, json(await historyOf(services).changes(since, queryParameter(event, 'cursor'))));
+    const query = queryOf(event);
+    const since = queryParameter(query, 'since', true)!;
+    return sendAnswer(event, json(await historyOf(services).changes(since, queryParameter(query, 'cursor'))));
   });
 }

@@ -9,19 +9,19 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; c
 
 /** `GET /verify` and `/verify/app.js`: the verify page, public, from what `npm run build` made. */
 export function verifyPageRoutes() {
-  const page = readVerifyPage();
+  // Read, and their entity tags computed, once.
+  const files = readVerifyPage().then((f) => f && { html: { body: f.html, etag: strongEtag(f.html) }, script: { body: f.script, etag: strongEtag(f.script) } });
   const serve = (which: 'html' | 'script') =>
     defineEventHandler(async (event) => {
-      const files = await page;
-      if (!files) throw new NotFoundError(`${event.path} (the verify page was not built: run "npm run build")`);
-      const body = which === 'html' ? files.html : files.script;
+      const file = (await files)?.[which];
+      if (!file) throw new NotFoundError(`${event.path} (the verify page was not built: run "npm run build")`);
       const headers = {
         'content-type': which === 'html' ? 'text/html; charset=utf-8' : 'text/javascript; charset=utf-8',
         'cache-control': 'public, max-age=300',
         'content-security-policy': CSP,
         'x-content-type-options': 'nosniff',
       };
-      return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(body), body));
+      return sendAnswer(event, conditionalAnswer(event, headers, file.etag, file.body));
     });
   return { page: serve('html'), script: serve('script') };
 }

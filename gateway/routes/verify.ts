@@ -3,7 +3,7 @@ import type { ServedRecord } from '../../service/records.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
 import type { GatewayServices } from '../context.ts';
-import { domainParameter, historyOf, queryParameter } from '../query.ts';
+import { domainParameter, historyOf, queryOf, queryParameter } from '../query.ts';
 
 /** The same for every 200 and 304 of the record endpoint: 60 s for clients, 300 s for shared caches. */
 export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
@@ -15,9 +15,10 @@ export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
 export function verifyRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     await requireApiKey(event, services);
-    const domain = domainParameter(event);
+    const query = queryOf(event);
+    const domain = domainParameter(query);
     event.context.domain = domain;
-    const build = queryParameter(event, 'build');
+    const build = queryParameter(query, 'build');
     if (build === undefined) return sendRecord(event, await services.records.recordFor(domain));
     return sendRecord(event, await historyOf(services).recordIn(build, domain));
   });
