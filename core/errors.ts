@@ -13,6 +13,7 @@ export const ERROR_REGISTRY = {
   UNAUTHORIZED: { status: 401, title: 'Unauthorized', exit: 1 },
   NOT_FOUND: { status: 404, title: 'Not found', exit: 1 },
   BUILD_NOT_FOUND: { status: 404, title: 'Build not found', exit: 1 },
+  NOT_IN_LOG: { status: 404, title: 'Not in the log', exit: 13 },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed', exit: 1 },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large', exit: 1 },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type', exit: 1 },
@@ -29,6 +30,7 @@ export const ERROR_REGISTRY = {
   BUILD_FAILED: { status: null, title: 'Build failed', exit: 1 },
   SELF_CHECK_FAILED: { status: null, title: 'Signature self-check failed', exit: 1 },
   FETCH_FAILED: { status: null, title: 'Fetch failed', exit: 12 },
+  LOG_INCONSISTENT: { status: null, title: 'Log not an append-only extension', exit: 14 },
   // Verdicts of a record's verification (`verifyRecord`, `mvr verify`): results, never thrown.
   UNSIGNED: { status: null, title: 'Record unsigned', exit: 10 },
   MALFORMED_RECORD: { status: null, title: 'Malformed record', exit: 11 },
@@ -36,6 +38,11 @@ export const ERROR_REGISTRY = {
   MALFORMED_SIGNATURE: { status: null, title: 'Malformed signature', exit: 11 },
   BAD_SIGNATURE: { status: null, title: 'Bad signature', exit: 11 },
   DOMAIN_MISMATCH: { status: null, title: 'Record of another domain', exit: 11 },
+  // Verdicts of a log proof's verification (`verifyLogProof`, `mvr verify --log`).
+  MALFORMED_PROOF: { status: null, title: 'Malformed log proof', exit: 13 },
+  CHECKPOINT_NOT_SIGNED: { status: null, title: 'Checkpoint not signed by the log', exit: 13 },
+  LOG_ORIGIN_MISMATCH: { status: null, title: 'Checkpoint of another log', exit: 13 },
+  NOT_INCLUDED: { status: null, title: 'Record not included in the log', exit: 13 },
 } as const satisfies Record<string, { status: number | null; title: string; exit: number }>;
 
 export type ErrorCode = keyof typeof ERROR_REGISTRY;
@@ -235,5 +242,19 @@ export class FetchFailedError extends MvrError {
     readonly status?: number,
   ) {
     super('FETCH_FAILED', message);
+  }
+}
+
+/** A domain with no entry in the transparency log (never audited, or built before the log). */
+export class NotInLogError extends MvrError {
+  constructor(message: string) {
+    super('NOT_IN_LOG', message);
+  }
+}
+
+/** A log that is not an append-only extension of an earlier checkpoint, or whose files disagree with its checkpoint. */
+export class LogInconsistentError extends MvrError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('LOG_INCONSISTENT', message, options);
   }
 }

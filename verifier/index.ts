@@ -10,10 +10,12 @@
  *   if (!result.valid) console.log('not verified:', result.code); // UNSIGNED is never a pass
  */
 import * as ed from '@noble/ed25519';
-import { sha512 } from '@noble/hashes/sha2.js';
+import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import { parseKeySet, type KeySet } from '../core/keyset.ts';
 import { stalenessOf, type Staleness } from '../core/staleness.ts';
 import { createRecordVerifier, type VerifyFailureCode, type VerifyResult } from '../core/verify.ts';
+import { canonicalBytes } from '../core/canonical.ts';
+import { createLogProofVerifier, type LogProofFailureCode, type LogProofResult, type LogTrust } from '../core/tlog/log-proof.ts';
 
 ed.hashes.sha512 = sha512;
 
@@ -62,7 +64,32 @@ export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOp
   };
 }
 
+const verifyProofBytes = createLogProofVerifier(sha256, (signature, message, publicKey) => {
+  try {
+    return ed.verify(signature, message, publicKey, { zip215: false });
+  } catch {
+    return false;
+  }
+});
+
+/**
+ * Verifies a C2SP tlog-proof (`GET /v1/proof?domain=`) for a record: that the record, with the
+ * salt the proof carries, is the entry at the proof's index of the issuer's public log, under a
+ * checkpoint signed by the log's key (`trust.vkey`, the note verifier key the issuer publishes at
+ * `/.well-known/merchant-verify-log.vkey`) and naming the log's origin. A valid proof says the
+ * issuer published this record to everyone, not only to you; it says nothing more about the record
+ * than its signature does, so check that with {@link verifyRecord} as well.
+ *
+ * @example
+ *   const proof = verifyLogProof(record, proofText, { vkey: 'verify.example/log+1a2b3c4d+AT...' });
+ *   if (!proof.valid) console.log('not in the log:', proof.code);
+ */
+export function verifyLogProof(record: unknown, proofText: string, trust: LogTrust): LogProofResult {
+  return verifyProofBytes(canonicalBytes(record), proofText, trust);
+}
+
 export { parseKeySet, stalenessOf };
+export type { LogProofFailureCode, LogProofResult, LogTrust };
 export { KEY_SET_PATH } from '../core/keyset.ts';
 export type { KeySet, PublicJwk } from '../core/keyset.ts';
 export type { Staleness, VerifyFailureCode, VerifyResult };

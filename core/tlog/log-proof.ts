@@ -1,0 +1,63 @@
+import type { ErrorCode } from '../errors.ts';
+import { parseCheckpoint, type Checkpoint } from './checkpoint.ts';
+import { treeHasher, verifyInclusion, type Sha256 } from './merkle.ts';
+import { NoteError, openNote, parseVerifierKey, type Ed25519VerifyRaw, type NoteVerifierKey } from './note.ts';
+import { parseTlogProof } from './proof-text.ts';
+
+/** Bytes of the salt carried in a proof's `extra` line. */
+export const SALT_SIZE = 32;
+
+/** Why a log proof did not verify. Stable codes, as for records. */
+export type LogProofFailureCode = Extract<
+  ErrorCode,
+  | 'MALFORMED_PROOF' // not a C2SP tlog-proof, or no 32-byte salt in its extra line
+  | 'CHECKPOINT_NOT_SIGNED' // the checkpoint carries no valid signature by the log's key
+  | 'LOG_ORIGIN_MISMATCH' // the checkpoint is of another log than the one expected
+  | 'NOT_INCLUDED' // the record, salted, is not the entry at that index under the signed root
+>;
+
+export type LogProofResult =
+  | { valid: true; index: number; checkpoint: Checkpoint }
+  | { valid: false; code: LogProofFailureCode; message: string };
+
+/** The log one trusts: its verifier key, and the origin its checkpoints must name (the key's name if not given). */
+export interface LogTrust {
+  vkey: string | NoteVerifierKey;
+  origin?: string;
+}
+
+/**
+ * Builds the log proof verifier around SHA-256 and Ed25519 primitives. The entry of a record
+ * is `SHA-256(salt || record bytes)`, its leaf `SHA-256(0x00 || entry)`; the proof holds under
+ * a checkpoint only if the log's key signed it, it names the expected origin, and the inclusion
+ * proof leads from the leaf at the index to the checkpoint's root.
+ */
+export function createLogProofVerifier(sha256: Sha256, ed25519: Ed25519VerifyRaw) {
+  const h = treeHasher(sha256);
+  return function verifyLogProof(recordBytes: Uint8Array, proofText: string, trust: LogTrust): LogProofResult {
+    // A verifier key that cannot be read is the caller's mistake, not a verdict on the proof.
+    const key = typeof trust.vkey === 'string' ? parseVerifierKey(sha256, trust.vkey) : trust.vkey;
+    const origin = trust.origin ?? key.name;
+    let proof;
+    try {
+      proof = parseTlogProof(proofText);
+    } catch (error) {
+      return { valid: false, code: 'MALFORMED_PROOF', message: (error as Error).message };
+    }
+    if (!proof.extra || proof.extra.length !== SALT_SIZE) return { valid: false, code: 'MALFORMED_PROOF', message: `the extra line must carry the record's ${SALT_SIZE}-byte salt` };
+    let checkpoint: Checkpoint;
+    try {
+      checkpoint = parseCheckpoint(openNote(proof.checkpoint, [key], ed25519));
+    } catch (error) {
+      return { valid: false, code: 'CHECKPOINT_NOT_SIGNED', message: `checkpoint: ${(error as NoteError).message}` };
+    }
+    if (checkpoint.origin !== origin) return { valid: false, code: 'LOG_ORIGIN_MISMATCH', message: `the checkpoint is of "${checkpoint.origin}", not "${origin}"` };
+    const entry = new Uint8Array(SALT_SIZE + recordBytes.length);
+    entry.set(proof.extra);
+    entry.set(recordBytes, SALT_SIZE);
+    if (!verifyInclusion(h, proof.index, checkpoint.size, h.leaf(sha256(entry)), proof.proof, checkpoint.root)) {
+      return { valid: false, code: 'NOT_INCLUDED', message: `the record with this salt is not entry ${proof.index} of the log at size ${checkpoint.size}` };
+    }
+    return { valid: true, index: proof.index, checkpoint };
+  };
+}

@@ -1,0 +1,117 @@
+import { decodeBase64, encodeBase64 } from './base64.ts';
+import type { Sha256 } from './merkle.ts';
+
+/**
+ * C2SP signed notes (c2sp.org/signed-note) with Ed25519 keys: a text, a blank line, and lines
+ * `— <key name> base64(key ID || signature)`; and verifier keys,
+ * `<key name>+<hex key ID>+base64(0x01 || public key)`.
+ */
+
+/** Signature type of Ed25519 note signatures. */
+const ED25519 = 0x01;
+const encoder = new TextEncoder();
+
+export interface NoteVerifierKey {
+  name: string;
+  /** The 32-bit key ID: SHA-256(name || 0x0A || 0x01 || public key)[:4], big-endian. */
+  id: number;
+  publicKey: Uint8Array;
+}
+
+export interface NoteSignature {
+  name: string;
+  id: number;
+  signature: Uint8Array;
+}
+
+/** Why a note or verifier key is refused. */
+export class NoteError extends Error {}
+
+/** The key ID of an Ed25519 key of this name. */
+export function noteKeyId(sha256: Sha256, name: string, publicKey: Uint8Array): number {
+  const nameBytes = encoder.encode(name);
+  const data = new Uint8Array(nameBytes.length + 2 + publicKey.length);
+  data.set(nameBytes);
+  data[nameBytes.length] = 0x0a;
+  data[nameBytes.length + 1] = ED25519;
+  data.set(publicKey, nameBytes.length + 2);
+  const h = sha256(data);
+  return ((h[0]! << 24) | (h[1]! << 16) | (h[2]! << 8) | h[3]!) >>> 0;
+}
+
+/** A key name: non-empty, no Unicode space, no plus. */
+export function isKeyName(name: string): boolean {
+  return name.length > 0 && !/[\s+\u0000-\u001f]/u.test(name);
+}
+
+const hex8 = (id: number) => id.toString(16).padStart(8, '0');
+
+export function formatVerifierKey(key: NoteVerifierKey): string {
+  const material = new Uint8Array(33);
+  material[0] = ED25519;
+  material.set(key.publicKey, 1);
+  return `${key.name}+${hex8(key.id)}+${encodeBase64(material)}`;
+}
+
+/** Parses an Ed25519 verifier key, checking that its key ID is the one its name and key give. */
+export function parseVerifierKey(sha256: Sha256, text: string): NoteVerifierKey {
+  const parts = text.trim().split('+');
+  if (parts.length !== 3) throw new NoteError('a verifier key is <name>+<key ID>+<key>, three parts separated by "+"');
+  const [name, idHex, keyText] = parts as [string, string, string];
+  if (!isKeyName(name)) throw new NoteError(`verifier key name "${name}" is empty or has a space`);
+  if (!/^[0-9a-f]{8}$/.test(idHex)) throw new NoteError(`verifier key ID "${idHex}" is not 8 lowercase hex digits`);
+  const material = decodeBase64(keyText);
+  if (!material || material.length !== 33 || material[0] !== ED25519) throw new NoteError('the verifier key is not an Ed25519 key (type 0x01 and 32 bytes, in base64)');
+  const publicKey = material.slice(1);
+  const id = Number.parseInt(idHex, 16);
+  if (noteKeyId(sha256, name, publicKey) !== id) throw new NoteError(`verifier key ID ${idHex} does not match its name and key`);
+  return { name, id, publicKey };
+}
+
+/** Splits a signed note into its text (ending in a newline) and its signature lines. */
+export function parseNote(note: string): { text: string; signatures: NoteSignature[] } {
+  // No ASCII control characters but newline (the text is what was signed, byte for byte).
+  if (/[\u0000-\u0009\u000b-\u001f]/.test(note)) throw new NoteError('a signed note has a control character');
+  const split = note.lastIndexOf('\n\n');
+  if (split < 0 || !note.endsWith('\n')) throw new NoteError('a signed note is a text, a blank line, then signature lines, each ending in a newline');
+  const text = note.slice(0, split + 1);
+  const lines = note.slice(split + 2, -1).split('\n');
+  const signatures: NoteSignature[] = [];
+  for (const line of lines) {
+    const m = /^\u2014 (\S+) (\S+)$/u.exec(line);
+    const bytes = m ? decodeBase64(m[2]!) : null;
+    if (!m || !bytes || bytes.length < 5 || !isKeyName(m[1]!)) throw new NoteError(`"${line}" is not a signature line (— <key name> <base64>)`);
+    signatures.push({ name: m[1]!, id: ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0, signature: bytes.slice(4) });
+  }
+  if (signatures.length === 0) throw new NoteError('a signed note has no signature');
+  return { text, signatures };
+}
+
+/** The signature line of a note text signed by a key (`sign` makes the Ed25519 signature). */
+export function signatureLine(key: { name: string; id: number }, signature: Uint8Array): string {
+  const bytes = new Uint8Array(4 + signature.length);
+  bytes.set([key.id >>> 24, (key.id >>> 16) & 255, (key.id >>> 8) & 255, key.id & 255]);
+  bytes.set(signature, 4);
+  return `\u2014 ${key.name} ${encodeBase64(bytes)}\n`;
+}
+
+export type Ed25519VerifyRaw = (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array) => boolean;
+
+/**
+ * Opens a signed note with the keys one trusts: signatures by unknown keys (another name or ID)
+ * are ignored; a signature by a known key must verify; at least one must. Returns the text.
+ */
+export function openNote(note: string, keys: NoteVerifierKey[], verify: Ed25519VerifyRaw): string {
+  const { text, signatures } = parseNote(note);
+  const message = encoder.encode(text);
+  let verified = 0;
+  for (const s of signatures) {
+    const key = keys.find((k) => k.name === s.name && k.id === s.id);
+    if (!key) continue;
+    if (s.signature.length !== 64 || !verify(s.signature, message, key.publicKey)) throw new NoteError(`the signature by ${s.name} does not verify`);
+    verified++;
+  }
+  if (verified === 0) throw new NoteError(`not signed by ${keys.map((k) => `${k.name}+${hex8(k.id)}`).join(' or ')}`);
+  return text;
+}
+

@@ -1,0 +1,77 @@
+import { consistencyProof, foldPerfect, inclusionProof, rangeHash, type RangeHash, type TreeHasher } from './merkle.ts';
+import { HASH_SIZE, TILE_WIDTH, tilePath, type Tile } from './tiles.ts';
+
+/** Reads one tile's bytes (from a folder, or over HTTP); throws when it cannot. */
+export type TileFetch = (tile: Tile, path: string) => Promise<Uint8Array>;
+
+/** Why a tile could not serve: missing, or not the size its path says. */
+export class TileError extends Error {}
+
+/**
+ * A tree of `size` leaves as its tiles hold it: its root, and inclusion and consistency proofs
+ * computed from the tiles (as tlog clients do), reading only the tiles a proof needs, each once.
+ * A perfect subtree of 2^k leaves is 2^(k mod 8) hashes of the tile at level floor(k / 8).
+ */
+export class TileTree {
+  readonly mth: RangeHash;
+  private readonly tiles = new Map<string, Promise<Uint8Array>>();
+
+  constructor(
+    private readonly h: TreeHasher,
+    readonly size: number,
+    private readonly fetch: TileFetch,
+  ) {
+    this.mth = rangeHash(h, (start, end) => this.perfect(start, end));
+  }
+
+  root(): Promise<Uint8Array> {
+    return this.size === 0 ? Promise.resolve(this.h.empty()) : this.mth(0, this.size);
+  }
+
+  inclusion(index: number): Promise<Uint8Array[]> {
+    return inclusionProof(this.mth, index, this.size);
+  }
+
+  /** The proof that this tree extends the tree of its first `older` leaves. */
+  consistency(older: number): Promise<Uint8Array[]> {
+    return consistencyProof(this.mth, older, this.size);
+  }
+
+  /** The leaf hashes of `[start, end)` (level 0), for checking entries against them. */
+  async leafHashes(start: number, end: number): Promise<Uint8Array[]> {
+    const out: Uint8Array[] = [];
+    for (let i = start; i < end; i++) out.push(await this.perfect(i, i + 1));
+    return out;
+  }
+
+  private async perfect(start: number, end: number): Promise<Uint8Array> {
+    let level = 0, span = 1;
+    while (span * TILE_WIDTH <= end - start) {
+      level++;
+      span *= TILE_WIDTH;
+    }
+    const first = start / span;
+    const index = Math.floor(first / TILE_WIDTH);
+    const full = (index + 1) * TILE_WIDTH * span <= this.size;
+    const width = full ? TILE_WIDTH : Math.floor(this.size / span) % TILE_WIDTH;
+    const bytes = await this.tile({ level, index, width });
+    const from = first % TILE_WIDTH;
+    const count = (end - start) / span;
+    const hashes: Uint8Array[] = [];
+    for (let i = from; i < from + count; i++) hashes.push(bytes.subarray(i * HASH_SIZE, (i + 1) * HASH_SIZE));
+    return foldPerfect(this.h, hashes);
+  }
+
+  private tile(t: Tile): Promise<Uint8Array> {
+    const path = tilePath(t);
+    let got = this.tiles.get(path);
+    if (!got) {
+      got = this.fetch(t, path).then((bytes) => {
+        if (bytes.length !== t.width * HASH_SIZE) throw new TileError(`${path} is ${bytes.length} bytes, not ${t.width * HASH_SIZE}`);
+        return bytes;
+      });
+      this.tiles.set(path, got);
+    }
+    return got;
+  }
+}
