@@ -4,7 +4,7 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { canonicalJson } from '../core/canonical.ts';
 import { normalizeDomain } from '../core/domain.ts';
-import { BuildError, InvalidAuditsError, MvrError, type AuditProblem } from '../core/errors.ts';
+import { BuildError, ConfigError, InvalidAuditsError, MvrError, type AuditProblem } from '../core/errors.ts';
 import { KEY_SET_PATH, type KeySet } from '../core/keyset.ts';
 import { BUILDS_DIR, MANIFEST_FILE } from '../core/layout.ts';
 import { formatTimestamp } from '../core/time.ts';
@@ -19,6 +19,9 @@ import { DEFAULT_KEEP, type BuildOptions, type BuildSummary } from './options.ts
 import { writeChanges, writeIndex } from './changes.ts';
 import { withKeptKeys } from './kept.ts';
 import { keptEntry, readKept, writeKept } from '../service/kept-builds.ts';
+import { loadLogKey, logOrigin } from '../service/log-key.ts';
+import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
+import { appendBuildToLog, type LogStep } from './log.ts';
 
 export type { BuildOptions, BuildProgress, BuildSummary } from './options.ts';
 
@@ -31,10 +34,18 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
   const started = performance.now();
   let release: () => Promise<void> = async () => undefined;
   let staging: string | null = null;
+  let logStep: LogStep | null = null;
   try {
     release = await acquireBuildLock(opts.recordsDir);
     const key = await loadActiveKey(opts.keysDir, opts.signingKey);
     if (!key) opts.onWarning?.('no signing key configured (run "mvr keygen" or set MVR_SIGNING_KEY): records are UNSIGNED and the key set is empty');
+    const logKey = await loadLogKey(opts.keysDir, opts.logKey);
+    const origin = logOrigin(opts.issuer);
+    if (logKey && logKey.name !== origin) throw new ConfigError(`the log key is named "${logKey.name}", but the log of issuer ${opts.issuer} is "${origin}" (a log key is made for one issuer: "mvr keygen --log --issuer ${opts.issuer}")`);
+    if (!logKey) {
+      const logged = await stat(join(opts.publicDir, LOG_DIR, LOG_CHECKPOINT)).catch(() => null);
+      opts.onWarning?.(logged ? `no log key (keys/log.key or MVR_LOG_KEY): this build's records are NOT appended to the log in ${join(opts.publicDir, LOG_DIR)}` : 'no log key configured (run "mvr keygen --log" or set MVR_LOG_KEY): records are not appended to a transparency log');
+    }
     const keep = opts.keep ?? DEFAULT_KEEP;
     const earlier = (await readKept(opts.recordsDir)).slice(0, keep - 1);
     const keySetFile = join(opts.publicDir, KEY_SET_PATH);
@@ -74,6 +85,17 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       byTier[tier] = (byTier[tier] ?? 0) + n;
     }
     const buildId = `${issuedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${process.pid}-${Date.now().toString(36)}`;
+    // The change feed, against every build kept before this one (part of the build: all or nothing).
+    const runs = await writeIndex(staging);
+    let changes = 0;
+    for (const b of earlier) changes += await writeChanges(staging, b.id, join(opts.recordsDir, BUILDS_DIR, b.id));
+    // The transparency log: every record appended, new tiles written, the checkpoint signed (published once live).
+    if (logKey) {
+      logStep = await appendBuildToLog({ publicDir: opts.publicDir, buildDir: staging, runs, key: logKey, origin, issuedAt });
+      await mkdir(dirname(join(opts.publicDir, LOG_VKEY_PATH)), { recursive: true });
+      await writeAtomic(join(opts.publicDir, LOG_VKEY_PATH), `${logKey.vkey}\n`);
+    }
+
     const manifest = {
       issuer: opts.issuer,
       issued_at: issuedAt,
@@ -83,12 +105,10 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       by_tier: sortKeys(byTier),
       key_id: key?.kid ?? null,
       key_ids_published: keySet.keys.map((k) => k.kid),
+      // Where this build's records are in the log: entries [from, to) of the log named origin.
+      log: logStep ? { origin, from: logStep.summary.from, to: logStep.summary.to } : null,
     };
     await writeFile(join(staging, MANIFEST_FILE), `${canonicalJson(manifest)}\n`);
-    // The change feed, against every build kept before this one (part of the build: all or nothing).
-    await writeIndex(staging);
-    let changes = 0;
-    for (const b of earlier) changes += await writeChanges(staging, b.id, join(opts.recordsDir, BUILDS_DIR, b.id));
 
     // Key set first, then records: a record is never live before the key that verifies it.
     await mkdir(dirname(keySetFile), { recursive: true });
@@ -97,6 +117,9 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     if (!(await copyVerifyPage(opts.publicDir))) opts.onWarning?.('the verify page is not built (run "npm run build"): public/verify/ was not written');
     const { buildDir, previous } = await swapInBuild(opts.recordsDir, staging, buildId);
     staging = null;
+    const logSummary = logStep?.summary ?? null;
+    await logStep?.publish();
+    logStep = null;
     const durationMs = performance.now() - started;
     // Old builds go after the swap and outside the measured time: removing a million files
     // takes about as long as writing them, and no reader needs them any more.
@@ -121,6 +144,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       prunedBuilds: pruned.length,
       keptBuilds: kept.length,
       changes,
+      log: logSummary,
       peakRssMb: peakRssMb(),
     };
   } catch (error) {
@@ -132,6 +156,8 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     throw error;
   } finally {
     if (staging) await discardStaging(staging).catch(() => undefined);
+    // A build that failed before going live leaves the log as it was.
+    if (logStep) await logStep.discard().catch(() => undefined);
     await release();
   }
 }

@@ -33,19 +33,33 @@ async function close(out: WriteStream): Promise<void> {
  * in domain order within a shard, reading one shard's records at a time (a few thousand at 1M
  * records), so memory stays flat however large the build.
  */
-export async function writeIndex(buildDir: string): Promise<void> {
+export async function writeIndex(buildDir: string): Promise<ShardRun[]> {
   const shards = (await readdir(buildDir)).filter((n) => /^[0-9a-f]{2}$/.test(n)).sort();
   const out = createWriteStream(join(buildDir, INDEX_FILE));
+  const runs: ShardRun[] = [];
+  let offset = 0;
   for (const shard of shards) {
+    const start = offset;
     // In domain order (not file-name order: "a-b.json" sorts before "a.json").
     const domains = (await readdir(join(buildDir, shard))).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).sort();
     for (const domain of domains) {
       // Synchronous reads: these files were just written (page cache), and an async read costs four trips through libuv's pool.
       const r = JSON.parse(readFileSync(join(buildDir, shard, `${domain}.json`), 'utf8')) as { domain: string; status: string; tier: string | null; score: number | null };
-      await write(out, `${JSON.stringify({ shard, domain: r.domain, status: r.status, tier: r.tier, score: r.score })}\n`);
+      const line = `${JSON.stringify({ shard, domain: r.domain, status: r.status, tier: r.tier, score: r.score })}\n`;
+      offset += Buffer.byteLength(line);
+      await write(out, line);
     }
+    runs.push({ shard, start, end: offset });
   }
   await close(out);
+  return runs;
+}
+
+/** One shard's lines in the index: bytes `[start, end)`, in domain order. */
+export interface ShardRun {
+  shard: string;
+  start: number;
+  end: number;
 }
 
 /** The index of a build, writing it first for a build made before builds had one. */

@@ -1,3 +1,5 @@
+import type { LogSummary } from './log.ts';
+
 // What a build is given and what it reports: shared by the build and its worker pool.
 
 /** `mvr build --keep`: a year of monthly builds and the one before. */
@@ -14,6 +16,8 @@ export interface BuildOptions {
   now: number;
   /** `MVR_SIGNING_KEY`: a private JWK that overrides keys/active. */
   signingKey?: string | undefined;
+  /** `MVR_LOG_KEY`: the log key's text (a CI secret), overriding keys/log.key. */
+  logKey?: string | undefined;
   /** A JWK Set file whose public keys stay listed (CI keeps earlier keys published this way). */
   publishKeysFile?: string | undefined;
   workers?: number | undefined;
@@ -53,6 +57,8 @@ export interface BuildSummary {
   keptBuilds: number;
   /** Changes written to the feed, summed over the earlier kept builds compared against. */
   changes: number;
+  /** What the transparency log step did; null when there is no log key. */
+  log: LogSummary | null;
   /** Peak resident memory of the build process, workers included (MB). */
   peakRssMb: number;
 }

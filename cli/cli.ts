@@ -11,6 +11,7 @@ const main = defineCommand({
     dev: () => import('./commands/dev.ts').then((m) => m.default),
     publish: () => import('./commands/publish.ts').then((m) => m.default),
     changes: () => import('./commands/changes.ts').then((m) => m.default),
+    log: () => import('./commands/log.ts').then((m) => m.default),
     verify: () => import('./commands/verify.ts').then((m) => m.default),
     mcp: () => import('./commands/mcp.ts').then((m) => m.default),
   },

@@ -64,6 +64,7 @@ export const OPTIONS = {
   baseUrl: { flag: 'base-url', env: 'MVR_BASE_URL', fallback: undefined, description: 'gateway base URL', schema: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional() },
   apiKey: { flag: 'api-key', env: 'MVR_API_KEY', fallback: undefined, description: 'API key for the gateway', schema: optionalText },
   signingKey: { flag: null, env: 'MVR_SIGNING_KEY', fallback: undefined, description: 'the active private signing key as a JWK (CI secret)', schema: optionalText },
+  logKey: { flag: null, env: 'MVR_LOG_KEY', fallback: undefined, description: 'the transparency log private key, PRIVATE+KEY+... (CI secret)', schema: optionalText },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -40,6 +40,18 @@ export const INDEX_FILE = 'index.jsonl';
 /** In each build: what changed since an earlier kept build, `changes/<that build's id>.jsonl`. */
 export const CHANGES_DIR = 'changes';
 
+/**
+ * The transparency log: C2SP tiles and the checkpoint under `public/log/` (served at `/log/`),
+ * and the log's verifier key beside the key set. In each build, `<shard>/log.jsonl` gives each
+ * record's entry index and salt, one line per record in domain order, `{"domain","index","salt"}`
+ * (a file name no record can have), and `log-checkpoint` is the checkpoint its proofs are against.
+ */
+export const LOG_DIR = 'log';
+export const LOG_CHECKPOINT = 'checkpoint';
+export const LOG_VKEY_PATH = '/.well-known/merchant-verify-log.vkey';
+export const SHARD_LOG_FILE = 'log.jsonl';
+export const BUILD_CHECKPOINT_FILE = 'log-checkpoint';
+
 /** Where records come from, by the form of a `--records` value: a bucket, an http(s) origin, or a folder. */
 export function recordsKind(records: string): 's3' | 'http' | 'folder' {
   return /^s3:\/\//i.test(records) ? 's3' : /^https?:\/\//i.test(records) ? 'http' : 'folder';

@@ -12,6 +12,8 @@ import { verifyRoute } from './routes/verify.ts';
 import { batchRoute } from './routes/batch.ts';
 import { buildsRoute, changesRoute, historyRoute } from './routes/history.ts';
 import { verifyPageRoutes } from './routes/verify-page.ts';
+import { LOG_PREFIX, logFilesRoute, logVkeyRoute, proofRoute } from './routes/log.ts';
+import { LOG_VKEY_PATH } from '../core/layout.ts';
 
 type Method = 'GET' | 'HEAD' | 'POST';
 
@@ -24,7 +26,11 @@ function routes(services: GatewayServices): { path: string; methods: Method[]; h
     { path: '/v1/builds', methods: ['GET', 'HEAD'], handler: buildsRoute(services) },
     { path: '/v1/history', methods: ['GET', 'HEAD'], handler: historyRoute(services) },
     { path: '/v1/changes', methods: ['GET', 'HEAD'], handler: changesRoute(services) },
+    { path: '/v1/proof', methods: ['GET', 'HEAD'], handler: proofRoute(services) },
     { path: KEY_SET_PATH, methods: ['GET', 'HEAD'], handler: keySetRoute(services) },
+    { path: LOG_VKEY_PATH, methods: ['GET', 'HEAD'], handler: logVkeyRoute(services) },
+    // Every path under /log/ (the tile paths are checked by the handler).
+    { path: `${LOG_PREFIX}**`, methods: ['GET', 'HEAD'], handler: logFilesRoute(services) },
     { path: '/schemas/verification/v1', methods: ['GET', 'HEAD'], handler: schemaRoute(services) },
     { path: '/openapi.json', methods: ['GET', 'HEAD'], handler: openApiRoute(services) },
     { path: '/healthz', methods: ['GET', 'HEAD'], handler: healthRoute(services) },
@@ -65,7 +71,8 @@ export function createGatewayApp(services: GatewayServices): App {
       defineEventHandler((event) => {
         // Exact paths only: the router alone would also take `/v1/verify/` and percent-encoded spellings.
         const path = pathOf(event);
-        if (path !== route.path) throw new NotFoundError(path);
+        const matches = route.path.endsWith('/**') ? path.startsWith(route.path.slice(0, -2)) : path === route.path;
+        if (!matches) throw new NotFoundError(path);
         if (!route.methods.includes(event.method as Method)) throw new MethodNotAllowedError(event.method, route.methods);
         return route.handler(event);
       }),

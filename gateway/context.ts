@@ -2,6 +2,7 @@ import type { ApiKeyStore } from '../service/api-keys.ts';
 import type { RateLimiter } from '../service/rate-limit.ts';
 import type { RecordsService } from '../service/records.ts';
 import type { BuildHistory } from '../service/history.ts';
+import type { LogProofs } from '../service/log-proofs.ts';
 import type { S3Config } from '../service/s3.ts';
 import type { SigningKey } from '../core/signing.ts';
 
@@ -15,6 +16,10 @@ export interface GatewayServices {
   records: RecordsService;
   /** The kept builds (records in a folder); null when the records come from an origin or a bucket. */
   history: BuildHistory | null;
+  /** Inclusion proofs of the transparency log (records in a folder); null otherwise. */
+  proofs: LogProofs | null;
+  /** The public folder: key set, log verifier key, log tiles. */
+  publicDir: string;
   apiKeys: ApiKeyStore;
   /** Quotas: per API key, and per client address for requests without a valid key; null = off. */
   limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };

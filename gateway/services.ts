@@ -4,6 +4,7 @@ import { FixedWindowLimiter } from '../service/rate-limit.ts';
 import { SharedWindowLimiter } from '../service/rate-limit-shared.ts';
 import { openRecordsService } from '../service/records.ts';
 import { BuildHistory } from '../service/history.ts';
+import { LogProofs } from '../service/log-proofs.ts';
 import { openRedis, redactUrl } from '../service/redis.ts';
 import type { GatewayOptions, GatewayServices } from './context.ts';
 
@@ -65,6 +66,8 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     schemaUrl: opts.schemaUrl,
     records,
     history: BuildHistory.of(records),
+    proofs: LogProofs.of(records, opts.publicDir),
+    publicDir: opts.publicDir,
     apiKeys,
     log,
     accessLog: opts.accessLog ?? true,

@@ -2,7 +2,7 @@ import { defineCommand } from 'citty';
 import { commandOptions, resolveNow, schemaUrlOf, type Env } from '../config.ts';
 
 /** The options `mvr build` reads (and `mvr dev`, which builds too). */
-export const BUILD_OPTIONS = ['audits', 'records', 'public', 'keys', 'issuer', 'schemaUrl', 'publishKeys', 'workers', 'keep', 'signingKey'] as const;
+export const BUILD_OPTIONS = ['audits', 'records', 'public', 'keys', 'issuer', 'schemaUrl', 'publishKeys', 'workers', 'keep', 'signingKey', 'logKey'] as const;
 const options = commandOptions(...BUILD_OPTIONS);
 import { createProgressLine, runAction } from '../cli-output.ts';
 import { runBuild, type BuildSummary } from '../../builder/build.ts';
@@ -37,6 +37,7 @@ export async function buildFromArgs(args: Record<string, unknown>, env: Env, qui
       schemaUrl: schemaUrlOf(config),
       now: resolveNow(typeof args.now === 'string' ? args.now : undefined, env),
       signingKey: config.signingKey,
+      logKey: config.logKey,
       publishKeysFile: config.publishKeys,
       workers: config.workers,
       keep: config.keep,
@@ -65,6 +66,9 @@ export function formatSummary(s: BuildSummary): string {
     `  ${s.signed ? `signed with key ${s.keyId}` : 'UNSIGNED (no signing key configured)'}; key set lists ${s.publishedKeyIds.length} key${s.publishedKeyIds.length === 1 ? '' : 's'}`,
     `  records:   ${s.buildDir} (${s.keptBuilds} build${s.keptBuilds === 1 ? '' : 's'} kept; ${s.changes.toLocaleString('en-US')} changes against the earlier ones)`,
     `  key set:   ${s.keySetFile}`,
+    s.log
+      ? `  log:       ${s.log.origin}: ${(s.log.to - s.log.from).toLocaleString('en-US')} entries appended (${s.log.from.toLocaleString('en-US')} -> ${s.log.to.toLocaleString('en-US')}), ${s.log.tiles} tiles, ${(s.log.bytes / 1024).toFixed(1)} KiB, ${(s.log.durationMs / 1000).toFixed(2)} s`
+      : '  log:       not appended (no log key)',
     '',
   ].join('\n');
 }

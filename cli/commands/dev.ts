@@ -4,6 +4,7 @@ import { closeOnSignals, startGateway } from '../../gateway/server.ts';
 import { apiKeysFileOf, commandOptions } from '../config.ts';
 import { runAction } from '../cli-output.ts';
 import { keygen, loadActiveKey } from '../../service/signing-keys.ts';
+import { createLogKey, loadLogKey, logOrigin } from '../../service/log-key.ts';
 import { BUILD_OPTIONS, buildFromArgs, formatSummary } from './build.ts';
 import { gatewayOptions, SERVE_OPTIONS } from './serve.ts';
 
@@ -21,6 +22,10 @@ export default defineCommand({
       if (!(await loadActiveKey(config.keys, config.signingKey))) {
         const kid = await keygen(config.keys);
         process.stderr.write(`mvr dev: created development signing key ${kid} in ${config.keys}\n`);
+      }
+      if (!(await loadLogKey(config.keys, config.logKey))) {
+        const logKey = await createLogKey(config.keys, logOrigin(config.issuer));
+        process.stderr.write(`mvr dev: created development log key ${logKey.name} in ${config.keys}\n`);
       }
       process.stderr.write(formatSummary(await buildFromArgs(args, env)));
 

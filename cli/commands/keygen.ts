@@ -1,9 +1,11 @@
 import { defineCommand } from 'citty';
 import { commandOptions } from '../config.ts';
 
-const options = commandOptions('keys');
+const options = commandOptions('keys', 'issuer');
 import { runAction } from '../cli-output.ts';
 import { keygen, listKeys, retireKey } from '../../service/signing-keys.ts';
+import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../service/log-key.ts';
+import { join } from 'node:path';
 
 export default defineCommand({
   meta: { name: 'keygen', description: 'Create a new Ed25519 signing key (mode 0600) under keys/ and make it active; older keys stay published' },
@@ -11,11 +13,21 @@ export default defineCommand({
     ...options.args,
     list: { type: 'boolean', description: 'list the keys instead (kid, active, retired)' },
     retire: { type: 'string', description: 'stop publishing the key with this kid (not the active one)' },
+    log: { type: 'boolean', description: 'create the transparency log key instead (keys/log.key, 0600; named <issuer>/log); prints its verifier key' },
     json: { type: 'boolean', description: 'print JSON' },
   },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
-      const keysDir = options.resolve(args, process.env).keys;
+      const { keys: keysDir, issuer } = options.resolve(args, process.env);
+      if (args.log) {
+        const key = await createLogKey(keysDir, logOrigin(issuer));
+        if (args.json) process.stdout.write(`${JSON.stringify({ vkey: key.vkey, file: join(keysDir, LOG_KEY_FILE) })}\n`);
+        else {
+          process.stdout.write(`${key.vkey}\n`);
+          process.stderr.write(`new log key for ${key.name} in ${join(keysDir, LOG_KEY_FILE)} (0600; in CI pass its contents as MVR_LOG_KEY); the next build publishes the verifier key above\n`);
+        }
+        return;
+      }
       if (args.list) {
         const keys = await listKeys(keysDir);
         if (args.json) process.stdout.write(`${JSON.stringify(keys)}\n`);

@@ -2,7 +2,10 @@ import { defineCommand } from 'citty';
 import { readFile } from 'node:fs/promises';
 import { normalizeDomain } from '../../core/domain.ts';
 import { ConfigError, exitCodeOf } from '../../core/errors.ts';
-import { verifyRecord, type RecordVerification } from '@merchant-verify/verifier';
+import { verifyLogProof, verifyRecord, type LogProofResult, type RecordVerification } from '@merchant-verify/verifier';
+import { getFromGateway } from '../../verifier/gateway-client.ts';
+import { readBytes } from '../../verifier/log-client.ts';
+import { LOG_VKEY_PATH } from '../../core/layout.ts';
 import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
 import { fetchRecordFromGateway } from '../../verifier/gateway-client.ts';
 import { runAction } from '../cli-output.ts';
@@ -18,6 +21,9 @@ export default defineCommand({
     ...options.args,
     file: { type: 'string', description: 'verify a saved record offline instead of fetching one' },
     keys: { type: 'string', description: 'key set file or URL (default: the gateway key set at --base-url)' },
+    log: { type: 'boolean', description: 'also require proof that the record is in the public transparency log' },
+    proof: { type: 'string', description: 'with --log: the tlog-proof file (default: GET /v1/proof from the gateway)' },
+    'log-key': { type: 'string', description: "with --log: the log's verifier key, a file or URL (default <base-url>/.well-known/merchant-verify-log.vkey)" },
     json: { type: 'boolean', description: 'print a machine-readable result' },
   },
   run: ({ args }) =>
@@ -72,7 +78,30 @@ async function verifyFromArgs(args: Record<string, unknown>, env: Record<string,
     if (!url) throw new ConfigError('--keys FILE_OR_URL (or --base-url) is required to verify');
     result = await verifyRecordWithClient(record, new KeySetClient({ url }), { domain });
   }
-  return present((record ?? {}) as Record<string, unknown>, result, source);
+  const log = args.log ? await checkLog(record, str, baseUrl, apiKey, domain ?? (record as { domain?: unknown } | null)?.domain) : null;
+  return present((record ?? {}) as Record<string, unknown>, result, source, log);
+}
+
+/** `--log`: the record's tlog-proof (a file, or the gateway's), checked against the log's verifier key. */
+async function checkLog(record: unknown, str: (k: string) => string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: unknown): Promise<LogProofResult> {
+  let proof: string;
+  if (str('proof')) {
+    proof = (await readBytes(str('proof')!)).toString('utf8');
+  } else {
+    if (!baseUrl || !apiKey) throw new ConfigError('--log needs --proof FILE, or --base-url and --api-key to fetch the proof');
+    if (typeof domain !== 'string') throw new ConfigError('--log: the record names no domain to fetch the proof of');
+    const answer = await getFromGateway(baseUrl, apiKey, `/v1/proof?domain=${encodeURIComponent(domain)}`);
+    if (!answer.ok) throw new FetchFailedError(`the gateway answered ${answer.status} ${answer.code ?? ''} for the log proof: ${answer.detail}`, answer.status);
+    proof = answer.bytes.toString('utf8');
+  }
+  const vkeySource = str('log-key') ?? (baseUrl ? new URL(LOG_VKEY_PATH, baseUrl).href : undefined);
+  if (!vkeySource) throw new ConfigError("--log needs --log-key FILE_OR_URL (the log's verifier key), or --base-url");
+  const vkey = (await readBytes(vkeySource)).toString('utf8');
+  try {
+    return verifyLogProof(record, proof, { vkey });
+  } catch (error) {
+    throw new ConfigError(`--log-key ${vkeySource}: ${(error as Error).message}`);
+  }
 }
 
 /** The record from the gateway; any answer but 200 is a fetch failure naming the gateway's problem code. */
@@ -86,8 +115,9 @@ async function fetchRecord(baseUrl: string, apiKey: string, domain: string): Pro
   }
 }
 
-function present(r: Record<string, unknown>, result: RecordVerification, source: string): Outcome {
-  const exitCode = result.valid ? 0 : exitCodeOf(result.code);
+function present(r: Record<string, unknown>, result: RecordVerification, source: string, log: LogProofResult | null): Outcome {
+  // The signature decides first; a valid record that --log cannot find in the log fails with the log's code.
+  const exitCode = !result.valid ? exitCodeOf(result.code) : log && !log.valid ? exitCodeOf(log.code) : 0;
   const s = result.staleness;
   const json = {
     domain: r.domain ?? null,
@@ -100,6 +130,7 @@ function present(r: Record<string, unknown>, result: RecordVerification, source:
     score: r.score ?? null,
     staleness: s,
     source,
+    ...(log ? { log: log.valid ? { valid: true, index: log.index, tree_size: log.checkpoint.size, origin: log.checkpoint.origin } : { valid: false, code: log.code, message: log.message } } : {}),
   };
   const day = (t: string | null) => (t ? t.slice(0, 10) : '-');
   const audited =
@@ -116,6 +147,7 @@ function present(r: Record<string, unknown>, result: RecordVerification, source:
     `  status     ${String(r.status ?? '-')}${r.tier ? `, tier ${String(r.tier)}` : ''}, score ${r.score === null || r.score === undefined ? 'none' : `${String(r.score)}/100`}`,
     `  audited    ${audited}`,
     `  signature  ${signature}`,
+    ...(log ? [`  log        ${log.valid ? `included: entry ${log.index} of ${log.checkpoint.size} in ${log.checkpoint.origin}` : `NOT PROVEN: ${log.code} (${log.message})`}`] : []),
     '',
   ].join('\n');
   return { json, text, exitCode };

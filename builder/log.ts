@@ -1,0 +1,231 @@
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { LogInconsistentError } from '../core/errors.ts';
+import { BUILD_CHECKPOINT_FILE, INDEX_FILE, LOG_CHECKPOINT, LOG_DIR, SHARD_LOG_FILE } from '../core/layout.ts';
+import { emptyEdge, loadEdge, TileAppender } from '../core/tlog/appender.ts';
+import { encodeBase64 } from '../core/tlog/base64.ts';
+import { formatCheckpoint, parseCheckpoint, type Checkpoint } from '../core/tlog/checkpoint.ts';
+import { equalBytes, verifyConsistency } from '../core/tlog/merkle.ts';
+import { TileTree } from '../core/tlog/tile-tree.ts';
+import { writeAtomic } from '../service/files.ts';
+import { folderTiles } from '../service/log.ts';
+import { hasher, openNoteWith, saltOf, sha256, signNote, type LogKey } from '../service/log-key.ts';
+import type { ShardRun } from './changes.ts';
+
+/** What the build's log step did, for its summary. */
+export interface LogSummary {
+  origin: string;
+  /** Log size before and after this build. */
+  from: number;
+  to: number;
+  tiles: number;
+  bytes: number;
+  durationMs: number;
+}
+
+export interface LogStep {
+  summary: LogSummary;
+  /** Publishes the new checkpoint (after the build is live). */
+  publish(): Promise<void>;
+  /** Removes the tiles this build wrote (the build failed before going live). */
+  discard(): Promise<void>;
+}
+
+/**
+ * Appends every record of a staged build to the public log, in domain order: entry
+ * `SHA-256(salt || record bytes)`. Only the log's right edge and one index line a shard are held
+ * in memory. Before anything is written, the log on disk must match its checkpoint (signed by
+ * this key, of this origin, its tiles giving its root); afterwards the new tree must prove
+ * consistent with the old checkpoint. Otherwise the build fails with LOG_INCONSISTENT and the log
+ * is left as it was. The new checkpoint goes into the build (its proofs are against it) and is
+ * published by {@link LogStep.publish} once the build is live.
+ */
+export async function appendBuildToLog(opts: { publicDir: string; buildDir: string; runs: ShardRun[]; key: LogKey; origin: string; issuedAt: string }): Promise<LogStep> {
+  const started = performance.now();
+  const logDir = join(opts.publicDir, LOG_DIR);
+  const fetch = folderTiles(logDir);
+  const previous = await readPrevious(logDir, opts.key, opts.origin);
+  let edge = emptyEdge();
+  if (previous) {
+    try {
+      const root = await new TileTree(hasher, previous.size, fetch).root();
+      if (!equalBytes(root, previous.root)) throw new Error(`they give the root ${encodeBase64(root)}, not the checkpoint's ${encodeBase64(previous.root)}`);
+      edge = await loadEdge(hasher, previous.size, fetch);
+    } catch (error) {
+      throw new LogInconsistentError(`the tiles in ${logDir} do not match its checkpoint (size ${previous.size}): ${(error as Error).message}; nothing was published`, { cause: error });
+    }
+  }
+
+  const madeDirs = new Set<string>();
+  const appender = new TileAppender(hasher, edge, (path, bytes) => {
+    const file = join(logDir, path);
+    const dir = dirname(file);
+    if (!madeDirs.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      madeDirs.add(dir);
+    }
+    writeFileSync(file, bytes);
+  });
+  const discard = async () => {
+    for (const path of appender.written) await rm(join(logDir, path), { force: true });
+  };
+  try {
+    const shardLogs = new ShardLogs(opts.buildDir);
+    try {
+      for (const { shard, domain } of inDomainOrder(join(opts.buildDir, INDEX_FILE), opts.runs)) {
+        const bytes = readFileSync(join(opts.buildDir, shard, `${domain}.json`));
+        const salt = saltOf(opts.key, opts.issuedAt, domain);
+        shardLogs.add(shard, `${JSON.stringify({ domain, index: appender.size, salt: encodeBase64(salt) })}\n`);
+        appender.append(sha256(Buffer.concat([salt, bytes])));
+      }
+    } finally {
+      shardLogs.close();
+    }
+    appender.finish();
+
+    const tree = new TileTree(hasher, appender.size, fetch);
+    const root = await tree.root();
+    if (previous && previous.size > 0 && !verifyConsistency(hasher, previous.size, appender.size, previous.root, root, await tree.consistency(previous.size))) {
+      throw new LogInconsistentError(`the log would not extend its checkpoint of size ${previous.size}; nothing was published`);
+    }
+    const checkpoint = signNote(opts.key, formatCheckpoint({ origin: opts.origin, size: appender.size, root }));
+    writeFileSync(join(opts.buildDir, BUILD_CHECKPOINT_FILE), checkpoint);
+    return {
+      summary: { origin: opts.origin, from: previous?.size ?? 0, to: appender.size, tiles: appender.written.length, bytes: appender.bytesWritten, durationMs: performance.now() - started },
+      publish: () => writeAtomic(join(logDir, LOG_CHECKPOINT), checkpoint),
+      discard,
+    };
+  } catch (error) {
+    await discard();
+    throw error;
+  }
+}
+
+/** The published checkpoint, opened with the log key; null for a log not started. */
+async function readPrevious(logDir: string, key: LogKey, origin: string): Promise<Checkpoint | null> {
+  const file = join(logDir, LOG_CHECKPOINT);
+  const note = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  });
+  if (note === null) {
+    // Tiles without a checkpoint: starting over would rewrite published tiles.
+    const tiles = await readdir(join(logDir, 'tile')).catch(() => []);
+    if (tiles.length > 0) throw new LogInconsistentError(`${logDir} has tiles but no checkpoint; restore ${file} rather than start the log again`);
+    return null;
+  }
+  let checkpoint: Checkpoint;
+  try {
+    checkpoint = parseCheckpoint(openNoteWith(note, key.verifierKey));
+  } catch (error) {
+    throw new LogInconsistentError(`${file} is not a checkpoint signed by this log key (${key.vkey}): ${(error as Error).message}`, { cause: error });
+  }
+  if (checkpoint.origin !== origin) throw new LogInconsistentError(`${file} is the checkpoint of "${checkpoint.origin}", not of "${origin}"`);
+  return checkpoint;
+}
+
+/**
+ * The index's lines in domain order: each shard's run is in domain order already, so the runs
+ * are merged (a heap of one line a shard), read in small chunks: memory stays flat.
+ */
+function* inDomainOrder(indexFile: string, runs: ShardRun[]): Generator<{ shard: string; domain: string }> {
+  const fd = openSync(indexFile, 'r');
+  try {
+    const heads: { line: { shard: string; domain: string }; rest: Generator<string> }[] = [];
+    for (const run of runs) {
+      const rest = linesOf(fd, run.start, run.end);
+      const first = rest.next();
+      if (!first.done) heads.push({ line: JSON.parse(first.value) as { shard: string; domain: string }, rest });
+    }
+    const heap = new MinHeap(heads, (a, b) => a.line.domain < b.line.domain);
+    while (heap.size > 0) {
+      const top = heap.peek();
+      yield top.line;
+      const next = top.rest.next();
+      if (next.done) heap.pop();
+      else {
+        top.line = JSON.parse(next.value) as { shard: string; domain: string };
+        heap.siftDown(0);
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function* linesOf(fd: number, start: number, end: number): Generator<string> {
+  const chunk = Buffer.alloc(16 * 1024);
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  for (let at = start; at < end; ) {
+    const n = readSync(fd, chunk, 0, Math.min(chunk.length, end - at), at);
+    if (n === 0) break;
+    at += n;
+    const lines = (rest + decoder.write(chunk.subarray(0, n))).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) if (line) yield line;
+  }
+  if (rest) yield rest;
+}
+
+class MinHeap<T> {
+  constructor(
+    private readonly items: T[],
+    private readonly less: (a: T, b: T) => boolean,
+  ) {
+    for (let i = Math.floor(items.length / 2) - 1; i >= 0; i--) this.siftDown(i);
+  }
+  get size(): number {
+    return this.items.length;
+  }
+  peek(): T {
+    return this.items[0]!;
+  }
+  pop(): void {
+    const last = this.items.pop()!;
+    if (this.items.length > 0) {
+      this.items[0] = last;
+      this.siftDown(0);
+    }
+  }
+  siftDown(i: number): void {
+    const a = this.items;
+    for (;;) {
+      const l = 2 * i + 1, r = l + 1;
+      let m = i;
+      if (l < a.length && this.less(a[l]!, a[m]!)) m = l;
+      if (r < a.length && this.less(a[r]!, a[m]!)) m = r;
+      if (m === i) return;
+      [a[i], a[m]] = [a[m]!, a[i]!];
+      i = m;
+    }
+  }
+}
+
+/** The per-shard `log.jsonl` files, written a few kilobytes at a time. */
+class ShardLogs {
+  private readonly open = new Map<string, { fd: number; pending: string }>();
+  constructor(private readonly buildDir: string) {}
+  add(shard: string, line: string): void {
+    let out = this.open.get(shard);
+    if (!out) {
+      out = { fd: openSync(join(this.buildDir, shard, SHARD_LOG_FILE), 'w'), pending: '' };
+      this.open.set(shard, out);
+    }
+    out.pending += line;
+    if (out.pending.length >= 8192) {
+      writeSync(out.fd, out.pending);
+      out.pending = '';
+    }
+  }
+  close(): void {
+    for (const out of this.open.values()) {
+      if (out.pending) writeSync(out.fd, out.pending);
+      closeSync(out.fd);
+    }
+    this.open.clear();
+  }
+}
+

@@ -1,0 +1,75 @@
+import { defineCommand } from 'citty';
+import { join } from 'node:path';
+import { ConfigError, LogInconsistentError } from '../../core/errors.ts';
+import { LOG_DIR } from '../../core/layout.ts';
+import { encodeBase64 } from '../../core/tlog/base64.ts';
+import { parseCheckpoint, type Checkpoint } from '../../core/tlog/checkpoint.ts';
+import { verifyConsistency } from '../../core/tlog/merkle.ts';
+import type { NoteVerifierKey } from '../../core/tlog/note.ts';
+import { TileTree } from '../../core/tlog/tile-tree.ts';
+import { writeAtomic } from '../../service/files.ts';
+import { hasher, openNoteWith, parseVkey } from '../../service/log-key.ts';
+import { logLocation, readBytes } from '../../verifier/log-client.ts';
+import { runAction } from '../cli-output.ts';
+import { commandOptions } from '../config.ts';
+
+const options = commandOptions('public', 'baseUrl');
+
+const check = defineCommand({
+  meta: {
+    name: 'check',
+    description: 'Check that the live log is an append-only extension of an older checkpoint (a consistency proof computed from the tiles): what a monitor runs each month',
+  },
+  args: {
+    ...options.args,
+    checkpoint: { type: 'string', description: 'the older checkpoint, a file saved from <log>/checkpoint', required: true },
+    log: { type: 'string', description: 'the log: a URL prefix (https://HOST/log) or a folder (default <base-url>/log, else <public>/log)' },
+    'log-key': { type: 'string', description: "the log's verifier key, a file or URL (default the log's /.well-known/merchant-verify-log.vkey)" },
+    update: { type: 'boolean', description: 'after a successful check, save the live checkpoint over --checkpoint (for next time)' },
+    json: { type: 'boolean', description: 'print a machine-readable result' },
+  },
+  run: ({ args }) =>
+    runAction(Boolean(args.json), async () => {
+      const config = options.resolve(args, process.env);
+      const where = args.log ?? (config.baseUrl ? `${config.baseUrl.replace(/\/+$/, '')}/${LOG_DIR}` : join(config.public, LOG_DIR));
+      const log = logLocation(where);
+      const vkeySource = args['log-key'] ?? log.defaultVkey;
+      const vkey = parseVkey((await readBytes(vkeySource)).toString('utf8'), vkeySource);
+      const older = await readBytes(args.checkpoint).catch((error: Error) => {
+        throw new ConfigError(`--checkpoint: ${error.message}`);
+      });
+      const old = opened(older.toString('utf8'), vkey, args.checkpoint);
+      const liveNote = await log.checkpoint();
+      const live = opened(liveNote, vkey, `${where}/checkpoint`);
+      if (live.size < old.size) throw new LogInconsistentError(`the live log has ${live.size} entries, fewer than the ${old.size} of ${args.checkpoint}: entries were removed`);
+      if (old.size > 0) {
+        const proof = await new TileTree(hasher, live.size, log.tiles).consistency(old.size).catch((error: Error) => {
+          throw new LogInconsistentError(`cannot compute the consistency proof from the tiles at ${where}: ${error.message}`);
+        });
+        if (!verifyConsistency(hasher, old.size, live.size, old.root, live.root, proof)) {
+          throw new LogInconsistentError(`the live log (size ${live.size}) is NOT an append-only extension of ${args.checkpoint} (size ${old.size}): an entry was rewritten or removed`);
+        }
+      }
+      if (args.update) await writeAtomic(args.checkpoint, liveNote);
+      const result = { consistent: true, origin: live.origin, from: old.size, to: live.size, root: encodeBase64(live.root), updated: Boolean(args.update) };
+      if (args.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      else process.stdout.write(`consistent: ${live.origin} grew from ${old.size.toLocaleString('en-US')} to ${live.size.toLocaleString('en-US')} entries; nothing before entry ${old.size} changed${args.update ? `; ${args.checkpoint} now holds the live checkpoint` : ''}\n`);
+    }),
+});
+
+/** A checkpoint opened with the log's key, of the log's origin; anything else is not this log's. */
+function opened(note: string, vkey: NoteVerifierKey, where: string): Checkpoint {
+  let checkpoint: Checkpoint;
+  try {
+    checkpoint = parseCheckpoint(openNoteWith(note, vkey));
+  } catch (error) {
+    throw new LogInconsistentError(`${where} is not a checkpoint signed by ${vkey.name}: ${(error as Error).message}`);
+  }
+  if (checkpoint.origin !== vkey.name) throw new LogInconsistentError(`${where} is a checkpoint of "${checkpoint.origin}", not "${vkey.name}"`);
+  return checkpoint;
+}
+
+export default defineCommand({
+  meta: { name: 'log', description: 'The public transparency log of every record' },
+  subCommands: { check },
+});

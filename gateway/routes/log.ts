@@ -1,0 +1,62 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { defineEventHandler } from 'h3';
+import { NotFoundError, NotInLogError } from '../../core/errors.ts';
+import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
+import { parseTilePath } from '../../core/tlog/tiles.ts';
+import { strongEtag } from '../../service/etag.ts';
+import { conditionalAnswer, sendAnswer } from '../answer.ts';
+import { requireApiKey } from '../auth.ts';
+import type { GatewayServices } from '../context.ts';
+import { domainParameter, queryOf } from '../query.ts';
+import { RECORD_CACHE_CONTROL } from './verify.ts';
+
+/** Path prefix of the log's tiles and checkpoint (c2sp.org/tlog-tiles). */
+export const LOG_PREFIX = `/${LOG_DIR}/`;
+
+const PUBLIC = { 'access-control-allow-origin': '*' };
+/** Tiles never change once written (a path names its width); the checkpoint moves with each build. */
+const TILE_CACHE = 'public, max-age=31536000, immutable';
+const CHECKPOINT_CACHE = 'public, max-age=5';
+
+/**
+ * `GET /log/checkpoint` and `GET /log/tile/...`: the public log, without a key, as the build wrote
+ * it under public/log. Only the paths the tlog-tiles layout names are served.
+ */
+export function logFilesRoute(services: GatewayServices) {
+  return defineEventHandler(async (event) => {
+    const path = (event.node.req.originalUrl ?? '/').split('?', 1)[0]!.slice(LOG_PREFIX.length);
+    const isCheckpoint = path === LOG_CHECKPOINT;
+    if (!isCheckpoint && !parseTilePath(path)) throw new NotFoundError(`${LOG_PREFIX}${path}`);
+    const bytes = await readFile(join(services.publicDir, LOG_DIR, path)).catch(() => null);
+    if (!bytes) throw new NotFoundError(`${LOG_PREFIX}${path}`);
+    const headers = isCheckpoint
+      ? { ...PUBLIC, 'content-type': 'text/plain; charset=utf-8', 'cache-control': CHECKPOINT_CACHE }
+      : { ...PUBLIC, 'content-type': 'application/octet-stream', 'cache-control': TILE_CACHE };
+    return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));
+  });
+}
+
+/** `GET /.well-known/merchant-verify-log.vkey`: the log's verifier key in signed-note form. */
+export function logVkeyRoute(services: GatewayServices) {
+  return defineEventHandler(async (event) => {
+    const bytes = await readFile(join(services.publicDir, LOG_VKEY_PATH)).catch(() => null);
+    if (!bytes) throw new NotFoundError(LOG_VKEY_PATH);
+    const headers = { ...PUBLIC, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'public, max-age=300' };
+    return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));
+  });
+}
+
+/** `GET /v1/proof?domain=`: the C2SP tlog-proof of the domain's live record (key-gated, like the record). */
+export function proofRoute(services: GatewayServices) {
+  return defineEventHandler(async (event) => {
+    await requireApiKey(event, services);
+    const domain = domainParameter(queryOf(event));
+    event.context.domain = domain;
+    if (!services.proofs) throw new NotInLogError('this gateway reads its records from an origin or a bucket; log proofs are served by gateways that read a records folder');
+    const { proof } = await services.proofs.proofFor(domain);
+    const bytes = Buffer.from(proof);
+    const headers = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': RECORD_CACHE_CONTROL, vary: 'Authorization' };
+    return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));
+  });
+}
