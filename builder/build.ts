@@ -42,10 +42,6 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     const logKey = await loadLogKey(opts.keysDir, opts.logKey);
     const origin = logOrigin(opts.issuer);
     if (logKey && logKey.name !== origin) throw new ConfigError(`the log key is named "${logKey.name}", but the log of issuer ${opts.issuer} is "${origin}" (a log key is made for one issuer: "mvr keygen --log --issuer ${opts.issuer}")`);
-    if (!logKey) {
-      const logged = await stat(join(opts.publicDir, LOG_DIR, LOG_CHECKPOINT)).catch(() => null);
-      opts.onWarning?.(logged ? `no log key (keys/log.key or MVR_LOG_KEY): this build's records are NOT appended to the log in ${join(opts.publicDir, LOG_DIR)}` : 'no log key configured (run "mvr keygen --log" or set MVR_LOG_KEY): records are not appended to a transparency log');
-    }
     const keep = opts.keep ?? DEFAULT_KEEP;
     const earlier = (await readKept(opts.recordsDir)).slice(0, keep - 1);
     const keySetFile = join(opts.publicDir, KEY_SET_PATH);
@@ -94,6 +90,9 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       logStep = await appendBuildToLog({ publicDir: opts.publicDir, buildDir: staging, runs, key: logKey, origin, issuedAt });
       await mkdir(dirname(join(opts.publicDir, LOG_VKEY_PATH)), { recursive: true });
       await writeAtomic(join(opts.publicDir, LOG_VKEY_PATH), `${logKey.vkey}\n`);
+    } else {
+      const logged = await stat(join(opts.publicDir, LOG_DIR, LOG_CHECKPOINT)).catch(() => null);
+      opts.onWarning?.(logged ? `no log key (keys/log.key or MVR_LOG_KEY): this build's records are NOT appended to the log in ${join(opts.publicDir, LOG_DIR)}` : 'no log key configured (run "mvr keygen --log" or set MVR_LOG_KEY): records are not appended to a transparency log');
     }
 
     const manifest = {

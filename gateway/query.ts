@@ -1,7 +1,8 @@
 import type { H3Event } from 'h3';
 import { normalizeDomain } from '../core/domain.ts';
-import { BuildNotFoundError, InvalidDomainError, InvalidRequestError } from '../core/errors.ts';
+import { BuildNotFoundError, InvalidDomainError, InvalidRequestError, NotInLogError } from '../core/errors.ts';
 import type { BuildHistory } from '../service/history.ts';
+import type { LogProofs } from '../service/log-proofs.ts';
 import type { GatewayServices } from './context.ts';
 
 /** The query of the request target as sent, parsed once per request; read it with the functions below. */
@@ -35,4 +36,10 @@ export function queryParameter(query: URLSearchParams, name: string, required = 
 export function historyOf(services: GatewayServices): BuildHistory {
   if (!services.history) throw new BuildNotFoundError('', 'this gateway reads its records from an origin or a bucket, and keeps no build history');
   return services.history;
+}
+
+/** The log proofs of the gateway's records; records from an origin or a bucket have none here. */
+export function proofsOf(services: GatewayServices): LogProofs {
+  if (!services.proofs) throw new NotInLogError('this gateway reads its records from an origin or a bucket; log proofs are served by gateways that read a records folder');
+  return services.proofs;
 }

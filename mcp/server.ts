@@ -8,6 +8,8 @@ import { lookupBatch, MAX_BATCH } from '../service/batch.ts';
 
 /** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
 export type RecordLookup = (domain: string) => Promise<Buffer>;
+/** A normalized domain's record and its C2SP tlog-proof, from one build, as `GET /v1/verify` and `GET /v1/proof` give them; throws MvrError. */
+export type ProofLookup = (domain: string) => Promise<{ record: Buffer; proof: string }>;
 /** The history of a normalized domain, as `GET /v1/history` answers it; throws MvrError. */
 export type HistoryLookup = (domain: string) => Promise<{ domain: string; entries: unknown[] }>;
 
@@ -39,6 +41,8 @@ export function toolDescription(keySetUrl: string): string {
     'last_audited_at tells how stale the record is; records are re-audited monthly (next_audit_at). Records never expire.',
     `The record is Ed25519-signed (key_id, signature) over its RFC 8785 canonical JSON without those two members; verify it with the public key set at ${keySetUrl}.`,
     'A record without a signature is unverified, never a pass.',
+    'With include_proof: true, a second text item is a C2SP tlog-proof that this exact record is in the issuer\'s public append-only log',
+    '(verify it with the log\'s key at /.well-known/merchant-verify-log.vkey), so the issuer cannot show other callers a different verdict.',
   ].join(' ');
 }
 
@@ -46,7 +50,7 @@ export function toolDescription(keySetUrl: string): string {
  * An MCP server with the one tool. Failures a caller can act on (an invalid domain, records
  * unavailable) are tool results with `isError: true` and the error code, not protocol errors.
  */
-export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: string; history: HistoryLookup }): McpServer {
+export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: string; history: HistoryLookup; proof: ProofLookup }): McpServer {
   const server = new McpServer({ name: 'merchant-verify', version: '0.1.0' }, { capabilities: { tools: {} } });
   server.registerTool(
     TOOL_NAME,
@@ -55,14 +59,25 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
       description: toolDescription(options.keySetUrl),
       inputSchema: z.object({
         domain: z.string().min(1).max(2048).describe('The merchant domain or a URL on it, e.g. "acme-outdoor.example" or "https://www.acme-outdoor.example/tents".'),
+        include_proof: z.boolean().optional().describe('Also return the proof that the record is in the public transparency log (a second text item).'),
       }),
       outputSchema: recordSchema,
       annotations: { title: 'Verify a merchant', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
     },
-    async ({ domain }) => {
+    async ({ domain, include_proof }) => {
       try {
-        const text = (await lookup(normalizeDomain(domain))).toString('utf8');
-        return { content: [{ type: 'text' as const, text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+        const normalized = normalizeDomain(domain);
+        if (!include_proof) {
+          const text = (await lookup(normalized)).toString('utf8');
+          return { content: [{ type: 'text' as const, text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+        }
+        // Record and proof from one build. A domain with no record still gets its (never-audited) record, and why there is no proof.
+        const proven = await options.proof(normalized).catch(async (error: unknown) => {
+          if (!isMvrError(error) || error.code !== 'NOT_IN_LOG') throw error;
+          return { record: await lookup(normalized), proof: `NOT_IN_LOG (${ERROR_REGISTRY.NOT_IN_LOG.title}): ${error.message}` };
+        });
+        const text = proven.record.toString('utf8');
+        return { content: [{ type: 'text' as const, text }, { type: 'text' as const, text: proven.proof }], structuredContent: JSON.parse(text) as Record<string, unknown> };
       } catch (error) {
         return toolError(error);
       }

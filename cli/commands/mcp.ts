@@ -1,11 +1,12 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { defineCommand } from 'citty';
-import { BuildNotFoundError, ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
+import { BuildNotFoundError, ConfigError, isErrorCode, MvrError, NotInLogError } from '../../core/errors.ts';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
-import { createMcpServer, keySetUrlOf, type HistoryLookup, type RecordLookup } from '../../mcp/server.ts';
+import { createMcpServer, keySetUrlOf, type HistoryLookup, type ProofLookup, type RecordLookup } from '../../mcp/server.ts';
 import { openRecordsService } from '../../service/records.ts';
 import { getFromGateway } from '../../verifier/gateway-client.ts';
 import { BuildHistory } from '../../service/history.ts';
+import { LogProofs } from '../../service/log-proofs.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
 
@@ -18,21 +19,26 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(false, async () => {
       const config = options.resolve(args, process.env);
-      const { lookup, keySetUrl, history } = await lookupFor(config);
-      serveStdio(() => createMcpServer(lookup, { keySetUrl, history }));
+      const { lookup, keySetUrl, history, proof } = await lookupFor(config);
+      serveStdio(() => createMcpServer(lookup, { keySetUrl, history, proof }));
       // stdout is the protocol: anything human goes to stderr.
       process.stderr.write(`mvr mcp: verify_merchant ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`);
     }),
 });
 
 /** Where answers come from: a gateway (`--base-url`), or the records service over local records. */
-async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<{ lookup: RecordLookup; keySetUrl: string; history: HistoryLookup }> {
+async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<{ lookup: RecordLookup; keySetUrl: string; history: HistoryLookup; proof: ProofLookup }> {
   if (config.baseUrl) {
     if (!config.apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required with --base-url');
     const ask = gatewayGet(config.baseUrl, config.apiKey);
     return {
       lookup: (domain) => ask(`/v1/verify?domain=${encodeURIComponent(domain)}`),
       history: async (domain) => JSON.parse((await ask(`/v1/history?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as Awaited<ReturnType<HistoryLookup>>,
+      // Two requests: a new build going live between them gives a proof of the other record, which then fails to verify (ask again).
+      proof: async (domain) => {
+        const proof = (await ask(`/v1/proof?domain=${encodeURIComponent(domain)}`)).toString('utf8');
+        return { record: await ask(`/v1/verify?domain=${encodeURIComponent(domain)}`), proof };
+      },
       keySetUrl: keySetUrlOf(config.baseUrl),
     };
   }
@@ -49,7 +55,9 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
   await records.refresh();
   setInterval(() => void records.refresh().catch(() => undefined), 1000).unref();
   const history = BuildHistory.of(records);
+  const proofs = LogProofs.of(records, config.public);
   return {
+    proof: (domain) => (proofs ? proofs.proofFor(domain) : Promise.reject(new NotInLogError('records from an origin or a bucket: log proofs come from a gateway that reads a records folder'))),
     lookup: async (domain) => (await records.recordFor(domain)).bytes,
     history: (domain) => (history ? history.history(domain) : Promise.reject(new BuildNotFoundError('', 'records from an origin or a bucket keep no build history here'))),
     keySetUrl: `https://${config.issuer}${KEY_SET_PATH}`,

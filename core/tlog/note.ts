@@ -55,9 +55,10 @@ export function formatVerifierKey(key: NoteVerifierKey): string {
 
 /** Parses an Ed25519 verifier key, checking that its key ID is the one its name and key give. */
 export function parseVerifierKey(sha256: Sha256, text: string): NoteVerifierKey {
-  const parts = text.trim().split('+');
-  if (parts.length !== 3) throw new NoteError('a verifier key is <name>+<key ID>+<key>, three parts separated by "+"');
-  const [name, idHex, keyText] = parts as [string, string, string];
+  // The key's base64 may hold "+" itself: the name and the ID are the first two parts.
+  const parts = /^([^+]*)\+([^+]*)\+(.*)$/s.exec(text.trim());
+  if (!parts) throw new NoteError('a verifier key is <name>+<key ID>+<key>, three parts separated by "+"');
+  const [, name, idHex, keyText] = parts as unknown as [string, string, string, string];
   if (!isKeyName(name)) throw new NoteError(`verifier key name "${name}" is empty or has a space`);
   if (!/^[0-9a-f]{8}$/.test(idHex)) throw new NoteError(`verifier key ID "${idHex}" is not 8 lowercase hex digits`);
   const material = decodeBase64(keyText);

@@ -1,14 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { defineEventHandler } from 'h3';
-import { NotFoundError, NotInLogError } from '../../core/errors.ts';
+import { NotFoundError } from '../../core/errors.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
 import { parseTilePath } from '../../core/tlog/tiles.ts';
 import { strongEtag } from '../../service/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
 import type { GatewayServices } from '../context.ts';
-import { domainParameter, queryOf } from '../query.ts';
+import { domainParameter, proofsOf, queryOf } from '../query.ts';
 import { RECORD_CACHE_CONTROL } from './verify.ts';
 
 /** Path prefix of the log's tiles and checkpoint (c2sp.org/tlog-tiles). */
@@ -53,8 +53,7 @@ export function proofRoute(services: GatewayServices) {
     await requireApiKey(event, services);
     const domain = domainParameter(queryOf(event));
     event.context.domain = domain;
-    if (!services.proofs) throw new NotInLogError('this gateway reads its records from an origin or a bucket; log proofs are served by gateways that read a records folder');
-    const { proof } = await services.proofs.proofFor(domain);
+    const { proof } = await proofsOf(services).proofFor(domain);
     const bytes = Buffer.from(proof);
     const headers = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': RECORD_CACHE_CONTROL, vary: 'Authorization' };
     return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));

@@ -4,7 +4,7 @@ import { createMcpServer, keySetUrlOf } from '../../mcp/server.ts';
 import { sendAnswer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
 import { readBody } from '../body.ts';
-import { historyOf } from '../query.ts';
+import { historyOf, proofsOf } from '../query.ts';
 import type { GatewayServices } from '../context.ts';
 
 /**
@@ -21,7 +21,8 @@ export function mcpRoute(services: GatewayServices) {
     if (body === undefined) return;
     const keySetUrl = keySetUrlOf(publicBaseUrl(event, services.issuer));
     const history = (domain: string) => historyOf(services).history(domain);
-    const server = () => createMcpServer(async (domain) => (await services.records.recordFor(domain)).bytes, { keySetUrl, history });
+    const proof = (domain: string) => proofsOf(services).proofFor(domain);
+    const server = () => createMcpServer(async (domain) => (await services.records.recordFor(domain)).bytes, { keySetUrl, history, proof });
     // The body was read (and bounded) above; the SDK is given it parsed, with the request's headers.
     const request = new Request(new URL(event.node.req.originalUrl ?? '/mcp', 'http://gateway.invalid'), { method: 'POST', headers: event.headers });
     await sendWebResponse(event, (await isLegacyRequest(request, body)) ? await answerLegacy(server(), request, body) : await answerModern(server, request, body, services));

@@ -85,6 +85,7 @@ describe('build of the sample audits (runBuild, signed)', () => {
       by_tier: summary.byTier,
       key_id: p.kid,
       key_ids_published: [p.kid],
+      log: null,
     });
   });
 

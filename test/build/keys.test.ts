@@ -37,8 +37,10 @@ describe.concurrent('unsigned mode (no key in keys/, no MVR_SIGNING_KEY)', () =>
     const p = await makeProject({ samples: true, keygen: false });
     const warnings: string[] = [];
     const summary = await build(p, { onWarning: (m) => warnings.push(m) });
-    expect(warnings).toHaveLength(1);
+    // Unsigned, and (no log key either) not in the transparency log: both said.
+    expect(warnings).toHaveLength(2);
     expect(warnings[0]).toMatch(/no signing key/i);
+    expect(warnings[1]).toMatch(/no log key configured/);
     expect(summary).toMatchObject({ signed: false, keyId: null, publishedKeyIds: [], records: 33 });
     const { text, keySet } = await readKeySet(p.publicDir);
     expect(text.trim()).toBe('{"keys":[]}');

@@ -245,6 +245,12 @@ describe('signed notes (c2sp.org/signed-note)', () => {
     expect(() => parseNote('te\tst\n\n\u2014 a AAAAAAA=\n')).toThrow(/control character/);
     expect(() => parseVerifierKey(sha256, 'example.com/foo+530d903b+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k')).toThrow(/does not match/);
     expect(() => parseVerifierKey(sha256, 'example.com/foo+530d903a')).toThrow(/three parts/);
+    // A key whose base64 holds "+" (most do) is still three parts: name, ID, key.
+    for (let i = 0; i < 20; i++) {
+      const publicKey = sha256(new Uint8Array([i]));
+      const k = { name: 'example.com/log', id: noteKeyId(sha256, 'example.com/log', publicKey), publicKey };
+      expect(parseVerifierKey(sha256, formatVerifierKey(k))).toEqual(k);
+    }
   });
 });
 
