@@ -6,6 +6,7 @@ import { RECORD_CACHE_CONTROL } from './routes/verify.ts';
 import { etagHeader, GATED, ifNoneMatch, json, notModified, problems, publicHeaders } from './openapi-parts.ts';
 import { batchPaths } from './openapi-batch.ts';
 import { historyPaths } from './openapi-history.ts';
+import { logPaths } from './openapi-log.ts';
 import { batchRequestSchema } from '../service/batch.ts';
 
 /** An RFC 9457 problem document, as every error of the HTTP API is answered. */
@@ -117,6 +118,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
       },
       ...batchPaths(),
       ...historyPaths(),
+      ...logPaths(),
       [KEY_SET_PATH]: {
         get: {
           operationId: 'getKeySet',

@@ -1,7 +1,11 @@
 import { defineCommand } from 'citty';
-import { join } from 'node:path';
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { ConfigError, LogInconsistentError } from '../../core/errors.ts';
-import { LOG_DIR } from '../../core/layout.ts';
+import { LOG_CHECKPOINT, LOG_DIR } from '../../core/layout.ts';
+import { partialPaths } from '../../core/tlog/appender.ts';
+import { parseNote } from '../../core/tlog/note.ts';
+import { parseTilePath } from '../../core/tlog/tiles.ts';
 import { encodeBase64 } from '../../core/tlog/base64.ts';
 import { parseCheckpoint, type Checkpoint } from '../../core/tlog/checkpoint.ts';
 import { verifyConsistency } from '../../core/tlog/merkle.ts';
@@ -69,7 +73,40 @@ function opened(note: string, vkey: NoteVerifierKey, where: string): Checkpoint 
   return checkpoint;
 }
 
+const pull = defineCommand({
+  meta: {
+    name: 'pull',
+    description: "Fetch a published log's checkpoint and right edge (its partial tiles) into <public>/log, so a build on a fresh machine (CI) can extend it",
+  },
+  args: {
+    ...options.args,
+    from: { type: 'string', description: 'the published log: a URL prefix (https://HOST/log) or a folder', required: true },
+    json: { type: 'boolean', description: 'print a machine-readable result' },
+  },
+  run: ({ args }) =>
+    runAction(Boolean(args.json), async () => {
+      const { public: publicDir } = options.resolve(args, process.env);
+      const source = logLocation(args.from);
+      const target = join(publicDir, LOG_DIR);
+      const note = await source.checkpoint();
+      // Only the text is read here: the build opens the checkpoint with the log key and checks the tiles against it.
+      const { size } = parseCheckpoint(parseNote(note).text);
+      const local = await readFile(join(target, LOG_CHECKPOINT), 'utf8').catch(() => null);
+      if (local !== null && local !== note) throw new ConfigError(`${target} already holds another log checkpoint; pull into a public folder without one`);
+      const paths = partialPaths(size);
+      for (const path of paths) {
+        const bytes = await source.tiles(parseTilePath(path)!, path);
+        await mkdir(dirname(join(target, path)), { recursive: true });
+        await writeAtomic(join(target, path), bytes);
+      }
+      await writeAtomic(join(target, LOG_CHECKPOINT), note);
+      const result = { from: args.from, to: target, size, files: paths.length + 1 };
+      if (args.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      else process.stdout.write(`pulled the log at size ${size.toLocaleString('en-US')} (${paths.length + 1} files) into ${target}\n`);
+    }),
+});
+
 export default defineCommand({
   meta: { name: 'log', description: 'The public transparency log of every record' },
-  subCommands: { check },
+  subCommands: { check, pull },
 });

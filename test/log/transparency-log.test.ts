@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyLogProof, verifyRecord } from '@merchant-verify/verifier';
@@ -19,7 +19,7 @@ import { parseTilePath } from '../../core/tlog/tiles.ts';
 import { folderTiles } from '../../service/log.ts';
 import { createLogKey, generateLogKeyText, hasher, LOG_KEY_FILE, loadLogKey, logOrigin, parseLogKey, signNote } from '../../service/log-key.ts';
 import { connectHttpClient } from '../verifier/helpers.ts';
-import { build, buildArgs, buildFails, ISSUER, makeProject, removeTempDirs, runCli, snapshot, tempDir, type Project } from '../build/helpers.ts';
+import { audit, build, buildArgs, buildFails, ISSUER, jsonl, makeProject, removeTempDirs, runCli, snapshot, tempDir, type Project } from '../build/helpers.ts';
 import { cleanup, expectProblem, startTestGateway, type TestProject } from '../gateway/helpers.ts';
 
 afterAll(async () => {
@@ -241,6 +241,44 @@ describe('a logged build, two months running', async () => {
     const wrong = await runCli(['verify', '--file', join(dir, 'record.json'), '--keys', p.keySetFile, '--log', '--proof', join(dir, 'other'), '--log-key', vkeyFile(p)]);
     expect(wrong.code).toBe(13);
     expect(wrong.stdout).toMatch(/NOT PROVEN: NOT_INCLUDED/);
+  });
+});
+
+describe('a log carried to a fresh machine (CI): mvr log pull, then build', async () => {
+  // 300 records: a full level-0 tile, a partial one, and a partial level-1 tile to carry.
+  const files = { 'many.jsonl': jsonl(...Array.from({ length: 300 }, (_, i) => audit(`shop${i}.example`))) };
+  const here = await makeProject({ keygen: true, files });
+  await createLogKey(here.keysDir, logOrigin(ISSUER));
+  await build(here, { now: NOV });
+  const novCheckpoint = await readFile(join(logDir(here), 'checkpoint'), 'utf8');
+  const g = await gatewayOver(here);
+  // The CI runner: the same audits and keys, empty records and public folders.
+  const ci = await makeProject({ keygen: false, files });
+  await cp(here.keysDir, ci.keysDir, { recursive: true });
+
+  it('pulls the checkpoint and the right edge only, and the next build extends the published log as an in-place build would', async () => {
+    const pulled = await runCli(['log', 'pull', '--from', `${g.url}/log`, '--public', ci.publicDir, '--json']);
+    expect(pulled.code, pulled.stderr).toBe(0);
+    // 333 entries (the 300 and the 33 samples): the checkpoint, tile/0/001.p/77, tile/1/000.p/1, tile/entries/001.p/77.
+    expect(JSON.parse(pulled.stdout)).toMatchObject({ size: 333, files: 4 });
+    expect(Object.entries(await snapshot(logDir(ci))).filter(([, v]) => v.startsWith('file:')).map(([f]) => f).sort()).toEqual(['checkpoint', 'tile/0/001.p/77', 'tile/1/000.p/1', 'tile/entries/001.p/77']);
+    await build(ci, { now: DEC });
+    await build(here, { now: DEC });
+    expect(await readFile(join(logDir(ci), 'checkpoint'), 'utf8')).toBe(await readFile(join(logDir(here), 'checkpoint'), 'utf8'));
+    // The files the CI build wrote are exactly the new files of the in-place build.
+    const inPlace = await snapshot(logDir(here));
+    for (const [path, digest] of Object.entries(await snapshot(logDir(ci)))) expect(inPlace[path], path).toBe(digest);
+    const saved = join(await tempDir(), 'checkpoint');
+    await writeFile(saved, novCheckpoint);
+    expect((await runCli(['log', 'check', '--checkpoint', saved, '--public', here.publicDir])).code).toBe(0);
+    // Pulling the same log again changes nothing; pulling over another log is refused.
+    expect((await runCli(['log', 'pull', '--from', `${g.url}/log`, '--public', ci.publicDir])).code).toBe(0);
+    const other = await tempDir();
+    await mkdir(join(other, 'log'), { recursive: true });
+    await writeFile(join(other, 'log', 'checkpoint'), novCheckpoint);
+    const refused = await runCli(['log', 'pull', '--from', `${g.url}/log`, '--public', other]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/already holds another log checkpoint/);
   });
 });
 
