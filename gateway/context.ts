@@ -13,7 +13,7 @@ export interface GatewayServices {
   issuer: string;
   schemaUrl: string;
   records: RecordsService;
-  /** The kept builds (records in a folder); null when the records come from an origin or a bucket. */
+  /** The kept builds (records in a folder or a bucket); null when the records come from an http(s) origin. */
   history: BuildHistory | null;
   apiKeys: ApiKeyStore;
   /** Quotas: per API key, and per client address for requests without a valid key; null = off. */

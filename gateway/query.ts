@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3';
 import { normalizeDomain } from '../core/domain.ts';
 import { BuildNotFoundError, InvalidDomainError, InvalidRequestError } from '../core/errors.ts';
-import type { BuildHistory } from '../service/history.ts';
+import { NO_HISTORY_FROM_ORIGIN, type BuildHistory } from '../service/history.ts';
 import type { GatewayServices } from './context.ts';
 
 /** The query of the request target as sent, parsed once per request; read it with the functions below. */
@@ -31,8 +31,8 @@ export function queryParameter(query: URLSearchParams, name: string, required = 
   return found[0];
 }
 
-/** The kept builds behind this gateway; records from an origin or a bucket keep none here. */
+/** The kept builds behind this gateway (records in a folder or a bucket; an http(s) origin keeps none). */
 export function historyOf(services: GatewayServices): BuildHistory {
-  if (!services.history) throw new BuildNotFoundError('', 'this gateway reads its records from an origin or a bucket, and keeps no build history');
+  if (!services.history) throw new BuildNotFoundError('', `this gateway keeps no build history: ${NO_HISTORY_FROM_ORIGIN}`);
   return services.history;
 }
