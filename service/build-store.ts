@@ -116,7 +116,8 @@ export class S3BuildStore implements BuildStore {
     try {
       res = await this.bucket.get(key, headers);
     } catch (error) {
-      throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`, { cause: error });
+      // No `cause`: the gateway answers with an error's cause when it has one (h3 passes it on).
+      throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
     }
     if (res.statusCode === 404) return null;
     if (res.statusCode === 200 || res.statusCode === 206 || (res.statusCode === 416 && headers.range)) return res;
