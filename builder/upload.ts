@@ -2,7 +2,8 @@ import { readdir, readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { BuildError } from '../core/errors.ts';
 import { parseKeySet, KEY_SET_PATH } from '../core/keyset.ts';
-import { BUILD_ID, BUILDS_DIR, BUILD_KEY_SET_OBJECT, CURRENT_LINK, LIVE_POINTER_OBJECT, MANIFEST_FILE } from '../core/layout.ts';
+import { BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, CURRENT_LINK, LIVE_POINTER_OBJECT, MANIFEST_FILE } from '../core/layout.ts';
+import { keptListText, readKept } from '../service/kept-builds.ts';
 import type { S3Bucket } from '../service/s3.ts';
 
 export interface UploadOptions {
@@ -21,17 +22,33 @@ export interface UploadSummary {
   to: string;
   build: string;
   records: number;
+  /** Earlier kept builds the bucket did not have yet, uploaded before the live one. */
+  earlierBuilds: number;
   objects: number;
   bytes: number;
   seconds: number;
 }
 
+/** Every file of a build folder but its manifest, as keys relative to the build, in order. */
+async function filesOf(buildDir: string): Promise<string[]> {
+  return (await readdir(buildDir, { recursive: true, withFileTypes: true }))
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name).slice(buildDir.length + 1).split('\\').join('/'))
+    .filter((path) => path !== MANIFEST_FILE)
+    .sort();
+}
+
 /**
- * Publishes the live build to object storage: every file of `builds/<id>/` (the manifest last),
- * then the key set as `builds/<id>/merchant-verify-keys.json`, then `live.json` naming the build.
- * Readers follow `live.json`, so they see the old build or the new one, never a mix, and a
- * publish interrupted anywhere before the last write leaves the old build live. Objects of a
- * build are never changed afterwards; running it again uploads the same bytes again.
+ * Publishes the live build to object storage: every file of `builds/<id>/` (its index and change
+ * feeds included), its kept list as `builds/<id>/kept.json`, the key set as
+ * `builds/<id>/merchant-verify-keys.json`, the manifest, then `live.json` naming the build.
+ * Before it, each kept build the bucket lacks (no manifest there) goes up the same way, manifest
+ * last, so every build the kept list names is in the bucket before `live.json` points at that
+ * list; an earlier build's records are checked against the live build's key set, which keeps
+ * their keys, so it needs none of its own. Readers follow `live.json`, so they see the old build
+ * (and its list) or the new one, never a mix, and a publish interrupted anywhere before the last
+ * write leaves the old build live. Objects of a build are never changed afterwards; running it
+ * again uploads the same bytes again.
  */
 export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   const started = performance.now();
@@ -39,7 +56,8 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   if (!target) throw new BuildError(`no live build in ${opts.recordsDir} (run "mvr build" first)`);
   const build = basename(target);
   if (!BUILD_ID.test(build)) throw new BuildError(`${opts.recordsDir}/${CURRENT_LINK} points at "${target}", not a build`);
-  const buildDir = join(opts.recordsDir, BUILDS_DIR, build);
+  const dirOf = (id: string) => join(opts.recordsDir, BUILDS_DIR, id);
+  const buildDir = dirOf(build);
 
   const manifest = JSON.parse(await readFile(join(buildDir, MANIFEST_FILE), 'utf8')) as { records?: number; key_id?: string | null };
   const keySetFile = join(opts.publicDir, KEY_SET_PATH);
@@ -52,13 +70,10 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   if (manifest.key_id && !keySet.keys.some((k) => k.kid === manifest.key_id)) {
     throw new BuildError(`the key set ${keySetFile} does not list ${manifest.key_id}, the key build ${build} was signed with`);
   }
+  const kept = await readKept(opts.recordsDir);
+  const files = await filesOf(buildDir);
 
-  const files = (await readdir(buildDir, { recursive: true, withFileTypes: true }))
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name).slice(buildDir.length + 1))
-    .filter((path) => path !== MANIFEST_FILE)
-    .sort();
-  const total = files.length + 3;
+  let total = files.length + 4;
   let uploaded = 0;
   let bytes = 0;
   const put = async (key: string, body: Buffer) => {
@@ -67,16 +82,33 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
     uploaded++;
     opts.onProgress?.({ uploaded, total });
   };
-  const prefix = `${BUILDS_DIR}/${build}`;
-  try {
+  /** A build's files, `concurrency` at a time; its manifest is the caller's to put, last. */
+  const putFiles = async (id: string, paths: string[]) => {
     let next = 0;
     const lane = async () => {
-      while (next < files.length) {
-        const path = files[next++]!;
-        await put(`${prefix}/${path.split('\\').join('/')}`, await readFile(join(buildDir, path)));
+      while (next < paths.length) {
+        const path = paths[next++]!;
+        await put(`${BUILDS_DIR}/${id}/${path}`, await readFile(join(dirOf(id), path)));
       }
     };
     await Promise.all(Array.from({ length: opts.concurrency ?? 16 }, lane));
+  };
+  const prefix = `${BUILDS_DIR}/${build}`;
+  const earlier: { id: string; files: string[] }[] = [];
+  try {
+    for (const { id } of kept.filter((b) => b.id !== build)) {
+      const there = await opts.bucket.get(`${BUILDS_DIR}/${id}/${MANIFEST_FILE}`);
+      if (there.statusCode === 200) continue;
+      if (there.statusCode !== 404) throw new Error(`${BUILDS_DIR}/${id}/${MANIFEST_FILE} answered ${there.statusCode}`);
+      earlier.push({ id, files: await filesOf(dirOf(id)) });
+    }
+    total += earlier.reduce((n, b) => n + b.files.length + 1, 0);
+    for (const b of earlier) {
+      await putFiles(b.id, b.files);
+      await put(`${BUILDS_DIR}/${b.id}/${MANIFEST_FILE}`, await readFile(join(dirOf(b.id), MANIFEST_FILE)));
+    }
+    await putFiles(build, files);
+    await put(`${prefix}/${BUILD_KEPT_OBJECT}`, Buffer.from(keptListText(kept)));
     await put(`${prefix}/${BUILD_KEY_SET_OBJECT}`, keySetBytes);
     await put(`${prefix}/${MANIFEST_FILE}`, await readFile(join(buildDir, MANIFEST_FILE)));
     const publishedAt = (opts.now?.() ?? new Date()).toISOString();
@@ -84,5 +116,5 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   } catch (error) {
     throw new BuildError(`publish to ${opts.bucket.name} failed after ${uploaded} of ${total} objects; the live build there is unchanged: ${(error as Error).message}`, { cause: error });
   }
-  return { to: opts.bucket.name, build, records: manifest.records ?? files.length, objects: uploaded, bytes, seconds: (performance.now() - started) / 1000 };
+  return { to: opts.bucket.name, build, records: manifest.records ?? files.length, earlierBuilds: earlier.length, objects: uploaded, bytes, seconds: (performance.now() - started) / 1000 };
 }

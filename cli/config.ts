@@ -25,7 +25,7 @@ export const OPTIONS = {
     flag: 'records',
     env: 'MVR_RECORDS_DIR',
     fallback: 'records',
-    description: 'records folder; for serve and mcp also an http(s) origin URL or s3://BUCKET/PREFIX',
+    description: 'records folder; for serve and mcp also an http(s) origin URL or s3://BUCKET/PREFIX, for changes also s3://BUCKET/PREFIX',
     schema: z.string().min(1).transform((v) => (recordsKind(v) === 'folder' ? resolve(v) : v)),
   },
   keep: { flag: 'keep', env: 'MVR_KEEP', fallback: '13', description: 'builds kept for history and the change feed, the new one included', schema: wholeNumber(1) },

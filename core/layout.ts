@@ -30,6 +30,12 @@ export const MANIFEST_FILE = 'manifest.json';
  */
 export const BUILD_KEY_SET_OBJECT = 'merchant-verify-keys.json';
 export const LIVE_POINTER_OBJECT = 'live.json';
+/**
+ * In object storage, beside the live build's manifest: the kept list as it was when that build
+ * was published (the records folder's `kept.json`). It sits under the build, not beside
+ * `live.json`, so the live pointer and the list it goes with change in one write.
+ */
+export const BUILD_KEPT_OBJECT = 'kept.json';
 /** What a build id may look like (`mvr build` makes `20261101T000000Z-<pid>-<random>`). */
 export const BUILD_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 

@@ -14,7 +14,7 @@ export interface GatewayServices {
   issuer: string;
   schemaUrl: string;
   records: RecordsService;
-  /** The kept builds (records in a folder); null when the records come from an origin or a bucket. */
+  /** The kept builds (records in a folder or a bucket); null when the records come from an http(s) origin. */
   history: BuildHistory | null;
   /** Inclusion proofs of the transparency log (records in a folder); null otherwise. */
   proofs: LogProofs | null;

@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3';
 import { normalizeDomain } from '../core/domain.ts';
 import { BuildNotFoundError, InvalidDomainError, InvalidRequestError, NotInLogError } from '../core/errors.ts';
-import type { BuildHistory } from '../service/history.ts';
+import { NO_HISTORY_FROM_ORIGIN, type BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
 import type { GatewayServices } from './context.ts';
 
@@ -32,9 +32,9 @@ export function queryParameter(query: URLSearchParams, name: string, required = 
   return found[0];
 }
 
-/** The kept builds behind this gateway; records from an origin or a bucket keep none here. */
+/** The kept builds behind this gateway (records in a folder or a bucket; an http(s) origin keeps none). */
 export function historyOf(services: GatewayServices): BuildHistory {
-  if (!services.history) throw new BuildNotFoundError('', 'this gateway reads its records from an origin or a bucket, and keeps no build history');
+  if (!services.history) throw new BuildNotFoundError('', `this gateway keeps no build history: ${NO_HISTORY_FROM_ORIGIN}`);
   return services.history;
 }
 

@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { open, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { BuildNotFoundError, InvalidRequestError } from '../core/errors.ts';
-import { BUILDS_DIR, CHANGES_DIR, KEPT_FILE, MANIFEST_FILE, recordPath } from '../core/layout.ts';
+import { BuildNotFoundError, InvalidRequestError, StoreUnavailableError } from '../core/errors.ts';
+import { CHANGES_DIR, MANIFEST_FILE, recordPath } from '../core/layout.ts';
+import { FolderBuildStore, S3BuildStore, type BuildStore } from './build-store.ts';
 import { strongEtag } from './etag.ts';
-import { fileSignature } from './files.ts';
-import { readKept, type KeptBuild } from './kept-builds.ts';
+import type { KeptBuild } from './kept-builds.ts';
 import { checkServeRule, type RecordsService, type ServedRecord } from './records.ts';
+import { FolderRecordSource } from './sources/folder.ts';
+import { S3RecordSource } from './sources/s3.ts';
 
 /** Changes per page of `GET /v1/changes`. */
 export const CHANGES_PAGE = 1000;
@@ -29,33 +27,52 @@ export interface ChangesPage {
   next: string | null;
 }
 
+/** Bytes of a change feed read at a time: a page of 1000 changes is about 150 KB. */
+const CHANGES_CHUNK = 256 * 1024;
+
+/** Why a gateway or command reading records from an http(s) origin answers no history. */
+export const NO_HISTORY_FROM_ORIGIN = 'records from an http(s) origin keep no build history (an origin serves one build); serve them from the records folder or from s3:// as "mvr publish" fills it';
+
 /**
- * The kept builds of a records folder (`mvr build --keep`): the list, a domain's record in any of
- * them, its history, and the change feed the build wrote. Records of a past build pass the same
- * serve rule as the live one, against the key set the gateway publishes (which keeps every key a
- * kept build was signed with). Records from an origin or a bucket keep no history here.
+ * The kept builds (`mvr build --keep`, uploaded with each build by `mvr publish`): the list, a
+ * domain's record in any of them, its history, and the change feed the build wrote. The same
+ * code answers for a records folder and for a bucket; only the reading of bytes differs
+ * ({@link BuildStore}). Records of a past build pass the same serve rule as the live one, against
+ * the key set the gateway serves (which keeps every key a kept build was signed with). A store
+ * that cannot be read is STORE_UNAVAILABLE, never an empty list or a never-audited record.
  */
 export class BuildHistory {
-  /** The kept builds as last read, and what they were read for (the live build and kept.json as they were). */
+  /** The kept builds as last read, and what they were read for (the live build and the list's version). */
   private listed: { key: string; builds: Promise<KeptBuild[]> } | null = null;
 
   constructor(
     private readonly records: RecordsService,
-    private readonly recordsDir: string,
+    private readonly store: BuildStore,
   ) {}
 
-  /** The history of a records service's folder; null when its records come from an origin or a bucket. */
+  /** The history behind a records service, by where its records come from; null for an http(s) origin ({@link NO_HISTORY_FROM_ORIGIN}). */
   static of(records: RecordsService): BuildHistory | null {
-    return records.folder === null ? null : new BuildHistory(records, records.folder);
+    const source = records.source;
+    if (source instanceof FolderRecordSource) return new BuildHistory(records, new FolderBuildStore(source.recordsDir));
+    if (source instanceof S3RecordSource) return new BuildHistory(records, new S3BuildStore(source.bucket, () => source.generation()));
+    return null;
   }
 
   /**
    * The kept builds, newest first, the live one first. Read again only when the live build or
-   * kept.json changed (a build swaps, then writes kept.json, then prunes), not on every request.
+   * the list's version changed, not on every request; a failed read is not kept.
    */
   async builds(): Promise<KeptBuild[]> {
-    const key = `${this.records.source.generation()}|${await fileSignature(join(this.recordsDir, KEPT_FILE))}`;
-    if (this.listed?.key !== key) this.listed = { key, builds: readKept(this.recordsDir) };
+    const state = this.records.source.describe();
+    if (!state.ok) throw new StoreUnavailableError(`records unavailable: ${state.error ?? 'no live build'}`);
+    const key = `${this.records.source.generation()}|${await this.store.listVersion()}`;
+    if (this.listed?.key !== key) {
+      const listed = { key, builds: this.store.kept() };
+      this.listed = listed;
+      listed.builds.catch(() => {
+        if (this.listed === listed) this.listed = null;
+      });
+    }
     return this.listed.builds;
   }
 
@@ -72,16 +89,24 @@ export class BuildHistory {
 
   /** One entry per kept build that has a record of `domain`, newest first. */
   async history(domain: string): Promise<{ domain: string; entries: HistoryEntry[] }> {
+    const builds = await this.builds();
+    // All builds at once (a bucket answers each in a round trip), then taken in order.
+    const found = await Promise.all(
+      builds.map((b) =>
+        this.stored(b.id, domain).then(
+          (bytes) => ({ bytes, error: null }),
+          // A build pruned since the list was read has nothing to say any more.
+          (error: unknown) => (error instanceof BuildNotFoundError ? { bytes: null, error: null } : { bytes: null, error }),
+        ),
+      ),
+    );
     const entries: HistoryEntry[] = [];
-    for (const b of await this.builds()) {
-      // A build pruned since the list was read has nothing to say any more.
-      const bytes = await this.stored(b.id, domain).catch((error: unknown) => {
-        if (error instanceof BuildNotFoundError) return null;
-        throw error;
-      });
+    for (const [i, { bytes, error }] of found.entries()) {
+      if (error) throw error;
       if (!bytes) continue;
       checkServeRule(domain, bytes, this.records.keySet());
       const r = JSON.parse(bytes.toString('utf8')) as { status: string; tier: string | null; score: number | null; last_audited_at: string | null };
+      const b = builds[i]!;
       entries.push({ build: b.id, issued_at: b.issued_at, status: r.status, tier: r.tier, score: r.score, last_audited_at: r.last_audited_at });
     }
     return { domain, entries };
@@ -90,31 +115,45 @@ export class BuildHistory {
   /**
    * What changed from kept build `since` to the live build, as the build computed it, a page of
    * at most {@link CHANGES_PAGE} at a time. The cursor is a byte offset into the live build's
-   * feed file, tied to the live build: a cursor from before a new build is refused.
+   * feed file, tied to the live build: a cursor from before a new build is refused, and so is
+   * one that does not fall on the start of a line (the byte before it, read with the page, is
+   * not a newline).
    */
   async changes(since: string, cursor: string | undefined): Promise<ChangesPage> {
     const builds = await this.builds();
     const live = builds[0];
     this.kept(builds, since);
     if (!live || since === live.id) return { from: since, to: live?.id ?? since, changes: [], next: null };
-    const file = join(this.recordsDir, BUILDS_DIR, live.id, CHANGES_DIR, `${since}.jsonl`);
-    if (!(await stat(file).catch(() => null))) throw new BuildNotFoundError(since);
+    const file = `${CHANGES_DIR}/${since}.jsonl`;
     const start = cursor === undefined ? 0 : offsetOf(cursor, live.id);
-    if (start > 0 && (await lineStartsAt(file, start)) === false) throw new InvalidRequestError(`query parameter "cursor": "${cursor}" is not a cursor this API gave`);
     const changes: unknown[] = [];
     let consumed = start;
-    let more = false;
-    const input = createReadStream(file, { start });
-    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-      if (changes.length === CHANGES_PAGE) {
-        more = true;
-        break;
+    let at = start > 0 ? start - 1 : 0;
+    let rest: Buffer = Buffer.alloc(0);
+    for (let first = true; ; first = false) {
+      const chunk = await this.store.readRange(live.id, file, at, CHANGES_CHUNK);
+      if (!chunk) throw new BuildNotFoundError(since);
+      at += chunk.length;
+      const end = chunk.length < CHANGES_CHUNK;
+      rest = rest.length ? Buffer.concat([rest, chunk]) : chunk;
+      if (first && start > 0) {
+        if (rest[0] !== 0x0a) throw new InvalidRequestError(`query parameter "cursor": "${cursor}" is not a cursor this API gave`);
+        rest = rest.subarray(1);
       }
-      changes.push(JSON.parse(line));
-      consumed += Buffer.byteLength(line) + 1;
+      for (let nl; changes.length < CHANGES_PAGE && (nl = rest.indexOf(0x0a)) >= 0; rest = rest.subarray(nl + 1)) {
+        changes.push(JSON.parse(rest.subarray(0, nl).toString('utf8')));
+        consumed += nl + 1;
+      }
+      // The last line may lack its newline.
+      if (end && rest.length > 0 && changes.length < CHANGES_PAGE) {
+        changes.push(JSON.parse(rest.toString('utf8')));
+        consumed += rest.length + 1;
+        rest = Buffer.alloc(0);
+      }
+      // A full page has a next one only when something follows it: read on until that is known.
+      const full = changes.length === CHANGES_PAGE;
+      if (end || (full && rest.length > 0)) return { from: since, to: live.id, changes, next: full && rest.length > 0 ? cursorOf(consumed, live.id) : null };
     }
-    input.destroy();
-    return { from: since, to: live.id, changes, next: more ? cursorOf(consumed, live.id) : null };
   }
 
   private kept(builds: KeptBuild[], build: string): KeptBuild {
@@ -125,25 +164,10 @@ export class BuildHistory {
 
   /** A build's record of `domain`, or null when it has none; a build pruned meanwhile is BUILD_NOT_FOUND, never "none". */
   private async stored(build: string, domain: string): Promise<Buffer | null> {
-    const dir = join(this.recordsDir, BUILDS_DIR, build);
-    try {
-      return await readFile(join(dir, recordPath(domain)));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      if ((await fileSignature(join(dir, MANIFEST_FILE))) === 'missing') throw new BuildNotFoundError(build);
-      return null;
-    }
-  }
-}
-
-/** Whether a byte offset is the start of a line of the file (the byte before it is a newline). */
-async function lineStartsAt(file: string, offset: number): Promise<boolean> {
-  const handle = await open(file);
-  try {
-    const { bytesRead, buffer } = await handle.read(Buffer.alloc(1), 0, 1, offset - 1);
-    return bytesRead === 1 && buffer[0] === 0x0a;
-  } finally {
-    await handle.close();
+    const bytes = await this.store.read(build, recordPath(domain));
+    if (bytes) return bytes;
+    if (!(await this.store.read(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
+    return null;
   }
 }
 

@@ -1,6 +1,6 @@
 import { readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
+import { BUILD_ID, BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { writeAtomic } from './files.ts';
 
 /** A kept build, as `GET /v1/builds` lists it. */
@@ -13,27 +13,62 @@ export interface KeptBuild {
 }
 
 /** What a build's manifest says about it. */
-export async function keptEntry(recordsDir: string, id: string): Promise<KeptBuild> {
-  const m = JSON.parse(await readFile(join(recordsDir, BUILDS_DIR, id, MANIFEST_FILE), 'utf8')) as { issued_at: string; records: number; key_id: string | null };
+function entryOf(id: string, manifest: Buffer | string): KeptBuild {
+  const m = JSON.parse(manifest.toString()) as { issued_at: string; records: number; key_id: string | null };
   return { id, issued_at: m.issued_at, records: m.records, key_id: m.key_id ?? null };
 }
 
+/** What a build's manifest in a records folder says about it. */
+export async function keptEntry(recordsDir: string, id: string): Promise<KeptBuild> {
+  return entryOf(id, await readFile(join(recordsDir, BUILDS_DIR, id, MANIFEST_FILE)));
+}
+
 /**
- * The kept builds, newest first, the live one first: `records/kept.json` as the last build wrote
- * it, with the live build put first if that file missed it (a build stopped between its swap and
- * writing the file). Builds whose folder is gone are left out.
+ * The kept list as `kept.json` holds it; one that is not a list counts as empty (the live build
+ * still comes first). Ids become paths and object keys, so only well-formed ones are taken.
  */
-export async function readKept(recordsDir: string): Promise<KeptBuild[]> {
-  const listed = await readFile(join(recordsDir, KEPT_FILE), 'utf8')
-    .then((text) => (JSON.parse(text) as { builds: KeptBuild[] }).builds)
-    .catch(() => [] as KeptBuild[]);
-  const target = await readlink(join(recordsDir, CURRENT_LINK)).catch(() => null);
-  const live = target ? basename(target) : null;
+export function parseKeptList(text: Buffer | string): KeptBuild[] {
+  try {
+    const builds = (JSON.parse(text.toString()) as { builds?: unknown }).builds;
+    return Array.isArray(builds) ? (builds as KeptBuild[]).filter((b) => typeof b?.id === 'string' && BUILD_ID.test(b.id)) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The text of `kept.json`, in the records folder and in a bucket alike. */
+export const keptListText = (builds: KeptBuild[]) => `${JSON.stringify({ builds }, null, 1)}\n`;
+
+/**
+ * The kept builds, newest first, the live one first, wherever builds are stored: the list as the
+ * last build wrote it, with the live build put first if the list missed it (a build stopped
+ * between its swap and writing the list). Each entry is what the build's own manifest says;
+ * builds whose manifest is gone (`manifest` gives null) are left out. A manifest that cannot be
+ * read at all is the caller's error to throw, not a build to leave out.
+ */
+export async function keptBuilds(live: string | null, listed: KeptBuild[], manifest: (id: string) => Promise<Buffer | null>): Promise<KeptBuild[]> {
   const ids = [...new Set([...(live ? [live] : []), ...listed.map((b) => b.id)])];
-  const entries = await Promise.all(ids.map((id) => keptEntry(recordsDir, id).catch(() => null)));
+  const entries = await Promise.all(
+    ids.map(async (id) => {
+      const bytes = await manifest(id);
+      if (!bytes) return null;
+      try {
+        return entryOf(id, bytes);
+      } catch {
+        return null;
+      }
+    }),
+  );
   return entries.filter((e): e is KeptBuild => e !== null);
 }
 
+/** The kept builds of a records folder (`records/kept.json` and `records/current`). */
+export async function readKept(recordsDir: string): Promise<KeptBuild[]> {
+  const listed = await readFile(join(recordsDir, KEPT_FILE)).then(parseKeptList, () => []);
+  const target = await readlink(join(recordsDir, CURRENT_LINK)).catch(() => null);
+  return keptBuilds(target ? basename(target) : null, listed, (id) => readFile(join(recordsDir, BUILDS_DIR, id, MANIFEST_FILE)).catch(() => null));
+}
+
 export async function writeKept(recordsDir: string, builds: KeptBuild[]): Promise<void> {
-  await writeAtomic(join(recordsDir, KEPT_FILE), `${JSON.stringify({ builds }, null, 1)}\n`, 0o644);
+  await writeAtomic(join(recordsDir, KEPT_FILE), keptListText(builds), 0o644);
 }

@@ -11,6 +11,7 @@ import { TileTree } from '../core/tlog/tile-tree.ts';
 import { folderTiles } from './log.ts';
 import { hasher, sha256 } from './log-key.ts';
 import { checkServeRule, type RecordsService } from './records.ts';
+import { FolderRecordSource } from './sources/folder.ts';
 
 /** A record and its C2SP tlog-proof, from one build. */
 export interface ProvenRecord {
@@ -40,7 +41,7 @@ export class LogProofs {
 
   /** The proofs of a records service's folder; null when its records come from an origin or a bucket. */
   static of(records: RecordsService, publicDir: string): LogProofs | null {
-    return records.folder === null ? null : new LogProofs(records, records.folder, join(publicDir, LOG_DIR));
+    return records.source instanceof FolderRecordSource ? new LogProofs(records, records.source.recordsDir, join(publicDir, LOG_DIR)) : null;
   }
 
   async proofFor(domain: string): Promise<ProvenRecord> {

@@ -48,11 +48,10 @@ export function openRecordsService(options: RecordsServiceOptions): RecordsServi
   if (kind === 's3') {
     if (!options.s3) throw new Error('s3:// records need the S3 settings');
     const source = new S3RecordSource(new S3Bucket(parseS3Url(options.records), options.s3));
-    return new RecordsService(source, new KeySetSource(source.keySetOrigin()), options, null);
+    return new RecordsService(source, new KeySetSource(source.keySetOrigin()), options);
   }
   const keys = new KeySetSource(keySetFile(join(options.publicDir, KEY_SET_PATH)));
-  if (kind === 'http') return new RecordsService(new HttpRecordSource(options.records), keys, options, null);
-  return new RecordsService(new FolderRecordSource(options.records), keys, options, options.records);
+  return new RecordsService(kind === 'http' ? new HttpRecordSource(options.records) : new FolderRecordSource(options.records), keys, options);
 }
 
 /** Domains found absent from the live build, remembered per generation (about 100 bytes each; cleared when full). */
@@ -80,8 +79,6 @@ export class RecordsService {
     readonly source: RecordSource,
     readonly keys: KeySetSource,
     private readonly options: RecordsServiceOptions,
-    /** The records folder, when the records are one (it keeps the builds' history); null for an origin or a bucket. */
-    readonly folder: string | null = null,
   ) {
     this.cache = new VerifiedCache(options.cacheBytes);
   }

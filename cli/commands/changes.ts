@@ -1,9 +1,9 @@
 import { defineCommand } from 'citty';
 import { ConfigError } from '../../core/errors.ts';
-import { BuildHistory } from '../../service/history.ts';
+import { BuildHistory, NO_HISTORY_FROM_ORIGIN } from '../../service/history.ts';
 import { openRecordsService } from '../../service/records.ts';
 import { runAction } from '../cli-output.ts';
-import { commandOptions, schemaUrlOf } from '../config.ts';
+import { commandOptions, s3ConfigFor, schemaUrlOf } from '../config.ts';
 
 const options = commandOptions('records', 'public', 'issuer', 'schemaUrl');
 
@@ -19,20 +19,26 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
-      const records = openRecordsService({ records: config.records, publicDir: config.public, issuer: config.issuer, schemaUrl: schemaUrlOf(config), cacheBytes: 1024 * 1024, unverifiedSigner: null });
+      const records = openRecordsService({ records: config.records, s3: s3ConfigFor(config.records, process.env), publicDir: config.public, issuer: config.issuer, schemaUrl: schemaUrlOf(config), cacheBytes: 1024 * 1024, unverifiedSigner: null });
       const history = BuildHistory.of(records);
-      if (!history) throw new ConfigError('--records must be a records folder: the change feed is read from the builds kept there');
+      if (!history) throw new ConfigError(`--records ${config.records}: ${NO_HISTORY_FROM_ORIGIN}`);
       let count = 0;
       let to = '';
-      for (let cursor: string | undefined; ; ) {
-        const page = await history.changes(args.since, cursor);
-        to = page.to;
-        for (const c of page.changes as { domain: string; before: Parameters<typeof verdict>[0]; after: Parameters<typeof verdict>[0] }[]) {
-          process.stdout.write(args.json ? `${JSON.stringify(c)}\n` : `${c.domain}  ${verdict(c.before)} -> ${verdict(c.after)}\n`);
+      try {
+        // Which build is live (and, for a bucket, the key set published with it).
+        await records.refresh();
+        for (let cursor: string | undefined; ; ) {
+          const page = await history.changes(args.since, cursor);
+          to = page.to;
+          for (const c of page.changes as { domain: string; before: Parameters<typeof verdict>[0]; after: Parameters<typeof verdict>[0] }[]) {
+            process.stdout.write(args.json ? `${JSON.stringify(c)}\n` : `${c.domain}  ${verdict(c.before)} -> ${verdict(c.after)}\n`);
+          }
+          count += page.changes.length;
+          if (page.next === null) break;
+          cursor = page.next;
         }
-        count += page.changes.length;
-        if (page.next === null) break;
-        cursor = page.next;
+      } finally {
+        await records.close();
       }
       process.stderr.write(`${count.toLocaleString('en-US')} change${count === 1 ? '' : 's'} from ${args.since} to ${to}\n`);
     }),

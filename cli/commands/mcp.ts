@@ -5,7 +5,7 @@ import { KEY_SET_PATH } from '../../core/keyset.ts';
 import { createMcpServer, keySetUrlOf, type HistoryLookup, type ProofLookup, type RecordLookup } from '../../mcp/server.ts';
 import { openRecordsService } from '../../service/records.ts';
 import { getFromGateway } from '../../verifier/gateway-client.ts';
-import { BuildHistory } from '../../service/history.ts';
+import { BuildHistory, NO_HISTORY_FROM_ORIGIN } from '../../service/history.ts';
 import { LogProofs } from '../../service/log-proofs.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
@@ -59,7 +59,7 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
   return {
     proof: (domain) => (proofs ? proofs.proofFor(domain) : Promise.reject(new NotInLogError('records from an origin or a bucket: log proofs come from a gateway that reads a records folder'))),
     lookup: async (domain) => (await records.recordFor(domain)).bytes,
-    history: (domain) => (history ? history.history(domain) : Promise.reject(new BuildNotFoundError('', 'records from an origin or a bucket keep no build history here'))),
+    history: (domain) => (history ? history.history(domain) : Promise.reject(new BuildNotFoundError('', NO_HISTORY_FROM_ORIGIN))),
     keySetUrl: `https://${config.issuer}${KEY_SET_PATH}`,
   };
 }

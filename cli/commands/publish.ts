@@ -8,7 +8,7 @@ import { commandOptions } from '../config.ts';
 const options = commandOptions('records', 'public', 'to');
 
 export default defineCommand({
-  meta: { name: 'publish', description: 'Upload the live build (records, manifest, key set) to a private S3 bucket; the object naming the live build is written last' },
+  meta: { name: 'publish', description: 'Upload the live build (records, change feeds, kept list, key set, manifest) and any kept build the bucket lacks to a private S3 bucket; the object naming the live build is written last' },
   args: {
     ...options.args,
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
@@ -28,7 +28,10 @@ export default defineCommand({
         });
         line.done();
         if (args.json) process.stdout.write(`${JSON.stringify({ ok: true, ...s })}\n`);
-        else process.stdout.write(`published build ${s.build} (${s.records.toLocaleString('en-US')} records, ${s.objects.toLocaleString('en-US')} objects, ${(s.bytes / 1e6).toFixed(1)} MB) to ${s.to} in ${s.seconds.toFixed(1)} s; it is live\n`);
+        else {
+          const earlier = s.earlierBuilds > 0 ? `, with ${s.earlierBuilds} earlier kept build${s.earlierBuilds === 1 ? '' : 's'} the bucket lacked` : '';
+          process.stdout.write(`published build ${s.build} (${s.records.toLocaleString('en-US')} records, ${s.objects.toLocaleString('en-US')} objects, ${(s.bytes / 1e6).toFixed(1)} MB${earlier}) to ${s.to} in ${s.seconds.toFixed(1)} s; it is live\n`);
+        }
       } finally {
         line.done();
         await bucket.close();

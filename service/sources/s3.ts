@@ -37,7 +37,8 @@ export class S3RecordSource implements RecordSource {
   private error: string | null = 'not loaded yet';
 
   constructor(
-    private readonly bucket: S3Bucket,
+    /** Also read by the build history (past builds, kept lists, change feeds). */
+    readonly bucket: S3Bucket,
     private readonly options: { pointerTtlMs?: number } = {},
   ) {}
 

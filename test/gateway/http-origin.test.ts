@@ -88,6 +88,12 @@ describe('records from an HTTP origin', () => {
     expect(u.json).toMatchObject({ status: 'unverified', score: null });
   });
 
+  it('keeps no build history, and says why (an origin serves one build)', async () => {
+    for (const path of ['/v1/builds', '/v1/history?domain=acme-outdoor.example', '/v1/changes?since=x', '/v1/verify?domain=acme-outdoor.example&build=x']) {
+      expect(expectProblem(await g.request(path), 404, 'BUILD_NOT_FOUND').detail).toMatch(/http\(s\) origin keep no build history/);
+    }
+  });
+
   it('retries a flaky origin (503s) with backoff and still answers', async () => {
     origin.failNext(2);
     const r = await g.verify('gadget-hub.example');

@@ -1,16 +1,18 @@
 /**
  * Records in private S3-compatible storage: `mvr publish --to s3://` and the gateway reading
- * `--records s3://`, against a local server that checks every request's Signature V4.
+ * `--records s3://` (the live build, and the kept builds' history and change feed), against a
+ * local server that checks every request's Signature V4.
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/upload.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../service/s3.ts';
-import { build, cleanup, liveRecordFile, makeProject, poll, publishedKeySet, ROOT, startTestGateway, type TestGateway, type TestProject } from '../gateway/helpers.ts';
+import { build, cleanup, expectProblem, liveRecordFile, makeProject, poll, publishedKeySet, ROOT, startTestGateway, type Reply, type TestGateway, type TestProject } from '../gateway/helpers.ts';
+import { connectHttpClient } from '../verifier/helpers.ts';
 import { startS3, S3_SECRET_KEY, type TestS3 } from '../support/s3-server.ts';
 
 const run = promisify(execFile);
@@ -24,7 +26,7 @@ const publish = (prefix: string, p: TestProject = project) => {
   const bucket = bucketAt(prefix);
   return uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, bucket }).finally(() => bucket.close());
 };
-const gatewayOn = (prefix: string) => startTestGateway(project, { recordsDir: `s3://${BUCKET}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' });
+const gatewayOn = (prefix: string, p: TestProject = project) => startTestGateway(p, { recordsDir: `s3://${BUCKET}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' });
 
 beforeAll(async () => {
   s3 = await startS3([BUCKET]);
@@ -53,7 +55,7 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
   it('`mvr publish` uploads the live build, then live.json; the bucket stays private', async () => {
     const { stdout } = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'publish', '--to', `s3://${BUCKET}/prod`, '--records', project.recordsDir, '--public', project.publicDir, '--json'], { env: { PATH: process.env.PATH ?? '', ...s3.env } });
     const summary = JSON.parse(stdout) as { ok: boolean; records: number; objects: number; build: string };
-    expect(summary).toMatchObject({ ok: true, records: 33, objects: 37 }); // 33 records, the index, the key set, the manifest, live.json
+    expect(summary).toMatchObject({ ok: true, records: 33, earlierBuilds: 0, objects: 38 }); // 33 records, the index, the kept list, the key set, the manifest, live.json
     const bucket = bucketAt('prod');
     const live = await bucket.get('live.json');
     expect(JSON.parse(live.body.toString('utf8'))).toMatchObject({ build: summary.build, records: 33 });
@@ -111,5 +113,129 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
     expect(() => s3ConfigFromEnv({})).toThrow(/AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/);
     const r = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'publish', '--to', 'https://x/y', '--records', project.recordsDir], { env: { PATH: process.env.PATH ?? '' } }).catch((e: { code: number; stderr: string }) => e);
     expect(r).toMatchObject({ code: 2, stderr: expect.stringMatching(/--to \/ MVR_PUBLISH_TO "https:\/\/x\/y": must be s3:\/\/BUCKET\/PREFIX/) });
+  });
+});
+
+/** `count` audits of `shop<i>.example`, every score `score`. */
+const shops = (count: number, score: number) =>
+  Array.from({ length: count }, (_, i) =>
+    JSON.stringify({ domain: `shop${i}.example`, score, sub_scores: { visibility: 50, recommendation_rate: 50, technical_readiness: 50 }, evidence: { ok: true, coverage: 0.8, site_coverage: 0.7, engines_ran: ['chatgpt'] }, archetype: 'retailer', first_seen: '2025-01-01T00:00:00Z', last_audited_at: '2026-10-01T00:00:00Z' }),
+  ).join('\n');
+
+describe('kept builds from s3:// answer as from the records folder', async () => {
+  const months = ['2026-08-01', '2026-09-01', '2026-10-01'].map((d) => Date.parse(`${d}T00:00:00Z`));
+  let p: TestProject;
+  let folder: TestGateway;
+  let bucket: TestGateway;
+  let ids: string[];
+  /** Every page of the change feed since `since`, with the cursors that led to them. */
+  const feed = async (g: TestGateway, since: string) => {
+    const pages: { cursor: string; reply: Reply }[] = [];
+    for (let cursor: string | null = ''; cursor !== null; ) {
+      const reply = await g.request(`/v1/changes?since=${since}${cursor ? `&cursor=${cursor}` : ''}`);
+      pages.push({ cursor, reply });
+      cursor = (reply.json as { next: string | null }).next;
+    }
+    return pages;
+  };
+  const same = async (path: string) => {
+    const [f, b] = await Promise.all([folder.request(path), bucket.request(path)]);
+    expect({ status: b.status, text: b.text }).toEqual({ status: f.status, text: f.text });
+    return b;
+  };
+
+  beforeAll(async () => {
+    // Two builds kept of two, published one after the other; 1,005 shops change tier, and acme's score drops.
+    p = await makeProject({ build: false });
+    await writeFile(join(p.auditsDir, 'shops.jsonl'), shops(1005, 40));
+    await build(p, { now: months[0]!, keep: 2 });
+    await publish('history', p);
+    await writeFile(join(p.auditsDir, 'shops.jsonl'), shops(1005, 60));
+    const file = join(p.auditsDir, 'verified.jsonl');
+    await writeFile(file, (await readFile(file, 'utf8')).split('\n').map((l) => (l.includes(`"${GOLD}"`) ? l.replace(/"score":\s*[\d.]+/, '"score": 55') : l)).join('\n'));
+    await build(p, { now: months[1]!, keep: 2 });
+    await publish('history', p);
+    // One after the other: each adds its API key to the project's key file.
+    folder = await startTestGateway(p);
+    bucket = await gatewayOn('history', p);
+    ids = ((await folder.request('/v1/builds')).json as { builds: { id: string }[] }).builds.map((b) => b.id);
+  });
+  afterAll(async () => {
+    await Promise.all([folder?.close(), bucket?.close()]);
+  });
+
+  it('lists the same kept builds, and serves the same records of a past build', async () => {
+    expect(ids).toHaveLength(2);
+    expect((await same('/v1/builds')).json).toMatchObject({ builds: [{ issued_at: '2026-09-01T00:00:00.000Z' }, { issued_at: '2026-08-01T00:00:00.000Z' }] });
+    for (const id of ids) expect((await same(`/v1/verify?domain=${GOLD}&build=${id}`)).status).toBe(200);
+    expect((await bucket.request(`/v1/verify?domain=never-audited.example&build=${ids[1]}`)).json).toMatchObject({ status: 'unverified' });
+    expectProblem(await same(`/v1/verify?domain=${GOLD}&build=nope`), 404, 'BUILD_NOT_FOUND');
+  });
+
+  it('gives the same history, over HTTP and the MCP tool', async () => {
+    expect(((await same(`/v1/history?domain=${GOLD}`)).json as { entries: { score: number }[] }).entries.map((e) => e.score)).toEqual([55, 93.5]);
+    await same('/v1/history?domain=not-audited.example');
+    const client = await connectHttpClient(bucket.url, bucket.key);
+    const result = (await client.callTool({ name: 'merchant_history', arguments: { domain: GOLD } })) as unknown as { structuredContent: unknown };
+    expect(result.structuredContent).toEqual((await folder.request(`/v1/history?domain=${GOLD}`)).json);
+    await client.close();
+  });
+
+  it('pages the same change feed with the same cursors; `mvr changes --records s3://` prints it', async () => {
+    const [f, b] = await Promise.all([feed(folder, ids[1]!), feed(bucket, ids[1]!)]);
+    expect(b.map((x) => (x.reply.json as { changes: unknown[] }).changes.length)).toEqual([1000, 6]);
+    expect(b.map((x) => [x.cursor, x.reply.status, x.reply.text])).toEqual(f.map((x) => [x.cursor, x.reply.status, x.reply.text]));
+    await same(`/v1/changes?since=${ids[0]}`);
+    expectProblem(await same('/v1/changes?since=nope'), 404, 'BUILD_NOT_FOUND');
+    expectProblem(await same(`/v1/changes?since=${ids[1]}&cursor=5.AAAAAAAA`), 400, 'INVALID_REQUEST');
+    const cli = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'changes', '--since', ids[1]!, '--records', `s3://${BUCKET}/history`, '--json'], { env: { PATH: process.env.PATH ?? '', ...s3.env }, maxBuffer: 16 * 1024 * 1024 });
+    expect(cli.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(b.flatMap((x) => (x.reply.json as { changes: unknown[] }).changes));
+    expect(cli.stderr).toMatch(/^1,006 changes from /);
+  });
+
+  it('a publish uploads the kept builds the bucket lacks, before live.json', async () => {
+    const small = await makeProject({ build: false });
+    await build(small, { now: months[0]!, keep: 2 });
+    await build(small, { now: months[1]!, keep: 2 });
+    expect(await publish('late', small)).toMatchObject({ earlierBuilds: 1, objects: 2 * 35 + 4 }); // two builds of 33 records, an index and a manifest; the live one's change feed, kept list, key set, live.json
+    const local = await startTestGateway(small);
+    const late = await gatewayOn('late', small);
+    const earlier = ((await local.request('/v1/builds')).json as { builds: { id: string }[] }).builds[1]!.id;
+    for (const path of ['/v1/builds', `/v1/history?domain=${GOLD}`, `/v1/verify?domain=${GOLD}&build=${earlier}`, `/v1/changes?since=${earlier}`]) {
+      expect((await late.request(path)).text).toBe((await local.request(path)).text);
+    }
+    await Promise.all([local.close(), late.close()]);
+  });
+
+  it('after the next publish, a pruned build is BUILD_NOT_FOUND and a cursor of the earlier live build is refused', async () => {
+    const cursor = (await feed(bucket, ids[1]!))[1]!.cursor;
+    await build(p, { now: months[2]!, keep: 2 });
+    await publish('history', p);
+    const { value } = await poll(() => bucket.request('/v1/builds'), (r) => (r.json as { builds: { id: string }[] }).builds[0]!.id !== ids[0], { timeoutMs: 2000 });
+    const now = (value.json as { builds: { id: string }[] }).builds.map((b) => b.id);
+    expect(now.slice(1)).toEqual([ids[0]]);
+    await same('/v1/builds');
+    // The pruned build's objects are still in the bucket, but it is no longer a kept build.
+    expectProblem(await same(`/v1/verify?domain=${GOLD}&build=${ids[1]}`), 404, 'BUILD_NOT_FOUND');
+    expectProblem(await same(`/v1/changes?since=${ids[1]}`), 404, 'BUILD_NOT_FOUND');
+    await same(`/v1/history?domain=${GOLD}`);
+    await same(`/v1/changes?since=${ids[0]}`);
+    const refused = expectProblem(await same(`/v1/changes?since=${ids[0]}&cursor=${cursor}`), 400, 'INVALID_REQUEST');
+    expect(refused.detail).toMatch(/earlier live build/);
+  });
+
+  it('a bucket that cannot be read is STORE_UNAVAILABLE, never an empty list or history', async () => {
+    await s3.stop();
+    try {
+      const { value } = await poll(() => bucket.request('/v1/builds'), (r) => r.status === 503, { timeoutMs: 3000 });
+      expectProblem(value, 503, 'STORE_UNAVAILABLE');
+      expectProblem(await bucket.request(`/v1/history?domain=${GOLD}`), 503, 'STORE_UNAVAILABLE');
+      expectProblem(await bucket.request(`/v1/verify?domain=${GOLD}&build=${ids[0]}`), 503, 'STORE_UNAVAILABLE');
+      expectProblem(await bucket.request(`/v1/changes?since=${ids[0]}`), 503, 'STORE_UNAVAILABLE');
+    } finally {
+      await s3.start();
+    }
+    await poll(() => bucket.request('/v1/builds'), (r) => r.status === 200, { timeoutMs: 5000 });
+    await same(`/v1/history?domain=${GOLD}`);
   });
 });

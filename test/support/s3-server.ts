@@ -3,7 +3,8 @@
  * proxy in front of it refuses every request that is unsigned, signed with another secret, or
  * whose payload does not match its signed hash. The signature is recomputed with AWS's own
  * signer (@smithy/signature-v4), not the library the service signs with. `stop()` and `start()`
- * take the endpoint away and bring it back on the same port.
+ * take the endpoint away and bring it back on the same port. A range of an empty object is
+ * answered 416, as S3 does (s3rver itself hangs on it).
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -81,6 +82,13 @@ export async function startS3(buckets: string[]): Promise<TestS3> {
           // Checked here: s3rver itself knows one fixed account and never checks V4 signatures.
           const { authorization: _checked, ...headers } = req.headers;
           const upstream = request({ host: '127.0.0.1', port: backendPort, method: req.method, path: req.url, headers }, (answer) => {
+            // S3 answers a range of an empty object with 416 InvalidRange; s3rver promises one
+            // byte it never sends (the client then waits for it), so answer as S3 does.
+            if (answer.statusCode === 206 && /\/0$/.test(String(answer.headers['content-range']))) {
+              answer.destroy();
+              res.writeHead(416, { 'content-type': 'application/xml', 'content-range': 'bytes */0' }).end('<Error><Code>InvalidRange</Code><Message>The requested range is not satisfiable</Message></Error>');
+              return;
+            }
             res.writeHead(answer.statusCode ?? 502, answer.headers);
             answer.pipe(res);
           });
