@@ -1,4 +1,4 @@
-import { createApp, createRouter, defineEventHandler, toNodeListener, type App, type EventHandler, type H3Event } from 'h3';
+import { createApp, createError, createRouter, defineEventHandler, toNodeListener, type App, type EventHandler, type H3Event } from 'h3';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MethodNotAllowedError, isMvrError, NotFoundError } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
@@ -68,13 +68,19 @@ export function createGatewayApp(services: GatewayServices): App {
   for (const route of routes(services)) {
     router.add(
       route.path,
-      defineEventHandler((event) => {
+      defineEventHandler(async (event) => {
         // Exact paths only: the router alone would also take `/v1/verify/` and percent-encoded spellings.
         const path = pathOf(event);
         const matches = route.path.endsWith('/**') ? path.startsWith(route.path.slice(0, -2)) : path === route.path;
         if (!matches) throw new NotFoundError(path);
         if (!route.methods.includes(event.method as Method)) throw new MethodNotAllowedError(event.method, route.methods);
-        return route.handler(event);
+        try {
+          return await route.handler(event);
+        } catch (error) {
+          // h3 wraps a thrown error with the error's own cause when it has one, losing the error
+          // itself; wrapped here, our error is the cause that onError finds.
+          throw isMvrError(error) ? createError({ message: error.message, cause: error }) : error;
+        }
       }),
     );
   }

@@ -162,6 +162,20 @@ describe('a logged build, two months running', async () => {
     expectProblem(await g.request('/v1/proof?domain=never-audited.example'), 404, 'NOT_IN_LOG');
   });
 
+  it('a proof whose tiles cannot be read is 503 UNAVAILABLE (not 500), and is back once they are', async () => {
+    const tile = join(logDir(p), 'tile/0/000.p/66');
+    const saved = await readFile(tile);
+    await rm(tile);
+    try {
+      const r = await g.request('/v1/proof?domain=acme-outdoor.example');
+      expectProblem(r, 503, 'UNAVAILABLE');
+      expect(r.json.detail).toMatch(/tiles for acme-outdoor\.example cannot be read/);
+    } finally {
+      await writeFile(tile, saved);
+    }
+    expect((await g.request('/v1/proof?domain=acme-outdoor.example')).status).toBe(200);
+  });
+
   it('mvr log check: consistent with last month\'s checkpoint, and --update saves the live one', async () => {
     const saved = join(await tempDir(), 'checkpoint');
     await writeFile(saved, novCheckpoint);
