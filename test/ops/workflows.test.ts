@@ -353,28 +353,28 @@ describe('workflow files', () => {
       expect(String(issuer)).toMatch(/^\$\{\{\s*vars\.MVR_ISSUER\s*\}\}$/);
     });
 
-    it('passes secrets.MVR_SIGNING_KEY only through the build step env', () => {
+    it.each(['MVR_SIGNING_KEY', 'MVR_LOG_KEY'])('passes secrets.%s only through the build step env', (name) => {
       const build = buildSteps[0]!;
-      expect(String(build.env.MVR_SIGNING_KEY)).toMatch(/^\$\{\{\s*secrets\.MVR_SIGNING_KEY\s*\}\}$/);
+      expect(String(build.env[name])).toBe(`\${{ secrets.${name} }}`);
       // Nowhere else in the file: no other step, no job or workflow env, no `with:`, no script.
       const text = readFileSync(MONTHLY, 'utf8');
       const uses = text
         .split('\n')
         .filter((line) => !line.trimStart().startsWith('#'))
-        .filter((line) => /secrets\s*\.\s*MVR_SIGNING_KEY|secrets\s*\[\s*['"]MVR_SIGNING_KEY/.test(line));
+        .filter((line) => new RegExp(`secrets\\s*\\.\\s*${name}\\b|secrets\\s*\\[\\s*['"]${name}`).test(line));
       expect(uses).toHaveLength(1);
-      expect(uses[0]!.trim()).toMatch(/^MVR_SIGNING_KEY:\s*\$\{\{\s*secrets\.MVR_SIGNING_KEY\s*\}\}$/);
-      expect(wf.doc.env === undefined || !('MVR_SIGNING_KEY' in map(wf.doc.env, 'env'))).toBe(true);
-      for (const job of Object.values(wf.jobs)) expect('MVR_SIGNING_KEY' in job.env).toBe(false);
+      expect(uses[0]!.trim()).toBe(`${name}: \${{ secrets.${name} }}`);
+      expect(wf.doc.env === undefined || !(name in map(wf.doc.env, 'env'))).toBe(true);
+      for (const job of Object.values(wf.jobs)) expect(name in job.env).toBe(false);
       for (const step of steps) {
         expect(JSON.stringify(step.with)).not.toMatch(/secrets\./);
-        if (step !== build) expect('MVR_SIGNING_KEY' in step.env, step.name).toBe(false);
+        if (step !== build) expect(name in step.env, step.name).toBe(false);
         // A script that printed the key would need it in its env; none but the build step has it,
         // and the build step never prints it (it tests for emptiness only).
       }
       // The step expands the key only to test it for emptiness: never printed, written, or traced.
-      const expansions = (build.run ?? '').split('\n').filter((l) => /\$\{?MVR_SIGNING_KEY\b/.test(l));
-      expect(expansions.map((l) => l.trim())).toEqual(['if [ -z "$MVR_SIGNING_KEY" ]; then']);
+      const expansions = (build.run ?? '').split('\n').filter((l) => new RegExp(`\\$\\{?${name}\\b`).test(l));
+      expect(expansions.map((l) => l.trim())).toEqual([`if [ -z "$${name}" ]; then`]);
       expect(build.run).not.toMatch(/\bset\s+-\w*x|\bprintenv\b|^\s*env\s*$/m);
     });
 
@@ -613,6 +613,9 @@ describe('monthly-rebuild.yml build job, run here', () => {
   let newPrivateJwk: string; // the secret
   let newD: string;
   let auditsTarball: string;
+  let logKey: string; // the log key secret, for the issuer
+  let defaultIssuerLogKey: string; // one for the default issuer (dry runs without MVR_ISSUER)
+  let publishedLog: string; // a log published last month (a folder standing for https://<issuer>/log)
 
   beforeAll(async () => {
     fixtures = temp('mvr-ops-fixtures-');
@@ -631,6 +634,15 @@ describe('monthly-rebuild.yml build job, run here', () => {
     newD = (JSON.parse(newKey.jwk) as { d: string }).d;
     auditsTarball = join(fixtures, 'audits.tar.gz');
     await run('tar', ['-czf', auditsTarball, '-C', join(ROOT, 'audits'), '.']);
+    const mvr = (...args: string[]) => run(process.execPath, [join(ROOT, 'bin', 'mvr.js'), ...args], { cwd: ROOT });
+    await mvr('keygen', '--log', '--issuer', ISSUER, '--keys', join(fixtures, 'log-keys'));
+    logKey = readFileSync(join(fixtures, 'log-keys', 'log.key'), 'utf8');
+    await mvr('keygen', '--log', '--keys', join(fixtures, 'default-log-keys'));
+    defaultIssuerLogKey = readFileSync(join(fixtures, 'default-log-keys', 'log.key'), 'utf8');
+    // Last month's build published the log (33 entries); this month's must extend it.
+    const last = join(fixtures, 'last-month');
+    await mvr('build', '--issuer', ISSUER, '--keys', join(fixtures, 'log-keys'), '--audits', join(ROOT, 'audits'), '--records', join(last, 'records'), '--public', join(last, 'public'), '--now', '2026-10-01T00:00:00Z');
+    publishedLog = join(last, 'public', 'log');
   }, 60_000);
 
   afterAll(() => {
@@ -639,8 +651,8 @@ describe('monthly-rebuild.yml build job, run here', () => {
 
   const routes = () => ({ [AUDITS_URL]: { status: 200, file: auditsTarball }, [KEY_SET_URL]: { status: 200, file: oldPublicSet } });
   const baseInput = (): JobInput => ({
-    secrets: { MVR_SIGNING_KEY: newPrivateJwk, AUDITS_URL },
-    vars: { MVR_ISSUER: ISSUER, MVR_MIN_RECORDS: '10' },
+    secrets: { MVR_SIGNING_KEY: newPrivateJwk, MVR_LOG_KEY: logKey, AUDITS_URL },
+    vars: { MVR_ISSUER: ISSUER, MVR_MIN_RECORDS: '10', MVR_LOG_URL: publishedLog },
     routes: routes(),
   });
   const keySetOf = (r: JobRun) =>
@@ -655,6 +667,9 @@ describe('monthly-rebuild.yml build job, run here', () => {
     const summary = JSON.parse(readFileSync(r.outputs.build!.summary!, 'utf8')) as { signed: boolean; keyId: string; records: number };
     expect(summary).toMatchObject({ signed: true, keyId: newKid });
     expect(summary.records).toBeGreaterThanOrEqual(10);
+    // The log was carried from last month's and extended: 33 entries then, 66 now.
+    expect((summary as unknown as { log: unknown }).log).toMatchObject({ origin: `${ISSUER}/log`, from: 33, to: 66 });
+    expect(r.stepSummary).toContain(`log: ${ISSUER}/log, entries 33 to 66`);
     expect(r.stepSummary).toContain('checks passed');
     expect(r.stepSummary).toContain(newKid);
 
@@ -664,6 +679,8 @@ describe('monthly-rebuild.yml build job, run here', () => {
     const listing = (await run('tar', ['-tzf', pkg.file!])).stdout.split('\n');
     expect(listing).toContain('records/manifest.json');
     expect(listing).toContain('public/.well-known/merchant-verify-keys.json');
+    expect(listing).toContain('public/log/checkpoint');
+    expect(listing).toContain('public/.well-known/merchant-verify-log.vkey');
     expect(listing.filter((l) => l.startsWith('records/') && l.endsWith('.json')).length).toBe(summary.records + 1);
     const sha = (await run('sha256sum', [pkg.file!])).stdout.split(' ')[0];
     expect(pkg.sha256).toBe(sha);
@@ -679,6 +696,26 @@ describe('monthly-rebuild.yml build job, run here', () => {
     // The audits URL (it may carry a token) went to curl on stdin, not on its command line.
     expect(r.curlCalls.flat().join(' ')).not.toContain('s3cr3t-audits-token');
     expect(r.curlCalls.flat()).toContain(KEY_SET_URL);
+  });
+
+  it('fails when the published log cannot be carried over, unless first_log; and without the log key secret', async () => {
+    const missing = { ...baseInput(), vars: { ...baseInput().vars, MVR_LOG_URL: join(publishedLog, 'nowhere') } };
+    const r = await runBuildJob(missing);
+    expect(r.ok).toBe(false);
+    expect(r.failedStep).toMatch(/^Carry the published log/);
+    expect(r.log).toContain('first_log');
+    const first = await runBuildJob({ ...missing, inputs: { first_log: true } });
+    expect(first.ok, first.log).toBe(true);
+    expect((JSON.parse(readFileSync(first.outputs.build!.summary!, 'utf8')) as { log: unknown }).log).toMatchObject({ from: 0, to: 33 });
+    const noKey = await runBuildJob({ ...baseInput(), secrets: { MVR_SIGNING_KEY: newPrivateJwk, AUDITS_URL } });
+    expect(noKey.failedStep).toMatch(/^Build and sign/);
+    expect(noKey.log).toContain('MVR_LOG_KEY is not set');
+    // The log key's text never reaches a file the job wrote or a line it printed.
+    expect(first.log).not.toContain(logKey.trim());
+    for (const file of [...filesUnder(first.workspace), ...filesUnder(first.runnerTemp)]) {
+      if (statSync(file).size > 5_000_000) continue;
+      expect(readFileSync(file, 'latin1').includes(logKey.trim()), file).toBe(false);
+    }
   });
 
   it('retire_key_ids drops a key from the key set', async () => {
@@ -723,7 +760,7 @@ describe('monthly-rebuild.yml build job, run here', () => {
   });
 
   it('refuses a build smaller than vars.MVR_MIN_RECORDS, and a non-dry run without AUDITS_URL or MVR_ISSUER', async () => {
-    const small = await runBuildJob({ ...baseInput(), vars: { MVR_ISSUER: ISSUER, MVR_MIN_RECORDS: '1000000' } });
+    const small = await runBuildJob({ ...baseInput(), vars: { ...baseInput().vars, MVR_MIN_RECORDS: '1000000' } });
     expect(small.ok).toBe(false);
     expect(small.failedStep).toBe('Check the build summary');
     expect(small.stepSummary).toContain('FAILED');
@@ -736,7 +773,7 @@ describe('monthly-rebuild.yml build job, run here', () => {
 
   it('a dry run without AUDITS_URL or MVR_ISSUER builds the sample audits', async () => {
     const r = await runBuildJob({
-      secrets: { MVR_SIGNING_KEY: newPrivateJwk },
+      secrets: { MVR_SIGNING_KEY: newPrivateJwk, MVR_LOG_KEY: defaultIssuerLogKey },
       inputs: { dry_run: true, first_build: true },
     });
     expect(r.ok, r.log).toBe(true);
