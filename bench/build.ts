@@ -16,6 +16,9 @@ export interface BuildBenchRow {
   peakRssMb: number;
   /** Whether the kernel's caches were dropped before the build ({@link dropCaches}). */
   coldCaches: boolean;
+  /** Of `seconds`, the transparency log step (append, tiles, checkpoint), and what it wrote. */
+  logSeconds: number;
+  logBytes: number;
 }
 
 /** Where {@link retire} moves old outputs; `npm run bench` removes it once its measurements are done. */
@@ -83,15 +86,25 @@ export async function benchBuild(outDir: string, count: number, opts: { coldCach
   if (cold) for await (const _ of createReadStream(join(audits, 'audits.jsonl'), { highWaterMark: 1 << 20 }));
   const keys = join(work, 'keys');
   await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'keygen', '--keys', keys]);
+  // As the monthly build runs: with a log key, so every record is appended to the log too.
+  await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'keygen', '--log', '--keys', keys]);
   const { stdout } = await run(
     process.execPath,
     [join(ROOT, 'bin/mvr.js'), 'build', '--json', '--audits', audits, '--records', join(work, 'records'), '--public', join(work, 'public'), '--keys', keys, '--now', '2026-11-01T00:00:00Z'],
     { maxBuffer: 16 * 1024 * 1024 },
   );
-  const summary = JSON.parse(stdout) as { records: number; durationMs: number; recordsPerSecond: number; peakRssMb: number };
+  const summary = JSON.parse(stdout) as { records: number; durationMs: number; recordsPerSecond: number; peakRssMb: number; log: { durationMs: number; bytes: number } };
   if (summary.records !== count) throw new Error(`built ${summary.records} records from ${count} audits`);
   // The records of a million-audit build take a few GB; only the last size's are kept for the gateway bench.
-  return { audits: count, seconds: summary.durationMs / 1000, recordsPerSecond: summary.recordsPerSecond, peakRssMb: summary.peakRssMb, coldCaches: cold };
+  return {
+    audits: count,
+    seconds: summary.durationMs / 1000,
+    recordsPerSecond: summary.recordsPerSecond,
+    peakRssMb: summary.peakRssMb,
+    coldCaches: cold,
+    logSeconds: summary.log.durationMs / 1000,
+    logBytes: summary.log.bytes,
+  };
 }
 
 /**
