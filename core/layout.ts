@@ -41,7 +41,7 @@ export const BUILD_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** The kept builds, newest first (`mvr build --keep N`), in the records folder. */
 export const KEPT_FILE = 'kept.json';
-/** In each build: one line per record, `{"d","s","t","c"}` (domain, status, tier, score), in shard then domain order. */
+/** In each build: one line per record, `{"shard","domain","status","tier","score"}`, in shard then domain order. */
 export const INDEX_FILE = 'index.jsonl';
 /** In each build: what changed since an earlier kept build, `changes/<that build's id>.jsonl`. */
 export const CHANGES_DIR = 'changes';
