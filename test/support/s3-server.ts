@@ -67,6 +67,8 @@ export async function startS3(buckets: string[]): Promise<TestS3> {
     return expected === m[5] ? null : 'SignatureDoesNotMatch';
   };
 
+  /** Per object path, the request now being served (see below). */
+  const objectTurns = new Map<string, Promise<void>>();
   const proxy = (): Server =>
     createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -81,19 +83,35 @@ export async function startS3(buckets: string[]): Promise<TestS3> {
           }
           // Checked here: s3rver itself knows one fixed account and never checks V4 signatures.
           const { authorization: _checked, ...headers } = req.headers;
-          const upstream = request({ host: '127.0.0.1', port: backendPort, method: req.method, path: req.url, headers }, (answer) => {
-            // S3 answers a range of an empty object with 416 InvalidRange; s3rver promises one
-            // byte it never sends (the client then waits for it), so answer as S3 does.
-            if (answer.statusCode === 206 && /\/0$/.test(String(answer.headers['content-range']))) {
-              answer.destroy();
-              res.writeHead(416, { 'content-type': 'application/xml', 'content-range': 'bytes */0' }).end('<Error><Code>InvalidRange</Code><Message>The requested range is not satisfiable</Message></Error>');
-              return;
-            }
-            res.writeHead(answer.statusCode ?? 502, answer.headers);
-            answer.pipe(res);
+          // S3 replaces an object atomically: a reader gets the old bytes or the new. s3rver writes
+          // the file in place, so a read racing a write got a torn object (a live.json that was
+          // not JSON); requests for one object are taken one at a time here instead.
+          const path = (req.url ?? '/').split('?', 1)[0]!;
+          const previous = objectTurns.get(path) ?? Promise.resolve();
+          let release!: () => void;
+          const answered = new Promise<void>((resolve) => (release = resolve));
+          const turn = previous.then(() => answered);
+          objectTurns.set(path, turn);
+          res.on('close', () => {
+            release();
+            if (objectTurns.get(path) === turn) objectTurns.delete(path);
           });
-          upstream.on('error', () => res.writeHead(502).end());
-          upstream.end(body);
+          void previous.then(() => {
+            const upstream = request({ host: '127.0.0.1', port: backendPort, method: req.method, path: req.url, headers }, (answer) => {
+              // S3 answers a range of an empty object with 416 InvalidRange; s3rver promises one
+              // byte it never sends (the client then waits for it), so answer as S3 does.
+              if (answer.statusCode === 206 && /\/0$/.test(String(answer.headers['content-range']))) {
+                answer.destroy();
+                res.writeHead(416, { 'content-type': 'application/xml', 'content-range': 'bytes */0' }).end('<Error><Code>InvalidRange</Code><Message>The requested range is not satisfiable</Message></Error>');
+                return;
+              }
+              res.writeHead(answer.statusCode ?? 502, answer.headers);
+              answer.pipe(res);
+            });
+            // An upstream failure mid-answer aborts the answer (the client sees it cut), as a network would.
+            upstream.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
+            upstream.end(body);
+          });
         });
       });
     });
