@@ -2,9 +2,10 @@ import { readdir, readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { BuildError } from '../core/errors.ts';
 import { parseKeySet, KEY_SET_PATH } from '../core/keyset.ts';
-import { BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, CURRENT_LINK, LIVE_POINTER_OBJECT, MANIFEST_FILE } from '../core/layout.ts';
+import { BUCKET_LOG_PREFIX, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, LIVE_POINTER_OBJECT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
 import { keptListText, readKept } from '../service/kept-builds.ts';
 import type { S3Bucket } from '../service/s3.ts';
+import { tilesAdded } from '../core/tlog/tiles.ts';
 
 export interface UploadOptions {
   /** The records folder `mvr build` wrote; its live build is the one published. */
@@ -41,7 +42,9 @@ async function filesOf(buildDir: string): Promise<string[]> {
 /**
  * Publishes the live build to object storage: every file of `builds/<id>/` (its index and change
  * feeds included), its kept list as `builds/<id>/kept.json`, the key set as
- * `builds/<id>/merchant-verify-keys.json`, the manifest, then `live.json` naming the build.
+ * `builds/<id>/merchant-verify-keys.json`, the manifest, then `live.json` naming the build. The
+ * transparency log's tiles that the build added go to `log/` first, and its verifier key beside
+ * the key set (the build's own `log-checkpoint` is among its files).
  * Before it, each kept build the bucket lacks (no manifest there) goes up the same way, manifest
  * last, so every build the kept list names is in the bucket before `live.json` points at that
  * list; an earlier build's records are checked against the live build's key set, which keeps
@@ -59,7 +62,8 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   const dirOf = (id: string) => join(opts.recordsDir, BUILDS_DIR, id);
   const buildDir = dirOf(build);
 
-  const manifest = JSON.parse(await readFile(join(buildDir, MANIFEST_FILE), 'utf8')) as { records?: number; key_id?: string | null };
+  const manifestOf = async (id: string) => JSON.parse(await readFile(join(dirOf(id), MANIFEST_FILE), 'utf8')) as { records?: number; key_id?: string | null; log?: { from: number; to: number } | null };
+  const manifest = await manifestOf(build);
   const keySetFile = join(opts.publicDir, KEY_SET_PATH);
   const keySetBytes = await readFile(keySetFile).catch((error: Error) => {
     throw new BuildError(`cannot read the key set ${keySetFile}: ${error.message}`);
@@ -76,8 +80,8 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   let total = files.length + 4;
   let uploaded = 0;
   let bytes = 0;
-  const put = async (key: string, body: Buffer) => {
-    await opts.bucket.put(key, body, 'application/json');
+  const put = async (key: string, body: Buffer, type = 'application/json') => {
+    await opts.bucket.put(key, body, type);
     bytes += body.length;
     uploaded++;
     opts.onProgress?.({ uploaded, total });
@@ -93,6 +97,17 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
     };
     await Promise.all(Array.from({ length: opts.concurrency ?? 16 }, lane));
   };
+  /**
+   * The log's tiles a build added (from its manifest's entries), under `log/`: immutable, so they
+   * go up first; readers reach them only through a checkpoint, which goes live with the build.
+   */
+  const putTiles = async (id: string) => {
+    const log = (await manifestOf(id)).log;
+    if (!log) return;
+    const paths = tilesAdded(log.from, log.to);
+    total += paths.length;
+    for (const path of paths) await put(`${BUCKET_LOG_PREFIX}${path}`, await readFile(join(opts.publicDir, LOG_DIR, path)), 'application/octet-stream');
+  };
   const prefix = `${BUILDS_DIR}/${build}`;
   const earlier: { id: string; files: string[] }[] = [];
   try {
@@ -104,10 +119,13 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
     }
     total += earlier.reduce((n, b) => n + b.files.length + 1, 0);
     for (const b of earlier) {
+      await putTiles(b.id);
       await putFiles(b.id, b.files);
       await put(`${BUILDS_DIR}/${b.id}/${MANIFEST_FILE}`, await readFile(join(dirOf(b.id), MANIFEST_FILE)));
     }
+    await putTiles(build);
     await putFiles(build, files);
+    if (manifest.log) await put(`${prefix}/${BUILD_LOG_VKEY_OBJECT}`, await readFile(join(opts.publicDir, LOG_VKEY_PATH)), 'text/plain; charset=utf-8');
     await put(`${prefix}/${BUILD_KEPT_OBJECT}`, Buffer.from(keptListText(kept)));
     await put(`${prefix}/${BUILD_KEY_SET_OBJECT}`, keySetBytes);
     await put(`${prefix}/${MANIFEST_FILE}`, await readFile(join(buildDir, MANIFEST_FILE)));

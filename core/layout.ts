@@ -29,6 +29,9 @@ export const MANIFEST_FILE = 'manifest.json';
  * object naming the live build, written last.
  */
 export const BUILD_KEY_SET_OBJECT = 'merchant-verify-keys.json';
+/** In object storage: the log's verifier key beside each logged build's key set, and its tiles under `log/`. */
+export const BUILD_LOG_VKEY_OBJECT = 'merchant-verify-log.vkey';
+export const BUCKET_LOG_PREFIX = 'log/';
 export const LIVE_POINTER_OBJECT = 'live.json';
 /**
  * In object storage, beside the live build's manifest: the kept list as it was when that build

@@ -38,8 +38,8 @@ export function historyOf(services: GatewayServices): BuildHistory {
   return services.history;
 }
 
-/** The log proofs of the gateway's records; records from an origin or a bucket have none here. */
+/** The log proofs of the gateway's records; records from an http(s) origin have none here. */
 export function proofsOf(services: GatewayServices): LogProofs {
-  if (!services.proofs) throw new NotInLogError('this gateway reads its records from an origin or a bucket; log proofs are served by gateways that read a records folder');
+  if (!services.proofs) throw new NotInLogError('this gateway reads its records from an http(s) origin, which serves one build\'s records only; log proofs come from a gateway on a records folder or a bucket');
   return services.proofs;
 }

@@ -57,7 +57,7 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
   const history = BuildHistory.of(records);
   const proofs = LogProofs.of(records, config.public);
   return {
-    proof: (domain) => (proofs ? proofs.proofFor(domain) : Promise.reject(new NotInLogError('records from an origin or a bucket: log proofs come from a gateway that reads a records folder'))),
+    proof: (domain) => (proofs ? proofs.proofFor(domain) : Promise.reject(new NotInLogError('records from an http(s) origin: log proofs come from a records folder or a bucket'))),
     lookup: async (domain) => (await records.recordFor(domain)).bytes,
     history: (domain) => (history ? history.history(domain) : Promise.reject(new BuildNotFoundError('', NO_HISTORY_FROM_ORIGIN))),
     keySetUrl: `https://${config.issuer}${KEY_SET_PATH}`,

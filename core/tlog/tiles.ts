@@ -52,3 +52,23 @@ export function rightEdge(size: number): { level: number; index: number; width: 
   }
   return edge;
 }
+
+/**
+ * The tiles and bundles a log gets when it grows from `from` to `to` entries: every tile that
+ * became full, and the partial ones of the new size. The same paths the appender writes; the
+ * publish step uploads these.
+ */
+export function tilesAdded(from: number, to: number): string[] {
+  if (to <= from) return [];
+  const paths: string[] = [];
+  for (let level = 0, span = 1; span <= to; level++, span *= TILE_WIDTH) {
+    const fullBefore = Math.floor(from / span / TILE_WIDTH), fullAfter = Math.floor(to / span / TILE_WIDTH);
+    for (let index = fullBefore; index < fullAfter; index++) paths.push(tilePath({ level, index, width: TILE_WIDTH }));
+    const width = Math.floor(to / span) % TILE_WIDTH;
+    const unchanged = Math.floor(from / span) === Math.floor(to / span);
+    if (width > 0 && !unchanged) paths.push(tilePath({ level, index: fullAfter, width }));
+  }
+  for (let index = Math.floor(from / TILE_WIDTH); index < Math.floor(to / TILE_WIDTH); index++) paths.push(tilePath({ level: 'entries', index, width: TILE_WIDTH }));
+  if (to % TILE_WIDTH > 0) paths.push(tilePath({ level: 'entries', index: Math.floor(to / TILE_WIDTH), width: to % TILE_WIDTH }));
+  return paths;
+}

@@ -21,14 +21,15 @@ const CHECKPOINT_CACHE = 'public, max-age=5';
 
 /**
  * `GET /log/checkpoint` and `GET /log/tile/...`: the public log, without a key, as the build wrote
- * it under public/log. Only the paths the tlog-tiles layout names are served.
+ * it under public/log (or `mvr publish` put it in the bucket). Only the paths the tlog-tiles layout
+ * names are served; a gateway on an http(s) origin serves its own public/log.
  */
 export function logFilesRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     const path = (event.node.req.originalUrl ?? '/').split('?', 1)[0]!.slice(LOG_PREFIX.length);
     const isCheckpoint = path === LOG_CHECKPOINT;
     if (!isCheckpoint && !parseTilePath(path)) throw new NotFoundError(`${LOG_PREFIX}${path}`);
-    const bytes = await readFile(join(services.publicDir, LOG_DIR, path)).catch(() => null);
+    const bytes = services.proofs ? await services.proofs.file(path) : await readFile(join(services.publicDir, LOG_DIR, path)).catch(() => null);
     if (!bytes) throw new NotFoundError(`${LOG_PREFIX}${path}`);
     const headers = isCheckpoint
       ? { ...PUBLIC, 'content-type': 'text/plain; charset=utf-8', 'cache-control': CHECKPOINT_CACHE }
@@ -40,7 +41,7 @@ export function logFilesRoute(services: GatewayServices) {
 /** `GET /.well-known/merchant-verify-log.vkey`: the log's verifier key in signed-note form. */
 export function logVkeyRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
-    const bytes = await readFile(join(services.publicDir, LOG_VKEY_PATH)).catch(() => null);
+    const bytes = services.proofs ? await services.proofs.vkey() : await readFile(join(services.publicDir, LOG_VKEY_PATH)).catch(() => null);
     if (!bytes) throw new NotFoundError(LOG_VKEY_PATH);
     const headers = { ...PUBLIC, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'public, max-age=300' };
     return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));

@@ -1,0 +1,79 @@
+import { readFile, readlink } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { StoreUnavailableError } from '../core/errors.ts';
+import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
+import { FolderBuildStore, S3BuildStore, type BuildStore } from './build-store.ts';
+import type { S3Bucket } from './s3.ts';
+import type { RecordSource } from './sources/folder.ts';
+import { FolderRecordSource } from './sources/folder.ts';
+import { S3RecordSource } from './sources/s3.ts';
+
+
+/**
+ * Where the log's pieces are read from, for proofs and for `/log/...`: the live build's files
+ * (records, `<shard>/log.jsonl`, `log-checkpoint`) and the public files (checkpoint, tiles,
+ * verifier key). A folder deployment has them in records/ and public/; a bucket has the build's
+ * files with the build, the tiles under `log/`, and the checkpoint of the live build is the log's.
+ * A store only fetches bytes (null: no such file); what they mean is decided in LogProofs.
+ */
+export interface LogStorage {
+  liveBuild(): Promise<string>;
+  builds: Pick<BuildStore, 'read'>;
+  /** `checkpoint` or a tile path (`tile/...`). */
+  logFile(path: string): Promise<Buffer | null>;
+  vkey(): Promise<Buffer | null>;
+}
+
+/** The log storage of a records source; null for an http(s) origin, which serves one build's records only. */
+export function logStorageOf(source: RecordSource, publicDir: string): LogStorage | null {
+  if (source instanceof FolderRecordSource) return folderLogStorage(source.recordsDir, publicDir);
+  if (source instanceof S3RecordSource) return bucketLogStorage(source.bucket, () => source.generation());
+  return null;
+}
+
+function folderLogStorage(recordsDir: string, publicDir: string): LogStorage {
+  const file = (path: string) =>
+    readFile(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw new StoreUnavailableError(`cannot read ${path}: ${error.message}`);
+    });
+  return {
+    liveBuild: async () => {
+      try {
+        return basename(await readlink(join(recordsDir, CURRENT_LINK)));
+      } catch (error) {
+        throw new StoreUnavailableError(`no live build in ${recordsDir}: ${(error as Error).message}`);
+      }
+    },
+    builds: new FolderBuildStore(recordsDir),
+    logFile: (path) => file(join(publicDir, LOG_DIR, path)),
+    vkey: () => file(join(publicDir, LOG_VKEY_PATH)),
+  };
+}
+
+function bucketLogStorage(bucket: S3Bucket, live: () => string): LogStorage {
+  const builds = new S3BuildStore(bucket, live);
+  const liveBuild = async () => {
+    const build = live();
+    if (!build) throw new StoreUnavailableError(`records store ${bucket.name} unavailable: no live build read yet`);
+    return build;
+  };
+  return {
+    liveBuild,
+    builds,
+    logFile: async (path) => {
+      // The live build's checkpoint is the log's: `mvr publish` swaps both with live.json.
+      if (path === LOG_CHECKPOINT) return builds.read(await liveBuild(), BUILD_CHECKPOINT_FILE);
+      let res;
+      try {
+        res = await bucket.get(`${BUCKET_LOG_PREFIX}${path}`);
+      } catch (error) {
+        throw new StoreUnavailableError(`records store ${bucket.name} unavailable: ${(error as Error).message}`);
+      }
+      if (res.statusCode === 404) return null;
+      if (res.statusCode !== 200) throw new StoreUnavailableError(`records store ${bucket.name} answered ${res.statusCode} for ${BUCKET_LOG_PREFIX}${path}`);
+      return res.body;
+    },
+    vkey: async () => builds.read(await liveBuild(), BUILD_LOG_VKEY_OBJECT),
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The transparency log from a bucket: `mvr publish` uploads the tiles a build added, its verifier
+ * key and checkpoint, and a gateway on `--records s3://` (no public folder at all) serves the log
+ * and every proof exactly as a gateway on the records folder does.
+ */
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyLogProof } from '@merchant-verify/verifier';
+import { uploadBuild } from '../../builder/upload.ts';
+import { createLogKey, logOrigin } from '../../service/log-key.ts';
+import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../service/s3.ts';
+import { runCli, tempDir, removeTempDirs } from '../build/helpers.ts';
+import { build, cleanup, expectProblem, ISSUER, makeProject, startTestGateway, type TestGateway, type TestProject } from '../gateway/helpers.ts';
+import { connectHttpClient } from '../verifier/helpers.ts';
+import { startS3, type TestS3 } from '../support/s3-server.ts';
+
+const BUCKET = 'mvr-log';
+let s3: TestS3;
+let project: TestProject;
+let folder: TestGateway;
+let bucketGateway: TestGateway;
+let firstCheckpoint: string;
+
+const publish = async () => {
+  const bucket = new S3Bucket(parseS3Url(`s3://${BUCKET}/prod`), s3ConfigFromEnv(s3.env));
+  try {
+    return await uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, bucket });
+  } finally {
+    await bucket.close();
+  }
+};
+
+beforeAll(async () => {
+  s3 = await startS3([BUCKET]);
+  project = await makeProject({ build: false });
+  await createLogKey(project.keysDir, logOrigin(ISSUER));
+  await build(project, { now: Date.parse('2026-11-01T00:00:00Z') });
+  firstCheckpoint = await readFile(join(project.publicDir, 'log/checkpoint'), 'utf8');
+  await publish();
+  await build(project, { now: Date.parse('2026-12-01T00:00:00Z') });
+  await publish();
+  folder = await startTestGateway(project);
+  bucketGateway = await startTestGateway(project, { recordsDir: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' });
+}, 60_000);
+afterAll(async () => {
+  await cleanup();
+  await s3.close();
+  await removeTempDirs();
+});
+
+describe('the log from a bucket', () => {
+  it('serves the checkpoint, every tile and the verifier key as the folder gateway does, without a public folder', async () => {
+    const paths = ['checkpoint', ...(await readdir(join(project.publicDir, 'log'), { recursive: true, withFileTypes: true })).filter((e) => e.isFile() && e.name !== 'checkpoint').map((e) => join(e.parentPath, e.name).slice(join(project.publicDir, 'log').length + 1))];
+    expect(paths.length).toBeGreaterThan(4);
+    for (const path of paths) {
+      const [a, b] = await Promise.all([folder.request(`/log/${path}`, { key: null }), bucketGateway.request(`/log/${path}`, { key: null })]);
+      expect(b.status, path).toBe(200);
+      expect(b.bytes, path).toEqual(a.bytes);
+      expect(b.headers.get('cache-control')).toBe(a.headers.get('cache-control'));
+    }
+    const vkey = await bucketGateway.request('/.well-known/merchant-verify-log.vkey', { key: null });
+    expect(vkey.text).toBe((await folder.request('/.well-known/merchant-verify-log.vkey', { key: null })).text);
+  });
+
+  it('gives every record\'s proof byte for byte as the folder gateway, and each verifies', async () => {
+    const vkey = (await readFile(join(project.publicDir, '.well-known/merchant-verify-log.vkey'), 'utf8')).trim();
+    const domains = (await readdir(join(project.recordsDir, 'current'), { recursive: true })).filter((n) => n.endsWith('.json') && n.includes('/')).map((n) => n.slice(3, -5));
+    expect(domains).toHaveLength(33);
+    for (const domain of domains) {
+      const [a, b] = await Promise.all([folder.request(`/v1/proof?domain=${domain}`), bucketGateway.request(`/v1/proof?domain=${domain}`)]);
+      expect(b.status, domain).toBe(200);
+      expect(b.text).toBe(a.text);
+      expect(verifyLogProof((await bucketGateway.verify(domain)).json, b.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 66 } });
+    }
+    expectProblem(await bucketGateway.request('/v1/proof?domain=never-audited.example'), 404, 'NOT_IN_LOG');
+  });
+
+  it('MCP include_proof, and mvr log check against the bucket gateway', async () => {
+    const client = await connectHttpClient(bucketGateway.url, bucketGateway.key);
+    const result = (await client.callTool({ name: 'verify_merchant', arguments: { domain: 'acme-outdoor.example', include_proof: true } })) as unknown as { content: { text: string }[] };
+    expect(result.content[1]!.text).toBe((await bucketGateway.request('/v1/proof?domain=acme-outdoor.example')).text);
+    await client.close();
+    const saved = join(await tempDir(), 'checkpoint');
+    await writeFile(saved, firstCheckpoint);
+    const r = await runCli(['log', 'check', '--checkpoint', saved, '--log', `${bucketGateway.url}/log`]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/grew from 33 to 66 entries/);
+  });
+
+  it('a bucket that cannot be read is 503 STORE_UNAVAILABLE for proofs and the log', async () => {
+    await s3.stop();
+    try {
+      // Wait for the gateway to notice (it re-reads live.json every 100 ms here).
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expectProblem(await bucketGateway.request('/v1/proof?domain=acme-outdoor.example'), 503, 'STORE_UNAVAILABLE');
+      expectProblem(await bucketGateway.request('/log/checkpoint', { key: null }), 503, 'STORE_UNAVAILABLE');
+    } finally {
+      await s3.start();
+    }
+  });
+});
