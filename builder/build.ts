@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
@@ -80,7 +81,8 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       byStatus[status] = (byStatus[status] ?? 0) + n;
       byTier[tier] = (byTier[tier] ?? 0) + n;
     }
-    const buildId = `${issuedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${process.pid}-${Date.now().toString(36)}`;
+    // Readable by date, unique by chance: two builds in one millisecond (or with one --now) never share an id.
+    const buildId = `${issuedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(6).toString('hex')}`;
     // The change feed, against every build kept before this one (part of the build: all or nothing).
     const runs = await writeIndex(staging);
     let changes = 0;
@@ -116,9 +118,14 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     if (!(await copyVerifyPage(opts.publicDir))) opts.onWarning?.('the verify page is not built (run "npm run build"): public/verify/ was not written');
     const { buildDir, previous } = await swapInBuild(opts.recordsDir, staging, buildId);
     staging = null;
-    const logSummary = logStep?.summary ?? null;
-    await logStep?.publish();
+    // The build is live from here: its checkpoint's tiles must stay even if publishing the
+    // checkpoint fails (the next build then extends the log from the last published checkpoint).
+    const live = logStep;
     logStep = null;
+    await live?.publish().catch((error: Error) => {
+      throw new BuildError(`build ${buildId} is live, but the log's checkpoint could not be published: ${error.message}; build again to publish one`, { cause: error });
+    });
+    const logSummary = live?.summary ?? null;
     const durationMs = performance.now() - started;
     // Old builds go after the swap and outside the measured time: removing a million files
     // takes about as long as writing them, and no reader needs them any more.
