@@ -1,11 +1,15 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { BuildError } from '../core/errors.ts';
+import { BuildError, LogInconsistentError } from '../core/errors.ts';
 import { parseKeySet, KEY_SET_PATH } from '../core/keyset.ts';
-import { BUCKET_LOG_PREFIX, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, LIVE_POINTER_OBJECT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
+import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, LIVE_POINTER_OBJECT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
 import { keptListText, readKept } from '../service/kept-builds.ts';
 import type { S3Bucket } from '../service/s3.ts';
+import { extendsCheckpoint } from '../core/tlog/tile-tree.ts';
 import { tilesAdded } from '../core/tlog/tiles.ts';
+import { folderTiles } from '../service/log.ts';
+import { hasher, openCheckpoint, parseVkey } from '../service/log-key.ts';
+import { parseLivePointer } from '../service/sources/s3.ts';
 
 export interface UploadOptions {
   /** The records folder `mvr build` wrote; its live build is the one published. */
@@ -74,6 +78,7 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   if (manifest.key_id && !keySet.keys.some((k) => k.kid === manifest.key_id)) {
     throw new BuildError(`the key set ${keySetFile} does not list ${manifest.key_id}, the key build ${build} was signed with`);
   }
+  if (manifest.log) await checkLogExtendsBucket(opts, buildDir);
   const kept = await readKept(opts.recordsDir);
   const files = await filesOf(buildDir);
 
@@ -135,4 +140,36 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
     throw new BuildError(`publish to ${opts.bucket.name} failed after ${uploaded} of ${total} objects; the live build there is unchanged: ${(error as Error).message}`, { cause: error });
   }
   return { to: opts.bucket.name, build, records: manifest.records ?? files.length, earlierBuilds: earlier.length, objects: uploaded, bytes, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * The bucket's log only grows: the build's log must be an append-only extension of the
+ * checkpoint of the build live in the bucket (consistency computed from the local tiles), or
+ * nothing is uploaded. This catches a build that started a new log or carried an old one (run
+ * without `mvr log pull`), which would otherwise overwrite published tiles and fork the log.
+ */
+async function checkLogExtendsBucket(opts: UploadOptions, buildDir: string): Promise<void> {
+  const get = async (key: string) => {
+    const res = await opts.bucket.get(key);
+    if (res.statusCode === 404) return null;
+    if (res.statusCode !== 200) throw new BuildError(`cannot read ${opts.bucket.name}/${key} (${res.statusCode}); nothing was published`);
+    return res.body;
+  };
+  const pointer = await get(LIVE_POINTER_OBJECT);
+  if (!pointer) return;
+  const liveBuild = parseLivePointer(pointer);
+  const publishedNote = await get(`${BUILDS_DIR}/${liveBuild}/${BUILD_CHECKPOINT_FILE}`);
+  if (!publishedNote) return;
+  const vkeyFile = join(opts.publicDir, LOG_VKEY_PATH);
+  const vkey = parseVkey(await readFile(vkeyFile, 'utf8'), vkeyFile);
+  const published = openCheckpoint(publishedNote.toString('utf8'), vkey, `the log checkpoint of ${opts.bucket.name}'s live build ${liveBuild}`);
+  const ours = openCheckpoint(await readFile(join(buildDir, BUILD_CHECKPOINT_FILE), 'utf8'), vkey, join(buildDir, BUILD_CHECKPOINT_FILE));
+  const logDir = join(opts.publicDir, LOG_DIR);
+  const consistent = await extendsCheckpoint(hasher, folderTiles(logDir), published, ours).catch(() => false);
+  if (!consistent) {
+    throw new LogInconsistentError(
+      `the log in ${logDir} (size ${ours.size}) does not extend the one published in ${opts.bucket.name} (size ${published.size}, build ${liveBuild}); ` +
+        'nothing was published (run "mvr log pull" from the published log before the build)',
+    );
+  }
 }

@@ -1,8 +1,9 @@
 import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, hash, sign, verify, type KeyObject } from 'node:crypto';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError, InvalidKeyError } from '../core/errors.ts';
+import { ConfigError, InvalidKeyError, LogInconsistentError } from '../core/errors.ts';
 import { decodeBase64, encodeBase64 } from '../core/tlog/base64.ts';
+import { parseCheckpoint, type Checkpoint } from '../core/tlog/checkpoint.ts';
 import { treeHasher, type Sha256 } from '../core/tlog/merkle.ts';
 import { formatVerifierKey, isKeyName, noteKeyId, openNote, parseVerifierKey, signatureLine, type NoteVerifierKey } from '../core/tlog/note.ts';
 
@@ -90,6 +91,18 @@ export function openNoteWith(note: string, key: NoteVerifierKey): string {
       return false;
     }
   });
+}
+
+/** A checkpoint opened with the log's verifier key, of the log's origin (the key's name); anything else is not this log's. */
+export function openCheckpoint(note: string, vkey: NoteVerifierKey, where: string): Checkpoint {
+  let checkpoint: Checkpoint;
+  try {
+    checkpoint = parseCheckpoint(openNoteWith(note, vkey));
+  } catch (error) {
+    throw new LogInconsistentError(`${where} is not a checkpoint signed by ${vkey.name}: ${(error as Error).message}`);
+  }
+  if (checkpoint.origin !== vkey.name) throw new LogInconsistentError(`${where} is a checkpoint of "${checkpoint.origin}", not "${vkey.name}"`);
+  return checkpoint;
 }
 
 export function parseVkey(text: string, where: string): NoteVerifierKey {

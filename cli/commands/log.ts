@@ -7,12 +7,10 @@ import { partialPaths } from '../../core/tlog/appender.ts';
 import { parseNote } from '../../core/tlog/note.ts';
 import { parseTilePath } from '../../core/tlog/tiles.ts';
 import { encodeBase64 } from '../../core/tlog/base64.ts';
-import { parseCheckpoint, type Checkpoint } from '../../core/tlog/checkpoint.ts';
-import { verifyConsistency } from '../../core/tlog/merkle.ts';
-import type { NoteVerifierKey } from '../../core/tlog/note.ts';
-import { TileTree } from '../../core/tlog/tile-tree.ts';
+import { parseCheckpoint } from '../../core/tlog/checkpoint.ts';
+import { extendsCheckpoint } from '../../core/tlog/tile-tree.ts';
 import { writeAtomic } from '../../service/files.ts';
-import { hasher, openNoteWith, parseVkey } from '../../service/log-key.ts';
+import { hasher, openCheckpoint, parseVkey } from '../../service/log-key.ts';
 import { logLocation, readBytes } from '../../verifier/log-client.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions } from '../config.ts';
@@ -42,36 +40,20 @@ const check = defineCommand({
       const older = await readBytes(args.checkpoint).catch((error: Error) => {
         throw new ConfigError(`--checkpoint: ${error.message}`);
       });
-      const old = opened(older.toString('utf8'), vkey, args.checkpoint);
+      const old = openCheckpoint(older.toString('utf8'), vkey, args.checkpoint);
       const liveNote = await log.checkpoint();
-      const live = opened(liveNote, vkey, `${where}/checkpoint`);
+      const live = openCheckpoint(liveNote, vkey, `${where}/checkpoint`);
       if (live.size < old.size) throw new LogInconsistentError(`the live log has ${live.size} entries, fewer than the ${old.size} of ${args.checkpoint}: entries were removed`);
-      if (old.size > 0) {
-        const proof = await new TileTree(hasher, live.size, log.tiles).consistency(old.size).catch((error: Error) => {
-          throw new LogInconsistentError(`cannot compute the consistency proof from the tiles at ${where}: ${error.message}`);
-        });
-        if (!verifyConsistency(hasher, old.size, live.size, old.root, live.root, proof)) {
-          throw new LogInconsistentError(`the live log (size ${live.size}) is NOT an append-only extension of ${args.checkpoint} (size ${old.size}): an entry was rewritten or removed`);
-        }
-      }
+      const consistent = await extendsCheckpoint(hasher, log.tiles, old, live).catch((error: Error) => {
+        throw new LogInconsistentError(`cannot compute the consistency proof from the tiles at ${where}: ${error.message}`);
+      });
+      if (!consistent) throw new LogInconsistentError(`the live log (size ${live.size}) is NOT an append-only extension of ${args.checkpoint} (size ${old.size}): an entry was rewritten or removed`);
       if (args.update) await writeAtomic(args.checkpoint, liveNote);
       const result = { consistent: true, origin: live.origin, from: old.size, to: live.size, root: encodeBase64(live.root), updated: Boolean(args.update) };
       if (args.json) process.stdout.write(`${JSON.stringify(result)}\n`);
       else process.stdout.write(`consistent: ${live.origin} grew from ${old.size.toLocaleString('en-US')} to ${live.size.toLocaleString('en-US')} entries; nothing before entry ${old.size} changed${args.update ? `; ${args.checkpoint} now holds the live checkpoint` : ''}\n`);
     }),
 });
-
-/** A checkpoint opened with the log's key, of the log's origin; anything else is not this log's. */
-function opened(note: string, vkey: NoteVerifierKey, where: string): Checkpoint {
-  let checkpoint: Checkpoint;
-  try {
-    checkpoint = parseCheckpoint(openNoteWith(note, vkey));
-  } catch (error) {
-    throw new LogInconsistentError(`${where} is not a checkpoint signed by ${vkey.name}: ${(error as Error).message}`);
-  }
-  if (checkpoint.origin !== vkey.name) throw new LogInconsistentError(`${where} is a checkpoint of "${checkpoint.origin}", not "${vkey.name}"`);
-  return checkpoint;
-}
 
 const pull = defineCommand({
   meta: {

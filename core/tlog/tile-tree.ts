@@ -1,4 +1,4 @@
-import { consistencyProof, foldPerfect, inclusionProof, rangeHash, type RangeHash, type TreeHasher } from './merkle.ts';
+import { consistencyProof, foldPerfect, inclusionProof, rangeHash, verifyConsistency, type RangeHash, type TreeHasher } from './merkle.ts';
 import { HASH_SIZE, TILE_WIDTH, tilePath, type Tile } from './tiles.ts';
 
 /** Reads one tile's bytes (from a folder, or over HTTP); throws when it cannot. */
@@ -74,4 +74,17 @@ export class TileTree {
     }
     return got;
   }
+}
+
+/**
+ * Whether the log these tiles hold at `newer.size` (root `newer.root`) is an append-only
+ * extension of `older`: the same first `older.size` entries, unchanged. The consistency proof is
+ * computed from the tiles and checked against both roots (RFC 9162, 2.1.4.2), so the tiles are
+ * never trusted on their own. Every log extends the empty one.
+ */
+export async function extendsCheckpoint(h: TreeHasher, tiles: TileFetch, older: { size: number; root: Uint8Array }, newer: { size: number; root: Uint8Array }): Promise<boolean> {
+  if (newer.size < older.size) return false;
+  if (older.size === 0) return true;
+  const proof = older.size === newer.size ? [] : await new TileTree(h, newer.size, tiles).consistency(older.size);
+  return verifyConsistency(h, older.size, newer.size, older.root, newer.root, proof);
 }

@@ -43,6 +43,16 @@ export function parseTilePath(path: string): Tile | null {
   return { level, index, width };
 }
 
+/**
+ * Whether a log of `size` entries commits to every hash (or entry) of `t`: the last hash of a
+ * level-L tile covers entries up to `(index * 256 + width) * 256^L`. A tile past the checkpoint
+ * may still change (a build that failed after writing it), so it is not yet public.
+ */
+export function tileCovered(t: Tile, size: number): boolean {
+  const level = t.level === 'entries' ? 0 : t.level;
+  return (t.index * TILE_WIDTH + t.width) * TILE_WIDTH ** level <= size;
+}
+
 /** The partial tile at each level of a tree of `size` (width 0 where a level has none), lowest level first. */
 export function rightEdge(size: number): { level: number; index: number; width: number }[] {
   const edge: { level: number; index: number; width: number }[] = [];

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { defineEventHandler } from 'h3';
 import { NotFoundError } from '../../core/errors.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
-import { parseTilePath } from '../../core/tlog/tiles.ts';
+import { parseCheckpoint } from '../../core/tlog/checkpoint.ts';
+import { parseNote } from '../../core/tlog/note.ts';
+import { parseTilePath, tileCovered } from '../../core/tlog/tiles.ts';
 import { strongEtag } from '../../service/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
@@ -28,14 +30,28 @@ export function logFilesRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     const path = (event.node.req.originalUrl ?? '/').split('?', 1)[0]!.slice(LOG_PREFIX.length);
     const isCheckpoint = path === LOG_CHECKPOINT;
-    if (!isCheckpoint && !parseTilePath(path)) throw new NotFoundError(`${LOG_PREFIX}${path}`);
-    const bytes = services.proofs ? await services.proofs.file(path) : await readFile(join(services.publicDir, LOG_DIR, path)).catch(() => null);
+    const tile = isCheckpoint ? null : parseTilePath(path);
+    if (!isCheckpoint && !tile) throw new NotFoundError(`${LOG_PREFIX}${path}`);
+    const read = (name: string) => (services.proofs ? services.proofs.file(name) : readFile(join(services.publicDir, LOG_DIR, name)).catch(() => null));
+    // A tile is served (and cached for a year) only once the published checkpoint commits to it.
+    if (tile && !tileCovered(tile, checkpointSize(await read(LOG_CHECKPOINT)))) throw new NotFoundError(`${LOG_PREFIX}${path}`);
+    const bytes = await read(path);
     if (!bytes) throw new NotFoundError(`${LOG_PREFIX}${path}`);
     const headers = isCheckpoint
       ? { ...PUBLIC, 'content-type': 'text/plain; charset=utf-8', 'cache-control': CHECKPOINT_CACHE }
       : { ...PUBLIC, 'content-type': 'application/octet-stream', 'cache-control': TILE_CACHE };
     return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));
   });
+}
+
+/** The tree size a published checkpoint names; 0 when there is none or it cannot be read as one. */
+function checkpointSize(note: Buffer | null): number {
+  if (!note) return 0;
+  try {
+    return parseCheckpoint(parseNote(note.toString('utf8')).text).size;
+  } catch {
+    return 0;
+  }
 }
 
 /** `GET /.well-known/merchant-verify-log.vkey`: the log's verifier key in signed-note form. */

@@ -10,7 +10,7 @@ import { consistencyProof, inclusionProof, rangeHash, treeHasher, verifyConsiste
 import { formatVerifierKey, noteKeyId, openNote, parseNote, parseVerifierKey } from '../../core/tlog/note.ts';
 import { formatTlogProof, parseTlogProof } from '../../core/tlog/proof-text.ts';
 import { TileTree } from '../../core/tlog/tile-tree.ts';
-import { parseTilePath, rightEdge, tilePath, tilesAdded } from '../../core/tlog/tiles.ts';
+import { parseTilePath, rightEdge, tileCovered, tilePath, tilesAdded } from '../../core/tlog/tiles.ts';
 
 const VECTORS = join(import.meta.dirname, '../vectors/tlog');
 const sha256 = (d: Uint8Array) => new Uint8Array(hash('sha256', d, 'buffer'));
@@ -224,6 +224,23 @@ describe('tile paths (c2sp.org/tlog-tiles)', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('a tile is covered by exactly the log sizes that commit to all of it', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 70_000 }), fc.integer({ min: 1, max: 70_000 }), (from, grow) => {
+        const to = from + grow;
+        for (const path of tilesAdded(from, to)) {
+          const tile = parseTilePath(path)!;
+          expect(tileCovered(tile, to), `${path} at ${to}`).toBe(true);
+          expect(tileCovered(tile, from), `${path} at ${from}`).toBe(false);
+        }
+      }),
+      { numRuns: 200 },
+    );
+    expect(tileCovered({ level: 1, index: 0, width: 1 }, 255)).toBe(false);
+    expect(tileCovered({ level: 1, index: 0, width: 1 }, 256)).toBe(true);
+    expect(tileCovered({ level: 63, index: 0, width: 1 }, Number.MAX_SAFE_INTEGER)).toBe(false);
   });
 
   it('bundles round-trip', () => {

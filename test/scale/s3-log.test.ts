@@ -3,7 +3,7 @@
  * key and checkpoint, and a gateway on `--records s3://` (no public folder at all) serves the log
  * and every proof exactly as a gateway on the records folder does.
  */
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLogProof } from '@merchant-verify/verifier';
@@ -99,4 +99,33 @@ describe('the log from a bucket', () => {
       await s3.start();
     }
   });
+
+  it('mvr publish refuses a log that does not extend the bucket\'s (a build without mvr log pull), and takes it once pulled', async () => {
+    const bucket = new S3Bucket(parseS3Url(`s3://${BUCKET}/prod`), s3ConfigFromEnv(s3.env));
+    const live = async () => (await bucket.get('live.json')).body.toString('utf8');
+    try {
+      // A fresh machine with the same keys but no log: its build starts a log of its own.
+      const fresh = await makeProject({ build: false });
+      await cp(project.keysDir, fresh.keysDir, { recursive: true });
+      await build(fresh, { now: Date.parse('2027-01-01T00:00:00Z') });
+      const before = await live();
+      const refused = uploadBuild({ recordsDir: fresh.recordsDir, publicDir: fresh.publicDir, bucket });
+      await expect(refused).rejects.toMatchObject({ code: 'LOG_INCONSISTENT' });
+      await expect(refused).rejects.toThrow(/\(size 33\) does not extend the one published in .* \(size 66, .*mvr log pull/);
+      expect(await live()).toBe(before);
+      expect((await bucketGateway.request('/log/checkpoint', { key: null })).text).toBe(await readFile(join(project.publicDir, 'log/checkpoint'), 'utf8'));
+
+      // The same machine after pulling the published log: its next build extends it, and goes live.
+      const pulled = await makeProject({ build: false });
+      await cp(project.keysDir, pulled.keysDir, { recursive: true });
+      const r = await runCli(['log', 'pull', '--from', `${bucketGateway.url}/log`, '--public', pulled.publicDir]);
+      expect(r.code, r.stderr).toBe(0);
+      await build(pulled, { now: Date.parse('2027-01-01T00:00:00Z') });
+      const summary = await uploadBuild({ recordsDir: pulled.recordsDir, publicDir: pulled.publicDir, bucket });
+      expect(await live()).toContain(summary.build);
+    } finally {
+      await bucket.close();
+    }
+  });
 });
+
