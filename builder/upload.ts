@@ -2,7 +2,7 @@ import { readdir, readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { BuildError, LogInconsistentError } from '../core/errors.ts';
 import { parseKeySet, KEY_SET_PATH } from '../core/keyset.ts';
-import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, LIVE_POINTER_OBJECT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
+import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, INDEX_FILE, LIVE_POINTER_OBJECT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
 import { keptListText, readKept } from '../service/kept-builds.ts';
 import type { S3Bucket } from '../service/s3.ts';
 import { extendsCheckpoint } from '../core/tlog/tile-tree.ts';
@@ -120,7 +120,10 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
       const there = await opts.bucket.get(`${BUILDS_DIR}/${id}/${MANIFEST_FILE}`);
       if (there.statusCode === 200) continue;
       if (there.statusCode !== 404) throw new Error(`${BUILDS_DIR}/${id}/${MANIFEST_FILE} answered ${there.statusCode}`);
-      earlier.push({ id, files: await filesOf(dirOf(id)) });
+      const files = await filesOf(dirOf(id));
+      // A build pulled for building (`mvr pull`: manifest only) cannot be uploaded from here.
+      if (!files.includes(INDEX_FILE)) throw new Error(`kept build ${id} is not in the bucket, and ${dirOf(id)} holds only its manifest`);
+      earlier.push({ id, files });
     }
     total += earlier.reduce((n, b) => n + b.files.length + 1, 0);
     for (const b of earlier) {
@@ -165,7 +168,9 @@ async function checkLogExtendsBucket(opts: UploadOptions, buildDir: string): Pro
   const published = openCheckpoint(publishedNote.toString('utf8'), vkey, `the log checkpoint of ${opts.bucket.name}'s live build ${liveBuild}`);
   const ours = openCheckpoint(await readFile(join(buildDir, BUILD_CHECKPOINT_FILE), 'utf8'), vkey, join(buildDir, BUILD_CHECKPOINT_FILE));
   const logDir = join(opts.publicDir, LOG_DIR);
-  const consistent = await extendsCheckpoint(hasher, folderTiles(logDir), published, ours).catch(() => false);
+  const consistent = await extendsCheckpoint(hasher, folderTiles(logDir), published, ours).catch((error: Error) => {
+    throw new LogInconsistentError(`cannot prove that the log in ${logDir} extends the one published in ${opts.bucket.name}: ${error.message}; nothing was published`);
+  });
   if (!consistent) {
     throw new LogInconsistentError(
       `the log in ${logDir} (size ${ours.size}) does not extend the one published in ${opts.bucket.name} (size ${published.size}, build ${liveBuild}); ` +

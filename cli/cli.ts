@@ -10,6 +10,7 @@ const main = defineCommand({
     serve: () => import('./commands/serve.ts').then((m) => m.default),
     dev: () => import('./commands/dev.ts').then((m) => m.default),
     publish: () => import('./commands/publish.ts').then((m) => m.default),
+    pull: () => import('./commands/pull.ts').then((m) => m.default),
     changes: () => import('./commands/changes.ts').then((m) => m.default),
     log: () => import('./commands/log.ts').then((m) => m.default),
     verify: () => import('./commands/verify.ts').then((m) => m.default),

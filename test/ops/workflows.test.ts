@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startS3 } from '../support/s3-server.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const WORKFLOWS = join(ROOT, '.github', 'workflows');
@@ -494,7 +495,8 @@ interface JobInput {
 
 /** Files a checkout of the project has that `mvr build` needs (node_modules is linked). */
 /** The checkout's parts the job uses; `dist` stands for what `npm ci` compiles (its prepare script), as `npm test` compiled it. */
-const PROJECT_PARTS = ['package.json', 'tsconfig.json', 'bin', 'dist', 'core', 'service', 'builder', 'cli', 'gateway', 'mcp', 'verifier', 'audits'];
+// Sources only: dist/ comes from the workflow's own compile step (the harness copies the project's, as that step would make it).
+const PROJECT_PARTS = ['package.json', 'tsconfig.json', 'bin', 'core', 'service', 'builder', 'cli', 'gateway', 'mcp', 'verifier', 'audits'];
 
 function parseOutputs(file: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -548,6 +550,10 @@ async function runBuildJob(input: JobInput): Promise<JobRun> {
       continue;
     }
     if (runsCommand(step, /^npm (ci|install)\b/)) continue; // node_modules is linked from the project
+    if (runsCommand(step, /^npm run build$/)) {
+      cpSync(join(ROOT, 'dist'), join(workspace, 'dist'), { recursive: true }); // compiled once for the whole test run
+      continue;
+    }
     input.before?.(step.name, workspace);
     const script = join(runnerTemp, `.step-${step.index}.sh`);
     writeFileSync(script, step.run!);
@@ -715,6 +721,30 @@ describe('monthly-rebuild.yml build job, run here', () => {
     for (const file of [...filesUnder(first.workspace), ...filesUnder(first.runnerTemp)]) {
       if (statSync(file).size > 5_000_000) continue;
       expect(readFileSync(file, 'latin1').includes(logKey.trim()), file).toBe(false);
+    }
+  });
+
+  it('carries the kept builds from vars.MVR_RECORDS_URL (mvr pull): the build keeps last month\'s, and the package holds the kept list', async () => {
+    const s3 = await startS3(['mvr-ci']);
+    try {
+      const last = join(fixtures, 'last-month');
+      const published = await run(process.execPath, [join(ROOT, 'bin', 'mvr.js'), 'publish', '--to', 's3://mvr-ci/prod', '--records', join(last, 'records'), '--public', join(last, 'public'), '--json'], { env: { PATH: process.env.PATH ?? '', ...s3.env } });
+      const lastId = (JSON.parse(published.stdout) as { build: string }).build;
+      const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL_S3 } = s3.env;
+      const input = baseInput();
+      const r = await runBuildJob({ ...input, vars: { ...input.vars, MVR_RECORDS_URL: 's3://mvr-ci/prod', AWS_REGION: AWS_REGION!, AWS_ENDPOINT_URL_S3: AWS_ENDPOINT_URL_S3! }, secrets: { ...input.secrets, AWS_ACCESS_KEY_ID: AWS_ACCESS_KEY_ID!, AWS_SECRET_ACCESS_KEY: AWS_SECRET_ACCESS_KEY! } });
+      expect(r.ok, r.log).toBe(true);
+      expect(r.log).toMatch(/pulled 1 kept build /);
+      const summary = JSON.parse(readFileSync(r.outputs.build!.summary!, 'utf8')) as { keptBuilds: number; buildId: string };
+      expect(summary.keptBuilds).toBe(2);
+      const listing = (await run('tar', ['-tzf', r.outputs.package!.file!])).stdout.split('\n');
+      expect(listing).toEqual(expect.arrayContaining(['kept/kept.json', `kept/${lastId}/manifest.json`, `kept/${summary.buildId}/manifest.json`]));
+      const kept = JSON.parse((await run('tar', ['-xzOf', r.outputs.package!.file!, 'kept/kept.json'])).stdout) as { builds: { id: string }[] };
+      expect(kept.builds.map((b) => b.id)).toEqual([summary.buildId, lastId]);
+      // Without the variable the build says it keeps no history.
+      expect((await runBuildJob(baseInput())).log).toContain('vars.MVR_RECORDS_URL is not set');
+    } finally {
+      await s3.close();
     }
   });
 

@@ -1,0 +1,59 @@
+import { lstat, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { BuildError } from '../core/errors.ts';
+import { BUILDS_DIR, CURRENT_LINK, INDEX_FILE, LIVE_POINTER_OBJECT, MANIFEST_FILE } from '../core/layout.ts';
+import { S3BuildStore } from '../service/build-store.ts';
+import { writeKept, type KeptBuild } from '../service/kept-builds.ts';
+import type { S3Bucket } from '../service/s3.ts';
+import { parseLivePointer } from '../service/sources/s3.ts';
+
+export interface PullSummary {
+  from: string;
+  to: string;
+  /** The bucket's live build. */
+  live: string;
+  builds: number;
+  bytes: number;
+}
+
+/**
+ * Brings what the next build reads of the builds published in a bucket into an empty records
+ * folder: the kept list, and each kept build's manifest and index (not its records). With them a
+ * build on a fresh machine (CI) keeps the bucket's builds in its kept list, keeps their keys in
+ * the key set, and writes the change feed against each; `mvr publish` then uploads only the new
+ * build, since the bucket has the others. The folder gets no `current` link: it is for building,
+ * never for serving (its earlier builds have no records).
+ */
+export async function pullKeptBuilds(opts: { recordsDir: string; bucket: S3Bucket }): Promise<PullSummary> {
+  if (await lstat(join(opts.recordsDir, CURRENT_LINK)).catch(() => null)) {
+    throw new BuildError(`${opts.recordsDir} already has a live build; pull the published builds into an empty records folder`);
+  }
+  const pointer = await opts.bucket.get(LIVE_POINTER_OBJECT).catch((error: Error) => {
+    throw new BuildError(`cannot read ${opts.bucket.name}/${LIVE_POINTER_OBJECT}: ${error.message}`, { cause: error });
+  });
+  if (pointer.statusCode !== 200) throw new BuildError(`${opts.bucket.name}/${LIVE_POINTER_OBJECT} answered ${pointer.statusCode}: nothing is published there yet`);
+  const live = parseLivePointer(pointer.body);
+  const store = new S3BuildStore(opts.bucket, () => live);
+  let kept: KeptBuild[];
+  try {
+    kept = await store.kept();
+  } catch (error) {
+    throw new BuildError(`cannot read the kept builds of ${opts.bucket.name}: ${(error as Error).message}`, { cause: error });
+  }
+  let bytes = 0;
+  for (const { id } of kept) {
+    const dir = join(opts.recordsDir, BUILDS_DIR, id);
+    await mkdir(dir, { recursive: true });
+    // The index first, the manifest last: a build folder with a manifest is complete here.
+    for (const file of [INDEX_FILE, MANIFEST_FILE]) {
+      const body = await store.read(id, file).catch((error: Error) => {
+        throw new BuildError(`cannot read ${opts.bucket.name}/${BUILDS_DIR}/${id}/${file}: ${error.message}`, { cause: error });
+      });
+      if (!body) throw new BuildError(`${opts.bucket.name}/${BUILDS_DIR}/${id}/${file} is missing: the bucket's build ${id} is incomplete`);
+      await writeFile(join(dir, file), body);
+      bytes += body.length;
+    }
+  }
+  await writeKept(opts.recordsDir, kept);
+  return { from: opts.bucket.name, to: opts.recordsDir, live, builds: kept.length, bytes };
+}

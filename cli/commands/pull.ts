@@ -1,0 +1,33 @@
+import { defineCommand } from 'citty';
+import { ConfigError } from '../../core/errors.ts';
+import { pullKeptBuilds } from '../../builder/pull.ts';
+import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../service/s3.ts';
+import { runAction } from '../cli-output.ts';
+import { commandOptions } from '../config.ts';
+
+const options = commandOptions('records');
+
+export default defineCommand({
+  meta: {
+    name: 'pull',
+    description: "Fetch the kept list and each kept build's manifest and index from a bucket into an empty records folder, so a build on a fresh machine (CI) keeps the published history and writes the change feed",
+  },
+  args: {
+    ...options.args,
+    from: { type: 'string', description: 'where the builds are published: s3://BUCKET/PREFIX (as given to mvr publish --to)', required: true },
+    json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
+  },
+  run: ({ args }) =>
+    runAction(Boolean(args.json), async () => {
+      const config = options.resolve(args, process.env);
+      if (!/^s3:\/\/[^/]+/i.test(args.from)) throw new ConfigError(`--from "${args.from}": must be s3://BUCKET/PREFIX`);
+      const bucket = new S3Bucket(parseS3Url(args.from, '--from'), s3ConfigFromEnv(process.env), { timeoutMs: 30_000, retries: 4 });
+      try {
+        const s = await pullKeptBuilds({ recordsDir: config.records, bucket });
+        if (args.json) process.stdout.write(`${JSON.stringify({ ok: true, ...s })}\n`);
+        else process.stdout.write(`pulled ${s.builds} kept build${s.builds === 1 ? '' : 's'} (manifests and indexes, ${(s.bytes / 1e6).toFixed(1)} MB; live ${s.live}) from ${s.from} into ${s.to}\n`);
+      } finally {
+        await bucket.close();
+      }
+    }),
+});
