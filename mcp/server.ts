@@ -131,6 +131,18 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
 }
 
 /**
+ * What a JSON-RPC message to the MCP endpoint costs against the key's quota: as over HTTP, one
+ * unit a domain looked up, so `verify_merchants` costs one per domain it names (at most
+ * {@link MAX_BATCH}: more is refused by its schema) and any other message one.
+ */
+export function quotaCost(message: unknown): number {
+  if (Array.isArray(message)) return message.reduce((n: number, m) => n + quotaCost(m), 0) || 1;
+  const call = message as { method?: unknown; params?: { name?: unknown; arguments?: { domains?: unknown } } } | null;
+  const domains = call?.method === 'tools/call' && call.params?.name === BATCH_TOOL_NAME ? call.params.arguments?.domains : undefined;
+  return Array.isArray(domains) && domains.length > 0 ? Math.min(domains.length, MAX_BATCH) : 1;
+}
+
+/**
  * A failure as an MCP tool result: `isError`, and a text that starts with the error's registry
  * code and title (`INVALID_DOMAIN (Invalid domain): ...`), so an agent can branch on the code.
  * No structuredContent: clients validate it against the output schema even on errors.

@@ -11,7 +11,7 @@ export type BatchResult = { domain: string; record: Buffer } | { domain: string;
 /** The body of `POST /v1/verify/batch`. */
 export const batchRequestSchema = z
   .strictObject({
-    domains: z.array(z.string().max(2048)).min(1).max(MAX_BATCH).describe('1 to 100 domains or URLs, each in any form GET /v1/verify takes'),
+    domains: z.array(z.string()).min(1).max(MAX_BATCH).describe('1 to 100 domains or URLs, each in any form GET /v1/verify takes'),
   })
   .meta({ title: 'Batch request' });
 

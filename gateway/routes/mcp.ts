@@ -1,14 +1,15 @@
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { defineEventHandler, sendWebResponse, type H3Event } from 'h3';
-import { createMcpServer, keySetUrlOf } from '../../mcp/server.ts';
+import { createMcpServer, keySetUrlOf, quotaCost } from '../../mcp/server.ts';
 import { sendAnswer } from '../answer.ts';
-import { requireApiKey } from '../auth.ts';
+import { authenticate, chargeQuota } from '../auth.ts';
 import { readBody } from '../body.ts';
 import { historyOf, proofsOf } from '../query.ts';
 import type { GatewayServices } from '../context.ts';
 
 /**
- * `POST /mcp`: MCP over HTTP, stateless, behind the same Bearer keys and quotas as `/v1/verify`.
+ * `POST /mcp`: MCP over HTTP, stateless, behind the same Bearer keys and quotas as `/v1/verify`
+ * (`verify_merchants` costs one unit a domain, as the batch endpoint does).
  * Requests of the newest protocol revision go to the official server SDK's handler; requests of
  * the 2025 revisions (SDK 1.x clients, a plain `curl`) get stateless Streamable HTTP with JSON
  * answers, as the SDK's documentation composes the two. Either way the tool answers through the
@@ -16,9 +17,10 @@ import type { GatewayServices } from '../context.ts';
  */
 export function mcpRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
-    await requireApiKey(event, services);
+    const keyId = await authenticate(event, services);
     const body = await readJsonBody(event);
     if (body === undefined) return;
+    await chargeQuota(event, services, keyId, quotaCost(body));
     const keySetUrl = keySetUrlOf(publicBaseUrl(event, services.issuer));
     const history = (domain: string) => historyOf(services).history(domain);
     const proof = (domain: string) => proofsOf(services).proofFor(domain);

@@ -7,6 +7,7 @@ import { rename } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { connectHttpClient } from '../verifier/helpers.ts';
+import { untilMinuteHasLeft } from '../support/ports.ts';
 import { cleanup, expectProblem, makeProject, publishedKeySet, startTestGateway, type Reply } from './helpers.ts';
 
 afterAll(cleanup);
@@ -46,11 +47,29 @@ describe('POST /v1/verify/batch', async () => {
     expectProblem(await g.request('/v1/verify/batch'), 405, 'METHOD_NOT_ALLOWED');
   });
 
-  it('each domain counts once against the quota', async () => {
-    const first = await post(JSON.stringify({ domains: Array(40).fill(GOLD) }));
-    const left = Number(/r=(\d+)/.exec(first.headers.get('ratelimit') ?? '')?.[1]);
-    const second = await post(JSON.stringify({ domains: Array(10).fill(GOLD) }));
-    expect(Number(/r=(\d+)/.exec(second.headers.get('ratelimit') ?? '')?.[1])).toBe(left - 10);
+  const remaining = (r: Reply) => {
+    const left = /r=(\d+)/.exec(r.headers.get('ratelimit') ?? '')?.[1];
+    expect(left, 'the RateLimit field').toBeDefined();
+    return Number(left);
+  };
+
+  it('each domain counts once against the quota, over HTTP and through the MCP tool', async () => {
+    await untilMinuteHasLeft(10_000); // one quota window for the whole count
+    const left = remaining(await post(JSON.stringify({ domains: Array(40).fill(GOLD) })));
+    expect(remaining(await post(JSON.stringify({ domains: Array(10).fill(GOLD) })))).toBe(left - 10);
+    // A tools/call of verify_merchants costs one a domain too; any other MCP message one.
+    const call = (name: string, args: unknown) =>
+      g.request('/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }) });
+    const batch = await call('verify_merchants', { domains: Array(7).fill(GOLD) });
+    expect(batch.status, batch.text).toBe(200);
+    expect(remaining(batch)).toBe(left - 17);
+    expect(remaining(await call('verify_merchant', { domain: GOLD }))).toBe(left - 18);
+  });
+
+  it('a domain string too long to be one is INVALID_DOMAIN in its place, not a refused batch', async () => {
+    const r = await post(JSON.stringify({ domains: [`${'a'.repeat(3000)}.example`, GOLD] }));
+    expect(r.status).toBe(200);
+    expect((r.json as { results: { problem?: unknown }[] }).results[0]!.problem).toMatchObject({ code: 'INVALID_DOMAIN', status: 400 });
   });
 
   it('the tool verify_merchants gives the same records over MCP', async () => {

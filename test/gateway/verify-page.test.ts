@@ -79,6 +79,24 @@ describe.skipIf(!CHROMIUM)('the verify page in headless Chromium', () => {
     expect(await page.locator('#verdict').textContent()).toBe('Lookup refused: UNAUTHORIZED');
   });
 
+  it('refuses a validly signed record of another domain as the answer to a lookup (DOMAIN_MISMATCH)', async () => {
+    const other = (await g.verify('bluebird-books.example')).text;
+    expect(JSON.parse(other)).toMatchObject({ domain: 'bluebird-books.example', signature: expect.any(String) });
+    // A gateway (or anything between) answering with another shop's record.
+    await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
+    await page.route('**/v1/verify?*', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: other }));
+    try {
+      await page.getByLabel('Domain or URL').fill(`https://www.${GOLD}/tents`);
+      await page.getByLabel('API key').fill(g.key);
+      await page.getByRole('button', { name: 'Look up and verify' }).click();
+      await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
+      expect(await page.locator('#verdict').textContent()).toBe('Not verified: DOMAIN_MISMATCH');
+      await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
+    } finally {
+      await page.unroute('**/v1/verify?*');
+    }
+  });
+
   it('works by keyboard, labels every field, and loads nothing from another origin', async () => {
     for (const label of ['Record (JSON)', 'Domain or URL', 'API key']) expect(await page.getByLabel(label).count()).toBe(1);
     await page.getByLabel('Record (JSON)').focus();

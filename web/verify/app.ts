@@ -45,9 +45,9 @@ function report(record: unknown, verification: RecordVerification): void {
   else show('invalid', `Not verified: ${verification.code}`, [['Reason', verification.code ?? '-'], ...rows]);
 }
 
-async function check(record: unknown): Promise<void> {
+async function check(record: unknown, domain?: string): Promise<void> {
   try {
-    report(record, verifyRecord(record, await keySet()));
+    report(record, verifyRecord(record, await keySet(), { domain }));
   } catch (error) {
     show('error', 'Could not verify', [['Problem', (error as Error).message]]);
   }
@@ -65,6 +65,21 @@ $('paste-form').addEventListener('submit', (event) => {
   void check(record);
 });
 
+/**
+ * The domain a lookup's record must be for. The gateway reduces what was typed to its registrable
+ * domain, so the answer's domain must be the host typed or one of its parents; any other answer is
+ * checked against the host itself, and so fails with DOMAIN_MISMATCH.
+ */
+function answeredFor(typed: string, answered: unknown): string | undefined {
+  let host: string;
+  try {
+    host = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(typed) ? typed : `https://${typed}`).hostname.replace(/\.$/, '');
+  } catch {
+    return undefined; // the gateway accepted what the URL parser does not: nothing to compare
+  }
+  return typeof answered === 'string' && (host === answered || host.endsWith(`.${answered}`)) ? answered : host;
+}
+
 $('lookup-form').addEventListener('submit', (event) => {
   event.preventDefault();
   const domain = ($('domain') as HTMLInputElement).value.trim();
@@ -77,7 +92,7 @@ $('lookup-form').addEventListener('submit', (event) => {
         show('error', `Lookup refused: ${body.code ?? res.status}`, [['Problem', body.detail ?? `the gateway answered ${res.status}`]]);
         return;
       }
-      await check(body);
+      await check(body, answeredFor(domain, body.domain));
     } catch (error) {
       show('error', 'Lookup failed', [['Problem', (error as Error).message]]);
     }
