@@ -31,6 +31,7 @@ export interface ChangesPage {
 const CHANGES_CHUNK = 256 * 1024;
 
 /** Why a gateway or command reading records from an http(s) origin answers no history. */
+export const NO_HISTORY_FROM_COPY = 'the records folder holds one build\'s files itself (a copy), with no "current" link or kept.json; serve the records folder "mvr build" writes, or s3:// as "mvr publish" fills it';
 export const NO_HISTORY_FROM_ORIGIN = 'records from an http(s) origin keep no build history (an origin serves one build); serve them from the records folder or from s3:// as "mvr publish" fills it';
 
 /**
@@ -67,7 +68,14 @@ export class BuildHistory {
     if (!state.ok) throw new StoreUnavailableError(`records unavailable: ${state.error ?? 'no live build'}`);
     const key = `${this.records.source.generation()}|${await this.store.listVersion()}`;
     if (this.listed?.key !== key) {
-      const listed = { key, builds: this.store.kept() };
+      const listed = {
+        key,
+        builds: this.store.kept().then((builds) => {
+          // A source that serves records but names no build is a copy of one build's folder.
+          if (builds.length === 0) throw new BuildNotFoundError('', `this gateway keeps no build history: ${NO_HISTORY_FROM_COPY}`);
+          return builds;
+        }),
+      };
       this.listed = listed;
       listed.builds.catch(() => {
         if (this.listed === listed) this.listed = null;

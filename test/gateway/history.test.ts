@@ -3,7 +3,7 @@
  * (`&build=`), a domain's history, the change feed the build wrote, and the MCP tool
  * `merchant_history`. Records of a past build still verify after a key rotation.
  */
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyRecordNode } from '../../core/signing.ts';
@@ -118,6 +118,40 @@ describe('the change feed pages, and kept builds keep their keys', async () => {
     }
     expect(sizes).toEqual([1000, 1000, 500]);
     expect(new Set(seen).size).toBe(2500);
+    await g.close();
+  });
+
+  it('names newly audited and dropped domains (before or after null) and a change of status alone', async () => {
+    const project = await makeProject({ build: false });
+    await build(project, { now: months[0]! });
+    const file = join(project.auditsDir, 'verified.jsonl');
+    const lines = (await readFile(file, 'utf8')).split('\n');
+    const gold = lines.find((l) => l.includes(`"${GOLD}"`))!;
+    const next = lines
+      .filter((l) => !l.includes('bluebird-books.example')) // dropped
+      .map((l) => (l.includes('"Corner-Bakery.example"') ? l.replace(/^\{/, '{"flagged": true, ') : l)); // flagged: status only
+    await writeFile(file, [...next, gold.replace(GOLD, 'brand-new.example')].join('\n')); // newly audited
+    await build(project, { now: months[1]! });
+    const g = await startTestGateway(project);
+    const since = ((await g.request('/v1/builds')).json as { builds: { id: string }[] }).builds[1]!.id;
+    const { changes } = (await g.request(`/v1/changes?since=${since}`)).json as { changes: { domain: string }[] };
+    expect([...changes].sort((a, b) => a.domain.localeCompare(b.domain))).toEqual([
+      { domain: 'bluebird-books.example', before: { status: 'verified', tier: 'gold', score: 86 }, after: null },
+      { domain: 'brand-new.example', before: null, after: { status: 'verified', tier: 'gold', score: 93.5 } },
+      { domain: 'corner-bakery.example', before: { status: 'verified', tier: 'gold', score: 81.2 }, after: { status: 'flagged', tier: 'gold', score: 81.2 } },
+    ]);
+    await g.close();
+  });
+
+  it('a folder holding one build\'s files itself (a copy) serves records but says it keeps no history', async () => {
+    const project = await makeProject();
+    const copy = join(project.root, 'copy');
+    await cp(join(project.recordsDir, 'current'), copy, { recursive: true, dereference: true });
+    const g = await startTestGateway(project, { recordsDir: copy });
+    expect((await g.verify(GOLD)).status).toBe(200);
+    for (const path of ['/v1/builds', `/v1/history?domain=${GOLD}`, `/v1/changes?since=x`]) {
+      expect(expectProblem(await g.request(path), 404, 'BUILD_NOT_FOUND').detail, path).toMatch(/keeps no build history: the records folder holds one build's files itself/);
+    }
     await g.close();
   });
 
