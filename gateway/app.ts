@@ -4,7 +4,8 @@ import { MethodNotAllowedError, isMvrError, NotFoundError } from '../core/errors
 import { KEY_SET_PATH } from '../core/keyset.ts';
 import { sendAnswer } from './answer.ts';
 import type { GatewayServices } from './context.ts';
-import { httpCodeOf, problemAnswer } from './problem.ts';
+import { httpCodeOf } from '../service/problem-document.ts';
+import { problemAnswer } from './problem.ts';
 import { healthRoute } from './routes/health.ts';
 import { mcpRoute } from './routes/mcp.ts';
 import { keySetRoute, openApiRoute, schemaRoute } from './routes/public.ts';

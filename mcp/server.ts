@@ -5,6 +5,7 @@ import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
 import { recordSchema } from '../core/record.ts';
 import { lookupBatch, MAX_BATCH } from '../service/batch.ts';
+import { problemDocument } from '../service/problem-document.ts';
 
 /** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
 export type RecordLookup = (domain: string) => Promise<Buffer>;
@@ -24,8 +25,8 @@ const historySchema = z.object({
 export const TOOL_NAME = 'verify_merchant';
 export const BATCH_TOOL_NAME = 'verify_merchants';
 
-/** A domain of a batch that has no record to give: its registry code, title and what is wrong. */
-const toolProblemSchema = z.object({ code: z.string(), title: z.string(), detail: z.string() });
+/** A domain of a batch that has no record to give: the problem document the batch endpoint gives. */
+const toolProblemSchema = z.object({ type: z.string(), title: z.string(), status: z.number(), detail: z.string(), code: z.string() });
 const batchOutputSchema = z.object({
   results: z.array(z.union([z.object({ domain: z.string(), record: recordSchema }), z.object({ domain: z.string(), problem: toolProblemSchema })])),
 });
@@ -50,7 +51,7 @@ export function toolDescription(keySetUrl: string): string {
  * An MCP server with the one tool. Failures a caller can act on (an invalid domain, records
  * unavailable) are tool results with `isError: true` and the error code, not protocol errors.
  */
-export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: string; history: HistoryLookup; proof: ProofLookup }): McpServer {
+export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: string; issuer: string; history: HistoryLookup; proof: ProofLookup }): McpServer {
   const server = new McpServer({ name: 'merchant-verify', version: '0.1.0' }, { capabilities: { tools: {} } });
   server.registerTool(
     TOOL_NAME,
@@ -89,7 +90,7 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
       title: 'Verify several merchants',
       description: [
         `Look up the signed verification records of 1 to ${MAX_BATCH} merchants at once, e.g. every shop in a list of search results; same records and meaning as ${TOOL_NAME}.`,
-        'One result per domain, in the order given: {domain, record}, or {domain, problem} with problem.code INVALID_DOMAIN (not a valid merchant domain) or UNAVAILABLE (try that one again later).',
+        'One result per domain, in the order given: {domain, record}, or {domain, problem} (an RFC 9457 problem document) with problem.code INVALID_DOMAIN (not a valid merchant domain) or UNAVAILABLE (try that one again later).',
       ].join(' '),
       inputSchema: z.object({
         domains: z.array(z.string().min(1).max(2048)).min(1).max(MAX_BATCH).describe('Merchant domains or URLs on them, in any form verify_merchant takes.'),
@@ -100,7 +101,7 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
     async ({ domains }) => {
       try {
         const results = (await lookupBatch(domains, lookup)).map((r) =>
-          'record' in r ? { domain: r.domain, record: JSON.parse(r.record.toString('utf8')) as Record<string, unknown> } : { domain: r.domain, problem: { code: r.problem.code, title: ERROR_REGISTRY[r.problem.code].title, detail: r.problem.message } },
+          'record' in r ? { domain: r.domain, record: JSON.parse(r.record.toString('utf8')) as Record<string, unknown> } : { domain: r.domain, problem: problemDocument(r.problem, options.issuer) },
         );
         return { content: [{ type: 'text' as const, text: JSON.stringify({ results }) }], structuredContent: { results } };
       } catch (error) {

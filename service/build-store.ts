@@ -40,8 +40,7 @@ export class FolderBuildStore implements BuildStore {
     try {
       return await readFile(this.file(build, path));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw error;
+      return this.missing(build, path, error);
     }
   }
 
@@ -50,8 +49,7 @@ export class FolderBuildStore implements BuildStore {
     try {
       handle = await open(this.file(build, path));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw error;
+      return this.missing(build, path, error);
     }
     try {
       const buffer = Buffer.alloc(length);
@@ -65,6 +63,12 @@ export class FolderBuildStore implements BuildStore {
     } finally {
       await handle.close();
     }
+  }
+
+  /** No such file is null; a file that cannot be read (EACCES, EIO) makes the store unavailable, never "not there". */
+  private missing(build: string, path: string, error: unknown): null {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new StoreUnavailableError(`cannot read ${this.file(build, path)}: ${(error as Error).message}`);
   }
 
   private file(build: string, path: string): string {

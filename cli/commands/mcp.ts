@@ -14,15 +14,15 @@ const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schema
 const options = commandOptions(...MCP_OPTIONS);
 
 export default defineCommand({
-  meta: { name: 'mcp', description: 'The verify_merchant MCP tool over stdio, answering from a gateway (--base-url) or a local records folder' },
+  meta: { name: 'mcp', description: 'The MCP tools verify_merchant, verify_merchants and merchant_history over stdio, answering from a gateway (--base-url) or a local records folder' },
   args: options.args,
   run: ({ args }) =>
     runAction(false, async () => {
       const config = options.resolve(args, process.env);
       const { lookup, keySetUrl, history, proof } = await lookupFor(config);
-      serveStdio(() => createMcpServer(lookup, { keySetUrl, history, proof }));
+      serveStdio(() => createMcpServer(lookup, { keySetUrl, issuer: config.issuer, history, proof }));
       // stdout is the protocol: anything human goes to stderr.
-      process.stderr.write(`mvr mcp: verify_merchant ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`);
+      process.stderr.write(`mvr mcp: verify_merchant, verify_merchants and merchant_history ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`);
     }),
 });
 

@@ -78,7 +78,10 @@ describe('POST /v1/verify/batch', async () => {
     expect(tools).toEqual(expect.arrayContaining(['verify_merchant', 'verify_merchants']));
     const result = (await client.callTool({ name: 'verify_merchants', arguments: { domains: [GOLD, 'co.uk'] } })) as unknown as { structuredContent: { results: { domain: string; record?: unknown; problem?: { code: string } }[] } };
     expect(result.structuredContent.results[0]).toEqual({ domain: GOLD, record: JSON.parse((await g.verify(GOLD)).text) });
-    expect(result.structuredContent.results[1]).toMatchObject({ domain: 'co.uk', problem: { code: 'INVALID_DOMAIN' } });
+    // The same problem document the batch endpoint gives in its place.
+    const http = (await post(JSON.stringify({ domains: [GOLD, 'co.uk'] }))).json as { results: unknown[] };
+    expect(result.structuredContent.results[1]).toEqual(http.results[1]);
+    expect(result.structuredContent.results[1]).toMatchObject({ domain: 'co.uk', problem: { code: 'INVALID_DOMAIN', status: 400, type: expect.stringMatching(/\/problems\/invalid-domain$/) } });
     await client.close();
   });
 

@@ -3,7 +3,8 @@
  * (`&build=`), a domain's history, the change feed the build wrote, and the MCP tool
  * `merchant_history`. Records of a past build still verify after a key rotation.
  */
-import { cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { recordPath } from '../../core/layout.ts';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyRecordNode } from '../../core/signing.ts';
@@ -81,6 +82,20 @@ describe('kept builds: list, past records, history, changes', async () => {
     expectProblem(await g.request(`/v1/verify?domain=${GOLD}&build=${builds[2]!.id}`), 404, 'BUILD_NOT_FOUND');
     const h = (await g.request(`/v1/history?domain=${GOLD}`)).json as { entries: { build: string }[] };
     expect(h.entries.map((e) => e.build)).toEqual([builds[0]!.id, builds[1]!.id]);
+  });
+
+  it('a past record that cannot be read (not "not there") is 503 STORE_UNAVAILABLE, and is back once it can', async () => {
+    const file = join(project.recordsDir, 'builds', builds[1]!.id, recordPath(GOLD));
+    await rename(file, `${file}.away`);
+    await mkdir(file); // reading a folder fails with EISDIR, as an unreadable disk would with EIO
+    try {
+      expectProblem(await g.request(`/v1/verify?domain=${GOLD}&build=${builds[1]!.id}`), 503, 'STORE_UNAVAILABLE');
+      expectProblem(await g.request(`/v1/history?domain=${GOLD}`), 503, 'STORE_UNAVAILABLE');
+    } finally {
+      await rm(file, { recursive: true });
+      await rename(`${file}.away`, file);
+    }
+    expect((await g.request(`/v1/verify?domain=${GOLD}&build=${builds[1]!.id}`)).status).toBe(200);
   });
 
   it('the MCP tool merchant_history answers the same', async () => {

@@ -105,8 +105,8 @@ describe.each([
 
 describe('mvr mcp over stdio: failures', () => {
   it('keeps stdout for the protocol: the readiness line goes to stderr', () => {
-    expect(local.stderr()).toMatch(/verify_merchant ready on stdio \(local records\)/);
-    expect(viaGateway.stderr()).toMatch(/verify_merchant ready on stdio \(gateway\)/);
+    expect(local.stderr()).toMatch(/merchant_history ready on stdio \(local records\)/);
+    expect(viaGateway.stderr()).toMatch(/merchant_history ready on stdio \(gateway\)/);
   });
 
   it('a local records folder without a build: STORE_UNAVAILABLE, not an unverified record', async () => {
