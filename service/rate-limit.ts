@@ -43,9 +43,12 @@ export class FixedWindowLimiter {
       w = { start: now, count: 0 };
       this.windows.set(caller, w);
     }
-    w.count += count;
+    // A refused take costs nothing (as in the shared limiter): a batch too big for what is left
+    // leaves it for smaller requests.
+    const allowed = w.count + count <= this.quota;
+    if (allowed) w.count += count;
     return {
-      allowed: w.count <= this.quota,
+      allowed,
       remaining: Math.max(0, this.quota - w.count),
       resetSeconds: Math.max(1, Math.ceil((w.start + windowMs - now) / 1000)),
       policy: this.policy,

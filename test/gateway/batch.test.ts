@@ -66,6 +66,21 @@ describe('POST /v1/verify/batch', async () => {
     expect(remaining(await call('verify_merchant', { domain: GOLD }))).toBe(left - 18);
   });
 
+  it('a batch bigger than what is left of the quota is 429 and costs nothing: a smaller one still passes', async () => {
+    const small = await startTestGateway(project, { rateLimitPerMinute: 30 });
+    try {
+      await untilMinuteHasLeft(10_000);
+      const send = (n: number) => small.request('/v1/verify/batch', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ domains: Array(n).fill(GOLD) }) });
+      expect(remaining(await send(20))).toBe(10);
+      expectProblem(await send(20), 429, 'RATE_LIMITED');
+      const last = await send(10);
+      expect(last.status).toBe(200);
+      expect(remaining(last)).toBe(0);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('a domain string too long to be one is INVALID_DOMAIN in its place, not a refused batch', async () => {
     const r = await post(JSON.stringify({ domains: [`${'a'.repeat(3000)}.example`, GOLD] }));
     expect(r.status).toBe(200);
