@@ -1,51 +1,10 @@
 /**
- * Every error code of merchant-verify, in one registry, and one error class per failure.
- *
- * An entry gives the code's HTTP status (null for codes the HTTP API never answers with), the
- * title of its problem document, and the exit code of the CLI. Problem documents, the OpenAPI
- * enum, MCP `isError` results and CLI exits are all derived from this table at the edges;
- * nothing else maps a code to a number. Tests assert `code`, never the wording.
+ * One error class per failure, each with a stable `code` from the registry
+ * (`error-registry.ts`, re-exported here). Tests assert `code`, never the wording.
  */
-export const ERROR_REGISTRY = {
-  // Answered over HTTP (and MCP): a problem document with this status.
-  INVALID_DOMAIN: { status: 400, title: 'Invalid domain', exit: 3 },
-  INVALID_REQUEST: { status: 400, title: 'Invalid request', exit: 1 },
-  UNAUTHORIZED: { status: 401, title: 'Unauthorized', exit: 1 },
-  NOT_FOUND: { status: 404, title: 'Not found', exit: 1 },
-  BUILD_NOT_FOUND: { status: 404, title: 'Build not found', exit: 1 },
-  NOT_IN_LOG: { status: 404, title: 'Not in the log', exit: 13 },
-  METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed', exit: 1 },
-  PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large', exit: 1 },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type', exit: 1 },
-  RATE_LIMITED: { status: 429, title: 'Too many requests', exit: 1 },
-  INTERNAL: { status: 500, title: 'Internal error', exit: 1 },
-  STORE_UNAVAILABLE: { status: 503, title: 'Verification records unavailable', exit: 1 },
-  UNAVAILABLE: { status: 503, title: 'Record temporarily unavailable', exit: 1 },
-  // Raised by the build and the CLI only.
-  INVALID_CONFIG: { status: null, title: 'Invalid configuration', exit: 2 },
-  INVALID_KEY: { status: null, title: 'Invalid key', exit: 2 },
-  INVALID_KEY_SET: { status: null, title: 'Invalid key set', exit: 3 },
-  INVALID_AUDITS: { status: null, title: 'Invalid audits', exit: 3 },
-  NOT_CANONICALIZABLE: { status: null, title: 'Not canonicalizable', exit: 3 },
-  BUILD_FAILED: { status: null, title: 'Build failed', exit: 1 },
-  SELF_CHECK_FAILED: { status: null, title: 'Signature self-check failed', exit: 1 },
-  FETCH_FAILED: { status: null, title: 'Fetch failed', exit: 12 },
-  LOG_INCONSISTENT: { status: null, title: 'Log not an append-only extension', exit: 14 },
-  // Verdicts of a record's verification (`verifyRecord`, `mvr verify`): results, never thrown.
-  UNSIGNED: { status: null, title: 'Record unsigned', exit: 10 },
-  MALFORMED_RECORD: { status: null, title: 'Malformed record', exit: 11 },
-  UNKNOWN_KEY: { status: null, title: 'Unknown key', exit: 11 },
-  MALFORMED_SIGNATURE: { status: null, title: 'Malformed signature', exit: 11 },
-  BAD_SIGNATURE: { status: null, title: 'Bad signature', exit: 11 },
-  DOMAIN_MISMATCH: { status: null, title: 'Record of another domain', exit: 11 },
-  // Verdicts of a log proof's verification (`verifyLogProof`, `mvr verify --log`).
-  MALFORMED_PROOF: { status: null, title: 'Malformed log proof', exit: 13 },
-  CHECKPOINT_NOT_SIGNED: { status: null, title: 'Checkpoint not signed by the log', exit: 13 },
-  LOG_ORIGIN_MISMATCH: { status: null, title: 'Checkpoint of another log', exit: 13 },
-  NOT_INCLUDED: { status: null, title: 'Record not included in the log', exit: 13 },
-} as const satisfies Record<string, { status: number | null; title: string; exit: number }>;
+import { isErrorCode, type ErrorCode } from './error-registry.ts';
 
-export type ErrorCode = keyof typeof ERROR_REGISTRY;
+export * from './error-registry.ts';
 
 /**
  * Whether an error is one of ours, by its registered code rather than its class: errors thrown
@@ -56,22 +15,9 @@ export function isMvrError(error: unknown): error is MvrError {
   return error instanceof Error && isErrorCode((error as { code?: unknown }).code);
 }
 
-/** The codes the HTTP API answers with (a status in the registry), in registry order. */
-export const HTTP_ERROR_CODES = (Object.keys(ERROR_REGISTRY) as ErrorCode[]).filter((code) => ERROR_REGISTRY[code].status !== null);
-
-/** Whether a code (from a problem document, say) is one of the registry's. */
-export function isErrorCode(code: unknown): code is ErrorCode {
-  return typeof code === 'string' && Object.hasOwn(ERROR_REGISTRY, code);
-}
-
-/** The CLI's exit code for an error code; 1 for anything unknown. */
-export function exitCodeOf(code: string): number {
-  return isErrorCode(code) ? ERROR_REGISTRY[code].exit : 1;
-}
-
 /** One error base with a stable `code`; one subclass per failure below. */
 export class MvrError extends Error {
-  /** Stable, machine-readable code: a key of {@link ERROR_REGISTRY}. */
+  /** Stable, machine-readable code: a key of the error registry. */
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
