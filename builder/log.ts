@@ -8,7 +8,7 @@ import { emptyEdge, loadEdge, TileAppender } from '../core/tlog/appender.ts';
 import { encodeBase64 } from '../core/tlog/base64.ts';
 import { formatCheckpoint, parseCheckpoint, type Checkpoint } from '../core/tlog/checkpoint.ts';
 import { equalBytes } from '../core/tlog/merkle.ts';
-import { extendsCheckpoint, TileTree } from '../core/tlog/tile-tree.ts';
+import { TileTree } from '../core/tlog/tile-tree.ts';
 import { writeAtomic } from '../service/files.ts';
 import { folderTiles } from '../service/log.ts';
 import { hasher, openNoteWith, saltOf, sha256, signNote, type LogKey } from '../service/log-key.ts';
@@ -85,8 +85,9 @@ export async function appendBuildToLog(opts: { publicDir: string; buildDir: stri
     }
     appender.finish();
 
-    const root = await new TileTree(hasher, appender.size, fetch).root();
-    if (previous && !(await extendsCheckpoint(hasher, fetch, previous, { size: appender.size, root }))) {
+    const tree = new TileTree(hasher, appender.size, fetch);
+    const root = await tree.root();
+    if (previous && !(await tree.extends(previous, root))) {
       throw new LogInconsistentError(`the log would not extend its checkpoint of size ${previous.size}; nothing was published`);
     }
     const checkpoint = signNote(opts.key, formatCheckpoint({ origin: opts.origin, size: appender.size, root }));

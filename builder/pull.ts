@@ -5,7 +5,7 @@ import { BUILDS_DIR, CURRENT_LINK, INDEX_FILE, LIVE_POINTER_OBJECT, MANIFEST_FIL
 import { S3BuildStore } from '../service/build-store.ts';
 import { writeKept, type KeptBuild } from '../service/kept-builds.ts';
 import type { S3Bucket } from '../service/s3.ts';
-import { parseLivePointer } from '../service/sources/s3.ts';
+import { liveBuildOf } from '../service/sources/s3.ts';
 
 export interface PullSummary {
   from: string;
@@ -28,11 +28,10 @@ export async function pullKeptBuilds(opts: { recordsDir: string; bucket: S3Bucke
   if (await lstat(join(opts.recordsDir, CURRENT_LINK)).catch(() => null)) {
     throw new BuildError(`${opts.recordsDir} already has a live build; pull the published builds into an empty records folder`);
   }
-  const pointer = await opts.bucket.get(LIVE_POINTER_OBJECT).catch((error: Error) => {
+  const live = await liveBuildOf(opts.bucket).catch((error: Error) => {
     throw new BuildError(`cannot read ${opts.bucket.name}/${LIVE_POINTER_OBJECT}: ${error.message}`, { cause: error });
   });
-  if (pointer.statusCode !== 200) throw new BuildError(`${opts.bucket.name}/${LIVE_POINTER_OBJECT} answered ${pointer.statusCode}: nothing is published there yet`);
-  const live = parseLivePointer(pointer.body);
+  if (!live) throw new BuildError(`${opts.bucket.name} has no ${LIVE_POINTER_OBJECT}: nothing is published there yet`);
   const store = new S3BuildStore(opts.bucket, () => live);
   let kept: KeptBuild[];
   try {

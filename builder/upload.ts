@@ -5,11 +5,12 @@ import { parseKeySet, KEY_SET_PATH } from '../core/keyset.ts';
 import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, INDEX_FILE, LIVE_POINTER_OBJECT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
 import { keptListText, readKept } from '../service/kept-builds.ts';
 import type { S3Bucket } from '../service/s3.ts';
-import { extendsCheckpoint } from '../core/tlog/tile-tree.ts';
+import { TileTree } from '../core/tlog/tile-tree.ts';
 import { tilesAdded } from '../core/tlog/tiles.ts';
 import { folderTiles } from '../service/log.ts';
 import { hasher, openCheckpoint, parseVkey } from '../service/log-key.ts';
-import { parseLivePointer } from '../service/sources/s3.ts';
+import { S3BuildStore } from '../service/build-store.ts';
+import { liveBuildOf } from '../service/sources/s3.ts';
 
 export interface UploadOptions {
   /** The records folder `mvr build` wrote; its live build is the one published. */
@@ -152,23 +153,17 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
  * without `mvr log pull`), which would otherwise overwrite published tiles and fork the log.
  */
 async function checkLogExtendsBucket(opts: UploadOptions, buildDir: string): Promise<void> {
-  const get = async (key: string) => {
-    const res = await opts.bucket.get(key);
-    if (res.statusCode === 404) return null;
-    if (res.statusCode !== 200) throw new BuildError(`cannot read ${opts.bucket.name}/${key} (${res.statusCode}); nothing was published`);
-    return res.body;
-  };
-  const pointer = await get(LIVE_POINTER_OBJECT);
-  if (!pointer) return;
-  const liveBuild = parseLivePointer(pointer);
-  const publishedNote = await get(`${BUILDS_DIR}/${liveBuild}/${BUILD_CHECKPOINT_FILE}`);
+  const liveBuild = await liveBuildOf(opts.bucket).catch((error: Error) => {
+    throw new BuildError(`cannot read ${opts.bucket.name}: ${error.message}; nothing was published`, { cause: error });
+  });
+  const publishedNote = liveBuild && (await new S3BuildStore(opts.bucket, () => liveBuild).read(liveBuild, BUILD_CHECKPOINT_FILE));
   if (!publishedNote) return;
   const vkeyFile = join(opts.publicDir, LOG_VKEY_PATH);
   const vkey = parseVkey(await readFile(vkeyFile, 'utf8'), vkeyFile);
   const published = openCheckpoint(publishedNote.toString('utf8'), vkey, `the log checkpoint of ${opts.bucket.name}'s live build ${liveBuild}`);
   const ours = openCheckpoint(await readFile(join(buildDir, BUILD_CHECKPOINT_FILE), 'utf8'), vkey, join(buildDir, BUILD_CHECKPOINT_FILE));
   const logDir = join(opts.publicDir, LOG_DIR);
-  const consistent = await extendsCheckpoint(hasher, folderTiles(logDir), published, ours).catch((error: Error) => {
+  const consistent = await new TileTree(hasher, ours.size, folderTiles(logDir)).extends(published, ours.root).catch((error: Error) => {
     throw new LogInconsistentError(`cannot prove that the log in ${logDir} extends the one published in ${opts.bucket.name}: ${error.message}; nothing was published`);
   });
   if (!consistent) {

@@ -30,8 +30,9 @@ export interface ChangesPage {
 /** Bytes of a change feed read at a time: a page of 1000 changes is about 150 KB. */
 const CHANGES_CHUNK = 256 * 1024;
 
-/** Why a gateway or command reading records from an http(s) origin answers no history. */
+/** Why a gateway or command reading a copy of one build's folder answers no history. */
 export const NO_HISTORY_FROM_COPY = 'the records folder holds one build\'s files itself (a copy), with no "current" link or kept.json; serve the records folder "mvr build" writes, or s3:// as "mvr publish" fills it';
+/** Why a gateway or command reading records from an http(s) origin answers no history. */
 export const NO_HISTORY_FROM_ORIGIN = 'records from an http(s) origin keep no build history (an origin serves one build); serve them from the records folder or from s3:// as "mvr publish" fills it';
 
 /**

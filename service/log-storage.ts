@@ -58,12 +58,26 @@ function bucketLogStorage(bucket: S3Bucket, live: () => string): LogStorage {
     if (!build) throw new StoreUnavailableError(`records store ${bucket.name} unavailable: no live build read yet`);
     return build;
   };
+  // A build's objects never change, so its checkpoint is read once per live build (every tile
+  // request asks for it, to serve only the tiles it covers); a failed read is not kept.
+  let checkpoint: { build: string; bytes: Promise<Buffer | null> } | null = null;
+  const liveCheckpoint = async () => {
+    const build = await liveBuild();
+    if (checkpoint?.build !== build) {
+      const read = { build, bytes: builds.read(build, BUILD_CHECKPOINT_FILE) };
+      checkpoint = read;
+      read.bytes.catch(() => {
+        if (checkpoint === read) checkpoint = null;
+      });
+    }
+    return checkpoint.bytes;
+  };
   return {
     liveBuild,
     builds,
     logFile: async (path) => {
       // The live build's checkpoint is the log's: `mvr publish` swaps both with live.json.
-      if (path === LOG_CHECKPOINT) return builds.read(await liveBuild(), BUILD_CHECKPOINT_FILE);
+      if (path === LOG_CHECKPOINT) return liveCheckpoint();
       let res;
       try {
         res = await bucket.get(`${BUCKET_LOG_PREFIX}${path}`);

@@ -8,7 +8,7 @@ import { parseNote } from '../../core/tlog/note.ts';
 import { parseTilePath } from '../../core/tlog/tiles.ts';
 import { encodeBase64 } from '../../core/tlog/base64.ts';
 import { parseCheckpoint } from '../../core/tlog/checkpoint.ts';
-import { extendsCheckpoint } from '../../core/tlog/tile-tree.ts';
+import { TileTree } from '../../core/tlog/tile-tree.ts';
 import { writeAtomic } from '../../service/files.ts';
 import { hasher, openCheckpoint, parseVkey } from '../../service/log-key.ts';
 import { logLocation, readBytes } from '../../verifier/log-client.ts';
@@ -44,7 +44,7 @@ const check = defineCommand({
       const liveNote = await log.checkpoint();
       const live = openCheckpoint(liveNote, vkey, `${where}/checkpoint`);
       if (live.size < old.size) throw new LogInconsistentError(`the live log has ${live.size} entries, fewer than the ${old.size} of ${args.checkpoint}: entries were removed`);
-      const consistent = await extendsCheckpoint(hasher, log.tiles, old, live).catch((error: Error) => {
+      const consistent = await new TileTree(hasher, live.size, log.tiles).extends(old, live.root).catch((error: Error) => {
         throw new LogInconsistentError(`cannot compute the consistency proof from the tiles at ${where}: ${error.message}`);
       });
       if (!consistent) throw new LogInconsistentError(`the live log (size ${live.size}) is NOT an append-only extension of ${args.checkpoint} (size ${old.size}): an entry was rewritten or removed`);

@@ -37,6 +37,19 @@ export class TileTree {
     return consistencyProof(this.mth, older, this.size);
   }
 
+  /**
+   * Whether this tree, with root `root`, is an append-only extension of `older`: the same first
+   * `older.size` entries, unchanged. The consistency proof is computed from the tiles and checked
+   * against both roots (RFC 9162, 2.1.4.2), so the tiles are never trusted on their own. Every
+   * tree extends the empty one.
+   */
+  async extends(older: { size: number; root: Uint8Array }, root: Uint8Array): Promise<boolean> {
+    if (this.size < older.size) return false;
+    if (older.size === 0) return true;
+    const proof = older.size === this.size ? [] : await this.consistency(older.size);
+    return verifyConsistency(this.h, older.size, this.size, older.root, root, proof);
+  }
+
   /** The leaf hashes of `[start, end)` (level 0), for checking entries against them. */
   async leafHashes(start: number, end: number): Promise<Uint8Array[]> {
     const out: Uint8Array[] = [];
@@ -76,15 +89,3 @@ export class TileTree {
   }
 }
 
-/**
- * Whether the log these tiles hold at `newer.size` (root `newer.root`) is an append-only
- * extension of `older`: the same first `older.size` entries, unchanged. The consistency proof is
- * computed from the tiles and checked against both roots (RFC 9162, 2.1.4.2), so the tiles are
- * never trusted on their own. Every log extends the empty one.
- */
-export async function extendsCheckpoint(h: TreeHasher, tiles: TileFetch, older: { size: number; root: Uint8Array }, newer: { size: number; root: Uint8Array }): Promise<boolean> {
-  if (newer.size < older.size) return false;
-  if (older.size === 0) return true;
-  const proof = older.size === newer.size ? [] : await new TileTree(h, newer.size, tiles).consistency(older.size);
-  return verifyConsistency(h, older.size, newer.size, older.root, newer.root, proof);
-}

@@ -24,6 +24,14 @@ export function parseLivePointer(body: Buffer): string {
   return build;
 }
 
+/** The build `live.json` names in a bucket; null when nothing is published there yet. */
+export async function liveBuildOf(bucket: S3Bucket): Promise<string | null> {
+  const res = await bucket.get(LIVE_POINTER_OBJECT);
+  if (res.statusCode === 404) return null;
+  if (res.statusCode !== 200) throw new Error(`${bucket.name}/${LIVE_POINTER_OBJECT} answered ${res.statusCode}`);
+  return parseLivePointer(res.body);
+}
+
 /**
  * Records in a private S3 bucket, as `mvr publish` lays them out: `live.json` names the live
  * build; its records, manifest and key set sit under `builds/<id>/`, never changed once written.
