@@ -1,7 +1,7 @@
-import { readFile, readlink } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { StoreUnavailableError } from '../core/errors.ts';
-import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
+import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_LOG_VKEY_OBJECT, BUILDS_DIR, LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
 import { FolderBuildStore, S3BuildStore, type BuildStore } from './build-store.ts';
 import type { S3Bucket } from './s3.ts';
 import type { RecordSource } from './sources/folder.ts';
@@ -26,26 +26,27 @@ export interface LogStorage {
 
 /** The log storage of a records source; null for an http(s) origin, which serves one build's records only. */
 export function logStorageOf(source: RecordSource, publicDir: string): LogStorage | null {
-  if (source instanceof FolderRecordSource) return folderLogStorage(source.recordsDir, publicDir);
+  if (source instanceof FolderRecordSource) return folderLogStorage(source, publicDir);
   if (source instanceof S3RecordSource) return bucketLogStorage(source.bucket, () => source.generation());
   return null;
 }
 
-function folderLogStorage(recordsDir: string, publicDir: string): LogStorage {
+function folderLogStorage(source: FolderRecordSource, publicDir: string): LogStorage {
   const file = (path: string) =>
     readFile(path).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return null;
       throw new StoreUnavailableError(`cannot read ${path}: ${error.message}`);
     });
   return {
+    // The build the records service is serving (it follows `current` on its refresh), not a
+    // fresh look at the link: `GET /v1/verify` and `GET /v1/proof` answer from one build, even in
+    // the moment after a swap. A flat copy of one build has no log.
     liveBuild: async () => {
-      try {
-        return basename(await readlink(join(recordsDir, CURRENT_LINK)));
-      } catch (error) {
-        throw new StoreUnavailableError(`no live build in ${recordsDir}: ${(error as Error).message}`);
-      }
+      const root = source.describe().build;
+      if (!root || basename(dirname(root)) !== BUILDS_DIR) throw new StoreUnavailableError(`no live build in ${source.recordsDir}: ${source.describe().error ?? 'a copy of one build has no log'}`);
+      return basename(root);
     },
-    builds: new FolderBuildStore(recordsDir),
+    builds: new FolderBuildStore(source.recordsDir),
     logFile: (path) => file(join(publicDir, LOG_DIR, path)),
     vkey: () => file(join(publicDir, LOG_VKEY_PATH)),
   };

@@ -46,40 +46,51 @@ async function verifyFromArgs(args: Record<string, unknown>, env: Record<string,
   const { baseUrl, apiKey } = options.resolve(args, env);
   const domain = str('domain') ? normalizeDomain(str('domain')) : undefined;
   const keysArg = str('keys');
-  let record: unknown;
+  let readRecord: () => Promise<unknown>;
   let source: string;
   if (str('file')) {
     source = str('file')!;
-    try {
-      record = JSON.parse(await readFile(source, 'utf8'));
-    } catch (error) {
-      throw new ConfigError(`--file ${source}: ${(error as Error).message}`);
-    }
+    readRecord = async () => {
+      try {
+        return JSON.parse(await readFile(source, 'utf8'));
+      } catch (error) {
+        throw new ConfigError(`--file ${source}: ${(error as Error).message}`);
+      }
+    };
   } else {
     if (!domain) throw new ConfigError('give a DOMAIN to look up, or --file PATH to verify a saved record');
     if (!baseUrl) throw new ConfigError('--base-url (or MVR_BASE_URL) is required to fetch a record');
     if (!apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required to fetch a record');
     source = `${baseUrl.replace(/\/+$/, '')}/v1/verify?domain=${encodeURIComponent(domain)}`;
-    record = await fetchRecord(baseUrl, apiKey, domain);
+    readRecord = () => fetchRecord(baseUrl, apiKey, domain);
   }
 
-  let result: RecordVerification;
-  if (keysArg && !/^https?:\/\//i.test(keysArg)) {
-    let keySet: unknown;
-    try {
-      keySet = JSON.parse(await readFile(keysArg, 'utf8'));
-    } catch (error) {
-      throw new ConfigError(`--keys ${keysArg}: ${(error as Error).message}`);
+  const verifySignature = async (record: unknown): Promise<RecordVerification> => {
+    if (keysArg && !/^https?:\/\//i.test(keysArg)) {
+      let keySet: unknown;
+      try {
+        keySet = JSON.parse(await readFile(keysArg, 'utf8'));
+      } catch (error) {
+        throw new ConfigError(`--keys ${keysArg}: ${(error as Error).message}`);
+      }
+      // An unusable key set is INVALID_KEY_SET (exit 3) whether it came from a file or a URL.
+      return verifyRecord(record, keySet, { domain });
     }
-    // An unusable key set is INVALID_KEY_SET (exit 3) whether it came from a file or a URL.
-    result = verifyRecord(record, keySet, { domain });
-  } else {
     const url = keysArg ?? baseUrl;
     if (!url) throw new ConfigError('--keys FILE_OR_URL (or --base-url) is required to verify');
-    result = await verifyRecordWithClient(record, new KeySetClient({ url }), { domain });
+    return verifyRecordWithClient(record, new KeySetClient({ url }), { domain });
+  };
+
+  for (let attempt = 1; ; attempt++) {
+    const record = await readRecord();
+    const result = await verifySignature(record);
+    const log = args.log ? await checkLog(record, str, baseUrl, apiKey, domain ?? (record as { domain?: unknown } | null)?.domain) : null;
+    // Record and proof from the gateway are two requests: a build that went live between them
+    // gives the new record's proof. Both are looked up once more before saying NOT_INCLUDED.
+    const bothFetched = !str('file') && !str('proof');
+    if (bothFetched && attempt === 1 && log?.valid === false && log.code === 'NOT_INCLUDED') continue;
+    return present((record ?? {}) as Record<string, unknown>, result, source, log);
   }
-  const log = args.log ? await checkLog(record, str, baseUrl, apiKey, domain ?? (record as { domain?: unknown } | null)?.domain) : null;
-  return present((record ?? {}) as Record<string, unknown>, result, source, log);
 }
 
 /** `--log`: the record's tlog-proof (a file, or the gateway's), checked against the log's verifier key. */

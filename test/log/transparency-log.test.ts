@@ -5,6 +5,8 @@
  * checkpoint or a log can be wrong is refused.
  */
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -264,6 +266,60 @@ describe('a logged build, two months running', async () => {
     const wrong = await runCli(['verify', '--file', join(dir, 'record.json'), '--keys', p.keySetFile, '--log', '--proof', join(dir, 'other'), '--log-key', vkeyFile(p)]);
     expect(wrong.code).toBe(13);
     expect(wrong.stdout).toMatch(/NOT PROVEN: NOT_INCLUDED/);
+  });
+});
+
+describe('a build going live between a record and its proof', async () => {
+  const JAN = Date.parse('2027-01-01T00:00:00Z');
+  const domain = 'acme-outdoor.example';
+  const issuedAt = (reply: { json: unknown }) => (reply.json as { issued_at: string }).issued_at;
+
+  it('GET /v1/verify and GET /v1/proof answer from the build the gateway serves, not from a newer link', async () => {
+    const p = await loggedProject();
+    await build(p, { now: NOV });
+    // A gateway that does not look at `current` again for an hour: it serves November.
+    const g = await startTestGateway({ ...p, apiKeysFile: join(p.keysDir, 'api-keys.json') }, { refreshMs: 3_600_000 });
+    await build(p, { now: DEC });
+    const vkey = (await readFile(vkeyFile(p), 'utf8')).trim();
+    const record = await g.verify(domain);
+    expect(issuedAt(record)).toBe(new Date(NOV).toISOString());
+    const proof = await g.request(`/v1/proof?domain=${domain}`);
+    expect(verifyLogProof(record.json, proof.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 33 } });
+    await g.close();
+  });
+
+  it('mvr verify --log looks both up once more when the proof is of the newer record', async () => {
+    const p = await loggedProject();
+    await build(p, { now: NOV });
+    await build(p, { now: DEC });
+    const g = await gatewayOver(p);
+    // In front of the gateway: the first record answer is held back until January is live, so
+    // the proof asked for next is of January's record while the CLI holds December's.
+    const seen: string[] = [];
+    const proxy = createServer((req, res) => {
+      void (async () => {
+        seen.push(req.url!);
+        const upstream = await fetch(new URL(req.url!, g.url), { headers: req.headers.authorization ? { authorization: req.headers.authorization } : {} });
+        const body = Buffer.from(await upstream.arrayBuffer());
+        if (req.url!.startsWith('/v1/verify') && seen.filter((u) => u.startsWith('/v1/verify')).length === 1) {
+          await build(p, { now: JAN });
+          while (issuedAt(await g.verify(domain)) !== new Date(JAN).toISOString()) await new Promise((r) => setTimeout(r, 20));
+        }
+        res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' });
+        res.end(body);
+      })().catch((error: Error) => res.destroy(error));
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    try {
+      const r = await runCli(['verify', domain, '--base-url', url, '--api-key', g.key, '--log', '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, log: { valid: true, tree_size: 99 } });
+      // Record, proof (of January: not December's record), then both again.
+      expect(seen.filter((u) => /^\/v1\/(verify|proof)/.test(u))).toEqual([`/v1/verify?domain=${domain}`, `/v1/proof?domain=${domain}`, `/v1/verify?domain=${domain}`, `/v1/proof?domain=${domain}`]);
+    } finally {
+      proxy.close();
+    }
   });
 });
 
