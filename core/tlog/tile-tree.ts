@@ -75,17 +75,32 @@ export class TileTree {
     return foldPerfect(this.h, hashes);
   }
 
+  /**
+   * A tile, read once. A log may delete a partial tile once its full tile is there (c2sp.org/
+   * tlog-tiles), so a partial tile that cannot be read is taken from the start of the full one;
+   * if that cannot be read either, the partial tile's error is the one reported.
+   */
   private tile(t: Tile): Promise<Uint8Array> {
     const path = tilePath(t);
     let got = this.tiles.get(path);
     if (!got) {
-      got = this.fetch(t, path).then((bytes) => {
-        if (bytes.length !== t.width * HASH_SIZE) throw new TileError(`${path} is ${bytes.length} bytes, not ${t.width * HASH_SIZE}`);
-        return bytes;
+      got = this.read(t, path).catch((error: unknown) => {
+        if (t.width === TILE_WIDTH) throw error;
+        const full = { ...t, width: TILE_WIDTH };
+        return this.read(full, tilePath(full)).then(
+          (bytes) => bytes.subarray(0, t.width * HASH_SIZE),
+          () => Promise.reject(error),
+        );
       });
       this.tiles.set(path, got);
     }
     return got;
+  }
+
+  private async read(t: Tile, path: string): Promise<Uint8Array> {
+    const bytes = await this.fetch(t, path);
+    if (bytes.length !== t.width * HASH_SIZE) throw new TileError(`${path} is ${bytes.length} bytes, not ${t.width * HASH_SIZE}`);
+    return bytes;
   }
 }
 

@@ -166,6 +166,30 @@ describe('a tiled log across tile levels', () => {
     expect(verifyConsistency(h, 300, 69_999, roots[2]!, await dropped.tree(69_999).root(), await dropped.tree(69_999).consistency(300))).toBe(false);
   });
 
+  it('reads a partial tile a log has deleted from the start of its full tile, and reports the partial tile when neither is there', async () => {
+    // C2SP lets a log (or a mirror) delete a partial tile once its full tile is there.
+    const pruned = new Map([...tiles].filter(([path]) => {
+      const m = /^tile\/(\d+)\/(.+)\.p\/\d+$/.exec(path);
+      return !(m && tiles.has(`tile/${m[1]}/${m[2]}`));
+    }));
+    expect(pruned.has('tile/0/001.p/44')).toBe(false);
+    const read: string[] = [];
+    const tree = new TileTree(h, 300, async (_t, path) => {
+      read.push(path);
+      return pruned.get(path) ?? Promise.reject(new Error(`no ${path}`));
+    });
+    expect(toHex(await tree.root())).toBe(toHex(roots[2]!));
+    expect(read).toEqual(expect.arrayContaining(['tile/0/001.p/44', 'tile/0/001']));
+    const proof = await tree.inclusion(299);
+    expect(verifyInclusion(h, 299, 300, h.leaf(entries[299]!), proof, roots[2]!)).toBe(true);
+    // A full tile of the wrong length is no stand-in either.
+    const short = new TileTree(h, 300, async (_t, path) => (path === 'tile/0/001' ? new Uint8Array(32) : pruned.get(path) ?? Promise.reject(new Error(`no ${path}`))));
+    await expect(short.root()).rejects.toThrow('no tile/0/001.p/44');
+    // Neither the partial nor the full tile: the partial tile is what is missing.
+    const none = new TileTree(h, 70_000, async (_t, path) => (path.startsWith('tile/2/') ? Promise.reject(new Error(`no ${path}`)) : tiles.get(path)!));
+    await expect(none.root()).rejects.toThrow('no tile/2/000.p/1');
+  });
+
   it('proofs computed straight from RFC 6962 agree with the tiled ones (properties)', async () => {
     const small = entries.slice(0, 600);
     const leafHashes = small.map((e) => h.leaf(e));
