@@ -66,6 +66,26 @@ describe('POST /v1/verify/batch', async () => {
     expect(remaining(await call('verify_merchant', { domain: GOLD }))).toBe(left - 18);
   });
 
+  it('a refused batch costs one request, as a refused single lookup does, and is 429 past the quota', async () => {
+    const small = await startTestGateway(project, { rateLimitPerMinute: 3 });
+    try {
+      await untilMinuteHasLeft(10_000);
+      const post = (body: string, type = 'application/json') => small.request('/v1/verify/batch', { method: 'POST', headers: { 'content-type': type }, body });
+      const notJson = await post('{"domains": [');
+      expectProblem(notJson, 400, 'INVALID_REQUEST');
+      expect(remaining(notJson)).toBe(2);
+      const wrongType = await post('{}', 'text/plain');
+      expectProblem(wrongType, 415, 'UNSUPPORTED_MEDIA_TYPE');
+      expect(remaining(wrongType)).toBe(1);
+      const badDomain = await small.verify('a b');
+      expectProblem(badDomain, 400, 'INVALID_DOMAIN');
+      expect(remaining(badDomain)).toBe(0);
+      expectProblem(await post(JSON.stringify({ domains: [] })), 429, 'RATE_LIMITED');
+    } finally {
+      await small.close();
+    }
+  });
+
   it('a batch bigger than what is left of the quota is 429 and costs nothing: a smaller one still passes', async () => {
     const small = await startTestGateway(project, { rateLimitPerMinute: 30 });
     try {
