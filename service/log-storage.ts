@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { StoreUnavailableError } from '../core/errors.ts';
-import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_LOG_VKEY_OBJECT, BUILDS_DIR, LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
+import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_LOG_VKEY_OBJECT, LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
 import { FolderBuildStore, S3BuildStore, type BuildStore } from './build-store.ts';
 import type { S3Bucket } from './s3.ts';
 import type { RecordSource } from './sources/folder.ts';
@@ -42,9 +42,9 @@ function folderLogStorage(source: FolderRecordSource, publicDir: string): LogSto
     // fresh look at the link: `GET /v1/verify` and `GET /v1/proof` answer from one build, even in
     // the moment after a swap. A flat copy of one build has no log.
     liveBuild: async () => {
-      const root = source.describe().build;
-      if (!root || basename(dirname(root)) !== BUILDS_DIR) throw new StoreUnavailableError(`no live build in ${source.recordsDir}: ${source.describe().error ?? 'a copy of one build has no log'}`);
-      return basename(root);
+      const build = source.liveBuild();
+      if (!build) throw new StoreUnavailableError(`no live build in ${source.recordsDir}: ${source.describe().error ?? 'a copy of one build has no log'}`);
+      return build;
     },
     builds: new FolderBuildStore(source.recordsDir),
     logFile: (path) => file(join(publicDir, LOG_DIR, path)),

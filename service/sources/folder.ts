@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { StoreUnavailableError, RecordUnavailableError } from '../../core/errors.ts';
 import { CURRENT_LINK, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
 
@@ -27,6 +27,8 @@ export interface RecordSource {
  */
 export class FolderRecordSource implements RecordSource {
   private root: string | null = null;
+  /** The id of the build `current` named at the last refresh; null for a copy of one build's folder. */
+  private build: string | null = null;
   private error: string | null = 'not loaded yet';
 
   constructor(readonly recordsDir: string) {}
@@ -36,16 +38,23 @@ export class FolderRecordSource implements RecordSource {
       const resolved = await realpath(candidate).catch(() => null);
       if (resolved && (await stat(join(resolved, MANIFEST_FILE)).catch(() => null))) {
         this.root = resolved;
+        this.build = candidate === this.recordsDir ? null : basename(resolved);
         this.error = null;
         return;
       }
     }
     this.root = null;
+    this.build = null;
     this.error = `no build in ${this.recordsDir} (missing ${CURRENT_LINK}/${MANIFEST_FILE}; run "mvr build")`;
   }
 
   generation(): string {
     return this.root ?? '';
+  }
+
+  /** The live build's id as last refreshed (what `read` serves from); null without one or for a copy of one build. */
+  liveBuild(): string | null {
+    return this.build;
   }
 
   describe() {
