@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyLogProof, verifyRecord } from '@merchant-verify/verifier';
@@ -284,6 +284,21 @@ describe('a build going live between a record and its proof', async () => {
     const record = await g.verify(domain);
     expect(issuedAt(record)).toBe(new Date(NOV).toISOString());
     const proof = await g.request(`/v1/proof?domain=${domain}`);
+    expect(verifyLogProof(record.json, proof.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 33 } });
+    await g.close();
+  });
+
+  it('proves records from a records folder whose builds/ is a symlink to another disk', async () => {
+    const p = await loggedProject();
+    await build(p, { now: NOV });
+    const elsewhere = join(await tempDir(), 'store');
+    await rename(join(p.recordsDir, 'builds'), elsewhere);
+    await symlink(elsewhere, join(p.recordsDir, 'builds'));
+    const g = await gatewayOver(p);
+    const vkey = (await readFile(vkeyFile(p), 'utf8')).trim();
+    const record = await g.verify(domain);
+    const proof = await g.request(`/v1/proof?domain=${domain}`);
+    expect(proof.status, proof.text).toBe(200);
     expect(verifyLogProof(record.json, proof.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 33 } });
     await g.close();
   });
