@@ -4,7 +4,7 @@ import { normalizeDomain } from '../core/domain.ts';
 import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
 import { recordSchema } from '../core/record.ts';
-import { lookupBatch, MAX_BATCH } from '../service/batch.ts';
+import { batchRequestSchema, lookupBatch, MAX_BATCH } from '../service/batch.ts';
 import { problemDocument } from '../service/problem-document.ts';
 
 /** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
@@ -92,8 +92,10 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
         `Look up the signed verification records of 1 to ${MAX_BATCH} merchants at once, e.g. every shop in a list of search results; same records and meaning as ${TOOL_NAME}.`,
         'One result per domain, in the order given: {domain, record}, or {domain, problem} (an RFC 9457 problem document) with problem.code INVALID_DOMAIN (not a valid merchant domain) or UNAVAILABLE (try that one again later).',
       ].join(' '),
+      // The batch endpoint's rule for the list: a string that is no domain (empty, too long) is
+      // INVALID_DOMAIN in its place, not a refused call.
       inputSchema: z.object({
-        domains: z.array(z.string().min(1).max(2048)).min(1).max(MAX_BATCH).describe('Merchant domains or URLs on them, in any form verify_merchant takes.'),
+        domains: batchRequestSchema.shape.domains.describe('Merchant domains or URLs on them, in any form verify_merchant takes.'),
       }),
       outputSchema: batchOutputSchema,
       annotations: { title: 'Verify several merchants', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },

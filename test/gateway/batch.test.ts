@@ -111,12 +111,16 @@ describe('POST /v1/verify/batch', async () => {
     const client = await connectHttpClient(g.url, g.key);
     const tools = (await client.listTools()).tools.map((t) => t.name);
     expect(tools).toEqual(expect.arrayContaining(['verify_merchant', 'verify_merchants']));
-    const result = (await client.callTool({ name: 'verify_merchants', arguments: { domains: [GOLD, 'co.uk'] } })) as unknown as { structuredContent: { results: { domain: string; record?: unknown; problem?: { code: string } }[] } };
+    // A public suffix, an empty string and a string too long to be a domain: each a problem in its place.
+    const domains = [GOLD, 'co.uk', '', `${'a'.repeat(3000)}.example`];
+    const result = (await client.callTool({ name: 'verify_merchants', arguments: { domains } })) as unknown as { isError?: boolean; structuredContent: { results: { domain: string; record?: unknown; problem?: { code: string } }[] } };
+    expect(result.isError).toBeFalsy();
     expect(result.structuredContent.results[0]).toEqual({ domain: GOLD, record: JSON.parse((await g.verify(GOLD)).text) });
-    // The same problem document the batch endpoint gives in its place.
-    const http = (await post(JSON.stringify({ domains: [GOLD, 'co.uk'] }))).json as { results: unknown[] };
-    expect(result.structuredContent.results[1]).toEqual(http.results[1]);
+    // The same problem documents the batch endpoint gives in their places.
+    const http = (await post(JSON.stringify({ domains }))).json as { results: unknown[] };
+    expect(result.structuredContent.results.slice(1)).toEqual(http.results.slice(1));
     expect(result.structuredContent.results[1]).toMatchObject({ domain: 'co.uk', problem: { code: 'INVALID_DOMAIN', status: 400, type: expect.stringMatching(/\/problems\/invalid-domain$/) } });
+    for (const r of result.structuredContent.results.slice(2)) expect(r.problem).toMatchObject({ code: 'INVALID_DOMAIN' });
     await client.close();
   });
 
