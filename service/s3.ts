@@ -1,5 +1,5 @@
 import { AwsClient } from 'aws4fetch';
-import type { S3Config, S3Location } from './s3-config.ts';
+import { parseS3Url, s3ConfigFromEnv, type S3Config, type S3Location } from './s3-config.ts';
 import { OriginTransport, type OriginAnswer, type OriginTransportOptions } from './sources/origin-transport.ts';
 
 export { parseS3Url, s3ConfigFromEnv, type S3Config, type S3Location } from './s3-config.ts';
@@ -46,4 +46,13 @@ export class S3Bucket {
     const signed = await this.signer.sign(`${this.config.endpoint}/${path}`, { method, headers, body: body as Uint8Array<ArrayBuffer> | undefined });
     return this.transport.send(signed.url, { method, headers: Object.fromEntries(signed.headers), body });
   }
+}
+
+/**
+ * The bucket at `s3://BUCKET/PREFIX` (named by `flag` in errors), with the standard AWS variables,
+ * for the CLI's bulk transfers (`mvr publish`, `mvr pull`): longer timeouts and more retries than
+ * a gateway's lookups, since a month's records are many objects and one slow one must not fail all.
+ */
+export function transferBucket(url: string, flag: string, env: Record<string, string | undefined>): S3Bucket {
+  return new S3Bucket(parseS3Url(url, flag), s3ConfigFromEnv(env), { timeoutMs: 30_000, retries: 4 });
 }

@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty';
 import { ConfigError } from '../../core/errors.ts';
 import { uploadBuild } from '../../builder/upload.ts';
-import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../service/s3.ts';
+import { transferBucket } from '../../service/s3.ts';
 import { createProgressLine, runAction } from '../cli-output.ts';
 import { commandOptions } from '../config.ts';
 
@@ -17,7 +17,7 @@ export default defineCommand({
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
       if (!config.to) throw new ConfigError('--to (or MVR_PUBLISH_TO) is required: s3://BUCKET/PREFIX');
-      const bucket = new S3Bucket(parseS3Url(config.to, '--to'), s3ConfigFromEnv(process.env), { timeoutMs: 30_000, retries: 4 });
+      const bucket = transferBucket(config.to, '--to', process.env);
       const line = createProgressLine();
       try {
         const s = await uploadBuild({

@@ -1,7 +1,6 @@
 import { defineCommand } from 'citty';
-import { ConfigError } from '../../core/errors.ts';
 import { pullKeptBuilds } from '../../builder/pull.ts';
-import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../service/s3.ts';
+import { transferBucket } from '../../service/s3.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions } from '../config.ts';
 
@@ -20,8 +19,7 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
-      if (!/^s3:\/\/[^/]+/i.test(args.from)) throw new ConfigError(`--from "${args.from}": must be s3://BUCKET/PREFIX`);
-      const bucket = new S3Bucket(parseS3Url(args.from, '--from'), s3ConfigFromEnv(process.env), { timeoutMs: 30_000, retries: 4 });
+      const bucket = transferBucket(args.from, '--from', process.env);
       try {
         const s = await pullKeptBuilds({ recordsDir: config.records, bucket });
         if (args.json) process.stdout.write(`${JSON.stringify({ ok: true, ...s })}\n`);

@@ -231,6 +231,9 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
     // A records folder with a live build of its own is never mixed with pulled ones.
     const again = await mvr(['pull', '--from', `s3://${BUCKET}/fresh`, '--records', next.recordsDir]).catch((error: { code: number; stderr: string }) => error);
     expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/already has a live build/) });
+    // Anything but s3://BUCKET/PREFIX is a usage error naming the flag.
+    const notS3 = await mvr(['pull', '--from', 'https://records.example/', '--records', next.recordsDir]).catch((error: { code: number; stderr: string }) => error);
+    expect(notS3).toMatchObject({ code: 2, stderr: expect.stringMatching(/--from https:\/\/records\.example\/: not s3:\/\/BUCKET\/PREFIX/) });
   });
 
   it('after the next publish, a pruned build is BUILD_NOT_FOUND and a cursor of the earlier live build is refused', async () => {
