@@ -18,6 +18,7 @@ import { acquireBuildLock, createStaging, discardStaging, pruneBuilds, swapInBui
 import type { WorkerInit } from './worker.ts';
 import { DEFAULT_KEEP, type BuildOptions, type BuildSummary } from './options.ts';
 import { writeChanges, writeIndex } from './changes.ts';
+import { MapLeaves, writeDomainMap } from './domain-map.ts';
 import { withKeptKeys } from './kept.ts';
 import { keptEntry, readKept, writeKept } from '../service/kept-builds.ts';
 import { loadLogKey, logOrigin } from '../service/log-key.ts';
@@ -84,7 +85,10 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     // Readable by date, unique by chance: two builds in one millisecond (or with one --now) never share an id.
     const buildId = `${issuedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(6).toString('hex')}`;
     // The change feed, against every build kept before this one (part of the build: all or nothing).
-    const runs = await writeIndex(staging);
+    const leaves = new MapLeaves();
+    const runs = await writeIndex(staging, leaves.add);
+    // The domain map and the signed statement over it: what "never audited" is decided by.
+    await writeDomainMap(staging, leaves.leaves(), { issuer: opts.issuer, build: buildId, issuedAt, key });
     let changes = 0;
     for (const b of earlier) changes += await writeChanges(staging, b.id, join(opts.recordsDir, BUILDS_DIR, b.id));
     // The transparency log: every record appended, new tiles written, the checkpoint signed (published once live).

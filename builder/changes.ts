@@ -31,9 +31,10 @@ async function close(out: WriteStream): Promise<void> {
 /**
  * Writes a build's index: one line per record (domain, status, tier, score), shard by shard and
  * in domain order within a shard, reading one shard's records at a time (a few thousand at 1M
- * records), so memory stays flat however large the build.
+ * records), so memory stays flat however large the build. `onShard` sees each shard's domains, in
+ * shard order.
  */
-export async function writeIndex(buildDir: string): Promise<ShardRun[]> {
+export async function writeIndex(buildDir: string, onShard?: (domains: string[]) => void): Promise<ShardRun[]> {
   const shards = (await readdir(buildDir)).filter((n) => /^[0-9a-f]{2}$/.test(n)).sort();
   const out = createWriteStream(join(buildDir, INDEX_FILE));
   const runs: ShardRun[] = [];
@@ -42,6 +43,7 @@ export async function writeIndex(buildDir: string): Promise<ShardRun[]> {
     const start = offset;
     // In domain order (not file-name order: "a-b.json" sorts before "a.json").
     const domains = (await readdir(join(buildDir, shard))).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).sort();
+    onShard?.(domains);
     for (const domain of domains) {
       // Synchronous reads: these files were just written (page cache), and an async read costs four trips through libuv's pool.
       const r = JSON.parse(readFileSync(join(buildDir, shard, `${domain}.json`), 'utf8')) as { domain: string; status: string; tier: string | null; score: number | null };

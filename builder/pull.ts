@@ -1,7 +1,7 @@
 import { lstat, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BuildError } from '../core/errors.ts';
-import { BUILDS_DIR, CURRENT_LINK, INDEX_FILE, LIVE_POINTER_OBJECT, MANIFEST_FILE } from '../core/layout.ts';
+import { BUILD_STATEMENT_FILE, BUILDS_DIR, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, LIVE_POINTER_OBJECT, MANIFEST_FILE } from '../core/layout.ts';
 import { S3BuildStore } from '../service/build-store.ts';
 import { writeKept, type KeptBuild } from '../service/kept-builds.ts';
 import type { S3Bucket } from '../service/s3.ts';
@@ -44,7 +44,8 @@ export async function pullKeptBuilds(opts: { recordsDir: string; bucket: S3Bucke
     const dir = join(opts.recordsDir, BUILDS_DIR, id);
     await mkdir(dir, { recursive: true });
     // The index first, the manifest last: a build folder with a manifest is complete here.
-    for (const file of [INDEX_FILE, MANIFEST_FILE]) {
+    // The domain map and its statement go with the build, so a later publish carries them on.
+    for (const file of [INDEX_FILE, DOMAIN_MAP_FILE, BUILD_STATEMENT_FILE, MANIFEST_FILE]) {
       const body = await store.read(id, file).catch((error: Error) => {
         throw new BuildError(`cannot read ${opts.bucket.name}/${BUILDS_DIR}/${id}/${file}: ${error.message}`, { cause: error });
       });

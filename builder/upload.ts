@@ -2,7 +2,7 @@ import { readdir, readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { BuildError, LogInconsistentError } from '../core/errors.ts';
 import { parseKeySet, KEY_SET_PATH } from '../core/keyset.ts';
-import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, INDEX_FILE, LIVE_POINTER_OBJECT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
+import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, LIVE_POINTER_OBJECT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
 import { keptListText, readKept } from '../service/kept-builds.ts';
 import type { S3Bucket } from '../service/s3.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
@@ -98,7 +98,7 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
     const lane = async () => {
       while (next < paths.length) {
         const path = paths[next++]!;
-        await put(`${BUILDS_DIR}/${id}/${path}`, await readFile(join(dirOf(id), path)));
+        await put(`${BUILDS_DIR}/${id}/${path}`, await readFile(join(dirOf(id), path)), path === DOMAIN_MAP_FILE ? 'application/octet-stream' : undefined);
       }
     };
     await Promise.all(Array.from({ length: opts.concurrency ?? 16 }, lane));

@@ -14,6 +14,7 @@ export const ERROR_REGISTRY = {
   NOT_FOUND: { status: 404, title: 'Not found', exit: 1 },
   BUILD_NOT_FOUND: { status: 404, title: 'Build not found', exit: 1 },
   NOT_IN_LOG: { status: 404, title: 'Not in the log', exit: 13 },
+  HAS_RECORD: { status: 404, title: 'Domain has a record', exit: 1 },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed', exit: 1 },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large', exit: 1 },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type', exit: 1 },
@@ -43,6 +44,12 @@ export const ERROR_REGISTRY = {
   CHECKPOINT_NOT_SIGNED: { status: null, title: 'Checkpoint not signed by the log', exit: 13 },
   LOG_ORIGIN_MISMATCH: { status: null, title: 'Checkpoint of another log', exit: 13 },
   NOT_INCLUDED: { status: null, title: 'Record not included in the log', exit: 13 },
+  // Verdicts of an absence proof's verification (`verifyAbsence`, `mvr verify` of a never-audited domain).
+  // A proven absence is its own exit code, never 0: "never audited" is not "verified".
+  NEVER_AUDITED: { status: null, title: 'Never audited (absence proven)', exit: 15 },
+  MALFORMED_ABSENCE_PROOF: { status: null, title: 'Malformed absence proof', exit: 16 },
+  STATEMENT_NOT_SIGNED: { status: null, title: 'Build statement not signed', exit: 16 },
+  NOT_ABSENT: { status: null, title: 'Absence not proven', exit: 16 },
 } as const satisfies Record<string, { status: number | null; title: string; exit: number }>;
 
 export type ErrorCode = keyof typeof ERROR_REGISTRY;

@@ -204,3 +204,10 @@ export class LogInconsistentError extends MvrError {
     super('LOG_INCONSISTENT', message, options);
   }
 }
+
+/** `GET /v1/absence` of a domain that has a record in the build: there is no absence to prove. */
+export class HasRecordError extends MvrError {
+  constructor(domain: string, build: string | null) {
+    super('HAS_RECORD', `${domain} has a record in build ${build ?? 'live'}: ask GET /v1/verify for it`);
+  }
+}

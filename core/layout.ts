@@ -65,3 +65,11 @@ export const BUILD_CHECKPOINT_FILE = 'log-checkpoint';
 export function recordsKind(records: string): 's3' | 'http' | 'folder' {
   return /^s3:\/\//i.test(records) ? 's3' : /^https?:\/\//i.test(records) ? 'http' : 'folder';
 }
+
+/**
+ * In each build: the domain map, the sorted SHA-256 hashes of its domains (32 bytes each, no
+ * header), and the build statement signed over its root. A domain absent from the map was never
+ * audited in that build; one present must have its record, or the answer is UNAVAILABLE.
+ */
+export const DOMAIN_MAP_FILE = 'domain-map';
+export const BUILD_STATEMENT_FILE = 'statement.json';

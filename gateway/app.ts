@@ -10,6 +10,7 @@ import { healthRoute } from './routes/health.ts';
 import { mcpRoute } from './routes/mcp.ts';
 import { keySetRoute, openApiRoute, schemaRoute } from './routes/public.ts';
 import { verifyRoute } from './routes/verify.ts';
+import { absenceRoute } from './routes/absence.ts';
 import { batchRoute } from './routes/batch.ts';
 import { buildsRoute, changesRoute, historyRoute } from './routes/history.ts';
 import { verifyPageRoutes } from './routes/verify-page.ts';
@@ -28,6 +29,7 @@ function routes(services: GatewayServices): { path: string; methods: Method[]; h
     { path: '/v1/history', methods: ['GET', 'HEAD'], handler: historyRoute(services) },
     { path: '/v1/changes', methods: ['GET', 'HEAD'], handler: changesRoute(services) },
     { path: '/v1/proof', methods: ['GET', 'HEAD'], handler: proofRoute(services) },
+    { path: '/v1/absence', methods: ['GET', 'HEAD'], handler: absenceRoute(services) },
     { path: KEY_SET_PATH, methods: ['GET', 'HEAD'], handler: keySetRoute(services) },
     { path: LOG_VKEY_PATH, methods: ['GET', 'HEAD'], handler: logVkeyRoute(services) },
     // Every path under /log/ (the tile paths are checked by the handler).

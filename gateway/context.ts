@@ -60,7 +60,6 @@ export interface GatewayOptions {
   cacheBytes: number;
   /** How often the live build, key set and API keys are re-checked. */
   refreshMs: number;
-  unverifiedSigner: SigningKey | null;
   log: (line: LogLine) => void;
   /** One log line per request; default true. */
   accessLog?: boolean;

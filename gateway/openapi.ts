@@ -7,6 +7,8 @@ import { etagHeader, GATED, ifNoneMatch, json, notModified, problems, publicHead
 import { batchPaths } from './openapi-batch.ts';
 import { historyPaths } from './openapi-history.ts';
 import { logPaths } from './openapi-log.ts';
+import { absencePaths } from './openapi-absence.ts';
+import { absenceProofSchema, buildStatementSchema } from '../core/absence-schema.ts';
 import { batchRequestSchema } from '../service/batch.ts';
 
 /** An RFC 9457 problem document, as every error of the HTTP API is answered. */
@@ -40,7 +42,7 @@ export const keySetSchema = z
 export const healthSchema = z
   .object({
     status: z.enum(['ok', 'degraded']),
-    records: z.object({ ok: z.boolean(), build: z.string().nullable(), error: z.string().nullable() }),
+    records: z.object({ ok: z.boolean(), build: z.string().nullable(), error: z.string().nullable(), failures: z.int().min(0).describe('Stored records refused since start: missing though the map lists them, unreadable, too large, not regular files, corrupt or not verifying') }),
     key_set: z.object({ ok: z.boolean(), keys: z.int().min(0) }),
     cache: z.object({ entries: z.int().min(0), bytes: z.int().min(0), limit: z.int().min(0) }),
     api_keys: z.int().min(0).describe('Live (not revoked) API keys'),
@@ -64,6 +66,8 @@ function components(): Record<string, unknown> {
   registry.add(healthSchema, { id: 'Health' });
   registry.add(domainParameterSchema, { id: 'DomainParameter' });
   registry.add(batchRequestSchema, { id: 'BatchRequest' });
+  registry.add(buildStatementSchema, { id: 'BuildStatement' });
+  registry.add(absenceProofSchema, { id: 'AbsenceProof' });
   const { schemas } = z.toJSONSchema(registry, { uri: (id) => `#/components/schemas/${id}` });
   // Inside an OpenAPI document a component is named by its key, not by `$id` or `$schema`.
   return Object.fromEntries(Object.entries(schemas).map(([id, { $id: _id, $schema: _schema, ...schema }]) => [id, schema]));
@@ -119,6 +123,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
       ...batchPaths(),
       ...historyPaths(),
       ...logPaths(),
+      ...absencePaths(),
       [KEY_SET_PATH]: {
         get: {
           operationId: 'getKeySet',

@@ -35,7 +35,7 @@ export const jsonLogger = (line: LogLine) => process.stdout.write(`${JSON.string
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
   const { services, close: closeServices } = await openGatewayServices(opts);
   const { records } = services;
-  warnAboutState(services, opts.unverifiedSigner);
+  warnAboutState(services);
   const timer = setInterval(() => void records.refresh().catch(() => undefined), opts.refreshMs);
   timer.unref();
 
@@ -80,15 +80,11 @@ function listen(server: Server, host: string, port: number): Promise<void> {
   });
 }
 
-function warnAboutState(services: GatewayServices, signer: SigningKey | null): void {
+function warnAboutState(services: GatewayServices): void {
   const health = services.records.health();
   if (!health.records.ok) services.log({ level: 'warn', msg: 'records unavailable at start; /v1/verify answers 503 STORE_UNAVAILABLE until a build appears', error: health.records.error });
   if (!health.keySet.ok) services.log({ level: 'warn', msg: 'key set unavailable at start' });
   if (services.apiKeys.liveKeys === 0) services.log({ level: 'warn', msg: 'no live API keys: every /v1/verify request will be 401 (run "mvr apikey create --label NAME")' });
-  if (signer) {
-    const listed = health.keySet.ok && services.records.keys.get().keySet.keys.some((k) => k.kid === signer.kid);
-    if (!listed) services.log({ level: 'warn', msg: 'the key that signs never-audited records is not in the published key set; clients cannot verify those answers', key_id: signer.kid });
-  }
 }
 
 /** Closes the gateway on SIGTERM/SIGINT, letting in-flight requests finish first. */

@@ -24,7 +24,6 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     issuer: opts.issuer,
     schemaUrl: opts.schemaUrl,
     cacheBytes: opts.cacheBytes,
-    unverifiedSigner: opts.unverifiedSigner,
     onRejected: (domain, reason) => log({ level: 'error', msg: 'record rejected', domain, reason }),
   });
 

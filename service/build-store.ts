@@ -1,10 +1,10 @@
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StoreUnavailableError } from '../core/errors.ts';
+import { RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
+import { fileSignature, MAX_RECORD_BYTES, NotARecordFileError, readRegularFile } from './files.ts';
 import { BUILD_KEPT_OBJECT, BUILDS_DIR, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
-import { fileSignature } from './files.ts';
 import { keptBuilds, parseKeptList, readKept, type KeptBuild } from './kept-builds.ts';
-import type { S3Bucket } from './s3.ts';
+import { BodyTooLargeError, type S3Bucket } from './s3.ts';
 
 /**
  * Where the kept builds are read from: a records folder as `mvr build` leaves it, or a bucket
@@ -19,6 +19,8 @@ export interface BuildStore {
   kept(): Promise<KeptBuild[]>;
   /** A file of a build, or null when there is no such file (an unreadable store throws). */
   read(build: string, path: string): Promise<Buffer | null>;
+  /** A record of a build, only from a regular file or object of at most 64 KiB (UNAVAILABLE otherwise), or null when there is none. */
+  readRecord(build: string, path: string): Promise<Buffer | null>;
   /** At most `length` bytes of a build's file from byte `start` (fewer at its end), or null when there is no such file. */
   readRange(build: string, path: string, start: number, length: number): Promise<Buffer | null>;
 }
@@ -40,6 +42,15 @@ export class FolderBuildStore implements BuildStore {
     try {
       return await readFile(this.file(build, path));
     } catch (error) {
+      return this.missing(build, path, error);
+    }
+  }
+
+  async readRecord(build: string, path: string): Promise<Buffer | null> {
+    try {
+      return await readRegularFile(this.file(build, path));
+    } catch (error) {
+      if (error instanceof NotARecordFileError) throw new RecordUnavailableError(`record file ${this.file(build, path)} ${error.message}`);
       return this.missing(build, path, error);
     }
   }
@@ -106,6 +117,11 @@ export class S3BuildStore implements BuildStore {
     return res && res.body;
   }
 
+  async readRecord(build: string, path: string): Promise<Buffer | null> {
+    const res = await this.get(build, path, {}, MAX_RECORD_BYTES);
+    return res && res.body;
+  }
+
   async readRange(build: string, path: string, start: number, length: number): Promise<Buffer | null> {
     const res = await this.get(build, path, { range: `bytes=${start}-${start + length - 1}` });
     if (!res) return null;
@@ -114,12 +130,13 @@ export class S3BuildStore implements BuildStore {
     return res.statusCode === 200 ? res.body.subarray(start, start + length) : res.body;
   }
 
-  private async get(build: string, path: string, headers: Record<string, string>) {
+  private async get(build: string, path: string, headers: Record<string, string>, maxBytes?: number) {
     const key = `${BUILDS_DIR}/${build}/${path}`;
     let res;
     try {
-      res = await this.bucket.get(key, headers);
+      res = await this.bucket.get(key, headers, maxBytes);
     } catch (error) {
+      if (error instanceof BodyTooLargeError) throw new RecordUnavailableError(`${this.bucket.name}/${key} has more than the ${maxBytes} bytes a record may have`);
       // No `cause`: the gateway answers with an error's cause when it has one (h3 passes it on).
       throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
     }

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { BuildNotFoundError, InvalidRequestError, StoreUnavailableError } from '../core/errors.ts';
+import { BuildNotFoundError, InvalidRequestError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
+import type { AbsenceProof } from '../core/absence.ts';
+import { absenceProof, hasRecord, KeptMaps, loadBuildMap, type BuildMap } from './build-maps.ts';
 import { CHANGES_DIR, MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import { FolderBuildStore, S3BuildStore, type BuildStore } from './build-store.ts';
 import { strongEtag } from './etag.ts';
@@ -7,6 +9,9 @@ import type { KeptBuild } from './kept-builds.ts';
 import { checkServeRule, type RecordsService, type ServedRecord } from './records.ts';
 import { FolderRecordSource } from './sources/folder.ts';
 import { S3RecordSource } from './sources/s3.ts';
+
+/** Memory for the domain maps of kept builds other than the live one (32 bytes a domain). */
+const KEPT_MAPS_BYTES = 256 * 1024 * 1024;
 
 /** Changes per page of `GET /v1/changes`. */
 export const CHANGES_PAGE = 1000;
@@ -46,6 +51,8 @@ export const NO_HISTORY_FROM_ORIGIN = 'records from an http(s) origin keep no bu
 export class BuildHistory {
   /** The kept builds as last read, and what they were read for (the live build and the list's version). */
   private listed: { key: string; builds: Promise<KeptBuild[]> } | null = null;
+  /** The checked domain maps of kept builds other than the live one. */
+  private readonly maps = new KeptMaps(KEPT_MAPS_BYTES);
 
   constructor(
     private readonly records: RecordsService,
@@ -85,15 +92,34 @@ export class BuildHistory {
     return this.listed.builds;
   }
 
-  /** The record of `domain` in a kept build: stored and checked, or the never-audited record. */
+  /** The record of `domain` in a kept build: stored and checked when the build's map lists it, else the never-audited record. */
   async recordIn(build: string, domain: string, now = Date.now()): Promise<ServedRecord> {
     const builds = await this.builds();
     const kept = this.kept(builds, build);
     if (kept === builds[0]) return this.records.recordFor(domain, now);
+    if (!hasRecord(await this.mapOf(kept.id, builds), domain)) return this.records.neverAudited(domain, now);
     const bytes = await this.stored(kept.id, domain);
-    if (!bytes) return this.records.neverAudited(domain, now);
     checkServeRule(domain, bytes, this.records.keySet());
     return { bytes, etag: strongEtag(bytes), audited: true };
+  }
+
+  /** The proof that `domain` has no record in a kept build (HAS_RECORD when it has one). */
+  async absenceIn(build: string, domain: string): Promise<AbsenceProof> {
+    const builds = await this.builds();
+    return absenceProof(await this.mapOf(this.kept(builds, build).id, builds), domain);
+  }
+
+  /** A kept build's checked map: the live one from the records service, others loaded once and kept while they fit. */
+  private mapOf(build: string, builds: KeptBuild[]): Promise<BuildMap> {
+    if (build === builds[0]?.id) return this.records.buildMap();
+    const keySet = this.records.keySet();
+    return this.maps.get(`${build}|${this.records.keys.generation()}`, () => loadBuildMap((name) => this.readBuildFile(build, name), keySet, build, build));
+  }
+
+  private async readBuildFile(build: string, name: string): Promise<Buffer | null> {
+    const bytes = await this.store.read(build, name);
+    if (bytes || (await this.store.read(build, MANIFEST_FILE))) return bytes;
+    throw new BuildNotFoundError(build);
   }
 
   /** One entry per kept build that has a record of `domain`, newest first. */
@@ -102,7 +128,7 @@ export class BuildHistory {
     // All builds at once (a bucket answers each in a round trip), then taken in order.
     const found = await Promise.all(
       builds.map((b) =>
-        this.stored(b.id, domain).then(
+        this.storedIfMapped(b.id, domain, builds).then(
           (bytes) => ({ bytes, error: null }),
           // A build pruned since the list was read has nothing to say any more.
           (error: unknown) => (error instanceof BuildNotFoundError ? { bytes: null, error: null } : { bytes: null, error }),
@@ -171,12 +197,21 @@ export class BuildHistory {
     return found;
   }
 
-  /** A build's record of `domain`, or null when it has none; a build pruned meanwhile is BUILD_NOT_FOUND, never "none". */
-  private async stored(build: string, domain: string): Promise<Buffer | null> {
-    const bytes = await this.store.read(build, recordPath(domain));
+  /** A build's record of `domain` when its map lists it, else null. */
+  private async storedIfMapped(build: string, domain: string, builds: KeptBuild[]): Promise<Buffer | null> {
+    return hasRecord(await this.mapOf(build, builds), domain) ? this.stored(build, domain) : null;
+  }
+
+  /**
+   * The record of a domain its build's map lists: a regular file or object of at most 64 KiB.
+   * Missing, it is UNAVAILABLE (the map says it is there), unless the build was pruned meanwhile
+   * (BUILD_NOT_FOUND).
+   */
+  private async stored(build: string, domain: string): Promise<Buffer> {
+    const bytes = await this.store.readRecord(build, recordPath(domain));
     if (bytes) return bytes;
     if (!(await this.store.read(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
-    return null;
+    throw new RecordUnavailableError(`the record of ${domain} is missing from build ${build}, though the build's domain map lists it`);
   }
 }
 

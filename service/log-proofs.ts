@@ -9,6 +9,7 @@ import { TileTree } from '../core/tlog/tile-tree.ts';
 import { hasher, sha256 } from './log-key.ts';
 import { logStorageOf, type LogStorage } from './log-storage.ts';
 import { checkServeRule, type RecordsService } from './records.ts';
+import { hasRecord } from './build-maps.ts';
 
 /** A record and its C2SP tlog-proof, from one build. */
 export interface ProvenRecord {
@@ -53,8 +54,12 @@ export class LogProofs {
   async proofFor(domain: string): Promise<ProvenRecord> {
     const build = await this.storage.liveBuild();
     const path = recordPath(domain);
-    const record = await this.storage.builds.read(build, path);
-    if (!record) throw new NotInLogError(`${domain} has no record (never audited), so nothing of it is in the log`);
+    const record = await this.storage.builds.readRecord(build, path);
+    if (!record) {
+      // Only the build's map says "never audited"; a record it lists must be there.
+      if (hasRecord(await this.records.buildMap(), domain)) throw new RecordUnavailableError(`the record of ${domain} is missing from the live build, though the build's domain map lists it`);
+      throw new NotInLogError(`${domain} has no record (never audited), so nothing of it is in the log`);
+    }
     checkServeRule(domain, record, this.records.keySet());
     const entry = (await this.shard(build, path.slice(0, path.indexOf('/')))).get(domain);
     const checkpoint = (await this.storage.builds.read(build, BUILD_CHECKPOINT_FILE))?.toString('utf8') ?? null;

@@ -18,7 +18,7 @@ import { S3RecordSource } from './sources/s3.ts';
  */
 export interface LogStorage {
   liveBuild(): Promise<string>;
-  builds: Pick<BuildStore, 'read'>;
+  builds: Pick<BuildStore, 'read' | 'readRecord'>;
   /** `checkpoint` or a tile path (`tile/...`). */
   logFile(path: string): Promise<Buffer | null>;
   vkey(): Promise<Buffer | null>;

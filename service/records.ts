@@ -3,7 +3,9 @@ import { RecordUnavailableError } from '../core/errors.ts';
 import { KEY_SET_PATH, type KeySet } from '../core/keyset.ts';
 import { recordSchema, unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
-import { signUnsignedChecked, verifyRecordNode, type SigningKey } from '../core/signing.ts';
+import { verifyRecordNode } from '../core/signing.ts';
+import type { AbsenceProof } from '../core/absence.ts';
+import { absenceProof, hasRecord, loadBuildMap, type BuildMap } from './build-maps.ts';
 import { formatTimestamp } from '../core/time.ts';
 import { strongEtag } from './etag.ts';
 import { KeySetSource, keySetFile } from './key-set-source.ts';
@@ -36,8 +38,6 @@ export interface RecordsServiceOptions {
   schemaUrl: string;
   /** Upper bound on the verified record bytes kept in memory. */
   cacheBytes: number;
-  /** Signs never-audited records when set (opt-in); null by default, so no private key is held. */
-  unverifiedSigner: SigningKey | null;
   /** Told about every stored record refused, with the reason (for the log). */
   onRejected?: (domain: string, reason: string) => void;
 }
@@ -54,23 +54,23 @@ export function openRecordsService(options: RecordsServiceOptions): RecordsServi
   return new RecordsService(kind === 'http' ? new HttpRecordSource(options.records) : new FolderRecordSource(options.records), keys, options);
 }
 
-/** Domains found absent from the live build, remembered per generation (about 100 bytes each; cleared when full). */
-const MAX_ABSENT = 100_000;
-
 /**
- * The one place a domain's answer is decided, for HTTP, MCP and the CLI alike: the live build's
- * record, served only once it passes the serve rule ({@link checkServeRule}); or, for a valid
- * domain the build has no record of, the never-audited record; or a typed error
- * (STORE_UNAVAILABLE when the records cannot be read at all, UNAVAILABLE when this record
- * cannot be served). "We could not look" is never answered as "never audited".
+ * The one place a domain's answer is decided, for HTTP, MCP and the CLI alike. The live build's
+ * domain map says whether the domain has a record: if not, the never-audited record; if so, the
+ * stored record, served only once it passes the serve rule ({@link checkServeRule}), or a typed
+ * error (STORE_UNAVAILABLE when the records or the map cannot be read at all, UNAVAILABLE when this
+ * record cannot be served: missing, unreadable, too large, corrupt or not verifying). "We could
+ * not look" is never answered as "never audited": only the build's signed map says that.
  */
 export class RecordsService {
   private readonly cache: VerifiedCache<ServedRecord>;
-  /** Domains the live build was found to have no record of. */
-  private readonly absent = new Set<string>();
   /** Loads in progress, so simultaneous misses for one domain read and verify it once. */
-  private readonly loading = new Map<string, Promise<ServedRecord | null>>();
-  /** The (live build, key set) pair the cache and the known absences hold for, and its name for in-flight loads. */
+  private readonly loading = new Map<string, Promise<ServedRecord>>();
+  /** The live build's map, loaded once per (build, key set) pair. */
+  private liveMap: { generation: string; map: Promise<BuildMap>; failed: boolean } | null = null;
+  /** Stored records refused since start (missing, unreadable, corrupt, not verifying), for health. */
+  private failures = 0;
+  /** The (live build, key set) pair the cache holds for, and its name for in-flight loads. */
   private build: string | null = null;
   private keySetLoads = -1;
   private generation = '';
@@ -83,11 +83,12 @@ export class RecordsService {
     this.cache = new VerifiedCache(options.cacheBytes);
   }
 
-  /** Re-checks which build is live and re-reads the key set if it changed. */
+  /** Re-checks which build is live and re-reads the key set if it changed; a map that failed to load is tried again. */
   async refresh(): Promise<void> {
     // The source first: a bucket's key set is the one published with the build it finds live.
     await this.source.refresh();
     await this.keys.refresh();
+    if (this.liveMap?.failed) this.liveMap = null;
   }
 
   /** Releases the source's connections (an HTTP origin's pool). */
@@ -101,7 +102,34 @@ export class RecordsService {
    * answer about one unknown domain within a second is the same bytes and entity tag.
    */
   async recordFor(domain: string, now = Date.now()): Promise<ServedRecord> {
-    return (await this.storedRecord(domain)) ?? this.neverAudited(domain, now);
+    this.syncGeneration();
+    const hit = this.cache.get(domain);
+    if (hit) return hit;
+    if (!hasRecord(await this.buildMap(), domain)) return this.neverAudited(domain, now);
+    return this.storedRecord(domain);
+  }
+
+  /** The proof that a normalized domain has no record in the live build (HAS_RECORD when it has one). */
+  async absenceFor(domain: string): Promise<AbsenceProof> {
+    this.syncGeneration();
+    return absenceProof(await this.buildMap(), domain);
+  }
+
+  /** The live build's checked domain map and statement (STORE_UNAVAILABLE when they cannot be read or do not check). */
+  buildMap(): Promise<BuildMap> {
+    this.syncGeneration();
+    if (this.liveMap?.generation !== this.generation) {
+      const state = {
+        generation: this.generation,
+        failed: false,
+        map: (async () => loadBuildMap((name) => this.source.readBuildFile(name), this.keys.get().keySet, this.source.liveBuild(), this.source.describe().build ?? 'the records store'))(),
+      };
+      state.map.catch(() => {
+        state.failed = true;
+      });
+      this.liveMap = state;
+    }
+    return this.liveMap!.map;
   }
 
   /** The key set records are checked against (STORE_UNAVAILABLE when there is none). */
@@ -110,23 +138,22 @@ export class RecordsService {
   }
 
   /** What is being served, for health checks. */
-  health(): { ok: boolean; records: { ok: boolean; build: string | null; error: string | null }; keySet: { ok: boolean; keys: number }; cache: ReturnType<VerifiedCache<ServedRecord>['stats']> } {
-    const records = this.source.describe();
+  health(): { ok: boolean; records: { ok: boolean; build: string | null; error: string | null; failures: number }; keySet: { ok: boolean; keys: number }; cache: ReturnType<VerifiedCache<ServedRecord>['stats']> } {
+    const source = this.source.describe();
+    // A build whose map or statement does not check is refused whole: the records are not served.
+    const refused = this.liveMap?.failed === true && this.liveMap.generation === this.generation;
+    const records = refused ? { ...source, ok: false, error: 'the live build\'s domain map or statement does not check' } : source;
     const keys = this.keys.state();
     return {
       ok: records.ok && keys.ok,
-      records: { ok: records.ok, build: records.build ? basename(records.build) : null, error: records.error },
+      records: { ok: records.ok, build: records.build ? basename(records.build) : null, error: records.error, failures: this.failures },
       keySet: { ok: keys.ok, keys: keys.keys },
       cache: this.cache.stats(),
     };
   }
 
-  /** The verified stored record, null when the live build has none; from memory when it can be. */
-  private storedRecord(domain: string): Promise<ServedRecord | null> {
-    this.syncGeneration();
-    const hit = this.cache.get(domain);
-    if (hit) return Promise.resolve(hit);
-    if (this.absent.has(domain)) return Promise.resolve(null);
+  /** The verified stored record of a domain the live build's map lists; from memory when it can be. */
+  private storedRecord(domain: string): Promise<ServedRecord> {
     const key = `${this.generation}\u0000${domain}`;
     let pending = this.loading.get(key);
     if (!pending) {
@@ -136,7 +163,7 @@ export class RecordsService {
     return pending;
   }
 
-  private async loadWithRetry(domain: string): Promise<ServedRecord | null> {
+  private async loadWithRetry(domain: string): Promise<ServedRecord> {
     try {
       return await this.load(domain);
     } catch (error) {
@@ -146,29 +173,29 @@ export class RecordsService {
       await this.refresh();
       this.syncGeneration();
       try {
+        if (!hasRecord(await this.buildMap(), domain)) throw error;
         return await this.load(domain);
       } catch (retryError) {
-        if (retryError instanceof RecordUnavailableError) this.options.onRejected?.(domain, retryError.message);
+        if (retryError instanceof RecordUnavailableError) {
+          this.failures++;
+          this.options.onRejected?.(domain, retryError.message);
+        }
         throw retryError;
       }
     }
   }
 
-  private async load(domain: string): Promise<ServedRecord | null> {
+  private async load(domain: string): Promise<ServedRecord> {
     const { keySet } = this.keys.get();
     const bytes = await this.source.read(domain);
-    if (bytes === null) {
-      if (this.absent.size >= MAX_ABSENT) this.absent.clear();
-      this.absent.add(domain);
-      return null;
-    }
+    if (bytes === null) throw new RecordUnavailableError(`the record of ${domain} is missing from the live build, though the build's domain map lists it`);
     checkServeRule(domain, bytes, keySet);
     const record = { bytes, etag: strongEtag(bytes), audited: true };
     this.cache.set(domain, record);
     return record;
   }
 
-  /** Verified records and known absences hold for one (live build, key set) pair only. */
+  /** Verified records and the map hold for one (live build, key set) pair only. */
   private syncGeneration(): void {
     const build = this.source.generation(), keySetLoads = this.keys.generation();
     if (build === this.build && keySetLoads === this.keySetLoads) return;
@@ -176,18 +203,17 @@ export class RecordsService {
     this.keySetLoads = keySetLoads;
     this.generation = `${build}|${keySetLoads}`;
     this.cache.clear();
-    this.absent.clear();
   }
 
   /**
    * The never-audited record (issued at the start of the current second, which is well inside
-   * the minute a client may cache it). Unsigned unless the service was given a signing key.
+   * the minute a client may cache it). Unsigned: what proves it is the absence proof of the
+   * build's signed map (`absenceFor`), which needs no private key on the gateway.
    */
   neverAudited(domain: string, now: number): ServedRecord {
-    const { issuer, schemaUrl, unverifiedSigner } = this.options;
+    const { issuer, schemaUrl } = this.options;
     const record = unverifiedRecord(domain, { issuer, schemaUrl, issuedAt: formatTimestamp(Math.floor(now / 1000) * 1000) });
-    const text = unverifiedSigner ? signUnsignedChecked(record, unverifiedSigner).canonical : canonicalRecordText(record);
-    const bytes = Buffer.from(text);
+    const bytes = Buffer.from(canonicalRecordText(record));
     return { bytes, etag: strongEtag(bytes), audited: false };
   }
 }

@@ -1,7 +1,8 @@
 import { AwsClient } from 'aws4fetch';
 import { parseS3Url, s3ConfigFromEnv, type S3Config, type S3Location } from './s3-config.ts';
-import { OriginTransport, type OriginAnswer, type OriginTransportOptions } from './sources/origin-transport.ts';
+import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTransportOptions } from './sources/origin-transport.ts';
 
+export { BodyTooLargeError };
 export { parseS3Url, s3ConfigFromEnv, type S3Config, type S3Location } from './s3-config.ts';
 
 /**
@@ -27,8 +28,9 @@ export class S3Bucket {
     return `s3://${this.location.bucket}/${this.location.prefix}`;
   }
 
-  get(key: string, headers: Record<string, string> = {}): Promise<OriginAnswer> {
-    return this.send('GET', key, headers);
+  /** An object (or a range of it, with a `range` header); with `maxBytes`, a larger body is refused unread ({@link BodyTooLargeError}). */
+  get(key: string, headers: Record<string, string> = {}, maxBytes?: number): Promise<OriginAnswer> {
+    return this.send('GET', key, headers, undefined, maxBytes);
   }
 
   async put(key: string, body: Buffer, contentType: string): Promise<void> {
@@ -40,11 +42,11 @@ export class S3Bucket {
     return this.transport.close();
   }
 
-  private async send(method: 'GET' | 'PUT', key: string, headers: Record<string, string>, body?: Buffer): Promise<OriginAnswer> {
+  private async send(method: 'GET' | 'PUT', key: string, headers: Record<string, string>, body?: Buffer, maxBytes?: number): Promise<OriginAnswer> {
     const path = [this.location.bucket, ...(this.location.prefix ? this.location.prefix.split('/') : []), ...key.split('/')].map(encodeURIComponent).join('/');
     // aws4fetch hashes the payload for the signature (x-amz-content-sha256).
     const signed = await this.signer.sign(`${this.config.endpoint}/${path}`, { method, headers, body: body as Uint8Array<ArrayBuffer> | undefined });
-    return this.transport.send(signed.url, { method, headers: Object.fromEntries(signed.headers), body });
+    return this.transport.send(signed.url, { method, headers: Object.fromEntries(signed.headers), body, maxBytes });
   }
 }
 

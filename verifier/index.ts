@@ -15,6 +15,7 @@ import { parseKeySet, type KeySet } from '../core/keyset.ts';
 import { stalenessOf, type Staleness } from '../core/staleness.ts';
 import { createRecordVerifier, type VerifyFailureCode, type VerifyResult } from '../core/verify.ts';
 import { canonicalBytes } from '../core/canonical.ts';
+import { createAbsenceVerifier, type AbsenceResult } from '../core/absence.ts';
 import { createLogProofVerifier, type LogProofFailureCode, type LogProofResult, type LogTrust } from '../core/tlog/log-proof.ts';
 
 ed.hashes.sha512 = sha512;
@@ -88,7 +89,33 @@ export function verifyLogProof(record: unknown, proofText: string, trust: LogTru
   return verifyProofBytes(canonicalBytes(record), proofText, trust);
 }
 
+const verifyAbsenceProof = createAbsenceVerifier(sha256, (signature, message, publicKey) => {
+  try {
+    return ed.verify(signature, message, publicKey, { zip215: false });
+  } catch {
+    return false;
+  }
+});
+
+/**
+ * Verifies an absence proof (`GET /v1/absence?domain=`): that `domain` (normalized, as the
+ * gateway answers it) has no record in the build the proof's statement names. `valid` is true
+ * only when the build statement is signed by a key of the set (by the record scheme) and the two
+ * neighbouring leaves of its domain map enclose SHA-256 of the domain, are adjacent, and are proven
+ * in the signed map. An `unverified` answer is never audited only where such a proof holds; how
+ * old a build may be is the caller's policy, from `issuedAt`.
+ *
+ * @example
+ *   const proof = await (await fetch(`${base}/v1/absence?domain=shop.example`, { headers })).json();
+ *   const absence = verifyAbsence(proof, 'shop.example', keySet);
+ *   if (absence.valid) console.log(`never audited in build ${absence.build}`);
+ */
+export function verifyAbsence(proof: unknown, domain: string, keySet: unknown): AbsenceResult {
+  return verifyAbsenceProof(proof, domain, parseKeySet(keySet));
+}
+
 export { parseKeySet, stalenessOf };
+export type { AbsenceFailureCode, AbsenceProof, AbsenceResult, BuildStatement } from '../core/absence.ts';
 export type { LogProofFailureCode, LogProofResult, LogTrust };
 export { KEY_SET_PATH } from '../core/keyset.ts';
 export type { KeySet, PublicJwk } from '../core/keyset.ts';

@@ -19,7 +19,7 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
-      const records = openRecordsService({ records: config.records, s3: s3ConfigFor(config.records, process.env), publicDir: config.public, issuer: config.issuer, schemaUrl: schemaUrlOf(config), cacheBytes: 1024 * 1024, unverifiedSigner: null });
+      const records = openRecordsService({ records: config.records, s3: s3ConfigFor(config.records, process.env), publicDir: config.public, issuer: config.issuer, schemaUrl: schemaUrlOf(config), cacheBytes: 1024 * 1024});
       const history = BuildHistory.of(records);
       if (!history) throw new ConfigError(`--records ${config.records}: ${NO_HISTORY_FROM_ORIGIN}`);
       let count = 0;

@@ -49,7 +49,6 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
     issuer: config.issuer,
     schemaUrl: schemaUrlOf(config),
     cacheBytes: 16 * 1024 * 1024,
-    unverifiedSigner: null,
     onRejected: (domain, reason) => process.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
   });
   await records.refresh();

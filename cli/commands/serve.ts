@@ -2,7 +2,6 @@ import { defineCommand } from 'citty';
 import { ConfigError } from '../../core/errors.ts';
 import { runAsCluster } from '../../gateway/cluster.ts';
 import { closeOnSignals, jsonLogger, startGateway, type GatewayOptions } from '../../gateway/server.ts';
-import { loadActiveKey } from '../../service/signing-keys.ts';
 import { runAction } from '../cli-output.ts';
 import { apiKeysFileOf, commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
 
@@ -13,7 +12,6 @@ const options = commandOptions(...SERVE_OPTIONS);
 /** The flags of `mvr serve`. */
 export const serveArgs = {
   ...options.args,
-  'sign-unverified': { type: 'boolean', description: 'sign never-audited answers with the active signing key (opt-in; the gateway then holds a private key)' },
   quiet: { type: 'boolean', description: 'no access log (warnings and errors are still logged)' },
 } as const;
 
@@ -34,12 +32,7 @@ export default defineCommand({
 });
 
 /** The gateway's options from the resolved configuration (shared with `mvr dev`). */
-export async function gatewayOptions(config: Config<(typeof SERVE_OPTIONS)[number]>, args: { 'sign-unverified'?: boolean; quiet?: boolean }): Promise<GatewayOptions> {
-  let unverifiedSigner = null;
-  if (args['sign-unverified']) {
-    unverifiedSigner = await loadActiveKey(config.keys, config.signingKey);
-    if (!unverifiedSigner) throw new ConfigError('--sign-unverified needs a signing key (MVR_SIGNING_KEY or keys/active)');
-  }
+export async function gatewayOptions(config: Config<(typeof SERVE_OPTIONS)[number]>, args: { quiet?: boolean }): Promise<GatewayOptions> {
   return {
     recordsDir: config.records,
     s3: s3ConfigFor(config.records, process.env),
@@ -52,7 +45,6 @@ export async function gatewayOptions(config: Config<(typeof SERVE_OPTIONS)[numbe
     port: config.port,
     cacheBytes: config.cacheMb * 1024 * 1024,
     refreshMs: 250,
-    unverifiedSigner,
     log: jsonLogger,
     accessLog: !args.quiet,
     rateLimitPerMinute: config.rateLimit,

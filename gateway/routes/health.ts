@@ -12,7 +12,7 @@ export function healthRoute(services: GatewayServices) {
     const health = services.records.health();
     const body = {
       status: health.ok ? 'ok' : 'degraded',
-      records: { ok: health.records.ok, build: health.records.build, error: health.records.error ? 'records unavailable' : null },
+      records: { ok: health.records.ok, build: health.records.build, error: health.records.error ? 'records unavailable' : null, failures: health.records.failures },
       key_set: health.keySet,
       cache: health.cache,
       api_keys: services.apiKeys.liveKeys,

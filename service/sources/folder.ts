@@ -2,12 +2,17 @@ import { statSync } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { StoreUnavailableError, RecordUnavailableError } from '../../core/errors.ts';
+import { NotARecordFileError, readRegularFile } from '../files.ts';
 import { CURRENT_LINK, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
 
 /** Where record bytes come from: a local folder here, an HTTP origin elsewhere. */
 export interface RecordSource {
-  /** The record file's bytes, or null when the store is readable and has no record for the domain. */
+  /** The record file's bytes, or null when the store is readable and has no record file for the domain. */
   read(domain: string): Promise<Buffer | null>;
+  /** A file of the live build beside its records (its domain map, its statement), or null when it has none. */
+  readBuildFile(name: string): Promise<Buffer | null>;
+  /** The live build's id, when the store names one (null for an origin serving one build's folder). */
+  liveBuild(): string | null;
   /** Re-checks which build is live; cheap, called on a timer and after a failed verification. */
   refresh(): Promise<void>;
   /** Identifies the live build; verified bytes are cached per generation. */
@@ -62,12 +67,11 @@ export class FolderRecordSource implements RecordSource {
   }
 
   /**
-   * Whether the file exists is asked synchronously, without an exception for "no such file":
-   * a never-audited domain then costs two stat calls of a few microseconds, not two trips through
-   * libuv's thread pool and an error object. The bytes themselves are read asynchronously, so
-   * a slow read (a cold disk, a network file system) never stalls other requests. A missing file
-   * is told apart from a missing build by the manifest, checked on every miss, so "not found" is
-   * never believed from a vanished folder.
+   * A record's bytes, read only from a regular file of at most 64 KiB ({@link readRegularFile}).
+   * A missing file is told apart from a missing build by the manifest, so "not there" is never
+   * believed from a vanished or pruned folder: the live build is looked up again once instead.
+   * Whether a missing file means "never audited" is not this source's to say: the build's
+   * domain map decides that (see the records service).
    */
   async read(domain: string): Promise<Buffer | null> {
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -75,17 +79,30 @@ export class FolderRecordSource implements RecordSource {
       if (!root) throw new StoreUnavailableError(`records unavailable: ${this.error}`);
       const file = join(root, recordPath(domain));
       try {
-        if (statSync(file, { throwIfNoEntry: false }) !== undefined) return await readFile(file);
-        if (statSync(join(root, MANIFEST_FILE), { throwIfNoEntry: false })) return null;
+        return await readRegularFile(file);
       } catch (error) {
-        // The build we were reading may have been pruned or the folder removed: look again.
+        if (error instanceof NotARecordFileError) throw new RecordUnavailableError(`record file of ${domain} ${error.message}`);
         if (statSync(join(root, MANIFEST_FILE), { throwIfNoEntry: false })) {
           const code = (error as NodeJS.ErrnoException).code;
-          throw new RecordUnavailableError(`record for ${domain} is unreadable (${code ?? 'error'})`, { cause: error });
+          if (code === 'ENOENT') return null;
+          throw new RecordUnavailableError(`record file of ${domain} is unreadable (${code ?? 'error'})`, { cause: error });
         }
       }
+      // The build we were reading may have been pruned or the folder removed: look again.
       await this.refresh();
     }
     throw new StoreUnavailableError(`records unavailable: ${this.error ?? 'the live build changed while it was read'}`);
+  }
+
+  /** A file of the live build beside its records (its domain map, its statement); null when it has none. */
+  async readBuildFile(name: string): Promise<Buffer | null> {
+    const root = this.root;
+    if (!root) throw new StoreUnavailableError(`records unavailable: ${this.error}`);
+    try {
+      return await readFile(join(root, name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw new StoreUnavailableError(`cannot read ${join(root, name)}: ${(error as Error).message}`);
+    }
   }
 }

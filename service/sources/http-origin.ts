@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
 import { MANIFEST_FILE, recordPath } from '../../core/layout.ts';
 import type { RecordSource } from './folder.ts';
-import { OriginTransport, type OriginAnswer, type OriginTransportOptions } from './origin-transport.ts';
+import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTransportOptions } from './origin-transport.ts';
+import { MAX_RECORD_BYTES } from '../files.ts';
 
 export interface HttpSourceOptions extends OriginTransportOptions {
   /** The origin is believed to be up for this long after a successful manifest fetch; a 404 then means "never audited". */
@@ -56,8 +57,9 @@ export class HttpRecordSource implements RecordSource {
     if (this.manifestEtag === null) throw new StoreUnavailableError(this.error ?? `records origin ${this.base} unavailable`);
     let res: OriginAnswer;
     try {
-      res = await this.get(`${this.base}/${recordPath(domain)}`);
+      res = await this.transport.send(`${this.base}/${recordPath(domain)}`, { maxBytes: MAX_RECORD_BYTES });
     } catch (error) {
+      if (error instanceof BodyTooLargeError) throw new RecordUnavailableError(`record of ${domain} has more than the ${MAX_RECORD_BYTES} bytes a record may have`);
       throw new StoreUnavailableError(`records origin ${this.base} unavailable: ${(error as Error).message}`);
     }
     if (res.statusCode === 200) return res.body;
@@ -69,6 +71,24 @@ export class HttpRecordSource implements RecordSource {
     }
     if (res.statusCode >= 500) throw new StoreUnavailableError(`records origin answered ${res.statusCode} for ${domain}`);
     throw new RecordUnavailableError(`records origin answered ${res.statusCode} for ${domain}`);
+  }
+
+  async readBuildFile(name: string): Promise<Buffer | null> {
+    if (this.manifestEtag === null) throw new StoreUnavailableError(this.error ?? `records origin ${this.base} unavailable`);
+    let res: OriginAnswer;
+    try {
+      res = await this.get(`${this.base}/${name}`);
+    } catch (error) {
+      throw new StoreUnavailableError(`records origin ${this.base} unavailable: ${(error as Error).message}`);
+    }
+    if (res.statusCode === 200) return res.body;
+    if (res.statusCode === 404) return null;
+    throw new StoreUnavailableError(`records origin answered ${res.statusCode} for ${name}`);
+  }
+
+  /** An origin serves one build's folder and does not name it. */
+  liveBuild(): string | null {
+    return null;
   }
 
   /** Closes the connection pool. */

@@ -39,7 +39,12 @@ export class OriginTransport {
     });
   }
 
-  async send(url: string, init: { method?: 'GET' | 'PUT' | 'HEAD'; headers?: Record<string, string>; body?: Buffer } = {}): Promise<OriginAnswer> {
+  /**
+   * One request, its answer read whole. With `maxBytes`, a body larger than that is refused
+   * ({@link BodyTooLargeError}) as soon as its length is known or read past, so a huge object costs
+   * no more memory than the cap.
+   */
+  async send(url: string, init: { method?: 'GET' | 'PUT' | 'HEAD'; headers?: Record<string, string>; body?: Buffer; maxBytes?: number } = {}): Promise<OriginAnswer> {
     const res = await request(url, {
       method: init.method ?? 'GET',
       headers: init.headers,
@@ -48,8 +53,21 @@ export class OriginTransport {
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
     });
-    const body = Buffer.from(await res.body.arrayBuffer());
-    return { statusCode: res.statusCode, headers: res.headers, body };
+    const max = init.maxBytes;
+    if (max === undefined) return { statusCode: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
+    const tooLarge = () => {
+      res.body.destroy();
+      return new BodyTooLargeError(`${url} answered more than ${max} bytes`);
+    };
+    if (Number(res.headers['content-length'] ?? 0) > max) throw tooLarge();
+    const chunks: Buffer[] = [];
+    let length = 0;
+    for await (const chunk of res.body) {
+      length += (chunk as Buffer).length;
+      if (length > max) throw tooLarge();
+      chunks.push(chunk as Buffer);
+    }
+    return { statusCode: res.statusCode, headers: res.headers, body: Buffer.concat(chunks, length) };
   }
 
   /** Closes the connection pool. */
@@ -57,3 +75,6 @@ export class OriginTransport {
     return this.dispatcher.close();
   }
 }
+
+/** An answer larger than the caller's `maxBytes`: not read past the cap. */
+export class BodyTooLargeError extends Error {}

@@ -1,7 +1,8 @@
 import { RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
 import { BUILD_ID, BUILDS_DIR, BUILD_KEY_SET_OBJECT, LIVE_POINTER_OBJECT, recordPath } from '../../core/layout.ts';
 import type { KeySetOrigin } from '../key-set-source.ts';
-import type { S3Bucket } from '../s3.ts';
+import { BodyTooLargeError, type S3Bucket } from '../s3.ts';
+import { MAX_RECORD_BYTES } from '../files.ts';
 import type { RecordSource } from './folder.ts';
 
 /** The live build as last read from the bucket: its id and the key set published with it. */
@@ -99,8 +100,9 @@ export class S3RecordSource implements RecordSource {
     const key = `${BUILDS_DIR}/${live.build}/${recordPath(domain)}`;
     let res;
     try {
-      res = await this.bucket.get(key);
+      res = await this.bucket.get(key, {}, MAX_RECORD_BYTES);
     } catch (error) {
+      if (error instanceof BodyTooLargeError) throw new RecordUnavailableError(`record object of ${domain} has more than the ${MAX_RECORD_BYTES} bytes a record may have`);
       throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
     }
     if (res.statusCode === 200) return res.body;
@@ -112,6 +114,24 @@ export class S3RecordSource implements RecordSource {
     }
     if (res.statusCode >= 500 || res.statusCode === 403) throw new StoreUnavailableError(`records store answered ${res.statusCode} for ${domain}`);
     throw new RecordUnavailableError(`records store answered ${res.statusCode} for ${domain}`);
+  }
+
+  async readBuildFile(name: string): Promise<Buffer | null> {
+    const live = this.live;
+    if (!live) throw new StoreUnavailableError(this.error ?? `records store ${this.bucket.name} unavailable`);
+    let res;
+    try {
+      res = await this.bucket.get(`${BUILDS_DIR}/${live.build}/${name}`);
+    } catch (error) {
+      throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
+    }
+    if (res.statusCode === 200) return res.body;
+    if (res.statusCode === 404) return null;
+    throw new StoreUnavailableError(`records store answered ${res.statusCode} for ${BUILDS_DIR}/${live.build}/${name}`);
+  }
+
+  liveBuild(): string | null {
+    return this.live?.build ?? null;
   }
 
   close(): Promise<void> {

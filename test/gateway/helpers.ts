@@ -163,7 +163,6 @@ export async function startTestGateway(
     port: 0,
     cacheBytes: 1024 * 1024,
     refreshMs: REFRESH_MS,
-    unverifiedSigner: null,
     log: (line) => logs.push(line),
     ...overrides,
   });

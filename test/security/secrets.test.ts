@@ -2,8 +2,8 @@
  * Secret scan. A run that exercises everything: builds, a signing-key rotation and retirement
  * (the real `mvr keygen` commands, then rebuilds), API keys created and revoked (`mvr apikey`),
  * requests with valid, wrong, malformed and revoked keys, an error of every kind (400, 401, 404,
- * 405, 304, 503 STORE_UNAVAILABLE, 503 UNAVAILABLE), MCP calls, and a second gateway that holds
- * the signing key (`--sign-unverified`). Then nothing may hold a raw API key (the whole
+ * 405, 304, 503 STORE_UNAVAILABLE, 503 UNAVAILABLE), MCP calls, and a second gateway serving the
+ * same records. Then nothing may hold a raw API key (the whole
  * `mvr_<id>_<secret>` or its secret part) or a private signing key (`d` of any key under
  * keys/signing or keys/retired, or the member `"d":` at all): not a gateway log line, not a file
  * under public/ or records/, not an HTTP response (status line, headers or body), not the output
@@ -40,7 +40,7 @@ const UNAUDITED = 'never-audited-secret-scan.example';
 let p: TestProject;
 let g: TestGateway;
 /** The gateway that signs never-audited answers: it holds the private key in memory. */
-let signer: TestGateway;
+let second: TestGateway;
 
 /** Every answer the test received: status line, headers and body, as text. */
 const seen: { what: string; text: string }[] = [];
@@ -104,15 +104,15 @@ const secretOf = (key: string) => key.split('_').slice(2).join('_');
 beforeAll(async () => {
   p = await makeProject();
   g = await startTestGateway(p);
-  signer = await startTestGateway(p, { unverifiedSigner: await activeSigner(p) });
-  apiKeys.add(g.key).add(signer.key);
+  second = await startTestGateway(p);
+  apiKeys.add(g.key).add(second.key);
   await collectPrivateKeys();
 });
 
 afterAll(async () => {
   try {
     if (g) expectNoSecretsInLogs(g);
-    if (signer) expectNoSecretsInLogs(signer);
+    if (second) expectNoSecretsInLogs(second);
   } finally {
     await cleanup();
   }
@@ -209,17 +209,18 @@ describe('a run that exercises everything', () => {
     }
   });
 
-  it('the gateway that signs never-audited answers: requests and MCP calls', async () => {
+  it('a second gateway: requests, an absence proof and MCP calls', async () => {
     // It polls the records folder on its own timer: wait until it has seen the folder come back.
-    await poll(() => verify(signer, KNOWN), (x) => x.status === 200);
-    const r = await verify(signer, UNAUDITED);
+    await poll(() => verify(second, KNOWN), (x) => x.status === 200);
+    const r = await verify(second, UNAUDITED);
     expect(r.status).toBe(200);
-    expect(r.json.signature).toMatch(/^ed25519:/);
-    expect((await verify(signer, KNOWN)).status).toBe(200);
-    expect((await req(signer, '/healthz')).status).toBe(200);
-    expect((await req(signer, '/.well-known/merchant-verify-keys.json')).status).toBe(200);
-    expect((await mcp(signer, `Bearer ${signer.key}`, call(UNAUDITED))).status).toBe(200);
-    expectProblem(await verify(signer, KNOWN, { key: null }), 401, 'UNAUTHORIZED');
+    expect(r.json.signature).toBeUndefined();
+    expect((await req(second, `/v1/absence?domain=${UNAUDITED}`, { key: second.key })).status).toBe(200);
+    expect((await verify(second, KNOWN)).status).toBe(200);
+    expect((await req(second, '/healthz')).status).toBe(200);
+    expect((await req(second, '/.well-known/merchant-verify-keys.json')).status).toBe(200);
+    expect((await mcp(second, `Bearer ${second.key}`, call(UNAUDITED))).status).toBe(200);
+    expectProblem(await verify(second, KNOWN, { key: null }), 401, 'UNAUTHORIZED');
   });
 
   it('signing-key rotation (mvr keygen, rebuild) and retirement (mvr keygen --retire, rebuild)', async () => {
@@ -242,8 +243,6 @@ describe('a run that exercises everything', () => {
     expect(ks.value.json.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid]);
     expect((await verify(g, KNOWN)).json.key_id).toBe(newKid);
     expect((await mcp(g, `Bearer ${g.key}`, call(KNOWN))).status).toBe(200);
-    // The signer gateway still holds the retired key: its answers are signed by it.
-    expect((await verify(signer, UNAUDITED)).json.key_id).toBe(oldKid);
     expect(privateDs.size).toBe(2);
   });
 });
@@ -272,7 +271,7 @@ describe('the scan', () => {
 
   it('no gateway log line holds a secret', () => {
     const found: string[] = [];
-    const lines: LogLine[] = [...g.logs, ...signer.logs];
+    const lines: LogLine[] = [...g.logs, ...second.logs];
     for (const line of lines) scan(`log line ${JSON.stringify(line).slice(0, 120)}`, JSON.stringify(line), found);
     expect(found).toEqual([]);
   });
@@ -310,13 +309,13 @@ describe('the scan', () => {
     scan(p.apiKeysFile, text, found);
     expect(found).toEqual([]);
     const entries = (JSON.parse(text) as { keys: Record<string, unknown>[] }).keys;
-    expect(entries.length).toBe(3); // g's, signer's, and the one made with the CLI
+    expect(entries.length).toBe(3); // g's, second's, and the one made with the CLI
     for (const e of entries) {
       expect(Object.keys(e).sort()).toEqual(['created', 'id', 'label', 'revoked', 'sha256']);
       expect(e.sha256).toMatch(/^[0-9a-f]{64}$/);
     }
     const hashes = new Set(entries.map((e) => e.sha256));
-    for (const key of [g.key, signer.key]) expect(hashes.has(createHash('sha256').update(key).digest('hex'))).toBe(true);
+    for (const key of [g.key, second.key]) expect(hashes.has(createHash('sha256').update(key).digest('hex'))).toBe(true);
     expect((await stat(p.apiKeysFile)).mode & 0o777).toBe(0o600);
   });
 

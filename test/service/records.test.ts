@@ -18,7 +18,7 @@ const NEVER = 'never-seen-shop.example';
 afterAll(cleanup);
 
 function open(p: TestProject, overrides: Partial<Parameters<typeof openRecordsService>[0]> = {}): RecordsService {
-  return openRecordsService({ records: p.recordsDir, publicDir: p.publicDir, issuer: ISSUER, schemaUrl: SCHEMA_URL, cacheBytes: 1 << 20, unverifiedSigner: null, ...overrides });
+  return openRecordsService({ records: p.recordsDir, publicDir: p.publicDir, issuer: ISSUER, schemaUrl: SCHEMA_URL, cacheBytes: 1 << 20, ...overrides });
 }
 
 describe('RecordsService.recordFor', () => {
@@ -53,13 +53,7 @@ describe('RecordsService.recordFor', () => {
     expect(verifyRecord(JSON.parse(expected), (await publishedKeySet(project)).keySet)).toMatchObject({ valid: false, code: 'UNSIGNED' });
   });
 
-  it('signs never-audited records when given the key, and they verify against the published key set', async () => {
-    const signed = open(project, { unverifiedSigner: await activeSigner(project) });
-    await signed.refresh();
-    const served = await signed.recordFor(NEVER);
-    const result = verifyRecord(JSON.parse(served.bytes.toString('utf8')), (await publishedKeySet(project)).keySet, { domain: NEVER });
-    expect(result).toMatchObject({ valid: true, status: 'unverified' });
-  });
+
 });
 
 describe('the serve rule', () => {

@@ -1,0 +1,43 @@
+import { hash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { buildStatement, type BuildStatement } from '../core/absence.ts';
+import { canonicalJson } from '../core/canonical.ts';
+import { DomainMap } from '../core/domain-map.ts';
+import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
+import { signRecordChecked, type SigningKey } from '../core/signing.ts';
+import { hasher } from '../service/log-key.ts';
+
+/**
+ * The leaves of a build's domain map, gathered shard by shard as the index is written. A
+ * record's shard is the first byte of the same SHA-256 the map sorts by, so sorting within each
+ * shard sorts the whole map: no sort over a million hashes, no second pass over the records.
+ */
+export class MapLeaves {
+  private readonly shards: Buffer[] = [];
+
+  /** One shard's domains (in any order); shards must come in ascending order. */
+  readonly add = (domains: string[]): void => {
+    const hashes = domains.map((d) => hash('sha256', d, 'buffer')).sort(Buffer.compare);
+    this.shards.push(Buffer.concat(hashes, hashes.length * 32));
+  };
+
+  leaves(): Buffer {
+    return Buffer.concat(this.shards);
+  }
+}
+
+/**
+ * Writes the domain map and the build statement into a build folder. The statement is signed
+ * with the record key by the record scheme (and self-checked), or left unsigned in a deployment
+ * that signs nothing. The map is read back through the code the gateway loads it with, so a
+ * build can never publish a map its readers would refuse.
+ */
+export async function writeDomainMap(buildDir: string, leaves: Buffer, o: { issuer: string; build: string; issuedAt: string; key: SigningKey | null }): Promise<{ map: DomainMap; statement: BuildStatement }> {
+  const map = await DomainMap.fromLeaves(hasher, leaves);
+  const unsigned = buildStatement({ issuer: o.issuer, build: o.build, issuedAt: o.issuedAt, map: map.head() });
+  const statement = o.key ? signRecordChecked(unsigned, o.key).record : unsigned;
+  await writeFile(join(buildDir, DOMAIN_MAP_FILE), leaves);
+  await writeFile(join(buildDir, BUILD_STATEMENT_FILE), `${canonicalJson(statement)}\n`);
+  return { map, statement };
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { STATEMENT_SCHEMA_SUFFIX } from './absence.ts';
+
+// The wire formats of absence, as zod schemas beside the record's: what the gateway answers and
+// what the OpenAPI document describes. The portable verifier checks the same shape by hand
+// (`createAbsenceVerifier`), having no schema library.
+
+const hash = z.string().regex(/^[A-Za-z0-9+/]{43}=$/).describe('A 32-byte SHA-256 hash in standard base64 (RFC 4648 section 4, padded)');
+
+/** What a build says about itself, signed with the record key by the record scheme. */
+export const buildStatementSchema = z
+  .looseObject({
+    schema: z.url().refine((u) => u.endsWith(STATEMENT_SCHEMA_SUFFIX), `ends in ${STATEMENT_SCHEMA_SUFFIX}`),
+    issuer: z.string(),
+    build: z.string(),
+    issued_at: z.iso.datetime(),
+    records: z.int().min(0),
+    domain_map: z.object({ size: z.int().min(0), root: hash }),
+    key_id: z.string().optional(),
+    signature: z.string().regex(/^ed25519:[A-Za-z0-9_-]{86}$/).optional(),
+  })
+  .describe('What a build says about itself, signed with the record key by the record scheme (RFC 8785 without key_id and signature, Ed25519). More members may be added; every member is signed.');
+
+const neighbour = z
+  .object({
+    index: z.int().min(0).describe("The leaf's index in the sorted map"),
+    leaf: hash,
+    path: z.array(hash).describe('RFC 9162 inclusion proof of the leaf at its index, from the leaf up'),
+  })
+  .nullable();
+
+/** `GET /v1/absence`: why a domain has no record in a build. */
+export const absenceProofSchema = z
+  .strictObject({
+    domain: z.string().describe('The normalized domain'),
+    domain_hash: hash,
+    statement: buildStatementSchema,
+    left: neighbour,
+    right: neighbour,
+  })
+  .describe(
+    'Holds when the statement verifies against the key set; domain_hash is SHA-256 of the domain; left.leaf < domain_hash < right.leaf; each path proves its leaf at its index under domain_map.root and size; and right.index = left.index + 1 (no left: right.index 0; no right: left.index = size - 1; neither: size 0). Verify with `verifyAbsence` of @merchant-verify/verifier.',
+  );

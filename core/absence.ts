@@ -1,0 +1,116 @@
+/**
+ * Build statements and absence proofs: what a build says about itself (signed with the record
+ * key, by the record scheme), and how anyone checks that a domain has no record in a build.
+ * Portable: the primitives are passed in, as for records and log proofs.
+ */
+import type { ErrorCode } from './errors.ts';
+import { compareHashes, decodeHash, domainHash, type DomainMapHead, type MapNeighbour } from './domain-map.ts';
+import type { KeySet } from './keyset.ts';
+import { encodeBase64 } from './tlog/base64.ts';
+import { treeHasher, verifyInclusion, type Sha256 } from './tlog/merkle.ts';
+import { createRecordVerifier, type Ed25519Verify } from './verify.ts';
+
+/** The statement's schema address, beside the record's: `https://{issuer}/schemas/build/v1`. */
+export const STATEMENT_SCHEMA_SUFFIX = '/schemas/build/v1';
+
+/** What a build says about itself; signed members `key_id` and `signature` are added by the signer. */
+export interface BuildStatement {
+  schema: string;
+  issuer: string;
+  build: string;
+  issued_at: string;
+  records: number;
+  domain_map: DomainMapHead;
+  key_id?: string;
+  signature?: string;
+}
+
+/** The unsigned statement of a build. */
+export function buildStatement(o: { issuer: string; build: string; issuedAt: string; map: DomainMapHead }): BuildStatement {
+  return { schema: `https://${o.issuer}${STATEMENT_SCHEMA_SUFFIX}`, issuer: o.issuer, build: o.build, issued_at: o.issuedAt, records: o.map.size, domain_map: o.map };
+}
+
+/** `GET /v1/absence`: why a domain has no record in a build. */
+export interface AbsenceProof {
+  domain: string;
+  domain_hash: string;
+  statement: BuildStatement;
+  left: MapNeighbour | null;
+  right: MapNeighbour | null;
+}
+
+/** Why an absence proof does not hold. Stable codes. */
+export type AbsenceFailureCode = Extract<
+  ErrorCode,
+  | 'MALFORMED_ABSENCE_PROOF' // not the shape of a proof, or a proof about another domain
+  | 'STATEMENT_NOT_SIGNED' // the build statement does not verify against the key set (unsigned included)
+  | 'NOT_ABSENT' // the neighbours do not enclose the domain's hash, are not adjacent, or are not in the signed map
+>;
+
+export type AbsenceResult =
+  | { valid: true; build: string; issuedAt: string; keyId: string; size: number }
+  | { valid: false; code: AbsenceFailureCode; message: string };
+
+/** The members of a statement a proof relies on, checked; null when one is missing or malformed. */
+function statementHead(s: unknown): { build: string; issuedAt: string; size: number; root: Uint8Array } | null {
+  if (typeof s !== 'object' || s === null) return null;
+  const { build, issued_at: issuedAt, schema, domain_map: map } = s as Record<string, unknown>;
+  if (typeof build !== 'string' || typeof issuedAt !== 'string' || typeof schema !== 'string' || !schema.endsWith(STATEMENT_SCHEMA_SUFFIX)) return null;
+  if (typeof map !== 'object' || map === null) return null;
+  const { size, root } = map as Record<string, unknown>;
+  const rootBytes = decodeHash(root);
+  if (!Number.isSafeInteger(size) || (size as number) < 0 || !rootBytes) return null;
+  return { build, issuedAt, size: size as number, root: rootBytes };
+}
+
+function neighbourOf(n: unknown): { index: number; leaf: Uint8Array; path: Uint8Array[] } | null | undefined {
+  if (n === null) return null;
+  if (typeof n !== 'object' || n === undefined) return undefined;
+  const { index, leaf, path } = n as Record<string, unknown>;
+  const leafBytes = decodeHash(leaf);
+  if (!Number.isSafeInteger(index) || (index as number) < 0 || !leafBytes || !Array.isArray(path) || path.length > 64) return undefined;
+  const hashes = path.map(decodeHash);
+  if (hashes.some((p) => p === null)) return undefined;
+  return { index: index as number, leaf: leafBytes, path: hashes as Uint8Array[] };
+}
+
+/**
+ * Builds the absence verifier around SHA-256 and Ed25519 primitives. In order: the proof's
+ * shape; that it is about the domain asked for; that the build statement verifies by the record
+ * scheme against the key set; that the neighbours enclose the domain's hash; that they are
+ * adjacent leaves (or the first or last, or the map is empty); that each path proves its leaf at
+ * its index under the statement's root and size. Freshness is the caller's policy, from `issuedAt`.
+ */
+export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Verify) {
+  const h = treeHasher(sha256);
+  const verifyStatement = createRecordVerifier(ed25519Verify);
+  return function verifyAbsence(proof: unknown, domain: string, keySet: KeySet): AbsenceResult {
+    const fail = (code: AbsenceFailureCode, message: string): AbsenceResult => ({ valid: false, code, message });
+    // 1. Shape, and the domain: a proof of another domain's absence says nothing of this one.
+    if (typeof proof !== 'object' || proof === null) return fail('MALFORMED_ABSENCE_PROOF', 'the proof is not a JSON object');
+    const p = proof as Record<string, unknown>;
+    const hash = domainHash(sha256, domain);
+    if (p.domain !== domain) return fail('MALFORMED_ABSENCE_PROOF', `the proof is about ${JSON.stringify(p.domain)}, not ${domain}`);
+    if (p.domain_hash !== encodeBase64(hash)) return fail('MALFORMED_ABSENCE_PROOF', 'domain_hash is not SHA-256 of the domain');
+    const head = statementHead(p.statement);
+    const left = neighbourOf(p.left), right = neighbourOf(p.right);
+    if (!head) return fail('MALFORMED_ABSENCE_PROOF', `statement: not a build statement (schema ending in ${STATEMENT_SCHEMA_SUFFIX}, build, issued_at, domain_map {size, root})`);
+    if (left === undefined || right === undefined) return fail('MALFORMED_ABSENCE_PROOF', 'left and right must each be null or {index, leaf, path}');
+    // 2. The statement: signed by a key of the set, by exactly the record scheme.
+    const signed = verifyStatement(p.statement, keySet);
+    if (!signed.valid) return fail('STATEMENT_NOT_SIGNED', `the build statement does not verify: ${signed.code} (${signed.message})`);
+    // 3. Order: left < hash < right, so the domain would sit between them.
+    if (left && compareHashes(left.leaf, hash) >= 0) return fail('NOT_ABSENT', 'the left neighbour is not below the domain\'s hash');
+    if (right && compareHashes(hash, right.leaf) >= 0) return fail('NOT_ABSENT', 'the right neighbour is not above the domain\'s hash');
+    // 4. Adjacency: nothing can sit between them.
+    if (!left && !right && head.size !== 0) return fail('NOT_ABSENT', `no neighbours given, but the map has ${head.size} leaves`);
+    if (!left && right && right.index !== 0) return fail('NOT_ABSENT', 'no left neighbour, but the right one is not the first leaf');
+    if (left && !right && left.index !== head.size - 1) return fail('NOT_ABSENT', 'no right neighbour, but the left one is not the last leaf');
+    if (left && right && right.index !== left.index + 1) return fail('NOT_ABSENT', 'the neighbours are not adjacent leaves');
+    // 5. Inclusion: each neighbour is the leaf at its index of the signed map.
+    for (const [side, n] of [['left', left], ['right', right]] as const) {
+      if (n && !verifyInclusion(h, n.index, head.size, h.leaf(n.leaf), n.path, head.root)) return fail('NOT_ABSENT', `the ${side} neighbour is not leaf ${n.index} of the signed map`);
+    }
+    return { valid: true, build: head.build, issuedAt: head.issuedAt, keyId: signed.keyId, size: head.size };
+  };
+}

@@ -1,0 +1,27 @@
+import { defineEventHandler } from 'h3';
+import { strongEtag } from '../../service/etag.ts';
+import { conditionalAnswer, sendAnswer } from '../answer.ts';
+import { requireApiKey } from '../auth.ts';
+import type { GatewayServices } from '../context.ts';
+import { domainParameter, historyOf, queryOf, queryParameter } from '../query.ts';
+import { RECORD_CACHE_CONTROL } from './verify.ts';
+
+/**
+ * `GET /v1/absence?domain=[&build=]`: the proof that a domain has no record in the live build (or
+ * a kept one): the build's signed statement and the two leaves of its domain map around the
+ * domain's hash, with their inclusion paths. A domain that has a record is 404 HAS_RECORD. Cached
+ * like a record: the proof changes only with the build.
+ */
+export function absenceRoute(services: GatewayServices) {
+  return defineEventHandler(async (event) => {
+    await requireApiKey(event, services);
+    const query = queryOf(event);
+    const domain = domainParameter(query);
+    event.context.domain = domain;
+    const build = queryParameter(query, 'build');
+    const proof = build === undefined ? await services.records.absenceFor(domain) : await historyOf(services).absenceIn(build, domain);
+    const bytes = Buffer.from(JSON.stringify(proof));
+    const headers = { 'content-type': 'application/json', 'cache-control': RECORD_CACHE_CONTROL, vary: 'Authorization' };
+    return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));
+  });
+}

@@ -1,0 +1,108 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { AbsenceProof, BuildStatement } from '../core/absence.ts';
+import { DomainMap, domainHash } from '../core/domain-map.ts';
+import { HasRecordError, StoreUnavailableError } from '../core/errors.ts';
+import type { KeySet } from '../core/keyset.ts';
+import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
+import { verifyRecordNode } from '../core/signing.ts';
+import { encodeBase64 } from '../core/tlog/base64.ts';
+import { hasher, sha256 } from './log-key.ts';
+
+/** A build's domain map, checked against the build's signed statement. */
+export interface BuildMap {
+  build: string;
+  statement: BuildStatement;
+  map: DomainMap;
+}
+
+/** Reads a file of one build (its map, its statement), null when the build has none. */
+export type BuildFileReader = (name: string) => Promise<Buffer | null>;
+
+/**
+ * Loads a build's domain map and statement and checks them before anything is decided by
+ * them: the statement verifies by the record scheme against the key set served (unsigned only in
+ * a deployment that signs nothing, as for records), names the build expected (when the store
+ * names one), and its map head is the root and size of the leaves read. A build whose map or
+ * statement is missing or does not check is refused whole (STORE_UNAVAILABLE): never served as
+ * "every domain never audited".
+ */
+export async function loadBuildMap(read: BuildFileReader, keySet: KeySet, expectedBuild: string | null, where: string): Promise<BuildMap> {
+  const refuse = (why: string) => new StoreUnavailableError(`build ${expectedBuild ?? `at ${where}`} refused: ${why}`);
+  const [statementBytes, leaves] = await Promise.all([read(BUILD_STATEMENT_FILE), read(DOMAIN_MAP_FILE)]);
+  if (!statementBytes) throw refuse(`it has no ${BUILD_STATEMENT_FILE} (built before domain maps, or not copied whole; build and publish again)`);
+  if (!leaves) throw refuse(`it has no ${DOMAIN_MAP_FILE} (built before domain maps, or not copied whole; build and publish again)`);
+  let statement: BuildStatement;
+  try {
+    statement = JSON.parse(statementBytes.toString('utf8')) as BuildStatement;
+  } catch {
+    throw refuse(`${BUILD_STATEMENT_FILE} is not JSON`);
+  }
+  const verdict = verifyRecordNode(statement, keySet);
+  if (!verdict.valid && !(verdict.code === 'UNSIGNED' && keySet.keys.length === 0)) throw refuse(`${BUILD_STATEMENT_FILE} does not verify: ${verdict.code} (${verdict.message})`);
+  if (typeof statement.build !== 'string' || (expectedBuild !== null && statement.build !== expectedBuild)) throw refuse(`${BUILD_STATEMENT_FILE} is the statement of build ${JSON.stringify(statement.build)}`);
+  let map: DomainMap;
+  try {
+    map = await DomainMap.fromLeaves(hasher, leaves, () => nextTurn());
+  } catch (error) {
+    throw refuse(`${DOMAIN_MAP_FILE}: ${(error as Error).message}`);
+  }
+  const head = map.head();
+  if (statement.domain_map?.size !== head.size || statement.domain_map?.root !== head.root) {
+    throw refuse(`${DOMAIN_MAP_FILE} (${head.size} domains, root ${head.root}) is not the map its statement signs (${statement.domain_map?.size} domains, root ${statement.domain_map?.root})`);
+  }
+  return { build: statement.build, statement, map };
+}
+
+/** Whether a normalized domain has a record in the build. */
+export function hasRecord(m: BuildMap, domain: string): boolean {
+  return m.map.has(domainHash(sha256, domain));
+}
+
+/** The proof that a normalized domain has no record in the build; HAS_RECORD when it has one. */
+export function absenceProof(m: BuildMap, domain: string): AbsenceProof {
+  const hash = domainHash(sha256, domain);
+  if (m.map.has(hash)) throw new HasRecordError(domain, m.build);
+  return { domain, domain_hash: encodeBase64(hash), statement: m.statement, ...m.map.neighbours(hash) };
+}
+
+/**
+ * The maps of kept builds other than the live one, loaded when first asked for and kept while
+ * they fit in `maxBytes` (least recently used dropped first): a history request asks every kept
+ * build, and a map read from a bucket should not be fetched for each request.
+ */
+export class KeptMaps {
+  private readonly maps = new Map<string, Promise<BuildMap>>();
+  private readonly sizes = new Map<string, number>();
+
+  constructor(private readonly maxBytes: number) {}
+
+  get(key: string, load: () => Promise<BuildMap>): Promise<BuildMap> {
+    const known = this.maps.get(key);
+    if (known) {
+      this.maps.delete(key);
+      this.maps.set(key, known);
+      return known;
+    }
+    const pending = load();
+    this.maps.set(key, pending);
+    pending.then(
+      (m) => {
+        this.sizes.set(key, m.map.size * 32);
+        this.evict(key);
+      },
+      () => this.maps.get(key) === pending && this.maps.delete(key),
+    );
+    return pending;
+  }
+
+  private evict(keep: string): void {
+    let total = [...this.sizes.values()].reduce((a, b) => a + b, 0);
+    for (const key of this.maps.keys()) {
+      if (total <= this.maxBytes) return;
+      if (key === keep || !this.sizes.has(key)) continue;
+      total -= this.sizes.get(key)!;
+      this.sizes.delete(key);
+      this.maps.delete(key);
+    }
+  }
+}
