@@ -4,6 +4,8 @@ import { normalizeDomain } from '../core/domain.ts';
 import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
 import { recordSchema } from '../core/record.ts';
+import type { AbsenceProof } from '../core/absence.ts';
+import { absenceProofSchema } from '../core/absence-schema.ts';
 import { batchRequestSchema, lookupBatch, MAX_BATCH } from '../service/batch.ts';
 import { problemDocument } from '../service/problem-document.ts';
 
@@ -11,6 +13,8 @@ import { problemDocument } from '../service/problem-document.ts';
 export type RecordLookup = (domain: string) => Promise<Buffer>;
 /** A normalized domain's record and its C2SP tlog-proof, from one build, as `GET /v1/verify` and `GET /v1/proof` give them; throws MvrError. */
 export type ProofLookup = (domain: string) => Promise<{ record: Buffer; proof: string }>;
+/** The proof that a normalized domain has no record in the live build, as `GET /v1/absence` answers it; throws MvrError (HAS_RECORD when it has one). */
+export type AbsenceLookup = (domain: string) => Promise<AbsenceProof>;
 /** The history of a normalized domain, as `GET /v1/history` answers it; throws MvrError. */
 export type HistoryLookup = (domain: string) => Promise<{ domain: string; entries: unknown[] }>;
 
@@ -28,8 +32,25 @@ export const BATCH_TOOL_NAME = 'verify_merchants';
 /** A domain of a batch that has no record to give: the problem document the batch endpoint gives. */
 const toolProblemSchema = z.object({ type: z.string(), title: z.string(), status: z.number(), detail: z.string(), code: z.string() });
 const batchOutputSchema = z.object({
-  results: z.array(z.union([z.object({ domain: z.string(), record: recordSchema }), z.object({ domain: z.string(), problem: toolProblemSchema })])),
+  results: z.array(z.union([z.object({ domain: z.string(), record: recordSchema, absence_proof: absenceProofSchema.optional() }), z.object({ domain: z.string(), problem: toolProblemSchema })])),
 });
+
+/**
+ * A domain's record and, when it is never audited, the proof of that from the build's signed
+ * domain map. Two lookups: should a new build go live between them and audit the domain
+ * (HAS_RECORD), the record is looked up once more, and is then that build's record.
+ */
+async function recordWithAbsence(domain: string, lookup: RecordLookup, absence: AbsenceLookup): Promise<{ text: string; absence: AbsenceProof | null }> {
+  for (let attempt = 0; ; attempt++) {
+    const text = (await lookup(domain)).toString('utf8');
+    if ((JSON.parse(text) as { status?: unknown }).status !== 'unverified') return { text, absence: null };
+    try {
+      return { text, absence: await absence(domain) };
+    } catch (error) {
+      if (attempt > 0 || !isMvrError(error) || error.code !== 'HAS_RECORD') throw error;
+    }
+  }
+}
 
 /** Written for an AI agent deciding whether to trust a shop. */
 export function toolDescription(keySetUrl: string): string {
@@ -38,11 +59,13 @@ export function toolDescription(keySetUrl: string): string {
     'Any form works: "shop.example.com", "https://www.shop.example.com/product/1"; it is reduced to the registrable domain.',
     'status: "verified" = audited with sufficient evidence; "provisional" = audited but evidence was thin (tier is null, treat the score with caution);',
     '"flagged" = the auditor flagged this merchant, be careful; "unverified" = never audited (score null): no evidence either way, not a sign of fraud.',
+    'An "unverified" answer comes with a second text item, the absence proof (JSON): the build\'s signed statement and the two entries of its domain map around the domain;',
+    'check it with verifyAbsence of @merchant-verify/verifier to know the domain was truly never audited, not hidden by a broken store or a proxy.',
     'tier: "gold" (score >= 80), "silver" (>= 50), "bronze" (>= 1) or null. score is out of max_score 100.',
     'last_audited_at tells how stale the record is; records are re-audited monthly (next_audit_at). Records never expire.',
     `The record is Ed25519-signed (key_id, signature) over its RFC 8785 canonical JSON without those two members; verify it with the public key set at ${keySetUrl}.`,
     'A record without a signature is unverified, never a pass.',
-    'With include_proof: true, a second text item is a C2SP tlog-proof that this exact record is in the issuer\'s public append-only log',
+    'With include_proof: true, for an audited record the second text item is a C2SP tlog-proof that this exact record is in the issuer\'s public append-only log',
     '(verify it with the log\'s key at /.well-known/merchant-verify-log.vkey), so the issuer cannot show other callers a different verdict.',
   ].join(' ');
 }
@@ -51,7 +74,7 @@ export function toolDescription(keySetUrl: string): string {
  * An MCP server with the one tool. Failures a caller can act on (an invalid domain, records
  * unavailable) are tool results with `isError: true` and the error code, not protocol errors.
  */
-export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: string; issuer: string; history: HistoryLookup; proof: ProofLookup }): McpServer {
+export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: string; issuer: string; history: HistoryLookup; proof: ProofLookup; absence: AbsenceLookup }): McpServer {
   const server = new McpServer({ name: 'merchant-verify', version: '0.1.0' }, { capabilities: { tools: {} } });
   server.registerTool(
     TOOL_NAME,
@@ -68,17 +91,21 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
     async ({ domain, include_proof }) => {
       try {
         const normalized = normalizeDomain(domain);
+        const answer = (text: string, second: string | null) => ({
+          content: [{ type: 'text' as const, text }, ...(second === null ? [] : [{ type: 'text' as const, text: second }])],
+          structuredContent: JSON.parse(text) as Record<string, unknown>,
+        });
         if (!include_proof) {
-          const text = (await lookup(normalized)).toString('utf8');
-          return { content: [{ type: 'text' as const, text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+          const { text, absence } = await recordWithAbsence(normalized, lookup, options.absence);
+          return answer(text, absence && JSON.stringify(absence));
         }
-        // Record and proof from one build. A domain with no record still gets its (never-audited) record, and why there is no proof.
+        // Record and log proof from one build. A domain with no record gets its never-audited record and the proof of that instead.
         const proven = await options.proof(normalized).catch(async (error: unknown) => {
           if (!isMvrError(error) || error.code !== 'NOT_IN_LOG') throw error;
-          return { record: await lookup(normalized), proof: `NOT_IN_LOG (${ERROR_REGISTRY.NOT_IN_LOG.title}): ${error.message}` };
+          const { text, absence } = await recordWithAbsence(normalized, lookup, options.absence);
+          return { record: Buffer.from(text), proof: absence ? JSON.stringify(absence) : `NOT_IN_LOG (${ERROR_REGISTRY.NOT_IN_LOG.title}): ${error.message}` };
         });
-        const text = proven.record.toString('utf8');
-        return { content: [{ type: 'text' as const, text }, { type: 'text' as const, text: proven.proof }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+        return answer(proven.record.toString('utf8'), proven.proof);
       } catch (error) {
         return toolError(error);
       }
@@ -90,7 +117,7 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
       title: 'Verify several merchants',
       description: [
         `Look up the signed verification records of 1 to ${MAX_BATCH} merchants at once, e.g. every shop in a list of search results; same records and meaning as ${TOOL_NAME}.`,
-        'One result per domain, in the order given: {domain, record}, or {domain, problem} (an RFC 9457 problem document) with problem.code INVALID_DOMAIN (not a valid merchant domain) or UNAVAILABLE (try that one again later).',
+        'One result per domain, in the order given: {domain, record} (with absence_proof for an "unverified", never-audited domain: check it with verifyAbsence), or {domain, problem} (an RFC 9457 problem document) with problem.code INVALID_DOMAIN (not a valid merchant domain) or UNAVAILABLE (try that one again later).',
       ].join(' '),
       // The batch endpoint's rule for the list: a string that is no domain (empty, too long) is
       // INVALID_DOMAIN in its place, not a refused call.
@@ -102,8 +129,15 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
     },
     async ({ domains }) => {
       try {
-        const results = (await lookupBatch(domains, lookup)).map((r) =>
-          'record' in r ? { domain: r.domain, record: JSON.parse(r.record.toString('utf8')) as Record<string, unknown> } : { domain: r.domain, problem: problemDocument(r.problem, options.issuer) },
+        const results = await Promise.all(
+          (await lookupBatch(domains, lookup)).map(async (r) => {
+            if (!('record' in r)) return { domain: r.domain, problem: problemDocument(r.problem, options.issuer) };
+            const record = JSON.parse(r.record.toString('utf8')) as Record<string, unknown>;
+            if (record.status !== 'unverified') return { domain: r.domain, record };
+            // Never audited: the record again with its proof, both of one build's map.
+            const { text, absence } = await recordWithAbsence(record.domain as string, lookup, options.absence);
+            return { domain: r.domain, record: JSON.parse(text) as Record<string, unknown>, ...(absence ? { absence_proof: absence } : {}) };
+          }),
         );
         return { content: [{ type: 'text' as const, text: JSON.stringify({ results }) }], structuredContent: { results } };
       } catch (error) {

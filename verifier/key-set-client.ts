@@ -1,7 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { FetchFailedError } from '../core/errors.ts';
 import { KEY_SET_PATH, parseKeySet, type KeySet } from '../core/keyset.ts';
-import { verifyRecord, type RecordVerification, type VerifyOptions } from '@merchant-verify/verifier';
+import { verifyAbsence, verifyRecord, type AbsenceResult, type RecordVerification, type VerifyOptions } from '@merchant-verify/verifier';
 
 export { FetchFailedError };
 
@@ -128,4 +128,11 @@ export async function verifyRecordWithClient(record: unknown, client: KeySetClie
   const kid = (record as { key_id?: unknown } | null)?.key_id;
   const keySet = typeof kid === 'string' ? await client.getForKid(kid) : await client.get();
   return verifyRecord(record, keySet, options);
+}
+
+/** {@link verifyAbsence} against a key set client: the statement's `key_id` is looked up as for a record. */
+export async function verifyAbsenceWithClient(proof: unknown, domain: string, client: KeySetClient): Promise<AbsenceResult> {
+  const kid = (proof as { statement?: { key_id?: unknown } } | null)?.statement?.key_id;
+  const keySet = typeof kid === 'string' ? await client.getForKid(kid) : await client.get();
+  return verifyAbsence(proof, domain, keySet);
 }

@@ -2,7 +2,8 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { defineCommand } from 'citty';
 import { BuildNotFoundError, ConfigError, isErrorCode, MvrError, NotInLogError } from '../../core/errors.ts';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
-import { createMcpServer, keySetUrlOf, type HistoryLookup, type ProofLookup, type RecordLookup } from '../../mcp/server.ts';
+import { createMcpServer, keySetUrlOf, type AbsenceLookup, type HistoryLookup, type ProofLookup, type RecordLookup } from '../../mcp/server.ts';
+import type { AbsenceProof } from '../../core/absence.ts';
 import { openRecordsService } from '../../service/records.ts';
 import { getFromGateway } from '../../verifier/gateway-client.ts';
 import { BuildHistory, NO_HISTORY_FROM_ORIGIN } from '../../service/history.ts';
@@ -19,20 +20,21 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(false, async () => {
       const config = options.resolve(args, process.env);
-      const { lookup, keySetUrl, history, proof } = await lookupFor(config);
-      serveStdio(() => createMcpServer(lookup, { keySetUrl, issuer: config.issuer, history, proof }));
+      const { lookup, ...lookups } = await lookupFor(config);
+      serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups }));
       // stdout is the protocol: anything human goes to stderr.
       process.stderr.write(`mvr mcp: verify_merchant, verify_merchants and merchant_history ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`);
     }),
 });
 
 /** Where answers come from: a gateway (`--base-url`), or the records service over local records. */
-async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<{ lookup: RecordLookup; keySetUrl: string; history: HistoryLookup; proof: ProofLookup }> {
+async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<{ lookup: RecordLookup; keySetUrl: string; history: HistoryLookup; proof: ProofLookup; absence: AbsenceLookup }> {
   if (config.baseUrl) {
     if (!config.apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required with --base-url');
     const ask = gatewayGet(config.baseUrl, config.apiKey);
     return {
       lookup: (domain) => ask(`/v1/verify?domain=${encodeURIComponent(domain)}`),
+      absence: async (domain) => JSON.parse((await ask(`/v1/absence?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as AbsenceProof,
       history: async (domain) => JSON.parse((await ask(`/v1/history?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as Awaited<ReturnType<HistoryLookup>>,
       // Two requests: a new build going live between them gives a proof of the other record, which then fails to verify (ask again).
       proof: async (domain) => {
@@ -58,6 +60,7 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
   return {
     proof: (domain) => (proofs ? proofs.proofFor(domain) : Promise.reject(new NotInLogError('records from an http(s) origin: log proofs come from a records folder or a bucket'))),
     lookup: async (domain) => (await records.recordFor(domain)).bytes,
+    absence: (domain) => records.absenceFor(domain),
     history: (domain) => (history ? history.history(domain) : Promise.reject(new BuildNotFoundError('', NO_HISTORY_FROM_ORIGIN))),
     keySetUrl: `https://${config.issuer}${KEY_SET_PATH}`,
   };

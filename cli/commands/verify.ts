@@ -2,11 +2,11 @@ import { defineCommand } from 'citty';
 import { readFile } from 'node:fs/promises';
 import { normalizeDomain } from '../../core/domain.ts';
 import { ConfigError, exitCodeOf } from '../../core/errors.ts';
-import { verifyLogProof, verifyRecord, type LogProofResult, type RecordVerification } from '@merchant-verify/verifier';
+import { verifyAbsence, verifyLogProof, verifyRecord, type AbsenceResult, type LogProofResult, type RecordVerification } from '@merchant-verify/verifier';
 import { getFromGateway } from '../../verifier/gateway-client.ts';
 import { readBytes } from '../../verifier/log-client.ts';
 import { LOG_VKEY_PATH } from '../../core/layout.ts';
-import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
+import { FetchFailedError, KeySetClient, verifyAbsenceWithClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
 import { fetchRecordFromGateway } from '../../verifier/gateway-client.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions } from '../config.ts';
@@ -24,6 +24,7 @@ export default defineCommand({
     log: { type: 'boolean', description: 'also require proof that the record is in the public transparency log' },
     proof: { type: 'string', description: 'with --log: the tlog-proof file (default: GET /v1/proof from the gateway)' },
     'log-key': { type: 'string', description: "with --log: the log's verifier key, a file or URL (default <base-url>/.well-known/merchant-verify-log.vkey)" },
+    absence: { type: 'string', description: 'verify a saved absence proof (GET /v1/absence) of DOMAIN offline; a never-audited answer is otherwise checked against the gateway\'s proof' },
     json: { type: 'boolean', description: 'print a machine-readable result' },
   },
   run: ({ args }) =>
@@ -48,7 +49,12 @@ async function verifyFromArgs(args: Record<string, unknown>, env: Record<string,
   const keysArg = str('keys');
   let readRecord: () => Promise<unknown>;
   let source: string;
-  if (str('file')) {
+  if (str('absence') && !str('file')) {
+    // A saved proof alone: DOMAIN was never audited in the proof's build, or not.
+    if (!domain) throw new ConfigError('--absence: give the DOMAIN the proof is about');
+    source = str('absence')!;
+    readRecord = async () => unverifiedAnswer(domain);
+  } else if (str('file')) {
     source = str('file')!;
     readRecord = async () => {
       try {
@@ -65,31 +71,40 @@ async function verifyFromArgs(args: Record<string, unknown>, env: Record<string,
     readRecord = () => fetchRecord(baseUrl, apiKey, domain);
   }
 
-  const verifySignature = async (record: unknown): Promise<RecordVerification> => {
-    if (keysArg && !/^https?:\/\//i.test(keysArg)) {
-      let keySet: unknown;
-      try {
-        keySet = JSON.parse(await readFile(keysArg, 'utf8'));
-      } catch (error) {
-        throw new ConfigError(`--keys ${keysArg}: ${(error as Error).message}`);
-      }
-      // An unusable key set is INVALID_KEY_SET (exit 3) whether it came from a file or a URL.
-      return verifyRecord(record, keySet, { domain });
+  const keySetFile = async (): Promise<unknown> => {
+    try {
+      return JSON.parse(await readFile(keysArg!, 'utf8'));
+    } catch (error) {
+      throw new ConfigError(`--keys ${keysArg}: ${(error as Error).message}`);
     }
+  };
+  const keySetClient = () => {
     const url = keysArg ?? baseUrl;
     if (!url) throw new ConfigError('--keys FILE_OR_URL (or --base-url) is required to verify');
-    return verifyRecordWithClient(record, new KeySetClient({ url }), { domain });
+    return new KeySetClient({ url });
+  };
+  const fromFile = keysArg !== undefined && !/^https?:\/\//i.test(keysArg);
+  // An unusable key set is INVALID_KEY_SET (exit 3) whether it came from a file or a URL.
+  const verifySignature = async (record: unknown): Promise<RecordVerification> => (fromFile ? verifyRecord(record, await keySetFile(), { domain }) : verifyRecordWithClient(record, keySetClient(), { domain }));
+  /** A never-audited answer holds only with a valid absence proof: saved (--absence) or the gateway's. */
+  const checkAbsence = async (record: unknown): Promise<AbsenceResult | null> => {
+    const asked = domain ?? (record as { domain?: unknown } | null)?.domain;
+    if ((record as { status?: unknown } | null)?.status !== 'unverified' || typeof asked !== 'string') return null;
+    const proof = await readAbsenceProof(str('absence'), baseUrl, apiKey, asked);
+    return fromFile ? verifyAbsence(proof, asked, await keySetFile()) : verifyAbsenceWithClient(proof, asked, keySetClient());
   };
 
   for (let attempt = 1; ; attempt++) {
     const record = await readRecord();
-    const result = await verifySignature(record);
+    const absence = await checkAbsence(record);
+    // With no record, there is no signature to check: the answer is unsigned, and its proof decides.
+    const result = str('absence') && !str('file') ? verifyRecord(record, { keys: [] }, { domain }) : await verifySignature(record);
     const log = args.log ? await checkLog(record, str, baseUrl, apiKey, domain ?? (record as { domain?: unknown } | null)?.domain) : null;
     // Record and proof from the gateway are two requests: a build that went live between them
     // gives the new record's proof. Both are looked up once more before saying NOT_INCLUDED.
     const bothFetched = !str('file') && !str('proof');
     if (bothFetched && attempt === 1 && log?.valid === false && log.code === 'NOT_INCLUDED') continue;
-    return present((record ?? {}) as Record<string, unknown>, result, source, log);
+    return present((record ?? {}) as Record<string, unknown>, result, source, log, absence);
   }
 }
 
@@ -126,9 +141,10 @@ async function fetchRecord(baseUrl: string, apiKey: string, domain: string): Pro
   }
 }
 
-function present(r: Record<string, unknown>, result: RecordVerification, source: string, log: LogProofResult | null): Outcome {
+function present(r: Record<string, unknown>, result: RecordVerification, source: string, log: LogProofResult | null, absence: AbsenceResult | null): Outcome {
   // The signature decides first; a valid record that --log cannot find in the log fails with the log's code.
-  const exitCode = !result.valid ? exitCodeOf(result.code) : log && !log.valid ? exitCodeOf(log.code) : 0;
+  // A never-audited answer is decided by its absence proof: NEVER_AUDITED when it holds, never 0.
+  const exitCode = absence ? exitCodeOf(absence.valid ? 'NEVER_AUDITED' : absence.code) : !result.valid ? exitCodeOf(result.code) : log && !log.valid ? exitCodeOf(log.code) : 0;
   const s = result.staleness;
   const json = {
     domain: r.domain ?? null,
@@ -141,6 +157,7 @@ function present(r: Record<string, unknown>, result: RecordVerification, source:
     score: r.score ?? null,
     staleness: s,
     source,
+    ...(absence ? { absence: absence.valid ? { valid: true, build: absence.build, issued_at: absence.issuedAt, key_id: absence.keyId } : { valid: false, code: absence.code, message: absence.message } } : {}),
     ...(log ? { log: log.valid ? { valid: true, index: log.index, tree_size: log.checkpoint.size, origin: log.checkpoint.origin } : { valid: false, code: log.code, message: log.message } } : {}),
   };
   const day = (t: string | null) => (t ? t.slice(0, 10) : '-');
@@ -158,8 +175,32 @@ function present(r: Record<string, unknown>, result: RecordVerification, source:
     `  status     ${String(r.status ?? '-')}${r.tier ? `, tier ${String(r.tier)}` : ''}, score ${r.score === null || r.score === undefined ? 'none' : `${String(r.score)}/100`}`,
     `  audited    ${audited}`,
     `  signature  ${signature}`,
+    ...(absence ? [`  absence    ${absence.valid ? `never audited in build ${absence.build} (issued ${absence.issuedAt}), proof valid (key ${absence.keyId})` : `NOT PROVEN: ${absence.code} (${absence.message})`}`] : []),
     ...(log ? [`  log        ${log.valid ? `included: entry ${log.index} of ${log.checkpoint.size} in ${log.checkpoint.origin}` : `NOT PROVEN: ${log.code} (${log.message})`}`] : []),
     '',
   ].join('\n');
   return { json, text, exitCode };
+}
+
+/** The never-audited answer a saved absence proof stands for, when no record was fetched or saved. */
+function unverifiedAnswer(domain: string): Record<string, unknown> {
+  return { domain, status: 'unverified', tier: null, score: null, last_audited_at: null, next_audit_at: null };
+}
+
+/** The absence proof of a domain: a saved file, or `GET /v1/absence` of the gateway. */
+async function readAbsenceProof(file: string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: string): Promise<unknown> {
+  let bytes: Buffer;
+  if (file) {
+    bytes = await readBytes(file);
+  } else {
+    if (!baseUrl || !apiKey) throw new ConfigError('a never-audited record is checked against its absence proof: give --absence FILE, or --base-url and --api-key to fetch it');
+    const answer = await getFromGateway(baseUrl, apiKey, `/v1/absence?domain=${encodeURIComponent(domain)}`);
+    if (!answer.ok) throw new FetchFailedError(`the gateway answered ${answer.status} ${answer.code ?? ''} for the absence proof: ${answer.detail}`, answer.status);
+    bytes = answer.bytes;
+  }
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new ConfigError(`the absence proof from ${file ?? baseUrl} is not JSON`);
+  }
 }

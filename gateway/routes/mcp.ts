@@ -24,7 +24,7 @@ export function mcpRoute(services: GatewayServices) {
     const keySetUrl = keySetUrlOf(publicBaseUrl(event, services.issuer));
     const history = (domain: string) => historyOf(services).history(domain);
     const proof = (domain: string) => proofsOf(services).proofFor(domain);
-    const server = () => createMcpServer(async (domain) => (await services.records.recordFor(domain)).bytes, { keySetUrl, issuer: services.issuer, history, proof });
+    const server = () => createMcpServer(async (domain) => (await services.records.recordFor(domain)).bytes, { keySetUrl, issuer: services.issuer, history, proof, absence: (domain) => services.records.absenceFor(domain) });
     // The body was read (and bounded) above; the SDK is given it parsed, with the request's headers.
     const request = new Request(new URL(event.node.req.originalUrl ?? '/mcp', 'http://gateway.invalid'), { method: 'POST', headers: event.headers });
     await sendWebResponse(event, (await isLegacyRequest(request, body)) ? await answerLegacy(server(), request, body) : await answerModern(server, request, body, services));

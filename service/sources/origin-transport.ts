@@ -24,6 +24,7 @@ export interface OriginAnswer {
 export class OriginTransport {
   private readonly dispatcher: Dispatcher;
   private readonly timeoutMs: number;
+  private closing: Promise<void> | null = null;
 
   constructor(options: OriginTransportOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 2000;
@@ -70,9 +71,10 @@ export class OriginTransport {
     return { statusCode: res.statusCode, headers: res.headers, body: Buffer.concat(chunks, length) };
   }
 
-  /** Closes the connection pool. */
+  /** Closes the connection pool; closing it again is a no-op (a gateway's close may be called twice). */
   close(): Promise<void> {
-    return this.dispatcher.close();
+    this.closing ??= this.dispatcher.close();
+    return this.closing;
   }
 }
 

@@ -1,7 +1,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUILDS_DIR, CURRENT_LINK, INDEX_FILE, MANIFEST_FILE } from '../../core/layout.ts';
+import { BUILD_STATEMENT_FILE, BUILDS_DIR, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, MANIFEST_FILE } from '../../core/layout.ts';
 import {
   auditsFolder,
   build,
@@ -51,9 +51,12 @@ describe.concurrent('an empty audits folder', () => {
     const summary = JSON.parse(res.stdout) as { ok: boolean; records: number; files: number; buildId: string; keyId: string };
     expect(summary).toMatchObject({ ok: true, records: 0, files: 0, keyId: p.kid });
     expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, summary.buildId));
-    // No record: the manifest, the (empty) index, and the change feed against the build before (every record dropped).
+    // No record: the manifest, the (empty) index and domain map, the statement, and the change feed against the build before (every record dropped).
     const files = [...(await listFiles(join(p.recordsDir, CURRENT_LINK))).keys()];
-    expect(files.filter((f) => !f.startsWith('changes/')).sort()).toEqual([INDEX_FILE, MANIFEST_FILE]);
+    expect(files.filter((f) => !f.startsWith('changes/')).sort()).toEqual([DOMAIN_MAP_FILE, INDEX_FILE, MANIFEST_FILE, BUILD_STATEMENT_FILE]);
+    // The empty map's root is SHA-256 of nothing: every domain provably absent, signed.
+    const statement = JSON.parse(await readFile(join(p.recordsDir, CURRENT_LINK, BUILD_STATEMENT_FILE), 'utf8'));
+    expect(statement).toMatchObject({ build: summary.buildId, records: 0, domain_map: { size: 0, root: '47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=' }, key_id: p.kid });
     const manifest = JSON.parse(await readFile(join(p.recordsDir, CURRENT_LINK, MANIFEST_FILE), 'utf8'));
     expect(manifest).toMatchObject({ records: 0, by_status: {}, by_tier: {}, key_id: p.kid });
     expect((await readKeySet(p.publicDir)).keySet.keys.map((k) => k.kid)).toEqual([p.kid]);

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { MANIFEST_FILE } from '../../core/layout.ts';
+import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE, MANIFEST_FILE } from '../../core/layout.ts';
 import {
   build,
   buildArgs,
@@ -14,6 +14,23 @@ import {
 
 afterAll(removeTempDirs);
 
+/**
+ * Two builds' files are byte-identical, but for the build statement, which names its build (ids
+ * end in random bytes, so two builds never share one): the same statement but for `build` and the
+ * signature over it.
+ */
+function expectSameBuild(fa: Map<string, string>, fb: Map<string, string>): void {
+  expect(fa.size).toBe(37); // 33 records, the manifest, the index, the domain map and the build statement
+  expect([...fb.keys()].sort()).toEqual([...fa.keys()].sort());
+  for (const [rel, text] of fa) if (rel !== BUILD_STATEMENT_FILE) expect(fb.get(rel), rel).toBe(text);
+  expect(fa.has(MANIFEST_FILE) && fa.has(DOMAIN_MAP_FILE)).toBe(true);
+  const { build: ba, signature: sa, ...a } = JSON.parse(fa.get(BUILD_STATEMENT_FILE)!) as Record<string, unknown>;
+  const { build: bb, signature: sb, ...b } = JSON.parse(fb.get(BUILD_STATEMENT_FILE)!) as Record<string, unknown>;
+  expect(b).toEqual(a);
+  expect(bb).not.toBe(ba);
+  expect(sb).not.toBe(sa);
+}
+
 /** A second project sharing `p`'s audits and keys, with its own records/ and public/ folders. */
 async function sibling(p: Project): Promise<Project> {
   const q = await makeProject({ samples: false });
@@ -21,17 +38,13 @@ async function sibling(p: Project): Promise<Project> {
 }
 
 describe.concurrent('reproducible builds', () => {
-  it('same audits, key and --now: byte-identical record files, manifest and key set in two records folders', async () => {
+  it('same audits, key and --now: byte-identical record files, manifest, index, domain map and key set in two records folders', async () => {
     const a = await makeProject({ samples: true, keygen: true });
     const b = await sibling(a);
     // Different worker counts and batch sizes: the output must not depend on scheduling.
     const [sa, sb] = await Promise.all([build(a, { workers: 2, batchSize: 3 }), build(b, { workers: 1, batchSize: 500 })]);
     expect(sa.buildId).not.toBe(sb.buildId);
-    const fa = await readCurrentFiles(a.recordsDir), fb = await readCurrentFiles(b.recordsDir);
-    expect(fa.size).toBe(35); // 33 records, the manifest and the index
-    expect([...fa.keys()].sort()).toEqual([...fb.keys()].sort());
-    for (const [rel, text] of fa) expect(fb.get(rel), rel).toBe(text);
-    expect(fa.has(MANIFEST_FILE)).toBe(true);
+    expectSameBuild(await readCurrentFiles(a.recordsDir), await readCurrentFiles(b.recordsDir));
     expect((await readKeySet(b.publicDir)).text).toBe((await readKeySet(a.publicDir)).text);
   });
 
@@ -64,10 +77,7 @@ describe.concurrent('reproducible builds', () => {
     expect(ra.code, ra.stderr).toBe(0);
     expect(rb.code, rb.stderr).toBe(0);
     expect(JSON.parse(ra.stdout)).toMatchObject({ ok: true, issuedAt: '2026-10-31T00:00:00.000Z', records: 33, keyId: a.kid });
-    const fa = await readCurrentFiles(a.recordsDir), fb = await readCurrentFiles(b.recordsDir);
-    expect(fa.size).toBe(35);
-    expect([...fb.keys()].sort()).toEqual([...fa.keys()].sort());
-    for (const [rel, text] of fa) expect(fb.get(rel), rel).toBe(text);
+    expectSameBuild(await readCurrentFiles(a.recordsDir), await readCurrentFiles(b.recordsDir));
     expect((await readKeySet(b.publicDir)).text).toBe((await readKeySet(a.publicDir)).text);
     for (const { record } of (await readCurrentRecords(a.recordsDir)).values()) expect(record.issued_at).toBe('2026-10-31T00:00:00.000Z');
   });

@@ -1,62 +1,55 @@
 /**
  * Graceful shutdown: close() stops taking connections but lets a request already in flight
- * finish with its answer. To hold a request in flight deterministically, a record file is
- * replaced by a named pipe (mkfifo): the gateway's read of it blocks until the test writes the
- * record's bytes into the pipe.
+ * finish with its answer. To hold a request in flight deterministically, the gateway reads its
+ * records from an http origin that holds the answer for a record until the test releases it.
  */
-import { execFileSync } from 'node:child_process';
-import { constants } from 'node:fs';
-import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanup, liveRecordFile, makeProject, poll, sleep, startTestGateway } from './helpers.ts';
+import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
+import { holdingOrigin } from '../support/holding-origin.ts';
+import { cleanup, liveRecords, makeProject, poll, startTestGateway, type TestProject } from './helpers.ts';
 
-afterAll(cleanup);
+const origins: { close(): Promise<void> }[] = [];
+afterAll(async () => {
+  await Promise.all(origins.map((o) => o.close()));
+  await cleanup();
+});
 
-/** Opens the pipe for writing without blocking; succeeds only once a reader (the gateway) has it open. */
-async function openWriterWhenRead(fifo: string): Promise<FileHandle> {
-  const { value } = await poll(
-    () => open(fifo, constants.O_WRONLY | constants.O_NONBLOCK).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENXIO') return null; // no reader yet
-      throw error;
-    }),
-    (fh) => fh !== null,
-    { timeoutMs: 5000, intervalMs: 5 },
-  );
-  return value!;
+/** The project's live build behind a holding origin. */
+async function originOf(project: TestProject) {
+  const origin = await holdingOrigin(await realpath(join(project.recordsDir, CURRENT_LINK)));
+  origins.push(origin);
+  return origin;
 }
 
 describe('close()', () => {
   it('lets an in-flight request complete with 200, refuses new connections, then resolves', async () => {
     const project = await makeProject();
-    const g = await startTestGateway(project);
+    const origin = await originOf(project);
+    const g = await startTestGateway(project, { recordsDir: origin.url });
     const domain = 'gadget-hub.example';
-    const file = liveRecordFile(project, domain);
-    const bytes = await readFile(file);
+    const bytes = (await liveRecords(project)).get(domain)!;
     // Warm a keep-alive connection, as a real client would have.
     expect((await g.verify('never-audited-warm.example')).status).toBe(200);
 
-    await rm(file);
-    execFileSync('mkfifo', [file]);
-
+    const held = origin.hold(recordPath(domain));
     const inFlight = g.verify(domain);
-    const writer = await openWriterWhenRead(file); // the gateway is now inside the request
+    await held.reached; // the gateway is now inside the request
     let closed = false;
     const closing = g.gateway.close().then(() => {
       closed = true;
     });
 
-    await sleep(150);
-    expect(closed).toBe(false); // still waiting for the request in flight
     // No new connection is accepted once closing has begun.
     const refused = await fetch(`${g.url}/healthz`).then(
       (res) => `answered ${res.status}`,
       (error: Error & { cause?: { code?: string } }) => error.cause?.code ?? error.message,
     );
     expect(refused).toMatch(/^(ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET)$/);
+    expect(closed).toBe(false); // still waiting for the request in flight
 
-    await writer.write(bytes);
-    await writer.close();
-
+    held.release();
     const r = await inFlight;
     expect(r.status).toBe(200);
     expect(r.bytes.equals(bytes)).toBe(true);
@@ -68,35 +61,29 @@ describe('close()', () => {
 
   it('waits for every request in flight (two connections), and each completes with its own record', async () => {
     const project = await makeProject();
-    const g = await startTestGateway(project);
+    const origin = await originOf(project);
+    const g = await startTestGateway(project, { recordsDir: origin.url });
     const domains = ['harbor-furniture.example', 'fictional-candles.myshopify.com'];
-    const files = domains.map((d) => liveRecordFile(project, d));
-    const contents = await Promise.all(files.map((f) => readFile(f)));
-    for (const f of files) {
-      await rm(f);
-      execFileSync('mkfifo', [f]);
-    }
+    const records = await liveRecords(project);
+    const holds = domains.map((d) => origin.hold(recordPath(d)));
     const inFlight = domains.map((d) => g.verify(d));
-    const writers = await Promise.all(files.map((f) => openWriterWhenRead(f)));
+    await Promise.all(holds.map((h) => h.reached));
     let closed = false;
     const closing = g.gateway.close().then(() => {
       closed = true;
     });
 
     // Answer the second request first: close() must still wait for the first one.
-    await writers[1]!.write(contents[1]!);
-    await writers[1]!.close();
+    holds[1]!.release();
     const second = await inFlight[1]!;
     expect(second.status).toBe(200);
-    expect(second.bytes.equals(contents[1]!)).toBe(true);
-    await sleep(100);
+    expect(second.bytes.equals(records.get(domains[1]!)!)).toBe(true);
     expect(closed).toBe(false);
 
-    await writers[0]!.write(contents[0]!);
-    await writers[0]!.close();
+    holds[0]!.release();
     const first = await inFlight[0]!;
     expect(first.status).toBe(200);
-    expect(first.bytes.equals(contents[0]!)).toBe(true);
+    expect(first.bytes.equals(records.get(domains[0]!)!)).toBe(true);
     await closing;
     expect(closed).toBe(true);
   });
@@ -107,13 +94,13 @@ describe('mvr serve on SIGTERM', () => {
     const { spawn } = await import('node:child_process');
     const { createApiKey } = await import('../../service/api-keys.ts');
     const project = await makeProject();
+    const origin = await originOf(project);
     const { key } = await createApiKey(project.apiKeysFile, 'sigterm');
     const domain = 'juniper-pets.example';
-    const file = liveRecordFile(project, domain);
-    const bytes = await readFile(file);
+    const bytes = (await liveRecords(project)).get(domain)!;
     const child = spawn(
       process.execPath,
-      ['bin/mvr.js', 'serve', '--port', '0', '--records', project.recordsDir, '--public', project.publicDir, '--api-keys', project.apiKeysFile],
+      ['bin/mvr.js', 'serve', '--port', '0', '--records', origin.url, '--public', project.publicDir, '--api-keys', project.apiKeysFile],
       { cwd: new URL('../..', import.meta.url), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -121,15 +108,13 @@ describe('mvr serve on SIGTERM', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       const { value: url } = await poll(async () => /"msg":"listening","url":"([^"]+)"/.exec(out)?.[1] ?? null, (u) => u !== null, { timeoutMs: 15_000, intervalMs: 50 });
-      await rm(file);
-      execFileSync('mkfifo', [file]);
+      const held = origin.hold(recordPath(domain));
       const inFlight = fetch(`${url}/v1/verify?domain=${domain}`, { headers: { authorization: `Bearer ${key}` } });
-      const writer = await openWriterWhenRead(file);
+      await held.reached;
       child.kill('SIGTERM');
-      await sleep(200);
+      await poll(async () => out, (o) => o.includes('"msg":"shutting down"'), { timeoutMs: 5000, intervalMs: 10 });
       expect(child.exitCode).toBeNull(); // still draining
-      await writer.write(bytes);
-      await writer.close();
+      held.release();
       const res = await inFlight;
       expect(res.status).toBe(200);
       expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);

@@ -1,6 +1,6 @@
 // The verify page's script: verifies a record in the browser with @merchant-verify/verifier,
 // against the key set this origin publishes. Bundled for the browser by `npm run build`.
-import { KEY_SET_PATH, verifyRecord, type RecordVerification } from '@merchant-verify/verifier';
+import { KEY_SET_PATH, verifyAbsence, verifyRecord, type AbsenceResult, type RecordVerification } from '@merchant-verify/verifier';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const result = $('result');
@@ -45,6 +45,29 @@ function report(record: unknown, verification: RecordVerification): void {
   else show('invalid', `Not verified: ${verification.code}`, [['Reason', verification.code ?? '-'], ...rows]);
 }
 
+/** A never-audited answer, with its absence proof checked: proven only when the proof holds. */
+function reportAbsence(domain: string, absence: AbsenceResult): void {
+  if (absence.valid) {
+    show('valid', 'Never audited: absence proven', [
+      ['Domain', domain],
+      ['Status', 'unverified (no record in the build)'],
+      ['Build', absence.build],
+      ['Build issued', absence.issuedAt],
+      ['Key', absence.keyId],
+    ]);
+  } else {
+    show('invalid', `Absence not proven: ${absence.code}`, [['Reason', absence.message], ['Domain', domain]]);
+  }
+}
+
+async function checkAbsence(proof: unknown, domain: string): Promise<void> {
+  try {
+    reportAbsence(domain, verifyAbsence(proof, domain, await keySet()));
+  } catch (error) {
+    show('error', 'Could not verify', [['Problem', (error as Error).message]]);
+  }
+}
+
 async function check(record: unknown, domain?: string): Promise<void> {
   try {
     report(record, verifyRecord(record, await keySet(), { domain }));
@@ -62,7 +85,10 @@ $('paste-form').addEventListener('submit', (event) => {
     show('error', 'Not verified: not JSON', [['Problem', 'the pasted text is not a JSON record']]);
     return;
   }
-  void check(record);
+  // An absence proof (GET /v1/absence) pasted instead of a record: checked for the domain it names.
+  const proof = record as { domain_hash?: unknown; domain?: unknown } | null;
+  if (proof && typeof proof.domain_hash === 'string' && typeof proof.domain === 'string') void checkAbsence(record, proof.domain);
+  else void check(record);
 });
 
 /**
@@ -92,7 +118,16 @@ $('lookup-form').addEventListener('submit', (event) => {
         show('error', `Lookup refused: ${body.code ?? res.status}`, [['Problem', body.detail ?? `the gateway answered ${res.status}`]]);
         return;
       }
-      await check(body, answeredFor(domain, body.domain));
+      const asked = answeredFor(domain, body.domain);
+      if ((body as { status?: unknown }).status === 'unverified' && asked !== undefined) {
+        // "Never audited" holds only with the build's proof of it, never on the gateway's word.
+        const proof = await fetch(`/v1/absence?domain=${encodeURIComponent(asked)}`, { headers: { authorization: `Bearer ${key}`, accept: 'application/json' } });
+        const answer = (await proof.json()) as { code?: string; detail?: string };
+        if (!proof.ok) show('invalid', `Absence not proven: ${answer.code ?? proof.status}`, [['Problem', answer.detail ?? `the gateway answered ${proof.status}`]]);
+        else await checkAbsence(answer, asked);
+        return;
+      }
+      await check(body, asked);
     } catch (error) {
       show('error', 'Lookup failed', [['Problem', (error as Error).message]]);
     }
