@@ -68,6 +68,8 @@ export class RecordsService {
   private readonly loading = new Map<string, Promise<ServedRecord>>();
   /** The live build's map, loaded once per (build, key set) pair. */
   private liveMap: { generation: string; map: Promise<BuildMap>; failed: boolean } | null = null;
+  /** Why the last load of the live build's map failed; null once one succeeds. */
+  private mapError: string | null = null;
   /** Stored records refused since start (missing, unreadable, corrupt, not verifying), for health. */
   private failures = 0;
   /** The (live build, key set) pair the cache holds for, and its name for in-flight loads. */
@@ -83,12 +85,15 @@ export class RecordsService {
     this.cache = new VerifiedCache(options.cacheBytes);
   }
 
-  /** Re-checks which build is live and re-reads the key set if it changed; a map that failed to load is tried again. */
+  /** Re-checks which build is live and re-reads the key set if it changed, and loads the live build's map. */
   async refresh(): Promise<void> {
     // The source first: a bucket's key set is the one published with the build it finds live.
     await this.source.refresh();
     await this.keys.refresh();
+    // The live build's map is loaded (or tried again, after a failure) here rather than on the
+    // first lookup, so a new build is ready before it is asked for, and health tells a refused one.
     if (this.liveMap?.failed) this.liveMap = null;
+    await this.buildMap().catch(() => undefined);
   }
 
   /** Releases the source's connections (an HTTP origin's pool). */
@@ -124,9 +129,13 @@ export class RecordsService {
         failed: false,
         map: (async () => loadBuildMap((name) => this.source.readBuildFile(name), this.keys.get().keySet, this.source.liveBuild(), this.source.describe().build ?? 'the records store'))(),
       };
-      state.map.catch(() => {
-        state.failed = true;
-      });
+      state.map.then(
+        () => (this.mapError = null),
+        (error: Error) => {
+          state.failed = true;
+          this.mapError = error.message;
+        },
+      );
       this.liveMap = state;
     }
     return this.liveMap!.map;
@@ -141,8 +150,7 @@ export class RecordsService {
   health(): { ok: boolean; records: { ok: boolean; build: string | null; error: string | null; failures: number }; keySet: { ok: boolean; keys: number }; cache: ReturnType<VerifiedCache<ServedRecord>['stats']> } {
     const source = this.source.describe();
     // A build whose map or statement does not check is refused whole: the records are not served.
-    const refused = this.liveMap?.failed === true && this.liveMap.generation === this.generation;
-    const records = refused ? { ...source, ok: false, error: 'the live build\'s domain map or statement does not check' } : source;
+    const records = this.mapError !== null && source.ok ? { ...source, ok: false, error: this.mapError } : source;
     const keys = this.keys.state();
     return {
       ok: records.ok && keys.ok,

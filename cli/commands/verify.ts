@@ -90,7 +90,9 @@ async function verifyFromArgs(args: Record<string, unknown>, env: Record<string,
   const checkAbsence = async (record: unknown): Promise<AbsenceResult | null> => {
     const asked = domain ?? (record as { domain?: unknown } | null)?.domain;
     if ((record as { status?: unknown } | null)?.status !== 'unverified' || typeof asked !== 'string') return null;
+    if (!str('absence') && !(baseUrl && apiKey)) return { valid: false, code: 'NOT_ABSENT', message: 'no absence proof to check: give --absence FILE, or --base-url and --api-key to fetch it' };
     const proof = await readAbsenceProof(str('absence'), baseUrl, apiKey, asked);
+    if (proof === HAS_RECORD) return { valid: false, code: 'NOT_ABSENT', message: `the gateway says ${asked} has a record in its live build: this "unverified" answer is not the build's` };
     return fromFile ? verifyAbsence(proof, asked, await keySetFile()) : verifyAbsenceWithClient(proof, asked, keySetClient());
   };
 
@@ -187,14 +189,18 @@ function unverifiedAnswer(domain: string): Record<string, unknown> {
   return { domain, status: 'unverified', tier: null, score: null, last_audited_at: null, next_audit_at: null };
 }
 
+/** What the gateway answers for the absence of a domain that has a record: no proof, and a verdict. */
+const HAS_RECORD = Symbol('HAS_RECORD');
+
 /** The absence proof of a domain: a saved file, or `GET /v1/absence` of the gateway. */
-async function readAbsenceProof(file: string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: string): Promise<unknown> {
+async function readAbsenceProof(file: string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: string): Promise<unknown | typeof HAS_RECORD> {
   let bytes: Buffer;
   if (file) {
     bytes = await readBytes(file);
   } else {
     if (!baseUrl || !apiKey) throw new ConfigError('a never-audited record is checked against its absence proof: give --absence FILE, or --base-url and --api-key to fetch it');
     const answer = await getFromGateway(baseUrl, apiKey, `/v1/absence?domain=${encodeURIComponent(domain)}`);
+    if (!answer.ok && answer.code === 'HAS_RECORD') return HAS_RECORD;
     if (!answer.ok) throw new FetchFailedError(`the gateway answered ${answer.status} ${answer.code ?? ''} for the absence proof: ${answer.detail}`, answer.status);
     bytes = answer.bytes;
   }

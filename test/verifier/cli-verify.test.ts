@@ -1,7 +1,8 @@
 /**
  * `mvr verify` end to end: the CLI is spawned (`node bin/mvr.js verify ...` in /work/main)
  * against a real gateway over a real build. Exit codes: 0 valid, 10 UNSIGNED, 11 invalid
- * signature / unknown key / domain mismatch, 12 FETCH_FAILED, 3 invalid domain, 2 usage.
+ * signature / unknown key / domain mismatch, 12 FETCH_FAILED, 15 never audited (absence proven),
+ * 16 absence not proven, 3 invalid domain, 2 usage.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -41,6 +42,8 @@ beforeAll(async () => {
 afterAll(cleanup);
 
 const gatewayArgs = () => ['--base-url', gw.url, '--api-key', gw.key];
+/** A key-gated JSON answer of the gateway. */
+const gatewayJson = async (path: string): Promise<unknown> => (await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${gw.key}` } })).json();
 
 /** Saves a record (text or object) to a file and returns its path. */
 async function saved(name: string, record: string | Record<string, unknown>): Promise<string> {
@@ -93,19 +96,47 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
     expect(out.source).toBe(`${gw.url}/v1/verify?domain=${GOLD}`);
   });
 
-  it('a never-audited domain is unsigned: exit 10 UNSIGNED', async ({ expect }) => {
+  it('a never-audited domain: its absence proof checked, exit 15 NEVER_AUDITED (never 0)', async ({ expect }) => {
     const json = await runCli(['verify', UNAUDITED, ...gatewayArgs(), '--json']);
-    expect(json.code).toBe(10);
+    expect(json.code).toBe(15);
+    expect(exitCodeOf('NEVER_AUDITED')).toBe(15);
+    const builds = (await gatewayJson('/v1/builds')) as { builds: { id: string }[] };
     expect(parseJson(json.stdout)).toMatchObject({
       domain: UNAUDITED,
       valid: false,
       code: 'UNSIGNED',
       status: 'unverified',
-      tier: null,
       score: null,
-      key_id: null,
       staleness: { state: 'never_audited' },
+      absence: { valid: true, build: builds.builds[0]!.id, key_id: project.kid },
     });
+    const text = await runCli(['verify', UNAUDITED, ...gatewayArgs()]);
+    expect(text.code).toBe(15);
+    expect(text.stdout).toContain(`never audited in build ${builds.builds[0]!.id}`);
+    expect(text.stdout).toContain('proof valid');
+  });
+
+  it('--absence FILE: a saved proof checked offline; a changed one or another domain\'s is exit 16', async ({ expect }) => {
+    const proof = (await gatewayJson(`/v1/absence?domain=${UNAUDITED}`)) as Record<string, any>;
+    const keys = await saved('absence-keys.json', await readFile(join(project.publicDir, KEY_SET_PATH), 'utf8'));
+    const ok = await runCli(['verify', UNAUDITED, '--absence', await saved('absence.json', proof), '--keys', keys, '--json']);
+    expect(ok.code, ok.stderr).toBe(15);
+    expect(parseJson(ok.stdout)).toMatchObject({ domain: UNAUDITED, absence: { valid: true } });
+    const moved = { ...proof, left: proof.right, right: proof.left };
+    const bad = await runCli(['verify', UNAUDITED, '--absence', await saved('absence-bad.json', moved), '--keys', keys, '--json']);
+    expect(bad.code).toBe(16);
+    expect(parseJson(bad.stdout)).toMatchObject({ absence: { valid: false, code: 'NOT_ABSENT' } });
+    const other = await runCli(['verify', 'someone-else.example', '--absence', await saved('absence-other.json', proof), '--keys', keys]);
+    expect(other.code).toBe(16);
+    expect(other.stdout).toMatch(/NOT PROVEN: MALFORMED_ABSENCE_PROOF/);
+  });
+
+  it('an "unverified" answer for an audited domain (made up on the way) is exit 16: the build has a record', async ({ expect }) => {
+    const { key_id: _k, signature: _s, ...fake } = { ...gold, status: 'unverified', score: null, tier: null } as Record<string, unknown>;
+    const r = await runCli(['verify', '--file', await saved('made-up.json', fake), ...gatewayArgs(), '--json']);
+    expect(r.code).toBe(16);
+    expect(parseJson(r.stdout)).toMatchObject({ absence: { valid: false, code: 'NOT_ABSENT' } });
+    expect(parseJson(r.stdout).absence.message).toMatch(/has a record/);
   });
 
   it('--keys as a URL (the key set fetched from there)', async ({ expect }) => {

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { GatewayOptions, RunningGateway } from '../../gateway/server.ts';
@@ -62,7 +62,8 @@ export async function liveRecords(p: Project): Promise<Map<string, StoredRecord>
     for (const e of await readdir(dir, { withFileTypes: true })) {
       const abs = join(dir, e.name);
       if (e.isDirectory()) await walk(abs);
-      else if (e.name.endsWith('.json') && e.name !== MANIFEST_FILE) {
+      // Records live in their shard folders (`ab/`), beside nothing else ending in .json.
+      else if (e.name.endsWith('.json') && e.name !== MANIFEST_FILE && /^[0-9a-f]{2}$/.test(basename(dir))) {
         const bytes = await readFile(abs);
         const text = bytes.toString('utf8');
         out.set(e.name.slice(0, -'.json'.length), { bytes, text, record: JSON.parse(text) as Record<string, unknown> });

@@ -1,0 +1,141 @@
+/**
+ * Never fail open: "never audited" is decided by the build's signed domain map, never by a
+ * store that lost or mangled a record. Each fault an operator (or a disk) can make of a record
+ * file ends in a problem document naming it, while the rest of the build is still served; a map
+ * or statement that is missing or does not check refuses the build whole.
+ */
+import { execFileSync } from 'node:child_process';
+import { cp, mkdir, readFile, realpath, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE } from '../../core/layout.ts';
+import { cleanup, expectProblem, liveRecordFile, makeProject, startTestGateway, type TestGateway, type TestProject } from './helpers.ts';
+
+const FLAGGED = 'dubious-deals.example';
+const CONTROL = 'acme-outdoor.example';
+const NEVER = 'never-audited-control.example';
+
+afterAll(cleanup);
+
+/** The rest of the build is served: an audited record, and a never-audited answer. */
+async function expectRestServed(g: TestGateway): Promise<void> {
+  expect((await g.verify(CONTROL)).status).toBe(200);
+  const never = await g.verify(NEVER);
+  expect(never.status).toBe(200);
+  expect(never.json.status).toBe('unverified');
+}
+
+describe('a record file of the live build, faulted on a folder', () => {
+  let project: TestProject;
+  let g: TestGateway;
+  let flagged: Buffer;
+  beforeAll(async () => {
+    project = await makeProject();
+    g = await startTestGateway(project);
+    flagged = await readFile(liveRecordFile(project, FLAGGED));
+  });
+
+  const faults: [string, string, (file: string) => Promise<void>, RegExp][] = [
+    ['deleted', FLAGGED, (f) => rm(f), /missing from the live build, though the build's domain map lists it/],
+    ['a FIFO', 'knockoff-watches.example', async (f) => {
+      await rm(f);
+      execFileSync('mkfifo', [f]);
+    }, /not a regular file \(a FIFO\)/],
+    ['a link to a device', 'counterfeit-sneakers.example', async (f) => {
+      await rm(f);
+      await symlink('/dev/zero', f);
+    }, /symbolic link/],
+    ['a folder', 'gadget-hub.example', async (f) => {
+      await rm(f);
+      await mkdir(f);
+    }, /not a regular file \(a folder\)/],
+    ['a link out of the build', 'greenleaf-tea.example', async (f) => {
+      const outside = join(project.root, 'outside.json');
+      await writeFile(outside, await readFile(f));
+      await rm(f);
+      await symlink(outside, f);
+    }, /symbolic link/],
+    ['over 64 KiB', 'harbor-furniture.example', (f) => writeFile(f, Buffer.alloc(70 * 1024, 0x20)), /has 71680 bytes, more than the 65536/],
+    ['a 300 MB sparse file', 'indigo-apparel.example', (f) => truncate(f, 300 * 1024 * 1024), /has 314572800 bytes/],
+    ['truncated', 'juniper-pets.example', async (f) => truncate(f, (await readFile(f)).length - 10), /corrupt \(not JSON\)/],
+  ];
+
+  for (const [fault, domain, make, reason] of faults) {
+    it(`${fault}: 503 UNAVAILABLE naming why, never "unverified"; the rest of the build is served`, async () => {
+      await make(liveRecordFile(project, domain));
+      const r = await g.verify(domain);
+      const problem = expectProblem(r, 503, 'UNAVAILABLE');
+      expect(problem.detail).toMatch(reason);
+      expect(r.text).not.toContain('unverified');
+      // The same answer for a batch entry, the log proof and MCP's record.
+      const batch = await g.request('/v1/verify/batch', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ domains: [domain, CONTROL] }) });
+      expect(batch.json.results[0].problem.code).toBe('UNAVAILABLE');
+      expect(batch.json.results[1].record.domain).toBe(CONTROL);
+      expectProblem(await g.request(`/v1/absence?domain=${domain}`), 404, 'HAS_RECORD');
+      await expectRestServed(g);
+    });
+  }
+
+  it('counts the refused records in /healthz, and logs each with its reason', async () => {
+    const health = await g.request('/healthz', { key: null });
+    expect(health.json.records.failures).toBeGreaterThanOrEqual(faults.length);
+    expect(g.logs.filter((l) => l.msg === 'record rejected').length).toBeGreaterThanOrEqual(faults.length);
+  });
+
+  it('a record comes back when its file does, on the same gateway: the flagged merchant is flagged again', async () => {
+    await writeFile(liveRecordFile(project, FLAGGED), flagged);
+    const r = await g.verify(FLAGGED);
+    expect(r.status).toBe(200);
+    expect(r.json.status).toBe('flagged');
+    expect(r.bytes.equals(flagged)).toBe(true);
+  });
+});
+
+describe('a map or statement that is missing or does not check: the build is refused whole', () => {
+  const cases: [string, (build: string) => Promise<void>, RegExp][] = [
+    ['no domain map', (b) => rm(join(b, DOMAIN_MAP_FILE)), /has no domain-map/],
+    ['no statement', (b) => rm(join(b, BUILD_STATEMENT_FILE)), /has no statement\.json/],
+    ['a map with a leaf dropped', async (b) => writeFile(join(b, DOMAIN_MAP_FILE), (await readFile(join(b, DOMAIN_MAP_FILE))).subarray(32)), /is not the map its statement signs/],
+    ['a map with a leaf changed', async (b) => {
+      const map = await readFile(join(b, DOMAIN_MAP_FILE));
+      map.writeUInt8(map.readUInt8(map.length - 1) ^ 1, map.length - 1);
+      await writeFile(join(b, DOMAIN_MAP_FILE), map);
+    }, /is not the map its statement signs/],
+    ['a statement with a changed root', async (b) => {
+      const statement = JSON.parse(await readFile(join(b, BUILD_STATEMENT_FILE), 'utf8'));
+      statement.domain_map.size -= 1;
+      await writeFile(join(b, BUILD_STATEMENT_FILE), JSON.stringify(statement));
+    }, /does not verify: BAD_SIGNATURE/],
+    ['an unsigned statement in a signed deployment', async (b) => {
+      const { key_id: _k, signature: _s, ...statement } = JSON.parse(await readFile(join(b, BUILD_STATEMENT_FILE), 'utf8'));
+      await writeFile(join(b, BUILD_STATEMENT_FILE), JSON.stringify(statement));
+    }, /does not verify: UNSIGNED/],
+  ];
+  let project: TestProject;
+  beforeAll(async () => {
+    project = await makeProject();
+  });
+  for (const [fault, make, reason] of cases) {
+    it(`${fault}: every domain 503 STORE_UNAVAILABLE, never "unverified"; health degraded`, async () => {
+      // The fault made in the live build, a gateway started on it, and the build put back after.
+      const live = await realpath(join(project.recordsDir, CURRENT_LINK));
+      await cp(live, `${live}.whole`, { recursive: true });
+      await make(live);
+      const g = await startTestGateway(project);
+      try {
+        for (const domain of [CONTROL, NEVER, FLAGGED]) {
+          const r = await g.verify(domain);
+          expect(expectProblem(r, 503, 'STORE_UNAVAILABLE').detail).toMatch(reason);
+          expect(r.text).not.toContain('unverified');
+        }
+        expectProblem(await g.request(`/v1/absence?domain=${NEVER}`), 503, 'STORE_UNAVAILABLE');
+        const health = await g.request('/healthz', { key: null });
+        expect(health.json).toMatchObject({ status: 'degraded', records: { ok: false } });
+      } finally {
+        await g.close();
+        await rm(live, { recursive: true, force: true });
+        await rename(`${live}.whole`, live);
+      }
+    });
+  }
+});
