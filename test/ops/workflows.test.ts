@@ -687,7 +687,9 @@ describe('monthly-rebuild.yml build job, run here', () => {
     expect(listing).toContain('public/.well-known/merchant-verify-keys.json');
     expect(listing).toContain('public/log/checkpoint');
     expect(listing).toContain('public/.well-known/merchant-verify-log.vkey');
-    expect(listing.filter((l) => l.startsWith('records/') && l.endsWith('.json')).length).toBe(summary.records + 1);
+    expect(listing).toContain('records/domain-map');
+    // The records, the manifest and the build statement.
+    expect(listing.filter((l) => l.startsWith('records/') && l.endsWith('.json')).length).toBe(summary.records + 2);
     const sha = (await run('sha256sum', [pkg.file!])).stdout.split(' ')[0];
     expect(pkg.sha256).toBe(sha);
     const manifest = JSON.parse((await run('tar', ['-xzOf', pkg.file!, 'records/manifest.json'])).stdout) as { issuer: string };

@@ -55,7 +55,7 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
   it('`mvr publish` uploads the live build, then live.json; the bucket stays private', async () => {
     const { stdout } = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'publish', '--to', `s3://${BUCKET}/prod`, '--records', project.recordsDir, '--public', project.publicDir, '--json'], { env: { PATH: process.env.PATH ?? '', ...s3.env } });
     const summary = JSON.parse(stdout) as { ok: boolean; records: number; objects: number; build: string };
-    expect(summary).toMatchObject({ ok: true, records: 33, earlierBuilds: 0, objects: 38 }); // 33 records, the index, the kept list, the key set, the manifest, live.json
+    expect(summary).toMatchObject({ ok: true, records: 33, earlierBuilds: 0, objects: 40 }); // 33 records, the index, the domain map, the statement, the kept list, the key set, the manifest, live.json
     const bucket = bucketAt('prod');
     const live = await bucket.get('live.json');
     expect(JSON.parse(live.body.toString('utf8'))).toMatchObject({ build: summary.build, records: 33 });
@@ -197,7 +197,7 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
     const small = await makeProject({ build: false });
     await build(small, { now: months[0]!, keep: 2 });
     await build(small, { now: months[1]!, keep: 2 });
-    expect(await publish('late', small)).toMatchObject({ earlierBuilds: 1, objects: 2 * 35 + 4 }); // two builds of 33 records, an index and a manifest; the live one's change feed, kept list, key set, live.json
+    expect(await publish('late', small)).toMatchObject({ earlierBuilds: 1, objects: 2 * 37 + 4 }); // two builds of 33 records, an index, a domain map, a statement and a manifest; the live one's change feed, kept list, key set, live.json
     const local = await startTestGateway(small);
     const late = await gatewayOn('late', small);
     const earlier = ((await local.request('/v1/builds')).json as { builds: { id: string }[] }).builds[1]!.id;
