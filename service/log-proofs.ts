@@ -1,5 +1,5 @@
-import { NotInLogError, RecordUnavailableError } from '../core/errors.ts';
-import { BUILD_CHECKPOINT_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
+import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
+import { BUILD_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
 import { decodeBase64 } from '../core/tlog/base64.ts';
 import { parseCheckpoint } from '../core/tlog/checkpoint.ts';
 import { parseNote } from '../core/tlog/note.ts';
@@ -50,11 +50,20 @@ export class LogProofs {
     return storage ? new LogProofs(records, storage) : null;
   }
 
-  async proofFor(domain: string): Promise<ProvenRecord> {
-    const build = await this.storage.liveBuild();
+  /**
+   * The proof of `domain`'s record in the live build, or in `kept`, a build the caller has
+   * checked is kept (BuildHistory decides that): its record against the checkpoint that build
+   * signed. The log only grows, so today's tiles still prove an older, smaller tree.
+   */
+  async proofFor(domain: string, kept?: string): Promise<ProvenRecord> {
+    const build = kept ?? (await this.storage.liveBuild());
     const path = recordPath(domain);
     const record = await this.storage.builds.read(build, path);
-    if (!record) throw new NotInLogError(`${domain} has no record (never audited), so nothing of it is in the log`);
+    if (!record) {
+      // A kept build pruned since the caller looked has nothing to say any more: not "no record".
+      if (kept !== undefined && !(await this.storage.builds.read(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
+      throw new NotInLogError(`${domain} has no record in build ${build} (never audited then), so nothing of it is in the log`);
+    }
     checkServeRule(domain, record, this.records.keySet());
     const entry = (await this.shard(build, path.slice(0, path.indexOf('/')))).get(domain);
     const checkpoint = (await this.storage.builds.read(build, BUILD_CHECKPOINT_FILE))?.toString('utf8') ?? null;
