@@ -7,7 +7,7 @@
  * each request it accepted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -195,5 +195,21 @@ describe('clear failures', () => {
     expect(() => s3ConfigFromEnv({ AWS_ACCESS_KEY_ID: 'AKIAONLYTHEID' })).toThrow(/AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not/);
     const r = await runCli(['pull', '--from', `s3://${BUCKET}/prod`, '--records', join(await tempDir(), 'records')], awsEnv({ AWS_SECRET_ACCESS_KEY: 'only-the-secret' }));
     expect(r).toMatchObject({ code: 2, stderr: expect.stringMatching(/AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not/) });
+  });
+});
+
+describe('the AWS SDK costs nothing where it is not used', () => {
+  it('is imported in one place, dynamically, so a gateway on a folder (or with a key pair) never loads it', async () => {
+    const sources = (await Promise.all(['cli', 'gateway', 'service', 'builder', 'mcp', 'core'].map(async (dir) => (await readdir(join(ROOT, dir), { recursive: true })).filter((f) => f.endsWith('.ts')).map((f) => join(dir, f))))).flat();
+    const naming: string[] = [];
+    for (const file of sources) {
+      const text = await readFile(join(ROOT, file), 'utf8');
+      if (!text.includes('@aws-sdk/')) continue;
+      naming.push(file);
+      // Only `import('@aws-sdk/...')`, never `from '@aws-sdk/...'` (a type-only import would be erased, but is not needed either).
+      expect(text, file).not.toMatch(/from\s*['"]@aws-sdk\//);
+      expect(text, file).toMatch(/import\(\s*['"]@aws-sdk\/credential-provider-node['"]\s*\)/);
+    }
+    expect(naming).toEqual(['service/s3-credentials.ts']);
   });
 });
