@@ -76,6 +76,14 @@ describe('the HTTP edge', async () => {
     }
   });
 
+  it('marks the verify page and its script nosniff (the script only runs as the JavaScript it says it is)', async () => {
+    for (const path of ['/verify', '/verify/app.js']) {
+      const r = await g.request(path, { key: null });
+      expect(r.status, path).toBe(200);
+      expect(r.headers.get('x-content-type-options'), path).toBe('nosniff');
+    }
+  });
+
   it('marks the 503 of a store that is not there nosniff too', async () => {
     const down = await startTestGateway(project, { recordsDir: join(project.recordsDir, 'not-there') });
     const r = await down.verify(GOLD);
