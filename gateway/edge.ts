@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidRequestError } from '../core/errors.ts';
+import { InvalidRequestError, isMvrError } from '../core/errors.ts';
 
 /**
  * A Host field value (RFC 9110 7.2): `uri-host [":" port]` of RFC 3986, so no spaces, no list and
@@ -42,11 +42,12 @@ export function setEdgeHeaders(res: ServerResponse): void {
 
 /**
  * Whether a request failed because its client hung up before sending all of it (mid-body of a
- * POST, say): node:http destroys the request stream, which then ends in an "aborted" error. That
- * is the client's doing and nobody is left to answer, so it is logged at info, not as an error.
+ * POST, say): node:http destroys the unfinished request, and reading it ends in an "aborted"
+ * error (ECONNRESET). That is the client's doing and nobody is left to answer, so it is logged
+ * at info, not as an error. Our own errors (a 413 that stopped reading, say) are never this.
  */
 export function clientHungUp(req: IncomingMessage, error: unknown): boolean {
-  if (req.complete) return false;
+  if (isMvrError(error) || req.complete || !req.destroyed) return false;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return req.destroyed && (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || req.socket?.destroyed === true);
+  return code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE';
 }
