@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MethodNotAllowedError, isMvrError, NotFoundError } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
 import { sendAnswer } from './answer.ts';
+import { checkRequestHead, clientHungUp, setEdgeHeaders } from './edge.ts';
 import type { GatewayServices } from './context.ts';
 import { httpCodeOf } from '../service/problem-document.ts';
 import { problemAnswer } from './problem.ts';
@@ -58,6 +59,12 @@ export function createGatewayApp(services: GatewayServices): App {
     onError: async (error, event) => {
       // h3 wraps what a handler threw; the gateway's own errors are its cause.
       const cause = error.cause ?? error;
+      if (clientHungUp(event.node.req, cause)) {
+        services.log({ level: 'info', msg: 'client closed the connection before the request was complete', method: event.method, path: pathOf(event) });
+        // Ended, so h3 takes it as answered (and prints nothing); the socket is gone, nothing is sent.
+        event.node.res.end();
+        return;
+      }
       if (!isMvrError(cause)) services.log({ level: 'error', msg: 'unhandled error', error: String((cause as Error)?.stack ?? cause) });
       event.context.errorCode = httpCodeOf(cause);
       if (event.node.res.headersSent) {
@@ -67,6 +74,13 @@ export function createGatewayApp(services: GatewayServices): App {
       await sendAnswer(event, problemAnswer(cause, services.issuer));
     },
   });
+  // Before any route: the headers every answer carries, then the request head's own checks (400).
+  app.use(
+    defineEventHandler((event) => {
+      setEdgeHeaders(event.node.res);
+      checkRequestHead(event.node.req);
+    }),
+  );
   const router = createRouter();
   for (const route of routes(services)) {
     router.add(

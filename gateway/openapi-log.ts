@@ -18,13 +18,22 @@ export function logPaths(): Record<string, unknown> {
       get: {
         operationId: 'getLogProof',
         tags: ['records'],
-        summary: "A C2SP tlog-proof that the domain's live record is in the public log",
+        summary: "A C2SP tlog-proof that the domain's live record (or its record in a kept build) is in the public log",
         description:
           'c2sp.org/tlog-proof@v1: `extra` carries the record\'s 32-byte salt (the entry is SHA-256(salt || record bytes)), then the entry index, the RFC 6962 inclusion proof and the signed checkpoint of the record\'s build. Verify with `verifyLogProof` of @merchant-verify/verifier.',
-        parameters: [{ name: 'domain', in: 'query', required: true, schema: { $ref: '#/components/schemas/DomainParameter' } }],
+        parameters: [
+          { name: 'domain', in: 'query', required: true, schema: { $ref: '#/components/schemas/DomainParameter' } },
+          {
+            name: 'build',
+            in: 'query',
+            required: false,
+            description: "A kept build (GET /v1/builds): the proof of the domain's record in that build, against the checkpoint that build signed (the record GET /v1/verify?build= answers). The live build by default.",
+            schema: { type: 'string' },
+          },
+        ],
         responses: {
           '200': text('The proof.', 'public, max-age=60, s-maxage=300', false),
-          ...problems(['INVALID_DOMAIN', ...GATED, 'NOT_IN_LOG', 'STORE_UNAVAILABLE', 'UNAVAILABLE']),
+          ...problems(['INVALID_DOMAIN', 'INVALID_REQUEST', ...GATED, 'BUILD_NOT_FOUND', 'NOT_IN_LOG', 'STORE_UNAVAILABLE', 'UNAVAILABLE']),
         },
       },
     },

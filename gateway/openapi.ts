@@ -80,7 +80,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
     info: {
       title: 'merchant-verify',
       version: '1.0.0',
-      description: 'Signed verification records for merchant domains. Records are Ed25519-signed over RFC 8785 canonical JSON; verify them with the public key set.',
+      description: 'Signed verification records for merchant domains. Records are Ed25519-signed over RFC 8785 canonical JSON; verify them with the public key set. Every answer carries `X-Content-Type-Options: nosniff`; a request with more than one `Host` or `Authorization` header is refused with 400 INVALID_REQUEST before any route sees it.',
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: `https://${options.issuer}` }],

@@ -60,12 +60,13 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
   const perKeyQuota = opts.rateLimitPerMinute ?? 0;
   const perAddressQuota = opts.unauthenticatedPerMinute ?? 0;
   const shared = redis;
+  const history = BuildHistory.of(records);
   const services: GatewayServices = {
     issuer: opts.issuer,
     schemaUrl: opts.schemaUrl,
     records,
-    history: BuildHistory.of(records),
-    proofs: LogProofs.of(records, opts.publicDir),
+    history,
+    proofs: LogProofs.of(records, opts.publicDir, history),
     publicDir: opts.publicDir,
     apiKeys,
     log,

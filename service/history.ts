@@ -103,6 +103,12 @@ export class BuildHistory {
     return { bytes, etag: strongEtag(bytes), audited: true };
   }
 
+  /** Whether a kept build's map lists `domain` (BUILD_NOT_FOUND for a build not kept). */
+  async hasRecordIn(build: string, domain: string): Promise<boolean> {
+    const builds = await this.builds();
+    return hasRecord(await this.mapOf(this.kept(builds, build).id, builds), domain);
+  }
+
   /** The proof that `domain` has no record in a kept build (HAS_RECORD when it has one). */
   async absenceIn(build: string, domain: string): Promise<AbsenceProof> {
     const builds = await this.builds();

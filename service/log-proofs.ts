@@ -1,5 +1,5 @@
-import { NotInLogError, RecordUnavailableError } from '../core/errors.ts';
-import { BUILD_CHECKPOINT_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
+import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
+import { BUILD_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
 import { decodeBase64 } from '../core/tlog/base64.ts';
 import { parseCheckpoint } from '../core/tlog/checkpoint.ts';
 import { parseNote } from '../core/tlog/note.ts';
@@ -10,6 +10,7 @@ import { hasher, sha256 } from './log-key.ts';
 import { logStorageOf, type LogStorage } from './log-storage.ts';
 import { checkServeRule, type RecordsService } from './records.ts';
 import { hasRecord } from './build-maps.ts';
+import type { BuildHistory } from './history.ts';
 
 /** A record and its C2SP tlog-proof, from one build. */
 export interface ProvenRecord {
@@ -34,6 +35,8 @@ export class LogProofs {
   constructor(
     private readonly records: RecordsService,
     readonly storage: LogStorage,
+    /** The kept builds, whose maps say whether a kept build lists a domain. */
+    private readonly history: BuildHistory | null = null,
   ) {}
 
   /** The public file `checkpoint` or `tile/...`, or the verifier key; null when there is none. */
@@ -46,19 +49,27 @@ export class LogProofs {
   }
 
   /** The log of a records service (a folder or a bucket); null for an http(s) origin. */
-  static of(records: RecordsService, publicDir: string): LogProofs | null {
+  static of(records: RecordsService, publicDir: string, history: BuildHistory | null): LogProofs | null {
     const storage = logStorageOf(records.source, publicDir);
-    return storage ? new LogProofs(records, storage) : null;
+    return storage ? new LogProofs(records, storage, history) : null;
   }
 
-  async proofFor(domain: string): Promise<ProvenRecord> {
-    const build = await this.storage.liveBuild();
+  /**
+   * The proof of `domain`'s record in the live build, or in `kept`, a build the caller has
+   * checked is kept (BuildHistory decides that): its record against the checkpoint that build
+   * signed. The log only grows, so today's tiles still prove an older, smaller tree.
+   */
+  async proofFor(domain: string, kept?: string): Promise<ProvenRecord> {
+    const build = kept ?? (await this.storage.liveBuild());
     const path = recordPath(domain);
     const record = await this.storage.builds.readRecord(build, path);
     if (!record) {
+      // A kept build pruned since the caller looked has nothing to say any more: not "no record".
+      if (kept !== undefined && !(await this.storage.builds.read(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
       // Only the build's map says "never audited"; a record it lists must be there.
-      if (hasRecord(await this.records.buildMap(), domain)) throw new RecordUnavailableError(`the record of ${domain} is missing from the live build, though the build's domain map lists it`);
-      throw new NotInLogError(`${domain} has no record (never audited), so nothing of it is in the log`);
+      const listed = kept === undefined ? hasRecord(await this.records.buildMap(), domain) : await this.history?.hasRecordIn(kept, domain);
+      if (listed) throw new RecordUnavailableError(`the record of ${domain} is missing from build ${build}, though the build's domain map lists it`);
+      throw new NotInLogError(`${domain} has no record in build ${build} (never audited then), so nothing of it is in the log`);
     }
     checkServeRule(domain, record, this.records.keySet());
     const entry = (await this.shard(build, path.slice(0, path.indexOf('/')))).get(domain);

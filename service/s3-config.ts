@@ -1,4 +1,5 @@
 import { ConfigError } from '../core/errors.ts';
+import { credentialsFromEnv, type CredentialSource } from './s3-credentials.ts';
 
 // The S3 settings, apart from the client (service/s3.ts), so the CLI reads them without loading it.
 
@@ -9,11 +10,10 @@ export interface S3Location {
   prefix: string;
 }
 
-/** Credentials, region and endpoint: the standard AWS variables, read by the CLI ({@link s3ConfigFromEnv}). */
+/** Credentials, region and endpoint: the standard AWS settings, read by the CLI ({@link s3ConfigFromEnv}). */
 export interface S3Config {
-  accessKeyId: string;
-  secretAccessKey: string;
-  sessionToken?: string;
+  /** Asked before each request: static keys, or the AWS provider chain, refreshed as they near expiry. */
+  credentials: CredentialSource;
   region: string;
   /** Scheme, host and port; the bucket goes in the path (path-style addressing). */
   endpoint: string;
@@ -29,16 +29,15 @@ export function parseS3Url(url: string, what = '--records'): S3Location {
 }
 
 /**
- * The S3 settings from the standard AWS variables: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
- * AWS_SESSION_TOKEN, AWS_REGION (or AWS_DEFAULT_REGION; us-east-1), and AWS_ENDPOINT_URL_S3 or
+ * The S3 settings from the standard AWS settings: credentials as {@link credentialsFromEnv} finds
+ * them (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, else AWS_PROFILE, web identity, container or
+ * instance credentials), AWS_REGION (or AWS_DEFAULT_REGION; us-east-1), and AWS_ENDPOINT_URL_S3 or
  * AWS_ENDPOINT_URL (an S3-compatible server; AWS's regional endpoint otherwise).
  */
 export function s3ConfigFromEnv(env: NodeJS.ProcessEnv): S3Config {
-  const accessKeyId = env.AWS_ACCESS_KEY_ID;
-  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
-  if (!accessKeyId || !secretAccessKey) throw new ConfigError('s3:// needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY');
+  const credentials = credentialsFromEnv(env);
   const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
   const endpoint = (env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || `https://s3.${region}.amazonaws.com`).replace(/\/+$/, '');
   if (!/^https?:\/\/[^/]+$/i.test(endpoint)) throw new ConfigError(`AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL ${endpoint}: not an http(s) origin (scheme, host and port only)`);
-  return { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN || undefined, region, endpoint };
+  return { credentials, region, endpoint };
 }

@@ -1,5 +1,6 @@
 import { AwsClient } from 'aws4fetch';
 import { parseS3Url, s3ConfigFromEnv, type S3Config, type S3Location } from './s3-config.ts';
+import type { AwsCredentials } from './s3-credentials.ts';
 import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTransportOptions } from './sources/origin-transport.ts';
 
 export { BodyTooLargeError };
@@ -8,10 +9,12 @@ export { parseS3Url, s3ConfigFromEnv, type S3Config, type S3Location } from './s
 /**
  * A private bucket, read and written with AWS Signature V4 (aws4fetch signs; the request goes
  * through the {@link OriginTransport}: keep-alive, timeouts, retries with backoff). Keys are
- * relative to the location's prefix.
+ * relative to the location's prefix. Each request is signed with the credentials the config's
+ * source gives at that moment, so refreshed role credentials take over without a restart.
  */
 export class S3Bucket {
-  private readonly signer: AwsClient;
+  /** The signer of the credentials last given (aws4fetch keeps derived signing keys per client). */
+  private signer: { credentials: AwsCredentials; client: AwsClient } | null = null;
   private readonly transport: OriginTransport;
 
   constructor(
@@ -19,7 +22,6 @@ export class S3Bucket {
     private readonly config: S3Config,
     options: OriginTransportOptions = {},
   ) {
-    this.signer = new AwsClient({ accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey, sessionToken: config.sessionToken, region: config.region, service: 's3' });
     this.transport = new OriginTransport(options);
   }
 
@@ -45,13 +47,22 @@ export class S3Bucket {
   private async send(method: 'GET' | 'PUT', key: string, headers: Record<string, string>, body?: Buffer, maxBytes?: number): Promise<OriginAnswer> {
     const path = [this.location.bucket, ...(this.location.prefix ? this.location.prefix.split('/') : []), ...key.split('/')].map(encodeURIComponent).join('/');
     // aws4fetch hashes the payload for the signature (x-amz-content-sha256).
-    const signed = await this.signer.sign(`${this.config.endpoint}/${path}`, { method, headers, body: body as Uint8Array<ArrayBuffer> | undefined });
+    const signed = await (await this.signerNow()).sign(`${this.config.endpoint}/${path}`, { method, headers, body: body as Uint8Array<ArrayBuffer> | undefined });
     return this.transport.send(signed.url, { method, headers: Object.fromEntries(signed.headers), body, maxBytes });
+  }
+
+  private async signerNow(): Promise<AwsClient> {
+    const credentials = await this.config.credentials();
+    if (this.signer?.credentials !== credentials) {
+      const { accessKeyId, secretAccessKey, sessionToken } = credentials;
+      this.signer = { credentials, client: new AwsClient({ accessKeyId, secretAccessKey, sessionToken, region: this.config.region, service: 's3' }) };
+    }
+    return this.signer.client;
   }
 }
 
 /**
- * The bucket at `s3://BUCKET/PREFIX` (named by `flag` in errors), with the standard AWS variables,
+ * The bucket at `s3://BUCKET/PREFIX` (named by `flag` in errors), with the standard AWS settings,
  * for the CLI's bulk transfers (`mvr publish`, `mvr pull`): longer timeouts and more retries than
  * a gateway's lookups, since a month's records are many objects and one slow one must not fail all.
  */

@@ -56,7 +56,7 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
   await records.refresh();
   setInterval(() => void records.refresh().catch(() => undefined), 1000).unref();
   const history = BuildHistory.of(records);
-  const proofs = LogProofs.of(records, config.public);
+  const proofs = LogProofs.of(records, config.public, history);
   return {
     proof: (domain) => (proofs ? proofs.proofFor(domain) : Promise.reject(new NotInLogError('records from an http(s) origin: log proofs come from a records folder or a bucket'))),
     lookup: async (domain) => (await records.recordFor(domain)).bytes,

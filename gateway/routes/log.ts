@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { defineEventHandler } from 'h3';
-import { NotFoundError } from '../../core/errors.ts';
+import { BuildNotFoundError, NotFoundError } from '../../core/errors.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
 import { parseCheckpoint } from '../../core/tlog/checkpoint.ts';
 import { parseNote } from '../../core/tlog/note.ts';
@@ -10,7 +10,7 @@ import { strongEtag } from '../../service/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
 import type { GatewayServices } from '../context.ts';
-import { domainParameter, proofsOf, queryOf } from '../query.ts';
+import { domainParameter, historyOf, proofsOf, queryOf, queryParameter } from '../query.ts';
 import { RECORD_CACHE_CONTROL } from './verify.ts';
 
 /** Path prefix of the log's tiles and checkpoint (c2sp.org/tlog-tiles). */
@@ -64,13 +64,20 @@ export function logVkeyRoute(services: GatewayServices) {
   });
 }
 
-/** `GET /v1/proof?domain=`: the C2SP tlog-proof of the domain's live record (key-gated, like the record). */
+/**
+ * `GET /v1/proof?domain=` (key-gated, like the record): the C2SP tlog-proof of the domain's live
+ * record; with `&build=ID`, of its record in that kept build, as `/v1/verify?build=` answers it
+ * (an unknown or pruned build is 404 BUILD_NOT_FOUND).
+ */
 export function proofRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     await requireApiKey(event, services);
-    const domain = domainParameter(queryOf(event));
+    const query = queryOf(event);
+    const domain = domainParameter(query);
     event.context.domain = domain;
-    const { proof } = await proofsOf(services).proofFor(domain);
+    const build = queryParameter(query, 'build');
+    if (build !== undefined && !(await historyOf(services).builds()).some((b) => b.id === build)) throw new BuildNotFoundError(build);
+    const { proof } = await proofsOf(services).proofFor(domain, build);
     const bytes = Buffer.from(proof);
     const headers = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': RECORD_CACHE_CONTROL, vary: 'Authorization' };
     return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));

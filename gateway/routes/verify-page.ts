@@ -19,7 +19,6 @@ export function verifyPageRoutes() {
         'content-type': which === 'html' ? 'text/html; charset=utf-8' : 'text/javascript; charset=utf-8',
         'cache-control': 'public, max-age=300',
         'content-security-policy': CSP,
-        'x-content-type-options': 'nosniff',
       };
       return sendAnswer(event, conditionalAnswer(event, headers, file.etag, file.body));
     });

@@ -173,6 +173,26 @@ describe('a logged build, two months running', async () => {
     expectProblem(await g.request('/v1/proof?domain=never-audited.example'), 404, 'NOT_IN_LOG');
   });
 
+  it('?build= proves the record of that kept build against the checkpoint it signed, never the live one; an unknown build is 404 BUILD_NOT_FOUND', async () => {
+    const domain = 'acme-outdoor.example';
+    const [live, older] = (await g.request('/v1/builds')).json.builds as { id: string }[];
+    const oldRecord = (await g.request(`/v1/verify?domain=${domain}&build=${older!.id}`)).json as Record<string, unknown>;
+    const liveRecord = (await g.verify(domain)).json as Record<string, unknown>;
+    expect(oldRecord.issued_at).not.toBe(liveRecord.issued_at);
+    const r = await g.request(`/v1/proof?domain=${domain}&build=${older!.id}`);
+    expect(r.status).toBe(200);
+    expect(verifyLogProof(oldRecord, r.text, { vkey })).toMatchObject({ valid: true, index: domains.indexOf(domain), checkpoint: { size: 33 } });
+    expect(parseTlogProof(r.text).checkpoint).toBe(novCheckpoint);
+    expect(verifyLogProof(liveRecord, r.text, { vkey })).toMatchObject({ valid: false, code: 'NOT_INCLUDED' });
+    // The live build asked by its id is the live proof.
+    expect((await g.request(`/v1/proof?domain=${domain}&build=${live!.id}`)).text).toBe((await g.request(`/v1/proof?domain=${domain}`)).text);
+    for (const unknown of ['2001-01-01T000000Z', '', '../current', older!.id.toUpperCase()]) {
+      expectProblem(await g.request(`/v1/proof?domain=${domain}&build=${encodeURIComponent(unknown)}`), 404, 'BUILD_NOT_FOUND');
+    }
+    expectProblem(await g.request(`/v1/proof?domain=${domain}&build=${older!.id}&build=${live!.id}`), 400, 'INVALID_REQUEST');
+    expectProblem(await g.request(`/v1/proof?domain=never-audited.example&build=${older!.id}`), 404, 'NOT_IN_LOG');
+  });
+
   it('a proof whose tiles cannot be read is 503 UNAVAILABLE (not 500), and is back once they are', async () => {
     const tile = join(logDir(p), 'tile/0/000.p/66');
     const saved = await readFile(tile);

@@ -76,6 +76,18 @@ describe('the log from a bucket', () => {
     expectProblem(await bucketGateway.request('/v1/proof?domain=never-audited.example'), 404, 'NOT_IN_LOG');
   });
 
+  it('?build= proves a kept build\'s record from the bucket byte for byte as from the folder', async () => {
+    const vkey = (await readFile(join(project.publicDir, '.well-known/merchant-verify-log.vkey'), 'utf8')).trim();
+    const older = ((await bucketGateway.request('/v1/builds')).json.builds as { id: string }[])[1]!.id;
+    const path = `/v1/proof?domain=acme-outdoor.example&build=${older}`;
+    const [a, b] = await Promise.all([folder.request(path), bucketGateway.request(path)]);
+    expect(b.status).toBe(200);
+    expect(b.text).toBe(a.text);
+    const record = (await bucketGateway.request(`/v1/verify?domain=acme-outdoor.example&build=${older}`)).json;
+    expect(verifyLogProof(record, b.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 33 } });
+    expectProblem(await bucketGateway.request('/v1/proof?domain=acme-outdoor.example&build=1999-01-01T000000Z'), 404, 'BUILD_NOT_FOUND');
+  });
+
   it('MCP include_proof, and mvr log check against the bucket gateway', async () => {
     const client = await connectHttpClient(bucketGateway.url, bucketGateway.key);
     const result = (await client.callTool({ name: 'verify_merchant', arguments: { domain: 'acme-outdoor.example', include_proof: true } })) as unknown as { content: { text: string }[] };

@@ -4,7 +4,9 @@
  * whose payload does not match its signed hash. The signature is recomputed with AWS's own
  * signer (@smithy/signature-v4), not the library the service signs with. `stop()` and `start()`
  * take the endpoint away and bring it back on the same port. A range of an empty object is
- * answered 416, as S3 does (s3rver itself hangs on it).
+ * answered 416, as S3 does (s3rver itself hangs on it). More key pairs may be accepted (role
+ * credentials, each with its session token, which must then be sent and signed); `signedWith`
+ * lists the access key of every request accepted, in order.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,8 +22,17 @@ export const S3_ACCESS_KEY = 'MVRTESTACCESSKEY';
 export const S3_SECRET_KEY = 'mvr-test-secret-access-key-0123456789';
 export const S3_REGION = 'us-east-1';
 
+/** A key pair the server accepts; with a token, only requests that send and sign that token. */
+export interface TestS3Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
 export interface TestS3 {
   endpoint: string;
+  /** The access key of every accepted request, in order. */
+  signedWith: string[];
   /** The standard AWS variables for this server. */
   env: Record<string, string>;
   /** Requests refused for their signature (for tests that check the check). */
@@ -31,14 +42,18 @@ export interface TestS3 {
   close(): Promise<void>;
 }
 
-export async function startS3(buckets: string[]): Promise<TestS3> {
+export async function startS3(buckets: string[], opts: { credentials?: TestS3Credentials[] } = {}): Promise<TestS3> {
   const directory = mkdtempSync(join(tmpdir(), 'mvr-s3-'));
   const backend = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory, configureBuckets: buckets.map((name) => ({ name, configs: [] })) });
   const { port: backendPort } = (await backend.run()) as { port: number };
   const port = await freePort();
-  const signer = new SignatureV4({ credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY }, region: S3_REGION, service: 's3', sha256: Hash.bind(null, 'sha256'), uriEscapePath: false });
+  const accepted = opts.credentials ?? [{ accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY }];
+  const signers = new Map(
+    accepted.map((c) => [c.accessKeyId, { token: c.sessionToken, signer: new SignatureV4({ credentials: c, region: S3_REGION, service: 's3', sha256: Hash.bind(null, 'sha256'), uriEscapePath: false }) }]),
+  );
   const state: TestS3 = {
     endpoint: `http://127.0.0.1:${port}`,
+    signedWith: [],
     env: { AWS_ACCESS_KEY_ID: S3_ACCESS_KEY, AWS_SECRET_ACCESS_KEY: S3_SECRET_KEY, AWS_REGION: S3_REGION, AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${port}` },
     refused: 0,
     stop: async () => undefined,
@@ -50,7 +65,10 @@ export async function startS3(buckets: string[]): Promise<TestS3> {
     const auth = req.headers.authorization ?? '';
     const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(auth);
     if (!m) return 'AccessDenied: not signed with AWS Signature V4';
-    if (m[1] !== S3_ACCESS_KEY) return 'InvalidAccessKeyId';
+    const known = signers.get(m[1]!);
+    if (!known) return 'InvalidAccessKeyId';
+    const signedHeaders = m[4]!.split(';');
+    if (known.token !== undefined && (req.headers['x-amz-security-token'] !== known.token || !signedHeaders.includes('x-amz-security-token'))) return 'InvalidToken: the session token of this key was not sent and signed';
     const payloadHash = String(req.headers['x-amz-content-sha256'] ?? '');
     if (payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== createHash('sha256').update(body).digest('hex')) return 'XAmzContentSHA256Mismatch';
     const amzDate = String(req.headers['x-amz-date'] ?? '');
@@ -58,13 +76,15 @@ export async function startS3(buckets: string[]): Promise<TestS3> {
     if (!date) return 'AccessDenied: no x-amz-date';
     const url = new URL(req.url ?? '/', 'http://placeholder');
     const headers: Record<string, string> = {};
-    for (const name of m[4]!.split(';')) headers[name] = String(req.headers[name] ?? '');
-    const signed = await signer.sign(
+    for (const name of signedHeaders) headers[name] = String(req.headers[name] ?? '');
+    const signed = await known.signer.sign(
       { method: req.method ?? 'GET', protocol: 'http:', hostname: '127.0.0.1', port, path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body },
       { signingDate: new Date(Date.UTC(+date[1]!, +date[2]! - 1, +date[3]!, +date[4]!, +date[5]!, +date[6]!)) },
     );
     const expected = /Signature=([0-9a-f]{64})/.exec(String(signed.headers.authorization))?.[1];
-    return expected === m[5] ? null : 'SignatureDoesNotMatch';
+    if (expected !== m[5]) return 'SignatureDoesNotMatch';
+    state.signedWith.push(m[1]!);
+    return null;
   };
 
   /** Per object path, the request now being served (see below). */
