@@ -97,6 +97,34 @@ describe.skipIf(!CHROMIUM)('the verify page in headless Chromium', () => {
     }
   });
 
+  const lookUp = async (domain: string) => {
+    await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
+    await page.getByLabel('Domain or URL').fill(domain);
+    await page.getByLabel('API key').fill(g.key);
+    await page.getByRole('button', { name: 'Look up and verify' }).click();
+    await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
+    return { state: await page.locator('#result').getAttribute('data-state'), verdict: await page.locator('#verdict').textContent(), details: await page.locator('#details').textContent() };
+  };
+
+  it('shows a never-audited domain as such only with its absence proof checked; a made-up "unverified" is not proven', async () => {
+    const never = await lookUp('never-audited-page.example');
+    expect(never).toMatchObject({ state: 'valid', verdict: 'Never audited: absence proven' });
+    expect(never.details).toContain('Build');
+    // A proxy answering "unverified" for an audited shop: the gateway has no proof of absence for it.
+    const gold = JSON.parse((await g.verify(GOLD)).text) as Record<string, unknown>;
+    const { key_id: _k, signature: _s, ...made } = { ...gold, status: 'unverified', score: null, tier: null } as Record<string, unknown>;
+    await page.route('**/v1/verify?*', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(made) }));
+    try {
+      expect(await lookUp(GOLD)).toMatchObject({ state: 'invalid', verdict: 'Absence not proven: HAS_RECORD' });
+    } finally {
+      await page.unroute('**/v1/verify?*');
+    }
+    // A proof pasted on its own is checked for the domain it names.
+    const proof = (await g.request('/v1/absence?domain=never-audited-page.example')).text;
+    expect(await paste(proof)).toEqual({ state: 'valid', verdict: 'Never audited: absence proven' });
+    await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
+  });
+
   it('works by keyboard, labels every field, and loads nothing from another origin', async () => {
     for (const label of ['Record (JSON)', 'Domain or URL', 'API key']) expect(await page.getByLabel(label).count()).toBe(1);
     await page.getByLabel('Record (JSON)').focus();
