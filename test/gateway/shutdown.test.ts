@@ -8,7 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { constants } from 'node:fs';
 import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanup, liveRecordFile, makeProject, poll, sleep, startTestGateway } from './helpers.ts';
+import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { liveRecordFile, makeProject } from '../support/project.ts';
+import { poll, sleep } from '../support/wait.ts';
 
 afterAll(cleanup);
 
