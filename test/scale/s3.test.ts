@@ -98,8 +98,9 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
     await expect(publishing).rejects.toMatchObject({ code: 'BUILD_FAILED', message: expect.stringMatching(/live build there is unchanged/) });
     await bucket.close();
     await s3.start();
-    await new Promise((r) => setTimeout(r, 300));
-    expect((await g.verify(GOLD)).bytes).toEqual(live);
+    // The gateway may answer 503 until it has read the store again; then it serves the old build.
+    const { value: after } = await poll(() => g.verify(GOLD), (r) => r.status !== 503, { timeoutMs: 5000 });
+    expect(after.bytes).toEqual(live);
   });
 
   it('a store that goes away is STORE_UNAVAILABLE (never "never audited"), and the gateway recovers by itself', async () => {
