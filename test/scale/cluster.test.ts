@@ -118,6 +118,11 @@ describe.skipIf(!REDIS_SERVER)('three gateways on one Redis and one bucket (real
     let firstOkAfterStoreUp = Infinity;
     let running = true;
 
+    /** When an answer came, after the last event before it (for a failure message). */
+    const phaseOf = (at: number) => {
+      const last = Object.entries(events).filter(([, t]) => t <= at).sort((a, b) => b[1] - a[1])[0];
+      return last ? `${Math.round(at - last[1])} ms after ${last[0]}` : 'before any event';
+    };
     const check = (domain: string, key: 'steady' | 'doomed', r: { status: number; text: string; at: number }) => {
       counts[r.status] = (counts[r.status] ?? 0) + 1;
       if (r.status === 200) {
@@ -130,7 +135,7 @@ describe.skipIf(!REDIS_SERVER)('three gateways on one Redis and one bucket (real
         if (events.storeUp !== undefined) firstOkAfterStoreUp = Math.min(firstOkAfterStoreUp, r.at);
       } else if (r.status === 503) {
         const inOutage = events.storeDown !== undefined && r.at >= events.storeDown && (events.storeUp === undefined || r.at <= events.storeUp + 3000);
-        if (!inOutage) wrong.push(`${domain}: 503 outside the store outage: ${r.text}`);
+        if (!inOutage) wrong.push(`${domain}: 503 outside the store outage (${phaseOf(r.at)}): ${r.text}`);
       } else if (!(r.status === 401 && key === 'doomed' && events.revoked !== undefined)) wrong.push(`${domain}: ${r.status} ${r.text}`);
     };
     const client_ = async (n: number) => {
