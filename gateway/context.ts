@@ -70,7 +70,7 @@ export interface GatewayOptions {
   unauthenticatedPerMinute?: number;
   /** Slow-client limits of the HTTP server (defaults in `gateway/server.ts`); tests shorten them instead of waiting seconds. */
   connectionTimeouts?: Partial<ConnectionTimeouts>;
-  /** The clock never-audited answers are issued by (epoch ms); `Date.now` by default, a test's own clock in tests. */
+  /** The clock never-audited answers are issued by and quota windows counted by (epoch ms); `Date.now` by default, a test's own clock in tests. */
   now?: () => number;
 }
 
