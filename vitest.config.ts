@@ -5,7 +5,11 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Tests start real gateways and worker threads; two cores are shared by both.
+    // Tests start real gateways, worker threads and child processes; forks keep each file's
+    // process state (signals, cwd, env) its own.
     pool: 'forks',
+    // Two files at a time on this 2-core machine (Vitest's default is cores - 1, so one): most
+    // files spend their time waiting on child processes, sockets and disk, not on the CPU.
+    maxWorkers: 2,
   },
 });

@@ -67,4 +67,18 @@ export interface GatewayOptions {
   rateLimitPerMinute?: number;
   /** Requests per minute per client address without a valid key; 0 or absent turns it off (`mvr serve` defaults to 600). */
   unauthenticatedPerMinute?: number;
+  /** Slow-client limits of the HTTP server (defaults in `gateway/server.ts`); tests shorten them instead of waiting seconds. */
+  connectionTimeouts?: Partial<ConnectionTimeouts>;
+  /** The clock never-audited answers are issued by and quota windows counted by (epoch ms); `Date.now` by default, a test's own clock in tests. */
+  now?: () => number;
+}
+
+/** How long node:http lets a client take, in milliseconds (see `gateway/server.ts`). */
+export interface ConnectionTimeouts {
+  /** The whole request head must arrive within this (408 and close otherwise). */
+  headersMs: number;
+  /** The whole request, body included, must arrive within this. */
+  requestMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveMs: number;
 }

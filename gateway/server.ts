@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../core/errors.ts';
 import type { SigningKey } from '../core/signing.ts';
 import { createGatewayApp, gatewayListener } from './app.ts';
-import type { GatewayOptions, GatewayServices, LogLine } from './context.ts';
+import type { ConnectionTimeouts, GatewayOptions, GatewayServices, LogLine } from './context.ts';
 
 export type { GatewayOptions };
 import { openGatewayServices } from './services.ts';
@@ -18,21 +18,30 @@ export interface RunningGateway {
 }
 
 /**
- * Slow clients: the head of a request must arrive within HEADERS_MS and the whole request within
- * REQUEST_MS, checked by node:http every CHECK_MS (node:http answers 408 and closes); an idle
- * keep-alive connection is closed after KEEP_ALIVE_MS. node:http also answers what it cannot
+ * Slow clients: the head of a request must arrive within `headersMs` and the whole request within
+ * `requestMs`, checked by node:http every CHECK_MS (node:http answers 408 and closes); an idle
+ * keep-alive connection is closed after `keepAliveMs`. node:http also answers what it cannot
  * parse (400, 431) itself, only while no response is in flight.
  */
-const HEADERS_MS = 10_000;
-const REQUEST_MS = 30_000;
-const KEEP_ALIVE_MS = 5_000;
+export const DEFAULT_CONNECTION_TIMEOUTS: Readonly<ConnectionTimeouts> = Object.freeze({ headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 });
 const CHECK_MS = 250;
+
+/** The connection timeouts with their defaults, checked once: whole milliseconds, the head no later than the request. */
+export function connectionTimeouts(given: Partial<ConnectionTimeouts> = {}): ConnectionTimeouts {
+  const t = { ...DEFAULT_CONNECTION_TIMEOUTS, ...given };
+  for (const [name, ms] of Object.entries(t)) {
+    if (!Number.isSafeInteger(ms) || ms < 1) throw new ConfigError(`connectionTimeouts.${name}: must be a whole number of milliseconds >= 1, got ${String(ms)}`);
+  }
+  if (t.headersMs > t.requestMs) throw new ConfigError(`connectionTimeouts.headersMs (${t.headersMs}) must not exceed requestMs (${t.requestMs})`);
+  return t;
+}
 
 /** Writes log lines as JSON to stdout. */
 export const jsonLogger = (line: LogLine) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
 
 /** Opens the services once, starts their refresh timers, and serves the gateway app with node:http. */
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
+  const timeouts = connectionTimeouts(opts.connectionTimeouts);
   const { services, close: closeServices } = await openGatewayServices(opts);
   const { records } = services;
   warnAboutState(services);
@@ -40,7 +49,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   timer.unref();
 
   const server = createServer(
-    { headersTimeout: HEADERS_MS, requestTimeout: REQUEST_MS, keepAliveTimeout: KEEP_ALIVE_MS, connectionsCheckingInterval: CHECK_MS },
+    { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, keepAliveTimeout: timeouts.keepAliveMs, connectionsCheckingInterval: Math.min(CHECK_MS, timeouts.headersMs) },
     gatewayListener(createGatewayApp(services)),
   );
   try {

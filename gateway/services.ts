@@ -24,6 +24,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     issuer: opts.issuer,
     schemaUrl: opts.schemaUrl,
     cacheBytes: opts.cacheBytes,
+    now: opts.now,
     onRejected: (domain, reason) => log({ level: 'error', msg: 'record rejected', domain, reason }),
   });
 
@@ -61,6 +62,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
   const perAddressQuota = opts.unauthenticatedPerMinute ?? 0;
   const shared = redis;
   const history = BuildHistory.of(records);
+  const now = opts.now ?? Date.now;
   const services: GatewayServices = {
     issuer: opts.issuer,
     schemaUrl: opts.schemaUrl,
@@ -72,8 +74,8 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     log,
     accessLog: opts.accessLog ?? true,
     limits: {
-      perKey: perKeyQuota > 0 ? (shared ? new SharedWindowLimiter(shared, 'per-key', perKeyQuota, 60) : new FixedWindowLimiter('per-key', perKeyQuota, 60)) : null,
-      perAddress: perAddressQuota > 0 ? new FixedWindowLimiter('unauthenticated', perAddressQuota, 60) : null,
+      perKey: perKeyQuota > 0 ? (shared ? new SharedWindowLimiter(shared, 'per-key', perKeyQuota, 60, undefined, now) : new FixedWindowLimiter('per-key', perKeyQuota, 60, undefined, now)) : null,
+      perAddress: perAddressQuota > 0 ? new FixedWindowLimiter('unauthenticated', perAddressQuota, 60, undefined, now) : null,
     },
   };
   return {

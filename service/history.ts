@@ -93,7 +93,7 @@ export class BuildHistory {
   }
 
   /** The record of `domain` in a kept build: stored and checked when the build's map lists it, else the never-audited record. */
-  async recordIn(build: string, domain: string, now = Date.now()): Promise<ServedRecord> {
+  async recordIn(build: string, domain: string, now = this.records.now()): Promise<ServedRecord> {
     const builds = await this.builds();
     const kept = this.kept(builds, build);
     if (kept === builds[0]) return this.records.recordFor(domain, now);

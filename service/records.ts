@@ -40,6 +40,8 @@ export interface RecordsServiceOptions {
   cacheBytes: number;
   /** Told about every stored record refused, with the reason (for the log). */
   onRejected?: (domain: string, reason: string) => void;
+  /** The clock answers are issued by (epoch ms); `Date.now` unless a test sets its own. */
+  now?: () => number;
 }
 
 /** Opens the records service over a folder, an http(s) origin or a bucket; call `refresh()` before the first lookup. */
@@ -76,6 +78,8 @@ export class RecordsService {
   private build: string | null = null;
   private keySetLoads = -1;
   private generation = '';
+  /** The service's clock (epoch ms). */
+  readonly now: () => number;
 
   constructor(
     readonly source: RecordSource,
@@ -83,6 +87,7 @@ export class RecordsService {
     private readonly options: RecordsServiceOptions,
   ) {
     this.cache = new VerifiedCache(options.cacheBytes);
+    this.now = options.now ?? Date.now;
   }
 
   /** Re-checks which build is live and re-reads the key set if it changed, and loads the live build's map. */
@@ -106,7 +111,7 @@ export class RecordsService {
    * question is answered: a never-audited record is issued at the start of that second, so every
    * answer about one unknown domain within a second is the same bytes and entity tag.
    */
-  async recordFor(domain: string, now = Date.now()): Promise<ServedRecord> {
+  async recordFor(domain: string, now = this.now()): Promise<ServedRecord> {
     this.syncGeneration();
     const hit = this.cache.get(domain);
     if (hit) return hit;

@@ -1,23 +1,10 @@
 import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatProblem, InvalidAuditsError, type AuditProblem } from '../../core/errors.ts';
-import {
-  audit,
-  auditsFolder,
-  cloneProject,
-  build,
-  buildArgs,
-  buildFails,
-  currentTarget,
-  jsonl,
-  lines,
-  makeProject,
-  readCurrentRecords,
-  removeTempDirs,
-  runCli,
-  snapshotOutputs,
-  type Project,
-} from './helpers.ts';
+import { audit, jsonl } from '../support/audits.ts';
+import { buildArgs, lines, runCli } from '../support/cli.ts';
+import { currentTarget, readCurrentRecords, snapshotOutputs } from '../support/outputs.ts';
+import { auditsFolder, build, buildFails, cloneProject, makeProject, type Project, removeTempDirs } from '../support/project.ts';
 
 /**
  * Every case runs against its own copy of a project that already has a good build: a bad audit
@@ -27,7 +14,7 @@ import {
 let base: Project;
 
 beforeAll(async () => {
-  base = await makeProject({ samples: true, keygen: true });
+  base = await makeProject({ samples: true, sign: true, build: false });
   await build(base);
 });
 afterAll(removeTempDirs);

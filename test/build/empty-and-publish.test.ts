@@ -2,28 +2,15 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, BUILDS_DIR, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, MANIFEST_FILE } from '../../core/layout.ts';
-import {
-  auditsFolder,
-  build,
-  buildArgs,
-  buildFails,
-  currentTarget,
-  lines,
-  listFiles,
-  makeProject,
-  readKeySet,
-  removeTempDirs,
-  runCli,
-  snapshotOutputs,
-  tempDir,
-  type Project,
-} from './helpers.ts';
+import { buildArgs, lines, runCli } from '../support/cli.ts';
+import { currentTarget, listFiles, readKeySet, snapshotOutputs } from '../support/outputs.ts';
+import { auditsFolder, build, buildFails, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 
 afterAll(removeTempDirs);
 
 /** A project with a good, live build of the sample audits; and its outputs' snapshot. */
 async function builtProject(): Promise<{ p: Project; before: Awaited<ReturnType<typeof snapshotOutputs>> }> {
-  const p = await makeProject({ samples: true, keygen: true });
+  const p = await makeProject({ samples: true, sign: true, build: false });
   await build(p);
   return { p, before: await snapshotOutputs(p) };
 }
@@ -99,7 +86,7 @@ describe.concurrent('publishing', () => {
   });
 
   it('with --keep 2, keeps the live build and the one before it, and prunes older ones', async () => {
-    const p = await makeProject({ samples: true, keygen: true });
+    const p = await makeProject({ samples: true, sign: true, build: false });
     const ids: string[] = [];
     for (const day of ['01', '02', '03']) ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1, keep: 2 })).buildId);
     expect((await readdir(join(p.recordsDir, BUILDS_DIR))).sort()).toEqual([ids[1], ids[2]].sort());
@@ -107,7 +94,7 @@ describe.concurrent('publishing', () => {
   });
 
   it('keeps the build that was live before the current one even when --now goes backwards, and even with --keep 1', async () => {
-    const p = await makeProject({ samples: true, keygen: true });
+    const p = await makeProject({ samples: true, sign: true, build: false });
     const ids: string[] = [];
     for (const day of ['03', '02', '01']) ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1, keep: 1 })).buildId);
     expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, ids[2]!));
@@ -118,7 +105,7 @@ describe.concurrent('publishing', () => {
 
 describe('the --json summary', () => {
   it("reports the build's own peak memory, not its parent's (a parent holding 700 MB runs the CLI)", async () => {
-    const p = await makeProject({ samples: true, keygen: true });
+    const p = await makeProject({ samples: true, sign: true, build: false });
     // getrusage's maxRSS would carry this across fork and exec into the child's figure.
     let ballast: Buffer | null = Buffer.alloc(700 * 1024 * 1024, 1);
     try {

@@ -5,7 +5,9 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateAudits } from '../../bench/generate-audits.ts';
-import { build, buildArgs, buildFails, cliEnv, currentTarget, makeProject, removeTempDirs, ROOT, snapshotOutputs, type Project } from './helpers.ts';
+import { buildArgs, cliEnv } from '../support/cli.ts';
+import { currentTarget, snapshotOutputs } from '../support/outputs.ts';
+import { build, buildFails, makeProject, type Project, removeTempDirs, ROOT } from '../support/project.ts';
 
 /**
  * Build faults: whatever fails mid-build (the disk fills up, the records folder refuses writes,
@@ -32,7 +34,7 @@ const canChattr = spawnSync('chattr', ['--help']).status !== null && spawnSync('
 
 describe('build faults leave the previous build live', () => {
   it.runIf(canMount)('disk full (ENOSPC on a 1 MiB tmpfs): BUILD_FAILED naming the cause, old records intact', async () => {
-    const p = await makeProject({ keygen: true });
+    const p = await makeProject({ sign: true, build: false });
     await mkdir(p.recordsDir, { recursive: true });
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', p.recordsDir]);
     mounts.push(p.recordsDir);
@@ -49,7 +51,7 @@ describe('build faults leave the previous build live', () => {
   });
 
   it.runIf(canChattr)('a records folder that refuses writes (immutable, EPERM even for root): BUILD_FAILED, old records intact', async () => {
-    const p = await makeProject({ keygen: true });
+    const p = await makeProject({ sign: true, build: false });
     await build(p);
     const before = await snapshotOutputs(p);
     const builds = join(p.recordsDir, 'builds');
@@ -65,7 +67,7 @@ describe('build faults leave the previous build live', () => {
   });
 
   it('a file size limit (ulimit -f 0, EFBIG) through the CLI: exit 1, one clear line, old records intact', async () => {
-    const p = await makeProject({ keygen: true });
+    const p = await makeProject({ sign: true, build: false });
     await build(p);
     const before = await snapshotOutputs(p);
     const args = buildArgs(p).map((a) => `'${a}'`).join(' ');

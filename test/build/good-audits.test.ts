@@ -8,20 +8,9 @@ import type { KeySet } from '../../core/keyset.ts';
 import { BUILDS_DIR, CURRENT_LINK, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
 import { recordSchema } from '../../core/record.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
-import {
-  build,
-  currentTarget,
-  ISSUER,
-  makeProject,
-  NOW_ISO,
-  readCurrentRecords,
-  readKeySet,
-  removeTempDirs,
-  sampleAudits,
-  SCHEMA_URL,
-  type Project,
-  type RecordFile,
-} from './helpers.ts';
+import { sampleAudits } from '../support/audits.ts';
+import { currentTarget, readCurrentRecords, readKeySet, type RecordFile } from '../support/outputs.ts';
+import { build, ISSUER, makeProject, NOW_ISO, type Project, removeTempDirs, SCHEMA_URL } from '../support/project.ts';
 
 describe('build of the sample audits (runBuild, signed)', () => {
   let p: Project;
@@ -32,7 +21,7 @@ describe('build of the sample audits (runBuild, signed)', () => {
   let samples: Awaited<ReturnType<typeof sampleAudits>>;
 
   beforeAll(async () => {
-    p = await makeProject({ samples: true, keygen: true });
+    p = await makeProject({ samples: true, sign: true, build: false });
     summary = await build(p, { workers: 2, batchSize: 4 });
     records = await readCurrentRecords(p.recordsDir);
     ({ keySet, text: keySetText } = await readKeySet(p.publicDir));

@@ -3,20 +3,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generatePrivateJwk, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
 import { keygen as keystoreKeygen, listKeys, retireKey } from '../../service/signing-keys.ts';
-import {
-  build,
-  buildArgs,
-  buildFails,
-  currentTarget,
-  listFiles,
-  makeProject,
-  readCurrentRecords,
-  readKeySet,
-  removeTempDirs,
-  runCli,
-  snapshotOutputs,
-  type Project,
-} from './helpers.ts';
+import { buildArgs, runCli } from '../support/cli.ts';
+import { currentTarget, listFiles, readCurrentRecords, readKeySet, snapshotOutputs } from '../support/outputs.ts';
+import { build, buildFails, makeProject, type Project, removeTempDirs } from '../support/project.ts';
 
 afterAll(removeTempDirs);
 
@@ -34,7 +23,7 @@ const kids = async (p: Project) => (await readKeySet(p.publicDir)).keySet.keys.m
 
 describe.concurrent('unsigned mode (no key in keys/, no MVR_SIGNING_KEY)', () => {
   it('runBuild: records carry neither key_id nor signature, the key set is {"keys":[]}, a warning is given', async () => {
-    const p = await makeProject({ samples: true, keygen: false });
+    const p = await makeProject({ samples: true, sign: false, build: false });
     const warnings: string[] = [];
     const summary = await build(p, { onWarning: (m) => warnings.push(m) });
     // Unsigned, and (no log key either) not in the transparency log: both said.
@@ -53,7 +42,7 @@ describe.concurrent('unsigned mode (no key in keys/, no MVR_SIGNING_KEY)', () =>
   });
 
   it('CLI: builds (exit 0) and says so on stderr', async () => {
-    const p = await makeProject({ samples: true, keygen: false });
+    const p = await makeProject({ samples: true, sign: false, build: false });
     const res = await runCli(buildArgs(p, ['--json']));
     expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).toMatch(/warning: .*no signing key/i);
@@ -68,7 +57,7 @@ describe.concurrent('unsigned mode (no key in keys/, no MVR_SIGNING_KEY)', () =>
 
 describe.concurrent('MVR_SIGNING_KEY', () => {
   it('overrides keys/active (runBuild); the key set lists it first and keeps the keys/ key', async () => {
-    const p = await makeProject({ samples: true, keygen: true });
+    const p = await makeProject({ samples: true, sign: true, build: false });
     const env = generatePrivateJwk();
     const summary = await build(p, { signingKey: JSON.stringify(env) });
     expect(summary.keyId).toBe(env.kid);
@@ -77,7 +66,7 @@ describe.concurrent('MVR_SIGNING_KEY', () => {
   });
 
   it('overrides keys/active through the CLI environment', async () => {
-    const p = await makeProject({ samples: true, keygen: true });
+    const p = await makeProject({ samples: true, sign: true, build: false });
     const env = generatePrivateJwk();
     const res = await runCli(buildArgs(p, ['--json']), { MVR_SIGNING_KEY: JSON.stringify(env) });
     expect(res.code, res.stderr).toBe(0);
@@ -87,7 +76,7 @@ describe.concurrent('MVR_SIGNING_KEY', () => {
   });
 
   it('a malformed MVR_SIGNING_KEY fails the build (INVALID_KEY, exit 2) without echoing the key or publishing', async () => {
-    const p = await makeProject({ samples: true, keygen: true });
+    const p = await makeProject({ samples: true, sign: true, build: false });
     await build(p);
     const before = await snapshotOutputs(p);
     const good = generatePrivateJwk();
@@ -105,7 +94,7 @@ describe.concurrent('MVR_SIGNING_KEY', () => {
 
 describe.concurrent('--publish-keys (CI keeps earlier public keys listed)', () => {
   it('lists the file\'s public keys after the active key, and refuses a file that holds a private key', async () => {
-    const p = await makeProject({ samples: true, keygen: true });
+    const p = await makeProject({ samples: true, sign: true, build: false });
     const earlier = generatePrivateJwk();
     const publicSet = join(p.root, 'earlier-keys.json');
     await writeFile(publicSet, JSON.stringify({ keys: [toPublicJwk(earlier.x)] }));
@@ -125,7 +114,7 @@ describe.concurrent('--publish-keys (CI keeps earlier public keys listed)', () =
 
 describe.concurrent('key rotation with keygen', () => {
   it('keygen, build, keygen, build: both keys listed, new records signed by the new key; retire the old one; the active one cannot be retired', async () => {
-    const p = await makeProject({ samples: true, keygen: false });
+    const p = await makeProject({ samples: true, sign: false, build: false });
     const keygen = async (...extra: string[]) => runCli(['keygen', '--keys', p.keysDir, ...extra]);
 
     const first = await keygen();
@@ -180,7 +169,7 @@ describe.concurrent('no private key material leaves keys/', () => {
   }
 
   it('after signed builds (keys/ and MVR_SIGNING_KEY, one retired key), no file under public/ or records/ holds "d" or a d value; key files are 0600', async () => {
-    const p = await makeProject({ samples: true, keygen: true });
+    const p = await makeProject({ samples: true, sign: true, build: false });
     await build(p);
     await keystoreKeygen(p.keysDir);
     await build(p);

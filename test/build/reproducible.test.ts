@@ -1,16 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE, MANIFEST_FILE } from '../../core/layout.ts';
-import {
-  build,
-  buildArgs,
-  makeProject,
-  readCurrentFiles,
-  readCurrentRecords,
-  readKeySet,
-  removeTempDirs,
-  runCli,
-  type Project,
-} from './helpers.ts';
+import { buildArgs, runCli } from '../support/cli.ts';
+import { readCurrentFiles, readCurrentRecords, readKeySet } from '../support/outputs.ts';
+import { build, makeProject, type Project, removeTempDirs } from '../support/project.ts';
 
 afterAll(removeTempDirs);
 
@@ -33,13 +25,13 @@ function expectSameBuild(fa: Map<string, string>, fb: Map<string, string>): void
 
 /** A second project sharing `p`'s audits and keys, with its own records/ and public/ folders. */
 async function sibling(p: Project): Promise<Project> {
-  const q = await makeProject({ samples: false });
+  const q = await makeProject({ samples: false, sign: false, build: false });
   return { ...q, auditsDir: p.auditsDir, keysDir: p.keysDir, kid: p.kid };
 }
 
 describe.concurrent('reproducible builds', () => {
   it('same audits, key and --now: byte-identical record files, manifest, index, domain map and key set in two records folders', async () => {
-    const a = await makeProject({ samples: true, keygen: true });
+    const a = await makeProject({ samples: true, sign: true, build: false });
     const b = await sibling(a);
     // Different worker counts and batch sizes: the output must not depend on scheduling.
     const [sa, sb] = await Promise.all([build(a, { workers: 2, batchSize: 3 }), build(b, { workers: 1, batchSize: 500 })]);
@@ -49,7 +41,7 @@ describe.concurrent('reproducible builds', () => {
   });
 
   it('a different --now changes issued_at (and so the signature) and nothing else', async () => {
-    const a = await makeProject({ samples: true, keygen: true });
+    const a = await makeProject({ samples: true, sign: true, build: false });
     const b = await sibling(a);
     await build(a, { now: Date.parse('2026-11-01T00:00:00Z') });
     await build(b, { now: Date.parse('2026-11-02T12:34:56.789Z') });
@@ -67,7 +59,7 @@ describe.concurrent('reproducible builds', () => {
   });
 
   it('same SOURCE_DATE_EPOCH through the CLI: byte-identical outputs, issued_at from the epoch', async () => {
-    const a = await makeProject({ samples: true, keygen: true });
+    const a = await makeProject({ samples: true, sign: true, build: false });
     const b = await sibling(a);
     const epoch = '1793404800'; // 2026-10-31T00:00:00Z
     const [ra, rb] = await Promise.all([

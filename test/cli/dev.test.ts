@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process';
 import { cp, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cliEnv, removeTempDirs, ROOT, runCli, SAMPLE_AUDITS, tempDir } from '../build/helpers.ts';
+import { cliEnv, runCli } from '../support/cli.ts';
+import { removeTempDirs, ROOT, SAMPLE_AUDITS, tempDir } from '../support/project.ts';
 
 afterAll(removeTempDirs);
 

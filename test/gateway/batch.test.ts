@@ -6,16 +6,20 @@
 import { rename } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyRecordNode } from '../../core/signing.ts';
-import { connectHttpClient } from '../verifier/helpers.ts';
-import { untilMinuteHasLeft } from '../support/ports.ts';
-import { cleanup, expectProblem, makeProject, publishedKeySet, startTestGateway, type Reply } from './helpers.ts';
+import { cleanup, type Reply, startTestGateway } from '../support/gateway.ts';
+import { expectProblem } from '../support/gateway-expect.ts';
+import { publishedKeySet } from '../support/outputs.ts';
+import { makeProject } from '../support/project.ts';
+import { connectHttpClient } from '../support/mcp.ts';
 
 afterAll(cleanup);
 
 const GOLD = 'acme-outdoor.example';
 describe('POST /v1/verify/batch', async () => {
   const project = await makeProject();
-  const g = await startTestGateway(project, { rateLimitPerMinute: 1000 });
+  // A stopped clock: every count below falls in one quota window.
+  const frozen = Date.now();
+  const g = await startTestGateway(project, { rateLimitPerMinute: 1000, now: () => frozen });
   const post = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }, key: string | null = g.key): Promise<Reply> =>
     g.request('/v1/verify/batch', { method: 'POST', headers, key, body });
 
@@ -54,7 +58,6 @@ describe('POST /v1/verify/batch', async () => {
   };
 
   it('each domain counts once against the quota, over HTTP and through the MCP tool', async () => {
-    await untilMinuteHasLeft(10_000); // one quota window for the whole count
     const left = remaining(await post(JSON.stringify({ domains: Array(40).fill(GOLD) })));
     expect(remaining(await post(JSON.stringify({ domains: Array(10).fill(GOLD) })))).toBe(left - 10);
     // A tools/call of verify_merchants costs one a domain too; any other MCP message one.
@@ -67,9 +70,8 @@ describe('POST /v1/verify/batch', async () => {
   });
 
   it('a refused batch costs one request, as a refused single lookup does, and is 429 past the quota', async () => {
-    const small = await startTestGateway(project, { rateLimitPerMinute: 3 });
+    const small = await startTestGateway(project, { rateLimitPerMinute: 3, now: () => frozen });
     try {
-      await untilMinuteHasLeft(10_000);
       const post = (body: string, type = 'application/json') => small.request('/v1/verify/batch', { method: 'POST', headers: { 'content-type': type }, body });
       const notJson = await post('{"domains": [');
       expectProblem(notJson, 400, 'INVALID_REQUEST');
@@ -87,9 +89,8 @@ describe('POST /v1/verify/batch', async () => {
   });
 
   it('a batch bigger than what is left of the quota is 429 and costs nothing: a smaller one still passes', async () => {
-    const small = await startTestGateway(project, { rateLimitPerMinute: 30 });
+    const small = await startTestGateway(project, { rateLimitPerMinute: 30, now: () => frozen });
     try {
-      await untilMinuteHasLeft(10_000);
       const send = (n: number) => small.request('/v1/verify/batch', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ domains: Array(n).fill(GOLD) }) });
       expect(remaining(await send(20))).toBe(10);
       expectProblem(await send(20), 429, 'RATE_LIMITED');

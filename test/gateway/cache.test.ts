@@ -6,12 +6,14 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
-import { cleanup, liveRecords, makeProject, startTestGateway, type TestGateway, type TestProject } from './helpers.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { liveRecords } from '../support/outputs.ts';
+import { makeProject, type Project } from '../support/project.ts';
 
 const DOMAIN = 'acme-outdoor.example';
 const SMALL_CACHE = 4096;
 
-let project: TestProject;
+let project: Project;
 
 beforeAll(async () => {
   project = await makeProject();

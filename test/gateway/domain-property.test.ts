@@ -6,15 +6,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizeDomain } from '../../core/domain.ts';
-import {
-  cleanup,
-  expectNoSecretsInLogs,
-  liveRecords,
-  makeProject,
-  type Reply,
-  startTestGateway,
-  type TestGateway,
-} from './helpers.ts';
+import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { expectNoSecretsInLogs } from '../support/gateway-expect.ts';
+import { liveRecords } from '../support/outputs.ts';
+import { makeProject } from '../support/project.ts';
 
 let g: TestGateway;
 let records: Map<string, Buffer>;

@@ -8,10 +8,13 @@ import { recordPath } from '../../core/layout.ts';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyRecordNode } from '../../core/signing.ts';
-import { runCli } from '../build/helpers.ts';
-import { connectHttpClient } from '../verifier/helpers.ts';
+import { runCli } from '../support/cli.ts';
+import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { expectProblem } from '../support/gateway-expect.ts';
+import { publishedKeySet } from '../support/outputs.ts';
+import { build, makeProject } from '../support/project.ts';
+import { connectHttpClient } from '../support/mcp.ts';
 import { keygen, retireKey } from '../../service/signing-keys.ts';
-import { build, cleanup, expectProblem, makeProject, publishedKeySet, startTestGateway } from './helpers.ts';
 
 afterAll(cleanup);
 

@@ -6,22 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../service/api-keys.ts';
-import {
-  addApiKey,
-  cleanup,
-  expectNoSecretsInLogs,
-  expectProblem,
-  liveRecordFile,
-  makeProject,
-  poll,
-  rawRequest,
-  RECORD_CACHE_CONTROL,
-  sleep,
-  startTestGateway,
-  type TestGateway,
-  useGateway,
-  waitForLog,
-} from './helpers.ts';
+import { addApiKey, cleanup, rawRequest, RECORD_CACHE_CONTROL, startTestGateway, type TestGateway, useGateway, waitForLog } from '../support/gateway.ts';
+import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
+import { liveRecordFile, makeProject } from '../support/project.ts';
+import { poll, sleep } from '../support/wait.ts';
 
 const KNOWN = 'acme-outdoor.example';
 /** A well-formed key (`mvr_<id>_<secret>`) that was never issued. */

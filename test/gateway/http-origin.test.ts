@@ -7,7 +7,10 @@ import { createServer, type Server } from 'node:http';
 import { readFile, realpath } from 'node:fs/promises';
 import { join, normalize } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, expectProblem, liveRecordFile, makeProject, poll, startTestGateway, type TestGateway, type TestProject } from './helpers.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { expectProblem } from '../support/gateway-expect.ts';
+import { liveRecordFile, makeProject, type Project } from '../support/project.ts';
+import { poll } from '../support/wait.ts';
 
 interface Origin {
   url: string;
@@ -64,7 +67,7 @@ async function startOrigin(root: string, port = 0): Promise<Origin> {
 }
 
 describe('records from an HTTP origin', () => {
-  let project: TestProject;
+  let project: Project;
   let origin: Origin;
   let g: TestGateway;
 

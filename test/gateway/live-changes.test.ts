@@ -11,25 +11,18 @@ import { parseKeySet } from '../../core/keyset.ts';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { keygen } from '../../service/signing-keys.ts';
-import {
-  addApiKey,
-  build,
-  cleanup,
-  expectProblem,
-  liveRecordFile,
-  poll,
-  publishedKeySet,
-  type TestGateway,
-  type TestProject,
-  useGateway,
-} from './helpers.ts';
+import { addApiKey, cleanup, type TestGateway, useGateway } from '../support/gateway.ts';
+import { expectProblem } from '../support/gateway-expect.ts';
+import { publishedKeySet } from '../support/outputs.ts';
+import { build, liveRecordFile, type Project } from '../support/project.ts';
+import { poll } from '../support/wait.ts';
 
 const KNOWN = 'acme-outdoor.example';
 
 afterAll(cleanup);
 
 describe('records folder removed while running', () => {
-  let project: TestProject;
+  let project: Project;
   let g: TestGateway;
 
   useGateway((t) => ({ project, g } = t));
@@ -115,7 +108,7 @@ describe('records folder removed while running', () => {
 });
 
 describe('a rebuild swapped in while running', () => {
-  let project: TestProject;
+  let project: Project;
   let g: TestGateway;
 
   useGateway((t) => ({ project, g } = t));

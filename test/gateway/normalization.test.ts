@@ -6,21 +6,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../core/canonical.ts';
 import { parseKeySet } from '../../core/keyset.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
-import {
-  activeSigner,
-  cleanup,
-  expectNoSecretsInLogs,
-  ISSUER,
-  liveRecordFile,
-  RECORD_CACHE_CONTROL,
-  SCHEMA_URL,
-  startTestGateway,
-  type TestGateway,
-  type TestProject,
-  useGateway,
-} from './helpers.ts';
+import { cleanup, RECORD_CACHE_CONTROL, startTestGateway, type TestGateway, useGateway } from '../support/gateway.ts';
+import { expectNoSecretsInLogs } from '../support/gateway-expect.ts';
+import { activeSigner } from '../support/outputs.ts';
+import { ISSUER, liveRecordFile, type Project, SCHEMA_URL } from '../support/project.ts';
 
-let project: TestProject;
+let project: Project;
 let g: TestGateway;
 
 useGateway((t) => ({ project, g } = t));

@@ -9,24 +9,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseKeySet } from '../../core/keyset.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
-import {
-  activeSigner,
-  cleanup,
-  expectNoSecretsInLogs,
-  liveRecords,
-  poll,
-  publishedKeySet,
-  SCHEMA_URL,
-  startTestGateway,
-  type TestGateway,
-  type TestProject,
-  useGateway,
-} from './helpers.ts';
+import { cleanup, startTestGateway, type TestGateway, useGateway } from '../support/gateway.ts';
+import { expectNoSecretsInLogs } from '../support/gateway-expect.ts';
+import { activeSigner, liveRecords, publishedKeySet } from '../support/outputs.ts';
+import { type Project, SCHEMA_URL } from '../support/project.ts';
+import { poll } from '../support/wait.ts';
 
 // ajv-formats is CommonJS: its module object is the plugin, and carries it again as `default`.
 const addFormats = addFormatsModule.default;
 
-let project: TestProject;
+let project: Project;
 let g: TestGateway;
 
 useGateway((t) => ({ project, g } = t));

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedWindowLimiter, rateLimitField, rateLimitHeaders } from '../../service/rate-limit.ts';
-import { addApiKey, cleanup, expectProblem, makeProject, sleep, startTestGateway, type TestGateway, type TestProject } from './helpers.ts';
+import { addApiKey, cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { expectProblem } from '../support/gateway-expect.ts';
+import { makeProject, type Project } from '../support/project.ts';
+import { sleep } from '../support/wait.ts';
 
 describe('FixedWindowLimiter', () => {
   it('allows the quota per window, then refuses until the window resets', () => {
@@ -40,7 +43,7 @@ describe('the RateLimit fields', () => {
 });
 
 describe('rate limits on the gateway', () => {
-  let project: TestProject;
+  let project: Project;
   let t: TestGateway;
   const keys: Record<string, string> = {};
 

@@ -8,7 +8,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
 import { holdingOrigin } from '../support/holding-origin.ts';
-import { cleanup, liveRecords, makeProject, poll, startTestGateway, type TestProject } from './helpers.ts';
+import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { liveRecords } from '../support/outputs.ts';
+import { makeProject, type Project as TestProject } from '../support/project.ts';
+import { poll } from '../support/wait.ts';
 
 const origins: { close(): Promise<void> }[] = [];
 afterAll(async () => {

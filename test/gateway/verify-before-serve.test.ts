@@ -7,20 +7,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../core/canonical.ts';
-import {
-  cleanup,
-  expectNoSecretsInLogs,
-  expectProblem,
-  liveRecordFile,
-  makeProject,
-  startTestGateway,
-  type TestGateway,
-  type TestProject,
-  useGateway,
-  waitForLog,
-} from './helpers.ts';
+import { cleanup, startTestGateway, type TestGateway, useGateway, waitForLog } from '../support/gateway.ts';
+import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
+import { liveRecordFile, makeProject, type Project } from '../support/project.ts';
 
-let project: TestProject;
+let project: Project;
 let g: TestGateway;
 
 useGateway((t) => ({ project, g } = t));

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, makeProject, startTestGateway, type TestGateway } from './helpers.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { makeProject } from '../support/project.ts';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => existsSync(p)) ?? null;
 if (!CHROMIUM) console.warn('SKIPPED: the verify page tests need chromium, which is not installed here (apt-get install chromium; .ci/run installs it)');

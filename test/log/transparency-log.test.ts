@@ -20,9 +20,13 @@ import { TileTree } from '../../core/tlog/tile-tree.ts';
 import { parseTilePath } from '../../core/tlog/tiles.ts';
 import { folderTiles } from '../../service/log.ts';
 import { createLogKey, generateLogKeyText, hasher, LOG_KEY_FILE, loadLogKey, logOrigin, parseLogKey, signNote } from '../../service/log-key.ts';
-import { connectHttpClient } from '../verifier/helpers.ts';
-import { audit, build, buildArgs, buildFails, ISSUER, jsonl, makeProject, removeTempDirs, runCli, snapshot, tempDir, type Project } from '../build/helpers.ts';
-import { cleanup, expectProblem, startTestGateway, type TestProject } from '../gateway/helpers.ts';
+import { audit, jsonl } from '../support/audits.ts';
+import { buildArgs, runCli } from '../support/cli.ts';
+import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { expectProblem } from '../support/gateway-expect.ts';
+import { snapshot } from '../support/outputs.ts';
+import { build, buildFails, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
+import { connectHttpClient } from '../support/mcp.ts';
 
 afterAll(async () => {
   await cleanup();
@@ -35,14 +39,14 @@ const logDir = (p: { publicDir: string }) => join(p.publicDir, 'log');
 const vkeyFile = (p: { publicDir: string }) => join(p.publicDir, '.well-known/merchant-verify-log.vkey');
 
 async function loggedProject(): Promise<Project> {
-  const p = await makeProject({ keygen: true });
+  const p = await makeProject({ sign: true, build: false });
   await createLogKey(p.keysDir, logOrigin(ISSUER));
   return p;
 }
 
 /** A gateway over a build project (the gateway helpers' project shape). */
 async function gatewayOver(p: Project) {
-  const project: TestProject = { ...p, apiKeysFile: join(p.keysDir, 'api-keys.json') };
+  const project: Project = { ...p, apiKeysFile: join(p.keysDir, 'api-keys.json') };
   return startTestGateway(project);
 }
 
@@ -361,13 +365,13 @@ describe('a build going live between a record and its proof', async () => {
 describe('a log carried to a fresh machine (CI): mvr log pull, then build', async () => {
   // 300 records: a full level-0 tile, a partial one, and a partial level-1 tile to carry.
   const files = { 'many.jsonl': jsonl(...Array.from({ length: 300 }, (_, i) => audit(`shop${i}.example`))) };
-  const here = await makeProject({ keygen: true, files });
+  const here = await makeProject({ sign: true, build: false, files });
   await createLogKey(here.keysDir, logOrigin(ISSUER));
   await build(here, { now: NOV });
   const novCheckpoint = await readFile(join(logDir(here), 'checkpoint'), 'utf8');
   const g = await gatewayOver(here);
   // The CI runner: the same audits and keys, empty records and public folders.
-  const ci = await makeProject({ keygen: false, files });
+  const ci = await makeProject({ sign: false, build: false, files });
   await cp(here.keysDir, ci.keysDir, { recursive: true });
 
   it('pulls the checkpoint and the right edge only, and the next build extends the published log as an in-place build would', async () => {
@@ -398,7 +402,7 @@ describe('a log carried to a fresh machine (CI): mvr log pull, then build', asyn
 
 describe('reproducible: same audits, keys and time, same log', async () => {
   const a = await loggedProject();
-  const b = await makeProject({ keygen: false });
+  const b = await makeProject({ sign: false, build: false });
   await cp(a.keysDir, b.keysDir, { recursive: true });
   for (const p of [a, b]) {
     await build(p, { now: NOV });
@@ -458,7 +462,7 @@ describe('a build refuses a log that is not what its checkpoint says, and publis
   });
 
   it('a log key made for another issuer is a configuration error', async () => {
-    const p = await makeProject({ keygen: true });
+    const p = await makeProject({ sign: true, build: false });
     await createLogKey(p.keysDir, 'elsewhere.example/log');
     expect((await buildFails(p, { now: NOV })).code).toBe('INVALID_CONFIG');
   });
@@ -480,7 +484,7 @@ describe('without a log key', async () => {
   });
 
   it('the CLI build says so in its summary', async () => {
-    const q = await makeProject({ keygen: true });
+    const q = await makeProject({ sign: true, build: false });
     const r = await runCli(buildArgs(q));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/log: {7}not appended \(no log key\)/);

@@ -7,8 +7,10 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GOLD, cleanup, firstText, makeProject, startTestGateway, type TestGateway } from '../verifier/helpers.ts';
-import { ROOT } from '../build/helpers.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { makeProject, ROOT } from '../support/project.ts';
+import { firstText } from '../support/mcp.ts';
+import { GOLD } from '../verifier/helpers.ts';
 
 let gw: TestGateway;
 beforeAll(async () => {

@@ -8,7 +8,11 @@ import { rename } from 'node:fs/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
-import { GOLD, UNAUDITED, cleanup, connectHttpClient, firstText, liveRecord, makeProject, startTestGateway, waitFor, type TestGateway } from '../verifier/helpers.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { makeProject } from '../support/project.ts';
+import { waitFor } from '../support/wait.ts';
+import { connectHttpClient, firstText } from '../support/mcp.ts';
+import { GOLD, liveRecord, UNAUDITED } from '../verifier/helpers.ts';
 
 let gw: TestGateway;
 let client: Client;

@@ -1,7 +1,7 @@
 /** server.json, the entry for the MCP Registry: the remote endpoint behind a required, secret API key. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../build/helpers.ts';
+import { ROOT } from '../support/project.ts';
 
 const entry = JSON.parse(readFileSync(`${ROOT}/server.json`, 'utf8'));
 const pkg = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8'));

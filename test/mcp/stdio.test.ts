@@ -7,21 +7,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
-import {
-  BIN,
-  GOLD,
-  ISSUER,
-  UNAUDITED,
-  cleanup,
-  firstText,
-  liveRecord,
-  makeProject,
-  runCli,
-  startTestGateway,
-  tempDir,
-  type Project,
-  type TestGateway,
-} from '../verifier/helpers.ts';
+import { BIN, runCli } from '../support/cli.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { ISSUER, makeProject, type Project, tempDir } from '../support/project.ts';
+import { firstText } from '../support/mcp.ts';
+import { GOLD, liveRecord, UNAUDITED } from '../verifier/helpers.ts';
 
 interface StdioServer {
   client: Client;

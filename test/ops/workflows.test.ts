@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { data as expressionData, Evaluator, Lexer, Parser } from '@actions/expressions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { startS3 } from '../support/s3-server.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -38,125 +40,10 @@ const lint = async (file: string, source = readFileSync(file, 'utf8')) =>
   (await runLint(source, file)).map((r) => `${file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
 
 // ---------------------------------------------------------------------------------------------
-// A reader for the block-style YAML subset these workflows use (mappings, sequences, block
-// scalars, quoted and plain scalars, flow sequences). actionlint has already parsed the files
-// for real; this only gives the assertions a tree. Anything outside the subset throws.
+// The workflow files as trees, read with the `yaml` package (YAML 1.2, so `on:` stays a key).
 
 type Yaml = string | number | boolean | null | Yaml[] | { [key: string]: Yaml };
 type YamlMap = { [key: string]: Yaml };
-
-function parseYaml(text: string): Yaml {
-  const lines = text.split('\n').map((raw) => raw.replace(/\r$/, ''));
-  let i = 0;
-  const indentOf = (line: string) => line.length - line.trimStart().length;
-  const isBlank = (line: string) => line.trim() === '' || line.trimStart().startsWith('#');
-  const skipBlank = () => {
-    while (i < lines.length && isBlank(lines[i]!)) i++;
-  };
-  const stripComment = (s: string) => {
-    let quote: string | null = null;
-    for (let k = 0; k < s.length; k++) {
-      const c = s[k]!;
-      if (quote) {
-        if (c === quote) quote = null;
-      } else if (c === '"' || c === "'") quote = c;
-      else if (c === '#' && (k === 0 || /\s/.test(s[k - 1]!))) return s.slice(0, k).trimEnd();
-    }
-    return s.trimEnd();
-  };
-  const scalar = (raw: string): Yaml => {
-    const s = stripComment(raw).trim();
-    if (s.startsWith("'") && s.endsWith("'") && s.length >= 2) return s.slice(1, -1).replace(/''/g, "'");
-    if (s.startsWith('"') && s.endsWith('"') && s.length >= 2) return JSON.parse(s) as string;
-    if (s.startsWith('[') && s.endsWith(']')) {
-      const inner = s.slice(1, -1).trim();
-      return inner === '' ? [] : inner.split(',').map((part) => scalar(part));
-    }
-    if (/^[&*!|>{]/.test(s)) throw new Error(`YAML subset: unsupported value "${s}" (line ${i})`);
-    if (s === '' || s === '~' || s === 'null') return null;
-    if (s === 'true' || s === 'false') return s === 'true';
-    if (/^-?\d+(\.\d+)?$/.test(s)) return Number(s);
-    return s;
-  };
-  const blockScalar = (header: string, parentIndent: number): string => {
-    const keep = header.includes('+');
-    const strip = header.includes('-');
-    const folded = header.startsWith('>');
-    const body: string[] = [];
-    let contentIndent = -1;
-    while (i < lines.length) {
-      const line = lines[i]!;
-      if (line.trim() === '') {
-        body.push('');
-        i++;
-        continue;
-      }
-      const ind = indentOf(line);
-      if (ind <= parentIndent) break;
-      if (contentIndent < 0) contentIndent = ind;
-      if (ind < contentIndent) break;
-      body.push(line.slice(contentIndent));
-      i++;
-    }
-    while (!keep && body.length && body[body.length - 1] === '') body.pop();
-    const joined = folded ? body.join(' ') : body.join('\n');
-    return strip ? joined : `${joined}\n`;
-  };
-  const value = (rest: string, indent: number): Yaml => {
-    const r = stripComment(rest).trim();
-    if (/^[|>][+-]?$/.test(r)) return blockScalar(r, indent);
-    if (r !== '') return scalar(rest);
-    skipBlank();
-    if (i >= lines.length) return null;
-    const next = lines[i]!;
-    const nextIndent = indentOf(next);
-    if (nextIndent > indent) return node(nextIndent);
-    if (nextIndent === indent && next.trimStart().startsWith('- ')) return node(nextIndent);
-    return null;
-  };
-  const node = (indent: number): Yaml => {
-    skipBlank();
-    const first = lines[i]!;
-    if (first.trimStart().startsWith('- ') || first.trim() === '-') {
-      const list: Yaml[] = [];
-      while (true) {
-        skipBlank();
-        if (i >= lines.length) break;
-        const line = lines[i]!;
-        if (indentOf(line) !== indent || !(line.trimStart().startsWith('- ') || line.trim() === '-')) break;
-        const content = line.slice(indent + 2);
-        if (/^([^\s'"#][^:]*|'[^']*'|"[^"]*"):(\s|$)/.test(content)) {
-          // "- key: value ...": a mapping whose keys sit two columns right of the dash.
-          lines[i] = `${' '.repeat(indent + 2)}${content}`;
-          list.push(node(indent + 2));
-        } else {
-          i++;
-          list.push(value(content, indent));
-        }
-      }
-      return list;
-    }
-    const map: YamlMap = {};
-    while (true) {
-      skipBlank();
-      if (i >= lines.length) break;
-      const line = lines[i]!;
-      const ind = indentOf(line);
-      if (ind < indent) break;
-      if (ind > indent) throw new Error(`YAML subset: unexpected indentation at line ${i + 1}: ${line}`);
-      const m = /^([^\s'"#][^:]*|'[^']*'|"[^"]*"):(?:\s+(.*))?$/.exec(line.trim());
-      if (!m) break;
-      i++;
-      const key = m[1]!.replace(/^(['"])(.*)\1$/, '$2');
-      map[key] = value(m[2] ?? '', indent);
-    }
-    return map;
-  };
-  const doc = node(0);
-  skipBlank();
-  if (i < lines.length) throw new Error(`YAML subset: could not read line ${i + 1}: ${lines[i]}`);
-  return doc;
-}
 
 const isMap = (v: Yaml | undefined): v is YamlMap => typeof v === 'object' && v !== null && !Array.isArray(v);
 const map = (v: Yaml | undefined, what: string): YamlMap => {
@@ -185,7 +72,7 @@ interface Workflow {
 }
 
 function loadWorkflow(file: string): Workflow {
-  const doc = map(parseYaml(readFileSync(file, 'utf8')), file);
+  const doc = map(parseYaml(readFileSync(file, 'utf8')) as Yaml, file);
   const jobs: Workflow['jobs'] = {};
   for (const [jobId, jobDef] of Object.entries(map(doc.jobs, 'jobs'))) {
     const def = map(jobDef, `jobs.${jobId}`);
@@ -225,43 +112,6 @@ function upstream(wf: Workflow, job: string, seen = new Set<string>()): Set<stri
 // ---------------------------------------------------------------------------------------------
 
 describe('workflow files', () => {
-  it('the YAML reader reads the subset it claims', () => {
-    const doc = parseYaml(
-      [
-        'on:',
-        '  push:',
-        '  schedule:',
-        "    - cron: '0 3 1 * *'  # monthly",
-        'jobs:',
-        '  a:',
-        '    needs: [x, "y"]',
-        '    steps:',
-        '      - name: one',
-        '        run: |',
-        '          echo "a: b" # not a comment in a block',
-        '',
-        '          echo c',
-        '      - uses: actions/checkout@v5',
-        '        with:',
-        '          persist-credentials: false',
-        '      - plain',
-      ].join('\n'),
-    );
-    expect(doc).toEqual({
-      on: { push: null, schedule: [{ cron: '0 3 1 * *' }] },
-      jobs: {
-        a: {
-          needs: ['x', 'y'],
-          steps: [
-            { name: 'one', run: 'echo "a: b" # not a comment in a block\n\necho c\n' },
-            { uses: 'actions/checkout@v5', with: { 'persist-credentials': false } },
-            'plain',
-          ],
-        },
-      },
-    });
-  });
-
   it('actionlint finds errors when there are some (the linter really runs)', async () => {
     const broken = readFileSync(CI, 'utf8')
       .replace('runs-on: ubuntu-latest', 'runs-on: ubuntu-latest\n    no-such-key: 1')
@@ -420,31 +270,13 @@ const temp = (prefix: string) => {
   return dir;
 };
 
-/** `${{ ... }}` with the few forms the workflow uses: context paths, literals, `||`, `!`. */
+/** Each `${{ expression }}` of a template, evaluated by GitHub's own expression evaluator against `ctx`. */
 function evaluate(template: string, ctx: Record<string, unknown>): string {
-  const operand = (raw: string): unknown => {
-    const s = raw.trim();
-    if (s.startsWith('!')) return !operand(s.slice(1));
-    if (/^'.*'$/.test(s)) return s.slice(1, -1).replace(/''/g, "'");
-    if (s === 'true' || s === 'false') return s === 'true';
-    if (s === 'null') return null;
-    if (/^\d+$/.test(s)) return Number(s);
-    if (!/^[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*)*$/.test(s)) throw new Error(`expression not supported by this harness: ${s}`);
-    let v: unknown = ctx;
-    for (const part of s.split('.')) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
-    return v === undefined ? null : v;
-  };
-  const expr = (e: string) => {
-    let result: unknown = null;
-    for (const part of e.split('||')) {
-      result = operand(part);
-      if (result) break;
-    }
-    return result;
-  };
-  return template.replace(/\$\{\{(.*?)\}\}/g, (_m, e: string) => {
-    const v = expr(e);
-    return v === null || v === undefined ? '' : String(v);
+  const context = JSON.parse(JSON.stringify(ctx), expressionData.reviver) as InstanceType<typeof expressionData.Dictionary>;
+  return template.replace(/\$\{\{(.*?)\}\}/g, (_m, source: string) => {
+    const { tokens } = new Lexer(source).lex();
+    const value = new Evaluator(new Parser(tokens, Object.keys(ctx), []).parse(), context).evaluate();
+    return value.kind === expressionData.Kind.Null ? '' : value.coerceString();
   });
 }
 
@@ -496,7 +328,7 @@ interface JobInput {
 /** Files a checkout of the project has that `mvr build` needs (node_modules is linked). */
 /** The checkout's parts the job uses; `dist` stands for what `npm ci` compiles (its prepare script), as `npm test` compiled it. */
 // Sources only: dist/ comes from the workflow's own compile step (the harness copies the project's, as that step would make it).
-const PROJECT_PARTS = ['package.json', 'tsconfig.json', 'bin', 'core', 'service', 'builder', 'cli', 'gateway', 'mcp', 'verifier', 'audits'];
+const PROJECT_PARTS = ['package.json', 'tsconfig.json', 'bin', 'scripts', 'core', 'service', 'builder', 'cli', 'gateway', 'mcp', 'verifier', 'audits'];
 
 function parseOutputs(file: string): Record<string, string> {
   const out: Record<string, string> = {};

@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyStore, createApiKey, revokeApiKey } from '../../service/api-keys.ts';
 import { redisApiKeyTable } from '../../service/api-keys-redis.ts';
 import { connectRedis, type RedisClient } from '../../service/redis.ts';
-import { cleanup, makeProject, poll, ROOT, startTestGateway, type TestGateway, type TestProject } from '../gateway/helpers.ts';
-import { untilMinuteHasLeft } from '../support/ports.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { makeProject, type Project, ROOT } from '../support/project.ts';
+import { poll } from '../support/wait.ts';
 import { REDIS_SERVER, reportRedisSkip, startRedis, type TestRedis } from '../support/redis-server.ts';
 
 const run = promisify(execFile);
@@ -22,11 +23,11 @@ reportRedisSkip();
 describe.skipIf(!REDIS_SERVER)('API keys and quotas in Redis (real redis-server)', () => {
   let redis: TestRedis;
   let client: RedisClient;
-  let project: TestProject;
+  let project: Project;
   const gateways: TestGateway[] = [];
   const mvr = (...args: string[]) => run(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { env: { PATH: process.env.PATH ?? '', MVR_REDIS_URL: redis.url } });
-  const gateway = async (rateLimitPerMinute = 0) => {
-    const g = await startTestGateway(project, { redisUrl: redis.url, rateLimitPerMinute });
+  const gateway = async (rateLimitPerMinute = 0, now?: () => number) => {
+    const g = await startTestGateway(project, { redisUrl: redis.url, rateLimitPerMinute, now });
     gateways.push(g);
     return g;
   };
@@ -74,8 +75,9 @@ describe.skipIf(!REDIS_SERVER)('API keys and quotas in Redis (real redis-server)
 
   it('one quota per key across gateways (within 5%), Redis asked once per lease, not per request', async () => {
     const quota = 300;
-    const [a, b, c] = [await gateway(quota), await gateway(quota), await gateway(quota)];
-    await untilMinuteHasLeft(20_000); // one quota window for the whole count
+    // One clock, stopped, for the three gateways: the whole count falls in one quota window.
+    const frozen = Date.now();
+    const [a, b, c] = [await gateway(quota, () => frozen), await gateway(quota, () => frozen), await gateway(quota, () => frozen)];
     const { key } = await createApiKey(redisApiKeyTable(client, redis.url), 'quota');
     // Each gateway has the new key once it answers it (three requests of the quota).
     for (const g of [a, b, c]) await poll(() => g.verify(GOLD, { key }), (r) => r.status === 200, { timeoutMs: 2000 });
@@ -110,11 +112,13 @@ describe.skipIf(!REDIS_SERVER)('API keys and quotas in Redis (real redis-server)
     expect((await g.verify(GOLD, { key: 'mvr_0123456789_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })).status).toBe(401);
     expect(g.logs.some((l) => l.msg.startsWith('redis unreachable'))).toBe(true);
     await redis.start(); // empty: a restarted Redis without persistence
-    const fresh = await createApiKey(redisApiKeyTable(client, redis.url), 'after restart').catch(async () => {
-      await new Promise((r) => setTimeout(r, 1000));
-      return createApiKey(redisApiKeyTable(client, redis.url), 'after restart');
-    });
-    const back = await poll(() => g.verify(GOLD, { key: fresh.key }), (r) => r.status === 200, { timeoutMs: 5000 });
+    // The test's own client reconnects by itself; the first write may find it still reconnecting.
+    const { value: fresh } = await poll(
+      () => createApiKey(redisApiKeyTable(client, redis.url), 'after restart').catch(() => null),
+      (created) => created !== null,
+      { timeoutMs: 5000, intervalMs: 50 },
+    );
+    const back = await poll(() => g.verify(GOLD, { key: fresh!.key }), (r) => r.status === 200, { timeoutMs: 5000 });
     expect(back.value.status).toBe(200);
   });
 

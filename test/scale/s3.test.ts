@@ -11,8 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/upload.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../service/s3.ts';
-import { build, cleanup, expectProblem, liveRecordFile, makeProject, poll, publishedKeySet, ROOT, startTestGateway, type Reply, type TestGateway, type TestProject } from '../gateway/helpers.ts';
-import { connectHttpClient } from '../verifier/helpers.ts';
+import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { expectProblem } from '../support/gateway-expect.ts';
+import { publishedKeySet } from '../support/outputs.ts';
+import { build, liveRecordFile, makeProject, type Project, ROOT } from '../support/project.ts';
+import { poll } from '../support/wait.ts';
+import { connectHttpClient } from '../support/mcp.ts';
 import { startS3, S3_SECRET_KEY, type TestS3 } from '../support/s3-server.ts';
 
 const run = promisify(execFile);
@@ -20,13 +24,13 @@ const BUCKET = 'mvr-records';
 const GOLD = 'acme-outdoor.example';
 
 let s3: TestS3;
-let project: TestProject;
+let project: Project;
 const bucketAt = (prefix: string, env: Record<string, string> = s3.env) => new S3Bucket(parseS3Url(`s3://${BUCKET}/${prefix}`), s3ConfigFromEnv(env));
-const publish = (prefix: string, p: TestProject = project) => {
+const publish = (prefix: string, p: Project = project) => {
   const bucket = bucketAt(prefix);
   return uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, bucket }).finally(() => bucket.close());
 };
-const gatewayOn = (prefix: string, p: TestProject = project) => startTestGateway(p, { recordsDir: `s3://${BUCKET}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' });
+const gatewayOn = (prefix: string, p: Project = project) => startTestGateway(p, { recordsDir: `s3://${BUCKET}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' });
 
 beforeAll(async () => {
   s3 = await startS3([BUCKET]);
@@ -94,8 +98,9 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
     await expect(publishing).rejects.toMatchObject({ code: 'BUILD_FAILED', message: expect.stringMatching(/live build there is unchanged/) });
     await bucket.close();
     await s3.start();
-    await new Promise((r) => setTimeout(r, 300));
-    expect((await g.verify(GOLD)).bytes).toEqual(live);
+    // The gateway may answer 503 until it has read the store again; then it serves the old build.
+    const { value: after } = await poll(() => g.verify(GOLD), (r) => r.status !== 503, { timeoutMs: 5000 });
+    expect(after.bytes).toEqual(live);
   });
 
   it('a store that goes away is STORE_UNAVAILABLE (never "never audited"), and the gateway recovers by itself', async () => {
@@ -124,7 +129,7 @@ const shops = (count: number, score: number) =>
 
 describe('kept builds from s3:// answer as from the records folder', async () => {
   const months = ['2026-08-01', '2026-09-01', '2026-10-01'].map((d) => Date.parse(`${d}T00:00:00Z`));
-  let p: TestProject;
+  let p: Project;
   let folder: TestGateway;
   let bucket: TestGateway;
   let ids: string[];

@@ -9,17 +9,20 @@
  *
  * One gateway for all of them: the slow clients open their connections as soon as it starts and
  * hold them while every other suite runs (so "other clients are served meanwhile" is tested by
- * all of them), and the slow-client assertions, which wait for Node's 30 s connection check,
- * come last; the waiting overlaps the rest instead of adding to it.
+ * all of them; its head timeout is set far above the file's run time so they surely are), and
+ * the slow-client assertions come last. How the timeouts close slow clients is checked on a
+ * second gateway with the timeouts shortened, so nothing waits out the 10 s default.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { cleanup, expectNoSecretsInLogs, makeProject, startTestGateway } from '../gateway/helpers.ts';
+import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { expectNoSecretsInLogs } from '../support/gateway-expect.ts';
+import { makeProject } from '../support/project.ts';
 import type { FrontDoor } from './checks.ts';
 import { liveRecordBytes } from './files.ts';
 import { fuzzSuite } from './fuzz.ts';
 import { paramsSuite } from './params.ts';
 import { sizeLimitSuite } from './size-limits.ts';
-import { slowClientSuite, startSlowClients, stopSlowClients } from './slow-clients.ts';
+import { FRONT_DOOR_TIMEOUTS, slowClientSuite, startSlowClients, stopSlowClients } from './slow-clients.ts';
 import { smugglingSuite } from './smuggling.ts';
 
 let shared: FrontDoor | undefined;
@@ -30,7 +33,7 @@ const get = (): FrontDoor => {
 
 beforeAll(async () => {
   const project = await makeProject();
-  const g = await startTestGateway(project);
+  const g = await startTestGateway(project, { connectionTimeouts: FRONT_DOOR_TIMEOUTS });
   shared = { g, records: await liveRecordBytes(project.recordsDir) };
   startSlowClients(shared);
 });
@@ -48,4 +51,4 @@ sizeLimitSuite(get);
 paramsSuite(get);
 smugglingSuite(get);
 fuzzSuite(get);
-slowClientSuite(get); // last: it waits for the slow clients to be closed
+slowClientSuite(get); // last: it checks the slow clients were held through every suite

@@ -20,7 +20,8 @@ import http from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../service/api-keys.ts';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
-import { addApiKey, poll, type TestGateway } from '../gateway/helpers.ts';
+import { addApiKey, type TestGateway } from '../support/gateway.ts';
+import { poll } from '../support/wait.ts';
 import { expectRawProblem, type FrontDoor } from './checks.ts';
 import { exchange, header, type Exchange } from './raw-http.ts';
 

@@ -15,29 +15,19 @@ import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogLine } from '../../gateway/context.ts';
-import { runCli, type CliResult } from '../build/helpers.ts';
-import {
-  activeSigner,
-  build,
-  cleanup,
-  expectNoSecretsInLogs,
-  expectProblem,
-  liveRecordFile,
-  makeProject,
-  poll,
-  startTestGateway,
-  type Reply,
-  type RequestOptions,
-  type TestGateway,
-  type TestProject,
-} from '../gateway/helpers.ts';
+import { type CliResult, runCli } from '../support/cli.ts';
+import { cleanup, type Reply, type RequestOptions, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
+import { activeSigner } from '../support/outputs.ts';
+import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
+import { poll } from '../support/wait.ts';
 import { allFiles } from './files.ts';
 
 const KNOWN = 'acme-outdoor.example';
 const OTHER = 'gadget-hub.example';
 const UNAUDITED = 'never-audited-secret-scan.example';
 
-let p: TestProject;
+let p: Project;
 let g: TestGateway;
 /** The gateway that signs never-audited answers: it holds the private key in memory. */
 let second: TestGateway;

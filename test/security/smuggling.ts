@@ -9,7 +9,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LogLine } from '../../gateway/context.ts';
-import { poll, type TestGateway } from '../gateway/helpers.ts';
+import { type TestGateway } from '../support/gateway.ts';
+import { poll } from '../support/wait.ts';
 import { expectNo5xx, expectParserRejection, expectRawProblem, type FrontDoor } from './checks.ts';
 import { exchange, header } from './raw-http.ts';
 

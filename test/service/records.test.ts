@@ -10,19 +10,21 @@ import { unverifiedRecord } from '../../core/record.ts';
 import { formatTimestamp } from '../../core/time.ts';
 import { openRecordsService, type RecordsService } from '../../service/records.ts';
 import { verifyRecord } from '../../verifier/index.ts';
-import { activeSigner, cleanup, ISSUER, liveRecordFile, liveRecords, makeProject, publishedKeySet, SCHEMA_URL, type TestProject } from '../gateway/helpers.ts';
+import { cleanup } from '../support/gateway.ts';
+import { activeSigner, liveRecords, publishedKeySet } from '../support/outputs.ts';
+import { ISSUER, liveRecordFile, makeProject, type Project, SCHEMA_URL } from '../support/project.ts';
 
 const AUDITED = 'acme-outdoor.example';
 const NEVER = 'never-seen-shop.example';
 
 afterAll(cleanup);
 
-function open(p: TestProject, overrides: Partial<Parameters<typeof openRecordsService>[0]> = {}): RecordsService {
+function open(p: Project, overrides: Partial<Parameters<typeof openRecordsService>[0]> = {}): RecordsService {
   return openRecordsService({ records: p.recordsDir, publicDir: p.publicDir, issuer: ISSUER, schemaUrl: SCHEMA_URL, cacheBytes: 1 << 20, ...overrides });
 }
 
 describe('RecordsService.recordFor', () => {
-  let project: TestProject;
+  let project: Project;
   let records: RecordsService;
   beforeAll(async () => {
     project = await makeProject();

@@ -10,18 +10,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
 import { exitCodeOf } from '../../core/errors.ts';
-import {
-  GOLD,
-  UNAUDITED,
-  cleanup,
-  closedPort,
-  makeProject,
-  runCli,
-  startTestGateway,
-  tempDir,
-  type Project,
-  type TestGateway,
-} from './helpers.ts';
+import { runCli } from '../support/cli.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { freePort as closedPort } from '../support/ports.ts';
+import { makeProject, type Project, tempDir } from '../support/project.ts';
+import { GOLD, UNAUDITED } from './helpers.ts';
 
 let project: Project;
 let gw: TestGateway;

@@ -9,20 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
 import { keygen } from '../../service/signing-keys.ts';
 import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
-import {
-  GOLD,
-  build,
-  cleanup,
-  closedPort,
-  liveRecord,
-  makeProject,
-  requestsTo,
-  startTestGateway,
-  waitFor,
-  type Project,
-  type StoredRecord,
-  type TestGateway,
-} from './helpers.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { freePort as closedPort } from '../support/ports.ts';
+import { build, makeProject, type Project } from '../support/project.ts';
+import { waitFor } from '../support/wait.ts';
+import { GOLD, liveRecord, requestsTo, type StoredRecord } from './helpers.ts';
 
 let project: Project;
 let gw: TestGateway;

@@ -13,7 +13,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unverifiedRecord } from '../../core/record.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
-import { ISSUER, NOW_ISO, ROOT, SCHEMA_URL, cleanup, tempDir } from './helpers.ts';
+import { cleanup } from '../support/gateway.ts';
+import { ISSUER, NOW_ISO, ROOT, SCHEMA_URL, tempDir } from '../support/project.ts';
 
 const run = promisify(execFile);
 const PACKAGE = join(ROOT, 'packages', 'verifier');

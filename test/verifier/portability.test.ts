@@ -10,7 +10,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unverifiedRecord } from '../../core/record.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
-import { ISSUER, NOW_ISO, ROOT, SCHEMA_URL, cleanup, tempDir } from './helpers.ts';
+import { cleanup } from '../support/gateway.ts';
+import { ISSUER, NOW_ISO, ROOT, SCHEMA_URL, tempDir } from '../support/project.ts';
 
 const ENTRY = join(ROOT, 'verifier', 'index.ts');
 const FORBIDDEN = ['h3', 'listhen', 'undici', 'fast-glob', 'zod', 'tldts', '@modelcontextprotocol/sdk', 'citty', 'tsx'];

@@ -8,18 +8,9 @@ import { verifyRecord, stalenessOf, parseKeySet, KEY_SET_PATH } from '../../veri
 import { canonicalJson } from '../../core/canonical.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
 import type { KeySet } from '../../core/keyset.ts';
-import {
-  GOLD,
-  NOW,
-  cleanup,
-  liveRecord,
-  liveRecords,
-  makeProject,
-  manifest,
-  publishedKeySet,
-  type Project,
-  type StoredRecord,
-} from './helpers.ts';
+import { cleanup } from '../support/gateway.ts';
+import { makeProject, NOW, type Project } from '../support/project.ts';
+import { GOLD, liveRecord, liveRecords, manifest, publishedKeySet, type StoredRecord } from './helpers.ts';
 
 let signed: Project;
 let unsigned: Project;

@@ -1,0 +1,60 @@
+/**
+ * The real CLI for tests: `node bin/mvr.js ...` in a child process, in the project root, with an
+ * environment that cannot change what it does (no MVR_*, SOURCE_DATE_EPOCH, NODE_OPTIONS or
+ * vitest variables; no colour).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { NOW_ISO, ROOT, type Project } from './project.ts';
+
+export const BIN = join(ROOT, 'bin', 'mvr.js');
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** This process's environment without what would change a CLI run, plus `extra` (an undefined value removes a name). */
+export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (name.startsWith('MVR_') || name.startsWith('VITEST') || name === 'SOURCE_DATE_EPOCH' || name === 'NODE_OPTIONS') continue;
+    env[name] = value;
+  }
+  env.NO_COLOR = '1';
+  for (const [name, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
+
+/**
+ * Runs `node bin/mvr.js ...args` in the project root; resolves with the exit code (or signal)
+ * and output, never rejects on a non-zero exit. `onSpawn` gets the child (to signal it).
+ */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, onSpawn?: (child: ChildProcess) => void): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/mvr.js', ...args], { cwd: ROOT, env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    onSpawn?.(child);
+  });
+}
+
+/** `build` flags for a project (folders and --now), plus `extra`. */
+export function buildArgs(p: Pick<Project, 'auditsDir' | 'recordsDir' | 'publicDir' | 'keysDir'>, extra: string[] = [], now: string | null = NOW_ISO): string[] {
+  const args = ['build', '--audits', p.auditsDir, '--records', p.recordsDir, '--public', p.publicDir, '--keys', p.keysDir];
+  if (now !== null) args.push('--now', now);
+  return [...args, ...extra];
+}
+
+/** Lines of a text, without the empty last one. */
+export function lines(text: string): string[] {
+  return text.split('\n').filter((l) => l !== '');
+}

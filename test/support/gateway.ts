@@ -1,0 +1,178 @@
+/**
+ * The real gateway for tests: started in-process on 127.0.0.1 and a random port over a temp
+ * project (./project.ts), with a fresh API key, a short refresh interval and its log lines
+ * collected; plain HTTP helpers over TCP; and one `cleanup()` for a test file's gateways and
+ * temp folders.
+ */
+import { connect } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
+import { createApiKey } from '../../service/api-keys.ts';
+import { startGateway, type GatewayOptions, type RunningGateway } from '../../gateway/server.ts';
+import type { LogLine } from '../../gateway/context.ts';
+import { expectNoSecretsInLogs } from './gateway-expect.ts';
+import { ISSUER, makeProject, removeTempDirs, SCHEMA_URL, type Project } from './project.ts';
+import { poll } from './wait.ts';
+
+export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
+export const REFRESH_MS = 100;
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  bytes: Buffer;
+  text: string;
+  /** Parsed JSON body, or undefined when the body is empty or not JSON. */
+  json: any;
+}
+
+export interface RequestOptions {
+  method?: string;
+  /** API key sent as `Bearer <key>`; the gateway's own key by default, null for none. */
+  key?: string | null;
+  /** Raw Authorization header (overrides `key`). */
+  authorization?: string;
+  headers?: Record<string, string>;
+  /** A request body (for POST). */
+  body?: string;
+}
+
+export interface TestGateway {
+  project: Project;
+  gateway: RunningGateway;
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** Every log line the gateway wrote. */
+  logs: LogLine[];
+  /** A live API key and its id. */
+  key: string;
+  keyId: string;
+  /** Every Authorization header value sent through {@link TestGateway.request} (checked against the logs). */
+  sentAuthorizations: Set<string>;
+  /** Every API key created for this gateway (checked against the logs). */
+  secrets: Set<string>;
+  request(path: string, opts?: RequestOptions): Promise<Reply>;
+  /** `GET /v1/verify?domain=<encoded domain>` with the gateway's key. */
+  verify(domain: string, opts?: RequestOptions): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+const gateways = new Set<TestGateway>();
+
+/** Starts the real gateway on 127.0.0.1, a random port, with a fresh API key and a short refresh interval. */
+export async function startTestGateway(project: Project, overrides: Partial<GatewayOptions> = {}): Promise<TestGateway> {
+  const { key, entry } = await createApiKey(project.apiKeysFile, 'gateway-test');
+  const logs: LogLine[] = [];
+  const gateway = await startGateway({
+    recordsDir: project.recordsDir,
+    publicDir: project.publicDir,
+    apiKeysFile: project.apiKeysFile,
+    issuer: ISSUER,
+    schemaUrl: SCHEMA_URL,
+    host: '127.0.0.1',
+    port: 0,
+    cacheBytes: 1024 * 1024,
+    refreshMs: REFRESH_MS,
+    log: (line) => logs.push(line),
+    ...overrides,
+  });
+  let closed = false;
+  const t: TestGateway = {
+    project,
+    gateway,
+    url: gateway.url,
+    logs,
+    key,
+    keyId: entry.id,
+    sentAuthorizations: new Set(),
+    secrets: new Set([key]),
+    request: (path, opts = {}) => send(t, path, opts),
+    verify: (domain, opts = {}) => send(t, `/v1/verify?domain=${encodeURIComponent(domain)}`, opts),
+    async close() {
+      if (closed) return;
+      closed = true;
+      gateways.delete(t);
+      await gateway.close();
+    },
+  };
+  gateways.add(t);
+  return t;
+}
+
+async function send(t: TestGateway, path: string, opts: RequestOptions): Promise<Reply> {
+  const headers: Record<string, string> = { ...opts.headers };
+  const key = opts.key === undefined ? t.key : opts.key;
+  const authorization = opts.authorization ?? (key === null ? undefined : `Bearer ${key}`);
+  if (authorization !== undefined) {
+    headers.authorization = authorization;
+    t.sentAuthorizations.add(authorization);
+  }
+  const res = await fetch(t.url + path, { method: opts.method ?? 'GET', headers, body: opts.body });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const text = bytes.toString('utf8');
+  let json: unknown;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, bytes, text, json };
+}
+
+/**
+ * One HTTP/1.1 request written by hand on a fresh TCP connection (for request targets that fetch
+ * would normalize); `Connection: close` is added, the answer is read to the end.
+ */
+export function rawRequest(t: TestGateway, requestLine: string, headers: Record<string, string> = {}): Promise<{ status: number; head: string; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const lines = [requestLine, 'Host: 127.0.0.1', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'Connection: close', '', ''];
+    const auth = headers.Authorization ?? headers.authorization;
+    if (auth !== undefined) t.sentAuthorizations.add(auth);
+    const socket = connect(t.gateway.port, '127.0.0.1', () => socket.write(lines.join('\r\n')));
+    const chunks: Buffer[] = [];
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('error', reject);
+    socket.setTimeout(5000, () => socket.destroy(new Error('raw request timed out')));
+    socket.on('end', () => {
+      const all = Buffer.concat(chunks);
+      const split = all.indexOf('\r\n\r\n');
+      const head = all.subarray(0, split).toString('latin1');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), head, body: all.subarray(split + 4) });
+    });
+  });
+}
+
+/** Creates another API key in the gateway's key file (remembered as a secret for the log check). */
+export async function addApiKey(t: TestGateway, label = 'extra'): Promise<{ key: string; id: string }> {
+  const { key, entry } = await createApiKey(t.project.apiKeysFile, label);
+  t.secrets.add(key);
+  return { key, id: entry.id };
+}
+
+/** Waits (bounded) until the gateway has written a log line matching `match`; returns it. */
+export async function waitForLog(t: TestGateway, match: (line: LogLine) => boolean, timeoutMs = 2000): Promise<LogLine> {
+  const { value } = await poll(async () => t.logs.find(match), (line) => line !== undefined, { timeoutMs, intervalMs: 5 });
+  return value!;
+}
+
+/** Closes every gateway still running and removes every temp folder and project (use in afterAll). */
+export async function cleanup(): Promise<void> {
+  await Promise.all([...gateways].map((g) => g.close()));
+  await removeTempDirs();
+}
+
+/**
+ * One gateway over one fresh project for a test file or a describe block: made before its tests
+ * and handed to `take`; after them, its log lines are checked for secrets. (The file's
+ * `afterAll(cleanup)` closes it and removes the project.)
+ */
+export function useGateway(take: (t: { project: Project; g: TestGateway }) => unknown, overrides: Partial<GatewayOptions> = {}): void {
+  let g: TestGateway | undefined;
+  beforeAll(async () => {
+    const project = await makeProject();
+    g = await startTestGateway(project, overrides);
+    await take({ project, g });
+  });
+  afterAll(() => {
+    if (g) expectNoSecretsInLogs(g);
+  });
+}

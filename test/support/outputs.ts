@@ -1,0 +1,132 @@
+/**
+ * Readers for what a build leaves on disk, independent of the code that wrote it: snapshots of
+ * folders (to prove nothing changed), the live build's record files and the published key set.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { KEY_SET_PATH, parseKeySet, type KeySet } from '../../core/keyset.ts';
+import { CURRENT_LINK } from '../../core/layout.ts';
+import type { SigningKey } from '../../core/signing.ts';
+import { loadActiveKey } from '../../service/signing-keys.ts';
+import type { Project } from './project.ts';
+
+function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/**
+ * Every entry under a folder (without following symlinks): `dir`, `link:<target>` or
+ * `file:<sha256>`, keyed by relative path. Equal snapshots mean nothing was added, removed,
+ * repointed or rewritten. A missing folder gives `{}`.
+ */
+export async function snapshot(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (abs: string, rel: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(abs, { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      const a = join(abs, e.name), r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isSymbolicLink()) out[r] = `link:${await readlink(a)}`;
+      else if (e.isDirectory()) {
+        out[r] = 'dir';
+        await walk(a, r);
+      } else out[r] = `file:${sha256(await readFile(a))}`;
+    }
+  };
+  await walk(dir, '');
+  return out;
+}
+
+/** Snapshots of a project's records/ and public/ folders. */
+export async function snapshotOutputs(p: { recordsDir: string; publicDir: string }): Promise<{ records: Record<string, string>; public: Record<string, string> }> {
+  return { records: await snapshot(p.recordsDir), public: await snapshot(p.publicDir) };
+}
+
+/**
+ * Every file under a folder, relative path -> absolute path. The folder itself may be a symlink
+ * (records/current); symlinks inside it are skipped (records/current when listing records/).
+ */
+export async function listFiles(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const walk = async (abs: string, rel: string): Promise<void> => {
+    for (const e of await readdir(abs, { withFileTypes: true })) {
+      const a = join(abs, e.name), r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isSymbolicLink()) continue;
+      if (e.isDirectory()) await walk(a, r);
+      else out.set(r, a);
+    }
+  };
+  await walk(dir, '');
+  return out;
+}
+
+export interface RecordFile {
+  /** Path relative to records/current, e.g. `ab/example.com.json`. */
+  rel: string;
+  text: string;
+  record: Record<string, unknown>;
+}
+
+/** The live build's record files (`ab/<domain>.json`; not the manifest, index or change feed), by the domain in each record. */
+export async function readCurrentRecords(recordsDir: string): Promise<Map<string, RecordFile>> {
+  const out = new Map<string, RecordFile>();
+  for (const [rel, abs] of await listFiles(join(recordsDir, CURRENT_LINK))) {
+    if (!/^[0-9a-f]{2}\/[^/]+\.json$/.test(rel)) continue;
+    const text = await readFile(abs, 'utf8');
+    const record = JSON.parse(text) as Record<string, unknown>;
+    out.set(String(record.domain), { rel, text, record });
+  }
+  return out;
+}
+
+/** The live build's files (records and manifest) as text, by path relative to records/current. */
+export async function readCurrentFiles(recordsDir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const [rel, abs] of await listFiles(join(recordsDir, CURRENT_LINK))) out.set(rel, await readFile(abs, 'utf8'));
+  return out;
+}
+
+/** The published key set: its text and its parsed (and checked) form. */
+export async function readKeySet(publicDir: string): Promise<{ text: string; keySet: KeySet }> {
+  const text = await readFile(join(publicDir, KEY_SET_PATH), 'utf8');
+  return { text, keySet: parseKeySet(JSON.parse(text)) };
+}
+
+/** Where records/current points (relative link text). */
+export function currentTarget(recordsDir: string): Promise<string> {
+  return readlink(join(recordsDir, CURRENT_LINK));
+}
+
+/** Every record file of the live build, by domain: exactly the bytes the gateway must serve. */
+export async function liveRecords(p: Project): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  const base = join(p.recordsDir, CURRENT_LINK);
+  // Every shard folder, at any depth: the test does not depend on how deep the layout is.
+  const walk = async (dir: string): Promise<void> => {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) await walk(join(dir, e.name));
+      else if (dir !== base && e.name.endsWith('.json')) out.set(e.name.slice(0, -'.json'.length), await readFile(join(dir, e.name)));
+    }
+  };
+  await walk(base);
+  return out;
+}
+
+/** The published key set file: its bytes and parsed form. */
+export async function publishedKeySet(p: Project): Promise<{ bytes: Buffer; keySet: KeySet }> {
+  const bytes = await readFile(p.keySetFile);
+  return { bytes, keySet: parseKeySet(JSON.parse(bytes.toString('utf8'))) };
+}
+
+/** The active signing key of the project. */
+export async function activeSigner(p: Project): Promise<SigningKey> {
+  const key = await loadActiveKey(p.keysDir, undefined);
+  if (!key) throw new Error('project has no active signing key');
+  return key;
+}

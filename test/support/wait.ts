@@ -1,0 +1,40 @@
+/**
+ * Bounded waits on a condition, for tests: they end as soon as the condition holds, so a test
+ * waits for an event, never for a fixed time. (A fixed `sleep` is only for short gaps, well
+ * under a second.)
+ */
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Calls `fn` until `done(value)` holds, every `intervalMs`, for at most `timeoutMs`; returns the
+ * value and how long it took. Throws with the last value on time-out.
+ */
+export async function poll<T>(
+  fn: () => Promise<T>,
+  done: (value: T) => boolean,
+  { timeoutMs = 5000, intervalMs = 20 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<{ value: T; elapsedMs: number }> {
+  const started = performance.now();
+  for (;;) {
+    const value = await fn();
+    const elapsedMs = performance.now() - started;
+    if (done(value)) return { value, elapsedMs };
+    if (elapsedMs > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${shown(value)}`);
+    await sleep(intervalMs);
+  }
+}
+
+/** Polls `check` until it returns true (bounded); `what` names the wait in the error. */
+export async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 5000): Promise<void> {
+  await poll(async () => check(), (ok) => ok, { timeoutMs, intervalMs: 25 }).catch(() => {
+    throw new Error(`timed out waiting for ${what}`);
+  });
+}
+
+/** A value for an error message: an HTTP reply as its status and the start of its body. */
+function shown(value: unknown): string {
+  const reply = value as { status?: unknown; text?: unknown } | undefined;
+  if (typeof reply?.status === 'number' && typeof reply.text === 'string') return `${reply.status} ${reply.text.slice(0, 300)}`;
+  return JSON.stringify(value);
+}
