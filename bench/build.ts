@@ -19,6 +19,9 @@ export interface BuildBenchRow {
   /** Of `seconds`, the transparency log step (append, tiles, checkpoint), and what it wrote. */
   logSeconds: number;
   logBytes: number;
+  /** Of `seconds`, the domain map and build statement step, and the map's size on disk. */
+  mapSeconds: number;
+  mapBytes: number;
 }
 
 /** Where {@link retire} moves old outputs; `npm run bench` removes it once its measurements are done. */
@@ -93,7 +96,7 @@ export async function benchBuild(outDir: string, count: number, opts: { coldCach
     [join(ROOT, 'bin/mvr.js'), 'build', '--json', '--audits', audits, '--records', join(work, 'records'), '--public', join(work, 'public'), '--keys', keys, '--now', '2026-11-01T00:00:00Z'],
     { maxBuffer: 16 * 1024 * 1024 },
   );
-  const summary = JSON.parse(stdout) as { records: number; durationMs: number; recordsPerSecond: number; peakRssMb: number; log: { durationMs: number; bytes: number } };
+  const summary = JSON.parse(stdout) as { records: number; durationMs: number; recordsPerSecond: number; peakRssMb: number; log: { durationMs: number; bytes: number }; domainMap: { durationMs: number; bytes: number } };
   if (summary.records !== count) throw new Error(`built ${summary.records} records from ${count} audits`);
   // The records of a million-audit build take a few GB; only the last size's are kept for the gateway bench.
   return {
@@ -104,6 +107,8 @@ export async function benchBuild(outDir: string, count: number, opts: { coldCach
     coldCaches: cold,
     logSeconds: summary.log.durationMs / 1000,
     logBytes: summary.log.bytes,
+    mapSeconds: summary.domainMap.durationMs / 1000,
+    mapBytes: summary.domainMap.bytes,
   };
 }
 

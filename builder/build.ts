@@ -88,7 +88,9 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     const leaves = new MapLeaves();
     const runs = await writeIndex(staging, leaves.add);
     // The domain map and the signed statement over it: what "never audited" is decided by.
-    await writeDomainMap(staging, leaves.leaves(), { issuer: opts.issuer, build: buildId, issuedAt, key });
+    const mapStarted = performance.now();
+    const { map } = await writeDomainMap(staging, leaves.leaves(), { issuer: opts.issuer, build: buildId, issuedAt, key });
+    const domainMap = { durationMs: leaves.spentMs + performance.now() - mapStarted, domains: map.size, bytes: map.size * 32 };
     let changes = 0;
     for (const b of earlier) changes += await writeChanges(staging, b.id, join(opts.recordsDir, BUILDS_DIR, b.id));
     // The transparency log: every record appended, new tiles written, the checkpoint signed (published once live).
@@ -154,6 +156,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       prunedBuilds: pruned.length,
       keptBuilds: kept.length,
       changes,
+      domainMap,
       log: logSummary,
       peakRssMb: peakRssMb(),
     };

@@ -57,6 +57,8 @@ export interface BuildSummary {
   keptBuilds: number;
   /** Changes written to the feed, summed over the earlier kept builds compared against. */
   changes: number;
+  /** The domain map and build statement: leaves hashed while the index is written, the map's root, the signed statement. */
+  domainMap: { durationMs: number; domains: number; bytes: number };
   /** What the transparency log step did; null when there is no log key. */
   log: LogSummary | null;
   /** Peak resident memory of the build process, workers included (MB). */
