@@ -1,4 +1,4 @@
-import { defineCommand } from 'citty';
+import { defineCommand } from '../command.ts';
 import { commandOptions, resolveNow, schemaUrlOf, type Env } from '../config.ts';
 
 /** The options `mvr build` reads (and `mvr dev`, which builds too). */
@@ -10,7 +10,7 @@ import { runBuild, type BuildSummary } from '../../builder/build.ts';
 export default defineCommand({
   meta: { name: 'build', description: 'Sign every audit into one canonical record per domain and publish the key set (all or nothing)' },
   args: {
-    ...options.args,
+    ...options.describe({ records: 'records folder', workers: 'worker threads (default one per core, plus one)' }),
     now: { type: 'string', description: 'issued_at of every record, ISO 8601 (default SOURCE_DATE_EPOCH, else now)' },
     'allow-empty': { type: 'boolean', description: 'publish even when there are no audits' },
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },

@@ -1,4 +1,4 @@
-import { defineCommand } from 'citty';
+import { defineCommand } from '../command.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { uploadBuild } from '../../builder/upload.ts';
 import { transferBucket } from '../../service/s3.ts';
@@ -10,7 +10,7 @@ const options = commandOptions('records', 'public', 'to');
 export default defineCommand({
   meta: { name: 'publish', description: 'Upload the live build (records, change feeds, kept list, key set, manifest) and any kept build the bucket lacks to a private S3 bucket; the object naming the live build is written last' },
   args: {
-    ...options.args,
+    ...options.describe({ records: 'records folder holding the live build' }),
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
   },
   run: ({ args }) =>

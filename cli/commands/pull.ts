@@ -1,4 +1,4 @@
-import { defineCommand } from 'citty';
+import { defineCommand } from '../command.ts';
 import { pullKeptBuilds } from '../../builder/pull.ts';
 import { transferBucket } from '../../service/s3.ts';
 import { runAction } from '../cli-output.ts';
@@ -12,7 +12,7 @@ export default defineCommand({
     description: "Fetch the kept list and each kept build's manifest and index from a bucket into an empty records folder, so a build on a fresh machine (CI) keeps the published history and writes the change feed",
   },
   args: {
-    ...options.args,
+    ...options.describe({ records: 'an empty records folder to pull into' }),
     from: { type: 'string', description: 'where the builds are published: s3://BUCKET/PREFIX (as given to mvr publish --to)', required: true },
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
   },
