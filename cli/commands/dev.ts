@@ -43,14 +43,16 @@ export default defineCommand({
         await port.release();
       }
 
+      const settings = await gatewayOptions(config, {});
+      const gateway = await startGateway(settings);
+
       // Only hashes are stored, so an earlier dev key cannot be shown again: each start makes a
-      // new one and revokes the dev keys before it. Keys with other labels are left alone.
+      // new one and revokes the dev keys before it, once this run holds the port (so never the
+      // key of a gateway still running). Keys with other labels are left alone.
       const apiKeysFile = apiKeysFileOf(config);
       for (const old of await listApiKeys(apiKeysFile)) if (old.label === DEV_LABEL && !old.revoked) await revokeApiKey(apiKeysFile, old.id);
       const { key } = await createApiKey(apiKeysFile, DEV_LABEL);
-
-      const settings = await gatewayOptions(config, {});
-      const gateway = await startGateway(settings);
+      await gateway.services.apiKeys.refresh();
       const url = gateway.url;
       process.stderr.write(
         [
