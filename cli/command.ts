@@ -135,7 +135,12 @@ function leafHelp(command: Command<any>, where: string): string {
     const value = d.type === 'string' ? ` ${name.toUpperCase().replaceAll('-', '_')}` : '';
     return { term: `${short}--${name}${value}${d.required ? ' (required)' : ''}`, description: name === 'version' ? `${d.description} (${PACKAGE_VERSION})` : d.description };
   });
-  return renderHelp({ usage: `${where}${positionals.length ? ` ${positionals.join(' ')}` : ''} [options]`, description: command.meta.description, sections: [{ title: 'Options', entries, layout: 'stacked' }] });
+  const isArgument = (e: HelpEntry) => !e.term.startsWith('-');
+  const sections = [
+    { title: 'Arguments', entries: entries.filter(isArgument), layout: 'stacked' as const },
+    { title: 'Options', entries: entries.filter((e) => !isArgument(e)), layout: 'stacked' as const },
+  ].filter((section) => section.entries.length > 0);
+  return renderHelp({ usage: `${where}${positionals.length ? ` ${positionals.join(' ')}` : ''} [options]`, description: command.meta.description, sections });
 }
 
 async function groupHelp(command: Command<any>, where: string, stream: NodeJS.WriteStream = process.stdout): Promise<string> {

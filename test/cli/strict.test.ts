@@ -105,6 +105,7 @@ describe('a strict command line', () => {
     const serve = (await mvr(['serve', '--help'])).stdout;
     expect(serve).toMatch(/--workers WORKERS\n {6}gateway processes sharing the port/);
     expect(serve).not.toMatch(/worker threads|--audits|--allow-empty/);
+    expect((await mvr(['apikey', 'revoke', '--help'])).stdout).toMatch(/^Usage: mvr apikey revoke ID \[options\]\n[\s\S]*Arguments:\n {2}ID\n {6}key id/);
     const publish = (await mvr(['publish', '--help'])).stdout;
     expect(publish).toMatch(/--to TO/);
     expect(publish).not.toMatch(/--port|--audits|s3:\/\/BUCKET\/PREFIX, or an http/);
