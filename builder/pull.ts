@@ -24,7 +24,7 @@ export interface PullSummary {
  * build, since the bucket has the others. The folder gets no `current` link: it is for building,
  * never for serving (its earlier builds have no records).
  */
-export async function pullKeptBuilds(opts: { recordsDir: string; bucket: S3Bucket }): Promise<PullSummary> {
+export async function pullKeptBuilds(opts: { recordsDir: string; bucket: S3Bucket; onProgress?: (p: { builds: number; total: number; bytes: number }) => void }): Promise<PullSummary> {
   if (await lstat(join(opts.recordsDir, CURRENT_LINK)).catch(() => null)) {
     throw new BuildError(`${opts.recordsDir} already has a live build; pull the published builds into an empty records folder`);
   }
@@ -40,6 +40,8 @@ export async function pullKeptBuilds(opts: { recordsDir: string; bucket: S3Bucke
     throw new BuildError(`cannot read the kept builds of ${opts.bucket.name}: ${(error as Error).message}`, { cause: error });
   }
   let bytes = 0;
+  let done = 0;
+  opts.onProgress?.({ builds: 0, total: kept.length, bytes });
   for (const { id } of kept) {
     const dir = join(opts.recordsDir, BUILDS_DIR, id);
     await mkdir(dir, { recursive: true });
@@ -53,6 +55,7 @@ export async function pullKeptBuilds(opts: { recordsDir: string; bucket: S3Bucke
       await writeFile(join(dir, file), body);
       bytes += body.length;
     }
+    opts.onProgress?.({ builds: ++done, total: kept.length, bytes });
   }
   await writeKept(opts.recordsDir, kept);
   return { from: opts.bucket.name, to: opts.recordsDir, live, builds: kept.length, bytes };

@@ -34,20 +34,3 @@ export async function runAction(json: boolean, body: () => Promise<number | void
     process.exitCode = reportError(error, json);
   }
 }
-
-/** A progress line on a terminal, redrawn in place; silent when stderr is not a TTY. */
-export function createProgressLine(stream: NodeJS.WriteStream = process.stderr) {
-  const enabled = stream.isTTY === true;
-  let drawn = false;
-  return {
-    update(text: string) {
-      if (!enabled) return;
-      stream.write(`\r\x1b[2K${text}`);
-      drawn = true;
-    },
-    done() {
-      if (drawn) stream.write('\r\x1b[2K');
-      drawn = false;
-    },
-  };
-}

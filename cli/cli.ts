@@ -1,8 +1,8 @@
-import { defineCommand, runMain } from 'citty';
+import { defineCommand, runMain } from './command.ts';
 
 /** `mvr`: each subcommand is a thin layer in cli/commands that maps flags to library options. */
 const main = defineCommand({
-  meta: { name: 'mvr', version: '0.1.0', description: 'merchant-verify: signed merchant verification records' },
+  meta: { name: 'mvr', description: 'merchant-verify: signed merchant verification records' },
   subCommands: {
     keygen: () => import('./commands/keygen.ts').then((m) => m.default),
     build: () => import('./commands/build.ts').then((m) => m.default),

@@ -60,6 +60,7 @@ export const OPTIONS = {
   rateLimit: { flag: 'rate-limit', env: 'MVR_RATE_LIMIT', fallback: '6000', description: 'requests per minute per API key, 0 = off', schema: wholeNumber(0) },
   unauthRateLimit: { flag: 'unauth-rate-limit', env: 'MVR_UNAUTH_RATE_LIMIT', fallback: '600', description: 'requests per minute per client address without a valid key, 0 = off', schema: wholeNumber(0) },
   workers: { flag: 'workers', env: 'MVR_WORKERS', fallback: undefined, description: 'serve: gateway processes sharing the port (default 1); build: worker threads (default one per core, plus one)', schema: wholeNumber(1).optional() },
+  progressMs: { flag: null, env: 'MVR_PROGRESS_MS', fallback: '5000', description: 'ms between progress lines of build, publish and pull when stderr is not a terminal', schema: wholeNumber(1) },
   publishKeys: { flag: 'publish-keys', env: 'MVR_PUBLISH_KEYS', fallback: undefined, description: 'JWK Set file whose public keys stay listed', schema: optionalText },
   baseUrl: { flag: 'base-url', env: 'MVR_BASE_URL', fallback: undefined, description: 'gateway base URL', schema: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional() },
   apiKey: { flag: 'api-key', env: 'MVR_API_KEY', fallback: undefined, description: 'API key for the gateway', schema: optionalText },
@@ -76,7 +77,8 @@ export const configSchema = z.object(Object.fromEntries(Object.entries(OPTIONS).
 export type Config<N extends OptionName = OptionName> = Pick<z.output<typeof configSchema>, N>;
 
 /**
- * The options of one command: its citty flags, and `resolve`, which reads exactly those options
+ * The options of one command: its flags (`args`, or `describe` with this command's own wording
+ * of some), and `resolve`, which reads exactly those options
  * (flag, then environment, then default) and validates them with {@link configSchema}. Only a
  * command's own options are read, so a variable meant for another command (`PORT` for the
  * gateway) never stops this one. An invalid value is a ConfigError naming the flag, the variable
@@ -87,6 +89,10 @@ export function commandOptions<const N extends OptionName>(...names: N[]) {
   const schema = configSchema.pick(Object.fromEntries(names.map((name) => [name, true])) as never);
   return {
     args: flags(names),
+    /** The flags, with this command's own description of some (an option several commands share means something narrower in each). */
+    describe(own: Partial<Record<N, string>>) {
+      return flags(names, own);
+    },
     resolve(args: Record<string, unknown>, env: Env): Config<N> {
       const raw: Record<string, string | undefined> = {};
       for (const name of names) {
@@ -123,13 +129,13 @@ export function schemaUrlOf(config: Config<'issuer' | 'schemaUrl'>): string {
   return config.schemaUrl ?? defaultSchemaUrl(config.issuer);
 }
 
-/** citty definitions of options' flags, with their variable and default in the help text. */
-function flags(names: readonly OptionName[]): Record<string, { type: 'string'; description: string }> {
+/** The command-line definitions of options' flags, with their variable and default in the help text. */
+function flags(names: readonly OptionName[], own: Partial<Record<OptionName, string>> = {}): Record<string, { type: 'string'; description: string }> {
   const out: Record<string, { type: 'string'; description: string }> = {};
   for (const name of names) {
     const o: (typeof OPTIONS)[OptionName] = OPTIONS[name];
     if (o.flag === null) continue;
-    out[o.flag] = { type: 'string', description: `${o.description} (env ${o.env}${o.fallback === undefined ? '' : `, default ${o.fallback}`})` };
+    out[o.flag] = { type: 'string', description: `${own[name] ?? o.description} (env ${o.env}${o.fallback === undefined ? '' : `, default ${o.fallback}`})` };
   }
   return out;
 }

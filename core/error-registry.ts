@@ -23,6 +23,7 @@ export const ERROR_REGISTRY = {
   STORE_UNAVAILABLE: { status: 503, title: 'Verification records unavailable', exit: 1 },
   UNAVAILABLE: { status: 503, title: 'Record temporarily unavailable', exit: 1 },
   // Raised by the build and the CLI only.
+  INVALID_USAGE: { status: null, title: 'Invalid usage', exit: 2 },
   INVALID_CONFIG: { status: null, title: 'Invalid configuration', exit: 2 },
   INVALID_KEY: { status: null, title: 'Invalid key', exit: 2 },
   INVALID_KEY_SET: { status: null, title: 'Invalid key set', exit: 3 },

@@ -167,6 +167,13 @@ export class BuildError extends MvrError {
   }
 }
 
+/** The command line does not fit the command: an unknown command or flag, a missing argument or value. */
+export class UsageError extends MvrError {
+  constructor(message: string) {
+    super('INVALID_USAGE', message);
+  }
+}
+
 /** The configuration (flags, env) is invalid; names the option. */
 export class ConfigError extends MvrError {
   constructor(message: string) {

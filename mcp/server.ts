@@ -8,6 +8,7 @@ import type { AbsenceProof } from '../core/absence.ts';
 import { absenceProofSchema } from '../core/absence-schema.ts';
 import { batchRequestSchema, lookupBatch, MAX_BATCH } from '../service/batch.ts';
 import { problemDocument } from '../service/problem-document.ts';
+import { PACKAGE_VERSION } from '../service/version.ts';
 
 /** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
 export type RecordLookup = (domain: string) => Promise<Buffer>;
@@ -75,7 +76,7 @@ export function toolDescription(keySetUrl: string): string {
  * unavailable) are tool results with `isError: true` and the error code, not protocol errors.
  */
 export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: string; issuer: string; history: HistoryLookup; proof: ProofLookup; absence: AbsenceLookup }): McpServer {
-  const server = new McpServer({ name: 'merchant-verify', version: '0.1.0' }, { capabilities: { tools: {} } });
+  const server = new McpServer({ name: 'merchant-verify', version: PACKAGE_VERSION }, { capabilities: { tools: {} } });
   server.registerTool(
     TOOL_NAME,
     {

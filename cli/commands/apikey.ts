@@ -1,4 +1,4 @@
-import { defineCommand } from 'citty';
+import { defineCommand } from '../command.ts';
 import { StoreUnavailableError } from '../../core/errors.ts';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyTable } from '../../service/api-keys.ts';
 import { redisApiKeyTable } from '../../service/api-keys-redis.ts';
@@ -26,7 +26,7 @@ async function withTable<T>(args: Record<string, unknown>, body: (table: ApiKeyT
 
 const create = defineCommand({
   meta: { name: 'create', description: 'Create an API key: prints the key once on stdout; only its SHA-256 is stored' },
-  args: { ...apiKeysArgs, label: { type: 'string', description: 'who or what the key is for', required: true }, json: { type: 'boolean' } },
+  args: { ...apiKeysArgs, label: { type: 'string', description: 'who or what the key is for', required: true }, json: { type: 'boolean', description: 'print {"key","id","label","created"} as JSON on stdout' } },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const { key, entry, where } = await withTable(args, async (table, where) => ({ ...(await createApiKey(table, args.label)), where }));
@@ -40,7 +40,7 @@ const create = defineCommand({
 
 const list = defineCommand({
   meta: { name: 'list', description: 'List API keys: id, label, created, revoked' },
-  args: { ...apiKeysArgs, json: { type: 'boolean' } },
+  args: { ...apiKeysArgs, json: { type: 'boolean', description: 'print the keys as a JSON array' } },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const keys = (await withTable(args, (table) => listApiKeys(table))).map(({ id, label, created, revoked }) => ({ id, label, created, revoked }));
@@ -54,7 +54,7 @@ const list = defineCommand({
 
 const revoke = defineCommand({
   meta: { name: 'revoke', description: 'Revoke an API key by id; a running gateway refuses it within a second' },
-  args: { ...apiKeysArgs, id: { type: 'positional', description: 'key id (from "mvr apikey list")', required: true }, json: { type: 'boolean' } },
+  args: { ...apiKeysArgs, id: { type: 'positional', description: 'key id (from "mvr apikey list")', required: true }, json: { type: 'boolean', description: 'print {"id","revoked"} as JSON' } },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const entry = await withTable(args, (table) => revokeApiKey(table, args.id));

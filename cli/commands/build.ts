@@ -1,16 +1,17 @@
-import { defineCommand } from 'citty';
+import { defineCommand } from '../command.ts';
 import { commandOptions, resolveNow, schemaUrlOf, type Env } from '../config.ts';
 
 /** The options `mvr build` reads (and `mvr dev`, which builds too). */
-export const BUILD_OPTIONS = ['audits', 'records', 'public', 'keys', 'issuer', 'schemaUrl', 'publishKeys', 'workers', 'keep', 'signingKey', 'logKey'] as const;
+export const BUILD_OPTIONS = ['audits', 'records', 'public', 'keys', 'issuer', 'schemaUrl', 'publishKeys', 'workers', 'keep', 'signingKey', 'logKey', 'progressMs'] as const;
 const options = commandOptions(...BUILD_OPTIONS);
-import { createProgressLine, runAction } from '../cli-output.ts';
+import { runAction } from '../cli-output.ts';
+import { createProgress } from '../progress.ts';
 import { runBuild, type BuildSummary } from '../../builder/build.ts';
 
 export default defineCommand({
   meta: { name: 'build', description: 'Sign every audit into one canonical record per domain and publish the key set (all or nothing)' },
   args: {
-    ...options.args,
+    ...options.describe({ records: 'records folder', workers: 'worker threads (default one per core, plus one)' }),
     now: { type: 'string', description: 'issued_at of every record, ISO 8601 (default SOURCE_DATE_EPOCH, else now)' },
     'allow-empty': { type: 'boolean', description: 'publish even when there are no audits' },
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
@@ -23,12 +24,12 @@ export default defineCommand({
     }),
 });
 
-/** Resolves the build's options from flags and env and runs it with a progress line (shared with `mvr dev`). */
-export async function buildFromArgs(args: Record<string, unknown>, env: Env, quiet = false): Promise<BuildSummary> {
+/** Resolves the build's options from flags and env and runs it with progress on stderr (shared with `mvr dev`). */
+export async function buildFromArgs(args: Record<string, unknown>, env: Env, json = false): Promise<BuildSummary> {
   const config = options.resolve(args, env);
-  const line = createProgressLine();
+  const progress = createProgress({ command: 'build', json, intervalMs: config.progressMs });
   try {
-    return await runBuild({
+    const summary = await runBuild({
       auditsDir: config.audits,
       recordsDir: config.records,
       publicDir: config.public,
@@ -43,16 +44,19 @@ export async function buildFromArgs(args: Record<string, unknown>, env: Env, qui
       keep: config.keep,
       allowEmpty: Boolean(args['allow-empty']),
       onWarning: (message) => process.stderr.write(`mvr build: warning: ${message}\n`),
-      onProgress: quiet
-        ? undefined
-        : (p) => {
-            const pct = p.totalBytes ? ` ${((100 * p.bytesRead) / p.totalBytes).toFixed(0)}% of input,` : '';
-            const rate = p.elapsedMs > 0 ? Math.round(p.records / (p.elapsedMs / 1000)) : 0;
-            line.update(`build:${pct} ${p.records.toLocaleString('en-US')} records, ${rate.toLocaleString('en-US')}/s`);
-          },
+      onProgress: (p) => {
+        const pct = p.totalBytes ? `${((100 * p.bytesRead) / p.totalBytes).toFixed(0)}% of input, ` : '';
+        const rate = p.elapsedMs > 0 ? Math.round(p.records / (p.elapsedMs / 1000)) : 0;
+        progress.update({
+          text: `${pct}${p.records.toLocaleString('en-US')} records, ${rate.toLocaleString('en-US')}/s`,
+          fields: { records: p.records, bytes_read: p.bytesRead, total_bytes: p.totalBytes, records_per_second: rate },
+        });
+      },
     });
+    progress.finish();
+    return summary;
   } finally {
-    line.done();
+    progress.stop();
   }
 }
 

@@ -1,4 +1,4 @@
-import { defineCommand } from 'citty';
+import { defineCommand } from '../command.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { BuildHistory, NO_HISTORY_FROM_ORIGIN } from '../../service/history.ts';
 import { openRecordsService } from '../../service/records.ts';
@@ -12,7 +12,7 @@ const verdict = (v: { status: string; tier: string | null; score: number | null 
 export default defineCommand({
   meta: { name: 'changes', description: 'What changed (status, tier, score; newly audited; dropped) from a kept build to the live one, as the build computed it' },
   args: {
-    ...options.args,
+    ...options.describe({ records: 'records: a folder or s3://BUCKET/PREFIX' }),
     since: { type: 'string', description: 'the id of a kept build (see GET /v1/builds, or records/kept.json)', required: true },
     json: { type: 'boolean', description: 'one JSON object per change per line: {"domain","before","after"}' },
   },

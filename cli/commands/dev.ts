@@ -1,7 +1,14 @@
-import { defineCommand } from 'citty';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from '../../core/errors.ts';
+import type { BuildSummary } from '../../builder/build.ts';
+import { defineCommand } from '../command.ts';
+import { DEV_AUDIT_AGE_DAYS, writeDatedAudits } from '../dev-audits.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../service/api-keys.ts';
 import { closeOnSignals, startGateway } from '../../gateway/server.ts';
-import { apiKeysFileOf, commandOptions } from '../config.ts';
+import { apiKeysFileOf, commandOptions, resolveNow, type Env } from '../config.ts';
 import { runAction } from '../cli-output.ts';
 import { keygen, loadActiveKey } from '../../service/signing-keys.ts';
 import { createLogKey, loadLogKey, logOrigin } from '../../service/log-key.ts';
@@ -13,30 +20,39 @@ const options = commandOptions(...BUILD_OPTIONS, ...SERVE_OPTIONS);
 const DEV_LABEL = 'dev (mvr dev)';
 
 export default defineCommand({
-  meta: { name: 'dev', description: 'Development: signing key if missing, sample records built, a fresh dev API key, the gateway, and a curl line' },
-  args: options.args,
+  meta: { name: 'dev', description: 'Development: the port checked first, then a signing key if missing, the sample audits dated to today and built, a fresh dev API key, the gateway, and a curl line' },
+  args: options.describe({ records: 'records folder', workers: 'build worker threads (default one per core, plus one)' }),
   run: ({ args }) =>
     runAction(false, async () => {
       const env = process.env;
       const config = options.resolve(args, env);
-      if (!(await loadActiveKey(config.keys, config.signingKey))) {
-        const kid = await keygen(config.keys);
-        process.stderr.write(`mvr dev: created development signing key ${kid} in ${config.keys}\n`);
+      // The port first: a second `mvr dev` beside a running one must stop before it rebuilds the
+      // records or revokes the dev key the first one printed. It is held until the gateway takes it.
+      const port = await holdPort(config.host, config.port);
+      try {
+        if (!(await loadActiveKey(config.keys, config.signingKey))) {
+          const kid = await keygen(config.keys);
+          process.stderr.write(`mvr dev: created development signing key ${kid} in ${config.keys}\n`);
+        }
+        if (!(await loadLogKey(config.keys, config.logKey))) {
+          const logKey = await createLogKey(config.keys, logOrigin(config.issuer));
+          process.stderr.write(`mvr dev: created development log key ${logKey.name} in ${config.keys}\n`);
+        }
+        process.stderr.write(formatSummary(await buildDated(args, config.audits, env)));
+      } finally {
+        await port.release();
       }
-      if (!(await loadLogKey(config.keys, config.logKey))) {
-        const logKey = await createLogKey(config.keys, logOrigin(config.issuer));
-        process.stderr.write(`mvr dev: created development log key ${logKey.name} in ${config.keys}\n`);
-      }
-      process.stderr.write(formatSummary(await buildFromArgs(args, env)));
-
-      // Only hashes are stored, so an earlier dev key cannot be shown again: each start makes a
-      // new one and revokes the dev keys before it. Keys with other labels are left alone.
-      const apiKeysFile = apiKeysFileOf(config);
-      for (const old of await listApiKeys(apiKeysFile)) if (old.label === DEV_LABEL && !old.revoked) await revokeApiKey(apiKeysFile, old.id);
-      const { key } = await createApiKey(apiKeysFile, DEV_LABEL);
 
       const settings = await gatewayOptions(config, {});
       const gateway = await startGateway(settings);
+
+      // Only hashes are stored, so an earlier dev key cannot be shown again: each start makes a
+      // new one and revokes the dev keys before it, once this run holds the port (so never the
+      // key of a gateway still running). Keys with other labels are left alone.
+      const apiKeysFile = apiKeysFileOf(config);
+      for (const old of await listApiKeys(apiKeysFile)) if (old.label === DEV_LABEL && !old.revoked) await revokeApiKey(apiKeysFile, old.id);
+      const { key } = await createApiKey(apiKeysFile, DEV_LABEL);
+      await gateway.services.apiKeys.refresh();
       const url = gateway.url;
       process.stderr.write(
         [
@@ -47,7 +63,7 @@ export default defineCommand({
           `  curl -sS -H 'Authorization: Bearer ${key}' '${url}/v1/verify?domain=acme-outdoor.example'`,
           '',
           'Fetch it, verify its signature against the published key set, and its proof against the public log:',
-          `  node bin/mvr.js verify acme-outdoor.example --base-url ${url} --api-key ${key} --log`,
+          `  npx mvr verify acme-outdoor.example --base-url ${url} --api-key ${key} --log`,
           '',
           `Key set: ${url}/.well-known/merchant-verify-keys.json   Log: ${url}/log/checkpoint   OpenAPI: ${url}/openapi.json   MCP: ${url}/mcp`,
           'Ctrl-C stops the gateway.',
@@ -57,3 +73,35 @@ export default defineCommand({
       closeOnSignals(gateway, settings.log);
     }),
 });
+
+/**
+ * Builds the audits as `mvr build` would, from a copy dated to today (see writeDatedAudits), and
+ * says so: the records of a development build should read as current on the day it runs.
+ */
+async function buildDated(args: Record<string, unknown>, auditsDir: string, env: Env): Promise<BuildSummary> {
+  const dir = await mkdtemp(join(tmpdir(), 'mvr-dev-audits-'));
+  try {
+    const now = resolveNow(undefined, env);
+    const dated = await writeDatedAudits(auditsDir, dir, now);
+    const moved = dated.shiftDays === 0 ? 'as they are' : `moved ${Math.abs(dated.shiftDays)} day${Math.abs(dated.shiftDays) === 1 ? '' : 's'} ${dated.shiftDays > 0 ? 'later' : 'earlier'}`;
+    process.stderr.write(`mvr dev: dated the ${dated.audits} audits of ${auditsDir} relative to today (${moved}: the typical audit was made ${DEV_AUDIT_AGE_DAYS} days ago); the files are unchanged\n`);
+    return await buildFromArgs({ ...args, audits: dir }, env);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Binds host:port now and keeps it until `release`; a port in use is INVALID_CONFIG (exit 2), before anything changed. */
+async function holdPort(host: string, port: number): Promise<{ release(): Promise<void> }> {
+  const server = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port, exclusive: true }, resolve);
+  }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
+      throw new ConfigError(`--port / PORT ${port}: cannot listen on ${host}:${port} (in use by another process, another mvr dev perhaps, or not allowed); nothing was changed`);
+    }
+    throw error;
+  });
+  return { release: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}

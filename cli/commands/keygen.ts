@@ -1,4 +1,4 @@
-import { defineCommand } from 'citty';
+import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
 
 const options = commandOptions('keys', 'issuer');

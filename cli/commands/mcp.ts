@@ -1,5 +1,5 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { defineCommand } from 'citty';
+import { defineCommand } from '../command.ts';
 import { BuildNotFoundError, ConfigError, isErrorCode, MvrError, NotInLogError } from '../../core/errors.ts';
 import { KEY_SET_PATH } from '../../core/keyset.ts';
 import { createMcpServer, keySetUrlOf, type AbsenceLookup, type HistoryLookup, type ProofLookup, type RecordLookup } from '../../mcp/server.ts';
@@ -16,7 +16,7 @@ const options = commandOptions(...MCP_OPTIONS);
 
 export default defineCommand({
   meta: { name: 'mcp', description: 'The MCP tools verify_merchant, verify_merchants and merchant_history over stdio, answering from a gateway (--base-url) or a local records folder' },
-  args: options.args,
+  args: options.describe({ records: 'records without --base-url: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL', public: 'public folder (key set and log) without --base-url' }),
   run: ({ args }) =>
     runAction(false, async () => {
       const config = options.resolve(args, process.env);

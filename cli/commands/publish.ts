@@ -1,16 +1,17 @@
-import { defineCommand } from 'citty';
+import { defineCommand } from '../command.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { uploadBuild } from '../../builder/upload.ts';
 import { transferBucket } from '../../service/s3.ts';
-import { createProgressLine, runAction } from '../cli-output.ts';
+import { runAction } from '../cli-output.ts';
+import { createProgress } from '../progress.ts';
 import { commandOptions } from '../config.ts';
 
-const options = commandOptions('records', 'public', 'to');
+const options = commandOptions('records', 'public', 'to', 'progressMs');
 
 export default defineCommand({
   meta: { name: 'publish', description: 'Upload the live build (records, change feeds, kept list, key set, manifest) and any kept build the bucket lacks to a private S3 bucket; the object naming the live build is written last' },
   args: {
-    ...options.args,
+    ...options.describe({ records: 'records folder holding the live build' }),
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
   },
   run: ({ args }) =>
@@ -18,22 +19,23 @@ export default defineCommand({
       const config = options.resolve(args, process.env);
       if (!config.to) throw new ConfigError('--to (or MVR_PUBLISH_TO) is required: s3://BUCKET/PREFIX');
       const bucket = transferBucket(config.to, '--to', process.env);
-      const line = createProgressLine();
+      const progress = createProgress({ command: 'publish', json: Boolean(args.json), intervalMs: config.progressMs });
       try {
         const s = await uploadBuild({
           recordsDir: config.records,
           publicDir: config.public,
           bucket,
-          onProgress: args.json ? undefined : (p) => line.update(`publish: ${p.uploaded.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} objects`),
+          onProgress: (p) => progress.update({ text: `${p.uploaded.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} objects`, fields: { uploaded: p.uploaded, total: p.total } }),
         });
-        line.done();
+        progress.finish();
+        progress.stop();
         if (args.json) process.stdout.write(`${JSON.stringify({ ok: true, ...s })}\n`);
         else {
           const earlier = s.earlierBuilds > 0 ? `, with ${s.earlierBuilds} earlier kept build${s.earlierBuilds === 1 ? '' : 's'} the bucket lacked` : '';
           process.stdout.write(`published build ${s.build} (${s.records.toLocaleString('en-US')} records, ${s.objects.toLocaleString('en-US')} objects, ${(s.bytes / 1e6).toFixed(1)} MB${earlier}) to ${s.to} in ${s.seconds.toFixed(1)} s; it is live\n`);
         }
       } finally {
-        line.done();
+        progress.stop();
         await bucket.close();
       }
     }),

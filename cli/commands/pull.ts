@@ -1,10 +1,11 @@
-import { defineCommand } from 'citty';
+import { defineCommand } from '../command.ts';
 import { pullKeptBuilds } from '../../builder/pull.ts';
 import { transferBucket } from '../../service/s3.ts';
 import { runAction } from '../cli-output.ts';
+import { createProgress } from '../progress.ts';
 import { commandOptions } from '../config.ts';
 
-const options = commandOptions('records');
+const options = commandOptions('records', 'progressMs');
 
 export default defineCommand({
   meta: {
@@ -12,7 +13,7 @@ export default defineCommand({
     description: "Fetch the kept list and each kept build's manifest and index from a bucket into an empty records folder, so a build on a fresh machine (CI) keeps the published history and writes the change feed",
   },
   args: {
-    ...options.args,
+    ...options.describe({ records: 'an empty records folder to pull into' }),
     from: { type: 'string', description: 'where the builds are published: s3://BUCKET/PREFIX (as given to mvr publish --to)', required: true },
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
   },
@@ -20,11 +21,19 @@ export default defineCommand({
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
       const bucket = transferBucket(args.from, '--from', process.env);
+      const progress = createProgress({ command: 'pull', json: Boolean(args.json), intervalMs: config.progressMs });
       try {
-        const s = await pullKeptBuilds({ recordsDir: config.records, bucket });
+        const s = await pullKeptBuilds({
+          recordsDir: config.records,
+          bucket,
+          onProgress: (p) => progress.update({ text: `${p.builds} of ${p.total} kept builds, ${(p.bytes / 1e6).toFixed(1)} MB`, fields: { builds: p.builds, total: p.total, bytes: p.bytes } }),
+        });
+        progress.finish();
+        progress.stop();
         if (args.json) process.stdout.write(`${JSON.stringify({ ok: true, ...s })}\n`);
         else process.stdout.write(`pulled ${s.builds} kept build${s.builds === 1 ? '' : 's'} (manifests and indexes, ${(s.bytes / 1e6).toFixed(1)} MB; live ${s.live}) from ${s.from} into ${s.to}\n`);
       } finally {
+        progress.stop();
         await bucket.close();
       }
     }),

@@ -1,4 +1,4 @@
-import { defineCommand } from 'citty';
+import { defineCommand } from '../command.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { runAsCluster } from '../../gateway/cluster.ts';
 import { closeOnSignals, jsonLogger, startGateway, type GatewayOptions } from '../../gateway/server.ts';
@@ -11,7 +11,7 @@ const options = commandOptions(...SERVE_OPTIONS);
 
 /** The flags of `mvr serve`. */
 export const serveArgs = {
-  ...options.args,
+  ...options.describe({ records: 'records: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL', workers: 'gateway processes sharing the port (default 1)' }),
   quiet: { type: 'boolean', description: 'no access log (warnings and errors are still logged)' },
 } as const;
 

@@ -1,4 +1,4 @@
-import { defineCommand } from 'citty';
+import { defineCommand } from '../command.ts';
 import { readFile } from 'node:fs/promises';
 import { normalizeDomain } from '../../core/domain.ts';
 import { ConfigError, exitCodeOf } from '../../core/errors.ts';

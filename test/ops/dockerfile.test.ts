@@ -204,7 +204,7 @@ describe('Dockerfile (static)', () => {
       }
     };
     for (const dir of dirs) walk(join(ROOT, dir));
-    expect([...seen]).toEqual(expect.arrayContaining(['h3', 'citty', 'zod', '@merchant-verify/verifier'])); // the scan sees imports
+    expect([...seen]).toEqual(expect.arrayContaining(['h3', 'tldts', 'zod', '@merchant-verify/verifier'])); // the scan sees imports
     expect([...seen]).not.toContain('tsx');
     expect([...missing]).toEqual([]);
   });

@@ -1,0 +1,93 @@
+/**
+ * Long commands show progress without a terminal too: `build`, `publish` and `pull`, run through
+ * pipes as CI runs them, write a plain progress line on stderr every MVR_PROGRESS_MS (shortened
+ * here from its 5 s default) and a last "done" line; with `--json`, one JSON object a line. On a
+ * terminal the line is redrawn in place instead.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProgress } from '../../cli/progress.ts';
+import { buildArgs, lines, makeProject, removeTempDirs, runCli, tempDir, type Project } from '../build/helpers.ts';
+import { startS3, type TestS3 } from '../support/s3-server.ts';
+
+const BUCKET = 'mvr-progress';
+const FAST = { MVR_PROGRESS_MS: '5' };
+
+let s3: TestS3;
+let project: Project;
+beforeAll(async () => {
+  s3 = await startS3([BUCKET]);
+  project = await makeProject({ keygen: true });
+});
+afterAll(async () => {
+  await s3.close();
+  await removeTempDirs();
+});
+
+/** The progress lines of a command's stderr: plain `<command>: ...` lines, or the JSON ones. */
+const plain = (stderr: string, command: string) => lines(stderr).filter((l) => l.startsWith(`${command}: `));
+const json = (stderr: string) => lines(stderr).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('progress without a terminal', () => {
+  it('mvr build: plain lines on stderr while it runs, then a done line; no escape codes or carriage returns', async () => {
+    const r = await runCli(buildArgs(project), FAST);
+    expect(r.code, r.stderr).toBe(0);
+    const progress = plain(r.stderr, 'build');
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress.at(-1)).toMatch(/^build: done, 100% of input, 33 records, [\d,]+\/s \(\d+ s\)$/);
+    expect(r.stderr).not.toMatch(/[\r\x1b]/);
+    expect(r.stdout).toMatch(/^built 33 records/);
+  });
+
+  it('mvr build --json: one JSON object a line on stderr, the last one done; stdout holds only the summary', async () => {
+    const r = await runCli(buildArgs(project, ['--json']), FAST);
+    expect(r.code, r.stderr).toBe(0);
+    const progress = json(r.stderr);
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    for (const p of progress) expect(p).toMatchObject({ progress: 'build', elapsed_ms: expect.any(Number) });
+    expect(progress.at(-1)).toMatchObject({ done: true, records: 33, bytes_read: expect.any(Number), total_bytes: expect.any(Number) });
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, records: 33 });
+  });
+
+  it('mvr publish and mvr pull: progress lines, plain and JSON, ending with done', async () => {
+    const to = `s3://${BUCKET}/prod`;
+    const published = await runCli(['publish', '--to', to, '--records', project.recordsDir, '--public', project.publicDir], { ...FAST, ...s3.env });
+    expect(published.code, published.stderr).toBe(0);
+    expect(plain(published.stderr, 'publish').at(-1)).toMatch(/^publish: done, (\d+) of \1 objects \(\d+ s\)$/);
+
+    const again = await runCli(['publish', '--to', to, '--records', project.recordsDir, '--public', project.publicDir, '--json'], { ...FAST, ...s3.env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(json(again.stderr).at(-1)).toMatchObject({ progress: 'publish', done: true, uploaded: expect.any(Number), total: expect.any(Number) });
+
+    const pulled = await runCli(['pull', '--from', to, '--records', join(await tempDir('mvr-pull-'), 'records'), '--json'], { ...FAST, ...s3.env });
+    expect(pulled.code, pulled.stderr).toBe(0);
+    expect(json(pulled.stderr).at(-1)).toMatchObject({ progress: 'pull', done: true, builds: 2, total: 2 }) // the two builds above;
+    const pulledPlain = await runCli(['pull', '--from', to, '--records', join(await tempDir('mvr-pull-'), 'records')], { ...FAST, ...s3.env });
+    expect(plain(pulledPlain.stderr, 'pull').at(-1)).toMatch(/^pull: done, 2 of 2 kept builds, [\d.]+ MB \(\d+ s\)$/);
+  });
+});
+
+describe('progress on a terminal', () => {
+  it('redraws one line in place, writes nothing on its own, and clears the line when it stops', async () => {
+    const written: string[] = [];
+    const terminal = { isTTY: true, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream;
+    const progress = createProgress({ command: 'build', json: false, intervalMs: 1, stream: terminal });
+    progress.update({ text: '10% of input, 5 records', fields: { records: 5 } });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    progress.update({ text: '100% of input, 50 records', fields: { records: 50 } });
+    progress.finish();
+    progress.stop();
+    expect(written).toEqual(['\r\x1b[2Kbuild: 10% of input, 5 records', '\r\x1b[2Kbuild: 100% of input, 50 records', '\r\x1b[2K']);
+  });
+
+  it('without a terminal it writes a line each interval even when nothing changed (a heartbeat), from an injected clock', async () => {
+    const written: string[] = [];
+    const pipe = { isTTY: false, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream;
+    let now = 0;
+    const progress = createProgress({ command: 'publish', json: false, intervalMs: 2, stream: pipe, clock: () => (now += 4000) });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    progress.stop();
+    expect(written.length).toBeGreaterThanOrEqual(2);
+    expect(written[0]).toBe('publish: starting (4 s)\n');
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * The command line as a user meets it, through pipes (never a TTY): what the CLI does not know it
+ * refuses with exit 2 (INVALID_USAGE, from the error registry) naming it, before it touches
+ * anything; `--version` works everywhere; help has no escape codes in a pipe, fits 80 columns,
+ * and each command lists its own options only.
+ */
+import { spawn } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { exitCodeOf } from '../../core/errors.ts';
+import { colourEnabled } from '../../cli/colour.ts';
+import { cliEnv, removeTempDirs, ROOT, tempDir, type CliResult } from '../build/helpers.ts';
+
+afterAll(removeTempDirs);
+
+const VERSION = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const USAGE_EXIT = exitCodeOf('INVALID_USAGE');
+
+/** `mvr ...args` in `cwd` with pipes for stdout and stderr. */
+function mvr(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { cwd: opts.cwd ?? ROOT, env: cliEnv({ NO_COLOR: undefined, FORCE_COLOR: undefined, ...opts.env }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** Every command and subcommand, as `mvr --help` and the groups' help list them. */
+async function allCommands(): Promise<string[][]> {
+  const names = (help: string) => [...help.slice(help.indexOf('Commands:')).matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1]!);
+  const groups = await Promise.all(
+    names((await mvr(['--help'])).stdout).map(async (name) => {
+      const help = await mvr([name, '--help']);
+      return help.stdout.includes('Commands:') ? names(help.stdout).map((sub) => [name, sub]) : [[name]];
+    }),
+  );
+  return groups.flat();
+}
+
+describe('a strict command line', () => {
+  it('the usage exit code comes from the error registry and is 2', () => {
+    expect(USAGE_EXIT).toBe(2);
+  });
+
+  it('refuses an unknown flag with exit 2, naming it and the close match, and writes nothing', async () => {
+    const dir = await tempDir('mvr-strict-');
+    const r = await mvr(['build', '--recrods', join(dir, 'x')], { cwd: dir });
+    expect(r.code).toBe(USAGE_EXIT);
+    expect(r.stderr).toMatch(/unknown option --recrods \(did you mean --records\?\)/);
+    expect(r.stdout).toBe('');
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it.each([
+    [['biuld'], /unknown command "biuld" \(did you mean build\?\)/],
+    [['apikey', 'craete'], /apikey: unknown command "craete" \(did you mean create\?\)/],
+    [['frobnicate'], /unknown command "frobnicate"; see "mvr --help"/],
+    [[], /a command is required/],
+    [['apikey', 'create'], /--label is required/],
+    [['build', '--json=yes'], /--json takes no value/],
+    [['build', '--records'], /--records needs a value/],
+    [['build', '--records', '--json'], /--records/],
+    [['verify', 'a.example', 'b.example'], /unexpected argument "b\.example"/],
+    [['serve', '-x'], /unknown option -x/],
+    [['--port', '1'], /unknown option --port/],
+  ])('mvr %j is a usage error (exit 2) naming what is wrong', async (args, message) => {
+    const r = await mvr(args);
+    expect(r.code, r.stderr).toBe(USAGE_EXIT);
+    expect(r.stderr).toMatch(/^mvr: INVALID_USAGE: /m);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('prints the version of package.json for mvr and every command, and runs nothing', async () => {
+    const dir = await tempDir('mvr-version-');
+    for (const args of [['--version'], ['build', '--version'], ['apikey', 'create', '--version'], ['serve', '--version'], ['dev', '--version'], ['log', '--version']]) {
+      const r = await mvr(args, { cwd: dir });
+      expect(r, args.join(' ')).toMatchObject({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+    }
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('help in a pipe: no escape codes, at most 80 columns, exit 0', async () => {
+    const commands = await allCommands();
+    expect(commands.length).toBeGreaterThanOrEqual(14);
+    // Four at a time: each is a Node start-up on a machine the other test files share.
+    const paths = [[], ...commands];
+    const helps: { path: string[]; r: CliResult }[] = [];
+    for (let i = 0; i < paths.length; i += 4) helps.push(...(await Promise.all(paths.slice(i, i + 4).map(async (path) => ({ path, r: await mvr([...path, '--help']) })))));
+    for (const { path, r } of helps) {
+      expect(r.code, path.join(' ')).toBe(0);
+      expect(r.stdout).toMatch(/^Usage: mvr/);
+      expect(r.stdout).not.toMatch(/\x1b/);
+      for (const line of r.stdout.split('\n')) expect(line.length, `${path.join(' ')}: ${line}`).toBeLessThanOrEqual(80);
+    }
+  }, 180_000);
+
+  it("each command's help lists its own options, with its own descriptions", async () => {
+    const build = (await mvr(['build', '--help'])).stdout;
+    expect(build).toMatch(/--workers WORKERS\n {6}worker threads/);
+    expect(build).not.toMatch(/--port|gateway processes|origin URL/);
+    const serve = (await mvr(['serve', '--help'])).stdout;
+    expect(serve).toMatch(/--workers WORKERS\n {6}gateway processes sharing the port/);
+    expect(serve).not.toMatch(/worker threads|--audits|--allow-empty/);
+    expect((await mvr(['apikey', 'revoke', '--help'])).stdout).toMatch(/^Usage: mvr apikey revoke ID \[options\]\n[\s\S]*Arguments:\n {2}ID\n {6}key id/);
+    const publish = (await mvr(['publish', '--help'])).stdout;
+    expect(publish).toMatch(/--to TO/);
+    expect(publish).not.toMatch(/--port|--audits|s3:\/\/BUCKET\/PREFIX, or an http/);
+  });
+
+  it('colours help only when asked to (FORCE_COLOR), even into a pipe; NO_COLOR wins over a terminal', async () => {
+    expect((await mvr(['--help'], { env: { FORCE_COLOR: '1' } })).stdout).toMatch(/\x1b\[1m/);
+    expect((await mvr(['--help'], { env: { FORCE_COLOR: '0' } })).stdout).not.toMatch(/\x1b/);
+    expect(colourEnabled({ isTTY: true }, {})).toBe(true);
+    expect(colourEnabled({ isTTY: true }, { NO_COLOR: '1' })).toBe(false);
+    expect(colourEnabled({ isTTY: true }, { TERM: 'dumb' })).toBe(false);
+    expect(colourEnabled({ isTTY: false }, { NO_COLOR: '1', FORCE_COLOR: '1' })).toBe(true);
+    expect(colourEnabled({ isTTY: false }, {})).toBe(false);
+  });
+});
