@@ -1,7 +1,8 @@
 /**
  * merchant-verify's portable verifier: runs unchanged in Node, browsers and edge runtimes.
  * No `node:` imports anywhere in this entry's graph; Ed25519 is @noble/ed25519 (RFC 8032 strict,
- * not ZIP-215), SHA-512 is @noble/hashes, canonical JSON is RFC 8785.
+ * not ZIP-215, plus the exact equation: ./ed25519.ts), SHA-512 is @noble/hashes, canonical JSON is
+ * RFC 8785.
  *
  * @example
  *   import { verifyRecord } from 'merchant-verify/verifier';
@@ -9,24 +10,15 @@
  *   const result = verifyRecord(record, keySet);
  *   if (!result.valid) console.log('not verified:', result.code); // UNSIGNED is never a pass
  */
-import * as ed from '@noble/ed25519';
-import { sha256, sha512 } from '@noble/hashes/sha2.js';
+import { sha256 } from '@noble/hashes/sha2.js';
 import { parseKeySet, type KeySet } from '../core/keyset.ts';
 import { stalenessOf, type Staleness } from '../core/staleness.ts';
 import { createRecordVerifier, type VerifyFailureCode, type VerifyResult } from '../core/verify.ts';
 import { canonicalBytes } from '../core/canonical.ts';
 import { createLogProofVerifier, type LogProofFailureCode, type LogProofResult, type LogTrust } from '../core/tlog/log-proof.ts';
+import { nobleEd25519Verify } from './ed25519.ts';
 
-ed.hashes.sha512 = sha512;
-
-const verifySignature = createRecordVerifier((signature, message, publicKey) => {
-  try {
-    return ed.verify(signature, message, publicKey, { zip215: false });
-  } catch {
-    // noble throws on a public key or signature that is not a valid encoding: a failure, not misuse.
-    return false;
-  }
-});
+const verifySignature = createRecordVerifier(nobleEd25519Verify);
 
 export interface VerifyOptions {
   /** Clock for staleness, epoch ms (default now). */
@@ -64,13 +56,7 @@ export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOp
   };
 }
 
-const verifyProofBytes = createLogProofVerifier(sha256, (signature, message, publicKey) => {
-  try {
-    return ed.verify(signature, message, publicKey, { zip215: false });
-  } catch {
-    return false;
-  }
-});
+const verifyProofBytes = createLogProofVerifier(sha256, (signature, message, publicKey) => nobleEd25519Verify(signature, message, publicKey, ''));
 
 /**
  * Verifies a C2SP tlog-proof (`GET /v1/proof?domain=`) for a record: that the record, with the
