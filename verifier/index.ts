@@ -13,7 +13,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { parseKeySet, type KeySet } from '../core/keyset.ts';
 import { stalenessOf, type Staleness } from '../core/staleness.ts';
-import { createRecordVerifier, type VerifyFailureCode, type VerifyResult } from '../core/verify.ts';
+import { createEd25519Check, createRecordVerifier, type VerifyFailureCode, type VerifyResult } from '../core/verify.ts';
 import { canonicalBytes } from '../core/canonical.ts';
 import { createLogProofVerifier, type LogProofFailureCode, type LogProofResult, type LogTrust } from '../core/tlog/log-proof.ts';
 import { nobleEd25519Verify } from './ed25519.ts';
@@ -56,7 +56,9 @@ export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOp
   };
 }
 
-const verifyProofBytes = createLogProofVerifier(sha256, (signature, message, publicKey) => nobleEd25519Verify(signature, message, publicKey, ''));
+// Checkpoint signatures get the record scheme's Ed25519 step too: the same encoding rules, the same primitive.
+const checkEd25519 = createEd25519Check(nobleEd25519Verify);
+const verifyProofBytes = createLogProofVerifier(sha256, (signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'log key') === null);
 
 /**
  * Verifies a C2SP tlog-proof (`GET /v1/proof?domain=`) for a record: that the record, with the

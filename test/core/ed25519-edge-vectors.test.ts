@@ -5,6 +5,7 @@
  * every vector alike, and as recorded.
  */
 import { describe, it, expect } from 'vitest';
+import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
@@ -149,5 +150,35 @@ describe('the shared encoding rules (core/ed25519-encoding.ts)', () => {
       expect(gatewayCheck(...args)?.code, v.id).toBe('UNKNOWN_KEY');
       expect(clientCheck(...args)?.code, v.id).toBe('UNKNOWN_KEY');
     }
+  });
+});
+
+describe('agreement beyond the vectors (property)', () => {
+  // Every vector as is and near misses of it: one flipped bit of the key, R, S or the message, or S
+  // moved by a multiple of L. Whatever the verdict, the gateway's and the client's checks give the same one.
+  // The edge cases only (Wycheproof's are ordinary keys and signatures): the disagreements live here.
+  const near = [...edge.vectors, ...taming.vectors];
+  it('the gateway\'s and the client\'s Ed25519 checks give the same code for any near miss of a vector', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...near), fc.constantFrom('as-is', 'key', 'signature', 'message', 's-plus-l'), fc.nat(), (v, part, n) => {
+        let [sig, msg, pk] = [bytes(v.signature), bytes(v.message), bytes(v.public_key)];
+        const flip = (b: Uint8Array): Uint8Array => {
+          if (b.length === 0) return Uint8Array.of(n & 0xff);
+          const out = b.slice();
+          out[(n >> 3) % out.length]! ^= 1 << (n & 7);
+          return out;
+        };
+        if (part === 'key') pk = flip(pk);
+        else if (part === 'signature') sig = flip(sig);
+        else if (part === 'message') msg = flip(msg);
+        else if (part === 's-plus-l') {
+          const s = BigInt('0x' + Buffer.from(sig.subarray(32)).reverse().toString('hex')) + BigInt(1 + (n % 15)) * ED25519_L;
+          if (s >= 1n << 256n) return;
+          sig = new Uint8Array([...sig.subarray(0, 32), ...Buffer.from(s.toString(16).padStart(64, '0'), 'hex').reverse()]);
+        }
+        expect(gatewayCheck(sig, msg, pk, 'k')?.code ?? 'valid').toBe(clientCheck(sig, msg, pk, 'k')?.code ?? 'valid');
+      }),
+      { numRuns: 300 },
+    );
   });
 });
