@@ -1,5 +1,6 @@
 import { canonicalBytes } from './canonical.ts';
 import { decodeBase64url } from './base64url.ts';
+import { publicKeyProblem, signatureProblem } from './ed25519-encoding.ts';
 import { findKey, type KeySet } from './keyset.ts';
 import { MvrError, type ErrorCode } from './errors.ts';
 
@@ -9,7 +10,7 @@ export type VerifyFailureCode = Extract<
   | 'UNSIGNED' // no `signature`: unverified, never a pass (the spec: a missing signature is never a pass)
   | 'MALFORMED_RECORD' // not an object, or `key_id`/`signature` half present or not strings
   | 'UNKNOWN_KEY' // `key_id` is not in the key set
-  | 'MALFORMED_SIGNATURE' // not `ed25519:` + 64 bytes of unpadded base64url
+  | 'MALFORMED_SIGNATURE' // not `ed25519:` + 64 bytes of unpadded base64url, or not as an RFC 8032 signer makes one (R canonical and not of small order, S < L)
   | 'BAD_SIGNATURE' // well-formed, but does not verify over the canonical record
   | 'DOMAIN_MISMATCH' // verifies, but is the record of another domain than the one asked for
 >;
@@ -21,6 +22,25 @@ export type VerifyResult =
 /** An Ed25519 verify primitive: node:crypto on the server, @noble/ed25519 in the portable verifier. */
 export type Ed25519Verify = (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array, kid: string) => boolean;
 
+/** Why a signature over raw bytes did not verify: the key, the signature's encoding, or the equation. */
+export type Ed25519Failure = { code: Extract<VerifyFailureCode, 'UNKNOWN_KEY' | 'MALFORMED_SIGNATURE' | 'BAD_SIGNATURE'>; message: string };
+
+/**
+ * The Ed25519 step of the record scheme on raw bytes, around a primitive: the shared encoding
+ * rules first (core/ed25519-encoding.ts), so every primitive refuses what any of them refuses,
+ * then the primitive. Null when the signature verifies.
+ */
+export function createEd25519Check(ed25519Verify: Ed25519Verify) {
+  return function checkEd25519(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array, kid: string): Ed25519Failure | null {
+    const keyProblem = publicKeyProblem(publicKey);
+    if (keyProblem) return { code: 'UNKNOWN_KEY', message: `key "${kid}" is not a usable Ed25519 key: ${keyProblem}` };
+    const signatureFault = signatureProblem(signature);
+    if (signatureFault) return { code: 'MALFORMED_SIGNATURE', message: `signature is not a canonical Ed25519 signature: ${signatureFault}` };
+    if (!ed25519Verify(signature, message, publicKey, kid)) return { code: 'BAD_SIGNATURE', message: 'signature does not match the record' };
+    return null;
+  };
+}
+
 const SIGNATURE_PREFIX = 'ed25519:';
 
 /**
@@ -29,6 +49,7 @@ const SIGNATURE_PREFIX = 'ed25519:';
  * the record (less `key_id` and `signature`) by a key in the set passes.
  */
 export function createRecordVerifier(ed25519Verify: Ed25519Verify) {
+  const checkEd25519 = createEd25519Check(ed25519Verify);
   return function verifyRecord(record: unknown, keySet: KeySet): VerifyResult {
     // 1. Shape: an object whose signature members are both present or both absent.
     if (typeof record !== 'object' || record === null || Array.isArray(record)) {
@@ -64,9 +85,9 @@ export function createRecordVerifier(ed25519Verify: Ed25519Verify) {
     } catch (error) {
       return fail('MALFORMED_RECORD', error instanceof MvrError ? error.message : 'record is not canonicalizable', keyId);
     }
-    if (!ed25519Verify(sig, message, publicKey, keyId)) {
-      return fail('BAD_SIGNATURE', 'signature does not match the record', keyId);
-    }
+    // 5. Ed25519: the encoding rules every verifier shares, then the primitive.
+    const failure = checkEd25519(sig, message, publicKey, keyId);
+    if (failure) return fail(failure.code, failure.message, keyId);
     return { valid: true, keyId };
   };
 }

@@ -1,7 +1,8 @@
 /**
  * merchant-verify's portable verifier: runs unchanged in Node, browsers and edge runtimes.
  * No `node:` imports anywhere in this entry's graph; Ed25519 is @noble/ed25519 (RFC 8032 strict,
- * not ZIP-215), SHA-512 is @noble/hashes, canonical JSON is RFC 8785.
+ * not ZIP-215, plus the exact equation: ./ed25519.ts), SHA-512 is @noble/hashes, canonical JSON is
+ * RFC 8785.
  *
  * @example
  *   import { verifyRecord } from 'merchant-verify/verifier';
@@ -9,25 +10,16 @@
  *   const result = verifyRecord(record, keySet);
  *   if (!result.valid) console.log('not verified:', result.code); // UNSIGNED is never a pass
  */
-import * as ed from '@noble/ed25519';
-import { sha256, sha512 } from '@noble/hashes/sha2.js';
+import { sha256 } from '@noble/hashes/sha2.js';
 import { parseKeySet, type KeySet } from '../core/keyset.ts';
 import { stalenessOf, type Staleness } from '../core/staleness.ts';
-import { createRecordVerifier, type VerifyFailureCode, type VerifyResult } from '../core/verify.ts';
+import { createEd25519Check, createRecordVerifier, type VerifyFailureCode, type VerifyResult } from '../core/verify.ts';
 import { canonicalBytes } from '../core/canonical.ts';
 import { createAbsenceVerifier, type AbsenceResult } from '../core/absence.ts';
 import { createLogProofVerifier, type LogProofFailureCode, type LogProofResult, type LogTrust } from '../core/tlog/log-proof.ts';
+import { nobleEd25519Verify } from './ed25519.ts';
 
-ed.hashes.sha512 = sha512;
-
-const verifySignature = createRecordVerifier((signature, message, publicKey) => {
-  try {
-    return ed.verify(signature, message, publicKey, { zip215: false });
-  } catch {
-    // noble throws on a public key or signature that is not a valid encoding: a failure, not misuse.
-    return false;
-  }
-});
+const verifySignature = createRecordVerifier(nobleEd25519Verify);
 
 export interface VerifyOptions {
   /** Clock for staleness, epoch ms (default now). */
@@ -65,13 +57,9 @@ export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOp
   };
 }
 
-const verifyProofBytes = createLogProofVerifier(sha256, (signature, message, publicKey) => {
-  try {
-    return ed.verify(signature, message, publicKey, { zip215: false });
-  } catch {
-    return false;
-  }
-});
+// Checkpoint signatures get the record scheme's Ed25519 step too: the same encoding rules, the same primitive.
+const checkEd25519 = createEd25519Check(nobleEd25519Verify);
+const verifyProofBytes = createLogProofVerifier(sha256, (signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'log key') === null);
 
 /**
  * Verifies a C2SP tlog-proof (`GET /v1/proof?domain=`) for a record: that the record, with the
@@ -89,13 +77,8 @@ export function verifyLogProof(record: unknown, proofText: string, trust: LogTru
   return verifyProofBytes(canonicalBytes(record), proofText, trust);
 }
 
-const verifyAbsenceProof = createAbsenceVerifier(sha256, (signature, message, publicKey) => {
-  try {
-    return ed.verify(signature, message, publicKey, { zip215: false });
-  } catch {
-    return false;
-  }
-});
+// The statement is signed by the record scheme: the same Ed25519 step as records.
+const verifyAbsenceProof = createAbsenceVerifier(sha256, nobleEd25519Verify);
 
 /**
  * Verifies an absence proof (`GET /v1/absence?domain=`): that `domain` (normalized, as the

@@ -6,7 +6,8 @@ import { sha512 } from '@noble/hashes/sha2.js';
 import { canonicalBytes } from '../../core/canonical.ts';
 import { decodeBase64url, encodeBase64url } from '../../core/base64url.ts';
 import { jwkThumbprint, loadSigningKey, signRecord, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
-import { createRecordVerifier, type Ed25519Verify } from '../../core/verify.ts';
+import { createRecordVerifier } from '../../core/verify.ts';
+import { nobleEd25519Verify } from '../../verifier/ed25519.ts';
 import { parseKeySet } from '../../core/keyset.ts';
 
 ed.hashes.sha512 = sha512;
@@ -80,9 +81,8 @@ describe('RFC 8032 section 7.1 Ed25519 vectors (test/vectors/rfc8032-ed25519.jso
   });
 });
 
-/** The portable verifier's primitive: @noble/ed25519, no node:crypto. */
-const nobleVerify: Ed25519Verify = (signature, message, publicKey) => ed.verify(signature, message, publicKey);
-const verifyRecordNoble = createRecordVerifier(nobleVerify);
+/** The portable verifier's primitive: @noble/ed25519 (strict, plus the exact equation), no node:crypto. */
+const verifyRecordNoble = createRecordVerifier(nobleEd25519Verify);
 
 const sampleRecord = {
   schema: 'https://verify.example.com/schemas/verification/v1',

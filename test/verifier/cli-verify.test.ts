@@ -240,6 +240,20 @@ describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () =>
     expect(out.message).toMatch(/private/);
   });
 
+  it('a --keys file that also lists keys of other types (ML-DSA, RSA, X25519) verifies with them skipped: exit 0', async ({ expect }) => {
+    const file = await saved('gold-mixed-set.json', goldText);
+    const keySet = JSON.parse(await readFile(project.keySetFile, 'utf8')) as { keys: Record<string, unknown>[] };
+    const foreign = [
+      { kty: 'AKP', alg: 'ML-DSA-65', pub: randomBytes(1952).toString('base64url'), kid: 'pq-1', use: 'sig' },
+      { kty: 'RSA', n: randomBytes(256).toString('base64url'), e: 'AQAB', kid: 'rsa-1' },
+      { kty: 'OKP', crv: 'X25519', x: randomBytes(32).toString('base64url'), kid: 'x-1' },
+    ];
+    const mixed = await saved('mixed-keys.json', { keys: [foreign[0], ...keySet.keys, ...foreign.slice(1)] });
+    const r = await runCli(['verify', '--file', file, '--keys', mixed, '--json']);
+    expect(r.code).toBe(0);
+    expect(parseJson(r.stdout)).toMatchObject({ valid: true, domain: GOLD, key_id: project.kid });
+  });
+
   it('--file without --keys or --base-url is a usage error: exit 2', async ({ expect }) => {
     const file = await saved('gold-nokeys.json', goldText);
     const r = await runCli(['verify', '--file', file]);

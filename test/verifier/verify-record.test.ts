@@ -148,9 +148,19 @@ describe('verifyRecord against records signed by the build', () => {
     expect((caught as Error).message).not.toContain(priv.d);
   });
 
+  it('reads a key set that also lists keys of other types with those skipped: the record still verifies', () => {
+    const k = keySet.keys[0]!;
+    const mlDsa = { kty: 'AKP', alg: 'ML-DSA-65', pub: 'A'.repeat(2603), kid: 'pq-1' };
+    const rsa = { kty: 'RSA', n: 'A'.repeat(342), e: 'AQAB', kid: k.kid };
+    expect(verifyRecord(gold.record, { keys: [mlDsa, k, rsa, { ...k, kty: 'RSA' }, { ...k, crv: 'X25519' }] })).toMatchObject({ valid: true, keyId: k.kid });
+    // A set of foreign keys only has no key for the record: UNKNOWN_KEY, not a refused set.
+    expect(verifyRecord(gold.record, { keys: [mlDsa] })).toMatchObject({ valid: false, code: 'UNKNOWN_KEY' });
+  });
+
   it('refuses other malformed key sets with INVALID_KEY_SET', () => {
     const k = keySet.keys[0]!;
-    const bad: unknown[] = [null, {}, { keys: 'x' }, { keys: [{ ...k, kty: 'RSA' }] }, { keys: [{ ...k, x: 'short' }] }, { keys: [k, k] }];
+    const identityKey = 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+    const bad: unknown[] = [null, {}, { keys: 'x' }, { keys: [{ ...k, x: 'short' }] }, { keys: [k, k] }, { keys: [k, { ...k, kid: 'weak', x: identityKey }] }, { keys: [k, { kty: 'RSA', n: 'AQAB', e: 'AQAB', d: 'AQAB' }] }];
     for (const set of bad) {
       expect(() => verifyRecord(gold.record, set), JSON.stringify(set)).toThrow(expect.objectContaining({ code: 'INVALID_KEY_SET' }));
     }
