@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cp, mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { verifyLogProof, verifyRecord } from '@merchant-verify/verifier';
+import { verifyAbsence, verifyLogProof, verifyRecord } from '@merchant-verify/verifier';
 import { emptyEdge, TileAppender, unbundle } from '../../core/tlog/appender.ts';
 import { formatCheckpoint, parseCheckpoint } from '../../core/tlog/checkpoint.ts';
 import { parseNote } from '../../core/tlog/note.ts';
@@ -266,11 +266,11 @@ describe('a logged build, two months running', async () => {
     expect(verifyLogProof(proven.structuredContent, proven.content[1]!.text, { vkey })).toMatchObject({ valid: true });
     const plain = (await client.callTool({ name: 'verify_merchant', arguments: { domain: 'acme-outdoor.example' } })) as unknown as ToolResult;
     expect(plain.content).toHaveLength(1);
-    // A domain never audited: its unverified record, and why there is no proof.
+    // A domain never audited: its unverified record, and the proof of that instead of a log proof.
     const never = (await client.callTool({ name: 'verify_merchant', arguments: { domain: 'never-audited.example', include_proof: true } })) as unknown as ToolResult;
     expect(never.isError).toBeFalsy();
     expect(never.structuredContent).toMatchObject({ status: 'unverified' });
-    expect(never.content[1]!.text).toMatch(/^NOT_IN_LOG/);
+    expect(verifyAbsence(JSON.parse(never.content[1]!.text), 'never-audited.example', JSON.parse(await readFile(p.keySetFile, 'utf8')))).toMatchObject({ valid: true });
     await client.close();
   });
 
