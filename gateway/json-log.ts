@@ -1,0 +1,41 @@
+import pino from 'pino';
+import type { LogLine } from './context.ts';
+
+/** The gateway's log as `mvr serve` writes it: one JSON object a line. */
+export interface JsonLog {
+  log(line: LogLine): void;
+  /** Resolves once every line logged so far has been written. */
+  flush(): Promise<void>;
+}
+
+/**
+ * Lines gather in memory and go out in one write once this many bytes are waiting (about twenty
+ * access lines), or at the latest FLUSH_MS after they were logged.
+ */
+const BATCH_BYTES = 4096;
+const FLUSH_MS = 100;
+
+/**
+ * The log on a file descriptor (stdout by default), through pino over its asynchronous
+ * destination (sonic-boom): a request never waits on a write, and a busy gateway writes many
+ * lines per system call instead of one each (a synchronous write per line took a fifth of the
+ * gateway's CPU). Each line is `{"level","time","msg",...}`: the level by name, the time in ISO
+ * 8601 UTC, then the line's own members in their order. Lines still waiting when the process
+ * exits are written synchronously by pino's exit hook; a graceful shutdown awaits `flush()` first.
+ */
+export function openJsonLog(fd = 1): JsonLog {
+  const destination = pino.destination({ dest: fd, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_MS });
+  const logger = pino({ base: null, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } }, destination);
+  return {
+    log(line) {
+      const { level, ...members } = line;
+      logger[level](members);
+    },
+    flush: () =>
+      new Promise((resolve, reject) =>
+        // The lines are written before pino asks for an fsync, which a pipe, socket or terminal
+        // refuses with EINVAL: not a failure to write them.
+        logger.flush((error) => (error && (error as NodeJS.ErrnoException).code !== 'EINVAL' ? reject(error) : resolve())),
+      ),
+  };
+}
