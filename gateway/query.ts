@@ -5,6 +5,11 @@ import { NO_HISTORY_FROM_ORIGIN, type BuildHistory } from '../service/history.ts
 import type { LogProofs } from '../service/log-proofs.ts';
 import type { GatewayServices } from './context.ts';
 
+/** The path of the request target as it was sent (before h3 decodes it), without its query. */
+export function pathOf(event: H3Event): string {
+  return (event.node.req.originalUrl ?? '/').split('?', 1)[0]!;
+}
+
 /** The query of the request target as sent, parsed once per request; read it with the functions below. */
 export function queryOf(event: H3Event): URLSearchParams {
   const target = event.node.req.originalUrl ?? event.node.req.url ?? '/';

@@ -1,5 +1,5 @@
 import { basename, join } from 'node:path';
-import { RecordUnavailableError } from '../core/errors.ts';
+import { isMvrError, RecordUnavailableError, type ErrorCode } from '../core/errors.ts';
 import { KEY_SET_PATH, type KeySet } from '../core/keyset.ts';
 import { recordSchema, unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
@@ -40,7 +40,12 @@ export interface RecordsServiceOptions {
   unverifiedSigner: SigningKey | null;
   /** Told about every stored record refused, with the reason (for the log). */
   onRejected?: (domain: string, reason: string) => void;
+  /** Told the outcome of every read from the store (for metrics). */
+  onStoreRead?: (outcome: StoreReadOutcome) => void;
 }
+
+/** What one read from the store came to: a record, none (never audited), or the error's code. */
+export type StoreReadOutcome = 'found' | 'absent' | ErrorCode;
 
 /** Opens the records service over a folder, an http(s) origin or a bucket; call `refresh()` before the first lookup. */
 export function openRecordsService(options: RecordsServiceOptions): RecordsService {
@@ -156,7 +161,7 @@ export class RecordsService {
 
   private async load(domain: string): Promise<ServedRecord | null> {
     const { keySet } = this.keys.get();
-    const bytes = await this.source.read(domain);
+    const bytes = await observed(this.source.read(domain), this.options.onStoreRead);
     if (bytes === null) {
       if (this.absent.size >= MAX_ABSENT) this.absent.clear();
       this.absent.add(domain);
@@ -190,6 +195,21 @@ export class RecordsService {
     const bytes = Buffer.from(text);
     return { bytes, etag: strongEtag(bytes), audited: false };
   }
+}
+
+/** The read, its outcome told to `onRead` on the way. */
+function observed(read: Promise<Buffer | null>, onRead: ((outcome: StoreReadOutcome) => void) | undefined): Promise<Buffer | null> {
+  if (!onRead) return read;
+  return read.then(
+    (bytes) => {
+      onRead(bytes === null ? 'absent' : 'found');
+      return bytes;
+    },
+    (error: unknown) => {
+      onRead(isMvrError(error) ? error.code : 'INTERNAL');
+      throw error;
+    },
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../service/api-keys.ts';
+import { openJsonLog } from '../../gateway/json-log.ts';
 import { closeOnSignals, startGateway } from '../../gateway/server.ts';
 import { apiKeysFileOf, commandOptions } from '../config.ts';
 import { runAction } from '../cli-output.ts';
@@ -35,7 +36,8 @@ export default defineCommand({
       for (const old of await listApiKeys(apiKeysFile)) if (old.label === DEV_LABEL && !old.revoked) await revokeApiKey(apiKeysFile, old.id);
       const { key } = await createApiKey(apiKeysFile, DEV_LABEL);
 
-      const settings = await gatewayOptions(config, {});
+      const log = openJsonLog();
+      const settings = await gatewayOptions(config, {}, log);
       const gateway = await startGateway(settings);
       const url = gateway.url;
       process.stderr.write(
@@ -50,10 +52,11 @@ export default defineCommand({
           `  node bin/mvr.js verify acme-outdoor.example --base-url ${url} --api-key ${key} --log`,
           '',
           `Key set: ${url}/.well-known/merchant-verify-keys.json   Log: ${url}/log/checkpoint   OpenAPI: ${url}/openapi.json   MCP: ${url}/mcp`,
+          ...(gateway.metricsUrl ? [`Metrics (Prometheus): ${gateway.metricsUrl}`] : []),
           'Ctrl-C stops the gateway.',
           '',
         ].join('\n'),
       );
-      closeOnSignals(gateway, settings.log);
+      closeOnSignals(gateway, log);
     }),
 });
