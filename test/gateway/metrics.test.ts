@@ -5,7 +5,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, makeProject, startTestGateway, type TestGateway } from './helpers.ts';
+import { REDIS_SERVER, reportRedisSkip, startRedis } from '../support/redis-server.ts';
+import { cleanup, makeProject, poll, startTestGateway, type TestGateway } from './helpers.ts';
 import { parseMetrics, sampleOf, type Samples } from '../support/metrics-text.ts';
 
 const PROMTOOL = spawnSync('sh', ['-c', 'command -v promtool'], { encoding: 'utf8' }).stdout.trim() || null;
@@ -111,3 +112,23 @@ describe('without --metrics-port', () => {
     await plain.close();
   });
 });
+
+reportRedisSkip();
+describe.skipIf(!REDIS_SERVER)('with --redis (real redis-server)', () => {
+  it('shows whether Redis is up, and the failed key reloads while it is down', async () => {
+    const redis = await startRedis();
+    const withRedis = await startTestGateway(g.project, { redisUrl: redis.url, metrics: { listen: { host: '127.0.0.1', port: 0 } } });
+    const scrape = async () => parseMetrics(await (await fetch(withRedis.gateway.metricsUrl!)).text());
+    try {
+      expect(sampleOf(await scrape(), 'mvr_redis_up')).toBe(1);
+      expect(sampleOf(await scrape(), 'mvr_api_key_reload_failures_total')).toBe(0);
+      await redis.stop();
+      const { value } = await poll(scrape, (s) => sampleOf(s, 'mvr_redis_up') === 0 && sampleOf(s, 'mvr_api_key_reload_failures_total') > 0);
+      expect(sampleOf(value, 'mvr_redis_up')).toBe(0);
+    } finally {
+      await withRedis.close();
+      await redis.stop();
+    }
+  });
+});
+
