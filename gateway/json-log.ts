@@ -9,11 +9,28 @@ export interface JsonLog {
 }
 
 /**
- * Lines gather in memory and go out in one write once this many bytes are waiting (about twenty
+ * Lines gather in memory and go out in one write once this many bytes are waiting (about thirty-five
  * access lines), or at the latest FLUSH_MS after they were logged.
  */
-const BATCH_BYTES = 4096;
+const BATCH_BYTES = 8 * 1024;
 const FLUSH_MS = 100;
+
+/**
+ * pino's `time` member in ISO 8601 UTC, made once per millisecond: a busy gateway logs several
+ * lines a millisecond, and formatting the date was a tenth of the cost of a line.
+ */
+function isoTime(): () => string {
+  let ms = -1;
+  let member = '';
+  return () => {
+    const now = Date.now();
+    if (now !== ms) {
+      ms = now;
+      member = `,"time":"${new Date(now).toISOString()}"`;
+    }
+    return member;
+  };
+}
 
 /**
  * The log on a file descriptor (stdout by default), through pino over its asynchronous
@@ -25,7 +42,7 @@ const FLUSH_MS = 100;
  */
 export function openJsonLog(fd = 1): JsonLog {
   const destination = pino.destination({ dest: fd, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_MS });
-  const logger = pino({ base: null, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } }, destination);
+  const logger = pino({ base: null, timestamp: isoTime(), formatters: { level: (label) => ({ level: label }) } }, destination);
   return {
     log(line) {
       const { level, ...members } = line;

@@ -7,7 +7,9 @@ import type { GatewayServices } from './context.ts';
 
 /** The path of the request target as it was sent (before h3 decodes it), without its query. */
 export function pathOf(event: H3Event): string {
-  return (event.node.req.originalUrl ?? '/').split('?', 1)[0]!;
+  const target = event.node.req.originalUrl ?? '/';
+  const q = target.indexOf('?');
+  return q < 0 ? target : target.slice(0, q);
 }
 
 /** The query of the request target as sent, parsed once per request; read it with the functions below. */
