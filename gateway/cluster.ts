@@ -24,7 +24,7 @@ export async function runAsCluster(workers: number, log: JsonLog, metrics: Gatew
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
       if (Object.keys(cluster.workers ?? {}).length === 0) {
-        void Promise.all([listener?.close(), log.flush()]).finally(() => process.exit(0));
+        void Promise.all([listener?.close(), log.close()]).finally(() => process.exit(0));
       }
       return;
     }

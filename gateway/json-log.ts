@@ -4,8 +4,8 @@ import type { LogLine } from './context.ts';
 /** The gateway's log as `mvr serve` writes it: one JSON object a line. */
 export interface JsonLog {
   log(line: LogLine): void;
-  /** Resolves once every line logged so far has been written. */
-  flush(): Promise<void>;
+  /** Writes every line logged so far, then closes the log (lines logged after it are dropped). */
+  close(): Promise<void>;
 }
 
 /**
@@ -38,21 +38,26 @@ function isoTime(): () => string {
  * lines per system call instead of one each (a synchronous write per line took a fifth of the
  * gateway's CPU). Each line is `{"level","time","msg",...}`: the level by name, the time in ISO
  * 8601 UTC, then the line's own members in their order. Lines still waiting when the process
- * exits are written synchronously by pino's exit hook; a graceful shutdown awaits `flush()` first.
+ * exits are written synchronously by pino's exit hook; a graceful shutdown awaits `close()` first.
  */
 export function openJsonLog(fd = 1): JsonLog {
   const destination = pino.destination({ dest: fd, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_MS });
   const logger = pino({ base: null, timestamp: isoTime(), formatters: { level: (label) => ({ level: label }) } }, destination);
+  let closed: Promise<void> | null = null;
   return {
     log(line) {
+      if (closed) return;
       const { level, ...members } = line;
       logger[level](members);
     },
-    flush: () =>
-      new Promise((resolve, reject) =>
-        // The lines are written before pino asks for an fsync, which a pipe, socket or terminal
-        // refuses with EINVAL: not a failure to write them.
-        logger.flush((error) => (error && (error as NodeJS.ErrnoException).code !== 'EINVAL' ? reject(error) : resolve())),
-      ),
+    // Ending the destination, not flushing it: sonic-boom's flush() answers at the end of the
+    // write in flight and leaves lines logged meanwhile (fewer than a batch) in memory; end()
+    // writes until none is left.
+    close: () =>
+      (closed ??= new Promise((resolve, reject) => {
+        destination.once('close', () => resolve());
+        destination.once('error', reject);
+        destination.end();
+      })),
   };
 }

@@ -120,10 +120,10 @@ export function closeOnSignals(gateway: RunningGateway, log: JsonLog, onClosed: 
     log.log({ level: 'info', msg: 'shutting down', signal });
     gateway
       .close()
-      .then(() => log.flush())
+      .then(() => log.close())
       .then(onClosed, (error: Error) => {
         log.log({ level: 'error', msg: 'shutdown failed', error: error.message });
-        void log.flush().finally(() => process.exit(1));
+        void log.close().finally(() => process.exit(1));
       });
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
