@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
@@ -81,9 +81,14 @@ export async function assertPortsFree(ports: number[]): Promise<void> {
   }
 }
 
-/** Starts `mvr serve` in its own process and waits for /healthz. */
-export async function startGatewayProcess(args: string[], port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), 'serve', '--quiet', '--port', String(port), ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+/**
+ * Starts `mvr serve` in its own process and waits for /healthz. With `logFile`, as shipped: the
+ * access log on, written to that file (as to a file or journald in production); without, `--quiet`.
+ */
+export async function startGatewayProcess(args: string[], port: number, opts: { logFile?: string } = {}): Promise<ChildProcess> {
+  const stdout = opts.logFile ? openSync(opts.logFile, 'w') : 'ignore';
+  const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), 'serve', ...(opts.logFile ? [] : ['--quiet']), '--port', String(port), ...args], { stdio: ['ignore', stdout, 'inherit'] });
+  if (typeof stdout === 'number') closeSync(stdout);
   await waitFor(`http://127.0.0.1:${port}/healthz`, child);
   return child;
 }
@@ -137,6 +142,16 @@ http {
 /** The nginx path of a domain's file: the same file the gateway serves. */
 export function nginxPath(domain: string): string {
   return `/r/${recordPath(domain)}`;
+}
+
+/** One scrape of a gateway's metrics: its size, how long it took, and the requests counted in it. */
+export async function scrapeMetrics(url: string): Promise<{ bytes: number; ms: number; requests: number }> {
+  const started = performance.now();
+  const text = await (await fetch(url)).text();
+  const ms = performance.now() - started;
+  let requests = 0;
+  for (const m of text.matchAll(/^mvr_requests_total\{[^}]*\} (\d+)$/gm)) requests += Number(m[1]);
+  return { bytes: Buffer.byteLength(text), ms, requests };
 }
 
 /** Peak and current resident memory of a process, MB. */

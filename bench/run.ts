@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { benchBuild, auditsFile, dropCaches, removeRetired, retire, settleDisk, type BuildBenchRow } from './build.ts';
 import { measureEd25519Capacity } from './ed25519-capacity.ts';
 import { measureFileCreation } from './file-capacity.ts';
-import { assertPortsFree, domainsOf, ensureTools, nginxPath, pathsScript, rssOf, startGatewayProcess, startNginx, wrk, type LoadResult } from './gateway.ts';
+import { assertPortsFree, domainsOf, ensureTools, nginxPath, pathsScript, rssOf, scrapeMetrics, startGatewayProcess, startNginx, wrk, type LoadResult } from './gateway.ts';
 
 /**
  * `npm run bench`: the build beside the machine's raw Ed25519 capacity, and the gateway beside
@@ -91,10 +91,11 @@ const scripts = {
 };
 
 const results: LoadResult[] = [];
-const GATEWAY_HOT = 'gateway, hot records', NEVER_AUDITED = 'gateway, never-audited domains', BAD_KEY = 'gateway, bad API key (401)';
-/** Per round, a scenario's requests per second over the gateway's hot records' in the same round. */
+const GATEWAY_HOT = 'gateway as shipped (access log on) with metrics on, hot records', NEVER_AUDITED = 'gateway, never-audited domains', BAD_KEY = 'gateway, bad API key (401)';
+const FLOOR = 'bare node:http server, same bytes, no checks (floor)', QUIET = 'gateway with --quiet (no access log), metrics off, hot records';
+/** Per round, a scenario's requests per second over its reference's in the same round. */
 const paired = new Map<string, number[]>();
-const gatewayPort = 18901, nginxPort = 18902;
+const gatewayPort = 18901, nginxPort = 18902, quietPort = 18904, metricsPort = 18907;
 let memory = { rssMb: NaN, peakMb: NaN };
 // The quotas stay on (their check is part of every request) but far above what the load reaches.
 const gatewayArgs = ['--records', join(work, 'records'), '--public', join(work, 'public'), '--api-keys', join(work, 'api-keys.json'), '--cache-mb', values['cache-mb']!, '--rate-limit', '1000000000', '--unauth-rate-limit', '1000000000', ...(workers > 1 ? ['--workers', String(workers)] : [])];
@@ -116,8 +117,10 @@ const started = async (start: ChildProcess | Promise<ChildProcess>): Promise<Chi
 /** A floor server (bench/*-floor.mjs) answering with one hot record's bytes. */
 const floorServer = (script: string, port: number) => spawn(process.execPath, [join(ROOT, 'bench', script), String(port), join(work, 'records/current', recordPath(hot[0]!))], { stdio: 'ignore' });
 const floorPort = 18903, originPort = 18906;
-await assertPortsFree([gatewayPort, nginxPort, floorPort, originPort]);
-const gateway = await started(startGatewayProcess(gatewayArgs, gatewayPort));
+await assertPortsFree([gatewayPort, nginxPort, floorPort, originPort, quietPort, metricsPort]);
+// The gateway as shipped: its access log written to a file, and metrics served (on their own port).
+const gateway = await started(startGatewayProcess([...gatewayArgs, '--metrics-port', String(metricsPort)], gatewayPort, { logFile: join(OUT, 'gateway-access.log') }));
+await started(startGatewayProcess(gatewayArgs, quietPort));
 await started(floorServer('node-floor.mjs', floorPort));
 const nginx = await started(startNginx(OUT, join(work, 'records/current'), nginxPort, key, workers));
 // The same gateway reading its records from nginx as an HTTP origin (object storage or a CDN
@@ -126,6 +129,8 @@ const originArgs = gatewayArgs.map((a, i) => (gatewayArgs[i - 1] === '--records'
 await started(startGatewayProcess(originArgs, originPort));
 /** What the HTTP-origin gateway answered once nginx was stopped (STORE_UNAVAILABLE expected). */
 let originDown: { status: number; code: string | null; afterMs: number } | null = null;
+/** The shipped gateway's metrics after the rounds. */
+let scrape: Awaited<ReturnType<typeof scrapeMetrics>> | null = null;
 try {
   const g = `http://127.0.0.1:${gatewayPort}`, n = `http://127.0.0.1:${nginxPort}`;
   const scenario = async (name: string, url: string, script: string) => {
@@ -139,14 +144,16 @@ try {
   };
   // The comparisons run in interleaved rounds, so a slow moment of the machine does not fall on
   // one of them alone; the table shows each one's median round.
-  // The gateway's own three run back to back, so each round compares never-audited and bad-key
-  // answers with hot records measured a few seconds apart (paired ratios, below the table).
+  // The floor runs just before the gateway's hot records, and the gateway's others just after,
+  // so each round compares them with the hot records measured seconds apart (paired ratios,
+  // below the table).
   const compared: [string, string, string][] = [
     ['nginx, hot records', n, scripts.nginxHot],
+    [FLOOR, `http://127.0.0.1:${floorPort}`, scripts.hot],
     [GATEWAY_HOT, g, scripts.hot],
-    [NEVER_AUDITED, g, scripts.never],
     [BAD_KEY, g, scripts.badKey],
-    ['bare node:http server, same bytes, no checks (floor)', `http://127.0.0.1:${floorPort}`, scripts.hot],
+    [NEVER_AUDITED, g, scripts.never],
+    [QUIET, `http://127.0.0.1:${quietPort}`, scripts.hot],
   ];
   // A working set larger than the gateway's cache: every record of the build, at random. The
   // files are read once first, as on a server that has been serving them: this machine's kernel
@@ -161,6 +168,8 @@ try {
     await scenario(`gateway with nginx as its HTTP origin (--records http://...), working set (all records, cache ${values['cache-mb']} MB)`, o, scripts.working),
     await scenario('gateway with nginx as its HTTP origin, hot records', o, scripts.hot),
   ];
+  // The --quiet gateway has not served yet: its cache is filled first, as the shipped one's was.
+  await wrk(`http://127.0.0.1:${quietPort}`, scripts.hot, seconds, connections);
   const runs = new Map<string, LoadResult[]>(compared.map(([name]) => [name, []]));
   for (let round = 1; round <= rounds; round++) {
     log(`round ${round} of ${rounds}`);
@@ -178,10 +187,11 @@ try {
     await new Promise((r) => setTimeout(r, 250));
   }
   log(`nginx stopped: the HTTP-origin gateway answered ${originDown?.status} ${originDown?.code ?? ''} after ${originDown?.afterMs} ms`);
-  for (const name of [NEVER_AUDITED, BAD_KEY]) {
-    const hotRounds = runs.get(GATEWAY_HOT)!;
-    paired.set(name, runs.get(name)!.map((r, i) => r.requestsPerSecond / hotRounds[i]!.requestsPerSecond));
+  for (const [name, reference] of [[GATEWAY_HOT, FLOOR], [BAD_KEY, GATEWAY_HOT], [NEVER_AUDITED, GATEWAY_HOT], [QUIET, FLOOR], [GATEWAY_HOT, QUIET]] as const) {
+    const referenceRounds = runs.get(reference)!;
+    paired.set(`${name}, x ${reference === GATEWAY_HOT ? 'gateway hot' : reference === FLOOR ? 'floor' : 'the --quiet gateway'}`, runs.get(name)!.map((r, i) => r.requestsPerSecond / referenceRounds[i]!.requestsPerSecond));
   }
+  scrape = await scrapeMetrics(`http://127.0.0.1:${metricsPort}/metrics`);
   for (const [name, list] of runs) {
     const sorted = [...list].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
     const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
@@ -196,6 +206,7 @@ try {
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const nginxHot = results.find((r) => r.name === 'nginx, hot records')!.requestsPerSecond;
 const gatewayHot = results.find((r) => r.name === GATEWAY_HOT)!.requestsPerSecond;
+const floor = results.find((r) => r.name === FLOOR)!.requestsPerSecond;
 const spreadOf = (r: LoadResult) => (r.spread ? `${fmt(r.spread[0])}-${fmt(r.spread[1])}` : '1 run');
 const lines = [
   `Raw Ed25519 (node:crypto, ${capacity.threads} threads): ${fmt(capacity.signPerSecond)} sign/s, ${fmt(capacity.verifyPerSecond)} verify/s, ${fmt(capacity.pairPerSecond)} sign+verify pairs/s`,
@@ -210,16 +221,18 @@ const lines = [
       `| ${fmt(b.audits)} | ${fmt(b.seconds, 1)} | ${fmt(b.recordsPerSecond)} | ${fmt(b.rawBefore)} / ${fmt(b.rawAfter)} | ${fmt(b.ratio, 2)} | ${fmt(b.recordsPerSecond / filesPerSecond, 2)} | ${fmt(b.peakRssMb)} | ${fmt(b.syncSeconds, 1)} | ${fmt(b.logSeconds, 1)} (${fmt((100 * b.logSeconds) / b.seconds)}%) | ${fmt(b.logBytes / 1e6, 1)} | ${fmt(b.mapSeconds, 2)} (${fmt((100 * b.mapSeconds) / b.seconds, 1)}%) |`,
   ),
   '',
-  `| gateway scenario (${connections} connections, ${seconds} s, median of ${rounds} rounds; hot set ${fmt(hot.length)} records) | req/s | rounds' range | p50 ms | p99 ms | non-2xx | x nginx hot | x gateway hot |`,
-  '|---|---:|---:|---:|---:|---:|---:|---:|',
-  ...results.map((r) => `| ${r.name} | ${fmt(r.requestsPerSecond)} | ${spreadOf(r)} | ${fmt(r.p50ms, 2)} | ${fmt(r.p99ms, 2)} | ${fmt(r.non2xx)} | ${fmt(r.requestsPerSecond / nginxHot, 2)} | ${fmt(r.requestsPerSecond / gatewayHot, 2)} |`),
+  `| gateway scenario (${connections} connections, ${seconds} s, median of ${rounds} rounds; hot set ${fmt(hot.length)} records) | req/s | rounds' range | p50 ms | p99 ms | non-2xx | x nginx hot | x floor | x gateway hot |`,
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...results.map((r) => `| ${r.name} | ${fmt(r.requestsPerSecond)} | ${spreadOf(r)} | ${fmt(r.p50ms, 2)} | ${fmt(r.p99ms, 2)} | ${fmt(r.non2xx)} | ${fmt(r.requestsPerSecond / nginxHot, 2)} | ${fmt(r.requestsPerSecond / floor, 2)} | ${fmt(r.requestsPerSecond / gatewayHot, 2)} |`),
   '',
-  ...[...paired].map(([name, ratios]) => `${name}, x gateway hot round by round: ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt([...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)]!, 2)})`),
+  'Paired: each ratio taken within one round, then their median.',
+  ...[...paired].map(([name, ratios]) => `${name}, round by round: ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt([...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)]!, 2)})`),
+  `Metrics of the shipped gateway after the rounds: ${scrape ? `${fmt(scrape.requests)} requests counted, a scrape of ${fmt(scrape.bytes)} bytes in ${fmt(scrape.ms, 1)} ms` : 'not scraped'}`,
   '',
   `Gateway memory after the run (${fmt(gatewayRecords)} records, cache ${values['cache-mb']} MB): RSS ${memory.rssMb} MB, peak ${memory.peakMb} MB`,
   `HTTP-origin gateway with its origin (nginx) stopped: ${originDown ? `${originDown.status} ${originDown.code ?? '(no code)'} after ${fmt(originDown.afterMs)} ms` : 'not checked'}`,
 ];
-await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, filesPerSecond, builds, results, paired: Object.fromEntries(paired), memory, originDown }, null, 2));
+await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, filesPerSecond, builds, results, paired: Object.fromEntries(paired), memory, originDown, scrape }, null, 2));
 process.stdout.write(`${lines.join('\n')}\n`);
 // Like a scenario answered with the wrong status, an origin gateway still answering once its
 // origin is gone is a failed run, not a figure (the figures above are kept).

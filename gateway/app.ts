@@ -1,4 +1,4 @@
-import { createApp, createError, createRouter, defineEventHandler, toNodeListener, type App, type EventHandler, type H3Event } from 'h3';
+import { createApp, createRouter, defineEventHandler, toNodeListener, type App, type EventHandler, type H3Event } from 'h3';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MethodNotAllowedError, isMvrError, NotFoundError } from '../core/errors.ts';
 import { KEY_SET_PATH } from '../core/keyset.ts';
@@ -17,6 +17,8 @@ import { buildsRoute, changesRoute, historyRoute } from './routes/history.ts';
 import { verifyPageRoutes } from './routes/verify-page.ts';
 import { LOG_PREFIX, logFilesRoute, logVkeyRoute, proofRoute } from './routes/log.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
+import { requestObserver } from './observe.ts';
+import { pathOf } from './query.ts';
 
 type Method = 'GET' | 'HEAD' | 'POST';
 
@@ -45,34 +47,17 @@ function routes(services: GatewayServices): { path: string; methods: Method[]; h
 }
 
 /**
- * The gateway as an h3 app, without a port: every request goes through h3's router; every
- * error a handler throws becomes a problem document in `onError`; an unknown path is a 404.
+ * The gateway as an h3 app, without a port: every request goes through h3's router; the
+ * gateway's own errors (typed, with a code) are answered as problem documents by the route that
+ * met them, an unknown path is a 404, and anything else a handler throws reaches `onError`.
  * {@link startGateway} serves it; tests may serve it on any port.
  */
 export function createGatewayApp(services: GatewayServices): App {
+  const observe = requestObserver(services);
   const app = createApp({
-    onRequest: (event) => {
-      if (!services.accessLog) return;
-      const started = performance.now();
-      event.node.res.once('finish', () => logRequest(services, event.method, pathOf(event), event.node.res.statusCode, started, event.context));
-    },
-    onError: async (error, event) => {
-      // h3 wraps what a handler threw; the gateway's own errors are its cause.
-      const cause = error.cause ?? error;
-      if (clientHungUp(event.node.req, cause)) {
-        services.log({ level: 'info', msg: 'client closed the connection before the request was complete', method: event.method, path: pathOf(event) });
-        // Ended, so h3 takes it as answered (and prints nothing); the socket is gone, nothing is sent.
-        event.node.res.end();
-        return;
-      }
-      if (!isMvrError(cause)) services.log({ level: 'error', msg: 'unhandled error', error: String((cause as Error)?.stack ?? cause) });
-      event.context.errorCode = httpCodeOf(cause);
-      if (event.node.res.headersSent) {
-        event.node.res.destroy();
-        return;
-      }
-      await sendAnswer(event, problemAnswer(cause, services.issuer));
-    },
+    onRequest: observe ?? undefined,
+    // h3 wraps what a handler threw; the error itself is its cause.
+    onError: (error, event) => answerError(event, error.cause ?? error, services),
   });
   // Before any route: the headers every answer carries, then the request head's own checks (400).
   app.use(
@@ -86,28 +71,47 @@ export function createGatewayApp(services: GatewayServices): App {
     router.add(
       route.path,
       defineEventHandler(async (event) => {
-        // Exact paths only: the router alone would also take `/v1/verify/` and percent-encoded spellings.
-        const path = pathOf(event);
-        const matches = route.path.endsWith('/**') ? path.startsWith(route.path.slice(0, -2)) : path === route.path;
-        if (!matches) throw new NotFoundError(path);
-        if (!route.methods.includes(event.method as Method)) throw new MethodNotAllowedError(event.method, route.methods);
         try {
+          // Exact paths only: the router alone would also take `/v1/verify/` and percent-encoded spellings.
+          const path = pathOf(event);
+          const matches = route.path.endsWith('/**') ? path.startsWith(route.path.slice(0, -2)) : path === route.path;
+          if (!matches) throw new NotFoundError(path);
+          event.context.route = route.path;
+          if (!route.methods.includes(event.method as Method)) throw new MethodNotAllowedError(event.method, route.methods);
           return await route.handler(event);
         } catch (error) {
-          // h3 wraps a thrown error with the error's own cause when it has one, losing the error
-          // itself; wrapped here, our error is the cause that onError finds.
-          throw isMvrError(error) ? createError({ message: error.message, cause: error }) : error;
+          // Answered here rather than thrown on through h3's error path (a wrapped error, and
+          // onError): a refusal (401, 429, 400) then costs about what an answer does.
+          if (!isMvrError(error)) throw error;
+          return answerError(event, error, services);
         }
       }),
     );
   }
   app.use(router);
-  app.use(
-    defineEventHandler((event) => {
-      throw new NotFoundError(pathOf(event));
-    }),
-  );
+  app.use(defineEventHandler((event) => answerError(event, new NotFoundError(pathOf(event)), services)));
   return app;
+}
+
+/**
+ * Answers an error with its problem document (an unexpected one as INTERNAL, logged with its
+ * stack), noting its code for the access log and metrics. An answer already under way cannot
+ * change its status: the connection is cut instead, so the client sees a failure, not a truncated success.
+ */
+function answerError(event: H3Event, error: unknown, services: GatewayServices): Promise<void> | void {
+  if (clientHungUp(event.node.req, error)) {
+    services.log({ level: 'info', msg: 'client closed the connection before the request was complete', method: event.method, path: pathOf(event) });
+    // Ended, so h3 takes it as answered (and prints nothing); the socket is gone, nothing is sent.
+    event.node.res.end();
+    return;
+  }
+  if (!isMvrError(error)) services.log({ level: 'error', msg: 'unhandled error', error: String((error as Error)?.stack ?? error) });
+  event.context.errorCode = httpCodeOf(error);
+  if (event.node.res.headersSent) {
+    event.node.res.destroy();
+    return;
+  }
+  return sendAnswer(event, problemAnswer(error, services.issuer));
 }
 
 /**
@@ -121,17 +125,4 @@ export function gatewayListener(app: App): (req: IncomingMessage, res: ServerRes
     if (authority) req.url = req.url!.slice(authority[0].length).replace(/^(?!\/)/, '/');
     void listener(req, res);
   };
-}
-
-/** The path of the request target as it was sent (before h3 decodes it), without its query. */
-function pathOf(event: H3Event): string {
-  return (event.node.req.originalUrl ?? '/').split('?', 1)[0]!;
-}
-
-/** One JSON line per request: method, path, status, duration, key id; never the key, never the query's other members. */
-function logRequest(services: GatewayServices, method: string, path: string, status: number, started: number, note: { keyId?: string; domain?: string; errorCode?: string }): void {
-  const line: Record<string, unknown> = { level: 'info', msg: 'request', method, path, status, duration_ms: Math.round((performance.now() - started) * 1000) / 1000, key_id: note.keyId ?? null };
-  if (note.domain) line.domain = note.domain;
-  if (note.errorCode) line.code = note.errorCode;
-  services.log(line as { level: 'info'; msg: string });
 }

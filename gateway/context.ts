@@ -4,7 +4,7 @@ import type { RecordsService } from '../service/records.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
 import type { S3Config } from '../service/s3.ts';
-import type { SigningKey } from '../core/signing.ts';
+import type { GatewayMetrics } from './metrics.ts';
 
 /** One structured log line (JSON). Never carries an API key or key material. */
 export type LogLine = Record<string, unknown> & { level: 'info' | 'warn' | 'error'; msg: string };
@@ -26,10 +26,16 @@ export interface GatewayServices {
   log: (line: LogLine) => void;
   /** One log line per request (off with `--quiet`; errors and warnings are logged regardless). */
   accessLog: boolean;
+  /** Prometheus metrics; null when off (the default). */
+  metrics: GatewayMetrics | null;
+  /** Whether the connection to Redis is ready; null without Redis. */
+  redisUp: (() => boolean) | null;
 }
 
 /** What a request's handling learned, for its access log line. */
 export interface RequestNote {
+  /** The pattern of the route that took the request (a metrics label); unset for an unknown path. */
+  route?: string;
   keyId?: string;
   domain?: string;
   errorCode?: string;
@@ -63,6 +69,11 @@ export interface GatewayOptions {
   log: (line: LogLine) => void;
   /** One log line per request; default true. */
   accessLog?: boolean;
+  /**
+   * Prometheus metrics, off when absent: served by this process on their own listener, or (a
+   * process of `--workers`) handed to the cluster's primary, which serves every process's together.
+   */
+  metrics?: { listen: { host: string; port: number } } | { toClusterPrimary: true };
   /** Requests per minute per API key; 0 or absent turns the quota off (`mvr serve` defaults to 6000). */
   rateLimitPerMinute?: number;
   /** Requests per minute per client address without a valid key; 0 or absent turns it off (`mvr serve` defaults to 600). */

@@ -5,6 +5,13 @@ import { NO_HISTORY_FROM_ORIGIN, type BuildHistory } from '../service/history.ts
 import type { LogProofs } from '../service/log-proofs.ts';
 import type { GatewayServices } from './context.ts';
 
+/** The path of the request target as it was sent (before h3 decodes it), without its query. */
+export function pathOf(event: H3Event): string {
+  const target = event.node.req.originalUrl ?? '/';
+  const q = target.indexOf('?');
+  return q < 0 ? target : target.slice(0, q);
+}
+
 /** The query of the request target as sent, parsed once per request; read it with the functions below. */
 export function queryOf(event: H3Event): URLSearchParams {
   const target = event.node.req.originalUrl ?? event.node.req.url ?? '/';

@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../core/errors.ts';
-import type { SigningKey } from '../core/signing.ts';
 import { createGatewayApp, gatewayListener } from './app.ts';
-import type { ConnectionTimeouts, GatewayOptions, GatewayServices, LogLine } from './context.ts';
+import type { ConnectionTimeouts, GatewayOptions, GatewayServices } from './context.ts';
+import type { JsonLog } from './json-log.ts';
+import { serveMetrics, type MetricsListener } from './metrics-server.ts';
 
 export type { GatewayOptions };
 import { openGatewayServices } from './services.ts';
@@ -13,6 +14,8 @@ export interface RunningGateway {
   url: string;
   port: number;
   services: GatewayServices;
+  /** `http://host:port/metrics` when this process serves the metrics; else null. */
+  metricsUrl: string | null;
   /** Stops accepting connections, lets in-flight requests finish, then resolves. */
   close(): Promise<void>;
 }
@@ -36,9 +39,6 @@ export function connectionTimeouts(given: Partial<ConnectionTimeouts> = {}): Con
   return t;
 }
 
-/** Writes log lines as JSON to stdout. */
-export const jsonLogger = (line: LogLine) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
-
 /** Opens the services once, starts their refresh timers, and serves the gateway app with node:http. */
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
   const timeouts = connectionTimeouts(opts.connectionTimeouts);
@@ -48,14 +48,27 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const timer = setInterval(() => void records.refresh().catch(() => undefined), opts.refreshMs);
   timer.unref();
 
+  const listener = gatewayListener(createGatewayApp(services));
+  // Once closing, every answer says `Connection: close` and its connection ends after it: a
+  // client that keeps a connection busy (a load balancer's pool) would otherwise keep the
+  // gateway from ever finishing its shutdown.
+  let closing = false;
   const server = createServer(
     { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, keepAliveTimeout: timeouts.keepAliveMs, connectionsCheckingInterval: Math.min(CHECK_MS, timeouts.headersMs) },
-    gatewayListener(createGatewayApp(services)),
+    (req, res) => {
+      if (closing) res.setHeader('connection', 'close');
+      listener(req, res);
+    },
   );
+  let metrics: MetricsListener | null = null;
   try {
     await listen(server, opts.host, opts.port);
+    const m = services.metrics;
+    if (m && opts.metrics && 'listen' in opts.metrics) metrics = await serveMetrics(() => m.text(), opts.metrics.listen.host, opts.metrics.listen.port, services.log);
+    if (m && opts.metrics && 'toClusterPrimary' in opts.metrics) m.reportToClusterPrimary();
   } catch (error) {
     clearInterval(timer);
+    if (server.listening) server.close();
     await closeServices();
     if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE' || (error as NodeJS.ErrnoException)?.code === 'EACCES') {
       throw new ConfigError(`--port / PORT ${opts.port}: cannot listen on ${opts.host}:${opts.port} (in use by another process, or not allowed)`);
@@ -68,12 +81,15 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     url: `http://${host}:${port}`,
     port,
     services,
+    metricsUrl: metrics?.url ?? null,
     async close() {
       clearInterval(timer);
+      closing = true;
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await metrics?.close();
       await closeServices();
     },
   };
@@ -96,17 +112,23 @@ function warnAboutState(services: GatewayServices): void {
   if (services.apiKeys.liveKeys === 0) services.log({ level: 'warn', msg: 'no live API keys: every /v1/verify request will be 401 (run "mvr apikey create --label NAME")' });
 }
 
-/** Closes the gateway on SIGTERM/SIGINT, letting in-flight requests finish first. */
-export function closeOnSignals(gateway: RunningGateway, log: (line: LogLine) => void, onClosed: () => void = () => process.exit(0)): void {
+/**
+ * Closes the gateway on SIGTERM/SIGINT: in-flight requests finish first, then every log line
+ * (their access lines included) is written out, then the process exits.
+ */
+export function closeOnSignals(gateway: RunningGateway, log: JsonLog, onClosed: () => void = () => process.exit(0)): void {
   let closing = false;
   const stop = (signal: string) => {
     if (closing) return;
     closing = true;
-    log({ level: 'info', msg: 'shutting down', signal });
-    gateway.close().then(onClosed, (error: Error) => {
-      log({ level: 'error', msg: 'shutdown failed', error: error.message });
-      process.exit(1);
-    });
+    log.log({ level: 'info', msg: 'shutting down', signal });
+    gateway
+      .close()
+      .then(() => log.close())
+      .then(onClosed, (error: Error) => {
+        log.log({ level: 'error', msg: 'shutdown failed', error: error.message });
+        void log.close().finally(() => process.exit(1));
+      });
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

@@ -7,6 +7,7 @@ import { BuildHistory } from '../service/history.ts';
 import { LogProofs } from '../service/log-proofs.ts';
 import { openRedis, redactUrl } from '../service/redis.ts';
 import type { GatewayOptions, GatewayServices } from './context.ts';
+import { GatewayMetrics } from './metrics.ts';
 
 /**
  * The gateway's services, opened once: the records service, the API keys (the key file, or
@@ -17,6 +18,7 @@ import type { GatewayOptions, GatewayServices } from './context.ts';
  */
 export async function openGatewayServices(opts: GatewayOptions): Promise<{ services: GatewayServices; close: () => Promise<void> }> {
   const { log } = opts;
+  const metrics = opts.metrics ? new GatewayMetrics() : null;
   const records = openRecordsService({
     records: opts.recordsDir,
     s3: opts.s3,
@@ -25,7 +27,11 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     schemaUrl: opts.schemaUrl,
     cacheBytes: opts.cacheBytes,
     now: opts.now,
-    onRejected: (domain, reason) => log({ level: 'error', msg: 'record rejected', domain, reason }),
+    onRejected: (domain, reason) => {
+      log({ level: 'error', msg: 'record rejected', domain, reason });
+      metrics?.recordRejected();
+    },
+    onStoreRead: metrics ? (outcome) => metrics.storeRead(outcome) : undefined,
   });
 
   let redis: ReturnType<typeof openRedis> | null = null;
@@ -73,11 +79,14 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     apiKeys,
     log,
     accessLog: opts.accessLog ?? true,
+    metrics,
+    redisUp: shared ? () => shared.isReady : null,
     limits: {
       perKey: perKeyQuota > 0 ? (shared ? new SharedWindowLimiter(shared, 'per-key', perKeyQuota, 60, undefined, now) : new FixedWindowLimiter('per-key', perKeyQuota, 60, undefined, now)) : null,
       perAddress: perAddressQuota > 0 ? new FixedWindowLimiter('unauthenticated', perAddressQuota, 60, undefined, now) : null,
     },
   };
+  metrics?.watch(services);
   return {
     services,
     async close() {

@@ -104,6 +104,17 @@ export function revokeApiKey(where: string | ApiKeyTable, id: string, now = new 
 }
 
 /**
+ * The three refusals, made once: the same three answers every time, and a flood of requests with
+ * bad keys then costs no new error (and no stack trace captured) per request, so refusing costs
+ * about what serving does. Their stacks say nothing and are never logged.
+ */
+const REFUSED = {
+  noKey: new UnauthorizedError('an API key is required: send "Authorization: Bearer <API_KEY>"', false),
+  notBearer: new UnauthorizedError('the Authorization header must use the Bearer scheme', false),
+  invalidKey: new UnauthorizedError('the API key is not valid or has been revoked', true),
+} as const;
+
+/**
  * How long the gateway keeps answering from the keys it last read while their table cannot be
  * read (Redis down, an unreadable file): known keys keep working, unknown keys are refused.
  * Past this, keyed requests are STORE_UNAVAILABLE (503): a revocation the gateway cannot see
@@ -128,6 +139,9 @@ export class ApiKeyStore {
   private loading: Promise<void> | null = null;
   private again: Promise<void> | null = null;
   private readonly dummy = hash('sha256', 'dummy', 'buffer');
+  /** Since start: loads that found the keys changed and read them again, and checks that failed (for metrics). */
+  private reloads = 0;
+  private reloadFailures = 0;
 
   constructor(
     where: string | ApiKeyTable,
@@ -186,6 +200,11 @@ export class ApiKeyStore {
     return { ok: this.lastError === null, source: this.table.name, error: this.lastError };
   }
 
+  /** For metrics: reloads and failed checks since start, and the live keys now. */
+  counts(): { reloads: number; reloadFailures: number; liveKeys: number } {
+    return { reloads: this.reloads, reloadFailures: this.reloadFailures, liveKeys: this.liveKeys };
+  }
+
   private async load(): Promise<void> {
     try {
       const sig = await this.table.version();
@@ -193,10 +212,12 @@ export class ApiKeyStore {
         const keys = await this.table.entries();
         this.byId = new Map(keys.map((k) => [k.id, { digest: Buffer.from(String(k.sha256), 'hex'), revoked: k.revoked !== null }]));
         this.signature = sig;
+        this.reloads++;
       }
       this.confirmedAt = performance.now();
       this.lastError = null;
     } catch (error) {
+      this.reloadFailures++;
       this.lastError = `API keys ${this.table.name} unreadable: ${(error as Error).message}`;
       throw error;
     }
@@ -207,9 +228,9 @@ export class ApiKeyStore {
    * hashed and compared in constant time. Returns the key id, or throws {@link UnauthorizedError}.
    */
   check(header: string | undefined): string {
-    if (!header) throw new UnauthorizedError('an API key is required: send "Authorization: Bearer <API_KEY>"', false);
+    if (!header) throw REFUSED.noKey;
     const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-    if (!m) throw new UnauthorizedError('the Authorization header must use the Bearer scheme', false);
+    if (!m) throw REFUSED.notBearer;
     const token = m[1]!;
     if (performance.now() - this.confirmedAt > this.staleMs) {
       throw new StoreUnavailableError(`the API keys could not be read for over ${this.staleMs / 1000} s: ${this.lastError}`);
@@ -220,7 +241,7 @@ export class ApiKeyStore {
     const stored = entry?.digest ?? this.dummy;
     const presented = hash('sha256', token, 'buffer');
     const match = stored.length === presented.length && timingSafeEqual(stored, presented) && entry !== undefined;
-    if (!match || entry.revoked) throw new UnauthorizedError('the API key is not valid or has been revoked', true);
+    if (!match || entry.revoked) throw REFUSED.invalidKey;
     return parts![1]!;
   }
 }

@@ -39,6 +39,7 @@ export class SharedWindowLimiter {
   private readonly leaseSize: number;
   private readonly local: FixedWindowLimiter;
   private degraded = false;
+  private refusedHere = 0;
 
   constructor(
     private readonly redis: RedisClient,
@@ -51,6 +52,11 @@ export class SharedWindowLimiter {
     this.policy = Object.freeze({ name, quota, windowSeconds });
     this.leaseSize = Math.max(1, Math.floor(quota / 100));
     this.local = new FixedWindowLimiter(name, quota, windowSeconds, 100_000, now);
+  }
+
+  /** Requests refused since start, by the shared count or by the local one while Redis was away. */
+  get refusals(): number {
+    return this.refusedHere + this.local.refusals;
   }
 
   async take(caller: string, count = 1): Promise<RateDecision> {
@@ -74,7 +80,10 @@ export class SharedWindowLimiter {
         lease.tokens -= count;
         return decide(true);
       }
-      if (lease.exhausted) return decide(false);
+      if (lease.exhausted) {
+        this.refusedHere++;
+        return decide(false);
+      }
       try {
         const current = lease;
         await (lease.pending ??= this.renew(caller, current, count).finally(() => (current.pending = null)));

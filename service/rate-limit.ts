@@ -11,6 +11,8 @@ export interface RateDecision {
 /** A quota: the local {@link FixedWindowLimiter}, or one shared by every gateway through Redis. */
 export interface RateLimiter {
   readonly policy: RateDecision['policy'];
+  /** Requests refused since start (for metrics). */
+  readonly refusals: number;
   /** Counts `count` requests (a batch counts each of its domains) and says whether they are within the quota. */
   take(caller: string, count?: number): RateDecision | Promise<RateDecision>;
 }
@@ -23,6 +25,7 @@ export interface RateLimiter {
 export class FixedWindowLimiter {
   private windows = new Map<string, { start: number; count: number }>();
   readonly policy: RateDecision['policy'];
+  refusals = 0;
 
   constructor(
     readonly name: string,
@@ -47,6 +50,7 @@ export class FixedWindowLimiter {
     // leaves it for smaller requests.
     const allowed = w.count + count <= this.quota;
     if (allowed) w.count += count;
+    else this.refusals++;
     return {
       allowed,
       remaining: Math.max(0, this.quota - w.count),

@@ -1,5 +1,5 @@
 import { basename, join } from 'node:path';
-import { RecordUnavailableError } from '../core/errors.ts';
+import { isMvrError, RecordUnavailableError, type ErrorCode } from '../core/errors.ts';
 import { KEY_SET_PATH, type KeySet } from '../core/keyset.ts';
 import { recordSchema, unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
@@ -42,7 +42,12 @@ export interface RecordsServiceOptions {
   onRejected?: (domain: string, reason: string) => void;
   /** The clock answers are issued by (epoch ms); `Date.now` unless a test sets its own. */
   now?: () => number;
+  /** Told the outcome of every read from the store (for metrics). */
+  onStoreRead?: (outcome: StoreReadOutcome) => void;
 }
+
+/** What one read from the store came to: a record, none (never audited), or the error's code. */
+export type StoreReadOutcome = 'found' | 'absent' | ErrorCode;
 
 /** Opens the records service over a folder, an http(s) origin or a bucket; call `refresh()` before the first lookup. */
 export function openRecordsService(options: RecordsServiceOptions): RecordsService {
@@ -200,7 +205,7 @@ export class RecordsService {
 
   private async load(domain: string): Promise<ServedRecord> {
     const { keySet } = this.keys.get();
-    const bytes = await this.source.read(domain);
+    const bytes = await observed(this.source.read(domain), this.options.onStoreRead);
     if (bytes === null) throw new RecordUnavailableError(`the record of ${domain} is missing from the live build, though the build's domain map lists it`);
     checkServeRule(domain, bytes, keySet);
     const record = { bytes, etag: strongEtag(bytes), audited: true };
@@ -229,6 +234,21 @@ export class RecordsService {
     const bytes = Buffer.from(canonicalRecordText(record));
     return { bytes, etag: strongEtag(bytes), audited: false };
   }
+}
+
+/** The read, its outcome told to `onRead` on the way. */
+function observed(read: Promise<Buffer | null>, onRead: ((outcome: StoreReadOutcome) => void) | undefined): Promise<Buffer | null> {
+  if (!onRead) return read;
+  return read.then(
+    (bytes) => {
+      onRead(bytes === null ? 'absent' : 'found');
+      return bytes;
+    },
+    (error: unknown) => {
+      onRead(isMvrError(error) ? error.code : 'INTERNAL');
+      throw error;
+    },
+  );
 }
 
 /**

@@ -8,12 +8,19 @@ export class VerifiedCache<T extends { bytes: Uint8Array }> {
   /** Oldest first (insertion order, and the order eviction looks at). */
   private entries = new Map<string, { value: T; used: boolean }>();
   private size = 0;
+  /** Lookups answered from memory and not, since start (a new generation does not reset them). */
+  private hits = 0;
+  private misses = 0;
 
   constructor(readonly limitBytes: number) {}
 
   get(domain: string): T | undefined {
     const hit = this.entries.get(domain);
-    if (!hit) return undefined;
+    if (!hit) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
     hit.used = true;
     return hit.value;
   }
@@ -43,8 +50,8 @@ export class VerifiedCache<T extends { bytes: Uint8Array }> {
     this.size = 0;
   }
 
-  stats(): { entries: number; bytes: number; limit: number } {
-    return { entries: this.entries.size, bytes: this.size, limit: this.limitBytes };
+  stats(): { entries: number; bytes: number; limit: number; hits: number; misses: number } {
+    return { entries: this.entries.size, bytes: this.size, limit: this.limitBytes, hits: this.hits, misses: this.misses };
   }
 
   private delete(domain: string): void {

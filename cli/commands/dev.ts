@@ -7,6 +7,7 @@ import type { BuildSummary } from '../../builder/build.ts';
 import { defineCommand } from '../command.ts';
 import { DEV_AUDIT_AGE_DAYS, writeDatedAudits } from '../dev-audits.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../service/api-keys.ts';
+import { openJsonLog } from '../../gateway/json-log.ts';
 import { closeOnSignals, startGateway } from '../../gateway/server.ts';
 import { apiKeysFileOf, commandOptions, resolveNow, type Env } from '../config.ts';
 import { runAction } from '../cli-output.ts';
@@ -43,7 +44,8 @@ export default defineCommand({
         await port.release();
       }
 
-      const settings = await gatewayOptions(config, {});
+      const log = openJsonLog();
+      const settings = await gatewayOptions(config, {}, log);
       const gateway = await startGateway(settings);
 
       // Only hashes are stored, so an earlier dev key cannot be shown again: each start makes a
@@ -66,11 +68,12 @@ export default defineCommand({
           `  npx mvr verify acme-outdoor.example --base-url ${url} --api-key ${key} --log`,
           '',
           `Key set: ${url}/.well-known/merchant-verify-keys.json   Log: ${url}/log/checkpoint   OpenAPI: ${url}/openapi.json   MCP: ${url}/mcp`,
+          ...(gateway.metricsUrl ? [`Metrics (Prometheus): ${gateway.metricsUrl}`] : []),
           'Ctrl-C stops the gateway.',
           '',
         ].join('\n'),
       );
-      closeOnSignals(gateway, settings.log);
+      closeOnSignals(gateway, log);
     }),
 });
 

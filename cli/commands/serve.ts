@@ -1,12 +1,13 @@
 import { defineCommand } from '../command.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { runAsCluster } from '../../gateway/cluster.ts';
-import { closeOnSignals, jsonLogger, startGateway, type GatewayOptions } from '../../gateway/server.ts';
+import { openJsonLog, type JsonLog } from '../../gateway/json-log.ts';
+import { closeOnSignals, startGateway, type GatewayOptions } from '../../gateway/server.ts';
 import { runAction } from '../cli-output.ts';
 import { apiKeysFileOf, commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
 
 /** The options `mvr serve` reads (and `mvr dev`, which serves too). */
-export const SERVE_OPTIONS = ['records', 'public', 'keys', 'apiKeys', 'redis', 'issuer', 'schemaUrl', 'port', 'host', 'cacheMb', 'rateLimit', 'unauthRateLimit', 'workers', 'signingKey'] as const;
+export const SERVE_OPTIONS = ['records', 'public', 'keys', 'apiKeys', 'redis', 'issuer', 'schemaUrl', 'port', 'host', 'metricsPort', 'metricsHost', 'cacheMb', 'rateLimit', 'unauthRateLimit', 'workers', 'signingKey'] as const;
 const options = commandOptions(...SERVE_OPTIONS);
 
 /** The flags of `mvr serve`. */
@@ -21,18 +22,21 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(false, async () => {
       const config = options.resolve(args, process.env);
-      const settings = await gatewayOptions(config, args);
+      const log = openJsonLog();
+      const settings = await gatewayOptions(config, args, log);
       const workers = config.workers ?? 1;
       if (workers > 1 && settings.port === 0) throw new ConfigError('--workers needs a fixed --port: the processes share one');
-      if (runAsCluster(workers, settings.log)) return;
-      const gateway = await startGateway(settings);
-      settings.log({ level: 'info', msg: 'listening', url: gateway.url });
-      closeOnSignals(gateway, settings.log);
+      if (await runAsCluster(workers, log, settings.metrics)) return;
+      // A process of a cluster hands its metrics to the primary, which serves them all.
+      const gateway = await startGateway(workers > 1 && settings.metrics ? { ...settings, metrics: { toClusterPrimary: true } } : settings);
+      log.log({ level: 'info', msg: 'listening', url: gateway.url });
+      if (gateway.metricsUrl) log.log({ level: 'info', msg: 'serving metrics', url: gateway.metricsUrl });
+      closeOnSignals(gateway, log);
     }),
 });
 
 /** The gateway's options from the resolved configuration (shared with `mvr dev`). */
-export async function gatewayOptions(config: Config<(typeof SERVE_OPTIONS)[number]>, args: { quiet?: boolean }): Promise<GatewayOptions> {
+export async function gatewayOptions(config: Config<(typeof SERVE_OPTIONS)[number]>, args: { quiet?: boolean }, log: JsonLog): Promise<GatewayOptions> {
   return {
     recordsDir: config.records,
     s3: s3ConfigFor(config.records, process.env),
@@ -45,8 +49,9 @@ export async function gatewayOptions(config: Config<(typeof SERVE_OPTIONS)[numbe
     port: config.port,
     cacheBytes: config.cacheMb * 1024 * 1024,
     refreshMs: 250,
-    log: jsonLogger,
+    log: log.log,
     accessLog: !args.quiet,
+    metrics: config.metricsPort === undefined ? undefined : { listen: { host: config.metricsHost, port: config.metricsPort } },
     rateLimitPerMinute: config.rateLimit,
     unauthenticatedPerMinute: config.unauthRateLimit,
   };

@@ -10,11 +10,12 @@ import type { GatewayServices } from '../context.ts';
 export function healthRoute(services: GatewayServices) {
   return defineEventHandler((event) => {
     const health = services.records.health();
+    const { entries, bytes, limit } = health.cache;
     const body = {
       status: health.ok ? 'ok' : 'degraded',
       records: { ok: health.records.ok, build: health.records.build, error: health.records.error ? 'records unavailable' : null, failures: health.records.failures },
       key_set: health.keySet,
-      cache: health.cache,
+      cache: { entries, bytes, limit },
       api_keys: services.apiKeys.liveKeys,
     };
     return sendAnswer(event, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(body) });

@@ -36,4 +36,12 @@ describe('commandOptions', () => {
     expect(commandOptions('keys').resolve({}, { PORT: 'abc', MVR_CACHE_MB: 'x', MVR_ISSUER: 'Not A Host' })).toEqual({ keys: resolve('keys') });
     expect(commandOptions('keys').args).toEqual({ keys: expect.objectContaining({ type: 'string', description: expect.stringContaining('MVR_KEYS_DIR') }) });
   });
+
+  it('metrics are off unless --metrics-port / MVR_METRICS_PORT is given, on 127.0.0.1 unless --metrics-host says otherwise', () => {
+    const metrics = commandOptions('metricsPort', 'metricsHost');
+    expect(metrics.resolve({}, {})).toEqual({ metricsPort: undefined, metricsHost: '127.0.0.1' });
+    expect(metrics.resolve({ 'metrics-port': '0' }, {})).toEqual({ metricsPort: 0, metricsHost: '127.0.0.1' });
+    expect(metrics.resolve({}, { MVR_METRICS_PORT: '9464', MVR_METRICS_HOST: '10.0.0.5' })).toEqual({ metricsPort: 9464, metricsHost: '10.0.0.5' });
+    expect(() => metrics.resolve({ 'metrics-port': 'on' }, {})).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringMatching(/^--metrics-port \/ MVR_METRICS_PORT "on": must be a port/) }));
+  });
 });

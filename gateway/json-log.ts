@@ -1,0 +1,63 @@
+import pino from 'pino';
+import type { LogLine } from './context.ts';
+
+/** The gateway's log as `mvr serve` writes it: one JSON object a line. */
+export interface JsonLog {
+  log(line: LogLine): void;
+  /** Writes every line logged so far, then closes the log (lines logged after it are dropped). */
+  close(): Promise<void>;
+}
+
+/**
+ * Lines gather in memory and go out in one write once this many bytes are waiting (about thirty-five
+ * access lines), or at the latest FLUSH_MS after they were logged.
+ */
+const BATCH_BYTES = 8 * 1024;
+const FLUSH_MS = 100;
+
+/**
+ * pino's `time` member in ISO 8601 UTC, made once per millisecond: a busy gateway logs several
+ * lines a millisecond, and formatting the date was a tenth of the cost of a line.
+ */
+function isoTime(): () => string {
+  let ms = -1;
+  let member = '';
+  return () => {
+    const now = Date.now();
+    if (now !== ms) {
+      ms = now;
+      member = `,"time":"${new Date(now).toISOString()}"`;
+    }
+    return member;
+  };
+}
+
+/**
+ * The log on a file descriptor (stdout by default), through pino over its asynchronous
+ * destination (sonic-boom): a request never waits on a write, and a busy gateway writes many
+ * lines per system call instead of one each (a synchronous write per line took a fifth of the
+ * gateway's CPU). Each line is `{"level","time","msg",...}`: the level by name, the time in ISO
+ * 8601 UTC, then the line's own members in their order. Lines still waiting when the process
+ * exits are written synchronously by pino's exit hook; a graceful shutdown awaits `close()` first.
+ */
+export function openJsonLog(fd = 1): JsonLog {
+  const destination = pino.destination({ dest: fd, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_MS });
+  const logger = pino({ base: null, timestamp: isoTime(), formatters: { level: (label) => ({ level: label }) } }, destination);
+  let closed: Promise<void> | null = null;
+  return {
+    log(line) {
+      if (closed) return;
+      const { level, ...members } = line;
+      logger[level](members);
+    },
+    // Ending the destination, not flushing it: sonic-boom's flush() answers at the end of the
+    // write in flight and leaves lines logged meanwhile (fewer than a batch) in memory; end()
+    // writes until none is left.
+    close: () =>
+      (closed ??= new Promise((resolve, reject) => {
+        destination.once('close', () => resolve());
+        destination.once('error', reject);
+        destination.end();
+      })),
+  };
+}

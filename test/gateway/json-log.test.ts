@@ -1,0 +1,44 @@
+/**
+ * The log writer of `mvr serve` on its own, over a real file: lines are held and written in
+ * batches (never one synchronous write per line), and close() writes every one, in order.
+ */
+import { openSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openJsonLog } from '../../gateway/json-log.ts';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'mvr-json-log-'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const linesOf = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('openJsonLog', () => {
+  it('holds lines instead of writing each, and close() writes them all in order, as JSON with level, time and the members in order', async () => {
+    const file = join(dir, 'few.log');
+    const log = openJsonLog(openSync(file, 'w'));
+    for (let i = 0; i < 5; i++) log.log({ level: i === 4 ? 'warn' : 'info', msg: 'request', n: i, path: '/v1/verify' });
+    // Nothing is written while the lines are logged: no write per line, not even later in this turn.
+    expect(readFileSync(file, 'utf8')).toBe('');
+    await log.close();
+    expect(readFileSync(file, 'utf8').endsWith('\n')).toBe(true);
+    const lines = linesOf(file);
+    expect(lines.map((l) => l.n)).toEqual([0, 1, 2, 3, 4]);
+    expect(lines[4]).toEqual({ level: 'warn', time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), msg: 'request', n: 4, path: '/v1/verify' });
+    expect(Object.keys(lines[0]!)).toEqual(['level', 'time', 'msg', 'n', 'path']);
+  });
+
+  it('loses no line of many logged at once', async () => {
+    const file = join(dir, 'many.log');
+    const log = openJsonLog(openSync(file, 'w'));
+    for (let i = 0; i < 20_000; i++) log.log({ level: 'info', msg: 'request', n: i });
+    await log.close();
+    const ns = linesOf(file).map((l) => l.n);
+    expect(ns).toHaveLength(20_000);
+    expect(ns.every((n, i) => n === i)).toBe(true);
+  });
+});
