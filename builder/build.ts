@@ -85,7 +85,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     // Readable by date, unique by chance: two builds in one millisecond (or with one --now) never share an id.
     const buildId = `${issuedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(6).toString('hex')}`;
     // The change feed, against every build kept before this one (part of the build: all or nothing).
-    const leaves = new MapLeaves();
+    const leaves = new MapLeaves(outcome.written);
     const runs = await writeIndex(staging, leaves.add);
     // The domain map and the signed statement over it: what "never audited" is decided by.
     const mapStarted = performance.now();

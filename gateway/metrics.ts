@@ -42,7 +42,7 @@ export class GatewayMetrics {
   });
   private readonly storeReads = new Counter({
     name: 'mvr_store_reads_total',
-    help: 'Reads of a record from the store (the verified cache missed), by outcome: found, absent (never audited) or the error code.',
+    help: 'Reads of a record from the store (the verified cache missed), by outcome: found, missing (the build\'s map lists it, the store has no file) or the error code; a never-audited domain is decided by the map, without a read.',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

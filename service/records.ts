@@ -1,13 +1,13 @@
 import { basename, join } from 'node:path';
-import { isMvrError, RecordUnavailableError, type ErrorCode } from '../core/errors.ts';
+import { RecordUnavailableError } from '../core/errors.ts';
 import { KEY_SET_PATH, type KeySet } from '../core/keyset.ts';
-import { recordSchema, unverifiedRecord } from '../core/record.ts';
+import { unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
-import { verifyRecordNode } from '../core/signing.ts';
 import type { AbsenceProof } from '../core/absence.ts';
 import { absenceProof, hasRecord, loadBuildMap, type BuildMap } from './build-maps.ts';
 import { formatTimestamp } from '../core/time.ts';
 import { strongEtag } from './etag.ts';
+import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
 import { KeySetSource, keySetFile } from './key-set-source.ts';
 import { recordsKind } from '../core/layout.ts';
 import { parseS3Url, S3Bucket, type S3Config } from './s3.ts';
@@ -15,6 +15,8 @@ import { FolderRecordSource, type RecordSource } from './sources/folder.ts';
 import { HttpRecordSource } from './sources/http-origin.ts';
 import { S3RecordSource } from './sources/s3.ts';
 import { VerifiedCache } from './verified-cache.ts';
+
+export { checkServeRule, type StoreReadOutcome };
 
 /** A record ready to serve: its exact bytes (verified, when stored), their entity tag, and whether it was audited. */
 export interface ServedRecord {
@@ -46,8 +48,6 @@ export interface RecordsServiceOptions {
   onStoreRead?: (outcome: StoreReadOutcome) => void;
 }
 
-/** What one read from the store came to: a record, none (never audited), or the error's code. */
-export type StoreReadOutcome = 'found' | 'absent' | ErrorCode;
 
 /** Opens the records service over a folder, an http(s) origin or a bucket; call `refresh()` before the first lookup. */
 export function openRecordsService(options: RecordsServiceOptions): RecordsService {
@@ -234,46 +234,4 @@ export class RecordsService {
     const bytes = Buffer.from(canonicalRecordText(record));
     return { bytes, etag: strongEtag(bytes), audited: false };
   }
-}
-
-/** The read, its outcome told to `onRead` on the way. */
-function observed(read: Promise<Buffer | null>, onRead: ((outcome: StoreReadOutcome) => void) | undefined): Promise<Buffer | null> {
-  if (!onRead) return read;
-  return read.then(
-    (bytes) => {
-      onRead(bytes === null ? 'absent' : 'found');
-      return bytes;
-    },
-    (error: unknown) => {
-      onRead(isMvrError(error) ? error.code : 'INTERNAL');
-      throw error;
-    },
-  );
-}
-
-/**
- * The serve rule: a stored record is served only when, in order, it parses, is the record of
- * the domain asked for, has the record's shape, and its signature verifies against the key set
- * this deployment publishes. An unsigned record passes only in a deployment that signs nothing
- * (an empty key set). Throws UNAVAILABLE naming the step that failed.
- */
-export function checkServeRule(domain: string, bytes: Buffer, keySet: KeySet): void {
-  let value: unknown;
-  try {
-    value = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    throw new RecordUnavailableError(`record for ${domain} is corrupt (not JSON)`);
-  }
-  if ((value as { domain?: unknown } | null)?.domain !== domain) {
-    throw new RecordUnavailableError(`record file for ${domain} holds another domain`);
-  }
-  const shape = recordSchema.safeParse(value);
-  if (!shape.success) {
-    const issue = shape.error.issues[0]!;
-    throw new RecordUnavailableError(`record for ${domain} does not match the schema (${issue.path.join('.')}: ${issue.message})`);
-  }
-  const verdict = verifyRecordNode(value, keySet);
-  if (verdict.valid) return;
-  if (verdict.code === 'UNSIGNED' && keySet.keys.length === 0) return;
-  throw new RecordUnavailableError(`record for ${domain} failed verification: ${verdict.code} (${verdict.message})`);
 }

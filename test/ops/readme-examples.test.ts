@@ -19,10 +19,9 @@ afterAll(cleanup);
 const SKIPPED: Record<string, string> = {
   'npm install && npm start': 'installs, then serves until Ctrl-C: test/cli/dev.test.ts runs `mvr dev` as pasted',
   'npm test': 'the suite this test is part of',
-  'npx mvr build && npx mvr publish --to s3://mvr-records/prod           # AWS_* variables give credentials and endpoint': 'needs a real bucket (test/scale/s3.test.ts publishes to a local one)',
+  'npx mvr build && npx mvr publish --to s3://mvr-records/prod   # credentials: AWS keys, AWS_PROFILE, or the ECS/EKS/EC2 role': 'needs a real bucket (test/scale/s3.test.ts publishes to a local one)',
   'npx mvr apikey create --label shop --redis redis://redis.internal:6379': 'needs the Redis at redis.internal (test/scale/redis.test.ts uses a local one)',
   'npx mvr serve --workers 2 --records s3://mvr-records/prod --redis redis://redis.internal:6379   # on each machine': 'needs the bucket and the Redis',
-  'npm run bench -- --sizes 10000,100000 --seconds 5 --rounds 3   # wrk and nginx from Debian (apt-get when absent)': 'a benchmark of minutes',
 };
 
 /** The README's shell lines, backslash continuations joined, without blank lines. */
