@@ -3,6 +3,7 @@ import { normalizeDomain } from '../core/domain.ts';
 import { BuildNotFoundError, InvalidDomainError, InvalidRequestError, NotInLogError } from '../core/errors.ts';
 import { NO_HISTORY_FROM_ORIGIN, type BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
+import { requireApiKey } from './auth.ts';
 import type { GatewayServices } from './context.ts';
 
 /** The path of the request target as it was sent (before h3 decodes it), without its query. */
@@ -49,4 +50,17 @@ export function historyOf(services: GatewayServices): BuildHistory {
 export function proofsOf(services: GatewayServices): LogProofs {
   if (!services.proofs) throw new NotInLogError('this gateway reads its records from an http(s) origin, which serves one build\'s records only; log proofs come from a gateway on a records folder or a bucket');
   return services.proofs;
+}
+
+/**
+ * How every lookup of one domain starts (`/v1/verify`, `/v1/absence`, `/v1/proof`): the key first
+ * (401 before 400), then exactly one `domain`, normalized and noted for the access log, and an
+ * optional `build`.
+ */
+export async function domainLookup(event: H3Event, services: GatewayServices): Promise<{ domain: string; build: string | undefined }> {
+  await requireApiKey(event, services);
+  const query = queryOf(event);
+  const domain = domainParameter(query);
+  event.context.domain = domain;
+  return { domain, build: queryParameter(query, 'build') };
 }

@@ -1,9 +1,8 @@
 import { defineEventHandler } from 'h3';
 import { strongEtag } from '../../service/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
-import { requireApiKey } from '../auth.ts';
 import type { GatewayServices } from '../context.ts';
-import { domainParameter, historyOf, queryOf, queryParameter } from '../query.ts';
+import { domainLookup, historyOf } from '../query.ts';
 import { RECORD_CACHE_CONTROL } from './verify.ts';
 
 /**
@@ -14,11 +13,7 @@ import { RECORD_CACHE_CONTROL } from './verify.ts';
  */
 export function absenceRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
-    await requireApiKey(event, services);
-    const query = queryOf(event);
-    const domain = domainParameter(query);
-    event.context.domain = domain;
-    const build = queryParameter(query, 'build');
+    const { domain, build } = await domainLookup(event, services);
     const proof = build === undefined ? await services.records.absenceFor(domain) : await historyOf(services).absenceIn(build, domain);
     const bytes = Buffer.from(JSON.stringify(proof));
     const headers = { 'content-type': 'application/json', 'cache-control': RECORD_CACHE_CONTROL, vary: 'Authorization' };

@@ -8,9 +8,8 @@ import { parseNote } from '../../core/tlog/note.ts';
 import { parseTilePath, tileCovered } from '../../core/tlog/tiles.ts';
 import { strongEtag } from '../../service/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
-import { requireApiKey } from '../auth.ts';
 import type { GatewayServices } from '../context.ts';
-import { domainParameter, historyOf, proofsOf, queryOf, queryParameter } from '../query.ts';
+import { domainLookup, historyOf, proofsOf } from '../query.ts';
 import { RECORD_CACHE_CONTROL } from './verify.ts';
 
 /** Path prefix of the log's tiles and checkpoint (c2sp.org/tlog-tiles). */
@@ -71,11 +70,7 @@ export function logVkeyRoute(services: GatewayServices) {
  */
 export function proofRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
-    await requireApiKey(event, services);
-    const query = queryOf(event);
-    const domain = domainParameter(query);
-    event.context.domain = domain;
-    const build = queryParameter(query, 'build');
+    const { domain, build } = await domainLookup(event, services);
     if (build !== undefined && !(await historyOf(services).builds()).some((b) => b.id === build)) throw new BuildNotFoundError(build);
     const { proof } = await proofsOf(services).proofFor(domain, build);
     const bytes = Buffer.from(proof);

@@ -1,9 +1,8 @@
 import { defineEventHandler, type H3Event } from 'h3';
 import type { ServedRecord } from '../../service/records.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
-import { requireApiKey } from '../auth.ts';
 import type { GatewayServices } from '../context.ts';
-import { domainParameter, historyOf, queryOf, queryParameter } from '../query.ts';
+import { domainLookup, historyOf } from '../query.ts';
 
 /** The same for every 200 and 304 of the record endpoint: 60 s for clients, 300 s for shared caches. */
 export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
@@ -14,11 +13,7 @@ export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
  */
 export function verifyRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
-    await requireApiKey(event, services);
-    const query = queryOf(event);
-    const domain = domainParameter(query);
-    event.context.domain = domain;
-    const build = queryParameter(query, 'build');
+    const { domain, build } = await domainLookup(event, services);
     if (build === undefined) return sendRecord(event, await services.records.recordFor(domain));
     return sendRecord(event, await historyOf(services).recordIn(build, domain));
   });
