@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildStatement, type BuildStatement } from '../core/absence.ts';
@@ -45,7 +46,7 @@ export class MapLeaves {
  * build can never publish a map its readers would refuse.
  */
 export async function writeDomainMap(buildDir: string, leaves: Buffer, o: { issuer: string; build: string; issuedAt: string; key: SigningKey | null }): Promise<{ map: DomainMap; statement: BuildStatement }> {
-  const map = await DomainMap.fromLeaves(hasher, leaves);
+  const map = await DomainMap.fromLeaves(hasher, leaves, () => nextTurn());
   const unsigned = buildStatement({ issuer: o.issuer, build: o.build, issuedAt: o.issuedAt, map: map.head() });
   const statement = o.key ? signRecordChecked(unsigned, o.key).record : unsigned;
   await writeFile(join(buildDir, DOMAIN_MAP_FILE), leaves);

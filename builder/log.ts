@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -79,6 +80,8 @@ export async function appendBuildToLog(opts: { publicDir: string; buildDir: stri
         const salt = saltOf(opts.key, opts.issuedAt, domain);
         shardLogs.add(shard, `${JSON.stringify({ domain, index: appender.size, salt: encodeBase64(salt) })}\n`);
         appender.append(sha256(Buffer.concat([salt, bytes])));
+        // A turn of the event loop now and then, so the build's progress line keeps coming.
+        if (appender.size % 8192 === 0) await nextTurn();
       }
     } finally {
       shardLogs.close();
