@@ -13,6 +13,9 @@ import { expectNoSecretsInLogs } from './gateway-expect.ts';
 import { ISSUER, makeProject, removeTempDirs, SCHEMA_URL, type Project } from './project.ts';
 import { poll } from './wait.ts';
 
+/** How long a raw request may go unanswered before it fails. */
+const RAW_REPLY_LIMIT_MS = 5_000;
+
 export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
 export const REFRESH_MS = 100;
 
@@ -131,7 +134,8 @@ export function rawRequest(t: TestGateway, requestLine: string, headers: Record<
     const chunks: Buffer[] = [];
     socket.on('data', (d: Buffer) => chunks.push(d));
     socket.on('error', reject);
-    socket.setTimeout(5000, () => socket.destroy(new Error('raw request timed out')));
+    // A bound on a gateway that never answers (a failure), never a wait: answers come in milliseconds.
+    socket.setTimeout(RAW_REPLY_LIMIT_MS, () => socket.destroy(new Error('raw request timed out')));
     socket.on('end', () => {
       const all = Buffer.concat(chunks);
       const split = all.indexOf('\r\n\r\n');
