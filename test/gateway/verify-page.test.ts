@@ -120,7 +120,8 @@ describe.skipIf(!CHROMIUM)('the verify page in headless Chromium', () => {
     } finally {
       await page.unroute('**/v1/verify?*');
     }
-    // A proof pasted on its own is checked for the domain it names.
+    // A proof pasted on its own is checked for the domain it names (the last verdict cleared first, so the one awaited is the paste's).
+    await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
     const proof = (await g.request('/v1/absence?domain=never-audited-page.example')).text;
     expect(await paste(proof)).toEqual({ state: 'valid', verdict: 'Never audited: absence proven' });
     await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
