@@ -24,13 +24,17 @@ COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY packages/verifier/package.json packages/verifier/tsconfig.json ./packages/verifier/
 # --ignore-scripts: no install script runs (the build below is the only one the image needs).
 RUN npm ci --ignore-scripts
+COPY packages/verifier/src ./packages/verifier/src
 COPY core ./core
+COPY storage ./storage
 COPY service ./service
+COPY access ./access
+COPY keyring ./keyring
 COPY builder ./builder
 COPY cli ./cli
 COPY gateway ./gateway
 COPY mcp ./mcp
-COPY verifier ./verifier
+COPY clients ./clients
 COPY web ./web
 RUN npm run build && npm prune --omit=dev --ignore-scripts && npm cache clean --force
 

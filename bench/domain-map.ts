@@ -9,10 +9,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeDomainMap } from '../builder/domain-map.ts';
-import { domainHash } from '../core/domain-map.ts';
+import { domainHash } from '@merchant-verify/verifier/domain-map';
 import { generatePrivateJwk, loadSigningKey } from '../core/signing.ts';
 import { absenceProof, hasRecord, loadBuildMap } from '../service/build-maps.ts';
-import { sha256 } from '../service/log-key.ts';
+import { sha256 } from '../core/hash.ts';
 
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const mb = (bytes: number) => fmt(bytes / 1024 / 1024, 1);

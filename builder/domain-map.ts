@@ -2,12 +2,12 @@ import { hash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildStatement, type BuildStatement } from '../core/absence.ts';
-import { canonicalJson } from '../core/canonical.ts';
-import { DomainMap } from '../core/domain-map.ts';
+import { buildStatement, type BuildStatement } from '@merchant-verify/verifier/absence';
+import { canonicalJson } from '@merchant-verify/verifier/canonical';
+import { DomainMap } from '@merchant-verify/verifier/domain-map';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
 import { signRecordChecked, type SigningKey } from '../core/signing.ts';
-import { hasher } from '../service/log-key.ts';
+import { hasher } from '../core/hash.ts';
 
 /**
  * The leaves of a build's domain map, gathered shard by shard as the index is written. A

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { parseKeySet, type KeySet } from '../core/keyset.ts';
-import type { KeptBuild } from '../service/kept-builds.ts';
+import { parseKeySet, type KeySet } from '@merchant-verify/verifier/keyset';
+import type { KeptBuild } from '../storage/kept-builds.ts';
 
 /**
  * Keeps every key that signed a kept build listed: a kept build's records must go on

@@ -3,16 +3,17 @@ import { closeSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync, 
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { LogInconsistentError } from '../core/errors.ts';
+import { LogInconsistentError } from '@merchant-verify/verifier/errors';
 import { BUILD_CHECKPOINT_FILE, INDEX_FILE, LOG_CHECKPOINT, LOG_DIR, SHARD_LOG_FILE } from '../core/layout.ts';
 import { emptyEdge, loadEdge, TileAppender } from '../core/tlog/appender.ts';
-import { encodeBase64 } from '../core/tlog/base64.ts';
-import { formatCheckpoint, parseCheckpoint, type Checkpoint } from '../core/tlog/checkpoint.ts';
-import { equalBytes } from '../core/tlog/merkle.ts';
+import { encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
+import { formatCheckpoint, parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog/checkpoint';
+import { equalBytes } from '@merchant-verify/verifier/tlog/merkle';
 import { TileTree } from '../core/tlog/tile-tree.ts';
-import { writeAtomic } from '../service/files.ts';
-import { folderTiles } from '../service/log.ts';
-import { hasher, openNoteWith, saltOf, sha256, signNote, type LogKey } from '../service/log-key.ts';
+import { writeAtomic } from '../core/files.ts';
+import { folderTiles } from './tiles.ts';
+import { openNoteWith, saltOf, signNote, type LogKey } from '../keyring/log-key.ts';
+import { hasher, sha256 } from '../core/hash.ts';
 import type { ShardRun } from './changes.ts';
 
 /** What the build's log step did, for its summary. */

@@ -1,7 +1,7 @@
 import { link, mkdir, readdir, readFile, readlink, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { opendirSync, rmdirSync, unlinkSync, type Dir } from 'node:fs';
 import { basename, join } from 'node:path';
-import { BuildError } from '../core/errors.ts';
+import { BuildError } from '@merchant-verify/verifier/errors';
 import { BUILDS_DIR, CURRENT_LINK } from '../core/layout.ts';
 
 const LOCK = '.build.lock';

@@ -1,11 +1,11 @@
 import { lstat, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BuildError } from '../core/errors.ts';
+import { BuildError } from '@merchant-verify/verifier/errors';
 import { BUILD_STATEMENT_FILE, BUILDS_DIR, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, LIVE_POINTER_OBJECT, MANIFEST_FILE } from '../core/layout.ts';
-import { S3BuildStore } from '../service/build-store.ts';
-import { writeKept, type KeptBuild } from '../service/kept-builds.ts';
-import type { S3Bucket } from '../service/s3.ts';
-import { liveBuildOf } from '../service/sources/s3.ts';
+import { S3BuildStore } from '../storage/build-store.ts';
+import { writeKept, type KeptBuild } from '../storage/kept-builds.ts';
+import type { S3Bucket } from '../storage/s3/bucket.ts';
+import { liveBuildOf } from '../storage/s3/records.ts';
 
 export interface PullSummary {
   from: string;

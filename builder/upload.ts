@@ -1,16 +1,17 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { BuildError, LogInconsistentError } from '../core/errors.ts';
-import { parseKeySet, KEY_SET_PATH } from '../core/keyset.ts';
+import { BuildError, LogInconsistentError } from '@merchant-verify/verifier/errors';
+import { parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, LIVE_POINTER_OBJECT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
-import { keptListText, readKept } from '../service/kept-builds.ts';
-import type { S3Bucket } from '../service/s3.ts';
+import { keptListText, readKept } from '../storage/kept-builds.ts';
+import type { S3Bucket } from '../storage/s3/bucket.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { tilesAdded } from '../core/tlog/tiles.ts';
-import { folderTiles } from '../service/log.ts';
-import { hasher, openCheckpoint, parseVkey } from '../service/log-key.ts';
-import { S3BuildStore } from '../service/build-store.ts';
-import { liveBuildOf } from '../service/sources/s3.ts';
+import { folderTiles } from './tiles.ts';
+import { openCheckpoint, parseVkey } from '../keyring/log-key.ts';
+import { hasher } from '../core/hash.ts';
+import { S3BuildStore } from '../storage/build-store.ts';
+import { liveBuildOf } from '../storage/s3/records.ts';
 
 export interface UploadOptions {
   /** The records folder `mvr build` wrote; its live build is the one published. */

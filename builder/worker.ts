@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { validateAudit } from '../core/audit.ts';
-import { MvrError, type AuditProblem } from '../core/errors.ts';
+import { MvrError, type AuditProblem } from '@merchant-verify/verifier/errors';
 import { recordPath } from '../core/layout.ts';
 import { deriveRecord, type IssueContext } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';

@@ -1,4 +1,4 @@
-import { exitCodeOf, InvalidAuditsError, formatProblem, isMvrError } from '../core/errors.ts';
+import { exitCodeOf, InvalidAuditsError, formatProblem, isMvrError } from '@merchant-verify/verifier/errors';
 
 /**
  * The CLI's edge: a typed error becomes a message on stderr (or a JSON object on stdout with

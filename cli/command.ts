@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { UsageError } from '../core/errors.ts';
-import { PACKAGE_VERSION } from '../service/version.ts';
+import { UsageError } from '@merchant-verify/verifier/errors';
+import { PACKAGE_VERSION } from '../core/version.ts';
 import { reportError } from './cli-output.ts';
 import { renderHelp, type HelpEntry } from './help.ts';
 import { closestMatch } from './suggest.ts';

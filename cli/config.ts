@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ConfigError } from '../core/errors.ts';
+import { ConfigError } from '@merchant-verify/verifier/errors';
 import { defaultSchemaUrl, SCHEMA_SUFFIX } from '../core/record.ts';
-import { parseTimestamp } from '../core/time.ts';
+import { parseTimestamp } from '@merchant-verify/verifier/time';
 import { recordsKind } from '../core/layout.ts';
-import { parseS3Url, s3ConfigFromEnv, type S3Config } from '../service/s3-config.ts';
+import { parseS3Url, s3ConfigFromEnv, type S3Config } from '../storage/s3/config.ts';
 
 /**
  * Configuration resolves once, here: explicit flag, then environment variable, then default; then

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { STATEMENT_SCHEMA_SUFFIX } from './absence.ts';
+import { STATEMENT_SCHEMA_SUFFIX } from '@merchant-verify/verifier/absence';
 
 // The wire formats of absence, as zod schemas beside the record's: what the gateway answers and
 // what the OpenAPI document describes. The portable verifier checks the same shape by hand

@@ -1,6 +1,6 @@
 import { parse as parseTld } from 'tldts';
 import { URL as PortableURL } from 'whatwg-url';
-import { InvalidDomainError } from './errors.ts';
+import { InvalidDomainError } from '@merchant-verify/verifier/errors';
 
 /** Longest raw input looked at; anything longer cannot hold a valid URL of a 253-octet host. */
 export const MAX_DOMAIN_INPUT = 2048;

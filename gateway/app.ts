@@ -1,11 +1,11 @@
 import { createApp, createRouter, defineEventHandler, toNodeListener, type App, type EventHandler, type H3Event } from 'h3';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { MethodNotAllowedError, isMvrError, NotFoundError } from '../core/errors.ts';
-import { KEY_SET_PATH } from '../core/keyset.ts';
+import { MethodNotAllowedError, isMvrError, NotFoundError } from '@merchant-verify/verifier/errors';
+import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { sendAnswer } from './answer.ts';
 import { checkRequestHead, clientHungUp, setEdgeHeaders } from './edge.ts';
 import type { GatewayServices } from './context.ts';
-import { httpCodeOf } from '../service/problem-document.ts';
+import { httpCodeOf } from '../core/problem-document.ts';
 import { problemAnswer } from './problem.ts';
 import { healthRoute } from './routes/health.ts';
 import { mcpRoute } from './routes/mcp.ts';

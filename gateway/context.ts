@@ -1,9 +1,9 @@
-import type { ApiKeyStore } from '../service/api-keys.ts';
-import type { RateLimiter } from '../service/rate-limit.ts';
+import type { ApiKeyStore } from '../access/api-keys.ts';
+import type { RateLimiter } from '../access/rate-limit.ts';
 import type { RecordsService } from '../service/records.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
-import type { S3Config } from '../service/s3.ts';
+import type { S3Config } from '../storage/s3/bucket.ts';
 import type { GatewayMetrics } from './metrics.ts';
 
 /** One structured log line (JSON). Never carries an API key or key material. */

@@ -1,4 +1,4 @@
-import { ERROR_REGISTRY, type ErrorCode } from '../core/errors.ts';
+import { ERROR_REGISTRY, type ErrorCode } from '@merchant-verify/verifier/errors';
 
 // Pieces of the OpenAPI document that its parts share.
 

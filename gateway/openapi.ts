@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { HTTP_ERROR_CODES } from '../core/errors.ts';
-import { KEY_SET_PATH } from '../core/keyset.ts';
+import { HTTP_ERROR_CODES } from '@merchant-verify/verifier/errors';
+import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { recordSchema } from '../core/record.ts';
 import { RECORD_CACHE_CONTROL } from './routes/verify.ts';
 import { etagHeader, GATED, ifNoneMatch, json, notModified, problems, publicHeaders } from './openapi-parts.ts';

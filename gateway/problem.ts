@@ -1,5 +1,5 @@
-import { MethodNotAllowedError, RateLimitedError, UnauthorizedError } from '../core/errors.ts';
-import { problemDocument } from '../service/problem-document.ts';
+import { MethodNotAllowedError, RateLimitedError, UnauthorizedError } from '@merchant-verify/verifier/errors';
+import { problemDocument } from '../core/problem-document.ts';
 import type { Answer } from './answer.ts';
 
 /**

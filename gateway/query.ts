@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3';
 import { normalizeDomain } from '../core/domain.ts';
-import { BuildNotFoundError, InvalidDomainError, InvalidRequestError, NotInLogError } from '../core/errors.ts';
+import { BuildNotFoundError, InvalidDomainError, InvalidRequestError, NotInLogError } from '@merchant-verify/verifier/errors';
 import { NO_HISTORY_FROM_ORIGIN, type BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
 import { requireApiKey } from './auth.ts';

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError } from '../core/errors.ts';
+import { ConfigError } from '@merchant-verify/verifier/errors';
 import { createGatewayApp, gatewayListener } from './app.ts';
 import type { ConnectionTimeouts, GatewayOptions, GatewayServices } from './context.ts';
 import type { JsonLog } from './json-log.ts';

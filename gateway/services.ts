@@ -1,11 +1,11 @@
-import { ApiKeyStore } from '../service/api-keys.ts';
-import { redisApiKeyTable } from '../service/api-keys-redis.ts';
-import { FixedWindowLimiter } from '../service/rate-limit.ts';
-import { SharedWindowLimiter } from '../service/rate-limit-shared.ts';
+import { ApiKeyStore } from '../access/api-keys.ts';
+import { redisApiKeyTable } from '../access/api-keys-redis.ts';
+import { FixedWindowLimiter } from '../access/rate-limit.ts';
+import { SharedWindowLimiter } from '../access/rate-limit-shared.ts';
 import { openRecordsService } from '../service/records.ts';
 import { BuildHistory } from '../service/history.ts';
 import { LogProofs } from '../service/log-proofs.ts';
-import { openRedis, redactUrl } from '../service/redis.ts';
+import { openRedis, redactUrl } from '../access/redis.ts';
 import type { GatewayOptions, GatewayServices } from './context.ts';
 import { GatewayMetrics } from './metrics.ts';
 

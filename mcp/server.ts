@@ -1,14 +1,14 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { normalizeDomain } from '../core/domain.ts';
-import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '../core/errors.ts';
-import { KEY_SET_PATH } from '../core/keyset.ts';
+import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '@merchant-verify/verifier/errors';
+import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { recordSchema } from '../core/record.ts';
-import type { AbsenceProof } from '../core/absence.ts';
+import type { AbsenceProof } from '@merchant-verify/verifier/absence';
 import { absenceProofSchema } from '../core/absence-schema.ts';
 import { batchRequestSchema, lookupBatch, MAX_BATCH } from '../service/batch.ts';
-import { problemDocument } from '../service/problem-document.ts';
-import { PACKAGE_VERSION } from '../service/version.ts';
+import { problemDocument } from '../core/problem-document.ts';
+import { PACKAGE_VERSION } from '../core/version.ts';
 
 /** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
 export type RecordLookup = (domain: string) => Promise<Buffer>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { normalizeDomain } from '../core/domain.ts';
-import { InvalidRequestError, isMvrError, type MvrError } from '../core/errors.ts';
+import { InvalidRequestError, isMvrError, type MvrError } from '@merchant-verify/verifier/errors';
 
 /** The most domains one batch may hold. */
 export const MAX_BATCH = 100;

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
-import { BuildNotFoundError, InvalidRequestError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
-import type { AbsenceProof } from '../core/absence.ts';
+import { BuildNotFoundError, InvalidRequestError, RecordUnavailableError, StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import type { AbsenceProof } from '@merchant-verify/verifier/absence';
 import { absenceProof, hasRecord, KeptMaps, loadBuildMap, type BuildMap } from './build-maps.ts';
 import { CHANGES_DIR, MANIFEST_FILE, recordPath } from '../core/layout.ts';
-import { FolderBuildStore, S3BuildStore, type BuildStore } from './build-store.ts';
-import { strongEtag } from './etag.ts';
-import type { KeptBuild } from './kept-builds.ts';
+import { FolderBuildStore, S3BuildStore, type BuildStore } from '../storage/build-store.ts';
+import { strongEtag } from '../core/etag.ts';
+import type { KeptBuild } from '../storage/kept-builds.ts';
 import { checkServeRule, type RecordsService, type ServedRecord } from './records.ts';
-import { FolderRecordSource } from './sources/folder.ts';
-import { S3RecordSource } from './sources/s3.ts';
+import { FolderRecordSource } from '../storage/folder.ts';
+import { S3RecordSource } from '../storage/s3/records.ts';
 
 /** Memory for the domain maps of kept builds other than the live one (32 bytes a domain). */
 const KEPT_MAPS_BYTES = 256 * 1024 * 1024;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { verifyRecord } from '../../verifier/index.ts';
+import { verifyRecord } from '@merchant-verify/verifier';
 import type { Timeline } from './timeline.ts';
 import type { Verification, VerifyPool } from './verify-pool.ts';
 

@@ -1,8 +1,8 @@
 import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
-import { KEY_SET_PATH } from '../../core/keyset.ts';
-import { activeKid, keygen } from '../../service/signing-keys.ts';
+import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { activeKid, keygen } from '../../keyring/signing-keys.ts';
 import type { Checker, Exchange, Planned, Verdict } from './check.ts';
 import { DAMAGED_INDEXES, HOT_COUNT, type Mix } from './load.ts';
 import type { Corruption, StoreOutage, Timeline } from './timeline.ts';

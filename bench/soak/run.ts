@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Pool } from 'undici';
-import { KEY_SET_PATH } from '../../core/keyset.ts';
+import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { Checker, KeySetCache, Stats } from './check.ts';
 import { runFaults, type FaultReport } from './faults.ts';
 import { cpuSeconds, freePort, GatewayProcess } from './gateway-process.ts';

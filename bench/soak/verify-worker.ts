@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { verifyRecord } from '../../verifier/index.ts';
+import { verifyRecord } from '@merchant-verify/verifier';
 import type { VerifyReply, VerifyRequest } from './verify-pool.ts';
 
 /** Runs verifyRecord (the portable verifier, @noble/ed25519) off the client's event loop. */

@@ -4,12 +4,12 @@ import { mkdir, mkdtemp, readlink, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { createApiKey, revokeApiKey } from '../../service/api-keys.ts';
+import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { defaultSchemaUrl } from '../../core/record.ts';
-import { formatTimestamp } from '../../core/time.ts';
+import { formatTimestamp } from '@merchant-verify/verifier/time';
 import { runBuild, type BuildSummary } from '../../builder/build.ts';
-import { activeKid, keygen } from '../../service/signing-keys.ts';
+import { activeKid, keygen } from '../../keyring/signing-keys.ts';
 import { generateAudits } from '../generate-audits.ts';
 import type { BuildMark, Timeline } from './timeline.ts';
 

@@ -1,8 +1,8 @@
 import { defineCommand } from '../command.ts';
-import { StoreUnavailableError } from '../../core/errors.ts';
-import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyTable } from '../../service/api-keys.ts';
-import { redisApiKeyTable } from '../../service/api-keys-redis.ts';
-import { connectRedis } from '../../service/redis.ts';
+import { StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyTable } from '../../access/api-keys.ts';
+import { redisApiKeyTable } from '../../access/api-keys-redis.ts';
+import { connectRedis } from '../../access/redis.ts';
 import { runAction } from '../cli-output.ts';
 import { apiKeysFileOf, commandOptions } from '../config.ts';
 

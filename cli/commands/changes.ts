@@ -1,5 +1,5 @@
 import { defineCommand } from '../command.ts';
-import { ConfigError } from '../../core/errors.ts';
+import { ConfigError } from '@merchant-verify/verifier/errors';
 import { BuildHistory, NO_HISTORY_FROM_ORIGIN } from '../../service/history.ts';
 import { openRecordsService } from '../../service/records.ts';
 import { runAction } from '../cli-output.ts';

@@ -3,8 +3,8 @@ import { commandOptions } from '../config.ts';
 
 const options = commandOptions('keys', 'issuer');
 import { runAction } from '../cli-output.ts';
-import { keygen, listKeys, retireKey } from '../../service/signing-keys.ts';
-import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../service/log-key.ts';
+import { keygen, listKeys, retireKey } from '../../keyring/signing-keys.ts';
+import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../keyring/log-key.ts';
 import { join } from 'node:path';
 
 export default defineCommand({

@@ -1,17 +1,18 @@
 import { defineCommand } from '../command.ts';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { ConfigError, LogInconsistentError } from '../../core/errors.ts';
+import { ConfigError, LogInconsistentError } from '@merchant-verify/verifier/errors';
 import { LOG_CHECKPOINT, LOG_DIR } from '../../core/layout.ts';
 import { partialPaths } from '../../core/tlog/appender.ts';
-import { parseNote } from '../../core/tlog/note.ts';
+import { parseNote } from '@merchant-verify/verifier/tlog/note';
 import { parseTilePath } from '../../core/tlog/tiles.ts';
-import { encodeBase64 } from '../../core/tlog/base64.ts';
-import { parseCheckpoint } from '../../core/tlog/checkpoint.ts';
+import { encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
+import { parseCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
 import { TileTree } from '../../core/tlog/tile-tree.ts';
-import { writeAtomic } from '../../service/files.ts';
-import { hasher, openCheckpoint, parseVkey } from '../../service/log-key.ts';
-import { logLocation, readBytes } from '../../verifier/log-client.ts';
+import { writeAtomic } from '../../core/files.ts';
+import { openCheckpoint, parseVkey } from '../../keyring/log-key.ts';
+import { hasher } from '../../core/hash.ts';
+import { logLocation, readBytes } from '../../clients/log-client.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions } from '../config.ts';
 

@@ -1,11 +1,11 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { defineCommand } from '../command.ts';
-import { BuildNotFoundError, ConfigError, isErrorCode, MvrError, NotInLogError } from '../../core/errors.ts';
-import { KEY_SET_PATH } from '../../core/keyset.ts';
+import { BuildNotFoundError, ConfigError, isErrorCode, MvrError, NotInLogError } from '@merchant-verify/verifier/errors';
+import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { createMcpServer, keySetUrlOf, type AbsenceLookup, type HistoryLookup, type ProofLookup, type RecordLookup } from '../../mcp/server.ts';
-import type { AbsenceProof } from '../../core/absence.ts';
+import type { AbsenceProof } from '@merchant-verify/verifier/absence';
 import { openRecordsService } from '../../service/records.ts';
-import { getFromGateway } from '../../verifier/gateway-client.ts';
+import { getFromGateway } from '../../clients/gateway-client.ts';
 import { BuildHistory, NO_HISTORY_FROM_ORIGIN } from '../../service/history.ts';
 import { LogProofs } from '../../service/log-proofs.ts';
 import { runAction } from '../cli-output.ts';

@@ -1,7 +1,7 @@
 import { defineCommand } from '../command.ts';
-import { ConfigError } from '../../core/errors.ts';
+import { ConfigError } from '@merchant-verify/verifier/errors';
 import { uploadBuild } from '../../builder/upload.ts';
-import { transferBucket } from '../../service/s3.ts';
+import { transferBucket } from '../../storage/s3/bucket.ts';
 import { runAction } from '../cli-output.ts';
 import { createProgress } from '../progress.ts';
 import { commandOptions } from '../config.ts';

@@ -1,6 +1,6 @@
 import { defineCommand } from '../command.ts';
 import { pullKeptBuilds } from '../../builder/pull.ts';
-import { transferBucket } from '../../service/s3.ts';
+import { transferBucket } from '../../storage/s3/bucket.ts';
 import { runAction } from '../cli-output.ts';
 import { createProgress } from '../progress.ts';
 import { commandOptions } from '../config.ts';

@@ -1,5 +1,5 @@
 import { defineCommand } from '../command.ts';
-import { ConfigError } from '../../core/errors.ts';
+import { ConfigError } from '@merchant-verify/verifier/errors';
 import { runAsCluster } from '../../gateway/cluster.ts';
 import { openJsonLog, type JsonLog } from '../../gateway/json-log.ts';
 import { closeOnSignals, startGateway, type GatewayOptions } from '../../gateway/server.ts';

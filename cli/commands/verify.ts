@@ -1,13 +1,13 @@
 import { defineCommand } from '../command.ts';
 import { readFile } from 'node:fs/promises';
 import { normalizeDomain } from '../../core/domain.ts';
-import { ConfigError, exitCodeOf } from '../../core/errors.ts';
+import { ConfigError, exitCodeOf } from '@merchant-verify/verifier/errors';
 import { verifyAbsence, verifyLogProof, verifyRecord, type AbsenceResult, type LogProofResult, type RecordVerification } from '@merchant-verify/verifier';
-import { getFromGateway } from '../../verifier/gateway-client.ts';
-import { readBytes } from '../../verifier/log-client.ts';
+import { getFromGateway } from '../../clients/gateway-client.ts';
+import { readBytes } from '../../clients/log-client.ts';
 import { LOG_VKEY_PATH } from '../../core/layout.ts';
-import { FetchFailedError, KeySetClient, verifyAbsenceWithClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
-import { fetchRecordFromGateway } from '../../verifier/gateway-client.ts';
+import { FetchFailedError, KeySetClient, verifyAbsenceWithClient, verifyRecordWithClient } from '../../clients/key-set-client.ts';
+import { fetchRecordFromGateway } from '../../clients/gateway-client.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions } from '../config.ts';
 

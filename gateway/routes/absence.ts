@@ -1,5 +1,5 @@
 import { defineEventHandler } from 'h3';
-import { strongEtag } from '../../service/etag.ts';
+import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import type { GatewayServices } from '../context.ts';
 import { domainLookup, historyOf } from '../query.ts';

@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { defineEventHandler } from 'h3';
-import { BuildNotFoundError, NotFoundError } from '../../core/errors.ts';
+import { BuildNotFoundError, NotFoundError } from '@merchant-verify/verifier/errors';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
-import { parseCheckpoint } from '../../core/tlog/checkpoint.ts';
-import { parseNote } from '../../core/tlog/note.ts';
+import { parseCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
+import { parseNote } from '@merchant-verify/verifier/tlog/note';
 import { parseTilePath, tileCovered } from '../../core/tlog/tiles.ts';
-import { strongEtag } from '../../service/etag.ts';
+import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import type { GatewayServices } from '../context.ts';
 import { domainLookup, historyOf, proofsOf } from '../query.ts';

@@ -1,5 +1,5 @@
 import { defineEventHandler, type H3Event } from 'h3';
-import { strongEtag } from '../../service/etag.ts';
+import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import type { GatewayServices } from '../context.ts';
 import { openApiDocument, recordJsonSchema } from '../openapi.ts';

@@ -1,7 +1,7 @@
 import { defineEventHandler } from 'h3';
-import { NotFoundError } from '../../core/errors.ts';
-import { readVerifyPage } from '../../service/verify-page.ts';
-import { strongEtag } from '../../service/etag.ts';
+import { NotFoundError } from '@merchant-verify/verifier/errors';
+import { readVerifyPage } from '../../core/verify-page.ts';
+import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 
 /** The page runs only its own script and asks only this origin (the key set, `GET /v1/verify`). */

@@ -7,17 +7,17 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ERROR_REGISTRY, HTTP_ERROR_CODES, exitCodeOf, type ErrorCode } from '../../core/errors.ts';
+import { ERROR_REGISTRY, HTTP_ERROR_CODES, exitCodeOf, type ErrorCode } from '@merchant-verify/verifier/errors';
 import { openApiDocument } from '../../gateway/openapi.ts';
 
 /** The folders whose sources are scanned. */
-const SOURCE_FOLDERS = ['core', 'service', 'builder', 'gateway', 'mcp', 'cli', 'verifier', 'bin'];
+const SOURCE_FOLDERS = ['packages/verifier/src', 'core', 'storage', 'service', 'access', 'keyring', 'builder', 'gateway', 'mcp', 'cli', 'clients', 'bin'];
 /**
  * The code that answers a request (the routes, the gate, the records service and the stores it
  * reads, the MCP tool): what it throws must have a status. Start-up code (loading key files,
  * listening) raises INVALID_CONFIG or INVALID_KEY, which stop the process instead.
  */
-const REQUEST_PATH = ['gateway/app.ts', 'gateway/auth.ts', 'gateway/answer.ts', 'gateway/body.ts', 'gateway/query.ts', 'service/batch.ts', 'service/history.ts', 'gateway/problem.ts', 'gateway/routes/', 'service/records.ts', 'service/sources/', 'service/key-set-source.ts', 'service/verified-cache.ts', 'service/rate-limit.ts', 'mcp/'];
+const REQUEST_PATH = ['gateway/app.ts', 'gateway/auth.ts', 'gateway/answer.ts', 'gateway/body.ts', 'gateway/query.ts', 'service/batch.ts', 'service/history.ts', 'gateway/problem.ts', 'gateway/routes/', 'service/records.ts', 'storage/folder.ts', 'storage/http-origin.ts', 'storage/origin-transport.ts', 'storage/s3/records.ts', 'storage/key-set-source.ts', 'service/verified-cache.ts', 'access/rate-limit.ts', 'mcp/'];
 /** The call shapes that name a code: `super('X'`, `new MvrError('X'`, `code: 'X'`, `fail('X'`. */
 const CODE_SHAPES = [/\bsuper\(\s*'([A-Z][A-Z_]+)'/g, /\bnew MvrError\(\s*'([A-Z][A-Z_]+)'/g, /\bcode:\s*'([A-Z][A-Z_]+)'/g, /\bfail\(\s*'([A-Z][A-Z_]+)'/g];
 
@@ -51,9 +51,9 @@ const literalUses: Use[] = sources.flatMap(({ file, text }) =>
   CODE_SHAPES.flatMap((re) => [...text.matchAll(re)].map((m) => ({ file, line: lineOf(text, m.index), code: m[1]!, how: m[0] }))),
 );
 
-/** Error class -> its code, read from the classes of core/errors.ts (a subclass without `super('X'` inherits its parent's). */
+/** Error class -> its code, read from the classes of the verifier package's errors.ts (a subclass without `super('X'` inherits its parent's). */
 function errorClassCodes(): Map<string, string> {
-  const text = readFileSync(join(ROOT, 'core/errors.ts'), 'utf8');
+  const text = readFileSync(join(ROOT, 'packages/verifier/src/errors.ts'), 'utf8');
   const classes = [...text.matchAll(/\bclass (\w+) extends (\w+)/g)].map((m, i, all) => {
     const body = text.slice(m.index, all[i + 1]?.index ?? text.length);
     return { name: m[1]!, parent: m[2]!, code: /\bsuper\(\s*'([A-Z][A-Z_]+)'/.exec(body)?.[1] };

@@ -7,22 +7,29 @@ import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-/** Folder -> the folders its files may import (relatively). Packages and node builtins are always allowed. */
+/**
+ * Folder -> the folders its files may import (relatively). Packages and node builtins are always
+ * allowed; the portable verifier (packages/verifier/src) is imported by its package name only.
+ */
 const MAY_IMPORT: Record<string, readonly string[]> = {
+  'packages/verifier/src': ['packages/verifier/src'],
   core: ['core'],
-  service: ['core', 'service'],
-  builder: ['core', 'service', 'builder'],
+  storage: ['core', 'storage'],
+  keyring: ['core', 'keyring'],
+  access: ['core', 'access'],
+  service: ['core', 'storage', 'keyring', 'service'],
+  builder: ['core', 'storage', 'keyring', 'builder'],
   mcp: ['core', 'service', 'mcp'],
-  gateway: ['core', 'service', 'mcp', 'gateway'],
-  verifier: ['core', 'verifier'],
-  cli: ['core', 'service', 'builder', 'mcp', 'gateway', 'verifier', 'cli'],
+  gateway: ['core', 'storage', 'access', 'service', 'mcp', 'gateway'],
+  clients: ['core', 'clients'],
+  cli: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'mcp', 'gateway', 'clients', 'cli'],
   // The bin runs the CLI as compiled (dist/cli/cli.js), never the TypeScript.
   bin: ['dist', 'bin'],
 };
 /** Strings that name Node internals; no source file mentions them. */
 const NODE_INTERNALS = ['_http_', 'process.binding', 'internalBinding'];
 /** The most lines a source file may have (the house size is about 250). */
-const MAX_LINES = 260;
+const MAX_LINES = 250;
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const FOLDERS = Object.keys(MAY_IMPORT);
@@ -39,7 +46,8 @@ function walk(dir: string): string[] {
 
 /** Repository-relative path with forward slashes, e.g. `gateway/routes/verify.ts`. */
 const rel = (path: string) => relative(ROOT, path).split(sep).join('/');
-const folderOf = (relPath: string) => relPath.split('/')[0]!;
+/** The rule table's folder a file is in (the longest that holds it). */
+const folderOf = (relPath: string) => FOLDERS.filter((f) => relPath.startsWith(`${f}/`)).sort((a, b) => b.length - a.length)[0] ?? relPath.split('/')[0]!;
 
 /** Every static and dynamic import specifier of a module's text: `from '...'`, `import('...')`, `import '...'`. */
 function importSpecifiers(text: string): string[] {

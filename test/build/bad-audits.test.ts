@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatProblem, InvalidAuditsError, type AuditProblem } from '../../core/errors.ts';
+import { formatProblem, InvalidAuditsError, type AuditProblem } from '@merchant-verify/verifier/errors';
 import { audit, jsonl } from '../support/audits.ts';
 import { buildArgs, lines, runCli } from '../support/cli.ts';
 import { currentTarget, readCurrentRecords, snapshotOutputs } from '../support/outputs.ts';

@@ -2,7 +2,7 @@ import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generatePrivateJwk, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
-import { keygen as keystoreKeygen, listKeys, retireKey } from '../../service/signing-keys.ts';
+import { keygen as keystoreKeygen, listKeys, retireKey } from '../../keyring/signing-keys.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
 import { currentTarget, listFiles, readCurrentRecords, readKeySet, snapshotOutputs } from '../support/outputs.ts';
 import { build, buildFails, makeProject, type Project, removeTempDirs } from '../support/project.ts';

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../core/errors.ts';
+import { exitCodeOf } from '@merchant-verify/verifier/errors';
 import { colourEnabled } from '../../cli/colour.ts';
 import { cliEnv, removeTempDirs, ROOT, tempDir, type CliResult } from '../build/helpers.ts';
 

@@ -3,13 +3,13 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { verifyAbsence } from '@merchant-verify/verifier';
-import { buildStatement, createAbsenceVerifier, type AbsenceProof } from '../../core/absence.ts';
+import { buildStatement, createAbsenceVerifier, type AbsenceProof } from '@merchant-verify/verifier/absence';
 import { absenceProofSchema } from '../../core/absence-schema.ts';
-import { DomainMap, domainHash } from '../../core/domain-map.ts';
-import { parseKeySet, type KeySet } from '../../core/keyset.ts';
+import { DomainMap, domainHash } from '@merchant-verify/verifier/domain-map';
+import { parseKeySet, type KeySet } from '@merchant-verify/verifier/keyset';
 import { generatePrivateJwk, loadSigningKey, nodeEd25519Verify, signRecord, toPublicJwk } from '../../core/signing.ts';
-import { encodeBase64 } from '../../core/tlog/base64.ts';
-import { treeHasher } from '../../core/tlog/merkle.ts';
+import { encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
+import { treeHasher } from '@merchant-verify/verifier/tlog/merkle';
 
 const vectors = JSON.parse(readFileSync(new URL('../vectors/absence.json', import.meta.url), 'utf8')) as {
   key_set: KeySet;

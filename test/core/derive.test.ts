@@ -12,8 +12,8 @@ import {
   type IssueContext,
   type UnsignedRecord,
 } from '../../core/record.ts';
-import { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from '../../core/time.ts';
-import { formatProblem, type AuditProblem } from '../../core/errors.ts';
+import { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/time';
+import { formatProblem, type AuditProblem } from '@merchant-verify/verifier/errors';
 
 const ctx: IssueContext = {
   issuer: 'verify.example.com',

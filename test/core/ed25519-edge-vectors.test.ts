@@ -9,13 +9,13 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { canonicalBytes } from '../../core/canonical.ts';
-import { encodeBase64url } from '../../core/base64url.ts';
-import { ED25519_L, publicKeyProblem, signatureProblem } from '../../core/ed25519-encoding.ts';
-import { parseKeySet } from '../../core/keyset.ts';
+import { canonicalBytes } from '@merchant-verify/verifier/canonical';
+import { encodeBase64url } from '@merchant-verify/verifier/base64url';
+import { ED25519_L, publicKeyProblem, signatureProblem } from '@merchant-verify/verifier/ed25519-encoding';
+import { parseKeySet } from '@merchant-verify/verifier/keyset';
 import { nodeEd25519Verify } from '../../core/signing.ts';
-import { createEd25519Check } from '../../core/verify.ts';
-import { nobleEd25519Verify } from '../../verifier/ed25519.ts';
+import { createEd25519Check } from '@merchant-verify/verifier/verify';
+import { nobleEd25519Verify } from '@merchant-verify/verifier/ed25519';
 
 ed.hashes.sha512 = sha512;
 

@@ -3,12 +3,12 @@ import { readFileSync } from 'node:fs';
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { canonicalBytes } from '../../core/canonical.ts';
-import { decodeBase64url, encodeBase64url } from '../../core/base64url.ts';
+import { canonicalBytes } from '@merchant-verify/verifier/canonical';
+import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/base64url';
 import { jwkThumbprint, loadSigningKey, signRecord, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
-import { createRecordVerifier } from '../../core/verify.ts';
-import { nobleEd25519Verify } from '../../verifier/ed25519.ts';
-import { parseKeySet } from '../../core/keyset.ts';
+import { createRecordVerifier } from '@merchant-verify/verifier/verify';
+import { nobleEd25519Verify } from '@merchant-verify/verifier/ed25519';
+import { parseKeySet } from '@merchant-verify/verifier/keyset';
 
 ed.hashes.sha512 = sha512;
 

@@ -5,8 +5,8 @@
  */
 import { describe, it, expect } from 'vitest';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { encodeBase64url } from '../../core/base64url.ts';
-import { findKey, parseKeySet, KEY_SET_PATH } from '../../core/keyset.ts';
+import { encodeBase64url } from '@merchant-verify/verifier/base64url';
+import { findKey, parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { generatePrivateJwk, loadSigningKey, toPublicJwk } from '../../core/signing.ts';
 import { thrown } from '../support/thrown.ts';
 

@@ -1,10 +1,10 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { canonicalBytes, canonicalJson } from '../../core/canonical.ts';
-import { decodeBase64url, encodeBase64url } from '../../core/base64url.ts';
+import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/canonical';
+import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/base64url';
 import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/signing.ts';
-import { parseKeySet } from '../../core/keyset.ts';
-import { signatureProblem } from '../../core/ed25519-encoding.ts';
+import { parseKeySet } from '@merchant-verify/verifier/keyset';
+import { signatureProblem } from '@merchant-verify/verifier/ed25519-encoding';
 
 const NUM_RUNS = 200;
 

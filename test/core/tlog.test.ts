@@ -3,12 +3,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeBase64, encodeBase64 } from '../../core/tlog/base64.ts';
+import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
 import { bundle, emptyEdge, loadEdge, TileAppender, unbundle } from '../../core/tlog/appender.ts';
-import { parseCheckpoint } from '../../core/tlog/checkpoint.ts';
-import { consistencyProof, inclusionProof, rangeHash, treeHasher, verifyConsistency, verifyInclusion } from '../../core/tlog/merkle.ts';
-import { formatVerifierKey, noteKeyId, openNote, parseNote, parseVerifierKey } from '../../core/tlog/note.ts';
-import { formatTlogProof, parseTlogProof } from '../../core/tlog/proof-text.ts';
+import { parseCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
+import { consistencyProof, inclusionProof, rangeHash, treeHasher, verifyConsistency, verifyInclusion } from '@merchant-verify/verifier/tlog/merkle';
+import { formatVerifierKey, noteKeyId, openNote, parseNote, parseVerifierKey } from '@merchant-verify/verifier/tlog/note';
+import { formatTlogProof, parseTlogProof } from '@merchant-verify/verifier/tlog/proof-text';
 import { TileTree } from '../../core/tlog/tile-tree.ts';
 import { parseTilePath, rightEdge, tileCovered, tilePath, tilesAdded } from '../../core/tlog/tiles.ts';
 

@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../service/api-keys.ts';
+import { createApiKey } from '../../access/api-keys.ts';
 import { cleanup, makeProject, poll, ROOT, type TestProject } from './helpers.ts';
 
 afterAll(cleanup);

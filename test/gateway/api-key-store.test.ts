@@ -6,8 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { UnauthorizedError } from '../../core/errors.ts';
-import { ApiKeyStore, createApiKey, revokeApiKey } from '../../service/api-keys.ts';
+import { UnauthorizedError } from '@merchant-verify/verifier/errors';
+import { ApiKeyStore, createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {

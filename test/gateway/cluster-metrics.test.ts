@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../service/api-keys.ts';
+import { createApiKey } from '../../access/api-keys.ts';
 import { freePort } from '../support/ports.ts';
 import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
 import { cleanup, makeProject, poll, ROOT } from './helpers.ts';

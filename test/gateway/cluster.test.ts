@@ -5,7 +5,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { freePort } from '../support/ports.ts';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../service/api-keys.ts';
+import { createApiKey } from '../../access/api-keys.ts';
 import { cleanup } from '../support/gateway.ts';
 import { makeProject, ROOT } from '../support/project.ts';
 import { poll } from '../support/wait.ts';

@@ -14,7 +14,7 @@ import { expectProblem } from '../support/gateway-expect.ts';
 import { publishedKeySet } from '../support/outputs.ts';
 import { build, makeProject } from '../support/project.ts';
 import { connectHttpClient } from '../support/mcp.ts';
-import { keygen, retireKey } from '../../service/signing-keys.ts';
+import { keygen, retireKey } from '../../keyring/signing-keys.ts';
 
 afterAll(cleanup);
 

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { revokeApiKey } from '../../service/api-keys.ts';
+import { revokeApiKey } from '../../access/api-keys.ts';
 import { addApiKey, cleanup, rawRequest, RECORD_CACHE_CONTROL, startTestGateway, type TestGateway, useGateway, waitForLog } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
 import { liveRecordFile, makeProject } from '../support/project.ts';

@@ -6,11 +6,11 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { revokeApiKey } from '../../service/api-keys.ts';
-import { parseKeySet } from '../../core/keyset.ts';
+import { revokeApiKey } from '../../access/api-keys.ts';
+import { parseKeySet } from '@merchant-verify/verifier/keyset';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
-import { keygen } from '../../service/signing-keys.ts';
+import { keygen } from '../../keyring/signing-keys.ts';
 import { addApiKey, cleanup, type TestGateway, useGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { publishedKeySet } from '../support/outputs.ts';

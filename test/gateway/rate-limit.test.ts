@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixedWindowLimiter, rateLimitField, rateLimitHeaders } from '../../service/rate-limit.ts';
+import { FixedWindowLimiter, rateLimitField, rateLimitHeaders } from '../../access/rate-limit.ts';
 import { addApiKey, cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { makeProject, type Project } from '../support/project.ts';

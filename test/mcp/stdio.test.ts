@@ -6,7 +6,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_SET_PATH } from '../../core/keyset.ts';
+import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { BIN, runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { ISSUER, makeProject, type Project, tempDir } from '../support/project.ts';

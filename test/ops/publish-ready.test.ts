@@ -46,7 +46,7 @@ describe('the version', () => {
   it('is written in package.json only: no source file carries it (the CLI and the MCP server read it)', async () => {
     const { version } = await manifest(ROOT);
     const found: string[] = [];
-    for (const folder of ['core', 'service', 'builder', 'cli', 'gateway', 'mcp', 'verifier', 'bin']) {
+    for (const folder of ['packages/verifier/src', 'core', 'storage', 'service', 'access', 'keyring', 'builder', 'cli', 'gateway', 'mcp', 'clients', 'bin']) {
       for (const entry of await readdir(join(ROOT, folder), { recursive: true, withFileTypes: true })) {
         if (!entry.isFile() || !['.ts', '.js', '.mjs'].includes(extname(entry.name))) continue;
         const path = join(entry.parentPath, entry.name);

@@ -328,7 +328,7 @@ interface JobInput {
 /** Files a checkout of the project has that `mvr build` needs (node_modules is linked). */
 /** The checkout's parts the job uses; `dist` stands for what `npm ci` compiles (its prepare script), as `npm test` compiled it. */
 // Sources only: dist/ comes from the workflow's own compile step (the harness copies the project's, as that step would make it).
-const PROJECT_PARTS = ['package.json', 'tsconfig.json', 'bin', 'scripts', 'core', 'service', 'builder', 'cli', 'gateway', 'mcp', 'verifier', 'audits'];
+const PROJECT_PARTS = ['package.json', 'tsconfig.json', 'bin', 'scripts', 'core', 'storage', 'service', 'access', 'keyring', 'builder', 'cli', 'gateway', 'mcp', 'clients', 'audits'];
 
 function parseOutputs(file: string): Record<string, string> {
   const out: Record<string, string> = {};

@@ -15,8 +15,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/upload.ts';
-import { createApiKey } from '../../service/api-keys.ts';
-import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../service/s3.ts';
+import { createApiKey } from '../../access/api-keys.ts';
+import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { runCli, tempDir, removeTempDirs } from '../build/helpers.ts';
 import { cleanup, ISSUER, makeProject, poll, ROOT, type TestProject } from '../gateway/helpers.ts';
 import { freePort } from '../support/ports.ts';
@@ -200,7 +200,7 @@ describe('clear failures', () => {
 
 describe('the AWS SDK costs nothing where it is not used', () => {
   it('is imported in one place, dynamically, so a gateway on a folder (or with a key pair) never loads it', async () => {
-    const sources = (await Promise.all(['cli', 'gateway', 'service', 'builder', 'mcp', 'core'].map(async (dir) => (await readdir(join(ROOT, dir), { recursive: true })).filter((f) => f.endsWith('.ts')).map((f) => join(dir, f))))).flat();
+    const sources = (await Promise.all(['cli', 'gateway', 'storage', 'service', 'access', 'keyring', 'builder', 'mcp', 'core'].map(async (dir) => (await readdir(join(ROOT, dir), { recursive: true })).filter((f) => f.endsWith('.ts')).map((f) => join(dir, f))))).flat();
     const naming: string[] = [];
     for (const file of sources) {
       const text = await readFile(join(ROOT, file), 'utf8');
@@ -210,6 +210,6 @@ describe('the AWS SDK costs nothing where it is not used', () => {
       expect(text, file).not.toMatch(/from\s*['"]@aws-sdk\//);
       expect(text, file).toMatch(/import\(\s*['"]@aws-sdk\/credential-provider-node['"]\s*\)/);
     }
-    expect(naming).toEqual(['service/s3-credentials.ts']);
+    expect(naming).toEqual(['storage/s3/credentials.ts']);
   });
 });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/upload.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE } from '../../core/layout.ts';
-import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../service/s3.ts';
+import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { cleanup, expectProblem, liveRecordFile, makeProject, startTestGateway, type TestGateway, type TestProject } from '../gateway/helpers.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 

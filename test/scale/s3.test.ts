@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/upload.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
-import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../service/s3.ts';
+import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { publishedKeySet } from '../support/outputs.ts';

@@ -5,11 +5,11 @@
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../core/canonical.ts';
+import { canonicalJson } from '@merchant-verify/verifier/canonical';
 import { unverifiedRecord } from '../../core/record.ts';
-import { formatTimestamp } from '../../core/time.ts';
+import { formatTimestamp } from '@merchant-verify/verifier/time';
 import { openRecordsService, type RecordsService } from '../../service/records.ts';
-import { verifyRecord } from '../../verifier/index.ts';
+import { verifyRecord } from '@merchant-verify/verifier';
 import { cleanup } from '../support/gateway.ts';
 import { activeSigner, liveRecords, publishedKeySet } from '../support/outputs.ts';
 import { ISSUER, liveRecordFile, makeProject, type Project, SCHEMA_URL } from '../support/project.ts';

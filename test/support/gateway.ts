@@ -6,7 +6,7 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
-import { createApiKey } from '../../service/api-keys.ts';
+import { createApiKey } from '../../access/api-keys.ts';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../../gateway/server.ts';
 import type { LogLine } from '../../gateway/context.ts';
 import { expectNoSecretsInLogs } from './gateway-expect.ts';

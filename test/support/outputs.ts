@@ -5,10 +5,10 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KEY_SET_PATH, parseKeySet, type KeySet } from '../../core/keyset.ts';
+import { KEY_SET_PATH, parseKeySet, type KeySet } from '@merchant-verify/verifier/keyset';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import type { SigningKey } from '../../core/signing.ts';
-import { loadActiveKey } from '../../service/signing-keys.ts';
+import { loadActiveKey } from '../../keyring/signing-keys.ts';
 import type { Project } from './project.ts';
 
 function sha256(bytes: Uint8Array): string {

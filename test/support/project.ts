@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBuild, type BuildOptions, type BuildSummary } from '../../builder/build.ts';
-import { MvrError } from '../../core/errors.ts';
-import { KEY_SET_PATH } from '../../core/keyset.ts';
+import { MvrError } from '@merchant-verify/verifier/errors';
+import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
 import { defaultSchemaUrl } from '../../core/record.ts';
-import { keygen } from '../../service/signing-keys.ts';
+import { keygen } from '../../keyring/signing-keys.ts';
 
 /** The project root: the CLI runs with this as its working directory. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -10,10 +10,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeBase64url } from '../../core/base64url.ts';
+import { encodeBase64url } from '@merchant-verify/verifier/base64url';
 import { jwkThumbprint, verifyRecordNode } from '../../core/signing.ts';
-import { KeySetSource, keySetFile } from '../../service/key-set-source.ts';
-import { verifyRecord } from '../../verifier/index.ts';
+import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
+import { verifyRecord } from '@merchant-verify/verifier';
 
 interface EdgeVector {
   id: string;

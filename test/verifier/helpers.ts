@@ -5,7 +5,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseKeySet, type KeySet } from '../../core/keyset.ts';
+import { parseKeySet, type KeySet } from '@merchant-verify/verifier/keyset';
 import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
 import { liveRecordFile, type Project } from '../support/project.ts';
 import type { TestGateway } from '../support/gateway.ts';

@@ -6,9 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_SET_PATH } from '../../core/keyset.ts';
-import { keygen } from '../../service/signing-keys.ts';
-import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
+import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { keygen } from '../../keyring/signing-keys.ts';
+import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../clients/key-set-client.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freePort as closedPort } from '../support/ports.ts';
 import { build, makeProject, type Project } from '../support/project.ts';

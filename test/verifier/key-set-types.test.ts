@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
-import { KEY_SET_PATH } from '../../core/keyset.ts';
-import { KeySetSource, keySetFile } from '../../service/key-set-source.ts';
-import { verifyRecord } from '../../verifier/index.ts';
-import { KeySetClient, verifyRecordWithClient } from '../../verifier/key-set-client.ts';
+import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
+import { verifyRecord } from '@merchant-verify/verifier';
+import { KeySetClient, verifyRecordWithClient } from '../../clients/key-set-client.ts';
 import { cleanup, makeProject, startTestGateway, type TestGateway, type TestProject } from '../gateway/helpers.ts';
 import { GOLD, waitFor } from './helpers.ts';
 

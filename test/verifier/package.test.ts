@@ -63,7 +63,7 @@ afterAll(cleanup);
 describe('@merchant-verify/verifier, packed and installed', () => {
   it('ships JavaScript and declarations only, and pulls in at most 3 runtime dependencies', async () => {
     const paths = packed.files.map((f) => f.path);
-    expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/verifier/index.js', 'dist/verifier/index.d.ts', 'dist/core/verify.js']));
+    expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/verify.js']));
     expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
     const manifest = JSON.parse(await readFile(join(PACKAGE, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     expect(Object.keys(manifest.dependencies).length).toBeLessThanOrEqual(3);
@@ -110,8 +110,10 @@ describe('@merchant-verify/verifier, packed and installed', () => {
 describe('merchant-verify, packed and installed', () => {
   it('ships JavaScript, declarations and the bin, and installs no TypeScript loader, compiler or bundler', async () => {
     const paths = packedService.files.map((f) => f.path);
-    expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'server.json', 'bin/mvr.js', 'dist/cli/cli.js', 'dist/builder/worker.js', 'dist/verifier/exports.d.ts']));
+    expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'server.json', 'bin/mvr.js', 'dist/cli/cli.js', 'dist/builder/worker.js', 'dist/clients/exports.d.ts']));
     expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
+    // The error classes and the registry ship once, in the verifier package the service depends on.
+    expect(paths.filter((p) => /(^|\/)(errors|error-registry)\.js$/.test(p))).toEqual([]);
     const installed = await readdir(join(service, 'node_modules'));
     for (const tool of ['tsx', 'typescript', 'esbuild', 'vitest']) expect(installed, tool).not.toContain(tool);
   });

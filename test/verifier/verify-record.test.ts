@@ -4,10 +4,10 @@
  * private members is refused; staleness is judged against a fixed clock.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyRecord, stalenessOf, parseKeySet, KEY_SET_PATH } from '../../verifier/index.ts';
-import { canonicalJson } from '../../core/canonical.ts';
+import { verifyRecord, stalenessOf, parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier';
+import { canonicalJson } from '@merchant-verify/verifier/canonical';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
-import type { KeySet } from '../../core/keyset.ts';
+import type { KeySet } from '@merchant-verify/verifier/keyset';
 import { cleanup } from '../support/gateway.ts';
 import { makeProject, NOW, type Project } from '../support/project.ts';
 import { GOLD, liveRecord, liveRecords, manifest, publishedKeySet, type StoredRecord } from './helpers.ts';

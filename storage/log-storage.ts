@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StoreUnavailableError } from '../core/errors.ts';
+import { StoreUnavailableError } from '@merchant-verify/verifier/errors';
 import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_LOG_VKEY_OBJECT, LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
 import { FolderBuildStore, S3BuildStore, type BuildStore } from './build-store.ts';
-import type { S3Bucket } from './s3.ts';
-import type { RecordSource } from './sources/folder.ts';
-import { FolderRecordSource } from './sources/folder.ts';
-import { S3RecordSource } from './sources/s3.ts';
+import type { S3Bucket } from './s3/bucket.ts';
+import type { RecordSource } from './folder.ts';
+import { FolderRecordSource } from './folder.ts';
+import { S3RecordSource } from './s3/records.ts';
 
 
 /**

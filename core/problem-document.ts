@@ -1,4 +1,4 @@
-import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '../core/errors.ts';
+import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '@merchant-verify/verifier/errors';
 
 /** An RFC 9457 problem document: status and title from the error registry, and the stable code. */
 export interface ProblemDocument {

@@ -1,8 +1,8 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ConfigError, StoreUnavailableError, UnauthorizedError } from '../core/errors.ts';
-import { fileSignature, writeAtomic } from './files.ts';
+import { ConfigError, StoreUnavailableError, UnauthorizedError } from '@merchant-verify/verifier/errors';
+import { fileVersion, writeAtomic } from '../core/files.ts';
 
 /**
  * API keys: `mvr_<id>_<secret>`. Only SHA-256 of the whole key is stored, in its own JSON file
@@ -63,7 +63,7 @@ export function apiKeyFile(file: string): ApiKeyTable {
   };
   return {
     name: file,
-    version: () => fileSignature(file),
+    version: () => fileVersion(file),
     entries: async () => (await readKeyFile(file)).keys,
     add: async (entry) => {
       const data = await readKeyFile(file);
@@ -129,7 +129,7 @@ export const API_KEYS_STALE_MS = 60_000;
  */
 export class ApiKeyStore {
   private byId = new Map<string, { digest: Buffer; revoked: boolean }>();
-  private signature = '';
+  private version = '';
   /** When the snapshot was last confirmed current (performance.now()), and why it could not be since. */
   private confirmedAt = -Infinity;
   private lastError: string | null = 'not loaded yet';
@@ -208,10 +208,10 @@ export class ApiKeyStore {
   private async load(): Promise<void> {
     try {
       const sig = await this.table.version();
-      if (sig !== this.signature) {
+      if (sig !== this.version) {
         const keys = await this.table.entries();
         this.byId = new Map(keys.map((k) => [k.id, { digest: Buffer.from(String(k.sha256), 'hex'), revoked: k.revoked !== null }]));
-        this.signature = sig;
+        this.version = sig;
         this.reloads++;
       }
       this.confirmedAt = performance.now();

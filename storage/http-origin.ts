@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
-import { MANIFEST_FILE, recordPath } from '../../core/layout.ts';
+import { RecordUnavailableError, StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import type { RecordSource } from './folder.ts';
 import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTransportOptions } from './origin-transport.ts';
-import { MAX_RECORD_BYTES } from '../files.ts';
+import { MAX_RECORD_BYTES } from '../core/files.ts';
 
 export interface HttpSourceOptions extends OriginTransportOptions {
   /** The origin is believed to be up for this long after a successful manifest fetch; a 404 then means "never audited". */

@@ -1,7 +1,7 @@
 import { readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { BUILD_ID, BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
-import { writeAtomic } from './files.ts';
+import { writeAtomic } from '../core/files.ts';
 
 /** A kept build, as `GET /v1/builds` lists it. */
 export interface KeptBuild {

@@ -11,12 +11,12 @@
  *   if (!result.valid) console.log('not verified:', result.code); // UNSIGNED is never a pass
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { parseKeySet, type KeySet } from '../core/keyset.ts';
-import { stalenessOf, type Staleness } from '../core/staleness.ts';
-import { createEd25519Check, createRecordVerifier, type VerifyFailureCode, type VerifyResult } from '../core/verify.ts';
-import { canonicalBytes } from '../core/canonical.ts';
-import { createAbsenceVerifier, type AbsenceResult } from '../core/absence.ts';
-import { createLogProofVerifier, type LogProofFailureCode, type LogProofResult, type LogTrust } from '../core/tlog/log-proof.ts';
+import { parseKeySet, type KeySet } from './keyset.ts';
+import { stalenessOf, type Staleness } from './staleness.ts';
+import { createEd25519Check, createRecordVerifier, type VerifyFailureCode, type VerifyResult } from './verify.ts';
+import { canonicalBytes } from './canonical.ts';
+import { createAbsenceVerifier, type AbsenceResult } from './absence.ts';
+import { createLogProofVerifier, type LogProofFailureCode, type LogProofResult, type LogTrust } from './tlog/log-proof.ts';
 import { nobleEd25519Verify } from './ed25519.ts';
 
 const verifySignature = createRecordVerifier(nobleEd25519Verify);
@@ -98,8 +98,8 @@ export function verifyAbsence(proof: unknown, domain: string, keySet: unknown): 
 }
 
 export { parseKeySet, stalenessOf };
-export type { AbsenceFailureCode, AbsenceProof, AbsenceResult, BuildStatement } from '../core/absence.ts';
+export type { AbsenceFailureCode, AbsenceProof, AbsenceResult, BuildStatement } from './absence.ts';
 export type { LogProofFailureCode, LogProofResult, LogTrust };
-export { KEY_SET_PATH } from '../core/keyset.ts';
-export type { KeySet, PublicJwk } from '../core/keyset.ts';
+export { KEY_SET_PATH } from './keyset.ts';
+export type { KeySet, PublicJwk } from './keyset.ts';
 export type { Staleness, VerifyFailureCode, VerifyResult };

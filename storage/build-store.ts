@@ -1,10 +1,10 @@
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
-import { fileSignature, MAX_RECORD_BYTES, NotARecordFileError, readRegularFile } from './files.ts';
+import { RecordUnavailableError, StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { fileVersion, MAX_RECORD_BYTES, NotARecordFileError, readRegularFile } from '../core/files.ts';
 import { BUILD_KEPT_OBJECT, BUILDS_DIR, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { keptBuilds, parseKeptList, readKept, type KeptBuild } from './kept-builds.ts';
-import { BodyTooLargeError, type S3Bucket } from './s3.ts';
+import { BodyTooLargeError, type S3Bucket } from './s3/bucket.ts';
 
 /**
  * Where the kept builds are read from: a records folder as `mvr build` leaves it, or a bucket
@@ -31,7 +31,7 @@ export class FolderBuildStore implements BuildStore {
 
   /** A build swaps, then writes kept.json, then prunes: the file's signature tells when to read the list again. */
   listVersion(): Promise<string> {
-    return fileSignature(join(this.recordsDir, KEPT_FILE));
+    return fileVersion(join(this.recordsDir, KEPT_FILE));
   }
 
   kept(): Promise<KeptBuild[]> {

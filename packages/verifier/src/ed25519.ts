@@ -4,8 +4,8 @@
  */
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { ED25519_L } from '../core/ed25519-encoding.ts';
-import type { Ed25519Verify } from '../core/verify.ts';
+import { ED25519_L } from './ed25519-encoding.ts';
+import type { Ed25519Verify } from './verify.ts';
 
 ed.hashes.sha512 = sha512;
 

@@ -5,7 +5,7 @@ import { open, rename, rm, stat, writeFile } from 'node:fs/promises';
  * A cheap token that changes whenever a file is replaced or written: its inode, size and
  * modification time (`missing` when it is not there). Files here are replaced by rename.
  */
-export async function fileSignature(file: string): Promise<string> {
+export async function fileVersion(file: string): Promise<string> {
   const st = await stat(file).catch(() => null);
   return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'missing';
 }

@@ -1,10 +1,10 @@
 import { AwsClient } from 'aws4fetch';
-import { parseS3Url, s3ConfigFromEnv, type S3Config, type S3Location } from './s3-config.ts';
-import type { AwsCredentials } from './s3-credentials.ts';
-import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTransportOptions } from './sources/origin-transport.ts';
+import { parseS3Url, s3ConfigFromEnv, type S3Config, type S3Location } from './config.ts';
+import type { AwsCredentials } from './credentials.ts';
+import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTransportOptions } from '../origin-transport.ts';
 
 export { BodyTooLargeError };
-export { parseS3Url, s3ConfigFromEnv, type S3Config, type S3Location } from './s3-config.ts';
+export { parseS3Url, s3ConfigFromEnv, type S3Config, type S3Location } from './config.ts';
 
 /**
  * A private bucket, read and written with AWS Signature V4 (aws4fetch signs; the request goes

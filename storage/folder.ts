@@ -1,9 +1,9 @@
 import { statSync } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { StoreUnavailableError, RecordUnavailableError } from '../../core/errors.ts';
-import { NotARecordFileError, readRegularFile } from '../files.ts';
-import { CURRENT_LINK, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
+import { StoreUnavailableError, RecordUnavailableError } from '@merchant-verify/verifier/errors';
+import { NotARecordFileError, readRegularFile } from '../core/files.ts';
+import { CURRENT_LINK, MANIFEST_FILE, recordPath } from '../core/layout.ts';
 
 /** Where record bytes come from: a local folder here, an HTTP origin elsewhere. */
 export interface RecordSource {

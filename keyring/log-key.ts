@@ -1,15 +1,12 @@
-import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, hash, sign, verify, type KeyObject } from 'node:crypto';
+import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError, InvalidKeyError, LogInconsistentError } from '../core/errors.ts';
-import { decodeBase64, encodeBase64 } from '../core/tlog/base64.ts';
-import { parseCheckpoint, type Checkpoint } from '../core/tlog/checkpoint.ts';
-import { treeHasher, type Sha256 } from '../core/tlog/merkle.ts';
-import { formatVerifierKey, isKeyName, noteKeyId, openNote, parseVerifierKey, signatureLine, type NoteVerifierKey } from '../core/tlog/note.ts';
+import { ConfigError, InvalidKeyError, LogInconsistentError } from '@merchant-verify/verifier/errors';
+import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
+import { parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog/checkpoint';
+import { sha256 } from '../core/hash.ts';
+import { formatVerifierKey, isKeyName, noteKeyId, openNote, parseVerifierKey, signatureLine, type NoteVerifierKey } from '@merchant-verify/verifier/tlog/note';
 
-/** SHA-256 and RFC 6962 hashing with node:crypto, for the build and the gateway. */
-export const sha256: Sha256 = (data) => hash('sha256', data, 'buffer');
-export const hasher = treeHasher(sha256);
 
 /** The log key's file under the keys folder (mode 0600). */
 export const LOG_KEY_FILE = 'log.key';

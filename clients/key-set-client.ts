@@ -1,6 +1,6 @@
 import { request, type Dispatcher } from 'undici';
-import { FetchFailedError } from '../core/errors.ts';
-import { KEY_SET_PATH, parseKeySet, type KeySet } from '../core/keyset.ts';
+import { FetchFailedError } from '@merchant-verify/verifier/errors';
+import { KEY_SET_PATH, parseKeySet, type KeySet } from '@merchant-verify/verifier/keyset';
 import { verifyAbsence, verifyRecord, type AbsenceResult, type RecordVerification, type VerifyOptions } from '@merchant-verify/verifier';
 
 export { FetchFailedError };

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import { parseKeySet, type KeySet } from '../core/keyset.ts';
-import { StoreUnavailableError } from '../core/errors.ts';
-import { strongEtag } from './etag.ts';
-import { fileSignature } from './files.ts';
+import { parseKeySet, type KeySet } from '@merchant-verify/verifier/keyset';
+import { StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { strongEtag } from '../core/etag.ts';
+import { fileVersion } from '../core/files.ts';
 
 export interface LoadedKeySet {
   keySet: KeySet;
@@ -16,7 +16,7 @@ export interface KeySetOrigin {
   /** Where it is, for messages. */
   readonly name: string;
   /** Cheap; changes whenever the bytes may have changed. */
-  signature(): Promise<string>;
+  version(): Promise<string>;
   /** The bytes; throws with the reason when they cannot be had. */
   read(): Promise<Buffer>;
 }
@@ -25,7 +25,7 @@ export interface KeySetOrigin {
 export function keySetFile(file: string): KeySetOrigin {
   return {
     name: file,
-    signature: () => fileSignature(file),
+    version: () => fileVersion(file),
     read: async () => {
       try {
         return await readFile(file);
@@ -43,16 +43,16 @@ export function keySetFile(file: string): KeySetOrigin {
 export class KeySetSource {
   private current: LoadedKeySet | null = null;
   private error: string | null = 'not loaded yet';
-  private signature = '';
+  private version = '';
   private loads = 0;
 
   constructor(private readonly origin: KeySetOrigin) {}
 
-  /** Re-reads the key set if its origin's signature changed. Never throws. */
+  /** Re-reads the key set if its origin's version changed. Never throws. */
   async refresh(): Promise<void> {
-    const sig = await this.origin.signature().catch(() => 'unknown');
-    if (sig === this.signature) return;
-    this.signature = sig;
+    const sig = await this.origin.version().catch(() => 'unknown');
+    if (sig === this.version) return;
+    this.version = sig;
     try {
       const bytes = await this.origin.read();
       const keySet = parseKeySet(JSON.parse(bytes.toString('utf8')));

@@ -1,9 +1,9 @@
-import { RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
+import { RecordUnavailableError, StoreUnavailableError } from '@merchant-verify/verifier/errors';
 import { BUILD_ID, BUILDS_DIR, BUILD_KEY_SET_OBJECT, LIVE_POINTER_OBJECT, recordPath } from '../../core/layout.ts';
 import type { KeySetOrigin } from '../key-set-source.ts';
-import { BodyTooLargeError, type S3Bucket } from '../s3.ts';
-import { MAX_RECORD_BYTES } from '../files.ts';
-import type { RecordSource } from './folder.ts';
+import { BodyTooLargeError, type S3Bucket } from './bucket.ts';
+import { MAX_RECORD_BYTES } from '../../core/files.ts';
+import type { RecordSource } from '../folder.ts';
 
 /** The live build as last read from the bucket: its id and the key set published with it. */
 interface Live {
@@ -86,7 +86,7 @@ export class S3RecordSource implements RecordSource {
   keySetOrigin(): KeySetOrigin {
     return {
       name: `${this.bucket.name}/${BUILDS_DIR}/<live>/${BUILD_KEY_SET_OBJECT}`,
-      signature: async () => this.live?.build ?? `unavailable: ${this.error}`,
+      version: async () => this.live?.build ?? `unavailable: ${this.error}`,
       read: async () => {
         if (!this.live) throw new Error(this.error ?? 'records store unavailable');
         return this.live.keySet;

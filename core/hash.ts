@@ -1,0 +1,6 @@
+import { hash } from 'node:crypto';
+import { treeHasher, type Sha256 } from '@merchant-verify/verifier/tlog/merkle';
+
+/** SHA-256 with node:crypto, and RFC 6962 tree hashing over it: the build's log and domain map, and the gateway's proofs. */
+export const sha256: Sha256 = (data) => hash('sha256', data, 'buffer');
+export const hasher = treeHasher(sha256);
