@@ -48,32 +48,8 @@ export function publicPaths(schemaUrl: string): Record<string, unknown> {
         },
       },
     },
-    '/verify': {
-      get: {
-        operationId: 'verifyPage',
-        ...open,
-        summary: 'A page that verifies a pasted record, or looks a domain up with an API key, in the browser',
-        parameters: [ifNoneMatch],
-        responses: {
-          '200': { description: 'The page.', headers: routeHeaders('/verify', true), content: { 'text/html; charset=utf-8': { schema: { type: 'string' } } } },
-          ...notModified('/verify'),
-          ...problems(['NOT_FOUND', 'METHOD_NOT_ALLOWED']),
-        },
-      },
-    },
-    '/verify/app.js': {
-      get: {
-        operationId: 'verifyPageScript',
-        ...open,
-        summary: "The verify page's script, with the verifier inside",
-        parameters: [ifNoneMatch],
-        responses: {
-          '200': { description: 'The script.', headers: routeHeaders('/verify/app.js', true), content: { 'text/javascript; charset=utf-8': { schema: { type: 'string' } } } },
-          ...notModified('/verify/app.js'),
-          ...problems(['NOT_FOUND', 'METHOD_NOT_ALLOWED']),
-        },
-      },
-    },
+    '/verify': pageFile('/verify', 'verifyPage', 'A page that verifies a pasted record, or looks a domain up with an API key, in the browser', 'text/html; charset=utf-8'),
+    '/verify/app.js': pageFile('/verify/app.js', 'verifyPageScript', "The verify page's script, with the verifier inside", 'text/javascript; charset=utf-8'),
     '/healthz': {
       get: {
         operationId: 'health',
@@ -81,6 +57,24 @@ export function publicPaths(schemaUrl: string): Record<string, unknown> {
         summary: 'Liveness and store state',
         description: 'Always 200 while the process serves; `status` says whether records and key set are loaded.',
         responses: { ...ok('/healthz', 'status ok or degraded.', 'Health'), ...problems(['METHOD_NOT_ALLOWED']) },
+      },
+    },
+  };
+}
+
+/** A file of the verify page, as `npm run build` made it (404 when it was not built). */
+function pageFile(route: '/verify' | '/verify/app.js', operationId: string, summary: string, type: string): Record<string, unknown> {
+  return {
+    get: {
+      operationId,
+      tags: ['public'],
+      security: [],
+      summary,
+      parameters: [ifNoneMatch],
+      responses: {
+        '200': { description: 'The file.', headers: routeHeaders(route, true), content: { [type]: { schema: { type: 'string' } } } },
+        ...notModified(route),
+        ...problems(['NOT_FOUND', 'METHOD_NOT_ALLOWED']),
       },
     },
   };
