@@ -15,7 +15,6 @@ import { cacheHeaders } from '../cache-policy.ts';
 /** Path prefix of the log's tiles and checkpoint (c2sp.org/tlog-tiles). */
 export const LOG_PREFIX = `/${LOG_DIR}/`;
 
-
 /**
  * `GET /log/checkpoint` and `GET /log/tile/...`: the public log, without a key, as the build wrote
  * it under public/log (or `mvr publish` put it in the bucket). Only the paths the tlog-tiles layout
