@@ -2,7 +2,7 @@ import { defineEventHandler } from 'h3';
 import { sendAnswer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
 import type { GatewayServices } from '../context.ts';
-import { domainParameter, historyOf, queryOf, queryParameter } from '../query.ts';
+import { domainParameter, queryOf, queryParameter } from '../query.ts';
 
 const json = (body: unknown) => ({ status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(body) });
 
@@ -10,7 +10,7 @@ const json = (body: unknown) => ({ status: 200, headers: { 'content-type': 'appl
 export function buildsRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     await requireApiKey(event, services);
-    const builds = (await historyOf(services).builds()).map(({ id, issued_at, records }) => ({ id, issued_at, records }));
+    const builds = (await services.history.builds()).map(({ id, issued_at, records }) => ({ id, issued_at, records }));
     return sendAnswer(event, json({ builds }));
   });
 }
@@ -21,7 +21,7 @@ export function historyRoute(services: GatewayServices) {
     await requireApiKey(event, services);
     const domain = domainParameter(queryOf(event));
     event.context.domain = domain;
-    return sendAnswer(event, json(await historyOf(services).history(domain)));
+    return sendAnswer(event, json(await services.history.history(domain)));
   });
 }
 
@@ -31,6 +31,6 @@ export function changesRoute(services: GatewayServices) {
     await requireApiKey(event, services);
     const query = queryOf(event);
     const since = queryParameter(query, 'since', true)!;
-    return sendAnswer(event, json(await historyOf(services).changes(since, queryParameter(query, 'cursor'))));
+    return sendAnswer(event, json(await services.history.changes(since, queryParameter(query, 'cursor'))));
   });
 }

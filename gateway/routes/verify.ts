@@ -2,7 +2,7 @@ import { defineEventHandler, type H3Event } from 'h3';
 import type { ServedRecord } from '../../service/records.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import type { GatewayServices } from '../context.ts';
-import { domainLookup, historyOf } from '../query.ts';
+import { domainLookup } from '../query.ts';
 
 /** The same for every 200 and 304 of the record endpoint: 60 s for clients, 300 s for shared caches. */
 export const RECORD_CACHE_CONTROL = 'public, max-age=60, s-maxage=300';
@@ -15,7 +15,7 @@ export function verifyRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     const { domain, build } = await domainLookup(event, services);
     if (build === undefined) return sendRecord(event, await services.records.recordFor(domain));
-    return sendRecord(event, await historyOf(services).recordIn(build, domain));
+    return sendRecord(event, await services.history.recordIn(build, domain));
   });
 }
 
