@@ -108,14 +108,20 @@ export class FolderStore implements Store {
   }
 
   async keptBuilds(): Promise<KeptBuild[]> {
-    const builds = await readKept(this.recordsDir);
+    if (!this.root) throw new StoreUnavailableError(`records unavailable: ${this.error}`);
     // A folder that serves records but names no build is a copy of one build's folder.
-    if (builds.length === 0) throw new NoBuildHistoryError(A_COPY);
+    if (!this.build) throw new NoBuildHistoryError(A_COPY);
+    const builds = await readKept(this.recordsDir);
+    if (builds.length === 0) throw new StoreUnavailableError(`records unavailable: no kept build readable in ${this.recordsDir}`);
     return builds;
   }
 
-  readFile(build: string, path: string): Promise<Buffer | null> {
-    return readOrNull(this.file(build, path));
+  async readFile(build: string, path: string): Promise<Buffer | null> {
+    try {
+      return await readFile(this.file(build, path));
+    } catch (error) {
+      return this.missing(this.file(build, path), error);
+    }
   }
 
   async readRecordFile(build: string, path: string): Promise<Buffer | null> {
@@ -123,7 +129,7 @@ export class FolderStore implements Store {
       return await readRegularFile(this.file(build, path));
     } catch (error) {
       if (error instanceof NotARecordFileError) throw new RecordUnavailableError(`record file ${this.file(build, path)} ${error.message}`);
-      return missing(this.file(build, path), error);
+      return this.missing(this.file(build, path), error);
     }
   }
 
@@ -132,7 +138,7 @@ export class FolderStore implements Store {
     try {
       handle = await open(this.file(build, path));
     } catch (error) {
-      return missing(this.file(build, path), error);
+      return this.missing(this.file(build, path), error);
     }
     try {
       const buffer = Buffer.alloc(length);
@@ -170,6 +176,17 @@ export class FolderStore implements Store {
 
   private file(build: string, path: string): string {
     return join(this.recordsDir, BUILDS_DIR, build, path);
+  }
+
+  /**
+   * A file of a kept build that is not there is null only while the records folder is: a folder
+   * taken away is STORE_UNAVAILABLE, never "no such build".
+   */
+  private missing(path: string, error: unknown): null {
+    if (missing(path, error) === null && !statSync(join(this.recordsDir, BUILDS_DIR), { throwIfNoEntry: false })) {
+      throw new StoreUnavailableError(`records unavailable: ${join(this.recordsDir, BUILDS_DIR)} is gone`);
+    }
+    return null;
   }
 }
 
