@@ -95,7 +95,7 @@ export class S3Store implements Store {
     throw new RecordUnavailableError(`records store answered ${res.statusCode} for ${domain}`);
   }
 
-  readLiveFile(name: string): Promise<Buffer | null> {
+  async readLiveFile(name: string): Promise<Buffer | null> {
     return this.readFile(this.current().build, name);
   }
 
