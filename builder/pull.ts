@@ -1,11 +1,9 @@
 import { lstat, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BuildError } from '@merchant-verify/verifier/errors';
-import { BUILD_STATEMENT_FILE, BUILDS_DIR, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, LIVE_POINTER_OBJECT, MANIFEST_FILE } from '../core/layout.ts';
-import { S3BuildStore } from '../storage/build-store.ts';
+import { BUILD_STATEMENT_FILE, BUILDS_DIR, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { writeKept, type KeptBuild } from '../storage/kept-builds.ts';
-import type { S3Bucket } from '../storage/s3/bucket.ts';
-import { liveBuildOf } from '../storage/s3/records.ts';
+import type { Store } from '../storage/store.ts';
 
 export interface PullSummary {
   from: string;
@@ -24,20 +22,19 @@ export interface PullSummary {
  * build, since the bucket has the others. The folder gets no `current` link: it is for building,
  * never for serving (its earlier builds have no records).
  */
-export async function pullKeptBuilds(opts: { recordsDir: string; bucket: S3Bucket; onProgress?: (p: { builds: number; total: number; bytes: number }) => void }): Promise<PullSummary> {
+export async function pullKeptBuilds(opts: { recordsDir: string; from: Store; onProgress?: (p: { builds: number; total: number; bytes: number }) => void }): Promise<PullSummary> {
+  const { from } = opts;
   if (await lstat(join(opts.recordsDir, CURRENT_LINK)).catch(() => null)) {
     throw new BuildError(`${opts.recordsDir} already has a live build; pull the published builds into an empty records folder`);
   }
-  const live = await liveBuildOf(opts.bucket).catch((error: Error) => {
-    throw new BuildError(`cannot read ${opts.bucket.name}/${LIVE_POINTER_OBJECT}: ${error.message}`, { cause: error });
-  });
-  if (!live) throw new BuildError(`${opts.bucket.name} has no ${LIVE_POINTER_OBJECT}: nothing is published there yet`);
-  const store = new S3BuildStore(opts.bucket, () => live);
+  await from.refresh();
+  const live = from.liveBuild();
+  if (!live) throw new BuildError(`cannot pull from ${from.name}: ${from.describe().error ?? 'it names no live build'}`);
   let kept: KeptBuild[];
   try {
-    kept = await store.kept();
+    kept = await from.keptBuilds();
   } catch (error) {
-    throw new BuildError(`cannot read the kept builds of ${opts.bucket.name}: ${(error as Error).message}`, { cause: error });
+    throw new BuildError(`cannot read the kept builds of ${from.name}: ${(error as Error).message}`, { cause: error });
   }
   let bytes = 0;
   let done = 0;
@@ -48,15 +45,15 @@ export async function pullKeptBuilds(opts: { recordsDir: string; bucket: S3Bucke
     // The index first, the manifest last: a build folder with a manifest is complete here.
     // The domain map and its statement go with the build, so a later publish carries them on.
     for (const file of [INDEX_FILE, DOMAIN_MAP_FILE, BUILD_STATEMENT_FILE, MANIFEST_FILE]) {
-      const body = await store.read(id, file).catch((error: Error) => {
-        throw new BuildError(`cannot read ${opts.bucket.name}/${BUILDS_DIR}/${id}/${file}: ${error.message}`, { cause: error });
+      const body = await from.readFile(id, file).catch((error: Error) => {
+        throw new BuildError(`cannot read ${from.name}/${BUILDS_DIR}/${id}/${file}: ${error.message}`, { cause: error });
       });
-      if (!body) throw new BuildError(`${opts.bucket.name}/${BUILDS_DIR}/${id}/${file} is missing: the bucket's build ${id} is incomplete`);
+      if (!body) throw new BuildError(`${from.name}/${BUILDS_DIR}/${id}/${file} is missing: the bucket's build ${id} is incomplete`);
       await writeFile(join(dir, file), body);
       bytes += body.length;
     }
     opts.onProgress?.({ builds: ++done, total: kept.length, bytes });
   }
   await writeKept(opts.recordsDir, kept);
-  return { from: opts.bucket.name, to: opts.recordsDir, live, builds: kept.length, bytes };
+  return { from: from.name, to: opts.recordsDir, live, builds: kept.length, bytes };
 }

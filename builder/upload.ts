@@ -2,23 +2,22 @@ import { readdir, readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { BuildError, LogInconsistentError } from '@merchant-verify/verifier/errors';
 import { parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
-import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, LIVE_POINTER_OBJECT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
+import { BUILD_CHECKPOINT_FILE, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
 import { keptListText, readKept } from '../storage/kept-builds.ts';
-import type { S3Bucket } from '../storage/s3/bucket.ts';
+import { publishedBuildsOf, type Store } from '../storage/store.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { tilesAdded } from '../core/tlog/tiles.ts';
 import { folderTiles } from './tiles.ts';
 import { openCheckpoint, parseVkey } from '../keyring/log-key.ts';
 import { hasher } from '../core/hash.ts';
-import { S3BuildStore } from '../storage/build-store.ts';
-import { liveBuildOf } from '../storage/s3/records.ts';
 
 export interface UploadOptions {
   /** The records folder `mvr build` wrote; its live build is the one published. */
   recordsDir: string;
   /** The public folder holding the key set published with that build. */
   publicDir: string;
-  bucket: S3Bucket;
+  /** Where to publish (opened with `openStore`); a store builds cannot be published to says so (`StoreNotPublishedError`). */
+  to: Store;
   /** Uploads in flight at once. */
   concurrency?: number;
   onProgress?: (p: { uploaded: number; total: number }) => void;
@@ -61,6 +60,7 @@ async function filesOf(buildDir: string): Promise<string[]> {
  */
 export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   const started = performance.now();
+  const published = publishedBuildsOf(opts.to, '--to');
   const target = await readlink(join(opts.recordsDir, CURRENT_LINK)).catch(() => null);
   if (!target) throw new BuildError(`no live build in ${opts.recordsDir} (run "mvr build" first)`);
   const build = basename(target);
@@ -87,8 +87,8 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   let total = files.length + 4;
   let uploaded = 0;
   let bytes = 0;
-  const put = async (key: string, body: Buffer, type = 'application/json') => {
-    await opts.bucket.put(key, body, type);
+  const put = async (write: Promise<void>, body: Buffer) => {
+    await write;
     bytes += body.length;
     uploaded++;
     opts.onProgress?.({ uploaded, total });
@@ -99,7 +99,8 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
     const lane = async () => {
       while (next < paths.length) {
         const path = paths[next++]!;
-        await put(`${BUILDS_DIR}/${id}/${path}`, await readFile(join(dirOf(id), path)), path === DOMAIN_MAP_FILE ? 'application/octet-stream' : undefined);
+        const body = await readFile(join(dirOf(id), path));
+        await put(published.putBuildFile(id, path, body, path === DOMAIN_MAP_FILE ? 'application/octet-stream' : undefined), body);
       }
     };
     await Promise.all(Array.from({ length: opts.concurrency ?? 16 }, lane));
@@ -113,15 +114,16 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
     if (!log) return;
     const paths = tilesAdded(log.from, log.to);
     total += paths.length;
-    for (const path of paths) await put(`${BUCKET_LOG_PREFIX}${path}`, await readFile(join(opts.publicDir, LOG_DIR, path)), 'application/octet-stream');
+    for (const path of paths) {
+      const body = await readFile(join(opts.publicDir, LOG_DIR, path));
+      await put(published.putLogFile(path, body), body);
+    }
   };
-  const prefix = `${BUILDS_DIR}/${build}`;
+  const putFile = async (id: string, path: string, body: Buffer, type?: string) => put(published.putBuildFile(id, path, body, type), body);
   const earlier: { id: string; files: string[] }[] = [];
   try {
     for (const { id } of kept.filter((b) => b.id !== build)) {
-      const there = await opts.bucket.get(`${BUILDS_DIR}/${id}/${MANIFEST_FILE}`);
-      if (there.statusCode === 200) continue;
-      if (there.statusCode !== 404) throw new Error(`${BUILDS_DIR}/${id}/${MANIFEST_FILE} answered ${there.statusCode}`);
+      if (await published.hasBuild(id)) continue;
       const files = await filesOf(dirOf(id));
       // A build pulled for building (`mvr pull`: manifest only) cannot be uploaded from here.
       if (!files.includes(INDEX_FILE)) throw new Error(`kept build ${id} is not in the bucket, and ${dirOf(id)} holds only its manifest`);
@@ -131,20 +133,20 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
     for (const b of earlier) {
       await putTiles(b.id);
       await putFiles(b.id, b.files);
-      await put(`${BUILDS_DIR}/${b.id}/${MANIFEST_FILE}`, await readFile(join(dirOf(b.id), MANIFEST_FILE)));
+      await putFile(b.id, MANIFEST_FILE, await readFile(join(dirOf(b.id), MANIFEST_FILE)));
     }
     await putTiles(build);
     await putFiles(build, files);
-    if (manifest.log) await put(`${prefix}/${BUILD_LOG_VKEY_OBJECT}`, await readFile(join(opts.publicDir, LOG_VKEY_PATH)), 'text/plain; charset=utf-8');
-    await put(`${prefix}/${BUILD_KEPT_OBJECT}`, Buffer.from(keptListText(kept)));
-    await put(`${prefix}/${BUILD_KEY_SET_OBJECT}`, keySetBytes);
-    await put(`${prefix}/${MANIFEST_FILE}`, await readFile(join(buildDir, MANIFEST_FILE)));
-    const publishedAt = (opts.now?.() ?? new Date()).toISOString();
-    await put(LIVE_POINTER_OBJECT, Buffer.from(`${JSON.stringify({ build, published_at: publishedAt, records: manifest.records ?? null })}\n`));
+    if (manifest.log) await putFile(build, BUILD_LOG_VKEY_OBJECT, await readFile(join(opts.publicDir, LOG_VKEY_PATH)), 'text/plain; charset=utf-8');
+    await putFile(build, BUILD_KEPT_OBJECT, Buffer.from(keptListText(kept)));
+    await putFile(build, BUILD_KEY_SET_OBJECT, keySetBytes);
+    await putFile(build, MANIFEST_FILE, await readFile(join(buildDir, MANIFEST_FILE)));
+    const pointer = { build, published_at: (opts.now?.() ?? new Date()).toISOString(), records: manifest.records ?? null };
+    await put(published.putLive(pointer), Buffer.from(`${JSON.stringify(pointer)}\n`));
   } catch (error) {
-    throw new BuildError(`publish to ${opts.bucket.name} failed after ${uploaded} of ${total} objects; the live build there is unchanged: ${(error as Error).message}`, { cause: error });
+    throw new BuildError(`publish to ${opts.to.name} failed after ${uploaded} of ${total} objects; the live build there is unchanged: ${(error as Error).message}`, { cause: error });
   }
-  return { to: opts.bucket.name, build, records: manifest.records ?? files.length, earlierBuilds: earlier.length, objects: uploaded, bytes, seconds: (performance.now() - started) / 1000 };
+  return { to: opts.to.name, build, records: manifest.records ?? files.length, earlierBuilds: earlier.length, objects: uploaded, bytes, seconds: (performance.now() - started) / 1000 };
 }
 
 /**
@@ -154,22 +156,24 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
  * without `mvr log pull`), which would otherwise overwrite published tiles and fork the log.
  */
 async function checkLogExtendsBucket(opts: UploadOptions, buildDir: string): Promise<void> {
-  const liveBuild = await liveBuildOf(opts.bucket).catch((error: Error) => {
-    throw new BuildError(`cannot read ${opts.bucket.name}: ${error.message}; nothing was published`, { cause: error });
-  });
-  const publishedNote = liveBuild && (await new S3BuildStore(opts.bucket, () => liveBuild).read(liveBuild, BUILD_CHECKPOINT_FILE));
+  const liveBuild = await publishedBuildsOf(opts.to, '--to')
+    .liveNow()
+    .catch((error: Error) => {
+      throw new BuildError(`cannot read ${opts.to.name}: ${error.message}; nothing was published`, { cause: error });
+    });
+  const publishedNote = liveBuild && (await opts.to.readFile(liveBuild, BUILD_CHECKPOINT_FILE));
   if (!publishedNote) return;
   const vkeyFile = join(opts.publicDir, LOG_VKEY_PATH);
   const vkey = parseVkey(await readFile(vkeyFile, 'utf8'), vkeyFile);
-  const published = openCheckpoint(publishedNote.toString('utf8'), vkey, `the log checkpoint of ${opts.bucket.name}'s live build ${liveBuild}`);
+  const published = openCheckpoint(publishedNote.toString('utf8'), vkey, `the log checkpoint of ${opts.to.name}'s live build ${liveBuild}`);
   const ours = openCheckpoint(await readFile(join(buildDir, BUILD_CHECKPOINT_FILE), 'utf8'), vkey, join(buildDir, BUILD_CHECKPOINT_FILE));
   const logDir = join(opts.publicDir, LOG_DIR);
   const consistent = await new TileTree(hasher, ours.size, folderTiles(logDir)).extends(published, ours.root).catch((error: Error) => {
-    throw new LogInconsistentError(`cannot prove that the log in ${logDir} extends the one published in ${opts.bucket.name}: ${error.message}; nothing was published`);
+    throw new LogInconsistentError(`cannot prove that the log in ${logDir} extends the one published in ${opts.to.name}: ${error.message}; nothing was published`);
   });
   if (!consistent) {
     throw new LogInconsistentError(
-      `the log in ${logDir} (size ${ours.size}) does not extend the one published in ${opts.bucket.name} (size ${published.size}, build ${liveBuild}); ` +
+      `the log in ${logDir} (size ${ours.size}) does not extend the one published in ${opts.to.name} (size ${published.size}, build ${liveBuild}); ` +
         'nothing was published (run "mvr log pull" from the published log before the build)',
     );
   }

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { ConfigError } from '@merchant-verify/verifier/errors';
 import { defaultSchemaUrl, SCHEMA_SUFFIX } from '../core/record.ts';
 import { parseTimestamp } from '@merchant-verify/verifier/time';
-import { recordsKind } from '../core/layout.ts';
-import { parseS3Url, s3ConfigFromEnv, type S3Config } from '../storage/s3/config.ts';
+import { storeSettingsFromEnv, storeUrlOf } from '../storage/open.ts';
+import type { S3Config } from '../storage/s3/config.ts';
 
 /**
  * Configuration resolves once, here: explicit flag, then environment variable, then default; then
@@ -26,7 +26,7 @@ export const OPTIONS = {
     env: 'MVR_RECORDS_DIR',
     fallback: 'records',
     description: 'records folder; for serve and mcp also an http(s) origin URL or s3://BUCKET/PREFIX, for changes also s3://BUCKET/PREFIX',
-    schema: z.string().min(1).transform((v) => (recordsKind(v) === 'folder' ? resolve(v) : v)),
+    schema: z.string().min(1).transform(storeUrlOf),
   },
   keep: { flag: 'keep', env: 'MVR_KEEP', fallback: '13', description: 'builds kept for history and the change feed, the new one included', schema: wholeNumber(1) },
   to: { flag: 'to', env: 'MVR_PUBLISH_TO', fallback: undefined, description: 'where to publish: s3://BUCKET/PREFIX', schema: z.string().regex(/^s3:\/\/[^/]+/i, 'must be s3://BUCKET/PREFIX').optional() },
@@ -122,9 +122,7 @@ export function commandOptions<const N extends OptionName>(...names: N[]) {
 
 /** The S3 settings (the standard AWS variables) when the records are `s3://BUCKET/PREFIX`, checked now; else undefined. */
 export function s3ConfigFor(records: string, env: Env): S3Config | undefined {
-  if (recordsKind(records) !== 's3') return undefined;
-  parseS3Url(records);
-  return s3ConfigFromEnv(env);
+  return storeSettingsFromEnv(records, env).s3;
 }
 
 /** The API key file: `--api-keys` / `MVR_API_KEYS_FILE`, else `<keys>/api-keys.json`. */

@@ -61,11 +61,6 @@ export const LOG_VKEY_PATH = '/.well-known/merchant-verify-log.vkey';
 export const SHARD_LOG_FILE = 'log.jsonl';
 export const BUILD_CHECKPOINT_FILE = 'log-checkpoint';
 
-/** Where records come from, by the form of a `--records` value: a bucket, an http(s) origin, or a folder. */
-export function recordsKind(records: string): 's3' | 'http' | 'folder' {
-  return /^s3:\/\//i.test(records) ? 's3' : /^https?:\/\//i.test(records) ? 'http' : 'folder';
-}
-
 /**
  * In each build: the domain map, the sorted SHA-256 hashes of its domains (32 bytes each, no
  * header), and the build statement signed over its root. A domain absent from the map was never

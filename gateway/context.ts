@@ -14,10 +14,10 @@ export interface GatewayServices {
   issuer: string;
   schemaUrl: string;
   records: RecordsService;
-  /** The kept builds (records in a folder or a bucket); null when the records come from an http(s) origin. */
-  history: BuildHistory | null;
-  /** Inclusion proofs of the transparency log (records in a folder); null otherwise. */
-  proofs: LogProofs | null;
+  /** The kept builds (a store that keeps none answers BUILD_NOT_FOUND, saying why). */
+  history: BuildHistory;
+  /** Inclusion proofs of the transparency log, and its public files (a store that keeps no log answers NOT_IN_LOG). */
+  proofs: LogProofs;
   /** The public folder: key set, log verifier key, log tiles. */
   publicDir: string;
   apiKeys: ApiKeyStore;

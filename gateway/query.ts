@@ -1,8 +1,6 @@
 import type { H3Event } from 'h3';
 import { normalizeDomain } from '../core/domain.ts';
-import { BuildNotFoundError, InvalidDomainError, InvalidRequestError, NotInLogError } from '@merchant-verify/verifier/errors';
-import { NO_HISTORY_FROM_ORIGIN, type BuildHistory } from '../service/history.ts';
-import type { LogProofs } from '../service/log-proofs.ts';
+import { InvalidDomainError, InvalidRequestError } from '@merchant-verify/verifier/errors';
 import { requireApiKey } from './auth.ts';
 import type { GatewayServices } from './context.ts';
 
@@ -38,18 +36,6 @@ export function queryParameter(query: URLSearchParams, name: string, required = 
   if (found.length > 1) throw new InvalidRequestError(`query parameter "${name}" is given ${found.length} times; give it once`);
   if (required && (found.length === 0 || found[0] === '')) throw new InvalidRequestError(`query parameter "${name}" is required`);
   return found[0];
-}
-
-/** The kept builds behind this gateway (records in a folder or a bucket; an http(s) origin keeps none). */
-export function historyOf(services: GatewayServices): BuildHistory {
-  if (!services.history) throw new BuildNotFoundError('', `this gateway keeps no build history: ${NO_HISTORY_FROM_ORIGIN}`);
-  return services.history;
-}
-
-/** The log proofs of the gateway's records; records from an http(s) origin have none here. */
-export function proofsOf(services: GatewayServices): LogProofs {
-  if (!services.proofs) throw new NotInLogError('this gateway reads its records from an http(s) origin, which serves one build\'s records only; log proofs come from a gateway on a records folder or a bucket');
-  return services.proofs;
 }
 
 /**

@@ -67,14 +67,14 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
   const perKeyQuota = opts.rateLimitPerMinute ?? 0;
   const perAddressQuota = opts.unauthenticatedPerMinute ?? 0;
   const shared = redis;
-  const history = BuildHistory.of(records);
+  const history = new BuildHistory(records);
   const now = opts.now ?? Date.now;
   const services: GatewayServices = {
     issuer: opts.issuer,
     schemaUrl: opts.schemaUrl,
     records,
     history,
-    proofs: LogProofs.of(records, opts.publicDir, history),
+    proofs: new LogProofs(records, history),
     publicDir: opts.publicDir,
     apiKeys,
     log,

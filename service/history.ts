@@ -3,14 +3,12 @@ import { BuildNotFoundError, InvalidRequestError, RecordUnavailableError, StoreU
 import type { AbsenceProof } from '@merchant-verify/verifier/absence';
 import { absenceProof, hasRecord, KeptMaps, loadBuildMap, type BuildMap } from './build-maps.ts';
 import { CHANGES_DIR, MANIFEST_FILE, recordPath } from '../core/layout.ts';
-import { FolderBuildStore, S3BuildStore, type BuildStore } from '../storage/build-store.ts';
+import type { Store } from '../storage/store.ts';
 import { strongEtag } from '../core/etag.ts';
 import type { KeptBuild } from '../storage/kept-builds.ts';
 import type { ChangeEntry, ChangesPage, HistoryAnswer, HistoryEntry } from '../core/history-schema.ts';
 import type { VerificationRecord } from '../core/record.ts';
 import { checkServeRule, type RecordsService, type ServedRecord } from './records.ts';
-import { FolderRecordSource } from '../storage/folder.ts';
-import { S3RecordSource } from '../storage/s3/records.ts';
 
 /** Memory for the domain maps of kept builds other than the live one (32 bytes a domain). */
 const KEPT_MAPS_BYTES = 256 * 1024 * 1024;
@@ -21,16 +19,11 @@ export const CHANGES_PAGE = 1000;
 /** Bytes of a change feed read at a time: a page of 1000 changes is about 150 KB. */
 const CHANGES_CHUNK = 256 * 1024;
 
-/** Why a gateway or command reading a copy of one build's folder answers no history. */
-export const NO_HISTORY_FROM_COPY = 'the records folder holds one build\'s files itself (a copy), with no "current" link or kept.json; serve the records folder "mvr build" writes, or s3:// as "mvr publish" fills it';
-/** Why a gateway or command reading records from an http(s) origin answers no history. */
-export const NO_HISTORY_FROM_ORIGIN = 'records from an http(s) origin keep no build history (an origin serves one build); serve them from the records folder or from s3:// as "mvr publish" fills it';
-
 /**
  * The kept builds (`mvr build --keep`, uploaded with each build by `mvr publish`): the list, a
  * domain's record in any of them, its history, and the change feed the build wrote. The same
- * code answers for a records folder and for a bucket; only the reading of bytes differs
- * ({@link BuildStore}). Records of a past build pass the same serve rule as the live one, against
+ * code answers for every store; only the reading of bytes differs ({@link Store}), and a store
+ * that keeps no builds says so (BUILD_NOT_FOUND, `NoBuildHistoryError`). Records of a past build pass the same serve rule as the live one, against
  * the key set the gateway serves (which keeps every key a kept build was signed with). A store
  * that cannot be read is STORE_UNAVAILABLE, never an empty list or a never-audited record.
  */
@@ -40,17 +33,11 @@ export class BuildHistory {
   /** The checked domain maps of kept builds other than the live one. */
   private readonly maps = new KeptMaps(KEPT_MAPS_BYTES);
 
-  constructor(
-    private readonly records: RecordsService,
-    private readonly store: BuildStore,
-  ) {}
+  /** The store the records service reads. */
+  private readonly store: Store;
 
-  /** The history behind a records service, by where its records come from; null for an http(s) origin ({@link NO_HISTORY_FROM_ORIGIN}). */
-  static of(records: RecordsService): BuildHistory | null {
-    const source = records.source;
-    if (source instanceof FolderRecordSource) return new BuildHistory(records, new FolderBuildStore(source.recordsDir));
-    if (source instanceof S3RecordSource) return new BuildHistory(records, new S3BuildStore(source.bucket, () => source.generation()));
-    return null;
+  constructor(private readonly records: RecordsService) {
+    this.store = records.store;
   }
 
   /**
@@ -58,18 +45,13 @@ export class BuildHistory {
    * the list's version changed, not on every request; a failed read is not kept.
    */
   async builds(): Promise<KeptBuild[]> {
-    const state = this.records.source.describe();
+    // The list's version first: a store that keeps no builds says so whether or not it is up.
+    const version = await this.store.keptVersion();
+    const state = this.store.describe();
     if (!state.ok) throw new StoreUnavailableError(`records unavailable: ${state.error ?? 'no live build'}`);
-    const key = `${this.records.source.generation()}|${await this.store.listVersion()}`;
+    const key = `${this.store.generation()}|${version}`;
     if (this.listed?.key !== key) {
-      const listed = {
-        key,
-        builds: this.store.kept().then((builds) => {
-          // A source that serves records but names no build is a copy of one build's folder.
-          if (builds.length === 0) throw new BuildNotFoundError('', `this gateway keeps no build history: ${NO_HISTORY_FROM_COPY}`);
-          return builds;
-        }),
-      };
+      const listed = { key, builds: this.store.keptBuilds() };
       this.listed = listed;
       listed.builds.catch(() => {
         if (this.listed === listed) this.listed = null;
@@ -109,8 +91,8 @@ export class BuildHistory {
   }
 
   private async readBuildFile(build: string, name: string): Promise<Buffer | null> {
-    const bytes = await this.store.read(build, name);
-    if (bytes || (await this.store.read(build, MANIFEST_FILE))) return bytes;
+    const bytes = await this.store.readFile(build, name);
+    if (bytes || (await this.store.readFile(build, MANIFEST_FILE))) return bytes;
     throw new BuildNotFoundError(build);
   }
 
@@ -200,9 +182,9 @@ export class BuildHistory {
    * (BUILD_NOT_FOUND).
    */
   private async stored(build: string, domain: string): Promise<Buffer> {
-    const bytes = await this.store.readRecord(build, recordPath(domain));
+    const bytes = await this.store.readRecordFile(build, recordPath(domain));
     if (bytes) return bytes;
-    if (!(await this.store.read(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
+    if (!(await this.store.readFile(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
     throw new RecordUnavailableError(`the record of ${domain} is missing from build ${build}, though the build's domain map lists it`);
   }
 }

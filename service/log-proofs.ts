@@ -7,7 +7,7 @@ import { verifyInclusion } from '@merchant-verify/verifier/tlog/merkle';
 import { formatTlogProof } from '@merchant-verify/verifier/tlog/proof-text';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { hasher, sha256 } from '../core/hash.ts';
-import { logStorageOf, type LogStorage } from '../storage/log-storage.ts';
+import type { Store } from '../storage/store.ts';
 import { checkServeRule, type RecordsService } from './records.ts';
 import { hasRecord } from './build-maps.ts';
 import type { BuildHistory } from './history.ts';
@@ -24,7 +24,8 @@ const SHARDS_KEPT = 64;
 
 /**
  * Inclusion proofs of live records in the transparency log (`GET /v1/proof`, MCP), and the log's
- * public files (`/log/...`), from a records folder and public/ or from a bucket (LogStorage). A
+ * public files (`/log/...`), from the store the records service reads (a store that keeps no log
+ * says so: NOT_IN_LOG, `NoLogError`). A
  * proof is against the checkpoint the record's build signed, computed from the tiles; the entry's
  * index and salt come from the build's `<shard>/log.jsonl`. The record must pass the serve rule,
  * and the proof is checked before it is given: a proof that would not verify is never served.
@@ -32,26 +33,25 @@ const SHARDS_KEPT = 64;
 export class LogProofs {
   private readonly shards = new Map<string, Promise<Map<string, { index: number; salt: string }>>>();
 
+  /** The store the records service reads. */
+  private readonly store: Store;
+
   constructor(
     private readonly records: RecordsService,
-    readonly storage: LogStorage,
     /** The kept builds, whose maps say whether a kept build lists a domain. */
-    private readonly history: BuildHistory | null = null,
-  ) {}
+    private readonly history: BuildHistory,
+  ) {
+    this.store = records.store;
+  }
 
-  /** The public file `checkpoint` or `tile/...`, or the verifier key; null when there is none. */
+  /** The public file `checkpoint` or `tile/...`; null when there is none. */
   file(path: string): Promise<Buffer | null> {
-    return this.storage.logFile(path);
+    return this.store.logFile(path);
   }
 
+  /** The log's verifier key; null when there is none. */
   vkey(): Promise<Buffer | null> {
-    return this.storage.vkey();
-  }
-
-  /** The log of a records service (a folder or a bucket); null for an http(s) origin. */
-  static of(records: RecordsService, publicDir: string, history: BuildHistory | null): LogProofs | null {
-    const storage = logStorageOf(records.source, publicDir);
-    return storage ? new LogProofs(records, storage, history) : null;
+    return this.store.logVkey();
   }
 
   /**
@@ -60,27 +60,27 @@ export class LogProofs {
    * signed. The log only grows, so today's tiles still prove an older, smaller tree.
    */
   async proofFor(domain: string, kept?: string): Promise<ProvenRecord> {
-    const build = kept ?? (await this.storage.liveBuild());
+    const build = kept ?? (await this.store.logBuild());
     const path = recordPath(domain);
-    const record = await this.storage.builds.readRecord(build, path);
+    const record = await this.store.readRecordFile(build, path);
     if (!record) {
       // A kept build pruned since the caller looked has nothing to say any more: not "no record".
-      if (kept !== undefined && !(await this.storage.builds.read(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
+      if (kept !== undefined && !(await this.store.readFile(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
       // Only the build's map says "never audited"; a record it lists must be there.
-      const listed = kept === undefined ? hasRecord(await this.records.buildMap(), domain) : await this.history?.hasRecordIn(kept, domain);
+      const listed = kept === undefined ? hasRecord(await this.records.buildMap(), domain) : await this.history.hasRecordIn(kept, domain);
       if (listed) throw new RecordUnavailableError(`the record of ${domain} is missing from build ${build}, though the build's domain map lists it`);
       throw new NotInLogError(`${domain} has no record in build ${build} (never audited then), so nothing of it is in the log`);
     }
     checkServeRule(domain, record, this.records.keySet());
     const entry = (await this.shard(build, path.slice(0, path.indexOf('/')))).get(domain);
-    const checkpoint = (await this.storage.builds.read(build, BUILD_CHECKPOINT_FILE))?.toString('utf8') ?? null;
+    const checkpoint = (await this.store.readFile(build, BUILD_CHECKPOINT_FILE))?.toString('utf8') ?? null;
     if (!entry || checkpoint === null) throw new NotInLogError(`build ${build} was made without a log key: its records are not in the log`);
     const salt = decodeBase64(entry.salt);
     const { size, root } = parseCheckpoint(parseNote(checkpoint).text);
     let proof: Uint8Array[];
     try {
       proof = await new TileTree(hasher, size, async (_tile, tilePath) => {
-        const bytes = await this.storage.logFile(tilePath);
+        const bytes = await this.store.logFile(tilePath);
         if (!bytes) throw new Error(`no ${tilePath}`);
         return bytes;
       }).inclusion(entry.index);
@@ -99,7 +99,7 @@ export class LogProofs {
     let entries = this.shards.get(key);
     if (!entries) {
       // No file: the build was made without a log key (an empty list). A store that cannot be read throws, and is not kept.
-      entries = this.storage.builds.read(build, `${shard}/${SHARD_LOG_FILE}`).then(
+      entries = this.store.readFile(build, `${shard}/${SHARD_LOG_FILE}`).then(
         (bytes) =>
           new Map(
             (bytes?.toString('utf8') ?? '')

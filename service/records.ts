@@ -1,6 +1,6 @@
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { RecordUnavailableError } from '@merchant-verify/verifier/errors';
-import { KEY_SET_PATH, type KeySet } from '@merchant-verify/verifier/keyset';
+import type { KeySet } from '@merchant-verify/verifier/keyset';
 import { unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
 import type { AbsenceProof } from '@merchant-verify/verifier/absence';
@@ -8,12 +8,10 @@ import { absenceProof, hasRecord, loadBuildMap, type BuildMap } from './build-ma
 import { formatTimestamp } from '@merchant-verify/verifier/time';
 import { strongEtag } from '../core/etag.ts';
 import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
-import { KeySetSource, keySetFile } from '../storage/key-set-source.ts';
-import { recordsKind } from '../core/layout.ts';
-import { parseS3Url, S3Bucket, type S3Config } from '../storage/s3/bucket.ts';
-import { FolderRecordSource, type RecordSource } from '../storage/folder.ts';
-import { HttpRecordSource } from '../storage/http-origin.ts';
-import { S3RecordSource } from '../storage/s3/records.ts';
+import { KeySetSource } from '../storage/key-set-source.ts';
+import { openStore } from '../storage/open.ts';
+import type { S3Config } from '../storage/s3/config.ts';
+import type { Store } from '../storage/store.ts';
 import { VerifiedCache } from './verified-cache.ts';
 
 export { checkServeRule, type StoreReadOutcome };
@@ -49,16 +47,9 @@ export interface RecordsServiceOptions {
 }
 
 
-/** Opens the records service over a folder, an http(s) origin or a bucket; call `refresh()` before the first lookup. */
+/** Opens the records service over the store at `options.records` ({@link openStore}); call `refresh()` before the first lookup. */
 export function openRecordsService(options: RecordsServiceOptions): RecordsService {
-  const kind = recordsKind(options.records);
-  if (kind === 's3') {
-    if (!options.s3) throw new Error('s3:// records need the S3 settings');
-    const source = new S3RecordSource(new S3Bucket(parseS3Url(options.records), options.s3));
-    return new RecordsService(source, new KeySetSource(source.keySetOrigin()), options);
-  }
-  const keys = new KeySetSource(keySetFile(join(options.publicDir, KEY_SET_PATH)));
-  return new RecordsService(kind === 'http' ? new HttpRecordSource(options.records) : new FolderRecordSource(options.records), keys, options);
+  return new RecordsService(openStore(options.records, options), options);
 }
 
 /**
@@ -85,20 +76,22 @@ export class RecordsService {
   private generation = '';
   /** The service's clock (epoch ms). */
   readonly now: () => number;
+  /** The key set records are checked against: the one the store publishes with its live build. */
+  readonly keys: KeySetSource;
 
   constructor(
-    readonly source: RecordSource,
-    readonly keys: KeySetSource,
-    private readonly options: RecordsServiceOptions,
+    readonly store: Store,
+    private readonly options: Omit<RecordsServiceOptions, 'records' | 's3' | 'publicDir'>,
   ) {
+    this.keys = new KeySetSource(store.keySet());
     this.cache = new VerifiedCache(options.cacheBytes);
     this.now = options.now ?? Date.now;
   }
 
   /** Re-checks which build is live and re-reads the key set if it changed, and loads the live build's map. */
   async refresh(): Promise<void> {
-    // The source first: a bucket's key set is the one published with the build it finds live.
-    await this.source.refresh();
+    // The store first: a bucket's key set is the one published with the build it finds live.
+    await this.store.refresh();
     await this.keys.refresh();
     // The live build's map is loaded (or tried again, after a failure) here rather than on the
     // first lookup, so a new build is ready before it is asked for, and health tells a refused one.
@@ -106,9 +99,9 @@ export class RecordsService {
     await this.buildMap().catch(() => undefined);
   }
 
-  /** Releases the source's connections (an HTTP origin's pool). */
+  /** Releases the store's connections (an HTTP origin's or a bucket's pool). */
   async close(): Promise<void> {
-    await this.source.close?.();
+    await this.store.close();
   }
 
   /**
@@ -137,7 +130,7 @@ export class RecordsService {
       const state = {
         generation: this.generation,
         failed: false,
-        map: (async () => loadBuildMap((name) => this.source.readBuildFile(name), this.keys.get().keySet, this.source.liveBuild(), this.source.describe().build ?? 'the records store'))(),
+        map: (async () => loadBuildMap((name) => this.store.readLiveFile(name), this.keys.get().keySet, this.store.liveBuild(), this.store.describe().build ?? 'the records store'))(),
       };
       state.map.then(
         () => (this.mapError = null),
@@ -158,9 +151,9 @@ export class RecordsService {
 
   /** What is being served, for health checks. */
   health(): { ok: boolean; records: { ok: boolean; build: string | null; error: string | null; failures: number }; keySet: { ok: boolean; keys: number }; cache: ReturnType<VerifiedCache<ServedRecord>['stats']> } {
-    const source = this.source.describe();
+    const state = this.store.describe();
     // A build whose map or statement does not check is refused whole: the records are not served.
-    const records = this.mapError !== null && source.ok ? { ...source, ok: false, error: this.mapError } : source;
+    const records = this.mapError !== null && state.ok ? { ...state, ok: false, error: this.mapError } : state;
     const keys = this.keys.state();
     return {
       ok: records.ok && keys.ok,
@@ -205,7 +198,7 @@ export class RecordsService {
 
   private async load(domain: string): Promise<ServedRecord> {
     const { keySet } = this.keys.get();
-    const bytes = await observed(this.source.read(domain), this.options.onStoreRead);
+    const bytes = await observed(this.store.readRecord(domain), this.options.onStoreRead);
     if (bytes === null) throw new RecordUnavailableError(`the record of ${domain} is missing from the live build, though the build's domain map lists it`);
     checkServeRule(domain, bytes, keySet);
     const record = { bytes, etag: strongEtag(bytes), audited: true };
@@ -215,7 +208,7 @@ export class RecordsService {
 
   /** Verified records and the map hold for one (live build, key set) pair only. */
   private syncGeneration(): void {
-    const build = this.source.generation(), keySetLoads = this.keys.generation();
+    const build = this.store.generation(), keySetLoads = this.keys.generation();
     if (build === this.build && keySetLoads === this.keySetLoads) return;
     this.build = build;
     this.keySetLoads = keySetLoads;

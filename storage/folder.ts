@@ -1,42 +1,40 @@
 import { statSync } from 'node:fs';
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { open, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { StoreUnavailableError, RecordUnavailableError } from '@merchant-verify/verifier/errors';
-import { NotARecordFileError, readRegularFile } from '../core/files.ts';
-import { CURRENT_LINK, MANIFEST_FILE, recordPath } from '../core/layout.ts';
+import { NoBuildHistoryError, RecordUnavailableError, StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { fileVersion, NotARecordFileError, readRegularFile } from '../core/files.ts';
+import { BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE, recordPath } from '../core/layout.ts';
+import { readKept, type KeptBuild } from './kept-builds.ts';
+import { publicKeySet, publicLogFile, publicLogVkey } from './public-files.ts';
+import type { Store } from './store.ts';
 
-/** Where record bytes come from: a local folder here, an HTTP origin elsewhere. */
-export interface RecordSource {
-  /** The record file's bytes, or null when the store is readable and has no record file for the domain. */
-  read(domain: string): Promise<Buffer | null>;
-  /** A file of the live build beside its records (its domain map, its statement), or null when it has none. */
-  readBuildFile(name: string): Promise<Buffer | null>;
-  /** The live build's id, when the store names one (null for an origin serving one build's folder). */
-  liveBuild(): string | null;
-  /** Re-checks which build is live; cheap, called on a timer and after a failed verification. */
-  refresh(): Promise<void>;
-  /** Identifies the live build; verified bytes are cached per generation. */
-  generation(): string;
-  /** For health: what is being served and whether it is reachable. */
-  describe(): { ok: boolean; build: string | null; error: string | null };
-  /** Releases connections, for sources that hold any. */
-  close?(): Promise<void>;
-}
+/** Why a folder holding one build's files itself keeps no history. */
+const A_COPY = 'the records folder holds one build\'s files itself (a copy), with no "current" link or kept.json';
 
 /**
- * Records in a local folder laid out by `mvr build`: `<records>/current -> builds/<id>`, or a
- * folder that itself holds `manifest.json` (a copy synced from object storage).
+ * Records in a local folder laid out by `mvr build`: `<records>/current -> builds/<id>`, the
+ * kept builds under `builds/` listed in `kept.json`; or a folder that itself holds
+ * `manifest.json` (a copy of one build's folder, synced from object storage), which keeps no
+ * history and no log. A records folder is written by `mvr build` (and filled by `mvr pull`), never
+ * published to. The key set and the log's public files are in the public folder.
  *
  * "Not found" is only believed while the build root is there: a missing folder is
  * STORE_UNAVAILABLE, never a reason to say a domain was never audited.
  */
-export class FolderRecordSource implements RecordSource {
+export class FolderStore implements Store {
   private root: string | null = null;
   /** The id of the build `current` named at the last refresh; null for a copy of one build's folder. */
   private build: string | null = null;
   private error: string | null = 'not loaded yet';
 
-  constructor(readonly recordsDir: string) {}
+  constructor(
+    readonly recordsDir: string,
+    private readonly publicDir: string,
+  ) {}
+
+  get name(): string {
+    return this.recordsDir;
+  }
 
   async refresh(): Promise<void> {
     for (const candidate of [join(this.recordsDir, CURRENT_LINK), this.recordsDir]) {
@@ -57,7 +55,7 @@ export class FolderRecordSource implements RecordSource {
     return this.root ?? '';
   }
 
-  /** The live build's id as last refreshed (what `read` serves from); null without one or for a copy of one build. */
+  /** The live build's id as last refreshed (what `readRecord` serves from); null without one or for a copy of one build. */
   liveBuild(): string | null {
     return this.build;
   }
@@ -70,10 +68,10 @@ export class FolderRecordSource implements RecordSource {
    * A record's bytes, read only from a regular file of at most 64 KiB ({@link readRegularFile}).
    * A missing file is told apart from a missing build by the manifest, so "not there" is never
    * believed from a vanished or pruned folder: the live build is looked up again once instead.
-   * Whether a missing file means "never audited" is not this source's to say: the build's
-   * domain map decides that (see the records service).
+   * Whether a missing file means "never audited" is not the store's to say: the build's domain
+   * map decides that (see the records service).
    */
-  async read(domain: string): Promise<Buffer | null> {
+  async readRecord(domain: string): Promise<Buffer | null> {
     for (let attempt = 0; attempt < 2; attempt++) {
       const root = this.root;
       if (!root) throw new StoreUnavailableError(`records unavailable: ${this.error}`);
@@ -94,15 +92,114 @@ export class FolderRecordSource implements RecordSource {
     throw new StoreUnavailableError(`records unavailable: ${this.error ?? 'the live build changed while it was read'}`);
   }
 
-  /** A file of the live build beside its records (its domain map, its statement); null when it has none. */
-  async readBuildFile(name: string): Promise<Buffer | null> {
+  async readLiveFile(name: string): Promise<Buffer | null> {
     const root = this.root;
     if (!root) throw new StoreUnavailableError(`records unavailable: ${this.error}`);
+    return readOrNull(join(root, name));
+  }
+
+  keySet() {
+    return publicKeySet(this.publicDir);
+  }
+
+  /** A build swaps, then writes kept.json, then prunes: the file's version tells when to read the list again. */
+  keptVersion(): Promise<string> {
+    return fileVersion(join(this.recordsDir, KEPT_FILE));
+  }
+
+  async keptBuilds(): Promise<KeptBuild[]> {
+    if (!this.root) throw new StoreUnavailableError(`records unavailable: ${this.error}`);
+    // A folder that serves records but names no build is a copy of one build's folder.
+    if (!this.build) throw new NoBuildHistoryError(A_COPY);
+    const builds = await readKept(this.recordsDir);
+    if (builds.length === 0) throw new StoreUnavailableError(`records unavailable: no kept build readable in ${this.recordsDir}`);
+    return builds;
+  }
+
+  async readFile(build: string, path: string): Promise<Buffer | null> {
     try {
-      return await readFile(join(root, name));
+      return await readFile(this.file(build, path));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw new StoreUnavailableError(`cannot read ${join(root, name)}: ${(error as Error).message}`);
+      return this.missing(this.file(build, path), error);
     }
   }
+
+  async readRecordFile(build: string, path: string): Promise<Buffer | null> {
+    try {
+      return await readRegularFile(this.file(build, path));
+    } catch (error) {
+      if (error instanceof NotARecordFileError) throw new RecordUnavailableError(`record file ${this.file(build, path)} ${error.message}`);
+      return this.missing(this.file(build, path), error);
+    }
+  }
+
+  async readRange(build: string, path: string, start: number, length: number): Promise<Buffer | null> {
+    let handle;
+    try {
+      handle = await open(this.file(build, path));
+    } catch (error) {
+      return this.missing(this.file(build, path), error);
+    }
+    try {
+      const buffer = Buffer.alloc(length);
+      let filled = 0;
+      while (filled < length) {
+        const { bytesRead } = await handle.read(buffer, filled, length - filled, start + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return buffer.subarray(0, filled);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * The build the records are served from (it follows `current` on refresh), not a fresh look at
+   * the link: `GET /v1/verify` and `GET /v1/proof` answer from one build, even in the moment after
+   * a swap. A flat copy of one build has no log.
+   */
+  async logBuild(): Promise<string> {
+    if (!this.build) throw new StoreUnavailableError(`no live build in ${this.recordsDir}: ${this.error ?? 'a copy of one build has no log'}`);
+    return this.build;
+  }
+
+  logFile(path: string): Promise<Buffer | null> {
+    return publicLogFile(this.publicDir, path);
+  }
+
+  logVkey(): Promise<Buffer | null> {
+    return publicLogVkey(this.publicDir);
+  }
+
+  async close(): Promise<void> {}
+
+  private file(build: string, path: string): string {
+    return join(this.recordsDir, BUILDS_DIR, build, path);
+  }
+
+  /**
+   * A file of a kept build that is not there is null only while the records folder is: a folder
+   * taken away is STORE_UNAVAILABLE, never "no such build".
+   */
+  private missing(path: string, error: unknown): null {
+    if (missing(path, error) === null && !statSync(join(this.recordsDir, BUILDS_DIR), { throwIfNoEntry: false })) {
+      throw new StoreUnavailableError(`records unavailable: ${join(this.recordsDir, BUILDS_DIR)} is gone`);
+    }
+    return null;
+  }
+}
+
+async function readOrNull(path: string): Promise<Buffer | null> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    return missing(path, error);
+  }
+}
+
+/** No such file is null; a file that cannot be read (EACCES, EIO) makes the store unavailable, never "not there". */
+function missing(path: string, error: unknown): null {
+  if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+  throw new StoreUnavailableError(`cannot read ${path}: ${(error as Error).message}`);
 }

@@ -1,11 +1,16 @@
 import { createHash } from 'node:crypto';
-import { RecordUnavailableError, StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { NoBuildHistoryError, NoLogError, RecordUnavailableError, StoreUnavailableError } from '@merchant-verify/verifier/errors';
 import { MANIFEST_FILE, recordPath } from '../core/layout.ts';
-import type { RecordSource } from './folder.ts';
 import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTransportOptions } from './origin-transport.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';
+import { publicKeySet, publicLogFile, publicLogVkey } from './public-files.ts';
+import type { KeptBuild } from './kept-builds.ts';
+import type { Store } from './store.ts';
 
-export interface HttpSourceOptions extends OriginTransportOptions {
+/** Why an origin keeps no history and no log. */
+const ONE_BUILD = 'its records come from an http(s) origin, which serves one build';
+
+export interface HttpOriginOptions extends OriginTransportOptions {
   /** The origin is believed to be up for this long after a successful manifest fetch; a 404 then means "never audited". */
   manifestTtlMs?: number;
 }
@@ -14,18 +19,29 @@ export interface HttpSourceOptions extends OriginTransportOptions {
  * Records behind an HTTP origin (object storage, a CDN origin, nginx): the build's folder,
  * `<base>/manifest.json` and `<base>/<ab>/<domain>.json`. Keep-alive pool, timeouts, retries
  * with backoff. As with the folder, a 404 is only "never audited" while the origin answers for
- * its manifest; an origin that is down is STORE_UNAVAILABLE.
+ * its manifest; an origin that is down is STORE_UNAVAILABLE. An origin serves one build: it
+ * keeps no history and no log of its own; the key set and the public log files are the public
+ * folder's, as the gateway serves them.
  */
-export class HttpRecordSource implements RecordSource {
+export class HttpOriginStore implements Store {
   private readonly base: string;
   private readonly transport: OriginTransport;
   private manifestEtag: string | null = null;
   private manifestOkAt = -Infinity;
   private error: string | null = 'not loaded yet';
 
-  constructor(baseUrl: string, private readonly options: HttpSourceOptions = {}) {
-    this.base = baseUrl.replace(/\/+$/, '');
+  constructor(
+    /** As given, for messages. */
+    readonly url: string,
+    private readonly publicDir: string,
+    private readonly options: HttpOriginOptions = {},
+  ) {
+    this.base = url.replace(/\/+$/, '');
     this.transport = new OriginTransport(options);
+  }
+
+  get name(): string {
+    return this.url;
   }
 
   async refresh(): Promise<void> {
@@ -53,7 +69,7 @@ export class HttpRecordSource implements RecordSource {
     return { ok, build: ok ? `${this.base} (manifest ${this.manifestEtag?.slice(0, 12)})` : null, error: this.error };
   }
 
-  async read(domain: string): Promise<Buffer | null> {
+  async readRecord(domain: string): Promise<Buffer | null> {
     if (this.manifestEtag === null) throw new StoreUnavailableError(this.error ?? `records origin ${this.base} unavailable`);
     let res: OriginAnswer;
     try {
@@ -73,7 +89,7 @@ export class HttpRecordSource implements RecordSource {
     throw new RecordUnavailableError(`records origin answered ${res.statusCode} for ${domain}`);
   }
 
-  async readBuildFile(name: string): Promise<Buffer | null> {
+  async readLiveFile(name: string): Promise<Buffer | null> {
     if (this.manifestEtag === null) throw new StoreUnavailableError(this.error ?? `records origin ${this.base} unavailable`);
     let res: OriginAnswer;
     try {
@@ -89,6 +105,43 @@ export class HttpRecordSource implements RecordSource {
   /** An origin serves one build's folder and does not name it. */
   liveBuild(): string | null {
     return null;
+  }
+
+  keySet() {
+    return publicKeySet(this.publicDir);
+  }
+
+  async keptVersion(): Promise<string> {
+    throw new NoBuildHistoryError(ONE_BUILD);
+  }
+
+  async keptBuilds(): Promise<KeptBuild[]> {
+    throw new NoBuildHistoryError(ONE_BUILD);
+  }
+
+  async readFile(): Promise<Buffer | null> {
+    throw new NoBuildHistoryError(ONE_BUILD);
+  }
+
+  async readRecordFile(): Promise<Buffer | null> {
+    throw new NoBuildHistoryError(ONE_BUILD);
+  }
+
+  async readRange(): Promise<Buffer | null> {
+    throw new NoBuildHistoryError(ONE_BUILD);
+  }
+
+  async logBuild(): Promise<string> {
+    throw new NoLogError(ONE_BUILD);
+  }
+
+  /** The gateway's own public/log (an origin holds the records only). */
+  logFile(path: string): Promise<Buffer | null> {
+    return publicLogFile(this.publicDir, path);
+  }
+
+  logVkey(): Promise<Buffer | null> {
+    return publicLogVkey(this.publicDir);
   }
 
   /** Closes the connection pool. */

@@ -1,6 +1,5 @@
 import { defineCommand } from '../command.ts';
-import { ConfigError } from '@merchant-verify/verifier/errors';
-import { BuildHistory, NO_HISTORY_FROM_ORIGIN } from '../../service/history.ts';
+import { BuildHistory } from '../../service/history.ts';
 import { openRecordsService } from '../../service/records.ts';
 import type { Verdict } from '../../core/history-schema.ts';
 import { runAction } from '../cli-output.ts';
@@ -21,8 +20,7 @@ export default defineCommand({
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
       const records = openRecordsService({ records: config.records, s3: s3ConfigFor(config.records, process.env), publicDir: config.public, issuer: config.issuer, schemaUrl: schemaUrlOf(config), cacheBytes: 1024 * 1024});
-      const history = BuildHistory.of(records);
-      if (!history) throw new ConfigError(`--records ${config.records}: ${NO_HISTORY_FROM_ORIGIN}`);
+      const history = new BuildHistory(records);
       let count = 0;
       let to = '';
       try {

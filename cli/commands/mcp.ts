@@ -1,12 +1,12 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { defineCommand } from '../command.ts';
-import { BuildNotFoundError, ConfigError, isErrorCode, MvrError, NotInLogError } from '@merchant-verify/verifier/errors';
+import { ConfigError, isErrorCode, MvrError } from '@merchant-verify/verifier/errors';
 import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { createMcpServer, keySetUrlOf, type AbsenceLookup, type HistoryLookup, type ProofLookup, type RecordLookup } from '../../mcp/server.ts';
 import type { AbsenceProof } from '@merchant-verify/verifier/absence';
 import { openRecordsService } from '../../service/records.ts';
 import { getFromGateway } from '../../clients/gateway-client.ts';
-import { BuildHistory, NO_HISTORY_FROM_ORIGIN } from '../../service/history.ts';
+import { BuildHistory } from '../../service/history.ts';
 import { LogProofs } from '../../service/log-proofs.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
@@ -55,13 +55,13 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
   });
   await records.refresh();
   setInterval(() => void records.refresh().catch(() => undefined), 1000).unref();
-  const history = BuildHistory.of(records);
-  const proofs = LogProofs.of(records, config.public, history);
+  const history = new BuildHistory(records);
+  const proofs = new LogProofs(records, history);
   return {
-    proof: (domain) => (proofs ? proofs.proofFor(domain) : Promise.reject(new NotInLogError('records from an http(s) origin: log proofs come from a records folder or a bucket'))),
+    proof: (domain) => proofs.proofFor(domain),
     lookup: async (domain) => (await records.recordFor(domain)).bytes,
     absence: (domain) => records.absenceFor(domain),
-    history: (domain) => (history ? history.history(domain) : Promise.reject(new BuildNotFoundError('', NO_HISTORY_FROM_ORIGIN))),
+    history: (domain) => history.history(domain),
     keySetUrl: `https://${config.issuer}${KEY_SET_PATH}`,
   };
 }

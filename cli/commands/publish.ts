@@ -1,7 +1,7 @@
 import { defineCommand } from '../command.ts';
 import { ConfigError } from '@merchant-verify/verifier/errors';
 import { uploadBuild } from '../../builder/upload.ts';
-import { transferBucket } from '../../storage/s3/bucket.ts';
+import { openStore, storeSettingsFromEnv } from '../../storage/open.ts';
 import { runAction } from '../cli-output.ts';
 import { createProgress } from '../progress.ts';
 import { commandOptions } from '../config.ts';
@@ -18,13 +18,13 @@ export default defineCommand({
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
       if (!config.to) throw new ConfigError('--to (or MVR_PUBLISH_TO) is required: s3://BUCKET/PREFIX');
-      const bucket = transferBucket(config.to, '--to', process.env);
+      const to = openStore(config.to, { publicDir: config.public, bulk: true, flag: '--to', ...storeSettingsFromEnv(config.to, process.env, '--to') });
       const progress = createProgress({ command: 'publish', json: Boolean(args.json), intervalMs: config.progressMs });
       try {
         const s = await uploadBuild({
           recordsDir: config.records,
           publicDir: config.public,
-          bucket,
+          to,
           onProgress: (p) => progress.update({ text: `${p.uploaded.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} objects`, fields: { uploaded: p.uploaded, total: p.total } }),
         });
         progress.finish();
@@ -36,7 +36,7 @@ export default defineCommand({
         }
       } finally {
         progress.stop();
-        await bucket.close();
+        await to.close();
       }
     }),
 });

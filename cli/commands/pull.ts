@@ -1,6 +1,7 @@
 import { defineCommand } from '../command.ts';
 import { pullKeptBuilds } from '../../builder/pull.ts';
-import { transferBucket } from '../../storage/s3/bucket.ts';
+import { openStore, storeSettingsFromEnv } from '../../storage/open.ts';
+import { publishedBuildsOf } from '../../storage/store.ts';
 import { runAction } from '../cli-output.ts';
 import { createProgress } from '../progress.ts';
 import { commandOptions } from '../config.ts';
@@ -20,12 +21,14 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
-      const bucket = transferBucket(args.from, '--from', process.env);
+      const from = openStore(args.from, { bulk: true, flag: '--from', ...storeSettingsFromEnv(args.from, process.env, '--from') });
+      // Only a store builds are published to can be pulled from (a usage error otherwise).
+      publishedBuildsOf(from, '--from');
       const progress = createProgress({ command: 'pull', json: Boolean(args.json), intervalMs: config.progressMs });
       try {
         const s = await pullKeptBuilds({
           recordsDir: config.records,
-          bucket,
+          from,
           onProgress: (p) => progress.update({ text: `${p.builds} of ${p.total} kept builds, ${(p.bytes / 1e6).toFixed(1)} MB`, fields: { builds: p.builds, total: p.total, bytes: p.bytes } }),
         });
         progress.finish();
@@ -34,7 +37,7 @@ export default defineCommand({
         else process.stdout.write(`pulled ${s.builds} kept build${s.builds === 1 ? '' : 's'} (manifests and indexes, ${(s.bytes / 1e6).toFixed(1)} MB; live ${s.live}) from ${s.from} into ${s.to}\n`);
       } finally {
         progress.stop();
-        await bucket.close();
+        await from.close();
       }
     }),
 });

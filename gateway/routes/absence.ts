@@ -2,7 +2,7 @@ import { defineEventHandler } from 'h3';
 import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import type { GatewayServices } from '../context.ts';
-import { domainLookup, historyOf } from '../query.ts';
+import { domainLookup } from '../query.ts';
 import { cacheHeaders } from '../cache-policy.ts';
 
 /**
@@ -14,7 +14,7 @@ import { cacheHeaders } from '../cache-policy.ts';
 export function absenceRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     const { domain, build } = await domainLookup(event, services);
-    const proof = build === undefined ? await services.records.absenceFor(domain) : await historyOf(services).absenceIn(build, domain);
+    const proof = build === undefined ? await services.records.absenceFor(domain) : await services.history.absenceIn(build, domain);
     const bytes = Buffer.from(JSON.stringify(proof));
     const headers = { 'content-type': 'application/json', ...cacheHeaders('/v1/absence') };
     return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));

@@ -4,7 +4,7 @@ import { sendAnswer, type Answer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
 import { cacheHeaders, type CachedRoute } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';
-import { domainParameter, historyOf, queryOf, queryParameter } from '../query.ts';
+import { domainParameter, queryOf, queryParameter } from '../query.ts';
 
 /** A 200 with a JSON body of the route's wire format. */
 function json<Body extends KeptBuilds | HistoryAnswer | ChangesPage>(route: CachedRoute, body: Body): Answer {
@@ -15,7 +15,7 @@ function json<Body extends KeptBuilds | HistoryAnswer | ChangesPage>(route: Cach
 export function buildsRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     await requireApiKey(event, services);
-    const builds = (await historyOf(services).builds()).map(({ id, issued_at, records }) => ({ id, issued_at, records }));
+    const builds = (await services.history.builds()).map(({ id, issued_at, records }) => ({ id, issued_at, records }));
     return sendAnswer(event, json<KeptBuilds>('/v1/builds', { builds }));
   });
 }
@@ -26,7 +26,7 @@ export function historyRoute(services: GatewayServices) {
     await requireApiKey(event, services);
     const domain = domainParameter(queryOf(event));
     event.context.domain = domain;
-    return sendAnswer(event, json<HistoryAnswer>('/v1/history', await historyOf(services).history(domain)));
+    return sendAnswer(event, json<HistoryAnswer>('/v1/history', await services.history.history(domain)));
   });
 }
 
@@ -36,6 +36,6 @@ export function changesRoute(services: GatewayServices) {
     await requireApiKey(event, services);
     const query = queryOf(event);
     const since = queryParameter(query, 'since', true)!;
-    return sendAnswer(event, json<ChangesPage>('/v1/changes', await historyOf(services).changes(since, queryParameter(query, 'cursor'))));
+    return sendAnswer(event, json<ChangesPage>('/v1/changes', await services.history.changes(since, queryParameter(query, 'cursor'))));
   });
 }

@@ -1,5 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { defineEventHandler } from 'h3';
 import { BuildNotFoundError, NotFoundError } from '@merchant-verify/verifier/errors';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
@@ -9,7 +7,7 @@ import { parseTilePath, tileCovered } from '../../core/tlog/tiles.ts';
 import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import type { GatewayServices } from '../context.ts';
-import { domainLookup, historyOf, proofsOf } from '../query.ts';
+import { domainLookup } from '../query.ts';
 import { cacheHeaders } from '../cache-policy.ts';
 
 /** Path prefix of the log's tiles and checkpoint (c2sp.org/tlog-tiles). */
@@ -26,7 +24,7 @@ export function logFilesRoute(services: GatewayServices) {
     const isCheckpoint = path === LOG_CHECKPOINT;
     const tile = isCheckpoint ? null : parseTilePath(path);
     if (!isCheckpoint && !tile) throw new NotFoundError(`${LOG_PREFIX}${path}`);
-    const read = (name: string) => (services.proofs ? services.proofs.file(name) : readFile(join(services.publicDir, LOG_DIR, name)).catch(() => null));
+    const read = (name: string) => services.proofs.file(name);
     // A tile is served (and cached for a year) only once the published checkpoint commits to it.
     if (tile && !tileCovered(tile, checkpointSize(await read(LOG_CHECKPOINT)))) throw new NotFoundError(`${LOG_PREFIX}${path}`);
     const bytes = await read(path);
@@ -51,7 +49,7 @@ function checkpointSize(note: Buffer | null): number {
 /** `GET /.well-known/merchant-verify-log.vkey`: the log's verifier key in signed-note form. */
 export function logVkeyRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
-    const bytes = services.proofs ? await services.proofs.vkey() : await readFile(join(services.publicDir, LOG_VKEY_PATH)).catch(() => null);
+    const bytes = await services.proofs.vkey();
     if (!bytes) throw new NotFoundError(LOG_VKEY_PATH);
     const headers = { 'content-type': 'text/plain; charset=utf-8', ...cacheHeaders(LOG_VKEY_PATH) };
     return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));
@@ -66,8 +64,8 @@ export function logVkeyRoute(services: GatewayServices) {
 export function proofRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     const { domain, build } = await domainLookup(event, services);
-    if (build !== undefined && !(await historyOf(services).builds()).some((b) => b.id === build)) throw new BuildNotFoundError(build);
-    const { proof } = await proofsOf(services).proofFor(domain, build);
+    if (build !== undefined && !(await services.history.builds()).some((b) => b.id === build)) throw new BuildNotFoundError(build);
+    const { proof } = await services.proofs.proofFor(domain, build);
     const bytes = Buffer.from(proof);
     const headers = { 'content-type': 'text/plain; charset=utf-8', ...cacheHeaders('/v1/proof') };
     return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));

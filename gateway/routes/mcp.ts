@@ -5,7 +5,7 @@ import { sendAnswer } from '../answer.ts';
 import { cacheHeaders } from '../cache-policy.ts';
 import { authenticate, chargeQuota } from '../auth.ts';
 import { readBody } from '../body.ts';
-import { historyOf, proofsOf } from '../query.ts';
+
 import type { GatewayServices } from '../context.ts';
 
 /**
@@ -23,8 +23,8 @@ export function mcpRoute(services: GatewayServices) {
     if (body === undefined) return;
     await chargeQuota(event, services, keyId, quotaCost(body));
     const keySetUrl = keySetUrlOf(publicBaseUrl(event, services.issuer));
-    const history = (domain: string) => historyOf(services).history(domain);
-    const proof = (domain: string) => proofsOf(services).proofFor(domain);
+    const history = (domain: string) => services.history.history(domain);
+    const proof = (domain: string) => services.proofs.proofFor(domain);
     const server = () => createMcpServer(async (domain) => (await services.records.recordFor(domain)).bytes, { keySetUrl, issuer: services.issuer, history, proof, absence: (domain) => services.records.absenceFor(domain) });
     // The body was read (and bounded) above; the SDK is given it parsed, with the request's headers.
     const request = new Request(new URL(event.node.req.originalUrl ?? '/mcp', 'http://gateway.invalid'), { method: 'POST', headers: event.headers });

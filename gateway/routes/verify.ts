@@ -3,7 +3,7 @@ import type { ServedRecord } from '../../service/records.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import { cacheHeaders } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';
-import { domainLookup, historyOf } from '../query.ts';
+import { domainLookup } from '../query.ts';
 
 /**
  * `GET /v1/verify?domain=`: the key first (401 before 400), then the domain, then the records
@@ -13,7 +13,7 @@ export function verifyRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     const { domain, build } = await domainLookup(event, services);
     if (build === undefined) return sendRecord(event, await services.records.recordFor(domain));
-    return sendRecord(event, await historyOf(services).recordIn(build, domain));
+    return sendRecord(event, await services.history.recordIn(build, domain));
   });
 }
 

@@ -1,5 +1,5 @@
 import { AwsClient } from 'aws4fetch';
-import { parseS3Url, s3ConfigFromEnv, type S3Config, type S3Location } from './config.ts';
+import type { S3Config, S3Location } from './config.ts';
 import type { AwsCredentials } from './credentials.ts';
 import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTransportOptions } from '../origin-transport.ts';
 
@@ -59,13 +59,4 @@ export class S3Bucket {
     }
     return this.signer.client;
   }
-}
-
-/**
- * The bucket at `s3://BUCKET/PREFIX` (named by `flag` in errors), with the standard AWS settings,
- * for the CLI's bulk transfers (`mvr publish`, `mvr pull`): longer timeouts and more retries than
- * a gateway's lookups, since a month's records are many objects and one slow one must not fail all.
- */
-export function transferBucket(url: string, flag: string, env: Record<string, string | undefined>): S3Bucket {
-  return new S3Bucket(parseS3Url(url, flag), s3ConfigFromEnv(env), { timeoutMs: 30_000, retries: 4 });
 }

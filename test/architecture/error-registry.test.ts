@@ -17,7 +17,7 @@ const SOURCE_FOLDERS = ['packages/verifier/src', 'core', 'storage', 'service', '
  * reads, the MCP tool): what it throws must have a status. Start-up code (loading key files,
  * listening) raises INVALID_CONFIG or INVALID_KEY, which stop the process instead.
  */
-const REQUEST_PATH = ['gateway/app.ts', 'gateway/auth.ts', 'gateway/answer.ts', 'gateway/body.ts', 'gateway/query.ts', 'service/batch.ts', 'service/history.ts', 'gateway/problem.ts', 'gateway/routes/', 'service/records.ts', 'storage/folder.ts', 'storage/http-origin.ts', 'storage/origin-transport.ts', 'storage/s3/records.ts', 'storage/key-set-source.ts', 'service/verified-cache.ts', 'access/rate-limit.ts', 'mcp/'];
+const REQUEST_PATH = ['gateway/app.ts', 'gateway/auth.ts', 'gateway/answer.ts', 'gateway/body.ts', 'gateway/query.ts', 'service/batch.ts', 'service/history.ts', 'gateway/problem.ts', 'gateway/routes/', 'service/records.ts', 'storage/folder.ts', 'storage/http-origin.ts', 'storage/origin-transport.ts', 'storage/s3/store.ts', 'storage/public-files.ts', 'storage/key-set-source.ts', 'service/verified-cache.ts', 'access/rate-limit.ts', 'mcp/'];
 /** The call shapes that name a code: `super('X'`, `new MvrError('X'`, `code: 'X'`, `fail('X'`. */
 const CODE_SHAPES = [/\bsuper\(\s*'([A-Z][A-Z_]+)'/g, /\bnew MvrError\(\s*'([A-Z][A-Z_]+)'/g, /\bcode:\s*'([A-Z][A-Z_]+)'/g, /\bfail\(\s*'([A-Z][A-Z_]+)'/g];
 

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLogProof } from '@merchant-verify/verifier';
 import { uploadBuild } from '../../builder/upload.ts';
+import { openStore } from '../../storage/open.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { runCli } from '../support/cli.ts';
@@ -25,11 +26,11 @@ let bucketGateway: TestGateway;
 let firstCheckpoint: string;
 
 const publish = async () => {
-  const bucket = new S3Bucket(parseS3Url(`s3://${BUCKET}/prod`), s3ConfigFromEnv(s3.env));
+  const store = openStore(`s3://${BUCKET}/prod`, { s3: s3ConfigFromEnv(s3.env) });
   try {
-    return await uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, bucket });
+    return await uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, to: store });
   } finally {
-    await bucket.close();
+    await store.close();
   }
 };
 
@@ -117,13 +118,14 @@ describe('the log from a bucket', () => {
   it('mvr publish refuses a log that does not extend the bucket\'s (a build without mvr log pull), and takes it once pulled', async () => {
     const bucket = new S3Bucket(parseS3Url(`s3://${BUCKET}/prod`), s3ConfigFromEnv(s3.env));
     const live = async () => (await bucket.get('live.json')).body.toString('utf8');
+    const store = openStore(`s3://${BUCKET}/prod`, { s3: s3ConfigFromEnv(s3.env) });
     try {
       // A fresh machine with the same keys but no log: its build starts a log of its own.
       const fresh = await makeProject({ build: false });
       await cp(project.keysDir, fresh.keysDir, { recursive: true });
       await build(fresh, { now: Date.parse('2027-01-01T00:00:00Z') });
       const before = await live();
-      const refused = uploadBuild({ recordsDir: fresh.recordsDir, publicDir: fresh.publicDir, bucket });
+      const refused = uploadBuild({ recordsDir: fresh.recordsDir, publicDir: fresh.publicDir, to: store });
       await expect(refused).rejects.toMatchObject({ code: 'LOG_INCONSISTENT' });
       await expect(refused).rejects.toThrow(/\(size 33\) does not extend the one published in .* \(size 66, .*mvr log pull/);
       expect(await live()).toBe(before);
@@ -135,10 +137,10 @@ describe('the log from a bucket', () => {
       const r = await runCli(['log', 'pull', '--from', `${bucketGateway.url}/log`, '--public', pulled.publicDir]);
       expect(r.code, r.stderr).toBe(0);
       await build(pulled, { now: Date.parse('2027-01-01T00:00:00Z') });
-      const summary = await uploadBuild({ recordsDir: pulled.recordsDir, publicDir: pulled.publicDir, bucket });
+      const summary = await uploadBuild({ recordsDir: pulled.recordsDir, publicDir: pulled.publicDir, to: store });
       expect(await live()).toContain(summary.build);
     } finally {
-      await bucket.close();
+      await Promise.all([bucket.close(), store.close()]);
     }
   });
 });

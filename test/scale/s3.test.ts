@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/upload.ts';
+import { openStore } from '../../storage/open.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -26,9 +27,10 @@ const GOLD = 'acme-outdoor.example';
 let s3: TestS3;
 let project: Project;
 const bucketAt = (prefix: string, env: Record<string, string> = s3.env) => new S3Bucket(parseS3Url(`s3://${BUCKET}/${prefix}`), s3ConfigFromEnv(env));
+const storeAt = (prefix: string) => openStore(`s3://${BUCKET}/${prefix}`, { s3: s3ConfigFromEnv(s3.env) });
 const publish = (prefix: string, p: Project = project) => {
-  const bucket = bucketAt(prefix);
-  return uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, bucket }).finally(() => bucket.close());
+  const store = storeAt(prefix);
+  return uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, to: store }).finally(() => store.close());
 };
 const gatewayOn = (prefix: string, p: Project = project) => startTestGateway(p, { recordsDir: `s3://${BUCKET}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' });
 
@@ -93,10 +95,10 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
   it('an interrupted publish leaves the old build live', async () => {
     const live = (await g.verify(GOLD)).bytes;
     await build(project, { now: Date.parse('2027-01-01T00:00:00Z') });
-    const bucket = bucketAt('prod');
-    const publishing = uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, bucket, concurrency: 1, onProgress: (p) => void (p.uploaded === 5 && s3.stop()) });
+    const store = storeAt('prod');
+    const publishing = uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, to: store, concurrency: 1, onProgress: (p) => void (p.uploaded === 5 && s3.stop()) });
     await expect(publishing).rejects.toMatchObject({ code: 'BUILD_FAILED', message: expect.stringMatching(/live build there is unchanged/) });
-    await bucket.close();
+    await store.close();
     await s3.start();
     // The gateway may answer 503 until it has read the store again; then it serves the old build.
     const { value: after } = await poll(() => g.verify(GOLD), (r) => r.status !== 503, { timeoutMs: 5000 });

@@ -89,6 +89,17 @@ export class BuildNotFoundError extends MvrError {
   }
 }
 
+/**
+ * A store that keeps no past builds (a copy of one build's folder, an http(s) origin): every
+ * question about kept builds, history or changes is answered with this, worded once; `why` says
+ * what the store is.
+ */
+export class NoBuildHistoryError extends BuildNotFoundError {
+  constructor(why: string) {
+    super('', `this gateway keeps no build history: ${why}; serve the records folder "mvr build" writes, or s3:// as "mvr publish" fills it`);
+  }
+}
+
 /** The caller used up its quota; `retryAfterSeconds` says when its window resets. */
 export class RateLimitedError extends MvrError {
   constructor(
@@ -202,6 +213,20 @@ export class FetchFailedError extends MvrError {
 export class NotInLogError extends MvrError {
   constructor(message: string) {
     super('NOT_IN_LOG', message);
+  }
+}
+
+/** A store that holds no transparency log of its own (an http(s) origin serves one build's records only). */
+export class NoLogError extends NotInLogError {
+  constructor(why: string) {
+    super(`this gateway serves no log proofs: ${why}; log proofs come from a gateway on a records folder or a bucket`);
+  }
+}
+
+/** A store that builds cannot be published to or pulled from (only a bucket is), named by the flag that gave it. */
+export class StoreNotPublishedError extends ConfigError {
+  constructor(flag: string, url: string) {
+    super(`${flag} ${url}: not s3://BUCKET/PREFIX (builds are published to and pulled from a bucket only)`);
   }
 }
 

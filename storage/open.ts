@@ -1,0 +1,55 @@
+import { resolve } from 'node:path';
+import { ConfigError } from '@merchant-verify/verifier/errors';
+import { FolderStore } from './folder.ts';
+import { HttpOriginStore } from './http-origin.ts';
+import { S3Bucket } from './s3/bucket.ts';
+import { parseS3Url, s3ConfigFromEnv, type S3Config } from './s3/config.ts';
+import { S3Store } from './s3/store.ts';
+import type { Store } from './store.ts';
+
+export interface StoreSettings {
+  /** The public folder `mvr build` writes (key set, log files), read with a folder or an http(s) origin (default `public`). */
+  publicDir?: string;
+  /** Credentials, region and endpoint, for s3:// (see {@link storeSettingsFromEnv}). */
+  s3?: S3Config;
+  /** For bulk transfers (`mvr publish`, `mvr pull`): longer timeouts and more retries than a gateway's lookups, since one slow object of many must not fail all. */
+  bulk?: boolean;
+  /** The flag the URL came from, for messages (default `--records`). */
+  flag?: string;
+}
+
+/** The timeouts and retries of bulk transfers. */
+const BULK = { timeoutMs: 30_000, retries: 4 };
+
+/**
+ * The store at `url`, by its form: `s3://BUCKET/PREFIX` a bucket as `mvr publish` fills it, an
+ * http(s) URL an origin serving one build's folder, anything else a records folder. The one place
+ * that knows which backend a URL names: a fourth backend is its module and one line here.
+ * Nothing is read yet: call `refresh()` before the first lookup.
+ */
+export function openStore(url: string, settings: StoreSettings): Store {
+  const flag = settings.flag ?? '--records';
+  const transport = settings.bulk ? BULK : {};
+  const publicDir = resolve(settings.publicDir ?? 'public');
+  if (isS3(url)) {
+    if (!settings.s3) throw new ConfigError(`${flag} ${url}: s3:// needs the S3 settings (the standard AWS variables)`);
+    return new S3Store(new S3Bucket(parseS3Url(url, flag), settings.s3, transport));
+  }
+  if (isHttp(url)) return new HttpOriginStore(url, publicDir, transport);
+  return new FolderStore(resolve(url), publicDir);
+}
+
+/** A store URL as configuration keeps it: a folder made absolute (a process may change directory), a URL as given. */
+export function storeUrlOf(url: string): string {
+  return isS3(url) || isHttp(url) ? url : resolve(url);
+}
+
+/** The settings a store at `url` reads from the environment (the standard AWS variables for s3://), checked now. */
+export function storeSettingsFromEnv(url: string, env: Record<string, string | undefined>, flag = '--records'): { s3?: S3Config } {
+  if (!isS3(url)) return {};
+  parseS3Url(url, flag);
+  return { s3: s3ConfigFromEnv(env) };
+}
+
+const isS3 = (url: string) => /^s3:\/\//i.test(url);
+const isHttp = (url: string) => /^https?:\/\//i.test(url);

@@ -1,0 +1,36 @@
+import { BUCKET_LOG_PREFIX, BUILDS_DIR, LIVE_POINTER_OBJECT, MANIFEST_FILE } from '../../core/layout.ts';
+import type { PublishedBuilds } from '../store.ts';
+import type { S3Bucket } from './bucket.ts';
+import { liveBuildOf } from './live-pointer.ts';
+
+/**
+ * Builds as `mvr publish` lays them out in a bucket: each under `builds/<id>/` (never changed once
+ * written), the log's tiles under `log/`, and `live.json` naming the live build, written last.
+ */
+export class S3PublishedBuilds implements PublishedBuilds {
+  constructor(private readonly bucket: S3Bucket) {}
+
+  liveNow(): Promise<string | null> {
+    return liveBuildOf(this.bucket);
+  }
+
+  async hasBuild(build: string): Promise<boolean> {
+    const key = `${BUILDS_DIR}/${build}/${MANIFEST_FILE}`;
+    const res = await this.bucket.get(key);
+    if (res.statusCode === 200) return true;
+    if (res.statusCode === 404) return false;
+    throw new Error(`${key} answered ${res.statusCode}`);
+  }
+
+  putBuildFile(build: string, path: string, body: Buffer, contentType = 'application/json'): Promise<void> {
+    return this.bucket.put(`${BUILDS_DIR}/${build}/${path}`, body, contentType);
+  }
+
+  putLogFile(path: string, body: Buffer): Promise<void> {
+    return this.bucket.put(`${BUCKET_LOG_PREFIX}${path}`, body, 'application/octet-stream');
+  }
+
+  putLive(pointer: { build: string; published_at: string; records: number | null }): Promise<void> {
+    return this.bucket.put(LIVE_POINTER_OBJECT, Buffer.from(`${JSON.stringify(pointer)}\n`), 'application/json');
+  }
+}

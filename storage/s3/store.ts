@@ -1,0 +1,204 @@
+import { RecordUnavailableError, StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, BUILDS_DIR, LIVE_POINTER_OBJECT, LOG_CHECKPOINT, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
+import { MAX_RECORD_BYTES } from '../../core/files.ts';
+import type { KeySetOrigin } from '../key-set-source.ts';
+import { keptBuilds, parseKeptList, type KeptBuild } from '../kept-builds.ts';
+import type { Store } from '../store.ts';
+import { BodyTooLargeError, type S3Bucket } from './bucket.ts';
+import { parseLivePointer } from './live-pointer.ts';
+import { S3PublishedBuilds } from './published.ts';
+
+/** The live build as last read from the bucket: its id and the key set published with it. */
+interface Live {
+  build: string;
+  keySet: Buffer;
+  pointerEtag: string | null;
+  confirmedAt: number;
+}
+
+/**
+ * Builds in a private S3 bucket, as `mvr publish` lays them out: `live.json` names the live
+ * build; its records, manifest, key set and kept list sit under `builds/<id>/`, never changed
+ * once written; the log's tiles under `log/`. Each refresh asks for `live.json` with its ETag (a
+ * 304 costs nothing); a new build is taken with its own key set, so records and key set always
+ * come from the same build. A 404 is "not there" only while the bucket answers; a bucket that
+ * cannot be read is STORE_UNAVAILABLE.
+ */
+export class S3Store implements Store {
+  private live: Live | null = null;
+  private error: string | null = 'not loaded yet';
+  /** The live build's checkpoint, read once per live build (every tile request asks for it). */
+  private checkpoint: { build: string; bytes: Promise<Buffer | null> } | null = null;
+
+  constructor(
+    private readonly bucket: S3Bucket,
+    private readonly options: { pointerTtlMs?: number } = {},
+  ) {}
+
+  get name(): string {
+    return this.bucket.name;
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      const known = this.live;
+      const res = await this.bucket.get(LIVE_POINTER_OBJECT, known?.pointerEtag ? { 'if-none-match': known.pointerEtag } : {});
+      if (res.statusCode === 304 && known) {
+        known.confirmedAt = performance.now();
+      } else {
+        if (res.statusCode === 404) throw new Error(`no ${LIVE_POINTER_OBJECT} (nothing published yet: run "mvr publish --to ${this.bucket.name}")`);
+        if (res.statusCode !== 200) throw new Error(`${LIVE_POINTER_OBJECT} answered ${res.statusCode}`);
+        const build = parseLivePointer(res.body);
+        const pointerEtag = typeof res.headers.etag === 'string' ? res.headers.etag : null;
+        const keySet = build === known?.build ? known.keySet : await this.object(`${BUILDS_DIR}/${build}/${BUILD_KEY_SET_OBJECT}`);
+        this.live = { build, keySet, pointerEtag, confirmedAt: performance.now() };
+      }
+      this.error = null;
+    } catch (error) {
+      // No generation while the bucket cannot be read: every lookup is STORE_UNAVAILABLE, as
+      // with a missing folder, rather than answers from a build we cannot confirm.
+      this.live = null;
+      this.error = `records store ${this.bucket.name} unavailable: ${(error as Error).message}`;
+    }
+  }
+
+  generation(): string {
+    return this.live?.build ?? '';
+  }
+
+  liveBuild(): string | null {
+    return this.live?.build ?? null;
+  }
+
+  describe() {
+    return { ok: this.live !== null, build: this.live?.build ?? null, error: this.error };
+  }
+
+  async readRecord(domain: string): Promise<Buffer | null> {
+    const live = this.current();
+    const key = `${BUILDS_DIR}/${live.build}/${recordPath(domain)}`;
+    let res;
+    try {
+      res = await this.bucket.get(key, {}, MAX_RECORD_BYTES);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) throw new RecordUnavailableError(`record object of ${domain} has more than the ${MAX_RECORD_BYTES} bytes a record may have`);
+      throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
+    }
+    if (res.statusCode === 200) return res.body;
+    if (res.statusCode === 404) {
+      // Believe "not found" only from a bucket whose live pointer answered recently.
+      if (performance.now() - live.confirmedAt > (this.options.pointerTtlMs ?? 5000)) await this.refresh();
+      if (!this.live) throw new StoreUnavailableError(this.error ?? 'records store unavailable');
+      return null;
+    }
+    if (res.statusCode >= 500 || res.statusCode === 403) throw new StoreUnavailableError(`records store answered ${res.statusCode} for ${domain}`);
+    throw new RecordUnavailableError(`records store answered ${res.statusCode} for ${domain}`);
+  }
+
+  async readLiveFile(name: string): Promise<Buffer | null> {
+    return this.readFile(this.current().build, name);
+  }
+
+  /** The key set published with the live build, for the records service's key set. */
+  keySet(): KeySetOrigin {
+    return {
+      name: `${this.bucket.name}/${BUILDS_DIR}/<live>/${BUILD_KEY_SET_OBJECT}`,
+      version: async () => this.live?.build ?? `unavailable: ${this.error}`,
+      read: async () => {
+        if (!this.live) throw new Error(this.error ?? 'records store unavailable');
+        return this.live.keySet;
+      },
+    };
+  }
+
+  /** Objects of a build never change, so the list (published with the live build) is read again only for a new live build. */
+  async keptVersion(): Promise<string> {
+    return '';
+  }
+
+  async keptBuilds(): Promise<KeptBuild[]> {
+    const live = await this.logBuild();
+    // A build published before kept lists were uploaded has none: it is then the only kept build.
+    const list = await this.readFile(live, BUILD_KEPT_OBJECT);
+    return keptBuilds(live, list ? parseKeptList(list) : [], (id) => this.readFile(id, MANIFEST_FILE));
+  }
+
+  async readFile(build: string, path: string): Promise<Buffer | null> {
+    return (await this.get(`${BUILDS_DIR}/${build}/${path}`, {}))?.body ?? null;
+  }
+
+  async readRecordFile(build: string, path: string): Promise<Buffer | null> {
+    return (await this.get(`${BUILDS_DIR}/${build}/${path}`, {}, MAX_RECORD_BYTES))?.body ?? null;
+  }
+
+  async readRange(build: string, path: string, start: number, length: number): Promise<Buffer | null> {
+    const res = await this.get(`${BUILDS_DIR}/${build}/${path}`, { range: `bytes=${start}-${start + length - 1}` });
+    if (!res) return null;
+    // 416: the range starts at or past the end. A 200 is a server that ignored the range.
+    if (res.statusCode === 416) return Buffer.alloc(0);
+    return res.statusCode === 200 ? res.body.subarray(start, start + length) : res.body;
+  }
+
+  /** The live build as the records service last confirmed it. */
+  async logBuild(): Promise<string> {
+    if (!this.live) throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: no live build read yet`);
+    return this.live.build;
+  }
+
+  /** The live build's checkpoint is the log's: `mvr publish` swaps both with live.json. */
+  async logFile(path: string): Promise<Buffer | null> {
+    if (path === LOG_CHECKPOINT) return this.liveCheckpoint();
+    return (await this.get(`${BUCKET_LOG_PREFIX}${path}`, {}))?.body ?? null;
+  }
+
+  async logVkey(): Promise<Buffer | null> {
+    return this.readFile(await this.logBuild(), BUILD_LOG_VKEY_OBJECT);
+  }
+
+  published(): S3PublishedBuilds {
+    return new S3PublishedBuilds(this.bucket);
+  }
+
+  close(): Promise<void> {
+    return this.bucket.close();
+  }
+
+  private current(): Live {
+    if (!this.live) throw new StoreUnavailableError(this.error ?? `records store ${this.bucket.name} unavailable`);
+    return this.live;
+  }
+
+  /** Read once per live build; a failed read is not kept. */
+  private async liveCheckpoint(): Promise<Buffer | null> {
+    const build = await this.logBuild();
+    if (this.checkpoint?.build !== build) {
+      const read = { build, bytes: this.readFile(build, BUILD_CHECKPOINT_FILE) };
+      this.checkpoint = read;
+      read.bytes.catch(() => {
+        if (this.checkpoint === read) this.checkpoint = null;
+      });
+    }
+    return this.checkpoint.bytes;
+  }
+
+  /** An object; null for a 404 from a bucket that answers. Anything else unreadable is STORE_UNAVAILABLE, never "not there". */
+  private async get(key: string, headers: Record<string, string>, maxBytes?: number) {
+    let res;
+    try {
+      res = await this.bucket.get(key, headers, maxBytes);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) throw new RecordUnavailableError(`${this.bucket.name}/${key} has more than the ${maxBytes} bytes a record may have`);
+      // No `cause`: the gateway answers with an error's cause when it has one (h3 passes it on).
+      throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
+    }
+    if (res.statusCode === 404) return null;
+    if (res.statusCode === 200 || res.statusCode === 206 || (res.statusCode === 416 && headers.range)) return res;
+    throw new StoreUnavailableError(`records store ${this.bucket.name} answered ${res.statusCode} for ${key}`);
+  }
+
+  private async object(key: string): Promise<Buffer> {
+    const res = await this.bucket.get(key);
+    if (res.statusCode !== 200) throw new Error(`${key} answered ${res.statusCode}`);
+    return res.body;
+  }
+}

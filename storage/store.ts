@@ -1,0 +1,92 @@
+import { StoreNotPublishedError } from '@merchant-verify/verifier/errors';
+import type { KeySetOrigin } from './key-set-source.ts';
+import type { KeptBuild } from './kept-builds.ts';
+
+/** For health: what a store serves and whether it is reachable. */
+export interface StoreState {
+  ok: boolean;
+  /** The live build (its id, its folder, or the origin's manifest); null while there is none. */
+  build: string | null;
+  error: string | null;
+}
+
+/**
+ * Where builds are stored: a records folder (`storage/folder.ts`), an http(s) origin serving one
+ * build's folder (`storage/http-origin.ts`) or a bucket (`storage/s3/`). Every backend answers
+ * the same questions; nothing outside storage/ knows which one it has (open one with
+ * `openStore`). Paths are inside a build (`manifest.json`, `ab/<domain>.json`,
+ * `changes/<id>.jsonl`); what the bytes mean is decided by the services that read them.
+ *
+ * Fail closed: `null` means "the store answered, and there is no such file". A store that cannot
+ * be read throws STORE_UNAVAILABLE, never null: "we could not look" is not "never audited".
+ * A store that cannot answer a question at all throws its typed error, worded once
+ * (`NoBuildHistoryError`, `NoLogError`; `StoreNotPublishedError` from {@link publishedBuildsOf}).
+ */
+export interface Store {
+  /** Where it is, for messages. */
+  readonly name: string;
+
+  // The live build.
+  /** Re-checks which build is live; cheap, called on a timer and after a failed verification. */
+  refresh(): Promise<void>;
+  /** Identifies the live build as last refreshed ('' while there is none); verified bytes are cached per generation. */
+  generation(): string;
+  /** The live build's id, when the store names one (null for a copy of one build or an origin). */
+  liveBuild(): string | null;
+  /** For health: what is being served and whether it is reachable. */
+  describe(): StoreState;
+  /** A live record's bytes, only from a regular file or object of at most 64 KiB (UNAVAILABLE otherwise); null when there is none. */
+  readRecord(domain: string): Promise<Buffer | null>;
+  /** A file of the live build beside its records (its domain map, its statement); null when it has none. */
+  readLiveFile(name: string): Promise<Buffer | null>;
+  /** The key set published with the live build (a bucket), or the public folder's key set file. */
+  keySet(): KeySetOrigin;
+
+  // Kept builds (`mvr build --keep`); NoBuildHistoryError from a store that keeps none.
+  /** Changes when the kept list may have changed under the same live build; it is read again only then. */
+  keptVersion(): Promise<string>;
+  /** The kept builds, newest first, the live one first (see `keptBuilds`). */
+  keptBuilds(): Promise<KeptBuild[]>;
+  /** A file of a kept build, or null when there is no such file. */
+  readFile(build: string, path: string): Promise<Buffer | null>;
+  /** A record of a kept build, only from a regular file or object of at most 64 KiB; null when there is none. */
+  readRecordFile(build: string, path: string): Promise<Buffer | null>;
+  /** At most `length` bytes of a build's file from byte `start` (fewer at its end; the change feed is paged so), or null when there is none. */
+  readRange(build: string, path: string, start: number, length: number): Promise<Buffer | null>;
+
+  // The transparency log's public files; NoLogError from a store that keeps no log.
+  /** The build whose records the log proves (the live build as the records are served from it). */
+  logBuild(): Promise<string>;
+  /** The log's `checkpoint` or a tile (`tile/...`); null when there is none. */
+  logFile(path: string): Promise<Buffer | null>;
+  /** The log's verifier key in note form; null when there is none. */
+  logVkey(): Promise<Buffer | null>;
+
+  /** Writing builds into the store (`mvr publish`) and pulling them out (`mvr pull`): only a store builds are published to has it (see {@link publishedBuildsOf}). */
+  published?(): PublishedBuilds;
+  /** Releases connections, for stores that hold any; closing twice is a no-op. */
+  close(): Promise<void>;
+}
+
+/**
+ * What `mvr publish` writes and `mvr pull` reads of a store builds are published to. Objects
+ * of a build never change once written; `putLive` is the one write that makes a build live, so a
+ * reader sees the old build or the new one, never a mix.
+ */
+export interface PublishedBuilds {
+  /** The build the store names live now, read afresh; null when nothing is published yet. */
+  liveNow(): Promise<string | null>;
+  /** Whether a build is complete in the store (its manifest, written last, is there). */
+  hasBuild(build: string): Promise<boolean>;
+  putBuildFile(build: string, path: string, body: Buffer, contentType?: string): Promise<void>;
+  /** A tile of the log (`tile/...`); immutable, so written before the checkpoint that covers it goes live. */
+  putLogFile(path: string, body: Buffer): Promise<void>;
+  /** Names `build` live: written last. `pointer` is the record of the publication. */
+  putLive(pointer: { build: string; published_at: string; records: number | null }): Promise<void>;
+}
+
+/** What `mvr publish` and `mvr pull` use of a store; a usage error, naming `flag`, for a store builds are not published to. */
+export function publishedBuildsOf(store: Store, flag: string): PublishedBuilds {
+  if (!store.published) throw new StoreNotPublishedError(flag, store.name);
+  return store.published();
+}
