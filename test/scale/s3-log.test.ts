@@ -16,6 +16,7 @@ import { expectProblem } from '../support/gateway-expect.ts';
 import { build, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { connectHttpClient } from '../support/mcp.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { publishTo } from '../support/s3-records.ts';
 
 const BUCKET = 'mvr-log';
 let s3: TestS3;
@@ -24,14 +25,7 @@ let folder: TestGateway;
 let bucketGateway: TestGateway;
 let firstCheckpoint: string;
 
-const publish = async () => {
-  const bucket = new S3Bucket(parseS3Url(`s3://${BUCKET}/prod`), s3ConfigFromEnv(s3.env));
-  try {
-    return await uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, bucket });
-  } finally {
-    await bucket.close();
-  }
-};
+const publish = () => publishTo(s3, BUCKET, 'prod', project);
 
 beforeAll(async () => {
   s3 = await startS3([BUCKET]);

@@ -3,7 +3,7 @@
  * a build uploaded there (as `mvr publish --to s3://` does), and a test gateway reading it.
  */
 import { uploadBuild } from '../../builder/upload.ts';
-import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
+import { parseS3Url, S3Bucket, s3ConfigFromEnv, transferBucket } from '../../storage/s3/bucket.ts';
 import { startTestGateway, type TestGateway } from './gateway.ts';
 import type { Project } from './project.ts';
 import type { TestS3 } from './s3-server.ts';
@@ -11,9 +11,12 @@ import type { TestS3 } from './s3-server.ts';
 /** The bucket `name` under `prefix` on the test server, signed with `env`'s credentials. */
 export const bucketAt = (s3: TestS3, name: string, prefix: string, env: Record<string, string> = s3.env) => new S3Bucket(parseS3Url(`s3://${name}/${prefix}`), s3ConfigFromEnv(env));
 
-/** Uploads `p`'s live build (and its kept builds) to `s3://name/prefix`. */
+/**
+ * Uploads `p`'s live build (and its kept builds) to `s3://name/prefix` as `mvr publish` does, with
+ * its bulk-transfer timeouts: a gateway lookup's 2 s per request timed out here on a loaded machine.
+ */
 export function publishTo(s3: TestS3, name: string, prefix: string, p: Project) {
-  const bucket = bucketAt(s3, name, prefix);
+  const bucket = transferBucket(`s3://${name}/${prefix}`, '--to', s3.env);
   return uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, bucket }).finally(() => bucket.close());
 }
 
