@@ -31,10 +31,10 @@ export function evaluate(template: string, ctx: Record<string, unknown>): string
 
 /** A stand-in for curl: answers URLs from FAKE_CURL_ROUTES ({url: {status, file}}), logs its argv. */
 export const FAKE_CURL = `#!/usr/bin/env node
-export const fs = require('node:fs');
-export const args = process.argv.slice(2);
+const fs = require('node:fs');
+const args = process.argv.slice(2);
 fs.appendFileSync(process.env.FAKE_CURL_LOG, JSON.stringify(args) + '\\n');
-export const withValue = new Set(['--config', '--output', '-o', '--write-out', '-w', '--retry', '--max-time', '--proto', '--proto-redir']);
+const withValue = new Set(['--config', '--output', '-o', '--write-out', '-w', '--retry', '--max-time', '--proto', '--proto-redir']);
 let url, output, writeOut = '', fail = false;
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
@@ -46,7 +46,7 @@ for (let i = 0; i < args.length; i++) {
   } else if (a === '--fail' || a === '-f') fail = true;
   else if (!a.startsWith('-')) url = a;
 }
-export const route = JSON.parse(process.env.FAKE_CURL_ROUTES)[url];
+const route = JSON.parse(process.env.FAKE_CURL_ROUTES)[url];
 if (!route) { process.stderr.write('curl: (6) Could not resolve host\\n'); process.exit(6); }
 if (route.status >= 400 && fail) { process.stderr.write('curl: (22) The requested URL returned error: ' + route.status + '\\n'); process.exit(22); }
 if (route.file && output) fs.copyFileSync(route.file, output);
