@@ -3,14 +3,9 @@ import { mkdir, readdir, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { ChangeEntry, Verdict } from '../core/history-schema.ts';
+import type { VerificationRecord } from '../core/record.ts';
 import { CHANGES_DIR, INDEX_FILE } from '../core/layout.ts';
-
-/** What the change feed compares: a record's status, tier and score. */
-export interface Verdict {
-  status: string;
-  tier: string | null;
-  score: number | null;
-}
 
 interface IndexLine extends Verdict {
   domain: string;
@@ -46,7 +41,7 @@ export async function writeIndex(buildDir: string, onShard?: (domains: string[])
     onShard?.(domains);
     for (const domain of domains) {
       // Synchronous reads: these files were just written (page cache), and an async read costs four trips through libuv's pool.
-      const r = JSON.parse(readFileSync(join(buildDir, shard, `${domain}.json`), 'utf8')) as { domain: string; status: string; tier: string | null; score: number | null };
+      const r = JSON.parse(readFileSync(join(buildDir, shard, `${domain}.json`), 'utf8')) as VerificationRecord;
       const line = `${JSON.stringify({ shard, domain: r.domain, status: r.status, tier: r.tier, score: r.score })}\n`;
       offset += Buffer.byteLength(line);
       await write(out, line);
@@ -94,7 +89,8 @@ export async function writeChanges(buildDir: string, earlierId: string, earlierD
   let count = 0;
   const emit = async (domain: string, was: IndexLine | undefined, now: IndexLine | undefined) => {
     count++;
-    await write(out, `${JSON.stringify({ domain, before: verdict(was), after: verdict(now) })}\n`);
+    const change: ChangeEntry = { domain, before: verdict(was), after: verdict(now) };
+    await write(out, `${JSON.stringify(change)}\n`);
   };
   while (!b.done || !a.done) {
     const cmp = b.done ? 1 : a.done ? -1 : order(b.value) < order(a.value) ? -1 : order(b.value) > order(a.value) ? 1 : 0;

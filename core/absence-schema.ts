@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { STATEMENT_SCHEMA_SUFFIX } from '@merchant-verify/verifier/absence';
+import { STATEMENT_SCHEMA_SUFFIX, type AbsenceProof, type BuildStatement } from '@merchant-verify/verifier/absence';
+import type { SameShape } from './same-shape.ts';
 
 // The wire formats of absence, as zod schemas beside the record's: what the gateway answers and
 // what the OpenAPI document describes. The portable verifier checks the same shape by hand
-// (`createAbsenceVerifier`), having no schema library.
+// (`createAbsenceVerifier`), having no schema library; its types and these schemas must agree, or
+// the two lines at the end do not compile.
 
 const hash = z.string().regex(/^[A-Za-z0-9+/]{43}=$/).describe('A 32-byte SHA-256 hash in standard base64 (RFC 4648 section 4, padded)');
 
@@ -41,3 +43,6 @@ export const absenceProofSchema = z
   .describe(
     'Holds when the statement verifies against the key set; domain_hash is SHA-256 of the domain; left.leaf < domain_hash < right.leaf; each path proves its leaf at its index under domain_map.root and size; and right.index = left.index + 1 (no left: right.index 0; no right: left.index = size - 1; neither: size 0). Verify with `verifyAbsence` of @merchant-verify/verifier.',
   );
+
+true satisfies SameShape<z.infer<typeof absenceProofSchema>, AbsenceProof>;
+true satisfies SameShape<z.infer<typeof buildStatementSchema>, BuildStatement>;

@@ -1,13 +1,22 @@
-import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '@merchant-verify/verifier/errors';
+import { z } from 'zod';
+import { ERROR_REGISTRY, HTTP_ERROR_CODES, isMvrError, type ErrorCode } from '@merchant-verify/verifier/errors';
 
-/** An RFC 9457 problem document: status and title from the error registry, and the stable code. */
-export interface ProblemDocument {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: ErrorCode;
-}
+/**
+ * An RFC 9457 problem document, as every error of the HTTP API is answered and as a batch (over
+ * HTTP or MCP) carries one in place of a record: status and title from the error registry, and
+ * the stable code.
+ */
+export const problemSchema = z
+  .strictObject({
+    type: z.url().describe('`https://{issuer}/problems/<code in kebab case>`'),
+    title: z.string().describe("The code's title"),
+    status: z.int().min(400).max(599).describe('The HTTP status'),
+    detail: z.string().min(1).describe('What is wrong, naming the query parameter, header or member'),
+    code: z.enum(HTTP_ERROR_CODES).describe('Stable, machine-readable code'),
+  })
+  .meta({ title: 'Problem' });
+
+export type ProblemDocument = z.infer<typeof problemSchema>;
 
 /** The `type` URI of a problem code: `https://{issuer}/problems/invalid-domain`. */
 export function problemType(issuer: string, code: string): string {

@@ -23,7 +23,7 @@ import { pathOf } from './query.ts';
 type Method = 'GET' | 'HEAD' | 'POST';
 
 /** Every route of the gateway: path, methods, handler. A known path asked with another method is 405 with `Allow`. */
-function routes(services: GatewayServices): { path: string; methods: Method[]; handler: EventHandler }[] {
+export function routes(services: GatewayServices): { path: string; methods: Method[]; handler: EventHandler }[] {
   const verifyPage = verifyPageRoutes();
   return [
     { path: '/v1/verify', methods: ['GET', 'HEAD'], handler: verifyRoute(services) },

@@ -1,6 +1,7 @@
 import { MethodNotAllowedError, RateLimitedError, UnauthorizedError } from '@merchant-verify/verifier/errors';
 import { problemDocument } from '../core/problem-document.ts';
 import type { Answer } from './answer.ts';
+import { PROBLEM_CACHE_HEADERS } from './cache-policy.ts';
 
 /**
  * The RFC 9457 `application/problem+json` answer for an error: status and title from the error
@@ -9,7 +10,7 @@ import type { Answer } from './answer.ts';
  */
 export function problemAnswer(error: unknown, issuer: string): Answer {
   const problem = problemDocument(error, issuer);
-  const headers: Record<string, string> = { 'content-type': 'application/problem+json', 'cache-control': 'no-store' };
+  const headers: Record<string, string> = { 'content-type': 'application/problem+json', ...PROBLEM_CACHE_HEADERS };
   if (error instanceof UnauthorizedError) {
     headers['www-authenticate'] = error.keySent
       ? 'Bearer realm="merchant-verify", error="invalid_token", error_description="the API key is not valid"'

@@ -1,12 +1,14 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { normalizeDomain } from '../core/domain.ts';
+import { domainInputSchema, normalizeDomain } from '../core/domain.ts';
 import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '@merchant-verify/verifier/errors';
 import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { recordSchema } from '../core/record.ts';
 import type { AbsenceProof } from '@merchant-verify/verifier/absence';
 import { absenceProofSchema } from '../core/absence-schema.ts';
-import { batchRequestSchema, lookupBatch, MAX_BATCH } from '../service/batch.ts';
+import { batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema, MAX_BATCH } from '../core/batch-schema.ts';
+import { historyAnswerSchema, type HistoryAnswer } from '../core/history-schema.ts';
+import { lookupBatch } from '../service/batch.ts';
 import { problemDocument } from '../core/problem-document.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 
@@ -17,23 +19,16 @@ export type ProofLookup = (domain: string) => Promise<{ record: Buffer; proof: s
 /** The proof that a normalized domain has no record in the live build, as `GET /v1/absence` answers it; throws MvrError (HAS_RECORD when it has one). */
 export type AbsenceLookup = (domain: string) => Promise<AbsenceProof>;
 /** The history of a normalized domain, as `GET /v1/history` answers it; throws MvrError. */
-export type HistoryLookup = (domain: string) => Promise<{ domain: string; entries: unknown[] }>;
+export type HistoryLookup = (domain: string) => Promise<HistoryAnswer>;
 
 export const HISTORY_TOOL_NAME = 'merchant_history';
-const historySchema = z.object({
-  domain: z.string(),
-  entries: z.array(
-    z.object({ build: z.string(), issued_at: z.string(), status: z.string(), tier: z.string().nullable(), score: z.number().nullable(), last_audited_at: z.string().nullable() }),
-  ),
-});
 
 export const TOOL_NAME = 'verify_merchant';
 export const BATCH_TOOL_NAME = 'verify_merchants';
 
-/** A domain of a batch that has no record to give: the problem document the batch endpoint gives. */
-const toolProblemSchema = z.object({ type: z.string(), title: z.string(), status: z.number(), detail: z.string(), code: z.string() });
-const batchOutputSchema = z.object({
-  results: z.array(z.union([z.object({ domain: z.string(), record: recordSchema, absence_proof: absenceProofSchema.optional() }), z.object({ domain: z.string(), problem: toolProblemSchema })])),
+/** The batch endpoint's answer, where a never-audited domain's record comes with the proof of that. */
+const batchOutputSchema = z.strictObject({
+  results: z.array(z.union([batchRecordResultSchema.extend({ absence_proof: absenceProofSchema.optional() }), batchProblemResultSchema])),
 });
 
 /**
@@ -83,7 +78,7 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
       title: 'Verify a merchant',
       description: toolDescription(options.keySetUrl),
       inputSchema: z.object({
-        domain: z.string().min(1).max(2048).describe('The merchant domain or a URL on it, e.g. "acme-outdoor.example" or "https://www.acme-outdoor.example/tents".'),
+        domain: domainInputSchema.describe('The merchant domain or a URL on it, e.g. "acme-outdoor.example" or "https://www.acme-outdoor.example/tents".'),
         include_proof: z.boolean().optional().describe('Also return the proof that the record is in the public transparency log (a second text item).'),
       }),
       outputSchema: recordSchema,
@@ -152,8 +147,8 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
       title: 'Merchant history',
       description:
         'The verdict on a merchant in each kept monthly build (about a year), newest first: status, tier, score and when it was last audited. Use it to see whether a shop was flagged or lost its tier recently, or what the verdict was on a given date. Get a signed record of a past build with GET /v1/verify?domain=&build=.',
-      inputSchema: z.object({ domain: z.string().min(1).max(2048).describe('The merchant domain or a URL on it.') }),
-      outputSchema: historySchema,
+      inputSchema: z.object({ domain: domainInputSchema.describe('The merchant domain or a URL on it.') }),
+      outputSchema: historyAnswerSchema,
       annotations: { title: 'Merchant history', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
     },
     async ({ domain }) => {

@@ -1,19 +1,9 @@
-import { z } from 'zod';
+import { batchRequestSchema, MAX_BATCH } from '../core/batch-schema.ts';
 import { normalizeDomain } from '../core/domain.ts';
 import { InvalidRequestError, isMvrError, type MvrError } from '@merchant-verify/verifier/errors';
 
-/** The most domains one batch may hold. */
-export const MAX_BATCH = 100;
-
 /** One domain's answer in a batch: the record's bytes (as the single lookup gives them), or why not. */
 export type BatchResult = { domain: string; record: Buffer } | { domain: string; problem: MvrError };
-
-/** The body of `POST /v1/verify/batch`. */
-export const batchRequestSchema = z
-  .strictObject({
-    domains: z.array(z.string()).min(1).max(MAX_BATCH).describe('1 to 100 domains or URLs, each in any form GET /v1/verify takes'),
-  })
-  .meta({ title: 'Batch request' });
 
 /** The domains of a batch request body; anything but `{"domains": [...]}` with 1 to 100 strings is INVALID_REQUEST naming the member at fault. */
 export function batchDomains(body: unknown): string[] {

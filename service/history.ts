@@ -6,6 +6,8 @@ import { CHANGES_DIR, MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import { FolderBuildStore, S3BuildStore, type BuildStore } from '../storage/build-store.ts';
 import { strongEtag } from '../core/etag.ts';
 import type { KeptBuild } from '../storage/kept-builds.ts';
+import type { ChangeEntry, ChangesPage, HistoryAnswer, HistoryEntry } from '../core/history-schema.ts';
+import type { VerificationRecord } from '../core/record.ts';
 import { checkServeRule, type RecordsService, type ServedRecord } from './records.ts';
 import { FolderRecordSource } from '../storage/folder.ts';
 import { S3RecordSource } from '../storage/s3/records.ts';
@@ -15,22 +17,6 @@ const KEPT_MAPS_BYTES = 256 * 1024 * 1024;
 
 /** Changes per page of `GET /v1/changes`. */
 export const CHANGES_PAGE = 1000;
-
-export interface HistoryEntry {
-  build: string;
-  issued_at: string;
-  status: string;
-  tier: string | null;
-  score: number | null;
-  last_audited_at: string | null;
-}
-
-export interface ChangesPage {
-  from: string;
-  to: string;
-  changes: unknown[];
-  next: string | null;
-}
 
 /** Bytes of a change feed read at a time: a page of 1000 changes is about 150 KB. */
 const CHANGES_CHUNK = 256 * 1024;
@@ -129,7 +115,7 @@ export class BuildHistory {
   }
 
   /** One entry per kept build that has a record of `domain`, newest first. */
-  async history(domain: string): Promise<{ domain: string; entries: HistoryEntry[] }> {
+  async history(domain: string): Promise<HistoryAnswer> {
     const builds = await this.builds();
     // All builds at once (a bucket answers each in a round trip), then taken in order.
     const found = await Promise.all(
@@ -146,7 +132,7 @@ export class BuildHistory {
       if (error) throw error;
       if (!bytes) continue;
       checkServeRule(domain, bytes, this.records.keySet());
-      const r = JSON.parse(bytes.toString('utf8')) as { status: string; tier: string | null; score: number | null; last_audited_at: string | null };
+      const r = JSON.parse(bytes.toString('utf8')) as VerificationRecord;
       const b = builds[i]!;
       entries.push({ build: b.id, issued_at: b.issued_at, status: r.status, tier: r.tier, score: r.score, last_audited_at: r.last_audited_at });
     }
@@ -167,7 +153,7 @@ export class BuildHistory {
     if (!live || since === live.id) return { from: since, to: live?.id ?? since, changes: [], next: null };
     const file = `${CHANGES_DIR}/${since}.jsonl`;
     const start = cursor === undefined ? 0 : offsetOf(cursor, live.id);
-    const changes: unknown[] = [];
+    const changes: ChangeEntry[] = [];
     let consumed = start;
     let at = start > 0 ? start - 1 : 0;
     let rest: Buffer = Buffer.alloc(0);
@@ -182,12 +168,12 @@ export class BuildHistory {
         rest = rest.subarray(1);
       }
       for (let nl; changes.length < CHANGES_PAGE && (nl = rest.indexOf(0x0a)) >= 0; rest = rest.subarray(nl + 1)) {
-        changes.push(JSON.parse(rest.subarray(0, nl).toString('utf8')));
+        changes.push(JSON.parse(rest.subarray(0, nl).toString('utf8')) as ChangeEntry);
         consumed += nl + 1;
       }
       // The last line may lack its newline.
       if (end && rest.length > 0 && changes.length < CHANGES_PAGE) {
-        changes.push(JSON.parse(rest.toString('utf8')));
+        changes.push(JSON.parse(rest.toString('utf8')) as ChangeEntry);
         consumed += rest.length + 1;
         rest = Buffer.alloc(0);
       }

@@ -2,15 +2,10 @@ import { readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { BUILD_ID, BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { writeAtomic } from '../core/files.ts';
+import type { KeptBuildEntry } from '../core/history-schema.ts';
 
-/** A kept build, as `GET /v1/builds` lists it. */
-export interface KeptBuild {
-  id: string;
-  issued_at: string;
-  records: number;
-  /** The key that signed its records (null: unsigned). */
-  key_id: string | null;
-}
+/** A kept build as `kept.json` holds it: what `GET /v1/builds` lists, and the key that signed its records (null: unsigned). */
+export type KeptBuild = KeptBuildEntry & { key_id: string | null };
 
 /** What a build's manifest says about it. */
 function entryOf(id: string, manifest: Buffer | string): KeptBuild {

@@ -2,12 +2,13 @@ import { defineCommand } from '../command.ts';
 import { ConfigError } from '@merchant-verify/verifier/errors';
 import { BuildHistory, NO_HISTORY_FROM_ORIGIN } from '../../service/history.ts';
 import { openRecordsService } from '../../service/records.ts';
+import type { Verdict } from '../../core/history-schema.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions, s3ConfigFor, schemaUrlOf } from '../config.ts';
 
 const options = commandOptions('records', 'public', 'issuer', 'schemaUrl');
 
-const verdict = (v: { status: string; tier: string | null; score: number | null } | null) => (v ? `${v.status} ${v.tier ?? '-'} ${v.score ?? '-'}` : '(none)');
+const verdict = (v: Verdict | null) => (v ? `${v.status} ${v.tier ?? '-'} ${v.score ?? '-'}` : '(none)');
 
 export default defineCommand({
   meta: { name: 'changes', description: 'What changed (status, tier, score; newly audited; dropped) from a kept build to the live one, as the build computed it' },
@@ -30,7 +31,7 @@ export default defineCommand({
         for (let cursor: string | undefined; ; ) {
           const page = await history.changes(args.since, cursor);
           to = page.to;
-          for (const c of page.changes as { domain: string; before: Parameters<typeof verdict>[0]; after: Parameters<typeof verdict>[0] }[]) {
+          for (const c of page.changes) {
             process.stdout.write(args.json ? `${JSON.stringify(c)}\n` : `${c.domain}  ${verdict(c.before)} -> ${verdict(c.after)}\n`);
           }
           count += page.changes.length;

@@ -3,7 +3,7 @@ import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import type { GatewayServices } from '../context.ts';
 import { domainLookup, historyOf } from '../query.ts';
-import { RECORD_CACHE_CONTROL } from './verify.ts';
+import { cacheHeaders } from '../cache-policy.ts';
 
 /**
  * `GET /v1/absence?domain=[&build=]`: the proof that a domain has no record in the live build (or
@@ -16,7 +16,7 @@ export function absenceRoute(services: GatewayServices) {
     const { domain, build } = await domainLookup(event, services);
     const proof = build === undefined ? await services.records.absenceFor(domain) : await historyOf(services).absenceIn(build, domain);
     const bytes = Buffer.from(JSON.stringify(proof));
-    const headers = { 'content-type': 'application/json', 'cache-control': RECORD_CACHE_CONTROL, vary: 'Authorization' };
+    const headers = { 'content-type': 'application/json', ...cacheHeaders('/v1/absence') };
     return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));
   });
 }

@@ -2,6 +2,7 @@ import { defineEventHandler, getRequestHeader, type H3Event } from 'h3';
 import { InvalidRequestError, UnsupportedMediaTypeError } from '@merchant-verify/verifier/errors';
 import { batchDomains, lookupBatch } from '../../service/batch.ts';
 import { sendAnswer } from '../answer.ts';
+import { cacheHeaders } from '../cache-policy.ts';
 import { authenticate, chargeQuota } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { GatewayServices } from '../context.ts';
@@ -27,9 +28,10 @@ export function batchRoute(services: GatewayServices) {
     }
     await chargeQuota(event, services, keyId, domains.length);
     const results = await lookupBatch(domains, async (domain) => (await services.records.recordFor(domain)).bytes);
-    // Records go in as their bytes, so each is exactly what the single lookup answers.
+    // Records go in as their bytes, so each is exactly what the single lookup answers: the
+    // answer is written, not serialized from a value (its shape is batchAnswerSchema's).
     const parts = results.map((r) => `{"domain":${JSON.stringify(r.domain)},${'record' in r ? `"record":${r.record.toString('utf8')}` : `"problem":${problemAnswer(r.problem, services.issuer).body}`}}`);
-    return sendAnswer(event, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: `{"results":[${parts.join(',')}]}` });
+    return sendAnswer(event, { status: 200, headers: { 'content-type': 'application/json', ...cacheHeaders('/v1/verify/batch') }, body: `{"results":[${parts.join(',')}]}` });
   });
 }
 

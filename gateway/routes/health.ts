@@ -1,5 +1,7 @@
 import { defineEventHandler } from 'h3';
+import type { Health } from '../../core/health-schema.ts';
 import { sendAnswer } from '../answer.ts';
+import { cacheHeaders } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';
 
 /**
@@ -11,13 +13,13 @@ export function healthRoute(services: GatewayServices) {
   return defineEventHandler((event) => {
     const health = services.records.health();
     const { entries, bytes, limit } = health.cache;
-    const body = {
+    const body: Health = {
       status: health.ok ? 'ok' : 'degraded',
       records: { ok: health.records.ok, build: health.records.build, error: health.records.error ? 'records unavailable' : null, failures: health.records.failures },
       key_set: health.keySet,
       cache: { entries, bytes, limit },
       api_keys: services.apiKeys.liveKeys,
     };
-    return sendAnswer(event, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(body) });
+    return sendAnswer(event, { status: 200, headers: { 'content-type': 'application/json', ...cacheHeaders('/healthz') }, body: JSON.stringify(body) });
   });
 }

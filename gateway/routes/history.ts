@@ -1,17 +1,22 @@
 import { defineEventHandler } from 'h3';
-import { sendAnswer } from '../answer.ts';
+import type { ChangesPage, HistoryAnswer, KeptBuilds } from '../../core/history-schema.ts';
+import { sendAnswer, type Answer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
+import { cacheHeaders, type CachedRoute } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';
 import { domainParameter, historyOf, queryOf, queryParameter } from '../query.ts';
 
-const json = (body: unknown) => ({ status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(body) });
+/** A 200 with a JSON body of the route's wire format. */
+function json<Body extends KeptBuilds | HistoryAnswer | ChangesPage>(route: CachedRoute, body: Body): Answer {
+  return { status: 200, headers: { 'content-type': 'application/json', ...cacheHeaders(route) }, body: JSON.stringify(body) };
+}
 
 /** `GET /v1/builds`: the kept builds, newest first; the first is the live one. */
 export function buildsRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     await requireApiKey(event, services);
     const builds = (await historyOf(services).builds()).map(({ id, issued_at, records }) => ({ id, issued_at, records }));
-    return sendAnswer(event, json({ builds }));
+    return sendAnswer(event, json<KeptBuilds>('/v1/builds', { builds }));
   });
 }
 
@@ -21,7 +26,7 @@ export function historyRoute(services: GatewayServices) {
     await requireApiKey(event, services);
     const domain = domainParameter(queryOf(event));
     event.context.domain = domain;
-    return sendAnswer(event, json(await historyOf(services).history(domain)));
+    return sendAnswer(event, json<HistoryAnswer>('/v1/history', await historyOf(services).history(domain)));
   });
 }
 
@@ -31,6 +36,6 @@ export function changesRoute(services: GatewayServices) {
     await requireApiKey(event, services);
     const query = queryOf(event);
     const since = queryParameter(query, 'since', true)!;
-    return sendAnswer(event, json(await historyOf(services).changes(since, queryParameter(query, 'cursor'))));
+    return sendAnswer(event, json<ChangesPage>('/v1/changes', await historyOf(services).changes(since, queryParameter(query, 'cursor'))));
   });
 }

@@ -10,15 +10,10 @@ import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import type { GatewayServices } from '../context.ts';
 import { domainLookup, historyOf, proofsOf } from '../query.ts';
-import { RECORD_CACHE_CONTROL } from './verify.ts';
+import { cacheHeaders } from '../cache-policy.ts';
 
 /** Path prefix of the log's tiles and checkpoint (c2sp.org/tlog-tiles). */
 export const LOG_PREFIX = `/${LOG_DIR}/`;
-
-const PUBLIC = { 'access-control-allow-origin': '*' };
-/** Tiles never change once written (a path names its width); the checkpoint moves with each build. */
-const TILE_CACHE = 'public, max-age=31536000, immutable';
-const CHECKPOINT_CACHE = 'public, max-age=5';
 
 /**
  * `GET /log/checkpoint` and `GET /log/tile/...`: the public log, without a key, as the build wrote
@@ -37,8 +32,8 @@ export function logFilesRoute(services: GatewayServices) {
     const bytes = await read(path);
     if (!bytes) throw new NotFoundError(`${LOG_PREFIX}${path}`);
     const headers = isCheckpoint
-      ? { ...PUBLIC, 'content-type': 'text/plain; charset=utf-8', 'cache-control': CHECKPOINT_CACHE }
-      : { ...PUBLIC, 'content-type': 'application/octet-stream', 'cache-control': TILE_CACHE };
+      ? { 'content-type': 'text/plain; charset=utf-8', ...cacheHeaders('/log/checkpoint') }
+      : { 'content-type': 'application/octet-stream', ...cacheHeaders('/log/tile/{path}') };
     return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));
   });
 }
@@ -58,7 +53,7 @@ export function logVkeyRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     const bytes = services.proofs ? await services.proofs.vkey() : await readFile(join(services.publicDir, LOG_VKEY_PATH)).catch(() => null);
     if (!bytes) throw new NotFoundError(LOG_VKEY_PATH);
-    const headers = { ...PUBLIC, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'public, max-age=300' };
+    const headers = { 'content-type': 'text/plain; charset=utf-8', ...cacheHeaders(LOG_VKEY_PATH) };
     return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));
   });
 }
@@ -74,7 +69,7 @@ export function proofRoute(services: GatewayServices) {
     if (build !== undefined && !(await historyOf(services).builds()).some((b) => b.id === build)) throw new BuildNotFoundError(build);
     const { proof } = await proofsOf(services).proofFor(domain, build);
     const bytes = Buffer.from(proof);
-    const headers = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': RECORD_CACHE_CONTROL, vary: 'Authorization' };
+    const headers = { 'content-type': 'text/plain; charset=utf-8', ...cacheHeaders('/v1/proof') };
     return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));
   });
 }

@@ -1,7 +1,8 @@
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
-import { defineEventHandler, sendWebResponse, type H3Event } from 'h3';
+import { defineEventHandler, sendWebResponse, setResponseHeaders, type H3Event } from 'h3';
 import { createMcpServer, keySetUrlOf, quotaCost } from '../../mcp/server.ts';
 import { sendAnswer } from '../answer.ts';
+import { cacheHeaders } from '../cache-policy.ts';
 import { authenticate, chargeQuota } from '../auth.ts';
 import { readBody } from '../body.ts';
 import { historyOf, proofsOf } from '../query.ts';
@@ -27,7 +28,10 @@ export function mcpRoute(services: GatewayServices) {
     const server = () => createMcpServer(async (domain) => (await services.records.recordFor(domain)).bytes, { keySetUrl, issuer: services.issuer, history, proof, absence: (domain) => services.records.absenceFor(domain) });
     // The body was read (and bounded) above; the SDK is given it parsed, with the request's headers.
     const request = new Request(new URL(event.node.req.originalUrl ?? '/mcp', 'http://gateway.invalid'), { method: 'POST', headers: event.headers });
-    await sendWebResponse(event, (await isLegacyRequest(request, body)) ? await answerLegacy(server(), request, body) : await answerModern(server, request, body, services));
+    const response = (await isLegacyRequest(request, body)) ? await answerLegacy(server(), request, body) : await answerModern(server, request, body, services);
+    // The SDK's answer keeps headers set before it, unless it sets its own.
+    setResponseHeaders(event, cacheHeaders('/mcp'));
+    await sendWebResponse(event, response);
   });
 }
 
@@ -70,7 +74,7 @@ async function readJsonBody(event: H3Event): Promise<unknown> {
 
 function rpcError(event: H3Event, status: number, code: number, message: string): Promise<void> {
   const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
-  return sendAnswer(event, { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body });
+  return sendAnswer(event, { status, headers: { 'content-type': 'application/json', ...cacheHeaders('/mcp') }, body });
 }
 
 /** The gateway's public base URL: the issuer's https origin, or the Host the request came to for local use. */

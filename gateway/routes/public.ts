@@ -1,30 +1,29 @@
 import { defineEventHandler, type H3Event } from 'h3';
+import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import type { GatewayServices } from '../context.ts';
+import { cacheHeaders, type CachedRoute } from '../cache-policy.ts';
 import { openApiDocument, recordJsonSchema } from '../openapi.ts';
-
-/** Anyone may fetch these, without a key; a CDN may cache them. */
-const PUBLIC_HEADERS = { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=300' };
 
 /** `GET /.well-known/merchant-verify-keys.json`: the file the build published, as it is. */
 export function keySetRoute(services: GatewayServices) {
   return defineEventHandler((event) => {
     const { bytes, etag } = services.records.keys.get();
-    return sendPublic(event, 'application/jwk-set+json', { bytes, etag });
+    return sendPublic(event, KEY_SET_PATH, 'application/jwk-set+json', { bytes, etag });
   });
 }
 
 /** `GET /schemas/verification/v1`: the record's JSON Schema (2020-12). */
 export function schemaRoute(services: GatewayServices) {
   const document = fixedDocument(recordJsonSchema(services.schemaUrl));
-  return defineEventHandler((event) => sendPublic(event, 'application/schema+json', document));
+  return defineEventHandler((event) => sendPublic(event, '/schemas/verification/v1', 'application/schema+json', document));
 }
 
 /** `GET /openapi.json`: the OpenAPI 3.1 description of the HTTP API. */
 export function openApiRoute(services: GatewayServices) {
   const document = fixedDocument(openApiDocument({ issuer: services.issuer, schemaUrl: services.schemaUrl }));
-  return defineEventHandler((event) => sendPublic(event, 'application/json', document));
+  return defineEventHandler((event) => sendPublic(event, '/openapi.json', 'application/json', document));
 }
 
 function fixedDocument(value: unknown): { bytes: Buffer; etag: string } {
@@ -32,6 +31,7 @@ function fixedDocument(value: unknown): { bytes: Buffer; etag: string } {
   return { bytes, etag: strongEtag(bytes) };
 }
 
-function sendPublic(event: H3Event, type: string, document: { bytes: Buffer; etag: string }): Promise<void> {
-  return sendAnswer(event, conditionalAnswer(event, { ...PUBLIC_HEADERS, 'content-type': type }, document.etag, document.bytes));
+/** Anyone may fetch these, without a key; a CDN may cache them. */
+function sendPublic(event: H3Event, route: CachedRoute, type: string, document: { bytes: Buffer; etag: string }): Promise<void> {
+  return sendAnswer(event, conditionalAnswer(event, { ...cacheHeaders(route), 'content-type': type }, document.etag, document.bytes));
 }

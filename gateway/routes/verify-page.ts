@@ -3,6 +3,7 @@ import { NotFoundError } from '@merchant-verify/verifier/errors';
 import { readVerifyPage } from '../../core/verify-page.ts';
 import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
+import { cacheHeaders } from '../cache-policy.ts';
 
 /** The page runs only its own script and asks only this origin (the key set, `GET /v1/verify`). */
 const CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -17,7 +18,7 @@ export function verifyPageRoutes() {
       if (!file) throw new NotFoundError(`${event.path} (the verify page was not built: run "npm run build")`);
       const headers = {
         'content-type': which === 'html' ? 'text/html; charset=utf-8' : 'text/javascript; charset=utf-8',
-        'cache-control': 'public, max-age=300',
+        ...cacheHeaders(which === 'html' ? '/verify' : '/verify/app.js'),
         'content-security-policy': CSP,
       };
       return sendAnswer(event, conditionalAnswer(event, headers, file.etag, file.body));

@@ -1,15 +1,16 @@
 /**
  * The HTTP contract of GET /v1/verify and the router: every status and error code, with its
- * headers and body, and the access log (one line per request, no secrets).
+ * headers and body. (The access log of these requests: ./request-log.test.ts; every route
+ * against the served OpenAPI document: ./openapi-contract.test.ts.)
  */
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../access/api-keys.ts';
-import { addApiKey, cleanup, rawRequest, RECORD_CACHE_CONTROL, startTestGateway, type TestGateway, useGateway, waitForLog } from '../support/gateway.ts';
+import { addApiKey, cleanup, rawRequest, RECORD_CACHE_CONTROL, startTestGateway, type TestGateway, useGateway } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
 import { liveRecordFile, makeProject } from '../support/project.ts';
-import { poll, sleep } from '../support/wait.ts';
+import { poll } from '../support/wait.ts';
 
 const KNOWN = 'acme-outdoor.example';
 /** A well-formed key (`mvr_<id>_<secret>`) that was never issued. */
@@ -234,66 +235,5 @@ describe('503', () => {
     const r = await g.verify(domain);
     expectProblem(r, 503, 'UNAVAILABLE');
     expect(r.headers.get('www-authenticate')).toBeNull();
-  });
-});
-
-describe('access log', () => {
-  it('writes one line per request with method, path (no query), status, duration_ms and key_id', async () => {
-    const isRequest = (l: { msg: string }) => l.msg === 'request';
-    const before = g.logs.filter(isRequest).length;
-    const etag = (await g.verify(KNOWN)).headers.get('etag')!;
-    const sent: { method: string; path: string; status: number; keyId: string | null }[] = [
-      { method: 'GET', path: '/v1/verify', status: 200, keyId: g.keyId },
-    ];
-    const step = async (method: string, path: string, status: number, keyId: string | null, opts: Parameters<TestGateway['request']>[1] = {}) => {
-      const r = await g.request(path, { method, ...opts });
-      expect(r.status, `${method} ${path}`).toBe(status);
-      sent.push({ method, path: path.split('?')[0]!, status, keyId });
-    };
-    await step('GET', `/v1/verify?domain=${KNOWN}`, 304, g.keyId, { headers: { 'if-none-match': etag } });
-    await step('HEAD', `/v1/verify?domain=${KNOWN}`, 200, g.keyId);
-    await step('GET', '/v1/verify?domain=never-audited-log.example', 200, g.keyId);
-    await step('GET', '/v1/verify?domain=co.uk', 400, g.keyId);
-    await step('GET', `/v1/verify?domain=${KNOWN}`, 401, null, { key: null });
-    await step('GET', `/v1/verify?domain=${KNOWN}`, 401, null, { key: forgedKey() });
-    await step('GET', '/nope?x=1', 404, null, { key: null });
-    await step('POST', '/v1/verify', 405, null);
-    await step('GET', '/.well-known/merchant-verify-keys.json', 200, null, { key: null });
-    await step('GET', '/healthz', 200, null, { key: null });
-
-    await poll(async () => g.logs.filter(isRequest).length, (n) => n >= before + sent.length, { timeoutMs: 2000, intervalMs: 5 });
-    await sleep(50); // nothing more arrives: exactly one line per request
-    const lines = g.logs.filter(isRequest).slice(before);
-    expect(lines).toHaveLength(sent.length);
-    lines.forEach((line, i) => {
-      const want = sent[i]!;
-      expect({ method: line.method, path: line.path, status: line.status, key_id: line.key_id }).toEqual({
-        method: want.method,
-        path: want.path,
-        status: want.status,
-        key_id: want.keyId,
-      });
-      expect(line.level).toBe('info');
-      expect(typeof line.duration_ms).toBe('number');
-      expect(line.duration_ms as number).toBeGreaterThanOrEqual(0);
-      expect(line.duration_ms as number).toBeLessThan(10_000);
-      expect(String(line.path)).not.toContain('?');
-    });
-    // Errors name their code; a served record its normalized domain.
-    expect(lines[4]).toMatchObject({ code: 'INVALID_DOMAIN' });
-    expect(lines[3]).toMatchObject({ domain: 'never-audited-log.example' });
-  });
-
-  it('never logs the key or the Authorization header, even for wrong keys and other schemes', async () => {
-    const wrong = forgedKey();
-    await g.verify(KNOWN, { key: wrong });
-    await g.verify(KNOWN, { authorization: `Basic ${Buffer.from(`me:${g.key}`).toString('base64')}` });
-    await g.verify(`https://user:${g.key}@acme-outdoor.example/`);
-    await waitForLog(g, (l) => l.msg === 'request' && l.domain === KNOWN && l.status === 200);
-    expectNoSecretsInLogs(g);
-    // The userinfo of a URL-form domain is not a credential the log may keep either.
-    const secret = g.key.replace(/^mvr_[a-z0-9]{10}_/, '');
-    expect(secret).toHaveLength(43);
-    for (const line of g.logs) expect(JSON.stringify(line)).not.toContain(secret);
   });
 });
