@@ -1,4 +1,4 @@
-import type { Stats } from './check.ts';
+import type { Stats } from './stats.ts';
 import type { FaultReport } from './faults.ts';
 import type { SoakOptions } from './options.ts';
 import type { RssSummary } from './rss.ts';

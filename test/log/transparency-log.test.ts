@@ -5,10 +5,8 @@
  * checkpoint or a log can be wrong is refused.
  */
 import { createHash } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cp, mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyAbsence, verifyLogProof, verifyRecord } from '@merchant-verify/verifier';
@@ -19,52 +17,19 @@ import { formatTlogProof, parseTlogProof } from '@merchant-verify/verifier/tlog/
 import { TileTree } from '../../core/tlog/tile-tree.ts';
 import { parseTilePath } from '../../core/tlog/tiles.ts';
 import { folderTiles } from '../../builder/tiles.ts';
-import { createLogKey, generateLogKeyText, LOG_KEY_FILE, loadLogKey, logOrigin, parseLogKey, signNote } from '../../keyring/log-key.ts';
+import { generateLogKeyText, loadLogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
 import { hasher } from '../../core/hash.ts';
-import { audit, jsonl } from '../support/audits.ts';
-import { buildArgs, runCli } from '../support/cli.ts';
-import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { runCli } from '../support/cli.ts';
+import { cleanup } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { snapshot } from '../support/outputs.ts';
-import { build, buildFails, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
+import { build, ISSUER, removeTempDirs, tempDir } from '../support/project.ts';
 import { connectHttpClient } from '../support/mcp.ts';
+import { DEC, gatewayOver, loggedProject, logDir, NOV, vkeyFile } from '../support/logged-project.ts';
 
 afterAll(async () => {
   await cleanup();
   await removeTempDirs();
-});
-
-const NOV = Date.parse('2026-11-01T00:00:00Z');
-const DEC = Date.parse('2026-12-01T00:00:00Z');
-const logDir = (p: { publicDir: string }) => join(p.publicDir, 'log');
-const vkeyFile = (p: { publicDir: string }) => join(p.publicDir, '.well-known/merchant-verify-log.vkey');
-
-async function loggedProject(): Promise<Project> {
-  const p = await makeProject({ sign: true, build: false });
-  await createLogKey(p.keysDir, logOrigin(ISSUER));
-  return p;
-}
-
-/** A gateway over a build project (the gateway helpers' project shape). */
-async function gatewayOver(p: Project) {
-  const project: Project = { ...p, apiKeysFile: join(p.keysDir, 'api-keys.json') };
-  return startTestGateway(project);
-}
-
-describe('the log key', () => {
-  it('is created 0600, named <issuer>/log, never replaced, and read from MVR_LOG_KEY as well', async () => {
-    const dir = await tempDir();
-    const key = await createLogKey(dir, 'verify.example/log');
-    expect((await stat(join(dir, LOG_KEY_FILE))).mode & 0o777).toBe(0o600);
-    expect(key.vkey).toMatch(/^verify\.example\/log\+[0-9a-f]{8}\+[A-Za-z0-9+/]{44}$/);
-    await expect(createLogKey(dir, 'verify.example/log')).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
-    const text = (await readFile(join(dir, LOG_KEY_FILE), 'utf8')).trim();
-    expect((await loadLogKey(dir, undefined))!.vkey).toBe(key.vkey);
-    const other = generateLogKeyText('verify.example/log');
-    expect((await loadLogKey(dir, other))!.vkey).toBe(parseLogKey(other, 'x').vkey);
-    expect(() => parseLogKey(text.replace(/\+[0-9a-f]{8}\+/, '+00000000+'), 'MVR_LOG_KEY')).toThrow(/key ID 00000000 does not match/);
-    expect(() => parseLogKey('{"kty":"OKP"}', 'MVR_LOG_KEY')).toThrow(/MVR_LOG_KEY is not a log key/);
-  });
 });
 
 describe('a logged build, two months running', async () => {
@@ -273,222 +238,5 @@ describe('a logged build, two months running', async () => {
     expect(never.structuredContent).toMatchObject({ status: 'unverified' });
     expect(verifyAbsence(JSON.parse(never.content[1]!.text), 'never-audited.example', JSON.parse(await readFile(p.keySetFile, 'utf8')))).toMatchObject({ valid: true });
     await client.close();
-  });
-
-  it('mvr verify --log: through the gateway, offline with a saved proof, and a tampered record', async () => {
-    const online = await runCli(['verify', 'acme-outdoor.example', '--base-url', g.url, '--api-key', g.key, '--log', '--json']);
-    expect(online.code, online.stderr).toBe(0);
-    expect(JSON.parse(online.stdout).log).toMatchObject({ valid: true, tree_size: 66, origin: `${ISSUER}/log` });
-    const dir = await tempDir();
-    const record = (await g.verify('acme-outdoor.example')).text;
-    await writeFile(join(dir, 'record.json'), record);
-    await writeFile(join(dir, 'proof'), (await g.request('/v1/proof?domain=acme-outdoor.example')).text);
-    const offline = await runCli(['verify', '--file', join(dir, 'record.json'), '--keys', p.keySetFile, '--log', '--proof', join(dir, 'proof'), '--log-key', vkeyFile(p)]);
-    expect(offline.code, offline.stderr).toBe(0);
-    expect(offline.stdout).toMatch(/log {8}included: entry \d+ of 66/);
-    // A proof of another domain's record: the signature is fine, the log proof is not.
-    await writeFile(join(dir, 'other'), (await g.request('/v1/proof?domain=kite-electronics.example')).text);
-    const wrong = await runCli(['verify', '--file', join(dir, 'record.json'), '--keys', p.keySetFile, '--log', '--proof', join(dir, 'other'), '--log-key', vkeyFile(p)]);
-    expect(wrong.code).toBe(13);
-    expect(wrong.stdout).toMatch(/NOT PROVEN: NOT_INCLUDED/);
-  });
-});
-
-describe('a build going live between a record and its proof', async () => {
-  const JAN = Date.parse('2027-01-01T00:00:00Z');
-  const domain = 'acme-outdoor.example';
-  const issuedAt = (reply: { json: unknown }) => (reply.json as { issued_at: string }).issued_at;
-
-  it('GET /v1/verify and GET /v1/proof answer from the build the gateway serves, not from a newer link', async () => {
-    const p = await loggedProject();
-    await build(p, { now: NOV });
-    // A gateway that does not look at `current` again for an hour: it serves November.
-    const g = await startTestGateway({ ...p, apiKeysFile: join(p.keysDir, 'api-keys.json') }, { refreshMs: 3_600_000 });
-    await build(p, { now: DEC });
-    const vkey = (await readFile(vkeyFile(p), 'utf8')).trim();
-    const record = await g.verify(domain);
-    expect(issuedAt(record)).toBe(new Date(NOV).toISOString());
-    const proof = await g.request(`/v1/proof?domain=${domain}`);
-    expect(verifyLogProof(record.json, proof.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 33 } });
-    await g.close();
-  });
-
-  it('proves records from a records folder whose builds/ is a symlink to another disk', async () => {
-    const p = await loggedProject();
-    await build(p, { now: NOV });
-    const elsewhere = join(await tempDir(), 'store');
-    await rename(join(p.recordsDir, 'builds'), elsewhere);
-    await symlink(elsewhere, join(p.recordsDir, 'builds'));
-    const g = await gatewayOver(p);
-    const vkey = (await readFile(vkeyFile(p), 'utf8')).trim();
-    const record = await g.verify(domain);
-    const proof = await g.request(`/v1/proof?domain=${domain}`);
-    expect(proof.status, proof.text).toBe(200);
-    expect(verifyLogProof(record.json, proof.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 33 } });
-    await g.close();
-  });
-
-  it('mvr verify --log looks both up once more when the proof is of the newer record', async () => {
-    const p = await loggedProject();
-    await build(p, { now: NOV });
-    await build(p, { now: DEC });
-    const g = await gatewayOver(p);
-    // In front of the gateway: the first record answer is held back until January is live, so
-    // the proof asked for next is of January's record while the CLI holds December's.
-    const seen: string[] = [];
-    const proxy = createServer((req, res) => {
-      void (async () => {
-        seen.push(req.url!);
-        const upstream = await fetch(new URL(req.url!, g.url), { headers: req.headers.authorization ? { authorization: req.headers.authorization } : {} });
-        const body = Buffer.from(await upstream.arrayBuffer());
-        if (req.url!.startsWith('/v1/verify') && seen.filter((u) => u.startsWith('/v1/verify')).length === 1) {
-          await build(p, { now: JAN });
-          while (issuedAt(await g.verify(domain)) !== new Date(JAN).toISOString()) await new Promise((r) => setTimeout(r, 20));
-        }
-        res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' });
-        res.end(body);
-      })().catch((error: Error) => res.destroy(error));
-    });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    try {
-      const r = await runCli(['verify', domain, '--base-url', url, '--api-key', g.key, '--log', '--json']);
-      expect(r.code, r.stderr).toBe(0);
-      expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, log: { valid: true, tree_size: 99 } });
-      // Record, proof (of January: not December's record), then both again.
-      expect(seen.filter((u) => /^\/v1\/(verify|proof)/.test(u))).toEqual([`/v1/verify?domain=${domain}`, `/v1/proof?domain=${domain}`, `/v1/verify?domain=${domain}`, `/v1/proof?domain=${domain}`]);
-    } finally {
-      proxy.close();
-    }
-  });
-});
-
-describe('a log carried to a fresh machine (CI): mvr log pull, then build', async () => {
-  // 300 records: a full level-0 tile, a partial one, and a partial level-1 tile to carry.
-  const files = { 'many.jsonl': jsonl(...Array.from({ length: 300 }, (_, i) => audit(`shop${i}.example`))) };
-  const here = await makeProject({ sign: true, build: false, files });
-  await createLogKey(here.keysDir, logOrigin(ISSUER));
-  await build(here, { now: NOV });
-  const novCheckpoint = await readFile(join(logDir(here), 'checkpoint'), 'utf8');
-  const g = await gatewayOver(here);
-  // The CI runner: the same audits and keys, empty records and public folders.
-  const ci = await makeProject({ sign: false, build: false, files });
-  await cp(here.keysDir, ci.keysDir, { recursive: true });
-
-  it('pulls the checkpoint and the right edge only, and the next build extends the published log as an in-place build would', async () => {
-    const pulled = await runCli(['log', 'pull', '--from', `${g.url}/log`, '--public', ci.publicDir, '--json']);
-    expect(pulled.code, pulled.stderr).toBe(0);
-    // 333 entries (the 300 and the 33 samples): the checkpoint, tile/0/001.p/77, tile/1/000.p/1, tile/entries/001.p/77.
-    expect(JSON.parse(pulled.stdout)).toMatchObject({ size: 333, files: 4 });
-    expect(Object.entries(await snapshot(logDir(ci))).filter(([, v]) => v.startsWith('file:')).map(([f]) => f).sort()).toEqual(['checkpoint', 'tile/0/001.p/77', 'tile/1/000.p/1', 'tile/entries/001.p/77']);
-    await build(ci, { now: DEC });
-    await build(here, { now: DEC });
-    expect(await readFile(join(logDir(ci), 'checkpoint'), 'utf8')).toBe(await readFile(join(logDir(here), 'checkpoint'), 'utf8'));
-    // The files the CI build wrote are exactly the new files of the in-place build.
-    const inPlace = await snapshot(logDir(here));
-    for (const [path, digest] of Object.entries(await snapshot(logDir(ci)))) expect(inPlace[path], path).toBe(digest);
-    const saved = join(await tempDir(), 'checkpoint');
-    await writeFile(saved, novCheckpoint);
-    expect((await runCli(['log', 'check', '--checkpoint', saved, '--public', here.publicDir])).code).toBe(0);
-    // Pulling the same log again changes nothing; pulling over another log is refused.
-    expect((await runCli(['log', 'pull', '--from', `${g.url}/log`, '--public', ci.publicDir])).code).toBe(0);
-    const other = await tempDir();
-    await mkdir(join(other, 'log'), { recursive: true });
-    await writeFile(join(other, 'log', 'checkpoint'), novCheckpoint);
-    const refused = await runCli(['log', 'pull', '--from', `${g.url}/log`, '--public', other]);
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/already holds another log checkpoint/);
-  });
-});
-
-describe('reproducible: same audits, keys and time, same log', async () => {
-  const a = await loggedProject();
-  const b = await makeProject({ sign: false, build: false });
-  await cp(a.keysDir, b.keysDir, { recursive: true });
-  for (const p of [a, b]) {
-    await build(p, { now: NOV });
-    await build(p, { now: DEC });
-  }
-  it('writes the same tiles and checkpoint, byte for byte', async () => {
-    expect(await snapshot(logDir(b))).toEqual(await snapshot(logDir(a)));
-    expect(Object.keys(await snapshot(logDir(a)))).toContain('checkpoint');
-  });
-});
-
-describe('a build refuses a log that is not what its checkpoint says, and publishes nothing', () => {
-  async function builtOnce(): Promise<Project> {
-    const p = await loggedProject();
-    await build(p, { now: NOV });
-    return p;
-  }
-  async function refused(p: Project, message: RegExp): Promise<void> {
-    const before = { records: await snapshot(p.recordsDir), log: await snapshot(logDir(p)) };
-    const error = await buildFails(p, { now: DEC });
-    expect(error.code).toBe('LOG_INCONSISTENT');
-    expect(error.message).toMatch(message);
-    expect(await snapshot(p.recordsDir)).toEqual(before.records);
-    expect(await snapshot(logDir(p))).toEqual(before.log);
-  }
-
-  it('a rewritten entry in a published tile', async () => {
-    const p = await builtOnce();
-    const file = join(logDir(p), 'tile/0/000.p/33');
-    const bytes = await readFile(file);
-    bytes[40]! ^= 1;
-    await writeFile(file, bytes);
-    await refused(p, /do not match its checkpoint/);
-  });
-
-  it('an entry bundle that does not hash to its tile', async () => {
-    const p = await builtOnce();
-    const file = join(logDir(p), 'tile/entries/000.p/33');
-    const bytes = await readFile(file);
-    bytes[5]! ^= 1;
-    await writeFile(file, bytes);
-    await refused(p, /does not hash to the level-0 tile/);
-  });
-
-  it('a checkpoint signed by another key', async () => {
-    const p = await builtOnce();
-    const note = await readFile(join(logDir(p), 'checkpoint'), 'utf8');
-    const impostor = parseLogKey(generateLogKeyText(`${ISSUER}/log`), 'impostor');
-    await writeFile(join(logDir(p), 'checkpoint'), signNote(impostor, parseNote(note).text));
-    await refused(p, /not a checkpoint signed by this log key/);
-  });
-
-  it('tiles without a checkpoint', async () => {
-    const p = await builtOnce();
-    await rm(join(logDir(p), 'checkpoint'));
-    await refused(p, /has tiles but no checkpoint/);
-  });
-
-  it('a log key made for another issuer is a configuration error', async () => {
-    const p = await makeProject({ sign: true, build: false });
-    await createLogKey(p.keysDir, 'elsewhere.example/log');
-    expect((await buildFails(p, { now: NOV })).code).toBe('INVALID_CONFIG');
-  });
-});
-
-describe('without a log key', async () => {
-  const p = await loggedProject();
-  await build(p, { now: NOV });
-  await rm(join(p.keysDir, LOG_KEY_FILE));
-  const warnings: string[] = [];
-  const summary = await build(p, { now: DEC, onWarning: (m) => warnings.push(m) });
-  const g = await gatewayOver(p);
-
-  it('builds, says the records are not in the log, leaves the log alone, and the gateway answers NOT_IN_LOG', async () => {
-    expect(summary.log).toBeNull();
-    expect(warnings.join('\n')).toMatch(/NOT appended to the log/);
-    expect(parseCheckpoint(parseNote(await readFile(join(logDir(p), 'checkpoint'), 'utf8')).text).size).toBe(33);
-    expectProblem(await g.request('/v1/proof?domain=acme-outdoor.example'), 404, 'NOT_IN_LOG');
-  });
-
-  it('the CLI build says so in its summary', async () => {
-    const q = await makeProject({ sign: true, build: false });
-    const r = await runCli(buildArgs(q));
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/log: {7}not appended \(no log key\)/);
-    expect(r.stderr).toMatch(/no log key configured/);
   });
 });

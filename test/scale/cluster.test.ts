@@ -11,19 +11,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { get } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uploadBuild } from '../../builder/upload.ts';
-import { openStore } from '../../storage/open.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { redisApiKeyTable } from '../../access/api-keys-redis.ts';
 import { connectRedis, type RedisClient } from '../../access/redis.ts';
-import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { cleanup } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';
 import { build, makeProject, type Project, ROOT } from '../support/project.ts';
 import { poll, sleep } from '../support/wait.ts';
 import { freePort, REDIS_SERVER, reportRedisSkip, startRedis, type TestRedis } from '../support/redis-server.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { publishTo } from '../support/s3-records.ts';
 
 const BUCKET = 'mvr-cluster';
 reportRedisSkip();
@@ -37,8 +35,7 @@ describe.skipIf(!REDIS_SERVER)('three gateways on one Redis and one bucket (real
   const children: ChildProcess[] = [];
 
   const publish = async () => {
-    const store = openStore(`s3://${BUCKET}/prod`, { s3: s3ConfigFromEnv(s3.env) });
-    await uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, to: store }).finally(() => store.close());
+    await publishTo(s3, BUCKET, 'prod', project);
   };
   const startCluster = async (rateLimit: number) => {
     const port = await freePort();

@@ -14,14 +14,13 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uploadBuild } from '../../builder/upload.ts';
-import { openStore } from '../../storage/open.ts';
 import { createApiKey } from '../../access/api-keys.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { runCli, tempDir, removeTempDirs } from '../build/helpers.ts';
 import { cleanup, ISSUER, makeProject, poll, ROOT, type TestProject } from '../gateway/helpers.ts';
 import { freePort } from '../support/ports.ts';
 import { S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY, startS3, type TestS3, type TestS3Credentials } from '../support/s3-server.ts';
+import { publishTo } from '../support/s3-records.ts';
 
 const BUCKET = 'mvr-creds';
 const ROLE_FIRST = { accessKeyId: 'ASIAROLEFIRST0000001', secretAccessKey: 'role-secret-first-0123456789abcdef', sessionToken: 'role-session-token-first' };
@@ -74,8 +73,7 @@ beforeAll(async () => {
   s3 = await startS3([BUCKET], { credentials: [{ accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY }, ROLE_FIRST, ROLE_SECOND, PROFILE] });
   home = await tempDir();
   project = await makeProject();
-  const store = openStore(`s3://${BUCKET}/prod`, { s3: s3ConfigFromEnv(s3.env) });
-  await uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, to: store }).finally(() => store.close());
+  await publishTo(s3, BUCKET, 'prod', project);
   domains = (await readdir(join(project.recordsDir, 'current'), { recursive: true })).filter((n) => n.endsWith('.json') && n.includes('/')).map((n) => n.slice(3, -5));
 }, 60_000);
 afterAll(async () => {

@@ -7,12 +7,11 @@
 import { cp, readFile, realpath, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uploadBuild } from '../../builder/upload.ts';
-import { openStore } from '../../storage/open.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE } from '../../core/layout.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { cleanup, expectProblem, liveRecordFile, makeProject, startTestGateway, type TestGateway, type TestProject } from '../gateway/helpers.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { publishTo } from '../support/s3-records.ts';
 
 const BUCKET = 'mvr-faults';
 const FLAGGED = 'dubious-deals.example';
@@ -38,8 +37,7 @@ async function faultedBucket(prefix: string, fault: (p: TestProject) => Promise<
   await cp(live, `${live}.whole`, { recursive: true });
   try {
     await fault(project);
-    const store = openStore(`s3://${BUCKET}/${prefix}`, { s3: s3ConfigFromEnv(s3.env) });
-    await uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, to: store }).finally(() => store.close());
+    await publishTo(s3, BUCKET, prefix, project);
   } finally {
     await rm(live, { recursive: true, force: true });
     await rename(`${live}.whole`, live);

@@ -17,6 +17,7 @@ import { expectProblem } from '../support/gateway-expect.ts';
 import { build, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { connectHttpClient } from '../support/mcp.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { publishTo } from '../support/s3-records.ts';
 
 const BUCKET = 'mvr-log';
 let s3: TestS3;
@@ -25,14 +26,7 @@ let folder: TestGateway;
 let bucketGateway: TestGateway;
 let firstCheckpoint: string;
 
-const publish = async () => {
-  const store = openStore(`s3://${BUCKET}/prod`, { s3: s3ConfigFromEnv(s3.env) });
-  try {
-    return await uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, to: store });
-  } finally {
-    await store.close();
-  }
-};
+const publish = () => publishTo(s3, BUCKET, 'prod', project);
 
 beforeAll(async () => {
   s3 = await startS3([BUCKET]);

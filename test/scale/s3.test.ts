@@ -4,21 +4,20 @@
  * local server that checks every request's Signature V4.
  */
 import { execFile } from 'node:child_process';
-import { cp, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/upload.ts';
 import { openStore } from '../../storage/open.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
-import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
-import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { expectProblem } from '../support/gateway-expect.ts';
+import { parseS3Url, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
+import { cleanup, type TestGateway } from '../support/gateway.ts';
 import { publishedKeySet } from '../support/outputs.ts';
 import { build, liveRecordFile, makeProject, type Project, ROOT } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
-import { connectHttpClient } from '../support/mcp.ts';
 import { startS3, S3_SECRET_KEY, type TestS3 } from '../support/s3-server.ts';
+import { bucketAt as bucketOn, gatewayOnBucket, publishTo } from '../support/s3-records.ts';
 
 const run = promisify(execFile);
 const BUCKET = 'mvr-records';
@@ -26,13 +25,9 @@ const GOLD = 'acme-outdoor.example';
 
 let s3: TestS3;
 let project: Project;
-const bucketAt = (prefix: string, env: Record<string, string> = s3.env) => new S3Bucket(parseS3Url(`s3://${BUCKET}/${prefix}`), s3ConfigFromEnv(env));
-const storeAt = (prefix: string) => openStore(`s3://${BUCKET}/${prefix}`, { s3: s3ConfigFromEnv(s3.env) });
-const publish = (prefix: string, p: Project = project) => {
-  const store = storeAt(prefix);
-  return uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, to: store }).finally(() => store.close());
-};
-const gatewayOn = (prefix: string, p: Project = project) => startTestGateway(p, { recordsDir: `s3://${BUCKET}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' });
+const bucketAt = (prefix: string, env: Record<string, string> = s3.env) => bucketOn(s3, BUCKET, prefix, env);
+const publish = (prefix: string, p: Project = project) => publishTo(s3, BUCKET, prefix, p);
+const gatewayOn = (prefix: string, p: Project = project) => gatewayOnBucket(s3, BUCKET, prefix, p);
 
 beforeAll(async () => {
   s3 = await startS3([BUCKET]);
@@ -42,7 +37,6 @@ afterAll(async () => {
   await cleanup();
   await s3.close();
 });
-
 describe('the test server checks Signature V4', () => {
   it('refuses unsigned requests and requests signed with another secret, and accepts correctly signed ones', async () => {
     const bucket = bucketAt('check');
@@ -95,7 +89,7 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
   it('an interrupted publish leaves the old build live', async () => {
     const live = (await g.verify(GOLD)).bytes;
     await build(project, { now: Date.parse('2027-01-01T00:00:00Z') });
-    const store = storeAt('prod');
+    const store = openStore(`s3://${BUCKET}/prod`, { s3: s3ConfigFromEnv(s3.env) });
     const publishing = uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, to: store, concurrency: 1, onProgress: (p) => void (p.uploaded === 5 && s3.stop()) });
     await expect(publishing).rejects.toMatchObject({ code: 'BUILD_FAILED', message: expect.stringMatching(/live build there is unchanged/) });
     await store.close();
@@ -120,158 +114,5 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
     expect(() => s3ConfigFromEnv({ AWS_ACCESS_KEY_ID: 'AKIAONLYTHEID' })).toThrow(/AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not/);
     const r = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'publish', '--to', 'https://x/y', '--records', project.recordsDir], { env: { PATH: process.env.PATH ?? '' } }).catch((e: { code: number; stderr: string }) => e);
     expect(r).toMatchObject({ code: 2, stderr: expect.stringMatching(/--to \/ MVR_PUBLISH_TO "https:\/\/x\/y": must be s3:\/\/BUCKET\/PREFIX/) });
-  });
-});
-
-/** `count` audits of `shop<i>.example`, every score `score`. */
-const shops = (count: number, score: number) =>
-  Array.from({ length: count }, (_, i) =>
-    JSON.stringify({ domain: `shop${i}.example`, score, sub_scores: { visibility: 50, recommendation_rate: 50, technical_readiness: 50 }, evidence: { ok: true, coverage: 0.8, site_coverage: 0.7, engines_ran: ['chatgpt'] }, archetype: 'retailer', first_seen: '2025-01-01T00:00:00Z', last_audited_at: '2026-10-01T00:00:00Z' }),
-  ).join('\n');
-
-describe('kept builds from s3:// answer as from the records folder', async () => {
-  const months = ['2026-08-01', '2026-09-01', '2026-10-01'].map((d) => Date.parse(`${d}T00:00:00Z`));
-  let p: Project;
-  let folder: TestGateway;
-  let bucket: TestGateway;
-  let ids: string[];
-  /** Every page of the change feed since `since`, with the cursors that led to them. */
-  const feed = async (g: TestGateway, since: string) => {
-    const pages: { cursor: string; reply: Reply }[] = [];
-    for (let cursor: string | null = ''; cursor !== null; ) {
-      const reply = await g.request(`/v1/changes?since=${since}${cursor ? `&cursor=${cursor}` : ''}`);
-      pages.push({ cursor, reply });
-      cursor = (reply.json as { next: string | null }).next;
-    }
-    return pages;
-  };
-  const same = async (path: string) => {
-    const [f, b] = await Promise.all([folder.request(path), bucket.request(path)]);
-    expect({ status: b.status, text: b.text }).toEqual({ status: f.status, text: f.text });
-    return b;
-  };
-
-  beforeAll(async () => {
-    // Two builds kept of two, published one after the other; 1,005 shops change tier, and acme's score drops.
-    p = await makeProject({ build: false });
-    await writeFile(join(p.auditsDir, 'shops.jsonl'), shops(1005, 40));
-    await build(p, { now: months[0]!, keep: 2 });
-    await publish('history', p);
-    await writeFile(join(p.auditsDir, 'shops.jsonl'), shops(1005, 60));
-    const file = join(p.auditsDir, 'verified.jsonl');
-    await writeFile(file, (await readFile(file, 'utf8')).split('\n').map((l) => (l.includes(`"${GOLD}"`) ? l.replace(/"score":\s*[\d.]+/, '"score": 55') : l)).join('\n'));
-    await build(p, { now: months[1]!, keep: 2 });
-    await publish('history', p);
-    // One after the other: each adds its API key to the project's key file.
-    folder = await startTestGateway(p);
-    bucket = await gatewayOn('history', p);
-    ids = ((await folder.request('/v1/builds')).json as { builds: { id: string }[] }).builds.map((b) => b.id);
-  });
-  afterAll(async () => {
-    await Promise.all([folder?.close(), bucket?.close()]);
-  });
-
-  it('lists the same kept builds, and serves the same records of a past build', async () => {
-    expect(ids).toHaveLength(2);
-    expect((await same('/v1/builds')).json).toMatchObject({ builds: [{ issued_at: '2026-09-01T00:00:00.000Z' }, { issued_at: '2026-08-01T00:00:00.000Z' }] });
-    for (const id of ids) expect((await same(`/v1/verify?domain=${GOLD}&build=${id}`)).status).toBe(200);
-    expect((await bucket.request(`/v1/verify?domain=never-audited.example&build=${ids[1]}`)).json).toMatchObject({ status: 'unverified' });
-    expectProblem(await same(`/v1/verify?domain=${GOLD}&build=nope`), 404, 'BUILD_NOT_FOUND');
-  });
-
-  it('gives the same history, over HTTP and the MCP tool', async () => {
-    expect(((await same(`/v1/history?domain=${GOLD}`)).json as { entries: { score: number }[] }).entries.map((e) => e.score)).toEqual([55, 93.5]);
-    await same('/v1/history?domain=not-audited.example');
-    const client = await connectHttpClient(bucket.url, bucket.key);
-    const result = (await client.callTool({ name: 'merchant_history', arguments: { domain: GOLD } })) as unknown as { structuredContent: unknown };
-    expect(result.structuredContent).toEqual((await folder.request(`/v1/history?domain=${GOLD}`)).json);
-    await client.close();
-  });
-
-  it('pages the same change feed with the same cursors; `mvr changes --records s3://` prints it', async () => {
-    const [f, b] = await Promise.all([feed(folder, ids[1]!), feed(bucket, ids[1]!)]);
-    expect(b.map((x) => (x.reply.json as { changes: unknown[] }).changes.length)).toEqual([1000, 6]);
-    expect(b.map((x) => [x.cursor, x.reply.status, x.reply.text])).toEqual(f.map((x) => [x.cursor, x.reply.status, x.reply.text]));
-    await same(`/v1/changes?since=${ids[0]}`);
-    expectProblem(await same('/v1/changes?since=nope'), 404, 'BUILD_NOT_FOUND');
-    expectProblem(await same(`/v1/changes?since=${ids[1]}&cursor=5.AAAAAAAA`), 400, 'INVALID_REQUEST');
-    const cli = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'changes', '--since', ids[1]!, '--records', `s3://${BUCKET}/history`, '--json'], { env: { PATH: process.env.PATH ?? '', ...s3.env }, maxBuffer: 16 * 1024 * 1024 });
-    expect(cli.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(b.flatMap((x) => (x.reply.json as { changes: unknown[] }).changes));
-    expect(cli.stderr).toMatch(/^1,006 changes from /);
-  });
-
-  it('a publish uploads the kept builds the bucket lacks, before live.json', async () => {
-    const small = await makeProject({ build: false });
-    await build(small, { now: months[0]!, keep: 2 });
-    await build(small, { now: months[1]!, keep: 2 });
-    expect(await publish('late', small)).toMatchObject({ earlierBuilds: 1, objects: 2 * 37 + 4 }); // two builds of 33 records, an index, a domain map, a statement and a manifest; the live one's change feed, kept list, key set, live.json
-    const local = await startTestGateway(small);
-    const late = await gatewayOn('late', small);
-    const earlier = ((await local.request('/v1/builds')).json as { builds: { id: string }[] }).builds[1]!.id;
-    for (const path of ['/v1/builds', `/v1/history?domain=${GOLD}`, `/v1/verify?domain=${GOLD}&build=${earlier}`, `/v1/changes?since=${earlier}`]) {
-      expect((await late.request(path)).text).toBe((await local.request(path)).text);
-    }
-    await Promise.all([local.close(), late.close()]);
-  });
-
-  it('a build on a fresh machine keeps the bucket\'s history once `mvr pull` brought the kept builds\' manifests and indexes', async () => {
-    const first = await makeProject({ build: false });
-    await build(first, { now: months[0]! });
-    const { build: firstId } = await publish('fresh', first);
-    // CI: a new runner with the same keys and next month's audits, and no records folder.
-    const next = await makeProject({ build: false, sign: false });
-    await cp(first.keysDir, next.keysDir, { recursive: true });
-    const file = join(next.auditsDir, 'verified.jsonl');
-    await writeFile(file, (await readFile(file, 'utf8')).split('\n').map((l) => (l.includes(`"${GOLD}"`) ? l.replace(/"score":\s*[\d.]+/, '"score": 55') : l)).join('\n'));
-    const mvr = (args: string[]) => run(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { env: { PATH: process.env.PATH ?? '', ...s3.env } });
-    const pulled = JSON.parse((await mvr(['pull', '--from', `s3://${BUCKET}/fresh`, '--records', next.recordsDir, '--json'])).stdout) as { builds: number; live: string };
-    expect(pulled).toMatchObject({ builds: 1, live: firstId });
-    const summary = await build(next, { now: months[1]! });
-    expect(summary).toMatchObject({ keptBuilds: 2, changes: 1 });
-    expect(await publish('fresh', next)).toMatchObject({ earlierBuilds: 0 });
-    const g = await gatewayOn('fresh', next);
-    expect(((await g.request('/v1/builds')).json as { builds: { id: string }[] }).builds.map((b) => b.id)).toEqual([summary.buildId, firstId]);
-    expect((await g.request(`/v1/changes?since=${firstId}`)).json).toMatchObject({ from: firstId, to: summary.buildId, changes: [{ domain: GOLD, before: { score: 93.5 }, after: { score: 55 } }], next: null });
-    expect(((await g.request(`/v1/history?domain=${GOLD}`)).json as { entries: { score: number }[] }).entries.map((e) => e.score)).toEqual([55, 93.5]);
-    expect((await g.request(`/v1/verify?domain=${GOLD}&build=${firstId}`)).json).toMatchObject({ score: 93.5 });
-    await g.close();
-    // A records folder with a live build of its own is never mixed with pulled ones.
-    const again = await mvr(['pull', '--from', `s3://${BUCKET}/fresh`, '--records', next.recordsDir]).catch((error: { code: number; stderr: string }) => error);
-    expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/already has a live build/) });
-    // Anything but s3://BUCKET/PREFIX is a usage error naming the flag.
-    const notS3 = await mvr(['pull', '--from', 'https://records.example/', '--records', next.recordsDir]).catch((error: { code: number; stderr: string }) => error);
-    expect(notS3).toMatchObject({ code: 2, stderr: expect.stringMatching(/--from https:\/\/records\.example\/: not s3:\/\/BUCKET\/PREFIX/) });
-  });
-
-  it('after the next publish, a pruned build is BUILD_NOT_FOUND and a cursor of the earlier live build is refused', async () => {
-    const cursor = (await feed(bucket, ids[1]!))[1]!.cursor;
-    await build(p, { now: months[2]!, keep: 2 });
-    await publish('history', p);
-    const { value } = await poll(() => bucket.request('/v1/builds'), (r) => (r.json as { builds: { id: string }[] }).builds[0]!.id !== ids[0], { timeoutMs: 2000 });
-    const now = (value.json as { builds: { id: string }[] }).builds.map((b) => b.id);
-    expect(now.slice(1)).toEqual([ids[0]]);
-    await same('/v1/builds');
-    // The pruned build's objects are still in the bucket, but it is no longer a kept build.
-    expectProblem(await same(`/v1/verify?domain=${GOLD}&build=${ids[1]}`), 404, 'BUILD_NOT_FOUND');
-    expectProblem(await same(`/v1/changes?since=${ids[1]}`), 404, 'BUILD_NOT_FOUND');
-    await same(`/v1/history?domain=${GOLD}`);
-    await same(`/v1/changes?since=${ids[0]}`);
-    const refused = expectProblem(await same(`/v1/changes?since=${ids[0]}&cursor=${cursor}`), 400, 'INVALID_REQUEST');
-    expect(refused.detail).toMatch(/earlier live build/);
-  });
-
-  it('a bucket that cannot be read is STORE_UNAVAILABLE, never an empty list or history', async () => {
-    await s3.stop();
-    try {
-      const { value } = await poll(() => bucket.request('/v1/builds'), (r) => r.status === 503, { timeoutMs: 3000 });
-      expectProblem(value, 503, 'STORE_UNAVAILABLE');
-      expectProblem(await bucket.request(`/v1/history?domain=${GOLD}`), 503, 'STORE_UNAVAILABLE');
-      expectProblem(await bucket.request(`/v1/verify?domain=${GOLD}&build=${ids[0]}`), 503, 'STORE_UNAVAILABLE');
-      expectProblem(await bucket.request(`/v1/changes?since=${ids[0]}`), 503, 'STORE_UNAVAILABLE');
-    } finally {
-      await s3.start();
-    }
-    await poll(() => bucket.request('/v1/builds'), (r) => r.status === 200, { timeoutMs: 5000 });
-    await same(`/v1/history?domain=${GOLD}`);
   });
 });

@@ -10,18 +10,17 @@
  * of the CLI (except the one line `mvr apikey create` prints the new key on). The API key file
  * holds only hashes, and key files are mode 0600.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogLine } from '../../gateway/context.ts';
-import { type CliResult, runCli } from '../support/cli.ts';
-import { cleanup, type Reply, type RequestOptions, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
-import { activeSigner } from '../support/outputs.ts';
 import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 import { allFiles } from './files.ts';
+import { apiKeys, call, cli, cliOutput, collectPrivateKeys, forged, mcp, privateDs, req, scan, seen, verify } from './secret-run.ts';
 
 const KNOWN = 'acme-outdoor.example';
 const OTHER = 'gadget-hub.example';
@@ -32,71 +31,13 @@ let g: TestGateway;
 /** The gateway that signs never-audited answers: it holds the private key in memory. */
 let second: TestGateway;
 
-/** Every answer the test received: status line, headers and body, as text. */
-const seen: { what: string; text: string }[] = [];
-/** Every API key this test made or sent (valid, revoked, forged). */
-const apiKeys = new Set<string>();
-/** CLI output to scan (everything but the stdout of `apikey create`, which is the key by design). */
-const cliOutput: { what: string; text: string }[] = [];
-/** Private `d` values seen in keys/ during the run (a retired key's file moves). */
-const privateDs = new Set<string>();
-
-function remember(what: string, r: Reply): Reply {
-  const headers = [...r.headers].map(([k, v]) => `${k}: ${v}`).join('\n');
-  seen.push({ what, text: `${r.status}\n${headers}\n\n${r.text}` });
-  return r;
-}
-const req = (t: TestGateway, path: string, opts: RequestOptions = {}) => t.request(path, opts).then((r) => remember(`${opts.method ?? 'GET'} ${path}`, r));
-const verify = (t: TestGateway, domain: string, opts: RequestOptions = {}) => t.verify(domain, opts).then((r) => remember(`verify ${domain}`, r));
-
-async function mcp(t: TestGateway, authorization: string | null, body: unknown): Promise<Reply> {
-  const headers: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
-  if (authorization !== null) {
-    headers.authorization = authorization;
-    t.sentAuthorizations.add(authorization);
-  }
-  const res = await fetch(`${t.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) });
-  const bytes = Buffer.from(await res.arrayBuffer());
-  const text = bytes.toString('utf8');
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return remember(`mcp ${JSON.stringify(body).slice(0, 80)}`, { status: res.status, headers: res.headers, bytes, text, json });
-}
-const call = (domain: unknown, id = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'verify_merchant', arguments: { domain } } });
-
-async function cli(args: string[], scanStdout = true): Promise<CliResult> {
-  const r = await runCli(args);
-  if (scanStdout) cliOutput.push({ what: `mvr ${args.join(' ')} (stdout)`, text: r.stdout });
-  cliOutput.push({ what: `mvr ${args.join(' ')} (stderr)`, text: r.stderr });
-  expect(r.code, `mvr ${args.join(' ')}: ${r.stderr}`).toBe(0);
-  return r;
-}
-
-/** The `d` of every private key under keys/signing and keys/retired now. */
-async function collectPrivateKeys(): Promise<void> {
-  for (const sub of ['signing', 'retired']) {
-    const dir = join(p.keysDir, sub);
-    for (const name of await readdir(dir).catch(() => [] as string[])) {
-      const jwk = JSON.parse(await readFile(join(dir, name), 'utf8')) as { d?: unknown };
-      expect(typeof jwk.d, `${sub}/${name} is a private JWK`).toBe('string');
-      privateDs.add(jwk.d as string);
-    }
-  }
-}
-
-const forged = () => `mvr_${randomBytes(5).toString('hex')}_${randomBytes(32).toString('base64url')}`;
-const secretOf = (key: string) => key.split('_').slice(2).join('_');
 
 beforeAll(async () => {
   p = await makeProject();
   g = await startTestGateway(p);
   second = await startTestGateway(p);
   apiKeys.add(g.key).add(second.key);
-  await collectPrivateKeys();
+  await collectPrivateKeys(p.keysDir);
 });
 
 afterAll(async () => {
@@ -218,7 +159,7 @@ describe('a run that exercises everything', () => {
     const rotated = await cli(['keygen', '--keys', p.keysDir]);
     const newKid = rotated.stdout.trim();
     expect(newKid).not.toBe(oldKid);
-    await collectPrivateKeys();
+    await collectPrivateKeys(p.keysDir);
     await build(p);
     await poll(() => verify(g, KNOWN), (r) => r.status === 200 && r.json.key_id === newKid);
     // The tampered record was rebuilt: served again.
@@ -226,7 +167,7 @@ describe('a run that exercises everything', () => {
     await cli(['keygen', '--list', '--json', '--keys', p.keysDir]);
 
     await cli(['keygen', `--retire=${oldKid}`, '--keys', p.keysDir]);
-    await collectPrivateKeys();
+    await collectPrivateKeys(p.keysDir);
     // A retired key stays listed while a kept build was signed by it: with --keep 1 none is.
     await build(p, { keep: 1 });
     const ks = await poll(() => req(g, '/.well-known/merchant-verify-keys.json'), (r) => r.status === 200 && !r.text.includes(oldKid));
@@ -238,21 +179,6 @@ describe('a run that exercises everything', () => {
 });
 
 describe('the scan', () => {
-  function needles(): Map<string, string> {
-    const out = new Map<string, string>();
-    for (const key of apiKeys) {
-      out.set(key, `API key ${key.split('_')[1]}`);
-      out.set(secretOf(key), `secret part of API key ${key.split('_')[1]}`);
-    }
-    for (const d of privateDs) out.set(d, 'a private signing key (d)');
-    out.set('"d":', 'the member "d"');
-    return out;
-  }
-
-  function scan(where: string, text: string, found: string[]): void {
-    for (const [needle, what] of needles()) if (text.includes(needle)) found.push(`${where} holds ${what}`);
-  }
-
   it('knows what it looks for', () => {
     expect(apiKeys.size).toBeGreaterThanOrEqual(5);
     expect(privateDs.size).toBe(2);

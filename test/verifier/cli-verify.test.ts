@@ -5,52 +5,17 @@
  * 16 absence not proven, 3 invalid domain, 2 usage.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { exitCodeOf } from '@merchant-verify/verifier/errors';
 import { runCli } from '../support/cli.ts';
-import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freePort as closedPort } from '../support/ports.ts';
-import { makeProject, type Project, tempDir } from '../support/project.ts';
 import { GOLD, UNAUDITED } from './helpers.ts';
+import { gatewayArgs, gatewayJson, gold, gw, parseJson, project, saved, useGoldGateway } from '../support/verify-cli.ts';
 
-let project: Project;
-let gw: TestGateway;
-let dir: string;
-/** GOLD's record exactly as the gateway served it. */
-let goldText: string;
-let gold: Record<string, unknown>;
-
-beforeAll(async () => {
-  project = await makeProject();
-  gw = await startTestGateway(project);
-  dir = await tempDir();
-  const res = await gw.verify(GOLD);
-  expect(res.status).toBe(200);
-  goldText = res.text;
-  gold = JSON.parse(goldText) as Record<string, unknown>;
-});
-afterAll(cleanup);
-
-const gatewayArgs = () => ['--base-url', gw.url, '--api-key', gw.key];
-/** A key-gated JSON answer of the gateway. */
-const gatewayJson = async (path: string): Promise<unknown> => (await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${gw.key}` } })).json();
-
-/** Saves a record (text or object) to a file and returns its path. */
-async function saved(name: string, record: string | Record<string, unknown>): Promise<string> {
-  const file = join(dir, name);
-  await writeFile(file, typeof record === 'string' ? record : JSON.stringify(record));
-  return file;
-}
-
-/** The one JSON line `--json` prints. */
-function parseJson(stdout: string): Record<string, any> {
-  const lines = stdout.trim().split('\n');
-  if (lines.length !== 1) throw new Error(`--json printed ${lines.length} lines:\n${stdout}`);
-  return JSON.parse(lines[0]!) as Record<string, any>;
-}
+useGoldGateway();
 
 // Each test spawns its own CLI children and shares only read-only state: run them side by side.
 describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
@@ -177,86 +142,5 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
     const human = await runCli(['verify', 'co.uk', '--base-url', gw.url, '--api-key', gw.key]);
     expect(human.code).toBe(3);
     expect(human.stderr).toMatch(/INVALID_DOMAIN/);
-  });
-});
-
-describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () => {
-  it('the saved record verifies against the key set file: exit 0', async ({ expect }) => {
-    const file = await saved('gold.json', goldText);
-    const r = await runCli(['verify', '--file', file, '--keys', project.keySetFile, '--json']);
-    expect(r.code).toBe(0);
-    expect(parseJson(r.stdout)).toMatchObject({ valid: true, domain: GOLD, key_id: project.kid, source: file });
-  });
-
-  it('a tampered saved file (one character): exit 11 BAD_SIGNATURE', async ({ expect }) => {
-    expect(goldText).toContain('"tier":"gold"');
-    const file = await saved('tampered.json', goldText.replace('"score":93.5', '"score":98.5'));
-    const r = await runCli(['verify', '--file', file, '--keys', project.keySetFile, '--json']);
-    expect(r.code).toBe(11);
-    expect(parseJson(r.stdout)).toMatchObject({ valid: false, code: 'BAD_SIGNATURE', score: 98.5 });
-  });
-
-  it('--file with --keys as a URL', async ({ expect }) => {
-    const file = await saved('gold-url.json', goldText);
-    const r = await runCli(['verify', '--file', file, '--keys', `${gw.url}${KEY_SET_PATH}`, '--json']);
-    expect(r.code).toBe(0);
-    expect(parseJson(r.stdout)).toMatchObject({ valid: true });
-  });
-
-  it('an unknown key id: exit 11 UNKNOWN_KEY', async ({ expect }) => {
-    const file = await saved('unknown-kid.json', { ...gold, key_id: randomBytes(32).toString('base64url') });
-    const offline = await runCli(['verify', '--file', file, '--keys', project.keySetFile, '--json']);
-    expect(offline.code).toBe(11);
-    expect(parseJson(offline.stdout)).toMatchObject({ valid: false, code: 'UNKNOWN_KEY' });
-  });
-
-  it('a saved record checked against another domain: exit 11 DOMAIN_MISMATCH', async ({ expect }) => {
-    const file = await saved('gold-other.json', goldText);
-    const r = await runCli(['verify', 'bluebird-books.example', '--file', file, '--keys', project.keySetFile, '--json']);
-    expect(r.code).toBe(11);
-    expect(parseJson(r.stdout)).toMatchObject({ valid: false, code: 'DOMAIN_MISMATCH' });
-  });
-
-  it('a saved record without a signature: exit 10 UNSIGNED', async ({ expect }) => {
-    const { key_id: _k, signature: _s, ...rest } = gold;
-    const file = await saved('stripped.json', rest);
-    const r = await runCli(['verify', '--file', file, '--keys', project.keySetFile, '--json']);
-    expect(r.code).toBe(10);
-    expect(parseJson(r.stdout)).toMatchObject({ valid: false, code: 'UNSIGNED' });
-  });
-
-
-  it('a --keys file that holds a private key is refused, never used to pass a record', async ({ expect }) => {
-    const file = await saved('gold-leaked.json', goldText);
-    const keySet = JSON.parse(await readFile(project.keySetFile, 'utf8')) as { keys: Record<string, unknown>[] };
-    const leaked = await saved('leaked-keys.json', { keys: keySet.keys.map((k) => ({ ...k, d: randomBytes(32).toString('base64url') })) });
-    const r = await runCli(['verify', '--file', file, '--keys', leaked, '--json']);
-    // INVALID_KEY_SET (exit 3), as when the same set is fetched by URL. The error is thrown inside
-    // the @merchant-verify/verifier package, by its own copy of the error classes: the CLI's edge
-    // knows it by its registered code.
-    expect(r.code).toBe(3);
-    const out = parseJson(r.stdout);
-    expect(out).toMatchObject({ ok: false, code: 'INVALID_KEY_SET' });
-    expect(out.message).toMatch(/private/);
-  });
-
-  it('a --keys file that also lists keys of other types (ML-DSA, RSA, X25519) verifies with them skipped: exit 0', async ({ expect }) => {
-    const file = await saved('gold-mixed-set.json', goldText);
-    const keySet = JSON.parse(await readFile(project.keySetFile, 'utf8')) as { keys: Record<string, unknown>[] };
-    const foreign = [
-      { kty: 'AKP', alg: 'ML-DSA-65', pub: randomBytes(1952).toString('base64url'), kid: 'pq-1', use: 'sig' },
-      { kty: 'RSA', n: randomBytes(256).toString('base64url'), e: 'AQAB', kid: 'rsa-1' },
-      { kty: 'OKP', crv: 'X25519', x: randomBytes(32).toString('base64url'), kid: 'x-1' },
-    ];
-    const mixed = await saved('mixed-keys.json', { keys: [foreign[0], ...keySet.keys, ...foreign.slice(1)] });
-    const r = await runCli(['verify', '--file', file, '--keys', mixed, '--json']);
-    expect(r.code).toBe(0);
-    expect(parseJson(r.stdout)).toMatchObject({ valid: true, domain: GOLD, key_id: project.kid });
-  });
-
-  it('--file without --keys or --base-url is a usage error: exit 2', async ({ expect }) => {
-    const file = await saved('gold-nokeys.json', goldText);
-    const r = await runCli(['verify', '--file', file]);
-    expect(r.code).toBe(2);
   });
 });

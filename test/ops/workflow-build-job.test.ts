@@ -1,0 +1,220 @@
+/**
+ * The monthly rebuild's build job, its shell steps run here in order against a temp copy of the
+ * project (test/support/workflow-job.ts): it signs, checks, scans and packages, and fails where it
+ * must (missing secrets, an unreachable key set or log, a private member in the output, too few
+ * records).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startS3 } from '../support/s3-server.ts';
+import { ROOT } from '../support/workflow.ts';
+import { filesUnder, removeJobTemps, runBuildJob, temp, type JobInput, type JobRun } from '../support/workflow-job.ts';
+
+const run = promisify(execFile);
+
+describe('monthly-rebuild.yml build job, run here', () => {
+  const ISSUER = 'verify.example.com';
+  const AUDITS_URL = 'https://audits.example.net/2026-11.tar.gz?token=s3cr3t-audits-token';
+  const KEY_SET_URL = `https://${ISSUER}/.well-known/merchant-verify-keys.json`;
+  let fixtures: string;
+  let oldKid: string;
+  let oldPublicSet: string; // a key set file listing the old key
+  let newKid: string;
+  let newPrivateJwk: string; // the secret
+  let newD: string;
+  let auditsTarball: string;
+  let logKey: string; // the log key secret, for the issuer
+  let defaultIssuerLogKey: string; // one for the default issuer (dry runs without MVR_ISSUER)
+  let publishedLog: string; // a log published last month (a folder standing for https://<issuer>/log)
+
+  beforeAll(async () => {
+    fixtures = temp('mvr-ops-fixtures-');
+    const keygen = async (dir: string) => {
+      const { stdout } = await run(process.execPath, [join(ROOT, 'bin', 'mvr.js'), 'keygen', '--keys', dir, '--json'], { cwd: ROOT });
+      const { kid } = JSON.parse(stdout) as { kid: string };
+      return { kid, jwk: readFileSync(join(dir, 'signing', `${kid}.jwk.json`), 'utf8') };
+    };
+    const [oldKey, newKey] = await Promise.all([keygen(join(fixtures, 'old-keys')), keygen(join(fixtures, 'new-keys'))]);
+    oldKid = oldKey.kid;
+    const { d: _drop, ...oldPublic } = JSON.parse(oldKey.jwk) as Record<string, string>;
+    oldPublicSet = join(fixtures, 'published-keys.json');
+    writeFileSync(oldPublicSet, JSON.stringify({ keys: [{ ...oldPublic, use: 'sig', alg: 'EdDSA' }] }));
+    newKid = newKey.kid;
+    newPrivateJwk = newKey.jwk;
+    newD = (JSON.parse(newKey.jwk) as { d: string }).d;
+    auditsTarball = join(fixtures, 'audits.tar.gz');
+    await run('tar', ['-czf', auditsTarball, '-C', join(ROOT, 'audits'), '.']);
+    const mvr = (...args: string[]) => run(process.execPath, [join(ROOT, 'bin', 'mvr.js'), ...args], { cwd: ROOT });
+    await mvr('keygen', '--log', '--issuer', ISSUER, '--keys', join(fixtures, 'log-keys'));
+    logKey = readFileSync(join(fixtures, 'log-keys', 'log.key'), 'utf8');
+    await mvr('keygen', '--log', '--keys', join(fixtures, 'default-log-keys'));
+    defaultIssuerLogKey = readFileSync(join(fixtures, 'default-log-keys', 'log.key'), 'utf8');
+    // Last month's build published the log (33 entries); this month's must extend it.
+    const last = join(fixtures, 'last-month');
+    await mvr('build', '--issuer', ISSUER, '--keys', join(fixtures, 'log-keys'), '--audits', join(ROOT, 'audits'), '--records', join(last, 'records'), '--public', join(last, 'public'), '--now', '2026-10-01T00:00:00Z');
+    publishedLog = join(last, 'public', 'log');
+  }, 60_000);
+
+  afterAll(removeJobTemps);
+
+  const routes = () => ({ [AUDITS_URL]: { status: 200, file: auditsTarball }, [KEY_SET_URL]: { status: 200, file: oldPublicSet } });
+  const baseInput = (): JobInput => ({
+    secrets: { MVR_SIGNING_KEY: newPrivateJwk, MVR_LOG_KEY: logKey, AUDITS_URL },
+    vars: { MVR_ISSUER: ISSUER, MVR_MIN_RECORDS: '10', MVR_LOG_URL: publishedLog },
+    routes: routes(),
+  });
+  const keySetOf = (r: JobRun) =>
+    (JSON.parse(readFileSync(join(r.workspace, 'public', '.well-known', 'merchant-verify-keys.json'), 'utf8')) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+
+  it('signs the audits, keeps the published keys listed, checks, scans and packages; the key never lands on disk or in the log', async () => {
+    const r = await runBuildJob(baseInput());
+    expect(r.log).not.toContain('::error::');
+    expect(r.ok, r.log).toBe(true);
+    expect(keySetOf(r).sort()).toEqual([newKid, oldKid].sort());
+
+    const summary = JSON.parse(readFileSync(r.outputs.build!.summary!, 'utf8')) as { signed: boolean; keyId: string; records: number };
+    expect(summary).toMatchObject({ signed: true, keyId: newKid });
+    expect(summary.records).toBeGreaterThanOrEqual(10);
+    // The log was carried from last month's and extended: 33 entries then, 66 now.
+    expect((summary as unknown as { log: unknown }).log).toMatchObject({ origin: `${ISSUER}/log`, from: 33, to: 66 });
+    expect(r.stepSummary).toContain(`log: ${ISSUER}/log, entries 33 to 66`);
+    expect(r.stepSummary).toContain('checks passed');
+    expect(r.stepSummary).toContain(newKid);
+
+    // The package holds records/ (the live build, with its manifest) and public/ (the key set).
+    const pkg = r.outputs.package!;
+    expect(pkg.name).toMatch(/^merchant-verify-/);
+    const listing = (await run('tar', ['-tzf', pkg.file!])).stdout.split('\n');
+    expect(listing).toContain('records/manifest.json');
+    expect(listing).toContain('public/.well-known/merchant-verify-keys.json');
+    expect(listing).toContain('public/log/checkpoint');
+    expect(listing).toContain('public/.well-known/merchant-verify-log.vkey');
+    expect(listing).toContain('records/domain-map');
+    // The records, the manifest and the build statement.
+    expect(listing.filter((l) => l.startsWith('records/') && l.endsWith('.json')).length).toBe(summary.records + 2);
+    const sha = (await run('sha256sum', [pkg.file!])).stdout.split(' ')[0];
+    expect(pkg.sha256).toBe(sha);
+    const manifest = JSON.parse((await run('tar', ['-xzOf', pkg.file!, 'records/manifest.json'])).stdout) as { issuer: string };
+    expect(manifest.issuer).toBe(ISSUER);
+
+    // The private scalar appears in no file the job wrote and in no line it printed.
+    expect(r.log).not.toContain(newD);
+    for (const file of [...filesUnder(r.workspace), ...filesUnder(r.runnerTemp)]) {
+      if (statSync(file).size > 5_000_000) continue;
+      expect(readFileSync(file, 'latin1').includes(newD), file).toBe(false);
+    }
+    // The audits URL (it may carry a token) went to curl on stdin, not on its command line.
+    expect(r.curlCalls.flat().join(' ')).not.toContain('s3cr3t-audits-token');
+    expect(r.curlCalls.flat()).toContain(KEY_SET_URL);
+  });
+
+  it('fails when the published log cannot be carried over, unless first_log; and without the log key secret', async () => {
+    const missing = { ...baseInput(), vars: { ...baseInput().vars, MVR_LOG_URL: join(publishedLog, 'nowhere') } };
+    const r = await runBuildJob(missing);
+    expect(r.ok).toBe(false);
+    expect(r.failedStep).toMatch(/^Carry the published log/);
+    expect(r.log).toContain('first_log');
+    const first = await runBuildJob({ ...missing, inputs: { first_log: true } });
+    expect(first.ok, first.log).toBe(true);
+    expect((JSON.parse(readFileSync(first.outputs.build!.summary!, 'utf8')) as { log: unknown }).log).toMatchObject({ from: 0, to: 33 });
+    const noKey = await runBuildJob({ ...baseInput(), secrets: { MVR_SIGNING_KEY: newPrivateJwk, AUDITS_URL } });
+    expect(noKey.failedStep).toMatch(/^Build and sign/);
+    expect(noKey.log).toContain('MVR_LOG_KEY is not set');
+    // The log key's text never reaches a file the job wrote or a line it printed.
+    expect(first.log).not.toContain(logKey.trim());
+    for (const file of [...filesUnder(first.workspace), ...filesUnder(first.runnerTemp)]) {
+      if (statSync(file).size > 5_000_000) continue;
+      expect(readFileSync(file, 'latin1').includes(logKey.trim()), file).toBe(false);
+    }
+  });
+
+  it('carries the kept builds from vars.MVR_RECORDS_URL (mvr pull): the build keeps last month\'s, and the package holds the kept list', async () => {
+    const s3 = await startS3(['mvr-ci']);
+    try {
+      const last = join(fixtures, 'last-month');
+      const published = await run(process.execPath, [join(ROOT, 'bin', 'mvr.js'), 'publish', '--to', 's3://mvr-ci/prod', '--records', join(last, 'records'), '--public', join(last, 'public'), '--json'], { env: { PATH: process.env.PATH ?? '', ...s3.env } });
+      const lastId = (JSON.parse(published.stdout) as { build: string }).build;
+      const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL_S3 } = s3.env;
+      const input = baseInput();
+      const r = await runBuildJob({ ...input, vars: { ...input.vars, MVR_RECORDS_URL: 's3://mvr-ci/prod', AWS_REGION: AWS_REGION!, AWS_ENDPOINT_URL_S3: AWS_ENDPOINT_URL_S3! }, secrets: { ...input.secrets, AWS_ACCESS_KEY_ID: AWS_ACCESS_KEY_ID!, AWS_SECRET_ACCESS_KEY: AWS_SECRET_ACCESS_KEY! } });
+      expect(r.ok, r.log).toBe(true);
+      expect(r.log).toMatch(/pulled 1 kept build /);
+      const summary = JSON.parse(readFileSync(r.outputs.build!.summary!, 'utf8')) as { keptBuilds: number; buildId: string };
+      expect(summary.keptBuilds).toBe(2);
+      const listing = (await run('tar', ['-tzf', r.outputs.package!.file!])).stdout.split('\n');
+      expect(listing).toEqual(expect.arrayContaining(['kept/kept.json', `kept/${lastId}/manifest.json`, `kept/${summary.buildId}/manifest.json`]));
+      const kept = JSON.parse((await run('tar', ['-xzOf', r.outputs.package!.file!, 'kept/kept.json'])).stdout) as { builds: { id: string }[] };
+      expect(kept.builds.map((b) => b.id)).toEqual([summary.buildId, lastId]);
+      // Without the variable the build says it keeps no history.
+      expect((await runBuildJob(baseInput())).log).toContain('vars.MVR_RECORDS_URL is not set');
+    } finally {
+      await s3.close();
+    }
+  });
+
+  it('retire_key_ids drops a key from the key set', async () => {
+    const r = await runBuildJob({ ...baseInput(), inputs: { retire_key_ids: oldKid } });
+    expect(r.ok, r.log).toBe(true);
+    expect(keySetOf(r)).toEqual([newKid]);
+  });
+
+  it('fails before building when the signing key secret is missing', async () => {
+    const input = baseInput();
+    input.secrets = { AUDITS_URL };
+    const r = await runBuildJob(input);
+    expect(r.ok).toBe(false);
+    expect(r.failedStep).toMatch(/^Build and sign/);
+    expect(r.log).toContain('MVR_SIGNING_KEY is not set');
+    expect(existsSync(join(r.workspace, 'records'))).toBe(false);
+  });
+
+  it('fails when the published key set cannot be downloaded, unless first_build', async () => {
+    const missing = { ...baseInput(), routes: { ...routes(), [KEY_SET_URL]: { status: 404 } } };
+    const r = await runBuildJob(missing);
+    expect(r.ok).toBe(false);
+    expect(r.failedStep).toMatch(/published key set/);
+    expect(r.log).toContain('HTTP 404');
+
+    const first = await runBuildJob({ ...missing, inputs: { first_build: true } });
+    expect(first.ok, first.log).toBe(true);
+    expect(keySetOf(first)).toEqual([newKid]);
+  });
+
+  it('refuses to publish when a private JWK member "d" shows up in public/ or records/', async () => {
+    const r = await runBuildJob({
+      ...baseInput(),
+      before: (step, ws) => {
+        if (step.startsWith('Stage the output')) writeFileSync(join(ws, 'public', 'leak.json'), JSON.stringify({ keys: [{ kty: 'OKP', d: 'x' }] }));
+      },
+    });
+    expect(r.ok).toBe(false);
+    expect(r.failedStep).toMatch(/^Stage the output/);
+    expect(r.log).toContain('leak.json');
+    expect(r.outputs.package).toBeUndefined();
+  });
+
+  it('refuses a build smaller than vars.MVR_MIN_RECORDS, and a non-dry run without AUDITS_URL or MVR_ISSUER', async () => {
+    const small = await runBuildJob({ ...baseInput(), vars: { ...baseInput().vars, MVR_MIN_RECORDS: '1000000' } });
+    expect(small.ok).toBe(false);
+    expect(small.failedStep).toBe('Check the build summary');
+    expect(small.stepSummary).toContain('FAILED');
+
+    const noAudits = await runBuildJob({ ...baseInput(), secrets: { MVR_SIGNING_KEY: newPrivateJwk } });
+    expect(noAudits.failedStep).toMatch(/^Fetch the audits/);
+    const noIssuer = await runBuildJob({ ...baseInput(), vars: {} });
+    expect(noIssuer.failedStep).toBe('Check the configuration');
+  });
+
+  it('a dry run without AUDITS_URL or MVR_ISSUER builds the sample audits', async () => {
+    const r = await runBuildJob({
+      secrets: { MVR_SIGNING_KEY: newPrivateJwk, MVR_LOG_KEY: defaultIssuerLogKey },
+      inputs: { dry_run: true, first_build: true },
+    });
+    expect(r.ok, r.log).toBe(true);
+    expect(r.log).toContain('builds the sample audits');
+    expect(keySetOf(r)).toEqual([newKid]);
+  });
+});

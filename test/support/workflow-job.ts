@@ -1,0 +1,195 @@
+/**
+ * The monthly rebuild's build job run here: its shell steps in order, in a temp copy of the
+ * project, with GitHub's runner files (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, RUNNER_TEMP), its
+ * `${{ }}` expressions evaluated by GitHub's own evaluator, and a stand-in `curl` that answers
+ * from files.
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { data as expressionData, Evaluator, Lexer, Parser } from '@actions/expressions';
+import { expect } from 'vitest';
+import { loadWorkflow, MONTHLY, ROOT, runsCommand, type YamlMap } from './workflow.ts';
+
+export const tempDirs: string[] = [];
+export const temp = (prefix: string) => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+};
+
+/** Each `${{ expression }}` of a template, evaluated by GitHub's own expression evaluator against `ctx`. */
+export function evaluate(template: string, ctx: Record<string, unknown>): string {
+  const context = JSON.parse(JSON.stringify(ctx), expressionData.reviver) as InstanceType<typeof expressionData.Dictionary>;
+  return template.replace(/\$\{\{(.*?)\}\}/g, (_m, source: string) => {
+    const { tokens } = new Lexer(source).lex();
+    const value = new Evaluator(new Parser(tokens, Object.keys(ctx), []).parse(), context).evaluate();
+    return value.kind === expressionData.Kind.Null ? '' : value.coerceString();
+  });
+}
+
+/** A stand-in for curl: answers URLs from FAKE_CURL_ROUTES ({url: {status, file}}), logs its argv. */
+export const FAKE_CURL = `#!/usr/bin/env node
+const fs = require('node:fs');
+const args = process.argv.slice(2);
+fs.appendFileSync(process.env.FAKE_CURL_LOG, JSON.stringify(args) + '\\n');
+const withValue = new Set(['--config', '--output', '-o', '--write-out', '-w', '--retry', '--max-time', '--proto', '--proto-redir']);
+let url, output, writeOut = '', fail = false;
+for (let i = 0; i < args.length; i++) {
+  const a = args[i];
+  if (withValue.has(a)) {
+    const v = args[++i];
+    if (a === '--config' && v === '-') url = /url\\s*=\\s*"([^"]*)"/.exec(fs.readFileSync(0, 'utf8'))[1];
+    if (a === '--output' || a === '-o') output = v;
+    if (a === '--write-out' || a === '-w') writeOut = v;
+  } else if (a === '--fail' || a === '-f') fail = true;
+  else if (!a.startsWith('-')) url = a;
+}
+const route = JSON.parse(process.env.FAKE_CURL_ROUTES)[url];
+if (!route) { process.stderr.write('curl: (6) Could not resolve host\\n'); process.exit(6); }
+if (route.status >= 400 && fail) { process.stderr.write('curl: (22) The requested URL returned error: ' + route.status + '\\n'); process.exit(22); }
+if (route.file && output) fs.copyFileSync(route.file, output);
+process.stdout.write(writeOut.replace('%{http_code}', String(route.status)));
+`;
+
+export interface JobRun {
+  ok: boolean;
+  failedStep?: string;
+  ran: string[];
+  log: string;
+  outputs: Record<string, Record<string, string>>;
+  workspace: string;
+  runnerTemp: string;
+  stepSummary: string;
+  curlCalls: string[][];
+}
+
+export interface JobInput {
+  secrets?: Record<string, string>;
+  vars?: Record<string, string>;
+  inputs?: Record<string, unknown>;
+  routes?: Record<string, { status: number; file?: string }>;
+  /** Called before the named step runs (to tamper with the workspace). */
+  before?: (stepName: string, workspace: string) => void;
+}
+
+/** Files a checkout of the project has that `mvr build` needs (node_modules is linked). */
+/** The checkout's parts the job uses; `dist` stands for what `npm ci` compiles (its prepare script), as `npm test` compiled it. */
+// Sources only: dist/ comes from the workflow's own compile step (the harness copies the project's, as that step would make it).
+export const PROJECT_PARTS = ['package.json', 'tsconfig.json', 'bin', 'scripts', 'core', 'storage', 'service', 'access', 'keyring', 'builder', 'cli', 'gateway', 'mcp', 'clients', 'audits'];
+
+export function parseOutputs(file: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!existsSync(file)) return out;
+  const lines = readFileSync(file, 'utf8').split('\n');
+  for (let k = 0; k < lines.length; k++) {
+    const line = lines[k]!;
+    const heredoc = /^([\w-]+)<<(.+)$/.exec(line);
+    if (heredoc) {
+      const body: string[] = [];
+      while (++k < lines.length && lines[k] !== heredoc[2]) body.push(lines[k]!);
+      out[heredoc[1]!] = body.join('\n');
+    } else if (line.includes('=')) out[line.slice(0, line.indexOf('='))] = line.slice(line.indexOf('=') + 1);
+  }
+  return out;
+}
+
+export async function runBuildJob(input: JobInput): Promise<JobRun> {
+  const wf = loadWorkflow(MONTHLY);
+  const job = wf.jobs.build!;
+  const workspace = temp('mvr-ops-ws-');
+  for (const part of PROJECT_PARTS) cpSync(join(ROOT, part), join(workspace, part), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(workspace, 'node_modules'), 'dir');
+  const runnerTemp = temp('mvr-ops-runner-');
+  const fakeBin = join(runnerTemp, '.fake-bin');
+  mkdirSync(fakeBin);
+  writeFileSync(join(fakeBin, 'curl'), FAKE_CURL);
+  chmodSync(join(fakeBin, 'curl'), 0o755);
+  const curlLog = join(runnerTemp, '.curl-log');
+  writeFileSync(curlLog, '');
+  const stepSummary = join(runnerTemp, '.step-summary.md');
+  writeFileSync(stepSummary, '');
+
+  const outputs: JobRun['outputs'] = {};
+  const ctx = () => ({
+    secrets: input.secrets ?? {},
+    vars: input.vars ?? {},
+    inputs: input.inputs ?? {},
+    runner: { temp: runnerTemp },
+    github: { workspace, run_id: '1', run_attempt: '1' },
+    steps: Object.fromEntries(Object.entries(outputs).map(([id, o]) => [id, { outputs: o }])),
+  });
+  const envOf = (m: YamlMap) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, evaluate(String(v ?? ''), ctx())]));
+
+  let log = '';
+  const ran: string[] = [];
+  for (const step of job.steps) {
+    if (step.if !== undefined) throw new Error(`harness: step "${step.name}" has an if: the harness does not evaluate those`);
+    if (step.uses) {
+      expect(step.uses).toMatch(/^actions\/(checkout|setup-node|upload-artifact)@v\d+$/);
+      continue;
+    }
+    if (runsCommand(step, /^npm (ci|install)\b/)) continue; // node_modules is linked from the project
+    if (runsCommand(step, /^npm run build$/)) {
+      cpSync(join(ROOT, 'dist'), join(workspace, 'dist'), { recursive: true }); // compiled once for the whole test run
+      continue;
+    }
+    input.before?.(step.name, workspace);
+    const script = join(runnerTemp, `.step-${step.index}.sh`);
+    writeFileSync(script, step.run!);
+    const outputFile = join(runnerTemp, `.output-${step.index}`);
+    writeFileSync(outputFile, '');
+    const env = {
+      PATH: `${fakeBin}:${process.env.PATH}`,
+      HOME: runnerTemp,
+      CI: 'true',
+      GITHUB_ACTIONS: 'true',
+      GITHUB_WORKSPACE: workspace,
+      GITHUB_OUTPUT: outputFile,
+      GITHUB_STEP_SUMMARY: stepSummary,
+      RUNNER_TEMP: runnerTemp,
+      FAKE_CURL_LOG: curlLog,
+      FAKE_CURL_ROUTES: JSON.stringify(input.routes ?? {}),
+      ...envOf(job.env),
+      ...envOf(step.env),
+    };
+    ran.push(step.name);
+    const code = await new Promise<number>((resolve, reject) => {
+      // As GitHub runs `shell: bash`: bash --noprofile --norc -eo pipefail {0}
+      const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.on('data', (d: Buffer) => (log += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (log += d.toString()));
+      child.on('error', reject);
+      child.on('close', (c) => resolve(c ?? 1));
+    });
+    if (step.id) outputs[step.id] = parseOutputs(outputFile);
+    if (code !== 0) {
+      return { ok: false, failedStep: step.name, ran, log, outputs, workspace, runnerTemp, stepSummary: readFileSync(stepSummary, 'utf8'), curlCalls: curlCalls(curlLog) };
+    }
+  }
+  return { ok: true, ran, log, outputs, workspace, runnerTemp, stepSummary: readFileSync(stepSummary, 'utf8'), curlCalls: curlCalls(curlLog) };
+}
+
+export const curlCalls = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as string[]);
+
+/** Every file under dir (symlinks not followed), for secret scans. */
+export function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isSymbolicLink()) continue;
+    if (entry.isDirectory()) out.push(...filesUnder(p));
+    else if (entry.isFile()) out.push(p);
+  }
+  return out;
+}
+
+/** Removes the temp folders the jobs made. */
+export function removeJobTemps(): void {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+}
