@@ -129,6 +129,14 @@ export const API_KEYS_STALE_MS = 60_000;
  */
 export class ApiKeyStore {
   private byId = new Map<string, { digest: Buffer; revoked: boolean }>();
+  /**
+   * Tokens this snapshot has already accepted, and their key id: a caller sends the same key on
+   * every request, and hashing it again was a twentieth of a hot record's cost. In memory only,
+   * never written or logged, and emptied whenever the keys are reloaded, so a revoked key is
+   * refused as soon as the reload that revokes it lands. Only accepted tokens enter (one exact
+   * string per key: the hash is of the whole token), so junk cannot fill it.
+   */
+  private accepted = new Map<string, string>();
   private version = '';
   /** When the snapshot was last confirmed current (performance.now()), and why it could not be since. */
   private confirmedAt = -Infinity;
@@ -211,6 +219,7 @@ export class ApiKeyStore {
       if (sig !== this.version) {
         const keys = await this.table.entries();
         this.byId = new Map(keys.map((k) => [k.id, { digest: Buffer.from(String(k.sha256), 'hex'), revoked: k.revoked !== null }]));
+        this.accepted = new Map();
         this.version = sig;
         this.reloads++;
       }
@@ -235,6 +244,8 @@ export class ApiKeyStore {
     if (performance.now() - this.confirmedAt > this.staleMs) {
       throw new StoreUnavailableError(`the API keys could not be read for over ${this.staleMs / 1000} s: ${this.lastError}`);
     }
+    const known = this.accepted.get(token);
+    if (known !== undefined) return known;
     const parts = KEY_FORMAT.exec(token);
     const entry = parts ? this.byId.get(parts[1]!) : undefined;
     // Compared even when the id is unknown (against a dummy), so timing does not tell whether an id exists.
@@ -242,6 +253,7 @@ export class ApiKeyStore {
     const presented = hash('sha256', token, 'buffer');
     const match = stored.length === presented.length && timingSafeEqual(stored, presented) && entry !== undefined;
     if (!match || entry.revoked) throw REFUSED.invalidKey;
+    this.accepted.set(token, parts![1]!);
     return parts![1]!;
   }
 }

@@ -1,4 +1,4 @@
-import { send, setResponseHeaders, setResponseStatus, type H3Event } from 'h3';
+import { send, setResponseStatus, type H3Event } from 'h3';
 
 /** A whole HTTP answer: status, headers and body (null for none, as in a 304). */
 export interface Answer {
@@ -13,9 +13,11 @@ export interface Answer {
  */
 export function sendAnswer(event: H3Event, answer: Answer): Promise<void> {
   const body = typeof answer.body === 'string' ? Buffer.from(answer.body) : answer.body;
+  const res = event.node.res;
   setResponseStatus(event, answer.status);
-  setResponseHeaders(event, answer.headers);
-  if (body) event.node.res.setHeader('content-length', body.length);
+  // A plain loop: h3's setResponseHeaders makes an entries array per answer, on every request.
+  for (const name in answer.headers) res.setHeader(name, answer.headers[name]!);
+  if (body) res.setHeader('content-length', body.length);
   return send(event, body ?? undefined);
 }
 
