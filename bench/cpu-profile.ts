@@ -4,7 +4,7 @@
  * each as a share of the profile's whole time, idle included, and of its busy time.
  *
  * Usage: npx tsx bench/cpu-profile.ts PROFILE.cpuprofile [--top 25] [--from SECONDS] [--inclusive]
- * `npm run bench:profile` records one of the gateway under wrk and prints this.
+ * How the gateway was profiled under wrk with it: docs/benchmarks.md ("the shipped gateway's hot path").
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
