@@ -15,7 +15,8 @@ export function problemAnswer(error: unknown, issuer: string): Answer {
     const made = refusals.get(error);
     if (made?.issuer === issuer) return made.answer;
     const answer = buildProblemAnswer(error, issuer);
-    refusals.set(error, { issuer, answer: { ...answer, body: Buffer.from(answer.body as string) } });
+    // Frozen: every 401 shares it, so no caller may add a header to it.
+    refusals.set(error, { issuer, answer: Object.freeze({ ...answer, headers: Object.freeze(answer.headers), body: Buffer.from(answer.body as string) }) });
     return answer;
   }
   return buildProblemAnswer(error, issuer);
