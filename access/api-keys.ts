@@ -129,13 +129,9 @@ export const API_KEYS_STALE_MS = 60_000;
  */
 export class ApiKeyStore {
   private byId = new Map<string, { digest: Buffer; revoked: boolean }>();
-  /**
-   * Tokens this snapshot has already accepted, and their key id: a caller sends the same key on
-   * every request, and hashing it again was a twentieth of a hot record's cost. In memory only,
-   * never written or logged, and emptied whenever the keys are reloaded, so a revoked key is
-   * refused as soon as the reload that revokes it lands. Only accepted tokens enter (one exact
-   * string per key: the hash is of the whole token), so junk cannot fill it.
-   */
+  // Tokens accepted since the last load, and their key id: a caller's key is hashed once, not on every request (a
+  // twentieth of a hot record's cost). Memory only; emptied by every reload, so a revocation lands with it; only the
+  // exact accepted token of a key enters (the hash is of the whole token), so junk cannot fill it.
   private accepted = new Map<string, string>();
   private version = '';
   /** When the snapshot was last confirmed current (performance.now()), and why it could not be since. */
@@ -186,15 +182,10 @@ export class ApiKeyStore {
    */
   refresh(): Promise<void> {
     if (!this.loading) {
-      this.loading = this.load().finally(() => {
-        this.loading = null;
-      });
+      this.loading = this.load().finally(() => (this.loading = null));
       return this.loading;
     }
-    this.again ??= this.loading.then(
-      () => this.rerun(),
-      () => this.rerun(),
-    );
+    this.again ??= this.loading.then(() => this.rerun(), () => this.rerun());
     return this.again;
   }
 
