@@ -129,6 +129,10 @@ export const API_KEYS_STALE_MS = 60_000;
  */
 export class ApiKeyStore {
   private byId = new Map<string, { digest: Buffer; revoked: boolean }>();
+  // Tokens accepted since the last load, and their key id: a caller's key is hashed once, not on every request (a
+  // twentieth of a hot record's cost). Memory only; emptied by every reload, so a revocation lands with it; only the
+  // exact accepted token of a key enters (the hash is of the whole token), so junk cannot fill it.
+  private accepted = new Map<string, string>();
   private version = '';
   /** When the snapshot was last confirmed current (performance.now()), and why it could not be since. */
   private confirmedAt = -Infinity;
@@ -178,15 +182,10 @@ export class ApiKeyStore {
    */
   refresh(): Promise<void> {
     if (!this.loading) {
-      this.loading = this.load().finally(() => {
-        this.loading = null;
-      });
+      this.loading = this.load().finally(() => (this.loading = null));
       return this.loading;
     }
-    this.again ??= this.loading.then(
-      () => this.rerun(),
-      () => this.rerun(),
-    );
+    this.again ??= this.loading.then(() => this.rerun(), () => this.rerun());
     return this.again;
   }
 
@@ -211,6 +210,7 @@ export class ApiKeyStore {
       if (sig !== this.version) {
         const keys = await this.table.entries();
         this.byId = new Map(keys.map((k) => [k.id, { digest: Buffer.from(String(k.sha256), 'hex'), revoked: k.revoked !== null }]));
+        this.accepted = new Map();
         this.version = sig;
         this.reloads++;
       }
@@ -235,6 +235,8 @@ export class ApiKeyStore {
     if (performance.now() - this.confirmedAt > this.staleMs) {
       throw new StoreUnavailableError(`the API keys could not be read for over ${this.staleMs / 1000} s: ${this.lastError}`);
     }
+    const known = this.accepted.get(token);
+    if (known !== undefined) return known;
     const parts = KEY_FORMAT.exec(token);
     const entry = parts ? this.byId.get(parts[1]!) : undefined;
     // Compared even when the id is unknown (against a dummy), so timing does not tell whether an id exists.
@@ -242,6 +244,7 @@ export class ApiKeyStore {
     const presented = hash('sha256', token, 'buffer');
     const match = stored.length === presented.length && timingSafeEqual(stored, presented) && entry !== undefined;
     if (!match || entry.revoked) throw REFUSED.invalidKey;
+    this.accepted.set(token, parts![1]!);
     return parts![1]!;
   }
 }

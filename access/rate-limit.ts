@@ -86,7 +86,13 @@ export function rateLimitField(d: RateDecision): string {
   return `"${d.policy.name}";r=${d.remaining};t=${d.resetSeconds}`;
 }
 
-/** The `RateLimit-Policy` field of a policy. */
+/** The `RateLimit-Policy` field of a policy; made once per policy (a limiter's is frozen), since every keyed answer carries it. */
 export function rateLimitPolicyField(policy: RateDecision['policy']): string {
-  return `"${policy.name}";q=${policy.quota};w=${policy.windowSeconds}`;
+  let field = policyFields.get(policy);
+  if (field === undefined) {
+    field = `"${policy.name}";q=${policy.quota};w=${policy.windowSeconds}`;
+    if (Object.isFrozen(policy)) policyFields.set(policy, field);
+  }
+  return field;
 }
+const policyFields = new WeakMap<RateDecision['policy'], string>();

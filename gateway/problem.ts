@@ -9,6 +9,23 @@ import { PROBLEM_CACHE_HEADERS } from './cache-policy.ts';
  * calls for (`WWW-Authenticate` on 401, `Allow` on 405, `Retry-After` on 429). Never cached.
  */
 export function problemAnswer(error: unknown, issuer: string): Answer {
+  // A refusal made once (the three 401s, see access/api-keys.ts) is the same answer every time:
+  // made once per error too, its body already bytes, so a flood of bad keys costs no more than
+  // a flood of good ones.
+  if (error instanceof UnauthorizedError) {
+    const made = refusals.get(error);
+    if (made?.issuer === issuer) return made.answer;
+    const answer = buildProblemAnswer(error, issuer);
+    // Frozen: every 401 shares it, so no caller may add a header to it.
+    refusals.set(error, { issuer, answer: Object.freeze({ ...answer, headers: Object.freeze(answer.headers), body: Buffer.from(answer.body as string) }) });
+    return answer;
+  }
+  return buildProblemAnswer(error, issuer);
+}
+
+const refusals = new WeakMap<UnauthorizedError, { issuer: string; answer: Answer }>();
+
+function buildProblemAnswer(error: unknown, issuer: string): Answer {
   const problem = problemDocument(error, issuer);
   const headers: Record<string, string> = { 'content-type': 'application/problem+json', ...PROBLEM_CACHE_HEADERS };
   if (error instanceof UnauthorizedError) {

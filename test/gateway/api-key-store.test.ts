@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { UnauthorizedError } from '@merchant-verify/verifier/errors';
+import { StoreUnavailableError, UnauthorizedError } from '@merchant-verify/verifier/errors';
 import { ApiKeyStore, createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 
 const dirs: string[] = [];
@@ -51,5 +51,22 @@ describe('ApiKeyStore.refresh', () => {
     await store.refresh();
     expect(store.check(`Bearer ${key}`)).toBe(entry.id);
     expect(store.liveKeys).toBe(1);
+  });
+
+  it('a key accepted before is remembered exactly: a near spelling is refused, and stale keys refuse it too', async () => {
+    const file = await keyFile();
+    const { key, entry } = await createApiKey(file, 'live');
+    const store = new ApiKeyStore(file, 60_000, 50);
+    await store.refresh();
+    expect(store.check(`Bearer ${key}`)).toBe(entry.id);
+    expect(store.check(`bearer  ${key}`)).toBe(entry.id);
+    const last = key.at(-1) === 'A' ? 'B' : 'A';
+    expect(() => store.check(`Bearer ${key.slice(0, -1)}${last}`)).toThrow(UnauthorizedError);
+    expect(() => store.check(`Bearer ${key}x`)).toThrow(UnauthorizedError);
+    // Keys not confirmed for longer than the stale bound: refused even though accepted before.
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(() => store.check(`Bearer ${key}`)).toThrow(StoreUnavailableError);
+    await store.refresh();
+    expect(store.check(`Bearer ${key}`)).toBe(entry.id);
   });
 });
