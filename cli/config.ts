@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ConfigError } from '@merchant-verify/verifier/errors';
 import { defaultSchemaUrl, SCHEMA_SUFFIX } from '../core/record.ts';
 import { parseTimestamp } from '@merchant-verify/verifier/time';
-import { storeSettingsFromEnv, storeUrlOf } from '../storage/open.ts';
+import { storeSettingsFromEnv, storeUrlOf } from '../storage/url.ts';
 import type { S3Config } from '../storage/s3/config.ts';
 
 /**

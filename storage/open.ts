@@ -3,14 +3,15 @@ import { ConfigError } from '@merchant-verify/verifier/errors';
 import { FolderStore } from './folder.ts';
 import { HttpOriginStore } from './http-origin.ts';
 import { S3Bucket } from './s3/bucket.ts';
-import { parseS3Url, s3ConfigFromEnv, type S3Config } from './s3/config.ts';
+import { parseS3Url, type S3Config } from './s3/config.ts';
 import { S3Store } from './s3/store.ts';
 import type { Store } from './store.ts';
+import { isHttp, isS3 } from './url.ts';
 
 export interface StoreSettings {
   /** The public folder `mvr build` writes (key set, log files), read with a folder or an http(s) origin (default `public`). */
   publicDir?: string;
-  /** Credentials, region and endpoint, for s3:// (see {@link storeSettingsFromEnv}). */
+  /** Credentials, region and endpoint, for s3:// (see `storeSettingsFromEnv`). */
   s3?: S3Config;
   /** For bulk transfers (`mvr publish`, `mvr pull`): longer timeouts and more retries than a gateway's lookups, since one slow object of many must not fail all. */
   bulk?: boolean;
@@ -38,18 +39,3 @@ export function openStore(url: string, settings: StoreSettings): Store {
   if (isHttp(url)) return new HttpOriginStore(url, publicDir, transport);
   return new FolderStore(resolve(url), publicDir);
 }
-
-/** A store URL as configuration keeps it: a folder made absolute (a process may change directory), a URL as given. */
-export function storeUrlOf(url: string): string {
-  return isS3(url) || isHttp(url) ? url : resolve(url);
-}
-
-/** The settings a store at `url` reads from the environment (the standard AWS variables for s3://), checked now. */
-export function storeSettingsFromEnv(url: string, env: Record<string, string | undefined>, flag = '--records'): { s3?: S3Config } {
-  if (!isS3(url)) return {};
-  parseS3Url(url, flag);
-  return { s3: s3ConfigFromEnv(env) };
-}
-
-const isS3 = (url: string) => /^s3:\/\//i.test(url);
-const isHttp = (url: string) => /^https?:\/\//i.test(url);

@@ -1,8 +1,6 @@
 import { defineCommand } from '../command.ts';
 import { StoreUnavailableError } from '@merchant-verify/verifier/errors';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyTable } from '../../access/api-keys.ts';
-import { redisApiKeyTable } from '../../access/api-keys-redis.ts';
-import { connectRedis } from '../../access/redis.ts';
 import { runAction } from '../cli-output.ts';
 import { apiKeysFileOf, commandOptions } from '../config.ts';
 
@@ -13,6 +11,7 @@ const apiKeysArgs = options.args;
 async function withTable<T>(args: Record<string, unknown>, body: (table: ApiKeyTable | string, where: string) => Promise<T>): Promise<T> {
   const config = options.resolve(args, process.env);
   if (!config.redis) return body(apiKeysFileOf(config), apiKeysFileOf(config));
+  const [{ connectRedis }, { redisApiKeyTable }] = await Promise.all([import('../../access/redis.ts'), import('../../access/api-keys-redis.ts')]);
   const redis = await connectRedis(config.redis).catch((error: Error) => {
     throw new StoreUnavailableError(error.message);
   });

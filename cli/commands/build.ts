@@ -6,7 +6,7 @@ export const BUILD_OPTIONS = ['audits', 'records', 'public', 'keys', 'issuer', '
 const options = commandOptions(...BUILD_OPTIONS);
 import { runAction } from '../cli-output.ts';
 import { createProgress } from '../progress.ts';
-import { runBuild, type BuildSummary } from '../../builder/build.ts';
+import type { BuildSummary } from '../../builder/build.ts';
 
 export default defineCommand({
   meta: { name: 'build', description: 'Sign every audit into one canonical record per domain and publish the key set (all or nothing)' },
@@ -27,6 +27,7 @@ export default defineCommand({
 /** Resolves the build's options from flags and env and runs it with progress on stderr (shared with `mvr dev`). */
 export async function buildFromArgs(args: Record<string, unknown>, env: Env, json = false): Promise<BuildSummary> {
   const config = options.resolve(args, env);
+  const { runBuild } = await import('../../builder/build.ts');
   const progress = createProgress({ command: 'build', json, intervalMs: config.progressMs });
   try {
     const summary = await runBuild({

@@ -1,6 +1,4 @@
 import { defineCommand } from '../command.ts';
-import { BuildHistory } from '../../service/history.ts';
-import { openRecordsService } from '../../service/records.ts';
 import type { Verdict } from '../../core/history-schema.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions, s3ConfigFor, schemaUrlOf } from '../config.ts';
@@ -19,6 +17,7 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
+      const [{ openRecordsService }, { BuildHistory }] = await Promise.all([import('../../service/records.ts'), import('../../service/history.ts')]);
       const records = openRecordsService({ records: config.records, s3: s3ConfigFor(config.records, process.env), publicDir: config.public, issuer: config.issuer, schemaUrl: schemaUrlOf(config), cacheBytes: 1024 * 1024});
       const history = new BuildHistory(records);
       let count = 0;

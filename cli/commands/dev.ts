@@ -7,8 +7,6 @@ import type { BuildSummary } from '../../builder/build.ts';
 import { defineCommand } from '../command.ts';
 import { DEV_AUDIT_AGE_DAYS, writeDatedAudits } from '../dev-audits.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../access/api-keys.ts';
-import { openJsonLog } from '../../gateway/json-log.ts';
-import { closeOnSignals, startGateway } from '../../gateway/server.ts';
 import { apiKeysFileOf, commandOptions, resolveNow, type Env } from '../config.ts';
 import { runAction } from '../cli-output.ts';
 import { keygen, loadActiveKey } from '../../keyring/signing-keys.ts';
@@ -44,6 +42,7 @@ export default defineCommand({
         await port.release();
       }
 
+      const [{ openJsonLog }, { closeOnSignals, startGateway }] = await Promise.all([import('../../gateway/json-log.ts'), import('../../gateway/server.ts')]);
       const log = openJsonLog();
       const settings = await gatewayOptions(config, {}, log);
       const gateway = await startGateway(settings);

@@ -1,13 +1,8 @@
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { defineCommand } from '../command.ts';
 import { ConfigError, isErrorCode, MvrError } from '@merchant-verify/verifier/errors';
 import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
-import { createMcpServer, keySetUrlOf, type AbsenceLookup, type HistoryLookup, type ProofLookup, type RecordLookup } from '../../mcp/server.ts';
+import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import type { AbsenceProof } from '@merchant-verify/verifier/absence';
-import { openRecordsService } from '../../service/records.ts';
-import { getFromGateway } from '../../clients/gateway-client.ts';
-import { BuildHistory } from '../../service/history.ts';
-import { LogProofs } from '../../service/log-proofs.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
 
@@ -21,6 +16,8 @@ export default defineCommand({
     runAction(false, async () => {
       const config = options.resolve(args, process.env);
       const { lookup, ...lookups } = await lookupFor(config);
+      // The MCP SDK and the records service are loaded once the flags are read, not for `--help`.
+      const [{ serveStdio }, { createMcpServer }] = await Promise.all([import('@modelcontextprotocol/server/stdio'), import('../../mcp/server.ts')]);
       serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups }));
       // stdout is the protocol: anything human goes to stderr.
       process.stderr.write(`mvr mcp: verify_merchant, verify_merchants and merchant_history ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`);
@@ -31,7 +28,8 @@ export default defineCommand({
 async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<{ lookup: RecordLookup; keySetUrl: string; history: HistoryLookup; proof: ProofLookup; absence: AbsenceLookup }> {
   if (config.baseUrl) {
     if (!config.apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required with --base-url');
-    const ask = gatewayGet(config.baseUrl, config.apiKey);
+    const [{ keySetUrlOf }, { getFromGateway }] = await Promise.all([import('../../mcp/server.ts'), import('../../clients/gateway-client.ts')]);
+    const ask = gatewayGet(getFromGateway, config.baseUrl, config.apiKey);
     return {
       lookup: (domain) => ask(`/v1/verify?domain=${encodeURIComponent(domain)}`),
       absence: async (domain) => JSON.parse((await ask(`/v1/absence?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as AbsenceProof,
@@ -44,6 +42,7 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
       keySetUrl: keySetUrlOf(config.baseUrl),
     };
   }
+  const [{ openRecordsService }, { BuildHistory }, { LogProofs }] = await Promise.all([import('../../service/records.ts'), import('../../service/history.ts'), import('../../service/log-proofs.ts')]);
   const records = openRecordsService({
     records: config.records,
     s3: s3ConfigFor(config.records, process.env),
@@ -67,7 +66,7 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
 }
 
 /** Asks a gateway; its problem documents become the same coded errors the local store throws. */
-function gatewayGet(baseUrl: string, apiKey: string): (path: string) => Promise<Buffer> {
+function gatewayGet(getFromGateway: typeof import('../../clients/gateway-client.ts').getFromGateway, baseUrl: string, apiKey: string): (path: string) => Promise<Buffer> {
   return async (path) => {
     let answer;
     try {

@@ -1,7 +1,6 @@
 import { defineCommand } from '../command.ts';
 import { ConfigError } from '@merchant-verify/verifier/errors';
-import { uploadBuild } from '../../builder/upload.ts';
-import { openStore, storeSettingsFromEnv } from '../../storage/open.ts';
+import { storeSettingsFromEnv } from '../../storage/url.ts';
 import { runAction } from '../cli-output.ts';
 import { createProgress } from '../progress.ts';
 import { commandOptions } from '../config.ts';
@@ -18,6 +17,7 @@ export default defineCommand({
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
       if (!config.to) throw new ConfigError('--to (or MVR_PUBLISH_TO) is required: s3://BUCKET/PREFIX');
+      const [{ uploadBuild }, { openStore }] = await Promise.all([import('../../builder/upload.ts'), import('../../storage/open.ts')]);
       const to = openStore(config.to, { publicDir: config.public, bulk: true, flag: '--to', ...storeSettingsFromEnv(config.to, process.env, '--to') });
       const progress = createProgress({ command: 'publish', json: Boolean(args.json), intervalMs: config.progressMs });
       try {

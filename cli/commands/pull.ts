@@ -1,7 +1,5 @@
 import { defineCommand } from '../command.ts';
-import { pullKeptBuilds } from '../../builder/pull.ts';
-import { openStore, storeSettingsFromEnv } from '../../storage/open.ts';
-import { publishedBuildsOf } from '../../storage/store.ts';
+import { storeSettingsFromEnv } from '../../storage/url.ts';
 import { runAction } from '../cli-output.ts';
 import { createProgress } from '../progress.ts';
 import { commandOptions } from '../config.ts';
@@ -21,6 +19,7 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
+      const [{ pullKeptBuilds }, { openStore }, { publishedBuildsOf }] = await Promise.all([import('../../builder/pull.ts'), import('../../storage/open.ts'), import('../../storage/store.ts')]);
       const from = openStore(args.from, { bulk: true, flag: '--from', ...storeSettingsFromEnv(args.from, process.env, '--from') });
       // Only a store builds are published to can be pulled from (a usage error otherwise).
       publishedBuildsOf(from, '--from');

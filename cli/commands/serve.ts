@@ -1,8 +1,7 @@
 import { defineCommand } from '../command.ts';
 import { ConfigError } from '@merchant-verify/verifier/errors';
-import { runAsCluster } from '../../gateway/cluster.ts';
-import { openJsonLog, type JsonLog } from '../../gateway/json-log.ts';
-import { closeOnSignals, startGateway, type GatewayOptions } from '../../gateway/server.ts';
+import type { JsonLog } from '../../gateway/json-log.ts';
+import type { GatewayOptions } from '../../gateway/server.ts';
 import { runAction } from '../cli-output.ts';
 import { apiKeysFileOf, commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
 
@@ -22,6 +21,8 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(false, async () => {
       const config = options.resolve(args, process.env);
+      // The gateway is loaded once the flags are read: `--help` and a usage error cost no server start-up.
+      const [{ openJsonLog }, { runAsCluster }, { closeOnSignals, startGateway }] = await Promise.all([import('../../gateway/json-log.ts'), import('../../gateway/cluster.ts'), import('../../gateway/server.ts')]);
       const log = openJsonLog();
       const settings = await gatewayOptions(config, args, log);
       const workers = config.workers ?? 1;

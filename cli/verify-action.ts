@@ -1,0 +1,188 @@
+import { readFile } from 'node:fs/promises';
+import { normalizeDomain } from '../core/domain.ts';
+import { ConfigError, exitCodeOf } from '@merchant-verify/verifier/errors';
+import { verifyAbsence, verifyLogProof, verifyRecord, type AbsenceResult, type LogProofResult, type RecordVerification } from '@merchant-verify/verifier';
+import { getFromGateway } from '../clients/gateway-client.ts';
+import { readBytes } from '../clients/log-client.ts';
+import { LOG_VKEY_PATH } from '../core/layout.ts';
+import { FetchFailedError, KeySetClient, verifyAbsenceWithClient, verifyRecordWithClient } from '../clients/key-set-client.ts';
+import { fetchRecordFromGateway } from '../clients/gateway-client.ts';
+
+// `mvr verify`'s work, loaded by the command once its flags are read (cli/commands/verify.ts).
+
+/** What `mvr verify` prints and exits with. */
+export interface Outcome {
+  json: Record<string, unknown>;
+  text: string;
+  exitCode: number;
+}
+
+/** Verifies as the flags say; `gateway` is the resolved --base-url and --api-key. */
+export async function verifyFromArgs(args: Record<string, unknown>, gateway: { baseUrl?: string; apiKey?: string }): Promise<Outcome> {
+  const str = (k: string) => (typeof args[k] === 'string' && args[k] !== '' ? (args[k] as string) : undefined);
+  const { baseUrl, apiKey } = gateway;
+  const domain = str('domain') ? normalizeDomain(str('domain')) : undefined;
+  const keysArg = str('keys');
+  let readRecord: () => Promise<unknown>;
+  let source: string;
+  if (str('absence') && !str('file')) {
+    // A saved proof alone: DOMAIN was never audited in the proof's build, or not.
+    if (!domain) throw new ConfigError('--absence: give the DOMAIN the proof is about');
+    source = str('absence')!;
+    readRecord = async () => unverifiedAnswer(domain);
+  } else if (str('file')) {
+    source = str('file')!;
+    readRecord = async () => {
+      try {
+        return JSON.parse(await readFile(source, 'utf8'));
+      } catch (error) {
+        throw new ConfigError(`--file ${source}: ${(error as Error).message}`);
+      }
+    };
+  } else {
+    if (!domain) throw new ConfigError('give a DOMAIN to look up, or --file PATH to verify a saved record');
+    if (!baseUrl) throw new ConfigError('--base-url (or MVR_BASE_URL) is required to fetch a record');
+    if (!apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required to fetch a record');
+    source = `${baseUrl.replace(/\/+$/, '')}/v1/verify?domain=${encodeURIComponent(domain)}`;
+    readRecord = () => fetchRecord(baseUrl, apiKey, domain);
+  }
+
+  const keySetFile = async (): Promise<unknown> => {
+    try {
+      return JSON.parse(await readFile(keysArg!, 'utf8'));
+    } catch (error) {
+      throw new ConfigError(`--keys ${keysArg}: ${(error as Error).message}`);
+    }
+  };
+  const keySetClient = () => {
+    const url = keysArg ?? baseUrl;
+    if (!url) throw new ConfigError('--keys FILE_OR_URL (or --base-url) is required to verify');
+    return new KeySetClient({ url });
+  };
+  const fromFile = keysArg !== undefined && !/^https?:\/\//i.test(keysArg);
+  // An unusable key set is INVALID_KEY_SET (exit 3) whether it came from a file or a URL.
+  const verifySignature = async (record: unknown): Promise<RecordVerification> => (fromFile ? verifyRecord(record, await keySetFile(), { domain }) : verifyRecordWithClient(record, keySetClient(), { domain }));
+  /** A never-audited answer holds only with a valid absence proof: saved (--absence) or the gateway's. */
+  const checkAbsence = async (record: unknown): Promise<AbsenceResult | null> => {
+    const asked = domain ?? (record as { domain?: unknown } | null)?.domain;
+    if ((record as { status?: unknown } | null)?.status !== 'unverified' || typeof asked !== 'string') return null;
+    if (!str('absence') && !(baseUrl && apiKey)) return { valid: false, code: 'NOT_ABSENT', message: 'no absence proof to check: give --absence FILE, or --base-url and --api-key to fetch it' };
+    const proof = await readAbsenceProof(str('absence'), baseUrl, apiKey, asked);
+    if (proof === HAS_RECORD) return { valid: false, code: 'NOT_ABSENT', message: `the gateway says ${asked} has a record in its live build: this "unverified" answer is not the build's` };
+    return fromFile ? verifyAbsence(proof, asked, await keySetFile()) : verifyAbsenceWithClient(proof, asked, keySetClient());
+  };
+
+  for (let attempt = 1; ; attempt++) {
+    const record = await readRecord();
+    const absence = await checkAbsence(record);
+    // With no record, there is no signature to check: the answer is unsigned, and its proof decides.
+    const result = str('absence') && !str('file') ? verifyRecord(record, { keys: [] }, { domain }) : await verifySignature(record);
+    const log = args.log ? await checkLog(record, str, baseUrl, apiKey, domain ?? (record as { domain?: unknown } | null)?.domain) : null;
+    // Record and proof from the gateway are two requests: a build that went live between them
+    // gives the new record's proof. Both are looked up once more before saying NOT_INCLUDED.
+    const bothFetched = !str('file') && !str('proof');
+    if (bothFetched && attempt === 1 && log?.valid === false && log.code === 'NOT_INCLUDED') continue;
+    return present((record ?? {}) as Record<string, unknown>, result, source, log, absence);
+  }
+}
+
+/** `--log`: the record's tlog-proof (a file, or the gateway's), checked against the log's verifier key. */
+async function checkLog(record: unknown, str: (k: string) => string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: unknown): Promise<LogProofResult> {
+  let proof: string;
+  if (str('proof')) {
+    proof = (await readBytes(str('proof')!)).toString('utf8');
+  } else {
+    if (!baseUrl || !apiKey) throw new ConfigError('--log needs --proof FILE, or --base-url and --api-key to fetch the proof');
+    if (typeof domain !== 'string') throw new ConfigError('--log: the record names no domain to fetch the proof of');
+    const answer = await getFromGateway(baseUrl, apiKey, `/v1/proof?domain=${encodeURIComponent(domain)}`);
+    if (!answer.ok) throw new FetchFailedError(`the gateway answered ${answer.status} ${answer.code ?? ''} for the log proof: ${answer.detail}`, answer.status);
+    proof = answer.bytes.toString('utf8');
+  }
+  const vkeySource = str('log-key') ?? (baseUrl ? new URL(LOG_VKEY_PATH, baseUrl).href : undefined);
+  if (!vkeySource) throw new ConfigError("--log needs --log-key FILE_OR_URL (the log's verifier key), or --base-url");
+  const vkey = (await readBytes(vkeySource)).toString('utf8');
+  try {
+    return verifyLogProof(record, proof, { vkey });
+  } catch (error) {
+    throw new ConfigError(`--log-key ${vkeySource}: ${(error as Error).message}`);
+  }
+}
+
+/** The record from the gateway; any answer but 200 is a fetch failure naming the gateway's problem code. */
+async function fetchRecord(baseUrl: string, apiKey: string, domain: string): Promise<unknown> {
+  const answer = await fetchRecordFromGateway(baseUrl, apiKey, domain);
+  if (!answer.ok) throw new FetchFailedError(`the gateway answered ${answer.status} ${answer.code ?? ''}: ${answer.detail}`, answer.status);
+  try {
+    return JSON.parse(answer.bytes.toString('utf8'));
+  } catch {
+    throw new FetchFailedError('the gateway answered 200 with a body that is not JSON');
+  }
+}
+
+function present(r: Record<string, unknown>, result: RecordVerification, source: string, log: LogProofResult | null, absence: AbsenceResult | null): Outcome {
+  // The signature decides first; a valid record that --log cannot find in the log fails with the log's code.
+  // A never-audited answer is decided by its absence proof: NEVER_AUDITED when it holds, never 0.
+  const exitCode = absence ? exitCodeOf(absence.valid ? 'NEVER_AUDITED' : absence.code) : !result.valid ? exitCodeOf(result.code) : log && !log.valid ? exitCodeOf(log.code) : 0;
+  const s = result.staleness;
+  const json = {
+    domain: r.domain ?? null,
+    valid: result.valid,
+    code: result.valid ? null : result.code,
+    message: result.valid ? null : result.message,
+    key_id: result.keyId ?? null,
+    status: r.status ?? null,
+    tier: r.tier ?? null,
+    score: r.score ?? null,
+    staleness: s,
+    source,
+    ...(absence ? { absence: absence.valid ? { valid: true, build: absence.build, issued_at: absence.issuedAt, key_id: absence.keyId } : { valid: false, code: absence.code, message: absence.message } } : {}),
+    ...(log ? { log: log.valid ? { valid: true, index: log.index, tree_size: log.checkpoint.size, origin: log.checkpoint.origin } : { valid: false, code: log.code, message: log.message } } : {}),
+  };
+  const day = (t: string | null) => (t ? t.slice(0, 10) : '-');
+  const audited =
+    s.state === 'never_audited'
+      ? 'never audited'
+      : `${day(s.lastAuditedAt)} (${s.ageDays} day${s.ageDays === 1 ? '' : 's'} ago); next audit ${day(s.nextAuditAt)}${s.state === 'overdue' ? ` (overdue by ${s.overdueDays} days)` : ''}`;
+  const signature = result.valid
+    ? `valid (key ${result.keyId})`
+    : result.code === 'UNSIGNED'
+      ? 'none: the record is unsigned, so it is NOT verified (UNSIGNED)'
+      : `INVALID: ${result.code} (${result.message})`;
+  const text = [
+    String(r.domain ?? '(no domain)'),
+    `  status     ${String(r.status ?? '-')}${r.tier ? `, tier ${String(r.tier)}` : ''}, score ${r.score === null || r.score === undefined ? 'none' : `${String(r.score)}/100`}`,
+    `  audited    ${audited}`,
+    `  signature  ${signature}`,
+    ...(absence ? [`  absence    ${absence.valid ? `never audited in build ${absence.build} (issued ${absence.issuedAt}), proof valid (key ${absence.keyId})` : `NOT PROVEN: ${absence.code} (${absence.message})`}`] : []),
+    ...(log ? [`  log        ${log.valid ? `included: entry ${log.index} of ${log.checkpoint.size} in ${log.checkpoint.origin}` : `NOT PROVEN: ${log.code} (${log.message})`}`] : []),
+    '',
+  ].join('\n');
+  return { json, text, exitCode };
+}
+
+/** The never-audited answer a saved absence proof stands for, when no record was fetched or saved. */
+function unverifiedAnswer(domain: string): Record<string, unknown> {
+  return { domain, status: 'unverified', tier: null, score: null, last_audited_at: null, next_audit_at: null };
+}
+
+/** What the gateway answers for the absence of a domain that has a record: no proof, and a verdict. */
+const HAS_RECORD = Symbol('HAS_RECORD');
+
+/** The absence proof of a domain: a saved file, or `GET /v1/absence` of the gateway. */
+async function readAbsenceProof(file: string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: string): Promise<unknown | typeof HAS_RECORD> {
+  let bytes: Buffer;
+  if (file) {
+    bytes = await readBytes(file);
+  } else {
+    if (!baseUrl || !apiKey) throw new ConfigError('a never-audited record is checked against its absence proof: give --absence FILE, or --base-url and --api-key to fetch it');
+    const answer = await getFromGateway(baseUrl, apiKey, `/v1/absence?domain=${encodeURIComponent(domain)}`);
+    if (!answer.ok && answer.code === 'HAS_RECORD') return HAS_RECORD;
+    if (!answer.ok) throw new FetchFailedError(`the gateway answered ${answer.status} ${answer.code ?? ''} for the absence proof: ${answer.detail}`, answer.status);
+    bytes = answer.bytes;
+  }
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new ConfigError(`the absence proof from ${file ?? baseUrl} is not JSON`);
+  }
+}
