@@ -68,6 +68,7 @@ export const OPTIONS = {
   rateLimit: { flag: 'rate-limit', env: 'MVR_RATE_LIMIT', fallback: '6000', description: 'requests per minute per API key, 0 = off', schema: wholeNumber(0) },
   unauthRateLimit: { flag: 'unauth-rate-limit', env: 'MVR_UNAUTH_RATE_LIMIT', fallback: '600', description: 'requests per minute per client address without a valid key, 0 = off', schema: wholeNumber(0) },
   workers: { flag: 'workers', env: 'MVR_WORKERS', fallback: undefined, description: 'serve: gateway processes sharing the port (default 1); build: worker threads (default one per core, plus one)', schema: wholeNumber(1).optional() },
+  storeTimeoutMs: { flag: null, env: 'MVR_STORE_TIMEOUT_MS', fallback: '2000', description: 'ms one request to an http(s) origin or a bucket of records may take before it is retried (serve)', schema: wholeNumber(1) },
   progressMs: { flag: null, env: 'MVR_PROGRESS_MS', fallback: '5000', description: 'ms between progress lines of build, publish and pull when stderr is not a terminal', schema: wholeNumber(1) },
   publishKeys: { flag: 'publish-keys', env: 'MVR_PUBLISH_KEYS', fallback: undefined, description: 'JWK Set file whose public keys stay listed', schema: optionalText },
   baseUrl: { flag: 'base-url', env: 'MVR_BASE_URL', fallback: undefined, description: 'gateway base URL', schema: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional() },

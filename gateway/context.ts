@@ -64,6 +64,8 @@ export interface GatewayOptions {
   port: number;
   /** Bound on verified record bytes held in memory. */
   cacheBytes: number;
+  /** How long one request to the records store (an http(s) origin or a bucket) may take, ms (2 s by default). */
+  storeTimeoutMs?: number;
   /** How often the live build, key set and API keys are re-checked. */
   refreshMs: number;
   log: (line: LogLine) => void;

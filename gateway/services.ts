@@ -26,6 +26,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     issuer: opts.issuer,
     schemaUrl: opts.schemaUrl,
     cacheBytes: opts.cacheBytes,
+    timeoutMs: opts.storeTimeoutMs,
     now: opts.now,
     onRejected: (domain, reason) => {
       log({ level: 'error', msg: 'record rejected', domain, reason });

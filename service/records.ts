@@ -32,6 +32,8 @@ export interface RecordsServiceOptions {
   records: string;
   /** Credentials, region and endpoint for `s3://` records. */
   s3?: S3Config;
+  /** How long one request to an http(s) origin or a bucket may take (ms; 2 s by default). */
+  timeoutMs?: number;
   /** The folder holding the published key set, which records are verified against (with s3:// records, the key set published with the live build is used instead). */
   publicDir: string;
   issuer: string;

@@ -13,6 +13,8 @@ export interface StoreSettings {
   publicDir?: string;
   /** Credentials, region and endpoint, for s3:// (see `storeSettingsFromEnv`). */
   s3?: S3Config;
+  /** How long one request to an http(s) origin or a bucket may take before it is retried (ms; 2 s by default, 30 s for bulk transfers). */
+  timeoutMs?: number;
   /** For bulk transfers (`mvr publish`, `mvr pull`): longer timeouts and more retries than a gateway's lookups, since one slow object of many must not fail all. */
   bulk?: boolean;
   /** The flag the URL came from, for messages (default `--records`). */
@@ -30,7 +32,7 @@ const BULK = { timeoutMs: 30_000, retries: 4 };
  */
 export function openStore(url: string, settings: StoreSettings): Store {
   const flag = settings.flag ?? '--records';
-  const transport = settings.bulk ? BULK : {};
+  const transport = settings.bulk ? BULK : { timeoutMs: settings.timeoutMs };
   const publicDir = resolve(settings.publicDir ?? 'public');
   if (isS3(url)) {
     if (!settings.s3) throw new ConfigError(`${flag} ${url}: s3:// needs the S3 settings (the standard AWS variables)`);

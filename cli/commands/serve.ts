@@ -6,7 +6,7 @@ import { runAction } from '../cli-output.ts';
 import { apiKeysFileOf, commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
 
 /** The options `mvr serve` reads (and `mvr dev`, which serves too). */
-export const SERVE_OPTIONS = ['records', 'public', 'keys', 'apiKeys', 'redis', 'issuer', 'schemaUrl', 'port', 'host', 'metricsPort', 'metricsHost', 'cacheMb', 'rateLimit', 'unauthRateLimit', 'workers', 'signingKey'] as const;
+export const SERVE_OPTIONS = ['records', 'public', 'keys', 'apiKeys', 'redis', 'issuer', 'schemaUrl', 'port', 'host', 'metricsPort', 'metricsHost', 'cacheMb', 'rateLimit', 'unauthRateLimit', 'workers', 'signingKey', 'storeTimeoutMs'] as const;
 const options = commandOptions(...SERVE_OPTIONS);
 
 /** The flags of `mvr serve`. */
@@ -49,6 +49,7 @@ export async function gatewayOptions(config: Config<(typeof SERVE_OPTIONS)[numbe
     host: config.host,
     port: config.port,
     cacheBytes: config.cacheMb * 1024 * 1024,
+    storeTimeoutMs: config.storeTimeoutMs,
     refreshMs: 250,
     log: log.log,
     accessLog: !args.quiet,

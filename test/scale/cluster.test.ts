@@ -40,7 +40,9 @@ describe.skipIf(!REDIS_SERVER)('three gateways on one Redis and one bucket (real
   const startCluster = async (rateLimit: number) => {
     const port = await freePort();
     const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), 'serve', '--quiet', '--workers', '3', '--port', String(port), '--records', `s3://${BUCKET}/prod`, '--redis', redis.url, '--rate-limit', String(rateLimit), '--unauth-rate-limit', '0'], {
-      env: { PATH: process.env.PATH ?? '', ...s3.env },
+      // 10 s per store request: on a loaded 2-core machine the S3 test server can take over the default 2 s, and a
+      // gateway that cannot confirm its build answers 503 (as it must); the outage below is a refused connection.
+      env: { PATH: process.env.PATH ?? '', MVR_STORE_TIMEOUT_MS: '10000', ...s3.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
