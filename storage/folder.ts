@@ -5,7 +5,7 @@ import { NoBuildHistoryError, RecordUnavailableError, StoreUnavailableError } fr
 import { fileVersion, NotARecordFileError, readRegularFile } from '../core/files.ts';
 import { BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import { readKept, type KeptBuild } from './kept-builds.ts';
-import { publicKeySet, publicLogFile, publicLogVkey } from './public-files.ts';
+import { nullIfMissing, publicKeySet, publicLogFile, publicLogVkey, readFileOrNull } from './public-files.ts';
 import type { Store } from './store.ts';
 
 /** Why a folder holding one build's files itself keeps no history. */
@@ -95,7 +95,7 @@ export class FolderStore implements Store {
   async readLiveFile(name: string): Promise<Buffer | null> {
     const root = this.root;
     if (!root) throw new StoreUnavailableError(`records unavailable: ${this.error}`);
-    return readOrNull(join(root, name));
+    return readFileOrNull(join(root, name));
   }
 
   keySet() {
@@ -183,23 +183,9 @@ export class FolderStore implements Store {
    * taken away is STORE_UNAVAILABLE, never "no such build".
    */
   private missing(path: string, error: unknown): null {
-    if (missing(path, error) === null && !statSync(join(this.recordsDir, BUILDS_DIR), { throwIfNoEntry: false })) {
+    if (nullIfMissing(path, error) === null && !statSync(join(this.recordsDir, BUILDS_DIR), { throwIfNoEntry: false })) {
       throw new StoreUnavailableError(`records unavailable: ${join(this.recordsDir, BUILDS_DIR)} is gone`);
     }
     return null;
   }
-}
-
-async function readOrNull(path: string): Promise<Buffer | null> {
-  try {
-    return await readFile(path);
-  } catch (error) {
-    return missing(path, error);
-  }
-}
-
-/** No such file is null; a file that cannot be read (EACCES, EIO) makes the store unavailable, never "not there". */
-function missing(path: string, error: unknown): null {
-  if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-  throw new StoreUnavailableError(`cannot read ${path}: ${(error as Error).message}`);
 }
