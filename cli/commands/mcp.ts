@@ -3,6 +3,7 @@ import { ConfigError, isErrorCode, MvrError } from '@merchant-verify/verifier/er
 import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import type { AbsenceProof } from '@merchant-verify/verifier/absence';
+import { getFromGateway } from '../../clients/gateway-client.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
 
@@ -28,8 +29,8 @@ export default defineCommand({
 async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<{ lookup: RecordLookup; keySetUrl: string; history: HistoryLookup; proof: ProofLookup; absence: AbsenceLookup }> {
   if (config.baseUrl) {
     if (!config.apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required with --base-url');
-    const [{ keySetUrlOf }, { getFromGateway }] = await Promise.all([import('../../mcp/server.ts'), import('../../clients/gateway-client.ts')]);
-    const ask = gatewayGet(getFromGateway, config.baseUrl, config.apiKey);
+    const { keySetUrlOf } = await import('../../mcp/server.ts');
+    const ask = gatewayGet(config.baseUrl, config.apiKey);
     return {
       lookup: (domain) => ask(`/v1/verify?domain=${encodeURIComponent(domain)}`),
       absence: async (domain) => JSON.parse((await ask(`/v1/absence?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as AbsenceProof,
@@ -66,7 +67,7 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
 }
 
 /** Asks a gateway; its problem documents become the same coded errors the local store throws. */
-function gatewayGet(getFromGateway: typeof import('../../clients/gateway-client.ts').getFromGateway, baseUrl: string, apiKey: string): (path: string) => Promise<Buffer> {
+function gatewayGet(baseUrl: string, apiKey: string): (path: string) => Promise<Buffer> {
   return async (path) => {
     let answer;
     try {
