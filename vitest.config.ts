@@ -8,23 +8,29 @@ import { defineConfig } from 'vitest/config';
  */
 const ALONE = ['test/scale/cluster.test.ts'];
 
+/** The plain test project, built once per project of this run and copied by every makeProject(). */
+const globalSetup = ['test/support/plain-project.ts'];
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Tests start real gateways, worker threads and child processes; forks keep each file's
-    // process state (signals, cwd, env) its own.
+    // Tests start real gateways, worker threads and child processes: they run in child
+    // processes of their own (forks), not in threads of Vitest's.
     pool: 'forks',
     projects: [
       {
         extends: true,
         // Two files at a time (Vitest's default on this 2-core machine is cores - 1 = 1): most
-        // files wait on child processes, sockets and the disk, so two overlap well.
-        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ALONE, maxWorkers: 2, sequence: { groupOrder: 0 } },
+        // files wait on child processes, sockets and the disk, so two overlap well. The two
+        // processes are kept from file to file (isolate: false), so each loads the gateway, the
+        // SDKs and the test support once, not once per file; no test changes process-wide state
+        // (env, cwd, signal handlers, globals), and every file closes what it starts.
+        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ALONE, maxWorkers: 2, isolate: false, globalSetup, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,
-        test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } },
+        test: { name: 'alone', include: ALONE, maxWorkers: 1, globalSetup, sequence: { groupOrder: 1 } },
       },
     ],
   },

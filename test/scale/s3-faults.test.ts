@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE } from '../../core/layout.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
-import { cleanup, expectProblem, liveRecordFile, makeProject, startTestGateway, type TestGateway, type TestProject } from '../gateway/helpers.ts';
+import { build, cleanup, expectProblem, liveRecordFile, makeProject, startTestGateway, type TestGateway, type TestProject } from '../gateway/helpers.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { publishTo } from '../support/s3-records.ts';
 
@@ -21,7 +21,9 @@ const NEVER = 'never-audited-control.example';
 let s3: TestS3;
 beforeAll(async () => {
   s3 = await startS3([BUCKET]);
-  [project, other] = await Promise.all([makeProject(), makeProject()]);
+  // `other` is a build of its own (the plain project is one build copied to every caller).
+  [project, other] = await Promise.all([makeProject(), makeProject({ build: false })]);
+  await build(other);
 });
 afterAll(async () => {
   await cleanup();

@@ -1,7 +1,7 @@
 /**
  * The real CLI for tests: `node bin/mvr.js ...` in a child process, in the project root, with an
- * environment that cannot change what it does (no MVR_*, SOURCE_DATE_EPOCH, NODE_OPTIONS or
- * vitest variables; no colour).
+ * environment that cannot change what it does (no MVR_* but MVR_WORKERS=1, no SOURCE_DATE_EPOCH,
+ * NODE_OPTIONS or vitest variables; no colour).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -24,6 +24,9 @@ export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.P
     env[name] = value;
   }
   env.NO_COLOR = '1';
+  // One build worker thread, as the in-process builds use (test/support/project.ts): each thread
+  // costs a quarter second of start-up, and the default (cores + 1) is the scheduling tests' business.
+  env.MVR_WORKERS = '1';
   for (const [name, value] of Object.entries(extra)) {
     if (value === undefined) delete env[name];
     else env[name] = value;

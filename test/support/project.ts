@@ -8,12 +8,13 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 import { runBuild, type BuildOptions, type BuildSummary } from '../../builder/build.ts';
 import { MvrError } from '@merchant-verify/verifier/errors';
 import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
 import { defaultSchemaUrl } from '../../core/record.ts';
-import { keygen } from '../../keyring/signing-keys.ts';
+import { activeKid, keygen } from '../../keyring/signing-keys.ts';
 
 /** The project root: the CLI runs with this as its working directory. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -63,8 +64,23 @@ export interface ProjectOptions {
 
 /** A temp project: audits (samples and `files`), a signing key and one build, unless told otherwise. */
 export async function makeProject(opts: ProjectOptions = {}): Promise<Project> {
-  const root = await tempDir('mvr-project-');
-  const p: Project = {
+  const plain = opts.samples !== false && opts.sign !== false && opts.build !== false && opts.files === undefined;
+  return plain ? copyOfPlain() : freshProject(await tempDir('mvr-project-'), opts);
+}
+
+export async function freshProject(root: string, opts: ProjectOptions): Promise<Project> {
+  const p = projectAt(root);
+  await mkdir(p.auditsDir, { recursive: true });
+  await mkdir(p.keysDir, { recursive: true });
+  if (opts.samples !== false) await cp(SAMPLE_AUDITS, p.auditsDir, { recursive: true });
+  if (opts.files) await writeFiles(p.auditsDir, opts.files);
+  if (opts.sign !== false) p.kid = await keygen(p.keysDir);
+  if (opts.build !== false) await build(p);
+  return p;
+}
+
+function projectAt(root: string): Project {
+  return {
     root,
     auditsDir: join(root, 'audits'),
     recordsDir: join(root, 'records'),
@@ -74,12 +90,18 @@ export async function makeProject(opts: ProjectOptions = {}): Promise<Project> {
     keySetFile: join(root, 'public', KEY_SET_PATH),
     kid: null,
   };
-  await mkdir(p.auditsDir, { recursive: true });
-  await mkdir(p.keysDir, { recursive: true });
-  if (opts.samples !== false) await cp(SAMPLE_AUDITS, p.auditsDir, { recursive: true });
-  if (opts.files) await writeFiles(p.auditsDir, opts.files);
-  if (opts.sign !== false) p.kid = await keygen(p.keysDir);
-  if (opts.build !== false) await build(p);
+}
+
+/**
+ * A copy of the plain project that Vitest's global set-up built once for the run
+ * (./plain-project.ts). Every copy has its key and build id: a test that needs two different keys
+ * or builds makes them itself (`makeProject({ build: false })`, then `build`).
+ */
+async function copyOfPlain(): Promise<Project> {
+  const from = projectAt(inject('plainProject'));
+  const p = projectAt(await tempDir('mvr-project-'));
+  for (const dir of ['auditsDir', 'recordsDir', 'publicDir', 'keysDir'] as const) await cp(from[dir], p[dir], { recursive: true, verbatimSymlinks: true });
+  p.kid = await activeKid(p.keysDir);
   return p;
 }
 
