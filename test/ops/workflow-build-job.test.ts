@@ -9,14 +9,21 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBuild } from '../../builder/build.ts';
+import { defaultSchemaUrl } from '../../core/record.ts';
+import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../keyring/log-key.ts';
+import { keygen } from '../../keyring/signing-keys.ts';
+import { buildOptions } from '../support/project.ts';
 import { startS3 } from '../support/s3-server.ts';
 import { ROOT } from '../support/workflow.ts';
 import { filesUnder, removeJobTemps, runBuildJob, temp, type JobInput, type JobRun } from '../support/workflow-job.ts';
 
 const run = promisify(execFile);
 
-describe('monthly-rebuild.yml build job, run here', () => {
+// Every run has folders of its own and the fixtures are read-only: the tests run side by side.
+describe.concurrent('monthly-rebuild.yml build job, run here', () => {
   const ISSUER = 'verify.example.com';
+  const DEFAULT_ISSUER = 'merchant-verify.example'; // the CLI's, for dry runs without vars.MVR_ISSUER
   const AUDITS_URL = 'https://audits.example.net/2026-11.tar.gz?token=s3cr3t-audits-token';
   const KEY_SET_URL = `https://${ISSUER}/.well-known/merchant-verify-keys.json`;
   let fixtures: string;
@@ -30,14 +37,31 @@ describe('monthly-rebuild.yml build job, run here', () => {
   let defaultIssuerLogKey: string; // one for the default issuer (dry runs without MVR_ISSUER)
   let publishedLog: string; // a log published last month (a folder standing for https://<issuer>/log)
 
+  // The fixtures are made in-process (what they are is not under test here; the job's own `mvr` runs are).
   beforeAll(async () => {
     fixtures = temp('mvr-ops-fixtures-');
-    const keygen = async (dir: string) => {
-      const { stdout } = await run(process.execPath, [join(ROOT, 'bin', 'mvr.js'), 'keygen', '--keys', dir, '--json'], { cwd: ROOT });
-      const { kid } = JSON.parse(stdout) as { kid: string };
+    const signingKey = async (dir: string) => {
+      const kid = await keygen(dir);
       return { kid, jwk: readFileSync(join(dir, 'signing', `${kid}.jwk.json`), 'utf8') };
     };
-    const [oldKey, newKey] = await Promise.all([keygen(join(fixtures, 'old-keys')), keygen(join(fixtures, 'new-keys'))]);
+    const logKeyText = async (dir: string, issuer: string) => {
+      await createLogKey(dir, logOrigin(issuer));
+      return readFileSync(join(dir, LOG_KEY_FILE), 'utf8');
+    };
+    // Last month's build published the log (33 entries); this month's must extend it.
+    const last = join(fixtures, 'last-month');
+    const lastMonth = async () => {
+      logKey = await logKeyText(join(fixtures, 'log-keys'), ISSUER);
+      const dirs = { auditsDir: join(ROOT, 'audits'), recordsDir: join(last, 'records'), publicDir: join(last, 'public'), keysDir: join(fixtures, 'log-keys') };
+      await runBuild(buildOptions(dirs, { issuer: ISSUER, schemaUrl: defaultSchemaUrl(ISSUER), now: Date.parse('2026-10-01T00:00:00Z') }));
+    };
+    const [oldKey, newKey] = await Promise.all([
+      signingKey(join(fixtures, 'old-keys')),
+      signingKey(join(fixtures, 'new-keys')),
+      lastMonth(),
+      logKeyText(join(fixtures, 'default-log-keys'), DEFAULT_ISSUER).then((text) => (defaultIssuerLogKey = text)),
+      run('tar', ['-czf', (auditsTarball = join(fixtures, 'audits.tar.gz')), '-C', join(ROOT, 'audits'), '.']),
+    ]);
     oldKid = oldKey.kid;
     const { d: _drop, ...oldPublic } = JSON.parse(oldKey.jwk) as Record<string, string>;
     oldPublicSet = join(fixtures, 'published-keys.json');
@@ -45,16 +69,6 @@ describe('monthly-rebuild.yml build job, run here', () => {
     newKid = newKey.kid;
     newPrivateJwk = newKey.jwk;
     newD = (JSON.parse(newKey.jwk) as { d: string }).d;
-    auditsTarball = join(fixtures, 'audits.tar.gz');
-    await run('tar', ['-czf', auditsTarball, '-C', join(ROOT, 'audits'), '.']);
-    const mvr = (...args: string[]) => run(process.execPath, [join(ROOT, 'bin', 'mvr.js'), ...args], { cwd: ROOT });
-    await mvr('keygen', '--log', '--issuer', ISSUER, '--keys', join(fixtures, 'log-keys'));
-    logKey = readFileSync(join(fixtures, 'log-keys', 'log.key'), 'utf8');
-    await mvr('keygen', '--log', '--keys', join(fixtures, 'default-log-keys'));
-    defaultIssuerLogKey = readFileSync(join(fixtures, 'default-log-keys', 'log.key'), 'utf8');
-    // Last month's build published the log (33 entries); this month's must extend it.
-    const last = join(fixtures, 'last-month');
-    await mvr('build', '--issuer', ISSUER, '--keys', join(fixtures, 'log-keys'), '--audits', join(ROOT, 'audits'), '--records', join(last, 'records'), '--public', join(last, 'public'), '--now', '2026-10-01T00:00:00Z');
     publishedLog = join(last, 'public', 'log');
   }, 60_000);
 
@@ -69,8 +83,15 @@ describe('monthly-rebuild.yml build job, run here', () => {
   const keySetOf = (r: JobRun) =>
     (JSON.parse(readFileSync(join(r.workspace, 'public', '.well-known', 'merchant-verify-keys.json'), 'utf8')) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
 
+  // The whole job with the base input, run once for the file: the tests that check it read it, and
+  // the runs that fail at the build or after it resume from its state before that step (the steps
+  // before are the same for them: runBuildJob checks it), instead of redoing the build to get there.
+  let base: Promise<JobRun> | undefined;
+  const baseRun = () => (base ??= runBuildJob({ ...baseInput(), snapshotBefore: ['Build and sign', 'Check the build summary'] }));
+  const resumeAt = async (step: string) => Object.entries((await baseRun()).snapshots).find(([name]) => name.startsWith(step))![1];
+
   it('signs the audits, keeps the published keys listed, checks, scans and packages; the key never lands on disk or in the log', async () => {
-    const r = await runBuildJob(baseInput());
+    const r = await baseRun();
     expect(r.log).not.toContain('::error::');
     expect(r.ok, r.log).toBe(true);
     expect(keySetOf(r).sort()).toEqual([newKid, oldKid].sort());
@@ -113,14 +134,16 @@ describe('monthly-rebuild.yml build job, run here', () => {
 
   it('fails when the published log cannot be carried over, unless first_log; and without the log key secret', async () => {
     const missing = { ...baseInput(), vars: { ...baseInput().vars, MVR_LOG_URL: join(publishedLog, 'nowhere') } };
-    const r = await runBuildJob(missing);
+    const [r, first, noKey] = await Promise.all([
+      runBuildJob(missing),
+      runBuildJob({ ...missing, inputs: { first_log: true } }),
+      runBuildJob({ ...baseInput(), secrets: { MVR_SIGNING_KEY: newPrivateJwk, AUDITS_URL }, resume: await resumeAt('Build and sign') }),
+    ]);
     expect(r.ok).toBe(false);
     expect(r.failedStep).toMatch(/^Carry the published log/);
     expect(r.log).toContain('first_log');
-    const first = await runBuildJob({ ...missing, inputs: { first_log: true } });
     expect(first.ok, first.log).toBe(true);
     expect((JSON.parse(readFileSync(first.outputs.build!.summary!, 'utf8')) as { log: unknown }).log).toMatchObject({ from: 0, to: 33 });
-    const noKey = await runBuildJob({ ...baseInput(), secrets: { MVR_SIGNING_KEY: newPrivateJwk, AUDITS_URL } });
     expect(noKey.failedStep).toMatch(/^Build and sign/);
     expect(noKey.log).toContain('MVR_LOG_KEY is not set');
     // The log key's text never reaches a file the job wrote or a line it printed.
@@ -149,7 +172,7 @@ describe('monthly-rebuild.yml build job, run here', () => {
       const kept = JSON.parse((await run('tar', ['-xzOf', r.outputs.package!.file!, 'kept/kept.json'])).stdout) as { builds: { id: string }[] };
       expect(kept.builds.map((b) => b.id)).toEqual([summary.buildId, lastId]);
       // Without the variable the build says it keeps no history.
-      expect((await runBuildJob(baseInput())).log).toContain('vars.MVR_RECORDS_URL is not set');
+      expect((await baseRun()).log).toContain('vars.MVR_RECORDS_URL is not set');
     } finally {
       await s3.close();
     }
@@ -164,7 +187,7 @@ describe('monthly-rebuild.yml build job, run here', () => {
   it('fails before building when the signing key secret is missing', async () => {
     const input = baseInput();
     input.secrets = { AUDITS_URL };
-    const r = await runBuildJob(input);
+    const r = await runBuildJob({ ...input, resume: await resumeAt('Build and sign') });
     expect(r.ok).toBe(false);
     expect(r.failedStep).toMatch(/^Build and sign/);
     expect(r.log).toContain('MVR_SIGNING_KEY is not set');
@@ -173,12 +196,11 @@ describe('monthly-rebuild.yml build job, run here', () => {
 
   it('fails when the published key set cannot be downloaded, unless first_build', async () => {
     const missing = { ...baseInput(), routes: { ...routes(), [KEY_SET_URL]: { status: 404 } } };
-    const r = await runBuildJob(missing);
+    const [r, first] = await Promise.all([runBuildJob(missing), runBuildJob({ ...missing, inputs: { first_build: true } })]);
     expect(r.ok).toBe(false);
     expect(r.failedStep).toMatch(/published key set/);
     expect(r.log).toContain('HTTP 404');
 
-    const first = await runBuildJob({ ...missing, inputs: { first_build: true } });
     expect(first.ok, first.log).toBe(true);
     expect(keySetOf(first)).toEqual([newKid]);
   });
@@ -186,6 +208,7 @@ describe('monthly-rebuild.yml build job, run here', () => {
   it('refuses to publish when a private JWK member "d" shows up in public/ or records/', async () => {
     const r = await runBuildJob({
       ...baseInput(),
+      resume: await resumeAt('Check the build summary'),
       before: (step, ws) => {
         if (step.startsWith('Stage the output')) writeFileSync(join(ws, 'public', 'leak.json'), JSON.stringify({ keys: [{ kty: 'OKP', d: 'x' }] }));
       },
@@ -197,14 +220,16 @@ describe('monthly-rebuild.yml build job, run here', () => {
   });
 
   it('refuses a build smaller than vars.MVR_MIN_RECORDS, and a non-dry run without AUDITS_URL or MVR_ISSUER', async () => {
-    const small = await runBuildJob({ ...baseInput(), vars: { ...baseInput().vars, MVR_MIN_RECORDS: '1000000' } });
+    const [small, noAudits, noIssuer] = await Promise.all([
+      runBuildJob({ ...baseInput(), vars: { ...baseInput().vars, MVR_MIN_RECORDS: '1000000' }, resume: await resumeAt('Check the build summary') }),
+      runBuildJob({ ...baseInput(), secrets: { MVR_SIGNING_KEY: newPrivateJwk } }),
+      runBuildJob({ ...baseInput(), vars: {} }),
+    ]);
     expect(small.ok).toBe(false);
     expect(small.failedStep).toBe('Check the build summary');
     expect(small.stepSummary).toContain('FAILED');
-
-    const noAudits = await runBuildJob({ ...baseInput(), secrets: { MVR_SIGNING_KEY: newPrivateJwk } });
+    expect(small.log).toContain('fewer than the minimum 1000000');
     expect(noAudits.failedStep).toMatch(/^Fetch the audits/);
-    const noIssuer = await runBuildJob({ ...baseInput(), vars: {} });
     expect(noIssuer.failedStep).toBe('Check the configuration');
   });
 
