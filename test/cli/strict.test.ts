@@ -29,19 +29,31 @@ function mvr(args: string[], opts: { cwd?: string; env?: Record<string, string |
   });
 }
 
-/** Every command and subcommand, as `mvr --help` and the groups' help list them. */
-async function allCommands(): Promise<string[][]> {
-  const names = (help: string) => [...help.slice(help.indexOf('Commands:')).matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1]!);
-  const groups = await Promise.all(
-    names((await mvr(['--help'])).stdout).map(async (name) => {
-      const help = await mvr([name, '--help']);
-      return help.stdout.includes('Commands:') ? names(help.stdout).map((sub) => [name, sub]) : [[name]];
-    }),
-  );
-  return groups.flat();
+/**
+ * `mvr ...path --help` (colour as the environment leaves it), run once per path for the file: the
+ * listing of commands, the 80-column check and the own-options check read the same runs.
+ */
+const helps = new Map<string, Promise<CliResult>>();
+function help(path: string[]): Promise<CliResult> {
+  const key = path.join(' ');
+  if (!helps.has(key)) helps.set(key, mvr([...path, '--help']));
+  return helps.get(key)!;
 }
 
-describe('a strict command line', () => {
+/** Every command and subcommand, as `mvr --help` and the groups' help list them; and the groups. */
+async function allCommands(): Promise<{ commands: string[][]; groups: string[][] }> {
+  const names = (help: string) => [...help.slice(help.indexOf('Commands:')).matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1]!);
+  const listed = await Promise.all(
+    names((await help([])).stdout).map(async (name) => {
+      const text = (await help([name])).stdout;
+      return text.includes('Commands:') ? { group: [name], commands: names(text).map((sub) => [name, sub]) } : { commands: [[name]] };
+    }),
+  );
+  return { commands: listed.flatMap((l) => l.commands), groups: listed.flatMap((l) => (l.group ? [l.group] : [])) };
+}
+
+// Each test spawns its own CLI runs (in folders of its own); they run side by side.
+describe.concurrent('a strict command line', () => {
   it('the usage exit code comes from the error registry and is 2', () => {
     expect(USAGE_EXIT).toBe(2);
   });
@@ -76,21 +88,22 @@ describe('a strict command line', () => {
 
   it('prints the version of package.json for mvr and every command, and runs nothing', async () => {
     const dir = await tempDir('mvr-version-');
-    for (const args of [['--version'], ['build', '--version'], ['apikey', 'create', '--version'], ['serve', '--version'], ['dev', '--version'], ['log', '--version']]) {
-      const r = await mvr(args, { cwd: dir });
+    const runs = [['--version'], ['build', '--version'], ['apikey', 'create', '--version'], ['serve', '--version'], ['dev', '--version'], ['log', '--version']];
+    for (const [args, r] of await Promise.all(runs.map(async (args) => [args, await mvr(args, { cwd: dir })] as const))) {
       expect(r, args.join(' ')).toMatchObject({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
     }
     expect(await readdir(dir)).toEqual([]);
   });
 
   it('help in a pipe: no escape codes, at most 80 columns, exit 0', async () => {
-    const commands = await allCommands();
+    const { commands, groups } = await allCommands();
     expect(commands.length).toBeGreaterThanOrEqual(14);
-    // Four at a time: each is a Node start-up on a machine the other test files share.
-    const paths = [[], ...commands];
-    const helps: { path: string[]; r: CliResult }[] = [];
-    for (let i = 0; i < paths.length; i += 4) helps.push(...(await Promise.all(paths.slice(i, i + 4).map(async (path) => ({ path, r: await mvr([...path, '--help']) })))));
-    for (const { path, r } of helps) {
+    expect(groups.length).toBeGreaterThanOrEqual(2);
+    // The groups' own help too. Four at a time: each is a Node start-up on a machine the other test files share.
+    const paths = [[], ...groups, ...commands];
+    const runs: { path: string[]; r: CliResult }[] = [];
+    for (let i = 0; i < paths.length; i += 4) runs.push(...(await Promise.all(paths.slice(i, i + 4).map(async (path) => ({ path, r: await help(path) })))));
+    for (const { path, r } of runs) {
       expect(r.code, path.join(' ')).toBe(0);
       expect(r.stdout).toMatch(/^Usage: mvr/);
       expect(r.stdout).not.toMatch(/\x1b/);
@@ -99,14 +112,14 @@ describe('a strict command line', () => {
   }, 180_000);
 
   it("each command's help lists its own options, with its own descriptions", async () => {
-    const build = (await mvr(['build', '--help'])).stdout;
+    const build = (await help(['build'])).stdout;
     expect(build).toMatch(/--workers WORKERS\n {6}worker threads/);
     expect(build).not.toMatch(/--port|gateway processes|origin URL/);
-    const serve = (await mvr(['serve', '--help'])).stdout;
+    const serve = (await help(['serve'])).stdout;
     expect(serve).toMatch(/--workers WORKERS\n {6}gateway processes sharing the port/);
     expect(serve).not.toMatch(/worker threads|--audits|--allow-empty/);
-    expect((await mvr(['apikey', 'revoke', '--help'])).stdout).toMatch(/^Usage: mvr apikey revoke ID \[options\]\n[\s\S]*Arguments:\n {2}ID\n {6}key id/);
-    const publish = (await mvr(['publish', '--help'])).stdout;
+    expect((await help(['apikey', 'revoke'])).stdout).toMatch(/^Usage: mvr apikey revoke ID \[options\]\n[\s\S]*Arguments:\n {2}ID\n {6}key id/);
+    const publish = (await help(['publish'])).stdout;
     expect(publish).toMatch(/--to TO/);
     expect(publish).not.toMatch(/--port|--audits|s3:\/\/BUCKET\/PREFIX, or an http/);
   });
