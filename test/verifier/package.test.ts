@@ -42,8 +42,8 @@ beforeAll(async () => {
     const { stdout } = await run('npm', ['pack', dir, '--ignore-scripts', '--pack-destination', work, '--json', '--silent']);
     return (JSON.parse(stdout) as Packed[])[0]!;
   };
-  packed = await pack(PACKAGE);
-  packedService = await pack(ROOT);
+  // The two packs, then the two installs, side by side: each is mostly npm waiting on the disk.
+  [packed, packedService] = await Promise.all([pack(PACKAGE), pack(ROOT)]);
   const emptyProject = async (name: string, tarballs: string[]) => {
     const dir = join(work, name);
     await run('mkdir', ['-p', dir]);
@@ -53,10 +53,9 @@ beforeAll(async () => {
     await writeFile(join(dir, 'keys.json'), JSON.stringify(keySet));
     return dir;
   };
-  app = await emptyProject('app', [packed.filename]);
   // The service's dependency on the verifier is met by the verifier's tarball, as it would be
   // by the registry once both are published.
-  service = await emptyProject('service', [packed.filename, packedService.filename]);
+  [app, service] = await Promise.all([emptyProject('app', [packed.filename]), emptyProject('service', [packed.filename, packedService.filename])]);
 }, 300_000);
 afterAll(cleanup);
 
