@@ -7,10 +7,9 @@
 import { spawn } from 'node:child_process';
 import { cp, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, removeTempDirs, ROOT, runCli, SAMPLE_AUDITS, snapshot, tempDir } from '../build/helpers.ts';
 
-afterAll(removeTempDirs);
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -30,51 +29,55 @@ async function startDev(dir: string, port: string) {
   return { child, stderr, key: curl[1]!, url: curl[2]! };
 }
 
+// One `mvr dev` for the file, in an empty project folder as a new user would start it: the first
+// test checks what it made and printed, the second starts another on its port beside it.
+let dir: string;
+let dev: Awaited<ReturnType<typeof startDev>>;
+beforeAll(async () => {
+  dir = await tempDir('mvr-dev-');
+  await cp(SAMPLE_AUDITS, join(dir, 'audits'), { recursive: true });
+  dev = await startDev(dir, '0');
+});
+afterAll(async () => {
+  if (dev && dev.child.exitCode === null) {
+    const exited = new Promise((resolve) => dev.child.once('exit', resolve));
+    dev.child.kill('SIGTERM');
+    await exited;
+  }
+  await removeTempDirs();
+});
+
 describe('mvr dev (npm start)', () => {
   it('prints a curl line and a verify --log line that work as pasted; makes both keys, 0600; records dated to today', async () => {
-    const dir = await tempDir('mvr-dev-');
-    await cp(SAMPLE_AUDITS, join(dir, 'audits'), { recursive: true });
-    const dev = await startDev(dir, '0');
-    try {
-      expect((await stat(join(dir, 'keys/log.key'))).mode & 0o777).toBe(0o600);
-      const res = await fetch(dev.url, { headers: { authorization: `Bearer ${dev.key}` } });
-      expect(res.status).toBe(200);
-      const record = (await res.json()) as { last_audited_at: string };
-      expect(record).toMatchObject({ domain: 'acme-outdoor.example', status: 'verified' });
-      // The sample audits carry fixed dates; the dev build moves them so the typical one is 3 days old.
-      const age = Date.now() - Date.parse(record.last_audited_at);
-      expect(age).toBeGreaterThan(2 * DAY_MS);
-      expect(age).toBeLessThan(4 * DAY_MS);
-      expect(dev.stderr).toMatch(/dated the 33 audits of .* relative to today \(moved \d+ days? (later|earlier): the typical audit was made 3 days ago\); the files are unchanged/);
-      expect(await readFile(join(dir, 'audits/verified.jsonl'), 'utf8')).toBe(await readFile(join(SAMPLE_AUDITS, 'verified.jsonl'), 'utf8'));
+    expect((await stat(join(dir, 'keys/log.key'))).mode & 0o777).toBe(0o600);
+    const res = await fetch(dev.url, { headers: { authorization: `Bearer ${dev.key}` } });
+    expect(res.status).toBe(200);
+    const record = (await res.json()) as { last_audited_at: string };
+    expect(record).toMatchObject({ domain: 'acme-outdoor.example', status: 'verified' });
+    // The sample audits carry fixed dates; the dev build moves them so the typical one is 3 days old.
+    const age = Date.now() - Date.parse(record.last_audited_at);
+    expect(age).toBeGreaterThan(2 * DAY_MS);
+    expect(age).toBeLessThan(4 * DAY_MS);
+    expect(dev.stderr).toMatch(/dated the 33 audits of .* relative to today \(moved \d+ days? (later|earlier): the typical audit was made 3 days ago\); the files are unchanged/);
+    expect(await readFile(join(dir, 'audits/verified.jsonl'), 'utf8')).toBe(await readFile(join(SAMPLE_AUDITS, 'verified.jsonl'), 'utf8'));
 
-      const verifyLine = /npx mvr (verify .+)$/m.exec(dev.stderr)![1]!;
-      const verified = await runCli(verifyLine.split(' '));
-      expect(verified.code, verified.stderr).toBe(0);
-      expect(verified.stdout).toMatch(/signature {2}valid/);
-      expect(verified.stdout).toMatch(/audited {4}\d{4}-\d\d-\d\d \([2-4] days ago\); next audit/);
-      expect(verified.stdout).toMatch(/log {8}included: entry \d+ of 33/);
-    } finally {
-      dev.child.kill('SIGTERM');
-    }
+    const verifyLine = /npx mvr (verify .+)$/m.exec(dev.stderr)![1]!;
+    const verified = await runCli(verifyLine.split(' '));
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(/signature {2}valid/);
+    expect(verified.stdout).toMatch(/audited {4}\d{4}-\d\d-\d\d \([2-4] days ago\); next audit/);
+    expect(verified.stdout).toMatch(/log {8}included: entry \d+ of 33/);
   });
 
   it('a second mvr dev on the busy port exits 2 before it touches keys, records or API keys', async () => {
-    const dir = await tempDir('mvr-dev-twice-');
-    await cp(SAMPLE_AUDITS, join(dir, 'audits'), { recursive: true });
-    const first = await startDev(dir, '0');
-    try {
-      const port = new URL(first.url).port;
-      const before = { keys: await snapshot(join(dir, 'keys')), records: await snapshot(join(dir, 'records')), public: await snapshot(join(dir, 'public')) };
-      const second = await runCli(['dev', '--port', port, '--audits', join(dir, 'audits'), '--records', join(dir, 'records'), '--public', join(dir, 'public'), '--keys', join(dir, 'keys')]);
-      expect(second.code, second.stderr).toBe(2);
-      expect(second.stderr).toMatch(new RegExp(`INVALID_CONFIG: --port / PORT ${port}: cannot listen on 127\\.0\\.0\\.1:${port} .*nothing was changed`));
-      expect(second.stderr).not.toMatch(/built|created/);
-      expect({ keys: await snapshot(join(dir, 'keys')), records: await snapshot(join(dir, 'records')), public: await snapshot(join(dir, 'public')) }).toEqual(before);
-      const res = await fetch(first.url, { headers: { authorization: `Bearer ${first.key}` } });
-      expect(res.status).toBe(200);
-    } finally {
-      first.child.kill('SIGTERM');
-    }
+    const port = new URL(dev.url).port;
+    const before = { keys: await snapshot(join(dir, 'keys')), records: await snapshot(join(dir, 'records')), public: await snapshot(join(dir, 'public')) };
+    const second = await runCli(['dev', '--port', port, '--audits', join(dir, 'audits'), '--records', join(dir, 'records'), '--public', join(dir, 'public'), '--keys', join(dir, 'keys')]);
+    expect(second.code, second.stderr).toBe(2);
+    expect(second.stderr).toMatch(new RegExp(`INVALID_CONFIG: --port / PORT ${port}: cannot listen on 127\\.0\\.0\\.1:${port} .*nothing was changed`));
+    expect(second.stderr).not.toMatch(/built|created/);
+    expect({ keys: await snapshot(join(dir, 'keys')), records: await snapshot(join(dir, 'records')), public: await snapshot(join(dir, 'public')) }).toEqual(before);
+    const res = await fetch(dev.url, { headers: { authorization: `Bearer ${dev.key}` } });
+    expect(res.status).toBe(200);
   });
 });
