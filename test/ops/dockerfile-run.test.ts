@@ -9,7 +9,9 @@ import { freePort } from '../support/ports.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../../access/api-keys.ts';
 import { command, final, finalEnv, healthcheck, only, ROOT, run } from '../support/dockerfile.ts';
+import { makeProject, removeTempDirs } from '../support/project.ts';
 
 const tempDirs: string[] = [];
 const temp = (prefix: string) => {
@@ -70,21 +72,20 @@ describe('the image\'s command, run here as the image would run it', () => {
       }
     }
 
-    // Real data for the mounts: a signed build and an API key, made with the CLI.
+    // Real data for the mounts: a signed build (a copy of the test project's) and an API key.
     const mapPath = (p: string) => p.replace(/^\/(data|tmp)(?=\/|$)/, (_m, top: string) => (top === 'data' ? data : fakeTmp));
     env = Object.fromEntries(Object.entries(finalEnv).map(([k, v]) => [k, mapPath(v)]));
-    const cli = (args: string[], extra: Record<string, string> = {}) =>
-      run(process.execPath, [join(ROOT, 'bin', 'mvr.js'), ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...extra } });
-    const keys = temp('mvr-ops-keys-');
-    await cli(['keygen', '--keys', keys]);
-    await cli(['build', '--json', '--keys', keys, '--records', env.MVR_RECORDS_DIR!, '--public', env.MVR_PUBLIC_DIR!]);
+    const project = await makeProject();
+    cpSync(project.recordsDir, env.MVR_RECORDS_DIR!, { recursive: true, verbatimSymlinks: true });
+    cpSync(project.publicDir, env.MVR_PUBLIC_DIR!, { recursive: true, verbatimSymlinks: true });
     mkdirSync(join(env.MVR_API_KEYS_FILE!, '..'), { recursive: true });
-    apiKey = (await cli(['apikey', 'create', '--label', 'ops test', '--api-keys', env.MVR_API_KEYS_FILE!])).stdout.trim();
+    apiKey = (await createApiKey(env.MVR_API_KEYS_FILE!, 'ops test')).key;
     expect(apiKey).toMatch(/^mvr_/);
   }, 60_000);
 
-  afterAll(() => {
+  afterAll(async () => {
     for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+    await removeTempDirs();
   });
 
   it('serves records, passes its own HEALTHCHECK, writes nothing, and exits 0 on its STOPSIGNAL', async () => {
