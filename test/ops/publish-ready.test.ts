@@ -17,7 +17,8 @@ afterAll(removeTempDirs);
 const PACKAGES = [ROOT, join(ROOT, 'packages/verifier')];
 const manifest = async (dir: string) => JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as Record<string, unknown> & { name: string; version: string };
 
-describe.each(PACKAGES)('the package in %s', (dir) => {
+// npm runs (pkg fix, publish --dry-run) in folders of their own, side by side.
+describe.concurrent.each(PACKAGES)('the package in %s', (dir) => {
   it('is MIT licensed, in package.json and in a LICENSE file, and names its repository and homepage', async () => {
     const pkg = await manifest(dir);
     expect(pkg.license).toBe('MIT');
