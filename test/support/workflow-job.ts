@@ -38,7 +38,7 @@ export interface JobInput {
   vars?: Record<string, string>;
   inputs?: Record<string, unknown>;
   routes?: Record<string, { status: number; file?: string }>;
-  /** Called before the named step runs (to tamper with the workspace). */
+  /** Called before each step that runs (to tamper with the workspace); a resumed run never calls it for the steps it skips. */
   before?: (stepName: string, workspace: string) => void;
   /** Step names (prefixes): keep a copy of the run's state just before each, in `JobRun.snapshots`. */
   snapshotBefore?: string[];
