@@ -63,9 +63,10 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
   };
 
   beforeAll(async () => {
-    // Two builds kept of two, published one after the other; 1,005 shops are newly audited in the second
-    // (one build of them, not two), and acme's score drops.
+    // Two builds kept of two, published one after the other; 1,005 shops change tier (both sides of a
+    // change, paged: the folder's paging test has newly audited ones), and acme's score drops.
     p = await makeProject({ build: false });
+    await writeFile(join(p.auditsDir, 'shops.jsonl'), shops(1005, 40));
     await build(p, { now: months[0]!, keep: 2 });
     await publish('history', p);
     await writeFile(join(p.auditsDir, 'shops.jsonl'), shops(1005, 60));
@@ -102,6 +103,8 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
   it('pages the same change feed with the same cursors; `mvr changes --records s3://` prints it', async () => {
     const [f, b] = await Promise.all([feed(folder, ids[1]!), feed(bucket, ids[1]!)]);
     expect(b.map((x) => (x.reply.json as { changes: unknown[] }).changes.length)).toEqual([1000, 6]);
+    const shopChanges = b.flatMap((x) => (x.reply.json as { changes: { domain: string; before: { tier: string } | null; after: { tier: string } | null }[] }).changes).filter((c) => c.domain.startsWith('shop'));
+    expect(shopChanges.length === 1005 && shopChanges.every((c) => c.before?.tier === 'bronze' && c.after?.tier === 'silver')).toBe(true);
     expect(b.map((x) => [x.cursor, x.reply.status, x.reply.text])).toEqual(f.map((x) => [x.cursor, x.reply.status, x.reply.text]));
     await same(`/v1/changes?since=${ids[0]}`);
     expectProblem(await same('/v1/changes?since=nope'), 404, 'BUILD_NOT_FOUND');
@@ -156,7 +159,7 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
 
   it('after the next publish, a pruned build is BUILD_NOT_FOUND and a cursor of the earlier live build is refused', async () => {
     const cursor = (await feed(bucket, ids[1]!))[1]!.cursor;
-    await rm(join(p.auditsDir, 'shops.jsonl')); // dropped: a small build, and the feed from the first is still two pages
+    await rm(join(p.auditsDir, 'shops.jsonl')); // dropped: a small build
     await build(p, { now: months[2]!, keep: 2 });
     await publish('history', p);
     const { value } = await poll(() => bucket.request('/v1/builds'), (r) => (r.json as { builds: { id: string }[] }).builds[0]!.id !== ids[0], { timeoutMs: 2000 });
