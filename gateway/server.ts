@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '@merchant-verify/verifier/errors';
 import { createGatewayApp, gatewayListener } from './app.ts';
@@ -51,12 +51,19 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const listener = gatewayListener(createGatewayApp(services));
   // Once closing, every answer says `Connection: close` and its connection ends after it: a
   // client that keeps a connection busy (a load balancer's pool) would otherwise keep the
-  // gateway from ever finishing its shutdown.
+  // gateway from ever finishing its shutdown. That holds for the answers in flight when closing
+  // begins too: kept alive, each one's connection would sit idle until the client or
+  // `keepAliveMs` ended it, and the shutdown with it.
   let closing = false;
+  const unanswered = new Set<ServerResponse>();
   const server = createServer(
     { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, keepAliveTimeout: timeouts.keepAliveMs, connectionsCheckingInterval: Math.min(CHECK_MS, timeouts.headersMs) },
     (req, res) => {
       if (closing) res.setHeader('connection', 'close');
+      else {
+        unanswered.add(res);
+        res.once('close', () => unanswered.delete(res));
+      }
       listener(req, res);
     },
   );
@@ -85,6 +92,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     async close() {
       clearInterval(timer);
       closing = true;
+      for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

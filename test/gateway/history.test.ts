@@ -6,10 +6,10 @@
 import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { recordPath } from '../../core/layout.ts';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { runCli } from '../support/cli.ts';
-import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { publishedKeySet } from '../support/outputs.ts';
 import { build, makeProject } from '../support/project.ts';
@@ -19,13 +19,14 @@ import { keygen, retireKey } from '../../keyring/signing-keys.ts';
 afterAll(cleanup);
 
 const GOLD = 'acme-outdoor.example';
-const months = ['2026-08-01', '2026-09-01', '2026-10-01', '2026-11-01'].map((d) => Date.parse(`${d}T00:00:00Z`));
+/** The months after the plain project's build (issued NOW_ISO, 2026-11-01), each a build of its own. */
+const [DEC, JAN, FEB] = ['2026-12-01', '2027-01-01', '2027-02-01'].map((d) => Date.parse(`${d}T00:00:00Z`)) as [number, number, number];
 
 describe('kept builds: list, past records, history, changes', async () => {
-  const project = await makeProject({ build: false });
-  // Four monthly builds, keeping three; from the third month on, acme's score is lower.
-  for (const [i, now] of months.entries()) {
-    if (i === 2) {
+  // Four monthly builds (the plain project's, then three), keeping three; from the third month on, acme's score is lower.
+  const project = await makeProject();
+  for (const [i, now] of [DEC, JAN, FEB].entries()) {
+    if (i === 1) {
       const file = join(project.auditsDir, 'verified.jsonl');
       const lines = (await readFile(file, 'utf8')).split('\n');
       await writeFile(file, lines.map((l) => (l.includes(`"${GOLD}"`) ? l.replace(/"score":\s*[\d.]+/, '"score": 55') : l)).join('\n'));
@@ -36,7 +37,7 @@ describe('kept builds: list, past records, history, changes', async () => {
   const builds = ((await g.request('/v1/builds')).json as { builds: { id: string; issued_at: string; records: number }[] }).builds;
 
   it('lists the kept builds newest first, the live one first; older ones are removed', async () => {
-    expect(builds.map((b) => b.issued_at)).toEqual(['2026-11-01T00:00:00.000Z', '2026-10-01T00:00:00.000Z', '2026-09-01T00:00:00.000Z']);
+    expect(builds.map((b) => b.issued_at)).toEqual(['2027-02-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z', '2026-12-01T00:00:00.000Z']);
     expect(Object.keys(builds[0]!).sort()).toEqual(['id', 'issued_at', 'records']);
     expect((await readdir(join(project.recordsDir, 'builds'))).filter((n) => !n.startsWith('.')).sort()).toEqual(builds.map((b) => b.id).sort());
   });
@@ -44,7 +45,7 @@ describe('kept builds: list, past records, history, changes', async () => {
   it('serves the signed record of a past build, which verifies on its own; unknown builds are 404', async () => {
     const past = await g.request(`/v1/verify?domain=${GOLD}&build=${builds[2]!.id}`);
     expect(past.status).toBe(200);
-    expect(past.json).toMatchObject({ domain: GOLD, issued_at: '2026-09-01T00:00:00.000Z' });
+    expect(past.json).toMatchObject({ domain: GOLD, issued_at: '2026-12-01T00:00:00.000Z' });
     expect(verifyRecordNode(past.json, (await publishedKeySet(project)).keySet)).toMatchObject({ valid: true });
     expect((await g.request(`/v1/verify?domain=${GOLD}&build=${builds[0]!.id}`)).bytes).toEqual((await g.verify(GOLD)).bytes);
     expect((await g.request(`/v1/verify?domain=never-audited.example&build=${builds[1]!.id}`)).json).toMatchObject({ status: 'unverified' });
@@ -72,11 +73,14 @@ describe('kept builds: list, past records, history, changes', async () => {
   });
 
   it('`mvr changes --since ID --json` prints the same feed for scripts, one change per line', async () => {
-    const r = await runCli(['changes', '--since', builds[2]!.id, '--records', project.recordsDir, '--public', project.publicDir, '--json']);
+    const [r, unknown] = await Promise.all([
+      runCli(['changes', '--since', builds[2]!.id, '--records', project.recordsDir, '--public', project.publicDir, '--json']),
+      runCli(['changes', '--since', 'nope', '--records', project.recordsDir]),
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(((await g.request(`/v1/changes?since=${builds[2]!.id}`)).json as { changes: unknown[] }).changes);
     expect(r.stderr).toMatch(/^1 change from /);
-    expect((await runCli(['changes', '--since', 'nope', '--records', project.recordsDir])).code).toBe(1);
+    expect(unknown.code).toBe(1);
   });
 
   it('a build removed after the list was read is BUILD_NOT_FOUND, never "no record" (and history leaves it out)', async () => {
@@ -118,32 +122,27 @@ const syntheticAudits = (count: number, score: number) =>
     JSON.stringify({ domain: `shop${i}.example`, score, sub_scores: { visibility: 50, recommendation_rate: 50, technical_readiness: 50 }, evidence: { ok: true, coverage: 0.8, site_coverage: 0.7, engines_ran: ['chatgpt'] }, archetype: 'retailer', first_seen: '2025-01-01T00:00:00Z', last_audited_at: '2026-10-01T00:00:00Z' }),
   ).join('\n');
 
-describe('the change feed pages, and kept builds keep their keys', async () => {
-  it('pages 2,500 changes 1,000 at a time with a cursor, in a stable order, each domain once', async () => {
-    const project = await makeProject({ build: false });
-    await writeFile(join(project.auditsDir, 'many.jsonl'), syntheticAudits(2500, 40));
-    await build(project, { now: months[0]! });
-    await writeFile(join(project.auditsDir, 'many.jsonl'), syntheticAudits(2500, 60));
-    await build(project, { now: months[1]! });
-    const g = await startTestGateway(project);
-    const since = ((await g.request('/v1/builds')).json as { builds: { id: string }[] }).builds[1]!.id;
-    const seen: string[] = [];
+describe('the change feed pages, and kept builds keep their keys', () => {
+  /** A gateway over the plain project's build and next month's (the feed's `since` is the former). */
+  let g: TestGateway;
+  let since: string;
+  /** Every change in the feed since `since`, page by page, and each page's size. */
+  const wholeFeed = async () => {
+    const changes: { domain: string; before: { status: string; tier: string; score: number } | null; after: { status: string; tier: string; score: number } | null }[] = [];
     const sizes: number[] = [];
     for (let cursor: string | null = ''; cursor !== null; ) {
-      const page = (await g.request(`/v1/changes?since=${since}${cursor ? `&cursor=${cursor}` : ''}`)).json as { changes: { domain: string; before: { tier: string }; after: { tier: string } }[]; next: string | null };
+      const page = (await g.request(`/v1/changes?since=${since}${cursor ? `&cursor=${cursor}` : ''}`)).json as { changes: typeof changes; next: string | null };
       sizes.push(page.changes.length);
-      seen.push(...page.changes.map((c) => c.domain));
-      expect(page.changes.every((c) => c.before.tier === 'bronze' && c.after.tier === 'silver')).toBe(true);
+      changes.push(...page.changes);
       cursor = page.next;
     }
-    expect(sizes).toEqual([1000, 1000, 500]);
-    expect(new Set(seen).size).toBe(2500);
-    await g.close();
-  });
-
-  it('names newly audited and dropped domains (before or after null) and a change of status alone', async () => {
-    const project = await makeProject({ build: false });
-    await build(project, { now: months[0]! });
+    return { changes, sizes };
+  };
+  beforeAll(async () => {
+    // Next month: 2,000 shops newly audited (enough for three pages; one build of them, not two: a change
+    // with a "before" is checked above and in the bucket's feed), one domain dropped, one flagged, one new.
+    const project = await makeProject();
+    await writeFile(join(project.auditsDir, 'many.jsonl'), syntheticAudits(2000, 60));
     const file = join(project.auditsDir, 'verified.jsonl');
     const lines = (await readFile(file, 'utf8')).split('\n');
     const gold = lines.find((l) => l.includes(`"${GOLD}"`))!;
@@ -151,16 +150,30 @@ describe('the change feed pages, and kept builds keep their keys', async () => {
       .filter((l) => !l.includes('bluebird-books.example')) // dropped
       .map((l) => (l.includes('"Corner-Bakery.example"') ? l.replace(/^\{/, '{"flagged": true, ') : l)); // flagged: status only
     await writeFile(file, [...next, gold.replace(GOLD, 'brand-new.example')].join('\n')); // newly audited
-    await build(project, { now: months[1]! });
-    const g = await startTestGateway(project);
-    const since = ((await g.request('/v1/builds')).json as { builds: { id: string }[] }).builds[1]!.id;
-    const { changes } = (await g.request(`/v1/changes?since=${since}`)).json as { changes: { domain: string }[] };
-    expect([...changes].sort((a, b) => a.domain.localeCompare(b.domain))).toEqual([
+    await build(project, { now: DEC });
+    g = await startTestGateway(project);
+    since = ((await g.request('/v1/builds')).json as { builds: { id: string }[] }).builds[1]!.id;
+  });
+  afterAll(() => g.close());
+
+  it('pages 2,003 changes 1,000 at a time with a cursor, in a stable order, each domain once', async () => {
+    const { changes, sizes } = await wholeFeed();
+    expect(sizes).toEqual([1000, 1000, 3]);
+    const seen = changes.map((c) => c.domain);
+    expect(new Set(seen).size).toBe(2003);
+    const shops = changes.filter((c) => /^shop\d+\.example$/.test(c.domain));
+    expect(shops).toHaveLength(2000);
+    expect(shops.every((c) => c.before === null && c.after?.tier === 'silver')).toBe(true);
+    expect((await wholeFeed()).changes.map((c) => c.domain)).toEqual(seen); // the same order again
+  });
+
+  it('names newly audited and dropped domains (before or after null) and a change of status alone', async () => {
+    const { changes } = await wholeFeed();
+    expect(changes.filter((c) => !c.domain.startsWith('shop')).sort((a, b) => a.domain.localeCompare(b.domain))).toEqual([
       { domain: 'bluebird-books.example', before: { status: 'verified', tier: 'gold', score: 86 }, after: null },
       { domain: 'brand-new.example', before: null, after: { status: 'verified', tier: 'gold', score: 93.5 } },
       { domain: 'corner-bakery.example', before: { status: 'verified', tier: 'gold', score: 81.2 }, after: { status: 'flagged', tier: 'gold', score: 81.2 } },
     ]);
-    await g.close();
   });
 
   it('a folder holding one build\'s files itself (a copy) serves records but says it keeps no history', async () => {
@@ -176,19 +189,18 @@ describe('the change feed pages, and kept builds keep their keys', async () => {
   });
 
   it('a retired key stays in the key set while a kept build has records signed by it', async () => {
-    const project = await makeProject({ build: false });
-    await build(project, { now: months[0]!, keep: 2 });
+    const project = await makeProject(); // its build is signed by its key
     const oldKid = project.kid!;
     await keygen(project.keysDir);
     await retireKey(project.keysDir, oldKid);
-    await build(project, { now: months[1]!, keep: 2 });
+    await build(project, { now: DEC, keep: 2 });
     expect((await publishedKeySet(project)).keySet.keys.map((k) => k.kid)).toContain(oldKid);
     const g = await startTestGateway(project);
     const builds = ((await g.request('/v1/builds')).json as { builds: { id: string }[] }).builds;
     expect((await g.request(`/v1/verify?domain=${GOLD}&build=${builds[1]!.id}`)).json).toMatchObject({ key_id: oldKid });
     await g.close();
     // Once no kept build was signed by it, it leaves.
-    await build(project, { now: months[2]!, keep: 2 });
+    await build(project, { now: JAN, keep: 2 });
     expect((await publishedKeySet(project)).keySet.keys.map((k) => k.kid)).not.toContain(oldKid);
   });
 });

@@ -56,6 +56,8 @@ describe('close()', () => {
     const r = await inFlight;
     expect(r.status).toBe(200);
     expect(r.bytes.equals(bytes)).toBe(true);
+    // Its connection ends with it (not kept alive until a time-out), so close() ends now.
+    expect(r.headers.get('connection')).toBe('close');
     await closing;
     expect(closed).toBe(true);
     const line = g.logs.find((l) => l.msg === 'request' && l.domain === domain);
@@ -81,6 +83,7 @@ describe('close()', () => {
     const second = await inFlight[1]!;
     expect(second.status).toBe(200);
     expect(second.bytes.equals(records.get(domains[1]!)!)).toBe(true);
+    expect(second.headers.get('connection')).toBe('close');
     expect(closed).toBe(false);
 
     holds[0]!.release();
@@ -120,6 +123,7 @@ describe('mvr serve on SIGTERM', () => {
       held.release();
       const res = await inFlight;
       expect(res.status).toBe(200);
+      expect(res.headers.get('connection')).toBe('close');
       expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);
       expect(await exited).toBe(0);
       expect(out).toMatch(/"msg":"shutting down","signal":"SIGTERM"/);

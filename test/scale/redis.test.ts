@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyStore, createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { redisApiKeyTable } from '../../access/api-keys-redis.ts';
 import { connectRedis, type RedisClient } from '../../access/redis.ts';
-import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
 import { makeProject, type Project, ROOT } from '../support/project.ts';
-import { poll } from '../support/wait.ts';
+import { poll, waitFor } from '../support/wait.ts';
 import { REDIS_SERVER, reportRedisSkip, startRedis, type TestRedis } from '../support/redis-server.ts';
 
 const run = promisify(execFile);
@@ -44,6 +44,8 @@ describe.skipIf(!REDIS_SERVER)('API keys and quotas in Redis (real redis-server)
   });
 
   it('`mvr apikey create|list|revoke --redis` keeps hashes only', async () => {
+    // An unknown id is refused whatever else the table holds: asked beside the create.
+    const unknownRevoke = mvr('apikey', 'revoke', 'nosuchkey0').catch((e: { code: number; stderr: string }) => e);
     const created = JSON.parse((await mvr('apikey', 'create', '--label', 'shop', '--json')).stdout) as { key: string; id: string };
     const stored = await client.hGetAll('mvr:api-keys');
     expect(Object.keys(stored)).toContain(created.id);
@@ -54,8 +56,7 @@ describe.skipIf(!REDIS_SERVER)('API keys and quotas in Redis (real redis-server)
     expect(listed.find((k) => k.id === created.id)).toMatchObject({ revoked: null });
     await mvr('apikey', 'revoke', created.id);
     expect(JSON.parse((await client.hGet('mvr:api-keys', created.id))!)).toMatchObject({ revoked: expect.any(String) });
-    const unknown = await mvr('apikey', 'revoke', 'nosuchkey0').catch((e: { code: number; stderr: string }) => e);
-    expect(unknown).toMatchObject({ code: 2, stderr: expect.stringMatching(/no API key with id "nosuchkey0"/) });
+    expect(await unknownRevoke).toMatchObject({ code: 2, stderr: expect.stringMatching(/no API key with id "nosuchkey0"/) });
   });
 
   it('a new key and a revocation reach every gateway within a second', async () => {
@@ -106,8 +107,8 @@ describe.skipIf(!REDIS_SERVER)('API keys and quotas in Redis (real redis-server)
     const { key } = await createApiKey(table, 'outage');
     await poll(() => g.verify(GOLD, { key }), (r) => r.status === 200, { timeoutMs: 1000 });
     await redis.stop(true);
-    await poll(() => g.request('/healthz'), () => true, { timeoutMs: 300 });
-    await new Promise((r) => setTimeout(r, 500));
+    // Once the gateway has found Redis gone (its next key table refresh), not after a fixed wait.
+    await waitForLog(g, (l) => l.msg.startsWith('redis unreachable'));
     expect((await g.verify(GOLD, { key })).status).toBe(200);
     expect((await g.verify(GOLD, { key: 'mvr_0123456789_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })).status).toBe(401);
     expect(g.logs.some((l) => l.msg.startsWith('redis unreachable'))).toBe(true);
@@ -129,7 +130,15 @@ describe.skipIf(!REDIS_SERVER)('API keys and quotas in Redis (real redis-server)
     await store.start();
     expect(store.check(`Bearer ${key}`)).toMatch(/^[a-z0-9]{10}$/);
     await redis.stop(true);
-    await new Promise((r) => setTimeout(r, 700));
+    // Refused once the bound has passed with no confirmation (polled, not slept).
+    await waitFor(() => {
+      try {
+        store.check(`Bearer ${key}`);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 'the snapshot to outlive its bound');
     expect(() => store.check(`Bearer ${key}`)).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE' }));
     store.stop();
     await redis.start();

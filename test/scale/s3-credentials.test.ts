@@ -183,14 +183,15 @@ describe('a named profile in the shared credentials file', () => {
   });
 });
 
-describe('clear failures', () => {
-  it('no credentials anywhere: the command names where it looked', async () => {
+// Side by side: neither signs a request, so neither touches the counts the tests above read.
+describe.concurrent('clear failures', () => {
+  it('no credentials anywhere: the command names where it looked', async ({ expect }) => {
     const r = await runCli(['pull', '--from', `s3://${BUCKET}/prod`, '--records', join(await tempDir(), 'records')], awsEnv({}));
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/AWS credentials unavailable: none in AWS_ACCESS_KEY_ID\/AWS_SECRET_ACCESS_KEY, the shared config and credentials files, a web identity token, container credentials or instance metadata/);
   });
 
-  it('half a key pair is a configuration error (exit 2) naming the missing variable', async () => {
+  it('half a key pair is a configuration error (exit 2) naming the missing variable', async ({ expect }) => {
     expect(() => s3ConfigFromEnv({ AWS_ACCESS_KEY_ID: 'AKIAONLYTHEID' })).toThrow(/AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not/);
     const r = await runCli(['pull', '--from', `s3://${BUCKET}/prod`, '--records', join(await tempDir(), 'records')], awsEnv({ AWS_SECRET_ACCESS_KEY: 'only-the-secret' }));
     expect(r).toMatchObject({ code: 2, stderr: expect.stringMatching(/AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not/) });

@@ -4,7 +4,7 @@
  * local server that checks every request's Signature V4.
  */
 import { execFile } from 'node:child_process';
-import { cp, readFile, writeFile } from 'node:fs/promises';
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +19,8 @@ import { gatewayOnBucket, publishTo } from '../support/s3-records.ts';
 const run = promisify(execFile);
 const BUCKET = 'mvr-records';
 const GOLD = 'acme-outdoor.example';
+/** The month after the plain project's build (2026-11-01). */
+const DEC = Date.parse('2026-12-01T00:00:00Z');
 
 let s3: TestS3;
 const publish = (prefix: string, p: Project) => publishTo(s3, BUCKET, prefix, p);
@@ -61,7 +63,8 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
   };
 
   beforeAll(async () => {
-    // Two builds kept of two, published one after the other; 1,005 shops change tier, and acme's score drops.
+    // Two builds kept of two, published one after the other; 1,005 shops change tier (both sides of a
+    // change, paged: the folder's paging test has newly audited ones), and acme's score drops.
     p = await makeProject({ build: false });
     await writeFile(join(p.auditsDir, 'shops.jsonl'), shops(1005, 40));
     await build(p, { now: months[0]!, keep: 2 });
@@ -100,6 +103,8 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
   it('pages the same change feed with the same cursors; `mvr changes --records s3://` prints it', async () => {
     const [f, b] = await Promise.all([feed(folder, ids[1]!), feed(bucket, ids[1]!)]);
     expect(b.map((x) => (x.reply.json as { changes: unknown[] }).changes.length)).toEqual([1000, 6]);
+    const shopChanges = b.flatMap((x) => (x.reply.json as { changes: { domain: string; before: { tier: string } | null; after: { tier: string } | null }[] }).changes).filter((c) => c.domain.startsWith('shop'));
+    expect(shopChanges.length === 1005 && shopChanges.every((c) => c.before?.tier === 'bronze' && c.after?.tier === 'silver')).toBe(true);
     expect(b.map((x) => [x.cursor, x.reply.status, x.reply.text])).toEqual(f.map((x) => [x.cursor, x.reply.status, x.reply.text]));
     await same(`/v1/changes?since=${ids[0]}`);
     expectProblem(await same('/v1/changes?since=nope'), 404, 'BUILD_NOT_FOUND');
@@ -110,9 +115,8 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
   });
 
   it('a publish uploads the kept builds the bucket lacks, before live.json', async () => {
-    const small = await makeProject({ build: false });
-    await build(small, { now: months[0]!, keep: 2 });
-    await build(small, { now: months[1]!, keep: 2 });
+    const small = await makeProject(); // its build (2026-11-01) is the earlier one
+    await build(small, { now: DEC, keep: 2 });
     expect(await publish('late', small)).toMatchObject({ earlierBuilds: 1, objects: 2 * 37 + 4 }); // two builds of 33 records, an index, a domain map, a statement and a manifest; the live one's change feed, kept list, key set, live.json
     const local = await startTestGateway(small);
     const late = await gatewayOn('late', small);
@@ -124,8 +128,7 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
   });
 
   it('a build on a fresh machine keeps the bucket\'s history once `mvr pull` brought the kept builds\' manifests and indexes', async () => {
-    const first = await makeProject({ build: false });
-    await build(first, { now: months[0]! });
+    const first = await makeProject(); // built 2026-11-01
     const { build: firstId } = await publish('fresh', first);
     // CI: a new runner with the same keys and next month's audits, and no records folder.
     const next = await makeProject({ build: false, sign: false });
@@ -135,7 +138,7 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
     const mvr = (args: string[]) => run(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { env: { PATH: process.env.PATH ?? '', ...s3.env } });
     const pulled = JSON.parse((await mvr(['pull', '--from', `s3://${BUCKET}/fresh`, '--records', next.recordsDir, '--json'])).stdout) as { builds: number; live: string };
     expect(pulled).toMatchObject({ builds: 1, live: firstId });
-    const summary = await build(next, { now: months[1]! });
+    const summary = await build(next, { now: DEC });
     expect(summary).toMatchObject({ keptBuilds: 2, changes: 1 });
     expect(await publish('fresh', next)).toMatchObject({ earlierBuilds: 0 });
     const g = await gatewayOn('fresh', next);
@@ -145,15 +148,18 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
     expect((await g.request(`/v1/verify?domain=${GOLD}&build=${firstId}`)).json).toMatchObject({ score: 93.5 });
     await g.close();
     // A records folder with a live build of its own is never mixed with pulled ones.
-    const again = await mvr(['pull', '--from', `s3://${BUCKET}/fresh`, '--records', next.recordsDir]).catch((error: { code: number; stderr: string }) => error);
+    // (And anything but s3://BUCKET/PREFIX is a usage error naming the flag.)
+    const [again, notS3] = await Promise.all([
+      mvr(['pull', '--from', `s3://${BUCKET}/fresh`, '--records', next.recordsDir]).catch((error: { code: number; stderr: string }) => error),
+      mvr(['pull', '--from', 'https://records.example/', '--records', next.recordsDir]).catch((error: { code: number; stderr: string }) => error),
+    ]);
     expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/already has a live build/) });
-    // Anything but s3://BUCKET/PREFIX is a usage error naming the flag.
-    const notS3 = await mvr(['pull', '--from', 'https://records.example/', '--records', next.recordsDir]).catch((error: { code: number; stderr: string }) => error);
     expect(notS3).toMatchObject({ code: 2, stderr: expect.stringMatching(/--from https:\/\/records\.example\/: not s3:\/\/BUCKET\/PREFIX/) });
   });
 
   it('after the next publish, a pruned build is BUILD_NOT_FOUND and a cursor of the earlier live build is refused', async () => {
     const cursor = (await feed(bucket, ids[1]!))[1]!.cursor;
+    await rm(join(p.auditsDir, 'shops.jsonl')); // dropped: a small build
     await build(p, { now: months[2]!, keep: 2 });
     await publish('history', p);
     const { value } = await poll(() => bucket.request('/v1/builds'), (r) => (r.json as { builds: { id: string }[] }).builds[0]!.id !== ids[0], { timeoutMs: 2000 });

@@ -15,7 +15,7 @@ import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { openStore } from '../../storage/open.ts';
 import { S3Bucket, parseS3Url, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { publishedBuildsOf, type Store } from '../../storage/store.ts';
-import { build, ISSUER, makeProject, removeTempDirs, type Project } from '../support/project.ts';
+import { build, cloneProject, ISSUER, makeProject, removeTempDirs, type Project } from '../support/project.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { startStaticOrigin } from '../support/static-origin.ts';
 
@@ -104,8 +104,21 @@ const BACKENDS: Backend[] = [
   },
 ];
 
+/** The two builds every backend serves, made once; each backend gets a copy of their outputs to fault. */
+let built: Project;
+let first: string;
+let live: string;
+
 beforeAll(async () => {
-  s3 = await startS3([BUCKET]);
+  const twoBuilds = async () => {
+    built = await makeProject({ build: false });
+    await createLogKey(built.keysDir, logOrigin(ISSUER));
+    first = (await build(built, { now: Date.parse('2026-10-01T00:00:00Z') })).buildId;
+    // A domain dropped between the builds, so the live build's change feed from the first is not empty.
+    await rm(join(built.auditsDir, 'platforms', 'single-audit.json'));
+    live = (await build(built, { now: Date.parse('2026-11-01T00:00:00Z') })).buildId;
+  };
+  [s3] = await Promise.all([startS3([BUCKET]), twoBuilds()]);
 });
 afterAll(async () => {
   await s3?.close();
@@ -119,18 +132,11 @@ const codeOf = (promise: Promise<unknown>) => promise.then(
 
 describe.each(BACKENDS)('the store contract: $name', (backend) => {
   let p: Project;
-  let first: string;
-  let live: string;
   let opened: Opened;
   let store: Store;
 
   beforeAll(async () => {
-    p = await makeProject({ build: false });
-    await createLogKey(p.keysDir, logOrigin(ISSUER));
-    first = (await build(p, { now: Date.parse('2026-10-01T00:00:00Z') })).buildId;
-    // A domain dropped between the builds, so the live build's change feed from the first is not empty.
-    await rm(join(p.auditsDir, 'platforms', 'single-audit.json'));
-    live = (await build(p, { now: Date.parse('2026-11-01T00:00:00Z') })).buildId;
+    p = await cloneProject(built);
     opened = await backend.open(p, live);
     store = opened.store;
     await store.refresh();
