@@ -5,7 +5,7 @@
  */
 import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyLogProof } from '@merchant-verify/verifier';
 import { uploadBuild } from '../../builder/upload.ts';
 import { openStore } from '../../storage/open.ts';
@@ -46,7 +46,8 @@ afterAll(async () => {
   await removeTempDirs();
 });
 
-describe('the log from a bucket', () => {
+// The first four read only, and run side by side; the outage and the publish after them, alone.
+describe.concurrent('the log from a bucket, read', () => {
   it('serves the checkpoint, every tile and the verifier key as the folder gateway does, without a public folder', async () => {
     const paths = ['checkpoint', ...(await readdir(join(project.publicDir, 'log'), { recursive: true, withFileTypes: true })).filter((e) => e.isFile() && e.name !== 'checkpoint').map((e) => join(e.parentPath, e.name).slice(join(project.publicDir, 'log').length + 1))];
     expect(paths.length).toBeGreaterThan(4);
@@ -97,13 +98,17 @@ describe('the log from a bucket', () => {
     expect(r.stdout).toMatch(/grew from 33 to 66 entries/);
   });
 
+});
+
+describe('the log from a bucket, an outage and a publish', () => {
   it('a bucket that cannot be read is 503 STORE_UNAVAILABLE for proofs and the log', async () => {
     await s3.stop();
     try {
-      // Wait for the gateway to notice (it re-reads live.json every 100 ms here).
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      expectProblem(await bucketGateway.request('/v1/proof?domain=acme-outdoor.example'), 503, 'STORE_UNAVAILABLE');
-      expectProblem(await bucketGateway.request('/log/checkpoint', { key: null }), 503, 'STORE_UNAVAILABLE');
+      // Until the gateway notices (it re-reads live.json every 100 ms here): polled, not slept on.
+      await vi.waitFor(async () => {
+        expectProblem(await bucketGateway.request('/v1/proof?domain=acme-outdoor.example'), 503, 'STORE_UNAVAILABLE');
+        expectProblem(await bucketGateway.request('/log/checkpoint', { key: null }), 503, 'STORE_UNAVAILABLE');
+      }, { timeout: 10_000, interval: 50 });
     } finally {
       await s3.start();
     }
@@ -114,10 +119,19 @@ describe('the log from a bucket', () => {
     const live = async () => (await bucket.get('live.json')).body.toString('utf8');
     const store = openStore(`s3://${BUCKET}/prod`, { s3: s3ConfigFromEnv(s3.env) });
     try {
-      // A fresh machine with the same keys but no log: its build starts a log of its own.
-      const fresh = await makeProject({ build: false });
-      await cp(project.keysDir, fresh.keysDir, { recursive: true });
-      await build(fresh, { now: Date.parse('2027-01-01T00:00:00Z') });
+      const JAN = Date.parse('2027-01-01T00:00:00Z');
+      // Two machines with the same keys, made side by side: a fresh one with no log (its build
+      // starts a log of its own), and one that pulled the published log first (`mvr log pull`).
+      const [fresh, pulled] = await Promise.all([makeProject({ build: false }), makeProject({ build: false })]);
+      for (const p of [fresh, pulled]) await cp(project.keysDir, p.keysDir, { recursive: true });
+      const [, r] = await Promise.all([
+        build(fresh, { now: JAN }),
+        runCli(['log', 'pull', '--from', `${bucketGateway.url}/log`, '--public', pulled.publicDir]).then(async (r) => {
+          if (r.code === 0) await build(pulled, { now: JAN });
+          return r;
+        }),
+      ]);
+      expect(r.code, r.stderr).toBe(0);
       const before = await live();
       const refused = uploadBuild({ recordsDir: fresh.recordsDir, publicDir: fresh.publicDir, to: store });
       await expect(refused).rejects.toMatchObject({ code: 'LOG_INCONSISTENT' });
@@ -125,12 +139,7 @@ describe('the log from a bucket', () => {
       expect(await live()).toBe(before);
       expect((await bucketGateway.request('/log/checkpoint', { key: null })).text).toBe(await readFile(join(project.publicDir, 'log/checkpoint'), 'utf8'));
 
-      // The same machine after pulling the published log: its next build extends it, and goes live.
-      const pulled = await makeProject({ build: false });
-      await cp(project.keysDir, pulled.keysDir, { recursive: true });
-      const r = await runCli(['log', 'pull', '--from', `${bucketGateway.url}/log`, '--public', pulled.publicDir]);
-      expect(r.code, r.stderr).toBe(0);
-      await build(pulled, { now: Date.parse('2027-01-01T00:00:00Z') });
+      // The machine that pulled the published log: its build extends it, and goes live.
       const summary = await uploadBuild({ recordsDir: pulled.recordsDir, publicDir: pulled.publicDir, to: store });
       expect(await live()).toContain(summary.build);
     } finally {
