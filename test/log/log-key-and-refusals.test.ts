@@ -13,7 +13,7 @@ import { buildArgs, runCli } from '../support/cli.ts';
 import { cleanup } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { snapshot } from '../support/outputs.ts';
-import { build, buildFails, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
+import { auditsFolder, build, buildFails, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import type { TestGateway } from '../support/gateway.ts';
 import { copyOfBuilt, DEC, gatewayOver, loggedProject, logDir, NOV } from '../support/logged-project.ts';
 
@@ -86,6 +86,16 @@ describe.concurrent('a build refuses a log that is not what its checkpoint says,
     const p = await builtOnce();
     await rm(join(logDir(p), 'checkpoint'));
     await refused(p, /has tiles but no checkpoint/);
+  });
+
+  it('before it reads a single audit (broken audits are not what it reports)', async () => {
+    const p = await builtOnce();
+    await rm(join(logDir(p), 'checkpoint'));
+    const broken = await auditsFolder({ 'broken.jsonl': '{"domain": \n' }, false);
+    const error = await buildFails({ ...p, auditsDir: broken }, { now: DEC });
+    expect(error.code).toBe('LOG_INCONSISTENT');
+    // The same broken audits under a log in order: the audits are what is refused.
+    expect((await buildFails({ ...(await builtOnce()), auditsDir: broken }, { now: DEC })).code).toBe('INVALID_AUDITS');
   });
 
   it('a log key made for another issuer is a configuration error', async () => {
