@@ -23,7 +23,7 @@ import { withKeptKeys } from './kept.ts';
 import { keptEntry, readKept, writeKept } from '../storage/kept-builds.ts';
 import { loadLogKey, logOrigin } from '../keyring/log-key.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
-import { appendBuildToLog, type LogStep } from './log.ts';
+import { appendBuildToLog, openPublishedLog, type LogStep } from './log.ts';
 
 export type { BuildOptions, BuildProgress, BuildSummary } from './options.ts';
 
@@ -44,6 +44,8 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     const logKey = await loadLogKey(opts.keysDir, opts.logKey);
     const origin = logOrigin(opts.issuer);
     if (logKey && logKey.name !== origin) throw new ConfigError(`the log key is named "${logKey.name}", but the log of issuer ${opts.issuer} is "${origin}" (a log key is made for one issuer: "mvr keygen --log --issuer ${opts.issuer}")`);
+    // A log the build would refuse is refused now, before any audit is read (a month's work).
+    const publishedLog = logKey ? await openPublishedLog(opts.publicDir, logKey, origin) : null;
     const keep = opts.keep ?? DEFAULT_KEEP;
     const earlier = (await readKept(opts.recordsDir)).slice(0, keep - 1);
     const keySetFile = join(opts.publicDir, KEY_SET_PATH);
@@ -94,8 +96,8 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     let changes = 0;
     for (const b of earlier) changes += await writeChanges(staging, b.id, join(opts.recordsDir, BUILDS_DIR, b.id));
     // The transparency log: every record appended, new tiles written, the checkpoint signed (published once live).
-    if (logKey) {
-      logStep = await appendBuildToLog({ publicDir: opts.publicDir, buildDir: staging, runs, key: logKey, origin, issuedAt });
+    if (logKey && publishedLog) {
+      logStep = await appendBuildToLog({ log: publishedLog, buildDir: staging, runs, key: logKey, origin, issuedAt });
       await mkdir(dirname(join(opts.publicDir, LOG_VKEY_PATH)), { recursive: true });
       await writeAtomic(join(opts.publicDir, LOG_VKEY_PATH), `${logKey.vkey}\n`);
     } else {

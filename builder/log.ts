@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { LogInconsistentError } from '@merchant-verify/verifier/errors';
 import { BUILD_CHECKPOINT_FILE, INDEX_FILE, LOG_CHECKPOINT, LOG_DIR, SHARD_LOG_FILE } from '../core/layout.ts';
-import { emptyEdge, loadEdge, TileAppender } from '../core/tlog/appender.ts';
+import { emptyEdge, loadEdge, TileAppender, type LogEdge } from '../core/tlog/appender.ts';
 import { encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
 import { formatCheckpoint, parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog/checkpoint';
 import { equalBytes } from '@merchant-verify/verifier/tlog/merkle';
@@ -35,30 +35,44 @@ export interface LogStep {
   discard(): Promise<void>;
 }
 
+/** The published log as a build found it: its checkpoint (null before the first build) and right edge. */
+export interface PublishedLog {
+  logDir: string;
+  previous: Checkpoint | null;
+  edge: LogEdge;
+}
+
 /**
- * Appends every record of a staged build to the public log, in domain order: entry
- * `SHA-256(salt || record bytes)`. Only the log's right edge and one index line a shard are held
- * in memory. Before anything is written, the log on disk must match its checkpoint (signed by
- * this key, of this origin, its tiles giving its root); afterwards the new tree must prove
- * consistent with the old checkpoint. Otherwise the build fails with LOG_INCONSISTENT and the log
- * is left as it was. The new checkpoint goes into the build (its proofs are against it) and is
- * published by {@link LogStep.publish} once the build is live.
+ * Opens the published log under `publicDir`: it must match its checkpoint (signed by this key, of
+ * this origin, its tiles giving its root), or LOG_INCONSISTENT. The build opens it before it reads
+ * a single audit, so a log it would refuse is refused at once, not after every record is signed.
  */
-export async function appendBuildToLog(opts: { publicDir: string; buildDir: string; runs: ShardRun[]; key: LogKey; origin: string; issuedAt: string }): Promise<LogStep> {
-  const started = performance.now();
-  const logDir = join(opts.publicDir, LOG_DIR);
+export async function openPublishedLog(publicDir: string, key: LogKey, origin: string): Promise<PublishedLog> {
+  const logDir = join(publicDir, LOG_DIR);
+  const previous = await readPrevious(logDir, key, origin);
+  if (!previous) return { logDir, previous, edge: emptyEdge() };
   const fetch = folderTiles(logDir);
-  const previous = await readPrevious(logDir, opts.key, opts.origin);
-  let edge = emptyEdge();
-  if (previous) {
-    try {
-      const root = await new TileTree(hasher, previous.size, fetch).root();
-      if (!equalBytes(root, previous.root)) throw new Error(`they give the root ${encodeBase64(root)}, not the checkpoint's ${encodeBase64(previous.root)}`);
-      edge = await loadEdge(hasher, previous.size, fetch);
-    } catch (error) {
-      throw new LogInconsistentError(`the tiles in ${logDir} do not match its checkpoint (size ${previous.size}): ${(error as Error).message}; nothing was published`, { cause: error });
-    }
+  try {
+    const root = await new TileTree(hasher, previous.size, fetch).root();
+    if (!equalBytes(root, previous.root)) throw new Error(`they give the root ${encodeBase64(root)}, not the checkpoint's ${encodeBase64(previous.root)}`);
+    return { logDir, previous, edge: await loadEdge(hasher, previous.size, fetch) };
+  } catch (error) {
+    throw new LogInconsistentError(`the tiles in ${logDir} do not match its checkpoint (size ${previous.size}): ${(error as Error).message}; nothing was published`, { cause: error });
   }
+}
+
+/**
+ * Appends every record of a staged build to the published log (opened by {@link openPublishedLog}
+ * under the build's lock), in domain order: entry `SHA-256(salt || record bytes)`. Only the log's
+ * right edge and one index line a shard are held in memory. The new tree must prove consistent
+ * with the old checkpoint, or the build fails with LOG_INCONSISTENT and the log is left as it was.
+ * The new checkpoint goes into the build (its proofs are against it) and is published by
+ * {@link LogStep.publish} once the build is live.
+ */
+export async function appendBuildToLog(opts: { log: PublishedLog; buildDir: string; runs: ShardRun[]; key: LogKey; origin: string; issuedAt: string }): Promise<LogStep> {
+  const started = performance.now();
+  const { logDir, previous, edge } = opts.log;
+  const fetch = folderTiles(logDir);
 
   const madeDirs = new Set<string>();
   const appender = new TileAppender(hasher, edge, (path, bytes) => {

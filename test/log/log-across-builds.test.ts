@@ -7,29 +7,38 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cp, mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLogProof } from '@merchant-verify/verifier';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { runCli } from '../support/cli.ts';
-import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { snapshot } from '../support/outputs.ts';
-import { build, ISSUER, makeProject, removeTempDirs, tempDir } from '../support/project.ts';
-import { DEC, gatewayOver, loggedProject, logDir, NOV, vkeyFile } from '../support/logged-project.ts';
+import { build, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
+import { copyOfBuilt, DEC, gatewayOver, loggedProject, logDir, NOV, vkeyFile } from '../support/logged-project.ts';
 
+// A logged build of November, and a copy of it built again in December: made once, and each test
+// that builds on one builds on a copy of its own (the describes and their tests run side by side).
+let nov: Project;
+let novDec: Project;
+beforeAll(async () => {
+  nov = await loggedProject();
+  await build(nov, { now: NOV });
+  novDec = await copyOfBuilt(nov);
+  await build(novDec, { now: DEC });
+});
 afterAll(async () => {
   await cleanup();
   await removeTempDirs();
 });
 
-describe('a build going live between a record and its proof', async () => {
+describe.concurrent('a build going live between a record and its proof', () => {
   const JAN = Date.parse('2027-01-01T00:00:00Z');
   const domain = 'acme-outdoor.example';
   const issuedAt = (reply: { json: unknown }) => (reply.json as { issued_at: string }).issued_at;
 
   it('GET /v1/verify and GET /v1/proof answer from the build the gateway serves, not from a newer link', async () => {
-    const p = await loggedProject();
-    await build(p, { now: NOV });
+    const p = await copyOfBuilt(nov);
     // A gateway that does not look at `current` again for an hour: it serves November.
     const g = await startTestGateway({ ...p, apiKeysFile: join(p.keysDir, 'api-keys.json') }, { refreshMs: 3_600_000 });
     await build(p, { now: DEC });
@@ -42,8 +51,7 @@ describe('a build going live between a record and its proof', async () => {
   });
 
   it('proves records from a records folder whose builds/ is a symlink to another disk', async () => {
-    const p = await loggedProject();
-    await build(p, { now: NOV });
+    const p = await copyOfBuilt(nov);
     const elsewhere = join(await tempDir(), 'store');
     await rename(join(p.recordsDir, 'builds'), elsewhere);
     await symlink(elsewhere, join(p.recordsDir, 'builds'));
@@ -57,9 +65,7 @@ describe('a build going live between a record and its proof', async () => {
   });
 
   it('mvr verify --log looks both up once more when the proof is of the newer record', async () => {
-    const p = await loggedProject();
-    await build(p, { now: NOV });
-    await build(p, { now: DEC });
+    const p = await copyOfBuilt(novDec);
     const g = await gatewayOver(p);
     // In front of the gateway: the first record answer is held back until January is live, so
     // the proof asked for next is of January's record while the CLI holds December's.
@@ -91,17 +97,20 @@ describe('a build going live between a record and its proof', async () => {
   });
 });
 
-describe('a log carried to a fresh machine (CI): mvr log pull, then build', async () => {
+describe.concurrent('a log carried to a fresh machine (CI): mvr log pull, then build', () => {
   // 300 records: a full level-0 tile, a partial one, and a partial level-1 tile to carry.
   const files = { 'many.jsonl': jsonl(...Array.from({ length: 300 }, (_, i) => audit(`shop${i}.example`))) };
-  const here = await makeProject({ sign: true, build: false, files });
-  await createLogKey(here.keysDir, logOrigin(ISSUER));
-  await build(here, { now: NOV });
-  const novCheckpoint = await readFile(join(logDir(here), 'checkpoint'), 'utf8');
-  const g = await gatewayOver(here);
-  // The CI runner: the same audits and keys, empty records and public folders.
-  const ci = await makeProject({ sign: false, build: false, files });
-  await cp(here.keysDir, ci.keysDir, { recursive: true });
+  let here: Project, ci: Project, g: TestGateway, novCheckpoint: string;
+  beforeAll(async () => {
+    here = await makeProject({ sign: true, build: false, files });
+    await createLogKey(here.keysDir, logOrigin(ISSUER));
+    await build(here, { now: NOV });
+    novCheckpoint = await readFile(join(logDir(here), 'checkpoint'), 'utf8');
+    g = await gatewayOver(here);
+    // The CI runner: the same audits and keys, empty records and public folders.
+    ci = await makeProject({ sign: false, build: false, files });
+    await cp(here.keysDir, ci.keysDir, { recursive: true });
+  });
 
   it('pulls the checkpoint and the right edge only, and the next build extends the published log as an in-place build would', async () => {
     const pulled = await runCli(['log', 'pull', '--from', `${g.url}/log`, '--public', ci.publicDir, '--json']);
@@ -109,44 +118,54 @@ describe('a log carried to a fresh machine (CI): mvr log pull, then build', asyn
     // 333 entries (the 300 and the 33 samples): the checkpoint, tile/0/001.p/77, tile/1/000.p/1, tile/entries/001.p/77.
     expect(JSON.parse(pulled.stdout)).toMatchObject({ size: 333, files: 4 });
     expect(Object.entries(await snapshot(logDir(ci))).filter(([, v]) => v.startsWith('file:')).map(([f]) => f).sort()).toEqual(['checkpoint', 'tile/0/001.p/77', 'tile/1/000.p/1', 'tile/entries/001.p/77']);
-    await build(ci, { now: DEC });
-    await build(here, { now: DEC });
+    await Promise.all([build(ci, { now: DEC }), build(here, { now: DEC })]);
     expect(await readFile(join(logDir(ci), 'checkpoint'), 'utf8')).toBe(await readFile(join(logDir(here), 'checkpoint'), 'utf8'));
     // The files the CI build wrote are exactly the new files of the in-place build.
     const inPlace = await snapshot(logDir(here));
     for (const [path, digest] of Object.entries(await snapshot(logDir(ci)))) expect(inPlace[path], path).toBe(digest);
     const saved = join(await tempDir(), 'checkpoint');
     await writeFile(saved, novCheckpoint);
-    expect((await runCli(['log', 'check', '--checkpoint', saved, '--public', here.publicDir])).code).toBe(0);
-    // Pulling the same log again changes nothing; pulling over another log is refused.
-    expect((await runCli(['log', 'pull', '--from', `${g.url}/log`, '--public', ci.publicDir])).code).toBe(0);
     const other = await tempDir();
     await mkdir(join(other, 'log'), { recursive: true });
     await writeFile(join(other, 'log', 'checkpoint'), novCheckpoint);
-    const refused = await runCli(['log', 'pull', '--from', `${g.url}/log`, '--public', other]);
+    // Three runs that share nothing, side by side: the check of the in-place log; pulling the
+    // same log again changes nothing; pulling over another log is refused.
+    const ciLog = await snapshot(logDir(ci));
+    const [checked, again, refused] = await Promise.all([
+      runCli(['log', 'check', '--checkpoint', saved, '--public', here.publicDir]),
+      runCli(['log', 'pull', '--from', `${g.url}/log`, '--public', ci.publicDir]),
+      runCli(['log', 'pull', '--from', `${g.url}/log`, '--public', other]),
+    ]);
+    expect(checked.code, checked.stderr).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
+    expect(await snapshot(logDir(ci))).toEqual(ciLog);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/already holds another log checkpoint/);
   });
 });
 
-describe('reproducible: same audits, keys and time, same log', async () => {
-  const a = await loggedProject();
-  const b = await makeProject({ sign: false, build: false });
-  await cp(a.keysDir, b.keysDir, { recursive: true });
-  for (const p of [a, b]) {
-    await build(p, { now: NOV });
-    await build(p, { now: DEC });
-  }
+describe.concurrent('reproducible: same audits, keys and time, same log', () => {
+  // novDec (November, then December) against a project of its audits and keys built from nothing.
+  let a: Project, b: Project;
+  beforeAll(async () => {
+    a = novDec;
+    b = await makeProject({ sign: false, build: false });
+    await cp(a.keysDir, b.keysDir, { recursive: true });
+    await build(b, { now: NOV });
+    await build(b, { now: DEC });
+  });
   it('writes the same tiles and checkpoint, byte for byte', async () => {
     expect(await snapshot(logDir(b))).toEqual(await snapshot(logDir(a)));
     expect(Object.keys(await snapshot(logDir(a)))).toContain('checkpoint');
   });
 });
 
-describe('mvr verify --log', async () => {
-  const p = await loggedProject();
-  await build(p, { now: NOV });
-  const g = await gatewayOver(p);
+describe.concurrent('mvr verify --log', () => {
+  let p: Project, g: TestGateway;
+  beforeAll(async () => {
+    p = await copyOfBuilt(nov);
+    g = await gatewayOver(p);
+  });
 
   it('mvr verify --log: through the gateway, offline with a saved proof, and a tampered record', async () => {
     const online = await runCli(['verify', 'acme-outdoor.example', '--base-url', g.url, '--api-key', g.key, '--log', '--json']);

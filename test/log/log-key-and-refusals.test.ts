@@ -4,23 +4,31 @@
  */
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
 import { parseNote } from '@merchant-verify/verifier/tlog/note';
 import { createLogKey, generateLogKeyText, LOG_KEY_FILE, loadLogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
+import type { BuildSummary } from '../../builder/build.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
 import { cleanup } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { snapshot } from '../support/outputs.ts';
-import { build, buildFails, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
-import { DEC, gatewayOver, loggedProject, logDir, NOV } from '../support/logged-project.ts';
+import { auditsFolder, build, buildFails, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
+import type { TestGateway } from '../support/gateway.ts';
+import { copyOfBuilt, DEC, gatewayOver, loggedProject, logDir, NOV } from '../support/logged-project.ts';
 
+// One logged build of November, made once; each test that starts from it builds on a copy.
+let novBuilt: Project;
+beforeAll(async () => {
+  novBuilt = await loggedProject();
+  await build(novBuilt, { now: NOV });
+});
 afterAll(async () => {
   await cleanup();
   await removeTempDirs();
 });
 
-describe('the log key', () => {
+describe.concurrent('the log key', () => {
   it('is created 0600, named <issuer>/log, never replaced, and read from MVR_LOG_KEY as well', async () => {
     const dir = await tempDir();
     const key = await createLogKey(dir, 'verify.example/log');
@@ -37,12 +45,8 @@ describe('the log key', () => {
 });
 
 
-describe('a build refuses a log that is not what its checkpoint says, and publishes nothing', () => {
-  async function builtOnce(): Promise<Project> {
-    const p = await loggedProject();
-    await build(p, { now: NOV });
-    return p;
-  }
+describe.concurrent('a build refuses a log that is not what its checkpoint says, and publishes nothing', () => {
+  const builtOnce = () => copyOfBuilt(novBuilt);
   async function refused(p: Project, message: RegExp): Promise<void> {
     const before = { records: await snapshot(p.recordsDir), log: await snapshot(logDir(p)) };
     const error = await buildFails(p, { now: DEC });
@@ -84,6 +88,16 @@ describe('a build refuses a log that is not what its checkpoint says, and publis
     await refused(p, /has tiles but no checkpoint/);
   });
 
+  it('before it reads a single audit (broken audits are not what it reports)', async () => {
+    const p = await builtOnce();
+    await rm(join(logDir(p), 'checkpoint'));
+    const broken = await auditsFolder({ 'broken.jsonl': '{"domain": \n' }, false);
+    const error = await buildFails({ ...p, auditsDir: broken }, { now: DEC });
+    expect(error.code).toBe('LOG_INCONSISTENT');
+    // The same broken audits under a log in order: the audits are what is refused.
+    expect((await buildFails({ ...(await builtOnce()), auditsDir: broken }, { now: DEC })).code).toBe('INVALID_AUDITS');
+  });
+
   it('a log key made for another issuer is a configuration error', async () => {
     const p = await makeProject({ sign: true, build: false });
     await createLogKey(p.keysDir, 'elsewhere.example/log');
@@ -91,13 +105,17 @@ describe('a build refuses a log that is not what its checkpoint says, and publis
   });
 });
 
-describe('without a log key', async () => {
-  const p = await loggedProject();
-  await build(p, { now: NOV });
-  await rm(join(p.keysDir, LOG_KEY_FILE));
+describe.concurrent('without a log key', () => {
+  let p: Project;
+  let summary: BuildSummary;
+  let g: TestGateway;
   const warnings: string[] = [];
-  const summary = await build(p, { now: DEC, onWarning: (m) => warnings.push(m) });
-  const g = await gatewayOver(p);
+  beforeAll(async () => {
+    p = await copyOfBuilt(novBuilt);
+    await rm(join(p.keysDir, LOG_KEY_FILE));
+    summary = await build(p, { now: DEC, onWarning: (m) => warnings.push(m) });
+    g = await gatewayOver(p);
+  });
 
   it('builds, says the records are not in the log, leaves the log alone, and the gateway answers NOT_IN_LOG', async () => {
     expect(summary.log).toBeNull();

@@ -5,7 +5,7 @@
  */
 import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyLogProof } from '@merchant-verify/verifier';
 import { uploadBuild } from '../../builder/upload.ts';
 import { openStore } from '../../storage/open.ts';
@@ -100,10 +100,11 @@ describe('the log from a bucket', () => {
   it('a bucket that cannot be read is 503 STORE_UNAVAILABLE for proofs and the log', async () => {
     await s3.stop();
     try {
-      // Wait for the gateway to notice (it re-reads live.json every 100 ms here).
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      expectProblem(await bucketGateway.request('/v1/proof?domain=acme-outdoor.example'), 503, 'STORE_UNAVAILABLE');
-      expectProblem(await bucketGateway.request('/log/checkpoint', { key: null }), 503, 'STORE_UNAVAILABLE');
+      // Until the gateway notices (it re-reads live.json every 100 ms here): polled, not slept on.
+      await vi.waitFor(async () => {
+        expectProblem(await bucketGateway.request('/v1/proof?domain=acme-outdoor.example'), 503, 'STORE_UNAVAILABLE');
+        expectProblem(await bucketGateway.request('/log/checkpoint', { key: null }), 503, 'STORE_UNAVAILABLE');
+      }, { timeout: 10_000, interval: 50 });
     } finally {
       await s3.start();
     }
