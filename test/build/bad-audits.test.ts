@@ -1,100 +1,122 @@
-/** Bad audits fail the build with INVALID_AUDITS, named where they are, and publish nothing: one kind of error at a time, and every problem at once. */
+/**
+ * Bad audits fail the build with INVALID_AUDITS, named where they are, and publish nothing: each
+ * kind of error named on its own, and every problem at once. The kinds of error share one failing
+ * build, each in a folder of its own (test/support/bad-audits.ts): a build costs a worker thread.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatProblem } from '@merchant-verify/verifier/errors';
 import { audit, jsonl } from '../support/audits.ts';
-import { lines } from '../support/cli.ts';
 import { build, makeProject, type Project, removeTempDirs } from '../support/project.ts';
-import { file, rejected } from '../support/bad-audits.ts';
+import { file, rejected, rejectedTogether, type ProblemsOf } from '../support/bad-audits.ts';
 
-/** A project with a good build; each case copies it (test/support/bad-audits.ts). */
+/** One bad member on line 2 of a JSONL file (lines 1 and 3 are valid): exactly one problem, naming file:2 and the member. */
+const memberCases: { name: string; line: (domain: string) => Record<string, unknown>; member: string; message?: RegExp }[] = [
+  { name: 'missing member', line: (d) => audit(d, { archetype: undefined }), member: 'archetype', message: /required/ },
+  {
+    name: 'out-of-range member',
+    line: (d) => audit(d, { sub_scores: { visibility: 100.5, recommendation_rate: 2, technical_readiness: 3 } }),
+    member: 'sub_scores.visibility',
+  },
+  { name: 'unknown member', line: (d) => audit(d, { colour: 'blue' }), member: 'colour', message: /unknown member/ },
+  { name: 'bad timestamp', line: (d) => audit(d, { last_audited_at: '2026-10-15T12:00:00' }), member: 'last_audited_at' },
+  { name: 'bad domain', line: () => audit('localhost'), member: 'domain' },
+  { name: 'score null with ok evidence', line: (d) => audit(d, { score: null }), member: 'score', message: /null/ },
+];
+const slug = (name: string) => name.replaceAll(' ', '-');
+
+/** Lines 14 of `more.jsonl`: one bad member a line, and the member each names. */
+const moreCases: [Record<string, unknown>, string][] = [
+  [audit('v1.example', { sub_scores: { visibility: 1, recommendation_rate: 2 } }), 'sub_scores.technical_readiness'],
+  [audit('v2.example', { sub_scores: { visibility: 1, recommendation_rate: -1, technical_readiness: 3 } }), 'sub_scores.recommendation_rate'],
+  [audit('v3.example', { score: 101 }), 'score'],
+  [audit('v4.example', { evidence: { ok: true, coverage: 1.2, site_coverage: 0.5, engines_ran: ['chatgpt'] } }), 'evidence.coverage'],
+  [audit('v5.example', { flags: 'thin_evidence' }), 'flags'],
+  [audit('v6.example', { evidence: { ok: true, coverage: 1, site_coverage: 0.5, engines_ran: ['chatgpt'], notes: 'x' } }), 'evidence.notes'],
+  [audit('v7.example', { last_audited_at: '15/10/2026 12:00' }), 'last_audited_at'],
+  [audit('v8.example', { first_seen: '2026-02-30T00:00:00Z' }), 'first_seen'],
+  [audit('v9.example', { first_seen: '2026-12-01T00:00:00Z' }), 'first_seen'],
+  [audit('co.uk'), 'domain'],
+  [audit('192.0.2.1'), 'domain'],
+  [audit('  '), 'domain'],
+  [audit('x', { domain: 42 }), 'domain'],
+  [audit('v14.example', { archetype: '   ' }), 'archetype'],
+];
+
+/** Every case of the one failing build, by folder; valid audits have domains of their own. */
+const CASES: Record<string, Record<string, string>> = {
+  'invalid-json-line': { 'bad.jsonl': jsonl(audit('line-one.example'), '{"domain": "line-two.example", "score": ', audit('line-three.example')) },
+  'json-not-json': { 'bad.json': '{\n  "domain": "broken.example",\n  "score": 80,,\n}\n' },
+  'not-an-object': {
+    'bad.jsonl': jsonl(audit('fine-one.example'), '["not", "an", "audit"]', '42'),
+    'arr.json': JSON.stringify([audit('fine-two.example'), null]),
+    'str.json': '"just a string"',
+  },
+  ...Object.fromEntries(memberCases.map(({ name, line }) => [slug(name), { 'bad.jsonl': jsonl(audit(`${slug(name)}-1.example`), line(`${slug(name)}-2.example`), audit(`${slug(name)}-3.example`)) }])),
+  'more-members': { 'more.jsonl': jsonl(...moreCases.map(([a]) => a)) },
+  'json-array-member': {
+    'arr.json': JSON.stringify([audit('ok-a.example'), audit('bad-b.example', { sub_scores: { visibility: 101, recommendation_rate: 1, technical_readiness: 1 } })], null, 2),
+  },
+  crlf: {
+    'crlf.jsonl': `${[JSON.stringify(audit('crlf-1.example')), '', '   ', JSON.stringify(audit('crlf-4.example', { score: -1 })), JSON.stringify(audit('crlf-5.example'))].join('\r\n')}\r\n`,
+  },
+};
+
+/** A project with a good build (a copy of the plain one); each failing build copies it. */
 let base: Project;
+/** The problems of each case of the one failing build. */
+let problemsOf: ProblemsOf;
 
 beforeAll(async () => {
-  base = await makeProject({ samples: true, sign: true, build: false });
-  await build(base);
+  base = await makeProject();
+  problemsOf = await rejectedTogether(base, CASES);
 });
 afterAll(removeTempDirs);
 
-describe.concurrent('bad audits: one kind of error at a time', () => {
-  it('a line of invalid JSON in a JSONL file is named by file:line', async () => {
-    const error = await rejected(base, {
-      'bad.jsonl': jsonl(audit('line-one.example'), '{"domain": "line-two.example", "score": ', audit('line-three.example')),
-    });
-    expect(error.problems).toHaveLength(1);
-    expect(file(error.problems[0]!)).toBe('bad.jsonl:2');
-    expect(error.problems[0]!.message).toMatch(/invalid JSON/);
+describe.concurrent('bad audits: each kind of error, named where it is', () => {
+  it('a line of invalid JSON in a JSONL file is named by file:line', () => {
+    const problems = problemsOf('invalid-json-line');
+    expect(problems).toHaveLength(1);
+    expect(file(problems[0]!)).toBe('bad.jsonl:2');
+    expect(problems[0]!.message).toMatch(/invalid JSON/);
   });
 
-  it('a .json file that is not JSON is named by file', async () => {
-    const error = await rejected(base, { 'bad.json': '{\n  "domain": "broken.example",\n  "score": 80,,\n}\n' });
-    expect(error.problems).toHaveLength(1);
-    expect(file(error.problems[0]!)).toMatch(/^bad\.json(:\d+:\d+)?$/);
-    expect(error.problems[0]!.message).toMatch(/invalid JSON/);
+  it('a .json file that is not JSON is named by file', () => {
+    const problems = problemsOf('json-not-json');
+    expect(problems).toHaveLength(1);
+    expect(file(problems[0]!)).toMatch(/^bad\.json(:\d+:\d+)?$/);
+    expect(problems[0]!.message).toMatch(/invalid JSON/);
   });
 
-  it('an audit that is not an object (JSONL line, array element, whole file)', async () => {
-    const error = await rejected(base, {
-      'bad.jsonl': jsonl(audit('fine-one.example'), '["not", "an", "audit"]', '42'),
-      'arr.json': JSON.stringify([audit('fine-two.example'), null]),
-      'str.json': '"just a string"',
-    });
-    expect(error.problems.map(file).sort()).toEqual(['arr.json[1]', 'bad.jsonl:2', 'bad.jsonl:3', 'str.json']);
-    for (const problem of error.problems) expect(problem.message).toMatch(/object/);
+  it('an audit that is not an object (JSONL line, array element, whole file)', () => {
+    const problems = problemsOf('not-an-object');
+    expect(problems.map(file).sort()).toEqual(['arr.json[1]', 'bad.jsonl:2', 'bad.jsonl:3', 'str.json']);
+    for (const problem of problems) expect(problem.message).toMatch(/object/);
   });
 
-  // One bad member on line 2 of a JSONL file (lines 1 and 3 are valid): exactly one problem, naming file:2 and the member.
-  const memberCases: { name: string; line: Record<string, unknown>; member: string; message?: RegExp }[] = [
-    { name: 'missing member', line: audit('m.example', { archetype: undefined }), member: 'archetype', message: /required/ },
-    {
-      name: 'out-of-range member',
-      line: audit('m.example', { sub_scores: { visibility: 100.5, recommendation_rate: 2, technical_readiness: 3 } }),
-      member: 'sub_scores.visibility',
-    },
-    { name: 'unknown member', line: audit('m.example', { colour: 'blue' }), member: 'colour', message: /unknown member/ },
-    { name: 'bad timestamp', line: audit('m.example', { last_audited_at: '2026-10-15T12:00:00' }), member: 'last_audited_at' },
-    { name: 'bad domain', line: audit('localhost'), member: 'domain' },
-    { name: 'score null with ok evidence', line: audit('m.example', { score: null }), member: 'score', message: /null/ },
-  ];
-
-  it.each(memberCases)('$name -> member $member', async ({ line, member, message }) => {
-    const error = await rejected(base, { 'bad.jsonl': jsonl(audit('line-one.example'), line, audit('line-three.example')) });
-    expect(error.problems, JSON.stringify(error.problems)).toHaveLength(1);
-    const problem = error.problems[0]!;
+  it.each(memberCases)('$name -> member $member', ({ name, member, message }) => {
+    const problems = problemsOf(slug(name));
+    expect(problems, JSON.stringify(problems)).toHaveLength(1);
+    const problem = problems[0]!;
     expect(file(problem)).toBe('bad.jsonl:2');
     expect(problem.member).toBe(member);
     if (message) expect(problem.message).toMatch(message);
     expect(formatProblem(problem)).toBe(`${problem.source}: ${member}: ${problem.message}`);
   });
 
-  it('more bad members, one per line, each named by its line and member', async () => {
-    const cases: [Record<string, unknown>, string][] = [
-      [audit('v1.example', { sub_scores: { visibility: 1, recommendation_rate: 2 } }), 'sub_scores.technical_readiness'],
-      [audit('v2.example', { sub_scores: { visibility: 1, recommendation_rate: -1, technical_readiness: 3 } }), 'sub_scores.recommendation_rate'],
-      [audit('v3.example', { score: 101 }), 'score'],
-      [audit('v4.example', { evidence: { ok: true, coverage: 1.2, site_coverage: 0.5, engines_ran: ['chatgpt'] } }), 'evidence.coverage'],
-      [audit('v5.example', { flags: 'thin_evidence' }), 'flags'],
-      [audit('v6.example', { evidence: { ok: true, coverage: 1, site_coverage: 0.5, engines_ran: ['chatgpt'], notes: 'x' } }), 'evidence.notes'],
-      [audit('v7.example', { last_audited_at: '15/10/2026 12:00' }), 'last_audited_at'],
-      [audit('v8.example', { first_seen: '2026-02-30T00:00:00Z' }), 'first_seen'],
-      [audit('v9.example', { first_seen: '2026-12-01T00:00:00Z' }), 'first_seen'],
-      [audit('co.uk'), 'domain'],
-      [audit('192.0.2.1'), 'domain'],
-      [audit('  '), 'domain'],
-      [audit('x', { domain: 42 }), 'domain'],
-      [audit('v14.example', { archetype: '   ' }), 'archetype'],
-    ];
-    const error = await rejected(base, { 'more.jsonl': jsonl(...cases.map(([a]) => a)) });
-    const got = error.problems.map((pr) => [file(pr), pr.member]);
-    expect(got).toEqual(cases.map(([, member], i) => [`more.jsonl:${i + 1}`, member]));
+  it('more bad members, one per line, each named by its line and member', () => {
+    const got = problemsOf('more-members').map((pr) => [file(pr), pr.member]);
+    expect(got).toEqual(moreCases.map(([, member], i) => [`more.jsonl:${i + 1}`, member]));
   });
 
-  it('a bad member in a .json array is named by file[index] and member', async () => {
-    const error = await rejected(base, {
-      'arr.json': JSON.stringify([audit('ok-a.example'), audit('bad-b.example', { sub_scores: { visibility: 101, recommendation_rate: 1, technical_readiness: 1 } })], null, 2),
-    });
-    expect(error.problems).toHaveLength(1);
-    expect(file(error.problems[0]!)).toBe('arr.json[1]');
-    expect(error.problems[0]!.member).toBe('sub_scores.visibility');
+  it('a bad member in a .json array is named by file[index] and member', () => {
+    const problems = problemsOf('json-array-member');
+    expect(problems).toHaveLength(1);
+    expect(file(problems[0]!)).toBe('arr.json[1]');
+    expect(problems[0]!.member).toBe('sub_scores.visibility');
+  });
+
+  it('counts JSONL lines with CRLF endings and blank lines', () => {
+    expect(problemsOf('crlf').map((pr) => [file(pr), pr.member])).toEqual([['crlf.jsonl:4', 'score']]);
   });
 
   it('score null is accepted when evidence is thin or the audit is flagged', async () => {
@@ -150,12 +172,6 @@ describe.concurrent('bad audits: every problem at once', () => {
     expect(error.problems).toHaveLength(1000);
     expect(error.problems.map(file)).toEqual(Array.from({ length: 1000 }, (_, i) => `many.jsonl:${i + 1}`));
     expect(error.message).toMatch(/1005 problems/);
-  });
-
-  it('counts JSONL lines with CRLF endings and blank lines', async () => {
-    const text = [JSON.stringify(audit('crlf-1.example')), '', '   ', JSON.stringify(audit('crlf-4.example', { score: -1 })), JSON.stringify(audit('crlf-5.example'))].join('\r\n');
-    const error = await rejected(base, { 'crlf.jsonl': `${text}\r\n` });
-    expect(error.problems.map((pr) => [file(pr), pr.member])).toEqual([['crlf.jsonl:4', 'score']]);
   });
 
   it('counts lines ended by a CR on its own as readline does, in runs of one line (each run its own batch)', async () => {

@@ -1,5 +1,5 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, BUILDS_DIR, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, MANIFEST_FILE } from '../../core/layout.ts';
 import { buildArgs, lines, runCli } from '../support/cli.ts';
@@ -8,12 +8,14 @@ import { auditsFolder, build, buildFails, makeProject, type Project, removeTempD
 
 afterAll(removeTempDirs);
 
-/** A project with a good, live build of the sample audits; and its outputs' snapshot. */
+/** A project with a good, live build of the sample audits (a copy of the plain one); and its outputs' snapshot. */
 async function builtProject(): Promise<{ p: Project; before: Awaited<ReturnType<typeof snapshotOutputs>> }> {
-  const p = await makeProject({ samples: true, sign: true, build: false });
-  await build(p);
+  const p = await makeProject();
   return { p, before: await snapshotOutputs(p) };
 }
+
+/** The id of the live build. */
+const liveId = async (p: Project) => basename(await currentTarget(p.recordsDir));
 
 describe.concurrent('an empty audits folder', () => {
   it('is refused (BUILD_FAILED) and the live build stays as it was; the CLI exits 1', async () => {
@@ -86,17 +88,19 @@ describe.concurrent('publishing', () => {
   });
 
   it('with --keep 2, keeps the live build and the one before it, and prunes older ones', async () => {
-    const p = await makeProject({ samples: true, sign: true, build: false });
-    const ids: string[] = [];
-    for (const day of ['01', '02', '03']) ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1, keep: 2 })).buildId);
+    // The plain project's build (--now 2026-11-01) is the first of three.
+    const { p } = await builtProject();
+    const ids = [await liveId(p)];
+    for (const day of ['02', '03']) ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1, keep: 2 })).buildId);
     expect((await readdir(join(p.recordsDir, BUILDS_DIR))).sort()).toEqual([ids[1], ids[2]].sort());
     expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, ids[2]!));
   });
 
   it('keeps the build that was live before the current one even when --now goes backwards, and even with --keep 1', async () => {
-    const p = await makeProject({ samples: true, sign: true, build: false });
-    const ids: string[] = [];
-    for (const day of ['03', '02', '01']) ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1, keep: 1 })).buildId);
+    // The plain project's build (--now 2026-11-01) is the first of three, each dated a day before the one before.
+    const { p } = await builtProject();
+    const ids = [await liveId(p)];
+    for (const day of ['10-31', '10-30']) ids.push((await build(p, { now: Date.parse(`2026-${day}T00:00:00Z`), workers: 1, keep: 1 })).buildId);
     expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, ids[2]!));
     // Live: the 3rd build; the one before it: the 2nd. The 1st is the one to prune.
     expect((await readdir(join(p.recordsDir, BUILDS_DIR))).sort()).toEqual([ids[1], ids[2]].sort());

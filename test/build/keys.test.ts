@@ -76,8 +76,7 @@ describe.concurrent('MVR_SIGNING_KEY', () => {
   });
 
   it('a malformed MVR_SIGNING_KEY fails the build (INVALID_KEY, exit 2) without echoing the key or publishing', async () => {
-    const p = await makeProject({ samples: true, sign: true, build: false });
-    await build(p);
+    const p = await makeProject();
     const before = await snapshotOutputs(p);
     const good = generatePrivateJwk();
     const mismatched = JSON.stringify({ ...good, x: generatePrivateJwk().x, kid: undefined });
@@ -169,8 +168,8 @@ describe.concurrent('no private key material leaves keys/', () => {
   }
 
   it('after signed builds (keys/ and MVR_SIGNING_KEY, one retired key), no file under public/ or records/ holds "d" or a d value; key files are 0600', async () => {
-    const p = await makeProject({ samples: true, sign: true, build: false });
-    await build(p);
+    // The plain project: its key in keys/ and one build signed by it.
+    const p = await makeProject();
     await keystoreKeygen(p.keysDir);
     await build(p);
     const envKey = generatePrivateJwk();
