@@ -6,7 +6,7 @@ import { audit, jsonl } from '../support/audits.ts';
 import { buildArgs, lines, runCli } from '../support/cli.ts';
 import { readCurrentRecords } from '../support/outputs.ts';
 import { auditsFolder, makeProject, type Project, removeTempDirs } from '../support/project.ts';
-import { expectUntouched, file, liveCopy, rejected } from '../support/bad-audits.ts';
+import { expectUntouched, liveCopy, rejected } from '../support/bad-audits.ts';
 
 /** A project with a good build (a copy of the plain one); each case copies it (test/support/bad-audits.ts). */
 let base: Project;
