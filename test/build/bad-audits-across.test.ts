@@ -5,15 +5,14 @@ import { formatProblem, type AuditProblem } from '@merchant-verify/verifier/erro
 import { audit, jsonl } from '../support/audits.ts';
 import { buildArgs, lines, runCli } from '../support/cli.ts';
 import { readCurrentRecords } from '../support/outputs.ts';
-import { auditsFolder, build, makeProject, type Project, removeTempDirs } from '../support/project.ts';
-import { expectUntouched, file, liveCopy, rejected } from '../support/bad-audits.ts';
+import { auditsFolder, makeProject, type Project, removeTempDirs } from '../support/project.ts';
+import { expectUntouched, liveCopy, rejected } from '../support/bad-audits.ts';
 
-/** A project with a good build; each case copies it (test/support/bad-audits.ts). */
+/** A project with a good build (a copy of the plain one); each case copies it (test/support/bad-audits.ts). */
 let base: Project;
 
 beforeAll(async () => {
-  base = await makeProject({ samples: true, sign: true, build: false });
-  await build(base);
+  base = await makeProject();
 });
 afterAll(removeTempDirs);
 
@@ -37,7 +36,8 @@ describe.concurrent('duplicate domains after normalization', () => {
   });
 
   it('a sample domain audited again under another spelling, three times, across workers', async () => {
-    const error = await rejected(base, 
+    const error = await rejected(
+      base,
       { 'again.jsonl': jsonl(audit('WWW.ACME-OUTDOOR.example'), audit('x1.example'), audit('https://acme-outdoor.example./')) },
       { workers: 2, batchSize: 1 },
     );

@@ -1,5 +1,5 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, BUILDS_DIR, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, MANIFEST_FILE } from '../../core/layout.ts';
 import { buildArgs, lines, runCli } from '../support/cli.ts';
@@ -8,98 +8,105 @@ import { auditsFolder, build, buildFails, makeProject, type Project, removeTempD
 
 afterAll(removeTempDirs);
 
-/** A project with a good, live build of the sample audits; and its outputs' snapshot. */
+/** A project with a good, live build of the sample audits (a copy of the plain one); and its outputs' snapshot. */
 async function builtProject(): Promise<{ p: Project; before: Awaited<ReturnType<typeof snapshotOutputs>> }> {
-  const p = await makeProject({ samples: true, sign: true, build: false });
-  await build(p);
+  const p = await makeProject();
   return { p, before: await snapshotOutputs(p) };
 }
 
-describe.concurrent('an empty audits folder', () => {
-  it('is refused (BUILD_FAILED) and the live build stays as it was; the CLI exits 1', async () => {
-    const { p, before } = await builtProject();
-    const empty = await tempDir('mvr-empty-audits-');
-    await writeFile(join(empty, 'README.md'), 'not an audit\n');
-    const error = await buildFails(p, { auditsDir: empty });
-    expect(error.code).toBe('BUILD_FAILED');
-    expect(await snapshotOutputs(p)).toEqual(before);
+/** The id of the live build. */
+const liveId = async (p: Project) => basename(await currentTarget(p.recordsDir));
 
-    const res = await runCli(buildArgs({ ...p, auditsDir: empty }));
-    expect(res.code, res.stderr).toBe(1);
-    expect(lines(res.stderr).at(-1)).toMatch(/^mvr: BUILD_FAILED: .*--allow-empty/);
-    expect(await snapshotOutputs(p)).toEqual(before);
+// Every case has a project of its own: all run side by side, the longest (three builds each) first.
+describe.concurrent('builds that publish and builds that must not', () => {
+  describe.concurrent('publishing', () => {
+    it('a build lock held by a live process refuses a second build and leaves everything as it was', async () => {
+      const { p, before } = await builtProject();
+      const lock = join(p.recordsDir, '.build.lock');
+      await writeFile(lock, String(process.pid)); // this test process: alive
+      const locked = await snapshotOutputs(p);
+      const error = await buildFails(p);
+      expect(error.code).toBe('BUILD_FAILED');
+      expect(error.message).toContain(String(process.pid));
+      expect(await snapshotOutputs(p)).toEqual(locked);
+      expect(locked.records).toEqual({ ...before.records, '.build.lock': expect.stringMatching(/^file:/) });
+    });
+
+    it('with --keep 2, keeps the live build and the one before it, and prunes older ones', async () => {
+      // The plain project's build (--now 2026-11-01) is the first of three.
+      const { p } = await builtProject();
+      const ids = [await liveId(p)];
+      for (const day of ['02', '03']) ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1, keep: 2 })).buildId);
+      expect((await readdir(join(p.recordsDir, BUILDS_DIR))).sort()).toEqual([ids[1], ids[2]].sort());
+      expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, ids[2]!));
+    });
+
+    it('keeps the build that was live before the current one even when --now goes backwards, and even with --keep 1', async () => {
+      // The plain project's build (--now 2026-11-01) is the first of three, each dated a day before the one before.
+      const { p } = await builtProject();
+      const ids = [await liveId(p)];
+      for (const day of ['10-31', '10-30']) ids.push((await build(p, { now: Date.parse(`2026-${day}T00:00:00Z`), workers: 1, keep: 1 })).buildId);
+      expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, ids[2]!));
+      // Live: the 3rd build; the one before it: the 2nd. The 1st is the one to prune.
+      expect((await readdir(join(p.recordsDir, BUILDS_DIR))).sort()).toEqual([ids[1], ids[2]].sort());
+    });
   });
 
-  it('with --allow-empty publishes an empty build (every record withdrawn) and the key set', async () => {
-    const { p } = await builtProject();
-    const empty = await tempDir('mvr-empty-audits-');
-    const res = await runCli(buildArgs({ ...p, auditsDir: empty }, ['--allow-empty', '--json']));
-    expect(res.code, res.stderr).toBe(0);
-    const summary = JSON.parse(res.stdout) as { ok: boolean; records: number; files: number; buildId: string; keyId: string };
-    expect(summary).toMatchObject({ ok: true, records: 0, files: 0, keyId: p.kid });
-    expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, summary.buildId));
-    // No record: the manifest, the (empty) index and domain map, the statement, and the change feed against the build before (every record dropped).
-    const files = [...(await listFiles(join(p.recordsDir, CURRENT_LINK))).keys()];
-    expect(files.filter((f) => !f.startsWith('changes/')).sort()).toEqual([DOMAIN_MAP_FILE, INDEX_FILE, MANIFEST_FILE, BUILD_STATEMENT_FILE]);
-    // The empty map's root is SHA-256 of nothing: every domain provably absent, signed.
-    const statement = JSON.parse(await readFile(join(p.recordsDir, CURRENT_LINK, BUILD_STATEMENT_FILE), 'utf8'));
-    expect(statement).toMatchObject({ build: summary.buildId, records: 0, domain_map: { size: 0, root: '47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=' }, key_id: p.kid });
-    const manifest = JSON.parse(await readFile(join(p.recordsDir, CURRENT_LINK, MANIFEST_FILE), 'utf8'));
-    expect(manifest).toMatchObject({ records: 0, by_status: {}, by_tier: {}, key_id: p.kid });
-    expect((await readKeySet(p.publicDir)).keySet.keys.map((k) => k.kid)).toEqual([p.kid]);
-  });
+  describe.concurrent('an empty audits folder', () => {
+    it('is refused (BUILD_FAILED) and the live build stays as it was; the CLI exits 1', async () => {
+      const { p, before } = await builtProject();
+      const empty = await tempDir('mvr-empty-audits-');
+      await writeFile(join(empty, 'README.md'), 'not an audit\n');
+      const error = await buildFails(p, { auditsDir: empty });
+      expect(error.code).toBe('BUILD_FAILED');
+      expect(await snapshotOutputs(p)).toEqual(before);
 
-  it('a folder whose only audit file is empty is refused too, without --allow-empty', async () => {
-    const { p, before } = await builtProject();
-    const auditsDir = await auditsFolder({ 'audits.jsonl': '', 'more.json': '[]' }, false);
-    const error = await buildFails(p, { auditsDir });
-    expect(error.code).toBe('BUILD_FAILED');
-    expect(await snapshotOutputs(p)).toEqual(before);
-  });
+      const res = await runCli(buildArgs({ ...p, auditsDir: empty }));
+      expect(res.code, res.stderr).toBe(1);
+      expect(lines(res.stderr).at(-1)).toMatch(/^mvr: BUILD_FAILED: .*--allow-empty/);
+      expect(await snapshotOutputs(p)).toEqual(before);
+    });
 
-  it('a missing audits folder fails the build even with --allow-empty', async () => {
-    const { p, before } = await builtProject();
-    const error = await buildFails(p, { auditsDir: join(p.root, 'no-such-audits-folder'), allowEmpty: true });
-    expect(error.code).toBe('BUILD_FAILED');
-    expect(await snapshotOutputs(p)).toEqual(before);
-  });
+    it('with --allow-empty publishes an empty build (every record withdrawn) and the key set', async () => {
+      const { p } = await builtProject();
+      const empty = await tempDir('mvr-empty-audits-');
+      const res = await runCli(buildArgs({ ...p, auditsDir: empty }, ['--allow-empty', '--json']));
+      expect(res.code, res.stderr).toBe(0);
+      const summary = JSON.parse(res.stdout) as { ok: boolean; records: number; files: number; buildId: string; keyId: string };
+      expect(summary).toMatchObject({ ok: true, records: 0, files: 0, keyId: p.kid });
+      expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, summary.buildId));
+      // No record: the manifest, the (empty) index and domain map, the statement, and the change feed against the build before (every record dropped).
+      const files = [...(await listFiles(join(p.recordsDir, CURRENT_LINK))).keys()];
+      expect(files.filter((f) => !f.startsWith('changes/')).sort()).toEqual([DOMAIN_MAP_FILE, INDEX_FILE, MANIFEST_FILE, BUILD_STATEMENT_FILE]);
+      // The empty map's root is SHA-256 of nothing: every domain provably absent, signed.
+      const statement = JSON.parse(await readFile(join(p.recordsDir, CURRENT_LINK, BUILD_STATEMENT_FILE), 'utf8'));
+      expect(statement).toMatchObject({ build: summary.buildId, records: 0, domain_map: { size: 0, root: '47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=' }, key_id: p.kid });
+      const manifest = JSON.parse(await readFile(join(p.recordsDir, CURRENT_LINK, MANIFEST_FILE), 'utf8'));
+      expect(manifest).toMatchObject({ records: 0, by_status: {}, by_tier: {}, key_id: p.kid });
+      expect((await readKeySet(p.publicDir)).keySet.keys.map((k) => k.kid)).toEqual([p.kid]);
+    });
 
-  it('a missing audits folder fails the build without --allow-empty', async () => {
-    const { p, before } = await builtProject();
-    const error = await buildFails(p, { auditsDir: join(p.root, 'no-such-audits-folder') });
-    expect(error.code).toBe('BUILD_FAILED');
-    expect(await snapshotOutputs(p)).toEqual(before);
-  });
-});
+    it('a folder whose only audit file is empty is refused too, without --allow-empty', async () => {
+      const { p, before } = await builtProject();
+      const auditsDir = await auditsFolder({ 'audits.jsonl': '', 'more.json': '[]' }, false);
+      const error = await buildFails(p, { auditsDir });
+      expect(error.code).toBe('BUILD_FAILED');
+      expect(await snapshotOutputs(p)).toEqual(before);
+    });
 
-describe.concurrent('publishing', () => {
-  it('a build lock held by a live process refuses a second build and leaves everything as it was', async () => {
-    const { p, before } = await builtProject();
-    const lock = join(p.recordsDir, '.build.lock');
-    await writeFile(lock, String(process.pid)); // this test process: alive
-    const locked = await snapshotOutputs(p);
-    const error = await buildFails(p);
-    expect(error.code).toBe('BUILD_FAILED');
-    expect(error.message).toContain(String(process.pid));
-    expect(await snapshotOutputs(p)).toEqual(locked);
-    expect(locked.records).toEqual({ ...before.records, '.build.lock': expect.stringMatching(/^file:/) });
-  });
+    it('a missing audits folder fails the build even with --allow-empty', async () => {
+      const { p, before } = await builtProject();
+      const error = await buildFails(p, { auditsDir: join(p.root, 'no-such-audits-folder'), allowEmpty: true });
+      expect(error.code).toBe('BUILD_FAILED');
+      expect(await snapshotOutputs(p)).toEqual(before);
+    });
 
-  it('with --keep 2, keeps the live build and the one before it, and prunes older ones', async () => {
-    const p = await makeProject({ samples: true, sign: true, build: false });
-    const ids: string[] = [];
-    for (const day of ['01', '02', '03']) ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1, keep: 2 })).buildId);
-    expect((await readdir(join(p.recordsDir, BUILDS_DIR))).sort()).toEqual([ids[1], ids[2]].sort());
-    expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, ids[2]!));
-  });
-
-  it('keeps the build that was live before the current one even when --now goes backwards, and even with --keep 1', async () => {
-    const p = await makeProject({ samples: true, sign: true, build: false });
-    const ids: string[] = [];
-    for (const day of ['03', '02', '01']) ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1, keep: 1 })).buildId);
-    expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, ids[2]!));
-    // Live: the 3rd build; the one before it: the 2nd. The 1st is the one to prune.
-    expect((await readdir(join(p.recordsDir, BUILDS_DIR))).sort()).toEqual([ids[1], ids[2]].sort());
+    it('a missing audits folder fails the build without --allow-empty', async () => {
+      const { p, before } = await builtProject();
+      const error = await buildFails(p, { auditsDir: join(p.root, 'no-such-audits-folder') });
+      expect(error.code).toBe('BUILD_FAILED');
+      expect(await snapshotOutputs(p)).toEqual(before);
+    });
   });
 });
 

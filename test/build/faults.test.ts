@@ -1,13 +1,13 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { cp, mkdir } from 'node:fs/promises';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateAudits } from '../../bench/generate-audits.ts';
 import { buildArgs, cliEnv } from '../support/cli.ts';
 import { currentTarget, snapshotOutputs } from '../support/outputs.ts';
-import { build, buildFails, makeProject, type Project, removeTempDirs, ROOT } from '../support/project.ts';
+import { buildFails, makeProject, type Project, removeTempDirs, ROOT } from '../support/project.ts';
 
 /**
  * Build faults: whatever fails mid-build (the disk fills up, the records folder refuses writes,
@@ -32,13 +32,15 @@ async function bigAudits(p: Project, count: number): Promise<void> {
 const canMount = spawnSync('mount', ['--version']).status === 0 && process.getuid?.() === 0;
 const canChattr = spawnSync('chattr', ['--help']).status !== null && spawnSync('which', ['chattr']).status === 0;
 
-describe('build faults leave the previous build live', () => {
+describe.concurrent('build faults leave the previous build live', () => {
   it.runIf(canMount)('disk full (ENOSPC on a 1 MiB tmpfs): BUILD_FAILED naming the cause, old records intact', async () => {
-    const p = await makeProject({ sign: true, build: false });
-    await mkdir(p.recordsDir, { recursive: true });
+    // The plain project's build, copied onto a records folder of its own on a 1 MiB tmpfs.
+    const plain = await makeProject();
+    const p: Project = { ...plain, recordsDir: join(plain.root, 'records-on-tmpfs') };
+    await mkdir(p.recordsDir);
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', p.recordsDir]);
     mounts.push(p.recordsDir);
-    await build(p);
+    await cp(plain.recordsDir, p.recordsDir, { recursive: true, verbatimSymlinks: true });
     const before = await snapshotOutputs(p);
     const live = await currentTarget(p.recordsDir);
     await bigAudits(p, 3000); // ~3000 files of 4 KiB pages: far beyond 1 MiB
@@ -51,8 +53,7 @@ describe('build faults leave the previous build live', () => {
   });
 
   it.runIf(canChattr)('a records folder that refuses writes (immutable, EPERM even for root): BUILD_FAILED, old records intact', async () => {
-    const p = await makeProject({ sign: true, build: false });
-    await build(p);
+    const p = await makeProject(); // a copy of the plain project: a live build
     const before = await snapshotOutputs(p);
     const builds = join(p.recordsDir, 'builds');
     execFileSync('chattr', ['+i', builds]);
@@ -67,14 +68,17 @@ describe('build faults leave the previous build live', () => {
   });
 
   it('a file size limit (ulimit -f 0, EFBIG) through the CLI: exit 1, one clear line, old records intact', async () => {
-    const p = await makeProject({ sign: true, build: false });
-    await build(p);
+    const p = await makeProject(); // a copy of the plain project: a live build
     const before = await snapshotOutputs(p);
     const args = buildArgs(p).map((a) => `'${a}'`).join(' ');
-    const r = spawnSync('bash', ['-c', `ulimit -f 0; exec '${process.execPath}' bin/mvr.js ${args}`], { cwd: ROOT, env: cliEnv(), encoding: 'utf8' });
-    expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/mvr: BUILD_FAILED: .*(EFBIG|too large)/i);
-    expect(r.stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
+    // Not spawnSync: the other cases run meanwhile.
+    const child = spawn('bash', ['-c', `ulimit -f 0; exec '${process.execPath}' bin/mvr.js ${args}`], { cwd: ROOT, env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    const [status] = (await once(child, 'close')) as [number | null];
+    expect(status).toBe(1);
+    expect(stderr).toMatch(/mvr: BUILD_FAILED: .*(EFBIG|too large)/i);
+    expect(stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
     expect(await snapshotOutputs(p)).toEqual(before);
   });
 });

@@ -59,10 +59,12 @@ describe('progress without a terminal', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(json(again.stderr).at(-1)).toMatchObject({ progress: 'publish', done: true, uploaded: expect.any(Number), total: expect.any(Number) });
 
-    const pulled = await runCli(['pull', '--from', to, '--records', join(await tempDir('mvr-pull-'), 'records'), '--json'], { ...FAST, ...s3.env });
+    // Two pulls side by side, each into a folder of its own.
+    const pull = async (extra: string[]) => runCli(['pull', '--from', to, '--records', join(await tempDir('mvr-pull-'), 'records'), ...extra], { ...FAST, ...s3.env });
+    const [pulled, pulledPlain] = await Promise.all([pull(['--json']), pull([])]);
     expect(pulled.code, pulled.stderr).toBe(0);
-    expect(json(pulled.stderr).at(-1)).toMatchObject({ progress: 'pull', done: true, builds: 2, total: 2 }) // the two builds above;
-    const pulledPlain = await runCli(['pull', '--from', to, '--records', join(await tempDir('mvr-pull-'), 'records')], { ...FAST, ...s3.env });
+    expect(json(pulled.stderr).at(-1)).toMatchObject({ progress: 'pull', done: true, builds: 2, total: 2 }); // the two builds above
+    expect(pulledPlain.code, pulledPlain.stderr).toBe(0);
     expect(plain(pulledPlain.stderr, 'pull').at(-1)).toMatch(/^pull: done, 2 of 2 kept builds, [\d.]+ MB \(\d+ s\)$/);
   });
 });

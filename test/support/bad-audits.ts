@@ -3,7 +3,7 @@
  * audit must fail the build with INVALID_AUDITS, name where it is, and leave records/ and public/
  * (and where records/current points) exactly as they were. Copies let the cases run side by side.
  */
-import { basename } from 'node:path';
+import { basename, sep } from 'node:path';
 import { expect } from 'vitest';
 import { InvalidAuditsError, type AuditProblem } from '@merchant-verify/verifier/errors';
 import { currentTarget, snapshotOutputs } from './outputs.ts';
@@ -41,3 +41,26 @@ export async function rejected(base: Project, files: Record<string, string>, opt
 }
 
 export const file = (problem: AuditProblem) => basename(problem.source);
+
+/** The problems of one case of {@link rejectedTogether}: those whose file is in the case's folder. */
+export type ProblemsOf = (name: string) => AuditProblem[];
+
+/**
+ * Many independent cases in one failing build (each build starts a worker thread, about a second
+ * of CPU): each case's files go in a folder named after it, beside the sample audits, and its
+ * problems are those found in that folder. Every problem must belong to a case and all must be
+ * kept, so a problem a case did not expect fails that case. The cases' valid audits must use
+ * domains of their own (a domain audited twice is a problem of its own).
+ */
+export async function rejectedTogether(base: Project, cases: Record<string, Record<string, string>>): Promise<ProblemsOf> {
+  const files: Record<string, string> = {};
+  for (const [name, caseFiles] of Object.entries(cases)) for (const [path, text] of Object.entries(caseFiles)) files[`${name}/${path}`] = text;
+  const error = await rejected(base, files);
+  expect(error.problems).toHaveLength(error.total);
+  const caseOf = (problem: AuditProblem) => Object.keys(cases).find((name) => problem.source.includes(`${sep}${name}${sep}`));
+  expect(error.problems.filter((problem) => caseOf(problem) === undefined)).toEqual([]);
+  return (name) => {
+    if (!(name in cases)) throw new Error(`no case named ${name}`);
+    return error.problems.filter((problem) => caseOf(problem) === name);
+  };
+}
