@@ -5,12 +5,13 @@ import { readJsonFile, readLineRuns, type AuditValue } from './inputs.ts';
 import type { Batch, BatchMessage, BatchResult, WorkerInit } from './worker.ts';
 
 /**
- * The file each build worker runs. Installed, the service is JavaScript and the worker is
- * worker.js beside this module. Run from the TypeScript sources (the tests, under vitest),
- * worker-entry.mjs loads worker.ts through tsx, a development dependency: worker threads do
- * not inherit a parent's loader on every Node line.
+ * The file each build worker runs: the compiled worker.js beside the compiled dispatcher. Under
+ * vitest, which runs this module from the TypeScript sources, the workers run the compiled worker
+ * too (dist/builder/worker.js, which `npm test` compiles first, as it does for the CLI the tests
+ * run): loading worker.ts through a TypeScript loader cost each worker about half a second more
+ * CPU, a loader thread of its own included.
  */
-const WORKER_SCRIPT = new URL(import.meta.url.endsWith('.ts') ? './worker-entry.mjs' : './worker.js', import.meta.url);
+const WORKER_SCRIPT = new URL(import.meta.url.endsWith('.ts') ? '../dist/builder/worker.js' : './worker.js', import.meta.url);
 
 /** Problems kept to report (all are counted); the first ones in input order. */
 export const MAX_PROBLEMS_KEPT = 1000;

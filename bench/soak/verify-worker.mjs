@@ -1,5 +1,5 @@
 // Worker threads do not inherit tsx's loader from every parent, so the worker registers it
-// before loading the TypeScript worker (the build's worker-entry.mjs does the same).
+// before loading the TypeScript worker.
 import { register } from 'tsx/esm/api';
 
 register();
