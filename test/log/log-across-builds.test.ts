@@ -14,8 +14,8 @@ import { audit, jsonl } from '../support/audits.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { snapshot } from '../support/outputs.ts';
-import { build, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
-import { copyOfBuilt, DEC, gatewayOver, loggedProject, logDir, NOV, vkeyFile } from '../support/logged-project.ts';
+import { build, copyProject, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
+import { DEC, gatewayOver, loggedProject, logDir, NOV, vkeyFile } from '../support/logged-project.ts';
 
 // A logged build of November, and a copy of it built again in December: made once, and each test
 // that builds on one builds on a copy of its own (the describes and their tests run side by side).
@@ -24,7 +24,7 @@ let novDec: Project;
 beforeAll(async () => {
   nov = await loggedProject();
   await build(nov, { now: NOV });
-  novDec = await copyOfBuilt(nov);
+  novDec = await copyProject(nov);
   await build(novDec, { now: DEC });
 });
 afterAll(async () => {
@@ -38,7 +38,7 @@ describe.concurrent('a build going live between a record and its proof', () => {
   const issuedAt = (reply: { json: unknown }) => (reply.json as { issued_at: string }).issued_at;
 
   it('GET /v1/verify and GET /v1/proof answer from the build the gateway serves, not from a newer link', async () => {
-    const p = await copyOfBuilt(nov);
+    const p = await copyProject(nov);
     // A gateway that does not look at `current` again for an hour: it serves November.
     const g = await startTestGateway({ ...p, apiKeysFile: join(p.keysDir, 'api-keys.json') }, { refreshMs: 3_600_000 });
     await build(p, { now: DEC });
@@ -51,7 +51,7 @@ describe.concurrent('a build going live between a record and its proof', () => {
   });
 
   it('proves records from a records folder whose builds/ is a symlink to another disk', async () => {
-    const p = await copyOfBuilt(nov);
+    const p = await copyProject(nov);
     const elsewhere = join(await tempDir(), 'store');
     await rename(join(p.recordsDir, 'builds'), elsewhere);
     await symlink(elsewhere, join(p.recordsDir, 'builds'));
@@ -65,7 +65,7 @@ describe.concurrent('a build going live between a record and its proof', () => {
   });
 
   it('mvr verify --log looks both up once more when the proof is of the newer record', async () => {
-    const p = await copyOfBuilt(novDec);
+    const p = await copyProject(novDec);
     const g = await gatewayOver(p);
     // In front of the gateway: the first record answer is held back until January is live, so
     // the proof asked for next is of January's record while the CLI holds December's.
@@ -163,7 +163,7 @@ describe.concurrent('reproducible: same audits, keys and time, same log', () => 
 describe.concurrent('mvr verify --log', () => {
   let p: Project, g: TestGateway;
   beforeAll(async () => {
-    p = await copyOfBuilt(nov);
+    p = await copyProject(nov);
     g = await gatewayOver(p);
   });
 

@@ -13,9 +13,9 @@ import { buildArgs, runCli } from '../support/cli.ts';
 import { cleanup } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { snapshot } from '../support/outputs.ts';
-import { auditsFolder, build, buildFails, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
+import { auditsFolder, build, buildFails, copyProject, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import type { TestGateway } from '../support/gateway.ts';
-import { copyOfBuilt, DEC, gatewayOver, loggedProject, logDir, NOV } from '../support/logged-project.ts';
+import { DEC, gatewayOver, loggedProject, logDir, NOV } from '../support/logged-project.ts';
 
 // One logged build of November, made once; each test that starts from it builds on a copy.
 let novBuilt: Project;
@@ -46,7 +46,7 @@ describe.concurrent('the log key', () => {
 
 
 describe.concurrent('a build refuses a log that is not what its checkpoint says, and publishes nothing', () => {
-  const builtOnce = () => copyOfBuilt(novBuilt);
+  const builtOnce = () => copyProject(novBuilt);
   async function refused(p: Project, message: RegExp): Promise<void> {
     const before = { records: await snapshot(p.recordsDir), log: await snapshot(logDir(p)) };
     const error = await buildFails(p, { now: DEC });
@@ -111,7 +111,7 @@ describe.concurrent('without a log key', () => {
   let g: TestGateway;
   const warnings: string[] = [];
   beforeAll(async () => {
-    p = await copyOfBuilt(novBuilt);
+    p = await copyProject(novBuilt);
     await rm(join(p.keysDir, LOG_KEY_FILE));
     summary = await build(p, { now: DEC, onWarning: (m) => warnings.push(m) });
     g = await gatewayOver(p);

@@ -1,9 +1,8 @@
 /** Logged build projects for the transparency-log tests: a log key, builds a month apart, a gateway over them. */
-import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { startTestGateway } from './gateway.ts';
-import { cloneProject, ISSUER, makeProject, type Project } from './project.ts';
+import { ISSUER, makeProject, type Project } from './project.ts';
 
 /** The two months the builds are dated (their `now`). */
 export const NOV = Date.parse('2026-11-01T00:00:00Z');
@@ -15,18 +14,6 @@ export async function loggedProject(): Promise<Project> {
   const p = await makeProject({ sign: true, build: false });
   await createLogKey(p.keysDir, logOrigin(ISSUER));
   return p;
-}
-
-/**
- * A copy of a built project that shares nothing it writes: its records, public files and keys
- * (the API keys file a gateway adds to, the log key a test removes). A build costs about a
- * second; a copy a few milliseconds, so a file builds its starting point once and copies it.
- */
-export async function copyOfBuilt(p: Project): Promise<Project> {
-  const q = await cloneProject(p);
-  const keysDir = join(q.root, 'keys');
-  await cp(p.keysDir, keysDir, { recursive: true });
-  return { ...q, keysDir, apiKeysFile: join(keysDir, 'api-keys.json') };
 }
 
 /** A gateway over a build project (the gateway helpers' project shape). */

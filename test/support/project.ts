@@ -1,7 +1,8 @@
 /**
  * Temp projects for every suite: a copy of the sample audits, a signing key made by the real
- * `keygen`, one real `runBuild` with the issuer and `--now` fixed, and the temp folders they
- * live in (removed by {@link removeTempDirs}, or by `cleanup()` of ./gateway.ts).
+ * `keygen`, one real `runBuild` with the issuer and `--now` fixed (or a copy of such a project),
+ * and the temp folders they live in (removed by {@link removeTempDirs}, or by `cleanup()` of
+ * ./gateway.ts).
  * Nothing is mocked: records are real files and signatures are real.
  */
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -68,6 +69,7 @@ export async function makeProject(opts: ProjectOptions = {}): Promise<Project> {
   return plain ? copyOfPlain() : freshProject(await tempDir('mvr-project-'), opts);
 }
 
+/** A project made from nothing in `root` (the global set-up makes the plain one with it). */
 export async function freshProject(root: string, opts: ProjectOptions): Promise<Project> {
   const p = projectAt(root);
   await mkdir(p.auditsDir, { recursive: true });
@@ -99,9 +101,17 @@ function projectAt(root: string): Project {
  */
 async function copyOfPlain(): Promise<Project> {
   const from = projectAt(inject('plainProject'));
-  const p = projectAt(await tempDir('mvr-project-'));
+  return { ...(await copyProject(from)), kid: await activeKid(from.keysDir) };
+}
+
+/**
+ * A copy of a project that shares nothing it writes: its audits, records, public files and keys
+ * (the API keys file a gateway adds to, a key a test removes). A build costs about a second of
+ * CPU, a copy a few milliseconds, so a file builds its starting point once and copies it per test.
+ */
+export async function copyProject(from: Project): Promise<Project> {
+  const p = { ...projectAt(await tempDir('mvr-project-')), kid: from.kid };
   for (const dir of ['auditsDir', 'recordsDir', 'publicDir', 'keysDir'] as const) await cp(from[dir], p[dir], { recursive: true, verbatimSymlinks: true });
-  p.kid = await activeKid(p.keysDir);
   return p;
 }
 
