@@ -5,7 +5,7 @@
  */
 import { makeProject as makeSharedProject, type Project } from '../support/project.ts';
 
-export { auditsFolder, build, buildFails, buildOptions, cloneProject, ISSUER, NOW, NOW_ISO, removeTempDirs, ROOT, SAMPLE_AUDITS, SCHEMA_URL, tempDir, writeFiles, type Project } from '../support/project.ts';
+export { auditsFolder, build, buildFails, buildOptions, copyProject, ISSUER, NOW, NOW_ISO, removeTempDirs, ROOT, SAMPLE_AUDITS, SCHEMA_URL, tempDir, writeFiles, type Project } from '../support/project.ts';
 export { buildArgs, cliEnv, lines, runCli, type CliResult } from '../support/cli.ts';
 export { currentTarget, listFiles, readCurrentFiles, readCurrentRecords, readKeySet, snapshot, snapshotOutputs, type RecordFile } from '../support/outputs.ts';
 export { audit, jsonl, sampleAudits } from '../support/audits.ts';

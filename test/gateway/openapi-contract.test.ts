@@ -15,7 +15,7 @@ import { CACHE_POLICY, PROBLEM_CACHE_POLICY, type CachedRoute } from '../../gate
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { cleanup, startTestGateway, type Reply, type TestGateway } from '../support/gateway.ts';
 import { servedDocument } from '../support/openapi-contract.ts';
-import { build, cloneProject, ISSUER, liveRecordFile, makeProject, NOW } from '../support/project.ts';
+import { build, copyProject, ISSUER, liveRecordFile, makeProject, NOW } from '../support/project.ts';
 import { contractCases, notProduced, type ContractCase, type GatewayName } from './openapi-contract-cases.ts';
 
 afterAll(cleanup);
@@ -32,7 +32,7 @@ describe('the served OpenAPI document against the real gateway', async () => {
   const lines = (await readFile(audits, 'utf8')).split('\n');
   await writeFile(audits, lines.map((l) => (l.includes(`"${KNOWN}"`) ? l.replace(/"score":\s*[\d.]+/, '"score": 55') : l)).join('\n'));
   await build(project, { now: NOW });
-  const broken = await cloneProject(project);
+  const broken = await copyProject(project);
   await writeFile(liveRecordFile(broken, CORRUPT), '{"this is": not json');
   const gateways: Record<GatewayName, TestGateway> = {
     live: await startTestGateway(project),

@@ -17,7 +17,7 @@ import { redisApiKeyTable } from '../../access/api-keys-redis.ts';
 import { connectRedis, type RedisClient } from '../../access/redis.ts';
 import { cleanup } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';
-import { build, cloneProject, makeProject, type Project, ROOT } from '../support/project.ts';
+import { build, copyProject, makeProject, type Project, ROOT } from '../support/project.ts';
 import { poll, sleep } from '../support/wait.ts';
 import { freePort, REDIS_SERVER, reportRedisSkip, startRedis, type TestRedis } from '../support/redis-server.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
@@ -97,7 +97,7 @@ describe.skipIf(!REDIS_SERVER)('three gateways on one Redis and one bucket (real
     [redis, s3, project] = await Promise.all([startRedis({ persistent: true }), startS3([BUCKET]), makeProject()]);
     client = await connectRedis(redis.url);
     audited = [...(await liveRecords(project)).keys()];
-    nextMonth = await cloneProject(project);
+    nextMonth = await copyProject(project);
     // Built here, not under load: the test is about publishing it, and a build there only stretched the load phase.
     await Promise.all([publish(project), build(nextMonth, { now: Date.parse('2026-12-01T00:00:00Z') })]);
   }, 60_000);

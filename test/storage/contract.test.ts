@@ -15,7 +15,7 @@ import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { openStore } from '../../storage/open.ts';
 import { S3Bucket, parseS3Url, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { publishedBuildsOf, type Store } from '../../storage/store.ts';
-import { build, cloneProject, ISSUER, makeProject, removeTempDirs, type Project } from '../support/project.ts';
+import { build, copyProject, ISSUER, makeProject, removeTempDirs, type Project } from '../support/project.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { startStaticOrigin } from '../support/static-origin.ts';
 
@@ -136,7 +136,7 @@ describe.each(BACKENDS)('the store contract: $name', (backend) => {
   let store: Store;
 
   beforeAll(async () => {
-    p = await cloneProject(built);
+    p = await copyProject(built);
     opened = await backend.open(p, live);
     store = opened.store;
     await store.refresh();

@@ -7,7 +7,7 @@ import { basename, sep } from 'node:path';
 import { expect } from 'vitest';
 import { InvalidAuditsError, type AuditProblem } from '@merchant-verify/verifier/errors';
 import { currentTarget, snapshotOutputs } from './outputs.ts';
-import { auditsFolder, buildFails, cloneProject, type Project } from './project.ts';
+import { auditsFolder, buildFails, copyProject, type Project } from './project.ts';
 
 export interface Live {
   q: Project;
@@ -16,7 +16,7 @@ export interface Live {
 }
 
 export async function liveCopy(base: Project): Promise<Live> {
-  const q = await cloneProject(base);
+  const q = await copyProject(base);
   return { q, before: await snapshotOutputs(q), target: await currentTarget(q.recordsDir) };
 }
 

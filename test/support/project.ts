@@ -115,18 +115,6 @@ export async function copyProject(from: Project): Promise<Project> {
   return p;
 }
 
-/**
- * A copy of a built project's outputs (records/ with its relative `current` link, and public/),
- * sharing its audits and keys: lets tests that must start from a live build run side by side.
- */
-export async function cloneProject(p: Project): Promise<Project> {
-  const root = await tempDir('mvr-clone-');
-  const q: Project = { ...p, root, recordsDir: join(root, 'records'), publicDir: join(root, 'public'), keySetFile: join(root, 'public', KEY_SET_PATH) };
-  await cp(p.recordsDir, q.recordsDir, { recursive: true, verbatimSymlinks: true });
-  await cp(p.publicDir, q.publicDir, { recursive: true, verbatimSymlinks: true });
-  return q;
-}
-
 /** A fresh audits folder: the sample audits (unless `samples` is false) plus `files`. */
 export async function auditsFolder(files: Record<string, string>, samples = true): Promise<string> {
   const dir = await tempDir('mvr-audits-');
