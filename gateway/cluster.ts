@@ -1,4 +1,4 @@
-import cluster from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
 import type { GatewayOptions } from './context.ts';
 import type { JsonLog } from './json-log.ts';
 import { clusterMetrics } from './metrics.ts';
@@ -19,23 +19,33 @@ export async function runAsCluster(workers: number, log: JsonLog, metrics: Gatew
   let stopping = false;
   const listener = metrics && 'listen' in metrics ? await serveMetrics(clusterMetrics(), metrics.listen.host, metrics.listen.port, log.log) : null;
   if (listener) log.log({ level: 'info', msg: 'serving metrics', url: listener.url, workers });
-  const fork = () => cluster.fork();
+  const fork = () => {
+    if (!stopping) cluster.fork();
+  };
   for (let i = 0; i < workers; i++) fork();
+  // A process that has exited can still be listed in `cluster.workers` when its exit is seen (it
+  // is dropped once its channel has closed too, which may come first or after), so the primary
+  // counts the processes still running, not the processes listed.
+  const running = () => Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined && !worker.isDead());
+  let exiting = false;
+  const exitWhenAllStopped = () => {
+    if (exiting || running().length > 0) return;
+    exiting = true;
+    void Promise.all([listener?.close(), log.close()]).finally(() => process.exit(0));
+  };
   cluster.on('exit', (worker, code, signal) => {
-    if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) {
-        void Promise.all([listener?.close(), log.close()]).finally(() => process.exit(0));
-      }
-      return;
-    }
+    if (stopping) return exitWhenAllStopped();
     log.log({ level: 'error', msg: 'gateway process exited; starting another', pid: worker.process.pid, code, signal });
     setTimeout(fork, 500).unref();
   });
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    log.log({ level: 'info', msg: 'shutting down', signal, workers: Object.keys(cluster.workers ?? {}).length });
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    const processes = running();
+    log.log({ level: 'info', msg: 'shutting down', signal, workers: processes.length });
+    for (const worker of processes) worker.process.kill('SIGTERM');
+    // None running (each had died and its replacement was not started yet): nothing to wait for.
+    exitWhenAllStopped();
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

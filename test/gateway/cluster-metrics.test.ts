@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { freePort } from '../support/ports.ts';
 import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
-import { cleanup, makeProject, poll, ROOT } from './helpers.ts';
+import { cleanup, makeProject, ROOT } from './helpers.ts';
+import { exitCodeOf, poll } from '../support/wait.ts';
 
 afterAll(cleanup);
 
@@ -19,21 +20,22 @@ describe('mvr serve --workers 2 --metrics-port', () => {
     const child = spawn(
       process.execPath,
       ['bin/mvr.js', 'serve', '--quiet', '--workers', '2', '--port', String(port), '--metrics-port', String(metricsPort), '--cache-mb', '3', '--records', project.recordsDir, '--public', project.publicDir, '--api-keys', project.apiKeysFile],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.stderr!.setEncoding('utf8').on('data', (s: string) => (out += s));
     try {
       await poll(async () => (out.match(/"msg":"listening"/g) ?? []).length, (n) => n === 2, { timeoutMs: 20_000, intervalMs: 100 });
       expect(out).toContain(`"msg":"serving metrics","url":"http://127.0.0.1:${metricsPort}/metrics"`);
       // A new connection for each, so both processes take some.
       const asked = 12;
       for (let i = 0; i < asked; i++) {
-        const res = await fetch(`http://127.0.0.1:${port}/v1/verify?domain=acme-outdoor.example`, { headers: { authorization: `Bearer ${key}`, connection: 'close' } });
+        const res = await fetch(`http://127.0.0.1:${port}/v1/verify?domain=acme-outdoor.example`, { headers: { authorization: `Bearer ${key}`, connection: 'close' }, signal: AbortSignal.timeout(10_000) });
         expect(res.status).toBe(200);
+        await res.arrayBuffer();
       }
-      const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { signal: AbortSignal.timeout(10_000) });
       expect(res.status).toBe(200);
       const samples = parseMetrics(await res.text());
       expect(sampleOf(samples, 'mvr_requests_total', { route: '/v1/verify', method: 'GET', status: '200' })).toBe(asked);
@@ -44,7 +46,7 @@ describe('mvr serve --workers 2 --metrics-port', () => {
       const build = samples.find((s) => s.name === 'mvr_build_info');
       expect(build?.value).toBe(1);
       child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      expect(await exitCodeOf(child, 'mvr serve --workers 2 after SIGTERM', () => out)).toBe(0);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { cleanup } from '../support/gateway.ts';
 import { makeProject, ROOT } from '../support/project.ts';
-import { poll } from '../support/wait.ts';
+import { exitCodeOf, poll } from '../support/wait.ts';
 
 afterAll(cleanup);
 
@@ -24,7 +24,7 @@ describe('mvr serve --workers 2', () => {
     );
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.stderr!.setEncoding('utf8').on('data', (s: string) => (out += s));
     try {
       await poll(async () => (out.match(/"msg":"listening"/g) ?? []).length, (n) => n === 2, { timeoutMs: 20_000, intervalMs: 100 });
       const workers = () => execFileSync('pgrep', ['-P', String(child.pid), '-f', 'bin/mvr.js'], { encoding: 'utf8' }).trim().split('\n').map(Number);
@@ -43,7 +43,7 @@ describe('mvr serve --workers 2', () => {
       const res = await fetch(`http://127.0.0.1:${port}/healthz`);
       expect(res.status).toBe(200);
       child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      expect(await exitCodeOf(child, 'mvr serve --workers 2 after SIGTERM', () => out)).toBe(0);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }

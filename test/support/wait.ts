@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 /**
  * Bounded waits on a condition, for tests: they end as soon as the condition holds, so a test
  * waits for an event, never for a fixed time. (A fixed `sleep` is only for short gaps, well
@@ -37,4 +38,20 @@ function shown(value: unknown): string {
   const reply = value as { status?: unknown; text?: unknown } | undefined;
   if (typeof reply?.status === 'number' && typeof reply.text === 'string') return `${reply.status} ${reply.text.slice(0, 300)}`;
   return JSON.stringify(value);
+}
+
+/**
+ * `child`'s exit code once it has exited, waiting at most `timeoutMs`. A process that does not
+ * exit fails the test here, naming `what` and showing the end of `output()`, rather than holding
+ * the test until its own time-out with nothing to show.
+ */
+export function exitCodeOf(child: ChildProcess, what: string, output: () => string = () => '', timeoutMs = 15_000): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: still running after ${timeoutMs} ms; its output ends:\n${output().slice(-3000)}`)), timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
 }
