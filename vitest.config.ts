@@ -1,4 +1,8 @@
 import { defineConfig } from 'vitest/config';
+import { useScratchFolder } from './test/support/scratch.ts';
+
+// Temporary files on a RAM-backed file system when there is one (see test/support/scratch.ts).
+useScratchFolder();
 
 /**
  * Files that must have the machine to themselves: three gateway processes polling the S3 test
