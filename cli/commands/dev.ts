@@ -28,6 +28,7 @@ export default defineCommand({
       // The port first: a second `mvr dev` beside a running one must stop before it rebuilds the
       // records or revokes the dev key the first one printed. It is held until the gateway takes it.
       const port = await holdPort(config.host, config.port);
+      let key: string;
       try {
         if (!(await loadActiveKey(config.keys, config.signingKey))) {
           const kid = await keygen(config.keys);
@@ -38,6 +39,13 @@ export default defineCommand({
           process.stderr.write(`mvr dev: created development log key ${logKey.name} in ${config.keys}\n`);
         }
         process.stderr.write(formatSummary(await buildDated(args, config.audits, env)));
+        // Only hashes are stored, so an earlier dev key cannot be shown again: each start makes a
+        // new one and revokes the dev keys before it, while this run holds the port (so never the
+        // key of a gateway still running), and before the gateway starts (so it starts with a
+        // live key). Keys with other labels are left alone.
+        const apiKeysFile = apiKeysFileOf(config);
+        for (const old of await listApiKeys(apiKeysFile)) if (old.label === DEV_LABEL && !old.revoked) await revokeApiKey(apiKeysFile, old.id);
+        key = (await createApiKey(apiKeysFile, DEV_LABEL)).key;
       } finally {
         await port.release();
       }
@@ -46,14 +54,6 @@ export default defineCommand({
       const log = openJsonLog();
       const settings = await gatewayOptions(config, {}, log);
       const gateway = await startGateway(settings);
-
-      // Only hashes are stored, so an earlier dev key cannot be shown again: each start makes a
-      // new one and revokes the dev keys before it, once this run holds the port (so never the
-      // key of a gateway still running). Keys with other labels are left alone.
-      const apiKeysFile = apiKeysFileOf(config);
-      for (const old of await listApiKeys(apiKeysFile)) if (old.label === DEV_LABEL && !old.revoked) await revokeApiKey(apiKeysFile, old.id);
-      const { key } = await createApiKey(apiKeysFile, DEV_LABEL);
-      await gateway.services.apiKeys.refresh();
       const url = gateway.url;
       process.stderr.write(
         [

@@ -17,6 +17,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 async function startDev(dir: string, port: string) {
   const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), 'dev', '--port', port], { cwd: dir, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
+  let stdout = ''; // the gateway's log
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
   await new Promise<void>((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (s: string) => {
       stderr += s;
@@ -26,7 +28,7 @@ async function startDev(dir: string, port: string) {
   });
   const curl = /curl -sS -H 'Authorization: Bearer ([^']+)' '([^']+)'/.exec(stderr);
   if (!curl) throw new Error(`no curl line in: ${stderr}`);
-  return { child, stderr, key: curl[1]!, url: curl[2]! };
+  return { child, stderr, log: () => stdout, key: curl[1]!, url: curl[2]! };
 }
 
 // One `mvr dev` for the file, in an empty project folder as a new user would start it: the first
@@ -67,6 +69,9 @@ describe('mvr dev (npm start)', () => {
     expect(verified.stdout).toMatch(/signature {2}valid/);
     expect(verified.stdout).toMatch(/audited {4}\d{4}-\d\d-\d\d \([2-4] days ago\); next audit/);
     expect(verified.stdout).toMatch(/log {8}included: entry \d+ of 33/);
+    // The gateway starts with the dev key live: no warning that every request will be refused.
+    expect(dev.log()).toContain('"level":"info"');
+    expect(dev.log()).not.toMatch(/"level":"warn"/);
   });
 
   it('a second mvr dev on the busy port exits 2 before it touches keys, records or API keys', async () => {
