@@ -36,7 +36,9 @@ export async function runAsCluster(workers: number, log: JsonLog, metrics: Gatew
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return exitWhenAllStopped();
     log.log({ level: 'error', msg: 'gateway process exited; starting another', pid: worker.process.pid, code, signal });
-    setTimeout(fork, 500).unref();
+    // Not unref'd: with every process gone at once (an out-of-memory kill), this timer is what
+    // keeps the primary running to replace them.
+    setTimeout(fork, 500);
   });
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;

@@ -1,6 +1,7 @@
 /**
  * `mvr serve --workers 2`: two gateway processes on one port (node cluster). Every request is
- * answered whichever process takes it; a process that dies is replaced; SIGTERM stops them all.
+ * answered whichever process takes it; a process that dies is replaced, and so are all of them
+ * dying at once; SIGTERM stops them all.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { freePort } from '../support/ports.ts';
@@ -13,7 +14,7 @@ import { exitCodeOf, poll } from '../support/wait.ts';
 afterAll(cleanup);
 
 describe('mvr serve --workers 2', () => {
-  it('serves from two processes, replaces one that dies, and stops them all on SIGTERM', async () => {
+  it('serves from two processes, replaces one that dies or every one at once, and stops them all on SIGTERM', async () => {
     const project = await makeProject();
     const { key } = await createApiKey(project.apiKeysFile, 'cluster');
     const port = await freePort();
@@ -40,6 +41,13 @@ describe('mvr serve --workers 2', () => {
       await poll(async () => out, (o) => o.includes('"msg":"gateway process exited; starting another"'), { timeoutMs: 10_000, intervalMs: 100 });
       await poll(async () => (out.match(/"msg":"listening"/g) ?? []).length, (n) => n === 3, { timeoutMs: 20_000, intervalMs: 100 });
       expect(workers()).not.toContain(victim);
+      // Every process gone at once (an out-of-memory kill, say): the primary stays and starts two more.
+      const all = workers();
+      for (const pid of all) process.kill(pid, 'SIGKILL');
+      await poll(async () => (out.match(/"msg":"listening"/g) ?? []).length, (n) => n === 5, { timeoutMs: 20_000, intervalMs: 100 });
+      expect(child.exitCode).toBeNull();
+      expect(workers().filter((pid) => all.includes(pid))).toEqual([]);
+      expect(workers()).toHaveLength(2);
       const res = await fetch(`http://127.0.0.1:${port}/healthz`);
       expect(res.status).toBe(200);
       child.kill('SIGTERM');
