@@ -8,7 +8,7 @@ import { createApiKey } from '../../access/api-keys.ts';
 import { freePort } from '../support/ports.ts';
 import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
 import { cleanup, makeProject, ROOT } from './helpers.ts';
-import { exitCodeOf, poll } from '../support/wait.ts';
+import { waitForExit, poll } from '../support/wait.ts';
 
 afterAll(cleanup);
 
@@ -46,7 +46,7 @@ describe('mvr serve --workers 2 --metrics-port', () => {
       const build = samples.find((s) => s.name === 'mvr_build_info');
       expect(build?.value).toBe(1);
       child.kill('SIGTERM');
-      expect(await exitCodeOf(child, 'mvr serve --workers 2 after SIGTERM', () => out)).toBe(0);
+      expect(await waitForExit(child, 'mvr serve --workers 2 after SIGTERM', () => out)).toBe(0);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { cleanup } from '../support/gateway.ts';
 import { makeProject, ROOT } from '../support/project.ts';
-import { exitCodeOf, poll } from '../support/wait.ts';
+import { waitForExit, poll } from '../support/wait.ts';
 
 afterAll(cleanup);
 
@@ -51,7 +51,7 @@ describe('mvr serve --workers 2', () => {
       const res = await fetch(`http://127.0.0.1:${port}/healthz`);
       expect(res.status).toBe(200);
       child.kill('SIGTERM');
-      expect(await exitCodeOf(child, 'mvr serve --workers 2 after SIGTERM', () => out)).toBe(0);
+      expect(await waitForExit(child, 'mvr serve --workers 2 after SIGTERM', () => out)).toBe(0);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }

@@ -1,9 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
 /**
  * Bounded waits on a condition, for tests: they end as soon as the condition holds, so a test
  * waits for an event, never for a fixed time. (A fixed `sleep` is only for short gaps, well
  * under a second.)
  */
+import type { ChildProcess } from 'node:child_process';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -45,7 +45,7 @@ function shown(value: unknown): string {
  * exit fails the test here, naming `what` and showing the end of `output()`, rather than holding
  * the test until its own time-out with nothing to show.
  */
-export function exitCodeOf(child: ChildProcess, what: string, output: () => string = () => '', timeoutMs = 15_000): Promise<number | null> {
+export function waitForExit(child: ChildProcess, what: string, output: () => string = () => '', timeoutMs = 15_000): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${what}: still running after ${timeoutMs} ms; its output ends:\n${output().slice(-3000)}`)), timeoutMs);
