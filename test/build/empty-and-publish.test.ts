@@ -114,14 +114,17 @@ describe('the --json summary', () => {
   it("reports the build's own peak memory, not its parent's (a parent holding 700 MB runs the CLI)", async () => {
     const p = await makeProject({ samples: true, sign: true, build: false });
     // getrusage's maxRSS would carry this across fork and exec into the child's figure.
-    let ballast: Buffer | null = Buffer.alloc(700 * 1024 * 1024, 1);
+    const ballastMb = 700;
+    let ballast: Buffer | null = Buffer.alloc(ballastMb * 1024 * 1024, 1);
     try {
       const res = await runCli(buildArgs(p, ['--json']));
       expect(res.code, res.stderr).toBe(0);
       const summary = JSON.parse(res.stdout) as { peakRssMb: number; records: number };
       expect(summary.records).toBeGreaterThan(0);
-      expect(summary.peakRssMb).toBeGreaterThan(20);
-      expect(summary.peakRssMb).toBeLessThan(500);
+      // A figure of the build's own (a Node process has some), and not the parent's: no budget
+      // for the build's memory is checked here (that is the benchmark's).
+      expect(summary.peakRssMb).toBeGreaterThan(0);
+      expect(summary.peakRssMb).toBeLessThan(ballastMb);
       expect(ballast[ballast.length - 1]).toBe(1);
     } finally {
       ballast = null;
