@@ -1,4 +1,3 @@
-import { request } from 'undici';
 import { FetchFailedError } from './key-set-client.ts';
 
 /** A gateway's answer to `GET /v1/verify`: the record's bytes, or the status and problem document. */
@@ -18,6 +17,8 @@ export function fetchRecordFromGateway(baseUrl: string, apiKey: string, domain: 
 /** Any key-gated `GET` of a gateway (`path` with its query), answered as {@link fetchRecordFromGateway} does. */
 export async function getFromGateway(baseUrl: string, apiKey: string, path: string, timeoutMs = 10_000): Promise<GatewayAnswer> {
   const url = `${baseUrl.replace(/\/+$/, '')}${path}`;
+  // undici is loaded on the first request, not with the CLI: `mvr verify --file` never fetches.
+  const { request } = await import('undici');
   let res;
   try {
     res = await request(url, { headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });

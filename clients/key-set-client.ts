@@ -1,4 +1,4 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { FetchFailedError } from '@merchant-verify/verifier/errors';
 import { KEY_SET_PATH, parseKeySet, type KeySet } from '@merchant-verify/verifier/keyset';
 import { verifyAbsence, verifyRecord, type AbsenceResult, type RecordVerification, type VerifyOptions } from '@merchant-verify/verifier';
@@ -77,6 +77,8 @@ export class KeySetClient {
     this.fetches++;
     const headers: Record<string, string> = { accept: 'application/jwk-set+json, application/json' };
     if (this.cached?.etag) headers['if-none-match'] = this.cached.etag;
+    // undici is loaded on the first request, not with the CLI: `mvr verify --file` never fetches.
+    const { request } = await import('undici');
     let res: Dispatcher.ResponseData;
     try {
       res = await request(this.url, {

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { request } from 'undici';
 import { LOG_CHECKPOINT, LOG_VKEY_PATH } from '../core/layout.ts';
 import type { TileFetch } from '../core/tlog/tile-tree.ts';
 import { FetchFailedError } from './key-set-client.ts';
@@ -16,6 +15,8 @@ export async function readBytes(fileOrUrl: string, timeoutMs = 10_000): Promise<
       throw new FetchFailedError(`cannot read ${fileOrUrl}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
   }
+  // undici is loaded on the first request, not with the CLI: `mvr verify --file` never fetches.
+  const { request } = await import('undici');
   let res;
   try {
     res = await request(fileOrUrl, { headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
