@@ -11,7 +11,7 @@ import { holdingOrigin } from '../support/holding-origin.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { liveRecords } from '../support/outputs.ts';
 import { makeProject, type Project as TestProject } from '../support/project.ts';
-import { poll } from '../support/wait.ts';
+import { poll, waitForExit } from '../support/wait.ts';
 
 const origins: { close(): Promise<void> }[] = [];
 afterAll(async () => {
@@ -111,7 +111,6 @@ describe('mvr serve on SIGTERM', () => {
     );
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       const { value: url } = await poll(async () => /"msg":"listening","url":"([^"]+)"/.exec(out)?.[1] ?? null, (u) => u !== null, { timeoutMs: 15_000, intervalMs: 50 });
       const held = origin.hold(recordPath(domain));
@@ -125,7 +124,7 @@ describe('mvr serve on SIGTERM', () => {
       expect(res.status).toBe(200);
       expect(res.headers.get('connection')).toBe('close');
       expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);
-      expect(await exited).toBe(0);
+      expect(await waitForExit(child, 'mvr serve after SIGTERM', () => out)).toBe(0);
       expect(out).toMatch(/"msg":"shutting down","signal":"SIGTERM"/);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');

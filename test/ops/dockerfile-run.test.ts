@@ -3,7 +3,7 @@
  * the ENV it sets, its ENTRYPOINT/CMD, its HEALTHCHECK and its STOPSIGNAL, against real records,
  * while checking that the process writes nothing (a read-only root filesystem).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { freePort } from '../support/ports.ts';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { command, final, finalEnv, healthcheck, only, ROOT, run } from '../support/dockerfile.ts';
 import { makeProject, removeTempDirs } from '../support/project.ts';
+import { waitForExit } from '../support/wait.ts';
 
 const tempDirs: string[] = [];
 const temp = (prefix: string) => {
@@ -38,9 +39,6 @@ function snapshot(dir: string): Map<string, string> {
   walk(dir);
   return out;
 }
-
-const exited = (child: ChildProcess) =>
-  new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
 
 describe('the image\'s command, run here as the image would run it', () => {
   let app: string; // what the final stage's COPY lines put in WORKDIR
@@ -125,9 +123,11 @@ describe('the image\'s command, run here as the image would run it', () => {
     } finally {
       child.kill(only('STOPSIGNAL').args as NodeJS.Signals);
     }
-    const code = await Promise.race([exited(child), new Promise<string>((r) => setTimeout(() => r('timeout'), 15_000))]);
-    if (code === 'timeout') child.kill('SIGKILL');
-    expect(code, out).toBe(0);
+    try {
+      expect(await waitForExit(child, "the image's command after its STOPSIGNAL", () => out)).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
 
     // Nothing was written: not to the code, not to the mounted data, not even to /tmp.
     expect(snapshot(app)).toEqual(before.app);
