@@ -9,6 +9,7 @@ import { cp, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, removeTempDirs, ROOT, runCli, SAMPLE_AUDITS, snapshot, tempDir } from '../build/helpers.ts';
+import { waitForExit } from '../support/wait.ts';
 
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -42,9 +43,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   if (dev && dev.child.exitCode === null) {
-    const exited = new Promise((resolve) => dev.child.once('exit', resolve));
     dev.child.kill('SIGTERM');
-    await exited;
+    await waitForExit(dev.child, 'mvr dev after SIGTERM', dev.log);
   }
   await removeTempDirs();
 });

@@ -18,7 +18,7 @@ import { connectRedis, type RedisClient } from '../../access/redis.ts';
 import { cleanup } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';
 import { build, copyProject, makeProject, type Project, ROOT } from '../support/project.ts';
-import { poll, sleep } from '../support/wait.ts';
+import { poll, sleep, waitForExit } from '../support/wait.ts';
 import { freePort, REDIS_SERVER, reportRedisSkip, startRedis, type TestRedis } from '../support/redis-server.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { publishTo } from '../support/s3-records.ts';
@@ -61,9 +61,8 @@ describe.skipIf(!REDIS_SERVER)('three gateways on one Redis and one bucket (real
     return { url, child, log: () => log };
   };
   const stopCluster = async (child: ChildProcess) => {
-    const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
-    await exited;
+    await waitForExit(child, 'a gateway of the cluster after SIGTERM');
   };
   const askOnNewConnection = (url: string, domain: string, key: string) =>
     new Promise<{ status: number; text: string }>((resolve, reject) => {

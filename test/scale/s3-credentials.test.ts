@@ -21,6 +21,7 @@ import { cleanup, ISSUER, makeProject, poll, ROOT, type TestProject } from '../g
 import { freePort } from '../support/ports.ts';
 import { S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY, startS3, type TestS3, type TestS3Credentials } from '../support/s3-server.ts';
 import { publishTo } from '../support/s3-records.ts';
+import { waitForExit } from '../support/wait.ts';
 
 const BUCKET = 'mvr-creds';
 const ROLE_FIRST = { accessKeyId: 'ASIAROLEFIRST0000001', secretAccessKey: 'role-secret-first-0123456789abcdef', sessionToken: 'role-session-token-first' };
@@ -125,9 +126,8 @@ describe('container credentials (ECS, EKS Pod Identity)', () => {
     expect(new Set(after)).toEqual(new Set([ROLE_SECOND.accessKeyId]));
     expect(endpoint.calls).toBe(2);
     expect(log).not.toMatch(/"level":"error"/);
-    const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
-    await exited;
+    await waitForExit(child, 'mvr serve after SIGTERM', () => log);
   });
 
   it('mvr mcp over stdio reads records with them', async () => {

@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './ports.ts';
+import { waitForExit } from './wait.ts';
 
 export { freePort };
 
@@ -54,9 +55,8 @@ export async function startRedis(opts: { persistent?: boolean } = {}): Promise<T
     async stop(hard = false) {
       const c = child;
       if (!c || c.exitCode !== null) return;
-      const exited = new Promise((r) => c.once('exit', r));
       c.kill(hard ? 'SIGKILL' : 'SIGTERM');
-      await exited;
+      await waitForExit(c, `redis-server after ${hard ? 'SIGKILL' : 'SIGTERM'}`);
     },
   };
 }
