@@ -96,8 +96,8 @@ function projectAt(root: string): Project {
 
 /**
  * A copy of the plain project that Vitest's global set-up built once for the run
- * (./plain-project.ts). Every copy has its key and build id: a test that needs two different keys
- * or builds makes them itself (`makeProject({ build: false })`, then `build`).
+ * (./plain-project.ts). Every copy has the plain project's key and build id: a test that needs two
+ * different keys or builds makes them itself (`makeProject({ build: false })`, then `build`).
  */
 async function copyOfPlain(): Promise<Project> {
   const from = projectAt(inject('plainProject'));
