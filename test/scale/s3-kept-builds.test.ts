@@ -37,7 +37,7 @@ afterAll(async () => {
 /** `count` audits of `shop<i>.example`, every score `score`. */
 const shops = (count: number, score: number) =>
   Array.from({ length: count }, (_, i) =>
-    JSON.stringify({ domain: `shop${i}.example`, score, sub_scores: { visibility: 50, recommendation_rate: 50, technical_readiness: 50 }, evidence: { ok: true, coverage: 0.8, site_coverage: 0.7, engines_ran: ['chatgpt'] }, archetype: 'retailer', first_seen: '2025-01-01T00:00:00Z', last_audited_at: '2026-10-01T00:00:00Z' }),
+    JSON.stringify({ domain: `shop${i}.example`, score, sub_scores: { visibility: 50, recommendation_rate: 50, technical_readiness: 50 }, evidence: { ok: true, coverage: 0.8, site_coverage: 0.7, engines_ran: ['chatgpt'] }, archetype: 'retailer', first_seen: '2025-01-01T00:00:00Z', last_audited_at: '2026-07-01T00:00:00Z' }),
   ).join('\n');
 
 describe('kept builds from s3:// answer as from the records folder', async () => {
