@@ -109,10 +109,15 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       buildDir: rest.buildDir ?? join(opts.recordsDir, BUILDS_DIR, buildId),
       peakRssMb: peakRssMb(),
     });
-    // The same build again: it is live already, so nothing is written, appended to the log or kept twice.
+    // The same build again: it is live already, so no build is written, appended to the log or kept
+    // twice; only what the options decide besides the build (the key set, how many builds are kept) is.
     if ((await existingBuild(opts.recordsDir, buildId)) === 'live') {
+      await writeKeySet(opts, keySetFile, keySet);
+      const kept = keptBefore.slice(0, keep);
+      await writeKept(opts.recordsDir, kept);
+      const pruned = await pruneBuilds(opts.recordsDir, [...kept.map((b) => b.id), keptBefore[1]?.id ?? null]);
       const durationMs = performance.now() - started;
-      return summary({ durationMs, buildDir: null, keptBuilds: keptBefore.length, prunedBuilds: 0, changes: 0, domainMap: { durationMs: 0, domains: outcome.written, bytes: outcome.written * 32 }, log: null });
+      return summary({ durationMs, buildDir: null, keptBuilds: kept.length, prunedBuilds: pruned.length, changes: 0, domainMap: { durationMs: 0, domains: outcome.written, bytes: outcome.written * 32 }, log: null });
     }
     // The domain map and the signed statement over it: what "never audited" is decided by.
     const mapStarted = performance.now();
@@ -145,10 +150,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     await writeFile(join(staging, MANIFEST_FILE), `${canonicalJson(manifest)}\n`);
 
     // Key set first, then records: a record is never live before the key that verifies it.
-    await mkdir(dirname(keySetFile), { recursive: true });
-    await writeAtomic(keySetFile, `${canonicalJson(keySet)}\n`);
-    // The verify page beside it, so a CDN serving public/ serves the page too.
-    if (!(await copyVerifyPage(opts.publicDir))) opts.onWarning?.('the verify page is not built (run "npm run build"): public/verify/ was not written');
+    await writeKeySet(opts, keySetFile, keySet);
     const { buildDir, previous } = await swapInBuild(opts.recordsDir, staging, buildId);
     staging = null;
     // The build is live from here: its checkpoint's tiles must stay even if publishing the
@@ -179,6 +181,13 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     if (logStep) await logStep.discard().catch(() => undefined);
     await release();
   }
+}
+
+/** The key set, and the verify page beside it, so a CDN serving public/ serves the page too. */
+async function writeKeySet(opts: BuildOptions, keySetFile: string, keySet: KeySet): Promise<void> {
+  await mkdir(dirname(keySetFile), { recursive: true });
+  await writeAtomic(keySetFile, `${canonicalJson(keySet)}\n`);
+  if (!(await copyVerifyPage(opts.publicDir))) opts.onWarning?.('the verify page is not built (run "npm run build"): public/verify/ was not written');
 }
 
 /**

@@ -89,7 +89,7 @@ describe.concurrent('reproducible builds', () => {
     const before = await snapshotOutputs(p);
     const second = await runCli(buildArgs(p));
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toContain(`build ${(JSON.parse(first.stdout) as { buildId: string }).buildId} is already live (the same audits, keys, options and --now): nothing was written`);
+    expect(second.stdout).toContain(`build ${(JSON.parse(first.stdout) as { buildId: string }).buildId} is already live (the same audits, keys, options and --now): no build written, nothing appended to the log`);
     expect(await snapshotOutputs(p)).toEqual(before);
     expect((JSON.parse(await readFile(join(p.recordsDir, KEPT_FILE), 'utf8')) as { builds: unknown[] }).builds).toHaveLength(1);
   });
