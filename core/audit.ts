@@ -43,6 +43,10 @@ export const auditSchema = z
     }
   });
 
+export type AuditInput = z.input<typeof auditSchema>;
+/** A validated audit with its domain normalized. */
+export type Audit = z.output<typeof auditSchema>;
+
 /**
  * How far an audit's dates, or `--now`, may run ahead of the clock they are checked against: two
  * machines' clocks disagree by seconds, never by minutes. Anything later is a mistake (a typo'd
@@ -57,10 +61,6 @@ export function futureDateProblems(audit: Pick<Audit, 'first_seen' | 'last_audit
     .filter((member) => parseTimestamp(audit[member])! > limit)
     .map((member) => ({ source, member, message: `${audit[member]} is later than the build's issued_at ${issuedAt}: an audit cannot be dated in the future` }));
 }
-
-export type AuditInput = z.input<typeof auditSchema>;
-/** A validated audit with its domain normalized. */
-export type Audit = z.output<typeof auditSchema>;
 
 /**
  * Validates one parsed audit. Returns the audit with `domain` normalized, or every problem found
