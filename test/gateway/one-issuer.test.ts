@@ -10,7 +10,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { connectHttpClient } from '../support/mcp.ts';
-import { ISSUER, makeProject } from '../support/project.ts';
+import { build, ISSUER, makeProject } from '../support/project.ts';
+import { defaultSchemaUrl } from '../../core/record.ts';
+import { poll } from '../support/wait.ts';
 import { startStaticOrigin } from '../support/static-origin.ts';
 
 afterAll(cleanup);
@@ -20,18 +22,18 @@ const KNOWN = 'acme-outdoor.example';
 const NEVER = 'never-audited-issuer.example';
 
 /** Every answer that names an issuer is refused: the signed record, the never-audited one, and health says why. */
-async function expectRefused(g: TestGateway): Promise<void> {
+async function expectRefused(g: TestGateway, issuers = { build: ISSUER, gateway: OTHER }): Promise<void> {
   for (const domain of [KNOWN, NEVER]) {
     const r = await g.verify(domain);
     expect(r.status, r.text).toBe(503);
-    expect(r.json).toMatchObject({ code: 'STORE_UNAVAILABLE', type: `https://${OTHER}/problems/store-unavailable` });
-    expect(r.text).not.toContain(`"issuer":"${ISSUER}"`);
+    expect(r.json).toMatchObject({ code: 'STORE_UNAVAILABLE', type: `https://${issuers.gateway}/problems/store-unavailable` });
+    expect(r.text).not.toContain(`"issuer":"${issuers.build}"`);
   }
   const health = await g.request('/healthz', { key: null });
   expect(health.json).toMatchObject({ status: 'degraded', records: { ok: false, error: "build refused: made for another issuer than this gateway's" } });
   const lines = g.logs.filter((l) => l.msg === "build refused: its issuer is not this gateway's");
   expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatchObject({ level: 'error', build_issuer: ISSUER, gateway_issuer: OTHER });
+  expect(lines[0]).toMatchObject({ level: 'error', build_issuer: issuers.build, gateway_issuer: issuers.gateway });
 }
 
 describe('one issuer per gateway', async () => {
@@ -66,5 +68,18 @@ describe('one issuer per gateway', async () => {
     expect((await g.verify(NEVER)).json).toMatchObject({ issuer: ISSUER, status: 'unverified', schema: `https://${ISSUER}/schemas/verification/v1` });
     expect((await g.request('/healthz', { key: null })).json).toMatchObject({ status: 'ok' });
     expect(g.logs.filter((l) => /issuer/.test(l.msg))).toEqual([]);
+  });
+
+  it('a running gateway refuses a build of another issuer once it goes live, and serves the next build of its own', async () => {
+    const p = await makeProject();
+    const g = await startTestGateway(p);
+    expect((await g.verify(KNOWN)).json).toMatchObject({ issuer: ISSUER });
+    await build(p, { issuer: OTHER, schemaUrl: defaultSchemaUrl(OTHER), now: Date.parse('2026-11-02T00:00:00Z') });
+    await poll(() => g.request('/healthz', { key: null }), (r) => (r.json as { status: string }).status === 'degraded');
+    await expectRefused(g, { build: OTHER, gateway: ISSUER });
+    await build(p, { now: Date.parse('2026-11-03T00:00:00Z') });
+    await poll(() => g.request('/healthz', { key: null }), (r) => (r.json as { status: string }).status === 'ok');
+    expect((await g.verify(KNOWN)).json).toMatchObject({ issuer: ISSUER, status: 'verified', issued_at: '2026-11-03T00:00:00.000Z' });
+    expect((await g.verify(NEVER)).json).toMatchObject({ issuer: ISSUER, status: 'unverified' });
   });
 });
