@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
@@ -24,6 +23,7 @@ import { keptEntry, readKept, writeKept } from '../storage/kept-builds.ts';
 import { loadLogKey, logOrigin } from '../keyring/log-key.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
 import { appendBuildToLog, openPublishedLog, type LogStep } from './log.ts';
+import { BuildDigest, existingBuild } from './build-id.ts';
 
 export type { BuildOptions, BuildProgress, BuildSummary } from './options.ts';
 
@@ -47,7 +47,8 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     // A log the build would refuse is refused now, before any audit is read (a month's work).
     const publishedLog = logKey ? await openPublishedLog(opts.publicDir, logKey, origin) : null;
     const keep = opts.keep ?? DEFAULT_KEEP;
-    const earlier = (await readKept(opts.recordsDir)).slice(0, keep - 1);
+    const keptBefore = await readKept(opts.recordsDir);
+    const earlier = keptBefore.slice(0, keep - 1);
     const keySetFile = join(opts.publicDir, KEY_SET_PATH);
     const ownKeys: KeySet = key ? await publishedKeySet(opts.keysDir, key, opts.publishKeysFile) : { keys: [] };
     // Unsigned builds publish no key set; signed ones keep listing the keys of the kept builds.
@@ -84,11 +85,40 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       byStatus[status] = (byStatus[status] ?? 0) + n;
       byTier[tier] = (byTier[tier] ?? 0) + n;
     }
-    // Readable by date, unique by chance: two builds in one millisecond (or with one --now) never share an id.
-    const buildId = `${issuedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(6).toString('hex')}`;
     // The change feed, against every build kept before this one (part of the build: all or nothing).
     const leaves = new MapLeaves(outcome.written);
-    const runs = await writeIndex(staging, leaves.add);
+    const digest = new BuildDigest({ issuer: opts.issuer, schemaUrl: opts.schemaUrl, keyId: key?.kid ?? null });
+    const runs = await writeIndex(staging, leaves.add, digest.add);
+    // Readable by date, the rest from the content: the same build made twice is one build.
+    const buildId = digest.id(issuedAt);
+    const summary = (rest: Pick<BuildSummary, 'durationMs' | 'keptBuilds' | 'prunedBuilds' | 'changes' | 'domainMap' | 'log'> & { buildDir: string | null }): BuildSummary => ({
+      buildId,
+      unchanged: rest.buildDir === null,
+      records: outcome.written,
+      byStatus: sortKeys(byStatus),
+      byTier: sortKeys(byTier),
+      signed: key !== null,
+      keyId: key?.kid ?? null,
+      publishedKeyIds: keySet.keys.map((k) => k.kid),
+      issuedAt,
+      files: files.length,
+      workers: workerCount,
+      recordsPerSecond: outcome.written / (rest.durationMs / 1000),
+      keySetFile,
+      ...rest,
+      buildDir: rest.buildDir ?? join(opts.recordsDir, BUILDS_DIR, buildId),
+      peakRssMb: peakRssMb(),
+    });
+    // The same build again: it is live already, so no build is written, appended to the log or kept
+    // twice; only what the options decide besides the build (the key set, how many builds are kept) is.
+    if ((await existingBuild(opts.recordsDir, buildId)) === 'live') {
+      await writeKeySet(opts, keySetFile, keySet);
+      const kept = keptBefore.slice(0, keep);
+      await writeKept(opts.recordsDir, kept);
+      const pruned = await pruneBuilds(opts.recordsDir, [...kept.map((b) => b.id), keptBefore[1]?.id ?? null]);
+      const durationMs = performance.now() - started;
+      return summary({ durationMs, buildDir: null, keptBuilds: kept.length, prunedBuilds: pruned.length, changes: 0, domainMap: { durationMs: 0, domains: outcome.written, bytes: outcome.written * 32 }, log: null });
+    }
     // The domain map and the signed statement over it: what "never audited" is decided by.
     const mapStarted = performance.now();
     const { map } = await writeDomainMap(staging, leaves.leaves(), { issuer: opts.issuer, build: buildId, issuedAt, key });
@@ -120,10 +150,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     await writeFile(join(staging, MANIFEST_FILE), `${canonicalJson(manifest)}\n`);
 
     // Key set first, then records: a record is never live before the key that verifies it.
-    await mkdir(dirname(keySetFile), { recursive: true });
-    await writeAtomic(keySetFile, `${canonicalJson(keySet)}\n`);
-    // The verify page beside it, so a CDN serving public/ serves the page too.
-    if (!(await copyVerifyPage(opts.publicDir))) opts.onWarning?.('the verify page is not built (run "npm run build"): public/verify/ was not written');
+    await writeKeySet(opts, keySetFile, keySet);
     const { buildDir, previous } = await swapInBuild(opts.recordsDir, staging, buildId);
     staging = null;
     // The build is live from here: its checkpoint's tiles must stay even if publishing the
@@ -140,28 +167,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     const kept = [await keptEntry(opts.recordsDir, buildId), ...earlier];
     await writeKept(opts.recordsDir, kept);
     const pruned = await pruneBuilds(opts.recordsDir, [...kept.map((b) => b.id), previous]);
-    return {
-      buildId,
-      records: outcome.written,
-      byStatus: sortKeys(byStatus),
-      byTier: sortKeys(byTier),
-      signed: key !== null,
-      keyId: key?.kid ?? null,
-      publishedKeyIds: keySet.keys.map((k) => k.kid),
-      issuedAt,
-      files: files.length,
-      workers: workerCount,
-      durationMs,
-      recordsPerSecond: outcome.written / (durationMs / 1000),
-      buildDir,
-      keySetFile,
-      prunedBuilds: pruned.length,
-      keptBuilds: kept.length,
-      changes,
-      domainMap,
-      log: logSummary,
-      peakRssMb: peakRssMb(),
-    };
+    return summary({ durationMs, buildDir, keptBuilds: kept.length, prunedBuilds: pruned.length, changes, domainMap, log: logSummary });
   } catch (error) {
     // File-system failures (disk full, permissions, file too large) become one clear, coded
     // error; the live build was never touched.
@@ -175,6 +181,13 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     if (logStep) await logStep.discard().catch(() => undefined);
     await release();
   }
+}
+
+/** The key set, and the verify page beside it, so a CDN serving public/ serves the page too. */
+async function writeKeySet(opts: BuildOptions, keySetFile: string, keySet: KeySet): Promise<void> {
+  await mkdir(dirname(keySetFile), { recursive: true });
+  await writeAtomic(keySetFile, `${canonicalJson(keySet)}\n`);
+  if (!(await copyVerifyPage(opts.publicDir))) opts.onWarning?.('the verify page is not built (run "npm run build"): public/verify/ was not written');
 }
 
 /**

@@ -39,6 +39,8 @@ export interface BuildProgress {
 
 export interface BuildSummary {
   buildId: string;
+  /** True when this very build (same id: same audits, keys, options and --now) was already live: nothing was written. */
+  unchanged: boolean;
   records: number;
   byStatus: Record<string, number>;
   byTier: Record<string, number>;

@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { validateAudit } from '../core/audit.ts';
+import { futureDateProblems, validateAudit } from '../core/audit.ts';
+import { MAX_RECORD_BYTES } from '../core/files.ts';
 import { MvrError, type AuditProblem } from '@merchant-verify/verifier/errors';
 import { recordPath } from '../core/layout.ts';
 import { deriveRecord, type IssueContext } from '../core/record.ts';
@@ -77,6 +78,11 @@ function processAudit(result: BatchResult, value: unknown, source: string): void
     result.problems.push(...checked.problems);
     return;
   }
+  const future = futureDateProblems(checked.audit, source, init.context.issuedAt);
+  if (future.length > 0) {
+    result.problems.push(...future);
+    return;
+  }
   // Once the build has failed nothing is published, but every audit is still validated so
   // that all problems are reported at once; duplicates still need their files to be found.
   try {
@@ -84,6 +90,12 @@ function processAudit(result: BatchResult, value: unknown, source: string): void
     // Self-check before publishing: every signature made is verified over the signed bytes
     // (SELF_CHECK_FAILED otherwise, reported like any problem of the audit).
     const bytes = key ? signUnsignedChecked(record, key).canonical : canonicalRecordText(record);
+    // A record no store or reader accepts is never signed into a build: it would answer 503 forever.
+    const size = Buffer.byteLength(bytes);
+    if (size > MAX_RECORD_BYTES) {
+      result.problems.push({ source, message: `its record would be ${size} bytes, more than the ${MAX_RECORD_BYTES} bytes a record may have (evidence.blockers, flags or engines too long?)` });
+      return;
+    }
     // recordPath gives `shard/name` of a normalized domain: joined as text, no path parsing per record.
     const path = `${stagingDir}/${recordPath(record.domain)}`;
     const dir = path.slice(0, path.lastIndexOf('/'));

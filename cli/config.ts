@@ -2,7 +2,8 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '@merchant-verify/verifier/errors';
 import { defaultSchemaUrl, SCHEMA_SUFFIX } from '../core/record.ts';
-import { parseTimestamp } from '@merchant-verify/verifier/time';
+import { formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/time';
+import { FUTURE_TOLERANCE_MS } from '../core/audit.ts';
 import { storeSettingsFromEnv, storeUrlOf } from '../storage/url.ts';
 import type { S3Config } from '../storage/s3/config.ts';
 
@@ -149,18 +150,29 @@ function flags(names: readonly OptionName[], own: Partial<Record<OptionName, str
 
 /**
  * The build's `issued_at`: `--now` (ISO 8601), else `SOURCE_DATE_EPOCH` (seconds, the
- * reproducible-builds convention), else the clock.
+ * reproducible-builds convention), else the clock. A time later than the clock (beyond
+ * {@link FUTURE_TOLERANCE_MS}) is refused: it would date the build, and the audits it lets
+ * through, in the future.
  */
 export function resolveNow(flag: string | undefined, env: Env, clock = Date.now): number {
+  const { t, named } = chosenNow(flag, env, clock);
+  const machine = clock();
+  if (t > machine + FUTURE_TOLERANCE_MS) {
+    throw new ConfigError(`${named}: ${formatTimestamp(t)} is later than this machine's clock (${formatTimestamp(machine)}); a build cannot be dated in the future`);
+  }
+  return t;
+}
+
+function chosenNow(flag: string | undefined, env: Env, clock: () => number): { t: number; named: string } {
   if (flag) {
     const t = parseTimestamp(flag);
     if (t === null) throw new ConfigError(`--now "${flag}": must be an ISO 8601 timestamp with Z or an offset`);
-    return t;
+    return { t, named: `--now "${flag}"` };
   }
   const sde = env.SOURCE_DATE_EPOCH;
   if (sde !== undefined && sde !== '') {
     if (!/^\d{1,12}$/.test(sde)) throw new ConfigError(`SOURCE_DATE_EPOCH "${sde}": must be whole seconds since 1970`);
-    return Number(sde) * 1000;
+    return { t: Number(sde) * 1000, named: `SOURCE_DATE_EPOCH "${sde}"` };
   }
-  return clock();
+  return { t: clock(), named: 'the clock' };
 }

@@ -12,12 +12,14 @@ export interface DatedAudits {
   /** Whole days every audit's dates moved (negative: earlier). */
   shiftDays: number;
   audits: number;
+  /** How many whole days before `now` the typical (median) audit now is. */
+  ageDays: number;
 }
 
 /**
  * Writes into `into` a copy of the audits folder with every audit's `first_seen` and
  * `last_audited_at` moved by the same whole number of days, so that the median audit was made
- * {@link DEV_AUDIT_AGE_DAYS} days before `now`. The sample audits carry fixed dates; built as they
+ * {@link DEV_AUDIT_AGE_DAYS} days before `now`, or earlier when that would date an audit after `now`. The sample audits carry fixed dates; built as they
  * are, they read as overdue a few weeks after they were written. One shift keeps their spacing
  * (and the edge cases some of them are dated to show, a month end or a leap day, land elsewhere:
  * these are a development build's records, never a test's). A file that does not parse is copied
@@ -30,13 +32,12 @@ export async function writeDatedAudits(auditsDir: string, into: string, now: num
       return { rel: relative(auditsDir, path), text, audits: parseAudits(path, text) };
     }),
   );
-  const audited = files
-    .flatMap((f) => f.audits ?? [])
-    .map((a) => (typeof a.last_audited_at === 'string' ? parseTimestamp(a.last_audited_at) : null))
-    .filter((t): t is number => t !== null)
-    .sort((a, b) => a - b);
+  const all = files.flatMap((f) => f.audits ?? []);
+  const audited = datesOf(all, 'last_audited_at');
   const median = audited[Math.floor(audited.length / 2)];
-  const shiftDays = median === undefined ? 0 : Math.round((now - DEV_AUDIT_AGE_DAYS * DAY_MS - median) / DAY_MS);
+  // The latest date of any audit lands no later than now: the build refuses an audit dated in the future.
+  const latest = Math.max(...audited, ...datesOf(all, 'first_seen'));
+  const shiftDays = median === undefined ? 0 : Math.min(Math.round((now - DEV_AUDIT_AGE_DAYS * DAY_MS - median) / DAY_MS), Math.floor((now - latest) / DAY_MS));
   let count = 0;
   for (const f of files) {
     let text = f.text;
@@ -48,10 +49,18 @@ export async function writeDatedAudits(auditsDir: string, into: string, now: num
     await mkdir(dirname(join(into, f.rel)), { recursive: true });
     await writeFile(join(into, f.rel), text);
   }
-  return { shiftDays, audits: count };
+  return { shiftDays, audits: count, ageDays: median === undefined ? 0 : Math.round((now - median) / DAY_MS) - shiftDays };
 }
 
 type AuditObject = Record<string, unknown>;
+
+/** The audits' parseable dates of one member, ascending. */
+function datesOf(audits: AuditObject[], member: string): number[] {
+  return audits
+    .map((a) => (typeof a[member] === 'string' ? parseTimestamp(a[member]) : null))
+    .filter((t): t is number => t !== null)
+    .sort((a, b) => a - b);
+}
 
 /** The audits of a file (a `.json` value or array, or a JSONL line each), or null when it does not parse as such. */
 function parseAudits(path: string, text: string): AuditObject[] | null {

@@ -69,7 +69,8 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
     if (!str('absence') && !(baseUrl && apiKey)) return { valid: false, code: 'NOT_ABSENT', message: 'no absence proof to check: give --absence FILE, or --base-url and --api-key to fetch it' };
     const proof = await readAbsenceProof(str('absence'), baseUrl, apiKey, asked);
     if (proof === HAS_RECORD) return { valid: false, code: 'NOT_ABSENT', message: `the gateway says ${asked} has a record in its live build: this "unverified" answer is not the build's` };
-    return fromFile ? verifyAbsence(proof, asked, await keySetFile()) : verifyAbsenceWithClient(proof, asked, keySetClient());
+    const verdict = fromFile ? verifyAbsence(proof, asked, await keySetFile()) : await verifyAbsenceWithClient(proof, asked, keySetClient());
+    return verdict.valid ? (otherIssuer(record, proof) ?? verdict) : verdict;
   };
 
   for (let attempt = 1; ; attempt++) {
@@ -163,6 +164,17 @@ function present(r: Record<string, unknown>, result: RecordVerification, source:
 /** The never-audited answer a saved absence proof stands for, when no record was fetched or saved. */
 function unverifiedAnswer(domain: string): Record<string, unknown> {
   return { domain, status: 'unverified', tier: null, score: null, last_audited_at: null, next_audit_at: null };
+}
+
+/**
+ * A never-audited answer holds only under the issuer of the build that proves it, as a gateway
+ * answers under its live build's issuer only: an answer naming another issuer is not proven.
+ */
+function otherIssuer(record: unknown, proof: unknown): AbsenceResult | null {
+  const answered = (record as { issuer?: unknown } | null)?.issuer;
+  const built = (proof as { statement?: { issuer?: unknown } } | null)?.statement?.issuer;
+  if (answered === undefined || answered === built) return null;
+  return { valid: false, code: 'NOT_ABSENT', message: `the answer names issuer ${String(answered)}, but the build proving the absence is ${String(built)}'s` };
 }
 
 /** What the gateway answers for the absence of a domain that has a record: no proof, and a verdict. */

@@ -48,6 +48,21 @@ export type AuditInput = z.input<typeof auditSchema>;
 export type Audit = z.output<typeof auditSchema>;
 
 /**
+ * How far an audit's dates, or `--now`, may run ahead of the clock they are checked against: two
+ * machines' clocks disagree by seconds, never by minutes. Anything later is a mistake (a typo'd
+ * year, a clock set wrong) that would otherwise be signed as freshness.
+ */
+export const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
+
+/** The audit's dates that are later than the build's `issued_at` (plus {@link FUTURE_TOLERANCE_MS}), each a problem naming its member. */
+export function futureDateProblems(audit: Pick<Audit, 'first_seen' | 'last_audited_at'>, source: string, issuedAt: string): AuditProblem[] {
+  const limit = parseTimestamp(issuedAt)! + FUTURE_TOLERANCE_MS;
+  return (['first_seen', 'last_audited_at'] as const)
+    .filter((member) => parseTimestamp(audit[member])! > limit)
+    .map((member) => ({ source, member, message: `${audit[member]} is later than the build's issued_at ${issuedAt}: an audit cannot be dated in the future` }));
+}
+
+/**
  * Validates one parsed audit. Returns the audit with `domain` normalized, or every problem found
  * in it, each naming `source` (file and line or index) and the member.
  */

@@ -33,6 +33,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
       metrics?.recordRejected();
     },
     onStoreRead: metrics ? (outcome) => metrics.storeRead(outcome) : undefined,
+    onIssuerMismatch: (e) => log({ level: 'error', msg: 'build refused: its issuer is not this gateway\'s', build: e.build, build_issuer: e.buildIssuer, gateway_issuer: e.gatewayIssuer, error: e.message }),
   });
 
   let redis: ReturnType<typeof openRedis> | null = null;

@@ -5,6 +5,7 @@ import { unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
 import type { AbsenceProof } from '@merchant-verify/verifier/absence';
 import { absenceProof, hasRecord, loadBuildMap, type BuildMap } from './build-maps.ts';
+import { checkBuildIssuer, ISSUER_REFUSAL, IssuerMismatchError } from './build-issuer.ts';
 import { formatTimestamp } from '@merchant-verify/verifier/time';
 import { strongEtag } from '../core/etag.ts';
 import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
@@ -42,6 +43,8 @@ export interface RecordsServiceOptions {
   cacheBytes: number;
   /** Told about every stored record refused, with the reason (for the log). */
   onRejected?: (domain: string, reason: string) => void;
+  /** Told once when a live build is refused for being another issuer's (for the log). */
+  onIssuerMismatch?: (error: IssuerMismatchError) => void;
   /** The clock answers are issued by (epoch ms); `Date.now` unless a test sets its own. */
   now?: () => number;
   /** Told the outcome of every read from the store (for metrics). */
@@ -70,6 +73,8 @@ export class RecordsService {
   private liveMap: { generation: string; map: Promise<BuildMap>; failed: boolean } | null = null;
   /** Why the last load of the live build's map failed; null once one succeeds. */
   private mapError: string | null = null;
+  /** The same in general words fit for `/healthz`, when there are such words; else null. */
+  private mapReason: string | null = null;
   /** Stored records refused since start (missing, unreadable, corrupt, not verifying), for health. */
   private failures = 0;
   /** The (live build, key set) pair the cache holds for, and its name for in-flight loads. */
@@ -132,13 +137,16 @@ export class RecordsService {
       const state = {
         generation: this.generation,
         failed: false,
-        map: (async () => loadBuildMap((name) => this.store.readLiveFile(name), this.keys.get().keySet, this.store.liveBuild(), this.store.describe().build ?? 'the records store'))(),
+        map: (async () => checkBuildIssuer(await loadBuildMap((name) => this.store.readLiveFile(name), this.keys.get().keySet, this.store.liveBuild(), this.store.describe().build ?? 'the records store'), this.options.issuer))(),
       };
       state.map.then(
-        () => (this.mapError = null),
+        () => (this.mapError = this.mapReason = null),
         (error: Error) => {
           state.failed = true;
+          // One log line per refusal, however often the refused build is looked at again.
+          if (error instanceof IssuerMismatchError && error.message !== this.mapError) this.options.onIssuerMismatch?.(error);
           this.mapError = error.message;
+          this.mapReason = error instanceof IssuerMismatchError ? ISSUER_REFUSAL : null;
         },
       );
       this.liveMap = state;
@@ -152,14 +160,14 @@ export class RecordsService {
   }
 
   /** What is being served, for health checks. */
-  health(): { ok: boolean; records: { ok: boolean; build: string | null; error: string | null; failures: number }; keySet: { ok: boolean; keys: number }; cache: ReturnType<VerifiedCache<ServedRecord>['stats']> } {
+  health(): { ok: boolean; records: { ok: boolean; build: string | null; error: string | null; reason: string | null; failures: number }; keySet: { ok: boolean; keys: number }; cache: ReturnType<VerifiedCache<ServedRecord>['stats']> } {
     const state = this.store.describe();
     // A build whose map or statement does not check is refused whole: the records are not served.
     const records = this.mapError !== null && state.ok ? { ...state, ok: false, error: this.mapError } : state;
     const keys = this.keys.state();
     return {
       ok: records.ok && keys.ok,
-      records: { ok: records.ok, build: records.build ? basename(records.build) : null, error: records.error, failures: this.failures },
+      records: { ok: records.ok, build: records.build ? basename(records.build) : null, error: records.error, reason: this.mapError !== null ? this.mapReason : null, failures: this.failures },
       keySet: { ok: keys.ok, keys: keys.keys },
       cache: this.cache.stats(),
     };

@@ -65,6 +65,7 @@ export async function buildFromArgs(args: Record<string, unknown>, env: Env, jso
 export function formatSummary(s: BuildSummary): string {
   const counts = (o: Record<string, number>) => Object.entries(o).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
   return [
+    ...(s.unchanged ? [`build ${s.buildId} is already live (the same audits, keys, options and --now): no build written, nothing appended to the log`] : []),
     `built ${s.records.toLocaleString('en-US')} records from ${s.files} file${s.files === 1 ? '' : 's'} in ${(s.durationMs / 1000).toFixed(2)} s (${Math.round(s.recordsPerSecond).toLocaleString('en-US')} records/s, ${s.workers} workers, peak RSS ${s.peakRssMb} MB)`,
     `  by status: ${counts(s.byStatus)}`,
     `  by tier:   ${counts(s.byTier)}`,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ConfigError } from '@merchant-verify/verifier/errors';
 import type { BuildSummary } from '../../builder/build.ts';
 import { defineCommand } from '../command.ts';
-import { DEV_AUDIT_AGE_DAYS, writeDatedAudits } from '../dev-audits.ts';
+import { writeDatedAudits } from '../dev-audits.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../access/api-keys.ts';
 import { apiKeysFileOf, commandOptions, resolveNow, type Env } from '../config.ts';
 import { runAction } from '../cli-output.ts';
@@ -86,7 +86,7 @@ async function buildDated(args: Record<string, unknown>, auditsDir: string, env:
     const now = resolveNow(undefined, env);
     const dated = await writeDatedAudits(auditsDir, dir, now);
     const moved = dated.shiftDays === 0 ? 'as they are' : `moved ${Math.abs(dated.shiftDays)} day${Math.abs(dated.shiftDays) === 1 ? '' : 's'} ${dated.shiftDays > 0 ? 'later' : 'earlier'}`;
-    process.stderr.write(`mvr dev: dated the ${dated.audits} audits of ${auditsDir} relative to today (${moved}: the typical audit was made ${DEV_AUDIT_AGE_DAYS} days ago); the files are unchanged\n`);
+    process.stderr.write(`mvr dev: dated the ${dated.audits} audits of ${auditsDir} relative to today (${moved}: the typical audit was made ${dated.ageDays} days ago); the files are unchanged\n`);
     return await buildFromArgs({ ...args, audits: dir }, env);
   } finally {
     await rm(dir, { recursive: true, force: true });

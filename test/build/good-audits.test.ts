@@ -166,10 +166,10 @@ describe('build of the sample audits (runBuild, signed)', () => {
       next_audit_at: '2026-02-28T18:45:30.250Z',
       first_seen: '2025-03-14T09:30:00.000Z',
     });
-    expect(rec('leap-year-clamp.example').next_audit_at).toBe('2028-02-29T06:00:00.000Z');
-    expect(rec('year-end.example')).toMatchObject({ last_audited_at: '2026-12-15T11:00:00.000Z', next_audit_at: '2027-01-15T11:00:00.000Z' });
+    expect(rec('leap-year-clamp.example').next_audit_at).toBe('2024-02-29T06:00:00.000Z');
+    expect(rec('year-end.example')).toMatchObject({ last_audited_at: '2025-12-15T11:00:00.000Z', next_audit_at: '2026-01-15T11:00:00.000Z' });
     expect(rec('greenleaf-tea.example')).toMatchObject({ last_audited_at: '2026-01-31T07:00:00.000Z', next_audit_at: '2026-02-28T07:00:00.000Z' });
     expect(rec('lumen-lighting.example').next_audit_at).toBe('2026-04-30T10:00:00.000Z');
-    expect(rec('bluebird-books.example').next_audit_at).toBe('2026-11-30T23:15:00.000Z');
+    expect(rec('bluebird-books.example').next_audit_at).toBe('2026-09-30T23:15:00.000Z');
   });
 });

@@ -36,7 +36,7 @@ describe('a build killed with SIGKILL', () => {
     await once(out, 'finish');
 
     let child: ChildProcess | undefined;
-    const running = runCli(buildArgs({ ...p, auditsDir: bigAudits }, ['--now', '2026-12-01T00:00:00Z']), {}, (c) => (child = c));
+    const running = runCli(buildArgs({ ...p, auditsDir: bigAudits }, ['--now', '2026-11-02T00:00:00Z']), {}, (c) => (child = c));
     let exited = false;
     void running.then(() => (exited = true));
     // Wait until the build is visibly writing records into its staging folder, then kill it.

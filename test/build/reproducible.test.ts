@@ -1,27 +1,24 @@
 import { basename } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE, MANIFEST_FILE } from '../../core/layout.ts';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, KEPT_FILE, LOG_DIR, MANIFEST_FILE } from '../../core/layout.ts';
+import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
-import { currentTarget, readCurrentFiles, readCurrentRecords, readKeySet } from '../support/outputs.ts';
-import { build, makeProject, NOW, type Project, removeTempDirs } from '../support/project.ts';
+import { currentTarget, readCurrentFiles, readCurrentRecords, readKeySet, snapshot, snapshotOutputs } from '../support/outputs.ts';
+import { build, ISSUER, makeProject, NOW, type Project, removeTempDirs } from '../support/project.ts';
 
 afterAll(removeTempDirs);
 
 /**
- * Two builds' files are byte-identical, but for the build statement, which names its build (ids
- * end in random bytes, so two builds never share one): the same statement but for `build` and the
- * signature over it.
+ * Two builds' live files (records/current, every file) are byte-identical, the build statement
+ * and its build id included: a build id is its time and a digest of its content.
  */
 function expectSameBuild(fa: Map<string, string>, fb: Map<string, string>): void {
   expect(fa.size).toBe(37); // 33 records, the manifest, the index, the domain map and the build statement
   expect([...fb.keys()].sort()).toEqual([...fa.keys()].sort());
-  for (const [rel, text] of fa) if (rel !== BUILD_STATEMENT_FILE) expect(fb.get(rel), rel).toBe(text);
-  expect(fa.has(MANIFEST_FILE) && fa.has(DOMAIN_MAP_FILE)).toBe(true);
-  const { build: ba, signature: sa, ...a } = JSON.parse(fa.get(BUILD_STATEMENT_FILE)!) as Record<string, unknown>;
-  const { build: bb, signature: sb, ...b } = JSON.parse(fb.get(BUILD_STATEMENT_FILE)!) as Record<string, unknown>;
-  expect(b).toEqual(a);
-  expect(bb).not.toBe(ba);
-  expect(sb).not.toBe(sa);
+  for (const [rel, text] of fa) expect(fb.get(rel), rel).toBe(text);
+  expect(fa.has(MANIFEST_FILE) && fa.has(DOMAIN_MAP_FILE) && fa.has(BUILD_STATEMENT_FILE)).toBe(true);
 }
 
 /** A second project sharing `p`'s audits and keys, with its own records/ and public/ folders. */
@@ -38,7 +35,7 @@ describe.concurrent('reproducible builds', () => {
     const b = await sibling(a);
     // Different worker counts and batch sizes: the output must not depend on scheduling.
     const sb = await build(b, { workers: 2, batchSize: 3 });
-    expect(sb.buildId).not.toBe(basename(await currentTarget(a.recordsDir)));
+    expect(sb.buildId).toBe(basename(await currentTarget(a.recordsDir)));
     expectSameBuild(await readCurrentFiles(a.recordsDir), await readCurrentFiles(b.recordsDir));
     expect((await readKeySet(b.publicDir)).text).toBe((await readKeySet(a.publicDir)).text);
   });
@@ -70,5 +67,30 @@ describe.concurrent('reproducible builds', () => {
     expectSameBuild(await readCurrentFiles(a.recordsDir), await readCurrentFiles(b.recordsDir));
     expect((await readKeySet(b.publicDir)).text).toBe((await readKeySet(a.publicDir)).text);
     for (const { record } of (await readCurrentRecords(b.recordsDir)).values()) expect(record.issued_at).toBe('2026-11-01T00:00:00.000Z');
+  });
+
+  it('with a log key too: two records folders get byte-identical records/current trees and the same new log entries and checkpoint', async () => {
+    const a = await makeProject({ build: false });
+    await createLogKey(a.keysDir, logOrigin(ISSUER));
+    const b = await sibling(a);
+    const [sa, sb] = [await build(a), await build(b, { workers: 2, batchSize: 7 })];
+    expect(sb.buildId).toBe(sa.buildId);
+    expect(sb.log).toMatchObject({ from: 0, to: 33 });
+    expect(await snapshot(join(b.recordsDir, CURRENT_LINK))).toEqual(await snapshot(join(a.recordsDir, CURRENT_LINK)));
+    expect(await snapshot(join(b.publicDir, LOG_DIR))).toEqual(await snapshot(join(a.publicDir, LOG_DIR)));
+  });
+
+  it('the same build twice in one folder (the CLI, same --now) is one build: the second succeeds and changes nothing, the log and the kept list included', async () => {
+    const p = await makeProject({ build: false });
+    await createLogKey(p.keysDir, logOrigin(ISSUER));
+    const first = await runCli(buildArgs(p, ['--json']));
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ unchanged: false, keptBuilds: 1 });
+    const before = await snapshotOutputs(p);
+    const second = await runCli(buildArgs(p));
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain(`build ${(JSON.parse(first.stdout) as { buildId: string }).buildId} is already live (the same audits, keys, options and --now): no build written, nothing appended to the log`);
+    expect(await snapshotOutputs(p)).toEqual(before);
+    expect((JSON.parse(await readFile(join(p.recordsDir, KEPT_FILE), 'utf8')) as { builds: unknown[] }).builds).toHaveLength(1);
   });
 });

@@ -16,7 +16,7 @@ afterAll(cleanup);
 
 const GOLD = 'acme-outdoor.example';
 const NEVER = 'never-audited-absence.example';
-const months = ['2026-10-01', '2026-11-01'].map((d) => Date.parse(`${d}T00:00:00Z`));
+const months = ['2026-10-20', '2026-11-01'].map((d) => Date.parse(`${d}T00:00:00Z`));
 
 describe('GET /v1/absence', async () => {
   // Two builds: the second drops GOLD, so GOLD is absent from the live build and present in the kept one.

@@ -26,7 +26,7 @@ const CORRUPT = 'lumen-lighting.example';
 describe('the served OpenAPI document against the real gateway', async () => {
   const project = await makeProject({ build: false });
   await createLogKey(project.keysDir, logOrigin(ISSUER));
-  await build(project, { now: Date.parse('2026-10-01T00:00:00Z') });
+  await build(project, { now: Date.parse('2026-10-20T00:00:00Z') });
   // A second build in which one score moved, so that the change feed has an entry.
   const audits = join(project.auditsDir, 'verified.jsonl');
   const lines = (await readFile(audits, 'utf8')).split('\n');

@@ -156,8 +156,8 @@ describe('a logged build, two months running', async () => {
     expect(verifyLogProof(liveRecord, r.text, { vkey })).toMatchObject({ valid: false, code: 'NOT_INCLUDED' });
     // The live build asked by its id is the live proof.
     expect((await g.request(`/v1/proof?domain=${domain}&build=${live!.id}`)).text).toBe((await g.request(`/v1/proof?domain=${domain}`)).text);
-    // Ids match exactly, case included. Lower case, since upper case changes nothing when the
-    // id's random hex part happens to hold no letter (about one build in 280).
+    // Ids match exactly, case included. Lower case: the id's time part always holds an upper-case
+    // T and Z, while its hex digest part may hold no letter at all.
     const otherCase = older!.id.toLowerCase();
     expect(otherCase).not.toBe(older!.id);
     for (const unknown of ['2001-01-01T000000Z', '', '../current', otherCase]) {

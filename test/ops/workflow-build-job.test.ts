@@ -53,7 +53,7 @@ describe('monthly-rebuild.yml build job, run here', () => {
     const lastMonth = async () => {
       logKey = await logKeyText(join(fixtures, 'log-keys'), ISSUER);
       const dirs = { auditsDir: join(ROOT, 'audits'), recordsDir: join(last, 'records'), publicDir: join(last, 'public'), keysDir: join(fixtures, 'log-keys') };
-      await runBuild(buildOptions(dirs, { issuer: ISSUER, schemaUrl: defaultSchemaUrl(ISSUER), now: Date.parse('2026-10-01T00:00:00Z') }));
+      await runBuild(buildOptions(dirs, { issuer: ISSUER, schemaUrl: defaultSchemaUrl(ISSUER), now: Date.parse('2026-10-20T00:00:00Z') }));
     };
     const [oldKey, newKey] = await Promise.all([
       signingKey(join(fixtures, 'old-keys')),

@@ -41,7 +41,7 @@ const shops = (count: number, score: number) =>
   ).join('\n');
 
 describe('kept builds from s3:// answer as from the records folder', async () => {
-  const months = ['2026-08-01', '2026-09-01', '2026-10-01'].map((d) => Date.parse(`${d}T00:00:00Z`));
+  const months = ['2026-10-16', '2026-10-20', '2026-10-25'].map((d) => Date.parse(`${d}T00:00:00Z`));
   let p: Project;
   let folder: TestGateway;
   let bucket: TestGateway;
@@ -85,7 +85,7 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
 
   it('lists the same kept builds, and serves the same records of a past build', async () => {
     expect(ids).toHaveLength(2);
-    expect((await same('/v1/builds')).json).toMatchObject({ builds: [{ issued_at: '2026-09-01T00:00:00.000Z' }, { issued_at: '2026-08-01T00:00:00.000Z' }] });
+    expect((await same('/v1/builds')).json).toMatchObject({ builds: [{ issued_at: '2026-10-20T00:00:00.000Z' }, { issued_at: '2026-10-16T00:00:00.000Z' }] });
     for (const id of ids) expect((await same(`/v1/verify?domain=${GOLD}&build=${id}`)).status).toBe(200);
     expect((await bucket.request(`/v1/verify?domain=never-audited.example&build=${ids[1]}`)).json).toMatchObject({ status: 'unverified' });
     expectProblem(await same(`/v1/verify?domain=${GOLD}&build=nope`), 404, 'BUILD_NOT_FOUND');

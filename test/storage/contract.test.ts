@@ -113,7 +113,7 @@ beforeAll(async () => {
   const twoBuilds = async () => {
     built = await makeProject({ build: false });
     await createLogKey(built.keysDir, logOrigin(ISSUER));
-    first = (await build(built, { now: Date.parse('2026-10-01T00:00:00Z') })).buildId;
+    first = (await build(built, { now: Date.parse('2026-10-20T00:00:00Z') })).buildId;
     // A domain dropped between the builds, so the live build's change feed from the first is not empty.
     await rm(join(built.auditsDir, 'platforms', 'single-audit.json'));
     live = (await build(built, { now: Date.parse('2026-11-01T00:00:00Z') })).buildId;

@@ -1,0 +1,26 @@
+import { StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import type { BuildMap } from './build-maps.ts';
+
+/** What `/healthz` says of a build refused for its issuer (the issuers themselves are in the log line). */
+export const ISSUER_REFUSAL = 'build refused: made for another issuer than this gateway\'s';
+
+/**
+ * A live build made for another issuer than the gateway's. It is refused whole, like a build
+ * whose statement does not check: serving it would answer its signed records under one issuer
+ * and never-audited records, problem types and the schema address under another.
+ */
+export class IssuerMismatchError extends StoreUnavailableError {
+  constructor(
+    readonly build: string,
+    readonly buildIssuer: string,
+    readonly gatewayIssuer: string,
+  ) {
+    super(`build ${build} refused: its issuer is ${buildIssuer}, this gateway's (--issuer / MVR_ISSUER) is ${gatewayIssuer}; build with --issuer ${gatewayIssuer}, or serve with --issuer ${buildIssuer}`);
+  }
+}
+
+/** The build's map, when its signed statement names the gateway's issuer ({@link IssuerMismatchError} otherwise). */
+export function checkBuildIssuer(m: BuildMap, issuer: string): BuildMap {
+  if (m.statement.issuer !== issuer) throw new IssuerMismatchError(m.build, String(m.statement.issuer), issuer);
+  return m;
+}
