@@ -1,0 +1,116 @@
+import { cosignedMessage, parseCosignature } from '@merchant-verify/verifier/tlog/cosignature';
+import { parseNote } from '@merchant-verify/verifier/tlog/note';
+import { quorumMet, type PolicyWitness, type TlogPolicy } from '@merchant-verify/verifier/tlog/policy';
+import { nodeEd25519VerifyRaw } from './ed25519.ts';
+import { formatAddCheckpoint, parseSize } from './protocol.ts';
+
+/**
+ * The client side of c2sp.org/tlog-witness: submit a checkpoint to each witness of a policy,
+ * with the consistency proof from the size that witness last cosigned, and collect the
+ * cosignatures. One witness's failure is a result naming it, never an exception.
+ */
+
+/** The consistency proof from `oldSize` to the submitted checkpoint's size. */
+export type ProofFor = (oldSize: number) => Promise<Uint8Array[]>;
+
+export type Submission =
+  | { witness: string; ok: true; line: string; time: number }
+  | { witness: string; ok: false; code: 'WITNESS_REFUSED' | 'WITNESS_UNAVAILABLE'; status: number | null; message: string };
+
+export interface SubmitOptions {
+  /** The size the witness is believed to have cosigned last (0 when unknown: its 409 tells). */
+  oldSize?: number;
+  /** How long one request may take, ms. */
+  timeoutMs: number;
+}
+
+const REFUSALS: Record<number, string> = {
+  400: 'refused the request as malformed (400)',
+  403: 'refused the checkpoint: the log signature does not verify for it (403)',
+  404: 'does not witness this log (404)',
+  422: 'refused the consistency proof (422)',
+};
+
+/**
+ * Sends the checkpoint (a signed note) to one witness. On 409 it learns the witness's size and
+ * sends once more with the proof from that size. A 200 must hold a valid cosignature by the
+ * witness's key over this checkpoint.
+ */
+export async function submitCheckpoint(witness: PolicyWitness, checkpoint: string, proofFor: ProofFor, options: SubmitOptions): Promise<Submission> {
+  const refused = (status: number | null, message: string): Submission => ({ witness: witness.name, ok: false, code: 'WITNESS_REFUSED', status, message: `witness ${witness.name} ${message}` });
+  const down = (status: number | null, message: string): Submission => ({ witness: witness.name, ok: false, code: 'WITNESS_UNAVAILABLE', status, message: `witness ${witness.name} ${message}` });
+  if (!witness.url) return refused(null, 'has no URL in the policy');
+  const url = `${witness.url.replace(/\/+$/, '')}/add-checkpoint`;
+  let oldSize = options.oldSize ?? 0;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    let proof: Uint8Array[];
+    try {
+      proof = oldSize === 0 ? [] : await proofFor(oldSize);
+    } catch (error) {
+      return refused(null, `has cosigned size ${oldSize}, from which the log has no consistency proof to this checkpoint: ${(error as Error).message}`);
+    }
+    let res: Response;
+    let body: string;
+    try {
+      res = await fetch(url, { method: 'POST', body: formatAddCheckpoint({ oldSize, proof, checkpoint }), signal: AbortSignal.timeout(options.timeoutMs) });
+      body = await res.text();
+    } catch (error) {
+      const e = error as Error;
+      return down(null, e.name === 'TimeoutError' ? `did not answer within ${options.timeoutMs} ms` : `could not be reached at ${url}: ${(e.cause as Error | undefined)?.message ?? e.message}`);
+    }
+    if (res.status === 409) {
+      const size = parseSize(body);
+      if (size === null) return refused(409, 'answered 409 without its size (text/x.tlog.size)');
+      if (attempt === 1) return refused(409, `answered 409 twice (its size ${size})`);
+      oldSize = size;
+      continue;
+    }
+    if (res.status === 200) return cosignatureIn(witness, checkpoint, body) ?? refused(200, 'answered without a valid cosignature by its key');
+    if (res.status >= 500) return down(res.status, `answered ${res.status}`);
+    return refused(res.status, REFUSALS[res.status] ?? `answered ${res.status}`);
+  }
+  throw new Error('unreachable');
+}
+
+/** The witness's valid cosignature line among the answer's lines (others ignored); null when there is none. */
+function cosignatureIn(witness: PolicyWitness, checkpoint: string, body: string): { witness: string; ok: true; line: string; time: number } | null {
+  let text: string;
+  let signatures;
+  try {
+    text = parseNote(checkpoint).text;
+    signatures = parseNote(`${text}\n${body}`).signatures;
+  } catch {
+    return null;
+  }
+  const lines = body.split('\n');
+  for (const [i, s] of signatures.entries()) {
+    if (s.name !== witness.vkey.name || s.id !== witness.vkey.id) continue;
+    const cosig = parseCosignature(s.signature);
+    if (cosig && nodeEd25519VerifyRaw(cosig.signature, cosignedMessage(text, cosig.time), witness.vkey.publicKey)) {
+      return { witness: witness.name, ok: true, line: `${lines[i]}\n`, time: Number(cosig.time) * 1000 };
+    }
+  }
+  return null;
+}
+
+export interface Collected {
+  /** Every witness's submission, in the policy's order. */
+  submissions: Submission[];
+  /** The checkpoint with the cosignatures received appended as signature lines. */
+  checkpoint: string;
+  quorum: boolean;
+}
+
+/**
+ * Submits the checkpoint to every witness of the policy at once and says whether the cosignatures
+ * received meet its quorum. `oldSizes` gives, by witness name, the size each last cosigned.
+ */
+export async function collectCosignatures(policy: TlogPolicy, checkpoint: string, proofFor: ProofFor, options: { timeoutMs: number; oldSizes?: ReadonlyMap<string, number> }): Promise<Collected> {
+  const submissions = await Promise.all(policy.witnesses.map((w) => submitCheckpoint(w, checkpoint, proofFor, { timeoutMs: options.timeoutMs, oldSize: options.oldSizes?.get(w.name) ?? 0 })));
+  const lines = submissions.flatMap((s) => (s.ok ? [s.line] : []));
+  return {
+    submissions,
+    checkpoint: checkpoint + lines.join(''),
+    quorum: quorumMet(policy.quorum, new Set(submissions.filter((s) => s.ok).map((s) => s.witness))),
+  };
+}
