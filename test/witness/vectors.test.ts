@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parsePolicy, quorumMet, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
+import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
+import { quorumMet } from '@merchant-verify/verifier/tlog/policy';
 import { AddCheckpointSyntaxError, formatAddCheckpoint, parseAddCheckpoint } from '../../witness/protocol.ts';
 import { cosign, parseWitnessKey } from '../../witness/witness-key.ts';
 import { thrown } from '../support/thrown.ts';

@@ -36,6 +36,5 @@ export const verifyWitnessedCheckpoint: (note: string, policy: TlogPolicy, optio
   (signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'cosignature') === null,
 );
 
-export { PolicyError, quorumMet } from './tlog/policy.ts';
 export type { PolicyLog, PolicyWitness, QuorumRule, TlogPolicy } from './tlog/policy.ts';
 export type { Cosigner, WitnessedFailureCode, WitnessedOptions, WitnessedResult } from './tlog/witnessed.ts';
