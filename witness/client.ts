@@ -1,4 +1,5 @@
 import { cosignedMessage, parseCosignature } from '@merchant-verify/verifier/tlog/cosignature';
+import { parseCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
 import { parseNote } from '@merchant-verify/verifier/tlog/note';
 import { quorumMet, type PolicyWitness, type TlogPolicy } from '@merchant-verify/verifier/tlog/policy';
 import { nodeEd25519VerifyRaw } from './ed25519.ts';
@@ -41,11 +42,14 @@ export async function submitCheckpoint(witness: PolicyWitness, checkpoint: strin
   const down = (status: number | null, message: string): Submission => ({ witness: witness.name, ok: false, code: 'WITNESS_UNAVAILABLE', status, message: `witness ${witness.name} ${message}` });
   if (!witness.url) return refused(null, 'has no URL in the policy');
   const url = `${witness.url.replace(/\/+$/, '')}/add-checkpoint`;
-  let oldSize = options.oldSize ?? 0;
+  // The caller's own checkpoint: one that does not parse is the caller's mistake, thrown.
+  const { size } = parseCheckpoint(parseNote(checkpoint).text);
+  let oldSize = Math.min(options.oldSize ?? 0, size);
   for (let attempt = 0; attempt < 2; attempt++) {
+    if (oldSize > size) return refused(409, `has cosigned size ${oldSize}, larger than this checkpoint's ${size}: it saw a longer tree of this log`);
     let proof: Uint8Array[];
     try {
-      proof = oldSize === 0 ? [] : await proofFor(oldSize);
+      proof = oldSize === 0 || oldSize === size ? [] : await proofFor(oldSize);
     } catch (error) {
       return refused(null, `has cosigned size ${oldSize}, from which the log has no consistency proof to this checkpoint: ${(error as Error).message}`);
     }
@@ -59,10 +63,10 @@ export async function submitCheckpoint(witness: PolicyWitness, checkpoint: strin
       return down(null, e.name === 'TimeoutError' ? `did not answer within ${options.timeoutMs} ms` : `could not be reached at ${url}: ${(e.cause as Error | undefined)?.message ?? e.message}`);
     }
     if (res.status === 409) {
-      const size = parseSize(body);
-      if (size === null) return refused(409, 'answered 409 without its size (text/x.tlog.size)');
-      if (attempt === 1) return refused(409, `answered 409 twice (its size ${size})`);
-      oldSize = size;
+      const theirs = parseSize(body);
+      if (theirs === null) return refused(409, 'answered 409 without its size (text/x.tlog.size)');
+      if (attempt === 1) return refused(409, `answered 409 twice (its size ${theirs})`);
+      oldSize = theirs;
       continue;
     }
     if (res.status === 200) return cosignatureIn(witness, checkpoint, body) ?? refused(200, 'answered without a valid cosignature by its key');

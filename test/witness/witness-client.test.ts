@@ -80,6 +80,8 @@ describe('submitCheckpoint', () => {
     fakeScript.push({ status: 200, body: '\u2014 f.test/witness AAAAAAAA\n' });
     expect(await submitCheckpoint(f, log.checkpoint(9), proofTo(9), { timeoutMs: 5000 })).toMatchObject({ ok: false, code: 'WITNESS_REFUSED', status: 200 });
     expect(await submitCheckpoint(f, log.checkpoint(9), proofTo(9), { timeoutMs: 200 })).toMatchObject({ ok: false, code: 'WITNESS_UNAVAILABLE', status: null, message: expect.stringMatching(/within 200 ms/) });
+    fakeScript.push({ status: 409, body: '30\n', type: 'text/x.tlog.size' });
+    expect(await submitCheckpoint(f, log.checkpoint(9), proofTo(9), { timeoutMs: 5000 })).toMatchObject({ ok: false, code: 'WITNESS_REFUSED', status: 409, message: expect.stringMatching(/larger than this checkpoint's 9/) });
     const closed = { ...f, url: `http://127.0.0.1:${await freePort()}` };
     expect(await submitCheckpoint(closed, log.checkpoint(9), proofTo(9), { timeoutMs: 5000 })).toMatchObject({ ok: false, code: 'WITNESS_UNAVAILABLE', message: expect.stringMatching(/could not be reached/) });
   });

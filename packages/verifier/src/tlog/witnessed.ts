@@ -79,7 +79,7 @@ export function createWitnessedVerifier(ed25519: Ed25519VerifyRaw) {
         return fail('BAD_COSIGNATURE', `the cosignature by witness ${w.name} (${s.name}) does not verify`);
       }
       const ms = Number(cosig.time) * 1000;
-      if (cosig.time * 1000n > BigInt(options.now + CLOCK_SKEW_MS)) ignored.push(`${w.name}'s is dated ${cosig.time}, more than a minute ahead of now`);
+      if (cosig.time * 1000n > BigInt(Math.floor(options.now + CLOCK_SKEW_MS))) ignored.push(`${w.name}'s is dated ${cosig.time}, more than a minute ahead of now`);
       else if (options.maxAgeMs !== undefined && ms < options.now - options.maxAgeMs) ignored.push(`${w.name}'s is from ${new Date(ms).toISOString()}, older than the maximum age`);
       else latest.set(w.name, Math.max(ms, latest.get(w.name) ?? 0));
     }
