@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
 import { quorumMet } from '@merchant-verify/verifier/tlog/policy';
+import { parseNote } from '@merchant-verify/verifier/tlog/note';
+import { parseCosignature } from '@merchant-verify/verifier/tlog/cosignature';
 import { AddCheckpointSyntaxError, formatAddCheckpoint, parseAddCheckpoint } from '../../witness/protocol.ts';
 import { cosign, parseWitnessKey } from '../../witness/witness-key.ts';
 import { thrown } from '../support/thrown.ts';
@@ -37,6 +39,7 @@ describe('tlog-policy vectors', () => {
 });
 
 interface Cosignatures {
+  spec_example: { note: string; witness: string; key_id: string; time: number };
   witnesses: { private: string; vkey: string; key_id: string; public_key: string }[];
   lines: { vkey: string; checkpoint: string; time: number; line: string }[];
   checked: { name: string; policy: string; checkpoint: string; now: number; max_age_ms?: number; valid: boolean; code?: string; cosigners?: string[]; witnessed_at?: number | null }[];
@@ -44,6 +47,12 @@ interface Cosignatures {
 const cosignatures = read<Cosignatures>('cosignatures.json');
 
 describe('cosignature vectors', () => {
+  it("reads the spec's example cosignature: key ID, then a big-endian timestamp, then 64 signature bytes", () => {
+    const v = cosignatures.spec_example;
+    const line = parseNote(v.note).signatures.find((s) => s.name === v.witness)!;
+    expect(line.id.toString(16).padStart(8, '0')).toBe(v.key_id);
+    expect(parseCosignature(line.signature)).toMatchObject({ time: BigInt(v.time), signature: expect.any(Uint8Array) });
+  });
   it.each(cosignatures.witnesses)('a witness key gives its vkey and key ID: $vkey', (v) => {
     const key = parseWitnessKey(v.private, 'vector');
     expect(key.vkey).toBe(v.vkey);

@@ -92,6 +92,13 @@ const signed13 = note(log, text13);
 
 const cosignatures = {
   about: 'c2sp.org/tlog-cosignature Ed25519 (cosignature/v1): witness keys (private key as `mvr keygen --witness` writes it, vkey, key ID), cosignature lines over a checkpoint, and a cosigned checkpoint checked under a policy at a given clock.',
+  // c2sp.org/tlog-cosignature's own example: its cosignature line's key ID and timestamp (its message says time 1679315147).
+  spec_example: {
+    note: 'example.com/behind-the-sofa\n20852163\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n\n\u2014 example.com/behind-the-sofa Az3grlgtzPICa5OS8npVmf1Myq/5IZniMp+ZJurmRDeOoRDe4URYN7u5/Zhcyv2q1gGzGku9nTo+zyWE+xeMcTOAYQ8=\n\u2014 witness.example.com/w1 jWbPPwAAAABkGFDLEZMHwSRaJNiIDoe9DYn/zXcrtPHeolMI5OWXEhZCB9dlrDJsX3b2oyin1nPZqhf5nNo0xUe+mbIUBkBIfZ+qnA==\n',
+    witness: 'witness.example.com/w1',
+    key_id: '8d66cf3f',
+    time: 1679315147,
+  },
   log: { private: log.private, vkey: log.vkey },
   witnesses: w.slice(0, 3).map((k) => ({ private: k.private, vkey: k.vkey, key_id: k.idHex, public_key: Buffer.from(k.pub).toString('hex') })),
   lines: [w1, w2, w3].map((k, i) => ({ vkey: k.vkey, checkpoint: text13, time: T + i, message: `cosignature/v1\ntime ${T + i}\n${text13}`, line: cosig(k, text13, T + i) })),
