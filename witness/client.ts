@@ -1,3 +1,4 @@
+import type { ErrorCode } from '@merchant-verify/verifier/errors';
 import { cosignedMessage, parseCosignature } from '@merchant-verify/verifier/tlog/cosignature';
 import { parseCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
 import { parseNote } from '@merchant-verify/verifier/tlog/note';
@@ -14,9 +15,12 @@ import { formatAddCheckpoint, parseSize } from './protocol.ts';
 /** The consistency proof from `oldSize` to the submitted checkpoint's size. */
 export type ProofFor = (oldSize: number) => Promise<Uint8Array[]>;
 
+/** A witness that said no (400, 403, 404, 409, 422, no valid cosignature), or that could not be asked (5xx, timeout, no connection). */
+export type WitnessFailureCode = Extract<ErrorCode, 'WITNESS_REFUSED' | 'WITNESS_UNAVAILABLE'>;
+
 export type Submission =
   | { witness: string; ok: true; line: string; time: number }
-  | { witness: string; ok: false; code: 'WITNESS_REFUSED' | 'WITNESS_UNAVAILABLE'; status: number | null; message: string };
+  | { witness: string; ok: false; code: WitnessFailureCode; status: number | null; message: string };
 
 export interface SubmitOptions {
   /** The size the witness is believed to have cosigned last (0 when unknown: its 409 tells). */
@@ -32,48 +36,54 @@ const REFUSALS: Record<number, string> = {
   422: 'refused the consistency proof (422)',
 };
 
+/** What one add-checkpoint request got: an HTTP answer, or why there was none. */
+type Reply = { status: number; body: string } | { status: null; code: WitnessFailureCode; message: string };
+
 /**
  * Sends the checkpoint (a signed note) to one witness. On 409 it learns the witness's size and
  * sends once more with the proof from that size. A 200 must hold a valid cosignature by the
  * witness's key over this checkpoint.
  */
 export async function submitCheckpoint(witness: PolicyWitness, checkpoint: string, proofFor: ProofFor, options: SubmitOptions): Promise<Submission> {
-  const refused = (status: number | null, message: string): Submission => ({ witness: witness.name, ok: false, code: 'WITNESS_REFUSED', status, message: `witness ${witness.name} ${message}` });
-  const down = (status: number | null, message: string): Submission => ({ witness: witness.name, ok: false, code: 'WITNESS_UNAVAILABLE', status, message: `witness ${witness.name} ${message}` });
-  if (!witness.url) return refused(null, 'has no URL in the policy');
+  const fail = (code: WitnessFailureCode, status: number | null, message: string): Submission => ({ witness: witness.name, ok: false, code, status, message: `witness ${witness.name} ${message}` });
+  if (!witness.url) return fail('WITNESS_REFUSED', null, 'has no URL in the policy');
   const url = `${witness.url.replace(/\/+$/, '')}/add-checkpoint`;
   // The caller's own checkpoint: one that does not parse is the caller's mistake, thrown.
   const { size } = parseCheckpoint(parseNote(checkpoint).text);
-  let oldSize = Math.min(options.oldSize ?? 0, size);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    if (oldSize > size) return refused(409, `has cosigned size ${oldSize}, larger than this checkpoint's ${size}: it saw a longer tree of this log`);
+  const sendFrom = async (oldSize: number): Promise<Reply> => {
+    if (oldSize > size) return { status: null, code: 'WITNESS_REFUSED', message: `has cosigned size ${oldSize}, larger than this checkpoint's ${size}: it saw a longer tree of this log` };
     let proof: Uint8Array[];
     try {
       proof = oldSize === 0 || oldSize === size ? [] : await proofFor(oldSize);
     } catch (error) {
-      return refused(null, `has cosigned size ${oldSize}, from which the log has no consistency proof to this checkpoint: ${(error as Error).message}`);
+      return { status: null, code: 'WITNESS_REFUSED', message: `has cosigned size ${oldSize}, from which the log has no consistency proof to this checkpoint: ${(error as Error).message}` };
     }
-    let res: Response;
-    let body: string;
-    try {
-      res = await fetch(url, { method: 'POST', body: formatAddCheckpoint({ oldSize, proof, checkpoint }), signal: AbortSignal.timeout(options.timeoutMs) });
-      body = await res.text();
-    } catch (error) {
-      const e = error as Error;
-      return down(null, e.name === 'TimeoutError' ? `did not answer within ${options.timeoutMs} ms` : `could not be reached at ${url}: ${(e.cause as Error | undefined)?.message ?? e.message}`);
-    }
-    if (res.status === 409) {
-      const theirs = parseSize(body);
-      if (theirs === null) return refused(409, 'answered 409 without its size (text/x.tlog.size)');
-      if (attempt === 1) return refused(409, `answered 409 twice (its size ${theirs})`);
-      oldSize = theirs;
-      continue;
-    }
-    if (res.status === 200) return cosignatureIn(witness, checkpoint, body) ?? refused(200, 'answered without a valid cosignature by its key');
-    if (res.status >= 500) return down(res.status, `answered ${res.status}`);
-    return refused(res.status, REFUSALS[res.status] ?? `answered ${res.status}`);
+    return post(url, formatAddCheckpoint({ oldSize, proof, checkpoint }), options.timeoutMs);
+  };
+  let reply = await sendFrom(Math.min(options.oldSize ?? 0, size));
+  if (reply.status === 409) {
+    const theirs = parseSize(reply.body);
+    if (theirs === null) return fail('WITNESS_REFUSED', 409, 'answered 409 without its size (text/x.tlog.size)');
+    reply = await sendFrom(theirs);
+    // A witness ahead of this checkpoint answered 409 with a size the log cannot prove from.
+    if (reply.status === null && theirs > size) return fail(reply.code, 409, reply.message);
+    if (reply.status === 409) return fail('WITNESS_REFUSED', 409, `answered 409 twice (its size ${parseSize(reply.body) ?? '?'})`);
   }
-  throw new Error('unreachable');
+  if (reply.status === null) return fail(reply.code, null, reply.message);
+  if (reply.status === 200) return cosignatureIn(witness, checkpoint, reply.body) ?? fail('WITNESS_REFUSED', 200, 'answered without a valid cosignature by its key');
+  if (reply.status >= 500) return fail('WITNESS_UNAVAILABLE', reply.status, `answered ${reply.status}`);
+  return fail('WITNESS_REFUSED', reply.status, REFUSALS[reply.status] ?? `answered ${reply.status}`);
+}
+
+/** POSTs a request body, within the timeout. */
+async function post(url: string, body: string, timeoutMs: number): Promise<Reply> {
+  try {
+    const res = await fetch(url, { method: 'POST', body, signal: AbortSignal.timeout(timeoutMs) });
+    return { status: res.status, body: await res.text() };
+  } catch (error) {
+    const e = error as Error;
+    return { status: null, code: 'WITNESS_UNAVAILABLE', message: e.name === 'TimeoutError' ? `did not answer within ${timeoutMs} ms` : `could not be reached at ${url}: ${(e.cause as Error | undefined)?.message ?? e.message}` };
+  }
 }
 
 /** The witness's valid cosignature line among the answer's lines (others ignored); null when there is none. */
