@@ -15,6 +15,7 @@ const main = defineCommand({
     log: () => import('./commands/log.ts').then((m) => m.default),
     verify: () => import('./commands/verify.ts').then((m) => m.default),
     mcp: () => import('./commands/mcp.ts').then((m) => m.default),
+    witness: () => import('./commands/witness.ts').then((m) => m.default),
   },
 });
 

@@ -76,6 +76,9 @@ export const OPTIONS = {
   apiKey: { flag: 'api-key', env: 'MVR_API_KEY', fallback: undefined, description: 'API key for the gateway', schema: optionalText },
   signingKey: { flag: null, env: 'MVR_SIGNING_KEY', fallback: undefined, description: 'the active private signing key as a JWK (CI secret)', schema: optionalText },
   logKey: { flag: null, env: 'MVR_LOG_KEY', fallback: undefined, description: 'the transparency log private key, PRIVATE+KEY+... (CI secret)', schema: optionalText },
+  logVkey: { flag: 'log-vkey', env: 'MVR_WITNESS_LOG_VKEY', fallback: undefined, description: 'file of the verifier keys (one a line) of the logs this witness witnesses', schema: folder.optional() },
+  witnessState: { flag: 'state', env: 'MVR_WITNESS_STATE', fallback: 'witness-state', description: "folder of the witness's state (the latest checkpoint it cosigned of each log)", schema: folder },
+  witnessKey: { flag: null, env: 'MVR_WITNESS_KEY', fallback: undefined, description: 'the witness private key, PRIVATE+KEY+... (a secret)', schema: optionalText },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

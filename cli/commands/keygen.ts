@@ -6,6 +6,7 @@ import { runAction } from '../cli-output.ts';
 import { keygen, listKeys, retireKey } from '../../keyring/signing-keys.ts';
 import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../keyring/log-key.ts';
 import { join } from 'node:path';
+import { createWitnessKey, witnessName } from '../../witness/witness-key.ts';
 
 export default defineCommand({
   meta: { name: 'keygen', description: 'Create a new Ed25519 signing key (mode 0600) under keys/ and make it active; older keys stay published' },
@@ -14,6 +15,7 @@ export default defineCommand({
     list: { type: 'boolean', description: 'list the keys instead (kid, active, retired)' },
     retire: { type: 'string', description: 'stop publishing the key with this kid (not the active one)' },
     log: { type: 'boolean', description: 'create the transparency log key instead (keys/log.key, 0600; named <issuer>/log); prints its verifier key' },
+    witness: { type: 'boolean', description: 'create a witness key instead (keys/witness.key, 0600; named <issuer>/witness, so pass your own --issuer); prints its verifier key' },
     json: { type: 'boolean', description: 'print JSON' },
   },
   run: ({ args }) =>
@@ -25,6 +27,15 @@ export default defineCommand({
         else {
           process.stdout.write(`${key.vkey}\n`);
           process.stderr.write(`new log key for ${key.name} in ${join(keysDir, LOG_KEY_FILE)} (0600; in CI pass its contents as MVR_LOG_KEY); the next build publishes the verifier key above\n`);
+        }
+        return;
+      }
+      if (args.witness) {
+        const { key, file } = await createWitnessKey(keysDir, witnessName(issuer));
+        if (args.json) process.stdout.write(`${JSON.stringify({ vkey: key.vkey, file })}\n`);
+        else {
+          process.stdout.write(`${key.vkey}\n`);
+          process.stderr.write(`new witness key for ${key.name} in ${file} (0600; or pass its contents as MVR_WITNESS_KEY); give the verifier key above to the logs you witness, for their policies\n`);
         }
         return;
       }

@@ -11,7 +11,7 @@ import { ERROR_REGISTRY, HTTP_ERROR_CODES, exitCodeOf, type ErrorCode } from '@m
 import { openApiDocument } from '../../gateway/openapi.ts';
 
 /** The folders whose sources are scanned. */
-const SOURCE_FOLDERS = ['packages/verifier/src', 'core', 'storage', 'service', 'access', 'keyring', 'builder', 'gateway', 'mcp', 'cli', 'clients', 'bin'];
+const SOURCE_FOLDERS = ['packages/verifier/src', 'core', 'storage', 'service', 'access', 'keyring', 'builder', 'gateway', 'mcp', 'cli', 'clients', 'witness', 'bin'];
 /**
  * The code that answers a request (the routes, the gate, the records service and the stores it
  * reads, the MCP tool): what it throws must have a status. Start-up code (loading key files,

@@ -22,7 +22,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   mcp: ['core', 'service', 'mcp'],
   gateway: ['core', 'storage', 'access', 'service', 'mcp', 'gateway'],
   clients: ['core', 'clients'],
-  cli: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'mcp', 'gateway', 'clients', 'cli'],
+  witness: ['core', 'witness'],
+  cli: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'mcp', 'gateway', 'clients', 'witness', 'cli'],
   // The bin runs the CLI as compiled (dist/cli/cli.js), never the TypeScript.
   bin: ['dist', 'bin'],
 };

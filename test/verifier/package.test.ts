@@ -130,7 +130,7 @@ describe('merchant-verify, packed and installed', () => {
       console.log(fromService.verifyRecord === fromPackage.verifyRecord, Object.keys(fromService).sort().join());`;
     await writeFile(join(service, 'same.mjs'), script);
     const { stdout } = await run(process.execPath, ['same.mjs'], { cwd: service });
-    expect(stdout.trim()).toBe('true KEY_SET_PATH,parseKeySet,stalenessOf,verifyAbsence,verifyLogProof,verifyRecord');
+    expect(stdout.trim()).toBe('true KEY_SET_PATH,parseKeySet,parsePolicy,stalenessOf,verifyAbsence,verifyLogProof,verifyRecord,verifyWitnessedCheckpoint');
   });
 
   it('runs its bin with plain node: `mvr verify --file` checks a saved record offline', async () => {

@@ -51,6 +51,12 @@ export const ERROR_REGISTRY = {
   MALFORMED_ABSENCE_PROOF: { status: null, title: 'Malformed absence proof', exit: 16 },
   STATEMENT_NOT_SIGNED: { status: null, title: 'Build statement not signed', exit: 16 },
   NOT_ABSENT: { status: null, title: 'Absence not proven', exit: 16 },
+  // Witnesses (c2sp.org/tlog-witness, tlog-cosignature, tlog-policy): a policy file, a checkpoint's cosignatures, a witness's answer.
+  INVALID_POLICY: { status: null, title: 'Invalid witness policy', exit: 2 },
+  BAD_COSIGNATURE: { status: null, title: 'Cosignature does not verify', exit: 17 },
+  NOT_WITNESSED: { status: null, title: 'Checkpoint not witnessed by the quorum', exit: 17 },
+  WITNESS_REFUSED: { status: null, title: 'Witness refused the checkpoint', exit: 18 },
+  WITNESS_UNAVAILABLE: { status: null, title: 'Witness unavailable', exit: 18 },
 } as const satisfies Record<string, { status: number | null; title: string; exit: number }>;
 
 export type ErrorCode = keyof typeof ERROR_REGISTRY;

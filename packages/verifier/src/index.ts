@@ -103,3 +103,4 @@ export type { LogProofFailureCode, LogProofResult, LogTrust };
 export { KEY_SET_PATH } from './keyset.ts';
 export type { KeySet, PublicJwk } from './keyset.ts';
 export type { Staleness, VerifyFailureCode, VerifyResult };
+export * from './witnesses.ts';

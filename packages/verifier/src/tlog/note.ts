@@ -9,6 +9,9 @@ import type { Sha256 } from './merkle.ts';
 
 /** Signature type of Ed25519 note signatures. */
 const ED25519 = 0x01;
+/** Signature types of C2SP cosignatures (c2sp.org/tlog-cosignature): Ed25519 `cosignature/v1`, and ML-DSA-44. */
+export const COSIGNATURE_ED25519 = 0x04;
+export const COSIGNATURE_ML_DSA_44 = 0x06;
 const encoder = new TextEncoder();
 
 export interface NoteVerifierKey {
@@ -27,13 +30,13 @@ export interface NoteSignature {
 /** Why a note or verifier key is refused. */
 export class NoteError extends Error {}
 
-/** The key ID of an Ed25519 key of this name. */
-export function noteKeyId(sha256: Sha256, name: string, publicKey: Uint8Array): number {
+/** The key ID of a key of this name and signature type (Ed25519 note signatures by default): SHA-256(name || 0x0A || type || key)[:4]. */
+export function noteKeyId(sha256: Sha256, name: string, publicKey: Uint8Array, type: number = ED25519): number {
   const nameBytes = encoder.encode(name);
   const data = new Uint8Array(nameBytes.length + 2 + publicKey.length);
   data.set(nameBytes);
   data[nameBytes.length] = 0x0a;
-  data[nameBytes.length + 1] = ED25519;
+  data[nameBytes.length + 1] = type;
   data.set(publicKey, nameBytes.length + 2);
   const h = sha256(data);
   return ((h[0]! << 24) | (h[1]! << 16) | (h[2]! << 8) | h[3]!) >>> 0;
@@ -46,15 +49,20 @@ export function isKeyName(name: string): boolean {
 
 const hex8 = (id: number) => id.toString(16).padStart(8, '0');
 
-export function formatVerifierKey(key: NoteVerifierKey): string {
+export function formatVerifierKey(key: NoteVerifierKey, type: number = ED25519): string {
   const material = new Uint8Array(33);
-  material[0] = ED25519;
+  material[0] = type;
   material.set(key.publicKey, 1);
   return `${key.name}+${hex8(key.id)}+${encodeBase64(material)}`;
 }
 
-/** Parses an Ed25519 verifier key, checking that its key ID is the one its name and key give. */
-export function parseVerifierKey(sha256: Sha256, text: string): NoteVerifierKey {
+/** A verifier key of any signature type: its name, key ID, type byte and public key material. */
+export interface TypedVerifierKey extends NoteVerifierKey {
+  type: number;
+}
+
+/** Parses a verifier key of any signature type, checking that its key ID is the one its name, type and key give. */
+export function parseTypedVerifierKey(sha256: Sha256, text: string): TypedVerifierKey {
   // The key's base64 may hold "+" itself: the name and the ID are the first two parts.
   const parts = /^([^+]*)\+([^+]*)\+(.*)$/s.exec(text.trim());
   if (!parts) throw new NoteError('a verifier key is <name>+<key ID>+<key>, three parts separated by "+"');
@@ -62,11 +70,19 @@ export function parseVerifierKey(sha256: Sha256, text: string): NoteVerifierKey 
   if (!isKeyName(name)) throw new NoteError(`verifier key name "${name}" is empty or has a space`);
   if (!/^[0-9a-f]{8}$/.test(idHex)) throw new NoteError(`verifier key ID "${idHex}" is not 8 lowercase hex digits`);
   const material = decodeBase64(keyText);
-  if (!material || material.length !== 33 || material[0] !== ED25519) throw new NoteError('the verifier key is not an Ed25519 key (type 0x01 and 32 bytes, in base64)');
+  if (!material || material.length < 2) throw new NoteError('the verifier key is not a signature type and a key, in base64');
+  const type = material[0]!;
   const publicKey = material.slice(1);
   const id = Number.parseInt(idHex, 16);
-  if (noteKeyId(sha256, name, publicKey) !== id) throw new NoteError(`verifier key ID ${idHex} does not match its name and key`);
-  return { name, id, publicKey };
+  if (noteKeyId(sha256, name, publicKey, type) !== id) throw new NoteError(`verifier key ID ${idHex} does not match its name and key`);
+  return { name, id, type, publicKey };
+}
+
+/** Parses an Ed25519 verifier key, checking that its key ID is the one its name and key give. */
+export function parseVerifierKey(sha256: Sha256, text: string): NoteVerifierKey {
+  const key = parseTypedVerifierKey(sha256, text);
+  if (key.type !== ED25519 || key.publicKey.length !== 32) throw new NoteError('the verifier key is not an Ed25519 key (type 0x01 and 32 bytes, in base64)');
+  return { name: key.name, id: key.id, publicKey: key.publicKey };
 }
 
 /** Splits a signed note into its text (ending in a newline) and its signature lines. */

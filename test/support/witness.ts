@@ -1,0 +1,55 @@
+/**
+ * Witness test pieces: a log of SHA-256 entries signed by a real log key, its checkpoints and
+ * consistency proofs; a real `mvr witness` server (in process, on a free loopback port) with a
+ * fresh key and state folder and a clock the test sets; and the policy text naming them.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { consistencyProof } from '@merchant-verify/verifier/tlog/merkle';
+import { formatCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
+import { generateLogKeyText, parseLogKey, signNote, type LogKey } from '../../keyring/log-key.ts';
+import { startWitness, type RunningWitness } from '../../witness/server.ts';
+import { WitnessState } from '../../witness/state.ts';
+import { generateWitnessKeyText, parseWitnessKey, type WitnessKey } from '../../witness/witness-key.ts';
+import { h, referenceRoot, sha256 } from './tlog.ts';
+
+export interface TestLog {
+  key: LogKey;
+  /** The signed checkpoint of the first `size` entries. */
+  checkpoint(size: number): string;
+  /** The consistency proof between two sizes. */
+  proof(from: number, to: number): Promise<Uint8Array[]>;
+}
+
+export function testLog(origin = 'log.test/log', entries = 40): TestLog {
+  const key = parseLogKey(generateLogKeyText(origin), origin);
+  const leaves = Array.from({ length: entries }, (_, i) => sha256(new TextEncoder().encode(`${origin} entry ${i}`)));
+  const root = (size: number) => (size === 0 ? h.empty() : referenceRoot(leaves.slice(0, size)));
+  return {
+    key,
+    checkpoint: (size) => signNote(key, formatCheckpoint({ origin, size, root: root(size) })),
+    proof: (from, to) => consistencyProof(async (s, e) => referenceRoot(leaves.slice(s, e)), from, to),
+  };
+}
+
+export interface TestWitness extends RunningWitness {
+  key: WitnessKey;
+  state: WitnessState;
+  /** The witness's clock, ms; the test moves it. */
+  now: { ms: number };
+}
+
+/** A witness of these logs, named `<name>.test/witness`, listening on 127.0.0.1. */
+export async function startTestWitness(name: string, logs: TestLog[], stateDir?: string): Promise<TestWitness> {
+  const key = parseWitnessKey(generateWitnessKeyText(`${name}.test/witness`), name);
+  const state = await new WitnessState(stateDir ?? (await mkdtemp(join(tmpdir(), 'witness-')))).open();
+  const now = { ms: Date.UTC(2026, 0, 1) };
+  const running = await startWitness({ key, logs: logs.map((l) => l.key.verifierKey), state, clock: () => now.ms }, { host: '127.0.0.1', port: 0 });
+  return { ...running, key, state, now };
+}
+
+/** A policy naming the log and these witnesses (policy names as given, with their URLs), and a quorum line. */
+export function policyText(log: TestLog, witnesses: { name: string; vkey: string; url: string }[], quorum: string): string {
+  return [`log ${log.key.vkey}`, ...witnesses.map((w) => `witness ${w.name} ${w.vkey} ${w.url}`), quorum, ''].join('\n');
+}
