@@ -33,6 +33,10 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
       metrics?.recordRejected();
     },
     onStoreRead: metrics ? (outcome) => metrics.storeRead(outcome) : undefined,
+    onBuildRefused: ({ build, reason }) => {
+      log({ level: 'warn', msg: 'build refused; the build served before (if any) stays served', build, reason });
+      metrics?.buildRefused();
+    },
   });
 
   let redis: ReturnType<typeof openRedis> | null = null;

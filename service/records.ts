@@ -4,7 +4,8 @@ import type { KeySet } from '@merchant-verify/verifier/keyset';
 import { unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
 import type { AbsenceProof } from '@merchant-verify/verifier/absence';
-import { absenceProof, hasRecord, loadBuildMap, type BuildMap } from './build-maps.ts';
+import { absenceProof, hasRecord, type BuildMap } from './build-maps.ts';
+import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
 import { formatTimestamp } from '@merchant-verify/verifier/time';
 import { strongEtag } from '../core/etag.ts';
 import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
@@ -14,7 +15,7 @@ import type { S3Config } from '../storage/s3/config.ts';
 import type { Store } from '../storage/store.ts';
 import { VerifiedCache } from './verified-cache.ts';
 
-export { checkServeRule, type StoreReadOutcome };
+export { checkServeRule, type BuildRefusal, type StoreReadOutcome };
 
 /** A record ready to serve: its exact bytes (verified, when stored), their entity tag, and whether it was audited. */
 export interface ServedRecord {
@@ -46,6 +47,8 @@ export interface RecordsServiceOptions {
   now?: () => number;
   /** Told the outcome of every read from the store (for metrics). */
   onStoreRead?: (outcome: StoreReadOutcome) => void;
+  /** Told once about every build refused, with the reason (for the log and metrics). */
+  onBuildRefused?: (refusal: BuildRefusal) => void;
 }
 
 
@@ -66,10 +69,8 @@ export class RecordsService {
   private readonly cache: VerifiedCache<ServedRecord>;
   /** Loads in progress, so simultaneous misses for one domain read and verify it once. */
   private readonly loading = new Map<string, Promise<ServedRecord>>();
-  /** The live build's map, loaded once per (build, key set) pair. */
-  private liveMap: { generation: string; map: Promise<BuildMap>; failed: boolean } | null = null;
-  /** Why the last load of the live build's map failed; null once one succeeds. */
-  private mapError: string | null = null;
+  /** Takes the builds the store finds live, or refuses them (see `service/build-acceptance.ts`). */
+  private readonly builds: BuildAcceptor;
   /** Stored records refused since start (missing, unreadable, corrupt, not verifying), for health. */
   private failures = 0;
   /** The (live build, key set) pair the cache holds for, and its name for in-flight loads. */
@@ -88,17 +89,16 @@ export class RecordsService {
     this.keys = new KeySetSource(store.keySet());
     this.cache = new VerifiedCache(options.cacheBytes);
     this.now = options.now ?? Date.now;
+    this.builds = new BuildAcceptor(store, this.keys, options.onBuildRefused);
   }
 
-  /** Re-checks which build is live and re-reads the key set if it changed, and loads the live build's map. */
+  /**
+   * Re-checks which build is live and re-reads the key set if it changed. A new build is checked
+   * (its statement and map) before the store serves it, and refused whole when it does not check.
+   */
   async refresh(): Promise<void> {
-    // The store first: a bucket's key set is the one published with the build it finds live.
     await this.store.refresh();
     await this.keys.refresh();
-    // The live build's map is loaded (or tried again, after a failure) here rather than on the
-    // first lookup, so a new build is ready before it is asked for, and health tells a refused one.
-    if (this.liveMap?.failed) this.liveMap = null;
-    await this.buildMap().catch(() => undefined);
   }
 
   /** Releases the store's connections (an HTTP origin's or a bucket's pool). */
@@ -125,25 +125,9 @@ export class RecordsService {
     return absenceProof(await this.buildMap(), domain);
   }
 
-  /** The live build's checked domain map and statement (STORE_UNAVAILABLE when they cannot be read or do not check). */
-  buildMap(): Promise<BuildMap> {
-    this.syncGeneration();
-    if (this.liveMap?.generation !== this.generation) {
-      const state = {
-        generation: this.generation,
-        failed: false,
-        map: (async () => loadBuildMap((name) => this.store.readLiveFile(name), this.keys.get().keySet, this.store.liveBuild(), this.store.describe().build ?? 'the records store'))(),
-      };
-      state.map.then(
-        () => (this.mapError = null),
-        (error: Error) => {
-          state.failed = true;
-          this.mapError = error.message;
-        },
-      );
-      this.liveMap = state;
-    }
-    return this.liveMap!.map;
+  /** The live build's checked domain map and statement (STORE_UNAVAILABLE when there is none, or it was refused). */
+  async buildMap(): Promise<BuildMap> {
+    return this.builds.served();
   }
 
   /** The key set records are checked against (STORE_UNAVAILABLE when there is none). */
@@ -152,14 +136,17 @@ export class RecordsService {
   }
 
   /** What is being served, for health checks. */
-  health(): { ok: boolean; records: { ok: boolean; build: string | null; error: string | null; failures: number }; keySet: { ok: boolean; keys: number }; cache: ReturnType<VerifiedCache<ServedRecord>['stats']> } {
+  health(): { ok: boolean; records: { ok: boolean; build: string | null; error: string | null; failures: number; refused: BuildRefusal | null }; keySet: { ok: boolean; keys: number }; cache: ReturnType<VerifiedCache<ServedRecord>['stats']> } {
     const state = this.store.describe();
-    // A build whose map or statement does not check is refused whole: the records are not served.
-    const records = this.mapError !== null && state.ok ? { ...state, ok: false, error: this.mapError } : state;
+    const refused = this.builds.refused();
+    // Without a checked build (the first one refused, or the served one no longer checking) the records are not served.
+    const problem = state.ok ? this.builds.problem() : null;
+    const records = problem !== null ? { ...state, ok: false, error: problem } : state;
     const keys = this.keys.state();
     return {
-      ok: records.ok && keys.ok,
-      records: { ok: records.ok, build: records.build ? basename(records.build) : null, error: records.error, failures: this.failures },
+      // A refused build kept out while the previous one serves still wants an operator.
+      ok: records.ok && keys.ok && refused === null,
+      records: { ok: records.ok, build: records.build ? basename(records.build) : null, error: records.error, failures: this.failures, refused },
       keySet: { ok: keys.ok, keys: keys.keys },
       cache: this.cache.stats(),
     };
