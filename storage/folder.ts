@@ -125,7 +125,8 @@ export class FolderStore implements Store {
     if (!this.root) throw new StoreUnavailableError(`records unavailable: ${this.error}`);
     // A folder that serves records but names no build is a copy of one build's folder.
     if (!this.build) throw new NoBuildHistoryError(A_COPY);
-    const builds = await readKept(this.recordsDir);
+    // The build served first: `current` may name a newer build the gateway refused.
+    const builds = await readKept(this.recordsDir, this.build);
     if (builds.length === 0) throw new StoreUnavailableError(`records unavailable: no kept build readable in ${this.recordsDir}`);
     return builds;
   }
