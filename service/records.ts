@@ -74,9 +74,7 @@ export class RecordsService {
   /** Stored records refused since start (missing, unreadable, corrupt, not verifying), for health. */
   private failures = 0;
   /** The (live build, key set) pair the cache holds for, and its name for in-flight loads. */
-  private build: string | null = null;
-  private keySetLoads = -1;
-  private generation = '';
+  private generation = '-';
   /** The service's clock (epoch ms). */
   readonly now: () => number;
   /** The key set records are checked against: the one the store publishes with its live build. */
@@ -187,21 +185,26 @@ export class RecordsService {
 
   private async load(domain: string): Promise<ServedRecord> {
     const { keySet } = this.keys.get();
+    const began = this.generationNow();
     const bytes = await observed(this.store.readRecord(domain), this.options.onStoreRead);
     if (bytes === null) throw new RecordUnavailableError(`the record of ${domain} is missing from the live build, though the build's domain map lists it`);
     checkServeRule(domain, bytes, keySet);
     const record = { bytes, etag: strongEtag(bytes), audited: true };
-    this.cache.set(domain, record);
+    // A record read while a new build was taken is the old build's: served once, never cached for the new one.
+    if (this.generationNow() === began) this.cache.set(domain, record);
     return record;
+  }
+
+  /** The (live build, key set) pair being served now. */
+  private generationNow(): string {
+    return `${this.store.generation()}|${this.keys.generation()}`;
   }
 
   /** Verified records and the map hold for one (live build, key set) pair only. */
   private syncGeneration(): void {
-    const build = this.store.generation(), keySetLoads = this.keys.generation();
-    if (build === this.build && keySetLoads === this.keySetLoads) return;
-    this.build = build;
-    this.keySetLoads = keySetLoads;
-    this.generation = `${build}|${keySetLoads}`;
+    const generation = this.generationNow();
+    if (generation === this.generation) return;
+    this.generation = generation;
     this.cache.clear();
   }
 
