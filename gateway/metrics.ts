@@ -63,6 +63,12 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  private readonly buildsRefused = new Counter({
+    name: 'mvr_builds_refused_total',
+    help: 'Builds found live and refused whole (statement or domain map not checking against the key set, read again once); the build served before stays served.',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     // Gauges named like counters, which `promtool check metrics` refuses; each is the sum of the
@@ -92,6 +98,11 @@ export class GatewayMetrics {
     this.rejected.inc();
   }
 
+  /** One build refused. */
+  buildRefused(): void {
+    this.buildsRefused.inc();
+  }
+
   /** Registers the metrics read from the services at each scrape. */
   watch(services: WatchedServices): void {
     const r = [this.registry];
@@ -101,7 +112,7 @@ export class GatewayMetrics {
     pulledGauge(r, 'mvr_verified_cache_bytes', 'Bytes of verified records held in memory.', () => cache().bytes);
     pulledGauge(r, 'mvr_verified_cache_entries', 'Verified records held in memory.', () => cache().entries);
     pulledGauge(r, 'mvr_verified_cache_limit_bytes', 'The bound on the verified cache (--cache-mb).', () => cache().limit);
-    pulledGauge(r, 'mvr_store_up', '1 while the live build and its key set can be read, else 0.', () => (services.records.health().ok ? 1 : 0), 'min');
+    pulledGauge(r, 'mvr_store_up', '1 while the live build and its key set can be read, else 0.', () => (services.records.health().records.ok && services.records.health().keySet.ok ? 1 : 0), 'min');
     new Counter({
       name: 'mvr_rate_limit_refusals_total',
       help: 'Requests refused for a quota, by policy: per-key, or unauthenticated (per client address, without a valid key).',

@@ -33,7 +33,10 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
       metrics?.recordRejected();
     },
     onStoreRead: metrics ? (outcome) => metrics.storeRead(outcome) : undefined,
-    onIssuerMismatch: (e) => log({ level: 'error', msg: 'build refused: its issuer is not this gateway\'s', build: e.build, build_issuer: e.buildIssuer, gateway_issuer: e.gatewayIssuer, error: e.message }),
+    onBuildRefused: ({ build, reason }) => {
+      log({ level: 'warn', msg: 'build refused; the build served before (if any) stays served', build, reason });
+      metrics?.buildRefused();
+    },
   });
 
   let redis: ReturnType<typeof openRedis> | null = null;

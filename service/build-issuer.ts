@@ -1,9 +1,6 @@
 import { StoreUnavailableError } from '@merchant-verify/verifier/errors';
 import type { BuildMap } from './build-maps.ts';
 
-/** What `/healthz` says of a build refused for its issuer (the issuers themselves are in the log line). */
-export const ISSUER_REFUSAL = 'build refused: made for another issuer than this gateway\'s';
-
 /**
  * A live build made for another issuer than the gateway's. It is refused whole, like a build
  * whose statement does not check: serving it would answer its signed records under one issuer

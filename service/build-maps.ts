@@ -24,9 +24,10 @@ export type BuildFileReader = (name: string) => Promise<Buffer | null>;
  * a deployment that signs nothing, as for records), names the build expected (when the store
  * names one), and its map head is the root and size of the leaves read. A build whose map or
  * statement is missing or does not check is refused whole (STORE_UNAVAILABLE): never served as
- * "every domain never audited".
+ * "every domain never audited". With `rereadKeySet`, a statement naming a key the key set does not
+ * hold is checked once more against the key set read again.
  */
-export async function loadBuildMap(read: BuildFileReader, keySet: KeySet, expectedBuild: string | null, where: string): Promise<BuildMap> {
+export async function loadBuildMap(read: BuildFileReader, keySet: KeySet, expectedBuild: string | null, where: string, rereadKeySet?: () => Promise<KeySet>): Promise<BuildMap> {
   const refuse = (why: string) => new StoreUnavailableError(`build ${expectedBuild ?? `at ${where}`} refused: ${why}`);
   const [statementBytes, leaves] = await Promise.all([read(BUILD_STATEMENT_FILE), read(DOMAIN_MAP_FILE)]);
   if (!statementBytes) throw refuse(`it has no ${BUILD_STATEMENT_FILE} (built before domain maps, or not copied whole; build and publish again)`);
@@ -37,8 +38,12 @@ export async function loadBuildMap(read: BuildFileReader, keySet: KeySet, expect
   } catch {
     throw refuse(`${BUILD_STATEMENT_FILE} is not JSON`);
   }
-  const verdict = verifyRecordNode(statement, keySet);
-  if (!verdict.valid && !(verdict.code === 'UNSIGNED' && keySet.keys.length === 0)) throw refuse(`${BUILD_STATEMENT_FILE} does not verify: ${verdict.code} (${verdict.message})`);
+  let verdict = verifyRecordNode(statement, keySet);
+  // A build and its key set are swapped a moment apart: a statement naming a key this key set
+  // lacks may be ahead of it (a rotation), so the key set is read once more before deciding.
+  if (!verdict.valid && verdict.code === 'UNKNOWN_KEY' && rereadKeySet) verdict = verifyRecordNode(statement, (keySet = await rereadKeySet()));
+  const problem = statementProblem(verdict, keySet);
+  if (problem) throw refuse(problem);
   if (typeof statement.build !== 'string' || (expectedBuild !== null && statement.build !== expectedBuild)) throw refuse(`${BUILD_STATEMENT_FILE} is the statement of build ${JSON.stringify(statement.build)}`);
   let map: DomainMap;
   try {
@@ -51,6 +56,12 @@ export async function loadBuildMap(read: BuildFileReader, keySet: KeySet, expect
     throw refuse(`${DOMAIN_MAP_FILE} (${head.size} domains, root ${head.root}) is not the map its statement signs (${statement.domain_map?.size} domains, root ${statement.domain_map?.root})`);
   }
   return { build: statement.build, statement, map };
+}
+
+/** Why a statement's verdict refuses its build, or null: unsigned passes only in a deployment that signs nothing. */
+export function statementProblem(verdict: ReturnType<typeof verifyRecordNode>, keySet: KeySet): string | null {
+  if (verdict.valid || (verdict.code === 'UNSIGNED' && keySet.keys.length === 0)) return null;
+  return `${BUILD_STATEMENT_FILE} does not verify: ${verdict.code} (${verdict.message})`;
 }
 
 /** Whether a normalized domain has a record in the build. */

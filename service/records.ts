@@ -4,8 +4,8 @@ import type { KeySet } from '@merchant-verify/verifier/keyset';
 import { unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
 import type { AbsenceProof } from '@merchant-verify/verifier/absence';
-import { absenceProof, hasRecord, loadBuildMap, type BuildMap } from './build-maps.ts';
-import { checkBuildIssuer, ISSUER_REFUSAL, IssuerMismatchError } from './build-issuer.ts';
+import { absenceProof, hasRecord, type BuildMap } from './build-maps.ts';
+import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
 import { formatTimestamp } from '@merchant-verify/verifier/time';
 import { strongEtag } from '../core/etag.ts';
 import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
@@ -15,7 +15,7 @@ import type { S3Config } from '../storage/s3/config.ts';
 import type { Store } from '../storage/store.ts';
 import { VerifiedCache } from './verified-cache.ts';
 
-export { checkServeRule, type StoreReadOutcome };
+export { checkServeRule, type BuildRefusal, type StoreReadOutcome };
 
 /** A record ready to serve: its exact bytes (verified, when stored), their entity tag, and whether it was audited. */
 export interface ServedRecord {
@@ -43,12 +43,12 @@ export interface RecordsServiceOptions {
   cacheBytes: number;
   /** Told about every stored record refused, with the reason (for the log). */
   onRejected?: (domain: string, reason: string) => void;
-  /** Told once when a live build is refused for being another issuer's (for the log). */
-  onIssuerMismatch?: (error: IssuerMismatchError) => void;
   /** The clock answers are issued by (epoch ms); `Date.now` unless a test sets its own. */
   now?: () => number;
   /** Told the outcome of every read from the store (for metrics). */
   onStoreRead?: (outcome: StoreReadOutcome) => void;
+  /** Told once about every build refused, with the reason (for the log and metrics). */
+  onBuildRefused?: (refusal: BuildRefusal) => void;
 }
 
 
@@ -69,18 +69,12 @@ export class RecordsService {
   private readonly cache: VerifiedCache<ServedRecord>;
   /** Loads in progress, so simultaneous misses for one domain read and verify it once. */
   private readonly loading = new Map<string, Promise<ServedRecord>>();
-  /** The live build's map, loaded once per (build, key set) pair. */
-  private liveMap: { generation: string; map: Promise<BuildMap>; failed: boolean } | null = null;
-  /** Why the last load of the live build's map failed; null once one succeeds. */
-  private mapError: string | null = null;
-  /** The same in general words fit for `/healthz`, when there are such words; else null. */
-  private mapReason: string | null = null;
+  /** Takes the builds the store finds live, or refuses them (see `service/build-acceptance.ts`). */
+  private readonly builds: BuildAcceptor;
   /** Stored records refused since start (missing, unreadable, corrupt, not verifying), for health. */
   private failures = 0;
   /** The (live build, key set) pair the cache holds for, and its name for in-flight loads. */
-  private build: string | null = null;
-  private keySetLoads = -1;
-  private generation = '';
+  private generation = '-';
   /** The service's clock (epoch ms). */
   readonly now: () => number;
   /** The key set records are checked against: the one the store publishes with its live build. */
@@ -93,17 +87,16 @@ export class RecordsService {
     this.keys = new KeySetSource(store.keySet());
     this.cache = new VerifiedCache(options.cacheBytes);
     this.now = options.now ?? Date.now;
+    this.builds = new BuildAcceptor(store, this.keys, options.issuer, options.onBuildRefused);
   }
 
-  /** Re-checks which build is live and re-reads the key set if it changed, and loads the live build's map. */
+  /**
+   * Re-checks which build is live and re-reads the key set if it changed. A new build is checked
+   * (its statement and map) before the store serves it, and refused whole when it does not check.
+   */
   async refresh(): Promise<void> {
-    // The store first: a bucket's key set is the one published with the build it finds live.
     await this.store.refresh();
     await this.keys.refresh();
-    // The live build's map is loaded (or tried again, after a failure) here rather than on the
-    // first lookup, so a new build is ready before it is asked for, and health tells a refused one.
-    if (this.liveMap?.failed) this.liveMap = null;
-    await this.buildMap().catch(() => undefined);
   }
 
   /** Releases the store's connections (an HTTP origin's or a bucket's pool). */
@@ -130,28 +123,9 @@ export class RecordsService {
     return absenceProof(await this.buildMap(), domain);
   }
 
-  /** The live build's checked domain map and statement (STORE_UNAVAILABLE when they cannot be read or do not check). */
-  buildMap(): Promise<BuildMap> {
-    this.syncGeneration();
-    if (this.liveMap?.generation !== this.generation) {
-      const state = {
-        generation: this.generation,
-        failed: false,
-        map: (async () => checkBuildIssuer(await loadBuildMap((name) => this.store.readLiveFile(name), this.keys.get().keySet, this.store.liveBuild(), this.store.describe().build ?? 'the records store'), this.options.issuer))(),
-      };
-      state.map.then(
-        () => (this.mapError = this.mapReason = null),
-        (error: Error) => {
-          state.failed = true;
-          // One log line per refusal, however often the refused build is looked at again.
-          if (error instanceof IssuerMismatchError && error.message !== this.mapError) this.options.onIssuerMismatch?.(error);
-          this.mapError = error.message;
-          this.mapReason = error instanceof IssuerMismatchError ? ISSUER_REFUSAL : null;
-        },
-      );
-      this.liveMap = state;
-    }
-    return this.liveMap!.map;
+  /** The live build's checked domain map and statement (STORE_UNAVAILABLE when there is none, or it was refused). */
+  async buildMap(): Promise<BuildMap> {
+    return this.builds.served();
   }
 
   /** The key set records are checked against (STORE_UNAVAILABLE when there is none). */
@@ -160,14 +134,17 @@ export class RecordsService {
   }
 
   /** What is being served, for health checks. */
-  health(): { ok: boolean; records: { ok: boolean; build: string | null; error: string | null; reason: string | null; failures: number }; keySet: { ok: boolean; keys: number }; cache: ReturnType<VerifiedCache<ServedRecord>['stats']> } {
+  health(): { ok: boolean; records: { ok: boolean; build: string | null; error: string | null; failures: number; refused: BuildRefusal | null }; keySet: { ok: boolean; keys: number }; cache: ReturnType<VerifiedCache<ServedRecord>['stats']> } {
     const state = this.store.describe();
-    // A build whose map or statement does not check is refused whole: the records are not served.
-    const records = this.mapError !== null && state.ok ? { ...state, ok: false, error: this.mapError } : state;
+    const refused = this.builds.refused();
+    // Without a checked build (the first one refused, or the served one no longer checking) the records are not served.
+    const problem = state.ok ? this.builds.problem() : null;
+    const records = problem !== null ? { ...state, ok: false, error: problem } : state;
     const keys = this.keys.state();
     return {
-      ok: records.ok && keys.ok,
-      records: { ok: records.ok, build: records.build ? basename(records.build) : null, error: records.error, reason: this.mapError !== null ? this.mapReason : null, failures: this.failures },
+      // A refused build kept out while the previous one serves still wants an operator.
+      ok: records.ok && keys.ok && refused === null,
+      records: { ok: records.ok, build: records.build ? basename(records.build) : null, error: records.error, failures: this.failures, refused },
       keySet: { ok: keys.ok, keys: keys.keys },
       cache: this.cache.stats(),
     };
@@ -208,21 +185,26 @@ export class RecordsService {
 
   private async load(domain: string): Promise<ServedRecord> {
     const { keySet } = this.keys.get();
+    const began = this.generationNow();
     const bytes = await observed(this.store.readRecord(domain), this.options.onStoreRead);
     if (bytes === null) throw new RecordUnavailableError(`the record of ${domain} is missing from the live build, though the build's domain map lists it`);
     checkServeRule(domain, bytes, keySet);
     const record = { bytes, etag: strongEtag(bytes), audited: true };
-    this.cache.set(domain, record);
+    // A record read while a new build was taken is the old build's: served once, never cached for the new one.
+    if (this.generationNow() === began) this.cache.set(domain, record);
     return record;
+  }
+
+  /** The (live build, key set) pair being served now. */
+  private generationNow(): string {
+    return `${this.store.generation()}|${this.keys.generation()}`;
   }
 
   /** Verified records and the map hold for one (live build, key set) pair only. */
   private syncGeneration(): void {
-    const build = this.store.generation(), keySetLoads = this.keys.generation();
-    if (build === this.build && keySetLoads === this.keySetLoads) return;
-    this.build = build;
-    this.keySetLoads = keySetLoads;
-    this.generation = `${build}|${keySetLoads}`;
+    const generation = this.generationNow();
+    if (generation === this.generation) return;
+    this.generation = generation;
     this.cache.clear();
   }
 

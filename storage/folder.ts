@@ -6,7 +6,7 @@ import { fileVersion, NotARecordFileError, readRegularFile } from '../core/files
 import { BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import { readKept, type KeptBuild } from './kept-builds.ts';
 import { nullIfMissing, publicKeySet, publicLogFile, publicLogVkey, readFileOrNull } from './public-files.ts';
-import type { Store } from './store.ts';
+import { takeEveryBuild, type BuildAcceptance, type Store } from './store.ts';
 
 /** Why a folder holding one build's files itself keeps no history. */
 const A_COPY = 'the records folder holds one build\'s files itself (a copy), with no "current" link or kept.json';
@@ -26,6 +26,7 @@ export class FolderStore implements Store {
   /** The id of the build `current` named at the last refresh; null for a copy of one build's folder. */
   private build: string | null = null;
   private error: string | null = 'not loaded yet';
+  private accept: BuildAcceptance = takeEveryBuild;
 
   constructor(
     readonly recordsDir: string,
@@ -40,15 +41,28 @@ export class FolderStore implements Store {
     for (const candidate of [join(this.recordsDir, CURRENT_LINK), this.recordsDir]) {
       const resolved = await realpath(candidate).catch(() => null);
       if (resolved && (await stat(join(resolved, MANIFEST_FILE)).catch(() => null))) {
-        this.root = resolved;
-        this.build = candidate === this.recordsDir ? null : basename(resolved);
-        this.error = null;
+        const build = candidate === this.recordsDir ? null : basename(resolved);
+        if (resolved === this.root) this.error = null;
+        else {
+          // Not taken: the build served so far stays served (while its folder is there).
+          await this.accept({ generation: resolved, build, readFile: (name) => readFileOrNull(join(resolved, name)), keySet: this.keySet(), take: () => this.take(resolved, build) });
+        }
         return;
       }
     }
     this.root = null;
     this.build = null;
     this.error = `no build in ${this.recordsDir} (missing ${CURRENT_LINK}/${MANIFEST_FILE}; run "mvr build")`;
+  }
+
+  acceptBuildsWith(accept: BuildAcceptance): void {
+    this.accept = accept;
+  }
+
+  private take(root: string, build: string | null): void {
+    this.root = root;
+    this.build = build;
+    this.error = null;
   }
 
   generation(): string {
@@ -111,7 +125,8 @@ export class FolderStore implements Store {
     if (!this.root) throw new StoreUnavailableError(`records unavailable: ${this.error}`);
     // A folder that serves records but names no build is a copy of one build's folder.
     if (!this.build) throw new NoBuildHistoryError(A_COPY);
-    const builds = await readKept(this.recordsDir);
+    // The build served first: `current` may name a newer build the gateway refused.
+    const builds = await readKept(this.recordsDir, this.build);
     if (builds.length === 0) throw new StoreUnavailableError(`records unavailable: no kept build readable in ${this.recordsDir}`);
     return builds;
   }

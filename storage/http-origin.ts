@@ -5,7 +5,7 @@ import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTrans
 import { MAX_RECORD_BYTES } from '../core/files.ts';
 import { publicKeySet, publicLogFile, publicLogVkey } from './public-files.ts';
 import type { KeptBuild } from './kept-builds.ts';
-import type { Store } from './store.ts';
+import { takeEveryBuild, type BuildAcceptance, type Store } from './store.ts';
 
 /** Why an origin keeps no history and no log. */
 const ONE_BUILD = 'its records come from an http(s) origin, which serves one build';
@@ -29,6 +29,7 @@ export class HttpOriginStore implements Store {
   private manifestEtag: string | null = null;
   private manifestOkAt = -Infinity;
   private error: string | null = 'not loaded yet';
+  private accept: BuildAcceptance = takeEveryBuild;
 
   constructor(
     /** As given, for messages. */
@@ -48,7 +49,13 @@ export class HttpOriginStore implements Store {
     try {
       const { statusCode, body } = await this.get(`${this.base}/${MANIFEST_FILE}`);
       if (statusCode !== 200) throw new Error(`manifest answered ${statusCode}`);
-      this.manifestEtag = createHash('sha256').update(body).digest('base64url');
+      const etag = createHash('sha256').update(body).digest('base64url');
+      if (etag !== this.manifestEtag) {
+        const take = () => (this.manifestEtag = etag);
+        await this.accept({ generation: etag, build: null, readFile: (name) => this.fetchFile(name), keySet: this.keySet(), take });
+        // The origin serves the new build's files now: a build not taken cannot fall back to the one before.
+        if (this.manifestEtag !== etag) throw new Error('the build it serves is refused');
+      }
       this.manifestOkAt = performance.now();
       this.error = null;
     } catch (error) {
@@ -91,6 +98,14 @@ export class HttpOriginStore implements Store {
 
   async readLiveFile(name: string): Promise<Buffer | null> {
     if (this.manifestEtag === null) throw new StoreUnavailableError(this.error ?? `records origin ${this.base} unavailable`);
+    return this.fetchFile(name);
+  }
+
+  acceptBuildsWith(accept: BuildAcceptance): void {
+    this.accept = accept;
+  }
+
+  private async fetchFile(name: string): Promise<Buffer | null> {
     let res: OriginAnswer;
     try {
       res = await this.get(`${this.base}/${name}`);

@@ -57,11 +57,11 @@ export async function keptBuilds(live: string | null, listed: KeptBuild[], manif
   return entries.filter((e): e is KeptBuild => e !== null);
 }
 
-/** The kept builds of a records folder (`records/kept.json` and `records/current`). */
-export async function readKept(recordsDir: string): Promise<KeptBuild[]> {
+/** The kept builds of a records folder (`records/kept.json`), `live` first (by default the build `records/current` names). */
+export async function readKept(recordsDir: string, live?: string): Promise<KeptBuild[]> {
   const listed = await readFile(join(recordsDir, KEPT_FILE)).then(parseKeptList, () => []);
-  const target = await readlink(join(recordsDir, CURRENT_LINK)).catch(() => null);
-  return keptBuilds(target ? basename(target) : null, listed, (id) => readFile(join(recordsDir, BUILDS_DIR, id, MANIFEST_FILE)).catch(() => null));
+  const target = live ?? (await readlink(join(recordsDir, CURRENT_LINK)).then(basename, () => null));
+  return keptBuilds(target, listed, (id) => readFile(join(recordsDir, BUILDS_DIR, id, MANIFEST_FILE)).catch(() => null));
 }
 
 export async function writeKept(recordsDir: string, builds: KeptBuild[]): Promise<void> {

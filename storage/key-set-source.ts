@@ -36,6 +36,13 @@ export function keySetFile(file: string): KeySetOrigin {
   };
 }
 
+/** Reads and parses the key set at `origin`, with the version it had just before (throws with the reason). */
+export async function readKeySet(origin: KeySetOrigin): Promise<LoadedKeySet & { version: string }> {
+  const version = await origin.version().catch(() => 'unknown');
+  const bytes = await origin.read();
+  return { keySet: parseKeySet(JSON.parse(bytes.toString('utf8'))), bytes, etag: strongEtag(bytes), version };
+}
+
 /**
  * The key set the gateway serves and verifies against, reloaded when its origin changes.
  * Records are checked against exactly what clients download.
@@ -54,18 +61,26 @@ export class KeySetSource {
     if (sig === this.version) return;
     this.version = sig;
     try {
-      const bytes = await this.origin.read();
-      const keySet = parseKeySet(JSON.parse(bytes.toString('utf8')));
-      const etag = strongEtag(bytes);
-      if (this.current?.etag === etag) return;
-      this.current = { keySet, bytes, etag };
-      this.loads++;
-      this.error = null;
+      const { keySet, bytes, etag } = await readKeySet(this.origin);
+      this.use({ keySet, bytes, etag }, sig);
     } catch (error) {
       this.current = null;
       this.loads++;
       this.error = `${this.origin.name}: ${(error as Error).message}`;
     }
+  }
+
+  /**
+   * Serves `loaded`, read from this origin while its version was `version` (a build's found key
+   * set has the origin's versions): a build is checked against a key set read with it, and both
+   * are swapped in together.
+   */
+  use(loaded: LoadedKeySet, version: string): void {
+    this.version = version;
+    this.error = null;
+    if (this.current?.etag === loaded.etag) return;
+    this.current = { keySet: loaded.keySet, bytes: loaded.bytes, etag: loaded.etag };
+    this.loads++;
   }
 
   /** The loaded key set, or throws STORE_UNAVAILABLE: without it no record can be checked. */

@@ -10,6 +10,33 @@ export interface StoreState {
   error: string | null;
 }
 
+/** A build a store found live and does not serve yet. */
+export interface FoundBuild {
+  /** What `generation()` will be while it is served. */
+  generation: string;
+  /** Its id, when the store names one. */
+  build: string | null;
+  /** A file of it beside its records (its domain map, its statement); null when it has none. */
+  readFile(name: string): Promise<Buffer | null>;
+  /** The key set it would be served with (a bucket's travels with the build). */
+  keySet: KeySetOrigin;
+  /**
+   * Makes it the build the store serves. Synchronous, so whoever checked it installs what it
+   * checked and the store swaps in one step: no request sees the new build with the old checks.
+   */
+  take(): void;
+}
+
+/**
+ * Decides whether a found build is served, by calling `found.take()` or not. A build not taken
+ * leaves a folder or bucket serving the build it had (none at first); an origin serves one build,
+ * so it then serves none.
+ */
+export type BuildAcceptance = (found: FoundBuild) => Promise<void>;
+
+/** Every found build taken as it is: the default of a store nobody checks builds for. */
+export const takeEveryBuild: BuildAcceptance = async (found) => found.take();
+
 /**
  * Where builds are stored: a records folder (`storage/folder.ts`), an http(s) origin serving one
  * build's folder (`storage/http-origin.ts`) or a bucket (`storage/s3/`). Every backend answers
@@ -27,8 +54,10 @@ export interface Store {
   readonly name: string;
 
   // The live build.
-  /** Re-checks which build is live; cheap, called on a timer and after a failed verification. */
+  /** Re-checks which build is live; cheap, called on a timer and after a failed verification. A build found live is served only once accepted (see {@link acceptBuildsWith}). */
   refresh(): Promise<void>;
+  /** From now on, a build found live is served only when `accept` takes it; by default every build is taken. */
+  acceptBuildsWith(accept: BuildAcceptance): void;
   /** Identifies the live build as last refreshed ('' while there is none); verified bytes are cached per generation. */
   generation(): string;
   /** The live build's id, when the store names one (null for a copy of one build or an origin). */

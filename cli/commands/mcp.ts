@@ -52,7 +52,7 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
     schemaUrl: schemaUrlOf(config),
     cacheBytes: 16 * 1024 * 1024,
     onRejected: (domain, reason) => process.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
-    onIssuerMismatch: (error) => process.stderr.write(`mvr mcp: ${error.message}\n`),
+    onBuildRefused: ({ build, reason }) => process.stderr.write(`mvr mcp: build ${build} refused, the build served before (if any) stays served: ${reason}\n`),
   });
   await records.refresh();
   setInterval(() => void records.refresh().catch(() => undefined), 1000).unref();

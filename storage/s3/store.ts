@@ -3,7 +3,7 @@ import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_KEPT_OBJECT, BUILD_KEY_
 import { MAX_RECORD_BYTES } from '../../core/files.ts';
 import type { KeySetOrigin } from '../key-set-source.ts';
 import { keptBuilds, parseKeptList, type KeptBuild } from '../kept-builds.ts';
-import type { Store } from '../store.ts';
+import { takeEveryBuild, type BuildAcceptance, type Store } from '../store.ts';
 import { BodyTooLargeError, type S3Bucket } from './bucket.ts';
 import { parseLivePointer } from './live-pointer.ts';
 import { S3PublishedBuilds } from './published.ts';
@@ -29,6 +29,7 @@ export class S3Store implements Store {
   private error: string | null = 'not loaded yet';
   /** The live build's checkpoint, read once per live build (every tile request asks for it). */
   private checkpoint: { build: string; bytes: Promise<Buffer | null> } | null = null;
+  private accept: BuildAcceptance = takeEveryBuild;
 
   constructor(
     private readonly bucket: S3Bucket,
@@ -50,8 +51,11 @@ export class S3Store implements Store {
         if (res.statusCode !== 200) throw new Error(`${LIVE_POINTER_OBJECT} answered ${res.statusCode}`);
         const build = parseLivePointer(res.body);
         const pointerEtag = typeof res.headers.etag === 'string' ? res.headers.etag : null;
-        const keySet = build === known?.build ? known.keySet : await this.object(`${BUILDS_DIR}/${build}/${BUILD_KEY_SET_OBJECT}`);
-        this.live = { build, keySet, pointerEtag, confirmedAt: performance.now() };
+        if (build === known?.build) this.live = { ...known, pointerEtag, confirmedAt: performance.now() };
+        else await this.offer(build, pointerEtag, await this.object(`${BUILDS_DIR}/${build}/${BUILD_KEY_SET_OBJECT}`));
+        // Not taken: the build served so far stays served (the bucket answered for it just now).
+        if (!this.live) throw new Error(`build ${build}, named live, is refused`);
+        if (this.live === known) known.confirmedAt = performance.now();
       }
       this.error = null;
     } catch (error) {
@@ -60,6 +64,23 @@ export class S3Store implements Store {
       this.live = null;
       this.error = `records store ${this.bucket.name} unavailable: ${(error as Error).message}`;
     }
+  }
+
+  acceptBuildsWith(accept: BuildAcceptance): void {
+    this.accept = accept;
+  }
+
+  /** A build `live.json` names, with the key set published with it, offered to be served. */
+  private offer(build: string, pointerEtag: string | null, keySet: Buffer): Promise<void> {
+    return this.accept({
+      generation: build,
+      build,
+      readFile: (name) => this.readFile(build, name),
+      keySet: { name: `${this.bucket.name}/${BUILDS_DIR}/${build}/${BUILD_KEY_SET_OBJECT}`, version: async () => build, read: async () => keySet },
+      take: () => {
+        this.live = { build, keySet, pointerEtag, confirmedAt: performance.now() };
+      },
+    });
   }
 
   generation(): string {

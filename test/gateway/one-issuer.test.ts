@@ -1,8 +1,9 @@
 /**
  * One issuer: a gateway answers under its live build's issuer only. Configured with another one
- * (--issuer / MVR_ISSUER), from a records folder or an http origin alike, it refuses that build:
- * no signed record, no never-audited record, `/healthz` degraded saying why in general words,
- * and one log line naming both issuers. Over a build of its own issuer everything is served.
+ * (--issuer / MVR_ISSUER), from a records folder or an http origin alike, it refuses that build
+ * as it refuses any build that does not check: never a mix of issuers, `/healthz` degraded naming
+ * the refused build, one log line naming both issuers, and the build served before (if any) stays
+ * served. Over a build of its own issuer everything is served.
  */
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,7 +22,15 @@ const OTHER = 'other-issuer.example';
 const KNOWN = 'acme-outdoor.example';
 const NEVER = 'never-audited-issuer.example';
 
-/** Every answer that names an issuer is refused: the signed record, the never-audited one, and health says why. */
+/** The refused build's one log line, naming both issuers. */
+function expectOneRefusalLine(g: TestGateway, issuers: { build: string; gateway: string }): void {
+  const lines = g.logs.filter((l) => l.msg === 'build refused; the build served before (if any) stays served');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatchObject({ level: 'warn' });
+  expect(String(lines[0]?.reason)).toContain(`its issuer is ${issuers.build}, this gateway's (--issuer / MVR_ISSUER) is ${issuers.gateway}`);
+}
+
+/** With no build served before, every answer that names an issuer is refused, and health names the refused build. */
 async function expectRefused(g: TestGateway, issuers = { build: ISSUER, gateway: OTHER }): Promise<void> {
   for (const domain of [KNOWN, NEVER]) {
     const r = await g.verify(domain);
@@ -30,10 +39,10 @@ async function expectRefused(g: TestGateway, issuers = { build: ISSUER, gateway:
     expect(r.text).not.toContain(`"issuer":"${issuers.build}"`);
   }
   const health = await g.request('/healthz', { key: null });
-  expect(health.json).toMatchObject({ status: 'degraded', records: { ok: false, error: "build refused: made for another issuer than this gateway's" } });
-  const lines = g.logs.filter((l) => l.msg === "build refused: its issuer is not this gateway's");
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatchObject({ level: 'error', build_issuer: issuers.build, gateway_issuer: issuers.gateway });
+  expect(health.json).toMatchObject({ status: 'degraded', records: { ok: false } });
+  // The refused build by its id (an http origin, which serves one build's files, by its address).
+  expect((health.json as { records: { refused: string | null } }).records.refused).toEqual(expect.any(String));
+  expectOneRefusalLine(g, issuers);
 }
 
 describe('one issuer per gateway', async () => {
@@ -73,10 +82,15 @@ describe('one issuer per gateway', async () => {
   it('a running gateway refuses a build of another issuer once it goes live, and serves the next build of its own', async () => {
     const p = await makeProject();
     const g = await startTestGateway(p);
-    expect((await g.verify(KNOWN)).json).toMatchObject({ issuer: ISSUER });
+    const first = (await g.verify(KNOWN)).json as { issuer: string; issued_at: string };
+    expect(first).toMatchObject({ issuer: ISSUER });
     await build(p, { issuer: OTHER, schemaUrl: defaultSchemaUrl(OTHER), now: Date.parse('2026-11-02T00:00:00Z') });
-    await poll(() => g.request('/healthz', { key: null }), (r) => (r.json as { status: string }).status === 'degraded');
-    await expectRefused(g, { build: OTHER, gateway: ISSUER });
+    const { value: health } = await poll(() => g.request('/healthz', { key: null }), (r) => (r.json as { status: string }).status === 'degraded');
+    expect(health.json).toMatchObject({ records: { ok: true } });
+    expectOneRefusalLine(g, { build: OTHER, gateway: ISSUER });
+    // The build served before stays served, under its own issuer only.
+    expect((await g.verify(KNOWN)).json).toMatchObject({ issuer: ISSUER, status: 'verified', issued_at: first.issued_at });
+    expect((await g.verify(NEVER)).json).toMatchObject({ issuer: ISSUER, status: 'unverified' });
     await build(p, { now: Date.parse('2026-11-03T00:00:00Z') });
     await poll(() => g.request('/healthz', { key: null }), (r) => (r.json as { status: string }).status === 'ok');
     expect((await g.verify(KNOWN)).json).toMatchObject({ issuer: ISSUER, status: 'verified', issued_at: '2026-11-03T00:00:00.000Z' });
