@@ -1,4 +1,4 @@
-import type { ApiKeyStore } from '../access/api-keys.ts';
+import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
 import type { RecordsService } from '../service/records.ts';
 import type { BuildHistory } from '../service/history.ts';
@@ -82,7 +82,7 @@ export interface GatewayOptions {
   unauthenticatedPerMinute?: number;
   /** Slow-client limits of the HTTP server (defaults in `gateway/server.ts`); tests shorten them instead of waiting seconds. */
   connectionTimeouts?: Partial<ConnectionTimeouts>;
-  /** The clock never-audited answers are issued by and quota windows counted by (epoch ms); `Date.now` by default, a test's own clock in tests. */
+  /** The clock never-audited answers are issued by, quota windows counted by and the API keys' staleness and re-read cooldown measured by (ms); `Date.now` for answers and quotas by default, a test's own clock in tests. */
   now?: () => number;
 }
 
