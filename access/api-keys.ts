@@ -107,11 +107,11 @@ export function revokeApiKey(where: string | ApiKeyTable, idOrKey: string, now =
 /** The key id in an id or a whole key; anything else is refused without being repeated, as it may be a mistyped secret. */
 function keyIdOf(text: string): string {
   const id = KEY_FORMAT.exec(text)?.[1] ?? (/^[a-z0-9]{10}$/.test(text) ? text : undefined);
-  if (id === undefined) throw new ConfigError('that is neither a key id (10 lowercase letters and digits, see "mvr apikey list") nor an API key; it is not repeated here, as it may hold a secret');
+  if (id === undefined) throw new ConfigError('the ID given is neither a key id (10 lowercase letters and digits, see "mvr apikey list") nor a whole API key; it is not shown, as it may hold a secret');
   return id;
 }
 
 /** `text` with the secret part of anything shaped like an API key hidden: for messages that may quote what a user typed. */
 export function hideApiKeys(text: string): string {
-  return text.replace(/\b(mvr_[a-z0-9]{10}_)[A-Za-z0-9_-]+/g, '$1<secret hidden>');
+  return text.replace(/\b(mvr_[A-Za-z0-9]*_)[A-Za-z0-9_-]+/g, '$1<secret hidden>');
 }
