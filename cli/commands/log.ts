@@ -1,7 +1,7 @@
 import { defineCommand } from '../command.ts';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { ConfigError, InvalidCheckpointError, LogInconsistentError } from '@merchant-verify/verifier/errors';
+import { ConfigError, LogInconsistentError, MvrError } from '@merchant-verify/verifier/errors';
 import { LOG_CHECKPOINT, LOG_DIR } from '../../core/layout.ts';
 import { partialPaths } from '../../core/tlog/appender.ts';
 import { parseNote, type NoteVerifierKey } from '@merchant-verify/verifier/tlog/note';
@@ -61,7 +61,7 @@ function openOlderCheckpoint(note: string, vkey: NoteVerifierKey, file: string):
   try {
     return openCheckpoint(note, vkey, file);
   } catch (error) {
-    throw new InvalidCheckpointError(`--checkpoint ${(error as Error).message}`, { cause: error });
+    throw new MvrError('INVALID_CHECKPOINT', `--checkpoint ${(error as Error).message}`, { cause: error });
   }
 }
 

@@ -237,13 +237,6 @@ export class LogInconsistentError extends MvrError {
   }
 }
 
-/** A file given as a checkpoint of the log that is not one: not a signed note, or not signed by the log's key. Bad input, not a proof of anything. */
-export class InvalidCheckpointError extends MvrError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('INVALID_CHECKPOINT', message, options);
-  }
-}
-
 /** `GET /v1/absence` of a domain that has a record in the build: there is no absence to prove. */
 export class HasRecordError extends MvrError {
   constructor(domain: string, build: string | null) {
