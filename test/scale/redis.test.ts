@@ -75,6 +75,14 @@ describe.skipIf(!REDIS_SERVER)('API keys and quotas in Redis (real redis-server)
     }
   });
 
+  it('a key made with `mvr apikey create --redis` works on its first request, on a gateway that would not look by itself', async () => {
+    const g = await startTestGateway(project, { redisUrl: redis.url, refreshMs: 60_000 });
+    gateways.push(g);
+    const { key } = JSON.parse((await mvr('apikey', 'create', '--label', 'at once', '--json')).stdout) as { key: string };
+    g.secrets.add(key);
+    expect((await g.verify(GOLD, { key })).status).toBe(200);
+  });
+
   it('one quota per key across gateways (within 5%), Redis asked once per lease, not per request', async () => {
     const quota = 300;
     // One clock, stopped, for the three gateways: the whole count falls in one quota window.
