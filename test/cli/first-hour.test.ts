@@ -68,6 +68,8 @@ describe.concurrent('the first hour', () => {
       runCli(['apikey', 'revoke', 'some-id', key, ...where]),
       runCli(['apikey', 'create', '--label', 'x', key, ...where]),
       runCli(['apikey', 'revoke', `${key}x`, '--json', ...where]),
+      // A bad Redis URL with a password in it: the value is not repeated either.
+      runCli(['apikey', 'list', '--redis', `redis://:${secret}@redis.example:99999`]),
     ]);
     for (const r of mistakes) {
       expect(r.code, r.stderr).toBe(2);
