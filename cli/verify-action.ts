@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { normalizeDomain } from '../core/domain.ts';
-import { ConfigError, exitCodeOf } from '@merchant-verify/verifier/errors';
+import { ConfigError, exitCodeOf, NotInLogError } from '@merchant-verify/verifier/errors';
 import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { verifyAbsence, verifyLogProof, verifyRecord, type AbsenceResult, type LogProofResult, type RecordVerification } from '@merchant-verify/verifier';
 import { getFromGateway } from '../clients/gateway-client.ts';
@@ -107,6 +107,8 @@ async function checkLog(record: unknown, str: (k: string) => string | undefined,
     if (!baseUrl || !apiKey) throw new ConfigError('--log needs --proof FILE, or --base-url and --api-key to fetch the proof');
     if (typeof domain !== 'string') throw new ConfigError('--log: the record names no domain to fetch the proof of');
     const answer = await getFromGateway(baseUrl, apiKey, `/v1/proof?domain=${encodeURIComponent(domain)}`);
+    // The gateway's word that the record is not in the log (a build made without a log key) is a verdict, not a failed fetch.
+    if (!answer.ok && answer.code === 'NOT_IN_LOG') throw new NotInLogError(`the gateway has no log proof of ${domain}: ${answer.detail}`);
     if (!answer.ok) throw new FetchFailedError(`the gateway answered ${answer.status} ${answer.code ?? ''} for the log proof: ${answer.detail}`, answer.status);
     proof = answer.bytes.toString('utf8');
   }

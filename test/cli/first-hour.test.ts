@@ -12,9 +12,9 @@ import { OPTIONS, type OptionName } from '../../cli/config.ts';
 import { BUILD_OPTIONS } from '../../cli/commands/build.ts';
 import { SERVE_OPTIONS } from '../../cli/commands/serve.ts';
 import { runCli } from '../support/cli.ts';
-import { cleanup } from '../support/gateway.ts';
+import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { gatewayOver, loggedProject, NOV } from '../support/logged-project.ts';
-import { build, liveRecordFile, removeTempDirs, ROOT } from '../support/project.ts';
+import { build, liveRecordFile, makeProject, removeTempDirs, ROOT } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 
 afterAll(async () => {
@@ -34,6 +34,13 @@ describe.concurrent('the first hour', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ domain: 'never-audited.example', status: 'unverified', absence: { valid: true } });
     const record = await runCli(['verify', 'acme-outdoor.example', ...gateway, '--log']);
     expect(record.code, record.stderr).toBe(0);
+  });
+
+  it('verify --log of a record of a build made without a log key: NOT_IN_LOG (13), not a failed fetch', async () => {
+    const unlogged = await startTestGateway(await makeProject());
+    const r = await runCli(['verify', 'acme-outdoor.example', '--base-url', unlogged.url, '--api-key', unlogged.key, '--log']);
+    expect(r.code, r.stderr).toBe(exitCodeOf('NOT_IN_LOG'));
+    expect(r.stderr).toMatch(/NOT_IN_LOG: the gateway has no log proof of acme-outdoor\.example/);
   });
 
   it('log check --checkpoint of a file that is not a checkpoint: invalid input (exit 3) naming the file', async () => {
