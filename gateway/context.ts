@@ -82,8 +82,10 @@ export interface GatewayOptions {
   unauthenticatedPerMinute?: number;
   /** Slow-client limits of the HTTP server (defaults in `gateway/server.ts`); tests shorten them instead of waiting seconds. */
   connectionTimeouts?: Partial<ConnectionTimeouts>;
-  /** The clock never-audited answers are issued by, quota windows counted by and the API keys' staleness and re-read cooldown measured by (ms); `Date.now` for answers and quotas by default, a test's own clock in tests. */
+  /** The clock never-audited answers are issued by and quota windows counted by (epoch ms); `Date.now` by default, a test's own clock in tests. */
   now?: () => number;
+  /** The clock the API keys' staleness and their re-read on an unknown id are timed by (ms); `performance.now` by default, a test's own in tests. */
+  apiKeysClock?: () => number;
 }
 
 /** How long node:http lets a client take, in milliseconds (see `gateway/server.ts`). */

@@ -53,7 +53,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     await Promise.race([connected, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   }
 
-  const apiKeys = new ApiKeyStore(redis ? redisApiKeyTable(redis, opts.redisUrl!) : opts.apiKeysFile, opts.refreshMs, undefined, opts.now);
+  const apiKeys = new ApiKeyStore(redis ? redisApiKeyTable(redis, opts.redisUrl!) : opts.apiKeysFile, opts.refreshMs, undefined, opts.apiKeysClock);
   try {
     await Promise.all([records.refresh(), apiKeys.start()]);
   } catch (error) {
