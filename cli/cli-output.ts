@@ -1,4 +1,5 @@
 import { exitCodeOf, InvalidAuditsError, formatProblem, isMvrError } from '@merchant-verify/verifier/errors';
+import { hideApiKeys } from '../access/api-keys.ts';
 
 /**
  * The CLI's edge: a typed error becomes a message on stderr (or a JSON object on stdout with
@@ -7,12 +8,12 @@ import { exitCodeOf, InvalidAuditsError, formatProblem, isMvrError } from '@merc
  */
 export function reportError(error: unknown, json: boolean): number {
   if (!isMvrError(error)) {
-    process.stderr.write(`mvr: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.stderr.write(`mvr: unexpected error: ${hideApiKeys((error as Error)?.stack ?? String(error))}\n`);
     return 1;
   }
   const exitCode = exitCodeOf(error.code);
   if (json) {
-    const body: Record<string, unknown> = { ok: false, code: error.code, message: error.message };
+    const body: Record<string, unknown> = { ok: false, code: error.code, message: hideApiKeys(error.message) };
     if (error instanceof InvalidAuditsError) body.problems = error.problems;
     process.stdout.write(`${JSON.stringify(body)}\n`);
     return exitCode;
@@ -21,7 +22,7 @@ export function reportError(error: unknown, json: boolean): number {
     for (const p of error.problems) process.stderr.write(`${formatProblem(p)}\n`);
     if (error.total > error.problems.length) process.stderr.write(`... and ${error.total - error.problems.length} more\n`);
   }
-  process.stderr.write(`mvr: ${error.code}: ${error.message}\n`);
+  process.stderr.write(`mvr: ${error.code}: ${hideApiKeys(error.message)}\n`);
   return exitCode;
 }
 

@@ -102,12 +102,13 @@ export function parseCommandLine(command: Command<any>, argv: string[], path: st
     if (t.kind !== 'option') continue;
     const option = options[t.name];
     if (!option) throw new UsageError(`${who}: unknown option ${t.rawName}${hint(t.rawName, Object.keys(options).map((n) => `--${n}`))}${see}`);
-    if (option.type === 'string' && t.value === undefined) throw new UsageError(`${who}: ${t.rawName} needs a value${see}`);
+    // A value of "--port" is a forgotten value; "-5" is a value, which the option's schema judges and names.
+    if (option.type === 'string' && (t.value === undefined || (!t.inlineValue && t.value.startsWith('--')))) throw new UsageError(`${who}: ${t.rawName} needs a value${see}`);
     if (option.type === 'boolean' && t.inlineValue) throw new UsageError(`${who}: ${t.rawName} takes no value${see}`);
   }
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: joinDashValues(argv, tokens, options), allowPositionals: true, options, strict: true });
   } catch (error) {
     throw new UsageError(`${who}: ${(error as Error).message}`);
   }
@@ -118,6 +119,18 @@ export function parseCommandLine(command: Command<any>, argv: string[], path: st
     args[name] = def.type === 'boolean' ? value === true : value;
   }
   return args;
+}
+
+/**
+ * `--flag -5` written as `--flag=-5`: the strict parser refuses a separate value that starts with
+ * a dash as ambiguous, in its own words; the lenient pass has already taken it as the value.
+ */
+function joinDashValues(argv: string[], tokens: ReturnType<typeof parseArgs>['tokens'], options: Record<string, { type: string }>): string[] {
+  const joined = new Map<number, string>();
+  for (const t of tokens ?? []) {
+    if (t.kind === 'option' && options[t.name]?.type === 'string' && t.rawName.startsWith('--') && !t.inlineValue && t.value?.startsWith('-')) joined.set(t.index, `${t.rawName}=${t.value}`);
+  }
+  return argv.flatMap((arg, i) => (joined.has(i) ? [joined.get(i)!] : joined.has(i - 1) ? [] : [arg]));
 }
 
 function hint(typed: string, known: string[]): string {

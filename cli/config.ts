@@ -19,7 +19,7 @@ const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER, message = min =
 const folder = z.string().min(1).transform((p) => resolve(p));
 const optionalText = z.string().min(1).optional();
 
-/** Every option: its flag, its environment variable, its default, what it means, and its schema. */
+/** Every option: its flag, its environment variable, its default, what it means, whether its value may hold a secret, and its schema. */
 export const OPTIONS = {
   audits: { flag: 'audits', env: 'MVR_AUDITS_DIR', fallback: 'audits', description: 'audits folder', schema: folder },
   records: {
@@ -36,6 +36,7 @@ export const OPTIONS = {
     env: 'MVR_REDIS_URL',
     fallback: undefined,
     description: 'Redis or Valkey URL: API keys and rate limits shared by every gateway',
+    secret: true,
     schema: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
   },
   public: { flag: 'public', env: 'MVR_PUBLIC_DIR', fallback: 'public', description: 'public folder served by a CDN', schema: folder },
@@ -73,12 +74,12 @@ export const OPTIONS = {
   progressMs: { flag: null, env: 'MVR_PROGRESS_MS', fallback: '5000', description: 'ms between progress lines of build, publish and pull when stderr is not a terminal', schema: wholeNumber(1) },
   publishKeys: { flag: 'publish-keys', env: 'MVR_PUBLISH_KEYS', fallback: undefined, description: 'JWK Set file whose public keys stay listed', schema: optionalText },
   baseUrl: { flag: 'base-url', env: 'MVR_BASE_URL', fallback: undefined, description: 'gateway base URL', schema: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional() },
-  apiKey: { flag: 'api-key', env: 'MVR_API_KEY', fallback: undefined, description: 'API key for the gateway', schema: optionalText },
-  signingKey: { flag: null, env: 'MVR_SIGNING_KEY', fallback: undefined, description: 'the active private signing key as a JWK (CI secret)', schema: optionalText },
-  logKey: { flag: null, env: 'MVR_LOG_KEY', fallback: undefined, description: 'the transparency log private key, PRIVATE+KEY+... (CI secret)', schema: optionalText },
+  apiKey: { flag: 'api-key', env: 'MVR_API_KEY', fallback: undefined, description: 'API key for the gateway', secret: true, schema: optionalText },
+  signingKey: { flag: null, env: 'MVR_SIGNING_KEY', fallback: undefined, description: 'the active private signing key as a JWK (CI secret)', secret: true, schema: optionalText },
+  logKey: { flag: null, env: 'MVR_LOG_KEY', fallback: undefined, description: 'the transparency log private key, PRIVATE+KEY+... (CI secret)', secret: true, schema: optionalText },
   logVkey: { flag: 'log-vkey', env: 'MVR_WITNESS_LOG_VKEY', fallback: undefined, description: 'file of the verifier keys (one a line) of the logs this witness witnesses', schema: folder.optional() },
   witnessState: { flag: 'state', env: 'MVR_WITNESS_STATE', fallback: 'witness-state', description: "folder of the witness's state (the latest checkpoint it cosigned of each log)", schema: folder },
-  witnessKey: { flag: null, env: 'MVR_WITNESS_KEY', fallback: undefined, description: 'the witness private key, PRIVATE+KEY+... (a secret)', schema: optionalText },
+  witnessKey: { flag: null, env: 'MVR_WITNESS_KEY', fallback: undefined, description: 'the witness private key, PRIVATE+KEY+... (a secret)', secret: true, schema: optionalText },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -118,7 +119,9 @@ export function commandOptions<const N extends OptionName>(...names: N[]) {
         const issue = parsed.error.issues[0]!;
         const name = issue.path[0] as N;
         const o: (typeof OPTIONS)[OptionName] = OPTIONS[name];
-        throw new ConfigError(`${o.flag ? `--${o.flag} / ` : ''}${o.env} "${raw[name]}": ${issue.message}`);
+        // A value that may hold a secret (a password in a URL, a key) is never repeated.
+        const value = 'secret' in o ? '(value not shown)' : `"${raw[name]}"`;
+        throw new ConfigError(`${o.flag ? `--${o.flag} / ` : ''}${o.env} ${value}: ${issue.message}`);
       }
       return parsed.data as unknown as Config<N>;
     },

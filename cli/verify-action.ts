@@ -1,6 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { normalizeDomain } from '../core/domain.ts';
-import { ConfigError, exitCodeOf } from '@merchant-verify/verifier/errors';
+import { ConfigError, exitCodeOf, NotInLogError } from '@merchant-verify/verifier/errors';
+import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { verifyAbsence, verifyLogProof, verifyRecord, type AbsenceResult, type LogProofResult, type RecordVerification } from '@merchant-verify/verifier';
 import { getFromGateway } from '../clients/gateway-client.ts';
 import { readBytes } from '../clients/log-client.ts';
@@ -49,8 +51,9 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
 
   const keySetFile = async (): Promise<unknown> => {
     try {
-      return JSON.parse(await readFile(keysArg!, 'utf8'));
+      return JSON.parse(await readFile(await keySetPathOf(keysArg!), 'utf8'));
     } catch (error) {
+      if (error instanceof ConfigError) throw error;
       throw new ConfigError(`--keys ${keysArg}: ${(error as Error).message}`);
     }
   };
@@ -78,13 +81,22 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
     const absence = await checkAbsence(record);
     // With no record, there is no signature to check: the answer is unsigned, and its proof decides.
     const result = str('absence') && !str('file') ? verifyRecord(record, { keys: [] }, { domain }) : await verifySignature(record);
-    const log = args.log ? await checkLog(record, str, baseUrl, apiKey, domain ?? (record as { domain?: unknown } | null)?.domain) : null;
+    // A never-audited answer has no entry in the log: its absence proof decides, as without --log.
+    const log = args.log && absence === null ? await checkLog(record, str, baseUrl, apiKey, domain ?? (record as { domain?: unknown } | null)?.domain) : null;
     // Record and proof from the gateway are two requests: a build that went live between them
     // gives the new record's proof. Both are looked up once more before saying NOT_INCLUDED.
     const bothFetched = !str('file') && !str('proof');
     if (bothFetched && attempt === 1 && log?.valid === false && log.code === 'NOT_INCLUDED') continue;
     return present((record ?? {}) as Record<string, unknown>, result, source, log, absence);
   }
+}
+
+/** `--keys` names the key set file, or a public folder: then the key set it serves at its well-known path. */
+async function keySetPathOf(keys: string): Promise<string> {
+  if (!(await stat(keys).catch(() => null))?.isDirectory()) return keys;
+  const inFolder = join(keys, KEY_SET_PATH);
+  if (await stat(inFolder).catch(() => null)) return inFolder;
+  throw new ConfigError(`--keys ${keys} is a folder without ${KEY_SET_PATH.slice(1)}: here --keys is the key set, a file or URL, or the public folder that holds it`);
 }
 
 /** `--log`: the record's tlog-proof (a file, or the gateway's), checked against the log's verifier key. */
@@ -96,6 +108,8 @@ async function checkLog(record: unknown, str: (k: string) => string | undefined,
     if (!baseUrl || !apiKey) throw new ConfigError('--log needs --proof FILE, or --base-url and --api-key to fetch the proof');
     if (typeof domain !== 'string') throw new ConfigError('--log: the record names no domain to fetch the proof of');
     const answer = await getFromGateway(baseUrl, apiKey, `/v1/proof?domain=${encodeURIComponent(domain)}`);
+    // The gateway's word that the record is not in the log (a build made without a log key) is a verdict, not a failed fetch.
+    if (!answer.ok && answer.code === 'NOT_IN_LOG') throw new NotInLogError(`the gateway has no log proof of ${domain}: ${answer.detail}`);
     if (!answer.ok) throw new FetchFailedError(`the gateway answered ${answer.status} ${answer.code ?? ''} for the log proof: ${answer.detail}`, answer.status);
     proof = answer.bytes.toString('utf8');
   }

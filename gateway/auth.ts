@@ -19,7 +19,7 @@ export async function requireApiKey(event: H3Event, services: GatewayServices): 
 export async function authenticate(event: H3Event, services: GatewayServices): Promise<string> {
   let keyId: string;
   try {
-    keyId = services.apiKeys.check(getRequestHeader(event, 'authorization'));
+    keyId = await services.apiKeys.authenticate(getRequestHeader(event, 'authorization'));
   } catch (error) {
     const perAddress = services.limits.perAddress;
     if (error instanceof UnauthorizedError && perAddress) {

@@ -1,4 +1,4 @@
-import type { ApiKeyStore } from '../access/api-keys.ts';
+import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
 import type { RecordsService } from '../service/records.ts';
 import type { BuildHistory } from '../service/history.ts';
@@ -84,6 +84,8 @@ export interface GatewayOptions {
   connectionTimeouts?: Partial<ConnectionTimeouts>;
   /** The clock never-audited answers are issued by and quota windows counted by (epoch ms); `Date.now` by default, a test's own clock in tests. */
   now?: () => number;
+  /** The clock the API keys' staleness and their re-read on an unknown id are timed by (ms); `performance.now` by default, a test's own in tests. */
+  apiKeysClock?: () => number;
 }
 
 /** How long node:http lets a client take, in milliseconds (see `gateway/server.ts`). */

@@ -1,5 +1,5 @@
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ApiKeyStore } from '../access/api-keys.ts';
+import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
 import type { RecordsService, StoreReadOutcome } from '../service/records.ts';

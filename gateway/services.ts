@@ -1,4 +1,4 @@
-import { ApiKeyStore } from '../access/api-keys.ts';
+import { ApiKeyStore } from '../access/api-key-store.ts';
 import { redisApiKeyTable } from '../access/api-keys-redis.ts';
 import { FixedWindowLimiter } from '../access/rate-limit.ts';
 import { SharedWindowLimiter } from '../access/rate-limit-shared.ts';
@@ -57,7 +57,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     await Promise.race([connected, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   }
 
-  const apiKeys = new ApiKeyStore(redis ? redisApiKeyTable(redis, opts.redisUrl!) : opts.apiKeysFile, opts.refreshMs);
+  const apiKeys = new ApiKeyStore(redis ? redisApiKeyTable(redis, opts.redisUrl!) : opts.apiKeysFile, opts.refreshMs, undefined, opts.apiKeysClock);
   try {
     await Promise.all([records.refresh(), apiKeys.start()]);
   } catch (error) {

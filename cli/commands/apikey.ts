@@ -52,8 +52,8 @@ const list = defineCommand({
 });
 
 const revoke = defineCommand({
-  meta: { name: 'revoke', description: 'Revoke an API key by id; a running gateway refuses it within a second' },
-  args: { ...apiKeysArgs, id: { type: 'positional', description: 'key id (from "mvr apikey list")', required: true }, json: { type: 'boolean', description: 'print {"id","revoked"} as JSON' } },
+  meta: { name: 'revoke', description: 'Revoke an API key by id (or by the key itself); a running gateway refuses it within a second' },
+  args: { ...apiKeysArgs, id: { type: 'positional', description: 'key id (from "mvr apikey list"), or the whole key', required: true }, json: { type: 'boolean', description: 'print {"id","revoked"} as JSON' } },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const entry = await withTable(args, (table) => revokeApiKey(table, args.id));

@@ -1,13 +1,13 @@
 import { defineCommand } from '../command.ts';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { ConfigError, LogInconsistentError } from '@merchant-verify/verifier/errors';
+import { ConfigError, LogInconsistentError, MvrError } from '@merchant-verify/verifier/errors';
 import { LOG_CHECKPOINT, LOG_DIR } from '../../core/layout.ts';
 import { partialPaths } from '../../core/tlog/appender.ts';
-import { parseNote } from '@merchant-verify/verifier/tlog/note';
+import { parseNote, type NoteVerifierKey } from '@merchant-verify/verifier/tlog/note';
 import { parseTilePath } from '../../core/tlog/tiles.ts';
 import { encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
+import { parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog/checkpoint';
 import { TileTree } from '../../core/tlog/tile-tree.ts';
 import { writeAtomic } from '../../core/files.ts';
 import { openCheckpoint, parseVkey } from '../../keyring/log-key.ts';
@@ -41,7 +41,7 @@ const check = defineCommand({
       const older = await readBytes(args.checkpoint).catch((error: Error) => {
         throw new ConfigError(`--checkpoint: ${error.message}`);
       });
-      const old = openCheckpoint(older.toString('utf8'), vkey, args.checkpoint);
+      const old = openOlderCheckpoint(older.toString('utf8'), vkey, args.checkpoint);
       const liveNote = await log.checkpoint();
       const live = openCheckpoint(liveNote, vkey, `${where}/checkpoint`);
       if (live.size < old.size) throw new LogInconsistentError(`the live log has ${live.size} entries, fewer than the ${old.size} of ${args.checkpoint}: entries were removed`);
@@ -55,6 +55,15 @@ const check = defineCommand({
       else process.stdout.write(`consistent: ${live.origin} grew from ${old.size.toLocaleString('en-US')} to ${live.size.toLocaleString('en-US')} entries; nothing before entry ${old.size} changed${args.update ? `; ${args.checkpoint} now holds the live checkpoint` : ''}\n`);
     }),
 });
+
+/** The checkpoint a monitor saved: a file that is not one of this log is bad input (exit 3), never evidence against the log. */
+function openOlderCheckpoint(note: string, vkey: NoteVerifierKey, file: string): Checkpoint {
+  try {
+    return openCheckpoint(note, vkey, file);
+  } catch (error) {
+    throw new MvrError('INVALID_CHECKPOINT', `--checkpoint ${(error as Error).message}`, { cause: error });
+  }
+}
 
 const pull = defineCommand({
   meta: {

@@ -18,8 +18,9 @@ export default defineCommand({
       const config = options.resolve(args, process.env);
       const { lookup, ...lookups } = await lookupFor(config);
       // The MCP SDK and the records service are loaded once the flags are read, not for `--help`.
-      const [{ serveStdio }, { createMcpServer }] = await Promise.all([import('@modelcontextprotocol/server/stdio'), import('../../mcp/server.ts')]);
-      serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups }));
+      const [{ serveStdio }, { createMcpServer }, { StdioAnsweringAll }] = await Promise.all([import('@modelcontextprotocol/server/stdio'), import('../../mcp/server.ts'), import('../../mcp/stdio.ts')]);
+      // Every request read before stdin ends is answered, then the process exits.
+      serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups }), { transport: new StdioAnsweringAll() });
       // stdout is the protocol: anything human goes to stderr.
       process.stderr.write(`mvr mcp: verify_merchant, verify_merchants and merchant_history ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`);
     }),

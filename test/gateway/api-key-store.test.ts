@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StoreUnavailableError, UnauthorizedError } from '@merchant-verify/verifier/errors';
-import { ApiKeyStore, createApiKey, revokeApiKey } from '../../access/api-keys.ts';
+import { ApiKeyStore } from '../../access/api-key-store.ts';
+import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -56,7 +57,8 @@ describe('ApiKeyStore.refresh', () => {
   it('a key accepted before is remembered exactly: a near spelling is refused, and stale keys refuse it too', async () => {
     const file = await keyFile();
     const { key, entry } = await createApiKey(file, 'live');
-    const store = new ApiKeyStore(file, 60_000, 50);
+    let now = 0;
+    const store = new ApiKeyStore(file, 60_000, 50, () => now);
     await store.refresh();
     expect(store.check(`Bearer ${key}`)).toBe(entry.id);
     expect(store.check(`bearer  ${key}`)).toBe(entry.id);
@@ -64,7 +66,7 @@ describe('ApiKeyStore.refresh', () => {
     expect(() => store.check(`Bearer ${key.slice(0, -1)}${last}`)).toThrow(UnauthorizedError);
     expect(() => store.check(`Bearer ${key}x`)).toThrow(UnauthorizedError);
     // Keys not confirmed for longer than the stale bound: refused even though accepted before.
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    now += 51;
     expect(() => store.check(`Bearer ${key}`)).toThrow(StoreUnavailableError);
     await store.refresh();
     expect(store.check(`Bearer ${key}`)).toBe(entry.id);

@@ -3,6 +3,9 @@
  * StdioClientTransport: answering from local folders (--records/--public) and from a real
  * gateway (--base-url/--api-key).
  */
+import { spawn } from 'node:child_process';
+import { openSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +14,7 @@ import { BIN, runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { ISSUER, makeProject, type Project, tempDir } from '../support/project.ts';
 import { firstText } from '../support/mcp.ts';
+import { waitForExit } from '../support/wait.ts';
 import { GOLD, liveRecord, UNAUDITED } from '../verifier/helpers.ts';
 
 interface StdioServer {
@@ -118,5 +122,32 @@ describe('mvr mcp over stdio: failures', () => {
     const r = await runCli(['mcp', '--base-url', gw.url]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--api-key/);
+  });
+});
+
+/** Three requests in a file, as a user pipes them: initialize, the initialized notification, one tool call. */
+const PIPED = [
+  { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'piped', version: '1' } } },
+  { jsonrpc: '2.0', method: 'notifications/initialized' },
+  { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'verify_merchant', arguments: { domain: GOLD } } },
+];
+
+describe('mvr mcp with its input from a file', () => {
+  it.each([
+    { mode: 'local folders', args: () => ['--records', project.recordsDir, '--public', project.publicDir, '--issuer', ISSUER] },
+    { mode: 'gateway', args: () => ['--base-url', gw.url, '--api-key', gw.key] },
+  ])('answers every request read before the input ends, then exits 0 ($mode)', async ({ args }) => {
+    const file = join(await tempDir(), 'requests.jsonl');
+    writeFileSync(file, PIPED.map((m) => JSON.stringify(m)).join('\n') + '\n');
+    const child = spawn(process.execPath, [BIN, 'mcp', ...args()], { cwd: project.root, stdio: [openSync(file, 'r'), 'pipe', 'pipe'] });
+    let out = '', err = '';
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
+    child.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
+    expect(await waitForExit(child, 'mvr mcp < requests.jsonl', () => err)).toBe(0);
+    const answers = out.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: number; result?: { content?: { text: string }[]; isError?: boolean } });
+    // The notification has no answer: two answers, in the order asked.
+    expect(answers.map((a) => a.id)).toEqual([1, 2]);
+    expect(answers[1]!.result?.isError).toBeFalsy();
+    expect(JSON.parse(answers[1]!.result!.content![0]!.text)).toMatchObject({ domain: GOLD, status: 'verified' });
   });
 });

@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeyStore, createApiKey, revokeApiKey } from '../../access/api-keys.ts';
+import { ApiKeyStore } from '../../access/api-key-store.ts';
+import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { redisApiKeyTable } from '../../access/api-keys-redis.ts';
 import { connectRedis, type RedisClient } from '../../access/redis.ts';
 import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
@@ -72,6 +73,14 @@ describe.skipIf(!REDIS_SERVER)('API keys and quotas in Redis (real redis-server)
       const refused = await poll(() => g.verify(GOLD, { key }), (r) => r.status === 401, { timeoutMs: 1000 });
       expect(refused.value.json).toMatchObject({ code: 'UNAUTHORIZED' });
     }
+  });
+
+  it('a key made with `mvr apikey create --redis` works on its first request, on a gateway that would not look by itself', async () => {
+    const g = await startTestGateway(project, { redisUrl: redis.url, refreshMs: 60_000 });
+    gateways.push(g);
+    const { key } = JSON.parse((await mvr('apikey', 'create', '--label', 'at once', '--json')).stdout) as { key: string };
+    g.secrets.add(key);
+    expect((await g.verify(GOLD, { key })).status).toBe(200);
   });
 
   it('one quota per key across gateways (within 5%), Redis asked once per lease, not per request', async () => {

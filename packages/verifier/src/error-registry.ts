@@ -29,6 +29,7 @@ export const ERROR_REGISTRY = {
   INVALID_KEY_SET: { status: null, title: 'Invalid key set', exit: 3 },
   INVALID_AUDITS: { status: null, title: 'Invalid audits', exit: 3 },
   NOT_CANONICALIZABLE: { status: null, title: 'Not canonicalizable', exit: 3 },
+  INVALID_CHECKPOINT: { status: null, title: 'Invalid checkpoint', exit: 3 },
   BUILD_FAILED: { status: null, title: 'Build failed', exit: 1 },
   SELF_CHECK_FAILED: { status: null, title: 'Signature self-check failed', exit: 1 },
   FETCH_FAILED: { status: null, title: 'Fetch failed', exit: 12 },

@@ -1,0 +1,196 @@
+import { hash, timingSafeEqual } from 'node:crypto';
+import { StoreUnavailableError, UnauthorizedError } from '@merchant-verify/verifier/errors';
+import { KEY_FORMAT, tableOf, type ApiKeyTable } from './api-keys.ts';
+
+/**
+ * The three refusals, made once: the same three answers every time, and a flood of requests with
+ * bad keys then costs no new error (and no stack trace captured) per request, so refusing costs
+ * about what serving does. Their stacks say nothing and are never logged.
+ */
+const REFUSED = {
+  noKey: new UnauthorizedError('an API key is required: send "Authorization: Bearer <API_KEY>"', false),
+  notBearer: new UnauthorizedError('the Authorization header must use the Bearer scheme', false),
+  invalidKey: new UnauthorizedError('the API key is not valid or has been revoked', true),
+} as const;
+
+/**
+ * How long the gateway keeps answering from the keys it last read while their table cannot be
+ * read (Redis down, an unreadable file): known keys keep working, unknown keys are refused.
+ * Past this, keyed requests are STORE_UNAVAILABLE (503): a revocation the gateway cannot see
+ * is never honoured late by more than this.
+ */
+export const API_KEYS_STALE_MS = 60_000;
+
+/**
+ * A key with an id the snapshot does not hold (made since the last look) makes the store read the
+ * keys again before refusing it, as a JWKS client refetches on an unknown `kid`; at most once per
+ * this many ms, so a flood of made-up ids costs at most four reads a second.
+ */
+export const UNKNOWN_ID_RECHECK_MS = 250;
+
+/**
+ * The gateway's view of the API keys, a snapshot in memory reloaded when the table's version
+ * changes (checked every `refreshMs`), so a request never waits on the table (but for a key with
+ * an unknown id, see {@link ApiKeyStore.authenticate}), and `mvr apikey revoke` reaches a running
+ * gateway within `refreshMs` plus one load. `now` is its clock (ms), a test's own in tests.
+ */
+export class ApiKeyStore {
+  private byId = new Map<string, { digest: Buffer; revoked: boolean }>();
+  // Tokens accepted since the last load, and their key id: a caller's key is hashed once, not on every request (a
+  // twentieth of a hot record's cost). Memory only; emptied by every reload, so a revocation lands with it; only the
+  // exact accepted token of a key enters (the hash is of the whole token), so junk cannot fill it.
+  private accepted = new Map<string, string>();
+  private version = '';
+  /** When the snapshot was last confirmed current (by `now`), and why it could not be since. */
+  private confirmedAt = -Infinity;
+  private lastError: string | null = 'not loaded yet';
+  private readonly table: ApiKeyTable;
+  private timer: NodeJS.Timeout | null = null;
+  /** The load of the file running now, and the one queued after it (see refresh()). */
+  private loading: Promise<void> | null = null;
+  private again: Promise<void> | null = null;
+  private readonly dummy = hash('sha256', 'dummy', 'buffer');
+  /** Since start: loads that found the keys changed and read them again, and checks that failed (for metrics). */
+  private reloads = 0;
+  private reloadFailures = 0;
+  /** The read made for a key with an unknown id, while it runs, and when the last one started. */
+  private rechecking: Promise<void> | null = null;
+  private recheckedAt = -Infinity;
+
+  constructor(
+    where: string | ApiKeyTable,
+    private readonly refreshMs = 250,
+    private readonly staleMs = API_KEYS_STALE_MS,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.table = tableOf(where);
+  }
+
+  /** Keeps the keys current from now on, and loads them now (rejecting when that first load fails; the timer goes on trying). */
+  async start(): Promise<void> {
+    this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.refreshMs);
+    this.timer.unref();
+    await this.refresh();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Number of live (not revoked) keys. */
+  get liveKeys(): number {
+    let n = 0;
+    for (const k of this.byId.values()) if (!k.revoked) n++;
+    return n;
+  }
+
+  /**
+   * Reloads the file if its identity, size or mtime changed. One load at a time: a call made
+   * while a load is running waits for it and then looks again, so when it resolves every change
+   * made before it was called is applied, and a slow load that read an older file can never
+   * finish after (and undo) a newer one, such as a revocation.
+   */
+  refresh(): Promise<void> {
+    if (!this.loading) {
+      this.loading = this.load().finally(() => (this.loading = null));
+      return this.loading;
+    }
+    this.again ??= this.loading.then(() => this.rerun(), () => this.rerun());
+    return this.again;
+  }
+
+  private rerun(): Promise<void> {
+    this.again = null;
+    return this.refresh();
+  }
+
+  /** For health: where the keys come from, and whether they are current. */
+  state(): { ok: boolean; source: string; error: string | null } {
+    return { ok: this.lastError === null, source: this.table.name, error: this.lastError };
+  }
+
+  /** For metrics: reloads and failed checks since start, and the live keys now. */
+  counts(): { reloads: number; reloadFailures: number; liveKeys: number } {
+    return { reloads: this.reloads, reloadFailures: this.reloadFailures, liveKeys: this.liveKeys };
+  }
+
+  private async load(): Promise<void> {
+    try {
+      const sig = await this.table.version();
+      if (sig !== this.version) {
+        const keys = await this.table.entries();
+        this.byId = new Map(keys.map((k) => [k.id, { digest: Buffer.from(String(k.sha256), 'hex'), revoked: k.revoked !== null }]));
+        this.accepted = new Map();
+        this.version = sig;
+        this.reloads++;
+      }
+      this.confirmedAt = this.now();
+      this.lastError = null;
+    } catch (error) {
+      this.reloadFailures++;
+      this.lastError = `API keys ${this.table.name} unreadable: ${(error as Error).message}`;
+      throw error;
+    }
+  }
+
+  /**
+   * Checks an `Authorization` header. The scheme is case-insensitive (RFC 7235); the key is
+   * hashed and compared in constant time. Returns the key id, or throws {@link UnauthorizedError}.
+   */
+  check(header: string | undefined): string {
+    const token = tokenOf(header);
+    if (this.now() - this.confirmedAt > this.staleMs) {
+      throw new StoreUnavailableError(`the API keys could not be read for over ${this.staleMs / 1000} s: ${this.lastError}`);
+    }
+    const known = this.accepted.get(token);
+    if (known !== undefined) return known;
+    const parts = KEY_FORMAT.exec(token);
+    const entry = parts ? this.byId.get(parts[1]!) : undefined;
+    // Compared even when the id is unknown (against a dummy), so timing does not tell whether an id exists.
+    const stored = entry?.digest ?? this.dummy;
+    const presented = hash('sha256', token, 'buffer');
+    const match = stored.length === presented.length && timingSafeEqual(stored, presented) && entry !== undefined;
+    if (!match || entry.revoked) throw REFUSED.invalidKey;
+    this.accepted.set(token, parts![1]!);
+    return parts![1]!;
+  }
+
+  /**
+   * {@link check}, but a well-formed key whose id the snapshot does not hold first makes the store
+   * read the keys again, so a key works on the request right after `mvr apikey create`. Callers
+   * arriving while that read runs share it; after it, none is made for {@link UNKNOWN_ID_RECHECK_MS}.
+   */
+  async authenticate(header: string | undefined): Promise<string> {
+    try {
+      return this.check(header);
+    } catch (error) {
+      if (error !== REFUSED.invalidKey) throw error;
+      const id = KEY_FORMAT.exec(tokenOf(header))?.[1];
+      if (id === undefined || this.byId.has(id) || !(await this.recheck())) throw error;
+      return this.check(header);
+    }
+  }
+
+  /** Reads the keys again for an unknown id, or joins the read running; false when the last one started under the cooldown ago. */
+  private async recheck(): Promise<boolean> {
+    if (!this.rechecking) {
+      if (this.now() - this.recheckedAt < UNKNOWN_ID_RECHECK_MS) return false;
+      this.recheckedAt = this.now();
+      // A failed read refuses the key as before; the timer's next load reports the failure.
+      this.rechecking = this.refresh()
+        .catch(() => undefined)
+        .finally(() => (this.rechecking = null));
+    }
+    await this.rechecking;
+    return true;
+  }
+}
+
+/** The token of a Bearer `Authorization` header; the scheme is case-insensitive (RFC 7235). */
+function tokenOf(header: string | undefined): string {
+  if (!header) throw REFUSED.noKey;
+  const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  if (!m) throw REFUSED.notBearer;
+  return m[1]!;
+}

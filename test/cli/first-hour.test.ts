@@ -1,0 +1,105 @@
+/**
+ * What a new user meets in the first hour, through the real CLI against a logged build and the
+ * real gateway: `verify --log` of a never-audited domain, `log check` given a file that is not a
+ * checkpoint, `verify --keys` given a folder, `apikey revoke` given the whole key, and a negative
+ * number for every numeric flag. Each refusal names what is wrong, with the registry's exit code.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { exitCodeOf } from '@merchant-verify/verifier/errors';
+import { OPTIONS, type OptionName } from '../../cli/config.ts';
+import { BUILD_OPTIONS } from '../../cli/commands/build.ts';
+import { SERVE_OPTIONS } from '../../cli/commands/serve.ts';
+import { runCli } from '../support/cli.ts';
+import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { gatewayOver, loggedProject, NOV } from '../support/logged-project.ts';
+import { build, liveRecordFile, makeProject, removeTempDirs, ROOT } from '../support/project.ts';
+import { poll } from '../support/wait.ts';
+
+afterAll(async () => {
+  await cleanup();
+  await removeTempDirs();
+});
+
+const p = await loggedProject();
+await build(p, { now: NOV });
+const g = await gatewayOver(p);
+const gateway = ['--base-url', g.url, '--api-key', g.key];
+
+describe.concurrent('the first hour', () => {
+  it('verify --log of a never-audited domain: its absence proof decides, exit 15 (not 12)', async () => {
+    const r = await runCli(['verify', 'never-audited.example', ...gateway, '--log', '--json']);
+    expect(r.code, r.stderr).toBe(exitCodeOf('NEVER_AUDITED'));
+    expect(JSON.parse(r.stdout)).toMatchObject({ domain: 'never-audited.example', status: 'unverified', absence: { valid: true } });
+    const record = await runCli(['verify', 'acme-outdoor.example', ...gateway, '--log']);
+    expect(record.code, record.stderr).toBe(0);
+  });
+
+  it('verify --log of a record of a build made without a log key: NOT_IN_LOG (13), not a failed fetch', async () => {
+    const unlogged = await startTestGateway(await makeProject());
+    const r = await runCli(['verify', 'acme-outdoor.example', '--base-url', unlogged.url, '--api-key', unlogged.key, '--log']);
+    expect(r.code, r.stderr).toBe(exitCodeOf('NOT_IN_LOG'));
+    expect(r.stderr).toMatch(/NOT_IN_LOG: the gateway has no log proof of acme-outdoor\.example/);
+  });
+
+  it('log check --checkpoint of a file that is not a checkpoint: invalid input (exit 3) naming the file', async () => {
+    const readme = join(ROOT, 'README.md');
+    const r = await runCli(['log', 'check', '--checkpoint', readme, '--public', p.publicDir]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/INVALID_CHECKPOINT: --checkpoint .*README\.md is not a checkpoint/);
+    expect(exitCodeOf('LOG_INCONSISTENT')).not.toBe(3);
+  });
+
+  it('verify --keys takes the public folder (its key set); a folder without one is named with the flag', async () => {
+    const record = liveRecordFile(p, 'acme-outdoor.example');
+    const folder = await runCli(['verify', '--file', record, '--keys', p.publicDir]);
+    expect(folder.code, folder.stderr).toBe(0);
+    const keysFolder = await runCli(['verify', '--file', record, '--keys', p.keysDir]);
+    expect(keysFolder.code).toBe(2);
+    expect(keysFolder.stderr).toContain(`--keys ${p.keysDir} is a folder without .well-known/merchant-verify-keys.json`);
+    expect(keysFolder.stderr).not.toMatch(/EISDIR/);
+  });
+
+  it('apikey revoke takes the whole key, and no error of apikey prints a secret', async () => {
+    const where = ['--api-keys', p.apiKeysFile];
+    const created = await runCli(['apikey', 'create', '--label', 'to revoke', ...where]);
+    expect(created.code, created.stderr).toBe(0);
+    const key = created.stdout.trim();
+    g.secrets.add(key);
+    const secret = key.slice(16);
+    await poll(() => g.verify('acme-outdoor.example', { key }), (r) => r.status === 200);
+    const mistakes = await Promise.all([
+      runCli(['apikey', 'revoke', `${key}x`, ...where]),
+      runCli(['apikey', 'revoke', key.slice(0, -1), ...where]),
+      runCli(['apikey', 'revoke', 'some-id', key, ...where]),
+      runCli(['apikey', 'create', '--label', 'x', key, ...where]),
+      runCli(['apikey', 'revoke', `${key}x`, '--json', ...where]),
+      // A bad Redis URL with a password in it: the value is not repeated either.
+      runCli(['apikey', 'list', '--redis', `redis://:${secret}@redis.example:99999`]),
+    ]);
+    for (const r of mistakes) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout + r.stderr).not.toContain(secret);
+    }
+    const revoked = await runCli(['apikey', 'revoke', key, ...where]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout + revoked.stderr).not.toContain(secret);
+    expect(revoked.stderr).toMatch(/^revoked API key [a-z0-9]{10} \(to revoke\)/);
+    await poll(() => g.verify('acme-outdoor.example', { key }), (r) => r.status === 401, { timeoutMs: 2000 });
+    expect(await readFile(p.apiKeysFile, 'utf8')).not.toContain(secret);
+  });
+
+  // Every numeric flag: taken from the options table, so a new one is checked too.
+  const numeric = (Object.keys(OPTIONS) as OptionName[]).filter((name) => OPTIONS[name].flag !== null && typeof OPTIONS[name].schema.safeParse('5').data === 'number');
+  it.each(numeric.map((name) => ({ name, flag: OPTIONS[name].flag })))('--$flag -5: refused by the option schema, naming the flag (exit 2)', async ({ name }) => {
+    expect(numeric.length).toBeGreaterThanOrEqual(7);
+    const o = OPTIONS[name];
+    const command = (SERVE_OPTIONS as readonly string[]).includes(name) ? 'serve' : (BUILD_OPTIONS as readonly string[]).includes(name) ? 'build' : null;
+    expect(command, name).not.toBeNull();
+    const r = await runCli([command!, `--${o.flag}`, '-5', '--records', join(p.root, 'nothing-here')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`INVALID_CONFIG: --${o.flag} / ${o.env} "-5": must be`);
+    expect(r.stderr).not.toMatch(/ambiguous/);
+  });
+});
