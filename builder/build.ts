@@ -5,7 +5,7 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { canonicalJson } from '@merchant-verify/verifier/canonical';
 import { normalizeDomain } from '../core/domain.ts';
-import { BuildError, ConfigError, InvalidAuditsError, MvrError, type AuditProblem } from '@merchant-verify/verifier/errors';
+import { BuildError, ConfigError, InterruptedError, InvalidAuditsError, MvrError, type AuditProblem } from '@merchant-verify/verifier/errors';
 import { KEY_SET_PATH, type KeySet } from '@merchant-verify/verifier/keyset';
 import { BUILDS_DIR, MANIFEST_FILE } from '../core/layout.ts';
 import { formatTimestamp } from '@merchant-verify/verifier/time';
@@ -14,9 +14,9 @@ import { copyVerifyPage } from '../core/verify-page.ts';
 import { loadActiveKey, publishedKeySet } from '../keyring/signing-keys.ts';
 import { MAX_PROBLEMS_KEPT, processAll, sortProblems } from './dispatch.ts';
 import { listAuditFiles, readAuditFile } from './inputs.ts';
-import { acquireBuildLock, createStaging, discardStaging, pruneBuilds, swapInBuild } from './publish.ts';
+import { acquireBuildLock, createStaging, discardStaging, liveBuildId, pruneBuilds, swapInBuild } from './publish.ts';
 import type { WorkerInit } from './worker.ts';
-import { DEFAULT_KEEP, type BuildOptions, type BuildSummary } from './options.ts';
+import { DEFAULT_KEEP, type BuildOptions, type BuildPhase, type BuildSummary } from './options.ts';
 import { writeChanges, writeIndex } from './changes.ts';
 import { MapLeaves, writeDomainMap } from './domain-map.ts';
 import { withKeptKeys } from './kept.ts';
@@ -25,7 +25,7 @@ import { loadLogKey, logOrigin } from '../keyring/log-key.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
 import { appendBuildToLog, openPublishedLog, type LogStep } from './log.ts';
 
-export type { BuildOptions, BuildProgress, BuildSummary } from './options.ts';
+export type { BuildOptions, BuildPhase, BuildProgress, BuildSummary } from './options.ts';
 
 /**
  * The monthly build: audits in, one canonical signed record per domain and the key set out.
@@ -37,6 +37,12 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
   let release: () => Promise<void> = async () => undefined;
   let staging: string | null = null;
   let logStep: LogStep | null = null;
+  let swapped = false;
+  // Each phase is announced as it starts; until the swap, an abort (Ctrl-C) stops the build there.
+  const phase = (name: BuildPhase) => {
+    if (!swapped) opts.signal?.throwIfAborted();
+    opts.onPhase?.(name);
+  };
   try {
     release = await acquireBuildLock(opts.recordsDir);
     const key = await loadActiveKey(opts.keysDir, opts.signingKey);
@@ -67,6 +73,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     // in the kernel, and the extra worker keeps a core busy meanwhile (measured on 2 cores,
     // 1M audits: 5,292 -> 5,965 records/s; peak RSS 218 -> 256 MB).
     const workerCount = Math.max(1, opts.workers ?? availableParallelism() + 1);
+    phase('records');
     const outcome = await processAll(files, init, workerCount, opts, started);
 
     const duplicates = outcome.duplicates.size > 0 ? await duplicateProblems(files, outcome.duplicates) : [];
@@ -87,16 +94,20 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     // Readable by date, unique by chance: two builds in one millisecond (or with one --now) never share an id.
     const buildId = `${issuedAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(6).toString('hex')}`;
     // The change feed, against every build kept before this one (part of the build: all or nothing).
+    phase('index');
     const leaves = new MapLeaves(outcome.written);
     const runs = await writeIndex(staging, leaves.add);
     // The domain map and the signed statement over it: what "never audited" is decided by.
+    phase('map');
     const mapStarted = performance.now();
     const { map } = await writeDomainMap(staging, leaves.leaves(), { issuer: opts.issuer, build: buildId, issuedAt, key });
     const domainMap = { durationMs: leaves.spentMs + performance.now() - mapStarted, domains: map.size, bytes: map.size * 32 };
     let changes = 0;
+    if (earlier.length > 0) phase('changes');
     for (const b of earlier) changes += await writeChanges(staging, b.id, join(opts.recordsDir, BUILDS_DIR, b.id));
     // The transparency log: every record appended, new tiles written, the checkpoint signed (published once live).
     if (logKey && publishedLog) {
+      phase('log');
       logStep = await appendBuildToLog({ log: publishedLog, buildDir: staging, runs, key: logKey, origin, issuedAt });
       await mkdir(dirname(join(opts.publicDir, LOG_VKEY_PATH)), { recursive: true });
       await writeAtomic(join(opts.publicDir, LOG_VKEY_PATH), `${logKey.vkey}\n`);
@@ -105,6 +116,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       opts.onWarning?.(logged ? `no log key (keys/log.key or MVR_LOG_KEY): this build's records are NOT appended to the log in ${join(opts.publicDir, LOG_DIR)}` : 'no log key configured (run "mvr keygen --log" or set MVR_LOG_KEY): records are not appended to a transparency log');
     }
 
+    phase('key_set');
     const manifest = {
       issuer: opts.issuer,
       issued_at: issuedAt,
@@ -124,8 +136,10 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     await writeAtomic(keySetFile, `${canonicalJson(keySet)}\n`);
     // The verify page beside it, so a CDN serving public/ serves the page too.
     if (!(await copyVerifyPage(opts.publicDir))) opts.onWarning?.('the verify page is not built (run "npm run build"): public/verify/ was not written');
+    phase('swap');
     const { buildDir, previous } = await swapInBuild(opts.recordsDir, staging, buildId);
     staging = null;
+    swapped = true;
     // The build is live from here: its checkpoint's tiles must stay even if publishing the
     // checkpoint fails (the next build then extends the log from the last published checkpoint).
     const live = logStep;
@@ -137,6 +151,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     const durationMs = performance.now() - started;
     // Old builds go after the swap and outside the measured time: removing a million files
     // takes about as long as writing them, and no reader needs them any more.
+    phase('prune');
     const kept = [await keptEntry(opts.recordsDir, buildId), ...earlier];
     await writeKept(opts.recordsDir, kept);
     const pruned = await pruneBuilds(opts.recordsDir, [...kept.map((b) => b.id), previous]);
@@ -163,6 +178,10 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       peakRssMb: peakRssMb(),
     };
   } catch (error) {
+    if (opts.signal?.aborted && !swapped) {
+      const live = await liveBuildId(opts.recordsDir);
+      throw new InterruptedError(`the build was interrupted (${String(opts.signal.reason)}) before it went live: nothing was published and its staging folder is removed; ${live ? `build ${live} stays live` : 'no build was live before it, and none is now'}`);
+    }
     // File-system failures (disk full, permissions, file too large) become one clear, coded
     // error; the live build was never touched.
     if (!(error instanceof MvrError) && typeof (error as NodeJS.ErrnoException)?.code === 'string') {

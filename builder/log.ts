@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { LogInconsistentError } from '@merchant-verify/verifier/errors';
@@ -86,6 +86,11 @@ export async function appendBuildToLog(opts: { log: PublishedLog; buildDir: stri
   });
   const discard = async () => {
     for (const path of appender.written) await rm(join(logDir, path), { force: true });
+    // And the folders made for them, deepest first, once empty (a partial tile is a file in a folder of its
+    // own), up to the log folder itself when this build began it.
+    for (const dir of [...madeDirs].sort((a, b) => b.length - a.length)) {
+      for (let d = dir; d.length >= logDir.length; d = dirname(d)) if (!(await rmdir(d).then(() => true, () => false))) break;
+    }
   };
   try {
     const shardLogs = new ShardLogs(opts.buildDir);
