@@ -108,7 +108,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     // The transparency log: every record appended, new tiles written, the checkpoint signed (published once live).
     if (logKey && publishedLog) {
       phase('log');
-      logStep = await appendBuildToLog({ log: publishedLog, buildDir: staging, runs, key: logKey, origin, issuedAt });
+      logStep = await appendBuildToLog({ log: publishedLog, buildDir: staging, runs, key: logKey, origin, issuedAt, signal: opts.signal });
       await mkdir(dirname(join(opts.publicDir, LOG_VKEY_PATH)), { recursive: true });
       await writeAtomic(join(opts.publicDir, LOG_VKEY_PATH), `${logKey.vkey}\n`);
     } else {

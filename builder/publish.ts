@@ -14,12 +14,7 @@ const STAGING_PREFIX = '.staging-';
  */
 export async function acquireBuildLock(recordsDir: string): Promise<() => Promise<void>> {
   const made = await mkdir(join(recordsDir, BUILDS_DIR), { recursive: true });
-  const removeIfEmpty = async () => {
-    if (!made) return;
-    for (let dir = join(recordsDir, BUILDS_DIR); dir.length >= made.length; dir = dirname(dir)) {
-      if (!(await rmdir(dir).then(() => true, () => false))) return; // not empty: a build is in it
-    }
-  };
+  const removeIfEmpty = async () => made && removeEmptyFolders(join(recordsDir, BUILDS_DIR), made);
   const file = join(recordsDir, LOCK);
   // The pid is written to a private file first and hard-linked into place: the lock appears
   // with its pid already in it, so no other build can ever read an empty lock and steal it.
@@ -99,6 +94,13 @@ export async function pruneBuilds(recordsDir: string, keep: (string | null)[]): 
   const old = (await readdir(builds)).filter((n) => !n.startsWith('.') && !kept.has(n));
   for (const name of old) await removeTree(join(builds, name));
   return old;
+}
+
+/** Removes `dir`, then each parent up to and including `top`, while they are empty (what a failed build made). */
+export async function removeEmptyFolders(dir: string, top: string): Promise<void> {
+  for (let d = dir; d.length >= top.length; d = dirname(d)) {
+    if (!(await rmdir(d).then(() => true, () => false))) return; // not empty (or gone): what is above it stays
+  }
 }
 
 /** Removes a staging folder after a failed build. */
