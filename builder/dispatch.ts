@@ -94,9 +94,9 @@ export async function processAll(
     });
   }
 
-  // An abort (Ctrl-C) fails the batches in flight, as a worker's failure does.
+  // An abort (Ctrl-C) fails the batches in flight, as a worker's failure does (the build then says it was interrupted).
   const abort = () => {
-    failure ??= opts.signal!.reason instanceof Error ? opts.signal!.reason : new BuildError(`interrupted (${String(opts.signal!.reason)})`);
+    failure ??= new BuildError(`interrupted (${String(opts.signal!.reason)})`);
     for (const p of pending.values()) p.reject(failure);
     pending.clear();
   };
