@@ -5,7 +5,7 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { canonicalJson } from '@merchant-verify/verifier/canonical';
 import { normalizeDomain } from '../core/domain.ts';
-import { BuildError, ConfigError, InterruptedError, InvalidAuditsError, MvrError, type AuditProblem } from '@merchant-verify/verifier/errors';
+import { BuildError, ConfigError, InvalidAuditsError, MvrError, type AuditProblem } from '@merchant-verify/verifier/errors';
 import { KEY_SET_PATH, type KeySet } from '@merchant-verify/verifier/keyset';
 import { BUILDS_DIR, MANIFEST_FILE } from '../core/layout.ts';
 import { formatTimestamp } from '@merchant-verify/verifier/time';
@@ -180,7 +180,8 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
   } catch (error) {
     if (opts.signal?.aborted && !swapped) {
       const live = await liveBuildId(opts.recordsDir);
-      throw new InterruptedError(`the build was interrupted (${String(opts.signal.reason)}) before it went live: nothing was published and its staging folder is removed; ${live ? `build ${live} stays live` : 'no build was live before it, and none is now'}`);
+      // INTERRUPTED (exit 130): a signal, not a failure of the build itself.
+      throw new MvrError('INTERRUPTED', `the build was interrupted (${String(opts.signal.reason)}) before it went live: nothing was published and its staging folder is removed; ${live ? `build ${live} stays live` : 'no build was live before it, and none is now'}`);
     }
     // File-system failures (disk full, permissions, file too large) become one clear, coded
     // error; the live build was never touched.

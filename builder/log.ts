@@ -74,7 +74,6 @@ export async function appendBuildToLog(opts: { log: PublishedLog; buildDir: stri
   const started = performance.now();
   const { logDir, previous, edge } = opts.log;
   const fetch = folderTiles(logDir);
-
   const madeDirs = new Set<string>();
   const appender = new TileAppender(hasher, edge, (path, bytes) => {
     const file = join(logDir, path);
@@ -87,7 +86,6 @@ export async function appendBuildToLog(opts: { log: PublishedLog; buildDir: stri
   });
   const discard = async () => {
     for (const path of appender.written) await rm(join(logDir, path), { force: true });
-    // Then the folders made for them once empty, deepest first, up to the log folder if this build began it.
     for (const dir of [...madeDirs].sort((a, b) => b.length - a.length)) await removeEmptyFolders(dir, logDir);
   };
   try {
@@ -99,10 +97,7 @@ export async function appendBuildToLog(opts: { log: PublishedLog; buildDir: stri
         shardLogs.add(shard, `${JSON.stringify({ domain, index: appender.size, salt: encodeBase64(salt) })}\n`);
         appender.append(sha256(Buffer.concat([salt, bytes])));
         // A turn of the event loop now and then, so the build's progress line keeps coming and Ctrl-C is heard.
-        if (appender.size % 8192 === 0) {
-          await nextTurn();
-          opts.signal?.throwIfAborted();
-        }
+        if (appender.size % 8192 === 0) await nextTurn().then(() => opts.signal?.throwIfAborted());
       }
     } finally {
       shardLogs.close();

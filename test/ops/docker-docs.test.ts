@@ -111,7 +111,7 @@ describe('docs/docker.md against the Dockerfile', () => {
             gateway = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), ...argv, '--host', '127.0.0.1', '--port', port], { env: cliEnv(inContainer(run!)), stdio: ['ignore', 'pipe', 'pipe'] });
             gateway.stdout!.on('data', (s: Buffer) => (log += s));
             gateway.stderr!.on('data', (s: Buffer) => (log += s));
-            await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok === true, 'the gateway of docs/docker.md');
+            await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok === true, 'the gateway of docs/docker.md', 30_000);
           }
         }
       }

@@ -178,13 +178,6 @@ export class BuildError extends MvrError {
   }
 }
 
-/** A signal stopped a build before it went live; the staging folder is removed and the live build left as it was. */
-export class InterruptedError extends MvrError {
-  constructor(message: string) {
-    super('INTERRUPTED', message);
-  }
-}
-
 /** The command line does not fit the command: an unknown command or flag, a missing argument or value. */
 export class UsageError extends MvrError {
   constructor(message: string) {
