@@ -13,9 +13,9 @@ import { copyVerifyPage } from '../core/verify-page.ts';
 import { loadActiveKey, publishedKeySet } from '../keyring/signing-keys.ts';
 import { MAX_PROBLEMS_KEPT, processAll, sortProblems } from './dispatch.ts';
 import { listAuditFiles, readAuditFile } from './inputs.ts';
-import { acquireBuildLock, createStaging, discardStaging, pruneBuilds, swapInBuild } from './publish.ts';
+import { acquireBuildLock, createStaging, discardStaging, liveBuildId, pruneBuilds, swapInBuild } from './publish.ts';
 import type { WorkerInit } from './worker.ts';
-import { DEFAULT_KEEP, type BuildOptions, type BuildSummary } from './options.ts';
+import { DEFAULT_KEEP, type BuildOptions, type BuildPhase, type BuildSummary } from './options.ts';
 import { writeChanges, writeIndex } from './changes.ts';
 import { MapLeaves, writeDomainMap } from './domain-map.ts';
 import { withKeptKeys } from './kept.ts';
@@ -25,7 +25,7 @@ import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
 import { appendBuildToLog, openPublishedLog, type LogStep } from './log.ts';
 import { BuildDigest, existingBuild } from './build-id.ts';
 
-export type { BuildOptions, BuildProgress, BuildSummary } from './options.ts';
+export type { BuildOptions, BuildPhase, BuildProgress, BuildSummary } from './options.ts';
 
 /**
  * The monthly build: audits in, one canonical signed record per domain and the key set out.
@@ -37,6 +37,12 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
   let release: () => Promise<void> = async () => undefined;
   let staging: string | null = null;
   let logStep: LogStep | null = null;
+  let swapped = false;
+  // Each phase is announced as it starts; until the swap, an abort (Ctrl-C) stops the build there.
+  const phase = (name: BuildPhase) => {
+    if (!swapped) opts.signal?.throwIfAborted();
+    opts.onPhase?.(name);
+  };
   try {
     release = await acquireBuildLock(opts.recordsDir);
     const key = await loadActiveKey(opts.keysDir, opts.signingKey);
@@ -68,6 +74,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     // in the kernel, and the extra worker keeps a core busy meanwhile (measured on 2 cores,
     // 1M audits: 5,292 -> 5,965 records/s; peak RSS 218 -> 256 MB).
     const workerCount = Math.max(1, opts.workers ?? availableParallelism() + 1);
+    phase('records');
     const outcome = await processAll(files, init, workerCount, opts, started);
 
     const duplicates = outcome.duplicates.size > 0 ? await duplicateProblems(files, outcome.duplicates) : [];
@@ -86,6 +93,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       byTier[tier] = (byTier[tier] ?? 0) + n;
     }
     // The change feed, against every build kept before this one (part of the build: all or nothing).
+    phase('index');
     const leaves = new MapLeaves(outcome.written);
     const digest = new BuildDigest({ issuer: opts.issuer, schemaUrl: opts.schemaUrl, keyId: key?.kid ?? null });
     const runs = await writeIndex(staging, leaves.add, digest.add);
@@ -120,14 +128,17 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       return summary({ durationMs, buildDir: null, keptBuilds: kept.length, prunedBuilds: pruned.length, changes: 0, domainMap: { durationMs: 0, domains: outcome.written, bytes: outcome.written * 32 }, log: null });
     }
     // The domain map and the signed statement over it: what "never audited" is decided by.
+    phase('map');
     const mapStarted = performance.now();
     const { map } = await writeDomainMap(staging, leaves.leaves(), { issuer: opts.issuer, build: buildId, issuedAt, key });
     const domainMap = { durationMs: leaves.spentMs + performance.now() - mapStarted, domains: map.size, bytes: map.size * 32 };
     let changes = 0;
+    if (earlier.length > 0) phase('changes');
     for (const b of earlier) changes += await writeChanges(staging, b.id, join(opts.recordsDir, BUILDS_DIR, b.id));
     // The transparency log: every record appended, new tiles written, the checkpoint signed (published once live).
     if (logKey && publishedLog) {
-      logStep = await appendBuildToLog({ log: publishedLog, buildDir: staging, runs, key: logKey, origin, issuedAt });
+      phase('log');
+      logStep = await appendBuildToLog({ log: publishedLog, buildDir: staging, runs, key: logKey, origin, issuedAt, signal: opts.signal });
       await mkdir(dirname(join(opts.publicDir, LOG_VKEY_PATH)), { recursive: true });
       await writeAtomic(join(opts.publicDir, LOG_VKEY_PATH), `${logKey.vkey}\n`);
     } else {
@@ -135,6 +146,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       opts.onWarning?.(logged ? `no log key (keys/log.key or MVR_LOG_KEY): this build's records are NOT appended to the log in ${join(opts.publicDir, LOG_DIR)}` : 'no log key configured (run "mvr keygen --log" or set MVR_LOG_KEY): records are not appended to a transparency log');
     }
 
+    phase('key_set');
     const manifest = {
       issuer: opts.issuer,
       issued_at: issuedAt,
@@ -151,8 +163,10 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
 
     // Key set first, then records: a record is never live before the key that verifies it.
     await writeKeySet(opts, keySetFile, keySet);
+    phase('swap');
     const { buildDir, previous } = await swapInBuild(opts.recordsDir, staging, buildId);
     staging = null;
+    swapped = true;
     // The build is live from here: its checkpoint's tiles must stay even if publishing the
     // checkpoint fails (the next build then extends the log from the last published checkpoint).
     const live = logStep;
@@ -164,11 +178,17 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     const durationMs = performance.now() - started;
     // Old builds go after the swap and outside the measured time: removing a million files
     // takes about as long as writing them, and no reader needs them any more.
+    phase('prune');
     const kept = [await keptEntry(opts.recordsDir, buildId), ...earlier];
     await writeKept(opts.recordsDir, kept);
     const pruned = await pruneBuilds(opts.recordsDir, [...kept.map((b) => b.id), previous]);
     return summary({ durationMs, buildDir, keptBuilds: kept.length, prunedBuilds: pruned.length, changes, domainMap, log: logSummary });
   } catch (error) {
+    if (opts.signal?.aborted && !swapped) {
+      const live = await liveBuildId(opts.recordsDir);
+      // INTERRUPTED (exit 130): a signal, not a failure of the build itself.
+      throw new MvrError('INTERRUPTED', `the build was interrupted (${String(opts.signal.reason)}) before it went live: nothing was published and its staging folder is removed; ${live ? `build ${live} stays live` : 'no build was live before it, and none is now'}`);
+    }
     // File-system failures (disk full, permissions, file too large) become one clear, coded
     // error; the live build was never touched.
     if (!(error instanceof MvrError) && typeof (error as NodeJS.ErrnoException)?.code === 'string') {

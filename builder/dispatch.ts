@@ -48,7 +48,7 @@ export async function processAll(
     problemCount: 0,
     duplicates: new Set(),
   };
-  let bytesRead = 0, lastProgress = 0;
+  let bytesRead = 0, bytesDone = 0, lastProgress = 0;
   // Keep the first problems in input order, not in the order workers finish: trim by sorting
   // now and then, so memory stays bounded however many audits are bad.
   const addProblem = (p: AuditProblem) => {
@@ -60,13 +60,14 @@ export async function processAll(
     const now = performance.now();
     if (!opts.onProgress || (!force && now - lastProgress < 250)) return;
     lastProgress = now;
-    opts.onProgress({ records: outcome.written, bytesRead, totalBytes, elapsedMs: now - started });
+    opts.onProgress({ records: outcome.written, bytesRead, bytesDone, totalBytes, elapsedMs: now - started });
   };
 
   // Bounded heaps keep the build's memory flat however many audits pass through.
   const resourceLimits = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 16 };
   const workers = Array.from({ length: workerCount }, () => new Worker(WORKER_SCRIPT, { workerData: init, resourceLimits }));
-  const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  // Each batch carries the input bytes read since the batch before it, counted done when its records are.
+  const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void; bytes: number }>();
   let failure: Error | null = null;
   for (const w of workers) {
     w.on('message', (msg: BatchResult | { id: number; fatal: { message: string; code?: string } }) => {
@@ -77,6 +78,7 @@ export async function processAll(
         entry?.reject(failure);
         return;
       }
+      bytesDone += entry?.bytes ?? 0;
       outcome.audits += msg.audits;
       outcome.written += msg.written;
       for (const [k, n] of Object.entries(msg.counts)) outcome.counts[k] = (outcome.counts[k] ?? 0) + n;
@@ -92,12 +94,21 @@ export async function processAll(
     });
   }
 
-  let nextId = 0, turn = 0;
+  // An abort (Ctrl-C) fails the batches in flight, as a worker's failure does (the build then says it was interrupted).
+  const abort = () => {
+    failure ??= new BuildError(`interrupted (${String(opts.signal!.reason)})`);
+    for (const p of pending.values()) p.reject(failure);
+    pending.clear();
+  };
+  opts.signal?.addEventListener('abort', abort, { once: true });
+
+  let nextId = 0, turn = 0, submittedBytes = 0;
   const inFlight = new Set<Promise<void>>();
   const submit = async (batch: Batch) => {
     if (failure) throw failure;
     const id = nextId++;
-    const p = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
+    const p = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject, bytes: bytesRead - submittedBytes }));
+    submittedBytes = bytesRead;
     const tracked = p.finally(() => inFlight.delete(tracked));
     inFlight.add(tracked);
     const worker = workers[turn++ % workers.length]!;
@@ -127,9 +138,11 @@ export async function processAll(
     if (values.length > 0) await submit({ values });
     await Promise.all(inFlight);
     if (failure) throw failure;
+    bytesDone = bytesRead; // every batch is done: what was read after the last one (a closing bracket) counts too
     progress(true);
     return outcome;
   } finally {
+    opts.signal?.removeEventListener('abort', abort);
     await Promise.all(workers.map((w) => w.terminate()));
   }
 }

@@ -12,6 +12,7 @@ import { equalBytes } from '@merchant-verify/verifier/tlog/merkle';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { writeAtomic } from '../core/files.ts';
 import { folderTiles } from './tiles.ts';
+import { removeEmptyFolders } from './publish.ts';
 import { openNoteWith, saltOf, signNote, type LogKey } from '../keyring/log-key.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import type { ShardRun } from './changes.ts';
@@ -69,11 +70,10 @@ export async function openPublishedLog(publicDir: string, key: LogKey, origin: s
  * The new checkpoint goes into the build (its proofs are against it) and is published by
  * {@link LogStep.publish} once the build is live.
  */
-export async function appendBuildToLog(opts: { log: PublishedLog; buildDir: string; runs: ShardRun[]; key: LogKey; origin: string; issuedAt: string }): Promise<LogStep> {
+export async function appendBuildToLog(opts: { log: PublishedLog; buildDir: string; runs: ShardRun[]; key: LogKey; origin: string; issuedAt: string; signal?: AbortSignal | undefined }): Promise<LogStep> {
   const started = performance.now();
   const { logDir, previous, edge } = opts.log;
   const fetch = folderTiles(logDir);
-
   const madeDirs = new Set<string>();
   const appender = new TileAppender(hasher, edge, (path, bytes) => {
     const file = join(logDir, path);
@@ -86,6 +86,7 @@ export async function appendBuildToLog(opts: { log: PublishedLog; buildDir: stri
   });
   const discard = async () => {
     for (const path of appender.written) await rm(join(logDir, path), { force: true });
+    for (const dir of [...madeDirs].sort((a, b) => b.length - a.length)) await removeEmptyFolders(dir, logDir);
   };
   try {
     const shardLogs = new ShardLogs(opts.buildDir);
@@ -95,8 +96,8 @@ export async function appendBuildToLog(opts: { log: PublishedLog; buildDir: stri
         const salt = saltOf(opts.key, opts.issuedAt, domain);
         shardLogs.add(shard, `${JSON.stringify({ domain, index: appender.size, salt: encodeBase64(salt) })}\n`);
         appender.append(sha256(Buffer.concat([salt, bytes])));
-        // A turn of the event loop now and then, so the build's progress line keeps coming.
-        if (appender.size % 8192 === 0) await nextTurn();
+        // A turn of the event loop now and then, so the build's progress line keeps coming and Ctrl-C is heard.
+        if (appender.size % 8192 === 0) await nextTurn().then(() => opts.signal?.throwIfAborted());
       }
     } finally {
       shardLogs.close();

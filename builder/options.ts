@@ -27,12 +27,26 @@ export interface BuildOptions {
   /** Publish even when there is no audit at all (normally refused: it would withdraw every record). */
   allowEmpty?: boolean | undefined;
   onProgress?: ((p: BuildProgress) => void) | undefined;
+  /** Called as each phase starts, in BUILD_PHASES order (`changes` and `log` only when they run). */
+  onPhase?: ((phase: BuildPhase) => void) | undefined;
+  /** Aborted (Ctrl-C, SIGTERM): the build stops before it goes live, with INTERRUPTED; once live, it finishes. */
+  signal?: AbortSignal | undefined;
   onWarning?: ((message: string) => void) | undefined;
 }
+
+/**
+ * A build's phases, in order: the records signed and written (the only one that reads input),
+ * the index, the domain map and its statement, the change feeds, the log, the key set and the
+ * page, the swap that makes the build live, and removing builds no longer kept.
+ */
+export const BUILD_PHASES = ['records', 'index', 'map', 'changes', 'log', 'key_set', 'swap', 'prune'] as const;
+export type BuildPhase = (typeof BUILD_PHASES)[number];
 
 export interface BuildProgress {
   records: number;
   bytesRead: number;
+  /** Input bytes whose records are written (the workers are behind the reader): what an estimate of the time left is based on. */
+  bytesDone: number;
   totalBytes: number;
   elapsedMs: number;
 }

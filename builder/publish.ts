@@ -1,6 +1,6 @@
-import { link, mkdir, readdir, readFile, readlink, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, unlink, writeFile } from 'node:fs/promises';
 import { opendirSync, rmdirSync, unlinkSync, type Dir } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { BuildError } from '@merchant-verify/verifier/errors';
 import { BUILDS_DIR, CURRENT_LINK } from '../core/layout.ts';
 
@@ -9,10 +9,12 @@ const STAGING_PREFIX = '.staging-';
 
 /**
  * Takes the records folder's build lock, so two builds never interleave their swaps. A lock
- * left by a process that no longer exists (kill -9) is taken over.
+ * left by a process that no longer exists (kill -9) is taken over. Releasing it also removes the
+ * folders taking it made, if a failed build left them empty (a first build that failed).
  */
 export async function acquireBuildLock(recordsDir: string): Promise<() => Promise<void>> {
-  await mkdir(join(recordsDir, BUILDS_DIR), { recursive: true });
+  const made = await mkdir(join(recordsDir, BUILDS_DIR), { recursive: true });
+  const removeIfEmpty = async () => made && removeEmptyFolders(join(recordsDir, BUILDS_DIR), made);
   const file = join(recordsDir, LOCK);
   // The pid is written to a private file first and hard-linked into place: the lock appears
   // with its pid already in it, so no other build can ever read an empty lock and steal it.
@@ -22,7 +24,10 @@ export async function acquireBuildLock(recordsDir: string): Promise<() => Promis
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         await link(mine, file);
-        return () => unlink(file).catch(() => undefined);
+        return async () => {
+          await unlink(file).catch(() => undefined);
+          await removeIfEmpty();
+        };
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new BuildError(`cannot create ${file}: ${(error as Error).message}`);
         const pid = Number(await readFile(file, 'utf8').catch(() => ''));
@@ -65,9 +70,16 @@ export async function swapInBuild(recordsDir: string, stagingDir: string, buildI
     await rename(tmpLink, link);
   } catch (error) {
     await rm(tmpLink, { force: true });
+    await rename(target, stagingDir).catch(() => undefined); // back to staging, which the failed build removes
     throw new BuildError(`cannot replace ${link} (is it a folder rather than a symlink?): ${(error as Error).message}`);
   }
   return { buildDir: target, previous: previous && basename(previous) };
+}
+
+/** The id of the live build (where `current` points), or null before the first build. */
+export async function liveBuildId(recordsDir: string): Promise<string | null> {
+  const target = await readlink(join(recordsDir, CURRENT_LINK)).catch(() => null);
+  return target && basename(target);
 }
 
 /**
@@ -77,11 +89,18 @@ export async function swapInBuild(recordsDir: string, stagingDir: string, buildI
  */
 export async function pruneBuilds(recordsDir: string, keep: (string | null)[]): Promise<string[]> {
   const builds = join(recordsDir, BUILDS_DIR);
-  const live = await readlink(join(recordsDir, CURRENT_LINK)).catch(() => null);
-  const kept = new Set([...keep, live && basename(live)].filter((n): n is string => Boolean(n)));
+  const live = await liveBuildId(recordsDir);
+  const kept = new Set([...keep, live].filter((n): n is string => Boolean(n)));
   const old = (await readdir(builds)).filter((n) => !n.startsWith('.') && !kept.has(n));
   for (const name of old) await removeTree(join(builds, name));
   return old;
+}
+
+/** Removes `dir`, then each parent up to and including `top`, while they are empty (what a failed build made). */
+export async function removeEmptyFolders(dir: string, top: string): Promise<void> {
+  for (let d = dir; d.length >= top.length; d = dirname(d)) {
+    if (!(await rmdir(d).then(() => true, () => false))) return; // not empty (or gone): what is above it stays
+  }
 }
 
 /** Removes a staging folder after a failed build. */

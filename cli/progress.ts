@@ -14,14 +14,15 @@ export interface ProgressOptions {
   clock?: () => number;
 }
 
-/** The state of the work: `text` for people, `fields` (numbers, snake_case names) for `--json`. */
+/** The state of the work: `text` for people, `fields` (numbers or names, snake_case) for `--json`. */
 export interface ProgressState {
   text: string;
-  fields: Record<string, number>;
+  fields: Record<string, number | string>;
 }
 
 export interface Progress {
-  update(state: ProgressState): void;
+  /** `announce`: a new phase began, so without a terminal a line is written now, not only at the next interval. */
+  update(state: ProgressState, announce?: boolean): void;
   /** On success: the final line (not on a terminal, where the summary follows on stdout). */
   finish(): void;
   /** Always, success or not: stops the timer and clears a drawn line. */
@@ -45,9 +46,12 @@ export function createProgress(opts: ProgressOptions): Progress {
   timer?.unref();
 
   return {
-    update(state) {
+    update(state, announce = false) {
       latest = state;
-      if (!redraw) return;
+      if (!redraw) {
+        if (announce) stream.write(line(false));
+        return;
+      }
       stream.write(`\r\x1b[2K${opts.command}: ${state.text}`);
       drawn = true;
     },

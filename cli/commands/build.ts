@@ -5,8 +5,8 @@ import { commandOptions, resolveNow, schemaUrlOf, type Env } from '../config.ts'
 export const BUILD_OPTIONS = ['audits', 'records', 'public', 'keys', 'issuer', 'schemaUrl', 'publishKeys', 'workers', 'keep', 'signingKey', 'logKey', 'progressMs'] as const;
 const options = commandOptions(...BUILD_OPTIONS);
 import { runAction } from '../cli-output.ts';
-import { createProgress } from '../progress.ts';
-import type { BuildSummary } from '../../builder/build.ts';
+import { createProgress, type Progress, type ProgressState } from '../progress.ts';
+import type { BuildPhase, BuildProgress, BuildSummary } from '../../builder/build.ts';
 
 export default defineCommand({
   meta: { name: 'build', description: 'Sign every audit into one canonical record per domain and publish the key set (all or nothing)' },
@@ -29,6 +29,14 @@ export async function buildFromArgs(args: Record<string, unknown>, env: Env, jso
   const config = options.resolve(args, env);
   const { runBuild } = await import('../../builder/build.ts');
   const progress = createProgress({ command: 'build', json, intervalMs: config.progressMs });
+  const phases = buildPhases(progress);
+  // Ctrl-C or SIGTERM: the build stops before it goes live and cleans up (INTERRUPTED, exit 130); a second one does not wait.
+  const interrupt = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupt.signal.aborted) process.exit(130);
+    interrupt.abort(signal);
+  };
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
   try {
     const summary = await runBuild({
       auditsDir: config.audits,
@@ -45,21 +53,69 @@ export async function buildFromArgs(args: Record<string, unknown>, env: Env, jso
       keep: config.keep,
       allowEmpty: Boolean(args['allow-empty']),
       onWarning: (message) => process.stderr.write(`mvr build: warning: ${message}\n`),
-      onProgress: (p) => {
-        const pct = p.totalBytes ? `${((100 * p.bytesRead) / p.totalBytes).toFixed(0)}% of input, ` : '';
-        const rate = p.elapsedMs > 0 ? Math.round(p.records / (p.elapsedMs / 1000)) : 0;
-        progress.update({
-          text: `${pct}${p.records.toLocaleString('en-US')} records, ${rate.toLocaleString('en-US')}/s`,
-          fields: { records: p.records, bytes_read: p.bytesRead, total_bytes: p.totalBytes, records_per_second: rate },
-        });
-      },
+      onProgress: phases.records,
+      onPhase: phases.begin,
+      signal: interrupt.signal,
     });
-    progress.finish();
+    phases.finish();
     return summary;
   } finally {
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
     progress.stop();
   }
 }
+
+/** What each phase is called on a progress line. */
+const PHASE_TEXT: Record<BuildPhase, string> = {
+  records: 'signing records',
+  index: 'writing the index',
+  map: 'writing the domain map',
+  changes: 'writing the change feeds',
+  log: 'appending to the log',
+  key_set: 'writing the key set',
+  swap: 'swapping the build in',
+  prune: 'removing builds no longer kept',
+};
+
+/**
+ * The build's progress as lines: each phase announced as it begins; while records are signed, the
+ * share of the input done and the time left at the rate measured so far. No estimate is made for
+ * the later phases, which have no measured rate of their own; their line says what is being done.
+ */
+export function buildPhases(progress: Progress, clock: () => number = Date.now) {
+  let recordsStarted = clock();
+  let recordsState: ProgressState | null = null;
+  let written = 0;
+  const records = (p: BuildProgress) => {
+    const pct = p.totalBytes ? `${((100 * p.bytesDone) / p.totalBytes).toFixed(0)}% of input, ` : '';
+    const rate = p.elapsedMs > 0 ? Math.round(p.records / (p.elapsedMs / 1000)) : 0;
+    const spent = clock() - recordsStarted;
+    const left = p.bytesDone > 0 && p.bytesDone < p.totalBytes ? Math.ceil(((p.totalBytes - p.bytesDone) * spent) / p.bytesDone / 1000) : null;
+    written = p.records;
+    recordsState = {
+      text: `${pct}${p.records.toLocaleString('en-US')} records, ${rate.toLocaleString('en-US')}/s${left === null ? '' : `, about ${formatSeconds(left)} left`}`,
+      fields: { phase: 'records', records: p.records, bytes_read: p.bytesRead, bytes_done: p.bytesDone, total_bytes: p.totalBytes, records_per_second: rate, ...(left === null ? {} : { seconds_left: left }) },
+    };
+    progress.update({ ...recordsState, text: `${PHASE_TEXT.records}: ${recordsState.text}` });
+  };
+  return {
+    records,
+    begin: (phase: BuildPhase) => {
+      if (phase === 'records') recordsStarted = clock();
+      progress.update({ text: `${PHASE_TEXT[phase]}, ${written.toLocaleString('en-US')} records`, fields: { phase, records: written } }, true);
+    },
+    /** The done line sums up the records, as it did before there were phases. */
+    finish: () => {
+      if (recordsState) {
+        const { phase: _phase, seconds_left: _left, ...fields } = recordsState.fields;
+        progress.update({ text: recordsState.text, fields });
+      }
+      progress.finish();
+    },
+  };
+}
+
+const formatSeconds = (s: number) => (s < 90 ? `${s} s` : `${Math.round(s / 60)} min`);
 
 /** The human summary: counts by status and tier, rate, where things went. */
 export function formatSummary(s: BuildSummary): string {

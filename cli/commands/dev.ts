@@ -29,6 +29,7 @@ export default defineCommand({
       // records or revokes the dev key the first one printed. It is held until the gateway takes it.
       const port = await holdPort(config.host, config.port);
       let key: string;
+      let revoked = 0;
       try {
         if (!(await loadActiveKey(config.keys, config.signingKey))) {
           const kid = await keygen(config.keys);
@@ -44,7 +45,11 @@ export default defineCommand({
         // key of a gateway still running), and before the gateway starts (so it starts with a
         // live key). Keys with other labels are left alone.
         const apiKeysFile = apiKeysFileOf(config);
-        for (const old of await listApiKeys(apiKeysFile)) if (old.label === DEV_LABEL && !old.revoked) await revokeApiKey(apiKeysFile, old.id);
+        for (const old of await listApiKeys(apiKeysFile)) {
+          if (old.label !== DEV_LABEL || old.revoked) continue;
+          await revokeApiKey(apiKeysFile, old.id);
+          revoked++;
+        }
         key = (await createApiKey(apiKeysFile, DEV_LABEL)).key;
       } finally {
         await port.release();
@@ -66,6 +71,9 @@ export default defineCommand({
           'Fetch it, verify its signature against the published key set, and its proof against the public log:',
           `  npx mvr verify acme-outdoor.example --base-url ${url} --api-key ${key} --log`,
           '',
+          devKeyNote(revoked),
+          `Another port: npm start -- --port 8788 (or PORT=8788 npm start).`,
+          '',
           `Key set: ${url}/.well-known/merchant-verify-keys.json   Log: ${url}/log/checkpoint   OpenAPI: ${url}/openapi.json   MCP: ${url}/mcp`,
           ...(gateway.metricsUrl ? [`Metrics (Prometheus): ${gateway.metricsUrl}`] : []),
           'Ctrl-C stops the gateway.',
@@ -75,6 +83,12 @@ export default defineCommand({
       closeOnSignals(gateway, log);
     }),
 });
+
+/** Where a user sees it: the key above is new, and the ones earlier starts printed no longer work. */
+function devKeyNote(revoked: number): string {
+  const earlier = revoked === 0 ? 'no earlier development key was live' : `the ${revoked === 1 ? 'key' : `${revoked} keys`} printed by an earlier start ${revoked === 1 ? 'is' : 'are'} now revoked`;
+  return `The API key above is new: each start makes one and revokes the one before (${earlier}; keys you made with mvr apikey are left alone).`;
+}
 
 /**
  * Builds the audits as `mvr build` would, from a copy dated to today (see writeDatedAudits), and

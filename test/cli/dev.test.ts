@@ -72,6 +72,9 @@ describe('mvr dev (npm start)', () => {
     // The gateway starts with the dev key live: no warning that every request will be refused.
     expect(dev.log()).toContain('"level":"info"');
     expect(dev.log()).not.toMatch(/"level":"warn"/);
+    // The banner says how to use another port, and that this is the first dev key.
+    expect(dev.stderr).toContain('Another port: npm start -- --port 8788 (or PORT=8788 npm start).');
+    expect(dev.stderr).toContain('The API key above is new: each start makes one and revokes the one before (no earlier development key was live;');
   });
 
   it('a second mvr dev on the busy port exits 2 before it touches keys, records or API keys', async () => {
@@ -82,6 +85,19 @@ describe('mvr dev (npm start)', () => {
     expect(second.stderr).toMatch(new RegExp(`INVALID_CONFIG: --port / PORT ${port}: cannot listen on 127\\.0\\.0\\.1:${port} .*nothing was changed`));
     expect(second.stderr).not.toMatch(/built|created/);
     expect({ keys: await snapshot(join(dir, 'keys')), records: await snapshot(join(dir, 'records')), public: await snapshot(join(dir, 'public')) }).toEqual(before);
+    const res = await fetch(dev.url, { headers: { authorization: `Bearer ${dev.key}` } });
+    expect(res.status).toBe(200);
+  });
+
+  it('a restarted mvr dev says, in its banner, that the key the last start printed is revoked, and it is', async () => {
+    dev.child.kill('SIGTERM');
+    await waitForExit(dev.child, 'mvr dev after SIGTERM', dev.log);
+    const first = dev;
+    dev = await startDev(dir, '0');
+    expect(dev.key).not.toBe(first.key);
+    expect(dev.stderr).toContain('The API key above is new: each start makes one and revokes the one before (the key printed by an earlier start is now revoked; keys you made with mvr apikey are left alone).');
+    const refused = await fetch(dev.url, { headers: { authorization: `Bearer ${first.key}` } });
+    expect(refused.status).toBe(401);
     const res = await fetch(dev.url, { headers: { authorization: `Bearer ${dev.key}` } });
     expect(res.status).toBe(200);
   });

@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProgress } from '../../cli/progress.ts';
+import { buildPhases } from '../../cli/commands/build.ts';
 import { buildArgs, lines, makeProject, removeTempDirs, runCli, tempDir, type Project } from '../build/helpers.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 
@@ -68,6 +69,20 @@ describe('progress without a terminal', () => {
     expect(pulledPlain.code, pulledPlain.stderr).toBe(0);
     expect(plain(pulledPlain.stderr, 'pull').at(-1)).toMatch(/^pull: done, 2 of 2 kept builds, [\d.]+ MB \(\d+ s\)$/);
   });
+
+  it('mvr build: each phase announced once, in order, plain and JSON (the records, then what was silent after them)', async () => {
+    const phased = await runCli(buildArgs(project, ['--json']), FAST);
+    expect(phased.code, phased.stderr).toBe(0);
+    const phases = json(phased.stderr).flatMap((p) => (typeof p.phase === 'string' ? [p.phase] : []));
+    // Run last here: this project has earlier builds (so change feeds) and no log key (so no log phase).
+    expect(phases.filter((p, i) => p !== phases[i - 1])).toEqual(['records', 'index', 'map', 'changes', 'key_set', 'swap', 'prune']);
+    const r = await runCli(buildArgs(project), FAST);
+    expect(r.code, r.stderr).toBe(0);
+    const announced = ['signing records', 'writing the index', 'writing the domain map', 'writing the change feeds', 'writing the key set', 'swapping the build in', 'removing builds no longer kept'];
+    const at = announced.map((text) => plain(r.stderr, 'build').findIndex((l) => l.startsWith(`build: ${text}, `)));
+    expect(at.every((i) => i >= 0), r.stderr).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
 });
 
 describe('progress on a terminal', () => {
@@ -81,6 +96,27 @@ describe('progress on a terminal', () => {
     progress.finish();
     progress.stop();
     expect(written).toEqual(['\r\x1b[2Kbuild: 10% of input, 5 records', '\r\x1b[2Kbuild: 100% of input, 50 records', '\r\x1b[2K']);
+  });
+
+  it('while records are signed, the time left is the input still to do at the rate measured so far; later phases say what they do', () => {
+    const written: string[] = [];
+    const terminal = { isTTY: true, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream;
+    let now = 1_000;
+    const phases = buildPhases(createProgress({ command: 'build', json: false, intervalMs: 1, stream: terminal }), () => now);
+    phases.begin('records');
+    now += 10_000; // a quarter of the input done in 10 s: 30 s left
+    phases.records({ records: 250, bytesRead: 400, bytesDone: 250, totalBytes: 1000, elapsedMs: 10_000 });
+    now += 110_000; // half done in 120 s: 2 min left
+    phases.records({ records: 500, bytesRead: 600, bytesDone: 500, totalBytes: 1000, elapsedMs: 120_000 });
+    phases.records({ records: 1000, bytesRead: 1000, bytesDone: 1000, totalBytes: 1000, elapsedMs: 120_000 });
+    phases.begin('map');
+    expect(written).toEqual([
+      '\r\x1b[2Kbuild: signing records, 0 records',
+      '\r\x1b[2Kbuild: signing records: 25% of input, 250 records, 25/s, about 30 s left',
+      '\r\x1b[2Kbuild: signing records: 50% of input, 500 records, 4/s, about 2 min left',
+      '\r\x1b[2Kbuild: signing records: 100% of input, 1,000 records, 8/s',
+      '\r\x1b[2Kbuild: writing the domain map, 1,000 records',
+    ]);
   });
 
   it('without a terminal it writes a line each interval even when nothing changed (a heartbeat), from an injected clock', async () => {

@@ -59,9 +59,61 @@ describe.skipIf(!CHROMIUM)('the verify page in headless Chromium', () => {
   it('names the reason for a tampered record and an unsigned one', async () => {
     const record = JSON.parse((await g.verify(GOLD)).text) as Record<string, unknown>;
     expect(await paste(JSON.stringify({ ...record, score: 99 }))).toEqual({ state: 'invalid', verdict: 'Not verified: BAD_SIGNATURE' });
+    // A forged "verified gold 99.97": the red verdict, and none of its claims shown as facts beside it.
+    const forged = { ...record, status: 'verified', tier: 'gold', score: 99.97 };
+    await page.getByLabel('Record (JSON)').fill(JSON.stringify(forged));
+    await page.getByRole('button', { name: 'Verify the record' }).click();
+    await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
+    expect(await page.locator('#verdict').textContent()).toBe('Not verified: BAD_SIGNATURE');
+    expect(await page.locator('#note').textContent()).toBe('The signature did not verify, so nothing this record says is established.');
+    const seen = await page.locator('#result').innerText();
+    expect(seen).not.toMatch(/gold|99\.97|Status/);
+    const claims = page.getByText('Show what it claims (not verified)');
+    expect(await claims.isVisible()).toBe(true);
+    expect(await page.locator('#claimed').isVisible()).toBe(false);
+    await claims.click();
+    expect(await page.locator('#claimed').isVisible()).toBe(true);
+    const tier = page.locator('#claimed dt:text-is("Tier") + dd');
+    expect(await tier.textContent()).toBe('gold');
+    expect(await tier.evaluate((dd) => getComputedStyle(dd).textDecorationLine)).toBe('line-through');
+    expect(await tier.evaluate((dd) => getComputedStyle(dd, '::after').content)).toBe('" (unverified)"');
+    const shot = join(tmpdir(), 'mvr-verify-page-forged.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    console.log(`verify page screenshot (forged record): ${shot}`);
+    await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
+    // A valid record after it: the toggle is gone, and its claims are the verdict's table.
+    expect(await paste(JSON.stringify(record))).toEqual({ state: 'valid', verdict: 'Valid signature' });
+    expect(await page.locator('#claims').isVisible()).toBe(false);
+    expect(await page.locator('#details').innerText()).toMatch(/Tier\s+gold/);
     const { key_id: _k, signature: _s, ...unsigned } = record;
     expect(await paste(JSON.stringify(unsigned))).toEqual({ state: 'invalid', verdict: 'Not verified: UNSIGNED' });
     expect(await paste('{not json')).toMatchObject({ state: 'error' });
+  });
+
+  it('shows an overdue record as a warning beside its valid signature; a current one without', async () => {
+    const text = (await g.verify(GOLD)).text;
+    const record = JSON.parse(text) as { issued_at: string; next_audit_at: string };
+    // The reader's clock, set in the page: an hour after the build, then 40 days past the next audit.
+    const at = async (time: number) => {
+      const p = await browser.newPage();
+      await p.clock.setFixedTime(time);
+      await p.goto(`${g.url}/verify`);
+      await p.getByLabel('Record (JSON)').fill(text);
+      await p.getByRole('button', { name: 'Verify the record' }).click();
+      await p.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
+      const staleness = p.locator('#details dt:text-is("Staleness") + dd');
+      return { p, verdict: await p.locator('#verdict').textContent(), staleness: await staleness.textContent(), warns: await staleness.evaluate((dd) => dd.classList.contains('warn') && [getComputedStyle(dd).color, getComputedStyle(dd, '::before').content]), note: (await p.locator('#note').isVisible()) ? await p.locator('#note').textContent() : null };
+    };
+    const current = await at(Date.parse(record.issued_at) + 3_600_000);
+    expect(current).toMatchObject({ verdict: 'Valid signature', staleness: expect.stringMatching(/^current, \d+ days$/), warns: false, note: null });
+    await current.p.close();
+    const late = await at(Date.parse(record.next_audit_at) + 40 * 86_400_000);
+    expect(late).toMatchObject({ verdict: 'Valid signature', staleness: expect.stringMatching(/^overdue, \d+ days$/), warns: ['rgb(138, 70, 0)', '"\u26a0 "'] });
+    expect(late.note).toBe('Warning: the monthly re-audit is overdue; this record may no longer describe the shop.');
+    const shot = join(tmpdir(), 'mvr-verify-page-overdue.png');
+    await late.p.screenshot({ path: shot, fullPage: true });
+    console.log(`verify page screenshot (overdue): ${shot}`);
+    await late.p.close();
   });
 
   it('looks a domain up through the gateway with an API key, and verifies the answer; a wrong key is refused', async () => {
@@ -109,8 +161,19 @@ describe.skipIf(!CHROMIUM)('the verify page in headless Chromium', () => {
 
   it('shows a never-audited domain as such only with its absence proof checked; a made-up "unverified" is not proven', async () => {
     const never = await lookUp('never-audited-page.example');
-    expect(never).toMatchObject({ state: 'valid', verdict: 'Never audited: absence proven' });
+    expect(never).toMatchObject({ state: 'absent', verdict: 'Never audited: absence proven' });
     expect(never.details).toContain('Build');
+    // Its own look, not a valid signature's green; the note names the build and its date.
+    const green = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--ok').trim());
+    const colours = await page.locator('#result').evaluate((el) => [getComputedStyle(el).borderTopColor, getComputedStyle(el).borderTopStyle, getComputedStyle(el.querySelector('#verdict')!).color]);
+    expect(green).toBe('#0b6b2e');
+    expect(colours).not.toContain('rgb(11, 107, 46)');
+    expect(colours[1]).toBe('dashed');
+    const statement = JSON.parse((await g.request('/v1/absence?domain=never-audited-page.example')).text) as { statement: { build: string; issued_at: string } };
+    expect(await page.locator('#note').innerText()).toBe(`never-audited-page.example has no record in build ${statement.statement.build}, issued ${statement.statement.issued_at}: it was never audited. This is not a verification of the shop.`);
+    const shot = join(tmpdir(), 'mvr-verify-page-absent.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    console.log(`verify page screenshot (never audited): ${shot}`);
     // A proxy answering "unverified" for an audited shop: the gateway has no proof of absence for it.
     const gold = JSON.parse((await g.verify(GOLD)).text) as Record<string, unknown>;
     const { key_id: _k, signature: _s, ...made } = { ...gold, status: 'unverified', score: null, tier: null } as Record<string, unknown>;
@@ -123,7 +186,7 @@ describe.skipIf(!CHROMIUM)('the verify page in headless Chromium', () => {
     // A proof pasted on its own is checked for the domain it names (the last verdict cleared first, so the one awaited is the paste's).
     await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
     const proof = (await g.request('/v1/absence?domain=never-audited-page.example')).text;
-    expect(await paste(proof)).toEqual({ state: 'valid', verdict: 'Never audited: absence proven' });
+    expect(await paste(proof)).toEqual({ state: 'absent', verdict: 'Never audited: absence proven' });
     await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
   });
 

@@ -5,20 +5,42 @@ import { KEY_SET_PATH, verifyAbsence, verifyRecord, type AbsenceResult, type Rec
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const result = $('result');
 const verdict = $('verdict');
+const note = $('note');
 const details = $('details');
+const claims = $('claims') as HTMLDetailsElement;
+const claimed = $('claimed');
 
-function show(state: 'valid' | 'invalid' | 'error', title: string, rows: [string, string][]): void {
-  result.dataset.state = state;
-  verdict.textContent = title;
-  details.replaceChildren(
-    ...rows.flatMap(([name, value]) => {
+/** A row of the result: name, value, and `warn` for a value a reader must not miss (an overdue audit). */
+type Row = [name: string, value: string, tone?: 'warn' | undefined];
+type State = 'valid' | 'absent' | 'invalid' | 'error';
+
+function fill(list: HTMLElement, rows: Row[]): void {
+  list.replaceChildren(
+    ...rows.flatMap(([name, value, tone]) => {
       const dt = document.createElement('dt');
       dt.textContent = name;
       const dd = document.createElement('dd');
       dd.textContent = value;
+      if (tone) dd.className = tone;
       return [dt, dd];
     }),
   );
+}
+
+/**
+ * Shows a verdict. `claimed` is what a record that did not verify says about itself: never shown
+ * as facts beside the verdict, only behind a toggle, struck through and labelled as unverified.
+ */
+function show(state: State, title: string, rows: Row[], extra: { note?: string; warn?: boolean; claimed?: Row[] } = {}): void {
+  result.dataset.state = state;
+  verdict.textContent = title;
+  note.textContent = extra.note ?? '';
+  note.hidden = !extra.note;
+  note.className = extra.warn ? 'warn' : '';
+  fill(details, rows);
+  fill(claimed, extra.claimed ?? []);
+  claims.open = false;
+  claims.hidden = !extra.claimed?.length;
   result.focus();
 }
 
@@ -32,29 +54,45 @@ function report(record: unknown, verification: RecordVerification): void {
   const r = (record ?? {}) as Record<string, unknown>;
   const text = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
   const staleness = verification.staleness as { state?: string; ageDays?: number | null } | undefined;
-  const rows: [string, string][] = [
+  const rows: Row[] = [
     ['Domain', text(r.domain)],
     ['Key', text(r.key_id)],
     ['Status', text(r.status)],
     ['Tier', text(r.tier)],
     ['Score', text(r.score)],
     ['Last audited', text(r.last_audited_at)],
-    ['Staleness', staleness ? `${text(staleness.state)}${typeof staleness.ageDays === 'number' ? `, ${staleness.ageDays} days` : ''}` : '-'],
+    [
+      'Staleness',
+      staleness ? `${text(staleness.state)}${typeof staleness.ageDays === 'number' ? `, ${staleness.ageDays} days` : ''}` : '-',
+      staleness?.state === 'overdue' ? 'warn' : undefined,
+    ],
   ];
-  if (verification.valid) show('valid', 'Valid signature', rows);
-  else show('invalid', `Not verified: ${verification.code}`, [['Reason', verification.code ?? '-'], ...rows]);
+  if (verification.valid) {
+    const overdue = staleness?.state === 'overdue';
+    show('valid', 'Valid signature', rows, overdue ? { note: 'Warning: the monthly re-audit is overdue; this record may no longer describe the shop.', warn: true } : {});
+  } else {
+    show('invalid', `Not verified: ${verification.code}`, [['Reason', verification.code ?? '-']], {
+      note: 'The signature did not verify, so nothing this record says is established.',
+      claimed: rows,
+    });
+  }
 }
 
 /** A never-audited answer, with its absence proof checked: proven only when the proof holds. */
 function reportAbsence(domain: string, absence: AbsenceResult): void {
   if (absence.valid) {
-    show('valid', 'Never audited: absence proven', [
-      ['Domain', domain],
-      ['Status', 'unverified (no record in the build)'],
-      ['Build', absence.build],
-      ['Build issued', absence.issuedAt],
-      ['Key', absence.keyId],
-    ]);
+    show(
+      'absent',
+      'Never audited: absence proven',
+      [
+        ['Domain', domain],
+        ['Status', 'unverified (no record in the build)'],
+        ['Build', absence.build],
+        ['Build issued', absence.issuedAt],
+        ['Key', absence.keyId],
+      ],
+      { note: `${domain} has no record in build ${absence.build}, issued ${absence.issuedAt}: it was never audited. This is not a verification of the shop.` },
+    );
   } else {
     show('invalid', `Absence not proven: ${absence.code}`, [['Reason', absence.message], ['Domain', domain]]);
   }

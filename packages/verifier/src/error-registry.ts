@@ -31,6 +31,8 @@ export const ERROR_REGISTRY = {
   NOT_CANONICALIZABLE: { status: null, title: 'Not canonicalizable', exit: 3 },
   INVALID_CHECKPOINT: { status: null, title: 'Invalid checkpoint', exit: 3 },
   BUILD_FAILED: { status: null, title: 'Build failed', exit: 1 },
+  // Ctrl-C (SIGINT) or SIGTERM stopped a build before it went live: the shell's 128 + SIGINT.
+  INTERRUPTED: { status: null, title: 'Interrupted', exit: 130 },
   SELF_CHECK_FAILED: { status: null, title: 'Signature self-check failed', exit: 1 },
   FETCH_FAILED: { status: null, title: 'Fetch failed', exit: 12 },
   LOG_INCONSISTENT: { status: null, title: 'Log not an append-only extension', exit: 14 },
