@@ -7,7 +7,8 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProgress } from '../../cli/progress.ts';
-import { buildArgs, lines, makeProject, removeTempDirs, runCli, tempDir, type Project } from '../build/helpers.ts';
+import { buildArgs, lines, runCli } from '../support/cli.ts';
+import { makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 
 const BUCKET = 'mvr-progress';
@@ -17,7 +18,7 @@ let s3: TestS3;
 let project: Project;
 beforeAll(async () => {
   s3 = await startS3([BUCKET]);
-  project = await makeProject({ keygen: true });
+  project = await makeProject({ sign: true, build: false });
 });
 afterAll(async () => {
   await s3.close();

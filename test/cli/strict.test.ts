@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { exitCodeOf } from '@merchant-verify/verifier/errors';
 import { colourEnabled } from '../../cli/colour.ts';
-import { cliEnv, removeTempDirs, ROOT, tempDir, type CliResult } from '../build/helpers.ts';
+import { cliEnv, type CliResult } from '../support/cli.ts';
+import { removeTempDirs, ROOT, tempDir } from '../support/project.ts';
 
 afterAll(removeTempDirs);
 

@@ -6,7 +6,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
-import { cleanup, makeProject, poll, ROOT, type TestProject } from './helpers.ts';
+import { cleanup } from '../support/gateway.ts';
+import { makeProject, type Project, ROOT } from '../support/project.ts';
+import { poll } from '../support/wait.ts';
 
 afterAll(cleanup);
 
@@ -23,7 +25,7 @@ interface Serving {
   exited: Promise<number | null>;
 }
 
-async function serve(project: TestProject): Promise<Serving> {
+async function serve(project: Project): Promise<Serving> {
   const child = spawn(
     process.execPath,
     ['bin/mvr.js', 'serve', '--port', '0', '--records', project.recordsDir, '--public', project.publicDir, '--api-keys', project.apiKeysFile, '--rate-limit', '0', '--unauth-rate-limit', '0'],

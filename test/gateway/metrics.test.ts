@@ -6,7 +6,9 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_SERVER, reportRedisSkip, startRedis } from '../support/redis-server.ts';
-import { cleanup, makeProject, poll, startTestGateway, type TestGateway } from './helpers.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { makeProject } from '../support/project.ts';
+import { poll } from '../support/wait.ts';
 import { parseMetrics, sampleOf, type Samples } from '../support/metrics-text.ts';
 
 const PROMTOOL = spawnSync('sh', ['-c', 'command -v promtool'], { encoding: 'utf8' }).stdout.trim() || null;

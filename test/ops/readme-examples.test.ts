@@ -11,7 +11,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanup, makeProject, ROOT, startTestGateway } from '../gateway/helpers.ts';
+import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { makeProject, ROOT } from '../support/project.ts';
 
 afterAll(cleanup);
 

@@ -9,8 +9,8 @@ import { canonicalJson } from '@merchant-verify/verifier/canonical';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
 import type { KeySet } from '@merchant-verify/verifier/keyset';
 import { cleanup } from '../support/gateway.ts';
-import { makeProject, NOW, type Project } from '../support/project.ts';
-import { GOLD, liveRecord, liveRecords, manifest, publishedKeySet, type StoredRecord } from './helpers.ts';
+import { liveManifest, liveRecord, publishedKeySet, readCurrentRecords, type StoredRecord } from '../support/outputs.ts';
+import { GOLD, makeProject, NOW, type Project } from '../support/project.ts';
 
 let signed: Project;
 let unsigned: Project;
@@ -19,7 +19,7 @@ let gold: StoredRecord;
 
 beforeAll(async () => {
   [signed, unsigned] = await Promise.all([makeProject(), makeProject({ sign: false })]);
-  keySet = await publishedKeySet(signed);
+  keySet = (await publishedKeySet(signed)).keySet;
   gold = await liveRecord(signed, GOLD);
 });
 afterAll(cleanup);
@@ -33,8 +33,8 @@ function edited(text: string, from: string, to: string): Record<string, unknown>
 
 describe('verifyRecord against records signed by the build', () => {
   it('verifies every sample record with the published key set, for its own domain', async () => {
-    const records = await liveRecords(signed);
-    expect(records.size).toBe((await manifest(signed)).records);
+    const records = await readCurrentRecords(signed.recordsDir);
+    expect(records.size).toBe((await liveManifest(signed)).records);
     expect(records.size).toBeGreaterThanOrEqual(30);
     for (const [domain, { record }] of records) {
       const result = verifyRecord(record, keySet, { domain, now: NOW });
@@ -49,9 +49,9 @@ describe('verifyRecord against records signed by the build', () => {
   });
 
   it('reports UNSIGNED (never a pass) for every record of an unsigned build', async () => {
-    const emptySet = await publishedKeySet(unsigned);
+    const emptySet = (await publishedKeySet(unsigned)).keySet;
     expect(emptySet.keys).toEqual([]);
-    const records = await liveRecords(unsigned);
+    const records = await readCurrentRecords(unsigned.recordsDir);
     expect(records.size).toBeGreaterThan(0);
     for (const [domain, { record }] of records) {
       expect(record).not.toHaveProperty('signature');
