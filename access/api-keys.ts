@@ -134,7 +134,7 @@ export class ApiKeyStore {
   // exact accepted token of a key enters (the hash is of the whole token), so junk cannot fill it.
   private accepted = new Map<string, string>();
   private version = '';
-  /** When the snapshot was last confirmed current (performance.now()), and why it could not be since. */
+  /** When the snapshot was last confirmed current (on `now`), and why it could not be since. */
   private confirmedAt = -Infinity;
   private lastError: string | null = 'not loaded yet';
   private readonly table: ApiKeyTable;
@@ -151,6 +151,8 @@ export class ApiKeyStore {
     where: string | ApiKeyTable,
     private readonly refreshMs = 250,
     private readonly staleMs = API_KEYS_STALE_MS,
+    /** The clock the stale bound is measured on (ms; monotonic by default): tests pass their own. */
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.table = tableOf(where);
   }
@@ -214,7 +216,7 @@ export class ApiKeyStore {
         this.version = sig;
         this.reloads++;
       }
-      this.confirmedAt = performance.now();
+      this.confirmedAt = this.now();
       this.lastError = null;
     } catch (error) {
       this.reloadFailures++;
@@ -232,7 +234,7 @@ export class ApiKeyStore {
     const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
     if (!m) throw REFUSED.notBearer;
     const token = m[1]!;
-    if (performance.now() - this.confirmedAt > this.staleMs) {
+    if (this.now() - this.confirmedAt > this.staleMs) {
       throw new StoreUnavailableError(`the API keys could not be read for over ${this.staleMs / 1000} s: ${this.lastError}`);
     }
     const known = this.accepted.get(token);

@@ -56,15 +56,18 @@ describe('ApiKeyStore.refresh', () => {
   it('a key accepted before is remembered exactly: a near spelling is refused, and stale keys refuse it too', async () => {
     const file = await keyFile();
     const { key, entry } = await createApiKey(file, 'live');
-    const store = new ApiKeyStore(file, 60_000, 50);
+    let now = 0;
+    const store = new ApiKeyStore(file, 60_000, 50, () => now);
     await store.refresh();
     expect(store.check(`Bearer ${key}`)).toBe(entry.id);
     expect(store.check(`bearer  ${key}`)).toBe(entry.id);
     const last = key.at(-1) === 'A' ? 'B' : 'A';
     expect(() => store.check(`Bearer ${key.slice(0, -1)}${last}`)).toThrow(UnauthorizedError);
     expect(() => store.check(`Bearer ${key}x`)).toThrow(UnauthorizedError);
+    now = 50;
+    expect(store.check(`Bearer ${key}`)).toBe(entry.id); // at the bound: still confirmed
     // Keys not confirmed for longer than the stale bound: refused even though accepted before.
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    now = 51;
     expect(() => store.check(`Bearer ${key}`)).toThrow(StoreUnavailableError);
     await store.refresh();
     expect(store.check(`Bearer ${key}`)).toBe(entry.id);
