@@ -171,9 +171,7 @@ export class ApiKeyStore {
 
   /** Number of live (not revoked) keys. */
   get liveKeys(): number {
-    let n = 0;
-    for (const k of this.byId.values()) if (!k.revoked) n++;
-    return n;
+    return [...this.byId.values()].filter((k) => !k.revoked).length;
   }
 
   /**
