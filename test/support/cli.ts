@@ -34,6 +34,9 @@ export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.P
   return env;
 }
 
+/** Longest a CLI run may take: under the test time-out, so a run that hangs fails here, killed, with its output. */
+const CLI_RUN_LIMIT_MS = 50_000;
+
 /**
  * Runs `node bin/mvr.js ...args` in the project root; resolves with the exit code (or signal)
  * and output, never rejects on a non-zero exit. `onSpawn` gets the child (to signal it).
@@ -42,10 +45,20 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/mvr.js', ...args], { cwd: ROOT, env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '', stderr = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`mvr ${args.join(' ')}: still running after ${CLI_RUN_LIMIT_MS} ms; its stderr ends:\n${stderr.slice(-3000)}`));
+    }, CLI_RUN_LIMIT_MS);
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
     onSpawn?.(child);
   });
 }

@@ -22,5 +22,10 @@ export function program(name: string, pkg = name, paths: string[] = []): Program
 
 /** The title of a test or block that needs `p`: when it is missing, the title says it was skipped for that. */
 export function needing(p: Program, title: string): string {
-  return p.path ? title : `${title} [SKIPPED: ${p.name} is not installed]`;
+  return skippedUnless(p.path !== null, `${p.name} is not installed`, title);
+}
+
+/** The title of a test that runs only when `runs` (root, a tool): otherwise it says it was skipped and why. */
+export function skippedUnless(runs: boolean, why: string, title: string): string {
+  return runs ? title : `${title} [SKIPPED: ${why}]`;
 }
