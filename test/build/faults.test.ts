@@ -9,6 +9,7 @@ import { buildArgs, cliEnv } from '../support/cli.ts';
 import { currentTarget, snapshotOutputs } from '../support/outputs.ts';
 import { buildFails, makeProject, type Project, removeTempDirs, ROOT } from '../support/project.ts';
 import { skippedUnless } from '../support/programs.ts';
+import { waitForClose } from '../support/wait.ts';
 
 /**
  * Build faults: whatever fails mid-build (the disk fills up, the records folder refuses writes,
@@ -76,7 +77,7 @@ describe.concurrent('build faults leave the previous build live', () => {
     const child = spawn('bash', ['-c', `ulimit -f 0; exec '${process.execPath}' bin/mvr.js ${args}`], { cwd: ROOT, env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const [status] = (await once(child, 'close')) as [number | null];
+    const { code: status } = await waitForClose(child, 'mvr build under ulimit -f 0', () => stderr);
     expect(status).toBe(1);
     expect(stderr).toMatch(/mvr: BUILD_FAILED: .*(EFBIG|too large)/i);
     expect(stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
