@@ -7,6 +7,7 @@ import { normalizeDomain } from '../core/domain.ts';
 import { BuildError, ConfigError, InvalidAuditsError, MvrError, type AuditProblem } from '@merchant-verify/verifier/errors';
 import { KEY_SET_PATH, type KeySet } from '@merchant-verify/verifier/keyset';
 import { BUILDS_DIR, MANIFEST_FILE } from '../core/layout.ts';
+import { manifestText, type Manifest } from '../core/manifest-schema.ts';
 import { formatTimestamp } from '@merchant-verify/verifier/time';
 import { writeAtomic } from '../core/files.ts';
 import { copyVerifyPage } from '../core/verify-page.ts';
@@ -147,7 +148,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     }
 
     phase('key_set');
-    const manifest = {
+    const manifest: Manifest = {
       issuer: opts.issuer,
       issued_at: issuedAt,
       schema: opts.schemaUrl,
@@ -159,7 +160,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       // Where this build's records are in the log: entries [from, to) of the log named origin.
       log: logStep ? { origin, from: logStep.summary.from, to: logStep.summary.to } : null,
     };
-    await writeFile(join(staging, MANIFEST_FILE), `${canonicalJson(manifest)}\n`);
+    await writeFile(join(staging, MANIFEST_FILE), manifestText(manifest));
 
     // Key set first, then records: a record is never live before the key that verifies it.
     await writeKeySet(opts, keySetFile, keySet);

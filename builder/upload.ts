@@ -3,6 +3,7 @@ import { basename, join } from 'node:path';
 import { BuildError, LogInconsistentError } from '@merchant-verify/verifier/errors';
 import { parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { BUILD_CHECKPOINT_FILE, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
+import { parseManifest } from '../core/manifest-schema.ts';
 import { keptListText, readKept } from '../storage/kept-builds.ts';
 import { publishedBuildsOf, type Store } from '../storage/store.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
@@ -68,7 +69,7 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   const dirOf = (id: string) => join(opts.recordsDir, BUILDS_DIR, id);
   const buildDir = dirOf(build);
 
-  const manifestOf = async (id: string) => JSON.parse(await readFile(join(dirOf(id), MANIFEST_FILE), 'utf8')) as { records?: number; key_id?: string | null; log?: { from: number; to: number } | null };
+  const manifestOf = async (id: string) => parseManifest(await readFile(join(dirOf(id), MANIFEST_FILE)), join(dirOf(id), MANIFEST_FILE));
   const manifest = await manifestOf(build);
   const keySetFile = join(opts.publicDir, KEY_SET_PATH);
   const keySetBytes = await readFile(keySetFile).catch((error: Error) => {
@@ -141,12 +142,12 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
     await putFile(build, BUILD_KEPT_OBJECT, Buffer.from(keptListText(kept)));
     await putFile(build, BUILD_KEY_SET_OBJECT, keySetBytes);
     await putFile(build, MANIFEST_FILE, await readFile(join(buildDir, MANIFEST_FILE)));
-    const pointer = { build, published_at: (opts.now?.() ?? new Date()).toISOString(), records: manifest.records ?? null };
+    const pointer = { build, published_at: (opts.now?.() ?? new Date()).toISOString(), records: manifest.records };
     await put(published.putLive(pointer), Buffer.from(`${JSON.stringify(pointer)}\n`));
   } catch (error) {
     throw new BuildError(`publish to ${opts.to.name} failed after ${uploaded} of ${total} objects; the live build there is unchanged: ${(error as Error).message}`, { cause: error });
   }
-  return { to: opts.to.name, build, records: manifest.records ?? files.length, earlierBuilds: earlier.length, objects: uploaded, bytes, seconds: (performance.now() - started) / 1000 };
+  return { to: opts.to.name, build, records: manifest.records, earlierBuilds: earlier.length, objects: uploaded, bytes, seconds: (performance.now() - started) / 1000 };
 }
 
 /**

@@ -3,14 +3,15 @@ import { basename, join } from 'node:path';
 import { BUILD_ID, BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { writeAtomic } from '../core/files.ts';
 import type { KeptBuildEntry } from '../core/history-schema.ts';
+import { parseManifest } from '../core/manifest-schema.ts';
 
 /** A kept build as `kept.json` holds it: what `GET /v1/builds` lists, and the key that signed its records (null: unsigned). */
 export type KeptBuild = KeptBuildEntry & { key_id: string | null };
 
 /** What a build's manifest says about it. */
 function entryOf(id: string, manifest: Buffer | string): KeptBuild {
-  const m = JSON.parse(manifest.toString()) as { issued_at: string; records: number; key_id: string | null };
-  return { id, issued_at: m.issued_at, records: m.records, key_id: m.key_id ?? null };
+  const m = parseManifest(manifest, `${BUILDS_DIR}/${id}/${MANIFEST_FILE}`);
+  return { id, issued_at: m.issued_at, records: m.records, key_id: m.key_id };
 }
 
 /** What a build's manifest in a records folder says about it. */

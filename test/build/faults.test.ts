@@ -8,6 +8,8 @@ import { generateAudits } from '../../bench/generate-audits.ts';
 import { buildArgs, cliEnv } from '../support/cli.ts';
 import { currentTarget, snapshotOutputs } from '../support/outputs.ts';
 import { buildFails, makeProject, type Project, removeTempDirs, ROOT } from '../support/project.ts';
+import { skippedUnless } from '../support/programs.ts';
+import { waitForClose } from '../support/wait.ts';
 
 /**
  * Build faults: whatever fails mid-build (the disk fills up, the records folder refuses writes,
@@ -33,7 +35,7 @@ const canMount = spawnSync('mount', ['--version']).status === 0 && process.getui
 const canChattr = spawnSync('chattr', ['--help']).status !== null && spawnSync('which', ['chattr']).status === 0;
 
 describe.concurrent('build faults leave the previous build live', () => {
-  it.runIf(canMount)('disk full (ENOSPC on a 1 MiB tmpfs): BUILD_FAILED naming the cause, old records intact', async () => {
+  it.runIf(canMount)(skippedUnless(canMount, 'mounting a tmpfs needs root', 'disk full (ENOSPC on a 1 MiB tmpfs): BUILD_FAILED naming the cause, old records intact'), async () => {
     // The plain project's build, copied onto a records folder of its own on a 1 MiB tmpfs.
     const plain = await makeProject();
     const p: Project = { ...plain, recordsDir: join(plain.root, 'records-on-tmpfs') };
@@ -52,7 +54,7 @@ describe.concurrent('build faults leave the previous build live', () => {
     expect(await currentTarget(p.recordsDir)).toBe(live);
   });
 
-  it.runIf(canChattr)('a records folder that refuses writes (immutable, EPERM even for root): BUILD_FAILED, old records intact', async () => {
+  it.runIf(canChattr)(skippedUnless(canChattr, 'chattr is not installed', 'a records folder that refuses writes (immutable, EPERM even for root): BUILD_FAILED, old records intact'), async () => {
     const p = await makeProject(); // a copy of the plain project: a live build
     const before = await snapshotOutputs(p);
     const builds = join(p.recordsDir, 'builds');
@@ -75,7 +77,7 @@ describe.concurrent('build faults leave the previous build live', () => {
     const child = spawn('bash', ['-c', `ulimit -f 0; exec '${process.execPath}' bin/mvr.js ${args}`], { cwd: ROOT, env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const [status] = (await once(child, 'close')) as [number | null];
+    const { code: status } = await waitForClose(child, 'mvr build under ulimit -f 0', () => stderr);
     expect(status).toBe(1);
     expect(stderr).toMatch(/mvr: BUILD_FAILED: .*(EFBIG|too large)/i);
     expect(stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace

@@ -8,7 +8,9 @@ import { spawn } from 'node:child_process';
 import { cp, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, removeTempDirs, ROOT, runCli, SAMPLE_AUDITS, snapshot, tempDir } from '../build/helpers.ts';
+import { cliEnv, runCli } from '../support/cli.ts';
+import { removeTempDirs, ROOT, SAMPLE_AUDITS, tempDir } from '../support/project.ts';
+import { snapshot } from '../support/outputs.ts';
 import { waitForExit } from '../support/wait.ts';
 
 

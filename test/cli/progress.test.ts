@@ -8,8 +8,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProgress } from '../../cli/progress.ts';
 import { buildPhases } from '../../cli/commands/build.ts';
-import { buildArgs, lines, makeProject, removeTempDirs, runCli, tempDir, type Project } from '../build/helpers.ts';
+import { buildArgs, lines, runCli } from '../support/cli.ts';
+import { makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { waitFor } from '../support/wait.ts';
 
 const BUCKET = 'mvr-progress';
 const FAST = { MVR_PROGRESS_MS: '5' };
@@ -18,7 +20,7 @@ let s3: TestS3;
 let project: Project;
 beforeAll(async () => {
   s3 = await startS3([BUCKET]);
-  project = await makeProject({ keygen: true });
+  project = await makeProject({ sign: true, build: false });
 });
 afterAll(async () => {
   await s3.close();
@@ -124,9 +126,8 @@ describe('progress on a terminal', () => {
     const pipe = { isTTY: false, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream;
     let now = 0;
     const progress = createProgress({ command: 'publish', json: false, intervalMs: 2, stream: pipe, clock: () => (now += 4000) });
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await waitFor(() => written.length >= 2, 'two heartbeat lines'); // fails the test when they do not come
     progress.stop();
-    expect(written.length).toBeGreaterThanOrEqual(2);
     expect(written[0]).toBe('publish: starting (4 s)\n');
   });
 });

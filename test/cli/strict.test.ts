@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { exitCodeOf } from '@merchant-verify/verifier/errors';
 import { colourEnabled } from '../../cli/colour.ts';
-import { cliEnv, removeTempDirs, ROOT, tempDir, type CliResult } from '../build/helpers.ts';
+import { cliEnv, type CliResult } from '../support/cli.ts';
+import { removeTempDirs, ROOT, tempDir } from '../support/project.ts';
+import { waitForClose } from '../support/wait.ts';
 
 afterAll(removeTempDirs);
 
@@ -18,15 +20,13 @@ const VERSION = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) 
 const USAGE_EXIT = exitCodeOf('INVALID_USAGE');
 
 /** `mvr ...args` in `cwd` with pipes for stdout and stderr. */
-function mvr(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { cwd: opts.cwd ?? ROOT, env: cliEnv({ NO_COLOR: undefined, FORCE_COLOR: undefined, ...opts.env }), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+async function mvr(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { cwd: opts.cwd ?? ROOT, env: cliEnv({ NO_COLOR: undefined, FORCE_COLOR: undefined, ...opts.env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '', stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  const { code, signal } = await waitForClose(child, `mvr ${args.join(' ')}`, () => stderr);
+  return { code, signal, stdout, stderr };
 }
 
 /**

@@ -4,7 +4,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
+import { checkpointTextSchema, logProofTextSchema } from '../../core/log-schema.ts';
 import { bundle, TileAppender, unbundle } from '../../core/tlog/appender.ts';
 import { parseCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
 import { formatVerifierKey, noteKeyId, openNote, parseNote, parseVerifierKey } from '@merchant-verify/verifier/tlog/note';
@@ -131,5 +133,43 @@ describe('checkpoints and tlog-proof text', () => {
   it('base64 is strict', () => {
     expect(decodeBase64('AA==')).toEqual(new Uint8Array([0]));
     for (const bad of ['AA', 'AA=', 'A-==', 'AB==']) expect(decodeBase64(bad), bad).toBeNull();
+  });
+});
+
+describe("the log formats' schemas (the OpenAPI document's) and the verifier's parsers", () => {
+  const root = encodeBase64(sha256(new Uint8Array([1])));
+  const checkpoint = (size: string) => `example.com/log\n${size}\n${root}\n\n\u2014 example.com/log ${encodeBase64(new Uint8Array(68).fill(1))}\n`;
+  const proof = (index: string) => `c2sp.org/tlog-proof@v1\nextra ${encodeBase64(new Uint8Array(32).fill(9))}\nindex ${index}\n${root}\n\n${checkpoint('42')}`;
+  const parses = (read: () => unknown) => {
+    try {
+      read();
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const pattern = (schema: z.ZodString) => new RegExp(z.toJSONSchema(schema).pattern as string);
+  const numbers = ['0', '7', '42', '9007199254740991', '007', '01', '-1', '+1', '1e3', '0x10', '9007199254740992', '99999999999999999', ' 7', ''];
+
+  it.each(numbers)('agree on the index "%s" of a proof', (index) => {
+    const text = proof(index);
+    const read = parses(() => parseCheckpoint(parseNote(parseTlogProof(text).checkpoint).text));
+    expect(logProofTextSchema.safeParse(text).success).toBe(read);
+    // The OpenAPI pattern alone refuses every form the parser refuses but a number over 2^53 - 1.
+    if (!/^[1-9][0-9]{15}$/.test(index)) expect(pattern(logProofTextSchema).test(text)).toBe(read);
+  });
+
+  it.each(numbers)('agree on the tree size "%s" of a checkpoint', (size) => {
+    const text = checkpoint(size);
+    const read = parses(() => parseCheckpoint(parseNote(text).text));
+    expect(checkpointTextSchema.safeParse(text).success).toBe(read);
+    if (!/^[1-9][0-9]{15}$/.test(size)) expect(pattern(checkpointTextSchema).test(text)).toBe(read);
+  });
+
+  it('refuse a leading zero, which the parser refuses (the pattern once took any digits)', () => {
+    expect(() => parseTlogProof(proof('007'))).toThrow(/index/);
+    expect(logProofTextSchema.safeParse(proof('007')).success).toBe(false);
+    expect(pattern(logProofTextSchema).test(proof('007'))).toBe(false);
+    expect(logProofTextSchema.safeParse(proof('7')).success).toBe(true);
   });
 });

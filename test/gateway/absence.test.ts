@@ -9,8 +9,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyAbsence } from '@merchant-verify/verifier';
 import { absenceProofSchema } from '../../core/absence-schema.ts';
-import { connectHttpClient } from '../verifier/helpers.ts';
-import { build, cleanup, expectProblem, makeProject, publishedKeySet, startTestGateway } from './helpers.ts';
+import { connectHttpClient } from '../support/mcp.ts';
+import { build, makeProject } from '../support/project.ts';
+import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { expectProblem } from '../support/gateway-expect.ts';
+import { publishedKeySet } from '../support/outputs.ts';
 
 afterAll(cleanup);
 

@@ -6,7 +6,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
-import { cleanup, makeProject, poll, ROOT, type TestProject } from './helpers.ts';
+import { cleanup } from '../support/gateway.ts';
+import { makeProject, type Project, ROOT } from '../support/project.ts';
+import { poll, waitForExit } from '../support/wait.ts';
 
 afterAll(cleanup);
 
@@ -20,10 +22,11 @@ interface Serving {
   url: string;
   /** Everything written on stdout so far. */
   out: () => string;
-  exited: Promise<number | null>;
+  /** Its exit code, waiting at most 15 s (a gateway that does not stop fails the test here, with its output). */
+  exited: () => Promise<number | null>;
 }
 
-async function serve(project: TestProject): Promise<Serving> {
+async function serve(project: Project): Promise<Serving> {
   const child = spawn(
     process.execPath,
     ['bin/mvr.js', 'serve', '--port', '0', '--records', project.recordsDir, '--public', project.publicDir, '--api-keys', project.apiKeysFile, '--rate-limit', '0', '--unauth-rate-limit', '0'],
@@ -31,9 +34,8 @@ async function serve(project: TestProject): Promise<Serving> {
   );
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const { value: url } = await poll(async () => /"msg":"listening","url":"([^"]+)"/.exec(out)?.[1] ?? null, (u) => u !== null, { timeoutMs: 20_000, intervalMs: 50 });
-  return { child, url: url!, out: () => out, exited };
+  return { child, url: url!, out: () => out, exited: () => waitForExit(child, 'mvr serve after SIGTERM', () => out) };
 }
 
 /** The access lines in the output, parsed (every line must be JSON). */
@@ -68,11 +70,14 @@ describe('mvr serve access log', () => {
         }
       };
       const clients = Array.from({ length: 16 }, client);
-      await poll(async () => answered.length, (n) => n >= 400, { timeoutMs: 30_000, intervalMs: 5 });
-      s.child.kill('SIGTERM');
-      await Promise.race([Promise.all(clients), s.exited]);
-      stopped = true;
-      expect(await s.exited).toBe(0);
+      try {
+        await poll(async () => answered.length, (n) => n >= 400, { timeoutMs: 30_000, intervalMs: 5 });
+        s.child.kill('SIGTERM');
+        await Promise.race([Promise.all(clients), s.exited()]);
+      } finally {
+        stopped = true; // the clients stop asking even when the wait above fails
+      }
+      expect(await s.exited()).toBe(0);
       const logged = new Set(requestLines(s.out()).map((l) => l.domain));
       const missing = answered.filter((d) => !logged.has(d));
       expect(missing).toEqual([]);
@@ -94,7 +99,7 @@ describe('mvr serve access log', () => {
       expect((await ask(`Bearer ${BAD_KEY}`)).status).toBe(401);
       expect((await ask(null)).status).toBe(401);
       s.child.kill('SIGTERM');
-      expect(await s.exited).toBe(0);
+      expect(await s.exited()).toBe(0);
       const out = s.out();
       for (const needle of [key, key.split('_').slice(2).join('_'), BAD_KEY, BAD_KEY.split('_').slice(2).join('_'), QUERY_SECRET, OTHER_MEMBER, 'authorization', 'Bearer']) expect(out).not.toContain(needle);
       const lines = requestLines(out);

@@ -65,8 +65,10 @@ describe('ApiKeyStore.refresh', () => {
     const last = key.at(-1) === 'A' ? 'B' : 'A';
     expect(() => store.check(`Bearer ${key.slice(0, -1)}${last}`)).toThrow(UnauthorizedError);
     expect(() => store.check(`Bearer ${key}x`)).toThrow(UnauthorizedError);
+    now = 50;
+    expect(store.check(`Bearer ${key}`)).toBe(entry.id); // at the bound: still confirmed
     // Keys not confirmed for longer than the stale bound: refused even though accepted before.
-    now += 51;
+    now = 51;
     expect(() => store.check(`Bearer ${key}`)).toThrow(StoreUnavailableError);
     await store.refresh();
     expect(store.check(`Bearer ${key}`)).toBe(entry.id);

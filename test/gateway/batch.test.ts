@@ -10,6 +10,7 @@ import { cleanup, type Reply, startTestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { publishedKeySet } from '../support/outputs.ts';
 import { makeProject } from '../support/project.ts';
+import { poll } from '../support/wait.ts';
 import { connectHttpClient } from '../support/mcp.ts';
 
 afterAll(cleanup);
@@ -127,8 +128,11 @@ describe('POST /v1/verify/batch', async () => {
 
   it('a store that cannot be read fails the whole batch with 503 STORE_UNAVAILABLE', async () => {
     await rename(project.recordsDir, `${project.recordsDir}.away`);
-    await new Promise((r) => setTimeout(r, 300));
-    expectProblem(await post(JSON.stringify({ domains: ['not-cached.example'] })), 503, 'STORE_UNAVAILABLE');
+    // The gateway sees the folder gone at its next refresh: asked until then (bounded), never after a fixed time.
+    // Each ask names a domain not asked before, so no answer comes from the cache.
+    let asked = 0;
+    const { value } = await poll(() => post(JSON.stringify({ domains: [`not-cached-${asked++}.example`] })), (r) => r.status !== 200, { timeoutMs: 5000 });
+    expectProblem(value, 503, 'STORE_UNAVAILABLE');
     await rename(`${project.recordsDir}.away`, project.recordsDir);
     await g.close();
   });

@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { freePort } from '../support/ports.ts';
 import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
-import { cleanup, makeProject, ROOT } from './helpers.ts';
+import { cleanup } from '../support/gateway.ts';
+import { makeProject, ROOT } from '../support/project.ts';
 import { waitForExit, poll } from '../support/wait.ts';
 
 afterAll(cleanup);

@@ -5,12 +5,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIS_SERVER, reportRedisSkip, startRedis } from '../support/redis-server.ts';
-import { cleanup, makeProject, poll, startTestGateway, type TestGateway } from './helpers.ts';
+import { needing, program } from '../support/programs.ts';
+import { REDIS, startRedis } from '../support/redis-server.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { makeProject } from '../support/project.ts';
+import { poll } from '../support/wait.ts';
 import { parseMetrics, sampleOf, type Samples } from '../support/metrics-text.ts';
 
-const PROMTOOL = spawnSync('sh', ['-c', 'command -v promtool'], { encoding: 'utf8' }).stdout.trim() || null;
-if (!PROMTOOL) console.warn('SKIPPED: the promtool check needs promtool, which is not installed here (apt-get install prometheus; .ci/run installs it)');
+const PROMTOOL = program('promtool', 'prometheus');
 
 const AUDITED = 'acme-outdoor.example';
 const NEVER = 'never-audited-metrics.example';
@@ -98,8 +100,8 @@ describe('GET /metrics after known traffic', () => {
     expect(await head.text()).toBe('');
   });
 
-  it.skipIf(!PROMTOOL)('is clean under promtool check metrics', () => {
-    const check = spawnSync(PROMTOOL!, ['check', 'metrics'], { input: text, encoding: 'utf8' });
+  it.skipIf(!PROMTOOL.path)(needing(PROMTOOL, 'is clean under promtool check metrics'), () => {
+    const check = spawnSync(PROMTOOL.path!, ['check', 'metrics'], { input: text, encoding: 'utf8' });
     expect(`${check.stdout}${check.stderr}`.trim()).toBe('');
     expect(check.status).toBe(0);
   });
@@ -114,8 +116,7 @@ describe('without --metrics-port', () => {
   });
 });
 
-reportRedisSkip();
-describe.skipIf(!REDIS_SERVER)('with --redis (real redis-server)', () => {
+describe.skipIf(!REDIS.path)(needing(REDIS, 'with --redis (real redis-server)'), () => {
   it('shows whether Redis is up, and the failed key reloads while it is down', async () => {
     const redis = await startRedis();
     const withRedis = await startTestGateway(g.project, { redisUrl: redis.url, metrics: { listen: { host: '127.0.0.1', port: 0 } } });

@@ -9,7 +9,9 @@ import { cp, mkdir, readFile, realpath, rename, rm, symlink, truncate, writeFile
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE } from '../../core/layout.ts';
-import { cleanup, expectProblem, liveRecordFile, makeProject, startTestGateway, type TestGateway, type TestProject } from './helpers.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { expectProblem } from '../support/gateway-expect.ts';
+import { liveRecordFile, makeProject, type Project } from '../support/project.ts';
 
 const FLAGGED = 'dubious-deals.example';
 const CONTROL = 'acme-outdoor.example';
@@ -26,7 +28,7 @@ async function expectRestServed(g: TestGateway): Promise<void> {
 }
 
 describe('a record file of the live build, faulted on a folder', () => {
-  let project: TestProject;
+  let project: Project;
   let g: TestGateway;
   let flagged: Buffer;
   beforeAll(async () => {
@@ -111,7 +113,7 @@ describe('a map or statement that is missing or does not check: the build is ref
       await writeFile(join(b, BUILD_STATEMENT_FILE), JSON.stringify(statement));
     }, /does not verify: UNSIGNED/],
   ];
-  let project: TestProject;
+  let project: Project;
   beforeAll(async () => {
     project = await makeProject();
   });

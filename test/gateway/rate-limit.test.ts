@@ -3,7 +3,6 @@ import { FixedWindowLimiter, rateLimitField, rateLimitHeaders } from '../../acce
 import { addApiKey, cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { makeProject, type Project } from '../support/project.ts';
-import { sleep } from '../support/wait.ts';
 
 describe('FixedWindowLimiter', () => {
   it('allows the quota per window, then refuses until the window resets', () => {
@@ -51,7 +50,7 @@ describe('rate limits on the gateway', () => {
     project = await makeProject();
     t = await startTestGateway(project, { rateLimitPerMinute: 5, unauthenticatedPerMinute: 3 });
     for (const label of ['other', 'keyed', 'mcp']) keys[label] = (await addApiKey(t, label)).key;
-    await sleep(400); // the gateway re-reads the key file every REFRESH_MS
+    await t.gateway.services.apiKeys.refresh(); // resolves once every key added before it is loaded
   });
   afterAll(cleanup);
 

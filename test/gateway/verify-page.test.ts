@@ -4,18 +4,17 @@
  * each verified in the browser by @merchant-verify/verifier. The page loads nothing from any
  * other origin. A screenshot is kept for a person to look at (its path is printed).
  */
-import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { makeProject } from '../support/project.ts';
+import { needing, program } from '../support/programs.ts';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => existsSync(p)) ?? null;
-if (!CHROMIUM) console.warn('SKIPPED: the verify page tests need chromium, which is not installed here (apt-get install chromium; .ci/run installs it)');
+const CHROMIUM = program('chromium', 'chromium', ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome']);
 
-describe.skipIf(!CHROMIUM)('the verify page in headless Chromium', () => {
+describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless Chromium'), () => {
   let g: TestGateway;
   let browser: Browser;
   let page: Page;
@@ -24,7 +23,7 @@ describe.skipIf(!CHROMIUM)('the verify page in headless Chromium', () => {
 
   beforeAll(async () => {
     g = await startTestGateway(await makeProject());
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    browser = await chromium.launch({ executablePath: CHROMIUM.path!, args: ['--no-sandbox'] });
     page = await browser.newPage();
     page.on('request', (r) => {
       if (!r.url().startsWith(g.url)) foreign.push(r.url());

@@ -16,6 +16,7 @@ import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.
 import { snapshot } from '../support/outputs.ts';
 import { build, copyProject, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { DEC, gatewayOver, loggedProject, logDir, NOV, vkeyFile } from '../support/logged-project.ts';
+import { poll } from '../support/wait.ts';
 
 // A logged build of November, and a copy of it built again in December: made once, and each test
 // that builds on one builds on a copy of its own (the describes and their tests run side by side).
@@ -77,7 +78,7 @@ describe.concurrent('a build going live between a record and its proof', () => {
         const body = Buffer.from(await upstream.arrayBuffer());
         if (req.url!.startsWith('/v1/verify') && seen.filter((u) => u.startsWith('/v1/verify')).length === 1) {
           await build(p, { now: JAN });
-          while (issuedAt(await g.verify(domain)) !== new Date(JAN).toISOString()) await new Promise((r) => setTimeout(r, 20));
+          await poll(() => g.verify(domain), (r) => issuedAt(r) === new Date(JAN).toISOString(), { timeoutMs: 10_000 });
         }
         res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' });
         res.end(body);

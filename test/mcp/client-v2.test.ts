@@ -8,9 +8,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { makeProject, ROOT } from '../support/project.ts';
+import { GOLD, makeProject, ROOT } from '../support/project.ts';
 import { firstText } from '../support/mcp.ts';
-import { GOLD } from '../verifier/helpers.ts';
 
 let gw: TestGateway;
 beforeAll(async () => {

@@ -9,10 +9,10 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { makeProject } from '../support/project.ts';
+import { GOLD, makeProject, UNAUDITED } from '../support/project.ts';
 import { waitFor } from '../support/wait.ts';
 import { connectHttpClient, firstText } from '../support/mcp.ts';
-import { GOLD, liveRecord, UNAUDITED } from '../verifier/helpers.ts';
+import { liveRecord } from '../support/outputs.ts';
 
 let gw: TestGateway;
 let client: Client;

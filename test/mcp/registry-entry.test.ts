@@ -15,7 +15,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { OPTIONS } from '../../cli/config.ts';
-import { BIN, cleanup, GOLD, makeProject, ROOT, startTestGateway } from '../verifier/helpers.ts';
+import { BIN } from '../support/cli.ts';
+import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { GOLD, makeProject, ROOT } from '../support/project.ts';
 
 const entry = JSON.parse(readFileSync(`${ROOT}/server.json`, 'utf8'));
 const pkg = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8'));

@@ -12,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { BIN, runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { ISSUER, makeProject, type Project, tempDir } from '../support/project.ts';
+import { GOLD, ISSUER, makeProject, type Project, tempDir, UNAUDITED } from '../support/project.ts';
 import { firstText } from '../support/mcp.ts';
 import { waitForExit } from '../support/wait.ts';
-import { GOLD, liveRecord, UNAUDITED } from '../verifier/helpers.ts';
+import { liveRecord } from '../support/outputs.ts';
 
 interface StdioServer {
   client: Client;

@@ -11,7 +11,9 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanup, makeProject, ROOT, startTestGateway } from '../gateway/helpers.ts';
+import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { makeProject, ROOT } from '../support/project.ts';
+import { waitForClose } from '../support/wait.ts';
 
 afterAll(cleanup);
 
@@ -59,14 +61,11 @@ describe("the README's shell examples", () => {
       MVR_RECORDS_DIR: project.recordsDir,
       MVR_PUBLIC_DIR: project.publicDir,
     };
-    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn('bash', ['-c', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '', err = '';
-      child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
-      child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-      child.on('error', reject);
-      child.on('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
-    });
+    const child = spawn('bash', ['-c', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    const { code } = await waitForClose(child, "the README's examples", () => stderr);
     expect(code, stderr).toBe(0);
     const outputs = new Map<string, string>();
     for (const part of stdout.split(`\n${marker}`).slice(1)) {

@@ -19,14 +19,15 @@ import { cleanup } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';
 import { build, copyProject, makeProject, type Project, ROOT } from '../support/project.ts';
 import { poll, sleep, waitForExit } from '../support/wait.ts';
-import { freePort, REDIS_SERVER, reportRedisSkip, startRedis, type TestRedis } from '../support/redis-server.ts';
+import { needing } from '../support/programs.ts';
+import { freePort } from '../support/ports.ts';
+import { REDIS, startRedis, type TestRedis } from '../support/redis-server.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { publishTo } from '../support/s3-records.ts';
 
 const BUCKET = 'mvr-cluster';
-reportRedisSkip();
 
-describe.skipIf(!REDIS_SERVER)('three gateways on one Redis and one bucket (real redis-server, S3 with Signature V4)', () => {
+describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one bucket (real redis-server, S3 with Signature V4)'), () => {
   let redis: TestRedis;
   let client: RedisClient;
   let s3: TestS3;
@@ -74,18 +75,21 @@ describe.skipIf(!REDIS_SERVER)('three gateways on one Redis and one bucket (real
     });
   /**
    * Asks on new connections until `rounds` answers in a row pass `ok` (node:cluster hands new
-   * connections to the processes in turn, so six in a row cover each of the three twice).
+   * connections to the processes in turn, so six in a row cover each of the three twice). An
+   * assertion: when that does not happen within 10 s, the test fails showing the last answer that did not pass.
    */
-  const untilEveryProcess = async (url: string, domain: string, key: string, ok: (r: { status: number; text: string }) => boolean, rounds = 6) => {
-    const { value } = await poll(
+  const untilEveryProcess = async (url: string, domain: string, key: string, ok: (r: { status: number; text: string }) => boolean, rounds = 6): Promise<void> => {
+    await poll(
       async () => {
-        for (let i = 0; i < rounds; i++) if (!ok(await askOnNewConnection(url, domain, key))) return false;
-        return true;
+        for (let i = 0; i < rounds; i++) {
+          const answer = await askOnNewConnection(url, domain, key);
+          if (!ok(answer)) return answer;
+        }
+        return null;
       },
-      (passed) => passed,
+      (notYet) => notYet === null,
       { timeoutMs: 10_000, intervalMs: 50 },
     );
-    return value;
   };
   const ask = async (url: string, domain: string, key: string) => {
     const res = await fetch(`${url}/v1/verify?domain=${domain}`, { headers: { authorization: `Bearer ${key}` } });
@@ -164,12 +168,12 @@ describe.skipIf(!REDIS_SERVER)('three gateways on one Redis and one bucket (real
     await underLoad(100);
     events.revoked = performance.now();
     await revokeApiKey(table, doomed.entry.id);
-    expect(await untilEveryProcess(cluster.url, audited[0]!, doomed.key, (r) => r.status === 401)).toBe(true);
+    await untilEveryProcess(cluster.url, audited[0]!, doomed.key, (r) => r.status === 401);
     await underLoad(100);
     await publish(nextMonth);
     events.published = performance.now();
     const newBuild = (r: { status: number; text: string }) => r.status === 200 && (JSON.parse(r.text) as { issued_at: string }).issued_at === '2026-12-01T00:00:00.000Z';
-    expect(await untilEveryProcess(cluster.url, audited[0]!, steady.key, newBuild)).toBe(true);
+    await untilEveryProcess(cluster.url, audited[0]!, steady.key, newBuild);
     await underLoad(100);
     await redis.stop(true);
     await underLoad(100); // known keys keep working while Redis is down
@@ -187,7 +191,7 @@ describe.skipIf(!REDIS_SERVER)('three gateways on one Redis and one bucket (real
     const seconds = (performance.now() - started) / 1000;
 
     // After it all, every process answers: new connections, handed out in turn.
-    expect(await untilEveryProcess(cluster.url, audited[1]!, steady.key, (r) => r.status === 200, 12)).toBe(true);
+    await untilEveryProcess(cluster.url, audited[1]!, steady.key, (r) => r.status === 200, 12);
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
     const recoveryMs = Math.round(firstOkAfterStoreUp - events.storeUp!);
     const revocationMs = Math.round(Math.max(0, lastDoomedOk - events.revoked!));
@@ -206,7 +210,7 @@ describe.skipIf(!REDIS_SERVER)('three gateways on one Redis and one bucket (real
     const cluster = await startCluster(quota);
     const { key } = await createApiKey(redisApiKeyTable(client, redis.url), 'quota');
     // Each process has the new key once it answers it on a new connection (the count below starts after).
-    expect(await untilEveryProcess(cluster.url, audited[0]!, key, (r) => r.status === 200 || r.status === 429, 3)).toBe(true);
+    await untilEveryProcess(cluster.url, audited[0]!, key, (r) => r.status === 200 || r.status === 429, 3);
     // Quota windows are clock minutes shared by the three processes; the count may straddle two.
     // Each answer names its window: its RateLimit field says how many seconds are left of it.
     const answers: { status: number; window: number }[] = [];

@@ -15,13 +15,13 @@ import { connectRedis, type RedisClient } from '../../access/redis.ts';
 import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
 import { makeProject, type Project, ROOT } from '../support/project.ts';
 import { poll, waitFor } from '../support/wait.ts';
-import { REDIS_SERVER, reportRedisSkip, startRedis, type TestRedis } from '../support/redis-server.ts';
+import { needing } from '../support/programs.ts';
+import { REDIS, startRedis, type TestRedis } from '../support/redis-server.ts';
 
 const run = promisify(execFile);
 const GOLD = 'acme-outdoor.example';
-reportRedisSkip();
 
-describe.skipIf(!REDIS_SERVER)('API keys and quotas in Redis (real redis-server)', () => {
+describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real redis-server)'), () => {
   let redis: TestRedis;
   let client: RedisClient;
   let project: Project;

@@ -16,12 +16,13 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
-import { runCli, tempDir, removeTempDirs } from '../build/helpers.ts';
-import { cleanup, ISSUER, makeProject, poll, ROOT, type TestProject } from '../gateway/helpers.ts';
+import { runCli } from '../support/cli.ts';
+import { ISSUER, makeProject, type Project, removeTempDirs, ROOT, tempDir } from '../support/project.ts';
+import { cleanup } from '../support/gateway.ts';
 import { freePort } from '../support/ports.ts';
 import { S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY, startS3, type TestS3, type TestS3Credentials } from '../support/s3-server.ts';
 import { publishTo } from '../support/s3-records.ts';
-import { waitForExit } from '../support/wait.ts';
+import { poll, waitForExit } from '../support/wait.ts';
 
 const BUCKET = 'mvr-creds';
 const ROLE_FIRST = { accessKeyId: 'ASIAROLEFIRST0000001', secretAccessKey: 'role-secret-first-0123456789abcdef', sessionToken: 'role-session-token-first' };
@@ -30,7 +31,7 @@ const PROFILE = { accessKeyId: 'AKIAPROFILE000000003', secretAccessKey: 'profile
 const ENDPOINT_TOKEN = 'pod-identity-authorization-token';
 
 let s3: TestS3;
-let project: TestProject;
+let project: Project;
 let home: string;
 let domains: string[];
 const children: ChildProcess[] = [];

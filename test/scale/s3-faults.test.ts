@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE } from '../../core/layout.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
-import { build, cleanup, expectProblem, liveRecordFile, makeProject, startTestGateway, type TestGateway, type TestProject } from '../gateway/helpers.ts';
+import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { expectProblem } from '../support/gateway-expect.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { publishTo } from '../support/s3-records.ts';
 
@@ -30,11 +32,11 @@ afterAll(async () => {
   await s3.close();
 });
 
-let project: TestProject;
-let other: TestProject;
+let project: Project;
+let other: Project;
 
 /** The project's live build with `fault` made in it, published to its own prefix (the build then put back), and a gateway reading it. */
-async function faultedBucket(prefix: string, fault: (p: TestProject) => Promise<void>): Promise<TestGateway> {
+async function faultedBucket(prefix: string, fault: (p: Project) => Promise<void>): Promise<TestGateway> {
   const live = await realpath(join(project.recordsDir, CURRENT_LINK));
   await cp(live, `${live}.whole`, { recursive: true });
   try {

@@ -10,7 +10,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LogLine } from '../../gateway/context.ts';
 import { type TestGateway } from '../support/gateway.ts';
-import { poll } from '../support/wait.ts';
+import { poll, sleep } from '../support/wait.ts';
 import { expectNo5xx, expectParserRejection, expectRawProblem, type FrontDoor } from './checks.ts';
 import { exchange, header } from './raw-http.ts';
 
@@ -78,11 +78,17 @@ export function smugglingSuite(get: () => FrontDoor): void {
 
       let before = 0;
       beforeAll(async () => {
-        // Let requests still in flight from earlier suites finish logging first.
-        do {
-          before = requestLogs().length;
-          await new Promise((r) => setTimeout(r, 100));
-        } while (requestLogs().length !== before);
+        // Let requests still in flight from earlier suites finish logging first: no new line for 100 ms (bounded).
+        const { value } = await poll(
+          async () => {
+            const seen = requestLogs().length;
+            await sleep(100);
+            return { seen, now: requestLogs().length };
+          },
+          ({ seen, now }) => seen === now,
+          { timeoutMs: 5000, intervalMs: 0 },
+        );
+        before = value.now;
       });
 
       it.each(cases)('%s', async (_name, make) => {

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { NOW_ISO, ROOT, type Project } from './project.ts';
+import { waitForClose } from './wait.ts';
 
 export const BIN = join(ROOT, 'bin', 'mvr.js');
 
@@ -36,18 +37,17 @@ export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.P
 
 /**
  * Runs `node bin/mvr.js ...args` in the project root; resolves with the exit code (or signal)
- * and output, never rejects on a non-zero exit. `onSpawn` gets the child (to signal it).
+ * and output, never rejects on a non-zero exit (a run that hangs fails, killed, with its stderr).
+ * `onSpawn` gets the child (to signal it).
  */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}, onSpawn?: (child: ChildProcess) => void): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/mvr.js', ...args], { cwd: ROOT, env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-    onSpawn?.(child);
-  });
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}, onSpawn?: (child: ChildProcess) => void): Promise<CliResult> {
+  const child = spawn(process.execPath, ['bin/mvr.js', ...args], { cwd: ROOT, env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '', stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  onSpawn?.(child);
+  const { code, signal } = await waitForClose(child, `mvr ${args.join(' ')}`, () => stderr);
+  return { code, signal, stdout, stderr };
 }
 
 /** `build` flags for a project (folders and --now), plus `extra`. */

@@ -158,6 +158,11 @@ export async function waitForLog(t: TestGateway, match: (line: LogLine) => boole
   return value!;
 }
 
+/** The gateway's request log lines for one path: their method and status, in order. */
+export function requestsTo(t: TestGateway, path: string): { method: unknown; status: unknown }[] {
+  return t.logs.filter((l) => l.msg === 'request' && l.path === path).map((l) => ({ method: l.method, status: l.status }));
+}
+
 /** Closes every gateway still running and removes every temp folder and project (use in afterAll). */
 export async function cleanup(): Promise<void> {
   await Promise.all([...gateways].map((g) => g.close()));

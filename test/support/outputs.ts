@@ -6,10 +6,11 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KEY_SET_PATH, parseKeySet, type KeySet } from '@merchant-verify/verifier/keyset';
-import { CURRENT_LINK } from '../../core/layout.ts';
+import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
+import { parseManifest, type Manifest } from '../../core/manifest-schema.ts';
 import type { SigningKey } from '../../core/signing.ts';
 import { loadActiveKey } from '../../keyring/signing-keys.ts';
-import type { Project } from './project.ts';
+import { liveRecordFile, type Project } from './project.ts';
 
 function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -101,6 +102,25 @@ export async function readKeySet(publicDir: string): Promise<{ text: string; key
 /** Where records/current points (relative link text). */
 export function currentTarget(recordsDir: string): Promise<string> {
   return readlink(join(recordsDir, CURRENT_LINK));
+}
+
+/** One record as stored: its exact bytes, its text and its parsed form. */
+export interface StoredRecord {
+  bytes: Buffer;
+  text: string;
+  record: Record<string, unknown>;
+}
+
+/** The live record of a domain. */
+export async function liveRecord(p: Project, domain: string): Promise<StoredRecord> {
+  const bytes = await readFile(liveRecordFile(p, domain));
+  const text = bytes.toString('utf8');
+  return { bytes, text, record: JSON.parse(text) as Record<string, unknown> };
+}
+
+/** The live build's manifest, read with its schema. */
+export async function liveManifest(p: Project): Promise<Manifest> {
+  return parseManifest(await readFile(join(p.recordsDir, CURRENT_LINK, MANIFEST_FILE)), MANIFEST_FILE);
 }
 
 /** Every record file of the live build, by domain: exactly the bytes the gateway must serve. */

@@ -11,12 +11,3 @@ export const freePort = () =>
     });
   });
 
-/**
- * Waits, when needed, so that at least `ms` are left in the current clock minute: quota windows
- * shared through Redis are aligned to the minute, and a test that counts one window's grants must
- * not straddle two.
- */
-export async function untilMinuteHasLeft(ms: number): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < ms) await new Promise((resolve) => setTimeout(resolve, left + 50));
-}

@@ -25,6 +25,10 @@ export const SCHEMA_URL = defaultSchemaUrl(ISSUER);
 /** Every test build's issued_at (`--now`). */
 export const NOW_ISO = '2026-11-01T00:00:00.000Z';
 export const NOW = Date.parse(NOW_ISO);
+/** A sample domain with a gold, verified record (last audited 2026-10-15T12:00Z). */
+export const GOLD = 'acme-outdoor.example';
+/** A valid domain that no sample audits. */
+export const UNAUDITED = 'never-audited-shop.example';
 
 export interface Project {
   root: string;

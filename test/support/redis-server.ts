@@ -2,21 +2,15 @@
  * A real redis-server (Debian's package) on a free loopback port, for the tests that need one.
  * Without it installed, those tests are skipped and say so; `.ci/run` installs it, so CI runs them.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './ports.ts';
+import { program } from './programs.ts';
 import { waitForExit } from './wait.ts';
 
-export { freePort };
-
-export const REDIS_SERVER = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim() || null;
-
-/** Prints once why the Redis tests were skipped. */
-export function reportRedisSkip(): void {
-  if (!REDIS_SERVER) console.warn('SKIPPED: the Redis tests need redis-server, which is not installed here (apt-get install redis-server; .ci/run installs it)');
-}
+export const REDIS = program('redis-server');
 
 export interface TestRedis {
   url: string;
@@ -32,13 +26,14 @@ export interface TestRedis {
  * a restart (append-only file, fsync on every write), as a production Redis would.
  */
 export async function startRedis(opts: { persistent?: boolean } = {}): Promise<TestRedis> {
-  if (!REDIS_SERVER) throw new Error('redis-server is not installed');
+  const path = REDIS.path;
+  if (!path) throw new Error('redis-server is not installed');
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'mvr-redis-'));
   const persistence = opts.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
   let child: ChildProcess | null = null;
   const start = async () => {
-    child = spawn(REDIS_SERVER!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...persistence], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(path, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...persistence], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     const deadline = Date.now() + 10_000;

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import S3rver from 's3rver';
-import { freePort } from './redis-server.ts';
+import { freePort } from './ports.ts';
 
 export const S3_ACCESS_KEY = 'MVRTESTACCESSKEY';
 export const S3_SECRET_KEY = 'mvr-test-secret-access-key-0123456789';

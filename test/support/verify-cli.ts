@@ -6,8 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from './gateway.ts';
-import { makeProject, type Project, tempDir } from './project.ts';
-import { GOLD } from '../verifier/helpers.ts';
+import { GOLD, makeProject, type Project, tempDir } from './project.ts';
 
 export let project: Project;
 export let gw: TestGateway;

@@ -55,3 +55,25 @@ export function waitForExit(child: ChildProcess, what: string, output: () => str
     });
   });
 }
+
+/**
+ * `child`'s exit code and signal once it has exited and its output has closed, waiting at most
+ * `timeoutMs` (under the test time-out): past it the child is killed and the test fails here,
+ * naming `what` and showing the end of `output()`.
+ */
+export function waitForClose(child: ChildProcess, what: string, output: () => string = () => '', timeoutMs = 50_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${what}: still running after ${timeoutMs} ms; its output ends:\n${output().slice(-3000)}`));
+    }, timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal });
+    });
+  });
+}

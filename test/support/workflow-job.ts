@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { evaluate, FAKE_CURL, parseOutputs } from './github-runner.ts';
+import { waitForClose } from './wait.ts';
 import { loadWorkflow, MONTHLY, ROOT, runsCommand, type Step, type YamlMap } from './workflow.ts';
 
 export const tempDirs: string[] = [];
@@ -143,14 +144,11 @@ export async function runBuildJob(input: JobInput): Promise<JobRun> {
       ...stepEnvs[step.index],
     };
     ran.push(step.name);
-    const code = await new Promise<number>((resolve, reject) => {
-      // As GitHub runs `shell: bash`: bash --noprofile --norc -eo pipefail {0}
-      const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      child.stdout.on('data', (d: Buffer) => (log += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (log += d.toString()));
-      child.on('error', reject);
-      child.on('close', (c) => resolve(c ?? 1));
-    });
+    // As GitHub runs `shell: bash`: bash --noprofile --norc -eo pipefail {0}
+    const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+    const code = (await waitForClose(child, `step "${step.name}"`, () => log)).code ?? 1;
     if (step.id) outputs[step.id] = parseOutputs(outputFile);
     if (code !== 0) return result(step.name);
   }

@@ -12,7 +12,7 @@ import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { exitCodeOf } from '@merchant-verify/verifier/errors';
 import { runCli } from '../support/cli.ts';
 import { freePort as closedPort } from '../support/ports.ts';
-import { GOLD, UNAUDITED } from './helpers.ts';
+import { GOLD, UNAUDITED } from '../support/project.ts';
 import { gatewayArgs, gatewayJson, gold, gw, parseJson, project, saved, useGoldGateway } from '../support/verify-cli.ts';
 
 useGoldGateway();

@@ -9,11 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { keygen } from '../../keyring/signing-keys.ts';
 import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../clients/key-set-client.ts';
-import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { cleanup, requestsTo, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freePort as closedPort } from '../support/ports.ts';
-import { build, makeProject, type Project } from '../support/project.ts';
+import { build, GOLD, makeProject, type Project } from '../support/project.ts';
 import { waitFor } from '../support/wait.ts';
-import { GOLD, liveRecord, requestsTo, type StoredRecord } from './helpers.ts';
+import { liveRecord, type StoredRecord } from '../support/outputs.ts';
 
 let project: Project;
 let gw: TestGateway;

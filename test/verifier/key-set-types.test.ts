@@ -11,8 +11,9 @@ import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
 import { verifyRecord } from '@merchant-verify/verifier';
 import { KeySetClient, verifyRecordWithClient } from '../../clients/key-set-client.ts';
-import { cleanup, makeProject, startTestGateway, type TestGateway, type TestProject } from '../gateway/helpers.ts';
-import { GOLD, waitFor } from './helpers.ts';
+import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { GOLD, makeProject, type Project } from '../support/project.ts';
+import { waitFor } from '../support/wait.ts';
 
 const FOREIGN = [
   { kty: 'AKP', alg: 'ML-DSA-65', pub: randomBytes(1952).toString('base64url'), kid: 'pq-2027', use: 'sig' },
@@ -20,7 +21,7 @@ const FOREIGN = [
   { kty: 'OKP', crv: 'X25519', x: randomBytes(32).toString('base64url'), kid: 'x25519-1' },
 ];
 
-let project: TestProject;
+let project: Project;
 let g: TestGateway;
 let published: { keys: Record<string, unknown>[] };
 

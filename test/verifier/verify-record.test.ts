@@ -9,8 +9,8 @@ import { canonicalJson } from '@merchant-verify/verifier/canonical';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
 import type { KeySet } from '@merchant-verify/verifier/keyset';
 import { cleanup } from '../support/gateway.ts';
-import { makeProject, NOW, type Project } from '../support/project.ts';
-import { GOLD, liveRecord, liveRecords, manifest, publishedKeySet, type StoredRecord } from './helpers.ts';
+import { liveManifest, liveRecord, liveRecords, publishedKeySet, type StoredRecord } from '../support/outputs.ts';
+import { GOLD, makeProject, NOW, type Project } from '../support/project.ts';
 
 let signed: Project;
 let unsigned: Project;
@@ -19,10 +19,15 @@ let gold: StoredRecord;
 
 beforeAll(async () => {
   [signed, unsigned] = await Promise.all([makeProject(), makeProject({ sign: false })]);
-  keySet = await publishedKeySet(signed);
+  keySet = (await publishedKeySet(signed)).keySet;
   gold = await liveRecord(signed, GOLD);
 });
 afterAll(cleanup);
+
+/** Live records parsed, by the domain their file is named for (not the one they name: that is what is checked). */
+function parsedByFileName(files: Map<string, Buffer>): Map<string, Record<string, unknown>> {
+  return new Map([...files].map(([domain, bytes]) => [domain, JSON.parse(bytes.toString('utf8')) as Record<string, unknown>]));
+}
 
 /** The record text with its first occurrence of `from` replaced (a one-character change when both are one character). */
 function edited(text: string, from: string, to: string): Record<string, unknown> {
@@ -33,10 +38,10 @@ function edited(text: string, from: string, to: string): Record<string, unknown>
 
 describe('verifyRecord against records signed by the build', () => {
   it('verifies every sample record with the published key set, for its own domain', async () => {
-    const records = await liveRecords(signed);
-    expect(records.size).toBe((await manifest(signed)).records);
+    const records = parsedByFileName(await liveRecords(signed));
+    expect(records.size).toBe((await liveManifest(signed)).records);
     expect(records.size).toBeGreaterThanOrEqual(30);
-    for (const [domain, { record }] of records) {
+    for (const [domain, record] of records) {
       const result = verifyRecord(record, keySet, { domain, now: NOW });
       expect(result, domain).toMatchObject({ valid: true, keyId: signed.kid, status: record.status });
     }
@@ -49,11 +54,11 @@ describe('verifyRecord against records signed by the build', () => {
   });
 
   it('reports UNSIGNED (never a pass) for every record of an unsigned build', async () => {
-    const emptySet = await publishedKeySet(unsigned);
+    const emptySet = (await publishedKeySet(unsigned)).keySet;
     expect(emptySet.keys).toEqual([]);
-    const records = await liveRecords(unsigned);
+    const records = parsedByFileName(await liveRecords(unsigned));
     expect(records.size).toBeGreaterThan(0);
-    for (const [domain, { record }] of records) {
+    for (const [domain, record] of records) {
       expect(record).not.toHaveProperty('signature');
       expect(record).not.toHaveProperty('key_id');
       // Neither an empty set nor a set that has keys makes an unsigned record valid.
