@@ -73,12 +73,13 @@ describe('progress without a terminal', () => {
   });
 
   it('mvr build: each phase announced once, in order, plain and JSON (the records, then what was silent after them)', async () => {
-    const phased = await runCli(buildArgs(project, ['--json']), FAST);
+    // Each build later than the ones above: the same inputs and --now would be the same build.
+    const phased = await runCli(buildArgs(project, ['--json'], '2026-11-03T00:00:00.000Z'), FAST);
     expect(phased.code, phased.stderr).toBe(0);
     const phases = json(phased.stderr).flatMap((p) => (typeof p.phase === 'string' ? [p.phase] : []));
     // Run last here: this project has earlier builds (so change feeds) and no log key (so no log phase).
     expect(phases.filter((p, i) => p !== phases[i - 1])).toEqual(['records', 'index', 'map', 'changes', 'key_set', 'swap', 'prune']);
-    const r = await runCli(buildArgs(project), FAST);
+    const r = await runCli(buildArgs(project, [], '2026-11-04T00:00:00.000Z'), FAST);
     expect(r.code, r.stderr).toBe(0);
     const announced = ['signing records', 'writing the index', 'writing the domain map', 'writing the change feeds', 'writing the key set', 'swapping the build in', 'removing builds no longer kept'];
     const at = announced.map((text) => plain(r.stderr, 'build').findIndex((l) => l.startsWith(`build: ${text}, `)));
