@@ -1,8 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { normalizeDomain } from '../core/domain.ts';
-import { ConfigError, exitCodeOf, NotInLogError } from '@merchant-verify/verifier/errors';
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { ConfigError, exitCodeOf, NotInLogError } from '../core/errors.ts';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { verifyAbsence, verifyLogProof, verifyRecord, type AbsenceResult, type LogProofResult, type RecordVerification } from '@merchant-verify/verifier';
 import { getFromGateway } from '../clients/gateway-client.ts';
 import { readBytes } from '../clients/log-client.ts';

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
-import { FetchFailedError } from '@merchant-verify/verifier/errors';
-import { KEY_SET_PATH, parseKeySet, type KeySet } from '@merchant-verify/verifier/keyset';
+import { FetchFailedError } from '../core/errors.ts';
+import { KEY_SET_PATH, parseKeySet, type KeySet } from '@merchant-verify/verifier';
 import { verifyAbsence, verifyRecord, type AbsenceResult, type RecordVerification, type VerifyOptions } from '@merchant-verify/verifier';
 
 export { FetchFailedError };

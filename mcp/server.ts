@@ -1,10 +1,10 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { domainInputSchema, normalizeDomain } from '../core/domain.ts';
-import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '@merchant-verify/verifier/errors';
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '../core/errors.ts';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { recordSchema } from '../core/record.ts';
-import type { AbsenceProof } from '@merchant-verify/verifier/absence';
+import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { absenceProofSchema } from '../core/absence-schema.ts';
 import { batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema, MAX_BATCH } from '../core/batch-schema.ts';
 import { historyAnswerSchema, type HistoryAnswer } from '../core/history-schema.ts';

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ERROR_REGISTRY, HTTP_ERROR_CODES, exitCodeOf, type ErrorCode } from '@merchant-verify/verifier/errors';
+import { ERROR_REGISTRY, HTTP_ERROR_CODES, exitCodeOf, type ErrorCode } from '../../core/errors.ts';
 import { openApiDocument } from '../../gateway/openapi.ts';
 
 /** The folders whose sources are scanned. */

@@ -104,3 +104,4 @@ export { KEY_SET_PATH } from './keyset.ts';
 export type { KeySet, PublicJwk } from './keyset.ts';
 export type { Staleness, VerifyFailureCode, VerifyResult };
 export * from './witnesses.ts';
+export { CanonicalizationError, InvalidKeySetError, MvrError, PolicyError, VERIFIER_ERROR_CODES, type VerifierErrorCode } from './errors.ts';
