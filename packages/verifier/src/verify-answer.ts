@@ -41,7 +41,7 @@ export interface AnswerVerification {
    * otherwise the code of the step that failed.
    */
   code: VerifierErrorCode | null;
-  /** The answer verified (the never-audited one when only a proof was given). */
+  /** The answer verified, as an object ({} for one that is not); the never-audited one when only a proof was given. */
   answer: Record<string, unknown>;
   /** The signature step (UNSIGNED for a never-audited answer). */
   signature: RecordVerification;
@@ -69,14 +69,15 @@ export function isNeverAudited(answer: unknown): boolean {
  *   if (v.code !== null) console.log('not verified:', v.code);
  */
 export function verifyAnswer(input: VerifyAnswerInput): AnswerVerification {
-  const answer = (input.answer === undefined && input.domain !== undefined ? neverAuditedAnswer(input.domain) : (input.answer ?? {})) as Record<string, unknown>;
+  const checked = input.answer === undefined && input.domain !== undefined ? neverAuditedAnswer(input.domain) : input.answer;
+  const answer = (typeof checked === 'object' && checked !== null ? checked : {}) as Record<string, unknown>;
   const asked = input.domain ?? answer.domain;
   // A never-audited answer is proven by its absence proof only, never on the word of whoever sent it.
   const absence = isNeverAudited(answer) && typeof asked === 'string' && input.absence ? checkAbsence(answer, asked, input.absence, input.keySet) : null;
   // Checked even for a never-audited answer: UNSIGNED says it is no verified record.
-  const signature = verifyRecord(answer, input.keySet, { domain: input.domain, now: input.now });
+  const signature = verifyRecord(checked, input.keySet, { domain: input.domain, now: input.now });
   // A never-audited answer has no entry in the log: its absence proof decides.
-  const log = input.log && absence === null ? verifyLogProof(answer, input.log.proof, { vkey: input.log.vkey }) : null;
+  const log = input.log && absence === null ? verifyLogProof(checked, input.log.proof, { vkey: input.log.vkey }) : null;
   return { code: verdictOf(signature, absence, log), answer, signature, absence, log, staleness: signature.staleness, build: absence?.valid ? absence.build : null };
 }
 
