@@ -8,7 +8,7 @@ import { NoteError } from '@merchant-verify/verifier/tlog';
 import { getFromGateway } from '../clients/gateway-client.ts';
 import { readBytes } from '../clients/log-client.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
-import { FetchFailedError, KeySetClient } from '../clients/key-set-client.ts';
+import { FetchFailedError, KeySetClient, keySetForSigned } from '../clients/key-set-client.ts';
 import { fetchRecordFromGateway } from '../clients/gateway-client.ts';
 
 // `mvr verify`'s work, loaded by the command once its flags are read (cli/commands/verify.ts).
@@ -67,7 +67,7 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
   const fromFile = keysArg !== undefined && !/^https?:\/\//i.test(keysArg);
   // An unusable key set is INVALID_KEY_SET (exit 3) whether it came from a file or a URL. From a
   // URL, the set must list the key that signed what is checked: the proof's statement or the record.
-  const keySetFor = async (signed: unknown): Promise<unknown> => (fromFile ? keySetFile() : keySetOf(signed, keySetClient()));
+  const keySetFor = async (signed: unknown): Promise<unknown> => (fromFile ? keySetFile() : keySetForSigned(keySetClient(), signed));
   /** A never-audited answer holds only with a valid absence proof: saved (--absence) or the gateway's. */
   const absenceOf = async (asked: string): Promise<{ proof: unknown } | { unavailable: string }> => {
     if (!str('absence') && !(baseUrl && apiKey)) return { unavailable: 'no absence proof to check: give --absence FILE, or --base-url and --api-key to fetch it' };
@@ -91,12 +91,6 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
     if (bothFetched && attempt === 1 && verification.log?.valid === false && verification.log.code === 'NOT_INCLUDED') continue;
     return present(verification, source);
   }
-}
-
-/** The key set from a key set client, refetched once if it does not list the key that signed `signed` (as after a rotation). */
-async function keySetOf(signed: unknown, client: KeySetClient): Promise<unknown> {
-  const kid = (signed as { key_id?: unknown } | null)?.key_id;
-  return typeof kid === 'string' ? client.getForKid(kid) : client.get();
 }
 
 /** A log key that is no note verifier key is a misuse of --log-key, named as such. */
