@@ -1,5 +1,5 @@
 import { hash, timingSafeEqual } from 'node:crypto';
-import { StoreUnavailableError, UnauthorizedError } from '@merchant-verify/verifier/errors';
+import { StoreUnavailableError, UnauthorizedError } from '../core/errors.ts';
 import { KEY_FORMAT, tableOf, type ApiKeyTable } from './api-keys.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { ConfigError } from '@merchant-verify/verifier/errors';
+import { ConfigError } from '../core/errors.ts';
 import type { ApiKeyEntry, ApiKeyTable } from './api-keys.ts';
 import { redactUrl, type RedisClient } from './redis.ts';
 

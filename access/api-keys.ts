@@ -1,7 +1,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ConfigError } from '@merchant-verify/verifier/errors';
+import { ConfigError } from '../core/errors.ts';
 import { fileVersion, writeAtomic } from '../core/files.ts';
 
 /**

@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeDomainMap } from '../builder/domain-map.ts';
-import { domainHash } from '@merchant-verify/verifier/domain-map';
+import { domainHash } from '@merchant-verify/verifier/issuer';
 import { generatePrivateJwk, loadSigningKey } from '../core/signing.ts';
 import { absenceProof, hasRecord, loadBuildMap } from '../service/build-maps.ts';
 import { sha256 } from '../core/hash.ts';

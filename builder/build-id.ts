@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readlink, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { canonicalJson } from '@merchant-verify/verifier/canonical';
-import { BuildError } from '@merchant-verify/verifier/errors';
+import { canonicalJson } from '@merchant-verify/verifier/issuer';
+import { BuildError } from '../core/errors.ts';
 import { BUILDS_DIR, CURRENT_LINK } from '../core/layout.ts';
 
 /**

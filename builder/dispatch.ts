@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { BuildError, type AuditProblem } from '@merchant-verify/verifier/errors';
+import { BuildError, type AuditProblem } from '../core/errors.ts';
 import type { BuildOptions } from './options.ts';
 import { readJsonFile, readLineRuns, type AuditValue } from './inputs.ts';
 import type { Batch, BatchMessage, BatchResult, WorkerInit } from './worker.ts';

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { relative, isAbsolute } from 'node:path';
 import fg from 'fast-glob';
-import type { AuditProblem } from '@merchant-verify/verifier/errors';
+import type { AuditProblem } from '../core/errors.ts';
 import { jsonErrorLocation } from './json-location.ts';
 import { forEachLine, lineRuns, type LineRun } from './lines.ts';
 

@@ -3,12 +3,12 @@ import { closeSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync, 
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { LogInconsistentError } from '@merchant-verify/verifier/errors';
+import { LogInconsistentError } from '../core/errors.ts';
 import { BUILD_CHECKPOINT_FILE, INDEX_FILE, LOG_CHECKPOINT, LOG_DIR, SHARD_LOG_FILE } from '../core/layout.ts';
 import { emptyEdge, loadEdge, TileAppender, type LogEdge } from '../core/tlog/appender.ts';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
-import { formatCheckpoint, parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog/checkpoint';
-import { equalBytes } from '@merchant-verify/verifier/tlog/merkle';
+import { encodeBase64 } from '@merchant-verify/verifier/tlog';
+import { formatCheckpoint, parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog';
+import { equalBytes } from '@merchant-verify/verifier/tlog';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { writeAtomic } from '../core/files.ts';
 import { folderTiles } from './tiles.ts';

@@ -1,7 +1,7 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { BuildError, LogInconsistentError } from '@merchant-verify/verifier/errors';
-import { parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { BuildError, LogInconsistentError } from '../core/errors.ts';
+import { parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier';
 import { BUILD_CHECKPOINT_FILE, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
 import { parseManifest } from '../core/manifest-schema.ts';
 import { keptListText, readKept } from '../storage/kept-builds.ts';

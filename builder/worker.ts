@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { futureDateProblems, validateAudit } from '../core/audit.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';
-import { MvrError, type AuditProblem } from '@merchant-verify/verifier/errors';
+import { MvrError, type AuditProblem } from '../core/errors.ts';
 import { recordPath } from '../core/layout.ts';
 import { deriveRecord, type IssueContext } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';

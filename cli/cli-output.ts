@@ -1,4 +1,4 @@
-import { exitCodeOf, InvalidAuditsError, formatProblem, isMvrError } from '@merchant-verify/verifier/errors';
+import { exitCodeOf, InvalidAuditsError, formatProblem, isMvrError } from '../core/errors.ts';
 import { hideApiKeys } from '../access/api-keys.ts';
 
 /**

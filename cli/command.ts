@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { UsageError } from '@merchant-verify/verifier/errors';
+import { UsageError } from '../core/errors.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import { reportError } from './cli-output.ts';
 import { renderHelp, type HelpEntry } from './help.ts';

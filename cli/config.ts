@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ConfigError } from '@merchant-verify/verifier/errors';
+import { ConfigError } from '../core/errors.ts';
 import { defaultSchemaUrl, SCHEMA_SUFFIX } from '../core/record.ts';
-import { formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/time';
+import { formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
 import { FUTURE_TOLERANCE_MS } from '../core/audit.ts';
 import { storeSettingsFromEnv, storeUrlOf } from '../storage/url.ts';
 import type { S3Config } from '../storage/s3/config.ts';

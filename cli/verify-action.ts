@@ -1,13 +1,14 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { normalizeDomain } from '../core/domain.ts';
-import { ConfigError, exitCodeOf, NotInLogError } from '@merchant-verify/verifier/errors';
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
-import { verifyAbsence, verifyLogProof, verifyRecord, type AbsenceResult, type LogProofResult, type RecordVerification } from '@merchant-verify/verifier';
+import { ConfigError, exitCodeOf, NotInLogError } from '../core/errors.ts';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { isNeverAudited, verifyAnswer, type AnswerVerification } from '@merchant-verify/verifier';
+import { NoteError } from '@merchant-verify/verifier/tlog';
 import { getFromGateway } from '../clients/gateway-client.ts';
 import { readBytes } from '../clients/log-client.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
-import { FetchFailedError, KeySetClient, verifyAbsenceWithClient, verifyRecordWithClient } from '../clients/key-set-client.ts';
+import { FetchFailedError, KeySetClient, keySetForSigned } from '../clients/key-set-client.ts';
 import { fetchRecordFromGateway } from '../clients/gateway-client.ts';
 
 // `mvr verify`'s work, loaded by the command once its flags are read (cli/commands/verify.ts).
@@ -25,13 +26,14 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
   const { baseUrl, apiKey } = gateway;
   const domain = str('domain') ? normalizeDomain(str('domain')) : undefined;
   const keysArg = str('keys');
+  // undefined: a saved absence proof alone, for the never-audited answer it stands for.
   let readRecord: () => Promise<unknown>;
   let source: string;
   if (str('absence') && !str('file')) {
     // A saved proof alone: DOMAIN was never audited in the proof's build, or not.
     if (!domain) throw new ConfigError('--absence: give the DOMAIN the proof is about');
     source = str('absence')!;
-    readRecord = async () => unverifiedAnswer(domain);
+    readRecord = async () => undefined;
   } else if (str('file')) {
     source = str('file')!;
     readRecord = async () => {
@@ -63,31 +65,41 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
     return new KeySetClient({ url });
   };
   const fromFile = keysArg !== undefined && !/^https?:\/\//i.test(keysArg);
-  // An unusable key set is INVALID_KEY_SET (exit 3) whether it came from a file or a URL.
-  const verifySignature = async (record: unknown): Promise<RecordVerification> => (fromFile ? verifyRecord(record, await keySetFile(), { domain }) : verifyRecordWithClient(record, keySetClient(), { domain }));
+  // An unusable key set is INVALID_KEY_SET (exit 3) whether it came from a file or a URL. From a
+  // URL, the set must list the key that signed what is checked: the proof's statement or the record.
+  const keySetFor = async (signed: unknown): Promise<unknown> => (fromFile ? keySetFile() : keySetForSigned(keySetClient(), signed));
   /** A never-audited answer holds only with a valid absence proof: saved (--absence) or the gateway's. */
-  const checkAbsence = async (record: unknown): Promise<AbsenceResult | null> => {
-    const asked = domain ?? (record as { domain?: unknown } | null)?.domain;
-    if ((record as { status?: unknown } | null)?.status !== 'unverified' || typeof asked !== 'string') return null;
-    if (!str('absence') && !(baseUrl && apiKey)) return { valid: false, code: 'NOT_ABSENT', message: 'no absence proof to check: give --absence FILE, or --base-url and --api-key to fetch it' };
+  const absenceOf = async (asked: string): Promise<{ proof: unknown } | { unavailable: string }> => {
+    if (!str('absence') && !(baseUrl && apiKey)) return { unavailable: 'no absence proof to check: give --absence FILE, or --base-url and --api-key to fetch it' };
     const proof = await readAbsenceProof(str('absence'), baseUrl, apiKey, asked);
-    if (proof === HAS_RECORD) return { valid: false, code: 'NOT_ABSENT', message: `the gateway says ${asked} has a record in its live build: this "unverified" answer is not the build's` };
-    const verdict = fromFile ? verifyAbsence(proof, asked, await keySetFile()) : await verifyAbsenceWithClient(proof, asked, keySetClient());
-    return verdict.valid ? (otherIssuer(record, proof) ?? verdict) : verdict;
+    if (proof === HAS_RECORD) return { unavailable: `the gateway says ${asked} has a record in its live build: this "unverified" answer is not the build's` };
+    return { proof };
   };
 
   for (let attempt = 1; ; attempt++) {
-    const record = await readRecord();
-    const absence = await checkAbsence(record);
-    // With no record, there is no signature to check: the answer is unsigned, and its proof decides.
-    const result = str('absence') && !str('file') ? verifyRecord(record, { keys: [] }, { domain }) : await verifySignature(record);
+    const answer = await readRecord();
+    const asked = domain ?? (answer as { domain?: unknown } | null)?.domain;
+    const neverAudited = answer === undefined || (isNeverAudited(answer) && typeof asked === 'string');
+    const absence = neverAudited ? await absenceOf(asked as string) : undefined;
+    const keySet = await keySetFor(absence && 'proof' in absence ? (absence.proof as { statement?: unknown } | null)?.statement : answer);
     // A never-audited answer has no entry in the log: its absence proof decides, as without --log.
-    const log = args.log && absence === null ? await checkLog(record, str, baseUrl, apiKey, domain ?? (record as { domain?: unknown } | null)?.domain) : null;
+    const log = args.log && !neverAudited ? await readLog(answer, str, baseUrl, apiKey, asked) : undefined;
+    const verification = verifyLogKey(log?.source, () => verifyAnswer({ answer, keySet, domain, absence, log }));
     // Record and proof from the gateway are two requests: a build that went live between them
     // gives the new record's proof. Both are looked up once more before saying NOT_INCLUDED.
     const bothFetched = !str('file') && !str('proof');
-    if (bothFetched && attempt === 1 && log?.valid === false && log.code === 'NOT_INCLUDED') continue;
-    return present((record ?? {}) as Record<string, unknown>, result, source, log, absence);
+    if (bothFetched && attempt === 1 && verification.log?.valid === false && verification.log.code === 'NOT_INCLUDED') continue;
+    return present(verification, source);
+  }
+}
+
+/** A log key that is no note verifier key is a misuse of --log-key, named as such. */
+function verifyLogKey<T>(vkeySource: string | undefined, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (vkeySource !== undefined && error instanceof NoteError) throw new ConfigError(`--log-key ${vkeySource}: ${error.message}`);
+    throw error;
   }
 }
 
@@ -99,8 +111,8 @@ async function keySetPathOf(keys: string): Promise<string> {
   throw new ConfigError(`--keys ${keys} is a folder without ${KEY_SET_PATH.slice(1)}: here --keys is the key set, a file or URL, or the public folder that holds it`);
 }
 
-/** `--log`: the record's tlog-proof (a file, or the gateway's), checked against the log's verifier key. */
-async function checkLog(record: unknown, str: (k: string) => string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: unknown): Promise<LogProofResult> {
+/** `--log`: the record's tlog-proof (a file, or the gateway's) and the log's verifier key it is checked against. */
+async function readLog(record: unknown, str: (k: string) => string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: unknown): Promise<{ proof: string; vkey: string; source: string }> {
   let proof: string;
   if (str('proof')) {
     proof = (await readBytes(str('proof')!)).toString('utf8');
@@ -115,12 +127,7 @@ async function checkLog(record: unknown, str: (k: string) => string | undefined,
   }
   const vkeySource = str('log-key') ?? (baseUrl ? new URL(LOG_VKEY_PATH, baseUrl).href : undefined);
   if (!vkeySource) throw new ConfigError("--log needs --log-key FILE_OR_URL (the log's verifier key), or --base-url");
-  const vkey = (await readBytes(vkeySource)).toString('utf8');
-  try {
-    return verifyLogProof(record, proof, { vkey });
-  } catch (error) {
-    throw new ConfigError(`--log-key ${vkeySource}: ${(error as Error).message}`);
-  }
+  return { proof, vkey: (await readBytes(vkeySource)).toString('utf8'), source: vkeySource };
 }
 
 /** The record from the gateway; any answer but 200 is a fetch failure naming the gateway's problem code. */
@@ -134,10 +141,12 @@ async function fetchRecord(baseUrl: string, apiKey: string, domain: string): Pro
   }
 }
 
-function present(r: Record<string, unknown>, result: RecordVerification, source: string, log: LogProofResult | null, absence: AbsenceResult | null): Outcome {
-  // The signature decides first; a valid record that --log cannot find in the log fails with the log's code.
-  // A never-audited answer is decided by its absence proof: NEVER_AUDITED when it holds, never 0.
-  const exitCode = absence ? exitCodeOf(absence.valid ? 'NEVER_AUDITED' : absence.code) : !result.valid ? exitCodeOf(result.code) : log && !log.valid ? exitCodeOf(log.code) : 0;
+/** The verification as `mvr verify` prints it, and its exit code from the verdict. */
+function present(verification: AnswerVerification, source: string): Outcome {
+  const { answer: r, signature: result, absence, log } = verification;
+  // The absence proof decides a never-audited answer (NEVER_AUDITED when it holds, never 0);
+  // otherwise the signature, then a valid record that --log cannot find in the log fails with the log's code.
+  const exitCode = verification.code === null ? 0 : exitCodeOf(verification.code);
   const s = result.staleness;
   const json = {
     domain: r.domain ?? null,
@@ -173,22 +182,6 @@ function present(r: Record<string, unknown>, result: RecordVerification, source:
     '',
   ].join('\n');
   return { json, text, exitCode };
-}
-
-/** The never-audited answer a saved absence proof stands for, when no record was fetched or saved. */
-function unverifiedAnswer(domain: string): Record<string, unknown> {
-  return { domain, status: 'unverified', tier: null, score: null, last_audited_at: null, next_audit_at: null };
-}
-
-/**
- * A never-audited answer holds only under the issuer of the build that proves it, as a gateway
- * answers under its live build's issuer only: an answer naming another issuer is not proven.
- */
-function otherIssuer(record: unknown, proof: unknown): AbsenceResult | null {
-  const answered = (record as { issuer?: unknown } | null)?.issuer;
-  const built = (proof as { statement?: { issuer?: unknown } } | null)?.statement?.issuer;
-  if (answered === undefined || answered === built) return null;
-  return { valid: false, code: 'NOT_ABSENT', message: `the answer names issuer ${String(answered)}, but the build proving the absence is ${String(built)}'s` };
 }
 
 /** What the gateway answers for the absence of a domain that has a record: no proof, and a verdict. */

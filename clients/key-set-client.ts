@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
-import { FetchFailedError } from '@merchant-verify/verifier/errors';
-import { KEY_SET_PATH, parseKeySet, type KeySet } from '@merchant-verify/verifier/keyset';
+import { FetchFailedError } from '../core/errors.ts';
+import { KEY_SET_PATH, parseKeySet, type KeySet } from '@merchant-verify/verifier';
 import { verifyAbsence, verifyRecord, type AbsenceResult, type RecordVerification, type VerifyOptions } from '@merchant-verify/verifier';
 
 export { FetchFailedError };
@@ -123,18 +123,20 @@ function freshnessMs(headers: Record<string, string | string[] | undefined>, fal
 }
 
 /**
- * Verifies a record with keys from a {@link KeySetClient}: the key named by the record's
- * `key_id` is looked up, refetching the set once if it is not (yet) listed, as after a rotation.
+ * The key set to check something signed with: the key its `key_id` names is looked up, refetching
+ * the set once if it is not (yet) listed, as after a rotation.
  */
+export async function keySetForSigned(client: KeySetClient, signed: unknown): Promise<KeySet> {
+  const kid = (signed as { key_id?: unknown } | null)?.key_id;
+  return typeof kid === 'string' ? client.getForKid(kid) : client.get();
+}
+
+/** Verifies a record with keys from a {@link KeySetClient} ({@link keySetForSigned}). */
 export async function verifyRecordWithClient(record: unknown, client: KeySetClient, options: VerifyOptions = {}): Promise<RecordVerification> {
-  const kid = (record as { key_id?: unknown } | null)?.key_id;
-  const keySet = typeof kid === 'string' ? await client.getForKid(kid) : await client.get();
-  return verifyRecord(record, keySet, options);
+  return verifyRecord(record, await keySetForSigned(client, record), options);
 }
 
 /** {@link verifyAbsence} against a key set client: the statement's `key_id` is looked up as for a record. */
 export async function verifyAbsenceWithClient(proof: unknown, domain: string, client: KeySetClient): Promise<AbsenceResult> {
-  const kid = (proof as { statement?: { key_id?: unknown } } | null)?.statement?.key_id;
-  const keySet = typeof kid === 'string' ? await client.getForKid(kid) : await client.get();
-  return verifyAbsence(proof, domain, keySet);
+  return verifyAbsence(proof, domain, await keySetForSigned(client, (proof as { statement?: unknown } | null)?.statement));
 }

@@ -1,7 +1,7 @@
 import { parse as parseTld } from 'tldts';
 import { URL as PortableURL } from 'whatwg-url';
 import { z } from 'zod';
-import { InvalidDomainError } from '@merchant-verify/verifier/errors';
+import { InvalidDomainError } from './errors.ts';
 
 /** Longest raw input looked at; anything longer cannot hold a valid URL of a 253-octet host. */
 export const MAX_DOMAIN_INPUT = 2048;

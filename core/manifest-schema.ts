@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { canonicalJson } from '@merchant-verify/verifier/canonical';
-import { BuildError } from '@merchant-verify/verifier/errors';
+import { canonicalJson } from '@merchant-verify/verifier/issuer';
+import { BuildError } from './errors.ts';
 import { recordSchema } from './record.ts';
 
 // A build's `manifest.json`: what the build is (issuer, time, schema), what it holds (counts by

@@ -1,10 +1,10 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { canonicalMembers, joinMembers } from '@merchant-verify/verifier/canonical';
-import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/base64url';
+import { canonicalMembers, joinMembers } from '@merchant-verify/verifier/issuer';
+import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
 import { recordCanonicalParts } from './record-text.ts';
-import { CanonicalizationError, InvalidKeyError, SelfCheckFailedError } from '@merchant-verify/verifier/errors';
-import { createRecordVerifier, signatureText, type Ed25519Verify } from '@merchant-verify/verifier/verify';
-import type { PublicJwk } from '@merchant-verify/verifier/keyset';
+import { CanonicalizationError, InvalidKeyError, SelfCheckFailedError } from './errors.ts';
+import { createRecordVerifier, signatureText, type Ed25519Verify } from '@merchant-verify/verifier/issuer';
+import type { PublicJwk } from '@merchant-verify/verifier';
 
 /** A private Ed25519 JWK as stored in `keys/` or passed in `MVR_SIGNING_KEY`. */
 export interface PrivateJwk {

@@ -1,7 +1,7 @@
 import { createApp, createRouter, defineEventHandler, toNodeListener, type App, type EventHandler, type H3Event } from 'h3';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { MethodNotAllowedError, isMvrError, NotFoundError } from '@merchant-verify/verifier/errors';
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { MethodNotAllowedError, isMvrError, NotFoundError } from '../core/errors.ts';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { sendAnswer } from './answer.ts';
 import { checkRequestHead, clientHungUp, setEdgeHeaders } from './edge.ts';
 import type { GatewayServices } from './context.ts';

@@ -1,5 +1,5 @@
 import { getRequestHeader, setResponseHeaders, type H3Event } from 'h3';
-import { RateLimitedError, UnauthorizedError } from '@merchant-verify/verifier/errors';
+import { RateLimitedError, UnauthorizedError } from '../core/errors.ts';
 import { rateLimitHeaders } from '../access/rate-limit.ts';
 import type { GatewayServices } from './context.ts';
 

@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3';
-import { PayloadTooLargeError } from '@merchant-verify/verifier/errors';
+import { PayloadTooLargeError } from '../core/errors.ts';
 
 /** The most a request body may hold (`POST /mcp`, `POST /v1/verify/batch`). */
 export const MAX_BODY = 64 * 1024;

@@ -1,4 +1,4 @@
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { ERROR_REGISTRY, type ErrorCode } from '@merchant-verify/verifier/errors';
+import { ERROR_REGISTRY, type ErrorCode } from '../core/errors.ts';
 import { CACHE_POLICY, cacheHeaderDocs, PROBLEM_CACHE_POLICY, type CachedRoute } from './cache-policy.ts';
 
 // Pieces of the OpenAPI document that its parts share. Schemas are named by reference to the

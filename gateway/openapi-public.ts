@@ -1,4 +1,4 @@
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { ifNoneMatch, notModified, ok, problems, routeHeaders } from './openapi-parts.ts';
 
 /** What anyone may fetch without a key: the key set, the record's schema, this document, the verify page, health. */

@@ -1,4 +1,4 @@
-import { MethodNotAllowedError, RateLimitedError, UnauthorizedError } from '@merchant-verify/verifier/errors';
+import { MethodNotAllowedError, RateLimitedError, UnauthorizedError } from '../core/errors.ts';
 import { problemDocument } from '../core/problem-document.ts';
 import type { Answer } from './answer.ts';
 import { PROBLEM_CACHE_HEADERS } from './cache-policy.ts';

@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3';
 import { normalizeDomain } from '../core/domain.ts';
-import { InvalidDomainError, InvalidRequestError } from '@merchant-verify/verifier/errors';
+import { InvalidDomainError, InvalidRequestError } from '../core/errors.ts';
 import { requireApiKey } from './auth.ts';
 import type { GatewayServices } from './context.ts';
 

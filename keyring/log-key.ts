@@ -1,11 +1,11 @@
 import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError, InvalidKeyError, LogInconsistentError } from '@merchant-verify/verifier/errors';
-import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
-import { parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog/checkpoint';
+import { ConfigError, InvalidKeyError, LogInconsistentError } from '../core/errors.ts';
+import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog';
+import { parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog';
 import { sha256 } from '../core/hash.ts';
-import { formatVerifierKey, isKeyName, noteKeyId, openNote, parseVerifierKey, signatureLine, type NoteVerifierKey } from '@merchant-verify/verifier/tlog/note';
+import { formatVerifierKey, isKeyName, noteKeyId, openNote, parseVerifierKey, signatureLine, type NoteVerifierKey } from '@merchant-verify/verifier/tlog';
 
 
 /** The log key's file under the keys folder (mode 0600). */

@@ -1,8 +1,8 @@
 import { mkdir, open, readFile, readdir, rename, stat } from 'node:fs/promises';
 import { writeAtomic } from '../core/files.ts';
 import { join } from 'node:path';
-import { ConfigError, InvalidKeyError } from '@merchant-verify/verifier/errors';
-import { parseKeySet, type KeySet, type PublicJwk } from '@merchant-verify/verifier/keyset';
+import { ConfigError, InvalidKeyError } from '../core/errors.ts';
+import { parseKeySet, type KeySet, type PublicJwk } from '@merchant-verify/verifier';
 import { generatePrivateJwk, loadSigningKey, type SigningKey } from '../core/signing.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { domainInputSchema, normalizeDomain } from '../core/domain.ts';
-import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '@merchant-verify/verifier/errors';
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '../core/errors.ts';
+import { isNeverAudited, KEY_SET_PATH } from '@merchant-verify/verifier';
 import { recordSchema } from '../core/record.ts';
-import type { AbsenceProof } from '@merchant-verify/verifier/absence';
+import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { absenceProofSchema } from '../core/absence-schema.ts';
 import { batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema, MAX_BATCH } from '../core/batch-schema.ts';
 import { historyAnswerSchema, type HistoryAnswer } from '../core/history-schema.ts';
@@ -39,7 +39,8 @@ const batchOutputSchema = z.strictObject({
 async function recordWithAbsence(domain: string, lookup: RecordLookup, absence: AbsenceLookup): Promise<{ text: string; absence: AbsenceProof | null }> {
   for (let attempt = 0; ; attempt++) {
     const text = (await lookup(domain)).toString('utf8');
-    if ((JSON.parse(text) as { status?: unknown }).status !== 'unverified') return { text, absence: null };
+    // The proof that goes with an answer is the one the verifier's pipeline (verifyAnswer) checks it with.
+    if (!isNeverAudited(JSON.parse(text))) return { text, absence: null };
     try {
       return { text, absence: await absence(domain) };
     } catch (error) {
@@ -66,12 +67,30 @@ export function toolDescription(keySetUrl: string): string {
   ].join(' ');
 }
 
+/** Where the tools' answers come from: the lookups, and what the tool descriptions name. */
+export interface McpServerOptions {
+  keySetUrl: string;
+  issuer: string;
+  history: HistoryLookup;
+  proof: ProofLookup;
+  absence: AbsenceLookup;
+}
+
 /**
- * An MCP server with the one tool. Failures a caller can act on (an invalid domain, records
- * unavailable) are tool results with `isError: true` and the error code, not protocol errors.
+ * An MCP server with three tools: verify_merchant, verify_merchants and merchant_history. Failures
+ * a caller can act on (an invalid domain, records unavailable) are tool results with
+ * `isError: true` and the error code, not protocol errors.
  */
-export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: string; issuer: string; history: HistoryLookup; proof: ProofLookup; absence: AbsenceLookup }): McpServer {
+export function createMcpServer(lookup: RecordLookup, options: McpServerOptions): McpServer {
   const server = new McpServer({ name: 'merchant-verify', version: PACKAGE_VERSION }, { capabilities: { tools: {} } });
+  registerVerifyTool(server, lookup, options);
+  registerBatchTool(server, lookup, options);
+  registerHistoryTool(server, options);
+  return server;
+}
+
+/** verify_merchant: one domain's record, with the proof that goes with it (absence, or log on request). */
+function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: McpServerOptions): void {
   server.registerTool(
     TOOL_NAME,
     {
@@ -107,6 +126,10 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
       }
     },
   );
+}
+
+/** verify_merchants: up to MAX_BATCH domains, each a record (with its absence proof when never audited) or a problem. */
+function registerBatchTool(server: McpServer, lookup: RecordLookup, options: McpServerOptions): void {
   server.registerTool(
     BATCH_TOOL_NAME,
     {
@@ -129,7 +152,7 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
           (await lookupBatch(domains, lookup)).map(async (r) => {
             if (!('record' in r)) return { domain: r.domain, problem: problemDocument(r.problem, options.issuer) };
             const record = JSON.parse(r.record.toString('utf8')) as Record<string, unknown>;
-            if (record.status !== 'unverified') return { domain: r.domain, record };
+            if (!isNeverAudited(record)) return { domain: r.domain, record };
             // Never audited: the record again with its proof, both of one build's map.
             const { text, absence } = await recordWithAbsence(record.domain as string, lookup, options.absence);
             return { domain: r.domain, record: JSON.parse(text) as Record<string, unknown>, ...(absence ? { absence_proof: absence } : {}) };
@@ -141,6 +164,10 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
       }
     },
   );
+}
+
+/** merchant_history: the verdict on a domain in each kept build. */
+function registerHistoryTool(server: McpServer, options: McpServerOptions): void {
   server.registerTool(
     HISTORY_TOOL_NAME,
     {
@@ -160,7 +187,6 @@ export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: stri
       }
     },
   );
-  return server;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { batchRequestSchema, MAX_BATCH } from '../core/batch-schema.ts';
 import { normalizeDomain } from '../core/domain.ts';
-import { InvalidRequestError, isMvrError, type MvrError } from '@merchant-verify/verifier/errors';
+import { InvalidRequestError, isMvrError, type MvrError } from '../core/errors.ts';
 
 /** One domain's answer in a batch: the record's bytes (as the single lookup gives them), or why not. */
 export type BatchResult = { domain: string; record: Buffer } | { domain: string; problem: MvrError };

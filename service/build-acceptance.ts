@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { StoreUnavailableError } from '../core/errors.ts';
 import { verifyRecordNode } from '../core/signing.ts';
 import { readKeySet, type KeySetSource } from '../storage/key-set-source.ts';
 import type { FoundBuild, Store } from '../storage/store.ts';

@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { StoreUnavailableError } from '../core/errors.ts';
 import type { BuildMap } from './build-maps.ts';
 
 /**

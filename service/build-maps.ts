@@ -1,11 +1,11 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { AbsenceProof, BuildStatement } from '@merchant-verify/verifier/absence';
-import { DomainMap, domainHash } from '@merchant-verify/verifier/domain-map';
-import { HasRecordError, StoreUnavailableError } from '@merchant-verify/verifier/errors';
-import type { KeySet } from '@merchant-verify/verifier/keyset';
+import type { AbsenceProof, BuildStatement } from '@merchant-verify/verifier/issuer';
+import { DomainMap, domainHash } from '@merchant-verify/verifier/issuer';
+import { HasRecordError, StoreUnavailableError } from '../core/errors.ts';
+import type { KeySet } from '@merchant-verify/verifier';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
 import { verifyRecordNode } from '../core/signing.ts';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
+import { encodeBase64 } from '@merchant-verify/verifier/tlog';
 import { hasher, sha256 } from '../core/hash.ts';
 
 /** A build's domain map, checked against the build's signed statement. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { BuildNotFoundError, InvalidRequestError, RecordUnavailableError, StoreUnavailableError } from '@merchant-verify/verifier/errors';
-import type { AbsenceProof } from '@merchant-verify/verifier/absence';
+import { BuildNotFoundError, InvalidRequestError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
+import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { absenceProof, hasRecord, KeptMaps, loadBuildMap, type BuildMap } from './build-maps.ts';
 import { CHANGES_DIR, MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import type { Store } from '../storage/store.ts';

@@ -1,10 +1,10 @@
-import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '@merchant-verify/verifier/errors';
+import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
 import { BUILD_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
-import { decodeBase64 } from '@merchant-verify/verifier/tlog/base64';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
-import { parseNote } from '@merchant-verify/verifier/tlog/note';
-import { verifyInclusion } from '@merchant-verify/verifier/tlog/merkle';
-import { formatTlogProof } from '@merchant-verify/verifier/tlog/proof-text';
+import { decodeBase64 } from '@merchant-verify/verifier/tlog';
+import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
+import { parseNote } from '@merchant-verify/verifier/tlog';
+import { verifyInclusion } from '@merchant-verify/verifier/tlog';
+import { formatTlogProof } from '@merchant-verify/verifier/tlog';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import type { Store } from '../storage/store.ts';

@@ -1,12 +1,12 @@
 import { basename } from 'node:path';
-import { RecordUnavailableError } from '@merchant-verify/verifier/errors';
-import type { KeySet } from '@merchant-verify/verifier/keyset';
+import { RecordUnavailableError } from '../core/errors.ts';
+import type { KeySet } from '@merchant-verify/verifier';
 import { unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
-import type { AbsenceProof } from '@merchant-verify/verifier/absence';
+import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { absenceProof, hasRecord, type BuildMap } from './build-maps.ts';
 import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
-import { formatTimestamp } from '@merchant-verify/verifier/time';
+import { formatTimestamp } from '@merchant-verify/verifier/issuer';
 import { strongEtag } from '../core/etag.ts';
 import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
 import { KeySetSource } from '../storage/key-set-source.ts';

@@ -1,5 +1,5 @@
-import { isMvrError, RecordUnavailableError, type ErrorCode } from '@merchant-verify/verifier/errors';
-import type { KeySet } from '@merchant-verify/verifier/keyset';
+import { isMvrError, RecordUnavailableError, type ErrorCode } from '../core/errors.ts';
+import type { KeySet } from '@merchant-verify/verifier';
 import { recordSchema } from '../core/record.ts';
 import { verifyRecordNode } from '../core/signing.ts';
 

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { open, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { NoBuildHistoryError, RecordUnavailableError, StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { NoBuildHistoryError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import { fileVersion, NotARecordFileError, readRegularFile } from '../core/files.ts';
 import { BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import { readKept, type KeptBuild } from './kept-builds.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { NoBuildHistoryError, NoLogError, RecordUnavailableError, StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { NoBuildHistoryError, NoLogError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import { MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTransportOptions } from './origin-transport.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { parseKeySet, type KeySet } from '@merchant-verify/verifier/keyset';
-import { StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { parseKeySet, type KeySet } from '@merchant-verify/verifier';
+import { StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import { fileVersion } from '../core/files.ts';
 

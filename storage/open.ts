@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { ConfigError } from '@merchant-verify/verifier/errors';
+import { ConfigError } from '../core/errors.ts';
 import { FolderStore } from './folder.ts';
 import { HttpOriginStore } from './http-origin.ts';
 import { S3Bucket } from './s3/bucket.ts';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StoreUnavailableError } from '@merchant-verify/verifier/errors';
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { StoreUnavailableError } from '../core/errors.ts';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
 import { keySetFile, type KeySetOrigin } from './key-set-source.ts';
 

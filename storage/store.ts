@@ -1,4 +1,4 @@
-import { StoreNotPublishedError } from '@merchant-verify/verifier/errors';
+import { StoreNotPublishedError } from '../core/errors.ts';
 import type { KeySetOrigin } from './key-set-source.ts';
 import type { KeptBuild } from './kept-builds.ts';
 

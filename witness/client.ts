@@ -1,8 +1,8 @@
-import type { ErrorCode } from '@merchant-verify/verifier/errors';
-import { cosignedMessage, parseCosignature } from '@merchant-verify/verifier/tlog/cosignature';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
-import { parseNote } from '@merchant-verify/verifier/tlog/note';
-import { quorumMet, type PolicyWitness, type TlogPolicy } from '@merchant-verify/verifier/tlog/policy';
+import type { ErrorCode } from '../core/errors.ts';
+import { cosignedMessage, parseCosignature } from '@merchant-verify/verifier/tlog';
+import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
+import { parseNote } from '@merchant-verify/verifier/tlog';
+import { quorumMet, type PolicyWitness, type TlogPolicy } from '@merchant-verify/verifier/tlog';
 import { nodeEd25519VerifyRaw } from './ed25519.ts';
 import { formatAddCheckpoint, parseSize } from './protocol.ts';
 

@@ -1,10 +1,10 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError, InvalidKeyError } from '@merchant-verify/verifier/errors';
-import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
-import { cosignatureKeyId, cosignatureLine, cosignedMessage } from '@merchant-verify/verifier/tlog/cosignature';
-import { COSIGNATURE_ED25519, formatVerifierKey, isKeyName } from '@merchant-verify/verifier/tlog/note';
+import { ConfigError, InvalidKeyError } from '../core/errors.ts';
+import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog';
+import { cosignatureKeyId, cosignatureLine, cosignedMessage } from '@merchant-verify/verifier/tlog';
+import { COSIGNATURE_ED25519, formatVerifierKey, isKeyName } from '@merchant-verify/verifier/tlog';
 import { sha256 } from '../core/hash.ts';
 
 /** The witness key's file under the keys folder (mode 0600). */

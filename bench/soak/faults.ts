@@ -1,7 +1,7 @@
 import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { activeKid, keygen } from '../../keyring/signing-keys.ts';
 import type { Checker, Exchange, Planned, Verdict } from './check.ts';
 import { DAMAGED_INDEXES, HOT_COUNT, type Mix } from './load.ts';

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Pool } from 'undici';
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { Checker } from './check.ts';
 import { KeySetCache, Stats } from './stats.ts';
 import { runFaults, type FaultReport } from './faults.ts';

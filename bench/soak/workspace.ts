@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { defaultSchemaUrl } from '../../core/record.ts';
-import { formatTimestamp } from '@merchant-verify/verifier/time';
+import { formatTimestamp } from '@merchant-verify/verifier/issuer';
 import { runBuild, type BuildSummary } from '../../builder/build.ts';
 import { activeKid, keygen } from '../../keyring/signing-keys.ts';
 import { generateAudits } from '../generate-audits.ts';

@@ -1,5 +1,5 @@
 import { defineCommand } from '../command.ts';
-import { StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { StoreUnavailableError } from '../../core/errors.ts';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyTable } from '../../access/api-keys.ts';
 import { runAction } from '../cli-output.ts';
 import { apiKeysFileOf, commandOptions } from '../config.ts';

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '@merchant-verify/verifier/errors';
+import { ConfigError } from '../../core/errors.ts';
 import type { BuildSummary } from '../../builder/build.ts';
 import { defineCommand } from '../command.ts';
 import { writeDatedAudits } from '../dev-audits.ts';

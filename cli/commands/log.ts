@@ -1,13 +1,13 @@
 import { defineCommand } from '../command.ts';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { ConfigError, LogInconsistentError, MvrError } from '@merchant-verify/verifier/errors';
+import { ConfigError, LogInconsistentError, MvrError } from '../../core/errors.ts';
 import { LOG_CHECKPOINT, LOG_DIR } from '../../core/layout.ts';
 import { partialPaths } from '../../core/tlog/appender.ts';
-import { parseNote, type NoteVerifierKey } from '@merchant-verify/verifier/tlog/note';
+import { parseNote, type NoteVerifierKey } from '@merchant-verify/verifier/tlog';
 import { parseTilePath } from '../../core/tlog/tiles.ts';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
-import { parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog/checkpoint';
+import { encodeBase64 } from '@merchant-verify/verifier/tlog';
+import { parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog';
 import { TileTree } from '../../core/tlog/tile-tree.ts';
 import { writeAtomic } from '../../core/files.ts';
 import { openCheckpoint, parseVkey } from '../../keyring/log-key.ts';

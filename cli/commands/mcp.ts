@@ -1,8 +1,8 @@
 import { defineCommand } from '../command.ts';
-import { ConfigError, isErrorCode, MvrError } from '@merchant-verify/verifier/errors';
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
-import type { AbsenceProof } from '@merchant-verify/verifier/absence';
+import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { getFromGateway } from '../../clients/gateway-client.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';

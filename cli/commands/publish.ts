@@ -1,5 +1,5 @@
 import { defineCommand } from '../command.ts';
-import { ConfigError } from '@merchant-verify/verifier/errors';
+import { ConfigError } from '../../core/errors.ts';
 import { storeSettingsFromEnv } from '../../storage/url.ts';
 import { runAction } from '../cli-output.ts';
 import { createProgress } from '../progress.ts';

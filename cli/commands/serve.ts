@@ -1,5 +1,5 @@
 import { defineCommand } from '../command.ts';
-import { ConfigError } from '@merchant-verify/verifier/errors';
+import { ConfigError } from '../../core/errors.ts';
 import type { JsonLog } from '../../gateway/json-log.ts';
 import type { GatewayOptions } from '../../gateway/server.ts';
 import { runAction } from '../cli-output.ts';

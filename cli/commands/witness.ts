@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { ConfigError } from '@merchant-verify/verifier/errors';
+import { ConfigError } from '../../core/errors.ts';
 import { defineCommand } from '../command.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions } from '../config.ts';

@@ -1,4 +1,4 @@
-import { consistencyProof, foldPerfect, inclusionProof, rangeHash, verifyConsistency, type RangeHash, type TreeHasher } from '@merchant-verify/verifier/tlog/merkle';
+import { consistencyProof, foldPerfect, inclusionProof, rangeHash, verifyConsistency, type RangeHash, type TreeHasher } from '@merchant-verify/verifier/tlog';
 import { HASH_SIZE, TILE_WIDTH, tilePath, type Tile } from './tiles.ts';
 
 /** Reads one tile's bytes (from a folder, or over HTTP); throws when it cannot. */

@@ -1,5 +1,5 @@
 import { defineEventHandler, getRequestHeader, type H3Event } from 'h3';
-import { InvalidRequestError, UnsupportedMediaTypeError } from '@merchant-verify/verifier/errors';
+import { InvalidRequestError, UnsupportedMediaTypeError } from '../../core/errors.ts';
 import { batchDomains, lookupBatch } from '../../service/batch.ts';
 import { sendAnswer } from '../answer.ts';
 import { cacheHeaders } from '../cache-policy.ts';

@@ -1,8 +1,8 @@
 import { defineEventHandler } from 'h3';
-import { BuildNotFoundError, NotFoundError } from '@merchant-verify/verifier/errors';
+import { BuildNotFoundError, NotFoundError } from '../../core/errors.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
-import { parseNote } from '@merchant-verify/verifier/tlog/note';
+import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
+import { parseNote } from '@merchant-verify/verifier/tlog';
 import { parseTilePath, tileCovered } from '../../core/tlog/tiles.ts';
 import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';

@@ -1,5 +1,5 @@
 import { defineEventHandler } from 'h3';
-import { NotFoundError } from '@merchant-verify/verifier/errors';
+import { NotFoundError } from '../../core/errors.ts';
 import { readVerifyPage } from '../../core/verify-page.ts';
 import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';

@@ -1,4 +1,4 @@
-import { ConfigError } from '@merchant-verify/verifier/errors';
+import { ConfigError } from '../../core/errors.ts';
 import { credentialsFromEnv, type CredentialSource } from './credentials.ts';
 
 // The S3 settings, apart from the client (service/s3.ts), so the CLI reads them without loading it.

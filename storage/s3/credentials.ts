@@ -1,4 +1,4 @@
-import { ConfigError } from '@merchant-verify/verifier/errors';
+import { ConfigError } from '../../core/errors.ts';
 
 /** One set of AWS credentials; `expiration` when they are temporary (a role's). */
 export interface AwsCredentials {

@@ -1,4 +1,4 @@
-import { RecordUnavailableError, StoreUnavailableError } from '@merchant-verify/verifier/errors';
+import { RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
 import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, BUILDS_DIR, LIVE_POINTER_OBJECT, LOG_CHECKPOINT, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
 import { MAX_RECORD_BYTES } from '../../core/files.ts';
 import type { KeySetOrigin } from '../key-set-source.ts';

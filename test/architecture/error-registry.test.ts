@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ERROR_REGISTRY, HTTP_ERROR_CODES, exitCodeOf, type ErrorCode } from '@merchant-verify/verifier/errors';
+import { CanonicalizationError, ConfigError, ERROR_REGISTRY, HTTP_ERROR_CODES, InvalidKeySetError, NoLogError, PolicyError, VERIFIER_ERROR_CODES, exitCodeOf, type ErrorCode } from '../../core/errors.ts';
 import { openApiDocument } from '../../gateway/openapi.ts';
 
 /** The folders whose sources are scanned. */
@@ -51,12 +51,14 @@ const literalUses: Use[] = sources.flatMap(({ file, text }) =>
   CODE_SHAPES.flatMap((re) => [...text.matchAll(re)].map((m) => ({ file, line: lineOf(text, m.index), code: m[1]!, how: m[0] }))),
 );
 
-/** Error class -> its code, read from the classes of the verifier package's errors.ts (a subclass without `super('X'` inherits its parent's). */
+/** Error class -> its code, read from the classes of the application's and the verifier package's errors.ts (a subclass without `static readonly code = 'X'` inherits its parent's). */
 function errorClassCodes(): Map<string, string> {
-  const text = readFileSync(join(ROOT, 'packages/verifier/src/errors.ts'), 'utf8');
-  const classes = [...text.matchAll(/\bclass (\w+) extends (\w+)/g)].map((m, i, all) => {
-    const body = text.slice(m.index, all[i + 1]?.index ?? text.length);
-    return { name: m[1]!, parent: m[2]!, code: /\bsuper\(\s*'([A-Z][A-Z_]+)'/.exec(body)?.[1] };
+  const classes = ['core/errors.ts', 'packages/verifier/src/errors.ts'].flatMap((file) => {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    return [...text.matchAll(/\bclass (\w+) extends (\w+)/g)].map((m, i, all) => {
+      const body = text.slice(m.index, all[i + 1]?.index ?? text.length);
+      return { name: m[1]!, parent: m[2]!, code: /\bstatic readonly code = '([A-Z][A-Z_]+)'/.exec(body)?.[1] };
+    });
   });
   const codes = new Map<string, string>();
   for (let changed = true; changed; ) {
@@ -89,10 +91,29 @@ describe('codes used in the sources', () => {
     expect(unknown, 'codes missing from the registry').toEqual([]);
   });
 
-  it('every error class of core/errors.ts carries a registry code', () => {
+  it('every error class of core/errors.ts and the verifier package carries a registry code', () => {
     expect(CLASS_CODES.size).toBeGreaterThanOrEqual(15);
     const unknown = [...CLASS_CODES].filter(([, code]) => !isRegistryCode(code)).map(([name, code]) => `${name}: ${code}`);
     expect(unknown).toEqual([]);
+  });
+});
+
+describe("the verifier package's codes", () => {
+  it('every code the package lists is in the one registry', () => {
+    expect(VERIFIER_ERROR_CODES.length).toBeGreaterThanOrEqual(15);
+    expect(VERIFIER_ERROR_CODES.filter((code) => !isRegistryCode(code))).toEqual([]);
+  });
+
+  it("every code named in the package's sources is one the package lists", () => {
+    const listed = new Set<string>(VERIFIER_ERROR_CODES);
+    const inPackage = [...literalUses, ...classUses].filter((u) => u.file.startsWith('packages/verifier/src/'));
+    expect(inPackage.length).toBeGreaterThan(10);
+    expect(inPackage.filter((u) => !listed.has(u.code)).map(where)).toEqual([]);
+  });
+
+  it('each error class has a static code, and its instances carry it', () => {
+    const errors = [new CanonicalizationError('$', 'x'), new InvalidKeySetError('x'), new PolicyError('p', 1, 'x'), new ConfigError('x'), new NoLogError('x')];
+    for (const error of errors) expect(error.code).toBe((error.constructor as unknown as { code: string }).code);
   });
 });
 

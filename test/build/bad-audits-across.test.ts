@@ -1,7 +1,7 @@
 /** Bad audits that only show across files (one domain under two spellings), and bad audits through the CLI: exit code, problems named, nothing published. */
 import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatProblem, type AuditProblem } from '@merchant-verify/verifier/errors';
+import { formatProblem, type AuditProblem } from '../../core/errors.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { buildArgs, lines, runCli } from '../support/cli.ts';
 import { readCurrentRecords } from '../support/outputs.ts';

@@ -4,7 +4,7 @@
  * build, each in a folder of its own (test/support/bad-audits.ts): a build costs a worker thread.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatProblem } from '@merchant-verify/verifier/errors';
+import { formatProblem } from '../../core/errors.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { build, makeProject, type Project, removeTempDirs } from '../support/project.ts';
 import { file, rejected, rejectedTogether, type ProblemsOf } from '../support/bad-audits.ts';

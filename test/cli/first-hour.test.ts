@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exitCodeOf } from '@merchant-verify/verifier/errors';
+import { exitCodeOf } from '../../core/errors.ts';
 import { OPTIONS, type OptionName } from '../../cli/config.ts';
 import { BUILD_OPTIONS } from '../../cli/commands/build.ts';
 import { SERVE_OPTIONS } from '../../cli/commands/serve.ts';

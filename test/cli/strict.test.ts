@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exitCodeOf } from '@merchant-verify/verifier/errors';
+import { exitCodeOf } from '../../core/errors.ts';
 import { colourEnabled } from '../../cli/colour.ts';
 import { cliEnv, type CliResult } from '../support/cli.ts';
 import { removeTempDirs, ROOT, tempDir } from '../support/project.ts';

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/canonical';
-import { CanonicalizationError, MvrError } from '@merchant-verify/verifier/errors';
+import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/issuer';
+import { CanonicalizationError, MvrError } from '../../core/errors.ts';
 import { thrown } from '../support/thrown.ts';
 
 interface Rfc8785File {

@@ -2,7 +2,7 @@
 import { describe, it, expect } from 'vitest';
 import { validateAudit } from '../../core/audit.ts';
 import { MAX_SCORE, defaultSchemaUrl, deriveRecord, recordSchema, unverifiedRecord, type IssueContext } from '../../core/record.ts';
-import { formatProblem } from '@merchant-verify/verifier/errors';
+import { formatProblem } from '../../core/errors.ts';
 import { auditOf, baseAudit, ctx, derive, problemsOf, type Patch } from '../support/derive.ts';
 
 describe('the whole derived record', () => {

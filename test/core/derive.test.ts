@@ -3,7 +3,7 @@ import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { validateAudit } from '../../core/audit.ts';
 import { deriveRecord, recordSchema, statusFor, tierFor } from '../../core/record.ts';
-import { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/time';
+import { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
 import { auditOf, baseAudit, ctx, derive, type Patch } from '../support/derive.ts';
 
 describe('tier', () => {

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { MAX_DOMAIN_INPUT, normalizeDomain } from '../../core/domain.ts';
-import { InvalidDomainError, MvrError } from '@merchant-verify/verifier/errors';
+import { InvalidDomainError, MvrError } from '../../core/errors.ts';
 import { thrown } from '../support/thrown.ts';
 
 const label63 = 'a'.repeat(63);

@@ -9,13 +9,13 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { canonicalBytes } from '@merchant-verify/verifier/canonical';
-import { encodeBase64url } from '@merchant-verify/verifier/base64url';
-import { ED25519_L, publicKeyProblem, signatureProblem } from '@merchant-verify/verifier/ed25519-encoding';
-import { parseKeySet } from '@merchant-verify/verifier/keyset';
+import { canonicalBytes } from '@merchant-verify/verifier/issuer';
+import { encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { ED25519_L, publicKeyProblem, signatureProblem } from '@merchant-verify/verifier/issuer';
+import { parseKeySet } from '@merchant-verify/verifier';
 import { nodeEd25519Verify } from '../../core/signing.ts';
-import { createEd25519Check } from '@merchant-verify/verifier/verify';
-import { nobleEd25519Verify } from '@merchant-verify/verifier/ed25519';
+import { createEd25519Check } from '@merchant-verify/verifier/issuer';
+import { nobleEd25519Verify } from '@merchant-verify/verifier/issuer';
 
 ed.hashes.sha512 = sha512;
 

@@ -3,12 +3,12 @@ import { readFileSync } from 'node:fs';
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { canonicalBytes } from '@merchant-verify/verifier/canonical';
-import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/base64url';
+import { canonicalBytes } from '@merchant-verify/verifier/issuer';
+import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
 import { jwkThumbprint, loadSigningKey, signRecord, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
-import { createRecordVerifier } from '@merchant-verify/verifier/verify';
-import { nobleEd25519Verify } from '@merchant-verify/verifier/ed25519';
-import { parseKeySet } from '@merchant-verify/verifier/keyset';
+import { createRecordVerifier } from '@merchant-verify/verifier/issuer';
+import { nobleEd25519Verify } from '@merchant-verify/verifier/issuer';
+import { parseKeySet } from '@merchant-verify/verifier';
 
 ed.hashes.sha512 = sha512;
 

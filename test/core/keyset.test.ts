@@ -5,8 +5,9 @@
  */
 import { describe, it, expect } from 'vitest';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { encodeBase64url } from '@merchant-verify/verifier/base64url';
-import { findKey, parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier';
+import { findKey } from '@merchant-verify/verifier/issuer';
 import { generatePrivateJwk, loadSigningKey, toPublicJwk } from '../../core/signing.ts';
 import { thrown } from '../support/thrown.ts';
 

@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BuildError } from '@merchant-verify/verifier/errors';
+import { BuildError } from '../../core/errors.ts';
 import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
 import { manifestText, parseManifest } from '../../core/manifest-schema.ts';
 import { cleanup } from '../support/gateway.ts';

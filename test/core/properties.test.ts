@@ -1,8 +1,8 @@
 /** Properties of canonical JSON (RFC 8785, against a reference) and of base64url, over random inputs (fast-check). */
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/canonical';
-import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/base64url';
+import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/issuer';
+import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
 
 const NUM_RUNS = 200;
 

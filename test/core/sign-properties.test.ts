@@ -1,11 +1,11 @@
 /** Properties of signing and verifying records over random inputs (fast-check): round trips, one flipped bit fails, and the signature encoding. */
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/canonical';
-import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/base64url';
+import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/issuer';
+import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
 import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/signing.ts';
-import { parseKeySet } from '@merchant-verify/verifier/keyset';
-import { signatureProblem } from '@merchant-verify/verifier/ed25519-encoding';
+import { parseKeySet } from '@merchant-verify/verifier';
+import { signatureProblem } from '@merchant-verify/verifier/issuer';
 
 const NUM_RUNS = 200;
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createHash, createPublicKey, sign, verify } from 'node:crypto';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/base64url';
+import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
 import { generatePrivateJwk, jwkThumbprint, loadSigningKey, toPublicJwk } from '../../core/signing.ts';
 import { thrown } from '../support/thrown.ts';
 

@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog/base64';
+import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog';
 import { checkpointTextSchema, logProofTextSchema } from '../../core/log-schema.ts';
 import { bundle, TileAppender, unbundle } from '../../core/tlog/appender.ts';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
-import { formatVerifierKey, noteKeyId, openNote, parseNote, parseVerifierKey } from '@merchant-verify/verifier/tlog/note';
-import { formatTlogProof, parseTlogProof } from '@merchant-verify/verifier/tlog/proof-text';
-import { treeHasher } from '@merchant-verify/verifier/tlog/merkle';
+import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
+import { formatVerifierKey, noteKeyId, openNote, parseNote, parseVerifierKey } from '@merchant-verify/verifier/tlog';
+import { formatTlogProof, parseTlogProof } from '@merchant-verify/verifier/tlog';
+import { treeHasher } from '@merchant-verify/verifier/tlog';
 import { parseTilePath, rightEdge, tileCovered, tilePath, tilesAdded } from '../../core/tlog/tiles.ts';
 import { ed25519, sha256, VECTORS } from '../support/tlog.ts';
 

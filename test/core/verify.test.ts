@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
-import { encodeBase64url } from '@merchant-verify/verifier/base64url';
-import { ED25519_L } from '@merchant-verify/verifier/ed25519-encoding';
-import { parseKeySet, type KeySet } from '@merchant-verify/verifier/keyset';
+import { encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { ED25519_L } from '@merchant-verify/verifier/issuer';
+import { parseKeySet, type KeySet } from '@merchant-verify/verifier';
 import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/signing.ts';
 import { defaultSchemaUrl, unverifiedRecord } from '../../core/record.ts';
 

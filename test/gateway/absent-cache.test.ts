@@ -8,7 +8,7 @@
 import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseKeySet } from '@merchant-verify/verifier/keyset';
+import { parseKeySet } from '@merchant-verify/verifier';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { activeSigner } from '../support/outputs.ts';

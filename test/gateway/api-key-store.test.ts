@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { StoreUnavailableError, UnauthorizedError } from '@merchant-verify/verifier/errors';
+import { StoreUnavailableError, UnauthorizedError } from '../../core/errors.ts';
 import { ApiKeyStore } from '../../access/api-key-store.ts';
 import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 

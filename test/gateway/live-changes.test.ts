@@ -7,7 +7,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../access/api-keys.ts';
-import { parseKeySet } from '@merchant-verify/verifier/keyset';
+import { parseKeySet } from '@merchant-verify/verifier';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { keygen } from '../../keyring/signing-keys.ts';

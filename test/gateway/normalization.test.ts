@@ -3,8 +3,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '@merchant-verify/verifier/canonical';
-import { parseKeySet } from '@merchant-verify/verifier/keyset';
+import { canonicalJson } from '@merchant-verify/verifier/issuer';
+import { parseKeySet } from '@merchant-verify/verifier';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { cleanup, RECORD_CACHE_CONTROL, startTestGateway, type TestGateway, useGateway } from '../support/gateway.ts';
 import { expectNoSecretsInLogs } from '../support/gateway-expect.ts';

@@ -7,7 +7,7 @@ import addFormatsModule from 'ajv-formats';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseKeySet } from '@merchant-verify/verifier/keyset';
+import { parseKeySet } from '@merchant-verify/verifier';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { cleanup, startTestGateway, type TestGateway, useGateway } from '../support/gateway.ts';
 import { expectNoSecretsInLogs } from '../support/gateway-expect.ts';

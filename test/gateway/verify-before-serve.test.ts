@@ -6,7 +6,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '@merchant-verify/verifier/canonical';
+import { canonicalJson } from '@merchant-verify/verifier/issuer';
 import { cleanup, startTestGateway, type TestGateway, useGateway, waitForLog } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
 import { liveRecordFile, makeProject, type Project } from '../support/project.ts';

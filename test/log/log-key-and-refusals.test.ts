@@ -5,8 +5,8 @@
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
-import { parseNote } from '@merchant-verify/verifier/tlog/note';
+import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
+import { parseNote } from '@merchant-verify/verifier/tlog';
 import { createLogKey, generateLogKeyText, LOG_KEY_FILE, loadLogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
 import type { BuildSummary } from '../../builder/build.ts';
 import { buildArgs, runCli } from '../support/cli.ts';

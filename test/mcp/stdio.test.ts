@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { BIN, runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { GOLD, ISSUER, makeProject, type Project, tempDir, UNAUDITED } from '../support/project.ts';

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 
 /** The API keys the Authorization values use, set once the gateway is up (read when a request is generated). */
 export const keys = { valid: '', revoked: '' };

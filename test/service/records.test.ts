@@ -5,9 +5,9 @@
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '@merchant-verify/verifier/canonical';
+import { canonicalJson } from '@merchant-verify/verifier/issuer';
 import { unverifiedRecord } from '../../core/record.ts';
-import { formatTimestamp } from '@merchant-verify/verifier/time';
+import { formatTimestamp } from '@merchant-verify/verifier/issuer';
 import { openRecordsService, type RecordsService } from '../../service/records.ts';
 import { verifyRecord } from '@merchant-verify/verifier';
 import { cleanup } from '../support/gateway.ts';

@@ -4,7 +4,7 @@
  */
 import { validateAudit, type Audit } from '../../core/audit.ts';
 import { defaultSchemaUrl, deriveRecord, recordSchema, type IssueContext, type UnsignedRecord } from '../../core/record.ts';
-import { formatProblem, type AuditProblem } from '@merchant-verify/verifier/errors';
+import { formatProblem, type AuditProblem } from '../../core/errors.ts';
 
 export const ctx: IssueContext = {
   issuer: 'verify.example.com',

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KEY_SET_PATH, parseKeySet, type KeySet } from '@merchant-verify/verifier/keyset';
+import { KEY_SET_PATH, parseKeySet, type KeySet } from '@merchant-verify/verifier';
 import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
 import { parseManifest, type Manifest } from '../../core/manifest-schema.ts';
 import type { SigningKey } from '../../core/signing.ts';

@@ -6,8 +6,8 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { consistencyProof } from '@merchant-verify/verifier/tlog/merkle';
-import { formatCheckpoint } from '@merchant-verify/verifier/tlog/checkpoint';
+import { consistencyProof } from '@merchant-verify/verifier/tlog';
+import { formatCheckpoint } from '@merchant-verify/verifier/tlog';
 import { generateLogKeyText, parseLogKey, signNote, type LogKey } from '../../keyring/log-key.ts';
 import { startWitness, type RunningWitness } from '../../witness/server.ts';
 import { WitnessState } from '../../witness/state.ts';

@@ -15,8 +15,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { canonicalBytes } from '@merchant-verify/verifier/canonical';
-import { ED25519_L as L } from '@merchant-verify/verifier/ed25519-encoding';
+import { canonicalBytes } from '@merchant-verify/verifier/issuer';
+import { ED25519_L as L } from '@merchant-verify/verifier/issuer';
 
 ed.hashes.sha512 = sha512;
 const { Point } = ed;

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { runCli } from '../support/cli.ts';
 import { GOLD } from '../support/project.ts';
 import { gold, goldText, gw, parseJson, project, saved, useGoldGateway } from '../support/verify-cli.ts';

@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeBase64url } from '@merchant-verify/verifier/base64url';
+import { encodeBase64url } from '@merchant-verify/verifier/issuer';
 import { jwkThumbprint, verifyRecordNode } from '../../core/signing.ts';
 import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
 import { verifyRecord } from '@merchant-verify/verifier';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
-import { KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
 import { verifyRecord } from '@merchant-verify/verifier';
 import { KeySetClient, verifyRecordWithClient } from '../../clients/key-set-client.ts';

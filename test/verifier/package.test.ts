@@ -111,8 +111,8 @@ describe('merchant-verify, packed and installed', () => {
     const paths = packedService.files.map((f) => f.path);
     expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'server.json', 'bin/mvr.js', 'dist/cli/cli.js', 'dist/builder/worker.js', 'dist/clients/exports.d.ts']));
     expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
-    // The error classes and the registry ship once, in the verifier package the service depends on.
-    expect(paths.filter((p) => /(^|\/)(errors|error-registry)\.js$/.test(p))).toEqual([]);
+    // The service's errors and the one registry ship in the service; the verifier's own errors only in the verifier package.
+    expect(paths.filter((p) => /(^|\/)(errors|error-registry)\.js$/.test(p))).toEqual(['dist/core/error-registry.js', 'dist/core/errors.js']);
     const installed = await readdir(join(service, 'node_modules'));
     for (const tool of ['tsx', 'typescript', 'esbuild', 'vitest']) expect(installed, tool).not.toContain(tool);
   });
@@ -130,7 +130,7 @@ describe('merchant-verify, packed and installed', () => {
       console.log(fromService.verifyRecord === fromPackage.verifyRecord, Object.keys(fromService).sort().join());`;
     await writeFile(join(service, 'same.mjs'), script);
     const { stdout } = await run(process.execPath, ['same.mjs'], { cwd: service });
-    expect(stdout.trim()).toBe('true KEY_SET_PATH,parseKeySet,parsePolicy,stalenessOf,verifyAbsence,verifyLogProof,verifyRecord,verifyWitnessedCheckpoint');
+    expect(stdout.trim()).toBe('true CanonicalizationError,InvalidKeySetError,KEY_SET_PATH,MvrError,PolicyError,VERIFIER_ERROR_CODES,isNeverAudited,parseKeySet,parsePolicy,stalenessOf,verifyAbsence,verifyAnswer,verifyLogProof,verifyRecord,verifyWitnessedCheckpoint');
   });
 
   it('runs its bin with plain node: `mvr verify --file` checks a saved record offline', async () => {

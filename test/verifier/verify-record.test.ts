@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyRecord, stalenessOf, parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier';
-import { canonicalJson } from '@merchant-verify/verifier/canonical';
+import { canonicalJson } from '@merchant-verify/verifier/issuer';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
-import type { KeySet } from '@merchant-verify/verifier/keyset';
+import type { KeySet } from '@merchant-verify/verifier';
 import { cleanup } from '../support/gateway.ts';
 import { liveManifest, liveRecord, liveRecords, publishedKeySet, type StoredRecord } from '../support/outputs.ts';
 import { GOLD, makeProject, NOW, type Project } from '../support/project.ts';

@@ -1,6 +1,6 @@
 // The verify page's script: verifies a record in the browser with @merchant-verify/verifier,
 // against the key set this origin publishes. Bundled for the browser by `npm run build`.
-import { KEY_SET_PATH, verifyAbsence, verifyRecord, type AbsenceResult, type RecordVerification } from '@merchant-verify/verifier';
+import { isNeverAudited, KEY_SET_PATH, verifyAnswer, type AbsenceResult, type VerifyAnswerInput } from '@merchant-verify/verifier';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const result = $('result');
@@ -50,8 +50,7 @@ async function keySet(): Promise<unknown> {
   return res.json();
 }
 
-function report(record: unknown, verification: RecordVerification): void {
-  const r = (record ?? {}) as Record<string, unknown>;
+function report(r: Record<string, unknown>, verification: { valid: boolean; code?: string; staleness: unknown }): void {
   const text = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
   const staleness = verification.staleness as { state?: string; ageDays?: number | null } | undefined;
   const rows: Row[] = [
@@ -98,17 +97,15 @@ function reportAbsence(domain: string, absence: AbsenceResult): void {
   }
 }
 
-async function checkAbsence(proof: unknown, domain: string): Promise<void> {
+/**
+ * Verifies an answer with the key set of this origin, and shows it: a never-audited answer by its
+ * absence proof, a record by its signature.
+ */
+async function check(input: Omit<VerifyAnswerInput, 'keySet'>): Promise<void> {
   try {
-    reportAbsence(domain, verifyAbsence(proof, domain, await keySet()));
-  } catch (error) {
-    show('error', 'Could not verify', [['Problem', (error as Error).message]]);
-  }
-}
-
-async function check(record: unknown, domain?: string): Promise<void> {
-  try {
-    report(record, verifyRecord(record, await keySet(), { domain }));
+    const verification = verifyAnswer({ ...input, keySet: await keySet() });
+    if (verification.absence) reportAbsence(String(input.domain ?? verification.answer.domain), verification.absence);
+    else report(verification.answer, verification.signature);
   } catch (error) {
     show('error', 'Could not verify', [['Problem', (error as Error).message]]);
   }
@@ -125,8 +122,8 @@ $('paste-form').addEventListener('submit', (event) => {
   }
   // An absence proof (GET /v1/absence) pasted instead of a record: checked for the domain it names.
   const proof = record as { domain_hash?: unknown; domain?: unknown } | null;
-  if (proof && typeof proof.domain_hash === 'string' && typeof proof.domain === 'string') void checkAbsence(record, proof.domain);
-  else void check(record);
+  if (proof && typeof proof.domain_hash === 'string' && typeof proof.domain === 'string') void check({ domain: proof.domain, absence: { proof: record } });
+  else void check({ answer: record });
 });
 
 /**
@@ -157,15 +154,15 @@ $('lookup-form').addEventListener('submit', (event) => {
         return;
       }
       const asked = answeredFor(domain, body.domain);
-      if ((body as { status?: unknown }).status === 'unverified' && asked !== undefined) {
+      if (isNeverAudited(body) && asked !== undefined) {
         // "Never audited" holds only with the build's proof of it, never on the gateway's word.
         const proof = await fetch(`/v1/absence?domain=${encodeURIComponent(asked)}`, { headers: { authorization: `Bearer ${key}`, accept: 'application/json' } });
         const answer = (await proof.json()) as { code?: string; detail?: string };
         if (!proof.ok) show('invalid', `Absence not proven: ${answer.code ?? proof.status}`, [['Problem', answer.detail ?? `the gateway answered ${proof.status}`]]);
-        else await checkAbsence(answer, asked);
+        else await check({ answer: body, domain: asked, absence: { proof: answer } });
         return;
       }
-      await check(body, asked);
+      await check({ answer: body, domain: asked });
     } catch (error) {
       show('error', 'Lookup failed', [['Problem', (error as Error).message]]);
     }

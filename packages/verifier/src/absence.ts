@@ -3,7 +3,7 @@
  * key, by the record scheme), and how anyone checks that a domain has no record in a build.
  * Portable: the primitives are passed in, as for records and log proofs.
  */
-import type { ErrorCode } from './errors.ts';
+import type { VerifierErrorCode } from './errors.ts';
 import { compareHashes, decodeHash, domainHash, type DomainMapHead, type MapNeighbour } from './domain-map.ts';
 import type { KeySet } from './keyset.ts';
 import { encodeBase64 } from './tlog/base64.ts';
@@ -41,7 +41,7 @@ export interface AbsenceProof {
 
 /** Why an absence proof does not hold. Stable codes. */
 export type AbsenceFailureCode = Extract<
-  ErrorCode,
+  VerifierErrorCode,
   | 'MALFORMED_ABSENCE_PROOF' // not the shape of a proof, or a proof about another domain
   | 'STATEMENT_NOT_SIGNED' // the build statement does not verify against the key set (unsigned included)
   | 'NOT_ABSENT' // the neighbours do not enclose the domain's hash, are not adjacent, or are not in the signed map

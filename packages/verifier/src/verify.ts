@@ -2,11 +2,11 @@ import { canonicalBytes } from './canonical.ts';
 import { decodeBase64url } from './base64url.ts';
 import { publicKeyProblem, signatureProblem } from './ed25519-encoding.ts';
 import { findKey, type KeySet } from './keyset.ts';
-import { MvrError, type ErrorCode } from './errors.ts';
+import { MvrError, type VerifierErrorCode } from './errors.ts';
 
 /** Why a record did not verify. Stable codes; a verifier in another language uses the same. */
 export type VerifyFailureCode = Extract<
-  ErrorCode,
+  VerifierErrorCode,
   | 'UNSIGNED' // no `signature`: unverified, never a pass (the spec: a missing signature is never a pass)
   | 'MALFORMED_RECORD' // not an object, or `key_id`/`signature` half present or not strings
   | 'UNKNOWN_KEY' // `key_id` is not in the key set

@@ -9,7 +9,7 @@
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { consistencyProof, treeHasher } from '@merchant-verify/verifier/tlog/merkle';
+import { consistencyProof, treeHasher } from '@merchant-verify/verifier/tlog';
 
 const DIR = import.meta.dirname;
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../errors.ts';
+import type { VerifierErrorCode } from '../errors.ts';
 import { parseCheckpoint, type Checkpoint } from './checkpoint.ts';
 import { treeHasher, verifyInclusion, type Sha256 } from './merkle.ts';
 import { NoteError, openNote, parseVerifierKey, type Ed25519VerifyRaw, type NoteVerifierKey } from './note.ts';
@@ -9,7 +9,7 @@ export const SALT_SIZE = 32;
 
 /** Why a log proof did not verify. Stable codes, as for records. */
 export type LogProofFailureCode = Extract<
-  ErrorCode,
+  VerifierErrorCode,
   | 'MALFORMED_PROOF' // not a C2SP tlog-proof, or no 32-byte salt in its extra line
   | 'CHECKPOINT_NOT_SIGNED' // the checkpoint carries no valid signature by the log's key
   | 'LOG_ORIGIN_MISMATCH' // the checkpoint is of another log than the one expected

@@ -1,4 +1,4 @@
-import { MvrError } from '../errors.ts';
+import { PolicyError } from '../errors.ts';
 import type { Sha256 } from './merkle.ts';
 import { COSIGNATURE_ED25519, COSIGNATURE_ML_DSA_44, NoteError, parseTypedVerifierKey, type NoteVerifierKey } from './note.ts';
 
@@ -31,14 +31,7 @@ export interface TlogPolicy {
   quorum: QuorumRule | null;
 }
 
-/** A policy file that cannot be used; the message names the file and the line (0 for the file as a whole). */
-export class PolicyError extends MvrError {
-  readonly line: number;
-  constructor(source: string, line: number, message: string) {
-    super('INVALID_POLICY', `${source}${line > 0 ? `:${line}` : ''}: ${message}`);
-    this.line = line;
-  }
-}
+export { PolicyError };
 
 const ED25519 = 0x01;
 const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../errors.ts';
+import type { VerifierErrorCode } from '../errors.ts';
 import { parseCheckpoint, type Checkpoint } from './checkpoint.ts';
 import { cosignedMessage, parseCosignature } from './cosignature.ts';
 import { NoteError, openNote, parseNote, type Ed25519VerifyRaw, type NoteVerifierKey } from './note.ts';
@@ -6,7 +6,7 @@ import { quorumMet, type TlogPolicy } from './policy.ts';
 
 /** Why a checkpoint does not hold under a policy. */
 export type WitnessedFailureCode = Extract<
-  ErrorCode,
+  VerifierErrorCode,
   | 'CHECKPOINT_NOT_SIGNED' // not a signed note, or no valid signature by a log of the policy
   | 'LOG_ORIGIN_MISMATCH' // no log of the policy (or the log given) has the checkpoint's origin
   | 'BAD_COSIGNATURE' // a signature line by a policy witness's key that does not verify (the note is malformed)

@@ -1,5 +1,9 @@
+import type { VerifierErrorCode } from '@merchant-verify/verifier';
+
 /**
- * Every error code of merchant-verify, in one registry. The classes that raise them are in errors.ts.
+ * Every error code of merchant-verify, in one registry: the service's and CLI's own (raised by the
+ * classes in errors.ts) and the verifier package's (its verdicts and misuse errors). The package
+ * lists its codes; the check below the table fails to compile when one of them is missing here.
  *
  * An entry gives the code's HTTP status (null for codes the HTTP API never answers with), the
  * title of its problem document, and the exit code of the CLI. Problem documents, the OpenAPI
@@ -63,6 +67,10 @@ export const ERROR_REGISTRY = {
 } as const satisfies Record<string, { status: number | null; title: string; exit: number }>;
 
 export type ErrorCode = keyof typeof ERROR_REGISTRY;
+
+/** Compile-time check: every code of the verifier package has an entry above. */
+const EVERY_VERIFIER_CODE_IS_REGISTERED: Record<VerifierErrorCode, unknown> = ERROR_REGISTRY;
+void EVERY_VERIFIER_CODE_IS_REGISTERED;
 
 /** The codes the HTTP API answers with (a status in the registry), in registry order. */
 export const HTTP_ERROR_CODES = (Object.keys(ERROR_REGISTRY) as ErrorCode[]).filter((code) => ERROR_REGISTRY[code].status !== null);

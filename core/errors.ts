@@ -1,0 +1,246 @@
+/**
+ * The service's and CLI's errors: one class per failure, each with a `static code` from the
+ * registry (`error-registry.ts`, re-exported here). They extend the verifier package's `MvrError`,
+ * whose own errors (a bad key set, a value canonical JSON cannot express, a witness policy) are
+ * re-exported here too, so the application imports every error from this one module.
+ * Tests assert `code`, never the wording.
+ */
+import { MvrError } from '@merchant-verify/verifier';
+import { isErrorCode, type ErrorCode } from './error-registry.ts';
+
+export * from './error-registry.ts';
+export { CanonicalizationError, InvalidKeySetError, MvrError, PolicyError, VERIFIER_ERROR_CODES, type VerifierErrorCode } from '@merchant-verify/verifier';
+
+/** An error of merchant-verify, its code a key of the registry. */
+export type RegisteredError = MvrError & { readonly code: ErrorCode };
+
+/**
+ * Whether an error is one of ours, by its registered code rather than its class: errors thrown
+ * inside @merchant-verify/verifier are instances of that package's own copy of these classes.
+ * The edges (HTTP, MCP, CLI) recognize errors with this.
+ */
+export function isMvrError(error: unknown): error is RegisteredError {
+  return error instanceof Error && isErrorCode((error as { code?: unknown }).code);
+}
+
+/** A `domain` that is not a valid, registrable hostname. */
+export class InvalidDomainError extends MvrError {
+  static readonly code = 'INVALID_DOMAIN';
+  constructor(message: string) {
+    super(InvalidDomainError.code, message);
+  }
+}
+
+/** The caller presented no credentials, or credentials that are not a live API key. */
+export class UnauthorizedError extends MvrError {
+  static readonly code = 'UNAUTHORIZED';
+  /** True when a key was sent (so `WWW-Authenticate` says `error="invalid_token"`). */
+  constructor(
+    message: string,
+    readonly keySent: boolean,
+  ) {
+    super(UnauthorizedError.code, message);
+  }
+}
+
+/** A request to a path the gateway does not serve. */
+export class NotFoundError extends MvrError {
+  static readonly code = 'NOT_FOUND';
+  constructor(path: string) {
+    super(NotFoundError.code, `no resource at ${path}`);
+  }
+}
+
+/** A known path asked with a method it does not support. */
+export class MethodNotAllowedError extends MvrError {
+  static readonly code = 'METHOD_NOT_ALLOWED';
+  constructor(
+    method: string,
+    readonly allow: readonly string[],
+  ) {
+    super(MethodNotAllowedError.code, `${method} is not allowed here; use ${allow.join(', ')}`);
+  }
+}
+
+/** A request body larger than the endpoint accepts. */
+export class PayloadTooLargeError extends MvrError {
+  static readonly code = 'PAYLOAD_TOO_LARGE';
+  constructor(message: string) {
+    super(PayloadTooLargeError.code, message);
+  }
+}
+
+/** A request body that is not what the endpoint takes (not JSON, the wrong shape, too many items). */
+export class InvalidRequestError extends MvrError {
+  static readonly code = 'INVALID_REQUEST';
+  constructor(message: string) {
+    super(InvalidRequestError.code, message);
+  }
+}
+
+/** A request body in a media type the endpoint does not take. */
+export class UnsupportedMediaTypeError extends MvrError {
+  static readonly code = 'UNSUPPORTED_MEDIA_TYPE';
+  constructor(message: string) {
+    super(UnsupportedMediaTypeError.code, message);
+  }
+}
+
+/** A build id that is not among the kept builds. */
+export class BuildNotFoundError extends MvrError {
+  static readonly code = 'BUILD_NOT_FOUND';
+  constructor(id: string, message = `no kept build "${id}" (GET /v1/builds lists them)`) {
+    super(BuildNotFoundError.code, message);
+  }
+}
+
+/**
+ * A store that keeps no past builds (a copy of one build's folder, an http(s) origin): every
+ * question about kept builds, history or changes is answered with this, worded once; `why` says
+ * what the store is.
+ */
+export class NoBuildHistoryError extends BuildNotFoundError {
+  constructor(why: string) {
+    super('', `this gateway keeps no build history: ${why}; serve the records folder "mvr build" writes, or s3:// as "mvr publish" fills it`);
+  }
+}
+
+/** The caller used up its quota; `retryAfterSeconds` says when its window resets. */
+export class RateLimitedError extends MvrError {
+  static readonly code = 'RATE_LIMITED';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(RateLimitedError.code, message);
+  }
+}
+
+/** The records store (folder or origin) cannot be read at all. */
+export class StoreUnavailableError extends MvrError {
+  static readonly code = 'STORE_UNAVAILABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(StoreUnavailableError.code, message, options);
+  }
+}
+
+/** One record could not be assembled: unreadable, corrupt, or its signature does not verify. */
+export class RecordUnavailableError extends MvrError {
+  static readonly code = 'UNAVAILABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(RecordUnavailableError.code, message, options);
+  }
+}
+
+/** A signing or public key that is malformed, of the wrong type, or private where public is required. */
+export class InvalidKeyError extends MvrError {
+  static readonly code = 'INVALID_KEY';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(InvalidKeyError.code, message, options);
+  }
+}
+
+/** One problem in an audit input: where it is (file, line or index, member) and what is wrong. */
+export interface AuditProblem {
+  source: string;
+  member?: string;
+  message: string;
+}
+
+/** Formats a problem as one line: `audits/a.jsonl:12: sub_scores.visibility: must be <= 100`. */
+export function formatProblem(p: AuditProblem): string {
+  return p.member ? `${p.source}: ${p.member}: ${p.message}` : `${p.source}: ${p.message}`;
+}
+
+/** The build found bad audits; nothing was written. Carries every problem found. */
+export class InvalidAuditsError extends MvrError {
+  static readonly code = 'INVALID_AUDITS';
+  readonly problems: AuditProblem[];
+  readonly total: number;
+  constructor(problems: AuditProblem[], total = problems.length) {
+    super(InvalidAuditsError.code, `${total} problem${total === 1 ? '' : 's'} in the audits; nothing was written`);
+    this.problems = problems;
+    this.total = total;
+  }
+}
+
+/** The build could not run or publish (I/O, lock held, no audits...). */
+export class BuildError extends MvrError {
+  static readonly code = 'BUILD_FAILED';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(BuildError.code, message, options);
+  }
+}
+
+/** The command line does not fit the command: an unknown command or flag, a missing argument or value. */
+export class UsageError extends MvrError {
+  static readonly code = 'INVALID_USAGE';
+  constructor(message: string) {
+    super(UsageError.code, message);
+  }
+}
+
+/** The configuration (flags, env) is invalid; names the option. */
+export class ConfigError extends MvrError {
+  static readonly code = 'INVALID_CONFIG';
+  constructor(message: string) {
+    super(ConfigError.code, message);
+  }
+}
+
+/** The signer's own check of a signature it just made failed (a faulty signer must not publish). */
+export class SelfCheckFailedError extends MvrError {
+  static readonly code = 'SELF_CHECK_FAILED';
+  constructor() {
+    super(SelfCheckFailedError.code, 'signature self-check failed: the signature made does not verify');
+  }
+}
+
+/** A key set or a record could not be fetched: network error, timeout, or an HTTP error status. */
+export class FetchFailedError extends MvrError {
+  static readonly code = 'FETCH_FAILED';
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(FetchFailedError.code, message);
+  }
+}
+
+/** A domain with no entry in the transparency log (never audited, or built before the log). */
+export class NotInLogError extends MvrError {
+  static readonly code = 'NOT_IN_LOG';
+  constructor(message: string) {
+    super(NotInLogError.code, message);
+  }
+}
+
+/** A store that holds no transparency log of its own (an http(s) origin serves one build's records only). */
+export class NoLogError extends NotInLogError {
+  constructor(why: string) {
+    super(`this gateway serves no log proofs: ${why}; log proofs come from a gateway on a records folder or a bucket`);
+  }
+}
+
+/** A store that builds cannot be published to or pulled from (only a bucket is), named by the flag that gave it. */
+export class StoreNotPublishedError extends ConfigError {
+  constructor(flag: string, url: string) {
+    super(`${flag} ${url}: not s3://BUCKET/PREFIX (builds are published to and pulled from a bucket only)`);
+  }
+}
+
+/** A log that is not an append-only extension of an earlier checkpoint, or whose files disagree with its checkpoint. */
+export class LogInconsistentError extends MvrError {
+  static readonly code = 'LOG_INCONSISTENT';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(LogInconsistentError.code, message, options);
+  }
+}
+
+/** `GET /v1/absence` of a domain that has a record in the build: there is no absence to prove. */
+export class HasRecordError extends MvrError {
+  static readonly code = 'HAS_RECORD';
+  constructor(domain: string, build: string | null) {
+    super(HasRecordError.code, `${domain} has a record in build ${build ?? 'live'}: ask GET /v1/verify for it`);
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The three checks of the verifier, bound to the portable primitives (@noble/ed25519 strict,
+ * @noble/hashes SHA-256): a record's signature, a log proof, an absence proof. `verifyAnswer`
+ * (verify-answer.ts) runs them in order; the main entry point exports them one by one as well.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { parseKeySet, type KeySet } from './keyset.ts';
+import { stalenessOf, type Staleness } from './staleness.ts';
+import { createEd25519Check, createRecordVerifier, type VerifyFailureCode, type VerifyResult } from './verify.ts';
+import { canonicalBytes } from './canonical.ts';
+import { createAbsenceVerifier, type AbsenceResult } from './absence.ts';
+import { createLogProofVerifier, type LogProofFailureCode, type LogProofResult, type LogTrust } from './tlog/log-proof.ts';
+import { nobleEd25519Verify } from './ed25519.ts';
+
+const verifySignature = createRecordVerifier(nobleEd25519Verify);
+
+export interface VerifyOptions {
+  /** Clock for staleness, epoch ms (default now). */
+  now?: number;
+  /** The normalized domain that was asked for; a record of any other domain fails with DOMAIN_MISMATCH. */
+  domain?: string;
+}
+
+export type RecordVerification = VerifyResult & {
+  /** The record's `status`, when it has one. Meaningful only when `valid` is true. */
+  status: string | null;
+  staleness: Staleness;
+};
+
+/**
+ * Verifies a record's Ed25519 signature against a key set and reports how stale it is.
+ *
+ * `valid` is true only for a signature that verifies over the RFC 8785 bytes of the record less
+ * `key_id` and `signature`, by the key its `key_id` names. A missing signature is `UNSIGNED`:
+ * unverified, never a pass. The key set is checked first (a set holding private keys is refused).
+ * With `options.domain`, the record must also be that domain's.
+ */
+export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOptions = {}): RecordVerification {
+  const keys: KeySet = parseKeySet(keySet);
+  let result = verifySignature(record, keys);
+  const obj = typeof record === 'object' && record !== null ? (record as Record<string, unknown>) : {};
+  // A valid signature on another domain's record is still the wrong answer to the question asked.
+  if (result.valid && options.domain !== undefined && obj.domain !== options.domain) {
+    result = { valid: false, code: 'DOMAIN_MISMATCH', message: `the record is for ${String(obj.domain)}, not ${options.domain}`, keyId: result.keyId };
+  }
+  return {
+    ...result,
+    status: typeof obj.status === 'string' ? obj.status : null,
+    staleness: stalenessOf(obj, options.now ?? Date.now()),
+  };
+}
+
+// Checkpoint signatures get the record scheme's Ed25519 step too: the same encoding rules, the same primitive.
+const checkEd25519 = createEd25519Check(nobleEd25519Verify);
+const verifyProofBytes = createLogProofVerifier(sha256, (signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'log key') === null);
+
+/**
+ * Verifies a C2SP tlog-proof (`GET /v1/proof?domain=`) for a record: that the record, with the
+ * salt the proof carries, is the entry at the proof's index of the issuer's public log, under a
+ * checkpoint signed by the log's key (`trust.vkey`, the note verifier key the issuer publishes at
+ * `/.well-known/merchant-verify-log.vkey`) and naming the log's origin. A valid proof says the
+ * issuer published this record to everyone, not only to you; it says nothing more about the record
+ * than its signature does, so check that with {@link verifyRecord} as well.
+ *
+ * @example
+ *   const proof = verifyLogProof(record, proofText, { vkey: 'verify.example/log+1a2b3c4d+AT...' });
+ *   if (!proof.valid) console.log('not in the log:', proof.code);
+ */
+export function verifyLogProof(record: unknown, proofText: string, trust: LogTrust): LogProofResult {
+  return verifyProofBytes(canonicalBytes(record), proofText, trust);
+}
+
+// The statement is signed by the record scheme: the same Ed25519 step as records.
+const verifyAbsenceProof = createAbsenceVerifier(sha256, nobleEd25519Verify);
+
+/**
+ * Verifies an absence proof (`GET /v1/absence?domain=`): that `domain` (normalized, as the
+ * gateway answers it) has no record in the build the proof's statement names. `valid` is true
+ * only when the build statement is signed by a key of the set (by the record scheme) and the two
+ * neighbouring leaves of its domain map enclose SHA-256 of the domain, are adjacent, and are proven
+ * in the signed map. An `unverified` answer is never audited only where such a proof holds; how
+ * old a build may be is the caller's policy, from `issuedAt`.
+ *
+ * @example
+ *   const proof = await (await fetch(`${base}/v1/absence?domain=shop.example`, { headers })).json();
+ *   const absence = verifyAbsence(proof, 'shop.example', keySet);
+ *   if (absence.valid) console.log(`never audited in build ${absence.build}`);
+ */
+export function verifyAbsence(proof: unknown, domain: string, keySet: unknown): AbsenceResult {
+  return verifyAbsenceProof(proof, domain, parseKeySet(keySet));
+}

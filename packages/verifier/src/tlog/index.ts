@@ -1,0 +1,38 @@
+/**
+ * `@merchant-verify/verifier/tlog`: the C2SP transparency-log formats and Merkle tree operations
+ * the verifier checks proofs with (c2sp.org/signed-note, tlog-checkpoint, tlog-cosignature,
+ * tlog-proof; RFC 6962 hashing). For a log's writer, a witness or a monitor that must produce or
+ * read the same bytes. A verifier of records needs only the main entry point (`verifyLogProof`).
+ */
+export { decodeBase64, encodeBase64 } from './base64.ts';
+export { formatCheckpoint, parseCheckpoint, type Checkpoint } from './checkpoint.ts';
+export { cosignatureKeyId, cosignatureLine, cosignedMessage, parseCosignature } from './cosignature.ts';
+export {
+  consistencyProof,
+  equalBytes,
+  foldPerfect,
+  inclusionProof,
+  rangeHash,
+  treeHasher,
+  verifyConsistency,
+  verifyInclusion,
+  type RangeHash,
+  type Sha256,
+  type TreeHasher,
+} from './merkle.ts';
+export {
+  COSIGNATURE_ED25519,
+  formatVerifierKey,
+  isKeyName,
+  NoteError,
+  noteKeyId,
+  openNote,
+  parseNote,
+  parseVerifierKey,
+  signatureLine,
+  type Ed25519VerifyRaw,
+  type NoteSignature,
+  type NoteVerifierKey,
+} from './note.ts';
+export { quorumMet, type PolicyLog, type PolicyWitness, type QuorumRule, type TlogPolicy } from './policy.ts';
+export { formatTlogProof, parseTlogProof, TLOG_PROOF_HEADER, type TlogProof } from './proof-text.ts';

@@ -1,0 +1,111 @@
+/**
+ * One verification of a lookup's answer, as a short ordered pipeline: the absence proof of a
+ * never-audited answer, or the record's signature; then the record's log proof. Every caller (the
+ * CLI, the verify page, an MCP client) fetches what it needs and calls this; none of them
+ * re-decides the order or the verdict.
+ */
+import type { AbsenceResult } from './absence.ts';
+import { verifyAbsence, verifyLogProof, verifyRecord, type RecordVerification } from './checks.ts';
+import type { VerifierErrorCode } from './errors.ts';
+import type { Staleness } from './staleness.ts';
+import type { LogProofResult } from './tlog/log-proof.ts';
+
+export interface VerifyAnswerInput {
+  /**
+   * The answer to `GET /v1/verify` (a signed record, or the never-audited answer). Omitted when
+   * only an absence proof is at hand: the answer is then the never-audited one for `domain`.
+   */
+  answer?: unknown;
+  /** The key set the record (and the absence proof's build statement) is checked against. */
+  keySet: unknown;
+  /** The normalized domain asked; defaults to the answer's. A record of another domain fails with DOMAIN_MISMATCH. */
+  domain?: string;
+  /**
+   * For a never-audited answer: its absence proof (`GET /v1/absence`), or why there is none (said
+   * in the NOT_ABSENT verdict). Without it, a never-audited answer is judged by its signature
+   * alone, which it has not: UNSIGNED.
+   */
+  absence?: { proof: unknown } | { unavailable: string };
+  /** The record's C2SP tlog-proof (`GET /v1/proof`) and the log's note verifier key; not checked for a never-audited answer. */
+  log?: { proof: string; vkey: string };
+  // Next step to join: a witnessed checkpoint (a tlog-policy and the cosigned checkpoint, see
+  // `verifyWitnessedCheckpoint`), checked after the log proof.
+  /** Clock for staleness, epoch ms (default now). */
+  now?: number;
+}
+
+export interface AnswerVerification {
+  /**
+   * The verdict: null when the record is verified (its signature holds and, when a log proof was
+   * given, it is in the log); NEVER_AUDITED when the absence proof holds (never a pass either);
+   * otherwise the code of the step that failed.
+   */
+  code: VerifierErrorCode | null;
+  /** The answer verified, as an object ({} for one that is not); the never-audited one when only a proof was given. */
+  answer: Record<string, unknown>;
+  /** The signature step (UNSIGNED for a never-audited answer). */
+  signature: RecordVerification;
+  /** The absence step, when the answer is never-audited and `absence` was given. */
+  absence: AbsenceResult | null;
+  /** The log step, when `log` was given and the answer is not decided by its absence proof. */
+  log: LogProofResult | null;
+  staleness: Staleness;
+  /** The build whose absence proof holds, or null. */
+  build: string | null;
+}
+
+/** Whether an answer is the never-audited one (status `unverified`): its absence proof decides it, not a signature. */
+export function isNeverAudited(answer: unknown): boolean {
+  return (answer as { status?: unknown } | null)?.status === 'unverified';
+}
+
+/**
+ * Verifies a lookup's answer: the absence proof of a never-audited answer, or the record's
+ * signature; then, for a record, its log proof. Throws only on misuse (a key set that is not
+ * one, a log key that is not a note verifier key); every verdict is in the result.
+ *
+ * @example
+ *   const v = verifyAnswer({ answer: record, keySet, domain: 'shop.example', log: { proof, vkey } });
+ *   if (v.code !== null) console.log('not verified:', v.code);
+ */
+export function verifyAnswer(input: VerifyAnswerInput): AnswerVerification {
+  const checked = input.answer === undefined && input.domain !== undefined ? neverAuditedAnswer(input.domain) : input.answer;
+  const answer = (typeof checked === 'object' && checked !== null ? checked : {}) as Record<string, unknown>;
+  const asked = input.domain ?? answer.domain;
+  // A never-audited answer is proven by its absence proof only, never on the word of whoever sent it.
+  const absence = isNeverAudited(answer) && typeof asked === 'string' && input.absence ? checkAbsence(answer, asked, input.absence, input.keySet) : null;
+  // Checked even for a never-audited answer: UNSIGNED says it is no verified record.
+  const signature = verifyRecord(checked, input.keySet, { domain: input.domain, now: input.now });
+  // A never-audited answer has no entry in the log: its absence proof decides.
+  const log = input.log && absence === null ? verifyLogProof(checked, input.log.proof, { vkey: input.log.vkey }) : null;
+  return { code: verdictOf(signature, absence, log), answer, signature, absence, log, staleness: signature.staleness, build: absence?.valid ? absence.build : null };
+}
+
+/** The absence step: the proof holds for the domain asked, under the key set, and of the issuer the answer names. */
+function checkAbsence(answer: Record<string, unknown>, domain: string, absence: { proof: unknown } | { unavailable: string }, keySet: unknown): AbsenceResult {
+  if ('unavailable' in absence) return { valid: false, code: 'NOT_ABSENT', message: absence.unavailable };
+  const verdict = verifyAbsence(absence.proof, domain, keySet);
+  return verdict.valid ? (otherIssuer(answer, absence.proof) ?? verdict) : verdict;
+}
+
+/**
+ * A never-audited answer holds only under the issuer of the build that proves it, as a gateway
+ * answers under its live build's issuer only: an answer naming another issuer is not proven.
+ */
+function otherIssuer(answer: Record<string, unknown>, proof: unknown): AbsenceResult | null {
+  const built = (proof as { statement?: { issuer?: unknown } } | null)?.statement?.issuer;
+  if (answer.issuer === undefined || answer.issuer === built) return null;
+  return { valid: false, code: 'NOT_ABSENT', message: `the answer names issuer ${String(answer.issuer)}, but the build proving the absence is ${String(built)}'s` };
+}
+
+/** The absence proof decides a never-audited answer; otherwise the signature, then the log proof. */
+function verdictOf(signature: RecordVerification, absence: AbsenceResult | null, log: LogProofResult | null): VerifierErrorCode | null {
+  if (absence) return absence.valid ? 'NEVER_AUDITED' : absence.code;
+  if (!signature.valid) return signature.code;
+  return log && !log.valid ? log.code : null;
+}
+
+/** The never-audited answer an absence proof stands for, when no answer was fetched or saved. */
+function neverAuditedAnswer(domain: string): Record<string, unknown> {
+  return { domain, status: 'unverified', tier: null, score: null, last_audited_at: null, next_audit_at: null };
+}

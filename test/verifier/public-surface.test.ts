@@ -1,0 +1,44 @@
+/**
+ * The verifier package's public surface is deliberate: its `exports` map names three entry points,
+ * and each exports exactly the names below. Something new made public (a module, a helper) fails
+ * here until it is added on purpose, with the package README.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/project.ts';
+
+const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/verifier/package.json'), 'utf8')) as { exports: Record<string, unknown> };
+
+const SURFACE: Record<string, string[]> = {
+  '@merchant-verify/verifier': [
+    'CanonicalizationError', 'InvalidKeySetError', 'KEY_SET_PATH', 'MvrError', 'PolicyError', 'VERIFIER_ERROR_CODES',
+    'isNeverAudited', 'parseKeySet', 'parsePolicy', 'stalenessOf', 'verifyAbsence', 'verifyAnswer', 'verifyLogProof', 'verifyRecord', 'verifyWitnessedCheckpoint',
+  ],
+  '@merchant-verify/verifier/tlog': [
+    'COSIGNATURE_ED25519', 'NoteError', 'TLOG_PROOF_HEADER', 'consistencyProof', 'cosignatureKeyId', 'cosignatureLine', 'cosignedMessage', 'decodeBase64', 'encodeBase64',
+    'equalBytes', 'foldPerfect', 'formatCheckpoint', 'formatTlogProof', 'formatVerifierKey', 'inclusionProof', 'isKeyName', 'noteKeyId', 'openNote', 'parseCheckpoint',
+    'parseCosignature', 'parseNote', 'parseTlogProof', 'parseVerifierKey', 'quorumMet', 'rangeHash', 'signatureLine', 'treeHasher', 'verifyConsistency', 'verifyInclusion',
+  ],
+  '@merchant-verify/verifier/issuer': [
+    'DomainMap', 'ED25519_L', 'STATEMENT_SCHEMA_SUFFIX', 'addOneMonth', 'buildStatement', 'canonicalBytes', 'canonicalJson', 'canonicalMembers', 'createAbsenceVerifier',
+    'createEd25519Check', 'createRecordVerifier', 'daysInMonth', 'decodeBase64url', 'domainHash', 'encodeBase64url', 'findKey', 'formatTimestamp', 'hasLoneSurrogate',
+    'joinMembers', 'nobleEd25519Verify', 'parseTimestamp', 'publicKeyProblem', 'signatureProblem', 'signatureText',
+  ],
+};
+
+describe('the public surface of @merchant-verify/verifier', () => {
+  it('exports names three entry points and package.json, no wildcard', () => {
+    expect(Object.keys(manifest.exports)).toEqual(['.', './tlog', './issuer', './package.json']);
+  });
+
+  it.each(Object.entries(SURFACE))('%s exports exactly its listed names', async (specifier, names) => {
+    const entry = (await import(specifier)) as Record<string, unknown>;
+    expect(Object.keys(entry).sort()).toEqual([...names].sort());
+  });
+
+  it('an internal module is not reachable by a subpath', async () => {
+    await expect(import('@merchant-verify/verifier/' + 'errors')).rejects.toThrow();
+    await expect(import('@merchant-verify/verifier/' + 'tlog/note')).rejects.toThrow();
+  });
+});
