@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { normalizeDomain } from '../../core/domain.ts';
-import { MvrError } from '@merchant-verify/verifier/errors';
+import type { MvrError } from '@merchant-verify/verifier/errors';
 
 interface Case {
   note: string;
