@@ -192,7 +192,7 @@ try {
     paired.set(`${name}, x ${reference === GATEWAY_HOT ? 'gateway hot' : reference === FLOOR ? 'floor' : 'the --quiet gateway'}`, runs.get(name)!.map((r, i) => r.requestsPerSecond / referenceRounds[i]!.requestsPerSecond));
   }
   scrape = await scrapeMetrics(`http://127.0.0.1:${metricsPort}/metrics`);
-  for (const [name, list] of runs) {
+  for (const list of runs.values()) {
     const sorted = [...list].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
     const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
     results.push({ ...median, spread: [sorted[0]!.requestsPerSecond, sorted.at(-1)!.requestsPerSecond] });

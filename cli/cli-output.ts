@@ -27,7 +27,7 @@ export function reportError(error: unknown, json: boolean): number {
 }
 
 /** Wraps a command body: runs it, maps a thrown error to an exit code. */
-export async function runAction(json: boolean, body: () => Promise<number | void>): Promise<void> {
+export async function runAction(json: boolean, body: () => Promise<number | undefined>): Promise<void> {
   try {
     const code = await body();
     if (typeof code === 'number') process.exitCode = code;

@@ -44,7 +44,7 @@ export async function writeDatedAudits(auditsDir: string, into: string, now: num
     if (f.audits) {
       for (const audit of f.audits) shiftDates(audit, shiftDays * DAY_MS);
       count += f.audits.length;
-      text = f.rel.endsWith('.jsonl') ? f.audits.map((a) => JSON.stringify(a)).join('\n') + '\n' : JSON.stringify(f.audits.length === 1 && !f.text.trimStart().startsWith('[') ? f.audits[0] : f.audits, null, 2);
+      text = f.rel.endsWith('.jsonl') ? `${f.audits.map((a) => JSON.stringify(a)).join('\n')}\n` : JSON.stringify(f.audits.length === 1 && !f.text.trimStart().startsWith('[') ? f.audits[0] : f.audits, null, 2);
     }
     await mkdir(dirname(join(into, f.rel)), { recursive: true });
     await writeFile(join(into, f.rel), text);

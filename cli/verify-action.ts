@@ -83,7 +83,7 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
     const absence = neverAudited ? await absenceOf(asked as string) : undefined;
     const keySet = await keySetFor(absence && 'proof' in absence ? (absence.proof as { statement?: unknown } | null)?.statement : answer);
     // A never-audited answer has no entry in the log: its absence proof decides, as without --log.
-    const log = args.log && !neverAudited ? await readLog(answer, str, baseUrl, apiKey, asked) : undefined;
+    const log = args.log && !neverAudited ? await readLog(str, baseUrl, apiKey, asked) : undefined;
     const verification = verifyLogKey(log?.source, () => verifyAnswer({ answer, keySet, domain, absence, log }));
     // Record and proof from the gateway are two requests: a build that went live between them
     // gives the new record's proof. Both are looked up once more before saying NOT_INCLUDED.
@@ -112,7 +112,7 @@ async function keySetPathOf(keys: string): Promise<string> {
 }
 
 /** `--log`: the record's tlog-proof (a file, or the gateway's) and the log's verifier key it is checked against. */
-async function readLog(record: unknown, str: (k: string) => string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: unknown): Promise<{ proof: string; vkey: string; source: string }> {
+async function readLog(str: (k: string) => string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: unknown): Promise<{ proof: string; vkey: string; source: string }> {
   let proof: string;
   if (str('proof')) {
     proof = (await readBytes(str('proof')!)).toString('utf8');

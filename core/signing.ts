@@ -61,7 +61,7 @@ export function loadSigningKey(input: unknown): SigningKey {
   }
   if (typeof jwk.d !== 'string') throw new InvalidKeyError('signing key has no private member "d"');
   const seed = decodeBase64url(jwk.d);
-  if (!seed || seed.length !== 32) throw new InvalidKeyError('signing key "d" is not 32 bytes of base64url');
+  if (seed?.length !== 32) throw new InvalidKeyError('signing key "d" is not 32 bytes of base64url');
   let privateKey: KeyObject;
   try {
     // Loaded from the seed alone (`d`), as PKCS #8: every Node.js line accepts that, where a JWK

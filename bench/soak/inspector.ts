@@ -27,8 +27,14 @@ export class HeapInspector {
     const ws = new WebSocket(url);
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('inspector connection timed out')), 5000);
-      ws.addEventListener('open', () => (clearTimeout(timer), resolve()), { once: true });
-      ws.addEventListener('error', () => (clearTimeout(timer), reject(new Error('inspector connection failed'))), { once: true });
+      ws.addEventListener('open', () => {
+        clearTimeout(timer);
+        resolve();
+      }, { once: true });
+      ws.addEventListener('error', () => {
+        clearTimeout(timer);
+        reject(new Error('inspector connection failed'));
+      }, { once: true });
     });
     ws.addEventListener('message', (event) => {
       const msg = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
@@ -40,7 +46,10 @@ export class HeapInspector {
       else p.resolve(msg.result);
     });
     ws.addEventListener('close', () => {
-      for (const p of this.pending.values()) (clearTimeout(p.timer), p.reject(new Error('inspector closed')));
+      for (const p of this.pending.values()) {
+        clearTimeout(p.timer);
+        p.reject(new Error('inspector closed'));
+      }
       this.pending.clear();
     });
     this.ws = ws;
@@ -51,7 +60,10 @@ export class HeapInspector {
     if (!ws) return Promise.reject(new Error('inspector not connected'));
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => (this.pending.delete(id), reject(new Error(`${method} timed out`))), timeoutMs);
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`${method} timed out`));
+      }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
       ws.send(JSON.stringify({ id, method }));
     });

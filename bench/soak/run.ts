@@ -138,7 +138,10 @@ async function main(opts: SoakOptions): Promise<number> {
   const inspector = (state.inspector = new HeapInspector(inspectPort));
   const haveInspector = await inspector.connect().then(
     () => true,
-    (error: Error) => (log(`no inspector (${error.message}): RSS start/end will be raw samples`), false),
+    (error: Error) => {
+      log(`no inspector (${error.message}): RSS start/end will be raw samples`);
+      return false;
+    },
   );
 
   const pool = (state.pool = new Pool(gateway.url, { connections: opts.concurrency + 4, pipelining: 1, headersTimeout: 15_000, bodyTimeout: 15_000, keepAliveTimeout: 4_000 }));

@@ -96,7 +96,7 @@ export function partialPaths(size: number): string[] {
 
 function concat(hashes: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(hashes.length * HASH_SIZE);
-  hashes.forEach((h, i) => out.set(h, i * HASH_SIZE));
+  for (const [i, h] of hashes.entries()) out.set(h, i * HASH_SIZE);
   return out;
 }
 

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 const problems = [];
 const walk = (value, path, file) => {
-  if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${path}[${i}]`, file));
+  if (Array.isArray(value)) for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`, file);
   else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
       if (k === 'd') problems.push(`${file}: member "d" at ${path}`);

@@ -65,7 +65,10 @@ function errorClassCodes(): Map<string, string> {
     changed = false;
     for (const c of classes) {
       const code = c.code ?? codes.get(c.parent);
-      if (code && !codes.has(c.name)) (codes.set(c.name, code), (changed = true));
+      if (code && !codes.has(c.name)) {
+        codes.set(c.name, code);
+        changed = true;
+      }
     }
   }
   return codes;

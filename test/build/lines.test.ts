@@ -56,8 +56,8 @@ describe('JSONL runs: the main thread cuts bytes, a worker numbers the lines', (
           expect(last === 10 || (last === 13 && runs[i + 1]!.bytes[0] !== 10)).toBe(true);
         });
         // perRun lines a run (the last may hold fewer), numbered on from the run before.
-        runs.slice(0, -1).forEach((r) => expect(r.lines).toBe(perRun));
-        runs.forEach((r, i) => expect(r.firstLine).toBe(1 + i * perRun));
+        for (const r of runs.slice(0, -1)) expect(r.lines).toBe(perRun);
+        for (const [i, r] of runs.entries()) expect(r.firstLine).toBe(1 + i * perRun);
         expect(runs.reduce((n, r) => n + r.lines, 0)).toBe(fileLines(text).length);
         const seen: [string, number][] = [];
         for (const run of runs) forEachLine(run, (t, n) => seen.push([t, n]));

@@ -117,6 +117,7 @@ describe('the record-shaped canonical writer', () => {
       { ...record, sub_scores: { ...record.sub_scores, extra: 1 } },
       { ...record, evidence: { ...record.evidence, extra: [] } },
       { ...record, flags: [1] },
+      // biome-ignore lint/suspicious/noSparseArray: the hole is the input under test
       { ...record, flags: ['a', , 'b'] },
       { ...record, evidence: { ...record.evidence, blockers: [new Box(1)] } },
       { ...record, score: 10n },

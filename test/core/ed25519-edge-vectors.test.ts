@@ -158,7 +158,7 @@ describe('agreement beyond the vectors (property)', () => {
         else if (part === 'signature') sig = flip(sig);
         else if (part === 'message') msg = flip(msg);
         else if (part === 's-plus-l') {
-          const s = BigInt('0x' + Buffer.from(sig.subarray(32)).reverse().toString('hex')) + BigInt(1 + (n % 15)) * ED25519_L;
+          const s = BigInt(`0x${Buffer.from(sig.subarray(32)).reverse().toString('hex')}`) + BigInt(1 + (n % 15)) * ED25519_L;
           if (s >= 1n << 256n) return;
           sig = new Uint8Array([...sig.subarray(0, 32), ...Buffer.from(s.toString(16).padStart(64, '0'), 'hex').reverse()]);
         }

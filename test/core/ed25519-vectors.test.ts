@@ -124,7 +124,7 @@ describe('cross-implementation: core signing and @noble/ed25519 agree', () => {
     const x = encodeBase64url(ed.getPublicKey(secret));
     const kid = jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x });
     const sig = ed.sign(canonicalBytes(sampleRecord), secret);
-    const signed = { ...sampleRecord, key_id: kid, signature: 'ed25519:' + encodeBase64url(sig) };
+    const signed = { ...sampleRecord, key_id: kid, signature: `ed25519:${encodeBase64url(sig)}` };
     const set = parseKeySet({ keys: [toPublicJwk(x)] });
     expect(verifyRecordNode(signed, set)).toEqual({ valid: true, keyId: kid });
     expect(verifyRecordNoble(signed, set)).toEqual({ valid: true, keyId: kid });

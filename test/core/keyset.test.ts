@@ -104,8 +104,8 @@ describe('parseKeySet: refused whole (INVALID_KEY_SET)', () => {
 
   it.each([
     ['x of the wrong length', { ...pub, x: pub.x.slice(1) }, /x: must be 32 bytes/],
-    ['x with padding', { ...pub, x: pub.x + '=' }, /x: must be 32 bytes/],
-    ['x with a standard-base64 character', { ...pub, x: '+' + pub.x.slice(1) }, /x: must be 32 bytes/],
+    ['x with padding', { ...pub, x: `${pub.x}=` }, /x: must be 32 bytes/],
+    ['x with a standard-base64 character', { ...pub, x: `+${pub.x.slice(1)}` }, /x: must be 32 bytes/],
     ['x with non-zero trailing bits', { ...pub, x: pub.x.slice(0, 42) + B64URL[B64URL.indexOf(pub.x[42]!) + 1] }, /x: must be 32 bytes/],
     ['x missing', { kty: 'OKP', crv: 'Ed25519', kid: 'k' }, /x: must be 32 bytes/],
     ['x the identity point (a small-order key: it "verifies" any message)', { ...pub, x: encodeBase64url(Uint8Array.of(1, ...new Uint8Array(31))) }, /x: the public key is a point of small order/],

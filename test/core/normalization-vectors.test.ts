@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { normalizeDomain } from '../../core/domain.ts';
-import { MvrError } from '../../core/errors.ts';
+import type { MvrError } from '../../core/errors.ts';
 
 interface Case {
   note: string;

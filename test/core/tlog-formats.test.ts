@@ -1,5 +1,4 @@
 /** The log's text formats: tile paths (c2sp.org/tlog-tiles), signed notes (c2sp.org/signed-note), checkpoints and tlog-proof text. */
-import { verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';

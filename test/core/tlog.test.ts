@@ -1,5 +1,4 @@
 /** RFC 6962 Merkle trees: hashing, inclusion and consistency proofs against published vectors, and a tiled log across tile levels. */
-import { verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';

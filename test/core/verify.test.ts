@@ -199,7 +199,7 @@ describe('verifyRecordNode: BAD_SIGNATURE', () => {
 
   it('the signature with S + L in place of S (the same signature spelled twice)', () => {
     const sig = Buffer.from(signed.signature.slice('ed25519:'.length), 'base64url');
-    const s = BigInt('0x' + Buffer.from(sig.subarray(32)).reverse().toString('hex')) + ED25519_L;
+    const s = BigInt(`0x${Buffer.from(sig.subarray(32)).reverse().toString('hex')}`) + ED25519_L;
     const sPlusL = Buffer.from(s.toString(16).padStart(64, '0'), 'hex').reverse();
     const result = verifyRecordNode({ ...signed, signature: `ed25519:${encodeBase64url(Buffer.concat([sig.subarray(0, 32), sPlusL]))}` }, keySet);
     expectFailure(result, 'MALFORMED_SIGNATURE');

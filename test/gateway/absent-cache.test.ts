@@ -5,13 +5,10 @@
  * all second long (issued_at at most a second old, inside the answer's own max-age of 60 s).
  * The gateway's clock is the test's, so "within a second" and "the next second" are certain.
  */
-import { appendFile, readFile } from 'node:fs/promises';
+import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseKeySet } from '@merchant-verify/verifier';
-import { verifyRecordNode } from '../../core/signing.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
-import { activeSigner } from '../support/outputs.ts';
 import { build, makeProject } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 

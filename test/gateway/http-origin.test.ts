@@ -85,7 +85,7 @@ describe('records from an HTTP origin', () => {
     const r = await g.verify('https://www.acme-outdoor.example/x');
     expect(r.status).toBe(200);
     expect(r.bytes.equals(await readFile(liveRecordFile(project, 'acme-outdoor.example')))).toBe(true);
-    expect(origin.requests).toContain('/' + liveRecordFile(project, 'acme-outdoor.example').split('/current/')[1]);
+    expect(origin.requests).toContain(`/${liveRecordFile(project, 'acme-outdoor.example').split('/current/')[1]}`);
     const u = await g.verify('never-audited-origin.example');
     expect(u.status).toBe(200);
     expect(u.json).toMatchObject({ status: 'unverified', score: null });

@@ -3,12 +3,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
-import { parseKeySet } from '@merchant-verify/verifier';
-import { verifyRecordNode } from '../../core/signing.ts';
-import { cleanup, RECORD_CACHE_CONTROL, startTestGateway, type TestGateway, useGateway } from '../support/gateway.ts';
-import { expectNoSecretsInLogs } from '../support/gateway-expect.ts';
-import { activeSigner } from '../support/outputs.ts';
+import { cleanup, RECORD_CACHE_CONTROL, type TestGateway, useGateway } from '../support/gateway.ts';
 import { ISSUER, liveRecordFile, type Project, SCHEMA_URL } from '../support/project.ts';
 
 let project: Project;

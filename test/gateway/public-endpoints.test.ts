@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseKeySet } from '@merchant-verify/verifier';
 import { verifyRecordNode } from '../../core/signing.ts';
-import { cleanup, startTestGateway, type TestGateway, useGateway } from '../support/gateway.ts';
-import { expectNoSecretsInLogs } from '../support/gateway-expect.ts';
-import { activeSigner, liveRecords, publishedKeySet } from '../support/outputs.ts';
+import { cleanup, type TestGateway, useGateway } from '../support/gateway.ts';
+import { liveRecords, publishedKeySet } from '../support/outputs.ts';
 import { type Project, SCHEMA_URL } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 

@@ -138,7 +138,7 @@ describe('mvr mcp with its input from a file', () => {
     { mode: 'gateway', args: () => ['--base-url', gw.url, '--api-key', gw.key] },
   ])('answers every request read before the input ends, then exits 0 ($mode)', async ({ args }) => {
     const file = join(await tempDir(), 'requests.jsonl');
-    writeFileSync(file, PIPED.map((m) => JSON.stringify(m)).join('\n') + '\n');
+    writeFileSync(file, `${PIPED.map((m) => JSON.stringify(m)).join('\n')}\n`);
     const child = spawn(process.execPath, [BIN, 'mcp', ...args()], { cwd: project.root, stdio: [openSync(file, 'r'), 'pipe', 'pipe'] });
     let out = '', err = '';
     child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { command, contextCopies, dockerfile, dockerfileText, final, finalEnv, finalStage, healthcheck, only, packageJson, ROOT, run } from '../support/dockerfile.ts';
+import { command, contextCopies, dockerfile, dockerfileText, final, finalEnv, finalStage, healthcheck, only, packageJson, ROOT } from '../support/dockerfile.ts';
 
 describe('Dockerfile (static)', () => {
   it('builds on a supported Node line (slim or alpine) in every stage, the current LTS by default', () => {

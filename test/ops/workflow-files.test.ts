@@ -13,6 +13,7 @@ describe('workflow files', () => {
   it('actionlint finds errors when there are some (the linter really runs)', async () => {
     const broken = readFileSync(CI, 'utf8')
       .replace('runs-on: ubuntu-latest', 'runs-on: ubuntu-latest\n    no-such-key: 1')
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, not a template
       .replace('run: npm test', 'run: echo "${{ github.event.pull_request.title }}"');
     const problems = await lint('broken.yml', broken);
     expect(problems.some((p) => p.includes('no-such-key'))).toBe(true);
@@ -50,6 +51,7 @@ describe('workflow files', () => {
     expect(Object.keys(on).sort()).toEqual(['pull_request', 'push']);
     const steps = allSteps(wf);
     const node = steps.find((s) => s.uses?.startsWith('actions/setup-node@'));
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, not a template
     expect(String(node?.with['node-version'])).toBe('${{ matrix.node }}');
     const test = map(map(wf.doc.jobs, 'jobs').test, 'jobs.test');
     expect(map(map(test.strategy, 'strategy').matrix, 'matrix').node).toEqual(['20.19', '22', '24', '26']);

@@ -2,7 +2,7 @@
  * Assertions shared by the security suites, on responses read over raw TCP (raw-http.ts).
  */
 import { expect } from 'vitest';
-import { type TestGateway } from '../support/gateway.ts';
+import type { TestGateway } from '../support/gateway.ts';
 import { header, type Exchange, type RawResponse } from './raw-http.ts';
 
 /** The five members of an RFC 9457 problem document as the gateway writes it. */

@@ -20,13 +20,19 @@ export async function allFiles(dir: string): Promise<string[]> {
         if (target === null) continue;
         const entries = await readdir(target).catch(() => null);
         if (entries === null) {
-          if (!seen.has(target)) (seen.add(target), files.push(target));
+          if (!seen.has(target)) {
+            seen.add(target);
+            files.push(target);
+          }
           continue;
         }
         await walk(p);
       } else if (e.isFile()) {
         const r = await realpath(p);
-        if (!seen.has(r)) (seen.add(r), files.push(r));
+        if (!seen.has(r)) {
+          seen.add(r);
+          files.push(r);
+        }
       }
     }
   };

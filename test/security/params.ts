@@ -18,7 +18,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { normalizeDomain } from '../../core/domain.ts';
-import { type Reply, type TestGateway } from '../support/gateway.ts';
+import type { Reply, TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import type { FrontDoor } from './checks.ts';
 

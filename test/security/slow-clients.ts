@@ -85,7 +85,10 @@ function openSlowClients(g: TestGateway, everyMs: number): SlowClient[] {
 function idleKeepAlive(g: TestGateway): KeepAliveClient {
   const socket = connect(g.gateway.port, '127.0.0.1');
   const ka: KeepAliveClient = { answeredAt: null, closedAt: null, received: '', closed: Promise.resolve() };
-  ka.closed = new Promise<void>((resolve) => socket.on('close', () => ((ka.closedAt = performance.now()), resolve())));
+  ka.closed = new Promise<void>((resolve) => socket.on('close', () => {
+      ka.closedAt = performance.now();
+      resolve();
+    }));
   socket.on('error', () => undefined);
   socket.on('data', (d: Buffer) => {
     ka.received += d.toString('latin1');

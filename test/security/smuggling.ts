@@ -9,7 +9,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LogLine } from '../../gateway/context.ts';
-import { type TestGateway } from '../support/gateway.ts';
+import type { TestGateway } from '../support/gateway.ts';
 import { poll, sleep } from '../support/wait.ts';
 import { expectNo5xx, expectParserRejection, expectRawProblem, type FrontDoor } from './checks.ts';
 import { exchange, header } from './raw-http.ts';
@@ -24,7 +24,7 @@ const requestLogs = (): LogLine[] => g.logs.filter((l) => l.msg === 'request');
 
 /** Every request the gateway logged after `from` (once `count` are there, or after a short wait). */
 async function loggedSince(from: number, count: number): Promise<LogLine[]> {
-  const { value } = await poll(async () => requestLogs().slice(from), (lines) => lines.length >= count, { timeoutMs: count === 0 ? 0 : 2000 });
+  await poll(async () => requestLogs().slice(from), (lines) => lines.length >= count, { timeoutMs: count === 0 ? 0 : 2000 });
   if (count === 0) await new Promise((r) => setTimeout(r, 50));
   return requestLogs().slice(from);
 }

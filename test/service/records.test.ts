@@ -11,7 +11,7 @@ import { formatTimestamp } from '@merchant-verify/verifier/issuer';
 import { openRecordsService, type RecordsService } from '../../service/records.ts';
 import { verifyRecord } from '@merchant-verify/verifier';
 import { cleanup } from '../support/gateway.ts';
-import { activeSigner, liveRecords, publishedKeySet } from '../support/outputs.ts';
+import { liveRecords, publishedKeySet } from '../support/outputs.ts';
 import { ISSUER, liveRecordFile, makeProject, type Project, SCHEMA_URL } from '../support/project.ts';
 
 const AUDITED = 'acme-outdoor.example';

@@ -25,7 +25,7 @@ export function audit(domain: string, patch: Record<string, unknown> = {}): Reco
 
 /** JSONL text: objects are JSON-encoded, strings are written as the raw line. */
 export function jsonl(...items: (Record<string, unknown> | string)[]): string {
-  return items.map((i) => (typeof i === 'string' ? i : JSON.stringify(i))).join('\n') + '\n';
+  return `${items.map((i) => (typeof i === 'string' ? i : JSON.stringify(i))).join('\n')}\n`;
 }
 
 /** The sample audits, read independently of the build: source and raw `domain` of each. */

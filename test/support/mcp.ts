@@ -15,6 +15,6 @@ export async function connectHttpClient(url: string, key: string | null): Promis
 export function firstText(result: unknown): string {
   const content = (result as { content?: unknown }).content as { type: string; text?: string }[] | undefined;
   const first = content?.[0];
-  if (!first || first.type !== 'text' || typeof first.text !== 'string') throw new Error(`no text content in ${JSON.stringify(result)}`);
+  if (first?.type !== 'text' || typeof first.text !== 'string') throw new Error(`no text content in ${JSON.stringify(result)}`);
   return first.text;
 }

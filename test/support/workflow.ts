@@ -88,7 +88,7 @@ export function loadWorkflow(file: string): Workflow {
 }
 
 export const allSteps = (wf: Workflow) => Object.values(wf.jobs).flatMap((j) => j.steps);
-export const runsCommand = (step: Step, command: RegExp) => step.run !== undefined && step.run.split('\n').some((l) => command.test(l.trim()));
+export const runsCommand = (step: Step, command: RegExp) => step.run?.split('\n').some((l) => command.test(l.trim())) ?? false;
 
 /** Jobs that must finish before `job` (transitively). */
 export function upstream(wf: Workflow, job: string, seen = new Set<string>()): Set<string> {

@@ -12,7 +12,7 @@
  * checks S < L, refuses a small-order A and is cofactored. test/core/ed25519-edge-vectors.test.ts
  * checks them against both primitives on whatever Node line runs it.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { canonicalBytes } from '@merchant-verify/verifier/issuer';
@@ -23,7 +23,7 @@ const { Point } = ed;
 const P = (1n << 255n) - 19n;
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
-const le = (b: Uint8Array): bigint => BigInt('0x' + (hex(b.slice().reverse()) || '0'));
+const le = (b: Uint8Array): bigint => BigInt(`0x${hex(b.slice().reverse()) || '0'}`);
 const le32 = (n: bigint): Uint8Array => Uint8Array.from(Buffer.from(n.toString(16).padStart(64, '0'), 'hex').reverse());
 const mul = (pt: InstanceType<typeof Point>, n: bigint) => pt.multiply(((n % L) + L) % L, false);
 
@@ -178,6 +178,6 @@ add({ id: 'r-off-curve', class: 'R not on the curve', comment: 'honest key, R = 
 
 writeFileSync(
   new URL('./ed25519-edge-cases.json', import.meta.url),
-  JSON.stringify({ description: 'Ed25519 edge cases over one record (decision 0027). Hex byte strings. message is the RFC 8785 bytes of record; node_crypto (by Node.js line) and noble_strict are the verdicts of the two primitives as this project calls them; record_verifier what both record verifiers answer for the record signed so, its key set listing public_key (INVALID_KEY_SET: the key set is refused). See test/vectors/ed25519.md.', record: RECORD, vectors: constructed }, null, 1) + '\n',
+  `${JSON.stringify({ description: 'Ed25519 edge cases over one record (decision 0027). Hex byte strings. message is the RFC 8785 bytes of record; node_crypto (by Node.js line) and noble_strict are the verdicts of the two primitives as this project calls them; record_verifier what both record verifiers answer for the record signed so, its key set listing public_key (INVALID_KEY_SET: the key set is refused). See test/vectors/ed25519.md.', record: RECORD, vectors: constructed }, null, 1)}\n`,
 );
 

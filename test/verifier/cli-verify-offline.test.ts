@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { runCli } from '../support/cli.ts';
 import { GOLD } from '../support/project.ts';

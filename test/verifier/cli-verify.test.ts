@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { exitCodeOf } from '../../core/errors.ts';
 import { runCli } from '../support/cli.ts';

@@ -6,10 +6,10 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { parseKeySet, type KeySet } from './keyset.ts';
 import { stalenessOf, type Staleness } from './staleness.ts';
-import { createEd25519Check, createRecordVerifier, type VerifyFailureCode, type VerifyResult } from './verify.ts';
+import { createEd25519Check, createRecordVerifier, type VerifyResult } from './verify.ts';
 import { canonicalBytes } from './canonical.ts';
 import { createAbsenceVerifier, type AbsenceResult } from './absence.ts';
-import { createLogProofVerifier, type LogProofFailureCode, type LogProofResult, type LogTrust } from './tlog/log-proof.ts';
+import { createLogProofVerifier, type LogProofResult, type LogTrust } from './tlog/log-proof.ts';
 import { nobleEd25519Verify } from './ed25519.ts';
 
 const verifySignature = createRecordVerifier(nobleEd25519Verify);

@@ -65,7 +65,7 @@ export function parseKeySet(value: unknown): KeySet {
     if (secret) throw new InvalidKeySetError(`keys[${i}] is a private key (has "${secret}"); a key set holds public keys only`);
     if (!isOurKeyType(k)) return;
     const x = typeof k.x === 'string' ? decodeBase64url(k.x) : null;
-    if (!x || x.length !== 32) throw new InvalidKeySetError(`keys[${i}].x: must be 32 bytes in base64url`);
+    if (x?.length !== 32) throw new InvalidKeySetError(`keys[${i}].x: must be 32 bytes in base64url`);
     const problem = publicKeyProblem(x);
     if (problem) throw new InvalidKeySetError(`keys[${i}].x: ${problem}`);
     if (typeof k.kid !== 'string' || k.kid === '') throw new InvalidKeySetError(`keys[${i}].kid: must be a non-empty string`);

@@ -69,14 +69,14 @@ export function createRecordVerifier(ed25519Verify: Ed25519Verify) {
     const key = findKey(keySet, keyId);
     if (!key) return fail('UNKNOWN_KEY', `key_id "${keyId}" is not in the key set`, keyId);
     const publicKey = decodeBase64url(key.x);
-    if (!publicKey || publicKey.length !== 32) return fail('UNKNOWN_KEY', `key "${keyId}" has a malformed x`, keyId);
+    if (publicKey?.length !== 32) return fail('UNKNOWN_KEY', `key "${keyId}" has a malformed x`, keyId);
 
     // 3. Signature text: the prefix, then exactly 64 bytes of unpadded base64url.
     if (!signature.startsWith(SIGNATURE_PREFIX)) {
       return fail('MALFORMED_SIGNATURE', `signature does not start with "${SIGNATURE_PREFIX}"`, keyId);
     }
     const sig = decodeBase64url(signature.slice(SIGNATURE_PREFIX.length));
-    if (!sig || sig.length !== 64) return fail('MALFORMED_SIGNATURE', 'signature is not 64 bytes of base64url', keyId);
+    if (sig?.length !== 64) return fail('MALFORMED_SIGNATURE', 'signature is not 64 bytes of base64url', keyId);
 
     // 4. Bytes: the canonical JSON of everything else, exactly as the issuer signed it.
     let message: Uint8Array;

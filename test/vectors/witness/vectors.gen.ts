@@ -104,7 +104,7 @@ const cosignatures = {
   lines: [w1, w2, w3].map((k, i) => ({ vkey: k.vkey, checkpoint: text13, time: T + i, message: `cosignature/v1\ntime ${T + i}\n${text13}`, line: cosig(k, text13, T + i) })),
   checked: (() => {
     const policy = `log ${log.vkey}\nwitness w1 ${w1.vkey}\nwitness w2 ${w2.vkey}\nwitness w3 ${w3.vkey}\ngroup q 2 w1 w2 w3\nquorum q\n`;
-    const cosigned = signed13 + cosig(w1, text13, T) + cosig(w2, text13, T + 100) + `\u2014 unknown.example/witness ${b64(new Uint8Array(76).fill(1))}\n`;
+    const cosigned = `${signed13}${cosig(w1, text13, T)}${cosig(w2, text13, T + 100)}\u2014 unknown.example/witness ${b64(new Uint8Array(76).fill(1))}\n`;
     const tampered = signed13 + cosig(w1, text13, T) + cosig(w2, text13, T + 100).replace(/.(=*\n)$/, (m, tail: string) => (m[0] === 'A' ? 'B' : 'A') + tail);
     return [
       { name: 'two of three, checked a minute later', policy, checkpoint: cosigned, now: (T + 160) * 1000, valid: true, cosigners: ['w1', 'w2'], witnessed_at: (T + 100) * 1000 },

@@ -20,7 +20,7 @@ export function parseCheckpoint(text: string): Checkpoint {
   if (origin === '') throw new NoteError('the checkpoint has an empty origin line');
   if (!/^(0|[1-9][0-9]{0,15})$/.test(sizeText) || !Number.isSafeInteger(Number(sizeText))) throw new NoteError(`checkpoint tree size "${sizeText}" is not a decimal number without leading zeros`);
   const root = decodeBase64(rootText);
-  if (!root || root.length !== 32) throw new NoteError('the checkpoint root hash is not 32 bytes of base64');
+  if (root?.length !== 32) throw new NoteError('the checkpoint root hash is not 32 bytes of base64');
   if (lines.slice(3, -1).some((l) => l === '')) throw new NoteError('a checkpoint extension line is empty');
   return { origin, size: Number(sizeText), root };
 }

@@ -36,7 +36,7 @@ export function parseTlogProof(text: string): TlogProof {
   const proof: Uint8Array[] = [];
   for (; at < lines.length && lines[at] !== ''; at++) {
     const hash = decodeBase64(lines[at]!);
-    if (!hash || hash.length !== 32) throw new NoteError(`line ${at + 1} of the proof is not a 32-byte hash in base64`);
+    if (hash?.length !== 32) throw new NoteError(`line ${at + 1} of the proof is not a 32-byte hash in base64`);
     proof.push(hash);
   }
   if (at >= lines.length) throw new NoteError('the proof has no blank line before its checkpoint');
