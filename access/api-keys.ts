@@ -43,7 +43,7 @@ async function readKeyFile(file: string): Promise<ApiKeyFile> {
 
 /**
  * Where API key entries live: a JSON file (the embedded default), or Redis shared by every
- * gateway (service/api-keys-redis.ts). Either holds hashes only.
+ * gateway (access/api-keys-redis.ts). Either holds hashes only.
  */
 export interface ApiKeyTable {
   /** Where it is, for messages. */

@@ -4,8 +4,7 @@ import { ConfigError } from '../core/errors.ts';
 import { defaultSchemaUrl, SCHEMA_SUFFIX } from '../core/record.ts';
 import { formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
 import { FUTURE_TOLERANCE_MS } from '../core/audit.ts';
-import { storeSettingsFromEnv, storeUrlOf } from '../storage/url.ts';
-import type { S3Config } from '../storage/s3/config.ts';
+import { storeSettingsFromEnv, storeUrlOf, type StoreSettings } from '../storage/url.ts';
 
 /**
  * Configuration resolves once, here: explicit flag, then environment variable, then default; then
@@ -128,9 +127,18 @@ export function commandOptions<const N extends OptionName>(...names: N[]) {
   };
 }
 
-/** The S3 settings (the standard AWS variables) when the records are `s3://BUCKET/PREFIX`, checked now; else undefined. */
-export function s3ConfigFor(records: string, env: Env): S3Config | undefined {
-  return storeSettingsFromEnv(records, env).s3;
+/**
+ * The one way a command reaches a store: where it is (`url`, given by `how.flag`), how (the public
+ * folder, a timeout, bulk transfers), and what its backend reads from the environment (the
+ * standard AWS variables for s3://), checked now.
+ */
+export function storeSettingsOf(url: string, env: Env, how: Omit<StoreSettings, 'url' | 's3'> = {}): StoreSettings {
+  return storeSettingsFromEnv(url, env, how);
+}
+
+/** The records store of `serve`, `mcp` and `changes`: `--records`, with `--public` for the key set and the log. */
+export function recordsStoreOf(config: Config<'records' | 'public'>, env: Env, timeoutMs?: number): StoreSettings {
+  return storeSettingsOf(config.records, env, { publicDir: config.public, timeoutMs });
 }
 
 /** The API key file: `--api-keys` / `MVR_API_KEYS_FILE`, else `<keys>/api-keys.json`. */

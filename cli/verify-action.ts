@@ -6,7 +6,7 @@ import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { isNeverAudited, verifyAnswer, type AnswerVerification } from '@merchant-verify/verifier';
 import { NoteError } from '@merchant-verify/verifier/tlog';
 import { getFromGateway } from '../clients/gateway-client.ts';
-import { readBytes } from '../clients/log-client.ts';
+import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
 import { FetchFailedError, KeySetClient, keySetForSigned } from '../clients/key-set-client.ts';
 import { fetchRecordFromGateway } from '../clients/gateway-client.ts';
@@ -64,7 +64,7 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
     if (!url) throw new ConfigError('--keys FILE_OR_URL (or --base-url) is required to verify');
     return new KeySetClient({ url });
   };
-  const fromFile = keysArg !== undefined && !/^https?:\/\//i.test(keysArg);
+  const fromFile = keysArg !== undefined && !isUrl(keysArg);
   // An unusable key set is INVALID_KEY_SET (exit 3) whether it came from a file or a URL. From a
   // URL, the set must list the key that signed what is checked: the proof's statement or the record.
   const keySetFor = async (signed: unknown): Promise<unknown> => (fromFile ? keySetFile() : keySetForSigned(keySetClient(), signed));
@@ -115,7 +115,7 @@ async function keySetPathOf(keys: string): Promise<string> {
 async function readLog(str: (k: string) => string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: unknown): Promise<{ proof: string; vkey: string; source: string }> {
   let proof: string;
   if (str('proof')) {
-    proof = (await readBytes(str('proof')!)).toString('utf8');
+    proof = (await readFileOrUrl(str('proof')!)).toString('utf8');
   } else {
     if (!baseUrl || !apiKey) throw new ConfigError('--log needs --proof FILE, or --base-url and --api-key to fetch the proof');
     if (typeof domain !== 'string') throw new ConfigError('--log: the record names no domain to fetch the proof of');
@@ -127,7 +127,7 @@ async function readLog(str: (k: string) => string | undefined, baseUrl: string |
   }
   const vkeySource = str('log-key') ?? (baseUrl ? new URL(LOG_VKEY_PATH, baseUrl).href : undefined);
   if (!vkeySource) throw new ConfigError("--log needs --log-key FILE_OR_URL (the log's verifier key), or --base-url");
-  return { proof, vkey: (await readBytes(vkeySource)).toString('utf8'), source: vkeySource };
+  return { proof, vkey: (await readFileOrUrl(vkeySource)).toString('utf8'), source: vkeySource };
 }
 
 /** The record from the gateway; any answer but 200 is a fetch failure naming the gateway's problem code. */
@@ -191,7 +191,7 @@ const HAS_RECORD = Symbol('HAS_RECORD');
 async function readAbsenceProof(file: string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: string): Promise<unknown | typeof HAS_RECORD> {
   let bytes: Buffer;
   if (file) {
-    bytes = await readBytes(file);
+    bytes = await readFileOrUrl(file);
   } else {
     if (!baseUrl || !apiKey) throw new ConfigError('a never-audited record is checked against its absence proof: give --absence FILE, or --base-url and --api-key to fetch it');
     const answer = await getFromGateway(baseUrl, apiKey, `/v1/absence?domain=${encodeURIComponent(domain)}`);

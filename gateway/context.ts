@@ -3,7 +3,7 @@ import type { RateLimiter } from '../access/rate-limit.ts';
 import type { RecordsService } from '../service/records.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
-import type { S3Config } from '../storage/s3/bucket.ts';
+import type { StoreSettings } from '../storage/open.ts';
 import type { GatewayMetrics } from './metrics.ts';
 
 /** One structured log line (JSON). Never carries an API key or key material. */
@@ -18,8 +18,6 @@ export interface GatewayServices {
   history: BuildHistory;
   /** Inclusion proofs of the transparency log, and its public files (a store that keeps no log answers NOT_IN_LOG). */
   proofs: LogProofs;
-  /** The public folder: key set, log verifier key, log tiles. */
-  publicDir: string;
   apiKeys: ApiKeyStore;
   /** Quotas: per API key, and per client address for requests without a valid key; null = off. */
   limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };
@@ -48,11 +46,12 @@ declare module 'h3' {
 
 /** How `startGateway` is configured (the CLI resolves it from flags and environment). */
 export interface GatewayOptions {
-  /** The records: a folder laid out by `mvr build`, the http(s) base URL of an origin serving one build's folder, or `s3://BUCKET/PREFIX`. */
-  recordsDir: string;
-  /** Credentials, region and endpoint for s3:// records. */
-  s3?: S3Config;
-  publicDir: string;
+  /**
+   * The records store and how to reach it (`cli/config.ts` resolves it): a folder laid out by
+   * `mvr build` with its public folder, the http(s) base URL of an origin serving one build's
+   * folder, or `s3://BUCKET/PREFIX`, with the per-request timeout of an origin or a bucket.
+   */
+  records: StoreSettings;
   /** The API key file, used without `redisUrl`. */
   apiKeysFile: string;
   /** Redis or Valkey holding the API keys and the per-key quota counts, shared by every gateway. */
@@ -64,8 +63,6 @@ export interface GatewayOptions {
   port: number;
   /** Bound on verified record bytes held in memory. */
   cacheBytes: number;
-  /** How long one request to the records store (an http(s) origin or a bucket) may take, ms (2 s by default). */
-  storeTimeoutMs?: number;
   /** How often the live build, key set and API keys are re-checked. */
   refreshMs: number;
   log: (line: LogLine) => void;

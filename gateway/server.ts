@@ -39,14 +39,11 @@ export function connectionTimeouts(given: Partial<ConnectionTimeouts> = {}): Con
   return t;
 }
 
-/** Opens the services once, starts their refresh timers, and serves the gateway app with node:http. */
+/** Opens the services once (their refresh loops with them) and serves the gateway app with node:http. */
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
   const timeouts = connectionTimeouts(opts.connectionTimeouts);
   const { services, close: closeServices } = await openGatewayServices(opts);
-  const { records } = services;
   warnAboutState(services);
-  const timer = setInterval(() => void records.refresh().catch(() => undefined), opts.refreshMs);
-  timer.unref();
 
   const listener = gatewayListener(createGatewayApp(services));
   // Once closing, every answer says `Connection: close` and its connection ends after it: a
@@ -74,7 +71,6 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     if (m && opts.metrics && 'listen' in opts.metrics) metrics = await serveMetrics(() => m.text(), opts.metrics.listen.host, opts.metrics.listen.port, services.log);
     if (m && opts.metrics && 'toClusterPrimary' in opts.metrics) m.reportToClusterPrimary();
   } catch (error) {
-    clearInterval(timer);
     if (server.listening) server.close();
     await closeServices();
     if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE' || (error as NodeJS.ErrnoException)?.code === 'EACCES') {
@@ -90,7 +86,6 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     services,
     metricsUrl: metrics?.url ?? null,
     async close() {
-      clearInterval(timer);
       closing = true;
       for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
       await new Promise<void>((resolve) => {

@@ -2,31 +2,61 @@ import { ApiKeyStore } from '../access/api-key-store.ts';
 import { redisApiKeyTable } from '../access/api-keys-redis.ts';
 import { FixedWindowLimiter } from '../access/rate-limit.ts';
 import { SharedWindowLimiter } from '../access/rate-limit-shared.ts';
-import { openRecordsService } from '../service/records.ts';
-import { BuildHistory } from '../service/history.ts';
-import { LogProofs } from '../service/log-proofs.ts';
 import { openRedis, redactUrl } from '../access/redis.ts';
+import { openRecordsStack, type RecordsStack, type RecordsStackOptions } from '../service/records-stack.ts';
 import type { GatewayOptions, GatewayServices } from './context.ts';
 import { GatewayMetrics } from './metrics.ts';
 
+type Redis = ReturnType<typeof openRedis>;
+
+/** How long the start waits for Redis, so the first requests find the keys loaded. */
+const REDIS_CONNECT_WAIT_MS = 2000;
+
 /**
- * The gateway's services, opened once: the records service, the API keys (the key file, or
+ * The gateway's services, opened once: the records stack, the API keys (the key file, or
  * Redis when `redisUrl` is set) and the quotas (per key: local, or shared through the same
  * Redis; per client address: always local). Redis may be down at start: the gateway starts
  * anyway, refuses keyed requests with STORE_UNAVAILABLE until it has read the keys once, and
  * reconnects by itself.
  */
 export async function openGatewayServices(opts: GatewayOptions): Promise<{ services: GatewayServices; close: () => Promise<void> }> {
-  const { log } = opts;
   const metrics = opts.metrics ? new GatewayMetrics() : null;
-  const records = openRecordsService({
-    records: opts.recordsDir,
-    s3: opts.s3,
-    publicDir: opts.publicDir,
+  const redis = opts.redisUrl ? await connectRedis(opts.redisUrl, opts.log) : null;
+  const apiKeys = new ApiKeyStore(redis ? redisApiKeyTable(redis, opts.redisUrl!) : opts.apiKeysFile, opts.refreshMs, undefined, opts.apiKeysClock);
+  const { records, history, proofs, close: closeRecords } = await openRecordsAndKeys(recordsOptions(opts, metrics), apiKeys, redis);
+  const services: GatewayServices = {
+    issuer: opts.issuer,
+    schemaUrl: opts.schemaUrl,
+    records,
+    history,
+    proofs,
+    apiKeys,
+    log: opts.log,
+    accessLog: opts.accessLog ?? true,
+    metrics,
+    redisUp: redis ? () => redis.isReady : null,
+    limits: quotas(opts, redis),
+  };
+  metrics?.watch(services);
+  return {
+    services,
+    async close() {
+      apiKeys.stop();
+      await closeRecords();
+      await closeRedis(redis);
+    },
+  };
+}
+
+/** The records stack as the gateway opens it: its failures logged and counted. */
+function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): RecordsStackOptions {
+  const { log } = opts;
+  return {
+    store: opts.records,
+    refreshMs: opts.refreshMs,
     issuer: opts.issuer,
     schemaUrl: opts.schemaUrl,
     cacheBytes: opts.cacheBytes,
-    timeoutMs: opts.storeTimeoutMs,
     now: opts.now,
     onRejected: (domain, reason) => {
       log({ level: 'error', msg: 'record rejected', domain, reason });
@@ -37,68 +67,53 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
       log({ level: 'warn', msg: 'build refused; the build served before (if any) stays served', build, reason });
       metrics?.buildRefused();
     },
+  };
+}
+
+/**
+ * Opens the records and reads the API keys, side by side. A bad key file stops the start; Redis
+ * that is not up yet does not (the key store's timer retries). What was opened is closed again
+ * when the start fails.
+ */
+async function openRecordsAndKeys(options: RecordsStackOptions, apiKeys: ApiKeyStore, redis: Redis | null): Promise<RecordsStack> {
+  const [stack, keys] = await Promise.allSettled([openRecordsStack(options), apiKeys.start()]);
+  const failure = stack.status === 'rejected' ? stack : keys.status === 'rejected' && !redis ? keys : null;
+  if (!failure) return (stack as PromiseFulfilledResult<RecordsStack>).value;
+  apiKeys.stop();
+  if (stack.status === 'fulfilled') await stack.value.close();
+  await closeRedis(redis);
+  throw failure.reason;
+}
+
+/** Connects to Redis, logging when it goes down and comes back; waits a moment for it, but Redis that is down does not stop the start (the client goes on reconnecting). */
+async function connectRedis(url: string, log: GatewayOptions['log']): Promise<Redis> {
+  const where = redactUrl(url);
+  let down = false;
+  const redis = openRedis(url, (error) => {
+    if (!down) log({ level: 'warn', msg: 'redis unreachable; known API keys keep working for 60 s, quotas count per gateway', redis: where, error: error.message });
+    down = true;
   });
+  redis.on('ready', () => {
+    if (down) log({ level: 'info', msg: 'redis reachable again', redis: where });
+    down = false;
+  });
+  const connected = redis.connect().catch(() => undefined);
+  await Promise.race([connected, new Promise((resolve) => setTimeout(resolve, REDIS_CONNECT_WAIT_MS).unref())]);
+  return redis;
+}
 
-  let redis: ReturnType<typeof openRedis> | null = null;
-  if (opts.redisUrl) {
-    const where = redactUrl(opts.redisUrl);
-    let down = false;
-    redis = openRedis(opts.redisUrl, (error) => {
-      if (!down) log({ level: 'warn', msg: 'redis unreachable; known API keys keep working for 60 s, quotas count per gateway', redis: where, error: error.message });
-      down = true;
-    });
-    redis.on('ready', () => {
-      if (down) log({ level: 'info', msg: 'redis reachable again', redis: where });
-      down = false;
-    });
-    // Wait a moment for the connection, so the first requests find the keys loaded; Redis
-    // that is down does not stop the start (the client goes on reconnecting).
-    const connected = redis.connect().catch(() => undefined);
-    await Promise.race([connected, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
-  }
-
-  const apiKeys = new ApiKeyStore(redis ? redisApiKeyTable(redis, opts.redisUrl!) : opts.apiKeysFile, opts.refreshMs, undefined, opts.apiKeysClock);
-  try {
-    await Promise.all([records.refresh(), apiKeys.start()]);
-  } catch (error) {
-    // A bad key file stops the start; Redis that is not up yet does not (the timer retries).
-    if (!redis) {
-      apiKeys.stop();
-      await records.close();
-      throw error;
-    }
-  }
-
-  const perKeyQuota = opts.rateLimitPerMinute ?? 0;
-  const perAddressQuota = opts.unauthenticatedPerMinute ?? 0;
-  const shared = redis;
-  const history = new BuildHistory(records);
+/** The quotas: per API key (shared through Redis when there is one) and per client address (always local); 0 turns one off. */
+function quotas(opts: GatewayOptions, redis: Redis | null): GatewayServices['limits'] {
+  const perKey = opts.rateLimitPerMinute ?? 0;
+  const perAddress = opts.unauthenticatedPerMinute ?? 0;
   const now = opts.now ?? Date.now;
-  const services: GatewayServices = {
-    issuer: opts.issuer,
-    schemaUrl: opts.schemaUrl,
-    records,
-    history,
-    proofs: new LogProofs(records, history),
-    publicDir: opts.publicDir,
-    apiKeys,
-    log,
-    accessLog: opts.accessLog ?? true,
-    metrics,
-    redisUp: shared ? () => shared.isReady : null,
-    limits: {
-      perKey: perKeyQuota > 0 ? (shared ? new SharedWindowLimiter(shared, 'per-key', perKeyQuota, 60, undefined, now) : new FixedWindowLimiter('per-key', perKeyQuota, 60, undefined, now)) : null,
-      perAddress: perAddressQuota > 0 ? new FixedWindowLimiter('unauthenticated', perAddressQuota, 60, undefined, now) : null,
-    },
-  };
-  metrics?.watch(services);
   return {
-    services,
-    async close() {
-      apiKeys.stop();
-      await records.close();
-      if (shared?.isOpen) await shared.close().catch(() => shared.destroy());
-      else shared?.destroy();
-    },
+    perKey: perKey > 0 ? (redis ? new SharedWindowLimiter(redis, 'per-key', perKey, 60, undefined, now) : new FixedWindowLimiter('per-key', perKey, 60, undefined, now)) : null,
+    perAddress: perAddress > 0 ? new FixedWindowLimiter('unauthenticated', perAddress, 60, undefined, now) : null,
   };
+}
+
+async function closeRedis(redis: Redis | null): Promise<void> {
+  if (redis?.isOpen) await redis.close().catch(() => redis.destroy());
+  else redis?.destroy();
 }

@@ -10,8 +10,6 @@ import { formatTimestamp } from '@merchant-verify/verifier/issuer';
 import { strongEtag } from '../core/etag.ts';
 import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
 import { KeySetSource } from '../storage/key-set-source.ts';
-import { openStore } from '../storage/open.ts';
-import type { S3Config } from '../storage/s3/config.ts';
 import type { Store } from '../storage/store.ts';
 import { VerifiedCache } from './verified-cache.ts';
 
@@ -26,17 +24,6 @@ export interface ServedRecord {
 }
 
 export interface RecordsServiceOptions {
-  /**
-   * The records: a folder laid out by `mvr build`, the http(s) base URL of an origin serving one
-   * build's folder, or `s3://BUCKET/PREFIX` as `mvr publish` fills it.
-   */
-  records: string;
-  /** Credentials, region and endpoint for `s3://` records. */
-  s3?: S3Config;
-  /** How long one request to an http(s) origin or a bucket may take (ms; 2 s by default). */
-  timeoutMs?: number;
-  /** The folder holding the published key set, which records are verified against (with s3:// records, the key set published with the live build is used instead). */
-  publicDir: string;
   issuer: string;
   schemaUrl: string;
   /** Upper bound on the verified record bytes kept in memory. */
@@ -49,12 +36,6 @@ export interface RecordsServiceOptions {
   onStoreRead?: (outcome: StoreReadOutcome) => void;
   /** Told once about every build refused, with the reason (for the log and metrics). */
   onBuildRefused?: (refusal: BuildRefusal) => void;
-}
-
-
-/** Opens the records service over the store at `options.records` ({@link openStore}); call `refresh()` before the first lookup. */
-export function openRecordsService(options: RecordsServiceOptions): RecordsService {
-  return new RecordsService(openStore(options.records, options), options);
 }
 
 /**
@@ -82,7 +63,7 @@ export class RecordsService {
 
   constructor(
     readonly store: Store,
-    private readonly options: Omit<RecordsServiceOptions, 'records' | 's3' | 'publicDir'>,
+    private readonly options: RecordsServiceOptions,
   ) {
     this.keys = new KeySetSource(store.keySet());
     this.cache = new VerifiedCache(options.cacheBytes);

@@ -3,34 +3,24 @@ import { ConfigError } from '../core/errors.ts';
 import { FolderStore } from './folder.ts';
 import { HttpOriginStore } from './http-origin.ts';
 import { S3Bucket } from './s3/bucket.ts';
-import { parseS3Url, type S3Config } from './s3/config.ts';
+import { parseS3Url } from './s3/config.ts';
 import { S3Store } from './s3/store.ts';
 import type { Store } from './store.ts';
-import { isHttp, isS3 } from './url.ts';
+import { isHttp, isS3, type StoreSettings } from './url.ts';
 
-export interface StoreSettings {
-  /** The public folder `mvr build` writes (key set, log files), read with a folder or an http(s) origin (default `public`). */
-  publicDir?: string;
-  /** Credentials, region and endpoint, for s3:// (see `storeSettingsFromEnv`). */
-  s3?: S3Config;
-  /** How long one request to an http(s) origin or a bucket may take before it is retried (ms; 2 s by default, 30 s for bulk transfers). */
-  timeoutMs?: number;
-  /** For bulk transfers (`mvr publish`, `mvr pull`): longer timeouts and more retries than a gateway's lookups, since one slow object of many must not fail all. */
-  bulk?: boolean;
-  /** The flag the URL came from, for messages (default `--records`). */
-  flag?: string;
-}
+export type { StoreSettings };
 
 /** The timeouts and retries of bulk transfers. */
 const BULK = { timeoutMs: 30_000, retries: 4 };
 
 /**
- * The store at `url`, by its form: `s3://BUCKET/PREFIX` a bucket as `mvr publish` fills it, an
+ * The store at `settings.url`, by its form: `s3://BUCKET/PREFIX` a bucket as `mvr publish` fills it, an
  * http(s) URL an origin serving one build's folder, anything else a records folder. The one place
  * that knows which backend a URL names: a fourth backend is its module and one line here.
  * Nothing is read yet: call `refresh()` before the first lookup.
  */
-export function openStore(url: string, settings: StoreSettings): Store {
+export function openStore(settings: StoreSettings): Store {
+  const { url } = settings;
   const flag = settings.flag ?? '--records';
   const transport = settings.bulk ? BULK : { timeoutMs: settings.timeoutMs };
   const publicDir = resolve(settings.publicDir ?? 'public');

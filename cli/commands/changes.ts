@@ -1,7 +1,7 @@
 import { defineCommand } from '../command.ts';
 import type { Verdict } from '../../core/history-schema.ts';
 import { runAction } from '../cli-output.ts';
-import { commandOptions, s3ConfigFor, schemaUrlOf } from '../config.ts';
+import { commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
 
 const options = commandOptions('records', 'public', 'issuer', 'schemaUrl');
 
@@ -17,14 +17,12 @@ export default defineCommand({
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
-      const [{ openRecordsService }, { BuildHistory }] = await Promise.all([import('../../service/records.ts'), import('../../service/history.ts')]);
-      const records = openRecordsService({ records: config.records, s3: s3ConfigFor(config.records, process.env), publicDir: config.public, issuer: config.issuer, schemaUrl: schemaUrlOf(config), cacheBytes: 1024 * 1024});
-      const history = new BuildHistory(records);
+      const { openRecordsStack } = await import('../../service/records-stack.ts');
+      // Which build is live (and, for a bucket, the key set published with it), read once.
+      const { history, close } = await openRecordsStack({ store: recordsStoreOf(config, process.env), issuer: config.issuer, schemaUrl: schemaUrlOf(config), cacheBytes: 1024 * 1024 });
       let count = 0;
       let to = '';
       try {
-        // Which build is live (and, for a bucket, the key set published with it).
-        await records.refresh();
         for (let cursor: string | undefined; ; ) {
           const page = await history.changes(args.since, cursor);
           to = page.to;
@@ -36,7 +34,7 @@ export default defineCommand({
           cursor = page.next;
         }
       } finally {
-        await records.close();
+        await close();
       }
       process.stderr.write(`${count.toLocaleString('en-US')} change${count === 1 ? '' : 's'} from ${args.since} to ${to}\n`);
     }),

@@ -12,7 +12,8 @@ import { TileTree } from '../../core/tlog/tile-tree.ts';
 import { writeAtomic } from '../../core/files.ts';
 import { openCheckpoint, parseVkey } from '../../keyring/log-key.ts';
 import { hasher } from '../../core/hash.ts';
-import { logLocation, readBytes } from '../../clients/log-client.ts';
+import { readFileOrUrl } from '../../clients/file-or-url.ts';
+import { logLocation } from '../../clients/log-client.ts';
 import { runAction } from '../cli-output.ts';
 import { commandOptions } from '../config.ts';
 
@@ -37,8 +38,8 @@ const check = defineCommand({
       const where = args.log ?? (config.baseUrl ? `${config.baseUrl.replace(/\/+$/, '')}/${LOG_DIR}` : join(config.public, LOG_DIR));
       const log = logLocation(where);
       const vkeySource = args['log-key'] ?? log.defaultVkey;
-      const vkey = parseVkey((await readBytes(vkeySource)).toString('utf8'), vkeySource);
-      const older = await readBytes(args.checkpoint).catch((error: Error) => {
+      const vkey = parseVkey((await readFileOrUrl(vkeySource)).toString('utf8'), vkeySource);
+      const older = await readFileOrUrl(args.checkpoint).catch((error: Error) => {
         throw new ConfigError(`--checkpoint: ${error.message}`);
       });
       const old = openOlderCheckpoint(older.toString('utf8'), vkey, args.checkpoint);

@@ -5,10 +5,12 @@ import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '..
 import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { getFromGateway } from '../../clients/gateway-client.ts';
 import { runAction } from '../cli-output.ts';
-import { commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
+import { commandOptions, recordsStoreOf, schemaUrlOf, type Config } from '../config.ts';
 
 const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl'] as const;
 const options = commandOptions(...MCP_OPTIONS);
+/** How often local records are re-checked for a new live build (ms). */
+const LOCAL_REFRESH_MS = 1000;
 
 export default defineCommand({
   meta: { name: 'mcp', description: 'The MCP tools verify_merchant, verify_merchants and merchant_history over stdio, answering from a gateway (--base-url) or a local records folder' },
@@ -44,21 +46,16 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
       keySetUrl: keySetUrlOf(config.baseUrl),
     };
   }
-  const [{ openRecordsService }, { BuildHistory }, { LogProofs }] = await Promise.all([import('../../service/records.ts'), import('../../service/history.ts'), import('../../service/log-proofs.ts')]);
-  const records = openRecordsService({
-    records: config.records,
-    s3: s3ConfigFor(config.records, process.env),
-    publicDir: config.public,
+  const { openRecordsStack } = await import('../../service/records-stack.ts');
+  const { records, history, proofs } = await openRecordsStack({
+    store: recordsStoreOf(config, process.env),
+    refreshMs: LOCAL_REFRESH_MS,
     issuer: config.issuer,
     schemaUrl: schemaUrlOf(config),
     cacheBytes: 16 * 1024 * 1024,
     onRejected: (domain, reason) => process.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
     onBuildRefused: ({ build, reason }) => process.stderr.write(`mvr mcp: build ${build} refused, the build served before (if any) stays served: ${reason}\n`),
   });
-  await records.refresh();
-  setInterval(() => void records.refresh().catch(() => undefined), 1000).unref();
-  const history = new BuildHistory(records);
-  const proofs = new LogProofs(records, history);
   return {
     proof: (domain) => proofs.proofFor(domain),
     lookup: async (domain) => (await records.recordFor(domain)).bytes,

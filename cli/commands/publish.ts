@@ -1,9 +1,8 @@
 import { defineCommand } from '../command.ts';
 import { ConfigError } from '../../core/errors.ts';
-import { storeSettingsFromEnv } from '../../storage/url.ts';
 import { runAction } from '../cli-output.ts';
 import { createProgress } from '../progress.ts';
-import { commandOptions } from '../config.ts';
+import { commandOptions, storeSettingsOf } from '../config.ts';
 
 const options = commandOptions('records', 'public', 'to', 'progressMs');
 
@@ -18,7 +17,7 @@ export default defineCommand({
       const config = options.resolve(args, process.env);
       if (!config.to) throw new ConfigError('--to (or MVR_PUBLISH_TO) is required: s3://BUCKET/PREFIX');
       const [{ uploadBuild }, { openStore }] = await Promise.all([import('../../builder/upload.ts'), import('../../storage/open.ts')]);
-      const to = openStore(config.to, { publicDir: config.public, bulk: true, flag: '--to', ...storeSettingsFromEnv(config.to, process.env, '--to') });
+      const to = openStore(storeSettingsOf(config.to, process.env, { publicDir: config.public, bulk: true, flag: '--to' }));
       const progress = createProgress({ command: 'publish', json: Boolean(args.json), intervalMs: config.progressMs });
       try {
         const s = await uploadBuild({

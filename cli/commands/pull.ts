@@ -1,8 +1,7 @@
 import { defineCommand } from '../command.ts';
-import { storeSettingsFromEnv } from '../../storage/url.ts';
 import { runAction } from '../cli-output.ts';
 import { createProgress } from '../progress.ts';
-import { commandOptions } from '../config.ts';
+import { commandOptions, storeSettingsOf } from '../config.ts';
 
 const options = commandOptions('records', 'progressMs');
 
@@ -20,7 +19,7 @@ export default defineCommand({
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
       const [{ pullKeptBuilds }, { openStore }, { publishedBuildsOf }] = await Promise.all([import('../../builder/pull.ts'), import('../../storage/open.ts'), import('../../storage/store.ts')]);
-      const from = openStore(args.from, { bulk: true, flag: '--from', ...storeSettingsFromEnv(args.from, process.env, '--from') });
+      const from = openStore(storeSettingsOf(args.from, process.env, { bulk: true, flag: '--from' }));
       // Only a store builds are published to can be pulled from (a usage error otherwise).
       publishedBuildsOf(from, '--from');
       const progress = createProgress({ command: 'pull', json: Boolean(args.json), intervalMs: config.progressMs });

@@ -3,7 +3,7 @@ import { ConfigError } from '../../core/errors.ts';
 import type { JsonLog } from '../../gateway/json-log.ts';
 import type { GatewayOptions } from '../../gateway/server.ts';
 import { runAction } from '../cli-output.ts';
-import { apiKeysFileOf, commandOptions, s3ConfigFor, schemaUrlOf, type Config } from '../config.ts';
+import { apiKeysFileOf, commandOptions, recordsStoreOf, schemaUrlOf, type Config } from '../config.ts';
 
 /** The options `mvr serve` reads (and `mvr dev`, which serves too). */
 export const SERVE_OPTIONS = ['records', 'public', 'keys', 'apiKeys', 'redis', 'issuer', 'schemaUrl', 'port', 'host', 'metricsPort', 'metricsHost', 'cacheMb', 'rateLimit', 'unauthRateLimit', 'workers', 'signingKey', 'storeTimeoutMs'] as const;
@@ -39,9 +39,7 @@ export default defineCommand({
 /** The gateway's options from the resolved configuration (shared with `mvr dev`). */
 export async function gatewayOptions(config: Config<(typeof SERVE_OPTIONS)[number]>, args: { quiet?: boolean }, log: JsonLog): Promise<GatewayOptions> {
   return {
-    recordsDir: config.records,
-    s3: s3ConfigFor(config.records, process.env),
-    publicDir: config.public,
+    records: recordsStoreOf(config, process.env, config.storeTimeoutMs),
     apiKeysFile: apiKeysFileOf(config),
     redisUrl: config.redis,
     issuer: config.issuer,
@@ -49,7 +47,6 @@ export async function gatewayOptions(config: Config<(typeof SERVE_OPTIONS)[numbe
     host: config.host,
     port: config.port,
     cacheBytes: config.cacheMb * 1024 * 1024,
-    storeTimeoutMs: config.storeTimeoutMs,
     refreshMs: 250,
     log: log.log,
     accessLog: !args.quiet,

@@ -1,7 +1,7 @@
 import { ConfigError } from '../../core/errors.ts';
 import { credentialsFromEnv, type CredentialSource } from './credentials.ts';
 
-// The S3 settings, apart from the client (service/s3.ts), so the CLI reads them without loading it.
+// The S3 settings, apart from the client (./bucket.ts), so the CLI resolves them without loading it.
 
 /** A bucket and a key prefix, from `s3://BUCKET/PREFIX`. */
 export interface S3Location {
@@ -10,7 +10,7 @@ export interface S3Location {
   prefix: string;
 }
 
-/** Credentials, region and endpoint: the standard AWS settings, read by the CLI ({@link s3ConfigFromEnv}). */
+/** Credentials, region and endpoint: the standard AWS settings, resolved from the environment ({@link s3ConfigFromEnv}) into a store's settings. */
 export interface S3Config {
   /** Asked before each request: static keys, or the AWS provider chain, refreshed as they near expiry. */
   credentials: CredentialSource;

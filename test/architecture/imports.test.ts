@@ -140,6 +140,12 @@ describe('layering', () => {
     const intoBin = edges.filter((e) => e.to?.startsWith('bin/') && !e.from.startsWith('bin/')).map((e) => `${e.from} -> ${e.to}`);
     expect(intoBin).toEqual([]);
   });
+
+  it('only storage/ knows a backend: nothing else imports the folder, origin or bucket modules', () => {
+    const backends = /^storage\/(s3\/|folder\.ts$|http-origin\.ts$)/;
+    const intoBackends = edges.filter((e) => e.to && backends.test(e.to) && !e.from.startsWith('storage/')).map((e) => `${e.from} -> ${e.to}`);
+    expect(intoBackends).toEqual([]);
+  });
 });
 
 describe('import cycles', () => {

@@ -180,7 +180,7 @@ describe('the change feed pages, and kept builds keep their keys', () => {
     const project = await makeProject();
     const copy = join(project.root, 'copy');
     await cp(join(project.recordsDir, 'current'), copy, { recursive: true, dereference: true });
-    const g = await startTestGateway(project, { recordsDir: copy });
+    const g = await startTestGateway(project, { records: { url: copy } });
     expect((await g.verify(GOLD)).status).toBe(200);
     for (const path of ['/v1/builds', `/v1/history?domain=${GOLD}`, `/v1/changes?since=x`]) {
       expect(expectProblem(await g.request(path), 404, 'BUILD_NOT_FOUND').detail, path).toMatch(/keeps no build history: the records folder holds one build's files itself/);

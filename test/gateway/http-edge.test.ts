@@ -88,7 +88,7 @@ describe('the HTTP edge', async () => {
   });
 
   it('marks the 503 of a store that is not there nosniff too', async () => {
-    const down = await startTestGateway(project, { recordsDir: join(project.recordsDir, 'not-there') });
+    const down = await startTestGateway(project, { records: { url: join(project.recordsDir, 'not-there') } });
     const r = await down.verify(GOLD);
     expectProblem(r, 503, 'STORE_UNAVAILABLE');
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');

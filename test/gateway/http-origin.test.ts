@@ -74,7 +74,7 @@ describe('records from an HTTP origin', () => {
   beforeAll(async () => {
     project = await makeProject();
     origin = await startOrigin(await realpath(join(project.recordsDir, 'current')));
-    g = await startTestGateway(project, { recordsDir: origin.url });
+    g = await startTestGateway(project, { records: { url: origin.url } });
   });
   afterAll(async () => {
     await origin.stop().catch(() => undefined);

@@ -154,7 +154,7 @@ describe('records in a bucket', () => {
   beforeAll(async () => {
     p = await makeProject();
     await publish();
-    g = await startTestGateway(p, { ...METRICS, recordsDir: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent', storeTimeoutMs: STORE_TIMEOUT_MS });
+    g = await startTestGateway(p, { ...METRICS, records: { url: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent', timeoutMs: STORE_TIMEOUT_MS } });
   });
 
   it('ten key rotations under load: every answer a 200 that verifies', async () => {

@@ -30,7 +30,7 @@ describe('close()', () => {
   it('lets an in-flight request complete with 200, refuses new connections, then resolves', async () => {
     const project = await makeProject();
     const origin = await originOf(project);
-    const g = await startTestGateway(project, { recordsDir: origin.url });
+    const g = await startTestGateway(project, { records: { url: origin.url } });
     const domain = 'gadget-hub.example';
     const bytes = (await liveRecords(project)).get(domain)!;
     // Warm a keep-alive connection, as a real client would have.
@@ -67,7 +67,7 @@ describe('close()', () => {
   it('waits for every request in flight (two connections), and each completes with its own record', async () => {
     const project = await makeProject();
     const origin = await originOf(project);
-    const g = await startTestGateway(project, { recordsDir: origin.url });
+    const g = await startTestGateway(project, { records: { url: origin.url } });
     const domains = ['harbor-furniture.example', 'fictional-candles.myshopify.com'];
     const records = await liveRecords(project);
     const holds = domains.map((d) => origin.hold(recordPath(d)));

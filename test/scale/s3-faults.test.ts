@@ -46,7 +46,7 @@ async function faultedBucket(prefix: string, fault: (p: Project) => Promise<void
     await rm(live, { recursive: true, force: true });
     await rename(`${live}.whole`, live);
   }
-  return startTestGateway(project, { recordsDir: `s3://${BUCKET}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' });
+  return startTestGateway(project, { records: { url: `s3://${BUCKET}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' } });
 }
 
 describe('record objects faulted in a bucket', () => {

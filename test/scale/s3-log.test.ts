@@ -38,7 +38,7 @@ beforeAll(async () => {
   await build(project, { now: Date.parse('2026-12-01T00:00:00Z') });
   await publish();
   folder = await startTestGateway(project);
-  bucketGateway = await startTestGateway(project, { recordsDir: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' });
+  bucketGateway = await startTestGateway(project, { records: { url: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' } });
 }, 60_000);
 afterAll(async () => {
   await cleanup();
@@ -113,7 +113,7 @@ describe('the log from a bucket', () => {
   it('mvr publish refuses a log that does not extend the bucket\'s (a build without mvr log pull), and takes it once pulled', async () => {
     const bucket = new S3Bucket(parseS3Url(`s3://${BUCKET}/prod`), s3ConfigFromEnv(s3.env));
     const live = async () => (await bucket.get('live.json')).body.toString('utf8');
-    const store = openStore(`s3://${BUCKET}/prod`, { s3: s3ConfigFromEnv(s3.env) });
+    const store = openStore({ url: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env) });
     try {
       // A fresh machine with the same keys but no log: its build starts a log of its own.
       const fresh = await makeProject({ build: false });

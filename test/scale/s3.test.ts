@@ -89,7 +89,7 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
   it('an interrupted publish leaves the old build live', async () => {
     const live = (await g.verify(GOLD)).bytes;
     await build(project, { now: Date.parse('2027-01-01T00:00:00Z') });
-    const store = openStore(`s3://${BUCKET}/prod`, { s3: s3ConfigFromEnv(s3.env) });
+    const store = openStore({ url: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env) });
     const publishing = uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, to: store, concurrency: 1, onProgress: (p) => void (p.uploaded === 5 && s3.stop()) });
     await expect(publishing).rejects.toMatchObject({ code: 'BUILD_FAILED', message: expect.stringMatching(/live build there is unchanged/) });
     await store.close();

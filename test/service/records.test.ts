@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '@merchant-verify/verifier/issuer';
 import { unverifiedRecord } from '../../core/record.ts';
 import { formatTimestamp } from '@merchant-verify/verifier/issuer';
-import { openRecordsService, type RecordsService } from '../../service/records.ts';
+import type { RecordsService } from '../../service/records.ts';
+import { openRecordsStack, type RecordsStackOptions } from '../../service/records-stack.ts';
 import { verifyRecord } from '@merchant-verify/verifier';
 import { cleanup } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';
@@ -19,8 +20,8 @@ const NEVER = 'never-seen-shop.example';
 
 afterAll(cleanup);
 
-function open(p: Project, overrides: Partial<Parameters<typeof openRecordsService>[0]> = {}): RecordsService {
-  return openRecordsService({ records: p.recordsDir, publicDir: p.publicDir, issuer: ISSUER, schemaUrl: SCHEMA_URL, cacheBytes: 1 << 20, ...overrides });
+async function open(p: Project, overrides: Partial<RecordsStackOptions> = {}): Promise<RecordsService> {
+  return (await openRecordsStack({ store: { url: p.recordsDir, publicDir: p.publicDir }, issuer: ISSUER, schemaUrl: SCHEMA_URL, cacheBytes: 1 << 20, ...overrides })).records;
 }
 
 describe('RecordsService.recordFor', () => {
@@ -28,7 +29,7 @@ describe('RecordsService.recordFor', () => {
   let records: RecordsService;
   beforeAll(async () => {
     project = await makeProject();
-    records = open(project);
+    records = await open(project);
     await records.refresh();
   });
 
@@ -65,7 +66,7 @@ describe('the serve rule', () => {
     const record = JSON.parse(await readFile(file, 'utf8'));
     await writeFile(file, JSON.stringify({ ...record, score: 100 }));
     const rejected: string[] = [];
-    const records = open(project, { onRejected: (domain, reason) => rejected.push(`${domain}: ${reason}`) });
+    const records = await open(project, { onRejected: (domain, reason) => rejected.push(`${domain}: ${reason}`) });
     await records.refresh();
     await expect(records.recordFor(AUDITED)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     expect(rejected.join('\n')).toMatch(/BAD_SIGNATURE/);
@@ -74,7 +75,7 @@ describe('the serve rule', () => {
   it('answers STORE_UNAVAILABLE when the records folder is gone, for audited and never-audited domains alike', async () => {
     const project = await makeProject();
     await rename(project.recordsDir, `${project.recordsDir}.away`);
-    const records = open(project);
+    const records = await open(project);
     await records.refresh();
     for (const domain of [AUDITED, NEVER]) await expect(records.recordFor(domain)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     expect(records.health()).toMatchObject({ ok: false, records: { ok: false } });

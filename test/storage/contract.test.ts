@@ -60,7 +60,7 @@ const BACKENDS: Backend[] = [
     keepsBuilds: true,
     published: false,
     open: async (p) => ({
-      store: openStore(p.recordsDir, { publicDir: p.publicDir }),
+      store: openStore({ url: p.recordsDir, publicDir: p.publicDir }),
       plant: (path, body) => plantInFolder(p, path, body),
       down: () => rename(p.recordsDir, `${p.recordsDir}.away`),
       up: () => rename(`${p.recordsDir}.away`, p.recordsDir),
@@ -75,7 +75,7 @@ const BACKENDS: Backend[] = [
     open: async (p) => {
       const origin = await startStaticOrigin(await liveDir(p));
       return {
-        store: openStore(origin.url, { publicDir: p.publicDir }),
+        store: openStore({ url: origin.url, publicDir: p.publicDir }),
         plant: (path, body) => plantInFolder(p, path, body),
         down: origin.stop,
         up: origin.start,
@@ -90,7 +90,7 @@ const BACKENDS: Backend[] = [
     published: true,
     open: async (p, live) => {
       const url = `s3://${BUCKET}/${p.root.split('/').at(-1)}`;
-      const store = openStore(url, { s3: s3ConfigFromEnv(s3.env) });
+      const store = openStore({ url, s3: s3ConfigFromEnv(s3.env) });
       await uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, to: store });
       const bucket = new S3Bucket(parseS3Url(url), s3ConfigFromEnv(s3.env));
       return {

@@ -8,6 +8,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../../gateway/server.ts';
+import type { StoreSettings } from '../../storage/open.ts';
 import type { LogLine } from '../../gateway/context.ts';
 import { expectNoSecretsInLogs } from './gateway-expect.ts';
 import { ISSUER, makeProject, removeTempDirs, SCHEMA_URL, type Project } from './project.ts';
@@ -61,13 +62,14 @@ export interface TestGateway {
 
 const gateways = new Set<TestGateway>();
 
+/** A test's own gateway options; `records` overrides the project's records folder and public folder member by member. */
+export type GatewayOverrides = Partial<Omit<GatewayOptions, 'records'>> & { records?: Partial<StoreSettings> };
+
 /** Starts the real gateway on 127.0.0.1, a random port, with a fresh API key and a short refresh interval. */
-export async function startTestGateway(project: Project, overrides: Partial<GatewayOptions> = {}): Promise<TestGateway> {
+export async function startTestGateway(project: Project, overrides: GatewayOverrides = {}): Promise<TestGateway> {
   const { key, entry } = await createApiKey(project.apiKeysFile, 'gateway-test');
   const logs: LogLine[] = [];
   const gateway = await startGateway({
-    recordsDir: project.recordsDir,
-    publicDir: project.publicDir,
     apiKeysFile: project.apiKeysFile,
     issuer: ISSUER,
     schemaUrl: SCHEMA_URL,
@@ -77,6 +79,7 @@ export async function startTestGateway(project: Project, overrides: Partial<Gate
     refreshMs: REFRESH_MS,
     log: (line) => logs.push(line),
     ...overrides,
+    records: { url: project.recordsDir, publicDir: project.publicDir, ...overrides.records },
   });
   let closed = false;
   const t: TestGateway = {

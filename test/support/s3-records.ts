@@ -17,10 +17,10 @@ export const bucketAt = (s3: TestS3, name: string, prefix: string, env: Record<s
  * its bulk-transfer timeouts: a gateway lookup's 2 s per request timed out here on a loaded machine.
  */
 export function publishTo(s3: TestS3, name: string, prefix: string, p: Project) {
-  const to = openStore(`s3://${name}/${prefix}`, { s3: s3ConfigFromEnv(s3.env), bulk: true, flag: '--to' });
+  const to = openStore({ url: `s3://${name}/${prefix}`, s3: s3ConfigFromEnv(s3.env), bulk: true, flag: '--to' });
   return uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, to }).finally(() => to.close());
 }
 
 /** A test gateway for `p`'s API keys whose records are `s3://name/prefix`. */
 export const gatewayOnBucket = (s3: TestS3, name: string, prefix: string, p: Project): Promise<TestGateway> =>
-  startTestGateway(p, { recordsDir: `s3://${name}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' });
+  startTestGateway(p, { records: { url: `s3://${name}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' } });

@@ -1,0 +1,51 @@
+import { openStore, type StoreSettings } from '../storage/open.ts';
+import { BuildHistory } from './history.ts';
+import { LogProofs } from './log-proofs.ts';
+import { RecordsService, type RecordsServiceOptions } from './records.ts';
+
+export interface RecordsStackOptions extends RecordsServiceOptions {
+  /** Where the records are and how to reach them, as the CLI resolved them. */
+  store: StoreSettings;
+  /** How often the live build and its key set are re-checked (ms); unset: read once, for a command that answers and exits. */
+  refreshMs?: number;
+}
+
+/** The records opened: the service, the kept builds and the log's proofs over one store and its key set. */
+export interface RecordsStack {
+  records: RecordsService;
+  /** The kept builds (a store that keeps none answers BUILD_NOT_FOUND, saying why). */
+  history: BuildHistory;
+  /** Inclusion proofs of the transparency log, and its public files (a store that keeps no log answers NOT_IN_LOG). */
+  proofs: LogProofs;
+  /** Stops the refresh loop and releases the store's connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * The one way the records are opened, by the gateway, `mvr mcp` and `mvr changes` alike: the store
+ * the settings name, the records service over it (which holds the key set published with the live
+ * build), the live build read once, and then re-checked every `refreshMs` until `close`.
+ */
+export async function openRecordsStack(options: RecordsStackOptions): Promise<RecordsStack> {
+  const { store, refreshMs, ...serviceOptions } = options;
+  const records = new RecordsService(openStore(store), serviceOptions);
+  try {
+    await records.refresh();
+  } catch (error) {
+    await records.close();
+    throw error;
+  }
+  // A failed refresh keeps what was read before; the store says what it could not read.
+  const timer = refreshMs ? setInterval(() => void records.refresh().catch(() => undefined), refreshMs) : null;
+  timer?.unref();
+  const history = new BuildHistory(records);
+  return {
+    records,
+    history,
+    proofs: new LogProofs(records, history),
+    async close() {
+      if (timer) clearInterval(timer);
+      await records.close();
+    },
+  };
+}
