@@ -17,7 +17,7 @@ export default defineCommand({
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
       if (!config.to) throw new ConfigError('--to (or MVR_PUBLISH_TO) is required: s3://BUCKET/PREFIX');
-      const [{ uploadBuild }, { openStore }] = await Promise.all([import('../../builder/upload.ts'), import('../../storage/open.ts')]);
+      const [{ uploadBuild }, { openStore }] = await Promise.all([import('../../builder/publish.ts'), import('../../storage/open.ts')]);
       const to = openStore(config.to, { publicDir: config.public, bulk: true, flag: '--to', ...storeSettingsFromEnv(config.to, process.env, '--to') });
       const progress = createProgress({ command: 'publish', json: Boolean(args.json), intervalMs: config.progressMs });
       try {
