@@ -3,9 +3,9 @@ import { basename, join } from 'node:path';
 import { BuildError, LogInconsistentError } from '@merchant-verify/verifier/errors';
 import { parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier/keyset';
 import { BUILD_CHECKPOINT_FILE, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
-import { parseManifest } from '../core/manifest-schema.ts';
-import { keptListText, readKept } from '../storage/kept-builds.ts';
-import { publishedBuildsOf, type Store } from '../storage/store.ts';
+import { parseManifest, type Manifest } from '../core/manifest-schema.ts';
+import { keptListText, readKept, type KeptBuild } from '../storage/kept-builds.ts';
+import { publishedBuildsOf, type PublishedBuilds, type Store } from '../storage/store.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { tilesAdded } from '../core/tlog/tiles.ts';
 import { folderTiles } from './tiles.ts';
@@ -62,15 +62,43 @@ async function filesOf(buildDir: string): Promise<string[]> {
 export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   const started = performance.now();
   const published = publishedBuildsOf(opts.to, '--to');
+  const live = await readLiveBuild(opts);
+  const upload = new Upload(opts, published, live.files.length + 4);
+  let earlier: BuildFiles[] = [];
+  try {
+    earlier = await keptBuildsTheBucketLacks(opts, published, live);
+    upload.total += earlier.reduce((n, b) => n + b.files.length + 1, 0);
+    for (const b of earlier) await upload.putEarlierBuild(b);
+    await upload.putLiveBuild(live);
+  } catch (error) {
+    throw new BuildError(`publish to ${opts.to.name} failed after ${upload.uploaded} of ${upload.total} objects; the live build there is unchanged: ${(error as Error).message}`, { cause: error });
+  }
+  return { to: opts.to.name, build: live.id, records: live.manifest.records, earlierBuilds: earlier.length, objects: upload.uploaded, bytes: upload.bytes, seconds: (performance.now() - started) / 1000 };
+}
+
+/** A build's id and its files but the manifest, relative to its folder. */
+interface BuildFiles {
+  id: string;
+  files: string[];
+}
+
+/** The live build to publish, with what goes up beside it, all read and checked before any upload. */
+interface LiveBuild extends BuildFiles {
+  manifest: Manifest;
+  keySetBytes: Buffer;
+  kept: KeptBuild[];
+}
+
+const buildDirOf = (opts: UploadOptions, id: string) => join(opts.recordsDir, BUILDS_DIR, id);
+const manifestOf = async (opts: UploadOptions, id: string) => parseManifest(await readFile(join(buildDirOf(opts, id), MANIFEST_FILE)), join(buildDirOf(opts, id), MANIFEST_FILE));
+
+/** The build `current` points at, its manifest, the key set it is checked against and the kept list; refused if they cannot go live. */
+async function readLiveBuild(opts: UploadOptions): Promise<LiveBuild> {
   const target = await readlink(join(opts.recordsDir, CURRENT_LINK)).catch(() => null);
   if (!target) throw new BuildError(`no live build in ${opts.recordsDir} (run "mvr build" first)`);
-  const build = basename(target);
-  if (!BUILD_ID.test(build)) throw new BuildError(`${opts.recordsDir}/${CURRENT_LINK} points at "${target}", not a build`);
-  const dirOf = (id: string) => join(opts.recordsDir, BUILDS_DIR, id);
-  const buildDir = dirOf(build);
-
-  const manifestOf = async (id: string) => parseManifest(await readFile(join(dirOf(id), MANIFEST_FILE)), join(dirOf(id), MANIFEST_FILE));
-  const manifest = await manifestOf(build);
+  const id = basename(target);
+  if (!BUILD_ID.test(id)) throw new BuildError(`${opts.recordsDir}/${CURRENT_LINK} points at "${target}", not a build`);
+  const manifest = await manifestOf(opts, id);
   const keySetFile = join(opts.publicDir, KEY_SET_PATH);
   const keySetBytes = await readFile(keySetFile).catch((error: Error) => {
     throw new BuildError(`cannot read the key set ${keySetFile}: ${error.message}`);
@@ -79,75 +107,98 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   // (a private key in it, or not the key the build signed with).
   const keySet = parseKeySet(JSON.parse(keySetBytes.toString('utf8')));
   if (manifest.key_id && !keySet.keys.some((k) => k.kid === manifest.key_id)) {
-    throw new BuildError(`the key set ${keySetFile} does not list ${manifest.key_id}, the key build ${build} was signed with`);
+    throw new BuildError(`the key set ${keySetFile} does not list ${manifest.key_id}, the key build ${id} was signed with`);
   }
-  if (manifest.log) await checkLogExtendsBucket(opts, buildDir);
+  if (manifest.log) await checkLogExtendsBucket(opts, buildDirOf(opts, id));
   const kept = await readKept(opts.recordsDir);
-  const files = await filesOf(buildDir);
+  return { id, files: await filesOf(buildDirOf(opts, id)), manifest, keySetBytes, kept };
+}
 
-  let total = files.length + 4;
-  let uploaded = 0;
-  let bytes = 0;
-  const put = async (write: Promise<void>, body: Buffer) => {
-    await write;
-    bytes += body.length;
-    uploaded++;
-    opts.onProgress?.({ uploaded, total });
-  };
+/** The kept builds (but the live one) the bucket has no manifest of yet: they go up before it. */
+async function keptBuildsTheBucketLacks(opts: UploadOptions, published: PublishedBuilds, live: LiveBuild): Promise<BuildFiles[]> {
+  const earlier: BuildFiles[] = [];
+  for (const { id } of live.kept.filter((b) => b.id !== live.id)) {
+    if (await published.hasBuild(id)) continue;
+    const files = await filesOf(buildDirOf(opts, id));
+    // A build pulled for building (`mvr pull`: manifest only) cannot be uploaded from here.
+    if (!files.includes(INDEX_FILE)) throw new Error(`kept build ${id} is not in the bucket, and ${buildDirOf(opts, id)} holds only its manifest`);
+    earlier.push({ id, files });
+  }
+  return earlier;
+}
+
+/** One publish's uploads, counted for its progress and summary. */
+class Upload {
+  uploaded = 0;
+  bytes = 0;
+  private readonly opts: UploadOptions;
+  private readonly published: PublishedBuilds;
+  /** Objects to upload, growing as the builds' log tiles are counted. */
+  total: number;
+
+  constructor(opts: UploadOptions, published: PublishedBuilds, total: number) {
+    this.opts = opts;
+    this.published = published;
+    this.total = total;
+  }
+
+  /** An earlier kept build: its log tiles, its files, its manifest last. */
+  async putEarlierBuild(b: BuildFiles): Promise<void> {
+    await this.putTiles(b.id);
+    await this.putFiles(b.id, b.files);
+    await this.putFile(b.id, MANIFEST_FILE, await readFile(join(buildDirOf(this.opts, b.id), MANIFEST_FILE)));
+  }
+
+  /** The live build: its tiles and files, the log key, kept list and key set beside it, its manifest, then `live.json`. */
+  async putLiveBuild(live: LiveBuild): Promise<void> {
+    await this.putTiles(live.id);
+    await this.putFiles(live.id, live.files);
+    if (live.manifest.log) await this.putFile(live.id, BUILD_LOG_VKEY_OBJECT, await readFile(join(this.opts.publicDir, LOG_VKEY_PATH)), 'text/plain; charset=utf-8');
+    await this.putFile(live.id, BUILD_KEPT_OBJECT, Buffer.from(keptListText(live.kept)));
+    await this.putFile(live.id, BUILD_KEY_SET_OBJECT, live.keySetBytes);
+    await this.putFile(live.id, MANIFEST_FILE, await readFile(join(buildDirOf(this.opts, live.id), MANIFEST_FILE)));
+    const pointer = { build: live.id, published_at: (this.opts.now?.() ?? new Date()).toISOString(), records: live.manifest.records };
+    await this.put(this.published.putLive(pointer), Buffer.from(`${JSON.stringify(pointer)}\n`));
+  }
+
   /** A build's files, `concurrency` at a time; its manifest is the caller's to put, last. */
-  const putFiles = async (id: string, paths: string[]) => {
+  private async putFiles(id: string, paths: string[]): Promise<void> {
     let next = 0;
     const lane = async () => {
       while (next < paths.length) {
         const path = paths[next++]!;
-        const body = await readFile(join(dirOf(id), path));
-        await put(published.putBuildFile(id, path, body, path === DOMAIN_MAP_FILE ? 'application/octet-stream' : undefined), body);
+        const body = await readFile(join(buildDirOf(this.opts, id), path));
+        await this.putFile(id, path, body, path === DOMAIN_MAP_FILE ? 'application/octet-stream' : undefined);
       }
     };
-    await Promise.all(Array.from({ length: opts.concurrency ?? 16 }, lane));
-  };
+    await Promise.all(Array.from({ length: this.opts.concurrency ?? 16 }, lane));
+  }
+
   /**
    * The log's tiles a build added (from its manifest's entries), under `log/`: immutable, so they
    * go up first; readers reach them only through a checkpoint, which goes live with the build.
    */
-  const putTiles = async (id: string) => {
-    const log = (await manifestOf(id)).log;
+  private async putTiles(id: string): Promise<void> {
+    const log = (await manifestOf(this.opts, id)).log;
     if (!log) return;
     const paths = tilesAdded(log.from, log.to);
-    total += paths.length;
+    this.total += paths.length;
     for (const path of paths) {
-      const body = await readFile(join(opts.publicDir, LOG_DIR, path));
-      await put(published.putLogFile(path, body), body);
+      const body = await readFile(join(this.opts.publicDir, LOG_DIR, path));
+      await this.put(this.published.putLogFile(path, body), body);
     }
-  };
-  const putFile = async (id: string, path: string, body: Buffer, type?: string) => put(published.putBuildFile(id, path, body, type), body);
-  const earlier: { id: string; files: string[] }[] = [];
-  try {
-    for (const { id } of kept.filter((b) => b.id !== build)) {
-      if (await published.hasBuild(id)) continue;
-      const files = await filesOf(dirOf(id));
-      // A build pulled for building (`mvr pull`: manifest only) cannot be uploaded from here.
-      if (!files.includes(INDEX_FILE)) throw new Error(`kept build ${id} is not in the bucket, and ${dirOf(id)} holds only its manifest`);
-      earlier.push({ id, files });
-    }
-    total += earlier.reduce((n, b) => n + b.files.length + 1, 0);
-    for (const b of earlier) {
-      await putTiles(b.id);
-      await putFiles(b.id, b.files);
-      await putFile(b.id, MANIFEST_FILE, await readFile(join(dirOf(b.id), MANIFEST_FILE)));
-    }
-    await putTiles(build);
-    await putFiles(build, files);
-    if (manifest.log) await putFile(build, BUILD_LOG_VKEY_OBJECT, await readFile(join(opts.publicDir, LOG_VKEY_PATH)), 'text/plain; charset=utf-8');
-    await putFile(build, BUILD_KEPT_OBJECT, Buffer.from(keptListText(kept)));
-    await putFile(build, BUILD_KEY_SET_OBJECT, keySetBytes);
-    await putFile(build, MANIFEST_FILE, await readFile(join(buildDir, MANIFEST_FILE)));
-    const pointer = { build, published_at: (opts.now?.() ?? new Date()).toISOString(), records: manifest.records };
-    await put(published.putLive(pointer), Buffer.from(`${JSON.stringify(pointer)}\n`));
-  } catch (error) {
-    throw new BuildError(`publish to ${opts.to.name} failed after ${uploaded} of ${total} objects; the live build there is unchanged: ${(error as Error).message}`, { cause: error });
   }
-  return { to: opts.to.name, build, records: manifest.records, earlierBuilds: earlier.length, objects: uploaded, bytes, seconds: (performance.now() - started) / 1000 };
+
+  private putFile(id: string, path: string, body: Buffer, type?: string): Promise<void> {
+    return this.put(this.published.putBuildFile(id, path, body, type), body);
+  }
+
+  private async put(write: Promise<void>, body: Buffer): Promise<void> {
+    await write;
+    this.bytes += body.length;
+    this.uploaded++;
+    this.opts.onProgress?.({ uploaded: this.uploaded, total: this.total });
+  }
 }
 
 /**
