@@ -54,7 +54,7 @@ export async function createStaging(recordsDir: string): Promise<string> {
 }
 
 /**
- * Publishes a finished staging folder: renames it to `builds/<id>`, then atomically repoints
+ * Makes a finished staging folder the live build: renames it to `builds/<id>`, then atomically repoints
  * the `current` symlink (rename over the old link). A reader sees the old build or the new
  * one, never a mix; a crash before the rename leaves the old build live.
  */

@@ -67,8 +67,9 @@ export function toolDescription(keySetUrl: string): string {
 }
 
 /**
- * An MCP server with the one tool. Failures a caller can act on (an invalid domain, records
- * unavailable) are tool results with `isError: true` and the error code, not protocol errors.
+ * An MCP server with its three tools (`verify_merchant`, `verify_merchants`, `merchant_history`).
+ * Failures a caller can act on (an invalid domain, records unavailable) are tool results with
+ * `isError: true` and the error code, not protocol errors.
  */
 export function createMcpServer(lookup: RecordLookup, options: { keySetUrl: string; issuer: string; history: HistoryLookup; proof: ProofLookup; absence: AbsenceLookup }): McpServer {
   const server = new McpServer({ name: 'merchant-verify', version: PACKAGE_VERSION }, { capabilities: { tools: {} } });
