@@ -38,112 +38,157 @@ export async function processAll(
   opts: BuildOptions,
   started: number,
 ): Promise<Outcome> {
-  const batchSize = opts.batchSize ?? 500;
-  const totalBytes = files.reduce((n, f) => n + f.size, 0);
-  const outcome: Outcome = {
-    audits: 0,
-    written: 0,
-    counts: {},
-    problems: [],
-    problemCount: 0,
-    duplicates: new Set(),
-  };
-  let bytesRead = 0, bytesDone = 0, lastProgress = 0;
-  // Keep the first problems in input order, not in the order workers finish: trim by sorting
-  // now and then, so memory stays bounded however many audits are bad.
-  const addProblem = (p: AuditProblem) => {
-    outcome.problemCount++;
-    outcome.problems.push(p);
-    if (outcome.problems.length >= 2 * MAX_PROBLEMS_KEPT) outcome.problems = sortProblems(outcome.problems).slice(0, MAX_PROBLEMS_KEPT);
-  };
-  const progress = (force = false) => {
-    const now = performance.now();
-    if (!opts.onProgress || (!force && now - lastProgress < 250)) return;
-    lastProgress = now;
-    opts.onProgress({ records: outcome.written, bytesRead, bytesDone, totalBytes, elapsedMs: now - started });
-  };
-
-  // Bounded heaps keep the build's memory flat however many audits pass through.
-  const resourceLimits = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 16 };
-  const workers = Array.from({ length: workerCount }, () => new Worker(WORKER_SCRIPT, { workerData: init, resourceLimits }));
-  // Each batch carries the input bytes read since the batch before it, counted done when its records are.
-  const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void; bytes: number }>();
-  let failure: Error | null = null;
-  for (const w of workers) {
-    w.on('message', (msg: BatchResult | { id: number; fatal: { message: string; code?: string } }) => {
-      const entry = pending.get(msg.id);
-      pending.delete(msg.id);
-      if ('fatal' in msg) {
-        failure ??= new BuildError(`writing records failed: ${msg.fatal.message}; the previous build is still live`);
-        entry?.reject(failure);
-        return;
-      }
-      bytesDone += entry?.bytes ?? 0;
-      outcome.audits += msg.audits;
-      outcome.written += msg.written;
-      for (const [k, n] of Object.entries(msg.counts)) outcome.counts[k] = (outcome.counts[k] ?? 0) + n;
-      for (const p of msg.problems) addProblem(p);
-      for (const d of msg.duplicates) outcome.duplicates.add(d.domain);
-      progress();
-      entry?.resolve();
-    });
-    w.on('error', (error) => {
-      failure ??= new BuildError(`build worker failed: ${error.message}`, { cause: error });
-      for (const p of pending.values()) p.reject(failure);
-      pending.clear();
-    });
-  }
-
+  const tally = new Tally(opts, files.reduce((n, f) => n + f.size, 0), started);
+  const pool = new WorkerPool(init, workerCount, tally);
   // An abort (Ctrl-C) fails the batches in flight, as a worker's failure does (the build then says it was interrupted).
-  const abort = () => {
-    failure ??= new BuildError(`interrupted (${String(opts.signal!.reason)})`);
-    for (const p of pending.values()) p.reject(failure);
-    pending.clear();
-  };
+  const abort = () => pool.failAll(new BuildError(`interrupted (${String(opts.signal!.reason)})`));
   opts.signal?.addEventListener('abort', abort, { once: true });
-
-  let nextId = 0, turn = 0, submittedBytes = 0;
-  const inFlight = new Set<Promise<void>>();
-  const submit = async (batch: Batch) => {
-    if (failure) throw failure;
-    const id = nextId++;
-    const p = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject, bytes: bytesRead - submittedBytes }));
-    submittedBytes = bytesRead;
-    const tracked = p.finally(() => inFlight.delete(tracked));
-    inFlight.add(tracked);
-    const worker = workers[turn++ % workers.length]!;
-    if ('run' in batch) worker.postMessage({ id, run: batch.run } satisfies BatchMessage, [batch.run.bytes.buffer]);
-    else worker.postMessage({ id, values: batch.values } satisfies BatchMessage);
-    while (inFlight.size >= workers.length * 2) await Promise.race(inFlight);
-  };
-
   try {
-    const onBytes = (n: number) => (bytesRead += n);
-    // Audits of `.json` files fill batches across files (a folder of many one-audit files would
-    // otherwise send a batch a file); a JSONL run is one file's lines.
-    let values: AuditValue[] = [];
-    for (const file of files) {
-      if (file.path.endsWith('.jsonl')) {
-        for await (const run of readLineRuns(file.path, batchSize, onBytes)) await submit({ run });
-        continue;
-      }
-      for await (const item of readJsonFile(file.path, addProblem, onBytes)) {
-        values.push(item);
-        if (values.length >= batchSize) {
-          await submit({ values });
-          values = [];
-        }
-      }
-    }
-    if (values.length > 0) await submit({ values });
-    await Promise.all(inFlight);
-    if (failure) throw failure;
-    bytesDone = bytesRead; // every batch is done: what was read after the last one (a closing bracket) counts too
-    progress(true);
-    return outcome;
+    await feedFiles(files, opts.batchSize ?? 500, pool, tally);
+    await pool.drain();
+    tally.finish();
+    return tally.outcome;
   } finally {
     opts.signal?.removeEventListener('abort', abort);
-    await Promise.all(workers.map((w) => w.terminate()));
+    await pool.close();
+  }
+}
+
+/** Reads every file into batches for the pool. Audits of `.json` files fill batches across files (a folder of many one-audit files would otherwise send a batch a file); a JSONL run is one file's lines. */
+async function feedFiles(files: { path: string }[], batchSize: number, pool: WorkerPool, tally: Tally): Promise<void> {
+  const onBytes = (n: number) => (tally.bytesRead += n);
+  let values: AuditValue[] = [];
+  for (const file of files) {
+    if (file.path.endsWith('.jsonl')) {
+      for await (const run of readLineRuns(file.path, batchSize, onBytes)) await pool.submit({ run });
+      continue;
+    }
+    for await (const item of readJsonFile(file.path, tally.addProblem, onBytes)) {
+      values.push(item);
+      if (values.length >= batchSize) {
+        await pool.submit({ values });
+        values = [];
+      }
+    }
+  }
+  if (values.length > 0) await pool.submit({ values });
+}
+
+/** The build's running totals and its progress reports. */
+class Tally {
+  readonly outcome: Outcome = { audits: 0, written: 0, counts: {}, problems: [], problemCount: 0, duplicates: new Set() };
+  bytesRead = 0;
+  private bytesDone = 0;
+  private lastProgress = 0;
+  private readonly opts: BuildOptions;
+  private readonly totalBytes: number;
+  private readonly started: number;
+
+  constructor(opts: BuildOptions, totalBytes: number, started: number) {
+    this.opts = opts;
+    this.totalBytes = totalBytes;
+    this.started = started;
+  }
+
+  /**
+   * Keeps the first problems in input order, not in the order workers finish: trim by sorting
+   * now and then, so memory stays bounded however many audits are bad.
+   */
+  readonly addProblem = (p: AuditProblem): void => {
+    this.outcome.problemCount++;
+    this.outcome.problems.push(p);
+    if (this.outcome.problems.length >= 2 * MAX_PROBLEMS_KEPT) this.outcome.problems = sortProblems(this.outcome.problems).slice(0, MAX_PROBLEMS_KEPT);
+  };
+
+  /** A worker's batch done; `bytes` is the input read for it. */
+  add(result: BatchResult, bytes: number): void {
+    this.bytesDone += bytes;
+    this.outcome.audits += result.audits;
+    this.outcome.written += result.written;
+    for (const [k, n] of Object.entries(result.counts)) this.outcome.counts[k] = (this.outcome.counts[k] ?? 0) + n;
+    for (const p of result.problems) this.addProblem(p);
+    for (const d of result.duplicates) this.outcome.duplicates.add(d.domain);
+    this.progress();
+  }
+
+  /** Every batch is done: what was read after the last one (a closing bracket) counts too. */
+  finish(): void {
+    this.bytesDone = this.bytesRead;
+    this.progress(true);
+  }
+
+  private progress(force = false): void {
+    const now = performance.now();
+    if (!this.opts.onProgress || (!force && now - this.lastProgress < 250)) return;
+    this.lastProgress = now;
+    this.opts.onProgress({ records: this.outcome.written, bytesRead: this.bytesRead, bytesDone: this.bytesDone, totalBytes: this.totalBytes, elapsedMs: now - this.started });
+  }
+}
+
+/** The build's worker threads, batches handed out in turn; the first failure fails every batch after it. */
+class WorkerPool {
+  private readonly workers: Worker[];
+  /** Each batch carries the input bytes read since the batch before it, counted done when its records are. */
+  private readonly pending = new Map<number, { resolve: () => void; reject: (e: Error) => void; bytes: number }>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly tally: Tally;
+  private failure: Error | null = null;
+  private nextId = 0;
+  private turn = 0;
+  private submittedBytes = 0;
+
+  constructor(init: WorkerInit, count: number, tally: Tally) {
+    this.tally = tally;
+    // Bounded heaps keep the build's memory flat however many audits pass through.
+    const resourceLimits = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 16 };
+    this.workers = Array.from({ length: count }, () => new Worker(WORKER_SCRIPT, { workerData: init, resourceLimits }));
+    for (const w of this.workers) {
+      w.on('message', (msg: BatchResult | { id: number; fatal: { message: string; code?: string } }) => this.settle(msg));
+      w.on('error', (error) => this.failAll(new BuildError(`build worker failed: ${error.message}`, { cause: error })));
+    }
+  }
+
+  /** Sends a batch to the next worker, then waits while every worker has two batches. */
+  async submit(batch: Batch): Promise<void> {
+    if (this.failure) throw this.failure;
+    const id = this.nextId++;
+    const p = new Promise<void>((resolve, reject) => this.pending.set(id, { resolve, reject, bytes: this.tally.bytesRead - this.submittedBytes }));
+    this.submittedBytes = this.tally.bytesRead;
+    const tracked = p.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+    const worker = this.workers[this.turn++ % this.workers.length]!;
+    if ('run' in batch) worker.postMessage({ id, run: batch.run } satisfies BatchMessage, [batch.run.bytes.buffer]);
+    else worker.postMessage({ id, values: batch.values } satisfies BatchMessage);
+    while (this.inFlight.size >= this.workers.length * 2) await Promise.race(this.inFlight);
+  }
+
+  /** Waits for every batch in flight; throws the pool's failure, if any. */
+  async drain(): Promise<void> {
+    await Promise.all(this.inFlight);
+    if (this.failure) throw this.failure;
+  }
+
+  /** Fails every batch in flight (a worker died, or the build was aborted); the first failure is the one reported. */
+  failAll(error: Error): void {
+    this.failure ??= error;
+    for (const p of this.pending.values()) p.reject(this.failure);
+    this.pending.clear();
+  }
+
+  close(): Promise<unknown> {
+    return Promise.all(this.workers.map((w) => w.terminate()));
+  }
+
+  private settle(msg: BatchResult | { id: number; fatal: { message: string; code?: string } }): void {
+    const entry = this.pending.get(msg.id);
+    this.pending.delete(msg.id);
+    if ('fatal' in msg) {
+      this.failure ??= new BuildError(`writing records failed: ${msg.fatal.message}; the previous build is still live`);
+      entry?.reject(this.failure);
+      return;
+    }
+    this.tally.add(msg, entry?.bytes ?? 0);
+    entry?.resolve();
   }
 }
 

@@ -12,7 +12,7 @@ import { equalBytes } from '@merchant-verify/verifier/tlog';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { writeAtomic } from '../core/files.ts';
 import { folderTiles } from './tiles.ts';
-import { removeEmptyFolders } from './publish.ts';
+import { removeEmptyFolders } from './swap.ts';
 import { openNoteWith, saltOf, signNote, type LogKey } from '../keyring/log-key.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import type { ShardRun } from './changes.ts';

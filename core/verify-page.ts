@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * Where `npm run build` puts the verify page (`index.html`, and `app.js` with the verifier
- * inside): dist/verify/. Compiled, this module is dist/service/verify-page.js; run from the
- * TypeScript sources (the tests), it is service/verify-page.ts, and the page is still in dist/.
+ * inside): dist/verify/. Compiled, this module is dist/core/verify-page.js; run from the
+ * TypeScript sources (the tests), it is core/verify-page.ts, and the page is still in dist/.
  */
 export const VERIFY_PAGE_DIR = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../dist/verify/' : '../verify/', import.meta.url));
 export const VERIFY_PAGE_FILES = ['index.html', 'app.js'] as const;

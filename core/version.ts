@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 
 /**
  * The package's version, read once from its package.json so the CLI (`--version`) and the MCP
- * server (its `serverInfo`) never drift from what npm publishes. The sources (`service/`) sit one
- * folder below package.json, the compiled files (`dist/service/`) two; the first package.json
+ * server (its `serverInfo`) never drift from what npm publishes. The sources (`core/`) sit one
+ * folder below package.json, the compiled files (`dist/core/`) two; the first package.json
  * named merchant-verify wins.
  */
 export const PACKAGE_VERSION: string = readVersion();

@@ -28,29 +28,11 @@ export default defineCommand({
       // The port first: a second `mvr dev` beside a running one must stop before it rebuilds the
       // records or revokes the dev key the first one printed. It is held until the gateway takes it.
       const port = await holdPort(config.host, config.port);
-      let key: string;
-      let revoked = 0;
+      let dev: { key: string; revoked: number };
       try {
-        if (!(await loadActiveKey(config.keys, config.signingKey))) {
-          const kid = await keygen(config.keys);
-          process.stderr.write(`mvr dev: created development signing key ${kid} in ${config.keys}\n`);
-        }
-        if (!(await loadLogKey(config.keys, config.logKey))) {
-          const logKey = await createLogKey(config.keys, logOrigin(config.issuer));
-          process.stderr.write(`mvr dev: created development log key ${logKey.name} in ${config.keys}\n`);
-        }
+        await ensureDevKeys(config);
         process.stderr.write(formatSummary(await buildDated(args, config.audits, env)));
-        // Only hashes are stored, so an earlier dev key cannot be shown again: each start makes a
-        // new one and revokes the dev keys before it, while this run holds the port (so never the
-        // key of a gateway still running), and before the gateway starts (so it starts with a
-        // live key). Keys with other labels are left alone.
-        const apiKeysFile = apiKeysFileOf(config);
-        for (const old of await listApiKeys(apiKeysFile)) {
-          if (old.label !== DEV_LABEL || old.revoked) continue;
-          await revokeApiKey(apiKeysFile, old.id);
-          revoked++;
-        }
-        key = (await createApiKey(apiKeysFile, DEV_LABEL)).key;
+        dev = await freshDevApiKey(apiKeysFileOf(config));
       } finally {
         await port.release();
       }
@@ -59,30 +41,60 @@ export default defineCommand({
       const log = openJsonLog();
       const settings = await gatewayOptions(config, {}, log);
       const gateway = await startGateway(settings);
-      const url = gateway.url;
-      process.stderr.write(
-        [
-          '',
-          `merchant-verify gateway on ${url}`,
-          '',
-          'Fetch a signed record:',
-          `  curl -sS -H 'Authorization: Bearer ${key}' '${url}/v1/verify?domain=acme-outdoor.example'`,
-          '',
-          'Fetch it, verify its signature against the published key set, and its proof against the public log:',
-          `  npx mvr verify acme-outdoor.example --base-url ${url} --api-key ${key} --log`,
-          '',
-          devKeyNote(revoked),
-          `Another port: npm start -- --port 8788 (or PORT=8788 npm start).`,
-          '',
-          `Key set: ${url}/.well-known/merchant-verify-keys.json   Log: ${url}/log/checkpoint   OpenAPI: ${url}/openapi.json   MCP: ${url}/mcp`,
-          ...(gateway.metricsUrl ? [`Metrics (Prometheus): ${gateway.metricsUrl}`] : []),
-          'Ctrl-C stops the gateway.',
-          '',
-        ].join('\n'),
-      );
+      process.stderr.write(devBanner(gateway.url, gateway.metricsUrl, dev));
       closeOnSignals(gateway, log);
     }),
 });
+
+/** A signing key and a log key for development, made when the keys folder has none. */
+async function ensureDevKeys(config: { keys: string; signingKey?: string | undefined; logKey?: string | undefined; issuer: string }): Promise<void> {
+  if (!(await loadActiveKey(config.keys, config.signingKey))) {
+    const kid = await keygen(config.keys);
+    process.stderr.write(`mvr dev: created development signing key ${kid} in ${config.keys}\n`);
+  }
+  if (!(await loadLogKey(config.keys, config.logKey))) {
+    const logKey = await createLogKey(config.keys, logOrigin(config.issuer));
+    process.stderr.write(`mvr dev: created development log key ${logKey.name} in ${config.keys}\n`);
+  }
+}
+
+/**
+ * Only hashes are stored, so an earlier dev key cannot be shown again: each start makes a new one
+ * and revokes the dev keys before it, while this run holds the port (so never the key of a gateway
+ * still running), and before the gateway starts (so it starts with a live key). Keys with other
+ * labels are left alone.
+ */
+async function freshDevApiKey(apiKeysFile: string): Promise<{ key: string; revoked: number }> {
+  let revoked = 0;
+  for (const old of await listApiKeys(apiKeysFile)) {
+    if (old.label !== DEV_LABEL || old.revoked) continue;
+    await revokeApiKey(apiKeysFile, old.id);
+    revoked++;
+  }
+  return { key: (await createApiKey(apiKeysFile, DEV_LABEL)).key, revoked };
+}
+
+/** What `mvr dev` prints once the gateway is up: where it is, a curl line and an `mvr verify` line with the new key. */
+function devBanner(url: string, metricsUrl: string | null, { key, revoked }: { key: string; revoked: number }): string {
+  return [
+    '',
+    `merchant-verify gateway on ${url}`,
+    '',
+    'Fetch a signed record:',
+    `  curl -sS -H 'Authorization: Bearer ${key}' '${url}/v1/verify?domain=acme-outdoor.example'`,
+    '',
+    'Fetch it, verify its signature against the published key set, and its proof against the public log:',
+    `  npx mvr verify acme-outdoor.example --base-url ${url} --api-key ${key} --log`,
+    '',
+    devKeyNote(revoked),
+    `Another port: npm start -- --port 8788 (or PORT=8788 npm start).`,
+    '',
+    `Key set: ${url}/.well-known/merchant-verify-keys.json   Log: ${url}/log/checkpoint   OpenAPI: ${url}/openapi.json   MCP: ${url}/mcp`,
+    ...(metricsUrl ? [`Metrics (Prometheus): ${metricsUrl}`] : []),
+    'Ctrl-C stops the gateway.',
+    '',
+  ].join('\n');
+}
 
 /** Where a user sees it: the key above is new, and the ones earlier starts printed no longer work. */
 function devKeyNote(revoked: number): string {

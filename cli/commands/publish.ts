@@ -16,7 +16,7 @@ export default defineCommand({
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
       if (!config.to) throw new ConfigError('--to (or MVR_PUBLISH_TO) is required: s3://BUCKET/PREFIX');
-      const [{ uploadBuild }, { openStore }] = await Promise.all([import('../../builder/upload.ts'), import('../../storage/open.ts')]);
+      const [{ uploadBuild }, { openStore }] = await Promise.all([import('../../builder/publish.ts'), import('../../storage/open.ts')]);
       const to = openStore(storeSettingsOf(config.to, process.env, { publicDir: config.public, bulk: true, flag: '--to' }));
       const progress = createProgress({ command: 'publish', json: Boolean(args.json), intervalMs: config.progressMs });
       try {

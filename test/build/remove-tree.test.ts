@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { removeTree } from '../../builder/publish.ts';
+import { removeTree } from '../../builder/swap.ts';
 import { removeTempDirs, tempDir } from '../support/project.ts';
 
 afterAll(removeTempDirs);

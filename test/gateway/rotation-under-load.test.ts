@@ -8,7 +8,7 @@
 import { cp, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { swapInBuild } from '../../builder/publish.ts';
+import { swapInBuild } from '../../builder/swap.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK } from '../../core/layout.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
 import { keygen } from '../../keyring/signing-keys.ts';

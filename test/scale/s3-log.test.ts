@@ -7,7 +7,7 @@ import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyLogProof } from '@merchant-verify/verifier';
-import { uploadBuild } from '../../builder/upload.ts';
+import { uploadBuild } from '../../builder/publish.ts';
 import { openStore } from '../../storage/open.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uploadBuild } from '../../builder/upload.ts';
+import { uploadBuild } from '../../builder/publish.ts';
 import { openStore } from '../../storage/open.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { parseS3Url, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';

@@ -9,7 +9,7 @@ import { mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import { uploadBuild } from '../../builder/upload.ts';
+import { uploadBuild } from '../../builder/publish.ts';
 import { CHANGES_DIR, DOMAIN_MAP_FILE, LOG_VKEY_PATH, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { openStore } from '../../storage/open.ts';

@@ -2,7 +2,7 @@
  * Records published to the S3 test server, for the s3:// tests: a bucket client under a prefix,
  * a build uploaded there (as `mvr publish --to s3://` does), and a test gateway reading it.
  */
-import { uploadBuild } from '../../builder/upload.ts';
+import { uploadBuild } from '../../builder/publish.ts';
 import { openStore } from '../../storage/open.ts';
 import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { startTestGateway, type TestGateway } from './gateway.ts';

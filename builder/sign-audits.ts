@@ -1,0 +1,93 @@
+import { availableParallelism } from 'node:os';
+import { BuildError, InvalidAuditsError, type AuditProblem } from '../core/errors.ts';
+import { normalizeDomain } from '../core/domain.ts';
+import type { SigningKey } from '../core/signing.ts';
+import { MAX_PROBLEMS_KEPT, processAll, sortProblems, type Outcome } from './dispatch.ts';
+import { readAuditFile, type AuditItem } from './inputs.ts';
+import type { BuildOptions } from './options.ts';
+import type { WorkerInit } from './worker.ts';
+
+type AuditFile = { path: string; size: number };
+
+/** What the records phase leaves: every audit valid, its record signed and written to staging. */
+export interface SignedRecords {
+  written: number;
+  byStatus: Record<string, number>;
+  byTier: Record<string, number>;
+  workers: number;
+}
+
+/**
+ * Reads every audit file and writes one signed record per domain into the staging folder, or
+ * refuses the build: any invalid or duplicated audit (all of them named, up to a limit), or no
+ * audit at all unless an empty build was asked for.
+ */
+export async function signAudits(opts: BuildOptions, files: AuditFile[], key: SigningKey | null, stagingDir: string, issuedAt: string, started: number): Promise<SignedRecords> {
+  const init: WorkerInit = {
+    stagingDir,
+    signingKey: key ? JSON.stringify({ kty: 'OKP', crv: 'Ed25519', ...key.privateKey.export({ format: 'jwk' }) }) : null,
+    context: { issuer: opts.issuer, schemaUrl: opts.schemaUrl, issuedAt },
+  };
+  // One more worker than cores: each worker spends about a fifth of its time creating files,
+  // in the kernel, and the extra worker keeps a core busy meanwhile (measured on 2 cores,
+  // 1M audits: 5,292 -> 5,965 records/s; peak RSS 218 -> 256 MB).
+  const workers = Math.max(1, opts.workers ?? availableParallelism() + 1);
+  const outcome = await processAll(files, init, workers, opts, started);
+  await refuseProblems(outcome, files);
+  if (outcome.audits === 0 && !opts.allowEmpty) {
+    throw new BuildError(`no audits in ${files.length} file${files.length === 1 ? '' : 's'} under ${opts.auditsDir}; refusing to publish an empty build, which would withdraw every record (use --allow-empty)`);
+  }
+  return { written: outcome.written, ...countsByStatusAndTier(outcome.counts), workers };
+}
+
+/** Throws INVALID_AUDITS naming the invalid audits and every source of each duplicated domain. */
+async function refuseProblems(outcome: Outcome, files: AuditFile[]): Promise<void> {
+  const duplicates = outcome.duplicates.size > 0 ? await duplicateProblems(files, outcome.duplicates) : [];
+  if (outcome.problemCount + duplicates.length === 0) return;
+  const problems = sortProblems([...duplicates, ...outcome.problems]).slice(0, MAX_PROBLEMS_KEPT);
+  throw new InvalidAuditsError(problems, outcome.problemCount + duplicates.length);
+}
+
+/** Records by status and by tier, from the workers' `status/tier` buckets, keys sorted. */
+function countsByStatusAndTier(counts: Record<string, number>): Pick<SignedRecords, 'byStatus' | 'byTier'> {
+  const byStatus: Record<string, number> = {}, byTier: Record<string, number> = {};
+  for (const [bucket, n] of Object.entries(counts)) {
+    const [status, tier] = bucket.split('/') as [string, string];
+    byStatus[status] = (byStatus[status] ?? 0) + n;
+    byTier[tier] = (byTier[tier] ?? 0) + n;
+  }
+  return { byStatus: sortKeys(byStatus), byTier: sortKeys(byTier) };
+}
+
+/**
+ * A second, cheap pass that runs only when a duplicate was seen: it names every source of each
+ * duplicated domain (the first pass keeps no per-domain memory, so that 1M domains stay flat).
+ */
+async function duplicateProblems(files: { path: string }[], domains: Set<string>): Promise<AuditProblem[]> {
+  const sources = new Map<string, string[]>();
+  for (const file of files) {
+    for await (const item of readAuditFile(file.path, () => undefined, () => undefined)) {
+      const domain = domainOf(item);
+      if (domain !== null && domains.has(domain)) sources.set(domain, [...(sources.get(domain) ?? []), item.source]);
+    }
+  }
+  return [...sources.entries()].map(([domain, list]) => ({
+    source: list[0]!,
+    member: 'domain',
+    message: `duplicate domain "${domain}" (after normalization), also in ${list.slice(1).join(', ')}`,
+  }));
+}
+
+/** The normalized domain of an audit as read, or null when it has none (the first pass reported that). */
+function domainOf(item: AuditItem): string | null {
+  try {
+    const value: unknown = 'text' in item ? JSON.parse(item.text) : item.value;
+    return normalizeDomain((value as { domain?: unknown } | null)?.domain);
+  } catch {
+    return null;
+  }
+}
+
+function sortKeys(o: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+}
