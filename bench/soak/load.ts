@@ -1,6 +1,7 @@
 import type { Pool } from 'undici';
 import { normalizeDomain } from '../../core/domain.ts';
-import type { Checker, Exchange, Kind, Planned } from './check.ts';
+import type { Checker } from './check.ts';
+import type { Exchange, Kind, Planned } from './exchange.ts';
 import type { Timeline } from './timeline.ts';
 import type { Workspace } from './workspace.ts';
 

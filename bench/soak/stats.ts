@@ -1,5 +1,5 @@
 /** What the soak counts (outcomes by reason, statuses, kinds, examples) and the key set a client holds. */
-import type { Example, Kind, Outcome } from './check.ts';
+import type { Example, Kind, Outcome } from './exchange.ts';
 
 /** Adds `n` to the count of `k`. */
 export const inc = (m: Map<string, number>, k: string, n = 1) => m.set(k, (m.get(k) ?? 0) + n);

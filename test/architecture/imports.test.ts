@@ -26,6 +26,10 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   cli: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'mcp', 'gateway', 'clients', 'witness', 'cli'],
   // The bin runs the CLI as compiled (dist/cli/cli.js), never the TypeScript.
   bin: ['dist', 'bin'],
+  // The benchmarks drive the product from outside, as the CLI does; the verify page is bundled
+  // for the browser and takes the verifier by its package name only.
+  bench: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'gateway', 'clients', 'bench'],
+  web: ['web'],
 };
 /** Strings that name Node internals; no source file mentions them. */
 const NODE_INTERNALS = ['_http_', 'process.binding', 'internalBinding'];

@@ -1,0 +1,53 @@
+/**
+ * The soak's exchanges and verdicts, as types: what the load sends, what comes back, and how the
+ * checker rules on it. They sit apart from the checker so that the stats can name them without
+ * importing it (the checker imports the stats).
+ */
+export type Kind = 'hot' | 'cold' | 'never' | 'invalid' | 'noauth' | 'badkey' | 'damaged' | 'probe';
+
+/** One request of the mix, with the answer it must get. */
+export interface Planned {
+  kind: Kind;
+  path: string;
+  authorization: string | undefined;
+  /**
+   * record: an audited domain (a signed record of the right build); unverified: a valid domain
+   * never audited; invalid: 400 INVALID_DOMAIN; unauthorized: 401.
+   */
+  expect: 'record' | 'unverified' | 'invalid' | 'unauthorized';
+  /** The normalized domain a 200 must carry (null when no 200 is right). */
+  domain: string | null;
+}
+
+export interface Exchange {
+  planned: Planned;
+  /** performance.now() before the request was sent and after its body was read. */
+  start: number;
+  end: number;
+  /** 0 when there was no HTTP answer (see `error`). */
+  status: number;
+  contentType: string;
+  wwwAuthenticate: string;
+  body: string;
+  error?: string;
+}
+
+export type Outcome = 'ok' | 'expected-503' | 'wrong' | 'unexpected-5xx' | 'transport-error';
+
+export interface Verdict {
+  outcome: Outcome;
+  reason?: string;
+  /** The parsed body of a 200. */
+  record?: Record<string, unknown>;
+}
+
+export interface Example {
+  outcome: Outcome;
+  reason: string;
+  kind: Kind;
+  path: string;
+  status: number;
+  startMs: number;
+  endMs: number;
+  body: string;
+}
