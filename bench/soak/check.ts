@@ -3,7 +3,7 @@ import { verifyRecord } from '@merchant-verify/verifier';
 import type { Timeline } from './timeline.ts';
 import type { Verification, VerifyPool } from './verify-pool.ts';
 import { inc, type KeySetCache, type Stats } from './stats.ts';
-import type { Example, Exchange, Kind, Outcome, Planned, Verdict } from './exchange.ts';
+import type { Exchange, Verdict } from './exchange.ts';
 
 /**
  * Checks every answer against what it must be, and counts it. The rules:
