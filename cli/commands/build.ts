@@ -122,7 +122,7 @@ export function formatSummary(s: BuildSummary): string {
   const counts = (o: Record<string, number>) => Object.entries(o).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
   return [
     ...(s.unchanged ? [`build ${s.buildId} is already live (the same audits, keys, options and --now): no build written, nothing appended to the log`] : []),
-    `built ${s.records.toLocaleString('en-US')} records from ${s.files} file${s.files === 1 ? '' : 's'} in ${(s.durationMs / 1000).toFixed(2)} s (${Math.round(s.recordsPerSecond).toLocaleString('en-US')} records/s, ${s.workers} workers, peak RSS ${s.peakRssMb} MB)`,
+    `${s.unchanged ? 'checked' : 'built'} ${s.records.toLocaleString('en-US')} records from ${s.files} file${s.files === 1 ? '' : 's'} in ${(s.durationMs / 1000).toFixed(2)} s (${Math.round(s.recordsPerSecond).toLocaleString('en-US')} records/s, ${s.workers} workers, peak RSS ${s.peakRssMb} MB)`,
     `  by status: ${counts(s.byStatus)}`,
     `  by tier:   ${counts(s.byTier)}`,
     `  ${s.signed ? `signed with key ${s.keyId}` : 'UNSIGNED (no signing key configured)'}; key set lists ${s.publishedKeyIds.length} key${s.publishedKeyIds.length === 1 ? '' : 's'}`,
@@ -130,7 +130,7 @@ export function formatSummary(s: BuildSummary): string {
     `  key set:   ${s.keySetFile}`,
     s.log
       ? `  log:       ${s.log.origin}: ${(s.log.to - s.log.from).toLocaleString('en-US')} entries appended (${s.log.from.toLocaleString('en-US')} -> ${s.log.to.toLocaleString('en-US')}), ${s.log.tiles} tiles, ${(s.log.bytes / 1024).toFixed(1)} KiB, ${(s.log.durationMs / 1000).toFixed(2)} s`
-      : '  log:       not appended (no log key)',
+      : `  log:       ${s.unchanged ? 'nothing appended (its records are in the log already, if it has one)' : 'not appended (no log key)'}`,
     '',
   ].join('\n');
 }

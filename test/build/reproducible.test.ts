@@ -90,6 +90,9 @@ describe.concurrent('reproducible builds', () => {
     const second = await runCli(buildArgs(p));
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toContain(`build ${(JSON.parse(first.stdout) as { buildId: string }).buildId} is already live (the same audits, keys, options and --now): no build written, nothing appended to the log`);
+    // Its summary says what was done: the records checked, nothing appended (not "no log key": the log has one).
+    expect(second.stdout).toMatch(/^checked 33 records from /m);
+    expect(second.stdout).toContain('log:       nothing appended (its records are in the log already, if it has one)');
     expect(await snapshotOutputs(p)).toEqual(before);
     expect((JSON.parse(await readFile(join(p.recordsDir, KEPT_FILE), 'utf8')) as { builds: unknown[] }).builds).toHaveLength(1);
   });
