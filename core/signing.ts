@@ -3,6 +3,7 @@ import { canonicalMembers, joinMembers } from '@merchant-verify/verifier/issuer'
 import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
 import { recordCanonicalParts } from './record-text.ts';
 import { CanonicalizationError, InvalidKeyError, SelfCheckFailedError } from './errors.ts';
+import { ED25519_PKCS8_PREFIX } from './note-private-key.ts';
 import { createRecordVerifier, signatureText, type Ed25519Verify } from '@merchant-verify/verifier/issuer';
 import type { PublicJwk } from '@merchant-verify/verifier';
 
@@ -78,8 +79,6 @@ export function loadSigningKey(input: unknown): SigningKey {
   return { kid, privateKey, publicKey, publicJwk: toPublicJwk(x) };
 }
 
-/** The DER of a PKCS #8 Ed25519 private key (RFC 8410) up to its 32-byte seed. */
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 /** The published form of a public key given its `x`. */
 export function toPublicJwk(x: string): PublicJwk {

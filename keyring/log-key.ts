@@ -1,10 +1,10 @@
-import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { mkdir, open, readFile } from 'node:fs/promises';
+import { createHmac, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, InvalidKeyError, LogInconsistentError } from '../core/errors.ts';
-import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog';
 import { parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog';
 import { sha256 } from '../core/hash.ts';
+import { ed25519FromSeed, formatNotePrivateKey, newEd25519Seed, parseNotePrivateKey, writeNewKeyFile } from '../core/note-private-key.ts';
 import { formatVerifierKey, isKeyName, noteKeyId, openNote, parseVerifierKey, signatureLine, type NoteVerifierKey } from '@merchant-verify/verifier/tlog';
 
 
@@ -29,38 +29,24 @@ export interface LogKey {
 }
 
 const ED25519 = 1;
-/** PKCS#8 DER of an Ed25519 private key is this prefix, then the 32-byte seed. */
-const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 /** The log's key name (and checkpoint origin) for an issuer: `<issuer>/log`. */
 export const logOrigin = (issuer: string) => `${issuer}/log`;
 
 export function generateLogKeyText(name: string): string {
   if (!isKeyName(name)) throw new ConfigError(`"${name}" cannot be a log key name (no spaces or "+")`);
-  const { privateKey } = generateKeyPairSync('ed25519');
-  const seed = privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(PKCS8_PREFIX.length);
-  return formatPrivateKey(name, seed);
-}
-
-function formatPrivateKey(name: string, seed: Uint8Array): string {
-  const key = fromSeed(name, seed);
-  return `PRIVATE+KEY+${name}+${key.id.toString(16).padStart(8, '0')}+${encodeBase64(Uint8Array.of(ED25519, ...seed))}`;
+  const seed = newEd25519Seed();
+  return formatNotePrivateKey(name, fromSeed(name, seed).id, ED25519, seed);
 }
 
 export function parseLogKey(text: string, where: string): LogKey {
-  const m = /^PRIVATE\+KEY\+([^+\s]+)\+([0-9a-f]{8})\+(\S+)$/.exec(text.trim());
-  const material = m ? decodeBase64(m[3]!) : null;
-  if (!m || !material || material.length !== 33 || material[0] !== ED25519) {
-    throw new InvalidKeyError(`${where} is not a log key (PRIVATE+KEY+<name>+<key ID>+<Ed25519 seed>; make one with "mvr keygen --log")`);
-  }
-  const key = fromSeed(m[1]!, material.subarray(1));
-  if (key.id !== Number.parseInt(m[2]!, 16)) throw new InvalidKeyError(`${where}: key ID ${m[2]} does not match the key's name and public key`);
-  return key;
+  const what = 'a log key (PRIVATE+KEY+<name>+<key ID>+<Ed25519 seed>; make one with "mvr keygen --log")';
+  const { name, seed } = parseNotePrivateKey(text, where, ED25519, what, (n, s) => fromSeed(n, s).id);
+  return fromSeed(name, seed);
 }
 
 function fromSeed(name: string, seed: Uint8Array): LogKey {
-  const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
-  const publicKey = new Uint8Array(Buffer.from(createPublicKey(privateKey).export({ format: 'jwk' }).x!, 'base64url'));
+  const { privateKey, publicKey } = ed25519FromSeed(seed);
   const id = noteKeyId(sha256, name, publicKey);
   const verifierKey = { name, id, publicKey };
   return {
@@ -118,17 +104,7 @@ export function saltOf(key: LogKey, issuedAt: string, domain: string): Buffer {
 /** Creates the log key (0600) under the keys folder; refuses to replace one (a log keeps its key). */
 export async function createLogKey(keysDir: string, name: string): Promise<LogKey> {
   const text = generateLogKeyText(name);
-  await mkdir(keysDir, { recursive: true, mode: 0o700 });
-  const file = join(keysDir, LOG_KEY_FILE);
-  const fh = await open(file, 'wx', 0o600).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'EEXIST') throw new ConfigError(`${file} exists: a log keeps its key (its checkpoints are verified with it); remove the file only to start a new log`);
-    throw error;
-  });
-  try {
-    await fh.writeFile(`${text}\n`);
-  } finally {
-    await fh.close();
-  }
+  const file = await writeNewKeyFile(keysDir, LOG_KEY_FILE, text, 'a log keeps its key (its checkpoints are verified with it); remove the file only to start a new log');
   return parseLogKey(text, file);
 }
 

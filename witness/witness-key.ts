@@ -1,11 +1,11 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { mkdir, open, readFile } from 'node:fs/promises';
+import { sign, type KeyObject } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError, InvalidKeyError } from '../core/errors.ts';
-import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog';
+import { ConfigError } from '../core/errors.ts';
 import { cosignatureKeyId, cosignatureLine, cosignedMessage } from '@merchant-verify/verifier/tlog';
 import { COSIGNATURE_ED25519, formatVerifierKey, isKeyName } from '@merchant-verify/verifier/tlog';
 import { sha256 } from '../core/hash.ts';
+import { ed25519FromSeed, formatNotePrivateKey, newEd25519Seed, parseNotePrivateKey, writeNewKeyFile } from '../core/note-private-key.ts';
 
 /** The witness key's file under the keys folder (mode 0600). */
 export const WITNESS_KEY_FILE = 'witness.key';
@@ -24,33 +24,23 @@ export interface WitnessKey {
   vkey: string;
 }
 
-/** PKCS#8 DER of an Ed25519 private key is this prefix, then the 32-byte seed. */
-const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-
 /** A witness's key name: `<domain>/witness`, a schema-less URL naming the cosigner. */
 export const witnessName = (domain: string) => `${domain}/witness`;
 
 export function generateWitnessKeyText(name: string): string {
   if (!isKeyName(name)) throw new ConfigError(`"${name}" cannot be a witness key name (no spaces or "+")`);
-  const seed = generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(PKCS8_PREFIX.length);
-  const key = fromSeed(name, seed);
-  return `PRIVATE+KEY+${name}+${key.id.toString(16).padStart(8, '0')}+${encodeBase64(Uint8Array.of(COSIGNATURE_ED25519, ...seed))}`;
+  const seed = newEd25519Seed();
+  return formatNotePrivateKey(name, fromSeed(name, seed).id, COSIGNATURE_ED25519, seed);
 }
 
 export function parseWitnessKey(text: string, where: string): WitnessKey {
-  const m = /^PRIVATE\+KEY\+([^+\s]+)\+([0-9a-f]{8})\+(\S+)$/.exec(text.trim());
-  const material = m ? decodeBase64(m[3]!) : null;
-  if (!m || !material || material.length !== 33 || material[0] !== COSIGNATURE_ED25519) {
-    throw new InvalidKeyError(`${where} is not a witness key (PRIVATE+KEY+<name>+<key ID>+<0x04 and an Ed25519 seed>; make one with "mvr keygen --witness")`);
-  }
-  const key = fromSeed(m[1]!, material.subarray(1));
-  if (key.id !== Number.parseInt(m[2]!, 16)) throw new InvalidKeyError(`${where}: key ID ${m[2]} does not match the key's name and public key`);
-  return key;
+  const what = 'a witness key (PRIVATE+KEY+<name>+<key ID>+<0x04 and an Ed25519 seed>; make one with "mvr keygen --witness")';
+  const { name, seed } = parseNotePrivateKey(text, where, COSIGNATURE_ED25519, what, (n, s) => fromSeed(n, s).id);
+  return fromSeed(name, seed);
 }
 
 function fromSeed(name: string, seed: Uint8Array): WitnessKey {
-  const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
-  const publicKey = new Uint8Array(Buffer.from(createPublicKey(privateKey).export({ format: 'jwk' }).x!, 'base64url'));
+  const { privateKey, publicKey } = ed25519FromSeed(seed);
   const id = cosignatureKeyId(sha256, name, publicKey);
   return { name, id, privateKey, publicKey, vkey: formatVerifierKey({ name, id, publicKey }, COSIGNATURE_ED25519) };
 }
@@ -63,17 +53,7 @@ export function cosign(key: WitnessKey, checkpointText: string, time: number): s
 /** Creates the witness key (0600) under the keys folder; refuses to replace one (policies name its key). */
 export async function createWitnessKey(keysDir: string, name: string): Promise<{ key: WitnessKey; file: string }> {
   const text = generateWitnessKeyText(name);
-  await mkdir(keysDir, { recursive: true, mode: 0o700 });
-  const file = join(keysDir, WITNESS_KEY_FILE);
-  const fh = await open(file, 'wx', 0o600).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'EEXIST') throw new ConfigError(`${file} exists: a witness keeps its key (the policies that name it verify with it)`);
-    throw error;
-  });
-  try {
-    await fh.writeFile(`${text}\n`);
-  } finally {
-    await fh.close();
-  }
+  const file = await writeNewKeyFile(keysDir, WITNESS_KEY_FILE, text, 'a witness keeps its key (the policies that name it verify with it)');
   return { key: parseWitnessKey(text, file), file };
 }
 
