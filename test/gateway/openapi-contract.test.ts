@@ -34,8 +34,11 @@ describe('the served OpenAPI document against the real gateway', async () => {
   await build(project, { now: NOW });
   const broken = await copyProject(project);
   await writeFile(liveRecordFile(broken, CORRUPT), '{"this is": not json');
+  // One clock for the whole run: a never-audited answer is issued at the start of its second, so a
+  // GET and its HEAD on either side of a second's edge would otherwise differ in issued_at and ETag.
+  const at = Date.now();
   const gateways: Record<GatewayName, TestGateway> = {
-    live: await startTestGateway(project),
+    live: await startTestGateway(project, { now: () => at }),
     empty: await startTestGateway(await makeProject({ build: false })),
     broken: await startTestGateway(broken),
     limited: await startTestGateway(project, { rateLimitPerMinute: 1 }),
