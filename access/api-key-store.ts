@@ -96,7 +96,10 @@ export class ApiKeyStore {
       this.loading = this.load().finally(() => (this.loading = null));
       return this.loading;
     }
-    this.again ??= this.loading.then(() => this.rerun(), () => this.rerun());
+    this.again ??= this.loading.then(
+      () => this.rerun(),
+      () => this.rerun(),
+    );
     return this.again;
   }
 

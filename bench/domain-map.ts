@@ -36,7 +36,9 @@ async function measure(dir: string, n: number, publicJwk: unknown): Promise<void
   const proofs = 5000 / ((performance.now() - t) / 1000);
   if (found !== 0 || domainHash(sha256, 'x').length !== 32) throw new Error('random leaves matched a domain');
   const held = after.heapUsed + after.external - before.heapUsed - before.external;
-  console.log(`| ${fmt(n)} | ${mb(n * 32)} | ${fmt(loadSeconds, 2)} | ${mb(held)} | ${mb(after.rss - before.rss)} | ${fmt(lookups)} | ${fmt(proofs)} |`);
+  console.log(
+    `| ${fmt(n)} | ${mb(n * 32)} | ${fmt(loadSeconds, 2)} | ${mb(held)} | ${mb(after.rss - before.rss)} | ${fmt(lookups)} | ${fmt(proofs)} |`,
+  );
 }
 
 if (process.argv[2] === '--load') {
@@ -53,8 +55,17 @@ if (process.argv[2] === '--load') {
       const hashes: Buffer[] = [];
       for (let i = 0; i < n; i++) hashes.push(randomBytes(32));
       hashes.sort(Buffer.compare);
-      await writeDomainMap(dir, Buffer.concat(hashes), { issuer: 'merchant-verify.example', build: 'bench', issuedAt: '2026-11-01T00:00:00.000Z', key });
-      const child = spawnSync(process.execPath, [...process.execArgv, import.meta.filename, '--load', dir, String(n), JSON.stringify(key.publicJwk)], { stdio: 'inherit' });
+      await writeDomainMap(dir, Buffer.concat(hashes), {
+        issuer: 'merchant-verify.example',
+        build: 'bench',
+        issuedAt: '2026-11-01T00:00:00.000Z',
+        key,
+      });
+      const child = spawnSync(
+        process.execPath,
+        [...process.execArgv, import.meta.filename, '--load', dir, String(n), JSON.stringify(key.publicJwk)],
+        { stdio: 'inherit' },
+      );
       if (child.status !== 0) throw new Error(`the measuring process exited ${child.status}`);
     } finally {
       await rm(dir, { recursive: true, force: true });

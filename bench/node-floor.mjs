@@ -7,7 +7,16 @@ import { readFileSync } from 'node:fs';
 
 const [port, file] = [Number(process.argv[2]), process.argv[3]];
 const body = readFileSync(file);
-const headers = ['content-type', 'application/json', 'cache-control', 'public, max-age=60, s-maxage=300', 'vary', 'Authorization', 'content-length', String(body.length)];
+const headers = [
+  'content-type',
+  'application/json',
+  'cache-control',
+  'public, max-age=60, s-maxage=300',
+  'vary',
+  'Authorization',
+  'content-length',
+  String(body.length),
+];
 createServer((_req, res) => {
   setImmediate(() => {
     res.writeHead(200, headers);

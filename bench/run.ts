@@ -8,7 +8,19 @@ import { parseArgs } from 'node:util';
 import { benchBuild, auditsFile, dropCaches, removeRetired, retire, settleDisk, type BuildBenchRow } from './build.ts';
 import { measureEd25519Capacity } from './ed25519-capacity.ts';
 import { measureFileCreation } from './file-capacity.ts';
-import { assertPortsFree, domainsOf, ensureTools, nginxPath, pathsScript, rssOf, scrapeMetrics, startGatewayProcess, startNginx, wrk, type LoadResult } from './gateway.ts';
+import {
+  assertPortsFree,
+  domainsOf,
+  ensureTools,
+  nginxPath,
+  pathsScript,
+  rssOf,
+  scrapeMetrics,
+  startGatewayProcess,
+  startNginx,
+  wrk,
+  type LoadResult,
+} from './gateway.ts';
 
 /**
  * `npm run bench`: the build beside the machine's raw Ed25519 capacity, and the gateway beside
@@ -34,9 +46,12 @@ const { values } = parseArgs({
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..');
 const OUT = join(ROOT, 'bench/out');
-const seconds = Number(values.seconds), connections = Number(values.connections), workers = Number(values.workers);
+const seconds = Number(values.seconds),
+  connections = Number(values.connections),
+  workers = Number(values.workers);
 const gatewayRecords = Number(values['gateway-records']);
-const rounds = Number(values.rounds), hotSetSize = Number(values.hot);
+const rounds = Number(values.rounds),
+  hotSetSize = Number(values.hot);
 const sizes = values.sizes!.split(',').map(Number);
 if (!sizes.includes(gatewayRecords)) sizes.push(gatewayRecords);
 sizes.sort((a, b) => a - b);
@@ -74,7 +89,15 @@ for (const n of sizes) {
 
 log(`gateway on ${gatewayRecords.toLocaleString('en-US')} records, ${connections} connections, ${seconds} s per scenario`);
 const work = join(OUT, `build-${gatewayRecords}`);
-const { stdout: apiKey } = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'apikey', 'create', '--api-keys', join(work, 'api-keys.json'), '--label', 'bench']);
+const { stdout: apiKey } = await run(process.execPath, [
+  join(ROOT, 'bin/mvr.js'),
+  'apikey',
+  'create',
+  '--api-keys',
+  join(work, 'api-keys.json'),
+  '--label',
+  'bench',
+]);
 const key = apiKey.trim();
 const domains = await domainsOf(join(await auditsFile(OUT, gatewayRecords), 'audits.jsonl'));
 // Like with like: the hot set, the never-audited set and the bad-key requests cover as many
@@ -82,23 +105,63 @@ const domains = await domainsOf(join(await auditsFile(OUT, gatewayRecords), 'aud
 const hot = domains.slice(0, hotSetSize);
 const never = Array.from({ length: hot.length }, (_, i) => `never-audited-${i}.example`);
 const scripts = {
-  hot: await pathsScript(OUT, 'hot', hot.map((d) => `/v1/verify?domain=${d}`), `Bearer ${key}`),
-  working: await pathsScript(OUT, 'working', domains.map((d) => `/v1/verify?domain=${d}`), `Bearer ${key}`),
-  never: await pathsScript(OUT, 'never', never.map((d) => `/v1/verify?domain=${d}`), `Bearer ${key}`),
-  badKey: await pathsScript(OUT, 'badkey', hot.map((d) => `/v1/verify?domain=${d}`), 'Bearer mvr_0000000000_notavalidkeynotavalidkeynotavalidkeynotavali'),
+  hot: await pathsScript(
+    OUT,
+    'hot',
+    hot.map((d) => `/v1/verify?domain=${d}`),
+    `Bearer ${key}`,
+  ),
+  working: await pathsScript(
+    OUT,
+    'working',
+    domains.map((d) => `/v1/verify?domain=${d}`),
+    `Bearer ${key}`,
+  ),
+  never: await pathsScript(
+    OUT,
+    'never',
+    never.map((d) => `/v1/verify?domain=${d}`),
+    `Bearer ${key}`,
+  ),
+  badKey: await pathsScript(
+    OUT,
+    'badkey',
+    hot.map((d) => `/v1/verify?domain=${d}`),
+    'Bearer mvr_0000000000_notavalidkeynotavalidkeynotavalidkeynotavali',
+  ),
   nginxHot: await pathsScript(OUT, 'nginx-hot', hot.map(nginxPath), `Bearer ${key}`),
   nginxWorking: await pathsScript(OUT, 'nginx-working', domains.map(nginxPath), `Bearer ${key}`),
 };
 
 const results: LoadResult[] = [];
-const GATEWAY_HOT = 'gateway as shipped (access log on) with metrics on, hot records', NEVER_AUDITED = 'gateway, never-audited domains', BAD_KEY = 'gateway, bad API key (401)';
-const FLOOR = 'bare node:http server, same bytes, no checks (floor)', QUIET = 'gateway with --quiet (no access log), metrics off, hot records';
+const GATEWAY_HOT = 'gateway as shipped (access log on) with metrics on, hot records',
+  NEVER_AUDITED = 'gateway, never-audited domains',
+  BAD_KEY = 'gateway, bad API key (401)';
+const FLOOR = 'bare node:http server, same bytes, no checks (floor)',
+  QUIET = 'gateway with --quiet (no access log), metrics off, hot records';
 /** Per round, a scenario's requests per second over its reference's in the same round. */
 const paired = new Map<string, number[]>();
-const gatewayPort = 18901, nginxPort = 18902, quietPort = 18904, metricsPort = 18907;
+const gatewayPort = 18901,
+  nginxPort = 18902,
+  quietPort = 18904,
+  metricsPort = 18907;
 let memory = { rssMb: NaN, peakMb: NaN };
 // The quotas stay on (their check is part of every request) but far above what the load reaches.
-const gatewayArgs = ['--records', join(work, 'records'), '--public', join(work, 'public'), '--api-keys', join(work, 'api-keys.json'), '--cache-mb', values['cache-mb']!, '--rate-limit', '1000000000', '--unauth-rate-limit', '1000000000', ...(workers > 1 ? ['--workers', String(workers)] : [])];
+const gatewayArgs = [
+  '--records',
+  join(work, 'records'),
+  '--public',
+  join(work, 'public'),
+  '--api-keys',
+  join(work, 'api-keys.json'),
+  '--cache-mb',
+  values['cache-mb']!,
+  '--rate-limit',
+  '1000000000',
+  '--unauth-rate-limit',
+  '1000000000',
+  ...(workers > 1 ? ['--workers', String(workers)] : []),
+];
 // Every process the comparison starts, stopped together at the end or when one fails to start.
 const children: ChildProcess[] = [];
 const stopAll = () => {
@@ -115,11 +178,17 @@ const started = async (start: ChildProcess | Promise<ChildProcess>): Promise<Chi
   }
 };
 /** A floor server (bench/*-floor.mjs) answering with one hot record's bytes. */
-const floorServer = (script: string, port: number) => spawn(process.execPath, [join(ROOT, 'bench', script), String(port), join(work, 'records/current', recordPath(hot[0]!))], { stdio: 'ignore' });
-const floorPort = 18903, originPort = 18906;
+const floorServer = (script: string, port: number) =>
+  spawn(process.execPath, [join(ROOT, 'bench', script), String(port), join(work, 'records/current', recordPath(hot[0]!))], {
+    stdio: 'ignore',
+  });
+const floorPort = 18903,
+  originPort = 18906;
 await assertPortsFree([gatewayPort, nginxPort, floorPort, originPort, quietPort, metricsPort]);
 // The gateway as shipped: its access log written to a file, and metrics served (on their own port).
-const gateway = await started(startGatewayProcess([...gatewayArgs, '--metrics-port', String(metricsPort)], gatewayPort, { logFile: join(OUT, 'gateway-access.log') }));
+const gateway = await started(
+  startGatewayProcess([...gatewayArgs, '--metrics-port', String(metricsPort)], gatewayPort, { logFile: join(OUT, 'gateway-access.log') }),
+);
 await started(startGatewayProcess(gatewayArgs, quietPort));
 await started(floorServer('node-floor.mjs', floorPort));
 const nginx = await started(startNginx(OUT, join(work, 'records/current'), nginxPort, key, workers));
@@ -132,7 +201,8 @@ let originDown: { status: number; code: string | null; afterMs: number } | null 
 /** The shipped gateway's metrics after the rounds. */
 let scrape: Awaited<ReturnType<typeof scrapeMetrics>> | null = null;
 try {
-  const g = `http://127.0.0.1:${gatewayPort}`, n = `http://127.0.0.1:${nginxPort}`;
+  const g = `http://127.0.0.1:${gatewayPort}`,
+    n = `http://127.0.0.1:${nginxPort}`;
   const scenario = async (name: string, url: string, script: string) => {
     await wrk(url, script, 2, connections); // warm-up
     const result = { name, ...(await wrk(url, script, seconds, connections)) };
@@ -165,7 +235,11 @@ try {
   const working = [
     await scenario('nginx, working set (all records)', n, scripts.nginxWorking),
     await scenario(`gateway, working set (all records, cache ${values['cache-mb']} MB)`, g, scripts.working),
-    await scenario(`gateway with nginx as its HTTP origin (--records http://...), working set (all records, cache ${values['cache-mb']} MB)`, o, scripts.working),
+    await scenario(
+      `gateway with nginx as its HTTP origin (--records http://...), working set (all records, cache ${values['cache-mb']} MB)`,
+      o,
+      scripts.working,
+    ),
     await scenario('gateway with nginx as its HTTP origin, hot records', o, scripts.hot),
   ];
   // The --quiet gateway has not served yet: its cache is filled first, as the shipped one's was.
@@ -187,9 +261,18 @@ try {
     await new Promise((r) => setTimeout(r, 250));
   }
   log(`nginx stopped: the HTTP-origin gateway answered ${originDown?.status} ${originDown?.code ?? ''} after ${originDown?.afterMs} ms`);
-  for (const [name, reference] of [[GATEWAY_HOT, FLOOR], [BAD_KEY, GATEWAY_HOT], [NEVER_AUDITED, GATEWAY_HOT], [QUIET, FLOOR], [GATEWAY_HOT, QUIET]] as const) {
+  for (const [name, reference] of [
+    [GATEWAY_HOT, FLOOR],
+    [BAD_KEY, GATEWAY_HOT],
+    [NEVER_AUDITED, GATEWAY_HOT],
+    [QUIET, FLOOR],
+    [GATEWAY_HOT, QUIET],
+  ] as const) {
     const referenceRounds = runs.get(reference)!;
-    paired.set(`${name}, x ${reference === GATEWAY_HOT ? 'gateway hot' : reference === FLOOR ? 'floor' : 'the --quiet gateway'}`, runs.get(name)!.map((r, i) => r.requestsPerSecond / referenceRounds[i]!.requestsPerSecond));
+    paired.set(
+      `${name}, x ${reference === GATEWAY_HOT ? 'gateway hot' : reference === FLOOR ? 'floor' : 'the --quiet gateway'}`,
+      runs.get(name)!.map((r, i) => r.requestsPerSecond / referenceRounds[i]!.requestsPerSecond),
+    );
   }
   scrape = await scrapeMetrics(`http://127.0.0.1:${metricsPort}/metrics`);
   for (const list of runs.values()) {
@@ -223,16 +306,25 @@ const lines = [
   '',
   `| gateway scenario (${connections} connections, ${seconds} s, median of ${rounds} rounds; hot set ${fmt(hot.length)} records) | req/s | rounds' range | p50 ms | p99 ms | non-2xx | x nginx hot | x floor | x gateway hot |`,
   '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ...results.map((r) => `| ${r.name} | ${fmt(r.requestsPerSecond)} | ${spreadOf(r)} | ${fmt(r.p50ms, 2)} | ${fmt(r.p99ms, 2)} | ${fmt(r.non2xx)} | ${fmt(r.requestsPerSecond / nginxHot, 2)} | ${fmt(r.requestsPerSecond / floor, 2)} | ${fmt(r.requestsPerSecond / gatewayHot, 2)} |`),
+  ...results.map(
+    (r) =>
+      `| ${r.name} | ${fmt(r.requestsPerSecond)} | ${spreadOf(r)} | ${fmt(r.p50ms, 2)} | ${fmt(r.p99ms, 2)} | ${fmt(r.non2xx)} | ${fmt(r.requestsPerSecond / nginxHot, 2)} | ${fmt(r.requestsPerSecond / floor, 2)} | ${fmt(r.requestsPerSecond / gatewayHot, 2)} |`,
+  ),
   '',
   'Paired: each ratio taken within one round, then their median.',
-  ...[...paired].map(([name, ratios]) => `${name}, round by round: ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt([...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)]!, 2)})`),
+  ...[...paired].map(
+    ([name, ratios]) =>
+      `${name}, round by round: ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt([...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)]!, 2)})`,
+  ),
   `Metrics of the shipped gateway after the rounds: ${scrape ? `${fmt(scrape.requests)} requests counted, a scrape of ${fmt(scrape.bytes)} bytes in ${fmt(scrape.ms, 1)} ms` : 'not scraped'}`,
   '',
   `Gateway memory after the run (${fmt(gatewayRecords)} records, cache ${values['cache-mb']} MB): RSS ${memory.rssMb} MB, peak ${memory.peakMb} MB`,
   `HTTP-origin gateway with its origin (nginx) stopped: ${originDown ? `${originDown.status} ${originDown.code ?? '(no code)'} after ${fmt(originDown.afterMs)} ms` : 'not checked'}`,
 ];
-await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, filesPerSecond, builds, results, paired: Object.fromEntries(paired), memory, originDown, scrape }, null, 2));
+await writeFile(
+  join(OUT, 'results.json'),
+  JSON.stringify({ capacity, filesPerSecond, builds, results, paired: Object.fromEntries(paired), memory, originDown, scrape }, null, 2),
+);
 process.stdout.write(`${lines.join('\n')}\n`);
 // Like a scenario answered with the wrong status, an origin gateway still answering once its
 // origin is gone is a failed run, not a figure (the figures above are kept).

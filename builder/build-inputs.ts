@@ -38,7 +38,8 @@ export interface BuildInputs {
 /** Reads the keys, the published log, the kept builds and the list of audit files, in that order. */
 export async function readBuildInputs(opts: BuildOptions): Promise<BuildInputs> {
   const key = await loadActiveKey(opts.keysDir, opts.signingKey);
-  if (!key) opts.onWarning?.('no signing key configured (run "mvr keygen" or set MVR_SIGNING_KEY): records are UNSIGNED and the key set is empty');
+  if (!key)
+    opts.onWarning?.('no signing key configured (run "mvr keygen" or set MVR_SIGNING_KEY): records are UNSIGNED and the key set is empty');
   const log = await openLogTarget(opts);
   const keep = opts.keep ?? DEFAULT_KEEP;
   const keptBefore = await readKept(opts.recordsDir);
@@ -59,6 +60,9 @@ async function openLogTarget(opts: BuildOptions): Promise<LogTarget | null> {
   const key = await loadLogKey(opts.keysDir, opts.logKey);
   const origin = logOrigin(opts.issuer);
   if (!key) return null;
-  if (key.name !== origin) throw new ConfigError(`the log key is named "${key.name}", but the log of issuer ${opts.issuer} is "${origin}" (a log key is made for one issuer: "mvr keygen --log --issuer ${opts.issuer}")`);
+  if (key.name !== origin)
+    throw new ConfigError(
+      `the log key is named "${key.name}", but the log of issuer ${opts.issuer} is "${origin}" (a log key is made for one issuer: "mvr keygen --log --issuer ${opts.issuer}")`,
+    );
   return { key, origin, published: await openPublishedLog(opts.publicDir, key, origin) };
 }

@@ -55,10 +55,14 @@ export async function openPublishedLog(publicDir: string, key: LogKey, origin: s
   const fetch = folderTiles(logDir);
   try {
     const root = await new TileTree(hasher, previous.size, fetch).root();
-    if (!equalBytes(root, previous.root)) throw new Error(`they give the root ${encodeBase64(root)}, not the checkpoint's ${encodeBase64(previous.root)}`);
+    if (!equalBytes(root, previous.root))
+      throw new Error(`they give the root ${encodeBase64(root)}, not the checkpoint's ${encodeBase64(previous.root)}`);
     return { logDir, previous, edge: await loadEdge(hasher, previous.size, fetch) };
   } catch (error) {
-    throw new LogInconsistentError(`the tiles in ${logDir} do not match its checkpoint (size ${previous.size}): ${(error as Error).message}; nothing was published`, { cause: error });
+    throw new LogInconsistentError(
+      `the tiles in ${logDir} do not match its checkpoint (size ${previous.size}): ${(error as Error).message}; nothing was published`,
+      { cause: error },
+    );
   }
 }
 
@@ -70,7 +74,15 @@ export async function openPublishedLog(publicDir: string, key: LogKey, origin: s
  * The new checkpoint goes into the build (its proofs are against it) and is published by
  * {@link LogStep.publish} once the build is live.
  */
-export async function appendBuildToLog(opts: { log: PublishedLog; buildDir: string; runs: ShardRun[]; key: LogKey; origin: string; issuedAt: string; signal?: AbortSignal | undefined }): Promise<LogStep> {
+export async function appendBuildToLog(opts: {
+  log: PublishedLog;
+  buildDir: string;
+  runs: ShardRun[];
+  key: LogKey;
+  origin: string;
+  issuedAt: string;
+  signal?: AbortSignal | undefined;
+}): Promise<LogStep> {
   const started = performance.now();
   const { logDir, previous, edge } = opts.log;
   const fetch = folderTiles(logDir);
@@ -112,7 +124,14 @@ export async function appendBuildToLog(opts: { log: PublishedLog; buildDir: stri
     const checkpoint = signNote(opts.key, formatCheckpoint({ origin: opts.origin, size: appender.size, root }));
     writeFileSync(join(opts.buildDir, BUILD_CHECKPOINT_FILE), checkpoint);
     return {
-      summary: { origin: opts.origin, from: previous?.size ?? 0, to: appender.size, tiles: appender.written.length, bytes: appender.bytesWritten, durationMs: performance.now() - started },
+      summary: {
+        origin: opts.origin,
+        from: previous?.size ?? 0,
+        to: appender.size,
+        tiles: appender.written.length,
+        bytes: appender.bytesWritten,
+        durationMs: performance.now() - started,
+      },
       publish: () => writeAtomic(join(logDir, LOG_CHECKPOINT), checkpoint),
       discard,
     };
@@ -132,16 +151,20 @@ async function readPrevious(logDir: string, key: LogKey, origin: string): Promis
   if (note === null) {
     // Tiles without a checkpoint: starting over would rewrite published tiles.
     const tiles = await readdir(join(logDir, 'tile')).catch(() => []);
-    if (tiles.length > 0) throw new LogInconsistentError(`${logDir} has tiles but no checkpoint; restore ${file} rather than start the log again`);
+    if (tiles.length > 0)
+      throw new LogInconsistentError(`${logDir} has tiles but no checkpoint; restore ${file} rather than start the log again`);
     return null;
   }
   let checkpoint: Checkpoint;
   try {
     checkpoint = parseCheckpoint(openNoteWith(note, key.verifierKey));
   } catch (error) {
-    throw new LogInconsistentError(`${file} is not a checkpoint signed by this log key (${key.vkey}): ${(error as Error).message}`, { cause: error });
+    throw new LogInconsistentError(`${file} is not a checkpoint signed by this log key (${key.vkey}): ${(error as Error).message}`, {
+      cause: error,
+    });
   }
-  if (checkpoint.origin !== origin) throw new LogInconsistentError(`${file} is the checkpoint of "${checkpoint.origin}", not of "${origin}"`);
+  if (checkpoint.origin !== origin)
+    throw new LogInconsistentError(`${file} is the checkpoint of "${checkpoint.origin}", not of "${origin}"`);
   return checkpoint;
 }
 
@@ -212,7 +235,8 @@ class MinHeap<T> {
   siftDown(i: number): void {
     const a = this.items;
     for (;;) {
-      const l = 2 * i + 1, r = l + 1;
+      const l = 2 * i + 1,
+        r = l + 1;
       let m = i;
       if (l < a.length && this.less(a[l]!, a[m]!)) m = l;
       if (r < a.length && this.less(a[r]!, a[m]!)) m = r;
@@ -247,4 +271,3 @@ class ShardLogs {
     this.open.clear();
   }
 }
-

@@ -2,7 +2,20 @@ import { readdir, readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { BuildError, LogInconsistentError } from '../core/errors.ts';
 import { parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier';
-import { BUILD_CHECKPOINT_FILE, BUILD_ID, BUILDS_DIR, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
+import {
+  BUILD_CHECKPOINT_FILE,
+  BUILD_ID,
+  BUILDS_DIR,
+  BUILD_KEPT_OBJECT,
+  BUILD_KEY_SET_OBJECT,
+  BUILD_LOG_VKEY_OBJECT,
+  CURRENT_LINK,
+  DOMAIN_MAP_FILE,
+  INDEX_FILE,
+  LOG_DIR,
+  LOG_VKEY_PATH,
+  MANIFEST_FILE,
+} from '../core/layout.ts';
 import { parseManifest, type Manifest } from '../core/manifest-schema.ts';
 import { keptListText, readKept, type KeptBuild } from '../storage/kept-builds.ts';
 import { publishedBuildsOf, type PublishedBuilds, type Store } from '../storage/store.ts';
@@ -40,7 +53,12 @@ export interface UploadSummary {
 async function filesOf(buildDir: string): Promise<string[]> {
   return (await readdir(buildDir, { recursive: true, withFileTypes: true }))
     .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name).slice(buildDir.length + 1).split('\\').join('/'))
+    .map((entry) =>
+      join(entry.parentPath, entry.name)
+        .slice(buildDir.length + 1)
+        .split('\\')
+        .join('/'),
+    )
     .filter((path) => path !== MANIFEST_FILE)
     .sort();
 }
@@ -71,9 +89,20 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
     for (const b of earlier) await upload.putEarlierBuild(b);
     await upload.putLiveBuild(live);
   } catch (error) {
-    throw new BuildError(`publish to ${opts.to.name} failed after ${upload.uploaded} of ${upload.total} objects; the live build there is unchanged: ${(error as Error).message}`, { cause: error });
+    throw new BuildError(
+      `publish to ${opts.to.name} failed after ${upload.uploaded} of ${upload.total} objects; the live build there is unchanged: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
-  return { to: opts.to.name, build: live.id, records: live.manifest.records, earlierBuilds: earlier.length, objects: upload.uploaded, bytes: upload.bytes, seconds: (performance.now() - started) / 1000 };
+  return {
+    to: opts.to.name,
+    build: live.id,
+    records: live.manifest.records,
+    earlierBuilds: earlier.length,
+    objects: upload.uploaded,
+    bytes: upload.bytes,
+    seconds: (performance.now() - started) / 1000,
+  };
 }
 
 /** A build's id and its files but the manifest, relative to its folder. */
@@ -90,7 +119,8 @@ interface LiveBuild extends BuildFiles {
 }
 
 const buildDirOf = (opts: UploadOptions, id: string) => join(opts.recordsDir, BUILDS_DIR, id);
-const manifestOf = async (opts: UploadOptions, id: string) => parseManifest(await readFile(join(buildDirOf(opts, id), MANIFEST_FILE)), join(buildDirOf(opts, id), MANIFEST_FILE));
+const manifestOf = async (opts: UploadOptions, id: string) =>
+  parseManifest(await readFile(join(buildDirOf(opts, id), MANIFEST_FILE)), join(buildDirOf(opts, id), MANIFEST_FILE));
 
 /** The build `current` points at, its manifest, the key set it is checked against and the kept list; refused if they cannot go live. */
 async function readLiveBuild(opts: UploadOptions): Promise<LiveBuild> {
@@ -121,7 +151,8 @@ async function keptBuildsTheBucketLacks(opts: UploadOptions, published: Publishe
     if (await published.hasBuild(id)) continue;
     const files = await filesOf(buildDirOf(opts, id));
     // A build pulled for building (`mvr pull`: manifest only) cannot be uploaded from here.
-    if (!files.includes(INDEX_FILE)) throw new Error(`kept build ${id} is not in the bucket, and ${buildDirOf(opts, id)} holds only its manifest`);
+    if (!files.includes(INDEX_FILE))
+      throw new Error(`kept build ${id} is not in the bucket, and ${buildDirOf(opts, id)} holds only its manifest`);
     earlier.push({ id, files });
   }
   return earlier;
@@ -153,7 +184,13 @@ class Upload {
   async putLiveBuild(live: LiveBuild): Promise<void> {
     await this.putTiles(live.id);
     await this.putFiles(live.id, live.files);
-    if (live.manifest.log) await this.putFile(live.id, BUILD_LOG_VKEY_OBJECT, await readFile(join(this.opts.publicDir, LOG_VKEY_PATH)), 'text/plain; charset=utf-8');
+    if (live.manifest.log)
+      await this.putFile(
+        live.id,
+        BUILD_LOG_VKEY_OBJECT,
+        await readFile(join(this.opts.publicDir, LOG_VKEY_PATH)),
+        'text/plain; charset=utf-8',
+      );
     await this.putFile(live.id, BUILD_KEPT_OBJECT, Buffer.from(keptListText(live.kept)));
     await this.putFile(live.id, BUILD_KEY_SET_OBJECT, live.keySetBytes);
     await this.putFile(live.id, MANIFEST_FILE, await readFile(join(buildDirOf(this.opts, live.id), MANIFEST_FILE)));
@@ -221,7 +258,9 @@ async function checkLogExtendsBucket(opts: UploadOptions, buildDir: string): Pro
   const ours = openCheckpoint(await readFile(join(buildDir, BUILD_CHECKPOINT_FILE), 'utf8'), vkey, join(buildDir, BUILD_CHECKPOINT_FILE));
   const logDir = join(opts.publicDir, LOG_DIR);
   const consistent = await new TileTree(hasher, ours.size, folderTiles(logDir)).extends(published, ours.root).catch((error: Error) => {
-    throw new LogInconsistentError(`cannot prove that the log in ${logDir} extends the one published in ${opts.to.name}: ${error.message}; nothing was published`);
+    throw new LogInconsistentError(
+      `cannot prove that the log in ${logDir} extends the one published in ${opts.to.name}: ${error.message}; nothing was published`,
+    );
   });
   if (!consistent) {
     throw new LogInconsistentError(

@@ -22,7 +22,11 @@ export interface PullSummary {
  * build, since the bucket has the others. The folder gets no `current` link: it is for building,
  * never for serving (its earlier builds have no records).
  */
-export async function pullKeptBuilds(opts: { recordsDir: string; from: Store; onProgress?: (p: { builds: number; total: number; bytes: number }) => void }): Promise<PullSummary> {
+export async function pullKeptBuilds(opts: {
+  recordsDir: string;
+  from: Store;
+  onProgress?: (p: { builds: number; total: number; bytes: number }) => void;
+}): Promise<PullSummary> {
   const { from } = opts;
   if (await lstat(join(opts.recordsDir, CURRENT_LINK)).catch(() => null)) {
     throw new BuildError(`${opts.recordsDir} already has a live build; pull the published builds into an empty records folder`);

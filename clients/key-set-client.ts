@@ -132,7 +132,11 @@ export async function keySetForSigned(client: KeySetClient, signed: unknown): Pr
 }
 
 /** Verifies a record with keys from a {@link KeySetClient} ({@link keySetForSigned}). */
-export async function verifyRecordWithClient(record: unknown, client: KeySetClient, options: VerifyOptions = {}): Promise<RecordVerification> {
+export async function verifyRecordWithClient(
+  record: unknown,
+  client: KeySetClient,
+  options: VerifyOptions = {},
+): Promise<RecordVerification> {
   return verifyRecord(record, await keySetForSigned(client, record), options);
 }
 

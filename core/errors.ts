@@ -9,7 +9,14 @@ import { MvrError } from '@merchant-verify/verifier';
 import { isErrorCode, type ErrorCode } from './error-registry.ts';
 
 export * from './error-registry.ts';
-export { CanonicalizationError, InvalidKeySetError, MvrError, PolicyError, VERIFIER_ERROR_CODES, type VerifierErrorCode } from '@merchant-verify/verifier';
+export {
+  CanonicalizationError,
+  InvalidKeySetError,
+  MvrError,
+  PolicyError,
+  VERIFIER_ERROR_CODES,
+  type VerifierErrorCode,
+} from '@merchant-verify/verifier';
 
 /** An error of merchant-verify, its code a key of the registry. */
 export type RegisteredError = MvrError & { readonly code: ErrorCode };
@@ -101,7 +108,10 @@ export class BuildNotFoundError extends MvrError {
  */
 export class NoBuildHistoryError extends BuildNotFoundError {
   constructor(why: string) {
-    super('', `this gateway keeps no build history: ${why}; serve the records folder "mvr build" writes, or s3:// as "mvr publish" fills it`);
+    super(
+      '',
+      `this gateway keeps no build history: ${why}; serve the records folder "mvr build" writes, or s3:// as "mvr publish" fills it`,
+    );
   }
 }
 

@@ -79,7 +79,6 @@ export function loadSigningKey(input: unknown): SigningKey {
   return { kid, privateKey, publicKey, publicJwk: toPublicJwk(x) };
 }
 
-
 /** The published form of a public key given its `x`. */
 export function toPublicJwk(x: string): PublicJwk {
   return { kty: 'OKP', crv: 'Ed25519', x, kid: jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x }), use: 'sig', alg: 'EdDSA' };
@@ -100,7 +99,10 @@ export function signRecord<T extends object>(record: T, key: SigningKey): T & { 
  * a bit flip in memory, must not publish a record that fails verification downstream). Throws
  * `SELF_CHECK_FAILED` when it does not verify. Returns the stored canonical text as well.
  */
-export function signRecordChecked<T extends object>(record: T, key: SigningKey): { record: T & { key_id: string; signature: string }; canonical: string } {
+export function signRecordChecked<T extends object>(
+  record: T,
+  key: SigningKey,
+): { record: T & { key_id: string; signature: string }; canonical: string } {
   const { key_id: _k, signature: _s, ...unsigned } = record as T & { key_id?: unknown; signature?: unknown };
   const signed = signUnsignedChecked(unsigned, key);
   return { record: { ...(unsigned as T), key_id: key.kid, signature: signed.signature }, canonical: signed.canonical };

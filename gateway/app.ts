@@ -100,7 +100,12 @@ export function createGatewayApp(services: GatewayServices): App {
  */
 function answerError(event: H3Event, error: unknown, services: GatewayServices): Promise<void> | void {
   if (clientHungUp(event.node.req, error)) {
-    services.log({ level: 'info', msg: 'client closed the connection before the request was complete', method: event.method, path: pathOf(event) });
+    services.log({
+      level: 'info',
+      msg: 'client closed the connection before the request was complete',
+      method: event.method,
+      path: pathOf(event),
+    });
     // Ended, so h3 takes it as answered (and prints nothing); the socket is gone, nothing is sent.
     event.node.res.end();
     return;

@@ -54,7 +54,10 @@ export async function activeKid(keysDir: string): Promise<string | null> {
 export async function listKeys(keysDir: string): Promise<{ kid: string; active: boolean; retired: boolean }[]> {
   const active = await activeKid(keysDir);
   const out: { kid: string; active: boolean; retired: boolean }[] = [];
-  for (const [dir, retired] of [[SIGNING, false], [RETIRED, true]] as const) {
+  for (const [dir, retired] of [
+    [SIGNING, false],
+    [RETIRED, true],
+  ] as const) {
     for (const name of await listJwkFiles(join(keysDir, dir))) {
       const kid = name.replace(/\.jwk\.json$/, '');
       out.push({ kid, active: kid === active, retired });

@@ -92,12 +92,15 @@ export class BuildAcceptor {
     const keyVersion = await found.keySet.version().catch(() => 'unknown');
     if (this.refusal?.generation === found.generation && this.refusal.keyVersion === keyVersion) return;
     let unread = true;
-    const readFile = (name: string) => found.readFile(name).catch((error: unknown) => {
-      unread = true;
-      throw error;
-    });
+    const readFile = (name: string) =>
+      found.readFile(name).catch((error: unknown) => {
+        unread = true;
+        throw error;
+      });
     try {
-      let keys = await readKeySet(found.keySet).catch((error: Error) => Promise.reject(new Error(`key set unavailable: ${found.keySet.name}: ${error.message}`)));
+      let keys = await readKeySet(found.keySet).catch((error: Error) =>
+        Promise.reject(new Error(`key set unavailable: ${found.keySet.name}: ${error.message}`)),
+      );
       unread = false;
       const map = checkBuildIssuer(
         await loadBuildMap(readFile, keys.keySet, found.build, this.store.name, async () => {

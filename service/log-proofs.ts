@@ -68,7 +68,8 @@ export class LogProofs {
       if (kept !== undefined && !(await this.store.readFile(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
       // Only the build's map says "never audited"; a record it lists must be there.
       const listed = kept === undefined ? hasRecord(await this.records.buildMap(), domain) : await this.history.hasRecordIn(kept, domain);
-      if (listed) throw new RecordUnavailableError(`the record of ${domain} is missing from build ${build}, though the build's domain map lists it`);
+      if (listed)
+        throw new RecordUnavailableError(`the record of ${domain} is missing from build ${build}, though the build's domain map lists it`);
       throw new NotInLogError(`${domain} has no record in build ${build} (never audited then), so nothing of it is in the log`);
     }
     checkServeRule(domain, record, this.records.keySet());

@@ -45,7 +45,13 @@ export class FolderStore implements Store {
         if (resolved === this.root) this.error = null;
         else {
           // Not taken: the build served so far stays served (while its folder is there).
-          await this.accept({ generation: resolved, build, readFile: (name) => readFileOrNull(join(resolved, name)), keySet: this.keySet(), take: () => this.take(resolved, build) });
+          await this.accept({
+            generation: resolved,
+            build,
+            readFile: (name) => readFileOrNull(join(resolved, name)),
+            keySet: this.keySet(),
+            take: () => this.take(resolved, build),
+          });
         }
         return;
       }
@@ -175,7 +181,8 @@ export class FolderStore implements Store {
    * a swap. A flat copy of one build has no log.
    */
   async logBuild(): Promise<string> {
-    if (!this.build) throw new StoreUnavailableError(`no live build in ${this.recordsDir}: ${this.error ?? 'a copy of one build has no log'}`);
+    if (!this.build)
+      throw new StoreUnavailableError(`no live build in ${this.recordsDir}: ${this.error ?? 'a copy of one build has no log'}`);
     return this.build;
   }
 

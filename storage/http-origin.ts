@@ -82,7 +82,8 @@ export class HttpOriginStore implements Store {
     try {
       res = await this.transport.send(`${this.base}/${recordPath(domain)}`, { maxBytes: MAX_RECORD_BYTES });
     } catch (error) {
-      if (error instanceof BodyTooLargeError) throw new RecordUnavailableError(`record of ${domain} has more than the ${MAX_RECORD_BYTES} bytes a record may have`);
+      if (error instanceof BodyTooLargeError)
+        throw new RecordUnavailableError(`record of ${domain} has more than the ${MAX_RECORD_BYTES} bytes a record may have`);
       throw new StoreUnavailableError(`records origin ${this.base} unavailable: ${(error as Error).message}`);
     }
     if (res.statusCode === 200) return res.body;

@@ -42,7 +42,11 @@ export const keptListText = (builds: KeptBuild[]) => `${JSON.stringify({ builds 
  * builds whose manifest is gone (`manifest` gives null) are left out. A manifest that cannot be
  * read at all is the caller's error to throw, not a build to leave out.
  */
-export async function keptBuilds(live: string | null, listed: KeptBuild[], manifest: (id: string) => Promise<Buffer | null>): Promise<KeptBuild[]> {
+export async function keptBuilds(
+  live: string | null,
+  listed: KeptBuild[],
+  manifest: (id: string) => Promise<Buffer | null>,
+): Promise<KeptBuild[]> {
   const ids = [...new Set([...(live ? [live] : []), ...listed.map((b) => b.id)])];
   const entries = await Promise.all(
     ids.map(async (id) => {

@@ -30,7 +30,11 @@ export function storeUrlOf(url: string): string {
 }
 
 /** The settings of the store at `url`: `how` to reach it, and what its backend reads from the environment (the standard AWS variables for s3://), checked now. */
-export function storeSettingsFromEnv(url: string, env: Record<string, string | undefined>, how: Omit<StoreSettings, 'url' | 's3'> = {}): StoreSettings {
+export function storeSettingsFromEnv(
+  url: string,
+  env: Record<string, string | undefined>,
+  how: Omit<StoreSettings, 'url' | 's3'> = {},
+): StoreSettings {
   if (!isS3(url)) return { ...how, url };
   parseS3Url(url, how.flag ?? '--records');
   return { ...how, url, s3: s3ConfigFromEnv(env) };

@@ -62,7 +62,8 @@ export async function loadWitnessKey(keysDir: string, envKey: string | undefined
   if (envKey && envKey.trim() !== '') return parseWitnessKey(envKey, 'MVR_WITNESS_KEY');
   const file = join(keysDir, WITNESS_KEY_FILE);
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') throw new ConfigError(`no witness key: ${file} does not exist and MVR_WITNESS_KEY is not set (make one with "mvr keygen --witness")`);
+    if (error.code === 'ENOENT')
+      throw new ConfigError(`no witness key: ${file} does not exist and MVR_WITNESS_KEY is not set (make one with "mvr keygen --witness")`);
     throw error;
   });
   return parseWitnessKey(text, file);

@@ -57,7 +57,14 @@ try {
   process.exit(2);
 }
 
-const state: { dir: string | null; gateway: GatewayProcess | null; pool: Pool | null; sampler: RssSampler | null; verifiers: VerifyPool | null; inspector: HeapInspector | null } = { dir: null, gateway: null, pool: null, sampler: null, verifiers: null, inspector: null };
+const state: {
+  dir: string | null;
+  gateway: GatewayProcess | null;
+  pool: Pool | null;
+  sampler: RssSampler | null;
+  verifiers: VerifyPool | null;
+  inspector: HeapInspector | null;
+} = { dir: null, gateway: null, pool: null, sampler: null, verifiers: null, inspector: null };
 const stop = new AbortController();
 // Every request in flight listens to it (the pool adds one abort listener per request).
 setMaxListeners(options.concurrency * 4 + 256, stop.signal);
@@ -128,11 +135,22 @@ async function main(opts: SoakOptions): Promise<number> {
   const port = await freePort();
   // The gateway's inspector (loopback, a port of its own) lets the RSS readings be taken right after a full GC.
   const inspectPort = await freePort();
-  const gateway = (state.gateway = new GatewayProcess(port, { recordsDir: ws.recordsDir, publicDir: ws.publicDir, keysDir: ws.keysDir, apiKeysFile: ws.apiKeysFile, cacheMb: opts.cacheMb, inspectPort }, (info) => {
-    crashed = info;
-    log(info);
-    stop.abort();
-  }));
+  const gateway = (state.gateway = new GatewayProcess(
+    port,
+    {
+      recordsDir: ws.recordsDir,
+      publicDir: ws.publicDir,
+      keysDir: ws.keysDir,
+      apiKeysFile: ws.apiKeysFile,
+      cacheMb: opts.cacheMb,
+      inspectPort,
+    },
+    (info) => {
+      crashed = info;
+      log(info);
+      stop.abort();
+    },
+  ));
   await gateway.ready();
   log(`gateway pid ${gateway.pid} on ${gateway.url} (--cache-mb ${opts.cacheMb})`);
   const inspector = (state.inspector = new HeapInspector(inspectPort));
@@ -144,7 +162,13 @@ async function main(opts: SoakOptions): Promise<number> {
     },
   );
 
-  const pool = (state.pool = new Pool(gateway.url, { connections: opts.concurrency + 4, pipelining: 1, headersTimeout: 15_000, bodyTimeout: 15_000, keepAliveTimeout: 4_000 }));
+  const pool = (state.pool = new Pool(gateway.url, {
+    connections: opts.concurrency + 4,
+    pipelining: 1,
+    headersTimeout: 15_000,
+    bodyTimeout: 15_000,
+    keepAliveTimeout: 4_000,
+  }));
   const stats = new Stats();
   const keys = new KeySetCache(() => getJson(pool, KEY_SET_PATH), stats);
   // verifyRecord runs in worker threads; leave a core to the gateway.
@@ -183,7 +207,8 @@ async function main(opts: SoakOptions): Promise<number> {
   const readings = setInterval(() => {
     const now = performance.now();
     if (measuring || stop.signal.aborted) return;
-    const which = !sampler.start && now >= t0 + warmupMs ? 'start' : sampler.start && !sampler.end && now >= deadline() - END_READING_MS ? 'end' : null;
+    const which =
+      !sampler.start && now >= t0 + warmupMs ? 'start' : sampler.start && !sampler.end && now >= deadline() - END_READING_MS ? 'end' : null;
     if (!which) return;
     measuring = sampler
       .point()
@@ -191,11 +216,25 @@ async function main(opts: SoakOptions): Promise<number> {
       .catch(() => undefined)
       .finally(() => (measuring = null));
   }, 100);
-  const progress = setInterval(() => log(`${Math.round((performance.now() - t0) / 1000)} s: ${stats.total.toLocaleString('en-US')} requests, ${stats.sum(stats.wrong)} wrong, ${stats.sum(stats.unexpected5xx)} unexpected 5xx`), 10_000);
+  const progress = setInterval(
+    () =>
+      log(
+        `${Math.round((performance.now() - t0) / 1000)} s: ${stats.total.toLocaleString('en-US')} requests, ${stats.sum(stats.wrong)} wrong, ${stats.sum(stats.unexpected5xx)} unexpected 5xx`,
+      ),
+    10_000,
+  );
   progress.unref();
   let load;
   try {
-    load = await runLoad({ pool, mix, checker, concurrency: opts.concurrency, deadline, maxRequests: opts.maxRequests, signal: stop.signal });
+    load = await runLoad({
+      pool,
+      mix,
+      checker,
+      concurrency: opts.concurrency,
+      deadline,
+      maxRequests: opts.maxRequests,
+      signal: stop.signal,
+    });
   } finally {
     clearInterval(progress);
     clearInterval(readings);

@@ -61,7 +61,8 @@ export class TileAppender {
       const hashes = this.levels[level]!;
       if (hashes.length > 0) this.put({ level, index: this.fullTiles[level] ?? 0, width: hashes.length }, concat(hashes));
     }
-    if (this.entries.length > 0) this.put({ level: 'entries', index: Math.floor(this.size / TILE_WIDTH), width: this.entries.length }, bundle(this.entries));
+    if (this.entries.length > 0)
+      this.put({ level: 'entries', index: Math.floor(this.size / TILE_WIDTH), width: this.entries.length }, bundle(this.entries));
   }
 
   private push(level: number, hash: Uint8Array): void {

@@ -1,4 +1,12 @@
-import { consistencyProof, foldPerfect, inclusionProof, rangeHash, verifyConsistency, type RangeHash, type TreeHasher } from '@merchant-verify/verifier/tlog';
+import {
+  consistencyProof,
+  foldPerfect,
+  inclusionProof,
+  rangeHash,
+  verifyConsistency,
+  type RangeHash,
+  type TreeHasher,
+} from '@merchant-verify/verifier/tlog';
 import { HASH_SIZE, TILE_WIDTH, tilePath, type Tile } from './tiles.ts';
 
 /** Reads one tile's bytes (from a folder, or over HTTP); throws when it cannot. */
@@ -58,7 +66,8 @@ export class TileTree {
   }
 
   private async perfect(start: number, end: number): Promise<Uint8Array> {
-    let level = 0, span = 1;
+    let level = 0,
+      span = 1;
     while (span * TILE_WIDTH <= end - start) {
       level++;
       span *= TILE_WIDTH;
@@ -103,4 +112,3 @@ export class TileTree {
     return bytes;
   }
 }
-

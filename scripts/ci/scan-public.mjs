@@ -18,7 +18,12 @@ for (const entry of readdirSync(root, { recursive: true, withFileTypes: true }))
   if (!entry.isFile() || !entry.name.endsWith('.json')) continue;
   const file = join(entry.parentPath ?? entry.path, entry.name);
   let value;
-  try { value = JSON.parse(readFileSync(file, 'utf8')); } catch (e) { problems.push(`${file}: not JSON (${e.message})`); continue; }
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    problems.push(`${file}: not JSON (${e.message})`);
+    continue;
+  }
   walk(value, '$', file);
 }
 const keySet = JSON.parse(readFileSync(join(root, '.well-known/merchant-verify-keys.json'), 'utf8'));

@@ -166,7 +166,15 @@ describe('timestamps and next_audit_at', () => {
       }),
       { numRuns: 20_000 },
     );
-    for (const ms of [0, 999, Date.UTC(999, 11, 31, 23, 59, 59, 999), Date.UTC(1000, 0, 1), Date.UTC(9999, 11, 31, 23, 59, 59, 999), Date.UTC(10000, 0, 1), -1]) {
+    for (const ms of [
+      0,
+      999,
+      Date.UTC(999, 11, 31, 23, 59, 59, 999),
+      Date.UTC(1000, 0, 1),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+      Date.UTC(10000, 0, 1),
+      -1,
+    ]) {
       expect(formatTimestamp(ms)).toBe(new Date(ms).toISOString());
     }
     expect(() => formatTimestamp(Number.NaN)).toThrow(RangeError);
@@ -181,7 +189,8 @@ describe('timestamps and next_audit_at', () => {
     expect(daysInMonth(1900, 1)).toBe(28);
     expect(daysInMonth(2000, 1)).toBe(29);
     for (let year = 1970; year <= 2500; year++) {
-      for (let month0 = 0; month0 < 12; month0++) expect(daysInMonth(year, month0)).toBe(new Date(Date.UTC(year, month0 + 1, 0)).getUTCDate());
+      for (let month0 = 0; month0 < 12; month0++)
+        expect(daysInMonth(year, month0)).toBe(new Date(Date.UTC(year, month0 + 1, 0)).getUTCDate());
     }
   });
 

@@ -126,7 +126,8 @@ describe('base64url properties', () => {
         const bytes = decodeBase64url(text);
         // Accepted exactly when the text is in the alphabet, of a possible length, and is what
         // encoding its (leniently decoded) bytes gives back.
-        const canonical = /^[A-Za-z0-9_-]*$/.test(text) && text.length % 4 !== 1 && Buffer.from(text, 'base64url').toString('base64url') === text;
+        const canonical =
+          /^[A-Za-z0-9_-]*$/.test(text) && text.length % 4 !== 1 && Buffer.from(text, 'base64url').toString('base64url') === text;
         expect(bytes !== null).toBe(canonical);
         if (bytes !== null) expect(encodeBase64url(bytes)).toBe(text);
       }),

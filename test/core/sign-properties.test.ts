@@ -25,8 +25,13 @@ const flipRecord = fc
     archetype: fc.string({ minLength: 1, maxLength: 20 }),
     extra: fc.jsonValue({ maxDepth: 2 }),
   })
-  .map((r) => JSON.parse(JSON.stringify({ schema: 'https://verify.example.com/schemas/verification/v1', status: 'verified', ...r })) as Record<string, unknown>);
-
+  .map(
+    (r) =>
+      JSON.parse(JSON.stringify({ schema: 'https://verify.example.com/schemas/verification/v1', status: 'verified', ...r })) as Record<
+        string,
+        unknown
+      >,
+  );
 
 const key = loadSigningKey(generatePrivateJwk());
 const keySet = parseKeySet({ keys: [key.publicJwk] });

@@ -7,7 +7,15 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../access/api-keys.ts';
-import { addApiKey, cleanup, rawRequest, RECORD_CACHE_CONTROL, startTestGateway, type TestGateway, useGateway } from '../support/gateway.ts';
+import {
+  addApiKey,
+  cleanup,
+  rawRequest,
+  RECORD_CACHE_CONTROL,
+  startTestGateway,
+  type TestGateway,
+  useGateway,
+} from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
 import { liveRecordFile, makeProject } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
@@ -116,9 +124,17 @@ describe('401: the API key comes first', () => {
 
   it('revoked key: error="invalid_token"', async () => {
     const extra = await addApiKey(g, 'to-revoke');
-    await poll(() => g.verify(KNOWN, { key: extra.key }), (r) => r.status === 200, { timeoutMs: 2000 });
+    await poll(
+      () => g.verify(KNOWN, { key: extra.key }),
+      (r) => r.status === 200,
+      { timeoutMs: 2000 },
+    );
     await revokeApiKey(g.project.apiKeysFile, extra.id);
-    const { value: r } = await poll(() => g.verify(KNOWN, { key: extra.key }), (r) => r.status === 401, { timeoutMs: 2000 });
+    const { value: r } = await poll(
+      () => g.verify(KNOWN, { key: extra.key }),
+      (r) => r.status === 401,
+      { timeoutMs: 2000 },
+    );
     expectProblem(r, 401, 'UNAUTHORIZED');
     expect(r.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]+", error="invalid_token"/);
   });
@@ -127,7 +143,11 @@ describe('401: the API key comes first', () => {
     expectProblem(await g.request('/v1/verify?domain=..%2F..%2Fetc', { key: forgedKey() }), 401, 'UNAUTHORIZED');
     expectProblem(await g.request('/v1/verify?domain=co.uk', { key: null }), 401, 'UNAUTHORIZED');
     expectProblem(await g.request('/v1/verify', { key: null }), 401, 'UNAUTHORIZED');
-    expectProblem(await g.request('/v1/verify?domain=a.example&domain=b.example', { authorization: 'Basic dXNlcjpwYXNz' }), 401, 'UNAUTHORIZED');
+    expectProblem(
+      await g.request('/v1/verify?domain=a.example&domain=b.example', { authorization: 'Basic dXNlcjpwYXNz' }),
+      401,
+      'UNAUTHORIZED',
+    );
   });
 
   it('takes the Bearer scheme case-insensitively', async () => {
@@ -139,7 +159,13 @@ describe('401: the API key comes first', () => {
   });
 
   it('refuses any other scheme, even carrying the right key', async () => {
-    for (const authorization of [`Basic ${Buffer.from(`user:${g.key}`).toString('base64')}`, `Token ${g.key}`, g.key, `Bearer`, `Bearer ${g.key} extra`]) {
+    for (const authorization of [
+      `Basic ${Buffer.from(`user:${g.key}`).toString('base64')}`,
+      `Token ${g.key}`,
+      g.key,
+      `Bearer`,
+      `Bearer ${g.key} extra`,
+    ]) {
       const r = await g.verify(KNOWN, { authorization });
       expectProblem(r, 401, 'UNAUTHORIZED');
       expect(r.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]+"/);
@@ -186,18 +212,28 @@ describe('400 INVALID_DOMAIN, naming the query parameter', () => {
 });
 
 describe('404 and 405', () => {
-  it.each(['/', '/v1', '/v1/verify/', '/V1/verify', '/v2/verify', '/nope', '/records/current', '/keys/api-keys.json', '/.well-known/other.json'])(
-    '404 NOT_FOUND for %s',
-    async (path) => {
-      expectProblem(await g.request(path), 404, 'NOT_FOUND');
-      expectProblem(await g.request(path, { key: null }), 404, 'NOT_FOUND');
-    },
-  );
+  it.each([
+    '/',
+    '/v1',
+    '/v1/verify/',
+    '/V1/verify',
+    '/v2/verify',
+    '/nope',
+    '/records/current',
+    '/keys/api-keys.json',
+    '/.well-known/other.json',
+  ])('404 NOT_FOUND for %s', async (path) => {
+    expectProblem(await g.request(path), 404, 'NOT_FOUND');
+    expectProblem(await g.request(path, { key: null }), 404, 'NOT_FOUND');
+  });
 
   it.each(['POST', 'PUT', 'DELETE', 'PATCH'])('405 METHOD_NOT_ALLOWED with Allow for %s /v1/verify', async (method) => {
     const r = await g.request(`/v1/verify?domain=${KNOWN}`, { method });
     expectProblem(r, 405, 'METHOD_NOT_ALLOWED');
-    const allow = r.headers.get('allow')!.split(',').map((m) => m.trim());
+    const allow = r.headers
+      .get('allow')!
+      .split(',')
+      .map((m) => m.trim());
     expect(allow.sort()).toEqual(['GET', 'HEAD']);
   });
 

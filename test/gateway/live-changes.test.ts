@@ -39,7 +39,11 @@ describe('records folder removed while running', () => {
 
     // The live build's checked map and verified records may answer from memory for at most one
     // refresh interval (the map still proves what that build holds); then every domain is refused.
-    const { value: known } = await poll(() => g.verify(KNOWN), (r) => r.status !== 200, { timeoutMs: 2000 });
+    const { value: known } = await poll(
+      () => g.verify(KNOWN),
+      (r) => r.status !== 200,
+      { timeoutMs: 2000 },
+    );
     expectProblem(known, 503, 'STORE_UNAVAILABLE');
     for (const domain of ['never-audited-b.example', 'never-audited-a.example']) {
       const r = await g.verify(domain);
@@ -59,12 +63,20 @@ describe('records folder removed while running', () => {
 
     // Restored: answers come back on the same gateway (bounded poll).
     await rename(away, project.recordsDir);
-    const { value: back } = await poll(() => g.verify(KNOWN), (r) => r.status === 200, { timeoutMs: 3000 });
+    const { value: back } = await poll(
+      () => g.verify(KNOWN),
+      (r) => r.status === 200,
+      { timeoutMs: 3000 },
+    );
     expect(back.bytes.equals(knownBytes)).toBe(true);
     const unverified = await g.verify('never-audited-b.example');
     expect(unverified.status).toBe(200);
     expect(unverified.json.status).toBe('unverified');
-    const { value: healthy } = await poll(() => g.request('/healthz', { key: null }), (r) => r.json?.status === 'ok', { timeoutMs: 2000 });
+    const { value: healthy } = await poll(
+      () => g.request('/healthz', { key: null }),
+      (r) => r.json?.status === 'ok',
+      { timeoutMs: 2000 },
+    );
     expect(healthy.json.records.ok).toBe(true);
   });
 
@@ -73,22 +85,38 @@ describe('records folder removed while running', () => {
     const aside = `${link}.aside`;
     await rename(link, aside);
     try {
-      const { value } = await poll(() => g.verify('never-audited-c.example'), (r) => r.status !== 200, { timeoutMs: 2000 });
+      const { value } = await poll(
+        () => g.verify('never-audited-c.example'),
+        (r) => r.status !== 200,
+        { timeoutMs: 2000 },
+      );
       expectProblem(value, 503, 'STORE_UNAVAILABLE');
     } finally {
       await rename(aside, link);
     }
-    await poll(() => g.verify('never-audited-c.example'), (r) => r.status === 200, { timeoutMs: 3000 });
+    await poll(
+      () => g.verify('never-audited-c.example'),
+      (r) => r.status === 200,
+      { timeoutMs: 3000 },
+    );
   });
 
   it('a key revoked while running is refused within about a second; a key created while running works', async () => {
     const before = g.url;
     const created = await addApiKey(g, 'created-while-running');
-    const { elapsedMs: acceptedAfter } = await poll(() => g.verify(KNOWN, { key: created.key }), (r) => r.status === 200, { timeoutMs: 2000 });
+    const { elapsedMs: acceptedAfter } = await poll(
+      () => g.verify(KNOWN, { key: created.key }),
+      (r) => r.status === 200,
+      { timeoutMs: 2000 },
+    );
     expect(acceptedAfter).toBeLessThan(1000);
 
     await revokeApiKey(project.apiKeysFile, created.id);
-    const { value: refused, elapsedMs } = await poll(() => g.verify(KNOWN, { key: created.key }), (r) => r.status === 401, { timeoutMs: 2000, intervalMs: 10 });
+    const { value: refused, elapsedMs } = await poll(
+      () => g.verify(KNOWN, { key: created.key }),
+      (r) => r.status === 401,
+      { timeoutMs: 2000, intervalMs: 10 },
+    );
     expect(elapsedMs).toBeLessThan(1000);
     expectProblem(refused, 401, 'UNAUTHORIZED');
     expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
@@ -98,12 +126,20 @@ describe('records folder removed while running', () => {
     expect(g.url).toBe(before);
   });
 
-  it('revoking the gateway\'s own key while running locks it out too', async () => {
+  it("revoking the gateway's own key while running locks it out too", async () => {
     await revokeApiKey(project.apiKeysFile, g.keyId);
-    const { elapsedMs } = await poll(() => g.verify(KNOWN), (r) => r.status === 401, { timeoutMs: 2000, intervalMs: 10 });
+    const { elapsedMs } = await poll(
+      () => g.verify(KNOWN),
+      (r) => r.status === 401,
+      { timeoutMs: 2000, intervalMs: 10 },
+    );
     expect(elapsedMs).toBeLessThan(1000);
     const fresh = await addApiKey(g, 'replacement');
-    await poll(() => g.verify(KNOWN, { key: fresh.key }), (r) => r.status === 200, { timeoutMs: 2000 });
+    await poll(
+      () => g.verify(KNOWN, { key: fresh.key }),
+      (r) => r.status === 200,
+      { timeoutMs: 2000 },
+    );
   });
 });
 
@@ -139,7 +175,11 @@ describe('a rebuild swapped in while running', () => {
     await setScore(KNOWN, 12.5);
     await build(project);
 
-    const { value: r } = await poll(() => g.verify(KNOWN), (r) => r.status === 200 && r.json.score === 12.5, { timeoutMs: 5000 });
+    const { value: r } = await poll(
+      () => g.verify(KNOWN),
+      (r) => r.status === 200 && r.json.score === 12.5,
+      { timeoutMs: 5000 },
+    );
     expect(r.json.tier).toBe('bronze');
     expect(r.bytes.equals(await readFile(liveRecordFile(project, KNOWN)))).toBe(true);
     expect(r.headers.get('etag')).not.toBe(first.headers.get('etag'));
@@ -159,12 +199,20 @@ describe('a rebuild swapped in while running', () => {
     await setScore(KNOWN, 61);
     await build(project);
 
-    const { value: r } = await poll(() => g.verify(KNOWN), (r) => r.status === 200 && r.json.score === 61 && r.json.key_id === newKid, { timeoutMs: 5000 });
+    const { value: r } = await poll(
+      () => g.verify(KNOWN),
+      (r) => r.status === 200 && r.json.score === 61 && r.json.key_id === newKid,
+      { timeoutMs: 5000 },
+    );
     expect(r.json.tier).toBe('silver');
     expect(r.bytes.equals(await readFile(liveRecordFile(project, KNOWN)))).toBe(true);
 
     // The key set endpoint serves the newly published file: both keys, the new one first.
-    const { value: ks } = await poll(() => g.request('/.well-known/merchant-verify-keys.json', { key: null }), (x) => x.text !== keySetBefore.reply.text, { timeoutMs: 3000 });
+    const { value: ks } = await poll(
+      () => g.request('/.well-known/merchant-verify-keys.json', { key: null }),
+      (x) => x.text !== keySetBefore.reply.text,
+      { timeoutMs: 3000 },
+    );
     const published = await publishedKeySet(project);
     expect(ks.bytes.equals(published.bytes)).toBe(true);
     const keySet = parseKeySet(ks.json);
@@ -189,10 +237,20 @@ describe('a rebuild swapped in while running', () => {
   it('a build whose only change is a removed audit makes that domain never-audited', async () => {
     const file = join(project.auditsDir, 'verified.jsonl');
     const text = await readFile(file, 'utf8');
-    await writeFile(file, text.split('\n').filter((l) => !l.includes('"lumen-lighting.example"')).join('\n'));
+    await writeFile(
+      file,
+      text
+        .split('\n')
+        .filter((l) => !l.includes('"lumen-lighting.example"'))
+        .join('\n'),
+    );
     expect((await g.verify('lumen-lighting.example')).json.status).toBe('verified');
     await build(project);
-    const { value } = await poll(() => g.verify('lumen-lighting.example'), (r) => r.json?.status === 'unverified', { timeoutMs: 5000 });
+    const { value } = await poll(
+      () => g.verify('lumen-lighting.example'),
+      (r) => r.json?.status === 'unverified',
+      { timeoutMs: 5000 },
+    );
     expect(value.status).toBe(200);
     expect(value.json.score).toBeNull();
   });

@@ -13,7 +13,17 @@ import { buildArgs, runCli } from '../support/cli.ts';
 import { cleanup } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { snapshot } from '../support/outputs.ts';
-import { auditsFolder, build, buildFails, copyProject, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
+import {
+  auditsFolder,
+  build,
+  buildFails,
+  copyProject,
+  ISSUER,
+  makeProject,
+  type Project,
+  removeTempDirs,
+  tempDir,
+} from '../support/project.ts';
 import type { TestGateway } from '../support/gateway.ts';
 import { DEC, gatewayOver, loggedProject, logDir, NOV } from '../support/logged-project.ts';
 
@@ -43,7 +53,6 @@ describe.concurrent('the log key', () => {
     expect(() => parseLogKey('{"kty":"OKP"}', 'MVR_LOG_KEY')).toThrow(/MVR_LOG_KEY is not a log key/);
   });
 });
-
 
 describe.concurrent('a build refuses a log that is not what its checkpoint says, and publishes nothing', () => {
   const builtOnce = () => copyProject(novBuilt);

@@ -22,7 +22,9 @@ const NEWEST = '2026-07-28';
 const newestClient = () => new Client({ name: 'mvr-test-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: NEWEST } } });
 
 function httpClient(key: string): { client: Client; transport: StreamableHTTPClientTransport } {
-  const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
   return { client: newestClient(), transport };
 }
 

@@ -52,7 +52,12 @@ describe('monthly-rebuild.yml build job, run here', () => {
     const last = join(fixtures, 'last-month');
     const lastMonth = async () => {
       logKey = await logKeyText(join(fixtures, 'log-keys'), ISSUER);
-      const dirs = { auditsDir: join(ROOT, 'audits'), recordsDir: join(last, 'records'), publicDir: join(last, 'public'), keysDir: join(fixtures, 'log-keys') };
+      const dirs = {
+        auditsDir: join(ROOT, 'audits'),
+        recordsDir: join(last, 'records'),
+        publicDir: join(last, 'public'),
+        keysDir: join(fixtures, 'log-keys'),
+      };
       await runBuild(buildOptions(dirs, { issuer: ISSUER, schemaUrl: defaultSchemaUrl(ISSUER), now: Date.parse('2026-10-20T00:00:00Z') }));
     };
     const [oldKey, newKey] = await Promise.all([
@@ -81,7 +86,11 @@ describe('monthly-rebuild.yml build job, run here', () => {
     routes: routes(),
   });
   const keySetOf = (r: JobRun) =>
-    (JSON.parse(readFileSync(join(r.workspace, 'public', '.well-known', 'merchant-verify-keys.json'), 'utf8')) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+    (
+      JSON.parse(readFileSync(join(r.workspace, 'public', '.well-known', 'merchant-verify-keys.json'), 'utf8')) as {
+        keys: { kid: string }[];
+      }
+    ).keys.map((k) => k.kid);
 
   // The whole job with the base input, run once for the file: the tests that check it read it, and
   // the runs that fail at the build or after it resume from its state before that step (the steps
@@ -153,22 +162,44 @@ describe('monthly-rebuild.yml build job, run here', () => {
     expectInNoFile(first, logKey.trim());
   });
 
-  it('carries the kept builds from vars.MVR_RECORDS_URL (mvr pull): the build keeps last month\'s, and the package holds the kept list', async () => {
+  it("carries the kept builds from vars.MVR_RECORDS_URL (mvr pull): the build keeps last month's, and the package holds the kept list", async () => {
     const s3 = await startS3(['mvr-ci']);
     try {
       const last = join(fixtures, 'last-month');
-      const published = await run(process.execPath, [join(ROOT, 'bin', 'mvr.js'), 'publish', '--to', 's3://mvr-ci/prod', '--records', join(last, 'records'), '--public', join(last, 'public'), '--json'], { env: { PATH: process.env.PATH ?? '', ...s3.env } });
+      const published = await run(
+        process.execPath,
+        [
+          join(ROOT, 'bin', 'mvr.js'),
+          'publish',
+          '--to',
+          's3://mvr-ci/prod',
+          '--records',
+          join(last, 'records'),
+          '--public',
+          join(last, 'public'),
+          '--json',
+        ],
+        { env: { PATH: process.env.PATH ?? '', ...s3.env } },
+      );
       const lastId = (JSON.parse(published.stdout) as { build: string }).build;
       const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL_S3 } = s3.env;
       const input = baseInput();
-      const r = await runBuildJob({ ...input, vars: { ...input.vars, MVR_RECORDS_URL: 's3://mvr-ci/prod', AWS_REGION: AWS_REGION!, AWS_ENDPOINT_URL_S3: AWS_ENDPOINT_URL_S3! }, secrets: { ...input.secrets, AWS_ACCESS_KEY_ID: AWS_ACCESS_KEY_ID!, AWS_SECRET_ACCESS_KEY: AWS_SECRET_ACCESS_KEY! } });
+      const r = await runBuildJob({
+        ...input,
+        vars: { ...input.vars, MVR_RECORDS_URL: 's3://mvr-ci/prod', AWS_REGION: AWS_REGION!, AWS_ENDPOINT_URL_S3: AWS_ENDPOINT_URL_S3! },
+        secrets: { ...input.secrets, AWS_ACCESS_KEY_ID: AWS_ACCESS_KEY_ID!, AWS_SECRET_ACCESS_KEY: AWS_SECRET_ACCESS_KEY! },
+      });
       expect(r.ok, r.log).toBe(true);
       expect(r.log).toMatch(/pulled 1 kept build /);
       const summary = JSON.parse(readFileSync(r.outputs.build!.summary!, 'utf8')) as { keptBuilds: number; buildId: string };
       expect(summary.keptBuilds).toBe(2);
       const listing = (await run('tar', ['-tzf', r.outputs.package!.file!])).stdout.split('\n');
-      expect(listing).toEqual(expect.arrayContaining(['kept/kept.json', `kept/${lastId}/manifest.json`, `kept/${summary.buildId}/manifest.json`]));
-      const kept = JSON.parse((await run('tar', ['-xzOf', r.outputs.package!.file!, 'kept/kept.json'])).stdout) as { builds: { id: string }[] };
+      expect(listing).toEqual(
+        expect.arrayContaining(['kept/kept.json', `kept/${lastId}/manifest.json`, `kept/${summary.buildId}/manifest.json`]),
+      );
+      const kept = JSON.parse((await run('tar', ['-xzOf', r.outputs.package!.file!, 'kept/kept.json'])).stdout) as {
+        builds: { id: string }[];
+      };
       expect(kept.builds.map((b) => b.id)).toEqual([summary.buildId, lastId]);
       // Without the variable the build says it keeps no history.
       expect((await baseRun()).log).toContain('vars.MVR_RECORDS_URL is not set');
@@ -179,7 +210,9 @@ describe('monthly-rebuild.yml build job, run here', () => {
 
   it('(the harness) refuses to resume past a step that this input would run differently', async () => {
     const moved = { ...baseInput(), vars: { ...baseInput().vars, MVR_LOG_URL: join(publishedLog, 'elsewhere') } };
-    await expect(runBuildJob({ ...moved, resume: await resumeAt('Build and sign') })).rejects.toThrow(/resumed past "Carry the published log/);
+    await expect(runBuildJob({ ...moved, resume: await resumeAt('Build and sign') })).rejects.toThrow(
+      /resumed past "Carry the published log/,
+    );
   });
 
   it('retire_key_ids drops a key from the key set', async () => {
@@ -214,7 +247,8 @@ describe('monthly-rebuild.yml build job, run here', () => {
       ...baseInput(),
       resume: await resumeAt('Check the build summary'),
       before: (step, ws) => {
-        if (step.startsWith('Stage the output')) writeFileSync(join(ws, 'public', 'leak.json'), JSON.stringify({ keys: [{ kty: 'OKP', d: 'x' }] }));
+        if (step.startsWith('Stage the output'))
+          writeFileSync(join(ws, 'public', 'leak.json'), JSON.stringify({ keys: [{ kty: 'OKP', d: 'x' }] }));
       },
     });
     expect(r.ok).toBe(false);
@@ -225,7 +259,11 @@ describe('monthly-rebuild.yml build job, run here', () => {
 
   it('refuses a build smaller than vars.MVR_MIN_RECORDS, and a non-dry run without AUDITS_URL or MVR_ISSUER', async () => {
     const [small, noAudits, noIssuer] = await Promise.all([
-      runBuildJob({ ...baseInput(), vars: { ...baseInput().vars, MVR_MIN_RECORDS: '1000000' }, resume: await resumeAt('Check the build summary') }),
+      runBuildJob({
+        ...baseInput(),
+        vars: { ...baseInput().vars, MVR_MIN_RECORDS: '1000000' },
+        resume: await resumeAt('Check the build summary'),
+      }),
       runBuildJob({ ...baseInput(), secrets: { MVR_SIGNING_KEY: newPrivateJwk } }),
       runBuildJob({ ...baseInput(), vars: {} }),
     ]);

@@ -42,12 +42,32 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
   };
   const startCluster = async (rateLimit: number) => {
     const port = await freePort();
-    const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), 'serve', '--quiet', '--workers', '3', '--port', String(port), '--records', `s3://${BUCKET}/prod`, '--redis', redis.url, '--rate-limit', String(rateLimit), '--unauth-rate-limit', '0'], {
-      // 10 s per store request: on a loaded 2-core machine the S3 test server can take over the default 2 s, and a
-      // gateway that cannot confirm its build answers 503 (as it must); the outage below is a refused connection.
-      env: { PATH: process.env.PATH ?? '', MVR_STORE_TIMEOUT_MS: '10000', ...s3.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'bin/mvr.js'),
+        'serve',
+        '--quiet',
+        '--workers',
+        '3',
+        '--port',
+        String(port),
+        '--records',
+        `s3://${BUCKET}/prod`,
+        '--redis',
+        redis.url,
+        '--rate-limit',
+        String(rateLimit),
+        '--unauth-rate-limit',
+        '0',
+      ],
+      {
+        // 10 s per store request: on a loaded 2-core machine the S3 test server can take over the default 2 s, and a
+        // gateway that cannot confirm its build answers 503 (as it must); the outage below is a refused connection.
+        env: { PATH: process.env.PATH ?? '', MVR_STORE_TIMEOUT_MS: '10000', ...s3.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     children.push(child);
     let log = '';
     child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
@@ -78,7 +98,13 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
    * connections to the processes in turn, so six in a row cover each of the three twice). An
    * assertion: when that does not happen within 10 s, the test fails showing the last answer that did not pass.
    */
-  const untilEveryProcess = async (url: string, domain: string, key: string, ok: (r: { status: number; text: string }) => boolean, rounds = 6): Promise<void> => {
+  const untilEveryProcess = async (
+    url: string,
+    domain: string,
+    key: string,
+    ok: (r: { status: number; text: string }) => boolean,
+    rounds = 6,
+  ): Promise<void> => {
     await poll(
       async () => {
         for (let i = 0; i < rounds; i++) {
@@ -127,7 +153,9 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
 
     /** When an answer came, after the last event before it (for a failure message). */
     const phaseOf = (at: number) => {
-      const last = Object.entries(events).filter(([, t]) => t <= at).sort((a, b) => b[1] - a[1])[0];
+      const last = Object.entries(events)
+        .filter(([, t]) => t <= at)
+        .sort((a, b) => b[1] - a[1])[0];
       return last ? `${Math.round(at - last[1])} ms after ${last[0]}` : 'before any event';
     };
     const check = (domain: string, key: 'steady' | 'doomed', r: { status: number; text: string; at: number }) => {
@@ -141,7 +169,8 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
         if (key === 'doomed') lastDoomedOk = Math.max(lastDoomedOk, r.at);
         if (events.storeUp !== undefined) firstOkAfterStoreUp = Math.min(firstOkAfterStoreUp, r.at);
       } else if (r.status === 503) {
-        const inOutage = events.storeDown !== undefined && r.at >= events.storeDown && (events.storeUp === undefined || r.at <= events.storeUp + 3000);
+        const inOutage =
+          events.storeDown !== undefined && r.at >= events.storeDown && (events.storeUp === undefined || r.at <= events.storeUp + 3000);
         if (!inOutage) wrong.push(`${domain}: 503 outside the store outage (${phaseOf(r.at)}): ${r.text}`);
       } else if (!(r.status === 401 && key === 'doomed' && events.revoked !== undefined)) wrong.push(`${domain}: ${r.status} ${r.text}`);
     };
@@ -160,7 +189,11 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
     /** Lets the load run on until it has had `n` more answers (each phase is seen under load, not after a fixed time). */
     const underLoad = async (n: number, until: () => boolean = () => true) => {
       const from = answered();
-      await poll(async () => answered() - from >= n && until(), (done) => done, { timeoutMs: 20_000, intervalMs: 20 });
+      await poll(
+        async () => answered() - from >= n && until(),
+        (done) => done,
+        { timeoutMs: 20_000, intervalMs: 20 },
+      );
     };
     const started = performance.now();
     const load = Promise.all(Array.from({ length: 6 }, (_, n) => client_(n)));
@@ -172,7 +205,8 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
     await underLoad(100);
     await publish(nextMonth);
     events.published = performance.now();
-    const newBuild = (r: { status: number; text: string }) => r.status === 200 && (JSON.parse(r.text) as { issued_at: string }).issued_at === '2026-12-01T00:00:00.000Z';
+    const newBuild = (r: { status: number; text: string }) =>
+      r.status === 200 && (JSON.parse(r.text) as { issued_at: string }).issued_at === '2026-12-01T00:00:00.000Z';
     await untilEveryProcess(cluster.url, audited[0]!, steady.key, newBuild);
     await underLoad(100);
     await redis.stop(true);
@@ -196,7 +230,9 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
     const recoveryMs = Math.round(firstOkAfterStoreUp - events.storeUp!);
     const revocationMs = Math.round(Math.max(0, lastDoomedOk - events.revoked!));
     console.log(`cluster: store back -> first 200 in ${recoveryMs} ms; revoked key last accepted ${revocationMs} ms after the revocation`);
-    console.log(`cluster: ${total} requests in ${seconds.toFixed(1)} s (${Math.round(total / seconds)} req/s) by status ${JSON.stringify(counts)}; wrong answers ${wrong.length}; revoked key accepted > 1 s after revocation ${revokedAcceptedLate}`);
+    console.log(
+      `cluster: ${total} requests in ${seconds.toFixed(1)} s (${Math.round(total / seconds)} req/s) by status ${JSON.stringify(counts)}; wrong answers ${wrong.length}; revoked key accepted > 1 s after revocation ${revokedAcceptedLate}`,
+    );
     expect(wrong.slice(0, 5)).toEqual([]);
     expect(revokedAcceptedLate).toBe(0);
     expect(counts[503] ?? 0).toBeGreaterThan(0); // the outage was seen (and is over everywhere: above)
@@ -221,13 +257,15 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
       answers.push({ status: res.status, window: Math.round((Date.now() + left * 1000) / 60_000) });
     };
     for (let i = 0; i < 2 * quota; i += 12) await Promise.all(Array.from({ length: 12 }, askCounted));
-    expect(answers.filter((a) => a.status !== 200 && a.status !== 429 || Number.isNaN(a.window))).toEqual([]);
+    expect(answers.filter((a) => (a.status !== 200 && a.status !== 429) || Number.isNaN(a.window))).toEqual([]);
     const windows = [...new Set(answers.map((a) => a.window))];
     expect(windows.length).toBeLessThanOrEqual(2);
     for (const w of windows) {
       const inWindow = answers.filter((a) => a.window === w);
       const allowed = inWindow.filter((a) => a.status === 200).length;
-      console.log(`cluster quota: ${allowed} of ${inWindow.length} requests allowed in one window against a quota of ${quota} across 3 processes`);
+      console.log(
+        `cluster quota: ${allowed} of ${inWindow.length} requests allowed in one window against a quota of ${quota} across 3 processes`,
+      );
       expect(allowed).toBeLessThanOrEqual(quota);
       // The three asks above may have taken three of the first window's quota.
       expect(allowed).toBeGreaterThanOrEqual(Math.min(quota - 3, inWindow.length) * 0.95);

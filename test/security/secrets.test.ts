@@ -31,7 +31,6 @@ let g: TestGateway;
 /** The gateway that signs never-audited answers: it holds the private key in memory. */
 let second: TestGateway;
 
-
 beforeAll(async () => {
   p = await makeProject();
   g = await startTestGateway(p);
@@ -57,7 +56,8 @@ describe('a run that exercises everything', () => {
     const etag = (await verify(g, KNOWN)).headers.get('etag')!;
     expect((await verify(g, KNOWN, { headers: { 'if-none-match': etag } })).status).toBe(304);
     expect((await verify(g, KNOWN, { method: 'HEAD' })).status).toBe(200);
-    for (const path of ['/.well-known/merchant-verify-keys.json', '/schemas/verification/v1', '/openapi.json', '/healthz']) expect((await req(g, path)).status).toBe(200);
+    for (const path of ['/.well-known/merchant-verify-keys.json', '/schemas/verification/v1', '/openapi.json', '/healthz'])
+      expect((await req(g, path)).status).toBe(200);
 
     expectProblem(await verify(g, 'co.uk'), 400, 'INVALID_DOMAIN');
     expectProblem(await req(g, '/v1/verify'), 400, 'INVALID_DOMAIN');
@@ -85,7 +85,9 @@ describe('a run that exercises everything', () => {
     expect((await mcp(g, `Bearer ${g.key}`, call(UNAUDITED))).json.result.structuredContent.status).toBe('unverified');
     expect((await mcp(g, `Bearer ${g.key}`, call('co.uk'))).json.result.isError).toBe(true);
     expect((await mcp(g, `Bearer ${g.key}`, call(42))).status).toBeLessThan(500);
-    expect((await mcp(g, `Bearer ${g.key}`, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'nope', arguments: {} } })).status).toBeLessThan(500);
+    expect(
+      (await mcp(g, `Bearer ${g.key}`, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'nope', arguments: {} } })).status,
+    ).toBeLessThan(500);
     expectProblem(await mcp(g, null, call(KNOWN)), 401, 'UNAUTHORIZED');
     const wrong = forged();
     apiKeys.add(wrong);
@@ -100,11 +102,17 @@ describe('a run that exercises everything', () => {
     apiKeys.add(key);
     g.secrets.add(key);
     const id = key.split('_')[1]!;
-    await poll(() => verify(g, KNOWN, { key }), (r) => r.status === 200);
+    await poll(
+      () => verify(g, KNOWN, { key }),
+      (r) => r.status === 200,
+    );
     expect((await mcp(g, `Bearer ${key}`, call(KNOWN))).status).toBe(200);
 
     await cli(['apikey', 'revoke', id, '--api-keys', p.apiKeysFile]);
-    await poll(() => verify(g, KNOWN, { key }), (r) => r.status === 401);
+    await poll(
+      () => verify(g, KNOWN, { key }),
+      (r) => r.status === 401,
+    );
     expectProblem(await verify(g, KNOWN, { key }), 401, 'UNAUTHORIZED');
     expectProblem(await mcp(g, `Bearer ${key}`, call(KNOWN)), 401, 'UNAUTHORIZED');
     const list = await cli(['apikey', 'list', '--json', '--api-keys', p.apiKeysFile]);
@@ -116,13 +124,19 @@ describe('a run that exercises everything', () => {
     const away = `${p.recordsDir}.away`;
     await rename(p.recordsDir, away);
     try {
-      const r = await poll(() => verify(g, KNOWN), (x) => x.status === 503);
+      const r = await poll(
+        () => verify(g, KNOWN),
+        (x) => x.status === 503,
+      );
       expectProblem(r.value, 503, 'STORE_UNAVAILABLE');
       expect((await req(g, '/healthz')).json.status).toBe('degraded');
     } finally {
       await rename(away, p.recordsDir);
     }
-    await poll(() => verify(g, KNOWN), (x) => x.status === 200);
+    await poll(
+      () => verify(g, KNOWN),
+      (x) => x.status === 200,
+    );
 
     // Tamper with a record the gateway has not cached yet: its signature no longer verifies.
     const file = liveRecordFile(p, OTHER);
@@ -142,7 +156,10 @@ describe('a run that exercises everything', () => {
 
   it('a second gateway: requests, an absence proof and MCP calls', async () => {
     // It polls the records folder on its own timer: wait until it has seen the folder come back.
-    await poll(() => verify(second, KNOWN), (x) => x.status === 200);
+    await poll(
+      () => verify(second, KNOWN),
+      (x) => x.status === 200,
+    );
     const r = await verify(second, UNAUDITED);
     expect(r.status).toBe(200);
     expect(r.json.signature).toBeUndefined();
@@ -161,7 +178,10 @@ describe('a run that exercises everything', () => {
     expect(newKid).not.toBe(oldKid);
     await collectPrivateKeys(p.keysDir);
     await build(p);
-    await poll(() => verify(g, KNOWN), (r) => r.status === 200 && r.json.key_id === newKid);
+    await poll(
+      () => verify(g, KNOWN),
+      (r) => r.status === 200 && r.json.key_id === newKid,
+    );
     // The tampered record was rebuilt: served again.
     expect((await verify(g, OTHER)).status).toBe(200);
     await cli(['keygen', '--list', '--json', '--keys', p.keysDir]);
@@ -170,7 +190,10 @@ describe('a run that exercises everything', () => {
     await collectPrivateKeys(p.keysDir);
     // A retired key stays listed while a kept build was signed by it: with --keep 1 none is.
     await build(p, { keep: 1 });
-    const ks = await poll(() => req(g, '/.well-known/merchant-verify-keys.json'), (r) => r.status === 200 && !r.text.includes(oldKid));
+    const ks = await poll(
+      () => req(g, '/.well-known/merchant-verify-keys.json'),
+      (r) => r.status === 200 && !r.text.includes(oldKid),
+    );
     expect(ks.value.json.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid]);
     expect((await verify(g, KNOWN)).json.key_id).toBe(newKid);
     expect((await mcp(g, `Bearer ${g.key}`, call(KNOWN))).status).toBe(200);

@@ -24,7 +24,11 @@ const requestLogs = (): LogLine[] => g.logs.filter((l) => l.msg === 'request');
 
 /** Every request the gateway logged after `from` (once `count` are there, or after a short wait). */
 async function loggedSince(from: number, count: number): Promise<LogLine[]> {
-  await poll(async () => requestLogs().slice(from), (lines) => lines.length >= count, { timeoutMs: count === 0 ? 0 : 2000 });
+  await poll(
+    async () => requestLogs().slice(from),
+    (lines) => lines.length >= count,
+    { timeoutMs: count === 0 ? 0 : 2000 },
+  );
   if (count === 0) await new Promise((r) => setTimeout(r, 50));
   return requestLogs().slice(from);
 }
@@ -38,23 +42,57 @@ export function smugglingSuite(get: () => FrontDoor): void {
     describe('refused by the parser: 400, connection closed, the gateway never sees a request', () => {
       const auth = () => `Authorization: Bearer ${g.key}\r\n`;
       const cases: [string, () => string][] = [
-        ['Content-Length and Transfer-Encoding (smuggled GET after the chunk terminator)', () => `POST /mcp HTTP/1.1\r\n${H}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${SMUGGLED}`],
-        ['Transfer-Encoding before Content-Length', () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n${SMUGGLED}`],
-        ['Content-Length and Transfer-Encoding on a keyed GET /v1/verify', () => `GET /v1/verify?domain=${KNOWN} HTTP/1.1\r\n${H}${auth()}Content-Length: 40\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${SMUGGLED}`],
-        ['two Content-Length headers with different values', () => `POST /mcp HTTP/1.1\r\n${H}Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!${SMUGGLED}`],
-        ['two Content-Length headers with the same value (Node refuses these too)', () => `POST /mcp HTTP/1.1\r\n${H}Content-Length: 5\r\nContent-Length: 5\r\n\r\nhello`],
+        [
+          'Content-Length and Transfer-Encoding (smuggled GET after the chunk terminator)',
+          () => `POST /mcp HTTP/1.1\r\n${H}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${SMUGGLED}`,
+        ],
+        [
+          'Transfer-Encoding before Content-Length',
+          () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n${SMUGGLED}`,
+        ],
+        [
+          'Content-Length and Transfer-Encoding on a keyed GET /v1/verify',
+          () =>
+            `GET /v1/verify?domain=${KNOWN} HTTP/1.1\r\n${H}${auth()}Content-Length: 40\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${SMUGGLED}`,
+        ],
+        [
+          'two Content-Length headers with different values',
+          () => `POST /mcp HTTP/1.1\r\n${H}Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!${SMUGGLED}`,
+        ],
+        [
+          'two Content-Length headers with the same value (Node refuses these too)',
+          () => `POST /mcp HTTP/1.1\r\n${H}Content-Length: 5\r\nContent-Length: 5\r\n\r\nhello`,
+        ],
         ['a Content-Length list "5, 6"', () => `POST /mcp HTTP/1.1\r\n${H}Content-Length: 5, 6\r\n\r\nhello!`],
-        ['Transfer-Encoding: chunked, identity', () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n${SMUGGLED}`],
+        [
+          'Transfer-Encoding: chunked, identity',
+          () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n${SMUGGLED}`,
+        ],
         ['Transfer-Encoding: identity', () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: identity\r\n\r\n0\r\n\r\n`],
         ['Transfer-Encoding: xchunked', () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: xchunked\r\n\r\n0\r\n\r\n`],
-        ['Transfer-Encoding: chunked given twice', () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`],
+        [
+          'Transfer-Encoding: chunked given twice',
+          () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+        ],
         ['an obs-fold continuation line', () => `GET /healthz HTTP/1.1\r\n${H}X-Folded: a\r\n  folded\r\n\r\n`],
-        ['Transfer-Encoding continued by obs-fold', () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n${SMUGGLED}`],
-        ['Authorization continued by obs-fold', () => `GET /v1/verify?domain=${KNOWN} HTTP/1.1\r\n${H}Authorization: Bearer\r\n ${g.key}\r\n\r\n`],
+        [
+          'Transfer-Encoding continued by obs-fold',
+          () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n${SMUGGLED}`,
+        ],
+        [
+          'Authorization continued by obs-fold',
+          () => `GET /v1/verify?domain=${KNOWN} HTTP/1.1\r\n${H}Authorization: Bearer\r\n ${g.key}\r\n\r\n`,
+        ],
         ['a space before the colon of Content-Length', () => `GET /healthz HTTP/1.1\r\n${H}Content-Length : 36\r\n\r\n${SMUGGLED}`],
-        ['a space before the colon of Transfer-Encoding', () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding : chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n`],
+        [
+          'a space before the colon of Transfer-Encoding',
+          () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding : chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n`,
+        ],
         ['a tab before the colon', () => `GET /healthz HTTP/1.1\r\n${H}Content-Length\t: 5\r\n\r\nhello`],
-        ['a space before the colon of Authorization (valid key)', () => `GET /v1/verify?domain=${KNOWN} HTTP/1.1\r\n${H}Authorization : Bearer ${g.key}\r\n\r\n`],
+        [
+          'a space before the colon of Authorization (valid key)',
+          () => `GET /v1/verify?domain=${KNOWN} HTTP/1.1\r\n${H}Authorization : Bearer ${g.key}\r\n\r\n`,
+        ],
         ['a space inside a header name', () => `GET /healthz HTTP/1.1\r\n${H}X Forwarded: z\r\n\r\n`],
         ['an empty header name', () => `GET /healthz HTTP/1.1\r\n${H}: z\r\n\r\n`],
         ['bare LF line endings throughout', () => `GET /healthz HTTP/1.1\nHost: 127.0.0.1\n\n`],
@@ -68,10 +106,19 @@ export function smugglingSuite(get: () => FrontDoor): void {
         ['Content-Length: -1', () => `POST /mcp HTTP/1.1\r\n${H}Content-Length: -1\r\n\r\nhello`],
         ['a Content-Length that overflows 64 bits', () => `POST /mcp HTTP/1.1\r\n${H}Content-Length: 99999999999999999999999\r\n\r\nhello`],
         ['a chunk size that is not hex', () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n5x\r\nhello\r\n0\r\n\r\n`],
-        ['a chunk size that overflows', () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFF\r\nhello\r\n0\r\n\r\n`],
+        [
+          'a chunk size that overflows',
+          () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFF\r\nhello\r\n0\r\n\r\n`,
+        ],
         ['chunk data not followed by CRLF', () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n5\r\nhelloX0\r\n\r\n`],
-        ['a chunk extension ended by a bare LF', () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n5;a=b\nhello\r\n0\r\n\r\n`],
-        ['HTTP/1.0 with both Transfer-Encoding and Content-Length', () => `POST /mcp HTTP/1.0\r\n${H}Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n`],
+        [
+          'a chunk extension ended by a bare LF',
+          () => `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n5;a=b\nhello\r\n0\r\n\r\n`,
+        ],
+        [
+          'HTTP/1.0 with both Transfer-Encoding and Content-Length',
+          () => `POST /mcp HTTP/1.0\r\n${H}Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n`,
+        ],
         ['a lower-case method', () => `get /healthz HTTP/1.1\r\n${H}\r\n`],
         ['a tab in the request line', () => `GET\t/healthz HTTP/1.1\r\n${H}\r\n`],
       ];
@@ -130,7 +177,7 @@ export function smugglingSuite(get: () => FrontDoor): void {
         expect(logged.map((l) => l.path)).toEqual(['/healthz']);
       });
 
-      it('a keyed GET /v1/verify whose body holds another verify request: one response, the first domain\'s record', async () => {
+      it("a keyed GET /v1/verify whose body holds another verify request: one response, the first domain's record", async () => {
         const before = requestLogs().length;
         const inner = `GET /v1/verify?domain=gadget-hub.example HTTP/1.1\r\n${H}Authorization: Bearer ${g.key}\r\n\r\n`;
         const data = `GET /v1/verify?domain=${KNOWN} HTTP/1.1\r\n${H}Authorization: Bearer ${g.key}\r\nContent-Length: ${inner.length}\r\n\r\n${inner}`;
@@ -173,7 +220,10 @@ export function smugglingSuite(get: () => FrontDoor): void {
       });
 
       it('bytes after an HTTP/1.0 request (which closes the connection) are refused: a single 400, never a second response', async () => {
-        for (const first of [`POST /mcp HTTP/1.0\r\n${H}Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, `GET /healthz HTTP/1.0\r\n${H}\r\n`]) {
+        for (const first of [
+          `POST /mcp HTTP/1.0\r\n${H}Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+          `GET /healthz HTTP/1.0\r\n${H}\r\n`,
+        ]) {
           const x = await exchange(g.gateway.port, first + SMUGGLED);
           expectNo5xx(x);
           expectParserRejection(x, [400]);
@@ -195,11 +245,19 @@ export function smugglingSuite(get: () => FrontDoor): void {
           expect(x.rest.length).toBe(0);
         }
         const logged = await loggedSince(before, 4);
-        expect(logged.map((l) => `${l.method} ${l.path} ${l.status}`)).toEqual(['POST /mcp 413', 'GET /healthz 200', 'POST /mcp 413', 'GET /healthz 200']);
+        expect(logged.map((l) => `${l.method} ${l.path} ${l.status}`)).toEqual([
+          'POST /mcp 413',
+          'GET /healthz 200',
+          'POST /mcp 413',
+          'GET /healthz 200',
+        ]);
       });
 
       it('Transfer-Encoding: gzip, chunked is framed as chunked: one response', async () => {
-        const x = await exchange(g.gateway.port, `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n${SMUGGLED}`, { expect: 2, graceMs: 300 });
+        const x = await exchange(g.gateway.port, `POST /mcp HTTP/1.1\r\n${H}Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n${SMUGGLED}`, {
+          expect: 2,
+          graceMs: 300,
+        });
         expectNo5xx(x);
         // The request, then the pipelined GET /smuggled as a request of its own (404): never a response too many.
         expect(x.responses.map((r) => r.status)).toEqual([401, 404]);

@@ -21,7 +21,15 @@ const NEVER = 'never-seen-shop.example';
 afterAll(cleanup);
 
 async function open(p: Project, overrides: Partial<RecordsStackOptions> = {}): Promise<RecordsService> {
-  return (await openRecordsStack({ store: { url: p.recordsDir, publicDir: p.publicDir }, issuer: ISSUER, schemaUrl: SCHEMA_URL, cacheBytes: 1 << 20, ...overrides })).records;
+  return (
+    await openRecordsStack({
+      store: { url: p.recordsDir, publicDir: p.publicDir },
+      issuer: ISSUER,
+      schemaUrl: SCHEMA_URL,
+      cacheBytes: 1 << 20,
+      ...overrides,
+    })
+  ).records;
 }
 
 describe('RecordsService.recordFor', () => {
@@ -47,7 +55,9 @@ describe('RecordsService.recordFor', () => {
     const now = Date.parse('2026-11-23T10:00:00.750Z');
     const served = await records.recordFor(NEVER, now);
     expect(served.audited).toBe(false);
-    const expected = canonicalJson(unverifiedRecord(NEVER, { issuer: ISSUER, schemaUrl: SCHEMA_URL, issuedAt: formatTimestamp(Date.parse('2026-11-23T10:00:00.000Z')) }));
+    const expected = canonicalJson(
+      unverifiedRecord(NEVER, { issuer: ISSUER, schemaUrl: SCHEMA_URL, issuedAt: formatTimestamp(Date.parse('2026-11-23T10:00:00.000Z')) }),
+    );
     expect(served.bytes.toString('utf8')).toBe(expected);
     // The same second, the same bytes and entity tag; the next second, another.
     expect((await records.recordFor(NEVER, now + 200)).etag).toBe(served.etag);
@@ -55,8 +65,6 @@ describe('RecordsService.recordFor', () => {
     // Unsigned: a verifier says UNSIGNED, never valid.
     expect(verifyRecord(JSON.parse(expected), (await publishedKeySet(project)).keySet)).toMatchObject({ valid: false, code: 'UNSIGNED' });
   });
-
-
 });
 
 describe('the serve rule', () => {

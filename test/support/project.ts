@@ -115,7 +115,8 @@ async function copyOfPlain(): Promise<Project> {
  */
 export async function copyProject(from: Project): Promise<Project> {
   const p = { ...projectAt(await tempDir('mvr-project-')), kid: from.kid };
-  for (const dir of ['auditsDir', 'recordsDir', 'publicDir', 'keysDir'] as const) await cp(from[dir], p[dir], { recursive: true, verbatimSymlinks: true });
+  for (const dir of ['auditsDir', 'recordsDir', 'publicDir', 'keysDir'] as const)
+    await cp(from[dir], p[dir], { recursive: true, verbatimSymlinks: true });
   return p;
 }
 
@@ -139,7 +140,10 @@ export async function writeFiles(dir: string, files: Record<string, string>): Pr
  * runBuild's options for a project: fixed issuer and --now, one worker thread (each thread costs a
  * TypeScript loader start-up; tests about scheduling pass `workers: 2` with small batches).
  */
-export function buildOptions(p: Pick<Project, 'auditsDir' | 'recordsDir' | 'publicDir' | 'keysDir'>, overrides: Partial<BuildOptions> = {}): BuildOptions {
+export function buildOptions(
+  p: Pick<Project, 'auditsDir' | 'recordsDir' | 'publicDir' | 'keysDir'>,
+  overrides: Partial<BuildOptions> = {},
+): BuildOptions {
   return {
     auditsDir: p.auditsDir,
     recordsDir: p.recordsDir,

@@ -33,7 +33,9 @@ export async function startRedis(opts: { persistent?: boolean } = {}): Promise<T
   const persistence = opts.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
   let child: ChildProcess | null = null;
   const start = async () => {
-    child = spawn(path, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...persistence], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(path, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...persistence], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     const deadline = Date.now() + 10_000;

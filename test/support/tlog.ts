@@ -17,7 +17,12 @@ export const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 export const hex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
 export const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 export const ed25519 = (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array) =>
-  verify(null, message, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') }, format: 'jwk' }), signature);
+  verify(
+    null,
+    message,
+    createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') }, format: 'jwk' }),
+    signature,
+  );
 
 export function cases<T>(dir: string): { file: string; c: T }[] {
   const out: { file: string; c: T }[] = [];

@@ -57,7 +57,6 @@ describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () =>
     expect(parseJson(r.stdout)).toMatchObject({ valid: false, code: 'UNSIGNED' });
   });
 
-
   it('a --keys file that holds a private key is refused, never used to pass a record', async ({ expect }) => {
     const file = await saved('gold-leaked.json', goldText);
     const keySet = JSON.parse(await readFile(project.keySetFile, 'utf8')) as { keys: Record<string, unknown>[] };

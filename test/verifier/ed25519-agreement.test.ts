@@ -22,7 +22,10 @@ interface EdgeVector {
   signature: string;
   record_verifier: string;
 }
-const file = JSON.parse(readFileSync(new URL('../vectors/ed25519-edge-cases.json', import.meta.url), 'utf8')) as { record: Record<string, unknown>; vectors: EdgeVector[] };
+const file = JSON.parse(readFileSync(new URL('../vectors/ed25519-edge-cases.json', import.meta.url), 'utf8')) as {
+  record: Record<string, unknown>;
+  vectors: EdgeVector[];
+};
 const b64 = (hex: string): string => encodeBase64url(new Uint8Array(Buffer.from(hex, 'hex')));
 
 const dirs: string[] = [];
@@ -66,7 +69,9 @@ function clientVerdict(record: unknown, keySet: unknown): string {
 describe('the gateway and the client agree on every constructed Ed25519 edge case, as a record', () => {
   it('covers every class of the file, including at least one forgery each side accepted before', () => {
     expect(file.vectors.length).toBeGreaterThanOrEqual(15);
-    expect(file.vectors.map((v) => v.id)).toEqual(expect.arrayContaining(['identity-key', 'order-8-r', 'mixed-order-r', 'mixed-order-key-cofactored-only', 's-plus-l']));
+    expect(file.vectors.map((v) => v.id)).toEqual(
+      expect.arrayContaining(['identity-key', 'order-8-r', 'mixed-order-r', 'mixed-order-key-cofactored-only', 's-plus-l']),
+    );
   });
 
   it.each(file.vectors.map((v) => [v.id, v] as const))('%s', async (_id, v) => {
@@ -75,7 +80,8 @@ describe('the gateway and the client agree on every constructed Ed25519 edge cas
     expect(gateway.verdict, 'gateway').toBe(v.record_verifier);
     expect(clientVerdict(record, keySet), 'client').toBe(v.record_verifier);
     // A refused key set says which key and why.
-    if (gateway.error) expect(gateway.error).toMatch(/keys\[0\]\.x: the public key (is a point of small order|is not a canonical encoding)/);
+    if (gateway.error)
+      expect(gateway.error).toMatch(/keys\[0\]\.x: the public key (is a point of small order|is not a canonical encoding)/);
   });
 
   it('the honest record stops verifying on both sides when one byte of it changes', async () => {

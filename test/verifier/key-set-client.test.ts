@@ -164,7 +164,9 @@ describe('KeySetClient: unknown key ids and rotation', () => {
 
   it('concurrent verifications of records signed by the new key all pass, sharing one refetch', async () => {
     expect(concurrent.fetches).toBe(1);
-    const results = await Promise.all(Array.from({ length: 5 }, () => verifyRecordWithClient(recordB.record, concurrent, { domain: GOLD })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => verifyRecordWithClient(recordB.record, concurrent, { domain: GOLD })),
+    );
     expect(concurrent.fetches).toBe(2);
     for (const r of results) expect(r).toMatchObject({ valid: true, keyId: kidB });
   });

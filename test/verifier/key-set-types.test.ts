@@ -39,7 +39,7 @@ async function publish(keySet: unknown): Promise<string> {
 }
 
 describe('a key set with keys of other types', () => {
-  it('the gateway\'s key set reader keeps our key and skips the others', async () => {
+  it("the gateway's key set reader keeps our key and skips the others", async () => {
     await publish({ keys: [FOREIGN[0], ...published.keys, ...FOREIGN.slice(1)] });
     const source = new KeySetSource(keySetFile(project.keySetFile));
     await source.refresh();
@@ -76,9 +76,14 @@ describe('a key set with keys of other types', () => {
 
   it('a malformed Ed25519 key (a small-order x) refuses the set: it is our own type published wrong', async () => {
     const source = new KeySetSource(keySetFile(project.keySetFile));
-    await publish({ keys: [...published.keys, { kty: 'OKP', crv: 'Ed25519', x: 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', kid: 'weak' }] });
+    await publish({
+      keys: [...published.keys, { kty: 'OKP', crv: 'Ed25519', x: 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', kid: 'weak' }],
+    });
     await source.refresh();
-    expect(source.state()).toMatchObject({ ok: false, error: expect.stringMatching(/keys\[1\]\.x: the public key is a point of small order/) });
+    expect(source.state()).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/keys\[1\]\.x: the public key is a point of small order/),
+    });
     await publish(published);
   });
 });

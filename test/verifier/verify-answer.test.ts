@@ -28,16 +28,32 @@ describe('verifyAnswer', () => {
 
   it('the signature decides before the log proof; a valid record with a proof that does not hold fails with the log code', () => {
     const tampered = { ...record, score: 99 };
-    expect(verifyAnswer({ answer: tampered, keySet, log: { proof: 'not a proof\n', vkey } })).toMatchObject({ code: 'BAD_SIGNATURE', log: { valid: false } });
+    expect(verifyAnswer({ answer: tampered, keySet, log: { proof: 'not a proof\n', vkey } })).toMatchObject({
+      code: 'BAD_SIGNATURE',
+      log: { valid: false },
+    });
     const v = verifyAnswer({ answer: record, keySet, log: { proof: 'not a proof\n', vkey } });
     expect(v.signature.valid).toBe(true);
     expect(v.code).toBe(v.log?.valid === false ? v.log.code : 'a failed log step');
   });
 
   it('a never-audited answer is decided by its absence step, never by a log proof', () => {
-    const v = verifyAnswer({ answer: neverAudited, keySet, domain: DOMAIN, absence: { unavailable: 'no proof here' }, log: { proof: 'x', vkey } });
-    expect(v).toMatchObject({ code: 'NOT_ABSENT', absence: { valid: false, code: 'NOT_ABSENT', message: 'no proof here' }, log: null, signature: { code: 'UNSIGNED' } });
-    expect(verifyAnswer({ answer: neverAudited, keySet, domain: DOMAIN, absence: { proof: { nope: true } } }).code).toBe('MALFORMED_ABSENCE_PROOF');
+    const v = verifyAnswer({
+      answer: neverAudited,
+      keySet,
+      domain: DOMAIN,
+      absence: { unavailable: 'no proof here' },
+      log: { proof: 'x', vkey },
+    });
+    expect(v).toMatchObject({
+      code: 'NOT_ABSENT',
+      absence: { valid: false, code: 'NOT_ABSENT', message: 'no proof here' },
+      log: null,
+      signature: { code: 'UNSIGNED' },
+    });
+    expect(verifyAnswer({ answer: neverAudited, keySet, domain: DOMAIN, absence: { proof: { nope: true } } }).code).toBe(
+      'MALFORMED_ABSENCE_PROOF',
+    );
   });
 
   it('a never-audited answer given without an absence step is judged by its signature alone: UNSIGNED', () => {
@@ -51,6 +67,8 @@ describe('verifyAnswer', () => {
   });
 
   it('throws only on misuse: a key set that is not one', () => {
-    expect(() => verifyAnswer({ answer: record, keySet: { keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'AA', d: 'AA' }] } })).toThrow(expect.objectContaining({ code: 'INVALID_KEY_SET' }));
+    expect(() => verifyAnswer({ answer: record, keySet: { keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'AA', d: 'AA' }] } })).toThrow(
+      expect.objectContaining({ code: 'INVALID_KEY_SET' }),
+    );
   });
 });

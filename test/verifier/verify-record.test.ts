@@ -103,7 +103,11 @@ describe('verifyRecord against records signed by the build', () => {
   });
 
   it('reports UNKNOWN_KEY for a key_id the set does not list, and for a record signed by another key', async () => {
-    expect(verifyRecord({ ...gold.record, key_id: 'no-such-key' }, keySet)).toMatchObject({ valid: false, code: 'UNKNOWN_KEY', keyId: 'no-such-key' });
+    expect(verifyRecord({ ...gold.record, key_id: 'no-such-key' }, keySet)).toMatchObject({
+      valid: false,
+      code: 'UNKNOWN_KEY',
+      keyId: 'no-such-key',
+    });
     // A real record signed by a key that is not published (the key set never "tries them all").
     const other = loadSigningKey(generatePrivateJwk());
     const { key_id: _k, signature: _s, ...content } = gold.record;
@@ -119,7 +123,10 @@ describe('verifyRecord against records signed by the build', () => {
 
   it('reports MALFORMED_SIGNATURE and MALFORMED_RECORD for broken signature members', () => {
     expect(verifyRecord({ ...gold.record, signature: 'rsa:abc' }, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_SIGNATURE' });
-    expect(verifyRecord({ ...gold.record, signature: 'ed25519:AAAA' }, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_SIGNATURE' });
+    expect(verifyRecord({ ...gold.record, signature: 'ed25519:AAAA' }, keySet)).toMatchObject({
+      valid: false,
+      code: 'MALFORMED_SIGNATURE',
+    });
     expect(verifyRecord({ ...gold.record, signature: '' }, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_SIGNATURE' });
     const { key_id: _k, ...noKeyId } = gold.record;
     expect(verifyRecord(noKeyId, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_RECORD' });
@@ -157,7 +164,10 @@ describe('verifyRecord against records signed by the build', () => {
     const k = keySet.keys[0]!;
     const mlDsa = { kty: 'AKP', alg: 'ML-DSA-65', pub: 'A'.repeat(2603), kid: 'pq-1' };
     const rsa = { kty: 'RSA', n: 'A'.repeat(342), e: 'AQAB', kid: k.kid };
-    expect(verifyRecord(gold.record, { keys: [mlDsa, k, rsa, { ...k, kty: 'RSA' }, { ...k, crv: 'X25519' }] })).toMatchObject({ valid: true, keyId: k.kid });
+    expect(verifyRecord(gold.record, { keys: [mlDsa, k, rsa, { ...k, kty: 'RSA' }, { ...k, crv: 'X25519' }] })).toMatchObject({
+      valid: true,
+      keyId: k.kid,
+    });
     // A set of foreign keys only has no key for the record: UNKNOWN_KEY, not a refused set.
     expect(verifyRecord(gold.record, { keys: [mlDsa] })).toMatchObject({ valid: false, code: 'UNKNOWN_KEY' });
   });
@@ -165,7 +175,15 @@ describe('verifyRecord against records signed by the build', () => {
   it('refuses other malformed key sets with INVALID_KEY_SET', () => {
     const k = keySet.keys[0]!;
     const identityKey = 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
-    const bad: unknown[] = [null, {}, { keys: 'x' }, { keys: [{ ...k, x: 'short' }] }, { keys: [k, k] }, { keys: [k, { ...k, kid: 'weak', x: identityKey }] }, { keys: [k, { kty: 'RSA', n: 'AQAB', e: 'AQAB', d: 'AQAB' }] }];
+    const bad: unknown[] = [
+      null,
+      {},
+      { keys: 'x' },
+      { keys: [{ ...k, x: 'short' }] },
+      { keys: [k, k] },
+      { keys: [k, { ...k, kid: 'weak', x: identityKey }] },
+      { keys: [k, { kty: 'RSA', n: 'AQAB', e: 'AQAB', d: 'AQAB' }] },
+    ];
     for (const set of bad) {
       expect(() => verifyRecord(gold.record, set), JSON.stringify(set)).toThrow(expect.objectContaining({ code: 'INVALID_KEY_SET' }));
     }
@@ -211,7 +229,13 @@ describe('staleness (fixed now)', () => {
   });
 
   it('is never_audited for a record without audit timestamps (the never-audited answer)', () => {
-    const answer: Record<string, unknown> = { ...gold.record, status: 'unverified', last_audited_at: null, next_audit_at: null, first_seen: null };
+    const answer: Record<string, unknown> = {
+      ...gold.record,
+      status: 'unverified',
+      last_audited_at: null,
+      next_audit_at: null,
+      first_seen: null,
+    };
     delete answer.key_id;
     delete answer.signature;
     const r = verifyRecord(answer, keySet, { now: NOW });

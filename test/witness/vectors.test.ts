@@ -42,7 +42,17 @@ interface Cosignatures {
   spec_example: { note: string; witness: string; key_id: string; time: number };
   witnesses: { private: string; vkey: string; key_id: string; public_key: string }[];
   lines: { vkey: string; checkpoint: string; time: number; line: string }[];
-  checked: { name: string; policy: string; checkpoint: string; now: number; max_age_ms?: number; valid: boolean; code?: string; cosigners?: string[]; witnessed_at?: number | null }[];
+  checked: {
+    name: string;
+    policy: string;
+    checkpoint: string;
+    now: number;
+    max_age_ms?: number;
+    valid: boolean;
+    code?: string;
+    cosigners?: string[];
+    witnessed_at?: number | null;
+  }[];
 }
 const cosignatures = read<Cosignatures>('cosignatures.json');
 
@@ -64,7 +74,10 @@ describe('cosignature vectors', () => {
     expect(cosign(key, v.checkpoint, v.time)).toBe(v.line);
   });
   it.each(cosignatures.checked)('checks a cosigned checkpoint: $name', (v) => {
-    const result = verifyWitnessedCheckpoint(v.checkpoint, parsePolicy(v.policy), { now: v.now, ...(v.max_age_ms ? { maxAgeMs: v.max_age_ms } : {}) });
+    const result = verifyWitnessedCheckpoint(v.checkpoint, parsePolicy(v.policy), {
+      now: v.now,
+      ...(v.max_age_ms ? { maxAgeMs: v.max_age_ms } : {}),
+    });
     if (!v.valid) return expect(result).toMatchObject({ valid: false, code: v.code });
     expect(result.valid).toBe(true);
     if (!result.valid) return;

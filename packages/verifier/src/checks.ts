@@ -41,7 +41,12 @@ export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOp
   const obj = typeof record === 'object' && record !== null ? (record as Record<string, unknown>) : {};
   // A valid signature on another domain's record is still the wrong answer to the question asked.
   if (result.valid && options.domain !== undefined && obj.domain !== options.domain) {
-    result = { valid: false, code: 'DOMAIN_MISMATCH', message: `the record is for ${String(obj.domain)}, not ${options.domain}`, keyId: result.keyId };
+    result = {
+      valid: false,
+      code: 'DOMAIN_MISMATCH',
+      message: `the record is for ${String(obj.domain)}, not ${options.domain}`,
+      keyId: result.keyId,
+    };
   }
   return {
     ...result,
@@ -52,7 +57,10 @@ export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOp
 
 // Checkpoint signatures get the record scheme's Ed25519 step too: the same encoding rules, the same primitive.
 const checkEd25519 = createEd25519Check(nobleEd25519Verify);
-const verifyProofBytes = createLogProofVerifier(sha256, (signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'log key') === null);
+const verifyProofBytes = createLogProofVerifier(
+  sha256,
+  (signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'log key') === null,
+);
 
 /**
  * Verifies a C2SP tlog-proof (`GET /v1/proof?domain=`) for a record: that the record, with the

@@ -21,4 +21,11 @@ export type { AbsenceFailureCode, AbsenceProof, AbsenceResult, BuildStatement } 
 export { KEY_SET_PATH } from './keyset.ts';
 export type { KeySet, PublicJwk } from './keyset.ts';
 export * from './witnesses.ts';
-export { CanonicalizationError, InvalidKeySetError, MvrError, PolicyError, VERIFIER_ERROR_CODES, type VerifierErrorCode } from './errors.ts';
+export {
+  CanonicalizationError,
+  InvalidKeySetError,
+  MvrError,
+  PolicyError,
+  VERIFIER_ERROR_CODES,
+  type VerifierErrorCode,
+} from './errors.ts';

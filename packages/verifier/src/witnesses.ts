@@ -32,9 +32,8 @@ export function parsePolicy(text: string, source?: string): TlogPolicy {
  *   const result = verifyWitnessedCheckpoint(checkpointNote, policy, { now: Date.now(), maxAgeMs: 36 * 3600_000 });
  *   if (result.valid) console.log('last witnessed', new Date(result.witnessedAt ?? 0));
  */
-export const verifyWitnessedCheckpoint: (note: string, policy: TlogPolicy, options: WitnessedOptions) => WitnessedResult = createWitnessedVerifier(
-  (signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'cosignature') === null,
-);
+export const verifyWitnessedCheckpoint: (note: string, policy: TlogPolicy, options: WitnessedOptions) => WitnessedResult =
+  createWitnessedVerifier((signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'cosignature') === null);
 
 export type { PolicyLog, PolicyWitness, QuorumRule, TlogPolicy } from './tlog/policy.ts';
 export type { Cosigner, WitnessedFailureCode, WitnessedOptions, WitnessedResult } from './tlog/witnessed.ts';
