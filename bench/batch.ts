@@ -5,7 +5,7 @@
  *
  * Usage: npm run bench:batch -- --records 10000 --seconds 5 --rounds 3 --connections 16
  */
-import { execFile, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';

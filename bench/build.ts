@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
-import { once } from 'node:events';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { generateAudits } from './generate-audits.ts';

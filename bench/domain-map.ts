@@ -8,11 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeDomainMap } from '../builder/domain-map.ts';
 import { domainHash } from '@merchant-verify/verifier/issuer';
+import { writeDomainMap } from '../builder/domain-map.ts';
+import { sha256 } from '../core/hash.ts';
 import { generatePrivateJwk, loadSigningKey } from '../core/signing.ts';
 import { absenceProof, hasRecord, loadBuildMap } from '../service/build-maps.ts';
-import { sha256 } from '../core/hash.ts';
 
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const mb = (bytes: number) => fmt(bytes / 1024 / 1024, 1);

@@ -1,9 +1,9 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { closeSync, createReadStream, openSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { recordPath } from '../core/layout.ts';
 

@@ -1,5 +1,5 @@
-import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 
 /**
  * Writes N synthetic audits as JSONL, deterministic from a seed: the same N and seed always give

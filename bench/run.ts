@@ -1,17 +1,17 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { recordPath } from '../core/layout.ts';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { parseArgs } from 'node:util';
-import { benchBuild, auditsFile, dropCaches, removeRetired, retire, settleDisk, type BuildBenchRow } from './build.ts';
+import { parseArgs, promisify } from 'node:util';
+import { recordPath } from '../core/layout.ts';
+import { auditsFile, type BuildBenchRow, benchBuild, dropCaches, removeRetired, retire, settleDisk } from './build.ts';
 import { measureEd25519Capacity } from './ed25519-capacity.ts';
 import { measureFileCreation } from './file-capacity.ts';
 import {
   assertPortsFree,
   domainsOf,
   ensureTools,
+  type LoadResult,
   nginxPath,
   pathsScript,
   rssOf,
@@ -19,7 +19,6 @@ import {
   startGatewayProcess,
   startNginx,
   wrk,
-  type LoadResult,
 } from './gateway.ts';
 
 /**

@@ -1,15 +1,15 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BuildError, ConfigError } from '../core/errors.ts';
 import { KEY_SET_PATH, type KeySet } from '@merchant-verify/verifier';
+import { BuildError, ConfigError } from '../core/errors.ts';
 import type { SigningKey } from '../core/signing.ts';
+import { type LogKey, loadLogKey, logOrigin } from '../keyring/log-key.ts';
 import { loadActiveKey, publishedKeySet } from '../keyring/signing-keys.ts';
-import { loadLogKey, logOrigin, type LogKey } from '../keyring/log-key.ts';
-import { readKept, type KeptBuild } from '../storage/kept-builds.ts';
+import { type KeptBuild, readKept } from '../storage/kept-builds.ts';
 import { listAuditFiles } from './inputs.ts';
 import { withKeptKeys } from './kept.ts';
 import { openPublishedLog, type PublishedLog } from './log.ts';
-import { DEFAULT_KEEP, type BuildOptions } from './options.ts';
+import { type BuildOptions, DEFAULT_KEEP } from './options.ts';
 
 /** The log a build appends to: its key, its origin and the log as published before. */
 export interface LogTarget {

@@ -1,14 +1,14 @@
-import { BuildError, MvrError } from '../core/errors.ts';
 import { formatTimestamp } from '@merchant-verify/verifier/issuer';
+import { BuildError, MvrError } from '../core/errors.ts';
 import { BuildDigest, existingBuild } from './build-id.ts';
-import { readBuildInputs, type BuildInputs } from './build-inputs.ts';
-import { appendToLog, writeChangeFeeds, writeKeySet, writeManifest, writeMapAndStatement, type BuildIdentity } from './build-outputs.ts';
+import { type BuildInputs, readBuildInputs } from './build-inputs.ts';
+import { appendToLog, type BuildIdentity, writeChangeFeeds, writeKeySet, writeManifest, writeMapAndStatement } from './build-outputs.ts';
 import { writeIndex } from './changes.ts';
 import { MapLeaves } from './domain-map.ts';
 import { buildSummary, keepBuilds, keptAfterSwap, publishCheckpoint } from './go-live.ts';
 import type { LogStep } from './log.ts';
 import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
-import { signAudits, type SignedRecords } from './sign-audits.ts';
+import { type SignedRecords, signAudits } from './sign-audits.ts';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, swapInBuild } from './swap.ts';
 
 export type { BuildOptions, BuildPhase, BuildProgress, BuildSummary } from './options.ts';

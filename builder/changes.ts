@@ -1,11 +1,11 @@
+import { once } from 'node:events';
 import { createReadStream, createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ChangeEntry, Verdict } from '../core/history-schema.ts';
-import type { VerificationRecord } from '../core/record.ts';
 import { CHANGES_DIR, INDEX_FILE } from '../core/layout.ts';
+import type { VerificationRecord } from '../core/record.ts';
 
 interface IndexLine extends Verdict {
   domain: string;

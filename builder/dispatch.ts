@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import { BuildError, type AuditProblem } from '../core/errors.ts';
+import { type AuditProblem, BuildError } from '../core/errors.ts';
+import { type AuditValue, readJsonFile, readLineRuns } from './inputs.ts';
 import type { BuildOptions } from './options.ts';
-import { readJsonFile, readLineRuns, type AuditValue } from './inputs.ts';
 import type { Batch, BatchMessage, BatchResult, WorkerInit } from './worker.ts';
 
 /**

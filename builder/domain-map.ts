@@ -1,13 +1,11 @@
 import { hash } from 'node:crypto';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildStatement, type BuildStatement } from '@merchant-verify/verifier/issuer';
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
-import { DomainMap } from '@merchant-verify/verifier/issuer';
-import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
-import { signRecordChecked, type SigningKey } from '../core/signing.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { type BuildStatement, buildStatement, canonicalJson, DomainMap } from '@merchant-verify/verifier/issuer';
 import { hasher } from '../core/hash.ts';
+import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
+import { type SigningKey, signRecordChecked } from '../core/signing.ts';
 
 /**
  * The leaves of a build's domain map, gathered shard by shard as the index is written. A

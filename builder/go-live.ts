@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BuildError } from '../core/errors.ts';
 import { BUILDS_DIR } from '../core/layout.ts';
-import { keptEntry, writeKept, type KeptBuild } from '../storage/kept-builds.ts';
+import { type KeptBuild, keptEntry, writeKept } from '../storage/kept-builds.ts';
 import type { BuildInputs } from './build-inputs.ts';
 import type { BuildIdentity } from './build-outputs.ts';
 import type { LogStep } from './log.ts';

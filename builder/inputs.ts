@@ -1,10 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { relative, isAbsolute } from 'node:path';
+import { isAbsolute, relative } from 'node:path';
 import fg from 'fast-glob';
 import type { AuditProblem } from '../core/errors.ts';
 import { jsonErrorLocation } from './json-location.ts';
-import { forEachLine, lineRuns, type LineRun } from './lines.ts';
+import { forEachLine, type LineRun, lineRuns } from './lines.ts';
 
 /** An audit of a `.json` file, parsed, with where it came from (`file`, or `file[i]` in an array). */
 export interface AuditValue {

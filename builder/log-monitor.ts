@@ -1,14 +1,12 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { type Checkpoint, encodeBase64, type NoteVerifierKey, parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
 import { ConfigError, LogInconsistentError, MvrError } from '../core/errors.ts';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog';
-import { parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog';
-import { parseNote, type NoteVerifierKey } from '@merchant-verify/verifier/tlog';
 import { writeAtomic } from '../core/files.ts';
 import { hasher } from '../core/hash.ts';
 import { LOG_CHECKPOINT, LOG_DIR } from '../core/layout.ts';
 import { partialPaths } from '../core/tlog/appender.ts';
-import { TileTree, type TileFetch } from '../core/tlog/tile-tree.ts';
+import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 import { parseTilePath } from '../core/tlog/tiles.ts';
 import { openCheckpoint } from '../keyring/log-key.ts';
 

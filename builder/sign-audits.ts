@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
-import { BuildError, InvalidAuditsError, type AuditProblem } from '../core/errors.ts';
 import { normalizeDomain } from '../core/domain.ts';
+import { type AuditProblem, BuildError, InvalidAuditsError } from '../core/errors.ts';
 import type { SigningKey } from '../core/signing.ts';
-import { MAX_PROBLEMS_KEPT, processAll, sortProblems, type Outcome } from './dispatch.ts';
-import { readAuditFile, type AuditItem } from './inputs.ts';
+import { MAX_PROBLEMS_KEPT, type Outcome, processAll, sortProblems } from './dispatch.ts';
+import { type AuditItem, readAuditFile } from './inputs.ts';
 import type { BuildOptions } from './options.ts';
 import type { WorkerInit } from './worker.ts';
 

@@ -1,5 +1,5 @@
+import { type Dir, opendirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { link, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, unlink, writeFile } from 'node:fs/promises';
-import { opendirSync, rmdirSync, unlinkSync, type Dir } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { BuildError } from '../core/errors.ts';
 import { BUILDS_DIR, CURRENT_LINK } from '../core/layout.ts';

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { UsageError } from '../core/errors.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import { reportError } from './cli-output.ts';
-import { renderHelp, type HelpEntry } from './help.ts';
+import { type HelpEntry, renderHelp } from './help.ts';
 import { closestMatch } from './suggest.ts';
 
 /**

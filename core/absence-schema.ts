@@ -1,5 +1,5 @@
+import { type AbsenceProof, type BuildStatement, STATEMENT_SCHEMA_SUFFIX } from '@merchant-verify/verifier/issuer';
 import { z } from 'zod';
-import { STATEMENT_SCHEMA_SUFFIX, type AbsenceProof, type BuildStatement } from '@merchant-verify/verifier/issuer';
 import type { SameShape } from './same-shape.ts';
 
 // The wire formats of absence, as zod schemas beside the record's: what the gateway answers and

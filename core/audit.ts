@@ -1,7 +1,7 @@
+import { parseTimestamp } from '@merchant-verify/verifier/issuer';
 import { z } from 'zod';
 import { normalizeDomain } from './domain.ts';
-import { MvrError, type AuditProblem } from './errors.ts';
-import { parseTimestamp } from '@merchant-verify/verifier/issuer';
+import { type AuditProblem, MvrError } from './errors.ts';
 
 const percent = z.number().min(0).max(100);
 const fraction = z.number().min(0).max(1);

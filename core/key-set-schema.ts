@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import type { KeySet } from '@merchant-verify/verifier';
+import { z } from 'zod';
 import type { SameShape } from './same-shape.ts';
 
 /** The public JWK Set (RFC 7517) of Ed25519 keys that verify record signatures. */

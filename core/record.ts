@@ -1,6 +1,6 @@
+import { addOneMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
 import { z } from 'zod';
 import type { Audit } from './audit.ts';
-import { addOneMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
 
 export const MAX_SCORE = 100;
 export const SCHEMA_SUFFIX = '/verification/v1';

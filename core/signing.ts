@@ -1,11 +1,17 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { canonicalMembers, joinMembers } from '@merchant-verify/verifier/issuer';
-import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
-import { recordCanonicalParts } from './record-text.ts';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from 'node:crypto';
+import type { PublicJwk } from '@merchant-verify/verifier';
+import {
+  canonicalMembers,
+  createRecordVerifier,
+  decodeBase64url,
+  type Ed25519Verify,
+  encodeBase64url,
+  joinMembers,
+  signatureText,
+} from '@merchant-verify/verifier/issuer';
 import { CanonicalizationError, InvalidKeyError, SelfCheckFailedError } from './errors.ts';
 import { ED25519_PKCS8_PREFIX } from './note-private-key.ts';
-import { createRecordVerifier, signatureText, type Ed25519Verify } from '@merchant-verify/verifier/issuer';
-import type { PublicJwk } from '@merchant-verify/verifier';
+import { recordCanonicalParts } from './record-text.ts';
 
 /** A private Ed25519 JWK as stored in `keys/` or passed in `MVR_SIGNING_KEY`. */
 export interface PrivateJwk {

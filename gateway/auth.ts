@@ -1,6 +1,6 @@
-import { getRequestHeader, setResponseHeaders, type H3Event } from 'h3';
-import { RateLimitedError, UnauthorizedError } from '../core/errors.ts';
+import { getRequestHeader, type H3Event, setResponseHeaders } from 'h3';
 import { rateLimitHeaders } from '../access/rate-limit.ts';
+import { RateLimitedError, UnauthorizedError } from '../core/errors.ts';
 import type { GatewayServices } from './context.ts';
 
 /**

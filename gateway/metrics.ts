@@ -1,7 +1,7 @@
-import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ApiKeyStore } from '../access/api-key-store.ts';
-import type { BuildHistory } from '../service/history.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
+import type { BuildHistory } from '../service/history.ts';
 import type { RecordsService, StoreReadOutcome } from '../service/records.ts';
 
 /** What the metrics read from the gateway's services at each scrape. */

@@ -1,5 +1,5 @@
 import { ERROR_REGISTRY, type ErrorCode } from '../core/errors.ts';
-import { CACHE_POLICY, cacheHeaderDocs, PROBLEM_CACHE_POLICY, type CachedRoute } from './cache-policy.ts';
+import { CACHE_POLICY, type CachedRoute, cacheHeaderDocs, PROBLEM_CACHE_POLICY } from './cache-policy.ts';
 
 // Pieces of the OpenAPI document that its parts share. Schemas are named by reference to the
 // components generated from the zod schemas (gateway/openapi.ts); headers come from the cache

@@ -4,9 +4,10 @@ import { ConfigError } from '../core/errors.ts';
 import { createGatewayApp, gatewayListener } from './app.ts';
 import type { ConnectionTimeouts, GatewayOptions, GatewayServices } from './context.ts';
 import type { JsonLog } from './json-log.ts';
-import { serveMetrics, type MetricsListener } from './metrics-server.ts';
+import { type MetricsListener, serveMetrics } from './metrics-server.ts';
 
 export type { GatewayOptions };
+
 import { openGatewayServices } from './services.ts';
 
 export interface RunningGateway {

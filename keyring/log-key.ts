@@ -1,19 +1,20 @@
-import { createHmac, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { createHmac, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError, InvalidKeyError, LogInconsistentError } from '../core/errors.ts';
-import { parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog';
-import { sha256 } from '../core/hash.ts';
-import { ed25519FromSeed, formatNotePrivateKey, newEd25519Seed, parseNotePrivateKey, writeNewKeyFile } from '../core/note-private-key.ts';
 import {
+  type Checkpoint,
   formatVerifierKey,
   isKeyName,
+  type NoteVerifierKey,
   noteKeyId,
   openNote,
+  parseCheckpoint,
   parseVerifierKey,
   signatureLine,
-  type NoteVerifierKey,
 } from '@merchant-verify/verifier/tlog';
+import { ConfigError, InvalidKeyError, LogInconsistentError } from '../core/errors.ts';
+import { sha256 } from '../core/hash.ts';
+import { ed25519FromSeed, formatNotePrivateKey, newEd25519Seed, parseNotePrivateKey, writeNewKeyFile } from '../core/note-private-key.ts';
 
 /** The log key's file under the keys folder (mode 0600). */
 export const LOG_KEY_FILE = 'log.key';

@@ -1,8 +1,8 @@
-import { mkdir, open, readFile, readdir, rename, stat } from 'node:fs/promises';
-import { writeAtomic } from '../core/files.ts';
+import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type KeySet, type PublicJwk, parseKeySet } from '@merchant-verify/verifier';
 import { ConfigError, InvalidKeyError } from '../core/errors.ts';
-import { parseKeySet, type KeySet, type PublicJwk } from '@merchant-verify/verifier';
+import { writeAtomic } from '../core/files.ts';
 import { generatePrivateJwk, loadSigningKey, type SigningKey } from '../core/signing.ts';
 
 /**

@@ -1,16 +1,16 @@
+import { isNeverAudited, KEY_SET_PATH } from '@merchant-verify/verifier';
+import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { domainInputSchema, normalizeDomain } from '../core/domain.ts';
-import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '../core/errors.ts';
-import { isNeverAudited, KEY_SET_PATH } from '@merchant-verify/verifier';
-import { recordSchema } from '../core/record.ts';
-import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { absenceProofSchema } from '../core/absence-schema.ts';
 import { batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema, MAX_BATCH } from '../core/batch-schema.ts';
-import { historyAnswerSchema, type HistoryAnswer } from '../core/history-schema.ts';
-import { lookupBatch } from '../service/batch.ts';
+import { domainInputSchema, normalizeDomain } from '../core/domain.ts';
+import { ERROR_REGISTRY, type ErrorCode, isMvrError } from '../core/errors.ts';
+import { type HistoryAnswer, historyAnswerSchema } from '../core/history-schema.ts';
 import { problemDocument } from '../core/problem-document.ts';
+import { recordSchema } from '../core/record.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
+import { lookupBatch } from '../service/batch.ts';
 
 /** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
 export type RecordLookup = (domain: string) => Promise<Buffer>;

@@ -3,9 +3,9 @@ import {
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
+  type JSONRPCMessage,
   ReadBuffer,
   serializeMessage,
-  type JSONRPCMessage,
   type Transport,
 } from '@modelcontextprotocol/server';
 

@@ -1,9 +1,9 @@
 import { StoreUnavailableError } from '../core/errors.ts';
 import { verifyRecordNode } from '../core/signing.ts';
-import { readKeySet, type KeySetSource } from '../storage/key-set-source.ts';
+import { type KeySetSource, readKeySet } from '../storage/key-set-source.ts';
 import type { FoundBuild, Store } from '../storage/store.ts';
-import { loadBuildMap, statementProblem, type BuildMap } from './build-maps.ts';
 import { checkBuildIssuer } from './build-issuer.ts';
+import { type BuildMap, loadBuildMap, statementProblem } from './build-maps.ts';
 
 /** A build the store names live that is not served, and why. */
 export interface BuildRefusal {

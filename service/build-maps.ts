@@ -1,12 +1,12 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { KeySet } from '@merchant-verify/verifier';
 import type { AbsenceProof, BuildStatement } from '@merchant-verify/verifier/issuer';
 import { DomainMap, domainHash } from '@merchant-verify/verifier/issuer';
+import { encodeBase64 } from '@merchant-verify/verifier/tlog';
 import { HasRecordError, StoreUnavailableError } from '../core/errors.ts';
-import type { KeySet } from '@merchant-verify/verifier';
+import { hasher, sha256 } from '../core/hash.ts';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
 import { verifyRecordNode } from '../core/signing.ts';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog';
-import { hasher, sha256 } from '../core/hash.ts';
 
 /** A build's domain map, checked against the build's signed statement. */
 export interface BuildMap {

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { BuildNotFoundError, InvalidRequestError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
-import { absenceProof, hasRecord, KeptMaps, loadBuildMap, type BuildMap } from './build-maps.ts';
-import { CHANGES_DIR, MANIFEST_FILE, recordPath } from '../core/layout.ts';
-import type { Store } from '../storage/store.ts';
+import { BuildNotFoundError, InvalidRequestError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
-import type { KeptBuild } from '../storage/kept-builds.ts';
 import type { ChangeEntry, ChangesPage, HistoryAnswer, HistoryEntry } from '../core/history-schema.ts';
+import { CHANGES_DIR, MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import type { VerificationRecord } from '../core/record.ts';
+import type { KeptBuild } from '../storage/kept-builds.ts';
+import type { Store } from '../storage/store.ts';
+import { absenceProof, type BuildMap, hasRecord, KeptMaps, loadBuildMap } from './build-maps.ts';
 import { checkServeRule, type RecordsService, type ServedRecord } from './records.ts';
 
 /** Memory for the domain maps of kept builds other than the live one (32 bytes a domain). */

@@ -1,16 +1,12 @@
+import { decodeBase64, formatTlogProof, parseCheckpoint, parseNote, verifyInclusion } from '@merchant-verify/verifier/tlog';
 import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
-import { BUILD_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
-import { decodeBase64 } from '@merchant-verify/verifier/tlog';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
-import { parseNote } from '@merchant-verify/verifier/tlog';
-import { verifyInclusion } from '@merchant-verify/verifier/tlog';
-import { formatTlogProof } from '@merchant-verify/verifier/tlog';
-import { TileTree } from '../core/tlog/tile-tree.ts';
 import { hasher, sha256 } from '../core/hash.ts';
+import { BUILD_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
+import { TileTree } from '../core/tlog/tile-tree.ts';
 import type { Store } from '../storage/store.ts';
-import { checkServeRule, type RecordsService } from './records.ts';
 import { hasRecord } from './build-maps.ts';
 import type { BuildHistory } from './history.ts';
+import { checkServeRule, type RecordsService } from './records.ts';
 
 /** A record and its C2SP tlog-proof, from one build. */
 export interface ProvenRecord {

@@ -1,19 +1,19 @@
 import { basename } from 'node:path';
-import { RecordUnavailableError } from '../core/errors.ts';
 import type { KeySet } from '@merchant-verify/verifier';
+import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
+import { formatTimestamp } from '@merchant-verify/verifier/issuer';
+import { RecordUnavailableError } from '../core/errors.ts';
+import { strongEtag } from '../core/etag.ts';
 import { unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
-import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
-import { absenceProof, hasRecord, type BuildMap } from './build-maps.ts';
-import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
-import { formatTimestamp } from '@merchant-verify/verifier/issuer';
-import { strongEtag } from '../core/etag.ts';
-import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
 import { KeySetSource } from '../storage/key-set-source.ts';
 import type { Store } from '../storage/store.ts';
+import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
+import { absenceProof, type BuildMap, hasRecord } from './build-maps.ts';
+import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
 import { VerifiedCache } from './verified-cache.ts';
 
-export { checkServeRule, type BuildRefusal, type StoreReadOutcome };
+export { type BuildRefusal, checkServeRule, type StoreReadOutcome };
 
 /** A record ready to serve: its exact bytes (verified, when stored), their entity tag, and whether it was audited. */
 export interface ServedRecord {

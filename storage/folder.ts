@@ -4,9 +4,9 @@ import { basename, join } from 'node:path';
 import { NoBuildHistoryError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import { fileVersion, NotARecordFileError, readRegularFile } from '../core/files.ts';
 import { BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE, recordPath } from '../core/layout.ts';
-import { readKept, type KeptBuild } from './kept-builds.ts';
+import { type KeptBuild, readKept } from './kept-builds.ts';
 import { nullIfMissing, publicKeySet, publicLogFile, publicLogVkey, readFileOrNull } from './public-files.ts';
-import { takeEveryBuild, type BuildAcceptance, type Store } from './store.ts';
+import { type BuildAcceptance, type Store, takeEveryBuild } from './store.ts';
 
 /** Why a folder holding one build's files itself keeps no history. */
 const A_COPY = 'the records folder holds one build\'s files itself (a copy), with no "current" link or kept.json';

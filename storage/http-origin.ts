@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { NoBuildHistoryError, NoLogError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
-import { MANIFEST_FILE, recordPath } from '../core/layout.ts';
-import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTransportOptions } from './origin-transport.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';
-import { publicKeySet, publicLogFile, publicLogVkey } from './public-files.ts';
+import { MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import type { KeptBuild } from './kept-builds.ts';
-import { takeEveryBuild, type BuildAcceptance, type Store } from './store.ts';
+import { BodyTooLargeError, type OriginAnswer, OriginTransport, type OriginTransportOptions } from './origin-transport.ts';
+import { publicKeySet, publicLogFile, publicLogVkey } from './public-files.ts';
+import { type BuildAcceptance, type Store, takeEveryBuild } from './store.ts';
 
 /** Why an origin keeps no history and no log. */
 const ONE_BUILD = 'its records come from an http(s) origin, which serves one build';

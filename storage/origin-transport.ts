@@ -1,4 +1,4 @@
-import { Agent, RetryAgent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher, RetryAgent, request } from 'undici';
 
 export interface OriginTransportOptions {
   /** Connections kept per origin. */

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { parseS3Url, s3ConfigFromEnv, type S3Config } from './s3/config.ts';
+import { parseS3Url, type S3Config, s3ConfigFromEnv } from './s3/config.ts';
 
 // What a store URL names and what opening it takes, apart from the backends (storage/open.ts), so
 // the CLI resolves its settings without loading them.

@@ -1,7 +1,15 @@
-import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog';
-import { parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog';
-import { equalBytes, verifyConsistency } from '@merchant-verify/verifier/tlog';
-import { openNote, parseNote, signatureLine, type NoteVerifierKey } from '@merchant-verify/verifier/tlog';
+import {
+  type Checkpoint,
+  decodeBase64,
+  encodeBase64,
+  equalBytes,
+  type NoteVerifierKey,
+  openNote,
+  parseCheckpoint,
+  parseNote,
+  signatureLine,
+  verifyConsistency,
+} from '@merchant-verify/verifier/tlog';
 import { hasher } from '../core/hash.ts';
 import { nodeEd25519VerifyRaw } from './ed25519.ts';
 import { AddCheckpointSyntaxError, formatSize, parseAddCheckpoint, SIZE_CONTENT_TYPE } from './protocol.ts';

@@ -1,8 +1,13 @@
+import {
+  cosignedMessage,
+  type PolicyWitness,
+  parseCheckpoint,
+  parseCosignature,
+  parseNote,
+  quorumMet,
+  type TlogPolicy,
+} from '@merchant-verify/verifier/tlog';
 import type { ErrorCode } from '../core/errors.ts';
-import { cosignedMessage, parseCosignature } from '@merchant-verify/verifier/tlog';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
-import { parseNote } from '@merchant-verify/verifier/tlog';
-import { quorumMet, type PolicyWitness, type TlogPolicy } from '@merchant-verify/verifier/tlog';
 import { nodeEd25519VerifyRaw } from './ed25519.ts';
 import { formatAddCheckpoint, parseSize } from './protocol.ts';
 

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { addCheckpoint, type Answer, type Witness } from './add-checkpoint.ts';
+import { type Answer, addCheckpoint, type Witness } from './add-checkpoint.ts';
 
 /**
  * The `mvr witness` HTTP server, on node:http: `POST /add-checkpoint` (c2sp.org/tlog-witness)

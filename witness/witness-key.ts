@@ -1,9 +1,15 @@
-import { sign, type KeyObject } from 'node:crypto';
+import { type KeyObject, sign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import {
+  COSIGNATURE_ED25519,
+  cosignatureKeyId,
+  cosignatureLine,
+  cosignedMessage,
+  formatVerifierKey,
+  isKeyName,
+} from '@merchant-verify/verifier/tlog';
 import { ConfigError } from '../core/errors.ts';
-import { cosignatureKeyId, cosignatureLine, cosignedMessage } from '@merchant-verify/verifier/tlog';
-import { COSIGNATURE_ED25519, formatVerifierKey, isKeyName } from '@merchant-verify/verifier/tlog';
 import { sha256 } from '../core/hash.ts';
 import { ed25519FromSeed, formatNotePrivateKey, newEd25519Seed, parseNotePrivateKey, writeNewKeyFile } from '../core/note-private-key.ts';
 

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { verifyRecord } from '@merchant-verify/verifier';
+import type { Exchange, Verdict } from './exchange.ts';
+import { inc, type KeySetCache, type Stats } from './stats.ts';
 import type { Timeline } from './timeline.ts';
 import type { Verification, VerifyPool } from './verify-pool.ts';
-import { inc, type KeySetCache, type Stats } from './stats.ts';
-import type { Exchange, Verdict } from './exchange.ts';
 
 /**
  * Checks every answer against what it must be, and counts it. The rules:

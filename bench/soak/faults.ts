@@ -1,7 +1,7 @@
 import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
 import { activeKid, keygen } from '../../keyring/signing-keys.ts';
 import type { Checker } from './check.ts';
 import type { Exchange, Planned, Verdict } from './exchange.ts';

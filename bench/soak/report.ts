@@ -1,7 +1,7 @@
-import type { Stats } from './stats.ts';
 import type { FaultReport } from './faults.ts';
 import type { SoakOptions } from './options.ts';
 import type { RssSummary } from './rss.ts';
+import type { Stats } from './stats.ts';
 
 export const RSS_GROWTH_LIMIT_PCT = 10;
 

@@ -1,14 +1,14 @@
-import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readlink, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { formatTimestamp } from '@merchant-verify/verifier/issuer';
 import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
+import { type BuildSummary, runBuild } from '../../builder/build.ts';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { defaultSchemaUrl } from '../../core/record.ts';
-import { formatTimestamp } from '@merchant-verify/verifier/issuer';
-import { runBuild, type BuildSummary } from '../../builder/build.ts';
 import { activeKid, keygen } from '../../keyring/signing-keys.ts';
 import { generateAudits } from '../generate-audits.ts';
 import type { BuildMark, Timeline } from './timeline.ts';

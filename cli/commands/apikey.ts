@@ -1,7 +1,7 @@
-import { defineCommand } from '../command.ts';
+import { type ApiKeyTable, createApiKey, listApiKeys, revokeApiKey } from '../../access/api-keys.ts';
 import { StoreUnavailableError } from '../../core/errors.ts';
-import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyTable } from '../../access/api-keys.ts';
 import { runAction } from '../cli-output.ts';
+import { defineCommand } from '../command.ts';
 import { apiKeysFileOf, commandOptions } from '../config.ts';
 
 const options = commandOptions('keys', 'apiKeys', 'redis');

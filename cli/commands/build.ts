@@ -1,5 +1,5 @@
 import { defineCommand } from '../command.ts';
-import { commandOptions, resolveNow, schemaUrlOf, type Env } from '../config.ts';
+import { commandOptions, type Env, resolveNow, schemaUrlOf } from '../config.ts';
 
 /** The options `mvr build` reads (and `mvr dev`, which builds too). */
 export const BUILD_OPTIONS = [
@@ -17,9 +17,10 @@ export const BUILD_OPTIONS = [
   'progressMs',
 ] as const;
 const options = commandOptions(...BUILD_OPTIONS);
+
+import type { BuildPhase, BuildProgress, BuildSummary } from '../../builder/build.ts';
 import { runAction } from '../cli-output.ts';
 import { createProgress, type Progress, type ProgressState } from '../progress.ts';
-import type { BuildPhase, BuildProgress, BuildSummary } from '../../builder/build.ts';
 
 export default defineCommand({
   meta: { name: 'build', description: 'Sign every audit into one canonical record per domain and publish the key set (all or nothing)' },

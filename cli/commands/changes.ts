@@ -1,6 +1,6 @@
-import { defineCommand } from '../command.ts';
 import type { Verdict } from '../../core/history-schema.ts';
 import { runAction } from '../cli-output.ts';
+import { defineCommand } from '../command.ts';
 import { commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
 
 const options = commandOptions('records', 'public', 'issuer', 'schemaUrl');

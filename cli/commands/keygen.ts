@@ -2,11 +2,12 @@ import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
 
 const options = commandOptions('keys', 'issuer');
-import { runAction } from '../cli-output.ts';
-import { keygen, listKeys, retireKey } from '../../keyring/signing-keys.ts';
-import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../keyring/log-key.ts';
+
 import { join } from 'node:path';
+import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../keyring/log-key.ts';
+import { keygen, listKeys, retireKey } from '../../keyring/signing-keys.ts';
 import { createWitnessKey, witnessName } from '../../witness/witness-key.ts';
+import { runAction } from '../cli-output.ts';
 
 export default defineCommand({
   meta: {

@@ -1,13 +1,13 @@
-import { defineCommand } from '../command.ts';
 import { join } from 'node:path';
-import { ConfigError } from '../../core/errors.ts';
-import { LOG_DIR } from '../../core/layout.ts';
-import { writeAtomic } from '../../core/files.ts';
 import { checkLogGrowth, pullLog } from '../../builder/log-monitor.ts';
 import { readFileOrUrl } from '../../clients/file-or-url.ts';
 import { logLocation } from '../../clients/log-client.ts';
+import { ConfigError } from '../../core/errors.ts';
+import { writeAtomic } from '../../core/files.ts';
+import { LOG_DIR } from '../../core/layout.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
 import { runAction } from '../cli-output.ts';
+import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
 
 const options = commandOptions('public', 'baseUrl');

@@ -1,11 +1,11 @@
-import { defineCommand } from '../command.ts';
-import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { getFromGateway } from '../../clients/gateway-client.ts';
+import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
+import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import { runAction } from '../cli-output.ts';
-import { commandOptions, recordsStoreOf, schemaUrlOf, type Config } from '../config.ts';
+import { defineCommand } from '../command.ts';
+import { type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
 
 const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl'] as const;
 const options = commandOptions(...MCP_OPTIONS);

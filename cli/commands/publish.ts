@@ -1,8 +1,8 @@
-import { defineCommand } from '../command.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { runAction } from '../cli-output.ts';
-import { createProgress } from '../progress.ts';
+import { defineCommand } from '../command.ts';
 import { commandOptions, storeSettingsOf } from '../config.ts';
+import { createProgress } from '../progress.ts';
 
 const options = commandOptions('records', 'public', 'to', 'progressMs');
 

@@ -1,7 +1,7 @@
-import { defineCommand } from '../command.ts';
 import { runAction } from '../cli-output.ts';
-import { createProgress } from '../progress.ts';
+import { defineCommand } from '../command.ts';
 import { commandOptions, storeSettingsOf } from '../config.ts';
+import { createProgress } from '../progress.ts';
 
 const options = commandOptions('records', 'progressMs');
 

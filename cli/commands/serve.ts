@@ -1,9 +1,9 @@
-import { defineCommand } from '../command.ts';
 import { ConfigError } from '../../core/errors.ts';
 import type { JsonLog } from '../../gateway/json-log.ts';
 import type { GatewayOptions } from '../../gateway/server.ts';
 import { runAction } from '../cli-output.ts';
-import { apiKeysFileOf, commandOptions, recordsStoreOf, schemaUrlOf, type Config } from '../config.ts';
+import { defineCommand } from '../command.ts';
+import { apiKeysFileOf, type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
 
 /** The options `mvr serve` reads (and `mvr dev`, which serves too). */
 export const SERVE_OPTIONS = [

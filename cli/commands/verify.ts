@@ -1,5 +1,5 @@
-import { defineCommand } from '../command.ts';
 import { runAction } from '../cli-output.ts';
+import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
 
 // `--keys` here is a key set (file or URL), not the keys folder of the other commands: it is this command's own flag.

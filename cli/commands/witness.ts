@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../../core/errors.ts';
-import { defineCommand } from '../command.ts';
-import { runAction } from '../cli-output.ts';
-import { commandOptions } from '../config.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
+import { runAction } from '../cli-output.ts';
+import { defineCommand } from '../command.ts';
+import { commandOptions } from '../config.ts';
 
 const options = commandOptions('logVkey', 'witnessState', 'keys', 'witnessKey', 'host', 'port');
 

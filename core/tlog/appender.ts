@@ -1,5 +1,5 @@
 import { foldPerfect, type TreeHasher } from '@merchant-verify/verifier/tlog';
-import { HASH_SIZE, rightEdge, TILE_WIDTH, tilePath, type Tile } from './tiles.ts';
+import { HASH_SIZE, rightEdge, TILE_WIDTH, type Tile, tilePath } from './tiles.ts';
 
 /** The log's right edge as it stands: the hashes of each level's partial tile, and the partial entry bundle. */
 export interface LogEdge {

@@ -2,12 +2,12 @@ import {
   consistencyProof,
   foldPerfect,
   inclusionProof,
-  rangeHash,
-  verifyConsistency,
   type RangeHash,
+  rangeHash,
   type TreeHasher,
+  verifyConsistency,
 } from '@merchant-verify/verifier/tlog';
-import { HASH_SIZE, TILE_WIDTH, tilePath, type Tile } from './tiles.ts';
+import { HASH_SIZE, TILE_WIDTH, type Tile, tilePath } from './tiles.ts';
 
 /** Reads one tile's bytes (from a folder, or over HTTP); throws when it cannot. */
 export type TileFetch = (tile: Tile, path: string) => Promise<Uint8Array>;

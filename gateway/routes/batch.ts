@@ -2,9 +2,9 @@ import { defineEventHandler, getRequestHeader, type H3Event } from 'h3';
 import { InvalidRequestError, UnsupportedMediaTypeError } from '../../core/errors.ts';
 import { batchDomains, lookupBatch } from '../../service/batch.ts';
 import { sendAnswer } from '../answer.ts';
-import { cacheHeaders } from '../cache-policy.ts';
 import { authenticate, chargeQuota } from '../auth.ts';
 import { readBody } from '../body.ts';
+import { cacheHeaders } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';
 import { problemAnswer } from '../problem.ts';
 

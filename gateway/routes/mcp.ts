@@ -1,10 +1,10 @@
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
-import { defineEventHandler, sendWebResponse, setResponseHeaders, type H3Event } from 'h3';
+import { defineEventHandler, type H3Event, sendWebResponse, setResponseHeaders } from 'h3';
 import { createMcpServer, keySetUrlOf, quotaCost } from '../../mcp/server.ts';
 import { sendAnswer } from '../answer.ts';
-import { cacheHeaders } from '../cache-policy.ts';
 import { authenticate, chargeQuota } from '../auth.ts';
 import { readBody } from '../body.ts';
+import { cacheHeaders } from '../cache-policy.ts';
 
 import type { GatewayServices } from '../context.ts';
 

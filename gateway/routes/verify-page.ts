@@ -1,7 +1,7 @@
 import { defineEventHandler } from 'h3';
 import { NotFoundError } from '../../core/errors.ts';
-import { readVerifyPage } from '../../core/verify-page.ts';
 import { strongEtag } from '../../core/etag.ts';
+import { readVerifyPage } from '../../core/verify-page.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import { cacheHeaders } from '../cache-policy.ts';
 

@@ -2,6 +2,7 @@
 // Copies the published JWK Set minus the keys named in RETIRE_KEY_IDS (comma or space separated) to
 // OUT, for `mvr build --publish-keys`; refuses anything that is not a public JWK Set.
 import { readFileSync, writeFileSync } from 'node:fs';
+
 const [from, to] = process.argv.slice(2);
 const set = JSON.parse(readFileSync(from, 'utf8'));
 if (!set || !Array.isArray(set.keys)) throw new Error(`${from}: not a JWK Set`);

@@ -4,6 +4,7 @@
 // step summary, and exit 1 when any failed.
 import { appendFileSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
+
 const env = process.env;
 const read = (file) => JSON.parse(readFileSync(file, 'utf8'));
 const s = read(env.SUMMARY);

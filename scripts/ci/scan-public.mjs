@@ -3,6 +3,7 @@
 // depth, and the key set holds public Ed25519 members only; one ::error:: line per problem, exit 1.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 const problems = [];
 const walk = (value, path, file) => {
   if (Array.isArray(value)) for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`, file);

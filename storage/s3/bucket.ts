@@ -1,10 +1,10 @@
 import { AwsClient } from 'aws4fetch';
+import { BodyTooLargeError, type OriginAnswer, OriginTransport, type OriginTransportOptions } from '../origin-transport.ts';
 import type { S3Config, S3Location } from './config.ts';
 import type { AwsCredentials } from './credentials.ts';
-import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTransportOptions } from '../origin-transport.ts';
 
+export { parseS3Url, type S3Config, type S3Location, s3ConfigFromEnv } from './config.ts';
 export { BodyTooLargeError };
-export { parseS3Url, s3ConfigFromEnv, type S3Config, type S3Location } from './config.ts';
 
 /**
  * A private bucket, read and written with AWS Signature V4 (aws4fetch signs; the request goes

@@ -1,5 +1,5 @@
 import { ConfigError } from '../../core/errors.ts';
-import { credentialsFromEnv, type CredentialSource } from './credentials.ts';
+import { type CredentialSource, credentialsFromEnv } from './credentials.ts';
 
 // The S3 settings, apart from the client (./bucket.ts), so the CLI resolves them without loading it.
 

@@ -1,4 +1,5 @@
 import { RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
+import { MAX_RECORD_BYTES } from '../../core/files.ts';
 import {
   BUCKET_LOG_PREFIX,
   BUILD_CHECKPOINT_FILE,
@@ -11,10 +12,9 @@ import {
   MANIFEST_FILE,
   recordPath,
 } from '../../core/layout.ts';
-import { MAX_RECORD_BYTES } from '../../core/files.ts';
+import { type KeptBuild, keptBuilds, parseKeptList } from '../kept-builds.ts';
 import type { KeySetOrigin } from '../key-set-source.ts';
-import { keptBuilds, parseKeptList, type KeptBuild } from '../kept-builds.ts';
-import { takeEveryBuild, type BuildAcceptance, type Store } from '../store.ts';
+import { type BuildAcceptance, type Store, takeEveryBuild } from '../store.ts';
 import { BodyTooLargeError, type S3Bucket } from './bucket.ts';
 import { parseLivePointer } from './live-pointer.ts';
 import { S3PublishedBuilds } from './published.ts';

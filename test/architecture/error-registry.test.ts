@@ -11,13 +11,13 @@ import {
   CanonicalizationError,
   ConfigError,
   ERROR_REGISTRY,
+  type ErrorCode,
+  exitCodeOf,
   HTTP_ERROR_CODES,
   InvalidKeySetError,
   NoLogError,
   PolicyError,
   VERIFIER_ERROR_CODES,
-  exitCodeOf,
-  type ErrorCode,
 } from '../../core/errors.ts';
 import { openApiDocument } from '../../gateway/openapi.ts';
 

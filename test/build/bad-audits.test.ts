@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatProblem } from '../../core/errors.ts';
 import { audit, jsonl } from '../support/audits.ts';
+import { file, type ProblemsOf, rejected, rejectedTogether } from '../support/bad-audits.ts';
 import { build, makeProject, type Project, removeTempDirs } from '../support/project.ts';
-import { file, rejected, rejectedTogether, type ProblemsOf } from '../support/bad-audits.ts';
 
 /** One bad member on line 2 of a JSONL file (lines 1 and 3 are valid): exactly one problem, naming file:2 and the member. */
 const memberCases: { name: string; line: (domain: string) => Record<string, unknown>; member: string; message?: RegExp }[] = [

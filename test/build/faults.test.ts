@@ -1,14 +1,14 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { cp, mkdir } from 'node:fs/promises';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateAudits } from '../../bench/generate-audits.ts';
 import { buildArgs, cliEnv } from '../support/cli.ts';
 import { currentTarget, snapshotOutputs } from '../support/outputs.ts';
-import { buildFails, makeProject, type Project, removeTempDirs, ROOT } from '../support/project.ts';
 import { skippedUnless } from '../support/programs.ts';
+import { buildFails, makeProject, type Project, ROOT, removeTempDirs } from '../support/project.ts';
 import { waitForClose } from '../support/wait.ts';
 
 /**

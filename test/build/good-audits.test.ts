@@ -1,15 +1,15 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { KeySet } from '@merchant-verify/verifier';
+import { canonicalJson } from '@merchant-verify/verifier/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildSummary } from '../../builder/build.ts';
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
 import { normalizeDomain } from '../../core/domain.ts';
-import type { KeySet } from '@merchant-verify/verifier';
 import { BUILDS_DIR, CURRENT_LINK, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
 import { recordSchema } from '../../core/record.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { sampleAudits } from '../support/audits.ts';
-import { currentTarget, readCurrentRecords, readKeySet, type RecordFile } from '../support/outputs.ts';
+import { currentTarget, type RecordFile, readCurrentRecords, readKeySet } from '../support/outputs.ts';
 import { build, ISSUER, makeProject, NOW_ISO, type Project, removeTempDirs, SCHEMA_URL } from '../support/project.ts';
 
 describe('build of the sample audits (runBuild, signed)', () => {

@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { forEachLine, lineRuns, type LineRun } from '../../builder/lines.ts';
+import { describe, expect, it } from 'vitest';
+import { forEachLine, type LineRun, lineRuns } from '../../builder/lines.ts';
 
 async function* chunked(bytes: Uint8Array, cuts: number[]): AsyncGenerator<Buffer> {
   let at = 0;

@@ -1,7 +1,6 @@
-import { basename } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, KEPT_FILE, LOG_DIR, MANIFEST_FILE } from '../../core/layout.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { buildArgs, runCli } from '../support/cli.ts';

@@ -7,9 +7,9 @@
 import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { resolveNow } from '../../cli/config.ts';
 import { FUTURE_TOLERANCE_MS } from '../../core/audit.ts';
 import { MAX_RECORD_BYTES } from '../../core/files.ts';
-import { resolveNow } from '../../cli/config.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
 import { snapshotOutputs } from '../support/outputs.ts';

@@ -9,8 +9,8 @@ import { cp, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../support/cli.ts';
-import { removeTempDirs, ROOT, SAMPLE_AUDITS, tempDir } from '../support/project.ts';
 import { snapshot } from '../support/outputs.ts';
+import { ROOT, removeTempDirs, SAMPLE_AUDITS, tempDir } from '../support/project.ts';
 import { waitForExit } from '../support/wait.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -7,14 +7,14 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../core/errors.ts';
-import { OPTIONS, type OptionName } from '../../cli/config.ts';
 import { BUILD_OPTIONS } from '../../cli/commands/build.ts';
 import { SERVE_OPTIONS } from '../../cli/commands/serve.ts';
+import { OPTIONS, type OptionName } from '../../cli/config.ts';
+import { exitCodeOf } from '../../core/errors.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { gatewayOver, loggedProject, NOV } from '../support/logged-project.ts';
-import { build, liveRecordFile, makeProject, removeTempDirs, ROOT } from '../support/project.ts';
+import { build, liveRecordFile, makeProject, ROOT, removeTempDirs } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 
 afterAll(async () => {

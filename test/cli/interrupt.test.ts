@@ -12,7 +12,7 @@ import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { BIN, buildArgs, cliEnv, runCli } from '../support/cli.ts';
 import { snapshot, snapshotOutputs } from '../support/outputs.ts';
-import { ISSUER, makeProject, removeTempDirs, type Project } from '../support/project.ts';
+import { ISSUER, makeProject, type Project, removeTempDirs } from '../support/project.ts';
 import { waitForExit } from '../support/wait.ts';
 
 /** Enough audits that a build is still signing records well after it says it began. */

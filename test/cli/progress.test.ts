@@ -6,8 +6,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProgress } from '../../cli/progress.ts';
 import { buildPhases } from '../../cli/commands/build.ts';
+import { createProgress } from '../../cli/progress.ts';
 import { buildArgs, lines, runCli } from '../support/cli.ts';
 import { makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';

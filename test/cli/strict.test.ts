@@ -8,10 +8,10 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../core/errors.ts';
 import { colourEnabled } from '../../cli/colour.ts';
-import { cliEnv, type CliResult } from '../support/cli.ts';
-import { removeTempDirs, ROOT, tempDir } from '../support/project.ts';
+import { exitCodeOf } from '../../core/errors.ts';
+import { type CliResult, cliEnv } from '../support/cli.ts';
+import { ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 import { waitForClose } from '../support/wait.ts';
 
 afterAll(removeTempDirs);

@@ -1,15 +1,12 @@
 import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { type KeySet, parseKeySet, verifyAbsence } from '@merchant-verify/verifier';
+import { type AbsenceProof, buildStatement, createAbsenceVerifier, DomainMap, domainHash } from '@merchant-verify/verifier/issuer';
+import { encodeBase64, treeHasher } from '@merchant-verify/verifier/tlog';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { verifyAbsence } from '@merchant-verify/verifier';
-import { buildStatement, createAbsenceVerifier, type AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { absenceProofSchema } from '../../core/absence-schema.ts';
-import { DomainMap, domainHash } from '@merchant-verify/verifier/issuer';
-import { parseKeySet, type KeySet } from '@merchant-verify/verifier';
 import { generatePrivateJwk, loadSigningKey, nodeEd25519Verify, signRecord, toPublicJwk } from '../../core/signing.ts';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog';
-import { treeHasher } from '@merchant-verify/verifier/tlog';
 
 const vectors = JSON.parse(readFileSync(new URL('../vectors/absence.json', import.meta.url), 'utf8')) as {
   key_set: KeySet;

@@ -1,9 +1,9 @@
 /** The whole derived record, the unverified record of a never-audited domain, the record schema, and audit validation. */
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { validateAudit } from '../../core/audit.ts';
-import { MAX_SCORE, defaultSchemaUrl, deriveRecord, recordSchema, unverifiedRecord, type IssueContext } from '../../core/record.ts';
 import { formatProblem } from '../../core/errors.ts';
-import { auditOf, baseAudit, ctx, derive, problemsOf, type Patch } from '../support/derive.ts';
+import { defaultSchemaUrl, deriveRecord, type IssueContext, MAX_SCORE, recordSchema, unverifiedRecord } from '../../core/record.ts';
+import { auditOf, baseAudit, ctx, derive, type Patch, problemsOf } from '../support/derive.ts';
 
 describe('the whole derived record', () => {
   it('has exactly the documented members and values', () => {

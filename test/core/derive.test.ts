@@ -1,9 +1,10 @@
 /** Deriving a record from an audit: tier, status, flags, rounded sub-scores, timestamps and next_audit_at. */
-import { describe, it, expect } from 'vitest';
+
+import { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
 import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
 import { validateAudit } from '../../core/audit.ts';
 import { deriveRecord, recordSchema, statusFor, tierFor } from '../../core/record.ts';
-import { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
 import { auditOf, baseAudit, ctx, derive, type Patch } from '../support/derive.ts';
 
 describe('tier', () => {

@@ -1,5 +1,5 @@
-import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
 import { MAX_DOMAIN_INPUT, normalizeDomain } from '../../core/domain.ts';
 import { InvalidDomainError, MvrError } from '../../core/errors.ts';
 import { thrown } from '../support/thrown.ts';

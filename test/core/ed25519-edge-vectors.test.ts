@@ -4,18 +4,23 @@
  * on each: the gateway's (node:crypto) and the portable verifier's (@noble/ed25519) must answer
  * every vector alike, and as recorded.
  */
-import { describe, it, expect } from 'vitest';
-import fc from 'fast-check';
+
 import { readFileSync } from 'node:fs';
+import { parseKeySet } from '@merchant-verify/verifier';
+import {
+  canonicalBytes,
+  createEd25519Check,
+  ED25519_L,
+  encodeBase64url,
+  nobleEd25519Verify,
+  publicKeyProblem,
+  signatureProblem,
+} from '@merchant-verify/verifier/issuer';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { canonicalBytes } from '@merchant-verify/verifier/issuer';
-import { encodeBase64url } from '@merchant-verify/verifier/issuer';
-import { ED25519_L, publicKeyProblem, signatureProblem } from '@merchant-verify/verifier/issuer';
-import { parseKeySet } from '@merchant-verify/verifier';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
 import { nodeEd25519Verify } from '../../core/signing.ts';
-import { createEd25519Check } from '@merchant-verify/verifier/issuer';
-import { nobleEd25519Verify } from '@merchant-verify/verifier/issuer';
 
 ed.hashes.sha512 = sha512;
 

@@ -1,14 +1,17 @@
-import { describe, it, expect } from 'vitest';
-import { readFileSync } from 'node:fs';
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { parseKeySet } from '@merchant-verify/verifier';
+import {
+  canonicalBytes,
+  createRecordVerifier,
+  decodeBase64url,
+  encodeBase64url,
+  nobleEd25519Verify,
+} from '@merchant-verify/verifier/issuer';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { canonicalBytes } from '@merchant-verify/verifier/issuer';
-import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { describe, expect, it } from 'vitest';
 import { jwkThumbprint, loadSigningKey, signRecord, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
-import { createRecordVerifier } from '@merchant-verify/verifier/issuer';
-import { nobleEd25519Verify } from '@merchant-verify/verifier/issuer';
-import { parseKeySet } from '@merchant-verify/verifier';
 
 ed.hashes.sha512 = sha512;
 

@@ -3,11 +3,11 @@
  * keys of types it does not use are skipped (a key set that gains a post-quantum key still works),
  * private members and malformed Ed25519 keys refuse the whole set.
  */
-import { describe, it, expect } from 'vitest';
+
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { encodeBase64url } from '@merchant-verify/verifier/issuer';
-import { parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier';
-import { findKey } from '@merchant-verify/verifier/issuer';
+import { KEY_SET_PATH, parseKeySet } from '@merchant-verify/verifier';
+import { encodeBase64url, findKey } from '@merchant-verify/verifier/issuer';
+import { describe, expect, it } from 'vitest';
 import { generatePrivateJwk, loadSigningKey, toPublicJwk } from '../../core/signing.ts';
 import { thrown } from '../support/thrown.ts';
 

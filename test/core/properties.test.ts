@@ -1,8 +1,8 @@
 /** Properties of canonical JSON (RFC 8785, against a reference) and of base64url, over random inputs (fast-check). */
-import { describe, it, expect } from 'vitest';
+
+import { canonicalBytes, canonicalJson, decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
 import fc from 'fast-check';
-import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/issuer';
-import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { describe, expect, it } from 'vitest';
 
 const NUM_RUNS = 200;
 

@@ -1,16 +1,24 @@
 /** The log's text formats: tile paths (c2sp.org/tlog-tiles), signed notes (c2sp.org/signed-note), checkpoints and tlog-proof text. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  decodeBase64,
+  encodeBase64,
+  formatTlogProof,
+  formatVerifierKey,
+  noteKeyId,
+  openNote,
+  parseCheckpoint,
+  parseNote,
+  parseTlogProof,
+  parseVerifierKey,
+  treeHasher,
+} from '@merchant-verify/verifier/tlog';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog';
 import { checkpointTextSchema, logProofTextSchema } from '../../core/log-schema.ts';
 import { bundle, TileAppender, unbundle } from '../../core/tlog/appender.ts';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
-import { formatVerifierKey, noteKeyId, openNote, parseNote, parseVerifierKey } from '@merchant-verify/verifier/tlog';
-import { formatTlogProof, parseTlogProof } from '@merchant-verify/verifier/tlog';
-import { treeHasher } from '@merchant-verify/verifier/tlog';
 import { parseTilePath, rightEdge, tileCovered, tilePath, tilesAdded } from '../../core/tlog/tiles.ts';
 import { ed25519, sha256, VECTORS } from '../support/tlog.ts';
 

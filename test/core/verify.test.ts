@@ -1,9 +1,8 @@
-import { describe, it, expect } from 'vitest';
-import { encodeBase64url } from '@merchant-verify/verifier/issuer';
-import { ED25519_L } from '@merchant-verify/verifier/issuer';
-import { parseKeySet, type KeySet } from '@merchant-verify/verifier';
-import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/signing.ts';
+import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
+import { ED25519_L, encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { describe, expect, it } from 'vitest';
 import { defaultSchemaUrl, unverifiedRecord } from '../../core/record.ts';
+import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/signing.ts';
 
 const key = loadSigningKey(generatePrivateJwk());
 const otherKey = loadSigningKey(generatePrivateJwk());

@@ -6,14 +6,14 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
 import { verifyAbsence } from '@merchant-verify/verifier';
+import { afterAll, describe, expect, it } from 'vitest';
 import { absenceProofSchema } from '../../core/absence-schema.ts';
-import { connectHttpClient } from '../support/mcp.ts';
-import { build, makeProject } from '../support/project.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
+import { connectHttpClient } from '../support/mcp.ts';
 import { publishedKeySet } from '../support/outputs.ts';
+import { build, makeProject } from '../support/project.ts';
 
 afterAll(cleanup);
 

@@ -3,7 +3,7 @@
  * read by the test): asynchronous and batched, yet a SIGTERM under load loses no line, and no
  * line carries a key, its secret, or a query member other than the domain.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { cleanup } from '../support/gateway.ts';

@@ -8,10 +8,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { cleanup, type Reply, startTestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
+import { connectHttpClient } from '../support/mcp.ts';
 import { publishedKeySet } from '../support/outputs.ts';
 import { makeProject } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
-import { connectHttpClient } from '../support/mcp.ts';
 
 afterAll(cleanup);
 

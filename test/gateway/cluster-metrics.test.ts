@@ -5,11 +5,11 @@
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
-import { freePort } from '../support/ports.ts';
-import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
 import { cleanup } from '../support/gateway.ts';
+import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
+import { freePort } from '../support/ports.ts';
 import { makeProject, ROOT } from '../support/project.ts';
-import { waitForExit, poll } from '../support/wait.ts';
+import { poll, waitForExit } from '../support/wait.ts';
 
 afterAll(cleanup);
 

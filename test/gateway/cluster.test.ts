@@ -4,12 +4,12 @@
  * dying at once; SIGTERM stops them all.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { freePort } from '../support/ports.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { cleanup } from '../support/gateway.ts';
+import { freePort } from '../support/ports.ts';
 import { makeProject, ROOT } from '../support/project.ts';
-import { waitForExit, poll } from '../support/wait.ts';
+import { poll, waitForExit } from '../support/wait.ts';
 
 afterAll(cleanup);
 

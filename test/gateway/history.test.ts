@@ -4,17 +4,17 @@
  * `merchant_history`. Records of a past build still verify after a key rotation.
  */
 import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { recordPath } from '../../core/layout.ts';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordPath } from '../../core/layout.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
+import { keygen, retireKey } from '../../keyring/signing-keys.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
+import { connectHttpClient } from '../support/mcp.ts';
 import { publishedKeySet } from '../support/outputs.ts';
 import { build, makeProject } from '../support/project.ts';
-import { connectHttpClient } from '../support/mcp.ts';
-import { keygen, retireKey } from '../../keyring/signing-keys.ts';
 
 afterAll(cleanup);
 

@@ -10,8 +10,8 @@ import { revokeApiKey } from '../../access/api-keys.ts';
 import {
   addApiKey,
   cleanup,
-  rawRequest,
   RECORD_CACHE_CONTROL,
+  rawRequest,
   startTestGateway,
   type TestGateway,
   useGateway,

@@ -3,8 +3,9 @@
  * the test serves the live build's folder; the gateway reads it with undici and applies the same
  * verify-before-serve rule. Origin down is STORE_UNAVAILABLE; origin back, answers come back.
  */
-import { createServer, type Server } from 'node:http';
+
 import { readFile, realpath } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import { join, normalize } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';

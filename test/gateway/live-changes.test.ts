@@ -5,9 +5,9 @@
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseKeySet } from '@merchant-verify/verifier';
 import { afterAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../access/api-keys.ts';
-import { parseKeySet } from '@merchant-verify/verifier';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { keygen } from '../../keyring/signing-keys.ts';

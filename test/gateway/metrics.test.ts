@@ -5,12 +5,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { needing, program } from '../support/programs.ts';
-import { REDIS, startRedis } from '../support/redis-server.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { parseMetrics, type Samples, sampleOf } from '../support/metrics-text.ts';
+import { needing, program } from '../support/programs.ts';
 import { makeProject } from '../support/project.ts';
+import { REDIS, startRedis } from '../support/redis-server.ts';
 import { poll } from '../support/wait.ts';
-import { parseMetrics, sampleOf, type Samples } from '../support/metrics-text.ts';
 
 const PROMTOOL = program('promtool', 'prometheus');
 

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { UNKNOWN_ID_RECHECK_MS } from '../../access/api-key-store.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
-import { makeProject, removeTempDirs, ROOT } from '../support/project.ts';
+import { makeProject, ROOT, removeTempDirs } from '../support/project.ts';
 
 afterAll(async () => {
   await cleanup();

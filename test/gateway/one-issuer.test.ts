@@ -9,12 +9,12 @@ import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CURRENT_LINK } from '../../core/layout.ts';
+import { defaultSchemaUrl } from '../../core/record.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { connectHttpClient } from '../support/mcp.ts';
 import { build, ISSUER, makeProject } from '../support/project.ts';
-import { defaultSchemaUrl } from '../../core/record.ts';
-import { poll } from '../support/wait.ts';
 import { startStaticOrigin } from '../support/static-origin.ts';
+import { poll } from '../support/wait.ts';
 
 afterAll(cleanup);
 

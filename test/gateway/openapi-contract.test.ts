@@ -11,12 +11,12 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { routes } from '../../gateway/app.ts';
-import { CACHE_POLICY, PROBLEM_CACHE_POLICY, type CachedRoute } from '../../gateway/cache-policy.ts';
+import { CACHE_POLICY, type CachedRoute, PROBLEM_CACHE_POLICY } from '../../gateway/cache-policy.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
-import { cleanup, startTestGateway, type Reply, type TestGateway } from '../support/gateway.ts';
+import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { servedDocument } from '../support/openapi-contract.ts';
 import { build, copyProject, ISSUER, liveRecordFile, makeProject, NOW } from '../support/project.ts';
-import { contractCases, notProduced, type ContractCase, type GatewayName } from './openapi-contract-cases.ts';
+import { type ContractCase, contractCases, type GatewayName, notProduced } from './openapi-contract-cases.ts';
 
 afterAll(cleanup);
 

@@ -2,12 +2,13 @@
  * The public, unauthenticated endpoints: the key set, the record JSON Schema (checked with a
  * real JSON Schema validator against every record the gateway serves), OpenAPI and health.
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseKeySet } from '@merchant-verify/verifier';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { cleanup, type TestGateway, useGateway } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';

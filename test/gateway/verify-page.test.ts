@@ -6,11 +6,11 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { makeProject } from '../support/project.ts';
 import { needing, program } from '../support/programs.ts';
+import { makeProject } from '../support/project.ts';
 
 const CHROMIUM = program('chromium', 'chromium', ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome']);
 

@@ -3,19 +3,20 @@
  * carried to a fresh machine (`mvr log pull`, then build, as CI does), and the same audits, keys
  * and time writing the same log; and `mvr verify --log` online and offline.
  */
+
+import { cp, mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cp, mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLogProof } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { DEC, gatewayOver, logDir, loggedProject, NOV, vkeyFile } from '../support/logged-project.ts';
 import { snapshot } from '../support/outputs.ts';
 import { build, copyProject, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
-import { DEC, gatewayOver, loggedProject, logDir, NOV, vkeyFile } from '../support/logged-project.ts';
 import { poll } from '../support/wait.ts';
 
 // A logged build of November, and a copy of it built again in December: made once, and each test

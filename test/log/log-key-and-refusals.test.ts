@@ -4,14 +4,15 @@
  */
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
-import { parseNote } from '@merchant-verify/verifier/tlog';
-import { createLogKey, generateLogKeyText, LOG_KEY_FILE, loadLogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
 import type { BuildSummary } from '../../builder/build.ts';
+import { createLogKey, generateLogKeyText, LOG_KEY_FILE, loadLogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
+import type { TestGateway } from '../support/gateway.ts';
 import { cleanup } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
+import { DEC, gatewayOver, logDir, loggedProject, NOV } from '../support/logged-project.ts';
 import { snapshot } from '../support/outputs.ts';
 import {
   auditsFolder,
@@ -24,8 +25,6 @@ import {
   removeTempDirs,
   tempDir,
 } from '../support/project.ts';
-import type { TestGateway } from '../support/gateway.ts';
-import { DEC, gatewayOver, loggedProject, logDir, NOV } from '../support/logged-project.ts';
 
 // One logged build of November, made once; each test that starts from it builds on a copy.
 let novBuilt: Project;

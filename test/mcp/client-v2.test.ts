@@ -3,13 +3,14 @@
  * (@modelcontextprotocol/client), which speaks the newest protocol revision; the 1.x client
  * (the other files of this folder) still gets the 2025 revisions it asks for.
  */
+
+import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { GOLD, makeProject, ROOT } from '../support/project.ts';
 import { firstText } from '../support/mcp.ts';
+import { GOLD, makeProject, ROOT } from '../support/project.ts';
 
 let gw: TestGateway;
 beforeAll(async () => {

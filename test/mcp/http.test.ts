@@ -5,14 +5,14 @@
  * behind the same Bearer keys.
  */
 import { rename } from 'node:fs/promises';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { GOLD, makeProject, UNAUDITED } from '../support/project.ts';
-import { waitFor } from '../support/wait.ts';
 import { connectHttpClient, firstText } from '../support/mcp.ts';
 import { liveRecord } from '../support/outputs.ts';
+import { GOLD, makeProject, UNAUDITED } from '../support/project.ts';
+import { waitFor } from '../support/wait.ts';
 
 let gw: TestGateway;
 let client: Client;

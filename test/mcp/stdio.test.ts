@@ -6,16 +6,16 @@
 import { spawn } from 'node:child_process';
 import { openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { BIN, runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { GOLD, ISSUER, makeProject, type Project, tempDir, UNAUDITED } from '../support/project.ts';
 import { firstText } from '../support/mcp.ts';
-import { waitForExit } from '../support/wait.ts';
 import { liveRecord } from '../support/outputs.ts';
+import { GOLD, ISSUER, makeProject, type Project, tempDir, UNAUDITED } from '../support/project.ts';
+import { waitForExit } from '../support/wait.ts';
 
 interface StdioServer {
   client: Client;

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { removeTempDirs, ROOT, tempDir } from '../support/project.ts';
+import { ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 
 afterAll(removeTempDirs);
 const execFileP = promisify(execFile);

@@ -9,10 +9,10 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { command, finalEnv, ROOT } from '../support/dockerfile.ts';
 import { cliEnv, runCli } from '../support/cli.ts';
-import { removeTempDirs, tempDir } from '../support/project.ts';
+import { command, finalEnv, ROOT } from '../support/dockerfile.ts';
 import { freePort } from '../support/ports.ts';
+import { removeTempDirs, tempDir } from '../support/project.ts';
 import { waitFor, waitForExit } from '../support/wait.ts';
 
 afterAll(removeTempDirs);

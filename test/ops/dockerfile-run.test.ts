@@ -5,12 +5,12 @@
  */
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
-import { freePort } from '../support/ports.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { command, final, finalEnv, healthcheck, only, ROOT, run } from '../support/dockerfile.ts';
+import { freePort } from '../support/ports.ts';
 import { makeProject, removeTempDirs } from '../support/project.ts';
 import { waitForExit } from '../support/wait.ts';
 

@@ -9,7 +9,7 @@ import { copyFile, readdir, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { removeTempDirs, ROOT, tempDir } from '../support/project.ts';
+import { ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 
 const run = promisify(execFile);
 afterAll(removeTempDirs);

@@ -16,7 +16,7 @@ import { keygen } from '../../keyring/signing-keys.ts';
 import { buildOptions } from '../support/project.ts';
 import { startS3 } from '../support/s3-server.ts';
 import { ROOT } from '../support/workflow.ts';
-import { filesUnder, removeJobTemps, runBuildJob, temp, type JobInput, type JobRun } from '../support/workflow-job.ts';
+import { filesUnder, type JobInput, type JobRun, removeJobTemps, runBuildJob, temp } from '../support/workflow-job.ts';
 
 const run = promisify(execFile);
 

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { allSteps, CI, isMap, lint, list, loadWorkflow, map, MONTHLY, ROOT, runsCommand, upstream } from '../support/workflow.ts';
+import { allSteps, CI, isMap, lint, list, loadWorkflow, MONTHLY, map, ROOT, runsCommand, upstream } from '../support/workflow.ts';
 
 describe('workflow files', () => {
   it('actionlint finds errors when there are some (the linter really runs)', async () => {

@@ -7,23 +7,23 @@
  * than a second after its revocation; 503 only while the store is away; and every process
  * recovers by itself. A second run holds one quota across the three processes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { get } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyRecordNode } from '../../core/signing.ts';
 import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { redisApiKeyTable } from '../../access/api-keys-redis.ts';
 import { connectRedis, type RedisClient } from '../../access/redis.ts';
+import { verifyRecordNode } from '../../core/signing.ts';
 import { cleanup } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';
-import { build, copyProject, makeProject, type Project, ROOT } from '../support/project.ts';
-import { poll, sleep, waitForExit } from '../support/wait.ts';
-import { needing } from '../support/programs.ts';
 import { freePort } from '../support/ports.ts';
+import { needing } from '../support/programs.ts';
+import { build, copyProject, makeProject, type Project, ROOT } from '../support/project.ts';
 import { REDIS, startRedis, type TestRedis } from '../support/redis-server.ts';
-import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { publishTo } from '../support/s3-records.ts';
+import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { poll, sleep, waitForExit } from '../support/wait.ts';
 
 const BUCKET = 'mvr-cluster';
 

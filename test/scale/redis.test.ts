@@ -13,10 +13,10 @@ import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { redisApiKeyTable } from '../../access/api-keys-redis.ts';
 import { connectRedis, type RedisClient } from '../../access/redis.ts';
 import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
-import { makeProject, type Project, ROOT } from '../support/project.ts';
-import { poll, waitFor } from '../support/wait.ts';
 import { needing } from '../support/programs.ts';
+import { makeProject, type Project, ROOT } from '../support/project.ts';
 import { REDIS, startRedis, type TestRedis } from '../support/redis-server.ts';
+import { poll, waitFor } from '../support/wait.ts';
 
 const run = promisify(execFile);
 const GOLD = 'acme-outdoor.example';

@@ -6,7 +6,7 @@
  * wrong credentials (or without its session token) is refused, and it records which key signed
  * each request it accepted.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,11 +17,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { runCli } from '../support/cli.ts';
-import { ISSUER, makeProject, type Project, removeTempDirs, ROOT, tempDir } from '../support/project.ts';
 import { cleanup } from '../support/gateway.ts';
 import { freePort } from '../support/ports.ts';
-import { S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY, startS3, type TestS3, type TestS3Credentials } from '../support/s3-server.ts';
+import { ISSUER, makeProject, type Project, ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
+import { S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY, startS3, type TestS3, type TestS3Credentials } from '../support/s3-server.ts';
 import { poll, waitForExit } from '../support/wait.ts';
 
 const BUCKET = 'mvr-creds';

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE } from '../../core/layout.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
-import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
-import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
+import { startS3, type TestS3 } from '../support/s3-server.ts';
 
 const BUCKET = 'mvr-faults';
 const FLAGGED = 'dubious-deals.example';

@@ -10,11 +10,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
-import { build, makeProject, type Project, ROOT } from '../support/project.ts';
-import { poll } from '../support/wait.ts';
 import { connectHttpClient } from '../support/mcp.ts';
-import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { build, makeProject, type Project, ROOT } from '../support/project.ts';
 import { gatewayOnBucket, publishTo } from '../support/s3-records.ts';
+import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { poll } from '../support/wait.ts';
 
 const run = promisify(execFile);
 const BUCKET = 'mvr-records';

@@ -5,19 +5,19 @@
  */
 import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyLogProof } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { uploadBuild } from '../../builder/publish.ts';
-import { openStore } from '../../storage/open.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
+import { openStore } from '../../storage/open.ts';
 import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
-import { build, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { connectHttpClient } from '../support/mcp.ts';
-import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { build, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
+import { startS3, type TestS3 } from '../support/s3-server.ts';
 
 const BUCKET = 'mvr-log';
 let s3: TestS3;

@@ -9,15 +9,15 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/publish.ts';
-import { openStore } from '../../storage/open.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
+import { openStore } from '../../storage/open.ts';
 import { parseS3Url, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
 import { publishedKeySet } from '../support/outputs.ts';
 import { build, liveRecordFile, makeProject, type Project, ROOT } from '../support/project.ts';
-import { poll } from '../support/wait.ts';
-import { startS3, S3_SECRET_KEY, type TestS3 } from '../support/s3-server.ts';
 import { bucketAt as bucketOn, gatewayOnBucket, publishTo } from '../support/s3-records.ts';
+import { S3_SECRET_KEY, startS3, type TestS3 } from '../support/s3-server.ts';
+import { poll } from '../support/wait.ts';
 
 const run = promisify(execFile);
 const BUCKET = 'mvr-records';

@@ -3,10 +3,11 @@
  * target, query, Authorization and extra headers, sometimes a body, with some aimed at the
  * key-gated routes so the key check, the domain and MCP are reached often.
  */
-import fc from 'fast-check';
-import http from 'node:http';
+
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import fc from 'fast-check';
 
 /** The API keys the Authorization values use, set once the gateway is up (read when a request is generated). */
 export const keys = { valid: '', revoked: '' };

@@ -14,15 +14,16 @@
  * Node without an answer. JSON-RPC errors of `POST /mcp` behind a valid key are JSON-RPC
  * documents (the MCP transport's contract), checked as such.
  */
-import fc from 'fast-check';
+
 import http from 'node:http';
+import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../access/api-keys.ts';
 import { addApiKey, type TestGateway } from '../support/gateway.ts';
 import { poll } from '../support/wait.ts';
 import { expectRawProblem, type FrontDoor } from './checks.ts';
-import { exchange, header, type Exchange } from './raw-http.ts';
-import { keys, request, type Req } from './fuzz-requests.ts';
+import { keys, type Req, request } from './fuzz-requests.ts';
+import { type Exchange, exchange, header } from './raw-http.ts';
 
 let g: TestGateway;
 let revoked: string;

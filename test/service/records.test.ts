@@ -4,13 +4,12 @@
  * answer with exactly these bytes.
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
+import { verifyRecord } from '@merchant-verify/verifier';
+import { canonicalJson, formatTimestamp } from '@merchant-verify/verifier/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
 import { unverifiedRecord } from '../../core/record.ts';
-import { formatTimestamp } from '@merchant-verify/verifier/issuer';
 import type { RecordsService } from '../../service/records.ts';
 import { openRecordsStack, type RecordsStackOptions } from '../../service/records-stack.ts';
-import { verifyRecord } from '@merchant-verify/verifier';
 import { cleanup } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';
 import { ISSUER, liveRecordFile, makeProject, type Project, SCHEMA_URL } from '../support/project.ts';

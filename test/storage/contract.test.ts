@@ -7,15 +7,15 @@
  */
 import { mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/publish.ts';
 import { CHANGES_DIR, DOMAIN_MAP_FILE, LOG_VKEY_PATH, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { openStore } from '../../storage/open.ts';
-import { S3Bucket, parseS3Url, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
+import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { publishedBuildsOf, type Store } from '../../storage/store.ts';
-import { build, copyProject, ISSUER, makeProject, removeTempDirs, type Project } from '../support/project.ts';
+import { build, copyProject, ISSUER, makeProject, type Project, removeTempDirs } from '../support/project.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { startStaticOrigin } from '../support/static-origin.ts';
 

@@ -3,9 +3,9 @@
  * environment that cannot change what it does (no MVR_* but MVR_WORKERS=1, no SOURCE_DATE_EPOCH,
  * NODE_OPTIONS or vitest variables; no colour).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { NOW_ISO, ROOT, type Project } from './project.ts';
+import { NOW_ISO, type Project, ROOT } from './project.ts';
 import { waitForClose } from './wait.ts';
 
 export const BIN = join(ROOT, 'bin', 'mvr.js');

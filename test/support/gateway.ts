@@ -7,11 +7,11 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
-import { startGateway, type GatewayOptions, type RunningGateway } from '../../gateway/server.ts';
-import type { StoreSettings } from '../../storage/open.ts';
 import type { LogLine } from '../../gateway/context.ts';
+import { type GatewayOptions, type RunningGateway, startGateway } from '../../gateway/server.ts';
+import type { StoreSettings } from '../../storage/open.ts';
 import { expectNoSecretsInLogs } from './gateway-expect.ts';
-import { ISSUER, makeProject, removeTempDirs, SCHEMA_URL, type Project } from './project.ts';
+import { ISSUER, makeProject, type Project, removeTempDirs, SCHEMA_URL } from './project.ts';
 import { poll } from './wait.ts';
 
 /** How long a raw request may go unanswered before it fails. */

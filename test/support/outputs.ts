@@ -5,9 +5,9 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KEY_SET_PATH, parseKeySet, type KeySet } from '@merchant-verify/verifier';
+import { KEY_SET_PATH, type KeySet, parseKeySet } from '@merchant-verify/verifier';
 import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
-import { parseManifest, type Manifest } from '../../core/manifest-schema.ts';
+import { type Manifest, parseManifest } from '../../core/manifest-schema.ts';
 import type { SigningKey } from '../../core/signing.ts';
 import { loadActiveKey } from '../../keyring/signing-keys.ts';
 import { liveRecordFile, type Project } from './project.ts';

@@ -2,7 +2,7 @@
  * A real redis-server (Debian's package) on a free loopback port, for the tests that need one.
  * Without it installed, those tests are skipped and say so; `.ci/run` installs it, so CI runs them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

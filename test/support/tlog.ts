@@ -6,8 +6,8 @@
 import { createPublicKey, hash, verify } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { emptyEdge, TileAppender } from '../../core/tlog/appender.ts';
 import { treeHasher } from '@merchant-verify/verifier/tlog';
+import { emptyEdge, TileAppender } from '../../core/tlog/appender.ts';
 import { TileTree } from '../../core/tlog/tile-tree.ts';
 
 export const VECTORS = join(import.meta.dirname, '../vectors/tlog');

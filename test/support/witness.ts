@@ -6,10 +6,9 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { consistencyProof } from '@merchant-verify/verifier/tlog';
-import { formatCheckpoint } from '@merchant-verify/verifier/tlog';
-import { generateLogKeyText, parseLogKey, signNote, type LogKey } from '../../keyring/log-key.ts';
-import { startWitness, type RunningWitness } from '../../witness/server.ts';
+import { consistencyProof, formatCheckpoint } from '@merchant-verify/verifier/tlog';
+import { generateLogKeyText, type LogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
+import { type RunningWitness, startWitness } from '../../witness/server.ts';
 import { WitnessState } from '../../witness/state.ts';
 import { generateWitnessKeyText, parseWitnessKey, type WitnessKey } from '../../witness/witness-key.ts';
 import { h, referenceRoot, sha256 } from './tlog.ts';

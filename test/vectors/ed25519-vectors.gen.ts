@@ -13,10 +13,9 @@
  * checks them against both primitives on whatever Node line runs it.
  */
 import { writeFileSync } from 'node:fs';
+import { canonicalBytes, ED25519_L as L } from '@merchant-verify/verifier/issuer';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { canonicalBytes } from '@merchant-verify/verifier/issuer';
-import { ED25519_L as L } from '@merchant-verify/verifier/issuer';
 
 ed.hashes.sha512 = sha512;
 const { Point } = ed;

@@ -4,8 +4,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
 import { ISSUER } from '../support/project.ts';
 import { gatewayJson, gw, parseJson, project, saved, useGoldGateway } from '../support/verify-cli.ts';

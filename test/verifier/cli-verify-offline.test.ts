@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { describe, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { describe, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
 import { GOLD } from '../support/project.ts';
 import { gold, goldText, gw, parseJson, project, saved, useGoldGateway } from '../support/verify-cli.ts';

@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { describe, it } from 'vitest';
 import { exitCodeOf } from '../../core/errors.ts';
 import { runCli } from '../support/cli.ts';
 import { freePort as closedPort } from '../support/ports.ts';

@@ -5,15 +5,16 @@
  * the client hands the same set to the portable verifier (verifyRecord, @noble/ed25519). Both must
  * give the recorded verdict, on every Node line.
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { verifyRecord } from '@merchant-verify/verifier';
 import { encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { afterAll, describe, expect, it } from 'vitest';
 import { jwkThumbprint, verifyRecordNode } from '../../core/signing.ts';
 import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
-import { verifyRecord } from '@merchant-verify/verifier';
 
 interface EdgeVector {
   id: string;

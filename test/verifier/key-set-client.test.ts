@@ -5,15 +5,15 @@
  * per cooldown; concurrent callers share one request.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import { keygen } from '../../keyring/signing-keys.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../clients/key-set-client.ts';
+import { keygen } from '../../keyring/signing-keys.ts';
 import { cleanup, requestsTo, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { liveRecord, type StoredRecord } from '../support/outputs.ts';
 import { freePort as closedPort } from '../support/ports.ts';
 import { build, GOLD, makeProject, type Project } from '../support/project.ts';
 import { waitFor } from '../support/wait.ts';
-import { liveRecord, type StoredRecord } from '../support/outputs.ts';
 
 let project: Project;
 let gw: TestGateway;

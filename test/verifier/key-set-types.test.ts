@@ -4,13 +4,13 @@
  * member anywhere in it still refuses it whole. A real build, a real gateway, the published file
  * rewritten in place as an operator would.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
-import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
-import { verifyRecord } from '@merchant-verify/verifier';
+import { KEY_SET_PATH, verifyRecord } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeySetClient, verifyRecordWithClient } from '../../clients/key-set-client.ts';
+import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { GOLD, makeProject, type Project } from '../support/project.ts';
 import { waitFor } from '../support/wait.ts';

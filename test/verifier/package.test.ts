@@ -4,12 +4,13 @@
  * into empty projects, then loaded by plain `node` (the Node.js line running this suite: CI runs
  * it on every supported line) and bundled for a browser.
  */
-import { build } from 'esbuild';
+
 import { execFile } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unverifiedRecord } from '../../core/record.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';

@@ -3,10 +3,11 @@
  * runtimes: it bundles with esbuild for the browser platform, its import graph holds no `node:`
  * module and none of the server-side dependencies, and the bundle alone verifies a real record.
  */
-import { build } from 'esbuild';
+
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unverifiedRecord } from '../../core/record.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';

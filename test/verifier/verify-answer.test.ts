@@ -3,9 +3,10 @@
  * round trips through a real build (absence and log proofs that hold) run through `mvr verify`
  * and the verify page; here the order of the steps, with real signatures.
  */
-import { describe, expect, it } from 'vitest';
+
 import { verifyAnswer } from '@merchant-verify/verifier';
 import { formatVerifierKey, noteKeyId } from '@merchant-verify/verifier/tlog';
+import { describe, expect, it } from 'vitest';
 import { unverifiedRecord } from '../../core/record.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
 import { ISSUER, NOW_ISO, SCHEMA_URL } from '../support/project.ts';

@@ -3,11 +3,12 @@
  * every sample record verifies; each way a record can fail has its stable code; a key set with
  * private members is refused; staleness is judged against a fixed clock.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyRecord, stalenessOf, parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier';
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
-import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
+
 import type { KeySet } from '@merchant-verify/verifier';
+import { KEY_SET_PATH, parseKeySet, stalenessOf, verifyRecord } from '@merchant-verify/verifier';
+import { canonicalJson } from '@merchant-verify/verifier/issuer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
 import { cleanup } from '../support/gateway.ts';
 import { liveManifest, liveRecord, liveRecords, publishedKeySet, type StoredRecord } from '../support/outputs.ts';
 import { GOLD, makeProject, NOW, type Project } from '../support/project.ts';

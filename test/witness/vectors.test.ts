@@ -5,11 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
-import { quorumMet } from '@merchant-verify/verifier/tlog';
-import { parseNote } from '@merchant-verify/verifier/tlog';
-import { parseCosignature } from '@merchant-verify/verifier/tlog';
+import { parseCosignature, parseNote, quorumMet } from '@merchant-verify/verifier/tlog';
+import { describe, expect, it } from 'vitest';
 import { AddCheckpointSyntaxError, formatAddCheckpoint, parseAddCheckpoint } from '../../witness/protocol.ts';
 import { cosign, parseWitnessKey } from '../../witness/witness-key.ts';
 import { thrown } from '../support/thrown.ts';

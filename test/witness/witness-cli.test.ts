@@ -5,8 +5,8 @@
 import { mkdtemp, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
+import { describe, expect, it } from 'vitest';
 import { formatAddCheckpoint } from '../../witness/protocol.ts';
 import { runCli } from '../support/cli.ts';
 import { waitFor } from '../support/wait.ts';

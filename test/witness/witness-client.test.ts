@@ -5,12 +5,12 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectCosignatures, submitCheckpoint } from '../../witness/client.ts';
 import { parseAddCheckpoint } from '../../witness/protocol.ts';
 import { freePort } from '../support/ports.ts';
-import { policyText, startTestWitness, testLog, type TestWitness } from '../support/witness.ts';
+import { policyText, startTestWitness, type TestWitness, testLog } from '../support/witness.ts';
 
 const log = testLog();
 let up: TestWitness[] = [];

@@ -2,11 +2,12 @@
  * `mvr witness`'s add-checkpoint from the outside: real HTTP to the server on a loopback port,
  * real log and witness keys, and the answers c2sp.org/tlog-witness prescribes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatAddCheckpoint } from '../../witness/protocol.ts';
 import { originHash } from '../../witness/state.ts';
-import { policyText, startTestWitness, testLog, type TestWitness } from '../support/witness.ts';
+import { policyText, startTestWitness, type TestWitness, testLog } from '../support/witness.ts';
 
 const log = testLog();
 const other = testLog('other.test/log');

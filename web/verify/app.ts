@@ -1,6 +1,6 @@
 // The verify page's script: verifies a record in the browser with @merchant-verify/verifier,
 // against the key set this origin publishes. Bundled for the browser by `npm run build`.
-import { isNeverAudited, KEY_SET_PATH, verifyAnswer, type AbsenceResult, type VerifyAnswerInput } from '@merchant-verify/verifier';
+import { type AbsenceResult, isNeverAudited, KEY_SET_PATH, type VerifyAnswerInput, verifyAnswer } from '@merchant-verify/verifier';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const result = $('result');

@@ -3,11 +3,12 @@
  * key, by the record scheme), and how anyone checks that a domain has no record in a build.
  * Portable: the primitives are passed in, as for records and log proofs.
  */
+
+import { compareHashes, type DomainMapHead, decodeHash, domainHash, type MapNeighbour } from './domain-map.ts';
 import type { VerifierErrorCode } from './errors.ts';
-import { compareHashes, decodeHash, domainHash, type DomainMapHead, type MapNeighbour } from './domain-map.ts';
 import type { KeySet } from './keyset.ts';
 import { encodeBase64 } from './tlog/base64.ts';
-import { treeHasher, verifyInclusion, type Sha256 } from './tlog/merkle.ts';
+import { type Sha256, treeHasher, verifyInclusion } from './tlog/merkle.ts';
 import { createRecordVerifier, type Ed25519Verify } from './verify.ts';
 
 /** The statement's schema address, beside the record's: `https://{issuer}/schemas/build/v1`. */

@@ -4,13 +4,13 @@
  * (verify-answer.ts) runs them in order; the main entry point exports them one by one as well.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { parseKeySet, type KeySet } from './keyset.ts';
-import { stalenessOf, type Staleness } from './staleness.ts';
-import { createEd25519Check, createRecordVerifier, type VerifyResult } from './verify.ts';
+import { type AbsenceResult, createAbsenceVerifier } from './absence.ts';
 import { canonicalBytes } from './canonical.ts';
-import { createAbsenceVerifier, type AbsenceResult } from './absence.ts';
-import { createLogProofVerifier, type LogProofResult, type LogTrust } from './tlog/log-proof.ts';
 import { nobleEd25519Verify } from './ed25519.ts';
+import { type KeySet, parseKeySet } from './keyset.ts';
+import { type Staleness, stalenessOf } from './staleness.ts';
+import { createLogProofVerifier, type LogProofResult, type LogTrust } from './tlog/log-proof.ts';
+import { createEd25519Check, createRecordVerifier, type VerifyResult } from './verify.ts';
 
 const verifySignature = createRecordVerifier(nobleEd25519Verify);
 

@@ -10,7 +10,7 @@
  * checks proofs with the same code the gateway builds them with.
  */
 import { decodeBase64, encodeBase64 } from './tlog/base64.ts';
-import { foldPerfect, isPowerOfTwo, splitPoint, type Sha256, type TreeHasher } from './tlog/merkle.ts';
+import { foldPerfect, isPowerOfTwo, type Sha256, splitPoint, type TreeHasher } from './tlog/merkle.ts';
 
 /** Bytes of one leaf (a SHA-256). */
 export const LEAF_SIZE = 32;

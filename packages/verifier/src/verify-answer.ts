@@ -5,7 +5,7 @@
  * re-decides the order or the verdict.
  */
 import type { AbsenceResult } from './absence.ts';
-import { verifyAbsence, verifyLogProof, verifyRecord, type RecordVerification } from './checks.ts';
+import { type RecordVerification, verifyAbsence, verifyLogProof, verifyRecord } from './checks.ts';
 import type { VerifierErrorCode } from './errors.ts';
 import type { Staleness } from './staleness.ts';
 import type { LogProofResult } from './tlog/log-proof.ts';

@@ -1,8 +1,8 @@
-import { canonicalBytes } from './canonical.ts';
 import { decodeBase64url } from './base64url.ts';
+import { canonicalBytes } from './canonical.ts';
 import { publicKeyProblem, signatureProblem } from './ed25519-encoding.ts';
-import { findKey, type KeySet } from './keyset.ts';
 import { MvrError, type VerifierErrorCode } from './errors.ts';
+import { findKey, type KeySet } from './keyset.ts';
 
 /** Why a record did not verify. Stable codes; a verifier in another language uses the same. */
 export type VerifyFailureCode = Extract<

@@ -4,10 +4,10 @@
  * quorum of cosignatures.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { createEd25519Check } from './verify.ts';
 import { nobleEd25519Verify } from './ed25519.ts';
 import { parsePolicy as parsePolicyWith, type TlogPolicy } from './tlog/policy.ts';
 import { createWitnessedVerifier, type WitnessedOptions, type WitnessedResult } from './tlog/witnessed.ts';
+import { createEd25519Check } from './verify.ts';
 
 const checkEd25519 = createEd25519Check(nobleEd25519Verify);
 

@@ -1,7 +1,7 @@
 import type { VerifierErrorCode } from '../errors.ts';
-import { parseCheckpoint, type Checkpoint } from './checkpoint.ts';
-import { treeHasher, verifyInclusion, type Sha256 } from './merkle.ts';
-import { type NoteError, openNote, parseVerifierKey, type Ed25519VerifyRaw, type NoteVerifierKey } from './note.ts';
+import { type Checkpoint, parseCheckpoint } from './checkpoint.ts';
+import { type Sha256, treeHasher, verifyInclusion } from './merkle.ts';
+import { type Ed25519VerifyRaw, type NoteError, type NoteVerifierKey, openNote, parseVerifierKey } from './note.ts';
 import { parseTlogProof } from './proof-text.ts';
 
 /** Bytes of the salt carried in a proof's `extra` line. */

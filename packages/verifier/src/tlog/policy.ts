@@ -1,6 +1,6 @@
 import { PolicyError } from '../errors.ts';
 import type { Sha256 } from './merkle.ts';
-import { COSIGNATURE_ED25519, COSIGNATURE_ML_DSA_44, type NoteError, parseTypedVerifierKey, type NoteVerifierKey } from './note.ts';
+import { COSIGNATURE_ED25519, COSIGNATURE_ML_DSA_44, type NoteError, type NoteVerifierKey, parseTypedVerifierKey } from './note.ts';
 
 /**
  * C2SP transparency log policies (c2sp.org/tlog-policy): which logs are trusted, which

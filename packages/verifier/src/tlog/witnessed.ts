@@ -1,7 +1,7 @@
 import type { VerifierErrorCode } from '../errors.ts';
-import { parseCheckpoint, type Checkpoint } from './checkpoint.ts';
+import { type Checkpoint, parseCheckpoint } from './checkpoint.ts';
 import { cosignedMessage, parseCosignature } from './cosignature.ts';
-import { type NoteError, openNote, parseNote, type Ed25519VerifyRaw, type NoteVerifierKey } from './note.ts';
+import { type Ed25519VerifyRaw, type NoteError, type NoteVerifierKey, openNote, parseNote } from './note.ts';
 import { quorumMet, type TlogPolicy } from './policy.ts';
 
 /** Why a checkpoint does not hold under a policy. */
