@@ -207,4 +207,11 @@ export const OPTIONS = {
     secret: true,
     schema: optionalText,
   },
+  witnessPolicy: {
+    flag: 'witness-policy',
+    env: 'MVR_WITNESS_POLICY',
+    fallback: undefined,
+    description: "tlog-policy file naming the log's witnesses (with submission URLs) and the quorum a checkpoint needs",
+    schema: folder.optional(),
+  },
 } as const;

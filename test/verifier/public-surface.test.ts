@@ -31,6 +31,7 @@ const SURFACE: Record<string, string[]> = {
   '@merchant-verify/verifier/tlog': [
     'COSIGNATURE_ED25519',
     'NoteError',
+    'STATEMENT_ENTRY_PREFIX',
     'TLOG_PROOF_HEADER',
     'consistencyProof',
     'cosignatureKeyId',
@@ -55,6 +56,7 @@ const SURFACE: Record<string, string[]> = {
     'quorumMet',
     'rangeHash',
     'signatureLine',
+    'statementEntry',
     'treeHasher',
     'verifyConsistency',
     'verifyInclusion',

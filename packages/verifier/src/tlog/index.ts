@@ -36,3 +36,4 @@ export {
 } from './note.ts';
 export { type PolicyLog, type PolicyWitness, type QuorumRule, quorumMet, type TlogPolicy } from './policy.ts';
 export { formatTlogProof, parseTlogProof, TLOG_PROOF_HEADER, type TlogProof } from './proof-text.ts';
+export { STATEMENT_ENTRY_PREFIX, statementEntry } from './statement-entry.ts';
