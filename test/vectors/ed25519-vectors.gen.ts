@@ -12,7 +12,6 @@
  * checks S < L, refuses a small-order A and is cofactored. test/core/ed25519-edge-vectors.test.ts
  * checks them against both primitives on whatever Node line runs it.
  */
-
 import { writeFileSync } from 'node:fs';
 import { ED25519_L as L } from '@merchant-verify/verifier/issuer';
 import * as ed from '@noble/ed25519';
