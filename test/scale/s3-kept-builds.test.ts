@@ -19,8 +19,6 @@ import { gatewayOnBucket, publishTo } from '../support/s3-records.ts';
 const run = promisify(execFile);
 const BUCKET = 'mvr-records';
 const GOLD = 'acme-outdoor.example';
-/** The month after the plain project's build (2026-11-01). */
-const DEC = Date.parse('2026-12-01T00:00:00Z');
 
 let s3: TestS3;
 const publish = (prefix: string, p: Project) => publishTo(s3, BUCKET, prefix, p);
