@@ -2,9 +2,9 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import { recordPath } from '../core/layout.ts';
-import { auditsFile, type BuildBenchRow, benchBuild, dropCaches, removeRetired, retire, settleDisk } from './build.ts';
+import { auditsFile, benchBuild, dropCaches, removeRetired, retire, settleDisk } from './build.ts';
 import { measureEd25519Capacity } from './ed25519-capacity.ts';
 import { measureFileCreation } from './file-capacity.ts';
 import {
@@ -12,48 +12,31 @@ import {
   domainsOf,
   ensureTools,
   type LoadResult,
-  nginxPath,
-  pathsScript,
   rssOf,
   scrapeMetrics,
   startGatewayProcess,
   startNginx,
   wrk,
 } from './gateway.ts';
+import { loadScripts } from './load-scripts.ts';
+import { connections, gatewayRecords, hotSetSize, rounds, seconds, sizes, values, workers } from './run-options.ts';
+import {
+  BAD_KEY,
+  type BuildRow,
+  FLOOR,
+  GATEWAY_HOT,
+  medianRounds,
+  NEVER_AUDITED,
+  type OriginDown,
+  pairedRatios,
+  QUIET,
+  reportLines,
+} from './run-report.ts';
 
-/**
- * `npm run bench`: the build beside the machine's raw Ed25519 capacity, and the gateway beside
- * nginx serving the same signed files, all in one run so the ratios compare like with like.
- * Options: --sizes 10000,100000,1000000  --gateway-records 100000  --seconds 10  --connections 64  --workers 1
- *          --rounds 5 (the comparisons run this many times, interleaved; the table shows the median)
- *          --hot 1000 (records in the hot set; as many never-audited domains are asked for)
- *          --keep-caches (do not drop the kernel's caches before each build; see dropCaches())
- */
-const { values } = parseArgs({
-  options: {
-    sizes: { type: 'string', default: '10000,100000,1000000' },
-    'gateway-records': { type: 'string', default: '100000' },
-    seconds: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '64' },
-    workers: { type: 'string', default: '1' },
-    'cache-mb': { type: 'string', default: '16' },
-    rounds: { type: 'string', default: '5' },
-    hot: { type: 'string', default: '1000' },
-    'keep-caches': { type: 'boolean', default: false },
-  },
-});
+/** `npm run bench` (options and what it measures: ./run-options.ts; its table: ./run-report.ts). */
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..');
 const OUT = join(ROOT, 'bench/out');
-const seconds = Number(values.seconds),
-  connections = Number(values.connections),
-  workers = Number(values.workers);
-const gatewayRecords = Number(values['gateway-records']);
-const rounds = Number(values.rounds),
-  hotSetSize = Number(values.hot);
-const sizes = values.sizes!.split(',').map(Number);
-if (!sizes.includes(gatewayRecords)) sizes.push(gatewayRecords);
-sizes.sort((a, b) => a - b);
 
 await mkdir(OUT, { recursive: true });
 await ensureTools();
@@ -74,7 +57,7 @@ await retire(OUT, join(OUT, 'file-capacity'));
 // Every build and every raw measurement starts with the disk settled (settleDisk, also inside
 // benchBuild): the writeback a build leaves behind is timed on its own, as `syncSeconds`, and
 // falls on nothing measured after it.
-const builds: (BuildBenchRow & { rawBefore: number; rawAfter: number; ratio: number; syncSeconds: number })[] = [];
+const builds: BuildRow[] = [];
 let rawBefore = capacity.pairPerSecond;
 for (const n of sizes) {
   log(`build of ${n.toLocaleString('en-US')} audits`);
@@ -103,43 +86,11 @@ const domains = await domainsOf(join(await auditsFile(OUT, gatewayRecords), 'aud
 // distinct domains, so the three differ only in what the gateway does with them.
 const hot = domains.slice(0, hotSetSize);
 const never = Array.from({ length: hot.length }, (_, i) => `never-audited-${i}.example`);
-const scripts = {
-  hot: await pathsScript(
-    OUT,
-    'hot',
-    hot.map((d) => `/v1/verify?domain=${d}`),
-    `Bearer ${key}`,
-  ),
-  working: await pathsScript(
-    OUT,
-    'working',
-    domains.map((d) => `/v1/verify?domain=${d}`),
-    `Bearer ${key}`,
-  ),
-  never: await pathsScript(
-    OUT,
-    'never',
-    never.map((d) => `/v1/verify?domain=${d}`),
-    `Bearer ${key}`,
-  ),
-  badKey: await pathsScript(
-    OUT,
-    'badkey',
-    hot.map((d) => `/v1/verify?domain=${d}`),
-    'Bearer mvr_0000000000_notavalidkeynotavalidkeynotavalidkeynotavali',
-  ),
-  nginxHot: await pathsScript(OUT, 'nginx-hot', hot.map(nginxPath), `Bearer ${key}`),
-  nginxWorking: await pathsScript(OUT, 'nginx-working', domains.map(nginxPath), `Bearer ${key}`),
-};
+const scripts = await loadScripts(OUT, key, domains, hot, never);
 
 const results: LoadResult[] = [];
-const GATEWAY_HOT = 'gateway as shipped (access log on) with metrics on, hot records',
-  NEVER_AUDITED = 'gateway, never-audited domains',
-  BAD_KEY = 'gateway, bad API key (401)';
-const FLOOR = 'bare node:http server, same bytes, no checks (floor)',
-  QUIET = 'gateway with --quiet (no access log), metrics off, hot records';
 /** Per round, a scenario's requests per second over its reference's in the same round. */
-const paired = new Map<string, number[]>();
+let paired = new Map<string, number[]>();
 const gatewayPort = 18901,
   nginxPort = 18902,
   quietPort = 18904,
@@ -196,7 +147,7 @@ const nginx = await started(startNginx(OUT, join(work, 'records/current'), nginx
 const originArgs = gatewayArgs.map((a, i) => (gatewayArgs[i - 1] === '--records' ? `http://127.0.0.1:${nginxPort}/origin/` : a));
 await started(startGatewayProcess(originArgs, originPort));
 /** What the HTTP-origin gateway answered once nginx was stopped (STORE_UNAVAILABLE expected). */
-let originDown: { status: number; code: string | null; afterMs: number } | null = null;
+let originDown: OriginDown = null;
 /** The shipped gateway's metrics after the rounds. */
 let scrape: Awaited<ReturnType<typeof scrapeMetrics>> | null = null;
 try {
@@ -260,66 +211,19 @@ try {
     await new Promise((r) => setTimeout(r, 250));
   }
   log(`nginx stopped: the HTTP-origin gateway answered ${originDown?.status} ${originDown?.code ?? ''} after ${originDown?.afterMs} ms`);
-  for (const [name, reference] of [
-    [GATEWAY_HOT, FLOOR],
-    [BAD_KEY, GATEWAY_HOT],
-    [NEVER_AUDITED, GATEWAY_HOT],
-    [QUIET, FLOOR],
-    [GATEWAY_HOT, QUIET],
-  ] as const) {
-    const referenceRounds = runs.get(reference)!;
-    paired.set(
-      `${name}, x ${reference === GATEWAY_HOT ? 'gateway hot' : reference === FLOOR ? 'floor' : 'the --quiet gateway'}`,
-      runs.get(name)!.map((r, i) => r.requestsPerSecond / referenceRounds[i]!.requestsPerSecond),
-    );
-  }
+  paired = pairedRatios(runs);
   scrape = await scrapeMetrics(`http://127.0.0.1:${metricsPort}/metrics`);
-  for (const list of runs.values()) {
-    const sorted = [...list].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
-    const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
-    results.push({ ...median, spread: [sorted[0]!.requestsPerSecond, sorted.at(-1)!.requestsPerSecond] });
-  }
+  results.push(...medianRounds(runs));
   results.push(...working);
 } finally {
   memory = await rssOf(gateway.pid!).catch(() => memory);
   stopAll();
 }
 
-const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
-const nginxHot = results.find((r) => r.name === 'nginx, hot records')!.requestsPerSecond;
-const gatewayHot = results.find((r) => r.name === GATEWAY_HOT)!.requestsPerSecond;
-const floor = results.find((r) => r.name === FLOOR)!.requestsPerSecond;
-const spreadOf = (r: LoadResult) => (r.spread ? `${fmt(r.spread[0])}-${fmt(r.spread[1])}` : '1 run');
-const lines = [
-  `Raw Ed25519 (node:crypto, ${capacity.threads} threads): ${fmt(capacity.signPerSecond)} sign/s, ${fmt(capacity.verifyPerSecond)} verify/s, ${fmt(capacity.pairPerSecond)} sign+verify pairs/s`,
-  `File creation (one O_EXCL create + write per record, as the build does): ${fmt(filesPerSecond)} files/s`,
-  '',
-  `Builds: ${builds.every((b) => b.coldCaches) ? "the kernel's page, dentry and inode caches dropped before each (as on a fresh runner)" : builds.some((b) => b.coldCaches) ? 'caches dropped before some builds only' : "the kernel's caches as the runs before left them (not dropped: --keep-caches, or not root)"}`,
-  '',
-  '| build | seconds | records/s | raw pairs/s just before / after | x raw sign+verify (their mean) | x file creation | peak RSS MB | then written out (sync) s | of which the log s (share) | log MB | of which the domain map s (share) |',
-  '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ...builds.map(
-    (b) =>
-      `| ${fmt(b.audits)} | ${fmt(b.seconds, 1)} | ${fmt(b.recordsPerSecond)} | ${fmt(b.rawBefore)} / ${fmt(b.rawAfter)} | ${fmt(b.ratio, 2)} | ${fmt(b.recordsPerSecond / filesPerSecond, 2)} | ${fmt(b.peakRssMb)} | ${fmt(b.syncSeconds, 1)} | ${fmt(b.logSeconds, 1)} (${fmt((100 * b.logSeconds) / b.seconds)}%) | ${fmt(b.logBytes / 1e6, 1)} | ${fmt(b.mapSeconds, 2)} (${fmt((100 * b.mapSeconds) / b.seconds, 1)}%) |`,
-  ),
-  '',
-  `| gateway scenario (${connections} connections, ${seconds} s, median of ${rounds} rounds; hot set ${fmt(hot.length)} records) | req/s | rounds' range | p50 ms | p99 ms | non-2xx | x nginx hot | x floor | x gateway hot |`,
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ...results.map(
-    (r) =>
-      `| ${r.name} | ${fmt(r.requestsPerSecond)} | ${spreadOf(r)} | ${fmt(r.p50ms, 2)} | ${fmt(r.p99ms, 2)} | ${fmt(r.non2xx)} | ${fmt(r.requestsPerSecond / nginxHot, 2)} | ${fmt(r.requestsPerSecond / floor, 2)} | ${fmt(r.requestsPerSecond / gatewayHot, 2)} |`,
-  ),
-  '',
-  'Paired: each ratio taken within one round, then their median.',
-  ...[...paired].map(
-    ([name, ratios]) =>
-      `${name}, round by round: ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt([...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)]!, 2)})`,
-  ),
-  `Metrics of the shipped gateway after the rounds: ${scrape ? `${fmt(scrape.requests)} requests counted, a scrape of ${fmt(scrape.bytes)} bytes in ${fmt(scrape.ms, 1)} ms` : 'not scraped'}`,
-  '',
-  `Gateway memory after the run (${fmt(gatewayRecords)} records, cache ${values['cache-mb']} MB): RSS ${memory.rssMb} MB, peak ${memory.peakMb} MB`,
-  `HTTP-origin gateway with its origin (nginx) stopped: ${originDown ? `${originDown.status} ${originDown.code ?? '(no code)'} after ${fmt(originDown.afterMs)} ms` : 'not checked'}`,
-];
+const lines = reportLines(
+  { capacity, filesPerSecond, builds, results, paired, scrape, memory, originDown },
+  { connections, seconds, rounds, hotCount: hot.length, gatewayRecords, cacheMb: values['cache-mb']! },
+);
 await writeFile(
   join(OUT, 'results.json'),
   JSON.stringify({ capacity, filesPerSecond, builds, results, paired: Object.fromEntries(paired), memory, originDown, scrape }, null, 2),

@@ -5,18 +5,14 @@
  * records).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBuild } from '../../builder/build.ts';
-import { defaultSchemaUrl } from '../../core/record.ts';
-import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../keyring/log-key.ts';
-import { keygen } from '../../keyring/signing-keys.ts';
-import { buildOptions } from '../support/project.ts';
 import { startS3 } from '../support/s3-server.ts';
 import { ROOT } from '../support/workflow.ts';
-import { filesUnder, type JobInput, type JobRun, removeJobTemps, runBuildJob, temp } from '../support/workflow-job.ts';
+import { type JobInput, type JobRun, removeJobTemps, runBuildJob } from '../support/workflow-job.ts';
+import { expectInNoFile, keySetOf, makeJobFixtures } from '../support/workflow-job-fixtures.ts';
 
 const run = promisify(execFile);
 
@@ -39,42 +35,8 @@ describe('monthly-rebuild.yml build job, run here', () => {
 
   // The fixtures are made in-process (what they are is not under test here; the job's own `mvr` runs are).
   beforeAll(async () => {
-    fixtures = temp('mvr-ops-fixtures-');
-    const signingKey = async (dir: string) => {
-      const kid = await keygen(dir);
-      return { kid, jwk: readFileSync(join(dir, 'signing', `${kid}.jwk.json`), 'utf8') };
-    };
-    const logKeyText = async (dir: string, issuer: string) => {
-      await createLogKey(dir, logOrigin(issuer));
-      return readFileSync(join(dir, LOG_KEY_FILE), 'utf8');
-    };
-    // Last month's build published the log (33 entries); this month's must extend it.
-    const last = join(fixtures, 'last-month');
-    const lastMonth = async () => {
-      logKey = await logKeyText(join(fixtures, 'log-keys'), ISSUER);
-      const dirs = {
-        auditsDir: join(ROOT, 'audits'),
-        recordsDir: join(last, 'records'),
-        publicDir: join(last, 'public'),
-        keysDir: join(fixtures, 'log-keys'),
-      };
-      await runBuild(buildOptions(dirs, { issuer: ISSUER, schemaUrl: defaultSchemaUrl(ISSUER), now: Date.parse('2026-10-20T00:00:00Z') }));
-    };
-    const [oldKey, newKey] = await Promise.all([
-      signingKey(join(fixtures, 'old-keys')),
-      signingKey(join(fixtures, 'new-keys')),
-      lastMonth(),
-      logKeyText(join(fixtures, 'default-log-keys'), DEFAULT_ISSUER).then((text) => (defaultIssuerLogKey = text)),
-      run('tar', ['-czf', (auditsTarball = join(fixtures, 'audits.tar.gz')), '-C', join(ROOT, 'audits'), '.']),
-    ]);
-    oldKid = oldKey.kid;
-    const { d: _drop, ...oldPublic } = JSON.parse(oldKey.jwk) as Record<string, string>;
-    oldPublicSet = join(fixtures, 'published-keys.json');
-    writeFileSync(oldPublicSet, JSON.stringify({ keys: [{ ...oldPublic, use: 'sig', alg: 'EdDSA' }] }));
-    newKid = newKey.kid;
-    newPrivateJwk = newKey.jwk;
-    newD = (JSON.parse(newKey.jwk) as { d: string }).d;
-    publishedLog = join(last, 'public', 'log');
+    ({ fixtures, oldKid, oldPublicSet, newKid, newPrivateJwk, newD, auditsTarball, logKey, defaultIssuerLogKey, publishedLog } =
+      await makeJobFixtures(ISSUER, DEFAULT_ISSUER));
   }, 60_000);
 
   afterAll(removeJobTemps);
@@ -85,23 +47,12 @@ describe('monthly-rebuild.yml build job, run here', () => {
     vars: { MVR_ISSUER: ISSUER, MVR_MIN_RECORDS: '10', MVR_LOG_URL: publishedLog },
     routes: routes(),
   });
-  const keySetOf = (r: JobRun) =>
-    (
-      JSON.parse(readFileSync(join(r.workspace, 'public', '.well-known', 'merchant-verify-keys.json'), 'utf8')) as {
-        keys: { kid: string }[];
-      }
-    ).keys.map((k) => k.kid);
 
   // The whole job with the base input, run once for the file: the tests that check it read it, and
   // the runs that fail at the build or after it resume from its state before that step (the steps
   // before are the same for them: runBuildJob checks it), instead of redoing the build to get there.
   let base: Promise<JobRun> | undefined;
   const baseRun = () => (base ??= runBuildJob({ ...baseInput(), snapshotBefore: ['Build and sign', 'Check the build summary'] }));
-  const expectInNoFile = (r: JobRun, secret: string) => {
-    for (const file of [...filesUnder(r.workspace), ...filesUnder(r.runnerTemp)]) {
-      if (statSync(file).size <= 5_000_000) expect(readFileSync(file, 'latin1').includes(secret), file).toBe(false);
-    }
-  };
   const resumeAt = async (step: string) => Object.entries((await baseRun()).snapshots).find(([name]) => name.startsWith(step))![1];
 
   it('signs the audits, keeps the published keys listed, checks, scans and packages; the key never lands on disk or in the log', async () => {

@@ -8,19 +8,16 @@
  * keys/signing or keys/retired, or the member `"d":` at all): not a gateway log line, not a file
  * under public/ or records/, not an HTTP response (status line, headers or body), not the output
  * of the CLI (except the one line `mvr apikey create` prints the new key on). The API key file
- * holds only hashes, and key files are mode 0600.
+ * holds only hashes, and key files are mode 0600 (the scan itself: secret-scan.ts).
  */
-import { createHash } from 'node:crypto';
-import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LogLine } from '../../gateway/context.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
 import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
-import { allFiles } from './files.ts';
-import { apiKeys, call, cli, cliOutput, collectPrivateKeys, forged, mcp, privateDs, req, scan, seen, verify } from './secret-run.ts';
+import { apiKeys, call, cli, collectPrivateKeys, forged, mcp, privateDs, req, verify } from './secret-run.ts';
+import { secretScanSuite } from './secret-scan.ts';
 
 const KNOWN = 'acme-outdoor.example';
 const OTHER = 'gadget-hub.example';
@@ -201,73 +198,4 @@ describe('a run that exercises everything', () => {
   });
 });
 
-describe('the scan', () => {
-  it('knows what it looks for', () => {
-    expect(apiKeys.size).toBeGreaterThanOrEqual(5);
-    expect(privateDs.size).toBe(2);
-    expect(seen.length).toBeGreaterThan(40);
-  });
-
-  it('no gateway log line holds a secret', () => {
-    const found: string[] = [];
-    const lines: LogLine[] = [...g.logs, ...second.logs];
-    for (const line of lines) scan(`log line ${JSON.stringify(line).slice(0, 120)}`, JSON.stringify(line), found);
-    expect(found).toEqual([]);
-  });
-
-  it('no file under public/ or records/ holds a secret', async () => {
-    const found: string[] = [];
-    const files = [...(await allFiles(p.publicDir)), ...(await allFiles(p.recordsDir))];
-    expect(files.length).toBeGreaterThan(30);
-    for (const file of files) scan(file, await readFile(file, 'latin1'), found);
-    expect(found).toEqual([]);
-  });
-
-  it('no HTTP response (status, headers, body) holds a secret', () => {
-    const found: string[] = [];
-    for (const r of seen) scan(r.what, r.text, found);
-    expect(found).toEqual([]);
-  });
-
-  it('no CLI output (other than the key `apikey create` prints) holds a secret', () => {
-    const found: string[] = [];
-    for (const o of cliOutput) scan(o.what, o.text, found);
-    expect(found).toEqual([]);
-  });
-
-  it('the published key set holds public members only', async () => {
-    const text = await readFile(p.keySetFile, 'utf8');
-    for (const k of (JSON.parse(text) as { keys: Record<string, unknown>[] }).keys) {
-      expect(Object.keys(k).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x']);
-    }
-  });
-
-  it('the API key file holds only hashes (no key, no secret part) and is mode 0600', async () => {
-    const text = await readFile(p.apiKeysFile, 'utf8');
-    const found: string[] = [];
-    scan(p.apiKeysFile, text, found);
-    expect(found).toEqual([]);
-    const entries = (JSON.parse(text) as { keys: Record<string, unknown>[] }).keys;
-    expect(entries.length).toBe(3); // g's, second's, and the one made with the CLI
-    for (const e of entries) {
-      expect(Object.keys(e).sort()).toEqual(['created', 'id', 'label', 'revoked', 'sha256']);
-      expect(e.sha256).toMatch(/^[0-9a-f]{64}$/);
-    }
-    const hashes = new Set(entries.map((e) => e.sha256));
-    for (const key of [g.key, second.key]) expect(hashes.has(createHash('sha256').update(key).digest('hex'))).toBe(true);
-    expect((await stat(p.apiKeysFile)).mode & 0o777).toBe(0o600);
-  });
-
-  it('every signing key file is mode 0600, in folders only its owner can enter', async () => {
-    let n = 0;
-    for (const sub of ['signing', 'retired']) {
-      const dir = join(p.keysDir, sub);
-      expect((await stat(dir)).mode & 0o077, `${dir} is not open to group or others`).toBe(0);
-      for (const name of await readdir(dir)) {
-        expect((await stat(join(dir, name))).mode & 0o777, `${sub}/${name}`).toBe(0o600);
-        n++;
-      }
-    }
-    expect(n).toBe(2);
-  });
-});
+secretScanSuite(() => ({ p, g, second }));
