@@ -5,7 +5,6 @@
  */
 import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseKeySet } from '@merchant-verify/verifier';
 import { afterAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../access/api-keys.ts';
 import { CURRENT_LINK } from '../../core/layout.ts';
