@@ -30,7 +30,15 @@ export default defineConfig({
         // processes are kept from file to file (isolate: false), so each loads the gateway, the
         // SDKs and the test support once, not once per file; no test changes process-wide state
         // (env, cwd, signal handlers, globals), and every file closes what it starts.
-        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ALONE, maxWorkers: 2, isolate: false, globalSetup, sequence: { groupOrder: 0 } },
+        test: {
+          name: 'shared',
+          include: ['test/**/*.test.ts'],
+          exclude: ALONE,
+          maxWorkers: 2,
+          isolate: false,
+          globalSetup,
+          sequence: { groupOrder: 0 },
+        },
       },
       {
         extends: true,

@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { StoreUnavailableError, UnauthorizedError } from '../core/errors.ts';
-import { KEY_FORMAT, tableOf, type ApiKeyTable } from './api-keys.ts';
+import { type ApiKeyTable, KEY_FORMAT, tableOf } from './api-keys.ts';
 
 /**
  * The three refusals, made once: the same three answers every time, and a flood of requests with
@@ -96,7 +96,10 @@ export class ApiKeyStore {
       this.loading = this.load().finally(() => (this.loading = null));
       return this.loading;
     }
-    this.again ??= this.loading.then(() => this.rerun(), () => this.rerun());
+    this.again ??= this.loading.then(
+      () => this.rerun(),
+      () => this.rerun(),
+    );
     return this.again;
   }
 

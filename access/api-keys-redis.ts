@@ -1,6 +1,6 @@
 import { ConfigError } from '../core/errors.ts';
 import type { ApiKeyEntry, ApiKeyTable } from './api-keys.ts';
-import { redactUrl, type RedisClient } from './redis.ts';
+import { type RedisClient, redactUrl } from './redis.ts';
 
 /** The hash of entries (field: key id, value: the entry as JSON, holding the key's SHA-256 only). */
 const ENTRIES = 'mvr:api-keys';

@@ -85,7 +85,11 @@ export function apiKeyFile(file: string): ApiKeyTable {
 export const tableOf = (where: string | ApiKeyTable) => (typeof where === 'string' ? apiKeyFile(where) : where);
 
 /** Creates a key in a key file or table; returns the key text (shown once, never stored) and its entry. */
-export async function createApiKey(where: string | ApiKeyTable, label: string, now = new Date()): Promise<{ key: string; entry: ApiKeyEntry }> {
+export async function createApiKey(
+  where: string | ApiKeyTable,
+  label: string,
+  now = new Date(),
+): Promise<{ key: string; entry: ApiKeyEntry }> {
   if (label.trim() === '') throw new ConfigError('--label must not be empty');
   const id = randomBytes(8).toString('hex').slice(0, 10);
   const key = `mvr_${id}_${randomBytes(32).toString('base64url')}`;
@@ -107,7 +111,10 @@ export function revokeApiKey(where: string | ApiKeyTable, idOrKey: string, now =
 /** The key id in an id or a whole key; anything else is refused without being repeated, as it may be a mistyped secret. */
 function keyIdOf(text: string): string {
   const id = KEY_FORMAT.exec(text)?.[1] ?? (/^[a-z0-9]{10}$/.test(text) ? text : undefined);
-  if (id === undefined) throw new ConfigError('the ID given is neither a key id (10 lowercase letters and digits, see "mvr apikey list") nor a whole API key; it is not shown, as it may hold a secret');
+  if (id === undefined)
+    throw new ConfigError(
+      'the ID given is neither a key id (10 lowercase letters and digits, see "mvr apikey list") nor a whole API key; it is not shown, as it may hold a secret',
+    );
   return id;
 }
 

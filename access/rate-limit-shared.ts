@@ -97,7 +97,10 @@ export class SharedWindowLimiter {
     const key = `mvr:rate:${this.name}:${caller}:${lease.window}`;
     let reply: unknown;
     try {
-      reply = await this.redis.eval(LEASE_SCRIPT, { keys: [key], arguments: [String(Math.max(this.leaseSize, wanted - lease.tokens)), String(this.quota), String(this.windowSeconds * 2000)] });
+      reply = await this.redis.eval(LEASE_SCRIPT, {
+        keys: [key],
+        arguments: [String(Math.max(this.leaseSize, wanted - lease.tokens)), String(this.quota), String(this.windowSeconds * 2000)],
+      });
     } catch (error) {
       if (!this.degraded) this.onDegraded(error as Error);
       this.degraded = true;

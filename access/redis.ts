@@ -1,6 +1,5 @@
 import { createClient } from '@redis/client';
 
-
 /**
  * A Redis or Valkey connection (node-redis) for API keys and rate limits. Commands fail at once
  * while the connection is down (no offline queue), so a gateway falls back to its local rules

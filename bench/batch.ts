@@ -5,7 +5,7 @@
  *
  * Usage: npm run bench:batch -- --records 10000 --seconds 5 --rounds 3 --connections 16
  */
-import { execFile, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -25,7 +25,10 @@ const { values } = parseArgs({
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..');
 const OUT = join(ROOT, 'bench/out');
-const count = Number(values.records), seconds = Number(values.seconds), rounds = Number(values.rounds), connections = Number(values.connections);
+const count = Number(values.records),
+  seconds = Number(values.seconds),
+  rounds = Number(values.rounds),
+  connections = Number(values.connections);
 const log = (s: string) => process.stderr.write(`bench:batch: ${s}\n`);
 const mvr = (...args: string[]) => run(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { maxBuffer: 1 << 26 });
 
@@ -35,12 +38,30 @@ const work = join(OUT, `batch-${count}`);
 if (!existsSync(join(work, 'records/current'))) {
   log(`building ${count.toLocaleString('en-US')} records`);
   await mvr('keygen', '--keys', join(work, 'keys'));
-  await mvr('build', '--json', '--audits', audits, '--records', join(work, 'records'), '--public', join(work, 'public'), '--keys', join(work, 'keys'), '--now', '2026-11-01T00:00:00Z');
+  await mvr(
+    'build',
+    '--json',
+    '--audits',
+    audits,
+    '--records',
+    join(work, 'records'),
+    '--public',
+    join(work, 'public'),
+    '--keys',
+    join(work, 'keys'),
+    '--now',
+    '2026-11-01T00:00:00Z',
+  );
 }
 const key = (await mvr('apikey', 'create', '--api-keys', join(work, 'api-keys.json'), '--label', 'bench:batch')).stdout.trim();
 const hot = await domainsOf(join(audits, 'audits.jsonl'), Number(values.hot));
 
-const single = await pathsScript(work, 'batch-single', hot.map((d) => `/v1/verify?domain=${d}`), `Bearer ${key}`);
+const single = await pathsScript(
+  work,
+  'batch-single',
+  hot.map((d) => `/v1/verify?domain=${d}`),
+  `Bearer ${key}`,
+);
 // Every batch body is 100 domains of the same hot set, picked at random per request.
 const batch = join(work, 'batch-100.lua');
 await writeFile(
@@ -63,7 +84,10 @@ const port = 18990;
 await assertPortsFree([port]);
 let gateway: ChildProcess | null = null;
 try {
-  gateway = await startGatewayProcess(['--records', join(work, 'records'), '--public', join(work, 'public'), '--api-keys', join(work, 'api-keys.json'), '--rate-limit', '0'], port);
+  gateway = await startGatewayProcess(
+    ['--records', join(work, 'records'), '--public', join(work, 'public'), '--api-keys', join(work, 'api-keys.json'), '--rate-limit', '0'],
+    port,
+  );
   const url = `http://127.0.0.1:${port}`;
   await wrk(url, single, 2, connections);
   await wrk(url, batch, 2, connections);
@@ -73,10 +97,13 @@ try {
     const b = await wrk(url, batch, seconds, connections);
     if (s.non2xx || b.non2xx) throw new Error(`non-2xx answers: single ${s.non2xx}, batch ${b.non2xx}`);
     rows.push({ single: s.requestsPerSecond, batch: b.requestsPerSecond * 100, singleP99: s.p99ms, batchP99: b.p99ms });
-    log(`round ${r + 1}: single ${Math.round(s.requestsPerSecond)} domains/s, batch ${Math.round(b.requestsPerSecond * 100)} domains/s (${Math.round(b.requestsPerSecond)} batches/s)`);
+    log(
+      `round ${r + 1}: single ${Math.round(s.requestsPerSecond)} domains/s, batch ${Math.round(b.requestsPerSecond * 100)} domains/s (${Math.round(b.requestsPerSecond)} batches/s)`,
+    );
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const s = median(rows.map((r) => r.single)), b = median(rows.map((r) => r.batch));
+  const s = median(rows.map((r) => r.single)),
+    b = median(rows.map((r) => r.batch));
   process.stdout.write(
     [
       `| ${count.toLocaleString('en-US')} records, hot set ${hot.length}, ${connections} connections, ${seconds} s, median of ${rounds} | domains/s | p99 ms (per request) | x single |`,

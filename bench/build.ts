@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
-import { once } from 'node:events';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { generateAudits } from './generate-audits.ts';
@@ -93,10 +93,31 @@ export async function benchBuild(outDir: string, count: number, opts: { coldCach
   await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'keygen', '--log', '--keys', keys]);
   const { stdout } = await run(
     process.execPath,
-    [join(ROOT, 'bin/mvr.js'), 'build', '--json', '--audits', audits, '--records', join(work, 'records'), '--public', join(work, 'public'), '--keys', keys, '--now', '2026-11-01T00:00:00Z'],
+    [
+      join(ROOT, 'bin/mvr.js'),
+      'build',
+      '--json',
+      '--audits',
+      audits,
+      '--records',
+      join(work, 'records'),
+      '--public',
+      join(work, 'public'),
+      '--keys',
+      keys,
+      '--now',
+      '2026-11-01T00:00:00Z',
+    ],
     { maxBuffer: 16 * 1024 * 1024 },
   );
-  const summary = JSON.parse(stdout) as { records: number; durationMs: number; recordsPerSecond: number; peakRssMb: number; log: { durationMs: number; bytes: number }; domainMap: { durationMs: number; bytes: number } };
+  const summary = JSON.parse(stdout) as {
+    records: number;
+    durationMs: number;
+    recordsPerSecond: number;
+    peakRssMb: number;
+    log: { durationMs: number; bytes: number };
+    domainMap: { durationMs: number; bytes: number };
+  };
   if (summary.records !== count) throw new Error(`built ${summary.records} records from ${count} audits`);
   // The records of a million-audit build take a few GB; only the last size's are kept for the gateway bench.
   return {

@@ -30,21 +30,27 @@ export function placeOf(url: string): string {
   return own ? `${own[1] ?? ''}${own[2]}` : url;
 }
 
-const nameOf = ({ functionName, url, lineNumber }: ProfileNode['callFrame']) => `${functionName || '(anonymous)'} ${placeOf(url)}${url ? `:${lineNumber + 1}` : ''}`;
+const nameOf = ({ functionName, url, lineNumber }: ProfileNode['callFrame']) =>
+  `${functionName || '(anonymous)'} ${placeOf(url)}${url ? `:${lineNumber + 1}` : ''}`;
 
 /**
  * Self time (ms) per function and per place, total time per function (each function counted once
  * per sample it is on the stack of), and the profile's total and idle time. Samples taken in the
  * first `fromMs` are left out (start-up and warm-up).
  */
-export function selfTimes(profile: Profile, fromMs = 0): { total: number; idle: number; byFunction: Map<string, number>; byPlace: Map<string, number>; inclusive: Map<string, number> } {
+export function selfTimes(
+  profile: Profile,
+  fromMs = 0,
+): { total: number; idle: number; byFunction: Map<string, number>; byPlace: Map<string, number>; inclusive: Map<string, number> } {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
   const byFunction = new Map<string, number>();
   const byPlace = new Map<string, number>();
   const inclusive = new Map<string, number>();
-  let total = 0, idle = 0, at = 0;
+  let total = 0,
+    idle = 0,
+    at = 0;
   profile.samples.forEach((id, i) => {
     const ms = (profile.timeDeltas[i] ?? 0) / 1000;
     at += ms;
@@ -66,12 +72,22 @@ export function selfTimes(profile: Profile, fromMs = 0): { total: number; idle: 
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '25' }, from: { type: 'string', default: '0' }, inclusive: { type: 'boolean', default: false } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      top: { type: 'string', default: '25' },
+      from: { type: 'string', default: '0' },
+      inclusive: { type: 'boolean', default: false },
+    },
+  });
   if (positionals.length !== 1) {
     process.stderr.write('usage: tsx bench/cpu-profile.ts PROFILE.cpuprofile [--top N] [--from SECONDS] [--inclusive]\n');
     process.exit(2);
   }
-  const { total, idle, byFunction, byPlace, inclusive } = selfTimes(JSON.parse(readFileSync(positionals[0]!, 'utf8')) as Profile, Number(values.from) * 1000);
+  const { total, idle, byFunction, byPlace, inclusive } = selfTimes(
+    JSON.parse(readFileSync(positionals[0]!, 'utf8')) as Profile,
+    Number(values.from) * 1000,
+  );
   const busy = total - idle;
   const top = Number(values.top);
   const table = (title: string, rows: Map<string, number>) => {
@@ -80,7 +96,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       process.stdout.write(`| ${name.replaceAll('|', '\\|')} | ${ms.toFixed(0)} | ${((100 * ms) / busy).toFixed(1)}% |\n`);
     }
   };
-  process.stdout.write(`profile: ${(total / 1000).toFixed(1)} s, busy ${(busy / 1000).toFixed(1)} s (${((100 * busy) / total).toFixed(0)}%)\n`);
+  process.stdout.write(
+    `profile: ${(total / 1000).toFixed(1)} s, busy ${(busy / 1000).toFixed(1)} s (${((100 * busy) / total).toFixed(0)}%)\n`,
+  );
   table('file or package', byPlace);
   table('function', byFunction);
   if (values.inclusive) table('function (total: itself and what it calls)', inclusive);

@@ -8,11 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeDomainMap } from '../builder/domain-map.ts';
 import { domainHash } from '@merchant-verify/verifier/issuer';
+import { writeDomainMap } from '../builder/domain-map.ts';
+import { sha256 } from '../core/hash.ts';
 import { generatePrivateJwk, loadSigningKey } from '../core/signing.ts';
 import { absenceProof, hasRecord, loadBuildMap } from '../service/build-maps.ts';
-import { sha256 } from '../core/hash.ts';
 
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const mb = (bytes: number) => fmt(bytes / 1024 / 1024, 1);
@@ -36,7 +36,9 @@ async function measure(dir: string, n: number, publicJwk: unknown): Promise<void
   const proofs = 5000 / ((performance.now() - t) / 1000);
   if (found !== 0 || domainHash(sha256, 'x').length !== 32) throw new Error('random leaves matched a domain');
   const held = after.heapUsed + after.external - before.heapUsed - before.external;
-  console.log(`| ${fmt(n)} | ${mb(n * 32)} | ${fmt(loadSeconds, 2)} | ${mb(held)} | ${mb(after.rss - before.rss)} | ${fmt(lookups)} | ${fmt(proofs)} |`);
+  console.log(
+    `| ${fmt(n)} | ${mb(n * 32)} | ${fmt(loadSeconds, 2)} | ${mb(held)} | ${mb(after.rss - before.rss)} | ${fmt(lookups)} | ${fmt(proofs)} |`,
+  );
 }
 
 if (process.argv[2] === '--load') {
@@ -53,8 +55,17 @@ if (process.argv[2] === '--load') {
       const hashes: Buffer[] = [];
       for (let i = 0; i < n; i++) hashes.push(randomBytes(32));
       hashes.sort(Buffer.compare);
-      await writeDomainMap(dir, Buffer.concat(hashes), { issuer: 'merchant-verify.example', build: 'bench', issuedAt: '2026-11-01T00:00:00.000Z', key });
-      const child = spawnSync(process.execPath, [...process.execArgv, import.meta.filename, '--load', dir, String(n), JSON.stringify(key.publicJwk)], { stdio: 'inherit' });
+      await writeDomainMap(dir, Buffer.concat(hashes), {
+        issuer: 'merchant-verify.example',
+        build: 'bench',
+        issuedAt: '2026-11-01T00:00:00.000Z',
+        key,
+      });
+      const child = spawnSync(
+        process.execPath,
+        [...process.execArgv, import.meta.filename, '--load', dir, String(n), JSON.stringify(key.publicJwk)],
+        { stdio: 'inherit' },
+      );
       if (child.status !== 0) throw new Error(`the measuring process exited ${child.status}`);
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -24,11 +24,15 @@ interface ThreadResult {
 /** Runs the measurement on `threads` worker threads at once for about `seconds`. */
 export async function measureEd25519Capacity(seconds = 4, threads = availableParallelism()): Promise<Ed25519Capacity> {
   const results = await Promise.all(
-    Array.from({ length: threads }, () => new Promise<ThreadResult>((resolve, reject) => {
-      const w = new Worker(new URL('./ed25519-worker.mjs', import.meta.url), { workerData: { seconds } });
-      w.once('message', resolve);
-      w.once('error', reject);
-    })),
+    Array.from(
+      { length: threads },
+      () =>
+        new Promise<ThreadResult>((resolve, reject) => {
+          const w = new Worker(new URL('./ed25519-worker.mjs', import.meta.url), { workerData: { seconds } });
+          w.once('message', resolve);
+          w.once('error', reject);
+        }),
+    ),
   );
   const signPerSecond = results.reduce((n, r) => n + r.signs / (r.signMs / 1000), 0);
   const verifyPerSecond = results.reduce((n, r) => n + r.verifies / (r.verifyMs / 1000), 0);

@@ -11,6 +11,7 @@ export function measureFileCreation(dir: string, count = 20_000): number {
   for (let i = 0; i < 256; i++) mkdirSync(join(dir, i.toString(16).padStart(2, '0')), { recursive: true });
   const data = 'x'.repeat(750);
   const started = performance.now();
-  for (let i = 0; i < count; i++) writeFileSync(join(dir, (i % 256).toString(16).padStart(2, '0'), `m${i}.example.json`), data, { flag: 'wx' });
+  for (let i = 0; i < count; i++)
+    writeFileSync(join(dir, (i % 256).toString(16).padStart(2, '0'), `m${i}.example.json`), data, { flag: 'wx' });
   return count / ((performance.now() - started) / 1000);
 }

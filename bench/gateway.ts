@@ -1,9 +1,9 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { closeSync, createReadStream, openSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { recordPath } from '../core/layout.ts';
 
@@ -74,7 +74,13 @@ export async function assertPortsFree(ports: number[]): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       const probe = createServer();
       probe.once('error', (error: NodeJS.ErrnoException) =>
-        reject(new Error(error.code === 'EADDRINUSE' ? `port ${port} is in use (a server left from an earlier run?); stop it first` : `port ${port}: ${error.message}`)),
+        reject(
+          new Error(
+            error.code === 'EADDRINUSE'
+              ? `port ${port} is in use (a server left from an earlier run?); stop it first`
+              : `port ${port}: ${error.message}`,
+          ),
+        ),
       );
       probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
     });
@@ -87,7 +93,11 @@ export async function assertPortsFree(ports: number[]): Promise<void> {
  */
 export async function startGatewayProcess(args: string[], port: number, opts: { logFile?: string } = {}): Promise<ChildProcess> {
   const stdout = opts.logFile ? openSync(opts.logFile, 'w') : 'ignore';
-  const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), 'serve', ...(opts.logFile ? [] : ['--quiet']), '--port', String(port), ...args], { stdio: ['ignore', stdout, 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'bin/mvr.js'), 'serve', ...(opts.logFile ? [] : ['--quiet']), '--port', String(port), ...args],
+    { stdio: ['ignore', stdout, 'inherit'] },
+  );
   if (typeof stdout === 'number') closeSync(stdout);
   await waitFor(`http://127.0.0.1:${port}/healthz`, child);
   return child;
@@ -177,7 +187,10 @@ async function waitFor(url: string, child: ChildProcess): Promise<void> {
 /** Installs nginx and wrk from Debian when absent (the benchmark may; tests never do). */
 export async function ensureTools(): Promise<void> {
   const missing: string[] = [];
-  for (const [bin, pkg] of [['nginx', 'nginx-light'], ['wrk', 'wrk']] as const) {
+  for (const [bin, pkg] of [
+    ['nginx', 'nginx-light'],
+    ['wrk', 'wrk'],
+  ] as const) {
     try {
       await run('which', [bin]);
     } catch {

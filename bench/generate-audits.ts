@@ -1,5 +1,5 @@
-import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 
 /**
  * Writes N synthetic audits as JSONL, deterministic from a seed: the same N and seed always give
@@ -29,7 +29,11 @@ export async function generateAudits(count: number, seed: number, out: NodeJS.Wr
     const audit = {
       domain: `m${i}-${Math.floor(rand() * 1e9).toString(36)}.example`,
       score,
-      sub_scores: { visibility: round2(rand() * 100), recommendation_rate: round2(rand() * 100), technical_readiness: round2(rand() * 100) },
+      sub_scores: {
+        visibility: round2(rand() * 100),
+        recommendation_rate: round2(rand() * 100),
+        technical_readiness: round2(rand() * 100),
+      },
       flags: rand() < 0.3 ? ['missing_signal:reviews'] : [],
       evidence: {
         ok,

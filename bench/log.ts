@@ -16,7 +16,8 @@ const { values } = parseArgs({ options: { records: { type: 'string', default: '1
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..');
 const OUT = join(ROOT, 'bench/out');
-const count = Number(values.records), rounds = Number(values.rounds);
+const count = Number(values.records),
+  rounds = Number(values.rounds);
 const mvr = (...args: string[]) => run(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { maxBuffer: 1 << 26 });
 const log = (s: string) => process.stderr.write(`bench:log: ${s}\n`);
 
@@ -29,7 +30,8 @@ interface Summary {
 const audits = await auditsFile(OUT, count);
 const work = join(OUT, `log-${count}`);
 await rm(work, { recursive: true, force: true });
-const keys = join(work, 'keys'), logKeys = join(work, 'log-keys');
+const keys = join(work, 'keys'),
+  logKeys = join(work, 'log-keys');
 await mvr('keygen', '--keys', keys);
 await cp(keys, logKeys, { recursive: true });
 await mvr('keygen', '--log', '--keys', logKeys);
@@ -40,7 +42,20 @@ async function build(withLog: boolean, round: number): Promise<Summary> {
   await mkdir(records, { recursive: true });
   await settleDisk();
   const month = `2026-${String(1 + round).padStart(2, '0')}-01T00:00:00Z`;
-  const { stdout } = await mvr('build', '--json', '--audits', audits, '--records', records, '--public', withLog ? publicWithLog : join(work, `public-${round}`), '--keys', withLog ? logKeys : keys, '--now', month);
+  const { stdout } = await mvr(
+    'build',
+    '--json',
+    '--audits',
+    audits,
+    '--records',
+    records,
+    '--public',
+    withLog ? publicWithLog : join(work, `public-${round}`),
+    '--keys',
+    withLog ? logKeys : keys,
+    '--now',
+    month,
+  );
   // The records are not needed again; the log is (the next round appends to it).
   await rm(records, { recursive: true, force: true });
   return JSON.parse(stdout) as Summary;
@@ -57,8 +72,10 @@ const s = (ms: number) => (ms / 1000).toFixed(1);
 const lines = [
   `| ${count.toLocaleString('en-US')} audits | build without the log s | with the log s | x without | of which the log step s | log entries | tiles written | log MB | peak RSS MB without / with |`,
   '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ...rows.map(({ round, plain, logged }) =>
-    `| round ${round + 1} | ${s(plain.durationMs)} | ${s(logged.durationMs)} | ${(logged.durationMs / plain.durationMs).toFixed(2)} | ${s(logged.log!.durationMs)} | ${logged.log!.from.toLocaleString('en-US')} -> ${logged.log!.to.toLocaleString('en-US')} | ${logged.log!.tiles} | ${(logged.log!.bytes / 1e6).toFixed(1)} | ${plain.peakRssMb} / ${logged.peakRssMb} |`),
+  ...rows.map(
+    ({ round, plain, logged }) =>
+      `| round ${round + 1} | ${s(plain.durationMs)} | ${s(logged.durationMs)} | ${(logged.durationMs / plain.durationMs).toFixed(2)} | ${s(logged.log!.durationMs)} | ${logged.log!.from.toLocaleString('en-US')} -> ${logged.log!.to.toLocaleString('en-US')} | ${logged.log!.tiles} | ${(logged.log!.bytes / 1e6).toFixed(1)} | ${plain.peakRssMb} / ${logged.peakRssMb} |`,
+  ),
 ];
 await writeFile(join(OUT, `log-${count}.json`), JSON.stringify(rows, null, 2));
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -2,12 +2,22 @@
 // request with one record's bytes and the same headers, written on the next turn as the gateway
 // writes, with no checks at all. The benchmark runs it beside the gateway so the cost of the
 // checks can be read off, and so can the distance from nginx that Node.js itself accounts for.
-import { createServer } from 'node:http';
+
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 
 const [port, file] = [Number(process.argv[2]), process.argv[3]];
 const body = readFileSync(file);
-const headers = ['content-type', 'application/json', 'cache-control', 'public, max-age=60, s-maxage=300', 'vary', 'Authorization', 'content-length', String(body.length)];
+const headers = [
+  'content-type',
+  'application/json',
+  'cache-control',
+  'public, max-age=60, s-maxage=300',
+  'vary',
+  'Authorization',
+  'content-length',
+  String(body.length),
+];
 createServer((_req, res) => {
   setImmediate(() => {
     res.writeHead(200, headers);

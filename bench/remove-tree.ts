@@ -28,7 +28,15 @@ async function peakWhileRemoving(dir: string, how: 'fs.rm' | 'removeTree'): Prom
     how === 'fs.rm'
       ? `await (await import('node:fs/promises')).rm(${JSON.stringify(dir)}, { recursive: true, force: true });`
       : `await (await import(${JSON.stringify(join(ROOT, 'dist/builder/publish.js'))})).removeTree(${JSON.stringify(dir)});`;
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', `${code}\nconst s = (await import('node:fs')).readFileSync('/proc/self/status', 'utf8');\nconsole.log(/VmHWM:\\s+(\\d+)/.exec(s)[1]);`], { cwd: ROOT });
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `${code}\nconst s = (await import('node:fs')).readFileSync('/proc/self/status', 'utf8');\nconsole.log(/VmHWM:\\s+(\\d+)/.exec(s)[1]);`,
+    ],
+    { cwd: ROOT },
+  );
   if (existsSync(dir)) throw new Error(`${how} left ${dir} behind`);
   return Number(stdout.trim()) / 1024;
 }
@@ -39,7 +47,9 @@ try {
   makeTree(join(base, 'two'), files);
   const withRm = await peakWhileRemoving(join(base, 'one'), 'fs.rm');
   const withRemoveTree = await peakWhileRemoving(join(base, 'two'), 'removeTree');
-  console.log(`peak RSS removing ${files.toLocaleString('en')} files: fs.rm ${withRm.toFixed(0)} MB, removeTree ${withRemoveTree.toFixed(0)} MB`);
+  console.log(
+    `peak RSS removing ${files.toLocaleString('en')} files: fs.rm ${withRm.toFixed(0)} MB, removeTree ${withRemoveTree.toFixed(0)} MB`,
+  );
 } finally {
   rmSync(base, { recursive: true, force: true });
 }

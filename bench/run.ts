@@ -1,45 +1,42 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { recordPath } from '../core/layout.ts';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { parseArgs } from 'node:util';
-import { benchBuild, auditsFile, dropCaches, removeRetired, retire, settleDisk, type BuildBenchRow } from './build.ts';
+import { recordPath } from '../core/layout.ts';
+import { auditsFile, benchBuild, dropCaches, removeRetired, retire, settleDisk } from './build.ts';
 import { measureEd25519Capacity } from './ed25519-capacity.ts';
 import { measureFileCreation } from './file-capacity.ts';
-import { assertPortsFree, domainsOf, ensureTools, nginxPath, pathsScript, rssOf, scrapeMetrics, startGatewayProcess, startNginx, wrk, type LoadResult } from './gateway.ts';
+import {
+  assertPortsFree,
+  domainsOf,
+  ensureTools,
+  type LoadResult,
+  rssOf,
+  scrapeMetrics,
+  startGatewayProcess,
+  startNginx,
+  wrk,
+} from './gateway.ts';
+import { loadScripts } from './load-scripts.ts';
+import { connections, gatewayRecords, hotSetSize, rounds, seconds, sizes, values, workers } from './run-options.ts';
+import {
+  BAD_KEY,
+  type BuildRow,
+  FLOOR,
+  GATEWAY_HOT,
+  medianRounds,
+  NEVER_AUDITED,
+  type OriginDown,
+  pairedRatios,
+  QUIET,
+  reportLines,
+} from './run-report.ts';
 
-/**
- * `npm run bench`: the build beside the machine's raw Ed25519 capacity, and the gateway beside
- * nginx serving the same signed files, all in one run so the ratios compare like with like.
- * Options: --sizes 10000,100000,1000000  --gateway-records 100000  --seconds 10  --connections 64  --workers 1
- *          --rounds 5 (the comparisons run this many times, interleaved; the table shows the median)
- *          --hot 1000 (records in the hot set; as many never-audited domains are asked for)
- *          --keep-caches (do not drop the kernel's caches before each build; see dropCaches())
- */
-const { values } = parseArgs({
-  options: {
-    sizes: { type: 'string', default: '10000,100000,1000000' },
-    'gateway-records': { type: 'string', default: '100000' },
-    seconds: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '64' },
-    workers: { type: 'string', default: '1' },
-    'cache-mb': { type: 'string', default: '16' },
-    rounds: { type: 'string', default: '5' },
-    hot: { type: 'string', default: '1000' },
-    'keep-caches': { type: 'boolean', default: false },
-  },
-});
+/** `npm run bench` (options and what it measures: ./run-options.ts; its table: ./run-report.ts). */
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..');
 const OUT = join(ROOT, 'bench/out');
-const seconds = Number(values.seconds), connections = Number(values.connections), workers = Number(values.workers);
-const gatewayRecords = Number(values['gateway-records']);
-const rounds = Number(values.rounds), hotSetSize = Number(values.hot);
-const sizes = values.sizes!.split(',').map(Number);
-if (!sizes.includes(gatewayRecords)) sizes.push(gatewayRecords);
-sizes.sort((a, b) => a - b);
 
 await mkdir(OUT, { recursive: true });
 await ensureTools();
@@ -60,7 +57,7 @@ await retire(OUT, join(OUT, 'file-capacity'));
 // Every build and every raw measurement starts with the disk settled (settleDisk, also inside
 // benchBuild): the writeback a build leaves behind is timed on its own, as `syncSeconds`, and
 // falls on nothing measured after it.
-const builds: (BuildBenchRow & { rawBefore: number; rawAfter: number; ratio: number; syncSeconds: number })[] = [];
+const builds: BuildRow[] = [];
 let rawBefore = capacity.pairPerSecond;
 for (const n of sizes) {
   log(`build of ${n.toLocaleString('en-US')} audits`);
@@ -74,31 +71,47 @@ for (const n of sizes) {
 
 log(`gateway on ${gatewayRecords.toLocaleString('en-US')} records, ${connections} connections, ${seconds} s per scenario`);
 const work = join(OUT, `build-${gatewayRecords}`);
-const { stdout: apiKey } = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'apikey', 'create', '--api-keys', join(work, 'api-keys.json'), '--label', 'bench']);
+const { stdout: apiKey } = await run(process.execPath, [
+  join(ROOT, 'bin/mvr.js'),
+  'apikey',
+  'create',
+  '--api-keys',
+  join(work, 'api-keys.json'),
+  '--label',
+  'bench',
+]);
 const key = apiKey.trim();
 const domains = await domainsOf(join(await auditsFile(OUT, gatewayRecords), 'audits.jsonl'));
 // Like with like: the hot set, the never-audited set and the bad-key requests cover as many
 // distinct domains, so the three differ only in what the gateway does with them.
 const hot = domains.slice(0, hotSetSize);
 const never = Array.from({ length: hot.length }, (_, i) => `never-audited-${i}.example`);
-const scripts = {
-  hot: await pathsScript(OUT, 'hot', hot.map((d) => `/v1/verify?domain=${d}`), `Bearer ${key}`),
-  working: await pathsScript(OUT, 'working', domains.map((d) => `/v1/verify?domain=${d}`), `Bearer ${key}`),
-  never: await pathsScript(OUT, 'never', never.map((d) => `/v1/verify?domain=${d}`), `Bearer ${key}`),
-  badKey: await pathsScript(OUT, 'badkey', hot.map((d) => `/v1/verify?domain=${d}`), 'Bearer mvr_0000000000_notavalidkeynotavalidkeynotavalidkeynotavali'),
-  nginxHot: await pathsScript(OUT, 'nginx-hot', hot.map(nginxPath), `Bearer ${key}`),
-  nginxWorking: await pathsScript(OUT, 'nginx-working', domains.map(nginxPath), `Bearer ${key}`),
-};
+const scripts = await loadScripts(OUT, key, domains, hot, never);
 
 const results: LoadResult[] = [];
-const GATEWAY_HOT = 'gateway as shipped (access log on) with metrics on, hot records', NEVER_AUDITED = 'gateway, never-audited domains', BAD_KEY = 'gateway, bad API key (401)';
-const FLOOR = 'bare node:http server, same bytes, no checks (floor)', QUIET = 'gateway with --quiet (no access log), metrics off, hot records';
 /** Per round, a scenario's requests per second over its reference's in the same round. */
-const paired = new Map<string, number[]>();
-const gatewayPort = 18901, nginxPort = 18902, quietPort = 18904, metricsPort = 18907;
+let paired = new Map<string, number[]>();
+const gatewayPort = 18901,
+  nginxPort = 18902,
+  quietPort = 18904,
+  metricsPort = 18907;
 let memory = { rssMb: NaN, peakMb: NaN };
 // The quotas stay on (their check is part of every request) but far above what the load reaches.
-const gatewayArgs = ['--records', join(work, 'records'), '--public', join(work, 'public'), '--api-keys', join(work, 'api-keys.json'), '--cache-mb', values['cache-mb']!, '--rate-limit', '1000000000', '--unauth-rate-limit', '1000000000', ...(workers > 1 ? ['--workers', String(workers)] : [])];
+const gatewayArgs = [
+  '--records',
+  join(work, 'records'),
+  '--public',
+  join(work, 'public'),
+  '--api-keys',
+  join(work, 'api-keys.json'),
+  '--cache-mb',
+  values['cache-mb']!,
+  '--rate-limit',
+  '1000000000',
+  '--unauth-rate-limit',
+  '1000000000',
+  ...(workers > 1 ? ['--workers', String(workers)] : []),
+];
 // Every process the comparison starts, stopped together at the end or when one fails to start.
 const children: ChildProcess[] = [];
 const stopAll = () => {
@@ -115,11 +128,17 @@ const started = async (start: ChildProcess | Promise<ChildProcess>): Promise<Chi
   }
 };
 /** A floor server (bench/*-floor.mjs) answering with one hot record's bytes. */
-const floorServer = (script: string, port: number) => spawn(process.execPath, [join(ROOT, 'bench', script), String(port), join(work, 'records/current', recordPath(hot[0]!))], { stdio: 'ignore' });
-const floorPort = 18903, originPort = 18906;
+const floorServer = (script: string, port: number) =>
+  spawn(process.execPath, [join(ROOT, 'bench', script), String(port), join(work, 'records/current', recordPath(hot[0]!))], {
+    stdio: 'ignore',
+  });
+const floorPort = 18903,
+  originPort = 18906;
 await assertPortsFree([gatewayPort, nginxPort, floorPort, originPort, quietPort, metricsPort]);
 // The gateway as shipped: its access log written to a file, and metrics served (on their own port).
-const gateway = await started(startGatewayProcess([...gatewayArgs, '--metrics-port', String(metricsPort)], gatewayPort, { logFile: join(OUT, 'gateway-access.log') }));
+const gateway = await started(
+  startGatewayProcess([...gatewayArgs, '--metrics-port', String(metricsPort)], gatewayPort, { logFile: join(OUT, 'gateway-access.log') }),
+);
 await started(startGatewayProcess(gatewayArgs, quietPort));
 await started(floorServer('node-floor.mjs', floorPort));
 const nginx = await started(startNginx(OUT, join(work, 'records/current'), nginxPort, key, workers));
@@ -128,11 +147,12 @@ const nginx = await started(startNginx(OUT, join(work, 'records/current'), nginx
 const originArgs = gatewayArgs.map((a, i) => (gatewayArgs[i - 1] === '--records' ? `http://127.0.0.1:${nginxPort}/origin/` : a));
 await started(startGatewayProcess(originArgs, originPort));
 /** What the HTTP-origin gateway answered once nginx was stopped (STORE_UNAVAILABLE expected). */
-let originDown: { status: number; code: string | null; afterMs: number } | null = null;
+let originDown: OriginDown = null;
 /** The shipped gateway's metrics after the rounds. */
 let scrape: Awaited<ReturnType<typeof scrapeMetrics>> | null = null;
 try {
-  const g = `http://127.0.0.1:${gatewayPort}`, n = `http://127.0.0.1:${nginxPort}`;
+  const g = `http://127.0.0.1:${gatewayPort}`,
+    n = `http://127.0.0.1:${nginxPort}`;
   const scenario = async (name: string, url: string, script: string) => {
     await wrk(url, script, 2, connections); // warm-up
     const result = { name, ...(await wrk(url, script, seconds, connections)) };
@@ -165,7 +185,11 @@ try {
   const working = [
     await scenario('nginx, working set (all records)', n, scripts.nginxWorking),
     await scenario(`gateway, working set (all records, cache ${values['cache-mb']} MB)`, g, scripts.working),
-    await scenario(`gateway with nginx as its HTTP origin (--records http://...), working set (all records, cache ${values['cache-mb']} MB)`, o, scripts.working),
+    await scenario(
+      `gateway with nginx as its HTTP origin (--records http://...), working set (all records, cache ${values['cache-mb']} MB)`,
+      o,
+      scripts.working,
+    ),
     await scenario('gateway with nginx as its HTTP origin, hot records', o, scripts.hot),
   ];
   // The --quiet gateway has not served yet: its cache is filled first, as the shipped one's was.
@@ -187,52 +211,23 @@ try {
     await new Promise((r) => setTimeout(r, 250));
   }
   log(`nginx stopped: the HTTP-origin gateway answered ${originDown?.status} ${originDown?.code ?? ''} after ${originDown?.afterMs} ms`);
-  for (const [name, reference] of [[GATEWAY_HOT, FLOOR], [BAD_KEY, GATEWAY_HOT], [NEVER_AUDITED, GATEWAY_HOT], [QUIET, FLOOR], [GATEWAY_HOT, QUIET]] as const) {
-    const referenceRounds = runs.get(reference)!;
-    paired.set(`${name}, x ${reference === GATEWAY_HOT ? 'gateway hot' : reference === FLOOR ? 'floor' : 'the --quiet gateway'}`, runs.get(name)!.map((r, i) => r.requestsPerSecond / referenceRounds[i]!.requestsPerSecond));
-  }
+  paired = pairedRatios(runs);
   scrape = await scrapeMetrics(`http://127.0.0.1:${metricsPort}/metrics`);
-  for (const list of runs.values()) {
-    const sorted = [...list].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
-    const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
-    results.push({ ...median, spread: [sorted[0]!.requestsPerSecond, sorted.at(-1)!.requestsPerSecond] });
-  }
+  results.push(...medianRounds(runs));
   results.push(...working);
 } finally {
   memory = await rssOf(gateway.pid!).catch(() => memory);
   stopAll();
 }
 
-const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
-const nginxHot = results.find((r) => r.name === 'nginx, hot records')!.requestsPerSecond;
-const gatewayHot = results.find((r) => r.name === GATEWAY_HOT)!.requestsPerSecond;
-const floor = results.find((r) => r.name === FLOOR)!.requestsPerSecond;
-const spreadOf = (r: LoadResult) => (r.spread ? `${fmt(r.spread[0])}-${fmt(r.spread[1])}` : '1 run');
-const lines = [
-  `Raw Ed25519 (node:crypto, ${capacity.threads} threads): ${fmt(capacity.signPerSecond)} sign/s, ${fmt(capacity.verifyPerSecond)} verify/s, ${fmt(capacity.pairPerSecond)} sign+verify pairs/s`,
-  `File creation (one O_EXCL create + write per record, as the build does): ${fmt(filesPerSecond)} files/s`,
-  '',
-  `Builds: ${builds.every((b) => b.coldCaches) ? "the kernel's page, dentry and inode caches dropped before each (as on a fresh runner)" : builds.some((b) => b.coldCaches) ? 'caches dropped before some builds only' : "the kernel's caches as the runs before left them (not dropped: --keep-caches, or not root)"}`,
-  '',
-  '| build | seconds | records/s | raw pairs/s just before / after | x raw sign+verify (their mean) | x file creation | peak RSS MB | then written out (sync) s | of which the log s (share) | log MB | of which the domain map s (share) |',
-  '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ...builds.map(
-    (b) =>
-      `| ${fmt(b.audits)} | ${fmt(b.seconds, 1)} | ${fmt(b.recordsPerSecond)} | ${fmt(b.rawBefore)} / ${fmt(b.rawAfter)} | ${fmt(b.ratio, 2)} | ${fmt(b.recordsPerSecond / filesPerSecond, 2)} | ${fmt(b.peakRssMb)} | ${fmt(b.syncSeconds, 1)} | ${fmt(b.logSeconds, 1)} (${fmt((100 * b.logSeconds) / b.seconds)}%) | ${fmt(b.logBytes / 1e6, 1)} | ${fmt(b.mapSeconds, 2)} (${fmt((100 * b.mapSeconds) / b.seconds, 1)}%) |`,
-  ),
-  '',
-  `| gateway scenario (${connections} connections, ${seconds} s, median of ${rounds} rounds; hot set ${fmt(hot.length)} records) | req/s | rounds' range | p50 ms | p99 ms | non-2xx | x nginx hot | x floor | x gateway hot |`,
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ...results.map((r) => `| ${r.name} | ${fmt(r.requestsPerSecond)} | ${spreadOf(r)} | ${fmt(r.p50ms, 2)} | ${fmt(r.p99ms, 2)} | ${fmt(r.non2xx)} | ${fmt(r.requestsPerSecond / nginxHot, 2)} | ${fmt(r.requestsPerSecond / floor, 2)} | ${fmt(r.requestsPerSecond / gatewayHot, 2)} |`),
-  '',
-  'Paired: each ratio taken within one round, then their median.',
-  ...[...paired].map(([name, ratios]) => `${name}, round by round: ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt([...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)]!, 2)})`),
-  `Metrics of the shipped gateway after the rounds: ${scrape ? `${fmt(scrape.requests)} requests counted, a scrape of ${fmt(scrape.bytes)} bytes in ${fmt(scrape.ms, 1)} ms` : 'not scraped'}`,
-  '',
-  `Gateway memory after the run (${fmt(gatewayRecords)} records, cache ${values['cache-mb']} MB): RSS ${memory.rssMb} MB, peak ${memory.peakMb} MB`,
-  `HTTP-origin gateway with its origin (nginx) stopped: ${originDown ? `${originDown.status} ${originDown.code ?? '(no code)'} after ${fmt(originDown.afterMs)} ms` : 'not checked'}`,
-];
-await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, filesPerSecond, builds, results, paired: Object.fromEntries(paired), memory, originDown, scrape }, null, 2));
+const lines = reportLines(
+  { capacity, filesPerSecond, builds, results, paired, scrape, memory, originDown },
+  { connections, seconds, rounds, hotCount: hot.length, gatewayRecords, cacheMb: values['cache-mb']! },
+);
+await writeFile(
+  join(OUT, 'results.json'),
+  JSON.stringify({ capacity, filesPerSecond, builds, results, paired: Object.fromEntries(paired), memory, originDown, scrape }, null, 2),
+);
 process.stdout.write(`${lines.join('\n')}\n`);
 // Like a scenario answered with the wrong status, an origin gateway still answering once its
 // origin is gone is a failed run, not a figure (the figures above are kept).

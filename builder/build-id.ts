@@ -38,7 +38,9 @@ export async function existingBuild(recordsDir: string, id: string): Promise<'li
   const live = await readlink(join(recordsDir, CURRENT_LINK)).catch(() => null);
   if (live !== null && basename(live) === id) return 'live';
   if (await stat(join(recordsDir, BUILDS_DIR, id)).catch(() => null)) {
-    throw new BuildError(`build ${id} (these audits, keys, options and --now) was built before and is no longer live; build with another --now to publish it again`);
+    throw new BuildError(
+      `build ${id} (these audits, keys, options and --now) was built before and is no longer live; build with another --now to publish it again`,
+    );
   }
   return null;
 }

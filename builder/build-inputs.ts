@@ -1,15 +1,15 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BuildError, ConfigError } from '../core/errors.ts';
 import { KEY_SET_PATH, type KeySet } from '@merchant-verify/verifier';
+import { BuildError, ConfigError } from '../core/errors.ts';
 import type { SigningKey } from '../core/signing.ts';
+import { type LogKey, loadLogKey, logOrigin } from '../keyring/log-key.ts';
 import { loadActiveKey, publishedKeySet } from '../keyring/signing-keys.ts';
-import { loadLogKey, logOrigin, type LogKey } from '../keyring/log-key.ts';
-import { readKept, type KeptBuild } from '../storage/kept-builds.ts';
+import { type KeptBuild, readKept } from '../storage/kept-builds.ts';
 import { listAuditFiles } from './inputs.ts';
 import { withKeptKeys } from './kept.ts';
 import { openPublishedLog, type PublishedLog } from './log.ts';
-import { DEFAULT_KEEP, type BuildOptions } from './options.ts';
+import { type BuildOptions, DEFAULT_KEEP } from './options.ts';
 
 /** The log a build appends to: its key, its origin and the log as published before. */
 export interface LogTarget {
@@ -38,7 +38,8 @@ export interface BuildInputs {
 /** Reads the keys, the published log, the kept builds and the list of audit files, in that order. */
 export async function readBuildInputs(opts: BuildOptions): Promise<BuildInputs> {
   const key = await loadActiveKey(opts.keysDir, opts.signingKey);
-  if (!key) opts.onWarning?.('no signing key configured (run "mvr keygen" or set MVR_SIGNING_KEY): records are UNSIGNED and the key set is empty');
+  if (!key)
+    opts.onWarning?.('no signing key configured (run "mvr keygen" or set MVR_SIGNING_KEY): records are UNSIGNED and the key set is empty');
   const log = await openLogTarget(opts);
   const keep = opts.keep ?? DEFAULT_KEEP;
   const keptBefore = await readKept(opts.recordsDir);
@@ -59,6 +60,9 @@ async function openLogTarget(opts: BuildOptions): Promise<LogTarget | null> {
   const key = await loadLogKey(opts.keysDir, opts.logKey);
   const origin = logOrigin(opts.issuer);
   if (!key) return null;
-  if (key.name !== origin) throw new ConfigError(`the log key is named "${key.name}", but the log of issuer ${opts.issuer} is "${origin}" (a log key is made for one issuer: "mvr keygen --log --issuer ${opts.issuer}")`);
+  if (key.name !== origin)
+    throw new ConfigError(
+      `the log key is named "${key.name}", but the log of issuer ${opts.issuer} is "${origin}" (a log key is made for one issuer: "mvr keygen --log --issuer ${opts.issuer}")`,
+    );
   return { key, origin, published: await openPublishedLog(opts.publicDir, key, origin) };
 }

@@ -1,7 +1,7 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
 import type { KeySet } from '@merchant-verify/verifier';
+import { canonicalJson } from '@merchant-verify/verifier/issuer';
 import { writeAtomic } from '../core/files.ts';
 import { BUILDS_DIR, LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
 import { manifestText } from '../core/manifest-schema.ts';
@@ -9,8 +9,8 @@ import type { SigningKey } from '../core/signing.ts';
 import { copyVerifyPage } from '../core/verify-page.ts';
 import type { KeptBuild } from '../storage/kept-builds.ts';
 import type { BuildInputs } from './build-inputs.ts';
-import { writeChanges, type ShardRun } from './changes.ts';
-import { writeDomainMap, type MapLeaves } from './domain-map.ts';
+import { type ShardRun, writeChanges } from './changes.ts';
+import { type MapLeaves, writeDomainMap } from './domain-map.ts';
 import { appendBuildToLog, type LogStep } from './log.ts';
 import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
 import type { SignedRecords } from './sign-audits.ts';
@@ -22,14 +22,30 @@ export interface BuildIdentity {
 }
 
 /** The domain map and the signed statement over it: what "never audited" is decided by. */
-export async function writeMapAndStatement(stagingDir: string, leaves: MapLeaves, opts: BuildOptions, build: BuildIdentity, key: SigningKey | null): Promise<BuildSummary['domainMap']> {
+export async function writeMapAndStatement(
+  stagingDir: string,
+  leaves: MapLeaves,
+  opts: BuildOptions,
+  build: BuildIdentity,
+  key: SigningKey | null,
+): Promise<BuildSummary['domainMap']> {
   const started = performance.now();
-  const { map } = await writeDomainMap(stagingDir, leaves.leaves(), { issuer: opts.issuer, build: build.buildId, issuedAt: build.issuedAt, key });
+  const { map } = await writeDomainMap(stagingDir, leaves.leaves(), {
+    issuer: opts.issuer,
+    build: build.buildId,
+    issuedAt: build.issuedAt,
+    key,
+  });
   return { durationMs: leaves.spentMs + performance.now() - started, domains: map.size, bytes: map.size * 32 };
 }
 
 /** The change feeds against every build kept before this one (part of the build: all or nothing); the changes written. */
-export async function writeChangeFeeds(stagingDir: string, earlier: KeptBuild[], recordsDir: string, phase: (name: BuildPhase) => void): Promise<number> {
+export async function writeChangeFeeds(
+  stagingDir: string,
+  earlier: KeptBuild[],
+  recordsDir: string,
+  phase: (name: BuildPhase) => void,
+): Promise<number> {
   let changes = 0;
   if (earlier.length > 0) phase('changes');
   for (const b of earlier) changes += await writeChanges(stagingDir, b.id, join(recordsDir, BUILDS_DIR, b.id));
@@ -40,10 +56,21 @@ export async function writeChangeFeeds(stagingDir: string, earlier: KeptBuild[],
  * The transparency log: every record appended, new tiles written, the checkpoint signed (published
  * once live), and the log's verifier key beside the key set. Without a log key, a warning; null.
  */
-export async function appendToLog(stagingDir: string, runs: ShardRun[], inputs: BuildInputs, opts: BuildOptions, issuedAt: string, phase: (name: BuildPhase) => void): Promise<LogStep | null> {
+export async function appendToLog(
+  stagingDir: string,
+  runs: ShardRun[],
+  inputs: BuildInputs,
+  opts: BuildOptions,
+  issuedAt: string,
+  phase: (name: BuildPhase) => void,
+): Promise<LogStep | null> {
   if (!inputs.log) {
     const logged = await stat(join(opts.publicDir, LOG_DIR, LOG_CHECKPOINT)).catch(() => null);
-    opts.onWarning?.(logged ? `no log key (keys/log.key or MVR_LOG_KEY): this build's records are NOT appended to the log in ${join(opts.publicDir, LOG_DIR)}` : 'no log key configured (run "mvr keygen --log" or set MVR_LOG_KEY): records are not appended to a transparency log');
+    opts.onWarning?.(
+      logged
+        ? `no log key (keys/log.key or MVR_LOG_KEY): this build's records are NOT appended to the log in ${join(opts.publicDir, LOG_DIR)}`
+        : 'no log key configured (run "mvr keygen --log" or set MVR_LOG_KEY): records are not appended to a transparency log',
+    );
     return null;
   }
   phase('log');
@@ -55,7 +82,14 @@ export async function appendToLog(stagingDir: string, runs: ShardRun[], inputs: 
 }
 
 /** The build's manifest, in staging: what it holds, signed by which key, where its records are in the log. */
-export async function writeManifest(stagingDir: string, opts: BuildOptions, inputs: BuildInputs, records: SignedRecords, issuedAt: string, logStep: LogStep | null): Promise<void> {
+export async function writeManifest(
+  stagingDir: string,
+  opts: BuildOptions,
+  inputs: BuildInputs,
+  records: SignedRecords,
+  issuedAt: string,
+  logStep: LogStep | null,
+): Promise<void> {
   const manifest = manifestText({
     issuer: opts.issuer,
     issued_at: issuedAt,
@@ -75,5 +109,6 @@ export async function writeManifest(stagingDir: string, opts: BuildOptions, inpu
 export async function writeKeySet(opts: BuildOptions, keySetFile: string, keySet: KeySet): Promise<void> {
   await mkdir(dirname(keySetFile), { recursive: true });
   await writeAtomic(keySetFile, `${canonicalJson(keySet)}\n`);
-  if (!(await copyVerifyPage(opts.publicDir))) opts.onWarning?.('the verify page is not built (run "npm run build"): public/verify/ was not written');
+  if (!(await copyVerifyPage(opts.publicDir)))
+    opts.onWarning?.('the verify page is not built (run "npm run build"): public/verify/ was not written');
 }

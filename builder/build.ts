@@ -1,14 +1,14 @@
-import { BuildError, MvrError } from '../core/errors.ts';
 import { formatTimestamp } from '@merchant-verify/verifier/issuer';
+import { BuildError, MvrError } from '../core/errors.ts';
 import { BuildDigest, existingBuild } from './build-id.ts';
-import { readBuildInputs, type BuildInputs } from './build-inputs.ts';
-import { appendToLog, writeChangeFeeds, writeKeySet, writeManifest, writeMapAndStatement, type BuildIdentity } from './build-outputs.ts';
+import { type BuildInputs, readBuildInputs } from './build-inputs.ts';
+import { appendToLog, type BuildIdentity, writeChangeFeeds, writeKeySet, writeManifest, writeMapAndStatement } from './build-outputs.ts';
 import { writeIndex } from './changes.ts';
 import { MapLeaves } from './domain-map.ts';
 import { buildSummary, keepBuilds, keptAfterSwap, publishCheckpoint } from './go-live.ts';
 import type { LogStep } from './log.ts';
 import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
-import { signAudits, type SignedRecords } from './sign-audits.ts';
+import { type SignedRecords, signAudits } from './sign-audits.ts';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, swapInBuild } from './swap.ts';
 
 export type { BuildOptions, BuildPhase, BuildProgress, BuildSummary } from './options.ts';
@@ -45,7 +45,8 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     const { build, leaves, runs } = await writeIndexAndName(staging, opts, inputs, records, issuedAt);
     // The same build again: it is live already, so no build is written, appended to the log or kept
     // twice; only what the options decide besides the build (the key set, how many builds are kept) is.
-    if ((await existingBuild(opts.recordsDir, build.buildId)) === 'live') return await sameBuildAgain(opts, inputs, records, build, started);
+    if ((await existingBuild(opts.recordsDir, build.buildId)) === 'live')
+      return await sameBuildAgain(opts, inputs, records, build, started);
     phase('map');
     const domainMap = await writeMapAndStatement(staging, leaves, opts, build, inputs.key);
     const changes = await writeChangeFeeds(staging, inputs.earlier, opts.recordsDir, phase);
@@ -64,7 +65,11 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     // Old builds go after the swap and outside the measured time: removing a million files
     // takes about as long as writing them, and no reader needs them any more.
     phase('prune');
-    const { keptBuilds, prunedBuilds } = await keepBuilds(opts.recordsDir, await keptAfterSwap(opts.recordsDir, build.buildId, inputs), previous);
+    const { keptBuilds, prunedBuilds } = await keepBuilds(
+      opts.recordsDir,
+      await keptAfterSwap(opts.recordsDir, build.buildId, inputs),
+      previous,
+    );
     return buildSummary(opts, inputs, records, build, { durationMs, buildDir, keptBuilds, prunedBuilds, changes, domainMap, log });
   } catch (error) {
     throw await buildFailure(error, opts, undo.swapped);
@@ -89,12 +94,30 @@ async function writeIndexAndName(staging: string, opts: BuildOptions, inputs: Bu
 }
 
 /** The same build again: only the key set and the kept list are written, and builds no longer kept pruned. */
-async function sameBuildAgain(opts: BuildOptions, inputs: BuildInputs, records: SignedRecords, build: BuildIdentity, started: number): Promise<BuildSummary> {
+async function sameBuildAgain(
+  opts: BuildOptions,
+  inputs: BuildInputs,
+  records: SignedRecords,
+  build: BuildIdentity,
+  started: number,
+): Promise<BuildSummary> {
   await writeKeySet(opts, inputs.keySetFile, inputs.keySet);
-  const { keptBuilds, prunedBuilds } = await keepBuilds(opts.recordsDir, inputs.keptBefore.slice(0, inputs.keep), inputs.keptBefore[1]?.id ?? null);
+  const { keptBuilds, prunedBuilds } = await keepBuilds(
+    opts.recordsDir,
+    inputs.keptBefore.slice(0, inputs.keep),
+    inputs.keptBefore[1]?.id ?? null,
+  );
   const durationMs = performance.now() - started;
   const domainMap = { durationMs: 0, domains: records.written, bytes: records.written * 32 };
-  return buildSummary(opts, inputs, records, build, { durationMs, buildDir: null, keptBuilds, prunedBuilds, changes: 0, domainMap, log: null });
+  return buildSummary(opts, inputs, records, build, {
+    durationMs,
+    buildDir: null,
+    keptBuilds,
+    prunedBuilds,
+    changes: 0,
+    domainMap,
+    log: null,
+  });
 }
 
 /** The error a failed build reports: INTERRUPTED for a signal before the swap, one coded BuildError for a file-system failure. */
@@ -102,7 +125,10 @@ async function buildFailure(error: unknown, opts: BuildOptions, swapped: boolean
   if (opts.signal?.aborted && !swapped) {
     const live = await liveBuildId(opts.recordsDir);
     // INTERRUPTED (exit 130): a signal, not a failure of the build itself.
-    return new MvrError('INTERRUPTED', `the build was interrupted (${String(opts.signal.reason)}) before it went live: nothing was published and its staging folder is removed; ${live ? `build ${live} stays live` : 'no build was live before it, and none is now'}`);
+    return new MvrError(
+      'INTERRUPTED',
+      `the build was interrupted (${String(opts.signal.reason)}) before it went live: nothing was published and its staging folder is removed; ${live ? `build ${live} stays live` : 'no build was live before it, and none is now'}`,
+    );
   }
   // File-system failures (disk full, permissions, file too large) become one clear, coded
   // error; the live build was never touched.

@@ -1,11 +1,11 @@
+import { once } from 'node:events';
 import { createReadStream, createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ChangeEntry, Verdict } from '../core/history-schema.ts';
-import type { VerificationRecord } from '../core/record.ts';
 import { CHANGES_DIR, INDEX_FILE } from '../core/layout.ts';
+import type { VerificationRecord } from '../core/record.ts';
 
 interface IndexLine extends Verdict {
   domain: string;
@@ -29,7 +29,11 @@ async function close(out: WriteStream): Promise<void> {
  * records), so memory stays flat however large the build. `onShard` sees each shard's domains, in
  * shard order; `onRecord` each record's text, in the index's order.
  */
-export async function writeIndex(buildDir: string, onShard?: (domains: string[]) => void, onRecord?: (text: string) => void): Promise<ShardRun[]> {
+export async function writeIndex(
+  buildDir: string,
+  onShard?: (domains: string[]) => void,
+  onRecord?: (text: string) => void,
+): Promise<ShardRun[]> {
   const shards = (await readdir(buildDir)).filter((n) => /^[0-9a-f]{2}$/.test(n)).sort();
   const out = createWriteStream(join(buildDir, INDEX_FILE));
   const runs: ShardRun[] = [];
@@ -37,7 +41,10 @@ export async function writeIndex(buildDir: string, onShard?: (domains: string[])
   for (const shard of shards) {
     const start = offset;
     // In domain order (not file-name order: "a-b.json" sorts before "a.json").
-    const domains = (await readdir(join(buildDir, shard))).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).sort();
+    const domains = (await readdir(join(buildDir, shard)))
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => n.slice(0, -5))
+      .sort();
     onShard?.(domains);
     for (const domain of domains) {
       // Synchronous reads: these files were just written (page cache), and an async read costs four trips through libuv's pool.
@@ -69,7 +76,8 @@ async function indexOf(buildDir: string): Promise<string> {
 }
 
 async function* lines(file: string): AsyncGenerator<IndexLine> {
-  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) if (line) yield JSON.parse(line) as IndexLine;
+  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity }))
+    if (line) yield JSON.parse(line) as IndexLine;
 }
 
 const order = (a: IndexLine) => `${a.shard}/${a.domain}`;

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import { BuildError, type AuditProblem } from '../core/errors.ts';
+import { type AuditProblem, BuildError } from '../core/errors.ts';
+import { type AuditValue, readJsonFile, readLineRuns } from './inputs.ts';
 import type { BuildOptions } from './options.ts';
-import { readJsonFile, readLineRuns, type AuditValue } from './inputs.ts';
 import type { Batch, BatchMessage, BatchResult, WorkerInit } from './worker.ts';
 
 /**
@@ -38,7 +38,11 @@ export async function processAll(
   opts: BuildOptions,
   started: number,
 ): Promise<Outcome> {
-  const tally = new Tally(opts, files.reduce((n, f) => n + f.size, 0), started);
+  const tally = new Tally(
+    opts,
+    files.reduce((n, f) => n + f.size, 0),
+    started,
+  );
   const pool = new WorkerPool(init, workerCount, tally);
   // An abort (Ctrl-C) fails the batches in flight, as a worker's failure does (the build then says it was interrupted).
   const abort = () => pool.failAll(new BuildError(`interrupted (${String(opts.signal!.reason)})`));
@@ -97,7 +101,8 @@ class Tally {
   readonly addProblem = (p: AuditProblem): void => {
     this.outcome.problemCount++;
     this.outcome.problems.push(p);
-    if (this.outcome.problems.length >= 2 * MAX_PROBLEMS_KEPT) this.outcome.problems = sortProblems(this.outcome.problems).slice(0, MAX_PROBLEMS_KEPT);
+    if (this.outcome.problems.length >= 2 * MAX_PROBLEMS_KEPT)
+      this.outcome.problems = sortProblems(this.outcome.problems).slice(0, MAX_PROBLEMS_KEPT);
   };
 
   /** A worker's batch done; `bytes` is the input read for it. */
@@ -121,7 +126,13 @@ class Tally {
     const now = performance.now();
     if (!this.opts.onProgress || (!force && now - this.lastProgress < 250)) return;
     this.lastProgress = now;
-    this.opts.onProgress({ records: this.outcome.written, bytesRead: this.bytesRead, bytesDone: this.bytesDone, totalBytes: this.totalBytes, elapsedMs: now - this.started });
+    this.opts.onProgress({
+      records: this.outcome.written,
+      bytesRead: this.bytesRead,
+      bytesDone: this.bytesDone,
+      totalBytes: this.totalBytes,
+      elapsedMs: now - this.started,
+    });
   }
 }
 
@@ -152,7 +163,9 @@ class WorkerPool {
   async submit(batch: Batch): Promise<void> {
     if (this.failure) throw this.failure;
     const id = this.nextId++;
-    const p = new Promise<void>((resolve, reject) => this.pending.set(id, { resolve, reject, bytes: this.tally.bytesRead - this.submittedBytes }));
+    const p = new Promise<void>((resolve, reject) =>
+      this.pending.set(id, { resolve, reject, bytes: this.tally.bytesRead - this.submittedBytes }),
+    );
     this.submittedBytes = this.tally.bytesRead;
     const tracked = p.finally(() => this.inFlight.delete(tracked));
     this.inFlight.add(tracked);
@@ -196,4 +209,3 @@ class WorkerPool {
 export function sortProblems(problems: AuditProblem[]): AuditProblem[] {
   return problems.sort((a, b) => a.source.localeCompare(b.source, 'en', { numeric: true }));
 }
-

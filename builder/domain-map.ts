@@ -1,13 +1,11 @@
 import { hash } from 'node:crypto';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildStatement, type BuildStatement } from '@merchant-verify/verifier/issuer';
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
-import { DomainMap } from '@merchant-verify/verifier/issuer';
-import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
-import { signRecordChecked, type SigningKey } from '../core/signing.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { type BuildStatement, buildStatement, canonicalJson, DomainMap } from '@merchant-verify/verifier/issuer';
 import { hasher } from '../core/hash.ts';
+import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
+import { type SigningKey, signRecordChecked } from '../core/signing.ts';
 
 /**
  * The leaves of a build's domain map, gathered shard by shard as the index is written. A
@@ -34,7 +32,8 @@ export class MapLeaves {
 
   /** The leaves; throws when the shards held another number of records than the build wrote. */
   leaves(): Buffer {
-    if (this.filled !== this.buffer.length) throw new Error(`the domain map has ${this.filled / 32} leaves, but the build wrote ${this.buffer.length / 32} records`);
+    if (this.filled !== this.buffer.length)
+      throw new Error(`the domain map has ${this.filled / 32} leaves, but the build wrote ${this.buffer.length / 32} records`);
     return this.buffer;
   }
 }
@@ -45,7 +44,11 @@ export class MapLeaves {
  * that signs nothing. The map is read back through the code the gateway loads it with, so a
  * build can never publish a map its readers would refuse.
  */
-export async function writeDomainMap(buildDir: string, leaves: Buffer, o: { issuer: string; build: string; issuedAt: string; key: SigningKey | null }): Promise<{ map: DomainMap; statement: BuildStatement }> {
+export async function writeDomainMap(
+  buildDir: string,
+  leaves: Buffer,
+  o: { issuer: string; build: string; issuedAt: string; key: SigningKey | null },
+): Promise<{ map: DomainMap; statement: BuildStatement }> {
   const map = await DomainMap.fromLeaves(hasher, leaves, () => nextTurn());
   const unsigned = buildStatement({ issuer: o.issuer, build: o.build, issuedAt: o.issuedAt, map: map.head() });
   const statement = o.key ? signRecordChecked(unsigned, o.key).record : unsigned;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BuildError } from '../core/errors.ts';
 import { BUILDS_DIR } from '../core/layout.ts';
-import { keptEntry, writeKept, type KeptBuild } from '../storage/kept-builds.ts';
+import { type KeptBuild, keptEntry, writeKept } from '../storage/kept-builds.ts';
 import type { BuildInputs } from './build-inputs.ts';
 import type { BuildIdentity } from './build-outputs.ts';
 import type { LogStep } from './log.ts';
@@ -11,7 +11,9 @@ import type { SignedRecords } from './sign-audits.ts';
 import { pruneBuilds } from './swap.ts';
 
 /** What a build's summary takes from its last steps; a null `buildDir` is the same build again (nothing written). */
-export type BuildOutcome = Pick<BuildSummary, 'durationMs' | 'keptBuilds' | 'prunedBuilds' | 'changes' | 'domainMap' | 'log'> & { buildDir: string | null };
+export type BuildOutcome = Pick<BuildSummary, 'durationMs' | 'keptBuilds' | 'prunedBuilds' | 'changes' | 'domainMap' | 'log'> & {
+  buildDir: string | null;
+};
 
 /**
  * The build is live from here: its checkpoint's tiles must stay even if publishing the
@@ -19,13 +21,20 @@ export type BuildOutcome = Pick<BuildSummary, 'durationMs' | 'keptBuilds' | 'pru
  */
 export async function publishCheckpoint(live: LogStep | null, buildId: string): Promise<LogStep['summary'] | null> {
   await live?.publish().catch((error: Error) => {
-    throw new BuildError(`build ${buildId} is live, but the log's checkpoint could not be published: ${error.message}; build again to publish one`, { cause: error });
+    throw new BuildError(
+      `build ${buildId} is live, but the log's checkpoint could not be published: ${error.message}; build again to publish one`,
+      { cause: error },
+    );
   });
   return live?.summary ?? null;
 }
 
 /** Lists the kept builds and removes the rest, except `previous` (readers in flight may still read it); the builds kept and pruned. */
-export async function keepBuilds(recordsDir: string, kept: KeptBuild[], previous: string | null): Promise<{ keptBuilds: number; prunedBuilds: number }> {
+export async function keepBuilds(
+  recordsDir: string,
+  kept: KeptBuild[],
+  previous: string | null,
+): Promise<{ keptBuilds: number; prunedBuilds: number }> {
   await writeKept(recordsDir, kept);
   const pruned = await pruneBuilds(recordsDir, [...kept.map((b) => b.id), previous]);
   return { keptBuilds: kept.length, prunedBuilds: pruned.length };
@@ -37,7 +46,13 @@ export async function keptAfterSwap(recordsDir: string, buildId: string, inputs:
 }
 
 /** The summary of a build, from what every step reported. */
-export function buildSummary(opts: BuildOptions, inputs: BuildInputs, records: SignedRecords, build: BuildIdentity, outcome: BuildOutcome): BuildSummary {
+export function buildSummary(
+  opts: BuildOptions,
+  inputs: BuildInputs,
+  records: SignedRecords,
+  build: BuildIdentity,
+  outcome: BuildOutcome,
+): BuildSummary {
   return {
     buildId: build.buildId,
     unchanged: outcome.buildDir === null,

@@ -1,10 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { relative, isAbsolute } from 'node:path';
+import { isAbsolute, relative } from 'node:path';
 import fg from 'fast-glob';
 import type { AuditProblem } from '../core/errors.ts';
 import { jsonErrorLocation } from './json-location.ts';
-import { forEachLine, lineRuns, type LineRun } from './lines.ts';
+import { forEachLine, type LineRun, lineRuns } from './lines.ts';
 
 /** An audit of a `.json` file, parsed, with where it came from (`file`, or `file[i]` in an array). */
 export interface AuditValue {
@@ -47,7 +47,11 @@ export function readLineRuns(path: string, perRun: number, onBytes: (n: number) 
  * reported through `onProblem` (with its line and column) and gives none; `onBytes` reports
  * progress.
  */
-export async function* readJsonFile(path: string, onProblem: (p: AuditProblem) => void, onBytes: (n: number) => void): AsyncGenerator<AuditValue> {
+export async function* readJsonFile(
+  path: string,
+  onProblem: (p: AuditProblem) => void,
+  onBytes: (n: number) => void,
+): AsyncGenerator<AuditValue> {
   const shown = displayPath(path);
   const text = await readFile(path, 'utf8');
   onBytes(Buffer.byteLength(text));
@@ -69,7 +73,11 @@ export async function* readJsonFile(path: string, onProblem: (p: AuditProblem) =
  * Every audit of one file, one at a time, numbered as the build numbers them: each line of a
  * JSONL file that is not blank (as text), or each audit of a `.json` file (as a value).
  */
-export async function* readAuditFile(path: string, onProblem: (p: AuditProblem) => void, onBytes: (n: number) => void): AsyncGenerator<AuditItem> {
+export async function* readAuditFile(
+  path: string,
+  onProblem: (p: AuditProblem) => void,
+  onBytes: (n: number) => void,
+): AsyncGenerator<AuditItem> {
   if (!path.endsWith('.jsonl')) {
     yield* readJsonFile(path, onProblem, onBytes);
     return;

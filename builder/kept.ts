@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parseKeySet, type KeySet } from '@merchant-verify/verifier';
+import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
 import type { KeptBuild } from '../storage/kept-builds.ts';
 
 /**
@@ -8,8 +8,15 @@ import type { KeptBuild } from '../storage/kept-builds.ts';
  * Public keys come from the key set published before (a retired key is no longer in the keys
  * folder); a kept build whose key is nowhere to be found is a warning.
  */
-export async function withKeptKeys(keySet: KeySet, kept: KeptBuild[], previousKeySetFile: string, warn: (message: string) => void): Promise<KeySet> {
-  const needed = [...new Set(kept.map((b) => b.key_id).filter((k): k is string => k !== null))].filter((kid) => !keySet.keys.some((k) => k.kid === kid));
+export async function withKeptKeys(
+  keySet: KeySet,
+  kept: KeptBuild[],
+  previousKeySetFile: string,
+  warn: (message: string) => void,
+): Promise<KeySet> {
+  const needed = [...new Set(kept.map((b) => b.key_id).filter((k): k is string => k !== null))].filter(
+    (kid) => !keySet.keys.some((k) => k.kid === kid),
+  );
   if (needed.length === 0) return keySet;
   const previous = await readFile(previousKeySetFile, 'utf8')
     .then((text) => parseKeySet(JSON.parse(text)))
@@ -18,7 +25,10 @@ export async function withKeptKeys(keySet: KeySet, kept: KeptBuild[], previousKe
   for (const kid of needed) {
     const key = previous.keys.find((k) => k.kid === kid);
     if (key) keys.push(key);
-    else warn(`key ${kid} signed a kept build but is in neither the keys folder nor the published key set; that build's records will not verify`);
+    else
+      warn(
+        `key ${kid} signed a kept build but is in neither the keys folder nor the published key set; that build's records will not verify`,
+      );
   }
   return { keys };
 }

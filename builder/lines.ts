@@ -36,7 +36,8 @@ class Breaks {
    * or of a run); at the end of a chunk its LF may be the next chunk's first byte.
    */
   find(from: number, crAtEndBreaks: boolean): boolean {
-    const b = this.bytes, n = b.length;
+    const b = this.bytes,
+      n = b.length;
     if (this.lf < from) this.lf = orEnd(b.indexOf(LF, from), n);
     if (this.cr < from) this.cr = orEnd(b.indexOf(CR, from), n);
     const cr = this.cr;
@@ -61,7 +62,8 @@ function orEnd(at: number, end: number): number {
 export function forEachLine(run: LineRun, each: (text: string, line: number) => void): void {
   const bytes = Buffer.from(run.bytes.buffer, run.bytes.byteOffset, run.bytes.byteLength);
   const breaks = new Breaks(bytes);
-  let line = run.firstLine, start = 0;
+  let line = run.firstLine,
+    start = 0;
   while (start < bytes.length) {
     // A run ends after a break or at the end of its file: a CR that ends it is a break.
     const found = breaks.find(start, true);
@@ -78,8 +80,16 @@ export function forEachLine(run: LineRun, each: (text: string, line: number) => 
  * and its last line may have no line break). The main thread only looks for CR and LF bytes,
  * which never occur inside a UTF-8 sequence: it decodes nothing and makes no string per line.
  */
-export async function* lineRuns(chunks: AsyncIterable<Buffer>, shown: string, perRun: number, onBytes: (n: number) => void): AsyncGenerator<LineRun> {
-  let pieces: Buffer[] = [], size = 0, lines = 0, firstLine = 1;
+export async function* lineRuns(
+  chunks: AsyncIterable<Buffer>,
+  shown: string,
+  perRun: number,
+  onBytes: (n: number) => void,
+): AsyncGenerator<LineRun> {
+  let pieces: Buffer[] = [],
+    size = 0,
+    lines = 0,
+    firstLine = 1;
   // The last chunk ended with a CR: whether a LF follows (one break, CR LF) is the next chunk's first byte.
   let pendingCR = false;
   const keep = (piece: Buffer) => {
@@ -104,7 +114,8 @@ export async function* lineRuns(chunks: AsyncIterable<Buffer>, shown: string, pe
   for await (const chunk of chunks) {
     if (chunk.length === 0) continue;
     onBytes(chunk.length);
-    let start = 0, from = 0;
+    let start = 0,
+      from = 0;
     if (pendingCR) {
       pendingCR = false;
       // The break ends after this chunk's LF, or (a CR on its own) where the last chunk ended.

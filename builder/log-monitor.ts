@@ -1,14 +1,12 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { type Checkpoint, encodeBase64, type NoteVerifierKey, parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
 import { ConfigError, LogInconsistentError, MvrError } from '../core/errors.ts';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog';
-import { parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog';
-import { parseNote, type NoteVerifierKey } from '@merchant-verify/verifier/tlog';
 import { writeAtomic } from '../core/files.ts';
 import { hasher } from '../core/hash.ts';
 import { LOG_CHECKPOINT, LOG_DIR } from '../core/layout.ts';
 import { partialPaths } from '../core/tlog/appender.ts';
-import { TileTree, type TileFetch } from '../core/tlog/tile-tree.ts';
+import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 import { parseTilePath } from '../core/tlog/tiles.ts';
 import { openCheckpoint } from '../keyring/log-key.ts';
 
@@ -45,11 +43,17 @@ export async function checkLogGrowth(log: LogSource, where: string, vkey: NoteVe
   const old = openOlderCheckpoint(older.text, vkey, older.from);
   const liveNote = await log.checkpoint();
   const live = openCheckpoint(liveNote, vkey, `${where}/checkpoint`);
-  if (live.size < old.size) throw new LogInconsistentError(`the live log has ${live.size} entries, fewer than the ${old.size} of ${older.from}: entries were removed`);
+  if (live.size < old.size)
+    throw new LogInconsistentError(
+      `the live log has ${live.size} entries, fewer than the ${old.size} of ${older.from}: entries were removed`,
+    );
   const consistent = await new TileTree(hasher, live.size, log.tiles).extends(old, live.root).catch((error: Error) => {
     throw new LogInconsistentError(`cannot compute the consistency proof from the tiles at ${where}: ${error.message}`);
   });
-  if (!consistent) throw new LogInconsistentError(`the live log (size ${live.size}) is NOT an append-only extension of ${older.from} (size ${old.size}): an entry was rewritten or removed`);
+  if (!consistent)
+    throw new LogInconsistentError(
+      `the live log (size ${live.size}) is NOT an append-only extension of ${older.from} (size ${old.size}): an entry was rewritten or removed`,
+    );
   return { origin: live.origin, from: old.size, to: live.size, root: encodeBase64(live.root), liveNote };
 }
 
@@ -71,7 +75,8 @@ export async function pullLog(source: LogSource, publicDir: string): Promise<{ t
   const note = await source.checkpoint();
   const { size } = parseCheckpoint(parseNote(note).text);
   const local = await readFile(join(target, LOG_CHECKPOINT), 'utf8').catch(() => null);
-  if (local !== null && local !== note) throw new ConfigError(`${target} already holds another log checkpoint; pull into a public folder without one`);
+  if (local !== null && local !== note)
+    throw new ConfigError(`${target} already holds another log checkpoint; pull into a public folder without one`);
   const paths = partialPaths(size);
   for (const path of paths) {
     const bytes = await source.tiles(parseTilePath(path)!, path);

@@ -1,21 +1,19 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { type Checkpoint, encodeBase64, equalBytes, formatCheckpoint, parseCheckpoint } from '@merchant-verify/verifier/tlog';
 import { LogInconsistentError } from '../core/errors.ts';
-import { BUILD_CHECKPOINT_FILE, INDEX_FILE, LOG_CHECKPOINT, LOG_DIR, SHARD_LOG_FILE } from '../core/layout.ts';
-import { emptyEdge, loadEdge, TileAppender, type LogEdge } from '../core/tlog/appender.ts';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog';
-import { formatCheckpoint, parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog';
-import { equalBytes } from '@merchant-verify/verifier/tlog';
-import { TileTree } from '../core/tlog/tile-tree.ts';
 import { writeAtomic } from '../core/files.ts';
-import { folderTiles } from './tiles.ts';
-import { removeEmptyFolders } from './swap.ts';
-import { openNoteWith, saltOf, signNote, type LogKey } from '../keyring/log-key.ts';
 import { hasher, sha256 } from '../core/hash.ts';
+import { BUILD_CHECKPOINT_FILE, INDEX_FILE, LOG_CHECKPOINT, LOG_DIR, SHARD_LOG_FILE } from '../core/layout.ts';
+import { emptyEdge, type LogEdge, loadEdge, TileAppender } from '../core/tlog/appender.ts';
+import { TileTree } from '../core/tlog/tile-tree.ts';
+import { type LogKey, openNoteWith, saltOf, signNote } from '../keyring/log-key.ts';
 import type { ShardRun } from './changes.ts';
+import { inDomainOrder } from './index-order.ts';
+import { removeEmptyFolders } from './swap.ts';
+import { folderTiles } from './tiles.ts';
 
 /** What the build's log step did, for its summary. */
 export interface LogSummary {
@@ -55,10 +53,14 @@ export async function openPublishedLog(publicDir: string, key: LogKey, origin: s
   const fetch = folderTiles(logDir);
   try {
     const root = await new TileTree(hasher, previous.size, fetch).root();
-    if (!equalBytes(root, previous.root)) throw new Error(`they give the root ${encodeBase64(root)}, not the checkpoint's ${encodeBase64(previous.root)}`);
+    if (!equalBytes(root, previous.root))
+      throw new Error(`they give the root ${encodeBase64(root)}, not the checkpoint's ${encodeBase64(previous.root)}`);
     return { logDir, previous, edge: await loadEdge(hasher, previous.size, fetch) };
   } catch (error) {
-    throw new LogInconsistentError(`the tiles in ${logDir} do not match its checkpoint (size ${previous.size}): ${(error as Error).message}; nothing was published`, { cause: error });
+    throw new LogInconsistentError(
+      `the tiles in ${logDir} do not match its checkpoint (size ${previous.size}): ${(error as Error).message}; nothing was published`,
+      { cause: error },
+    );
   }
 }
 
@@ -70,7 +72,15 @@ export async function openPublishedLog(publicDir: string, key: LogKey, origin: s
  * The new checkpoint goes into the build (its proofs are against it) and is published by
  * {@link LogStep.publish} once the build is live.
  */
-export async function appendBuildToLog(opts: { log: PublishedLog; buildDir: string; runs: ShardRun[]; key: LogKey; origin: string; issuedAt: string; signal?: AbortSignal | undefined }): Promise<LogStep> {
+export async function appendBuildToLog(opts: {
+  log: PublishedLog;
+  buildDir: string;
+  runs: ShardRun[];
+  key: LogKey;
+  origin: string;
+  issuedAt: string;
+  signal?: AbortSignal | undefined;
+}): Promise<LogStep> {
   const started = performance.now();
   const { logDir, previous, edge } = opts.log;
   const fetch = folderTiles(logDir);
@@ -112,7 +122,14 @@ export async function appendBuildToLog(opts: { log: PublishedLog; buildDir: stri
     const checkpoint = signNote(opts.key, formatCheckpoint({ origin: opts.origin, size: appender.size, root }));
     writeFileSync(join(opts.buildDir, BUILD_CHECKPOINT_FILE), checkpoint);
     return {
-      summary: { origin: opts.origin, from: previous?.size ?? 0, to: appender.size, tiles: appender.written.length, bytes: appender.bytesWritten, durationMs: performance.now() - started },
+      summary: {
+        origin: opts.origin,
+        from: previous?.size ?? 0,
+        to: appender.size,
+        tiles: appender.written.length,
+        bytes: appender.bytesWritten,
+        durationMs: performance.now() - started,
+      },
       publish: () => writeAtomic(join(logDir, LOG_CHECKPOINT), checkpoint),
       discard,
     };
@@ -132,95 +149,21 @@ async function readPrevious(logDir: string, key: LogKey, origin: string): Promis
   if (note === null) {
     // Tiles without a checkpoint: starting over would rewrite published tiles.
     const tiles = await readdir(join(logDir, 'tile')).catch(() => []);
-    if (tiles.length > 0) throw new LogInconsistentError(`${logDir} has tiles but no checkpoint; restore ${file} rather than start the log again`);
+    if (tiles.length > 0)
+      throw new LogInconsistentError(`${logDir} has tiles but no checkpoint; restore ${file} rather than start the log again`);
     return null;
   }
   let checkpoint: Checkpoint;
   try {
     checkpoint = parseCheckpoint(openNoteWith(note, key.verifierKey));
   } catch (error) {
-    throw new LogInconsistentError(`${file} is not a checkpoint signed by this log key (${key.vkey}): ${(error as Error).message}`, { cause: error });
+    throw new LogInconsistentError(`${file} is not a checkpoint signed by this log key (${key.vkey}): ${(error as Error).message}`, {
+      cause: error,
+    });
   }
-  if (checkpoint.origin !== origin) throw new LogInconsistentError(`${file} is the checkpoint of "${checkpoint.origin}", not of "${origin}"`);
+  if (checkpoint.origin !== origin)
+    throw new LogInconsistentError(`${file} is the checkpoint of "${checkpoint.origin}", not of "${origin}"`);
   return checkpoint;
-}
-
-/**
- * The index's lines in domain order: each shard's run is in domain order already, so the runs
- * are merged (a heap of one line a shard), read in small chunks: memory stays flat.
- */
-function* inDomainOrder(indexFile: string, runs: ShardRun[]): Generator<{ shard: string; domain: string }> {
-  const fd = openSync(indexFile, 'r');
-  try {
-    const heads: { line: { shard: string; domain: string }; rest: Generator<string> }[] = [];
-    for (const run of runs) {
-      const rest = linesOf(fd, run.start, run.end);
-      const first = rest.next();
-      if (!first.done) heads.push({ line: JSON.parse(first.value) as { shard: string; domain: string }, rest });
-    }
-    const heap = new MinHeap(heads, (a, b) => a.line.domain < b.line.domain);
-    while (heap.size > 0) {
-      const top = heap.peek();
-      yield top.line;
-      const next = top.rest.next();
-      if (next.done) heap.pop();
-      else {
-        top.line = JSON.parse(next.value) as { shard: string; domain: string };
-        heap.siftDown(0);
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function* linesOf(fd: number, start: number, end: number): Generator<string> {
-  const chunk = Buffer.alloc(16 * 1024);
-  const decoder = new StringDecoder('utf8');
-  let rest = '';
-  for (let at = start; at < end; ) {
-    const n = readSync(fd, chunk, 0, Math.min(chunk.length, end - at), at);
-    if (n === 0) break;
-    at += n;
-    const lines = (rest + decoder.write(chunk.subarray(0, n))).split('\n');
-    rest = lines.pop()!;
-    for (const line of lines) if (line) yield line;
-  }
-  if (rest) yield rest;
-}
-
-class MinHeap<T> {
-  constructor(
-    private readonly items: T[],
-    private readonly less: (a: T, b: T) => boolean,
-  ) {
-    for (let i = Math.floor(items.length / 2) - 1; i >= 0; i--) this.siftDown(i);
-  }
-  get size(): number {
-    return this.items.length;
-  }
-  peek(): T {
-    return this.items[0]!;
-  }
-  pop(): void {
-    const last = this.items.pop()!;
-    if (this.items.length > 0) {
-      this.items[0] = last;
-      this.siftDown(0);
-    }
-  }
-  siftDown(i: number): void {
-    const a = this.items;
-    for (;;) {
-      const l = 2 * i + 1, r = l + 1;
-      let m = i;
-      if (l < a.length && this.less(a[l]!, a[m]!)) m = l;
-      if (r < a.length && this.less(a[r]!, a[m]!)) m = r;
-      if (m === i) return;
-      [a[i], a[m]] = [a[m]!, a[i]!];
-      i = m;
-    }
-  }
 }
 
 /** The per-shard `log.jsonl` files, written a few kilobytes at a time. */
@@ -247,4 +190,3 @@ class ShardLogs {
     this.open.clear();
   }
 }
-

@@ -2,7 +2,7 @@ import { lstat, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BuildError } from '../core/errors.ts';
 import { BUILD_STATEMENT_FILE, BUILDS_DIR, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, MANIFEST_FILE } from '../core/layout.ts';
-import { writeKept, type KeptBuild } from '../storage/kept-builds.ts';
+import { type KeptBuild, writeKept } from '../storage/kept-builds.ts';
 import type { Store } from '../storage/store.ts';
 
 export interface PullSummary {
@@ -22,7 +22,11 @@ export interface PullSummary {
  * build, since the bucket has the others. The folder gets no `current` link: it is for building,
  * never for serving (its earlier builds have no records).
  */
-export async function pullKeptBuilds(opts: { recordsDir: string; from: Store; onProgress?: (p: { builds: number; total: number; bytes: number }) => void }): Promise<PullSummary> {
+export async function pullKeptBuilds(opts: {
+  recordsDir: string;
+  from: Store;
+  onProgress?: (p: { builds: number; total: number; bytes: number }) => void;
+}): Promise<PullSummary> {
   const { from } = opts;
   if (await lstat(join(opts.recordsDir, CURRENT_LINK)).catch(() => null)) {
     throw new BuildError(`${opts.recordsDir} already has a live build; pull the published builds into an empty records folder`);

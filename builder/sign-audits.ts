@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
-import { BuildError, InvalidAuditsError, type AuditProblem } from '../core/errors.ts';
 import { normalizeDomain } from '../core/domain.ts';
+import { type AuditProblem, BuildError, InvalidAuditsError } from '../core/errors.ts';
 import type { SigningKey } from '../core/signing.ts';
-import { MAX_PROBLEMS_KEPT, processAll, sortProblems, type Outcome } from './dispatch.ts';
-import { readAuditFile, type AuditItem } from './inputs.ts';
+import { MAX_PROBLEMS_KEPT, type Outcome, processAll, sortProblems } from './dispatch.ts';
+import { type AuditItem, readAuditFile } from './inputs.ts';
 import type { BuildOptions } from './options.ts';
 import type { WorkerInit } from './worker.ts';
 
@@ -22,7 +22,14 @@ export interface SignedRecords {
  * refuses the build: any invalid or duplicated audit (all of them named, up to a limit), or no
  * audit at all unless an empty build was asked for.
  */
-export async function signAudits(opts: BuildOptions, files: AuditFile[], key: SigningKey | null, stagingDir: string, issuedAt: string, started: number): Promise<SignedRecords> {
+export async function signAudits(
+  opts: BuildOptions,
+  files: AuditFile[],
+  key: SigningKey | null,
+  stagingDir: string,
+  issuedAt: string,
+  started: number,
+): Promise<SignedRecords> {
   const init: WorkerInit = {
     stagingDir,
     signingKey: key ? JSON.stringify({ kty: 'OKP', crv: 'Ed25519', ...key.privateKey.export({ format: 'jwk' }) }) : null,
@@ -35,7 +42,9 @@ export async function signAudits(opts: BuildOptions, files: AuditFile[], key: Si
   const outcome = await processAll(files, init, workers, opts, started);
   await refuseProblems(outcome, files);
   if (outcome.audits === 0 && !opts.allowEmpty) {
-    throw new BuildError(`no audits in ${files.length} file${files.length === 1 ? '' : 's'} under ${opts.auditsDir}; refusing to publish an empty build, which would withdraw every record (use --allow-empty)`);
+    throw new BuildError(
+      `no audits in ${files.length} file${files.length === 1 ? '' : 's'} under ${opts.auditsDir}; refusing to publish an empty build, which would withdraw every record (use --allow-empty)`,
+    );
   }
   return { written: outcome.written, ...countsByStatusAndTier(outcome.counts), workers };
 }
@@ -50,7 +59,8 @@ async function refuseProblems(outcome: Outcome, files: AuditFile[]): Promise<voi
 
 /** Records by status and by tier, from the workers' `status/tier` buckets, keys sorted. */
 function countsByStatusAndTier(counts: Record<string, number>): Pick<SignedRecords, 'byStatus' | 'byTier'> {
-  const byStatus: Record<string, number> = {}, byTier: Record<string, number> = {};
+  const byStatus: Record<string, number> = {},
+    byTier: Record<string, number> = {};
   for (const [bucket, n] of Object.entries(counts)) {
     const [status, tier] = bucket.split('/') as [string, string];
     byStatus[status] = (byStatus[status] ?? 0) + n;
@@ -66,7 +76,11 @@ function countsByStatusAndTier(counts: Record<string, number>): Pick<SignedRecor
 async function duplicateProblems(files: { path: string }[], domains: Set<string>): Promise<AuditProblem[]> {
   const sources = new Map<string, string[]>();
   for (const file of files) {
-    for await (const item of readAuditFile(file.path, () => undefined, () => undefined)) {
+    for await (const item of readAuditFile(
+      file.path,
+      () => undefined,
+      () => undefined,
+    )) {
       const domain = domainOf(item);
       if (domain !== null && domains.has(domain)) sources.set(domain, [...(sources.get(domain) ?? []), item.source]);
     }

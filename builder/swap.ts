@@ -1,5 +1,5 @@
+import { type Dir, opendirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { link, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, unlink, writeFile } from 'node:fs/promises';
-import { opendirSync, rmdirSync, unlinkSync, type Dir } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { BuildError } from '../core/errors.ts';
 import { BUILDS_DIR, CURRENT_LINK } from '../core/layout.ts';
@@ -58,7 +58,11 @@ export async function createStaging(recordsDir: string): Promise<string> {
  * the `current` symlink (rename over the old link). A reader sees the old build or the new
  * one, never a mix; a crash before the rename leaves the old build live.
  */
-export async function swapInBuild(recordsDir: string, stagingDir: string, buildId: string): Promise<{ buildDir: string; previous: string | null }> {
+export async function swapInBuild(
+  recordsDir: string,
+  stagingDir: string,
+  buildId: string,
+): Promise<{ buildDir: string; previous: string | null }> {
   const target = join(recordsDir, BUILDS_DIR, buildId);
   await rename(stagingDir, target);
   const link = join(recordsDir, CURRENT_LINK);
@@ -99,7 +103,13 @@ export async function pruneBuilds(recordsDir: string, keep: (string | null)[]): 
 /** Removes `dir`, then each parent up to and including `top`, while they are empty (what a failed build made). */
 export async function removeEmptyFolders(dir: string, top: string): Promise<void> {
   for (let d = dir; d.length >= top.length; d = dirname(d)) {
-    if (!(await rmdir(d).then(() => true, () => false))) return; // not empty (or gone): what is above it stays
+    if (
+      !(await rmdir(d).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return; // not empty (or gone): what is above it stays
   }
 }
 

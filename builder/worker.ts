@@ -2,8 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { futureDateProblems, validateAudit } from '../core/audit.ts';
+import { type AuditProblem, MvrError } from '../core/errors.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';
-import { MvrError, type AuditProblem } from '../core/errors.ts';
 import { recordPath } from '../core/layout.ts';
 import { deriveRecord, type IssueContext } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
@@ -93,7 +93,10 @@ function processAudit(result: BatchResult, value: unknown, source: string): void
     // A record no store or reader accepts is never signed into a build: it would answer 503 forever.
     const size = Buffer.byteLength(bytes);
     if (size > MAX_RECORD_BYTES) {
-      result.problems.push({ source, message: `its record would be ${size} bytes, more than the ${MAX_RECORD_BYTES} bytes a record may have (evidence.blockers, flags or engines too long?)` });
+      result.problems.push({
+        source,
+        message: `its record would be ${size} bytes, more than the ${MAX_RECORD_BYTES} bytes a record may have (evidence.blockers, flags or engines too long?)`,
+      });
       return;
     }
     // recordPath gives `shard/name` of a normalized domain: joined as text, no path parsing per record.

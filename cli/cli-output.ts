@@ -1,5 +1,5 @@
-import { exitCodeOf, InvalidAuditsError, formatProblem, isMvrError } from '../core/errors.ts';
 import { hideApiKeys } from '../access/api-keys.ts';
+import { exitCodeOf, formatProblem, InvalidAuditsError, isMvrError } from '../core/errors.ts';
 
 /**
  * The CLI's edge: a typed error becomes a message on stderr (or a JSON object on stdout with

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { UsageError } from '../core/errors.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import { reportError } from './cli-output.ts';
-import { renderHelp, type HelpEntry } from './help.ts';
+import { type HelpEntry, renderHelp } from './help.ts';
 import { closestMatch } from './suggest.ts';
 
 /**
@@ -58,7 +58,8 @@ async function dispatch(command: Command<any>, argv: string[], path: string[]): 
     const [first, ...rest] = argv;
     if (first !== undefined && !first.startsWith('-')) {
       const entry = command.subCommands[first];
-      if (!entry) throw new UsageError(`${who}unknown command "${first}"${hint(first, Object.keys(command.subCommands))}; see "${where} --help"`);
+      if (!entry)
+        throw new UsageError(`${who}unknown command "${first}"${hint(first, Object.keys(command.subCommands))}; see "${where} --help"`);
       return dispatch(typeof entry === 'function' ? await entry() : entry, rest, [...path, first]);
     }
     if (first === '--help' || first === '-h') return void process.stdout.write(await groupHelp(command, where));
@@ -67,7 +68,9 @@ async function dispatch(command: Command<any>, argv: string[], path: string[]): 
       process.stderr.write(await groupHelp(command, where, process.stderr));
       throw new UsageError(`${who}a command is required`);
     }
-    throw new UsageError(`${who}unknown option ${first}${hint(first, ['--help', '--version'])}; give a command first, see "${where} --help"`);
+    throw new UsageError(
+      `${who}unknown option ${first}${hint(first, ['--help', '--version'])}; give a command first, see "${where} --help"`,
+    );
   }
   const args = parseCommandLine(command, argv, path);
   if (args === 'help') return void process.stdout.write(leafHelp(command, where));
@@ -85,8 +88,11 @@ export function parseCommandLine(command: Command<any>, argv: string[], path: st
   const who = path.slice(1).join(' ');
   const defs: ArgsDef = command.args ?? {};
   const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
-  for (const [name, def] of Object.entries({ ...defs, ...COMMON })) if (def.type !== 'positional') options[name] = { type: def.type, ...('short' in def ? { short: def.short } : {}) };
-  const positionalNames = Object.entries(defs).filter(([, d]) => d.type === 'positional').map(([name]) => name);
+  for (const [name, def] of Object.entries({ ...defs, ...COMMON }))
+    if (def.type !== 'positional') options[name] = { type: def.type, ...('short' in def ? { short: def.short } : {}) };
+  const positionalNames = Object.entries(defs)
+    .filter(([, d]) => d.type === 'positional')
+    .map(([name]) => name);
   const see = `; see "${where} --help"`;
 
   // First a lenient pass, only to find out what was typed: the strict pass's messages name no close match.
@@ -97,13 +103,22 @@ export function parseCommandLine(command: Command<any>, argv: string[], path: st
   let positionals = 0;
   for (const t of tokens) {
     if (t.kind === 'positional' && ++positionals > positionalNames.length) {
-      throw new UsageError(`${who}: unexpected argument "${t.value}"${positionalNames.length ? ` (it takes ${positionalNames.map((n) => n.toUpperCase()).join(' ')})` : ''}${see}`);
+      throw new UsageError(
+        `${who}: unexpected argument "${t.value}"${positionalNames.length ? ` (it takes ${positionalNames.map((n) => n.toUpperCase()).join(' ')})` : ''}${see}`,
+      );
     }
     if (t.kind !== 'option') continue;
     const option = options[t.name];
-    if (!option) throw new UsageError(`${who}: unknown option ${t.rawName}${hint(t.rawName, Object.keys(options).map((n) => `--${n}`))}${see}`);
+    if (!option)
+      throw new UsageError(
+        `${who}: unknown option ${t.rawName}${hint(
+          t.rawName,
+          Object.keys(options).map((n) => `--${n}`),
+        )}${see}`,
+      );
     // A value of "--port" is a forgotten value; "-5" is a value, which the option's schema judges and names.
-    if (option.type === 'string' && (t.value === undefined || (!t.inlineValue && t.value.startsWith('--')))) throw new UsageError(`${who}: ${t.rawName} needs a value${see}`);
+    if (option.type === 'string' && (t.value === undefined || (!t.inlineValue && t.value.startsWith('--'))))
+      throw new UsageError(`${who}: ${t.rawName} needs a value${see}`);
     if (option.type === 'boolean' && t.inlineValue) throw new UsageError(`${who}: ${t.rawName} takes no value${see}`);
   }
   let parsed;
@@ -115,7 +130,8 @@ export function parseCommandLine(command: Command<any>, argv: string[], path: st
   const args: Record<string, unknown> = {};
   for (const [name, def] of Object.entries(defs)) {
     const value = def.type === 'positional' ? parsed.positionals[positionalNames.indexOf(name)] : parsed.values[name];
-    if (def.required && (value === undefined || value === '')) throw new UsageError(`${who}: ${def.type === 'positional' ? name.toUpperCase() : `--${name}`} is required${see}`);
+    if (def.required && (value === undefined || value === ''))
+      throw new UsageError(`${who}: ${def.type === 'positional' ? name.toUpperCase() : `--${name}`} is required${see}`);
     args[name] = def.type === 'boolean' ? value === true : value;
   }
   return args;
@@ -125,10 +141,21 @@ export function parseCommandLine(command: Command<any>, argv: string[], path: st
  * `--flag -5` written as `--flag=-5`: the strict parser refuses a separate value that starts with
  * a dash as ambiguous, in its own words; the lenient pass has already taken it as the value.
  */
-function joinDashValues(argv: string[], tokens: ReturnType<typeof parseArgs>['tokens'], options: Record<string, { type: string }>): string[] {
+function joinDashValues(
+  argv: string[],
+  tokens: ReturnType<typeof parseArgs>['tokens'],
+  options: Record<string, { type: string }>,
+): string[] {
   const joined = new Map<number, string>();
   for (const t of tokens ?? []) {
-    if (t.kind === 'option' && options[t.name]?.type === 'string' && t.rawName.startsWith('--') && !t.inlineValue && t.value?.startsWith('-')) joined.set(t.index, `${t.rawName}=${t.value}`);
+    if (
+      t.kind === 'option' &&
+      options[t.name]?.type === 'string' &&
+      t.rawName.startsWith('--') &&
+      !t.inlineValue &&
+      t.value?.startsWith('-')
+    )
+      joined.set(t.index, `${t.rawName}=${t.value}`);
   }
   return argv.flatMap((arg, i) => (joined.has(i) ? [joined.get(i)!] : joined.has(i - 1) ? [] : [arg]));
 }
@@ -140,20 +167,29 @@ function hint(typed: string, known: string[]): string {
 
 function leafHelp(command: Command<any>, where: string): string {
   const defs: [string, ArgDef & { short?: string }][] = Object.entries((command.args ?? {}) as ArgsDef);
-  const positionals = defs.filter(([, d]) => d.type === 'positional').map(([n, d]) => (d.required ? n.toUpperCase() : `[${n.toUpperCase()}]`));
+  const positionals = defs
+    .filter(([, d]) => d.type === 'positional')
+    .map(([n, d]) => (d.required ? n.toUpperCase() : `[${n.toUpperCase()}]`));
   const all: [string, ArgDef & { short?: string }][] = [...defs, ...Object.entries(COMMON)];
   const entries: HelpEntry[] = all.map(([name, d]) => {
     if (d.type === 'positional') return { term: name.toUpperCase(), description: d.description };
     const short = d.short ? `-${d.short}, ` : '';
     const value = d.type === 'string' ? ` ${name.toUpperCase().replaceAll('-', '_')}` : '';
-    return { term: `${short}--${name}${value}${d.required ? ' (required)' : ''}`, description: name === 'version' ? `${d.description} (${PACKAGE_VERSION})` : d.description };
+    return {
+      term: `${short}--${name}${value}${d.required ? ' (required)' : ''}`,
+      description: name === 'version' ? `${d.description} (${PACKAGE_VERSION})` : d.description,
+    };
   });
   const isArgument = (e: HelpEntry) => !e.term.startsWith('-');
   const sections = [
     { title: 'Arguments', entries: entries.filter(isArgument), layout: 'stacked' as const },
     { title: 'Options', entries: entries.filter((e) => !isArgument(e)), layout: 'stacked' as const },
   ].filter((section) => section.entries.length > 0);
-  return renderHelp({ usage: `${where}${positionals.length ? ` ${positionals.join(' ')}` : ''} [options]`, description: command.meta.description, sections });
+  return renderHelp({
+    usage: `${where}${positionals.length ? ` ${positionals.join(' ')}` : ''} [options]`,
+    description: command.meta.description,
+    sections,
+  });
 }
 
 async function groupHelp(command: Command<any>, where: string, stream: NodeJS.WriteStream = process.stdout): Promise<string> {
@@ -162,9 +198,20 @@ async function groupHelp(command: Command<any>, where: string, stream: NodeJS.Wr
     const sub = typeof entry === 'function' ? await entry() : entry;
     commands.push({ term: name, description: sub.meta.description });
   }
-  const common = Object.entries(COMMON).map(([name, d]) => ({ term: `${d.short ? `-${d.short}, ` : ''}--${name}`, description: d.description }));
+  const common = Object.entries(COMMON).map(([name, d]) => ({
+    term: `${d.short ? `-${d.short}, ` : ''}--${name}`,
+    description: d.description,
+  }));
   return renderHelp(
-    { usage: `${where} <command> [options]`, description: command.meta.description, sections: [{ title: 'Commands', entries: commands, layout: 'columns' }, { title: 'Options', entries: common, layout: 'columns' }], footer: `"${where} <command> --help" shows a command's options.` },
+    {
+      usage: `${where} <command> [options]`,
+      description: command.meta.description,
+      sections: [
+        { title: 'Commands', entries: commands, layout: 'columns' },
+        { title: 'Options', entries: common, layout: 'columns' },
+      ],
+      footer: `"${where} <command> --help" shows a command's options.`,
+    },
     stream,
   );
 }

@@ -1,10 +1,11 @@
 import { resolve } from 'node:path';
-import { z } from 'zod';
-import { ConfigError } from '../core/errors.ts';
-import { defaultSchemaUrl, SCHEMA_SUFFIX } from '../core/record.ts';
 import { formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
+import { z } from 'zod';
 import { FUTURE_TOLERANCE_MS } from '../core/audit.ts';
-import { storeSettingsFromEnv, storeUrlOf, type StoreSettings } from '../storage/url.ts';
+import { ConfigError } from '../core/errors.ts';
+import { defaultSchemaUrl } from '../core/record.ts';
+import { type StoreSettings, storeSettingsFromEnv } from '../storage/url.ts';
+import { OPTIONS } from './options.ts';
 
 /**
  * Configuration resolves once, here: explicit flag, then environment variable, then default; then
@@ -13,78 +14,14 @@ import { storeSettingsFromEnv, storeUrlOf, type StoreSettings } from '../storage
  */
 export type Env = Record<string, string | undefined>;
 
-const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER, message = min === 0 ? 'must be a whole number (0 turns it off)' : 'must be a positive whole number') =>
-  z.string().regex(/^\d+$/, message).transform(Number).pipe(z.number().min(min, message).max(max, message));
-const folder = z.string().min(1).transform((p) => resolve(p));
-const optionalText = z.string().min(1).optional();
-
-/** Every option: its flag, its environment variable, its default, what it means, whether its value may hold a secret, and its schema. */
-export const OPTIONS = {
-  audits: { flag: 'audits', env: 'MVR_AUDITS_DIR', fallback: 'audits', description: 'audits folder', schema: folder },
-  records: {
-    flag: 'records',
-    env: 'MVR_RECORDS_DIR',
-    fallback: 'records',
-    description: 'records folder; for serve and mcp also an http(s) origin URL or s3://BUCKET/PREFIX, for changes also s3://BUCKET/PREFIX',
-    schema: z.string().min(1).transform(storeUrlOf),
-  },
-  keep: { flag: 'keep', env: 'MVR_KEEP', fallback: '13', description: 'builds kept for history and the change feed, the new one included', schema: wholeNumber(1) },
-  to: { flag: 'to', env: 'MVR_PUBLISH_TO', fallback: undefined, description: 'where to publish: s3://BUCKET/PREFIX', schema: z.string().regex(/^s3:\/\/[^/]+/i, 'must be s3://BUCKET/PREFIX').optional() },
-  redis: {
-    flag: 'redis',
-    env: 'MVR_REDIS_URL',
-    fallback: undefined,
-    description: 'Redis or Valkey URL: API keys and rate limits shared by every gateway',
-    secret: true,
-    schema: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
-  },
-  public: { flag: 'public', env: 'MVR_PUBLIC_DIR', fallback: 'public', description: 'public folder served by a CDN', schema: folder },
-  keys: { flag: 'keys', env: 'MVR_KEYS_DIR', fallback: 'keys', description: 'keys folder', schema: folder },
-  apiKeys: { flag: 'api-keys', env: 'MVR_API_KEYS_FILE', fallback: undefined, description: 'API key file (default <keys>/api-keys.json)', schema: folder.optional() },
-  issuer: {
-    flag: 'issuer',
-    env: 'MVR_ISSUER',
-    fallback: 'merchant-verify.example',
-    description: 'issuer domain written in records',
-    schema: z.string().regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/, 'must be a lowercase hostname such as verify.example.com'),
-  },
-  schemaUrl: {
-    flag: 'schema-url',
-    env: 'MVR_SCHEMA_URL',
-    fallback: undefined,
-    description: `record schema URL, ends in ${SCHEMA_SUFFIX} (default https://<issuer>/schemas${SCHEMA_SUFFIX})`,
-    schema: z.string().regex(/^https?:\/\/\S+$/, 'must be an http(s) URL').refine((v) => URL.canParse(v) && v.endsWith(SCHEMA_SUFFIX), `must be a URL ending in ${SCHEMA_SUFFIX}`).optional(),
-  },
-  host: { flag: 'host', env: 'HOST', fallback: '127.0.0.1', description: 'interface to listen on', schema: z.string().min(1) },
-  port: { flag: 'port', env: 'PORT', fallback: '8787', description: 'port (0 picks a free one)', schema: wholeNumber(0, 65535, 'must be a port, 0..65535 (0 picks a free one)') },
-  metricsPort: {
-    flag: 'metrics-port',
-    env: 'MVR_METRICS_PORT',
-    fallback: undefined,
-    description: 'serve GET /metrics (Prometheus) on this port, apart from the gateway (off when unset; 0 picks a free one)',
-    schema: wholeNumber(0, 65535, 'must be a port, 0..65535 (0 picks a free one)').optional(),
-  },
-  metricsHost: { flag: 'metrics-host', env: 'MVR_METRICS_HOST', fallback: '127.0.0.1', description: 'interface the metrics listen on', schema: z.string().min(1) },
-  cacheMb: { flag: 'cache-mb', env: 'MVR_CACHE_MB', fallback: '64', description: 'memory for verified records, MB', schema: wholeNumber(1) },
-  rateLimit: { flag: 'rate-limit', env: 'MVR_RATE_LIMIT', fallback: '6000', description: 'requests per minute per API key, 0 = off', schema: wholeNumber(0) },
-  unauthRateLimit: { flag: 'unauth-rate-limit', env: 'MVR_UNAUTH_RATE_LIMIT', fallback: '600', description: 'requests per minute per client address without a valid key, 0 = off', schema: wholeNumber(0) },
-  workers: { flag: 'workers', env: 'MVR_WORKERS', fallback: undefined, description: 'serve: gateway processes sharing the port (default 1); build: worker threads (default one per core, plus one)', schema: wholeNumber(1).optional() },
-  storeTimeoutMs: { flag: null, env: 'MVR_STORE_TIMEOUT_MS', fallback: '2000', description: 'ms one request to an http(s) origin or a bucket of records may take before it is retried (serve)', schema: wholeNumber(1) },
-  progressMs: { flag: null, env: 'MVR_PROGRESS_MS', fallback: '5000', description: 'ms between progress lines of build, publish and pull when stderr is not a terminal', schema: wholeNumber(1) },
-  publishKeys: { flag: 'publish-keys', env: 'MVR_PUBLISH_KEYS', fallback: undefined, description: 'JWK Set file whose public keys stay listed', schema: optionalText },
-  baseUrl: { flag: 'base-url', env: 'MVR_BASE_URL', fallback: undefined, description: 'gateway base URL', schema: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional() },
-  apiKey: { flag: 'api-key', env: 'MVR_API_KEY', fallback: undefined, description: 'API key for the gateway', secret: true, schema: optionalText },
-  signingKey: { flag: null, env: 'MVR_SIGNING_KEY', fallback: undefined, description: 'the active private signing key as a JWK (CI secret)', secret: true, schema: optionalText },
-  logKey: { flag: null, env: 'MVR_LOG_KEY', fallback: undefined, description: 'the transparency log private key, PRIVATE+KEY+... (CI secret)', secret: true, schema: optionalText },
-  logVkey: { flag: 'log-vkey', env: 'MVR_WITNESS_LOG_VKEY', fallback: undefined, description: 'file of the verifier keys (one a line) of the logs this witness witnesses', schema: folder.optional() },
-  witnessState: { flag: 'state', env: 'MVR_WITNESS_STATE', fallback: 'witness-state', description: "folder of the witness's state (the latest checkpoint it cosigned of each log)", schema: folder },
-  witnessKey: { flag: null, env: 'MVR_WITNESS_KEY', fallback: undefined, description: 'the witness private key, PRIVATE+KEY+... (a secret)', secret: true, schema: optionalText },
-} as const;
+export { OPTIONS };
 
 export type OptionName = keyof typeof OPTIONS;
 
 /** The one configuration schema: every option, validated and converted. */
-export const configSchema = z.object(Object.fromEntries(Object.entries(OPTIONS).map(([name, o]) => [name, o.schema])) as { [K in OptionName]: (typeof OPTIONS)[K]['schema'] });
+export const configSchema = z.object(
+  Object.fromEntries(Object.entries(OPTIONS).map(([name, o]) => [name, o.schema])) as { [K in OptionName]: (typeof OPTIONS)[K]['schema'] },
+);
 
 /** Some options, resolved and validated. */
 export type Config<N extends OptionName = OptionName> = Pick<z.output<typeof configSchema>, N>;
@@ -152,12 +89,18 @@ export function schemaUrlOf(config: Config<'issuer' | 'schemaUrl'>): string {
 }
 
 /** The command-line definitions of options' flags, with their variable and default in the help text. */
-function flags(names: readonly OptionName[], own: Partial<Record<OptionName, string>> = {}): Record<string, { type: 'string'; description: string }> {
+function flags(
+  names: readonly OptionName[],
+  own: Partial<Record<OptionName, string>> = {},
+): Record<string, { type: 'string'; description: string }> {
   const out: Record<string, { type: 'string'; description: string }> = {};
   for (const name of names) {
     const o: (typeof OPTIONS)[OptionName] = OPTIONS[name];
     if (o.flag === null) continue;
-    out[o.flag] = { type: 'string', description: `${own[name] ?? o.description} (env ${o.env}${o.fallback === undefined ? '' : `, default ${o.fallback}`})` };
+    out[o.flag] = {
+      type: 'string',
+      description: `${own[name] ?? o.description} (env ${o.env}${o.fallback === undefined ? '' : `, default ${o.fallback}`})`,
+    };
   }
   return out;
 }
@@ -172,7 +115,9 @@ export function resolveNow(flag: string | undefined, env: Env, clock = Date.now)
   const { t, named } = chosenNow(flag, env, clock);
   const machine = clock();
   if (t > machine + FUTURE_TOLERANCE_MS) {
-    throw new ConfigError(`${named}: ${formatTimestamp(t)} is later than this machine's clock (${formatTimestamp(machine)}); a build cannot be dated in the future`);
+    throw new ConfigError(
+      `${named}: ${formatTimestamp(t)} is later than this machine's clock (${formatTimestamp(machine)}); a build cannot be dated in the future`,
+    );
   }
   return t;
 }

@@ -37,14 +37,19 @@ export async function writeDatedAudits(auditsDir: string, into: string, now: num
   const median = audited[Math.floor(audited.length / 2)];
   // The latest date of any audit lands no later than now: the build refuses an audit dated in the future.
   const latest = Math.max(...audited, ...datesOf(all, 'first_seen'));
-  const shiftDays = median === undefined ? 0 : Math.min(Math.round((now - DEV_AUDIT_AGE_DAYS * DAY_MS - median) / DAY_MS), Math.floor((now - latest) / DAY_MS));
+  const shiftDays =
+    median === undefined
+      ? 0
+      : Math.min(Math.round((now - DEV_AUDIT_AGE_DAYS * DAY_MS - median) / DAY_MS), Math.floor((now - latest) / DAY_MS));
   let count = 0;
   for (const f of files) {
     let text = f.text;
     if (f.audits) {
       for (const audit of f.audits) shiftDates(audit, shiftDays * DAY_MS);
       count += f.audits.length;
-      text = f.rel.endsWith('.jsonl') ? `${f.audits.map((a) => JSON.stringify(a)).join('\n')}\n` : JSON.stringify(f.audits.length === 1 && !f.text.trimStart().startsWith('[') ? f.audits[0] : f.audits, null, 2);
+      text = f.rel.endsWith('.jsonl')
+        ? `${f.audits.map((a) => JSON.stringify(a)).join('\n')}\n`
+        : JSON.stringify(f.audits.length === 1 && !f.text.trimStart().startsWith('[') ? f.audits[0] : f.audits, null, 2);
     }
     await mkdir(dirname(join(into, f.rel)), { recursive: true });
     await writeFile(join(into, f.rel), text);
@@ -66,7 +71,10 @@ function datesOf(audits: AuditObject[], member: string): number[] {
 function parseAudits(path: string, text: string): AuditObject[] | null {
   try {
     const values: unknown[] = path.endsWith('.jsonl')
-      ? text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown)
+      ? text
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+          .map((l) => JSON.parse(l) as unknown)
       : ([] as unknown[]).concat(JSON.parse(text) as unknown);
     return values.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v)) ? (values as AuditObject[]) : null;
   } catch {

@@ -39,7 +39,8 @@ export function createProgress(opts: ProgressOptions): Progress {
 
   const line = (done: boolean) => {
     const elapsedMs = Math.round(clock() - started);
-    if (opts.json) return `${JSON.stringify({ progress: opts.command, ...(done ? { done: true } : {}), ...latest?.fields, elapsed_ms: elapsedMs })}\n`;
+    if (opts.json)
+      return `${JSON.stringify({ progress: opts.command, ...(done ? { done: true } : {}), ...latest?.fields, elapsed_ms: elapsedMs })}\n`;
     return `${opts.command}: ${done ? 'done, ' : ''}${latest?.text ?? 'starting'} (${(elapsedMs / 1000).toFixed(0)} s)\n`;
   };
   const timer = redraw ? null : setInterval(() => stream.write(line(false)), opts.intervalMs);

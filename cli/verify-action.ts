@@ -1,24 +1,16 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { normalizeDomain } from '../core/domain.ts';
-import { ConfigError, exitCodeOf, NotInLogError } from '../core/errors.ts';
-import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import { isNeverAudited, verifyAnswer, type AnswerVerification } from '@merchant-verify/verifier';
+import { isNeverAudited, KEY_SET_PATH, verifyAnswer } from '@merchant-verify/verifier';
 import { NoteError } from '@merchant-verify/verifier/tlog';
-import { getFromGateway } from '../clients/gateway-client.ts';
 import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
-import { LOG_VKEY_PATH } from '../core/layout.ts';
+import { fetchRecordFromGateway, getFromGateway } from '../clients/gateway-client.ts';
 import { FetchFailedError, KeySetClient, keySetForSigned } from '../clients/key-set-client.ts';
-import { fetchRecordFromGateway } from '../clients/gateway-client.ts';
+import { normalizeDomain } from '../core/domain.ts';
+import { ConfigError, NotInLogError } from '../core/errors.ts';
+import { LOG_VKEY_PATH } from '../core/layout.ts';
+import { type Outcome, present } from './verify-output.ts';
 
 // `mvr verify`'s work, loaded by the command once its flags are read (cli/commands/verify.ts).
-
-/** What `mvr verify` prints and exits with. */
-export interface Outcome {
-  json: Record<string, unknown>;
-  text: string;
-  exitCode: number;
-}
 
 /** Verifies as the flags say; `gateway` is the resolved --base-url and --api-key. */
 export async function verifyFromArgs(args: Record<string, unknown>, gateway: { baseUrl?: string; apiKey?: string }): Promise<Outcome> {
@@ -70,9 +62,11 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
   const keySetFor = async (signed: unknown): Promise<unknown> => (fromFile ? keySetFile() : keySetForSigned(keySetClient(), signed));
   /** A never-audited answer holds only with a valid absence proof: saved (--absence) or the gateway's. */
   const absenceOf = async (asked: string): Promise<{ proof: unknown } | { unavailable: string }> => {
-    if (!str('absence') && !(baseUrl && apiKey)) return { unavailable: 'no absence proof to check: give --absence FILE, or --base-url and --api-key to fetch it' };
+    if (!str('absence') && !(baseUrl && apiKey))
+      return { unavailable: 'no absence proof to check: give --absence FILE, or --base-url and --api-key to fetch it' };
     const proof = await readAbsenceProof(str('absence'), baseUrl, apiKey, asked);
-    if (proof === HAS_RECORD) return { unavailable: `the gateway says ${asked} has a record in its live build: this "unverified" answer is not the build's` };
+    if (proof === HAS_RECORD)
+      return { unavailable: `the gateway says ${asked} has a record in its live build: this "unverified" answer is not the build's` };
     return { proof };
   };
 
@@ -108,11 +102,18 @@ async function keySetPathOf(keys: string): Promise<string> {
   if (!(await stat(keys).catch(() => null))?.isDirectory()) return keys;
   const inFolder = join(keys, KEY_SET_PATH);
   if (await stat(inFolder).catch(() => null)) return inFolder;
-  throw new ConfigError(`--keys ${keys} is a folder without ${KEY_SET_PATH.slice(1)}: here --keys is the key set, a file or URL, or the public folder that holds it`);
+  throw new ConfigError(
+    `--keys ${keys} is a folder without ${KEY_SET_PATH.slice(1)}: here --keys is the key set, a file or URL, or the public folder that holds it`,
+  );
 }
 
 /** `--log`: the record's tlog-proof (a file, or the gateway's) and the log's verifier key it is checked against. */
-async function readLog(str: (k: string) => string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: unknown): Promise<{ proof: string; vkey: string; source: string }> {
+async function readLog(
+  str: (k: string) => string | undefined,
+  baseUrl: string | undefined,
+  apiKey: string | undefined,
+  domain: unknown,
+): Promise<{ proof: string; vkey: string; source: string }> {
   let proof: string;
   if (str('proof')) {
     proof = (await readFileOrUrl(str('proof')!)).toString('utf8');
@@ -122,7 +123,11 @@ async function readLog(str: (k: string) => string | undefined, baseUrl: string |
     const answer = await getFromGateway(baseUrl, apiKey, `/v1/proof?domain=${encodeURIComponent(domain)}`);
     // The gateway's word that the record is not in the log (a build made without a log key) is a verdict, not a failed fetch.
     if (!answer.ok && answer.code === 'NOT_IN_LOG') throw new NotInLogError(`the gateway has no log proof of ${domain}: ${answer.detail}`);
-    if (!answer.ok) throw new FetchFailedError(`the gateway answered ${answer.status} ${answer.code ?? ''} for the log proof: ${answer.detail}`, answer.status);
+    if (!answer.ok)
+      throw new FetchFailedError(
+        `the gateway answered ${answer.status} ${answer.code ?? ''} for the log proof: ${answer.detail}`,
+        answer.status,
+      );
     proof = answer.bytes.toString('utf8');
   }
   const vkeySource = str('log-key') ?? (baseUrl ? new URL(LOG_VKEY_PATH, baseUrl).href : undefined);
@@ -141,62 +146,31 @@ async function fetchRecord(baseUrl: string, apiKey: string, domain: string): Pro
   }
 }
 
-/** The verification as `mvr verify` prints it, and its exit code from the verdict. */
-function present(verification: AnswerVerification, source: string): Outcome {
-  const { answer: r, signature: result, absence, log } = verification;
-  // The absence proof decides a never-audited answer (NEVER_AUDITED when it holds, never 0);
-  // otherwise the signature, then a valid record that --log cannot find in the log fails with the log's code.
-  const exitCode = verification.code === null ? 0 : exitCodeOf(verification.code);
-  const s = result.staleness;
-  const json = {
-    domain: r.domain ?? null,
-    valid: result.valid,
-    code: result.valid ? null : result.code,
-    message: result.valid ? null : result.message,
-    key_id: result.keyId ?? null,
-    status: r.status ?? null,
-    tier: r.tier ?? null,
-    score: r.score ?? null,
-    staleness: s,
-    source,
-    ...(absence ? { absence: absence.valid ? { valid: true, build: absence.build, issued_at: absence.issuedAt, key_id: absence.keyId } : { valid: false, code: absence.code, message: absence.message } } : {}),
-    ...(log ? { log: log.valid ? { valid: true, index: log.index, tree_size: log.checkpoint.size, origin: log.checkpoint.origin } : { valid: false, code: log.code, message: log.message } } : {}),
-  };
-  const day = (t: string | null) => (t ? t.slice(0, 10) : '-');
-  const audited =
-    s.state === 'never_audited'
-      ? 'never audited'
-      : `${day(s.lastAuditedAt)} (${s.ageDays} day${s.ageDays === 1 ? '' : 's'} ago); next audit ${day(s.nextAuditAt)}${s.state === 'overdue' ? ` (overdue by ${s.overdueDays} days)` : ''}`;
-  const signature = result.valid
-    ? `valid (key ${result.keyId})`
-    : result.code === 'UNSIGNED'
-      ? 'none: the record is unsigned, so it is NOT verified (UNSIGNED)'
-      : `INVALID: ${result.code} (${result.message})`;
-  const text = [
-    String(r.domain ?? '(no domain)'),
-    `  status     ${String(r.status ?? '-')}${r.tier ? `, tier ${String(r.tier)}` : ''}, score ${r.score === null || r.score === undefined ? 'none' : `${String(r.score)}/100`}`,
-    `  audited    ${audited}`,
-    `  signature  ${signature}`,
-    ...(absence ? [`  absence    ${absence.valid ? `never audited in build ${absence.build} (issued ${absence.issuedAt}), proof valid (key ${absence.keyId})` : `NOT PROVEN: ${absence.code} (${absence.message})`}`] : []),
-    ...(log ? [`  log        ${log.valid ? `included: entry ${log.index} of ${log.checkpoint.size} in ${log.checkpoint.origin}` : `NOT PROVEN: ${log.code} (${log.message})`}`] : []),
-    '',
-  ].join('\n');
-  return { json, text, exitCode };
-}
-
 /** What the gateway answers for the absence of a domain that has a record: no proof, and a verdict. */
 const HAS_RECORD = Symbol('HAS_RECORD');
 
 /** The absence proof of a domain: a saved file, or `GET /v1/absence` of the gateway. */
-async function readAbsenceProof(file: string | undefined, baseUrl: string | undefined, apiKey: string | undefined, domain: string): Promise<unknown | typeof HAS_RECORD> {
+async function readAbsenceProof(
+  file: string | undefined,
+  baseUrl: string | undefined,
+  apiKey: string | undefined,
+  domain: string,
+): Promise<unknown | typeof HAS_RECORD> {
   let bytes: Buffer;
   if (file) {
     bytes = await readFileOrUrl(file);
   } else {
-    if (!baseUrl || !apiKey) throw new ConfigError('a never-audited record is checked against its absence proof: give --absence FILE, or --base-url and --api-key to fetch it');
+    if (!baseUrl || !apiKey)
+      throw new ConfigError(
+        'a never-audited record is checked against its absence proof: give --absence FILE, or --base-url and --api-key to fetch it',
+      );
     const answer = await getFromGateway(baseUrl, apiKey, `/v1/absence?domain=${encodeURIComponent(domain)}`);
     if (!answer.ok && answer.code === 'HAS_RECORD') return HAS_RECORD;
-    if (!answer.ok) throw new FetchFailedError(`the gateway answered ${answer.status} ${answer.code ?? ''} for the absence proof: ${answer.detail}`, answer.status);
+    if (!answer.ok)
+      throw new FetchFailedError(
+        `the gateway answered ${answer.status} ${answer.code ?? ''} for the absence proof: ${answer.detail}`,
+        answer.status,
+      );
     bytes = answer.bytes;
   }
   try {

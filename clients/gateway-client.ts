@@ -1,9 +1,7 @@
 import { FetchFailedError } from './key-set-client.ts';
 
 /** A gateway's answer to `GET /v1/verify`: the record's bytes, or the status and problem document. */
-export type GatewayAnswer =
-  | { ok: true; bytes: Buffer }
-  | { ok: false; status: number; code: string | null; detail: string };
+export type GatewayAnswer = { ok: true; bytes: Buffer } | { ok: false; status: number; code: string | null; detail: string };
 
 /**
  * Asks a gateway for a domain's record with an API key. Throws {@link FetchFailedError} only
@@ -21,7 +19,11 @@ export async function getFromGateway(baseUrl: string, apiKey: string, path: stri
   const { request } = await import('undici');
   let res;
   try {
-    res = await request(url, { headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    res = await request(url, {
+      headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
   } catch (error) {
     throw new FetchFailedError(`cannot reach ${new URL(url).origin}: ${(error as Error).message}`);
   }
@@ -29,7 +31,12 @@ export async function getFromGateway(baseUrl: string, apiKey: string, path: stri
   if (res.statusCode === 200) return { ok: true, bytes };
   try {
     const problem = JSON.parse(bytes.toString('utf8')) as { code?: unknown; detail?: unknown };
-    return { ok: false, status: res.statusCode, code: typeof problem.code === 'string' ? problem.code : null, detail: String(problem.detail ?? '') };
+    return {
+      ok: false,
+      status: res.statusCode,
+      code: typeof problem.code === 'string' ? problem.code : null,
+      detail: String(problem.detail ?? ''),
+    };
   } catch {
     return { ok: false, status: res.statusCode, code: null, detail: bytes.toString('utf8').slice(0, 200) };
   }

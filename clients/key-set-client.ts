@@ -1,7 +1,15 @@
+import {
+  type AbsenceResult,
+  KEY_SET_PATH,
+  type KeySet,
+  parseKeySet,
+  type RecordVerification,
+  type VerifyOptions,
+  verifyAbsence,
+  verifyRecord,
+} from '@merchant-verify/verifier';
 import type { Dispatcher } from 'undici';
 import { FetchFailedError } from '../core/errors.ts';
-import { KEY_SET_PATH, parseKeySet, type KeySet } from '@merchant-verify/verifier';
-import { verifyAbsence, verifyRecord, type AbsenceResult, type RecordVerification, type VerifyOptions } from '@merchant-verify/verifier';
 
 export { FetchFailedError };
 
@@ -132,7 +140,11 @@ export async function keySetForSigned(client: KeySetClient, signed: unknown): Pr
 }
 
 /** Verifies a record with keys from a {@link KeySetClient} ({@link keySetForSigned}). */
-export async function verifyRecordWithClient(record: unknown, client: KeySetClient, options: VerifyOptions = {}): Promise<RecordVerification> {
+export async function verifyRecordWithClient(
+  record: unknown,
+  client: KeySetClient,
+  options: VerifyOptions = {},
+): Promise<RecordVerification> {
   return verifyRecord(record, await keySetForSigned(client, record), options);
 }
 

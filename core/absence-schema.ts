@@ -1,5 +1,5 @@
+import { type AbsenceProof, type BuildStatement, STATEMENT_SCHEMA_SUFFIX } from '@merchant-verify/verifier/issuer';
 import { z } from 'zod';
-import { STATEMENT_SCHEMA_SUFFIX, type AbsenceProof, type BuildStatement } from '@merchant-verify/verifier/issuer';
 import type { SameShape } from './same-shape.ts';
 
 // The wire formats of absence, as zod schemas beside the record's: what the gateway answers and
@@ -7,7 +7,10 @@ import type { SameShape } from './same-shape.ts';
 // (`createAbsenceVerifier`), having no schema library; its types and these schemas must agree, or
 // the two lines at the end do not compile.
 
-const hash = z.string().regex(/^[A-Za-z0-9+/]{43}=$/).describe('A 32-byte SHA-256 hash in standard base64 (RFC 4648 section 4, padded)');
+const hash = z
+  .string()
+  .regex(/^[A-Za-z0-9+/]{43}=$/)
+  .describe('A 32-byte SHA-256 hash in standard base64 (RFC 4648 section 4, padded)');
 
 /** What a build says about itself, signed with the record key by the record scheme. */
 export const buildStatementSchema = z
@@ -19,9 +22,14 @@ export const buildStatementSchema = z
     records: z.int().min(0),
     domain_map: z.object({ size: z.int().min(0), root: hash }),
     key_id: z.string().optional(),
-    signature: z.string().regex(/^ed25519:[A-Za-z0-9_-]{86}$/).optional(),
+    signature: z
+      .string()
+      .regex(/^ed25519:[A-Za-z0-9_-]{86}$/)
+      .optional(),
   })
-  .describe('What a build says about itself, signed with the record key by the record scheme (RFC 8785 without key_id and signature, Ed25519). More members may be added; every member is signed.');
+  .describe(
+    'What a build says about itself, signed with the record key by the record scheme (RFC 8785 without key_id and signature, Ed25519). More members may be added; every member is signed.',
+  );
 
 const neighbour = z
   .object({

@@ -1,7 +1,7 @@
+import { parseTimestamp } from '@merchant-verify/verifier/issuer';
 import { z } from 'zod';
 import { normalizeDomain } from './domain.ts';
-import { MvrError, type AuditProblem } from './errors.ts';
-import { parseTimestamp } from '@merchant-verify/verifier/issuer';
+import { type AuditProblem, MvrError } from './errors.ts';
 
 const percent = z.number().min(0).max(100);
 const fraction = z.number().min(0).max(1);
@@ -35,9 +35,14 @@ export const auditSchema = z
   .strict()
   .superRefine((a, ctx) => {
     if (a.score === null && a.evidence.ok && !a.flagged) {
-      ctx.addIssue({ code: 'custom', path: ['score'], message: 'may be null only when evidence is thin (evidence.ok false) or the audit is flagged' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['score'],
+        message: 'may be null only when evidence is thin (evidence.ok false) or the audit is flagged',
+      });
     }
-    const first = parseTimestamp(a.first_seen), last = parseTimestamp(a.last_audited_at);
+    const first = parseTimestamp(a.first_seen),
+      last = parseTimestamp(a.last_audited_at);
     if (first !== null && last !== null && first > last) {
       ctx.addIssue({ code: 'custom', path: ['first_seen'], message: 'is after last_audited_at' });
     }
@@ -59,7 +64,11 @@ export function futureDateProblems(audit: Pick<Audit, 'first_seen' | 'last_audit
   const limit = parseTimestamp(issuedAt)! + FUTURE_TOLERANCE_MS;
   return (['first_seen', 'last_audited_at'] as const)
     .filter((member) => parseTimestamp(audit[member])! > limit)
-    .map((member) => ({ source, member, message: `${audit[member]} is later than the build's issued_at ${issuedAt}: an audit cannot be dated in the future` }));
+    .map((member) => ({
+      source,
+      member,
+      message: `${audit[member]} is later than the build's issued_at ${issuedAt}: an audit cannot be dated in the future`,
+    }));
 }
 
 /**

@@ -6,10 +6,17 @@
  * Tests assert `code`, never the wording.
  */
 import { MvrError } from '@merchant-verify/verifier';
-import { isErrorCode, type ErrorCode } from './error-registry.ts';
+import { type ErrorCode, isErrorCode } from './error-registry.ts';
 
+export {
+  CanonicalizationError,
+  InvalidKeySetError,
+  MvrError,
+  PolicyError,
+  VERIFIER_ERROR_CODES,
+  type VerifierErrorCode,
+} from '@merchant-verify/verifier';
 export * from './error-registry.ts';
-export { CanonicalizationError, InvalidKeySetError, MvrError, PolicyError, VERIFIER_ERROR_CODES, type VerifierErrorCode } from '@merchant-verify/verifier';
 
 /** An error of merchant-verify, its code a key of the registry. */
 export type RegisteredError = MvrError & { readonly code: ErrorCode };
@@ -101,7 +108,10 @@ export class BuildNotFoundError extends MvrError {
  */
 export class NoBuildHistoryError extends BuildNotFoundError {
   constructor(why: string) {
-    super('', `this gateway keeps no build history: ${why}; serve the records folder "mvr build" writes, or s3:// as "mvr publish" fills it`);
+    super(
+      '',
+      `this gateway keeps no build history: ${why}; serve the records folder "mvr build" writes, or s3:// as "mvr publish" fills it`,
+    );
   }
 }
 
@@ -140,107 +150,4 @@ export class InvalidKeyError extends MvrError {
   }
 }
 
-/** One problem in an audit input: where it is (file, line or index, member) and what is wrong. */
-export interface AuditProblem {
-  source: string;
-  member?: string;
-  message: string;
-}
-
-/** Formats a problem as one line: `audits/a.jsonl:12: sub_scores.visibility: must be <= 100`. */
-export function formatProblem(p: AuditProblem): string {
-  return p.member ? `${p.source}: ${p.member}: ${p.message}` : `${p.source}: ${p.message}`;
-}
-
-/** The build found bad audits; nothing was written. Carries every problem found. */
-export class InvalidAuditsError extends MvrError {
-  static readonly code = 'INVALID_AUDITS';
-  readonly problems: AuditProblem[];
-  readonly total: number;
-  constructor(problems: AuditProblem[], total = problems.length) {
-    super(InvalidAuditsError.code, `${total} problem${total === 1 ? '' : 's'} in the audits; nothing was written`);
-    this.problems = problems;
-    this.total = total;
-  }
-}
-
-/** The build could not run or publish (I/O, lock held, no audits...). */
-export class BuildError extends MvrError {
-  static readonly code = 'BUILD_FAILED';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(BuildError.code, message, options);
-  }
-}
-
-/** The command line does not fit the command: an unknown command or flag, a missing argument or value. */
-export class UsageError extends MvrError {
-  static readonly code = 'INVALID_USAGE';
-  constructor(message: string) {
-    super(UsageError.code, message);
-  }
-}
-
-/** The configuration (flags, env) is invalid; names the option. */
-export class ConfigError extends MvrError {
-  static readonly code = 'INVALID_CONFIG';
-  constructor(message: string) {
-    super(ConfigError.code, message);
-  }
-}
-
-/** The signer's own check of a signature it just made failed (a faulty signer must not publish). */
-export class SelfCheckFailedError extends MvrError {
-  static readonly code = 'SELF_CHECK_FAILED';
-  constructor() {
-    super(SelfCheckFailedError.code, 'signature self-check failed: the signature made does not verify');
-  }
-}
-
-/** A key set or a record could not be fetched: network error, timeout, or an HTTP error status. */
-export class FetchFailedError extends MvrError {
-  static readonly code = 'FETCH_FAILED';
-  constructor(
-    message: string,
-    readonly status?: number,
-  ) {
-    super(FetchFailedError.code, message);
-  }
-}
-
-/** A domain with no entry in the transparency log (never audited, or built before the log). */
-export class NotInLogError extends MvrError {
-  static readonly code = 'NOT_IN_LOG';
-  constructor(message: string) {
-    super(NotInLogError.code, message);
-  }
-}
-
-/** A store that holds no transparency log of its own (an http(s) origin serves one build's records only). */
-export class NoLogError extends NotInLogError {
-  constructor(why: string) {
-    super(`this gateway serves no log proofs: ${why}; log proofs come from a gateway on a records folder or a bucket`);
-  }
-}
-
-/** A store that builds cannot be published to or pulled from (only a bucket is), named by the flag that gave it. */
-export class StoreNotPublishedError extends ConfigError {
-  constructor(flag: string, url: string) {
-    super(`${flag} ${url}: not s3://BUCKET/PREFIX (builds are published to and pulled from a bucket only)`);
-  }
-}
-
-/** A log that is not an append-only extension of an earlier checkpoint, or whose files disagree with its checkpoint. */
-export class LogInconsistentError extends MvrError {
-  static readonly code = 'LOG_INCONSISTENT';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(LogInconsistentError.code, message, options);
-  }
-}
-
-/** `GET /v1/absence` of a domain that has a record in the build: there is no absence to prove. */
-export class HasRecordError extends MvrError {
-  static readonly code = 'HAS_RECORD';
-  constructor(domain: string, build: string | null) {
-    super(HasRecordError.code, `${domain} has a record in build ${build ?? 'live'}: ask GET /v1/verify for it`);
-  }
-}
+export * from './tool-errors.ts';

@@ -45,12 +45,16 @@ export async function readRegularFile(file: string, max = MAX_RECORD_BYTES): Pro
   }
   try {
     const st = await handle.stat();
-    if (!st.isFile()) throw new NotARecordFileError(`is not a regular file (${st.isDirectory() ? 'a folder' : st.isFIFO() ? 'a FIFO' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : st.isSocket() ? 'a socket' : 'a special file'})`);
+    if (!st.isFile())
+      throw new NotARecordFileError(
+        `is not a regular file (${st.isDirectory() ? 'a folder' : st.isFIFO() ? 'a FIFO' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : st.isSocket() ? 'a socket' : 'a special file'})`,
+      );
     if (st.size > max) throw new NotARecordFileError(`has ${st.size} bytes, more than the ${max} a record may have`);
     // Read one byte past the size seen, to notice a file that grew since.
     const buffer = Buffer.alloc(Math.min(st.size + 1, max + 1));
     let filled = 0;
-    for (let n; filled < buffer.length && (n = (await handle.read(buffer, filled, buffer.length - filled, filled)).bytesRead) > 0; ) filled += n;
+    for (let n; filled < buffer.length && (n = (await handle.read(buffer, filled, buffer.length - filled, filled)).bytesRead) > 0; )
+      filled += n;
     if (filled > max) throw new NotARecordFileError(`has more than the ${max} bytes a record may have`);
     return buffer.subarray(0, filled);
   } finally {

@@ -12,9 +12,7 @@ const { status, tier, score, issued_at, last_audited_at, domain } = recordSchema
 export const buildIdSchema = z.string().regex(BUILD_ID).describe('A build id (GET /v1/builds)');
 
 /** One kept build: its id, when it was issued, how many records it holds. */
-export const keptBuildSchema = z
-  .strictObject({ id: buildIdSchema, issued_at, records: z.int().min(0) })
-  .meta({ title: 'Kept build' });
+export const keptBuildSchema = z.strictObject({ id: buildIdSchema, issued_at, records: z.int().min(0) }).meta({ title: 'Kept build' });
 
 /** `GET /v1/builds`: the kept builds, newest first; the first is the live one. */
 export const keptBuildsSchema = z.strictObject({ builds: z.array(keptBuildSchema) }).meta({ title: 'Kept builds' });

@@ -1,7 +1,5 @@
+import { parseCheckpoint, parseNote, parseTlogProof, TLOG_PROOF_HEADER } from '@merchant-verify/verifier/tlog';
 import { z } from 'zod';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
-import { parseNote } from '@merchant-verify/verifier/tlog';
-import { parseTlogProof, TLOG_PROOF_HEADER } from '@merchant-verify/verifier/tlog';
 
 // The text formats of the transparency log, as patterns: what `/v1/proof`, `/log/checkpoint` and
 // the log's verifier key answer. The verifier parses them (`parseTlogProof`, `parseCheckpoint`);
@@ -25,9 +23,13 @@ export const checkpointTextSchema = z
 /** `GET /v1/proof`: c2sp.org/tlog-proof@v1 of a record, against the checkpoint its build signed. */
 export const logProofTextSchema = z
   .string()
-  .regex(new RegExp(`^${TLOG_PROOF_HEADER.replace(/[.]/g, '\\.')}\\n(?:extra ${base64}\\n)?index ${decimal}\\n(?:${hash}\\n)*\\n${checkpoint}$`))
+  .regex(
+    new RegExp(`^${TLOG_PROOF_HEADER.replace(/[.]/g, '\\.')}\\n(?:extra ${base64}\\n)?index ${decimal}\\n(?:${hash}\\n)*\\n${checkpoint}$`),
+  )
   .refine(parsesAsProof, 'not a tlog-proof the verifier can parse')
-  .describe("c2sp.org/tlog-proof@v1: `extra` carries the record's 32-byte salt (the entry is SHA-256(salt || record bytes)), then the entry index, the RFC 6962 inclusion proof and the signed checkpoint of the record's build")
+  .describe(
+    "c2sp.org/tlog-proof@v1: `extra` carries the record's 32-byte salt (the entry is SHA-256(salt || record bytes)), then the entry index, the RFC 6962 inclusion proof and the signed checkpoint of the record's build",
+  )
   .meta({ title: 'Log proof' });
 
 /** `GET /.well-known/merchant-verify-log.vkey`: the log's verifier key in signed-note form. */

@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { canonicalJson } from '@merchant-verify/verifier/issuer';
+import { z } from 'zod';
 import { BuildError } from './errors.ts';
 import { recordSchema } from './record.ts';
 

@@ -31,13 +31,20 @@ export function formatNotePrivateKey(name: string, id: number, type: number, see
  * The name and seed of a note private key of `type`; `idOf` gives the key ID its name and seed must
  * have. Anything else is INVALID_KEY naming `where` and what was expected (`what`).
  */
-export function parseNotePrivateKey(text: string, where: string, type: number, what: string, idOf: (name: string, seed: Uint8Array) => number): { name: string; seed: Uint8Array } {
+export function parseNotePrivateKey(
+  text: string,
+  where: string,
+  type: number,
+  what: string,
+  idOf: (name: string, seed: Uint8Array) => number,
+): { name: string; seed: Uint8Array } {
   const m = /^PRIVATE\+KEY\+([^+\s]+)\+([0-9a-f]{8})\+(\S+)$/.exec(text.trim());
   const material = m ? decodeBase64(m[3]!) : null;
   if (!m || !material || material.length !== 33 || material[0] !== type) throw new InvalidKeyError(`${where} is not ${what}`);
   const name = m[1]!;
   const seed = material.subarray(1);
-  if (idOf(name, seed) !== Number.parseInt(m[2]!, 16)) throw new InvalidKeyError(`${where}: key ID ${m[2]} does not match the key's name and public key`);
+  if (idOf(name, seed) !== Number.parseInt(m[2]!, 16))
+    throw new InvalidKeyError(`${where}: key ID ${m[2]} does not match the key's name and public key`);
   return { name, seed };
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_REGISTRY, HTTP_ERROR_CODES, isMvrError, type ErrorCode } from './errors.ts';
+import { ERROR_REGISTRY, type ErrorCode, HTTP_ERROR_CODES, isMvrError } from './errors.ts';
 
 /**
  * An RFC 9457 problem document, as every error of the HTTP API is answered and as a batch (over

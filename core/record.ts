@@ -1,6 +1,6 @@
+import { addOneMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
 import { z } from 'zod';
 import type { Audit } from './audit.ts';
-import { addOneMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
 
 export const MAX_SCORE = 100;
 export const SCHEMA_SUFFIX = '/verification/v1';
@@ -42,10 +42,16 @@ export const recordSchema = z
     issuer: z.string().min(1),
     issued_at: timestamp,
     key_id: z.string().min(1).optional(),
-    signature: z.string().regex(/^ed25519:[A-Za-z0-9_-]{86}$/).optional(),
+    signature: z
+      .string()
+      .regex(/^ed25519:[A-Za-z0-9_-]{86}$/)
+      .optional(),
   })
   .strict()
-  .meta({ title: 'Merchant verification record', description: 'A signed verification record for a merchant domain (merchant-verify, schema v1).' });
+  .meta({
+    title: 'Merchant verification record',
+    description: 'A signed verification record for a merchant domain (merchant-verify, schema v1).',
+  });
 
 export type VerificationRecord = z.infer<typeof recordSchema>;
 export type UnsignedRecord = Omit<VerificationRecord, 'key_id' | 'signature'>;

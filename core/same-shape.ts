@@ -7,4 +7,8 @@
  */
 export type SameShape<A, B> = [Known<A>] extends [Known<B>] ? ([Known<B>] extends [Known<A>] ? true : never) : never;
 
-type Known<T> = T extends readonly (infer U)[] ? Known<U>[] : T extends object ? { [K in keyof T as string extends K ? never : K]: Known<T[K]> } : T;
+type Known<T> = T extends readonly (infer U)[]
+  ? Known<U>[]
+  : T extends object
+    ? { [K in keyof T as string extends K ? never : K]: Known<T[K]> }
+    : T;

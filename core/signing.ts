@@ -1,11 +1,17 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { canonicalMembers, joinMembers } from '@merchant-verify/verifier/issuer';
-import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
-import { recordCanonicalParts } from './record-text.ts';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from 'node:crypto';
+import type { PublicJwk } from '@merchant-verify/verifier';
+import {
+  canonicalMembers,
+  createRecordVerifier,
+  decodeBase64url,
+  type Ed25519Verify,
+  encodeBase64url,
+  joinMembers,
+  signatureText,
+} from '@merchant-verify/verifier/issuer';
 import { CanonicalizationError, InvalidKeyError, SelfCheckFailedError } from './errors.ts';
 import { ED25519_PKCS8_PREFIX } from './note-private-key.ts';
-import { createRecordVerifier, signatureText, type Ed25519Verify } from '@merchant-verify/verifier/issuer';
-import type { PublicJwk } from '@merchant-verify/verifier';
+import { recordCanonicalParts } from './record-text.ts';
 
 /** A private Ed25519 JWK as stored in `keys/` or passed in `MVR_SIGNING_KEY`. */
 export interface PrivateJwk {
@@ -79,7 +85,6 @@ export function loadSigningKey(input: unknown): SigningKey {
   return { kid, privateKey, publicKey, publicJwk: toPublicJwk(x) };
 }
 
-
 /** The published form of a public key given its `x`. */
 export function toPublicJwk(x: string): PublicJwk {
   return { kty: 'OKP', crv: 'Ed25519', x, kid: jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x }), use: 'sig', alg: 'EdDSA' };
@@ -100,7 +105,10 @@ export function signRecord<T extends object>(record: T, key: SigningKey): T & { 
  * a bit flip in memory, must not publish a record that fails verification downstream). Throws
  * `SELF_CHECK_FAILED` when it does not verify. Returns the stored canonical text as well.
  */
-export function signRecordChecked<T extends object>(record: T, key: SigningKey): { record: T & { key_id: string; signature: string }; canonical: string } {
+export function signRecordChecked<T extends object>(
+  record: T,
+  key: SigningKey,
+): { record: T & { key_id: string; signature: string }; canonical: string } {
   const { key_id: _k, signature: _s, ...unsigned } = record as T & { key_id?: unknown; signature?: unknown };
   const signed = signUnsignedChecked(unsigned, key);
   return { record: { ...(unsigned as T), key_id: key.kid, signature: signed.signature }, canonical: signed.canonical };

@@ -1,4 +1,4 @@
-import { send, setResponseStatus, type H3Event } from 'h3';
+import { type H3Event, send, setResponseStatus } from 'h3';
 
 /** A whole HTTP answer: status, headers and body (null for none, as in a 304). */
 export interface Answer {

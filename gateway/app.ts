@@ -1,24 +1,24 @@
-import { createApp, createRouter, defineEventHandler, toNodeListener, type App, type EventHandler, type H3Event } from 'h3';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { MethodNotAllowedError, isMvrError, NotFoundError } from '../core/errors.ts';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import { sendAnswer } from './answer.ts';
-import { checkRequestHead, clientHungUp, setEdgeHeaders } from './edge.ts';
-import type { GatewayServices } from './context.ts';
+import { type App, createApp, createRouter, defineEventHandler, type EventHandler, type H3Event, toNodeListener } from 'h3';
+import { isMvrError, MethodNotAllowedError, NotFoundError } from '../core/errors.ts';
+import { LOG_VKEY_PATH } from '../core/layout.ts';
 import { httpCodeOf } from '../core/problem-document.ts';
+import { sendAnswer } from './answer.ts';
+import type { GatewayServices } from './context.ts';
+import { checkRequestHead, clientHungUp, setEdgeHeaders } from './edge.ts';
+import { requestObserver } from './observe.ts';
 import { problemAnswer } from './problem.ts';
+import { pathOf } from './query.ts';
+import { absenceRoute } from './routes/absence.ts';
+import { batchRoute } from './routes/batch.ts';
 import { healthRoute } from './routes/health.ts';
+import { buildsRoute, changesRoute, historyRoute } from './routes/history.ts';
+import { LOG_PREFIX, logFilesRoute, logVkeyRoute, proofRoute } from './routes/log.ts';
 import { mcpRoute } from './routes/mcp.ts';
 import { keySetRoute, openApiRoute, schemaRoute } from './routes/public.ts';
 import { verifyRoute } from './routes/verify.ts';
-import { absenceRoute } from './routes/absence.ts';
-import { batchRoute } from './routes/batch.ts';
-import { buildsRoute, changesRoute, historyRoute } from './routes/history.ts';
 import { verifyPageRoutes } from './routes/verify-page.ts';
-import { LOG_PREFIX, logFilesRoute, logVkeyRoute, proofRoute } from './routes/log.ts';
-import { LOG_VKEY_PATH } from '../core/layout.ts';
-import { requestObserver } from './observe.ts';
-import { pathOf } from './query.ts';
 
 type Method = 'GET' | 'HEAD' | 'POST';
 
@@ -100,7 +100,12 @@ export function createGatewayApp(services: GatewayServices): App {
  */
 function answerError(event: H3Event, error: unknown, services: GatewayServices): Promise<void> | void {
   if (clientHungUp(event.node.req, error)) {
-    services.log({ level: 'info', msg: 'client closed the connection before the request was complete', method: event.method, path: pathOf(event) });
+    services.log({
+      level: 'info',
+      msg: 'client closed the connection before the request was complete',
+      method: event.method,
+      path: pathOf(event),
+    });
     // Ended, so h3 takes it as answered (and prints nothing); the socket is gone, nothing is sent.
     event.node.res.end();
     return;

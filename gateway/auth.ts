@@ -1,6 +1,6 @@
-import { getRequestHeader, setResponseHeaders, type H3Event } from 'h3';
-import { RateLimitedError, UnauthorizedError } from '../core/errors.ts';
+import { getRequestHeader, type H3Event, setResponseHeaders } from 'h3';
 import { rateLimitHeaders } from '../access/rate-limit.ts';
+import { RateLimitedError, UnauthorizedError } from '../core/errors.ts';
 import type { GatewayServices } from './context.ts';
 
 /**
@@ -24,7 +24,8 @@ export async function authenticate(event: H3Event, services: GatewayServices): P
     const perAddress = services.limits.perAddress;
     if (error instanceof UnauthorizedError && perAddress) {
       const decision = await perAddress.take(event.node.req.socket.remoteAddress ?? 'unknown');
-      if (!decision.allowed) throw new RateLimitedError('too many requests without a valid API key from this address', decision.resetSeconds);
+      if (!decision.allowed)
+        throw new RateLimitedError('too many requests without a valid API key from this address', decision.resetSeconds);
     }
     throw error;
   }
@@ -39,7 +40,10 @@ export async function chargeQuota(event: H3Event, services: GatewayServices, key
     const decision = await perKey.take(keyId, count);
     setResponseHeaders(event, rateLimitHeaders(decision));
     if (!decision.allowed) {
-      throw new RateLimitedError(`API key ${keyId} is over its quota of ${decision.policy.quota} requests per ${decision.policy.windowSeconds} s`, decision.resetSeconds);
+      throw new RateLimitedError(
+        `API key ${keyId} is over its quota of ${decision.policy.quota} requests per ${decision.policy.windowSeconds} s`,
+        decision.resetSeconds,
+      );
     }
   }
 }

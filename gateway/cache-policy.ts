@@ -58,7 +58,10 @@ function headersOf(policy: CachePolicy): Readonly<Record<string, string>> {
 }
 
 // Made once: routes spread them into each answer's headers.
-const HEADERS = Object.fromEntries(Object.entries(CACHE_POLICY).map(([route, policy]) => [route, headersOf(policy)])) as Record<CachedRoute, Readonly<Record<string, string>>>;
+const HEADERS = Object.fromEntries(Object.entries(CACHE_POLICY).map(([route, policy]) => [route, headersOf(policy)])) as Record<
+  CachedRoute,
+  Readonly<Record<string, string>>
+>;
 /** The headers of a problem document. */
 export const PROBLEM_CACHE_HEADERS = headersOf(PROBLEM_CACHE_POLICY);
 

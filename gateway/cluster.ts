@@ -17,7 +17,8 @@ import { serveMetrics } from './metrics-server.ts';
 export async function runAsCluster(workers: number, log: JsonLog, metrics: GatewayOptions['metrics']): Promise<boolean> {
   if (workers <= 1 || !cluster.isPrimary) return false;
   let stopping = false;
-  const listener = metrics && 'listen' in metrics ? await serveMetrics(clusterMetrics(), metrics.listen.host, metrics.listen.port, log.log) : null;
+  const listener =
+    metrics && 'listen' in metrics ? await serveMetrics(clusterMetrics(), metrics.listen.host, metrics.listen.port, log.log) : null;
   if (listener) log.log({ level: 'info', msg: 'serving metrics', url: listener.url, workers });
   const fork = () => {
     if (!stopping) cluster.fork();

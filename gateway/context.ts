@@ -1,8 +1,8 @@
 import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
-import type { RecordsService } from '../service/records.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
+import type { RecordsService } from '../service/records.ts';
 import type { StoreSettings } from '../storage/open.ts';
 import type { GatewayMetrics } from './metrics.ts';
 

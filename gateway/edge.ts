@@ -24,7 +24,8 @@ export function checkRequestHead(req: IncomingMessage): void {
     const name = raw[i]!;
     if (name.length === 4 && name.toLowerCase() === 'host') {
       hosts++;
-      if (!HOST_VALUE.test(raw[i + 1]!)) throw new InvalidRequestError(`header "Host": "${raw[i + 1]}" is not a host with an optional port`);
+      if (!HOST_VALUE.test(raw[i + 1]!))
+        throw new InvalidRequestError(`header "Host": "${raw[i + 1]}" is not a host with an optional port`);
     } else if (name.length === 13 && name.toLowerCase() === 'authorization') authorizations++;
   }
   if (hosts > 1) throw new InvalidRequestError(`header "Host" is sent ${hosts} times; send it once`);

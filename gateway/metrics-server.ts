@@ -18,7 +18,12 @@ export interface MetricsListener {
  * faces the load balancer, and a scrape never queues behind the gateway's traffic or its
  * quotas. It answers nothing else, so it is plain node:http rather than the gateway's app.
  */
-export async function serveMetrics(text: () => Promise<string>, host: string, port: number, log: (line: LogLine) => void): Promise<MetricsListener> {
+export async function serveMetrics(
+  text: () => Promise<string>,
+  host: string,
+  port: number,
+  log: (line: LogLine) => void,
+): Promise<MetricsListener> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path !== '/metrics') return answer(404, 'not found: metrics are at /metrics\n');
@@ -32,13 +37,24 @@ export async function serveMetrics(text: () => Promise<string>, host: string, po
     );
 
     function answer(status: number, body: string, headers: Record<string, string> = {}): void {
-      res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body), ...headers });
+      res.writeHead(status, {
+        'content-type': 'text/plain; charset=utf-8',
+        'cache-control': 'no-store',
+        'content-length': Buffer.byteLength(body),
+        ...headers,
+      });
       res.end(req.method === 'HEAD' ? undefined : body);
     }
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' || error.code === 'EACCES' ? new ConfigError(`--metrics-port / MVR_METRICS_PORT ${port}: cannot listen on ${host}:${port} (in use by another process, or not allowed)`) : error),
+      reject(
+        error.code === 'EADDRINUSE' || error.code === 'EACCES'
+          ? new ConfigError(
+              `--metrics-port / MVR_METRICS_PORT ${port}: cannot listen on ${host}:${port} (in use by another process, or not allowed)`,
+            )
+          : error,
+      ),
     );
     server.listen(port, host, () => resolve());
   });

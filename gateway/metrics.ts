@@ -1,7 +1,7 @@
-import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ApiKeyStore } from '../access/api-key-store.ts';
-import type { BuildHistory } from '../service/history.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
+import type { BuildHistory } from '../service/history.ts';
 import type { RecordsService, StoreReadOutcome } from '../service/records.ts';
 
 /** What the metrics read from the gateway's services at each scrape. */
@@ -31,7 +31,10 @@ export class GatewayMetrics {
    * Requests answered, per label set, as plain numbers handed to `mvr_requests_total` at each
    * scrape: prom-client's own `inc` (labels validated and hashed) was about 2 us a request.
    */
-  private readonly answered = new Map<string, { labels: Partial<Record<'route' | 'method' | 'status' | 'code', string | number>>; count: number }>();
+  private readonly answered = new Map<
+    string,
+    { labels: Partial<Record<'route' | 'method' | 'status' | 'code', string | number>>; count: number }
+  >();
   private readonly requests: Counter<'route' | 'method' | 'status' | 'code'> = new Counter({
     name: 'mvr_requests_total',
     help: 'HTTP requests answered, by route (the pattern, or "unmatched"), method, status and error code (absent on success).',
@@ -53,7 +56,7 @@ export class GatewayMetrics {
   });
   private readonly storeReads = new Counter({
     name: 'mvr_store_reads_total',
-    help: 'Reads of a record from the store (the verified cache missed), by outcome: found, missing (the build\'s map lists it, the store has no file) or the error code; a never-audited domain is decided by the map, without a read.',
+    help: "Reads of a record from the store (the verified cache missed), by outcome: found, missing (the build's map lists it, the store has no file) or the error code; a never-audited domain is decided by the map, without a read.",
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
@@ -73,7 +76,8 @@ export class GatewayMetrics {
     collectDefaultMetrics({ register: this.registry });
     // Gauges named like counters, which `promtool check metrics` refuses; each is the sum of the
     // labelled gauge of the same name without `_total`, which stays.
-    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+      this.registry.removeSingleMetric(name);
   }
 
   /** One answered request. */
@@ -108,11 +112,22 @@ export class GatewayMetrics {
     const r = [this.registry];
     const cache = () => services.records.health().cache;
     pulledCounter(r, 'mvr_verified_cache_hits_total', 'Record lookups answered from the verified cache.', () => cache().hits);
-    pulledCounter(r, 'mvr_verified_cache_misses_total', 'Record lookups the verified cache could not answer (read from the store, or a known absence).', () => cache().misses);
+    pulledCounter(
+      r,
+      'mvr_verified_cache_misses_total',
+      'Record lookups the verified cache could not answer (read from the store, or a known absence).',
+      () => cache().misses,
+    );
     pulledGauge(r, 'mvr_verified_cache_bytes', 'Bytes of verified records held in memory.', () => cache().bytes);
     pulledGauge(r, 'mvr_verified_cache_entries', 'Verified records held in memory.', () => cache().entries);
     pulledGauge(r, 'mvr_verified_cache_limit_bytes', 'The bound on the verified cache (--cache-mb).', () => cache().limit);
-    pulledGauge(r, 'mvr_store_up', '1 while the live build and its key set can be read, else 0.', () => (services.records.health().records.ok && services.records.health().keySet.ok ? 1 : 0), 'min');
+    pulledGauge(
+      r,
+      'mvr_store_up',
+      '1 while the live build and its key set can be read, else 0.',
+      () => (services.records.health().records.ok && services.records.health().keySet.ok ? 1 : 0),
+      'min',
+    );
     new Counter({
       name: 'mvr_rate_limit_refusals_total',
       help: 'Requests refused for a quota, by policy: per-key, or unauthenticated (per client address, without a valid key).',
@@ -120,14 +135,26 @@ export class GatewayMetrics {
       registers: r,
       collect() {
         this.reset();
-        for (const limiter of [services.limits.perKey, services.limits.perAddress]) if (limiter) this.inc({ policy: limiter.policy.name }, limiter.refusals);
+        for (const limiter of [services.limits.perKey, services.limits.perAddress])
+          if (limiter) this.inc({ policy: limiter.policy.name }, limiter.refusals);
       },
     });
     const keys = () => services.apiKeys.counts();
-    pulledCounter(r, 'mvr_api_key_reloads_total', 'Loads of the API keys that found them changed (the first load included).', () => keys().reloads);
-    pulledCounter(r, 'mvr_api_key_reload_failures_total', 'Checks of the API keys that could not read them (Redis or the key file).', () => keys().reloadFailures);
+    pulledCounter(
+      r,
+      'mvr_api_key_reloads_total',
+      'Loads of the API keys that found them changed (the first load included).',
+      () => keys().reloads,
+    );
+    pulledCounter(
+      r,
+      'mvr_api_key_reload_failures_total',
+      'Checks of the API keys that could not read them (Redis or the key file).',
+      () => keys().reloadFailures,
+    );
     pulledGauge(r, 'mvr_api_keys_live', 'API keys that are not revoked, as last loaded.', () => keys().liveKeys, 'max');
-    if (services.redisUp) pulledGauge(r, 'mvr_redis_up', '1 while the connection to Redis is ready, else 0.', () => (services.redisUp!() ? 1 : 0), 'min');
+    if (services.redisUp)
+      pulledGauge(r, 'mvr_redis_up', '1 while the connection to Redis is ready, else 0.', () => (services.redisUp!() ? 1 : 0), 'min');
     watchBuild(r, services);
   }
 

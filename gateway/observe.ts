@@ -28,7 +28,15 @@ export function requestObserver(services: GatewayServices): ((event: H3Event) =>
  * members: only what the routes noted on purpose is written.
  */
 function logRequest(services: GatewayServices, method: string, path: string, status: number, ms: number, note: H3Event['context']): void {
-  const line: Record<string, unknown> = { level: 'info', msg: 'request', method, path, status, duration_ms: Math.round(ms * 1000) / 1000, key_id: note.keyId ?? null };
+  const line: Record<string, unknown> = {
+    level: 'info',
+    msg: 'request',
+    method,
+    path,
+    status,
+    duration_ms: Math.round(ms * 1000) / 1000,
+    key_id: note.keyId ?? null,
+  };
   if (note.domain) line.domain = note.domain;
   if (note.errorCode) line.code = note.errorCode;
   services.log(line as { level: 'info'; msg: string });

@@ -8,10 +8,17 @@ export function absencePaths(): Record<string, unknown> {
         operationId: 'getAbsenceProof',
         tags: ['records'],
         summary: 'The proof that a domain has no record in the live build (never audited), or in a kept build',
-        description: 'The build\'s signed statement and the two leaves of its domain map around the domain\'s hash. One quota unit. A domain with a record is 404 HAS_RECORD.',
+        description:
+          "The build's signed statement and the two leaves of its domain map around the domain's hash. One quota unit. A domain with a record is 404 HAS_RECORD.",
         parameters: [
           domainParameter,
-          { name: 'build', in: 'query', required: false, description: 'A kept build\'s id (GET /v1/builds); the live build when absent.', schema: { type: 'string' } },
+          {
+            name: 'build',
+            in: 'query',
+            required: false,
+            description: "A kept build's id (GET /v1/builds); the live build when absent.",
+            schema: { type: 'string' },
+          },
           ifNoneMatch,
         ],
         responses: {

@@ -32,7 +32,13 @@ export function historyPaths(): Record<string, unknown> {
         tags: ['records'],
         summary: 'What changed (status, tier, score; newly audited; dropped) from a kept build to the live one, as the build computed it',
         parameters: [
-          { name: 'since', in: 'query', required: true, description: 'The id of a kept build (GET /v1/builds).', schema: { type: 'string' } },
+          {
+            name: 'since',
+            in: 'query',
+            required: true,
+            description: 'The id of a kept build (GET /v1/builds).',
+            schema: { type: 'string' },
+          },
           { name: 'cursor', in: 'query', required: false, description: 'The `next` of the previous page.', schema: { type: 'string' } },
         ],
         responses: {

@@ -11,14 +11,16 @@ export function logPaths(): Record<string, unknown> {
         operationId: 'getLogProof',
         tags: ['records'],
         summary: "A C2SP tlog-proof that the domain's live record (or its record in a kept build) is in the public log",
-        description: 'c2sp.org/tlog-proof@v1 of the record against the checkpoint its build signed. Verify with `verifyLogProof` of @merchant-verify/verifier.',
+        description:
+          'c2sp.org/tlog-proof@v1 of the record against the checkpoint its build signed. Verify with `verifyLogProof` of @merchant-verify/verifier.',
         parameters: [
           domainParameter,
           {
             name: 'build',
             in: 'query',
             required: false,
-            description: "A kept build (GET /v1/builds): the proof of the domain's record in that build, against the checkpoint that build signed (the record GET /v1/verify?build= answers). The live build by default.",
+            description:
+              "A kept build (GET /v1/builds): the proof of the domain's record in that build, against the checkpoint that build signed (the record GET /v1/verify?build= answers). The live build by default.",
             schema: { type: 'string' },
           },
           ifNoneMatch,
@@ -38,7 +40,10 @@ export function logPaths(): Record<string, unknown> {
         security: [],
         parameters: [ifNoneMatch],
         responses: {
-          ...ok('/log/checkpoint', "Origin, tree size, root hash, and the log's signature.", 'Checkpoint', { type: TEXT, conditional: true }),
+          ...ok('/log/checkpoint', "Origin, tree size, root hash, and the log's signature.", 'Checkpoint', {
+            type: TEXT,
+            conditional: true,
+          }),
           ...notModified('/log/checkpoint'),
           ...problems(['NOT_FOUND', 'METHOD_NOT_ALLOWED']),
         },
@@ -51,9 +56,21 @@ export function logPaths(): Record<string, unknown> {
         summary: 'A tile of hashes or an entry bundle (c2sp.org/tlog-tiles): tile/<L>/<N>[.p/<W>], tile/entries/<N>[.p/<W>]',
         description: 'Served once the published checkpoint commits to it; never changes after.',
         security: [],
-        parameters: [{ name: 'path', in: 'path', required: true, description: 'The rest of the tile path, e.g. 0/x001/234 or entries/000.p/33.', schema: { type: 'string' } }, ifNoneMatch],
+        parameters: [
+          {
+            name: 'path',
+            in: 'path',
+            required: true,
+            description: 'The rest of the tile path, e.g. 0/x001/234 or entries/000.p/33.',
+            schema: { type: 'string' },
+          },
+          ifNoneMatch,
+        ],
         responses: {
-          ...ok('/log/tile/{path}', 'Concatenated 32-byte hashes, or big-endian uint16 length-prefixed entries.', null, { type: 'application/octet-stream', conditional: true }),
+          ...ok('/log/tile/{path}', 'Concatenated 32-byte hashes, or big-endian uint16 length-prefixed entries.', null, {
+            type: 'application/octet-stream',
+            conditional: true,
+          }),
           ...notModified('/log/tile/{path}'),
           ...problems(['NOT_FOUND', 'METHOD_NOT_ALLOWED']),
         },

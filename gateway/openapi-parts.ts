@@ -1,5 +1,5 @@
 import { ERROR_REGISTRY, type ErrorCode } from '../core/errors.ts';
-import { CACHE_POLICY, cacheHeaderDocs, PROBLEM_CACHE_POLICY, type CachedRoute } from './cache-policy.ts';
+import { CACHE_POLICY, type CachedRoute, cacheHeaderDocs, PROBLEM_CACHE_POLICY } from './cache-policy.ts';
 
 // Pieces of the OpenAPI document that its parts share. Schemas are named by reference to the
 // components generated from the zod schemas (gateway/openapi.ts); headers come from the cache
@@ -12,7 +12,13 @@ export const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 export const content = (id: string, type = 'application/json') => ({ [type]: { schema: ref(id) } });
 
 export const etagHeader = { ETag: { required: true, description: 'Strong entity tag of the exact bytes', schema: { type: 'string' } } };
-export const ifNoneMatch = { name: 'If-None-Match', in: 'header', required: false, description: 'An ETag from an earlier answer; 304 when it still matches.', schema: { type: 'string' } };
+export const ifNoneMatch = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'An ETag from an earlier answer; 304 when it still matches.',
+  schema: { type: 'string' },
+};
 
 /** The headers a route's answers carry, by its cache policy; with its entity tag where it is answered conditionally. */
 export function routeHeaders(route: CachedRoute, conditional = false): Record<string, unknown> {
@@ -20,9 +26,16 @@ export function routeHeaders(route: CachedRoute, conditional = false): Record<st
 }
 
 /** A 200 with a body of component `id` (null: bytes no schema describes), and the route's headers. */
-export function ok(route: CachedRoute, description: string, id: string | null, options: { type?: string; conditional?: boolean } = {}): Record<string, unknown> {
+export function ok(
+  route: CachedRoute,
+  description: string,
+  id: string | null,
+  options: { type?: string; conditional?: boolean } = {},
+): Record<string, unknown> {
   const type = options.type ?? 'application/json';
-  return { '200': { description, headers: routeHeaders(route, options.conditional), content: id === null ? { [type]: {} } : content(id, type) } };
+  return {
+    '200': { description, headers: routeHeaders(route, options.conditional), content: id === null ? { [type]: {} } : content(id, type) },
+  };
 }
 
 /** The 304 of a conditional route: its entity tag and cache headers again, no body. */

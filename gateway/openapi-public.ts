@@ -28,7 +28,15 @@ export function publicPaths(schemaUrl: string): Record<string, unknown> {
           '200': {
             description: `The schema, with $id ${schemaUrl}.`,
             headers: routeHeaders('/schemas/verification/v1', true),
-            content: { 'application/schema+json': { schema: { type: 'object', required: ['$id', '$schema'], properties: { $id: { const: schemaUrl }, $schema: { const: 'https://json-schema.org/draft/2020-12/schema' } } } } },
+            content: {
+              'application/schema+json': {
+                schema: {
+                  type: 'object',
+                  required: ['$id', '$schema'],
+                  properties: { $id: { const: schemaUrl }, $schema: { const: 'https://json-schema.org/draft/2020-12/schema' } },
+                },
+              },
+            },
           },
           ...notModified('/schemas/verification/v1'),
           ...problems(['METHOD_NOT_ALLOWED']),
@@ -42,14 +50,36 @@ export function publicPaths(schemaUrl: string): Record<string, unknown> {
         summary: 'This document',
         parameters: [ifNoneMatch],
         responses: {
-          '200': { description: 'OpenAPI 3.1.', headers: routeHeaders('/openapi.json', true), content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'], properties: { openapi: { const: '3.1.0' }, paths: { type: 'object' } } } } } },
+          '200': {
+            description: 'OpenAPI 3.1.',
+            headers: routeHeaders('/openapi.json', true),
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['openapi', 'paths'],
+                  properties: { openapi: { const: '3.1.0' }, paths: { type: 'object' } },
+                },
+              },
+            },
+          },
           ...notModified('/openapi.json'),
           ...problems(['METHOD_NOT_ALLOWED']),
         },
       },
     },
-    '/verify': pageFile('/verify', 'verifyPage', 'A page that verifies a pasted record, or looks a domain up with an API key, in the browser', 'text/html; charset=utf-8'),
-    '/verify/app.js': pageFile('/verify/app.js', 'verifyPageScript', "The verify page's script, with the verifier inside", 'text/javascript; charset=utf-8'),
+    '/verify': pageFile(
+      '/verify',
+      'verifyPage',
+      'A page that verifies a pasted record, or looks a domain up with an API key, in the browser',
+      'text/html; charset=utf-8',
+    ),
+    '/verify/app.js': pageFile(
+      '/verify/app.js',
+      'verifyPageScript',
+      "The verify page's script, with the verifier inside",
+      'text/javascript; charset=utf-8',
+    ),
     '/healthz': {
       get: {
         operationId: 'health',

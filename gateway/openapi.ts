@@ -3,7 +3,15 @@ import { absenceProofSchema, buildStatementSchema } from '../core/absence-schema
 import { batchAnswerSchema, batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema } from '../core/batch-schema.ts';
 import { domainInputSchema } from '../core/domain.ts';
 import { healthSchema } from '../core/health-schema.ts';
-import { changeEntrySchema, changesPageSchema, historyAnswerSchema, historyEntrySchema, keptBuildSchema, keptBuildsSchema, verdictSchema } from '../core/history-schema.ts';
+import {
+  changeEntrySchema,
+  changesPageSchema,
+  historyAnswerSchema,
+  historyEntrySchema,
+  keptBuildSchema,
+  keptBuildsSchema,
+  verdictSchema,
+} from '../core/history-schema.ts';
 import { keySetSchema } from '../core/key-set-schema.ts';
 import { checkpointTextSchema, logProofTextSchema, logVerifierKeySchema } from '../core/log-schema.ts';
 import { problemSchema } from '../core/problem-document.ts';
@@ -64,7 +72,8 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
     info: {
       title: 'merchant-verify',
       version: '1.0.0',
-      description: 'Signed verification records for merchant domains. Records are Ed25519-signed over RFC 8785 canonical JSON; verify them with the public key set. Every answer carries `X-Content-Type-Options: nosniff`; every GET is answered to HEAD too, with the same status and headers and no body; a request with more than one `Host` or `Authorization` header is refused with 400 INVALID_REQUEST before any route sees it.',
+      description:
+        'Signed verification records for merchant domains. Records are Ed25519-signed over RFC 8785 canonical JSON; verify them with the public key set. Every answer carries `X-Content-Type-Options: nosniff`; every GET is answered to HEAD too, with the same status and headers and no body; a request with more than one `Host` or `Authorization` header is refused with 400 INVALID_REQUEST before any route sees it.',
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: `https://${options.issuer}` }],
@@ -86,7 +95,13 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
           description: 'A valid domain that was never audited returns 200 with status "unverified" and score null, never 404.',
           parameters: [
             { ...domainParameter, description: domainInputSchema.description },
-            { name: 'build', in: 'query', required: false, description: 'A kept build (GET /v1/builds): the record as that build signed it. The live build by default.', schema: { type: 'string' } },
+            {
+              name: 'build',
+              in: 'query',
+              required: false,
+              description: 'A kept build (GET /v1/builds): the record as that build signed it. The live build by default.',
+              schema: { type: 'string' },
+            },
             ifNoneMatch,
           ],
           responses: {
@@ -107,11 +122,22 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
           tags: ['records'],
           summary: 'MCP Streamable HTTP endpoint (tools verify_merchant, verify_merchants, merchant_history)',
           description: 'Stateless JSON-RPC; the tool answers with the same record bytes as GET /v1/verify.',
-          requestBody: { required: true, content: { 'application/json': { schema: { ...JSON_RPC, description: 'A JSON-RPC 2.0 message, at most 64 KiB' } } } },
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { ...JSON_RPC, description: 'A JSON-RPC 2.0 message, at most 64 KiB' } } },
+          },
           responses: {
-            '200': { description: 'JSON-RPC response.', headers: routeHeaders('/mcp'), content: { 'application/json': { schema: JSON_RPC } } },
+            '200': {
+              description: 'JSON-RPC response.',
+              headers: routeHeaders('/mcp'),
+              content: { 'application/json': { schema: JSON_RPC } },
+            },
             '202': { description: 'A notification was accepted.', headers: routeHeaders('/mcp') },
-            '400': { description: 'The body is not JSON (JSON-RPC parse error).', headers: routeHeaders('/mcp'), content: { 'application/json': { schema: JSON_RPC } } },
+            '400': {
+              description: 'The body is not JSON (JSON-RPC parse error).',
+              headers: routeHeaders('/mcp'),
+              content: { 'application/json': { schema: JSON_RPC } },
+            },
             ...problems(['PAYLOAD_TOO_LARGE', ...GATED]),
           },
         },

@@ -17,7 +17,10 @@ export function problemAnswer(error: unknown, issuer: string): Answer {
     if (made?.issuer === issuer) return made.answer;
     const answer = buildProblemAnswer(error, issuer);
     // Frozen: every 401 shares it, so no caller may add a header to it.
-    refusals.set(error, { issuer, answer: Object.freeze({ ...answer, headers: Object.freeze(answer.headers), body: Buffer.from(answer.body as string) }) });
+    refusals.set(error, {
+      issuer,
+      answer: Object.freeze({ ...answer, headers: Object.freeze(answer.headers), body: Buffer.from(answer.body as string) }),
+    });
     return answer;
   }
   return buildProblemAnswer(error, issuer);

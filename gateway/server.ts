@@ -4,11 +4,11 @@ import { ConfigError } from '../core/errors.ts';
 import { createGatewayApp, gatewayListener } from './app.ts';
 import type { ConnectionTimeouts, GatewayOptions, GatewayServices } from './context.ts';
 import type { JsonLog } from './json-log.ts';
-import { serveMetrics, type MetricsListener } from './metrics-server.ts';
+import { type MetricsListener, serveMetrics } from './metrics-server.ts';
 
 export type { GatewayOptions };
-import { openGatewayServices } from './services.ts';
 
+import { openGatewayServices } from './services.ts';
 
 export interface RunningGateway {
   url: string;
@@ -26,16 +26,22 @@ export interface RunningGateway {
  * keep-alive connection is closed after `keepAliveMs`. node:http also answers what it cannot
  * parse (400, 431) itself, only while no response is in flight.
  */
-export const DEFAULT_CONNECTION_TIMEOUTS: Readonly<ConnectionTimeouts> = Object.freeze({ headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 });
+export const DEFAULT_CONNECTION_TIMEOUTS: Readonly<ConnectionTimeouts> = Object.freeze({
+  headersMs: 10_000,
+  requestMs: 30_000,
+  keepAliveMs: 5_000,
+});
 const CHECK_MS = 250;
 
 /** The connection timeouts with their defaults, checked once: whole milliseconds, the head no later than the request. */
 export function connectionTimeouts(given: Partial<ConnectionTimeouts> = {}): ConnectionTimeouts {
   const t = { ...DEFAULT_CONNECTION_TIMEOUTS, ...given };
   for (const [name, ms] of Object.entries(t)) {
-    if (!Number.isSafeInteger(ms) || ms < 1) throw new ConfigError(`connectionTimeouts.${name}: must be a whole number of milliseconds >= 1, got ${String(ms)}`);
+    if (!Number.isSafeInteger(ms) || ms < 1)
+      throw new ConfigError(`connectionTimeouts.${name}: must be a whole number of milliseconds >= 1, got ${String(ms)}`);
   }
-  if (t.headersMs > t.requestMs) throw new ConfigError(`connectionTimeouts.headersMs (${t.headersMs}) must not exceed requestMs (${t.requestMs})`);
+  if (t.headersMs > t.requestMs)
+    throw new ConfigError(`connectionTimeouts.headersMs (${t.headersMs}) must not exceed requestMs (${t.requestMs})`);
   return t;
 }
 
@@ -54,7 +60,12 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   let closing = false;
   const unanswered = new Set<ServerResponse>();
   const server = createServer(
-    { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, keepAliveTimeout: timeouts.keepAliveMs, connectionsCheckingInterval: Math.min(CHECK_MS, timeouts.headersMs) },
+    {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      keepAliveTimeout: timeouts.keepAliveMs,
+      connectionsCheckingInterval: Math.min(CHECK_MS, timeouts.headersMs),
+    },
     (req, res) => {
       if (closing) res.setHeader('connection', 'close');
       else {
@@ -68,13 +79,16 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   try {
     await listen(server, opts.host, opts.port);
     const m = services.metrics;
-    if (m && opts.metrics && 'listen' in opts.metrics) metrics = await serveMetrics(() => m.text(), opts.metrics.listen.host, opts.metrics.listen.port, services.log);
+    if (m && opts.metrics && 'listen' in opts.metrics)
+      metrics = await serveMetrics(() => m.text(), opts.metrics.listen.host, opts.metrics.listen.port, services.log);
     if (m && opts.metrics && 'toClusterPrimary' in opts.metrics) m.reportToClusterPrimary();
   } catch (error) {
     if (server.listening) server.close();
     await closeServices();
     if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE' || (error as NodeJS.ErrnoException)?.code === 'EACCES') {
-      throw new ConfigError(`--port / PORT ${opts.port}: cannot listen on ${opts.host}:${opts.port} (in use by another process, or not allowed)`);
+      throw new ConfigError(
+        `--port / PORT ${opts.port}: cannot listen on ${opts.host}:${opts.port} (in use by another process, or not allowed)`,
+      );
     }
     throw error;
   }
@@ -110,9 +124,15 @@ function listen(server: Server, host: string, port: number): Promise<void> {
 
 function warnAboutState(services: GatewayServices): void {
   const health = services.records.health();
-  if (!health.records.ok) services.log({ level: 'warn', msg: 'records unavailable at start; /v1/verify answers 503 STORE_UNAVAILABLE until a build appears', error: health.records.error });
+  if (!health.records.ok)
+    services.log({
+      level: 'warn',
+      msg: 'records unavailable at start; /v1/verify answers 503 STORE_UNAVAILABLE until a build appears',
+      error: health.records.error,
+    });
   if (!health.keySet.ok) services.log({ level: 'warn', msg: 'key set unavailable at start' });
-  if (services.apiKeys.liveKeys === 0) services.log({ level: 'warn', msg: 'no live API keys: every /v1/verify request will be 401 (run "mvr apikey create --label NAME")' });
+  if (services.apiKeys.liveKeys === 0)
+    services.log({ level: 'warn', msg: 'no live API keys: every /v1/verify request will be 401 (run "mvr apikey create --label NAME")' });
 }
 
 /**

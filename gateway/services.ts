@@ -22,7 +22,12 @@ const REDIS_CONNECT_WAIT_MS = 2000;
 export async function openGatewayServices(opts: GatewayOptions): Promise<{ services: GatewayServices; close: () => Promise<void> }> {
   const metrics = opts.metrics ? new GatewayMetrics() : null;
   const redis = opts.redisUrl ? await connectRedis(opts.redisUrl, opts.log) : null;
-  const apiKeys = new ApiKeyStore(redis ? redisApiKeyTable(redis, opts.redisUrl!) : opts.apiKeysFile, opts.refreshMs, undefined, opts.apiKeysClock);
+  const apiKeys = new ApiKeyStore(
+    redis ? redisApiKeyTable(redis, opts.redisUrl!) : opts.apiKeysFile,
+    opts.refreshMs,
+    undefined,
+    opts.apiKeysClock,
+  );
   const { records, history, proofs, close: closeRecords } = await openRecordsAndKeys(recordsOptions(opts, metrics), apiKeys, redis);
   const services: GatewayServices = {
     issuer: opts.issuer,
@@ -90,7 +95,13 @@ async function connectRedis(url: string, log: GatewayOptions['log']): Promise<Re
   const where = redactUrl(url);
   let down = false;
   const redis = openRedis(url, (error) => {
-    if (!down) log({ level: 'warn', msg: 'redis unreachable; known API keys keep working for 60 s, quotas count per gateway', redis: where, error: error.message });
+    if (!down)
+      log({
+        level: 'warn',
+        msg: 'redis unreachable; known API keys keep working for 60 s, quotas count per gateway',
+        redis: where,
+        error: error.message,
+      });
     down = true;
   });
   redis.on('ready', () => {
@@ -108,7 +119,12 @@ function quotas(opts: GatewayOptions, redis: Redis | null): GatewayServices['lim
   const perAddress = opts.unauthenticatedPerMinute ?? 0;
   const now = opts.now ?? Date.now;
   return {
-    perKey: perKey > 0 ? (redis ? new SharedWindowLimiter(redis, 'per-key', perKey, 60, undefined, now) : new FixedWindowLimiter('per-key', perKey, 60, undefined, now)) : null,
+    perKey:
+      perKey > 0
+        ? redis
+          ? new SharedWindowLimiter(redis, 'per-key', perKey, 60, undefined, now)
+          : new FixedWindowLimiter('per-key', perKey, 60, undefined, now)
+        : null,
     perAddress: perAddress > 0 ? new FixedWindowLimiter('unauthenticated', perAddress, 60, undefined, now) : null,
   };
 }

@@ -1,12 +1,20 @@
-import { createHmac, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { createHmac, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import {
+  type Checkpoint,
+  formatVerifierKey,
+  isKeyName,
+  type NoteVerifierKey,
+  noteKeyId,
+  openNote,
+  parseCheckpoint,
+  parseVerifierKey,
+  signatureLine,
+} from '@merchant-verify/verifier/tlog';
 import { ConfigError, InvalidKeyError, LogInconsistentError } from '../core/errors.ts';
-import { parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog';
 import { sha256 } from '../core/hash.ts';
 import { ed25519FromSeed, formatNotePrivateKey, newEd25519Seed, parseNotePrivateKey, writeNewKeyFile } from '../core/note-private-key.ts';
-import { formatVerifierKey, isKeyName, noteKeyId, openNote, parseVerifierKey, signatureLine, type NoteVerifierKey } from '@merchant-verify/verifier/tlog';
-
 
 /** The log key's file under the keys folder (mode 0600). */
 export const LOG_KEY_FILE = 'log.key';
@@ -69,7 +77,12 @@ export function signNote(key: LogKey, text: string): string {
 export function openNoteWith(note: string, key: NoteVerifierKey): string {
   return openNote(note, [key], (signature, message, publicKey) => {
     try {
-      return verify(null, message, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') }, format: 'jwk' }), signature);
+      return verify(
+        null,
+        message,
+        createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') }, format: 'jwk' }),
+        signature,
+      );
     } catch {
       return false;
     }
@@ -84,7 +97,8 @@ export function openCheckpoint(note: string, vkey: NoteVerifierKey, where: strin
   } catch (error) {
     throw new LogInconsistentError(`${where} is not a checkpoint signed by ${vkey.name}: ${(error as Error).message}`);
   }
-  if (checkpoint.origin !== vkey.name) throw new LogInconsistentError(`${where} is a checkpoint of "${checkpoint.origin}", not "${vkey.name}"`);
+  if (checkpoint.origin !== vkey.name)
+    throw new LogInconsistentError(`${where} is a checkpoint of "${checkpoint.origin}", not "${vkey.name}"`);
   return checkpoint;
 }
 
@@ -104,7 +118,12 @@ export function saltOf(key: LogKey, issuedAt: string, domain: string): Buffer {
 /** Creates the log key (0600) under the keys folder; refuses to replace one (a log keeps its key). */
 export async function createLogKey(keysDir: string, name: string): Promise<LogKey> {
   const text = generateLogKeyText(name);
-  const file = await writeNewKeyFile(keysDir, LOG_KEY_FILE, text, 'a log keeps its key (its checkpoints are verified with it); remove the file only to start a new log');
+  const file = await writeNewKeyFile(
+    keysDir,
+    LOG_KEY_FILE,
+    text,
+    'a log keeps its key (its checkpoints are verified with it); remove the file only to start a new log',
+  );
   return parseLogKey(text, file);
 }
 

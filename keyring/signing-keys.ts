@@ -1,8 +1,8 @@
-import { mkdir, open, readFile, readdir, rename, stat } from 'node:fs/promises';
-import { writeAtomic } from '../core/files.ts';
+import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type KeySet, type PublicJwk, parseKeySet } from '@merchant-verify/verifier';
 import { ConfigError, InvalidKeyError } from '../core/errors.ts';
-import { parseKeySet, type KeySet, type PublicJwk } from '@merchant-verify/verifier';
+import { writeAtomic } from '../core/files.ts';
 import { generatePrivateJwk, loadSigningKey, type SigningKey } from '../core/signing.ts';
 
 /**
@@ -54,7 +54,10 @@ export async function activeKid(keysDir: string): Promise<string | null> {
 export async function listKeys(keysDir: string): Promise<{ kid: string; active: boolean; retired: boolean }[]> {
   const active = await activeKid(keysDir);
   const out: { kid: string; active: boolean; retired: boolean }[] = [];
-  for (const [dir, retired] of [[SIGNING, false], [RETIRED, true]] as const) {
+  for (const [dir, retired] of [
+    [SIGNING, false],
+    [RETIRED, true],
+  ] as const) {
     for (const name of await listJwkFiles(join(keysDir, dir))) {
       const kid = name.replace(/\.jwk\.json$/, '');
       out.push({ kid, active: kid === active, retired });

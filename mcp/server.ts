@@ -1,16 +1,16 @@
+import { isNeverAudited, KEY_SET_PATH } from '@merchant-verify/verifier';
+import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { domainInputSchema, normalizeDomain } from '../core/domain.ts';
-import { ERROR_REGISTRY, isMvrError, type ErrorCode } from '../core/errors.ts';
-import { isNeverAudited, KEY_SET_PATH } from '@merchant-verify/verifier';
-import { recordSchema } from '../core/record.ts';
-import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { absenceProofSchema } from '../core/absence-schema.ts';
 import { batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema, MAX_BATCH } from '../core/batch-schema.ts';
-import { historyAnswerSchema, type HistoryAnswer } from '../core/history-schema.ts';
-import { lookupBatch } from '../service/batch.ts';
+import { domainInputSchema, normalizeDomain } from '../core/domain.ts';
+import { ERROR_REGISTRY, type ErrorCode, isMvrError } from '../core/errors.ts';
+import { type HistoryAnswer, historyAnswerSchema } from '../core/history-schema.ts';
 import { problemDocument } from '../core/problem-document.ts';
+import { recordSchema } from '../core/record.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
+import { lookupBatch } from '../service/batch.ts';
 
 /** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
 export type RecordLookup = (domain: string) => Promise<Buffer>;
@@ -36,7 +36,11 @@ const batchOutputSchema = z.strictObject({
  * domain map. Two lookups: should a new build go live between them and audit the domain
  * (HAS_RECORD), the record is looked up once more, and is then that build's record.
  */
-async function recordWithAbsence(domain: string, lookup: RecordLookup, absence: AbsenceLookup): Promise<{ text: string; absence: AbsenceProof | null }> {
+async function recordWithAbsence(
+  domain: string,
+  lookup: RecordLookup,
+  absence: AbsenceLookup,
+): Promise<{ text: string; absence: AbsenceProof | null }> {
   for (let attempt = 0; ; attempt++) {
     const text = (await lookup(domain)).toString('utf8');
     // The proof that goes with an answer is the one the verifier's pipeline (verifyAnswer) checks it with.
@@ -62,8 +66,8 @@ export function toolDescription(keySetUrl: string): string {
     'last_audited_at tells how stale the record is; records are re-audited monthly (next_audit_at). Records never expire.',
     `The record is Ed25519-signed (key_id, signature) over its RFC 8785 canonical JSON without those two members; verify it with the public key set at ${keySetUrl}.`,
     'A record without a signature is unverified, never a pass.',
-    'With include_proof: true, for an audited record the second text item is a C2SP tlog-proof that this exact record is in the issuer\'s public append-only log',
-    '(verify it with the log\'s key at /.well-known/merchant-verify-log.vkey), so the issuer cannot show other callers a different verdict.',
+    "With include_proof: true, for an audited record the second text item is a C2SP tlog-proof that this exact record is in the issuer's public append-only log",
+    "(verify it with the log's key at /.well-known/merchant-verify-log.vkey), so the issuer cannot show other callers a different verdict.",
   ].join(' ');
 }
 
@@ -97,8 +101,13 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
       title: 'Verify a merchant',
       description: toolDescription(options.keySetUrl),
       inputSchema: z.object({
-        domain: domainInputSchema.describe('The merchant domain or a URL on it, e.g. "acme-outdoor.example" or "https://www.acme-outdoor.example/tents".'),
-        include_proof: z.boolean().optional().describe('Also return the proof that the record is in the public transparency log (a second text item).'),
+        domain: domainInputSchema.describe(
+          'The merchant domain or a URL on it, e.g. "acme-outdoor.example" or "https://www.acme-outdoor.example/tents".',
+        ),
+        include_proof: z
+          .boolean()
+          .optional()
+          .describe('Also return the proof that the record is in the public transparency log (a second text item).'),
       }),
       outputSchema: recordSchema,
       annotations: { title: 'Verify a merchant', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
@@ -118,7 +127,10 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
         const proven = await options.proof(normalized).catch(async (error: unknown) => {
           if (!isMvrError(error) || error.code !== 'NOT_IN_LOG') throw error;
           const { text, absence } = await recordWithAbsence(normalized, lookup, options.absence);
-          return { record: Buffer.from(text), proof: absence ? JSON.stringify(absence) : `NOT_IN_LOG (${ERROR_REGISTRY.NOT_IN_LOG.title}): ${error.message}` };
+          return {
+            record: Buffer.from(text),
+            proof: absence ? JSON.stringify(absence) : `NOT_IN_LOG (${ERROR_REGISTRY.NOT_IN_LOG.title}): ${error.message}`,
+          };
         });
         return answer(proven.record.toString('utf8'), proven.proof);
       } catch (error) {
@@ -144,7 +156,13 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
         domains: batchRequestSchema.shape.domains.describe('Merchant domains or URLs on them, in any form verify_merchant takes.'),
       }),
       outputSchema: batchOutputSchema,
-      annotations: { title: 'Verify several merchants', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
+      annotations: {
+        title: 'Verify several merchants',
+        readOnlyHint: true,
+        idempotentHint: true,
+        destructiveHint: false,
+        openWorldHint: false,
+      },
     },
     async ({ domains }) => {
       try {
@@ -155,7 +173,11 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
             if (!isNeverAudited(record)) return { domain: r.domain, record };
             // Never audited: the record again with its proof, both of one build's map.
             const { text, absence } = await recordWithAbsence(record.domain as string, lookup, options.absence);
-            return { domain: r.domain, record: JSON.parse(text) as Record<string, unknown>, ...(absence ? { absence_proof: absence } : {}) };
+            return {
+              domain: r.domain,
+              record: JSON.parse(text) as Record<string, unknown>,
+              ...(absence ? { absence_proof: absence } : {}),
+            };
           }),
         );
         return { content: [{ type: 'text' as const, text: JSON.stringify({ results }) }], structuredContent: { results } };

@@ -3,9 +3,9 @@ import {
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
+  type JSONRPCMessage,
   ReadBuffer,
   serializeMessage,
-  type JSONRPCMessage,
   type Transport,
 } from '@modelcontextprotocol/server';
 
@@ -48,7 +48,9 @@ export class StdioAnsweringAll implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return;
-    await new Promise<void>((resolve, reject) => this.output.write(serializeMessage(message), (error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      this.output.write(serializeMessage(message), (error) => (error ? reject(error) : resolve())),
+    );
     if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) this.settle(message.id);
   }
 
@@ -77,7 +79,8 @@ export class StdioAnsweringAll implements Transport {
       if (message === null) return;
       if (isJSONRPCRequest(message)) this.pending.add(message.id);
       // A cancelled request is never answered.
-      if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') this.settle((message.params as { requestId?: RequestId } | undefined)?.requestId);
+      if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled')
+        this.settle((message.params as { requestId?: RequestId } | undefined)?.requestId);
       this.onmessage?.(message);
     }
   }

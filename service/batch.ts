@@ -10,9 +10,14 @@ export function batchDomains(body: unknown): string[] {
   const parsed = batchRequestSchema.safeParse(body);
   if (parsed.success) return parsed.data.domains;
   const issue = parsed.error.issues[0]!;
-  const member = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+  const member = issue.path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+    .join('')
+    .replace(/^\./, '');
   const keys = issue.code === 'unrecognized_keys' ? ` ${issue.keys.map((k) => `"${k}"`).join(', ')}` : '';
-  throw new InvalidRequestError(`${member ? `body member "${member}"` : 'the body'}: ${issue.message}${keys}; the body is {"domains": [...]} with 1 to ${MAX_BATCH} strings`);
+  throw new InvalidRequestError(
+    `${member ? `body member "${member}"` : 'the body'}: ${issue.message}${keys}; the body is {"domains": [...]} with 1 to ${MAX_BATCH} strings`,
+  );
 }
 
 /**

@@ -1,9 +1,9 @@
 import { StoreUnavailableError } from '../core/errors.ts';
 import { verifyRecordNode } from '../core/signing.ts';
-import { readKeySet, type KeySetSource } from '../storage/key-set-source.ts';
+import { type KeySetSource, readKeySet } from '../storage/key-set-source.ts';
 import type { FoundBuild, Store } from '../storage/store.ts';
-import { loadBuildMap, statementProblem, type BuildMap } from './build-maps.ts';
 import { checkBuildIssuer } from './build-issuer.ts';
+import { type BuildMap, loadBuildMap, statementProblem } from './build-maps.ts';
 
 /** A build the store names live that is not served, and why. */
 export interface BuildRefusal {
@@ -92,12 +92,15 @@ export class BuildAcceptor {
     const keyVersion = await found.keySet.version().catch(() => 'unknown');
     if (this.refusal?.generation === found.generation && this.refusal.keyVersion === keyVersion) return;
     let unread = true;
-    const readFile = (name: string) => found.readFile(name).catch((error: unknown) => {
-      unread = true;
-      throw error;
-    });
+    const readFile = (name: string) =>
+      found.readFile(name).catch((error: unknown) => {
+        unread = true;
+        throw error;
+      });
     try {
-      let keys = await readKeySet(found.keySet).catch((error: Error) => Promise.reject(new Error(`key set unavailable: ${found.keySet.name}: ${error.message}`)));
+      let keys = await readKeySet(found.keySet).catch((error: Error) =>
+        Promise.reject(new Error(`key set unavailable: ${found.keySet.name}: ${error.message}`)),
+      );
       unread = false;
       const map = checkBuildIssuer(
         await loadBuildMap(readFile, keys.keySet, found.build, this.store.name, async () => {

@@ -12,7 +12,9 @@ export class IssuerMismatchError extends StoreUnavailableError {
     readonly buildIssuer: string,
     readonly gatewayIssuer: string,
   ) {
-    super(`build ${build} refused: its issuer is ${buildIssuer}, this gateway's (--issuer / MVR_ISSUER) is ${gatewayIssuer}; build with --issuer ${gatewayIssuer}, or serve with --issuer ${buildIssuer}`);
+    super(
+      `build ${build} refused: its issuer is ${buildIssuer}, this gateway's (--issuer / MVR_ISSUER) is ${gatewayIssuer}; build with --issuer ${gatewayIssuer}, or serve with --issuer ${buildIssuer}`,
+    );
   }
 }
 

@@ -1,12 +1,12 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { KeySet } from '@merchant-verify/verifier';
 import type { AbsenceProof, BuildStatement } from '@merchant-verify/verifier/issuer';
 import { DomainMap, domainHash } from '@merchant-verify/verifier/issuer';
+import { encodeBase64 } from '@merchant-verify/verifier/tlog';
 import { HasRecordError, StoreUnavailableError } from '../core/errors.ts';
-import type { KeySet } from '@merchant-verify/verifier';
+import { hasher, sha256 } from '../core/hash.ts';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
 import { verifyRecordNode } from '../core/signing.ts';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog';
-import { hasher, sha256 } from '../core/hash.ts';
 
 /** A build's domain map, checked against the build's signed statement. */
 export interface BuildMap {
@@ -27,10 +27,17 @@ export type BuildFileReader = (name: string) => Promise<Buffer | null>;
  * "every domain never audited". With `rereadKeySet`, a statement naming a key the key set does not
  * hold is checked once more against the key set read again.
  */
-export async function loadBuildMap(read: BuildFileReader, keySet: KeySet, expectedBuild: string | null, where: string, rereadKeySet?: () => Promise<KeySet>): Promise<BuildMap> {
+export async function loadBuildMap(
+  read: BuildFileReader,
+  keySet: KeySet,
+  expectedBuild: string | null,
+  where: string,
+  rereadKeySet?: () => Promise<KeySet>,
+): Promise<BuildMap> {
   const refuse = (why: string) => new StoreUnavailableError(`build ${expectedBuild ?? `at ${where}`} refused: ${why}`);
   const [statementBytes, leaves] = await Promise.all([read(BUILD_STATEMENT_FILE), read(DOMAIN_MAP_FILE)]);
-  if (!statementBytes) throw refuse(`it has no ${BUILD_STATEMENT_FILE} (built before domain maps, or not copied whole; build and publish again)`);
+  if (!statementBytes)
+    throw refuse(`it has no ${BUILD_STATEMENT_FILE} (built before domain maps, or not copied whole; build and publish again)`);
   if (!leaves) throw refuse(`it has no ${DOMAIN_MAP_FILE} (built before domain maps, or not copied whole; build and publish again)`);
   let statement: BuildStatement;
   try {
@@ -41,10 +48,12 @@ export async function loadBuildMap(read: BuildFileReader, keySet: KeySet, expect
   let verdict = verifyRecordNode(statement, keySet);
   // A build and its key set are swapped a moment apart: a statement naming a key this key set
   // lacks may be ahead of it (a rotation), so the key set is read once more before deciding.
-  if (!verdict.valid && verdict.code === 'UNKNOWN_KEY' && rereadKeySet) verdict = verifyRecordNode(statement, (keySet = await rereadKeySet()));
+  if (!verdict.valid && verdict.code === 'UNKNOWN_KEY' && rereadKeySet)
+    verdict = verifyRecordNode(statement, (keySet = await rereadKeySet()));
   const problem = statementProblem(verdict, keySet);
   if (problem) throw refuse(problem);
-  if (typeof statement.build !== 'string' || (expectedBuild !== null && statement.build !== expectedBuild)) throw refuse(`${BUILD_STATEMENT_FILE} is the statement of build ${JSON.stringify(statement.build)}`);
+  if (typeof statement.build !== 'string' || (expectedBuild !== null && statement.build !== expectedBuild))
+    throw refuse(`${BUILD_STATEMENT_FILE} is the statement of build ${JSON.stringify(statement.build)}`);
   let map: DomainMap;
   try {
     map = await DomainMap.fromLeaves(hasher, leaves, () => nextTurn());
@@ -53,7 +62,9 @@ export async function loadBuildMap(read: BuildFileReader, keySet: KeySet, expect
   }
   const head = map.head();
   if (statement.domain_map?.size !== head.size || statement.domain_map?.root !== head.root) {
-    throw refuse(`${DOMAIN_MAP_FILE} (${head.size} domains, root ${head.root}) is not the map its statement signs (${statement.domain_map?.size} domains, root ${statement.domain_map?.root})`);
+    throw refuse(
+      `${DOMAIN_MAP_FILE} (${head.size} domains, root ${head.root}) is not the map its statement signs (${statement.domain_map?.size} domains, root ${statement.domain_map?.root})`,
+    );
   }
   return { build: statement.build, statement, map };
 }

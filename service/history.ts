@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { BuildNotFoundError, InvalidRequestError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
-import { absenceProof, hasRecord, KeptMaps, loadBuildMap, type BuildMap } from './build-maps.ts';
-import { CHANGES_DIR, MANIFEST_FILE, recordPath } from '../core/layout.ts';
-import type { Store } from '../storage/store.ts';
+import { BuildNotFoundError, InvalidRequestError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
-import type { KeptBuild } from '../storage/kept-builds.ts';
 import type { ChangeEntry, ChangesPage, HistoryAnswer, HistoryEntry } from '../core/history-schema.ts';
+import { CHANGES_DIR, MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import type { VerificationRecord } from '../core/record.ts';
+import type { KeptBuild } from '../storage/kept-builds.ts';
+import type { Store } from '../storage/store.ts';
+import { absenceProof, type BuildMap, hasRecord, KeptMaps, loadBuildMap } from './build-maps.ts';
 import { checkServeRule, type RecordsService, type ServedRecord } from './records.ts';
 
 /** Memory for the domain maps of kept builds other than the live one (32 bytes a domain). */
@@ -87,7 +87,9 @@ export class BuildHistory {
   private mapOf(build: string, builds: KeptBuild[]): Promise<BuildMap> {
     if (build === builds[0]?.id) return this.records.buildMap();
     const keySet = this.records.keySet();
-    return this.maps.get(`${build}|${this.records.keys.generation()}`, () => loadBuildMap((name) => this.readBuildFile(build, name), keySet, build, build));
+    return this.maps.get(`${build}|${this.records.keys.generation()}`, () =>
+      loadBuildMap((name) => this.readBuildFile(build, name), keySet, build, build),
+    );
   }
 
   private async readBuildFile(build: string, name: string): Promise<Buffer | null> {
@@ -116,7 +118,14 @@ export class BuildHistory {
       checkServeRule(domain, bytes, this.records.keySet());
       const r = JSON.parse(bytes.toString('utf8')) as VerificationRecord;
       const b = builds[i]!;
-      entries.push({ build: b.id, issued_at: b.issued_at, status: r.status, tier: r.tier, score: r.score, last_audited_at: r.last_audited_at });
+      entries.push({
+        build: b.id,
+        issued_at: b.issued_at,
+        status: r.status,
+        tier: r.tier,
+        score: r.score,
+        last_audited_at: r.last_audited_at,
+      });
     }
     return { domain, entries };
   }
@@ -161,7 +170,8 @@ export class BuildHistory {
       }
       // A full page has a next one only when something follows it: read on until that is known.
       const full = changes.length === CHANGES_PAGE;
-      if (end || (full && rest.length > 0)) return { from: since, to: live.id, changes, next: full && rest.length > 0 ? cursorOf(consumed, live.id) : null };
+      if (end || (full && rest.length > 0))
+        return { from: since, to: live.id, changes, next: full && rest.length > 0 ? cursorOf(consumed, live.id) : null };
     }
   }
 
@@ -195,6 +205,7 @@ const cursorOf = (offset: number, build: string) => `${offset}.${tagOf(build)}`;
 function offsetOf(cursor: string, build: string): number {
   const m = /^(\d{1,15})\.([A-Za-z0-9_-]{8})$/.exec(cursor);
   if (!m) throw new InvalidRequestError(`query parameter "cursor": "${cursor}" is not a cursor this API gave`);
-  if (m[2] !== tagOf(build)) throw new InvalidRequestError('query parameter "cursor": it belongs to an earlier live build; start again without it');
+  if (m[2] !== tagOf(build))
+    throw new InvalidRequestError('query parameter "cursor": it belongs to an earlier live build; start again without it');
   return Number(m[1]);
 }

@@ -1,16 +1,12 @@
+import { decodeBase64, formatTlogProof, parseCheckpoint, parseNote, verifyInclusion } from '@merchant-verify/verifier/tlog';
 import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
-import { BUILD_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
-import { decodeBase64 } from '@merchant-verify/verifier/tlog';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
-import { parseNote } from '@merchant-verify/verifier/tlog';
-import { verifyInclusion } from '@merchant-verify/verifier/tlog';
-import { formatTlogProof } from '@merchant-verify/verifier/tlog';
-import { TileTree } from '../core/tlog/tile-tree.ts';
 import { hasher, sha256 } from '../core/hash.ts';
+import { BUILD_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
+import { TileTree } from '../core/tlog/tile-tree.ts';
 import type { Store } from '../storage/store.ts';
-import { checkServeRule, type RecordsService } from './records.ts';
 import { hasRecord } from './build-maps.ts';
 import type { BuildHistory } from './history.ts';
+import { checkServeRule, type RecordsService } from './records.ts';
 
 /** A record and its C2SP tlog-proof, from one build. */
 export interface ProvenRecord {
@@ -68,7 +64,8 @@ export class LogProofs {
       if (kept !== undefined && !(await this.store.readFile(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
       // Only the build's map says "never audited"; a record it lists must be there.
       const listed = kept === undefined ? hasRecord(await this.records.buildMap(), domain) : await this.history.hasRecordIn(kept, domain);
-      if (listed) throw new RecordUnavailableError(`the record of ${domain} is missing from build ${build}, though the build's domain map lists it`);
+      if (listed)
+        throw new RecordUnavailableError(`the record of ${domain} is missing from build ${build}, though the build's domain map lists it`);
       throw new NotInLogError(`${domain} has no record in build ${build} (never audited then), so nothing of it is in the log`);
     }
     checkServeRule(domain, record, this.records.keySet());

@@ -1,19 +1,19 @@
 import { basename } from 'node:path';
-import { RecordUnavailableError } from '../core/errors.ts';
 import type { KeySet } from '@merchant-verify/verifier';
+import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
+import { formatTimestamp } from '@merchant-verify/verifier/issuer';
+import { RecordUnavailableError } from '../core/errors.ts';
+import { strongEtag } from '../core/etag.ts';
 import { unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
-import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
-import { absenceProof, hasRecord, type BuildMap } from './build-maps.ts';
-import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
-import { formatTimestamp } from '@merchant-verify/verifier/issuer';
-import { strongEtag } from '../core/etag.ts';
-import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
 import { KeySetSource } from '../storage/key-set-source.ts';
 import type { Store } from '../storage/store.ts';
+import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
+import { absenceProof, type BuildMap, hasRecord } from './build-maps.ts';
+import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
 import { VerifiedCache } from './verified-cache.ts';
 
-export { checkServeRule, type BuildRefusal, type StoreReadOutcome };
+export { type BuildRefusal, checkServeRule, type StoreReadOutcome };
 
 /** A record ready to serve: its exact bytes (verified, when stored), their entity tag, and whether it was audited. */
 export interface ServedRecord {
@@ -115,7 +115,12 @@ export class RecordsService {
   }
 
   /** What is being served, for health checks. */
-  health(): { ok: boolean; records: { ok: boolean; build: string | null; error: string | null; failures: number; refused: BuildRefusal | null }; keySet: { ok: boolean; keys: number }; cache: ReturnType<VerifiedCache<ServedRecord>['stats']> } {
+  health(): {
+    ok: boolean;
+    records: { ok: boolean; build: string | null; error: string | null; failures: number; refused: BuildRefusal | null };
+    keySet: { ok: boolean; keys: number };
+    cache: ReturnType<VerifiedCache<ServedRecord>['stats']>;
+  } {
     const state = this.store.describe();
     const refused = this.builds.refused();
     // Without a checked build (the first one refused, or the served one no longer checking) the records are not served.
@@ -125,7 +130,13 @@ export class RecordsService {
     return {
       // A refused build kept out while the previous one serves still wants an operator.
       ok: records.ok && keys.ok && refused === null,
-      records: { ok: records.ok, build: records.build ? basename(records.build) : null, error: records.error, failures: this.failures, refused },
+      records: {
+        ok: records.ok,
+        build: records.build ? basename(records.build) : null,
+        error: records.error,
+        failures: this.failures,
+        refused,
+      },
       keySet: { ok: keys.ok, keys: keys.keys },
       cache: this.cache.stats(),
     };
@@ -168,7 +179,8 @@ export class RecordsService {
     const { keySet } = this.keys.get();
     const began = this.generationNow();
     const bytes = await observed(this.store.readRecord(domain), this.options.onStoreRead);
-    if (bytes === null) throw new RecordUnavailableError(`the record of ${domain} is missing from the live build, though the build's domain map lists it`);
+    if (bytes === null)
+      throw new RecordUnavailableError(`the record of ${domain} is missing from the live build, though the build's domain map lists it`);
     checkServeRule(domain, bytes, keySet);
     const record = { bytes, etag: strongEtag(bytes), audited: true };
     // A record read while a new build was taken is the old build's: served once, never cached for the new one.

@@ -1,5 +1,5 @@
-import { isMvrError, RecordUnavailableError, type ErrorCode } from '../core/errors.ts';
 import type { KeySet } from '@merchant-verify/verifier';
+import { type ErrorCode, isMvrError, RecordUnavailableError } from '../core/errors.ts';
 import { recordSchema } from '../core/record.ts';
 import { verifyRecordNode } from '../core/signing.ts';
 

@@ -4,9 +4,9 @@ import { basename, join } from 'node:path';
 import { NoBuildHistoryError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import { fileVersion, NotARecordFileError, readRegularFile } from '../core/files.ts';
 import { BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE, recordPath } from '../core/layout.ts';
-import { readKept, type KeptBuild } from './kept-builds.ts';
+import { type KeptBuild, readKept } from './kept-builds.ts';
 import { nullIfMissing, publicKeySet, publicLogFile, publicLogVkey, readFileOrNull } from './public-files.ts';
-import { takeEveryBuild, type BuildAcceptance, type Store } from './store.ts';
+import { type BuildAcceptance, type Store, takeEveryBuild } from './store.ts';
 
 /** Why a folder holding one build's files itself keeps no history. */
 const A_COPY = 'the records folder holds one build\'s files itself (a copy), with no "current" link or kept.json';
@@ -45,7 +45,13 @@ export class FolderStore implements Store {
         if (resolved === this.root) this.error = null;
         else {
           // Not taken: the build served so far stays served (while its folder is there).
-          await this.accept({ generation: resolved, build, readFile: (name) => readFileOrNull(join(resolved, name)), keySet: this.keySet(), take: () => this.take(resolved, build) });
+          await this.accept({
+            generation: resolved,
+            build,
+            readFile: (name) => readFileOrNull(join(resolved, name)),
+            keySet: this.keySet(),
+            take: () => this.take(resolved, build),
+          });
         }
         return;
       }
@@ -175,7 +181,8 @@ export class FolderStore implements Store {
    * a swap. A flat copy of one build has no log.
    */
   async logBuild(): Promise<string> {
-    if (!this.build) throw new StoreUnavailableError(`no live build in ${this.recordsDir}: ${this.error ?? 'a copy of one build has no log'}`);
+    if (!this.build)
+      throw new StoreUnavailableError(`no live build in ${this.recordsDir}: ${this.error ?? 'a copy of one build has no log'}`);
     return this.build;
   }
 

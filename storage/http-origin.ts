@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { NoBuildHistoryError, NoLogError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
-import { MANIFEST_FILE, recordPath } from '../core/layout.ts';
-import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTransportOptions } from './origin-transport.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';
-import { publicKeySet, publicLogFile, publicLogVkey } from './public-files.ts';
+import { MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import type { KeptBuild } from './kept-builds.ts';
-import { takeEveryBuild, type BuildAcceptance, type Store } from './store.ts';
+import { BodyTooLargeError, type OriginAnswer, OriginTransport, type OriginTransportOptions } from './origin-transport.ts';
+import { publicKeySet, publicLogFile, publicLogVkey } from './public-files.ts';
+import { type BuildAcceptance, type Store, takeEveryBuild } from './store.ts';
 
 /** Why an origin keeps no history and no log. */
 const ONE_BUILD = 'its records come from an http(s) origin, which serves one build';
@@ -82,7 +82,8 @@ export class HttpOriginStore implements Store {
     try {
       res = await this.transport.send(`${this.base}/${recordPath(domain)}`, { maxBytes: MAX_RECORD_BYTES });
     } catch (error) {
-      if (error instanceof BodyTooLargeError) throw new RecordUnavailableError(`record of ${domain} has more than the ${MAX_RECORD_BYTES} bytes a record may have`);
+      if (error instanceof BodyTooLargeError)
+        throw new RecordUnavailableError(`record of ${domain} has more than the ${MAX_RECORD_BYTES} bytes a record may have`);
       throw new StoreUnavailableError(`records origin ${this.base} unavailable: ${(error as Error).message}`);
     }
     if (res.statusCode === 200) return res.body;

@@ -1,8 +1,8 @@
 import { readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { BUILD_ID, BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { writeAtomic } from '../core/files.ts';
 import type { KeptBuildEntry } from '../core/history-schema.ts';
+import { BUILD_ID, BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { parseManifest } from '../core/manifest-schema.ts';
 
 /** A kept build as `kept.json` holds it: what `GET /v1/builds` lists, and the key that signed its records (null: unsigned). */
@@ -42,7 +42,11 @@ export const keptListText = (builds: KeptBuild[]) => `${JSON.stringify({ builds 
  * builds whose manifest is gone (`manifest` gives null) are left out. A manifest that cannot be
  * read at all is the caller's error to throw, not a build to leave out.
  */
-export async function keptBuilds(live: string | null, listed: KeptBuild[], manifest: (id: string) => Promise<Buffer | null>): Promise<KeptBuild[]> {
+export async function keptBuilds(
+  live: string | null,
+  listed: KeptBuild[],
+  manifest: (id: string) => Promise<Buffer | null>,
+): Promise<KeptBuild[]> {
   const ids = [...new Set([...(live ? [live] : []), ...listed.map((b) => b.id)])];
   const entries = await Promise.all(
     ids.map(async (id) => {

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parseKeySet, type KeySet } from '@merchant-verify/verifier';
+import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
 import { StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import { fileVersion } from '../core/files.ts';

@@ -1,4 +1,4 @@
-import { Agent, RetryAgent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher, RetryAgent, request } from 'undici';
 
 export interface OriginTransportOptions {
   /** Connections kept per origin. */
@@ -36,7 +36,17 @@ export class OriginTransport {
       timeoutFactor: 3,
       methods: ['GET', 'PUT', 'HEAD'],
       statusCodes: [500, 502, 503, 504],
-      errorCodes: ['ECONNRESET', 'ECONNREFUSED', 'ENOTFOUND', 'ENETUNREACH', 'EHOSTUNREACH', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'],
+      errorCodes: [
+        'ECONNRESET',
+        'ECONNREFUSED',
+        'ENOTFOUND',
+        'ENETUNREACH',
+        'EHOSTUNREACH',
+        'EPIPE',
+        'UND_ERR_SOCKET',
+        'UND_ERR_HEADERS_TIMEOUT',
+        'UND_ERR_BODY_TIMEOUT',
+      ],
     });
   }
 
@@ -45,7 +55,10 @@ export class OriginTransport {
    * ({@link BodyTooLargeError}) as soon as its length is known or read past, so a huge object costs
    * no more memory than the cap.
    */
-  async send(url: string, init: { method?: 'GET' | 'PUT' | 'HEAD'; headers?: Record<string, string>; body?: Buffer; maxBytes?: number } = {}): Promise<OriginAnswer> {
+  async send(
+    url: string,
+    init: { method?: 'GET' | 'PUT' | 'HEAD'; headers?: Record<string, string>; body?: Buffer; maxBytes?: number } = {},
+  ): Promise<OriginAnswer> {
     const res = await request(url, {
       method: init.method ?? 'GET',
       headers: init.headers,

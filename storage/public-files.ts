@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StoreUnavailableError } from '../core/errors.ts';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { StoreUnavailableError } from '../core/errors.ts';
 import { LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
-import { keySetFile, type KeySetOrigin } from './key-set-source.ts';
+import { type KeySetOrigin, keySetFile } from './key-set-source.ts';
 
 /**
  * A file of a records or public folder: null when there is no such file; a file that cannot be read

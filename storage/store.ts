@@ -1,6 +1,6 @@
 import { StoreNotPublishedError } from '../core/errors.ts';
-import type { KeySetOrigin } from './key-set-source.ts';
 import type { KeptBuild } from './kept-builds.ts';
+import type { KeySetOrigin } from './key-set-source.ts';
 
 /** For health: what a store serves and whether it is reachable. */
 export interface StoreState {

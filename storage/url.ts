@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { parseS3Url, s3ConfigFromEnv, type S3Config } from './s3/config.ts';
+import { parseS3Url, type S3Config, s3ConfigFromEnv } from './s3/config.ts';
 
 // What a store URL names and what opening it takes, apart from the backends (storage/open.ts), so
 // the CLI resolves its settings without loading them.
@@ -30,7 +30,11 @@ export function storeUrlOf(url: string): string {
 }
 
 /** The settings of the store at `url`: `how` to reach it, and what its backend reads from the environment (the standard AWS variables for s3://), checked now. */
-export function storeSettingsFromEnv(url: string, env: Record<string, string | undefined>, how: Omit<StoreSettings, 'url' | 's3'> = {}): StoreSettings {
+export function storeSettingsFromEnv(
+  url: string,
+  env: Record<string, string | undefined>,
+  how: Omit<StoreSettings, 'url' | 's3'> = {},
+): StoreSettings {
   if (!isS3(url)) return { ...how, url };
   parseS3Url(url, how.flag ?? '--records');
   return { ...how, url, s3: s3ConfigFromEnv(env) };

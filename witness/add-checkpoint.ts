@@ -1,7 +1,15 @@
-import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog';
-import { parseCheckpoint, type Checkpoint } from '@merchant-verify/verifier/tlog';
-import { equalBytes, verifyConsistency } from '@merchant-verify/verifier/tlog';
-import { openNote, parseNote, signatureLine, type NoteVerifierKey } from '@merchant-verify/verifier/tlog';
+import {
+  type Checkpoint,
+  decodeBase64,
+  encodeBase64,
+  equalBytes,
+  type NoteVerifierKey,
+  openNote,
+  parseCheckpoint,
+  parseNote,
+  signatureLine,
+  verifyConsistency,
+} from '@merchant-verify/verifier/tlog';
 import { hasher } from '../core/hash.ts';
 import { nodeEd25519VerifyRaw } from './ed25519.ts';
 import { AddCheckpointSyntaxError, formatSize, parseAddCheckpoint, SIZE_CONTENT_TYPE } from './protocol.ts';
@@ -61,16 +69,26 @@ export async function addCheckpoint(witness: Witness, body: string): Promise<Ans
     const problem = inconsistency(current, request.oldSize, request.proof, checkpoint);
     if (problem) return { result: text(422, problem) };
     const line = cosign(witness.key, signedText, Math.floor(witness.clock() / 1000));
-    const next: OriginState = { size: checkpoint.size, root: encodeBase64(checkpoint.root), checkpoint: `${signedText}\n${logLines}${line}` };
+    const next: OriginState = {
+      size: checkpoint.size,
+      root: encodeBase64(checkpoint.root),
+      checkpoint: `${signedText}\n${logLines}${line}`,
+    };
     return { next, result: { status: 200, contentType: 'text/plain; charset=utf-8', body: line } };
   });
 }
 
 /** Why the checkpoint does not extend the stored one with this proof; null when it does. */
 function inconsistency(current: OriginState | null, oldSize: number, proof: Uint8Array[], checkpoint: Checkpoint): string | null {
-  if (checkpoint.size === 0 && !equalBytes(checkpoint.root, hasher.empty())) return 'a checkpoint of size 0 must have the root hash of the empty tree';
+  if (checkpoint.size === 0 && !equalBytes(checkpoint.root, hasher.empty()))
+    return 'a checkpoint of size 0 must have the root hash of the empty tree';
   if (oldSize === 0) return proof.length === 0 ? null : 'the consistency proof from size 0 must be empty';
   const oldRoot = decodeBase64(current!.root)!;
-  if (oldSize === checkpoint.size) return proof.length === 0 && equalBytes(oldRoot, checkpoint.root) ? null : `the root hash at size ${oldSize} differs from the one cosigned`;
-  return verifyConsistency(hasher, oldSize, checkpoint.size, oldRoot, checkpoint.root, proof) ? null : `the consistency proof from size ${oldSize} to ${checkpoint.size} does not verify`;
+  if (oldSize === checkpoint.size)
+    return proof.length === 0 && equalBytes(oldRoot, checkpoint.root)
+      ? null
+      : `the root hash at size ${oldSize} differs from the one cosigned`;
+  return verifyConsistency(hasher, oldSize, checkpoint.size, oldRoot, checkpoint.root, proof)
+    ? null
+    : `the consistency proof from size ${oldSize} to ${checkpoint.size} does not verify`;
 }

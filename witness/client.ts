@@ -1,8 +1,13 @@
+import {
+  cosignedMessage,
+  type PolicyWitness,
+  parseCheckpoint,
+  parseCosignature,
+  parseNote,
+  quorumMet,
+  type TlogPolicy,
+} from '@merchant-verify/verifier/tlog';
 import type { ErrorCode } from '../core/errors.ts';
-import { cosignedMessage, parseCosignature } from '@merchant-verify/verifier/tlog';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
-import { parseNote } from '@merchant-verify/verifier/tlog';
-import { quorumMet, type PolicyWitness, type TlogPolicy } from '@merchant-verify/verifier/tlog';
 import { nodeEd25519VerifyRaw } from './ed25519.ts';
 import { formatAddCheckpoint, parseSize } from './protocol.ts';
 
@@ -44,19 +49,39 @@ type Reply = { status: number; body: string } | { status: null; code: WitnessFai
  * sends once more with the proof from that size. A 200 must hold a valid cosignature by the
  * witness's key over this checkpoint.
  */
-export async function submitCheckpoint(witness: PolicyWitness, checkpoint: string, proofFor: ProofFor, options: SubmitOptions): Promise<Submission> {
-  const fail = (code: WitnessFailureCode, status: number | null, message: string): Submission => ({ witness: witness.name, ok: false, code, status, message: `witness ${witness.name} ${message}` });
+export async function submitCheckpoint(
+  witness: PolicyWitness,
+  checkpoint: string,
+  proofFor: ProofFor,
+  options: SubmitOptions,
+): Promise<Submission> {
+  const fail = (code: WitnessFailureCode, status: number | null, message: string): Submission => ({
+    witness: witness.name,
+    ok: false,
+    code,
+    status,
+    message: `witness ${witness.name} ${message}`,
+  });
   if (!witness.url) return fail('WITNESS_REFUSED', null, 'has no URL in the policy');
   const url = `${witness.url.replace(/\/+$/, '')}/add-checkpoint`;
   // The caller's own checkpoint: one that does not parse is the caller's mistake, thrown.
   const { size } = parseCheckpoint(parseNote(checkpoint).text);
   const sendFrom = async (oldSize: number): Promise<Reply> => {
-    if (oldSize > size) return { status: null, code: 'WITNESS_REFUSED', message: `has cosigned size ${oldSize}, larger than this checkpoint's ${size}: it saw a longer tree of this log` };
+    if (oldSize > size)
+      return {
+        status: null,
+        code: 'WITNESS_REFUSED',
+        message: `has cosigned size ${oldSize}, larger than this checkpoint's ${size}: it saw a longer tree of this log`,
+      };
     let proof: Uint8Array[];
     try {
       proof = oldSize === 0 || oldSize === size ? [] : await proofFor(oldSize);
     } catch (error) {
-      return { status: null, code: 'WITNESS_REFUSED', message: `has cosigned size ${oldSize}, from which the log has no consistency proof to this checkpoint: ${(error as Error).message}` };
+      return {
+        status: null,
+        code: 'WITNESS_REFUSED',
+        message: `has cosigned size ${oldSize}, from which the log has no consistency proof to this checkpoint: ${(error as Error).message}`,
+      };
     }
     return post(url, formatAddCheckpoint({ oldSize, proof, checkpoint }), options.timeoutMs);
   };
@@ -70,7 +95,10 @@ export async function submitCheckpoint(witness: PolicyWitness, checkpoint: strin
     if (reply.status === 409) return fail('WITNESS_REFUSED', 409, `answered 409 twice (its size ${parseSize(reply.body) ?? '?'})`);
   }
   if (reply.status === null) return fail(reply.code, null, reply.message);
-  if (reply.status === 200) return cosignatureIn(witness, checkpoint, reply.body) ?? fail('WITNESS_REFUSED', 200, 'answered without a valid cosignature by its key');
+  if (reply.status === 200)
+    return (
+      cosignatureIn(witness, checkpoint, reply.body) ?? fail('WITNESS_REFUSED', 200, 'answered without a valid cosignature by its key')
+    );
   if (reply.status >= 500) return fail('WITNESS_UNAVAILABLE', reply.status, `answered ${reply.status}`);
   return fail('WITNESS_REFUSED', reply.status, REFUSALS[reply.status] ?? `answered ${reply.status}`);
 }
@@ -82,12 +110,23 @@ async function post(url: string, body: string, timeoutMs: number): Promise<Reply
     return { status: res.status, body: await res.text() };
   } catch (error) {
     const e = error as Error;
-    return { status: null, code: 'WITNESS_UNAVAILABLE', message: e.name === 'TimeoutError' ? `did not answer within ${timeoutMs} ms` : `could not be reached at ${url}: ${(e.cause as Error | undefined)?.message ?? e.message}` };
+    return {
+      status: null,
+      code: 'WITNESS_UNAVAILABLE',
+      message:
+        e.name === 'TimeoutError'
+          ? `did not answer within ${timeoutMs} ms`
+          : `could not be reached at ${url}: ${(e.cause as Error | undefined)?.message ?? e.message}`,
+    };
   }
 }
 
 /** The witness's valid cosignature line among the answer's lines (others ignored); null when there is none. */
-function cosignatureIn(witness: PolicyWitness, checkpoint: string, body: string): { witness: string; ok: true; line: string; time: number } | null {
+function cosignatureIn(
+  witness: PolicyWitness,
+  checkpoint: string,
+  body: string,
+): { witness: string; ok: true; line: string; time: number } | null {
   let text: string;
   let signatures;
   try {
@@ -119,8 +158,17 @@ export interface Collected {
  * Submits the checkpoint to every witness of the policy at once and says whether the cosignatures
  * received meet its quorum. `oldSizes` gives, by witness name, the size each last cosigned.
  */
-export async function collectCosignatures(policy: TlogPolicy, checkpoint: string, proofFor: ProofFor, options: { timeoutMs: number; oldSizes?: ReadonlyMap<string, number> }): Promise<Collected> {
-  const submissions = await Promise.all(policy.witnesses.map((w) => submitCheckpoint(w, checkpoint, proofFor, { timeoutMs: options.timeoutMs, oldSize: options.oldSizes?.get(w.name) ?? 0 })));
+export async function collectCosignatures(
+  policy: TlogPolicy,
+  checkpoint: string,
+  proofFor: ProofFor,
+  options: { timeoutMs: number; oldSizes?: ReadonlyMap<string, number> },
+): Promise<Collected> {
+  const submissions = await Promise.all(
+    policy.witnesses.map((w) =>
+      submitCheckpoint(w, checkpoint, proofFor, { timeoutMs: options.timeoutMs, oldSize: options.oldSizes?.get(w.name) ?? 0 }),
+    ),
+  );
   const lines = submissions.flatMap((s) => (s.ok ? [s.line] : []));
   return {
     submissions,

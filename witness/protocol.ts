@@ -33,7 +33,8 @@ export function parseAddCheckpoint(body: string): AddCheckpointRequest {
   if (blank < 0) fail('the body has no empty line before the checkpoint');
   const head = body.slice(0, blank).split('\n');
   const old = /^old (.*)$/.exec(head[0]!);
-  if (!old || !DECIMAL.test(old[1]!) || !Number.isSafeInteger(Number(old[1]))) fail('the first line is not "old <size>", a decimal without leading zeros');
+  if (!old || !DECIMAL.test(old[1]!) || !Number.isSafeInteger(Number(old[1])))
+    fail('the first line is not "old <size>", a decimal without leading zeros');
   const lines = head.slice(1);
   if (lines.length > MAX_PROOF_LINES) fail(`more than ${MAX_PROOF_LINES} consistency proof lines`);
   const proof = lines.map((line, i) => {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { addCheckpoint, type Answer, type Witness } from './add-checkpoint.ts';
+import { type Answer, addCheckpoint, type Witness } from './add-checkpoint.ts';
 
 /**
  * The `mvr witness` HTTP server, on node:http: `POST /add-checkpoint` (c2sp.org/tlog-witness)
@@ -51,7 +51,9 @@ async function answer(witness: Witness, req: IncomingMessage): Promise<Answer> {
   const monitor = /^\/([0-9a-f]{64})\/checkpoint$/.exec(path);
   if (monitor && (req.method === 'GET' || req.method === 'HEAD')) {
     const state = await witness.state.readByHash(monitor[1]!);
-    return state ? { status: 200, contentType: 'text/plain; charset=utf-8', body: state.checkpoint } : plain(404, 'this witness has cosigned no checkpoint of that log');
+    return state
+      ? { status: 200, contentType: 'text/plain; charset=utf-8', body: state.checkpoint }
+      : plain(404, 'this witness has cosigned no checkpoint of that log');
   }
   return plain(404, 'not found: POST /add-checkpoint, GET /<origin hash>/checkpoint');
 }

@@ -1,9 +1,15 @@
-import { sign, type KeyObject } from 'node:crypto';
+import { type KeyObject, sign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import {
+  COSIGNATURE_ED25519,
+  cosignatureKeyId,
+  cosignatureLine,
+  cosignedMessage,
+  formatVerifierKey,
+  isKeyName,
+} from '@merchant-verify/verifier/tlog';
 import { ConfigError } from '../core/errors.ts';
-import { cosignatureKeyId, cosignatureLine, cosignedMessage } from '@merchant-verify/verifier/tlog';
-import { COSIGNATURE_ED25519, formatVerifierKey, isKeyName } from '@merchant-verify/verifier/tlog';
 import { sha256 } from '../core/hash.ts';
 import { ed25519FromSeed, formatNotePrivateKey, newEd25519Seed, parseNotePrivateKey, writeNewKeyFile } from '../core/note-private-key.ts';
 
@@ -62,7 +68,8 @@ export async function loadWitnessKey(keysDir: string, envKey: string | undefined
   if (envKey && envKey.trim() !== '') return parseWitnessKey(envKey, 'MVR_WITNESS_KEY');
   const file = join(keysDir, WITNESS_KEY_FILE);
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') throw new ConfigError(`no witness key: ${file} does not exist and MVR_WITNESS_KEY is not set (make one with "mvr keygen --witness")`);
+    if (error.code === 'ENOENT')
+      throw new ConfigError(`no witness key: ${file} does not exist and MVR_WITNESS_KEY is not set (make one with "mvr keygen --witness")`);
     throw error;
   });
   return parseWitnessKey(text, file);

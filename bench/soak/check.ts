@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { verifyRecord } from '@merchant-verify/verifier';
+import type { Exchange, Verdict } from './exchange.ts';
+import { inc, type KeySetCache, type Stats } from './stats.ts';
 import type { Timeline } from './timeline.ts';
 import type { Verification, VerifyPool } from './verify-pool.ts';
-import { inc, type KeySetCache, type Stats } from './stats.ts';
-import type { Exchange, Verdict } from './exchange.ts';
 
 /**
  * Checks every answer against what it must be, and counts it. The rules:
@@ -21,10 +21,17 @@ export class Checker {
   /** Verdicts by (key set version, domain, SHA-256 of the bytes): identical bytes are verified once per key set. */
   private memo = new Map<string, Promise<Verification>>();
 
-  constructor(private readonly timeline: Timeline, private readonly keys: KeySetCache, readonly stats: Stats, private readonly pool: VerifyPool) {}
+  constructor(
+    private readonly timeline: Timeline,
+    private readonly keys: KeySetCache,
+    readonly stats: Stats,
+    private readonly pool: VerifyPool,
+  ) {}
 
   async record(ex: Exchange): Promise<Verdict> {
-    const verdict = await this.judge(ex).catch((error: Error): Verdict => ({ outcome: 'wrong', reason: `checker failed: ${error.message}` }));
+    const verdict = await this.judge(ex).catch(
+      (error: Error): Verdict => ({ outcome: 'wrong', reason: `checker failed: ${error.message}` }),
+    );
     const s = this.stats;
     s.total++;
     const label = ex.status === 0 ? 'no answer' : ex.status >= 400 ? `${ex.status} ${problemCode(ex.body)}` : String(ex.status);
@@ -51,7 +58,8 @@ export class Checker {
   }
 
   private async judge(ex: Exchange): Promise<Verdict> {
-    const p = ex.planned, t = this.timeline;
+    const p = ex.planned,
+      t = this.timeline;
     if (ex.status === 0) return { outcome: 'transport-error', reason: ex.error ?? 'no answer' };
     if (ex.status >= 500) {
       const code = problemCode(ex.body);
@@ -66,10 +74,12 @@ export class Checker {
     }
     switch (p.expect) {
       case 'invalid':
-        if (ex.status === 400 && problemCode(ex.body) === 'INVALID_DOMAIN' && ex.contentType.startsWith('application/problem+json')) return { outcome: 'ok' };
+        if (ex.status === 400 && problemCode(ex.body) === 'INVALID_DOMAIN' && ex.contentType.startsWith('application/problem+json'))
+          return { outcome: 'ok' };
         return { outcome: 'wrong', reason: `invalid domain answered ${ex.status} ${problemCode(ex.body)}` };
       case 'unauthorized': {
-        if (ex.status !== 401 || problemCode(ex.body) !== 'UNAUTHORIZED') return { outcome: 'wrong', reason: `request without a valid key answered ${ex.status} ${problemCode(ex.body)}` };
+        if (ex.status !== 401 || problemCode(ex.body) !== 'UNAUTHORIZED')
+          return { outcome: 'wrong', reason: `request without a valid key answered ${ex.status} ${problemCode(ex.body)}` };
         // A Bearer token that is not a live key is invalid_token (RFC 6750); no key or another scheme is a bare challenge.
         const tokenSent = /^bearer[ \t]+\S/i.test(p.authorization ?? '');
         if (!/^Bearer realm=/.test(ex.wwwAuthenticate) || ex.wwwAuthenticate.includes('error="invalid_token"') !== tokenSent) {
@@ -95,7 +105,8 @@ export class Checker {
     }
     // The gateway runs without --sign-unverified, so the answer is unsigned: UNSIGNED, never a pass.
     const v = verifyRecord(rec, this.keys.keySet ?? { keys: [] }, { domain: p.domain! });
-    if (v.valid || v.code !== 'UNSIGNED') return { outcome: 'wrong', reason: `never-audited 200 verifies as ${v.valid ? 'valid' : v.code}, expected UNSIGNED`, record: rec };
+    if (v.valid || v.code !== 'UNSIGNED')
+      return { outcome: 'wrong', reason: `never-audited 200 verifies as ${v.valid ? 'valid' : v.code}, expected UNSIGNED`, record: rec };
     if (this.timeline.insideOutage(ex.start, ex.end)) {
       return { outcome: 'wrong', reason: 'never-audited record synthesized while the records folder was away', record: rec };
     }
@@ -103,26 +114,38 @@ export class Checker {
   }
 
   private async judgeRecord(ex: Exchange): Promise<Verdict> {
-    const p = ex.planned, t = this.timeline, domain = p.domain!;
+    const p = ex.planned,
+      t = this.timeline,
+      domain = p.domain!;
     if (ex.status !== 200) return { outcome: 'wrong', reason: `audited domain answered ${ex.status} ${problemCode(ex.body)}` };
     const rec = parseRecord(ex);
     if (!rec) return { outcome: 'wrong', reason: 'audited 200 is not a JSON object (or not application/json)' };
-    if (rec.status === 'unverified') return { outcome: 'wrong', reason: 'audited domain answered with a synthesized unverified record', record: rec };
+    if (rec.status === 'unverified')
+      return { outcome: 'wrong', reason: 'audited domain answered with a synthesized unverified record', record: rec };
     const v = await this.verify(ex.body, domain);
     if (!v.valid) return { outcome: 'wrong', reason: `audited 200 does not verify: ${v.code}`, record: rec };
     const build = t.buildByIssuedAt(rec.issued_at);
     if (!build) return { outcome: 'wrong', reason: 'audited 200 carries the issued_at of no build', record: rec };
-    if (rec.key_id !== build.keyId) return { outcome: 'wrong', reason: `record of build "${build.label}" signed by another key`, record: rec };
+    if (rec.key_id !== build.keyId)
+      return { outcome: 'wrong', reason: `record of build "${build.label}" signed by another key`, record: rec };
     const index = this.indexOf(domain);
     if (index === undefined || rec.score !== build.scores[index]) {
       return { outcome: 'wrong', reason: `record content differs from build "${build.label}" (score ${String(rec.score)})`, record: rec };
     }
     if (build.index < t.oldestAcceptableBuild(ex.start)) {
-      return { outcome: 'wrong', reason: `stale: build "${build.label}" served more than ${t.graceMs} ms after a newer build was swapped in`, record: rec };
+      return {
+        outcome: 'wrong',
+        reason: `stale: build "${build.label}" served more than ${t.graceMs} ms after a newer build was swapped in`,
+        record: rec,
+      };
     }
     if (t.insideCorruption(domain, ex.start, ex.end)) return { outcome: 'wrong', reason: 'damaged record answered 200', record: rec };
     if (t.insideOutage(ex.start, ex.end, t.graceMs)) {
-      return { outcome: 'wrong', reason: `record answered 200 more than ${t.graceMs} ms into the records outage (STORE_UNAVAILABLE expected)`, record: rec };
+      return {
+        outcome: 'wrong',
+        reason: `record answered 200 more than ${t.graceMs} ms into the records outage (STORE_UNAVAILABLE expected)`,
+        record: rec,
+      };
     }
     if (t.insideOutage(ex.start, ex.end)) this.stats.validWhileAway++;
     this.stats.maxOldBuildLagMs = Math.max(this.stats.maxOldBuildLagMs, Math.round(t.lagBehind(build.index, ex.start)));

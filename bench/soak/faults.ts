@@ -1,7 +1,7 @@
 import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
 import { activeKid, keygen } from '../../keyring/signing-keys.ts';
 import type { Checker } from './check.ts';
 import type { Exchange, Planned, Verdict } from './exchange.ts';
@@ -78,7 +78,16 @@ export async function runFaults(ctx: FaultContext): Promise<FaultReport[]> {
   const reports: FaultReport[] = [];
   for (const f of schedule) {
     const at = ctx.timeline.t0 + f.at * ctx.seconds * 1000;
-    const report: FaultReport = { name: f.name, scheduledAtMs: ctx.timeline.rel(at), startedAtMs: null, durationMs: null, exercised: false, recovered: false, recoveryMs: null, detail: '' };
+    const report: FaultReport = {
+      name: f.name,
+      scheduledAtMs: ctx.timeline.rel(at),
+      startedAtMs: null,
+      durationMs: null,
+      exercised: false,
+      recovered: false,
+      recoveryMs: null,
+      detail: '',
+    };
     reports.push(report);
     await sleep(at - performance.now(), ctx.signal);
     if (ctx.signal.aborted) {
@@ -106,7 +115,11 @@ async function rebuild(ctx: FaultContext, r: FaultReport): Promise<void> {
   const { mark, summary } = await buildAndMark(ctx.ws, ctx.timeline, 'rebuild', 1);
   const hot = ctx.ws.domains[0]!;
   const expected = mark.scores[0];
-  r.recoveryMs = await probe(ctx, () => ctx.mix.record(hot, 'probe'), (v) => v.outcome === 'ok' && v.record?.issued_at === mark.issuedAt && v.record.score === expected);
+  r.recoveryMs = await probe(
+    ctx,
+    () => ctx.mix.record(hot, 'probe'),
+    (v) => v.outcome === 'ok' && v.record?.issued_at === mark.issuedAt && v.record.score === expected,
+  );
   r.recovered = r.recoveryMs !== null;
   r.exercised = ctx.checker.stats.total > before;
   r.detail = `${changed} scores changed; build of ${summary.records} records took ${(summary.durationMs / 1000).toFixed(1)} s; a probe saw the new scores ${r.recoveryMs ?? 'never'} ms after runBuild returned`;
@@ -116,7 +129,8 @@ async function rebuild(ctx: FaultContext, r: FaultReport): Promise<void> {
 async function outage(ctx: FaultContext, r: FaultReport): Promise<void> {
   const stats = ctx.checker.stats;
   const reason = 'STORE_UNAVAILABLE while the records folder was away';
-  const before503 = stats.expected503.get(reason) ?? 0, beforeValid = stats.validWhileAway;
+  const before503 = stats.expected503.get(reason) ?? 0,
+    beforeValid = stats.validWhileAway;
   const away = `${ctx.ws.recordsDir}.away`;
   const o: StoreOutage = { start: performance.now(), awayDone: null, restoreStart: null, end: null };
   ctx.timeline.outages.push(o);
@@ -129,7 +143,11 @@ async function outage(ctx: FaultContext, r: FaultReport): Promise<void> {
     await rename(away, ctx.ws.recordsDir).catch(() => undefined);
     o.end = performance.now();
   }
-  r.recoveryMs = await probe(ctx, () => ctx.mix.record(ctx.mix.coldDomain(), 'probe', false), (v) => v.outcome === 'ok');
+  r.recoveryMs = await probe(
+    ctx,
+    () => ctx.mix.record(ctx.mix.coldDomain(), 'probe', false),
+    (v) => v.outcome === 'ok',
+  );
   r.recovered = r.recoveryMs !== null;
   const n503 = (stats.expected503.get(reason) ?? 0) - before503;
   r.exercised = n503 > 0;
@@ -165,7 +183,11 @@ async function damage(ctx: FaultContext, r: FaultReport): Promise<void> {
   }
   let worst: number | null = 0;
   for (const d of domains) {
-    const ms = await probe(ctx, () => ctx.mix.record(d, 'probe', false), (v) => v.outcome === 'ok');
+    const ms = await probe(
+      ctx,
+      () => ctx.mix.record(d, 'probe', false),
+      (v) => v.outcome === 'ok',
+    );
     worst = ms === null || worst === null ? null : Math.max(worst, ms);
   }
   ctx.timeline.targets = [];
@@ -181,10 +203,15 @@ async function rotation(ctx: FaultContext, r: FaultReport): Promise<void> {
   const stats = ctx.checker.stats;
   const oldKid = await activeKid(ctx.ws.keysDir);
   const newKid = await keygen(ctx.ws.keysDir);
-  const refetchesBefore = stats.keySetFetches, afterRefetchBefore = stats.verifiedAfterRefetch;
+  const refetchesBefore = stats.keySetFetches,
+    afterRefetchBefore = stats.verifiedAfterRefetch;
   await buildAndMark(ctx.ws, ctx.timeline, 'rotation', 1);
   const hot = ctx.ws.domains[1]!;
-  r.recoveryMs = await probe(ctx, () => ctx.mix.record(hot, 'probe'), (v) => v.outcome === 'ok' && v.record?.key_id === newKid);
+  r.recoveryMs = await probe(
+    ctx,
+    () => ctx.mix.record(hot, 'probe'),
+    (v) => v.outcome === 'ok' && v.record?.key_id === newKid,
+  );
   const keySet = (await ctx.getJson(KEY_SET_PATH)) as { keys?: { kid?: string }[] };
   const kids = (keySet.keys ?? []).map((k) => k.kid);
   const bothListed = kids.includes(oldKid ?? '') && kids.includes(newKid);

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -27,22 +27,42 @@ export class GatewayProcess {
   /** Set by the caller when it stops the gateway, so the exit is not reported as a crash. */
   stopping = false;
 
-  constructor(readonly port: number, args: GatewayArgs, onUnexpectedExit: (info: string) => void) {
+  constructor(
+    readonly port: number,
+    args: GatewayArgs,
+    onUnexpectedExit: (info: string) => void,
+  ) {
     this.url = `http://127.0.0.1:${port}`;
     this.child = spawn(
       process.execPath,
       [
         ...(args.inspectPort ? [`--inspect=127.0.0.1:${args.inspectPort}`] : []),
-        join(ROOT, 'bin/mvr.js'), 'serve', '--quiet', '--host', '127.0.0.1', '--port', String(port),
-        '--records', args.recordsDir, '--public', args.publicDir, '--keys', args.keysDir,
-        '--api-keys', args.apiKeysFile, '--cache-mb', String(args.cacheMb),
+        join(ROOT, 'bin/mvr.js'),
+        'serve',
+        '--quiet',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--records',
+        args.recordsDir,
+        '--public',
+        args.publicDir,
+        '--keys',
+        args.keysDir,
+        '--api-keys',
+        args.apiKeysFile,
+        '--cache-mb',
+        String(args.cacheMb),
       ],
       { stdio: ['ignore', 'ignore', 'pipe'], cwd: ROOT, env: gatewayEnv() },
     );
     this.child.stderr!.setEncoding('utf8');
     this.child.stderr!.on('data', (chunk: string) => {
       // Node's own inspector banner is not the gateway's output.
-      this.tail.push(...chunk.split('\n').filter((l) => l && !/^(Debugger listening on|Debugger attached|For help, see: https:\/\/nodejs.org)/.test(l)));
+      this.tail.push(
+        ...chunk.split('\n').filter((l) => l && !/^(Debugger listening on|Debugger attached|For help, see: https:\/\/nodejs.org)/.test(l)),
+      );
       if (this.tail.length > 40) this.tail.splice(0, this.tail.length - 40);
     });
     this.child.on('exit', (code, signal) => {

@@ -27,14 +27,22 @@ export class HeapInspector {
     const ws = new WebSocket(url);
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('inspector connection timed out')), 5000);
-      ws.addEventListener('open', () => {
-        clearTimeout(timer);
-        resolve();
-      }, { once: true });
-      ws.addEventListener('error', () => {
-        clearTimeout(timer);
-        reject(new Error('inspector connection failed'));
-      }, { once: true });
+      ws.addEventListener(
+        'open',
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        { once: true },
+      );
+      ws.addEventListener(
+        'error',
+        () => {
+          clearTimeout(timer);
+          reject(new Error('inspector connection failed'));
+        },
+        { once: true },
+      );
     });
     ws.addEventListener('message', (event) => {
       const msg = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };

@@ -11,9 +11,26 @@ export const DAMAGED_INDEXES = [16, 17] as const;
 
 /** Inputs the normalizer must refuse (checked at start, so a mistake here is not blamed on the gateway). */
 const INVALID_INPUTS = [
-  'co.uk', 'github.io', 'com', 'localhost', '127.0.0.1', '[::1]', '0x7f.1', 'exa mple.example', '   ',
-  'a..example', '-bad.example', 'bad-.example', 'under_score.example', `${'a'.repeat(64)}.example`,
-  `${'ab.'.repeat(90)}example`, 'example.com\n', 'tab\t.example', 'http://', 'https:///path', '//x.example',
+  'co.uk',
+  'github.io',
+  'com',
+  'localhost',
+  '127.0.0.1',
+  '[::1]',
+  '0x7f.1',
+  'exa mple.example',
+  '   ',
+  'a..example',
+  '-bad.example',
+  'bad-.example',
+  'under_score.example',
+  `${'a'.repeat(64)}.example`,
+  `${'ab.'.repeat(90)}example`,
+  'example.com\n',
+  'tab\t.example',
+  'http://',
+  'https:///path',
+  '//x.example',
   'x'.repeat(3000),
 ];
 
@@ -40,7 +57,11 @@ export class Mix {
   private readonly bearer: string;
   private readonly badAuth: (string | undefined)[];
 
-  constructor(private readonly ws: Workspace, private readonly timeline: Timeline, seed: number) {
+  constructor(
+    private readonly ws: Workspace,
+    private readonly timeline: Timeline,
+    seed: number,
+  ) {
     this.rand = rng(seed ^ 0x5bd1e995);
     this.bearer = `Bearer ${ws.apiKey}`;
     const last = ws.apiKey.at(-1) === 'A' ? 'B' : 'A';
@@ -71,7 +92,16 @@ export class Mix {
   /** A request for an audited domain, in one of the spellings that normalize to it. */
   record(domain: string, kind: Kind, spelled = true): Planned {
     const input = spelled
-      ? this.pick([domain, domain, domain.toUpperCase(), `https://www.${domain}/tents?x=1`, `${domain}.`, `HTTP://${domain}:8443/`, `shop.${domain}`, `  ${domain}  `])
+      ? this.pick([
+          domain,
+          domain,
+          domain.toUpperCase(),
+          `https://www.${domain}/tents?x=1`,
+          `${domain}.`,
+          `HTTP://${domain}:8443/`,
+          `shop.${domain}`,
+          `  ${domain}  `,
+        ])
       : domain;
     return { kind, path: verifyPath(input), authorization: this.bearer, expect: 'record', domain };
   }
@@ -89,12 +119,20 @@ export class Mix {
     }
     if (r < 0.9) {
       const q = this.rand();
-      const path = q < 0.06 ? '/v1/verify' : q < 0.12 ? '/v1/verify?domain=a.example&domain=b.example' : q < 0.16 ? '/v1/verify?domain=' : verifyPath(this.pick(INVALID_INPUTS));
+      const path =
+        q < 0.06
+          ? '/v1/verify'
+          : q < 0.12
+            ? '/v1/verify?domain=a.example&domain=b.example'
+            : q < 0.16
+              ? '/v1/verify?domain='
+              : verifyPath(this.pick(INVALID_INPUTS));
       return { kind: 'invalid', path, authorization: this.bearer, expect: 'invalid', domain: null };
     }
     // No key or a bad one: 401 before anything else, whatever the domain (key first, then domain).
     const authorization = this.pick(this.badAuth);
-    const path = this.rand() < 0.7 ? verifyPath(this.ws.domains[Math.floor(this.rand() * HOT_COUNT)]!) : verifyPath(this.pick(INVALID_INPUTS));
+    const path =
+      this.rand() < 0.7 ? verifyPath(this.ws.domains[Math.floor(this.rand() * HOT_COUNT)]!) : verifyPath(this.pick(INVALID_INPUTS));
     return { kind: authorization === undefined ? 'noauth' : 'badkey', path, authorization, expect: 'unauthorized', domain: null };
   }
 
@@ -131,7 +169,16 @@ export async function send(pool: Pool, planned: Planned, signal?: AbortSignal): 
     };
   } catch (error) {
     const e = error as { code?: string; name?: string; message?: string };
-    return { planned, start, end: performance.now(), status: 0, contentType: '', wwwAuthenticate: '', body: '', error: `${e.code ?? e.name ?? 'error'}: ${e.message ?? ''}` };
+    return {
+      planned,
+      start,
+      end: performance.now(),
+      status: 0,
+      contentType: '',
+      wwwAuthenticate: '',
+      body: '',
+      error: `${e.code ?? e.name ?? 'error'}: ${e.message ?? ''}`,
+    };
   }
 }
 

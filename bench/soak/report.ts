@@ -1,7 +1,7 @@
-import type { Stats } from './stats.ts';
 import type { FaultReport } from './faults.ts';
 import type { SoakOptions } from './options.ts';
 import type { RssSummary } from './rss.ts';
+import type { Stats } from './stats.ts';
 
 export const RSS_GROWTH_LIMIT_PCT = 10;
 
@@ -19,7 +19,14 @@ export interface SoakReport {
   unexpected5xx: { total: number; byCause: Record<string, number> };
   expected503: { total: number; byCause: Record<string, number> };
   transportErrors: { total: number; byCause: Record<string, number> };
-  client: { keySetFetches: number; unknownKeyRefetches: number; verifiedAfterRefetch: number; ed25519Verifications: number; validWhileAway: number; maxOldBuildLagMs: number };
+  client: {
+    keySetFetches: number;
+    unknownKeyRefetches: number;
+    verifiedAfterRefetch: number;
+    ed25519Verifications: number;
+    validWhileAway: number;
+    maxOldBuildLagMs: number;
+  };
   faults: FaultReport[];
   rss: RssSummary | null;
   examples: Stats['examples'];
@@ -39,7 +46,9 @@ export function makeReport(args: {
   crashed: string | null;
 }): SoakReport {
   const { stats, faults, rss } = args;
-  const wrong = stats.sum(stats.wrong), bad5xx = stats.sum(stats.unexpected5xx), transport = stats.sum(stats.transport);
+  const wrong = stats.sum(stats.wrong),
+    bad5xx = stats.sum(stats.unexpected5xx),
+    transport = stats.sum(stats.transport);
   const failures: string[] = [];
   if (args.crashed) failures.push(args.crashed);
   if (stats.total === 0) failures.push('no requests were made');
@@ -94,32 +103,63 @@ const sign = (x: number) => `${x >= 0 ? '+' : ''}${x}`;
 export function formatReport(r: SoakReport): string {
   const o = r.options;
   const lines: string[] = [];
-  const list = (rec: Record<string, number>) => Object.entries(rec).map(([k, v]) => `${k}: ${n(v)}`).join(', ') || 'none';
-  lines.push(`merchant-verify soak: ${n(o.audits)} records, concurrency ${o.concurrency}, gateway --cache-mb ${o.cacheMb}, pid ${r.gateway.pid}`);
-  lines.push(`load: ${r.load.loadSeconds} s (planned ${r.load.plannedSeconds} s${r.load.loadSeconds > r.load.plannedSeconds + 0.5 ? ', extended until the last fault finished' : ''}), ${n(r.load.requests)} requests, ${n(r.load.requestsPerSecond)} req/s${r.load.hitMaxRequests ? ' (stopped at --max-requests)' : ''}`);
-  lines.push(`CPU during the load: gateway ${r.cpu.gatewaySeconds ?? '?'} s, soak process (client, checks, builds) ${r.cpu.soakSeconds} s, on ${r.cpu.cores} cores`);
+  const list = (rec: Record<string, number>) =>
+    Object.entries(rec)
+      .map(([k, v]) => `${k}: ${n(v)}`)
+      .join(', ') || 'none';
+  lines.push(
+    `merchant-verify soak: ${n(o.audits)} records, concurrency ${o.concurrency}, gateway --cache-mb ${o.cacheMb}, pid ${r.gateway.pid}`,
+  );
+  lines.push(
+    `load: ${r.load.loadSeconds} s (planned ${r.load.plannedSeconds} s${r.load.loadSeconds > r.load.plannedSeconds + 0.5 ? ', extended until the last fault finished' : ''}), ${n(r.load.requests)} requests, ${n(r.load.requestsPerSecond)} req/s${r.load.hitMaxRequests ? ' (stopped at --max-requests)' : ''}`,
+  );
+  lines.push(
+    `CPU during the load: gateway ${r.cpu.gatewaySeconds ?? '?'} s, soak process (client, checks, builds) ${r.cpu.soakSeconds} s, on ${r.cpu.cores} cores`,
+  );
   lines.push(`by status: ${list(r.byStatus)}`);
   for (const [kind, m] of Object.entries(r.byKind)) lines.push(`  ${kind.padEnd(8)} ${list(m)}`);
-  lines.push(`wrong answers = 0? ${mark(r.wrongAnswers.total === 0)} (${n(r.wrongAnswers.total)}${r.wrongAnswers.total ? `: ${list(r.wrongAnswers.byReason)}` : ''})`);
-  lines.push(`5xx outside the fault windows = 0? ${mark(r.unexpected5xx.total === 0)} (${n(r.unexpected5xx.total)}${r.unexpected5xx.total ? `: ${list(r.unexpected5xx.byCause)}` : ''})`);
+  lines.push(
+    `wrong answers = 0? ${mark(r.wrongAnswers.total === 0)} (${n(r.wrongAnswers.total)}${r.wrongAnswers.total ? `: ${list(r.wrongAnswers.byReason)}` : ''})`,
+  );
+  lines.push(
+    `5xx outside the fault windows = 0? ${mark(r.unexpected5xx.total === 0)} (${n(r.unexpected5xx.total)}${r.unexpected5xx.total ? `: ${list(r.unexpected5xx.byCause)}` : ''})`,
+  );
   lines.push(`expected 503s: ${list(r.expected503.byCause)}`);
-  lines.push(`requests without an answer: ${n(r.transportErrors.total)}${r.transportErrors.total ? ` (${list(r.transportErrors.byCause)})` : ''}`);
-  lines.push(`client: ${n(r.client.ed25519Verifications)} Ed25519 verifications (verifyRecord; identical bytes against the same key set verified once), key set fetched ${r.client.keySetFetches} time(s), ${n(r.client.unknownKeyRefetches)} UNKNOWN_KEY -> refetch, ${n(r.client.verifiedAfterRefetch)} verified after a refetch`);
-  lines.push(`new builds picked up: the previous build still answered requests sent up to ${r.client.maxOldBuildLagMs} ms after the swap (allowed here: 1000 ms; README: within a quarter of a second)`);
+  lines.push(
+    `requests without an answer: ${n(r.transportErrors.total)}${r.transportErrors.total ? ` (${list(r.transportErrors.byCause)})` : ''}`,
+  );
+  lines.push(
+    `client: ${n(r.client.ed25519Verifications)} Ed25519 verifications (verifyRecord; identical bytes against the same key set verified once), key set fetched ${r.client.keySetFetches} time(s), ${n(r.client.unknownKeyRefetches)} UNKNOWN_KEY -> refetch, ${n(r.client.verifiedAfterRefetch)} verified after a refetch`,
+  );
+  lines.push(
+    `new builds picked up: the previous build still answered requests sent up to ${r.client.maxOldBuildLagMs} ms after the swap (allowed here: 1000 ms; README: within a quarter of a second)`,
+  );
   lines.push('faults:');
   r.faults.forEach((f, i) => {
     const status = f.error ? `ERROR ${f.error}` : `${f.recovered ? 'recovered' : 'NOT RECOVERED'}${f.exercised ? '' : ', NOT EXERCISED'}`;
-    lines.push(`  ${i + 1}. ${f.name} at ${((f.startedAtMs ?? 0) / 1000).toFixed(1)} s, ${((f.durationMs ?? 0) / 1000).toFixed(1)} s: ${status}; ${f.detail}`);
+    lines.push(
+      `  ${i + 1}. ${f.name} at ${((f.startedAtMs ?? 0) / 1000).toFixed(1)} s, ${((f.durationMs ?? 0) / 1000).toFixed(1)} s: ${status}; ${f.detail}`,
+    );
   });
   if (r.rss) {
     const s = r.rss;
-    const how = s.method === 'after-full-gc' ? 'each right after a full GC forced in the gateway, under load' : 'medians of 3 raw samples (no inspector)';
-    lines.push(`RSS: start ${s.startMb} MB at ${(s.start.atMs / 1000).toFixed(1)} s (after the ${(s.warmupMs / 1000).toFixed(0)} s warm-up), end ${s.endMb} MB at ${(s.end.atMs / 1000).toFixed(1)} s (${how}): growth ${sign(s.growthPct)}% (< ${RSS_GROWTH_LIMIT_PCT}%? ${mark(s.growthPct < RSS_GROWTH_LIMIT_PCT)})`);
-    lines.push(`     max ${s.maxMb} MB of ${s.raw.samples} samples at 1/s (VmHWM ${s.peakHwmMb} MB); raw samples start ${s.raw.startMb} -> end ${s.raw.endMb} MB (${sign(s.raw.growthPct)}%, moves with GC timing)${s.start.heapUsedMb !== null ? `; V8 heap in use after GC ${s.start.heapUsedMb} -> ${s.end.heapUsedMb} MB (${sign(s.heapGrowthPct ?? 0)}%)` : ''}`);
+    const how =
+      s.method === 'after-full-gc'
+        ? 'each right after a full GC forced in the gateway, under load'
+        : 'medians of 3 raw samples (no inspector)';
+    lines.push(
+      `RSS: start ${s.startMb} MB at ${(s.start.atMs / 1000).toFixed(1)} s (after the ${(s.warmupMs / 1000).toFixed(0)} s warm-up), end ${s.endMb} MB at ${(s.end.atMs / 1000).toFixed(1)} s (${how}): growth ${sign(s.growthPct)}% (< ${RSS_GROWTH_LIMIT_PCT}%? ${mark(s.growthPct < RSS_GROWTH_LIMIT_PCT)})`,
+    );
+    lines.push(
+      `     max ${s.maxMb} MB of ${s.raw.samples} samples at 1/s (VmHWM ${s.peakHwmMb} MB); raw samples start ${s.raw.startMb} -> end ${s.raw.endMb} MB (${sign(s.raw.growthPct)}%, moves with GC timing)${s.start.heapUsedMb !== null ? `; V8 heap in use after GC ${s.start.heapUsedMb} -> ${s.end.heapUsedMb} MB (${sign(s.heapGrowthPct ?? 0)}%)` : ''}`,
+    );
   } else lines.push('RSS: not enough samples');
   if (r.examples.length) {
     lines.push('first problems:');
-    for (const e of r.examples.slice(0, 10)) lines.push(`  [${e.outcome}] ${e.reason}: ${e.kind} GET ${e.path} -> ${e.status} at ${e.startMs}..${e.endMs} ms: ${e.body.replace(/\s+/g, ' ').slice(0, 200)}`);
+    for (const e of r.examples.slice(0, 10))
+      lines.push(
+        `  [${e.outcome}] ${e.reason}: ${e.kind} GET ${e.path} -> ${e.status} at ${e.startMs}..${e.endMs} ms: ${e.body.replace(/\s+/g, ' ').slice(0, 200)}`,
+      );
   }
   lines.push(r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`);
   return lines.join('\n');

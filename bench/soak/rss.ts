@@ -53,7 +53,11 @@ export class RssSampler {
   start?: RssPoint;
   end?: RssPoint;
 
-  constructor(private readonly pid: number, private readonly t0: number, private readonly inspector: HeapInspector | null) {}
+  constructor(
+    private readonly pid: number,
+    private readonly t0: number,
+    private readonly inspector: HeapInspector | null,
+  ) {}
 
   begin(): void {
     const take = () => {
@@ -101,10 +105,15 @@ export class RssSampler {
     const after = this.samples.filter((s) => s.t >= warmupMs);
     if (after.length < 4) return null;
     const median3 = (xs: RssSample[]) => [...xs].map((s) => s.kb).sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const rawStart = median3(after.slice(0, 3)), rawEnd = median3(after.slice(-3));
+    const rawStart = median3(after.slice(0, 3)),
+      rawEnd = median3(after.slice(-3));
     const controlled = this.start?.afterGc && this.end?.afterGc;
-    const start: RssPoint = controlled ? this.start! : { atMs: Math.round(after[0]!.t), rssMb: mb(rawStart), heapUsedMb: null, afterGc: false };
-    const end: RssPoint = controlled ? this.end! : { atMs: Math.round(after.at(-1)!.t), rssMb: mb(rawEnd), heapUsedMb: null, afterGc: false };
+    const start: RssPoint = controlled
+      ? this.start!
+      : { atMs: Math.round(after[0]!.t), rssMb: mb(rawStart), heapUsedMb: null, afterGc: false };
+    const end: RssPoint = controlled
+      ? this.end!
+      : { atMs: Math.round(after.at(-1)!.t), rssMb: mb(rawEnd), heapUsedMb: null, afterGc: false };
     return {
       method: controlled ? 'after-full-gc' : 'raw-median-of-3',
       warmupMs,

@@ -1,18 +1,17 @@
 import { setMaxListeners } from 'node:events';
-import { rmSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { Pool } from 'undici';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { Pool } from 'undici';
 import { Checker } from './check.ts';
-import { KeySetCache, Stats } from './stats.ts';
-import { runFaults, type FaultReport } from './faults.ts';
+import { type FaultReport, runFaults } from './faults.ts';
 import { cpuSeconds, freePort, GatewayProcess } from './gateway-process.ts';
-import { getJson, Mix, runLoad, send } from './load.ts';
-import { parseOptions, UsageError, type SoakOptions } from './options.ts';
-import { formatReport, makeReport } from './report.ts';
 import { HeapInspector } from './inspector.ts';
+import { cleanup, guardProcess, log, signalExit, signalledBy, state, stop } from './lifecycle.ts';
+import { getJson, Mix, runLoad, send } from './load.ts';
+import { parseOptions, type SoakOptions, UsageError } from './options.ts';
+import { formatReport, makeReport } from './report.ts';
 import { RssSampler } from './rss.ts';
+import { KeySetCache, Stats } from './stats.ts';
 import { Timeline } from './timeline.ts';
 import { VerifyPool } from './verify-pool.ts';
 import { buildAndMark, makeTempDir, prepareWorkspace } from './workspace.ts';
@@ -46,8 +45,6 @@ const TAIL_MS = 3000;
 /** The end RSS reading is taken this long before the load stops, so it is taken under load like the start one. */
 const END_READING_MS = 1500;
 
-const log = (s: string) => process.stderr.write(`soak: ${s}\n`);
-
 let options: SoakOptions;
 try {
   options = parseOptions(process.argv.slice(2));
@@ -57,64 +54,10 @@ try {
   process.exit(2);
 }
 
-const state: { dir: string | null; gateway: GatewayProcess | null; pool: Pool | null; sampler: RssSampler | null; verifiers: VerifyPool | null; inspector: HeapInspector | null } = { dir: null, gateway: null, pool: null, sampler: null, verifiers: null, inspector: null };
-const stop = new AbortController();
 // Every request in flight listens to it (the pool adds one abort listener per request).
 setMaxListeners(options.concurrency * 4 + 256, stop.signal);
 let crashed: string | null = null;
-
-let cleaning: Promise<void> | null = null;
-/** Stops everything this run started, once: load, sampler, connections, the gateway, the temp folder. */
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    stop.abort();
-    if (state.gateway) state.gateway.stopping = true;
-    await state.sampler?.stop().catch(() => undefined);
-    state.inspector?.close();
-    await state.pool?.destroy().catch(() => undefined);
-    await state.verifiers?.close().catch(() => undefined);
-    await state.gateway?.stop().catch(() => undefined);
-    if (state.dir) {
-      const dir = state.dir;
-      await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 })
-        .then(() => (state.dir = null))
-        .catch((error: Error) => log(`could not remove ${dir}: ${error.message}`));
-    }
-  })();
-  return cleaning;
-}
-
-// Last resort when the process ends some other way: never leave the gateway or the folder behind.
-process.on('exit', () => {
-  state.gateway?.killNow();
-  if (state.dir) {
-    try {
-      rmSync(state.dir, { recursive: true, force: true });
-    } catch {
-      // nothing more to do
-    }
-  }
-});
-// Ctrl-C reaches this process twice (from the terminal, and relayed by tsx's parent process):
-// the first signal starts the cleanup, later ones must not cut it short.
-let signalled: NodeJS.Signals | null = null;
-const signalExit = () => (signalled === 'SIGTERM' ? 143 : 130);
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (signalled) return;
-    signalled = signal;
-    log(`${signal}: stopping, killing the gateway and removing the temp folder`);
-    setTimeout(() => process.exit(signalExit()), 20_000).unref();
-    cleanup().finally(() => process.exit(signalExit()));
-  });
-}
-// Every phase is bounded on its own; this bounds the whole run too, whatever happens.
-const budgetMs = (600 + options.seconds * 3 + options.audits / 500) * 1000;
-const watchdog = setTimeout(() => {
-  log(`watchdog: the soak overran its ${Math.round(budgetMs / 1000)} s budget; stopping`);
-  cleanup().finally(() => process.exit(1));
-}, budgetMs);
-watchdog.unref();
+const watchdog = guardProcess((600 + options.seconds * 3 + options.audits / 500) * 1000);
 
 async function main(opts: SoakOptions): Promise<number> {
   const dir = (state.dir = await makeTempDir());
@@ -128,11 +71,22 @@ async function main(opts: SoakOptions): Promise<number> {
   const port = await freePort();
   // The gateway's inspector (loopback, a port of its own) lets the RSS readings be taken right after a full GC.
   const inspectPort = await freePort();
-  const gateway = (state.gateway = new GatewayProcess(port, { recordsDir: ws.recordsDir, publicDir: ws.publicDir, keysDir: ws.keysDir, apiKeysFile: ws.apiKeysFile, cacheMb: opts.cacheMb, inspectPort }, (info) => {
-    crashed = info;
-    log(info);
-    stop.abort();
-  }));
+  const gateway = (state.gateway = new GatewayProcess(
+    port,
+    {
+      recordsDir: ws.recordsDir,
+      publicDir: ws.publicDir,
+      keysDir: ws.keysDir,
+      apiKeysFile: ws.apiKeysFile,
+      cacheMb: opts.cacheMb,
+      inspectPort,
+    },
+    (info) => {
+      crashed = info;
+      log(info);
+      stop.abort();
+    },
+  ));
   await gateway.ready();
   log(`gateway pid ${gateway.pid} on ${gateway.url} (--cache-mb ${opts.cacheMb})`);
   const inspector = (state.inspector = new HeapInspector(inspectPort));
@@ -144,7 +98,13 @@ async function main(opts: SoakOptions): Promise<number> {
     },
   );
 
-  const pool = (state.pool = new Pool(gateway.url, { connections: opts.concurrency + 4, pipelining: 1, headersTimeout: 15_000, bodyTimeout: 15_000, keepAliveTimeout: 4_000 }));
+  const pool = (state.pool = new Pool(gateway.url, {
+    connections: opts.concurrency + 4,
+    pipelining: 1,
+    headersTimeout: 15_000,
+    bodyTimeout: 15_000,
+    keepAliveTimeout: 4_000,
+  }));
   const stats = new Stats();
   const keys = new KeySetCache(() => getJson(pool, KEY_SET_PATH), stats);
   // verifyRecord runs in worker threads; leave a core to the gateway.
@@ -183,7 +143,8 @@ async function main(opts: SoakOptions): Promise<number> {
   const readings = setInterval(() => {
     const now = performance.now();
     if (measuring || stop.signal.aborted) return;
-    const which = !sampler.start && now >= t0 + warmupMs ? 'start' : sampler.start && !sampler.end && now >= deadline() - END_READING_MS ? 'end' : null;
+    const which =
+      !sampler.start && now >= t0 + warmupMs ? 'start' : sampler.start && !sampler.end && now >= deadline() - END_READING_MS ? 'end' : null;
     if (!which) return;
     measuring = sampler
       .point()
@@ -191,11 +152,25 @@ async function main(opts: SoakOptions): Promise<number> {
       .catch(() => undefined)
       .finally(() => (measuring = null));
   }, 100);
-  const progress = setInterval(() => log(`${Math.round((performance.now() - t0) / 1000)} s: ${stats.total.toLocaleString('en-US')} requests, ${stats.sum(stats.wrong)} wrong, ${stats.sum(stats.unexpected5xx)} unexpected 5xx`), 10_000);
+  const progress = setInterval(
+    () =>
+      log(
+        `${Math.round((performance.now() - t0) / 1000)} s: ${stats.total.toLocaleString('en-US')} requests, ${stats.sum(stats.wrong)} wrong, ${stats.sum(stats.unexpected5xx)} unexpected 5xx`,
+      ),
+    10_000,
+  );
   progress.unref();
   let load;
   try {
-    load = await runLoad({ pool, mix, checker, concurrency: opts.concurrency, deadline, maxRequests: opts.maxRequests, signal: stop.signal });
+    load = await runLoad({
+      pool,
+      mix,
+      checker,
+      concurrency: opts.concurrency,
+      deadline,
+      maxRequests: opts.maxRequests,
+      signal: stop.signal,
+    });
   } finally {
     clearInterval(progress);
     clearInterval(readings);
@@ -206,9 +181,9 @@ async function main(opts: SoakOptions): Promise<number> {
   const faults = await faultsRun;
   await measuring;
   // The load stopped before the end reading was due (--max-requests): take it now.
-  if (sampler.start && !sampler.end && !signalled && gateway.alive()) sampler.end = await sampler.point().catch(() => undefined);
+  if (sampler.start && !sampler.end && !signalledBy() && gateway.alive()) sampler.end = await sampler.point().catch(() => undefined);
   await sampler.stop();
-  if (signalled) return signalExit(); // interrupted: no verdict to give
+  if (signalledBy()) return signalExit(); // interrupted: no verdict to give
   const report = makeReport({
     options: opts,
     stats,
@@ -232,11 +207,11 @@ let code = 1;
 try {
   code = await main(options);
 } catch (error) {
-  if (!signalled) log(`failed: ${(error as Error).stack ?? error}`);
+  if (!signalledBy()) log(`failed: ${(error as Error).stack ?? error}`);
   if (state.gateway && !state.gateway.alive()) log(`gateway stderr: ${state.gateway.stderrTail()}`);
   code = 1;
 } finally {
   await cleanup();
   clearTimeout(watchdog);
 }
-process.exit(signalled ? signalExit() : code);
+process.exit(signalledBy() ? signalExit() : code);

@@ -47,7 +47,10 @@ export class KeySetCache {
   version = 0;
   private inflight: Promise<void> | null = null;
 
-  constructor(private readonly fetchKeySet: () => Promise<unknown>, private readonly stats: Stats) {}
+  constructor(
+    private readonly fetchKeySet: () => Promise<unknown>,
+    private readonly stats: Stats,
+  ) {}
 
   /** Fetches unless a fetch newer than `seenVersion` already happened. */
   async refresh(seenVersion: number): Promise<void> {

@@ -47,7 +47,10 @@ export class Timeline {
    * @param graceMs how long after a change the gateway may still answer as before: it polls
    *   the records folder and key set every 250 ms, so 1 s is four polls.
    */
-  constructor(public t0: number, readonly graceMs: number) {}
+  constructor(
+    public t0: number,
+    readonly graceMs: number,
+  ) {}
 
   rel(t: number): number {
     return Math.round(t - this.t0);
@@ -83,7 +86,9 @@ export class Timeline {
    * the gateway's memory may be answered until its next poll, hence `settleMs` for those.
    */
   insideOutage(start: number, end: number, settleMs = 0): boolean {
-    return this.outages.some((o) => o.awayDone !== null && start >= o.awayDone + settleMs && (o.restoreStart === null || end <= o.restoreStart));
+    return this.outages.some(
+      (o) => o.awayDone !== null && start >= o.awayDone + settleMs && (o.restoreStart === null || end <= o.restoreStart),
+    );
   }
 
   /** How long after the next build went live a request answered from this one was sent (0 if none is live yet). */
@@ -99,6 +104,9 @@ export class Timeline {
 
   /** The request for a damaged record ran entirely while it was damaged: it must not be a 200. */
   insideCorruption(domain: string, start: number, end: number): boolean {
-    return this.corruptions.some((c) => c.domains.has(domain) && c.corruptDone !== null && start >= c.corruptDone && (c.restoreStart === null || end <= c.restoreStart));
+    return this.corruptions.some(
+      (c) =>
+        c.domains.has(domain) && c.corruptDone !== null && start >= c.corruptDone && (c.restoreStart === null || end <= c.restoreStart),
+    );
   }
 }

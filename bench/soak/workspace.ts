@@ -1,14 +1,14 @@
-import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readlink, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { formatTimestamp } from '@merchant-verify/verifier/issuer';
 import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
+import { type BuildSummary, runBuild } from '../../builder/build.ts';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { defaultSchemaUrl } from '../../core/record.ts';
-import { formatTimestamp } from '@merchant-verify/verifier/issuer';
-import { runBuild, type BuildSummary } from '../../builder/build.ts';
 import { activeKid, keygen } from '../../keyring/signing-keys.ts';
 import { generateAudits } from '../generate-audits.ts';
 import type { BuildMark, Timeline } from './timeline.ts';
@@ -77,14 +77,28 @@ export async function prepareWorkspace(dir: string, audits: number, seed: number
  * Runs the real build (runBuild, in this process, worker threads included) and records it on
  * the timeline before it starts, so records it swaps in are recognised while it is still pruning.
  */
-export async function buildAndMark(ws: Workspace, timeline: Timeline, label: string, workers?: number): Promise<{ mark: BuildMark; summary: BuildSummary }> {
+export async function buildAndMark(
+  ws: Workspace,
+  timeline: Timeline,
+  label: string,
+  workers?: number,
+): Promise<{ mark: BuildMark; summary: BuildSummary }> {
   const keyId = await activeKid(ws.keysDir);
   if (!keyId) throw new Error('no active signing key');
   // issued_at has millisecond precision: make sure two builds never share one.
   const last = timeline.builds.at(-1);
   let now = Date.now();
   if (last && formatTimestamp(now) <= last.issuedAt) now = Date.parse(last.issuedAt) + 1;
-  const mark: BuildMark = { index: timeline.builds.length, label, issuedAt: formatTimestamp(now), keyId, scores: [...ws.scores], startedAt: performance.now(), swappedAt: null, doneAt: null };
+  const mark: BuildMark = {
+    index: timeline.builds.length,
+    label,
+    issuedAt: formatTimestamp(now),
+    keyId,
+    scores: [...ws.scores],
+    startedAt: performance.now(),
+    swappedAt: null,
+    doneAt: null,
+  };
   timeline.builds.push(mark);
   // The swap is one rename of the `current` link, inside runBuild: watch for it (every 10 ms, only while the build runs).
   const link = join(ws.recordsDir, CURRENT_LINK);
@@ -123,7 +137,8 @@ export async function buildAndMark(ws: Workspace, timeline: Timeline, label: str
 export async function changeScores(ws: Workspace, chosen: (index: number) => boolean): Promise<number> {
   const tmp = join(ws.dir, 'audits.next.jsonl');
   const out = createWriteStream(tmp);
-  let index = 0, changed = 0;
+  let index = 0,
+    changed = 0;
   for await (const line of createInterface({ input: createReadStream(ws.auditsFile) })) {
     if (!line) continue;
     const audit = JSON.parse(line) as { score: number | null };

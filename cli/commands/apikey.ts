@@ -1,7 +1,7 @@
-import { defineCommand } from '../command.ts';
+import { type ApiKeyTable, createApiKey, listApiKeys, revokeApiKey } from '../../access/api-keys.ts';
 import { StoreUnavailableError } from '../../core/errors.ts';
-import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyTable } from '../../access/api-keys.ts';
 import { runAction } from '../cli-output.ts';
+import { defineCommand } from '../command.ts';
 import { apiKeysFileOf, commandOptions } from '../config.ts';
 
 const options = commandOptions('keys', 'apiKeys', 'redis');
@@ -11,7 +11,10 @@ const apiKeysArgs = options.args;
 async function withTable<T>(args: Record<string, unknown>, body: (table: ApiKeyTable | string, where: string) => Promise<T>): Promise<T> {
   const config = options.resolve(args, process.env);
   if (!config.redis) return body(apiKeysFileOf(config), apiKeysFileOf(config));
-  const [{ connectRedis }, { redisApiKeyTable }] = await Promise.all([import('../../access/redis.ts'), import('../../access/api-keys-redis.ts')]);
+  const [{ connectRedis }, { redisApiKeyTable }] = await Promise.all([
+    import('../../access/redis.ts'),
+    import('../../access/api-keys-redis.ts'),
+  ]);
   const redis = await connectRedis(config.redis).catch((error: Error) => {
     throw new StoreUnavailableError(error.message);
   });
@@ -25,7 +28,11 @@ async function withTable<T>(args: Record<string, unknown>, body: (table: ApiKeyT
 
 const create = defineCommand({
   meta: { name: 'create', description: 'Create an API key: prints the key once on stdout; only its SHA-256 is stored' },
-  args: { ...apiKeysArgs, label: { type: 'string', description: 'who or what the key is for', required: true }, json: { type: 'boolean', description: 'print {"key","id","label","created"} as JSON on stdout' } },
+  args: {
+    ...apiKeysArgs,
+    label: { type: 'string', description: 'who or what the key is for', required: true },
+    json: { type: 'boolean', description: 'print {"key","id","label","created"} as JSON on stdout' },
+  },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const { key, entry, where } = await withTable(args, async (table, where) => ({ ...(await createApiKey(table, args.label)), where }));
@@ -42,7 +49,12 @@ const list = defineCommand({
   args: { ...apiKeysArgs, json: { type: 'boolean', description: 'print the keys as a JSON array' } },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
-      const keys = (await withTable(args, (table) => listApiKeys(table))).map(({ id, label, created, revoked }) => ({ id, label, created, revoked }));
+      const keys = (await withTable(args, (table) => listApiKeys(table))).map(({ id, label, created, revoked }) => ({
+        id,
+        label,
+        created,
+        revoked,
+      }));
       if (args.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
       else {
         process.stdout.write(`${'ID'.padEnd(12)}${'CREATED'.padEnd(26)}${'REVOKED'.padEnd(26)}LABEL\n`);
@@ -53,7 +65,11 @@ const list = defineCommand({
 
 const revoke = defineCommand({
   meta: { name: 'revoke', description: 'Revoke an API key by id (or by the key itself); a running gateway refuses it within a second' },
-  args: { ...apiKeysArgs, id: { type: 'positional', description: 'key id (from "mvr apikey list"), or the whole key', required: true }, json: { type: 'boolean', description: 'print {"id","revoked"} as JSON' } },
+  args: {
+    ...apiKeysArgs,
+    id: { type: 'positional', description: 'key id (from "mvr apikey list"), or the whole key', required: true },
+    json: { type: 'boolean', description: 'print {"id","revoked"} as JSON' },
+  },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const entry = await withTable(args, (table) => revokeApiKey(table, args.id));

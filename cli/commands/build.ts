@@ -1,12 +1,26 @@
 import { defineCommand } from '../command.ts';
-import { commandOptions, resolveNow, schemaUrlOf, type Env } from '../config.ts';
+import { commandOptions, type Env, resolveNow, schemaUrlOf } from '../config.ts';
 
 /** The options `mvr build` reads (and `mvr dev`, which builds too). */
-export const BUILD_OPTIONS = ['audits', 'records', 'public', 'keys', 'issuer', 'schemaUrl', 'publishKeys', 'workers', 'keep', 'signingKey', 'logKey', 'progressMs'] as const;
+export const BUILD_OPTIONS = [
+  'audits',
+  'records',
+  'public',
+  'keys',
+  'issuer',
+  'schemaUrl',
+  'publishKeys',
+  'workers',
+  'keep',
+  'signingKey',
+  'logKey',
+  'progressMs',
+] as const;
 const options = commandOptions(...BUILD_OPTIONS);
+
+import type { BuildPhase, BuildProgress, BuildSummary } from '../../builder/build.ts';
 import { runAction } from '../cli-output.ts';
 import { createProgress, type Progress, type ProgressState } from '../progress.ts';
-import type { BuildPhase, BuildProgress, BuildSummary } from '../../builder/build.ts';
 
 export default defineCommand({
   meta: { name: 'build', description: 'Sign every audit into one canonical record per domain and publish the key set (all or nothing)' },
@@ -90,11 +104,20 @@ export function buildPhases(progress: Progress, clock: () => number = Date.now) 
     const pct = p.totalBytes ? `${((100 * p.bytesDone) / p.totalBytes).toFixed(0)}% of input, ` : '';
     const rate = p.elapsedMs > 0 ? Math.round(p.records / (p.elapsedMs / 1000)) : 0;
     const spent = clock() - recordsStarted;
-    const left = p.bytesDone > 0 && p.bytesDone < p.totalBytes ? Math.ceil(((p.totalBytes - p.bytesDone) * spent) / p.bytesDone / 1000) : null;
+    const left =
+      p.bytesDone > 0 && p.bytesDone < p.totalBytes ? Math.ceil(((p.totalBytes - p.bytesDone) * spent) / p.bytesDone / 1000) : null;
     written = p.records;
     recordsState = {
       text: `${pct}${p.records.toLocaleString('en-US')} records, ${rate.toLocaleString('en-US')}/s${left === null ? '' : `, about ${formatSeconds(left)} left`}`,
-      fields: { phase: 'records', records: p.records, bytes_read: p.bytesRead, bytes_done: p.bytesDone, total_bytes: p.totalBytes, records_per_second: rate, ...(left === null ? {} : { seconds_left: left }) },
+      fields: {
+        phase: 'records',
+        records: p.records,
+        bytes_read: p.bytesRead,
+        bytes_done: p.bytesDone,
+        total_bytes: p.totalBytes,
+        records_per_second: rate,
+        ...(left === null ? {} : { seconds_left: left }),
+      },
     };
     progress.update({ ...recordsState, text: `${PHASE_TEXT.records}: ${recordsState.text}` });
   };
@@ -102,7 +125,10 @@ export function buildPhases(progress: Progress, clock: () => number = Date.now) 
     records,
     begin: (phase: BuildPhase) => {
       if (phase === 'records') recordsStarted = clock();
-      progress.update({ text: `${PHASE_TEXT[phase]}, ${written.toLocaleString('en-US')} records`, fields: { phase, records: written } }, true);
+      progress.update(
+        { text: `${PHASE_TEXT[phase]}, ${written.toLocaleString('en-US')} records`, fields: { phase, records: written } },
+        true,
+      );
     },
     /** The done line sums up the records, as it did before there were phases. */
     finish: () => {
@@ -119,9 +145,14 @@ const formatSeconds = (s: number) => (s < 90 ? `${s} s` : `${Math.round(s / 60)}
 
 /** The human summary: counts by status and tier, rate, where things went. */
 export function formatSummary(s: BuildSummary): string {
-  const counts = (o: Record<string, number>) => Object.entries(o).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+  const counts = (o: Record<string, number>) =>
+    Object.entries(o)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || 'none';
   return [
-    ...(s.unchanged ? [`build ${s.buildId} is already live (the same audits, keys, options and --now): no build written, nothing appended to the log`] : []),
+    ...(s.unchanged
+      ? [`build ${s.buildId} is already live (the same audits, keys, options and --now): no build written, nothing appended to the log`]
+      : []),
     `${s.unchanged ? 'checked' : 'built'} ${s.records.toLocaleString('en-US')} records from ${s.files} file${s.files === 1 ? '' : 's'} in ${(s.durationMs / 1000).toFixed(2)} s (${Math.round(s.recordsPerSecond).toLocaleString('en-US')} records/s, ${s.workers} workers, peak RSS ${s.peakRssMb} MB)`,
     `  by status: ${counts(s.byStatus)}`,
     `  by tier:   ${counts(s.byTier)}`,

@@ -1,6 +1,6 @@
-import { defineCommand } from '../command.ts';
 import type { Verdict } from '../../core/history-schema.ts';
 import { runAction } from '../cli-output.ts';
+import { defineCommand } from '../command.ts';
 import { commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
 
 const options = commandOptions('records', 'public', 'issuer', 'schemaUrl');
@@ -8,7 +8,10 @@ const options = commandOptions('records', 'public', 'issuer', 'schemaUrl');
 const verdict = (v: Verdict | null) => (v ? `${v.status} ${v.tier ?? '-'} ${v.score ?? '-'}` : '(none)');
 
 export default defineCommand({
-  meta: { name: 'changes', description: 'What changed (status, tier, score; newly audited; dropped) from a kept build to the live one, as the build computed it' },
+  meta: {
+    name: 'changes',
+    description: 'What changed (status, tier, score; newly audited; dropped) from a kept build to the live one, as the build computed it',
+  },
   args: {
     ...options.describe({ records: 'records: a folder or s3://BUCKET/PREFIX' }),
     since: { type: 'string', description: 'the id of a kept build (see GET /v1/builds, or records/kept.json)', required: true },
@@ -19,7 +22,12 @@ export default defineCommand({
       const config = options.resolve(args, process.env);
       const { openRecordsStack } = await import('../../service/records-stack.ts');
       // Which build is live (and, for a bucket, the key set published with it), read once.
-      const { history, close } = await openRecordsStack({ store: recordsStoreOf(config, process.env), issuer: config.issuer, schemaUrl: schemaUrlOf(config), cacheBytes: 1024 * 1024 });
+      const { history, close } = await openRecordsStack({
+        store: recordsStoreOf(config, process.env),
+        issuer: config.issuer,
+        schemaUrl: schemaUrlOf(config),
+        cacheBytes: 1024 * 1024,
+      });
       let count = 0;
       let to = '';
       try {

@@ -2,15 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '../../core/errors.ts';
-import type { BuildSummary } from '../../builder/build.ts';
-import { defineCommand } from '../command.ts';
-import { writeDatedAudits } from '../dev-audits.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../access/api-keys.ts';
-import { apiKeysFileOf, commandOptions, resolveNow, type Env } from '../config.ts';
-import { runAction } from '../cli-output.ts';
-import { keygen, loadActiveKey } from '../../keyring/signing-keys.ts';
+import type { BuildSummary } from '../../builder/build.ts';
+import { ConfigError } from '../../core/errors.ts';
 import { createLogKey, loadLogKey, logOrigin } from '../../keyring/log-key.ts';
+import { keygen, loadActiveKey } from '../../keyring/signing-keys.ts';
+import { runAction } from '../cli-output.ts';
+import { defineCommand } from '../command.ts';
+import { apiKeysFileOf, commandOptions, type Env, resolveNow } from '../config.ts';
+import { writeDatedAudits } from '../dev-audits.ts';
 import { BUILD_OPTIONS, buildFromArgs, formatSummary } from './build.ts';
 import { gatewayOptions, SERVE_OPTIONS } from './serve.ts';
 
@@ -19,7 +19,11 @@ const options = commandOptions(...BUILD_OPTIONS, ...SERVE_OPTIONS);
 const DEV_LABEL = 'dev (mvr dev)';
 
 export default defineCommand({
-  meta: { name: 'dev', description: 'Development: the port checked first, then a signing key if missing, the sample audits dated to today and built, a fresh dev API key, the gateway, and a curl line' },
+  meta: {
+    name: 'dev',
+    description:
+      'Development: the port checked first, then a signing key if missing, the sample audits dated to today and built, a fresh dev API key, the gateway, and a curl line',
+  },
   args: options.describe({ records: 'records folder', workers: 'build worker threads (default one per core, plus one)' }),
   run: ({ args }) =>
     runAction(false, async () => {
@@ -37,7 +41,10 @@ export default defineCommand({
         await port.release();
       }
 
-      const [{ openJsonLog }, { closeOnSignals, startGateway }] = await Promise.all([import('../../gateway/json-log.ts'), import('../../gateway/server.ts')]);
+      const [{ openJsonLog }, { closeOnSignals, startGateway }] = await Promise.all([
+        import('../../gateway/json-log.ts'),
+        import('../../gateway/server.ts'),
+      ]);
       const log = openJsonLog();
       const settings = await gatewayOptions(config, {}, log);
       const gateway = await startGateway(settings);
@@ -47,7 +54,12 @@ export default defineCommand({
 });
 
 /** A signing key and a log key for development, made when the keys folder has none. */
-async function ensureDevKeys(config: { keys: string; signingKey?: string | undefined; logKey?: string | undefined; issuer: string }): Promise<void> {
+async function ensureDevKeys(config: {
+  keys: string;
+  signingKey?: string | undefined;
+  logKey?: string | undefined;
+  issuer: string;
+}): Promise<void> {
   if (!(await loadActiveKey(config.keys, config.signingKey))) {
     const kid = await keygen(config.keys);
     process.stderr.write(`mvr dev: created development signing key ${kid} in ${config.keys}\n`);
@@ -98,7 +110,10 @@ function devBanner(url: string, metricsUrl: string | null, { key, revoked }: { k
 
 /** Where a user sees it: the key above is new, and the ones earlier starts printed no longer work. */
 function devKeyNote(revoked: number): string {
-  const earlier = revoked === 0 ? 'no earlier development key was live' : `the ${revoked === 1 ? 'key' : `${revoked} keys`} printed by an earlier start ${revoked === 1 ? 'is' : 'are'} now revoked`;
+  const earlier =
+    revoked === 0
+      ? 'no earlier development key was live'
+      : `the ${revoked === 1 ? 'key' : `${revoked} keys`} printed by an earlier start ${revoked === 1 ? 'is' : 'are'} now revoked`;
   return `The API key above is new: each start makes one and revokes the one before (${earlier}; keys you made with mvr apikey are left alone).`;
 }
 
@@ -111,8 +126,13 @@ async function buildDated(args: Record<string, unknown>, auditsDir: string, env:
   try {
     const now = resolveNow(undefined, env);
     const dated = await writeDatedAudits(auditsDir, dir, now);
-    const moved = dated.shiftDays === 0 ? 'as they are' : `moved ${Math.abs(dated.shiftDays)} day${Math.abs(dated.shiftDays) === 1 ? '' : 's'} ${dated.shiftDays > 0 ? 'later' : 'earlier'}`;
-    process.stderr.write(`mvr dev: dated the ${dated.audits} audits of ${auditsDir} relative to today (${moved}: the typical audit was made ${dated.ageDays} days ago); the files are unchanged\n`);
+    const moved =
+      dated.shiftDays === 0
+        ? 'as they are'
+        : `moved ${Math.abs(dated.shiftDays)} day${Math.abs(dated.shiftDays) === 1 ? '' : 's'} ${dated.shiftDays > 0 ? 'later' : 'earlier'}`;
+    process.stderr.write(
+      `mvr dev: dated the ${dated.audits} audits of ${auditsDir} relative to today (${moved}: the typical audit was made ${dated.ageDays} days ago); the files are unchanged\n`,
+    );
     return await buildFromArgs({ ...args, audits: dir }, env);
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -127,7 +147,9 @@ async function holdPort(host: string, port: number): Promise<{ release(): Promis
     server.listen({ host, port, exclusive: true }, resolve);
   }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
-      throw new ConfigError(`--port / PORT ${port}: cannot listen on ${host}:${port} (in use by another process, another mvr dev perhaps, or not allowed); nothing was changed`);
+      throw new ConfigError(
+        `--port / PORT ${port}: cannot listen on ${host}:${port} (in use by another process, another mvr dev perhaps, or not allowed); nothing was changed`,
+      );
     }
     throw error;
   });

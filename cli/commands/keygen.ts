@@ -2,20 +2,31 @@ import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
 
 const options = commandOptions('keys', 'issuer');
-import { runAction } from '../cli-output.ts';
-import { keygen, listKeys, retireKey } from '../../keyring/signing-keys.ts';
-import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../keyring/log-key.ts';
+
 import { join } from 'node:path';
+import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../keyring/log-key.ts';
+import { keygen, listKeys, retireKey } from '../../keyring/signing-keys.ts';
 import { createWitnessKey, witnessName } from '../../witness/witness-key.ts';
+import { runAction } from '../cli-output.ts';
 
 export default defineCommand({
-  meta: { name: 'keygen', description: 'Create a new Ed25519 signing key (mode 0600) under keys/ and make it active; older keys stay published' },
+  meta: {
+    name: 'keygen',
+    description: 'Create a new Ed25519 signing key (mode 0600) under keys/ and make it active; older keys stay published',
+  },
   args: {
     ...options.args,
     list: { type: 'boolean', description: 'list the keys instead (kid, active, retired)' },
     retire: { type: 'string', description: 'stop publishing the key with this kid (not the active one)' },
-    log: { type: 'boolean', description: 'create the transparency log key instead (keys/log.key, 0600; named <issuer>/log); prints its verifier key' },
-    witness: { type: 'boolean', description: 'create a witness key instead (keys/witness.key, 0600; named <issuer>/witness, so pass your own --issuer); prints its verifier key' },
+    log: {
+      type: 'boolean',
+      description: 'create the transparency log key instead (keys/log.key, 0600; named <issuer>/log); prints its verifier key',
+    },
+    witness: {
+      type: 'boolean',
+      description:
+        'create a witness key instead (keys/witness.key, 0600; named <issuer>/witness, so pass your own --issuer); prints its verifier key',
+    },
     json: { type: 'boolean', description: 'print JSON' },
   },
   run: ({ args }) =>
@@ -26,7 +37,9 @@ export default defineCommand({
         if (args.json) process.stdout.write(`${JSON.stringify({ vkey: key.vkey, file: join(keysDir, LOG_KEY_FILE) })}\n`);
         else {
           process.stdout.write(`${key.vkey}\n`);
-          process.stderr.write(`new log key for ${key.name} in ${join(keysDir, LOG_KEY_FILE)} (0600; in CI pass its contents as MVR_LOG_KEY); the next build publishes the verifier key above\n`);
+          process.stderr.write(
+            `new log key for ${key.name} in ${join(keysDir, LOG_KEY_FILE)} (0600; in CI pass its contents as MVR_LOG_KEY); the next build publishes the verifier key above\n`,
+          );
         }
         return;
       }
@@ -35,7 +48,9 @@ export default defineCommand({
         if (args.json) process.stdout.write(`${JSON.stringify({ vkey: key.vkey, file })}\n`);
         else {
           process.stdout.write(`${key.vkey}\n`);
-          process.stderr.write(`new witness key for ${key.name} in ${file} (0600; or pass its contents as MVR_WITNESS_KEY); give the verifier key above to the logs you witness, for their policies\n`);
+          process.stderr.write(
+            `new witness key for ${key.name} in ${file} (0600; or pass its contents as MVR_WITNESS_KEY); give the verifier key above to the logs you witness, for their policies\n`,
+          );
         }
         return;
       }

@@ -1,13 +1,13 @@
-import { defineCommand } from '../command.ts';
 import { join } from 'node:path';
-import { ConfigError } from '../../core/errors.ts';
-import { LOG_DIR } from '../../core/layout.ts';
-import { writeAtomic } from '../../core/files.ts';
 import { checkLogGrowth, pullLog } from '../../builder/log-monitor.ts';
 import { readFileOrUrl } from '../../clients/file-or-url.ts';
 import { logLocation } from '../../clients/log-client.ts';
+import { ConfigError } from '../../core/errors.ts';
+import { writeAtomic } from '../../core/files.ts';
+import { LOG_DIR } from '../../core/layout.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
 import { runAction } from '../cli-output.ts';
+import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
 
 const options = commandOptions('public', 'baseUrl');
@@ -15,13 +15,20 @@ const options = commandOptions('public', 'baseUrl');
 const check = defineCommand({
   meta: {
     name: 'check',
-    description: 'Check that the live log is an append-only extension of an older checkpoint (a consistency proof computed from the tiles): what a monitor runs each month',
+    description:
+      'Check that the live log is an append-only extension of an older checkpoint (a consistency proof computed from the tiles): what a monitor runs each month',
   },
   args: {
     ...options.args,
     checkpoint: { type: 'string', description: 'the older checkpoint, a file saved from <log>/checkpoint', required: true },
-    log: { type: 'string', description: 'the log: a URL prefix (https://HOST/log) or a folder (default <base-url>/log, else <public>/log)' },
-    'log-key': { type: 'string', description: "the log's verifier key, a file or URL (default the log's /.well-known/merchant-verify-log.vkey)" },
+    log: {
+      type: 'string',
+      description: 'the log: a URL prefix (https://HOST/log) or a folder (default <base-url>/log, else <public>/log)',
+    },
+    'log-key': {
+      type: 'string',
+      description: "the log's verifier key, a file or URL (default the log's /.well-known/merchant-verify-log.vkey)",
+    },
     update: { type: 'boolean', description: 'after a successful check, save the live checkpoint over --checkpoint (for next time)' },
     json: { type: 'boolean', description: 'print a machine-readable result' },
   },
@@ -37,16 +44,27 @@ const check = defineCommand({
       });
       const growth = await checkLogGrowth(log, where, vkey, { text: older.toString('utf8'), from: args.checkpoint });
       if (args.update) await writeAtomic(args.checkpoint, growth.liveNote);
-      const result = { consistent: true, origin: growth.origin, from: growth.from, to: growth.to, root: growth.root, updated: Boolean(args.update) };
+      const result = {
+        consistent: true,
+        origin: growth.origin,
+        from: growth.from,
+        to: growth.to,
+        root: growth.root,
+        updated: Boolean(args.update),
+      };
       if (args.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-      else process.stdout.write(`consistent: ${growth.origin} grew from ${growth.from.toLocaleString('en-US')} to ${growth.to.toLocaleString('en-US')} entries; nothing before entry ${growth.from} changed${args.update ? `; ${args.checkpoint} now holds the live checkpoint` : ''}\n`);
+      else
+        process.stdout.write(
+          `consistent: ${growth.origin} grew from ${growth.from.toLocaleString('en-US')} to ${growth.to.toLocaleString('en-US')} entries; nothing before entry ${growth.from} changed${args.update ? `; ${args.checkpoint} now holds the live checkpoint` : ''}\n`,
+        );
     }),
 });
 
 const pull = defineCommand({
   meta: {
     name: 'pull',
-    description: "Fetch a published log's checkpoint and right edge (its partial tiles) into <public>/log, so a build on a fresh machine (CI) can extend it",
+    description:
+      "Fetch a published log's checkpoint and right edge (its partial tiles) into <public>/log, so a build on a fresh machine (CI) can extend it",
   },
   args: {
     ...options.args,

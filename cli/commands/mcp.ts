@@ -1,11 +1,11 @@
-import { defineCommand } from '../command.ts';
-import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { getFromGateway } from '../../clients/gateway-client.ts';
+import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
+import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import { runAction } from '../cli-output.ts';
-import { commandOptions, recordsStoreOf, schemaUrlOf, type Config } from '../config.ts';
+import { defineCommand } from '../command.ts';
+import { type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
 
 const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl'] as const;
 const options = commandOptions(...MCP_OPTIONS);
@@ -13,31 +13,48 @@ const options = commandOptions(...MCP_OPTIONS);
 const LOCAL_REFRESH_MS = 1000;
 
 export default defineCommand({
-  meta: { name: 'mcp', description: 'The MCP tools verify_merchant, verify_merchants and merchant_history over stdio, answering from a gateway (--base-url) or a local records folder' },
-  args: options.describe({ records: 'records without --base-url: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL', public: 'public folder (key set and log) without --base-url' }),
+  meta: {
+    name: 'mcp',
+    description:
+      'The MCP tools verify_merchant, verify_merchants and merchant_history over stdio, answering from a gateway (--base-url) or a local records folder',
+  },
+  args: options.describe({
+    records: 'records without --base-url: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL',
+    public: 'public folder (key set and log) without --base-url',
+  }),
   run: ({ args }) =>
     runAction(false, async () => {
       const config = options.resolve(args, process.env);
       const { lookup, ...lookups } = await lookupFor(config);
       // The MCP SDK and the records service are loaded once the flags are read, not for `--help`.
-      const [{ serveStdio }, { createMcpServer }, { StdioAnsweringAll }] = await Promise.all([import('@modelcontextprotocol/server/stdio'), import('../../mcp/server.ts'), import('../../mcp/stdio.ts')]);
+      const [{ serveStdio }, { createMcpServer }, { StdioAnsweringAll }] = await Promise.all([
+        import('@modelcontextprotocol/server/stdio'),
+        import('../../mcp/server.ts'),
+        import('../../mcp/stdio.ts'),
+      ]);
       // Every request read before stdin ends is answered, then the process exits.
       serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups }), { transport: new StdioAnsweringAll() });
       // stdout is the protocol: anything human goes to stderr.
-      process.stderr.write(`mvr mcp: verify_merchant, verify_merchants and merchant_history ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`);
+      process.stderr.write(
+        `mvr mcp: verify_merchant, verify_merchants and merchant_history ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`,
+      );
     }),
 });
 
 /** Where answers come from: a gateway (`--base-url`), or the records service over local records. */
-async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<{ lookup: RecordLookup; keySetUrl: string; history: HistoryLookup; proof: ProofLookup; absence: AbsenceLookup }> {
+async function lookupFor(
+  config: Config<(typeof MCP_OPTIONS)[number]>,
+): Promise<{ lookup: RecordLookup; keySetUrl: string; history: HistoryLookup; proof: ProofLookup; absence: AbsenceLookup }> {
   if (config.baseUrl) {
     if (!config.apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required with --base-url');
     const { keySetUrlOf } = await import('../../mcp/server.ts');
     const ask = gatewayGet(config.baseUrl, config.apiKey);
     return {
       lookup: (domain) => ask(`/v1/verify?domain=${encodeURIComponent(domain)}`),
-      absence: async (domain) => JSON.parse((await ask(`/v1/absence?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as AbsenceProof,
-      history: async (domain) => JSON.parse((await ask(`/v1/history?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as Awaited<ReturnType<HistoryLookup>>,
+      absence: async (domain) =>
+        JSON.parse((await ask(`/v1/absence?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as AbsenceProof,
+      history: async (domain) =>
+        JSON.parse((await ask(`/v1/history?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as Awaited<ReturnType<HistoryLookup>>,
       // Two requests: a new build going live between them gives a proof of the other record, which then fails to verify (ask again).
       proof: async (domain) => {
         const proof = (await ask(`/v1/proof?domain=${encodeURIComponent(domain)}`)).toString('utf8');
@@ -54,7 +71,8 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
     schemaUrl: schemaUrlOf(config),
     cacheBytes: 16 * 1024 * 1024,
     onRejected: (domain, reason) => process.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
-    onBuildRefused: ({ build, reason }) => process.stderr.write(`mvr mcp: build ${build} refused, the build served before (if any) stays served: ${reason}\n`),
+    onBuildRefused: ({ build, reason }) =>
+      process.stderr.write(`mvr mcp: build ${build} refused, the build served before (if any) stays served: ${reason}\n`),
   });
   return {
     proof: (domain) => proofs.proofFor(domain),

@@ -1,13 +1,17 @@
-import { defineCommand } from '../command.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { runAction } from '../cli-output.ts';
-import { createProgress } from '../progress.ts';
+import { defineCommand } from '../command.ts';
 import { commandOptions, storeSettingsOf } from '../config.ts';
+import { createProgress } from '../progress.ts';
 
 const options = commandOptions('records', 'public', 'to', 'progressMs');
 
 export default defineCommand({
-  meta: { name: 'publish', description: 'Upload the live build (records, change feeds, kept list, key set, manifest) and any kept build the bucket lacks to a private S3 bucket; the object naming the live build is written last' },
+  meta: {
+    name: 'publish',
+    description:
+      'Upload the live build (records, change feeds, kept list, key set, manifest) and any kept build the bucket lacks to a private S3 bucket; the object naming the live build is written last',
+  },
   args: {
     ...options.describe({ records: 'records folder holding the live build' }),
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
@@ -24,14 +28,21 @@ export default defineCommand({
           recordsDir: config.records,
           publicDir: config.public,
           to,
-          onProgress: (p) => progress.update({ text: `${p.uploaded.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} objects`, fields: { uploaded: p.uploaded, total: p.total } }),
+          onProgress: (p) =>
+            progress.update({
+              text: `${p.uploaded.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} objects`,
+              fields: { uploaded: p.uploaded, total: p.total },
+            }),
         });
         progress.finish();
         progress.stop();
         if (args.json) process.stdout.write(`${JSON.stringify({ ok: true, ...s })}\n`);
         else {
-          const earlier = s.earlierBuilds > 0 ? `, with ${s.earlierBuilds} earlier kept build${s.earlierBuilds === 1 ? '' : 's'} the bucket lacked` : '';
-          process.stdout.write(`published build ${s.build} (${s.records.toLocaleString('en-US')} records, ${s.objects.toLocaleString('en-US')} objects, ${(s.bytes / 1e6).toFixed(1)} MB${earlier}) to ${s.to} in ${s.seconds.toFixed(1)} s; it is live\n`);
+          const earlier =
+            s.earlierBuilds > 0 ? `, with ${s.earlierBuilds} earlier kept build${s.earlierBuilds === 1 ? '' : 's'} the bucket lacked` : '';
+          process.stdout.write(
+            `published build ${s.build} (${s.records.toLocaleString('en-US')} records, ${s.objects.toLocaleString('en-US')} objects, ${(s.bytes / 1e6).toFixed(1)} MB${earlier}) to ${s.to} in ${s.seconds.toFixed(1)} s; it is live\n`,
+          );
         }
       } finally {
         progress.stop();

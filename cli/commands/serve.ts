@@ -1,17 +1,38 @@
-import { defineCommand } from '../command.ts';
 import { ConfigError } from '../../core/errors.ts';
 import type { JsonLog } from '../../gateway/json-log.ts';
 import type { GatewayOptions } from '../../gateway/server.ts';
 import { runAction } from '../cli-output.ts';
-import { apiKeysFileOf, commandOptions, recordsStoreOf, schemaUrlOf, type Config } from '../config.ts';
+import { defineCommand } from '../command.ts';
+import { apiKeysFileOf, type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
 
 /** The options `mvr serve` reads (and `mvr dev`, which serves too). */
-export const SERVE_OPTIONS = ['records', 'public', 'keys', 'apiKeys', 'redis', 'issuer', 'schemaUrl', 'port', 'host', 'metricsPort', 'metricsHost', 'cacheMb', 'rateLimit', 'unauthRateLimit', 'workers', 'signingKey', 'storeTimeoutMs'] as const;
+export const SERVE_OPTIONS = [
+  'records',
+  'public',
+  'keys',
+  'apiKeys',
+  'redis',
+  'issuer',
+  'schemaUrl',
+  'port',
+  'host',
+  'metricsPort',
+  'metricsHost',
+  'cacheMb',
+  'rateLimit',
+  'unauthRateLimit',
+  'workers',
+  'signingKey',
+  'storeTimeoutMs',
+] as const;
 const options = commandOptions(...SERVE_OPTIONS);
 
 /** The flags of `mvr serve`. */
 export const serveArgs = {
-  ...options.describe({ records: 'records: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL', workers: 'gateway processes sharing the port (default 1)' }),
+  ...options.describe({
+    records: 'records: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL',
+    workers: 'gateway processes sharing the port (default 1)',
+  }),
   quiet: { type: 'boolean', description: 'no access log (warnings and errors are still logged)' },
 } as const;
 
@@ -22,7 +43,11 @@ export default defineCommand({
     runAction(false, async () => {
       const config = options.resolve(args, process.env);
       // The gateway is loaded once the flags are read: `--help` and a usage error cost no server start-up.
-      const [{ openJsonLog }, { runAsCluster }, { closeOnSignals, startGateway }] = await Promise.all([import('../../gateway/json-log.ts'), import('../../gateway/cluster.ts'), import('../../gateway/server.ts')]);
+      const [{ openJsonLog }, { runAsCluster }, { closeOnSignals, startGateway }] = await Promise.all([
+        import('../../gateway/json-log.ts'),
+        import('../../gateway/cluster.ts'),
+        import('../../gateway/server.ts'),
+      ]);
       const log = openJsonLog();
       const settings = await gatewayOptions(config, args, log);
       const workers = config.workers ?? 1;
@@ -37,7 +62,11 @@ export default defineCommand({
 });
 
 /** The gateway's options from the resolved configuration (shared with `mvr dev`). */
-export async function gatewayOptions(config: Config<(typeof SERVE_OPTIONS)[number]>, args: { quiet?: boolean }, log: JsonLog): Promise<GatewayOptions> {
+export async function gatewayOptions(
+  config: Config<(typeof SERVE_OPTIONS)[number]>,
+  args: { quiet?: boolean },
+  log: JsonLog,
+): Promise<GatewayOptions> {
   return {
     records: recordsStoreOf(config, process.env, config.storeTimeoutMs),
     apiKeysFile: apiKeysFileOf(config),

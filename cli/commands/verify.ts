@@ -1,5 +1,5 @@
-import { defineCommand } from '../command.ts';
 import { runAction } from '../cli-output.ts';
+import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
 
 // `--keys` here is a key set (file or URL), not the keys folder of the other commands: it is this command's own flag.
@@ -11,11 +11,21 @@ export default defineCommand({
     domain: { type: 'positional', description: 'domain to look up (optional with --file)', required: false },
     ...options.args,
     file: { type: 'string', description: 'verify a saved record offline instead of fetching one' },
-    keys: { type: 'string', description: 'key set file or URL, or the public folder holding it (default: the gateway key set at --base-url)' },
+    keys: {
+      type: 'string',
+      description: 'key set file or URL, or the public folder holding it (default: the gateway key set at --base-url)',
+    },
     log: { type: 'boolean', description: 'also require proof that the record is in the public transparency log' },
     proof: { type: 'string', description: 'with --log: the tlog-proof file (default: GET /v1/proof from the gateway)' },
-    'log-key': { type: 'string', description: "with --log: the log's verifier key, a file or URL (default <base-url>/.well-known/merchant-verify-log.vkey)" },
-    absence: { type: 'string', description: 'verify a saved absence proof (GET /v1/absence) of DOMAIN offline; a never-audited answer is otherwise checked against the gateway\'s proof' },
+    'log-key': {
+      type: 'string',
+      description: "with --log: the log's verifier key, a file or URL (default <base-url>/.well-known/merchant-verify-log.vkey)",
+    },
+    absence: {
+      type: 'string',
+      description:
+        "verify a saved absence proof (GET /v1/absence) of DOMAIN offline; a never-audited answer is otherwise checked against the gateway's proof",
+    },
     json: { type: 'boolean', description: 'print a machine-readable result' },
   },
   run: ({ args }) =>

@@ -1,5 +1,5 @@
 import { foldPerfect, type TreeHasher } from '@merchant-verify/verifier/tlog';
-import { HASH_SIZE, rightEdge, TILE_WIDTH, tilePath, type Tile } from './tiles.ts';
+import { HASH_SIZE, rightEdge, TILE_WIDTH, type Tile, tilePath } from './tiles.ts';
 
 /** The log's right edge as it stands: the hashes of each level's partial tile, and the partial entry bundle. */
 export interface LogEdge {
@@ -61,7 +61,8 @@ export class TileAppender {
       const hashes = this.levels[level]!;
       if (hashes.length > 0) this.put({ level, index: this.fullTiles[level] ?? 0, width: hashes.length }, concat(hashes));
     }
-    if (this.entries.length > 0) this.put({ level: 'entries', index: Math.floor(this.size / TILE_WIDTH), width: this.entries.length }, bundle(this.entries));
+    if (this.entries.length > 0)
+      this.put({ level: 'entries', index: Math.floor(this.size / TILE_WIDTH), width: this.entries.length }, bundle(this.entries));
   }
 
   private push(level: number, hash: Uint8Array): void {

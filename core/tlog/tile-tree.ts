@@ -1,5 +1,13 @@
-import { consistencyProof, foldPerfect, inclusionProof, rangeHash, verifyConsistency, type RangeHash, type TreeHasher } from '@merchant-verify/verifier/tlog';
-import { HASH_SIZE, TILE_WIDTH, tilePath, type Tile } from './tiles.ts';
+import {
+  consistencyProof,
+  foldPerfect,
+  inclusionProof,
+  type RangeHash,
+  rangeHash,
+  type TreeHasher,
+  verifyConsistency,
+} from '@merchant-verify/verifier/tlog';
+import { HASH_SIZE, TILE_WIDTH, type Tile, tilePath } from './tiles.ts';
 
 /** Reads one tile's bytes (from a folder, or over HTTP); throws when it cannot. */
 export type TileFetch = (tile: Tile, path: string) => Promise<Uint8Array>;
@@ -58,7 +66,8 @@ export class TileTree {
   }
 
   private async perfect(start: number, end: number): Promise<Uint8Array> {
-    let level = 0, span = 1;
+    let level = 0,
+      span = 1;
     while (span * TILE_WIDTH <= end - start) {
       level++;
       span *= TILE_WIDTH;
@@ -103,4 +112,3 @@ export class TileTree {
     return bytes;
   }
 }
-

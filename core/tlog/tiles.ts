@@ -34,7 +34,13 @@ export function parseTilePath(path: string): Tile | null {
   if (!m) return null;
   const level = m[1] === 'entries' ? 'entries' : Number(m[1]);
   if (level !== 'entries' && level > 63) return null;
-  const parts = [...m[2]!.split('/').filter(Boolean).map((p) => p.slice(1)), m[3]!];
+  const parts = [
+    ...m[2]!
+      .split('/')
+      .filter(Boolean)
+      .map((p) => p.slice(1)),
+    m[3]!,
+  ];
   // No leading zero elements: index 5 is `005`, never `x000/005`.
   if (parts.length > 1 && parts[0] === '000') return null;
   const index = parts.reduce((n, p) => n * 1000 + Number(p), 0);
@@ -72,13 +78,15 @@ export function tilesAdded(from: number, to: number): string[] {
   if (to <= from) return [];
   const paths: string[] = [];
   for (let level = 0, span = 1; span <= to; level++, span *= TILE_WIDTH) {
-    const fullBefore = Math.floor(from / span / TILE_WIDTH), fullAfter = Math.floor(to / span / TILE_WIDTH);
+    const fullBefore = Math.floor(from / span / TILE_WIDTH),
+      fullAfter = Math.floor(to / span / TILE_WIDTH);
     for (let index = fullBefore; index < fullAfter; index++) paths.push(tilePath({ level, index, width: TILE_WIDTH }));
     const width = Math.floor(to / span) % TILE_WIDTH;
     const unchanged = Math.floor(from / span) === Math.floor(to / span);
     if (width > 0 && !unchanged) paths.push(tilePath({ level, index: fullAfter, width }));
   }
-  for (let index = Math.floor(from / TILE_WIDTH); index < Math.floor(to / TILE_WIDTH); index++) paths.push(tilePath({ level: 'entries', index, width: TILE_WIDTH }));
+  for (let index = Math.floor(from / TILE_WIDTH); index < Math.floor(to / TILE_WIDTH); index++)
+    paths.push(tilePath({ level: 'entries', index, width: TILE_WIDTH }));
   if (to % TILE_WIDTH > 0) paths.push(tilePath({ level: 'entries', index: Math.floor(to / TILE_WIDTH), width: to % TILE_WIDTH }));
   return paths;
 }

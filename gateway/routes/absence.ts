@@ -1,9 +1,9 @@
 import { defineEventHandler } from 'h3';
 import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
+import { cacheHeaders } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';
 import { domainLookup } from '../query.ts';
-import { cacheHeaders } from '../cache-policy.ts';
 
 /**
  * `GET /v1/absence?domain=[&build=]`: the proof that a domain has no record in the live build (or

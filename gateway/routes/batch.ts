@@ -2,9 +2,9 @@ import { defineEventHandler, getRequestHeader, type H3Event } from 'h3';
 import { InvalidRequestError, UnsupportedMediaTypeError } from '../../core/errors.ts';
 import { batchDomains, lookupBatch } from '../../service/batch.ts';
 import { sendAnswer } from '../answer.ts';
-import { cacheHeaders } from '../cache-policy.ts';
 import { authenticate, chargeQuota } from '../auth.ts';
 import { readBody } from '../body.ts';
+import { cacheHeaders } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';
 import { problemAnswer } from '../problem.ts';
 
@@ -30,15 +30,23 @@ export function batchRoute(services: GatewayServices) {
     const results = await lookupBatch(domains, async (domain) => (await services.records.recordFor(domain)).bytes);
     // Records go in as their bytes, so each is exactly what the single lookup answers: the
     // answer is written, not serialized from a value (its shape is batchAnswerSchema's).
-    const parts = results.map((r) => `{"domain":${JSON.stringify(r.domain)},${'record' in r ? `"record":${r.record.toString('utf8')}` : `"problem":${problemAnswer(r.problem, services.issuer).body}`}}`);
-    return sendAnswer(event, { status: 200, headers: { 'content-type': 'application/json', ...cacheHeaders('/v1/verify/batch') }, body: `{"results":[${parts.join(',')}]}` });
+    const parts = results.map(
+      (r) =>
+        `{"domain":${JSON.stringify(r.domain)},${'record' in r ? `"record":${r.record.toString('utf8')}` : `"problem":${problemAnswer(r.problem, services.issuer).body}`}}`,
+    );
+    return sendAnswer(event, {
+      status: 200,
+      headers: { 'content-type': 'application/json', ...cacheHeaders('/v1/verify/batch') },
+      body: `{"results":[${parts.join(',')}]}`,
+    });
   });
 }
 
 /** The body's domains: JSON (415 otherwise), within the size limit (413), of the batch's shape (400). */
 async function requestedDomains(event: H3Event): Promise<string[]> {
   const type = getRequestHeader(event, 'content-type') ?? '';
-  if (!/^application\/json\s*(;|$)/i.test(type)) throw new UnsupportedMediaTypeError(`Content-Type must be application/json, not "${type || '(none)'}"`);
+  if (!/^application\/json\s*(;|$)/i.test(type))
+    throw new UnsupportedMediaTypeError(`Content-Type must be application/json, not "${type || '(none)'}"`);
   let body: unknown;
   try {
     body = JSON.parse((await readBody(event)).toString('utf8'));

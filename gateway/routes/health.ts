@@ -15,11 +15,21 @@ export function healthRoute(services: GatewayServices) {
     const { entries, bytes, limit } = health.cache;
     const body: Health = {
       status: health.ok ? 'ok' : 'degraded',
-      records: { ok: health.records.ok, build: health.records.build, error: health.records.error ? 'records unavailable' : null, failures: health.records.failures, refused: health.records.refused?.build ?? null },
+      records: {
+        ok: health.records.ok,
+        build: health.records.build,
+        error: health.records.error ? 'records unavailable' : null,
+        failures: health.records.failures,
+        refused: health.records.refused?.build ?? null,
+      },
       key_set: health.keySet,
       cache: { entries, bytes, limit },
       api_keys: services.apiKeys.liveKeys,
     };
-    return sendAnswer(event, { status: 200, headers: { 'content-type': 'application/json', ...cacheHeaders('/healthz') }, body: JSON.stringify(body) });
+    return sendAnswer(event, {
+      status: 200,
+      headers: { 'content-type': 'application/json', ...cacheHeaders('/healthz') },
+      body: JSON.stringify(body),
+    });
   });
 }

@@ -1,8 +1,8 @@
 import { defineEventHandler } from 'h3';
 import type { ChangesPage, HistoryAnswer, KeptBuilds } from '../../core/history-schema.ts';
-import { sendAnswer, type Answer } from '../answer.ts';
+import { type Answer, sendAnswer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
-import { cacheHeaders, type CachedRoute } from '../cache-policy.ts';
+import { type CachedRoute, cacheHeaders } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';
 import { domainParameter, queryOf, queryParameter } from '../query.ts';
 

@@ -1,14 +1,13 @@
+import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
 import { defineEventHandler } from 'h3';
 import { BuildNotFoundError, NotFoundError } from '../../core/errors.ts';
-import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
-import { parseNote } from '@merchant-verify/verifier/tlog';
-import { parseTilePath, tileCovered } from '../../core/tlog/tiles.ts';
 import { strongEtag } from '../../core/etag.ts';
+import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
+import { parseTilePath, tileCovered } from '../../core/tlog/tiles.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
+import { cacheHeaders } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';
 import { domainLookup } from '../query.ts';
-import { cacheHeaders } from '../cache-policy.ts';
 
 /** Path prefix of the log's tiles and checkpoint (c2sp.org/tlog-tiles). */
 export const LOG_PREFIX = `/${LOG_DIR}/`;

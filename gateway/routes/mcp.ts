@@ -1,10 +1,10 @@
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
-import { defineEventHandler, sendWebResponse, setResponseHeaders, type H3Event } from 'h3';
+import { defineEventHandler, type H3Event, sendWebResponse, setResponseHeaders } from 'h3';
 import { createMcpServer, keySetUrlOf, quotaCost } from '../../mcp/server.ts';
 import { sendAnswer } from '../answer.ts';
-import { cacheHeaders } from '../cache-policy.ts';
 import { authenticate, chargeQuota } from '../auth.ts';
 import { readBody } from '../body.ts';
+import { cacheHeaders } from '../cache-policy.ts';
 
 import type { GatewayServices } from '../context.ts';
 
@@ -25,10 +25,22 @@ export function mcpRoute(services: GatewayServices) {
     const keySetUrl = keySetUrlOf(publicBaseUrl(event, services.issuer));
     const history = (domain: string) => services.history.history(domain);
     const proof = (domain: string) => services.proofs.proofFor(domain);
-    const server = () => createMcpServer(async (domain) => (await services.records.recordFor(domain)).bytes, { keySetUrl, issuer: services.issuer, history, proof, absence: (domain) => services.records.absenceFor(domain) });
+    const server = () =>
+      createMcpServer(async (domain) => (await services.records.recordFor(domain)).bytes, {
+        keySetUrl,
+        issuer: services.issuer,
+        history,
+        proof,
+        absence: (domain) => services.records.absenceFor(domain),
+      });
     // The body was read (and bounded) above; the SDK is given it parsed, with the request's headers.
-    const request = new Request(new URL(event.node.req.originalUrl ?? '/mcp', 'http://gateway.invalid'), { method: 'POST', headers: event.headers });
-    const response = (await isLegacyRequest(request, body)) ? await answerLegacy(server(), request, body) : await answerModern(server, request, body, services);
+    const request = new Request(new URL(event.node.req.originalUrl ?? '/mcp', 'http://gateway.invalid'), {
+      method: 'POST',
+      headers: event.headers,
+    });
+    const response = (await isLegacyRequest(request, body))
+      ? await answerLegacy(server(), request, body)
+      : await answerModern(server, request, body, services);
     // The SDK's answer keeps headers set before it, unless it sets its own.
     setResponseHeaders(event, cacheHeaders('/mcp'));
     await sendWebResponse(event, response);
@@ -36,7 +48,12 @@ export function mcpRoute(services: GatewayServices) {
 }
 
 /** The newest revision: the SDK's handler, made for this one request. */
-async function answerModern(server: () => ReturnType<typeof createMcpServer>, request: Request, body: unknown, services: GatewayServices): Promise<Response> {
+async function answerModern(
+  server: () => ReturnType<typeof createMcpServer>,
+  request: Request,
+  body: unknown,
+  services: GatewayServices,
+): Promise<Response> {
   const handler = createMcpHandler(server, {
     legacy: 'reject',
     // The SDK reports a caller's malformed request here as well as its own failures: a warning, not an error.

@@ -1,9 +1,9 @@
-import { defineEventHandler, type H3Event } from 'h3';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { defineEventHandler, type H3Event } from 'h3';
 import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
+import { type CachedRoute, cacheHeaders } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';
-import { cacheHeaders, type CachedRoute } from '../cache-policy.ts';
 import { openApiDocument, recordJsonSchema } from '../openapi.ts';
 
 /** `GET /.well-known/merchant-verify-keys.json`: the file the build published, as it is. */

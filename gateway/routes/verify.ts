@@ -22,4 +22,3 @@ export function sendRecord(event: H3Event, record: ServedRecord): Promise<void> 
   const headers = { 'content-type': 'application/json', ...cacheHeaders('/v1/verify') };
   return sendAnswer(event, conditionalAnswer(event, headers, record.etag, record.bytes));
 }
-

@@ -2,12 +2,14 @@
 // Copies the published JWK Set minus the keys named in RETIRE_KEY_IDS (comma or space separated) to
 // OUT, for `mvr build --publish-keys`; refuses anything that is not a public JWK Set.
 import { readFileSync, writeFileSync } from 'node:fs';
+
 const [from, to] = process.argv.slice(2);
 const set = JSON.parse(readFileSync(from, 'utf8'));
 if (!set || !Array.isArray(set.keys)) throw new Error(`${from}: not a JWK Set`);
 if (set.keys.some((k) => k && typeof k === 'object' && 'd' in k)) throw new Error(`${from}: holds a private key`);
 const retire = new Set((process.env.RETIRE_KEY_IDS ?? '').split(/[\s,]+/).filter(Boolean));
 const keys = set.keys.filter((k) => !retire.has(k.kid));
-for (const kid of retire) if (!set.keys.some((k) => k.kid === kid)) console.log(`::warning::retire_key_ids: ${kid} is not in the published key set`);
+for (const kid of retire)
+  if (!set.keys.some((k) => k.kid === kid)) console.log(`::warning::retire_key_ids: ${kid} is not in the published key set`);
 writeFileSync(to, `${JSON.stringify({ keys })}\n`);
 console.log(`carried over: ${keys.map((k) => k.kid).join(', ') || 'none'}${retire.size ? `; retired: ${[...retire].join(', ')}` : ''}`);

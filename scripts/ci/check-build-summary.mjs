@@ -4,6 +4,7 @@
 // step summary, and exit 1 when any failed.
 import { appendFileSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
+
 const env = process.env;
 const read = (file) => JSON.parse(readFileSync(file, 'utf8'));
 const s = read(env.SUMMARY);
@@ -13,27 +14,42 @@ const carried = read(env.PUBLISH_KEYS).keys.map((k) => k.kid);
 const retired = (env.RETIRE_KEY_IDS ?? '').split(/[\s,]+/).filter(Boolean);
 const min = Math.max(1, Number(env.MIN_RECORDS || 1));
 const problems = [];
-const check = (ok, message) => { if (!ok) problems.push(message); };
+const check = (ok, message) => {
+  if (!ok) problems.push(message);
+};
 check(s.ok === true, 'the build did not report ok');
 check(s.signed === true && typeof s.keyId === 'string' && s.keyId !== '', 'the records are UNSIGNED');
 check(Number.isInteger(s.records) && s.records >= min, `${s.records} records, fewer than the minimum ${min} (vars.MVR_MIN_RECORDS)`);
 check(s.publishedKeyIds.includes(s.keyId), `the signing key ${s.keyId} is not in the key set`);
 for (const kid of carried) check(s.publishedKeyIds.includes(kid), `earlier key ${kid} dropped out of the key set`);
-for (const kid of retired) check(!s.publishedKeyIds.includes(kid), `key ${kid} was to be retired but is still listed (the active key cannot be retired)`);
+for (const kid of retired)
+  check(!s.publishedKeyIds.includes(kid), `key ${kid} was to be retired but is still listed (the active key cannot be retired)`);
 const listed = keySet.keys.map((k) => k.kid).sort();
-check(JSON.stringify(listed) === JSON.stringify([...s.publishedKeyIds].sort()), 'the key set file does not list the keys the summary names');
+check(
+  JSON.stringify(listed) === JSON.stringify([...s.publishedKeyIds].sort()),
+  'the key set file does not list the keys the summary names',
+);
 check(realpathSync('records/current') === realpathSync(s.buildDir), 'records/current is not this build');
 check(manifest.records === s.records && manifest.key_id === s.keyId, 'manifest.json disagrees with the summary');
 check(s.log !== null && s.log.to - s.log.from === s.records, 'the records were not all appended to the transparency log');
-if (env.MVR_ISSUER) check(manifest.issuer === env.MVR_ISSUER, `the records name issuer ${manifest.issuer}, not vars.MVR_ISSUER (${env.MVR_ISSUER})`);
+if (env.MVR_ISSUER)
+  check(manifest.issuer === env.MVR_ISSUER, `the records name issuer ${manifest.issuer}, not vars.MVR_ISSUER (${env.MVR_ISSUER})`);
 for (const p of problems) console.log(`::error::${p}`);
-const counts = (o) => Object.entries(o).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
-appendFileSync(env.GITHUB_STEP_SUMMARY, [
-  `### Monthly rebuild ${s.buildId}: ${problems.length ? 'FAILED checks' : 'checks passed'}`, '',
-  `- records: ${s.records} (by status: ${counts(s.byStatus)}; by tier: ${counts(s.byTier)})`,
-  `- issuer: ${manifest.issuer}; issued_at: ${s.issuedAt}`,
-  `- signed with: ${s.keyId}; key set lists: ${s.publishedKeyIds.join(', ')}`,
-  `- log: ${s.log ? `${s.log.origin}, entries ${s.log.from} to ${s.log.to}` : 'not appended'}`,
-  ...problems.map((p) => `- **${p}**`), '',
-].join('\n'));
+const counts = (o) =>
+  Object.entries(o)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ') || 'none';
+appendFileSync(
+  env.GITHUB_STEP_SUMMARY,
+  [
+    `### Monthly rebuild ${s.buildId}: ${problems.length ? 'FAILED checks' : 'checks passed'}`,
+    '',
+    `- records: ${s.records} (by status: ${counts(s.byStatus)}; by tier: ${counts(s.byTier)})`,
+    `- issuer: ${manifest.issuer}; issued_at: ${s.issuedAt}`,
+    `- signed with: ${s.keyId}; key set lists: ${s.publishedKeyIds.join(', ')}`,
+    `- log: ${s.log ? `${s.log.origin}, entries ${s.log.from} to ${s.log.to}` : 'not appended'}`,
+    ...problems.map((p) => `- **${p}**`),
+    '',
+  ].join('\n'),
+);
 process.exit(problems.length ? 1 : 0);

@@ -3,6 +3,7 @@
 // depth, and the key set holds public Ed25519 members only; one ::error:: line per problem, exit 1.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 const problems = [];
 const walk = (value, path, file) => {
   if (Array.isArray(value)) for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`, file);
@@ -18,7 +19,12 @@ for (const entry of readdirSync(root, { recursive: true, withFileTypes: true }))
   if (!entry.isFile() || !entry.name.endsWith('.json')) continue;
   const file = join(entry.parentPath ?? entry.path, entry.name);
   let value;
-  try { value = JSON.parse(readFileSync(file, 'utf8')); } catch (e) { problems.push(`${file}: not JSON (${e.message})`); continue; }
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    problems.push(`${file}: not JSON (${e.message})`);
+    continue;
+  }
   walk(value, '$', file);
 }
 const keySet = JSON.parse(readFileSync(join(root, '.well-known/merchant-verify-keys.json'), 'utf8'));

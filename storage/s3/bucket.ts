@@ -1,10 +1,10 @@
 import { AwsClient } from 'aws4fetch';
+import { BodyTooLargeError, type OriginAnswer, OriginTransport, type OriginTransportOptions } from '../origin-transport.ts';
 import type { S3Config, S3Location } from './config.ts';
 import type { AwsCredentials } from './credentials.ts';
-import { BodyTooLargeError, OriginTransport, type OriginAnswer, type OriginTransportOptions } from '../origin-transport.ts';
 
+export { parseS3Url, type S3Config, type S3Location, s3ConfigFromEnv } from './config.ts';
 export { BodyTooLargeError };
-export { parseS3Url, s3ConfigFromEnv, type S3Config, type S3Location } from './config.ts';
 
 /**
  * A private bucket, read and written with AWS Signature V4 (aws4fetch signs; the request goes
@@ -37,17 +37,30 @@ export class S3Bucket {
 
   async put(key: string, body: Buffer, contentType: string): Promise<void> {
     const res = await this.send('PUT', key, { 'content-type': contentType }, body);
-    if (res.statusCode !== 200) throw new Error(`PUT ${this.name}/${key} answered ${res.statusCode}: ${res.body.toString('utf8').slice(0, 200)}`);
+    if (res.statusCode !== 200)
+      throw new Error(`PUT ${this.name}/${key} answered ${res.statusCode}: ${res.body.toString('utf8').slice(0, 200)}`);
   }
 
   close(): Promise<void> {
     return this.transport.close();
   }
 
-  private async send(method: 'GET' | 'PUT', key: string, headers: Record<string, string>, body?: Buffer, maxBytes?: number): Promise<OriginAnswer> {
-    const path = [this.location.bucket, ...(this.location.prefix ? this.location.prefix.split('/') : []), ...key.split('/')].map(encodeURIComponent).join('/');
+  private async send(
+    method: 'GET' | 'PUT',
+    key: string,
+    headers: Record<string, string>,
+    body?: Buffer,
+    maxBytes?: number,
+  ): Promise<OriginAnswer> {
+    const path = [this.location.bucket, ...(this.location.prefix ? this.location.prefix.split('/') : []), ...key.split('/')]
+      .map(encodeURIComponent)
+      .join('/');
     // aws4fetch hashes the payload for the signature (x-amz-content-sha256).
-    const signed = await (await this.signerNow()).sign(`${this.config.endpoint}/${path}`, { method, headers, body: body as Uint8Array<ArrayBuffer> | undefined });
+    const signed = await (await this.signerNow()).sign(`${this.config.endpoint}/${path}`, {
+      method,
+      headers,
+      body: body as Uint8Array<ArrayBuffer> | undefined,
+    });
     return this.transport.send(signed.url, { method, headers: Object.fromEntries(signed.headers), body, maxBytes });
   }
 
@@ -55,7 +68,10 @@ export class S3Bucket {
     const credentials = await this.config.credentials();
     if (this.signer?.credentials !== credentials) {
       const { accessKeyId, secretAccessKey, sessionToken } = credentials;
-      this.signer = { credentials, client: new AwsClient({ accessKeyId, secretAccessKey, sessionToken, region: this.config.region, service: 's3' }) };
+      this.signer = {
+        credentials,
+        client: new AwsClient({ accessKeyId, secretAccessKey, sessionToken, region: this.config.region, service: 's3' }),
+      };
     }
     return this.signer.client;
   }

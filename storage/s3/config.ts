@@ -1,5 +1,5 @@
 import { ConfigError } from '../../core/errors.ts';
-import { credentialsFromEnv, type CredentialSource } from './credentials.ts';
+import { type CredentialSource, credentialsFromEnv } from './credentials.ts';
 
 // The S3 settings, apart from the client (./bucket.ts), so the CLI resolves them without loading it.
 
@@ -24,7 +24,8 @@ export function parseS3Url(url: string, what = '--records'): S3Location {
   const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/i.exec(url);
   if (!m) throw new ConfigError(`${what} ${url}: not s3://BUCKET/PREFIX with a valid bucket name`);
   const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
-  if (prefix.split('/').some((part) => part === '.' || part === '..')) throw new ConfigError(`${what} ${url}: the prefix may not hold "." or ".." segments`);
+  if (prefix.split('/').some((part) => part === '.' || part === '..'))
+    throw new ConfigError(`${what} ${url}: the prefix may not hold "." or ".." segments`);
   return { bucket: m[1]!.toLowerCase(), prefix };
 }
 
@@ -38,6 +39,7 @@ export function s3ConfigFromEnv(env: NodeJS.ProcessEnv): S3Config {
   const credentials = credentialsFromEnv(env);
   const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
   const endpoint = (env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || `https://s3.${region}.amazonaws.com`).replace(/\/+$/, '');
-  if (!/^https?:\/\/[^/]+$/i.test(endpoint)) throw new ConfigError(`AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL ${endpoint}: not an http(s) origin (scheme, host and port only)`);
+  if (!/^https?:\/\/[^/]+$/i.test(endpoint))
+    throw new ConfigError(`AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL ${endpoint}: not an http(s) origin (scheme, host and port only)`);
   return { credentials, region, endpoint };
 }

@@ -35,9 +35,12 @@ export function credentialsFromEnv(env: Record<string, string | undefined>): Cre
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
   if (Boolean(accessKeyId) !== Boolean(secretAccessKey)) {
     const [set, missing] = accessKeyId ? ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'] : ['AWS_SECRET_ACCESS_KEY', 'AWS_ACCESS_KEY_ID'];
-    throw new ConfigError(`${set} is set but ${missing} is not: set both, or neither to take credentials from AWS_PROFILE, web identity, the container or the instance`);
+    throw new ConfigError(
+      `${set} is set but ${missing} is not: set both, or neither to take credentials from AWS_PROFILE, web identity, the container or the instance`,
+    );
   }
-  if (accessKeyId && secretAccessKey && !env.AWS_PROFILE) return fixedCredentials({ accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN || undefined });
+  if (accessKeyId && secretAccessKey && !env.AWS_PROFILE)
+    return fixedCredentials({ accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN || undefined });
   return awsProviderChain(env.AWS_PROFILE || undefined);
 }
 

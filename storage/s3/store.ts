@@ -1,9 +1,20 @@
 import { RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
-import { BUCKET_LOG_PREFIX, BUILD_CHECKPOINT_FILE, BUILD_KEPT_OBJECT, BUILD_KEY_SET_OBJECT, BUILD_LOG_VKEY_OBJECT, BUILDS_DIR, LIVE_POINTER_OBJECT, LOG_CHECKPOINT, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
 import { MAX_RECORD_BYTES } from '../../core/files.ts';
+import {
+  BUCKET_LOG_PREFIX,
+  BUILD_CHECKPOINT_FILE,
+  BUILD_KEPT_OBJECT,
+  BUILD_KEY_SET_OBJECT,
+  BUILD_LOG_VKEY_OBJECT,
+  BUILDS_DIR,
+  LIVE_POINTER_OBJECT,
+  LOG_CHECKPOINT,
+  MANIFEST_FILE,
+  recordPath,
+} from '../../core/layout.ts';
+import { type KeptBuild, keptBuilds, parseKeptList } from '../kept-builds.ts';
 import type { KeySetOrigin } from '../key-set-source.ts';
-import { keptBuilds, parseKeptList, type KeptBuild } from '../kept-builds.ts';
-import { takeEveryBuild, type BuildAcceptance, type Store } from '../store.ts';
+import { type BuildAcceptance, type Store, takeEveryBuild } from '../store.ts';
 import { BodyTooLargeError, type S3Bucket } from './bucket.ts';
 import { parseLivePointer } from './live-pointer.ts';
 import { S3PublishedBuilds } from './published.ts';
@@ -47,7 +58,8 @@ export class S3Store implements Store {
       if (res.statusCode === 304 && known) {
         known.confirmedAt = performance.now();
       } else {
-        if (res.statusCode === 404) throw new Error(`no ${LIVE_POINTER_OBJECT} (nothing published yet: run "mvr publish --to ${this.bucket.name}")`);
+        if (res.statusCode === 404)
+          throw new Error(`no ${LIVE_POINTER_OBJECT} (nothing published yet: run "mvr publish --to ${this.bucket.name}")`);
         if (res.statusCode !== 200) throw new Error(`${LIVE_POINTER_OBJECT} answered ${res.statusCode}`);
         const build = parseLivePointer(res.body);
         const pointerEtag = typeof res.headers.etag === 'string' ? res.headers.etag : null;
@@ -76,7 +88,11 @@ export class S3Store implements Store {
       generation: build,
       build,
       readFile: (name) => this.readFile(build, name),
-      keySet: { name: `${this.bucket.name}/${BUILDS_DIR}/${build}/${BUILD_KEY_SET_OBJECT}`, version: async () => build, read: async () => keySet },
+      keySet: {
+        name: `${this.bucket.name}/${BUILDS_DIR}/${build}/${BUILD_KEY_SET_OBJECT}`,
+        version: async () => build,
+        read: async () => keySet,
+      },
       take: () => {
         this.live = { build, keySet, pointerEtag, confirmedAt: performance.now() };
       },
@@ -102,7 +118,8 @@ export class S3Store implements Store {
     try {
       res = await this.bucket.get(key, {}, MAX_RECORD_BYTES);
     } catch (error) {
-      if (error instanceof BodyTooLargeError) throw new RecordUnavailableError(`record object of ${domain} has more than the ${MAX_RECORD_BYTES} bytes a record may have`);
+      if (error instanceof BodyTooLargeError)
+        throw new RecordUnavailableError(`record object of ${domain} has more than the ${MAX_RECORD_BYTES} bytes a record may have`);
       throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
     }
     if (res.statusCode === 200) return res.body;
@@ -112,7 +129,8 @@ export class S3Store implements Store {
       if (!this.live) throw new StoreUnavailableError(this.error ?? 'records store unavailable');
       return null;
     }
-    if (res.statusCode >= 500 || res.statusCode === 403) throw new StoreUnavailableError(`records store answered ${res.statusCode} for ${domain}`);
+    if (res.statusCode >= 500 || res.statusCode === 403)
+      throw new StoreUnavailableError(`records store answered ${res.statusCode} for ${domain}`);
     throw new RecordUnavailableError(`records store answered ${res.statusCode} for ${domain}`);
   }
 
@@ -208,7 +226,8 @@ export class S3Store implements Store {
     try {
       res = await this.bucket.get(key, headers, maxBytes);
     } catch (error) {
-      if (error instanceof BodyTooLargeError) throw new RecordUnavailableError(`${this.bucket.name}/${key} has more than the ${maxBytes} bytes a record may have`);
+      if (error instanceof BodyTooLargeError)
+        throw new RecordUnavailableError(`${this.bucket.name}/${key} has more than the ${maxBytes} bytes a record may have`);
       // No `cause`: the gateway answers with an error's cause when it has one (h3 passes it on).
       throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
     }

@@ -7,19 +7,69 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CanonicalizationError, ConfigError, ERROR_REGISTRY, HTTP_ERROR_CODES, InvalidKeySetError, NoLogError, PolicyError, VERIFIER_ERROR_CODES, exitCodeOf, type ErrorCode } from '../../core/errors.ts';
+import {
+  CanonicalizationError,
+  ConfigError,
+  ERROR_REGISTRY,
+  type ErrorCode,
+  exitCodeOf,
+  HTTP_ERROR_CODES,
+  InvalidKeySetError,
+  NoLogError,
+  PolicyError,
+  VERIFIER_ERROR_CODES,
+} from '../../core/errors.ts';
 import { openApiDocument } from '../../gateway/openapi.ts';
 
 /** The folders whose sources are scanned. */
-const SOURCE_FOLDERS = ['packages/verifier/src', 'core', 'storage', 'service', 'access', 'keyring', 'builder', 'gateway', 'mcp', 'cli', 'clients', 'witness', 'bin'];
+const SOURCE_FOLDERS = [
+  'packages/verifier/src',
+  'core',
+  'storage',
+  'service',
+  'access',
+  'keyring',
+  'builder',
+  'gateway',
+  'mcp',
+  'cli',
+  'clients',
+  'witness',
+  'bin',
+];
 /**
  * The code that answers a request (the routes, the gate, the records service and the stores it
  * reads, the MCP tool): what it throws must have a status. Start-up code (loading key files,
  * listening) raises INVALID_CONFIG or INVALID_KEY, which stop the process instead.
  */
-const REQUEST_PATH = ['gateway/app.ts', 'gateway/auth.ts', 'gateway/answer.ts', 'gateway/body.ts', 'gateway/query.ts', 'service/batch.ts', 'service/history.ts', 'gateway/problem.ts', 'gateway/routes/', 'service/records.ts', 'storage/folder.ts', 'storage/http-origin.ts', 'storage/origin-transport.ts', 'storage/s3/store.ts', 'storage/public-files.ts', 'storage/key-set-source.ts', 'service/verified-cache.ts', 'access/rate-limit.ts', 'mcp/'];
+const REQUEST_PATH = [
+  'gateway/app.ts',
+  'gateway/auth.ts',
+  'gateway/answer.ts',
+  'gateway/body.ts',
+  'gateway/query.ts',
+  'service/batch.ts',
+  'service/history.ts',
+  'gateway/problem.ts',
+  'gateway/routes/',
+  'service/records.ts',
+  'storage/folder.ts',
+  'storage/http-origin.ts',
+  'storage/origin-transport.ts',
+  'storage/s3/store.ts',
+  'storage/public-files.ts',
+  'storage/key-set-source.ts',
+  'service/verified-cache.ts',
+  'access/rate-limit.ts',
+  'mcp/',
+];
 /** The call shapes that name a code: `super('X'`, `new MvrError('X'`, `code: 'X'`, `fail('X'`. */
-const CODE_SHAPES = [/\bsuper\(\s*'([A-Z][A-Z_]+)'/g, /\bnew MvrError\(\s*'([A-Z][A-Z_]+)'/g, /\bcode:\s*'([A-Z][A-Z_]+)'/g, /\bfail\(\s*'([A-Z][A-Z_]+)'/g];
+const CODE_SHAPES = [
+  /\bsuper\(\s*'([A-Z][A-Z_]+)'/g,
+  /\bnew MvrError\(\s*'([A-Z][A-Z_]+)'/g,
+  /\bcode:\s*'([A-Z][A-Z_]+)'/g,
+  /\bfail\(\s*'([A-Z][A-Z_]+)'/g,
+];
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const REGISTRY_CODES = Object.keys(ERROR_REGISTRY) as ErrorCode[];
@@ -115,7 +165,13 @@ describe("the verifier package's codes", () => {
   });
 
   it('each error class has a static code, and its instances carry it', () => {
-    const errors = [new CanonicalizationError('$', 'x'), new InvalidKeySetError('x'), new PolicyError('p', 1, 'x'), new ConfigError('x'), new NoLogError('x')];
+    const errors = [
+      new CanonicalizationError('$', 'x'),
+      new InvalidKeySetError('x'),
+      new PolicyError('p', 1, 'x'),
+      new ConfigError('x'),
+      new NoLogError('x'),
+    ];
     for (const error of errors) expect(error.code).toBe((error.constructor as unknown as { code: string }).code);
   });
 });
@@ -146,14 +202,24 @@ describe('the OpenAPI document and the registry', () => {
   });
 
   it('every error response of every operation has a status some registry code has', () => {
-    const statuses = new Set(REGISTRY_CODES.map((code) => ERROR_REGISTRY[code].status).filter((s) => s !== null).map(String));
-    const responses = Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>).flatMap(([path, item]) =>
-      Object.entries(item).flatMap(([method, op]) => Object.keys(op.responses).map((status) => ({ at: `${method.toUpperCase()} ${path} ${status}`, status }))),
+    const statuses = new Set(
+      REGISTRY_CODES.map((code) => ERROR_REGISTRY[code].status)
+        .filter((s) => s !== null)
+        .map(String),
+    );
+    const responses = Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>).flatMap(
+      ([path, item]) =>
+        Object.entries(item).flatMap(([method, op]) =>
+          Object.keys(op.responses).map((status) => ({ at: `${method.toUpperCase()} ${path} ${status}`, status })),
+        ),
     );
     expect(responses.length).toBeGreaterThan(10);
     const errors = responses.filter((r) => /^[45]/.test(r.status));
     expect(errors.length).toBeGreaterThan(0);
-    expect(errors.filter((r) => !statuses.has(r.status)).map((r) => r.at), 'error statuses no registry code has').toEqual([]);
+    expect(
+      errors.filter((r) => !statuses.has(r.status)).map((r) => r.at),
+      'error statuses no registry code has',
+    ).toEqual([]);
   });
 });
 

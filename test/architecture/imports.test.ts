@@ -54,7 +54,8 @@ function walk(dir: string): string[] {
 /** Repository-relative path with forward slashes, e.g. `gateway/routes/verify.ts`. */
 const rel = (path: string) => relative(ROOT, path).split(sep).join('/');
 /** The rule table's folder a file is in (the longest that holds it). */
-const folderOf = (relPath: string) => FOLDERS.filter((f) => relPath.startsWith(`${f}/`)).sort((a, b) => b.length - a.length)[0] ?? relPath.split('/')[0]!;
+const folderOf = (relPath: string) =>
+  FOLDERS.filter((f) => relPath.startsWith(`${f}/`)).sort((a, b) => b.length - a.length)[0] ?? relPath.split('/')[0]!;
 
 /** Every static and dynamic import specifier of a module's text: `from '...'`, `import('...')`, `import '...'`. */
 function importSpecifiers(text: string): string[] {
@@ -121,7 +122,11 @@ for (const edge of edges) if (edge.to && graph.has(edge.to)) graph.get(edge.from
 
 describe('the source tree', () => {
   it('has source files in every folder of the rule table', () => {
-    for (const folder of FOLDERS) expect(files.some((f) => rel(f).startsWith(`${folder}/`)), folder).toBe(true);
+    for (const folder of FOLDERS)
+      expect(
+        files.some((f) => rel(f).startsWith(`${folder}/`)),
+        folder,
+      ).toBe(true);
     expect(edges.length).toBeGreaterThan(50);
   });
 
@@ -147,7 +152,9 @@ describe('layering', () => {
 
   it('only storage/ knows a backend: nothing else imports the folder, origin or bucket modules', () => {
     const backends = /^storage\/(s3\/|folder\.ts$|http-origin\.ts$)/;
-    const intoBackends = edges.filter((e) => e.to && backends.test(e.to) && !e.from.startsWith('storage/')).map((e) => `${e.from} -> ${e.to}`);
+    const intoBackends = edges
+      .filter((e) => e.to && backends.test(e.to) && !e.from.startsWith('storage/'))
+      .map((e) => `${e.from} -> ${e.to}`);
     expect(intoBackends).toEqual([]);
   });
 });

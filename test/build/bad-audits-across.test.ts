@@ -1,12 +1,12 @@
 /** Bad audits that only show across files (one domain under two spellings), and bad audits through the CLI: exit code, problems named, nothing published. */
 import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatProblem, type AuditProblem } from '../../core/errors.ts';
+import { type AuditProblem, formatProblem } from '../../core/errors.ts';
 import { audit, jsonl } from '../support/audits.ts';
+import { expectUntouched, liveCopy, rejected } from '../support/bad-audits.ts';
 import { buildArgs, lines, runCli } from '../support/cli.ts';
 import { readCurrentRecords } from '../support/outputs.ts';
 import { auditsFolder, makeProject, type Project, removeTempDirs } from '../support/project.ts';
-import { expectUntouched, liveCopy, rejected } from '../support/bad-audits.ts';
 
 /** A project with a good build (a copy of the plain one); each case copies it (test/support/bad-audits.ts). */
 let base: Project;

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatProblem } from '../../core/errors.ts';
 import { audit, jsonl } from '../support/audits.ts';
+import { file, type ProblemsOf, rejected, rejectedTogether } from '../support/bad-audits.ts';
 import { build, makeProject, type Project, removeTempDirs } from '../support/project.ts';
-import { file, rejected, rejectedTogether, type ProblemsOf } from '../support/bad-audits.ts';
 
 /** One bad member on line 2 of a JSONL file (lines 1 and 3 are valid): exactly one problem, naming file:2 and the member. */
 const memberCases: { name: string; line: (domain: string) => Record<string, unknown>; member: string; message?: RegExp }[] = [
@@ -27,11 +27,17 @@ const slug = (name: string) => name.replaceAll(' ', '-');
 /** The 14 lines of `more.jsonl`: one bad member a line, and the member each names. */
 const moreCases: [Record<string, unknown>, string][] = [
   [audit('v1.example', { sub_scores: { visibility: 1, recommendation_rate: 2 } }), 'sub_scores.technical_readiness'],
-  [audit('v2.example', { sub_scores: { visibility: 1, recommendation_rate: -1, technical_readiness: 3 } }), 'sub_scores.recommendation_rate'],
+  [
+    audit('v2.example', { sub_scores: { visibility: 1, recommendation_rate: -1, technical_readiness: 3 } }),
+    'sub_scores.recommendation_rate',
+  ],
   [audit('v3.example', { score: 101 }), 'score'],
   [audit('v4.example', { evidence: { ok: true, coverage: 1.2, site_coverage: 0.5, engines_ran: ['chatgpt'] } }), 'evidence.coverage'],
   [audit('v5.example', { flags: 'thin_evidence' }), 'flags'],
-  [audit('v6.example', { evidence: { ok: true, coverage: 1, site_coverage: 0.5, engines_ran: ['chatgpt'], notes: 'x' } }), 'evidence.notes'],
+  [
+    audit('v6.example', { evidence: { ok: true, coverage: 1, site_coverage: 0.5, engines_ran: ['chatgpt'], notes: 'x' } }),
+    'evidence.notes',
+  ],
   [audit('v7.example', { last_audited_at: '15/10/2026 12:00' }), 'last_audited_at'],
   [audit('v8.example', { first_seen: '2026-02-30T00:00:00Z' }), 'first_seen'],
   [audit('v9.example', { first_seen: '2026-12-01T00:00:00Z' }), 'first_seen'],
@@ -44,17 +50,28 @@ const moreCases: [Record<string, unknown>, string][] = [
 
 /** Every case of the one failing build, by folder; valid audits have domains of their own. */
 const CASES: Record<string, Record<string, string>> = {
-  'invalid-json-line': { 'bad.jsonl': jsonl(audit('line-one.example'), '{"domain": "line-two.example", "score": ', audit('line-three.example')) },
+  'invalid-json-line': {
+    'bad.jsonl': jsonl(audit('line-one.example'), '{"domain": "line-two.example", "score": ', audit('line-three.example')),
+  },
   'json-not-json': { 'bad.json': '{\n  "domain": "broken.example",\n  "score": 80,,\n}\n' },
   'not-an-object': {
     'bad.jsonl': jsonl(audit('fine-one.example'), '["not", "an", "audit"]', '42'),
     'arr.json': JSON.stringify([audit('fine-two.example'), null]),
     'str.json': '"just a string"',
   },
-  ...Object.fromEntries(memberCases.map(({ name, line }) => [slug(name), { 'bad.jsonl': jsonl(audit(`${slug(name)}-1.example`), line(`${slug(name)}-2.example`), audit(`${slug(name)}-3.example`)) }])),
+  ...Object.fromEntries(
+    memberCases.map(({ name, line }) => [
+      slug(name),
+      { 'bad.jsonl': jsonl(audit(`${slug(name)}-1.example`), line(`${slug(name)}-2.example`), audit(`${slug(name)}-3.example`)) },
+    ]),
+  ),
   'more-members': { 'more.jsonl': jsonl(...moreCases.map(([a]) => a)) },
   'json-array-member': {
-    'arr.json': JSON.stringify([audit('ok-a.example'), audit('bad-b.example', { sub_scores: { visibility: 101, recommendation_rate: 1, technical_readiness: 1 } })], null, 2),
+    'arr.json': JSON.stringify(
+      [audit('ok-a.example'), audit('bad-b.example', { sub_scores: { visibility: 101, recommendation_rate: 1, technical_readiness: 1 } })],
+      null,
+      2,
+    ),
   },
   crlf: {
     'crlf.jsonl': `${[JSON.stringify(audit('crlf-1.example')), '', '   ', JSON.stringify(audit('crlf-4.example', { score: -1 })), JSON.stringify(audit('crlf-5.example'))].join('\r\n')}\r\n`,
@@ -167,10 +184,23 @@ describe.concurrent('bad audits: every problem at once', () => {
     expect(error.problems).toHaveLength(9);
     const where = error.problems.map((pr) => `${file(pr)} ${pr.member ?? ''}`.trim());
     expect([...where].sort()).toEqual(
-      ['bad.jsonl:2', 'bad.jsonl:4 score', 'bad.jsonl:5 archetype', 'bad.jsonl:5 colour', 'bad.jsonl:10 domain', 'bad.jsonl:12 last_audited_at', 'cr.jsonl:3 score', 'cr.jsonl:5 score', 'zz.json:1:3'].sort(),
+      [
+        'bad.jsonl:2',
+        'bad.jsonl:4 score',
+        'bad.jsonl:5 archetype',
+        'bad.jsonl:5 colour',
+        'bad.jsonl:10 domain',
+        'bad.jsonl:12 last_audited_at',
+        'cr.jsonl:3 score',
+        'cr.jsonl:5 score',
+        'zz.json:1:3',
+      ].sort(),
     );
     // Reported in input order: line numbers ascend numerically (10 after 5, not after 1).
-    const jsonlLines = error.problems.map(file).filter((f) => f.startsWith('bad.jsonl:')).map((f) => Number(f.split(':')[1]));
+    const jsonlLines = error.problems
+      .map(file)
+      .filter((f) => f.startsWith('bad.jsonl:'))
+      .map((f) => Number(f.split(':')[1]));
     expect(jsonlLines).toEqual([2, 4, 5, 5, 10, 12]);
     expect(error.message).toMatch(/9 problems/);
   });
@@ -187,6 +217,9 @@ describe.concurrent('bad audits: every problem at once', () => {
   it('counts lines ended by a CR on its own as readline does, in runs of one line (each run its own batch)', async () => {
     const error = await everyProblemBuild();
     const cr = error.problems.filter((pr) => file(pr).startsWith('cr.jsonl:'));
-    expect(cr.map((pr) => [file(pr), pr.member])).toEqual([['cr.jsonl:3', 'score'], ['cr.jsonl:5', 'score']]);
+    expect(cr.map((pr) => [file(pr), pr.member])).toEqual([
+      ['cr.jsonl:3', 'score'],
+      ['cr.jsonl:5', 'score'],
+    ]);
   });
 });

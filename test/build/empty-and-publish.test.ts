@@ -36,7 +36,8 @@ describe.concurrent('builds that publish and builds that must not', () => {
       // The plain project's build (--now 2026-11-01) is the first of three.
       const { p } = await builtProject();
       const ids = [await liveId(p)];
-      for (const day of ['02', '03']) ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1, keep: 2 })).buildId);
+      for (const day of ['02', '03'])
+        ids.push((await build(p, { now: Date.parse(`2026-11-${day}T00:00:00Z`), workers: 1, keep: 2 })).buildId);
       expect((await readdir(join(p.recordsDir, BUILDS_DIR))).sort()).toEqual([ids[1], ids[2]].sort());
       expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, ids[2]!));
     });
@@ -45,7 +46,8 @@ describe.concurrent('builds that publish and builds that must not', () => {
       // The plain project's build (--now 2026-11-01) is the first of three, each dated a day before the one before.
       const { p } = await builtProject();
       const ids = [await liveId(p)];
-      for (const day of ['10-31', '10-30']) ids.push((await build(p, { now: Date.parse(`2026-${day}T00:00:00Z`), workers: 1, keep: 1 })).buildId);
+      for (const day of ['10-31', '10-30'])
+        ids.push((await build(p, { now: Date.parse(`2026-${day}T00:00:00Z`), workers: 1, keep: 1 })).buildId);
       expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, ids[2]!));
       // Live: the 3rd build; the one before it: the 2nd. The 1st is the one to prune.
       expect((await readdir(join(p.recordsDir, BUILDS_DIR))).sort()).toEqual([ids[1], ids[2]].sort());
@@ -77,10 +79,20 @@ describe.concurrent('builds that publish and builds that must not', () => {
       expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, summary.buildId));
       // No record: the manifest, the (empty) index and domain map, the statement, and the change feed against the build before (every record dropped).
       const files = [...(await listFiles(join(p.recordsDir, CURRENT_LINK))).keys()];
-      expect(files.filter((f) => !f.startsWith('changes/')).sort()).toEqual([DOMAIN_MAP_FILE, INDEX_FILE, MANIFEST_FILE, BUILD_STATEMENT_FILE]);
+      expect(files.filter((f) => !f.startsWith('changes/')).sort()).toEqual([
+        DOMAIN_MAP_FILE,
+        INDEX_FILE,
+        MANIFEST_FILE,
+        BUILD_STATEMENT_FILE,
+      ]);
       // The empty map's root is SHA-256 of nothing: every domain provably absent, signed.
       const statement = JSON.parse(await readFile(join(p.recordsDir, CURRENT_LINK, BUILD_STATEMENT_FILE), 'utf8'));
-      expect(statement).toMatchObject({ build: summary.buildId, records: 0, domain_map: { size: 0, root: '47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=' }, key_id: p.kid });
+      expect(statement).toMatchObject({
+        build: summary.buildId,
+        records: 0,
+        domain_map: { size: 0, root: '47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=' },
+        key_id: p.kid,
+      });
       const manifest = JSON.parse(await readFile(join(p.recordsDir, CURRENT_LINK, MANIFEST_FILE), 'utf8'));
       expect(manifest).toMatchObject({ records: 0, by_status: {}, by_tier: {}, key_id: p.kid });
       expect((await readKeySet(p.publicDir)).keySet.keys.map((k) => k.kid)).toEqual([p.kid]);

@@ -1,14 +1,14 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { cp, mkdir } from 'node:fs/promises';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateAudits } from '../../bench/generate-audits.ts';
 import { buildArgs, cliEnv } from '../support/cli.ts';
 import { currentTarget, snapshotOutputs } from '../support/outputs.ts';
-import { buildFails, makeProject, type Project, removeTempDirs, ROOT } from '../support/project.ts';
 import { skippedUnless } from '../support/programs.ts';
+import { buildFails, makeProject, type Project, ROOT, removeTempDirs } from '../support/project.ts';
 import { waitForClose } from '../support/wait.ts';
 
 /**
@@ -35,46 +35,66 @@ const canMount = spawnSync('mount', ['--version']).status === 0 && process.getui
 const canChattr = spawnSync('chattr', ['--help']).status !== null && spawnSync('which', ['chattr']).status === 0;
 
 describe.concurrent('build faults leave the previous build live', () => {
-  it.runIf(canMount)(skippedUnless(canMount, 'mounting a tmpfs needs root', 'disk full (ENOSPC on a 1 MiB tmpfs): BUILD_FAILED naming the cause, old records intact'), async () => {
-    // The plain project's build, copied onto a records folder of its own on a 1 MiB tmpfs.
-    const plain = await makeProject();
-    const p: Project = { ...plain, recordsDir: join(plain.root, 'records-on-tmpfs') };
-    await mkdir(p.recordsDir);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', p.recordsDir]);
-    mounts.push(p.recordsDir);
-    await cp(plain.recordsDir, p.recordsDir, { recursive: true, verbatimSymlinks: true });
-    const before = await snapshotOutputs(p);
-    const live = await currentTarget(p.recordsDir);
-    await bigAudits(p, 3000); // ~3000 files of 4 KiB pages: far beyond 1 MiB
-    const error = await buildFails(p);
-    expect(error.code).toBe('BUILD_FAILED');
-    expect(error.message).toMatch(/ENOSPC|no space/i);
-    expect(error.message).toMatch(/previous build is still live/);
-    expect(await snapshotOutputs(p)).toEqual(before);
-    expect(await currentTarget(p.recordsDir)).toBe(live);
-  });
-
-  it.runIf(canChattr)(skippedUnless(canChattr, 'chattr is not installed', 'a records folder that refuses writes (immutable, EPERM even for root): BUILD_FAILED, old records intact'), async () => {
-    const p = await makeProject(); // a copy of the plain project: a live build
-    const before = await snapshotOutputs(p);
-    const builds = join(p.recordsDir, 'builds');
-    execFileSync('chattr', ['+i', builds]);
-    try {
+  it.runIf(canMount)(
+    skippedUnless(
+      canMount,
+      'mounting a tmpfs needs root',
+      'disk full (ENOSPC on a 1 MiB tmpfs): BUILD_FAILED naming the cause, old records intact',
+    ),
+    async () => {
+      // The plain project's build, copied onto a records folder of its own on a 1 MiB tmpfs.
+      const plain = await makeProject();
+      const p: Project = { ...plain, recordsDir: join(plain.root, 'records-on-tmpfs') };
+      await mkdir(p.recordsDir);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', p.recordsDir]);
+      mounts.push(p.recordsDir);
+      await cp(plain.recordsDir, p.recordsDir, { recursive: true, verbatimSymlinks: true });
+      const before = await snapshotOutputs(p);
+      const live = await currentTarget(p.recordsDir);
+      await bigAudits(p, 3000); // ~3000 files of 4 KiB pages: far beyond 1 MiB
       const error = await buildFails(p);
       expect(error.code).toBe('BUILD_FAILED');
-      expect(error.message).toMatch(/EPERM|operation not permitted/i);
-    } finally {
-      execFileSync('chattr', ['-i', builds]);
-    }
-    expect(await snapshotOutputs(p)).toEqual(before);
-  });
+      expect(error.message).toMatch(/ENOSPC|no space/i);
+      expect(error.message).toMatch(/previous build is still live/);
+      expect(await snapshotOutputs(p)).toEqual(before);
+      expect(await currentTarget(p.recordsDir)).toBe(live);
+    },
+  );
+
+  it.runIf(canChattr)(
+    skippedUnless(
+      canChattr,
+      'chattr is not installed',
+      'a records folder that refuses writes (immutable, EPERM even for root): BUILD_FAILED, old records intact',
+    ),
+    async () => {
+      const p = await makeProject(); // a copy of the plain project: a live build
+      const before = await snapshotOutputs(p);
+      const builds = join(p.recordsDir, 'builds');
+      execFileSync('chattr', ['+i', builds]);
+      try {
+        const error = await buildFails(p);
+        expect(error.code).toBe('BUILD_FAILED');
+        expect(error.message).toMatch(/EPERM|operation not permitted/i);
+      } finally {
+        execFileSync('chattr', ['-i', builds]);
+      }
+      expect(await snapshotOutputs(p)).toEqual(before);
+    },
+  );
 
   it('a file size limit (ulimit -f 0, EFBIG) through the CLI: exit 1, one clear line, old records intact', async () => {
     const p = await makeProject(); // a copy of the plain project: a live build
     const before = await snapshotOutputs(p);
-    const args = buildArgs(p).map((a) => `'${a}'`).join(' ');
+    const args = buildArgs(p)
+      .map((a) => `'${a}'`)
+      .join(' ');
     // Not spawnSync: the other cases run meanwhile.
-    const child = spawn('bash', ['-c', `ulimit -f 0; exec '${process.execPath}' bin/mvr.js ${args}`], { cwd: ROOT, env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('bash', ['-c', `ulimit -f 0; exec '${process.execPath}' bin/mvr.js ${args}`], {
+      cwd: ROOT,
+      env: cliEnv(),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
     const { code: status } = await waitForClose(child, 'mvr build under ulimit -f 0', () => stderr);
@@ -84,4 +104,3 @@ describe.concurrent('build faults leave the previous build live', () => {
     expect(await snapshotOutputs(p)).toEqual(before);
   });
 });
-

@@ -1,15 +1,15 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { KeySet } from '@merchant-verify/verifier';
+import { canonicalJson } from '@merchant-verify/verifier/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildSummary } from '../../builder/build.ts';
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
 import { normalizeDomain } from '../../core/domain.ts';
-import type { KeySet } from '@merchant-verify/verifier';
 import { BUILDS_DIR, CURRENT_LINK, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
 import { recordSchema } from '../../core/record.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { sampleAudits } from '../support/audits.ts';
-import { currentTarget, readCurrentRecords, readKeySet, type RecordFile } from '../support/outputs.ts';
+import { currentTarget, type RecordFile, readCurrentRecords, readKeySet } from '../support/outputs.ts';
 import { build, ISSUER, makeProject, NOW_ISO, type Project, removeTempDirs, SCHEMA_URL } from '../support/project.ts';
 
 describe('build of the sample audits (runBuild, signed)', () => {
@@ -51,9 +51,11 @@ describe('build of the sample audits (runBuild, signed)', () => {
   it('counts records by status and tier in the summary, matching the files on disk', () => {
     expect(summary.byStatus).toEqual({ flagged: 3, provisional: 3, verified: 27 });
     expect(summary.byTier).toEqual({ bronze: 8, gold: 6, none: 7, silver: 12 });
-    const byStatus: Record<string, number> = {}, byTier: Record<string, number> = {};
+    const byStatus: Record<string, number> = {},
+      byTier: Record<string, number> = {};
     for (const { record } of records.values()) {
-      const s = String(record.status), t = record.tier === null ? 'none' : String(record.tier);
+      const s = String(record.status),
+        t = record.tier === null ? 'none' : String(record.tier);
       byStatus[s] = (byStatus[s] ?? 0) + 1;
       byTier[t] = (byTier[t] ?? 0) + 1;
     }
@@ -148,14 +150,21 @@ describe('build of the sample audits (runBuild, signed)', () => {
     expect(rec('quiet-pottery.example')).toMatchObject({ status: 'provisional', tier: null, score: null, flags: ['thin_evidence'] });
     expect(rec('sparse-signals.example')).toMatchObject({ status: 'provisional', tier: null, score: 84, flags: ['thin_evidence'] });
     // Blockers pass through as given, objects included.
-    expect((rec('sparse-signals.example').evidence as { blockers: unknown }).blockers).toEqual([{ engine: 'gemini', kind: 'rate_limited' }]);
+    expect((rec('sparse-signals.example').evidence as { blockers: unknown }).blockers).toEqual([
+      { engine: 'gemini', kind: 'rate_limited' },
+    ]);
     // The auditor's flags are kept, thin_evidence added, sorted.
     expect(rec('new-arrival.example').flags).toEqual(['missing_signal:reviews', 'thin_evidence']);
     expect(rec('indigo-apparel.example').flags).toEqual(['missing_signal:reviews', 'missing_signal:structured_data']);
   });
 
   it('marks flagged merchants flagged, whatever the evidence', () => {
-    expect(rec('dubious-deals.example')).toMatchObject({ status: 'flagged', tier: null, score: null, flags: ['missing_signal:contact_page'] });
+    expect(rec('dubious-deals.example')).toMatchObject({
+      status: 'flagged',
+      tier: null,
+      score: null,
+      flags: ['missing_signal:contact_page'],
+    });
     expect(rec('knockoff-watches.example')).toMatchObject({ status: 'flagged', tier: null, flags: ['thin_evidence'] });
     expect(rec('counterfeit-sneakers.example')).toMatchObject({ status: 'flagged', score: 15 });
   });
@@ -167,8 +176,14 @@ describe('build of the sample audits (runBuild, signed)', () => {
       first_seen: '2025-03-14T09:30:00.000Z',
     });
     expect(rec('leap-year-clamp.example').next_audit_at).toBe('2024-02-29T06:00:00.000Z');
-    expect(rec('year-end.example')).toMatchObject({ last_audited_at: '2025-12-15T11:00:00.000Z', next_audit_at: '2026-01-15T11:00:00.000Z' });
-    expect(rec('greenleaf-tea.example')).toMatchObject({ last_audited_at: '2026-01-31T07:00:00.000Z', next_audit_at: '2026-02-28T07:00:00.000Z' });
+    expect(rec('year-end.example')).toMatchObject({
+      last_audited_at: '2025-12-15T11:00:00.000Z',
+      next_audit_at: '2026-01-15T11:00:00.000Z',
+    });
+    expect(rec('greenleaf-tea.example')).toMatchObject({
+      last_audited_at: '2026-01-31T07:00:00.000Z',
+      next_audit_at: '2026-02-28T07:00:00.000Z',
+    });
     expect(rec('lumen-lighting.example').next_audit_at).toBe('2026-04-30T10:00:00.000Z');
     expect(rec('bluebird-books.example').next_audit_at).toBe('2026-09-30T23:15:00.000Z');
   });

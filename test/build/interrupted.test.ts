@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { once } from 'node:events';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateAudits } from '../../bench/generate-audits.ts';

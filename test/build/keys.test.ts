@@ -1,4 +1,4 @@
-import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generatePrivateJwk, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
@@ -140,7 +140,7 @@ describe.concurrent('signing keys in the build', () => {
   });
 
   describe.concurrent('--publish-keys (CI keeps earlier public keys listed)', () => {
-    it('lists the file\'s public keys after the active key, and refuses a file that holds a private key', async () => {
+    it("lists the file's public keys after the active key, and refuses a file that holds a private key", async () => {
       const p = await makeProject({ samples: true, sign: true, build: false });
       const earlier = generatePrivateJwk();
       const publicSet = join(p.root, 'earlier-keys.json');
@@ -199,7 +199,14 @@ describe.concurrent('signing keys in the build', () => {
           for (const secret of secrets) expect(text.includes(secret), `${rel} holds a private key`).toBe(false);
           expect(text, rel).not.toMatch(/"d"\s*:/);
           // JSON Lines (the index, the change feed): each line is a JSON value; the verify page (HTML, JS) only as text.
-          const values = rel.endsWith('.jsonl') ? text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown) : rel.endsWith('.json') ? [JSON.parse(text) as unknown] : [];
+          const values = rel.endsWith('.jsonl')
+            ? text
+                .split('\n')
+                .filter(Boolean)
+                .map((l) => JSON.parse(l) as unknown)
+            : rel.endsWith('.json')
+              ? [JSON.parse(text) as unknown]
+              : [];
           for (const value of values) expect(privateMembers(value), rel).toEqual([]);
         }
       }

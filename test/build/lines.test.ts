@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { forEachLine, lineRuns, type LineRun } from '../../builder/lines.ts';
+import { describe, expect, it } from 'vitest';
+import { forEachLine, type LineRun, lineRuns } from '../../builder/lines.ts';
 
 async function* chunked(bytes: Uint8Array, cuts: number[]): AsyncGenerator<Buffer> {
   let at = 0;
@@ -26,7 +26,9 @@ function fileLines(text: string): string[] {
 
 /** The lines the build reads, numbered as in the file: blank ones skipped. */
 function expectedLines(text: string): [string, number][] {
-  return fileLines(text).map((l, i): [string, number] => [l, i + 1]).filter(([l]) => l.trim() !== '');
+  return fileLines(text)
+    .map((l, i): [string, number] => [l, i + 1])
+    .filter(([l]) => l.trim() !== '');
 }
 
 // Lines as JSONL holds them: audits with any text, blank and whitespace-only lines; LF, CRLF and
@@ -71,10 +73,16 @@ describe('JSONL runs: the main thread cuts bytes, a worker numbers the lines', (
     const text = '{"domain":"é.example"}\r\n\r\n{"domain":"日本.example"}';
     const cutInside = Buffer.from(text).indexOf(Buffer.from('日')) + 1;
     const { runs } = await runsOf(text, [cutInside, 12], 2);
-    expect(runs.map((r) => [r.firstLine, r.lines])).toEqual([[1, 2], [3, 1]]);
+    expect(runs.map((r) => [r.firstLine, r.lines])).toEqual([
+      [1, 2],
+      [3, 1],
+    ]);
     const seen: [string, number][] = [];
     for (const run of runs) forEachLine(run, (t, n) => seen.push([t, n]));
-    expect(seen).toEqual([['{"domain":"é.example"}', 1], ['{"domain":"日本.example"}', 3]]);
+    expect(seen).toEqual([
+      ['{"domain":"é.example"}', 1],
+      ['{"domain":"日本.example"}', 3],
+    ]);
   });
 
   it('ends a line at a CR on its own, also when a CR ends a chunk and the next begins with LF', async () => {
@@ -84,7 +92,11 @@ describe('JSONL runs: the main thread cuts bytes, a worker numbers the lines', (
       const { runs } = await runsOf(text, [crlf, 8], perRun);
       const seen: [string, number][] = [];
       for (const run of runs) forEachLine(run, (t, n) => seen.push([t, n]));
-      expect(seen).toEqual([['{"a":1}', 1], ['{"b":2}', 2], ['{"c":3}', 4]]);
+      expect(seen).toEqual([
+        ['{"a":1}', 1],
+        ['{"b":2}', 2],
+        ['{"c":3}', 4],
+      ]);
       expect(runs.reduce((n, r) => n + r.lines, 0)).toBe(4);
     }
   });

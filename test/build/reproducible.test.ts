@@ -1,7 +1,6 @@
-import { basename } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, KEPT_FILE, LOG_DIR, MANIFEST_FILE } from '../../core/layout.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
@@ -44,7 +43,8 @@ describe.concurrent('reproducible builds', () => {
     const a = await makeProject();
     const b = await sibling(a);
     await build(b, { now: Date.parse('2026-11-02T12:34:56.789Z') });
-    const ra = await readCurrentRecords(a.recordsDir), rb = await readCurrentRecords(b.recordsDir);
+    const ra = await readCurrentRecords(a.recordsDir),
+      rb = await readCurrentRecords(b.recordsDir);
     expect(rb.size).toBe(ra.size);
     for (const [domain, { record }] of ra) {
       const other = rb.get(domain)!.record;
@@ -89,7 +89,9 @@ describe.concurrent('reproducible builds', () => {
     const before = await snapshotOutputs(p);
     const second = await runCli(buildArgs(p));
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toContain(`build ${(JSON.parse(first.stdout) as { buildId: string }).buildId} is already live (the same audits, keys, options and --now): no build written, nothing appended to the log`);
+    expect(second.stdout).toContain(
+      `build ${(JSON.parse(first.stdout) as { buildId: string }).buildId} is already live (the same audits, keys, options and --now): no build written, nothing appended to the log`,
+    );
     // Its summary says what was done: the records checked, nothing appended (not "no log key": the log has one).
     expect(second.stdout).toMatch(/^checked 33 records from /m);
     expect(second.stdout).toContain('log:       nothing appended (its records are in the log already, if it has one)');

@@ -7,9 +7,9 @@
 import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { resolveNow } from '../../cli/config.ts';
 import { FUTURE_TOLERANCE_MS } from '../../core/audit.ts';
 import { MAX_RECORD_BYTES } from '../../core/files.ts';
-import { resolveNow } from '../../cli/config.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
 import { snapshotOutputs } from '../support/outputs.ts';
@@ -21,7 +21,12 @@ const MINUTE = 60_000;
 const at = (ms: number) => new Date(ms).toISOString();
 
 /** A built project with `files` added to its audits; the CLI build over it, and whether records/ and public/ stayed as they were. */
-async function buildWith(files: Record<string, string>, extra: string[] = [], env: Record<string, string> = {}, now: string | null = NOW_ISO) {
+async function buildWith(
+  files: Record<string, string>,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+  now: string | null = NOW_ISO,
+) {
   const p = await makeProject();
   for (const [name, text] of Object.entries(files)) await writeFile(join(p.auditsDir, name), text);
   const before = await snapshotOutputs(p);
@@ -35,13 +40,18 @@ describe.concurrent('what a build may sign', () => {
       'late.jsonl': jsonl(
         audit('in-tolerance.example', { last_audited_at: at(NOW + FUTURE_TOLERANCE_MS - MINUTE) }),
         audit('typo-year.example', { last_audited_at: '2031-10-15T12:00:00Z' }),
-        audit('first-seen-ahead.example', { first_seen: at(NOW + FUTURE_TOLERANCE_MS + MINUTE), last_audited_at: at(NOW + FUTURE_TOLERANCE_MS + MINUTE) }),
+        audit('first-seen-ahead.example', {
+          first_seen: at(NOW + FUTURE_TOLERANCE_MS + MINUTE),
+          last_audited_at: at(NOW + FUTURE_TOLERANCE_MS + MINUTE),
+        }),
       ),
     });
     expect(res.code, res.stderr).toBe(3);
     const problems = res.stderr.split('\n').filter((l) => l.includes('late.jsonl'));
     expect(problems).toEqual([
-      expect.stringMatching(/late\.jsonl:2: last_audited_at: 2031-10-15T12:00:00Z is later than the build's issued_at 2026-11-01T00:00:00\.000Z/),
+      expect.stringMatching(
+        /late\.jsonl:2: last_audited_at: 2031-10-15T12:00:00Z is later than the build's issued_at 2026-11-01T00:00:00\.000Z/,
+      ),
       expect.stringMatching(/late\.jsonl:3: first_seen: .* is later than the build's issued_at/),
       expect.stringMatching(/late\.jsonl:3: last_audited_at: .* is later than the build's issued_at/),
     ]);
@@ -49,17 +59,35 @@ describe.concurrent('what a build may sign', () => {
   });
 
   it(`an audit whose record would exceed ${MAX_RECORD_BYTES} bytes is refused, naming the audit and the size; nothing written`, async () => {
-    const blockers = Array.from({ length: 2000 }, (_, i) => `blocker number ${i} of a very long list of blockers, one hundred bytes each..`);
-    const { res, untouched } = await buildWith({ 'big.json': JSON.stringify([audit('fits.example'), audit('huge-evidence.example', { evidence: { ok: true, coverage: 1, site_coverage: 1, engines_ran: ['chatgpt'], blockers } })]) });
+    const blockers = Array.from(
+      { length: 2000 },
+      (_, i) => `blocker number ${i} of a very long list of blockers, one hundred bytes each..`,
+    );
+    const { res, untouched } = await buildWith({
+      'big.json': JSON.stringify([
+        audit('fits.example'),
+        audit('huge-evidence.example', { evidence: { ok: true, coverage: 1, site_coverage: 1, engines_ran: ['chatgpt'], blockers } }),
+      ]),
+    });
     expect(res.code, res.stderr).toBe(3);
     const problems = res.stderr.split('\n').filter((l) => l.includes('big.json'));
-    expect(problems).toEqual([expect.stringMatching(new RegExp(`big\\.json\\[1\\]: its record would be \\d{6} bytes, more than the ${MAX_RECORD_BYTES} bytes a record may have`))]);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        new RegExp(`big\\.json\\[1\\]: its record would be \\d{6} bytes, more than the ${MAX_RECORD_BYTES} bytes a record may have`),
+      ),
+    ]);
     expect(untouched).toBe(true);
   });
 
   it('a record just under the limit is built, and its file is within the limit every store reads', async () => {
     const filler = 'x'.repeat(MAX_RECORD_BYTES - 2_000);
-    const { p, res } = await buildWith({ 'near.json': JSON.stringify(audit('near-limit.example', { evidence: { ok: true, coverage: 1, site_coverage: 1, engines_ran: ['chatgpt'], blockers: [filler] } })) });
+    const { p, res } = await buildWith({
+      'near.json': JSON.stringify(
+        audit('near-limit.example', {
+          evidence: { ok: true, coverage: 1, site_coverage: 1, engines_ran: ['chatgpt'], blockers: [filler] },
+        }),
+      ),
+    });
     expect(res.code, res.stderr).toBe(0);
     const size = (await stat(liveRecordFile(p, 'near-limit.example'))).size;
     expect(size).toBeGreaterThan(MAX_RECORD_BYTES - 2_000);
@@ -80,8 +108,12 @@ describe.concurrent('what a build may sign', () => {
   it('the clock check holds the stated tolerance, against an injected clock', () => {
     const clock = () => NOW;
     expect(resolveNow(at(NOW + FUTURE_TOLERANCE_MS), {}, clock)).toBe(NOW + FUTURE_TOLERANCE_MS);
-    expect(() => resolveNow(at(NOW + FUTURE_TOLERANCE_MS + 1000), {}, clock)).toThrow(/--now .* is later than this machine's clock \(2026-11-01T00:00:00\.000Z\)/);
-    expect(() => resolveNow(undefined, { SOURCE_DATE_EPOCH: String((NOW + FUTURE_TOLERANCE_MS) / 1000 + 1) }, clock)).toThrow(/SOURCE_DATE_EPOCH/);
+    expect(() => resolveNow(at(NOW + FUTURE_TOLERANCE_MS + 1000), {}, clock)).toThrow(
+      /--now .* is later than this machine's clock \(2026-11-01T00:00:00\.000Z\)/,
+    );
+    expect(() => resolveNow(undefined, { SOURCE_DATE_EPOCH: String((NOW + FUTURE_TOLERANCE_MS) / 1000 + 1) }, clock)).toThrow(
+      /SOURCE_DATE_EPOCH/,
+    );
     expect(resolveNow(undefined, {}, clock)).toBe(NOW);
   });
 });

@@ -29,19 +29,33 @@ describe('commandOptions', () => {
     [{ issuer: 'Not A Host' }, {}, /^--issuer \/ MVR_ISSUER "Not A Host": must be a lowercase hostname/],
     [{ 'schema-url': 'https://x.example/other' }, {}, /^--schema-url \/ MVR_SCHEMA_URL .*\/verification\/v1/],
   ])('refuses %j %j with INVALID_CONFIG naming the flag, the variable and the value', (args, env, message) => {
-    expect(() => gateway.resolve(args, env)).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringMatching(message) }));
+    expect(() => gateway.resolve(args, env)).toThrow(
+      expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringMatching(message) }),
+    );
   });
 
   it("reads only the command's own options: a variable meant for another command never stops this one", () => {
-    expect(commandOptions('keys').resolve({}, { PORT: 'abc', MVR_CACHE_MB: 'x', MVR_ISSUER: 'Not A Host' })).toEqual({ keys: resolve('keys') });
-    expect(commandOptions('keys').args).toEqual({ keys: expect.objectContaining({ type: 'string', description: expect.stringContaining('MVR_KEYS_DIR') }) });
+    expect(commandOptions('keys').resolve({}, { PORT: 'abc', MVR_CACHE_MB: 'x', MVR_ISSUER: 'Not A Host' })).toEqual({
+      keys: resolve('keys'),
+    });
+    expect(commandOptions('keys').args).toEqual({
+      keys: expect.objectContaining({ type: 'string', description: expect.stringContaining('MVR_KEYS_DIR') }),
+    });
   });
 
   it('metrics are off unless --metrics-port / MVR_METRICS_PORT is given, on 127.0.0.1 unless --metrics-host says otherwise', () => {
     const metrics = commandOptions('metricsPort', 'metricsHost');
     expect(metrics.resolve({}, {})).toEqual({ metricsPort: undefined, metricsHost: '127.0.0.1' });
     expect(metrics.resolve({ 'metrics-port': '0' }, {})).toEqual({ metricsPort: 0, metricsHost: '127.0.0.1' });
-    expect(metrics.resolve({}, { MVR_METRICS_PORT: '9464', MVR_METRICS_HOST: '10.0.0.5' })).toEqual({ metricsPort: 9464, metricsHost: '10.0.0.5' });
-    expect(() => metrics.resolve({ 'metrics-port': 'on' }, {})).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringMatching(/^--metrics-port \/ MVR_METRICS_PORT "on": must be a port/) }));
+    expect(metrics.resolve({}, { MVR_METRICS_PORT: '9464', MVR_METRICS_HOST: '10.0.0.5' })).toEqual({
+      metricsPort: 9464,
+      metricsHost: '10.0.0.5',
+    });
+    expect(() => metrics.resolve({ 'metrics-port': 'on' }, {})).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_CONFIG',
+        message: expect.stringMatching(/^--metrics-port \/ MVR_METRICS_PORT "on": must be a port/),
+      }),
+    );
   });
 });

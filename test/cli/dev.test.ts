@@ -9,16 +9,19 @@ import { cp, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../support/cli.ts';
-import { removeTempDirs, ROOT, SAMPLE_AUDITS, tempDir } from '../support/project.ts';
 import { snapshot } from '../support/outputs.ts';
+import { ROOT, removeTempDirs, SAMPLE_AUDITS, tempDir } from '../support/project.ts';
 import { waitForExit } from '../support/wait.ts';
-
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Starts `mvr dev` in `dir`; resolves with the child and its stderr once the gateway is up. */
 async function startDev(dir: string, port: string) {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), 'dev', '--port', port], { cwd: dir, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), 'dev', '--port', port], {
+    cwd: dir,
+    env: cliEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   let stdout = ''; // the gateway's log
   child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
@@ -62,7 +65,9 @@ describe('mvr dev (npm start)', () => {
     const age = Date.now() - Date.parse(record.last_audited_at);
     expect(age).toBeGreaterThan(2 * DAY_MS);
     expect(age).toBeLessThan(4 * DAY_MS);
-    expect(dev.stderr).toMatch(/dated the 33 audits of .* relative to today \(moved \d+ days? (later|earlier): the typical audit was made 3 days ago\); the files are unchanged/);
+    expect(dev.stderr).toMatch(
+      /dated the 33 audits of .* relative to today \(moved \d+ days? (later|earlier): the typical audit was made 3 days ago\); the files are unchanged/,
+    );
     expect(await readFile(join(dir, 'audits/verified.jsonl'), 'utf8')).toBe(await readFile(join(SAMPLE_AUDITS, 'verified.jsonl'), 'utf8'));
 
     const verifyLine = /npx mvr (verify .+)$/m.exec(dev.stderr)![1]!;
@@ -76,17 +81,41 @@ describe('mvr dev (npm start)', () => {
     expect(dev.log()).not.toMatch(/"level":"warn"/);
     // The banner says how to use another port, and that this is the first dev key.
     expect(dev.stderr).toContain('Another port: npm start -- --port 8788 (or PORT=8788 npm start).');
-    expect(dev.stderr).toContain('The API key above is new: each start makes one and revokes the one before (no earlier development key was live;');
+    expect(dev.stderr).toContain(
+      'The API key above is new: each start makes one and revokes the one before (no earlier development key was live;',
+    );
   });
 
   it('a second mvr dev on the busy port exits 2 before it touches keys, records or API keys', async () => {
     const port = new URL(dev.url).port;
-    const before = { keys: await snapshot(join(dir, 'keys')), records: await snapshot(join(dir, 'records')), public: await snapshot(join(dir, 'public')) };
-    const second = await runCli(['dev', '--port', port, '--audits', join(dir, 'audits'), '--records', join(dir, 'records'), '--public', join(dir, 'public'), '--keys', join(dir, 'keys')]);
+    const before = {
+      keys: await snapshot(join(dir, 'keys')),
+      records: await snapshot(join(dir, 'records')),
+      public: await snapshot(join(dir, 'public')),
+    };
+    const second = await runCli([
+      'dev',
+      '--port',
+      port,
+      '--audits',
+      join(dir, 'audits'),
+      '--records',
+      join(dir, 'records'),
+      '--public',
+      join(dir, 'public'),
+      '--keys',
+      join(dir, 'keys'),
+    ]);
     expect(second.code, second.stderr).toBe(2);
-    expect(second.stderr).toMatch(new RegExp(`INVALID_CONFIG: --port / PORT ${port}: cannot listen on 127\\.0\\.0\\.1:${port} .*nothing was changed`));
+    expect(second.stderr).toMatch(
+      new RegExp(`INVALID_CONFIG: --port / PORT ${port}: cannot listen on 127\\.0\\.0\\.1:${port} .*nothing was changed`),
+    );
     expect(second.stderr).not.toMatch(/built|created/);
-    expect({ keys: await snapshot(join(dir, 'keys')), records: await snapshot(join(dir, 'records')), public: await snapshot(join(dir, 'public')) }).toEqual(before);
+    expect({
+      keys: await snapshot(join(dir, 'keys')),
+      records: await snapshot(join(dir, 'records')),
+      public: await snapshot(join(dir, 'public')),
+    }).toEqual(before);
     const res = await fetch(dev.url, { headers: { authorization: `Bearer ${dev.key}` } });
     expect(res.status).toBe(200);
   });
@@ -97,7 +126,9 @@ describe('mvr dev (npm start)', () => {
     const first = dev;
     dev = await startDev(dir, '0');
     expect(dev.key).not.toBe(first.key);
-    expect(dev.stderr).toContain('The API key above is new: each start makes one and revokes the one before (the key printed by an earlier start is now revoked; keys you made with mvr apikey are left alone).');
+    expect(dev.stderr).toContain(
+      'The API key above is new: each start makes one and revokes the one before (the key printed by an earlier start is now revoked; keys you made with mvr apikey are left alone).',
+    );
     const refused = await fetch(dev.url, { headers: { authorization: `Bearer ${first.key}` } });
     expect(refused.status).toBe(401);
     const res = await fetch(dev.url, { headers: { authorization: `Bearer ${dev.key}` } });

@@ -7,14 +7,14 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../core/errors.ts';
-import { OPTIONS, type OptionName } from '../../cli/config.ts';
 import { BUILD_OPTIONS } from '../../cli/commands/build.ts';
 import { SERVE_OPTIONS } from '../../cli/commands/serve.ts';
+import { OPTIONS, type OptionName } from '../../cli/config.ts';
+import { exitCodeOf } from '../../core/errors.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { gatewayOver, loggedProject, NOV } from '../support/logged-project.ts';
-import { build, liveRecordFile, makeProject, removeTempDirs, ROOT } from '../support/project.ts';
+import { build, liveRecordFile, makeProject, ROOT, removeTempDirs } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 
 afterAll(async () => {
@@ -68,7 +68,10 @@ describe.concurrent('the first hour', () => {
     const key = created.stdout.trim();
     g.secrets.add(key);
     const secret = key.slice(16);
-    await poll(() => g.verify('acme-outdoor.example', { key }), (r) => r.status === 200);
+    await poll(
+      () => g.verify('acme-outdoor.example', { key }),
+      (r) => r.status === 200,
+    );
     const mistakes = await Promise.all([
       runCli(['apikey', 'revoke', `${key}x`, ...where]),
       runCli(['apikey', 'revoke', key.slice(0, -1), ...where]),
@@ -86,20 +89,33 @@ describe.concurrent('the first hour', () => {
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(revoked.stdout + revoked.stderr).not.toContain(secret);
     expect(revoked.stderr).toMatch(/^revoked API key [a-z0-9]{10} \(to revoke\)/);
-    await poll(() => g.verify('acme-outdoor.example', { key }), (r) => r.status === 401, { timeoutMs: 2000 });
+    await poll(
+      () => g.verify('acme-outdoor.example', { key }),
+      (r) => r.status === 401,
+      { timeoutMs: 2000 },
+    );
     expect(await readFile(p.apiKeysFile, 'utf8')).not.toContain(secret);
   });
 
   // Every numeric flag: taken from the options table, so a new one is checked too.
-  const numeric = (Object.keys(OPTIONS) as OptionName[]).filter((name) => OPTIONS[name].flag !== null && typeof OPTIONS[name].schema.safeParse('5').data === 'number');
-  it.each(numeric.map((name) => ({ name, flag: OPTIONS[name].flag })))('--$flag -5: refused by the option schema, naming the flag (exit 2)', async ({ name }) => {
-    expect(numeric.length).toBeGreaterThanOrEqual(7);
-    const o = OPTIONS[name];
-    const command = (SERVE_OPTIONS as readonly string[]).includes(name) ? 'serve' : (BUILD_OPTIONS as readonly string[]).includes(name) ? 'build' : null;
-    expect(command, name).not.toBeNull();
-    const r = await runCli([command!, `--${o.flag}`, '-5', '--records', join(p.root, 'nothing-here')]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`INVALID_CONFIG: --${o.flag} / ${o.env} "-5": must be`);
-    expect(r.stderr).not.toMatch(/ambiguous/);
-  });
+  const numeric = (Object.keys(OPTIONS) as OptionName[]).filter(
+    (name) => OPTIONS[name].flag !== null && typeof OPTIONS[name].schema.safeParse('5').data === 'number',
+  );
+  it.each(numeric.map((name) => ({ name, flag: OPTIONS[name].flag })))(
+    '--$flag -5: refused by the option schema, naming the flag (exit 2)',
+    async ({ name }) => {
+      expect(numeric.length).toBeGreaterThanOrEqual(7);
+      const o = OPTIONS[name];
+      const command = (SERVE_OPTIONS as readonly string[]).includes(name)
+        ? 'serve'
+        : (BUILD_OPTIONS as readonly string[]).includes(name)
+          ? 'build'
+          : null;
+      expect(command, name).not.toBeNull();
+      const r = await runCli([command!, `--${o.flag}`, '-5', '--records', join(p.root, 'nothing-here')]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`INVALID_CONFIG: --${o.flag} / ${o.env} "-5": must be`);
+      expect(r.stderr).not.toMatch(/ambiguous/);
+    },
+  );
 });

@@ -12,7 +12,7 @@ import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { BIN, buildArgs, cliEnv, runCli } from '../support/cli.ts';
 import { snapshot, snapshotOutputs } from '../support/outputs.ts';
-import { ISSUER, makeProject, removeTempDirs, type Project } from '../support/project.ts';
+import { ISSUER, makeProject, type Project, removeTempDirs } from '../support/project.ts';
 import { waitForExit } from '../support/wait.ts';
 
 /** Enough audits that a build is still signing records well after it says it began. */
@@ -30,8 +30,13 @@ afterAll(removeTempDirs);
 
 /** Runs `mvr build` and sends `signal` once it announces the records phase; resolves with its exit and output. */
 function buildInterrupted(signal: NodeJS.Signals, json: boolean) {
-  const child = spawn(process.execPath, [BIN, ...buildArgs(project, json ? ['--json'] : [])], { env: cliEnv({ MVR_PROGRESS_MS: '5' }), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '', stdout = '', sent = false;
+  const child = spawn(process.execPath, [BIN, ...buildArgs(project, json ? ['--json'] : [])], {
+    env: cliEnv({ MVR_PROGRESS_MS: '5' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '',
+    stdout = '',
+    sent = false;
   child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
   child.stderr.setEncoding('utf8').on('data', (s: string) => {
     stderr += s;
@@ -52,7 +57,9 @@ describe('mvr build interrupted', () => {
     expect(r.code, r.stderr).toBe(130);
     expect(r.stderr).toMatch(/\n$/);
     const last = r.stderr.trimEnd().split('\n').at(-1);
-    expect(last).toBe(`mvr: INTERRUPTED: the build was interrupted (SIGINT) before it went live: nothing was published and its staging folder is removed; build ${liveBuild} stays live`);
+    expect(last).toBe(
+      `mvr: INTERRUPTED: the build was interrupted (SIGINT) before it went live: nothing was published and its staging folder is removed; build ${liveBuild} stays live`,
+    );
     expect(r.stdout).toBe('');
     // Nothing added, removed or rewritten: no staging folder, no lock, the same live build.
     expect(await snapshotOutputs(project)).toEqual(before);
@@ -63,7 +70,11 @@ describe('mvr build interrupted', () => {
     const r = await buildInterrupted('SIGTERM', true);
     expect(r.sent, r.stderr).toBe(true);
     expect(r.code, r.stderr).toBe(130);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: 'INTERRUPTED', message: expect.stringContaining(`(SIGTERM) before it went live`) });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      ok: false,
+      code: 'INTERRUPTED',
+      message: expect.stringContaining(`(SIGTERM) before it went live`),
+    });
     expect(await snapshotOutputs(project)).toEqual(before);
   });
 });

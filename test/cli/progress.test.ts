@@ -6,8 +6,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProgress } from '../../cli/progress.ts';
 import { buildPhases } from '../../cli/commands/build.ts';
+import { createProgress } from '../../cli/progress.ts';
 import { buildArgs, lines, runCli } from '../support/cli.ts';
 import { makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
@@ -29,7 +29,10 @@ afterAll(async () => {
 
 /** The progress lines of a command's stderr: plain `<command>: ...` lines, or the JSON ones. */
 const plain = (stderr: string, command: string) => lines(stderr).filter((l) => l.startsWith(`${command}: `));
-const json = (stderr: string) => lines(stderr).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+const json = (stderr: string) =>
+  lines(stderr)
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('progress without a terminal', () => {
   it('mvr build: plain lines on stderr while it runs, then a done line; no escape codes or carriage returns', async () => {
@@ -55,16 +58,28 @@ describe('progress without a terminal', () => {
 
   it('mvr publish and mvr pull: progress lines, plain and JSON, ending with done', async () => {
     const to = `s3://${BUCKET}/prod`;
-    const published = await runCli(['publish', '--to', to, '--records', project.recordsDir, '--public', project.publicDir], { ...FAST, ...s3.env });
+    const published = await runCli(['publish', '--to', to, '--records', project.recordsDir, '--public', project.publicDir], {
+      ...FAST,
+      ...s3.env,
+    });
     expect(published.code, published.stderr).toBe(0);
     expect(plain(published.stderr, 'publish').at(-1)).toMatch(/^publish: done, (\d+) of \1 objects \(\d+ s\)$/);
 
-    const again = await runCli(['publish', '--to', to, '--records', project.recordsDir, '--public', project.publicDir, '--json'], { ...FAST, ...s3.env });
+    const again = await runCli(['publish', '--to', to, '--records', project.recordsDir, '--public', project.publicDir, '--json'], {
+      ...FAST,
+      ...s3.env,
+    });
     expect(again.code, again.stderr).toBe(0);
-    expect(json(again.stderr).at(-1)).toMatchObject({ progress: 'publish', done: true, uploaded: expect.any(Number), total: expect.any(Number) });
+    expect(json(again.stderr).at(-1)).toMatchObject({
+      progress: 'publish',
+      done: true,
+      uploaded: expect.any(Number),
+      total: expect.any(Number),
+    });
 
     // Two pulls side by side, each into a folder of its own.
-    const pull = async (extra: string[]) => runCli(['pull', '--from', to, '--records', join(await tempDir('mvr-pull-'), 'records'), ...extra], { ...FAST, ...s3.env });
+    const pull = async (extra: string[]) =>
+      runCli(['pull', '--from', to, '--records', join(await tempDir('mvr-pull-'), 'records'), ...extra], { ...FAST, ...s3.env });
     const [pulled, pulledPlain] = await Promise.all([pull(['--json']), pull([])]);
     expect(pulled.code, pulled.stderr).toBe(0);
     expect(json(pulled.stderr).at(-1)).toMatchObject({ progress: 'pull', done: true, builds: 2, total: 2 }); // the two builds above
@@ -81,9 +96,20 @@ describe('progress without a terminal', () => {
     expect(phases.filter((p, i) => p !== phases[i - 1])).toEqual(['records', 'index', 'map', 'changes', 'key_set', 'swap', 'prune']);
     const r = await runCli(buildArgs(project, [], '2026-11-04T00:00:00.000Z'), FAST);
     expect(r.code, r.stderr).toBe(0);
-    const announced = ['signing records', 'writing the index', 'writing the domain map', 'writing the change feeds', 'writing the key set', 'swapping the build in', 'removing builds no longer kept'];
+    const announced = [
+      'signing records',
+      'writing the index',
+      'writing the domain map',
+      'writing the change feeds',
+      'writing the key set',
+      'swapping the build in',
+      'removing builds no longer kept',
+    ];
     const at = announced.map((text) => plain(r.stderr, 'build').findIndex((l) => l.startsWith(`build: ${text}, `)));
-    expect(at.every((i) => i >= 0), r.stderr).toBe(true);
+    expect(
+      at.every((i) => i >= 0),
+      r.stderr,
+    ).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
   });
 });

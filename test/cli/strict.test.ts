@@ -8,10 +8,10 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../core/errors.ts';
 import { colourEnabled } from '../../cli/colour.ts';
-import { cliEnv, type CliResult } from '../support/cli.ts';
-import { removeTempDirs, ROOT, tempDir } from '../support/project.ts';
+import { exitCodeOf } from '../../core/errors.ts';
+import { type CliResult, cliEnv } from '../support/cli.ts';
+import { ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 import { waitForClose } from '../support/wait.ts';
 
 afterAll(removeTempDirs);
@@ -21,8 +21,13 @@ const USAGE_EXIT = exitCodeOf('INVALID_USAGE');
 
 /** `mvr ...args` in `cwd` with pipes for stdout and stderr. */
 async function mvr(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { cwd: opts.cwd ?? ROOT, env: cliEnv({ NO_COLOR: undefined, FORCE_COLOR: undefined, ...opts.env }), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '', stderr = '';
+  const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], {
+    cwd: opts.cwd ?? ROOT,
+    env: cliEnv({ NO_COLOR: undefined, FORCE_COLOR: undefined, ...opts.env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '',
+    stderr = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
   child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
   const { code, signal } = await waitForClose(child, `mvr ${args.join(' ')}`, () => stderr);
@@ -88,7 +93,14 @@ describe.concurrent('a strict command line', () => {
 
   it('prints the version of package.json for mvr and every command, and runs nothing', async () => {
     const dir = await tempDir('mvr-version-');
-    const runs = [['--version'], ['build', '--version'], ['apikey', 'create', '--version'], ['serve', '--version'], ['dev', '--version'], ['log', '--version']];
+    const runs = [
+      ['--version'],
+      ['build', '--version'],
+      ['apikey', 'create', '--version'],
+      ['serve', '--version'],
+      ['dev', '--version'],
+      ['log', '--version'],
+    ];
     for (const [args, r] of await Promise.all(runs.map(async (args) => [args, await mvr(args, { cwd: dir })] as const))) {
       expect(r, args.join(' ')).toMatchObject({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
     }
@@ -102,7 +114,8 @@ describe.concurrent('a strict command line', () => {
     // The groups' own help too. Four at a time: each is a Node start-up on a machine the other test files share.
     const paths = [[], ...groups, ...commands];
     const runs: { path: string[]; r: CliResult }[] = [];
-    for (let i = 0; i < paths.length; i += 4) runs.push(...(await Promise.all(paths.slice(i, i + 4).map(async (path) => ({ path, r: await help(path) })))));
+    for (let i = 0; i < paths.length; i += 4)
+      runs.push(...(await Promise.all(paths.slice(i, i + 4).map(async (path) => ({ path, r: await help(path) })))));
     for (const { path, r } of runs) {
       expect(r.code, path.join(' ')).toBe(0);
       expect(r.stdout).toMatch(/^Usage: mvr/);
@@ -118,7 +131,9 @@ describe.concurrent('a strict command line', () => {
     const serve = (await help(['serve'])).stdout;
     expect(serve).toMatch(/--workers WORKERS\n {6}gateway processes sharing the port/);
     expect(serve).not.toMatch(/worker threads|--audits|--allow-empty/);
-    expect((await help(['apikey', 'revoke'])).stdout).toMatch(/^Usage: mvr apikey revoke ID \[options\]\n[\s\S]*Arguments:\n {2}ID\n {6}key id/);
+    expect((await help(['apikey', 'revoke'])).stdout).toMatch(
+      /^Usage: mvr apikey revoke ID \[options\]\n[\s\S]*Arguments:\n {2}ID\n {6}key id/,
+    );
     const publish = (await help(['publish'])).stdout;
     expect(publish).toMatch(/--to TO/);
     expect(publish).not.toMatch(/--port|--audits|s3:\/\/BUCKET\/PREFIX, or an http/);

@@ -1,15 +1,12 @@
 import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { type KeySet, parseKeySet, verifyAbsence } from '@merchant-verify/verifier';
+import { type AbsenceProof, buildStatement, createAbsenceVerifier, DomainMap, domainHash } from '@merchant-verify/verifier/issuer';
+import { encodeBase64, treeHasher } from '@merchant-verify/verifier/tlog';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { verifyAbsence } from '@merchant-verify/verifier';
-import { buildStatement, createAbsenceVerifier, type AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { absenceProofSchema } from '../../core/absence-schema.ts';
-import { DomainMap, domainHash } from '@merchant-verify/verifier/issuer';
-import { parseKeySet, type KeySet } from '@merchant-verify/verifier';
 import { generatePrivateJwk, loadSigningKey, nodeEd25519Verify, signRecord, toPublicJwk } from '../../core/signing.ts';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog';
-import { treeHasher } from '@merchant-verify/verifier/tlog';
 
 const vectors = JSON.parse(readFileSync(new URL('../vectors/absence.json', import.meta.url), 'utf8')) as {
   key_set: KeySet;
@@ -32,7 +29,7 @@ const leavesOf = (domains: string[]) => Buffer.concat(domains.map((d) => Buffer.
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 
 describe('the absence vectors (test/vectors/absence.json)', () => {
-  it('the map of the seven domains is the vectors\' leaves, size and root', async () => {
+  it("the map of the seven domains is the vectors' leaves, size and root", async () => {
     const leaves = leavesOf(vectors.domains);
     expect(Array.from({ length: 7 }, (_, i) => encodeBase64(leaves.subarray(i * 32, i * 32 + 32)))).toEqual(vectors.leaves);
     const map = await DomainMap.fromLeaves(h, leaves);
@@ -46,7 +43,12 @@ describe('the absence vectors (test/vectors/absence.json)', () => {
       const hashOf = domainHash(sha256, proof.domain);
       expect(encodeBase64(hashOf)).toBe(proof.domain_hash);
       expect(map.neighbours(hashOf)).toEqual({ left: proof.left, right: proof.right });
-      expect(both(proof, proof.domain, vectors.key_set)).toMatchObject({ valid: true, build: vectors.statement.build, issuedAt: vectors.statement.issued_at, size: 7 });
+      expect(both(proof, proof.domain, vectors.key_set)).toMatchObject({
+        valid: true,
+        build: vectors.statement.build,
+        issuedAt: vectors.statement.issued_at,
+        size: 7,
+      });
     }
     for (const domain of vectors.domains) expect(() => map.neighbours(domainHash(sha256, domain))).toThrow(/in the map/);
   });
@@ -88,17 +90,24 @@ describe('domain maps of any size (property)', () => {
 
   it('proves every absent domain absent, and no present one', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(fc.stringMatching(/^[a-z]{1,8}\.example$/), { maxLength: 300 }), fc.array(fc.stringMatching(/^[a-z]{1,8}\.test$/), { minLength: 1, maxLength: 5 }), async (domains, absent) => {
-        const map = await DomainMap.fromLeaves(h, leavesOf(domains));
-        const statement = signRecord(buildStatement({ issuer: 'merchant-verify.example', build: 'b1', issuedAt: '2026-11-01T00:00:00.000Z', map: map.head() }), key);
-        for (const domain of absent) {
-          const hashOf = domainHash(sha256, domain);
-          const proof = { domain, domain_hash: encodeBase64(hashOf), statement, ...map.neighbours(hashOf) };
-          expect(absenceProofSchema.safeParse(proof).success).toBe(true);
-          expect(both(proof, domain, keySet)).toMatchObject({ valid: true, size: domains.length });
-        }
-        for (const domain of domains.slice(0, 5)) expect(map.has(domainHash(sha256, domain))).toBe(true);
-      }),
+      fc.asyncProperty(
+        fc.uniqueArray(fc.stringMatching(/^[a-z]{1,8}\.example$/), { maxLength: 300 }),
+        fc.array(fc.stringMatching(/^[a-z]{1,8}\.test$/), { minLength: 1, maxLength: 5 }),
+        async (domains, absent) => {
+          const map = await DomainMap.fromLeaves(h, leavesOf(domains));
+          const statement = signRecord(
+            buildStatement({ issuer: 'merchant-verify.example', build: 'b1', issuedAt: '2026-11-01T00:00:00.000Z', map: map.head() }),
+            key,
+          );
+          for (const domain of absent) {
+            const hashOf = domainHash(sha256, domain);
+            const proof = { domain, domain_hash: encodeBase64(hashOf), statement, ...map.neighbours(hashOf) };
+            expect(absenceProofSchema.safeParse(proof).success).toBe(true);
+            expect(both(proof, domain, keySet)).toMatchObject({ valid: true, size: domains.length });
+          }
+          for (const domain of domains.slice(0, 5)) expect(map.has(domainHash(sha256, domain))).toBe(true);
+        },
+      ),
       { numRuns: 40 },
     );
   });

@@ -1,12 +1,16 @@
+import { canonicalJson, canonicalMembers, joinMembers } from '@merchant-verify/verifier/issuer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, canonicalMembers, joinMembers } from '@merchant-verify/verifier/issuer';
 import { unverifiedRecord } from '../../core/record.ts';
 import { canonicalRecordText, recordCanonicalParts } from '../../core/record-text.ts';
 import { generatePrivateJwk, loadSigningKey, signRecordChecked, signUnsignedChecked, verifyRecordNode } from '../../core/signing.ts';
 
 const key = loadSigningKey(generatePrivateJwk());
-const CTX = { issuer: 'verify.example.com', schemaUrl: 'https://verify.example.com/schemas/verification/v1', issuedAt: '2026-11-01T00:00:00.000Z' };
+const CTX = {
+  issuer: 'verify.example.com',
+  schemaUrl: 'https://verify.example.com/schemas/verification/v1',
+  issuedAt: '2026-11-01T00:00:00.000Z',
+};
 const object = fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 12 });
 
 describe('canonical members (sign once, store the same bytes)', () => {
@@ -139,7 +143,11 @@ describe('the record-shaped canonical writer', () => {
   });
 
   it('signs a derived record with the same bytes as the generic signer', () => {
-    const record = unverifiedRecord('bücher.example', { ...CTX, issuer: 'vérify.example', schemaUrl: 'https://vérify.example/schemas/verification/v1' });
+    const record = unverifiedRecord('bücher.example', {
+      ...CTX,
+      issuer: 'vérify.example',
+      schemaUrl: 'https://vérify.example/schemas/verification/v1',
+    });
     const signed = signRecordChecked(record, key);
     const generic = joinMembers(canonicalMembers(record));
     expect(verifyRecordNode(JSON.parse(signed.canonical), { keys: [key.publicJwk] })).toMatchObject({ valid: true });
@@ -156,7 +164,11 @@ describe('the record-shaped canonical writer', () => {
   it('never returns a signature that fails its self-check (a signer whose public half is not its own)', () => {
     const record = unverifiedRecord('example.com', CTX);
     const faulty = { ...key, publicKey: loadSigningKey(generatePrivateJwk()).publicKey };
-    for (const attempt of [() => signUnsignedChecked(record, faulty), () => signRecordChecked(record, faulty), () => signRecordChecked({ a: 1 }, faulty)]) {
+    for (const attempt of [
+      () => signUnsignedChecked(record, faulty),
+      () => signRecordChecked(record, faulty),
+      () => signRecordChecked({ a: 1 }, faulty),
+    ]) {
       expect(attempt).toThrow(expect.objectContaining({ code: 'SELF_CHECK_FAILED' }));
     }
   });

@@ -1,6 +1,6 @@
-import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/issuer';
+import { describe, expect, it } from 'vitest';
 import { CanonicalizationError, MvrError } from '../../core/errors.ts';
 import { thrown } from '../support/thrown.ts';
 

@@ -1,15 +1,22 @@
 /** The whole derived record, the unverified record of a never-audited domain, the record schema, and audit validation. */
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { validateAudit } from '../../core/audit.ts';
-import { MAX_SCORE, defaultSchemaUrl, deriveRecord, recordSchema, unverifiedRecord, type IssueContext } from '../../core/record.ts';
 import { formatProblem } from '../../core/errors.ts';
-import { auditOf, baseAudit, ctx, derive, problemsOf, type Patch } from '../support/derive.ts';
+import { defaultSchemaUrl, deriveRecord, type IssueContext, MAX_SCORE, recordSchema, unverifiedRecord } from '../../core/record.ts';
+import { auditOf, baseAudit, ctx, derive, type Patch, problemsOf } from '../support/derive.ts';
 
 describe('the whole derived record', () => {
   it('has exactly the documented members and values', () => {
     const r = derive({
       flags: ['missing_signal:reviews'],
-      evidence: { ok: true, coverage: 0.5, site_coverage: 1, engines_ran: ['a'], engines_skipped: ['b'], blockers: ['robots.txt', { kind: 'captcha' }] },
+      evidence: {
+        ok: true,
+        coverage: 0.5,
+        site_coverage: 1,
+        engines_ran: ['a'],
+        engines_skipped: ['b'],
+        blockers: ['robots.txt', { kind: 'captcha' }],
+      },
       sub_scores: { visibility: 49.5, recommendation_rate: 0.4, technical_readiness: 100 },
     });
     expect(r).toEqual({
@@ -21,7 +28,14 @@ describe('the whole derived record', () => {
       max_score: 100,
       sub_scores: { visibility: 50, recommendation_rate: 0, technical_readiness: 100 },
       flags: ['missing_signal:reviews'],
-      evidence: { ok: true, coverage: 0.5, site_coverage: 1, engines_ran: ['a'], engines_skipped: ['b'], blockers: ['robots.txt', { kind: 'captcha' }] },
+      evidence: {
+        ok: true,
+        coverage: 0.5,
+        site_coverage: 1,
+        engines_ran: ['a'],
+        engines_skipped: ['b'],
+        blockers: ['robots.txt', { kind: 'captcha' }],
+      },
       archetype: 'retail',
       first_seen: '2025-06-01T00:00:00.000Z',
       last_audited_at: '2026-01-15T12:00:00.000Z',
@@ -51,7 +65,11 @@ describe('the whole derived record', () => {
   });
 
   it('uses the context for schema, issuer and issued_at', () => {
-    const other: IssueContext = { issuer: 'issuer.example.org', schemaUrl: 'https://cdn.example.net/s/verification/v1', issuedAt: '2030-01-01T00:00:00.000Z' };
+    const other: IssueContext = {
+      issuer: 'issuer.example.org',
+      schemaUrl: 'https://cdn.example.net/s/verification/v1',
+      issuedAt: '2030-01-01T00:00:00.000Z',
+    };
     const r = deriveRecord(auditOf(), other);
     expect(r).toMatchObject({ schema: other.schemaUrl, issuer: other.issuer, issued_at: other.issuedAt });
     recordSchema.parse(r);
@@ -118,7 +136,11 @@ describe('validateAudit', () => {
     ['score null with evidence ok and not flagged', { score: null }, 'score'],
     ['score null with flagged false', { score: null, flagged: false }, 'score'],
     ['missing sub_scores.visibility', { sub_scores: { recommendation_rate: 1, technical_readiness: 1 } }, 'sub_scores.visibility'],
-    ['sub_scores.technical_readiness over 100', { sub_scores: { visibility: 1, recommendation_rate: 1, technical_readiness: 101 } }, 'sub_scores.technical_readiness'],
+    [
+      'sub_scores.technical_readiness over 100',
+      { sub_scores: { visibility: 1, recommendation_rate: 1, technical_readiness: 101 } },
+      'sub_scores.technical_readiness',
+    ],
     ['evidence.coverage over 1', { evidence: { ...baseAudit.evidence, coverage: 1.01 } }, 'evidence.coverage'],
     ['evidence.site_coverage below 0', { evidence: { ...baseAudit.evidence, site_coverage: -0.1 } }, 'evidence.site_coverage'],
     ['evidence.ok missing', { evidence: { coverage: 0.5, site_coverage: 0.5, engines_ran: [] } }, 'evidence.ok'],
@@ -192,7 +214,10 @@ describe('validateAudit', () => {
 
   it('returns the audit with the domain normalized and defaults applied', () => {
     const { flags: _flags, ...noFlags } = baseAudit;
-    const result = validateAudit({ ...noFlags, domain: 'HTTPS://www.Shop.Example.co.uk/', evidence: { ok: true, coverage: 0, site_coverage: 0, engines_ran: [] } }, 's');
+    const result = validateAudit(
+      { ...noFlags, domain: 'HTTPS://www.Shop.Example.co.uk/', evidence: { ok: true, coverage: 0, site_coverage: 0, engines_ran: [] } },
+      's',
+    );
     expect('audit' in result).toBe(true);
     if ('audit' in result) {
       expect(result.audit.domain).toBe('example.co.uk');

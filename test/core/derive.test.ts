@@ -1,9 +1,10 @@
 /** Deriving a record from an audit: tier, status, flags, rounded sub-scores, timestamps and next_audit_at. */
-import { describe, it, expect } from 'vitest';
+
+import { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
 import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
 import { validateAudit } from '../../core/audit.ts';
 import { deriveRecord, recordSchema, statusFor, tierFor } from '../../core/record.ts';
-import { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
 import { auditOf, baseAudit, ctx, derive, type Patch } from '../support/derive.ts';
 
 describe('tier', () => {
@@ -166,7 +167,15 @@ describe('timestamps and next_audit_at', () => {
       }),
       { numRuns: 20_000 },
     );
-    for (const ms of [0, 999, Date.UTC(999, 11, 31, 23, 59, 59, 999), Date.UTC(1000, 0, 1), Date.UTC(9999, 11, 31, 23, 59, 59, 999), Date.UTC(10000, 0, 1), -1]) {
+    for (const ms of [
+      0,
+      999,
+      Date.UTC(999, 11, 31, 23, 59, 59, 999),
+      Date.UTC(1000, 0, 1),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+      Date.UTC(10000, 0, 1),
+      -1,
+    ]) {
       expect(formatTimestamp(ms)).toBe(new Date(ms).toISOString());
     }
     expect(() => formatTimestamp(Number.NaN)).toThrow(RangeError);
@@ -181,7 +190,8 @@ describe('timestamps and next_audit_at', () => {
     expect(daysInMonth(1900, 1)).toBe(28);
     expect(daysInMonth(2000, 1)).toBe(29);
     for (let year = 1970; year <= 2500; year++) {
-      for (let month0 = 0; month0 < 12; month0++) expect(daysInMonth(year, month0)).toBe(new Date(Date.UTC(year, month0 + 1, 0)).getUTCDate());
+      for (let month0 = 0; month0 < 12; month0++)
+        expect(daysInMonth(year, month0)).toBe(new Date(Date.UTC(year, month0 + 1, 0)).getUTCDate());
     }
   });
 

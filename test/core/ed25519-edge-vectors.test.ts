@@ -4,18 +4,23 @@
  * on each: the gateway's (node:crypto) and the portable verifier's (@noble/ed25519) must answer
  * every vector alike, and as recorded.
  */
-import { describe, it, expect } from 'vitest';
-import fc from 'fast-check';
+
 import { readFileSync } from 'node:fs';
+import { parseKeySet } from '@merchant-verify/verifier';
+import {
+  canonicalBytes,
+  createEd25519Check,
+  ED25519_L,
+  encodeBase64url,
+  nobleEd25519Verify,
+  publicKeyProblem,
+  signatureProblem,
+} from '@merchant-verify/verifier/issuer';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { canonicalBytes } from '@merchant-verify/verifier/issuer';
-import { encodeBase64url } from '@merchant-verify/verifier/issuer';
-import { ED25519_L, publicKeyProblem, signatureProblem } from '@merchant-verify/verifier/issuer';
-import { parseKeySet } from '@merchant-verify/verifier';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
 import { nodeEd25519Verify } from '../../core/signing.ts';
-import { createEd25519Check } from '@merchant-verify/verifier/issuer';
-import { nobleEd25519Verify } from '@merchant-verify/verifier/issuer';
 
 ed.hashes.sha512 = sha512;
 
@@ -31,7 +36,8 @@ interface Vector {
   noble_strict: boolean;
   record_verifier: string;
 }
-const load = (name: string) => JSON.parse(readFileSync(new URL(`../vectors/${name}`, import.meta.url), 'utf8')) as { record?: object; vectors: Vector[] };
+const load = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../vectors/${name}`, import.meta.url), 'utf8')) as { record?: object; vectors: Vector[] };
 const edge = load('ed25519-edge-cases.json');
 const all = edge.vectors;
 const bytes = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, 'hex'));
@@ -63,7 +69,18 @@ const clientCheck = createEd25519Check(nobleEd25519Verify);
 describe('the vector files', () => {
   it('hold the constructed cases of every class where verifiers are known to differ, each with a source and verdicts', () => {
     expect(new Set(edge.vectors.map((v) => v.class))).toEqual(
-      new Set(['valid', 'non-canonical S', 'small-order public key', 'non-canonical public key', 'small-order R', 'non-canonical R', 'mixed-order R', 'mixed-order public key', 'public key not on the curve', 'R not on the curve']),
+      new Set([
+        'valid',
+        'non-canonical S',
+        'small-order public key',
+        'non-canonical public key',
+        'small-order R',
+        'non-canonical R',
+        'mixed-order R',
+        'mixed-order public key',
+        'public key not on the curve',
+        'R not on the curve',
+      ]),
     );
     for (const v of all) {
       expect(v.source, v.id).not.toBe('');
@@ -74,7 +91,7 @@ describe('the vector files', () => {
     expect(new Set(all.map((v) => v.id)).size).toBe(all.length);
   });
 
-  it('sign the constructed cases over the RFC 8785 bytes of the file\'s record', () => {
+  it("sign the constructed cases over the RFC 8785 bytes of the file's record", () => {
     const message = Buffer.from(canonicalBytes(edge.record)).toString('hex');
     for (const v of edge.vectors) expect(v.message, v.id).toBe(message);
   });
@@ -144,7 +161,7 @@ describe('agreement beyond the vectors (property)', () => {
   // Every vector as is and near misses of it: one flipped bit of the key, R, S or the message, or S
   // moved by a multiple of L. Whatever the verdict, the gateway's and the client's checks give the same one.
   const near = edge.vectors;
-  it('the gateway\'s and the client\'s Ed25519 checks give the same code for any near miss of a vector', () => {
+  it("the gateway's and the client's Ed25519 checks give the same code for any near miss of a vector", () => {
     fc.assert(
       fc.property(fc.constantFrom(...near), fc.constantFrom('as-is', 'key', 'signature', 'message', 's-plus-l'), fc.nat(), (v, part, n) => {
         let [sig, msg, pk] = [bytes(v.signature), bytes(v.message), bytes(v.public_key)];

@@ -1,14 +1,17 @@
-import { describe, it, expect } from 'vitest';
-import { readFileSync } from 'node:fs';
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { parseKeySet } from '@merchant-verify/verifier';
+import {
+  canonicalBytes,
+  createRecordVerifier,
+  decodeBase64url,
+  encodeBase64url,
+  nobleEd25519Verify,
+} from '@merchant-verify/verifier/issuer';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { canonicalBytes } from '@merchant-verify/verifier/issuer';
-import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { describe, expect, it } from 'vitest';
 import { jwkThumbprint, loadSigningKey, signRecord, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
-import { createRecordVerifier } from '@merchant-verify/verifier/issuer';
-import { nobleEd25519Verify } from '@merchant-verify/verifier/issuer';
-import { parseKeySet } from '@merchant-verify/verifier';
 
 ed.hashes.sha512 = sha512;
 
@@ -93,7 +96,14 @@ const sampleRecord = {
   max_score: 100,
   sub_scores: { visibility: 90, recommendation_rate: 81, technical_readiness: 92 },
   flags: ['missing_signal:reviews'],
-  evidence: { ok: true, coverage: 0.875, site_coverage: 1, engines_ran: ['a', 'b'], engines_skipped: [], blockers: [{ kind: 'robots', note: 'Ünïcödé €' }] },
+  evidence: {
+    ok: true,
+    coverage: 0.875,
+    site_coverage: 1,
+    engines_ran: ['a', 'b'],
+    engines_skipped: [],
+    blockers: [{ kind: 'robots', note: 'Ünïcödé €' }],
+  },
   archetype: 'retail',
   first_seen: '2025-01-01T00:00:00.000Z',
   last_audited_at: '2026-01-31T12:00:00.000Z',

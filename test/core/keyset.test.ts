@@ -3,11 +3,11 @@
  * keys of types it does not use are skipped (a key set that gains a post-quantum key still works),
  * private members and malformed Ed25519 keys refuse the whole set.
  */
-import { describe, it, expect } from 'vitest';
+
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { encodeBase64url } from '@merchant-verify/verifier/issuer';
-import { parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier';
-import { findKey } from '@merchant-verify/verifier/issuer';
+import { KEY_SET_PATH, parseKeySet } from '@merchant-verify/verifier';
+import { encodeBase64url, findKey } from '@merchant-verify/verifier/issuer';
+import { describe, expect, it } from 'vitest';
 import { generatePrivateJwk, loadSigningKey, toPublicJwk } from '../../core/signing.ts';
 import { thrown } from '../support/thrown.ts';
 
@@ -17,7 +17,12 @@ const pub = key.publicJwk;
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
 const jwkOf = (type: 'rsa' | 'ec' | 'x25519' | 'ed448', part: 'publicKey' | 'privateKey') => {
-  const pair = type === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : type === 'ec' ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : generateKeyPairSync(type as 'x25519');
+  const pair =
+    type === 'rsa'
+      ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+      : type === 'ec'
+        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+        : generateKeyPairSync(type as 'x25519');
   return { ...(pair[part].export({ format: 'jwk' }) as Record<string, unknown>), kid: `${type}-1` };
 };
 /** An ML-DSA-65 public key as the JOSE AKP key type spells it (draft-ietf-cose-dilithium): 1952 bytes in `pub`. */
@@ -108,8 +113,16 @@ describe('parseKeySet: refused whole (INVALID_KEY_SET)', () => {
     ['x with a standard-base64 character', { ...pub, x: `+${pub.x.slice(1)}` }, /x: must be 32 bytes/],
     ['x with non-zero trailing bits', { ...pub, x: pub.x.slice(0, 42) + B64URL[B64URL.indexOf(pub.x[42]!) + 1] }, /x: must be 32 bytes/],
     ['x missing', { kty: 'OKP', crv: 'Ed25519', kid: 'k' }, /x: must be 32 bytes/],
-    ['x the identity point (a small-order key: it "verifies" any message)', { ...pub, x: encodeBase64url(Uint8Array.of(1, ...new Uint8Array(31))) }, /x: the public key is a point of small order/],
-    ['x a non-canonical encoding (y >= p)', { ...pub, x: encodeBase64url(Uint8Array.of(0xee, ...new Uint8Array(30).fill(0xff), 0x7f)) }, /x: the public key is not a canonical encoding/],
+    [
+      'x the identity point (a small-order key: it "verifies" any message)',
+      { ...pub, x: encodeBase64url(Uint8Array.of(1, ...new Uint8Array(31))) },
+      /x: the public key is a point of small order/,
+    ],
+    [
+      'x a non-canonical encoding (y >= p)',
+      { ...pub, x: encodeBase64url(Uint8Array.of(0xee, ...new Uint8Array(30).fill(0xff), 0x7f)) },
+      /x: the public key is not a canonical encoding/,
+    ],
     ['kid missing', { kty: 'OKP', crv: 'Ed25519', x: pub.x }, /kid: must be a non-empty string/],
     ['kid empty', { ...pub, kid: '' }, /kid: must be a non-empty string/],
   ])('an Ed25519 key that is malformed (our own type, published wrong): %s', (_what, bad, message) => {

@@ -1,8 +1,8 @@
 /** Properties of canonical JSON (RFC 8785, against a reference) and of base64url, over random inputs (fast-check). */
-import { describe, it, expect } from 'vitest';
+
+import { canonicalBytes, canonicalJson, decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
 import fc from 'fast-check';
-import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/issuer';
-import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { describe, expect, it } from 'vitest';
 
 const NUM_RUNS = 200;
 
@@ -126,7 +126,8 @@ describe('base64url properties', () => {
         const bytes = decodeBase64url(text);
         // Accepted exactly when the text is in the alphabet, of a possible length, and is what
         // encoding its (leniently decoded) bytes gives back.
-        const canonical = /^[A-Za-z0-9_-]*$/.test(text) && text.length % 4 !== 1 && Buffer.from(text, 'base64url').toString('base64url') === text;
+        const canonical =
+          /^[A-Za-z0-9_-]*$/.test(text) && text.length % 4 !== 1 && Buffer.from(text, 'base64url').toString('base64url') === text;
         expect(bytes !== null).toBe(canonical);
         if (bytes !== null) expect(encodeBase64url(bytes)).toBe(text);
       }),

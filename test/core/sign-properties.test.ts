@@ -1,11 +1,10 @@
 /** Properties of signing and verifying records over random inputs (fast-check): round trips, one flipped bit fails, and the signature encoding. */
-import { describe, it, expect } from 'vitest';
-import fc from 'fast-check';
-import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/issuer';
-import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
-import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/signing.ts';
+
 import { parseKeySet } from '@merchant-verify/verifier';
-import { signatureProblem } from '@merchant-verify/verifier/issuer';
+import { canonicalBytes, canonicalJson, decodeBase64url, encodeBase64url, signatureProblem } from '@merchant-verify/verifier/issuer';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/signing.ts';
 
 const NUM_RUNS = 200;
 
@@ -25,8 +24,13 @@ const flipRecord = fc
     archetype: fc.string({ minLength: 1, maxLength: 20 }),
     extra: fc.jsonValue({ maxDepth: 2 }),
   })
-  .map((r) => JSON.parse(JSON.stringify({ schema: 'https://verify.example.com/schemas/verification/v1', status: 'verified', ...r })) as Record<string, unknown>);
-
+  .map(
+    (r) =>
+      JSON.parse(JSON.stringify({ schema: 'https://verify.example.com/schemas/verification/v1', status: 'verified', ...r })) as Record<
+        string,
+        unknown
+      >,
+  );
 
 const key = loadSigningKey(generatePrivateJwk());
 const keySet = parseKeySet({ keys: [key.publicJwk] });

@@ -1,16 +1,24 @@
 /** The log's text formats: tile paths (c2sp.org/tlog-tiles), signed notes (c2sp.org/signed-note), checkpoints and tlog-proof text. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  decodeBase64,
+  encodeBase64,
+  formatTlogProof,
+  formatVerifierKey,
+  noteKeyId,
+  openNote,
+  parseCheckpoint,
+  parseNote,
+  parseTlogProof,
+  parseVerifierKey,
+  treeHasher,
+} from '@merchant-verify/verifier/tlog';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/tlog';
 import { checkpointTextSchema, logProofTextSchema } from '../../core/log-schema.ts';
 import { bundle, TileAppender, unbundle } from '../../core/tlog/appender.ts';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
-import { formatVerifierKey, noteKeyId, openNote, parseNote, parseVerifierKey } from '@merchant-verify/verifier/tlog';
-import { formatTlogProof, parseTlogProof } from '@merchant-verify/verifier/tlog';
-import { treeHasher } from '@merchant-verify/verifier/tlog';
 import { parseTilePath, rightEdge, tileCovered, tilePath, tilesAdded } from '../../core/tlog/tiles.ts';
 import { ed25519, sha256, VECTORS } from '../support/tlog.ts';
 
@@ -25,11 +33,27 @@ describe('tile paths (c2sp.org/tlog-tiles)', () => {
   });
   it('parses exactly what it writes', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.integer({ min: 0, max: 63 }), fc.constant('entries' as const)), fc.integer({ min: 0, max: 2 ** 40 }), fc.integer({ min: 1, max: 256 }), (level, index, width) => {
-        expect(parseTilePath(tilePath({ level, index, width }))).toEqual({ level, index, width });
-      }),
+      fc.property(
+        fc.oneof(fc.integer({ min: 0, max: 63 }), fc.constant('entries' as const)),
+        fc.integer({ min: 0, max: 2 ** 40 }),
+        fc.integer({ min: 1, max: 256 }),
+        (level, index, width) => {
+          expect(parseTilePath(tilePath({ level, index, width }))).toEqual({ level, index, width });
+        },
+      ),
     );
-    for (const bad of ['tile/0/1', 'tile/0/x000/001', 'tile/64/000', 'tile/0/000.p/256', 'tile/0/000.p/0', 'tile/00/000', 'tile/0/000.p/', '../tile/0/000', 'tile/0/000/']) expect(parseTilePath(bad), bad).toBeNull();
+    for (const bad of [
+      'tile/0/1',
+      'tile/0/x000/001',
+      'tile/64/000',
+      'tile/0/000.p/256',
+      'tile/0/000.p/0',
+      'tile/00/000',
+      'tile/0/000.p/',
+      '../tile/0/000',
+      'tile/0/000/',
+    ])
+      expect(parseTilePath(bad), bad).toBeNull();
   });
   it('the right edge of a tree of 70,000 is the spec example', () => {
     expect(rightEdge(70_000)).toEqual([
@@ -45,7 +69,11 @@ describe('tile paths (c2sp.org/tlog-tiles)', () => {
         const written: string[] = [];
         // Only the paths matter here: an edge of the right shape with dummy hashes, and a hasher
         // that does no hashing (up to 70,000 SHA-256 appends a run made this the slowest test).
-        const edge = { size: from, levels: rightEdge(from).map((t) => Array.from({ length: t.width }, () => new Uint8Array(32))), entries: Array.from({ length: from % 256 }, () => new Uint8Array(32)) };
+        const edge = {
+          size: from,
+          levels: rightEdge(from).map((t) => Array.from({ length: t.width }, () => new Uint8Array(32))),
+          entries: Array.from({ length: from % 256 }, () => new Uint8Array(32)),
+        };
         const appender = new TileAppender(pathsOnly, edge, (path) => written.push(path));
         for (let i = from; i < to; i++) appender.append(new Uint8Array(32));
         appender.finish();
@@ -105,7 +133,9 @@ describe('signed notes (c2sp.org/signed-note)', () => {
     expect(() => parseNote('no blank line\n\u2014 a b\n')).toThrow(/blank line/);
     expect(() => parseNote('text\n\nnot a signature\n')).toThrow(/not a signature line/);
     expect(() => parseNote('te\tst\n\n\u2014 a AAAAAAA=\n')).toThrow(/control character/);
-    expect(() => parseVerifierKey(sha256, 'example.com/foo+530d903b+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k')).toThrow(/does not match/);
+    expect(() => parseVerifierKey(sha256, 'example.com/foo+530d903b+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k')).toThrow(
+      /does not match/,
+    );
     expect(() => parseVerifierKey(sha256, 'example.com/foo+530d903a')).toThrow(/three parts/);
     // A key whose base64 holds "+" (most do) is still three parts: name, ID, key.
     for (let i = 0; i < 20; i++) {
@@ -124,8 +154,19 @@ describe('checkpoints and tlog-proof text', () => {
     expect(() => parseCheckpoint(`example.com/log\n042\n${encodeBase64(root)}\n`)).toThrow(/leading zeros/);
     expect(() => parseCheckpoint('example.com/log\n1\nAAAA\n')).toThrow(/32 bytes/);
     const text = formatTlogProof({ extra: new Uint8Array(32).fill(9), index: 7, proof: [root, root], checkpoint: 'cp\n\n\u2014 a b\n' });
-    expect(text.split('\n').slice(0, 5)).toEqual(['c2sp.org/tlog-proof@v1', `extra ${encodeBase64(new Uint8Array(32).fill(9))}`, 'index 7', encodeBase64(root), encodeBase64(root)]);
-    expect(parseTlogProof(text)).toEqual({ extra: new Uint8Array(32).fill(9), index: 7, proof: [root, root], checkpoint: 'cp\n\n\u2014 a b\n' });
+    expect(text.split('\n').slice(0, 5)).toEqual([
+      'c2sp.org/tlog-proof@v1',
+      `extra ${encodeBase64(new Uint8Array(32).fill(9))}`,
+      'index 7',
+      encodeBase64(root),
+      encodeBase64(root),
+    ]);
+    expect(parseTlogProof(text)).toEqual({
+      extra: new Uint8Array(32).fill(9),
+      index: 7,
+      proof: [root, root],
+      checkpoint: 'cp\n\n\u2014 a b\n',
+    });
     expect(() => parseTlogProof('c2sp.org/tlog-proof@v1\nindex 01\n\n')).toThrow(/index/);
     expect(() => parseTlogProof('c2sp.org/spicy-signature@v1\n')).toThrow(/starts with/);
   });
@@ -137,8 +178,10 @@ describe('checkpoints and tlog-proof text', () => {
 
 describe("the log formats' schemas (the OpenAPI document's) and the verifier's parsers", () => {
   const root = encodeBase64(sha256(new Uint8Array([1])));
-  const checkpoint = (size: string) => `example.com/log\n${size}\n${root}\n\n\u2014 example.com/log ${encodeBase64(new Uint8Array(68).fill(1))}\n`;
-  const proof = (index: string) => `c2sp.org/tlog-proof@v1\nextra ${encodeBase64(new Uint8Array(32).fill(9))}\nindex ${index}\n${root}\n\n${checkpoint('42')}`;
+  const checkpoint = (size: string) =>
+    `example.com/log\n${size}\n${root}\n\n\u2014 example.com/log ${encodeBase64(new Uint8Array(68).fill(1))}\n`;
+  const proof = (index: string) =>
+    `c2sp.org/tlog-proof@v1\nextra ${encodeBase64(new Uint8Array(32).fill(9))}\nindex ${index}\n${root}\n\n${checkpoint('42')}`;
   const parses = (read: () => unknown) => {
     try {
       read();
@@ -148,7 +191,22 @@ describe("the log formats' schemas (the OpenAPI document's) and the verifier's p
     }
   };
   const pattern = (schema: z.ZodString) => new RegExp(z.toJSONSchema(schema).pattern as string);
-  const numbers = ['0', '7', '42', '9007199254740991', '007', '01', '-1', '+1', '1e3', '0x10', '9007199254740992', '99999999999999999', ' 7', ''];
+  const numbers = [
+    '0',
+    '7',
+    '42',
+    '9007199254740991',
+    '007',
+    '01',
+    '-1',
+    '+1',
+    '1e3',
+    '0x10',
+    '9007199254740992',
+    '99999999999999999',
+    ' 7',
+    '',
+  ];
 
   it.each(numbers)('agree on the index "%s" of a proof', (index) => {
     const text = proof(index);

@@ -1,11 +1,17 @@
 /** RFC 6962 Merkle trees: hashing, inclusion and consistency proofs against published vectors, and a tiled log across tile levels. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  consistencyProof,
+  encodeBase64,
+  inclusionProof,
+  rangeHash,
+  verifyConsistency,
+  verifyInclusion,
+} from '@merchant-verify/verifier/tlog';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog';
 import { loadEdge, TileAppender } from '../../core/tlog/appender.ts';
-import { consistencyProof, inclusionProof, rangeHash, verifyConsistency, verifyInclusion } from '@merchant-verify/verifier/tlog';
 import { TileTree } from '../../core/tlog/tile-tree.ts';
 import { b64, cases, h, hex, referenceRoot, referenceRootOfHashes, sha256, tiledLog, toHex, VECTORS } from '../support/tlog.ts';
 
@@ -22,7 +28,15 @@ describe('RFC 6962 hashing against the reference tree', () => {
 });
 
 describe('inclusion proofs: transparency-dev/merkle test data', () => {
-  const all = cases<{ leafIdx: number; treeSize: number; root: string; leafHash: string; proof: string[] | null; desc: string; wantErr: boolean }>(join(VECTORS, 'transparency-dev/inclusion'));
+  const all = cases<{
+    leafIdx: number;
+    treeSize: number;
+    root: string;
+    leafHash: string;
+    proof: string[] | null;
+    desc: string;
+    wantErr: boolean;
+  }>(join(VECTORS, 'transparency-dev/inclusion'));
   it('has the data files', () => expect(all.length).toBeGreaterThan(80));
   it.each(all.map(({ file, c }) => [file, c] as const))('%s', (_file, c) => {
     const ok = verifyInclusion(h, c.leafIdx, c.treeSize, b64(c.leafHash), (c.proof ?? []).map(b64), b64(c.root));
@@ -43,7 +57,9 @@ describe('inclusion proofs: transparency-dev/merkle test data', () => {
 });
 
 describe('consistency proofs: transparency-dev/merkle test data', () => {
-  const all = cases<{ size1: number; size2: number; root1: string; root2: string; proof: string[] | null; desc: string; wantErr: boolean }>(join(VECTORS, 'transparency-dev/consistency'));
+  const all = cases<{ size1: number; size2: number; root1: string; root2: string; proof: string[] | null; desc: string; wantErr: boolean }>(
+    join(VECTORS, 'transparency-dev/consistency'),
+  );
   it('has the data files', () => expect(all.length).toBeGreaterThan(80));
   it.each(all.map(({ file, c }) => [file, c] as const))('%s', (_file, c) => {
     const ok = verifyConsistency(h, c.size1, c.size2, b64(c.root1), b64(c.root2), (c.proof ?? []).map(b64));
@@ -120,15 +136,19 @@ describe('a tiled log across tile levels', () => {
     const rogueRoot = await rogue.tree(70_000).root();
     expect(verifyConsistency(h, 300, 70_000, roots[2]!, rogueRoot, await rogue.tree(70_000).consistency(300))).toBe(false);
     const dropped = tiledLog([...entries.slice(0, 100), ...entries.slice(101)]);
-    expect(verifyConsistency(h, 300, 69_999, roots[2]!, await dropped.tree(69_999).root(), await dropped.tree(69_999).consistency(300))).toBe(false);
+    expect(
+      verifyConsistency(h, 300, 69_999, roots[2]!, await dropped.tree(69_999).root(), await dropped.tree(69_999).consistency(300)),
+    ).toBe(false);
   });
 
   it('reads a partial tile a log has deleted from the start of its full tile, and reports the partial tile when neither is there', async () => {
     // C2SP lets a log (or a mirror) delete a partial tile once its full tile is there.
-    const pruned = new Map([...tiles].filter(([path]) => {
-      const m = /^tile\/(\d+)\/(.+)\.p\/\d+$/.exec(path);
-      return !(m && tiles.has(`tile/${m[1]}/${m[2]}`));
-    }));
+    const pruned = new Map(
+      [...tiles].filter(([path]) => {
+        const m = /^tile\/(\d+)\/(.+)\.p\/\d+$/.exec(path);
+        return !(m && tiles.has(`tile/${m[1]}/${m[2]}`));
+      }),
+    );
     expect(pruned.has('tile/0/001.p/44')).toBe(false);
     const read: string[] = [];
     const tree = new TileTree(h, 300, async (_t, path) => {
@@ -140,10 +160,14 @@ describe('a tiled log across tile levels', () => {
     const proof = await tree.inclusion(299);
     expect(verifyInclusion(h, 299, 300, h.leaf(entries[299]!), proof, roots[2]!)).toBe(true);
     // A full tile of the wrong length is no stand-in either.
-    const short = new TileTree(h, 300, async (_t, path) => (path === 'tile/0/001' ? new Uint8Array(32) : pruned.get(path) ?? Promise.reject(new Error(`no ${path}`))));
+    const short = new TileTree(h, 300, async (_t, path) =>
+      path === 'tile/0/001' ? new Uint8Array(32) : (pruned.get(path) ?? Promise.reject(new Error(`no ${path}`))),
+    );
     await expect(short.root()).rejects.toThrow('no tile/0/001.p/44');
     // Neither the partial nor the full tile: the partial tile is what is missing.
-    const none = new TileTree(h, 70_000, async (_t, path) => (path.startsWith('tile/2/') ? Promise.reject(new Error(`no ${path}`)) : tiles.get(path)!));
+    const none = new TileTree(h, 70_000, async (_t, path) =>
+      path.startsWith('tile/2/') ? Promise.reject(new Error(`no ${path}`)) : tiles.get(path)!,
+    );
     await expect(none.root()).rejects.toThrow('no tile/2/000.p/1');
   });
 
@@ -153,7 +177,8 @@ describe('a tiled log across tile levels', () => {
     const direct = rangeHash(h, async (s, e) => referenceRootOfHashes(leafHashes.slice(s, e)));
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 600 }), fc.nat(), fc.nat(), async (size, i, m) => {
-        const index = i % size, older = m % (size + 1);
+        const index = i % size,
+          older = m % (size + 1);
         const log = tiledLog(small.slice(0, size));
         expect((await log.tree(size).inclusion(index)).map(toHex)).toEqual((await inclusionProof(direct, index, size)).map(toHex));
         expect((await log.tree(size).consistency(older)).map(toHex)).toEqual((await consistencyProof(direct, older, size)).map(toHex));

@@ -1,9 +1,8 @@
-import { describe, it, expect } from 'vitest';
-import { encodeBase64url } from '@merchant-verify/verifier/issuer';
-import { ED25519_L } from '@merchant-verify/verifier/issuer';
-import { parseKeySet, type KeySet } from '@merchant-verify/verifier';
-import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/signing.ts';
+import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
+import { ED25519_L, encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { describe, expect, it } from 'vitest';
 import { defaultSchemaUrl, unverifiedRecord } from '../../core/record.ts';
+import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/signing.ts';
 
 const key = loadSigningKey(generatePrivateJwk());
 const otherKey = loadSigningKey(generatePrivateJwk());
@@ -194,14 +193,20 @@ describe('verifyRecordNode: BAD_SIGNATURE', () => {
 
   it('all-zero signature bytes', () => {
     // R = 0...0 is the point (sqrt(-1), 0) of order 4: refused by the encoding rules before any primitive runs.
-    expectFailure(verifyRecordNode({ ...signed, signature: `ed25519:${encodeBase64url(new Uint8Array(64))}` }, keySet), 'MALFORMED_SIGNATURE');
+    expectFailure(
+      verifyRecordNode({ ...signed, signature: `ed25519:${encodeBase64url(new Uint8Array(64))}` }, keySet),
+      'MALFORMED_SIGNATURE',
+    );
   });
 
   it('the signature with S + L in place of S (the same signature spelled twice)', () => {
     const sig = Buffer.from(signed.signature.slice('ed25519:'.length), 'base64url');
     const s = BigInt(`0x${Buffer.from(sig.subarray(32)).reverse().toString('hex')}`) + ED25519_L;
     const sPlusL = Buffer.from(s.toString(16).padStart(64, '0'), 'hex').reverse();
-    const result = verifyRecordNode({ ...signed, signature: `ed25519:${encodeBase64url(Buffer.concat([sig.subarray(0, 32), sPlusL]))}` }, keySet);
+    const result = verifyRecordNode(
+      { ...signed, signature: `ed25519:${encodeBase64url(Buffer.concat([sig.subarray(0, 32), sPlusL]))}` },
+      keySet,
+    );
     expectFailure(result, 'MALFORMED_SIGNATURE');
     expect(result).toMatchObject({ message: 'signature is not a canonical Ed25519 signature: S is not below the group order L' });
   });

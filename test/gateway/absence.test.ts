@@ -6,14 +6,14 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
 import { verifyAbsence } from '@merchant-verify/verifier';
+import { afterAll, describe, expect, it } from 'vitest';
 import { absenceProofSchema } from '../../core/absence-schema.ts';
-import { connectHttpClient } from '../support/mcp.ts';
-import { build, makeProject } from '../support/project.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
+import { connectHttpClient } from '../support/mcp.ts';
 import { publishedKeySet } from '../support/outputs.ts';
+import { build, makeProject } from '../support/project.ts';
 
 afterAll(cleanup);
 
@@ -26,7 +26,13 @@ describe('GET /v1/absence', async () => {
   const project = await makeProject({ build: false });
   await build(project, { now: months[0]!, keep: 2 });
   const file = join(project.auditsDir, 'verified.jsonl');
-  await writeFile(file, (await readFile(file, 'utf8')).split('\n').filter((l) => !l.includes(`"${GOLD}"`)).join('\n'));
+  await writeFile(
+    file,
+    (await readFile(file, 'utf8'))
+      .split('\n')
+      .filter((l) => !l.includes(`"${GOLD}"`))
+      .join('\n'),
+  );
   await build(project, { now: months[1]!, keep: 2 });
   const g = await startTestGateway(project, { rateLimitPerMinute: 1000 });
   const { keySet } = await publishedKeySet(project);
@@ -38,15 +44,21 @@ describe('GET /v1/absence', async () => {
     expect(r.headers.get('content-type')).toBe('application/json');
     expect(r.headers.get('cache-control')).toBe('public, max-age=60, s-maxage=300');
     expect(absenceProofSchema.safeParse(r.json).success).toBe(true);
-    expect(r.json).toMatchObject({ domain: NEVER, statement: { build: builds[0], issued_at: '2026-11-01T00:00:00.000Z', key_id: project.kid } });
+    expect(r.json).toMatchObject({
+      domain: NEVER,
+      statement: { build: builds[0], issued_at: '2026-11-01T00:00:00.000Z', key_id: project.kid },
+    });
     expect(verifyAbsence(r.json, NEVER, keySet)).toMatchObject({ valid: true, build: builds[0], keyId: project.kid });
     // The same proof for the never-audited answer's conditional request.
     expect((await g.request(`/v1/absence?domain=${NEVER}`, { headers: { 'if-none-match': r.headers.get('etag')! } })).status).toBe(304);
     // A domain the live build dropped is absent now, with a proof of it.
-    expect(verifyAbsence((await g.request(`/v1/absence?domain=${GOLD}`)).json, GOLD, keySet)).toMatchObject({ valid: true, build: builds[0] });
+    expect(verifyAbsence((await g.request(`/v1/absence?domain=${GOLD}`)).json, GOLD, keySet)).toMatchObject({
+      valid: true,
+      build: builds[0],
+    });
   });
 
-  it('is 404 HAS_RECORD for a domain with a record; in a kept build, by that build\'s map', async () => {
+  it("is 404 HAS_RECORD for a domain with a record; in a kept build, by that build's map", async () => {
     expectProblem(await g.request('/v1/absence?domain=gadget-hub.example'), 404, 'HAS_RECORD');
     expectProblem(await g.request(`/v1/absence?domain=${GOLD}&build=${builds[1]}`), 404, 'HAS_RECORD');
     const kept = await g.request(`/v1/absence?domain=${NEVER}&build=${builds[1]}`);
@@ -63,8 +75,13 @@ describe('GET /v1/absence', async () => {
     const a = await g.request(`/v1/absence?domain=${NEVER}`);
     const b = await g.request(`/v1/absence?domain=${NEVER}`);
     expect(left(a) - left(b)).toBe(1);
-    const doc = (await g.request('/openapi.json', { key: null })).json as { paths: Record<string, { get: { responses: Record<string, unknown> } }>; components: { schemas: Record<string, unknown> } };
-    expect(Object.keys(doc.paths['/v1/absence']!.get.responses)).toEqual(expect.arrayContaining(['200', '304', '400', '401', '404', '503']));
+    const doc = (await g.request('/openapi.json', { key: null })).json as {
+      paths: Record<string, { get: { responses: Record<string, unknown> } }>;
+      components: { schemas: Record<string, unknown> };
+    };
+    expect(Object.keys(doc.paths['/v1/absence']!.get.responses)).toEqual(
+      expect.arrayContaining(['200', '304', '400', '401', '404', '503']),
+    );
     expect(doc.components.schemas).toHaveProperty('AbsenceProof');
     expect(doc.components.schemas).toHaveProperty('BuildStatement');
   });
@@ -72,13 +89,21 @@ describe('GET /v1/absence', async () => {
   it('MCP: an unverified answer comes with its proof, an audited one without; verify_merchants gives absence_proof', async () => {
     const client = await connectHttpClient(g.url, g.key);
     try {
-      const never = (await client.callTool({ name: 'verify_merchant', arguments: { domain: NEVER } })) as { content: { text: string }[]; structuredContent: Record<string, unknown> };
+      const never = (await client.callTool({ name: 'verify_merchant', arguments: { domain: NEVER } })) as {
+        content: { text: string }[];
+        structuredContent: Record<string, unknown>;
+      };
       expect(never.structuredContent).toMatchObject({ domain: NEVER, status: 'unverified' });
       expect(never.content).toHaveLength(2);
       expect(verifyAbsence(JSON.parse(never.content[1]!.text), NEVER, keySet)).toMatchObject({ valid: true, build: builds[0] });
-      const audited = (await client.callTool({ name: 'verify_merchant', arguments: { domain: 'gadget-hub.example' } })) as { content: unknown[] };
+      const audited = (await client.callTool({ name: 'verify_merchant', arguments: { domain: 'gadget-hub.example' } })) as {
+        content: unknown[];
+      };
       expect(audited.content).toHaveLength(1);
-      const batch = (await client.callTool({ name: 'verify_merchants', arguments: { domains: [NEVER, 'gadget-hub.example'] } })) as unknown as { structuredContent: { results: Record<string, any>[] } };
+      const batch = (await client.callTool({
+        name: 'verify_merchants',
+        arguments: { domains: [NEVER, 'gadget-hub.example'] },
+      })) as unknown as { structuredContent: { results: Record<string, any>[] } };
       const [first, second] = batch.structuredContent.results;
       expect(verifyAbsence(first!.absence_proof, NEVER, keySet)).toMatchObject({ valid: true });
       expect(second).not.toHaveProperty('absence_proof');

@@ -31,7 +31,11 @@ describe('never-audited answers across a rebuild', () => {
     };
     await appendFile(join(project.auditsDir, 'verified.jsonl'), `${JSON.stringify(audit)}\n`);
     await build(project);
-    const { value } = await poll(() => g.verify(domain), (r) => r.json?.status === 'verified', { timeoutMs: 5000, intervalMs: 50 });
+    const { value } = await poll(
+      () => g.verify(domain),
+      (r) => r.json?.status === 'verified',
+      { timeoutMs: 5000, intervalMs: 50 },
+    );
     expect(value.json).toMatchObject({ domain, status: 'verified', tier: 'gold', score: 88 });
     expect(typeof value.json.signature).toBe('string');
   });
@@ -70,4 +74,3 @@ describe('never-audited answers within a second', () => {
     expect(stale.status).toBe(200);
   });
 });
-

@@ -3,7 +3,7 @@
  * read by the test): asynchronous and batched, yet a SIGTERM under load loses no line, and no
  * line carries a key, its secret, or a query member other than the domain.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { cleanup } from '../support/gateway.ts';
@@ -29,12 +29,31 @@ interface Serving {
 async function serve(project: Project): Promise<Serving> {
   const child = spawn(
     process.execPath,
-    ['bin/mvr.js', 'serve', '--port', '0', '--records', project.recordsDir, '--public', project.publicDir, '--api-keys', project.apiKeysFile, '--rate-limit', '0', '--unauth-rate-limit', '0'],
+    [
+      'bin/mvr.js',
+      'serve',
+      '--port',
+      '0',
+      '--records',
+      project.recordsDir,
+      '--public',
+      project.publicDir,
+      '--api-keys',
+      project.apiKeysFile,
+      '--rate-limit',
+      '0',
+      '--unauth-rate-limit',
+      '0',
+    ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
-  const { value: url } = await poll(async () => /"msg":"listening","url":"([^"]+)"/.exec(out)?.[1] ?? null, (u) => u !== null, { timeoutMs: 20_000, intervalMs: 50 });
+  const { value: url } = await poll(
+    async () => /"msg":"listening","url":"([^"]+)"/.exec(out)?.[1] ?? null,
+    (u) => u !== null,
+    { timeoutMs: 20_000, intervalMs: 50 },
+  );
   return { child, url: url!, out: () => out, exited: () => waitForExit(child, 'mvr serve after SIGTERM', () => out) };
 }
 
@@ -71,7 +90,11 @@ describe('mvr serve access log', () => {
       };
       const clients = Array.from({ length: 16 }, client);
       try {
-        await poll(async () => answered.length, (n) => n >= 400, { timeoutMs: 30_000, intervalMs: 5 });
+        await poll(
+          async () => answered.length,
+          (n) => n >= 400,
+          { timeoutMs: 30_000, intervalMs: 5 },
+        );
         s.child.kill('SIGTERM');
         await Promise.race([Promise.all(clients), s.exited()]);
       } finally {
@@ -94,17 +117,39 @@ describe('mvr serve access log', () => {
     const s = await serve(project);
     try {
       const ask = (authorization: string | null) =>
-        fetch(`${s.url}/v1/verify?domain=Acme-Outdoor.example&api_key=${QUERY_SECRET}&key=${key}&other=${OTHER_MEMBER}`, { headers: authorization ? { authorization } : {} });
+        fetch(`${s.url}/v1/verify?domain=Acme-Outdoor.example&api_key=${QUERY_SECRET}&key=${key}&other=${OTHER_MEMBER}`, {
+          headers: authorization ? { authorization } : {},
+        });
       expect((await ask(`Bearer ${key}`)).status).toBe(200);
       expect((await ask(`Bearer ${BAD_KEY}`)).status).toBe(401);
       expect((await ask(null)).status).toBe(401);
       s.child.kill('SIGTERM');
       expect(await s.exited()).toBe(0);
       const out = s.out();
-      for (const needle of [key, key.split('_').slice(2).join('_'), BAD_KEY, BAD_KEY.split('_').slice(2).join('_'), QUERY_SECRET, OTHER_MEMBER, 'authorization', 'Bearer']) expect(out).not.toContain(needle);
+      for (const needle of [
+        key,
+        key.split('_').slice(2).join('_'),
+        BAD_KEY,
+        BAD_KEY.split('_').slice(2).join('_'),
+        QUERY_SECRET,
+        OTHER_MEMBER,
+        'authorization',
+        'Bearer',
+      ])
+        expect(out).not.toContain(needle);
       const lines = requestLines(out);
       expect(lines).toHaveLength(3);
-      expect(lines[0]).toEqual({ level: 'info', time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), msg: 'request', method: 'GET', path: '/v1/verify', status: 200, duration_ms: expect.any(Number), key_id: entry.id, domain: 'acme-outdoor.example' });
+      expect(lines[0]).toEqual({
+        level: 'info',
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        msg: 'request',
+        method: 'GET',
+        path: '/v1/verify',
+        status: 200,
+        duration_ms: expect.any(Number),
+        key_id: entry.id,
+        domain: 'acme-outdoor.example',
+      });
       expect(lines.slice(1).map((l) => [l.status, l.key_id, l.code])).toEqual([
         [401, null, 'UNAUTHORIZED'],
         [401, null, 'UNAUTHORIZED'],

@@ -6,9 +6,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { StoreUnavailableError, UnauthorizedError } from '../../core/errors.ts';
 import { ApiKeyStore } from '../../access/api-key-store.ts';
 import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
+import { StoreUnavailableError, UnauthorizedError } from '../../core/errors.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {

@@ -5,11 +5,11 @@
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
-import { freePort } from '../support/ports.ts';
-import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
 import { cleanup } from '../support/gateway.ts';
+import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
+import { freePort } from '../support/ports.ts';
 import { makeProject, ROOT } from '../support/project.ts';
-import { waitForExit, poll } from '../support/wait.ts';
+import { poll, waitForExit } from '../support/wait.ts';
 
 afterAll(cleanup);
 
@@ -20,19 +20,44 @@ describe('mvr serve --workers 2 --metrics-port', () => {
     const [port, metricsPort] = [await freePort(), await freePort()];
     const child = spawn(
       process.execPath,
-      ['bin/mvr.js', 'serve', '--quiet', '--workers', '2', '--port', String(port), '--metrics-port', String(metricsPort), '--cache-mb', '3', '--records', project.recordsDir, '--public', project.publicDir, '--api-keys', project.apiKeysFile],
+      [
+        'bin/mvr.js',
+        'serve',
+        '--quiet',
+        '--workers',
+        '2',
+        '--port',
+        String(port),
+        '--metrics-port',
+        String(metricsPort),
+        '--cache-mb',
+        '3',
+        '--records',
+        project.recordsDir,
+        '--public',
+        project.publicDir,
+        '--api-keys',
+        project.apiKeysFile,
+      ],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
     child.stderr!.setEncoding('utf8').on('data', (s: string) => (out += s));
     try {
-      await poll(async () => (out.match(/"msg":"listening"/g) ?? []).length, (n) => n === 2, { timeoutMs: 20_000, intervalMs: 100 });
+      await poll(
+        async () => (out.match(/"msg":"listening"/g) ?? []).length,
+        (n) => n === 2,
+        { timeoutMs: 20_000, intervalMs: 100 },
+      );
       expect(out).toContain(`"msg":"serving metrics","url":"http://127.0.0.1:${metricsPort}/metrics"`);
       // A new connection for each, so both processes take some.
       const asked = 12;
       for (let i = 0; i < asked; i++) {
-        const res = await fetch(`http://127.0.0.1:${port}/v1/verify?domain=acme-outdoor.example`, { headers: { authorization: `Bearer ${key}`, connection: 'close' }, signal: AbortSignal.timeout(10_000) });
+        const res = await fetch(`http://127.0.0.1:${port}/v1/verify?domain=acme-outdoor.example`, {
+          headers: { authorization: `Bearer ${key}`, connection: 'close' },
+          signal: AbortSignal.timeout(10_000),
+        });
         expect(res.status).toBe(200);
         await res.arrayBuffer();
       }

@@ -25,12 +25,38 @@ afterAll(async () => {
   await cleanup();
 });
 
-const TRAVERSAL = ['../', '..\\', '..%2f', '..%2F', '%2e%2e%2f', '%2f', '%5c', '\u0000', '%00', '/', '//', '.', '..', '%2e', '\r\n', '@', ':', '#', '?', '&domain=', ' '];
+const TRAVERSAL = [
+  '../',
+  '..\\',
+  '..%2f',
+  '..%2F',
+  '%2e%2e%2f',
+  '%2f',
+  '%5c',
+  '\u0000',
+  '%00',
+  '/',
+  '//',
+  '.',
+  '..',
+  '%2e',
+  '\r\n',
+  '@',
+  ':',
+  '#',
+  '?',
+  '&domain=',
+  ' ',
+];
 
 const sampleDomain = () => fc.constantFrom(...records.keys());
 const decorate = (d: fc.Arbitrary<string>) =>
   fc
-    .tuple(fc.constantFrom('', 'https://', 'http://www.', 'HTTPS://WWW.', 'user:pw@', 'shop.'), d, fc.constantFrom('', '.', ':443', '/x?q=1#f', '/', ':8080/a/b'))
+    .tuple(
+      fc.constantFrom('', 'https://', 'http://www.', 'HTTPS://WWW.', 'user:pw@', 'shop.'),
+      d,
+      fc.constantFrom('', '.', ':443', '/x?q=1#f', '/', ':8080/a/b'),
+    )
     .map(([a, b, c]) => a + b + c);
 
 /** Raw `domain` values: random text, URLs, traversal fragments, controls, very long input, and real forms of sample domains. */
@@ -43,9 +69,20 @@ const domainValue = () =>
     fc.domain(),
     decorate(fc.domain()),
     decorate(sampleDomain()),
-    fc.array(fc.oneof(fc.constantFrom(...TRAVERSAL), fc.domain(), fc.constantFrom('etc', 'passwd', 'records', 'current', 'keys', 'api-keys.json')), { minLength: 1, maxLength: 8 }).map((parts) => parts.join('')),
+    fc
+      .array(
+        fc.oneof(
+          fc.constantFrom(...TRAVERSAL),
+          fc.domain(),
+          fc.constantFrom('etc', 'passwd', 'records', 'current', 'keys', 'api-keys.json'),
+        ),
+        { minLength: 1, maxLength: 8 },
+      )
+      .map((parts) => parts.join('')),
     fc.tuple(fc.constantFrom(...TRAVERSAL), sampleDomain()).map(([t, d]) => `${t}${d}`),
-    fc.integer({ min: 2000, max: 4000 }).chain((n) => fc.constantFrom('a'.repeat(n), `${'a.'.repeat(n / 2)}example`, `${'%2e%2e%2f'.repeat(Math.floor(n / 9))}etc`)),
+    fc
+      .integer({ min: 2000, max: 4000 })
+      .chain((n) => fc.constantFrom('a'.repeat(n), `${'a.'.repeat(n / 2)}example`, `${'%2e%2e%2f'.repeat(Math.floor(n / 9))}etc`)),
   );
 
 /** How the value travels: percent-encoded by URLSearchParams, or pasted raw into the query (fetch encodes what it must). */

@@ -4,17 +4,17 @@
  * `merchant_history`. Records of a past build still verify after a key rotation.
  */
 import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { recordPath } from '../../core/layout.ts';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordPath } from '../../core/layout.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
+import { keygen, retireKey } from '../../keyring/signing-keys.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
+import { connectHttpClient } from '../support/mcp.ts';
 import { publishedKeySet } from '../support/outputs.ts';
 import { build, makeProject } from '../support/project.ts';
-import { connectHttpClient } from '../support/mcp.ts';
-import { keygen, retireKey } from '../../keyring/signing-keys.ts';
 
 afterAll(cleanup);
 
@@ -39,7 +39,9 @@ describe('kept builds: list, past records, history, changes', async () => {
   it('lists the kept builds newest first, the live one first; older ones are removed', async () => {
     expect(builds.map((b) => b.issued_at)).toEqual(['2027-02-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z', '2026-12-01T00:00:00.000Z']);
     expect(Object.keys(builds[0]!).sort()).toEqual(['id', 'issued_at', 'records']);
-    expect((await readdir(join(project.recordsDir, 'builds'))).filter((n) => !n.startsWith('.')).sort()).toEqual(builds.map((b) => b.id).sort());
+    expect((await readdir(join(project.recordsDir, 'builds'))).filter((n) => !n.startsWith('.')).sort()).toEqual(
+      builds.map((b) => b.id).sort(),
+    );
   });
 
   it('serves the signed record of a past build, which verifies on its own; unknown builds are 404', async () => {
@@ -48,11 +50,13 @@ describe('kept builds: list, past records, history, changes', async () => {
     expect(past.json).toMatchObject({ domain: GOLD, issued_at: '2026-12-01T00:00:00.000Z' });
     expect(verifyRecordNode(past.json, (await publishedKeySet(project)).keySet)).toMatchObject({ valid: true });
     expect((await g.request(`/v1/verify?domain=${GOLD}&build=${builds[0]!.id}`)).bytes).toEqual((await g.verify(GOLD)).bytes);
-    expect((await g.request(`/v1/verify?domain=never-audited.example&build=${builds[1]!.id}`)).json).toMatchObject({ status: 'unverified' });
+    expect((await g.request(`/v1/verify?domain=never-audited.example&build=${builds[1]!.id}`)).json).toMatchObject({
+      status: 'unverified',
+    });
     expectProblem(await g.request(`/v1/verify?domain=${GOLD}&build=nope`), 404, 'BUILD_NOT_FOUND');
   });
 
-  it('gives a domain\'s history, newest first, one entry per kept build', async () => {
+  it("gives a domain's history, newest first, one entry per kept build", async () => {
     const r = await g.request(`/v1/history?domain=https://www.${GOLD}/x`);
     const h = r.json as { domain: string; entries: { build: string; score: number; tier: string }[] };
     expect(h.domain).toBe(GOLD);
@@ -63,7 +67,12 @@ describe('kept builds: list, past records, history, changes', async () => {
 
   it('pages through the change feed the build computed', async () => {
     const r = await g.request(`/v1/changes?since=${builds[2]!.id}`);
-    expect(r.json).toMatchObject({ from: builds[2]!.id, to: builds[0]!.id, next: null, changes: [{ domain: GOLD, before: { score: 93.5, tier: 'gold' }, after: { score: 55, tier: 'silver' } }] });
+    expect(r.json).toMatchObject({
+      from: builds[2]!.id,
+      to: builds[0]!.id,
+      next: null,
+      changes: [{ domain: GOLD, before: { score: 93.5, tier: 'gold' }, after: { score: 55, tier: 'silver' } }],
+    });
     expect((await g.request(`/v1/changes?since=${builds[1]!.id}`)).json).toMatchObject({ changes: [] });
     expect((await g.request(`/v1/changes?since=${builds[0]!.id}`)).json).toMatchObject({ changes: [], next: null });
     expectProblem(await g.request('/v1/changes?since=nope'), 404, 'BUILD_NOT_FOUND');
@@ -78,7 +87,12 @@ describe('kept builds: list, past records, history, changes', async () => {
       runCli(['changes', '--since', 'nope', '--records', project.recordsDir]),
     ]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(((await g.request(`/v1/changes?since=${builds[2]!.id}`)).json as { changes: unknown[] }).changes);
+    expect(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual(((await g.request(`/v1/changes?since=${builds[2]!.id}`)).json as { changes: unknown[] }).changes);
     expect(r.stderr).toMatch(/^1 change from /);
     expect(unknown.code).toBe(1);
   });
@@ -109,7 +123,9 @@ describe('kept builds: list, past records, history, changes', async () => {
 
   it('the MCP tool merchant_history answers the same', async () => {
     const client = await connectHttpClient(g.url, g.key);
-    const result = (await client.callTool({ name: 'merchant_history', arguments: { domain: GOLD } })) as unknown as { structuredContent: unknown };
+    const result = (await client.callTool({ name: 'merchant_history', arguments: { domain: GOLD } })) as unknown as {
+      structuredContent: unknown;
+    };
     expect(result.structuredContent).toEqual((await g.request(`/v1/history?domain=${GOLD}`)).json);
     await client.close();
     await g.close();
@@ -119,7 +135,15 @@ describe('kept builds: list, past records, history, changes', async () => {
 /** `count` audits of `shop<i>.example`, every score `score`. */
 const syntheticAudits = (count: number, score: number) =>
   Array.from({ length: count }, (_, i) =>
-    JSON.stringify({ domain: `shop${i}.example`, score, sub_scores: { visibility: 50, recommendation_rate: 50, technical_readiness: 50 }, evidence: { ok: true, coverage: 0.8, site_coverage: 0.7, engines_ran: ['chatgpt'] }, archetype: 'retailer', first_seen: '2025-01-01T00:00:00Z', last_audited_at: '2026-10-01T00:00:00Z' }),
+    JSON.stringify({
+      domain: `shop${i}.example`,
+      score,
+      sub_scores: { visibility: 50, recommendation_rate: 50, technical_readiness: 50 },
+      evidence: { ok: true, coverage: 0.8, site_coverage: 0.7, engines_ran: ['chatgpt'] },
+      archetype: 'retailer',
+      first_seen: '2025-01-01T00:00:00Z',
+      last_audited_at: '2026-10-01T00:00:00Z',
+    }),
   ).join('\n');
 
 describe('the change feed pages, and kept builds keep their keys', () => {
@@ -128,10 +152,17 @@ describe('the change feed pages, and kept builds keep their keys', () => {
   let since: string;
   /** Every change in the feed since `since`, page by page, and each page's size. */
   const wholeFeed = async () => {
-    const changes: { domain: string; before: { status: string; tier: string; score: number } | null; after: { status: string; tier: string; score: number } | null }[] = [];
+    const changes: {
+      domain: string;
+      before: { status: string; tier: string; score: number } | null;
+      after: { status: string; tier: string; score: number } | null;
+    }[] = [];
     const sizes: number[] = [];
     for (let cursor: string | null = ''; cursor !== null; ) {
-      const page = (await g.request(`/v1/changes?since=${since}${cursor ? `&cursor=${cursor}` : ''}`)).json as { changes: typeof changes; next: string | null };
+      const page = (await g.request(`/v1/changes?since=${since}${cursor ? `&cursor=${cursor}` : ''}`)).json as {
+        changes: typeof changes;
+        next: string | null;
+      };
       sizes.push(page.changes.length);
       changes.push(...page.changes);
       cursor = page.next;
@@ -172,18 +203,24 @@ describe('the change feed pages, and kept builds keep their keys', () => {
     expect(changes.filter((c) => !c.domain.startsWith('shop')).sort((a, b) => a.domain.localeCompare(b.domain))).toEqual([
       { domain: 'bluebird-books.example', before: { status: 'verified', tier: 'gold', score: 86 }, after: null },
       { domain: 'brand-new.example', before: null, after: { status: 'verified', tier: 'gold', score: 93.5 } },
-      { domain: 'corner-bakery.example', before: { status: 'verified', tier: 'gold', score: 81.2 }, after: { status: 'flagged', tier: 'gold', score: 81.2 } },
+      {
+        domain: 'corner-bakery.example',
+        before: { status: 'verified', tier: 'gold', score: 81.2 },
+        after: { status: 'flagged', tier: 'gold', score: 81.2 },
+      },
     ]);
   });
 
-  it('a folder holding one build\'s files itself (a copy) serves records but says it keeps no history', async () => {
+  it("a folder holding one build's files itself (a copy) serves records but says it keeps no history", async () => {
     const project = await makeProject();
     const copy = join(project.root, 'copy');
     await cp(join(project.recordsDir, 'current'), copy, { recursive: true, dereference: true });
     const g = await startTestGateway(project, { records: { url: copy } });
     expect((await g.verify(GOLD)).status).toBe(200);
     for (const path of ['/v1/builds', `/v1/history?domain=${GOLD}`, `/v1/changes?since=x`]) {
-      expect(expectProblem(await g.request(path), 404, 'BUILD_NOT_FOUND').detail, path).toMatch(/keeps no build history: the records folder holds one build's files itself/);
+      expect(expectProblem(await g.request(path), 404, 'BUILD_NOT_FOUND').detail, path).toMatch(
+        /keeps no build history: the records folder holds one build's files itself/,
+      );
     }
     await g.close();
   });

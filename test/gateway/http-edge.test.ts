@@ -35,7 +35,12 @@ describe('the HTTP edge', async () => {
   });
 
   it('refuses more than one Host, or a Host that is not a host, with 400 INVALID_REQUEST naming Host (RFC 9112 3.2)', async () => {
-    for (const hosts of [['Host: 127.0.0.1', 'Host: evil.example'], ['Host: 127.0.0.1', 'host: 127.0.0.1'], ['Host: a.example, b.example'], ['Host: user@a.example']]) {
+    for (const hosts of [
+      ['Host: 127.0.0.1', 'Host: evil.example'],
+      ['Host: 127.0.0.1', 'host: 127.0.0.1'],
+      ['Host: a.example, b.example'],
+      ['Host: user@a.example'],
+    ]) {
       for (const target of [`/v1/verify?domain=${GOLD}`, '/healthz', '/.well-known/merchant-verify-keys.json']) {
         const r = await raw([`GET ${target} HTTP/1.1`, ...hosts, bearer]);
         expect(r.status, `${hosts.join(' | ')} ${target}`).toBe(400);
@@ -47,17 +52,32 @@ describe('the HTTP edge', async () => {
   });
 
   it('refuses a repeated Authorization with 400 INVALID_REQUEST naming it, whichever key comes first', async () => {
-    for (const auths of [[bearer, 'Authorization: Bearer not-a-key'], ['Authorization: Bearer not-a-key', bearer], [bearer, bearer]]) {
+    for (const auths of [
+      [bearer, 'Authorization: Bearer not-a-key'],
+      ['Authorization: Bearer not-a-key', bearer],
+      [bearer, bearer],
+    ]) {
       const r = await raw([`GET /v1/verify?domain=${GOLD} HTTP/1.1`, 'Host: 127.0.0.1', ...auths]);
       expect(r.status, auths.join(' | ')).toBe(400);
-      expect(problemOf(r)).toMatchObject({ code: 'INVALID_REQUEST', detail: expect.stringMatching(/header "Authorization" is sent 2 times/) });
+      expect(problemOf(r)).toMatchObject({
+        code: 'INVALID_REQUEST',
+        detail: expect.stringMatching(/header "Authorization" is sent 2 times/),
+      });
     }
-    const batch = await raw(['POST /v1/verify/batch HTTP/1.1', 'Host: 127.0.0.1', bearer, bearer, 'Content-Type: application/json', 'Content-Length: 22'], '{"domains":["a.example"]}'.slice(0, 22));
+    const batch = await raw(
+      ['POST /v1/verify/batch HTTP/1.1', 'Host: 127.0.0.1', bearer, bearer, 'Content-Type: application/json', 'Content-Length: 22'],
+      '{"domains":["a.example"]}'.slice(0, 22),
+    );
     expect(problemOf(batch)).toMatchObject({ code: 'INVALID_REQUEST' });
   });
 
   it('marks every JSON and problem answer nosniff: record, 400, 401, 404, 405, batch, MCP, health, key set', async () => {
-    const mcpInit = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const mcpInit = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
     const answers: [string, Reply, number][] = [
       ['record', await g.verify(GOLD), 200],
       ['never audited', await g.verify('never-audited.example'), 200],
@@ -65,9 +85,25 @@ describe('the HTTP edge', async () => {
       ['401', await g.verify(GOLD, { key: null }), 401],
       ['404', await g.request('/nowhere'), 404],
       ['405', await g.request('/v1/verify', { method: 'DELETE' }), 405],
-      ['batch', await g.request('/v1/verify/batch', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ domains: [GOLD, 'co.uk'] }) }), 200],
+      [
+        'batch',
+        await g.request('/v1/verify/batch', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ domains: [GOLD, 'co.uk'] }),
+        }),
+        200,
+      ],
       ['batch 415', await g.request('/v1/verify/batch', { method: 'POST', body: '{}' }), 415],
-      ['mcp', await g.request('/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: mcpInit }), 200],
+      [
+        'mcp',
+        await g.request('/mcp', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: mcpInit,
+        }),
+        200,
+      ],
       ['mcp parse error', await g.request('/mcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' }), 400],
       ['health', await g.request('/healthz', { key: null }), 200],
       ['key set', await g.request('/.well-known/merchant-verify-keys.json', { key: null }), 200],
@@ -102,7 +138,17 @@ describe('the HTTP edge', async () => {
       const before = g.logs.length;
       await new Promise<void>((resolve, reject) => {
         const socket = connect(g.gateway.port, '127.0.0.1', () => {
-          socket.write([`POST ${path} HTTP/1.1`, 'Host: 127.0.0.1', bearer, 'Content-Type: application/json', 'Content-Length: 5000', '', '{"domains":["acme'].join('\r\n'));
+          socket.write(
+            [
+              `POST ${path} HTTP/1.1`,
+              'Host: 127.0.0.1',
+              bearer,
+              'Content-Type: application/json',
+              'Content-Length: 5000',
+              '',
+              '{"domains":["acme',
+            ].join('\r\n'),
+          );
           // Long enough for the gateway to be reading the body, then gone.
           setTimeout(() => {
             socket.destroy();
@@ -118,7 +164,10 @@ describe('the HTTP edge', async () => {
       );
       expect(line, path).toMatchObject({ level: 'info', method: 'POST', path });
       const since = g.logs.slice(before);
-      expect(since.filter((l) => l.level === 'error'), path).toEqual([]);
+      expect(
+        since.filter((l) => l.level === 'error'),
+        path,
+      ).toEqual([]);
       expect(JSON.stringify(since), path).not.toMatch(/ at |stack|unhandled/);
     }
     expect(printed).not.toHaveBeenCalled();

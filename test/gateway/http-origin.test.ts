@@ -3,8 +3,9 @@
  * the test serves the live build's folder; the gateway reads it with undici and applies the same
  * verify-before-serve rule. Origin down is STORE_UNAVAILABLE; origin back, answers come back.
  */
-import { createServer, type Server } from 'node:http';
+
 import { readFile, realpath } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import { join, normalize } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -92,7 +93,12 @@ describe('records from an HTTP origin', () => {
   });
 
   it('keeps no build history, and says why (an origin serves one build)', async () => {
-    for (const path of ['/v1/builds', '/v1/history?domain=acme-outdoor.example', '/v1/changes?since=x', '/v1/verify?domain=acme-outdoor.example&build=x']) {
+    for (const path of [
+      '/v1/builds',
+      '/v1/history?domain=acme-outdoor.example',
+      '/v1/changes?since=x',
+      '/v1/verify?domain=acme-outdoor.example&build=x',
+    ]) {
       expect(expectProblem(await g.request(path), 404, 'BUILD_NOT_FOUND').detail).toMatch(/keeps no build history: .*http\(s\) origin/);
     }
   });
@@ -114,13 +120,25 @@ describe('records from an HTTP origin', () => {
 
   it('origin down: STORE_UNAVAILABLE for known and never-audited domains alike; origin back: answers come back', async () => {
     await origin.stop();
-    const { value: down } = await poll(() => g.verify('juniper-pets.example'), (r) => r.status === 503, { timeoutMs: 5000, intervalMs: 100 });
+    const { value: down } = await poll(
+      () => g.verify('juniper-pets.example'),
+      (r) => r.status === 503,
+      { timeoutMs: 5000, intervalMs: 100 },
+    );
     expectProblem(down, 503, 'STORE_UNAVAILABLE');
     // The live build's checked map may answer for at most one refresh interval more; then it is refused too.
-    const { value: never } = await poll(() => g.verify('never-audited-while-down.example'), (r) => r.status === 503, { timeoutMs: 5000, intervalMs: 100 });
+    const { value: never } = await poll(
+      () => g.verify('never-audited-while-down.example'),
+      (r) => r.status === 503,
+      { timeoutMs: 5000, intervalMs: 100 },
+    );
     expectProblem(never, 503, 'STORE_UNAVAILABLE');
     await origin.start();
-    const { value: back } = await poll(() => g.verify('juniper-pets.example'), (r) => r.status === 200, { timeoutMs: 5000, intervalMs: 100 });
+    const { value: back } = await poll(
+      () => g.verify('juniper-pets.example'),
+      (r) => r.status === 200,
+      { timeoutMs: 5000, intervalMs: 100 },
+    );
     expect(back.json.domain).toBe('juniper-pets.example');
   });
 });

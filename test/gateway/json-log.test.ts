@@ -15,7 +15,11 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const linesOf = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+const linesOf = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('openJsonLog', () => {
   it('holds lines instead of writing each, and close() writes them all in order, as JSON with level, time and the members in order', async () => {
@@ -28,7 +32,13 @@ describe('openJsonLog', () => {
     expect(readFileSync(file, 'utf8').endsWith('\n')).toBe(true);
     const lines = linesOf(file);
     expect(lines.map((l) => l.n)).toEqual([0, 1, 2, 3, 4]);
-    expect(lines[4]).toEqual({ level: 'warn', time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), msg: 'request', n: 4, path: '/v1/verify' });
+    expect(lines[4]).toEqual({
+      level: 'warn',
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      msg: 'request',
+      n: 4,
+      path: '/v1/verify',
+    });
     expect(Object.keys(lines[0]!)).toEqual(['level', 'time', 'msg', 'n', 'path']);
   });
 

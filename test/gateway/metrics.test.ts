@@ -5,12 +5,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { needing, program } from '../support/programs.ts';
-import { REDIS, startRedis } from '../support/redis-server.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { parseMetrics, type Samples, sampleOf } from '../support/metrics-text.ts';
+import { needing, program } from '../support/programs.ts';
 import { makeProject } from '../support/project.ts';
+import { REDIS, startRedis } from '../support/redis-server.ts';
 import { poll } from '../support/wait.ts';
-import { parseMetrics, sampleOf, type Samples } from '../support/metrics-text.ts';
 
 const PROMTOOL = program('promtool', 'prometheus');
 
@@ -44,7 +44,8 @@ afterAll(cleanup);
 
 describe('GET /metrics after known traffic', () => {
   it('counts requests by route, method, status and code', () => {
-    const requests = (labels: Record<string, string>) => sampleOf(samples, 'mvr_requests_total', { route: '/v1/verify', method: 'GET', ...labels });
+    const requests = (labels: Record<string, string>) =>
+      sampleOf(samples, 'mvr_requests_total', { route: '/v1/verify', method: 'GET', ...labels });
     expect(requests({ status: '200' })).toBe(5);
     expect(requests({ status: '401', code: 'UNAUTHORIZED' })).toBe(2);
     expect(requests({ status: '400', code: 'INVALID_DOMAIN' })).toBe(1);
@@ -125,7 +126,10 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'with --redis (real redis-server)'),
       expect(sampleOf(await scrape(), 'mvr_redis_up')).toBe(1);
       expect(sampleOf(await scrape(), 'mvr_api_key_reload_failures_total')).toBe(0);
       await redis.stop();
-      const { value } = await poll(scrape, (s) => sampleOf(s, 'mvr_redis_up') === 0 && sampleOf(s, 'mvr_api_key_reload_failures_total') > 0);
+      const { value } = await poll(
+        scrape,
+        (s) => sampleOf(s, 'mvr_redis_up') === 0 && sampleOf(s, 'mvr_api_key_reload_failures_total') > 0,
+      );
       expect(sampleOf(value, 'mvr_redis_up')).toBe(0);
     } finally {
       await withRedis.close();
@@ -133,4 +137,3 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'with --redis (real redis-server)'),
     }
   });
 });
-

@@ -39,24 +39,44 @@ describe('a record file of the live build, faulted on a folder', () => {
 
   const faults: [string, string, (file: string) => Promise<void>, RegExp][] = [
     ['deleted', FLAGGED, (f) => rm(f), /missing from the live build, though the build's domain map lists it/],
-    ['a FIFO', 'knockoff-watches.example', async (f) => {
-      await rm(f);
-      execFileSync('mkfifo', [f]);
-    }, /not a regular file \(a FIFO\)/],
-    ['a link to a device', 'counterfeit-sneakers.example', async (f) => {
-      await rm(f);
-      await symlink('/dev/zero', f);
-    }, /symbolic link/],
-    ['a folder', 'gadget-hub.example', async (f) => {
-      await rm(f);
-      await mkdir(f);
-    }, /not a regular file \(a folder\)/],
-    ['a link out of the build', 'greenleaf-tea.example', async (f) => {
-      const outside = join(project.root, 'outside.json');
-      await writeFile(outside, await readFile(f));
-      await rm(f);
-      await symlink(outside, f);
-    }, /symbolic link/],
+    [
+      'a FIFO',
+      'knockoff-watches.example',
+      async (f) => {
+        await rm(f);
+        execFileSync('mkfifo', [f]);
+      },
+      /not a regular file \(a FIFO\)/,
+    ],
+    [
+      'a link to a device',
+      'counterfeit-sneakers.example',
+      async (f) => {
+        await rm(f);
+        await symlink('/dev/zero', f);
+      },
+      /symbolic link/,
+    ],
+    [
+      'a folder',
+      'gadget-hub.example',
+      async (f) => {
+        await rm(f);
+        await mkdir(f);
+      },
+      /not a regular file \(a folder\)/,
+    ],
+    [
+      'a link out of the build',
+      'greenleaf-tea.example',
+      async (f) => {
+        const outside = join(project.root, 'outside.json');
+        await writeFile(outside, await readFile(f));
+        await rm(f);
+        await symlink(outside, f);
+      },
+      /symbolic link/,
+    ],
     ['over 64 KiB', 'harbor-furniture.example', (f) => writeFile(f, Buffer.alloc(70 * 1024, 0x20)), /has 71680 bytes, more than the 65536/],
     ['a 300 MB sparse file', 'indigo-apparel.example', (f) => truncate(f, 300 * 1024 * 1024), /has 314572800 bytes/],
     ['truncated', 'juniper-pets.example', async (f) => truncate(f, (await readFile(f)).length - 10), /corrupt \(not JSON\)/],
@@ -70,7 +90,11 @@ describe('a record file of the live build, faulted on a folder', () => {
       expect(problem.detail).toMatch(reason);
       expect(r.text).not.toContain('unverified');
       // The same answer for a batch entry, the log proof and MCP's record.
-      const batch = await g.request('/v1/verify/batch', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ domains: [domain, CONTROL] }) });
+      const batch = await g.request('/v1/verify/batch', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ domains: [domain, CONTROL] }),
+      });
       expect(batch.json.results[0].problem.code).toBe('UNAVAILABLE');
       expect(batch.json.results[1].record.domain).toBe(CONTROL);
       expectProblem(await g.request(`/v1/absence?domain=${domain}`), 404, 'HAS_RECORD');
@@ -97,21 +121,37 @@ describe('a map or statement that is missing or does not check: the build is ref
   const cases: [string, (build: string) => Promise<void>, RegExp][] = [
     ['no domain map', (b) => rm(join(b, DOMAIN_MAP_FILE)), /has no domain-map/],
     ['no statement', (b) => rm(join(b, BUILD_STATEMENT_FILE)), /has no statement\.json/],
-    ['a map with a leaf dropped', async (b) => writeFile(join(b, DOMAIN_MAP_FILE), (await readFile(join(b, DOMAIN_MAP_FILE))).subarray(32)), /is not the map its statement signs/],
-    ['a map with a leaf changed', async (b) => {
-      const map = await readFile(join(b, DOMAIN_MAP_FILE));
-      map.writeUInt8(map.readUInt8(map.length - 1) ^ 1, map.length - 1);
-      await writeFile(join(b, DOMAIN_MAP_FILE), map);
-    }, /is not the map its statement signs/],
-    ['a statement with a changed root', async (b) => {
-      const statement = JSON.parse(await readFile(join(b, BUILD_STATEMENT_FILE), 'utf8'));
-      statement.domain_map.size -= 1;
-      await writeFile(join(b, BUILD_STATEMENT_FILE), JSON.stringify(statement));
-    }, /does not verify: BAD_SIGNATURE/],
-    ['an unsigned statement in a signed deployment', async (b) => {
-      const { key_id: _k, signature: _s, ...statement } = JSON.parse(await readFile(join(b, BUILD_STATEMENT_FILE), 'utf8'));
-      await writeFile(join(b, BUILD_STATEMENT_FILE), JSON.stringify(statement));
-    }, /does not verify: UNSIGNED/],
+    [
+      'a map with a leaf dropped',
+      async (b) => writeFile(join(b, DOMAIN_MAP_FILE), (await readFile(join(b, DOMAIN_MAP_FILE))).subarray(32)),
+      /is not the map its statement signs/,
+    ],
+    [
+      'a map with a leaf changed',
+      async (b) => {
+        const map = await readFile(join(b, DOMAIN_MAP_FILE));
+        map.writeUInt8(map.readUInt8(map.length - 1) ^ 1, map.length - 1);
+        await writeFile(join(b, DOMAIN_MAP_FILE), map);
+      },
+      /is not the map its statement signs/,
+    ],
+    [
+      'a statement with a changed root',
+      async (b) => {
+        const statement = JSON.parse(await readFile(join(b, BUILD_STATEMENT_FILE), 'utf8'));
+        statement.domain_map.size -= 1;
+        await writeFile(join(b, BUILD_STATEMENT_FILE), JSON.stringify(statement));
+      },
+      /does not verify: BAD_SIGNATURE/,
+    ],
+    [
+      'an unsigned statement in a signed deployment',
+      async (b) => {
+        const { key_id: _k, signature: _s, ...statement } = JSON.parse(await readFile(join(b, BUILD_STATEMENT_FILE), 'utf8'));
+        await writeFile(join(b, BUILD_STATEMENT_FILE), JSON.stringify(statement));
+      },
+      /does not verify: UNSIGNED/,
+    ],
   ];
   let project: Project;
   beforeAll(async () => {

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { UNKNOWN_ID_RECHECK_MS } from '../../access/api-key-store.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
-import { makeProject, removeTempDirs, ROOT } from '../support/project.ts';
+import { makeProject, ROOT, removeTempDirs } from '../support/project.ts';
 
 afterAll(async () => {
   await cleanup();
@@ -29,8 +29,13 @@ const NEVER_BY_ITSELF = 60_000;
 
 function bash(script: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
+    const child = spawn('bash', ['-c', script], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '',
+      stderr = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
     child.on('error', reject);
@@ -45,13 +50,21 @@ describe('a new API key', () => {
     const project = await makeProject();
     const g = await startTestGateway(project, { refreshMs: NEVER_BY_ITSELF });
     // `npx mvr` is the package's own bin; run directly, twenty rounds take seconds, not a minute.
-    const round = [CREATE.replace('npx mvr', 'node bin/mvr.js'), FIRST_USE.replace('http://127.0.0.1:8787', g.url), 'echo', 'echo "$KEY" >&3'].join('\n');
+    const round = [
+      CREATE.replace('npx mvr', 'node bin/mvr.js'),
+      FIRST_USE.replace('http://127.0.0.1:8787', g.url),
+      'echo',
+      'echo "$KEY" >&3',
+    ].join('\n');
     const script = `exec 3>"$KEYS_OUT"\nfor i in $(seq ${ROUNDS}); do\n${round}\ndone`;
     const keysOut = join(project.root, 'made-keys');
     const r = await bash(script, { MVR_API_KEYS_FILE: project.apiKeysFile, KEYS_OUT: keysOut });
     for (const key of readFileSync(keysOut, 'utf8').split('\n').filter(Boolean)) g.secrets.add(key);
     expect(r.code, r.stderr).toBe(0);
-    const answers = r.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { domain?: string; status?: unknown });
+    const answers = r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { domain?: string; status?: unknown });
     expect(answers).toHaveLength(ROUNDS);
     expect(answers.filter((a) => a.domain === 'acme-outdoor.example' && a.status === 'verified')).toHaveLength(ROUNDS);
   });

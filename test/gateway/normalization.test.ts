@@ -36,7 +36,12 @@ describe('normalization', () => {
     const file = await readFile(liveRecordFile(project, aLabel));
     const query = '/v1/verify?domain=b%C3%BCcher-haus.example';
     expect(encodeURIComponent('bücher-haus.example')).toBe('b%C3%BCcher-haus.example');
-    for (const path of [query, '/v1/verify?domain=B%C3%9CCHER-HAUS.example', `/v1/verify?domain=${aLabel}`, `/v1/verify?domain=${encodeURIComponent('https://www.bücher-haus.example/regal')}`]) {
+    for (const path of [
+      query,
+      '/v1/verify?domain=B%C3%9CCHER-HAUS.example',
+      `/v1/verify?domain=${aLabel}`,
+      `/v1/verify?domain=${encodeURIComponent('https://www.bücher-haus.example/regal')}`,
+    ]) {
       const r = await g.request(path);
       expect(r.status, path).toBe(200);
       expect(r.bytes.equals(file), path).toBe(true);
@@ -107,6 +112,4 @@ describe('never-audited domain', () => {
       expectUnverified(r.json, domain!);
     }
   });
-
-
 });

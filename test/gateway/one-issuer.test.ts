@@ -9,12 +9,12 @@ import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CURRENT_LINK } from '../../core/layout.ts';
+import { defaultSchemaUrl } from '../../core/record.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { connectHttpClient } from '../support/mcp.ts';
 import { build, ISSUER, makeProject } from '../support/project.ts';
-import { defaultSchemaUrl } from '../../core/record.ts';
-import { poll } from '../support/wait.ts';
 import { startStaticOrigin } from '../support/static-origin.ts';
+import { poll } from '../support/wait.ts';
 
 afterAll(cleanup);
 
@@ -27,7 +27,9 @@ function expectOneRefusalLine(g: TestGateway, issuers: { build: string; gateway:
   const lines = g.logs.filter((l) => l.msg === 'build refused; the build served before (if any) stays served');
   expect(lines).toHaveLength(1);
   expect(lines[0]).toMatchObject({ level: 'warn' });
-  expect(String(lines[0]?.reason)).toContain(`its issuer is ${issuers.build}, this gateway's (--issuer / MVR_ISSUER) is ${issuers.gateway}`);
+  expect(String(lines[0]?.reason)).toContain(
+    `its issuer is ${issuers.build}, this gateway's (--issuer / MVR_ISSUER) is ${issuers.gateway}`,
+  );
 }
 
 /** With no build served before, every answer that names an issuer is refused, and health names the refused build. */
@@ -64,7 +66,10 @@ describe('one issuer per gateway', async () => {
   it('the same build from an http origin is refused the same way', async () => {
     const origin = await startStaticOrigin(await realpath(join(project.recordsDir, CURRENT_LINK)));
     try {
-      const g = await startTestGateway({ ...project, recordsDir: origin.url }, { issuer: OTHER, schemaUrl: `https://${OTHER}/schemas/verification/v1` });
+      const g = await startTestGateway(
+        { ...project, recordsDir: origin.url },
+        { issuer: OTHER, schemaUrl: `https://${OTHER}/schemas/verification/v1` },
+      );
       await expectRefused(g);
     } finally {
       await origin.stop();
@@ -74,7 +79,11 @@ describe('one issuer per gateway', async () => {
   it('with its own issuer the gateway serves the build: records and never-audited answers name that issuer', async () => {
     const g = await startTestGateway(project);
     expect((await g.verify(KNOWN)).json).toMatchObject({ issuer: ISSUER, status: 'verified' });
-    expect((await g.verify(NEVER)).json).toMatchObject({ issuer: ISSUER, status: 'unverified', schema: `https://${ISSUER}/schemas/verification/v1` });
+    expect((await g.verify(NEVER)).json).toMatchObject({
+      issuer: ISSUER,
+      status: 'unverified',
+      schema: `https://${ISSUER}/schemas/verification/v1`,
+    });
     expect((await g.request('/healthz', { key: null })).json).toMatchObject({ status: 'ok' });
     expect(g.logs.filter((l) => /issuer/.test(l.msg))).toEqual([]);
   });
@@ -85,14 +94,20 @@ describe('one issuer per gateway', async () => {
     const first = (await g.verify(KNOWN)).json as { issuer: string; issued_at: string };
     expect(first).toMatchObject({ issuer: ISSUER });
     await build(p, { issuer: OTHER, schemaUrl: defaultSchemaUrl(OTHER), now: Date.parse('2026-11-02T00:00:00Z') });
-    const { value: health } = await poll(() => g.request('/healthz', { key: null }), (r) => (r.json as { status: string }).status === 'degraded');
+    const { value: health } = await poll(
+      () => g.request('/healthz', { key: null }),
+      (r) => (r.json as { status: string }).status === 'degraded',
+    );
     expect(health.json).toMatchObject({ records: { ok: true } });
     expectOneRefusalLine(g, { build: OTHER, gateway: ISSUER });
     // The build served before stays served, under its own issuer only.
     expect((await g.verify(KNOWN)).json).toMatchObject({ issuer: ISSUER, status: 'verified', issued_at: first.issued_at });
     expect((await g.verify(NEVER)).json).toMatchObject({ issuer: ISSUER, status: 'unverified' });
     await build(p, { now: Date.parse('2026-11-03T00:00:00Z') });
-    await poll(() => g.request('/healthz', { key: null }), (r) => (r.json as { status: string }).status === 'ok');
+    await poll(
+      () => g.request('/healthz', { key: null }),
+      (r) => (r.json as { status: string }).status === 'ok',
+    );
     expect((await g.verify(KNOWN)).json).toMatchObject({ issuer: ISSUER, status: 'verified', issued_at: '2026-11-03T00:00:00.000Z' });
     expect((await g.verify(NEVER)).json).toMatchObject({ issuer: ISSUER, status: 'unverified' });
   });

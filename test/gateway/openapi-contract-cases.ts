@@ -28,7 +28,12 @@ export interface CaseInputs {
 
 const NEVER = 'never-audited-contract.example';
 const json = { 'content-type': 'application/json' };
-const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'contract', version: '1' } } });
+const initialize = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'contract', version: '1' } },
+});
 const mcpHeaders = { ...json, accept: 'application/json, text/event-stream' };
 
 /** The lookups by domain: a success, a malformed domain, no key, a repeated parameter, the store unavailable. */
@@ -105,7 +110,14 @@ export function contractCases(i: CaseInputs): ContractCase[] {
     { name: 'health degraded', path: '/healthz', key: false, on: 'empty', status: 200 },
 
     { name: 'mcp initialize', path: '/mcp', method: 'POST', body: initialize, headers: mcpHeaders, status: 200 },
-    { name: 'mcp notification', path: '/mcp', method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers: { ...mcpHeaders, 'mcp-protocol-version': '2025-06-18' }, status: 202 },
+    {
+      name: 'mcp notification',
+      path: '/mcp',
+      method: 'POST',
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      headers: { ...mcpHeaders, 'mcp-protocol-version': '2025-06-18' },
+      status: 202,
+    },
     { name: 'mcp not JSON', path: '/mcp', method: 'POST', body: '{', headers: mcpHeaders, status: 400 },
     { name: 'mcp too large', path: '/mcp', method: 'POST', body: 'x'.repeat(70 * 1024), headers: mcpHeaders, status: 413 },
     { name: 'mcp without a key', path: '/mcp', method: 'POST', body: initialize, headers: mcpHeaders, key: false, status: 401 },

@@ -11,12 +11,12 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { routes } from '../../gateway/app.ts';
-import { CACHE_POLICY, PROBLEM_CACHE_POLICY, type CachedRoute } from '../../gateway/cache-policy.ts';
+import { CACHE_POLICY, type CachedRoute, PROBLEM_CACHE_POLICY } from '../../gateway/cache-policy.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
-import { cleanup, startTestGateway, type Reply, type TestGateway } from '../support/gateway.ts';
+import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { servedDocument } from '../support/openapi-contract.ts';
 import { build, copyProject, ISSUER, liveRecordFile, makeProject, NOW } from '../support/project.ts';
-import { contractCases, notProduced, type ContractCase, type GatewayName } from './openapi-contract-cases.ts';
+import { type ContractCase, contractCases, type GatewayName, notProduced } from './openapi-contract-cases.ts';
 
 afterAll(cleanup);
 
@@ -59,7 +59,12 @@ describe('the served OpenAPI document against the real gateway', async () => {
   const seen = new Map<string, Set<string>>();
 
   const send = (c: ContractCase, method: string, headers: Record<string, string> = {}): Promise<Reply> =>
-    gateways[c.on ?? 'live'].request(c.path, { method, key: c.key === false ? null : undefined, body: c.body, headers: { ...c.headers, ...headers } });
+    gateways[c.on ?? 'live'].request(c.path, {
+      method,
+      key: c.key === false ? null : undefined,
+      body: c.body,
+      headers: { ...c.headers, ...headers },
+    });
 
   /** Checks an answer against the document and the cache-policy table; returns the documented path. */
   function check(c: ContractCase, method: string, reply: Reply): void {
@@ -81,7 +86,8 @@ describe('the served OpenAPI document against the real gateway', async () => {
       const head = await send(c, 'HEAD');
       expect(head.status).toBe(200);
       expect(head.bytes.length).toBe(0);
-      for (const name of ['content-type', 'cache-control', 'vary', 'etag']) expect(head.headers.get(name), `HEAD ${c.path}: ${name}`).toBe(reply.headers.get(name));
+      for (const name of ['content-type', 'cache-control', 'vary', 'etag'])
+        expect(head.headers.get(name), `HEAD ${c.path}: ${name}`).toBe(reply.headers.get(name));
       check(c, 'HEAD', head);
     }
     // Where the document promises a 304, asking again with the answer's ETag gets one.
@@ -96,26 +102,32 @@ describe('the served OpenAPI document against the real gateway', async () => {
     const missing: string[] = [];
     for (const [path, operations] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>)) {
       for (const operation of Object.values(operations)) {
-        for (const status of Object.keys(operation.responses)) if (!seen.get(path)?.has(status) && !notProduced(path, status)) missing.push(`${path} ${status}`);
+        for (const status of Object.keys(operation.responses))
+          if (!seen.get(path)?.has(status) && !notProduced(path, status)) missing.push(`${path} ${status}`);
       }
     }
     expect(missing).toEqual([]);
   });
 
-  it("documents every route of the app with each of its methods, and nothing the app does not serve", () => {
+  it('documents every route of the app with each of its methods, and nothing the app does not serve', () => {
     const appRoutes = routes(live.gateway.services);
     const documented = Object.keys(doc.paths);
-    const covered = (route: string) => (route.endsWith('/**') ? documented.filter((p) => p.startsWith(route.slice(0, -2))) : documented.filter((p) => p === route));
+    const covered = (route: string) =>
+      route.endsWith('/**') ? documented.filter((p) => p.startsWith(route.slice(0, -2))) : documented.filter((p) => p === route);
     for (const route of appRoutes) {
       expect(covered(route.path), `the app serves ${route.path}, which the document does not name`).not.toEqual([]);
       // HEAD is answered wherever GET is (the document says so once).
       for (const method of route.methods.filter((m) => m !== 'HEAD')) {
-        for (const path of covered(route.path)) expect(doc.paths[path][method.toLowerCase()], `${method} ${path} is served but not documented`).toBeDefined();
+        for (const path of covered(route.path))
+          expect(doc.paths[path][method.toLowerCase()], `${method} ${path} is served but not documented`).toBeDefined();
       }
     }
     for (const path of documented) {
       for (const method of Object.keys(doc.paths[path])) {
-        expect(appRoutes.some((r) => covered(r.path).includes(path) && r.methods.includes(method.toUpperCase() as never)), `${method} ${path} is documented but not served`).toBe(true);
+        expect(
+          appRoutes.some((r) => covered(r.path).includes(path) && r.methods.includes(method.toUpperCase() as never)),
+          `${method} ${path} is documented but not served`,
+        ).toBe(true);
       }
     }
   });

@@ -2,12 +2,13 @@
  * The public, unauthenticated endpoints: the key set, the record JSON Schema (checked with a
  * real JSON Schema validator against every record the gateway serves), OpenAPI and health.
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseKeySet } from '@merchant-verify/verifier';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { cleanup, type TestGateway, useGateway } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';
@@ -45,7 +46,14 @@ describe('GET /.well-known/merchant-verify-keys.json', () => {
     expect(hasMemberD(r.json)).toBe(false);
     expect(r.text).not.toMatch(/"d"\s*:/);
     expect(keySet.keys.map((k) => k.kid)).toEqual([project.kid]);
-    expect(r.json.keys[0]).toEqual({ kty: 'OKP', crv: 'Ed25519', x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), kid: project.kid, use: 'sig', alg: 'EdDSA' });
+    expect(r.json.keys[0]).toEqual({
+      kty: 'OKP',
+      crv: 'Ed25519',
+      x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      kid: project.kid,
+      use: 'sig',
+      alg: 'EdDSA',
+    });
   });
 
   it('works with a key too, answers HEAD, and 304 on If-None-Match', async () => {
@@ -55,7 +63,10 @@ describe('GET /.well-known/merchant-verify-keys.json', () => {
     expect(head.status).toBe(200);
     expect(head.bytes.length).toBe(0);
     expect(head.headers.get('content-length')).toBe(String(withKey.bytes.length));
-    const nm = await g.request('/.well-known/merchant-verify-keys.json', { key: null, headers: { 'if-none-match': withKey.headers.get('etag')! } });
+    const nm = await g.request('/.well-known/merchant-verify-keys.json', {
+      key: null,
+      headers: { 'if-none-match': withKey.headers.get('etag')! },
+    });
     expect(nm.status).toBe(304);
     expect(nm.bytes.length).toBe(0);
   });
@@ -68,7 +79,11 @@ describe('key set trouble', () => {
     const leaked = { keys: [{ ...JSON.parse(bytes.toString('utf8')).keys[0], d: privateJwk.d }] };
     await writeFile(project.keySetFile, JSON.stringify(leaked));
     try {
-      const { value } = await poll(() => g.request('/.well-known/merchant-verify-keys.json', { key: null }), (r) => r.status !== 200, { timeoutMs: 2000 });
+      const { value } = await poll(
+        () => g.request('/.well-known/merchant-verify-keys.json', { key: null }),
+        (r) => r.status !== 200,
+        { timeoutMs: 2000 },
+      );
       expect(value.status).toBe(503);
       expect(value.text).not.toContain(privateJwk.d);
       expect(value.json.code).toBe('STORE_UNAVAILABLE');
@@ -79,7 +94,11 @@ describe('key set trouble', () => {
     } finally {
       await writeFile(project.keySetFile, bytes);
     }
-    const { value: back } = await poll(() => g.request('/.well-known/merchant-verify-keys.json', { key: null }), (r) => r.status === 200, { timeoutMs: 3000 });
+    const { value: back } = await poll(
+      () => g.request('/.well-known/merchant-verify-keys.json', { key: null }),
+      (r) => r.status === 200,
+      { timeoutMs: 3000 },
+    );
     expect(back.bytes.equals(bytes)).toBe(true);
     expect((await g.verify('acme-outdoor.example')).status).toBe(200);
   });
@@ -103,7 +122,8 @@ describe('GET /schemas/verification/v1', () => {
       served.push({ domain, body: rec.json });
     }
     expect(served.length).toBeGreaterThanOrEqual(30);
-    for (const domain of ['never-audited-schema.example', 'someone.myshopify.com']) served.push({ domain, body: (await g.verify(domain)).json });
+    for (const domain of ['never-audited-schema.example', 'someone.myshopify.com'])
+      served.push({ domain, body: (await g.verify(domain)).json });
   });
 
   it('is a public JSON Schema (2020-12) identified by the schema URL', async () => {
@@ -168,7 +188,9 @@ describe('GET /openapi.json', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.paths['/v1/verify']).toBeDefined();
     const get = doc.paths['/v1/verify'].get;
-    expect(get.parameters.some((p: { name: string; in: string; required: boolean }) => p.name === 'domain' && p.in === 'query' && p.required)).toBe(true);
+    expect(
+      get.parameters.some((p: { name: string; in: string; required: boolean }) => p.name === 'domain' && p.in === 'query' && p.required),
+    ).toBe(true);
     expect(Object.keys(get.responses)).toEqual(expect.arrayContaining(['200', '400', '401']));
     expect(Object.values(doc.components.securitySchemes)).toContainEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
   });
@@ -188,13 +210,21 @@ describe('GET /healthz', () => {
     const away = `${project.recordsDir}.away`;
     await rename(project.recordsDir, away);
     try {
-      const { value } = await poll(() => g.request('/healthz', { key: null }), (r) => r.json?.status === 'degraded', { timeoutMs: 2000 });
+      const { value } = await poll(
+        () => g.request('/healthz', { key: null }),
+        (r) => r.json?.status === 'degraded',
+        { timeoutMs: 2000 },
+      );
       expect(value.status).toBe(200);
       expect(value.json.records.ok).toBe(false);
       expect(value.text).not.toContain(project.root);
     } finally {
       await rename(away, project.recordsDir);
     }
-    await poll(() => g.request('/healthz', { key: null }), (r) => r.json?.status === 'ok', { timeoutMs: 3000 });
+    await poll(
+      () => g.request('/healthz', { key: null }),
+      (r) => r.json?.status === 'ok',
+      { timeoutMs: 3000 },
+    );
   });
 });

@@ -74,7 +74,9 @@ describe('rate limits on the gateway', () => {
     for (let i = 0; i < 10; i++) statuses.push((await t.verify('acme-outdoor.example', { key: null })).status);
     expect(statuses.slice(0, 3)).toEqual([401, 401, 401]);
     expect(statuses.slice(3).every((s) => s === 429)).toBe(true);
-    expect((await t.verify('acme-outdoor.example', { key: 'mvr_0000000000_notavalidkeynotavalidkeynotavalidkeynotavali' })).status).toBe(429);
+    expect((await t.verify('acme-outdoor.example', { key: 'mvr_0000000000_notavalidkeynotavalidkeynotavalidkeynotavali' })).status).toBe(
+      429,
+    );
     expect((await t.verify('acme-outdoor.example', { key: keys.keyed! })).status).toBe(200);
   });
 

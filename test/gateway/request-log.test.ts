@@ -27,7 +27,13 @@ describe('access log', () => {
     const sent: { method: string; path: string; status: number; keyId: string | null }[] = [
       { method: 'GET', path: '/v1/verify', status: 200, keyId: g.keyId },
     ];
-    const step = async (method: string, path: string, status: number, keyId: string | null, opts: Parameters<TestGateway['request']>[1] = {}) => {
+    const step = async (
+      method: string,
+      path: string,
+      status: number,
+      keyId: string | null,
+      opts: Parameters<TestGateway['request']>[1] = {},
+    ) => {
       const r = await g.request(path, { method, ...opts });
       expect(r.status, `${method} ${path}`).toBe(status);
       sent.push({ method, path: path.split('?')[0]!, status, keyId });
@@ -43,7 +49,11 @@ describe('access log', () => {
     await step('GET', '/.well-known/merchant-verify-keys.json', 200, null, { key: null });
     await step('GET', '/healthz', 200, null, { key: null });
 
-    await poll(async () => g.logs.filter(isRequest).length, (n) => n >= before + sent.length, { timeoutMs: 2000, intervalMs: 5 });
+    await poll(
+      async () => g.logs.filter(isRequest).length,
+      (n) => n >= before + sent.length,
+      { timeoutMs: 2000, intervalMs: 5 },
+    );
     await sleep(50); // nothing more arrives: exactly one line per request
     const lines = g.logs.filter(isRequest).slice(before);
     expect(lines).toHaveLength(sent.length);

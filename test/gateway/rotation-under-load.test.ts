@@ -12,10 +12,10 @@ import { swapInBuild } from '../../builder/swap.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK } from '../../core/layout.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
 import { keygen } from '../../keyring/signing-keys.ts';
-import { cleanup, startTestGateway, waitForLog, type TestGateway } from '../support/gateway.ts';
-import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
-import { build, makeProject, NOW, SAMPLE_AUDITS, type Project } from '../support/project.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
+import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
+import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
+import { build, makeProject, NOW, type Project, SAMPLE_AUDITS } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { startVerifyingClients } from '../support/verifying-clients.ts';
@@ -44,14 +44,18 @@ afterAll(async () => {
  * A project of the ten verified sample audits: each rotation builds it again, so a small project
  * keeps ten rotations in a folder cheap; its records are as real as the full set's.
  */
-const smallProject = async () => makeProject({ samples: false, files: { 'verified.jsonl': await readFile(join(SAMPLE_AUDITS, 'verified.jsonl'), 'utf8') } });
+const smallProject = async () =>
+  makeProject({ samples: false, files: { 'verified.jsonl': await readFile(join(SAMPLE_AUDITS, 'verified.jsonl'), 'utf8') } });
 
 /** The domains with a record in the project's live build. */
 async function knownDomains(p: Project): Promise<string[]> {
   const root = join(p.recordsDir, CURRENT_LINK);
   const shards = (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory() && /^[0-9a-f]{2}$/.test(e.name));
   const files = await Promise.all(shards.map((s) => readdir(join(root, s.name))));
-  return files.flat().map((f) => f.replace(/\.json$/, '')).sort();
+  return files
+    .flat()
+    .map((f) => f.replace(/\.json$/, ''))
+    .sort();
 }
 
 /** Each build a minute after the one before: the same audits and key at the same time are one build, not a new one. */
@@ -60,7 +64,8 @@ const buildNext = (p: Project) => build(p, { now: NOW + ++builds * 60_000 });
 
 const liveBuildId = async (p: Project) => basename(await realpath(join(p.recordsDir, CURRENT_LINK)));
 const health = async (g: TestGateway) => (await g.request('/healthz', { key: null })).json;
-const refusedCount = async (g: TestGateway) => sampleOf(parseMetrics(await (await fetch(g.gateway.metricsUrl!)).text()), 'mvr_builds_refused_total');
+const refusedCount = async (g: TestGateway) =>
+  sampleOf(parseMetrics(await (await fetch(g.gateway.metricsUrl!)).text()), 'mvr_builds_refused_total');
 
 /**
  * Makes the project's live build a copy of the current one under a new id whose statement is
@@ -72,7 +77,10 @@ async function swapInForgedBuild(p: Project, how: 'foreign key' | 'altered'): Pr
   const staging = join(p.recordsDir, `.staging-${id}`);
   await cp(from, staging, { recursive: true });
   const statement = JSON.parse(await readFile(join(from, BUILD_STATEMENT_FILE), 'utf8')) as Record<string, unknown>;
-  const forged = how === 'altered' ? { ...statement, build: id, records: 1 } : signRecord({ ...statement, build: id }, loadSigningKey(generatePrivateJwk()));
+  const forged =
+    how === 'altered'
+      ? { ...statement, build: id, records: 1 }
+      : signRecord({ ...statement, build: id }, loadSigningKey(generatePrivateJwk()));
   await writeFile(join(staging, BUILD_STATEMENT_FILE), JSON.stringify(forged));
   await swapInBuild(p.recordsDir, staging, id);
   return id;
@@ -88,19 +96,34 @@ async function rotateUnderLoad(g: TestGateway, p: Project, clientCount: number, 
     await buildNext(p);
     await publish();
     // Under load until the new build and its key are served (bounded), then a few more answers.
-    await poll(() => g.verify(known[0]!), (r) => r.json?.key_id === kid, { timeoutMs: 30_000 });
+    await poll(
+      () => g.verify(known[0]!),
+      (r) => r.json?.key_id === kid,
+      { timeoutMs: 30_000 },
+    );
     const seen = clients.answers();
-    await poll(async () => clients.answers(), (n) => n >= seen + ANSWERS_AFTER_SWAP, { timeoutMs: 10_000 });
+    await poll(
+      async () => clients.answers(),
+      (n) => n >= seen + ANSWERS_AFTER_SWAP,
+      { timeoutMs: 10_000 },
+    );
     await clients.stop();
     expect(clients.failures, `rotation ${rotation + 1}`).toEqual([]);
     answers += clients.answers();
   }
   expect(answers).toBeGreaterThan(ROTATIONS * ANSWERS_AFTER_SWAP);
-  expect(g.logs.filter((l) => l.msg === 'build refused; the build served before (if any) stays served' || l.msg === 'record rejected')).toEqual([]);
+  expect(
+    g.logs.filter((l) => l.msg === 'build refused; the build served before (if any) stays served' || l.msg === 'record rejected'),
+  ).toEqual([]);
 }
 
 /** A forged build swapped in: refused whole, logged once, counted, named in /healthz; the build before keeps serving verified answers. */
-async function forgedBuildRefused(g: TestGateway, p: Project, how: 'foreign key' | 'altered', publish: () => Promise<unknown>): Promise<void> {
+async function forgedBuildRefused(
+  g: TestGateway,
+  p: Project,
+  how: 'foreign key' | 'altered',
+  publish: () => Promise<unknown>,
+): Promise<void> {
   const known = await knownDomains(p);
   const before = await liveBuildId(p);
   const refusedBefore = await refusedCount(g);
@@ -108,11 +131,17 @@ async function forgedBuildRefused(g: TestGateway, p: Project, how: 'foreign key'
   await publish();
   const line = await waitForLog(g, (l) => l.build === forged, 5000);
   expect(line).toMatchObject({ level: 'warn', msg: 'build refused; the build served before (if any) stays served' });
-  expect(String(line.reason)).toContain(`build ${forged} refused: ${BUILD_STATEMENT_FILE} does not verify: ${how === 'altered' ? 'BAD_SIGNATURE' : 'UNKNOWN_KEY'}`);
+  expect(String(line.reason)).toContain(
+    `build ${forged} refused: ${BUILD_STATEMENT_FILE} does not verify: ${how === 'altered' ? 'BAD_SIGNATURE' : 'UNKNOWN_KEY'}`,
+  );
 
   // The build before still serves every kind of answer, verified, through many refreshes.
   const clients = startVerifyingClients(g, known, { count: 2, maxEach: 60, tag: forged });
-  await poll(async () => clients.answers(), (n) => n >= 100, { timeoutMs: 20_000 });
+  await poll(
+    async () => clients.answers(),
+    (n) => n >= 100,
+    { timeoutMs: 20_000 },
+  );
   await clients.stop();
   expect(clients.failures).toEqual([]);
   expect(await health(g)).toMatchObject({ status: 'degraded', records: { ok: true, build: before, refused: forged } });
@@ -123,7 +152,11 @@ async function forgedBuildRefused(g: TestGateway, p: Project, how: 'foreign key'
   await buildNext(p);
   await publish();
   const next = await liveBuildId(p);
-  await poll(() => health(g), (h) => h.records?.build === next, { timeoutMs: 10_000 });
+  await poll(
+    () => health(g),
+    (h) => h.records?.build === next,
+    { timeoutMs: 10_000 },
+  );
   expect(await health(g)).toMatchObject({ status: 'ok', records: { ok: true, refused: null } });
 }
 
@@ -135,13 +168,21 @@ describe('records in a folder', () => {
     g = await startTestGateway(p, METRICS);
   });
 
-  it('ten key rotations under load: every answer a 200 that verifies', async () => {
-    await rotateUnderLoad(g, p, 2, async () => undefined);
-  }, LONG);
+  it(
+    'ten key rotations under load: every answer a 200 that verifies',
+    async () => {
+      await rotateUnderLoad(g, p, 2, async () => undefined);
+    },
+    LONG,
+  );
 
-  it.each(['foreign key', 'altered'] as const)('a build whose statement is forged (%s) is refused whole, logged, counted; the previous build keeps serving', async (how) => {
-    await forgedBuildRefused(g, p, how, async () => undefined);
-  }, LONG);
+  it.each(['foreign key', 'altered'] as const)(
+    'a build whose statement is forged (%s) is refused whole, logged, counted; the previous build keeps serving',
+    async (how) => {
+      await forgedBuildRefused(g, p, how, async () => undefined);
+    },
+    LONG,
+  );
 
   it('a forged first build: STORE_UNAVAILABLE as there is nothing to keep, and logged', async () => {
     const q = await makeProject();
@@ -150,7 +191,9 @@ describe('records in a folder', () => {
     const r = await first.verify('acme-outdoor.example');
     expect(r.status).toBe(503);
     expect(r.json.code).toBe('STORE_UNAVAILABLE');
-    expect(first.logs.filter((l) => l.build === forged)).toMatchObject([{ level: 'warn', msg: 'build refused; the build served before (if any) stays served' }]);
+    expect(first.logs.filter((l) => l.build === forged)).toMatchObject([
+      { level: 'warn', msg: 'build refused; the build served before (if any) stays served' },
+    ]);
     expect(await health(first)).toMatchObject({ status: 'degraded', records: { ok: false, refused: forged } });
   });
 });
@@ -164,14 +207,25 @@ describe('records in a bucket', () => {
     // published build under heavy load (decision 0047).
     p = await makeProject();
     await publish();
-    g = await startTestGateway(p, { ...METRICS, records: { url: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent', timeoutMs: STORE_TIMEOUT_MS } });
+    g = await startTestGateway(p, {
+      ...METRICS,
+      records: { url: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent', timeoutMs: STORE_TIMEOUT_MS },
+    });
   });
 
-  it('ten key rotations under load: every answer a 200 that verifies', async () => {
-    await rotateUnderLoad(g, p, 2, publish);
-  }, LONG);
+  it(
+    'ten key rotations under load: every answer a 200 that verifies',
+    async () => {
+      await rotateUnderLoad(g, p, 2, publish);
+    },
+    LONG,
+  );
 
-  it('a build whose statement is forged is refused whole, logged, counted; the previous build keeps serving', async () => {
-    await forgedBuildRefused(g, p, 'foreign key', publish);
-  }, LONG);
+  it(
+    'a build whose statement is forged is refused whole, logged, counted; the previous build keeps serving',
+    async () => {
+      await forgedBuildRefused(g, p, 'foreign key', publish);
+    },
+    LONG,
+  );
 });

@@ -7,8 +7,8 @@ import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
-import { holdingOrigin } from '../support/holding-origin.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { holdingOrigin } from '../support/holding-origin.ts';
 import { liveRecords } from '../support/outputs.ts';
 import { makeProject, type Project as TestProject } from '../support/project.ts';
 import { poll, waitForExit } from '../support/wait.ts';
@@ -112,12 +112,20 @@ describe('mvr serve on SIGTERM', () => {
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
     try {
-      const { value: url } = await poll(async () => /"msg":"listening","url":"([^"]+)"/.exec(out)?.[1] ?? null, (u) => u !== null, { timeoutMs: 15_000, intervalMs: 50 });
+      const { value: url } = await poll(
+        async () => /"msg":"listening","url":"([^"]+)"/.exec(out)?.[1] ?? null,
+        (u) => u !== null,
+        { timeoutMs: 15_000, intervalMs: 50 },
+      );
       const held = origin.hold(recordPath(domain));
       const inFlight = fetch(`${url}/v1/verify?domain=${domain}`, { headers: { authorization: `Bearer ${key}` } });
       await held.reached;
       child.kill('SIGTERM');
-      await poll(async () => out, (o) => o.includes('"msg":"shutting down"'), { timeoutMs: 5000, intervalMs: 10 });
+      await poll(
+        async () => out,
+        (o) => o.includes('"msg":"shutting down"'),
+        { timeoutMs: 5000, intervalMs: 10 },
+      );
       expect(child.exitCode).toBeNull(); // still draining
       held.release();
       const res = await inFlight;

@@ -5,8 +5,8 @@
  * of a domain no request has touched yet, so the verified-bytes cache cannot mask the change.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '@merchant-verify/verifier/issuer';
+import { afterAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway, useGateway, waitForLog } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
 import { liveRecordFile, makeProject, type Project } from '../support/project.ts';

@@ -6,11 +6,11 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { makeProject } from '../support/project.ts';
 import { needing, program } from '../support/programs.ts';
+import { makeProject } from '../support/project.ts';
 
 const CHROMIUM = program('chromium', 'chromium', ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome']);
 
@@ -101,13 +101,30 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
       await p.getByRole('button', { name: 'Verify the record' }).click();
       await p.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
       const staleness = p.locator('#details dt:text-is("Staleness") + dd');
-      return { p, verdict: await p.locator('#verdict').textContent(), staleness: await staleness.textContent(), warns: await staleness.evaluate((dd) => dd.classList.contains('warn') && [getComputedStyle(dd).color, getComputedStyle(dd, '::before').content]), note: (await p.locator('#note').isVisible()) ? await p.locator('#note').textContent() : null };
+      return {
+        p,
+        verdict: await p.locator('#verdict').textContent(),
+        staleness: await staleness.textContent(),
+        warns: await staleness.evaluate(
+          (dd) => dd.classList.contains('warn') && [getComputedStyle(dd).color, getComputedStyle(dd, '::before').content],
+        ),
+        note: (await p.locator('#note').isVisible()) ? await p.locator('#note').textContent() : null,
+      };
     };
     const current = await at(Date.parse(record.issued_at) + 3_600_000);
-    expect(current).toMatchObject({ verdict: 'Valid signature', staleness: expect.stringMatching(/^current, \d+ days$/), warns: false, note: null });
+    expect(current).toMatchObject({
+      verdict: 'Valid signature',
+      staleness: expect.stringMatching(/^current, \d+ days$/),
+      warns: false,
+      note: null,
+    });
     await current.p.close();
     const late = await at(Date.parse(record.next_audit_at) + 40 * 86_400_000);
-    expect(late).toMatchObject({ verdict: 'Valid signature', staleness: expect.stringMatching(/^overdue, \d+ days$/), warns: ['rgb(138, 70, 0)', '"\u26a0 "'] });
+    expect(late).toMatchObject({
+      verdict: 'Valid signature',
+      staleness: expect.stringMatching(/^overdue, \d+ days$/),
+      warns: ['rgb(138, 70, 0)', '"\u26a0 "'],
+    });
     expect(late.note).toBe('Warning: the monthly re-audit is overdue; this record may no longer describe the shop.');
     const shot = join(tmpdir(), 'mvr-verify-page-overdue.png');
     await late.p.screenshot({ path: shot, fullPage: true });
@@ -155,7 +172,11 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     await page.getByLabel('API key').fill(g.key);
     await page.getByRole('button', { name: 'Look up and verify' }).click();
     await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
-    return { state: await page.locator('#result').getAttribute('data-state'), verdict: await page.locator('#verdict').textContent(), details: await page.locator('#details').textContent() };
+    return {
+      state: await page.locator('#result').getAttribute('data-state'),
+      verdict: await page.locator('#verdict').textContent(),
+      details: await page.locator('#details').textContent(),
+    };
   };
 
   it('shows a never-audited domain as such only with its absence proof checked; a made-up "unverified" is not proven', async () => {
@@ -164,19 +185,31 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     expect(never.details).toContain('Build');
     // Its own look, not a valid signature's green; the note names the build and its date.
     const green = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--ok').trim());
-    const colours = await page.locator('#result').evaluate((el) => [getComputedStyle(el).borderTopColor, getComputedStyle(el).borderTopStyle, getComputedStyle(el.querySelector('#verdict')!).color]);
+    const colours = await page
+      .locator('#result')
+      .evaluate((el) => [
+        getComputedStyle(el).borderTopColor,
+        getComputedStyle(el).borderTopStyle,
+        getComputedStyle(el.querySelector('#verdict')!).color,
+      ]);
     expect(green).toBe('#0b6b2e');
     expect(colours).not.toContain('rgb(11, 107, 46)');
     expect(colours[1]).toBe('dashed');
-    const statement = JSON.parse((await g.request('/v1/absence?domain=never-audited-page.example')).text) as { statement: { build: string; issued_at: string } };
-    expect(await page.locator('#note').innerText()).toBe(`never-audited-page.example has no record in build ${statement.statement.build}, issued ${statement.statement.issued_at}: it was never audited. This is not a verification of the shop.`);
+    const statement = JSON.parse((await g.request('/v1/absence?domain=never-audited-page.example')).text) as {
+      statement: { build: string; issued_at: string };
+    };
+    expect(await page.locator('#note').innerText()).toBe(
+      `never-audited-page.example has no record in build ${statement.statement.build}, issued ${statement.statement.issued_at}: it was never audited. This is not a verification of the shop.`,
+    );
     const shot = join(tmpdir(), 'mvr-verify-page-absent.png');
     await page.screenshot({ path: shot, fullPage: true });
     console.log(`verify page screenshot (never audited): ${shot}`);
     // A proxy answering "unverified" for an audited shop: the gateway has no proof of absence for it.
     const gold = JSON.parse((await g.verify(GOLD)).text) as Record<string, unknown>;
     const { key_id: _k, signature: _s, ...made } = { ...gold, status: 'unverified', score: null, tier: null } as Record<string, unknown>;
-    await page.route('**/v1/verify?*', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(made) }));
+    await page.route('**/v1/verify?*', (route) =>
+      route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(made) }),
+    );
     try {
       expect(await lookUp(GOLD)).toMatchObject({ state: 'invalid', verdict: 'Absence not proven: HAS_RECORD' });
     } finally {

@@ -3,19 +3,20 @@
  * carried to a fresh machine (`mvr log pull`, then build, as CI does), and the same audits, keys
  * and time writing the same log; and `mvr verify --log` online and offline.
  */
+
+import { cp, mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cp, mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLogProof } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { DEC, gatewayOver, logDir, loggedProject, NOV, vkeyFile } from '../support/logged-project.ts';
 import { snapshot } from '../support/outputs.ts';
 import { build, copyProject, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
-import { DEC, gatewayOver, loggedProject, logDir, NOV, vkeyFile } from '../support/logged-project.ts';
 import { poll } from '../support/wait.ts';
 
 // A logged build of November, and a copy of it built again in December: made once, and each test
@@ -74,11 +75,17 @@ describe.concurrent('a build going live between a record and its proof', () => {
     const proxy = createServer((req, res) => {
       void (async () => {
         seen.push(req.url!);
-        const upstream = await fetch(new URL(req.url!, g.url), { headers: req.headers.authorization ? { authorization: req.headers.authorization } : {} });
+        const upstream = await fetch(new URL(req.url!, g.url), {
+          headers: req.headers.authorization ? { authorization: req.headers.authorization } : {},
+        });
         const body = Buffer.from(await upstream.arrayBuffer());
         if (req.url!.startsWith('/v1/verify') && seen.filter((u) => u.startsWith('/v1/verify')).length === 1) {
           await build(p, { now: JAN });
-          await poll(() => g.verify(domain), (r) => issuedAt(r) === new Date(JAN).toISOString(), { timeoutMs: 10_000 });
+          await poll(
+            () => g.verify(domain),
+            (r) => issuedAt(r) === new Date(JAN).toISOString(),
+            { timeoutMs: 10_000 },
+          );
         }
         res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' });
         res.end(body);
@@ -91,7 +98,12 @@ describe.concurrent('a build going live between a record and its proof', () => {
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, log: { valid: true, tree_size: 99 } });
       // Record, proof (of January: not December's record), then both again.
-      expect(seen.filter((u) => /^\/v1\/(verify|proof)/.test(u))).toEqual([`/v1/verify?domain=${domain}`, `/v1/proof?domain=${domain}`, `/v1/verify?domain=${domain}`, `/v1/proof?domain=${domain}`]);
+      expect(seen.filter((u) => /^\/v1\/(verify|proof)/.test(u))).toEqual([
+        `/v1/verify?domain=${domain}`,
+        `/v1/proof?domain=${domain}`,
+        `/v1/verify?domain=${domain}`,
+        `/v1/proof?domain=${domain}`,
+      ]);
     } finally {
       proxy.close();
     }
@@ -118,7 +130,12 @@ describe.concurrent('a log carried to a fresh machine (CI): mvr log pull, then b
     expect(pulled.code, pulled.stderr).toBe(0);
     // 333 entries (the 300 and the 33 samples): the checkpoint, tile/0/001.p/77, tile/1/000.p/1, tile/entries/001.p/77.
     expect(JSON.parse(pulled.stdout)).toMatchObject({ size: 333, files: 4 });
-    expect(Object.entries(await snapshot(logDir(ci))).filter(([, v]) => v.startsWith('file:')).map(([f]) => f).sort()).toEqual(['checkpoint', 'tile/0/001.p/77', 'tile/1/000.p/1', 'tile/entries/001.p/77']);
+    expect(
+      Object.entries(await snapshot(logDir(ci)))
+        .filter(([, v]) => v.startsWith('file:'))
+        .map(([f]) => f)
+        .sort(),
+    ).toEqual(['checkpoint', 'tile/0/001.p/77', 'tile/1/000.p/1', 'tile/entries/001.p/77']);
     await Promise.all([build(ci, { now: DEC }), build(here, { now: DEC })]);
     expect(await readFile(join(logDir(ci), 'checkpoint'), 'utf8')).toBe(await readFile(join(logDir(here), 'checkpoint'), 'utf8'));
     // The files the CI build wrote are exactly the new files of the in-place build.
@@ -176,12 +193,34 @@ describe.concurrent('mvr verify --log', () => {
     const record = (await g.verify('acme-outdoor.example')).text;
     await writeFile(join(dir, 'record.json'), record);
     await writeFile(join(dir, 'proof'), (await g.request('/v1/proof?domain=acme-outdoor.example')).text);
-    const offline = await runCli(['verify', '--file', join(dir, 'record.json'), '--keys', p.keySetFile, '--log', '--proof', join(dir, 'proof'), '--log-key', vkeyFile(p)]);
+    const offline = await runCli([
+      'verify',
+      '--file',
+      join(dir, 'record.json'),
+      '--keys',
+      p.keySetFile,
+      '--log',
+      '--proof',
+      join(dir, 'proof'),
+      '--log-key',
+      vkeyFile(p),
+    ]);
     expect(offline.code, offline.stderr).toBe(0);
     expect(offline.stdout).toMatch(/log {8}included: entry \d+ of 33/);
     // A proof of another domain's record: the signature is fine, the log proof is not.
     await writeFile(join(dir, 'other'), (await g.request('/v1/proof?domain=kite-electronics.example')).text);
-    const wrong = await runCli(['verify', '--file', join(dir, 'record.json'), '--keys', p.keySetFile, '--log', '--proof', join(dir, 'other'), '--log-key', vkeyFile(p)]);
+    const wrong = await runCli([
+      'verify',
+      '--file',
+      join(dir, 'record.json'),
+      '--keys',
+      p.keySetFile,
+      '--log',
+      '--proof',
+      join(dir, 'other'),
+      '--log-key',
+      vkeyFile(p),
+    ]);
     expect(wrong.code).toBe(13);
     expect(wrong.stdout).toMatch(/NOT PROVEN: NOT_INCLUDED/);
   });

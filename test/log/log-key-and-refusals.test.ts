@@ -4,18 +4,27 @@
  */
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCheckpoint } from '@merchant-verify/verifier/tlog';
-import { parseNote } from '@merchant-verify/verifier/tlog';
-import { createLogKey, generateLogKeyText, LOG_KEY_FILE, loadLogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
 import type { BuildSummary } from '../../builder/build.ts';
+import { createLogKey, generateLogKeyText, LOG_KEY_FILE, loadLogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
+import type { TestGateway } from '../support/gateway.ts';
 import { cleanup } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
+import { DEC, gatewayOver, logDir, loggedProject, NOV } from '../support/logged-project.ts';
 import { snapshot } from '../support/outputs.ts';
-import { auditsFolder, build, buildFails, copyProject, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
-import type { TestGateway } from '../support/gateway.ts';
-import { DEC, gatewayOver, loggedProject, logDir, NOV } from '../support/logged-project.ts';
+import {
+  auditsFolder,
+  build,
+  buildFails,
+  copyProject,
+  ISSUER,
+  makeProject,
+  type Project,
+  removeTempDirs,
+  tempDir,
+} from '../support/project.ts';
 
 // One logged build of November, made once; each test that starts from it builds on a copy.
 let novBuilt: Project;
@@ -43,7 +52,6 @@ describe.concurrent('the log key', () => {
     expect(() => parseLogKey('{"kty":"OKP"}', 'MVR_LOG_KEY')).toThrow(/MVR_LOG_KEY is not a log key/);
   });
 });
-
 
 describe.concurrent('a build refuses a log that is not what its checkpoint says, and publishes nothing', () => {
   const builtOnce = () => copyProject(novBuilt);

@@ -3,13 +3,14 @@
  * (@modelcontextprotocol/client), which speaks the newest protocol revision; the 1.x client
  * (the other files of this folder) still gets the 2025 revisions it asks for.
  */
+
+import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { GOLD, makeProject, ROOT } from '../support/project.ts';
 import { firstText } from '../support/mcp.ts';
+import { GOLD, makeProject, ROOT } from '../support/project.ts';
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -22,7 +23,9 @@ const NEWEST = '2026-07-28';
 const newestClient = () => new Client({ name: 'mvr-test-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: NEWEST } } });
 
 function httpClient(key: string): { client: Client; transport: StreamableHTTPClientTransport } {
-  const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
   return { client: newestClient(), transport };
 }
 

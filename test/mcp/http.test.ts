@@ -5,14 +5,14 @@
  * behind the same Bearer keys.
  */
 import { rename } from 'node:fs/promises';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { GOLD, makeProject, UNAUDITED } from '../support/project.ts';
-import { waitFor } from '../support/wait.ts';
 import { connectHttpClient, firstText } from '../support/mcp.ts';
 import { liveRecord } from '../support/outputs.ts';
+import { GOLD, makeProject, UNAUDITED } from '../support/project.ts';
+import { waitFor } from '../support/wait.ts';
 
 let gw: TestGateway;
 let client: Client;
@@ -41,7 +41,21 @@ describe('verify_merchant over Streamable HTTP', () => {
     expect(tool.inputSchema).toMatchObject({ type: 'object', required: ['domain'] });
     expect(tool.outputSchema).toMatchObject({ type: 'object' });
     expect(Object.keys(tool.outputSchema?.properties ?? {})).toEqual(
-      expect.arrayContaining(['schema', 'domain', 'status', 'tier', 'score', 'max_score', 'sub_scores', 'flags', 'evidence', 'last_audited_at', 'next_audit_at', 'key_id', 'signature']),
+      expect.arrayContaining([
+        'schema',
+        'domain',
+        'status',
+        'tier',
+        'score',
+        'max_score',
+        'sub_scores',
+        'flags',
+        'evidence',
+        'last_audited_at',
+        'next_audit_at',
+        'key_id',
+        'signature',
+      ]),
     );
     expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
   });
@@ -72,12 +86,15 @@ describe('verify_merchant over Streamable HTTP', () => {
     expect(JSON.parse(firstText(result))).toEqual(result.structuredContent);
   });
 
-  it.each(['co.uk', 'localhost', 'github.io', '127.0.0.1'])('an invalid domain (%s) is an isError result starting INVALID_DOMAIN', async (domain) => {
-    const result = await call(domain);
-    expect(result.isError).toBe(true);
-    expect(firstText(result)).toMatch(/^INVALID_DOMAIN/);
-    expect(result.structuredContent).toBeUndefined();
-  });
+  it.each(['co.uk', 'localhost', 'github.io', '127.0.0.1'])(
+    'an invalid domain (%s) is an isError result starting INVALID_DOMAIN',
+    async (domain) => {
+      const result = await call(domain);
+      expect(result.isError).toBe(true);
+      expect(firstText(result)).toMatch(/^INVALID_DOMAIN/);
+      expect(result.structuredContent).toBeUndefined();
+    },
+  );
 
   it('records unavailable (records folder renamed away): isError with STORE_UNAVAILABLE, never an unverified record', async () => {
     const { recordsDir } = gw.project;
@@ -105,7 +122,9 @@ describe('verify_merchant over Streamable HTTP', () => {
 describe('/mcp authentication and methods', () => {
   it('the SDK client cannot connect without a key or with a wrong key (401)', async () => {
     await expect(connectHttpClient(gw.url, null)).rejects.toMatchObject({ code: 401 });
-    await expect(connectHttpClient(gw.url, 'mvr_0000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).rejects.toMatchObject({ code: 401 });
+    await expect(connectHttpClient(gw.url, 'mvr_0000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).rejects.toMatchObject({
+      code: 401,
+    });
   });
 
   const initialize = JSON.stringify({
@@ -124,18 +143,30 @@ describe('/mcp authentication and methods', () => {
   });
 
   it('a raw POST /mcp with a wrong key is 401 with error="invalid_token"', async () => {
-    const res = await fetch(`${gw.url}/mcp`, { method: 'POST', headers: { ...headers, authorization: 'Bearer not-a-key' }, body: initialize });
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, authorization: 'Bearer not-a-key' },
+      body: initialize,
+    });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer\b.*error="invalid_token"/);
     await res.body?.cancel();
   });
 
   it('a raw 2025-era initialize with the key is answered with JSON, statelessly (no session id)', async () => {
-    const res = await fetch(`${gw.url}/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${gw.key}` }, body: initialize });
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, authorization: `Bearer ${gw.key}` },
+      body: initialize,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('mcp-session-id')).toBeNull();
-    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { protocolVersion: '2025-06-18', serverInfo: { name: 'merchant-verify' } } });
+    expect(await res.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { protocolVersion: '2025-06-18', serverInfo: { name: 'merchant-verify' } },
+    });
   });
 
   it('GET /mcp is 405 (no SSE stream), with Allow: POST', async () => {

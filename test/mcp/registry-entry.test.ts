@@ -37,7 +37,9 @@ const input = {
 };
 const keyValueInput = z.strictObject({ name: z.string().min(1), ...input });
 const argument = z.union([
-  z.strictObject({ type: z.literal('positional'), valueHint: z.string().optional(), isRepeated: z.boolean().optional(), ...input }).refine((a) => a.value !== undefined || a.valueHint !== undefined, 'a positional argument needs value or valueHint'),
+  z
+    .strictObject({ type: z.literal('positional'), valueHint: z.string().optional(), isRepeated: z.boolean().optional(), ...input })
+    .refine((a) => a.value !== undefined || a.valueHint !== undefined, 'a positional argument needs value or valueHint'),
   z.strictObject({ type: z.literal('named'), name: z.string().min(1), isRepeated: z.boolean().optional(), ...input }),
 ]);
 const stdio = z.strictObject({ type: z.literal('stdio') });
@@ -47,8 +49,15 @@ const packageSchema = z.strictObject({
   registryType: z.string().min(1),
   registryBaseUrl: z.url().optional(),
   identifier: z.string().min(1),
-  version: z.string().min(1).refine((v) => v !== 'latest' && !/[\^~*<>=| ]/.test(v), 'a specific version, not a range or "latest"').optional(),
-  fileSha256: z.string().regex(/^[a-f0-9]{64}$/).optional(),
+  version: z
+    .string()
+    .min(1)
+    .refine((v) => v !== 'latest' && !/[\^~*<>=| ]/.test(v), 'a specific version, not a range or "latest"')
+    .optional(),
+  fileSha256: z
+    .string()
+    .regex(/^[a-f0-9]{64}$/)
+    .optional(),
   runtimeHint: z.string().optional(),
   transport: z.union([stdio, streamableHttp, sse]),
   runtimeArguments: z.array(argument).optional(),
@@ -57,11 +66,17 @@ const packageSchema = z.strictObject({
 });
 const serverSchema = z.strictObject({
   $schema: z.url(),
-  name: z.string().min(3).max(200).regex(/^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/),
+  name: z
+    .string()
+    .min(3)
+    .max(200)
+    .regex(/^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/),
   title: z.string().min(1).max(100).optional(),
   description: z.string().min(1).max(100),
   version: z.string().min(1).max(255),
-  repository: z.strictObject({ url: z.url(), source: z.string().min(1), id: z.string().optional(), subfolder: z.string().optional() }).optional(),
+  repository: z
+    .strictObject({ url: z.url(), source: z.string().min(1), id: z.string().optional(), subfolder: z.string().optional() })
+    .optional(),
   websiteUrl: z.url().optional(),
   packages: z.array(packageSchema).optional(),
   remotes: z.array(z.union([streamableHttp, sse])).optional(),
@@ -106,7 +121,13 @@ describe('server.json', () => {
     const [npm] = entry.packages;
     const values: Record<string, string> = { [OPTIONS.baseUrl.env]: gw.url, [OPTIONS.apiKey.env]: gw.key };
     const env = Object.fromEntries(npm.environmentVariables.map((v: { name: string }) => [v.name, values[v.name]!]));
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, ...npm.packageArguments.map((a: { value: string }) => a.value)], cwd: project.root, env: { PATH: process.env.PATH ?? '', ...env }, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, ...npm.packageArguments.map((a: { value: string }) => a.value)],
+      cwd: project.root,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'registry-entry-test', version: '1.0.0' });
     try {
       await client.connect(transport);

@@ -6,16 +6,16 @@
 import { spawn } from 'node:child_process';
 import { openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { BIN, runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { GOLD, ISSUER, makeProject, type Project, tempDir, UNAUDITED } from '../support/project.ts';
 import { firstText } from '../support/mcp.ts';
-import { waitForExit } from '../support/wait.ts';
 import { liveRecord } from '../support/outputs.ts';
+import { GOLD, ISSUER, makeProject, type Project, tempDir, UNAUDITED } from '../support/project.ts';
+import { waitForExit } from '../support/wait.ts';
 
 interface StdioServer {
   client: Client;
@@ -66,7 +66,8 @@ describe.each([
     const tool = tools[0]!;
     expect(tool.title).toBeTruthy();
     expect(tool.description).toContain(keySetUrl());
-    for (const word of ['verified', 'provisional', 'flagged', 'unverified', 'gold', 'silver', 'bronze']) expect(tool.description).toContain(word);
+    for (const word of ['verified', 'provisional', 'flagged', 'unverified', 'gold', 'silver', 'bronze'])
+      expect(tool.description).toContain(word);
     expect(tool.outputSchema).toMatchObject({ type: 'object' });
     expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
   });
@@ -112,7 +113,12 @@ describe('mvr mcp over stdio: failures', () => {
   });
 
   it('a gateway that refuses the key: the tool reports UNAUTHORIZED', async () => {
-    const server = await spawnMcp(project.root, ['--base-url', gw.url, '--api-key', 'mvr_0000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']);
+    const server = await spawnMcp(project.root, [
+      '--base-url',
+      gw.url,
+      '--api-key',
+      'mvr_0000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+    ]);
     const result = await call(server, GOLD);
     expect(result.isError).toBe(true);
     expect(firstText(result)).toMatch(/^UNAUTHORIZED/);
@@ -127,7 +133,12 @@ describe('mvr mcp over stdio: failures', () => {
 
 /** Three requests in a file, as a user pipes them: initialize, the initialized notification, one tool call. */
 const PIPED = [
-  { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'piped', version: '1' } } },
+  {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'piped', version: '1' } },
+  },
   { jsonrpc: '2.0', method: 'notifications/initialized' },
   { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'verify_merchant', arguments: { domain: GOLD } } },
 ];
@@ -140,11 +151,15 @@ describe('mvr mcp with its input from a file', () => {
     const file = join(await tempDir(), 'requests.jsonl');
     writeFileSync(file, `${PIPED.map((m) => JSON.stringify(m)).join('\n')}\n`);
     const child = spawn(process.execPath, [BIN, 'mcp', ...args()], { cwd: project.root, stdio: [openSync(file, 'r'), 'pipe', 'pipe'] });
-    let out = '', err = '';
+    let out = '',
+      err = '';
     child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
     child.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
     expect(await waitForExit(child, 'mvr mcp < requests.jsonl', () => err)).toBe(0);
-    const answers = out.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: number; result?: { content?: { text: string }[]; isError?: boolean } });
+    const answers = out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { id: number; result?: { content?: { text: string }[]; isError?: boolean } });
     // The notification has no answer: two answers, in the order asked.
     expect(answers.map((a) => a.id)).toEqual([1, 2]);
     expect(answers[1]!.result?.isError).toBeFalsy();

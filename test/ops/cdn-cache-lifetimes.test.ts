@@ -31,7 +31,12 @@ function uploads(): { path: string; cacheControl: string }[] {
 describe('CDN cache lifetimes in the monthly workflow', () => {
   it('are the cache-policy table of the route serving each uploaded file', () => {
     const found = uploads();
-    expect(found.map((u) => routeOf(u.path)).sort()).toEqual(['/.well-known/merchant-verify-keys.json', '/.well-known/merchant-verify-log.vkey', '/log/checkpoint', '/log/tile/{path}']);
+    expect(found.map((u) => routeOf(u.path)).sort()).toEqual([
+      '/.well-known/merchant-verify-keys.json',
+      '/.well-known/merchant-verify-log.vkey',
+      '/log/checkpoint',
+      '/log/tile/{path}',
+    ]);
     for (const { path, cacheControl } of found) expect(cacheControl, `public/${path}`).toBe(CACHE_POLICY[routeOf(path)].cacheControl);
   });
 });

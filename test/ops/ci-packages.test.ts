@@ -16,7 +16,9 @@ function packagesOfCiRun(): string[] {
 
 /** The packages the workflow's `apt-get install` steps name. */
 function packagesOfWorkflow(): string[] {
-  const installs = allSteps(loadWorkflow(CI)).flatMap((s) => [...(s.run ?? '').matchAll(/apt-get install((?: -\S+)*)((?: [a-z0-9][a-z0-9.+-]*)+)/g)]);
+  const installs = allSteps(loadWorkflow(CI)).flatMap((s) => [
+    ...(s.run ?? '').matchAll(/apt-get install((?: -\S+)*)((?: [a-z0-9][a-z0-9.+-]*)+)/g),
+  ]);
   return installs.flatMap((m) => m[2]!.trim().split(/\s+/)).sort();
 }
 

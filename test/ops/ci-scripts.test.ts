@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { removeTempDirs, ROOT, tempDir } from '../support/project.ts';
+import { ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 
 afterAll(removeTempDirs);
 const execFileP = promisify(execFile);
@@ -16,7 +16,10 @@ const execFileP = promisify(execFile);
 /** Runs `node scripts/ci/<name> ...args` in `cwd`; never rejects on a non-zero exit. */
 async function script(name: string, args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<{ code: number; out: string }> {
   try {
-    const { stdout, stderr } = await execFileP(process.execPath, [join(ROOT, 'scripts/ci', name), ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...env } });
+    const { stdout, stderr } = await execFileP(process.execPath, [join(ROOT, 'scripts/ci', name), ...args], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
     return { code: 0, out: stdout + stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -24,7 +27,15 @@ async function script(name: string, args: string[], env: Record<string, string> 
   }
 }
 
-const key = (kid: string, extra: Record<string, string> = {}) => ({ kty: 'OKP', crv: 'Ed25519', x: 'AAAA', kid, use: 'sig', alg: 'EdDSA', ...extra });
+const key = (kid: string, extra: Record<string, string> = {}) => ({
+  kty: 'OKP',
+  crv: 'Ed25519',
+  x: 'AAAA',
+  kid,
+  use: 'sig',
+  alg: 'EdDSA',
+  ...extra,
+});
 const writeJson = (file: string, value: unknown) => writeFileSync(file, JSON.stringify(value));
 
 describe('carry-key-set.mjs', () => {
@@ -63,7 +74,9 @@ describe('scan-public.mjs', () => {
   const keySet = JSON.stringify({ keys: [key('k1')] });
 
   it('passes a public folder with public keys only', async () => {
-    const r = await script('scan-public.mjs', [await publicDir({ '.well-known/merchant-verify-keys.json': keySet, 'schemas/x.json': '{"a":{"b":[1]}}' })]);
+    const r = await script('scan-public.mjs', [
+      await publicDir({ '.well-known/merchant-verify-keys.json': keySet, 'schemas/x.json': '{"a":{"b":[1]}}' }),
+    ]);
     expect(r.code, r.out).toBe(0);
   });
 
@@ -92,10 +105,31 @@ describe('check-build-summary.mjs', () => {
     writeJson(join(dir, 'keys.json'), { keys: [key('new'), key('old')] });
     writeJson(join(dir, 'carried.json'), { keys: [key('old')] });
     writeJson(join(buildDir, 'manifest.json'), { records: 40, key_id: 'new', issuer: 'verify.example.com', ...manifestPatch });
-    const summary = { ok: true, signed: true, keyId: 'new', records: 40, publishedKeyIds: ['new', 'old'], keySetFile: join(dir, 'keys.json'), buildDir, buildId: 'b1', issuedAt: '2026-11-01T00:00:00.000Z', byStatus: { verified: 40 }, byTier: {}, log: { origin: 'verify.example.com/log', from: 0, to: 40 }, ...patch };
+    const summary = {
+      ok: true,
+      signed: true,
+      keyId: 'new',
+      records: 40,
+      publishedKeyIds: ['new', 'old'],
+      keySetFile: join(dir, 'keys.json'),
+      buildDir,
+      buildId: 'b1',
+      issuedAt: '2026-11-01T00:00:00.000Z',
+      byStatus: { verified: 40 },
+      byTier: {},
+      log: { origin: 'verify.example.com/log', from: 0, to: 40 },
+      ...patch,
+    };
     writeJson(join(dir, 'summary.json'), summary);
     writeFileSync(join(dir, 'step-summary.md'), '');
-    const env = { SUMMARY: join(dir, 'summary.json'), PUBLISH_KEYS: join(dir, 'carried.json'), MIN_RECORDS: '10', MVR_ISSUER: 'verify.example.com', GITHUB_STEP_SUMMARY: join(dir, 'step-summary.md'), RETIRE_KEY_IDS: '' };
+    const env = {
+      SUMMARY: join(dir, 'summary.json'),
+      PUBLISH_KEYS: join(dir, 'carried.json'),
+      MIN_RECORDS: '10',
+      MVR_ISSUER: 'verify.example.com',
+      GITHUB_STEP_SUMMARY: join(dir, 'step-summary.md'),
+      RETIRE_KEY_IDS: '',
+    };
     return { dir, env, stepSummary: () => readFileSync(join(dir, 'step-summary.md'), 'utf8') };
   };
 

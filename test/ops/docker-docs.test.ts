@@ -9,16 +9,17 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { command, finalEnv, ROOT } from '../support/dockerfile.ts';
 import { cliEnv, runCli } from '../support/cli.ts';
-import { removeTempDirs, tempDir } from '../support/project.ts';
+import { command, finalEnv, ROOT } from '../support/dockerfile.ts';
 import { freePort } from '../support/ports.ts';
+import { removeTempDirs, tempDir } from '../support/project.ts';
 import { waitFor, waitForExit } from '../support/wait.ts';
 
 afterAll(removeTempDirs);
 
 /** The shell block's commands: continuation lines joined, comments dropped. */
-const commands = /```sh\n([\s\S]*?)```/.exec(readFileSync(join(ROOT, 'docs/docker.md'), 'utf8'))![1]!
+const commands = /```sh\n([\s\S]*?)```/
+  .exec(readFileSync(join(ROOT, 'docs/docker.md'), 'utf8'))![1]!
   .replace(/\\\n\s*/g, '')
   .split('\n')
   .map((l) => l.replace(/\s+#.*$/, '').trim())
@@ -26,7 +27,10 @@ const commands = /```sh\n([\s\S]*?)```/.exec(readFileSync(join(ROOT, 'docs/docke
 
 /** A `docker run`: its mounts and `-e` variables, and the arguments after the image name. */
 function dockerRun(line: string) {
-  const words = line.replace(/^(\w+=\$\()?docker run /, '').replace(/\)$/, '').split(/\s+/);
+  const words = line
+    .replace(/^(\w+=\$\()?docker run /, '')
+    .replace(/\)$/, '')
+    .split(/\s+/);
   const mounts: { host: string; target: string; readOnly: boolean }[] = [];
   const env: Record<string, string> = {};
   let i = 0;
@@ -56,7 +60,11 @@ describe('docs/docker.md against the Dockerfile', () => {
         expect(commands.indexOf(run.line)).toBeGreaterThan(commands.findIndex((c) => c.includes(`mkdir -p`) && c.includes(m.host)));
       }
       const writes = run.args[0] === 'apikey' && run.args[1] !== 'list';
-      if (writes) expect(run.mounts.filter((m) => m.readOnly), run.line).toEqual([]);
+      if (writes)
+        expect(
+          run.mounts.filter((m) => m.readOnly),
+          run.line,
+        ).toEqual([]);
     }
     const gateway = runs.find((r) => r.args.length === 0)!;
     expect(gateway.line).toContain('--read-only');
@@ -108,10 +116,17 @@ describe('docs/docker.md against the Dockerfile', () => {
             if (assigned) shell[assigned[1]!] = r.stdout.trim();
           } else {
             port = String(await freePort());
-            gateway = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), ...argv, '--host', '127.0.0.1', '--port', port], { env: cliEnv(inContainer(run!)), stdio: ['ignore', 'pipe', 'pipe'] });
+            gateway = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), ...argv, '--host', '127.0.0.1', '--port', port], {
+              env: cliEnv(inContainer(run!)),
+              stdio: ['ignore', 'pipe', 'pipe'],
+            });
             gateway.stdout!.on('data', (s: Buffer) => (log += s));
             gateway.stderr!.on('data', (s: Buffer) => (log += s));
-            await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok === true, 'the gateway of docs/docker.md', 30_000);
+            await waitFor(
+              async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok === true,
+              'the gateway of docs/docker.md',
+              30_000,
+            );
           }
         }
       }

@@ -5,12 +5,12 @@
  */
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
-import { freePort } from '../support/ports.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { command, final, finalEnv, healthcheck, only, ROOT, run } from '../support/dockerfile.ts';
+import { freePort } from '../support/ports.ts';
 import { makeProject, removeTempDirs } from '../support/project.ts';
 import { waitForExit } from '../support/wait.ts';
 
@@ -40,7 +40,7 @@ function snapshot(dir: string): Map<string, string> {
   return out;
 }
 
-describe('the image\'s command, run here as the image would run it', () => {
+describe("the image's command, run here as the image would run it", () => {
   let app: string; // what the final stage's COPY lines put in WORKDIR
   let data: string; // stands for the mounted /data volumes
   let fakeTmp: string; // stands for /tmp (HOME and TMPDIR)
@@ -102,7 +102,10 @@ describe('the image\'s command, run here as the image would run it', () => {
       const base = `http://127.0.0.1:${port}`;
       const deadline = Date.now() + 30_000;
       for (;;) {
-        const up = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+        const up = await fetch(`${base}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        );
         if (up) break;
         if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the gateway did not come up:\n${out}`);
         await new Promise((r) => setTimeout(r, 200));
@@ -112,7 +115,10 @@ describe('the image\'s command, run here as the image would run it', () => {
 
       // The HEALTHCHECK command exactly as written, in the container's environment.
       const { cmd } = healthcheck();
-      const probe = await run(cmd[0] === 'node' ? process.execPath : cmd[0]!, cmd.slice(1), { cwd: app, env: runEnv }).then(() => 0, (e: { code?: number }) => e.code ?? 1);
+      const probe = await run(cmd[0] === 'node' ? process.execPath : cmd[0]!, cmd.slice(1), { cwd: app, env: runEnv }).then(
+        () => 0,
+        (e: { code?: number }) => e.code ?? 1,
+      );
       expect(probe).toBe(0);
 
       const res = await fetch(`${base}/v1/verify?domain=acme-outdoor.example`, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -136,13 +142,18 @@ describe('the image\'s command, run here as the image would run it', () => {
 
     // The health check fails when nothing serves.
     const { cmd } = healthcheck();
-    const down = await run(process.execPath, cmd.slice(1), { cwd: app, env: runEnv }).then(() => 0, (e: { code?: number }) => e.code ?? 1);
+    const down = await run(process.execPath, cmd.slice(1), { cwd: app, env: runEnv }).then(
+      () => 0,
+      (e: { code?: number }) => e.code ?? 1,
+    );
     expect(down).not.toBe(0);
   }, 90_000);
 
   it('runs the compiled JavaScript: the files it copies hold no TypeScript source', () => {
     const files = readdirSync(app, { recursive: true, withFileTypes: false }) as string[];
     expect(files.filter((f) => !f.startsWith('node_modules') && /\.(ts|mts)$/.test(f) && !/\.d\.ts$/.test(f))).toEqual([]);
-    expect(files).toEqual(expect.arrayContaining(['bin/mvr.js', 'dist/cli/cli.js', 'dist/builder/worker.js', 'packages/verifier/dist/index.js']));
+    expect(files).toEqual(
+      expect.arrayContaining(['bin/mvr.js', 'dist/cli/cli.js', 'dist/builder/worker.js', 'packages/verifier/dist/index.js']),
+    );
   });
 });

@@ -6,7 +6,19 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { command, contextCopies, dockerfile, dockerfileText, final, finalEnv, finalStage, healthcheck, only, packageJson, ROOT } from '../support/dockerfile.ts';
+import {
+  command,
+  contextCopies,
+  dockerfile,
+  dockerfileText,
+  final,
+  finalEnv,
+  finalStage,
+  healthcheck,
+  only,
+  packageJson,
+  ROOT,
+} from '../support/dockerfile.ts';
 
 describe('Dockerfile (static)', () => {
   it('builds on a supported Node line (slim or alpine) in every stage, the current LTS by default', () => {
@@ -14,7 +26,9 @@ describe('Dockerfile (static)', () => {
     const froms = dockerfile.instructions.filter((x) => x.op === 'FROM');
     expect(froms.length).toBeGreaterThanOrEqual(1);
     for (const from of froms) {
-      const image = from.args.split(/\s+/)[0]!.replace(/\$\{(\w+)\}|\$(\w+)/g, (_m, a?: string, b?: string) => dockerfile.globalArgs[(a ?? b)!] ?? '');
+      const image = from.args
+        .split(/\s+/)[0]!
+        .replace(/\$\{(\w+)\}|\$(\w+)/g, (_m, a?: string, b?: string) => dockerfile.globalArgs[(a ?? b)!] ?? '');
       expect(image, `FROM at line ${from.line}`).toMatch(/^node:(20|22|24|26)(\.\d+){0,2}-(slim|alpine)(@sha256:[0-9a-f]{64})?$/);
     }
   });
@@ -50,7 +64,7 @@ describe('Dockerfile (static)', () => {
     for (const x of final) if (x.op === 'RUN') expect(x.args, `RUN at line ${x.line}`).not.toMatch(/\bnpm\b|\bnpx\b/);
   });
 
-  it('has a HEALTHCHECK that asks /healthz with node\'s fetch (slim images have no curl)', () => {
+  it("has a HEALTHCHECK that asks /healthz with node's fetch (slim images have no curl)", () => {
     const { cmd, options } = healthcheck();
     expect(cmd[0]).toBe('node');
     expect(cmd.join(' ')).toMatch(/fetch\(/);
@@ -65,10 +79,15 @@ describe('Dockerfile (static)', () => {
     for (const { sources } of copies) {
       for (const source of sources) {
         expect(source, 'the whole context').not.toMatch(/^\.\/?$|^\*$/);
-        expect(source).not.toMatch(/(^|\/)(keys|records|public|audits|\.git|\.env[^/]*|node_modules|\.tmp)(\/|$)|\.jwk\.json$|\.pem$|api-keys\.json$/);
+        expect(source).not.toMatch(
+          /(^|\/)(keys|records|public|audits|\.git|\.env[^/]*|node_modules|\.tmp)(\/|$)|\.jwk\.json$|\.pem$|api-keys\.json$/,
+        );
       }
     }
-    expect(dockerfile.instructions.some((x) => x.op === 'ADD'), 'ADD (use COPY)').toBe(false);
+    expect(
+      dockerfile.instructions.some((x) => x.op === 'ADD'),
+      'ADD (use COPY)',
+    ).toBe(false);
     for (const x of dockerfile.instructions.filter((i) => i.op === 'ENV' || i.op === 'ARG')) {
       expect(x.args, `${x.op} at line ${x.line}`).not.toMatch(/MVR_SIGNING_KEY|MVR_API_KEY\b|SECRET|TOKEN|PASSWORD|AWS_/i);
     }
@@ -102,7 +121,11 @@ describe('Dockerfile (static)', () => {
         else if (/\.(js|mjs|cjs)$/.test(entry.name)) {
           const text = readFileSync(p, 'utf8');
           // Type-only imports vanish at run time.
-          const specifiers = [...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)].map((m) => (m[1] ?? m[2])!);
+          const specifiers = [
+            ...text.matchAll(
+              /^\s*(?:import|export)\s+(?!type\s)(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm,
+            ),
+          ].map((m) => (m[1] ?? m[2])!);
           for (const spec of specifiers) {
             if (spec.startsWith('.') || spec.startsWith('node:') || spec.startsWith('/')) continue;
             const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
@@ -124,6 +147,9 @@ describe('Dockerfile (static)', () => {
       .map((l) => l.trim().replace(/^\/+|\/+$/g, ''))
       .filter((l) => l && !l.startsWith('#'));
     for (const required of ['node_modules', 'keys', 'records', '.git', 'bench/out', '.tmp']) expect(entries, required).toContain(required);
-    expect(entries.some((e) => /^!/.test(e) && /keys|records|jwk/.test(e)), 'no exception re-includes keys').toBe(false);
+    expect(
+      entries.some((e) => /^!/.test(e) && /keys|records|jwk/.test(e)),
+      'no exception re-includes keys',
+    ).toBe(false);
   });
 });

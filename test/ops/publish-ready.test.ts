@@ -9,20 +9,23 @@ import { copyFile, readdir, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { removeTempDirs, ROOT, tempDir } from '../support/project.ts';
+import { ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 
 const run = promisify(execFile);
 afterAll(removeTempDirs);
 
 const PACKAGES = [ROOT, join(ROOT, 'packages/verifier')];
-const manifest = async (dir: string) => JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as Record<string, unknown> & { name: string; version: string };
+const manifest = async (dir: string) =>
+  JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as Record<string, unknown> & { name: string; version: string };
 
 // npm runs (pkg fix, publish --dry-run) in folders of their own, side by side.
 describe.concurrent.each(PACKAGES)('the package in %s', (dir) => {
   it('is MIT licensed, in package.json and in a LICENSE file, and names its repository and homepage', async () => {
     const pkg = await manifest(dir);
     expect(pkg.license).toBe('MIT');
-    expect(await readFile(join(dir, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} .+\n[\s\S]*THE SOFTWARE IS PROVIDED "AS IS"/);
+    expect(await readFile(join(dir, 'LICENSE'), 'utf8')).toMatch(
+      /^MIT License\n\nCopyright \(c\) \d{4} .+\n[\s\S]*THE SOFTWARE IS PROVIDED "AS IS"/,
+    );
     expect(pkg.repository).toMatchObject({ type: 'git', url: expect.stringMatching(/^git\+https:\/\/.+\.git$/) });
     expect(URL.canParse(pkg.homepage as string)).toBe(true);
   });
@@ -36,7 +39,10 @@ describe.concurrent.each(PACKAGES)('the package in %s', (dir) => {
 
   it('publishes (dry run) without a warning about the package', async () => {
     // --ignore-scripts: `npm test` compiled dist/ already; compiling again would rewrite it under other tests.
-    const { stderr } = await run('npm', ['publish', '--dry-run', '--ignore-scripts', '--no-workspaces'], { cwd: dir, env: { ...process.env, NPM_CONFIG_UPDATE_NOTIFIER: 'false' } });
+    const { stderr } = await run('npm', ['publish', '--dry-run', '--ignore-scripts', '--no-workspaces'], {
+      cwd: dir,
+      env: { ...process.env, NPM_CONFIG_UPDATE_NOTIFIER: 'false' },
+    });
     const warnings = stderr.split('\n').filter((l) => /^npm warn/i.test(l) && !/requires you to be logged in/.test(l));
     expect(warnings).toEqual([]);
     expect(stderr).toMatch(/npm notice [\d.]+k?B LICENSE/);
@@ -47,7 +53,20 @@ describe('the version', () => {
   it('is written in package.json only: no source file carries it (the CLI and the MCP server read it)', async () => {
     const { version } = await manifest(ROOT);
     const found: string[] = [];
-    for (const folder of ['packages/verifier/src', 'core', 'storage', 'service', 'access', 'keyring', 'builder', 'cli', 'gateway', 'mcp', 'clients', 'bin']) {
+    for (const folder of [
+      'packages/verifier/src',
+      'core',
+      'storage',
+      'service',
+      'access',
+      'keyring',
+      'builder',
+      'cli',
+      'gateway',
+      'mcp',
+      'clients',
+      'bin',
+    ]) {
       for (const entry of await readdir(join(ROOT, folder), { recursive: true, withFileTypes: true })) {
         if (!entry.isFile() || !['.ts', '.js', '.mjs'].includes(extname(entry.name))) continue;
         const path = join(entry.parentPath, entry.name);

@@ -21,9 +21,12 @@ afterAll(cleanup);
 const SKIPPED: Record<string, string> = {
   'npm install && npm start': 'installs, then serves until Ctrl-C: test/cli/dev.test.ts runs `mvr dev` as pasted',
   'npm test': 'the suite this test is part of',
-  'npx mvr build && npx mvr publish --to s3://mvr-records/prod   # credentials: AWS keys, AWS_PROFILE, or the ECS/EKS/EC2 role': 'needs a real bucket (test/scale/s3.test.ts publishes to a local one)',
-  'npx mvr apikey create --label shop --redis redis://redis.internal:6379': 'needs the Redis at redis.internal (test/scale/redis.test.ts uses a local one)',
-  'npx mvr serve --workers 2 --records s3://mvr-records/prod --redis redis://redis.internal:6379   # on each machine': 'needs the bucket and the Redis',
+  'npx mvr build && npx mvr publish --to s3://mvr-records/prod   # credentials: AWS keys, AWS_PROFILE, or the ECS/EKS/EC2 role':
+    'needs a real bucket (test/scale/s3.test.ts publishes to a local one)',
+  'npx mvr apikey create --label shop --redis redis://redis.internal:6379':
+    'needs the Redis at redis.internal (test/scale/redis.test.ts uses a local one)',
+  'npx mvr serve --workers 2 --records s3://mvr-records/prod --redis redis://redis.internal:6379   # on each machine':
+    'needs the bucket and the Redis',
 };
 
 /** The README's shell lines, backslash continuations joined, without blank lines. */
@@ -51,7 +54,10 @@ describe("the README's shell examples", () => {
     // back, on a machine other tests load, so the test gateway looks every 10 ms, not every 250 ms.
     const gw = await startTestGateway(project, { refreshMs: 10 });
     const marker = '@@@ line ';
-    const script = ['set -e -o pipefail', ...toRun.flatMap((line, i) => [`printf '\\n${marker}%d\\n' ${i}`, line.replaceAll('http://127.0.0.1:8787', gw.url)])].join('\n');
+    const script = [
+      'set -e -o pipefail',
+      ...toRun.flatMap((line, i) => [`printf '\\n${marker}%d\\n' ${i}`, line.replaceAll('http://127.0.0.1:8787', gw.url)]),
+    ].join('\n');
     const env = {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
@@ -62,7 +68,8 @@ describe("the README's shell examples", () => {
       MVR_PUBLIC_DIR: project.publicDir,
     };
     const child = spawn('bash', ['-c', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
+    let stdout = '',
+      stderr = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
     const { code } = await waitForClose(child, "the README's examples", () => stderr);
@@ -81,7 +88,8 @@ describe("the README's shell examples", () => {
         expect(record.domain, line).toBe(line.includes('never-audited') ? 'never-audited.example' : 'acme-outdoor.example');
         expect(record.status, line).toBe(line.includes('never-audited') ? 'unverified' : 'verified');
       }
-      if (line.includes('merchant-verify-keys.json')) expect(JSON.parse(output)).toMatchObject({ keys: [expect.objectContaining({ kty: 'OKP' })] });
+      if (line.includes('merchant-verify-keys.json'))
+        expect(JSON.parse(output)).toMatchObject({ keys: [expect.objectContaining({ kty: 'OKP' })] });
       if (line.includes('/mcp')) expect(output).toMatch(/"result":.*acme-outdoor\.example/s);
     }
     expect(stderr).toMatch(/created API key \S+ \(shop checkout\)/);

@@ -5,18 +5,14 @@
  * records).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBuild } from '../../builder/build.ts';
-import { defaultSchemaUrl } from '../../core/record.ts';
-import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../keyring/log-key.ts';
-import { keygen } from '../../keyring/signing-keys.ts';
-import { buildOptions } from '../support/project.ts';
 import { startS3 } from '../support/s3-server.ts';
 import { ROOT } from '../support/workflow.ts';
-import { filesUnder, removeJobTemps, runBuildJob, temp, type JobInput, type JobRun } from '../support/workflow-job.ts';
+import { type JobInput, type JobRun, removeJobTemps, runBuildJob } from '../support/workflow-job.ts';
+import { expectInNoFile, keySetOf, makeJobFixtures } from '../support/workflow-job-fixtures.ts';
 
 const run = promisify(execFile);
 
@@ -39,37 +35,8 @@ describe('monthly-rebuild.yml build job, run here', () => {
 
   // The fixtures are made in-process (what they are is not under test here; the job's own `mvr` runs are).
   beforeAll(async () => {
-    fixtures = temp('mvr-ops-fixtures-');
-    const signingKey = async (dir: string) => {
-      const kid = await keygen(dir);
-      return { kid, jwk: readFileSync(join(dir, 'signing', `${kid}.jwk.json`), 'utf8') };
-    };
-    const logKeyText = async (dir: string, issuer: string) => {
-      await createLogKey(dir, logOrigin(issuer));
-      return readFileSync(join(dir, LOG_KEY_FILE), 'utf8');
-    };
-    // Last month's build published the log (33 entries); this month's must extend it.
-    const last = join(fixtures, 'last-month');
-    const lastMonth = async () => {
-      logKey = await logKeyText(join(fixtures, 'log-keys'), ISSUER);
-      const dirs = { auditsDir: join(ROOT, 'audits'), recordsDir: join(last, 'records'), publicDir: join(last, 'public'), keysDir: join(fixtures, 'log-keys') };
-      await runBuild(buildOptions(dirs, { issuer: ISSUER, schemaUrl: defaultSchemaUrl(ISSUER), now: Date.parse('2026-10-20T00:00:00Z') }));
-    };
-    const [oldKey, newKey] = await Promise.all([
-      signingKey(join(fixtures, 'old-keys')),
-      signingKey(join(fixtures, 'new-keys')),
-      lastMonth(),
-      logKeyText(join(fixtures, 'default-log-keys'), DEFAULT_ISSUER).then((text) => (defaultIssuerLogKey = text)),
-      run('tar', ['-czf', (auditsTarball = join(fixtures, 'audits.tar.gz')), '-C', join(ROOT, 'audits'), '.']),
-    ]);
-    oldKid = oldKey.kid;
-    const { d: _drop, ...oldPublic } = JSON.parse(oldKey.jwk) as Record<string, string>;
-    oldPublicSet = join(fixtures, 'published-keys.json');
-    writeFileSync(oldPublicSet, JSON.stringify({ keys: [{ ...oldPublic, use: 'sig', alg: 'EdDSA' }] }));
-    newKid = newKey.kid;
-    newPrivateJwk = newKey.jwk;
-    newD = (JSON.parse(newKey.jwk) as { d: string }).d;
-    publishedLog = join(last, 'public', 'log');
+    ({ fixtures, oldKid, oldPublicSet, newKid, newPrivateJwk, newD, auditsTarball, logKey, defaultIssuerLogKey, publishedLog } =
+      await makeJobFixtures(ISSUER, DEFAULT_ISSUER));
   }, 60_000);
 
   afterAll(removeJobTemps);
@@ -80,19 +47,12 @@ describe('monthly-rebuild.yml build job, run here', () => {
     vars: { MVR_ISSUER: ISSUER, MVR_MIN_RECORDS: '10', MVR_LOG_URL: publishedLog },
     routes: routes(),
   });
-  const keySetOf = (r: JobRun) =>
-    (JSON.parse(readFileSync(join(r.workspace, 'public', '.well-known', 'merchant-verify-keys.json'), 'utf8')) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
 
   // The whole job with the base input, run once for the file: the tests that check it read it, and
   // the runs that fail at the build or after it resume from its state before that step (the steps
   // before are the same for them: runBuildJob checks it), instead of redoing the build to get there.
   let base: Promise<JobRun> | undefined;
   const baseRun = () => (base ??= runBuildJob({ ...baseInput(), snapshotBefore: ['Build and sign', 'Check the build summary'] }));
-  const expectInNoFile = (r: JobRun, secret: string) => {
-    for (const file of [...filesUnder(r.workspace), ...filesUnder(r.runnerTemp)]) {
-      if (statSync(file).size <= 5_000_000) expect(readFileSync(file, 'latin1').includes(secret), file).toBe(false);
-    }
-  };
   const resumeAt = async (step: string) => Object.entries((await baseRun()).snapshots).find(([name]) => name.startsWith(step))![1];
 
   it('signs the audits, keeps the published keys listed, checks, scans and packages; the key never lands on disk or in the log', async () => {
@@ -153,22 +113,44 @@ describe('monthly-rebuild.yml build job, run here', () => {
     expectInNoFile(first, logKey.trim());
   });
 
-  it('carries the kept builds from vars.MVR_RECORDS_URL (mvr pull): the build keeps last month\'s, and the package holds the kept list', async () => {
+  it("carries the kept builds from vars.MVR_RECORDS_URL (mvr pull): the build keeps last month's, and the package holds the kept list", async () => {
     const s3 = await startS3(['mvr-ci']);
     try {
       const last = join(fixtures, 'last-month');
-      const published = await run(process.execPath, [join(ROOT, 'bin', 'mvr.js'), 'publish', '--to', 's3://mvr-ci/prod', '--records', join(last, 'records'), '--public', join(last, 'public'), '--json'], { env: { PATH: process.env.PATH ?? '', ...s3.env } });
+      const published = await run(
+        process.execPath,
+        [
+          join(ROOT, 'bin', 'mvr.js'),
+          'publish',
+          '--to',
+          's3://mvr-ci/prod',
+          '--records',
+          join(last, 'records'),
+          '--public',
+          join(last, 'public'),
+          '--json',
+        ],
+        { env: { PATH: process.env.PATH ?? '', ...s3.env } },
+      );
       const lastId = (JSON.parse(published.stdout) as { build: string }).build;
       const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL_S3 } = s3.env;
       const input = baseInput();
-      const r = await runBuildJob({ ...input, vars: { ...input.vars, MVR_RECORDS_URL: 's3://mvr-ci/prod', AWS_REGION: AWS_REGION!, AWS_ENDPOINT_URL_S3: AWS_ENDPOINT_URL_S3! }, secrets: { ...input.secrets, AWS_ACCESS_KEY_ID: AWS_ACCESS_KEY_ID!, AWS_SECRET_ACCESS_KEY: AWS_SECRET_ACCESS_KEY! } });
+      const r = await runBuildJob({
+        ...input,
+        vars: { ...input.vars, MVR_RECORDS_URL: 's3://mvr-ci/prod', AWS_REGION: AWS_REGION!, AWS_ENDPOINT_URL_S3: AWS_ENDPOINT_URL_S3! },
+        secrets: { ...input.secrets, AWS_ACCESS_KEY_ID: AWS_ACCESS_KEY_ID!, AWS_SECRET_ACCESS_KEY: AWS_SECRET_ACCESS_KEY! },
+      });
       expect(r.ok, r.log).toBe(true);
       expect(r.log).toMatch(/pulled 1 kept build /);
       const summary = JSON.parse(readFileSync(r.outputs.build!.summary!, 'utf8')) as { keptBuilds: number; buildId: string };
       expect(summary.keptBuilds).toBe(2);
       const listing = (await run('tar', ['-tzf', r.outputs.package!.file!])).stdout.split('\n');
-      expect(listing).toEqual(expect.arrayContaining(['kept/kept.json', `kept/${lastId}/manifest.json`, `kept/${summary.buildId}/manifest.json`]));
-      const kept = JSON.parse((await run('tar', ['-xzOf', r.outputs.package!.file!, 'kept/kept.json'])).stdout) as { builds: { id: string }[] };
+      expect(listing).toEqual(
+        expect.arrayContaining(['kept/kept.json', `kept/${lastId}/manifest.json`, `kept/${summary.buildId}/manifest.json`]),
+      );
+      const kept = JSON.parse((await run('tar', ['-xzOf', r.outputs.package!.file!, 'kept/kept.json'])).stdout) as {
+        builds: { id: string }[];
+      };
       expect(kept.builds.map((b) => b.id)).toEqual([summary.buildId, lastId]);
       // Without the variable the build says it keeps no history.
       expect((await baseRun()).log).toContain('vars.MVR_RECORDS_URL is not set');
@@ -179,7 +161,9 @@ describe('monthly-rebuild.yml build job, run here', () => {
 
   it('(the harness) refuses to resume past a step that this input would run differently', async () => {
     const moved = { ...baseInput(), vars: { ...baseInput().vars, MVR_LOG_URL: join(publishedLog, 'elsewhere') } };
-    await expect(runBuildJob({ ...moved, resume: await resumeAt('Build and sign') })).rejects.toThrow(/resumed past "Carry the published log/);
+    await expect(runBuildJob({ ...moved, resume: await resumeAt('Build and sign') })).rejects.toThrow(
+      /resumed past "Carry the published log/,
+    );
   });
 
   it('retire_key_ids drops a key from the key set', async () => {
@@ -214,7 +198,8 @@ describe('monthly-rebuild.yml build job, run here', () => {
       ...baseInput(),
       resume: await resumeAt('Check the build summary'),
       before: (step, ws) => {
-        if (step.startsWith('Stage the output')) writeFileSync(join(ws, 'public', 'leak.json'), JSON.stringify({ keys: [{ kty: 'OKP', d: 'x' }] }));
+        if (step.startsWith('Stage the output'))
+          writeFileSync(join(ws, 'public', 'leak.json'), JSON.stringify({ keys: [{ kty: 'OKP', d: 'x' }] }));
       },
     });
     expect(r.ok).toBe(false);
@@ -225,7 +210,11 @@ describe('monthly-rebuild.yml build job, run here', () => {
 
   it('refuses a build smaller than vars.MVR_MIN_RECORDS, and a non-dry run without AUDITS_URL or MVR_ISSUER', async () => {
     const [small, noAudits, noIssuer] = await Promise.all([
-      runBuildJob({ ...baseInput(), vars: { ...baseInput().vars, MVR_MIN_RECORDS: '1000000' }, resume: await resumeAt('Check the build summary') }),
+      runBuildJob({
+        ...baseInput(),
+        vars: { ...baseInput().vars, MVR_MIN_RECORDS: '1000000' },
+        resume: await resumeAt('Check the build summary'),
+      }),
       runBuildJob({ ...baseInput(), secrets: { MVR_SIGNING_KEY: newPrivateJwk } }),
       runBuildJob({ ...baseInput(), vars: {} }),
     ]);

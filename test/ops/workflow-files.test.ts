@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { allSteps, CI, isMap, lint, list, loadWorkflow, map, MONTHLY, ROOT, runsCommand, upstream } from '../support/workflow.ts';
+import { allSteps, CI, isMap, lint, list, loadWorkflow, MONTHLY, map, ROOT, runsCommand, upstream } from '../support/workflow.ts';
 
 describe('workflow files', () => {
   it('actionlint finds errors when there are some (the linter really runs)', async () => {
@@ -139,7 +139,8 @@ describe('workflow files', () => {
       expect(testStep!.if).toBeUndefined();
       expect(wf.jobs[testStep!.job]!.def.if).toBeUndefined();
       expect(JSON.stringify(wf.jobs[testStep!.job]!.def['continue-on-error'] ?? false)).toBe('false');
-      for (const job of [build.job, ...upstream(wf, build.job)]) expect(String(wf.jobs[job]!.def.if ?? ''), job).not.toMatch(/always\(|failure\(|cancelled\(/);
+      for (const job of [build.job, ...upstream(wf, build.job)])
+        expect(String(wf.jobs[job]!.def.if ?? ''), job).not.toMatch(/always\(|failure\(|cancelled\(/);
       const testJobSteps = wf.jobs[testStep!.job]!.steps;
       expect(testJobSteps.findIndex((s) => runsCommand(s, /^npm ci\b/))).toBeLessThan(testStep!.index);
       expect(testJobSteps.findIndex((s) => runsCommand(s, /^npm ci\b/))).toBeGreaterThanOrEqual(0);

@@ -7,23 +7,21 @@
  * than a second after its revocation; 503 only while the store is away; and every process
  * recovers by itself. A second run holds one quota across the three processes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { get } from 'node:http';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyRecordNode } from '../../core/signing.ts';
 import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { redisApiKeyTable } from '../../access/api-keys-redis.ts';
 import { connectRedis, type RedisClient } from '../../access/redis.ts';
+import { verifyRecordNode } from '../../core/signing.ts';
+import { ask, type ClusterSetting, startGatewayCluster, stopCluster, untilEveryProcess } from '../support/cluster.ts';
 import { cleanup } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';
-import { build, copyProject, makeProject, type Project, ROOT } from '../support/project.ts';
-import { poll, sleep, waitForExit } from '../support/wait.ts';
 import { needing } from '../support/programs.ts';
-import { freePort } from '../support/ports.ts';
+import { build, copyProject, makeProject, type Project } from '../support/project.ts';
 import { REDIS, startRedis, type TestRedis } from '../support/redis-server.ts';
-import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { publishTo } from '../support/s3-records.ts';
+import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { poll } from '../support/wait.ts';
 
 const BUCKET = 'mvr-cluster';
 
@@ -40,61 +38,9 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
   const publish = async (p: Project) => {
     await publishTo(s3, BUCKET, 'prod', p);
   };
-  const startCluster = async (rateLimit: number) => {
-    const port = await freePort();
-    const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), 'serve', '--quiet', '--workers', '3', '--port', String(port), '--records', `s3://${BUCKET}/prod`, '--redis', redis.url, '--rate-limit', String(rateLimit), '--unauth-rate-limit', '0'], {
-      // 10 s per store request: on a loaded 2-core machine the S3 test server can take over the default 2 s, and a
-      // gateway that cannot confirm its build answers 503 (as it must); the outage below is a refused connection.
-      env: { PATH: process.env.PATH ?? '', MVR_STORE_TIMEOUT_MS: '10000', ...s3.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let log = '';
-    child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-    const url = `http://127.0.0.1:${port}`;
-    // A bound, not a wait: three processes start in about a second, far slower on a machine under load.
-    const deadline = Date.now() + 45_000;
-    while ((log.match(/"msg":"listening"/g) ?? []).length < 3) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the cluster did not come up:\n${log}`);
-      await sleep(50);
-    }
-    return { url, child, log: () => log };
-  };
-  const stopCluster = async (child: ChildProcess) => {
-    child.kill('SIGTERM');
-    await waitForExit(child, 'a gateway of the cluster after SIGTERM');
-  };
-  const askOnNewConnection = (url: string, domain: string, key: string) =>
-    new Promise<{ status: number; text: string }>((resolve, reject) => {
-      get(`${url}/v1/verify?domain=${domain}`, { agent: false, headers: { authorization: `Bearer ${key}` } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (s: string) => (text += s));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      }).on('error', reject);
-    });
-  /**
-   * Asks on new connections until `rounds` answers in a row pass `ok` (node:cluster hands new
-   * connections to the processes in turn, so six in a row cover each of the three twice). An
-   * assertion: when that does not happen within 10 s, the test fails showing the last answer that did not pass.
-   */
-  const untilEveryProcess = async (url: string, domain: string, key: string, ok: (r: { status: number; text: string }) => boolean, rounds = 6): Promise<void> => {
-    await poll(
-      async () => {
-        for (let i = 0; i < rounds; i++) {
-          const answer = await askOnNewConnection(url, domain, key);
-          if (!ok(answer)) return answer;
-        }
-        return null;
-      },
-      (notYet) => notYet === null,
-      { timeoutMs: 10_000, intervalMs: 50 },
-    );
-  };
-  const ask = async (url: string, domain: string, key: string) => {
-    const res = await fetch(`${url}/v1/verify?domain=${domain}`, { headers: { authorization: `Bearer ${key}` } });
-    return { status: res.status, text: await res.text(), at: performance.now() };
-  };
+  /** The cluster on this test's bucket and Redis, with its processes in `children`. */
+  const cluster = (): ClusterSetting => ({ records: `s3://${BUCKET}/prod`, redisUrl: redis.url, env: s3.env, children });
+  const startCluster = (rateLimit: number) => startGatewayCluster(cluster(), rateLimit);
 
   beforeAll(async () => {
     [redis, s3, project] = await Promise.all([startRedis({ persistent: true }), startS3([BUCKET]), makeProject()]);
@@ -127,7 +73,9 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
 
     /** When an answer came, after the last event before it (for a failure message). */
     const phaseOf = (at: number) => {
-      const last = Object.entries(events).filter(([, t]) => t <= at).sort((a, b) => b[1] - a[1])[0];
+      const last = Object.entries(events)
+        .filter(([, t]) => t <= at)
+        .sort((a, b) => b[1] - a[1])[0];
       return last ? `${Math.round(at - last[1])} ms after ${last[0]}` : 'before any event';
     };
     const check = (domain: string, key: 'steady' | 'doomed', r: { status: number; text: string; at: number }) => {
@@ -141,7 +89,8 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
         if (key === 'doomed') lastDoomedOk = Math.max(lastDoomedOk, r.at);
         if (events.storeUp !== undefined) firstOkAfterStoreUp = Math.min(firstOkAfterStoreUp, r.at);
       } else if (r.status === 503) {
-        const inOutage = events.storeDown !== undefined && r.at >= events.storeDown && (events.storeUp === undefined || r.at <= events.storeUp + 3000);
+        const inOutage =
+          events.storeDown !== undefined && r.at >= events.storeDown && (events.storeUp === undefined || r.at <= events.storeUp + 3000);
         if (!inOutage) wrong.push(`${domain}: 503 outside the store outage (${phaseOf(r.at)}): ${r.text}`);
       } else if (!(r.status === 401 && key === 'doomed' && events.revoked !== undefined)) wrong.push(`${domain}: ${r.status} ${r.text}`);
     };
@@ -160,7 +109,11 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
     /** Lets the load run on until it has had `n` more answers (each phase is seen under load, not after a fixed time). */
     const underLoad = async (n: number, until: () => boolean = () => true) => {
       const from = answered();
-      await poll(async () => answered() - from >= n && until(), (done) => done, { timeoutMs: 20_000, intervalMs: 20 });
+      await poll(
+        async () => answered() - from >= n && until(),
+        (done) => done,
+        { timeoutMs: 20_000, intervalMs: 20 },
+      );
     };
     const started = performance.now();
     const load = Promise.all(Array.from({ length: 6 }, (_, n) => client_(n)));
@@ -172,7 +125,8 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
     await underLoad(100);
     await publish(nextMonth);
     events.published = performance.now();
-    const newBuild = (r: { status: number; text: string }) => r.status === 200 && (JSON.parse(r.text) as { issued_at: string }).issued_at === '2026-12-01T00:00:00.000Z';
+    const newBuild = (r: { status: number; text: string }) =>
+      r.status === 200 && (JSON.parse(r.text) as { issued_at: string }).issued_at === '2026-12-01T00:00:00.000Z';
     await untilEveryProcess(cluster.url, audited[0]!, steady.key, newBuild);
     await underLoad(100);
     await redis.stop(true);
@@ -196,7 +150,9 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
     const recoveryMs = Math.round(firstOkAfterStoreUp - events.storeUp!);
     const revocationMs = Math.round(Math.max(0, lastDoomedOk - events.revoked!));
     console.log(`cluster: store back -> first 200 in ${recoveryMs} ms; revoked key last accepted ${revocationMs} ms after the revocation`);
-    console.log(`cluster: ${total} requests in ${seconds.toFixed(1)} s (${Math.round(total / seconds)} req/s) by status ${JSON.stringify(counts)}; wrong answers ${wrong.length}; revoked key accepted > 1 s after revocation ${revokedAcceptedLate}`);
+    console.log(
+      `cluster: ${total} requests in ${seconds.toFixed(1)} s (${Math.round(total / seconds)} req/s) by status ${JSON.stringify(counts)}; wrong answers ${wrong.length}; revoked key accepted > 1 s after revocation ${revokedAcceptedLate}`,
+    );
     expect(wrong.slice(0, 5)).toEqual([]);
     expect(revokedAcceptedLate).toBe(0);
     expect(counts[503] ?? 0).toBeGreaterThan(0); // the outage was seen (and is over everywhere: above)
@@ -221,13 +177,15 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
       answers.push({ status: res.status, window: Math.round((Date.now() + left * 1000) / 60_000) });
     };
     for (let i = 0; i < 2 * quota; i += 12) await Promise.all(Array.from({ length: 12 }, askCounted));
-    expect(answers.filter((a) => a.status !== 200 && a.status !== 429 || Number.isNaN(a.window))).toEqual([]);
+    expect(answers.filter((a) => (a.status !== 200 && a.status !== 429) || Number.isNaN(a.window))).toEqual([]);
     const windows = [...new Set(answers.map((a) => a.window))];
     expect(windows.length).toBeLessThanOrEqual(2);
     for (const w of windows) {
       const inWindow = answers.filter((a) => a.window === w);
       const allowed = inWindow.filter((a) => a.status === 200).length;
-      console.log(`cluster quota: ${allowed} of ${inWindow.length} requests allowed in one window against a quota of ${quota} across 3 processes`);
+      console.log(
+        `cluster quota: ${allowed} of ${inWindow.length} requests allowed in one window against a quota of ${quota} across 3 processes`,
+      );
       expect(allowed).toBeLessThanOrEqual(quota);
       // The three asks above may have taken three of the first window's quota.
       expect(allowed).toBeGreaterThanOrEqual(Math.min(quota - 3, inWindow.length) * 0.95);

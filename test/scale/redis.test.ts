@@ -13,10 +13,10 @@ import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { redisApiKeyTable } from '../../access/api-keys-redis.ts';
 import { connectRedis, type RedisClient } from '../../access/redis.ts';
 import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
-import { makeProject, type Project, ROOT } from '../support/project.ts';
-import { poll, waitFor } from '../support/wait.ts';
 import { needing } from '../support/programs.ts';
+import { makeProject, type Project, ROOT } from '../support/project.ts';
 import { REDIS, startRedis, type TestRedis } from '../support/redis-server.ts';
+import { poll, waitFor } from '../support/wait.ts';
 
 const run = promisify(execFile);
 const GOLD = 'acme-outdoor.example';
@@ -26,7 +26,8 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
   let client: RedisClient;
   let project: Project;
   const gateways: TestGateway[] = [];
-  const mvr = (...args: string[]) => run(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { env: { PATH: process.env.PATH ?? '', MVR_REDIS_URL: redis.url } });
+  const mvr = (...args: string[]) =>
+    run(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { env: { PATH: process.env.PATH ?? '', MVR_REDIS_URL: redis.url } });
   const gateway = async (rateLimitPerMinute = 0, now?: () => number) => {
     const g = await startTestGateway(project, { redisUrl: redis.url, rateLimitPerMinute, now });
     gateways.push(g);
@@ -52,7 +53,11 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
     expect(Object.keys(stored)).toContain(created.id);
     // The secret is base64url, so it may itself contain '_': take everything after `mvr_<id>_`.
     expect(JSON.stringify(stored)).not.toContain(created.key.slice(`mvr_${created.id}_`.length));
-    expect(JSON.parse(stored[created.id]!)).toMatchObject({ label: 'shop', sha256: createHash('sha256').update(created.key).digest('hex'), revoked: null });
+    expect(JSON.parse(stored[created.id]!)).toMatchObject({
+      label: 'shop',
+      sha256: createHash('sha256').update(created.key).digest('hex'),
+      revoked: null,
+    });
     const listed = JSON.parse((await mvr('apikey', 'list', '--json')).stdout) as { id: string; revoked: string | null }[];
     expect(listed.find((k) => k.id === created.id)).toMatchObject({ revoked: null });
     await mvr('apikey', 'revoke', created.id);
@@ -65,12 +70,20 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
     const table = redisApiKeyTable(client, redis.url);
     const { key, entry } = await createApiKey(table, 'two gateways');
     for (const g of [a, b]) {
-      const seen = await poll(() => g.verify(GOLD, { key }), (r) => r.status === 200, { timeoutMs: 1000 });
+      const seen = await poll(
+        () => g.verify(GOLD, { key }),
+        (r) => r.status === 200,
+        { timeoutMs: 1000 },
+      );
       expect(seen.elapsedMs).toBeLessThan(1000);
     }
     await revokeApiKey(table, entry.id);
     for (const g of [a, b]) {
-      const refused = await poll(() => g.verify(GOLD, { key }), (r) => r.status === 401, { timeoutMs: 1000 });
+      const refused = await poll(
+        () => g.verify(GOLD, { key }),
+        (r) => r.status === 401,
+        { timeoutMs: 1000 },
+      );
       expect(refused.value.json).toMatchObject({ code: 'UNAUTHORIZED' });
     }
   });
@@ -90,7 +103,12 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
     const [a, b, c] = [await gateway(quota, () => frozen), await gateway(quota, () => frozen), await gateway(quota, () => frozen)];
     const { key } = await createApiKey(redisApiKeyTable(client, redis.url), 'quota');
     // Each gateway has the new key once it answers it (three requests of the quota).
-    for (const g of [a, b, c]) await poll(() => g.verify(GOLD, { key }), (r) => r.status === 200, { timeoutMs: 2000 });
+    for (const g of [a, b, c])
+      await poll(
+        () => g.verify(GOLD, { key }),
+        (r) => r.status === 200,
+        { timeoutMs: 2000 },
+      );
     await client.configResetStat();
     const statuses: number[] = [];
     const other: string[] = [];
@@ -114,7 +132,11 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
     const g = await gateway(1000);
     const table = redisApiKeyTable(client, redis.url);
     const { key } = await createApiKey(table, 'outage');
-    await poll(() => g.verify(GOLD, { key }), (r) => r.status === 200, { timeoutMs: 1000 });
+    await poll(
+      () => g.verify(GOLD, { key }),
+      (r) => r.status === 200,
+      { timeoutMs: 1000 },
+    );
     await redis.stop(true);
     // Once the gateway has found Redis gone (its next key table refresh), not after a fixed wait.
     await waitForLog(g, (l) => l.msg.startsWith('redis unreachable'));
@@ -128,7 +150,11 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
       (created) => created !== null,
       { timeoutMs: 5000, intervalMs: 50 },
     );
-    const back = await poll(() => g.verify(GOLD, { key: fresh!.key }), (r) => r.status === 200, { timeoutMs: 5000 });
+    const back = await poll(
+      () => g.verify(GOLD, { key: fresh!.key }),
+      (r) => r.status === 200,
+      { timeoutMs: 5000 },
+    );
     expect(back.value.status).toBe(200);
   });
 

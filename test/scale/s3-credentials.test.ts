@@ -1,13 +1,12 @@
 /**
- * Credentials for s3:// as a deployment on AWS has them, through the real commands: container
- * credentials (ECS, EKS Pod Identity) from a credentials endpoint on loopback, refreshed before
- * they expire; a named profile in a shared credentials file; and clear failures. The S3 test
+ * Container credentials for s3:// as a deployment on AWS has them (ECS, EKS Pod Identity), through
+ * the real commands: a credentials endpoint on loopback, refreshed before they expire. The S3 test
  * server checks every signature against the key pairs it knows, so a request signed with the
  * wrong credentials (or without its session token) is refused, and it records which key signed
- * each request it accepted.
+ * each request it accepted. (A named profile and the clear failures are s3-credentials-profile.test.ts.)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -15,19 +14,25 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
-import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
-import { runCli } from '../support/cli.ts';
-import { ISSUER, makeProject, type Project, removeTempDirs, ROOT, tempDir } from '../support/project.ts';
+import { awsCommandEnv } from '../support/aws-env.ts';
 import { cleanup } from '../support/gateway.ts';
 import { freePort } from '../support/ports.ts';
-import { S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY, startS3, type TestS3, type TestS3Credentials } from '../support/s3-server.ts';
+import { ISSUER, makeProject, type Project, ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
+import { S3_ACCESS_KEY, S3_SECRET_KEY, startS3, type TestS3, type TestS3Credentials } from '../support/s3-server.ts';
 import { poll, waitForExit } from '../support/wait.ts';
 
 const BUCKET = 'mvr-creds';
-const ROLE_FIRST = { accessKeyId: 'ASIAROLEFIRST0000001', secretAccessKey: 'role-secret-first-0123456789abcdef', sessionToken: 'role-session-token-first' };
-const ROLE_SECOND = { accessKeyId: 'ASIAROLESECOND000002', secretAccessKey: 'role-secret-second-0123456789abcdef', sessionToken: 'role-session-token-second' };
-const PROFILE = { accessKeyId: 'AKIAPROFILE000000003', secretAccessKey: 'profile-secret-0123456789abcdef' };
+const ROLE_FIRST = {
+  accessKeyId: 'ASIAROLEFIRST0000001',
+  secretAccessKey: 'role-secret-first-0123456789abcdef',
+  sessionToken: 'role-session-token-first',
+};
+const ROLE_SECOND = {
+  accessKeyId: 'ASIAROLESECOND000002',
+  secretAccessKey: 'role-secret-second-0123456789abcdef',
+  sessionToken: 'role-session-token-second',
+};
 const ENDPOINT_TOKEN = 'pod-identity-authorization-token';
 
 let s3: TestS3;
@@ -46,7 +51,12 @@ async function credentialsEndpoint(sets: { credentials: TestS3Credentials; expir
   const server = createServer((req, res) => {
     if (req.headers.authorization !== ENDPOINT_TOKEN) return void res.writeHead(401).end();
     const { credentials: c, expiresInMs } = sets[Math.min(state.calls++, sets.length - 1)]!;
-    const body = { AccessKeyId: c.accessKeyId, SecretAccessKey: c.secretAccessKey, Token: c.sessionToken, Expiration: new Date(Date.now() + expiresInMs).toISOString() };
+    const body = {
+      AccessKeyId: c.accessKeyId,
+      SecretAccessKey: c.secretAccessKey,
+      Token: c.sessionToken,
+      Expiration: new Date(Date.now() + expiresInMs).toISOString(),
+    };
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   });
   servers.push(server);
@@ -56,27 +66,20 @@ async function credentialsEndpoint(sets: { credentials: TestS3Credentials; expir
 }
 
 /** The environment of a command on AWS: no key pair, no ~/.aws of the machine, no instance metadata. */
-const awsEnv = (extra: Record<string, string>): Record<string, string | undefined> => ({
-  HOME: home,
-  AWS_ACCESS_KEY_ID: undefined,
-  AWS_SECRET_ACCESS_KEY: undefined,
-  AWS_SESSION_TOKEN: undefined,
-  AWS_PROFILE: undefined,
-  AWS_SHARED_CREDENTIALS_FILE: join(home, 'no-credentials'),
-  AWS_CONFIG_FILE: join(home, 'no-config'),
-  AWS_EC2_METADATA_DISABLED: 'true',
-  AWS_REGION: S3_REGION,
-  AWS_ENDPOINT_URL_S3: s3.endpoint,
-  ...extra,
-});
-const containerEnv = (url: string) => awsEnv({ AWS_CONTAINER_CREDENTIALS_FULL_URI: url, AWS_CONTAINER_AUTHORIZATION_TOKEN: ENDPOINT_TOKEN });
+const awsEnv = (extra: Record<string, string>) => awsCommandEnv(home, s3.endpoint, extra);
+const containerEnv = (url: string) =>
+  awsEnv({ AWS_CONTAINER_CREDENTIALS_FULL_URI: url, AWS_CONTAINER_AUTHORIZATION_TOKEN: ENDPOINT_TOKEN });
 
 beforeAll(async () => {
-  s3 = await startS3([BUCKET], { credentials: [{ accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY }, ROLE_FIRST, ROLE_SECOND, PROFILE] });
+  s3 = await startS3([BUCKET], {
+    credentials: [{ accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY }, ROLE_FIRST, ROLE_SECOND],
+  });
   home = await tempDir();
   project = await makeProject();
   await publishTo(s3, BUCKET, 'prod', project);
-  domains = (await readdir(join(project.recordsDir, 'current'), { recursive: true })).filter((n) => n.endsWith('.json') && n.includes('/')).map((n) => n.slice(3, -5));
+  domains = (await readdir(join(project.recordsDir, 'current'), { recursive: true }))
+    .filter((n) => n.endsWith('.json') && n.includes('/'))
+    .map((n) => n.slice(3, -5));
 }, 60_000);
 afterAll(async () => {
   for (const child of children) child.kill('SIGTERM');
@@ -87,7 +90,7 @@ afterAll(async () => {
 });
 
 describe('container credentials (ECS, EKS Pod Identity)', () => {
-  it('mvr serve signs with the endpoint\'s credentials and takes the next set before the first expires', async () => {
+  it("mvr serve signs with the endpoint's credentials and takes the next set before the first expires", async () => {
     // The first set expires in 2 minutes: inside the SDK's 5-minute refresh window, so it is asked again at once.
     const endpoint = await credentialsEndpoint([
       { credentials: ROLE_FIRST, expiresInMs: 120_000 },
@@ -96,15 +99,36 @@ describe('container credentials (ECS, EKS Pod Identity)', () => {
     const { key } = await createApiKey(project.apiKeysFile, 'creds');
     const port = await freePort();
     const from = s3.signedWith.length;
-    const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), 'serve', '--port', String(port), '--records', `s3://${BUCKET}/prod`, '--public', '/nonexistent', '--api-keys', project.apiKeysFile, '--issuer', ISSUER], {
-      env: { PATH: process.env.PATH ?? '', ...(containerEnv(endpoint.url) as Record<string, string>) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'bin/mvr.js'),
+        'serve',
+        '--port',
+        String(port),
+        '--records',
+        `s3://${BUCKET}/prod`,
+        '--public',
+        '/nonexistent',
+        '--api-keys',
+        project.apiKeysFile,
+        '--issuer',
+        ISSUER,
+      ],
+      {
+        env: { PATH: process.env.PATH ?? '', ...(containerEnv(endpoint.url) as Record<string, string>) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     children.push(child);
     let log = '';
     child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-    await poll(async () => log, (l) => l.includes('"msg":"listening"') || child.exitCode !== null, { timeoutMs: 20_000 });
+    await poll(
+      async () => log,
+      (l) => l.includes('"msg":"listening"') || child.exitCode !== null,
+      { timeoutMs: 20_000 },
+    );
     expect(log).toContain('"msg":"listening"');
     // Each domain read once is one more GET to the bucket, signed with the credentials of that moment.
     let next = 0;
@@ -121,7 +145,10 @@ describe('container credentials (ECS, EKS Pod Identity)', () => {
     expect(signed[0]).toBe(ROLE_FIRST.accessKeyId);
     // Once the new set is there it is used for good, and the endpoint is not asked for every request.
     const switched = signed.indexOf(ROLE_SECOND.accessKeyId);
-    for (let i = 0; i < 5; i++) await fetch(`http://127.0.0.1:${port}/v1/verify?domain=${domains[next++ % domains.length]}`, { headers: { authorization: `Bearer ${key}` } });
+    for (let i = 0; i < 5; i++)
+      await fetch(`http://127.0.0.1:${port}/v1/verify?domain=${domains[next++ % domains.length]}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
     const after = s3.signedWith.slice(from + switched);
     expect(after.length).toBeGreaterThan(5);
     expect(new Set(after)).toEqual(new Set([ROLE_SECOND.accessKeyId]));
@@ -137,14 +164,19 @@ describe('container credentials (ECS, EKS Pod Identity)', () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [join(ROOT, 'bin/mvr.js'), 'mcp', '--records', `s3://${BUCKET}/prod`, '--public', '/nonexistent', '--issuer', ISSUER],
-      env: Object.fromEntries(Object.entries({ PATH: process.env.PATH ?? '', ...env }).filter((e): e is [string, string] => e[1] !== undefined)),
+      env: Object.fromEntries(
+        Object.entries({ PATH: process.env.PATH ?? '', ...env }).filter((e): e is [string, string] => e[1] !== undefined),
+      ),
       stderr: 'pipe',
     });
     const client = new Client({ name: 'mvr-creds-test', version: '1.0.0' });
     await client.connect(transport);
     try {
       const from = s3.signedWith.length;
-      const result = (await client.callTool({ name: 'verify_merchant', arguments: { domain: domains[0]! } })) as { isError?: boolean; structuredContent?: { domain?: string } };
+      const result = (await client.callTool({ name: 'verify_merchant', arguments: { domain: domains[0]! } })) as {
+        isError?: boolean;
+        structuredContent?: { domain?: string };
+      };
       expect(result.isError ?? false).toBe(false);
       expect(result.structuredContent?.domain).toBe(domains[0]);
       expect(s3.signedWith.slice(from)).toContain(ROLE_SECOND.accessKeyId);
@@ -152,65 +184,5 @@ describe('container credentials (ECS, EKS Pod Identity)', () => {
     } finally {
       await client.close();
     }
-  });
-});
-
-describe('a named profile in the shared credentials file', () => {
-  const profileFiles = async (secret: string) => {
-    const dir = await tempDir();
-    await writeFile(join(dir, 'credentials'), `[default]\naws_access_key_id = AKIANOTTHISONE\naws_secret_access_key = nope\n\n[mvr-test]\naws_access_key_id = ${PROFILE.accessKeyId}\naws_secret_access_key = ${secret}\n`);
-    await writeFile(join(dir, 'config'), '[profile mvr-test]\nregion = us-east-1\n');
-    return { AWS_PROFILE: 'mvr-test', AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'), AWS_CONFIG_FILE: join(dir, 'config') };
-  };
-
-  it('mvr publish and mvr pull sign with AWS_PROFILE\'s keys', async () => {
-    const env = awsEnv(await profileFiles(PROFILE.secretAccessKey));
-    const from = s3.signedWith.length;
-    const published = await runCli(['publish', '--records', project.recordsDir, '--public', project.publicDir, '--to', `s3://${BUCKET}/profile`], env);
-    expect(published, published.stderr).toMatchObject({ code: 0 });
-    const pulledInto = join(await tempDir(), 'records');
-    await mkdir(pulledInto);
-    const pulled = await runCli(['pull', '--from', `s3://${BUCKET}/profile`, '--records', pulledInto], env);
-    expect(pulled, pulled.stderr).toMatchObject({ code: 0 });
-    expect(new Set(s3.signedWith.slice(from))).toEqual(new Set([PROFILE.accessKeyId]));
-  });
-
-  it('a wrong secret is refused by the bucket, and the command says so', async () => {
-    const refused = s3.refused;
-    const r = await runCli(['pull', '--from', `s3://${BUCKET}/profile`, '--records', join(await tempDir(), 'records')], awsEnv(await profileFiles('not-the-secret')));
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/403/);
-    expect(s3.refused).toBeGreaterThan(refused);
-  });
-});
-
-// Side by side: neither signs a request, so neither touches the counts the tests above read.
-describe.concurrent('clear failures', () => {
-  it('no credentials anywhere: the command names where it looked', async ({ expect }) => {
-    const r = await runCli(['pull', '--from', `s3://${BUCKET}/prod`, '--records', join(await tempDir(), 'records')], awsEnv({}));
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/AWS credentials unavailable: none in AWS_ACCESS_KEY_ID\/AWS_SECRET_ACCESS_KEY, the shared config and credentials files, a web identity token, container credentials or instance metadata/);
-  });
-
-  it('half a key pair is a configuration error (exit 2) naming the missing variable', async ({ expect }) => {
-    expect(() => s3ConfigFromEnv({ AWS_ACCESS_KEY_ID: 'AKIAONLYTHEID' })).toThrow(/AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not/);
-    const r = await runCli(['pull', '--from', `s3://${BUCKET}/prod`, '--records', join(await tempDir(), 'records')], awsEnv({ AWS_SECRET_ACCESS_KEY: 'only-the-secret' }));
-    expect(r).toMatchObject({ code: 2, stderr: expect.stringMatching(/AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not/) });
-  });
-});
-
-describe('the AWS SDK costs nothing where it is not used', () => {
-  it('is imported in one place, dynamically, so a gateway on a folder (or with a key pair) never loads it', async () => {
-    const sources = (await Promise.all(['cli', 'gateway', 'storage', 'service', 'access', 'keyring', 'builder', 'mcp', 'core'].map(async (dir) => (await readdir(join(ROOT, dir), { recursive: true })).filter((f) => f.endsWith('.ts')).map((f) => join(dir, f))))).flat();
-    const naming: string[] = [];
-    for (const file of sources) {
-      const text = await readFile(join(ROOT, file), 'utf8');
-      if (!text.includes('@aws-sdk/')) continue;
-      naming.push(file);
-      // Only `import('@aws-sdk/...')`, never `from '@aws-sdk/...'` (a type-only import would be erased, but is not needed either).
-      expect(text, file).not.toMatch(/from\s*['"]@aws-sdk\//);
-      expect(text, file).toMatch(/import\(\s*['"]@aws-sdk\/credential-provider-node['"]\s*\)/);
-    }
-    expect(naming).toEqual(['storage/s3/credentials.ts']);
   });
 });

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE } from '../../core/layout.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
-import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
-import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
+import { startS3, type TestS3 } from '../support/s3-server.ts';
 
 const BUCKET = 'mvr-faults';
 const FLAGGED = 'dubious-deals.example';
@@ -46,7 +46,9 @@ async function faultedBucket(prefix: string, fault: (p: Project) => Promise<void
     await rm(live, { recursive: true, force: true });
     await rename(`${live}.whole`, live);
   }
-  return startTestGateway(project, { records: { url: `s3://${BUCKET}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' } });
+  return startTestGateway(project, {
+    records: { url: `s3://${BUCKET}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' },
+  });
 }
 
 describe('record objects faulted in a bucket', () => {
@@ -74,10 +76,18 @@ describe('a build published without its map, or with one that does not check', (
   const cases: [string, (build: string) => Promise<void>, RegExp][] = [
     ['no domain map', (b) => rm(join(b, DOMAIN_MAP_FILE)), /has no domain-map/],
     ['no statement', (b) => rm(join(b, BUILD_STATEMENT_FILE)), /has no statement\.json/],
-    ['a map with a leaf dropped', async (b) => writeFile(join(b, DOMAIN_MAP_FILE), (await readFile(join(b, DOMAIN_MAP_FILE))).subarray(32)), /is not the map its statement signs/],
-    ['the statement of another build', async (b) => {
-      await cp(join(other.recordsDir, CURRENT_LINK, BUILD_STATEMENT_FILE), join(b, BUILD_STATEMENT_FILE));
-    }, /does not verify|is the statement of build/],
+    [
+      'a map with a leaf dropped',
+      async (b) => writeFile(join(b, DOMAIN_MAP_FILE), (await readFile(join(b, DOMAIN_MAP_FILE))).subarray(32)),
+      /is not the map its statement signs/,
+    ],
+    [
+      'the statement of another build',
+      async (b) => {
+        await cp(join(other.recordsDir, CURRENT_LINK, BUILD_STATEMENT_FILE), join(b, BUILD_STATEMENT_FILE));
+      },
+      /does not verify|is the statement of build/,
+    ],
   ];
   for (const [fault, make, reason] of cases) {
     it(`${fault}: every domain 503 STORE_UNAVAILABLE, never "unverified"`, async () => {

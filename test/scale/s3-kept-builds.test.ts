@@ -1,26 +1,24 @@
 /**
  * Kept builds from `--records s3://` answer as from the records folder: history, change feed,
- * builds of earlier months, `mvr changes`, and the store going away and coming back; against a
+ * builds of earlier months, `mvr changes`, pruning, and the store going away and coming back; against a
  * local server that checks every request's Signature V4.
  */
 import { execFile } from 'node:child_process';
-import { cp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
-import { build, makeProject, type Project, ROOT } from '../support/project.ts';
-import { poll } from '../support/wait.ts';
 import { connectHttpClient } from '../support/mcp.ts';
-import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { build, makeProject, type Project, ROOT } from '../support/project.ts';
 import { gatewayOnBucket, publishTo } from '../support/s3-records.ts';
+import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { poll } from '../support/wait.ts';
 
 const run = promisify(execFile);
 const BUCKET = 'mvr-records';
 const GOLD = 'acme-outdoor.example';
-/** The month after the plain project's build (2026-11-01). */
-const DEC = Date.parse('2026-12-01T00:00:00Z');
 
 let s3: TestS3;
 const publish = (prefix: string, p: Project) => publishTo(s3, BUCKET, prefix, p);
@@ -37,7 +35,15 @@ afterAll(async () => {
 /** `count` audits of `shop<i>.example`, every score `score`. */
 const shops = (count: number, score: number) =>
   Array.from({ length: count }, (_, i) =>
-    JSON.stringify({ domain: `shop${i}.example`, score, sub_scores: { visibility: 50, recommendation_rate: 50, technical_readiness: 50 }, evidence: { ok: true, coverage: 0.8, site_coverage: 0.7, engines_ran: ['chatgpt'] }, archetype: 'retailer', first_seen: '2025-01-01T00:00:00Z', last_audited_at: '2026-10-01T00:00:00Z' }),
+    JSON.stringify({
+      domain: `shop${i}.example`,
+      score,
+      sub_scores: { visibility: 50, recommendation_rate: 50, technical_readiness: 50 },
+      evidence: { ok: true, coverage: 0.8, site_coverage: 0.7, engines_ran: ['chatgpt'] },
+      archetype: 'retailer',
+      first_seen: '2025-01-01T00:00:00Z',
+      last_audited_at: '2026-10-01T00:00:00Z',
+    }),
   ).join('\n');
 
 describe('kept builds from s3:// answer as from the records folder', async () => {
@@ -71,7 +77,13 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
     await publish('history', p);
     await writeFile(join(p.auditsDir, 'shops.jsonl'), shops(1005, 60));
     const file = join(p.auditsDir, 'verified.jsonl');
-    await writeFile(file, (await readFile(file, 'utf8')).split('\n').map((l) => (l.includes(`"${GOLD}"`) ? l.replace(/"score":\s*[\d.]+/, '"score": 55') : l)).join('\n'));
+    await writeFile(
+      file,
+      (await readFile(file, 'utf8'))
+        .split('\n')
+        .map((l) => (l.includes(`"${GOLD}"`) ? l.replace(/"score":\s*[\d.]+/, '"score": 55') : l))
+        .join('\n'),
+    );
     await build(p, { now: months[1]!, keep: 2 });
     await publish('history', p);
     // One after the other: each adds its API key to the project's key file.
@@ -85,17 +97,23 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
 
   it('lists the same kept builds, and serves the same records of a past build', async () => {
     expect(ids).toHaveLength(2);
-    expect((await same('/v1/builds')).json).toMatchObject({ builds: [{ issued_at: '2026-10-20T00:00:00.000Z' }, { issued_at: '2026-10-16T00:00:00.000Z' }] });
+    expect((await same('/v1/builds')).json).toMatchObject({
+      builds: [{ issued_at: '2026-10-20T00:00:00.000Z' }, { issued_at: '2026-10-16T00:00:00.000Z' }],
+    });
     for (const id of ids) expect((await same(`/v1/verify?domain=${GOLD}&build=${id}`)).status).toBe(200);
     expect((await bucket.request(`/v1/verify?domain=never-audited.example&build=${ids[1]}`)).json).toMatchObject({ status: 'unverified' });
     expectProblem(await same(`/v1/verify?domain=${GOLD}&build=nope`), 404, 'BUILD_NOT_FOUND');
   });
 
   it('gives the same history, over HTTP and the MCP tool', async () => {
-    expect(((await same(`/v1/history?domain=${GOLD}`)).json as { entries: { score: number }[] }).entries.map((e) => e.score)).toEqual([55, 93.5]);
+    expect(((await same(`/v1/history?domain=${GOLD}`)).json as { entries: { score: number }[] }).entries.map((e) => e.score)).toEqual([
+      55, 93.5,
+    ]);
     await same('/v1/history?domain=not-audited.example');
     const client = await connectHttpClient(bucket.url, bucket.key);
-    const result = (await client.callTool({ name: 'merchant_history', arguments: { domain: GOLD } })) as unknown as { structuredContent: unknown };
+    const result = (await client.callTool({ name: 'merchant_history', arguments: { domain: GOLD } })) as unknown as {
+      structuredContent: unknown;
+    };
     expect(result.structuredContent).toEqual((await folder.request(`/v1/history?domain=${GOLD}`)).json);
     await client.close();
   });
@@ -103,58 +121,28 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
   it('pages the same change feed with the same cursors; `mvr changes --records s3://` prints it', async () => {
     const [f, b] = await Promise.all([feed(folder, ids[1]!), feed(bucket, ids[1]!)]);
     expect(b.map((x) => (x.reply.json as { changes: unknown[] }).changes.length)).toEqual([1000, 6]);
-    const shopChanges = b.flatMap((x) => (x.reply.json as { changes: { domain: string; before: { tier: string } | null; after: { tier: string } | null }[] }).changes).filter((c) => c.domain.startsWith('shop'));
+    const shopChanges = b
+      .flatMap(
+        (x) => (x.reply.json as { changes: { domain: string; before: { tier: string } | null; after: { tier: string } | null }[] }).changes,
+      )
+      .filter((c) => c.domain.startsWith('shop'));
     expect(shopChanges.length === 1005 && shopChanges.every((c) => c.before?.tier === 'bronze' && c.after?.tier === 'silver')).toBe(true);
     expect(b.map((x) => [x.cursor, x.reply.status, x.reply.text])).toEqual(f.map((x) => [x.cursor, x.reply.status, x.reply.text]));
     await same(`/v1/changes?since=${ids[0]}`);
     expectProblem(await same('/v1/changes?since=nope'), 404, 'BUILD_NOT_FOUND');
     expectProblem(await same(`/v1/changes?since=${ids[1]}&cursor=5.AAAAAAAA`), 400, 'INVALID_REQUEST');
-    const cli = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'changes', '--since', ids[1]!, '--records', `s3://${BUCKET}/history`, '--json'], { env: { PATH: process.env.PATH ?? '', ...s3.env }, maxBuffer: 16 * 1024 * 1024 });
-    expect(cli.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(b.flatMap((x) => (x.reply.json as { changes: unknown[] }).changes));
+    const cli = await run(
+      process.execPath,
+      [join(ROOT, 'bin/mvr.js'), 'changes', '--since', ids[1]!, '--records', `s3://${BUCKET}/history`, '--json'],
+      { env: { PATH: process.env.PATH ?? '', ...s3.env }, maxBuffer: 16 * 1024 * 1024 },
+    );
+    expect(
+      cli.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual(b.flatMap((x) => (x.reply.json as { changes: unknown[] }).changes));
     expect(cli.stderr).toMatch(/^1,006 changes from /);
-  });
-
-  it('a publish uploads the kept builds the bucket lacks, before live.json', async () => {
-    const small = await makeProject(); // its build (2026-11-01) is the earlier one
-    await build(small, { now: DEC, keep: 2 });
-    expect(await publish('late', small)).toMatchObject({ earlierBuilds: 1, objects: 2 * 37 + 4 }); // two builds of 33 records, an index, a domain map, a statement and a manifest; the live one's change feed, kept list, key set, live.json
-    const local = await startTestGateway(small);
-    const late = await gatewayOn('late', small);
-    const earlier = ((await local.request('/v1/builds')).json as { builds: { id: string }[] }).builds[1]!.id;
-    for (const path of ['/v1/builds', `/v1/history?domain=${GOLD}`, `/v1/verify?domain=${GOLD}&build=${earlier}`, `/v1/changes?since=${earlier}`]) {
-      expect((await late.request(path)).text).toBe((await local.request(path)).text);
-    }
-    await Promise.all([local.close(), late.close()]);
-  });
-
-  it('a build on a fresh machine keeps the bucket\'s history once `mvr pull` brought the kept builds\' manifests and indexes', async () => {
-    const first = await makeProject(); // built 2026-11-01
-    const { build: firstId } = await publish('fresh', first);
-    // CI: a new runner with the same keys and next month's audits, and no records folder.
-    const next = await makeProject({ build: false, sign: false });
-    await cp(first.keysDir, next.keysDir, { recursive: true });
-    const file = join(next.auditsDir, 'verified.jsonl');
-    await writeFile(file, (await readFile(file, 'utf8')).split('\n').map((l) => (l.includes(`"${GOLD}"`) ? l.replace(/"score":\s*[\d.]+/, '"score": 55') : l)).join('\n'));
-    const mvr = (args: string[]) => run(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { env: { PATH: process.env.PATH ?? '', ...s3.env } });
-    const pulled = JSON.parse((await mvr(['pull', '--from', `s3://${BUCKET}/fresh`, '--records', next.recordsDir, '--json'])).stdout) as { builds: number; live: string };
-    expect(pulled).toMatchObject({ builds: 1, live: firstId });
-    const summary = await build(next, { now: DEC });
-    expect(summary).toMatchObject({ keptBuilds: 2, changes: 1 });
-    expect(await publish('fresh', next)).toMatchObject({ earlierBuilds: 0 });
-    const g = await gatewayOn('fresh', next);
-    expect(((await g.request('/v1/builds')).json as { builds: { id: string }[] }).builds.map((b) => b.id)).toEqual([summary.buildId, firstId]);
-    expect((await g.request(`/v1/changes?since=${firstId}`)).json).toMatchObject({ from: firstId, to: summary.buildId, changes: [{ domain: GOLD, before: { score: 93.5 }, after: { score: 55 } }], next: null });
-    expect(((await g.request(`/v1/history?domain=${GOLD}`)).json as { entries: { score: number }[] }).entries.map((e) => e.score)).toEqual([55, 93.5]);
-    expect((await g.request(`/v1/verify?domain=${GOLD}&build=${firstId}`)).json).toMatchObject({ score: 93.5 });
-    await g.close();
-    // A records folder with a live build of its own is never mixed with pulled ones.
-    // (And anything but s3://BUCKET/PREFIX is a usage error naming the flag.)
-    const [again, notS3] = await Promise.all([
-      mvr(['pull', '--from', `s3://${BUCKET}/fresh`, '--records', next.recordsDir]).catch((error: { code: number; stderr: string }) => error),
-      mvr(['pull', '--from', 'https://records.example/', '--records', next.recordsDir]).catch((error: { code: number; stderr: string }) => error),
-    ]);
-    expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/already has a live build/) });
-    expect(notS3).toMatchObject({ code: 2, stderr: expect.stringMatching(/--from https:\/\/records\.example\/: not s3:\/\/BUCKET\/PREFIX/) });
   });
 
   it('after the next publish, a pruned build is BUILD_NOT_FOUND and a cursor of the earlier live build is refused', async () => {
@@ -162,7 +150,11 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
     await rm(join(p.auditsDir, 'shops.jsonl')); // dropped: a small build
     await build(p, { now: months[2]!, keep: 2 });
     await publish('history', p);
-    const { value } = await poll(() => bucket.request('/v1/builds'), (r) => (r.json as { builds: { id: string }[] }).builds[0]!.id !== ids[0], { timeoutMs: 2000 });
+    const { value } = await poll(
+      () => bucket.request('/v1/builds'),
+      (r) => (r.json as { builds: { id: string }[] }).builds[0]!.id !== ids[0],
+      { timeoutMs: 2000 },
+    );
     const now = (value.json as { builds: { id: string }[] }).builds.map((b) => b.id);
     expect(now.slice(1)).toEqual([ids[0]]);
     await same('/v1/builds');
@@ -178,7 +170,11 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
   it('a bucket that cannot be read is STORE_UNAVAILABLE, never an empty list or history', async () => {
     await s3.stop();
     try {
-      const { value } = await poll(() => bucket.request('/v1/builds'), (r) => r.status === 503, { timeoutMs: 3000 });
+      const { value } = await poll(
+        () => bucket.request('/v1/builds'),
+        (r) => r.status === 503,
+        { timeoutMs: 3000 },
+      );
       expectProblem(value, 503, 'STORE_UNAVAILABLE');
       expectProblem(await bucket.request(`/v1/history?domain=${GOLD}`), 503, 'STORE_UNAVAILABLE');
       expectProblem(await bucket.request(`/v1/verify?domain=${GOLD}&build=${ids[0]}`), 503, 'STORE_UNAVAILABLE');
@@ -186,7 +182,11 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
     } finally {
       await s3.start();
     }
-    await poll(() => bucket.request('/v1/builds'), (r) => r.status === 200, { timeoutMs: 5000 });
+    await poll(
+      () => bucket.request('/v1/builds'),
+      (r) => r.status === 200,
+      { timeoutMs: 5000 },
+    );
     await same(`/v1/history?domain=${GOLD}`);
   });
 });

@@ -5,19 +5,19 @@
  */
 import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyLogProof } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { uploadBuild } from '../../builder/publish.ts';
-import { openStore } from '../../storage/open.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
+import { openStore } from '../../storage/open.ts';
 import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
-import { build, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { connectHttpClient } from '../support/mcp.ts';
-import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { build, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
+import { startS3, type TestS3 } from '../support/s3-server.ts';
 
 const BUCKET = 'mvr-log';
 let s3: TestS3;
@@ -38,7 +38,9 @@ beforeAll(async () => {
   await build(project, { now: Date.parse('2026-12-01T00:00:00Z') });
   await publish();
   folder = await startTestGateway(project);
-  bucketGateway = await startTestGateway(project, { records: { url: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' } });
+  bucketGateway = await startTestGateway(project, {
+    records: { url: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' },
+  });
 }, 60_000);
 afterAll(async () => {
   await cleanup();
@@ -48,10 +50,18 @@ afterAll(async () => {
 
 describe('the log from a bucket', () => {
   it('serves the checkpoint, every tile and the verifier key as the folder gateway does, without a public folder', async () => {
-    const paths = ['checkpoint', ...(await readdir(join(project.publicDir, 'log'), { recursive: true, withFileTypes: true })).filter((e) => e.isFile() && e.name !== 'checkpoint').map((e) => join(e.parentPath, e.name).slice(join(project.publicDir, 'log').length + 1))];
+    const paths = [
+      'checkpoint',
+      ...(await readdir(join(project.publicDir, 'log'), { recursive: true, withFileTypes: true }))
+        .filter((e) => e.isFile() && e.name !== 'checkpoint')
+        .map((e) => join(e.parentPath, e.name).slice(join(project.publicDir, 'log').length + 1)),
+    ];
     expect(paths.length).toBeGreaterThan(4);
     for (const path of paths) {
-      const [a, b] = await Promise.all([folder.request(`/log/${path}`, { key: null }), bucketGateway.request(`/log/${path}`, { key: null })]);
+      const [a, b] = await Promise.all([
+        folder.request(`/log/${path}`, { key: null }),
+        bucketGateway.request(`/log/${path}`, { key: null }),
+      ]);
       expect(b.status, path).toBe(200);
       expect(b.bytes, path).toEqual(a.bytes);
       expect(b.headers.get('cache-control')).toBe(a.headers.get('cache-control'));
@@ -60,20 +70,25 @@ describe('the log from a bucket', () => {
     expect(vkey.text).toBe((await folder.request('/.well-known/merchant-verify-log.vkey', { key: null })).text);
   });
 
-  it('gives every record\'s proof byte for byte as the folder gateway, and each verifies', async () => {
+  it("gives every record's proof byte for byte as the folder gateway, and each verifies", async () => {
     const vkey = (await readFile(join(project.publicDir, '.well-known/merchant-verify-log.vkey'), 'utf8')).trim();
-    const domains = (await readdir(join(project.recordsDir, 'current'), { recursive: true })).filter((n) => n.endsWith('.json') && n.includes('/')).map((n) => n.slice(3, -5));
+    const domains = (await readdir(join(project.recordsDir, 'current'), { recursive: true }))
+      .filter((n) => n.endsWith('.json') && n.includes('/'))
+      .map((n) => n.slice(3, -5));
     expect(domains).toHaveLength(33);
     for (const domain of domains) {
       const [a, b] = await Promise.all([folder.request(`/v1/proof?domain=${domain}`), bucketGateway.request(`/v1/proof?domain=${domain}`)]);
       expect(b.status, domain).toBe(200);
       expect(b.text).toBe(a.text);
-      expect(verifyLogProof((await bucketGateway.verify(domain)).json, b.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 66 } });
+      expect(verifyLogProof((await bucketGateway.verify(domain)).json, b.text, { vkey })).toMatchObject({
+        valid: true,
+        checkpoint: { size: 66 },
+      });
     }
     expectProblem(await bucketGateway.request('/v1/proof?domain=never-audited.example'), 404, 'NOT_IN_LOG');
   });
 
-  it('?build= proves a kept build\'s record from the bucket byte for byte as from the folder', async () => {
+  it("?build= proves a kept build's record from the bucket byte for byte as from the folder", async () => {
     const vkey = (await readFile(join(project.publicDir, '.well-known/merchant-verify-log.vkey'), 'utf8')).trim();
     const older = ((await bucketGateway.request('/v1/builds')).json.builds as { id: string }[])[1]!.id;
     const path = `/v1/proof?domain=acme-outdoor.example&build=${older}`;
@@ -87,7 +102,10 @@ describe('the log from a bucket', () => {
 
   it('MCP include_proof, and mvr log check against the bucket gateway', async () => {
     const client = await connectHttpClient(bucketGateway.url, bucketGateway.key);
-    const result = (await client.callTool({ name: 'verify_merchant', arguments: { domain: 'acme-outdoor.example', include_proof: true } })) as unknown as { content: { text: string }[] };
+    const result = (await client.callTool({
+      name: 'verify_merchant',
+      arguments: { domain: 'acme-outdoor.example', include_proof: true },
+    })) as unknown as { content: { text: string }[] };
     expect(result.content[1]!.text).toBe((await bucketGateway.request('/v1/proof?domain=acme-outdoor.example')).text);
     await client.close();
     const saved = join(await tempDir(), 'checkpoint');
@@ -101,16 +119,19 @@ describe('the log from a bucket', () => {
     await s3.stop();
     try {
       // Until the gateway notices (it re-reads live.json every 100 ms here): polled, not slept on.
-      await vi.waitFor(async () => {
-        expectProblem(await bucketGateway.request('/v1/proof?domain=acme-outdoor.example'), 503, 'STORE_UNAVAILABLE');
-        expectProblem(await bucketGateway.request('/log/checkpoint', { key: null }), 503, 'STORE_UNAVAILABLE');
-      }, { timeout: 10_000, interval: 50 });
+      await vi.waitFor(
+        async () => {
+          expectProblem(await bucketGateway.request('/v1/proof?domain=acme-outdoor.example'), 503, 'STORE_UNAVAILABLE');
+          expectProblem(await bucketGateway.request('/log/checkpoint', { key: null }), 503, 'STORE_UNAVAILABLE');
+        },
+        { timeout: 10_000, interval: 50 },
+      );
     } finally {
       await s3.start();
     }
   });
 
-  it('mvr publish refuses a log that does not extend the bucket\'s (a build without mvr log pull), and takes it once pulled', async () => {
+  it("mvr publish refuses a log that does not extend the bucket's (a build without mvr log pull), and takes it once pulled", async () => {
     const bucket = new S3Bucket(parseS3Url(`s3://${BUCKET}/prod`), s3ConfigFromEnv(s3.env));
     const live = async () => (await bucket.get('live.json')).body.toString('utf8');
     const store = openStore({ url: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env) });
@@ -124,7 +145,9 @@ describe('the log from a bucket', () => {
       await expect(refused).rejects.toMatchObject({ code: 'LOG_INCONSISTENT' });
       await expect(refused).rejects.toThrow(/\(size 33\) does not extend the one published in .* \(size 66, .*mvr log pull/);
       expect(await live()).toBe(before);
-      expect((await bucketGateway.request('/log/checkpoint', { key: null })).text).toBe(await readFile(join(project.publicDir, 'log/checkpoint'), 'utf8'));
+      expect((await bucketGateway.request('/log/checkpoint', { key: null })).text).toBe(
+        await readFile(join(project.publicDir, 'log/checkpoint'), 'utf8'),
+      );
 
       // The same machine after pulling the published log: its next build extends it, and goes live.
       const pulled = await makeProject({ build: false });
@@ -139,4 +162,3 @@ describe('the log from a bucket', () => {
     }
   });
 });
-

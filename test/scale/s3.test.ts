@@ -9,15 +9,15 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/publish.ts';
-import { openStore } from '../../storage/open.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
+import { openStore } from '../../storage/open.ts';
 import { parseS3Url, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
 import { publishedKeySet } from '../support/outputs.ts';
 import { build, liveRecordFile, makeProject, type Project, ROOT } from '../support/project.ts';
-import { poll } from '../support/wait.ts';
-import { startS3, S3_SECRET_KEY, type TestS3 } from '../support/s3-server.ts';
 import { bucketAt as bucketOn, gatewayOnBucket, publishTo } from '../support/s3-records.ts';
+import { S3_SECRET_KEY, startS3, type TestS3 } from '../support/s3-server.ts';
+import { poll } from '../support/wait.ts';
 
 const run = promisify(execFile);
 const BUCKET = 'mvr-records';
@@ -53,7 +53,21 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
   let g: TestGateway;
 
   it('`mvr publish` uploads the live build, then live.json; the bucket stays private', async () => {
-    const { stdout } = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'publish', '--to', `s3://${BUCKET}/prod`, '--records', project.recordsDir, '--public', project.publicDir, '--json'], { env: { PATH: process.env.PATH ?? '', ...s3.env } });
+    const { stdout } = await run(
+      process.execPath,
+      [
+        join(ROOT, 'bin/mvr.js'),
+        'publish',
+        '--to',
+        `s3://${BUCKET}/prod`,
+        '--records',
+        project.recordsDir,
+        '--public',
+        project.publicDir,
+        '--json',
+      ],
+      { env: { PATH: process.env.PATH ?? '', ...s3.env } },
+    );
     const summary = JSON.parse(stdout) as { ok: boolean; records: number; objects: number; build: string };
     expect(summary).toMatchObject({ ok: true, records: 33, earlierBuilds: 0, objects: 40 }); // 33 records, the index, the domain map, the statement, the kept list, the key set, the manifest, live.json
     const bucket = bucketAt('prod');
@@ -80,7 +94,11 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
     const before = (await g.verify(GOLD)).json as { issued_at: string };
     await build(project, { now: Date.parse('2026-12-01T00:00:00Z') });
     await publish('prod');
-    const { value: after } = await poll(async () => (await g.verify(GOLD)).json as { issued_at: string }, (r) => r.issued_at !== before.issued_at, { timeoutMs: 1000 });
+    const { value: after } = await poll(
+      async () => (await g.verify(GOLD)).json as { issued_at: string },
+      (r) => r.issued_at !== before.issued_at,
+      { timeoutMs: 1000 },
+    );
     expect(after.issued_at).toBe('2026-12-01T00:00:00.000Z');
     const { keySet } = await publishedKeySet(project);
     expect(verifyRecordNode(after, keySet).valid).toBe(true);
@@ -90,29 +108,57 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
     const live = (await g.verify(GOLD)).bytes;
     await build(project, { now: Date.parse('2027-01-01T00:00:00Z') });
     const store = openStore({ url: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env) });
-    const publishing = uploadBuild({ recordsDir: project.recordsDir, publicDir: project.publicDir, to: store, concurrency: 1, onProgress: (p) => void (p.uploaded === 5 && s3.stop()) });
-    await expect(publishing).rejects.toMatchObject({ code: 'BUILD_FAILED', message: expect.stringMatching(/live build there is unchanged/) });
+    const publishing = uploadBuild({
+      recordsDir: project.recordsDir,
+      publicDir: project.publicDir,
+      to: store,
+      concurrency: 1,
+      onProgress: (p) => void (p.uploaded === 5 && s3.stop()),
+    });
+    await expect(publishing).rejects.toMatchObject({
+      code: 'BUILD_FAILED',
+      message: expect.stringMatching(/live build there is unchanged/),
+    });
     await store.close();
     await s3.start();
     // The gateway may answer 503 until it has read the store again; then it serves the old build.
-    const { value: after } = await poll(() => g.verify(GOLD), (r) => r.status !== 503, { timeoutMs: 5000 });
+    const { value: after } = await poll(
+      () => g.verify(GOLD),
+      (r) => r.status !== 503,
+      { timeoutMs: 5000 },
+    );
     expect(after.bytes).toEqual(live);
   });
 
   it('a store that goes away is STORE_UNAVAILABLE (never "never audited"), and the gateway recovers by itself', async () => {
     await s3.stop();
-    const { value: down } = await poll(() => g.verify('not-cached.example'), (r) => r.status === 503, { timeoutMs: 3000 });
+    const { value: down } = await poll(
+      () => g.verify('not-cached.example'),
+      (r) => r.status === 503,
+      { timeoutMs: 3000 },
+    );
     expect(down.json).toMatchObject({ code: 'STORE_UNAVAILABLE' });
     await s3.start();
-    const { value: back } = await poll(() => g.verify(GOLD), (r) => r.status === 200, { timeoutMs: 5000 });
+    const { value: back } = await poll(
+      () => g.verify(GOLD),
+      (r) => r.status === 200,
+      { timeoutMs: 5000 },
+    );
     expect(back.status).toBe(200);
     await g.close();
   });
 
   it('bad settings are clear errors: a bucket URL, missing credentials', async () => {
     expect(() => parseS3Url('s3://')).toThrow(/s3:\/\/BUCKET\/PREFIX/);
-    expect(() => s3ConfigFromEnv({ AWS_ACCESS_KEY_ID: 'AKIAONLYTHEID' })).toThrow(/AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not/);
-    const r = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'publish', '--to', 'https://x/y', '--records', project.recordsDir], { env: { PATH: process.env.PATH ?? '' } }).catch((e: { code: number; stderr: string }) => e);
-    expect(r).toMatchObject({ code: 2, stderr: expect.stringMatching(/--to \/ MVR_PUBLISH_TO "https:\/\/x\/y": must be s3:\/\/BUCKET\/PREFIX/) });
+    expect(() => s3ConfigFromEnv({ AWS_ACCESS_KEY_ID: 'AKIAONLYTHEID' })).toThrow(
+      /AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not/,
+    );
+    const r = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'publish', '--to', 'https://x/y', '--records', project.recordsDir], {
+      env: { PATH: process.env.PATH ?? '' },
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect(r).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--to \/ MVR_PUBLISH_TO "https:\/\/x\/y": must be s3:\/\/BUCKET\/PREFIX/),
+    });
   });
 });

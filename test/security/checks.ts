@@ -3,7 +3,7 @@
  */
 import { expect } from 'vitest';
 import type { TestGateway } from '../support/gateway.ts';
-import { header, type Exchange, type RawResponse } from './raw-http.ts';
+import { type Exchange, header, type RawResponse } from './raw-http.ts';
 
 /** The five members of an RFC 9457 problem document as the gateway writes it. */
 export const PROBLEM_MEMBERS = ['code', 'detail', 'status', 'title', 'type'];

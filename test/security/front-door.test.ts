@@ -3,8 +3,8 @@
  *
  * 1. size limits of the request head (size-limits.ts),
  * 2. slow clients / slowloris (slow-clients.ts),
- * 3. repeated and encoded `domain` parameters, hostile host spellings (params.ts),
- * 4. request-smuggling-shaped requests over raw TCP (smuggling.ts),
+ * 3. repeated and encoded `domain` parameters, hostile host spellings (params.ts, params-unicode.ts),
+ * 4. request-smuggling-shaped requests over raw TCP (smuggling.ts, smuggling-framed.ts),
  * 5. a fast-check fuzz of methods, targets, queries, credentials and headers (fuzz.ts).
  *
  * One gateway for all of them: the slow clients open their connections as soon as it starts and
@@ -21,9 +21,11 @@ import type { FrontDoor } from './checks.ts';
 import { liveRecordBytes } from './files.ts';
 import { fuzzSuite } from './fuzz.ts';
 import { paramsSuite } from './params.ts';
+import { paramsUnicodeSuite } from './params-unicode.ts';
 import { sizeLimitSuite } from './size-limits.ts';
 import { FRONT_DOOR_TIMEOUTS, slowClientSuite, startSlowClients, stopSlowClients } from './slow-clients.ts';
 import { smugglingSuite } from './smuggling.ts';
+import { smugglingFramedSuite } from './smuggling-framed.ts';
 
 let shared: FrontDoor | undefined;
 const get = (): FrontDoor => {
@@ -49,6 +51,8 @@ afterAll(async () => {
 
 sizeLimitSuite(get);
 paramsSuite(get);
+paramsUnicodeSuite(get);
 smugglingSuite(get);
+smugglingFramedSuite(get);
 fuzzSuite(get);
 slowClientSuite(get); // last: it checks the slow clients were held through every suite

@@ -14,15 +14,16 @@
  * Node without an answer. JSON-RPC errors of `POST /mcp` behind a valid key are JSON-RPC
  * documents (the MCP transport's contract), checked as such.
  */
-import fc from 'fast-check';
+
 import http from 'node:http';
+import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../access/api-keys.ts';
 import { addApiKey, type TestGateway } from '../support/gateway.ts';
 import { poll } from '../support/wait.ts';
 import { expectRawProblem, type FrontDoor } from './checks.ts';
-import { exchange, header, type Exchange } from './raw-http.ts';
-import { keys, request, type Req } from './fuzz-requests.ts';
+import { keys, type Req, request } from './fuzz-requests.ts';
+import { type Exchange, exchange, header } from './raw-http.ts';
 
 let g: TestGateway;
 let revoked: string;
@@ -118,10 +119,18 @@ export function fuzzSuite(get: () => FrontDoor): void {
       keys.revoked = revoked;
       // Live first: a 401 before the gateway has even loaded the new key would prove nothing, and
       // a load of the file in between would then accept the key until the next one.
-      await poll(() => g.verify('acme-outdoor.example', { key: revoked }), (r) => r.status === 200, { timeoutMs: 3000 });
+      await poll(
+        () => g.verify('acme-outdoor.example', { key: revoked }),
+        (r) => r.status === 200,
+        { timeoutMs: 3000 },
+      );
       await revokeApiKey(g.project.apiKeysFile, extra.id);
       // Wait until the gateway has seen the revocation (it re-reads the key file every 100 ms).
-      await poll(() => g.verify('acme-outdoor.example', { key: revoked }), (r) => r.status === 401, { timeoutMs: 3000 });
+      await poll(
+        () => g.verify('acme-outdoor.example', { key: revoked }),
+        (r) => r.status === 401,
+        { timeoutMs: 3000 },
+      );
     });
 
     describe('HTTP surface fuzz', () => {
@@ -135,7 +144,8 @@ export function fuzzSuite(get: () => FrontDoor): void {
         );
         console.info('fuzz statuses', JSON.stringify([...statuses]));
         // The run covered the interesting answers (not only 404s).
-        for (const status of ['200', '400', '401', '404', '405']) expect(statuses.get(status) ?? 0, `status ${status} seen`).toBeGreaterThan(0);
+        for (const status of ['200', '400', '401', '404', '405'])
+          expect(statuses.get(status) ?? 0, `status ${status} seen`).toBeGreaterThan(0);
         // The gateway is still healthy and logged no unhandled error.
         expect((await g.request('/healthz')).status).toBe(200);
         expect(g.logs.filter((l) => l.level === 'error')).toEqual([]);
@@ -154,7 +164,7 @@ export function fuzzSuite(get: () => FrontDoor): void {
         expect(connect.closed).toBe(true);
       });
 
-      it('Expect: 100-continue gets 100 Continue, then the gateway\'s own answer', async () => {
+      it("Expect: 100-continue gets 100 Continue, then the gateway's own answer", async () => {
         const x = await send(`GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nConnection: close`);
         expect(x.interim.map((r) => r.status)).toEqual([100]);
         expect(x.responses.length).toBe(1);
@@ -162,7 +172,9 @@ export function fuzzSuite(get: () => FrontDoor): void {
       });
 
       it('another Expect is a 417 from Node: no 5xx, never the record', async () => {
-        const x = await send(`GET /v1/verify?domain=acme-outdoor.example HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${g.key}\r\nExpect: something-else\r\nConnection: close`);
+        const x = await send(
+          `GET /v1/verify?domain=acme-outdoor.example HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${g.key}\r\nExpect: something-else\r\nConnection: close`,
+        );
         expect(x.timedOut).toBe(false);
         expect(x.responses.map((r) => r.status)).toEqual([417]);
         const r = x.responses[0]!;
@@ -172,7 +184,9 @@ export function fuzzSuite(get: () => FrontDoor): void {
       });
 
       it('TRACE is a 405 problem document and echoes nothing of the request', async () => {
-        const x = await send(`TRACE /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${g.key}\r\nCookie: session=s3cr3t-cookie\r\nConnection: close`);
+        const x = await send(
+          `TRACE /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${g.key}\r\nCookie: session=s3cr3t-cookie\r\nConnection: close`,
+        );
         expect(x.responses.length).toBe(1);
         expectRawProblem(x.responses[0]!, 405, 'METHOD_NOT_ALLOWED');
         const text = x.responses[0]!.head + x.responses[0]!.body.toString('latin1');

@@ -24,8 +24,10 @@ export function remember(what: string, r: Reply): Reply {
   seen.push({ what, text: `${r.status}\n${headers}\n\n${r.text}` });
   return r;
 }
-export const req = (t: TestGateway, path: string, opts: RequestOptions = {}) => t.request(path, opts).then((r) => remember(`${opts.method ?? 'GET'} ${path}`, r));
-export const verify = (t: TestGateway, domain: string, opts: RequestOptions = {}) => t.verify(domain, opts).then((r) => remember(`verify ${domain}`, r));
+export const req = (t: TestGateway, path: string, opts: RequestOptions = {}) =>
+  t.request(path, opts).then((r) => remember(`${opts.method ?? 'GET'} ${path}`, r));
+export const verify = (t: TestGateway, domain: string, opts: RequestOptions = {}) =>
+  t.verify(domain, opts).then((r) => remember(`verify ${domain}`, r));
 
 export async function mcp(t: TestGateway, authorization: string | null, body: unknown): Promise<Reply> {
   const headers: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
@@ -44,7 +46,12 @@ export async function mcp(t: TestGateway, authorization: string | null, body: un
   }
   return remember(`mcp ${JSON.stringify(body).slice(0, 80)}`, { status: res.status, headers: res.headers, bytes, text, json });
 }
-export const call = (domain: unknown, id = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'verify_merchant', arguments: { domain } } });
+export const call = (domain: unknown, id = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'verify_merchant', arguments: { domain } },
+});
 
 export async function cli(args: string[], scanStdout = true): Promise<CliResult> {
   const r = await runCli(args);

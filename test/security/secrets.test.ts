@@ -8,19 +8,16 @@
  * keys/signing or keys/retired, or the member `"d":` at all): not a gateway log line, not a file
  * under public/ or records/, not an HTTP response (status line, headers or body), not the output
  * of the CLI (except the one line `mvr apikey create` prints the new key on). The API key file
- * holds only hashes, and key files are mode 0600.
+ * holds only hashes, and key files are mode 0600 (the scan itself: secret-scan.ts).
  */
-import { createHash } from 'node:crypto';
-import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LogLine } from '../../gateway/context.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
 import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
-import { allFiles } from './files.ts';
-import { apiKeys, call, cli, cliOutput, collectPrivateKeys, forged, mcp, privateDs, req, scan, seen, verify } from './secret-run.ts';
+import { apiKeys, call, cli, collectPrivateKeys, forged, mcp, privateDs, req, verify } from './secret-run.ts';
+import { secretScanSuite } from './secret-scan.ts';
 
 const KNOWN = 'acme-outdoor.example';
 const OTHER = 'gadget-hub.example';
@@ -30,7 +27,6 @@ let p: Project;
 let g: TestGateway;
 /** The gateway that signs never-audited answers: it holds the private key in memory. */
 let second: TestGateway;
-
 
 beforeAll(async () => {
   p = await makeProject();
@@ -57,7 +53,8 @@ describe('a run that exercises everything', () => {
     const etag = (await verify(g, KNOWN)).headers.get('etag')!;
     expect((await verify(g, KNOWN, { headers: { 'if-none-match': etag } })).status).toBe(304);
     expect((await verify(g, KNOWN, { method: 'HEAD' })).status).toBe(200);
-    for (const path of ['/.well-known/merchant-verify-keys.json', '/schemas/verification/v1', '/openapi.json', '/healthz']) expect((await req(g, path)).status).toBe(200);
+    for (const path of ['/.well-known/merchant-verify-keys.json', '/schemas/verification/v1', '/openapi.json', '/healthz'])
+      expect((await req(g, path)).status).toBe(200);
 
     expectProblem(await verify(g, 'co.uk'), 400, 'INVALID_DOMAIN');
     expectProblem(await req(g, '/v1/verify'), 400, 'INVALID_DOMAIN');
@@ -85,7 +82,9 @@ describe('a run that exercises everything', () => {
     expect((await mcp(g, `Bearer ${g.key}`, call(UNAUDITED))).json.result.structuredContent.status).toBe('unverified');
     expect((await mcp(g, `Bearer ${g.key}`, call('co.uk'))).json.result.isError).toBe(true);
     expect((await mcp(g, `Bearer ${g.key}`, call(42))).status).toBeLessThan(500);
-    expect((await mcp(g, `Bearer ${g.key}`, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'nope', arguments: {} } })).status).toBeLessThan(500);
+    expect(
+      (await mcp(g, `Bearer ${g.key}`, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'nope', arguments: {} } })).status,
+    ).toBeLessThan(500);
     expectProblem(await mcp(g, null, call(KNOWN)), 401, 'UNAUTHORIZED');
     const wrong = forged();
     apiKeys.add(wrong);
@@ -100,11 +99,17 @@ describe('a run that exercises everything', () => {
     apiKeys.add(key);
     g.secrets.add(key);
     const id = key.split('_')[1]!;
-    await poll(() => verify(g, KNOWN, { key }), (r) => r.status === 200);
+    await poll(
+      () => verify(g, KNOWN, { key }),
+      (r) => r.status === 200,
+    );
     expect((await mcp(g, `Bearer ${key}`, call(KNOWN))).status).toBe(200);
 
     await cli(['apikey', 'revoke', id, '--api-keys', p.apiKeysFile]);
-    await poll(() => verify(g, KNOWN, { key }), (r) => r.status === 401);
+    await poll(
+      () => verify(g, KNOWN, { key }),
+      (r) => r.status === 401,
+    );
     expectProblem(await verify(g, KNOWN, { key }), 401, 'UNAUTHORIZED');
     expectProblem(await mcp(g, `Bearer ${key}`, call(KNOWN)), 401, 'UNAUTHORIZED');
     const list = await cli(['apikey', 'list', '--json', '--api-keys', p.apiKeysFile]);
@@ -116,13 +121,19 @@ describe('a run that exercises everything', () => {
     const away = `${p.recordsDir}.away`;
     await rename(p.recordsDir, away);
     try {
-      const r = await poll(() => verify(g, KNOWN), (x) => x.status === 503);
+      const r = await poll(
+        () => verify(g, KNOWN),
+        (x) => x.status === 503,
+      );
       expectProblem(r.value, 503, 'STORE_UNAVAILABLE');
       expect((await req(g, '/healthz')).json.status).toBe('degraded');
     } finally {
       await rename(away, p.recordsDir);
     }
-    await poll(() => verify(g, KNOWN), (x) => x.status === 200);
+    await poll(
+      () => verify(g, KNOWN),
+      (x) => x.status === 200,
+    );
 
     // Tamper with a record the gateway has not cached yet: its signature no longer verifies.
     const file = liveRecordFile(p, OTHER);
@@ -142,7 +153,10 @@ describe('a run that exercises everything', () => {
 
   it('a second gateway: requests, an absence proof and MCP calls', async () => {
     // It polls the records folder on its own timer: wait until it has seen the folder come back.
-    await poll(() => verify(second, KNOWN), (x) => x.status === 200);
+    await poll(
+      () => verify(second, KNOWN),
+      (x) => x.status === 200,
+    );
     const r = await verify(second, UNAUDITED);
     expect(r.status).toBe(200);
     expect(r.json.signature).toBeUndefined();
@@ -161,7 +175,10 @@ describe('a run that exercises everything', () => {
     expect(newKid).not.toBe(oldKid);
     await collectPrivateKeys(p.keysDir);
     await build(p);
-    await poll(() => verify(g, KNOWN), (r) => r.status === 200 && r.json.key_id === newKid);
+    await poll(
+      () => verify(g, KNOWN),
+      (r) => r.status === 200 && r.json.key_id === newKid,
+    );
     // The tampered record was rebuilt: served again.
     expect((await verify(g, OTHER)).status).toBe(200);
     await cli(['keygen', '--list', '--json', '--keys', p.keysDir]);
@@ -170,7 +187,10 @@ describe('a run that exercises everything', () => {
     await collectPrivateKeys(p.keysDir);
     // A retired key stays listed while a kept build was signed by it: with --keep 1 none is.
     await build(p, { keep: 1 });
-    const ks = await poll(() => req(g, '/.well-known/merchant-verify-keys.json'), (r) => r.status === 200 && !r.text.includes(oldKid));
+    const ks = await poll(
+      () => req(g, '/.well-known/merchant-verify-keys.json'),
+      (r) => r.status === 200 && !r.text.includes(oldKid),
+    );
     expect(ks.value.json.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid]);
     expect((await verify(g, KNOWN)).json.key_id).toBe(newKid);
     expect((await mcp(g, `Bearer ${g.key}`, call(KNOWN))).status).toBe(200);
@@ -178,73 +198,4 @@ describe('a run that exercises everything', () => {
   });
 });
 
-describe('the scan', () => {
-  it('knows what it looks for', () => {
-    expect(apiKeys.size).toBeGreaterThanOrEqual(5);
-    expect(privateDs.size).toBe(2);
-    expect(seen.length).toBeGreaterThan(40);
-  });
-
-  it('no gateway log line holds a secret', () => {
-    const found: string[] = [];
-    const lines: LogLine[] = [...g.logs, ...second.logs];
-    for (const line of lines) scan(`log line ${JSON.stringify(line).slice(0, 120)}`, JSON.stringify(line), found);
-    expect(found).toEqual([]);
-  });
-
-  it('no file under public/ or records/ holds a secret', async () => {
-    const found: string[] = [];
-    const files = [...(await allFiles(p.publicDir)), ...(await allFiles(p.recordsDir))];
-    expect(files.length).toBeGreaterThan(30);
-    for (const file of files) scan(file, await readFile(file, 'latin1'), found);
-    expect(found).toEqual([]);
-  });
-
-  it('no HTTP response (status, headers, body) holds a secret', () => {
-    const found: string[] = [];
-    for (const r of seen) scan(r.what, r.text, found);
-    expect(found).toEqual([]);
-  });
-
-  it('no CLI output (other than the key `apikey create` prints) holds a secret', () => {
-    const found: string[] = [];
-    for (const o of cliOutput) scan(o.what, o.text, found);
-    expect(found).toEqual([]);
-  });
-
-  it('the published key set holds public members only', async () => {
-    const text = await readFile(p.keySetFile, 'utf8');
-    for (const k of (JSON.parse(text) as { keys: Record<string, unknown>[] }).keys) {
-      expect(Object.keys(k).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x']);
-    }
-  });
-
-  it('the API key file holds only hashes (no key, no secret part) and is mode 0600', async () => {
-    const text = await readFile(p.apiKeysFile, 'utf8');
-    const found: string[] = [];
-    scan(p.apiKeysFile, text, found);
-    expect(found).toEqual([]);
-    const entries = (JSON.parse(text) as { keys: Record<string, unknown>[] }).keys;
-    expect(entries.length).toBe(3); // g's, second's, and the one made with the CLI
-    for (const e of entries) {
-      expect(Object.keys(e).sort()).toEqual(['created', 'id', 'label', 'revoked', 'sha256']);
-      expect(e.sha256).toMatch(/^[0-9a-f]{64}$/);
-    }
-    const hashes = new Set(entries.map((e) => e.sha256));
-    for (const key of [g.key, second.key]) expect(hashes.has(createHash('sha256').update(key).digest('hex'))).toBe(true);
-    expect((await stat(p.apiKeysFile)).mode & 0o777).toBe(0o600);
-  });
-
-  it('every signing key file is mode 0600, in folders only its owner can enter', async () => {
-    let n = 0;
-    for (const sub of ['signing', 'retired']) {
-      const dir = join(p.keysDir, sub);
-      expect((await stat(dir)).mode & 0o077, `${dir} is not open to group or others`).toBe(0);
-      for (const name of await readdir(dir)) {
-        expect((await stat(join(dir, name))).mode & 0o777, `${sub}/${name}`).toBe(0o600);
-        n++;
-      }
-    }
-    expect(n).toBe(2);
-  });
-});
+secretScanSuite(() => ({ p, g, second }));

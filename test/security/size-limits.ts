@@ -58,20 +58,29 @@ export function sizeLimitSuite(get: () => FrontDoor): void {
       });
 
       it('a 100 KB domain value is refused the same way', async () => {
-        const x = await exchange(g.gateway.port, wire(`GET /v1/verify?domain=${'a'.repeat(100 * 1024)}.example HTTP/1.1`, ['Host: 127.0.0.1', auth()]));
+        const x = await exchange(
+          g.gateway.port,
+          wire(`GET /v1/verify?domain=${'a'.repeat(100 * 1024)}.example HTTP/1.1`, ['Host: 127.0.0.1', auth()]),
+        );
         expectParserRejection(x, [400, 414, 431]);
         await expectStillServing();
       });
 
       it('a 64 KB single header is refused by the parser (431) and the connection closed', async () => {
-        const x = await exchange(g.gateway.port, wire(`GET /v1/verify?domain=${KNOWN} HTTP/1.1`, ['Host: 127.0.0.1', auth(), `X-Big: ${'b'.repeat(64 * 1024)}`]));
+        const x = await exchange(
+          g.gateway.port,
+          wire(`GET /v1/verify?domain=${KNOWN} HTTP/1.1`, ['Host: 127.0.0.1', auth(), `X-Big: ${'b'.repeat(64 * 1024)}`]),
+        );
         expectParserRejection(x, [400, 431]);
         expect(x.responses[0]!.status).toBe(431);
         await expectStillServing();
       });
 
       it('a 64 KB Authorization header is refused by the parser, not passed to the key check', async () => {
-        const x = await exchange(g.gateway.port, wire(`GET /v1/verify?domain=${KNOWN} HTTP/1.1`, ['Host: 127.0.0.1', `Authorization: Bearer ${'k'.repeat(64 * 1024)}`]));
+        const x = await exchange(
+          g.gateway.port,
+          wire(`GET /v1/verify?domain=${KNOWN} HTTP/1.1`, ['Host: 127.0.0.1', `Authorization: Bearer ${'k'.repeat(64 * 1024)}`]),
+        );
         expectParserRejection(x, [400, 431]);
         await expectStillServing();
       });
@@ -85,7 +94,10 @@ export function sizeLimitSuite(get: () => FrontDoor): void {
 
       it('200 small headers (about 4 KB) are an ordinary request: Node has no count limit below 2000 (maxHeadersCount)', async () => {
         const many = Array.from({ length: 200 }, (_, i) => `X-Many-${String(i).padStart(3, '0')}: v`);
-        const x = await exchange(g.gateway.port, wire(`GET /v1/verify?domain=${KNOWN} HTTP/1.1`, ['Host: 127.0.0.1', auth(), ...many, 'Connection: close']));
+        const x = await exchange(
+          g.gateway.port,
+          wire(`GET /v1/verify?domain=${KNOWN} HTTP/1.1`, ['Host: 127.0.0.1', auth(), ...many, 'Connection: close']),
+        );
         expect(x.timedOut).toBe(false);
         expect(x.responses.map((r) => r.status)).toEqual([200]);
         expect(JSON.parse(x.responses[0]!.body.toString('utf8')).domain).toBe(KNOWN);
@@ -104,13 +116,23 @@ export function sizeLimitSuite(get: () => FrontDoor): void {
 
     describe('large but parseable requests are answered by the gateway itself', () => {
       it('a 15 KB domain (under the parser limit) is 400 INVALID_DOMAIN, a problem document', async () => {
-        const x = await exchange(g.gateway.port, wire(`GET /v1/verify?domain=${'a'.repeat(15_000)}.example HTTP/1.1`, ['Host: 127.0.0.1', auth(), 'Connection: close']));
+        const x = await exchange(
+          g.gateway.port,
+          wire(`GET /v1/verify?domain=${'a'.repeat(15_000)}.example HTTP/1.1`, ['Host: 127.0.0.1', auth(), 'Connection: close']),
+        );
         expect(x.responses.length).toBe(1);
         expectRawProblem(x.responses[0]!, 400, 'INVALID_DOMAIN');
       });
 
       it('a 15 KB Authorization value is 401 UNAUTHORIZED, a problem document', async () => {
-        const x = await exchange(g.gateway.port, wire(`GET /v1/verify?domain=${KNOWN} HTTP/1.1`, ['Host: 127.0.0.1', `Authorization: Bearer ${'k'.repeat(15_000)}`, 'Connection: close']));
+        const x = await exchange(
+          g.gateway.port,
+          wire(`GET /v1/verify?domain=${KNOWN} HTTP/1.1`, [
+            'Host: 127.0.0.1',
+            `Authorization: Bearer ${'k'.repeat(15_000)}`,
+            'Connection: close',
+          ]),
+        );
         expect(x.responses.length).toBe(1);
         expectRawProblem(x.responses[0]!, 401, 'UNAUTHORIZED');
         expect(header(x.responses[0]!, 'www-authenticate')).toContain('error="invalid_token"');
@@ -120,7 +142,17 @@ export function sizeLimitSuite(get: () => FrontDoor): void {
         const body = `{"jsonrpc":"2.0","id":1,"method":"tools/list","pad":"${'p'.repeat(1024 * 1024)}"}`;
         const x = await exchange(
           g.gateway.port,
-          wire('POST /mcp HTTP/1.1', ['Host: 127.0.0.1', auth(), 'Content-Type: application/json', 'Accept: application/json, text/event-stream', `Content-Length: ${body.length}`], body),
+          wire(
+            'POST /mcp HTTP/1.1',
+            [
+              'Host: 127.0.0.1',
+              auth(),
+              'Content-Type: application/json',
+              'Accept: application/json, text/event-stream',
+              `Content-Length: ${body.length}`,
+            ],
+            body,
+          ),
           { expect: 1, timeoutMs: 10_000 },
         );
         expectNo5xx(x);

@@ -13,10 +13,10 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectionTimeouts, DEFAULT_CONNECTION_TIMEOUTS } from '../../gateway/server.ts';
 import type { ConnectionTimeouts } from '../../gateway/context.ts';
-import { thrown } from '../support/thrown.ts';
+import { connectionTimeouts, DEFAULT_CONNECTION_TIMEOUTS } from '../../gateway/server.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { thrown } from '../support/thrown.ts';
 import type { FrontDoor } from './checks.ts';
 
 const KNOWN = 'acme-outdoor.example';
@@ -85,10 +85,12 @@ function openSlowClients(g: TestGateway, everyMs: number): SlowClient[] {
 function idleKeepAlive(g: TestGateway): KeepAliveClient {
   const socket = connect(g.gateway.port, '127.0.0.1');
   const ka: KeepAliveClient = { answeredAt: null, closedAt: null, received: '', closed: Promise.resolve() };
-  ka.closed = new Promise<void>((resolve) => socket.on('close', () => {
+  ka.closed = new Promise<void>((resolve) =>
+    socket.on('close', () => {
       ka.closedAt = performance.now();
       resolve();
-    }));
+    }),
+  );
   socket.on('error', () => undefined);
   socket.on('data', (d: Buffer) => {
     ka.received += d.toString('latin1');
@@ -140,9 +142,18 @@ export function slowClientSuite(get: () => FrontDoor): void {
     it('the timeouts default to 10 s for the head, 30 s for the request and 5 s idle, and bad ones are refused at start', () => {
       expect(DEFAULT_CONNECTION_TIMEOUTS).toEqual({ headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 });
       expect(connectionTimeouts({ headersMs: 600 })).toEqual({ headersMs: 600, requestMs: 30_000, keepAliveMs: 5_000 });
-      expect(thrown(() => connectionTimeouts({ keepAliveMs: 0 }))).toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining('keepAliveMs') });
-      expect(thrown(() => connectionTimeouts({ headersMs: 1.5 }))).toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining('headersMs') });
-      expect(thrown(() => connectionTimeouts({ headersMs: 2_000, requestMs: 1_000 }))).toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining('requestMs') });
+      expect(thrown(() => connectionTimeouts({ keepAliveMs: 0 }))).toMatchObject({
+        code: 'INVALID_CONFIG',
+        message: expect.stringContaining('keepAliveMs'),
+      });
+      expect(thrown(() => connectionTimeouts({ headersMs: 1.5 }))).toMatchObject({
+        code: 'INVALID_CONFIG',
+        message: expect.stringContaining('headersMs'),
+      });
+      expect(thrown(() => connectionTimeouts({ headersMs: 2_000, requestMs: 1_000 }))).toMatchObject({
+        code: 'INVALID_CONFIG',
+        message: expect.stringContaining('requestMs'),
+      });
     });
 
     describe(`with the timeouts shortened (head ${SHORT.headersMs} ms, idle ${SHORT.keepAliveMs} ms)`, () => {
@@ -167,7 +178,10 @@ export function slowClientSuite(get: () => FrontDoor): void {
 
       it('closes every slow client with 408 once headersMs has passed (not before), and goes on serving', async () => {
         const all = await settledWithin(Promise.all(slow.map((c) => c.closed)), CLOSE_BOUND_MS);
-        expect(slow.filter((c) => c.closedAt === null).map((c) => c.name), 'still open').toEqual([]);
+        expect(
+          slow.filter((c) => c.closedAt === null).map((c) => c.name),
+          'still open',
+        ).toEqual([]);
         expect(all).toBe(true);
         for (const c of slow) {
           expect(c.received, c.name).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);

@@ -4,13 +4,12 @@
  * answer with exactly these bytes.
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
+import { verifyRecord } from '@merchant-verify/verifier';
+import { canonicalJson, formatTimestamp } from '@merchant-verify/verifier/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
 import { unverifiedRecord } from '../../core/record.ts';
-import { formatTimestamp } from '@merchant-verify/verifier/issuer';
 import type { RecordsService } from '../../service/records.ts';
 import { openRecordsStack, type RecordsStackOptions } from '../../service/records-stack.ts';
-import { verifyRecord } from '@merchant-verify/verifier';
 import { cleanup } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';
 import { ISSUER, liveRecordFile, makeProject, type Project, SCHEMA_URL } from '../support/project.ts';
@@ -21,7 +20,15 @@ const NEVER = 'never-seen-shop.example';
 afterAll(cleanup);
 
 async function open(p: Project, overrides: Partial<RecordsStackOptions> = {}): Promise<RecordsService> {
-  return (await openRecordsStack({ store: { url: p.recordsDir, publicDir: p.publicDir }, issuer: ISSUER, schemaUrl: SCHEMA_URL, cacheBytes: 1 << 20, ...overrides })).records;
+  return (
+    await openRecordsStack({
+      store: { url: p.recordsDir, publicDir: p.publicDir },
+      issuer: ISSUER,
+      schemaUrl: SCHEMA_URL,
+      cacheBytes: 1 << 20,
+      ...overrides,
+    })
+  ).records;
 }
 
 describe('RecordsService.recordFor', () => {
@@ -47,7 +54,9 @@ describe('RecordsService.recordFor', () => {
     const now = Date.parse('2026-11-23T10:00:00.750Z');
     const served = await records.recordFor(NEVER, now);
     expect(served.audited).toBe(false);
-    const expected = canonicalJson(unverifiedRecord(NEVER, { issuer: ISSUER, schemaUrl: SCHEMA_URL, issuedAt: formatTimestamp(Date.parse('2026-11-23T10:00:00.000Z')) }));
+    const expected = canonicalJson(
+      unverifiedRecord(NEVER, { issuer: ISSUER, schemaUrl: SCHEMA_URL, issuedAt: formatTimestamp(Date.parse('2026-11-23T10:00:00.000Z')) }),
+    );
     expect(served.bytes.toString('utf8')).toBe(expected);
     // The same second, the same bytes and entity tag; the next second, another.
     expect((await records.recordFor(NEVER, now + 200)).etag).toBe(served.etag);
@@ -55,8 +64,6 @@ describe('RecordsService.recordFor', () => {
     // Unsigned: a verifier says UNSIGNED, never valid.
     expect(verifyRecord(JSON.parse(expected), (await publishedKeySet(project)).keySet)).toMatchObject({ valid: false, code: 'UNSIGNED' });
   });
-
-
 });
 
 describe('the serve rule', () => {

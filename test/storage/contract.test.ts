@@ -7,15 +7,15 @@
  */
 import { mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/publish.ts';
 import { CHANGES_DIR, DOMAIN_MAP_FILE, LOG_VKEY_PATH, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { openStore } from '../../storage/open.ts';
-import { S3Bucket, parseS3Url, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
+import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { publishedBuildsOf, type Store } from '../../storage/store.ts';
-import { build, copyProject, ISSUER, makeProject, removeTempDirs, type Project } from '../support/project.ts';
+import { build, copyProject, ISSUER, makeProject, type Project, removeTempDirs } from '../support/project.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { startStaticOrigin } from '../support/static-origin.ts';
 
@@ -125,10 +125,11 @@ afterAll(async () => {
   await removeTempDirs();
 });
 
-const codeOf = (promise: Promise<unknown>) => promise.then(
-  () => 'answered',
-  (error: { code?: string }) => error.code ?? String(error),
-);
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'answered',
+    (error: { code?: string }) => error.code ?? String(error),
+  );
 
 describe.each(BACKENDS)('the store contract: $name', (backend) => {
   let p: Project;
@@ -171,7 +172,13 @@ describe.each(BACKENDS)('the store contract: $name', (backend) => {
   it('kept builds, their files and records, and ranges of the change feed (or, from a store that keeps none, BUILD_NOT_FOUND saying so)', async () => {
     const feed = `${CHANGES_DIR}/${first}.jsonl`;
     if (!backend.keepsBuilds) {
-      for (const asked of [store.keptVersion(), store.keptBuilds(), store.readFile(first, MANIFEST_FILE), store.readRecordFile(first, recordPath(KNOWN)), store.readRange(live, feed, 0, 10)]) {
+      for (const asked of [
+        store.keptVersion(),
+        store.keptBuilds(),
+        store.readFile(first, MANIFEST_FILE),
+        store.readRecordFile(first, recordPath(KNOWN)),
+        store.readRange(live, feed, 0, 10),
+      ]) {
         await expect(asked).rejects.toMatchObject({ code: 'BUILD_NOT_FOUND', message: expect.stringMatching(/keeps no build history/) });
       }
       return;
@@ -204,7 +211,9 @@ describe.each(BACKENDS)('the store contract: $name', (backend) => {
 
   it('publishing: a store builds are published to names its live build; any other is a usage error naming the flag', async () => {
     if (!backend.published) {
-      expect(() => publishedBuildsOf(store, '--to')).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringMatching(/^--to .*: not s3:\/\/BUCKET\/PREFIX/) }));
+      expect(() => publishedBuildsOf(store, '--to')).toThrow(
+        expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringMatching(/^--to .*: not s3:\/\/BUCKET\/PREFIX/) }),
+      );
       return;
     }
     const published = publishedBuildsOf(store, '--to');
@@ -221,7 +230,13 @@ describe.each(BACKENDS)('the store contract: $name', (backend) => {
       expect(store.generation()).toBe('');
       const asked: Promise<unknown>[] = [store.readRecord(KNOWN), store.readRecord(NEVER), store.readLiveFile(DOMAIN_MAP_FILE)];
       if (backend.keepsBuilds) {
-        asked.push(store.keptBuilds(), store.readFile(first, MANIFEST_FILE), store.readRecordFile(first, recordPath(KNOWN)), store.readRange(live, `${CHANGES_DIR}/${first}.jsonl`, 0, 10), store.logBuild());
+        asked.push(
+          store.keptBuilds(),
+          store.readFile(first, MANIFEST_FILE),
+          store.readRecordFile(first, recordPath(KNOWN)),
+          store.readRange(live, `${CHANGES_DIR}/${first}.jsonl`, 0, 10),
+          store.logBuild(),
+        );
       }
       expect(await Promise.all(asked.map(codeOf))).toEqual(asked.map(() => 'STORE_UNAVAILABLE'));
     } finally {

@@ -34,7 +34,9 @@ export async function sampleAudits(): Promise<{ source: string; domain: string; 
   for (const [rel, abs] of await listFiles(SAMPLE_AUDITS)) {
     const text = await readFile(abs, 'utf8');
     const values: unknown[] = rel.endsWith('.jsonl')
-      ? lines(text).filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown)
+      ? lines(text)
+          .filter((l) => l.trim() !== '')
+          .map((l) => JSON.parse(l) as unknown)
       : rel.endsWith('.json')
         ? ([] as unknown[]).concat(JSON.parse(text) as unknown)
         : [];

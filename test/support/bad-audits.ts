@@ -5,7 +5,7 @@
  */
 import { basename, sep } from 'node:path';
 import { expect } from 'vitest';
-import { InvalidAuditsError, type AuditProblem } from '../../core/errors.ts';
+import { type AuditProblem, InvalidAuditsError } from '../../core/errors.ts';
 import { currentTarget, snapshotOutputs } from './outputs.ts';
 import { auditsFolder, buildFails, copyProject, type Project } from './project.ts';
 
@@ -30,10 +30,18 @@ export async function expectUntouched({ q, before, target }: Live): Promise<void
 }
 
 /** Builds the sample audits plus `files` into a live copy; expects INVALID_AUDITS and untouched outputs. */
-export async function rejected(base: Project, files: Record<string, string>, opts: { workers?: number; batchSize?: number } = {}): Promise<InvalidAuditsError & { live: Live }> {
+export async function rejected(
+  base: Project,
+  files: Record<string, string>,
+  opts: { workers?: number; batchSize?: number } = {},
+): Promise<InvalidAuditsError & { live: Live }> {
   const live = await liveCopy(base);
   const auditsDir = await auditsFolder(files);
-  const error = await buildFails(live.q, { auditsDir, workers: opts.workers ?? 1, ...(opts.batchSize ? { batchSize: opts.batchSize } : {}) });
+  const error = await buildFails(live.q, {
+    auditsDir,
+    workers: opts.workers ?? 1,
+    ...(opts.batchSize ? { batchSize: opts.batchSize } : {}),
+  });
   expect(error.code).toBe('INVALID_AUDITS');
   expect(error).toBeInstanceOf(InvalidAuditsError);
   await expectUntouched(live);
@@ -54,7 +62,8 @@ export type ProblemsOf = (name: string) => AuditProblem[];
  */
 export async function rejectedTogether(base: Project, cases: Record<string, Record<string, string>>): Promise<ProblemsOf> {
   const files: Record<string, string> = {};
-  for (const [name, caseFiles] of Object.entries(cases)) for (const [path, text] of Object.entries(caseFiles)) files[`${name}/${path}`] = text;
+  for (const [name, caseFiles] of Object.entries(cases))
+    for (const [path, text] of Object.entries(caseFiles)) files[`${name}/${path}`] = text;
   const error = await rejected(base, files);
   expect(error.problems).toHaveLength(error.total);
   const caseOf = (problem: AuditProblem) => Object.keys(cases).find((name) => problem.source.includes(`${sep}${name}${sep}`));

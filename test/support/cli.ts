@@ -3,9 +3,9 @@
  * environment that cannot change what it does (no MVR_* but MVR_WORKERS=1, no SOURCE_DATE_EPOCH,
  * NODE_OPTIONS or vitest variables; no colour).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { NOW_ISO, ROOT, type Project } from './project.ts';
+import { NOW_ISO, type Project, ROOT } from './project.ts';
 import { waitForClose } from './wait.ts';
 
 export const BIN = join(ROOT, 'bin', 'mvr.js');
@@ -40,9 +40,14 @@ export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.P
  * and output, never rejects on a non-zero exit (a run that hangs fails, killed, with its stderr).
  * `onSpawn` gets the child (to signal it).
  */
-export async function runCli(args: string[], env: Record<string, string | undefined> = {}, onSpawn?: (child: ChildProcess) => void): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  onSpawn?: (child: ChildProcess) => void,
+): Promise<CliResult> {
   const child = spawn(process.execPath, ['bin/mvr.js', ...args], { cwd: ROOT, env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '', stderr = '';
+  let stdout = '',
+    stderr = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
   child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
   onSpawn?.(child);
@@ -51,7 +56,11 @@ export async function runCli(args: string[], env: Record<string, string | undefi
 }
 
 /** `build` flags for a project (folders and --now), plus `extra`. */
-export function buildArgs(p: Pick<Project, 'auditsDir' | 'recordsDir' | 'publicDir' | 'keysDir'>, extra: string[] = [], now: string | null = NOW_ISO): string[] {
+export function buildArgs(
+  p: Pick<Project, 'auditsDir' | 'recordsDir' | 'publicDir' | 'keysDir'>,
+  extra: string[] = [],
+  now: string | null = NOW_ISO,
+): string[] {
   const args = ['build', '--audits', p.auditsDir, '--records', p.recordsDir, '--public', p.publicDir, '--keys', p.keysDir];
   if (now !== null) args.push('--now', now);
   return [...args, ...extra];

@@ -2,9 +2,9 @@
  * One audit and its issue context for the record-derivation tests, and helpers that patch the
  * audit and derive (each derived record is also checked against the record schema) or validate it.
  */
-import { validateAudit, type Audit } from '../../core/audit.ts';
-import { defaultSchemaUrl, deriveRecord, recordSchema, type IssueContext, type UnsignedRecord } from '../../core/record.ts';
-import { formatProblem, type AuditProblem } from '../../core/errors.ts';
+import { type Audit, validateAudit } from '../../core/audit.ts';
+import { type AuditProblem, formatProblem } from '../../core/errors.ts';
+import { defaultSchemaUrl, deriveRecord, type IssueContext, recordSchema, type UnsignedRecord } from '../../core/record.ts';
 
 export const ctx: IssueContext = {
   issuer: 'verify.example.com',

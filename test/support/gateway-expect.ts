@@ -3,7 +3,11 @@ import { expect } from 'vitest';
 import type { Reply, TestGateway } from './gateway.ts';
 
 /** An RFC 9457 problem: status, code, the five members exactly, problem+json, never cached. */
-export function expectProblem(r: Reply, status: number, code: string): { type: string; title: string; status: number; detail: string; code: string } {
+export function expectProblem(
+  r: Reply,
+  status: number,
+  code: string,
+): { type: string; title: string; status: number; detail: string; code: string } {
   expect({ status: r.status, code: r.json?.code }).toEqual({ status, code });
   expect(r.headers.get('content-type')).toBe('application/problem+json');
   expect(r.headers.get('cache-control')).toBe('no-store');

@@ -7,11 +7,11 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
-import { startGateway, type GatewayOptions, type RunningGateway } from '../../gateway/server.ts';
-import type { StoreSettings } from '../../storage/open.ts';
 import type { LogLine } from '../../gateway/context.ts';
+import { type GatewayOptions, type RunningGateway, startGateway } from '../../gateway/server.ts';
+import type { StoreSettings } from '../../storage/open.ts';
 import { expectNoSecretsInLogs } from './gateway-expect.ts';
-import { ISSUER, makeProject, removeTempDirs, SCHEMA_URL, type Project } from './project.ts';
+import { ISSUER, makeProject, type Project, removeTempDirs, SCHEMA_URL } from './project.ts';
 import { poll } from './wait.ts';
 
 /** How long a raw request may go unanswered before it fails. */
@@ -128,7 +128,11 @@ async function send(t: TestGateway, path: string, opts: RequestOptions): Promise
  * One HTTP/1.1 request written by hand on a fresh TCP connection (for request targets that fetch
  * would normalize); `Connection: close` is added, the answer is read to the end.
  */
-export function rawRequest(t: TestGateway, requestLine: string, headers: Record<string, string> = {}): Promise<{ status: number; head: string; body: Buffer }> {
+export function rawRequest(
+  t: TestGateway,
+  requestLine: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; head: string; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const lines = [requestLine, 'Host: 127.0.0.1', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'Connection: close', '', ''];
     const auth = headers.Authorization ?? headers.authorization;
@@ -157,7 +161,11 @@ export async function addApiKey(t: TestGateway, label = 'extra'): Promise<{ key:
 
 /** Waits (bounded) until the gateway has written a log line matching `match`; returns it. */
 export async function waitForLog(t: TestGateway, match: (line: LogLine) => boolean, timeoutMs = 2000): Promise<LogLine> {
-  const { value } = await poll(async () => t.logs.find(match), (line) => line !== undefined, { timeoutMs, intervalMs: 5 });
+  const { value } = await poll(
+    async () => t.logs.find(match),
+    (line) => line !== undefined,
+    { timeoutMs, intervalMs: 5 },
+  );
   return value!;
 }
 

@@ -4,7 +4,7 @@
  * `curl` that answers from files.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { data as expressionData, Evaluator, Lexer, Parser } from '@actions/expressions';
+import { Evaluator, data as expressionData, Lexer, Parser } from '@actions/expressions';
 
 /** Each `${{ expression }}` of a template, evaluated by GitHub's own expression evaluator against `ctx`. */
 export function evaluate(template: string, ctx: Record<string, unknown>): string {

@@ -1,8 +1,10 @@
 /** Logged build projects for the transparency-log tests: a log key, builds a month apart, a gateway over them. */
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { startTestGateway } from './gateway.ts';
-import { ISSUER, makeProject, type Project } from './project.ts';
+import { snapshot } from './outputs.ts';
+import { build, ISSUER, makeProject, type Project } from './project.ts';
 
 /** The two months the builds are dated (their `now`). */
 export const NOV = Date.parse('2026-11-01T00:00:00Z');
@@ -20,4 +22,24 @@ export async function loggedProject(): Promise<Project> {
 export async function gatewayOver(p: Project) {
   const project: Project = { ...p, apiKeysFile: join(p.keysDir, 'api-keys.json') };
   return startTestGateway(project);
+}
+
+/**
+ * A logged project built in November and again in December, with a gateway over it: what the
+ * transparency-log tests check, and the November checkpoint and log files to compare against.
+ */
+export async function twoLoggedMonths() {
+  const p = await loggedProject();
+  const nov = await build(p, { now: NOV });
+  const novCheckpoint = await readFile(join(logDir(p), 'checkpoint'), 'utf8');
+  const novFiles = await snapshot(logDir(p));
+  const dec = await build(p, { now: DEC });
+  const g = await gatewayOver(p);
+  const vkey = (await readFile(vkeyFile(p), 'utf8')).trim();
+  const keySet = JSON.parse(await readFile(p.keySetFile, 'utf8')) as unknown;
+  const domains = (await readdir(join(p.recordsDir, 'current'), { recursive: true }))
+    .filter((n) => n.endsWith('.json') && n.includes('/'))
+    .map((n) => n.slice(3, -5))
+    .sort();
+  return { p, nov, novCheckpoint, novFiles, dec, g, vkey, keySet, domains };
 }

@@ -46,7 +46,10 @@ export function servedDocument(doc: Json): ServedDocument {
       const operation = operations[name] as Json;
       const status = String(reply.status);
       const response = operation.responses[status] as Json | undefined;
-      expect(response, `${where}: status ${status} is not documented for ${operation.operationId} (documented: ${Object.keys(operation.responses).join(', ')})`).toBeDefined();
+      expect(
+        response,
+        `${where}: status ${status} is not documented for ${operation.operationId} (documented: ${Object.keys(operation.responses).join(', ')})`,
+      ).toBeDefined();
       for (const [header, spec] of Object.entries((response!.headers ?? {}) as Json)) {
         const value = reply.headers.get(header);
         if (spec.required) expect(value, `${where}: documented header ${header} is missing`).not.toBeNull();
@@ -70,7 +73,10 @@ export function servedDocument(doc: Json): ServedDocument {
       }
       const validate = ajv.getSchema(`openapi.json#/${pointer('paths', path, name, 'responses', status, 'content', type!, 'schema')}`)!;
       const body = /json/.test(type!) ? JSON.parse(reply.text) : reply.text;
-      if (!validate(body)) throw new Error(`${where}: the body does not validate against the documented schema: ${ajv.errorsText(validate.errors)}\n${reply.text.slice(0, 500)}`);
+      if (!validate(body))
+        throw new Error(
+          `${where}: the body does not validate against the documented schema: ${ajv.errorsText(validate.errors)}\n${reply.text.slice(0, 500)}`,
+        );
       return { status, type };
     },
   };

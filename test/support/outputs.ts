@@ -5,9 +5,9 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KEY_SET_PATH, parseKeySet, type KeySet } from '@merchant-verify/verifier';
+import { KEY_SET_PATH, type KeySet, parseKeySet } from '@merchant-verify/verifier';
 import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
-import { parseManifest, type Manifest } from '../../core/manifest-schema.ts';
+import { type Manifest, parseManifest } from '../../core/manifest-schema.ts';
 import type { SigningKey } from '../../core/signing.ts';
 import { loadActiveKey } from '../../keyring/signing-keys.ts';
 import { liveRecordFile, type Project } from './project.ts';
@@ -32,7 +32,8 @@ export async function snapshot(dir: string): Promise<Record<string, string>> {
       throw error;
     }
     for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-      const a = join(abs, e.name), r = rel ? `${rel}/${e.name}` : e.name;
+      const a = join(abs, e.name),
+        r = rel ? `${rel}/${e.name}` : e.name;
       if (e.isSymbolicLink()) out[r] = `link:${await readlink(a)}`;
       else if (e.isDirectory()) {
         out[r] = 'dir';
@@ -45,7 +46,10 @@ export async function snapshot(dir: string): Promise<Record<string, string>> {
 }
 
 /** Snapshots of a project's records/ and public/ folders. */
-export async function snapshotOutputs(p: { recordsDir: string; publicDir: string }): Promise<{ records: Record<string, string>; public: Record<string, string> }> {
+export async function snapshotOutputs(p: {
+  recordsDir: string;
+  publicDir: string;
+}): Promise<{ records: Record<string, string>; public: Record<string, string> }> {
   return { records: await snapshot(p.recordsDir), public: await snapshot(p.publicDir) };
 }
 
@@ -57,7 +61,8 @@ export async function listFiles(dir: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const walk = async (abs: string, rel: string): Promise<void> => {
     for (const e of await readdir(abs, { withFileTypes: true })) {
-      const a = join(abs, e.name), r = rel ? `${rel}/${e.name}` : e.name;
+      const a = join(abs, e.name),
+        r = rel ? `${rel}/${e.name}` : e.name;
       if (e.isSymbolicLink()) continue;
       if (e.isDirectory()) await walk(a, r);
       else out.set(r, a);

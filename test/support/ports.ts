@@ -10,4 +10,3 @@ export const freePort = () =>
       server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
-

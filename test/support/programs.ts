@@ -15,7 +15,8 @@ export interface Program {
 
 /** A program found on PATH (or at one of `paths`); `pkg` is the Debian package that has it. */
 export function program(name: string, pkg = name, paths: string[] = []): Program {
-  const path = paths.find((p) => existsSync(p)) ?? (spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim() || null);
+  const path =
+    paths.find((p) => existsSync(p)) ?? (spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim() || null);
   if (!path) console.warn(`SKIPPED: the tests that need ${name} (not installed here; apt-get install ${pkg}, as .ci/run does)`);
   return { name, path };
 }

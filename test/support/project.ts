@@ -9,10 +9,10 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { inject } from 'vitest';
-import { runBuild, type BuildOptions, type BuildSummary } from '../../builder/build.ts';
-import { MvrError } from '../../core/errors.ts';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { inject } from 'vitest';
+import { type BuildOptions, type BuildSummary, runBuild } from '../../builder/build.ts';
+import { MvrError } from '../../core/errors.ts';
 import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
 import { defaultSchemaUrl } from '../../core/record.ts';
 import { activeKid, keygen } from '../../keyring/signing-keys.ts';
@@ -115,7 +115,8 @@ async function copyOfPlain(): Promise<Project> {
  */
 export async function copyProject(from: Project): Promise<Project> {
   const p = { ...projectAt(await tempDir('mvr-project-')), kid: from.kid };
-  for (const dir of ['auditsDir', 'recordsDir', 'publicDir', 'keysDir'] as const) await cp(from[dir], p[dir], { recursive: true, verbatimSymlinks: true });
+  for (const dir of ['auditsDir', 'recordsDir', 'publicDir', 'keysDir'] as const)
+    await cp(from[dir], p[dir], { recursive: true, verbatimSymlinks: true });
   return p;
 }
 
@@ -139,7 +140,10 @@ export async function writeFiles(dir: string, files: Record<string, string>): Pr
  * runBuild's options for a project: fixed issuer and --now, one worker thread (each thread costs a
  * TypeScript loader start-up; tests about scheduling pass `workers: 2` with small batches).
  */
-export function buildOptions(p: Pick<Project, 'auditsDir' | 'recordsDir' | 'publicDir' | 'keysDir'>, overrides: Partial<BuildOptions> = {}): BuildOptions {
+export function buildOptions(
+  p: Pick<Project, 'auditsDir' | 'recordsDir' | 'publicDir' | 'keysDir'>,
+  overrides: Partial<BuildOptions> = {},
+): BuildOptions {
   return {
     auditsDir: p.auditsDir,
     recordsDir: p.recordsDir,

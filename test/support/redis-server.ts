@@ -2,7 +2,7 @@
  * A real redis-server (Debian's package) on a free loopback port, for the tests that need one.
  * Without it installed, those tests are skipped and say so; `.ci/run` installs it, so CI runs them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +33,9 @@ export async function startRedis(opts: { persistent?: boolean } = {}): Promise<T
   const persistence = opts.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
   let child: ChildProcess | null = null;
   const start = async () => {
-    child = spawn(path, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...persistence], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(path, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...persistence], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     const deadline = Date.now() + 10_000;

@@ -10,7 +10,8 @@ import type { Project } from './project.ts';
 import type { TestS3 } from './s3-server.ts';
 
 /** The bucket `name` under `prefix` on the test server, signed with `env`'s credentials. */
-export const bucketAt = (s3: TestS3, name: string, prefix: string, env: Record<string, string> = s3.env) => new S3Bucket(parseS3Url(`s3://${name}/${prefix}`), s3ConfigFromEnv(env));
+export const bucketAt = (s3: TestS3, name: string, prefix: string, env: Record<string, string> = s3.env) =>
+  new S3Bucket(parseS3Url(`s3://${name}/${prefix}`), s3ConfigFromEnv(env));
 
 /**
  * Uploads `p`'s live build (and its kept builds) to `s3://name/prefix` as `mvr publish` does, with

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Hash } from '@smithy/hash-node';
@@ -44,17 +44,40 @@ export interface TestS3 {
 
 export async function startS3(buckets: string[], opts: { credentials?: TestS3Credentials[] } = {}): Promise<TestS3> {
   const directory = mkdtempSync(join(tmpdir(), 'mvr-s3-'));
-  const backend = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory, configureBuckets: buckets.map((name) => ({ name, configs: [] })) });
+  const backend = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory,
+    configureBuckets: buckets.map((name) => ({ name, configs: [] })),
+  });
   const { port: backendPort } = (await backend.run()) as { port: number };
   const port = await freePort();
   const accepted = opts.credentials ?? [{ accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY }];
   const signers = new Map(
-    accepted.map((c) => [c.accessKeyId, { token: c.sessionToken, signer: new SignatureV4({ credentials: c, region: S3_REGION, service: 's3', sha256: Hash.bind(null, 'sha256'), uriEscapePath: false }) }]),
+    accepted.map((c) => [
+      c.accessKeyId,
+      {
+        token: c.sessionToken,
+        signer: new SignatureV4({
+          credentials: c,
+          region: S3_REGION,
+          service: 's3',
+          sha256: Hash.bind(null, 'sha256'),
+          uriEscapePath: false,
+        }),
+      },
+    ]),
   );
   const state: TestS3 = {
     endpoint: `http://127.0.0.1:${port}`,
     signedWith: [],
-    env: { AWS_ACCESS_KEY_ID: S3_ACCESS_KEY, AWS_SECRET_ACCESS_KEY: S3_SECRET_KEY, AWS_REGION: S3_REGION, AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${port}` },
+    env: {
+      AWS_ACCESS_KEY_ID: S3_ACCESS_KEY,
+      AWS_SECRET_ACCESS_KEY: S3_SECRET_KEY,
+      AWS_REGION: S3_REGION,
+      AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${port}`,
+    },
     refused: 0,
     stop: async () => undefined,
     start: async () => undefined,
@@ -63,14 +86,22 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
 
   const check = async (req: IncomingMessage, body: Buffer): Promise<string | null> => {
     const auth = req.headers.authorization ?? '';
-    const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(auth);
+    const m =
+      /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(
+        auth,
+      );
     if (!m) return 'AccessDenied: not signed with AWS Signature V4';
     const known = signers.get(m[1]!);
     if (!known) return 'InvalidAccessKeyId';
     const signedHeaders = m[4]!.split(';');
-    if (known.token !== undefined && (req.headers['x-amz-security-token'] !== known.token || !signedHeaders.includes('x-amz-security-token'))) return 'InvalidToken: the session token of this key was not sent and signed';
+    if (
+      known.token !== undefined &&
+      (req.headers['x-amz-security-token'] !== known.token || !signedHeaders.includes('x-amz-security-token'))
+    )
+      return 'InvalidToken: the session token of this key was not sent and signed';
     const payloadHash = String(req.headers['x-amz-content-sha256'] ?? '');
-    if (payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== createHash('sha256').update(body).digest('hex')) return 'XAmzContentSHA256Mismatch';
+    if (payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== createHash('sha256').update(body).digest('hex'))
+      return 'XAmzContentSHA256Mismatch';
     const amzDate = String(req.headers['x-amz-date'] ?? '');
     const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
     if (!date) return 'AccessDenied: no x-amz-date';
@@ -78,7 +109,16 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
     const headers: Record<string, string> = {};
     for (const name of signedHeaders) headers[name] = String(req.headers[name] ?? '');
     const signed = await known.signer.sign(
-      { method: req.method ?? 'GET', protocol: 'http:', hostname: '127.0.0.1', port, path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body },
+      {
+        method: req.method ?? 'GET',
+        protocol: 'http:',
+        hostname: '127.0.0.1',
+        port,
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers,
+        body,
+      },
       { signingDate: new Date(Date.UTC(+date[1]!, +date[2]! - 1, +date[3]!, +date[4]!, +date[5]!, +date[6]!)) },
     );
     const expected = /Signature=([0-9a-f]{64})/.exec(String(signed.headers.authorization))?.[1];
@@ -98,7 +138,9 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
         void check(req, body).then((problem) => {
           if (problem) {
             state.refused++;
-            res.writeHead(403, { 'content-type': 'application/xml' }).end(`<Error><Code>${problem.split(':')[0]}</Code><Message>${problem}</Message></Error>`);
+            res
+              .writeHead(403, { 'content-type': 'application/xml' })
+              .end(`<Error><Code>${problem.split(':')[0]}</Code><Message>${problem}</Message></Error>`);
             return;
           }
           // Checked here: s3rver itself knows one fixed account and never checks V4 signatures.
@@ -122,7 +164,9 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
               // byte it never sends (the client then waits for it), so answer as S3 does.
               if (answer.statusCode === 206 && /\/0$/.test(String(answer.headers['content-range']))) {
                 answer.destroy();
-                res.writeHead(416, { 'content-type': 'application/xml', 'content-range': 'bytes */0' }).end('<Error><Code>InvalidRange</Code><Message>The requested range is not satisfiable</Message></Error>');
+                res
+                  .writeHead(416, { 'content-type': 'application/xml', 'content-range': 'bytes */0' })
+                  .end('<Error><Code>InvalidRange</Code><Message>The requested range is not satisfiable</Message></Error>');
                 return;
               }
               res.writeHead(answer.statusCode ?? 502, answer.headers);

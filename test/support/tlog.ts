@@ -6,8 +6,8 @@
 import { createPublicKey, hash, verify } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { emptyEdge, TileAppender } from '../../core/tlog/appender.ts';
 import { treeHasher } from '@merchant-verify/verifier/tlog';
+import { emptyEdge, TileAppender } from '../../core/tlog/appender.ts';
 import { TileTree } from '../../core/tlog/tile-tree.ts';
 
 export const VECTORS = join(import.meta.dirname, '../vectors/tlog');
@@ -17,7 +17,12 @@ export const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 export const hex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
 export const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 export const ed25519 = (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array) =>
-  verify(null, message, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') }, format: 'jwk' }), signature);
+  verify(
+    null,
+    message,
+    createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') }, format: 'jwk' }),
+    signature,
+  );
 
 export function cases<T>(dir: string): { file: string; c: T }[] {
   const out: { file: string; c: T }[] = [];

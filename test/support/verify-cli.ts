@@ -31,7 +31,8 @@ export function useGoldGateway(): void {
 
 export const gatewayArgs = () => ['--base-url', gw.url, '--api-key', gw.key];
 /** A key-gated JSON answer of the gateway. */
-export const gatewayJson = async (path: string): Promise<unknown> => (await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${gw.key}` } })).json();
+export const gatewayJson = async (path: string): Promise<unknown> =>
+  (await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${gw.key}` } })).json();
 
 /** Saves a record (text or object) to a file and returns its path. */
 export async function saved(name: string, record: string | Record<string, unknown>): Promise<string> {

@@ -50,7 +50,12 @@ export function startVerifyingClients(g: TestGateway, known: string[], { count =
   const client = async (c: number) => {
     for (let n = 0; n < maxEach && !stopped; n++) {
       const kind = n % 3;
-      const domain = kind === 0 ? known[(c + n) % known.length]! : kind === 1 ? known[known.length - 1 - (Math.floor(n / 3) % known.length)]! : `never-${tag}-${c}-${n}.example`;
+      const domain =
+        kind === 0
+          ? known[(c + n) % known.length]!
+          : kind === 1
+            ? known[known.length - 1 - (Math.floor(n / 3) % known.length)]!
+            : `never-${tag}-${c}-${n}.example`;
       const failure = await g.verify(domain).then(
         (r) => (kind === 2 ? checkNeverAudited(domain, r) : checkRecord(domain, r)),
         (error: Error) => `${domain}: ${error.message}`,

@@ -28,7 +28,11 @@ export async function poll<T>(
 
 /** Polls `check` until it returns true (bounded); `what` names the wait in the error. */
 export async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 5000): Promise<void> {
-  await poll(async () => check(), (ok) => ok, { timeoutMs, intervalMs: 25 }).catch(() => {
+  await poll(
+    async () => check(),
+    (ok) => ok,
+    { timeoutMs, intervalMs: 25 },
+  ).catch(() => {
     throw new Error(`timed out waiting for ${what}`);
   });
 }
@@ -45,10 +49,18 @@ function shown(value: unknown): string {
  * exit fails the test here, naming `what` and showing the end of `output()`, rather than holding
  * the test until its own time-out with nothing to show.
  */
-export function waitForExit(child: ChildProcess, what: string, output: () => string = () => '', timeoutMs = 15_000): Promise<number | null> {
+export function waitForExit(
+  child: ChildProcess,
+  what: string,
+  output: () => string = () => '',
+  timeoutMs = 15_000,
+): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what}: still running after ${timeoutMs} ms; its output ends:\n${output().slice(-3000)}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${what}: still running after ${timeoutMs} ms; its output ends:\n${output().slice(-3000)}`)),
+      timeoutMs,
+    );
     child.once('exit', (code) => {
       clearTimeout(timer);
       resolve(code);
@@ -61,7 +73,12 @@ export function waitForExit(child: ChildProcess, what: string, output: () => str
  * `timeoutMs` (under the test time-out): past it the child is killed and the test fails here,
  * naming `what` and showing the end of `output()`.
  */
-export function waitForClose(child: ChildProcess, what: string, output: () => string = () => '', timeoutMs = 50_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+export function waitForClose(
+  child: ChildProcess,
+  what: string,
+  output: () => string = () => '',
+  timeoutMs = 50_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');

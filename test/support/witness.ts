@@ -6,10 +6,9 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { consistencyProof } from '@merchant-verify/verifier/tlog';
-import { formatCheckpoint } from '@merchant-verify/verifier/tlog';
-import { generateLogKeyText, parseLogKey, signNote, type LogKey } from '../../keyring/log-key.ts';
-import { startWitness, type RunningWitness } from '../../witness/server.ts';
+import { consistencyProof, formatCheckpoint } from '@merchant-verify/verifier/tlog';
+import { generateLogKeyText, type LogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
+import { type RunningWitness, startWitness } from '../../witness/server.ts';
 import { WitnessState } from '../../witness/state.ts';
 import { generateWitnessKeyText, parseWitnessKey, type WitnessKey } from '../../witness/witness-key.ts';
 import { h, referenceRoot, sha256 } from './tlog.ts';
@@ -45,7 +44,10 @@ export async function startTestWitness(name: string, logs: TestLog[], stateDir?:
   const key = parseWitnessKey(generateWitnessKeyText(`${name}.test/witness`), name);
   const state = await new WitnessState(stateDir ?? (await mkdtemp(join(tmpdir(), 'witness-')))).open();
   const now = { ms: Date.UTC(2026, 0, 1) };
-  const running = await startWitness({ key, logs: logs.map((l) => l.key.verifierKey), state, clock: () => now.ms }, { host: '127.0.0.1', port: 0 });
+  const running = await startWitness(
+    { key, logs: logs.map((l) => l.key.verifierKey), state, clock: () => now.ms },
+    { host: '127.0.0.1', port: 0 },
+  );
   return { ...running, key, state, now };
 }
 

@@ -65,7 +65,23 @@ export interface JobSnapshot {
 }
 
 /** The checkout's sources the job uses (node_modules is linked; dist/ comes from the job's compile step, which the harness stands in for). */
-export const PROJECT_PARTS = ['package.json', 'tsconfig.json', 'bin', 'scripts', 'core', 'storage', 'service', 'access', 'keyring', 'builder', 'cli', 'gateway', 'mcp', 'clients', 'audits'];
+export const PROJECT_PARTS = [
+  'package.json',
+  'tsconfig.json',
+  'bin',
+  'scripts',
+  'core',
+  'storage',
+  'service',
+  'access',
+  'keyring',
+  'builder',
+  'cli',
+  'gateway',
+  'mcp',
+  'clients',
+  'audits',
+];
 
 export async function runBuildJob(input: JobInput): Promise<JobRun> {
   const job = loadWorkflow(MONTHLY).jobs.build!;
@@ -106,13 +122,21 @@ export async function runBuildJob(input: JobInput): Promise<JobRun> {
   const result = (failedStep?: string): JobRun => ({
     ok: failedStep === undefined,
     ...(failedStep !== undefined ? { failedStep } : {}),
-    snapshots, ran, log, outputs, workspace, runnerTemp, stepSummary: readFileSync(stepSummary, 'utf8'), curlCalls: curlCalls(curlLog),
+    snapshots,
+    ran,
+    log,
+    outputs,
+    workspace,
+    runnerTemp,
+    stepSummary: readFileSync(stepSummary, 'utf8'),
+    curlCalls: curlCalls(curlLog),
   });
   for (const step of job.steps) {
     if (step.if !== undefined) throw new Error(`harness: step "${step.name}" has an if: the harness does not evaluate those`);
     if (from && step.index < from.step) {
       // Skipped: sound only if this input would have run it exactly as the snapshot's run did.
-      if (stepEnvs[step.index]) expect(stepEnv(step), `harness: resumed past "${step.name}", which this input runs differently`).toEqual(stepEnvs[step.index]);
+      if (stepEnvs[step.index])
+        expect(stepEnv(step), `harness: resumed past "${step.name}", which this input runs differently`).toEqual(stepEnvs[step.index]);
       continue;
     }
     if (step.uses) {
@@ -145,7 +169,11 @@ export async function runBuildJob(input: JobInput): Promise<JobRun> {
     };
     ran.push(step.name);
     // As GitHub runs `shell: bash`: bash --noprofile --norc -eo pipefail {0}
-    const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], {
+      cwd: workspace,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
     const code = (await waitForClose(child, `step "${step.name}"`, () => log)).code ?? 1;

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
 
 /** The project's root folder. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { describe, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { describe, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
 import { GOLD } from '../support/project.ts';
 import { gold, goldText, gw, parseJson, project, saved, useGoldGateway } from '../support/verify-cli.ts';
@@ -56,7 +56,6 @@ describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () =>
     expect(r.code).toBe(10);
     expect(parseJson(r.stdout)).toMatchObject({ valid: false, code: 'UNSIGNED' });
   });
-
 
   it('a --keys file that holds a private key is refused, never used to pass a record', async ({ expect }) => {
     const file = await saved('gold-leaked.json', goldText);

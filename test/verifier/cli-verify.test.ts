@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { describe, it } from 'vitest';
 import { exitCodeOf } from '../../core/errors.ts';
 import { runCli } from '../support/cli.ts';
 import { freePort as closedPort } from '../support/ports.ts';
@@ -20,8 +20,30 @@ useGoldGateway();
 // Each test spawns its own CLI children and shares only read-only state: run them side by side.
 describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
   it('the exit codes are the documented ones, from the error registry', ({ expect }) => {
-    const exits = Object.fromEntries(['INVALID_CONFIG', 'INVALID_KEY_SET', 'INVALID_DOMAIN', 'UNSIGNED', 'BAD_SIGNATURE', 'UNKNOWN_KEY', 'DOMAIN_MISMATCH', 'FETCH_FAILED', 'BUILD_FAILED'].map((c) => [c, exitCodeOf(c)]));
-    expect(exits).toEqual({ INVALID_CONFIG: 2, INVALID_KEY_SET: 3, INVALID_DOMAIN: 3, UNSIGNED: 10, BAD_SIGNATURE: 11, UNKNOWN_KEY: 11, DOMAIN_MISMATCH: 11, FETCH_FAILED: 12, BUILD_FAILED: 1 });
+    const exits = Object.fromEntries(
+      [
+        'INVALID_CONFIG',
+        'INVALID_KEY_SET',
+        'INVALID_DOMAIN',
+        'UNSIGNED',
+        'BAD_SIGNATURE',
+        'UNKNOWN_KEY',
+        'DOMAIN_MISMATCH',
+        'FETCH_FAILED',
+        'BUILD_FAILED',
+      ].map((c) => [c, exitCodeOf(c)]),
+    );
+    expect(exits).toEqual({
+      INVALID_CONFIG: 2,
+      INVALID_KEY_SET: 3,
+      INVALID_DOMAIN: 3,
+      UNSIGNED: 10,
+      BAD_SIGNATURE: 11,
+      UNKNOWN_KEY: 11,
+      DOMAIN_MISMATCH: 11,
+      FETCH_FAILED: 12,
+      BUILD_FAILED: 1,
+    });
   });
 
   it('a valid signed record: exit 0 and a human summary (status, tier, score, audited, signature valid)', async ({ expect }) => {
@@ -74,7 +96,7 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
     expect(text.stdout).toContain('proof valid');
   });
 
-  it('--absence FILE: a saved proof checked offline; a changed one or another domain\'s is exit 16', async ({ expect }) => {
+  it("--absence FILE: a saved proof checked offline; a changed one or another domain's is exit 16", async ({ expect }) => {
     const proof = (await gatewayJson(`/v1/absence?domain=${UNAUDITED}`)) as Record<string, any>;
     const keys = await saved('absence-keys.json', await readFile(join(project.publicDir, KEY_SET_PATH), 'utf8'));
     const ok = await runCli(['verify', UNAUDITED, '--absence', await saved('absence.json', proof), '--keys', keys, '--json']);

@@ -5,15 +5,16 @@
  * the client hands the same set to the portable verifier (verifyRecord, @noble/ed25519). Both must
  * give the recorded verdict, on every Node line.
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { verifyRecord } from '@merchant-verify/verifier';
 import { encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { afterAll, describe, expect, it } from 'vitest';
 import { jwkThumbprint, verifyRecordNode } from '../../core/signing.ts';
 import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
-import { verifyRecord } from '@merchant-verify/verifier';
 
 interface EdgeVector {
   id: string;
@@ -22,7 +23,10 @@ interface EdgeVector {
   signature: string;
   record_verifier: string;
 }
-const file = JSON.parse(readFileSync(new URL('../vectors/ed25519-edge-cases.json', import.meta.url), 'utf8')) as { record: Record<string, unknown>; vectors: EdgeVector[] };
+const file = JSON.parse(readFileSync(new URL('../vectors/ed25519-edge-cases.json', import.meta.url), 'utf8')) as {
+  record: Record<string, unknown>;
+  vectors: EdgeVector[];
+};
 const b64 = (hex: string): string => encodeBase64url(new Uint8Array(Buffer.from(hex, 'hex')));
 
 const dirs: string[] = [];
@@ -66,7 +70,9 @@ function clientVerdict(record: unknown, keySet: unknown): string {
 describe('the gateway and the client agree on every constructed Ed25519 edge case, as a record', () => {
   it('covers every class of the file, including at least one forgery each side accepted before', () => {
     expect(file.vectors.length).toBeGreaterThanOrEqual(15);
-    expect(file.vectors.map((v) => v.id)).toEqual(expect.arrayContaining(['identity-key', 'order-8-r', 'mixed-order-r', 'mixed-order-key-cofactored-only', 's-plus-l']));
+    expect(file.vectors.map((v) => v.id)).toEqual(
+      expect.arrayContaining(['identity-key', 'order-8-r', 'mixed-order-r', 'mixed-order-key-cofactored-only', 's-plus-l']),
+    );
   });
 
   it.each(file.vectors.map((v) => [v.id, v] as const))('%s', async (_id, v) => {
@@ -75,7 +81,8 @@ describe('the gateway and the client agree on every constructed Ed25519 edge cas
     expect(gateway.verdict, 'gateway').toBe(v.record_verifier);
     expect(clientVerdict(record, keySet), 'client').toBe(v.record_verifier);
     // A refused key set says which key and why.
-    if (gateway.error) expect(gateway.error).toMatch(/keys\[0\]\.x: the public key (is a point of small order|is not a canonical encoding)/);
+    if (gateway.error)
+      expect(gateway.error).toMatch(/keys\[0\]\.x: the public key (is a point of small order|is not a canonical encoding)/);
   });
 
   it('the honest record stops verifying on both sides when one byte of it changes', async () => {

@@ -5,15 +5,15 @@
  * per cooldown; concurrent callers share one request.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import { keygen } from '../../keyring/signing-keys.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FetchFailedError, KeySetClient, verifyRecordWithClient } from '../../clients/key-set-client.ts';
+import { keygen } from '../../keyring/signing-keys.ts';
 import { cleanup, requestsTo, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { liveRecord, type StoredRecord } from '../support/outputs.ts';
 import { freePort as closedPort } from '../support/ports.ts';
 import { build, GOLD, makeProject, type Project } from '../support/project.ts';
 import { waitFor } from '../support/wait.ts';
-import { liveRecord, type StoredRecord } from '../support/outputs.ts';
 
 let project: Project;
 let gw: TestGateway;
@@ -164,7 +164,9 @@ describe('KeySetClient: unknown key ids and rotation', () => {
 
   it('concurrent verifications of records signed by the new key all pass, sharing one refetch', async () => {
     expect(concurrent.fetches).toBe(1);
-    const results = await Promise.all(Array.from({ length: 5 }, () => verifyRecordWithClient(recordB.record, concurrent, { domain: GOLD })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => verifyRecordWithClient(recordB.record, concurrent, { domain: GOLD })),
+    );
     expect(concurrent.fetches).toBe(2);
     for (const r of results) expect(r).toMatchObject({ valid: true, keyId: kidB });
   });

@@ -4,13 +4,13 @@
  * member anywhere in it still refuses it whole. A real build, a real gateway, the published file
  * rewritten in place as an operator would.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
-import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
-import { verifyRecord } from '@merchant-verify/verifier';
+import { KEY_SET_PATH, verifyRecord } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeySetClient, verifyRecordWithClient } from '../../clients/key-set-client.ts';
+import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { GOLD, makeProject, type Project } from '../support/project.ts';
 import { waitFor } from '../support/wait.ts';
@@ -39,7 +39,7 @@ async function publish(keySet: unknown): Promise<string> {
 }
 
 describe('a key set with keys of other types', () => {
-  it('the gateway\'s key set reader keeps our key and skips the others', async () => {
+  it("the gateway's key set reader keeps our key and skips the others", async () => {
     await publish({ keys: [FOREIGN[0], ...published.keys, ...FOREIGN.slice(1)] });
     const source = new KeySetSource(keySetFile(project.keySetFile));
     await source.refresh();
@@ -76,9 +76,14 @@ describe('a key set with keys of other types', () => {
 
   it('a malformed Ed25519 key (a small-order x) refuses the set: it is our own type published wrong', async () => {
     const source = new KeySetSource(keySetFile(project.keySetFile));
-    await publish({ keys: [...published.keys, { kty: 'OKP', crv: 'Ed25519', x: 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', kid: 'weak' }] });
+    await publish({
+      keys: [...published.keys, { kty: 'OKP', crv: 'Ed25519', x: 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', kid: 'weak' }],
+    });
     await source.refresh();
-    expect(source.state()).toMatchObject({ ok: false, error: expect.stringMatching(/keys\[1\]\.x: the public key is a point of small order/) });
+    expect(source.state()).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/keys\[1\]\.x: the public key is a point of small order/),
+    });
     await publish(published);
   });
 });

@@ -4,12 +4,13 @@
  * into empty projects, then loaded by plain `node` (the Node.js line running this suite: CI runs
  * it on every supported line) and bundled for a browser.
  */
-import { build } from 'esbuild';
+
 import { execFile } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unverifiedRecord } from '../../core/record.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
@@ -31,7 +32,10 @@ let packed: Packed;
 let packedService: Packed;
 const key = loadSigningKey(generatePrivateJwk());
 // A record's shape is not the verifier's business: a verified record built from the never-audited one is enough here.
-const record = signRecord({ ...unverifiedRecord(DOMAIN, { issuer: ISSUER, schemaUrl: SCHEMA_URL, issuedAt: NOW_ISO }), status: 'verified' }, key);
+const record = signRecord(
+  { ...unverifiedRecord(DOMAIN, { issuer: ISSUER, schemaUrl: SCHEMA_URL, issuedAt: NOW_ISO }), status: 'verified' },
+  key,
+);
 const keySet = { keys: [key.publicJwk] };
 
 beforeAll(async () => {
@@ -48,25 +52,34 @@ beforeAll(async () => {
     const dir = join(work, name);
     await run('mkdir', ['-p', dir]);
     await writeFile(join(dir, 'package.json'), JSON.stringify({ name: `empty-${name}`, private: true, type: 'module' }));
-    await run('npm', ['install', ...tarballs.map((t) => join(work, t)), '--no-audit', '--no-fund', '--prefer-offline', '--silent'], { cwd: dir });
+    await run('npm', ['install', ...tarballs.map((t) => join(work, t)), '--no-audit', '--no-fund', '--prefer-offline', '--silent'], {
+      cwd: dir,
+    });
     await writeFile(join(dir, 'record.json'), JSON.stringify(record));
     await writeFile(join(dir, 'keys.json'), JSON.stringify(keySet));
     return dir;
   };
   // The service's dependency on the verifier is met by the verifier's tarball, as it would be
   // by the registry once both are published.
-  [app, service] = await Promise.all([emptyProject('app', [packed.filename]), emptyProject('service', [packed.filename, packedService.filename])]);
+  [app, service] = await Promise.all([
+    emptyProject('app', [packed.filename]),
+    emptyProject('service', [packed.filename, packedService.filename]),
+  ]);
 }, 300_000);
 afterAll(cleanup);
 
 describe('@merchant-verify/verifier, packed and installed', () => {
   it('ships JavaScript and declarations only, and pulls in at most 3 runtime dependencies', async () => {
     const paths = packed.files.map((f) => f.path);
-    expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/verify.js']));
+    expect(paths).toEqual(
+      expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/verify.js']),
+    );
     expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
     const manifest = JSON.parse(await readFile(join(PACKAGE, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     expect(Object.keys(manifest.dependencies).length).toBeLessThanOrEqual(3);
-    const installed = (await readdir(join(app, 'node_modules'), { recursive: true })).filter((p) => /^(@[^/]+\/)?[^/@][^/]*$/.test(p) && !p.startsWith('.') && p !== '@merchant-verify' && p !== '@noble');
+    const installed = (await readdir(join(app, 'node_modules'), { recursive: true })).filter(
+      (p) => /^(@[^/]+\/)?[^/@][^/]*$/.test(p) && !p.startsWith('.') && p !== '@merchant-verify' && p !== '@noble',
+    );
     expect(installed.sort()).toEqual(['@merchant-verify/verifier', '@noble/ed25519', '@noble/hashes', 'canonicalize']);
   });
 
@@ -97,10 +110,20 @@ describe('@merchant-verify/verifier, packed and installed', () => {
   it('bundles for the browser from the installed package, without node: modules, and the bundle verifies', async () => {
     await writeFile(join(app, 'entry.mjs'), "export { verifyRecord } from '@merchant-verify/verifier';\n");
     const out = join(app, 'bundle.mjs');
-    await build({ entryPoints: [join(app, 'entry.mjs')], absWorkingDir: app, bundle: true, platform: 'browser', format: 'esm', outfile: out, logLevel: 'silent' });
+    await build({
+      entryPoints: [join(app, 'entry.mjs')],
+      absWorkingDir: app,
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      outfile: out,
+      logLevel: 'silent',
+    });
     const text = await readFile(out, 'utf8');
     expect(text).not.toMatch(/from\s*["']node:|require\(["']node:/);
-    const bundled = (await import(pathToFileURL(out).href)) as { verifyRecord: (r: unknown, k: unknown, o?: unknown) => { valid: boolean; code?: string } };
+    const bundled = (await import(pathToFileURL(out).href)) as {
+      verifyRecord: (r: unknown, k: unknown, o?: unknown) => { valid: boolean; code?: string };
+    };
     expect(bundled.verifyRecord(record, keySet, { domain: DOMAIN })).toMatchObject({ valid: true });
     expect(bundled.verifyRecord({ ...record, domain: 'other.example' }, keySet)).toMatchObject({ valid: false, code: 'BAD_SIGNATURE' });
   });
@@ -109,10 +132,24 @@ describe('@merchant-verify/verifier, packed and installed', () => {
 describe('merchant-verify, packed and installed', () => {
   it('ships JavaScript, declarations and the bin, and installs no TypeScript loader, compiler or bundler', async () => {
     const paths = packedService.files.map((f) => f.path);
-    expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'server.json', 'bin/mvr.js', 'dist/cli/cli.js', 'dist/builder/worker.js', 'dist/clients/exports.d.ts']));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'LICENSE',
+        'server.json',
+        'bin/mvr.js',
+        'dist/cli/cli.js',
+        'dist/builder/worker.js',
+        'dist/clients/exports.d.ts',
+      ]),
+    );
     expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
     // The service's errors and the one registry ship in the service; the verifier's own errors only in the verifier package.
-    expect(paths.filter((p) => /(^|\/)(errors|error-registry)\.js$/.test(p))).toEqual(['dist/core/error-registry.js', 'dist/core/errors.js']);
+    expect(paths.filter((p) => /(^|\/)(errors|error-registry)\.js$/.test(p))).toEqual([
+      'dist/core/error-registry.js',
+      'dist/core/errors.js',
+    ]);
     const installed = await readdir(join(service, 'node_modules'));
     for (const tool of ['tsx', 'typescript', 'esbuild', 'vitest']) expect(installed, tool).not.toContain(tool);
   });
@@ -130,7 +167,9 @@ describe('merchant-verify, packed and installed', () => {
       console.log(fromService.verifyRecord === fromPackage.verifyRecord, Object.keys(fromService).sort().join());`;
     await writeFile(join(service, 'same.mjs'), script);
     const { stdout } = await run(process.execPath, ['same.mjs'], { cwd: service });
-    expect(stdout.trim()).toBe('true CanonicalizationError,InvalidKeySetError,KEY_SET_PATH,MvrError,PolicyError,VERIFIER_ERROR_CODES,isNeverAudited,parseKeySet,parsePolicy,stalenessOf,verifyAbsence,verifyAnswer,verifyLogProof,verifyRecord,verifyWitnessedCheckpoint');
+    expect(stdout.trim()).toBe(
+      'true CanonicalizationError,InvalidKeySetError,KEY_SET_PATH,MvrError,PolicyError,VERIFIER_ERROR_CODES,isNeverAudited,parseKeySet,parsePolicy,stalenessOf,verifyAbsence,verifyAnswer,verifyLogProof,verifyRecord,verifyWitnessedCheckpoint',
+    );
   });
 
   it('runs its bin with plain node: `mvr verify --file` checks a saved record offline', async () => {

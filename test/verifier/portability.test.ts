@@ -3,10 +3,11 @@
  * runtimes: it bundles with esbuild for the browser platform, its import graph holds no `node:`
  * module and none of the server-side dependencies, and the bundle alone verifies a real record.
  */
-import { build } from 'esbuild';
+
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unverifiedRecord } from '../../core/record.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
@@ -73,13 +74,31 @@ describe('verifier portability', () => {
   it('the import graph of the verifier package source holds no node: module and no server-side dependency', () => {
     expect(graph.files).toContain('packages/verifier/src/index.ts');
     expect(graph.files).toContain('packages/verifier/src/verify.ts');
-    expect(graph.files.every((f) => f.startsWith('packages/verifier/src/')), 'files outside the package').toBe(true);
+    expect(
+      graph.files.every((f) => f.startsWith('packages/verifier/src/')),
+      'files outside the package',
+    ).toBe(true);
     const nodeImports = [...graph.bare].filter(([spec]) => spec.startsWith('node:'));
     expect(nodeImports, 'node: imports').toEqual([]);
     const forbidden = [...graph.bare].filter(([spec]) => FORBIDDEN.includes(packageOf(spec)));
     expect(forbidden, 'server-side packages').toEqual([]);
     // Also no Node builtin by its bare name (crypto, fs, path, buffer...).
-    const builtins = new Set(['crypto', 'fs', 'path', 'os', 'url', 'buffer', 'util', 'stream', 'http', 'https', 'net', 'child_process', 'worker_threads', 'zlib']);
+    const builtins = new Set([
+      'crypto',
+      'fs',
+      'path',
+      'os',
+      'url',
+      'buffer',
+      'util',
+      'stream',
+      'http',
+      'https',
+      'net',
+      'child_process',
+      'worker_threads',
+      'zlib',
+    ]);
     expect([...graph.bare.keys()].filter((s) => builtins.has(packageOf(s)))).toEqual([]);
     // What remains are the portable crypto and canonical-JSON packages.
     expect(new Set([...graph.bare.keys()].map(packageOf))).toEqual(new Set(['@noble/ed25519', '@noble/hashes', 'canonicalize']));
@@ -99,7 +118,11 @@ describe('verifier portability', () => {
     expect(result.outputFiles).toHaveLength(1);
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs.filter((i) => i.startsWith('node:'))).toEqual([]);
-    for (const pkg of FORBIDDEN) expect(inputs.filter((i) => i.includes(`node_modules/${pkg}/`)), pkg).toEqual([]);
+    for (const pkg of FORBIDDEN)
+      expect(
+        inputs.filter((i) => i.includes(`node_modules/${pkg}/`)),
+        pkg,
+      ).toEqual([]);
 
     const file = join(await tempDir(), 'verifier.bundle.mjs');
     await writeFile(file, result.outputFiles[0]!.text);

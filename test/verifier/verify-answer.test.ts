@@ -3,9 +3,10 @@
  * round trips through a real build (absence and log proofs that hold) run through `mvr verify`
  * and the verify page; here the order of the steps, with real signatures.
  */
-import { describe, expect, it } from 'vitest';
+
 import { verifyAnswer } from '@merchant-verify/verifier';
 import { formatVerifierKey, noteKeyId } from '@merchant-verify/verifier/tlog';
+import { describe, expect, it } from 'vitest';
 import { unverifiedRecord } from '../../core/record.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
 import { ISSUER, NOW_ISO, SCHEMA_URL } from '../support/project.ts';
@@ -28,16 +29,32 @@ describe('verifyAnswer', () => {
 
   it('the signature decides before the log proof; a valid record with a proof that does not hold fails with the log code', () => {
     const tampered = { ...record, score: 99 };
-    expect(verifyAnswer({ answer: tampered, keySet, log: { proof: 'not a proof\n', vkey } })).toMatchObject({ code: 'BAD_SIGNATURE', log: { valid: false } });
+    expect(verifyAnswer({ answer: tampered, keySet, log: { proof: 'not a proof\n', vkey } })).toMatchObject({
+      code: 'BAD_SIGNATURE',
+      log: { valid: false },
+    });
     const v = verifyAnswer({ answer: record, keySet, log: { proof: 'not a proof\n', vkey } });
     expect(v.signature.valid).toBe(true);
     expect(v.code).toBe(v.log?.valid === false ? v.log.code : 'a failed log step');
   });
 
   it('a never-audited answer is decided by its absence step, never by a log proof', () => {
-    const v = verifyAnswer({ answer: neverAudited, keySet, domain: DOMAIN, absence: { unavailable: 'no proof here' }, log: { proof: 'x', vkey } });
-    expect(v).toMatchObject({ code: 'NOT_ABSENT', absence: { valid: false, code: 'NOT_ABSENT', message: 'no proof here' }, log: null, signature: { code: 'UNSIGNED' } });
-    expect(verifyAnswer({ answer: neverAudited, keySet, domain: DOMAIN, absence: { proof: { nope: true } } }).code).toBe('MALFORMED_ABSENCE_PROOF');
+    const v = verifyAnswer({
+      answer: neverAudited,
+      keySet,
+      domain: DOMAIN,
+      absence: { unavailable: 'no proof here' },
+      log: { proof: 'x', vkey },
+    });
+    expect(v).toMatchObject({
+      code: 'NOT_ABSENT',
+      absence: { valid: false, code: 'NOT_ABSENT', message: 'no proof here' },
+      log: null,
+      signature: { code: 'UNSIGNED' },
+    });
+    expect(verifyAnswer({ answer: neverAudited, keySet, domain: DOMAIN, absence: { proof: { nope: true } } }).code).toBe(
+      'MALFORMED_ABSENCE_PROOF',
+    );
   });
 
   it('a never-audited answer given without an absence step is judged by its signature alone: UNSIGNED', () => {
@@ -51,6 +68,8 @@ describe('verifyAnswer', () => {
   });
 
   it('throws only on misuse: a key set that is not one', () => {
-    expect(() => verifyAnswer({ answer: record, keySet: { keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'AA', d: 'AA' }] } })).toThrow(expect.objectContaining({ code: 'INVALID_KEY_SET' }));
+    expect(() => verifyAnswer({ answer: record, keySet: { keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'AA', d: 'AA' }] } })).toThrow(
+      expect.objectContaining({ code: 'INVALID_KEY_SET' }),
+    );
   });
 });

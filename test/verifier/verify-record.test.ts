@@ -1,13 +1,14 @@
 /**
  * The portable verifier (`merchant-verify/verifier`) against records the real build signed:
  * every sample record verifies; each way a record can fail has its stable code; a key set with
- * private members is refused; staleness is judged against a fixed clock.
+ * private members is refused. (Staleness is in verify-record-staleness.test.ts.)
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyRecord, stalenessOf, parseKeySet, KEY_SET_PATH } from '@merchant-verify/verifier';
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
-import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
+
 import type { KeySet } from '@merchant-verify/verifier';
+import { KEY_SET_PATH, parseKeySet, verifyRecord } from '@merchant-verify/verifier';
+import { canonicalJson } from '@merchant-verify/verifier/issuer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
 import { cleanup } from '../support/gateway.ts';
 import { liveManifest, liveRecord, liveRecords, publishedKeySet, type StoredRecord } from '../support/outputs.ts';
 import { GOLD, makeProject, NOW, type Project } from '../support/project.ts';
@@ -103,7 +104,11 @@ describe('verifyRecord against records signed by the build', () => {
   });
 
   it('reports UNKNOWN_KEY for a key_id the set does not list, and for a record signed by another key', async () => {
-    expect(verifyRecord({ ...gold.record, key_id: 'no-such-key' }, keySet)).toMatchObject({ valid: false, code: 'UNKNOWN_KEY', keyId: 'no-such-key' });
+    expect(verifyRecord({ ...gold.record, key_id: 'no-such-key' }, keySet)).toMatchObject({
+      valid: false,
+      code: 'UNKNOWN_KEY',
+      keyId: 'no-such-key',
+    });
     // A real record signed by a key that is not published (the key set never "tries them all").
     const other = loadSigningKey(generatePrivateJwk());
     const { key_id: _k, signature: _s, ...content } = gold.record;
@@ -119,7 +124,10 @@ describe('verifyRecord against records signed by the build', () => {
 
   it('reports MALFORMED_SIGNATURE and MALFORMED_RECORD for broken signature members', () => {
     expect(verifyRecord({ ...gold.record, signature: 'rsa:abc' }, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_SIGNATURE' });
-    expect(verifyRecord({ ...gold.record, signature: 'ed25519:AAAA' }, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_SIGNATURE' });
+    expect(verifyRecord({ ...gold.record, signature: 'ed25519:AAAA' }, keySet)).toMatchObject({
+      valid: false,
+      code: 'MALFORMED_SIGNATURE',
+    });
     expect(verifyRecord({ ...gold.record, signature: '' }, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_SIGNATURE' });
     const { key_id: _k, ...noKeyId } = gold.record;
     expect(verifyRecord(noKeyId, keySet)).toMatchObject({ valid: false, code: 'MALFORMED_RECORD' });
@@ -157,7 +165,10 @@ describe('verifyRecord against records signed by the build', () => {
     const k = keySet.keys[0]!;
     const mlDsa = { kty: 'AKP', alg: 'ML-DSA-65', pub: 'A'.repeat(2603), kid: 'pq-1' };
     const rsa = { kty: 'RSA', n: 'A'.repeat(342), e: 'AQAB', kid: k.kid };
-    expect(verifyRecord(gold.record, { keys: [mlDsa, k, rsa, { ...k, kty: 'RSA' }, { ...k, crv: 'X25519' }] })).toMatchObject({ valid: true, keyId: k.kid });
+    expect(verifyRecord(gold.record, { keys: [mlDsa, k, rsa, { ...k, kty: 'RSA' }, { ...k, crv: 'X25519' }] })).toMatchObject({
+      valid: true,
+      keyId: k.kid,
+    });
     // A set of foreign keys only has no key for the record: UNKNOWN_KEY, not a refused set.
     expect(verifyRecord(gold.record, { keys: [mlDsa] })).toMatchObject({ valid: false, code: 'UNKNOWN_KEY' });
   });
@@ -165,7 +176,15 @@ describe('verifyRecord against records signed by the build', () => {
   it('refuses other malformed key sets with INVALID_KEY_SET', () => {
     const k = keySet.keys[0]!;
     const identityKey = 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
-    const bad: unknown[] = [null, {}, { keys: 'x' }, { keys: [{ ...k, x: 'short' }] }, { keys: [k, k] }, { keys: [k, { ...k, kid: 'weak', x: identityKey }] }, { keys: [k, { kty: 'RSA', n: 'AQAB', e: 'AQAB', d: 'AQAB' }] }];
+    const bad: unknown[] = [
+      null,
+      {},
+      { keys: 'x' },
+      { keys: [{ ...k, x: 'short' }] },
+      { keys: [k, k] },
+      { keys: [k, { ...k, kid: 'weak', x: identityKey }] },
+      { keys: [k, { kty: 'RSA', n: 'AQAB', e: 'AQAB', d: 'AQAB' }] },
+    ];
     for (const set of bad) {
       expect(() => verifyRecord(gold.record, set), JSON.stringify(set)).toThrow(expect.objectContaining({ code: 'INVALID_KEY_SET' }));
     }
@@ -173,55 +192,5 @@ describe('verifyRecord against records signed by the build', () => {
 
   it('signs exactly the RFC 8785 bytes of the record without key_id and signature (the file is canonical)', () => {
     expect(gold.text).toBe(canonicalJson(gold.record));
-  });
-});
-
-describe('staleness (fixed now)', () => {
-  const day = 86_400_000;
-  // acme-outdoor.example: last audited 2026-10-15T12:00Z, next audit 2026-11-15T12:00Z.
-  const last = Date.parse('2026-10-15T12:00:00.000Z');
-  const next = Date.parse('2026-11-15T12:00:00.000Z');
-
-  it('the record carries the audit timestamps the staleness is judged from', () => {
-    expect(gold.record.last_audited_at).toBe('2026-10-15T12:00:00.000Z');
-    expect(gold.record.next_audit_at).toBe('2026-11-15T12:00:00.000Z');
-  });
-
-  it('is current before next_audit_at, with its age in whole days', () => {
-    const r = verifyRecord(gold.record, keySet, { now: NOW });
-    expect(r.valid).toBe(true);
-    expect(r.staleness).toEqual({
-      state: 'current',
-      lastAuditedAt: '2026-10-15T12:00:00.000Z',
-      nextAuditAt: '2026-11-15T12:00:00.000Z',
-      ageDays: 16,
-      overdueDays: 0,
-    });
-    expect(verifyRecord(gold.record, keySet, { now: next }).staleness.state).toBe('current');
-    expect(verifyRecord(gold.record, keySet, { now: last }).staleness).toMatchObject({ state: 'current', ageDays: 0 });
-  });
-
-  it('is overdue after next_audit_at, yet the signature stays valid (records never expire)', () => {
-    const r = verifyRecord(gold.record, keySet, { now: Date.parse('2026-12-01T00:00:00.000Z') });
-    expect(r.valid).toBe(true);
-    expect(r.staleness).toMatchObject({ state: 'overdue', ageDays: 46, overdueDays: 15 });
-    expect(verifyRecord(gold.record, keySet, { now: next + 1 }).staleness).toMatchObject({ state: 'overdue', overdueDays: 0 });
-    const yearLater = verifyRecord(gold.record, keySet, { now: last + 400 * day });
-    expect(yearLater).toMatchObject({ valid: true, staleness: { state: 'overdue', ageDays: 400 } });
-  });
-
-  it('is never_audited for a record without audit timestamps (the never-audited answer)', () => {
-    const answer: Record<string, unknown> = { ...gold.record, status: 'unverified', last_audited_at: null, next_audit_at: null, first_seen: null };
-    delete answer.key_id;
-    delete answer.signature;
-    const r = verifyRecord(answer, keySet, { now: NOW });
-    expect(r).toMatchObject({ valid: false, code: 'UNSIGNED', status: 'unverified' });
-    expect(r.staleness).toEqual({ state: 'never_audited', lastAuditedAt: null, nextAuditAt: null, ageDays: null, overdueDays: null });
-    expect(stalenessOf({}, NOW).state).toBe('never_audited');
-  });
-
-  it('uses the clock when no now is given', () => {
-    const expected = stalenessOf(gold.record, Date.now());
-    expect(verifyRecord(gold.record, keySet).staleness.state).toBe(expected.state);
   });
 });

@@ -5,11 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
-import { quorumMet } from '@merchant-verify/verifier/tlog';
-import { parseNote } from '@merchant-verify/verifier/tlog';
-import { parseCosignature } from '@merchant-verify/verifier/tlog';
+import { parseCosignature, parseNote, quorumMet } from '@merchant-verify/verifier/tlog';
+import { describe, expect, it } from 'vitest';
 import { AddCheckpointSyntaxError, formatAddCheckpoint, parseAddCheckpoint } from '../../witness/protocol.ts';
 import { cosign, parseWitnessKey } from '../../witness/witness-key.ts';
 import { thrown } from '../support/thrown.ts';
@@ -42,7 +40,17 @@ interface Cosignatures {
   spec_example: { note: string; witness: string; key_id: string; time: number };
   witnesses: { private: string; vkey: string; key_id: string; public_key: string }[];
   lines: { vkey: string; checkpoint: string; time: number; line: string }[];
-  checked: { name: string; policy: string; checkpoint: string; now: number; max_age_ms?: number; valid: boolean; code?: string; cosigners?: string[]; witnessed_at?: number | null }[];
+  checked: {
+    name: string;
+    policy: string;
+    checkpoint: string;
+    now: number;
+    max_age_ms?: number;
+    valid: boolean;
+    code?: string;
+    cosigners?: string[];
+    witnessed_at?: number | null;
+  }[];
 }
 const cosignatures = read<Cosignatures>('cosignatures.json');
 
@@ -64,7 +72,10 @@ describe('cosignature vectors', () => {
     expect(cosign(key, v.checkpoint, v.time)).toBe(v.line);
   });
   it.each(cosignatures.checked)('checks a cosigned checkpoint: $name', (v) => {
-    const result = verifyWitnessedCheckpoint(v.checkpoint, parsePolicy(v.policy), { now: v.now, ...(v.max_age_ms ? { maxAgeMs: v.max_age_ms } : {}) });
+    const result = verifyWitnessedCheckpoint(v.checkpoint, parsePolicy(v.policy), {
+      now: v.now,
+      ...(v.max_age_ms ? { maxAgeMs: v.max_age_ms } : {}),
+    });
     if (!v.valid) return expect(result).toMatchObject({ valid: false, code: v.code });
     expect(result.valid).toBe(true);
     if (!result.valid) return;

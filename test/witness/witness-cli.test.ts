@@ -5,8 +5,8 @@
 import { mkdtemp, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
+import { describe, expect, it } from 'vitest';
 import { formatAddCheckpoint } from '../../witness/protocol.ts';
 import { runCli } from '../support/cli.ts';
 import { waitFor } from '../support/wait.ts';
@@ -29,20 +29,30 @@ describe('mvr keygen --witness and mvr witness', () => {
     await writeFile(vkeyFile, `# the log we witness\n${log.key.vkey}\n`);
     let url = '';
     let child: import('node:child_process').ChildProcess | undefined;
-    const run = runCli(['witness', '--log-vkey', vkeyFile, '--keys', keys, '--state', join(dir, 'state'), '--port', '0', '--host', '127.0.0.1'], {}, (c) => {
-      child = c;
-      let err = '';
-      c.stderr!.on('data', (s: string) => {
-        err += s;
-        url = /listening on (\S+)/.exec(err)?.[1] ?? '';
-      });
-    });
+    const run = runCli(
+      ['witness', '--log-vkey', vkeyFile, '--keys', keys, '--state', join(dir, 'state'), '--port', '0', '--host', '127.0.0.1'],
+      {},
+      (c) => {
+        child = c;
+        let err = '';
+        c.stderr!.on('data', (s: string) => {
+          err += s;
+          url = /listening on (\S+)/.exec(err)?.[1] ?? '';
+        });
+      },
+    );
     try {
       await waitFor(() => url !== '', 'mvr witness listening', 10_000);
-      const res = await fetch(`${url}/add-checkpoint`, { method: 'POST', body: formatAddCheckpoint({ oldSize: 0, proof: [], checkpoint: log.checkpoint(7) }) });
+      const res = await fetch(`${url}/add-checkpoint`, {
+        method: 'POST',
+        body: formatAddCheckpoint({ oldSize: 0, proof: [], checkpoint: log.checkpoint(7) }),
+      });
       expect(res.status).toBe(200);
       const policy = parsePolicy(policyText(log, [{ name: 'partner', vkey, url }], 'quorum partner'));
-      expect(verifyWitnessedCheckpoint(log.checkpoint(7) + (await res.text()), policy, { now: Date.now() })).toMatchObject({ valid: true, cosigners: [{ witness: 'partner' }] });
+      expect(verifyWitnessedCheckpoint(log.checkpoint(7) + (await res.text()), policy, { now: Date.now() })).toMatchObject({
+        valid: true,
+        cosigners: [{ witness: 'partner' }],
+      });
     } finally {
       child?.kill('SIGTERM');
     }

@@ -5,12 +5,12 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectCosignatures, submitCheckpoint } from '../../witness/client.ts';
 import { parseAddCheckpoint } from '../../witness/protocol.ts';
 import { freePort } from '../support/ports.ts';
-import { policyText, startTestWitness, testLog, type TestWitness } from '../support/witness.ts';
+import { policyText, startTestWitness, type TestWitness, testLog } from '../support/witness.ts';
 
 const log = testLog();
 let up: TestWitness[] = [];
@@ -48,7 +48,10 @@ describe('submitCheckpoint', () => {
   it('learns the witness size from a 409 and retries once with the proof from it', async () => {
     const [a] = up as [TestWitness];
     const policy = parsePolicy(policyText(log, [entry(a, 'a')], 'quorum a'));
-    expect(await submitCheckpoint(policy.witnesses[0]!, log.checkpoint(6), proofTo(6), { timeoutMs: 5000 })).toMatchObject({ witness: 'a', ok: true });
+    expect(await submitCheckpoint(policy.witnesses[0]!, log.checkpoint(6), proofTo(6), { timeoutMs: 5000 })).toMatchObject({
+      witness: 'a',
+      ok: true,
+    });
     const second = await submitCheckpoint(policy.witnesses[0]!, log.checkpoint(11), proofTo(11), { timeoutMs: 5000 });
     expect(second).toMatchObject({ witness: 'a', ok: true });
     expect(verifyWitnessedCheckpoint(log.checkpoint(11) + (second as { line: string }).line, policy, { now: a.now.ms }).valid).toBe(true);
@@ -58,14 +61,23 @@ describe('submitCheckpoint', () => {
     const stranger = await startTestWitness('stranger', [testLog('elsewhere.test/log')]);
     try {
       const policy = parsePolicy(policyText(log, [entry(stranger, 's')], 'quorum s'));
-      expect(await submitCheckpoint(policy.witnesses[0]!, log.checkpoint(3), proofTo(3), { timeoutMs: 5000 })).toMatchObject({ witness: 's', ok: false, code: 'WITNESS_REFUSED', status: 404 });
+      expect(await submitCheckpoint(policy.witnesses[0]!, log.checkpoint(3), proofTo(3), { timeoutMs: 5000 })).toMatchObject({
+        witness: 's',
+        ok: false,
+        code: 'WITNESS_REFUSED',
+        status: 404,
+      });
     } finally {
       await stranger.close();
     }
     const [a] = up as [TestWitness];
     const policy = parsePolicy(policyText(log, [entry(a, 'a')], 'quorum a'));
     const wrongProof = async () => [new Uint8Array(32)];
-    expect(await submitCheckpoint(policy.witnesses[0]!, log.checkpoint(12), wrongProof, { timeoutMs: 5000 })).toMatchObject({ ok: false, code: 'WITNESS_REFUSED', status: 422 });
+    expect(await submitCheckpoint(policy.witnesses[0]!, log.checkpoint(12), wrongProof, { timeoutMs: 5000 })).toMatchObject({
+      ok: false,
+      code: 'WITNESS_REFUSED',
+      status: 422,
+    });
   });
 
   it('against a witness as the spec words it: 409 with its size, then 500; silence; a closed port', async () => {
@@ -73,17 +85,44 @@ describe('submitCheckpoint', () => {
     const f = policy.witnesses[0]!;
     fakeScript.push({ status: 409, body: '4\n', type: 'text/x.tlog.size' }, { status: 500, body: 'oops' });
     fakeSeen.length = 0;
-    expect(await submitCheckpoint(f, log.checkpoint(9), proofTo(9), { timeoutMs: 5000 })).toMatchObject({ witness: 'f', ok: false, code: 'WITNESS_UNAVAILABLE', status: 500 });
+    expect(await submitCheckpoint(f, log.checkpoint(9), proofTo(9), { timeoutMs: 5000 })).toMatchObject({
+      witness: 'f',
+      ok: false,
+      code: 'WITNESS_UNAVAILABLE',
+      status: 500,
+    });
     expect(fakeSeen).toEqual([0, 4]);
     fakeScript.push({ status: 409, body: 'twelve\n', type: 'text/x.tlog.size' });
-    expect(await submitCheckpoint(f, log.checkpoint(9), proofTo(9), { timeoutMs: 5000 })).toMatchObject({ ok: false, code: 'WITNESS_REFUSED', status: 409 });
+    expect(await submitCheckpoint(f, log.checkpoint(9), proofTo(9), { timeoutMs: 5000 })).toMatchObject({
+      ok: false,
+      code: 'WITNESS_REFUSED',
+      status: 409,
+    });
     fakeScript.push({ status: 200, body: '\u2014 f.test/witness AAAAAAAA\n' });
-    expect(await submitCheckpoint(f, log.checkpoint(9), proofTo(9), { timeoutMs: 5000 })).toMatchObject({ ok: false, code: 'WITNESS_REFUSED', status: 200 });
-    expect(await submitCheckpoint(f, log.checkpoint(9), proofTo(9), { timeoutMs: 200 })).toMatchObject({ ok: false, code: 'WITNESS_UNAVAILABLE', status: null, message: expect.stringMatching(/within 200 ms/) });
+    expect(await submitCheckpoint(f, log.checkpoint(9), proofTo(9), { timeoutMs: 5000 })).toMatchObject({
+      ok: false,
+      code: 'WITNESS_REFUSED',
+      status: 200,
+    });
+    expect(await submitCheckpoint(f, log.checkpoint(9), proofTo(9), { timeoutMs: 200 })).toMatchObject({
+      ok: false,
+      code: 'WITNESS_UNAVAILABLE',
+      status: null,
+      message: expect.stringMatching(/within 200 ms/),
+    });
     fakeScript.push({ status: 409, body: '30\n', type: 'text/x.tlog.size' });
-    expect(await submitCheckpoint(f, log.checkpoint(9), proofTo(9), { timeoutMs: 5000 })).toMatchObject({ ok: false, code: 'WITNESS_REFUSED', status: 409, message: expect.stringMatching(/larger than this checkpoint's 9/) });
+    expect(await submitCheckpoint(f, log.checkpoint(9), proofTo(9), { timeoutMs: 5000 })).toMatchObject({
+      ok: false,
+      code: 'WITNESS_REFUSED',
+      status: 409,
+      message: expect.stringMatching(/larger than this checkpoint's 9/),
+    });
     const closed = { ...f, url: `http://127.0.0.1:${await freePort()}` };
-    expect(await submitCheckpoint(closed, log.checkpoint(9), proofTo(9), { timeoutMs: 5000 })).toMatchObject({ ok: false, code: 'WITNESS_UNAVAILABLE', message: expect.stringMatching(/could not be reached/) });
+    expect(await submitCheckpoint(closed, log.checkpoint(9), proofTo(9), { timeoutMs: 5000 })).toMatchObject({
+      ok: false,
+      code: 'WITNESS_UNAVAILABLE',
+      message: expect.stringMatching(/could not be reached/),
+    });
   });
 });
 
@@ -91,14 +130,31 @@ describe('collectCosignatures', () => {
   it('with three witnesses and quorum 2: two up meet it, one does not; the collected checkpoint verifies', async () => {
     const [, b, c] = up as [TestWitness, TestWitness, TestWitness];
     const down = `http://127.0.0.1:${await freePort()}`;
-    const text = policyText(log, [entry(b, 'b'), entry(c, 'c'), { name: 'd', vkey: up[0]!.key.vkey, url: down }], 'group two 2 b c d\nquorum two');
+    const text = policyText(
+      log,
+      [entry(b, 'b'), entry(c, 'c'), { name: 'd', vkey: up[0]!.key.vkey, url: down }],
+      'group two 2 b c d\nquorum two',
+    );
     const policy = parsePolicy(text);
     const two = await collectCosignatures(policy, log.checkpoint(20), proofTo(20), { timeoutMs: 5000 });
     expect(two.quorum).toBe(true);
-    expect(two.submissions.map((s) => [s.witness, s.ok])).toEqual([['b', true], ['c', true], ['d', false]]);
-    expect(verifyWitnessedCheckpoint(two.checkpoint, policy, { now: b.now.ms })).toMatchObject({ valid: true, cosigners: [{ witness: 'b' }, { witness: 'c' }] });
+    expect(two.submissions.map((s) => [s.witness, s.ok])).toEqual([
+      ['b', true],
+      ['c', true],
+      ['d', false],
+    ]);
+    expect(verifyWitnessedCheckpoint(two.checkpoint, policy, { now: b.now.ms })).toMatchObject({
+      valid: true,
+      cosigners: [{ witness: 'b' }, { witness: 'c' }],
+    });
 
-    const onlyB = parsePolicy(policyText(log, [entry(b, 'b'), { name: 'c', vkey: c.key.vkey, url: down }, { name: 'd', vkey: up[0]!.key.vkey, url: down }], 'group two 2 b c d\nquorum two'));
+    const onlyB = parsePolicy(
+      policyText(
+        log,
+        [entry(b, 'b'), { name: 'c', vkey: c.key.vkey, url: down }, { name: 'd', vkey: up[0]!.key.vkey, url: down }],
+        'group two 2 b c d\nquorum two',
+      ),
+    );
     const one = await collectCosignatures(onlyB, log.checkpoint(25), proofTo(25), { timeoutMs: 5000, oldSizes: new Map([['b', 20]]) });
     expect(one.quorum).toBe(false);
     expect(verifyWitnessedCheckpoint(one.checkpoint, onlyB, { now: b.now.ms })).toMatchObject({ valid: false, code: 'NOT_WITNESSED' });

@@ -2,11 +2,12 @@
  * `mvr witness`'s add-checkpoint from the outside: real HTTP to the server on a loopback port,
  * real log and witness keys, and the answers c2sp.org/tlog-witness prescribes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatAddCheckpoint } from '../../witness/protocol.ts';
 import { originHash } from '../../witness/state.ts';
-import { policyText, startTestWitness, testLog, type TestWitness } from '../support/witness.ts';
+import { policyText, startTestWitness, type TestWitness, testLog } from '../support/witness.ts';
 
 const log = testLog();
 const other = testLog('other.test/log');
@@ -48,10 +49,14 @@ describe('add-checkpoint', () => {
   });
 
   it('answers 403 for a checkpoint the log did not sign, 404 for a log it does not witness, 400 for an old size above the checkpoint', async () => {
-    const forged = log.checkpoint(14).replace(/\n\n\u2014 .*\n$/u, `\n\n${other.checkpoint(14).split('\n\n')[1]!.replace('other.test/log', 'log.test/log')}`);
+    const forged = log
+      .checkpoint(14)
+      .replace(/\n\n\u2014 .*\n$/u, `\n\n${other.checkpoint(14).split('\n\n')[1]!.replace('other.test/log', 'log.test/log')}`);
     expect((await add(12, await log.proof(12, 14), forged)).status).toBe(403);
     // The log's own key name and ID, with a signature that does not verify: a malformed note, refused too.
-    const badSignature = log.checkpoint(14).replace(/(\u2014 \S+ .{10})(.)/u, (_m, head: string, c: string) => head + (c === 'A' ? 'B' : 'A'));
+    const badSignature = log
+      .checkpoint(14)
+      .replace(/(\u2014 \S+ .{10})(.)/u, (_m, head: string, c: string) => head + (c === 'A' ? 'B' : 'A'));
     expect((await add(12, await log.proof(12, 14), badSignature)).status).toBe(403);
     expect((await add(0, [], other.checkpoint(3))).status).toBe(404);
     expect((await add(20, [], log.checkpoint(14))).status).toBe(400);
@@ -63,12 +68,17 @@ describe('add-checkpoint', () => {
     const again = await add(12, [], log.checkpoint(12));
     expect(again.status).toBe(200);
     const policy = parsePolicy(policyText(log, [{ name: 'w1', vkey: witness.key.vkey, url: witness.url }], 'quorum w1'));
-    expect(verifyWitnessedCheckpoint(log.checkpoint(12) + again.body, policy, { now: witness.now.ms })).toMatchObject({ valid: true, witnessedAt: Math.floor(witness.now.ms / 1000) * 1000 });
+    expect(verifyWitnessedCheckpoint(log.checkpoint(12) + again.body, policy, { now: witness.now.ms })).toMatchObject({
+      valid: true,
+      witnessedAt: Math.floor(witness.now.ms / 1000) * 1000,
+    });
   });
 
   it('never rolls back under concurrent submissions: every size that was cosigned was the largest at its time', async () => {
     const sizes = [15, 16, 17, 18, 19, 20, 21, 22];
-    const answers = await Promise.all(sizes.map(async (size) => ({ size, res: await add(12, await log.proof(12, size), log.checkpoint(size)) })));
+    const answers = await Promise.all(
+      sizes.map(async (size) => ({ size, res: await add(12, await log.proof(12, size), log.checkpoint(size)) })),
+    );
     // Only the first to take the lock extends 12; the others learn the new size.
     expect(answers.filter((a) => a.res.status === 200)).toHaveLength(1);
     const won = answers.find((a) => a.res.status === 200)!.size;
@@ -95,14 +105,20 @@ describe('add-checkpoint', () => {
     const res = await fetch(`${witness.url}/${originHash('log.test/log')}/checkpoint`);
     expect(res.status).toBe(200);
     const policy = parsePolicy(policyText(log, [{ name: 'w1', vkey: witness.key.vkey, url: witness.url }], 'quorum w1'));
-    expect(verifyWitnessedCheckpoint(await res.text(), policy, { now: witness.now.ms })).toMatchObject({ valid: true, checkpoint: { size: 40 } });
+    expect(verifyWitnessedCheckpoint(await res.text(), policy, { now: witness.now.ms })).toMatchObject({
+      valid: true,
+      checkpoint: { size: 40 },
+    });
     expect((await fetch(`${witness.url}/${originHash('other.test/log')}/checkpoint`)).status).toBe(404);
   });
 
   it('keeps its state across a restart (same folder)', async () => {
     const again = await startTestWitness('w1b', [log], witness.state.dir);
     try {
-      const res = await fetch(`${again.url}/add-checkpoint`, { method: 'POST', body: formatAddCheckpoint({ oldSize: 0, proof: [], checkpoint: log.checkpoint(40) }) });
+      const res = await fetch(`${again.url}/add-checkpoint`, {
+        method: 'POST',
+        body: formatAddCheckpoint({ oldSize: 0, proof: [], checkpoint: log.checkpoint(40) }),
+      });
       expect(await res.text()).toBe('40\n');
     } finally {
       await again.close();

@@ -1,6 +1,6 @@
 // The verify page's script: verifies a record in the browser with @merchant-verify/verifier,
 // against the key set this origin publishes. Bundled for the browser by `npm run build`.
-import { isNeverAudited, KEY_SET_PATH, verifyAnswer, type AbsenceResult, type VerifyAnswerInput } from '@merchant-verify/verifier';
+import { type AbsenceResult, isNeverAudited, KEY_SET_PATH, type VerifyAnswerInput, verifyAnswer } from '@merchant-verify/verifier';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const result = $('result');
@@ -68,7 +68,12 @@ function report(r: Record<string, unknown>, verification: { valid: boolean; code
   ];
   if (verification.valid) {
     const overdue = staleness?.state === 'overdue';
-    show('valid', 'Valid signature', rows, overdue ? { note: 'Warning: the monthly re-audit is overdue; this record may no longer describe the shop.', warn: true } : {});
+    show(
+      'valid',
+      'Valid signature',
+      rows,
+      overdue ? { note: 'Warning: the monthly re-audit is overdue; this record may no longer describe the shop.', warn: true } : {},
+    );
   } else {
     show('invalid', `Not verified: ${verification.code}`, [['Reason', verification.code ?? '-']], {
       note: 'The signature did not verify, so nothing this record says is established.',
@@ -90,10 +95,15 @@ function reportAbsence(domain: string, absence: AbsenceResult): void {
         ['Build issued', absence.issuedAt],
         ['Key', absence.keyId],
       ],
-      { note: `${domain} has no record in build ${absence.build}, issued ${absence.issuedAt}: it was never audited. This is not a verification of the shop.` },
+      {
+        note: `${domain} has no record in build ${absence.build}, issued ${absence.issuedAt}: it was never audited. This is not a verification of the shop.`,
+      },
     );
   } else {
-    show('invalid', `Absence not proven: ${absence.code}`, [['Reason', absence.message], ['Domain', domain]]);
+    show('invalid', `Absence not proven: ${absence.code}`, [
+      ['Reason', absence.message],
+      ['Domain', domain],
+    ]);
   }
 }
 
@@ -122,7 +132,8 @@ $('paste-form').addEventListener('submit', (event) => {
   }
   // An absence proof (GET /v1/absence) pasted instead of a record: checked for the domain it names.
   const proof = record as { domain_hash?: unknown; domain?: unknown } | null;
-  if (proof && typeof proof.domain_hash === 'string' && typeof proof.domain === 'string') void check({ domain: proof.domain, absence: { proof: record } });
+  if (proof && typeof proof.domain_hash === 'string' && typeof proof.domain === 'string')
+    void check({ domain: proof.domain, absence: { proof: record } });
   else void check({ answer: record });
 });
 
@@ -147,7 +158,9 @@ $('lookup-form').addEventListener('submit', (event) => {
   const key = ($('api-key') as HTMLInputElement).value.trim();
   void (async () => {
     try {
-      const res = await fetch(`/v1/verify?domain=${encodeURIComponent(domain)}`, { headers: { authorization: `Bearer ${key}`, accept: 'application/json' } });
+      const res = await fetch(`/v1/verify?domain=${encodeURIComponent(domain)}`, {
+        headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
+      });
       const body = (await res.json()) as { code?: string; detail?: string; domain?: string };
       if (!res.ok) {
         show('error', `Lookup refused: ${body.code ?? res.status}`, [['Problem', body.detail ?? `the gateway answered ${res.status}`]]);
@@ -156,9 +169,14 @@ $('lookup-form').addEventListener('submit', (event) => {
       const asked = answeredFor(domain, body.domain);
       if (isNeverAudited(body) && asked !== undefined) {
         // "Never audited" holds only with the build's proof of it, never on the gateway's word.
-        const proof = await fetch(`/v1/absence?domain=${encodeURIComponent(asked)}`, { headers: { authorization: `Bearer ${key}`, accept: 'application/json' } });
+        const proof = await fetch(`/v1/absence?domain=${encodeURIComponent(asked)}`, {
+          headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
+        });
         const answer = (await proof.json()) as { code?: string; detail?: string };
-        if (!proof.ok) show('invalid', `Absence not proven: ${answer.code ?? proof.status}`, [['Problem', answer.detail ?? `the gateway answered ${proof.status}`]]);
+        if (!proof.ok)
+          show('invalid', `Absence not proven: ${answer.code ?? proof.status}`, [
+            ['Problem', answer.detail ?? `the gateway answered ${proof.status}`],
+          ]);
         else await check({ answer: body, domain: asked, absence: { proof: answer } });
         return;
       }

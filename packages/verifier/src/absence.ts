@@ -3,11 +3,12 @@
  * key, by the record scheme), and how anyone checks that a domain has no record in a build.
  * Portable: the primitives are passed in, as for records and log proofs.
  */
+
+import { compareHashes, type DomainMapHead, decodeHash, domainHash, type MapNeighbour } from './domain-map.ts';
 import type { VerifierErrorCode } from './errors.ts';
-import { compareHashes, decodeHash, domainHash, type DomainMapHead, type MapNeighbour } from './domain-map.ts';
 import type { KeySet } from './keyset.ts';
 import { encodeBase64 } from './tlog/base64.ts';
-import { treeHasher, verifyInclusion, type Sha256 } from './tlog/merkle.ts';
+import { type Sha256, treeHasher, verifyInclusion } from './tlog/merkle.ts';
 import { createRecordVerifier, type Ed25519Verify } from './verify.ts';
 
 /** The statement's schema address, beside the record's: `https://{issuer}/schemas/build/v1`. */
@@ -27,7 +28,14 @@ export interface BuildStatement {
 
 /** The unsigned statement of a build. */
 export function buildStatement(o: { issuer: string; build: string; issuedAt: string; map: DomainMapHead }): BuildStatement {
-  return { schema: `https://${o.issuer}${STATEMENT_SCHEMA_SUFFIX}`, issuer: o.issuer, build: o.build, issued_at: o.issuedAt, records: o.map.size, domain_map: o.map };
+  return {
+    schema: `https://${o.issuer}${STATEMENT_SCHEMA_SUFFIX}`,
+    issuer: o.issuer,
+    build: o.build,
+    issued_at: o.issuedAt,
+    records: o.map.size,
+    domain_map: o.map,
+  };
 }
 
 /** `GET /v1/absence`: why a domain has no record in a build. */
@@ -55,7 +63,8 @@ export type AbsenceResult =
 function statementHead(s: unknown): { build: string; issuedAt: string; size: number; root: Uint8Array } | null {
   if (typeof s !== 'object' || s === null) return null;
   const { build, issued_at: issuedAt, schema, domain_map: map } = s as Record<string, unknown>;
-  if (typeof build !== 'string' || typeof issuedAt !== 'string' || typeof schema !== 'string' || !schema.endsWith(STATEMENT_SCHEMA_SUFFIX)) return null;
+  if (typeof build !== 'string' || typeof issuedAt !== 'string' || typeof schema !== 'string' || !schema.endsWith(STATEMENT_SCHEMA_SUFFIX))
+    return null;
   if (typeof map !== 'object' || map === null) return null;
   const { size, root } = map as Record<string, unknown>;
   const rootBytes = decodeHash(root);
@@ -93,23 +102,34 @@ export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Veri
     if (p.domain !== domain) return fail('MALFORMED_ABSENCE_PROOF', `the proof is about ${JSON.stringify(p.domain)}, not ${domain}`);
     if (p.domain_hash !== encodeBase64(hash)) return fail('MALFORMED_ABSENCE_PROOF', 'domain_hash is not SHA-256 of the domain');
     const head = statementHead(p.statement);
-    const left = neighbourOf(p.left), right = neighbourOf(p.right);
-    if (!head) return fail('MALFORMED_ABSENCE_PROOF', `statement: not a build statement (schema ending in ${STATEMENT_SCHEMA_SUFFIX}, build, issued_at, domain_map {size, root})`);
-    if (left === undefined || right === undefined) return fail('MALFORMED_ABSENCE_PROOF', 'left and right must each be null or {index, leaf, path}');
+    const left = neighbourOf(p.left),
+      right = neighbourOf(p.right);
+    if (!head)
+      return fail(
+        'MALFORMED_ABSENCE_PROOF',
+        `statement: not a build statement (schema ending in ${STATEMENT_SCHEMA_SUFFIX}, build, issued_at, domain_map {size, root})`,
+      );
+    if (left === undefined || right === undefined)
+      return fail('MALFORMED_ABSENCE_PROOF', 'left and right must each be null or {index, leaf, path}');
     // 2. The statement: signed by a key of the set, by exactly the record scheme.
     const signed = verifyStatement(p.statement, keySet);
     if (!signed.valid) return fail('STATEMENT_NOT_SIGNED', `the build statement does not verify: ${signed.code} (${signed.message})`);
     // 3. Order: left < hash < right, so the domain would sit between them.
-    if (left && compareHashes(left.leaf, hash) >= 0) return fail('NOT_ABSENT', 'the left neighbour is not below the domain\'s hash');
-    if (right && compareHashes(hash, right.leaf) >= 0) return fail('NOT_ABSENT', 'the right neighbour is not above the domain\'s hash');
+    if (left && compareHashes(left.leaf, hash) >= 0) return fail('NOT_ABSENT', "the left neighbour is not below the domain's hash");
+    if (right && compareHashes(hash, right.leaf) >= 0) return fail('NOT_ABSENT', "the right neighbour is not above the domain's hash");
     // 4. Adjacency: nothing can sit between them.
     if (!left && !right && head.size !== 0) return fail('NOT_ABSENT', `no neighbours given, but the map has ${head.size} leaves`);
     if (!left && right && right.index !== 0) return fail('NOT_ABSENT', 'no left neighbour, but the right one is not the first leaf');
-    if (left && !right && left.index !== head.size - 1) return fail('NOT_ABSENT', 'no right neighbour, but the left one is not the last leaf');
+    if (left && !right && left.index !== head.size - 1)
+      return fail('NOT_ABSENT', 'no right neighbour, but the left one is not the last leaf');
     if (left && right && right.index !== left.index + 1) return fail('NOT_ABSENT', 'the neighbours are not adjacent leaves');
     // 5. Inclusion: each neighbour is the leaf at its index of the signed map.
-    for (const [side, n] of [['left', left], ['right', right]] as const) {
-      if (n && !verifyInclusion(h, n.index, head.size, h.leaf(n.leaf), n.path, head.root)) return fail('NOT_ABSENT', `the ${side} neighbour is not leaf ${n.index} of the signed map`);
+    for (const [side, n] of [
+      ['left', left],
+      ['right', right],
+    ] as const) {
+      if (n && !verifyInclusion(h, n.index, head.size, h.leaf(n.leaf), n.path, head.root))
+        return fail('NOT_ABSENT', `the ${side} neighbour is not leaf ${n.index} of the signed map`);
     }
     return { valid: true, build: head.build, issuedAt: head.issuedAt, keyId: signed.keyId, size: head.size };
   };

@@ -30,7 +30,9 @@ export function encodeBase64url(bytes: Uint8Array): string {
 export function decodeBase64url(text: string): Uint8Array | null {
   if (text.length % 4 === 1) return null;
   const out = new Uint8Array(Math.floor((text.length * 3) / 4));
-  let bits = 0, acc = 0, o = 0;
+  let bits = 0,
+    acc = 0,
+    o = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     const v = c < 128 ? LOOKUP[c]! : -1;

@@ -37,7 +37,10 @@ export function canonicalMembers(value: Record<string, unknown>): Map<string, st
 export function joinMembers(members: Map<string, string>, extra: Record<string, string> = {}): string {
   const all = new Map(members);
   for (const [key, text] of Object.entries(extra)) all.set(key, `${JSON.stringify(key)}:${JSON.stringify(text)}`);
-  return `{${[...all.keys()].sort().map((k) => all.get(k)).join(',')}}`;
+  return `{${[...all.keys()]
+    .sort()
+    .map((k) => all.get(k))
+    .join(',')}}`;
 }
 
 /** UTF-8 bytes of {@link canonicalJson}: what is signed and what is served. */

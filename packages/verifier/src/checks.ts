@@ -4,13 +4,13 @@
  * (verify-answer.ts) runs them in order; the main entry point exports them one by one as well.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { parseKeySet, type KeySet } from './keyset.ts';
-import { stalenessOf, type Staleness } from './staleness.ts';
-import { createEd25519Check, createRecordVerifier, type VerifyResult } from './verify.ts';
+import { type AbsenceResult, createAbsenceVerifier } from './absence.ts';
 import { canonicalBytes } from './canonical.ts';
-import { createAbsenceVerifier, type AbsenceResult } from './absence.ts';
-import { createLogProofVerifier, type LogProofResult, type LogTrust } from './tlog/log-proof.ts';
 import { nobleEd25519Verify } from './ed25519.ts';
+import { type KeySet, parseKeySet } from './keyset.ts';
+import { type Staleness, stalenessOf } from './staleness.ts';
+import { createLogProofVerifier, type LogProofResult, type LogTrust } from './tlog/log-proof.ts';
+import { createEd25519Check, createRecordVerifier, type VerifyResult } from './verify.ts';
 
 const verifySignature = createRecordVerifier(nobleEd25519Verify);
 
@@ -41,7 +41,12 @@ export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOp
   const obj = typeof record === 'object' && record !== null ? (record as Record<string, unknown>) : {};
   // A valid signature on another domain's record is still the wrong answer to the question asked.
   if (result.valid && options.domain !== undefined && obj.domain !== options.domain) {
-    result = { valid: false, code: 'DOMAIN_MISMATCH', message: `the record is for ${String(obj.domain)}, not ${options.domain}`, keyId: result.keyId };
+    result = {
+      valid: false,
+      code: 'DOMAIN_MISMATCH',
+      message: `the record is for ${String(obj.domain)}, not ${options.domain}`,
+      keyId: result.keyId,
+    };
   }
   return {
     ...result,
@@ -52,7 +57,10 @@ export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOp
 
 // Checkpoint signatures get the record scheme's Ed25519 step too: the same encoding rules, the same primitive.
 const checkEd25519 = createEd25519Check(nobleEd25519Verify);
-const verifyProofBytes = createLogProofVerifier(sha256, (signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'log key') === null);
+const verifyProofBytes = createLogProofVerifier(
+  sha256,
+  (signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'log key') === null,
+);
 
 /**
  * Verifies a C2SP tlog-proof (`GET /v1/proof?domain=`) for a record: that the record, with the

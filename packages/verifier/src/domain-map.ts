@@ -10,7 +10,7 @@
  * checks proofs with the same code the gateway builds them with.
  */
 import { decodeBase64, encodeBase64 } from './tlog/base64.ts';
-import { foldPerfect, isPowerOfTwo, splitPoint, type Sha256, type TreeHasher } from './tlog/merkle.ts';
+import { foldPerfect, isPowerOfTwo, type Sha256, splitPoint, type TreeHasher } from './tlog/merkle.ts';
 
 /** Bytes of one leaf (a SHA-256). */
 export const LEAF_SIZE = 32;
@@ -70,7 +70,8 @@ export class DomainMap {
    * server loading a large map keeps answering meanwhile.
    */
   static async fromLeaves(h: TreeHasher, leaves: Uint8Array, pause: () => Promise<void> = async () => undefined): Promise<DomainMap> {
-    if (leaves.length % LEAF_SIZE !== 0) throw new Error(`a domain map is a whole number of ${LEAF_SIZE}-byte leaves; this one has ${leaves.length} bytes`);
+    if (leaves.length % LEAF_SIZE !== 0)
+      throw new Error(`a domain map is a whole number of ${LEAF_SIZE}-byte leaves; this one has ${leaves.length} bytes`);
     const size = leaves.length / LEAF_SIZE;
     const runs: Uint8Array[] = [];
     for (let start = 0; start < size; start += RUN) {
@@ -105,7 +106,8 @@ export class DomainMap {
 
   /** Where `hash` is: `found` when it is a leaf, and its index, or the index it would be inserted at. A binary search. */
   search(hash: Uint8Array): { found: boolean; index: number } {
-    let lo = 0, hi = this.size;
+    let lo = 0,
+      hi = this.size;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const c = compareHashes(this.leaf(mid), hash);
@@ -140,7 +142,9 @@ export class DomainMap {
     const path = (m: number, start: number, end: number): Uint8Array[] => {
       if (end - start === 1) return [];
       const k = splitPoint(end - start);
-      return m < k ? [...path(m, start, start + k), this.rangeHash(start + k, end)] : [...path(m - k, start + k, end), this.rangeHash(start, start + k)];
+      return m < k
+        ? [...path(m, start, start + k), this.rangeHash(start + k, end)]
+        : [...path(m - k, start + k, end), this.rangeHash(start, start + k)];
     };
     return path(index, 0, this.size);
   }

@@ -10,15 +10,22 @@
  *   const result = verifyRecord(record, keySet);
  *   if (!result.valid) console.log('not verified:', result.code); // UNSIGNED is never a pass
  */
-export { verifyAbsence, verifyLogProof, verifyRecord, type RecordVerification, type VerifyOptions } from './checks.ts';
-export { isNeverAudited, verifyAnswer, type AnswerVerification, type VerifyAnswerInput } from './verify-answer.ts';
-export { parseKeySet } from './keyset.ts';
+
+export type { AbsenceFailureCode, AbsenceProof, AbsenceResult, BuildStatement } from './absence.ts';
+export { type RecordVerification, type VerifyOptions, verifyAbsence, verifyLogProof, verifyRecord } from './checks.ts';
+export {
+  CanonicalizationError,
+  InvalidKeySetError,
+  MvrError,
+  PolicyError,
+  VERIFIER_ERROR_CODES,
+  type VerifierErrorCode,
+} from './errors.ts';
+export type { KeySet, PublicJwk } from './keyset.ts';
+export { KEY_SET_PATH, parseKeySet } from './keyset.ts';
+export type { Staleness } from './staleness.ts';
 export { stalenessOf } from './staleness.ts';
 export type { LogProofFailureCode, LogProofResult, LogTrust } from './tlog/log-proof.ts';
-export type { Staleness } from './staleness.ts';
 export type { VerifyFailureCode, VerifyResult } from './verify.ts';
-export type { AbsenceFailureCode, AbsenceProof, AbsenceResult, BuildStatement } from './absence.ts';
-export { KEY_SET_PATH } from './keyset.ts';
-export type { KeySet, PublicJwk } from './keyset.ts';
+export { type AnswerVerification, isNeverAudited, type VerifyAnswerInput, verifyAnswer } from './verify-answer.ts';
 export * from './witnesses.ts';
-export { CanonicalizationError, InvalidKeySetError, MvrError, PolicyError, VERIFIER_ERROR_CODES, type VerifierErrorCode } from './errors.ts';

@@ -5,7 +5,7 @@
  * Ed25519 primitive, timestamps, the domain map and build statement of absence proofs. A verifier
  * of records needs only the main entry point.
  */
-export { buildStatement, createAbsenceVerifier, STATEMENT_SCHEMA_SUFFIX, type AbsenceProof, type BuildStatement } from './absence.ts';
+export { type AbsenceProof, type BuildStatement, buildStatement, createAbsenceVerifier, STATEMENT_SCHEMA_SUFFIX } from './absence.ts';
 export { decodeBase64url, encodeBase64url } from './base64url.ts';
 export { canonicalBytes, canonicalJson, canonicalMembers, hasLoneSurrogate, joinMembers } from './canonical.ts';
 export { DomainMap, domainHash } from './domain-map.ts';
@@ -13,4 +13,4 @@ export { nobleEd25519Verify } from './ed25519.ts';
 export { ED25519_L, publicKeyProblem, signatureProblem } from './ed25519-encoding.ts';
 export { findKey } from './keyset.ts';
 export { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from './time.ts';
-export { createEd25519Check, createRecordVerifier, signatureText, type Ed25519Verify } from './verify.ts';
+export { createEd25519Check, createRecordVerifier, type Ed25519Verify, signatureText } from './verify.ts';

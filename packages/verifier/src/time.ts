@@ -12,14 +12,19 @@ export function parseTimestamp(text: string): number | null {
   const m = ISO.exec(text);
   if (!m) return null;
   const [, y, mo, d, h, mi, s, frac = '', zone] = m as unknown as string[];
-  const year = Number(y), month = Number(mo), day = Number(d);
-  const hour = Number(h), minute = Number(mi), second = Number(s);
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d);
+  const hour = Number(h),
+    minute = Number(mi),
+    second = Number(s);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month - 1)) return null;
   if (hour > 23 || minute > 59 || second > 59) return null;
   const ms = Number(frac.padEnd(3, '0').slice(0, 3));
   let offset = 0;
   if (zone !== 'Z') {
-    const oh = Number(zone!.slice(1, 3)), om = Number(zone!.slice(4, 6));
+    const oh = Number(zone!.slice(1, 3)),
+      om = Number(zone!.slice(4, 6));
     if (oh > 23 || om > 59) return null;
     offset = (zone!.startsWith('-') ? -1 : 1) * (oh * 60 + om) * 60_000;
   }
@@ -51,8 +56,10 @@ function two(n: number): string {
  */
 export function addOneMonth(ms: number): number {
   const d = new Date(ms);
-  const y = d.getUTCFullYear(), m = d.getUTCMonth();
-  const ty = m === 11 ? y + 1 : y, tm = (m + 1) % 12;
+  const y = d.getUTCFullYear(),
+    m = d.getUTCMonth();
+  const ty = m === 11 ? y + 1 : y,
+    tm = (m + 1) % 12;
   const day = Math.min(d.getUTCDate(), daysInMonth(ty, tm));
   return Date.UTC(ty, tm, day, d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds());
 }

@@ -5,7 +5,7 @@
  * re-decides the order or the verdict.
  */
 import type { AbsenceResult } from './absence.ts';
-import { verifyAbsence, verifyLogProof, verifyRecord, type RecordVerification } from './checks.ts';
+import { type RecordVerification, verifyAbsence, verifyLogProof, verifyRecord } from './checks.ts';
 import type { VerifierErrorCode } from './errors.ts';
 import type { Staleness } from './staleness.ts';
 import type { LogProofResult } from './tlog/log-proof.ts';
@@ -73,16 +73,30 @@ export function verifyAnswer(input: VerifyAnswerInput): AnswerVerification {
   const answer = (typeof checked === 'object' && checked !== null ? checked : {}) as Record<string, unknown>;
   const asked = input.domain ?? answer.domain;
   // A never-audited answer is proven by its absence proof only, never on the word of whoever sent it.
-  const absence = isNeverAudited(answer) && typeof asked === 'string' && input.absence ? checkAbsence(answer, asked, input.absence, input.keySet) : null;
+  const absence =
+    isNeverAudited(answer) && typeof asked === 'string' && input.absence ? checkAbsence(answer, asked, input.absence, input.keySet) : null;
   // Checked even for a never-audited answer: UNSIGNED says it is no verified record.
   const signature = verifyRecord(checked, input.keySet, { domain: input.domain, now: input.now });
   // A never-audited answer has no entry in the log: its absence proof decides.
   const log = input.log && absence === null ? verifyLogProof(checked, input.log.proof, { vkey: input.log.vkey }) : null;
-  return { code: verdictOf(signature, absence, log), answer, signature, absence, log, staleness: signature.staleness, build: absence?.valid ? absence.build : null };
+  return {
+    code: verdictOf(signature, absence, log),
+    answer,
+    signature,
+    absence,
+    log,
+    staleness: signature.staleness,
+    build: absence?.valid ? absence.build : null,
+  };
 }
 
 /** The absence step: the proof holds for the domain asked, under the key set, and of the issuer the answer names. */
-function checkAbsence(answer: Record<string, unknown>, domain: string, absence: { proof: unknown } | { unavailable: string }, keySet: unknown): AbsenceResult {
+function checkAbsence(
+  answer: Record<string, unknown>,
+  domain: string,
+  absence: { proof: unknown } | { unavailable: string },
+  keySet: unknown,
+): AbsenceResult {
   if ('unavailable' in absence) return { valid: false, code: 'NOT_ABSENT', message: absence.unavailable };
   const verdict = verifyAbsence(absence.proof, domain, keySet);
   return verdict.valid ? (otherIssuer(answer, absence.proof) ?? verdict) : verdict;
@@ -95,7 +109,11 @@ function checkAbsence(answer: Record<string, unknown>, domain: string, absence: 
 function otherIssuer(answer: Record<string, unknown>, proof: unknown): AbsenceResult | null {
   const built = (proof as { statement?: { issuer?: unknown } } | null)?.statement?.issuer;
   if (answer.issuer === undefined || answer.issuer === built) return null;
-  return { valid: false, code: 'NOT_ABSENT', message: `the answer names issuer ${String(answer.issuer)}, but the build proving the absence is ${String(built)}'s` };
+  return {
+    valid: false,
+    code: 'NOT_ABSENT',
+    message: `the answer names issuer ${String(answer.issuer)}, but the build proving the absence is ${String(built)}'s`,
+  };
 }
 
 /** The absence proof decides a never-audited answer; otherwise the signature, then the log proof. */

@@ -1,8 +1,8 @@
-import { canonicalBytes } from './canonical.ts';
 import { decodeBase64url } from './base64url.ts';
+import { canonicalBytes } from './canonical.ts';
 import { publicKeyProblem, signatureProblem } from './ed25519-encoding.ts';
-import { findKey, type KeySet } from './keyset.ts';
 import { MvrError, type VerifierErrorCode } from './errors.ts';
+import { findKey, type KeySet } from './keyset.ts';
 
 /** Why a record did not verify. Stable codes; a verifier in another language uses the same. */
 export type VerifyFailureCode = Extract<
@@ -15,9 +15,7 @@ export type VerifyFailureCode = Extract<
   | 'DOMAIN_MISMATCH' // verifies, but is the record of another domain than the one asked for
 >;
 
-export type VerifyResult =
-  | { valid: true; keyId: string }
-  | { valid: false; code: VerifyFailureCode; message: string; keyId?: string };
+export type VerifyResult = { valid: true; keyId: string } | { valid: false; code: VerifyFailureCode; message: string; keyId?: string };
 
 /** An Ed25519 verify primitive: node:crypto on the server, @noble/ed25519 in the portable verifier. */
 export type Ed25519Verify = (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array, kid: string) => boolean;
@@ -35,8 +33,10 @@ export function createEd25519Check(ed25519Verify: Ed25519Verify) {
     const keyProblem = publicKeyProblem(publicKey);
     if (keyProblem) return { code: 'UNKNOWN_KEY', message: `key "${kid}" is not a usable Ed25519 key: ${keyProblem}` };
     const signatureFault = signatureProblem(signature);
-    if (signatureFault) return { code: 'MALFORMED_SIGNATURE', message: `signature is not a canonical Ed25519 signature: ${signatureFault}` };
-    if (!ed25519Verify(signature, message, publicKey, kid)) return { code: 'BAD_SIGNATURE', message: 'signature does not match the record' };
+    if (signatureFault)
+      return { code: 'MALFORMED_SIGNATURE', message: `signature is not a canonical Ed25519 signature: ${signatureFault}` };
+    if (!ed25519Verify(signature, message, publicKey, kid))
+      return { code: 'BAD_SIGNATURE', message: 'signature does not match the record' };
     return null;
   };
 }

@@ -4,10 +4,10 @@
  * quorum of cosignatures.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { createEd25519Check } from './verify.ts';
 import { nobleEd25519Verify } from './ed25519.ts';
 import { parsePolicy as parsePolicyWith, type TlogPolicy } from './tlog/policy.ts';
 import { createWitnessedVerifier, type WitnessedOptions, type WitnessedResult } from './tlog/witnessed.ts';
+import { createEd25519Check } from './verify.ts';
 
 const checkEd25519 = createEd25519Check(nobleEd25519Verify);
 
@@ -32,9 +32,8 @@ export function parsePolicy(text: string, source?: string): TlogPolicy {
  *   const result = verifyWitnessedCheckpoint(checkpointNote, policy, { now: Date.now(), maxAgeMs: 36 * 3600_000 });
  *   if (result.valid) console.log('last witnessed', new Date(result.witnessedAt ?? 0));
  */
-export const verifyWitnessedCheckpoint: (note: string, policy: TlogPolicy, options: WitnessedOptions) => WitnessedResult = createWitnessedVerifier(
-  (signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'cosignature') === null,
-);
+export const verifyWitnessedCheckpoint: (note: string, policy: TlogPolicy, options: WitnessedOptions) => WitnessedResult =
+  createWitnessedVerifier((signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'cosignature') === null);
 
 export type { PolicyLog, PolicyWitness, QuorumRule, TlogPolicy } from './tlog/policy.ts';
 export type { Cosigner, WitnessedFailureCode, WitnessedOptions, WitnessedResult } from './tlog/witnessed.ts';

@@ -5,34 +5,35 @@
  * read the same bytes. A verifier of records needs only the main entry point (`verifyLogProof`).
  */
 export { decodeBase64, encodeBase64 } from './base64.ts';
-export { formatCheckpoint, parseCheckpoint, type Checkpoint } from './checkpoint.ts';
+export { type Checkpoint, formatCheckpoint, parseCheckpoint } from './checkpoint.ts';
 export { cosignatureKeyId, cosignatureLine, cosignedMessage, parseCosignature } from './cosignature.ts';
 export {
   consistencyProof,
   equalBytes,
   foldPerfect,
   inclusionProof,
+  type RangeHash,
   rangeHash,
+  type Sha256,
+  type TreeHasher,
   treeHasher,
   verifyConsistency,
   verifyInclusion,
-  type RangeHash,
-  type Sha256,
-  type TreeHasher,
 } from './merkle.ts';
 export {
   COSIGNATURE_ED25519,
+  type Ed25519VerifyRaw,
   formatVerifierKey,
   isKeyName,
   NoteError,
+  type NoteSignature,
+  type NoteVerifierKey,
   noteKeyId,
   openNote,
   parseNote,
   parseVerifierKey,
   signatureLine,
-  type Ed25519VerifyRaw,
-  type NoteSignature,
-  type NoteVerifierKey,
 } from './note.ts';
-export { quorumMet, type PolicyLog, type PolicyWitness, type QuorumRule, type TlogPolicy } from './policy.ts';
+export { type PolicyLog, type PolicyWitness, type QuorumRule, quorumMet, type TlogPolicy } from './policy.ts';
 export { formatTlogProof, parseTlogProof, TLOG_PROOF_HEADER, type TlogProof } from './proof-text.ts';
+export { STATEMENT_ENTRY_PREFIX, statementEntry } from './statement-entry.ts';

@@ -1,7 +1,7 @@
 import type { VerifierErrorCode } from '../errors.ts';
-import { parseCheckpoint, type Checkpoint } from './checkpoint.ts';
-import { treeHasher, verifyInclusion, type Sha256 } from './merkle.ts';
-import { type NoteError, openNote, parseVerifierKey, type Ed25519VerifyRaw, type NoteVerifierKey } from './note.ts';
+import { type Checkpoint, parseCheckpoint } from './checkpoint.ts';
+import { type Sha256, treeHasher, verifyInclusion } from './merkle.ts';
+import { type Ed25519VerifyRaw, type NoteError, type NoteVerifierKey, openNote, parseVerifierKey } from './note.ts';
 import { parseTlogProof } from './proof-text.ts';
 
 /** Bytes of the salt carried in a proof's `extra` line. */
@@ -44,19 +44,25 @@ export function createLogProofVerifier(sha256: Sha256, ed25519: Ed25519VerifyRaw
     } catch (error) {
       return { valid: false, code: 'MALFORMED_PROOF', message: (error as Error).message };
     }
-    if (!proof.extra || proof.extra.length !== SALT_SIZE) return { valid: false, code: 'MALFORMED_PROOF', message: `the extra line must carry the record's ${SALT_SIZE}-byte salt` };
+    if (!proof.extra || proof.extra.length !== SALT_SIZE)
+      return { valid: false, code: 'MALFORMED_PROOF', message: `the extra line must carry the record's ${SALT_SIZE}-byte salt` };
     let checkpoint: Checkpoint;
     try {
       checkpoint = parseCheckpoint(openNote(proof.checkpoint, [key], ed25519));
     } catch (error) {
       return { valid: false, code: 'CHECKPOINT_NOT_SIGNED', message: `checkpoint: ${(error as NoteError).message}` };
     }
-    if (checkpoint.origin !== origin) return { valid: false, code: 'LOG_ORIGIN_MISMATCH', message: `the checkpoint is of "${checkpoint.origin}", not "${origin}"` };
+    if (checkpoint.origin !== origin)
+      return { valid: false, code: 'LOG_ORIGIN_MISMATCH', message: `the checkpoint is of "${checkpoint.origin}", not "${origin}"` };
     const entry = new Uint8Array(SALT_SIZE + recordBytes.length);
     entry.set(proof.extra);
     entry.set(recordBytes, SALT_SIZE);
     if (!verifyInclusion(h, proof.index, checkpoint.size, h.leaf(sha256(entry)), proof.proof, checkpoint.root)) {
-      return { valid: false, code: 'NOT_INCLUDED', message: `the record with this salt is not entry ${proof.index} of the log at size ${checkpoint.size}` };
+      return {
+        valid: false,
+        code: 'NOT_INCLUDED',
+        message: `the record with this salt is not entry ${proof.index} of the log at size ${checkpoint.size}`,
+      };
     }
     return { valid: true, index: proof.index, checkpoint };
   };

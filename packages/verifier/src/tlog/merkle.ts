@@ -62,7 +62,14 @@ export function splitPoint(n: number): number {
  * Whether `proof` proves that `leafHash` is the leaf at `index` of the tree of `size` leaves
  * whose root is `root` (RFC 9162, 2.1.3.2). Sizes and indexes are safe integers.
  */
-export function verifyInclusion(h: TreeHasher, index: number, size: number, leafHash: Uint8Array, proof: Uint8Array[], root: Uint8Array): boolean {
+export function verifyInclusion(
+  h: TreeHasher,
+  index: number,
+  size: number,
+  leafHash: Uint8Array,
+  proof: Uint8Array[],
+  root: Uint8Array,
+): boolean {
   if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
   if (leafHash.length !== 32 || root.length !== 32 || proof.some((p) => p.length !== 32)) return false;
   let fn = index;
@@ -91,7 +98,14 @@ export function verifyInclusion(h: TreeHasher, index: number, size: number, leaf
  * Whether `proof` proves that the tree of `size2` leaves with root `root2` extends the tree of
  * `size1` leaves with root `root1`: the same first `size1` entries, unchanged (RFC 9162, 2.1.4.2).
  */
-export function verifyConsistency(h: TreeHasher, size1: number, size2: number, root1: Uint8Array, root2: Uint8Array, proof: Uint8Array[]): boolean {
+export function verifyConsistency(
+  h: TreeHasher,
+  size1: number,
+  size2: number,
+  root1: Uint8Array,
+  root2: Uint8Array,
+  proof: Uint8Array[],
+): boolean {
   if (!Number.isSafeInteger(size1) || !Number.isSafeInteger(size2) || size1 < 0 || size2 < size1) return false;
   // An empty older tree proves nothing (every tree extends it): refused, as the reference
   // implementation does; callers that start from an empty log know it without a proof.
@@ -160,7 +174,9 @@ export async function inclusionProof(mth: RangeHash, index: number, size: number
     const n = end - start;
     if (n === 1) return [];
     const k = splitPoint(n);
-    return m < k ? [...(await path(m, start, start + k)), await mth(start + k, end)] : [...(await path(m - k, start + k, end)), await mth(start, start + k)];
+    return m < k
+      ? [...(await path(m, start, start + k)), await mth(start + k, end)]
+      : [...(await path(m - k, start + k, end)), await mth(start, start + k)];
   };
   return path(index, 0, size);
 }
@@ -173,7 +189,9 @@ export async function consistencyProof(mth: RangeHash, size1: number, size2: num
     const n = end - start;
     if (m === n) return complete ? [] : [await mth(start, end)];
     const k = splitPoint(n);
-    return m <= k ? [...(await sub(m, start, start + k, complete)), await mth(start + k, end)] : [...(await sub(m - k, start + k, end, false)), await mth(start, start + k)];
+    return m <= k
+      ? [...(await sub(m, start, start + k, complete)), await mth(start + k, end)]
+      : [...(await sub(m - k, start + k, end, false)), await mth(start, start + k)];
   };
   return sub(size1, 0, size2, true);
 }

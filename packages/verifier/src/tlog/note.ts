@@ -81,7 +81,8 @@ export function parseTypedVerifierKey(sha256: Sha256, text: string): TypedVerifi
 /** Parses an Ed25519 verifier key, checking that its key ID is the one its name and key give. */
 export function parseVerifierKey(sha256: Sha256, text: string): NoteVerifierKey {
   const key = parseTypedVerifierKey(sha256, text);
-  if (key.type !== ED25519 || key.publicKey.length !== 32) throw new NoteError('the verifier key is not an Ed25519 key (type 0x01 and 32 bytes, in base64)');
+  if (key.type !== ED25519 || key.publicKey.length !== 32)
+    throw new NoteError('the verifier key is not an Ed25519 key (type 0x01 and 32 bytes, in base64)');
   return { name: key.name, id: key.id, publicKey: key.publicKey };
 }
 
@@ -90,15 +91,21 @@ export function parseNote(note: string): { text: string; signatures: NoteSignatu
   // No ASCII control characters but newline (the text is what was signed, byte for byte).
   if (/[\u0000-\u0009\u000b-\u001f]/.test(note)) throw new NoteError('a signed note has a control character');
   const split = note.lastIndexOf('\n\n');
-  if (split < 0 || !note.endsWith('\n')) throw new NoteError('a signed note is a text, a blank line, then signature lines, each ending in a newline');
+  if (split < 0 || !note.endsWith('\n'))
+    throw new NoteError('a signed note is a text, a blank line, then signature lines, each ending in a newline');
   const text = note.slice(0, split + 1);
   const lines = note.slice(split + 2, -1).split('\n');
   const signatures: NoteSignature[] = [];
   for (const line of lines) {
     const m = /^\u2014 (\S+) (\S+)$/u.exec(line);
     const bytes = m ? decodeBase64(m[2]!) : null;
-    if (!m || !bytes || bytes.length < 5 || !isKeyName(m[1]!)) throw new NoteError(`"${line}" is not a signature line (— <key name> <base64>)`);
-    signatures.push({ name: m[1]!, id: ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0, signature: bytes.slice(4) });
+    if (!m || !bytes || bytes.length < 5 || !isKeyName(m[1]!))
+      throw new NoteError(`"${line}" is not a signature line (— <key name> <base64>)`);
+    signatures.push({
+      name: m[1]!,
+      id: ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0,
+      signature: bytes.slice(4),
+    });
   }
   if (signatures.length === 0) throw new NoteError('a signed note has no signature');
   return { text, signatures };
@@ -125,10 +132,10 @@ export function openNote(note: string, keys: NoteVerifierKey[], verify: Ed25519V
   for (const s of signatures) {
     const key = keys.find((k) => k.name === s.name && k.id === s.id);
     if (!key) continue;
-    if (s.signature.length !== 64 || !verify(s.signature, message, key.publicKey)) throw new NoteError(`the signature by ${s.name} does not verify`);
+    if (s.signature.length !== 64 || !verify(s.signature, message, key.publicKey))
+      throw new NoteError(`the signature by ${s.name} does not verify`);
     verified++;
   }
   if (verified === 0) throw new NoteError(`not signed by ${keys.map((k) => `${k.name}+${hex8(k.id)}`).join(' or ')}`);
   return text;
 }
-

@@ -1,6 +1,6 @@
 import { PolicyError } from '../errors.ts';
 import type { Sha256 } from './merkle.ts';
-import { COSIGNATURE_ED25519, COSIGNATURE_ML_DSA_44, type NoteError, parseTypedVerifierKey, type NoteVerifierKey } from './note.ts';
+import { COSIGNATURE_ED25519, COSIGNATURE_ML_DSA_44, type NoteError, type NoteVerifierKey, parseTypedVerifierKey } from './note.ts';
 
 /**
  * C2SP transparency log policies (c2sp.org/tlog-policy): which logs are trusted, which
@@ -79,10 +79,14 @@ export function parsePolicy(sha256: Sha256, text: string, source = 'policy'): Tl
         const [name, vkeyText, url] = args as [string, string, string | undefined];
         defined(name, 'witness');
         const k = key(vkeyText, `witness ${name}`);
-        if (k.type === COSIGNATURE_ML_DSA_44) fail(`witness ${name} has an ML-DSA-44 key (type 0x06); this verifier checks Ed25519 cosignatures (type 0x04) only`);
-        if (k.type !== COSIGNATURE_ED25519 || k.publicKey.length !== 32) fail(`witness ${name}: a witness key must be an Ed25519 cosignature key (signature type 0x04)`);
-        if (witnesses.some((w) => sameBytes(w.vkey.publicKey, k.publicKey))) fail(`witness ${name}: a witness with this public key is already listed`);
-        if (url !== undefined && !/^https?:\/\/[^\s]+$/.test(url)) fail(`witness ${name}: the URL "${url}" is not an http(s) URL (the witness's submission prefix)`);
+        if (k.type === COSIGNATURE_ML_DSA_44)
+          fail(`witness ${name} has an ML-DSA-44 key (type 0x06); this verifier checks Ed25519 cosignatures (type 0x04) only`);
+        if (k.type !== COSIGNATURE_ED25519 || k.publicKey.length !== 32)
+          fail(`witness ${name}: a witness key must be an Ed25519 cosignature key (signature type 0x04)`);
+        if (witnesses.some((w) => sameBytes(w.vkey.publicKey, k.publicKey)))
+          fail(`witness ${name}: a witness with this public key is already listed`);
+        if (url !== undefined && !/^https?:\/\/[^\s]+$/.test(url))
+          fail(`witness ${name}: the URL "${url}" is not an http(s) URL (the witness's submission prefix)`);
         witnesses.push({ name, vkey: { name: k.name, id: k.id, publicKey: k.publicKey }, url: url ?? null });
         names.set(name, { name, witness: true });
         return;
@@ -97,14 +101,20 @@ export function parsePolicy(sha256: Sha256, text: string, source = 'policy'): Tl
           return names.get(m) ?? fail(`group ${name}: "${m}" is not a witness or group defined on an earlier line`);
         });
         const k = threshold === 'any' ? 1 : threshold === 'all' ? members.length : /^[0-9]+$/.test(threshold) ? Number(threshold) : NaN;
-        if (!(k >= 1 && k <= members.length)) fail(`group ${name}: the threshold "${threshold}" must be any, all, or a decimal k with 1 <= k <= ${members.length} (its members)`);
+        if (!(k >= 1 && k <= members.length))
+          fail(
+            `group ${name}: the threshold "${threshold}" must be any, all, or a decimal k with 1 <= k <= ${members.length} (its members)`,
+          );
         names.set(name, { name, witness: false, k, members });
         return;
       }
       case 'quorum': {
         if (args.length !== 1) fail('a quorum line is "quorum <name>" or "quorum none"');
         if (quorum !== undefined) fail('a second quorum line (a policy has exactly one)');
-        quorum = args[0] === 'none' ? null : (names.get(args[0]!) ?? fail(`quorum "${args[0]}" is not a witness or group defined on an earlier line`));
+        quorum =
+          args[0] === 'none'
+            ? null
+            : (names.get(args[0]!) ?? fail(`quorum "${args[0]}" is not a witness or group defined on an earlier line`));
         return;
       }
       default:

@@ -1,7 +1,7 @@
 import type { VerifierErrorCode } from '../errors.ts';
-import { parseCheckpoint, type Checkpoint } from './checkpoint.ts';
+import { type Checkpoint, parseCheckpoint } from './checkpoint.ts';
 import { cosignedMessage, parseCosignature } from './cosignature.ts';
-import { type NoteError, openNote, parseNote, type Ed25519VerifyRaw, type NoteVerifierKey } from './note.ts';
+import { type Ed25519VerifyRaw, type NoteError, type NoteVerifierKey, openNote, parseNote } from './note.ts';
 import { quorumMet, type TlogPolicy } from './policy.ts';
 
 /** Why a checkpoint does not hold under a policy. */
@@ -63,7 +63,8 @@ export function createWitnessedVerifier(ed25519: Ed25519VerifyRaw) {
     }
     // The log's key name is its origin (c2sp.org/tlog-policy): only those keys may sign it.
     const logs = [...policy.logs.map((l) => l.vkey), ...(options.logs ?? [])].filter((k) => k.name === checkpoint.origin);
-    if (logs.length === 0) return fail('LOG_ORIGIN_MISMATCH', `the checkpoint is of "${checkpoint.origin}", a log the policy does not list`);
+    if (logs.length === 0)
+      return fail('LOG_ORIGIN_MISMATCH', `the checkpoint is of "${checkpoint.origin}", a log the policy does not list`);
     try {
       openNote(note, logs, ed25519);
     } catch (error) {
@@ -79,13 +80,18 @@ export function createWitnessedVerifier(ed25519: Ed25519VerifyRaw) {
         return fail('BAD_COSIGNATURE', `the cosignature by witness ${w.name} (${s.name}) does not verify`);
       }
       const ms = Number(cosig.time) * 1000;
-      if (cosig.time * 1000n > BigInt(Math.floor(options.now + CLOCK_SKEW_MS))) ignored.push(`${w.name}'s is dated ${cosig.time}, more than a minute ahead of now`);
-      else if (options.maxAgeMs !== undefined && ms < options.now - options.maxAgeMs) ignored.push(`${w.name}'s is from ${new Date(ms).toISOString()}, older than the maximum age`);
+      if (cosig.time * 1000n > BigInt(Math.floor(options.now + CLOCK_SKEW_MS)))
+        ignored.push(`${w.name}'s is dated ${cosig.time}, more than a minute ahead of now`);
+      else if (options.maxAgeMs !== undefined && ms < options.now - options.maxAgeMs)
+        ignored.push(`${w.name}'s is from ${new Date(ms).toISOString()}, older than the maximum age`);
       else latest.set(w.name, Math.max(ms, latest.get(w.name) ?? 0));
     }
     if (!quorumMet(policy.quorum, new Set(latest.keys()))) {
       const counted = latest.size === 0 ? 'no valid, timely cosignature' : `only ${[...latest.keys()].join(', ')} cosigned`;
-      return fail('NOT_WITNESSED', `the quorum ${policy.quorum?.name} is not met: ${counted}${ignored.length > 0 ? `; ${ignored.join('; ')}` : ''}`);
+      return fail(
+        'NOT_WITNESSED',
+        `the quorum ${policy.quorum?.name} is not met: ${counted}${ignored.length > 0 ? `; ${ignored.join('; ')}` : ''}`,
+      );
     }
     const cosigners = [...latest].map(([witness, time]) => ({ witness, time }));
     return { valid: true, checkpoint, cosigners, witnessedAt: cosigners.length === 0 ? null : Math.max(...cosigners.map((c) => c.time)) };

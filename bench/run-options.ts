@@ -1,0 +1,32 @@
+/**
+ * `npm run bench`: the build beside the machine's raw Ed25519 capacity, and the gateway beside
+ * nginx serving the same signed files, all in one run so the ratios compare like with like.
+ * Options: --sizes 10000,100000,1000000  --gateway-records 100000  --seconds 10  --connections 64  --workers 1
+ *          --rounds 5 (the comparisons run this many times, interleaved; the table shows the median)
+ *          --hot 1000 (records in the hot set; as many never-audited domains are asked for)
+ *          --keep-caches (do not drop the kernel's caches before each build; see dropCaches())
+ */
+import { parseArgs } from 'node:util';
+
+export const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10000,100000,1000000' },
+    'gateway-records': { type: 'string', default: '100000' },
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '64' },
+    workers: { type: 'string', default: '1' },
+    'cache-mb': { type: 'string', default: '16' },
+    rounds: { type: 'string', default: '5' },
+    hot: { type: 'string', default: '1000' },
+    'keep-caches': { type: 'boolean', default: false },
+  },
+});
+export const seconds = Number(values.seconds),
+  connections = Number(values.connections),
+  workers = Number(values.workers);
+export const gatewayRecords = Number(values['gateway-records']);
+export const rounds = Number(values.rounds),
+  hotSetSize = Number(values.hot);
+export const sizes = values.sizes!.split(',').map(Number);
+if (!sizes.includes(gatewayRecords)) sizes.push(gatewayRecords);
+sizes.sort((a, b) => a - b);

@@ -1,0 +1,103 @@
+/** The table `npm run bench` prints: the builds, the gateway's scenarios and their ratios. */
+import type { BuildBenchRow } from './build.ts';
+import type { measureEd25519Capacity } from './ed25519-capacity.ts';
+import type { LoadResult, scrapeMetrics } from './gateway.ts';
+
+export const GATEWAY_HOT = 'gateway as shipped (access log on) with metrics on, hot records',
+  NEVER_AUDITED = 'gateway, never-audited domains',
+  BAD_KEY = 'gateway, bad API key (401)';
+export const FLOOR = 'bare node:http server, same bytes, no checks (floor)',
+  QUIET = 'gateway with --quiet (no access log), metrics off, hot records';
+
+export type BuildRow = BuildBenchRow & { rawBefore: number; rawAfter: number; ratio: number; syncSeconds: number };
+export type OriginDown = { status: number; code: string | null; afterMs: number } | null;
+
+/** Each scenario's median round, with the range of its rounds. */
+export function medianRounds(runs: Map<string, LoadResult[]>): LoadResult[] {
+  return [...runs.values()].map((list) => {
+    const sorted = [...list].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
+    const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
+    return { ...median, spread: [sorted[0]!.requestsPerSecond, sorted.at(-1)!.requestsPerSecond] as [number, number] };
+  });
+}
+
+/** Per round, a scenario's requests per second over its reference's in the same round. */
+export function pairedRatios(runs: Map<string, LoadResult[]>): Map<string, number[]> {
+  const paired = new Map<string, number[]>();
+  for (const [name, reference] of [
+    [GATEWAY_HOT, FLOOR],
+    [BAD_KEY, GATEWAY_HOT],
+    [NEVER_AUDITED, GATEWAY_HOT],
+    [QUIET, FLOOR],
+    [GATEWAY_HOT, QUIET],
+  ] as const) {
+    const referenceRounds = runs.get(reference)!;
+    paired.set(
+      `${name}, x ${reference === GATEWAY_HOT ? 'gateway hot' : reference === FLOOR ? 'floor' : 'the --quiet gateway'}`,
+      runs.get(name)!.map((r, i) => r.requestsPerSecond / referenceRounds[i]!.requestsPerSecond),
+    );
+  }
+  return paired;
+}
+
+export interface BenchFigures {
+  capacity: Awaited<ReturnType<typeof measureEd25519Capacity>>;
+  filesPerSecond: number;
+  builds: BuildRow[];
+  results: LoadResult[];
+  paired: Map<string, number[]>;
+  scrape: Awaited<ReturnType<typeof scrapeMetrics>> | null;
+  memory: { rssMb: number; peakMb: number };
+  originDown: OriginDown;
+}
+
+/** The run's settings the table names. */
+export interface BenchSettings {
+  connections: number;
+  seconds: number;
+  rounds: number;
+  hotCount: number;
+  gatewayRecords: number;
+  cacheMb: string;
+}
+
+export function reportLines(
+  { capacity, filesPerSecond, builds, results, paired, scrape, memory, originDown }: BenchFigures,
+  { connections, seconds, rounds, hotCount, gatewayRecords, cacheMb }: BenchSettings,
+): string[] {
+  const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+  const nginxHot = results.find((r) => r.name === 'nginx, hot records')!.requestsPerSecond;
+  const gatewayHot = results.find((r) => r.name === GATEWAY_HOT)!.requestsPerSecond;
+  const floor = results.find((r) => r.name === FLOOR)!.requestsPerSecond;
+  const spreadOf = (r: LoadResult) => (r.spread ? `${fmt(r.spread[0])}-${fmt(r.spread[1])}` : '1 run');
+  return [
+    `Raw Ed25519 (node:crypto, ${capacity.threads} threads): ${fmt(capacity.signPerSecond)} sign/s, ${fmt(capacity.verifyPerSecond)} verify/s, ${fmt(capacity.pairPerSecond)} sign+verify pairs/s`,
+    `File creation (one O_EXCL create + write per record, as the build does): ${fmt(filesPerSecond)} files/s`,
+    '',
+    `Builds: ${builds.every((b) => b.coldCaches) ? "the kernel's page, dentry and inode caches dropped before each (as on a fresh runner)" : builds.some((b) => b.coldCaches) ? 'caches dropped before some builds only' : "the kernel's caches as the runs before left them (not dropped: --keep-caches, or not root)"}`,
+    '',
+    '| build | seconds | records/s | raw pairs/s just before / after | x raw sign+verify (their mean) | x file creation | peak RSS MB | then written out (sync) s | of which the log s (share) | log MB | of which the domain map s (share) |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...builds.map(
+      (b) =>
+        `| ${fmt(b.audits)} | ${fmt(b.seconds, 1)} | ${fmt(b.recordsPerSecond)} | ${fmt(b.rawBefore)} / ${fmt(b.rawAfter)} | ${fmt(b.ratio, 2)} | ${fmt(b.recordsPerSecond / filesPerSecond, 2)} | ${fmt(b.peakRssMb)} | ${fmt(b.syncSeconds, 1)} | ${fmt(b.logSeconds, 1)} (${fmt((100 * b.logSeconds) / b.seconds)}%) | ${fmt(b.logBytes / 1e6, 1)} | ${fmt(b.mapSeconds, 2)} (${fmt((100 * b.mapSeconds) / b.seconds, 1)}%) |`,
+    ),
+    '',
+    `| gateway scenario (${connections} connections, ${seconds} s, median of ${rounds} rounds; hot set ${fmt(hotCount)} records) | req/s | rounds' range | p50 ms | p99 ms | non-2xx | x nginx hot | x floor | x gateway hot |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...results.map(
+      (r) =>
+        `| ${r.name} | ${fmt(r.requestsPerSecond)} | ${spreadOf(r)} | ${fmt(r.p50ms, 2)} | ${fmt(r.p99ms, 2)} | ${fmt(r.non2xx)} | ${fmt(r.requestsPerSecond / nginxHot, 2)} | ${fmt(r.requestsPerSecond / floor, 2)} | ${fmt(r.requestsPerSecond / gatewayHot, 2)} |`,
+    ),
+    '',
+    'Paired: each ratio taken within one round, then their median.',
+    ...[...paired].map(
+      ([name, ratios]) =>
+        `${name}, round by round: ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt([...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)]!, 2)})`,
+    ),
+    `Metrics of the shipped gateway after the rounds: ${scrape ? `${fmt(scrape.requests)} requests counted, a scrape of ${fmt(scrape.bytes)} bytes in ${fmt(scrape.ms, 1)} ms` : 'not scraped'}`,
+    '',
+    `Gateway memory after the run (${fmt(gatewayRecords)} records, cache ${cacheMb} MB): RSS ${memory.rssMb} MB, peak ${memory.peakMb} MB`,
+    `HTTP-origin gateway with its origin (nginx) stopped: ${originDown ? `${originDown.status} ${originDown.code ?? '(no code)'} after ${fmt(originDown.afterMs)} ms` : 'not checked'}`,
+  ];
+}

@@ -1,0 +1,84 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import type { ShardRun } from './changes.ts';
+
+// The build index read back in domain order, for the log's entries (builder/log.ts).
+
+/**
+ * The index's lines in domain order: each shard's run is in domain order already, so the runs
+ * are merged (a heap of one line a shard), read in small chunks: memory stays flat.
+ */
+export function* inDomainOrder(indexFile: string, runs: ShardRun[]): Generator<{ shard: string; domain: string }> {
+  const fd = openSync(indexFile, 'r');
+  try {
+    const heads: { line: { shard: string; domain: string }; rest: Generator<string> }[] = [];
+    for (const run of runs) {
+      const rest = linesOf(fd, run.start, run.end);
+      const first = rest.next();
+      if (!first.done) heads.push({ line: JSON.parse(first.value) as { shard: string; domain: string }, rest });
+    }
+    const heap = new MinHeap(heads, (a, b) => a.line.domain < b.line.domain);
+    while (heap.size > 0) {
+      const top = heap.peek();
+      yield top.line;
+      const next = top.rest.next();
+      if (next.done) heap.pop();
+      else {
+        top.line = JSON.parse(next.value) as { shard: string; domain: string };
+        heap.siftDown(0);
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function* linesOf(fd: number, start: number, end: number): Generator<string> {
+  const chunk = Buffer.alloc(16 * 1024);
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  for (let at = start; at < end; ) {
+    const n = readSync(fd, chunk, 0, Math.min(chunk.length, end - at), at);
+    if (n === 0) break;
+    at += n;
+    const lines = (rest + decoder.write(chunk.subarray(0, n))).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) if (line) yield line;
+  }
+  if (rest) yield rest;
+}
+
+class MinHeap<T> {
+  constructor(
+    private readonly items: T[],
+    private readonly less: (a: T, b: T) => boolean,
+  ) {
+    for (let i = Math.floor(items.length / 2) - 1; i >= 0; i--) this.siftDown(i);
+  }
+  get size(): number {
+    return this.items.length;
+  }
+  peek(): T {
+    return this.items[0]!;
+  }
+  pop(): void {
+    const last = this.items.pop()!;
+    if (this.items.length > 0) {
+      this.items[0] = last;
+      this.siftDown(0);
+    }
+  }
+  siftDown(i: number): void {
+    const a = this.items;
+    for (;;) {
+      const l = 2 * i + 1,
+        r = l + 1;
+      let m = i;
+      if (l < a.length && this.less(a[l]!, a[m]!)) m = l;
+      if (r < a.length && this.less(a[r]!, a[m]!)) m = r;
+      if (m === i) return;
+      [a[i], a[m]] = [a[m]!, a[i]!];
+      i = m;
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import type { AnswerVerification } from '@merchant-verify/verifier';
+import { exitCodeOf } from '../core/errors.ts';
+
+// How `mvr verify` shows a verification: the JSON members, the text lines, the exit code.
+
+/** What `mvr verify` prints and exits with. */
+export interface Outcome {
+  json: Record<string, unknown>;
+  text: string;
+  exitCode: number;
+}
+
+/** The verification as `mvr verify` prints it, and its exit code from the verdict. */
+export function present(verification: AnswerVerification, source: string): Outcome {
+  const { answer: r, signature: result, absence, log } = verification;
+  // The absence proof decides a never-audited answer (NEVER_AUDITED when it holds, never 0);
+  // otherwise the signature, then a valid record that --log cannot find in the log fails with the log's code.
+  const exitCode = verification.code === null ? 0 : exitCodeOf(verification.code);
+  const s = result.staleness;
+  const json = {
+    domain: r.domain ?? null,
+    valid: result.valid,
+    code: result.valid ? null : result.code,
+    message: result.valid ? null : result.message,
+    key_id: result.keyId ?? null,
+    status: r.status ?? null,
+    tier: r.tier ?? null,
+    score: r.score ?? null,
+    staleness: s,
+    source,
+    ...(absence
+      ? {
+          absence: absence.valid
+            ? { valid: true, build: absence.build, issued_at: absence.issuedAt, key_id: absence.keyId }
+            : { valid: false, code: absence.code, message: absence.message },
+        }
+      : {}),
+    ...(log
+      ? {
+          log: log.valid
+            ? { valid: true, index: log.index, tree_size: log.checkpoint.size, origin: log.checkpoint.origin }
+            : { valid: false, code: log.code, message: log.message },
+        }
+      : {}),
+  };
+  const day = (t: string | null) => (t ? t.slice(0, 10) : '-');
+  const audited =
+    s.state === 'never_audited'
+      ? 'never audited'
+      : `${day(s.lastAuditedAt)} (${s.ageDays} day${s.ageDays === 1 ? '' : 's'} ago); next audit ${day(s.nextAuditAt)}${s.state === 'overdue' ? ` (overdue by ${s.overdueDays} days)` : ''}`;
+  const signature = result.valid
+    ? `valid (key ${result.keyId})`
+    : result.code === 'UNSIGNED'
+      ? 'none: the record is unsigned, so it is NOT verified (UNSIGNED)'
+      : `INVALID: ${result.code} (${result.message})`;
+  const text = [
+    String(r.domain ?? '(no domain)'),
+    `  status     ${String(r.status ?? '-')}${r.tier ? `, tier ${String(r.tier)}` : ''}, score ${r.score === null || r.score === undefined ? 'none' : `${String(r.score)}/100`}`,
+    `  audited    ${audited}`,
+    `  signature  ${signature}`,
+    ...(absence
+      ? [
+          `  absence    ${absence.valid ? `never audited in build ${absence.build} (issued ${absence.issuedAt}), proof valid (key ${absence.keyId})` : `NOT PROVEN: ${absence.code} (${absence.message})`}`,
+        ]
+      : []),
+    ...(log
+      ? [
+          `  log        ${log.valid ? `included: entry ${log.index} of ${log.checkpoint.size} in ${log.checkpoint.origin}` : `NOT PROVEN: ${log.code} (${log.message})`}`,
+        ]
+      : []),
+    '',
+  ].join('\n');
+  return { json, text, exitCode };
+}
