@@ -93,17 +93,26 @@ export async function assertPortsFree(ports: number[]): Promise<void> {
 /**
  * Starts `mvr serve` in its own process and waits for /healthz. With `logFile`, as shipped: the
  * access log on, written to that file (as to a file or journald in production); without, `--quiet`.
- * `nodeArgs` go to node itself (`--perf-basic-prof` to profile it with perf).
+ * `nodeArgs` go to node itself (`--perf-basic-prof` to profile it with perf); `bin` is another
+ * checkout's `bin/mvr.js` (an earlier version, measured beside this one).
  */
 export async function startGatewayProcess(
   args: string[],
   port: number,
-  opts: { logFile?: string; nodeArgs?: string[] } = {},
+  opts: { logFile?: string; nodeArgs?: string[]; bin?: string } = {},
 ): Promise<ChildProcess> {
   const stdout = opts.logFile ? openSync(opts.logFile, 'w') : 'ignore';
   const child = spawn(
     process.execPath,
-    [...(opts.nodeArgs ?? []), join(ROOT, 'bin/mvr.js'), 'serve', ...(opts.logFile ? [] : ['--quiet']), '--port', String(port), ...args],
+    [
+      ...(opts.nodeArgs ?? []),
+      opts.bin ?? join(ROOT, 'bin/mvr.js'),
+      'serve',
+      ...(opts.logFile ? [] : ['--quiet']),
+      '--port',
+      String(port),
+      ...args,
+    ],
     { stdio: ['ignore', stdout, 'inherit'] },
   );
   if (typeof stdout === 'number') closeSync(stdout);

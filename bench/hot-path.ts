@@ -5,7 +5,8 @@
  * never-audited domains, then the gateway with `--quiet` and no metrics. See docs/benchmarks.md.
  *
  * Usage: npm run bench:hot-path -- --records 10000 --rounds 3 --seconds 5 [--perf-basic-prof]
- * (--perf-basic-prof starts the shipped gateway with node's flag of that name, for `perf record -p PID`.)
+ * (--perf-basic-prof starts the shipped gateway with node's flag of that name, for `perf record -p PID`;
+ * --before DIR adds, in every round, the shipped gateway of another checkout, built, such as the commit before a change.)
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '64' },
     hot: { type: 'string', default: '1000' },
     'perf-basic-prof': { type: 'boolean', default: false },
+    before: { type: 'string' },
   },
 });
 const run = promisify(execFile);
@@ -58,7 +60,7 @@ const scripts = {
   never: await pathsScript(OUT, 'hp-never', verify(hot.map((_, i) => `never-audited-${i}.example`)), `Bearer ${key}`),
   badKey: await pathsScript(OUT, 'hp-badkey', verify(hot), 'Bearer mvr_0000000000_notavalidkeynotavalidkeynotavalidkeynotavali'),
 };
-const ports = { floor: 18911, h3: 18912, shipped: 18913, quiet: 18914, metrics: 18915 };
+const ports = { floor: 18911, h3: 18912, shipped: 18913, quiet: 18914, metrics: 18915, before: 18916, beforeMetrics: 18917 };
 await assertPortsFree(Object.values(ports));
 const gatewayArgs = [
   ...['--records', join(work, 'records'), '--public', join(work, 'public'), '--api-keys', join(work, 'api-keys.json')],
@@ -82,6 +84,13 @@ try {
   children.push(shipped);
   const quiet = await startGatewayProcess(gatewayArgs, ports.quiet);
   children.push(quiet);
+  const before = values.before
+    ? await startGatewayProcess([...gatewayArgs, '--metrics-port', String(ports.beforeMetrics)], ports.before, {
+        logFile: join(OUT, 'hot-path-before-access.log'),
+        bin: join(resolve(values.before), 'bin/mvr.js'),
+      })
+    : null;
+  if (before) children.push(before);
   log(`shipped gateway pid ${shipped.pid}, load average ${(await run('cat', ['/proc/loadavg'])).stdout.trim()}`);
   const url = (port: number) => `http://127.0.0.1:${port}`;
   const names = {
@@ -91,6 +100,7 @@ try {
     badKey: 'gateway as shipped, bad API key (401)',
     never: 'gateway as shipped, never-audited domains',
     quiet: 'gateway --quiet, no metrics, hot records',
+    before: `gateway as shipped, hot records, before (${values.before})`,
   };
   const scenarios: CpuScenario[] = [
     { name: names.floor, pid: floor.pid!, url: url(ports.floor), script: scripts.hot, answered2xx: true },
@@ -100,6 +110,8 @@ try {
     { name: names.never, pid: shipped.pid!, url: url(ports.shipped), script: scripts.never, answered2xx: true },
     { name: names.quiet, pid: quiet.pid!, url: url(ports.quiet), script: scripts.hot, answered2xx: true },
   ];
+  if (before)
+    scenarios.splice(2, 0, { name: names.before, pid: before.pid!, url: url(ports.before), script: scripts.hot, answered2xx: true });
   const pairs: Pair[] = [
     [names.shipped, names.floor],
     [names.quiet, names.floor],
@@ -107,6 +119,7 @@ try {
     [names.badKey, names.shipped],
     [names.never, names.shipped],
   ];
+  if (before) pairs.push([names.before, names.floor], [names.shipped, names.before]);
   const { medians, paired } = await cpuRounds(scenarios, pairs, {
     rounds: Number(values.rounds),
     seconds: Number(values.seconds),
