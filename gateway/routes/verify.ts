@@ -1,6 +1,6 @@
 import { defineEventHandler, type H3Event } from 'h3';
 import type { ServedRecord } from '../../service/records.ts';
-import { conditionalAnswer, sendAnswer } from '../answer.ts';
+import { type ConditionalAnswers, conditionalAnswers, pickConditional, sendAnswer } from '../answer.ts';
 import { cacheHeaders } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';
 import { domainLookup } from '../query.ts';
@@ -17,8 +17,13 @@ export function verifyRoute(services: GatewayServices) {
   });
 }
 
+const RECORD_HEADERS = Object.freeze({ 'content-type': 'application/json', ...cacheHeaders('/v1/verify') });
+/** Each record's answers, made at its first request and kept as long as the record is (a cached record's, as long as the cache keeps it). */
+const answersOf = new WeakMap<ServedRecord, ConditionalAnswers>();
+
 /** A record answer: JSON, the record endpoint's cache headers, its entity tag, 304 on a match. */
-export function sendRecord(event: H3Event, record: ServedRecord): Promise<void> {
-  const headers = { 'content-type': 'application/json', ...cacheHeaders('/v1/verify') };
-  return sendAnswer(event, conditionalAnswer(event, headers, record.etag, record.bytes));
+export function sendRecord(event: H3Event, record: ServedRecord): void {
+  let answers = answersOf.get(record);
+  if (!answers) answersOf.set(record, (answers = conditionalAnswers(RECORD_HEADERS, record.etag, record.bytes)));
+  sendAnswer(event, pickConditional(event, answers));
 }
