@@ -36,12 +36,18 @@ export interface CpuResult extends LoadResult {
   cpuSpread?: [number, number];
 }
 
-/** One scenario: a short warm-up, then `seconds` of wrk with the server's CPU read before and after. */
-export async function measureCpu(s: CpuScenario, seconds: number, connections: number): Promise<CpuResult> {
+/**
+ * One scenario: a short warm-up, then `seconds` of wrk with the server's CPU read before and after,
+ * less what the process spends idle in that time (`idle`, CPU seconds a second: its timers). On a
+ * busy machine a server starved of the cores answers fewer requests in the same seconds, and its
+ * idle work would otherwise be spread over fewer of them.
+ */
+export async function measureCpu(s: CpuScenario, seconds: number, connections: number, idle = 0): Promise<CpuResult> {
   await wrk(s.url, s.script, 1, connections);
   const before = cpuSecondsOf(s.pid);
+  const started = performance.now();
   const load = await wrk(s.url, s.script, seconds, connections);
-  const cpu = cpuSecondsOf(s.pid) - before;
+  const cpu = cpuSecondsOf(s.pid) - before - (idle * (performance.now() - started)) / 1000;
   if (s.answered2xx && load.non2xx > 0) throw new Error(`${s.name}: ${load.non2xx} answers were not 2xx or 3xx`);
   if (!load.requests) throw new Error(`${s.name}: wrk saw no request answered`);
   return { name: s.name, ...load, cpuUs: (cpu * 1e6) / load.requests };
@@ -61,9 +67,13 @@ export async function cpuRounds(
   opts: { rounds: number; seconds: number; connections: number; log?: (line: string) => void },
 ): Promise<{ medians: CpuResult[]; paired: Map<string, number[]> }> {
   const runs = new Map<string, CpuResult[]>(scenarios.map((s) => [s.name, []]));
+  // Every scenario once first, so that no round measures a server's code being compiled.
+  for (const s of scenarios) await wrk(s.url, s.script, opts.seconds, opts.connections);
+  const idle = await idleRates([...new Set(scenarios.map((s) => s.pid))], 3);
+  opts.log?.(`idle CPU, ms a second: ${[...idle].map(([pid, rate]) => `${pid} ${(rate * 1000).toFixed(1)}`).join(', ')}`);
   for (let round = 1; round <= opts.rounds; round++) {
     for (const s of scenarios) {
-      const r = await measureCpu(s, opts.seconds, opts.connections);
+      const r = await measureCpu(s, opts.seconds, opts.connections, idle.get(s.pid));
       opts.log?.(`round ${round}: ${s.name}: ${r.cpuUs.toFixed(1)} us a request, ${Math.round(r.requestsPerSecond)} req/s`);
       runs.get(s.name)!.push(r);
     }
@@ -86,6 +96,13 @@ export async function cpuRounds(
     };
   });
   return { medians, paired };
+}
+
+/** CPU seconds a second each process spends with no request to answer, over the same `seconds`. */
+export async function idleRates(pids: number[], seconds: number): Promise<Map<number, number>> {
+  const before = pids.map(cpuSecondsOf);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  return new Map(pids.map((pid, i) => [pid, Math.max(0, cpuSecondsOf(pid) - before[i]!) / seconds]));
 }
 
 export function median<T>(sorted: T[]): T {
