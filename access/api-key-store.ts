@@ -163,16 +163,25 @@ export class ApiKeyStore {
    * {@link check}, but a well-formed key whose id the snapshot does not hold first makes the store
    * read the keys again, so a key works on the request right after `mvr apikey create`. Callers
    * arriving while that read runs share it; after it, none is made for {@link UNKNOWN_ID_RECHECK_MS}.
+   * A key decided from the snapshot is decided in the same turn: the id, or the refusal thrown;
+   * only a key waiting for that read gets a promise.
    */
-  async authenticate(header: string | undefined): Promise<string> {
+  authenticate(header: string | undefined): string | Promise<string> {
     try {
       return this.check(header);
     } catch (error) {
       if (error !== REFUSED.invalidKey) throw error;
       const id = KEY_FORMAT.exec(tokenOf(header))?.[1];
-      if (id === undefined || this.byId.has(id) || !(await this.recheck())) throw error;
-      return this.check(header);
+      if (id === undefined || this.byId.has(id)) throw error;
+      // Under the cooldown with no read running, recheck() would answer false: refused now.
+      if (!this.rechecking && this.now() - this.recheckedAt < UNKNOWN_ID_RECHECK_MS) throw error;
+      return this.checkAfterRecheck(header, error);
     }
+  }
+
+  private async checkAfterRecheck(header: string | undefined, refusal: unknown): Promise<string> {
+    if (!(await this.recheck())) throw refusal;
+    return this.check(header);
   }
 
   /** Reads the keys again for an unknown id, or joins the read running; false when the last one started under the cooldown ago. */

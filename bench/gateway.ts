@@ -16,6 +16,8 @@ export interface LoadResult {
   p50ms: number;
   p99ms: number;
   non2xx: number;
+  /** Requests wrk saw answered in the run. */
+  requests?: number;
   /** Lowest and highest requests per second over the rounds, when the scenario ran several. */
   spread?: [number, number];
 }
@@ -26,7 +28,8 @@ export async function wrk(url: string, script: string, seconds: number, connecti
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
   const pct = (p: string) => toMs(new RegExp(`\\s${p}%\\s+([\\d.]+\\w+)`).exec(stdout)?.[1] ?? 'NaN');
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
-  return { requestsPerSecond: rps, p50ms: pct('50'), p99ms: pct('99'), non2xx };
+  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1]);
+  return { requestsPerSecond: rps, p50ms: pct('50'), p99ms: pct('99'), non2xx, requests };
 }
 
 function toMs(text: string): number {
@@ -90,12 +93,26 @@ export async function assertPortsFree(ports: number[]): Promise<void> {
 /**
  * Starts `mvr serve` in its own process and waits for /healthz. With `logFile`, as shipped: the
  * access log on, written to that file (as to a file or journald in production); without, `--quiet`.
+ * `nodeArgs` go to node itself (`--perf-basic-prof` to profile it with perf); `bin` is another
+ * checkout's `bin/mvr.js` (an earlier version, measured beside this one).
  */
-export async function startGatewayProcess(args: string[], port: number, opts: { logFile?: string } = {}): Promise<ChildProcess> {
+export async function startGatewayProcess(
+  args: string[],
+  port: number,
+  opts: { logFile?: string; nodeArgs?: string[]; bin?: string } = {},
+): Promise<ChildProcess> {
   const stdout = opts.logFile ? openSync(opts.logFile, 'w') : 'ignore';
   const child = spawn(
     process.execPath,
-    [join(ROOT, 'bin/mvr.js'), 'serve', ...(opts.logFile ? [] : ['--quiet']), '--port', String(port), ...args],
+    [
+      ...(opts.nodeArgs ?? []),
+      opts.bin ?? join(ROOT, 'bin/mvr.js'),
+      'serve',
+      ...(opts.logFile ? [] : ['--quiet']),
+      '--port',
+      String(port),
+      ...args,
+    ],
     { stdio: ['ignore', stdout, 'inherit'] },
   );
   if (typeof stdout === 'number') closeSync(stdout);

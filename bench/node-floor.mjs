@@ -1,6 +1,6 @@
 // The floor of any Node.js server on this machine: a bare node:http server that answers every
-// request with one record's bytes and the same headers, written on the next turn as the gateway
-// writes, with no checks at all. The benchmark runs it beside the gateway so the cost of the
+// request with one record's bytes and the same headers, written on the next turn (as the gateway
+// wrote until decision 0052; kept so that figures compare across runs), with no checks at all. The benchmark runs it beside the gateway so the cost of the
 // checks can be read off, and so can the distance from nginx that Node.js itself accounts for.
 
 import { readFileSync } from 'node:fs';

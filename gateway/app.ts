@@ -70,7 +70,7 @@ export function createGatewayApp(services: GatewayServices): App {
   for (const route of routes(services)) {
     router.add(
       route.path,
-      defineEventHandler(async (event) => {
+      defineEventHandler((event) => {
         try {
           // Exact paths only: the router alone would also take `/v1/verify/` and percent-encoded spellings.
           const path = pathOf(event);
@@ -78,12 +78,12 @@ export function createGatewayApp(services: GatewayServices): App {
           if (!matches) throw new NotFoundError(path);
           event.context.route = route.path;
           if (!route.methods.includes(event.method as Method)) throw new MethodNotAllowedError(event.method, route.methods);
-          return await route.handler(event);
+          // Not awaited: a route that answers in the same turn (a record in memory) is not made to wait one.
+          const answered = route.handler(event);
+          if (answered instanceof Promise) return answered.catch((error: unknown) => answerRouteError(event, error, services));
+          return answered;
         } catch (error) {
-          // Answered here rather than thrown on through h3's error path (a wrapped error, and
-          // onError): a refusal (401, 429, 400) then costs about what an answer does.
-          if (!isMvrError(error)) throw error;
-          return answerError(event, error, services);
+          return answerRouteError(event, error, services);
         }
       }),
     );
@@ -91,6 +91,16 @@ export function createGatewayApp(services: GatewayServices): App {
   app.use(router);
   app.use(defineEventHandler((event) => answerError(event, new NotFoundError(pathOf(event)), services)));
   return app;
+}
+
+/**
+ * What a route met: the gateway's own errors answered there rather than thrown on through h3's
+ * error path (a wrapped error, and onError), so a refusal (401, 429, 400) costs about what an
+ * answer does; anything else goes on to onError.
+ */
+function answerRouteError(event: H3Event, error: unknown, services: GatewayServices): Promise<void> | void {
+  if (!isMvrError(error)) throw error;
+  return answerError(event, error, services);
 }
 
 /**
@@ -126,7 +136,8 @@ function answerError(event: H3Event, error: unknown, services: GatewayServices):
 export function gatewayListener(app: App): (req: IncomingMessage, res: ServerResponse) => void {
   const listener = toNodeListener(app);
   return (req, res) => {
-    const authority = /^https?:\/\/[^/?#]*/i.exec(req.url ?? '');
+    // Most targets are in origin form (a leading "/"): the pattern is tried only on the others.
+    const authority = req.url?.startsWith('/') ? null : /^https?:\/\/[^/?#]*/i.exec(req.url ?? '');
     if (authority) req.url = req.url!.slice(authority[0].length).replace(/^(?!\/)/, '/');
     void listener(req, res);
   };

@@ -1,7 +1,13 @@
-import { getRequestHeader, type H3Event, setResponseHeaders } from 'h3';
-import { rateLimitHeaders } from '../access/rate-limit.ts';
+import type { H3Event } from 'h3';
+import { type RateDecision, rateLimitField, rateLimitPolicyField } from '../access/rate-limit.ts';
 import { RateLimitedError, UnauthorizedError } from '../core/errors.ts';
 import type { GatewayServices } from './context.ts';
+
+/*
+ * Each step answers in the same turn when it can (a key from the snapshot, a local quota) and
+ * gives a promise only when it must wait (a re-read of the keys, a quota shared through Redis),
+ * so a request that waits for nothing is answered without a turn of the event loop.
+ */
 
 /**
  * The gate in front of every key-gated route: a valid Bearer key (else 401 UNAUTHORIZED), then
@@ -9,41 +15,69 @@ import type { GatewayServices } from './context.ts';
  * address, so a flood of them turns into 429s and cannot use up what keyed callers need; keyed
  * callers are counted per key id, and their answers carry the RateLimit fields. Returns the key id.
  */
-export async function requireApiKey(event: H3Event, services: GatewayServices): Promise<string> {
-  const keyId = await authenticate(event, services);
-  await chargeQuota(event, services, keyId, 1);
-  return keyId;
+export function requireApiKey(event: H3Event, services: GatewayServices): string | Promise<string> {
+  const keyId = authenticate(event, services);
+  if (typeof keyId !== 'string') return keyId.then((id) => chargedThen(chargeQuota(event, services, id, 1), id));
+  return chargedThen(chargeQuota(event, services, keyId, 1), keyId);
+}
+
+function chargedThen(charged: void | Promise<void>, keyId: string): string | Promise<string> {
+  return charged instanceof Promise ? charged.then(() => keyId) : keyId;
 }
 
 /** The key check alone (401, and the per-address quota for requests without a valid key); returns the key id. */
-export async function authenticate(event: H3Event, services: GatewayServices): Promise<string> {
-  let keyId: string;
+export function authenticate(event: H3Event, services: GatewayServices): string | Promise<string> {
+  let keyId: string | Promise<string>;
   try {
-    keyId = await services.apiKeys.authenticate(getRequestHeader(event, 'authorization'));
+    // node:http keeps the first of repeated Authorization fields; the edge refuses a repeat (edge.ts).
+    keyId = services.apiKeys.authenticate(event.node.req.headers.authorization);
   } catch (error) {
-    const perAddress = services.limits.perAddress;
-    if (error instanceof UnauthorizedError && perAddress) {
-      const decision = await perAddress.take(event.node.req.socket.remoteAddress ?? 'unknown');
-      if (!decision.allowed)
-        throw new RateLimitedError('too many requests without a valid API key from this address', decision.resetSeconds);
-    }
-    throw error;
+    return refused(event, services, error);
   }
+  if (typeof keyId !== 'string')
+    return keyId.then(
+      (id) => noted(event, id),
+      (error: unknown) => refused(event, services, error),
+    );
+  return noted(event, keyId);
+}
+
+function noted(event: H3Event, keyId: string): string {
   event.context.keyId = keyId;
   return keyId;
 }
 
+/** A request without a valid key: counted against its address's quota (429 past it), else refused as it was. */
+function refused(event: H3Event, services: GatewayServices, error: unknown): never | Promise<never> {
+  const perAddress = services.limits.perAddress;
+  if (!(error instanceof UnauthorizedError) || !perAddress) throw error;
+  const decision = perAddress.take(event.node.req.socket.remoteAddress ?? 'unknown');
+  if (decision instanceof Promise) return decision.then((d) => refuse(d, error));
+  return refuse(decision, error);
+}
+
+function refuse(decision: RateDecision, error: UnauthorizedError): never {
+  if (!decision.allowed) throw new RateLimitedError('too many requests without a valid API key from this address', decision.resetSeconds);
+  throw error;
+}
+
 /** Counts `count` requests against the key's quota (a batch counts each domain), setting the RateLimit fields; 429 past it. */
-export async function chargeQuota(event: H3Event, services: GatewayServices, keyId: string, count: number): Promise<void> {
+export function chargeQuota(event: H3Event, services: GatewayServices, keyId: string, count: number): void | Promise<void> {
   const perKey = services.limits.perKey;
-  if (perKey) {
-    const decision = await perKey.take(keyId, count);
-    setResponseHeaders(event, rateLimitHeaders(decision));
-    if (!decision.allowed) {
-      throw new RateLimitedError(
-        `API key ${keyId} is over its quota of ${decision.policy.quota} requests per ${decision.policy.windowSeconds} s`,
-        decision.resetSeconds,
-      );
-    }
+  if (!perKey) return;
+  const decision = perKey.take(keyId, count);
+  if (decision instanceof Promise) return decision.then((d) => applyQuota(event, keyId, d));
+  applyQuota(event, keyId, decision);
+}
+
+function applyQuota(event: H3Event, keyId: string, decision: RateDecision): void {
+  const res = event.node.res;
+  res.setHeader('ratelimit-policy', rateLimitPolicyField(decision.policy));
+  res.setHeader('ratelimit', rateLimitField(decision));
+  if (!decision.allowed) {
+    throw new RateLimitedError(
+      `API key ${keyId} is over its quota of ${decision.policy.quota} requests per ${decision.policy.windowSeconds} s`,
+      decision.resetSeconds,
+    );
   }
 }

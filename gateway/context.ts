@@ -9,6 +9,21 @@ import type { GatewayMetrics } from './metrics.ts';
 /** One structured log line (JSON). Never carries an API key or key material. */
 export type LogLine = Record<string, unknown> & { level: 'info' | 'warn' | 'error'; msg: string };
 
+/** One answered request as its access line says it; every request makes one of this one shape. */
+export interface AccessLine {
+  method: string;
+  /** The path as sent, without the query. */
+  path: string;
+  status: number;
+  /** Milliseconds, rounded to the microsecond. */
+  durationMs: number;
+  keyId: string | null;
+  /** The normalized domain asked about, when there is one. */
+  domain: string | undefined;
+  /** The error's code, when the answer is a problem document. */
+  code: string | undefined;
+}
+
 /** What the gateway's routes use, made once at start-up and passed to {@link createGatewayApp}. */
 export interface GatewayServices {
   issuer: string;
@@ -24,6 +39,8 @@ export interface GatewayServices {
   log: (line: LogLine) => void;
   /** One log line per request (off with `--quiet`; errors and warnings are logged regardless). */
   accessLog: boolean;
+  /** Where access lines go: {@link GatewayOptions.logRequest}, or `log` given each as a log line. */
+  logRequest: (line: AccessLine) => void;
   /** Prometheus metrics; null when off (the default). */
   metrics: GatewayMetrics | null;
   /** Whether the connection to Redis is ready; null without Redis. */
@@ -68,6 +85,11 @@ export interface GatewayOptions {
   log: (line: LogLine) => void;
   /** One log line per request; default true. */
   accessLog?: boolean;
+  /**
+   * Where access lines go, when not to `log`: `mvr serve` hands them to its JSON log, which writes
+   * each as text without turning it into a log line object first (`JsonLog.request` in `gateway/json-log.ts`).
+   */
+  logRequest?: (line: AccessLine) => void;
   /**
    * Prometheus metrics, off when absent: served by this process on their own listener, or (a
    * process of `--workers`) handed to the cluster's primary, which serves every process's together.

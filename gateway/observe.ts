@@ -1,5 +1,6 @@
+import type { ServerResponse } from 'node:http';
 import type { H3Event } from 'h3';
-import type { GatewayServices } from './context.ts';
+import type { AccessLine, GatewayServices } from './context.ts';
 import { pathOf } from './query.ts';
 
 /**
@@ -8,36 +9,34 @@ import { pathOf } from './query.ts';
  * off, so a request then pays for neither.
  */
 export function requestObserver(services: GatewayServices): ((event: H3Event) => void) | null {
-  const { accessLog, metrics } = services;
-  if (!accessLog && !metrics) return null;
+  const { metrics } = services;
+  const logRequest = services.accessLog ? services.logRequest : null;
+  if (!logRequest && !metrics) return null;
   return (event) => {
     const started = performance.now();
-    const res = event.node.res;
-    res.once('finish', () => {
+    // `on`, not `once`: 'finish' comes once, and once() wraps the listener in another function per request.
+    event.node.res.on('finish', function (this: ServerResponse) {
       const ms = performance.now() - started;
       const note = event.context;
-      if (accessLog) logRequest(services, event.method, pathOf(event), res.statusCode, ms, note);
-      metrics?.request(note.route ?? 'unmatched', event.method, res.statusCode, note.errorCode, ms / 1000);
+      if (logRequest) logRequest(accessLine(event.method, pathOf(event), this.statusCode, ms, note));
+      metrics?.request(note.route ?? 'unmatched', event.method, this.statusCode, note.errorCode, ms / 1000);
     });
   };
 }
 
 /**
- * One JSON line per request: method, path (without the query), status, duration, key id, the
+ * One request's access line: method, path (without the query), status, duration, key id, the
  * normalized domain and the error code when there are. Never the key, never the query's other
  * members: only what the routes noted on purpose is written.
  */
-function logRequest(services: GatewayServices, method: string, path: string, status: number, ms: number, note: H3Event['context']): void {
-  const line: Record<string, unknown> = {
-    level: 'info',
-    msg: 'request',
+function accessLine(method: string, path: string, status: number, ms: number, note: H3Event['context']): AccessLine {
+  return {
     method,
     path,
     status,
-    duration_ms: Math.round(ms * 1000) / 1000,
-    key_id: note.keyId ?? null,
+    durationMs: Math.round(ms * 1000) / 1000,
+    keyId: note.keyId ?? null,
+    domain: note.domain || undefined,
+    code: note.errorCode || undefined,
   };
-  if (note.domain) line.domain = note.domain;
-  if (note.errorCode) line.code = note.errorCode;
-  services.log(line as { level: 'info'; msg: string });
 }

@@ -38,13 +38,24 @@ export function queryParameter(query: URLSearchParams, name: string, required = 
   return found[0];
 }
 
+/** What a lookup of one domain asks: the normalized domain, and the build when one is named. */
+export interface DomainLookup {
+  domain: string;
+  build: string | undefined;
+}
+
 /**
  * How every lookup of one domain starts (`/v1/verify`, `/v1/absence`, `/v1/proof`): the key first
  * (401 before 400), then exactly one `domain`, normalized and noted for the access log, and an
- * optional `build`.
+ * optional `build`. In the same turn unless the key check has to wait (see `auth.ts`).
  */
-export async function domainLookup(event: H3Event, services: GatewayServices): Promise<{ domain: string; build: string | undefined }> {
-  await requireApiKey(event, services);
+export function domainLookup(event: H3Event, services: GatewayServices): DomainLookup | Promise<DomainLookup> {
+  const keyId = requireApiKey(event, services);
+  if (typeof keyId !== 'string') return keyId.then(() => lookupOf(event));
+  return lookupOf(event);
+}
+
+function lookupOf(event: H3Event): DomainLookup {
   const query = queryOf(event);
   const domain = domainParameter(query);
   event.context.domain = domain;

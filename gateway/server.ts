@@ -59,6 +59,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   // `keepAliveMs` ended it, and the shutdown with it.
   let closing = false;
   const unanswered = new Set<ServerResponse>();
+  // One listener for every answer (`this` is the answer), not a closure made per request.
+  function answered(this: ServerResponse) {
+    unanswered.delete(this);
+  }
   const server = createServer(
     {
       headersTimeout: timeouts.headersMs,
@@ -70,7 +74,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       if (closing) res.setHeader('connection', 'close');
       else {
         unanswered.add(res);
-        res.once('close', () => unanswered.delete(res));
+        res.on('close', answered);
       }
       listener(req, res);
     },

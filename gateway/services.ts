@@ -5,6 +5,7 @@ import { SharedWindowLimiter } from '../access/rate-limit-shared.ts';
 import { openRedis, redactUrl } from '../access/redis.ts';
 import { openRecordsStack, type RecordsStack, type RecordsStackOptions } from '../service/records-stack.ts';
 import type { GatewayOptions, GatewayServices } from './context.ts';
+import { accessLogLine } from './json-log.ts';
 import { GatewayMetrics } from './metrics.ts';
 
 type Redis = ReturnType<typeof openRedis>;
@@ -38,6 +39,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     apiKeys,
     log: opts.log,
     accessLog: opts.accessLog ?? true,
+    logRequest: opts.logRequest ?? ((line) => opts.log(accessLogLine(line))),
     metrics,
     redisUp: redis ? () => redis.isReady : null,
     limits: quotas(opts, redis),

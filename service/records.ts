@@ -56,6 +56,12 @@ export class RecordsService {
   private failures = 0;
   /** The (live build, key set) pair the cache holds for, and its name for in-flight loads. */
   private generation = '-';
+  /** Its two parts as last seen, compared on every lookup (without making the name). */
+  private storeGeneration = '';
+  private keysGeneration = -1;
+  /** Never-audited records made in the current second (see {@link neverAudited}). */
+  private neverAuditedKept = new Map<string, ServedRecord>();
+  private neverAuditedSecond = Number.NaN;
   /** The service's clock (epoch ms). */
   readonly now: () => number;
   /** The key set records are checked against: the one the store publishes with its live build. */
@@ -88,14 +94,20 @@ export class RecordsService {
   /**
    * The record to serve for a normalized domain (see `normalizeDomain`). `now` is when the
    * question is answered: a never-audited record is issued at the start of that second, so every
-   * answer about one unknown domain within a second is the same bytes and entity tag.
+   * answer about one unknown domain within a second is the same bytes and entity tag. A verified
+   * record in memory and a never-audited one are answered in the same turn, without a promise;
+   * only a read from the store is awaited, and every failure is a rejected promise.
    */
-  async recordFor(domain: string, now = this.now()): Promise<ServedRecord> {
-    this.syncGeneration();
-    const hit = this.cache.get(domain);
-    if (hit) return hit;
-    if (!hasRecord(await this.buildMap(), domain)) return this.neverAudited(domain, now);
-    return this.storedRecord(domain);
+  recordFor(domain: string, now = this.now()): ServedRecord | Promise<ServedRecord> {
+    try {
+      this.syncGeneration();
+      const hit = this.cache.get(domain);
+      if (hit) return hit;
+      if (!hasRecord(this.builds.served(), domain)) return this.neverAudited(domain, now);
+      return this.storedRecord(domain);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The proof that a normalized domain has no record in the live build (HAS_RECORD when it has one). */
@@ -195,9 +207,12 @@ export class RecordsService {
 
   /** Verified records and the map hold for one (live build, key set) pair only. */
   private syncGeneration(): void {
-    const generation = this.generationNow();
-    if (generation === this.generation) return;
-    this.generation = generation;
+    const store = this.store.generation();
+    const keys = this.keys.generation();
+    if (store === this.storeGeneration && keys === this.keysGeneration) return;
+    this.storeGeneration = store;
+    this.keysGeneration = keys;
+    this.generation = this.generationNow();
     this.cache.clear();
   }
 
@@ -207,9 +222,25 @@ export class RecordsService {
    * build's signed map (`absenceFor`), which needs no private key on the gateway.
    */
   neverAudited(domain: string, now: number): ServedRecord {
-    const { issuer, schemaUrl } = this.options;
-    const record = unverifiedRecord(domain, { issuer, schemaUrl, issuedAt: formatTimestamp(Math.floor(now / 1000) * 1000) });
-    const bytes = Buffer.from(canonicalRecordText(record));
-    return { bytes, etag: strongEtag(bytes), audited: false };
+    // Made once per domain and second (the bytes depend on nothing else): a flood of questions
+    // about unknown domains then costs what hot records do. Bounded: a flood of distinct ones
+    // empties the map rather than grow it.
+    const second = Math.floor(now / 1000);
+    if (second !== this.neverAuditedSecond || this.neverAuditedKept.size >= NEVER_AUDITED_KEPT) {
+      this.neverAuditedKept.clear();
+      this.neverAuditedSecond = second;
+    }
+    let served = this.neverAuditedKept.get(domain);
+    if (!served) {
+      const { issuer, schemaUrl } = this.options;
+      const record = unverifiedRecord(domain, { issuer, schemaUrl, issuedAt: formatTimestamp(second * 1000) });
+      const bytes = Buffer.from(canonicalRecordText(record));
+      served = { bytes, etag: strongEtag(bytes), audited: false };
+      this.neverAuditedKept.set(domain, served);
+    }
+    return served;
   }
 }
+
+/** Never-audited records kept for the current second at most. */
+const NEVER_AUDITED_KEPT = 10_000;

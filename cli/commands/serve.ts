@@ -79,6 +79,7 @@ export async function gatewayOptions(
     refreshMs: 250,
     log: log.log,
     accessLog: !args.quiet,
+    logRequest: log.request,
     metrics: config.metricsPort === undefined ? undefined : { listen: { host: config.metricsHost, port: config.metricsPort } },
     rateLimitPerMinute: config.rateLimit,
     unauthenticatedPerMinute: config.unauthRateLimit,

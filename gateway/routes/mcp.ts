@@ -84,14 +84,14 @@ async function readJsonBody(event: H3Event): Promise<unknown> {
   try {
     return JSON.parse(body.toString('utf8'));
   } catch {
-    await rpcError(event, 400, -32700, 'Parse error: the body is not JSON');
+    rpcError(event, 400, -32700, 'Parse error: the body is not JSON');
     return undefined;
   }
 }
 
-function rpcError(event: H3Event, status: number, code: number, message: string): Promise<void> {
+function rpcError(event: H3Event, status: number, code: number, message: string): void {
   const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
-  return sendAnswer(event, { status, headers: { 'content-type': 'application/json', ...cacheHeaders('/mcp') }, body });
+  sendAnswer(event, { status, headers: { 'content-type': 'application/json', ...cacheHeaders('/mcp') }, body });
 }
 
 /** The gateway's public base URL: the issuer's https origin, or the Host the request came to for local use. */

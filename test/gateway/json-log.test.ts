@@ -7,7 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openJsonLog } from '../../gateway/json-log.ts';
+import type { AccessLine } from '../../gateway/context.ts';
+import { accessLogLine, openJsonLog } from '../../gateway/json-log.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -50,5 +51,44 @@ describe('openJsonLog', () => {
     const ns = linesOf(file).map((l) => l.n);
     expect(ns).toHaveLength(20_000);
     expect(ns.every((n, i) => n === i)).toBe(true);
+  });
+
+  it('writes an access line as the same text that logging it as a line object writes, in the order logged', async () => {
+    const file = join(dir, 'access.log');
+    const log = openJsonLog(openSync(file, 'w'));
+    const lines: AccessLine[] = [
+      { method: 'GET', path: '/v1/verify', status: 200, durationMs: 0.123, keyId: 'abc123def4', domain: 'acme.example', code: undefined },
+      { method: 'HEAD', path: '/v1/"odd"\\path\u00e9', status: 401, durationMs: 12, keyId: null, domain: undefined, code: 'UNAUTHORIZED' },
+      { method: 'POST', path: '/mcp', status: 200, durationMs: 1.5, keyId: 'k', domain: '', code: '' },
+    ];
+    for (const line of lines) {
+      log.request(line);
+      log.log(accessLogLine(line));
+    }
+    await log.close();
+    const written = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
+    const withoutTime = (l: string) => l.replace(/,"time":"[^"]+"/, '');
+    expect(written).toHaveLength(6);
+    for (let i = 0; i < 6; i += 2) expect(withoutTime(written[i]!)).toBe(withoutTime(written[i + 1]!));
+    expect(JSON.parse(written[2]!)).toMatchObject({
+      level: 'info',
+      msg: 'request',
+      path: '/v1/"odd"\\pathé',
+      key_id: null,
+      code: 'UNAUTHORIZED',
+    });
+    expect(Object.keys(JSON.parse(written[0]!))).toEqual([
+      'level',
+      'time',
+      'msg',
+      'method',
+      'path',
+      'status',
+      'duration_ms',
+      'key_id',
+      'domain',
+    ]);
   });
 });
