@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
 import { z } from 'zod';
-import { FUTURE_TOLERANCE_MS } from '../core/audit.ts';
 import { ConfigError } from '../core/errors.ts';
+import { FUTURE_TOLERANCE_MS } from '../core/future-tolerance.ts';
 import { defaultSchemaUrl } from '../core/record.ts';
 import { type StoreSettings, storeSettingsFromEnv } from '../storage/url.ts';
 import { OPTIONS } from './options.ts';

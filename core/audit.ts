@@ -2,6 +2,7 @@ import { parseTimestamp } from '@merchant-verify/verifier/issuer';
 import { z } from 'zod';
 import { normalizeDomain } from './domain.ts';
 import { type AuditProblem, MvrError } from './errors.ts';
+import { FUTURE_TOLERANCE_MS } from './future-tolerance.ts';
 
 const percent = z.number().min(0).max(100);
 const fraction = z.number().min(0).max(1);
@@ -51,13 +52,6 @@ export const auditSchema = z
 export type AuditInput = z.input<typeof auditSchema>;
 /** A validated audit with its domain normalized. */
 export type Audit = z.output<typeof auditSchema>;
-
-/**
- * How far an audit's dates, or `--now`, may run ahead of the clock they are checked against: two
- * machines' clocks disagree by seconds, never by minutes. Anything later is a mistake (a typo'd
- * year, a clock set wrong) that would otherwise be signed as freshness.
- */
-export const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
 
 /** The audit's dates that are later than the build's `issued_at` (plus {@link FUTURE_TOLERANCE_MS}), each a problem naming its member. */
 export function futureDateProblems(audit: Pick<Audit, 'first_seen' | 'last_audited_at'>, source: string, issuedAt: string): AuditProblem[] {
