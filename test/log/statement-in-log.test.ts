@@ -4,7 +4,7 @@
  * (`statement_proof`) against the build's checkpoint, live and kept, which `verifyAbsence` checks
  * with the log's key. A build made before statements were logged answers without one.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { verifyAbsence } from '@merchant-verify/verifier';
 import { type AbsenceProof, statementText } from '@merchant-verify/verifier/issuer';
@@ -16,6 +16,7 @@ import { unbundle } from '../../core/tlog/appender.ts';
 import { generateLogKeyText, parseLogKey } from '../../keyring/log-key.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
+import { expectProblem } from '../support/gateway-expect.ts';
 import { gatewayOver, logDir, loggedProject, NOV, vkeyFile } from '../support/logged-project.ts';
 import { copyProject, ISSUER, type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
 
@@ -135,5 +136,20 @@ describe('the build statement in the log', () => {
     // The live build, made with its statement logged, still proves it.
     expect(withLog((await old.request(`/v1/absence?domain=${UNAUDITED}`)).json)).toMatchObject({ valid: true });
     await old.close();
+  });
+
+  it('a statement the tiles cannot prove is 503 UNAVAILABLE, never an answer without its proof, and is back once they are', async () => {
+    const q = await copyProject(p);
+    const fresh = await gatewayOver(q);
+    const tile = join(logDir(q), 'tile/0/000.p/68');
+    const saved = await readFile(tile);
+    await rm(tile);
+    try {
+      expectProblem(await fresh.request(`/v1/absence?domain=${UNAUDITED}`), 503, 'UNAVAILABLE');
+    } finally {
+      await writeFile(tile, saved);
+    }
+    expect(withLog((await fresh.request(`/v1/absence?domain=${UNAUDITED}`)).json)).toMatchObject({ valid: true });
+    await fresh.close();
   });
 });
