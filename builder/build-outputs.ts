@@ -99,8 +99,11 @@ export async function writeManifest(
     by_tier: records.byTier,
     key_id: inputs.key?.kid ?? null,
     key_ids_published: inputs.keySet.keys.map((k) => k.kid),
-    // Where this build's records are in the log: entries [from, to) of the log named origin.
-    log: logStep && inputs.log ? { origin: inputs.log.origin, from: logStep.summary.from, to: logStep.summary.to } : null,
+    // Where this build is in the log: entries [from, to) of the log named origin, its statement the last.
+    log:
+      logStep && inputs.log
+        ? { origin: inputs.log.origin, from: logStep.summary.from, to: logStep.summary.to, statement: logStep.summary.statement }
+        : null,
   });
   await writeFile(join(stagingDir, MANIFEST_FILE), manifest);
 }

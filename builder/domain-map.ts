@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { type BuildStatement, buildStatement, canonicalJson, DomainMap } from '@merchant-verify/verifier/issuer';
+import { type BuildStatement, buildStatement, DomainMap, statementText } from '@merchant-verify/verifier/issuer';
 import { hasher } from '../core/hash.ts';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
 import { type SigningKey, signRecordChecked } from '../core/signing.ts';
@@ -53,6 +53,6 @@ export async function writeDomainMap(
   const unsigned = buildStatement({ issuer: o.issuer, build: o.build, issuedAt: o.issuedAt, map: map.head() });
   const statement = o.key ? signRecordChecked(unsigned, o.key).record : unsigned;
   await writeFile(join(buildDir, DOMAIN_MAP_FILE), leaves);
-  await writeFile(join(buildDir, BUILD_STATEMENT_FILE), `${canonicalJson(statement)}\n`);
+  await writeFile(join(buildDir, BUILD_STATEMENT_FILE), statementText(statement));
   return { map, statement };
 }

@@ -2,11 +2,18 @@ import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync 
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { type Checkpoint, encodeBase64, equalBytes, formatCheckpoint, parseCheckpoint } from '@merchant-verify/verifier/tlog';
+import {
+  type Checkpoint,
+  encodeBase64,
+  equalBytes,
+  formatCheckpoint,
+  parseCheckpoint,
+  statementEntry,
+} from '@merchant-verify/verifier/tlog';
 import { LogInconsistentError } from '../core/errors.ts';
 import { writeAtomic } from '../core/files.ts';
 import { hasher, sha256 } from '../core/hash.ts';
-import { BUILD_CHECKPOINT_FILE, INDEX_FILE, LOG_CHECKPOINT, LOG_DIR, SHARD_LOG_FILE } from '../core/layout.ts';
+import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, INDEX_FILE, LOG_CHECKPOINT, LOG_DIR, SHARD_LOG_FILE } from '../core/layout.ts';
 import { emptyEdge, type LogEdge, loadEdge, TileAppender } from '../core/tlog/appender.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { type LogKey, openNoteWith, saltOf, signNote } from '../keyring/log-key.ts';
@@ -21,6 +28,8 @@ export interface LogSummary {
   /** Log size before and after this build. */
   from: number;
   to: number;
+  /** The index of the build statement's entry, the last of this build's (`to - 1`). */
+  statement: number;
   tiles: number;
   bytes: number;
   durationMs: number;
@@ -66,7 +75,10 @@ export async function openPublishedLog(publicDir: string, key: LogKey, origin: s
 
 /**
  * Appends every record of a staged build to the published log (opened by {@link openPublishedLog}
- * under the build's lock), in domain order: entry `SHA-256(salt || record bytes)`. Only the log's
+ * under the build's lock), in domain order: entry `SHA-256(salt || record bytes)`; then the build
+ * statement (`statementEntry` of the statement file's bytes), so the checkpoint the build
+ * publishes ends with it. The statement is written before (it signs the domain map, not the
+ * checkpoint), so nothing here refers to itself. Only the log's
  * right edge and one index line a shard are held in memory. The new tree must prove consistent
  * with the old checkpoint, or the build fails with LOG_INCONSISTENT and the log is left as it was.
  * The new checkpoint goes into the build (its proofs are against it) and is published by
@@ -112,6 +124,8 @@ export async function appendBuildToLog(opts: {
     } finally {
       shardLogs.close();
     }
+    const statement = appender.size;
+    appender.append(statementEntry(sha256, readFileSync(join(opts.buildDir, BUILD_STATEMENT_FILE))));
     appender.finish();
 
     const tree = new TileTree(hasher, appender.size, fetch);
@@ -126,6 +140,7 @@ export async function appendBuildToLog(opts: {
         origin: opts.origin,
         from: previous?.size ?? 0,
         to: appender.size,
+        statement,
         tiles: appender.written.length,
         bytes: appender.bytesWritten,
         durationMs: performance.now() - started,

@@ -76,8 +76,9 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
     const neverAudited = answer === undefined || (isNeverAudited(answer) && typeof asked === 'string');
     const absence = neverAudited ? await absenceOf(asked as string) : undefined;
     const keySet = await keySetFor(absence && 'proof' in absence ? (absence.proof as { statement?: unknown } | null)?.statement : answer);
-    // A never-audited answer has no entry in the log: its absence proof decides, as without --log.
-    const log = args.log && !neverAudited ? await readLog(str, baseUrl, apiKey, asked) : undefined;
+    // A never-audited answer has no entry in the log: its absence proof decides, and with --log its
+    // build statement must be in the log (its statement_proof, checked with the log's key).
+    const log = !args.log ? undefined : neverAudited ? await readLogKey(str, baseUrl) : await readLog(str, baseUrl, apiKey, asked);
     const verification = verifyLogKey(log?.source, () => verifyAnswer({ answer, keySet, domain, absence, log }));
     // Record and proof from the gateway are two requests: a build that went live between them
     // gives the new record's proof. Both are looked up once more before saying NOT_INCLUDED.
@@ -130,9 +131,14 @@ async function readLog(
       );
     proof = answer.bytes.toString('utf8');
   }
-  const vkeySource = str('log-key') ?? (baseUrl ? new URL(LOG_VKEY_PATH, baseUrl).href : undefined);
-  if (!vkeySource) throw new ConfigError("--log needs --log-key FILE_OR_URL (the log's verifier key), or --base-url");
-  return { proof, vkey: (await readFileOrUrl(vkeySource)).toString('utf8'), source: vkeySource };
+  return { proof, ...(await readLogKey(str, baseUrl)) };
+}
+
+/** `--log-key`, or the gateway's: the log's verifier key, and where it was read. */
+async function readLogKey(str: (k: string) => string | undefined, baseUrl: string | undefined): Promise<{ vkey: string; source: string }> {
+  const source = str('log-key') ?? (baseUrl ? new URL(LOG_VKEY_PATH, baseUrl).href : undefined);
+  if (!source) throw new ConfigError("--log needs --log-key FILE_OR_URL (the log's verifier key), or --base-url");
+  return { vkey: (await readFileOrUrl(source)).toString('utf8'), source };
 }
 
 /** The record from the gateway; any answer but 200 is a fetch failure naming the gateway's problem code. */

@@ -1,4 +1,5 @@
 import type { AnswerVerification } from '@merchant-verify/verifier';
+import type { Checkpoint } from '@merchant-verify/verifier/tlog';
 import { exitCodeOf } from '../core/errors.ts';
 
 // How `mvr verify` shows a verification: the JSON members, the text lines, the exit code.
@@ -31,15 +32,20 @@ export function present(verification: AnswerVerification, source: string): Outco
     ...(absence
       ? {
           absence: absence.valid
-            ? { valid: true, build: absence.build, issued_at: absence.issuedAt, key_id: absence.keyId }
+            ? {
+                valid: true,
+                build: absence.build,
+                issued_at: absence.issuedAt,
+                key_id: absence.keyId,
+                // With --log: where the build's statement is in the log.
+                ...(absence.statementLog ? { log: logJson(absence.statementLog) } : {}),
+              }
             : { valid: false, code: absence.code, message: absence.message },
         }
       : {}),
     ...(log
       ? {
-          log: log.valid
-            ? { valid: true, index: log.index, tree_size: log.checkpoint.size, origin: log.checkpoint.origin }
-            : { valid: false, code: log.code, message: log.message },
+          log: log.valid ? logJson(log) : { valid: false, code: log.code, message: log.message },
         }
       : {}),
   };
@@ -60,15 +66,21 @@ export function present(verification: AnswerVerification, source: string): Outco
     `  signature  ${signature}`,
     ...(absence
       ? [
-          `  absence    ${absence.valid ? `never audited in build ${absence.build} (issued ${absence.issuedAt}), proof valid (key ${absence.keyId})` : `NOT PROVEN: ${absence.code} (${absence.message})`}`,
+          `  absence    ${absence.valid ? `never audited in build ${absence.build} (issued ${absence.issuedAt}), proof valid (key ${absence.keyId})${absence.statementLog ? `; statement in the log: ${entryText(absence.statementLog)}` : ''}` : `NOT PROVEN: ${absence.code} (${absence.message})`}`,
         ]
       : []),
-    ...(log
-      ? [
-          `  log        ${log.valid ? `included: entry ${log.index} of ${log.checkpoint.size} in ${log.checkpoint.origin}` : `NOT PROVEN: ${log.code} (${log.message})`}`,
-        ]
-      : []),
+    ...(log ? [`  log        ${log.valid ? `included: ${entryText(log)}` : `NOT PROVEN: ${log.code} (${log.message})`}`] : []),
     '',
   ].join('\n');
   return { json, text, exitCode };
+}
+
+/** An entry proven in the log, as the JSON gives it. */
+function logJson(entry: { index: number; checkpoint: Checkpoint }) {
+  return { valid: true, index: entry.index, tree_size: entry.checkpoint.size, origin: entry.checkpoint.origin };
+}
+
+/** An entry proven in the log, as the text says it. */
+function entryText(entry: { index: number; checkpoint: Checkpoint }): string {
+  return `entry ${entry.index} of ${entry.checkpoint.size} in ${entry.checkpoint.origin}`;
 }

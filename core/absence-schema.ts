@@ -1,4 +1,5 @@
 import { type AbsenceProof, type BuildStatement, STATEMENT_SCHEMA_SUFFIX } from '@merchant-verify/verifier/issuer';
+import { TLOG_PROOF_HEADER } from '@merchant-verify/verifier/tlog';
 import { z } from 'zod';
 import type { SameShape } from './same-shape.ts';
 
@@ -47,9 +48,16 @@ export const absenceProofSchema = z
     statement: buildStatementSchema,
     left: neighbour,
     right: neighbour,
+    statement_proof: z
+      .string()
+      .startsWith(`${TLOG_PROOF_HEADER}\n`)
+      .optional()
+      .describe(
+        "The build statement's entry in the transparency log: a C2SP tlog-proof (no extra line) of SHA-256(\"merchant-verify build statement v1\\n\" || the statement file's bytes, which are the RFC 8785 canonical JSON of statement and a newline) against the checkpoint the build signed, the one its records' log proofs are against. Absent for a build made before statements were logged or without a log key, and from a gateway that reads an https:// origin.",
+      ),
   })
   .describe(
-    'Holds when the statement verifies against the key set; domain_hash is SHA-256 of the domain; left.leaf < domain_hash < right.leaf; each path proves its leaf at its index under domain_map.root and size; and right.index = left.index + 1 (no left: right.index 0; no right: left.index = size - 1; neither: size 0). Verify with `verifyAbsence` of @merchant-verify/verifier.',
+    "Holds when the statement verifies against the key set; domain_hash is SHA-256 of the domain; left.leaf < domain_hash < right.leaf; each path proves its leaf at its index under domain_map.root and size; and right.index = left.index + 1 (no left: right.index 0; no right: left.index = size - 1; neither: size 0). With the log's verifier key, statement_proof must also prove the statement in the log. Verify with `verifyAbsence` of @merchant-verify/verifier.",
   );
 
 true satisfies SameShape<z.infer<typeof absenceProofSchema>, AbsenceProof>;

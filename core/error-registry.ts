@@ -58,6 +58,8 @@ export const ERROR_REGISTRY = {
   MALFORMED_ABSENCE_PROOF: { status: null, title: 'Malformed absence proof', exit: 16 },
   STATEMENT_NOT_SIGNED: { status: null, title: 'Build statement not signed', exit: 16 },
   NOT_ABSENT: { status: null, title: 'Absence not proven', exit: 16 },
+  // With the log's key (`mvr verify --log`): the absence proof's build statement is not proven in the log, as NOT_INCLUDED is for a record.
+  STATEMENT_NOT_LOGGED: { status: null, title: 'Build statement not proven in the log', exit: 13 },
   // Witnesses (c2sp.org/tlog-witness, tlog-cosignature, tlog-policy): a policy file, a checkpoint's cosignatures, a witness's answer.
   INVALID_POLICY: { status: null, title: 'Invalid witness policy', exit: 2 },
   BAD_COSIGNATURE: { status: null, title: 'Cosignature does not verify', exit: 17 },

@@ -22,9 +22,18 @@ export const manifestSchema = z
     key_id: z.string().min(1).nullable().describe('The key that signed the records; null for an unsigned build'),
     key_ids_published: z.array(z.string().min(1)),
     log: z
-      .strictObject({ origin: z.string().min(1), from: count, to: count })
+      .strictObject({
+        origin: z.string().min(1),
+        from: count,
+        to: count,
+        statement: count
+          .optional()
+          .describe("The build statement's entry, the last (to - 1); absent in builds made before statements were logged"),
+      })
       .nullable()
-      .describe("The build's records are entries [from, to) of the log named origin; null when not logged"),
+      .describe(
+        "The build's entries are [from, to) of the log named origin: its records in domain order, then its statement; null when not logged",
+      ),
   })
   .meta({ title: 'Build manifest' });
 

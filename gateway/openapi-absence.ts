@@ -9,7 +9,7 @@ export function absencePaths(): Record<string, unknown> {
         tags: ['records'],
         summary: 'The proof that a domain has no record in the live build (never audited), or in a kept build',
         description:
-          "The build's signed statement and the two leaves of its domain map around the domain's hash. One quota unit. A domain with a record is 404 HAS_RECORD.",
+          "The build's signed statement and the two leaves of its domain map around the domain's hash, and (statement_proof) the statement's entry in the transparency log against the build's checkpoint. One quota unit. A domain with a record is 404 HAS_RECORD.",
         parameters: [
           domainParameter,
           {
@@ -24,7 +24,7 @@ export function absencePaths(): Record<string, unknown> {
         responses: {
           ...ok('/v1/absence', 'The proof.', 'AbsenceProof', { conditional: true }),
           ...notModified('/v1/absence'),
-          ...problems(['INVALID_DOMAIN', 'INVALID_REQUEST', ...GATED, 'HAS_RECORD', 'BUILD_NOT_FOUND', 'STORE_UNAVAILABLE']),
+          ...problems(['INVALID_DOMAIN', 'INVALID_REQUEST', ...GATED, 'HAS_RECORD', 'BUILD_NOT_FOUND', 'STORE_UNAVAILABLE', 'UNAVAILABLE']),
         },
       },
     },

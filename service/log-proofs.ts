@@ -1,7 +1,9 @@
-import { decodeBase64, formatTlogProof, parseCheckpoint, parseNote, verifyInclusion } from '@merchant-verify/verifier/tlog';
+import { type AbsenceProof, statementText } from '@merchant-verify/verifier/issuer';
+import { decodeBase64, formatTlogProof, parseCheckpoint, parseNote, statementEntry, verifyInclusion } from '@merchant-verify/verifier/tlog';
 import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import { BUILD_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
+import { parseManifest } from '../core/manifest-schema.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import type { Store } from '../storage/store.ts';
 import { hasRecord } from './build-maps.ts';
@@ -18,6 +20,9 @@ export interface ProvenRecord {
 /** Shard entry lists kept in memory (each a few thousand lines at 1M records). */
 const SHARDS_KEPT = 64;
 
+/** Statement proofs kept in memory: one a build, the same for every domain absent from it. */
+const STATEMENT_PROOFS_KEPT = 16;
+
 /**
  * Inclusion proofs of live records in the transparency log (`GET /v1/proof`, MCP), and the log's
  * public files (`/log/...`), from the store the records service reads (a store that keeps no log
@@ -28,6 +33,7 @@ const SHARDS_KEPT = 64;
  */
 export class LogProofs {
   private readonly shards = new Map<string, Promise<Map<string, { index: number; salt: string }>>>();
+  private readonly statementProofs = new Map<string, Promise<string | null>>();
 
   /** The store the records service reads. */
   private readonly store: Store;
@@ -74,21 +80,81 @@ export class LogProofs {
     if (!entry || checkpoint === null) throw new NotInLogError(`build ${build} was made without a log key: its records are not in the log`);
     const salt = decodeBase64(entry.salt);
     const { size, root } = parseCheckpoint(parseNote(checkpoint).text);
-    let proof: Uint8Array[];
-    try {
-      proof = await new TileTree(hasher, size, async (_tile, tilePath) => {
-        const bytes = await this.store.logFile(tilePath);
-        if (!bytes) throw new Error(`no ${tilePath}`);
-        return bytes;
-      }).inclusion(entry.index);
-    } catch (error) {
-      throw new RecordUnavailableError(`the log tiles for ${domain} cannot be read: ${(error as Error).message}`, { cause: error });
-    }
+    const proof = await this.inclusion(entry.index, size, domain);
     const leaf = hasher.leaf(sha256(Buffer.concat([salt ?? new Uint8Array(0), record])));
     if (!salt || !verifyInclusion(hasher, entry.index, size, leaf, proof, root)) {
       throw new RecordUnavailableError(`the log proof of ${domain} does not verify against build ${build}'s checkpoint; it is not served`);
     }
     return { build, record, proof: formatTlogProof({ extra: salt, index: entry.index, proof, checkpoint }) };
+  }
+
+  /**
+   * The absence proof of `domain` in the live build, or in `kept` (checked kept by the caller),
+   * with `statement_proof`: the build statement's entry against the checkpoint that build signed,
+   * the one its records' proofs are against. Without it when the store keeps no log (an origin, a
+   * copy of one build) or the build has no statement entry (made before statements were logged,
+   * or without a log key).
+   */
+  async absenceFor(domain: string, kept?: string): Promise<AbsenceProof> {
+    const proof = kept === undefined ? await this.records.absenceFor(domain) : await this.history.absenceIn(kept, domain);
+    if (kept === undefined && this.store.liveBuild() === null) return proof;
+    const statementProof = await this.statementProof(proof);
+    return statementProof === null ? proof : { ...proof, statement_proof: statementProof };
+  }
+
+  /** A build's statement proof, made once while kept (its checkpoint and tiles never change); a failure is not kept. */
+  private statementProof({ statement }: AbsenceProof): Promise<string | null> {
+    let made = this.statementProofs.get(statement.build);
+    if (!made) {
+      made = this.makeStatementProof(statement);
+      this.statementProofs.set(statement.build, made);
+      made.catch(() => this.statementProofs.delete(statement.build));
+      if (this.statementProofs.size > STATEMENT_PROOFS_KEPT) this.statementProofs.delete(this.statementProofs.keys().next().value!);
+    }
+    return made;
+  }
+
+  /**
+   * The statement's entry is where the build's manifest says; the proof is made from the tiles and
+   * checked against the statement as the answer carries it (the bytes a verifier rebuilds), so a
+   * proof that would not verify is never served.
+   */
+  private async makeStatementProof(statement: AbsenceProof['statement']): Promise<string | null> {
+    const build = statement.build;
+    const [manifest, checkpoint] = await Promise.all([
+      this.store.readFile(build, MANIFEST_FILE),
+      this.store.readFile(build, BUILD_CHECKPOINT_FILE),
+    ]);
+    if (!manifest) throw new BuildNotFoundError(build);
+    let index: number | undefined;
+    try {
+      index = parseManifest(manifest, `build ${build}'s ${MANIFEST_FILE}`).log?.statement;
+    } catch (error) {
+      throw new RecordUnavailableError((error as Error).message, { cause: error });
+    }
+    if (index === undefined) return null;
+    if (!checkpoint) throw new RecordUnavailableError(`build ${build} has its statement in the log but no ${BUILD_CHECKPOINT_FILE}`);
+    const { size, root } = parseCheckpoint(parseNote(checkpoint.toString('utf8')).text);
+    const proof = await this.inclusion(index, size, `build ${build}'s statement`);
+    const leaf = hasher.leaf(statementEntry(sha256, Buffer.from(statementText(statement))));
+    if (!verifyInclusion(hasher, index, size, leaf, proof, root))
+      throw new RecordUnavailableError(
+        `the log proof of build ${build}'s statement does not verify against its checkpoint; it is not served`,
+      );
+    return formatTlogProof({ extra: null, index, proof, checkpoint: checkpoint.toString('utf8') });
+  }
+
+  /** The inclusion proof of entry `index` in the tree of `size`, from the tiles; UNAVAILABLE when they cannot be read. */
+  private async inclusion(index: number, size: number, what: string): Promise<Uint8Array[]> {
+    try {
+      return await new TileTree(hasher, size, async (_tile, tilePath) => {
+        const bytes = await this.store.logFile(tilePath);
+        if (!bytes) throw new Error(`no ${tilePath}`);
+        return bytes;
+      }).inclusion(index);
+    } catch (error) {
+      throw new RecordUnavailableError(`the log tiles for ${what} cannot be read: ${(error as Error).message}`, { cause: error });
+    }
   }
 
   private shard(build: string, shard: string): Promise<Map<string, { index: number; salt: string }>> {

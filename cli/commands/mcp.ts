@@ -77,7 +77,7 @@ async function lookupFor(
   return {
     proof: (domain) => proofs.proofFor(domain),
     lookup: async (domain) => (await records.recordFor(domain)).bytes,
-    absence: (domain) => records.absenceFor(domain),
+    absence: (domain) => proofs.absenceFor(domain),
     history: (domain) => history.history(domain),
     keySetUrl: `https://${config.issuer}${KEY_SET_PATH}`,
   };

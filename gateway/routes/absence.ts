@@ -14,7 +14,7 @@ import { domainLookup } from '../query.ts';
 export function absenceRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     const { domain, build } = await domainLookup(event, services);
-    const proof = build === undefined ? await services.records.absenceFor(domain) : await services.history.absenceIn(build, domain);
+    const proof = await services.proofs.absenceFor(domain, build);
     const bytes = Buffer.from(JSON.stringify(proof));
     const headers = { 'content-type': 'application/json', ...cacheHeaders('/v1/absence') };
     return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));

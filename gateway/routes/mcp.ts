@@ -31,7 +31,7 @@ export function mcpRoute(services: GatewayServices) {
         issuer: services.issuer,
         history,
         proof,
-        absence: (domain) => services.records.absenceFor(domain),
+        absence: (domain) => services.proofs.absenceFor(domain),
       });
     // The body was read (and bounded) above; the SDK is given it parsed, with the request's headers.
     const request = new Request(new URL(event.node.req.originalUrl ?? '/mcp', 'http://gateway.invalid'), {

@@ -31,7 +31,9 @@ check(
 );
 check(realpathSync('records/current') === realpathSync(s.buildDir), 'records/current is not this build');
 check(manifest.records === s.records && manifest.key_id === s.keyId, 'manifest.json disagrees with the summary');
-check(s.log !== null && s.log.to - s.log.from === s.records, 'the records were not all appended to the transparency log');
+// Every record, then the build statement last (its entry ends the checkpoint the build publishes).
+check(s.log !== null && s.log.to - s.log.from === s.records + 1, 'the records were not all appended to the transparency log');
+check(s.log === null || s.log.statement === s.log.to - 1, "the build statement is not the log's last entry");
 if (env.MVR_ISSUER)
   check(manifest.issuer === env.MVR_ISSUER, `the records name issuer ${manifest.issuer}, not vars.MVR_ISSUER (${env.MVR_ISSUER})`);
 for (const p of problems) console.log(`::error::${p}`);

@@ -48,7 +48,7 @@ describe.concurrent('a build going live between a record and its proof', () => {
     const record = await g.verify(domain);
     expect(issuedAt(record)).toBe(new Date(NOV).toISOString());
     const proof = await g.request(`/v1/proof?domain=${domain}`);
-    expect(verifyLogProof(record.json, proof.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 33 } });
+    expect(verifyLogProof(record.json, proof.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 34 } });
     await g.close();
   });
 
@@ -62,7 +62,7 @@ describe.concurrent('a build going live between a record and its proof', () => {
     const record = await g.verify(domain);
     const proof = await g.request(`/v1/proof?domain=${domain}`);
     expect(proof.status, proof.text).toBe(200);
-    expect(verifyLogProof(record.json, proof.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 33 } });
+    expect(verifyLogProof(record.json, proof.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 34 } });
     await g.close();
   });
 
@@ -96,7 +96,7 @@ describe.concurrent('a build going live between a record and its proof', () => {
     try {
       const r = await runCli(['verify', domain, '--base-url', url, '--api-key', g.key, '--log', '--json']);
       expect(r.code, r.stderr).toBe(0);
-      expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, log: { valid: true, tree_size: 99 } });
+      expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, log: { valid: true, tree_size: 102 } });
       // Record, proof (of January: not December's record), then both again.
       expect(seen.filter((u) => /^\/v1\/(verify|proof)/.test(u))).toEqual([
         `/v1/verify?domain=${domain}`,
@@ -128,14 +128,14 @@ describe.concurrent('a log carried to a fresh machine (CI): mvr log pull, then b
   it('pulls the checkpoint and the right edge only, and the next build extends the published log as an in-place build would', async () => {
     const pulled = await runCli(['log', 'pull', '--from', `${g.url}/log`, '--public', ci.publicDir, '--json']);
     expect(pulled.code, pulled.stderr).toBe(0);
-    // 333 entries (the 300 and the 33 samples): the checkpoint, tile/0/001.p/77, tile/1/000.p/1, tile/entries/001.p/77.
-    expect(JSON.parse(pulled.stdout)).toMatchObject({ size: 333, files: 4 });
+    // 334 entries (the 300 and the 33 samples, then the build statement): the checkpoint, tile/0/001.p/78, tile/1/000.p/1, tile/entries/001.p/78.
+    expect(JSON.parse(pulled.stdout)).toMatchObject({ size: 334, files: 4 });
     expect(
       Object.entries(await snapshot(logDir(ci)))
         .filter(([, v]) => v.startsWith('file:'))
         .map(([f]) => f)
         .sort(),
-    ).toEqual(['checkpoint', 'tile/0/001.p/77', 'tile/1/000.p/1', 'tile/entries/001.p/77']);
+    ).toEqual(['checkpoint', 'tile/0/001.p/78', 'tile/1/000.p/1', 'tile/entries/001.p/78']);
     await Promise.all([build(ci, { now: DEC }), build(here, { now: DEC })]);
     expect(await readFile(join(logDir(ci), 'checkpoint'), 'utf8')).toBe(await readFile(join(logDir(here), 'checkpoint'), 'utf8'));
     // The files the CI build wrote are exactly the new files of the in-place build.
@@ -188,7 +188,7 @@ describe.concurrent('mvr verify --log', () => {
   it('mvr verify --log: through the gateway, offline with a saved proof, and a tampered record', async () => {
     const online = await runCli(['verify', 'acme-outdoor.example', '--base-url', g.url, '--api-key', g.key, '--log', '--json']);
     expect(online.code, online.stderr).toBe(0);
-    expect(JSON.parse(online.stdout).log).toMatchObject({ valid: true, tree_size: 33, origin: `${ISSUER}/log` });
+    expect(JSON.parse(online.stdout).log).toMatchObject({ valid: true, tree_size: 34, origin: `${ISSUER}/log` });
     const dir = await tempDir();
     const record = (await g.verify('acme-outdoor.example')).text;
     await writeFile(join(dir, 'record.json'), record);
@@ -206,7 +206,7 @@ describe.concurrent('mvr verify --log', () => {
       vkeyFile(p),
     ]);
     expect(offline.code, offline.stderr).toBe(0);
-    expect(offline.stdout).toMatch(/log {8}included: entry \d+ of 33/);
+    expect(offline.stdout).toMatch(/log {8}included: entry \d+ of 34/);
     // A proof of another domain's record: the signature is fine, the log proof is not.
     await writeFile(join(dir, 'other'), (await g.request('/v1/proof?domain=kite-electronics.example')).text);
     const wrong = await runCli([

@@ -66,7 +66,7 @@ describe.concurrent('a build refuses a log that is not what its checkpoint says,
 
   it('a rewritten entry in a published tile', async () => {
     const p = await builtOnce();
-    const file = join(logDir(p), 'tile/0/000.p/33');
+    const file = join(logDir(p), 'tile/0/000.p/34');
     const bytes = await readFile(file);
     bytes[40]! ^= 1;
     await writeFile(file, bytes);
@@ -75,7 +75,7 @@ describe.concurrent('a build refuses a log that is not what its checkpoint says,
 
   it('an entry bundle that does not hash to its tile', async () => {
     const p = await builtOnce();
-    const file = join(logDir(p), 'tile/entries/000.p/33');
+    const file = join(logDir(p), 'tile/entries/000.p/34');
     const bytes = await readFile(file);
     bytes[5]! ^= 1;
     await writeFile(file, bytes);
@@ -128,7 +128,7 @@ describe.concurrent('without a log key', () => {
   it('builds, says the records are not in the log, leaves the log alone, and the gateway answers NOT_IN_LOG', async () => {
     expect(summary.log).toBeNull();
     expect(warnings.join('\n')).toMatch(/NOT appended to the log/);
-    expect(parseCheckpoint(parseNote(await readFile(join(logDir(p), 'checkpoint'), 'utf8')).text).size).toBe(33);
+    expect(parseCheckpoint(parseNote(await readFile(join(logDir(p), 'checkpoint'), 'utf8')).text).size).toBe(34);
     expectProblem(await g.request('/v1/proof?domain=acme-outdoor.example'), 404, 'NOT_IN_LOG');
   });
 

@@ -117,7 +117,7 @@ describe('check-build-summary.mjs', () => {
       issuedAt: '2026-11-01T00:00:00.000Z',
       byStatus: { verified: 40 },
       byTier: {},
-      log: { origin: 'verify.example.com/log', from: 0, to: 40 },
+      log: { origin: 'verify.example.com/log', from: 0, to: 41, statement: 40 },
       ...patch,
     };
     writeJson(join(dir, 'summary.json'), summary);
@@ -146,6 +146,18 @@ describe('check-build-summary.mjs', () => {
     ['a carried key dropped', { publishedKeyIds: ['new'] }, {}, 'earlier key old dropped out of the key set'],
     ['another issuer', {}, { issuer: 'other.example' }, 'the records name issuer other.example'],
     ['records not all in the log', { log: null }, {}, 'the records were not all appended to the transparency log'],
+    [
+      'a log without the build statement',
+      { log: { origin: 'verify.example.com/log', from: 0, to: 40 } },
+      {},
+      'the records were not all appended to the transparency log',
+    ],
+    [
+      'the statement not last',
+      { log: { origin: 'verify.example.com/log', from: 0, to: 41, statement: 0 } },
+      {},
+      "the build statement is not the log's last entry",
+    ],
   ])('fails on %s, naming it', async (_what, patch, manifestPatch, message) => {
     const { dir, env, stepSummary } = await setUp(patch, manifestPatch);
     const r = await script('check-build-summary.mjs', [], env, dir);

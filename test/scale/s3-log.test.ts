@@ -82,7 +82,7 @@ describe('the log from a bucket', () => {
       expect(b.text).toBe(a.text);
       expect(verifyLogProof((await bucketGateway.verify(domain)).json, b.text, { vkey })).toMatchObject({
         valid: true,
-        checkpoint: { size: 66 },
+        checkpoint: { size: 68 },
       });
     }
     expectProblem(await bucketGateway.request('/v1/proof?domain=never-audited.example'), 404, 'NOT_IN_LOG');
@@ -96,7 +96,7 @@ describe('the log from a bucket', () => {
     expect(b.status).toBe(200);
     expect(b.text).toBe(a.text);
     const record = (await bucketGateway.request(`/v1/verify?domain=acme-outdoor.example&build=${older}`)).json;
-    expect(verifyLogProof(record, b.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 33 } });
+    expect(verifyLogProof(record, b.text, { vkey })).toMatchObject({ valid: true, checkpoint: { size: 34 } });
     expectProblem(await bucketGateway.request('/v1/proof?domain=acme-outdoor.example&build=1999-01-01T000000Z'), 404, 'BUILD_NOT_FOUND');
   });
 
@@ -112,7 +112,7 @@ describe('the log from a bucket', () => {
     await writeFile(saved, firstCheckpoint);
     const r = await runCli(['log', 'check', '--checkpoint', saved, '--log', `${bucketGateway.url}/log`]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/grew from 33 to 66 entries/);
+    expect(r.stdout).toMatch(/grew from 34 to 68 entries/);
   });
 
   it('a bucket that cannot be read is 503 STORE_UNAVAILABLE for proofs and the log', async () => {
@@ -143,7 +143,7 @@ describe('the log from a bucket', () => {
       const before = await live();
       const refused = uploadBuild({ recordsDir: fresh.recordsDir, publicDir: fresh.publicDir, to: store });
       await expect(refused).rejects.toMatchObject({ code: 'LOG_INCONSISTENT' });
-      await expect(refused).rejects.toThrow(/\(size 33\) does not extend the one published in .* \(size 66, .*mvr log pull/);
+      await expect(refused).rejects.toThrow(/\(size 34\) does not extend the one published in .* \(size 68, .*mvr log pull/);
       expect(await live()).toBe(before);
       expect((await bucketGateway.request('/log/checkpoint', { key: null })).text).toBe(
         await readFile(join(project.publicDir, 'log/checkpoint'), 'utf8'),

@@ -86,6 +86,7 @@ const SURFACE: Record<string, string[]> = {
     'publicKeyProblem',
     'signatureProblem',
     'signatureText',
+    'statementText',
   ],
 };
 

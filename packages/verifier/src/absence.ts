@@ -4,12 +4,15 @@
  * Portable: the primitives are passed in, as for records and log proofs.
  */
 
+import { canonicalJson } from './canonical.ts';
 import { compareHashes, type DomainMapHead, decodeHash, domainHash, type MapNeighbour } from './domain-map.ts';
 import type { VerifierErrorCode } from './errors.ts';
 import type { KeySet } from './keyset.ts';
 import { encodeBase64 } from './tlog/base64.ts';
+import type { Checkpoint } from './tlog/checkpoint.ts';
+import { createStatementProofVerifier, type LogTrust } from './tlog/log-proof.ts';
 import { type Sha256, treeHasher, verifyInclusion } from './tlog/merkle.ts';
-import { createRecordVerifier, type Ed25519Verify } from './verify.ts';
+import { createNoteEd25519, createRecordVerifier, type Ed25519Verify } from './verify.ts';
 
 /** The statement's schema address, beside the record's: `https://{issuer}/schemas/build/v1`. */
 export const STATEMENT_SCHEMA_SUFFIX = '/schemas/build/v1';
@@ -38,6 +41,15 @@ export function buildStatement(o: { issuer: string; build: string; issuedAt: str
   };
 }
 
+/**
+ * The statement file's exact text: the statement's RFC 8785 canonical JSON and a newline. The
+ * build writes the file so, and its log entry hashes these bytes; a verifier rebuilds them from
+ * the statement an absence proof carries (canonical JSON read and written again is the same text).
+ */
+export function statementText(statement: BuildStatement): string {
+  return `${canonicalJson(statement)}\n`;
+}
+
 /** `GET /v1/absence`: why a domain has no record in a build. */
 export interface AbsenceProof {
   domain: string;
@@ -45,6 +57,8 @@ export interface AbsenceProof {
   statement: BuildStatement;
   left: MapNeighbour | null;
   right: MapNeighbour | null;
+  /** The statement's entry in the log: a C2SP tlog-proof without `extra`, against the build's checkpoint; absent for builds made before statements were logged. */
+  statement_proof?: string;
 }
 
 /** Why an absence proof does not hold. Stable codes. */
@@ -53,10 +67,12 @@ export type AbsenceFailureCode = Extract<
   | 'MALFORMED_ABSENCE_PROOF' // not the shape of a proof, or a proof about another domain
   | 'STATEMENT_NOT_SIGNED' // the build statement does not verify against the key set (unsigned included)
   | 'NOT_ABSENT' // the neighbours do not enclose the domain's hash, are not adjacent, or are not in the signed map
+  | 'STATEMENT_NOT_LOGGED' // with the log's key: statement_proof missing, malformed, of another log, or not including the statement
 >;
 
 export type AbsenceResult =
-  | { valid: true; build: string; issuedAt: string; keyId: string; size: number }
+  // With the log's key, where the statement is in the log (`statementLog`).
+  | { valid: true; build: string; issuedAt: string; keyId: string; size: number; statementLog?: { index: number; checkpoint: Checkpoint } }
   | { valid: false; code: AbsenceFailureCode; message: string };
 
 /** The members of a statement a proof relies on, checked; null when one is missing or malformed. */
@@ -93,7 +109,8 @@ function neighbourOf(n: unknown): { index: number; leaf: Uint8Array; path: Uint8
 export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Verify) {
   const h = treeHasher(sha256);
   const verifyStatement = createRecordVerifier(ed25519Verify);
-  return function verifyAbsence(proof: unknown, domain: string, keySet: KeySet): AbsenceResult {
+  const statementLogged = createStatementLogCheck(sha256, ed25519Verify);
+  return function verifyAbsence(proof: unknown, domain: string, keySet: KeySet, log?: LogTrust): AbsenceResult {
     const fail = (code: AbsenceFailureCode, message: string): AbsenceResult => ({ valid: false, code, message });
     // 1. Shape, and the domain: a proof of another domain's absence says nothing of this one.
     if (typeof proof !== 'object' || proof === null) return fail('MALFORMED_ABSENCE_PROOF', 'the proof is not a JSON object');
@@ -131,6 +148,27 @@ export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Veri
       if (n && !verifyInclusion(h, n.index, head.size, h.leaf(n.leaf), n.path, head.root))
         return fail('NOT_ABSENT', `the ${side} neighbour is not leaf ${n.index} of the signed map`);
     }
-    return { valid: true, build: head.build, issuedAt: head.issuedAt, keyId: signed.keyId, size: head.size };
+    const proven = { valid: true as const, build: head.build, issuedAt: head.issuedAt, keyId: signed.keyId, size: head.size };
+    // 6. With the log's key: the statement is in the log, as every build's is, so this build was shown to everyone.
+    return log ? statementLogged(p, proven, log) : proven;
+  };
+}
+
+/**
+ * The log step of an absence proof: its `statement_proof` proves the statement's entry (SHA-256
+ * of the prefix and the statement file's bytes, rebuilt by {@link statementText}) at its index
+ * under a checkpoint signed by the log's key, of its origin. Every failure is STATEMENT_NOT_LOGGED,
+ * naming the log proof's own code.
+ */
+function createStatementLogCheck(sha256: Sha256, ed25519Verify: Ed25519Verify) {
+  const verifyStatementProof = createStatementProofVerifier(sha256, createNoteEd25519(ed25519Verify));
+  return (p: Record<string, unknown>, proven: AbsenceResult & { valid: true }, log: LogTrust): AbsenceResult => {
+    const notLogged = (message: string): AbsenceResult => ({ valid: false, code: 'STATEMENT_NOT_LOGGED', message });
+    if (typeof p.statement_proof !== 'string')
+      return notLogged('the absence proof has no statement_proof (a build made before statements were logged, or without a log key)');
+    const bytes = new TextEncoder().encode(statementText(p.statement as BuildStatement));
+    const logged = verifyStatementProof(bytes, p.statement_proof, log);
+    if (!logged.valid) return notLogged(`statement_proof: ${logged.code} (${logged.message})`);
+    return { ...proven, statementLog: { index: logged.index, checkpoint: logged.checkpoint } };
   };
 }

@@ -10,7 +10,7 @@ import { nobleEd25519Verify } from './ed25519.ts';
 import { type KeySet, parseKeySet } from './keyset.ts';
 import { type Staleness, stalenessOf } from './staleness.ts';
 import { createLogProofVerifier, type LogProofResult, type LogTrust } from './tlog/log-proof.ts';
-import { createEd25519Check, createRecordVerifier, type VerifyResult } from './verify.ts';
+import { createNoteEd25519, createRecordVerifier, type VerifyResult } from './verify.ts';
 
 const verifySignature = createRecordVerifier(nobleEd25519Verify);
 
@@ -56,11 +56,7 @@ export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOp
 }
 
 // Checkpoint signatures get the record scheme's Ed25519 step too: the same encoding rules, the same primitive.
-const checkEd25519 = createEd25519Check(nobleEd25519Verify);
-const verifyProofBytes = createLogProofVerifier(
-  sha256,
-  (signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'log key') === null,
-);
+const verifyProofBytes = createLogProofVerifier(sha256, createNoteEd25519(nobleEd25519Verify));
 
 /**
  * Verifies a C2SP tlog-proof (`GET /v1/proof?domain=`) for a record: that the record, with the
@@ -89,11 +85,23 @@ const verifyAbsenceProof = createAbsenceVerifier(sha256, nobleEd25519Verify);
  * in the signed map. An `unverified` answer is never audited only where such a proof holds; how
  * old a build may be is the caller's policy, from `issuedAt`.
  *
+ * With `options.log` (the log's verifier key, as for {@link verifyLogProof}), the proof's
+ * `statement_proof` must also prove the build statement's entry in that log, under a checkpoint
+ * its key signed: the build was shown to everyone, not made for you. Missing, malformed, of another
+ * log or not including the statement, it fails with STATEMENT_NOT_LOGGED; when it holds, the
+ * result's `statementLog` gives the entry's index and the checkpoint.
+ *
  * @example
  *   const proof = await (await fetch(`${base}/v1/absence?domain=shop.example`, { headers })).json();
- *   const absence = verifyAbsence(proof, 'shop.example', keySet);
+ *   const absence = verifyAbsence(proof, 'shop.example', keySet, { log: { vkey } });
  *   if (absence.valid) console.log(`never audited in build ${absence.build}`);
  */
-export function verifyAbsence(proof: unknown, domain: string, keySet: unknown): AbsenceResult {
-  return verifyAbsenceProof(proof, domain, parseKeySet(keySet));
+export function verifyAbsence(proof: unknown, domain: string, keySet: unknown, options: AbsenceOptions = {}): AbsenceResult {
+  return verifyAbsenceProof(proof, domain, parseKeySet(keySet), options.log);
+}
+
+/** What an absence proof is checked under, besides the key set. */
+export interface AbsenceOptions {
+  /** The log's verifier key (and origin): the build statement must be proven in it. */
+  log?: LogTrust;
 }

@@ -31,6 +31,7 @@ export const VERIFIER_ERROR_CODES = [
   'MALFORMED_ABSENCE_PROOF',
   'STATEMENT_NOT_SIGNED',
   'NOT_ABSENT',
+  'STATEMENT_NOT_LOGGED',
   // Verdicts of a witnessed checkpoint (`verifyWitnessedCheckpoint`).
   'BAD_COSIGNATURE',
   'NOT_WITNESSED',

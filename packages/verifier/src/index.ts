@@ -12,7 +12,7 @@
  */
 
 export type { AbsenceFailureCode, AbsenceProof, AbsenceResult, BuildStatement } from './absence.ts';
-export { type RecordVerification, type VerifyOptions, verifyAbsence, verifyLogProof, verifyRecord } from './checks.ts';
+export { type AbsenceOptions, type RecordVerification, type VerifyOptions, verifyAbsence, verifyLogProof, verifyRecord } from './checks.ts';
 export {
   CanonicalizationError,
   InvalidKeySetError,

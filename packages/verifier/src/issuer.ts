@@ -5,7 +5,14 @@
  * Ed25519 primitive, timestamps, the domain map and build statement of absence proofs. A verifier
  * of records needs only the main entry point.
  */
-export { type AbsenceProof, type BuildStatement, buildStatement, createAbsenceVerifier, STATEMENT_SCHEMA_SUFFIX } from './absence.ts';
+export {
+  type AbsenceProof,
+  type BuildStatement,
+  buildStatement,
+  createAbsenceVerifier,
+  STATEMENT_SCHEMA_SUFFIX,
+  statementText,
+} from './absence.ts';
 export { decodeBase64url, encodeBase64url } from './base64url.ts';
 export { canonicalBytes, canonicalJson, canonicalMembers, hasLoneSurrogate, joinMembers } from './canonical.ts';
 export { DomainMap, domainHash } from './domain-map.ts';

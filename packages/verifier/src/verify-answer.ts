@@ -8,7 +8,7 @@ import type { AbsenceResult } from './absence.ts';
 import { type RecordVerification, verifyAbsence, verifyLogProof, verifyRecord } from './checks.ts';
 import type { VerifierErrorCode } from './errors.ts';
 import type { Staleness } from './staleness.ts';
-import type { LogProofResult } from './tlog/log-proof.ts';
+import type { LogProofResult, LogTrust } from './tlog/log-proof.ts';
 
 export interface VerifyAnswerInput {
   /**
@@ -26,8 +26,12 @@ export interface VerifyAnswerInput {
    * alone, which it has not: UNSIGNED.
    */
   absence?: { proof: unknown } | { unavailable: string };
-  /** The record's C2SP tlog-proof (`GET /v1/proof`) and the log's note verifier key; not checked for a never-audited answer. */
-  log?: { proof: string; vkey: string };
+  /**
+   * The log's note verifier key, and the record's C2SP tlog-proof (`GET /v1/proof`). With the key,
+   * a record must come with its proof (MALFORMED_PROOF without), and a never-audited answer's
+   * absence proof must prove its build statement in the log (its `statement_proof`).
+   */
+  log?: { proof?: string; vkey: string };
   // Next step to join: a witnessed checkpoint (a tlog-policy and the cosigned checkpoint, see
   // `verifyWitnessedCheckpoint`), checked after the log proof.
   /** Clock for staleness, epoch ms (default now). */
@@ -74,11 +78,13 @@ export function verifyAnswer(input: VerifyAnswerInput): AnswerVerification {
   const asked = input.domain ?? answer.domain;
   // A never-audited answer is proven by its absence proof only, never on the word of whoever sent it.
   const absence =
-    isNeverAudited(answer) && typeof asked === 'string' && input.absence ? checkAbsence(answer, asked, input.absence, input.keySet) : null;
+    isNeverAudited(answer) && typeof asked === 'string' && input.absence
+      ? checkAbsence(answer, asked, input.absence, input.keySet, input.log && { vkey: input.log.vkey })
+      : null;
   // Checked even for a never-audited answer: UNSIGNED says it is no verified record.
   const signature = verifyRecord(checked, input.keySet, { domain: input.domain, now: input.now });
   // A never-audited answer has no entry in the log: its absence proof decides.
-  const log = input.log && absence === null ? verifyLogProof(checked, input.log.proof, { vkey: input.log.vkey }) : null;
+  const log = input.log && absence === null ? recordInLog(checked, input.log) : null;
   return {
     code: verdictOf(signature, absence, log),
     answer,
@@ -96,10 +102,17 @@ function checkAbsence(
   domain: string,
   absence: { proof: unknown } | { unavailable: string },
   keySet: unknown,
+  log: LogTrust | undefined,
 ): AbsenceResult {
   if ('unavailable' in absence) return { valid: false, code: 'NOT_ABSENT', message: absence.unavailable };
-  const verdict = verifyAbsence(absence.proof, domain, keySet);
+  const verdict = verifyAbsence(absence.proof, domain, keySet, log ? { log } : {});
   return verdict.valid ? (otherIssuer(answer, absence.proof) ?? verdict) : verdict;
+}
+
+/** The log step of a record: its proof under the log's key; a key without a proof proves nothing. */
+function recordInLog(record: unknown, log: { proof?: string; vkey: string }): LogProofResult {
+  if (log.proof === undefined) return { valid: false, code: 'MALFORMED_PROOF', message: 'no log proof of the record was given' };
+  return verifyLogProof(record, log.proof, { vkey: log.vkey });
 }
 
 /**

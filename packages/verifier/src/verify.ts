@@ -3,6 +3,7 @@ import { canonicalBytes } from './canonical.ts';
 import { publicKeyProblem, signatureProblem } from './ed25519-encoding.ts';
 import { MvrError, type VerifierErrorCode } from './errors.ts';
 import { findKey, type KeySet } from './keyset.ts';
+import type { Ed25519VerifyRaw } from './tlog/note.ts';
 
 /** Why a record did not verify. Stable codes; a verifier in another language uses the same. */
 export type VerifyFailureCode = Extract<
@@ -39,6 +40,12 @@ export function createEd25519Check(ed25519Verify: Ed25519Verify) {
       return { code: 'BAD_SIGNATURE', message: 'signature does not match the record' };
     return null;
   };
+}
+
+/** The same step for a log's checkpoint signature (a signed note's Ed25519 line): the same encoding rules, the same primitive. */
+export function createNoteEd25519(ed25519Verify: Ed25519Verify): Ed25519VerifyRaw {
+  const checkEd25519 = createEd25519Check(ed25519Verify);
+  return (signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'log key') === null;
 }
 
 const SIGNATURE_PREFIX = 'ed25519:';

@@ -2,7 +2,8 @@ import type { VerifierErrorCode } from '../errors.ts';
 import { type Checkpoint, parseCheckpoint } from './checkpoint.ts';
 import { type Sha256, treeHasher, verifyInclusion } from './merkle.ts';
 import { type Ed25519VerifyRaw, type NoteError, type NoteVerifierKey, openNote, parseVerifierKey } from './note.ts';
-import { parseTlogProof } from './proof-text.ts';
+import { parseTlogProof, type TlogProof } from './proof-text.ts';
+import { statementEntry } from './statement-entry.ts';
 
 /** Bytes of the salt carried in a proof's `extra` line. */
 export const SALT_SIZE = 32;
@@ -33,19 +34,52 @@ export interface LogTrust {
  * proof leads from the leaf at the index to the checkpoint's root.
  */
 export function createLogProofVerifier(sha256: Sha256, ed25519: Ed25519VerifyRaw) {
-  const h = treeHasher(sha256);
+  const entryAt = createEntryCheck(sha256, ed25519);
   return function verifyLogProof(recordBytes: Uint8Array, proofText: string, trust: LogTrust): LogProofResult {
+    return entryAt(proofText, trust, (proof) => {
+      if (!proof.extra || proof.extra.length !== SALT_SIZE) return `the extra line must carry the record's ${SALT_SIZE}-byte salt`;
+      const entry = new Uint8Array(SALT_SIZE + recordBytes.length);
+      entry.set(proof.extra);
+      entry.set(recordBytes, SALT_SIZE);
+      return { entry: sha256(entry), what: 'the record with this salt' };
+    });
+  };
+}
+
+/**
+ * Builds the verifier of a build statement's tlog-proof (the `statement_proof` of an absence
+ * proof): a proof without an `extra` line whose entry is `statementEntry` of the statement file's
+ * exact bytes, under a checkpoint signed by the log's key and naming its origin.
+ */
+export function createStatementProofVerifier(sha256: Sha256, ed25519: Ed25519VerifyRaw) {
+  const entryAt = createEntryCheck(sha256, ed25519);
+  return function verifyStatementProof(statementBytes: Uint8Array, proofText: string, trust: LogTrust): LogProofResult {
+    return entryAt(proofText, trust, (proof) =>
+      proof.extra
+        ? 'a build statement proof has no extra line'
+        : { entry: statementEntry(sha256, statementBytes), what: 'the build statement' },
+    );
+  };
+}
+
+/** An entry's proof, read: the entry it must prove (and what it is, for messages), or why the proof cannot be one. */
+type EntryOf = (proof: TlogProof) => { entry: Uint8Array; what: string } | string;
+
+/** The checks every tlog-proof goes through, in order: its text, its entry, the log's signature, the origin, the inclusion. */
+function createEntryCheck(sha256: Sha256, ed25519: Ed25519VerifyRaw) {
+  const h = treeHasher(sha256);
+  return function entryAt(proofText: string, trust: LogTrust, entryOf: EntryOf): LogProofResult {
     // A verifier key that cannot be read is the caller's mistake, not a verdict on the proof.
     const key = typeof trust.vkey === 'string' ? parseVerifierKey(sha256, trust.vkey) : trust.vkey;
     const origin = trust.origin ?? key.name;
-    let proof;
+    let proof: TlogProof;
     try {
       proof = parseTlogProof(proofText);
     } catch (error) {
       return { valid: false, code: 'MALFORMED_PROOF', message: (error as Error).message };
     }
-    if (!proof.extra || proof.extra.length !== SALT_SIZE)
-      return { valid: false, code: 'MALFORMED_PROOF', message: `the extra line must carry the record's ${SALT_SIZE}-byte salt` };
+    const read = entryOf(proof);
+    if (typeof read === 'string') return { valid: false, code: 'MALFORMED_PROOF', message: read };
     let checkpoint: Checkpoint;
     try {
       checkpoint = parseCheckpoint(openNote(proof.checkpoint, [key], ed25519));
@@ -54,14 +88,11 @@ export function createLogProofVerifier(sha256: Sha256, ed25519: Ed25519VerifyRaw
     }
     if (checkpoint.origin !== origin)
       return { valid: false, code: 'LOG_ORIGIN_MISMATCH', message: `the checkpoint is of "${checkpoint.origin}", not "${origin}"` };
-    const entry = new Uint8Array(SALT_SIZE + recordBytes.length);
-    entry.set(proof.extra);
-    entry.set(recordBytes, SALT_SIZE);
-    if (!verifyInclusion(h, proof.index, checkpoint.size, h.leaf(sha256(entry)), proof.proof, checkpoint.root)) {
+    if (!verifyInclusion(h, proof.index, checkpoint.size, h.leaf(read.entry), proof.proof, checkpoint.root)) {
       return {
         valid: false,
         code: 'NOT_INCLUDED',
-        message: `the record with this salt is not entry ${proof.index} of the log at size ${checkpoint.size}`,
+        message: `${read.what} is not entry ${proof.index} of the log at size ${checkpoint.size}`,
       };
     }
     return { valid: true, index: proof.index, checkpoint };
