@@ -26,16 +26,16 @@ describe('a logged build, two months running', async () => {
   const { p, nov, novCheckpoint, novFiles, dec, g, vkey, keySet, domains } = await twoLoggedMonths();
 
   it('appends every record once a build, reports it, and names the entries in the manifest', async () => {
-    expect(nov.log).toMatchObject({ origin: `${ISSUER}/log`, from: 0, to: 33 });
-    expect(dec.log).toMatchObject({ from: 33, to: 66 });
+    expect(nov.log).toMatchObject({ origin: `${ISSUER}/log`, from: 0, to: 34, statement: 33 });
+    expect(dec.log).toMatchObject({ from: 34, to: 68, statement: 67 });
     // Under 256 entries, a build writes one partial level-0 tile (32 bytes a hash) and one
     // partial entry bundle (2 + 32 bytes an entry) of the new size.
-    expect(nov.log).toMatchObject({ tiles: 2, bytes: 33 * 32 + 33 * 34 });
-    expect(dec.log).toMatchObject({ tiles: 2, bytes: 66 * 32 + 66 * 34 });
+    expect(nov.log).toMatchObject({ tiles: 2, bytes: 34 * 32 + 34 * 34 });
+    expect(dec.log).toMatchObject({ tiles: 2, bytes: 68 * 32 + 68 * 34 });
     const manifest = JSON.parse(await readFile(join(p.recordsDir, 'current', 'manifest.json'), 'utf8')) as { log: unknown };
-    expect(manifest.log).toEqual({ origin: `${ISSUER}/log`, from: 33, to: 66 });
+    expect(manifest.log).toEqual({ origin: `${ISSUER}/log`, from: 34, to: 68, statement: 67 });
     const cp = parseCheckpoint(parseNote(await readFile(join(logDir(p), 'checkpoint'), 'utf8')).text);
-    expect(cp.size).toBe(66);
+    expect(cp.size).toBe(68);
     expect(domains).toHaveLength(33);
   });
 
@@ -55,11 +55,11 @@ describe('a logged build, two months running', async () => {
       expect(r.headers.get('vary')).toBe('Authorization');
       expect(verifyRecord(record, keySet).valid).toBe(true);
       const result = verifyLogProof(record, r.text, { vkey });
-      expect(result, domain).toMatchObject({ valid: true, checkpoint: { size: 66, origin: `${ISSUER}/log` } });
+      expect(result, domain).toMatchObject({ valid: true, checkpoint: { size: 68, origin: `${ISSUER}/log` } });
       if (result.valid) indexes.push(result.index);
     }
-    // Domain order: the second month's entries 33..65, one per domain, sorted as the domains are.
-    expect(indexes).toEqual(Array.from({ length: 33 }, (_, i) => 33 + i));
+    // Domain order: the second month's entries 34..66, one per domain, sorted as the domains are.
+    expect(indexes).toEqual(Array.from({ length: 33 }, (_, i) => 34 + i));
   });
 
   it('refuses a tampered record, a wrong salt, a wrong index, another key, another origin, and garbage', async () => {
@@ -129,7 +129,7 @@ describe('a logged build, two months running', async () => {
     expectProblem(await g.request('/log/checkpoint', { key: null, method: 'POST' }), 405, 'METHOD_NOT_ALLOWED');
     // Tiles past the checkpoint (left by a build that failed after writing them) are not public yet:
     // a later build may write other bytes there, and a year's cache would keep the wrong ones.
-    const orphans = ['tile/0/000.p/67', 'tile/entries/000.p/67', 'tile/0/000'];
+    const orphans = ['tile/0/000.p/69', 'tile/entries/000.p/69', 'tile/0/000'];
     for (const t of orphans) await writeFile(join(logDir(p), t), 'not yet committed');
     try {
       for (const t of orphans) expectProblem(await g.request(`/log/${t}`, { key: null }), 404, 'NOT_FOUND');
@@ -159,7 +159,7 @@ describe('a logged build, two months running', async () => {
     expect(verifyLogProof(oldRecord, r.text, { vkey })).toMatchObject({
       valid: true,
       index: domains.indexOf(domain),
-      checkpoint: { size: 33 },
+      checkpoint: { size: 34 },
     });
     expect(parseTlogProof(r.text).checkpoint).toBe(novCheckpoint);
     expect(verifyLogProof(liveRecord, r.text, { vkey })).toMatchObject({ valid: false, code: 'NOT_INCLUDED' });
@@ -179,7 +179,7 @@ describe('a logged build, two months running', async () => {
   });
 
   it('a proof whose tiles cannot be read is 503 UNAVAILABLE (not 500), and is back once they are', async () => {
-    const tile = join(logDir(p), 'tile/0/000.p/66');
+    const tile = join(logDir(p), 'tile/0/000.p/68');
     const saved = await readFile(tile);
     await rm(tile);
     try {

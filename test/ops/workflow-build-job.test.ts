@@ -64,9 +64,9 @@ describe('monthly-rebuild.yml build job, run here', () => {
     const summary = JSON.parse(readFileSync(r.outputs.build!.summary!, 'utf8')) as { signed: boolean; keyId: string; records: number };
     expect(summary).toMatchObject({ signed: true, keyId: newKid });
     expect(summary.records).toBeGreaterThanOrEqual(10);
-    // The log was carried from last month's and extended: 33 entries then, 66 now.
-    expect((summary as unknown as { log: unknown }).log).toMatchObject({ origin: `${ISSUER}/log`, from: 33, to: 66 });
-    expect(r.stepSummary).toContain(`log: ${ISSUER}/log, entries 33 to 66`);
+    // The log was carried from last month's and extended: 34 entries then (33 records and the statement), 68 now.
+    expect((summary as unknown as { log: unknown }).log).toMatchObject({ origin: `${ISSUER}/log`, from: 34, to: 68 });
+    expect(r.stepSummary).toContain(`log: ${ISSUER}/log, entries 34 to 68`);
     expect(r.stepSummary).toContain('checks passed');
     expect(r.stepSummary).toContain(newKid);
 
@@ -105,7 +105,7 @@ describe('monthly-rebuild.yml build job, run here', () => {
     expect(r.failedStep).toMatch(/^Carry the published log/);
     expect(r.log).toContain('first_log');
     expect(first.ok, first.log).toBe(true);
-    expect((JSON.parse(readFileSync(first.outputs.build!.summary!, 'utf8')) as { log: unknown }).log).toMatchObject({ from: 0, to: 33 });
+    expect((JSON.parse(readFileSync(first.outputs.build!.summary!, 'utf8')) as { log: unknown }).log).toMatchObject({ from: 0, to: 34 });
     expect(noKey.failedStep).toMatch(/^Build and sign/);
     expect(noKey.log).toContain('MVR_LOG_KEY is not set');
     // The log key's text never reaches a file the job wrote or a line it printed.
