@@ -1,7 +1,7 @@
 /** The table `npm run bench` prints: the builds, the gateway's scenarios and their ratios. */
 import type { BuildBenchRow } from './build.ts';
-import type { measureEd25519Capacity } from './ed25519-capacity.ts';
 import { type CpuResult, cpuReport, median, type Pair } from './cpu-per-request.ts';
+import type { measureEd25519Capacity } from './ed25519-capacity.ts';
 import type { LoadResult, scrapeMetrics } from './gateway.ts';
 
 export const GATEWAY_HOT = 'gateway as shipped (access log on) with metrics on, hot records',
