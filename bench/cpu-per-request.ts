@@ -22,7 +22,8 @@ export function cpuSecondsOf(pid: number): number {
 /** A server under wrk: its process (whose CPU is counted), URL and wrk script. */
 export interface CpuScenario {
   name: string;
-  pid: number;
+  /** None when one process's CPU is not the server's (nginx's master, a gateway with --workers): req/s and latency only. */
+  pid?: number;
   url: string;
   script: string;
   /** Whether every answer must be 2xx or 3xx (a bad-key scenario's are 401s). */
@@ -30,7 +31,7 @@ export interface CpuScenario {
 }
 
 export interface CpuResult extends LoadResult {
-  /** The server's CPU time a request, microseconds. */
+  /** The server's CPU time a request, microseconds (NaN when its process is not measured). */
   cpuUs: number;
   /** Lowest and highest CPU a request over the rounds, when the scenario ran several. */
   cpuSpread?: [number, number];
@@ -44,10 +45,11 @@ export interface CpuResult extends LoadResult {
  */
 export async function measureCpu(s: CpuScenario, seconds: number, connections: number, idle = 0): Promise<CpuResult> {
   await wrk(s.url, s.script, 1, connections);
-  const before = cpuSecondsOf(s.pid);
+  const cpuNow = () => (s.pid === undefined ? NaN : cpuSecondsOf(s.pid));
+  const before = cpuNow();
   const started = performance.now();
   const load = await wrk(s.url, s.script, seconds, connections);
-  const cpu = cpuSecondsOf(s.pid) - before - (idle * (performance.now() - started)) / 1000;
+  const cpu = cpuNow() - before - (idle * (performance.now() - started)) / 1000;
   if (s.answered2xx && load.non2xx > 0) throw new Error(`${s.name}: ${load.non2xx} answers were not 2xx or 3xx`);
   if (!load.requests) throw new Error(`${s.name}: wrk saw no request answered`);
   return { name: s.name, ...load, cpuUs: (cpu * 1e6) / load.requests };
@@ -58,34 +60,35 @@ export type Pair = readonly [name: string, reference: string];
 
 /**
  * Every scenario once per round, in the order given (put a reference just before what is compared
- * with it), for `rounds` rounds. Returns each scenario's median round (with the range of both
- * figures) and, per pair, the CPU-a-request ratios round by round.
+ * with it), for `rounds` rounds. Returns every round of each scenario, each one's median round by
+ * CPU a request (with the range of both figures) and, per pair, the CPU-a-request ratios round by
+ * round (pairs with a scenario whose CPU is not measured left out).
  */
 export async function cpuRounds(
   scenarios: CpuScenario[],
   pairs: readonly Pair[],
   opts: { rounds: number; seconds: number; connections: number; log?: (line: string) => void },
-): Promise<{ medians: CpuResult[]; paired: Map<string, number[]> }> {
+): Promise<{ runs: Map<string, CpuResult[]>; medians: CpuResult[]; paired: Map<string, number[]> }> {
   const runs = new Map<string, CpuResult[]>(scenarios.map((s) => [s.name, []]));
-  // Every scenario once first, so that no round measures a server's code being compiled.
+  // Every scenario once first, so that no round measures a server's code being compiled (or a cold cache).
   for (const s of scenarios) await wrk(s.url, s.script, opts.seconds, opts.connections);
-  const idle = await idleRates([...new Set(scenarios.map((s) => s.pid))], 3);
+  const pids = scenarios.flatMap((s) => (s.pid === undefined ? [] : [s.pid]));
+  const idle = await idleRates([...new Set(pids)], 3);
   opts.log?.(`idle CPU, ms a second: ${[...idle].map(([pid, rate]) => `${pid} ${(rate * 1000).toFixed(1)}`).join(', ')}`);
   for (let round = 1; round <= opts.rounds; round++) {
     for (const s of scenarios) {
-      const r = await measureCpu(s, opts.seconds, opts.connections, idle.get(s.pid));
-      opts.log?.(`round ${round}: ${s.name}: ${r.cpuUs.toFixed(1)} us a request, ${Math.round(r.requestsPerSecond)} req/s`);
+      const r = await measureCpu(s, opts.seconds, opts.connections, s.pid === undefined ? 0 : idle.get(s.pid));
+      const cpu = s.pid === undefined ? 'CPU not counted' : `${r.cpuUs.toFixed(1)} us a request`;
+      opts.log?.(`round ${round}: ${s.name}: ${cpu}, ${Math.round(r.requestsPerSecond)} req/s`);
       runs.get(s.name)!.push(r);
     }
   }
-  const paired = new Map<string, number[]>();
-  for (const [name, reference] of pairs) {
-    const ref = runs.get(reference)!;
-    paired.set(
-      `${name} / ${reference}`,
-      runs.get(name)!.map((r, i) => r.cpuUs / ref[i]!.cpuUs),
-    );
-  }
+  const measured = new Set(scenarios.filter((s) => s.pid !== undefined).map((s) => s.name));
+  const paired = pairedRatios(
+    runs,
+    pairs.filter((pair) => pair.every((name) => measured.has(name))),
+    (r) => r.cpuUs,
+  );
   const medians = [...runs.values()].map((list) => {
     const byCpu = [...list].sort((a, b) => a.cpuUs - b.cpuUs);
     const rates = list.map((r) => r.requestsPerSecond).sort((a, b) => a - b);
@@ -95,7 +98,17 @@ export async function cpuRounds(
       cpuSpread: [byCpu[0]!.cpuUs, byCpu.at(-1)!.cpuUs] as [number, number],
     };
   });
-  return { medians, paired };
+  return { runs, medians, paired };
+}
+
+/** Per pair and round, `figure` of the scenario over that of its reference in the same round. */
+export function pairedRatios<T>(runs: Map<string, T[]>, pairs: readonly Pair[], figure: (r: T) => number): Map<string, number[]> {
+  return new Map(
+    pairs.map(([name, reference]) => {
+      const ref = runs.get(reference)!;
+      return [`${name} / ${reference}`, runs.get(name)!.map((r, i) => figure(r) / figure(ref[i]!))] as const;
+    }),
+  );
 }
 
 /** CPU seconds a second each process spends with no request to answer, over the same `seconds`. */
@@ -119,10 +132,12 @@ export function cpuReport(medians: CpuResult[], paired: Map<string, number[]>, h
   return [
     `| ${heading} | CPU a request, us (median) | rounds' range | req/s | p50 ms | p99 ms | non-2xx |`,
     '|---|---:|---:|---:|---:|---:|---:|',
-    ...medians.map(
-      (r) =>
-        `| ${r.name} | ${f(r.cpuUs)} | ${r.cpuSpread ? `${f(r.cpuSpread[0])}-${f(r.cpuSpread[1])}` : '1 run'} | ${f(r.requestsPerSecond, 0)} | ${f(r.p50ms, 2)} | ${f(r.p99ms, 2)} | ${r.non2xx} |`,
-    ),
+    ...medians
+      .filter((r) => !Number.isNaN(r.cpuUs))
+      .map(
+        (r) =>
+          `| ${r.name} | ${f(r.cpuUs)} | ${r.cpuSpread ? `${f(r.cpuSpread[0])}-${f(r.cpuSpread[1])}` : '1 run'} | ${f(r.requestsPerSecond, 0)} | ${f(r.p50ms, 2)} | ${f(r.p99ms, 2)} | ${r.non2xx} |`,
+      ),
     '',
     'CPU a request, paired (each ratio within one round):',
     ...ratios,

@@ -5,6 +5,8 @@
  *          --rounds 5 (the comparisons run this many times, interleaved; the table shows the median)
  *          --hot 1000 (records in the hot set; as many never-audited domains are asked for)
  *          --keep-caches (do not drop the kernel's caches before each build; see dropCaches())
+ *          --before DIR (another built checkout's gateway, such as the commit before a change, in every round)
+ *          --perf-basic-prof (the shipped gateway started with node's flag of that name, for `perf record -p PID`)
  */
 import { parseArgs } from 'node:util';
 
@@ -19,6 +21,8 @@ export const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     hot: { type: 'string', default: '1000' },
     'keep-caches': { type: 'boolean', default: false },
+    before: { type: 'string' },
+    'perf-basic-prof': { type: 'boolean', default: false },
   },
 });
 export const seconds = Number(values.seconds),

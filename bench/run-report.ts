@@ -1,5 +1,6 @@
 /** The table `npm run bench` prints: the builds, the gateway's scenarios and their ratios. */
 import type { BuildBenchRow } from './build.ts';
+import { type CpuResult, cpuReport, median, type Pair } from './cpu-per-request.ts';
 import type { measureEd25519Capacity } from './ed25519-capacity.ts';
 import type { LoadResult, scrapeMetrics } from './gateway.ts';
 
@@ -7,37 +8,34 @@ export const GATEWAY_HOT = 'gateway as shipped (access log on) with metrics on, 
   NEVER_AUDITED = 'gateway, never-audited domains',
   BAD_KEY = 'gateway, bad API key (401)';
 export const FLOOR = 'bare node:http server, same bytes, no checks (floor)',
-  QUIET = 'gateway with --quiet (no access log), metrics off, hot records';
+  H3_FLOOR = 'h3 1.x on node:http, same bytes, no checks',
+  QUIET = 'gateway with --quiet (no access log), metrics off, hot records',
+  BEFORE = 'gateway as shipped, hot records, the --before checkout';
+
+/** The ratios taken round by round, of requests per second and of CPU a request: [scenario, its reference]. */
+export const PAIRS: readonly Pair[] = [
+  [GATEWAY_HOT, FLOOR],
+  [QUIET, FLOOR],
+  [H3_FLOOR, FLOOR],
+  [GATEWAY_HOT, QUIET],
+  [BAD_KEY, GATEWAY_HOT],
+  [NEVER_AUDITED, GATEWAY_HOT],
+];
+/** With --before: the other checkout's gateway against the floor, and this one's against it. */
+export const BEFORE_PAIRS: readonly Pair[] = [
+  [BEFORE, FLOOR],
+  [GATEWAY_HOT, BEFORE],
+];
 
 export type BuildRow = BuildBenchRow & { rawBefore: number; rawAfter: number; ratio: number; syncSeconds: number };
 export type OriginDown = { status: number; code: string | null; afterMs: number } | null;
 
-/** Each scenario's median round, with the range of its rounds. */
+/** Each scenario's median round by requests per second, with the range of its rounds. */
 export function medianRounds(runs: Map<string, LoadResult[]>): LoadResult[] {
   return [...runs.values()].map((list) => {
     const sorted = [...list].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
-    const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
-    return { ...median, spread: [sorted[0]!.requestsPerSecond, sorted.at(-1)!.requestsPerSecond] as [number, number] };
+    return { ...median(sorted), spread: [sorted[0]!.requestsPerSecond, sorted.at(-1)!.requestsPerSecond] as [number, number] };
   });
-}
-
-/** Per round, a scenario's requests per second over its reference's in the same round. */
-export function pairedRatios(runs: Map<string, LoadResult[]>): Map<string, number[]> {
-  const paired = new Map<string, number[]>();
-  for (const [name, reference] of [
-    [GATEWAY_HOT, FLOOR],
-    [BAD_KEY, GATEWAY_HOT],
-    [NEVER_AUDITED, GATEWAY_HOT],
-    [QUIET, FLOOR],
-    [GATEWAY_HOT, QUIET],
-  ] as const) {
-    const referenceRounds = runs.get(reference)!;
-    paired.set(
-      `${name}, x ${reference === GATEWAY_HOT ? 'gateway hot' : reference === FLOOR ? 'floor' : 'the --quiet gateway'}`,
-      runs.get(name)!.map((r, i) => r.requestsPerSecond / referenceRounds[i]!.requestsPerSecond),
-    );
-  }
-  return paired;
 }
 
 export interface BenchFigures {
@@ -46,6 +44,8 @@ export interface BenchFigures {
   builds: BuildRow[];
   results: LoadResult[];
   paired: Map<string, number[]>;
+  /** CPU a request: each scenario's median round by it, and its paired ratios. */
+  cpu: { medians: CpuResult[]; paired: Map<string, number[]> };
   scrape: Awaited<ReturnType<typeof scrapeMetrics>> | null;
   memory: { rssMb: number; peakMb: number };
   originDown: OriginDown;
@@ -62,7 +62,7 @@ export interface BenchSettings {
 }
 
 export function reportLines(
-  { capacity, filesPerSecond, builds, results, paired, scrape, memory, originDown }: BenchFigures,
+  { capacity, filesPerSecond, builds, results, paired, cpu, scrape, memory, originDown }: BenchFigures,
   { connections, seconds, rounds, hotCount, gatewayRecords, cacheMb }: BenchSettings,
 ): string[] {
   const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -90,11 +90,14 @@ export function reportLines(
         `| ${r.name} | ${fmt(r.requestsPerSecond)} | ${spreadOf(r)} | ${fmt(r.p50ms, 2)} | ${fmt(r.p99ms, 2)} | ${fmt(r.non2xx)} | ${fmt(r.requestsPerSecond / nginxHot, 2)} | ${fmt(r.requestsPerSecond / floor, 2)} | ${fmt(r.requestsPerSecond / gatewayHot, 2)} |`,
     ),
     '',
-    'Paired: each ratio taken within one round, then their median.',
+    'Requests per second, paired: each ratio taken within one round, then their median.',
     ...[...paired].map(
       ([name, ratios]) =>
-        `${name}, round by round: ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt([...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)]!, 2)})`,
+        `${name}, round by round: ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt(median([...ratios].sort((a, b) => a - b)), 2)})`,
     ),
+    '',
+    ...cpuReport(cpu.medians, cpu.paired, `server, CPU a request (median of ${rounds} rounds by CPU a request)`),
+    '',
     `Metrics of the shipped gateway after the rounds: ${scrape ? `${fmt(scrape.requests)} requests counted, a scrape of ${fmt(scrape.bytes)} bytes in ${fmt(scrape.ms, 1)} ms` : 'not scraped'}`,
     '',
     `Gateway memory after the run (${fmt(gatewayRecords)} records, cache ${cacheMb} MB): RSS ${memory.rssMb} MB, peak ${memory.peakMb} MB`,

@@ -1,37 +1,33 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { recordPath } from '../core/layout.ts';
 import { auditsFile, benchBuild, dropCaches, removeRetired, retire, settleDisk } from './build.ts';
+import { type CpuScenario, cpuRounds, measureCpu, pairedRatios } from './cpu-per-request.ts';
 import { measureEd25519Capacity } from './ed25519-capacity.ts';
 import { measureFileCreation } from './file-capacity.ts';
-import {
-  assertPortsFree,
-  domainsOf,
-  ensureTools,
-  type LoadResult,
-  rssOf,
-  scrapeMetrics,
-  startGatewayProcess,
-  startNginx,
-  wrk,
-} from './gateway.ts';
+import { domainsOf, ensureTools, type LoadResult, rssOf, scrapeMetrics } from './gateway.ts';
 import { loadScripts } from './load-scripts.ts';
 import { connections, gatewayRecords, hotSetSize, rounds, seconds, sizes, values, workers } from './run-options.ts';
 import {
   BAD_KEY,
+  BEFORE,
+  BEFORE_PAIRS,
+  type BenchFigures,
   type BuildRow,
   FLOOR,
   GATEWAY_HOT,
+  H3_FLOOR,
   medianRounds,
   NEVER_AUDITED,
   type OriginDown,
-  pairedRatios,
+  PAIRS,
   QUIET,
   reportLines,
 } from './run-report.ts';
+import { PORTS, startBenchServers } from './run-servers.ts';
 
 /** `npm run bench` (options and what it measures: ./run-options.ts; its table: ./run-report.ts). */
 const run = promisify(execFile);
@@ -91,97 +87,40 @@ const scripts = await loadScripts(OUT, key, domains, hot, never);
 const results: LoadResult[] = [];
 /** Per round, a scenario's requests per second over its reference's in the same round. */
 let paired = new Map<string, number[]>();
-const gatewayPort = 18901,
-  nginxPort = 18902,
-  quietPort = 18904,
-  metricsPort = 18907;
+let cpu: BenchFigures['cpu'] = { medians: [], paired: new Map() };
 let memory = { rssMb: NaN, peakMb: NaN };
-// The quotas stay on (their check is part of every request) but far above what the load reaches.
-const gatewayArgs = [
-  '--records',
-  join(work, 'records'),
-  '--public',
-  join(work, 'public'),
-  '--api-keys',
-  join(work, 'api-keys.json'),
-  '--cache-mb',
-  values['cache-mb']!,
-  '--rate-limit',
-  '1000000000',
-  '--unauth-rate-limit',
-  '1000000000',
-  ...(workers > 1 ? ['--workers', String(workers)] : []),
-];
-// Every process the comparison starts, stopped together at the end or when one fails to start.
-const children: ChildProcess[] = [];
-const stopAll = () => {
-  for (const child of children) child.kill('SIGTERM');
-};
-const started = async (start: ChildProcess | Promise<ChildProcess>): Promise<ChildProcess> => {
-  try {
-    const child = await start;
-    children.push(child);
-    return child;
-  } catch (error) {
-    stopAll();
-    throw error;
-  }
-};
-/** A floor server (bench/*-floor.mjs) answering with one hot record's bytes. */
-const floorServer = (script: string, port: number) =>
-  spawn(process.execPath, [join(ROOT, 'bench', script), String(port), join(work, 'records/current', recordPath(hot[0]!))], {
-    stdio: 'ignore',
-  });
-const floorPort = 18903,
-  originPort = 18906;
-await assertPortsFree([gatewayPort, nginxPort, floorPort, originPort, quietPort, metricsPort]);
-// The gateway as shipped: its access log written to a file, and metrics served (on their own port).
-const gateway = await started(
-  startGatewayProcess([...gatewayArgs, '--metrics-port', String(metricsPort)], gatewayPort, { logFile: join(OUT, 'gateway-access.log') }),
-);
-await started(startGatewayProcess(gatewayArgs, quietPort));
-await started(floorServer('node-floor.mjs', floorPort));
-const nginx = await started(startNginx(OUT, join(work, 'records/current'), nginxPort, key, workers));
-// The same gateway reading its records from nginx as an HTTP origin (object storage or a CDN
-// origin in production): every cache miss is a fetch over a keep-alive pool, then verified.
-const originArgs = gatewayArgs.map((a, i) => (gatewayArgs[i - 1] === '--records' ? `http://127.0.0.1:${nginxPort}/origin/` : a));
-await started(startGatewayProcess(originArgs, originPort));
+const servers = await startBenchServers({
+  work,
+  out: OUT,
+  key,
+  floorDomain: hot[0]!,
+  cacheMb: values['cache-mb']!,
+  workers,
+  before: values.before,
+  perfBasicProf: values['perf-basic-prof']!,
+});
+const { gateway, quiet, floor, h3, nginx, before } = servers;
+log(`shipped gateway pid ${gateway.pid}, load average ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
 /** What the HTTP-origin gateway answered once nginx was stopped (STORE_UNAVAILABLE expected). */
 let originDown: OriginDown = null;
 /** The shipped gateway's metrics after the rounds. */
 let scrape: Awaited<ReturnType<typeof scrapeMetrics>> | null = null;
 try {
-  const g = `http://127.0.0.1:${gatewayPort}`,
-    n = `http://127.0.0.1:${nginxPort}`;
+  const url = (port: number) => `http://127.0.0.1:${port}`;
+  const g = url(PORTS.gateway),
+    n = url(PORTS.nginx),
+    o = url(PORTS.origin);
   const scenario = async (name: string, url: string, script: string) => {
-    await wrk(url, script, 2, connections); // warm-up
-    const result = { name, ...(await wrk(url, script, seconds, connections)) };
-    // Every scenario but the bad key's is answered 200 (or 304): anything else means the server
-    // measured is not answering what the scenario asks (a wrong key, a missing build).
-    if (name !== BAD_KEY && result.non2xx > 0) throw new Error(`${name}: ${result.non2xx} answers were not 2xx or 3xx`);
+    const result = await measureCpu({ name, url, script, answered2xx: true }, seconds, connections);
     log(`${name}: ${Math.round(result.requestsPerSecond)} req/s`);
     return result;
   };
-  // The comparisons run in interleaved rounds, so a slow moment of the machine does not fall on
-  // one of them alone; the table shows each one's median round.
-  // The floor runs just before the gateway's hot records, and the gateway's others just after,
-  // so each round compares them with the hot records measured seconds apart (paired ratios,
-  // below the table).
-  const compared: [string, string, string][] = [
-    ['nginx, hot records', n, scripts.nginxHot],
-    [FLOOR, `http://127.0.0.1:${floorPort}`, scripts.hot],
-    [GATEWAY_HOT, g, scripts.hot],
-    [BAD_KEY, g, scripts.badKey],
-    [NEVER_AUDITED, g, scripts.never],
-    [QUIET, `http://127.0.0.1:${quietPort}`, scripts.hot],
-  ];
   // A working set larger than the gateway's cache: every record of the build, at random. The
   // files are read once first, as on a server that has been serving them: this machine's kernel
   // reclaims page cache that sits unused for a few minutes, and both servers would otherwise
   // measure the disk.
   log('reading every record file once (page cache)');
   for (const d of domains) readFileSync(join(work, 'records/current', recordPath(d)));
-  const o = `http://127.0.0.1:${originPort}`;
   const working = [
     await scenario('nginx, working set (all records)', n, scripts.nginxWorking),
     await scenario(`gateway, working set (all records, cache ${values['cache-mb']} MB)`, g, scripts.working),
@@ -192,13 +131,28 @@ try {
     ),
     await scenario('gateway with nginx as its HTTP origin, hot records', o, scripts.hot),
   ];
-  // The --quiet gateway has not served yet: its cache is filled first, as the shipped one's was.
-  await wrk(`http://127.0.0.1:${quietPort}`, scripts.hot, seconds, connections);
-  const runs = new Map<string, LoadResult[]>(compared.map(([name]) => [name, []]));
-  for (let round = 1; round <= rounds; round++) {
-    log(`round ${round} of ${rounds}`);
-    for (const [name, url, script] of compared) runs.get(name)!.push(await scenario(name, url, script));
-  }
+  // The comparisons run in interleaved rounds, so a slow moment of the machine does not fall on
+  // one of them alone; the table shows each one's median round. The floors run just before the
+  // gateway's hot records, and the gateway's others just after, so each round compares them with
+  // the hot records measured seconds apart (paired ratios, below the table). Each server's CPU a
+  // request is counted from its process, except nginx's (its master is not its workers) and, with
+  // --workers, the gateway's (its primary is not the processes that answer).
+  const gatewayPid = (child: ChildProcess) => (workers > 1 ? undefined : child.pid);
+  const compared: CpuScenario[] = [
+    { name: 'nginx, hot records', url: n, script: scripts.nginxHot, answered2xx: true },
+    { name: H3_FLOOR, pid: h3.pid, url: url(PORTS.h3), script: scripts.hot, answered2xx: true },
+    { name: FLOOR, pid: floor.pid, url: url(PORTS.floor), script: scripts.hot, answered2xx: true },
+    ...(before ? [{ name: BEFORE, pid: gatewayPid(before), url: servers.beforeUrl, script: scripts.hot, answered2xx: true }] : []),
+    { name: GATEWAY_HOT, pid: gatewayPid(gateway), url: g, script: scripts.hot, answered2xx: true },
+    // The bad key's answers are 401s; every other scenario's must be 200 (or 304).
+    { name: BAD_KEY, pid: gatewayPid(gateway), url: g, script: scripts.badKey, answered2xx: false },
+    { name: NEVER_AUDITED, pid: gatewayPid(gateway), url: g, script: scripts.never, answered2xx: true },
+    { name: QUIET, pid: gatewayPid(quiet), url: url(PORTS.quiet), script: scripts.hot, answered2xx: true },
+  ];
+  const pairs = [...PAIRS, ...(before ? BEFORE_PAIRS : [])];
+  const measured = await cpuRounds(compared, pairs, { rounds, seconds, connections, log });
+  cpu = { medians: measured.medians, paired: measured.paired };
+  log(`load average at the end of the rounds ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
   // The origin goes down: the HTTP-origin gateway must answer 503 STORE_UNAVAILABLE, not serve
   // from a cache it can no longer check against a live build, nor a 404 taken for "never audited".
   nginx.kill('SIGQUIT');
@@ -211,22 +165,29 @@ try {
     await new Promise((r) => setTimeout(r, 250));
   }
   log(`nginx stopped: the HTTP-origin gateway answered ${originDown?.status} ${originDown?.code ?? ''} after ${originDown?.afterMs} ms`);
-  paired = pairedRatios(runs);
-  scrape = await scrapeMetrics(`http://127.0.0.1:${metricsPort}/metrics`);
-  results.push(...medianRounds(runs));
+  paired = pairedRatios(measured.runs, pairs, (r) => r.requestsPerSecond);
+  scrape = await scrapeMetrics(`${url(PORTS.metrics)}/metrics`);
+  results.push(...medianRounds(measured.runs));
   results.push(...working);
 } finally {
   memory = await rssOf(gateway.pid!).catch(() => memory);
-  stopAll();
+  servers.stopAll();
 }
 
 const lines = reportLines(
-  { capacity, filesPerSecond, builds, results, paired, scrape, memory, originDown },
+  { capacity, filesPerSecond, builds, results, paired, cpu, scrape, memory, originDown },
   { connections, seconds, rounds, hotCount: hot.length, gatewayRecords, cacheMb: values['cache-mb']! },
 );
 await writeFile(
   join(OUT, 'results.json'),
-  JSON.stringify({ capacity, filesPerSecond, builds, results, paired: Object.fromEntries(paired), memory, originDown, scrape }, null, 2),
+  JSON.stringify(
+    {
+      ...{ capacity, filesPerSecond, builds, results, paired: Object.fromEntries(paired), memory, originDown, scrape },
+      cpu: { medians: cpu.medians, paired: Object.fromEntries(cpu.paired) },
+    },
+    null,
+    2,
+  ),
 );
 process.stdout.write(`${lines.join('\n')}\n`);
 // Like a scenario answered with the wrong status, an origin gateway still answering once its
