@@ -9,6 +9,7 @@ import type { VerifierErrorCode } from './errors.ts';
 import type { KeySet } from './keyset.ts';
 import { encodeBase64 } from './tlog/base64.ts';
 import { type Sha256, treeHasher, verifyInclusion } from './tlog/merkle.ts';
+import type { Witnessed } from './tlog/witnessed.ts';
 import { createRecordVerifier, type Ed25519Verify } from './verify.ts';
 
 /** The statement's schema address, beside the record's: `https://{issuer}/schemas/build/v1`. */
@@ -53,10 +54,16 @@ export type AbsenceFailureCode = Extract<
   | 'MALFORMED_ABSENCE_PROOF' // not the shape of a proof, or a proof about another domain
   | 'STATEMENT_NOT_SIGNED' // the build statement does not verify against the key set (unsigned included)
   | 'NOT_ABSENT' // the neighbours do not enclose the domain's hash, are not adjacent, or are not in the signed map
+  // With a witness policy (the main entry point's `verifyAbsence`), the checkpoint of the statement's log proof:
+  | 'CHECKPOINT_NOT_SIGNED' // not signed by a log of the policy
+  | 'LOG_ORIGIN_MISMATCH' // of a log the policy does not list
+  | 'BAD_COSIGNATURE' // a cosignature by one of its witnesses does not verify
+  | 'NOT_WITNESSED' // no statement proof, or short of the quorum of valid, timely cosignatures
 >;
 
 export type AbsenceResult =
-  | { valid: true; build: string; issuedAt: string; keyId: string; size: number }
+  // With a witness policy, when the build's checkpoint was last witnessed.
+  | ({ valid: true; build: string; issuedAt: string; keyId: string; size: number } & Partial<Witnessed>)
   | { valid: false; code: AbsenceFailureCode; message: string };
 
 /** The members of a statement a proof relies on, checked; null when one is missing or malformed. */

@@ -1,6 +1,7 @@
 /**
  * One verification of a lookup's answer, as a short ordered pipeline: the absence proof of a
- * never-audited answer, or the record's signature; then the record's log proof. Every caller (the
+ * never-audited answer, or the record's signature; then the record's log proof; with a witness
+ * policy, the cosignatures of the deciding proof's checkpoint. Every caller (the
  * CLI, the verify page, an MCP client) fetches what it needs and calls this; none of them
  * re-decides the order or the verdict.
  */
@@ -9,6 +10,9 @@ import { type RecordVerification, verifyAbsence, verifyLogProof, verifyRecord } 
 import type { VerifierErrorCode } from './errors.ts';
 import type { Staleness } from './staleness.ts';
 import type { LogProofResult } from './tlog/log-proof.ts';
+import type { TlogPolicy } from './tlog/policy.ts';
+import type { Witnessed } from './tlog/witnessed.ts';
+import type { WitnessOptions } from './witness-step.ts';
 
 export interface VerifyAnswerInput {
   /**
@@ -28,9 +32,15 @@ export interface VerifyAnswerInput {
   absence?: { proof: unknown } | { unavailable: string };
   /** The record's C2SP tlog-proof (`GET /v1/proof`) and the log's note verifier key; not checked for a never-audited answer. */
   log?: { proof: string; vkey: string };
-  // Next step to join: a witnessed checkpoint (a tlog-policy and the cosigned checkpoint, see
-  // `verifyWitnessedCheckpoint`), checked after the log proof.
-  /** Clock for staleness, epoch ms (default now). */
+  /**
+   * A tlog-policy (`parsePolicy`): the checkpoint of the proof that decides (the record's log
+   * proof, or the absence proof's statement proof) must be cosigned by its quorum. A record then
+   * needs `log`: without it, the verdict is NOT_WITNESSED.
+   */
+  policy?: TlogPolicy;
+  /** With `policy`: cosignatures older than this many ms do not count. */
+  maxAgeMs?: number;
+  /** Clock for staleness and cosignatures, epoch ms (default now). */
   now?: number;
 }
 
@@ -52,6 +62,8 @@ export interface AnswerVerification {
   staleness: Staleness;
   /** The build whose absence proof holds, or null. */
   build: string | null;
+  /** With `policy`, when the proof that decided was last witnessed, and by whom; null otherwise. */
+  witnessed: Witnessed | null;
 }
 
 /** Whether an answer is the never-audited one (status `unverified`): its absence proof decides it, not a signature. */
@@ -70,15 +82,19 @@ export function isNeverAudited(answer: unknown): boolean {
  */
 export function verifyAnswer(input: VerifyAnswerInput): AnswerVerification {
   const checked = input.answer === undefined && input.domain !== undefined ? neverAuditedAnswer(input.domain) : input.answer;
+  const witness = { policy: input.policy, maxAgeMs: input.maxAgeMs, now: input.now };
   const answer = (typeof checked === 'object' && checked !== null ? checked : {}) as Record<string, unknown>;
   const asked = input.domain ?? answer.domain;
   // A never-audited answer is proven by its absence proof only, never on the word of whoever sent it.
   const absence =
-    isNeverAudited(answer) && typeof asked === 'string' && input.absence ? checkAbsence(answer, asked, input.absence, input.keySet) : null;
+    isNeverAudited(answer) && typeof asked === 'string' && input.absence
+      ? checkAbsence(answer, asked, input.absence, input.keySet, witness)
+      : null;
   // Checked even for a never-audited answer: UNSIGNED says it is no verified record.
   const signature = verifyRecord(checked, input.keySet, { domain: input.domain, now: input.now });
   // A never-audited answer has no entry in the log: its absence proof decides.
-  const log = input.log && absence === null ? verifyLogProof(checked, input.log.proof, { vkey: input.log.vkey }) : null;
+  const log = absence === null ? logStep(checked, input.log, witness) : null;
+  const decided = absence ?? log;
   return {
     code: verdictOf(signature, absence, log),
     answer,
@@ -87,7 +103,20 @@ export function verifyAnswer(input: VerifyAnswerInput): AnswerVerification {
     log,
     staleness: signature.staleness,
     build: absence?.valid ? absence.build : null,
+    // The witness step runs inside the proof's step (verifyLogProof, verifyAbsence) when a policy is given.
+    witnessed:
+      decided?.valid && decided.witnessedAt !== undefined ? { witnessedAt: decided.witnessedAt, cosigners: decided.cosigners ?? [] } : null,
   };
+}
+
+/**
+ * The log step of a record: its log proof, under the policy when one is given. A policy asks for
+ * a witnessed checkpoint, which only a log proof carries: without one the record is not witnessed.
+ */
+function logStep(answer: unknown, log: VerifyAnswerInput['log'], witness: WitnessOptions): LogProofResult | null {
+  if (log) return verifyLogProof(answer, log.proof, { vkey: log.vkey }, witness);
+  if (!witness.policy) return null;
+  return { valid: false, code: 'NOT_WITNESSED', message: 'a witness policy was given, but no log proof whose checkpoint it could check' };
 }
 
 /** The absence step: the proof holds for the domain asked, under the key set, and of the issuer the answer names. */
@@ -96,9 +125,10 @@ function checkAbsence(
   domain: string,
   absence: { proof: unknown } | { unavailable: string },
   keySet: unknown,
+  witness: WitnessOptions,
 ): AbsenceResult {
   if ('unavailable' in absence) return { valid: false, code: 'NOT_ABSENT', message: absence.unavailable };
-  const verdict = verifyAbsence(absence.proof, domain, keySet);
+  const verdict = verifyAbsence(absence.proof, domain, keySet, witness);
   return verdict.valid ? (otherIssuer(answer, absence.proof) ?? verdict) : verdict;
 }
 

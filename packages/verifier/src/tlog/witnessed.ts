@@ -20,15 +20,16 @@ export interface Cosigner {
   time: number;
 }
 
+/** When a checkpoint (and so a proof against it) was last witnessed, and by whom. */
+export interface Witnessed {
+  /** The witnesses whose valid cosignatures counted, each at its latest time. */
+  cosigners: Cosigner[];
+  /** When the checkpoint was last witnessed (the latest counted cosignature), ms; null when none counted (`quorum none`). */
+  witnessedAt: number | null;
+}
+
 export type WitnessedResult =
-  | {
-      valid: true;
-      checkpoint: Checkpoint;
-      /** The witnesses whose valid cosignatures counted, each at its latest time. */
-      cosigners: Cosigner[];
-      /** When the checkpoint was last witnessed (the latest counted cosignature), ms; null when none counted (`quorum none`). */
-      witnessedAt: number | null;
-    }
+  | ({ valid: true; checkpoint: Checkpoint } & Witnessed)
   | { valid: false; code: WitnessedFailureCode; message: string };
 
 export interface WitnessedOptions {
