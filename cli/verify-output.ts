@@ -1,4 +1,4 @@
-import type { AnswerVerification } from '@merchant-verify/verifier';
+import type { AnswerVerification, Witnessed } from '@merchant-verify/verifier';
 import { exitCodeOf } from '../core/errors.ts';
 
 // How `mvr verify` shows a verification: the JSON members, the text lines, the exit code.
@@ -10,9 +10,9 @@ export interface Outcome {
   exitCode: number;
 }
 
-/** The verification as `mvr verify` prints it, and its exit code from the verdict. */
-export function present(verification: AnswerVerification, source: string): Outcome {
-  const { answer: r, signature: result, absence, log } = verification;
+/** The verification as `mvr verify` prints it, and its exit code from the verdict; `policy`: whether a witness policy was given. */
+export function present(verification: AnswerVerification, source: string, policy = false): Outcome {
+  const { answer: r, signature: result, absence, log, witnessed } = verification;
   // The absence proof decides a never-audited answer (NEVER_AUDITED when it holds, never 0);
   // otherwise the signature, then a valid record that --log cannot find in the log fails with the log's code.
   const exitCode = verification.code === null ? 0 : exitCodeOf(verification.code);
@@ -42,6 +42,8 @@ export function present(verification: AnswerVerification, source: string): Outco
             : { valid: false, code: log.code, message: log.message },
         }
       : {}),
+    // With --policy: when the proof that decided was last witnessed (null when it was not).
+    ...(policy ? { witnessed: witnessed && witnessedJson(witnessed) } : {}),
   };
   const day = (t: string | null) => (t ? t.slice(0, 10) : '-');
   const audited =
@@ -68,7 +70,22 @@ export function present(verification: AnswerVerification, source: string): Outco
           `  log        ${log.valid ? `included: entry ${log.index} of ${log.checkpoint.size} in ${log.checkpoint.origin}` : `NOT PROVEN: ${log.code} (${log.message})`}`,
         ]
       : []),
+    ...(policy ? [`  witnessed  ${witnessed ? witnessedText(witnessed) : 'NOT PROVEN (see the proof above)'}`] : []),
     '',
   ].join('\n');
   return { json, text, exitCode };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function witnessedJson(w: Witnessed): Record<string, unknown> {
+  return {
+    witnessed_at: w.witnessedAt === null ? null : iso(w.witnessedAt),
+    cosigners: w.cosigners.map((c) => ({ witness: c.witness, time: iso(c.time) })),
+  };
+}
+
+function witnessedText(w: Witnessed): string {
+  if (w.witnessedAt === null) return "not asked for (the policy's quorum is none)";
+  return `last at ${iso(w.witnessedAt)}, cosigned by ${w.cosigners.map((c) => `${c.witness} (${iso(c.time)})`).join(', ')}`;
 }
