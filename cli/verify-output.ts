@@ -78,14 +78,16 @@ export function present(verification: AnswerVerification, source: string, policy
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function witnessedJson(w: Witnessed): Record<string, unknown> {
+/** When a checkpoint was last witnessed, as `--json` prints it. */
+export function witnessedJson(w: Witnessed): Record<string, unknown> {
   return {
     witnessed_at: w.witnessedAt === null ? null : iso(w.witnessedAt),
     cosigners: w.cosigners.map((c) => ({ witness: c.witness, time: iso(c.time) })),
   };
 }
 
-function witnessedText(w: Witnessed): string {
+/** When a checkpoint was last witnessed, in words. */
+export function witnessedText(w: Witnessed): string {
   if (w.witnessedAt === null) return "not asked for (the policy's quorum is none)";
   return `last at ${iso(w.witnessedAt)}, cosigned by ${w.cosigners.map((c) => `${c.witness} (${iso(c.time)})`).join(', ')}`;
 }

@@ -5,13 +5,13 @@
  * vectors'), under the policy, another policy, and maximum ages the cosignatures meet or exceed.
  */
 import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
 import { type BuildWitness, buildPolicy, cosignBuild, startBuildWitnesses } from '../support/cosign-build.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
-import { gatewayOver, loggedProject, NOV, vkeyFile } from '../support/logged-project.ts';
+import { gatewayOver, logDir, loggedProject, NOV, vkeyFile } from '../support/logged-project.ts';
 import { build, GOLD, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 
 const TWO_HOURS = 2 * 3_600_000;
@@ -28,10 +28,11 @@ beforeAll(async () => {
   cosignedAt = Math.floor((Date.now() - TWO_HOURS) / 1000) * 1000;
   witnesses = await startBuildWitnesses(p, ['pay', 'shop', 'glass'], cosignedAt);
   const policy = await buildPolicy(p, witnesses, 'group two 2 pay shop glass\nquorum two');
+  dir = await tempDir();
+  await writeFile(file('older-checkpoint'), await readFile(join(logDir(p), 'checkpoint')));
   await cosignBuild(p, policy);
   // The same log, witnesses of other keys (that never saw it).
   const others = await startBuildWitnesses(p, ['pay', 'shop', 'glass'], cosignedAt);
-  dir = await tempDir();
   await writeFile(file('witnesses.policy'), policy);
   await writeFile(file('other.policy'), await buildPolicy(p, others, 'group two 2 pay shop glass\nquorum two'));
   for (const w of others) await w.close();
@@ -96,6 +97,28 @@ describe('mvr verify --policy, a record', () => {
     const r = await offline('--policy', file('bad.policy'), '--json');
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout)).toMatchObject({ code: 'INVALID_POLICY', message: expect.stringContaining('bad.policy:1') });
+  });
+});
+
+describe('mvr log check --policy', () => {
+  const check = (...more: string[]) =>
+    runCli(['log', 'check', '--public', p.publicDir, '--checkpoint', file('older-checkpoint'), ...more, '--json']);
+
+  it('the live checkpoint is consistent and cosigned by the quorum: when last witnessed', async () => {
+    const r = await check('--policy', file('witnesses.policy'), '--max-age', '1d');
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ consistent: true, witnessed: { witnessed_at: new Date(cosignedAt).toISOString() } });
+  });
+
+  it('fails with a policy naming other witness keys, or a maximum age the cosignatures exceed: exit 17', async () => {
+    for (const more of [
+      ['--policy', file('other.policy')],
+      ['--policy', file('witnesses.policy'), '--max-age', '1h'],
+    ]) {
+      const r = await check(...more);
+      expect(r.code, more.join(' ')).toBe(17);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: 'NOT_WITNESSED' });
+    }
   });
 });
 
