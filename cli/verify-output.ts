@@ -1,5 +1,6 @@
-import type { AnswerVerification, Witnessed } from '@merchant-verify/verifier';
+import type { AnswerVerification } from '@merchant-verify/verifier';
 import { exitCodeOf } from '../core/errors.ts';
+import { witnessedJson, witnessedText } from '../core/witnessed.ts';
 
 // How `mvr verify` shows a verification: the JSON members, the text lines, the exit code.
 
@@ -74,20 +75,4 @@ export function present(verification: AnswerVerification, source: string, policy
     '',
   ].join('\n');
   return { json, text, exitCode };
-}
-
-const iso = (ms: number) => new Date(ms).toISOString();
-
-/** When a checkpoint was last witnessed, as `--json` prints it. */
-export function witnessedJson(w: Witnessed): Record<string, unknown> {
-  return {
-    witnessed_at: w.witnessedAt === null ? null : iso(w.witnessedAt),
-    cosigners: w.cosigners.map((c) => ({ witness: c.witness, time: iso(c.time) })),
-  };
-}
-
-/** When a checkpoint was last witnessed, in words. */
-export function witnessedText(w: Witnessed): string {
-  if (w.witnessedAt === null) return "not asked for (the policy's quorum is none)";
-  return `last at ${iso(w.witnessedAt)}, cosigned by ${w.cosigners.map((c) => `${c.witness} (${iso(c.time)})`).join(', ')}`;
 }

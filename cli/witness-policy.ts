@@ -4,13 +4,17 @@ import { ConfigError, UsageError } from '../core/errors.ts';
 
 // What a verifying command reads to check witnesses: a tlog-policy file and a maximum age.
 
-/** A tlog-policy file, parsed; a file that cannot be read names the flag, a bad line is INVALID_POLICY naming the file and line. */
-export async function readPolicyFile(file: string, flag: string): Promise<TlogPolicy> {
+/** A tlog-policy file, its text and what it says; a file that cannot be read names the flag, a bad line is INVALID_POLICY naming the file and line. */
+export async function readPolicyFile(file: string, flag: string): Promise<{ text: string; policy: TlogPolicy }> {
   const text = await readFile(file, 'utf8').catch((error: Error) => {
     throw new ConfigError(`${flag} ${file}: ${error.message}`);
   });
-  return parsePolicy(text, file);
+  return { text, policy: parsePolicy(text, file) };
 }
+
+/** What `--witness-policy` does for a gateway (`mvr serve`, `mvr dev`). */
+export const WITNESS_POLICY_SERVED =
+  "tlog-policy file of the log's witnesses: the MCP tools say when the log was last witnessed, and the verify page checks with it";
 
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
@@ -32,5 +36,5 @@ export async function witnessOptionsOf(args: {
     if (maxAge !== undefined) throw new UsageError('--max-age applies to the cosignatures a --policy asks for: give --policy FILE too');
     return undefined;
   }
-  return { policy: await readPolicyFile(file, '--policy'), ...(maxAge === undefined ? {} : { maxAgeMs: parseMaxAge(maxAge) }) };
+  return { policy: (await readPolicyFile(file, '--policy')).policy, ...(maxAge === undefined ? {} : { maxAgeMs: parseMaxAge(maxAge) }) };
 }

@@ -40,6 +40,8 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     accessLog: opts.accessLog ?? true,
     metrics,
     redisUp: redis ? () => redis.isReady : null,
+    witnessPolicy: opts.witnessPolicy ?? null,
+    now: opts.now ?? Date.now,
     limits: quotas(opts, redis),
   };
   metrics?.watch(services);

@@ -5,11 +5,12 @@ import { logLocation } from '../../clients/log-client.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { writeAtomic } from '../../core/files.ts';
 import { LOG_DIR } from '../../core/layout.ts';
+import { witnessedJson, witnessedText } from '../../core/witnessed.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
-import { witnessedJson, witnessedText } from '../verify-output.ts';
+
 import { witnessOptionsOf } from '../witness-policy.ts';
 
 const options = commandOptions('public', 'baseUrl');
