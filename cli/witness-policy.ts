@@ -13,8 +13,7 @@ export async function readPolicyFile(file: string, flag: string): Promise<{ text
 }
 
 /** What `--witness-policy` does for a gateway (`mvr serve`, `mvr dev`). */
-export const WITNESS_POLICY_SERVED =
-  "tlog-policy file of the log's witnesses: the MCP tools say when the log was last witnessed, and the verify page checks with it";
+export const WITNESS_POLICY_SERVED = "tlog-policy file of the log's witnesses: the MCP tools say when the log was last witnessed";
 
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
