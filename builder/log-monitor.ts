@@ -1,6 +1,6 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { TlogPolicy, Witnessed } from '@merchant-verify/verifier';
+import { type TlogPolicy, verifyWitnessedCheckpoint, type Witnessed } from '@merchant-verify/verifier';
 import { type Checkpoint, encodeBase64, type NoteVerifierKey, parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
 import { ConfigError, LogInconsistentError, MvrError } from '../core/errors.ts';
 import { writeAtomic } from '../core/files.ts';
@@ -9,7 +9,6 @@ import { LOG_CHECKPOINT, LOG_DIR } from '../core/layout.ts';
 import { partialPaths } from '../core/tlog/appender.ts';
 import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 import { parseTilePath } from '../core/tlog/tiles.ts';
-import { checkpointUnderPolicy } from '../core/witnessed.ts';
 import { openCheckpoint } from '../keyring/log-key.ts';
 
 /** A published log as a monitor or a build reads it (a folder or a URL prefix): its checkpoint note and its tiles. */
@@ -78,7 +77,7 @@ export async function checkLogGrowth(
 
 /** The live checkpoint under the policy. */
 function checkWitnessed(note: string, vkey: NoteVerifierKey, where: string, witness: LiveWitnessCheck): Witnessed {
-  const result = checkpointUnderPolicy(note, witness.policy, vkey, witness);
+  const result = verifyWitnessedCheckpoint(note, witness.policy, { ...witness, logs: [vkey] });
   if (!result.valid) throw new MvrError(result.code, `${where}: ${result.message}`);
   return { witnessedAt: result.witnessedAt, cosigners: result.cosigners };
 }

@@ -1,20 +1,6 @@
-import { type TlogPolicy, verifyWitnessedCheckpoint, type Witnessed, type WitnessedResult } from '@merchant-verify/verifier';
-import type { NoteVerifierKey } from '@merchant-verify/verifier/tlog';
+import type { Witnessed } from '@merchant-verify/verifier';
 
-// A published checkpoint under a witness policy, and how the edges (CLI, MCP) show when it was last witnessed.
-
-/**
- * The log's checkpoint (a signed note with its cosignature lines) under a policy, at `now`. A
- * policy's log lines, when it has any, are the logs it applies to; one without applies to this log (`vkey`).
- */
-export function checkpointUnderPolicy(
-  note: string,
-  policy: TlogPolicy,
-  vkey: NoteVerifierKey | null,
-  clock: { now: number; maxAgeMs?: number },
-): WitnessedResult {
-  return verifyWitnessedCheckpoint(note, policy, { ...clock, logs: policy.logs.length === 0 && vkey ? [vkey] : [] });
-}
+// How the edges (CLI, MCP) say when a checkpoint was last witnessed.
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -1,8 +1,8 @@
-import type { TlogPolicy } from '@merchant-verify/verifier';
+import { type TlogPolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
 import { parseVerifierKey } from '@merchant-verify/verifier/tlog';
 import { ERROR_REGISTRY } from '../core/errors.ts';
 import { sha256 } from '../core/hash.ts';
-import { checkpointUnderPolicy, witnessedJson } from '../core/witnessed.ts';
+import { witnessedJson } from '../core/witnessed.ts';
 
 /** What the verify tools' descriptions add when the gateway has a witness policy. */
 export const WITNESSED_NOTE =
@@ -33,9 +33,8 @@ export async function witnessedItems(source: WitnessSource | undefined): Promise
   if (note === null)
     return item({ witnessed: null, code: 'NOT_IN_LOG', message: `${ERROR_REGISTRY.NOT_IN_LOG.title}: this deployment keeps no log` });
   const vkey = await source.vkey();
-  const result = checkpointUnderPolicy(note, source.policy, vkey === null ? null : parseVerifierKey(sha256, vkey.trim()), {
-    now: source.now(),
-  });
+  const logs = vkey === null ? [] : [parseVerifierKey(sha256, vkey.trim())];
+  const result = verifyWitnessedCheckpoint(note, source.policy, { now: source.now(), logs });
   return result.valid
     ? item({ witnessed: witnessedJson(result) })
     : item({ witnessed: null, code: result.code, message: `${ERROR_REGISTRY[result.code].title}: ${result.message}` });

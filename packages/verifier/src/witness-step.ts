@@ -20,10 +20,7 @@ export interface WitnessOptions {
 
 export type WitnessStep = ({ valid: true } & Witnessed) | { valid: false; code: WitnessedFailureCode; message: string };
 
-/**
- * The checkpoint note under the policy. A policy's log lines, when it has any, are the logs it
- * applies to; a policy without one applies to the log whose key checked the proof (`logKey`).
- */
+/** The checkpoint note under the policy; a policy that lists no log applies to the log whose key checked the proof (`logKey`). */
 export function witnessStep(
   checkpointNote: string,
   options: WitnessOptions & { policy: TlogPolicy },
@@ -32,7 +29,7 @@ export function witnessStep(
   const result = verifyWitnessedCheckpoint(checkpointNote, options.policy, {
     now: options.now ?? Date.now(),
     ...(options.maxAgeMs === undefined ? {} : { maxAgeMs: options.maxAgeMs }),
-    logs: options.policy.logs.length === 0 && logKey ? [logKey] : [],
+    logs: logKey ? [logKey] : [],
   });
   return result.valid ? { valid: true, witnessedAt: result.witnessedAt, cosigners: result.cosigners } : result;
 }
