@@ -73,8 +73,9 @@ export function isNeverAudited(answer: unknown): boolean {
 
 /**
  * Verifies a lookup's answer: the absence proof of a never-audited answer, or the record's
- * signature; then, for a record, its log proof. Throws only on misuse (a key set that is not
- * one, a log key that is not a note verifier key); every verdict is in the result.
+ * signature; then, for a record, its log proof. With `policy`, the deciding proof's checkpoint
+ * must be cosigned by its quorum, and `witnessed` says when it last was. Throws only on misuse (a
+ * key set that is not one, a log key that is not a note verifier key); every verdict is in the result.
  *
  * @example
  *   const v = verifyAnswer({ answer: record, keySet, domain: 'shop.example', log: { proof, vkey } });
