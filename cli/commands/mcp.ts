@@ -105,7 +105,7 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
 
 /** A public file of the gateway (no key); null when it has none. */
 async function publicText(baseUrl: string, path: string): Promise<string | null> {
-  const res = await fetch(new URL(path, baseUrl));
+  const res = await fetch(`${baseUrl.replace(/\/+$/, '')}${path}`);
   return res.ok ? res.text() : null;
 }
 

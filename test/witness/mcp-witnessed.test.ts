@@ -4,20 +4,30 @@
  * With the policy the verify tools' last text item says when the log was last witnessed (or why
  * not); without one the answers are as they were.
  */
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parsePolicy } from '@merchant-verify/verifier';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN } from '../support/cli.ts';
 import { type BuildWitness, buildPolicy, cosignBuild, startBuildWitnesses } from '../support/cosign-build.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { loggedProject, NOV } from '../support/logged-project.ts';
 import { connectHttpClient } from '../support/mcp.ts';
-import { build, GOLD, type Project, removeTempDirs, UNAUDITED } from '../support/project.ts';
+import { build, GOLD, ISSUER, type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
 
 const COSIGNED = Date.parse('2026-11-02T00:00:00Z');
 const QUORUM = 'group two 2 pay shop glass\nquorum two';
 let witnesses: BuildWitness[];
-const clients: Record<'witnessed' | 'others' | 'none', Client> = {} as never;
+const clients: Record<'witnessed' | 'others' | 'none' | 'stdioLocal' | 'stdioGateway', Client> = {} as never;
+
+/** `mvr mcp ...args` spawned from the built bin, with an SDK client on its stdio. */
+async function spawnMcp(args: string[]): Promise<Client> {
+  const client = new Client({ name: 'mvr-witness-test', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', ...args], stderr: 'ignore' }));
+  return client;
+}
 
 beforeAll(async () => {
   const p: Project = await loggedProject();
@@ -41,6 +51,10 @@ beforeAll(async () => {
   clients.witnessed = await connectHttpClient(a.url, a.key);
   clients.others = await connectHttpClient(b.url, b.key);
   clients.none = await connectHttpClient(c.url, c.key);
+  const file = join(await tempDir(), 'witnesses.policy');
+  await writeFile(file, text);
+  clients.stdioLocal = await spawnMcp(['--records', p.recordsDir, '--public', p.publicDir, '--issuer', ISSUER, '--witness-policy', file]);
+  clients.stdioGateway = await spawnMcp(['--base-url', c.url, '--api-key', c.key, '--witness-policy', file]);
 });
 afterAll(async () => {
   for (const c of Object.values(clients)) await c.close();
@@ -71,6 +85,13 @@ describe('MCP tools with a witness policy', () => {
     const content = await call(clients.witnessed, 'verify_merchants', { domains: [GOLD, UNAUDITED] });
     expect(content).toHaveLength(2);
     expect(lastJson(content)).toMatchObject({ witnessed: { witnessed_at: new Date(COSIGNED).toISOString() } });
+  });
+
+  it('mvr mcp --witness-policy, over local folders and over a gateway: the same item', async () => {
+    for (const client of [clients.stdioLocal, clients.stdioGateway]) {
+      const content = await call(client, 'verify_merchant', { domain: GOLD });
+      expect(lastJson(content)).toMatchObject({ witnessed: { witnessed_at: new Date(COSIGNED).toISOString() } });
+    }
   });
 
   it('a policy of other witness keys: the answer is served, and says it is not witnessed', async () => {
