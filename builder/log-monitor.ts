@@ -1,5 +1,6 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { type TlogPolicy, verifyWitnessedCheckpoint, type Witnessed } from '@merchant-verify/verifier';
 import { type Checkpoint, encodeBase64, type NoteVerifierKey, parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
 import { ConfigError, LogInconsistentError, MvrError } from '../core/errors.ts';
 import { writeAtomic } from '../core/files.ts';
@@ -31,15 +32,31 @@ export interface LogGrowth {
   root: string;
   /** The live checkpoint's note, for a monitor to keep for next time. */
   liveNote: string;
+  /** With a witness policy: when the live checkpoint was last witnessed, and by whom. */
+  witnessed?: Witnessed;
+}
+
+/** A witness policy the live checkpoint must hold under, the clock and an optional maximum age of its cosignatures. */
+export interface LiveWitnessCheck {
+  policy: TlogPolicy;
+  now: number;
+  maxAgeMs?: number;
 }
 
 /**
  * What a monitor runs each month: the live log (at `where`) must be an append-only extension of
  * an older checkpoint, by a consistency proof computed from the tiles. LOG_INCONSISTENT when it is
  * not; an older checkpoint that is not one of this log is bad input (INVALID_CHECKPOINT), never
- * evidence against the log.
+ * evidence against the log. With `witness`, the live checkpoint must also be cosigned by the
+ * policy's quorum (NOT_WITNESSED, BAD_COSIGNATURE... otherwise).
  */
-export async function checkLogGrowth(log: LogSource, where: string, vkey: NoteVerifierKey, older: NamedText): Promise<LogGrowth> {
+export async function checkLogGrowth(
+  log: LogSource,
+  where: string,
+  vkey: NoteVerifierKey,
+  older: NamedText,
+  witness?: LiveWitnessCheck,
+): Promise<LogGrowth> {
   const old = openOlderCheckpoint(older.text, vkey, older.from);
   const liveNote = await log.checkpoint();
   const live = openCheckpoint(liveNote, vkey, `${where}/checkpoint`);
@@ -54,7 +71,15 @@ export async function checkLogGrowth(log: LogSource, where: string, vkey: NoteVe
     throw new LogInconsistentError(
       `the live log (size ${live.size}) is NOT an append-only extension of ${older.from} (size ${old.size}): an entry was rewritten or removed`,
     );
-  return { origin: live.origin, from: old.size, to: live.size, root: encodeBase64(live.root), liveNote };
+  const growth = { origin: live.origin, from: old.size, to: live.size, root: encodeBase64(live.root), liveNote };
+  return witness ? { ...growth, witnessed: checkWitnessed(liveNote, vkey, `${where}/checkpoint`, witness) } : growth;
+}
+
+/** The live checkpoint under the policy. */
+function checkWitnessed(note: string, vkey: NoteVerifierKey, where: string, witness: LiveWitnessCheck): Witnessed {
+  const result = verifyWitnessedCheckpoint(note, witness.policy, { ...witness, logs: [vkey] });
+  if (!result.valid) throw new MvrError(result.code, `${where}: ${result.message}`);
+  return { witnessedAt: result.witnessedAt, cosigners: result.cosigners };
 }
 
 function openOlderCheckpoint(note: string, vkey: NoteVerifierKey, file: string): Checkpoint {

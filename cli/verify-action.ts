@@ -9,6 +9,7 @@ import { normalizeDomain } from '../core/domain.ts';
 import { ConfigError, NotInLogError } from '../core/errors.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
 import { type Outcome, present } from './verify-output.ts';
+import { witnessOptionsOf } from './witness-policy.ts';
 
 // `mvr verify`'s work, loaded by the command once its flags are read (cli/commands/verify.ts).
 
@@ -18,6 +19,9 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
   const { baseUrl, apiKey } = gateway;
   const domain = str('domain') ? normalizeDomain(str('domain')) : undefined;
   const keysArg = str('keys');
+  // A policy is checked on the log proof's checkpoint: --policy asks for the log proof (--log).
+  const witness = await witnessOptionsOf(args);
+  const withLog = Boolean(args.log) || witness !== undefined;
   // undefined: a saved absence proof alone, for the never-audited answer it stands for.
   let readRecord: () => Promise<unknown>;
   let source: string;
@@ -78,13 +82,13 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
     const keySet = await keySetFor(absence && 'proof' in absence ? (absence.proof as { statement?: unknown } | null)?.statement : answer);
     // A never-audited answer has no entry in the log: its absence proof decides, and with --log its
     // build statement must be in the log (its statement_proof, checked with the log's key).
-    const log = !args.log ? undefined : neverAudited ? await readLogKey(str, baseUrl) : await readLog(str, baseUrl, apiKey, asked);
-    const verification = verifyLogKey(log?.source, () => verifyAnswer({ answer, keySet, domain, absence, log }));
+    const log = !withLog ? undefined : neverAudited ? await readLogKey(str, baseUrl) : await readLog(str, baseUrl, apiKey, asked);
+    const verification = verifyLogKey(log?.source, () => verifyAnswer({ answer, keySet, domain, absence, log, ...witness }));
     // Record and proof from the gateway are two requests: a build that went live between them
     // gives the new record's proof. Both are looked up once more before saying NOT_INCLUDED.
     const bothFetched = !str('file') && !str('proof');
     if (bothFetched && attempt === 1 && verification.log?.valid === false && verification.log.code === 'NOT_INCLUDED') continue;
-    return present(verification, source);
+    return present(verification, source, witness !== undefined);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { AnswerVerification } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/tlog';
 import { exitCodeOf } from '../core/errors.ts';
+import { witnessedJson, witnessedText } from '../core/witnessed.ts';
 
 // How `mvr verify` shows a verification: the JSON members, the text lines, the exit code.
 
@@ -11,9 +12,9 @@ export interface Outcome {
   exitCode: number;
 }
 
-/** The verification as `mvr verify` prints it, and its exit code from the verdict. */
-export function present(verification: AnswerVerification, source: string): Outcome {
-  const { answer: r, signature: result, absence, log } = verification;
+/** The verification as `mvr verify` prints it, and its exit code from the verdict; `policy`: whether a witness policy was given. */
+export function present(verification: AnswerVerification, source: string, policy = false): Outcome {
+  const { answer: r, signature: result, absence, log, witnessed } = verification;
   // The absence proof decides a never-audited answer (NEVER_AUDITED when it holds, never 0);
   // otherwise the signature, then a valid record that --log cannot find in the log fails with the log's code.
   const exitCode = verification.code === null ? 0 : exitCodeOf(verification.code);
@@ -48,6 +49,8 @@ export function present(verification: AnswerVerification, source: string): Outco
           log: log.valid ? logJson(log) : { valid: false, code: log.code, message: log.message },
         }
       : {}),
+    // With --policy: when the proof that decided was last witnessed (null when it was not).
+    ...(policy ? { witnessed: witnessed && witnessedJson(witnessed) } : {}),
   };
   const day = (t: string | null) => (t ? t.slice(0, 10) : '-');
   const audited =
@@ -70,6 +73,7 @@ export function present(verification: AnswerVerification, source: string): Outco
         ]
       : []),
     ...(log ? [`  log        ${log.valid ? `included: ${entryText(log)}` : `NOT PROVEN: ${log.code} (${log.message})`}`] : []),
+    ...(policy ? [`  witnessed  ${witnessed ? witnessedText(witnessed) : 'NOT PROVEN (see the proof above)'}`] : []),
     '',
   ].join('\n');
   return { json, text, exitCode };

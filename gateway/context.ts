@@ -1,3 +1,4 @@
+import type { TlogPolicy } from '@merchant-verify/verifier';
 import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
 import type { BuildHistory } from '../service/history.ts';
@@ -45,6 +46,16 @@ export interface GatewayServices {
   metrics: GatewayMetrics | null;
   /** Whether the connection to Redis is ready; null without Redis. */
   redisUp: (() => boolean) | null;
+  /** The witness policy (`--witness-policy`): served to the verify page, and the MCP tools say when the log was last witnessed; null without. */
+  witnessPolicy: WitnessPolicyFile | null;
+  /** The clock (epoch ms). */
+  now: () => number;
+}
+
+/** A tlog-policy file as read: its text (served as it is) and what it says. */
+export interface WitnessPolicyFile {
+  text: string;
+  policy: TlogPolicy;
 }
 
 /** What a request's handling learned, for its access log line. */
@@ -103,6 +114,8 @@ export interface GatewayOptions {
   connectionTimeouts?: Partial<ConnectionTimeouts>;
   /** The clock never-audited answers are issued by and quota windows counted by (epoch ms); `Date.now` by default, a test's own clock in tests. */
   now?: () => number;
+  /** A tlog-policy of the log's witnesses: the MCP tools say when the answers were last witnessed, and the verify page gets it. */
+  witnessPolicy?: WitnessPolicyFile;
   /** The clock the API keys' staleness and their re-read on an unknown id are timed by (ms); `performance.now` by default, a test's own in tests. */
   apiKeysClock?: () => number;
 }

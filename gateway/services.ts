@@ -42,6 +42,8 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     logRequest: opts.logRequest ?? ((line) => opts.log(accessLogLine(line))),
     metrics,
     redisUp: redis ? () => redis.isReady : null,
+    witnessPolicy: opts.witnessPolicy ?? null,
+    now: opts.now ?? Date.now,
     limits: quotas(opts, redis),
   };
   metrics?.watch(services);

@@ -11,6 +11,7 @@ import { problemDocument } from '../core/problem-document.ts';
 import { recordSchema } from '../core/record.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import { lookupBatch } from '../service/batch.ts';
+import { WITNESSED_NOTE, type WitnessSource, witnessedItems } from './witnessed.ts';
 
 /** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
 export type RecordLookup = (domain: string) => Promise<Buffer>;
@@ -54,7 +55,7 @@ async function recordWithAbsence(
 }
 
 /** Written for an AI agent deciding whether to trust a shop. */
-export function toolDescription(keySetUrl: string): string {
+export function toolDescription(keySetUrl: string, witnessed = false): string {
   return [
     'Look up the signed verification record of a merchant (online shop) by its domain or URL, before recommending it or buying from it.',
     'Any form works: "shop.example.com", "https://www.shop.example.com/product/1"; it is reduced to the registrable domain.',
@@ -68,6 +69,7 @@ export function toolDescription(keySetUrl: string): string {
     'A record without a signature is unverified, never a pass.',
     "With include_proof: true, for an audited record the second text item is a C2SP tlog-proof that this exact record is in the issuer's public append-only log",
     "(verify it with the log's key at /.well-known/merchant-verify-log.vkey), so the issuer cannot show other callers a different verdict.",
+    ...(witnessed ? [WITNESSED_NOTE] : []),
   ].join(' ');
 }
 
@@ -78,6 +80,8 @@ export interface McpServerOptions {
   history: HistoryLookup;
   proof: ProofLookup;
   absence: AbsenceLookup;
+  /** With a witness policy, the verify tools say when the log's checkpoint was last witnessed; without, nothing changes. */
+  witness?: WitnessSource;
 }
 
 /**
@@ -99,7 +103,7 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
     TOOL_NAME,
     {
       title: 'Verify a merchant',
-      description: toolDescription(options.keySetUrl),
+      description: toolDescription(options.keySetUrl, options.witness !== undefined),
       inputSchema: z.object({
         domain: domainInputSchema.describe(
           'The merchant domain or a URL on it, e.g. "acme-outdoor.example" or "https://www.acme-outdoor.example/tents".',
@@ -115,8 +119,12 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
     async ({ domain, include_proof }) => {
       try {
         const normalized = normalizeDomain(domain);
-        const answer = (text: string, second: string | null) => ({
-          content: [{ type: 'text' as const, text }, ...(second === null ? [] : [{ type: 'text' as const, text: second }])],
+        const answer = async (text: string, second: string | null) => ({
+          content: [
+            { type: 'text' as const, text },
+            ...(second === null ? [] : [{ type: 'text' as const, text: second }]),
+            ...(await witnessedItems(options.witness)),
+          ],
           structuredContent: JSON.parse(text) as Record<string, unknown>,
         });
         if (!include_proof) {
@@ -149,6 +157,7 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
       description: [
         `Look up the signed verification records of 1 to ${MAX_BATCH} merchants at once, e.g. every shop in a list of search results; same records and meaning as ${TOOL_NAME}.`,
         'One result per domain, in the order given: {domain, record} (with absence_proof for an "unverified", never-audited domain: check it with verifyAbsence), or {domain, problem} (an RFC 9457 problem document) with problem.code INVALID_DOMAIN (not a valid merchant domain) or UNAVAILABLE (try that one again later).',
+        ...(options.witness ? [WITNESSED_NOTE] : []),
       ].join(' '),
       // The batch endpoint's rule for the list: a string that is no domain (empty, too long) is
       // INVALID_DOMAIN in its place, not a refused call.
@@ -180,7 +189,8 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
             };
           }),
         );
-        return { content: [{ type: 'text' as const, text: JSON.stringify({ results }) }], structuredContent: { results } };
+        const content = [{ type: 'text' as const, text: JSON.stringify({ results }) }, ...(await witnessedItems(options.witness))];
+        return { content, structuredContent: { results } };
       } catch (error) {
         return toolError(error);
       }

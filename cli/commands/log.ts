@@ -5,10 +5,13 @@ import { logLocation } from '../../clients/log-client.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { writeAtomic } from '../../core/files.ts';
 import { LOG_DIR } from '../../core/layout.ts';
+import { witnessedJson, witnessedText } from '../../core/witnessed.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
+
+import { witnessOptionsOf } from '../witness-policy.ts';
 
 const options = commandOptions('public', 'baseUrl');
 
@@ -30,11 +33,14 @@ const check = defineCommand({
       description: "the log's verifier key, a file or URL (default the log's /.well-known/merchant-verify-log.vkey)",
     },
     update: { type: 'boolean', description: 'after a successful check, save the live checkpoint over --checkpoint (for next time)' },
+    policy: { type: 'string', description: 'a tlog-policy file: the live checkpoint must also be cosigned by its quorum' },
+    'max-age': { type: 'string', description: 'with --policy: cosignatures older than this do not count, e.g. 36h, 90m, 2d' },
     json: { type: 'boolean', description: 'print a machine-readable result' },
   },
   run: ({ args }) =>
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
+      const witness = await witnessOptionsOf(args);
       const where = args.log ?? (config.baseUrl ? `${config.baseUrl.replace(/\/+$/, '')}/${LOG_DIR}` : join(config.public, LOG_DIR));
       const log = logLocation(where);
       const vkeySource = args['log-key'] ?? log.defaultVkey;
@@ -42,7 +48,13 @@ const check = defineCommand({
       const older = await readFileOrUrl(args.checkpoint).catch((error: Error) => {
         throw new ConfigError(`--checkpoint: ${error.message}`);
       });
-      const growth = await checkLogGrowth(log, where, vkey, { text: older.toString('utf8'), from: args.checkpoint });
+      const growth = await checkLogGrowth(
+        log,
+        where,
+        vkey,
+        { text: older.toString('utf8'), from: args.checkpoint },
+        witness && { ...witness, now: Date.now() },
+      );
       if (args.update) await writeAtomic(args.checkpoint, growth.liveNote);
       const result = {
         consistent: true,
@@ -51,11 +63,12 @@ const check = defineCommand({
         to: growth.to,
         root: growth.root,
         updated: Boolean(args.update),
+        ...(growth.witnessed ? { witnessed: witnessedJson(growth.witnessed) } : {}),
       };
       if (args.json) process.stdout.write(`${JSON.stringify(result)}\n`);
       else
         process.stdout.write(
-          `consistent: ${growth.origin} grew from ${growth.from.toLocaleString('en-US')} to ${growth.to.toLocaleString('en-US')} entries; nothing before entry ${growth.from} changed${args.update ? `; ${args.checkpoint} now holds the live checkpoint` : ''}\n`,
+          `consistent: ${growth.origin} grew from ${growth.from.toLocaleString('en-US')} to ${growth.to.toLocaleString('en-US')} entries; nothing before entry ${growth.from} changed${args.update ? `; ${args.checkpoint} now holds the live checkpoint` : ''}${growth.witnessed ? `\nwitnessed: ${witnessedText(growth.witnessed)}` : ''}\n`,
         );
     }),
 });

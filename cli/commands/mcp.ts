@@ -2,12 +2,15 @@ import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { getFromGateway } from '../../clients/gateway-client.ts';
 import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
+import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
 import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
+import type { WitnessSource } from '../../mcp/witnessed.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
+import { readPolicyFile } from '../witness-policy.ts';
 
-const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl'] as const;
+const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl', 'witnessPolicy'] as const;
 const options = commandOptions(...MCP_OPTIONS);
 /** How often local records are re-checked for a new live build (ms). */
 const LOCAL_REFRESH_MS = 1000;
@@ -21,11 +24,14 @@ export default defineCommand({
   args: options.describe({
     records: 'records without --base-url: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL',
     public: 'public folder (key set and log) without --base-url',
+    witnessPolicy: "tlog-policy file of the log's witnesses: the tools say when the log was last witnessed",
   }),
   run: ({ args }) =>
     runAction(false, async () => {
       const config = options.resolve(args, process.env);
       const { lookup, ...lookups } = await lookupFor(config);
+      const policy = config.witnessPolicy ? (await readPolicyFile(config.witnessPolicy, '--witness-policy')).policy : undefined;
+      const witness = policy && { policy, ...lookups.log, now: Date.now };
       // The MCP SDK and the records service are loaded once the flags are read, not for `--help`.
       const [{ serveStdio }, { createMcpServer }, { StdioAnsweringAll }] = await Promise.all([
         import('@modelcontextprotocol/server/stdio'),
@@ -33,7 +39,7 @@ export default defineCommand({
         import('../../mcp/stdio.ts'),
       ]);
       // Every request read before stdin ends is answered, then the process exits.
-      serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups }), { transport: new StdioAnsweringAll() });
+      serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups, witness }), { transport: new StdioAnsweringAll() });
       // stdout is the protocol: anything human goes to stderr.
       process.stderr.write(
         `mvr mcp: verify_merchant, verify_merchants and merchant_history ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`,
@@ -42,9 +48,15 @@ export default defineCommand({
 });
 
 /** Where answers come from: a gateway (`--base-url`), or the records service over local records. */
-async function lookupFor(
-  config: Config<(typeof MCP_OPTIONS)[number]>,
-): Promise<{ lookup: RecordLookup; keySetUrl: string; history: HistoryLookup; proof: ProofLookup; absence: AbsenceLookup }> {
+async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<{
+  lookup: RecordLookup;
+  keySetUrl: string;
+  history: HistoryLookup;
+  proof: ProofLookup;
+  absence: AbsenceLookup;
+  /** The log's live checkpoint and key, for a witness policy. */
+  log: Pick<WitnessSource, 'checkpoint' | 'vkey'>;
+}> {
   if (config.baseUrl) {
     if (!config.apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required with --base-url');
     const { keySetUrlOf } = await import('../../mcp/server.ts');
@@ -61,6 +73,10 @@ async function lookupFor(
         return { record: await ask(`/v1/verify?domain=${encodeURIComponent(domain)}`), proof };
       },
       keySetUrl: keySetUrlOf(config.baseUrl),
+      log: {
+        checkpoint: () => publicText(config.baseUrl!, `/${LOG_DIR}/${LOG_CHECKPOINT}`),
+        vkey: () => publicText(config.baseUrl!, LOG_VKEY_PATH),
+      },
     };
   }
   const { openRecordsStack } = await import('../../service/records-stack.ts');
@@ -80,7 +96,17 @@ async function lookupFor(
     absence: (domain) => proofs.absenceFor(domain),
     history: (domain) => history.history(domain),
     keySetUrl: `https://${config.issuer}${KEY_SET_PATH}`,
+    log: {
+      checkpoint: async () => (await proofs.file(LOG_CHECKPOINT))?.toString('utf8') ?? null,
+      vkey: async () => (await proofs.vkey())?.toString('utf8') ?? null,
+    },
   };
+}
+
+/** A public file of the gateway (no key); null when it has none. */
+async function publicText(baseUrl: string, path: string): Promise<string | null> {
+  const res = await fetch(`${baseUrl.replace(/\/+$/, '')}${path}`);
+  return res.ok ? res.text() : null;
 }
 
 /** Asks a gateway; its problem documents become the same coded errors the local store throws. */

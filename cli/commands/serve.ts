@@ -4,6 +4,7 @@ import type { GatewayOptions } from '../../gateway/server.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { apiKeysFileOf, type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
+import { readPolicyFile, WITNESS_POLICY_SERVED } from '../witness-policy.ts';
 
 /** The options `mvr serve` reads (and `mvr dev`, which serves too). */
 export const SERVE_OPTIONS = [
@@ -24,6 +25,7 @@ export const SERVE_OPTIONS = [
   'workers',
   'signingKey',
   'storeTimeoutMs',
+  'witnessPolicy',
 ] as const;
 const options = commandOptions(...SERVE_OPTIONS);
 
@@ -32,6 +34,7 @@ export const serveArgs = {
   ...options.describe({
     records: 'records: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL',
     workers: 'gateway processes sharing the port (default 1)',
+    witnessPolicy: WITNESS_POLICY_SERVED,
   }),
   quiet: { type: 'boolean', description: 'no access log (warnings and errors are still logged)' },
 } as const;
@@ -83,5 +86,6 @@ export async function gatewayOptions(
     metrics: config.metricsPort === undefined ? undefined : { listen: { host: config.metricsHost, port: config.metricsPort } },
     rateLimitPerMinute: config.rateLimit,
     unauthenticatedPerMinute: config.unauthRateLimit,
+    witnessPolicy: config.witnessPolicy ? await readPolicyFile(config.witnessPolicy, '--witness-policy') : undefined,
   };
 }

@@ -21,6 +21,12 @@ export default defineCommand({
       type: 'string',
       description: "with --log: the log's verifier key, a file or URL (default <base-url>/.well-known/merchant-verify-log.vkey)",
     },
+    policy: {
+      type: 'string',
+      description:
+        "a tlog-policy file (the log, its witnesses, the quorum): the proof's checkpoint must be cosigned by the quorum; implies --log for a record",
+    },
+    'max-age': { type: 'string', description: 'with --policy: cosignatures older than this do not count, e.g. 36h, 90m, 2d' },
     absence: {
       type: 'string',
       description:

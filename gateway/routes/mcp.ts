@@ -1,6 +1,8 @@
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { defineEventHandler, type H3Event, sendWebResponse, setResponseHeaders } from 'h3';
+import { LOG_CHECKPOINT } from '../../core/layout.ts';
 import { createMcpServer, keySetUrlOf, quotaCost } from '../../mcp/server.ts';
+import type { WitnessSource } from '../../mcp/witnessed.ts';
 import { sendAnswer } from '../answer.ts';
 import { authenticate, chargeQuota } from '../auth.ts';
 import { readBody } from '../body.ts';
@@ -32,6 +34,7 @@ export function mcpRoute(services: GatewayServices) {
         history,
         proof,
         absence: (domain) => services.proofs.absenceFor(domain),
+        witness: witnessSource(services),
       });
     // The body was read (and bounded) above; the SDK is given it parsed, with the request's headers.
     const request = new Request(new URL(event.node.req.originalUrl ?? '/mcp', 'http://gateway.invalid'), {
@@ -45,6 +48,18 @@ export function mcpRoute(services: GatewayServices) {
     setResponseHeaders(event, cacheHeaders('/mcp'));
     await sendWebResponse(event, response);
   });
+}
+
+/** With a witness policy, what the tools check it on: the log's live checkpoint and key, at the gateway's clock. */
+function witnessSource(services: GatewayServices): WitnessSource | undefined {
+  if (!services.witnessPolicy) return undefined;
+  const text = async (bytes: Promise<Buffer | null>) => (await bytes)?.toString('utf8') ?? null;
+  return {
+    policy: services.witnessPolicy.policy,
+    checkpoint: () => text(services.proofs.file(LOG_CHECKPOINT)),
+    vkey: () => text(services.proofs.vkey()),
+    now: services.now,
+  };
 }
 
 /** The newest revision: the SDK's handler, made for this one request. */

@@ -1,6 +1,14 @@
 // The verify page's script: verifies a record in the browser with @merchant-verify/verifier,
 // against the key set this origin publishes. Bundled for the browser by `npm run build`.
-import { type AbsenceResult, isNeverAudited, KEY_SET_PATH, type VerifyAnswerInput, verifyAnswer } from '@merchant-verify/verifier';
+import {
+  type AbsenceResult,
+  isNeverAudited,
+  KEY_SET_PATH,
+  parsePolicy,
+  type VerifyAnswerInput,
+  verifyAnswer,
+  type Witnessed,
+} from '@merchant-verify/verifier';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const result = $('result');
@@ -50,7 +58,18 @@ async function keySet(): Promise<unknown> {
   return res.json();
 }
 
-function report(r: Record<string, unknown>, verification: { valid: boolean; code?: string; staleness: unknown }): void {
+/** The row saying when the proof's checkpoint was last witnessed (with a policy only). */
+function witnessedRows(witnessed: Witnessed | null): Row[] {
+  if (!witnessed) return [];
+  const at = witnessed.witnessedAt === null ? 'not asked for (quorum none)' : new Date(witnessed.witnessedAt).toISOString();
+  return [['Last witnessed', `${at}${witnessed.cosigners.length ? ` by ${witnessed.cosigners.map((c) => c.witness).join(', ')}` : ''}`]];
+}
+
+function report(
+  r: Record<string, unknown>,
+  verification: { valid: boolean; code?: string; staleness: unknown },
+  witnessed: Witnessed | null,
+): void {
   const text = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
   const staleness = verification.staleness as { state?: string; ageDays?: number | null } | undefined;
   const rows: Row[] = [
@@ -65,6 +84,7 @@ function report(r: Record<string, unknown>, verification: { valid: boolean; code
       staleness ? `${text(staleness.state)}${typeof staleness.ageDays === 'number' ? `, ${staleness.ageDays} days` : ''}` : '-',
       staleness?.state === 'overdue' ? 'warn' : undefined,
     ],
+    ...witnessedRows(witnessed),
   ];
   if (verification.valid) {
     const overdue = staleness?.state === 'overdue';
@@ -83,7 +103,7 @@ function report(r: Record<string, unknown>, verification: { valid: boolean; code
 }
 
 /** A never-audited answer, with its absence proof checked: proven only when the proof holds. */
-function reportAbsence(domain: string, absence: AbsenceResult): void {
+function reportAbsence(domain: string, absence: AbsenceResult, witnessed: Witnessed | null): void {
   if (absence.valid) {
     show(
       'absent',
@@ -94,6 +114,7 @@ function reportAbsence(domain: string, absence: AbsenceResult): void {
         ['Build', absence.build],
         ['Build issued', absence.issuedAt],
         ['Key', absence.keyId],
+        ...witnessedRows(witnessed),
       ],
       {
         note: `${domain} has no record in build ${absence.build}, issued ${absence.issuedAt}: it was never audited. This is not a verification of the shop.`,
@@ -114,8 +135,11 @@ function reportAbsence(domain: string, absence: AbsenceResult): void {
 async function check(input: Omit<VerifyAnswerInput, 'keySet'>): Promise<void> {
   try {
     const verification = verifyAnswer({ ...input, keySet: await keySet() });
-    if (verification.absence) reportAbsence(String(input.domain ?? verification.answer.domain), verification.absence);
-    else report(verification.answer, verification.signature);
+    const { absence, log, witnessed } = verification;
+    if (absence) reportAbsence(String(input.domain ?? verification.answer.domain), absence, witnessed);
+    else if (verification.signature.valid && log && !log.valid)
+      show('invalid', `Not proven: ${log.code}`, [['Reason', log.message]], { claimed: [['Domain', String(verification.answer.domain)]] });
+    else report(verification.answer, verification.signature, witnessed);
   } catch (error) {
     show('error', 'Could not verify', [['Problem', (error as Error).message]]);
   }
@@ -156,8 +180,11 @@ $('lookup-form').addEventListener('submit', (event) => {
   event.preventDefault();
   const domain = ($('domain') as HTMLInputElement).value.trim();
   const key = ($('api-key') as HTMLInputElement).value.trim();
+  const policyText = ($('policy') as HTMLTextAreaElement).value.trim();
   void (async () => {
     try {
+      // The reader's own policy: a list of witnesses served by the issuer being checked would prove nothing.
+      const policy = policyText ? parsePolicy(`${policyText}\n`, 'the witness policy') : undefined;
       const res = await fetch(`/v1/verify?domain=${encodeURIComponent(domain)}`, {
         headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
       });
@@ -177,14 +204,25 @@ $('lookup-form').addEventListener('submit', (event) => {
           show('invalid', `Absence not proven: ${answer.code ?? proof.status}`, [
             ['Problem', answer.detail ?? `the gateway answered ${proof.status}`],
           ]);
-        else await check({ answer: body, domain: asked, absence: { proof: answer } });
+        else await check({ answer: body, domain: asked, absence: { proof: answer }, policy });
         return;
       }
-      await check({ answer: body, domain: asked });
+      await check({ answer: body, domain: asked, policy, log: policy && (await logProof(key, String(body.domain))) });
     } catch (error) {
       show('error', 'Lookup failed', [['Problem', (error as Error).message]]);
     }
   })();
 });
+
+/** A record's log proof and the log's key, from this gateway: what a witness policy is checked on. */
+async function logProof(key: string, domain: string): Promise<{ proof: string; vkey: string }> {
+  const [proof, vkey] = await Promise.all([
+    fetch(`/v1/proof?domain=${encodeURIComponent(domain)}`, { headers: { authorization: `Bearer ${key}` } }),
+    fetch('/.well-known/merchant-verify-log.vkey'),
+  ]);
+  if (!proof.ok) throw new Error(`the log proof could not be fetched (${proof.status})`);
+  if (!vkey.ok) throw new Error(`the log's key could not be fetched (${vkey.status})`);
+  return { proof: await proof.text(), vkey: await vkey.text() };
+}
 
 result.tabIndex = -1;

@@ -12,6 +12,7 @@ import { encodeBase64 } from './tlog/base64.ts';
 import type { Checkpoint } from './tlog/checkpoint.ts';
 import { createStatementProofVerifier, type LogTrust } from './tlog/log-proof.ts';
 import { type Sha256, treeHasher, verifyInclusion } from './tlog/merkle.ts';
+import type { Witnessed } from './tlog/witnessed.ts';
 import { createNoteEd25519, createRecordVerifier, type Ed25519Verify } from './verify.ts';
 
 /** The statement's schema address, beside the record's: `https://{issuer}/schemas/build/v1`. */
@@ -68,11 +69,24 @@ export type AbsenceFailureCode = Extract<
   | 'STATEMENT_NOT_SIGNED' // the build statement does not verify against the key set (unsigned included)
   | 'NOT_ABSENT' // the neighbours do not enclose the domain's hash, are not adjacent, or are not in the signed map
   | 'STATEMENT_NOT_LOGGED' // with the log's key: statement_proof missing, malformed, of another log, or not including the statement
+  // With a witness policy (the main entry point's `verifyAbsence`), the checkpoint of the statement's log proof:
+  | 'CHECKPOINT_NOT_SIGNED' // not signed by a log of the policy
+  | 'LOG_ORIGIN_MISMATCH' // of a log the policy does not list
+  | 'BAD_COSIGNATURE' // a cosignature by one of its witnesses does not verify
+  | 'NOT_WITNESSED' // no statement proof, or short of the quorum of valid, timely cosignatures
 >;
 
 export type AbsenceResult =
-  // With the log's key, where the statement is in the log (`statementLog`).
-  | { valid: true; build: string; issuedAt: string; keyId: string; size: number; statementLog?: { index: number; checkpoint: Checkpoint } }
+  // With the log's key, where the statement is in the log (`statementLog`); with a witness policy, when the
+  // build's checkpoint was last witnessed.
+  | ({
+      valid: true;
+      build: string;
+      issuedAt: string;
+      keyId: string;
+      size: number;
+      statementLog?: { index: number; checkpoint: Checkpoint };
+    } & Partial<Witnessed>)
   | { valid: false; code: AbsenceFailureCode; message: string };
 
 /** The members of a statement a proof relies on, checked; null when one is missing or malformed. */

@@ -10,7 +10,11 @@ import { nobleEd25519Verify } from './ed25519.ts';
 import { type KeySet, parseKeySet } from './keyset.ts';
 import { type Staleness, stalenessOf } from './staleness.ts';
 import { createLogProofVerifier, type LogProofResult, type LogTrust } from './tlog/log-proof.ts';
+import { type NoteError, parseVerifierKey } from './tlog/note.ts';
+import type { TlogPolicy } from './tlog/policy.ts';
+import { parseTlogProof } from './tlog/proof-text.ts';
 import { createNoteEd25519, createRecordVerifier, type VerifyResult } from './verify.ts';
+import { type WitnessOptions, type WitnessStep, witnessStep } from './witness-step.ts';
 
 const verifySignature = createRecordVerifier(nobleEd25519Verify);
 
@@ -66,12 +70,23 @@ const verifyProofBytes = createLogProofVerifier(sha256, createNoteEd25519(nobleE
  * issuer published this record to everyone, not only to you; it says nothing more about the record
  * than its signature does, so check that with {@link verifyRecord} as well.
  *
+ * With `options.policy` (a tlog-policy, `parsePolicy`), the proof's checkpoint must also carry a
+ * quorum of valid cosignatures by the policy's witnesses, none dated more than a minute ahead of
+ * `options.now` and, with `options.maxAgeMs`, none older: the result then says when it was last
+ * witnessed (`witnessedAt`, `cosigners`), or fails with NOT_WITNESSED or BAD_COSIGNATURE.
+ *
  * @example
  *   const proof = verifyLogProof(record, proofText, { vkey: 'verify.example/log+1a2b3c4d+AT...' });
  *   if (!proof.valid) console.log('not in the log:', proof.code);
+ *   const fresh = verifyLogProof(record, proofText, { vkey }, { policy, maxAgeMs: 36 * 3600_000 });
+ *   if (fresh.valid) console.log('last witnessed', new Date(fresh.witnessedAt ?? 0));
  */
-export function verifyLogProof(record: unknown, proofText: string, trust: LogTrust): LogProofResult {
-  return verifyProofBytes(canonicalBytes(record), proofText, trust);
+export function verifyLogProof(record: unknown, proofText: string, trust: LogTrust, options: WitnessOptions = {}): LogProofResult {
+  const result = verifyProofBytes(canonicalBytes(record), proofText, trust);
+  if (!result.valid || !options.policy) return result;
+  const key = typeof trust.vkey === 'string' ? parseVerifierKey(sha256, trust.vkey) : trust.vkey;
+  const witnessed = witnessStep(parseTlogProof(proofText).checkpoint, { ...options, policy: options.policy }, key);
+  return witnessed.valid ? { ...result, witnessedAt: witnessed.witnessedAt, cosigners: witnessed.cosigners } : witnessed;
 }
 
 // The statement is signed by the record scheme: the same Ed25519 step as records.
@@ -91,17 +106,49 @@ const verifyAbsenceProof = createAbsenceVerifier(sha256, nobleEd25519Verify);
  * log or not including the statement, it fails with STATEMENT_NOT_LOGGED; when it holds, the
  * result's `statementLog` gives the entry's index and the checkpoint.
  *
+ * With `options.policy`, the checkpoint of the proof's `statement_proof` (the build statement's
+ * entry in the log) must hold under it as for {@link verifyLogProof}: the result then says when
+ * the build was last witnessed as the latest.
+ *
  * @example
  *   const proof = await (await fetch(`${base}/v1/absence?domain=shop.example`, { headers })).json();
  *   const absence = verifyAbsence(proof, 'shop.example', keySet, { log: { vkey } });
  *   if (absence.valid) console.log(`never audited in build ${absence.build}`);
  */
 export function verifyAbsence(proof: unknown, domain: string, keySet: unknown, options: AbsenceOptions = {}): AbsenceResult {
-  return verifyAbsenceProof(proof, domain, parseKeySet(keySet), options.log);
+  const result = verifyAbsenceProof(proof, domain, parseKeySet(keySet), options.log);
+  if (!result.valid || !options.policy) return result;
+  const witnessed = statementWitnessed(proof, { ...options, policy: options.policy });
+  return witnessed.valid ? { ...result, witnessedAt: witnessed.witnessedAt, cosigners: witnessed.cosigners } : witnessed;
 }
 
-/** What an absence proof is checked under, besides the key set. */
-export interface AbsenceOptions {
-  /** The log's verifier key (and origin): the build statement must be proven in it. */
-  log?: LogTrust;
+/**
+ * What an absence proof is checked under, besides the key set: the log's verifier key (and origin),
+ * in which the build statement must be proven, and a witness policy for that proof's checkpoint.
+ */
+export type AbsenceOptions = WitnessOptions & { log?: LogTrust };
+
+/**
+ * The witness step of an absence proof: the checkpoint of its `statement_proof` under the policy.
+ * That the statement proof holds (the statement's entry is in that checkpoint's tree) is its own
+ * check, made before this one; this step reads only its checkpoint.
+ */
+function statementWitnessed(
+  proof: unknown,
+  options: WitnessOptions & { policy: TlogPolicy },
+): WitnessStep | { valid: false; code: 'MALFORMED_ABSENCE_PROOF'; message: string } {
+  const text = (proof as { statement_proof?: unknown }).statement_proof;
+  if (typeof text !== 'string')
+    return {
+      valid: false,
+      code: 'NOT_WITNESSED',
+      message: 'the absence proof has no statement_proof, whose checkpoint the witnesses cosign',
+    };
+  let checkpoint: string;
+  try {
+    checkpoint = parseTlogProof(text).checkpoint;
+  } catch (error) {
+    return { valid: false, code: 'MALFORMED_ABSENCE_PROOF', message: `statement_proof: ${(error as NoteError).message}` };
+  }
+  return witnessStep(checkpoint, options, null);
 }

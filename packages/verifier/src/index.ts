@@ -12,7 +12,14 @@
  */
 
 export type { AbsenceFailureCode, AbsenceProof, AbsenceResult, BuildStatement } from './absence.ts';
-export { type AbsenceOptions, type RecordVerification, type VerifyOptions, verifyAbsence, verifyLogProof, verifyRecord } from './checks.ts';
+export {
+  type AbsenceOptions,
+  type RecordVerification,
+  type VerifyOptions,
+  verifyAbsence,
+  verifyLogProof,
+  verifyRecord,
+} from './checks.ts';
 export {
   CanonicalizationError,
   InvalidKeySetError,
@@ -28,4 +35,5 @@ export { stalenessOf } from './staleness.ts';
 export type { LogProofFailureCode, LogProofResult, LogTrust } from './tlog/log-proof.ts';
 export type { VerifyFailureCode, VerifyResult } from './verify.ts';
 export { type AnswerVerification, isNeverAudited, type VerifyAnswerInput, verifyAnswer } from './verify-answer.ts';
+export type { WitnessOptions } from './witness-step.ts';
 export * from './witnesses.ts';

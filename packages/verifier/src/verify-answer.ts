@@ -1,14 +1,19 @@
 /**
  * One verification of a lookup's answer, as a short ordered pipeline: the absence proof of a
- * never-audited answer, or the record's signature; then the record's log proof. Every caller (the
+ * never-audited answer, or the record's signature; then the record's log proof; with a witness
+ * policy, the cosignatures of the deciding proof's checkpoint. Every caller (the
  * CLI, the verify page, an MCP client) fetches what it needs and calls this; none of them
  * re-decides the order or the verdict.
  */
 import type { AbsenceResult } from './absence.ts';
+import type { AbsenceOptions } from './checks.ts';
 import { type RecordVerification, verifyAbsence, verifyLogProof, verifyRecord } from './checks.ts';
 import type { VerifierErrorCode } from './errors.ts';
 import type { Staleness } from './staleness.ts';
-import type { LogProofResult, LogTrust } from './tlog/log-proof.ts';
+import type { LogProofResult } from './tlog/log-proof.ts';
+import type { TlogPolicy } from './tlog/policy.ts';
+import type { Witnessed } from './tlog/witnessed.ts';
+import type { WitnessOptions } from './witness-step.ts';
 
 export interface VerifyAnswerInput {
   /**
@@ -32,9 +37,15 @@ export interface VerifyAnswerInput {
    * absence proof must prove its build statement in the log (its `statement_proof`).
    */
   log?: { proof?: string; vkey: string };
-  // Next step to join: a witnessed checkpoint (a tlog-policy and the cosigned checkpoint, see
-  // `verifyWitnessedCheckpoint`), checked after the log proof.
-  /** Clock for staleness, epoch ms (default now). */
+  /**
+   * A tlog-policy (`parsePolicy`): the checkpoint of the proof that decides (the record's log
+   * proof, or the absence proof's statement proof) must be cosigned by its quorum. A record then
+   * needs `log`: without it, the verdict is NOT_WITNESSED.
+   */
+  policy?: TlogPolicy;
+  /** With `policy`: cosignatures older than this many ms do not count. */
+  maxAgeMs?: number;
+  /** Clock for staleness and cosignatures, epoch ms (default now). */
   now?: number;
 }
 
@@ -56,6 +67,8 @@ export interface AnswerVerification {
   staleness: Staleness;
   /** The build whose absence proof holds, or null. */
   build: string | null;
+  /** With `policy`, when the proof that decided was last witnessed, and by whom; null otherwise. */
+  witnessed: Witnessed | null;
 }
 
 /** Whether an answer is the never-audited one (status `unverified`): its absence proof decides it, not a signature. */
@@ -65,8 +78,9 @@ export function isNeverAudited(answer: unknown): boolean {
 
 /**
  * Verifies a lookup's answer: the absence proof of a never-audited answer, or the record's
- * signature; then, for a record, its log proof. Throws only on misuse (a key set that is not
- * one, a log key that is not a note verifier key); every verdict is in the result.
+ * signature; then, for a record, its log proof. With `policy`, the deciding proof's checkpoint
+ * must be cosigned by its quorum, and `witnessed` says when it last was. Throws only on misuse (a
+ * key set that is not one, a log key that is not a note verifier key); every verdict is in the result.
  *
  * @example
  *   const v = verifyAnswer({ answer: record, keySet, domain: 'shop.example', log: { proof, vkey } });
@@ -74,17 +88,19 @@ export function isNeverAudited(answer: unknown): boolean {
  */
 export function verifyAnswer(input: VerifyAnswerInput): AnswerVerification {
   const checked = input.answer === undefined && input.domain !== undefined ? neverAuditedAnswer(input.domain) : input.answer;
+  const witness = { policy: input.policy, maxAgeMs: input.maxAgeMs, now: input.now };
   const answer = (typeof checked === 'object' && checked !== null ? checked : {}) as Record<string, unknown>;
   const asked = input.domain ?? answer.domain;
   // A never-audited answer is proven by its absence proof only, never on the word of whoever sent it.
   const absence =
     isNeverAudited(answer) && typeof asked === 'string' && input.absence
-      ? checkAbsence(answer, asked, input.absence, input.keySet, input.log && { vkey: input.log.vkey })
+      ? checkAbsence(answer, asked, input.absence, input.keySet, { ...witness, ...(input.log ? { log: { vkey: input.log.vkey } } : {}) })
       : null;
   // Checked even for a never-audited answer: UNSIGNED says it is no verified record.
   const signature = verifyRecord(checked, input.keySet, { domain: input.domain, now: input.now });
   // A never-audited answer has no entry in the log: its absence proof decides.
-  const log = input.log && absence === null ? recordInLog(checked, input.log) : null;
+  const log = absence === null ? logStep(checked, input.log, witness) : null;
+  const decided = absence ?? log;
   return {
     code: verdictOf(signature, absence, log),
     answer,
@@ -93,7 +109,24 @@ export function verifyAnswer(input: VerifyAnswerInput): AnswerVerification {
     log,
     staleness: signature.staleness,
     build: absence?.valid ? absence.build : null,
+    // The witness step runs inside the proof's step (verifyLogProof, verifyAbsence) when a policy is given.
+    witnessed:
+      decided?.valid && decided.witnessedAt !== undefined ? { witnessedAt: decided.witnessedAt, cosigners: decided.cosigners ?? [] } : null,
   };
+}
+
+/**
+ * The log step of a record: its log proof, under the policy when one is given. A policy asks for
+ * a witnessed checkpoint, which only a log proof carries: without one the record is not witnessed.
+ */
+function logStep(answer: unknown, log: VerifyAnswerInput['log'], witness: WitnessOptions): LogProofResult | null {
+  if (log) {
+    // A key without a proof proves nothing.
+    if (log.proof === undefined) return { valid: false, code: 'MALFORMED_PROOF', message: 'no log proof of the record was given' };
+    return verifyLogProof(answer, log.proof, { vkey: log.vkey }, witness);
+  }
+  if (!witness.policy) return null;
+  return { valid: false, code: 'NOT_WITNESSED', message: 'a witness policy was given, but no log proof whose checkpoint it could check' };
 }
 
 /** The absence step: the proof holds for the domain asked, under the key set, and of the issuer the answer names. */
@@ -102,17 +135,11 @@ function checkAbsence(
   domain: string,
   absence: { proof: unknown } | { unavailable: string },
   keySet: unknown,
-  log: LogTrust | undefined,
+  options: AbsenceOptions,
 ): AbsenceResult {
   if ('unavailable' in absence) return { valid: false, code: 'NOT_ABSENT', message: absence.unavailable };
-  const verdict = verifyAbsence(absence.proof, domain, keySet, log ? { log } : {});
+  const verdict = verifyAbsence(absence.proof, domain, keySet, options);
   return verdict.valid ? (otherIssuer(answer, absence.proof) ?? verdict) : verdict;
-}
-
-/** The log step of a record: its proof under the log's key; a key without a proof proves nothing. */
-function recordInLog(record: unknown, log: { proof?: string; vkey: string }): LogProofResult {
-  if (log.proof === undefined) return { valid: false, code: 'MALFORMED_PROOF', message: 'no log proof of the record was given' };
-  return verifyLogProof(record, log.proof, { vkey: log.vkey });
 }
 
 /**

@@ -36,4 +36,4 @@ export const verifyWitnessedCheckpoint: (note: string, policy: TlogPolicy, optio
   createWitnessedVerifier((signature, message, publicKey) => checkEd25519(signature, message, publicKey, 'cosignature') === null);
 
 export type { PolicyLog, PolicyWitness, QuorumRule, TlogPolicy } from './tlog/policy.ts';
-export type { Cosigner, WitnessedFailureCode, WitnessedOptions, WitnessedResult } from './tlog/witnessed.ts';
+export type { Cosigner, Witnessed, WitnessedFailureCode, WitnessedOptions, WitnessedResult } from './tlog/witnessed.ts';

@@ -4,6 +4,7 @@ import { type Sha256, treeHasher, verifyInclusion } from './merkle.ts';
 import { type Ed25519VerifyRaw, type NoteError, type NoteVerifierKey, openNote, parseVerifierKey } from './note.ts';
 import { parseTlogProof, type TlogProof } from './proof-text.ts';
 import { statementEntry } from './statement-entry.ts';
+import type { Witnessed } from './witnessed.ts';
 
 /** Bytes of the salt carried in a proof's `extra` line. */
 export const SALT_SIZE = 32;
@@ -15,10 +16,13 @@ export type LogProofFailureCode = Extract<
   | 'CHECKPOINT_NOT_SIGNED' // the checkpoint carries no valid signature by the log's key
   | 'LOG_ORIGIN_MISMATCH' // the checkpoint is of another log than the one expected
   | 'NOT_INCLUDED' // the record, salted, is not the entry at that index under the signed root
+  | 'BAD_COSIGNATURE' // with a witness policy: a cosignature by one of its witnesses does not verify
+  | 'NOT_WITNESSED' // with a witness policy: the checkpoint lacks the quorum of valid, timely cosignatures
 >;
 
 export type LogProofResult =
-  | { valid: true; index: number; checkpoint: Checkpoint }
+  // With a witness policy (the main entry point's `verifyLogProof`), when the checkpoint was last witnessed.
+  | ({ valid: true; index: number; checkpoint: Checkpoint } & Partial<Witnessed>)
   | { valid: false; code: LogProofFailureCode; message: string };
 
 /** The log one trusts: its verifier key, and the origin its checkpoints must name (the key's name if not given). */

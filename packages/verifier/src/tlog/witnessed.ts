@@ -20,15 +20,16 @@ export interface Cosigner {
   time: number;
 }
 
+/** When a checkpoint (and so a proof against it) was last witnessed, and by whom. */
+export interface Witnessed {
+  /** The witnesses whose valid cosignatures counted, each at its latest time. */
+  cosigners: Cosigner[];
+  /** When the checkpoint was last witnessed (the latest counted cosignature), ms; null when none counted (`quorum none`). */
+  witnessedAt: number | null;
+}
+
 export type WitnessedResult =
-  | {
-      valid: true;
-      checkpoint: Checkpoint;
-      /** The witnesses whose valid cosignatures counted, each at its latest time. */
-      cosigners: Cosigner[];
-      /** When the checkpoint was last witnessed (the latest counted cosignature), ms; null when none counted (`quorum none`). */
-      witnessedAt: number | null;
-    }
+  | ({ valid: true; checkpoint: Checkpoint } & Witnessed)
   | { valid: false; code: WitnessedFailureCode; message: string };
 
 export interface WitnessedOptions {
@@ -36,7 +37,10 @@ export interface WitnessedOptions {
   now: number;
   /** With it, cosignatures older than this many ms do not count. */
   maxAgeMs?: number;
-  /** Log keys known from elsewhere, besides the policy's log lines (a policy may list no log). */
+  /**
+   * Log keys known from elsewhere (the key a proof was checked with), for a policy that lists no
+   * log: a policy's log lines, when it has any, are the logs it applies to.
+   */
   logs?: NoteVerifierKey[];
 }
 
@@ -62,7 +66,8 @@ export function createWitnessedVerifier(ed25519: Ed25519VerifyRaw) {
       return fail('CHECKPOINT_NOT_SIGNED', `checkpoint: ${(error as NoteError).message}`);
     }
     // The log's key name is its origin (c2sp.org/tlog-policy): only those keys may sign it.
-    const logs = [...policy.logs.map((l) => l.vkey), ...(options.logs ?? [])].filter((k) => k.name === checkpoint.origin);
+    const known = policy.logs.length > 0 ? policy.logs.map((l) => l.vkey) : (options.logs ?? []);
+    const logs = known.filter((k) => k.name === checkpoint.origin);
     if (logs.length === 0)
       return fail('LOG_ORIGIN_MISMATCH', `the checkpoint is of "${checkpoint.origin}", a log the policy does not list`);
     try {

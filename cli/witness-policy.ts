@@ -1,0 +1,39 @@
+import { readFile } from 'node:fs/promises';
+import { parsePolicy, type TlogPolicy } from '@merchant-verify/verifier';
+import { ConfigError, UsageError } from '../core/errors.ts';
+
+// What a verifying command reads to check witnesses: a tlog-policy file and a maximum age.
+
+/** A tlog-policy file, its text and what it says; a file that cannot be read names the flag, a bad line is INVALID_POLICY naming the file and line. */
+export async function readPolicyFile(file: string, flag: string): Promise<{ text: string; policy: TlogPolicy }> {
+  const text = await readFile(file, 'utf8').catch((error: Error) => {
+    throw new ConfigError(`${flag} ${file}: ${error.message}`);
+  });
+  return { text, policy: parsePolicy(text, file) };
+}
+
+/** What `--witness-policy` does for a gateway (`mvr serve`, `mvr dev`). */
+export const WITNESS_POLICY_SERVED = "tlog-policy file of the log's witnesses: the MCP tools say when the log was last witnessed";
+
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `--max-age`: a whole number and a unit, s, m, h or d (36h, 90m, 2d), in ms. */
+export function parseMaxAge(value: string, flag = '--max-age'): number {
+  const m = /^([1-9][0-9]{0,5})([smhd])$/.exec(value);
+  if (!m) throw new UsageError(`${flag} "${value}": must be a duration such as 36h, 90m or 2d (a whole number, then s, m, h or d)`);
+  return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+}
+
+/** The witness options of a verifying command: none without `--policy`; `--max-age` alone is a usage error. */
+export async function witnessOptionsOf(args: {
+  policy?: unknown;
+  'max-age'?: unknown;
+}): Promise<{ policy: TlogPolicy; maxAgeMs?: number } | undefined> {
+  const file = typeof args.policy === 'string' && args.policy !== '' ? args.policy : undefined;
+  const maxAge = typeof args['max-age'] === 'string' ? args['max-age'] : undefined;
+  if (!file) {
+    if (maxAge !== undefined) throw new UsageError('--max-age applies to the cosignatures a --policy asks for: give --policy FILE too');
+    return undefined;
+  }
+  return { policy: (await readPolicyFile(file, '--policy')).policy, ...(maxAge === undefined ? {} : { maxAgeMs: parseMaxAge(maxAge) }) };
+}

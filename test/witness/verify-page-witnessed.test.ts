@@ -1,0 +1,69 @@
+/**
+ * The verify page with a witness policy, in a real headless Chromium: a logged build whose
+ * checkpoint real witnesses cosigned, a real gateway; the reader pastes their own policy beside
+ * the lookup, and the page checks the record's log proof under it in the browser.
+ */
+
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BuildWitness, buildPolicy, cosignBuild, startBuildWitnesses } from '../support/cosign-build.ts';
+import { cleanup, type TestGateway } from '../support/gateway.ts';
+import { gatewayOver, loggedProject, NOV } from '../support/logged-project.ts';
+import { needing, program } from '../support/programs.ts';
+import { build, GOLD, removeTempDirs } from '../support/project.ts';
+
+const CHROMIUM = program('chromium', 'chromium', ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome']);
+const COSIGNED = Math.floor((Date.now() - 3_600_000) / 1000) * 1000;
+const QUORUM = 'group two 2 pay shop glass\nquorum two';
+
+describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless Chromium'), () => {
+  let g: TestGateway;
+  let browser: Browser;
+  let page: Page;
+  let witnesses: BuildWitness[];
+  const policies: Record<'ours' | 'others', string> = { ours: '', others: '' };
+
+  beforeAll(async () => {
+    const p = await loggedProject();
+    await build(p, { now: NOV });
+    witnesses = await startBuildWitnesses(p, ['pay', 'shop', 'glass'], COSIGNED);
+    policies.ours = await buildPolicy(p, witnesses, QUORUM);
+    await cosignBuild(p, policies.ours);
+    const others = await startBuildWitnesses(p, ['pay', 'shop', 'glass'], COSIGNED);
+    policies.others = await buildPolicy(p, others, QUORUM);
+    for (const w of others) await w.close();
+    g = await gatewayOver(p);
+    browser = await chromium.launch({ executablePath: CHROMIUM.path!, args: ['--no-sandbox'] });
+    page = await browser.newPage();
+    await page.goto(`${g.url}/verify`);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    for (const w of witnesses ?? []) await w.close();
+    await cleanup();
+    await removeTempDirs();
+  });
+
+  const lookUp = async (policy: string) => {
+    await page.getByLabel('Domain or URL').fill(GOLD);
+    await page.getByLabel('API key').fill(g.key);
+    await page.getByLabel('Witness policy (optional)').fill(policy);
+    await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
+    await page.getByRole('button', { name: 'Look up and verify' }).click();
+    await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
+    return { state: await page.locator('#result').getAttribute('data-state'), verdict: await page.locator('#verdict').textContent() };
+  };
+
+  it('with the reader’s policy: valid, and when the record’s log proof was last witnessed, by whom', async () => {
+    expect(await lookUp(policies.ours)).toEqual({ state: 'valid', verdict: 'Valid signature' });
+    expect(await page.locator('dt:text-is("Last witnessed") + dd').textContent()).toMatch(
+      new RegExp(`^${new Date(COSIGNED).toISOString()} by (pay|shop|glass), `),
+    );
+  });
+
+  it('with a policy of other witness keys: not proven, NOT_WITNESSED; without a policy, as before', async () => {
+    expect(await lookUp(policies.others)).toEqual({ state: 'invalid', verdict: 'Not proven: NOT_WITNESSED' });
+    expect(await lookUp('')).toEqual({ state: 'valid', verdict: 'Valid signature' });
+    expect(await page.locator('dt:text-is("Last witnessed")').count()).toBe(0);
+  });
+});
