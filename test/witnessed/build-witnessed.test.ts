@@ -4,62 +4,32 @@
  * consistency proof, a build short of the quorum does not go live but its checkpoint is never
  * rolled back, and the next build extends the log the witnesses saw.
  */
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
-import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadLogKey } from '../../keyring/log-key.ts';
-import { buildArgs, runCli } from '../support/cli.ts';
-import { logDir, loggedProject } from '../support/logged-project.ts';
-import { freePort } from '../support/ports.ts';
-import { type Project, removeTempDirs, tempDir } from '../support/project.ts';
-import { policyText, startTestWitness, type TestWitness } from '../support/witness.ts';
+import { logDir } from '../support/logged-project.ts';
+import { removeTempDirs } from '../support/project.ts';
+import { checkpointSize, cosignersOf, type WitnessedProject, witnessedProject } from '../support/witnessed-project.ts';
 
-let p: Project;
-let witnesses: TestWitness[];
-let policyFile: string;
-let log: { key: NonNullable<Awaited<ReturnType<typeof loadLogKey>>> };
-let deadUrl: string;
-
+let w: WitnessedProject;
 beforeAll(async () => {
-  p = await loggedProject();
-  log = { key: (await loadLogKey(p.keysDir, undefined))! };
-  witnesses = await Promise.all(['a', 'b', 'c'].map((n) => startTestWitness(n, [log])));
-  policyFile = join(await tempDir(), 'witnesses.policy');
-  deadUrl = `http://127.0.0.1:${await freePort()}`;
+  w = await witnessedProject();
 });
 afterAll(async () => {
-  await Promise.all(witnesses.map((w) => w.close()));
+  await w.close();
   await removeTempDirs();
 });
 
-/** Writes the policy (two of a, b, c) with the witnesses named in `down` pointing at a port nobody listens on. */
-async function policyWith(down: string[]): Promise<string> {
-  const entries = witnesses.map((w, i) => {
-    const name = 'abc'[i]!;
-    return { name, vkey: w.key.vkey, url: down.includes(name) ? deadUrl : w.url };
-  });
-  const text = policyText(log, entries, 'group two-of-three 2 a b c\nquorum two-of-three');
-  await writeFile(policyFile, text);
-  return text;
-}
-
-const buildWitnessed = (now: string) => runCli(buildArgs(p, ['--json', '--witness-policy', policyFile], now));
-const liveCheckpoint = () => readFile(join(p.recordsDir, 'current', 'log-checkpoint'), 'utf8');
-const headCheckpoint = () => readFile(join(logDir(p), 'checkpoint'), 'utf8');
-const sizeOf = (note: string) => parseCheckpoint(parseNote(note).text).size;
-const cosigners = (note: string, policy: string) => {
-  const result = verifyWitnessedCheckpoint(note, parsePolicy(policy), { now: witnesses[0]!.now.ms });
-  return result.valid ? result.cosigners.map((c) => c.witness).sort() : result.code;
-};
-const summaryOf = (stdout: string) =>
-  JSON.parse(stdout) as { buildId: string; witnesses: { witness: string; ok: boolean; code?: string }[] };
+const liveCheckpoint = () => readFile(join(w.p.recordsDir, 'current', 'log-checkpoint'), 'utf8');
+const logCheckpoint = () => readFile(join(logDir(w.p), 'checkpoint'), 'utf8');
+const cosigners = (note: string, policy: string) => cosignersOf(note, policy, w.witnesses[0]!.now.ms);
+const summaryOf = (stdout: string) => JSON.parse(stdout) as { witnesses: { witness: string; ok: boolean; code?: string }[] };
 
 describe.sequential('a build with a policy of three witnesses and a quorum of two', () => {
   it('goes live with two of them up, the cosigned checkpoint in the build and in public/log', async () => {
-    const policy = await policyWith(['c']);
-    const run = await buildWitnessed('2026-11-01T00:00:00Z');
+    const policy = await w.policyWith(['c']);
+    const run = await w.build('2026-11-01T00:00:00Z');
     expect(run.code, run.stderr).toBe(0);
     expect(summaryOf(run.stdout).witnesses).toMatchObject([
       { witness: 'a', ok: true },
@@ -68,42 +38,52 @@ describe.sequential('a build with a policy of three witnesses and a quorum of tw
     ]);
     expect(run.stderr).toMatch(/"phase":"witness","witness":"c","code":"WITNESS_UNAVAILABLE","message":"witness c could not be reached/);
     const live = await liveCheckpoint();
-    expect(await headCheckpoint()).toBe(live);
+    expect(await logCheckpoint()).toBe(live);
     expect(cosigners(live, policy)).toEqual(['a', 'b']);
   });
 
   it('cosigns the next build after each witness checked its consistency proof from the size it cosigned', async () => {
-    const policy = await policyWith(['c']);
-    const before = sizeOf(await liveCheckpoint());
-    const run = await buildWitnessed('2026-11-10T00:00:00Z');
+    const policy = await w.policyWith(['c']);
+    const before = checkpointSize(await liveCheckpoint());
+    const run = await w.build('2026-11-10T00:00:00Z');
     expect(run.code, run.stderr).toBe(0);
     const live = await liveCheckpoint();
-    expect(sizeOf(live)).toBeGreaterThan(before);
+    expect(checkpointSize(live)).toBeGreaterThan(before);
     expect(cosigners(live, policy)).toEqual(['a', 'b']);
   });
 
   it('does not go live with one witness, keeps the checkpoint it sent, and the next build extends it', async () => {
     const liveBefore = await liveCheckpoint();
-    const current = await readFile(join(p.recordsDir, 'current', 'manifest.json'), 'utf8');
-    await policyWith(['b', 'c']);
-    const short = await buildWitnessed('2026-11-20T00:00:00Z');
+    const manifest = () => readFile(join(w.p.recordsDir, 'current', 'manifest.json'), 'utf8');
+    const manifestBefore = await manifest();
+    await w.policyWith(['b', 'c']);
+    const short = await w.build('2026-11-20T00:00:00Z');
     expect(short.code, short.stderr).toBe(19);
     expect(JSON.parse(short.stdout)).toMatchObject({ ok: false, code: 'WITNESS_QUORUM_NOT_MET' });
     expect(JSON.parse(short.stdout).message).toMatch(/witness b could not be reached.*witness c could not be reached/);
     // The previous build stays live; the log's checkpoint is the one witness a saw, its tiles kept.
     expect(await liveCheckpoint()).toBe(liveBefore);
-    expect(await readFile(join(p.recordsDir, 'current', 'manifest.json'), 'utf8')).toBe(current);
-    const sent = await headCheckpoint();
-    expect(sizeOf(sent)).toBeGreaterThan(sizeOf(liveBefore));
-    expect(await stat(join(logDir(p), 'tile'))).toBeTruthy();
+    expect(await manifest()).toBe(manifestBefore);
+    const sent = await logCheckpoint();
+    expect(checkpointSize(sent)).toBeGreaterThan(checkpointSize(liveBefore));
+    expect((await readdir(join(logDir(w.p), 'tile', '0'))).length).toBeGreaterThan(0);
 
-    // The witnesses back: a (which saw the unlived checkpoint), b and c all accept the next build.
-    const policy = await policyWith([]);
-    const next = await buildWitnessed('2026-11-25T00:00:00Z');
+    // The witnesses back: a (which saw the checkpoint that did not go live), b and c all accept the next build.
+    const policy = await w.policyWith([]);
+    const next = await w.build('2026-11-25T00:00:00Z');
     expect(next.code, next.stderr).toBe(0);
-    expect(summaryOf(next.stdout).witnesses.map((w) => w.ok)).toEqual([true, true, true]);
+    expect(summaryOf(next.stdout).witnesses.map((r) => r.ok)).toEqual([true, true, true]);
     const live = await liveCheckpoint();
-    expect(sizeOf(live)).toBeGreaterThan(sizeOf(sent));
+    expect(checkpointSize(live)).toBeGreaterThan(checkpointSize(sent));
     expect(cosigners(live, policy)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('with "quorum none" sends nothing and writes the checkpoint signed by the log alone', async () => {
+    const key = (await loadLogKey(w.p.keysDir, undefined))!;
+    await writeFile(w.policyFile, `log ${key.vkey}\nquorum none\n`);
+    const run = await w.build('2026-11-26T00:00:00Z');
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout).witnesses).toBeNull();
+    expect((await liveCheckpoint()).split('\n').filter((l) => l.startsWith('\u2014'))).toHaveLength(1);
   });
 });
