@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
 import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
-import { loadLogKey } from '../../keyring/log-key.ts';
+import { type LogKey, loadLogKey } from '../../keyring/log-key.ts';
 import { buildArgs, runCli } from './cli.ts';
 import { loggedProject } from './logged-project.ts';
 import { freePort } from './ports.ts';
@@ -16,6 +16,7 @@ import { policyText, startTestWitness, type TestWitness } from './witness.ts';
 
 export interface WitnessedProject {
   p: Project;
+  logKey: LogKey;
   witnesses: TestWitness[];
   policyFile: string;
   /** Writes the policy with the witnesses named in `down` ('a', 'b', 'c') unreachable; returns its text. */
@@ -42,6 +43,7 @@ export async function witnessedProject(): Promise<WitnessedProject> {
   await policyWith();
   return {
     p,
+    logKey: log.key,
     witnesses,
     policyFile,
     policyWith,

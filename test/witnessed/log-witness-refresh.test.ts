@@ -5,13 +5,17 @@
  * `/log/checkpoint` and inside record proofs.
  */
 import { readFile, realpath, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseTlogProof } from '@merchant-verify/verifier/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateWitnessKeyText, parseWitnessKey } from '../../witness/witness-key.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
 import { gatewayOver, logDir } from '../support/logged-project.ts';
 import { GOLD, removeTempDirs } from '../support/project.ts';
+import { policyText } from '../support/witness.ts';
 import { cosignatureTimes, cosignersOf, type WitnessedProject, witnessedProject } from '../support/witnessed-project.ts';
 
 const DAY = 86_400_000;
@@ -30,6 +34,18 @@ afterAll(async () => {
   await w.close();
   await removeTempDirs();
 });
+
+/** A witness as an external party might run it, that answers every request with `status`. */
+async function answering(status: number): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    req.resume().on('end', () => res.writeHead(status, { 'content-type': 'text/plain' }).end(`status ${status}\n`));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 const refresh = () =>
   runCli(['log', 'witness', '--policy', w.policyFile, '--records', w.p.recordsDir, '--public', w.p.publicDir, '--json']);
@@ -65,6 +81,33 @@ describe.sequential('mvr log witness on a records folder', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout).witnesses[2]).toMatchObject({ witness: 'c', ok: false, code: 'WITNESS_UNAVAILABLE' });
     expect(cosignatureTimes(await served(), policy, before + DAY)).toEqual({ a: before + DAY, b: before + DAY, c: before });
+  });
+
+  it('reports a witness that answers 500 and one that refuses the proof (422) by name, and the others still cosign', async () => {
+    const fakes = await Promise.all([500, 422].map((status) => answering(status)));
+    try {
+      const entries = w.witnesses.map((x, i) => ({ name: 'abc'[i]!, vkey: x.key.vkey, url: x.url }));
+      const fakeEntries = fakes.map((f, i) => ({
+        name: `fake${i}`,
+        vkey: parseWitnessKey(generateWitnessKeyText(`fake${i}.test/witness`), 'fake').vkey,
+        url: f.url,
+      }));
+      await writeFile(
+        w.policyFile,
+        policyText({ key: w.logKey }, [...entries, ...fakeEntries], 'group two-of-three 2 a b c\nquorum two-of-three'),
+      );
+      const run = await refresh();
+      expect(run.code, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout).witnesses).toMatchObject([
+        { witness: 'a', ok: true },
+        { witness: 'b', ok: true },
+        { witness: 'c', ok: true },
+        { witness: 'fake0', ok: false, code: 'WITNESS_UNAVAILABLE', status: 500 },
+        { witness: 'fake1', ok: false, code: 'WITNESS_REFUSED', status: 422, message: 'witness fake1 refused the consistency proof (422)' },
+      ]);
+    } finally {
+      for (const f of fakes) await f.close();
+    }
   });
 
   it('fails with WITNESS_QUORUM_NOT_MET when fewer than the quorum cosign, fresh or earlier', async () => {
