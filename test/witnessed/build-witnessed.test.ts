@@ -6,10 +6,12 @@
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseTlogProof } from '@merchant-verify/verifier/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadLogKey } from '../../keyring/log-key.ts';
-import { logDir } from '../support/logged-project.ts';
-import { removeTempDirs } from '../support/project.ts';
+import { cleanup } from '../support/gateway.ts';
+import { gatewayOver, logDir } from '../support/logged-project.ts';
+import { GOLD, removeTempDirs } from '../support/project.ts';
 import { checkpointSize, cosignersOf, type WitnessedProject, witnessedProject } from '../support/witnessed-project.ts';
 
 let w: WitnessedProject;
@@ -17,6 +19,7 @@ beforeAll(async () => {
   w = await witnessedProject();
 });
 afterAll(async () => {
+  await cleanup();
   await w.close();
   await removeTempDirs();
 });
@@ -67,6 +70,11 @@ describe.sequential('a build with a policy of three witnesses and a quorum of tw
     const sent = await logCheckpoint();
     expect(checkpointSize(sent)).toBeGreaterThan(checkpointSize(liveBefore));
     expect((await readdir(join(logDir(w.p), 'tile', '0'))).length).toBeGreaterThan(0);
+    // Meanwhile the gateway serves the log as the witnesses saw it, and proofs against the live build's own checkpoint.
+    const g = await gatewayOver(w.p);
+    expect((await g.request('/log/checkpoint')).text).toBe(sent);
+    expect(parseTlogProof((await g.request(`/v1/proof?domain=${GOLD}`)).text).checkpoint).toBe(liveBefore);
+    await g.close();
 
     // The witnesses back: a (which saw the checkpoint that did not go live), b and c all accept the next build.
     const policy = await w.policyWith([]);
