@@ -10,6 +10,7 @@ import { listAuditFiles } from './inputs.ts';
 import { withKeptKeys } from './kept.ts';
 import { openPublishedLog, type PublishedLog } from './log.ts';
 import { type BuildOptions, DEFAULT_KEEP } from './options.ts';
+import { readWitnessPolicy, type Witnessing } from './witnessing.ts';
 
 /** The log a build appends to: its key, its origin and the log as published before. */
 export interface LogTarget {
@@ -33,6 +34,8 @@ export interface BuildInputs {
   keySetFile: string;
   keySet: KeySet;
   auditFiles: { path: string; size: number }[];
+  /** The witnesses whose quorum must cosign the log's new checkpoint; null without a policy or with `quorum none`. */
+  witnessing: Witnessing | null;
 }
 
 /** Reads the keys, the published log, the kept builds and the list of audit files, in that order. */
@@ -41,6 +44,11 @@ export async function readBuildInputs(opts: BuildOptions): Promise<BuildInputs> 
   if (!key)
     opts.onWarning?.('no signing key configured (run "mvr keygen" or set MVR_SIGNING_KEY): records are UNSIGNED and the key set is empty');
   const log = await openLogTarget(opts);
+  const witnessing = await readWitnessPolicy(opts.witnessPolicy, log?.key.verifierKey);
+  if (witnessing && !log)
+    throw new ConfigError(
+      `--witness-policy ${witnessing.file} names witnesses, but there is no log key: the build has no checkpoint to cosign`,
+    );
   const keep = opts.keep ?? DEFAULT_KEEP;
   const keptBefore = await readKept(opts.recordsDir);
   const earlier = keptBefore.slice(0, keep - 1);
@@ -52,7 +60,7 @@ export async function readBuildInputs(opts: BuildOptions): Promise<BuildInputs> 
   const dirStat = await stat(opts.auditsDir).catch(() => null);
   if (!dirStat?.isDirectory()) throw new BuildError(`audits folder ${opts.auditsDir} does not exist or is not a folder`);
   const auditFiles = await listAuditFiles(opts.auditsDir);
-  return { key, log, keep, keptBefore, earlier, keySetFile, keySet, auditFiles };
+  return { key, log, keep, keptBefore, earlier, keySetFile, keySet, auditFiles, witnessing };
 }
 
 /** The log key and the published log it extends; a log the build would refuse is refused now, before any audit is read (a month's work). */

@@ -10,6 +10,8 @@ import type { LogStep } from './log.ts';
 import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
 import { type SignedRecords, signAudits } from './sign-audits.ts';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, swapInBuild } from './swap.ts';
+import { folderTiles } from './tiles.ts';
+import { requireQuorum, type WitnessReport, witnessCheckpoint } from './witnessing.ts';
 
 export type { BuildOptions, BuildPhase, BuildProgress, BuildSummary } from './options.ts';
 
@@ -51,6 +53,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     const domainMap = await writeMapAndStatement(staging, leaves, opts, build, inputs.key);
     const changes = await writeChangeFeeds(staging, inputs.earlier, opts.recordsDir, phase);
     undo.logStep = await appendToLog(staging, runs, inputs, opts, issuedAt, phase);
+    const witnesses = await witnessBuild(undo.logStep, opts, inputs, phase);
     phase('key_set');
     await writeManifest(staging, opts, inputs, records, issuedAt, undo.logStep);
     // Key set first, then records: a record is never live before the key that verifies it.
@@ -70,7 +73,8 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       await keptAfterSwap(opts.recordsDir, build.buildId, inputs),
       previous,
     );
-    return buildSummary(opts, inputs, records, build, { durationMs, buildDir, keptBuilds, prunedBuilds, changes, domainMap, log });
+    const outcome = { durationMs, buildDir, keptBuilds, prunedBuilds, changes, domainMap, log, witnesses };
+    return buildSummary(opts, inputs, records, build, outcome);
   } catch (error) {
     throw await buildFailure(error, opts, undo.swapped);
   } finally {
@@ -117,7 +121,27 @@ async function sameBuildAgain(
     changes: 0,
     domainMap,
     log: null,
+    witnesses: null,
   });
+}
+
+/**
+ * With a policy, the build's new checkpoint goes to its witnesses before the build goes live; short
+ * of the quorum the build fails (WITNESS_QUORUM_NOT_MET), though the log keeps its entries.
+ */
+async function witnessBuild(
+  step: LogStep | null,
+  opts: BuildOptions,
+  inputs: BuildInputs,
+  phase: (name: BuildPhase) => void,
+): Promise<WitnessReport[] | null> {
+  const { witnessing, log } = inputs;
+  if (!step || !witnessing || !log) return null;
+  phase('witness');
+  const witnessed = await step.witness((note) => witnessCheckpoint(witnessing, note, folderTiles(log.published.logDir)));
+  for (const report of witnessed.witnesses) opts.onWitness?.(report);
+  requireQuorum(witnessing, witnessed, `the build (log size ${step.summary.to})`);
+  return witnessed.witnesses;
 }
 
 /** The error a failed build reports: INTERRUPTED for a signal before the swap, one coded BuildError for a file-system failure. */

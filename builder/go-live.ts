@@ -11,7 +11,10 @@ import type { SignedRecords } from './sign-audits.ts';
 import { pruneBuilds } from './swap.ts';
 
 /** What a build's summary takes from its last steps; a null `buildDir` is the same build again (nothing written). */
-export type BuildOutcome = Pick<BuildSummary, 'durationMs' | 'keptBuilds' | 'prunedBuilds' | 'changes' | 'domainMap' | 'log'> & {
+export type BuildOutcome = Pick<
+  BuildSummary,
+  'durationMs' | 'keptBuilds' | 'prunedBuilds' | 'changes' | 'domainMap' | 'log' | 'witnesses'
+> & {
   buildDir: string | null;
 };
 

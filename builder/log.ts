@@ -39,7 +39,14 @@ export interface LogStep {
   summary: LogSummary;
   /** Publishes the new checkpoint (after the build is live). */
   publish(): Promise<void>;
-  /** Removes the tiles this build wrote (the build failed before going live). */
+  /**
+   * Has the checkpoint cosigned (`send` returns it with the cosignatures, as `checkpoint`): first it becomes the
+   * log's checkpoint, so from then on the log keeps this build's entries whatever becomes of the
+   * build (a witness refuses a log that rolls back); the cosigned one then replaces it there and
+   * in the build.
+   */
+  witness<T extends { checkpoint: string }>(send: (checkpoint: string) => Promise<T>): Promise<T>;
+  /** Removes the tiles this build wrote (the build failed before going live), unless its checkpoint went to a witness. */
   discard(): Promise<void>;
 }
 
@@ -133,8 +140,9 @@ export async function appendBuildToLog(opts: {
     if (previous && !(await tree.extends(previous, root))) {
       throw new LogInconsistentError(`the log would not extend its checkpoint of size ${previous.size}; nothing was published`);
     }
-    const checkpoint = signNote(opts.key, formatCheckpoint({ origin: opts.origin, size: appender.size, root }));
+    let checkpoint = signNote(opts.key, formatCheckpoint({ origin: opts.origin, size: appender.size, root }));
     writeFileSync(join(opts.buildDir, BUILD_CHECKPOINT_FILE), checkpoint);
+    let sent = false;
     return {
       summary: {
         origin: opts.origin,
@@ -146,7 +154,18 @@ export async function appendBuildToLog(opts: {
         durationMs: performance.now() - started,
       },
       publish: () => writeAtomic(join(logDir, LOG_CHECKPOINT), checkpoint),
-      discard,
+      witness: async (send) => {
+        sent = true;
+        await writeAtomic(join(logDir, LOG_CHECKPOINT), checkpoint);
+        const cosigned = await send(checkpoint);
+        checkpoint = cosigned.checkpoint;
+        writeFileSync(join(opts.buildDir, BUILD_CHECKPOINT_FILE), checkpoint);
+        await writeAtomic(join(logDir, LOG_CHECKPOINT), checkpoint);
+        return cosigned;
+      },
+      discard: async () => {
+        if (!sent) await discard();
+      },
     };
   } catch (error) {
     await discard();

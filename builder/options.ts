@@ -1,4 +1,5 @@
 import type { LogSummary } from './log.ts';
+import type { WitnessReport } from './witnessing.ts';
 
 // What a build is given and what it reports: shared by the build and its worker pool.
 
@@ -32,14 +33,19 @@ export interface BuildOptions {
   /** Aborted (Ctrl-C, SIGTERM): the build stops before it goes live, with INTERRUPTED; once live, it finishes. */
   signal?: AbortSignal | undefined;
   onWarning?: ((message: string) => void) | undefined;
+  /** `--witness-policy`: a tlog-policy file; the build's checkpoint must be cosigned by its quorum before the build goes live. */
+  witnessPolicy?: string | undefined;
+  /** Called with each witness's answer. */
+  onWitness?: ((report: WitnessReport) => void) | undefined;
 }
 
 /**
  * A build's phases, in order: the records signed and written (the only one that reads input),
- * the index, the domain map and its statement, the change feeds, the log, the key set and the
- * page, the swap that makes the build live, and removing builds no longer kept.
+ * the index, the domain map and its statement, the change feeds, the log, its witnesses (with a
+ * policy), the key set and the page, the swap that makes the build live, and removing builds no
+ * longer kept.
  */
-export const BUILD_PHASES = ['records', 'index', 'map', 'changes', 'log', 'key_set', 'swap', 'prune'] as const;
+export const BUILD_PHASES = ['records', 'index', 'map', 'changes', 'log', 'witness', 'key_set', 'swap', 'prune'] as const;
 export type BuildPhase = (typeof BUILD_PHASES)[number];
 
 export interface BuildProgress {
@@ -77,6 +83,8 @@ export interface BuildSummary {
   domainMap: { durationMs: number; domains: number; bytes: number };
   /** What the transparency log step did; null when there is no log key. */
   log: LogSummary | null;
+  /** What each witness of the policy answered; null without a policy (or when nothing was appended). */
+  witnesses: WitnessReport[] | null;
   /** Peak resident memory of the build process, workers included (MB). */
   peakRssMb: number;
 }

@@ -19,6 +19,7 @@ import { openCheckpoint, parseVkey } from '../keyring/log-key.ts';
 import { type KeptBuild, readKept } from '../storage/kept-builds.ts';
 import { type PublishedBuilds, publishedBuildsOf, type Store } from '../storage/store.ts';
 import { folderTiles } from './tiles.ts';
+import type { Witnessing, WitnessReport } from './witnessing.ts';
 
 // What `mvr publish` puts up, read and checked before any upload (builder/publish.ts uploads it).
 
@@ -33,6 +34,9 @@ export interface UploadOptions {
   concurrency?: number;
   onProgress?: (p: { uploaded: number; total: number }) => void;
   now?: () => Date;
+  /** `--witness-policy`: the live build's checkpoint is cosigned afresh by the policy's quorum before anything is uploaded. */
+  witnessing?: Witnessing | null;
+  onWitness?: (report: WitnessReport) => void;
 }
 
 /** Every file of a build folder but its manifest, as keys relative to the build, in order. */

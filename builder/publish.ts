@@ -13,6 +13,7 @@ import {
 import { tilesAdded } from '../core/tlog/tiles.ts';
 import { keptListText } from '../storage/kept-builds.ts';
 import { type PublishedBuilds, publishedBuildsOf } from '../storage/store.ts';
+import { witnessLiveFolder } from './log-witness.ts';
 import {
   type BuildFiles,
   buildDirOf,
@@ -22,6 +23,7 @@ import {
   readLiveBuild,
   type UploadOptions,
 } from './publish-plan.ts';
+import type { WitnessReport } from './witnessing.ts';
 
 export type { UploadOptions };
 
@@ -34,6 +36,8 @@ export interface UploadSummary {
   objects: number;
   bytes: number;
   seconds: number;
+  /** What each witness of the policy answered; null without one. */
+  witnesses: WitnessReport[] | null;
 }
 
 /**
@@ -54,6 +58,8 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   const started = performance.now();
   const published = publishedBuildsOf(opts.to, '--to');
   const live = await readLiveBuild(opts);
+  // Witnessed before the first upload: a checkpoint short of its quorum leaves the bucket as it was.
+  const witnessed = opts.witnessing && live.manifest.log ? await witnessLiveFolder(opts.witnessing, opts, opts.onWitness) : null;
   const upload = new Upload(opts, published, live.files.length + 4);
   let earlier: BuildFiles[] = [];
   try {
@@ -75,6 +81,7 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
     objects: upload.uploaded,
     bytes: upload.bytes,
     seconds: (performance.now() - started) / 1000,
+    witnesses: witnessed?.witnesses ?? null,
   };
 }
 

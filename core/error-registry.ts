@@ -66,6 +66,8 @@ export const ERROR_REGISTRY = {
   NOT_WITNESSED: { status: null, title: 'Checkpoint not witnessed by the quorum', exit: 17 },
   WITNESS_REFUSED: { status: null, title: 'Witness refused the checkpoint', exit: 18 },
   WITNESS_UNAVAILABLE: { status: null, title: 'Witness unavailable', exit: 18 },
+  // A build or publish whose checkpoint too few witnesses cosigned: it does not go live.
+  WITNESS_QUORUM_NOT_MET: { status: null, title: 'Witness quorum not met', exit: 19 },
 } as const satisfies Record<string, { status: number | null; title: string; exit: number }>;
 
 export type ErrorCode = keyof typeof ERROR_REGISTRY;

@@ -150,4 +150,12 @@ export class InvalidKeyError extends MvrError {
   }
 }
 
+/** Too few witnesses of the policy cosigned a build's checkpoint: the build does not go live (the previous one stays). */
+export class WitnessQuorumNotMetError extends MvrError {
+  static readonly code = 'WITNESS_QUORUM_NOT_MET';
+  constructor(message: string) {
+    super(WitnessQuorumNotMetError.code, message);
+  }
+}
+
 export * from './tool-errors.ts';

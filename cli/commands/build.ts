@@ -15,10 +15,12 @@ export const BUILD_OPTIONS = [
   'signingKey',
   'logKey',
   'progressMs',
+  'witnessPolicy',
 ] as const;
 const options = commandOptions(...BUILD_OPTIONS);
 
 import type { BuildPhase, BuildProgress, BuildSummary } from '../../builder/build.ts';
+import type { WitnessReport } from '../../builder/witnessing.ts';
 import { runAction } from '../cli-output.ts';
 import { createProgress, type Progress, type ProgressState } from '../progress.ts';
 
@@ -67,6 +69,8 @@ export async function buildFromArgs(args: Record<string, unknown>, env: Env, jso
       keep: config.keep,
       allowEmpty: Boolean(args['allow-empty']),
       onWarning: (message) => process.stderr.write(`mvr build: warning: ${message}\n`),
+      witnessPolicy: config.witnessPolicy,
+      onWitness: (report) => progress.update(witnessProgress(report), true),
       onProgress: phases.records,
       onPhase: phases.begin,
       signal: interrupt.signal,
@@ -86,6 +90,7 @@ const PHASE_TEXT: Record<BuildPhase, string> = {
   map: 'writing the domain map',
   changes: 'writing the change feeds',
   log: 'appending to the log',
+  witness: 'asking the witnesses to cosign the checkpoint',
   key_set: 'writing the key set',
   swap: 'swapping the build in',
   prune: 'removing builds no longer kept',
@@ -141,6 +146,23 @@ export function buildPhases(progress: Progress, clock: () => number = Date.now) 
   };
 }
 
+/** A witness's answer as a progress line (one each, written as it comes). */
+export function witnessProgress(r: WitnessReport): ProgressState {
+  return {
+    text: r.ok ? `witness ${r.witness} cosigned the checkpoint at ${r.time}` : `${r.message} (${r.code})`,
+    fields: {
+      phase: 'witness',
+      witness: r.witness,
+      ...(r.ok ? { cosigned_at: r.time ?? '' } : { code: r.code ?? '', message: r.message ?? '' }),
+    },
+  };
+}
+
+/** Who cosigned and who did not, for a summary line. */
+export function witnessList(witnesses: WitnessReport[]): string {
+  return witnesses.map((w) => `${w.witness} ${w.ok ? 'cosigned' : `did not (${w.code})`}`).join(', ');
+}
+
 const formatSeconds = (s: number) => (s < 90 ? `${s} s` : `${Math.round(s / 60)} min`);
 
 /** The human summary: counts by status and tier, rate, where things went. */
@@ -162,6 +184,7 @@ export function formatSummary(s: BuildSummary): string {
     s.log
       ? `  log:       ${s.log.origin}: ${(s.log.to - s.log.from).toLocaleString('en-US')} entries appended (${s.log.from.toLocaleString('en-US')} -> ${s.log.to.toLocaleString('en-US')}), ${s.log.tiles} tiles, ${(s.log.bytes / 1024).toFixed(1)} KiB, ${(s.log.durationMs / 1000).toFixed(2)} s`
       : `  log:       ${s.unchanged ? 'nothing appended (its records are in the log already, if it has one)' : 'not appended (no log key)'}`,
+    ...(s.witnesses ? [`  witnesses: ${witnessList(s.witnesses)}`] : []),
     '',
   ].join('\n');
 }

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { checkLogGrowth, pullLog } from '../../builder/log-monitor.ts';
+import type { LogWitnessSummary } from '../../builder/log-witness.ts';
+import type { WitnessReport } from '../../builder/witnessing.ts';
 import { readFileOrUrl } from '../../clients/file-or-url.ts';
 import { logLocation } from '../../clients/log-client.ts';
 import { ConfigError } from '../../core/errors.ts';
@@ -9,9 +11,9 @@ import { witnessedJson, witnessedText } from '../../core/witnessed.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
-import { commandOptions } from '../config.ts';
-
+import { commandOptions, storeSettingsOf } from '../config.ts';
 import { witnessOptionsOf } from '../witness-policy.ts';
+import { witnessList, witnessProgress } from './build.ts';
 
 const options = commandOptions('public', 'baseUrl');
 
@@ -94,7 +96,55 @@ const pull = defineCommand({
     }),
 });
 
+const witnessOptions = commandOptions('records', 'public', 'to', 'witnessPolicy');
+
+const witness = defineCommand({
+  meta: {
+    name: 'witness',
+    description:
+      "Re-submit the live checkpoint to the policy's witnesses for fresh cosignatures and write them where it is served: the live build and public/log, or with --to the bucket's live build",
+  },
+  args: {
+    ...witnessOptions.args,
+    policy: {
+      type: 'string',
+      description: 'the tlog-policy file naming the witnesses and the quorum (default --witness-policy, MVR_WITNESS_POLICY)',
+    },
+    json: { type: 'boolean', description: 'print a machine-readable result' },
+  },
+  run: ({ args }) =>
+    runAction(Boolean(args.json), async () => {
+      const config = witnessOptions.resolve(args, process.env);
+      const file = args.policy ?? config.witnessPolicy;
+      if (!file) throw new ConfigError('--policy FILE (or MVR_WITNESS_POLICY) is required: the tlog-policy naming the witnesses');
+      const [{ readWitnessPolicy }, { witnessLiveBucket, witnessLiveFolder }, { openStore }] = await Promise.all([
+        import('../../builder/witnessing.ts'),
+        import('../../builder/log-witness.ts'),
+        import('../../storage/open.ts'),
+      ]);
+      const witnessing = await readWitnessPolicy(file);
+      if (!witnessing) throw new ConfigError(`${file} says "quorum none": there is nothing to ask the witnesses`);
+      const report = (r: WitnessReport) => {
+        if (!args.json) process.stderr.write(`mvr log witness: ${witnessProgress(r).text}\n`);
+      };
+      let result: LogWitnessSummary;
+      if (config.to) {
+        const to = openStore(storeSettingsOf(config.to, process.env, { publicDir: config.public, flag: '--to' }));
+        try {
+          result = await witnessLiveBucket(witnessing, to, report);
+        } finally {
+          await to.close();
+        }
+      } else result = await witnessLiveFolder(witnessing, { recordsDir: config.records, publicDir: config.public }, report);
+      if (args.json) process.stdout.write(`${JSON.stringify({ ok: true, ...result })}\n`);
+      else
+        process.stdout.write(
+          `witnessed the checkpoint of size ${result.size}: ${witnessList(result.witnesses)}; written to ${result.written.join(', ')}\n`,
+        );
+    }),
+});
+
 export default defineCommand({
   meta: { name: 'log', description: 'The public transparency log of every record' },
-  subCommands: { check, pull },
+  subCommands: { check, pull, witness },
 });

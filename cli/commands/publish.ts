@@ -3,8 +3,9 @@ import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, storeSettingsOf } from '../config.ts';
 import { createProgress } from '../progress.ts';
+import { witnessList, witnessProgress } from './build.ts';
 
-const options = commandOptions('records', 'public', 'to', 'progressMs');
+const options = commandOptions('records', 'public', 'to', 'progressMs', 'witnessPolicy');
 
 export default defineCommand({
   meta: {
@@ -20,7 +21,12 @@ export default defineCommand({
     runAction(Boolean(args.json), async () => {
       const config = options.resolve(args, process.env);
       if (!config.to) throw new ConfigError('--to (or MVR_PUBLISH_TO) is required: s3://BUCKET/PREFIX');
-      const [{ uploadBuild }, { openStore }] = await Promise.all([import('../../builder/publish.ts'), import('../../storage/open.ts')]);
+      const [{ uploadBuild }, { openStore }, { readWitnessPolicy }] = await Promise.all([
+        import('../../builder/publish.ts'),
+        import('../../storage/open.ts'),
+        import('../../builder/witnessing.ts'),
+      ]);
+      const witnessing = await readWitnessPolicy(config.witnessPolicy);
       const to = openStore(storeSettingsOf(config.to, process.env, { publicDir: config.public, bulk: true, flag: '--to' }));
       const progress = createProgress({ command: 'publish', json: Boolean(args.json), intervalMs: config.progressMs });
       try {
@@ -28,6 +34,8 @@ export default defineCommand({
           recordsDir: config.records,
           publicDir: config.public,
           to,
+          witnessing,
+          onWitness: (report) => progress.update(witnessProgress(report), true),
           onProgress: (p) =>
             progress.update({
               text: `${p.uploaded.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} objects`,
@@ -41,7 +49,7 @@ export default defineCommand({
           const earlier =
             s.earlierBuilds > 0 ? `, with ${s.earlierBuilds} earlier kept build${s.earlierBuilds === 1 ? '' : 's'} the bucket lacked` : '';
           process.stdout.write(
-            `published build ${s.build} (${s.records.toLocaleString('en-US')} records, ${s.objects.toLocaleString('en-US')} objects, ${(s.bytes / 1e6).toFixed(1)} MB${earlier}) to ${s.to} in ${s.seconds.toFixed(1)} s; it is live\n`,
+            `published build ${s.build} (${s.records.toLocaleString('en-US')} records, ${s.objects.toLocaleString('en-US')} objects, ${(s.bytes / 1e6).toFixed(1)} MB${earlier}) to ${s.to} in ${s.seconds.toFixed(1)} s; it is live${s.witnesses ? `; witnesses: ${witnessList(s.witnesses)}` : ''}\n`,
           );
         }
       } finally {

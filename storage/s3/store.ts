@@ -38,7 +38,7 @@ interface Live {
 export class S3Store implements Store {
   private live: Live | null = null;
   private error: string | null = 'not loaded yet';
-  /** The live build's checkpoint, read once per live build (every tile request asks for it). */
+  /** The live build's checkpoint, read once per refresh (every tile request asks for it). */
   private checkpoint: { build: string; bytes: Promise<Buffer | null> } | null = null;
   private accept: BuildAcceptance = takeEveryBuild;
 
@@ -70,6 +70,8 @@ export class S3Store implements Store {
         if (this.live === known) known.confirmedAt = performance.now();
       }
       this.error = null;
+      // Read again from here: `mvr log witness` rewrites the live checkpoint's cosignatures in place.
+      this.checkpoint = null;
     } catch (error) {
       // No generation while the bucket cannot be read: every lookup is STORE_UNAVAILABLE, as
       // with a missing folder, rather than answers from a build we cannot confirm.
@@ -207,7 +209,7 @@ export class S3Store implements Store {
     return this.live;
   }
 
-  /** Read once per live build; a failed read is not kept. */
+  /** Read once per live build and refresh; a failed read is not kept. */
   private async liveCheckpoint(): Promise<Buffer | null> {
     const build = await this.logBuild();
     if (this.checkpoint?.build !== build) {

@@ -18,7 +18,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   keyring: ['core', 'keyring'],
   access: ['core', 'access'],
   service: ['core', 'storage', 'keyring', 'service'],
-  builder: ['core', 'storage', 'keyring', 'builder'],
+  builder: ['core', 'storage', 'keyring', 'witness', 'builder'],
   mcp: ['core', 'service', 'mcp'],
   gateway: ['core', 'storage', 'access', 'service', 'mcp', 'gateway'],
   clients: ['core', 'clients'],

@@ -71,12 +71,14 @@ describe('workflow files', () => {
     const steps = allSteps(wf);
     const buildSteps = steps.filter((s) => runsCommand(s, /^node bin\/mvr\.js build\b/));
 
-    it('runs on a monthly schedule and by hand', () => {
+    it('runs on a monthly schedule and by hand (and daily only to refresh the cosignatures, never to build)', () => {
       const on = map(wf.doc.on, 'on');
-      const schedule = list(on.schedule, 'on.schedule');
-      expect(schedule.length).toBeGreaterThan(0);
-      for (const entry of schedule) {
-        const fields = String(map(entry, 'schedule entry').cron).trim().split(/\s+/);
+      const crons = list(on.schedule, 'on.schedule').map((entry) => String(map(entry, 'schedule entry').cron).trim());
+      const daily = crons.filter((cron) => cron.split(/\s+/)[2] === '*');
+      const monthly = crons.filter((cron) => !daily.includes(cron));
+      expect(monthly.length).toBeGreaterThan(0);
+      for (const cron of monthly) {
+        const fields = cron.split(/\s+/);
         expect(fields).toHaveLength(5);
         const [minute, hour, day, month, weekday] = fields;
         expect(minute).toMatch(/^\d{1,2}$/);
@@ -85,6 +87,16 @@ describe('workflow files', () => {
         expect(Number(day)).toBeLessThanOrEqual(28); // exists in every month
         expect(month).toBe('*');
         expect(weekday).toBe('*');
+      }
+      // A daily entry runs `mvr log witness` and nothing that builds or publishes.
+      expect(daily.length).toBeLessThanOrEqual(1);
+      for (const cron of daily) {
+        expect(cron).toMatch(/^\d{1,2} \d{1,2} \* \* \*$/);
+        expect(String(wf.jobs[buildSteps[0]!.job]!.def.if)).toBe(`\${{ github.event.schedule != '${cron}' }}`);
+        const witness = Object.values(wf.jobs).find((job) =>
+          job.steps.some((step) => runsCommand(step, /^node bin\/mvr\.js log witness\b/)),
+        );
+        expect(String(witness?.def.if)).toBe(`\${{ github.event.schedule == '${cron}' }}`);
       }
       expect('workflow_dispatch' in on).toBe(true);
     });

@@ -40,7 +40,7 @@ export interface TestWitness extends RunningWitness {
 }
 
 /** A witness of these logs, named `<name>.test/witness`, listening on 127.0.0.1. */
-export async function startTestWitness(name: string, logs: TestLog[], stateDir?: string): Promise<TestWitness> {
+export async function startTestWitness(name: string, logs: Pick<TestLog, 'key'>[], stateDir?: string): Promise<TestWitness> {
   const key = parseWitnessKey(generateWitnessKeyText(`${name}.test/witness`), name);
   const state = await new WitnessState(stateDir ?? (await mkdtemp(join(tmpdir(), 'witness-')))).open();
   const now = { ms: Date.UTC(2026, 0, 1) };
@@ -52,6 +52,6 @@ export async function startTestWitness(name: string, logs: TestLog[], stateDir?:
 }
 
 /** A policy naming the log and these witnesses (policy names as given, with their URLs), and a quorum line. */
-export function policyText(log: TestLog, witnesses: { name: string; vkey: string; url: string }[], quorum: string): string {
+export function policyText(log: Pick<TestLog, 'key'>, witnesses: { name: string; vkey: string; url: string }[], quorum: string): string {
   return [`log ${log.key.vkey}`, ...witnesses.map((w) => `witness ${w.name} ${w.vkey} ${w.url}`), quorum, ''].join('\n');
 }

@@ -1,0 +1,109 @@
+import { readFile } from 'node:fs/promises';
+import { parsePolicy } from '@merchant-verify/verifier';
+import { type NoteVerifierKey, parseCheckpoint, parseNote, quorumMet, type TlogPolicy } from '@merchant-verify/verifier/tlog';
+import { ConfigError, WitnessQuorumNotMetError } from '../core/errors.ts';
+import { hasher } from '../core/hash.ts';
+import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
+import { collectCosignatures } from '../witness/client.ts';
+
+/**
+ * The log's side of witnessing (c2sp.org/tlog-witness): a checkpoint goes to every witness of the
+ * deployment's policy with the consistency proof from the size each last cosigned, computed from
+ * the log's tiles, and the cosignatures come back as signature lines of the checkpoint.
+ */
+
+/** How long one witness may take to answer, ms. */
+export const WITNESS_TIMEOUT_MS = 10_000;
+
+/** A policy that asks for cosignatures (`quorum none` is no witnessing at all), and where it came from. */
+export interface Witnessing {
+  policy: TlogPolicy;
+  file: string;
+  timeoutMs: number;
+}
+
+/** One witness's answer, for progress lines, summaries and `--json`. */
+export interface WitnessReport {
+  witness: string;
+  ok: boolean;
+  /** The cosignature's time (ISO 8601) when it cosigned; why not when it did not. */
+  time?: string;
+  code?: string;
+  status?: number | null;
+  message?: string;
+}
+
+export interface Witnessed {
+  /** The checkpoint with the fresh cosignatures, and the earlier ones of witnesses that did not answer this time. */
+  checkpoint: string;
+  quorum: boolean;
+  witnesses: WitnessReport[];
+}
+
+/**
+ * The policy of `--witness-policy FILE`; null without a file or with `quorum none` (nothing is
+ * sent, nothing changes). With `log`, the policy must name that log's key.
+ */
+export async function readWitnessPolicy(file: string | undefined, log?: NoteVerifierKey): Promise<Witnessing | null> {
+  if (!file) return null;
+  const text = await readFile(file, 'utf8').catch((error: Error) => {
+    throw new ConfigError(`--witness-policy ${file} cannot be read: ${error.message}`);
+  });
+  const policy = parsePolicy(text, file);
+  if (policy.quorum === null) return null;
+  if (log && !policy.logs.some((l) => sameKey(l.vkey, log)))
+    throw new ConfigError(`--witness-policy ${file} has no "log" line with this log's key (${log.name}+${hex8(log.id)})`);
+  return { policy, file, timeoutMs: WITNESS_TIMEOUT_MS };
+}
+
+/**
+ * Sends a checkpoint to every witness of the policy, each with the consistency proof from the
+ * size it last cosigned (from the tiles `tiles` reads). A witness that refuses or cannot be
+ * reached is reported by name and keeps its earlier cosignature of this checkpoint, if any.
+ */
+export async function witnessCheckpoint(w: Witnessing, note: string, tiles: TileFetch): Promise<Witnessed> {
+  const { base, earlier } = splitCosignatures(note, w.policy);
+  const { origin, size } = parseCheckpoint(parseNote(base).text);
+  if (!w.policy.logs.some((l) => l.vkey.name === origin))
+    throw new ConfigError(`--witness-policy ${w.file} has no "log" line for ${origin}, the log of this checkpoint`);
+  const tree = new TileTree(hasher, size, tiles);
+  const collected = await collectCosignatures(w.policy, base, (old) => tree.consistency(old), { timeoutMs: w.timeoutMs });
+  const kept = collected.submissions.flatMap((s) => (!s.ok && earlier.has(s.witness) ? [s.witness] : []));
+  const signed = new Set([...collected.submissions.filter((s) => s.ok).map((s) => s.witness), ...kept]);
+  return {
+    checkpoint: collected.checkpoint + kept.map((name) => earlier.get(name)).join(''),
+    quorum: quorumMet(w.policy.quorum, signed),
+    witnesses: collected.submissions.map((s) =>
+      s.ok
+        ? { witness: s.witness, ok: true, time: new Date(s.time).toISOString() }
+        : { witness: s.witness, ok: false, code: s.code, status: s.status, message: s.message },
+    ),
+  };
+}
+
+/** WITNESS_QUORUM_NOT_MET naming every witness that did not cosign and why, unless the quorum is met. */
+export function requireQuorum(w: Witnessing, witnessed: Witnessed, what: string): void {
+  if (witnessed.quorum) return;
+  const failed = witnessed.witnesses.filter((r) => !r.ok).map((r) => r.message ?? r.witness);
+  throw new WitnessQuorumNotMetError(
+    `${what}: the checkpoint did not reach the quorum of ${w.file} (${failed.join('; ')}), so it does not go live`,
+  );
+}
+
+/** The note without the cosignature lines of policy witnesses (`base`), and those lines by witness name. */
+function splitCosignatures(note: string, policy: TlogPolicy): { base: string; earlier: Map<string, string> } {
+  const { text, signatures } = parseNote(note);
+  const lines = note.slice(text.length + 1, -1).split('\n');
+  const earlier = new Map<string, string>();
+  let base = `${text}\n`;
+  for (const [i, s] of signatures.entries()) {
+    const witness = policy.witnesses.find((w) => w.vkey.name === s.name && w.vkey.id === s.id);
+    if (witness) earlier.set(witness.name, `${lines[i]}\n`);
+    else base += `${lines[i]}\n`;
+  }
+  return { base, earlier };
+}
+
+const sameKey = (a: NoteVerifierKey, b: NoteVerifierKey) =>
+  a.name === b.name && a.id === b.id && Buffer.from(a.publicKey).equals(Buffer.from(b.publicKey));
+const hex8 = (id: number) => id.toString(16).padStart(8, '0');
