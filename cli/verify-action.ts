@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isNeverAudited, KEY_SET_PATH, verifyAnswer } from '@merchant-verify/verifier';
-import { NoteError } from '@merchant-verify/verifier/tlog';
+import { isNeverAudited, KEY_SET_PATH, type TlogPolicy, verifyAnswer } from '@merchant-verify/verifier';
+import { formatVerifierKey, NoteError } from '@merchant-verify/verifier/tlog';
 import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
 import { fetchRecordFromGateway, getFromGateway } from '../clients/gateway-client.ts';
 import { FetchFailedError, KeySetClient, keySetForSigned } from '../clients/key-set-client.ts';
@@ -82,7 +82,11 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
     const keySet = await keySetFor(absence && 'proof' in absence ? (absence.proof as { statement?: unknown } | null)?.statement : answer);
     // A never-audited answer has no entry in the log: its absence proof decides, and with --log its
     // build statement must be in the log (its statement_proof, checked with the log's key).
-    const log = !withLog ? undefined : neverAudited ? await readLogKey(str, baseUrl) : await readLog(str, baseUrl, apiKey, asked);
+    const log = !withLog
+      ? undefined
+      : neverAudited
+        ? await readLogKey(str, baseUrl, witness?.policy)
+        : await readLog(str, baseUrl, apiKey, asked, witness?.policy);
     const verification = verifyLogKey(log?.source, () => verifyAnswer({ answer, keySet, domain, absence, log, ...witness }));
     // Record and proof from the gateway are two requests: a build that went live between them
     // gives the new record's proof. Both are looked up once more before saying NOT_INCLUDED.
@@ -118,6 +122,7 @@ async function readLog(
   baseUrl: string | undefined,
   apiKey: string | undefined,
   domain: unknown,
+  policy?: TlogPolicy,
 ): Promise<{ proof: string; vkey: string; source: string }> {
   let proof: string;
   if (str('proof')) {
@@ -135,11 +140,20 @@ async function readLog(
       );
     proof = answer.bytes.toString('utf8');
   }
-  return { proof, ...(await readLogKey(str, baseUrl)) };
+  return { proof, ...(await readLogKey(str, baseUrl, policy)) };
 }
 
-/** `--log-key`, or the gateway's: the log's verifier key, and where it was read. */
-async function readLogKey(str: (k: string) => string | undefined, baseUrl: string | undefined): Promise<{ vkey: string; source: string }> {
+/**
+ * The log's verifier key, and where it was read: `--log-key`; else the one log a `--policy` names
+ * (the verifier's own trust, before the word of the gateway being checked); else the gateway's.
+ */
+async function readLogKey(
+  str: (k: string) => string | undefined,
+  baseUrl: string | undefined,
+  policy?: TlogPolicy,
+): Promise<{ vkey: string; source: string }> {
+  const fromPolicy = !str('log-key') && policy?.logs.length === 1 ? policy.logs[0]!.vkey : undefined;
+  if (fromPolicy) return { vkey: formatVerifierKey(fromPolicy), source: `the log line of --policy ${str('policy')}` };
   const source = str('log-key') ?? (baseUrl ? new URL(LOG_VKEY_PATH, baseUrl).href : undefined);
   if (!source) throw new ConfigError("--log needs --log-key FILE_OR_URL (the log's verifier key), or --base-url");
   return { vkey: (await readFileOrUrl(source)).toString('utf8'), source };
