@@ -1,3 +1,5 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { H3Event } from 'h3';
 
 /** A whole HTTP answer: status, headers and body (null for none, as in a 304). */
@@ -13,14 +15,30 @@ export interface Answer {
  * so a HEAD answer carries the length of the GET body (Node leaves the body itself out of a HEAD
  * response). h3 takes the ended response as answered.
  */
-export function sendAnswer(event: H3Event, answer: Answer): void {
+export function sendAnswer(event: H3Event, answer: Answer): void | Promise<void> {
+  // A request whose body is still arriving (a refusal made from its head: 401, 429) is answered on
+  // the next turn, as h3 would: the rest of its bytes are parsed first, and a body the parser
+  // refuses then gets the parser's 400 alone, never a second response to the same request. The
+  // promise tells h3 the answer is on its way.
+  if (bodyStillArriving(event.node.req)) return nextTurn().then(() => writeAnswer(event.node.res, answer));
+  writeAnswer(event.node.res, answer);
+}
+
+function writeAnswer(res: ServerResponse, answer: Answer): void {
+  if (res.destroyed) return;
   const body = typeof answer.body === 'string' ? Buffer.from(answer.body) : answer.body;
-  const res = event.node.res;
   res.statusCode = answer.status;
   // A plain loop: h3's setResponseHeaders makes an entries array per answer, on every request.
   for (const name in answer.headers) res.setHeader(name, answer.headers[name]!);
   if (body) res.setHeader('content-length', body.length);
   res.end(body);
+}
+
+/** A request with a body (chunked, or a Content-Length above 0) that the parser has not read to its end yet. */
+function bodyStillArriving(req: IncomingMessage): boolean {
+  if (req.complete) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /** Weak comparison of If-None-Match against an entity tag (RFC 9110 13.1.2). */

@@ -32,6 +32,6 @@ function fixedDocument(value: unknown): { bytes: Buffer; etag: string } {
 }
 
 /** Anyone may fetch these, without a key; a CDN may cache them. */
-function sendPublic(event: H3Event, route: CachedRoute, type: string, document: { bytes: Buffer; etag: string }): void {
-  sendAnswer(event, conditionalAnswer(event, { ...cacheHeaders(route), 'content-type': type }, document.etag, document.bytes));
+function sendPublic(event: H3Event, route: CachedRoute, type: string, document: { bytes: Buffer; etag: string }): void | Promise<void> {
+  return sendAnswer(event, conditionalAnswer(event, { ...cacheHeaders(route), 'content-type': type }, document.etag, document.bytes));
 }

@@ -21,7 +21,7 @@ export function verifyRoute(services: GatewayServices) {
 function answerLookup(event: H3Event, services: GatewayServices, { domain, build }: DomainLookup): void | Promise<void> {
   const record = build === undefined ? services.records.recordFor(domain) : services.history.recordIn(build, domain);
   if (record instanceof Promise) return record.then((r) => sendRecord(event, r));
-  sendRecord(event, record);
+  return sendRecord(event, record);
 }
 
 const RECORD_HEADERS = Object.freeze({ 'content-type': 'application/json', ...cacheHeaders('/v1/verify') });
@@ -29,8 +29,8 @@ const RECORD_HEADERS = Object.freeze({ 'content-type': 'application/json', ...ca
 const answersOf = new WeakMap<ServedRecord, ConditionalAnswers>();
 
 /** A record answer: JSON, the record endpoint's cache headers, its entity tag, 304 on a match. */
-export function sendRecord(event: H3Event, record: ServedRecord): void {
+export function sendRecord(event: H3Event, record: ServedRecord): void | Promise<void> {
   let answers = answersOf.get(record);
   if (!answers) answersOf.set(record, (answers = conditionalAnswers(RECORD_HEADERS, record.etag, record.bytes)));
-  sendAnswer(event, pickConditional(event, answers));
+  return sendAnswer(event, pickConditional(event, answers));
 }
