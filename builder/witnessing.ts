@@ -1,8 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import { parsePolicy } from '@merchant-verify/verifier';
 import { type NoteVerifierKey, parseCheckpoint, parseNote, quorumMet, type TlogPolicy } from '@merchant-verify/verifier/tlog';
 import { ConfigError, WitnessQuorumNotMetError } from '../core/errors.ts';
 import { hasher } from '../core/hash.ts';
+import { readPolicyFile } from '../core/policy-file.ts';
 import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 import { collectCosignatures } from '../witness/client.ts';
 
@@ -46,10 +45,7 @@ export interface Witnessed {
  */
 export async function readWitnessPolicy(file: string | undefined, log?: NoteVerifierKey): Promise<Witnessing | null> {
   if (!file) return null;
-  const text = await readFile(file, 'utf8').catch((error: Error) => {
-    throw new ConfigError(`--witness-policy ${file} cannot be read: ${error.message}`);
-  });
-  const policy = parsePolicy(text, file);
+  const { policy } = await readPolicyFile(file, '--witness-policy');
   if (policy.quorum === null) return null;
   if (log && !policy.logs.some((l) => sameKey(l.vkey, log)))
     throw new ConfigError(`--witness-policy ${file} has no "log" line with this log's key (${log.name}+${hex8(log.id)})`);

@@ -1,16 +1,10 @@
-import { readFile } from 'node:fs/promises';
-import { parsePolicy, type TlogPolicy } from '@merchant-verify/verifier';
-import { ConfigError, UsageError } from '../core/errors.ts';
+import type { TlogPolicy } from '@merchant-verify/verifier';
+import { UsageError } from '../core/errors.ts';
+import { readPolicyFile } from '../core/policy-file.ts';
+
+export { readPolicyFile };
 
 // What a verifying command reads to check witnesses: a tlog-policy file and a maximum age.
-
-/** A tlog-policy file, its text and what it says; a file that cannot be read names the flag, a bad line is INVALID_POLICY naming the file and line. */
-export async function readPolicyFile(file: string, flag: string): Promise<{ text: string; policy: TlogPolicy }> {
-  const text = await readFile(file, 'utf8').catch((error: Error) => {
-    throw new ConfigError(`${flag} ${file}: ${error.message}`);
-  });
-  return { text, policy: parsePolicy(text, file) };
-}
 
 /** What `--witness-policy` does for a gateway (`mvr serve`, `mvr dev`). */
 export const WITNESS_POLICY_SERVED = "tlog-policy file of the log's witnesses: the MCP tools say when the log was last witnessed";
