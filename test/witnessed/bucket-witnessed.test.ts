@@ -4,6 +4,8 @@
  * witness --to s3://` rewrites the bucket's live checkpoint, which a running gateway on the bucket
  * serves at its next refresh, at `/log/checkpoint` and inside record proofs.
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseTlogProof } from '@merchant-verify/verifier/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildArgs, runCli } from '../support/cli.ts';
@@ -44,10 +46,11 @@ describe.sequential('witnessing with the records in a bucket', () => {
     const run = await publish();
     expect(run.code, run.stdout).toBe(19);
     expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, code: 'WITNESS_QUORUM_NOT_MET' });
-    // Nothing is published: no live build, not a tile.
+    // No live build; only the log went up first (its tiles, then its head: the checkpoint sent).
     const bucket = bucketAt(s3, BUCKET, 'prod');
     expect((await bucket.get('live.json')).statusCode).toBe(404);
-    expect((await bucket.get('log/tile/0/000')).statusCode).toBe(404);
+    expect((await bucket.get('builds')).statusCode).toBe(404);
+    expect((await bucket.get('log/checkpoint')).body.toString('utf8')).toBe(await readFile(join(w.p.publicDir, 'log/checkpoint'), 'utf8'));
     await bucket.close();
   });
 
@@ -67,7 +70,10 @@ describe.sequential('witnessing with the records in a bucket', () => {
     w.setClock(t0 + 2 * DAY);
     const refreshed = await cli(['log', 'witness', '--policy', w.policyFile]);
     expect(refreshed.code, refreshed.stdout + refreshed.stderr).toBe(0);
-    expect(JSON.parse(refreshed.stdout).written).toEqual([`${to}/builds/${JSON.parse(run.stdout).build}/log-checkpoint`]);
+    expect(JSON.parse(refreshed.stdout).written).toEqual([
+      `${to}/builds/${JSON.parse(run.stdout).build}/log-checkpoint`,
+      `${to}/log/checkpoint`,
+    ]);
     // The gateway reads the live checkpoint again at its next refresh (every 100 ms in tests).
     await waitFor(
       async () => cosignatureTimes(await served(), policy, t0 + 2 * DAY).a === t0 + 2 * DAY,
