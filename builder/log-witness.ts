@@ -55,8 +55,9 @@ export async function witnessLiveFolder(
 }
 
 /**
- * The live build of a bucket: its `builds/<id>/log-checkpoint` object, which the gateways serve at
- * `/log/checkpoint` and in record proofs (they read it again at their next refresh). The one object
+ * The live build of a bucket: its `builds/<id>/log-checkpoint` object, which the gateways serve in
+ * record proofs (they read it again at their next refresh), and the log's head (`log/checkpoint`,
+ * served at `/log/checkpoint`) while that is the same checkpoint, as in a folder. The one object
  * of a published build that is ever rewritten, and only with more cosignature lines.
  */
 export async function witnessLiveBucket(w: Witnessing, store: Store, onWitness?: (r: WitnessReport) => void): Promise<LogWitnessSummary> {
@@ -73,8 +74,14 @@ export async function witnessLiveBucket(w: Witnessing, store: Store, onWitness?:
   const witnessed = await witnessCheckpoint(w, note, tiles);
   for (const r of witnessed.witnesses) onWitness?.(r);
   await published.putBuildFile(live, BUILD_CHECKPOINT_FILE, Buffer.from(witnessed.checkpoint), 'text/plain; charset=utf-8');
+  const written = [`${store.name}/builds/${live}/${BUILD_CHECKPOINT_FILE}`];
+  const head = await published.logHead();
+  if (head && sameCheckpoint(head.toString('utf8'), note)) {
+    await published.putLogHead(Buffer.from(witnessed.checkpoint));
+    written.push(`${store.name}/${LOG_DIR}/${LOG_CHECKPOINT}`);
+  }
   requireQuorum(w, witnessed, `the live checkpoint of ${store.name} (build ${live})`);
-  return { written: [`${store.name}/builds/${live}/${BUILD_CHECKPOINT_FILE}`], size: sizeOf(note), witnesses: witnessed.witnesses };
+  return { written, size: sizeOf(note), witnesses: witnessed.witnesses };
 }
 
 /** Whether two notes are the same signed checkpoint text (their cosignatures aside). */

@@ -107,22 +107,28 @@ export async function keptBuildsTheBucketLacks(opts: UploadOptions, published: P
 }
 
 /**
- * The bucket's log only grows: the build's log must be an append-only extension of the
- * checkpoint of the build live in the bucket (consistency computed from the local tiles), or
- * nothing is uploaded. This catches a build that started a new log or carried an old one (run
- * without `mvr log pull`), which would otherwise overwrite published tiles and fork the log.
+ * The bucket's log only grows: the build's log must be an append-only extension of the bucket's
+ * head (`log/checkpoint`, the newest checkpoint sent to a witness), or of the live build's
+ * checkpoint in a bucket without one (consistency computed from the local tiles), or nothing is
+ * uploaded. This catches a build that started a new log or carried an old one (run without
+ * `mvr log pull`), which would otherwise overwrite published tiles and fork the log.
  */
 async function checkLogExtendsBucket(opts: UploadOptions, buildDir: string): Promise<void> {
-  const liveBuild = await publishedBuildsOf(opts.to, '--to')
-    .liveNow()
-    .catch((error: Error) => {
-      throw new BuildError(`cannot read ${opts.to.name}: ${error.message}; nothing was published`, { cause: error });
-    });
-  const publishedNote = liveBuild && (await opts.to.readFile(liveBuild, BUILD_CHECKPOINT_FILE));
-  if (!publishedNote) return;
+  const bucket = publishedBuildsOf(opts.to, '--to');
+  const read = async () => {
+    const head = await bucket.logHead();
+    if (head) return { note: head, name: `the log head ${opts.to.name}/log/checkpoint`, what: 'its log head' };
+    const liveBuild = await bucket.liveNow();
+    const note = liveBuild && (await opts.to.readFile(liveBuild, BUILD_CHECKPOINT_FILE));
+    return note ? { note, name: `the log checkpoint of ${opts.to.name}'s live build ${liveBuild}`, what: `build ${liveBuild}` } : null;
+  };
+  const bucketLog = await read().catch((error: Error) => {
+    throw new BuildError(`cannot read ${opts.to.name}: ${error.message}; nothing was published`, { cause: error });
+  });
+  if (!bucketLog) return;
   const vkeyFile = join(opts.publicDir, LOG_VKEY_PATH);
   const vkey = parseVkey(await readFile(vkeyFile, 'utf8'), vkeyFile);
-  const published = openCheckpoint(publishedNote.toString('utf8'), vkey, `the log checkpoint of ${opts.to.name}'s live build ${liveBuild}`);
+  const published = openCheckpoint(bucketLog.note.toString('utf8'), vkey, bucketLog.name);
   const ours = openCheckpoint(await readFile(join(buildDir, BUILD_CHECKPOINT_FILE), 'utf8'), vkey, join(buildDir, BUILD_CHECKPOINT_FILE));
   const logDir = join(opts.publicDir, LOG_DIR);
   const consistent = await new TileTree(hasher, ours.size, folderTiles(logDir)).extends(published, ours.root).catch((error: Error) => {
@@ -132,7 +138,7 @@ async function checkLogExtendsBucket(opts: UploadOptions, buildDir: string): Pro
   });
   if (!consistent) {
     throw new LogInconsistentError(
-      `the log in ${logDir} (size ${ours.size}) does not extend the one published in ${opts.to.name} (size ${published.size}, build ${liveBuild}); ` +
+      `the log in ${logDir} (size ${ours.size}) does not extend the one published in ${opts.to.name} (size ${published.size}, ${bucketLog.what}); ` +
         'nothing was published (run "mvr log pull" from the published log before the build)',
     );
   }

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BuildError } from '../core/errors.ts';
 import {
+  BUILD_CHECKPOINT_FILE,
   BUILD_KEPT_OBJECT,
   BUILD_KEY_SET_OBJECT,
   BUILD_LOG_VKEY_OBJECT,
@@ -13,7 +14,7 @@ import {
 import { tilesAdded } from '../core/tlog/tiles.ts';
 import { keptListText } from '../storage/kept-builds.ts';
 import { type PublishedBuilds, publishedBuildsOf } from '../storage/store.ts';
-import { witnessLiveFolder } from './log-witness.ts';
+import { type LogWitnessSummary, witnessLiveFolder } from './log-witness.ts';
 import {
   type BuildFiles,
   buildDirOf,
@@ -44,8 +45,11 @@ export interface UploadSummary {
  * Publishes the live build to object storage: every file of `builds/<id>/` (its index and change
  * feeds included), its kept list as `builds/<id>/kept.json`, the key set as
  * `builds/<id>/merchant-verify-keys.json`, the manifest, then `live.json` naming the build. The
- * transparency log's tiles that the build added go to `log/` first, and its verifier key beside
- * the key set (the build's own `log-checkpoint` is among its files).
+ * transparency log goes first: the tiles the builds added to `log/`, then the live build's
+ * checkpoint as the log's head (`log/checkpoint`), before it is sent to any witness, so the next
+ * build extends what the witnesses saw even if this one never goes live; with the quorum the head
+ * is written again, cosigned. The log's verifier key goes beside the key set (the build's own
+ * `log-checkpoint` is among its files).
  * Before it, each kept build the bucket lacks (no manifest there) goes up the same way, manifest
  * last, so every build the kept list names is in the bucket before `live.json` points at that
  * list; an earlier build's records are checked against the live build's key set, which keeps
@@ -58,20 +62,30 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   const started = performance.now();
   const published = publishedBuildsOf(opts.to, '--to');
   const live = await readLiveBuild(opts);
-  // Witnessed before the first upload: a checkpoint short of its quorum leaves the bucket as it was.
-  const witnessed = opts.witnessing && live.manifest.log ? await witnessLiveFolder(opts.witnessing, opts, opts.onWitness) : null;
   const upload = new Upload(opts, published, live.files.length + 4);
   let earlier: BuildFiles[] = [];
+  let witnessed: LogWitnessSummary | null = null;
   try {
     earlier = await keptBuildsTheBucketLacks(opts, published, live);
     upload.total += earlier.reduce((n, b) => n + b.files.length + 1, 0);
+    // The log first: its tiles, then its head, so the checkpoint a witness is sent is never rolled back.
+    for (const b of [...earlier, live]) await upload.putTiles(b.id);
+    if (live.manifest.log) await upload.putHead(live.id);
+  } catch (error) {
+    throw failed(opts, upload, error);
+  }
+  // Short of its quorum, nothing more goes up: the live build there stays, the head keeps the sent checkpoint.
+  if (opts.witnessing && live.manifest.log)
+    try {
+      witnessed = await witnessLiveFolder(opts.witnessing, opts, opts.onWitness);
+    } finally {
+      await upload.putHead(live.id);
+    }
+  try {
     for (const b of earlier) await upload.putEarlierBuild(b);
     await upload.putLiveBuild(live);
   } catch (error) {
-    throw new BuildError(
-      `publish to ${opts.to.name} failed after ${upload.uploaded} of ${upload.total} objects; the live build there is unchanged: ${(error as Error).message}`,
-      { cause: error },
-    );
+    throw failed(opts, upload, error);
   }
   return {
     to: opts.to.name,
@@ -84,6 +98,12 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
     witnesses: witnessed?.witnesses ?? null,
   };
 }
+
+const failed = (opts: UploadOptions, upload: Upload, error: unknown) =>
+  new BuildError(
+    `publish to ${opts.to.name} failed after ${upload.uploaded} of ${upload.total} objects; the live build there is unchanged: ${(error as Error).message}`,
+    { cause: error },
+  );
 
 /** One publish's uploads, counted for its progress and summary. */
 class Upload {
@@ -100,16 +120,14 @@ class Upload {
     this.total = total;
   }
 
-  /** An earlier kept build: its log tiles, its files, its manifest last. */
+  /** An earlier kept build (its log tiles are up already): its files, its manifest last. */
   async putEarlierBuild(b: BuildFiles): Promise<void> {
-    await this.putTiles(b.id);
     await this.putFiles(b.id, b.files);
     await this.putFile(b.id, MANIFEST_FILE, await readFile(join(buildDirOf(this.opts, b.id), MANIFEST_FILE)));
   }
 
-  /** The live build: its tiles and files, the log key, kept list and key set beside it, its manifest, then `live.json`. */
+  /** The live build (its log tiles and head are up already): its files, the log key, kept list and key set beside it, its manifest, then `live.json`. */
   async putLiveBuild(live: LiveBuild): Promise<void> {
-    await this.putTiles(live.id);
     await this.putFiles(live.id, live.files);
     if (live.manifest.log)
       await this.putFile(
@@ -140,9 +158,9 @@ class Upload {
 
   /**
    * The log's tiles a build added (from its manifest's entries), under `log/`: immutable, so they
-   * go up first; readers reach them only through a checkpoint, which goes live with the build.
+   * go up first; readers reach them only through a checkpoint (the head, or a live build's).
    */
-  private async putTiles(id: string): Promise<void> {
+  async putTiles(id: string): Promise<void> {
     const log = (await manifestOf(this.opts, id)).log;
     if (!log) return;
     const paths = tilesAdded(log.from, log.to);
@@ -151,6 +169,13 @@ class Upload {
       const body = await readFile(join(this.opts.publicDir, LOG_DIR, path));
       await this.put(this.published.putLogFile(path, body), body);
     }
+  }
+
+  /** The build's checkpoint (with the cosignatures it has so far) as the log's head, `log/checkpoint`. */
+  async putHead(id: string): Promise<void> {
+    const note = await readFile(join(buildDirOf(this.opts, id), BUILD_CHECKPOINT_FILE));
+    this.total++;
+    await this.put(this.published.putLogHead(note), note);
   }
 
   private putFile(id: string, path: string, body: Buffer, type?: string): Promise<void> {

@@ -110,6 +110,13 @@ export interface PublishedBuilds {
   putBuildFile(build: string, path: string, body: Buffer, contentType?: string): Promise<void>;
   /** A tile of the log (`tile/...`); immutable, so written before the checkpoint that covers it goes live. */
   putLogFile(path: string, body: Buffer): Promise<void>;
+  /**
+   * The log's head (`log/checkpoint`): the newest checkpoint sent to a witness or published, which
+   * the next build extends. Written before the first witness request, so a publish short of its
+   * quorum still leaves it; it may be newer than the live build's own checkpoint. Null before any.
+   */
+  logHead(): Promise<Buffer | null>;
+  putLogHead(note: Buffer): Promise<void>;
   /** Names `build` live: written last. `pointer` is the record of the publication. */
   putLive(pointer: { build: string; published_at: string; records: number | null }): Promise<void>;
 }

@@ -1,11 +1,12 @@
-import { BUCKET_LOG_PREFIX, BUILDS_DIR, LIVE_POINTER_OBJECT, MANIFEST_FILE } from '../../core/layout.ts';
+import { BUCKET_LOG_PREFIX, BUILDS_DIR, LIVE_POINTER_OBJECT, LOG_CHECKPOINT, MANIFEST_FILE } from '../../core/layout.ts';
 import type { PublishedBuilds } from '../store.ts';
 import type { S3Bucket } from './bucket.ts';
 import { liveBuildOf } from './live-pointer.ts';
 
 /**
  * Builds as `mvr publish` lays them out in a bucket: each under `builds/<id>/` (never changed once
- * written), the log's tiles under `log/`, and `live.json` naming the live build, written last.
+ * written), the log's tiles under `log/` with its head (`log/checkpoint`), and `live.json` naming
+ * the live build, written last.
  */
 export class S3PublishedBuilds implements PublishedBuilds {
   constructor(private readonly bucket: S3Bucket) {}
@@ -28,6 +29,17 @@ export class S3PublishedBuilds implements PublishedBuilds {
 
   putLogFile(path: string, body: Buffer): Promise<void> {
     return this.bucket.put(`${BUCKET_LOG_PREFIX}${path}`, body, 'application/octet-stream');
+  }
+
+  async logHead(): Promise<Buffer | null> {
+    const res = await this.bucket.get(`${BUCKET_LOG_PREFIX}${LOG_CHECKPOINT}`);
+    if (res.statusCode === 404) return null;
+    if (res.statusCode !== 200) throw new Error(`${BUCKET_LOG_PREFIX}${LOG_CHECKPOINT} answered ${res.statusCode}`);
+    return res.body;
+  }
+
+  putLogHead(note: Buffer): Promise<void> {
+    return this.bucket.put(`${BUCKET_LOG_PREFIX}${LOG_CHECKPOINT}`, note, 'text/plain; charset=utf-8');
   }
 
   putLive(pointer: { build: string; published_at: string; records: number | null }): Promise<void> {

@@ -38,7 +38,7 @@ interface Live {
 export class S3Store implements Store {
   private live: Live | null = null;
   private error: string | null = 'not loaded yet';
-  /** The live build's checkpoint, read once per refresh (every tile request asks for it). */
+  /** The log's checkpoint, read once per refresh (every tile request asks for it). */
   private checkpoint: { build: string; bytes: Promise<Buffer | null> } | null = null;
   private accept: BuildAcceptance = takeEveryBuild;
 
@@ -70,7 +70,7 @@ export class S3Store implements Store {
         if (this.live === known) known.confirmedAt = performance.now();
       }
       this.error = null;
-      // Read again from here: `mvr log witness` rewrites the live checkpoint's cosignatures in place.
+      // Read again from here: `mvr log witness` rewrites cosignatures in place, a publish short of its quorum moves the head.
       this.checkpoint = null;
     } catch (error) {
       // No generation while the bucket cannot be read: every lookup is STORE_UNAVAILABLE, as
@@ -186,9 +186,9 @@ export class S3Store implements Store {
     return this.live.build;
   }
 
-  /** The live build's checkpoint is the log's: `mvr publish` swaps both with live.json. */
+  /** The log's head (`log/checkpoint`, as a folder serves public/log's): newer than the live build's after a publish short of its quorum; else the live build's. */
   async logFile(path: string): Promise<Buffer | null> {
-    if (path === LOG_CHECKPOINT) return this.liveCheckpoint();
+    if (path === LOG_CHECKPOINT) return this.headCheckpoint();
     return (await this.get(`${BUCKET_LOG_PREFIX}${path}`, {}))?.body ?? null;
   }
 
@@ -210,10 +210,11 @@ export class S3Store implements Store {
   }
 
   /** Read once per live build and refresh; a failed read is not kept. */
-  private async liveCheckpoint(): Promise<Buffer | null> {
+  private async headCheckpoint(): Promise<Buffer | null> {
     const build = await this.logBuild();
     if (this.checkpoint?.build !== build) {
-      const read = { build, bytes: this.readFile(build, BUILD_CHECKPOINT_FILE) };
+      const head = this.get(`${BUCKET_LOG_PREFIX}${LOG_CHECKPOINT}`, {});
+      const read = { build, bytes: head.then((res) => res?.body ?? this.readFile(build, BUILD_CHECKPOINT_FILE)) };
       this.checkpoint = read;
       read.bytes.catch(() => {
         if (this.checkpoint === read) this.checkpoint = null;

@@ -1,9 +1,12 @@
 /**
  * Witnessing with the records in a bucket: `mvr publish --witness-policy` cosigns the live
- * checkpoint afresh before it uploads (and uploads nothing short of the quorum), and `mvr log
- * witness --to s3://` rewrites the bucket's live checkpoint, which a running gateway on the bucket
- * serves at its next refresh, at `/log/checkpoint` and inside record proofs.
+ * checkpoint afresh before it uploads the build (short of the quorum only the log's tiles and head
+ * go up: the checkpoint sent is never rolled back), and `mvr log witness --to s3://` rewrites the
+ * bucket's live checkpoint and head, which a running gateway on the bucket serves at its next
+ * refresh, at `/log/checkpoint` and inside record proofs.
  */
+import { readFile, readlink } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { parseTlogProof } from '@merchant-verify/verifier/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildArgs, runCli } from '../support/cli.ts';
@@ -39,15 +42,17 @@ const cli = (args: string[]) => runCli([...args, '--to', to, '--records', w.p.re
 const publish = () => cli(['publish', '--witness-policy', w.policyFile]);
 
 describe.sequential('witnessing with the records in a bucket', () => {
-  it('mvr publish uploads nothing when the checkpoint is short of the quorum', async () => {
+  it('mvr publish uploads no build when the checkpoint is short of the quorum, only the log it sent', async () => {
     await w.policyWith(['b', 'c']);
     const run = await publish();
     expect(run.code, run.stdout).toBe(19);
     expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, code: 'WITNESS_QUORUM_NOT_MET' });
-    // Nothing is published: no live build, not a tile.
+    // No live build; only the log went up first (its tiles, then its head: the checkpoint sent).
     const bucket = bucketAt(s3, BUCKET, 'prod');
     expect((await bucket.get('live.json')).statusCode).toBe(404);
-    expect((await bucket.get('log/tile/0/000')).statusCode).toBe(404);
+    const id = basename(await readlink(join(w.p.recordsDir, 'current')));
+    expect((await bucket.get(`builds/${id}/manifest.json`)).statusCode).toBe(404);
+    expect((await bucket.get('log/checkpoint')).body.toString('utf8')).toBe(await readFile(join(w.p.publicDir, 'log/checkpoint'), 'utf8'));
     await bucket.close();
   });
 
@@ -67,7 +72,10 @@ describe.sequential('witnessing with the records in a bucket', () => {
     w.setClock(t0 + 2 * DAY);
     const refreshed = await cli(['log', 'witness', '--policy', w.policyFile]);
     expect(refreshed.code, refreshed.stdout + refreshed.stderr).toBe(0);
-    expect(JSON.parse(refreshed.stdout).written).toEqual([`${to}/builds/${JSON.parse(run.stdout).build}/log-checkpoint`]);
+    expect(JSON.parse(refreshed.stdout).written).toEqual([
+      `${to}/builds/${JSON.parse(run.stdout).build}/log-checkpoint`,
+      `${to}/log/checkpoint`,
+    ]);
     // The gateway reads the live checkpoint again at its next refresh (every 100 ms in tests).
     await waitFor(
       async () => cosignatureTimes(await served(), policy, t0 + 2 * DAY).a === t0 + 2 * DAY,
