@@ -4,8 +4,7 @@ import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
 import { BuildError } from '../core/errors.ts';
 import { writeAtomic } from '../core/files.ts';
 import { BUILD_CHECKPOINT_FILE, CURRENT_LINK, LOG_CHECKPOINT, LOG_DIR } from '../core/layout.ts';
-import type { TileFetch } from '../core/tlog/tile-tree.ts';
-import { publishedBuildsOf, type Store } from '../storage/store.ts';
+import { publishedBuildsOf, type Store, storeTiles } from '../storage/store.ts';
 import { folderTiles } from './tiles.ts';
 import { requireQuorum, type Witnessing, type WitnessReport, witnessCheckpoint } from './witnessing.ts';
 
@@ -66,12 +65,7 @@ export async function witnessLiveBucket(w: Witnessing, store: Store, onWitness?:
   if (!live) throw new BuildError(`nothing is published in ${store.name} yet (run "mvr publish" first)`);
   const note = (await store.readFile(live, BUILD_CHECKPOINT_FILE))?.toString('utf8');
   if (!note) throw new BuildError(`build ${live}, live in ${store.name}, has no log checkpoint (it was built without a log key)`);
-  const tiles: TileFetch = async (_tile, path) => {
-    const bytes = await store.logFile(path);
-    if (!bytes) throw new Error(`${store.name} has no log/${path}`);
-    return bytes;
-  };
-  const witnessed = await witnessCheckpoint(w, note, tiles);
+  const witnessed = await witnessCheckpoint(w, note, storeTiles(store));
   for (const r of witnessed.witnesses) onWitness?.(r);
   await published.putBuildFile(live, BUILD_CHECKPOINT_FILE, Buffer.from(witnessed.checkpoint), 'text/plain; charset=utf-8');
   const written = [`${store.name}/builds/${live}/${BUILD_CHECKPOINT_FILE}`];

@@ -5,7 +5,7 @@ import { hasher, sha256 } from '../core/hash.ts';
 import { BUILD_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
 import { parseManifest } from '../core/manifest-schema.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
-import type { Store } from '../storage/store.ts';
+import { type Store, storeTiles } from '../storage/store.ts';
 import { hasRecord } from './build-maps.ts';
 import type { BuildHistory } from './history.ts';
 import { checkServeRule, type RecordsService } from './records.ts';
@@ -147,11 +147,7 @@ export class LogProofs {
   /** The inclusion proof of entry `index` in the tree of `size`, from the tiles; UNAVAILABLE when they cannot be read. */
   private async inclusion(index: number, size: number, what: string): Promise<Uint8Array[]> {
     try {
-      return await new TileTree(hasher, size, async (_tile, tilePath) => {
-        const bytes = await this.store.logFile(tilePath);
-        if (!bytes) throw new Error(`no ${tilePath}`);
-        return bytes;
-      }).inclusion(index);
+      return await new TileTree(hasher, size, storeTiles(this.store)).inclusion(index);
     } catch (error) {
       throw new RecordUnavailableError(`the log tiles for ${what} cannot be read: ${(error as Error).message}`, { cause: error });
     }
