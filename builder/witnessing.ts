@@ -1,4 +1,12 @@
-import { type NoteVerifierKey, parseCheckpoint, parseNote, quorumMet, type TlogPolicy } from '@merchant-verify/verifier/tlog';
+import {
+  equalBytes,
+  formatVerifierKey,
+  type NoteVerifierKey,
+  parseCheckpoint,
+  parseNote,
+  quorumMet,
+  type TlogPolicy,
+} from '@merchant-verify/verifier/tlog';
 import { ConfigError, WitnessQuorumNotMetError } from '../core/errors.ts';
 import { hasher } from '../core/hash.ts';
 import { readPolicyFile } from '../core/policy-file.ts';
@@ -48,7 +56,7 @@ export async function readWitnessPolicy(file: string | undefined, log?: NoteVeri
   const { policy } = await readPolicyFile(file, '--witness-policy');
   if (policy.quorum === null) return null;
   if (log && !policy.logs.some((l) => sameKey(l.vkey, log)))
-    throw new ConfigError(`--witness-policy ${file} has no "log" line with this log's key (${log.name}+${hex8(log.id)})`);
+    throw new ConfigError(`--witness-policy ${file} has no "log" line with this log's key (${formatVerifierKey(log)})`);
   return { policy, file, timeoutMs: WITNESS_TIMEOUT_MS };
 }
 
@@ -100,6 +108,4 @@ function splitCosignatures(note: string, policy: TlogPolicy): { base: string; ea
   return { base, earlier };
 }
 
-const sameKey = (a: NoteVerifierKey, b: NoteVerifierKey) =>
-  a.name === b.name && a.id === b.id && Buffer.from(a.publicKey).equals(Buffer.from(b.publicKey));
-const hex8 = (id: number) => id.toString(16).padStart(8, '0');
+const sameKey = (a: NoteVerifierKey, b: NoteVerifierKey) => a.name === b.name && a.id === b.id && equalBytes(a.publicKey, b.publicKey);

@@ -2,8 +2,6 @@ import type { TlogPolicy } from '@merchant-verify/verifier';
 import { UsageError } from '../core/errors.ts';
 import { readPolicyFile } from '../core/policy-file.ts';
 
-export { readPolicyFile };
-
 // What a verifying command reads to check witnesses: a tlog-policy file and a maximum age.
 
 /** What `--witness-policy` does for a gateway (`mvr serve`, `mvr dev`). */

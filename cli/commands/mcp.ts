@@ -3,12 +3,12 @@ import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { getFromGateway } from '../../clients/gateway-client.ts';
 import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
+import { readPolicyFile } from '../../core/policy-file.ts';
 import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import type { WitnessSource } from '../../mcp/witnessed.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
-import { readPolicyFile } from '../witness-policy.ts';
 
 const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl', 'witnessPolicy'] as const;
 const options = commandOptions(...MCP_OPTIONS);

@@ -1,10 +1,11 @@
 import { ConfigError } from '../../core/errors.ts';
+import { readPolicyFile } from '../../core/policy-file.ts';
 import type { JsonLog } from '../../gateway/json-log.ts';
 import type { GatewayOptions } from '../../gateway/server.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { apiKeysFileOf, type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
-import { readPolicyFile, WITNESS_POLICY_SERVED } from '../witness-policy.ts';
+import { WITNESS_POLICY_SERVED } from '../witness-policy.ts';
 
 /** The options `mvr serve` reads (and `mvr dev`, which serves too). */
 export const SERVE_OPTIONS = [

@@ -1,5 +1,5 @@
 import { PolicyError } from '../errors.ts';
-import type { Sha256 } from './merkle.ts';
+import { equalBytes, type Sha256 } from './merkle.ts';
 import { COSIGNATURE_ED25519, COSIGNATURE_ML_DSA_44, type NoteError, type NoteVerifierKey, parseTypedVerifierKey } from './note.ts';
 
 /**
@@ -34,7 +34,6 @@ export interface TlogPolicy {
 export { PolicyError };
 
 const ED25519 = 0x01;
-const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** Parses a policy's text; `source` names it in errors (a file name). */
 export function parsePolicy(sha256: Sha256, text: string, source = 'policy'): TlogPolicy {
@@ -70,7 +69,7 @@ export function parsePolicy(sha256: Sha256, text: string, source = 'policy'): Tl
         if (args.length < 1 || args.length > 2) fail('a log line is "log <vkey> [<url>]"');
         const k = key(args[0]!, 'log');
         if (k.type !== ED25519 || k.publicKey.length !== 32) fail('a log key must be an Ed25519 note key (signature type 0x01)');
-        if (logs.some((l) => sameBytes(l.vkey.publicKey, k.publicKey))) fail('a log with this public key is already listed');
+        if (logs.some((l) => equalBytes(l.vkey.publicKey, k.publicKey))) fail('a log with this public key is already listed');
         logs.push({ vkey: { name: k.name, id: k.id, publicKey: k.publicKey }, url: args[1] ?? null });
         return;
       }
@@ -83,7 +82,7 @@ export function parsePolicy(sha256: Sha256, text: string, source = 'policy'): Tl
           fail(`witness ${name} has an ML-DSA-44 key (type 0x06); this verifier checks Ed25519 cosignatures (type 0x04) only`);
         if (k.type !== COSIGNATURE_ED25519 || k.publicKey.length !== 32)
           fail(`witness ${name}: a witness key must be an Ed25519 cosignature key (signature type 0x04)`);
-        if (witnesses.some((w) => sameBytes(w.vkey.publicKey, k.publicKey)))
+        if (witnesses.some((w) => equalBytes(w.vkey.publicKey, k.publicKey)))
           fail(`witness ${name}: a witness with this public key is already listed`);
         if (url !== undefined && !/^https?:\/\/[^\s]+$/.test(url))
           fail(`witness ${name}: the URL "${url}" is not an http(s) URL (the witness's submission prefix)`);
