@@ -4,6 +4,7 @@ import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
 import { BuildError } from '../core/errors.ts';
 import { writeAtomic } from '../core/files.ts';
 import { BUILD_CHECKPOINT_FILE, CURRENT_LINK, LOG_CHECKPOINT, LOG_DIR } from '../core/layout.ts';
+import type { TileFetch } from '../core/tlog/tile-tree.ts';
 import { publishedBuildsOf, type Store, storeTiles } from '../storage/store.ts';
 import { folderTiles } from './tiles.ts';
 import { requireQuorum, type Witnessing, type WitnessReport, witnessCheckpoint } from './witnessing.ts';
@@ -40,17 +41,18 @@ export async function witnessLiveFolder(
   const note = await readFile(buildFile, 'utf8').catch(() => {
     throw new BuildError(`the live build ${buildDir} has no log checkpoint (it was built without a log key)`);
   });
-  const witnessed = await witnessCheckpoint(w, note, folderTiles(join(dirs.publicDir, LOG_DIR)));
-  for (const r of witnessed.witnesses) onWitness?.(r);
-  const written = [buildFile];
-  await writeAtomic(buildFile, witnessed.checkpoint);
-  const head = await readFile(logFile, 'utf8').catch(() => null);
-  if (head !== null && sameCheckpoint(head, note)) {
-    await writeAtomic(logFile, witnessed.checkpoint);
-    written.push(logFile);
-  }
-  requireQuorum(w, witnessed, `the live checkpoint in ${buildDir}`);
-  return { written, size: sizeOf(note), witnesses: witnessed.witnesses };
+  return witnessLive(
+    w,
+    {
+      what: `the live checkpoint in ${buildDir}`,
+      note,
+      tiles: folderTiles(join(dirs.publicDir, LOG_DIR)),
+      putBuild: (text) => writeAtomic(buildFile, text).then(() => buildFile),
+      head: () => readFile(logFile, 'utf8').catch(() => null),
+      putHead: (text) => writeAtomic(logFile, text).then(() => logFile),
+    },
+    onWitness,
+  );
 }
 
 /**
@@ -65,17 +67,51 @@ export async function witnessLiveBucket(w: Witnessing, store: Store, onWitness?:
   if (!live) throw new BuildError(`nothing is published in ${store.name} yet (run "mvr publish" first)`);
   const note = (await store.readFile(live, BUILD_CHECKPOINT_FILE))?.toString('utf8');
   if (!note) throw new BuildError(`build ${live}, live in ${store.name}, has no log checkpoint (it was built without a log key)`);
-  const witnessed = await witnessCheckpoint(w, note, storeTiles(store));
+  return witnessLive(
+    w,
+    {
+      what: `the live checkpoint of ${store.name} (build ${live})`,
+      note,
+      tiles: storeTiles(store),
+      putBuild: (text) =>
+        published
+          .putBuildFile(live, BUILD_CHECKPOINT_FILE, Buffer.from(text), 'text/plain; charset=utf-8')
+          .then(() => `${store.name}/builds/${live}/${BUILD_CHECKPOINT_FILE}`),
+      head: async () => (await published.logHead())?.toString('utf8') ?? null,
+      putHead: (text) => published.putLogHead(Buffer.from(text)).then(() => `${store.name}/${LOG_DIR}/${LOG_CHECKPOINT}`),
+    },
+    onWitness,
+  );
+}
+
+/** A live checkpoint where it is kept: the live build's copy and the log's head, each written with the fresh cosignatures. */
+interface LiveCheckpoint {
+  /** What it is, for the quorum error. */
+  what: string;
+  /** The live build's checkpoint as it is now. */
+  note: string;
+  tiles: TileFetch;
+  /** Writes the live build's copy; resolves with where. */
+  putBuild(text: string): Promise<string>;
+  /** The log's head; null when there is none. */
+  head(): Promise<string | null>;
+  putHead(text: string): Promise<string>;
+}
+
+/**
+ * The one refresh: the checkpoint re-submitted, the live build's copy rewritten with what came back,
+ * the log's head too while it is the same checkpoint (after a build short of its quorum the head
+ * is newer, and left as it is), then WITNESS_QUORUM_NOT_MET if the cosignatures, fresh or kept,
+ * fall short: what was received is written first.
+ */
+async function witnessLive(w: Witnessing, live: LiveCheckpoint, onWitness?: (r: WitnessReport) => void): Promise<LogWitnessSummary> {
+  const witnessed = await witnessCheckpoint(w, live.note, live.tiles);
   for (const r of witnessed.witnesses) onWitness?.(r);
-  await published.putBuildFile(live, BUILD_CHECKPOINT_FILE, Buffer.from(witnessed.checkpoint), 'text/plain; charset=utf-8');
-  const written = [`${store.name}/builds/${live}/${BUILD_CHECKPOINT_FILE}`];
-  const head = await published.logHead();
-  if (head && sameCheckpoint(head.toString('utf8'), note)) {
-    await published.putLogHead(Buffer.from(witnessed.checkpoint));
-    written.push(`${store.name}/${LOG_DIR}/${LOG_CHECKPOINT}`);
-  }
-  requireQuorum(w, witnessed, `the live checkpoint of ${store.name} (build ${live})`);
-  return { written, size: sizeOf(note), witnesses: witnessed.witnesses };
+  const written = [await live.putBuild(witnessed.checkpoint)];
+  const head = await live.head();
+  if (head !== null && sameCheckpoint(head, live.note)) written.push(await live.putHead(witnessed.checkpoint));
+  requireQuorum(w, witnessed, live.what);
+  return { written, size: sizeOf(live.note), witnesses: witnessed.witnesses };
 }
 
 /** Whether two notes are the same signed checkpoint text (their cosignatures aside). */
