@@ -1,18 +1,16 @@
 /**
- * Cosigns a real build's checkpoint with real witnesses. In production `mvr build
- * --witness-policy` (and `mvr publish`) submit the new checkpoint and append the cosignatures;
- * until then, tests do it here: real `mvr witness` servers on loopback ports (their clocks set by
- * the test), the real client `collectCosignatures`, and the cosignature lines appended to the live
- * build's checkpoint file and the public log's checkpoint, which the gateway then serves in its
- * proofs and at /log/checkpoint.
+ * A real build's checkpoint cosigned by real witnesses: `mvr witness` servers on loopback ports
+ * (their clocks set by the test) and the log's own refresh (`witnessLiveFolder`, what `mvr log
+ * witness` runs), which writes the cosignatures into the live build's checkpoint and the public
+ * log's; the gateway then serves them in its proofs and at /log/checkpoint.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parsePolicy } from '@merchant-verify/verifier';
-import { BUILD_CHECKPOINT_FILE, CURRENT_LINK, LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
+import { witnessLiveFolder } from '../../builder/log-witness.ts';
+import { BUILD_CHECKPOINT_FILE, CURRENT_LINK, LOG_VKEY_PATH } from '../../core/layout.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
-import { collectCosignatures } from '../../witness/client.ts';
 import { startWitness } from '../../witness/server.ts';
 import { WitnessState } from '../../witness/state.ts';
 import { generateWitnessKeyText, parseWitnessKey } from '../../witness/witness-key.ts';
@@ -49,22 +47,11 @@ export async function buildPolicy(p: { publicDir: string }, witnesses: { name: s
 }
 
 /**
- * Submits the live build's checkpoint to the policy's witnesses (fresh ones: no consistency proof
- * is asked for) and appends the cosignatures to the build's checkpoint and the public log's.
- * Returns the cosigned checkpoint.
+ * Has the live build's checkpoint cosigned by the policy's witnesses with the log's own refresh
+ * (`mvr log witness`: the build's checkpoint and the public log's rewritten with the cosignatures),
+ * failing short of the quorum. Returns the cosigned checkpoint.
  */
 export async function cosignBuild(p: { recordsDir: string; publicDir: string }, policyText: string): Promise<string> {
-  const files = [join(p.recordsDir, CURRENT_LINK, BUILD_CHECKPOINT_FILE), join(p.publicDir, LOG_DIR, LOG_CHECKPOINT)];
-  const note = await readFile(files[0]!, 'utf8');
-  const collected = await collectCosignatures(
-    parsePolicy(policyText),
-    note,
-    async () => {
-      throw new Error('a fresh witness needs no consistency proof');
-    },
-    { timeoutMs: 10_000 },
-  );
-  if (!collected.quorum) throw new Error(`the witnesses did not cosign: ${JSON.stringify(collected.submissions)}`);
-  for (const file of files) await writeFile(file, collected.checkpoint);
-  return collected.checkpoint;
+  await witnessLiveFolder({ policy: parsePolicy(policyText), file: 'the test policy', timeoutMs: 10_000 }, p);
+  return readFile(join(p.recordsDir, CURRENT_LINK, BUILD_CHECKPOINT_FILE), 'utf8');
 }
