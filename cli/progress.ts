@@ -4,13 +4,16 @@
  * `--json` one JSON object, is written every `intervalMs` whatever happens, so a silent step
  * (a swap, a log append) still shows the command is alive; the last line, on success, says done.
  */
+import type { CliOutput } from './io.ts';
+
 export interface ProgressOptions {
   /** The command, first on every line and the `progress` member of every JSON line. */
   command: string;
   json: boolean;
   /** How often a line is written when stderr is not a terminal (MVR_PROGRESS_MS). */
   intervalMs: number;
-  stream?: NodeJS.WriteStream;
+  /** Where the lines go: the run's stderr. */
+  stream: CliOutput;
   clock?: () => number;
 }
 
@@ -30,7 +33,7 @@ export interface Progress {
 }
 
 export function createProgress(opts: ProgressOptions): Progress {
-  const stream = opts.stream ?? process.stderr;
+  const stream = opts.stream;
   const clock = opts.clock ?? Date.now;
   const started = clock();
   const redraw = stream.isTTY === true && !opts.json;
