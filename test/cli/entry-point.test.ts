@@ -31,9 +31,10 @@ describe('mvr as a process', () => {
     expect(usage).toMatchObject({ code: exitCodeOf('INVALID_USAGE'), signal: null, stdout: '' });
     expect(usage.stderr).toMatch(/^mvr: INVALID_USAGE: unknown command "biuld" \(did you mean build\?\)/);
 
-    const typed = await spawnCli(['log', 'check', '--checkpoint', README, '--json']);
-    expect(typed.code, typed.stderr).toBe(exitCodeOf('INVALID_CHECKPOINT'));
-    expect(JSON.parse(typed.stdout)).toMatchObject({ ok: false, code: 'INVALID_CHECKPOINT' });
+    const nothing = await tempDir('mvr-bin-');
+    const typed = await spawnCli(['log', 'check', '--checkpoint', README, '--public', nothing, '--json']);
+    expect(typed.code, typed.stderr).toBe(exitCodeOf('FETCH_FAILED'));
+    expect(JSON.parse(typed.stdout)).toMatchObject({ ok: false, code: 'FETCH_FAILED' });
   });
 
   it('in a checkout without dist/ the bin says to build first (exit 2)', async () => {
@@ -51,7 +52,14 @@ describe('mvr as a process', () => {
 
 describe('mvr in this process', () => {
   it('gives the same exit code and output as the process', async () => {
-    for (const args of [['biuld'], ['log', 'check', '--checkpoint', README, '--json'], ['apikey', 'revoke', '--help'], ['--version']]) {
+    const nothing = await tempDir('mvr-bin-');
+    const runs = [
+      ['biuld'],
+      ['log', 'check', '--checkpoint', README, '--public', nothing, '--json'],
+      ['apikey', 'revoke', '--help'],
+      ['--version'],
+    ];
+    for (const args of runs) {
       const [inProcess, child] = await Promise.all([runCli(args), spawnCli(args)]);
       expect(inProcess, args.join(' ')).toEqual(child);
     }
