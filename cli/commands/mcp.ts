@@ -7,9 +7,9 @@ import { readPolicyFile } from '../../core/policy-file.ts';
 import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import type { WitnessSource } from '../../mcp/witnessed.ts';
 import { runAction } from '../cli-output.ts';
-import type { CliIo } from '../io.ts';
 import { defineCommand } from '../command.ts';
 import { type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
+import type { CliIo } from '../io.ts';
 
 const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl', 'witnessPolicy'] as const;
 const options = commandOptions(...MCP_OPTIONS);
