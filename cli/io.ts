@@ -1,3 +1,5 @@
+import type { Env } from './config.ts';
+
 /**
  * What a CLI run reads and writes besides its files: its environment, and where its output goes.
  * The bin (cli/cli.ts) gives the process's own; the tests give captured text, so a command runs
@@ -5,7 +7,7 @@
  */
 export interface CliIo {
   /** The variables options are read from (flag, then variable, then default), and FORCE_COLOR, NO_COLOR, TERM. */
-  env: Record<string, string | undefined>;
+  env: Env;
   stdout: CliOutput;
   stderr: CliOutput;
 }

@@ -1,11 +1,11 @@
+import type { CliOutput } from './io.ts';
+
 /**
  * Progress of a long command (`build`, `publish`, `pull`) on stderr. On a terminal one line is
  * redrawn in place at each update. Anywhere else (CI, a pipe, a log file) a plain line, or with
  * `--json` one JSON object, is written every `intervalMs` whatever happens, so a silent step
  * (a swap, a log append) still shows the command is alive; the last line, on success, says done.
  */
-import type { CliOutput } from './io.ts';
-
 export interface ProgressOptions {
   /** The command, first on every line and the `progress` member of every JSON line. */
   command: string;

@@ -43,8 +43,7 @@ export default defineCommand({
 
 /** Resolves the build's options from flags and env and runs it with progress on stderr (shared with `mvr dev`). */
 export async function buildFromArgs(args: Record<string, unknown>, io: CliIo, json = false): Promise<BuildSummary> {
-  const { env } = io;
-  const config = options.resolve(args, env);
+  const config = options.resolve(args, io.env);
   const { runBuild } = await import('../../builder/build.ts');
   const progress = createProgress({ command: 'build', json, intervalMs: config.progressMs, stream: io.stderr });
   const phases = buildPhases(progress);
@@ -63,7 +62,7 @@ export async function buildFromArgs(args: Record<string, unknown>, io: CliIo, js
       keysDir: config.keys,
       issuer: config.issuer,
       schemaUrl: schemaUrlOf(config),
-      now: resolveNow(typeof args.now === 'string' ? args.now : undefined, env),
+      now: resolveNow(typeof args.now === 'string' ? args.now : undefined, io.env),
       signingKey: config.signingKey,
       logKey: config.logKey,
       publishKeysFile: config.publishKeys,
