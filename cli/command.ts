@@ -3,6 +3,7 @@ import { UsageError } from '../core/errors.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import { reportError } from './cli-output.ts';
 import { type HelpEntry, renderHelp } from './help.ts';
+import type { CliIo, CliOutput } from './io.ts';
 import { closestMatch } from './suggest.ts';
 
 /**
@@ -27,7 +28,8 @@ export interface Command<A extends ArgsDef = ArgsDef> {
   args?: A;
   /** Subcommands, loaded when chosen (a group has no `run`). */
   subCommands?: Record<string, Command<any> | (() => Promise<Command<any>>)>;
-  run?: (ctx: { args: ParsedArgs<A> }) => unknown;
+  /** The command's work, writing to `io`; resolves with the exit code. */
+  run?: (ctx: { args: ParsedArgs<A>; io: CliIo }) => Promise<number>;
 }
 
 /** Declares a command; only here for the types (the declaration is the value). */
@@ -41,16 +43,16 @@ const COMMON: Record<string, { type: 'boolean'; description: string; short?: str
   version: { type: 'boolean', description: 'print the version' },
 };
 
-/** Runs the command line `argv` against `root`; a usage error exits 2 with a message on stderr. */
-export async function runMain(root: Command<any>, argv: string[] = process.argv.slice(2)): Promise<void> {
+/** Runs the command line `argv` against `root` with `io`; resolves with the exit code (a usage error: 2, with a message on stderr). */
+export async function runCommandLine(root: Command<any>, argv: string[], io: CliIo): Promise<number> {
   try {
-    await dispatch(root, argv, [root.meta.name]);
+    return await dispatch(root, argv, [root.meta.name], io);
   } catch (error) {
-    process.exitCode = reportError(error, false);
+    return reportError(io, error, false);
   }
 }
 
-async function dispatch(command: Command<any>, argv: string[], path: string[]): Promise<void> {
+async function dispatch(command: Command<any>, argv: string[], path: string[], io: CliIo): Promise<number> {
   const where = path.join(' ');
   // Messages name the subcommand (the error line already starts with "mvr:").
   const who = path.length > 1 ? `${path.slice(1).join(' ')}: ` : '';
@@ -60,12 +62,12 @@ async function dispatch(command: Command<any>, argv: string[], path: string[]): 
       const entry = command.subCommands[first];
       if (!entry)
         throw new UsageError(`${who}unknown command "${first}"${hint(first, Object.keys(command.subCommands))}; see "${where} --help"`);
-      return dispatch(typeof entry === 'function' ? await entry() : entry, rest, [...path, first]);
+      return dispatch(typeof entry === 'function' ? await entry() : entry, rest, [...path, first], io);
     }
-    if (first === '--help' || first === '-h') return void process.stdout.write(await groupHelp(command, where));
-    if (first === '--version') return void process.stdout.write(`${PACKAGE_VERSION}\n`);
+    if (first === '--help' || first === '-h') return written(io.stdout, await groupHelp(command, where, io.stdout, io.env));
+    if (first === '--version') return written(io.stdout, `${PACKAGE_VERSION}\n`);
     if (first === undefined) {
-      process.stderr.write(await groupHelp(command, where, process.stderr));
+      io.stderr.write(await groupHelp(command, where, io.stderr, io.env));
       throw new UsageError(`${who}a command is required`);
     }
     throw new UsageError(
@@ -73,9 +75,15 @@ async function dispatch(command: Command<any>, argv: string[], path: string[]): 
     );
   }
   const args = parseCommandLine(command, argv, path);
-  if (args === 'help') return void process.stdout.write(leafHelp(command, where));
-  if (args === 'version') return void process.stdout.write(`${PACKAGE_VERSION}\n`);
-  await command.run?.({ args: args as ParsedArgs<any> });
+  if (args === 'help') return written(io.stdout, leafHelp(command, where, io));
+  if (args === 'version') return written(io.stdout, `${PACKAGE_VERSION}\n`);
+  return command.run ? command.run({ args: args as ParsedArgs<any>, io }) : 0;
+}
+
+/** Help and the version: written, and done (exit 0). */
+function written(out: CliOutput, text: string): number {
+  out.write(text);
+  return 0;
 }
 
 /**
@@ -165,7 +173,7 @@ function hint(typed: string, known: string[]): string {
   return match ? ` (did you mean ${match}?)` : '';
 }
 
-function leafHelp(command: Command<any>, where: string): string {
+function leafHelp(command: Command<any>, where: string, io: CliIo): string {
   const defs: [string, ArgDef & { short?: string }][] = Object.entries((command.args ?? {}) as ArgsDef);
   const positionals = defs
     .filter(([, d]) => d.type === 'positional')
@@ -185,14 +193,18 @@ function leafHelp(command: Command<any>, where: string): string {
     { title: 'Arguments', entries: entries.filter(isArgument), layout: 'stacked' as const },
     { title: 'Options', entries: entries.filter((e) => !isArgument(e)), layout: 'stacked' as const },
   ].filter((section) => section.entries.length > 0);
-  return renderHelp({
-    usage: `${where}${positionals.length ? ` ${positionals.join(' ')}` : ''} [options]`,
-    description: command.meta.description,
-    sections,
-  });
+  return renderHelp(
+    {
+      usage: `${where}${positionals.length ? ` ${positionals.join(' ')}` : ''} [options]`,
+      description: command.meta.description,
+      sections,
+    },
+    io.stdout,
+    io.env,
+  );
 }
 
-async function groupHelp(command: Command<any>, where: string, stream: NodeJS.WriteStream = process.stdout): Promise<string> {
+async function groupHelp(command: Command<any>, where: string, stream: CliOutput, env: CliIo['env']): Promise<string> {
   const commands: HelpEntry[] = [];
   for (const [name, entry] of Object.entries(command.subCommands ?? {})) {
     const sub = typeof entry === 'function' ? await entry() : entry;
@@ -213,5 +225,6 @@ async function groupHelp(command: Command<any>, where: string, stream: NodeJS.Wr
       footer: `"${where} <command> --help" shows a command's options.`,
     },
     stream,
+    env,
   );
 }

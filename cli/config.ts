@@ -10,7 +10,7 @@ import { OPTIONS } from './options.ts';
 /**
  * Configuration resolves once, here: explicit flag, then environment variable, then default; then
  * one zod schema validates and converts it, and the result is passed down. Nothing below the
- * CLI reads `process.env`.
+ * CLI reads the environment: a run gets it in its `io` (cli/io.ts).
  */
 export type Env = Record<string, string | undefined>;
 

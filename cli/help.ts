@@ -1,4 +1,4 @@
-import { stylerFor } from './colour.ts';
+import { type ColourEnv, stylerFor } from './colour.ts';
 
 /** Help is written for an 80-column terminal, whatever the terminal: it is also read in logs and docs. */
 export const HELP_WIDTH = 80;
@@ -16,9 +16,9 @@ export interface HelpDocument {
   footer?: string;
 }
 
-/** A command's help as text no wider than {@link HELP_WIDTH}, styled only for a terminal. */
-export function renderHelp(doc: HelpDocument, stream: { isTTY?: boolean } = process.stdout): string {
-  const style = stylerFor(stream);
+/** A command's help as text no wider than {@link HELP_WIDTH}, styled only for a terminal (`stream`, where it goes). */
+export function renderHelp(doc: HelpDocument, stream: { isTTY?: boolean }, env: ColourEnv): string {
+  const style = stylerFor(stream, env);
   const out = [`${style('bold', 'Usage:')} ${doc.usage}`, '', ...wrap(doc.description, 0), ''];
   for (const section of doc.sections) {
     out.push(style('bold', `${section.title}:`));

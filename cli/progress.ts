@@ -1,3 +1,5 @@
+import type { CliOutput } from './io.ts';
+
 /**
  * Progress of a long command (`build`, `publish`, `pull`) on stderr. On a terminal one line is
  * redrawn in place at each update. Anywhere else (CI, a pipe, a log file) a plain line, or with
@@ -10,7 +12,8 @@ export interface ProgressOptions {
   json: boolean;
   /** How often a line is written when stderr is not a terminal (MVR_PROGRESS_MS). */
   intervalMs: number;
-  stream?: NodeJS.WriteStream;
+  /** Where the lines go: the run's stderr. */
+  stream: CliOutput;
   clock?: () => number;
 }
 
@@ -30,7 +33,7 @@ export interface Progress {
 }
 
 export function createProgress(opts: ProgressOptions): Progress {
-  const stream = opts.stream ?? process.stderr;
+  const stream = opts.stream;
   const clock = opts.clock ?? Date.now;
   const started = clock();
   const redraw = stream.isTTY === true && !opts.json;

@@ -2,14 +2,18 @@ import { type ApiKeyTable, createApiKey, listApiKeys, revokeApiKey } from '../..
 import { StoreUnavailableError } from '../../core/errors.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
-import { apiKeysFileOf, commandOptions } from '../config.ts';
+import { apiKeysFileOf, commandOptions, type Env } from '../config.ts';
 
 const options = commandOptions('keys', 'apiKeys', 'redis');
 const apiKeysArgs = options.args;
 
 /** Runs `body` on the key table the flags name: Redis with --redis / MVR_REDIS_URL, else the key file. */
-async function withTable<T>(args: Record<string, unknown>, body: (table: ApiKeyTable | string, where: string) => Promise<T>): Promise<T> {
-  const config = options.resolve(args, process.env);
+async function withTable<T>(
+  args: Record<string, unknown>,
+  env: Env,
+  body: (table: ApiKeyTable | string, where: string) => Promise<T>,
+): Promise<T> {
+  const config = options.resolve(args, env);
   if (!config.redis) return body(apiKeysFileOf(config), apiKeysFileOf(config));
   const [{ connectRedis }, { redisApiKeyTable }] = await Promise.all([
     import('../../access/redis.ts'),
@@ -33,13 +37,16 @@ const create = defineCommand({
     label: { type: 'string', description: 'who or what the key is for', required: true },
     json: { type: 'boolean', description: 'print {"key","id","label","created"} as JSON on stdout' },
   },
-  run: ({ args }) =>
-    runAction(Boolean(args.json), async () => {
-      const { key, entry, where } = await withTable(args, async (table, where) => ({ ...(await createApiKey(table, args.label)), where }));
-      if (args.json) process.stdout.write(`${JSON.stringify({ key, id: entry.id, label: entry.label, created: entry.created })}\n`);
+  run: ({ args, io }) =>
+    runAction(io, Boolean(args.json), async () => {
+      const { key, entry, where } = await withTable(args, io.env, async (table, where) => ({
+        ...(await createApiKey(table, args.label)),
+        where,
+      }));
+      if (args.json) io.stdout.write(`${JSON.stringify({ key, id: entry.id, label: entry.label, created: entry.created })}\n`);
       else {
-        process.stdout.write(`${key}\n`);
-        process.stderr.write(`created API key ${entry.id} (${entry.label}) in ${where}; it is shown only now, store it safely\n`);
+        io.stdout.write(`${key}\n`);
+        io.stderr.write(`created API key ${entry.id} (${entry.label}) in ${where}; it is shown only now, store it safely\n`);
       }
     }),
 });
@@ -47,18 +54,18 @@ const create = defineCommand({
 const list = defineCommand({
   meta: { name: 'list', description: 'List API keys: id, label, created, revoked' },
   args: { ...apiKeysArgs, json: { type: 'boolean', description: 'print the keys as a JSON array' } },
-  run: ({ args }) =>
-    runAction(Boolean(args.json), async () => {
-      const keys = (await withTable(args, (table) => listApiKeys(table))).map(({ id, label, created, revoked }) => ({
+  run: ({ args, io }) =>
+    runAction(io, Boolean(args.json), async () => {
+      const keys = (await withTable(args, io.env, (table) => listApiKeys(table))).map(({ id, label, created, revoked }) => ({
         id,
         label,
         created,
         revoked,
       }));
-      if (args.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
+      if (args.json) io.stdout.write(`${JSON.stringify(keys)}\n`);
       else {
-        process.stdout.write(`${'ID'.padEnd(12)}${'CREATED'.padEnd(26)}${'REVOKED'.padEnd(26)}LABEL\n`);
-        for (const k of keys) process.stdout.write(`${k.id.padEnd(12)}${k.created.padEnd(26)}${(k.revoked ?? '-').padEnd(26)}${k.label}\n`);
+        io.stdout.write(`${'ID'.padEnd(12)}${'CREATED'.padEnd(26)}${'REVOKED'.padEnd(26)}LABEL\n`);
+        for (const k of keys) io.stdout.write(`${k.id.padEnd(12)}${k.created.padEnd(26)}${(k.revoked ?? '-').padEnd(26)}${k.label}\n`);
       }
     }),
 });
@@ -70,11 +77,11 @@ const revoke = defineCommand({
     id: { type: 'positional', description: 'key id (from "mvr apikey list"), or the whole key', required: true },
     json: { type: 'boolean', description: 'print {"id","revoked"} as JSON' },
   },
-  run: ({ args }) =>
-    runAction(Boolean(args.json), async () => {
-      const entry = await withTable(args, (table) => revokeApiKey(table, args.id));
-      if (args.json) process.stdout.write(`${JSON.stringify({ id: entry.id, revoked: entry.revoked })}\n`);
-      else process.stderr.write(`revoked API key ${entry.id} (${entry.label})\n`);
+  run: ({ args, io }) =>
+    runAction(io, Boolean(args.json), async () => {
+      const entry = await withTable(args, io.env, (table) => revokeApiKey(table, args.id));
+      if (args.json) io.stdout.write(`${JSON.stringify({ id: entry.id, revoked: entry.revoked })}\n`);
+      else io.stderr.write(`revoked API key ${entry.id} (${entry.label})\n`);
     }),
 });
 

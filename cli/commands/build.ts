@@ -1,5 +1,5 @@
 import { defineCommand } from '../command.ts';
-import { commandOptions, type Env, resolveNow, schemaUrlOf } from '../config.ts';
+import { commandOptions, resolveNow, schemaUrlOf } from '../config.ts';
 
 /** The options `mvr build` reads (and `mvr dev`, which builds too). */
 export const BUILD_OPTIONS = [
@@ -22,6 +22,7 @@ const options = commandOptions(...BUILD_OPTIONS);
 import type { BuildPhase, BuildProgress, BuildSummary } from '../../builder/build.ts';
 import type { WitnessReport } from '../../builder/witnessing.ts';
 import { runAction } from '../cli-output.ts';
+import type { CliIo } from '../io.ts';
 import { createProgress, type Progress, type ProgressState } from '../progress.ts';
 
 export default defineCommand({
@@ -32,19 +33,19 @@ export default defineCommand({
     'allow-empty': { type: 'boolean', description: 'publish even when there are no audits' },
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
   },
-  run: ({ args }) =>
-    runAction(Boolean(args.json), async () => {
-      const summary = await buildFromArgs(args, process.env, Boolean(args.json));
-      if (args.json) process.stdout.write(`${JSON.stringify({ ok: true, ...summary })}\n`);
-      else process.stdout.write(formatSummary(summary));
+  run: ({ args, io }) =>
+    runAction(io, Boolean(args.json), async () => {
+      const summary = await buildFromArgs(args, io, Boolean(args.json));
+      if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, ...summary })}\n`);
+      else io.stdout.write(formatSummary(summary));
     }),
 });
 
 /** Resolves the build's options from flags and env and runs it with progress on stderr (shared with `mvr dev`). */
-export async function buildFromArgs(args: Record<string, unknown>, env: Env, json = false): Promise<BuildSummary> {
-  const config = options.resolve(args, env);
+export async function buildFromArgs(args: Record<string, unknown>, io: CliIo, json = false): Promise<BuildSummary> {
+  const config = options.resolve(args, io.env);
   const { runBuild } = await import('../../builder/build.ts');
-  const progress = createProgress({ command: 'build', json, intervalMs: config.progressMs });
+  const progress = createProgress({ command: 'build', json, intervalMs: config.progressMs, stream: io.stderr });
   const phases = buildPhases(progress);
   // Ctrl-C or SIGTERM: the build stops before it goes live and cleans up (INTERRUPTED, exit 130); a second one does not wait.
   const interrupt = new AbortController();
@@ -61,14 +62,14 @@ export async function buildFromArgs(args: Record<string, unknown>, env: Env, jso
       keysDir: config.keys,
       issuer: config.issuer,
       schemaUrl: schemaUrlOf(config),
-      now: resolveNow(typeof args.now === 'string' ? args.now : undefined, env),
+      now: resolveNow(typeof args.now === 'string' ? args.now : undefined, io.env),
       signingKey: config.signingKey,
       logKey: config.logKey,
       publishKeysFile: config.publishKeys,
       workers: config.workers,
       keep: config.keep,
       allowEmpty: Boolean(args['allow-empty']),
-      onWarning: (message) => process.stderr.write(`mvr build: warning: ${message}\n`),
+      onWarning: (message) => io.stderr.write(`mvr build: warning: ${message}\n`),
       witnessPolicy: config.witnessPolicy,
       onWitness: (report) => progress.update(witnessProgress(report), true),
       onProgress: phases.records,

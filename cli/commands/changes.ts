@@ -17,13 +17,13 @@ export default defineCommand({
     since: { type: 'string', description: 'the id of a kept build (see GET /v1/builds, or records/kept.json)', required: true },
     json: { type: 'boolean', description: 'one JSON object per change per line: {"domain","before","after"}' },
   },
-  run: ({ args }) =>
-    runAction(Boolean(args.json), async () => {
-      const config = options.resolve(args, process.env);
+  run: ({ args, io }) =>
+    runAction(io, Boolean(args.json), async () => {
+      const config = options.resolve(args, io.env);
       const { openRecordsStack } = await import('../../service/records-stack.ts');
       // Which build is live (and, for a bucket, the key set published with it), read once.
       const { history, close } = await openRecordsStack({
-        store: recordsStoreOf(config, process.env),
+        store: recordsStoreOf(config, io.env),
         issuer: config.issuer,
         schemaUrl: schemaUrlOf(config),
         cacheBytes: 1024 * 1024,
@@ -35,7 +35,7 @@ export default defineCommand({
           const page = await history.changes(args.since, cursor);
           to = page.to;
           for (const c of page.changes) {
-            process.stdout.write(args.json ? `${JSON.stringify(c)}\n` : `${c.domain}  ${verdict(c.before)} -> ${verdict(c.after)}\n`);
+            io.stdout.write(args.json ? `${JSON.stringify(c)}\n` : `${c.domain}  ${verdict(c.before)} -> ${verdict(c.after)}\n`);
           }
           count += page.changes.length;
           if (page.next === null) break;
@@ -44,6 +44,6 @@ export default defineCommand({
       } finally {
         await close();
       }
-      process.stderr.write(`${count.toLocaleString('en-US')} change${count === 1 ? '' : 's'} from ${args.since} to ${to}\n`);
+      io.stderr.write(`${count.toLocaleString('en-US')} change${count === 1 ? '' : 's'} from ${args.since} to ${to}\n`);
     }),
 });

@@ -9,8 +9,9 @@ import { createLogKey, loadLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { keygen, loadActiveKey } from '../../keyring/signing-keys.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
-import { apiKeysFileOf, commandOptions, type Env, resolveNow } from '../config.ts';
+import { apiKeysFileOf, commandOptions, resolveNow } from '../config.ts';
 import { writeDatedAudits } from '../dev-audits.ts';
+import type { CliIo, CliOutput } from '../io.ts';
 import { BUILD_OPTIONS, buildFromArgs, formatSummary } from './build.ts';
 import { gatewayOptions, SERVE_OPTIONS } from './serve.ts';
 
@@ -25,17 +26,16 @@ export default defineCommand({
       'Development: the port checked first, then a signing key if missing, the sample audits dated to today and built, a fresh dev API key, the gateway, and a curl line',
   },
   args: options.describe({ records: 'records folder', workers: 'build worker threads (default one per core, plus one)' }),
-  run: ({ args }) =>
-    runAction(false, async () => {
-      const env = process.env;
-      const config = options.resolve(args, env);
+  run: ({ args, io }) =>
+    runAction(io, false, async () => {
+      const config = options.resolve(args, io.env);
       // The port first: a second `mvr dev` beside a running one must stop before it rebuilds the
       // records or revokes the dev key the first one printed. It is held until the gateway takes it.
       const port = await holdPort(config.host, config.port);
       let dev: { key: string; revoked: number };
       try {
-        await ensureDevKeys(config);
-        process.stderr.write(formatSummary(await buildDated(args, config.audits, env)));
+        await ensureDevKeys(config, io.stderr);
+        io.stderr.write(formatSummary(await buildDated(args, config.audits, io)));
         dev = await freshDevApiKey(apiKeysFileOf(config));
       } finally {
         await port.release();
@@ -46,27 +46,30 @@ export default defineCommand({
         import('../../gateway/server.ts'),
       ]);
       const log = openJsonLog();
-      const settings = await gatewayOptions(config, {}, log);
+      const settings = await gatewayOptions(config, {}, log, io.env);
       const gateway = await startGateway(settings);
-      process.stderr.write(devBanner(gateway.url, gateway.metricsUrl, dev));
+      io.stderr.write(devBanner(gateway.url, gateway.metricsUrl, dev));
       closeOnSignals(gateway, log);
     }),
 });
 
 /** A signing key and a log key for development, made when the keys folder has none. */
-async function ensureDevKeys(config: {
-  keys: string;
-  signingKey?: string | undefined;
-  logKey?: string | undefined;
-  issuer: string;
-}): Promise<void> {
+async function ensureDevKeys(
+  config: {
+    keys: string;
+    signingKey?: string | undefined;
+    logKey?: string | undefined;
+    issuer: string;
+  },
+  stderr: CliOutput,
+): Promise<void> {
   if (!(await loadActiveKey(config.keys, config.signingKey))) {
     const kid = await keygen(config.keys);
-    process.stderr.write(`mvr dev: created development signing key ${kid} in ${config.keys}\n`);
+    stderr.write(`mvr dev: created development signing key ${kid} in ${config.keys}\n`);
   }
   if (!(await loadLogKey(config.keys, config.logKey))) {
     const logKey = await createLogKey(config.keys, logOrigin(config.issuer));
-    process.stderr.write(`mvr dev: created development log key ${logKey.name} in ${config.keys}\n`);
+    stderr.write(`mvr dev: created development log key ${logKey.name} in ${config.keys}\n`);
   }
 }
 
@@ -121,19 +124,19 @@ function devKeyNote(revoked: number): string {
  * Builds the audits as `mvr build` would, from a copy dated to today (see writeDatedAudits), and
  * says so: the records of a development build should read as current on the day it runs.
  */
-async function buildDated(args: Record<string, unknown>, auditsDir: string, env: Env): Promise<BuildSummary> {
+async function buildDated(args: Record<string, unknown>, auditsDir: string, io: CliIo): Promise<BuildSummary> {
   const dir = await mkdtemp(join(tmpdir(), 'mvr-dev-audits-'));
   try {
-    const now = resolveNow(undefined, env);
+    const now = resolveNow(undefined, io.env);
     const dated = await writeDatedAudits(auditsDir, dir, now);
     const moved =
       dated.shiftDays === 0
         ? 'as they are'
         : `moved ${Math.abs(dated.shiftDays)} day${Math.abs(dated.shiftDays) === 1 ? '' : 's'} ${dated.shiftDays > 0 ? 'later' : 'earlier'}`;
-    process.stderr.write(
+    io.stderr.write(
       `mvr dev: dated the ${dated.audits} audits of ${auditsDir} relative to today (${moved}: the typical audit was made ${dated.ageDays} days ago); the files are unchanged\n`,
     );
-    return await buildFromArgs({ ...args, audits: dir }, env);
+    return await buildFromArgs({ ...args, audits: dir }, io);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

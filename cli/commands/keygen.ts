@@ -29,15 +29,15 @@ export default defineCommand({
     },
     json: { type: 'boolean', description: 'print JSON' },
   },
-  run: ({ args }) =>
-    runAction(Boolean(args.json), async () => {
-      const { keys: keysDir, issuer } = options.resolve(args, process.env);
+  run: ({ args, io }) =>
+    runAction(io, Boolean(args.json), async () => {
+      const { keys: keysDir, issuer } = options.resolve(args, io.env);
       if (args.log) {
         const key = await createLogKey(keysDir, logOrigin(issuer));
-        if (args.json) process.stdout.write(`${JSON.stringify({ vkey: key.vkey, file: join(keysDir, LOG_KEY_FILE) })}\n`);
+        if (args.json) io.stdout.write(`${JSON.stringify({ vkey: key.vkey, file: join(keysDir, LOG_KEY_FILE) })}\n`);
         else {
-          process.stdout.write(`${key.vkey}\n`);
-          process.stderr.write(
+          io.stdout.write(`${key.vkey}\n`);
+          io.stderr.write(
             `new log key for ${key.name} in ${join(keysDir, LOG_KEY_FILE)} (0600; in CI pass its contents as MVR_LOG_KEY); the next build publishes the verifier key above\n`,
           );
         }
@@ -45,10 +45,10 @@ export default defineCommand({
       }
       if (args.witness) {
         const { key, file } = await createWitnessKey(keysDir, witnessName(issuer));
-        if (args.json) process.stdout.write(`${JSON.stringify({ vkey: key.vkey, file })}\n`);
+        if (args.json) io.stdout.write(`${JSON.stringify({ vkey: key.vkey, file })}\n`);
         else {
-          process.stdout.write(`${key.vkey}\n`);
-          process.stderr.write(
+          io.stdout.write(`${key.vkey}\n`);
+          io.stderr.write(
             `new witness key for ${key.name} in ${file} (0600; or pass its contents as MVR_WITNESS_KEY); give the verifier key above to the logs you witness, for their policies\n`,
           );
         }
@@ -56,20 +56,20 @@ export default defineCommand({
       }
       if (args.list) {
         const keys = await listKeys(keysDir);
-        if (args.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
-        else for (const k of keys) process.stdout.write(`${k.kid}${k.active ? '  active' : ''}${k.retired ? '  retired' : ''}\n`);
+        if (args.json) io.stdout.write(`${JSON.stringify(keys)}\n`);
+        else for (const k of keys) io.stdout.write(`${k.kid}${k.active ? '  active' : ''}${k.retired ? '  retired' : ''}\n`);
         return;
       }
       if (args.retire) {
         await retireKey(keysDir, args.retire);
-        process.stderr.write(`retired ${args.retire}: it leaves the key set at the next build\n`);
+        io.stderr.write(`retired ${args.retire}: it leaves the key set at the next build\n`);
         return;
       }
       const kid = await keygen(keysDir);
-      if (args.json) process.stdout.write(`${JSON.stringify({ kid, keysDir })}\n`);
+      if (args.json) io.stdout.write(`${JSON.stringify({ kid, keysDir })}\n`);
       else {
-        process.stdout.write(`${kid}\n`);
-        process.stderr.write(`new signing key ${kid} is active (${keysDir}); run "mvr build" to sign with it\n`);
+        io.stdout.write(`${kid}\n`);
+        io.stderr.write(`new signing key ${kid} is active (${keysDir}); run "mvr build" to sign with it\n`);
       }
     }),
 });

@@ -39,9 +39,9 @@ const check = defineCommand({
     'max-age': { type: 'string', description: 'with --policy: cosignatures older than this do not count, e.g. 36h, 90m, 2d' },
     json: { type: 'boolean', description: 'print a machine-readable result' },
   },
-  run: ({ args }) =>
-    runAction(Boolean(args.json), async () => {
-      const config = options.resolve(args, process.env);
+  run: ({ args, io }) =>
+    runAction(io, Boolean(args.json), async () => {
+      const config = options.resolve(args, io.env);
       const witness = await witnessOptionsOf(args);
       const where = args.log ?? (config.baseUrl ? `${config.baseUrl.replace(/\/+$/, '')}/${LOG_DIR}` : join(config.public, LOG_DIR));
       const log = logLocation(where);
@@ -67,9 +67,9 @@ const check = defineCommand({
         updated: Boolean(args.update),
         ...(growth.witnessed ? { witnessed: witnessedJson(growth.witnessed) } : {}),
       };
-      if (args.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      if (args.json) io.stdout.write(`${JSON.stringify(result)}\n`);
       else
-        process.stdout.write(
+        io.stdout.write(
           `consistent: ${growth.origin} grew from ${growth.from.toLocaleString('en-US')} to ${growth.to.toLocaleString('en-US')} entries; nothing before entry ${growth.from} changed${args.update ? `; ${args.checkpoint} now holds the live checkpoint` : ''}${growth.witnessed ? `\nwitnessed: ${witnessedText(growth.witnessed)}` : ''}\n`,
         );
     }),
@@ -86,13 +86,13 @@ const pull = defineCommand({
     from: { type: 'string', description: 'the published log: a URL prefix (https://HOST/log) or a folder', required: true },
     json: { type: 'boolean', description: 'print a machine-readable result' },
   },
-  run: ({ args }) =>
-    runAction(Boolean(args.json), async () => {
-      const { public: publicDir } = options.resolve(args, process.env);
+  run: ({ args, io }) =>
+    runAction(io, Boolean(args.json), async () => {
+      const { public: publicDir } = options.resolve(args, io.env);
       const { to: target, size, files } = await pullLog(logLocation(args.from), publicDir);
       const result = { from: args.from, to: target, size, files };
-      if (args.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-      else process.stdout.write(`pulled the log at size ${size.toLocaleString('en-US')} (${files} files) into ${target}\n`);
+      if (args.json) io.stdout.write(`${JSON.stringify(result)}\n`);
+      else io.stdout.write(`pulled the log at size ${size.toLocaleString('en-US')} (${files} files) into ${target}\n`);
     }),
 });
 
@@ -112,9 +112,9 @@ const witness = defineCommand({
     },
     json: { type: 'boolean', description: 'print a machine-readable result' },
   },
-  run: ({ args }) =>
-    runAction(Boolean(args.json), async () => {
-      const config = witnessOptions.resolve(args, process.env);
+  run: ({ args, io }) =>
+    runAction(io, Boolean(args.json), async () => {
+      const config = witnessOptions.resolve(args, io.env);
       const file = args.policy ?? config.witnessPolicy;
       if (!file) throw new ConfigError('--policy FILE (or MVR_WITNESS_POLICY) is required: the tlog-policy naming the witnesses');
       const [{ readWitnessPolicy }, { witnessLiveBucket, witnessLiveFolder }, { openStore }] = await Promise.all([
@@ -125,20 +125,20 @@ const witness = defineCommand({
       const witnessing = await readWitnessPolicy(file);
       if (!witnessing) throw new ConfigError(`${file} says "quorum none": there is nothing to ask the witnesses`);
       const report = (r: WitnessReport) => {
-        if (!args.json) process.stderr.write(`mvr log witness: ${witnessProgress(r).text}\n`);
+        if (!args.json) io.stderr.write(`mvr log witness: ${witnessProgress(r).text}\n`);
       };
       let result: LogWitnessSummary;
       if (config.to) {
-        const to = openStore(storeSettingsOf(config.to, process.env, { publicDir: config.public, flag: '--to' }));
+        const to = openStore(storeSettingsOf(config.to, io.env, { publicDir: config.public, flag: '--to' }));
         try {
           result = await witnessLiveBucket(witnessing, to, report);
         } finally {
           await to.close();
         }
       } else result = await witnessLiveFolder(witnessing, { recordsDir: config.records, publicDir: config.public }, report);
-      if (args.json) process.stdout.write(`${JSON.stringify({ ok: true, ...result })}\n`);
+      if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, ...result })}\n`);
       else
-        process.stdout.write(
+        io.stdout.write(
           `witnessed the checkpoint of size ${result.size}: ${witnessList(result.witnesses)}; written to ${result.written.join(', ')}\n`,
         );
     }),

@@ -9,6 +9,7 @@ import type { WitnessSource } from '../../mcp/witnessed.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
+import type { CliIo } from '../io.ts';
 
 const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl', 'witnessPolicy'] as const;
 const options = commandOptions(...MCP_OPTIONS);
@@ -26,10 +27,10 @@ export default defineCommand({
     public: 'public folder (key set and log) without --base-url',
     witnessPolicy: "tlog-policy file of the log's witnesses: the tools say when the log was last witnessed",
   }),
-  run: ({ args }) =>
-    runAction(false, async () => {
-      const config = options.resolve(args, process.env);
-      const { lookup, ...lookups } = await lookupFor(config);
+  run: ({ args, io }) =>
+    runAction(io, false, async () => {
+      const config = options.resolve(args, io.env);
+      const { lookup, ...lookups } = await lookupFor(config, io);
       const policy = config.witnessPolicy ? (await readPolicyFile(config.witnessPolicy, '--witness-policy')).policy : undefined;
       const witness = policy && { policy, ...lookups.log, now: Date.now };
       // The MCP SDK and the records service are loaded once the flags are read, not for `--help`.
@@ -38,17 +39,21 @@ export default defineCommand({
         import('../../mcp/server.ts'),
         import('../../mcp/stdio.ts'),
       ]);
-      // Every request read before stdin ends is answered, then the process exits.
+      // Every request read before stdin ends is answered, then the process exits. The protocol is
+      // this process's own stdin and stdout (the transport's): `mvr mcp` is a server, a process of its own.
       serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups, witness }), { transport: new StdioAnsweringAll() });
       // stdout is the protocol: anything human goes to stderr.
-      process.stderr.write(
+      io.stderr.write(
         `mvr mcp: verify_merchant, verify_merchants and merchant_history ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`,
       );
     }),
 });
 
 /** Where answers come from: a gateway (`--base-url`), or the records service over local records. */
-async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<{
+async function lookupFor(
+  config: Config<(typeof MCP_OPTIONS)[number]>,
+  io: CliIo,
+): Promise<{
   lookup: RecordLookup;
   keySetUrl: string;
   history: HistoryLookup;
@@ -81,14 +86,14 @@ async function lookupFor(config: Config<(typeof MCP_OPTIONS)[number]>): Promise<
   }
   const { openRecordsStack } = await import('../../service/records-stack.ts');
   const { records, history, proofs } = await openRecordsStack({
-    store: recordsStoreOf(config, process.env),
+    store: recordsStoreOf(config, io.env),
     refreshMs: LOCAL_REFRESH_MS,
     issuer: config.issuer,
     schemaUrl: schemaUrlOf(config),
     cacheBytes: 16 * 1024 * 1024,
-    onRejected: (domain, reason) => process.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
+    onRejected: (domain, reason) => io.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
     onBuildRefused: ({ build, reason }) =>
-      process.stderr.write(`mvr mcp: build ${build} refused, the build served before (if any) stays served: ${reason}\n`),
+      io.stderr.write(`mvr mcp: build ${build} refused, the build served before (if any) stays served: ${reason}\n`),
   });
   return {
     proof: (domain) => proofs.proofFor(domain),

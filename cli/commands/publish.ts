@@ -17,9 +17,9 @@ export default defineCommand({
     ...options.describe({ records: 'records folder holding the live build' }),
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
   },
-  run: ({ args }) =>
-    runAction(Boolean(args.json), async () => {
-      const config = options.resolve(args, process.env);
+  run: ({ args, io }) =>
+    runAction(io, Boolean(args.json), async () => {
+      const config = options.resolve(args, io.env);
       if (!config.to) throw new ConfigError('--to (or MVR_PUBLISH_TO) is required: s3://BUCKET/PREFIX');
       const [{ uploadBuild }, { openStore }, { readWitnessPolicy }] = await Promise.all([
         import('../../builder/publish.ts'),
@@ -27,8 +27,8 @@ export default defineCommand({
         import('../../builder/witnessing.ts'),
       ]);
       const witnessing = await readWitnessPolicy(config.witnessPolicy);
-      const to = openStore(storeSettingsOf(config.to, process.env, { publicDir: config.public, bulk: true, flag: '--to' }));
-      const progress = createProgress({ command: 'publish', json: Boolean(args.json), intervalMs: config.progressMs });
+      const to = openStore(storeSettingsOf(config.to, io.env, { publicDir: config.public, bulk: true, flag: '--to' }));
+      const progress = createProgress({ command: 'publish', json: Boolean(args.json), intervalMs: config.progressMs, stream: io.stderr });
       try {
         const s = await uploadBuild({
           recordsDir: config.records,
@@ -44,11 +44,11 @@ export default defineCommand({
         });
         progress.finish();
         progress.stop();
-        if (args.json) process.stdout.write(`${JSON.stringify({ ok: true, ...s })}\n`);
+        if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, ...s })}\n`);
         else {
           const earlier =
             s.earlierBuilds > 0 ? `, with ${s.earlierBuilds} earlier kept build${s.earlierBuilds === 1 ? '' : 's'} the bucket lacked` : '';
-          process.stdout.write(
+          io.stdout.write(
             `published build ${s.build} (${s.records.toLocaleString('en-US')} records, ${s.objects.toLocaleString('en-US')} objects, ${(s.bytes / 1e6).toFixed(1)} MB${earlier}) to ${s.to} in ${s.seconds.toFixed(1)} s; it is live${s.witnesses ? `; witnesses: ${witnessList(s.witnesses)}` : ''}\n`,
           );
         }

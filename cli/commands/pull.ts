@@ -20,18 +20,18 @@ export default defineCommand({
     },
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
   },
-  run: ({ args }) =>
-    runAction(Boolean(args.json), async () => {
-      const config = options.resolve(args, process.env);
+  run: ({ args, io }) =>
+    runAction(io, Boolean(args.json), async () => {
+      const config = options.resolve(args, io.env);
       const [{ pullKeptBuilds }, { openStore }, { publishedBuildsOf }] = await Promise.all([
         import('../../builder/pull.ts'),
         import('../../storage/open.ts'),
         import('../../storage/store.ts'),
       ]);
-      const from = openStore(storeSettingsOf(args.from, process.env, { bulk: true, flag: '--from' }));
+      const from = openStore(storeSettingsOf(args.from, io.env, { bulk: true, flag: '--from' }));
       // Only a store builds are published to can be pulled from (a usage error otherwise).
       publishedBuildsOf(from, '--from');
-      const progress = createProgress({ command: 'pull', json: Boolean(args.json), intervalMs: config.progressMs });
+      const progress = createProgress({ command: 'pull', json: Boolean(args.json), intervalMs: config.progressMs, stream: io.stderr });
       try {
         const s = await pullKeptBuilds({
           recordsDir: config.records,
@@ -44,9 +44,9 @@ export default defineCommand({
         });
         progress.finish();
         progress.stop();
-        if (args.json) process.stdout.write(`${JSON.stringify({ ok: true, ...s })}\n`);
+        if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, ...s })}\n`);
         else
-          process.stdout.write(
+          io.stdout.write(
             `pulled ${s.builds} kept build${s.builds === 1 ? '' : 's'} (manifests and indexes, ${(s.bytes / 1e6).toFixed(1)} MB; live ${s.live}) from ${s.from} into ${s.to}\n`,
           );
       } finally {

@@ -4,7 +4,7 @@ import type { JsonLog } from '../../gateway/json-log.ts';
 import type { GatewayOptions } from '../../gateway/server.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
-import { apiKeysFileOf, type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
+import { apiKeysFileOf, type Config, commandOptions, type Env, recordsStoreOf, schemaUrlOf } from '../config.ts';
 import { WITNESS_POLICY_SERVED } from '../witness-policy.ts';
 
 /** The options `mvr serve` reads (and `mvr dev`, which serves too). */
@@ -43,9 +43,9 @@ export const serveArgs = {
 export default defineCommand({
   meta: { name: 'serve', description: 'Run the gateway: key-gated GET /v1/verify, the key set, schema, OpenAPI, health and MCP' },
   args: serveArgs,
-  run: ({ args }) =>
-    runAction(false, async () => {
-      const config = options.resolve(args, process.env);
+  run: ({ args, io }) =>
+    runAction(io, false, async () => {
+      const config = options.resolve(args, io.env);
       // The gateway is loaded once the flags are read: `--help` and a usage error cost no server start-up.
       const [{ openJsonLog }, { runAsCluster }, { closeOnSignals, startGateway }] = await Promise.all([
         import('../../gateway/json-log.ts'),
@@ -53,7 +53,7 @@ export default defineCommand({
         import('../../gateway/server.ts'),
       ]);
       const log = openJsonLog();
-      const settings = await gatewayOptions(config, args, log);
+      const settings = await gatewayOptions(config, args, log, io.env);
       const workers = config.workers ?? 1;
       if (workers > 1 && settings.port === 0) throw new ConfigError('--workers needs a fixed --port: the processes share one');
       if (await runAsCluster(workers, log, settings.metrics)) return;
@@ -70,9 +70,10 @@ export async function gatewayOptions(
   config: Config<(typeof SERVE_OPTIONS)[number]>,
   args: { quiet?: boolean },
   log: JsonLog,
+  env: Env,
 ): Promise<GatewayOptions> {
   return {
-    records: recordsStoreOf(config, process.env, config.storeTimeoutMs),
+    records: recordsStoreOf(config, env, config.storeTimeoutMs),
     apiKeysFile: apiKeysFileOf(config),
     redisUrl: config.redis,
     issuer: config.issuer,

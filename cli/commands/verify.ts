@@ -34,13 +34,13 @@ export default defineCommand({
     },
     json: { type: 'boolean', description: 'print a machine-readable result' },
   },
-  run: ({ args }) =>
-    runAction(Boolean(args.json), async () => {
-      const gateway = options.resolve(args, process.env);
+  run: ({ args, io }) =>
+    runAction(io, Boolean(args.json), async () => {
+      const gateway = options.resolve(args, io.env);
       const { verifyFromArgs } = await import('../verify-action.ts');
       const outcome = await verifyFromArgs(args, gateway);
-      if (args.json) process.stdout.write(`${JSON.stringify(outcome.json)}\n`);
-      else process.stdout.write(outcome.text);
+      if (args.json) io.stdout.write(`${JSON.stringify(outcome.json)}\n`);
+      else io.stdout.write(outcome.text);
       return outcome.exitCode;
     }),
 });

@@ -17,9 +17,9 @@ export default defineCommand({
     port: 'port to listen on (0 picks a free one)',
     keys: 'keys folder holding witness.key (from "mvr keygen --witness")',
   }),
-  run: ({ args }) =>
-    runAction(false, async () => {
-      const config = options.resolve(args, process.env);
+  run: ({ args, io }) =>
+    runAction(io, false, async () => {
+      const config = options.resolve(args, io.env);
       if (!config.logVkey)
         throw new ConfigError('--log-vkey / MVR_WITNESS_LOG_VKEY: name the file of the verifier keys of the logs to witness');
       const [{ loadWitnessKey }, { WitnessState }, { startWitness }] = await Promise.all([
@@ -31,7 +31,7 @@ export default defineCommand({
       const key = await loadWitnessKey(config.keys, config.witnessKey);
       const state = await new WitnessState(config.witnessState).open();
       const running = await startWitness({ key, logs, state, clock: Date.now }, { host: config.host, port: config.port });
-      process.stderr.write(
+      io.stderr.write(
         `witness ${key.vkey}\nwitnessing ${logs.map((l) => l.name).join(', ')}; state in ${config.witnessState}\nlistening on ${running.url} (POST ${running.url}/add-checkpoint)\n`,
       );
       const stop = () => void running.close().then(() => process.exit(0));

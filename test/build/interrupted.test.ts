@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateAudits } from '../../bench/generate-audits.ts';
 import { BUILDS_DIR } from '../../core/layout.ts';
-import { buildArgs, runCli } from '../support/cli.ts';
+import { buildArgs, spawnCli } from '../support/cli.ts';
 import { currentTarget, readCurrentRecords, snapshot } from '../support/outputs.ts';
 import { build, makeProject, removeTempDirs, tempDir } from '../support/project.ts';
 
@@ -36,7 +36,11 @@ describe('a build killed with SIGKILL', () => {
     await once(out, 'finish');
 
     let child: ChildProcess | undefined;
-    const running = runCli(buildArgs({ ...p, auditsDir: bigAudits }, ['--now', '2026-11-02T00:00:00Z']), {}, (c) => (child = c));
+    const running = spawnCli(
+      buildArgs({ ...p, auditsDir: bigAudits }, ['--now', '2026-11-02T00:00:00Z']),
+      {},
+      { onSpawn: (c) => (child = c) },
+    );
     let exited = false;
     void running.then(() => (exited = true));
     // Wait until the build is visibly writing records into its staging folder, then kill it.

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../support/cli.ts';
 import { snapshot } from '../support/outputs.ts';
 import { ROOT, removeTempDirs, SAMPLE_AUDITS, tempDir } from '../support/project.ts';
-import { waitForExit } from '../support/wait.ts';
+import { waitFor, waitForExit } from '../support/wait.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -77,7 +77,8 @@ describe('mvr dev (npm start)', () => {
     expect(verified.stdout).toMatch(/audited {4}\d{4}-\d\d-\d\d \([2-4] days ago\); next audit/);
     expect(verified.stdout).toMatch(/log {8}included: entry \d+ of 34/); // 33 records, then the build statement
     // The gateway starts with the dev key live: no warning that every request will be refused.
-    expect(dev.log()).toContain('"level":"info"');
+    // (Its log comes through a pipe of its own: waited for, as it may come after the answers.)
+    await waitFor(() => dev.log().includes('"level":"info"'), 'an info line in the log of mvr dev');
     expect(dev.log()).not.toMatch(/"level":"warn"/);
     // The banner says how to use another port, and that this is the first dev key.
     expect(dev.stderr).toContain('Another port: npm start -- --port 8788 (or PORT=8788 npm start).');

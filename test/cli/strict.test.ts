@@ -4,34 +4,26 @@
  * anything; `--version` works everywhere; help has no escape codes in a pipe, fits 80 columns,
  * and each command lists its own options only.
  */
-import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { colourEnabled } from '../../cli/colour.ts';
 import { exitCodeOf } from '../../core/errors.ts';
-import { type CliResult, cliEnv } from '../support/cli.ts';
+import { type CliResult, runCli, spawnCli } from '../support/cli.ts';
 import { ROOT, removeTempDirs, tempDir } from '../support/project.ts';
-import { waitForClose } from '../support/wait.ts';
 
 afterAll(removeTempDirs);
 
 const VERSION = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const USAGE_EXIT = exitCodeOf('INVALID_USAGE');
 
-/** `mvr ...args` in `cwd` with pipes for stdout and stderr. */
-async function mvr(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], {
-    cwd: opts.cwd ?? ROOT,
-    env: cliEnv({ NO_COLOR: undefined, FORCE_COLOR: undefined, ...opts.env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '',
-    stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-  const { code, signal } = await waitForClose(child, `mvr ${args.join(' ')}`, () => stderr);
-  return { code, signal, stdout, stderr };
+/**
+ * `mvr ...args` with stdout and stderr to pipes and colour as the environment leaves it: in this
+ * process, or with `cwd` as a process of its own in that folder (the test checks it wrote nothing there).
+ */
+function mvr(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
+  const env = { NO_COLOR: undefined, FORCE_COLOR: undefined, ...opts.env };
+  return opts.cwd ? spawnCli(args, env, { cwd: opts.cwd }) : runCli(args, env);
 }
 
 /**
@@ -57,7 +49,7 @@ async function allCommands(): Promise<{ commands: string[][]; groups: string[][]
   return { commands: listed.flatMap((l) => l.commands), groups: listed.flatMap((l) => (l.group ? [l.group] : [])) };
 }
 
-// Each test spawns its own CLI runs (in folders of its own); they run side by side.
+// Each test makes its own CLI runs (in folders of its own); they run side by side.
 describe.concurrent('a strict command line', () => {
   it('the usage exit code comes from the error registry and is 2', () => {
     expect(USAGE_EXIT).toBe(2);
@@ -111,11 +103,9 @@ describe.concurrent('a strict command line', () => {
     const { commands, groups } = await allCommands();
     expect(commands.length).toBeGreaterThanOrEqual(14);
     expect(groups.length).toBeGreaterThanOrEqual(2);
-    // The groups' own help too. Four at a time: each is a Node start-up on a machine the other test files share.
+    // The groups' own help too.
     const paths = [[], ...groups, ...commands];
-    const runs: { path: string[]; r: CliResult }[] = [];
-    for (let i = 0; i < paths.length; i += 4)
-      runs.push(...(await Promise.all(paths.slice(i, i + 4).map(async (path) => ({ path, r: await help(path) })))));
+    const runs = await Promise.all(paths.map(async (path) => ({ path, r: await help(path) })));
     for (const { path, r } of runs) {
       expect(r.code, path.join(' ')).toBe(0);
       expect(r.stdout).toMatch(/^Usage: mvr/);

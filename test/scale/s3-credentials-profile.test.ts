@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { awsCommandEnv } from '../support/aws-env.ts';
-import { runCli } from '../support/cli.ts';
+// In a child process: the AWS SDK's credential chain reads the process's own environment and ~/.aws.
+import { spawnCli } from '../support/cli.ts';
 import { cleanup } from '../support/gateway.ts';
 import { makeProject, type Project, ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
@@ -50,21 +51,21 @@ describe('a named profile in the shared credentials file', () => {
   it("mvr publish and mvr pull sign with AWS_PROFILE's keys", async () => {
     const env = awsEnv(await profileFiles(PROFILE.secretAccessKey));
     const from = s3.signedWith.length;
-    const published = await runCli(
+    const published = await spawnCli(
       ['publish', '--records', project.recordsDir, '--public', project.publicDir, '--to', `s3://${BUCKET}/profile`],
       env,
     );
     expect(published, published.stderr).toMatchObject({ code: 0 });
     const pulledInto = join(await tempDir(), 'records');
     await mkdir(pulledInto);
-    const pulled = await runCli(['pull', '--from', `s3://${BUCKET}/profile`, '--records', pulledInto], env);
+    const pulled = await spawnCli(['pull', '--from', `s3://${BUCKET}/profile`, '--records', pulledInto], env);
     expect(pulled, pulled.stderr).toMatchObject({ code: 0 });
     expect(new Set(s3.signedWith.slice(from))).toEqual(new Set([PROFILE.accessKeyId]));
   });
 
   it('a wrong secret is refused by the bucket, and the command says so', async () => {
     const refused = s3.refused;
-    const r = await runCli(
+    const r = await spawnCli(
       ['pull', '--from', `s3://${BUCKET}/profile`, '--records', join(await tempDir(), 'records')],
       awsEnv(await profileFiles('not-the-secret')),
     );
@@ -77,7 +78,7 @@ describe('a named profile in the shared credentials file', () => {
 // Side by side: neither signs a request, so neither touches the counts the tests above read.
 describe.concurrent('clear failures', () => {
   it('no credentials anywhere: the command names where it looked', async ({ expect }) => {
-    const r = await runCli(['pull', '--from', `s3://${BUCKET}/prod`, '--records', join(await tempDir(), 'records')], awsEnv({}));
+    const r = await spawnCli(['pull', '--from', `s3://${BUCKET}/prod`, '--records', join(await tempDir(), 'records')], awsEnv({}));
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(
       /AWS credentials unavailable: none in AWS_ACCESS_KEY_ID\/AWS_SECRET_ACCESS_KEY, the shared config and credentials files, a web identity token, container credentials or instance metadata/,
@@ -88,7 +89,7 @@ describe.concurrent('clear failures', () => {
     expect(() => s3ConfigFromEnv({ AWS_ACCESS_KEY_ID: 'AKIAONLYTHEID' })).toThrow(
       /AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not/,
     );
-    const r = await runCli(
+    const r = await spawnCli(
       ['pull', '--from', `s3://${BUCKET}/prod`, '--records', join(await tempDir(), 'records')],
       awsEnv({ AWS_SECRET_ACCESS_KEY: 'only-the-secret' }),
     );

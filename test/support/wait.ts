@@ -94,3 +94,18 @@ export function waitForClose(
     });
   });
 }
+
+/**
+ * `work`'s value, waiting at most `timeoutMs`: past it the test fails here, naming `what` and
+ * showing the end of `output()` (the work itself goes on; only a process can be killed).
+ */
+export function settleWithin<T>(work: Promise<T>, what: string, output: () => string = () => '', timeoutMs = 50_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what}: still running after ${timeoutMs} ms; its output ends:\n${output().slice(-3000)}`)),
+      timeoutMs,
+    );
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
 import { describe, expect, it } from 'vitest';
 import { formatAddCheckpoint } from '../../witness/protocol.ts';
-import { runCli } from '../support/cli.ts';
+import { runCli, spawnCli } from '../support/cli.ts';
 import { waitFor } from '../support/wait.ts';
 import { policyText, testLog } from '../support/witness.ts';
 
@@ -29,16 +29,18 @@ describe('mvr keygen --witness and mvr witness', () => {
     await writeFile(vkeyFile, `# the log we witness\n${log.key.vkey}\n`);
     let url = '';
     let child: import('node:child_process').ChildProcess | undefined;
-    const run = runCli(
+    const run = spawnCli(
       ['witness', '--log-vkey', vkeyFile, '--keys', keys, '--state', join(dir, 'state'), '--port', '0', '--host', '127.0.0.1'],
       {},
-      (c) => {
-        child = c;
-        let err = '';
-        c.stderr!.on('data', (s: string) => {
-          err += s;
-          url = /listening on (\S+)/.exec(err)?.[1] ?? '';
-        });
+      {
+        onSpawn: (c) => {
+          child = c;
+          let err = '';
+          c.stderr!.on('data', (s: string) => {
+            err += s;
+            url = /listening on (\S+)/.exec(err)?.[1] ?? '';
+          });
+        },
       },
     );
     try {
