@@ -5,9 +5,10 @@ import type { BuildOptions } from './options.ts';
 import type { Batch, BatchMessage, BatchResult, WorkerInit } from './worker.ts';
 
 /**
- * The file each build worker runs: the compiled worker.js beside the compiled dispatcher. Under
- * vitest, which runs this module from the TypeScript sources, the workers run the compiled worker
- * too (dist/builder/worker.js, which `npm test` compiles first, as it does for the CLI the tests
+ * The file each build worker runs: the compiled worker.js beside the compiled dispatcher, made one
+ * file with its imports by `npm run build` (builder/bundle-worker.mjs). Under vitest, which runs
+ * this module from the TypeScript sources, the workers run the compiled worker too
+ * (dist/builder/worker.js, which `npm test` compiles first, as it does for the CLI the tests
  * run): loading worker.ts through a TypeScript loader cost each worker about half a second more
  * CPU, a loader thread of its own included.
  */

@@ -5,7 +5,7 @@
  * never-audited answer by its absence proof. Each client stops when told or after `maxEach`
  * requests, whichever comes first: bounded in count, never in time.
  */
-import { verifyAbsence, verifyRecord } from '@merchant-verify/verifier';
+import { type RecordVerification, verifyAbsence, verifyRecord } from '@merchant-verify/verifier';
 import type { Reply, TestGateway } from './gateway.ts';
 
 export interface VerifyingClients {
@@ -25,6 +25,7 @@ export interface VerifyingClients {
 export function startVerifyingClients(g: TestGateway, known: string[], { count = 8, maxEach = 2000, tag = 'run' } = {}): VerifyingClients {
   let stopped = false;
   let answers = 0;
+  const verdicts = new RecordVerdicts();
   const failures: string[] = [];
   // A key set that cannot be fetched is an empty one: the answers checked against it then fail, as they should.
   const fetchOrEmpty = () => fetchKeySet(g).catch(() => ({ keys: [] }));
@@ -33,8 +34,8 @@ export function startVerifyingClients(g: TestGateway, known: string[], { count =
 
   const checkRecord = async (domain: string, r: Reply) => {
     if (r.status !== 200) return `${domain}: ${r.status} ${r.text.slice(0, 600)}`;
-    let result = verifyRecord(r.json, await keySet, { domain });
-    if (!result.valid && result.code === 'UNKNOWN_KEY') result = verifyRecord(r.json, await refetchKeySet(), { domain });
+    let result = verdicts.of(domain, r, await keySet);
+    if (!result.valid && result.code === 'UNKNOWN_KEY') result = verdicts.of(domain, r, await refetchKeySet());
     return result.valid ? null : `${domain}: does not verify (${result.code}: ${result.message})`;
   };
   const checkNeverAudited = async (domain: string, r: Reply) => {
@@ -73,6 +74,26 @@ export function startVerifyingClients(g: TestGateway, known: string[], { count =
       await running;
     },
   };
+}
+
+/**
+ * The verifier's verdict on a record, remembered: whether a record verifies depends on its bytes,
+ * the domain asked for and the key set alone, so a record byte for byte the same as one already
+ * checked against the same key set gets that verdict again without a second Ed25519 check. Most
+ * answers are the same hot records, and checking each one again was a third of the rotation
+ * test's CPU (decision 0055); every answer that differs in any byte is still verified.
+ */
+class RecordVerdicts {
+  private readonly byKeySet = new WeakMap<object, Map<string, RecordVerification>>();
+
+  of(domain: string, r: Reply, keySet: unknown): RecordVerification {
+    let seen = this.byKeySet.get(keySet as object);
+    if (!seen) this.byKeySet.set(keySet as object, (seen = new Map()));
+    const answer = `${domain}\n${r.text}`;
+    let verdict = seen.get(answer);
+    if (!verdict) seen.set(answer, (verdict = verifyRecord(r.json, keySet, { domain })));
+    return verdict;
+  }
 }
 
 async function fetchKeySet(g: TestGateway): Promise<unknown> {
