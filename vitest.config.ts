@@ -12,7 +12,7 @@ useScratchFolder();
  */
 const ALONE = ['test/scale/cluster.test.ts'];
 
-/** The plain test project, built once per project of this run and copied by every makeProject(). */
+/** The plain test project, built once for the run (by the first project to start) and copied by every makeProject(). */
 const globalSetup = ['test/support/plain-project.ts'];
 
 export default defineConfig({

@@ -2,8 +2,8 @@
  * The README's shell examples work as pasted into a fresh clone: every line of its ```sh and
  * ```bash blocks runs, in order, in one bash (so `KEY=$(...)` carries over), in the project root,
  * against a real gateway. Two adaptations only: the gateway's address (a free port, not 8787),
- * and the MVR_* folder variables pointing at a temp project, so the checkout's own keys/,
- * records/ and public/ are never touched. Lines that need what a test machine has not (a
+ * and the environment (the MVR_* folder variables pointing at a temp project, so the checkout's
+ * own keys/, records/ and public/ are never touched; npm's update notice and install scripts off). Lines that need what a test machine has not (a
  * bucket, Redis elsewhere, minutes) are skipped by name below, and the test fails if one of them
  * leaves the README (the list cannot go stale) or if fewer than five lines ran.
  */
@@ -62,6 +62,10 @@ describe("the README's shell examples", () => {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
       NPM_CONFIG_UPDATE_NOTIFIER: 'false',
+      // The first `npx mvr` in a clone links the checkout into npm's npx cache and, without this, runs
+      // its `prepare` (`npm run build`): 6-8 s of CPU, rewriting dist/ under the other files' CLI runs.
+      // The reader has run `npm install` (which builds) and `npm test` has built dist/ already.
+      NPM_CONFIG_IGNORE_SCRIPTS: 'true',
       MVR_KEYS_DIR: project.keysDir,
       MVR_API_KEYS_FILE: project.apiKeysFile,
       MVR_RECORDS_DIR: project.recordsDir,
