@@ -21,28 +21,17 @@ import { sha512 } from '@noble/hashes/sha2.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { nodeEd25519Verify } from '../../core/signing.ts';
+import type { Vector } from '../vectors/ed25519-construct.ts';
 
 ed.hashes.sha512 = sha512;
 
-interface Vector {
-  id: string;
-  class: string;
-  source: string;
-  comment: string;
-  public_key: string;
-  message: string;
-  signature: string;
-  node_crypto: Record<string, boolean>;
-  noble_strict: boolean;
-  record_verifier: string;
-}
 const load = (name: string) =>
   JSON.parse(readFileSync(new URL(`../vectors/${name}`, import.meta.url), 'utf8')) as { record?: object; vectors: Vector[] };
 const edge = load('ed25519-edge-cases.json');
 const all = edge.vectors;
 const bytes = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, 'hex'));
 /** node:crypto's verdicts differ by Node.js line (Node 24 and later refuse small-order points): the line running this test. */
-const LINE = String(Math.min(26, Number(process.versions.node.split('.')[0])));
+const LINE = String(Math.min(26, Number(process.versions.node.split('.')[0]))) as keyof Vector['node_crypto'];
 
 /** @noble/ed25519 as the portable verifier calls it: strict (RFC 8032), a throw being a refusal. */
 function nobleStrict(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {

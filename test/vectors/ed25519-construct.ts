@@ -18,7 +18,7 @@ export const le32 = (n: bigint): Uint8Array => Uint8Array.from(Buffer.from(n.toS
 export const mul = (pt: InstanceType<typeof Point>, n: bigint) => pt.multiply(((n % L) + L) % L, false);
 
 type Verdict = 'valid' | 'INVALID_KEY_SET' | 'UNKNOWN_KEY' | 'MALFORMED_SIGNATURE' | 'BAD_SIGNATURE';
-interface Vector {
+export interface Vector {
   id: string;
   class: string;
   source: string;
