@@ -1,5 +1,4 @@
-/** Environment variables that decide colour, read from the caller's environment. */
-export type ColourEnv = Record<string, string | undefined>;
+import type { Env } from './config.ts';
 
 /**
  * Whether to colour what goes to `stream`: never into a pipe or a file, so a log or `| cat`
@@ -7,7 +6,7 @@ export type ColourEnv = Record<string, string | undefined>;
  * '2', '3', 'true' turn colour on; anything else off), then NO_COLOR (https://no-color.org:
  * any non-empty value turns it off), then whether the stream is a terminal (not a dumb one).
  */
-export function colourEnabled(stream: { isTTY?: boolean }, env: ColourEnv): boolean {
+export function colourEnabled(stream: { isTTY?: boolean }, env: Env): boolean {
   const force = env.FORCE_COLOR;
   if (force !== undefined) return ['', '1', '2', '3', 'true'].includes(force);
   if (env.NO_COLOR) return false;
@@ -18,7 +17,7 @@ export function colourEnabled(stream: { isTTY?: boolean }, env: ColourEnv): bool
 const STYLES = { bold: ['\x1b[1m', '\x1b[22m'], red: ['\x1b[31m', '\x1b[39m'], cyan: ['\x1b[36m', '\x1b[39m'] } as const;
 
 /** A styler for one stream: the text styled when colour is on there, else the text as is. */
-export function stylerFor(stream: { isTTY?: boolean }, env: ColourEnv): (style: keyof typeof STYLES, text: string) => string {
+export function stylerFor(stream: { isTTY?: boolean }, env: Env): (style: keyof typeof STYLES, text: string) => string {
   const on = colourEnabled(stream, env);
   return (style, text) => (on ? `${STYLES[style][0]}${text}${STYLES[style][1]}` : text);
 }

@@ -1,4 +1,5 @@
-import { type ColourEnv, stylerFor } from './colour.ts';
+import { stylerFor } from './colour.ts';
+import type { Env } from './config.ts';
 
 /** Help is written for an 80-column terminal, whatever the terminal: it is also read in logs and docs. */
 export const HELP_WIDTH = 80;
@@ -17,7 +18,7 @@ export interface HelpDocument {
 }
 
 /** A command's help as text no wider than {@link HELP_WIDTH}, styled only for a terminal (`stream`, where it goes). */
-export function renderHelp(doc: HelpDocument, stream: { isTTY?: boolean }, env: ColourEnv): string {
+export function renderHelp(doc: HelpDocument, stream: { isTTY?: boolean }, env: Env): string {
   const style = stylerFor(stream, env);
   const out = [`${style('bold', 'Usage:')} ${doc.usage}`, '', ...wrap(doc.description, 0), ''];
   for (const section of doc.sections) {
