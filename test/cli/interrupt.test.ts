@@ -4,16 +4,14 @@
  * the progress line, names the build that stays live, and leaves records/ and public/ exactly as
  * they were: no staging folder, no lock. A failed build leaves no empty folder behind either.
  */
-import { spawn } from 'node:child_process';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { audit, jsonl } from '../support/audits.ts';
-import { BIN, buildArgs, cliEnv, runCli } from '../support/cli.ts';
+import { buildArgs, runCli, spawnCli } from '../support/cli.ts';
 import { snapshot, snapshotOutputs } from '../support/outputs.ts';
 import { ISSUER, makeProject, type Project, removeTempDirs } from '../support/project.ts';
-import { waitForExit } from '../support/wait.ts';
 
 /** Enough audits that a build is still signing records well after it says it began. */
 const AUDITS = 4000;
@@ -29,24 +27,26 @@ beforeAll(async () => {
 afterAll(removeTempDirs);
 
 /** Runs `mvr build` and sends `signal` once it announces the records phase; resolves with its exit and output. */
-function buildInterrupted(signal: NodeJS.Signals, json: boolean) {
-  const child = spawn(process.execPath, [BIN, ...buildArgs(project, json ? ['--json'] : [])], {
-    env: cliEnv({ MVR_PROGRESS_MS: '5' }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '',
-    stdout = '',
-    sent = false;
-  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-  child.stderr.setEncoding('utf8').on('data', (s: string) => {
-    stderr += s;
-    const writing = json ? /"phase":"records"/ : /build: signing records/;
-    if (!sent && writing.test(stderr)) {
-      sent = true;
-      child.kill(signal);
-    }
-  });
-  return waitForExit(child, `mvr build, sent ${signal}`, () => stderr).then((code) => ({ code, stderr, stdout, sent }));
+async function buildInterrupted(signal: NodeJS.Signals, json: boolean) {
+  const writing = json ? /"phase":"records"/ : /build: signing records/;
+  let sent = false;
+  const r = await spawnCli(
+    buildArgs(project, json ? ['--json'] : []),
+    { MVR_PROGRESS_MS: '5' },
+    {
+      onSpawn: (child) => {
+        let stderr = '';
+        child.stderr?.on('data', (s: string) => {
+          stderr += s;
+          if (!sent && writing.test(stderr)) {
+            sent = true;
+            child.kill(signal);
+          }
+        });
+      },
+    },
+  );
+  return { ...r, sent };
 }
 
 describe('mvr build interrupted', () => {
