@@ -130,7 +130,8 @@ export const OPTIONS = {
     flag: 'workers',
     env: 'MVR_WORKERS',
     fallback: undefined,
-    description: 'serve: gateway processes sharing the port (default 1); build: worker threads (default one per core, plus one)',
+    description:
+      'serve: gateway processes sharing the port (default 1); build: worker threads (default one per MiB of audits, at most one per core plus one)',
     schema: wholeNumber(1).optional(),
   },
   storeTimeoutMs: {

@@ -28,7 +28,10 @@ import { createProgress, type Progress, type ProgressState } from '../progress.t
 export default defineCommand({
   meta: { name: 'build', description: 'Sign every audit into one canonical record per domain and publish the key set (all or nothing)' },
   args: {
-    ...options.describe({ records: 'records folder', workers: 'worker threads (default one per core, plus one)' }),
+    ...options.describe({
+      records: 'records folder',
+      workers: 'worker threads (default one per MiB of audits, at most one per core plus one)',
+    }),
     now: { type: 'string', description: 'issued_at of every record, ISO 8601 (default SOURCE_DATE_EPOCH, else now)' },
     'allow-empty': { type: 'boolean', description: 'publish even when there are no audits' },
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
@@ -176,7 +179,7 @@ export function formatSummary(s: BuildSummary): string {
     ...(s.unchanged
       ? [`build ${s.buildId} is already live (the same audits, keys, options and --now): no build written, nothing appended to the log`]
       : []),
-    `${s.unchanged ? 'checked' : 'built'} ${s.records.toLocaleString('en-US')} records from ${s.files} file${s.files === 1 ? '' : 's'} in ${(s.durationMs / 1000).toFixed(2)} s (${Math.round(s.recordsPerSecond).toLocaleString('en-US')} records/s, ${s.workers} workers, peak RSS ${s.peakRssMb} MB)`,
+    `${s.unchanged ? 'checked' : 'built'} ${s.records.toLocaleString('en-US')} records from ${s.files} file${s.files === 1 ? '' : 's'} in ${(s.durationMs / 1000).toFixed(2)} s (${Math.round(s.recordsPerSecond).toLocaleString('en-US')} records/s, ${s.workers} worker${s.workers === 1 ? '' : 's'}, peak RSS ${s.peakRssMb} MB)`,
     `  by status: ${counts(s.byStatus)}`,
     `  by tier:   ${counts(s.byTier)}`,
     `  ${s.signed ? `signed with key ${s.keyId}` : 'UNSIGNED (no signing key configured)'}; key set lists ${s.publishedKeyIds.length} key${s.publishedKeyIds.length === 1 ? '' : 's'}`,

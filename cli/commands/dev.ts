@@ -25,7 +25,10 @@ export default defineCommand({
     description:
       'Development: the port checked first, then a signing key if missing, the sample audits dated to today and built, a fresh dev API key, the gateway, and a curl line',
   },
-  args: options.describe({ records: 'records folder', workers: 'build worker threads (default one per core, plus one)' }),
+  args: options.describe({
+    records: 'records folder',
+    workers: 'build worker threads (default one per MiB of audits, at most one per core plus one)',
+  }),
   run: ({ args, io }) =>
     runAction(io, false, async () => {
       const config = options.resolve(args, io.env);

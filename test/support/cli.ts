@@ -30,7 +30,8 @@ export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.P
   }
   env.NO_COLOR = '1';
   // One build worker thread, as the in-process builds use (test/support/project.ts): each thread
-  // costs a quarter second of start-up, and the default (cores + 1) is the scheduling tests' business.
+  // costs a quarter second of start-up, and the default (one per MiB of audits, up to cores + 1) is
+  // test/build/workers.test.ts's business.
   env.MVR_WORKERS = '1';
   for (const [name, value] of Object.entries(extra)) {
     if (value === undefined) delete env[name];

@@ -1,0 +1,39 @@
+/**
+ * How many worker threads a build starts by default: one per MiB of audits, at most one per core
+ * plus one. A small build (the samples) signs in one thread, as each costs about a quarter
+ * second of CPU to start; `--workers` (or MVR_WORKERS) still sets the number outright.
+ */
+import { availableParallelism } from 'node:os';
+import { afterAll, describe, expect, it } from 'vitest';
+import { defaultWorkers } from '../../builder/sign-audits.ts';
+import { buildArgs, runCli } from '../support/cli.ts';
+import { makeProject, removeTempDirs } from '../support/project.ts';
+
+afterAll(removeTempDirs);
+
+const MiB = 1024 * 1024;
+const files = (...sizes: number[]) => sizes.map((size, i) => ({ path: `a${i}.jsonl`, size }));
+
+describe('the default number of build workers', () => {
+  it('is one per MiB of audits, at least one and at most one per core plus one', () => {
+    const most = availableParallelism() + 1;
+    expect(defaultWorkers([])).toBe(1);
+    expect(defaultWorkers(files(10_000))).toBe(1);
+    expect(defaultWorkers(files(MiB))).toBe(1);
+    expect(defaultWorkers(files(MiB + 1))).toBe(Math.min(2, most));
+    expect(defaultWorkers(files(MiB / 2, MiB / 2, 1))).toBe(Math.min(2, most));
+    expect(defaultWorkers(files(1000 * MiB))).toBe(most);
+  });
+
+  it('mvr build of the sample audits starts one worker; --workers sets the number outright', async () => {
+    const p = await makeProject({ sign: true, build: false });
+    const byDefault = await runCli([...buildArgs(p), '--json'], { MVR_WORKERS: undefined });
+    expect(byDefault.code, byDefault.stderr).toBe(0);
+    expect(JSON.parse(byDefault.stdout)).toMatchObject({ workers: 1 });
+
+    const q = await makeProject({ sign: true, build: false });
+    const asked = await runCli(buildArgs(q, ['--workers', '2']), { MVR_WORKERS: undefined });
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toMatch(/ records\/s, 2 workers, peak RSS /);
+  });
+});
