@@ -3,6 +3,7 @@
  * a build uploaded there (as `mvr publish --to s3://` does), and a test gateway reading it.
  */
 import { uploadBuild } from '../../builder/publish.ts';
+import type { UploadOptions } from '../../builder/publish-plan.ts';
 import { openStore } from '../../storage/open.ts';
 import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { startTestGateway, type TestGateway } from './gateway.ts';
@@ -16,10 +17,11 @@ export const bucketAt = (s3: TestS3, name: string, prefix: string, env: Record<s
 /**
  * Uploads `p`'s live build (and its kept builds) to `s3://name/prefix` as `mvr publish` does, with
  * its bulk-transfer timeouts: a gateway lookup's 2 s per request timed out here on a loaded machine.
+ * `onProgress` is told of each object uploaded (`live.json`, naming the build live, is the last).
  */
-export function publishTo(s3: TestS3, name: string, prefix: string, p: Project) {
+export function publishTo(s3: TestS3, name: string, prefix: string, p: Project, onProgress?: UploadOptions['onProgress']) {
   const to = openStore({ url: `s3://${name}/${prefix}`, s3: s3ConfigFromEnv(s3.env), bulk: true, flag: '--to' });
-  return uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, to }).finally(() => to.close());
+  return uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, to, onProgress }).finally(() => to.close());
 }
 
 /** A test gateway for `p`'s API keys whose records are `s3://name/prefix`. */
