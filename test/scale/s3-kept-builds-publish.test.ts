@@ -3,17 +3,15 @@
  * bucket lacks, and `mvr pull` brings their manifests and indexes to a fresh machine, whose next
  * build keeps the history; against a local server that checks every request's Signature V4.
  */
-import { execFile } from 'node:child_process';
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
-import { build, makeProject, type Project, ROOT } from '../support/project.ts';
+import { build, makeProject, type Project } from '../support/project.ts';
 import { gatewayOnBucket, publishTo } from '../support/s3-records.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 
-const run = promisify(execFile);
 const BUCKET = 'mvr-records';
 const GOLD = 'acme-outdoor.example';
 /** The month after the plain project's build (2026-11-01). */
@@ -64,12 +62,10 @@ describe('kept builds from s3:// answer as from the records folder', () => {
         .map((l) => (l.includes(`"${GOLD}"`) ? l.replace(/"score":\s*[\d.]+/, '"score": 55') : l))
         .join('\n'),
     );
-    const mvr = (args: string[]) =>
-      run(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { env: { PATH: process.env.PATH ?? '', ...s3.env } });
-    const pulled = JSON.parse((await mvr(['pull', '--from', `s3://${BUCKET}/fresh`, '--records', next.recordsDir, '--json'])).stdout) as {
-      builds: number;
-      live: string;
-    };
+    const mvr = (args: string[]) => runCli(args, s3.env);
+    const pull = await mvr(['pull', '--from', `s3://${BUCKET}/fresh`, '--records', next.recordsDir, '--json']);
+    expect(pull.code, pull.stderr).toBe(0);
+    const pulled = JSON.parse(pull.stdout) as { builds: number; live: string };
     expect(pulled).toMatchObject({ builds: 1, live: firstId });
     const summary = await build(next, { now: DEC });
     expect(summary).toMatchObject({ keptBuilds: 2, changes: 1 });
@@ -93,12 +89,8 @@ describe('kept builds from s3:// answer as from the records folder', () => {
     // A records folder with a live build of its own is never mixed with pulled ones.
     // (And anything but s3://BUCKET/PREFIX is a usage error naming the flag.)
     const [again, notS3] = await Promise.all([
-      mvr(['pull', '--from', `s3://${BUCKET}/fresh`, '--records', next.recordsDir]).catch(
-        (error: { code: number; stderr: string }) => error,
-      ),
-      mvr(['pull', '--from', 'https://records.example/', '--records', next.recordsDir]).catch(
-        (error: { code: number; stderr: string }) => error,
-      ),
+      mvr(['pull', '--from', `s3://${BUCKET}/fresh`, '--records', next.recordsDir]),
+      mvr(['pull', '--from', 'https://records.example/', '--records', next.recordsDir]),
     ]);
     expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/already has a live build/) });
     expect(notS3).toMatchObject({

@@ -3,20 +3,18 @@
  * builds of earlier months, `mvr changes`, pruning, and the store going away and coming back; against a
  * local server that checks every request's Signature V4.
  */
-import { execFile } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.ts';
 import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { connectHttpClient } from '../support/mcp.ts';
-import { build, makeProject, type Project, ROOT } from '../support/project.ts';
+import { build, makeProject, type Project } from '../support/project.ts';
 import { gatewayOnBucket, publishTo } from '../support/s3-records.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { poll } from '../support/wait.ts';
 
-const run = promisify(execFile);
 const BUCKET = 'mvr-records';
 const GOLD = 'acme-outdoor.example';
 
@@ -131,11 +129,8 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
     await same(`/v1/changes?since=${ids[0]}`);
     expectProblem(await same('/v1/changes?since=nope'), 404, 'BUILD_NOT_FOUND');
     expectProblem(await same(`/v1/changes?since=${ids[1]}&cursor=5.AAAAAAAA`), 400, 'INVALID_REQUEST');
-    const cli = await run(
-      process.execPath,
-      [join(ROOT, 'bin/mvr.js'), 'changes', '--since', ids[1]!, '--records', `s3://${BUCKET}/history`, '--json'],
-      { env: { PATH: process.env.PATH ?? '', ...s3.env }, maxBuffer: 16 * 1024 * 1024 },
-    );
+    const cli = await runCli(['changes', '--since', ids[1]!, '--records', `s3://${BUCKET}/history`, '--json'], s3.env);
+    expect(cli.code, cli.stderr).toBe(0);
     expect(
       cli.stdout
         .trim()

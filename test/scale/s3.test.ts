@@ -3,23 +3,20 @@
  * `--records s3://` (the live build, and the kept builds' history and change feed), against a
  * local server that checks every request's Signature V4.
  */
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/publish.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { openStore } from '../../storage/open.ts';
 import { parseS3Url, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
+import { runCli } from '../support/cli.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
 import { publishedKeySet } from '../support/outputs.ts';
-import { build, liveRecordFile, makeProject, type Project, ROOT } from '../support/project.ts';
+import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
 import { bucketAt as bucketOn, gatewayOnBucket, publishTo } from '../support/s3-records.ts';
 import { S3_SECRET_KEY, startS3, type TestS3 } from '../support/s3-server.ts';
 import { poll } from '../support/wait.ts';
 
-const run = promisify(execFile);
 const BUCKET = 'mvr-records';
 const GOLD = 'acme-outdoor.example';
 
@@ -53,22 +50,12 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
   let g: TestGateway;
 
   it('`mvr publish` uploads the live build, then live.json; the bucket stays private', async () => {
-    const { stdout } = await run(
-      process.execPath,
-      [
-        join(ROOT, 'bin/mvr.js'),
-        'publish',
-        '--to',
-        `s3://${BUCKET}/prod`,
-        '--records',
-        project.recordsDir,
-        '--public',
-        project.publicDir,
-        '--json',
-      ],
-      { env: { PATH: process.env.PATH ?? '', ...s3.env } },
+    const published = await runCli(
+      ['publish', '--to', `s3://${BUCKET}/prod`, '--records', project.recordsDir, '--public', project.publicDir, '--json'],
+      s3.env,
     );
-    const summary = JSON.parse(stdout) as { ok: boolean; records: number; objects: number; build: string };
+    expect(published.code, published.stderr).toBe(0);
+    const summary = JSON.parse(published.stdout) as { ok: boolean; records: number; objects: number; build: string };
     expect(summary).toMatchObject({ ok: true, records: 33, earlierBuilds: 0, objects: 40 }); // 33 records, the index, the domain map, the statement, the kept list, the key set, the manifest, live.json
     const bucket = bucketAt('prod');
     const live = await bucket.get('live.json');
@@ -153,9 +140,7 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
     expect(() => s3ConfigFromEnv({ AWS_ACCESS_KEY_ID: 'AKIAONLYTHEID' })).toThrow(
       /AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not/,
     );
-    const r = await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'publish', '--to', 'https://x/y', '--records', project.recordsDir], {
-      env: { PATH: process.env.PATH ?? '' },
-    }).catch((e: { code: number; stderr: string }) => e);
+    const r = await runCli(['publish', '--to', 'https://x/y', '--records', project.recordsDir]);
     expect(r).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/--to \/ MVR_PUBLISH_TO "https:\/\/x\/y": must be s3:\/\/BUCKET\/PREFIX/),
