@@ -3,22 +3,19 @@
  * every gateway sees a new key or a revocation within a second, one quota holds across
  * gateways, and what happens while Redis is down.
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyStore } from '../../access/api-key-store.ts';
 import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { redisApiKeyTable } from '../../access/api-keys-redis.ts';
 import { connectRedis, type RedisClient } from '../../access/redis.ts';
+import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
 import { needing } from '../support/programs.ts';
-import { makeProject, type Project, ROOT } from '../support/project.ts';
+import { makeProject, type Project } from '../support/project.ts';
 import { REDIS, startRedis, type TestRedis } from '../support/redis-server.ts';
 import { poll, waitFor } from '../support/wait.ts';
 
-const run = promisify(execFile);
 const GOLD = 'acme-outdoor.example';
 
 describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real redis-server)'), () => {
@@ -26,8 +23,14 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
   let client: RedisClient;
   let project: Project;
   const gateways: TestGateway[] = [];
-  const mvr = (...args: string[]) =>
-    run(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { env: { PATH: process.env.PATH ?? '', MVR_REDIS_URL: redis.url } });
+  /** `mvr ...args` on this test's Redis, through the CLI's own entry point in this process (no Node start for each). */
+  const mvrRun = (...args: string[]) => runCli(args, { MVR_REDIS_URL: redis.url });
+  /** The same, failing the test when the command does not exit 0. */
+  const mvr = async (...args: string[]) => {
+    const r = await mvrRun(...args);
+    if (r.code !== 0) throw new Error(`mvr ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+    return r;
+  };
   const gateway = async (rateLimitPerMinute = 0, now?: () => number) => {
     const g = await startTestGateway(project, { redisUrl: redis.url, rateLimitPerMinute, now });
     gateways.push(g);
@@ -47,7 +50,7 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
 
   it('`mvr apikey create|list|revoke --redis` keeps hashes only', async () => {
     // An unknown id is refused whatever else the table holds: asked beside the create.
-    const unknownRevoke = mvr('apikey', 'revoke', 'nosuchkey0').catch((e: { code: number; stderr: string }) => e);
+    const unknownRevoke = mvrRun('apikey', 'revoke', 'nosuchkey0');
     const created = JSON.parse((await mvr('apikey', 'create', '--label', 'shop', '--json')).stdout) as { key: string; id: string };
     const stored = await client.hGetAll('mvr:api-keys');
     expect(Object.keys(stored)).toContain(created.id);

@@ -42,12 +42,9 @@ beforeAll(async () => {
   const work = await tempDir('mvr-package-test-');
   // --ignore-scripts: packed as `npm test` compiled them; compiling again here would rewrite
   // dist/ under the other test files' CLI processes.
-  const pack = async (dir: string) => {
-    const { stdout } = await run('npm', ['pack', dir, '--ignore-scripts', '--pack-destination', work, '--json', '--silent']);
-    return (JSON.parse(stdout) as Packed[])[0]!;
-  };
-  // The two packs, then the two installs, side by side: each is mostly npm waiting on the disk.
-  [packed, packedService] = await Promise.all([pack(PACKAGE), pack(ROOT)]);
+  // Both packs in one npm run (one npm start, not two), then the two installs side by side.
+  const { stdout } = await run('npm', ['pack', PACKAGE, ROOT, '--ignore-scripts', '--pack-destination', work, '--json', '--silent']);
+  [packed, packedService] = JSON.parse(stdout) as [Packed, Packed];
   const emptyProject = async (name: string, tarballs: string[]) => {
     const dir = join(work, name);
     await run('mkdir', ['-p', dir]);
