@@ -1,6 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import { type App, createApp, createRouter, defineEventHandler, type EventHandler, type H3Event, toNodeListener } from 'h3';
+import {
+  type App,
+  createApp,
+  createRouter,
+  defineEventHandler,
+  type EventHandler,
+  type H3Event,
+  lazyEventHandler,
+  toNodeListener,
+} from 'h3';
 import { isMvrError, MethodNotAllowedError, NotFoundError } from '../core/errors.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
 import { httpCodeOf } from '../core/problem-document.ts';
@@ -15,7 +24,6 @@ import { batchRoute } from './routes/batch.ts';
 import { healthRoute } from './routes/health.ts';
 import { buildsRoute, changesRoute, historyRoute } from './routes/history.ts';
 import { LOG_PREFIX, logFilesRoute, logVkeyRoute, proofRoute } from './routes/log.ts';
-import { mcpRoute } from './routes/mcp.ts';
 import { keySetRoute, openApiRoute, schemaRoute } from './routes/public.ts';
 import { verifyRoute } from './routes/verify.ts';
 import { verifyPageRoutes } from './routes/verify-page.ts';
@@ -42,7 +50,8 @@ export function routes(services: GatewayServices): { path: string; methods: Meth
     { path: '/healthz', methods: ['GET', 'HEAD'], handler: healthRoute(services) },
     { path: '/verify', methods: ['GET', 'HEAD'], handler: verifyPage.page },
     { path: '/verify/app.js', methods: ['GET', 'HEAD'], handler: verifyPage.script },
-    { path: '/mcp', methods: ['POST'], handler: mcpRoute(services) },
+    // The MCP SDK is loaded at the first MCP request, not at every gateway's start.
+    { path: '/mcp', methods: ['POST'], handler: lazyEventHandler(() => import('./routes/mcp.ts').then((m) => m.mcpRoute(services))) },
   ];
 }
 

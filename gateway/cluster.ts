@@ -1,7 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { GatewayOptions } from './context.ts';
 import type { JsonLog } from './json-log.ts';
-import { clusterMetrics } from './metrics.ts';
 import { serveMetrics } from './metrics-server.ts';
 
 /**
@@ -17,8 +16,11 @@ import { serveMetrics } from './metrics-server.ts';
 export async function runAsCluster(workers: number, log: JsonLog, metrics: GatewayOptions['metrics']): Promise<boolean> {
   if (workers <= 1 || !cluster.isPrimary) return false;
   let stopping = false;
+  // prom-client is loaded only when the metrics are served.
   const listener =
-    metrics && 'listen' in metrics ? await serveMetrics(clusterMetrics(), metrics.listen.host, metrics.listen.port, log.log) : null;
+    metrics && 'listen' in metrics
+      ? await serveMetrics((await import('./metrics.ts')).clusterMetrics(), metrics.listen.host, metrics.listen.port, log.log)
+      : null;
   if (listener) log.log({ level: 'info', msg: 'serving metrics', url: listener.url, workers });
   const fork = () => {
     if (!stopping) cluster.fork();

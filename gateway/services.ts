@@ -1,14 +1,12 @@
 import { ApiKeyStore } from '../access/api-key-store.ts';
-import { redisApiKeyTable } from '../access/api-keys-redis.ts';
+import type { ApiKeyTable } from '../access/api-keys.ts';
 import { FixedWindowLimiter } from '../access/rate-limit.ts';
 import { SharedWindowLimiter } from '../access/rate-limit-shared.ts';
-import { openRedis, redactUrl } from '../access/redis.ts';
+import type { RedisClient as Redis } from '../access/redis.ts';
 import { openRecordsStack, type RecordsStack, type RecordsStackOptions } from '../service/records-stack.ts';
 import type { GatewayOptions, GatewayServices } from './context.ts';
 import { accessLogLine } from './json-log.ts';
-import { GatewayMetrics } from './metrics.ts';
-
-type Redis = ReturnType<typeof openRedis>;
+import type { GatewayMetrics } from './metrics.ts';
 
 /** How long the start waits for Redis, so the first requests find the keys loaded. */
 const REDIS_CONNECT_WAIT_MS = 2000;
@@ -18,17 +16,14 @@ const REDIS_CONNECT_WAIT_MS = 2000;
  * Redis when `redisUrl` is set) and the quotas (per key: local, or shared through the same
  * Redis; per client address: always local). Redis may be down at start: the gateway starts
  * anyway, refuses keyed requests with STORE_UNAVAILABLE until it has read the keys once, and
- * reconnects by itself.
+ * reconnects by itself. The Redis client (node-redis) and the metrics (prom-client) are loaded only
+ * when the gateway is given them: each is a large import that every other gateway start would pay.
  */
 export async function openGatewayServices(opts: GatewayOptions): Promise<{ services: GatewayServices; close: () => Promise<void> }> {
-  const metrics = opts.metrics ? new GatewayMetrics() : null;
-  const redis = opts.redisUrl ? await connectRedis(opts.redisUrl, opts.log) : null;
-  const apiKeys = new ApiKeyStore(
-    redis ? redisApiKeyTable(redis, opts.redisUrl!) : opts.apiKeysFile,
-    opts.refreshMs,
-    undefined,
-    opts.apiKeysClock,
-  );
+  const metrics = opts.metrics ? new (await import('./metrics.ts')).GatewayMetrics() : null;
+  const shared = opts.redisUrl ? await connectRedis(opts.redisUrl, opts.log) : null;
+  const redis = shared?.redis ?? null;
+  const apiKeys = new ApiKeyStore(shared?.apiKeys ?? opts.apiKeysFile, opts.refreshMs, undefined, opts.apiKeysClock);
   const { records, history, proofs, close: closeRecords } = await openRecordsAndKeys(recordsOptions(opts, metrics), apiKeys, redis);
   const services: GatewayServices = {
     issuer: opts.issuer,
@@ -94,8 +89,15 @@ async function openRecordsAndKeys(options: RecordsStackOptions, apiKeys: ApiKeyS
   throw failure.reason;
 }
 
-/** Connects to Redis, logging when it goes down and comes back; waits a moment for it, but Redis that is down does not stop the start (the client goes on reconnecting). */
-async function connectRedis(url: string, log: GatewayOptions['log']): Promise<Redis> {
+/**
+ * Connects to Redis, logging when it goes down and comes back; waits a moment for it, but Redis that
+ * is down does not stop the start (the client goes on reconnecting). With the API key table in it.
+ */
+async function connectRedis(url: string, log: GatewayOptions['log']): Promise<{ redis: Redis; apiKeys: ApiKeyTable }> {
+  const [{ openRedis, redactUrl }, { redisApiKeyTable }] = await Promise.all([
+    import('../access/redis.ts'),
+    import('../access/api-keys-redis.ts'),
+  ]);
   const where = redactUrl(url);
   let down = false;
   const redis = openRedis(url, (error) => {
@@ -114,7 +116,7 @@ async function connectRedis(url: string, log: GatewayOptions['log']): Promise<Re
   });
   const connected = redis.connect().catch(() => undefined);
   await Promise.race([connected, new Promise((resolve) => setTimeout(resolve, REDIS_CONNECT_WAIT_MS).unref())]);
-  return redis;
+  return { redis, apiKeys: redisApiKeyTable(redis, url) };
 }
 
 /** The quotas: per API key (shared through Redis when there is one) and per client address (always local); 0 turns one off. */

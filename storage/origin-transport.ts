@@ -1,4 +1,4 @@
-import { Agent, type Dispatcher, RetryAgent, request } from 'undici';
+import type { Dispatcher, request } from 'undici';
 
 export interface OriginTransportOptions {
   /** Connections kept per origin. */
@@ -22,32 +22,43 @@ export interface OriginAnswer {
  * being small.
  */
 export class OriginTransport {
-  private readonly dispatcher: Dispatcher;
-  private readonly timeoutMs: number;
+  private readonly options: OriginTransportOptions;
+  private connections: Promise<{ dispatcher: Dispatcher; request: typeof request }> | null = null;
   private closing: Promise<void> | null = null;
 
   constructor(options: OriginTransportOptions = {}) {
-    this.timeoutMs = options.timeoutMs ?? 2000;
-    const agent = new Agent({ connections: options.connections ?? 32, keepAliveTimeout: 10_000, pipelining: 1 });
-    this.dispatcher = new RetryAgent(agent, {
-      maxRetries: options.retries ?? 2,
-      minTimeout: 50,
-      maxTimeout: 500,
-      timeoutFactor: 3,
-      methods: ['GET', 'PUT', 'HEAD'],
-      statusCodes: [500, 502, 503, 504],
-      errorCodes: [
-        'ECONNRESET',
-        'ECONNREFUSED',
-        'ENOTFOUND',
-        'ENETUNREACH',
-        'EHOSTUNREACH',
-        'EPIPE',
-        'UND_ERR_SOCKET',
-        'UND_ERR_HEADERS_TIMEOUT',
-        'UND_ERR_BODY_TIMEOUT',
-      ],
+    this.options = options;
+  }
+
+  /**
+   * The keep-alive pool, made at the first request: undici (a large import) is loaded with it, so
+   * a process whose records are a folder, or that never reaches its origin, does not load it.
+   */
+  private pool(): Promise<{ dispatcher: Dispatcher; request: typeof request }> {
+    this.connections ??= import('undici').then(({ Agent, RetryAgent, request }) => {
+      const agent = new Agent({ connections: this.options.connections ?? 32, keepAliveTimeout: 10_000, pipelining: 1 });
+      const dispatcher = new RetryAgent(agent, {
+        maxRetries: this.options.retries ?? 2,
+        minTimeout: 50,
+        maxTimeout: 500,
+        timeoutFactor: 3,
+        methods: ['GET', 'PUT', 'HEAD'],
+        statusCodes: [500, 502, 503, 504],
+        errorCodes: [
+          'ECONNRESET',
+          'ECONNREFUSED',
+          'ENOTFOUND',
+          'ENETUNREACH',
+          'EHOSTUNREACH',
+          'EPIPE',
+          'UND_ERR_SOCKET',
+          'UND_ERR_HEADERS_TIMEOUT',
+          'UND_ERR_BODY_TIMEOUT',
+        ],
+      });
+      return { dispatcher, request };
     });
+    return this.connections;
   }
 
   /**
@@ -59,13 +70,15 @@ export class OriginTransport {
     url: string,
     init: { method?: 'GET' | 'PUT' | 'HEAD'; headers?: Record<string, string>; body?: Buffer; maxBytes?: number } = {},
   ): Promise<OriginAnswer> {
+    const { dispatcher, request } = await this.pool();
+    const timeoutMs = this.options.timeoutMs ?? 2000;
     const res = await request(url, {
       method: init.method ?? 'GET',
       headers: init.headers,
       body: init.body,
-      dispatcher: this.dispatcher,
-      headersTimeout: this.timeoutMs,
-      bodyTimeout: this.timeoutMs,
+      dispatcher,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
     });
     const max = init.maxBytes;
     if (max === undefined) return { statusCode: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
@@ -86,7 +99,7 @@ export class OriginTransport {
 
   /** Closes the connection pool; closing it again is a no-op (a gateway's close may be called twice). */
   close(): Promise<void> {
-    this.closing ??= this.dispatcher.close();
+    this.closing ??= this.pool().then(({ dispatcher }) => dispatcher.close());
     return this.closing;
   }
 }

@@ -46,17 +46,18 @@ export default defineCommand({
   run: ({ args, io }) =>
     runAction(io, false, async () => {
       const config = options.resolve(args, io.env);
-      // The gateway is loaded once the flags are read: `--help` and a usage error cost no server start-up.
-      const [{ openJsonLog }, { runAsCluster }, { closeOnSignals, startGateway }] = await Promise.all([
+      // The gateway is loaded once the flags are read (`--help` and a usage error cost no server
+      // start-up), and only by a process that serves: a cluster's primary only forks.
+      const [{ openJsonLog }, { runAsCluster }] = await Promise.all([
         import('../../gateway/json-log.ts'),
         import('../../gateway/cluster.ts'),
-        import('../../gateway/server.ts'),
       ]);
       const log = openJsonLog();
       const settings = await gatewayOptions(config, args, log, io.env);
       const workers = config.workers ?? 1;
       if (workers > 1 && settings.port === 0) throw new ConfigError('--workers needs a fixed --port: the processes share one');
       if (await runAsCluster(workers, log, settings.metrics)) return;
+      const { closeOnSignals, startGateway } = await import('../../gateway/server.ts');
       // A process of a cluster hands its metrics to the primary, which serves them all.
       const gateway = await startGateway(workers > 1 && settings.metrics ? { ...settings, metrics: { toClusterPrimary: true } } : settings);
       log.log({ level: 'info', msg: 'listening', url: gateway.url });

@@ -1,4 +1,4 @@
-import { AwsClient } from 'aws4fetch';
+import type { AwsClient } from 'aws4fetch';
 import { BodyTooLargeError, type OriginAnswer, OriginTransport, type OriginTransportOptions } from '../origin-transport.ts';
 import type { S3Config, S3Location } from './config.ts';
 import type { AwsCredentials } from './credentials.ts';
@@ -67,6 +67,8 @@ export class S3Bucket {
   private async signerNow(): Promise<AwsClient> {
     const credentials = await this.config.credentials();
     if (this.signer?.credentials !== credentials) {
+      // Loaded with the first request, as the transport's undici is: opening a store reads nothing.
+      const { AwsClient } = await import('aws4fetch');
       const { accessKeyId, secretAccessKey, sessionToken } = credentials;
       this.signer = {
         credentials,

@@ -3,7 +3,8 @@
  * Every `mvr` run pays for them before it does anything (the tests run the CLI a few hundred
  * times), so the heavy parsers a command's work may need are loaded with that work (a dynamic
  * `import()` in the action), not at start-up: `mvr keygen`, `mvr apikey` or a usage error never
- * parse a domain name.
+ * parse a domain name. A gateway process loads a backend's client (Redis, HTTP, S3), the metrics
+ * and the MCP SDK only when it is configured with them or first asked over MCP.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -11,7 +12,17 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/project.ts';
 
 /** Packages no command loads at start-up (each costs a tenth of a second or more to import). */
-const NOT_AT_START = ['tldts', 'whatwg-url'];
+const NOT_AT_START = ['tldts', 'whatwg-url', '@redis/client', 'undici', 'prom-client', '@modelcontextprotocol/server', 'aws4fetch'];
+/**
+ * What a serving gateway process loads before it listens (`mvr serve` loads these modules once it
+ * has read its flags; a cluster's primary only the log and the cluster), and what it must not:
+ * Redis, the metrics and an origin's or a bucket's client come with their settings, the MCP SDK
+ * with the first MCP request.
+ */
+const GATEWAY_START = ['gateway/server.ts', 'gateway/json-log.ts', 'gateway/cluster.ts'];
+const NOT_AT_GATEWAY_START = ['@redis/client', 'prom-client', 'undici', 'aws4fetch', '@modelcontextprotocol/server'];
+/** The records stack (the gateway's, `mvr mcp`'s, `mvr changes`'s) opens a folder without an HTTP client or a signer. */
+const NOT_WITH_THE_RECORDS = ['undici', 'aws4fetch'];
 const COMMANDS = join(ROOT, 'cli', 'commands');
 
 /** A module's static, value imports (`import ... from`, `export ... from`, `import '...'`), not `import type` nor `import()`. */
@@ -21,7 +32,7 @@ function staticImports(text: string): string[] {
 }
 
 /** The packages (by name) and files reached from `file` through static imports, with the path to each package. */
-function startUpClosure(file: string): Map<string, string[]> {
+function startUpClosure(...files: string[]): Map<string, string[]> {
   const reached = new Map<string, string[]>();
   const seen = new Set<string>();
   const visit = (path: string, trail: string[]) => {
@@ -37,7 +48,7 @@ function startUpClosure(file: string): Map<string, string[]> {
       }
     }
   };
-  visit(file, [relative(ROOT, file)]);
+  for (const file of files) visit(file, [relative(ROOT, file)]);
   return reached;
 }
 
@@ -56,5 +67,17 @@ describe('what a command loads at start-up', () => {
       return trail ? [`${command}: ${trail.join(' -> ')}`] : [];
     });
     expect(offenders).toEqual([]);
+  });
+});
+
+describe('what a gateway process loads before it listens', () => {
+  it.each(NOT_AT_GATEWAY_START)('it does not import %s statically', (pkg) => {
+    const trail = startUpClosure(...GATEWAY_START.map((f) => join(ROOT, f))).get(pkg);
+    expect(trail?.join(' -> ')).toBeUndefined();
+  });
+
+  it.each(NOT_WITH_THE_RECORDS)('opening the records does not import %s statically', (pkg) => {
+    const trail = startUpClosure(join(ROOT, 'service', 'records-stack.ts')).get(pkg);
+    expect(trail?.join(' -> ')).toBeUndefined();
   });
 });
