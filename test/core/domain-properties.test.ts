@@ -1,7 +1,8 @@
 /** normalizeDomain's properties over generated inputs (fast-check), and its memo of recent inputs changing no answer. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { normalizeDomain } from '../../core/domain.ts';
+import { URL as WhatwgURL } from 'whatwg-url';
+import { normalizeDomain, plainHost } from '../../core/domain.ts';
 import { MvrError } from '../../core/errors.ts';
 import { thrown } from '../support/thrown.ts';
 
@@ -128,5 +129,38 @@ describe('normalizeDomain: the memo of recent inputs changes no answer', () => {
       expect([...inputs].reverse().map(answer).reverse()).toEqual(first);
     }
     expect(normalizeDomain('shop-7.example')).toBe('shop-7.example');
+  });
+
+  it('takes the plain path only where the WHATWG parser gives the same host, and takes it for plain hosts', () => {
+    const hostish = fc.string({
+      unit: fc.constantFrom('a', 'b', 'x', 'n', 'X', 'N', '-', '.', '0', '1', '7', '9', 'f', 'é'),
+      minLength: 1,
+      maxLength: 14,
+    });
+    let plain = 0;
+    fc.assert(
+      fc.property(fc.oneof(hostish, domainish), (input) => {
+        const fast = plainHost(input);
+        if (fast === null) return;
+        plain++;
+        expect(new WhatwgURL(`http://${input}`).hostname).toBe(fast);
+      }),
+      { numRuns: 5000 },
+    );
+    expect(plain).toBeGreaterThan(1000);
+    expect(plainHost('Shop-1.Example.co.uk')).toBe('shop-1.example.co.uk');
+    for (const input of [
+      'xn--bcher-kva.example',
+      'a.XN--x.b',
+      'a.0x7f',
+      'a.0X',
+      '1.2.3.4',
+      'a.123.',
+      'bücher.example',
+      'a b.c',
+      'a%41.b',
+      'a:80',
+    ])
+      expect(plainHost(input), input).toBeNull();
   });
 });
