@@ -21,6 +21,10 @@ const LABEL = /^[a-z0-9-]+$/;
 const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 // C0 controls (tab, CR, LF, NUL...) and DEL: never part of a host.
 const CONTROL = /[\u0000-\u001f\u007f]/;
+// What plainHost takes as it is: ASCII host characters only, no A-label, not an IPv4 spelling.
+const PLAIN_HOST = /^[a-z0-9.-]+$/i;
+const A_LABEL = /(^|\.)xn--/i;
+const ENDS_IN_A_NUMBER = /(^|\.)(\d+|0x[0-9a-f]*)\.?$/i;
 
 /**
  * Normalizes what a caller typed into the record key: the registrable domain (eTLD+1) of the
@@ -48,7 +52,7 @@ export function normalizeDomain(input: unknown): string {
 
 /**
  * Inputs normalized lately, and their result: the same shops are asked about again and again,
- * and normalization (WHATWG URL, the suffix list) is a visible share of a record request
+ * and normalization (the suffix list; WHATWG URL for a host that is not plain) is a visible share of a record request
  * (measured: about 6 us of 75). The function is pure, so a memo cannot change an answer;
  * it is bounded, and cleared when full rather than tracked as an LRU.
  */
@@ -113,10 +117,6 @@ export function plainHost(rest: string): string | null {
   if (!PLAIN_HOST.test(rest) || A_LABEL.test(rest) || ENDS_IN_A_NUMBER.test(rest)) return null;
   return rest.toLowerCase();
 }
-
-const PLAIN_HOST = /^[a-z0-9.-]+$/i;
-const A_LABEL = /(^|\.)xn--/i;
-const ENDS_IN_A_NUMBER = /(^|\.)(\d+|0x[0-9a-f]*)\.?$/i;
 
 /** RFC 1035 / 5890 shape rules on the A-label form. */
 function checkHostname(name: string): void {
