@@ -39,7 +39,7 @@ export const nodeEd25519Verify: Ed25519Verify = (signature, message, publicKey) 
  * The encoding rules, then node:crypto: null when the signature holds, else a coded failure
  * (`UNKNOWN_KEY` for a key no honest signer has, `MALFORMED_SIGNATURE`, `BAD_SIGNATURE`).
  */
-export const checkEd25519 = createEd25519Check(nodeEd25519Verify);
+export const checkEd25519: ReturnType<typeof createEd25519Check> = createEd25519Check(nodeEd25519Verify);
 
 /**
  * Whether `signature` is an Ed25519 signature of `message` by `publicKey` under the encoding
