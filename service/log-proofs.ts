@@ -1,5 +1,13 @@
 import { type AbsenceProof, statementText } from '@merchant-verify/verifier/issuer';
-import { decodeBase64, formatTlogProof, parseCheckpoint, parseNote, statementEntry, verifyInclusion } from '@merchant-verify/verifier/tlog';
+import {
+  decodeBase64,
+  equalBytes,
+  formatTlogProof,
+  parseCheckpoint,
+  parseNote,
+  statementEntry,
+  verifyInclusion,
+} from '@merchant-verify/verifier/tlog';
 import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import { BUILD_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
@@ -20,8 +28,18 @@ export interface ProvenRecord {
 /** Shard entry lists kept in memory (each a few thousand lines at 1M records). */
 const SHARDS_KEPT = 64;
 
-/** Statement proofs kept in memory: one a build, the same for every domain absent from it. */
-const STATEMENT_PROOFS_KEPT = 16;
+/** Statement paths kept in memory: one a build, the same for every domain absent from it. */
+const STATEMENT_PATHS_KEPT = 16;
+
+/** A build statement's entry in the log and its inclusion path, in the tree of the build's checkpoint. */
+interface StatementPath {
+  index: number;
+  proof: Uint8Array[];
+  /** The build's checkpoint the path was made against (its tree never changes; its cosignatures do). */
+  checkpoint: string;
+  size: number;
+  root: Uint8Array;
+}
 
 /**
  * Inclusion proofs of live records in the transparency log (`GET /v1/proof`, MCP), and the log's
@@ -33,7 +51,7 @@ const STATEMENT_PROOFS_KEPT = 16;
  */
 export class LogProofs {
   private readonly shards = new Map<string, Promise<Map<string, { index: number; salt: string }>>>();
-  private readonly statementProofs = new Map<string, Promise<string | null>>();
+  private readonly statementPaths = new Map<string, Promise<StatementPath | null>>();
 
   /** The store the records service reads. */
   private readonly store: Store;
@@ -98,28 +116,46 @@ export class LogProofs {
   async absenceFor(domain: string, kept?: string): Promise<AbsenceProof> {
     const proof = kept === undefined ? await this.records.absenceFor(domain) : await this.history.absenceIn(kept, domain);
     if (kept === undefined && this.store.liveBuild() === null) return proof;
-    const statementProof = await this.statementProof(proof);
+    const statementProof = await this.statementProof(proof.statement);
     return statementProof === null ? proof : { ...proof, statement_proof: statementProof };
   }
 
-  /** A build's statement proof, made once while kept (its checkpoint and tiles never change); a failure is not kept. */
-  private statementProof({ statement }: AbsenceProof): Promise<string | null> {
-    let made = this.statementProofs.get(statement.build);
+  /**
+   * A build's statement proof against its checkpoint as the store has it now, read on every call
+   * as a record proof's is: the cosignatures a refresh (`mvr log witness`) writes into the build's
+   * checkpoint are served at once, never those of the first read. The path is made once while the
+   * build is kept (its tree never changes); a checkpoint of another tree has the path made again.
+   */
+  private async statementProof(statement: AbsenceProof['statement']): Promise<string | null> {
+    const [path, note] = await Promise.all([this.statementPath(statement), this.store.readFile(statement.build, BUILD_CHECKPOINT_FILE)]);
+    if (path === null) return null;
+    const checkpoint = note?.toString('utf8');
+    if (checkpoint !== undefined && sameTree(checkpoint, path))
+      return formatTlogProof({ extra: null, index: path.index, proof: path.proof, checkpoint });
+    // Another tree, or no checkpoint now: the path is made again from what the store has.
+    this.statementPaths.delete(statement.build);
+    const remade = await this.statementPath(statement);
+    return remade && formatTlogProof({ extra: null, index: remade.index, proof: remade.proof, checkpoint: remade.checkpoint });
+  }
+
+  /** A build's statement path, made once while kept; a failure is not kept. */
+  private statementPath(statement: AbsenceProof['statement']): Promise<StatementPath | null> {
+    let made = this.statementPaths.get(statement.build);
     if (!made) {
-      made = this.makeStatementProof(statement);
-      this.statementProofs.set(statement.build, made);
-      made.catch(() => this.statementProofs.delete(statement.build));
-      if (this.statementProofs.size > STATEMENT_PROOFS_KEPT) this.statementProofs.delete(this.statementProofs.keys().next().value!);
+      made = this.makeStatementPath(statement);
+      this.statementPaths.set(statement.build, made);
+      made.catch(() => this.statementPaths.delete(statement.build));
+      if (this.statementPaths.size > STATEMENT_PATHS_KEPT) this.statementPaths.delete(this.statementPaths.keys().next().value!);
     }
     return made;
   }
 
   /**
-   * The statement's entry is where the build's manifest says; the proof is made from the tiles and
+   * The statement's entry is where the build's manifest says; the path is made from the tiles and
    * checked against the statement as the answer carries it (the bytes a verifier rebuilds), so a
    * proof that would not verify is never served.
    */
-  private async makeStatementProof(statement: AbsenceProof['statement']): Promise<string | null> {
+  private async makeStatementPath(statement: AbsenceProof['statement']): Promise<StatementPath | null> {
     const build = statement.build;
     const [manifest, checkpoint] = await Promise.all([
       this.store.readFile(build, MANIFEST_FILE),
@@ -141,7 +177,7 @@ export class LogProofs {
       throw new RecordUnavailableError(
         `the log proof of build ${build}'s statement does not verify against its checkpoint; it is not served`,
       );
-    return formatTlogProof({ extra: null, index, proof, checkpoint: checkpoint.toString('utf8') });
+    return { index, proof, checkpoint: checkpoint.toString('utf8'), size, root };
   }
 
   /** The inclusion proof of entry `index` in the tree of `size`, from the tiles; UNAVAILABLE when they cannot be read. */
@@ -179,5 +215,15 @@ export class LogProofs {
       if (this.shards.size > SHARDS_KEPT) this.shards.delete(this.shards.keys().next().value!);
     }
     return entries;
+  }
+}
+
+/** Whether a checkpoint note is of the tree a path was made in (a refresh changes only its cosignatures). */
+function sameTree(note: string, path: StatementPath): boolean {
+  try {
+    const { size, root } = parseCheckpoint(parseNote(note).text);
+    return size === path.size && equalBytes(root, path.root);
+  } catch {
+    return false;
   }
 }

@@ -10,8 +10,8 @@ import {
   signatureLine,
   verifyConsistency,
 } from '@merchant-verify/verifier/tlog';
+import { verifyEd25519 } from '../core/ed25519.ts';
 import { hasher } from '../core/hash.ts';
-import { nodeEd25519VerifyRaw } from './ed25519.ts';
 import { AddCheckpointSyntaxError, formatSize, parseAddCheckpoint, SIZE_CONTENT_TYPE } from './protocol.ts';
 import type { OriginState, WitnessState } from './state.ts';
 import { cosign, type WitnessKey } from './witness-key.ts';
@@ -54,7 +54,7 @@ export async function addCheckpoint(witness: Witness, body: string): Promise<Ans
   if (logs.length === 0) return text(404, `unknown log "${checkpoint.origin}"`);
   let signedText: string;
   try {
-    signedText = openNote(request.checkpoint, logs, nodeEd25519VerifyRaw);
+    signedText = openNote(request.checkpoint, logs, verifyEd25519);
   } catch (error) {
     return text(403, `the checkpoint is not signed by ${checkpoint.origin}: ${(error as Error).message}`);
   }

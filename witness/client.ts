@@ -7,8 +7,8 @@ import {
   quorumMet,
   type TlogPolicy,
 } from '@merchant-verify/verifier/tlog';
+import { verifyEd25519 } from '../core/ed25519.ts';
 import type { ErrorCode } from '../core/errors.ts';
-import { nodeEd25519VerifyRaw } from './ed25519.ts';
 import { formatAddCheckpoint, parseSize } from './protocol.ts';
 
 /**
@@ -139,7 +139,7 @@ function cosignatureIn(
   for (const [i, s] of signatures.entries()) {
     if (s.name !== witness.vkey.name || s.id !== witness.vkey.id) continue;
     const cosig = parseCosignature(s.signature);
-    if (cosig && nodeEd25519VerifyRaw(cosig.signature, cosignedMessage(text, cosig.time), witness.vkey.publicKey)) {
+    if (cosig && verifyEd25519(cosig.signature, cosignedMessage(text, cosig.time), witness.vkey.publicKey)) {
       return { witness: witness.name, ok: true, line: `${lines[i]}\n`, time: Number(cosig.time) * 1000 };
     }
   }

@@ -203,6 +203,16 @@ describe('source hygiene', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('only core/ed25519.ts verifies Ed25519 with node:crypto: every other check goes through its encoding rules', () => {
+    const verifiesDirectly = /import\s*\{[^}]*\bverify\b[^}]*\}\s*from\s*['"](?:node:)?crypto['"]|\bcrypto\.verify\b|\bcreateVerify\b/;
+    // The benchmarks measure the raw primitive's capacity; they check nothing.
+    const offenders = [...texts]
+      .filter(([file, text]) => file !== 'core/ed25519.ts' && !file.startsWith('bench/') && verifiesDirectly.test(text))
+      .map(([file]) => file);
+    expect(offenders).toEqual([]);
+    expect(verifiesDirectly.test(texts.get('core/ed25519.ts')!)).toBe(true);
+  });
+
   it(`every source, test and benchmark file is at most ${MAX_LINES} lines`, () => {
     const sized = new Map(texts);
     for (const file of SIZED_TOO.flatMap((folder) => walk(join(ROOT, folder)))) sized.set(rel(file), readFileSync(file, 'utf8'));
