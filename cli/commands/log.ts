@@ -1,14 +1,14 @@
 import { join } from 'node:path';
 import { checkLogGrowth, pullLog } from '../../builder/log-monitor.ts';
-import type { LogWitnessSummary } from '../../builder/log-witness.ts';
-import type { WitnessReport } from '../../builder/witnessing.ts';
 import { readFileOrUrl } from '../../clients/file-or-url.ts';
 import { logLocation } from '../../clients/log-client.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { writeAtomic } from '../../core/files.ts';
 import { LOG_DIR } from '../../core/layout.ts';
-import { witnessedJson, witnessedText } from '../../core/witnessed.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
+import type { LogWitnessSummary } from '../../witness/build-phase/refresh.ts';
+import type { WitnessReport } from '../../witness/build-phase/witnessing.ts';
+import { witnessedJson, witnessedText } from '../../witness/witnessed-text.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, storeSettingsOf } from '../config.ts';
@@ -118,8 +118,8 @@ const witness = defineCommand({
       const file = args.policy ?? config.witnessPolicy;
       if (!file) throw new ConfigError('--policy FILE (or MVR_WITNESS_POLICY) is required: the tlog-policy naming the witnesses');
       const [{ readWitnessPolicy }, { witnessLiveBucket, witnessLiveFolder }, { openStore }] = await Promise.all([
-        import('../../builder/witnessing.ts'),
-        import('../../builder/log-witness.ts'),
+        import('../../witness/build-phase/witnessing.ts'),
+        import('../../witness/build-phase/refresh.ts'),
         import('../../storage/open.ts'),
       ]);
       const witnessing = await readWitnessPolicy(file);

@@ -23,9 +23,9 @@ export default defineCommand({
       if (!config.logVkey)
         throw new ConfigError('--log-vkey / MVR_WITNESS_LOG_VKEY: name the file of the verifier keys of the logs to witness');
       const [{ loadWitnessKey }, { WitnessState }, { startWitness }] = await Promise.all([
-        import('../../witness/witness-key.ts'),
-        import('../../witness/state.ts'),
-        import('../../witness/server.ts'),
+        import('../../witness/server/witness-key.ts'),
+        import('../../witness/server/state.ts'),
+        import('../../witness/server/http.ts'),
       ]);
       const logs = await readLogKeys(config.logVkey);
       const key = await loadWitnessKey(config.keys, config.witnessKey);

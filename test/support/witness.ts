@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { consistencyProof, formatCheckpoint } from '@merchant-verify/verifier/tlog';
 import { generateLogKeyText, type LogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
-import { type RunningWitness, startWitness } from '../../witness/server.ts';
-import { WitnessState } from '../../witness/state.ts';
-import { generateWitnessKeyText, parseWitnessKey, type WitnessKey } from '../../witness/witness-key.ts';
+import { type RunningWitness, startWitness } from '../../witness/server/http.ts';
+import { WitnessState } from '../../witness/server/state.ts';
+import { generateWitnessKeyText, parseWitnessKey, type WitnessKey } from '../../witness/server/witness-key.ts';
 import { h, referenceRoot, sha256 } from './tlog.ts';
 
 export interface TestLog {

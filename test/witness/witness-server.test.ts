@@ -6,7 +6,7 @@
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatAddCheckpoint } from '../../witness/protocol.ts';
-import { originHash } from '../../witness/state.ts';
+import { originHash } from '../../witness/server/state.ts';
 import { policyText, startTestWitness, type TestWitness, testLog } from '../support/witness.ts';
 
 const log = testLog();

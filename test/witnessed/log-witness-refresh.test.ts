@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseTlogProof } from '@merchant-verify/verifier/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateWitnessKeyText, parseWitnessKey } from '../../witness/witness-key.ts';
+import { generateWitnessKeyText, parseWitnessKey } from '../../witness/server/witness-key.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
 import { gatewayOver, logDir } from '../support/logged-project.ts';

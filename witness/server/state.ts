@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sha256 } from '../core/hash.ts';
+import { sha256 } from '../../core/hash.ts';
 
 /** What a witness keeps of one log: the latest checkpoint it cosigned, with that cosignature. */
 export interface OriginState {

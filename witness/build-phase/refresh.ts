@@ -1,12 +1,12 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
-import { BuildError } from '../core/errors.ts';
-import { writeAtomic } from '../core/files.ts';
-import { BUILD_CHECKPOINT_FILE, CURRENT_LINK, LOG_CHECKPOINT, LOG_DIR } from '../core/layout.ts';
-import type { TileFetch } from '../core/tlog/tile-tree.ts';
-import { publishedBuildsOf, type Store, storeTiles } from '../storage/store.ts';
-import { folderTiles } from './tiles.ts';
+import { folderTiles } from '../../builder/tiles.ts';
+import { BuildError } from '../../core/errors.ts';
+import { writeAtomic } from '../../core/files.ts';
+import { BUILD_CHECKPOINT_FILE, CURRENT_LINK, LOG_CHECKPOINT, LOG_DIR } from '../../core/layout.ts';
+import type { TileFetch } from '../../core/tlog/tile-tree.ts';
+import { publishedBuildsOf, type Store, storeTiles } from '../../storage/store.ts';
 import { requireQuorum, type Witnessing, type WitnessReport, witnessCheckpoint } from './witnessing.ts';
 
 /**

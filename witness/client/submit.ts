@@ -7,9 +7,9 @@ import {
   quorumMet,
   type TlogPolicy,
 } from '@merchant-verify/verifier/tlog';
-import type { ErrorCode } from '../core/errors.ts';
-import { nodeEd25519VerifyRaw } from './ed25519.ts';
-import { formatAddCheckpoint, parseSize } from './protocol.ts';
+import type { ErrorCode } from '../../core/errors.ts';
+import { nodeEd25519VerifyRaw } from '../ed25519.ts';
+import { formatAddCheckpoint, parseSize } from '../protocol.ts';
 
 /**
  * The client side of c2sp.org/tlog-witness: submit a checkpoint to each witness of a policy,
@@ -146,13 +146,37 @@ function cosignatureIn(
   return null;
 }
 
-export interface Collected {
-  /** Every witness's submission, in the policy's order. */
-  submissions: Submission[];
-  /** The checkpoint with the cosignatures received appended as signature lines. */
-  checkpoint: string;
-  quorum: boolean;
+/** One witness's answer, for progress lines, summaries and `--json`. */
+export interface WitnessReport {
+  witness: string;
+  ok: boolean;
+  /** The cosignature's time (ISO 8601) when it cosigned; why not when it did not. */
+  time?: string;
+  code?: string;
+  status?: number | null;
+  message?: string;
 }
+
+/**
+ * The one result of asking a policy's witnesses to cosign a checkpoint (the client's round, and
+ * the build phase's, which adds the earlier cosignatures of witnesses that did not answer).
+ */
+export interface Cosigned {
+  /** The checkpoint with the cosignatures received (and any kept) appended as signature lines. */
+  checkpoint: string;
+  /** Whether the cosignatures on `checkpoint`, fresh or kept, meet the policy's quorum. */
+  quorum: boolean;
+  /** Whether the cosignatures received this time alone meet the quorum. */
+  freshQuorum: boolean;
+  /** Every witness's answer, in the policy's order. */
+  witnesses: WitnessReport[];
+}
+
+/** A submission as a report: the cosignature's time, or the code, status and message of the failure. */
+export const reportOf = (s: Submission): WitnessReport =>
+  s.ok
+    ? { witness: s.witness, ok: true, time: new Date(s.time).toISOString() }
+    : { witness: s.witness, ok: false, code: s.code, status: s.status, message: s.message };
 
 /**
  * Submits the checkpoint to every witness of the policy at once and says whether the cosignatures
@@ -163,16 +187,13 @@ export async function collectCosignatures(
   checkpoint: string,
   proofFor: ProofFor,
   options: { timeoutMs: number; oldSizes?: ReadonlyMap<string, number> },
-): Promise<Collected> {
+): Promise<Cosigned> {
   const submissions = await Promise.all(
     policy.witnesses.map((w) =>
       submitCheckpoint(w, checkpoint, proofFor, { timeoutMs: options.timeoutMs, oldSize: options.oldSizes?.get(w.name) ?? 0 }),
     ),
   );
   const lines = submissions.flatMap((s) => (s.ok ? [s.line] : []));
-  return {
-    submissions,
-    checkpoint: checkpoint + lines.join(''),
-    quorum: quorumMet(policy.quorum, new Set(submissions.filter((s) => s.ok).map((s) => s.witness))),
-  };
+  const quorum = quorumMet(policy.quorum, new Set(submissions.filter((s) => s.ok).map((s) => s.witness)));
+  return { checkpoint: checkpoint + lines.join(''), quorum, freshQuorum: quorum, witnesses: submissions.map(reportOf) };
 }

@@ -10,9 +10,9 @@ import {
   signatureLine,
   verifyConsistency,
 } from '@merchant-verify/verifier/tlog';
-import { hasher } from '../core/hash.ts';
-import { nodeEd25519VerifyRaw } from './ed25519.ts';
-import { AddCheckpointSyntaxError, formatSize, parseAddCheckpoint, SIZE_CONTENT_TYPE } from './protocol.ts';
+import { hasher } from '../../core/hash.ts';
+import { nodeEd25519VerifyRaw } from '../ed25519.ts';
+import { AddCheckpointSyntaxError, formatSize, parseAddCheckpoint, SIZE_CONTENT_TYPE } from '../protocol.ts';
 import type { OriginState, WitnessState } from './state.ts';
 import { cosign, type WitnessKey } from './witness-key.ts';
 
