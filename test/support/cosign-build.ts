@@ -35,7 +35,10 @@ export async function startBuildWitnesses(p: { publicDir: string }, names: strin
       const key = parseWitnessKey(generateWitnessKeyText(`${name}.test/witness`), name);
       const state = await new WitnessState(await mkdtemp(join(tmpdir(), 'witness-'))).open();
       const clock = { ms: now };
-      const running = await startWitness({ key, logs: [log], state, clock: () => clock.ms }, { host: '127.0.0.1', port: 0 });
+      const running = await startWitness(
+        { key, logs: [{ origin: log.name, key: log }], state, clock: () => clock.ms },
+        { host: '127.0.0.1', port: 0 },
+      );
       return { name, vkey: key.vkey, url: running.url, now: clock, close: running.close };
     }),
   );

@@ -45,7 +45,7 @@ export async function startTestWitness(name: string, logs: Pick<TestLog, 'key'>[
   const state = await new WitnessState(stateDir ?? (await mkdtemp(join(tmpdir(), 'witness-')))).open();
   const now = { ms: Date.UTC(2026, 0, 1) };
   const running = await startWitness(
-    { key, logs: logs.map((l) => l.key.verifierKey), state, clock: () => now.ms },
+    { key, logs: logs.map((l) => ({ origin: l.key.verifierKey.name, key: l.key.verifierKey })), state, clock: () => now.ms },
     { host: '127.0.0.1', port: 0 },
   );
   return { ...running, key, state, now };

@@ -113,6 +113,7 @@ describe('add-checkpoint', () => {
   });
 
   it('keeps its state across a restart (same folder)', async () => {
+    await witness.close();
     const again = await startTestWitness('w1b', [log], witness.state.dir);
     try {
       const res = await fetch(`${again.url}/add-checkpoint`, {

@@ -45,7 +45,11 @@ afterAll(async () => {
 });
 
 /** The daily job of day `day`: the witnesses down that day, an optional build first, then the refresh. */
-async function day(n: number, down: string[], buildToo = false): Promise<{ code: number; build?: number | null; json: Record<string, unknown> }> {
+async function day(
+  n: number,
+  down: string[],
+  buildToo = false,
+): Promise<{ code: number; build?: number | null; json: Record<string, unknown> }> {
   w.setClock(DAY0 + n * DAY);
   await w.policyWith(down);
   const build = buildToo ? (await w.build(new Date(DAY0 + n * DAY).toISOString())).code : undefined;

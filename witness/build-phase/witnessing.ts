@@ -10,7 +10,7 @@ import {
 import { ConfigError, WitnessQuorumNotMetError } from '../../core/errors.ts';
 import { hasher } from '../../core/hash.ts';
 import { type TileFetch, TileTree } from '../../core/tlog/tile-tree.ts';
-import { type Cosigned, collectCosignatures } from '../client/submit.ts';
+import { type Cosigned, collectCosignatures, endpointUrlProblem } from '../client/submit.ts';
 import { readPolicyFile } from '../policy-file.ts';
 
 export type { Cosigned, WitnessReport } from '../client/submit.ts';
@@ -39,6 +39,10 @@ export async function readWitnessPolicy(file: string | undefined, log?: NoteVeri
   if (!file) return null;
   const { policy } = await readPolicyFile(file, '--witness-policy');
   if (policy.quorum === null) return null;
+  for (const w of policy.witnesses) {
+    const problem = w.url && endpointUrlProblem(w.url);
+    if (problem) throw new ConfigError(`--witness-policy ${file}: witness ${w.name} ${problem}`);
+  }
   if (log && !policy.logs.some((l) => sameKey(l.vkey, log)))
     throw new ConfigError(`--witness-policy ${file} has no "log" line with this log's key (${formatVerifierKey(log)})`);
   return { policy, file, timeoutMs: WITNESS_TIMEOUT_MS };
