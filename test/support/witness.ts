@@ -21,8 +21,9 @@ export interface TestLog {
   proof(from: number, to: number): Promise<Uint8Array[]>;
 }
 
-export function testLog(origin = 'log.test/log', entries = 40): TestLog {
-  const key = parseLogKey(generateLogKeyText(origin), origin);
+/** A log of `origin`, its key named `keyName` (the origin unless told: C2SP says they only SHOULD match). */
+export function testLog(origin = 'log.test/log', entries = 40, keyName = origin): TestLog {
+  const key = parseLogKey(generateLogKeyText(keyName), keyName);
   const leaves = Array.from({ length: entries }, (_, i) => sha256(new TextEncoder().encode(`${origin} entry ${i}`)));
   const root = (size: number) => (size === 0 ? h.empty() : referenceRoot(leaves.slice(0, size)));
   return {
