@@ -6,7 +6,9 @@ import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
 
-const options = commandOptions('logVkey', 'witnessState', 'keys', 'witnessKey', 'host', 'witnessPort');
+/** The options `mvr witness` reads. */
+export const WITNESS_OPTIONS = ['logVkey', 'witnessState', 'keys', 'witnessKey', 'host', 'witnessPort'] as const;
+const options = commandOptions(...WITNESS_OPTIONS);
 
 export default defineCommand({
   meta: {
