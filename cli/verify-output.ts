@@ -1,7 +1,7 @@
 import type { AnswerVerification } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/tlog';
 import { exitCodeOf } from '../core/errors.ts';
-import { witnessedJson, witnessedText } from '../witness/witnessed-text.ts';
+import { witnessedJson, witnessedText } from '../core/witnessed.ts';
 
 // How `mvr verify` shows a verification: the JSON members, the text lines, the exit code.
 

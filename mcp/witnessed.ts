@@ -2,7 +2,7 @@ import { type TlogPolicy, verifyWitnessedCheckpoint } from '@merchant-verify/ver
 import { parseVerifierKey } from '@merchant-verify/verifier/tlog';
 import { ERROR_REGISTRY } from '../core/errors.ts';
 import { sha256 } from '../core/hash.ts';
-import { witnessedJson } from '../witness/witnessed-text.ts';
+import { witnessedJson } from '../core/witnessed.ts';
 
 /** What the verify tools' descriptions add when the gateway has a witness policy. */
 export const WITNESSED_NOTE =

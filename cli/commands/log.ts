@@ -8,7 +8,7 @@ import { LOG_DIR } from '../../core/layout.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
 import type { LogWitnessSummary } from '../../witness/build-phase/refresh.ts';
 import type { WitnessReport } from '../../witness/build-phase/witnessing.ts';
-import { witnessedJson, witnessedText } from '../../witness/witnessed-text.ts';
+import { witnessedJson, witnessedText } from '../../core/witnessed.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, storeSettingsOf } from '../config.ts';
