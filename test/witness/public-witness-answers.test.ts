@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readWitnessPolicy } from '../../witness/build-phase/witnessing.ts';
 import { MAX_ANSWER_BYTES } from '../../witness/client/exchange.ts';
 import { submitCheckpoint } from '../../witness/client/submit.ts';
+import { parseAddCheckpoint } from '../../witness/protocol.ts';
 import { originHash } from '../../witness/server/state.ts';
 import { removeTempDirs, tempDir } from '../support/project.ts';
 import { policyText, startTestWitness, type TestWitness, testLog } from '../support/witness.ts';
@@ -19,13 +20,22 @@ const log = testLog();
 let real: TestWitness;
 let standIn: Server;
 let standInUrl: string;
-/** The next answer of the stand-in: status, headers, body. */
-let answer: { status: number; headers?: Record<string, string>; body?: string } = { status: 500 };
+type Answer = { status: number; headers?: Record<string, string>; body?: string };
+/** The stand-in's answer (after any queued in `first`), and the old sizes it was sent. */
+let answer: Answer = { status: 500 };
+const first: Answer[] = [];
+const oldSizes: number[] = [];
 
 beforeAll(async () => {
   real = await startTestWitness('real', [log]);
   standIn = createServer((req, res) => {
-    req.resume().on('end', () => res.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? ''));
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      oldSizes.push(parseAddCheckpoint(body).oldSize);
+      const a = first.shift() ?? answer;
+      res.writeHead(a.status, a.headers ?? {}).end(a.body ?? '');
+    });
   });
   await new Promise<void>((resolve) => standIn.listen(0, '127.0.0.1', resolve));
   standInUrl = `http://127.0.0.1:${(standIn.address() as AddressInfo).port}`;
@@ -52,6 +62,16 @@ describe('litewitness (FiloSottile/litetlog, internal/witness/witness.go)', () =
       status: 403,
       message: expect.stringMatching(/does not witness this log, or the log's signature does not verify.*"unknown log"/),
     });
+  });
+
+  it('409 with its size (text/x.tlog.size): the client sends again from that size', async () => {
+    // rw.Header().Set("Content-Type", "text/x.tlog.size"); rw.WriteHeader(http.StatusConflict); fmt.Fprintf(rw, "%d\n", err.known)
+    first.push({ status: 409, headers: { 'Content-Type': 'text/x.tlog.size' }, body: '3\n' });
+    // Anything else: http.Error(rw, err.Error(), http.StatusInternalServerError)
+    answer = { status: 500, headers: TEXT, body: 'database is locked\n' };
+    oldSizes.length = 0;
+    expect(await submit()).toMatchObject({ ok: false, code: 'WITNESS_UNAVAILABLE', status: 500 });
+    expect(oldSizes).toEqual([0, 3]);
   });
 
   it('422 "bad consistency proof": refused', async () => {
