@@ -1,16 +1,8 @@
 import { type AbsenceProof, statementText } from '@merchant-verify/verifier/issuer';
-import {
-  decodeBase64,
-  equalBytes,
-  formatTlogProof,
-  parseCheckpoint,
-  parseNote,
-  statementEntry,
-  verifyInclusion,
-} from '@merchant-verify/verifier/tlog';
+import { decodeBase64, formatTlogProof, parseCheckpoint, parseNote, statementEntry, verifyInclusion } from '@merchant-verify/verifier/tlog';
 import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
-import { BUILD_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
+import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
 import { parseManifest } from '../core/manifest-schema.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { type Store, storeTiles } from '../storage/store.ts';
@@ -28,30 +20,21 @@ export interface ProvenRecord {
 /** Shard entry lists kept in memory (each a few thousand lines at 1M records). */
 const SHARDS_KEPT = 64;
 
-/** Statement paths kept in memory: one a build, the same for every domain absent from it. */
-const STATEMENT_PATHS_KEPT = 16;
-
-/** A build statement's entry in the log and its inclusion path, in the tree of the build's checkpoint. */
-interface StatementPath {
-  index: number;
-  proof: Uint8Array[];
-  /** The build's checkpoint the path was made against (its tree never changes; its cosignatures do). */
-  checkpoint: string;
-  size: number;
-  root: Uint8Array;
-}
+/** Statement proofs kept in memory: one a build, the same for every domain absent from it. */
+const STATEMENT_PROOFS_KEPT = 16;
 
 /**
  * Inclusion proofs of live records in the transparency log (`GET /v1/proof`, MCP), and the log's
  * public files (`/log/...`), from the store the records service reads (a store that keeps no log
  * says so: NOT_IN_LOG, `NoLogError`). A
- * proof is against the checkpoint the record's build signed, computed from the tiles; the entry's
+ * proof is against the checkpoint the record's build signed (or the newer one served for it, see
+ * `checkpointOf`), computed from the tiles; the entry's
  * index and salt come from the build's `<shard>/log.jsonl`. The record must pass the serve rule,
  * and the proof is checked before it is given: a proof that would not verify is never served.
  */
 export class LogProofs {
   private readonly shards = new Map<string, Promise<Map<string, { index: number; salt: string }>>>();
-  private readonly statementPaths = new Map<string, Promise<StatementPath | null>>();
+  private readonly statementProofs = new Map<string, Promise<{ index: number; proof: Uint8Array[] } | null>>();
 
   /** The store the records service reads. */
   private readonly store: Store;
@@ -94,7 +77,7 @@ export class LogProofs {
     }
     checkServeRule(domain, record, this.records.keySet());
     const entry = (await this.shard(build, path.slice(0, path.indexOf('/')))).get(domain);
-    const checkpoint = (await this.store.readFile(build, BUILD_CHECKPOINT_FILE))?.toString('utf8') ?? null;
+    const checkpoint = await this.checkpointOf(build);
     if (!entry || checkpoint === null) throw new NotInLogError(`build ${build} was made without a log key: its records are not in the log`);
     const salt = decodeBase64(entry.salt);
     const { size, root } = parseCheckpoint(parseNote(checkpoint).text);
@@ -108,7 +91,7 @@ export class LogProofs {
 
   /**
    * The absence proof of `domain` in the live build, or in `kept` (checked kept by the caller),
-   * with `statement_proof`: the build statement's entry against the checkpoint that build signed,
+   * with `statement_proof`: the build statement's entry against the checkpoint served for that build,
    * the one its records' proofs are against. Without it when the store keeps no log (an origin, a
    * copy of one build) or the build has no statement entry (made before statements were logged,
    * or without a log key).
@@ -116,51 +99,58 @@ export class LogProofs {
   async absenceFor(domain: string, kept?: string): Promise<AbsenceProof> {
     const proof = kept === undefined ? await this.records.absenceFor(domain) : await this.history.absenceIn(kept, domain);
     if (kept === undefined && this.store.liveBuild() === null) return proof;
-    const statementProof = await this.statementProof(proof.statement);
+    const statementProof = await this.statementProof(proof);
     return statementProof === null ? proof : { ...proof, statement_proof: statementProof };
   }
 
   /**
-   * A build's statement proof against its checkpoint as the store has it now, read on every call
-   * as a record proof's is: the cosignatures a refresh (`mvr log witness`) writes into the build's
-   * checkpoint are served at once, never those of the first read. The path is made once while the
-   * build is kept (its tree never changes); a checkpoint of another tree has the path made again.
+   * The checkpoint a build's proofs are served against: its served checkpoint (the log's newer head,
+   * which a refresh writes once the quorum cosigned it after a build short of its own) when that is
+   * of the same log and larger, else its own; null when the build has none. Read on each request,
+   * so a refresh's fresh cosignatures are served at once.
    */
-  private async statementProof(statement: AbsenceProof['statement']): Promise<string | null> {
-    const [path, note] = await Promise.all([this.statementPath(statement), this.store.readFile(statement.build, BUILD_CHECKPOINT_FILE)]);
-    if (path === null) return null;
-    const checkpoint = note?.toString('utf8');
-    if (checkpoint !== undefined && sameTree(checkpoint, path))
-      return formatTlogProof({ extra: null, index: path.index, proof: path.proof, checkpoint });
-    // Another tree, or no checkpoint now: the path is made again from what the store has.
-    this.statementPaths.delete(statement.build);
-    const remade = await this.statementPath(statement);
-    return remade && formatTlogProof({ extra: null, index: remade.index, proof: remade.proof, checkpoint: remade.checkpoint });
+  private async checkpointOf(build: string): Promise<string | null> {
+    const [own, served] = await Promise.all([
+      this.store.readFile(build, BUILD_CHECKPOINT_FILE),
+      this.store.readFile(build, BUILD_SERVED_CHECKPOINT_FILE),
+    ]);
+    if (own === null) return null;
+    if (served === null) return own.toString('utf8');
+    try {
+      const [a, b] = [own, served].map((bytes) => parseCheckpoint(parseNote(bytes.toString('utf8')).text));
+      return b!.origin === a!.origin && b!.size > a!.size ? served.toString('utf8') : own.toString('utf8');
+    } catch {
+      return own.toString('utf8');
+    }
   }
 
-  /** A build's statement path, made once while kept; a failure is not kept. */
-  private statementPath(statement: AbsenceProof['statement']): Promise<StatementPath | null> {
-    let made = this.statementPaths.get(statement.build);
+  /** A build's statement proof: the path made once per checkpoint size (the tiles never change), the checkpoint read each time; a failure is not kept. */
+  private async statementProof({ statement }: AbsenceProof): Promise<string | null> {
+    const checkpoint = await this.checkpointOf(statement.build);
+    const size = checkpoint === null ? null : parseCheckpoint(parseNote(checkpoint).text).size;
+    const key = `${statement.build}@${size}`;
+    let made = this.statementProofs.get(key);
     if (!made) {
-      made = this.makeStatementPath(statement);
-      this.statementPaths.set(statement.build, made);
-      made.catch(() => this.statementPaths.delete(statement.build));
-      if (this.statementPaths.size > STATEMENT_PATHS_KEPT) this.statementPaths.delete(this.statementPaths.keys().next().value!);
+      made = this.makeStatementProof(statement, checkpoint);
+      this.statementProofs.set(key, made);
+      made.catch(() => this.statementProofs.delete(key));
+      if (this.statementProofs.size > STATEMENT_PROOFS_KEPT) this.statementProofs.delete(this.statementProofs.keys().next().value!);
     }
-    return made;
+    const proof = await made;
+    return proof === null || checkpoint === null ? null : formatTlogProof({ extra: null, ...proof, checkpoint });
   }
 
   /**
-   * The statement's entry is where the build's manifest says; the path is made from the tiles and
+   * The statement's entry is where the build's manifest says; the proof is made from the tiles and
    * checked against the statement as the answer carries it (the bytes a verifier rebuilds), so a
    * proof that would not verify is never served.
    */
-  private async makeStatementPath(statement: AbsenceProof['statement']): Promise<StatementPath | null> {
+  private async makeStatementProof(
+    statement: AbsenceProof['statement'],
+    checkpoint: string | null,
+  ): Promise<{ index: number; proof: Uint8Array[] } | null> {
     const build = statement.build;
-    const [manifest, checkpoint] = await Promise.all([
-      this.store.readFile(build, MANIFEST_FILE),
-      this.store.readFile(build, BUILD_CHECKPOINT_FILE),
-    ]);
+    const manifest = await this.store.readFile(build, MANIFEST_FILE);
     if (!manifest) throw new BuildNotFoundError(build);
     let index: number | undefined;
     try {
@@ -170,14 +160,14 @@ export class LogProofs {
     }
     if (index === undefined) return null;
     if (!checkpoint) throw new RecordUnavailableError(`build ${build} has its statement in the log but no ${BUILD_CHECKPOINT_FILE}`);
-    const { size, root } = parseCheckpoint(parseNote(checkpoint.toString('utf8')).text);
+    const { size, root } = parseCheckpoint(parseNote(checkpoint).text);
     const proof = await this.inclusion(index, size, `build ${build}'s statement`);
     const leaf = hasher.leaf(statementEntry(sha256, Buffer.from(statementText(statement))));
     if (!verifyInclusion(hasher, index, size, leaf, proof, root))
       throw new RecordUnavailableError(
         `the log proof of build ${build}'s statement does not verify against its checkpoint; it is not served`,
       );
-    return { index, proof, checkpoint: checkpoint.toString('utf8'), size, root };
+    return { index, proof };
   }
 
   /** The inclusion proof of entry `index` in the tree of `size`, from the tiles; UNAVAILABLE when they cannot be read. */
@@ -215,15 +205,5 @@ export class LogProofs {
       if (this.shards.size > SHARDS_KEPT) this.shards.delete(this.shards.keys().next().value!);
     }
     return entries;
-  }
-}
-
-/** Whether a checkpoint note is of the tree a path was made in (a refresh changes only its cosignatures). */
-function sameTree(note: string, path: StatementPath): boolean {
-  try {
-    const { size, root } = parseCheckpoint(parseNote(note).text);
-    return size === path.size && equalBytes(root, path.root);
-  } catch {
-    return false;
   }
 }

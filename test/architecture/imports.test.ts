@@ -18,12 +18,14 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   keyring: ['core', 'keyring'],
   access: ['core', 'access'],
   service: ['core', 'storage', 'keyring', 'service'],
-  builder: ['core', 'storage', 'keyring', 'witness', 'builder'],
+  builder: ['core', 'storage', 'keyring', 'witness', 'witness/build-phase', 'builder'],
   mcp: ['core', 'service', 'mcp'],
   gateway: ['core', 'storage', 'access', 'service', 'mcp', 'gateway'],
   clients: ['core', 'clients'],
   witness: ['core', 'witness'],
-  cli: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'mcp', 'gateway', 'clients', 'witness', 'cli'],
+  // The build's witnessing phase and refresh: the build's own step, reading the log's tiles where the build keeps them.
+  'witness/build-phase': ['core', 'storage', 'builder', 'witness', 'witness/build-phase'],
+  cli: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'mcp', 'gateway', 'clients', 'witness', 'witness/build-phase', 'cli'],
   // The bin runs the CLI as compiled (dist/cli/cli.js), never the TypeScript.
   bin: ['dist', 'bin'],
   // The benchmarks drive the product from outside, as the CLI does; the verify page is bundled

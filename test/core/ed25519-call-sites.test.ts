@@ -26,11 +26,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeEd25519Verify } from '../../core/ed25519.ts';
 import { hasher, sha256 } from '../../core/hash.ts';
 import { openCheckpoint, openNoteWith } from '../../keyring/log-key.ts';
-import { submitCheckpoint } from '../../witness/client.ts';
+import { submitCheckpoint } from '../../witness/client/submit.ts';
 import { formatAddCheckpoint } from '../../witness/protocol.ts';
-import { type RunningWitness, startWitness } from '../../witness/server.ts';
-import { WitnessState } from '../../witness/state.ts';
-import { generateWitnessKeyText, parseWitnessKey } from '../../witness/witness-key.ts';
+import { type RunningWitness, startWitness } from '../../witness/server/http.ts';
+import { WitnessState } from '../../witness/server/state.ts';
+import { generateWitnessKeyText, parseWitnessKey } from '../../witness/server/witness-key.ts';
 import { testLog } from '../support/witness.ts';
 import { edgeCases } from '../vectors/ed25519-cases.ts';
 import type { Vector } from '../vectors/ed25519-construct.ts';
@@ -70,7 +70,10 @@ let fakeAnswer = '';
 beforeAll(async () => {
   const key = parseWitnessKey(generateWitnessKeyText('checker.test/witness'), 'checker');
   const state = await new WitnessState(await mkdtemp(join(tmpdir(), 'witness-'))).open();
-  server = await startWitness({ key, logs: noteCases.map(logKey), state, clock: () => TIME * 1000 }, { host: '127.0.0.1', port: 0 });
+  server = await startWitness(
+    { key, logs: noteCases.map((v) => ({ origin: ORIGIN, key: logKey(v) })), state, clock: () => TIME * 1000 },
+    { host: '127.0.0.1', port: 0 },
+  );
   fake = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'Content-Type': 'text/plain' }).end(fakeAnswer)));
   await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
   fakeUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
