@@ -1,5 +1,4 @@
 import { basename } from 'node:path';
-import type { KeySet } from '@merchant-verify/verifier';
 import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
 import { formatTimestamp } from '@merchant-verify/verifier/issuer';
 import { RecordUnavailableError } from '../core/errors.ts';
@@ -124,11 +123,6 @@ export class RecordsService {
   /** The live build's checked domain map and statement (STORE_UNAVAILABLE when there is none, or it was refused). */
   async buildMap(): Promise<BuildMap> {
     return this.builds.served();
-  }
-
-  /** The key set records are checked against: the trusted keys of the one served (STORE_UNAVAILABLE when there is none). */
-  keySet(): KeySet {
-    return this.keys.get().keySet;
   }
 
   /** The trusted keys records are checked with, and whether unsigned ones pass (STORE_UNAVAILABLE without a key set). */
