@@ -22,7 +22,12 @@ async function measure(dir: string, n: number, publicJwk: unknown): Promise<void
   globalThis.gc?.();
   const before = process.memoryUsage();
   const started = performance.now();
-  const map = await loadBuildMap((name) => readFile(join(dir, name)).catch(() => null), { keys: [publicJwk as never] }, 'bench', dir);
+  const map = await loadBuildMap(
+    (name) => readFile(join(dir, name)).catch(() => null),
+    { keySet: { keys: [publicJwk as never] }, unsigned: false, untrusted: [] },
+    'bench',
+    dir,
+  );
   const loadSeconds = (performance.now() - started) / 1000;
   globalThis.gc?.();
   const after = process.memoryUsage();

@@ -217,6 +217,24 @@ export const OPTIONS = {
     secret: true,
     schema: optionalText,
   },
+  trustedKeys: {
+    flag: 'trusted-keys',
+    env: 'MVR_TRUSTED_KEYS',
+    fallback: undefined,
+    description:
+      'the record keys trusted (a JWK Set file, e.g. a copy of the key set): a build or record signed by another key, unless a trusted key endorsed it, is refused (default: the first key set read)',
+    schema: folder.optional(),
+  },
+  unsigned: {
+    flag: null,
+    env: 'MVR_UNSIGNED',
+    fallback: undefined,
+    description: 'serve builds and records that carry no signature (1 or true); the flag is --unsigned',
+    schema: z
+      .enum(['1', 'true', '0', 'false'], { error: 'must be 1, true, 0 or false' })
+      .optional()
+      .transform((v) => v === '1' || v === 'true'),
+  },
   witnessPolicy: {
     flag: 'witness-policy',
     env: 'MVR_WITNESS_POLICY',

@@ -1,6 +1,7 @@
 import type { TlogPolicy } from '@merchant-verify/verifier';
 import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
+import type { TrustSettings } from '../core/key-trust.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
 import type { RecordsService } from '../service/records.ts';
@@ -114,6 +115,8 @@ export interface GatewayOptions {
   connectionTimeouts?: Partial<ConnectionTimeouts>;
   /** The clock never-audited answers are issued by and quota windows counted by (epoch ms); `Date.now` by default, a test's own clock in tests. */
   now?: () => number;
+  /** The record keys trusted (pinned; unset: the first key set read) and whether unsigned builds are served (not unless set). */
+  trust?: TrustSettings;
   /** A tlog-policy of the log's witnesses: the MCP tools say when the answers were last witnessed, and the verify page gets it. */
   witnessPolicy?: WitnessPolicyFile;
   /** The clock the API keys' staleness and their re-read on an unknown id are timed by (ms); `performance.now` by default, a test's own in tests. */

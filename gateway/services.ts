@@ -67,6 +67,13 @@ function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): R
       metrics?.recordRejected();
     },
     onStoreRead: metrics ? (outcome) => metrics.storeRead(outcome) : undefined,
+    trust: opts.trust,
+    onKeysPinned: (kids) =>
+      log({
+        level: 'info',
+        msg: 'record keys pinned from the first key set read (give --trusted-keys to choose them)',
+        kids: kids.join(' '),
+      }),
     onBuildRefused: ({ build, reason }) => {
       log({ level: 'warn', msg: 'build refused; the build served before (if any) stays served', build, reason });
       metrics?.buildRefused();

@@ -75,7 +75,7 @@ export class LogProofs {
         throw new RecordUnavailableError(`the record of ${domain} is missing from build ${build}, though the build's domain map lists it`);
       throw new NotInLogError(`${domain} has no record in build ${build} (never audited then), so nothing of it is in the log`);
     }
-    checkServeRule(domain, record, this.records.keySet());
+    checkServeRule(domain, record, this.records.checkKeys());
     const entry = (await this.shard(build, path.slice(0, path.indexOf('/')))).get(domain);
     const checkpoint = await this.checkpointOf(build);
     if (!entry || checkpoint === null) throw new NotInLogError(`build ${build} was made without a log key: its records are not in the log`);

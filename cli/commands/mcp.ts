@@ -10,8 +10,9 @@ import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
 import type { CliIo } from '../io.ts';
+import { TRUST_OPTIONS, trustOf, unsignedArg } from '../trust-options.ts';
 
-const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl', 'witnessPolicy'] as const;
+const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl', 'witnessPolicy', ...TRUST_OPTIONS] as const;
 const options = commandOptions(...MCP_OPTIONS);
 /** How often local records are re-checked for a new live build (ms). */
 const LOCAL_REFRESH_MS = 1000;
@@ -22,15 +23,19 @@ export default defineCommand({
     description:
       'The MCP tools verify_merchant, verify_merchants and merchant_history over stdio, answering from a gateway (--base-url) or a local records folder',
   },
-  args: options.describe({
-    records: 'records without --base-url: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL',
-    public: 'public folder (key set and log) without --base-url',
-    witnessPolicy: "tlog-policy file of the log's witnesses: the tools say when the log was last witnessed",
-  }),
+  args: {
+    ...options.describe({
+      records: 'records without --base-url: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL',
+      public: 'public folder (key set and log) without --base-url',
+      witnessPolicy: "tlog-policy file of the log's witnesses: the tools say when the log was last witnessed",
+      trustedKeys: 'without --base-url: the record keys trusted (a JWK Set file); default: the first key set read',
+    }),
+    ...unsignedArg,
+  },
   run: ({ args, io }) =>
     runAction(io, false, async () => {
       const config = options.resolve(args, io.env);
-      const { lookup, ...lookups } = await lookupFor(config, io);
+      const { lookup, ...lookups } = await lookupFor(config, args, io);
       const policy = config.witnessPolicy ? (await readPolicyFile(config.witnessPolicy, '--witness-policy')).policy : undefined;
       const witness = policy && { policy, ...lookups.log, now: Date.now };
       // The MCP SDK and the records service are loaded once the flags are read, not for `--help`.
@@ -52,6 +57,7 @@ export default defineCommand({
 /** Where answers come from: a gateway (`--base-url`), or the records service over local records. */
 async function lookupFor(
   config: Config<(typeof MCP_OPTIONS)[number]>,
+  args: { unsigned?: boolean },
   io: CliIo,
 ): Promise<{
   lookup: RecordLookup;
@@ -91,6 +97,7 @@ async function lookupFor(
     issuer: config.issuer,
     schemaUrl: schemaUrlOf(config),
     cacheBytes: 16 * 1024 * 1024,
+    trust: await trustOf(config, args),
     onRejected: (domain, reason) => io.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
     onBuildRefused: ({ build, reason }) =>
       io.stderr.write(`mvr mcp: build ${build} refused, the build served before (if any) stays served: ${reason}\n`),

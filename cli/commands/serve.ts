@@ -5,6 +5,7 @@ import { readPolicyFile } from '../../witness/policy-file.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { apiKeysFileOf, type Config, commandOptions, type Env, recordsStoreOf, schemaUrlOf } from '../config.ts';
+import { TRUST_OPTIONS, trustOf, unsignedArg } from '../trust-options.ts';
 import { WITNESS_POLICY_SERVED } from '../witness-policy.ts';
 
 /** The options `mvr serve` reads (and `mvr dev`, which serves too). */
@@ -27,6 +28,7 @@ export const SERVE_OPTIONS = [
   'signingKey',
   'storeTimeoutMs',
   'witnessPolicy',
+  ...TRUST_OPTIONS,
 ] as const;
 const options = commandOptions(...SERVE_OPTIONS);
 
@@ -38,6 +40,7 @@ export const serveArgs = {
     witnessPolicy: WITNESS_POLICY_SERVED,
   }),
   quiet: { type: 'boolean', description: 'no access log (warnings and errors are still logged)' },
+  ...unsignedArg,
 } as const;
 
 export default defineCommand({
@@ -69,7 +72,7 @@ export default defineCommand({
 /** The gateway's options from the resolved configuration (shared with `mvr dev`). */
 export async function gatewayOptions(
   config: Config<(typeof SERVE_OPTIONS)[number]>,
-  args: { quiet?: boolean },
+  args: { quiet?: boolean; unsigned?: boolean },
   log: JsonLog,
   env: Env,
 ): Promise<GatewayOptions> {
@@ -90,5 +93,6 @@ export async function gatewayOptions(
     rateLimitPerMinute: config.rateLimit,
     unauthenticatedPerMinute: config.unauthRateLimit,
     witnessPolicy: config.witnessPolicy ? await readPolicyFile(config.witnessPolicy, '--witness-policy') : undefined,
+    trust: await trustOf(config, args),
   };
 }

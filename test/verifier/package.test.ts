@@ -165,7 +165,7 @@ describe('merchant-verify, packed and installed', () => {
     await writeFile(join(service, 'same.mjs'), script);
     const { stdout } = await run(process.execPath, ['same.mjs'], { cwd: service });
     expect(stdout.trim()).toBe(
-      'true CanonicalizationError,InvalidKeySetError,KEY_SET_PATH,MvrError,PolicyError,VERIFIER_ERROR_CODES,isNeverAudited,parseKeySet,parsePolicy,stalenessOf,verifyAbsence,verifyAnswer,verifyLogProof,verifyRecord,verifyWitnessedCheckpoint',
+      'true CanonicalizationError,InvalidKeySetError,KEY_SET_PATH,MvrError,PolicyError,VERIFIER_ERROR_CODES,isNeverAudited,parseKeySet,parsePolicy,stalenessOf,trustedKeySet,verifyAbsence,verifyAnswer,verifyLogProof,verifyRecord,verifyWitnessedCheckpoint',
     );
   });
 

@@ -22,6 +22,7 @@ const SURFACE: Record<string, string[]> = {
     'parseKeySet',
     'parsePolicy',
     'stalenessOf',
+    'trustedKeySet',
     'verifyAbsence',
     'verifyAnswer',
     'verifyLogProof',
@@ -64,6 +65,7 @@ const SURFACE: Record<string, string[]> = {
   '@merchant-verify/verifier/issuer': [
     'DomainMap',
     'ED25519_L',
+    'KEY_ENDORSEMENT_TYPE',
     'STATEMENT_SCHEMA_SUFFIX',
     'addOneMonth',
     'buildStatement',
@@ -81,6 +83,7 @@ const SURFACE: Record<string, string[]> = {
     'formatTimestamp',
     'hasLoneSurrogate',
     'joinMembers',
+    'keySetEndorsements',
     'nobleEd25519Verify',
     'parseTimestamp',
     'publicKeyProblem',

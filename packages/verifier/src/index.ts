@@ -33,6 +33,12 @@ export { KEY_SET_PATH, parseKeySet } from './keyset.ts';
 export type { Staleness } from './staleness.ts';
 export { stalenessOf } from './staleness.ts';
 export type { LogProofFailureCode, LogProofResult, LogTrust } from './tlog/log-proof.ts';
+export {
+  type KeyEndorsement,
+  type TrustedKeys,
+  trustedKeySet,
+  type UntrustedKey,
+} from './trust.ts';
 export type { VerifyFailureCode, VerifyResult } from './verify.ts';
 export { type AnswerVerification, isNeverAudited, type VerifyAnswerInput, verifyAnswer } from './verify-answer.ts';
 export type { WitnessOptions } from './witness-step.ts';
