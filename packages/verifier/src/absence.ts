@@ -10,7 +10,7 @@ import type { VerifierErrorCode } from './errors.ts';
 import type { KeySet } from './keyset.ts';
 import { encodeBase64 } from './tlog/base64.ts';
 import type { Checkpoint } from './tlog/checkpoint.ts';
-import { createStatementProofVerifier, type LogTrust } from './tlog/log-proof.ts';
+import { createStatementProofVerifier, type LogKeys, type LogTrust } from './tlog/log-proof.ts';
 import { type Sha256, treeHasher, verifyInclusion } from './tlog/merkle.ts';
 import type { Witnessed } from './tlog/witnessed.ts';
 import { createNoteEd25519, createRecordVerifier, type Ed25519Verify } from './verify.ts';
@@ -68,7 +68,8 @@ export type AbsenceFailureCode = Extract<
   | 'MALFORMED_ABSENCE_PROOF' // not the shape of a proof, or a proof about another domain
   | 'STATEMENT_NOT_SIGNED' // the build statement does not verify against the key set (unsigned included)
   | 'NOT_ABSENT' // the neighbours do not enclose the domain's hash, are not adjacent, or are not in the signed map
-  | 'STATEMENT_NOT_LOGGED' // with the log's key: statement_proof missing, malformed, of another log, or not including the statement
+  | 'STATEMENT_NOT_LOGGED' // with the log's key (or a policy's): statement_proof missing, malformed, of another log, or not including the statement
+  | 'LOG_KEY_MISSING' // a witness policy without a log line, and no log key: the statement's log proof could not be checked
   // With a witness policy (the main entry point's `verifyAbsence`), the checkpoint of the statement's log proof:
   | 'CHECKPOINT_NOT_SIGNED' // not signed by a log of the policy
   | 'LOG_ORIGIN_MISMATCH' // of a log the policy does not list
@@ -124,7 +125,7 @@ export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Veri
   const h = treeHasher(sha256);
   const verifyStatement = createRecordVerifier(ed25519Verify);
   const statementLogged = createStatementLogCheck(sha256, ed25519Verify);
-  return function verifyAbsence(proof: unknown, domain: string, keySet: KeySet, log?: LogTrust): AbsenceResult {
+  return function verifyAbsence(proof: unknown, domain: string, keySet: KeySet, log?: LogTrust | LogKeys): AbsenceResult {
     const fail = (code: AbsenceFailureCode, message: string): AbsenceResult => ({ valid: false, code, message });
     // 1. Shape, and the domain: a proof of another domain's absence says nothing of this one.
     if (typeof proof !== 'object' || proof === null) return fail('MALFORMED_ABSENCE_PROOF', 'the proof is not a JSON object');
@@ -176,7 +177,7 @@ export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Veri
  */
 function createStatementLogCheck(sha256: Sha256, ed25519Verify: Ed25519Verify) {
   const verifyStatementProof = createStatementProofVerifier(sha256, createNoteEd25519(ed25519Verify));
-  return (p: Record<string, unknown>, proven: AbsenceResult & { valid: true }, log: LogTrust): AbsenceResult => {
+  return (p: Record<string, unknown>, proven: AbsenceResult & { valid: true }, log: LogTrust | LogKeys): AbsenceResult => {
     const notLogged = (message: string): AbsenceResult => ({ valid: false, code: 'STATEMENT_NOT_LOGGED', message });
     if (typeof p.statement_proof !== 'string')
       return notLogged('the absence proof has no statement_proof (a build made before statements were logged, or without a log key)');

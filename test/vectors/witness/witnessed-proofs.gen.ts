@@ -169,12 +169,13 @@ const vectors = {
       code: 'NOT_WITNESSED',
     },
     {
+      // A policy implies the log check: with no statement proof, the statement is not proven in the log.
       name: 'absence: no statement_proof',
       proof: 'absence without statement_proof',
       policy: 'two of three',
       now: T * 1000,
       valid: false,
-      code: 'NOT_WITNESSED',
+      code: 'STATEMENT_NOT_LOGGED',
     },
   ],
 };
