@@ -1,4 +1,4 @@
-import { formatTimestamp } from '@merchant-verify/verifier/issuer';
+import { formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { BuildError, MvrError } from '../core/errors.ts';
 import { BuildDigest, existingBuild } from './build-id.ts';
 import { type BuildInputs, readBuildInputs } from './build-inputs.ts';

@@ -1,6 +1,6 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
+import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
 import { BuildError } from '../core/errors.ts';
 import { writeAtomic } from '../core/files.ts';
 import { BUILD_CHECKPOINT_FILE, CURRENT_LINK, LOG_CHECKPOINT, LOG_DIR } from '../core/layout.ts';

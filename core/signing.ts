@@ -8,7 +8,7 @@ import {
   encodeBase64url,
   joinMembers,
   signatureText,
-} from '@merchant-verify/verifier/issuer';
+} from '@merchant-verify/verifier/internal/issuer';
 import { CanonicalizationError, InvalidKeyError, SelfCheckFailedError } from './errors.ts';
 import { ED25519_PKCS8_PREFIX } from './note-private-key.ts';
 import { recordCanonicalParts } from './record-text.ts';

@@ -11,7 +11,7 @@ import {
   parseCheckpoint,
   parseVerifierKey,
   signatureLine,
-} from '@merchant-verify/verifier/tlog';
+} from '@merchant-verify/verifier/internal/tlog';
 import { ConfigError, InvalidKeyError, LogInconsistentError } from '../core/errors.ts';
 import { sha256 } from '../core/hash.ts';
 import { ed25519FromSeed, formatNotePrivateKey, newEd25519Seed, parseNotePrivateKey, writeNewKeyFile } from '../core/note-private-key.ts';

@@ -1,8 +1,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { KeySet } from '@merchant-verify/verifier';
-import type { AbsenceProof, BuildStatement } from '@merchant-verify/verifier/issuer';
-import { DomainMap, domainHash } from '@merchant-verify/verifier/issuer';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog';
+import type { AbsenceProof, BuildStatement } from '@merchant-verify/verifier/internal/issuer';
+import { DomainMap, domainHash } from '@merchant-verify/verifier/internal/issuer';
+import { encodeBase64 } from '@merchant-verify/verifier/internal/tlog';
 import { HasRecordError, StoreUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';

@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import type { KeySet } from '@merchant-verify/verifier';
-import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
-import { formatTimestamp } from '@merchant-verify/verifier/issuer';
+import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
+import { formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { RecordUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import { unverifiedRecord } from '../core/record.ts';

@@ -9,7 +9,7 @@ import {
   parseNote,
   signatureLine,
   verifyConsistency,
-} from '@merchant-verify/verifier/tlog';
+} from '@merchant-verify/verifier/internal/tlog';
 import { hasher } from '../core/hash.ts';
 import { nodeEd25519VerifyRaw } from './ed25519.ts';
 import { AddCheckpointSyntaxError, formatSize, parseAddCheckpoint, SIZE_CONTENT_TYPE } from './protocol.ts';

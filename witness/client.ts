@@ -6,7 +6,7 @@ import {
   parseNote,
   quorumMet,
   type TlogPolicy,
-} from '@merchant-verify/verifier/tlog';
+} from '@merchant-verify/verifier/internal/tlog';
 import type { ErrorCode } from '../core/errors.ts';
 import { nodeEd25519VerifyRaw } from './ed25519.ts';
 import { formatAddCheckpoint, parseSize } from './protocol.ts';

@@ -8,7 +8,7 @@ import {
   cosignedMessage,
   formatVerifierKey,
   isKeyName,
-} from '@merchant-verify/verifier/tlog';
+} from '@merchant-verify/verifier/internal/tlog';
 import { ConfigError } from '../core/errors.ts';
 import { sha256 } from '../core/hash.ts';
 import { ed25519FromSeed, formatNotePrivateKey, newEd25519Seed, parseNotePrivateKey, writeNewKeyFile } from '../core/note-private-key.ts';

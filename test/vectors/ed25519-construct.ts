@@ -4,7 +4,7 @@
  * signs, the signing seed and nonces, the points of small order, and the list the cases are added to.
  */
 
-import { canonicalBytes, ED25519_L as L } from '@merchant-verify/verifier/issuer';
+import { canonicalBytes, ED25519_L as L } from '@merchant-verify/verifier/internal/issuer';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 

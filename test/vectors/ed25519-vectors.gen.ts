@@ -13,7 +13,7 @@
  * checks them against both primitives on whatever Node line runs it.
  */
 import { writeFileSync } from 'node:fs';
-import { ED25519_L as L } from '@merchant-verify/verifier/issuer';
+import { ED25519_L as L } from '@merchant-verify/verifier/internal/issuer';
 import * as ed from '@noble/ed25519';
 import {
   A,

@@ -11,7 +11,7 @@
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatTlogProof, inclusionProof, treeHasher } from '@merchant-verify/verifier/tlog';
+import { formatTlogProof, inclusionProof, treeHasher } from '@merchant-verify/verifier/internal/tlog';
 import canonicalize from 'canonicalize';
 
 const DIR = import.meta.dirname;
