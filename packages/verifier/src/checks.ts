@@ -8,8 +8,8 @@ import { type AbsenceResult, createAbsenceVerifier } from './absence.ts';
 import { canonicalBytes } from './canonical.ts';
 import { nobleEd25519Verify } from './ed25519.ts';
 import { type KeySet, parseKeySet } from './keyset.ts';
-import { type Staleness, stalenessOf } from './staleness.ts';
 import { clockOf, logTrustOf, optionsOf, stringOf, type WitnessSettings, witnessSettingsOf } from './options.ts';
+import { type Staleness, stalenessOf } from './staleness.ts';
 import {
   createLogProofVerifier,
   type LogKeys,
@@ -149,7 +149,9 @@ export function verifyAbsence(proof: unknown, domain: string, keySet: unknown, o
   if ('code' in log) {
     // Without any log key and without a policy, the caller asked for the map alone.
     if (o.log === undefined && !settings.policy) return result;
-    return log.code === 'LOG_KEY_MISSING' ? log : { valid: false, code: 'STATEMENT_NOT_LOGGED', message: `statement_proof: ${log.code} (${log.message})` };
+    return log.code === 'LOG_KEY_MISSING'
+      ? log
+      : { valid: false, code: 'STATEMENT_NOT_LOGGED', message: `statement_proof: ${log.code} (${log.message})` };
   }
   if (!settings.policy) return result;
   const witnessed = statementWitnessed(statementProof, { ...settings, policy: settings.policy }, log.keys);

@@ -72,7 +72,10 @@ export class DomainMap {
    */
   static async fromLeaves(h: TreeHasher, leaves: Uint8Array, pause: () => Promise<void> = async () => undefined): Promise<DomainMap> {
     if (leaves.length % LEAF_SIZE !== 0)
-      throw new InvalidArgumentError('leaves', `a domain map is a whole number of ${LEAF_SIZE}-byte leaves; this one has ${leaves.length} bytes`);
+      throw new InvalidArgumentError(
+        'leaves',
+        `a domain map is a whole number of ${LEAF_SIZE}-byte leaves; this one has ${leaves.length} bytes`,
+      );
     const size = leaves.length / LEAF_SIZE;
     const runs: Uint8Array[] = [];
     for (let start = 0; start < size; start += RUN) {

@@ -37,7 +37,8 @@ export function maxAgeOf(maxAgeMs: unknown, name = 'options.maxAgeMs'): number |
 export function policyOf(policy: unknown, name = 'options.policy'): TlogPolicy | undefined {
   if (policy === undefined) return undefined;
   const p = policy as Partial<TlogPolicy> | null;
-  if (typeof p === 'object' && p !== null && Array.isArray(p.logs) && Array.isArray(p.witnesses) && p.quorum !== undefined) return p as TlogPolicy;
+  if (typeof p === 'object' && p !== null && Array.isArray(p.logs) && Array.isArray(p.witnesses) && p.quorum !== undefined)
+    return p as TlogPolicy;
   throw new InvalidArgumentError(name, 'must be a policy as parsePolicy returns it (pass the text of a policy file through parsePolicy)');
 }
 
@@ -56,7 +57,8 @@ export function stringOf(value: unknown, name: string): string {
 
 /** The log one trusts, read: its verifier key (text, or a key already parsed) and the origin, when given. */
 export function logTrustOf(log: unknown, name: string): { vkey: string | NoteVerifierKey; origin?: string } {
-  if (typeof log !== 'object' || log === null) throw new InvalidArgumentError(name, 'must be an object with the log\'s verifier key, { vkey }');
+  if (typeof log !== 'object' || log === null)
+    throw new InvalidArgumentError(name, "must be an object with the log's verifier key, { vkey }");
   const { vkey, origin } = log as { vkey?: unknown; origin?: unknown };
   const parsed = vkey as Partial<NoteVerifierKey> | null;
   const isKey =
@@ -92,6 +94,9 @@ export function witnessSettingsOf(options: { policy?: unknown; maxAgeMs?: unknow
   };
   // A maximum age is of cosignatures, which only a policy asks for: alone it would be a check asked for and never run.
   if (settings.maxAgeMs !== undefined && settings.policy === undefined)
-    throw new InvalidArgumentError(`${prefix}.maxAgeMs`, `is the age of cosignatures, checked under a witness policy: give ${prefix}.policy too`);
+    throw new InvalidArgumentError(
+      `${prefix}.maxAgeMs`,
+      `is the age of cosignatures, checked under a witness policy: give ${prefix}.policy too`,
+    );
   return settings;
 }

@@ -126,7 +126,7 @@ export function verifyAnswer(input: VerifyAnswerInput): AnswerVerification {
 /** `input.log`, read: the log's verifier key (required), and the record's proof text when given. */
 function answerLogOf(log: unknown): { vkey: string; proof?: string } {
   const { vkey } = logTrustOf(log, 'input.log');
-  if (typeof vkey !== 'string') throw new InvalidArgumentError('input.log.vkey', 'must be the text of the log\'s verifier key');
+  if (typeof vkey !== 'string') throw new InvalidArgumentError('input.log.vkey', "must be the text of the log's verifier key");
   const { proof } = log as { proof?: unknown };
   if (proof === undefined) return { vkey };
   return { vkey, proof: stringOf(proof, 'input.log.proof') };

@@ -3,10 +3,11 @@
  * lines (c2sp.org/tlog-proof keeps the note whole), checked under a tlog-policy. `verifyLogProof`
  * and `verifyAbsence` run it when given a policy; `verifyAnswer` passes the policy to them.
  */
+
+import type { WitnessSettings } from './options.ts';
 import type { NoteVerifierKey } from './tlog/note.ts';
 import type { TlogPolicy } from './tlog/policy.ts';
 import type { Witnessed, WitnessedFailureCode } from './tlog/witnessed.ts';
-import type { WitnessSettings } from './options.ts';
 import { verifyCheckedCheckpoint } from './witnesses.ts';
 
 /** What a proof's checkpoint must hold under: without a policy, nothing is asked of its cosignatures. */
@@ -22,7 +23,11 @@ export interface WitnessOptions {
 export type WitnessStep = ({ valid: true } & Witnessed) | { valid: false; code: WitnessedFailureCode; message: string };
 
 /** The checkpoint note under the policy; a policy that lists no log applies to the log whose keys checked the proof (`logKeys`). */
-export function witnessStep(checkpointNote: string, options: WitnessSettings & { policy: TlogPolicy }, logKeys: NoteVerifierKey[]): WitnessStep {
+export function witnessStep(
+  checkpointNote: string,
+  options: WitnessSettings & { policy: TlogPolicy },
+  logKeys: NoteVerifierKey[],
+): WitnessStep {
   const result = verifyCheckedCheckpoint(checkpointNote, options.policy, {
     now: options.now,
     ...(options.maxAgeMs === undefined ? {} : { maxAgeMs: options.maxAgeMs }),

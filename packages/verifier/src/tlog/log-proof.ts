@@ -2,9 +2,9 @@ import type { VerifierErrorCode } from '../errors.ts';
 import { type Checkpoint, parseCheckpoint } from './checkpoint.ts';
 import { type Sha256, treeHasher, verifyInclusion } from './merkle.ts';
 import { type Ed25519VerifyRaw, type NoteError, type NoteVerifierKey, openNote, parseNote, parseVerifierKey } from './note.ts';
+import type { PolicyLog } from './policy.ts';
 import { parseTlogProof, type TlogProof } from './proof-text.ts';
 import { statementEntry } from './statement-entry.ts';
-import type { PolicyLog } from './policy.ts';
 import type { Witnessed } from './witnessed.ts';
 
 /** Bytes of the salt carried in a proof's `extra` line. */

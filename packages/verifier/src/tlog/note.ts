@@ -81,7 +81,8 @@ export function parseTypedVerifierKey(sha256: Sha256, text: string): TypedVerifi
   const type = material[0]!;
   const publicKey = material.slice(1);
   const id = Number.parseInt(idHex, 16);
-  if (noteKeyId(sha256, name, publicKey, type) !== id) throw new InvalidVerifierKeyError(`verifier key ID ${idHex} does not match its name and key`);
+  if (noteKeyId(sha256, name, publicKey, type) !== id)
+    throw new InvalidVerifierKeyError(`verifier key ID ${idHex} does not match its name and key`);
   return { name, id, type, publicKey };
 }
 

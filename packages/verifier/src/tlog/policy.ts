@@ -102,7 +102,8 @@ export function parsePolicy(sha256: Sha256, text: string, source = 'policy'): Tl
           if (m === 'none') fail(`group ${name}: "none" cannot be a group member`);
           if (memberNames.indexOf(m) !== j) fail(`group ${name}: "${m}" is listed twice`);
           const group = memberOf.get(m);
-          if (group !== undefined) fail(`group ${name}: "${m}" is already a member of group ${group} (a name is a member of at most one group)`);
+          if (group !== undefined)
+            fail(`group ${name}: "${m}" is already a member of group ${group} (a name is a member of at most one group)`);
           return names.get(m) ?? fail(`group ${name}: "${m}" is not a witness or group defined on an earlier line`);
         });
         const k = threshold === 'any' ? 1 : threshold === 'all' ? members.length : /^[0-9]+$/.test(threshold) ? Number(threshold) : NaN;
