@@ -45,7 +45,7 @@ const v = JSON.parse(readFileSync(join(import.meta.dirname, '../vectors/refusals
 };
 
 /** A value JSON cannot hold, as the vectors write it. */
-function valueOf(value: unknown): unknown {
+function jsonValue(value: unknown): unknown {
   const special = value as { $?: string; iso?: string } | null;
   if (typeof special !== 'object' || special === null || special.$ === undefined) return value;
   if (special.$ === 'NaN') return Number.NaN;
@@ -58,7 +58,7 @@ function valueOf(value: unknown): unknown {
 /** Runs a check's call: its verdict, or what it threw. */
 function run(c: Check): unknown {
   const raw = { now: v.now, ...(c.policy ? { policy: parsePolicy(v.policies[c.policy]!) } : {}), ...(c.options ?? {}) };
-  const options = Object.fromEntries(Object.entries(raw).map(([k, value]) => [k, valueOf(value)]));
+  const options = Object.fromEntries(Object.entries(raw).map(([k, value]) => [k, jsonValue(value)]));
   const log = c.log === true ? { vkey: v.log_vkey } : c.log === false || c.log === undefined ? undefined : c.log;
   switch (c.call) {
     case 'parsePolicy':
@@ -68,7 +68,7 @@ function run(c: Check): unknown {
     case 'verifyLogProof':
       return verifyLogProof(v.record, v.record_proofs[c.proof!]!, log as never, options);
     case 'verifyAbsence':
-      return verifyAbsence(v.absence_proofs[c.proof!], v.domain, v.key_set, { ...options, ...(log ? { log } : {}) });
+      return verifyAbsence(v.absence_proofs[c.proof!], v.domain, v.key_set, { ...options, ...(log ? { log: log as never } : {}) });
     case 'verifyAnswer': {
       const answerLog = log && typeof log.proof === 'string' ? { ...log, proof: v.record_proofs[log.proof] ?? log.proof } : log;
       const absence = v.absence_proofs[c.proof!];

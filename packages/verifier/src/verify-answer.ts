@@ -95,6 +95,9 @@ export function verifyAnswer(input: VerifyAnswerInput): AnswerVerification {
   const settings = witnessSettingsOf(input, 'input');
   const log = input.log === undefined ? undefined : answerLogOf(input.log);
   const domain = input.domain === undefined ? undefined : stringOf(input.domain, 'input.domain');
+  const given = input.absence as { proof?: unknown; unavailable?: unknown } | undefined;
+  if (given !== undefined && (typeof given !== 'object' || given === null || !('proof' in given || typeof given.unavailable === 'string')))
+    throw new InvalidArgumentError('input.absence', 'must be { proof } (GET /v1/absence) or { unavailable: "why there is none" }');
   const checked = input.answer === undefined && domain !== undefined ? neverAuditedAnswer(domain) : input.answer;
   const witness: WitnessOptions = { ...settings };
   const answer = (typeof checked === 'object' && checked !== null ? checked : {}) as Record<string, unknown>;
