@@ -82,7 +82,11 @@ const verifyProofBytes = createLogProofVerifier(sha256, createNoteEd25519(nobleE
  * With `options.policy` (a tlog-policy, `parsePolicy`), the proof's checkpoint must also carry a
  * quorum of valid cosignatures by the policy's witnesses, none dated more than a minute ahead of
  * `options.now` and, with `options.maxAgeMs`, none older: the result then says when it was last
- * witnessed (`witnessedAt`, `cosigners`), or fails with NOT_WITNESSED or BAD_COSIGNATURE.
+ * witnessed (`witnessedAt`, `cosigners`), or fails with NOT_WITNESSED or BAD_COSIGNATURE. A policy
+ * implies the log check: without `trust`, the log key is the policy's log line for the checkpoint's
+ * origin; with neither, the verdict is LOG_KEY_MISSING, never a pass. Options that are not what they
+ * say (a `maxAgeMs` that is not a finite, positive number of ms, a `now` that is not a time) throw
+ * InvalidArgumentError; a `vkey` that cannot be read throws InvalidVerifierKeyError.
  *
  * @example
  *   const proof = verifyLogProof(record, proofText, { vkey: 'verify.example/log+1a2b3c4d+AT...' });
@@ -129,7 +133,9 @@ const verifyAbsenceProof = createAbsenceVerifier(sha256, nobleEd25519Verify);
  *
  * With `options.policy`, the checkpoint of the proof's `statement_proof` (the build statement's
  * entry in the log) must hold under it as for {@link verifyLogProof}: the result then says when
- * the build was last witnessed as the latest.
+ * the build was last witnessed as the latest. A policy implies the log check: without `options.log`,
+ * the statement proof is checked with the policy's log line for its checkpoint's origin, and with
+ * neither the verdict is LOG_KEY_MISSING. Without a policy and without `log`, the map alone is checked.
  *
  * @example
  *   const proof = await (await fetch(`${base}/v1/absence?domain=shop.example`, { headers })).json();
