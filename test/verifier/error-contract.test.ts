@@ -42,7 +42,15 @@ describe('the verifier package throws only its coded errors', () => {
   };
   const policy = verifier.parsePolicy(w.policies['two of three']!);
   // Arbitrary values, and the genuine ones beside them, so that calls reach past the first check.
-  const any = fc.anything({ withBoxedValues: true, withMap: true, withSet: true, withTypedArray: true, withDate: true });
+  const any = fc.anything({
+    withBigInt: true,
+    withBoxedValues: true,
+    withNullPrototype: true,
+    withMap: true,
+    withSet: true,
+    withTypedArray: true,
+    withDate: true,
+  });
   const or = (...values: unknown[]) => fc.oneof(any, ...values.map((x) => fc.constant(x)));
   const options = fc.oneof(
     any,

@@ -8,6 +8,7 @@ import { canonicalJson } from './canonical.ts';
 import { compareHashes, type DomainMapHead, decodeHash, domainHash, type MapNeighbour } from './domain-map.ts';
 import type { VerifierErrorCode } from './errors.ts';
 import type { KeySet } from './keyset.ts';
+import { shown } from './options.ts';
 import { encodeBase64 } from './tlog/base64.ts';
 import type { Checkpoint } from './tlog/checkpoint.ts';
 import { createStatementProofVerifier, type LogKeys, type LogTrust } from './tlog/log-proof.ts';
@@ -131,7 +132,7 @@ export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Veri
     if (typeof proof !== 'object' || proof === null) return fail('MALFORMED_ABSENCE_PROOF', 'the proof is not a JSON object');
     const p = proof as Record<string, unknown>;
     const hash = domainHash(sha256, domain);
-    if (p.domain !== domain) return fail('MALFORMED_ABSENCE_PROOF', `the proof is about ${JSON.stringify(p.domain)}, not ${domain}`);
+    if (p.domain !== domain) return fail('MALFORMED_ABSENCE_PROOF', `the proof is about ${shown(p.domain)}, not ${domain}`);
     if (p.domain_hash !== encodeBase64(hash)) return fail('MALFORMED_ABSENCE_PROOF', 'domain_hash is not SHA-256 of the domain');
     const head = statementHead(p.statement);
     const left = neighbourOf(p.left),

@@ -8,7 +8,7 @@ import { type AbsenceResult, createAbsenceVerifier } from './absence.ts';
 import { canonicalBytes } from './canonical.ts';
 import { nobleEd25519Verify } from './ed25519.ts';
 import { type KeySet, parseKeySet } from './keyset.ts';
-import { clockOf, logTrustOf, optionsOf, stringOf, type WitnessSettings, witnessSettingsOf } from './options.ts';
+import { clockOf, logTrustOf, optionsOf, shown, stringOf, type WitnessSettings, witnessSettingsOf } from './options.ts';
 import { type Staleness, stalenessOf } from './staleness.ts';
 import {
   createLogProofVerifier,
@@ -61,7 +61,7 @@ export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOp
     result = {
       valid: false,
       code: 'DOMAIN_MISMATCH',
-      message: `the record is for ${String(obj.domain)}, not ${domain}`,
+      message: `the record is for ${shown(obj.domain)}, not ${domain}`,
       keyId: result.keyId,
     };
   }

@@ -9,8 +9,20 @@ import { InvalidArgumentError } from './errors.ts';
 import type { NoteVerifierKey } from './tlog/note.ts';
 import type { TlogPolicy } from './tlog/policy.ts';
 
-const describe = (value: unknown): string =>
-  typeof value === 'string' ? JSON.stringify(value) : value instanceof Date ? 'an invalid Date' : String(value);
+/**
+ * A value a caller passed, for a message: never throws, whatever it is (a BigInt, an object whose
+ * `toString` is not a function), so that describing misuse cannot itself fail uncoded.
+ */
+export function shown(value: unknown): string {
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid Date' : value.toISOString();
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  if (typeof value === 'bigint') return `${value.toString()}n`;
+  try {
+    const text = JSON.stringify(value);
+    if (text !== undefined) return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  } catch {}
+  return `a ${typeof value}`;
+}
 
 /**
  * The clock: epoch milliseconds (a finite number) or a valid Date; `Date.now()` when not given.
@@ -20,7 +32,7 @@ export function clockOf(now: unknown, name = 'options.now'): number {
   if (now === undefined) return Date.now();
   if (typeof now === 'number' && Number.isFinite(now)) return now;
   if (now instanceof Date && Number.isFinite(now.getTime())) return now.getTime();
-  throw new InvalidArgumentError(name, `must be a time: epoch milliseconds (a finite number) or a valid Date, not ${describe(now)}`);
+  throw new InvalidArgumentError(name, `must be a time: epoch milliseconds (a finite number) or a valid Date, not ${shown(now)}`);
 }
 
 /** The maximum age of cosignatures: a finite, positive number of milliseconds, or none. */
@@ -29,7 +41,7 @@ export function maxAgeOf(maxAgeMs: unknown, name = 'options.maxAgeMs'): number |
   if (typeof maxAgeMs === 'number' && Number.isFinite(maxAgeMs) && maxAgeMs > 0) return maxAgeMs;
   throw new InvalidArgumentError(
     name,
-    `must be a finite, positive number of milliseconds (36 hours is 129600000), not ${typeof maxAgeMs === 'number' ? maxAgeMs : describe(maxAgeMs)}`,
+    `must be a finite, positive number of milliseconds (36 hours is 129600000), not ${typeof maxAgeMs === 'number' ? maxAgeMs : shown(maxAgeMs)}`,
   );
 }
 

@@ -9,7 +9,7 @@ import type { AbsenceResult } from './absence.ts';
 import type { AbsenceOptions } from './checks.ts';
 import { type RecordVerification, verifyAbsence, verifyLogProof, verifyRecord } from './checks.ts';
 import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
-import { logTrustOf, stringOf, witnessSettingsOf } from './options.ts';
+import { logTrustOf, shown, stringOf, witnessSettingsOf } from './options.ts';
 import type { Staleness } from './staleness.ts';
 import type { LogProofResult } from './tlog/log-proof.ts';
 import type { TlogPolicy } from './tlog/policy.ts';
@@ -172,7 +172,7 @@ function otherIssuer(answer: Record<string, unknown>, proof: unknown): AbsenceRe
   return {
     valid: false,
     code: 'NOT_ABSENT',
-    message: `the answer names issuer ${String(answer.issuer)}, but the build proving the absence is ${String(built)}'s`,
+    message: `the answer names issuer ${shown(answer.issuer)}, but the build proving the absence is ${shown(built)}'s`,
   };
 }
 

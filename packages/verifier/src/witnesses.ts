@@ -21,7 +21,7 @@ const checkEd25519 = createEd25519Check(nobleEd25519Verify);
  *   const policy = parsePolicy(await readFile('witnesses.policy', 'utf8'), 'witnesses.policy');
  */
 export function parsePolicy(text: string, source?: string): TlogPolicy {
-  return parsePolicyWith(sha256, text, source === undefined ? undefined : String(source));
+  return parsePolicyWith(sha256, text, source === undefined ? undefined : stringOf(source, 'source'));
 }
 
 /** The cosigned-checkpoint check on options already read (the proofs' witness step). */

@@ -37,7 +37,7 @@ const ED25519 = 0x01;
 
 /** Parses a policy's text; `source` names it in errors (a file name). */
 export function parsePolicy(sha256: Sha256, text: string, source = 'policy'): TlogPolicy {
-  if (typeof text !== 'string') throw new PolicyError(String(source), 0, `the policy is ${typeof text}, not the text of a policy file`);
+  if (typeof text !== 'string') throw new PolicyError(source, 0, `the policy is ${typeof text}, not the text of a policy file`);
   const logs: PolicyLog[] = [];
   const witnesses: PolicyWitness[] = [];
   // Witnesses and groups share one namespace; `none` is predefined and never a member.
