@@ -61,7 +61,7 @@ export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOp
     result = {
       valid: false,
       code: 'DOMAIN_MISMATCH',
-      message: `the record is for ${shown(obj.domain)}, not ${domain}`,
+      message: `the record is for ${shown(obj.domain, false)}, not ${domain}`,
       keyId: result.keyId,
     };
   }

@@ -11,9 +11,11 @@ import type { TlogPolicy } from './tlog/policy.ts';
 
 /**
  * A value a caller passed, for a message: never throws, whatever it is (a BigInt, an object whose
- * `toString` is not a function), so that describing misuse cannot itself fail uncoded.
+ * `toString` is not a function), so that describing misuse cannot itself fail uncoded. Text is
+ * quoted unless `quoted` is false.
  */
-export function shown(value: unknown): string {
+export function shown(value: unknown, quoted = true): string {
+  if (typeof value === 'string' && !quoted) return value;
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid Date' : value.toISOString();
   if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
   if (typeof value === 'bigint') return `${value.toString()}n`;

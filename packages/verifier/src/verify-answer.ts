@@ -172,7 +172,7 @@ function otherIssuer(answer: Record<string, unknown>, proof: unknown): AbsenceRe
   return {
     valid: false,
     code: 'NOT_ABSENT',
-    message: `the answer names issuer ${shown(answer.issuer)}, but the build proving the absence is ${shown(built)}'s`,
+    message: `the answer names issuer ${shown(answer.issuer, false)}, but the build proving the absence is ${shown(built, false)}'s`,
   };
 }
 
