@@ -75,7 +75,7 @@ export type AbsenceFailureCode = Extract<
   | 'CHECKPOINT_NOT_SIGNED' // not signed by a log of the policy
   | 'LOG_ORIGIN_MISMATCH' // of a log the policy does not list
   | 'BAD_COSIGNATURE' // a cosignature by one of its witnesses does not verify
-  | 'NOT_WITNESSED' // no statement proof, or short of the quorum of valid, timely cosignatures
+  | 'NOT_WITNESSED' // short of the quorum of valid, timely cosignatures
 >;
 
 export type AbsenceResult =
