@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { domainHash } from '@merchant-verify/verifier/issuer';
+import { domainHash } from '@merchant-verify/verifier/internal/issuer';
 import { writeDomainMap } from '../builder/domain-map.ts';
 import { sha256 } from '../core/hash.ts';
 import { generatePrivateJwk, loadSigningKey } from '../core/signing.ts';

@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isNeverAudited, KEY_SET_PATH, MvrError, type TlogPolicy, trustedKeySet, verifyAnswer } from '@merchant-verify/verifier';
-import { formatVerifierKey, NoteError } from '@merchant-verify/verifier/tlog';
+import { formatVerifierKey, NoteError } from '@merchant-verify/verifier/internal/tlog';
 import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
 import { fetchRecordFromGateway, getFromGateway } from '../clients/gateway-client.ts';
 import { FetchFailedError, KeySetClient, keySetForSigned } from '../clients/key-set-client.ts';

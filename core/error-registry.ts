@@ -34,6 +34,11 @@ export const ERROR_REGISTRY = {
   INVALID_AUDITS: { status: null, title: 'Invalid audits', exit: 3 },
   NOT_CANONICALIZABLE: { status: null, title: 'Not canonicalizable', exit: 3 },
   INVALID_CHECKPOINT: { status: null, title: 'Invalid checkpoint', exit: 3 },
+  // Misuse of the verifier package (thrown): an option or argument it cannot take, a log's verifier key that cannot be
+  // read (a flag's value, as a policy is), a signed note, checkpoint or tlog-proof that cannot be read (data, as a checkpoint is).
+  INVALID_ARGUMENT: { status: null, title: 'Invalid argument', exit: 2 },
+  INVALID_VERIFIER_KEY: { status: null, title: 'Invalid verifier key', exit: 2 },
+  MALFORMED_NOTE: { status: null, title: 'Malformed signed note', exit: 3 },
   BUILD_FAILED: { status: null, title: 'Build failed', exit: 1 },
   // Ctrl-C (SIGINT) or SIGTERM stopped a build before it went live: the shell's 128 + SIGINT.
   INTERRUPTED: { status: null, title: 'Interrupted', exit: 130 },
@@ -52,6 +57,8 @@ export const ERROR_REGISTRY = {
   CHECKPOINT_NOT_SIGNED: { status: null, title: 'Checkpoint not signed by the log', exit: 13 },
   LOG_ORIGIN_MISMATCH: { status: null, title: 'Checkpoint of another log', exit: 13 },
   NOT_INCLUDED: { status: null, title: 'Record not included in the log', exit: 13 },
+  // A witness policy implies the log check: no log key given, and no log line of the policy for the proof's origin.
+  LOG_KEY_MISSING: { status: null, title: 'No log key to check the proof with', exit: 13 },
   // Verdicts of an absence proof's verification (`verifyAbsence`, `mvr verify` of a never-audited domain).
   // A proven absence is its own exit code, never 0: "never audited" is not "verified".
   NEVER_AUDITED: { status: null, title: 'Never audited (absence proven)', exit: 15 },

@@ -1,5 +1,5 @@
 import type { PublicJwk } from '@merchant-verify/verifier';
-import { KEY_ENDORSEMENT_TYPE } from '@merchant-verify/verifier/issuer';
+import { KEY_ENDORSEMENT_TYPE } from '@merchant-verify/verifier/internal/issuer';
 import { z } from 'zod';
 import type { PublishedKeySet } from './key-endorsement.ts';
 import type { SameShape } from './same-shape.ts';

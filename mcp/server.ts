@@ -1,5 +1,5 @@
 import { isNeverAudited, KEY_SET_PATH } from '@merchant-verify/verifier';
-import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
+import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { absenceProofSchema } from '../core/absence-schema.ts';

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { AbsenceProof, BuildStatement } from '@merchant-verify/verifier/issuer';
-import { DomainMap, domainHash } from '@merchant-verify/verifier/issuer';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog';
+import type { AbsenceProof, BuildStatement } from '@merchant-verify/verifier/internal/issuer';
+import { DomainMap, domainHash } from '@merchant-verify/verifier/internal/issuer';
+import { encodeBase64 } from '@merchant-verify/verifier/internal/tlog';
 import { HasRecordError, StoreUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import type { CheckKeys } from '../core/key-trust.ts';

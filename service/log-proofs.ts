@@ -1,5 +1,12 @@
-import { type AbsenceProof, statementText } from '@merchant-verify/verifier/issuer';
-import { decodeBase64, formatTlogProof, parseCheckpoint, parseNote, statementEntry, verifyInclusion } from '@merchant-verify/verifier/tlog';
+import { type AbsenceProof, statementText } from '@merchant-verify/verifier/internal/issuer';
+import {
+  decodeBase64,
+  formatTlogProof,
+  parseCheckpoint,
+  parseNote,
+  statementEntry,
+  verifyInclusion,
+} from '@merchant-verify/verifier/internal/tlog';
 import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';

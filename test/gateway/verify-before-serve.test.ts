@@ -5,7 +5,7 @@
  * of a domain no request has touched yet, so the verified-bytes cache cannot mask the change.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
+import { canonicalJson } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway, useGateway, waitForLog } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';

@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyRecord } from '@merchant-verify/verifier';
-import { encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { encodeBase64url } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KeyTrust } from '../../core/key-trust.ts';
 import { jwkThumbprint, verifyRecordNode } from '../../core/signing.ts';
