@@ -51,6 +51,8 @@ export interface ApiKeyTable {
   /** Cheap; changes whenever a key is added or revoked. */
   version(): Promise<string>;
   entries(): Promise<ApiKeyEntry[]>;
+  /** One entry by its id (null when there is none), where that costs less than reading them all (Redis); absent for a file, read whole. */
+  entry?(id: string): Promise<ApiKeyEntry | null>;
   add(entry: ApiKeyEntry): Promise<void>;
   /** Marks a key revoked (once; a second revocation keeps the first time). Throws ConfigError for an unknown id. */
   revoke(id: string, at: string): Promise<ApiKeyEntry>;

@@ -116,7 +116,7 @@ export interface GatewayOptions {
   now?: () => number;
   /** A tlog-policy of the log's witnesses: the MCP tools say when the answers were last witnessed, and the verify page gets it. */
   witnessPolicy?: WitnessPolicyFile;
-  /** The clock the API keys' staleness and their re-read on an unknown id are timed by (ms); `performance.now` by default, a test's own in tests. */
+  /** The clock the API keys' staleness is timed by (ms); `performance.now` by default, a test's own in tests. */
   apiKeysClock?: () => number;
 }
 

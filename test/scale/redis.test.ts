@@ -97,6 +97,15 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
     const { key } = JSON.parse((await mvr('apikey', 'create', '--label', 'at once', '--json')).stdout) as { key: string };
     g.secrets.add(key);
     expect((await g.verify(GOLD, { key })).status).toBe(200);
+    // Twenty more back to back, each used at once: each is one read of its own entry, never a reload of every key.
+    const reloads = g.gateway.services.apiKeys.counts().reloads;
+    const table = redisApiKeyTable(client, redis.url);
+    for (let i = 0; i < 20; i++) {
+      const made = await createApiKey(table, `back to back ${i}`);
+      g.secrets.add(made.key);
+      expect((await g.verify(GOLD, { key: made.key })).status, `key ${i}`).toBe(200);
+    }
+    expect(g.gateway.services.apiKeys.counts().reloads).toBe(reloads);
   });
 
   it('one quota per key across gateways (within 5%), Redis asked once per lease, not per request', async () => {
