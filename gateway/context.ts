@@ -1,5 +1,6 @@
 import type { TlogPolicy } from '@merchant-verify/verifier';
 import type { ApiKeyStore } from '../access/api-key-store.ts';
+import type { TrustedProxies } from '../access/client-address.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
@@ -37,6 +38,8 @@ export interface GatewayServices {
   apiKeys: ApiKeyStore;
   /** Quotas: per API key, and per client address for requests without a valid key; null = off. */
   limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };
+  /** Proxies trusted to name the client (`--trust-proxy`); null: the peer is the client. */
+  trustedProxies: TrustedProxies | null;
   log: (line: LogLine) => void;
   /** One log line per request (off with `--quiet`; errors and warnings are logged regardless). */
   accessLog: boolean;
@@ -110,6 +113,8 @@ export interface GatewayOptions {
   rateLimitPerMinute?: number;
   /** Requests per minute per client address without a valid key; 0 or absent turns it off (`mvr serve` defaults to 600). */
   unauthenticatedPerMinute?: number;
+  /** Proxies whose `Forwarded` / `X-Forwarded-For` names the client a request without a valid key is counted as (`--trust-proxy`); none by default. */
+  trustProxy?: TrustedProxies;
   /** Slow-client limits of the HTTP server (defaults in `gateway/server.ts`); tests shorten them instead of waiting seconds. */
   connectionTimeouts?: Partial<ConnectionTimeouts>;
   /** The clock never-audited answers are issued by and quota windows counted by (epoch ms); `Date.now` by default, a test's own clock in tests. */

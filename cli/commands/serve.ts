@@ -23,6 +23,7 @@ export const SERVE_OPTIONS = [
   'cacheMb',
   'rateLimit',
   'unauthRateLimit',
+  'trustProxy',
   'workers',
   'signingKey',
   'storeTimeoutMs',
@@ -89,6 +90,7 @@ export async function gatewayOptions(
     metrics: config.metricsPort === undefined ? undefined : { listen: { host: config.metricsHost, port: config.metricsPort } },
     rateLimitPerMinute: config.rateLimit,
     unauthenticatedPerMinute: config.unauthRateLimit,
+    trustProxy: config.trustProxy,
     witnessPolicy: config.witnessPolicy ? await readPolicyFile(config.witnessPolicy, '--witness-policy') : undefined,
   };
 }
