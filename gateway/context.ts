@@ -24,6 +24,8 @@ export interface AccessLine {
   domain: string | undefined;
   /** The error's code, when the answer is a problem document. */
   code: string | undefined;
+  /** The id a server failure's answer and log line carry, when there was one. */
+  requestId: string | undefined;
 }
 
 /** What the gateway's routes use, made once at start-up and passed to {@link createGatewayApp}. */
@@ -68,6 +70,8 @@ export interface RequestNote {
   keyId?: string;
   domain?: string;
   errorCode?: string;
+  /** Made at the request's first server failure: its answer, its log line and its access line carry it. */
+  requestId?: string;
 }
 
 declare module 'h3' {

@@ -7,7 +7,7 @@ import { batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema, 
 import { domainInputSchema, normalizeDomain } from '../core/domain.ts';
 import { ERROR_REGISTRY, type ErrorCode, isMvrError } from '../core/errors.ts';
 import { type HistoryAnswer, historyAnswerSchema } from '../core/history-schema.ts';
-import { problemDocument } from '../core/problem-document.ts';
+import { problemDocument, withheldDetail } from '../core/problem-document.ts';
 import { recordSchema } from '../core/record.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import { lookupBatch } from '../service/batch.ts';
@@ -82,6 +82,11 @@ export interface McpServerOptions {
   absence: AbsenceLookup;
   /** With a witness policy, the verify tools say when the log's checkpoint was last witnessed; without, nothing changes. */
   witness?: WitnessSource;
+  /**
+   * Logs the cause of a failure whose result withholds it (a server failure: it may say where) and
+   * returns the id it is logged under, which the result then carries; undefined for any other failure.
+   */
+  noteWithheld?: (error: unknown, domain?: string) => string | undefined;
 }
 
 /**
@@ -142,7 +147,7 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
         });
         return answer(proven.record.toString('utf8'), proven.proof);
       } catch (error) {
-        return toolError(error);
+        return toolError(error, options.noteWithheld?.(error));
       }
     },
   );
@@ -177,7 +182,8 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
       try {
         const results = await Promise.all(
           (await lookupBatch(domains, lookup)).map(async (r) => {
-            if (!('record' in r)) return { domain: r.domain, problem: problemDocument(r.problem, options.issuer) };
+            if (!('record' in r))
+              return { domain: r.domain, problem: problemDocument(r.problem, options.issuer, options.noteWithheld?.(r.problem, r.domain)) };
             const record = JSON.parse(r.record.toString('utf8')) as Record<string, unknown>;
             if (!isNeverAudited(record)) return { domain: r.domain, record };
             // Never audited: the record again with its proof, both of one build's map.
@@ -192,7 +198,7 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
         const content = [{ type: 'text' as const, text: JSON.stringify({ results }) }, ...(await witnessedItems(options.witness))];
         return { content, structuredContent: { results } };
       } catch (error) {
-        return toolError(error);
+        return toolError(error, options.noteWithheld?.(error));
       }
     },
   );
@@ -215,7 +221,7 @@ function registerHistoryTool(server: McpServer, options: McpServerOptions): void
         const history = await options.history(normalizeDomain(domain));
         return { content: [{ type: 'text' as const, text: JSON.stringify(history) }], structuredContent: history };
       } catch (error) {
-        return toolError(error);
+        return toolError(error, options.noteWithheld?.(error));
       }
     },
   );
@@ -236,11 +242,14 @@ export function quotaCost(message: unknown): number {
 /**
  * A failure as an MCP tool result: `isError`, and a text that starts with the error's registry
  * code and title (`INVALID_DOMAIN (Invalid domain): ...`), so an agent can branch on the code.
- * No structuredContent: clients validate it against the output schema even on errors.
+ * A server failure says its code's words and the request id its cause is logged under, never
+ * the error's message, as its problem document does. No structuredContent: clients validate it
+ * against the output schema even on errors.
  */
-export function toolError(error: unknown): { isError: true; content: { type: 'text'; text: string }[] } {
+export function toolError(error: unknown, requestId?: string): { isError: true; content: { type: 'text'; text: string }[] } {
   const code: ErrorCode = isMvrError(error) ? error.code : 'INTERNAL';
-  const message = isMvrError(error) ? error.message : 'an unexpected error occurred';
+  const withheld = withheldDetail(code);
+  const message = withheld === null ? (error as Error).message : requestId ? `${withheld} (request_id ${requestId})` : withheld;
   return { isError: true, content: [{ type: 'text', text: `${code} (${ERROR_REGISTRY[code].title}): ${message}` }] };
 }
 
