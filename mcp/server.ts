@@ -5,12 +5,13 @@ import { z } from 'zod';
 import { absenceProofSchema } from '../core/absence-schema.ts';
 import { batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema, MAX_BATCH } from '../core/batch-schema.ts';
 import { domainInputSchema, normalizeDomain } from '../core/domain.ts';
-import { ERROR_REGISTRY, type ErrorCode, isMvrError } from '../core/errors.ts';
+import { ERROR_REGISTRY, isMvrError } from '../core/errors.ts';
 import { type HistoryAnswer, historyAnswerSchema } from '../core/history-schema.ts';
-import { problemDocument, withheldDetail } from '../core/problem-document.ts';
+import { problemDocument } from '../core/problem-document.ts';
 import { recordSchema } from '../core/record.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import { lookupBatch } from '../service/batch.ts';
+import { toolError } from './tool-error.ts';
 import { WITNESSED_NOTE, type WitnessSource, witnessedItems } from './witnessed.ts';
 
 /** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
@@ -237,20 +238,6 @@ export function quotaCost(message: unknown): number {
   const call = message as { method?: unknown; params?: { name?: unknown; arguments?: { domains?: unknown } } } | null;
   const domains = call?.method === 'tools/call' && call.params?.name === BATCH_TOOL_NAME ? call.params.arguments?.domains : undefined;
   return Array.isArray(domains) && domains.length > 0 ? Math.min(domains.length, MAX_BATCH) : 1;
-}
-
-/**
- * A failure as an MCP tool result: `isError`, and a text that starts with the error's registry
- * code and title (`INVALID_DOMAIN (Invalid domain): ...`), so an agent can branch on the code.
- * A server failure says its code's words and the request id its cause is logged under, never
- * the error's message, as its problem document does. No structuredContent: clients validate it
- * against the output schema even on errors.
- */
-export function toolError(error: unknown, requestId?: string): { isError: true; content: { type: 'text'; text: string }[] } {
-  const code: ErrorCode = isMvrError(error) ? error.code : 'INTERNAL';
-  const withheld = withheldDetail(code);
-  const message = withheld === null ? (error as Error).message : requestId ? `${withheld} (request_id ${requestId})` : withheld;
-  return { isError: true, content: [{ type: 'text', text: `${code} (${ERROR_REGISTRY[code].title}): ${message}` }] };
 }
 
 /** The key set URL of a gateway base URL. */

@@ -6,7 +6,6 @@ import type { TestGateway } from '../support/gateway.ts';
 import { problemMembers } from '../support/gateway-expect.ts';
 import { type Exchange, header, type RawResponse } from './raw-http.ts';
 
-
 /**
  * A gateway problem document: the status, `application/problem+json`, `Cache-Control: no-store`,
  * exactly {type,title,status,detail,code} (and request_id for a 5xx) with `status` equal to the HTTP status, and the
