@@ -84,6 +84,13 @@ describe('the records folder taken away', () => {
       { timeoutMs: 5000 },
     );
     expectCauseLogged(g, expectProblem(value, 503, 'STORE_UNAVAILABLE'), [project.recordsDir]);
+    // A batch is refused whole, the same way.
+    const batch = await g.request('/v1/verify/batch', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ domains: ['acme-outdoor.example', 'never-seen.example'] }),
+    });
+    expectCauseLogged(g, expectProblem(batch, 503, 'STORE_UNAVAILABLE'), [project.recordsDir]);
     for (const path of ['/v1/builds', '/v1/history?domain=acme-outdoor.example', '/v1/absence?domain=never-seen.example']) {
       const r = await g.request(path);
       expect(r.status, path).toBe(503);
