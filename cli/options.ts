@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseTrustedProxies } from '../access/client-address.ts';
 import { SCHEMA_SUFFIX } from '../core/record.ts';
 import { storeUrlOf } from '../storage/url.ts';
 
@@ -125,6 +126,24 @@ export const OPTIONS = {
     fallback: '600',
     description: 'requests per minute per client address without a valid key, 0 = off',
     schema: wholeNumber(0),
+  },
+  trustProxy: {
+    flag: 'trust-proxy',
+    env: 'MVR_TRUST_PROXY',
+    fallback: undefined,
+    description:
+      'proxies (CIDRs or addresses, comma-separated) whose Forwarded / X-Forwarded-For names the client for the per-address limit',
+    schema: z
+      .string()
+      .transform((text, ctx) => {
+        try {
+          return parseTrustedProxies(text);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      })
+      .optional(),
   },
   workers: {
     flag: 'workers',

@@ -40,6 +40,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     witnessPolicy: opts.witnessPolicy ?? null,
     now: opts.now ?? Date.now,
     limits: quotas(opts, redis),
+    trustedProxies: opts.trustProxy ?? null,
   };
   metrics?.watch(services);
   return {

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
 import { getFromGateway } from '../../clients/gateway-client.ts';
 import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
+import { causeOf, httpCodeOf, withheldDetail } from '../../core/problem-document.ts';
 import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import type { WitnessSource } from '../../mcp/witnessed.ts';
 import { readPolicyFile } from '../../witness/policy-file.ts';
@@ -46,7 +48,16 @@ export default defineCommand({
       ]);
       // Every request read before stdin ends is answered, then the process exits. The protocol is
       // this process's own stdin and stdout (the transport's): `mvr mcp` is a server, a process of its own.
-      serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups, witness }), { transport: new StdioAnsweringAll() });
+      // A failure whose result withholds its cause (a server failure: it may say where) has the cause on stderr, under an id the result quotes.
+      const noteWithheld = (error: unknown, domain?: string) => {
+        if (withheldDetail(httpCodeOf(error)) === null) return undefined;
+        const id = randomUUID();
+        io.stderr.write(`mvr mcp: request_id ${id}${domain ? ` (${domain})` : ''}: ${causeOf(error)}\n`);
+        return id;
+      };
+      serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups, witness, noteWithheld }), {
+        transport: new StdioAnsweringAll(),
+      });
       // stdout is the protocol: anything human goes to stderr.
       io.stderr.write(
         `mvr mcp: verify_merchant, verify_merchants and merchant_history ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`,

@@ -24,6 +24,7 @@ export const SERVE_OPTIONS = [
   'cacheMb',
   'rateLimit',
   'unauthRateLimit',
+  'trustProxy',
   'workers',
   'signingKey',
   'storeTimeoutMs',
@@ -92,6 +93,7 @@ export async function gatewayOptions(
     metrics: config.metricsPort === undefined ? undefined : { listen: { host: config.metricsHost, port: config.metricsPort } },
     rateLimitPerMinute: config.rateLimit,
     unauthenticatedPerMinute: config.unauthRateLimit,
+    trustProxy: config.trustProxy,
     witnessPolicy: config.witnessPolicy ? await readPolicyFile(config.witnessPolicy, '--witness-policy') : undefined,
     trust: await trustOf(config, args),
   };
