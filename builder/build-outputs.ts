@@ -35,6 +35,7 @@ export async function writeMapAndStatement(
     build: build.buildId,
     issuedAt: build.issuedAt,
     key,
+    lookup: leaves.lookup(),
   });
   return { durationMs: leaves.spentMs + performance.now() - started, domains: map.size, bytes: map.size * 32 };
 }

@@ -92,7 +92,10 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
 async function writeIndexAndName(staging: string, opts: BuildOptions, inputs: BuildInputs, records: SignedRecords, issuedAt: string) {
   const leaves = new MapLeaves(records.written);
   const digest = new BuildDigest({ issuer: opts.issuer, schemaUrl: opts.schemaUrl, keyId: inputs.key?.kid ?? null });
-  const runs = await writeIndex(staging, leaves.add, digest.add);
+  const runs = await writeIndex(staging, leaves.add, (text, domain) => {
+    digest.add(text);
+    leaves.record(text, domain);
+  });
   const build: BuildIdentity = { buildId: digest.id(issuedAt), issuedAt };
   return { build, leaves, runs };
 }

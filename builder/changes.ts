@@ -32,7 +32,7 @@ async function close(out: WriteStream): Promise<void> {
 export async function writeIndex(
   buildDir: string,
   onShard?: (domains: string[]) => void,
-  onRecord?: (text: string) => void,
+  onRecord?: (text: string, domain: string) => void,
 ): Promise<ShardRun[]> {
   const shards = (await readdir(buildDir)).filter((n) => /^[0-9a-f]{2}$/.test(n)).sort();
   const out = createWriteStream(join(buildDir, INDEX_FILE));
@@ -49,7 +49,7 @@ export async function writeIndex(
     for (const domain of domains) {
       // Synchronous reads: these files were just written (page cache), and an async read costs four trips through libuv's pool.
       const text = readFileSync(join(buildDir, shard, `${domain}.json`), 'utf8');
-      onRecord?.(text);
+      onRecord?.(text, domain);
       const r = JSON.parse(text) as VerificationRecord;
       const line = `${JSON.stringify({ shard, domain: r.domain, status: r.status, tier: r.tier, score: r.score })}\n`;
       offset += Buffer.byteLength(line);

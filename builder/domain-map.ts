@@ -2,7 +2,16 @@ import { hash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { type BuildStatement, buildStatement, DomainMap, statementText } from '@merchant-verify/verifier/internal/issuer';
+import {
+  type BuildStatement,
+  buildStatement,
+  DomainMap,
+  hexPrefix,
+  type LookupHead,
+  lookupAnswerBytes,
+  prefixLengthFor,
+  statementText,
+} from '@merchant-verify/verifier/internal/issuer';
 import { hasher } from '../core/hash.ts';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
 import { type SigningKey, signRecordChecked } from '../core/signing.ts';
@@ -19,8 +28,34 @@ export class MapLeaves {
   /** Time spent hashing and sorting, for the build's summary (ms). */
   spentMs = 0;
 
+  /** Records and record bytes per prefix of the build's prefix length, for the size prefix answers are padded to. */
+  private readonly perPrefix = new Map<string, { records: number; bytes: number }>();
+  private readonly prefixLength: number;
+
   constructor(records: number) {
     this.buffer = Buffer.alloc(records * 32);
+    this.prefixLength = prefixLengthFor(records);
+  }
+
+  /** One record's text and domain (`writeIndex` hands each over as it reads it): counted under its prefix. */
+  readonly record = (text: string, domain: string): void => {
+    const prefix = hexPrefix(hash('sha256', domain, 'buffer'), this.prefixLength);
+    const p = this.perPrefix.get(prefix) ?? { records: 0, bytes: 0 };
+    p.records++;
+    p.bytes += Buffer.byteLength(text.trimEnd());
+    this.perPrefix.set(prefix, p);
+  };
+
+  /** The statement's `lookup`: the prefix length, and the size that fits the answer of every prefix. */
+  lookup(): LookupHead {
+    const counts = [...this.perPrefix.values()];
+    const maxRecords = Math.max(0, ...counts.map((c) => c.records));
+    const maxRecordBytes = Math.max(0, ...counts.map((c) => c.bytes));
+    const size = this.buffer.length / 32;
+    return {
+      prefix_length: this.prefixLength,
+      answer_bytes: lookupAnswerBytes({ prefixLength: this.prefixLength, size, maxRecords, maxRecordBytes }),
+    };
   }
 
   /** One shard's domains (in any order); shards must come in ascending order. */
@@ -47,10 +82,10 @@ export class MapLeaves {
 export async function writeDomainMap(
   buildDir: string,
   leaves: Buffer,
-  o: { issuer: string; build: string; issuedAt: string; key: SigningKey | null },
+  o: { issuer: string; build: string; issuedAt: string; key: SigningKey | null; lookup?: LookupHead },
 ): Promise<{ map: DomainMap; statement: BuildStatement }> {
   const map = await DomainMap.fromLeaves(hasher, leaves, () => nextTurn());
-  const unsigned = buildStatement({ issuer: o.issuer, build: o.build, issuedAt: o.issuedAt, map: map.head() });
+  const unsigned = buildStatement({ issuer: o.issuer, build: o.build, issuedAt: o.issuedAt, map: map.head(), lookup: o.lookup });
   const statement = o.key ? signRecordChecked(unsigned, o.key).record : unsigned;
   await writeFile(join(buildDir, DOMAIN_MAP_FILE), leaves);
   await writeFile(join(buildDir, BUILD_STATEMENT_FILE), statementText(statement));

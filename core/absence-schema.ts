@@ -22,6 +22,13 @@ export const buildStatementSchema = z
     issued_at: z.iso.datetime(),
     records: z.int().min(0),
     domain_map: z.object({ size: z.int().min(0), root: hash }),
+    lookup: z
+      .object({
+        prefix_length: z.int().min(1).describe('Hex digits of every prefix of GET /v1/lookup/{prefix} for this build'),
+        answer_bytes: z.int().min(0).describe('UTF-8 bytes of the padded part of every prefix answer of this build'),
+      })
+      .optional()
+      .describe('Prefix lookups of this build; absent from builds made before them'),
     key_id: z.string().optional(),
     signature: z
       .string()

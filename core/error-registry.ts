@@ -15,6 +15,7 @@ import type { VerifierErrorCode } from '@merchant-verify/verifier';
 export const ERROR_REGISTRY = {
   // Answered over HTTP (and MCP): a problem document with this status.
   INVALID_DOMAIN: { status: 400, title: 'Invalid domain', exit: 3 },
+  INVALID_PREFIX: { status: 400, title: 'Invalid prefix', exit: 3 },
   INVALID_REQUEST: { status: 400, title: 'Invalid request', exit: 1 },
   UNAUTHORIZED: { status: 401, title: 'Unauthorized', exit: 1 },
   NOT_FOUND: { status: 404, title: 'Not found', exit: 1 },
@@ -79,6 +80,12 @@ export const ERROR_REGISTRY = {
   NOT_ABSENT: { status: null, title: 'Absence not proven', exit: 16 },
   // With the log's key (`mvr verify --log`): the absence proof's build statement is not proven in the log, as NOT_INCLUDED is for a record.
   STATEMENT_NOT_LOGGED: { status: null, title: 'Build statement not proven in the log', exit: 13 },
+  // Verdicts of a prefix answer (`verifyPrefixAnswer`, `mvr verify --private`): the answer is not the complete,
+  // padded set of the prefix the domain asked, so neither a record nor an absence is taken from it.
+  MALFORMED_PREFIX_ANSWER: { status: null, title: 'Malformed prefix answer', exit: 16 },
+  PREFIX_MISMATCH: { status: null, title: 'Answer for another prefix', exit: 16 },
+  PADDING_MISMATCH: { status: null, title: 'Prefix answer not padded to its build size', exit: 16 },
+  INCOMPLETE_PREFIX_ANSWER: { status: null, title: 'Prefix answer not complete', exit: 16 },
   // Witnesses (c2sp.org/tlog-witness, tlog-cosignature, tlog-policy): a policy file, a checkpoint's cosignatures, a witness's answer.
   INVALID_POLICY: { status: null, title: 'Invalid witness policy', exit: 2 },
   BAD_COSIGNATURE: { status: null, title: 'Cosignature does not verify', exit: 17 },

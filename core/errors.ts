@@ -38,6 +38,14 @@ export class InvalidDomainError extends MvrError {
   }
 }
 
+/** A prefix lookup's prefix that is not lowercase hex of the live build's prefix length. */
+export class InvalidPrefixError extends MvrError {
+  static readonly code = 'INVALID_PREFIX';
+  constructor(message: string) {
+    super(InvalidPrefixError.code, message);
+  }
+}
+
 /** The caller presented no credentials, or credentials that are not a live API key. */
 export class UnauthorizedError extends MvrError {
   static readonly code = 'UNAUTHORIZED';

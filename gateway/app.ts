@@ -24,6 +24,7 @@ import { batchRoute } from './routes/batch.ts';
 import { healthRoute } from './routes/health.ts';
 import { buildsRoute, changesRoute, historyRoute } from './routes/history.ts';
 import { LOG_PREFIX, logFilesRoute, logVkeyRoute, proofRoute } from './routes/log.ts';
+import { LOOKUP_PREFIX, lookupRoute } from './routes/lookup.ts';
 import { keySetRoute, openApiRoute, schemaRoute } from './routes/public.ts';
 import { verifyRoute } from './routes/verify.ts';
 import { verifyPageRoutes } from './routes/verify-page.ts';
@@ -41,6 +42,7 @@ export function routes(services: GatewayServices): { path: string; methods: Meth
     { path: '/v1/changes', methods: ['GET', 'HEAD'], handler: changesRoute(services) },
     { path: '/v1/proof', methods: ['GET', 'HEAD'], handler: proofRoute(services) },
     { path: '/v1/absence', methods: ['GET', 'HEAD'], handler: absenceRoute(services) },
+    { path: `${LOOKUP_PREFIX}**`, methods: ['GET', 'HEAD'], handler: lookupRoute(services) },
     { path: KEY_SET_PATH, methods: ['GET', 'HEAD'], handler: keySetRoute(services) },
     { path: LOG_VKEY_PATH, methods: ['GET', 'HEAD'], handler: logVkeyRoute(services) },
     // Every path under /log/ (the tile paths are checked by the handler).

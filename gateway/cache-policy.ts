@@ -30,6 +30,7 @@ export const CACHE_POLICY = {
   '/v1/changes': NO_STORE,
   '/v1/proof': RECORD,
   '/v1/absence': RECORD,
+  '/v1/lookup/{prefix}': RECORD,
   [KEY_SET_PATH]: PUBLIC,
   [LOG_VKEY_PATH]: PUBLIC,
   // The checkpoint moves with each build; a tile never changes once written (its path names its width).

@@ -5,6 +5,7 @@ import type { RateLimiter } from '../access/rate-limit.ts';
 import type { TrustSettings } from '../core/key-trust.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
+import type { PrefixLookups } from '../service/prefix-lookups.ts';
 import type { RecordsService } from '../service/records.ts';
 import type { StoreSettings } from '../storage/open.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -38,6 +39,8 @@ export interface GatewayServices {
   history: BuildHistory;
   /** Inclusion proofs of the transparency log, and its public files (a store that keeps no log answers NOT_IN_LOG). */
   proofs: LogProofs;
+  /** Prefix lookups (`GET /v1/lookup/{prefix}`): answers that name a prefix, never a domain. */
+  lookups: PrefixLookups;
   apiKeys: ApiKeyStore;
   /** Quotas: per API key, and per client address for requests without a valid key; null = off. */
   limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };

@@ -14,12 +14,14 @@ import {
 } from '../core/history-schema.ts';
 import { keySetSchema } from '../core/key-set-schema.ts';
 import { checkpointTextSchema, logProofTextSchema, logVerifierKeySchema } from '../core/log-schema.ts';
+import { prefixAnswerSchema } from '../core/lookup-schema.ts';
 import { problemSchema } from '../core/problem-document.ts';
 import { recordSchema } from '../core/record.ts';
 import { absencePaths } from './openapi-absence.ts';
 import { batchPaths } from './openapi-batch.ts';
 import { historyPaths } from './openapi-history.ts';
 import { logPaths } from './openapi-log.ts';
+import { lookupPaths } from './openapi-lookup.ts';
 import { domainParameter, GATED, ifNoneMatch, notModified, ok, problems, routeHeaders } from './openapi-parts.ts';
 import { publicPaths } from './openapi-public.ts';
 
@@ -36,6 +38,7 @@ const COMPONENTS: Record<string, z.ZodType> = {
   BatchProblem: batchProblemResultSchema,
   BuildStatement: buildStatementSchema,
   AbsenceProof: absenceProofSchema,
+  PrefixAnswer: prefixAnswerSchema,
   KeptBuild: keptBuildSchema,
   KeptBuilds: keptBuildsSchema,
   HistoryEntry: historyEntrySchema,
@@ -115,6 +118,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
       ...historyPaths(),
       ...logPaths(),
       ...absencePaths(),
+      ...lookupPaths(),
       ...publicPaths(options.schemaUrl),
       '/mcp': {
         post: {

@@ -24,13 +24,20 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
   const shared = opts.redisUrl ? await connectRedis(opts.redisUrl, opts.log) : null;
   const redis = shared?.redis ?? null;
   const apiKeys = new ApiKeyStore(shared?.apiKeys ?? opts.apiKeysFile, opts.refreshMs, undefined, opts.apiKeysClock);
-  const { records, history, proofs, close: closeRecords } = await openRecordsAndKeys(recordsOptions(opts, metrics), apiKeys, redis);
+  const {
+    records,
+    history,
+    proofs,
+    lookups,
+    close: closeRecords,
+  } = await openRecordsAndKeys(recordsOptions(opts, metrics), apiKeys, redis);
   const services: GatewayServices = {
     issuer: opts.issuer,
     schemaUrl: opts.schemaUrl,
     records,
     history,
     proofs,
+    lookups,
     apiKeys,
     log: opts.log,
     accessLog: opts.accessLog ?? true,

@@ -131,8 +131,13 @@ export class LogProofs {
     }
   }
 
+  /** The live build's statement proof (see {@link absenceFor}); null when the store keeps no log or the build has no statement entry. */
+  async liveStatementProof(statement: AbsenceProof['statement']): Promise<string | null> {
+    return this.store.liveBuild() === null ? null : this.statementProof({ statement });
+  }
+
   /** A build's statement proof: the path made once per checkpoint size (the tiles never change), the checkpoint read each time; a failure is not kept. */
-  private async statementProof({ statement }: AbsenceProof): Promise<string | null> {
+  private async statementProof({ statement }: Pick<AbsenceProof, 'statement'>): Promise<string | null> {
     const checkpoint = await this.checkpointOf(statement.build);
     const size = checkpoint === null ? null : parseCheckpoint(parseNote(checkpoint).text).size;
     const key = `${statement.build}@${size}`;

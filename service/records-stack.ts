@@ -1,6 +1,7 @@
 import { openStore, type StoreSettings } from '../storage/open.ts';
 import { BuildHistory } from './history.ts';
 import { LogProofs } from './log-proofs.ts';
+import { PrefixLookups } from './prefix-lookups.ts';
 import { RecordsService, type RecordsServiceOptions } from './records.ts';
 
 export interface RecordsStackOptions extends RecordsServiceOptions {
@@ -17,6 +18,8 @@ export interface RecordsStack {
   history: BuildHistory;
   /** Inclusion proofs of the transparency log, and its public files (a store that keeps no log answers NOT_IN_LOG). */
   proofs: LogProofs;
+  /** Prefix lookups: a prefix's records with the proof that they are all of them. */
+  lookups: PrefixLookups;
   /** Stops the refresh loop and releases the store's connections. */
   close(): Promise<void>;
 }
@@ -39,10 +42,12 @@ export async function openRecordsStack(options: RecordsStackOptions): Promise<Re
   const timer = refreshMs ? setInterval(() => void records.refresh().catch(() => undefined), refreshMs) : null;
   timer?.unref();
   const history = new BuildHistory(records);
+  const proofs = new LogProofs(records, history);
   return {
     records,
     history,
-    proofs: new LogProofs(records, history),
+    proofs,
+    lookups: new PrefixLookups(records, proofs),
     async close() {
       if (timer) clearInterval(timer);
       await records.close();

@@ -91,6 +91,10 @@ export function contractCases(i: CaseInputs): ContractCase[] {
     { name: 'absence in a kept build', path: `/v1/absence?domain=${NEVER}&build=${i.older}`, status: 200 },
     { name: 'absence build given twice', path: `/v1/absence?domain=${NEVER}&build=a&build=b`, status: 400 },
     { name: 'absence of an audited domain', path: `/v1/absence?domain=${i.known}`, status: 404 },
+    { name: 'prefix lookup', path: '/v1/lookup/a', status: 200 },
+    { name: 'prefix lookup of another length', path: '/v1/lookup/a0', status: 400 },
+    { name: 'prefix lookup without a key', path: '/v1/lookup/a', key: false, status: 401 },
+    { name: 'prefix lookup without a build', path: '/v1/lookup/a', on: 'empty', status: 503 },
     { name: 'absence unknown build', path: `/v1/absence?domain=${NEVER}&build=nope`, status: 404 },
 
     { name: 'key set', path: '/.well-known/merchant-verify-keys.json', key: false, status: 200 },

@@ -194,7 +194,7 @@ describe('merchant-verify, packed and installed', () => {
     await writeFile(join(service, 'same.mjs'), script);
     const { stdout } = await run(process.execPath, ['same.mjs'], { cwd: service });
     expect(stdout.trim()).toBe(
-      'true CanonicalizationError,InvalidArgumentError,InvalidKeySetError,InvalidVerifierKeyError,KEY_SET_PATH,MvrError,NoteError,PolicyError,VERIFIER_ERROR_CODES,isNeverAudited,parseKeySet,parsePolicy,stalenessOf,trustedKeySet,verifyAbsence,verifyAnswer,verifyLogProof,verifyRecord,verifyWitnessedCheckpoint',
+      'true CanonicalizationError,InvalidArgumentError,InvalidKeySetError,InvalidVerifierKeyError,KEY_SET_PATH,MvrError,NoteError,PolicyError,VERIFIER_ERROR_CODES,isNeverAudited,parseKeySet,parsePolicy,stalenessOf,trustedKeySet,verifyAbsence,verifyAnswer,verifyLogProof,verifyPrefixAnswer,verifyRecord,verifyWitnessedCheckpoint',
     );
   });
 

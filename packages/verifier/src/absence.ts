@@ -9,6 +9,7 @@ import { compareHashes, type DomainMapHead, decodeHash, domainHash, type MapNeig
 import type { VerifierErrorCode } from './errors.ts';
 import type { KeySet } from './keyset.ts';
 import { shown } from './options.ts';
+import type { LookupHead } from './prefix.ts';
 import { encodeBase64 } from './tlog/base64.ts';
 import type { Checkpoint } from './tlog/checkpoint.ts';
 import { createStatementProofVerifier, type LogKeys, type LogTrust } from './tlog/log-proof.ts';
@@ -27,12 +28,20 @@ export interface BuildStatement {
   issued_at: string;
   records: number;
   domain_map: DomainMapHead;
+  /** Prefix lookups of this build (`GET /v1/lookup/{prefix}`); absent from builds made before them. */
+  lookup?: LookupHead;
   key_id?: string;
   signature?: string;
 }
 
 /** The unsigned statement of a build. */
-export function buildStatement(o: { issuer: string; build: string; issuedAt: string; map: DomainMapHead }): BuildStatement {
+export function buildStatement(o: {
+  issuer: string;
+  build: string;
+  issuedAt: string;
+  map: DomainMapHead;
+  lookup?: LookupHead;
+}): BuildStatement {
   return {
     schema: `https://${o.issuer}${STATEMENT_SCHEMA_SUFFIX}`,
     issuer: o.issuer,
@@ -40,6 +49,7 @@ export function buildStatement(o: { issuer: string; build: string; issuedAt: str
     issued_at: o.issuedAt,
     records: o.map.size,
     domain_map: o.map,
+    ...(o.lookup ? { lookup: o.lookup } : {}),
   };
 }
 
@@ -92,7 +102,7 @@ export type AbsenceResult =
   | { valid: false; code: AbsenceFailureCode; message: string };
 
 /** The members of a statement a proof relies on, checked; null when one is missing or malformed. */
-function statementHead(s: unknown): { build: string; issuedAt: string; size: number; root: Uint8Array } | null {
+export function statementHead(s: unknown): { build: string; issuedAt: string; size: number; root: Uint8Array } | null {
   if (typeof s !== 'object' || s === null) return null;
   const { build, issued_at: issuedAt, schema, domain_map: map } = s as Record<string, unknown>;
   if (typeof build !== 'string' || typeof issuedAt !== 'string' || typeof schema !== 'string' || !schema.endsWith(STATEMENT_SCHEMA_SUFFIX))
@@ -176,7 +186,7 @@ export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Veri
  * under a checkpoint signed by the log's key, of its origin. Every failure is STATEMENT_NOT_LOGGED,
  * naming the log proof's own code.
  */
-function createStatementLogCheck(sha256: Sha256, ed25519Verify: Ed25519Verify) {
+export function createStatementLogCheck(sha256: Sha256, ed25519Verify: Ed25519Verify) {
   const verifyStatementProof = createStatementProofVerifier(sha256, createNoteEd25519(ed25519Verify));
   return (p: Record<string, unknown>, proven: AbsenceResult & { valid: true }, log: LogTrust | LogKeys): AbsenceResult => {
     const notLogged = (message: string): AbsenceResult => ({ valid: false, code: 'STATEMENT_NOT_LOGGED', message });

@@ -4,7 +4,7 @@
  * (verify-answer.ts) runs them in order; the main entry point exports them one by one as well.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { type AbsenceResult, createAbsenceVerifier } from './absence.ts';
+import { type AbsenceResult, createAbsenceVerifier, createStatementLogCheck, STATEMENT_SCHEMA_SUFFIX, statementHead } from './absence.ts';
 import { canonicalBytes } from './canonical.ts';
 import { nobleEd25519Verify } from './ed25519.ts';
 import { type KeySet, parseKeySet } from './keyset.ts';
@@ -151,7 +151,53 @@ export function verifyAbsence(proof: unknown, domain: string, keySet: unknown, o
   const log = logKeysFor(statementProof, o.log, 'options.log', settings);
   // The map is checked first: a proof that is not one says so before what its log step lacks.
   const result = verifyAbsenceProof(proof, asked, keys, 'code' in log ? undefined : log);
-  if (!result.valid) return result;
+  return result.valid ? statementLogSteps(statementProof, result, log, o, settings) : result;
+}
+
+const statementLogged = createStatementLogCheck(sha256, nobleEd25519Verify);
+
+/**
+ * Verifies a build statement as an absence proof's is verified, without a map step: signed by the
+ * record scheme by a key of the set, and with `options.log` or `options.policy` proven in the log by
+ * its `statementProof` (and witnessed under the policy). Prefix answers carry their statement so.
+ */
+export function verifyBuildStatement(
+  statement: unknown,
+  statementProof: unknown,
+  keySet: unknown,
+  options: AbsenceOptions = {},
+): AbsenceResult {
+  const o = optionsOf<AbsenceOptions>(options);
+  const settings = witnessSettingsOf(o);
+  const keys = parseKeySet(keySet);
+  const head = statementHead(statement);
+  if (!head)
+    return {
+      valid: false,
+      code: 'MALFORMED_ABSENCE_PROOF',
+      message: `statement: not a build statement (schema ending in ${STATEMENT_SCHEMA_SUFFIX}, build, issued_at, domain_map {size, root})`,
+    };
+  const signed = verifySignature(statement, keys);
+  if (!signed.valid)
+    return {
+      valid: false,
+      code: 'STATEMENT_NOT_SIGNED',
+      message: `the build statement does not verify: ${signed.code} (${signed.message})`,
+    };
+  const proven = { valid: true as const, build: head.build, issuedAt: head.issuedAt, keyId: signed.keyId, size: head.size };
+  const log = logKeysFor(statementProof, o.log, 'options.log', settings);
+  const logged = 'code' in log ? proven : statementLogged({ statement, statement_proof: statementProof }, proven, log);
+  return logged.valid ? statementLogSteps(statementProof, logged, log, o, settings) : logged;
+}
+
+/** After the statement's own checks: the log key that was missing, and the witness step under a policy. */
+function statementLogSteps(
+  statementProof: unknown,
+  result: AbsenceResult & { valid: true },
+  log: LogKeys | NoLogKey,
+  o: AbsenceOptions,
+  settings: WitnessSettings,
+): AbsenceResult {
   if ('code' in log) {
     // Without any log key and without a policy, the caller asked for the map alone.
     if (o.log === undefined && !settings.policy) return result;

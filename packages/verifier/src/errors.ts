@@ -37,6 +37,11 @@ export const VERIFIER_ERROR_CODES = [
   'STATEMENT_NOT_SIGNED',
   'NOT_ABSENT',
   'STATEMENT_NOT_LOGGED',
+  // Verdicts of a prefix answer's verification (`verifyPrefixAnswer`), before the domain's own record or absence is judged.
+  'MALFORMED_PREFIX_ANSWER',
+  'PREFIX_MISMATCH',
+  'PADDING_MISMATCH',
+  'INCOMPLETE_PREFIX_ANSWER',
   // Verdicts of a witnessed checkpoint (`verifyWitnessedCheckpoint`).
   'BAD_COSIGNATURE',
   'NOT_WITNESSED',

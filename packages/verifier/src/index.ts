@@ -47,6 +47,7 @@ export {
 } from './trust.ts';
 export type { VerifyFailureCode, VerifyResult } from './verify.ts';
 export { type AnswerVerification, isNeverAudited, type VerifyAnswerInput, verifyAnswer } from './verify-answer.ts';
+export { type PrefixVerification, type VerifyPrefixInput, verifyPrefixAnswer } from './verify-prefix.ts';
 export type { WitnessOptions } from './witness-step.ts';
 export {
   type Cosigner,

@@ -20,6 +20,7 @@ export { DomainMap, domainHash } from './domain-map.ts';
 export { nobleEd25519Verify } from './ed25519.ts';
 export { ED25519_L, publicKeyProblem, signatureProblem } from './ed25519-encoding.ts';
 export { findKey } from './keyset.ts';
+export { hexPrefix, type LookupHead, lookupAnswerBytes, type PaddedPart, paddedPart, prefixLengthFor } from './prefix.ts';
 export { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from './time.ts';
 export { KEY_ENDORSEMENT_TYPE, keySetEndorsements } from './trust.ts';
 export { createEd25519Check, createRecordVerifier, type Ed25519Verify, signatureText } from './verify.ts';

@@ -1,0 +1,33 @@
+import { GATED, ifNoneMatch, notModified, ok, problems } from './openapi-parts.ts';
+
+/** `GET /v1/lookup/{prefix}`. */
+export function lookupPaths(): Record<string, unknown> {
+  return {
+    '/v1/lookup/{prefix}': {
+      get: {
+        operationId: 'getPrefixAnswer',
+        tags: ['records'],
+        summary:
+          'A private lookup: every record of the live build whose domain hash starts with the prefix, and the proof that they are all',
+        description:
+          "The caller sends the first hex digits of SHA-256 of the normalized domain (as many as the build statement's lookup.prefix_length), never the domain. One quota unit, as /v1/verify. Every answer of a build is padded to one size. Verify with verifyPrefixAnswer; see docs/private-lookups.md.",
+        parameters: [
+          {
+            name: 'prefix',
+            in: 'path',
+            required: true,
+            description:
+              "lookup.prefix_length lowercase hex digits of SHA-256 of the normalized domain (the live build's statement says how many).",
+            schema: { type: 'string', pattern: '^[0-9a-f]+$' },
+          },
+          ifNoneMatch,
+        ],
+        responses: {
+          ...ok('/v1/lookup/{prefix}', 'The prefix answer.', 'PrefixAnswer', { conditional: true }),
+          ...notModified('/v1/lookup/{prefix}'),
+          ...problems(['INVALID_PREFIX', ...GATED, 'STORE_UNAVAILABLE', 'UNAVAILABLE']),
+        },
+      },
+    },
+  };
+}

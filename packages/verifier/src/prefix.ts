@@ -1,0 +1,164 @@
+/**
+ * Private lookups: a caller sends the first hex digits of SHA-256 of the normalized domain and
+ * gets every record of the build whose domain hash starts with them, with a proof that the set is
+ * complete. The proof is the map's contiguous run of leaves with that prefix, widened by one leaf
+ * on each side (the neighbours just outside it, as an absence proof gives them), and the hashes of
+ * the subtrees outside the run: the verifier hashes the run itself and must arrive at the signed
+ * root, so no leaf of the run can be dropped, added or moved. Nothing here imports `node:`: the
+ * gateway builds answers with the code a verifier checks them with.
+ */
+import { splitPoint, type TreeHasher } from './tlog/merkle.ts';
+
+/** Bytes of a leaf of the domain map (a SHA-256). */
+const LEAF_SIZE = 32;
+
+/** The fewest hex digits a prefix has, whatever the build's size. */
+export const MIN_PREFIX_LENGTH = 1;
+
+/** A prefix length is chosen so that every prefix covers at least this many audited domains on average. */
+export const AUDITED_PER_PREFIX = 256;
+
+/** What a build statement says about its prefix lookups (`lookup`), signed with the rest. */
+export interface LookupHead {
+  /** Hex digits of every prefix asked of this build. */
+  prefix_length: number;
+  /** The UTF-8 length of every answer's padded part ({@link paddedPart}): one size for every prefix. */
+  answer_bytes: number;
+}
+
+/**
+ * The prefix length of a build of `size` domains: the longest whose prefixes cover at least
+ * {@link AUDITED_PER_PREFIX} domains on average, and never shorter than {@link MIN_PREFIX_LENGTH}
+ * (a build under 4,096 domains then has fewer per prefix: it is small enough to copy whole).
+ */
+export function prefixLengthFor(size: number): number {
+  let length = MIN_PREFIX_LENGTH;
+  while (size / 16 ** (length + 1) >= AUDITED_PER_PREFIX) length++;
+  return length;
+}
+
+/** The first `length` lowercase hex digits of a hash. */
+export function hexPrefix(hash: Uint8Array, length: number): string {
+  let hex = '';
+  for (let i = 0; hex.length < length; i++) hex += hash[i]!.toString(16).padStart(2, '0');
+  return hex.slice(0, length);
+}
+
+/** The lowest 32-byte hash with `prefix`, and the lowest above every hash with it (null past `ff…f`). */
+export function prefixBounds(prefix: string): { low: Uint8Array; high: Uint8Array | null } {
+  const next = (BigInt(`0x${prefix}`) + 1n).toString(16).padStart(prefix.length, '0');
+  return { low: hashOfHex(prefix), high: next.length > prefix.length ? null : hashOfHex(next) };
+}
+
+function hashOfHex(prefix: string): Uint8Array {
+  const hex = prefix.padEnd(LEAF_SIZE * 2, '0');
+  const bytes = new Uint8Array(LEAF_SIZE);
+  for (let i = 0; i < LEAF_SIZE; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return bytes;
+}
+
+/** The most subtree hashes a range proof in a tree of `size` leaves can hold: two a level. */
+export function maxRangeProof(size: number): number {
+  return size <= 1 ? 0 : 2 * Math.ceil(Math.log2(size));
+}
+
+/** The members of an answer whose size is padded: everything but the statement and its log proof, which are the same in every answer. */
+export interface PaddedPart {
+  prefix: string;
+  first: number;
+  leaves: string[];
+  records: unknown[];
+  proof: string[];
+  padding: string;
+}
+
+/** The padded part of an answer as its size is measured: this JSON text, in UTF-8. */
+export function paddedPart(a: PaddedPart): string {
+  return JSON.stringify({ prefix: a.prefix, first: a.first, leaves: a.leaves, records: a.records, proof: a.proof, padding: a.padding });
+}
+
+/**
+ * The size every answer of a build is padded to: an upper bound of {@link paddedPart} over every
+ * prefix, from the most records a prefix holds and the most bytes of records a prefix holds (the
+ * build counts both as it writes its records), with room for both neighbours and the longest
+ * range proof. A base64 hash is 44 characters, 46 quoted, 47 with its comma.
+ */
+export function lookupAnswerBytes(o: { prefixLength: number; size: number; maxRecords: number; maxRecordBytes: number }): number {
+  const members = '{"prefix":"","first":,"leaves":[],"records":[],"proof":[],"padding":""}'.length;
+  return (
+    members +
+    o.prefixLength +
+    String(Math.max(o.size, 1)).length +
+    47 * (o.maxRecords + 2) +
+    o.maxRecordBytes +
+    o.maxRecords +
+    47 * maxRangeProof(o.size)
+  );
+}
+
+/**
+ * A run of a map's leaves checked against the map's root: the tree's nodes over the run are
+ * hashed from its leaves, those outside it taken from the proof, in the order {@link rangeProofOrder}
+ * walks them. `path` then gives the inclusion path of any leaf of the run, as an absence proof carries it.
+ */
+export class ProvenRange {
+  private constructor(
+    readonly root: Uint8Array,
+    private readonly nodes: Map<string, Uint8Array>,
+    private readonly size: number,
+  ) {}
+
+  /** The run `leaves` from index `first` of a tree of `size` leaves, with `proof`; null when the proof has too few or too many hashes. */
+  static of(h: TreeHasher, size: number, first: number, leaves: Uint8Array[], proof: Uint8Array[]): ProvenRange | null {
+    const end = first + leaves.length;
+    if (size === 0) return leaves.length === 0 && proof.length === 0 ? new ProvenRange(h.empty(), new Map(), 0) : null;
+    if (leaves.length === 0 || first < 0 || end > size) return null;
+    const nodes = new Map<string, Uint8Array>();
+    let next = 0;
+    let short = false;
+    const walk = (s: number, e: number): Uint8Array => {
+      let v: Uint8Array;
+      if (e <= first || s >= end) {
+        v = proof[next++] ?? new Uint8Array(LEAF_SIZE);
+        short ||= next > proof.length;
+      } else if (e - s === 1) v = h.leaf(leaves[s - first]!);
+      else {
+        const k = splitPoint(e - s);
+        v = h.node(walk(s, s + k), walk(s + k, e));
+      }
+      nodes.set(`${s}:${e}`, v);
+      return v;
+    };
+    const root = walk(0, size);
+    return short || next !== proof.length ? null : new ProvenRange(root, nodes, size);
+  }
+
+  /** RFC 9162 inclusion path of leaf `index` of the run, from the leaf up. */
+  path(index: number): Uint8Array[] {
+    const up = (m: number, s: number, e: number): Uint8Array[] => {
+      if (e - s === 1) return [];
+      const k = splitPoint(e - s);
+      return m < s + k ? [...up(m, s, s + k), this.nodes.get(`${s + k}:${e}`)!] : [...up(m, s + k, e), this.nodes.get(`${s}:${s + k}`)!];
+    };
+    return up(index, 0, this.size);
+  }
+}
+
+/**
+ * The order a range proof lists the hashes outside leaves `[start, end)` of a tree of `size`:
+ * depth first, left before right, each maximal subtree that holds none of them once. `hashOf`
+ * gives a subtree's hash (the map keeps them).
+ */
+export function rangeProofOrder(size: number, start: number, end: number, hashOf: (s: number, e: number) => Uint8Array): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  const walk = (s: number, e: number): void => {
+    if (e <= start || s >= end) out.push(hashOf(s, e));
+    else if (e - s > 1) {
+      const k = splitPoint(e - s);
+      walk(s, s + k);
+      walk(s + k, e);
+    }
+  };
+  if (size > 0 && end > start) walk(0, size);
+  return out;
+}
