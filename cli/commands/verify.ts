@@ -37,13 +37,19 @@ export default defineCommand({
       description:
         "verify a saved absence proof (GET /v1/absence) of DOMAIN offline; a never-audited answer is otherwise checked against the gateway's proof",
     },
+    private: {
+      type: 'boolean',
+      description:
+        "ask the gateway for a prefix of the domain's SHA-256 only (GET /v1/lookup/{prefix}), never the domain, and verify the answer",
+    },
     json: { type: 'boolean', description: 'print a machine-readable result' },
   },
   run: ({ args, io }) =>
     runAction(io, Boolean(args.json), async () => {
       const gateway = options.resolve(args, io.env);
-      const { verifyFromArgs } = await import('../verify-action.ts');
-      const outcome = await verifyFromArgs(args, gateway);
+      const outcome = args.private
+        ? await (await import('../verify-private.ts')).verifyPrivately(args, gateway)
+        : await (await import('../verify-action.ts')).verifyFromArgs(args, gateway);
       if (args.json) io.stdout.write(`${JSON.stringify(outcome.json)}\n`);
       else io.stdout.write(outcome.text);
       return outcome.exitCode;
