@@ -241,7 +241,7 @@ export const OPTIONS = {
     env: 'MVR_TRUSTED_KEYS',
     fallback: undefined,
     description:
-      'the record keys trusted (a JWK Set file, e.g. a copy of the key set): a build or record signed by another key, unless a trusted key endorsed it, is refused (default: the first key set read)',
+      'the record keys trusted (a JWK Set file, e.g. a copy of the key set): a build or record signed by another key, unless a trusted key endorsed it, is refused; required with s3:// or http(s) records (or --unsigned), default for a folder: its public key set as first read',
     schema: folder.optional(),
   },
   unsigned: {

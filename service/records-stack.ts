@@ -1,4 +1,7 @@
+import { ConfigError } from '../core/errors.ts';
+import type { TrustSettings } from '../core/key-trust.ts';
 import { openStore, type StoreSettings } from '../storage/open.ts';
+import { isHttp, isS3 } from '../storage/url.ts';
 import { BuildHistory } from './history.ts';
 import { LogProofs } from './log-proofs.ts';
 import { RecordsService, type RecordsServiceOptions } from './records.ts';
@@ -28,7 +31,8 @@ export interface RecordsStack {
  */
 export async function openRecordsStack(options: RecordsStackOptions): Promise<RecordsStack> {
   const { store, refreshMs, ...serviceOptions } = options;
-  const records = new RecordsService(openStore(store), serviceOptions);
+  const trust = trustForStore(store, options.trust);
+  const records = new RecordsService(openStore(store), { ...serviceOptions, trust });
   try {
     await records.refresh();
   } catch (error) {
@@ -48,4 +52,27 @@ export async function openRecordsStack(options: RecordsStackOptions): Promise<Re
       await records.close();
     },
   };
+}
+
+/** No key trusted: on a bucket or an origin in unsigned mode, only builds that carry no signature pass. */
+const NO_KEYS = { keys: [] };
+
+/**
+ * The trust the records at `store` are read with. A bucket or an http(s) origin is changed by whoever
+ * can write it, so a key set read there (or carried with its builds) cannot name the keys, not even
+ * at the first read: a restart would trust what the store holds then. The operator names them
+ * (`trustedKeys`), or serves unsigned builds only, trusting no key. A records folder is the
+ * project's own: without `trustedKeys`, its public folder's key set as first read is pinned
+ * (INVALID_CONFIG otherwise, naming the flag and why).
+ */
+export function trustForStore(store: StoreSettings, trust: TrustSettings = {}): TrustSettings {
+  if (!isS3(store.url) && !isHttp(store.url)) return trust;
+  if (trust.trustedKeys) return trust;
+  if (trust.unsigned) return { ...trust, trustedKeys: NO_KEYS };
+  throw new ConfigError(
+    `${store.flag ?? '--records'} ${store.url}: give the record keys to trust with --trusted-keys FILE (or MVR_TRUSTED_KEYS), ` +
+      'a copy of the published key set (public/.well-known/merchant-verify-keys.json), or --unsigned (MVR_UNSIGNED=1) to serve ' +
+      'only builds that carry no signature: the key set of a bucket or an origin is read from a store anyone with write access ' +
+      'could change, so it cannot choose the keys it is checked with',
+  );
 }

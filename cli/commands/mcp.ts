@@ -30,7 +30,8 @@ export default defineCommand({
       records: 'records without --base-url: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL',
       public: 'public folder (key set and log) without --base-url',
       witnessPolicy: "tlog-policy file of the log's witnesses: the tools say when the log was last witnessed",
-      trustedKeys: 'without --base-url: the record keys trusted (a JWK Set file); default: the first key set read',
+      trustedKeys:
+        'without --base-url: the record keys trusted (a JWK Set file); required with s3:// or http(s) records, default for a folder: its public key set as first read',
     }),
     ...unsignedArg,
   },

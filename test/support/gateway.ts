@@ -4,9 +4,12 @@
  * collected; plain HTTP helpers over TCP; and one `cleanup()` for a test file's gateways and
  * temp folders.
  */
+import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { parseKeySet } from '@merchant-verify/verifier';
 import { afterAll, beforeAll } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
+import type { TrustSettings } from '../../core/key-trust.ts';
 import type { LogLine } from '../../gateway/context.ts';
 import { type GatewayOptions, type RunningGateway, startGateway } from '../../gateway/server.ts';
 import type { StoreSettings } from '../../storage/open.ts';
@@ -64,6 +67,14 @@ const gateways = new Set<TestGateway>();
 
 /** A test's own gateway options; `records` overrides the project's records folder and public folder member by member. */
 export type GatewayOverrides = Partial<Omit<GatewayOptions, 'records'>> & { records?: Partial<StoreSettings> };
+
+/**
+ * `p`'s published key set pinned, as `--trusted-keys public/.well-known/merchant-verify-keys.json`
+ * does: what a gateway on a bucket or an origin must be started with.
+ */
+export async function trustingProject(p: Pick<Project, 'keySetFile'>): Promise<TrustSettings> {
+  return { trustedKeys: parseKeySet(JSON.parse(await readFile(p.keySetFile, 'utf8'))) };
+}
 
 /** Starts the real gateway on 127.0.0.1, a random port, with a fresh API key and a short refresh interval. */
 export async function startTestGateway(project: Project, overrides: GatewayOverrides = {}): Promise<TestGateway> {
