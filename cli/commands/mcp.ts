@@ -103,13 +103,14 @@ async function lookupFor(
     };
   }
   const { openRecordsStack } = await import('../../service/records-stack.ts');
+  const store = recordsStoreOf(config, io.env);
   const { records, history, proofs } = await openRecordsStack({
-    store: recordsStoreOf(config, io.env),
+    store,
     refreshMs: LOCAL_REFRESH_MS,
     issuer: config.issuer,
     schemaUrl: schemaUrlOf(config),
     cacheBytes: 16 * 1024 * 1024,
-    trust: await trustOf(config, args),
+    trust: await trustOf(config, args, store),
     onRejected: (domain, reason) => io.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
     onBuildRefused: ({ build, reason }) =>
       io.stderr.write(`mvr mcp: build ${build} refused, the build served before (if any) stays served: ${reason}\n`),
