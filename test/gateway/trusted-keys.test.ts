@@ -103,7 +103,14 @@ describe('a gateway on a records folder trusts the keys it was started with', ()
     await buildNext(p, undefined, noKeys);
     expect(JSON.parse(await readFile(p.keySetFile, 'utf8'))).toEqual({ keys: [] });
     expect((await refusal(g)).reason).toMatch(/does not verify: UNSIGNED/);
-    expectProblem(await g.verify(GOLD), 503, 'STORE_UNAVAILABLE');
+    // The build is refused before the refresh re-reads the key set file; once it has, the build served
+    // before no longer verifies either (its key is gone from the key set).
+    const gone = await poll(
+      () => g.verify(GOLD),
+      (r) => r.status !== 200,
+      { timeoutMs: 10_000 },
+    );
+    expectProblem(gone.value, 503, 'STORE_UNAVAILABLE');
     await writeFile(p.keySetFile, JSON.stringify({ keys: [{ kty: 'RSA', kid: 'other', n: 'AQAB', e: 'AQAB' }] }));
     await poll(
       async () => g.logs.filter((l) => typeof l.reason === 'string' && /does not verify: UNSIGNED/.test(l.reason)).length,
