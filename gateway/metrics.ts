@@ -72,6 +72,19 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  private readonly readsRefused = new Counter({
+    name: 'mvr_store_reads_refused_total',
+    help: 'Reads from an http(s) origin or a bucket refused at their limits, by kind of file and limit (size or deadline); what was served before stays served.',
+    labelNames: ['file', 'limit'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly refreshesSkipped = new Counter({
+    name: 'mvr_store_refreshes_skipped_total',
+    help: 'Ticks of the refresh timer skipped because the last refresh of the store was still running (a slow store): refreshes never stack.',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     // Gauges named like counters, which `promtool check metrics` refuses; each is the sum of the
@@ -105,6 +118,16 @@ export class GatewayMetrics {
   /** One build refused. */
   buildRefused(): void {
     this.buildsRefused.inc();
+  }
+
+  /** One read from the store refused at its limits. */
+  readRefused(file: string, limit: 'size' | 'deadline'): void {
+    this.readsRefused.inc({ file, limit });
+  }
+
+  /** One tick of the refresh timer skipped. */
+  refreshSkipped(): void {
+    this.refreshesSkipped.inc();
   }
 
   /** Registers the metrics read from the services at each scrape. */

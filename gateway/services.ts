@@ -3,10 +3,13 @@ import type { ApiKeyTable } from '../access/api-keys.ts';
 import { FixedWindowLimiter } from '../access/rate-limit.ts';
 import { SharedWindowLimiter } from '../access/rate-limit-shared.ts';
 import type { RedisClient as Redis } from '../access/redis.ts';
+import { ReadTooLargeError } from '../core/errors.ts';
 import { openRecordsStack, type RecordsStack, type RecordsStackOptions } from '../service/records-stack.ts';
+import { PUBLIC_LIMITS } from '../storage/limits.ts';
 import type { GatewayOptions, GatewayServices } from './context.ts';
 import { accessLogLine } from './json-log.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import { ConcurrencyBudget } from './public-budget.ts';
 
 /** How long the start waits for Redis, so the first requests find the keys loaded. */
 const REDIS_CONNECT_WAIT_MS = 2000;
@@ -39,6 +42,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     redisUp: redis ? () => redis.isReady : null,
     witnessPolicy: opts.witnessPolicy ?? null,
     now: opts.now ?? Date.now,
+    publicBudget: new ConcurrencyBudget(PUBLIC_LIMITS.concurrent, PUBLIC_LIMITS.waiting),
     limits: quotas(opts, redis),
   };
   metrics?.watch(services);
@@ -71,6 +75,12 @@ function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): R
       log({ level: 'warn', msg: 'build refused; the build served before (if any) stays served', build, reason });
       metrics?.buildRefused();
     },
+    onReadRefused: (refusal) => {
+      const limit = refusal instanceof ReadTooLargeError ? 'size' : 'deadline';
+      log({ level: 'warn', msg: 'store read refused at its limit; what was served before stays served', file: refusal.file, limit });
+      metrics?.readRefused(refusal.file, limit);
+    },
+    onRefreshSkipped: metrics ? () => metrics.refreshSkipped() : undefined,
   };
 }
 

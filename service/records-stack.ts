@@ -8,6 +8,8 @@ export interface RecordsStackOptions extends RecordsServiceOptions {
   store: StoreSettings;
   /** How often the live build and its key set are re-checked (ms); unset: read once, for a command that answers and exits. */
   refreshMs?: number;
+  /** Told at each tick of the refresh timer that found the last refresh still running (it is skipped, never stacked). */
+  onRefreshSkipped?: () => void;
 }
 
 /** The records opened: the service, the kept builds and the log's proofs over one store and its key set. */
@@ -27,16 +29,28 @@ export interface RecordsStack {
  * build), the live build read once, and then re-checked every `refreshMs` until `close`.
  */
 export async function openRecordsStack(options: RecordsStackOptions): Promise<RecordsStack> {
-  const { store, refreshMs, ...serviceOptions } = options;
-  const records = new RecordsService(openStore(store), serviceOptions);
+  const { store, refreshMs, onRefreshSkipped, ...serviceOptions } = options;
+  const records = new RecordsService(openStore(store, { onReadRefused: options.onReadRefused }), serviceOptions);
   try {
     await records.refresh();
   } catch (error) {
     await records.close();
     throw error;
   }
-  // A failed refresh keeps what was read before; the store says what it could not read.
-  const timer = refreshMs ? setInterval(() => void records.refresh().catch(() => undefined), refreshMs) : null;
+  // A failed refresh keeps what was read before; the store says what it could not read. A tick
+  // that finds the last refresh still running (a slow store) is skipped: one refresh at a time.
+  let running = false;
+  const tick = () => {
+    if (running) return onRefreshSkipped?.();
+    running = true;
+    void records
+      .refresh()
+      .catch(() => undefined)
+      .finally(() => {
+        running = false;
+      });
+  };
+  const timer = refreshMs ? setInterval(tick, refreshMs) : null;
   timer?.unref();
   const history = new BuildHistory(records);
   return {

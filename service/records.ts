@@ -7,6 +7,8 @@ import { strongEtag } from '../core/etag.ts';
 import { unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
 import { KeySetSource } from '../storage/key-set-source.ts';
+import { oneAtATime } from '../storage/one-at-a-time.ts';
+import type { ReadRefusal } from '../storage/open.ts';
 import type { Store } from '../storage/store.ts';
 import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
 import { absenceProof, type BuildMap, hasRecord } from './build-maps.ts';
@@ -36,6 +38,8 @@ export interface RecordsServiceOptions {
   onStoreRead?: (outcome: StoreReadOutcome) => void;
   /** Told once about every build refused, with the reason (for the log and metrics). */
   onBuildRefused?: (refusal: BuildRefusal) => void;
+  /** Told about every read from the store refused at its size limit or deadline (for the log and metrics). */
+  onReadRefused?: (refusal: ReadRefusal) => void;
 }
 
 /**
@@ -81,10 +85,15 @@ export class RecordsService {
    * Re-checks which build is live and re-reads the key set if it changed. A new build is checked
    * (its statement and map) before the store serves it, and refused whole when it does not check.
    */
-  async refresh(): Promise<void> {
+  refresh(): Promise<void> {
+    return this.refreshing();
+  }
+
+  /** One refresh at a time: a lookup's retry and the timer share the one under way. */
+  private readonly refreshing = oneAtATime(async () => {
     await this.store.refresh();
     await this.keys.refresh();
-  }
+  });
 
   /** Releases the store's connections (an HTTP origin's or a bucket's pool). */
   async close(): Promise<void> {

@@ -5,6 +5,7 @@ import { NoBuildHistoryError, RecordUnavailableError, StoreUnavailableError } fr
 import { fileVersion, NotARecordFileError, readRegularFile } from '../core/files.ts';
 import { BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import { type KeptBuild, readKept } from './kept-builds.ts';
+import { oneAtATime } from './one-at-a-time.ts';
 import { nullIfMissing, publicKeySet, publicLogFile, publicLogVkey, readFileOrNull } from './public-files.ts';
 import { type BuildAcceptance, type Store, takeEveryBuild } from './store.ts';
 
@@ -37,7 +38,10 @@ export class FolderStore implements Store {
     return this.recordsDir;
   }
 
-  async refresh(): Promise<void> {
+  /** One at a time: a refresh asked for while one runs waits for it. */
+  readonly refresh = oneAtATime(() => this.look());
+
+  private async look(): Promise<void> {
     for (const candidate of [join(this.recordsDir, CURRENT_LINK), this.recordsDir]) {
       const resolved = await realpath(candidate).catch(() => null);
       if (resolved && (await stat(join(resolved, MANIFEST_FILE)).catch(() => null))) {

@@ -1,5 +1,4 @@
-import { RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
-import { MAX_RECORD_BYTES } from '../../core/files.ts';
+import { ReadDeadlineError, ReadTooLargeError, RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
 import {
   BUCKET_LOG_PREFIX,
   BUILD_CHECKPOINT_FILE,
@@ -14,8 +13,11 @@ import {
 } from '../../core/layout.ts';
 import { type KeptBuild, keptBuilds, parseKeptList } from '../kept-builds.ts';
 import type { KeySetOrigin } from '../key-set-source.ts';
+import { PUBLIC_LIMITS } from '../limits.ts';
+import { LogFileCache } from '../log-cache.ts';
+import { oneAtATime } from '../one-at-a-time.ts';
 import { type BuildAcceptance, type Store, takeEveryBuild } from '../store.ts';
-import { BodyTooLargeError, type S3Bucket } from './bucket.ts';
+import type { S3Bucket } from './bucket.ts';
 import { parseLivePointer } from './live-pointer.ts';
 import { S3PublishedBuilds } from './published.ts';
 
@@ -38,20 +40,25 @@ interface Live {
 export class S3Store implements Store {
   private live: Live | null = null;
   private error: string | null = 'not loaded yet';
-  /** The log's checkpoint, read once per refresh (every tile request asks for it). */
-  private checkpoint: { build: string; bytes: Promise<Buffer | null> } | null = null;
+  /** The log's public files: every tile request asks for the checkpoint, and a flood of them must not reach the bucket. */
+  private readonly logFiles: LogFileCache;
   private accept: BuildAcceptance = takeEveryBuild;
 
   constructor(
     private readonly bucket: S3Bucket,
-    private readonly options: { pointerTtlMs?: number } = {},
-  ) {}
+    private readonly options: { pointerTtlMs?: number; logFreshMs?: number } = {},
+  ) {
+    this.logFiles = new LogFileCache(PUBLIC_LIMITS.logCacheBytes, options.logFreshMs ?? PUBLIC_LIMITS.logFreshMs);
+  }
 
   get name(): string {
     return this.bucket.name;
   }
 
-  async refresh(): Promise<void> {
+  /** One at a time: a refresh asked for while one runs waits for it. */
+  readonly refresh = oneAtATime(() => this.look());
+
+  private async look(): Promise<void> {
     try {
       const known = this.live;
       const res = await this.bucket.get(LIVE_POINTER_OBJECT, known?.pointerEtag ? { 'if-none-match': known.pointerEtag } : {});
@@ -70,13 +77,14 @@ export class S3Store implements Store {
         if (this.live === known) known.confirmedAt = performance.now();
       }
       this.error = null;
-      // Read again from here: `mvr log witness` rewrites cosignatures in place, a publish short of its quorum moves the head.
-      this.checkpoint = null;
     } catch (error) {
+      this.error = `records store ${this.bucket.name} unavailable: ${(error as Error).message}`;
+      // A bucket that answers past a read's limits (a pointer too large, a read past its deadline)
+      // does not take the build served so far with it: it stays served, and health says why.
+      if (error instanceof ReadTooLargeError || error instanceof ReadDeadlineError) return;
       // No generation while the bucket cannot be read: every lookup is STORE_UNAVAILABLE, as
       // with a missing folder, rather than answers from a build we cannot confirm.
       this.live = null;
-      this.error = `records store ${this.bucket.name} unavailable: ${(error as Error).message}`;
     }
   }
 
@@ -97,6 +105,8 @@ export class S3Store implements Store {
       },
       take: () => {
         this.live = { build, keySet, pointerEtag, confirmedAt: performance.now() };
+        // The new build's checkpoint, read afresh (full tiles stay: they never change).
+        this.logFiles.dropChanging();
       },
     });
   }
@@ -110,7 +120,7 @@ export class S3Store implements Store {
   }
 
   describe() {
-    return { ok: this.live !== null, build: this.live?.build ?? null, error: this.error };
+    return { ok: this.live !== null && this.error === null, build: this.live?.build ?? null, error: this.error };
   }
 
   async readRecord(domain: string): Promise<Buffer | null> {
@@ -118,10 +128,11 @@ export class S3Store implements Store {
     const key = `${BUILDS_DIR}/${live.build}/${recordPath(domain)}`;
     let res;
     try {
-      res = await this.bucket.get(key, {}, MAX_RECORD_BYTES);
+      res = await this.bucket.get(key);
     } catch (error) {
-      if (error instanceof BodyTooLargeError)
-        throw new RecordUnavailableError(`record object of ${domain} has more than the ${MAX_RECORD_BYTES} bytes a record may have`);
+      if (error instanceof ReadTooLargeError)
+        throw new RecordUnavailableError(`record object of ${domain} has more than the ${error.limitBytes} bytes a record may have`);
+      if (error instanceof ReadDeadlineError) throw error;
       throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
     }
     if (res.statusCode === 200) return res.body;
@@ -169,11 +180,12 @@ export class S3Store implements Store {
   }
 
   async readRecordFile(build: string, path: string): Promise<Buffer | null> {
-    return (await this.get(`${BUILDS_DIR}/${build}/${path}`, {}, MAX_RECORD_BYTES))?.body ?? null;
+    return (await this.get(`${BUILDS_DIR}/${build}/${path}`, {}))?.body ?? null;
   }
 
   async readRange(build: string, path: string, start: number, length: number): Promise<Buffer | null> {
-    const res = await this.get(`${BUILDS_DIR}/${build}/${path}`, { range: `bytes=${start}-${start + length - 1}` });
+    // A server that ignores the range answers from byte 0: at most start + length bytes of that are wanted.
+    const res = await this.get(`${BUILDS_DIR}/${build}/${path}`, { range: `bytes=${start}-${start + length - 1}` }, start + length);
     if (!res) return null;
     // 416: the range starts at or past the end. A 200 is a server that ignored the range.
     if (res.statusCode === 416) return Buffer.alloc(0);
@@ -186,14 +198,28 @@ export class S3Store implements Store {
     return this.live.build;
   }
 
-  /** The log's head (`log/checkpoint`, as a folder serves public/log's): newer than the live build's after a publish short of its quorum; else the live build's. */
+  /**
+   * The log's head (`log/checkpoint`, as a folder serves public/log's): newer than the live build's
+   * after a publish short of its quorum; else the live build's. From memory: a full tile for as
+   * long as it fits (it never changes), the head and a partial tile for a short time (`mvr log
+   * witness` rewrites cosignatures in place, a publish short of its quorum moves the head).
+   */
   async logFile(path: string): Promise<Buffer | null> {
-    if (path === LOG_CHECKPOINT) return this.headCheckpoint();
-    return (await this.get(`${BUCKET_LOG_PREFIX}${path}`, {}))?.body ?? null;
+    if (path === LOG_CHECKPOINT) {
+      const build = await this.logBuild();
+      return this.logFiles.get(path, false, async () => {
+        const head = await this.get(`${BUCKET_LOG_PREFIX}${LOG_CHECKPOINT}`, {});
+        return head?.body ?? this.readFile(build, BUILD_CHECKPOINT_FILE);
+      });
+    }
+    const key = `${BUCKET_LOG_PREFIX}${path}`;
+    return this.logFiles.get(key, !path.includes('.p/'), async () => (await this.get(key, {}))?.body ?? null);
   }
 
+  /** A build's log key never changes once written: read once while it is kept in memory. */
   async logVkey(): Promise<Buffer | null> {
-    return this.readFile(await this.logBuild(), BUILD_LOG_VKEY_OBJECT);
+    const build = await this.logBuild();
+    return this.logFiles.get(`${BUILDS_DIR}/${build}/${BUILD_LOG_VKEY_OBJECT}`, true, () => this.readFile(build, BUILD_LOG_VKEY_OBJECT));
   }
 
   published(): S3PublishedBuilds {
@@ -209,28 +235,16 @@ export class S3Store implements Store {
     return this.live;
   }
 
-  /** Read once per live build and refresh; a failed read is not kept. */
-  private async headCheckpoint(): Promise<Buffer | null> {
-    const build = await this.logBuild();
-    if (this.checkpoint?.build !== build) {
-      const head = this.get(`${BUCKET_LOG_PREFIX}${LOG_CHECKPOINT}`, {});
-      const read = { build, bytes: head.then((res) => res?.body ?? this.readFile(build, BUILD_CHECKPOINT_FILE)) };
-      this.checkpoint = read;
-      read.bytes.catch(() => {
-        if (this.checkpoint === read) this.checkpoint = null;
-      });
-    }
-    return this.checkpoint.bytes;
-  }
-
   /** An object; null for a 404 from a bucket that answers. Anything else unreadable is STORE_UNAVAILABLE, never "not there". */
   private async get(key: string, headers: Record<string, string>, maxBytes?: number) {
     let res;
     try {
       res = await this.bucket.get(key, headers, maxBytes);
     } catch (error) {
-      if (error instanceof BodyTooLargeError)
-        throw new RecordUnavailableError(`${this.bucket.name}/${key} has more than the ${maxBytes} bytes a record may have`);
+      // A record too large is that record's problem; any other file past its limits is the store's.
+      if (error instanceof ReadTooLargeError && error.file === 'record')
+        throw new RecordUnavailableError(`${this.bucket.name}/${key} has more than the ${error.limitBytes} bytes a record may have`);
+      if (error instanceof ReadTooLargeError || error instanceof ReadDeadlineError) throw error;
       // No `cause`: the gateway answers with an error's cause when it has one (h3 passes it on).
       throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
     }

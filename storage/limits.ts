@@ -1,0 +1,98 @@
+import { MAX_RECORD_BYTES } from '../core/files.ts';
+
+// The one table of what the gateway, `mvr pull` and `mvr mcp` accept from a store (an http(s)
+// origin, a bucket) or a peer: how many bytes each kind of file may have and how long one read of it
+// may take in all, retries included. A read past either fails typed (ReadTooLargeError,
+// ReadDeadlineError) and whatever was served before stays served. The README's operating section
+// repeats this table; change both together.
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** The kinds of file read from a store, each with its size limit (bytes) and its total deadline (ms). */
+export const READ_LIMITS = {
+  /** `ab/<domain>.json`: what a build may sign (core/files.ts). */
+  record: { bytes: MAX_RECORD_BYTES, deadlineMs: 10_000 },
+  /** `manifest.json`: counts, key id, log indexes. */
+  manifest: { bytes: 1 * MiB, deadlineMs: 10_000 },
+  /** `statement.json`: one signed statement. */
+  statement: { bytes: 64 * KiB, deadlineMs: 10_000 },
+  /** `domain-map`: 32 bytes a domain, so 16M domains. */
+  domainMap: { bytes: 512 * MiB, deadlineMs: 300_000 },
+  /** The key set published with a build: retired keys stay listed, each a few hundred bytes. */
+  keySet: { bytes: 1 * MiB, deadlineMs: 10_000 },
+  /** `kept.json`: the kept builds. */
+  keptList: { bytes: 1 * MiB, deadlineMs: 10_000 },
+  /** `live.json`: the bucket's pointer to its live build. */
+  livePointer: { bytes: 64 * KiB, deadlineMs: 10_000 },
+  /** `checkpoint`, `log-checkpoint`: a signed note with its cosignatures. */
+  checkpoint: { bytes: 64 * KiB, deadlineMs: 10_000 },
+  /** `tile/...`: 256 hashes of 32 bytes, or 256 entries with their length prefixes. */
+  tile: { bytes: 64 * KiB, deadlineMs: 10_000 },
+  /** The log's verifier key, one line. */
+  logVkey: { bytes: 4 * KiB, deadlineMs: 10_000 },
+  /** `<shard>/log.jsonl`: a shard's entry indexes and salts (about 40,000 lines at 10M domains). */
+  shardLog: { bytes: 32 * MiB, deadlineMs: 60_000 },
+  /** `index.jsonl`: one line a record, read whole only by `mvr pull`. */
+  index: { bytes: 2048 * MiB - 1, deadlineMs: 600_000 },
+  /** `changes/<build>.jsonl`: read a page at a time (a ranged read of 256 KiB). */
+  changes: { bytes: 1 * MiB, deadlineMs: 10_000 },
+  /** Anything else: an error body, a file this table does not name. */
+  other: { bytes: 1 * MiB, deadlineMs: 10_000 },
+} as const satisfies Record<string, { bytes: number; deadlineMs: number }>;
+
+export type ReadKind = keyof typeof READ_LIMITS;
+
+/** What the public log routes keep in memory and may ask of the store at once. */
+export const PUBLIC_LIMITS = {
+  /** Bytes of immutable log files (full tiles, a build's log key) kept in memory, least recently used dropped first. */
+  logCacheBytes: 16 * MiB,
+  /** How long the log's checkpoint and partial tiles are served from memory before they are read again (ms). */
+  logFreshMs: 1_000,
+  /** Unauthenticated requests (the log, its key) handled at once; more wait their turn. */
+  concurrent: 16,
+  /** Unauthenticated requests waiting for a turn; past that they are answered 429 at once. */
+  waiting: 256,
+} as const;
+
+/**
+ * The kind of file a path inside a build, a log or a bucket names, by its name: `builds/<id>/`
+ * and `log/` prefixes are looked through. A name the table does not know is `other`.
+ */
+export function readKindOf(path: string): ReadKind {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  if (/(^|\/)tile\//.test(path)) return 'tile';
+  switch (name) {
+    case 'manifest.json':
+      return 'manifest';
+    case 'statement.json':
+      return 'statement';
+    case 'domain-map':
+      return 'domainMap';
+    case 'merchant-verify-keys.json':
+      return 'keySet';
+    case 'kept.json':
+      return 'keptList';
+    case 'live.json':
+      return 'livePointer';
+    case 'checkpoint':
+    case 'log-checkpoint':
+      return 'checkpoint';
+    case 'merchant-verify-log.vkey':
+      return 'logVkey';
+    case 'log.jsonl':
+      return 'shardLog';
+    case 'index.jsonl':
+      return 'index';
+  }
+  if (/(^|\/)changes\/[^/]+\.jsonl$/.test(path)) return 'changes';
+  if (/(^|\/)[0-9a-f]{2}\/[^/]+\.json$/.test(path)) return 'record';
+  return 'other';
+}
+
+/** The limits of one read: the kind's, its deadline shortened to `deadlineMs` when given (a setting tests shorten). */
+export function readLimitOf(path: string, deadlineMs?: number): { kind: ReadKind; bytes: number; deadlineMs: number } {
+  const kind = readKindOf(path);
+  const limit = READ_LIMITS[kind];
+  return { kind, bytes: limit.bytes, deadlineMs: deadlineMs === undefined ? limit.deadlineMs : Math.min(deadlineMs, limit.deadlineMs) };
+}
