@@ -135,7 +135,7 @@ export class StoreUnavailableError extends MvrError {
 }
 
 /**
- * A read from a store or a peer refused at its kind's size limit (storage/limits.ts): the body is
+ * A read from a store or a peer refused at its kind's size limit (core/limits.ts): the body is
  * not read past the limit, and what was served before stays served.
  */
 export class ReadTooLargeError extends StoreUnavailableError {

@@ -71,6 +71,23 @@ export class FetchFailedError extends MvrError {
   }
 }
 
+/** An answer larger than what its kind may have (core/limits.ts): not read past the limit. */
+export class AnswerTooLargeError extends FetchFailedError {
+  constructor(
+    readonly url: string,
+    readonly limitBytes: number,
+  ) {
+    super(`${url} answered more than the ${limitBytes} bytes its answer may have`);
+  }
+}
+
+/** An answer that redirects elsewhere: never followed, so a key or a request goes only where it was sent. */
+export class RedirectRefusedError extends FetchFailedError {
+  constructor(url: string, status: number) {
+    super(`${url} answered ${status}, a redirect, which is not followed: give the URL it names instead`, status);
+  }
+}
+
 /** A domain with no entry in the transparency log (never audited, or built before the log). */
 export class NotInLogError extends MvrError {
   static readonly code = 'NOT_IN_LOG';

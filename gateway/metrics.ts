@@ -3,6 +3,7 @@ import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { RecordsService, StoreReadOutcome } from '../service/records.ts';
+import { storeLimitMetrics } from './metrics-store-limits.ts';
 
 /** What the metrics read from the gateway's services at each scrape. */
 export interface WatchedServices {
@@ -72,18 +73,8 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  private readonly readsRefused = new Counter({
-    name: 'mvr_store_reads_refused_total',
-    help: 'Reads from an http(s) origin or a bucket refused at their limits, by kind of file and limit (size or deadline); what was served before stays served.',
-    labelNames: ['file', 'limit'] as const,
-    registers: [this.registry],
-  });
-
-  private readonly refreshesSkipped = new Counter({
-    name: 'mvr_store_refreshes_skipped_total',
-    help: 'Ticks of the refresh timer skipped because the last refresh of the store was still running (a slow store): refreshes never stack.',
-    registers: [this.registry],
-  });
+  /** Reads refused at the store's limits and refresh ticks skipped. */
+  readonly storeLimits = storeLimitMetrics(this.registry);
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -118,16 +109,6 @@ export class GatewayMetrics {
   /** One build refused. */
   buildRefused(): void {
     this.buildsRefused.inc();
-  }
-
-  /** One read from the store refused at its limits. */
-  readRefused(file: string, limit: 'size' | 'deadline'): void {
-    this.readsRefused.inc({ file, limit });
-  }
-
-  /** One tick of the refresh timer skipped. */
-  refreshSkipped(): void {
-    this.refreshesSkipped.inc();
   }
 
   /** Registers the metrics read from the services at each scrape. */

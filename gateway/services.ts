@@ -4,8 +4,8 @@ import { FixedWindowLimiter } from '../access/rate-limit.ts';
 import { SharedWindowLimiter } from '../access/rate-limit-shared.ts';
 import type { RedisClient as Redis } from '../access/redis.ts';
 import { ReadTooLargeError } from '../core/errors.ts';
+import { PUBLIC_LIMITS } from '../core/limits.ts';
 import { openRecordsStack, type RecordsStack, type RecordsStackOptions } from '../service/records-stack.ts';
-import { PUBLIC_LIMITS } from '../storage/limits.ts';
 import type { GatewayOptions, GatewayServices } from './context.ts';
 import { accessLogLine } from './json-log.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -78,9 +78,9 @@ function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): R
     onReadRefused: (refusal) => {
       const limit = refusal instanceof ReadTooLargeError ? 'size' : 'deadline';
       log({ level: 'warn', msg: 'store read refused at its limit; what was served before stays served', file: refusal.file, limit });
-      metrics?.readRefused(refusal.file, limit);
+      metrics?.storeLimits.readRefused(refusal.file, limit);
     },
-    onRefreshSkipped: metrics ? () => metrics.refreshSkipped() : undefined,
+    onRefreshSkipped: metrics ? () => metrics.storeLimits.refreshSkipped() : undefined,
   };
 }
 

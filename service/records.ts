@@ -82,15 +82,10 @@ export class RecordsService {
   }
 
   /**
-   * Re-checks which build is live and re-reads the key set if it changed. A new build is checked
-   * (its statement and map) before the store serves it, and refused whole when it does not check.
+   * Re-checks which build is live and the key set, one refresh at a time (a retry and the timer share
+   * it). A new build is checked (statement, map) before it is served, and refused whole if it fails.
    */
-  refresh(): Promise<void> {
-    return this.refreshing();
-  }
-
-  /** One refresh at a time: a lookup's retry and the timer share the one under way. */
-  private readonly refreshing = oneAtATime(async () => {
+  readonly refresh = oneAtATime(async () => {
     await this.store.refresh();
     await this.keys.refresh();
   });

@@ -199,7 +199,7 @@ export class HttpOriginStore implements Store {
     return this.transport.close();
   }
 
-  /** A file of the build's folder, within the limits its kind has (storage/limits.ts). */
+  /** A file of the build's folder, within the limits its kind has (core/limits.ts). */
   private get(path: string, headers: Record<string, string> = {}): Promise<OriginAnswer> {
     return this.transport.send(`${this.base}/${path}`, { path, headers });
   }

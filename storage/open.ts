@@ -11,7 +11,7 @@ import { isHttp, isS3, type StoreSettings } from './url.ts';
 
 export type { StoreSettings };
 
-/** A read refused at its limits (storage/limits.ts): its `file` kind, and `limitBytes` or `deadlineMs`. */
+/** A read refused at its limits (core/limits.ts): its `file` kind, and `limitBytes` or `deadlineMs`. */
 export type ReadRefusal = ReadTooLargeError | ReadDeadlineError;
 
 /** The timeouts and retries of bulk transfers. */

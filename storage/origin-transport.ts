@@ -1,6 +1,6 @@
 import type { Dispatcher, request } from 'undici';
 import { ReadDeadlineError, ReadTooLargeError } from '../core/errors.ts';
-import { READ_LIMITS, readLimitOf } from './limits.ts';
+import { READ_LIMITS, readLimitOf } from '../core/limits.ts';
 
 export interface OriginTransportOptions {
   /** Connections kept per origin. */
@@ -24,7 +24,7 @@ export interface OriginAnswer {
 /**
  * How the gateway and `mvr publish` talk to a records origin (a plain HTTP origin or S3): one
  * keep-alive pool, a timeout on every attempt, and retries with backoff on network errors and
- * 5xx answers (undici's RetryAgent). Every answer is bounded by the limits table (./limits.ts) for
+ * 5xx answers (undici's RetryAgent). Every answer is bounded by the limits table (core/limits.ts) for
  * the kind of file asked for: its body is read into memory only up to the kind's size, and the
  * whole read (retries included) ends at the kind's deadline, so an origin that sends without end or
  * drips a byte at a time costs a bounded amount of memory and time.

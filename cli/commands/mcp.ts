@@ -1,8 +1,10 @@
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
+import { boundedGet } from '../../clients/bounded-get.ts';
 import { getFromGateway } from '../../clients/gateway-client.ts';
 import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
+import { readLimitOf } from '../../core/limits.ts';
 import { readPolicyFile } from '../../core/policy-file.ts';
 import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import type { WitnessSource } from '../../mcp/witnessed.ts';
@@ -110,8 +112,8 @@ async function lookupFor(
 
 /** A public file of the gateway (no key); null when it has none. */
 async function publicText(baseUrl: string, path: string): Promise<string | null> {
-  const res = await fetch(`${baseUrl.replace(/\/+$/, '')}${path}`);
-  return res.ok ? res.text() : null;
+  const res = await boundedGet(`${baseUrl.replace(/\/+$/, '')}${path}`, { limit: readLimitOf(path) });
+  return res.statusCode === 200 ? res.body.toString('utf8') : null;
 }
 
 /** Asks a gateway; its problem documents become the same coded errors the local store throws. */

@@ -31,7 +31,7 @@ export class S3Bucket {
 
   /**
    * An object (or a range of it, with a `range` header), within the limits its kind of file has
-   * (storage/limits.ts); `maxBytes` may lower the size limit. Past them, ReadTooLargeError or
+   * (core/limits.ts); `maxBytes` may lower the size limit. Past them, ReadTooLargeError or
    * ReadDeadlineError, unread.
    */
   get(key: string, headers: Record<string, string> = {}, maxBytes?: number): Promise<OriginAnswer> {

@@ -1,10 +1,7 @@
 import { ReadDeadlineError, ReadTooLargeError, RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
 import {
-  BUCKET_LOG_PREFIX,
-  BUILD_CHECKPOINT_FILE,
   BUILD_KEPT_OBJECT,
   BUILD_KEY_SET_OBJECT,
-  BUILD_LOG_VKEY_OBJECT,
   BUILDS_DIR,
   LIVE_POINTER_OBJECT,
   LOG_CHECKPOINT,
@@ -13,12 +10,11 @@ import {
 } from '../../core/layout.ts';
 import { type KeptBuild, keptBuilds, parseKeptList } from '../kept-builds.ts';
 import type { KeySetOrigin } from '../key-set-source.ts';
-import { PUBLIC_LIMITS } from '../limits.ts';
-import { LogFileCache } from '../log-cache.ts';
 import { oneAtATime } from '../one-at-a-time.ts';
 import { type BuildAcceptance, type Store, takeEveryBuild } from '../store.ts';
 import type { S3Bucket } from './bucket.ts';
 import { parseLivePointer } from './live-pointer.ts';
+import { S3LogFiles } from './log-files.ts';
 import { S3PublishedBuilds } from './published.ts';
 
 /** The live build as last read from the bucket: its id and the key set published with it. */
@@ -40,15 +36,15 @@ interface Live {
 export class S3Store implements Store {
   private live: Live | null = null;
   private error: string | null = 'not loaded yet';
-  /** The log's public files: every tile request asks for the checkpoint, and a flood of them must not reach the bucket. */
-  private readonly logFiles: LogFileCache;
+  /** The log's public files, from memory: every tile request asks for the checkpoint too. */
+  private readonly logFiles: S3LogFiles;
   private accept: BuildAcceptance = takeEveryBuild;
 
   constructor(
     private readonly bucket: S3Bucket,
     private readonly options: { pointerTtlMs?: number; logFreshMs?: number } = {},
   ) {
-    this.logFiles = new LogFileCache(PUBLIC_LIMITS.logCacheBytes, options.logFreshMs ?? PUBLIC_LIMITS.logFreshMs);
+    this.logFiles = new S3LogFiles(async (key) => (await this.get(key, {}))?.body ?? null, options.logFreshMs);
   }
 
   get name(): string {
@@ -105,8 +101,7 @@ export class S3Store implements Store {
       },
       take: () => {
         this.live = { build, keySet, pointerEtag, confirmedAt: performance.now() };
-        // The new build's checkpoint, read afresh (full tiles stay: they never change).
-        this.logFiles.dropChanging();
+        this.logFiles.newLiveBuild();
       },
     });
   }
@@ -126,15 +121,7 @@ export class S3Store implements Store {
   async readRecord(domain: string): Promise<Buffer | null> {
     const live = this.current();
     const key = `${BUILDS_DIR}/${live.build}/${recordPath(domain)}`;
-    let res;
-    try {
-      res = await this.bucket.get(key);
-    } catch (error) {
-      if (error instanceof ReadTooLargeError)
-        throw new RecordUnavailableError(`record object of ${domain} has more than the ${error.limitBytes} bytes a record may have`);
-      if (error instanceof ReadDeadlineError) throw error;
-      throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
-    }
+    const res = await this.send(key, {});
     if (res.statusCode === 200) return res.body;
     if (res.statusCode === 404) {
       // Believe "not found" only from a bucket whose live pointer answered recently.
@@ -198,28 +185,13 @@ export class S3Store implements Store {
     return this.live.build;
   }
 
-  /**
-   * The log's head (`log/checkpoint`, as a folder serves public/log's): newer than the live build's
-   * after a publish short of its quorum; else the live build's. From memory: a full tile for as
-   * long as it fits (it never changes), the head and a partial tile for a short time (`mvr log
-   * witness` rewrites cosignatures in place, a publish short of its quorum moves the head).
-   */
+  /** The log's head (`log/checkpoint`, as a folder serves public/log's) or a tile, from memory while it can be. */
   async logFile(path: string): Promise<Buffer | null> {
-    if (path === LOG_CHECKPOINT) {
-      const build = await this.logBuild();
-      return this.logFiles.get(path, false, async () => {
-        const head = await this.get(`${BUCKET_LOG_PREFIX}${LOG_CHECKPOINT}`, {});
-        return head?.body ?? this.readFile(build, BUILD_CHECKPOINT_FILE);
-      });
-    }
-    const key = `${BUCKET_LOG_PREFIX}${path}`;
-    return this.logFiles.get(key, !path.includes('.p/'), async () => (await this.get(key, {}))?.body ?? null);
+    return path === LOG_CHECKPOINT ? this.logFiles.checkpoint(await this.logBuild()) : this.logFiles.tile(path);
   }
 
-  /** A build's log key never changes once written: read once while it is kept in memory. */
   async logVkey(): Promise<Buffer | null> {
-    const build = await this.logBuild();
-    return this.logFiles.get(`${BUILDS_DIR}/${build}/${BUILD_LOG_VKEY_OBJECT}`, true, () => this.readFile(build, BUILD_LOG_VKEY_OBJECT));
+    return this.logFiles.vkey(await this.logBuild());
   }
 
   published(): S3PublishedBuilds {
@@ -237,20 +209,23 @@ export class S3Store implements Store {
 
   /** An object; null for a 404 from a bucket that answers. Anything else unreadable is STORE_UNAVAILABLE, never "not there". */
   private async get(key: string, headers: Record<string, string>, maxBytes?: number) {
-    let res;
+    const res = await this.send(key, headers, maxBytes);
+    if (res.statusCode === 404) return null;
+    if (res.statusCode === 200 || res.statusCode === 206 || (res.statusCode === 416 && headers.range)) return res;
+    throw new StoreUnavailableError(`records store ${this.bucket.name} answered ${res.statusCode} for ${key}`);
+  }
+
+  /** An answer of the bucket: a record too large is that record's problem; anything else past its limits, or unreachable, the store's. */
+  private async send(key: string, headers: Record<string, string>, maxBytes?: number) {
     try {
-      res = await this.bucket.get(key, headers, maxBytes);
+      return await this.bucket.get(key, headers, maxBytes);
     } catch (error) {
-      // A record too large is that record's problem; any other file past its limits is the store's.
       if (error instanceof ReadTooLargeError && error.file === 'record')
         throw new RecordUnavailableError(`${this.bucket.name}/${key} has more than the ${error.limitBytes} bytes a record may have`);
       if (error instanceof ReadTooLargeError || error instanceof ReadDeadlineError) throw error;
       // No `cause`: the gateway answers with an error's cause when it has one (h3 passes it on).
       throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
     }
-    if (res.statusCode === 404) return null;
-    if (res.statusCode === 200 || res.statusCode === 206 || (res.statusCode === 416 && headers.range)) return res;
-    throw new StoreUnavailableError(`records store ${this.bucket.name} answered ${res.statusCode} for ${key}`);
   }
 
   private async object(key: string): Promise<Buffer> {

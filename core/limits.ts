@@ -1,10 +1,11 @@
-import { MAX_RECORD_BYTES } from '../core/files.ts';
+import { MAX_RECORD_BYTES } from './files.ts';
 
-// The one table of what the gateway, `mvr pull` and `mvr mcp` accept from a store (an http(s)
-// origin, a bucket) or a peer: how many bytes each kind of file may have and how long one read of it
-// may take in all, retries included. A read past either fails typed (ReadTooLargeError,
-// ReadDeadlineError) and whatever was served before stays served. The README's operating section
-// repeats this table; change both together.
+// The one table of what merchant-verify accepts from a store (an http(s) origin, a bucket) or a
+// peer (a gateway asked by `mvr verify`, `mvr log` or `mvr mcp`): how many bytes each kind of file
+// may have and how long one read of it may take in all, retries included. Past either, a store's
+// read fails typed (ReadTooLargeError, ReadDeadlineError) and what was served before stays served;
+// a client's is FETCH_FAILED (AnswerTooLargeError). docs/limits.md lists this table for operators;
+// change both together.
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -37,6 +38,8 @@ export const READ_LIMITS = {
   index: { bytes: 2048 * MiB - 1, deadlineMs: 600_000 },
   /** `changes/<build>.jsonl`: read a page at a time (a ranged read of 256 KiB). */
   changes: { bytes: 1 * MiB, deadlineMs: 10_000 },
+  /** What `mvr verify`, `mvr log` and `mvr mcp` take from a gateway in one answer (a record, a proof, a page of history). */
+  gatewayAnswer: { bytes: 4 * MiB, deadlineMs: 30_000 },
   /** Anything else: an error body, a file this table does not name. */
   other: { bytes: 1 * MiB, deadlineMs: 10_000 },
 } as const satisfies Record<string, { bytes: number; deadlineMs: number }>;
