@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, normalize } from 'node:path';
@@ -9,6 +10,8 @@ export interface StaticOrigin {
   url: string;
   /** The path of every request, in order. */
   requests: string[];
+  /** The path of every request answered 304 Not Modified (with `etags`), in order. */
+  notModified: string[];
   /** From now on `path` (e.g. `/manifest.json`) is answered by `answer`; null serves the file again. */
   answer(path: string, answer: OriginAnswer | null): void;
   stop(): Promise<void>;
@@ -19,12 +22,14 @@ export interface StaticOrigin {
  * A plain static http origin over a folder (what nginx or a CDN origin does for a build's folder):
  * 200 with the file, 404 without one. `stop()` takes it away and `start()` brings it back on the
  * same port, so a test can see the store fail closed while it is down; `answer()` makes one path
- * hostile (see {@link endlessBody}, {@link drippingBody}) and back.
+ * hostile (see {@link endlessBody}, {@link drippingBody}) and back. With `etags`, each file has a
+ * strong ETag and a matching If-None-Match is answered 304, as object storage and nginx do.
  */
-export async function startStaticOrigin(root: string): Promise<StaticOrigin> {
+export async function startStaticOrigin(root: string, opts: { etags?: boolean } = {}): Promise<StaticOrigin> {
   let server: Server | null = null;
   let port = 0;
   const requests: string[] = [];
+  const notModified: string[] = [];
   const answers = new Map<string, OriginAnswer>();
   const start = () =>
     new Promise<void>((resolve) => {
@@ -37,7 +42,12 @@ export async function startStaticOrigin(root: string): Promise<StaticOrigin> {
         if (!file.startsWith(root)) return void res.writeHead(400).end();
         const body = await readFile(file).catch(() => null);
         if (!body) return void res.writeHead(404).end();
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }).end(body);
+        const etag = opts.etags ? `"${createHash('sha256').update(body).digest('hex')}"` : undefined;
+        if (etag && req.headers['if-none-match'] === etag) {
+          notModified.push(path);
+          return void res.writeHead(304, { etag }).end();
+        }
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length, ...(etag ? { etag } : {}) }).end(body);
       });
       server = s;
       s.listen(port, '127.0.0.1', () => {
@@ -54,6 +64,7 @@ export async function startStaticOrigin(root: string): Promise<StaticOrigin> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    notModified,
     answer: (path, answer) => (answer ? answers.set(path, answer) : answers.delete(path)),
     stop,
     start,
