@@ -35,7 +35,7 @@ export const READ_LIMITS = {
   /** `<shard>/log.jsonl`: a shard's entry indexes and salts (about 40,000 lines at 10M domains). */
   shardLog: { bytes: 32 * MiB, deadlineMs: 60_000 },
   /** `index.jsonl`: one line a record, read whole only by `mvr pull`. */
-  index: { bytes: 2048 * MiB - 1, deadlineMs: 600_000 },
+  index: { bytes: 2048 * MiB, deadlineMs: 600_000 },
   /** `changes/<build>.jsonl`: read a page at a time (a ranged read of 256 KiB). */
   changes: { bytes: 1 * MiB, deadlineMs: 10_000 },
   /** What `mvr verify`, `mvr log` and `mvr mcp` take from a gateway in one answer (a record, a proof, a page of history). */
