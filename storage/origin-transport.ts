@@ -80,10 +80,13 @@ export class OriginTransport {
     init: { method?: 'GET' | 'PUT' | 'HEAD'; headers?: Record<string, string>; body?: Buffer; path?: string; maxBytes?: number } = {},
   ): Promise<OriginAnswer> {
     const { dispatcher, request } = await this.pool();
-    const limit = readLimitOf(init.path ?? '', this.options.deadlineMs);
+    // An upload (`mvr publish`) answers with a message only, and takes as long as its bytes need:
+    // it keeps the per-attempt limit alone. A read has its kind's limits.
+    const upload = init.method === 'PUT';
+    const limit = readLimitOf(upload ? '' : (init.path ?? ''), this.options.deadlineMs);
     const maxBytes = Math.min(limit.bytes, init.maxBytes ?? Number.POSITIVE_INFINITY);
     const timeoutMs = this.options.timeoutMs ?? 2000;
-    const signal = AbortSignal.timeout(limit.deadlineMs);
+    const signal = upload ? undefined : AbortSignal.timeout(limit.deadlineMs);
     try {
       const res = await request(url, {
         method: init.method ?? 'GET',
@@ -112,7 +115,7 @@ export class OriginTransport {
       return { statusCode: res.statusCode, headers: res.headers, body: Buffer.concat(chunks, length) };
     } catch (error) {
       const refused =
-        error instanceof ReadTooLargeError ? error : signal.aborted ? new ReadDeadlineError(limit.kind, limit.deadlineMs) : null;
+        error instanceof ReadTooLargeError ? error : signal?.aborted ? new ReadDeadlineError(limit.kind, limit.deadlineMs) : null;
       if (!refused) throw error;
       this.options.onReadRefused?.(refused);
       throw refused;

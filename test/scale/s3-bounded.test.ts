@@ -1,19 +1,23 @@
 /**
- * The public log routes cost a bucket nothing new per request: a flood of requests for a tile,
- * the checkpoint and the log's key, each with a random query string, is answered from memory (keyed
- * by path, never by query), and the bucket sees no read of them; only the live pointer is polled.
+ * A bucket's reads are bounded. The public log routes cost it nothing new per request: a flood of
+ * requests for a tile, the checkpoint and the log's key, each with a random query string, is
+ * answered from memory (keyed by path, never by query), and the bucket sees no read of them; only
+ * the live pointer is polled. A live pointer larger than its limit is refused, typed, and the build
+ * served before stays served until the pointer is right again.
  */
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOG_VKEY_PATH } from '../../core/layout.ts';
+import { LIVE_POINTER_OBJECT, LOG_VKEY_PATH } from '../../core/layout.ts';
+import { READ_LIMITS } from '../../core/limits.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
-import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
 import { build, ISSUER, makeProject, type Project, removeTempDirs } from '../support/project.ts';
-import { publishTo } from '../support/s3-records.ts';
+import { bucketAt, publishTo } from '../support/s3-records.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { waitFor } from '../support/wait.ts';
 
 const BUCKET = 'mvr-flood';
 const FLOOD = 400;
@@ -73,5 +77,31 @@ describe('a flood of public log requests on a bucket', () => {
     // Only the refresh's conditional look at the live pointer reached the bucket meanwhile.
     const reads = s3.requests.slice(before).filter((r) => !r.endsWith('/live.json'));
     expect(reads).toEqual([]);
+  });
+});
+
+describe('a live pointer past its limit', () => {
+  it('is refused at its size, typed; the build served before stays served; a right pointer is taken again', async () => {
+    const bucket = bucketAt(s3, BUCKET, 'prod');
+    const right = (await bucket.get(LIVE_POINTER_OBJECT)).body;
+    const pointer = JSON.parse(right.toString('utf8')) as Record<string, unknown>;
+    const padded = JSON.stringify({ ...pointer, padding: 'x'.repeat(READ_LIMITS.livePointer.bytes) });
+    try {
+      await bucket.put(LIVE_POINTER_OBJECT, Buffer.from(padded), 'application/json');
+      await waitForLog(
+        g,
+        (l) => l.msg === 'store read refused at its limit; what was served before stays served' && l.file === 'livePointer',
+        5000,
+      );
+      const health = await g.request('/healthz');
+      expect(health.json).toMatchObject({ status: 'degraded', records: { ok: false, build: pointer.build } });
+      const r = await g.verify('quiet-pottery.example');
+      expect(r.status).toBe(200);
+      expect(r.json.domain).toBe('quiet-pottery.example');
+    } finally {
+      await bucket.put(LIVE_POINTER_OBJECT, right, 'application/json');
+      await bucket.close();
+    }
+    await waitFor(async () => (await g.request('/healthz')).json?.status === 'ok', 'the gateway healthy again');
   });
 });
