@@ -96,6 +96,7 @@ async function lookupFor(
     onRejected: (domain, reason) => io.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
     onBuildRefused: ({ build, reason }) =>
       io.stderr.write(`mvr mcp: build ${build} refused, the build served before (if any) stays served: ${reason}\n`),
+    onReadRefused: (refusal) => io.stderr.write(`mvr mcp: ${refusal.message}; what was served before stays served\n`),
   });
   return {
     proof: (domain) => proofs.proofFor(domain),
