@@ -1,5 +1,6 @@
 import { formatTimestamp } from '@merchant-verify/verifier/issuer';
 import { BuildError, MvrError } from '../core/errors.ts';
+import { requireQuorum, type WitnessReport, witnessCheckpoint } from '../witness/build-phase/witnessing.ts';
 import { BuildDigest, existingBuild } from './build-id.ts';
 import { type BuildInputs, readBuildInputs } from './build-inputs.ts';
 import { appendToLog, type BuildIdentity, writeChangeFeeds, writeKeySet, writeManifest, writeMapAndStatement } from './build-outputs.ts';
@@ -11,7 +12,6 @@ import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
 import { type SignedRecords, signAudits } from './sign-audits.ts';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, swapInBuild } from './swap.ts';
 import { folderTiles } from './tiles.ts';
-import { requireQuorum, type WitnessReport, witnessCheckpoint } from './witnessing.ts';
 
 export type { BuildOptions, BuildPhase, BuildProgress, BuildSummary } from './options.ts';
 

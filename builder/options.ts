@@ -1,5 +1,5 @@
+import type { WitnessReport } from '../witness/build-phase/witnessing.ts';
 import type { LogSummary } from './log.ts';
-import type { WitnessReport } from './witnessing.ts';
 
 // What a build is given and what it reports: shared by the build and its worker pool.
 

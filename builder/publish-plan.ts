@@ -18,8 +18,8 @@ import { TileTree } from '../core/tlog/tile-tree.ts';
 import { openCheckpoint, parseVkey } from '../keyring/log-key.ts';
 import { type KeptBuild, readKept } from '../storage/kept-builds.ts';
 import { type PublishedBuilds, publishedBuildsOf, type Store } from '../storage/store.ts';
+import type { Witnessing, WitnessReport } from '../witness/build-phase/witnessing.ts';
 import { folderTiles } from './tiles.ts';
-import type { Witnessing, WitnessReport } from './witnessing.ts';
 
 // What `mvr publish` puts up, read and checked before any upload (builder/publish.ts uploads it).
 

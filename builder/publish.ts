@@ -14,7 +14,8 @@ import {
 import { tilesAdded } from '../core/tlog/tiles.ts';
 import { keptListText } from '../storage/kept-builds.ts';
 import { type PublishedBuilds, publishedBuildsOf } from '../storage/store.ts';
-import { type LogWitnessSummary, witnessLiveFolder } from './log-witness.ts';
+import { type LogWitnessSummary, witnessLiveFolder } from '../witness/build-phase/refresh.ts';
+import type { WitnessReport } from '../witness/build-phase/witnessing.ts';
 import {
   type BuildFiles,
   buildDirOf,
@@ -24,7 +25,6 @@ import {
   readLiveBuild,
   type UploadOptions,
 } from './publish-plan.ts';
-import type { WitnessReport } from './witnessing.ts';
 
 export type { UploadOptions };
 

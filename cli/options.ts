@@ -190,8 +190,17 @@ export const OPTIONS = {
     flag: 'log-vkey',
     env: 'MVR_WITNESS_LOG_VKEY',
     fallback: undefined,
-    description: 'file of the verifier keys (one a line) of the logs this witness witnesses',
+    description:
+      "file of the logs this witness witnesses, one a line: the log's verifier key, then its origin when that is not the key's name",
     schema: folder.optional(),
+  },
+  witnessPort: {
+    flag: 'port',
+    env: 'MVR_WITNESS_PORT',
+    // Not the gateway's 8787: a witness runs beside a gateway (`npm start`), never on its port.
+    fallback: '8790',
+    description: 'port to listen on (0 picks a free one)',
+    schema: wholeNumber(0, 65535, 'must be a port, 0..65535 (0 picks a free one)'),
   },
   witnessState: {
     flag: 'state',

@@ -1,6 +1,6 @@
 import type { TlogPolicy } from '@merchant-verify/verifier';
 import { UsageError } from '../core/errors.ts';
-import { readPolicyFile } from '../core/policy-file.ts';
+import { readPolicyFile } from '../witness/policy-file.ts';
 
 // What a verifying command reads to check witnesses: a tlog-policy file and a maximum age.
 

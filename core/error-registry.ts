@@ -68,6 +68,9 @@ export const ERROR_REGISTRY = {
   WITNESS_UNAVAILABLE: { status: null, title: 'Witness unavailable', exit: 18 },
   // A build or publish whose checkpoint too few witnesses cosigned: it does not go live.
   WITNESS_QUORUM_NOT_MET: { status: null, title: 'Witness quorum not met', exit: 19 },
+  // A refresh (or publish) whose served checkpoint got too few fresh cosignatures: the earlier ones still
+  // stand, but they age, so a scheduled job fails and alerts before every max-age verifier refuses.
+  NOT_FRESHLY_WITNESSED: { status: null, title: 'Served checkpoint not freshly cosigned by the quorum', exit: 20 },
 } as const satisfies Record<string, { status: number | null; title: string; exit: number }>;
 
 export type ErrorCode = keyof typeof ERROR_REGISTRY;

@@ -182,4 +182,12 @@ export class WitnessQuorumNotMetError extends MvrError {
   }
 }
 
+/** A refresh or publish whose served checkpoint did not get a quorum of fresh cosignatures (what was received is written). */
+export class NotFreshlyWitnessedError extends MvrError {
+  static readonly code = 'NOT_FRESHLY_WITNESSED';
+  constructor(message: string) {
+    super(NotFreshlyWitnessedError.code, message);
+  }
+}
+
 export * from './tool-errors.ts';

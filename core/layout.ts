@@ -60,6 +60,12 @@ export const LOG_CHECKPOINT = 'checkpoint';
 export const LOG_VKEY_PATH = '/.well-known/merchant-verify-log.vkey';
 export const SHARD_LOG_FILE = 'log.jsonl';
 export const BUILD_CHECKPOINT_FILE = 'log-checkpoint';
+/**
+ * In a live build, written only by a refresh after a build short of its quorum: the log's newer
+ * head, cosigned by the quorum. It holds every entry of the build (the log only grows), so the
+ * build's proofs are served against it; `log-checkpoint` stays the build's own.
+ */
+export const BUILD_SERVED_CHECKPOINT_FILE = 'served-checkpoint';
 
 /**
  * In each build: the domain map, the sorted SHA-256 hashes of its domains (32 bytes each, no

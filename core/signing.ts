@@ -1,14 +1,7 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import type { PublicJwk } from '@merchant-verify/verifier';
-import {
-  canonicalMembers,
-  createRecordVerifier,
-  decodeBase64url,
-  type Ed25519Verify,
-  encodeBase64url,
-  joinMembers,
-  signatureText,
-} from '@merchant-verify/verifier/issuer';
+import { canonicalMembers, createRecordVerifier, decodeBase64url, joinMembers, signatureText } from '@merchant-verify/verifier/issuer';
+import { nodeEd25519Verify, verifyEd25519 } from './ed25519.ts';
 import { CanonicalizationError, InvalidKeyError, SelfCheckFailedError } from './errors.ts';
 import { ED25519_PKCS8_PREFIX } from './note-private-key.ts';
 import { recordCanonicalParts } from './record-text.ts';
@@ -22,11 +15,11 @@ export interface PrivateJwk {
   kid?: string;
 }
 
-/** A loaded signing key: the node:crypto key object and its public JWK (kid = RFC 7638 thumbprint). */
+/** A loaded signing key: the node:crypto private key, the public key's 32 bytes and its public JWK (kid = RFC 7638 thumbprint). */
 export interface SigningKey {
   kid: string;
   privateKey: KeyObject;
-  publicKey: KeyObject;
+  publicKey: Uint8Array;
   publicJwk: PublicJwk;
 }
 
@@ -77,12 +70,11 @@ export function loadSigningKey(input: unknown): SigningKey {
   } catch (cause) {
     throw new InvalidKeyError('signing key is not a valid Ed25519 private key', { cause });
   }
-  const publicKey = createPublicKey(privateKey);
-  const x = (publicKey.export({ format: 'jwk' }) as { x: string }).x;
+  const x = (createPublicKey(privateKey).export({ format: 'jwk' }) as { x: string }).x;
   if (jwk.x !== undefined && jwk.x !== x) throw new InvalidKeyError('signing key "x" does not match its "d"');
   const kid = jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x });
   if (jwk.kid !== undefined && jwk.kid !== kid) throw new InvalidKeyError(`signing key "kid" is not its RFC 7638 thumbprint (${kid})`);
-  return { kid, privateKey, publicKey, publicJwk: toPublicJwk(x) };
+  return { kid, privateKey, publicKey: decodeBase64url(x)!, publicJwk: toPublicJwk(x) };
 }
 
 /** The published form of a public key given its `x`. */
@@ -130,7 +122,7 @@ export function signUnsignedChecked(unsigned: object, key: SigningKey): { signat
   }
   const message = Buffer.from(parts ? parts.head + parts.middle + parts.tail : joinMembers(members!));
   const sig = sign(null, message, key.privateKey);
-  if (!verify(null, message, key.publicKey, sig)) throw new SelfCheckFailedError();
+  if (!verifyEd25519(sig, message, key.publicKey)) throw new SelfCheckFailedError();
   // Buffer's encoder: this module is node-only (node:crypto), and the portable one builds the
   // text from 22 pieces that are flattened again when the record is written.
   const signature = signatureText(sig.toString('base64url'));
@@ -142,20 +134,5 @@ export function signUnsignedChecked(unsigned: object, key: SigningKey): { signat
   };
 }
 
-const publicKeyCache = new Map<string, KeyObject>();
-
-/** node:crypto (OpenSSL) Ed25519 verify, with public key objects cached by kid and x. */
-export const nodeEd25519Verify: Ed25519Verify = (signature, message, publicKey, kid) => {
-  const x = encodeBase64url(publicKey);
-  const cacheKey = `${kid}.${x}`;
-  let keyObject = publicKeyCache.get(cacheKey);
-  if (!keyObject) {
-    keyObject = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
-    if (publicKeyCache.size > 1000) publicKeyCache.clear();
-    publicKeyCache.set(cacheKey, keyObject);
-  }
-  return verify(null, message, keyObject, signature);
-};
-
-/** The record verifier on node:crypto: for the build's self-check and the gateway's hot path. */
+/** The record verifier on the service's Ed25519 check (core/ed25519.ts): for the gateway's hot path, statements and tests. */
 export const verifyRecordNode = createRecordVerifier(nodeEd25519Verify);

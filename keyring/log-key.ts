@@ -1,4 +1,4 @@
-import { createHmac, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import { createHmac, type KeyObject, sign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -12,6 +12,7 @@ import {
   parseVerifierKey,
   signatureLine,
 } from '@merchant-verify/verifier/tlog';
+import { verifyEd25519 } from '../core/ed25519.ts';
 import { ConfigError, InvalidKeyError, LogInconsistentError } from '../core/errors.ts';
 import { sha256 } from '../core/hash.ts';
 import { ed25519FromSeed, formatNotePrivateKey, newEd25519Seed, parseNotePrivateKey, writeNewKeyFile } from '../core/note-private-key.ts';
@@ -73,20 +74,9 @@ export function signNote(key: LogKey, text: string): string {
   return `${text}\n${signatureLine(key, sign(null, Buffer.from(text), key.privateKey))}`;
 }
 
-/** Opens a signed note with a verifier key (node:crypto Ed25519); throws NoteError when it does not verify. */
+/** Opens a signed note with a verifier key (the service's Ed25519 check); throws NoteError when it does not verify. */
 export function openNoteWith(note: string, key: NoteVerifierKey): string {
-  return openNote(note, [key], (signature, message, publicKey) => {
-    try {
-      return verify(
-        null,
-        message,
-        createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') }, format: 'jwk' }),
-        signature,
-      );
-    } catch {
-      return false;
-    }
-  });
+  return openNote(note, [key], verifyEd25519);
 }
 
 /** A checkpoint opened with the log's verifier key, of the log's origin (the key's name); anything else is not this log's. */

@@ -2,7 +2,7 @@ import { type AbsenceProof, statementText } from '@merchant-verify/verifier/issu
 import { decodeBase64, formatTlogProof, parseCheckpoint, parseNote, statementEntry, verifyInclusion } from '@merchant-verify/verifier/tlog';
 import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
-import { BUILD_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
+import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
 import { parseManifest } from '../core/manifest-schema.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { type Store, storeTiles } from '../storage/store.ts';
@@ -27,13 +27,14 @@ const STATEMENT_PROOFS_KEPT = 16;
  * Inclusion proofs of live records in the transparency log (`GET /v1/proof`, MCP), and the log's
  * public files (`/log/...`), from the store the records service reads (a store that keeps no log
  * says so: NOT_IN_LOG, `NoLogError`). A
- * proof is against the checkpoint the record's build signed, computed from the tiles; the entry's
+ * proof is against the checkpoint the record's build signed (or the newer one served for it, see
+ * `checkpointOf`), computed from the tiles; the entry's
  * index and salt come from the build's `<shard>/log.jsonl`. The record must pass the serve rule,
  * and the proof is checked before it is given: a proof that would not verify is never served.
  */
 export class LogProofs {
   private readonly shards = new Map<string, Promise<Map<string, { index: number; salt: string }>>>();
-  private readonly statementProofs = new Map<string, Promise<string | null>>();
+  private readonly statementProofs = new Map<string, Promise<{ index: number; proof: Uint8Array[] } | null>>();
 
   /** The store the records service reads. */
   private readonly store: Store;
@@ -76,7 +77,7 @@ export class LogProofs {
     }
     checkServeRule(domain, record, this.records.keySet());
     const entry = (await this.shard(build, path.slice(0, path.indexOf('/')))).get(domain);
-    const checkpoint = (await this.store.readFile(build, BUILD_CHECKPOINT_FILE))?.toString('utf8') ?? null;
+    const checkpoint = await this.checkpointOf(build);
     if (!entry || checkpoint === null) throw new NotInLogError(`build ${build} was made without a log key: its records are not in the log`);
     const salt = decodeBase64(entry.salt);
     const { size, root } = parseCheckpoint(parseNote(checkpoint).text);
@@ -90,7 +91,7 @@ export class LogProofs {
 
   /**
    * The absence proof of `domain` in the live build, or in `kept` (checked kept by the caller),
-   * with `statement_proof`: the build statement's entry against the checkpoint that build signed,
+   * with `statement_proof`: the build statement's entry against the checkpoint served for that build,
    * the one its records' proofs are against. Without it when the store keeps no log (an origin, a
    * copy of one build) or the build has no statement entry (made before statements were logged,
    * or without a log key).
@@ -102,16 +103,41 @@ export class LogProofs {
     return statementProof === null ? proof : { ...proof, statement_proof: statementProof };
   }
 
-  /** A build's statement proof, made once while kept (its checkpoint and tiles never change); a failure is not kept. */
-  private statementProof({ statement }: AbsenceProof): Promise<string | null> {
-    let made = this.statementProofs.get(statement.build);
+  /**
+   * The checkpoint a build's proofs are served against: its served checkpoint (the log's newer head,
+   * which a refresh writes once the quorum cosigned it after a build short of its own) when that is
+   * of the same log and larger, else its own; null when the build has none. Read on each request,
+   * so a refresh's fresh cosignatures are served at once.
+   */
+  private async checkpointOf(build: string): Promise<string | null> {
+    const [own, served] = await Promise.all([
+      this.store.readFile(build, BUILD_CHECKPOINT_FILE),
+      this.store.readFile(build, BUILD_SERVED_CHECKPOINT_FILE),
+    ]);
+    if (own === null) return null;
+    if (served === null) return own.toString('utf8');
+    try {
+      const [a, b] = [own, served].map((bytes) => parseCheckpoint(parseNote(bytes.toString('utf8')).text));
+      return b!.origin === a!.origin && b!.size > a!.size ? served.toString('utf8') : own.toString('utf8');
+    } catch {
+      return own.toString('utf8');
+    }
+  }
+
+  /** A build's statement proof: the path made once per checkpoint size (the tiles never change), the checkpoint read each time; a failure is not kept. */
+  private async statementProof({ statement }: AbsenceProof): Promise<string | null> {
+    const checkpoint = await this.checkpointOf(statement.build);
+    const size = checkpoint === null ? null : parseCheckpoint(parseNote(checkpoint).text).size;
+    const key = `${statement.build}@${size}`;
+    let made = this.statementProofs.get(key);
     if (!made) {
-      made = this.makeStatementProof(statement);
-      this.statementProofs.set(statement.build, made);
-      made.catch(() => this.statementProofs.delete(statement.build));
+      made = this.makeStatementProof(statement, checkpoint);
+      this.statementProofs.set(key, made);
+      made.catch(() => this.statementProofs.delete(key));
       if (this.statementProofs.size > STATEMENT_PROOFS_KEPT) this.statementProofs.delete(this.statementProofs.keys().next().value!);
     }
-    return made;
+    const proof = await made;
+    return proof === null || checkpoint === null ? null : formatTlogProof({ extra: null, ...proof, checkpoint });
   }
 
   /**
@@ -119,12 +145,12 @@ export class LogProofs {
    * checked against the statement as the answer carries it (the bytes a verifier rebuilds), so a
    * proof that would not verify is never served.
    */
-  private async makeStatementProof(statement: AbsenceProof['statement']): Promise<string | null> {
+  private async makeStatementProof(
+    statement: AbsenceProof['statement'],
+    checkpoint: string | null,
+  ): Promise<{ index: number; proof: Uint8Array[] } | null> {
     const build = statement.build;
-    const [manifest, checkpoint] = await Promise.all([
-      this.store.readFile(build, MANIFEST_FILE),
-      this.store.readFile(build, BUILD_CHECKPOINT_FILE),
-    ]);
+    const manifest = await this.store.readFile(build, MANIFEST_FILE);
     if (!manifest) throw new BuildNotFoundError(build);
     let index: number | undefined;
     try {
@@ -134,14 +160,14 @@ export class LogProofs {
     }
     if (index === undefined) return null;
     if (!checkpoint) throw new RecordUnavailableError(`build ${build} has its statement in the log but no ${BUILD_CHECKPOINT_FILE}`);
-    const { size, root } = parseCheckpoint(parseNote(checkpoint.toString('utf8')).text);
+    const { size, root } = parseCheckpoint(parseNote(checkpoint).text);
     const proof = await this.inclusion(index, size, `build ${build}'s statement`);
     const leaf = hasher.leaf(statementEntry(sha256, Buffer.from(statementText(statement))));
     if (!verifyInclusion(hasher, index, size, leaf, proof, root))
       throw new RecordUnavailableError(
         `the log proof of build ${build}'s statement does not verify against its checkpoint; it is not served`,
       );
-    return formatTlogProof({ extra: null, index, proof, checkpoint: checkpoint.toString('utf8') });
+    return { index, proof };
   }
 
   /** The inclusion proof of entry `index` in the tree of `size`, from the tiles; UNAVAILABLE when they cannot be read. */

@@ -20,7 +20,7 @@ export const BUILD_OPTIONS = [
 const options = commandOptions(...BUILD_OPTIONS);
 
 import type { BuildPhase, BuildProgress, BuildSummary } from '../../builder/build.ts';
-import type { WitnessReport } from '../../builder/witnessing.ts';
+import type { WitnessReport } from '../../witness/build-phase/witnessing.ts';
 import { runAction } from '../cli-output.ts';
 import type { CliIo } from '../io.ts';
 import { createProgress, type Progress, type ProgressState } from '../progress.ts';

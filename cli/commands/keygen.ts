@@ -6,7 +6,7 @@ const options = commandOptions('keys', 'issuer');
 import { join } from 'node:path';
 import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../keyring/log-key.ts';
 import { keygen, listKeys, retireKey } from '../../keyring/signing-keys.ts';
-import { createWitnessKey, witnessName } from '../../witness/witness-key.ts';
+import { createWitnessKey, witnessName } from '../../witness/server/witness-key.ts';
 import { runAction } from '../cli-output.ts';
 
 export default defineCommand({

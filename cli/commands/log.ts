@@ -1,14 +1,14 @@
 import { join } from 'node:path';
 import { checkLogGrowth, pullLog } from '../../builder/log-monitor.ts';
-import type { LogWitnessSummary } from '../../builder/log-witness.ts';
-import type { WitnessReport } from '../../builder/witnessing.ts';
 import { readFileOrUrl } from '../../clients/file-or-url.ts';
 import { logLocation } from '../../clients/log-client.ts';
-import { ConfigError } from '../../core/errors.ts';
+import { ConfigError, exitCodeOf, isMvrError } from '../../core/errors.ts';
 import { writeAtomic } from '../../core/files.ts';
 import { LOG_DIR } from '../../core/layout.ts';
 import { witnessedJson, witnessedText } from '../../core/witnessed.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
+import type { LogWitnessSummary } from '../../witness/build-phase/refresh.ts';
+import type { WitnessReport } from '../../witness/build-phase/witnessing.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, storeSettingsOf } from '../config.ts';
@@ -117,9 +117,9 @@ const witness = defineCommand({
       const config = witnessOptions.resolve(args, io.env);
       const file = args.policy ?? config.witnessPolicy;
       if (!file) throw new ConfigError('--policy FILE (or MVR_WITNESS_POLICY) is required: the tlog-policy naming the witnesses');
-      const [{ readWitnessPolicy }, { witnessLiveBucket, witnessLiveFolder }, { openStore }] = await Promise.all([
-        import('../../builder/witnessing.ts'),
-        import('../../builder/log-witness.ts'),
+      const [{ readWitnessPolicy }, { summaryOf, witnessLiveBucket, witnessLiveFolder }, { openStore }] = await Promise.all([
+        import('../../witness/build-phase/witnessing.ts'),
+        import('../../witness/build-phase/refresh.ts'),
         import('../../storage/open.ts'),
       ]);
       const witnessing = await readWitnessPolicy(file);
@@ -128,19 +128,28 @@ const witness = defineCommand({
         if (!args.json) io.stderr.write(`mvr log witness: ${witnessProgress(r).text}\n`);
       };
       let result: LogWitnessSummary;
-      if (config.to) {
-        const to = openStore(storeSettingsOf(config.to, io.env, { publicDir: config.public, flag: '--to' }));
-        try {
-          result = await witnessLiveBucket(witnessing, to, report);
-        } finally {
-          await to.close();
-        }
-      } else result = await witnessLiveFolder(witnessing, { recordsDir: config.records, publicDir: config.public }, report);
+      try {
+        if (config.to) {
+          const to = openStore(storeSettingsOf(config.to, io.env, { publicDir: config.public, flag: '--to' }));
+          try {
+            result = await witnessLiveBucket(witnessing, to, report);
+          } finally {
+            await to.close();
+          }
+        } else result = await witnessLiveFolder(witnessing, { recordsDir: config.records, publicDir: config.public }, report);
+      } catch (error) {
+        // Short of a fresh quorum: the exit code alerts, and --json still says who answered and how.
+        const summary = summaryOf(error);
+        if (!summary || !isMvrError(error) || !args.json) throw error;
+        io.stdout.write(`${JSON.stringify({ ok: false, code: error.code, message: error.message, ...summary })}\n`);
+        return exitCodeOf(error.code);
+      }
       if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, ...result })}\n`);
       else
         io.stdout.write(
           `witnessed the checkpoint of size ${result.size}: ${witnessList(result.witnesses)}; written to ${result.written.join(', ')}\n`,
         );
+      return 0;
     }),
 });
 

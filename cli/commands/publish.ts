@@ -24,7 +24,7 @@ export default defineCommand({
       const [{ uploadBuild }, { openStore }, { readWitnessPolicy }] = await Promise.all([
         import('../../builder/publish.ts'),
         import('../../storage/open.ts'),
-        import('../../builder/witnessing.ts'),
+        import('../../witness/build-phase/witnessing.ts'),
       ]);
       const witnessing = await readWitnessPolicy(config.witnessPolicy);
       const to = openStore(storeSettingsOf(config.to, io.env, { publicDir: config.public, bulk: true, flag: '--to' }));

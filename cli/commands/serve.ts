@@ -1,7 +1,7 @@
 import { ConfigError } from '../../core/errors.ts';
-import { readPolicyFile } from '../../core/policy-file.ts';
 import type { JsonLog } from '../../gateway/json-log.ts';
 import type { GatewayOptions } from '../../gateway/server.ts';
+import { readPolicyFile } from '../../witness/policy-file.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { apiKeysFileOf, type Config, commandOptions, type Env, recordsStoreOf, schemaUrlOf } from '../config.ts';

@@ -9,7 +9,7 @@ import { domainLookup } from '../query.ts';
  * `GET /v1/absence?domain=[&build=]`: the proof that a domain has no record in the live build (or
  * a kept one): the build's signed statement and the two leaves of its domain map around the
  * domain's hash, with their inclusion paths. A domain that has a record is 404 HAS_RECORD. Cached
- * like a record: the proof changes only with the build.
+ * like a record: the proof changes with the build, and its checkpoint's cosignatures with a refresh.
  */
 export function absenceRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILD_OPTIONS } from '../../cli/commands/build.ts';
 import { SERVE_OPTIONS } from '../../cli/commands/serve.ts';
+import { WITNESS_OPTIONS } from '../../cli/commands/witness.ts';
 import { OPTIONS, type OptionName } from '../../cli/config.ts';
 import { exitCodeOf } from '../../core/errors.ts';
 import { runCli } from '../support/cli.ts';
@@ -110,9 +111,12 @@ describe.concurrent('the first hour', () => {
         ? 'serve'
         : (BUILD_OPTIONS as readonly string[]).includes(name)
           ? 'build'
-          : null;
+          : (WITNESS_OPTIONS as readonly string[]).includes(name)
+            ? 'witness'
+            : null;
       expect(command, name).not.toBeNull();
-      const r = await runCli([command!, `--${o.flag}`, '-5', '--records', join(p.root, 'nothing-here')]);
+      const where = command === 'witness' ? [] : ['--records', join(p.root, 'nothing-here')];
+      const r = await runCli([command!, `--${o.flag}`, '-5', ...where]);
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(`INVALID_CONFIG: --${o.flag} / ${o.env} "-5": must be`);
       expect(r.stderr).not.toMatch(/ambiguous/);

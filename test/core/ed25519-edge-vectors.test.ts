@@ -1,8 +1,9 @@
 /**
  * The Ed25519 edge-case vectors (test/vectors/ed25519-*.json, decision 0027) against both
- * primitives exactly as this project calls them, and against the record scheme's Ed25519 step
- * on each: the gateway's (node:crypto) and the portable verifier's (@noble/ed25519) must answer
- * every vector alike, and as recorded.
+ * primitives exactly as this project calls them, and against the Ed25519 step on each: the
+ * service's (core/ed25519.ts, node:crypto) and the portable verifier's (@noble/ed25519) must
+ * answer every vector alike, and as recorded. Each call site of the service's check meets the same
+ * cases in test/core/ed25519-call-sites.test.ts.
  */
 
 import { readFileSync } from 'node:fs';
@@ -20,8 +21,9 @@ import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { nodeEd25519Verify } from '../../core/signing.ts';
-import type { Vector } from '../vectors/ed25519-construct.ts';
+import { checkEd25519, nodeEd25519Verify, verifyEd25519 } from '../../core/ed25519.ts';
+import { edgeCases } from '../vectors/ed25519-cases.ts';
+import { M, type Vector } from '../vectors/ed25519-construct.ts';
 
 ed.hashes.sha512 = sha512;
 
@@ -52,7 +54,7 @@ function recordVerdict(check: ReturnType<typeof createEd25519Check>, v: Vector):
   }
   return check(bytes(v.signature), bytes(v.message), publicKey, 'k')?.code ?? 'valid';
 }
-const gatewayCheck = createEd25519Check(nodeEd25519Verify);
+const gatewayCheck = checkEd25519;
 const clientCheck = createEd25519Check(nobleEd25519Verify);
 
 describe('the vector files', () => {
@@ -84,6 +86,10 @@ describe('the vector files', () => {
     const message = Buffer.from(canonicalBytes(edge.record)).toString('hex');
     for (const v of edge.vectors) expect(v.message, v.id).toBe(message);
   });
+
+  it('are what the cases make over that record (the cases the call sites are checked with over their own messages)', () => {
+    expect(edgeCases(M)).toEqual(edge.vectors);
+  });
 });
 
 describe.each([['ed25519-edge-cases.json', edge.vectors]])('%s', (_file, vectors) => {
@@ -95,6 +101,8 @@ describe.each([['ed25519-edge-cases.json', edge.vectors]])('%s', (_file, vectors
     // Node 24's further refusal of small-order points is one of the shared encoding rules instead.
     expect(nobleEd25519Verify(sig, msg, pk, 'k'), 'portable primitive').toBe(v.node_crypto['20'] && v.noble_strict);
     expect(recordVerdict(gatewayCheck, v), 'gateway').toBe(v.record_verifier);
+    // The service's check for notes and cosignatures: the same rules with no key set before them.
+    expect(verifyEd25519(sig, msg, pk), 'service check').toBe(v.record_verifier === 'valid');
     expect(recordVerdict(clientCheck, v), 'client').toBe(v.record_verifier);
   });
 });

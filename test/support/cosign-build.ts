@@ -8,12 +8,12 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parsePolicy } from '@merchant-verify/verifier';
-import { witnessLiveFolder } from '../../builder/log-witness.ts';
 import { BUILD_CHECKPOINT_FILE, CURRENT_LINK, LOG_VKEY_PATH } from '../../core/layout.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
-import { startWitness } from '../../witness/server.ts';
-import { WitnessState } from '../../witness/state.ts';
-import { generateWitnessKeyText, parseWitnessKey } from '../../witness/witness-key.ts';
+import { witnessLiveFolder } from '../../witness/build-phase/refresh.ts';
+import { startWitness } from '../../witness/server/http.ts';
+import { WitnessState } from '../../witness/server/state.ts';
+import { generateWitnessKeyText, parseWitnessKey } from '../../witness/server/witness-key.ts';
 
 export interface BuildWitness {
   name: string;
@@ -35,7 +35,10 @@ export async function startBuildWitnesses(p: { publicDir: string }, names: strin
       const key = parseWitnessKey(generateWitnessKeyText(`${name}.test/witness`), name);
       const state = await new WitnessState(await mkdtemp(join(tmpdir(), 'witness-'))).open();
       const clock = { ms: now };
-      const running = await startWitness({ key, logs: [log], state, clock: () => clock.ms }, { host: '127.0.0.1', port: 0 });
+      const running = await startWitness(
+        { key, logs: [{ origin: log.name, key: log }], state, clock: () => clock.ms },
+        { host: '127.0.0.1', port: 0 },
+      );
       return { name, vkey: key.vkey, url: running.url, now: clock, close: running.close };
     }),
   );

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { consistencyProof, formatCheckpoint } from '@merchant-verify/verifier/tlog';
 import { generateLogKeyText, type LogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
-import { type RunningWitness, startWitness } from '../../witness/server.ts';
-import { WitnessState } from '../../witness/state.ts';
-import { generateWitnessKeyText, parseWitnessKey, type WitnessKey } from '../../witness/witness-key.ts';
+import { type RunningWitness, startWitness } from '../../witness/server/http.ts';
+import { WitnessState } from '../../witness/server/state.ts';
+import { generateWitnessKeyText, parseWitnessKey, type WitnessKey } from '../../witness/server/witness-key.ts';
 import { h, referenceRoot, sha256 } from './tlog.ts';
 
 export interface TestLog {
@@ -21,8 +21,9 @@ export interface TestLog {
   proof(from: number, to: number): Promise<Uint8Array[]>;
 }
 
-export function testLog(origin = 'log.test/log', entries = 40): TestLog {
-  const key = parseLogKey(generateLogKeyText(origin), origin);
+/** A log of `origin`, its key named `keyName` (the origin unless told: C2SP says they only SHOULD match). */
+export function testLog(origin = 'log.test/log', entries = 40, keyName = origin): TestLog {
+  const key = parseLogKey(generateLogKeyText(keyName), keyName);
   const leaves = Array.from({ length: entries }, (_, i) => sha256(new TextEncoder().encode(`${origin} entry ${i}`)));
   const root = (size: number) => (size === 0 ? h.empty() : referenceRoot(leaves.slice(0, size)));
   return {
@@ -45,7 +46,7 @@ export async function startTestWitness(name: string, logs: Pick<TestLog, 'key'>[
   const state = await new WitnessState(stateDir ?? (await mkdtemp(join(tmpdir(), 'witness-')))).open();
   const now = { ms: Date.UTC(2026, 0, 1) };
   const running = await startWitness(
-    { key, logs: logs.map((l) => l.key.verifierKey), state, clock: () => now.ms },
+    { key, logs: logs.map((l) => ({ origin: l.key.verifierKey.name, key: l.key.verifierKey })), state, clock: () => now.ms },
     { host: '127.0.0.1', port: 0 },
   );
   return { ...running, key, state, now };

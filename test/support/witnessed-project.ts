@@ -1,6 +1,6 @@
 /**
  * A logged project with three real witnesses of its log (`mvr witness` in process, on loopback
- * ports), and the policy file naming them (two of three), rewritten to point any of them at a
+ * ports), and the policy file naming them (two of three unless told), rewritten to point any of them at a
  * port nobody listens on: a witness that is down.
  */
 import { writeFile } from 'node:fs/promises';
@@ -28,7 +28,8 @@ export interface WitnessedProject {
   close(): Promise<void>;
 }
 
-export async function witnessedProject(): Promise<WitnessedProject> {
+/** `quorum` is the policy's quorum lines (default two of the three). */
+export async function witnessedProject(quorum = 'group two-of-three 2 a b c\nquorum two-of-three'): Promise<WitnessedProject> {
   const p = await loggedProject();
   const log = { key: (await loadLogKey(p.keysDir, undefined))! };
   const witnesses = await Promise.all(['a', 'b', 'c'].map((n) => startTestWitness(n, [log])));
@@ -36,7 +37,7 @@ export async function witnessedProject(): Promise<WitnessedProject> {
   const deadUrl = `http://127.0.0.1:${await freePort()}`;
   const policyWith = async (down: string[] = []) => {
     const entries = witnesses.map((w, i) => ({ name: 'abc'[i]!, vkey: w.key.vkey, url: down.includes('abc'[i]!) ? deadUrl : w.url }));
-    const text = policyText(log, entries, 'group two-of-three 2 a b c\nquorum two-of-three');
+    const text = policyText(log, entries, quorum);
     await writeFile(policyFile, text);
     return text;
   };

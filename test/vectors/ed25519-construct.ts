@@ -1,7 +1,9 @@
 /**
  * The pieces the Ed25519 edge-case vectors are made of (./ed25519-vectors.gen.ts writes them):
- * field and group arithmetic over noble's points, the record whose canonical bytes every vector
- * signs, the signing seed and nonces, the points of small order, and the list the cases are added to.
+ * field and group arithmetic over noble's points, the record whose canonical bytes the kept vectors
+ * sign, the signing seed and nonces, the points of small order, and the vector a case becomes. Every
+ * case is made over a message given (./ed25519-cases.ts), so the same cases can be signed over what
+ * any call site verifies: a note's text, a cosigned checkpoint.
  */
 
 import { canonicalBytes, ED25519_L as L } from '@merchant-verify/verifier/issuer';
@@ -71,7 +73,8 @@ export const M = canonicalBytes(RECORD);
 export const SEED = sha512(utf8('merchant-verify ed25519 edge cases: signing seed')).slice(0, 32);
 export const { scalar: a, pointBytes: A } = ed.utils.getExtendedPublicKey(SEED);
 export const nonce = (label: string): bigint => le(sha512(utf8(`merchant-verify ed25519 edge cases: ${label}`))) % L;
-export const challenge = (R: Uint8Array, key: Uint8Array): bigint => le(sha512(ed.etc.concatBytes(R, key, M))) % L;
+export const challenge = (R: Uint8Array, key: Uint8Array, message: Uint8Array): bigint =>
+  le(sha512(ed.etc.concatBytes(R, key, message))) % L;
 export const sig = (R: Uint8Array, S: bigint): Uint8Array => ed.etc.concatBytes(R, le32(S));
 
 /** A point of order 8 from the definition: [L]P for the first y = 2, 3, ... that decodes, if [4] of it is not the identity. */
@@ -101,34 +104,35 @@ const T8 = orderEightPoint();
 export const torsion = [0n, 1n, 2n, 3n, 4n, 5n, 6n, 7n].map((i) => (i === 0n ? Point.ZERO : T8.multiply(i, false)));
 export const ID = Point.ZERO.toBytes();
 
-export const constructed: Vector[] = [];
 const SOURCE = 'constructed by test/vectors/ed25519-vectors.gen.ts over the canonical bytes of `record`';
-export function add(
+/** A case as a vector over `message`, node:crypto's verdicts by line derived from OpenSSL's. */
+export function vector(
+  message: Uint8Array,
   v: Omit<Vector, 'source' | 'message' | 'public_key' | 'signature' | 'node_crypto'> & {
     key: Uint8Array;
     sig: Uint8Array;
     openssl: boolean;
   },
-): void {
+): Vector {
   const { key, sig: s, openssl, ...rest } = v;
   const { id, class: cls, comment, noble_strict, record_verifier } = rest;
-  constructed.push({
+  return {
     id,
     class: cls,
     source: SOURCE,
     comment,
     public_key: hex(key),
-    message: hex(M),
+    message: hex(message),
     signature: hex(s),
     node_crypto: nodeCrypto(openssl, key, s),
     noble_strict,
     record_verifier,
-  });
+  };
 }
 
 /** S = 0 and R = -[k]A for a key A of small order: finds such an R among the torsion points (k depends on R). */
-export function smallKeyForgery(key: Uint8Array, keyPoint: InstanceType<typeof Point>): Uint8Array | null {
+export function smallKeyForgery(key: Uint8Array, keyPoint: InstanceType<typeof Point>, message: Uint8Array): Uint8Array | null {
   // k is used reduced mod L, and -[k]A negated as a point: reducing -k mod L would change it mod 8.
-  for (const r of torsion) if (r.equals(mul(keyPoint, challenge(r.toBytes(), key)).negate())) return sig(r.toBytes(), 0n);
+  for (const r of torsion) if (r.equals(mul(keyPoint, challenge(r.toBytes(), key, message)).negate())) return sig(r.toBytes(), 0n);
   return null;
 }

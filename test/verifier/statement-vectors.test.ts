@@ -10,7 +10,7 @@ import { type AbsenceResult, type KeySet, type LogTrust, parseKeySet, verifyAbse
 import { type AbsenceProof, createAbsenceVerifier, statementText } from '@merchant-verify/verifier/issuer';
 import { STATEMENT_ENTRY_PREFIX, statementEntry } from '@merchant-verify/verifier/tlog';
 import { describe, expect, it } from 'vitest';
-import { nodeEd25519Verify } from '../../core/signing.ts';
+import { nodeEd25519Verify } from '../../core/ed25519.ts';
 import { h, sha256, toHex } from '../support/tlog.ts';
 
 const vectors = JSON.parse(readFileSync(join(import.meta.dirname, '../vectors/statement/statement-proofs.json'), 'utf8')) as {

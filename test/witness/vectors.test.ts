@@ -9,7 +9,7 @@ import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifie
 import { parseCosignature, parseNote, quorumMet } from '@merchant-verify/verifier/tlog';
 import { describe, expect, it } from 'vitest';
 import { AddCheckpointSyntaxError, formatAddCheckpoint, parseAddCheckpoint } from '../../witness/protocol.ts';
-import { cosign, parseWitnessKey } from '../../witness/witness-key.ts';
+import { cosign, parseWitnessKey } from '../../witness/server/witness-key.ts';
 import { thrown } from '../support/thrown.ts';
 
 const VECTORS = join(import.meta.dirname, '../vectors/witness');

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectCosignatures, submitCheckpoint } from '../../witness/client.ts';
+import { collectCosignatures, submitCheckpoint } from '../../witness/client/submit.ts';
 import { parseAddCheckpoint } from '../../witness/protocol.ts';
 import { freePort } from '../support/ports.ts';
 import { policyText, startTestWitness, type TestWitness, testLog } from '../support/witness.ts';
@@ -138,7 +138,7 @@ describe('collectCosignatures', () => {
     const policy = parsePolicy(text);
     const two = await collectCosignatures(policy, log.checkpoint(20), proofTo(20), { timeoutMs: 5000 });
     expect(two.quorum).toBe(true);
-    expect(two.submissions.map((s) => [s.witness, s.ok])).toEqual([
+    expect(two.witnesses.map((s) => [s.witness, s.ok])).toEqual([
       ['b', true],
       ['c', true],
       ['d', false],

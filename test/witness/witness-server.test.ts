@@ -6,7 +6,7 @@
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatAddCheckpoint } from '../../witness/protocol.ts';
-import { originHash } from '../../witness/state.ts';
+import { originHash } from '../../witness/server/state.ts';
 import { policyText, startTestWitness, type TestWitness, testLog } from '../support/witness.ts';
 
 const log = testLog();
@@ -113,6 +113,7 @@ describe('add-checkpoint', () => {
   });
 
   it('keeps its state across a restart (same folder)', async () => {
+    await witness.close();
     const again = await startTestWitness('w1b', [log], witness.state.dir);
     try {
       const res = await fetch(`${again.url}/add-checkpoint`, {

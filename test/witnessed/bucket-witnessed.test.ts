@@ -3,7 +3,9 @@
  * checkpoint afresh before it uploads the build (short of the quorum only the log's tiles and head
  * go up: the checkpoint sent is never rolled back), and `mvr log witness --to s3://` rewrites the
  * bucket's live checkpoint and head, which a running gateway on the bucket serves at its next
- * refresh, at `/log/checkpoint` and inside record proofs.
+ * refresh, at `/log/checkpoint` and inside record proofs. After a publish short of its quorum the
+ * refresh has the bucket's newer head cosigned (the witness that saw it refuses the live build's own
+ * checkpoint) and writes it as the live build's served checkpoint, which proofs are then against.
  */
 import { readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -15,7 +17,7 @@ import { GOLD, removeTempDirs } from '../support/project.ts';
 import { bucketAt, gatewayOnBucket } from '../support/s3-records.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { waitFor } from '../support/wait.ts';
-import { cosignatureTimes, type WitnessedProject, witnessedProject } from '../support/witnessed-project.ts';
+import { checkpointSize, cosignatureTimes, type WitnessedProject, witnessedProject } from '../support/witnessed-project.ts';
 
 const BUCKET = 'mvr-witnessed';
 const DAY = 86_400_000;
@@ -83,5 +85,30 @@ describe.sequential('witnessing with the records in a bucket', () => {
     );
     expect(cosignatureTimes(await served(), policy, t0 + 2 * DAY)).toEqual(at(t0 + 2 * DAY));
     expect(cosignatureTimes(await inProof(), policy, t0 + 2 * DAY)).toEqual(at(t0 + 2 * DAY));
+  });
+
+  it('after a publish short of its quorum, the refresh has the newer head cosigned by all three, and proofs are against it', async () => {
+    const bucket = bucketAt(s3, BUCKET, 'prod');
+    const live = JSON.parse((await bucket.get('live.json')).body.toString('utf8')).build as string;
+    const t0 = w.witnesses[0]!.now.ms;
+    const next = await runCli(buildArgs(w.p, ['--json'], '2026-11-05T00:00:00Z'));
+    expect(next.code, next.stdout + next.stderr).toBe(0);
+    await w.policyWith(['b', 'c']);
+    expect((await publish()).code).toBe(19);
+    // Witness a saw the newer checkpoint: it refuses the live build's own, smaller one from now on.
+    const head = (await bucket.get('log/checkpoint')).body.toString('utf8');
+    expect(checkpointSize(head)).toBeGreaterThan(checkpointSize((await bucket.get(`builds/${live}/log-checkpoint`)).body.toString('utf8')));
+
+    w.setClock(t0 + DAY);
+    await w.policyWith();
+    const refreshed = await cli(['log', 'witness', '--policy', w.policyFile]);
+    expect(refreshed.code, refreshed.stdout + refreshed.stderr).toBe(0);
+    expect(JSON.parse(refreshed.stdout).written).toEqual([`${to}/log/checkpoint`, `${to}/builds/${live}/served-checkpoint`]);
+    const g: TestGateway = await gatewayOnBucket(s3, BUCKET, 'prod', w.p);
+    const proof = parseTlogProof((await g.request(`/v1/proof?domain=${GOLD}`)).text).checkpoint;
+    expect(checkpointSize(proof)).toBe(checkpointSize(head));
+    expect(cosignatureTimes(proof, policy, t0 + DAY)).toEqual({ a: t0 + DAY, b: t0 + DAY, c: t0 + DAY });
+    expect(JSON.parse((await bucket.get('live.json')).body.toString('utf8')).build).toBe(live);
+    await bucket.close();
   });
 });

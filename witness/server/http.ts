@@ -37,7 +37,7 @@ export async function startWitness(witness: Witness, listen: { host: string; por
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
-      }),
+      }).then(() => witness.state.close()),
   };
 }
 

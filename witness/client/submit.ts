@@ -7,9 +7,11 @@ import {
   quorumMet,
   type TlogPolicy,
 } from '@merchant-verify/verifier/tlog';
-import type { ErrorCode } from '../core/errors.ts';
-import { nodeEd25519VerifyRaw } from './ed25519.ts';
-import { formatAddCheckpoint, parseSize } from './protocol.ts';
+import { verifyEd25519 } from '../../core/ed25519.ts';
+import { formatAddCheckpoint, parseSize } from '../protocol.ts';
+import { failureOf, post, type Reply, type WitnessFailureCode } from './exchange.ts';
+
+export type { WitnessFailureCode } from './exchange.ts';
 
 /**
  * The client side of c2sp.org/tlog-witness: submit a checkpoint to each witness of a policy,
@@ -19,9 +21,6 @@ import { formatAddCheckpoint, parseSize } from './protocol.ts';
 
 /** The consistency proof from `oldSize` to the submitted checkpoint's size. */
 export type ProofFor = (oldSize: number) => Promise<Uint8Array[]>;
-
-/** A witness that said no (400, 403, 404, 409, 422, no valid cosignature), or that could not be asked (5xx, timeout, no connection). */
-export type WitnessFailureCode = Extract<ErrorCode, 'WITNESS_REFUSED' | 'WITNESS_UNAVAILABLE'>;
 
 export type Submission =
   | { witness: string; ok: true; line: string; time: number }
@@ -33,16 +32,6 @@ export interface SubmitOptions {
   /** How long one request may take, ms. */
   timeoutMs: number;
 }
-
-const REFUSALS: Record<number, string> = {
-  400: 'refused the request as malformed (400)',
-  403: 'refused the checkpoint: the log signature does not verify for it (403)',
-  404: 'does not witness this log (404)',
-  422: 'refused the consistency proof (422)',
-};
-
-/** What one add-checkpoint request got: an HTTP answer, or why there was none. */
-type Reply = { status: number; body: string } | { status: null; code: WitnessFailureCode; message: string };
 
 /**
  * Sends the checkpoint (a signed note) to one witness. On 409 it learns the witness's size and
@@ -63,6 +52,8 @@ export async function submitCheckpoint(
     message: `witness ${witness.name} ${message}`,
   });
   if (!witness.url) return fail('WITNESS_REFUSED', null, 'has no URL in the policy');
+  const endpoint = endpointUrlProblem(witness.url);
+  if (endpoint) return fail('WITNESS_REFUSED', null, endpoint);
   const url = `${witness.url.replace(/\/+$/, '')}/add-checkpoint`;
   // The caller's own checkpoint: one that does not parse is the caller's mistake, thrown.
   const { size } = parseCheckpoint(parseNote(checkpoint).text);
@@ -88,7 +79,7 @@ export async function submitCheckpoint(
   let reply = await sendFrom(Math.min(options.oldSize ?? 0, size));
   if (reply.status === 409) {
     const theirs = parseSize(reply.body);
-    if (theirs === null) return fail('WITNESS_REFUSED', 409, 'answered 409 without its size (text/x.tlog.size)');
+    if (theirs === null) return fail('WITNESS_REFUSED', 409, failureOf(reply).message);
     reply = await sendFrom(theirs);
     // A witness ahead of this checkpoint answered 409 with a size the log cannot prove from.
     if (reply.status === null && theirs > size) return fail(reply.code, 409, reply.message);
@@ -99,26 +90,19 @@ export async function submitCheckpoint(
     return (
       cosignatureIn(witness, checkpoint, reply.body) ?? fail('WITNESS_REFUSED', 200, 'answered without a valid cosignature by its key')
     );
-  if (reply.status >= 500) return fail('WITNESS_UNAVAILABLE', reply.status, `answered ${reply.status}`);
-  return fail('WITNESS_REFUSED', reply.status, REFUSALS[reply.status] ?? `answered ${reply.status}`);
+  const failure = failureOf(reply);
+  return fail(failure.code, reply.status, failure.message);
 }
 
-/** POSTs a request body, within the timeout. */
-async function post(url: string, body: string, timeoutMs: number): Promise<Reply> {
-  try {
-    const res = await fetch(url, { method: 'POST', body, signal: AbortSignal.timeout(timeoutMs) });
-    return { status: res.status, body: await res.text() };
-  } catch (error) {
-    const e = error as Error;
-    return {
-      status: null,
-      code: 'WITNESS_UNAVAILABLE',
-      message:
-        e.name === 'TimeoutError'
-          ? `did not answer within ${timeoutMs} ms`
-          : `could not be reached at ${url}: ${(e.cause as Error | undefined)?.message ?? e.message}`,
-    };
-  }
+/**
+ * Why a policy's witness URL is not one: c2sp.org/tlog-policy names the submission prefix, under
+ * which the witness serves `<prefix>/add-checkpoint`; a URL of the endpoint itself would be posted
+ * to `.../add-checkpoint/add-checkpoint` and answered 404. Null for a prefix.
+ */
+export function endpointUrlProblem(url: string): string | null {
+  return /\/add-checkpoint\/*$/.test(url)
+    ? `has the URL ${url} in the policy, the add-checkpoint endpoint itself: a policy names the submission prefix (drop "/add-checkpoint")`
+    : null;
 }
 
 /** The witness's valid cosignature line among the answer's lines (others ignored); null when there is none. */
@@ -139,20 +123,44 @@ function cosignatureIn(
   for (const [i, s] of signatures.entries()) {
     if (s.name !== witness.vkey.name || s.id !== witness.vkey.id) continue;
     const cosig = parseCosignature(s.signature);
-    if (cosig && nodeEd25519VerifyRaw(cosig.signature, cosignedMessage(text, cosig.time), witness.vkey.publicKey)) {
+    if (cosig && verifyEd25519(cosig.signature, cosignedMessage(text, cosig.time), witness.vkey.publicKey)) {
       return { witness: witness.name, ok: true, line: `${lines[i]}\n`, time: Number(cosig.time) * 1000 };
     }
   }
   return null;
 }
 
-export interface Collected {
-  /** Every witness's submission, in the policy's order. */
-  submissions: Submission[];
-  /** The checkpoint with the cosignatures received appended as signature lines. */
-  checkpoint: string;
-  quorum: boolean;
+/** One witness's answer, for progress lines, summaries and `--json`. */
+export interface WitnessReport {
+  witness: string;
+  ok: boolean;
+  /** The cosignature's time (ISO 8601) when it cosigned; why not when it did not. */
+  time?: string;
+  code?: string;
+  status?: number | null;
+  message?: string;
 }
+
+/**
+ * The one result of asking a policy's witnesses to cosign a checkpoint (the client's round, and
+ * the build phase's, which adds the earlier cosignatures of witnesses that did not answer).
+ */
+export interface Cosigned {
+  /** The checkpoint with the cosignatures received (and any kept) appended as signature lines. */
+  checkpoint: string;
+  /** Whether the cosignatures on `checkpoint`, fresh or kept, meet the policy's quorum. */
+  quorum: boolean;
+  /** Whether the cosignatures received this time alone meet the quorum. */
+  freshQuorum: boolean;
+  /** Every witness's answer, in the policy's order. */
+  witnesses: WitnessReport[];
+}
+
+/** A submission as a report: the cosignature's time, or the code, status and message of the failure. */
+export const reportOf = (s: Submission): WitnessReport =>
+  s.ok
+    ? { witness: s.witness, ok: true, time: new Date(s.time).toISOString() }
+    : { witness: s.witness, ok: false, code: s.code, status: s.status, message: s.message };
 
 /**
  * Submits the checkpoint to every witness of the policy at once and says whether the cosignatures
@@ -163,16 +171,13 @@ export async function collectCosignatures(
   checkpoint: string,
   proofFor: ProofFor,
   options: { timeoutMs: number; oldSizes?: ReadonlyMap<string, number> },
-): Promise<Collected> {
+): Promise<Cosigned> {
   const submissions = await Promise.all(
     policy.witnesses.map((w) =>
       submitCheckpoint(w, checkpoint, proofFor, { timeoutMs: options.timeoutMs, oldSize: options.oldSizes?.get(w.name) ?? 0 }),
     ),
   );
   const lines = submissions.flatMap((s) => (s.ok ? [s.line] : []));
-  return {
-    submissions,
-    checkpoint: checkpoint + lines.join(''),
-    quorum: quorumMet(policy.quorum, new Set(submissions.filter((s) => s.ok).map((s) => s.witness))),
-  };
+  const quorum = quorumMet(policy.quorum, new Set(submissions.filter((s) => s.ok).map((s) => s.witness)));
+  return { checkpoint: checkpoint + lines.join(''), quorum, freshQuorum: quorum, witnesses: submissions.map(reportOf) };
 }

@@ -10,16 +10,26 @@ import {
   signatureLine,
   verifyConsistency,
 } from '@merchant-verify/verifier/tlog';
-import { hasher } from '../core/hash.ts';
-import { nodeEd25519VerifyRaw } from './ed25519.ts';
-import { AddCheckpointSyntaxError, formatSize, parseAddCheckpoint, SIZE_CONTENT_TYPE } from './protocol.ts';
+import { verifyEd25519 } from '../../core/ed25519.ts';
+import { hasher } from '../../core/hash.ts';
+import { AddCheckpointSyntaxError, formatSize, parseAddCheckpoint, SIZE_CONTENT_TYPE } from '../protocol.ts';
 import type { OriginState, WitnessState } from './state.ts';
 import { cosign, type WitnessKey } from './witness-key.ts';
 
-/** A witness: its key, the logs it witnesses (their verifier keys; each key's name is its origin), its state and clock. */
+/**
+ * A log a witness witnesses: its origin (the checkpoint's first line) and its verifier key, each
+ * configured on its own. A key's name only SHOULD match the origin (sum.golang.org's origin is
+ * "go.sum database tree"), so a log is found by its origin, never by its key's name.
+ */
+export interface WitnessedLog {
+  origin: string;
+  key: NoteVerifierKey;
+}
+
+/** A witness: its key, the logs it witnesses, its state and clock. */
 export interface Witness {
   key: WitnessKey;
-  logs: NoteVerifierKey[];
+  logs: WitnessedLog[];
   state: WitnessState;
   /** ms since 1970; cosignatures carry its whole seconds. */
   clock: () => number;
@@ -38,8 +48,9 @@ const text = (status: number, body: string): Answer => ({ status, contentType: '
  * c2sp.org/tlog-witness add-checkpoint: 400 for a request that is not one (or an old size above
  * the checkpoint's), 404 for a log it does not witness, 403 when the log's signature does not
  * verify, 409 with its own size when `old` is not it, 422 when the proof does not lead from its
- * stored tree to the new one; else it stores the checkpoint and answers 200 with a cosignature
- * timestamped now.
+ * stored tree to the new one; else it stores the checkpoint (synced) and answers 200 with a
+ * cosignature timestamped now. The checkpoint it already holds (same size and root) is
+ * cosigned afresh without a write: a replay costs a signature, never a synced write.
  */
 export async function addCheckpoint(witness: Witness, body: string): Promise<Answer> {
   let request;
@@ -50,11 +61,11 @@ export async function addCheckpoint(witness: Witness, body: string): Promise<Ans
   } catch (error) {
     return text(400, error instanceof AddCheckpointSyntaxError ? error.message : `not a checkpoint: ${(error as Error).message}`);
   }
-  const logs = witness.logs.filter((k) => k.name === checkpoint.origin);
+  const logs = witness.logs.filter((l) => l.origin === checkpoint.origin).map((l) => l.key);
   if (logs.length === 0) return text(404, `unknown log "${checkpoint.origin}"`);
   let signedText: string;
   try {
-    signedText = openNote(request.checkpoint, logs, nodeEd25519VerifyRaw);
+    signedText = openNote(request.checkpoint, logs, verifyEd25519);
   } catch (error) {
     return text(403, `the checkpoint is not signed by ${checkpoint.origin}: ${(error as Error).message}`);
   }
@@ -69,12 +80,15 @@ export async function addCheckpoint(witness: Witness, body: string): Promise<Ans
     const problem = inconsistency(current, request.oldSize, request.proof, checkpoint);
     if (problem) return { result: text(422, problem) };
     const line = cosign(witness.key, signedText, Math.floor(witness.clock() / 1000));
+    const ok = { status: 200, contentType: 'text/plain; charset=utf-8', body: line };
+    // Its state already says this size and root: nothing to store (only the cosignature's time is new).
+    if (current && current.size === checkpoint.size) return { result: ok };
     const next: OriginState = {
       size: checkpoint.size,
       root: encodeBase64(checkpoint.root),
       checkpoint: `${signedText}\n${logLines}${line}`,
     };
-    return { next, result: { status: 200, contentType: 'text/plain; charset=utf-8', body: line } };
+    return { next, result: ok };
   });
 }
 

@@ -7,11 +7,13 @@ import {
   quorumMet,
   type TlogPolicy,
 } from '@merchant-verify/verifier/tlog';
-import { ConfigError, WitnessQuorumNotMetError } from '../core/errors.ts';
-import { hasher } from '../core/hash.ts';
-import { readPolicyFile } from '../core/policy-file.ts';
-import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
-import { collectCosignatures } from '../witness/client.ts';
+import { ConfigError, WitnessQuorumNotMetError } from '../../core/errors.ts';
+import { hasher } from '../../core/hash.ts';
+import { type TileFetch, TileTree } from '../../core/tlog/tile-tree.ts';
+import { type Cosigned, collectCosignatures, endpointUrlProblem } from '../client/submit.ts';
+import { readPolicyFile } from '../policy-file.ts';
+
+export type { Cosigned, WitnessReport } from '../client/submit.ts';
 
 /**
  * The log's side of witnessing (c2sp.org/tlog-witness): a checkpoint goes to every witness of the
@@ -29,24 +31,6 @@ export interface Witnessing {
   timeoutMs: number;
 }
 
-/** One witness's answer, for progress lines, summaries and `--json`. */
-export interface WitnessReport {
-  witness: string;
-  ok: boolean;
-  /** The cosignature's time (ISO 8601) when it cosigned; why not when it did not. */
-  time?: string;
-  code?: string;
-  status?: number | null;
-  message?: string;
-}
-
-export interface Witnessed {
-  /** The checkpoint with the fresh cosignatures, and the earlier ones of witnesses that did not answer this time. */
-  checkpoint: string;
-  quorum: boolean;
-  witnesses: WitnessReport[];
-}
-
 /**
  * The policy of `--witness-policy FILE`; null without a file or with `quorum none` (nothing is
  * sent, nothing changes). With `log`, the policy must name that log's key.
@@ -55,6 +39,10 @@ export async function readWitnessPolicy(file: string | undefined, log?: NoteVeri
   if (!file) return null;
   const { policy } = await readPolicyFile(file, '--witness-policy');
   if (policy.quorum === null) return null;
+  for (const w of policy.witnesses) {
+    const problem = w.url && endpointUrlProblem(w.url);
+    if (problem) throw new ConfigError(`--witness-policy ${file}: witness ${w.name} ${problem}`);
+  }
   if (log && !policy.logs.some((l) => sameKey(l.vkey, log)))
     throw new ConfigError(`--witness-policy ${file} has no "log" line with this log's key (${formatVerifierKey(log)})`);
   return { policy, file, timeoutMs: WITNESS_TIMEOUT_MS };
@@ -65,28 +53,24 @@ export async function readWitnessPolicy(file: string | undefined, log?: NoteVeri
  * size it last cosigned (from the tiles `tiles` reads). A witness that refuses or cannot be
  * reached is reported by name and keeps its earlier cosignature of this checkpoint, if any.
  */
-export async function witnessCheckpoint(w: Witnessing, note: string, tiles: TileFetch): Promise<Witnessed> {
+export async function witnessCheckpoint(w: Witnessing, note: string, tiles: TileFetch): Promise<Cosigned> {
   const { base, earlier } = splitCosignatures(note, w.policy);
   const { origin, size } = parseCheckpoint(parseNote(base).text);
   if (!w.policy.logs.some((l) => l.vkey.name === origin))
     throw new ConfigError(`--witness-policy ${w.file} has no "log" line for ${origin}, the log of this checkpoint`);
   const tree = new TileTree(hasher, size, tiles);
   const collected = await collectCosignatures(w.policy, base, (old) => tree.consistency(old), { timeoutMs: w.timeoutMs });
-  const kept = collected.submissions.flatMap((s) => (!s.ok && earlier.has(s.witness) ? [s.witness] : []));
-  const signed = new Set([...collected.submissions.filter((s) => s.ok).map((s) => s.witness), ...kept]);
+  const kept = collected.witnesses.flatMap((r) => (!r.ok && earlier.has(r.witness) ? [r.witness] : []));
+  const signed = new Set([...collected.witnesses.filter((r) => r.ok).map((r) => r.witness), ...kept]);
   return {
+    ...collected,
     checkpoint: collected.checkpoint + kept.map((name) => earlier.get(name)).join(''),
     quorum: quorumMet(w.policy.quorum, signed),
-    witnesses: collected.submissions.map((s) =>
-      s.ok
-        ? { witness: s.witness, ok: true, time: new Date(s.time).toISOString() }
-        : { witness: s.witness, ok: false, code: s.code, status: s.status, message: s.message },
-    ),
   };
 }
 
 /** WITNESS_QUORUM_NOT_MET naming every witness that did not cosign and why, unless the quorum is met. */
-export function requireQuorum(w: Witnessing, witnessed: Witnessed, what: string): void {
+export function requireQuorum(w: Witnessing, witnessed: Cosigned, what: string): void {
   if (witnessed.quorum) return;
   const failed = witnessed.witnesses.filter((r) => !r.ok).map((r) => r.message ?? r.witness);
   throw new WitnessQuorumNotMetError(

@@ -9,9 +9,15 @@ import {
   formatVerifierKey,
   isKeyName,
 } from '@merchant-verify/verifier/tlog';
-import { ConfigError } from '../core/errors.ts';
-import { sha256 } from '../core/hash.ts';
-import { ed25519FromSeed, formatNotePrivateKey, newEd25519Seed, parseNotePrivateKey, writeNewKeyFile } from '../core/note-private-key.ts';
+import { ConfigError } from '../../core/errors.ts';
+import { sha256 } from '../../core/hash.ts';
+import {
+  ed25519FromSeed,
+  formatNotePrivateKey,
+  newEd25519Seed,
+  parseNotePrivateKey,
+  writeNewKeyFile,
+} from '../../core/note-private-key.ts';
 
 /** The witness key's file under the keys folder (mode 0600). */
 export const WITNESS_KEY_FILE = 'witness.key';

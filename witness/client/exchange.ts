@@ -1,0 +1,105 @@
+import type { ErrorCode } from '../../core/errors.ts';
+
+/**
+ * One add-checkpoint exchange with a witness over HTTP, and what its answer means. The request
+ * goes to the witness's own URL: a redirect is an answer, never followed (a witness that moved
+ * says so in the policy, not by sending the checkpoint elsewhere); an answer is read up to
+ * MAX_ANSWER_BYTES within the deadline, and a longer one is refused.
+ */
+
+/** A witness that said no, or that could not be asked (busy, 5xx, timeout, no connection): try again later. */
+export type WitnessFailureCode = Extract<ErrorCode, 'WITNESS_REFUSED' | 'WITNESS_UNAVAILABLE'>;
+
+/** The most an answer may hold: cosignature lines or a size take a few hundred bytes. */
+export const MAX_ANSWER_BYTES = 16 * 1024;
+
+/** What one add-checkpoint request got: an HTTP answer, or why there was none. */
+export type Reply =
+  | { status: number; body: string; retryAfter: string | null; location: string | null }
+  | { status: null; code: WitnessFailureCode; message: string };
+
+/** POSTs a request body to `url`, within the timeout; the answer's body read up to the cap. */
+export async function post(url: string, body: string, timeoutMs: number): Promise<Reply> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const res = await fetch(url, { method: 'POST', body, redirect: 'manual', signal });
+    const text = await readCapped(res);
+    if (text === null) {
+      return { status: null, code: 'WITNESS_REFUSED', message: `answered ${res.status} with more than ${MAX_ANSWER_BYTES} bytes` };
+    }
+    return { status: res.status, body: text, retryAfter: res.headers.get('retry-after'), location: res.headers.get('location') };
+  } catch (error) {
+    const e = error as Error;
+    return {
+      status: null,
+      code: 'WITNESS_UNAVAILABLE',
+      message:
+        e.name === 'TimeoutError'
+          ? `did not answer within ${timeoutMs} ms`
+          : `could not be reached at ${url}: ${(e.cause as Error | undefined)?.message ?? e.message}`,
+    };
+  }
+}
+
+/** The body as text; null past the cap (the rest is not read). */
+async function readCapped(res: Response): Promise<string | null> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * What a witness's answer other than 200 and a 409 with its size means, as the two public
+ * implementations give them: litewitness answers 403 both for a log it does not know and for a
+ * signature that does not verify; transparency-dev's witness answers 404 for an unknown log, 422
+ * for a same-size root mismatch (an older version a 409 without a body), 429 when it pushes back.
+ * A busy or failing witness (429, 5xx) is unavailable, to be asked again; every other answer
+ * refuses this checkpoint. The answer's first line, if any, is quoted (printable ASCII only).
+ */
+export function failureOf(reply: { status: number; body: string; retryAfter: string | null; location: string | null }): {
+  code: WitnessFailureCode;
+  message: string;
+} {
+  const { status } = reply;
+  const said = firstLine(reply.body);
+  const refused = (why: string) => ({ code: 'WITNESS_REFUSED' as const, message: `${why}${said ? `: "${said}"` : ''}` });
+  if (status >= 300 && status < 400)
+    return refused(
+      `answered ${status}, a redirect${reply.location ? ` to ${firstLine(reply.location)}` : ''}, which is not followed: give its own submission prefix in the policy`,
+    );
+  if (status === 400) return refused('refused the request as malformed (400)');
+  if (status === 403)
+    return refused("refused the checkpoint (403): it does not witness this log, or the log's signature does not verify for it");
+  if (status === 404)
+    return refused('answered 404: it does not witness this log, or the policy URL is not the prefix it serves add-checkpoint under');
+  if (status === 409)
+    return refused('answered 409 without its size: it holds another checkpoint of this log at this size (another root hash)');
+  if (status === 422) return refused('refused the consistency proof, or holds another root hash at this size (422)');
+  if (status === 429) {
+    const after = reply.retryAfter ? firstLine(reply.retryAfter) : '';
+    return { code: 'WITNESS_UNAVAILABLE', message: `is busy (429)${after ? `, and asks to be asked again after ${after}` : ''}` };
+  }
+  if (status >= 500) return { code: 'WITNESS_UNAVAILABLE', message: `answered ${status}${said ? `: "${said}"` : ''}` };
+  return refused(`answered ${status}`);
+}
+
+/** The first line of a text, printable ASCII only, at most 120 characters (a witness's words, quoted safely). */
+function firstLine(text: string): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line
+    .replace(/[^\x20-\x7e]/g, '?')
+    .slice(0, 120)
+    .trim();
+}
