@@ -1,4 +1,18 @@
 import { MAX_RECORD_BYTES } from './files.ts';
+import {
+  BUILD_CHECKPOINT_FILE,
+  BUILD_KEY_SET_OBJECT,
+  BUILD_LOG_VKEY_OBJECT,
+  BUILD_STATEMENT_FILE,
+  CHANGES_DIR,
+  DOMAIN_MAP_FILE,
+  INDEX_FILE,
+  KEPT_FILE,
+  LIVE_POINTER_OBJECT,
+  LOG_CHECKPOINT,
+  MANIFEST_FILE,
+  SHARD_LOG_FILE,
+} from './layout.ts';
 
 // The one table of what merchant-verify accepts from a store (an http(s) origin, a bucket) or a
 // peer (a gateway asked by `mvr verify`, `mvr log` or `mvr mcp`): how many bytes each kind of file
@@ -58,6 +72,24 @@ export const PUBLIC_LIMITS = {
   waiting: 256,
 } as const;
 
+/** The kinds of the files a build, a bucket or a log names the same everywhere (core/layout.ts). */
+const BY_NAME = new Map<string, ReadKind>([
+  [MANIFEST_FILE, 'manifest'],
+  [BUILD_STATEMENT_FILE, 'statement'],
+  [DOMAIN_MAP_FILE, 'domainMap'],
+  [BUILD_KEY_SET_OBJECT, 'keySet'],
+  [KEPT_FILE, 'keptList'],
+  [LIVE_POINTER_OBJECT, 'livePointer'],
+  [LOG_CHECKPOINT, 'checkpoint'],
+  [BUILD_CHECKPOINT_FILE, 'checkpoint'],
+  [BUILD_LOG_VKEY_OBJECT, 'logVkey'],
+  [SHARD_LOG_FILE, 'shardLog'],
+  [INDEX_FILE, 'index'],
+]);
+
+/** A change feed, `changes/<build>.jsonl`. */
+const CHANGES_FEED = new RegExp(`(^|/)${CHANGES_DIR}/[^/]+\\.jsonl$`);
+
 /**
  * The kind of file a path inside a build, a log or a bucket names, by its name: `builds/<id>/`
  * and `log/` prefixes are looked through. A name the table does not know is `other`.
@@ -65,30 +97,9 @@ export const PUBLIC_LIMITS = {
 export function readKindOf(path: string): ReadKind {
   const name = path.slice(path.lastIndexOf('/') + 1);
   if (/(^|\/)tile\//.test(path)) return 'tile';
-  switch (name) {
-    case 'manifest.json':
-      return 'manifest';
-    case 'statement.json':
-      return 'statement';
-    case 'domain-map':
-      return 'domainMap';
-    case 'merchant-verify-keys.json':
-      return 'keySet';
-    case 'kept.json':
-      return 'keptList';
-    case 'live.json':
-      return 'livePointer';
-    case 'checkpoint':
-    case 'log-checkpoint':
-      return 'checkpoint';
-    case 'merchant-verify-log.vkey':
-      return 'logVkey';
-    case 'log.jsonl':
-      return 'shardLog';
-    case 'index.jsonl':
-      return 'index';
-  }
-  if (/(^|\/)changes\/[^/]+\.jsonl$/.test(path)) return 'changes';
+  const named = BY_NAME.get(name);
+  if (named) return named;
+  if (CHANGES_FEED.test(path)) return 'changes';
   if (/(^|\/)[0-9a-f]{2}\/[^/]+\.json$/.test(path)) return 'record';
   return 'other';
 }
