@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { StoreUnavailableError, UnauthorizedError } from '../core/errors.ts';
-import { type ApiKeyTable, KEY_FORMAT, tableOf } from './api-keys.ts';
+import { type ApiKeyEntry, type ApiKeyTable, KEY_FORMAT, tableOf } from './api-keys.ts';
 
 /**
  * The three refusals, made once: the same three answers every time, and a flood of requests with
@@ -20,13 +20,6 @@ const REFUSED = {
  * is never honoured late by more than this.
  */
 export const API_KEYS_STALE_MS = 60_000;
-
-/**
- * A key with an id the snapshot does not hold (made since the last look) makes the store read the
- * keys again before refusing it, as a JWKS client refetches on an unknown `kid`; at most once per
- * this many ms, so a flood of made-up ids costs at most four reads a second.
- */
-export const UNKNOWN_ID_RECHECK_MS = 250;
 
 /**
  * The gateway's view of the API keys, a snapshot in memory reloaded when the table's version
@@ -53,9 +46,6 @@ export class ApiKeyStore {
   /** Since start: loads that found the keys changed and read them again, and checks that failed (for metrics). */
   private reloads = 0;
   private reloadFailures = 0;
-  /** The read made for a key with an unknown id, while it runs, and when the last one started. */
-  private rechecking: Promise<void> | null = null;
-  private recheckedAt = -Infinity;
 
   constructor(
     where: string | ApiKeyTable,
@@ -123,7 +113,7 @@ export class ApiKeyStore {
       const sig = await this.table.version();
       if (sig !== this.version) {
         const keys = await this.table.entries();
-        this.byId = new Map(keys.map((k) => [k.id, { digest: Buffer.from(String(k.sha256), 'hex'), revoked: k.revoked !== null }]));
+        this.byId = new Map(keys.map((k) => [k.id, digestOf(k)]));
         this.accepted = new Map();
         this.version = sig;
         this.reloads++;
@@ -160,11 +150,14 @@ export class ApiKeyStore {
   }
 
   /**
-   * {@link check}, but a well-formed key whose id the snapshot does not hold first makes the store
-   * read the keys again, so a key works on the request right after `mvr apikey create`. Callers
-   * arriving while that read runs share it; after it, none is made for {@link UNKNOWN_ID_RECHECK_MS}.
-   * A key decided from the snapshot is decided in the same turn: the id, or the refusal thrown;
-   * only a key waiting for that read gets a promise.
+   * {@link check}, but a well-formed key whose id the snapshot does not hold is looked up before it
+   * is refused, every time, so a key works on the request right after `mvr apikey create` however
+   * fast keys are made (as a JWKS client refetches on an unknown `kid`). The look is cheap: one
+   * entry of a table that can read one (Redis), else the table's version (a `stat` of the file),
+   * with the whole file read again only when that version moved. Lookers arriving while a look at
+   * the file runs share the one queued after it (see refresh()), so a flood of made-up ids costs at
+   * most one `stat` at a time and no read of the file. A key decided from the snapshot is decided in
+   * the same turn: the id, or the refusal thrown; only a key being looked up gets a promise.
    */
   authenticate(header: string | undefined): string | Promise<string> {
     try {
@@ -173,29 +166,23 @@ export class ApiKeyStore {
       if (error !== REFUSED.invalidKey) throw error;
       const id = KEY_FORMAT.exec(tokenOf(header))?.[1];
       if (id === undefined || this.byId.has(id)) throw error;
-      // Under the cooldown with no read running, recheck() would answer false: refused now.
-      if (!this.rechecking && this.now() - this.recheckedAt < UNKNOWN_ID_RECHECK_MS) throw error;
-      return this.checkAfterRecheck(header, error);
+      return this.checkAfterLookUp(header, id, error);
     }
   }
 
-  private async checkAfterRecheck(header: string | undefined, refusal: unknown): Promise<string> {
-    if (!(await this.recheck())) throw refusal;
+  private async checkAfterLookUp(header: string | undefined, id: string, refusal: unknown): Promise<string> {
+    // A failed look refuses the key as before; the timer's next load reports the failure.
+    await this.lookUp(id).catch(() => undefined);
+    if (!this.byId.has(id)) throw refusal;
     return this.check(header);
   }
 
-  /** Reads the keys again for an unknown id, or joins the read running; false when the last one started under the cooldown ago. */
-  private async recheck(): Promise<boolean> {
-    if (!this.rechecking) {
-      if (this.now() - this.recheckedAt < UNKNOWN_ID_RECHECK_MS) return false;
-      this.recheckedAt = this.now();
-      // A failed read refuses the key as before; the timer's next load reports the failure.
-      this.rechecking = this.refresh()
-        .catch(() => undefined)
-        .finally(() => (this.rechecking = null));
-    }
-    await this.rechecking;
-    return true;
+  /** Adds the entry of an id to the snapshot when the table holds it (one read of it, or a refresh). */
+  private async lookUp(id: string): Promise<void> {
+    if (!this.table.entry) return this.refresh();
+    const entry = await this.table.entry(id);
+    // A load that ran meanwhile holds the newer word on this id (a revocation, say): it stays.
+    if (entry && !this.byId.has(id)) this.byId.set(id, digestOf(entry));
   }
 }
 
@@ -205,4 +192,9 @@ function tokenOf(header: string | undefined): string {
   const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
   if (!m) throw REFUSED.notBearer;
   return m[1]!;
+}
+
+/** What the snapshot keeps of an entry: the SHA-256 of its key, and whether it is revoked. */
+function digestOf(entry: ApiKeyEntry): { digest: Buffer; revoked: boolean } {
+  return { digest: Buffer.from(String(entry.sha256), 'hex'), revoked: entry.revoked !== null };
 }

@@ -17,6 +17,10 @@ export function redisApiKeyTable(redis: RedisClient, url: string): ApiKeyTable {
     name,
     version: async () => (await redis.get(VERSION)) ?? '0',
     entries: async () => (await redis.hVals(ENTRIES)).map((text) => JSON.parse(text) as ApiKeyEntry),
+    entry: async (id) => {
+      const text = await redis.hGet(ENTRIES, id);
+      return text ? (JSON.parse(text) as ApiKeyEntry) : null;
+    },
     add: write,
     revoke: async (id, at) => {
       const text = await redis.hGet(ENTRIES, id);

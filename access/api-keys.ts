@@ -2,6 +2,7 @@ import { hash, randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ConfigError } from '../core/errors.ts';
+import { withFileLock } from '../core/file-lock.ts';
 import { fileVersion, writeAtomic } from '../core/files.ts';
 
 /**
@@ -51,34 +52,43 @@ export interface ApiKeyTable {
   /** Cheap; changes whenever a key is added or revoked. */
   version(): Promise<string>;
   entries(): Promise<ApiKeyEntry[]>;
+  /** One entry by its id (null when there is none), where that costs less than reading them all (Redis); absent for a file, read whole. */
+  entry?(id: string): Promise<ApiKeyEntry | null>;
   add(entry: ApiKeyEntry): Promise<void>;
   /** Marks a key revoked (once; a second revocation keeps the first time). Throws ConfigError for an unknown id. */
   revoke(id: string, at: string): Promise<ApiKeyEntry>;
 }
 
-/** The API key file (default keys/api-keys.json), written whole by rename, mode 0600. */
+/**
+ * The API key file (default keys/api-keys.json), written whole by rename, mode 0600. Every change
+ * reads, changes and renames it holding the file's lock (core/file-lock.ts), so `create`,
+ * `revoke` and `mvr dev` run side by side in any number of processes lose no key and undo no
+ * revocation; readers (the gateway) need no lock, as a rename is seen whole or not at all.
+ */
 export function apiKeyFile(file: string): ApiKeyTable {
-  const write = async (data: ApiKeyFile) => {
+  const change = async <T>(edit: (data: ApiKeyFile) => T): Promise<T> => {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-    await writeAtomic(file, `${JSON.stringify(data, null, 2)}\n`, 0o600);
+    return withFileLock(file, async () => {
+      const data = await readKeyFile(file);
+      const result = edit(data);
+      await writeAtomic(file, `${JSON.stringify(data, null, 2)}\n`, 0o600);
+      return result;
+    });
   };
   return {
     name: file,
     version: () => fileVersion(file),
     entries: async () => (await readKeyFile(file)).keys,
     add: async (entry) => {
-      const data = await readKeyFile(file);
-      data.keys.push(entry);
-      await write(data);
+      await change((data) => data.keys.push(entry));
     },
-    revoke: async (id, at) => {
-      const data = await readKeyFile(file);
-      const entry = data.keys.find((k) => k.id === id);
-      if (!entry) throw new ConfigError(`no API key with id "${id}" in ${file}`);
-      entry.revoked ??= at;
-      await write(data);
-      return entry;
-    },
+    revoke: (id, at) =>
+      change((data) => {
+        const entry = data.keys.find((k) => k.id === id);
+        if (!entry) throw new ConfigError(`no API key with id "${id}" in ${file}`);
+        entry.revoked ??= at;
+        return entry;
+      }),
   };
 }
 

@@ -19,11 +19,17 @@ export interface RateLimiter {
 
 /**
  * Fixed-window counters, one per caller (API key id, or client address for requests without a
- * valid key). A window starts at a caller's first request; memory is bounded by `maxCallers`
- * (expired windows are dropped first, then the oldest).
+ * valid key). A window starts at a caller's first request. Memory is bounded by `maxCallers`, and
+ * a counter is never dropped before its window has ended: dropping live ones (the oldest, say)
+ * would let anyone with enough addresses reset another's count, or their own, by showing many
+ * new callers. When every counter is live, a new caller is counted in one overflow counter that
+ * all such callers share, with the same quota: a flood of new callers then refuses itself, and
+ * callers already counted keep their own counts.
  */
 export class FixedWindowLimiter {
+  // In the order their windows started (a restarted window moves to the end), so expired ones are found at the front.
   private windows = new Map<string, { start: number; count: number }>();
+  private overflow = { start: -Infinity, count: 0 };
   readonly policy: RateDecision['policy'];
   refusals = 0;
 
@@ -37,15 +43,15 @@ export class FixedWindowLimiter {
     this.policy = Object.freeze({ name, quota, windowSeconds });
   }
 
+  /** How many callers have counters of their own now (at most `maxCallers`). */
+  get callers(): number {
+    return this.windows.size;
+  }
+
   /** Counts `count` requests for `caller` at `now` (epoch ms; the limiter's own clock by default) and says whether they are within the quota. */
   take(caller: string, count = 1, now = this.now()): RateDecision {
     const windowMs = this.windowSeconds * 1000;
-    let w = this.windows.get(caller);
-    if (!w || now - w.start >= windowMs) {
-      if (!w && this.windows.size >= this.maxCallers) this.evict(now);
-      w = { start: now, count: 0 };
-      this.windows.set(caller, w);
-    }
+    const w = this.windowOf(caller, now, windowMs);
     // A refused take costs nothing (as in the shared limiter): a batch too big for what is left
     // leaves it for smaller requests.
     const allowed = w.count + count <= this.quota;
@@ -59,17 +65,23 @@ export class FixedWindowLimiter {
     };
   }
 
-  private evict(now: number): void {
-    const windowMs = this.windowSeconds * 1000;
-    for (const [caller, w] of this.windows) if (now - w.start >= windowMs) this.windows.delete(caller);
-    // Still full: drop the oldest tenth (Map keeps insertion order).
-    if (this.windows.size >= this.maxCallers) {
-      let n = Math.ceil(this.maxCallers / 10);
-      for (const caller of this.windows.keys()) {
-        if (n-- <= 0) break;
-        this.windows.delete(caller);
+  private windowOf(caller: string, now: number, windowMs: number): { start: number; count: number } {
+    const w = this.windows.get(caller);
+    if (w && now - w.start < windowMs) return w;
+    if (w) this.windows.delete(caller);
+    else if (this.windows.size >= this.maxCallers) {
+      for (const [c, old] of this.windows) {
+        if (now - old.start < windowMs) break;
+        this.windows.delete(c);
+      }
+      if (this.windows.size >= this.maxCallers) {
+        if (now - this.overflow.start >= windowMs) this.overflow = { start: now, count: 0 };
+        return this.overflow;
       }
     }
+    const fresh = { start: now, count: 0 };
+    this.windows.set(caller, fresh);
+    return fresh;
   }
 }
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { domainHash } from '@merchant-verify/verifier/issuer';
+import { domainHash } from '@merchant-verify/verifier/internal/issuer';
 import { writeDomainMap } from '../builder/domain-map.ts';
 import { sha256 } from '../core/hash.ts';
 import { generatePrivateJwk, loadSigningKey } from '../core/signing.ts';
@@ -22,7 +22,12 @@ async function measure(dir: string, n: number, publicJwk: unknown): Promise<void
   globalThis.gc?.();
   const before = process.memoryUsage();
   const started = performance.now();
-  const map = await loadBuildMap((name) => readFile(join(dir, name)).catch(() => null), { keys: [publicJwk as never] }, 'bench', dir);
+  const map = await loadBuildMap(
+    (name) => readFile(join(dir, name)).catch(() => null),
+    { keySet: { keys: [publicJwk as never] }, unsigned: false, untrusted: [] },
+    'bench',
+    dir,
+  );
   const loadSeconds = (performance.now() - started) / 1000;
   globalThis.gc?.();
   const after = process.memoryUsage();

@@ -42,7 +42,9 @@ export interface BuildInputs {
 export async function readBuildInputs(opts: BuildOptions): Promise<BuildInputs> {
   const key = await loadActiveKey(opts.keysDir, opts.signingKey);
   if (!key)
-    opts.onWarning?.('no signing key configured (run "mvr keygen" or set MVR_SIGNING_KEY): records are UNSIGNED and the key set is empty');
+    opts.onWarning?.(
+      'no signing key configured (run "mvr keygen" or set MVR_SIGNING_KEY): records are UNSIGNED and the key set is empty (a gateway serves them only with --unsigned)',
+    );
   const log = await openLogTarget(opts);
   const witnessing = await readWitnessPolicy(opts.witnessPolicy, log?.key.verifierKey);
   if (witnessing && !log)

@@ -1,4 +1,4 @@
-import { formatTimestamp } from '@merchant-verify/verifier/issuer';
+import { formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { BuildError, MvrError } from '../core/errors.ts';
 import { requireQuorum, type WitnessReport, witnessCheckpoint } from '../witness/build-phase/witnessing.ts';
 import { BuildDigest, existingBuild } from './build-id.ts';

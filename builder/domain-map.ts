@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { type BuildStatement, buildStatement, DomainMap, statementText } from '@merchant-verify/verifier/issuer';
+import { type BuildStatement, buildStatement, DomainMap, statementText } from '@merchant-verify/verifier/internal/issuer';
 import { hasher } from '../core/hash.ts';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
 import { type SigningKey, signRecordChecked } from '../core/signing.ts';

@@ -8,12 +8,12 @@ import type { KeptBuild } from '../storage/kept-builds.ts';
  * Public keys come from the key set published before (a retired key is no longer in the keys
  * folder); a kept build whose key is nowhere to be found is a warning.
  */
-export async function withKeptKeys(
-  keySet: KeySet,
+export async function withKeptKeys<K extends KeySet>(
+  keySet: K,
   kept: KeptBuild[],
   previousKeySetFile: string,
   warn: (message: string) => void,
-): Promise<KeySet> {
+): Promise<K> {
   const needed = [...new Set(kept.map((b) => b.key_id).filter((k): k is string => k !== null))].filter(
     (kid) => !keySet.keys.some((k) => k.kid === kid),
   );
@@ -30,5 +30,5 @@ export async function withKeptKeys(
         `key ${kid} signed a kept build but is in neither the keys folder nor the published key set; that build's records will not verify`,
       );
   }
-  return { keys };
+  return { ...keySet, keys };
 }

@@ -9,7 +9,7 @@ import {
   formatCheckpoint,
   parseCheckpoint,
   statementEntry,
-} from '@merchant-verify/verifier/tlog';
+} from '@merchant-verify/verifier/internal/tlog';
 import { LogInconsistentError } from '../core/errors.ts';
 import { writeAtomic } from '../core/files.ts';
 import { hasher, sha256 } from '../core/hash.ts';

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
+import { formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.ts';
 import { FUTURE_TOLERANCE_MS } from '../core/future-tolerance.ts';

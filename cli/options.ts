@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseTrustedProxies } from '../access/client-address.ts';
 import { SCHEMA_SUFFIX } from '../core/record.ts';
 import { storeUrlOf } from '../storage/url.ts';
 
@@ -126,6 +127,24 @@ export const OPTIONS = {
     description: 'requests per minute per client address without a valid key, 0 = off',
     schema: wholeNumber(0),
   },
+  trustProxy: {
+    flag: 'trust-proxy',
+    env: 'MVR_TRUST_PROXY',
+    fallback: undefined,
+    description:
+      'proxies (CIDRs or addresses, comma-separated) whose Forwarded / X-Forwarded-For names the client for the per-address limit',
+    schema: z
+      .string()
+      .transform((text, ctx) => {
+        try {
+          return parseTrustedProxies(text);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      })
+      .optional(),
+  },
   workers: {
     flag: 'workers',
     env: 'MVR_WORKERS',
@@ -216,6 +235,24 @@ export const OPTIONS = {
     description: 'the witness private key, PRIVATE+KEY+... (a secret)',
     secret: true,
     schema: optionalText,
+  },
+  trustedKeys: {
+    flag: 'trusted-keys',
+    env: 'MVR_TRUSTED_KEYS',
+    fallback: undefined,
+    description:
+      'the record keys trusted (a JWK Set file, e.g. a copy of the key set): a build or record signed by another key, unless a trusted key endorsed it, is refused (default: the first key set read)',
+    schema: folder.optional(),
+  },
+  unsigned: {
+    flag: null,
+    env: 'MVR_UNSIGNED',
+    fallback: undefined,
+    description: 'serve builds and records that carry no signature (1 or true); the flag is --unsigned',
+    schema: z
+      .enum(['1', 'true', '0', 'false'], { error: 'must be 1, true, 0 or false' })
+      .optional()
+      .transform((v) => v === '1' || v === 'true'),
   },
   witnessPolicy: {
     flag: 'witness-policy',

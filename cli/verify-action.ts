@@ -1,13 +1,14 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isNeverAudited, KEY_SET_PATH, type TlogPolicy, verifyAnswer } from '@merchant-verify/verifier';
-import { formatVerifierKey, NoteError } from '@merchant-verify/verifier/tlog';
+import { isNeverAudited, KEY_SET_PATH, MvrError, type TlogPolicy, trustedKeySet, verifyAnswer } from '@merchant-verify/verifier';
+import { formatVerifierKey, NoteError } from '@merchant-verify/verifier/internal/tlog';
 import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
 import { fetchRecordFromGateway, getFromGateway } from '../clients/gateway-client.ts';
 import { FetchFailedError, KeySetClient, keySetForSigned } from '../clients/key-set-client.ts';
 import { normalizeDomain } from '../core/domain.ts';
 import { ConfigError, NotInLogError } from '../core/errors.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
+import { readTrustedKeys } from './trust-options.ts';
 import { type Outcome, present } from './verify-output.ts';
 import { witnessOptionsOf } from './witness-policy.ts';
 
@@ -19,6 +20,7 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
   const { baseUrl, apiKey } = gateway;
   const domain = str('domain') ? normalizeDomain(str('domain')) : undefined;
   const keysArg = str('keys');
+  const trusted = str('trusted-keys') ? await readTrustedKeys(str('trusted-keys')!) : undefined;
   // A policy is checked on the log proof's checkpoint: --policy asks for the log proof (--log).
   const witness = await witnessOptionsOf(args);
   const withLog = Boolean(args.log) || witness !== undefined;
@@ -49,8 +51,11 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
 
   const keySetFile = async (): Promise<unknown> => {
     try {
-      return JSON.parse(await readFile(await keySetPathOf(keysArg!), 'utf8'));
+      const keySet: unknown = JSON.parse(await readFile(await keySetPathOf(keysArg!), 'utf8'));
+      // With --trusted-keys, the keys the file lists count only when trusted (pinned or endorsed).
+      return trusted ? trustedKeySet(keySet, trusted).keySet : keySet;
     } catch (error) {
+      if (error instanceof MvrError && error.code === 'INVALID_KEY_SET') throw error;
       if (error instanceof ConfigError) throw error;
       throw new ConfigError(`--keys ${keysArg}: ${(error as Error).message}`);
     }
@@ -58,7 +63,7 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
   const keySetClient = () => {
     const url = keysArg ?? baseUrl;
     if (!url) throw new ConfigError('--keys FILE_OR_URL (or --base-url) is required to verify');
-    return new KeySetClient({ url });
+    return new KeySetClient({ url, trustedKeys: trusted });
   };
   const fromFile = keysArg !== undefined && !isUrl(keysArg);
   // An unusable key set is INVALID_KEY_SET (exit 3) whether it came from a file or a URL. From a

@@ -1,5 +1,5 @@
 import type { AnswerVerification } from '@merchant-verify/verifier';
-import type { Checkpoint } from '@merchant-verify/verifier/tlog';
+import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
 import { exitCodeOf } from '../core/errors.ts';
 import { witnessedJson, witnessedText } from '../core/witnessed.ts';
 

@@ -4,6 +4,7 @@ import {
   type KeySet,
   parseKeySet,
   type RecordVerification,
+  trustedKeySet,
   type VerifyOptions,
   verifyAbsence,
   verifyRecord,
@@ -25,6 +26,8 @@ export interface KeySetClientOptions {
   /** Freshness when the response has no `max-age`. */
   defaultMaxAgeMs?: number;
   now?: () => number;
+  /** The keys the caller trusts (a key set): the fetched set then counts only them and the keys they endorsed. */
+  trustedKeys?: KeySet;
 }
 
 /**
@@ -105,7 +108,8 @@ export class KeySetClient {
     } catch {
       throw new FetchFailedError(`key set at ${this.url} is not JSON`);
     }
-    const keySet = parseKeySet(body);
+    // With pinned keys, only the keys they endorse count: a key the server lists is not enough.
+    const keySet = this.options.trustedKeys ? trustedKeySet(body, this.options.trustedKeys).keySet : parseKeySet(body);
     const etag = res.headers.etag;
     this.cached = { keySet, etag: typeof etag === 'string' ? etag : null, freshUntil };
     return keySet;

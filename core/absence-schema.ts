@@ -1,5 +1,5 @@
-import { type AbsenceProof, type BuildStatement, STATEMENT_SCHEMA_SUFFIX } from '@merchant-verify/verifier/issuer';
-import { TLOG_PROOF_HEADER } from '@merchant-verify/verifier/tlog';
+import { type AbsenceProof, type BuildStatement, STATEMENT_SCHEMA_SUFFIX } from '@merchant-verify/verifier/internal/issuer';
+import { TLOG_PROOF_HEADER } from '@merchant-verify/verifier/internal/tlog';
 import { z } from 'zod';
 import type { SameShape } from './same-shape.ts';
 

@@ -1,4 +1,4 @@
-import { parseTimestamp } from '@merchant-verify/verifier/issuer';
+import { parseTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { z } from 'zod';
 import { normalizeDomain } from './domain.ts';
 import { type AuditProblem, MvrError } from './errors.ts';

@@ -6,7 +6,9 @@ import type { VerifierErrorCode } from '@merchant-verify/verifier';
  * lists its codes; the check below the table fails to compile when one of them is missing here.
  *
  * An entry gives the code's HTTP status (null for codes the HTTP API never answers with), the
- * title of its problem document, and the exit code of the CLI. Problem documents, the OpenAPI
+ * title of its problem document, and the exit code of the CLI. A server failure (5xx) also gives
+ * the `detail` its answers carry in place of the error's message, which may say where (a path, a
+ * bucket, an object key, a URL, a system error): that goes to the request's log line instead. Problem documents, the OpenAPI
  * enum, MCP `isError` results and CLI exits are all derived from this table at the edges;
  * nothing else maps a code to a number. Tests assert `code`, never the wording.
  */
@@ -23,9 +25,19 @@ export const ERROR_REGISTRY = {
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large', exit: 1 },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type', exit: 1 },
   RATE_LIMITED: { status: 429, title: 'Too many requests', exit: 1 },
-  INTERNAL: { status: 500, title: 'Internal error', exit: 1 },
-  STORE_UNAVAILABLE: { status: 503, title: 'Verification records unavailable', exit: 1 },
-  UNAVAILABLE: { status: 503, title: 'Record temporarily unavailable', exit: 1 },
+  INTERNAL: { status: 500, title: 'Internal error', exit: 1, detail: 'an unexpected error occurred' },
+  STORE_UNAVAILABLE: {
+    status: 503,
+    title: 'Verification records unavailable',
+    exit: 1,
+    detail: 'a store this answer needs (the records, or the API keys) cannot be read now; try again later',
+  },
+  UNAVAILABLE: {
+    status: 503,
+    title: 'Record temporarily unavailable',
+    exit: 1,
+    detail: 'the record cannot be served now (unreadable, corrupt, or its signature does not verify); try again later',
+  },
   // Raised by the build and the CLI only.
   INVALID_USAGE: { status: null, title: 'Invalid usage', exit: 2 },
   INVALID_CONFIG: { status: null, title: 'Invalid configuration', exit: 2 },
@@ -34,6 +46,11 @@ export const ERROR_REGISTRY = {
   INVALID_AUDITS: { status: null, title: 'Invalid audits', exit: 3 },
   NOT_CANONICALIZABLE: { status: null, title: 'Not canonicalizable', exit: 3 },
   INVALID_CHECKPOINT: { status: null, title: 'Invalid checkpoint', exit: 3 },
+  // Misuse of the verifier package (thrown): an option or argument it cannot take, a log's verifier key that cannot be
+  // read (a flag's value, as a policy is), a signed note, checkpoint or tlog-proof that cannot be read (data, as a checkpoint is).
+  INVALID_ARGUMENT: { status: null, title: 'Invalid argument', exit: 2 },
+  INVALID_VERIFIER_KEY: { status: null, title: 'Invalid verifier key', exit: 2 },
+  MALFORMED_NOTE: { status: null, title: 'Malformed signed note', exit: 3 },
   BUILD_FAILED: { status: null, title: 'Build failed', exit: 1 },
   // Ctrl-C (SIGINT) or SIGTERM stopped a build before it went live: the shell's 128 + SIGINT.
   INTERRUPTED: { status: null, title: 'Interrupted', exit: 130 },
@@ -52,6 +69,8 @@ export const ERROR_REGISTRY = {
   CHECKPOINT_NOT_SIGNED: { status: null, title: 'Checkpoint not signed by the log', exit: 13 },
   LOG_ORIGIN_MISMATCH: { status: null, title: 'Checkpoint of another log', exit: 13 },
   NOT_INCLUDED: { status: null, title: 'Record not included in the log', exit: 13 },
+  // A witness policy implies the log check: no log key given, and no log line of the policy for the proof's origin.
+  LOG_KEY_MISSING: { status: null, title: 'No log key to check the proof with', exit: 13 },
   // Verdicts of an absence proof's verification (`verifyAbsence`, `mvr verify` of a never-audited domain).
   // A proven absence is its own exit code, never 0: "never audited" is not "verified".
   NEVER_AUDITED: { status: null, title: 'Never audited (absence proven)', exit: 15 },
@@ -71,7 +90,7 @@ export const ERROR_REGISTRY = {
   // A refresh (or publish) whose served checkpoint got too few fresh cosignatures: the earlier ones still
   // stand, but they age, so a scheduled job fails and alerts before every max-age verifier refuses.
   NOT_FRESHLY_WITNESSED: { status: null, title: 'Served checkpoint not freshly cosigned by the quorum', exit: 20 },
-} as const satisfies Record<string, { status: number | null; title: string; exit: number }>;
+} as const satisfies Record<string, { status: number | null; title: string; exit: number; detail?: string }>;
 
 export type ErrorCode = keyof typeof ERROR_REGISTRY;
 

@@ -1,4 +1,4 @@
-import { parseCheckpoint, parseNote, parseTlogProof, TLOG_PROOF_HEADER } from '@merchant-verify/verifier/tlog';
+import { parseCheckpoint, parseNote, parseTlogProof, TLOG_PROOF_HEADER } from '@merchant-verify/verifier/internal/tlog';
 import { z } from 'zod';
 
 // The text formats of the transparency log, as patterns: what `/v1/proof`, `/log/checkpoint` and

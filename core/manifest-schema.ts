@@ -1,4 +1,4 @@
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
+import { canonicalJson } from '@merchant-verify/verifier/internal/issuer';
 import { z } from 'zod';
 import { BuildError } from './errors.ts';
 import { recordSchema } from './record.ts';

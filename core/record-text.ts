@@ -1,4 +1,4 @@
-import { canonicalJson, hasLoneSurrogate } from '@merchant-verify/verifier/issuer';
+import { canonicalJson, hasLoneSurrogate } from '@merchant-verify/verifier/internal/issuer';
 
 // A record's canonical text, written member by member for the one shape every record has.
 

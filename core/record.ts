@@ -1,4 +1,4 @@
-import { addOneMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
+import { addOneMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { z } from 'zod';
 import type { Audit } from './audit.ts';
 

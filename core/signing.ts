@@ -1,6 +1,12 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
-import type { PublicJwk } from '@merchant-verify/verifier';
-import { canonicalMembers, createRecordVerifier, decodeBase64url, joinMembers, signatureText } from '@merchant-verify/verifier/issuer';
+import type { KeyEndorsement, PublicJwk } from '@merchant-verify/verifier';
+import {
+  canonicalMembers,
+  createRecordVerifier,
+  decodeBase64url,
+  joinMembers,
+  signatureText,
+} from '@merchant-verify/verifier/internal/issuer';
 import { nodeEd25519Verify, verifyEd25519 } from './ed25519.ts';
 import { CanonicalizationError, InvalidKeyError, SelfCheckFailedError } from './errors.ts';
 import { ED25519_PKCS8_PREFIX } from './note-private-key.ts';
@@ -21,6 +27,8 @@ export interface SigningKey {
   privateKey: KeyObject;
   publicKey: Uint8Array;
   publicJwk: PublicJwk;
+  /** The endorsements stored with it (the chain from the first key to this one); none for a first key. */
+  endorsements?: KeyEndorsement[];
 }
 
 /**
@@ -74,7 +82,16 @@ export function loadSigningKey(input: unknown): SigningKey {
   if (jwk.x !== undefined && jwk.x !== x) throw new InvalidKeyError('signing key "x" does not match its "d"');
   const kid = jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x });
   if (jwk.kid !== undefined && jwk.kid !== kid) throw new InvalidKeyError(`signing key "kid" is not its RFC 7638 thumbprint (${kid})`);
-  return { kid, privateKey, publicKey: decodeBase64url(x)!, publicJwk: toPublicJwk(x) };
+  const endorsements = (jwk as { endorsements?: unknown }).endorsements;
+  if (endorsements !== undefined && !(Array.isArray(endorsements) && endorsements.every((e) => typeof e === 'object' && e !== null)))
+    throw new InvalidKeyError('signing key "endorsements" is not an array of objects');
+  return {
+    kid,
+    privateKey,
+    publicKey: decodeBase64url(x)!,
+    publicJwk: toPublicJwk(x),
+    ...(endorsements ? { endorsements: endorsements as KeyEndorsement[] } : {}),
+  };
 }
 
 /** The published form of a public key given its `x`. */

@@ -17,7 +17,7 @@ import { sendAnswer } from './answer.ts';
 import type { GatewayServices } from './context.ts';
 import { checkRequestHead, clientHungUp, setEdgeHeaders } from './edge.ts';
 import { requestObserver } from './observe.ts';
-import { problemAnswer } from './problem.ts';
+import { noteWithheld, problemAnswer } from './problem.ts';
 import { pathOf } from './query.ts';
 import { absenceRoute } from './routes/absence.ts';
 import { batchRoute } from './routes/batch.ts';
@@ -113,8 +113,8 @@ function answerRouteError(event: H3Event, error: unknown, services: GatewayServi
 }
 
 /**
- * Answers an error with its problem document (an unexpected one as INTERNAL, logged with its
- * stack), noting its code for the access log and metrics. An answer already under way cannot
+ * Answers an error with its problem document (an unexpected one as INTERNAL), noting its code
+ * for the access log and metrics; a server failure's cause is logged, not answered (noteWithheld). An answer already under way cannot
  * change its status: the connection is cut instead, so the client sees a failure, not a truncated success.
  */
 function answerError(event: H3Event, error: unknown, services: GatewayServices): Promise<void> | void {
@@ -129,13 +129,13 @@ function answerError(event: H3Event, error: unknown, services: GatewayServices):
     event.node.res.end();
     return;
   }
-  if (!isMvrError(error)) services.log({ level: 'error', msg: 'unhandled error', error: String((error as Error)?.stack ?? error) });
+  const requestId = noteWithheld(event, services, error);
   event.context.errorCode = httpCodeOf(error);
   if (event.node.res.headersSent) {
     event.node.res.destroy();
     return;
   }
-  return sendAnswer(event, problemAnswer(error, services.issuer));
+  return sendAnswer(event, problemAnswer(error, services.issuer, requestId));
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { H3Event } from 'h3';
+import { addressCounter, clientAddress } from '../access/client-address.ts';
 import { type RateDecision, rateLimitField, rateLimitPolicyField } from '../access/rate-limit.ts';
 import { RateLimitedError, UnauthorizedError } from '../core/errors.ts';
 import type { GatewayServices } from './context.ts';
@@ -47,11 +48,16 @@ function noted(event: H3Event, keyId: string): string {
   return keyId;
 }
 
-/** A request without a valid key: counted against its address's quota (429 past it), else refused as it was. */
+/**
+ * A request without a valid key: counted against its client's quota (429 past it), else refused
+ * as it was. The client is the peer, or the address trusted proxies name (access/client-address.ts);
+ * an IPv6 client is counted by its /64.
+ */
 function refused(event: H3Event, services: GatewayServices, error: unknown): never | Promise<never> {
   const perAddress = services.limits.perAddress;
   if (!(error instanceof UnauthorizedError) || !perAddress) throw error;
-  const decision = perAddress.take(event.node.req.socket.remoteAddress ?? 'unknown');
+  const req = event.node.req;
+  const decision = perAddress.take(addressCounter(clientAddress(req.socket.remoteAddress, req.headers, services.trustedProxies)));
   if (decision instanceof Promise) return decision.then((d) => refuse(d, error));
   return refuse(decision, error);
 }

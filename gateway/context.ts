@@ -1,6 +1,8 @@
 import type { TlogPolicy } from '@merchant-verify/verifier';
 import type { ApiKeyStore } from '../access/api-key-store.ts';
+import type { TrustedProxies } from '../access/client-address.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
+import type { TrustSettings } from '../core/key-trust.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
 import type { RecordsService } from '../service/records.ts';
@@ -24,6 +26,8 @@ export interface AccessLine {
   domain: string | undefined;
   /** The error's code, when the answer is a problem document. */
   code: string | undefined;
+  /** The id a server failure's answer and log line carry, when there was one. */
+  requestId: string | undefined;
 }
 
 /** What the gateway's routes use, made once at start-up and passed to {@link createGatewayApp}. */
@@ -40,6 +44,8 @@ export interface GatewayServices {
   publicBudget: ConcurrencyBudget;
   /** Quotas: per API key, and per client address for requests without a valid key; null = off. */
   limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };
+  /** Proxies trusted to name the client (`--trust-proxy`); null: the peer is the client. */
+  trustedProxies: TrustedProxies | null;
   log: (line: LogLine) => void;
   /** One log line per request (off with `--quiet`; errors and warnings are logged regardless). */
   accessLog: boolean;
@@ -68,6 +74,8 @@ export interface RequestNote {
   keyId?: string;
   domain?: string;
   errorCode?: string;
+  /** Made at the request's first server failure: its answer, its log line and its access line carry it. */
+  requestId?: string;
 }
 
 declare module 'h3' {
@@ -113,13 +121,17 @@ export interface GatewayOptions {
   rateLimitPerMinute?: number;
   /** Requests per minute per client address without a valid key; 0 or absent turns it off (`mvr serve` defaults to 600). */
   unauthenticatedPerMinute?: number;
+  /** Proxies whose `Forwarded` / `X-Forwarded-For` names the client a request without a valid key is counted as (`--trust-proxy`); none by default. */
+  trustProxy?: TrustedProxies;
   /** Slow-client limits of the HTTP server (defaults in `gateway/server.ts`); tests shorten them instead of waiting seconds. */
   connectionTimeouts?: Partial<ConnectionTimeouts>;
   /** The clock never-audited answers are issued by and quota windows counted by (epoch ms); `Date.now` by default, a test's own clock in tests. */
   now?: () => number;
+  /** The record keys trusted (pinned; unset: the first key set read) and whether unsigned builds are served (not unless set). */
+  trust?: TrustSettings;
   /** A tlog-policy of the log's witnesses: the MCP tools say when the answers were last witnessed, and the verify page gets it. */
   witnessPolicy?: WitnessPolicyFile;
-  /** The clock the API keys' staleness and their re-read on an unknown id are timed by (ms); `performance.now` by default, a test's own in tests. */
+  /** The clock the API keys' staleness is timed by (ms); `performance.now` by default, a test's own in tests. */
   apiKeysClock?: () => number;
 }
 

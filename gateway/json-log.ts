@@ -83,6 +83,7 @@ export function accessLogLine(a: AccessLine): LogLine {
   };
   if (a.domain) line.domain = a.domain;
   if (a.code) line.code = a.code;
+  if (a.requestId) line.request_id = a.requestId;
   return line;
 }
 
@@ -91,5 +92,6 @@ export function accessLineText(a: AccessLine, time: string): string {
   const key = a.keyId === null ? 'null' : JSON.stringify(a.keyId);
   const domain = a.domain ? `,"domain":${JSON.stringify(a.domain)}` : '';
   const code = a.code ? `,"code":${JSON.stringify(a.code)}` : '';
-  return `{"level":"info"${time},"msg":"request","method":${JSON.stringify(a.method)},"path":${JSON.stringify(a.path)},"status":${a.status},"duration_ms":${a.durationMs},"key_id":${key}${domain}${code}}\n`;
+  const id = a.requestId ? `,"request_id":${JSON.stringify(a.requestId)}` : '';
+  return `{"level":"info"${time},"msg":"request","method":${JSON.stringify(a.method)},"path":${JSON.stringify(a.path)},"status":${a.status},"duration_ms":${a.durationMs},"key_id":${key}${domain}${code}${id}}\n`;
 }

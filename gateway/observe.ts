@@ -26,7 +26,7 @@ export function requestObserver(services: GatewayServices): ((event: H3Event) =>
 
 /**
  * One request's access line: method, path (without the query), status, duration, key id, the
- * normalized domain and the error code when there are. Never the key, never the query's other
+ * normalized domain, the error code and a server failure's request id when there are. Never the key, never the query's other
  * members: only what the routes noted on purpose is written.
  */
 function accessLine(method: string, path: string, status: number, ms: number, note: H3Event['context']): AccessLine {
@@ -38,5 +38,6 @@ function accessLine(method: string, path: string, status: number, ms: number, no
     keyId: note.keyId ?? null,
     domain: note.domain || undefined,
     code: note.errorCode || undefined,
+    requestId: note.requestId,
   };
 }

@@ -1,14 +1,19 @@
-import { MethodNotAllowedError, RateLimitedError, UnauthorizedError } from '../core/errors.ts';
-import { problemDocument } from '../core/problem-document.ts';
+import { randomUUID } from 'node:crypto';
+import type { H3Event } from 'h3';
+import { isMvrError, MethodNotAllowedError, RateLimitedError, UnauthorizedError } from '../core/errors.ts';
+import { causeOf, httpCodeOf, problemDocument, withheldDetail } from '../core/problem-document.ts';
 import type { Answer } from './answer.ts';
 import { PROBLEM_CACHE_HEADERS } from './cache-policy.ts';
+import type { GatewayServices } from './context.ts';
+import { pathOf } from './query.ts';
 
 /**
  * The RFC 9457 `application/problem+json` answer for an error: status and title from the error
  * registry, `detail` from the error (never from an unexpected one), and the headers its status
  * calls for (`WWW-Authenticate` on 401, `Allow` on 405, `Retry-After` on 429). Never cached.
+ * A server failure says its code's words and `requestId` (see {@link noteWithheld}), never where.
  */
-export function problemAnswer(error: unknown, issuer: string): Answer {
+export function problemAnswer(error: unknown, issuer: string, requestId?: string): Answer {
   // A refusal made once (the three 401s, see access/api-keys.ts) is the same answer every time:
   // made once per error too, its body already bytes, so a flood of bad keys costs no more than
   // a flood of good ones.
@@ -23,13 +28,13 @@ export function problemAnswer(error: unknown, issuer: string): Answer {
     });
     return answer;
   }
-  return buildProblemAnswer(error, issuer);
+  return buildProblemAnswer(error, issuer, requestId);
 }
 
 const refusals = new WeakMap<UnauthorizedError, { issuer: string; answer: Answer }>();
 
-function buildProblemAnswer(error: unknown, issuer: string): Answer {
-  const problem = problemDocument(error, issuer);
+function buildProblemAnswer(error: unknown, issuer: string, requestId?: string): Answer {
+  const problem = problemDocument(error, issuer, requestId);
   const headers: Record<string, string> = { 'content-type': 'application/problem+json', ...PROBLEM_CACHE_HEADERS };
   if (error instanceof UnauthorizedError) {
     headers['www-authenticate'] = error.keySent
@@ -39,4 +44,29 @@ function buildProblemAnswer(error: unknown, issuer: string): Answer {
   if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(', ');
   if (error instanceof RateLimitedError) headers['retry-after'] = String(error.retryAfterSeconds);
   return { status: problem.status, headers, body: JSON.stringify(problem) };
+}
+
+/**
+ * Answers say what, logs say where: for an error whose problem document withholds its message (a
+ * server failure, see `withheldDetail`), logs that message, its causes, the request's method and
+ * path and the domain asked about, under the request's id (made at the first such error of a
+ * request, and written in its access line too); returns the id for the answer to carry.
+ * Undefined for any other error: its answer says all there is.
+ */
+export function noteWithheld(event: H3Event, services: GatewayServices, error: unknown, domain?: string): string | undefined {
+  const code = httpCodeOf(error);
+  if (withheldDetail(code) === null) return undefined;
+  event.context.requestId ??= randomUUID();
+  const ours = isMvrError(error);
+  services.log({
+    level: ours ? 'warn' : 'error',
+    msg: ours ? 'request failed' : 'unhandled error',
+    request_id: event.context.requestId,
+    method: event.method,
+    path: pathOf(event),
+    ...((domain ?? event.context.domain) ? { domain: domain ?? event.context.domain } : {}),
+    code,
+    error: causeOf(error),
+  });
+  return event.context.requestId;
 }

@@ -44,6 +44,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     now: opts.now ?? Date.now,
     publicBudget: new ConcurrencyBudget(PUBLIC_LIMITS.concurrent, PUBLIC_LIMITS.waiting),
     limits: quotas(opts, redis),
+    trustedProxies: opts.trustProxy ?? null,
   };
   metrics?.watch(services);
   return {
@@ -71,6 +72,13 @@ function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): R
       metrics?.recordRejected();
     },
     onStoreRead: metrics ? (outcome) => metrics.storeRead(outcome) : undefined,
+    trust: opts.trust,
+    onKeysPinned: (kids) =>
+      log({
+        level: 'info',
+        msg: 'record keys pinned from the first key set read (give --trusted-keys to choose them)',
+        kids: kids.join(' '),
+      }),
     onBuildRefused: ({ build, reason }) => {
       log({ level: 'warn', msg: 'build refused; the build served before (if any) stays served', build, reason });
       metrics?.buildRefused();

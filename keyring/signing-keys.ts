@@ -1,9 +1,11 @@
 import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type KeySet, type PublicJwk, parseKeySet } from '@merchant-verify/verifier';
+import { type KeyEndorsement, type PublicJwk, parseKeySet } from '@merchant-verify/verifier';
+import { formatTimestamp, keySetEndorsements } from '@merchant-verify/verifier/internal/issuer';
 import { ConfigError, InvalidKeyError } from '../core/errors.ts';
 import { writeAtomic } from '../core/files.ts';
-import { generatePrivateJwk, loadSigningKey, type SigningKey } from '../core/signing.ts';
+import { endorseKey, type PublishedKeySet, withEndorsements } from '../core/key-endorsement.ts';
+import { generatePrivateJwk, loadSigningKey, type SigningKey, toPublicJwk } from '../core/signing.ts';
 
 /**
  * The signing keys on disk:
@@ -15,19 +17,37 @@ const SIGNING = 'signing';
 const RETIRED = 'retired';
 const ACTIVE = 'active';
 
-/** Creates a new signing key (0600), makes it active, and returns its kid. Older keys stay published. */
-export async function keygen(keysDir: string): Promise<string> {
+/**
+ * Creates a new signing key (0600), makes it active, and returns its kid. Older keys stay published.
+ * The new public key is endorsed by `endorser` (by default the active key of `keysDir`, if any),
+ * and the endorsement is stored in the new key's file with the endorser's own chain, so the chain
+ * from the first key travels with the active key (in `MVR_SIGNING_KEY` too) and a gateway that
+ * trusts any earlier key trusts the new one. Without an endorser the key is trusted only where it
+ * is pinned.
+ */
+export async function keygen(keysDir: string, endorser?: SigningKey | null, now: () => number = Date.now): Promise<string> {
+  return (await keygenEndorsed(keysDir, endorser, now)).kid;
+}
+
+/** {@link keygen}, also saying which key endorsed the new one (null: none, it must be pinned). */
+export async function keygenEndorsed(
+  keysDir: string,
+  endorser?: SigningKey | null,
+  now: () => number = Date.now,
+): Promise<{ kid: string; endorsedBy: string | null }> {
+  const by = endorser === undefined ? await loadActiveKey(keysDir, undefined) : endorser;
   const jwk = generatePrivateJwk();
+  const chain = by ? [endorseKey(toPublicJwk(jwk.x), by, formatTimestamp(now())), ...(by.endorsements ?? [])] : [];
   await mkdir(join(keysDir, SIGNING), { recursive: true, mode: 0o700 });
   // 'wx' + mode: the file is created 0600 from its first byte, never world-readable for a moment.
   const fh = await open(join(keysDir, SIGNING, `${jwk.kid}.jwk.json`), 'wx', 0o600);
   try {
-    await fh.writeFile(`${JSON.stringify(jwk, null, 2)}\n`);
+    await fh.writeFile(`${JSON.stringify(chain.length > 0 ? { ...jwk, endorsements: chain } : jwk, null, 2)}\n`);
   } finally {
     await fh.close();
   }
   await writeAtomic(join(keysDir, ACTIVE), `${jwk.kid}\n`);
-  return jwk.kid;
+  return { kid: jwk.kid, endorsedBy: by?.kid ?? null };
 }
 
 /** Moves a key out of publication. The active key cannot be retired: rotate first. */
@@ -100,29 +120,33 @@ export async function loadActiveKey(keysDir: string, envKey: string | undefined)
  * the public keys of `extraKeySetFile` (for CI, which holds only the active private key but must
  * keep earlier keys listed). Never a private member: only `toPublicJwk` output goes in.
  */
-export async function publishedKeySet(keysDir: string, active: SigningKey | null, extraKeySetFile?: string): Promise<KeySet> {
+export async function publishedKeySet(keysDir: string, active: SigningKey | null, extraKeySetFile?: string): Promise<PublishedKeySet> {
   const keys = new Map<string, PublicJwk>();
   if (active) keys.set(active.kid, active.publicJwk);
   const others: PublicJwk[] = [];
+  // The endorsements of every published key (each key's file holds its chain) and the ones carried over.
+  const endorsements: KeyEndorsement[][] = [active?.endorsements ?? []];
   for (const name of await listJwkFiles(join(keysDir, SIGNING))) {
     const file = join(keysDir, SIGNING, name);
     try {
-      others.push(loadSigningKey(await readFile(file, 'utf8')).publicJwk);
+      const key = loadSigningKey(await readFile(file, 'utf8'));
+      others.push(key.publicJwk);
+      endorsements.push(key.endorsements ?? []);
     } catch (error) {
       throw new InvalidKeyError(`${file}: ${(error as Error).message}`);
     }
   }
   if (extraKeySetFile) {
-    let parsed: KeySet;
     try {
-      parsed = parseKeySet(JSON.parse(await readFile(extraKeySetFile, 'utf8')));
+      const raw: unknown = JSON.parse(await readFile(extraKeySetFile, 'utf8'));
+      others.push(...parseKeySet(raw).keys);
+      endorsements.push(keySetEndorsements(raw) as KeyEndorsement[]);
     } catch (error) {
       throw new ConfigError(`--publish-keys ${extraKeySetFile}: ${(error as Error).message}`);
     }
-    others.push(...parsed.keys);
   }
   for (const k of others.sort((a, b) => a.kid.localeCompare(b.kid))) if (!keys.has(k.kid)) keys.set(k.kid, k);
-  return { keys: [...keys.values()] };
+  return withEndorsements({ keys: [...keys.values()] }, endorsements);
 }
 
 async function listJwkFiles(dir: string): Promise<string[]> {

@@ -1,16 +1,17 @@
 import { isNeverAudited, KEY_SET_PATH } from '@merchant-verify/verifier';
-import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
+import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { absenceProofSchema } from '../core/absence-schema.ts';
 import { batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema, MAX_BATCH } from '../core/batch-schema.ts';
 import { domainInputSchema, normalizeDomain } from '../core/domain.ts';
-import { ERROR_REGISTRY, type ErrorCode, isMvrError } from '../core/errors.ts';
+import { ERROR_REGISTRY, isMvrError } from '../core/errors.ts';
 import { type HistoryAnswer, historyAnswerSchema } from '../core/history-schema.ts';
 import { problemDocument } from '../core/problem-document.ts';
 import { recordSchema } from '../core/record.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import { lookupBatch } from '../service/batch.ts';
+import { toolError } from './tool-error.ts';
 import { WITNESSED_NOTE, type WitnessSource, witnessedItems } from './witnessed.ts';
 
 /** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
@@ -82,6 +83,11 @@ export interface McpServerOptions {
   absence: AbsenceLookup;
   /** With a witness policy, the verify tools say when the log's checkpoint was last witnessed; without, nothing changes. */
   witness?: WitnessSource;
+  /**
+   * Logs the cause of a failure whose result withholds it (a server failure: it may say where) and
+   * returns the id it is logged under, which the result then carries; undefined for any other failure.
+   */
+  noteWithheld?: (error: unknown, domain?: string) => string | undefined;
 }
 
 /**
@@ -142,7 +148,7 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
         });
         return answer(proven.record.toString('utf8'), proven.proof);
       } catch (error) {
-        return toolError(error);
+        return toolError(error, options.noteWithheld?.(error));
       }
     },
   );
@@ -177,7 +183,8 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
       try {
         const results = await Promise.all(
           (await lookupBatch(domains, lookup)).map(async (r) => {
-            if (!('record' in r)) return { domain: r.domain, problem: problemDocument(r.problem, options.issuer) };
+            if (!('record' in r))
+              return { domain: r.domain, problem: problemDocument(r.problem, options.issuer, options.noteWithheld?.(r.problem, r.domain)) };
             const record = JSON.parse(r.record.toString('utf8')) as Record<string, unknown>;
             if (!isNeverAudited(record)) return { domain: r.domain, record };
             // Never audited: the record again with its proof, both of one build's map.
@@ -192,7 +199,7 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
         const content = [{ type: 'text' as const, text: JSON.stringify({ results }) }, ...(await witnessedItems(options.witness))];
         return { content, structuredContent: { results } };
       } catch (error) {
-        return toolError(error);
+        return toolError(error, options.noteWithheld?.(error));
       }
     },
   );
@@ -215,7 +222,7 @@ function registerHistoryTool(server: McpServer, options: McpServerOptions): void
         const history = await options.history(normalizeDomain(domain));
         return { content: [{ type: 'text' as const, text: JSON.stringify(history) }], structuredContent: history };
       } catch (error) {
-        return toolError(error);
+        return toolError(error, options.noteWithheld?.(error));
       }
     },
   );
@@ -231,17 +238,6 @@ export function quotaCost(message: unknown): number {
   const call = message as { method?: unknown; params?: { name?: unknown; arguments?: { domains?: unknown } } } | null;
   const domains = call?.method === 'tools/call' && call.params?.name === BATCH_TOOL_NAME ? call.params.arguments?.domains : undefined;
   return Array.isArray(domains) && domains.length > 0 ? Math.min(domains.length, MAX_BATCH) : 1;
-}
-
-/**
- * A failure as an MCP tool result: `isError`, and a text that starts with the error's registry
- * code and title (`INVALID_DOMAIN (Invalid domain): ...`), so an agent can branch on the code.
- * No structuredContent: clients validate it against the output schema even on errors.
- */
-export function toolError(error: unknown): { isError: true; content: { type: 'text'; text: string }[] } {
-  const code: ErrorCode = isMvrError(error) ? error.code : 'INTERNAL';
-  const message = isMvrError(error) ? error.message : 'an unexpected error occurred';
-  return { isError: true, content: [{ type: 'text', text: `${code} (${ERROR_REGISTRY[code].title}): ${message}` }] };
 }
 
 /** The key set URL of a gateway base URL. */

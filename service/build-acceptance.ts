@@ -1,6 +1,6 @@
 import { ReadTooLargeError, StoreUnavailableError } from '../core/errors.ts';
 import { verifyRecordNode } from '../core/signing.ts';
-import { type KeySetSource, readKeySet } from '../storage/key-set-source.ts';
+import type { KeySetSource } from '../storage/key-set-source.ts';
 import type { FoundBuild, Store } from '../storage/store.ts';
 import { checkBuildIssuer } from './build-issuer.ts';
 import { type BuildMap, loadBuildMap, statementProblem } from './build-maps.ts';
@@ -100,14 +100,14 @@ export class BuildAcceptor {
         throw error;
       });
     try {
-      let keys = await readKeySet(found.keySet).catch((error: Error) =>
-        Promise.reject(new Error(`key set unavailable: ${found.keySet.name}: ${error.message}`)),
-      );
+      let keys = await this.keys
+        .read(found.keySet)
+        .catch((error: Error) => Promise.reject(new Error(`key set unavailable: ${found.keySet.name}: ${error.message}`)));
       unread = false;
       const map = checkBuildIssuer(
-        await loadBuildMap(readFile, keys.keySet, found.build, this.store.name, async () => {
-          keys = await readKeySet(found.keySet);
-          return keys.keySet;
+        await loadBuildMap(readFile, keys, found.build, this.store.name, async () => {
+          keys = await this.keys.read(found.keySet);
+          return keys;
         }),
         this.issuer,
       );
@@ -132,8 +132,8 @@ export class BuildAcceptor {
   private recheck(served: Served): void {
     const loads = this.keys.generation();
     if (served.keyLoads === loads) return;
-    const { keySet } = this.keys.get();
-    const problem = statementProblem(verifyRecordNode(served.map.statement, keySet), keySet);
+    const keys = this.keys.get();
+    const problem = statementProblem(verifyRecordNode(served.map.statement, keys.keySet), keys);
     served.keyLoads = loads;
     served.problem = problem && `build ${served.map.build} refused: ${problem}`;
   }

@@ -1,10 +1,10 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { KeySet } from '@merchant-verify/verifier';
-import type { AbsenceProof, BuildStatement } from '@merchant-verify/verifier/issuer';
-import { DomainMap, domainHash } from '@merchant-verify/verifier/issuer';
-import { encodeBase64 } from '@merchant-verify/verifier/tlog';
+import type { AbsenceProof, BuildStatement } from '@merchant-verify/verifier/internal/issuer';
+import { DomainMap, domainHash } from '@merchant-verify/verifier/internal/issuer';
+import { encodeBase64 } from '@merchant-verify/verifier/internal/tlog';
 import { HasRecordError, StoreUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
+import type { CheckKeys } from '../core/key-trust.ts';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
 import { verifyRecordNode } from '../core/signing.ts';
 
@@ -20,8 +20,8 @@ export type BuildFileReader = (name: string) => Promise<Buffer | null>;
 
 /**
  * Loads a build's domain map and statement and checks them before anything is decided by
- * them: the statement verifies by the record scheme against the key set served (unsigned only in
- * a deployment that signs nothing, as for records), names the build expected (when the store
+ * them: the statement verifies by the record scheme against the trusted keys of the key set served
+ * (unsigned only when the gateway was told to serve unsigned builds), names the build expected (when the store
  * names one), and its map head is the root and size of the leaves read. A build whose map or
  * statement is missing or does not check is refused whole (STORE_UNAVAILABLE): never served as
  * "every domain never audited". With `rereadKeySet`, a statement naming a key the key set does not
@@ -29,10 +29,10 @@ export type BuildFileReader = (name: string) => Promise<Buffer | null>;
  */
 export async function loadBuildMap(
   read: BuildFileReader,
-  keySet: KeySet,
+  keys: CheckKeys,
   expectedBuild: string | null,
   where: string,
-  rereadKeySet?: () => Promise<KeySet>,
+  rereadKeySet?: () => Promise<CheckKeys>,
 ): Promise<BuildMap> {
   const refuse = (why: string) => new StoreUnavailableError(`build ${expectedBuild ?? `at ${where}`} refused: ${why}`);
   const [statementBytes, leaves] = await Promise.all([read(BUILD_STATEMENT_FILE), read(DOMAIN_MAP_FILE)]);
@@ -45,12 +45,14 @@ export async function loadBuildMap(
   } catch {
     throw refuse(`${BUILD_STATEMENT_FILE} is not JSON`);
   }
-  let verdict = verifyRecordNode(statement, keySet);
+  let verdict = verifyRecordNode(statement, keys.keySet);
   // A build and its key set are swapped a moment apart: a statement naming a key this key set
   // lacks may be ahead of it (a rotation), so the key set is read once more before deciding.
-  if (!verdict.valid && verdict.code === 'UNKNOWN_KEY' && rereadKeySet)
-    verdict = verifyRecordNode(statement, (keySet = await rereadKeySet()));
-  const problem = statementProblem(verdict, keySet);
+  if (!verdict.valid && verdict.code === 'UNKNOWN_KEY' && rereadKeySet) {
+    keys = await rereadKeySet();
+    verdict = verifyRecordNode(statement, keys.keySet);
+  }
+  const problem = statementProblem(verdict, keys);
   if (problem) throw refuse(problem);
   if (typeof statement.build !== 'string' || (expectedBuild !== null && statement.build !== expectedBuild))
     throw refuse(`${BUILD_STATEMENT_FILE} is the statement of build ${JSON.stringify(statement.build)}`);
@@ -69,10 +71,20 @@ export async function loadBuildMap(
   return { build: statement.build, statement, map };
 }
 
-/** Why a statement's verdict refuses its build, or null: unsigned passes only in a deployment that signs nothing. */
-export function statementProblem(verdict: ReturnType<typeof verifyRecordNode>, keySet: KeySet): string | null {
-  if (verdict.valid || (verdict.code === 'UNSIGNED' && keySet.keys.length === 0)) return null;
-  return `${BUILD_STATEMENT_FILE} does not verify: ${verdict.code} (${verdict.message})`;
+/** Why a statement's verdict refuses its build, or null: unsigned passes only when the gateway serves unsigned builds. */
+export function statementProblem(verdict: ReturnType<typeof verifyRecordNode>, keys: CheckKeys): string | null {
+  if (verdict.valid || (verdict.code === 'UNSIGNED' && keys.unsigned)) return null;
+  return `${BUILD_STATEMENT_FILE} does not verify: ${verdict.code} (${verdict.message})${trustHint(verdict, keys)}`;
+}
+
+/** What the operator can do about a signature by a key not trusted, or a build not signed. */
+export function trustHint(verdict: ReturnType<typeof verifyRecordNode>, keys: CheckKeys): string {
+  if (verdict.valid) return '';
+  if (verdict.code === 'UNSIGNED') return '; unsigned builds are served only with --unsigned (MVR_UNSIGNED)';
+  const untrusted = verdict.code === 'UNKNOWN_KEY' && keys.untrusted.find((k) => k.kid === verdict.keyId);
+  return untrusted
+    ? `; the key set lists key ${untrusted.kid}, but it is not trusted (${untrusted.reason}): endorse it with "mvr keygen" from a trusted key, or pin it (--trusted-keys)`
+    : '';
 }
 
 /** Whether a normalized domain has a record in the build. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
+import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
 import { BuildNotFoundError, InvalidRequestError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import type { ChangeEntry, ChangesPage, HistoryAnswer, HistoryEntry } from '../core/history-schema.ts';
@@ -67,7 +67,7 @@ export class BuildHistory {
     if (kept === builds[0]) return this.records.recordFor(domain, now);
     if (!hasRecord(await this.mapOf(kept.id, builds), domain)) return this.records.neverAudited(domain, now);
     const bytes = await this.stored(kept.id, domain);
-    checkServeRule(domain, bytes, this.records.keySet());
+    checkServeRule(domain, bytes, this.records.checkKeys());
     return { bytes, etag: strongEtag(bytes), audited: true };
   }
 
@@ -86,9 +86,9 @@ export class BuildHistory {
   /** A kept build's checked map: the live one from the records service, others loaded once and kept while they fit. */
   private mapOf(build: string, builds: KeptBuild[]): Promise<BuildMap> {
     if (build === builds[0]?.id) return this.records.buildMap();
-    const keySet = this.records.keySet();
+    const keys = this.records.checkKeys();
     return this.maps.get(`${build}|${this.records.keys.generation()}`, () =>
-      loadBuildMap((name) => this.readBuildFile(build, name), keySet, build, build),
+      loadBuildMap((name) => this.readBuildFile(build, name), keys, build, build),
     );
   }
 
@@ -115,7 +115,7 @@ export class BuildHistory {
     for (const [i, { bytes, error }] of found.entries()) {
       if (error) throw error;
       if (!bytes) continue;
-      checkServeRule(domain, bytes, this.records.keySet());
+      checkServeRule(domain, bytes, this.records.checkKeys());
       const r = JSON.parse(bytes.toString('utf8')) as VerificationRecord;
       const b = builds[i]!;
       entries.push({

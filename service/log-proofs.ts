@@ -1,5 +1,12 @@
-import { type AbsenceProof, statementText } from '@merchant-verify/verifier/issuer';
-import { decodeBase64, formatTlogProof, parseCheckpoint, parseNote, statementEntry, verifyInclusion } from '@merchant-verify/verifier/tlog';
+import { type AbsenceProof, statementText } from '@merchant-verify/verifier/internal/issuer';
+import {
+  decodeBase64,
+  formatTlogProof,
+  parseCheckpoint,
+  parseNote,
+  statementEntry,
+  verifyInclusion,
+} from '@merchant-verify/verifier/internal/tlog';
 import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
@@ -75,7 +82,7 @@ export class LogProofs {
         throw new RecordUnavailableError(`the record of ${domain} is missing from build ${build}, though the build's domain map lists it`);
       throw new NotInLogError(`${domain} has no record in build ${build} (never audited then), so nothing of it is in the log`);
     }
-    checkServeRule(domain, record, this.records.keySet());
+    checkServeRule(domain, record, this.records.checkKeys());
     const entry = (await this.shard(build, path.slice(0, path.indexOf('/')))).get(domain);
     const checkpoint = await this.checkpointOf(build);
     if (!entry || checkpoint === null) throw new NotInLogError(`build ${build} was made without a log key: its records are not in the log`);

@@ -1,4 +1,4 @@
-import { openStore, type StoreSettings } from '../storage/open.ts';
+import { openStore, type ReadRefusal, type StoreSettings } from '../storage/open.ts';
 import { BuildHistory } from './history.ts';
 import { LogProofs } from './log-proofs.ts';
 import { RecordsService, type RecordsServiceOptions } from './records.ts';
@@ -8,6 +8,8 @@ export interface RecordsStackOptions extends RecordsServiceOptions {
   store: StoreSettings;
   /** How often the live build and its key set are re-checked (ms); unset: read once, for a command that answers and exits. */
   refreshMs?: number;
+  /** Told about every read from the store refused at its size limit or deadline (for the log and metrics). */
+  onReadRefused?: (refusal: ReadRefusal) => void;
   /** Told at each tick of the refresh timer that found the last refresh still running (it is skipped, never stacked). */
   onRefreshSkipped?: () => void;
 }
@@ -29,8 +31,8 @@ export interface RecordsStack {
  * build), the live build read once, and then re-checked every `refreshMs` until `close`.
  */
 export async function openRecordsStack(options: RecordsStackOptions): Promise<RecordsStack> {
-  const { store, refreshMs, onRefreshSkipped, ...serviceOptions } = options;
-  const records = new RecordsService(openStore(store, { onReadRefused: options.onReadRefused }), serviceOptions);
+  const { store, refreshMs, onRefreshSkipped, onReadRefused, ...serviceOptions } = options;
+  const records = new RecordsService(openStore(store, { onReadRefused }), serviceOptions);
   try {
     await records.refresh();
   } catch (error) {

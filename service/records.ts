@@ -1,14 +1,13 @@
 import { basename } from 'node:path';
-import type { KeySet } from '@merchant-verify/verifier';
-import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
-import { formatTimestamp } from '@merchant-verify/verifier/issuer';
+import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
+import { formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { RecordUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
+import { type CheckKeys, KeyTrust, type TrustSettings } from '../core/key-trust.ts';
 import { unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
 import { KeySetSource } from '../storage/key-set-source.ts';
 import { oneAtATime } from '../storage/one-at-a-time.ts';
-import type { ReadRefusal } from '../storage/open.ts';
 import type { Store } from '../storage/store.ts';
 import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
 import { absenceProof, type BuildMap, hasRecord } from './build-maps.ts';
@@ -38,8 +37,10 @@ export interface RecordsServiceOptions {
   onStoreRead?: (outcome: StoreReadOutcome) => void;
   /** Told once about every build refused, with the reason (for the log and metrics). */
   onBuildRefused?: (refusal: BuildRefusal) => void;
-  /** Told about every read from the store refused at its size limit or deadline (for the log and metrics). */
-  onReadRefused?: (refusal: ReadRefusal) => void;
+  /** The keys trusted and whether unsigned builds are served; unset: the first key set read is pinned, nothing unsigned served. */
+  trust?: TrustSettings;
+  /** Told once when the keys are pinned from the first key set read (no `trust.trustedKeys`). */
+  onKeysPinned?: (kids: string[]) => void;
 }
 
 /**
@@ -68,23 +69,20 @@ export class RecordsService {
   private neverAuditedSecond = Number.NaN;
   /** The service's clock (epoch ms). */
   readonly now: () => number;
-  /** The key set records are checked against: the one the store publishes with its live build. */
+  /** The key set records are checked against: the one the store publishes with its live build, its trusted keys. */
   readonly keys: KeySetSource;
 
   constructor(
     readonly store: Store,
     private readonly options: RecordsServiceOptions,
   ) {
-    this.keys = new KeySetSource(store.keySet());
+    this.keys = new KeySetSource(store.keySet(), new KeyTrust(options.trust, options.onKeysPinned));
     this.cache = new VerifiedCache(options.cacheBytes);
     this.now = options.now ?? Date.now;
     this.builds = new BuildAcceptor(store, this.keys, options.issuer, options.onBuildRefused);
   }
 
-  /**
-   * Re-checks which build is live and the key set, one refresh at a time (a retry and the timer share
-   * it). A new build is checked (statement, map) before it is served, and refused whole if it fails.
-   */
+  /** Re-checks the live build (checked before it is served) and the key set; one at a time, shared by a retry and the timer. */
   readonly refresh = oneAtATime(async () => {
     await this.store.refresh();
     await this.keys.refresh();
@@ -125,9 +123,9 @@ export class RecordsService {
     return this.builds.served();
   }
 
-  /** The key set records are checked against (STORE_UNAVAILABLE when there is none). */
-  keySet(): KeySet {
-    return this.keys.get().keySet;
+  /** The trusted keys records are checked with, and whether unsigned ones pass (STORE_UNAVAILABLE without a key set). */
+  checkKeys(): CheckKeys {
+    return this.keys.get();
   }
 
   /** What is being served, for health checks. */
@@ -192,12 +190,12 @@ export class RecordsService {
   }
 
   private async load(domain: string): Promise<ServedRecord> {
-    const { keySet } = this.keys.get();
+    const keys = this.keys.get();
     const began = this.generationNow();
     const bytes = await observed(this.store.readRecord(domain), this.options.onStoreRead);
     if (bytes === null)
       throw new RecordUnavailableError(`the record of ${domain} is missing from the live build, though the build's domain map lists it`);
-    checkServeRule(domain, bytes, keySet);
+    checkServeRule(domain, bytes, keys);
     const record = { bytes, etag: strongEtag(bytes), audited: true };
     // A record read while a new build was taken is the old build's: served once, never cached for the new one.
     if (this.generationNow() === began) this.cache.set(domain, record);

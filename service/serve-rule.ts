@@ -1,15 +1,16 @@
-import type { KeySet } from '@merchant-verify/verifier';
 import { type ErrorCode, isMvrError, RecordUnavailableError } from '../core/errors.ts';
+import type { CheckKeys } from '../core/key-trust.ts';
 import { recordSchema } from '../core/record.ts';
 import { verifyRecordNode } from '../core/signing.ts';
+import { trustHint } from './build-maps.ts';
 
 /**
  * The serve rule: a stored record is served only when, in order, it parses, is the record of
- * the domain asked for, has the record's shape, and its signature verifies against the key set
- * this deployment publishes. An unsigned record passes only in a deployment that signs nothing
- * (an empty key set). Throws UNAVAILABLE naming the step that failed.
+ * the domain asked for, has the record's shape, and its signature verifies against the trusted keys
+ * of the key set this deployment publishes. An unsigned record passes only when the gateway was told
+ * to serve unsigned builds. Throws UNAVAILABLE naming the step that failed.
  */
-export function checkServeRule(domain: string, bytes: Buffer, keySet: KeySet): void {
+export function checkServeRule(domain: string, bytes: Buffer, keys: CheckKeys): void {
   let value: unknown;
   try {
     value = JSON.parse(bytes.toString('utf8'));
@@ -24,10 +25,12 @@ export function checkServeRule(domain: string, bytes: Buffer, keySet: KeySet): v
     const issue = shape.error.issues[0]!;
     throw new RecordUnavailableError(`record for ${domain} does not match the schema (${issue.path.join('.')}: ${issue.message})`);
   }
-  const verdict = verifyRecordNode(value, keySet);
+  const verdict = verifyRecordNode(value, keys.keySet);
   if (verdict.valid) return;
-  if (verdict.code === 'UNSIGNED' && keySet.keys.length === 0) return;
-  throw new RecordUnavailableError(`record for ${domain} failed verification: ${verdict.code} (${verdict.message})`);
+  if (verdict.code === 'UNSIGNED' && keys.unsigned) return;
+  throw new RecordUnavailableError(
+    `record for ${domain} failed verification: ${verdict.code} (${verdict.message})${trustHint(verdict, keys)}`,
+  );
 }
 
 /** The read, its outcome told to `onRead` on the way. */

@@ -103,11 +103,11 @@ export class FolderStore implements Store {
       try {
         return await readRegularFile(file);
       } catch (error) {
-        if (error instanceof NotARecordFileError) throw new RecordUnavailableError(`record file of ${domain} ${error.message}`);
+        if (error instanceof NotARecordFileError) throw new RecordUnavailableError(`record file of ${domain} (${file}) ${error.message}`);
         if (statSync(join(root, MANIFEST_FILE), { throwIfNoEntry: false })) {
           const code = (error as NodeJS.ErrnoException).code;
           if (code === 'ENOENT') return null;
-          throw new RecordUnavailableError(`record file of ${domain} is unreadable (${code ?? 'error'})`, { cause: error });
+          throw new RecordUnavailableError(`record file of ${domain} (${file}) is unreadable (${code ?? 'error'})`, { cause: error });
         }
       }
       // The build we were reading may have been pruned or the folder removed: look again.

@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
 import { StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import { fileVersion } from '../core/files.ts';
+import type { CheckKeys, KeyTrust } from '../core/key-trust.ts';
 
-export interface LoadedKeySet {
-  keySet: KeySet;
+/** A key set as read: the keys it is checked with (its trusted keys), and its bytes. */
+export interface LoadedKeySet extends CheckKeys {
   /** The file's exact bytes, served as they are. */
   bytes: Buffer;
   etag: string;
@@ -36,11 +36,14 @@ export function keySetFile(file: string): KeySetOrigin {
   };
 }
 
-/** Reads and parses the key set at `origin`, with the version it had just before (throws with the reason). */
-export async function readKeySet(origin: KeySetOrigin): Promise<LoadedKeySet & { version: string }> {
+/**
+ * Reads and parses the key set at `origin`, with the version it had just before (throws with the
+ * reason); its keys are those `trust` trusts, whatever else it lists.
+ */
+export async function readKeySet(origin: KeySetOrigin, trust: KeyTrust): Promise<LoadedKeySet & { version: string }> {
   const version = await origin.version().catch(() => 'unknown');
   const bytes = await origin.read();
-  return { keySet: parseKeySet(JSON.parse(bytes.toString('utf8'))), bytes, etag: strongEtag(bytes), version };
+  return { ...trust.check(JSON.parse(bytes.toString('utf8'))), bytes, etag: strongEtag(bytes), version };
 }
 
 /**
@@ -53,7 +56,16 @@ export class KeySetSource {
   private version = '';
   private loads = 0;
 
-  constructor(private readonly origin: KeySetOrigin) {}
+  constructor(
+    private readonly origin: KeySetOrigin,
+    /** Which of its keys are used: pinned or endorsed through pinned keys. */
+    readonly trust: KeyTrust,
+  ) {}
+
+  /** Reads a key set at `origin` (a build's own) under this source's trust. */
+  read(origin: KeySetOrigin): Promise<LoadedKeySet & { version: string }> {
+    return readKeySet(origin, this.trust);
+  }
 
   /** Re-reads the key set if its origin's version changed. Never throws. */
   async refresh(): Promise<void> {
@@ -61,8 +73,8 @@ export class KeySetSource {
     if (sig === this.version) return;
     this.version = sig;
     try {
-      const { keySet, bytes, etag } = await readKeySet(this.origin);
-      this.use({ keySet, bytes, etag }, sig);
+      const { version: _read, ...loaded } = await readKeySet(this.origin, this.trust);
+      this.use(loaded, sig);
     } catch (error) {
       this.current = null;
       this.loads++;
@@ -79,7 +91,13 @@ export class KeySetSource {
     this.version = version;
     this.error = null;
     if (this.current?.etag === loaded.etag) return;
-    this.current = { keySet: loaded.keySet, bytes: loaded.bytes, etag: loaded.etag };
+    this.current = {
+      keySet: loaded.keySet,
+      unsigned: loaded.unsigned,
+      untrusted: loaded.untrusted,
+      bytes: loaded.bytes,
+      etag: loaded.etag,
+    };
     this.loads++;
   }
 

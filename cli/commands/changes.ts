@@ -2,8 +2,9 @@ import type { Verdict } from '../../core/history-schema.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
+import { TRUST_OPTIONS, trustOf, unsignedArg } from '../trust-options.ts';
 
-const options = commandOptions('records', 'public', 'issuer', 'schemaUrl');
+const options = commandOptions('records', 'public', 'issuer', 'schemaUrl', ...TRUST_OPTIONS);
 
 const verdict = (v: Verdict | null) => (v ? `${v.status} ${v.tier ?? '-'} ${v.score ?? '-'}` : '(none)');
 
@@ -14,6 +15,7 @@ export default defineCommand({
   },
   args: {
     ...options.describe({ records: 'records: a folder or s3://BUCKET/PREFIX' }),
+    ...unsignedArg,
     since: { type: 'string', description: 'the id of a kept build (see GET /v1/builds, or records/kept.json)', required: true },
     json: { type: 'boolean', description: 'one JSON object per change per line: {"domain","before","after"}' },
   },
@@ -27,6 +29,7 @@ export default defineCommand({
         issuer: config.issuer,
         schemaUrl: schemaUrlOf(config),
         cacheBytes: 1024 * 1024,
+        trust: await trustOf(config, args),
       });
       let count = 0;
       let to = '';

@@ -1,18 +1,19 @@
 import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
 
-const options = commandOptions('keys', 'issuer');
+const options = commandOptions('keys', 'issuer', 'signingKey');
 
 import { join } from 'node:path';
 import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../keyring/log-key.ts';
-import { keygen, listKeys, retireKey } from '../../keyring/signing-keys.ts';
+import { keygenEndorsed, listKeys, loadActiveKey, retireKey } from '../../keyring/signing-keys.ts';
 import { createWitnessKey, witnessName } from '../../witness/server/witness-key.ts';
 import { runAction } from '../cli-output.ts';
 
 export default defineCommand({
   meta: {
     name: 'keygen',
-    description: 'Create a new Ed25519 signing key (mode 0600) under keys/ and make it active; older keys stay published',
+    description:
+      'Create a new Ed25519 signing key (mode 0600) under keys/ and make it active, endorsed by the key that was active (or MVR_SIGNING_KEY); older keys stay published',
   },
   args: {
     ...options.args,
@@ -31,7 +32,7 @@ export default defineCommand({
   },
   run: ({ args, io }) =>
     runAction(io, Boolean(args.json), async () => {
-      const { keys: keysDir, issuer } = options.resolve(args, io.env);
+      const { keys: keysDir, issuer, signingKey } = options.resolve(args, io.env);
       if (args.log) {
         const key = await createLogKey(keysDir, logOrigin(issuer));
         if (args.json) io.stdout.write(`${JSON.stringify({ vkey: key.vkey, file: join(keysDir, LOG_KEY_FILE) })}\n`);
@@ -65,11 +66,18 @@ export default defineCommand({
         io.stderr.write(`retired ${args.retire}: it leaves the key set at the next build\n`);
         return;
       }
-      const kid = await keygen(keysDir);
-      if (args.json) io.stdout.write(`${JSON.stringify({ kid, keysDir })}\n`);
+      // The key that signs today endorses the new one: gateways and verifiers that trust it trust the new key.
+      const { kid, endorsedBy } = await keygenEndorsed(keysDir, await loadActiveKey(keysDir, signingKey));
+      if (args.json) io.stdout.write(`${JSON.stringify({ kid, keysDir, endorsedBy })}\n`);
       else {
         io.stdout.write(`${kid}\n`);
-        io.stderr.write(`new signing key ${kid} is active (${keysDir}); run "mvr build" to sign with it\n`);
+        io.stderr.write(
+          `new signing key ${kid} is active (${keysDir}), ${
+            endorsedBy
+              ? `endorsed by ${endorsedBy}`
+              : 'endorsed by no key: a gateway or verifier that pinned another key must be given this one (--trusted-keys)'
+          }; run "mvr build" to sign with it\n`,
+        );
       }
     }),
 });

@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
+import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
 import { boundedGet } from '../../clients/bounded-get.ts';
 import { getFromGateway } from '../../clients/gateway-client.ts';
 import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
 import { readLimitOf } from '../../core/limits.ts';
+import { causeOf, httpCodeOf, withheldDetail } from '../../core/problem-document.ts';
 import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import type { WitnessSource } from '../../mcp/witnessed.ts';
 import { readPolicyFile } from '../../witness/policy-file.ts';
@@ -12,8 +14,9 @@ import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
 import type { CliIo } from '../io.ts';
+import { TRUST_OPTIONS, trustOf, unsignedArg } from '../trust-options.ts';
 
-const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl', 'witnessPolicy'] as const;
+const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl', 'witnessPolicy', ...TRUST_OPTIONS] as const;
 const options = commandOptions(...MCP_OPTIONS);
 /** How often local records are re-checked for a new live build (ms). */
 const LOCAL_REFRESH_MS = 1000;
@@ -24,15 +27,19 @@ export default defineCommand({
     description:
       'The MCP tools verify_merchant, verify_merchants and merchant_history over stdio, answering from a gateway (--base-url) or a local records folder',
   },
-  args: options.describe({
-    records: 'records without --base-url: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL',
-    public: 'public folder (key set and log) without --base-url',
-    witnessPolicy: "tlog-policy file of the log's witnesses: the tools say when the log was last witnessed",
-  }),
+  args: {
+    ...options.describe({
+      records: 'records without --base-url: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL',
+      public: 'public folder (key set and log) without --base-url',
+      witnessPolicy: "tlog-policy file of the log's witnesses: the tools say when the log was last witnessed",
+      trustedKeys: 'without --base-url: the record keys trusted (a JWK Set file); default: the first key set read',
+    }),
+    ...unsignedArg,
+  },
   run: ({ args, io }) =>
     runAction(io, false, async () => {
       const config = options.resolve(args, io.env);
-      const { lookup, ...lookups } = await lookupFor(config, io);
+      const { lookup, ...lookups } = await lookupFor(config, args, io);
       const policy = config.witnessPolicy ? (await readPolicyFile(config.witnessPolicy, '--witness-policy')).policy : undefined;
       const witness = policy && { policy, ...lookups.log, now: Date.now };
       // The MCP SDK and the records service are loaded once the flags are read, not for `--help`.
@@ -43,7 +50,16 @@ export default defineCommand({
       ]);
       // Every request read before stdin ends is answered, then the process exits. The protocol is
       // this process's own stdin and stdout (the transport's): `mvr mcp` is a server, a process of its own.
-      serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups, witness }), { transport: new StdioAnsweringAll() });
+      // A failure whose result withholds its cause (a server failure: it may say where) has the cause on stderr, under an id the result quotes.
+      const noteWithheld = (error: unknown, domain?: string) => {
+        if (withheldDetail(httpCodeOf(error)) === null) return undefined;
+        const id = randomUUID();
+        io.stderr.write(`mvr mcp: request_id ${id}${domain ? ` (${domain})` : ''}: ${causeOf(error)}\n`);
+        return id;
+      };
+      serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups, witness, noteWithheld }), {
+        transport: new StdioAnsweringAll(),
+      });
       // stdout is the protocol: anything human goes to stderr.
       io.stderr.write(
         `mvr mcp: verify_merchant, verify_merchants and merchant_history ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`,
@@ -54,6 +70,7 @@ export default defineCommand({
 /** Where answers come from: a gateway (`--base-url`), or the records service over local records. */
 async function lookupFor(
   config: Config<(typeof MCP_OPTIONS)[number]>,
+  args: { unsigned?: boolean },
   io: CliIo,
 ): Promise<{
   lookup: RecordLookup;
@@ -93,6 +110,7 @@ async function lookupFor(
     issuer: config.issuer,
     schemaUrl: schemaUrlOf(config),
     cacheBytes: 16 * 1024 * 1024,
+    trust: await trustOf(config, args),
     onRejected: (domain, reason) => io.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
     onBuildRefused: ({ build, reason }) =>
       io.stderr.write(`mvr mcp: build ${build} refused, the build served before (if any) stays served: ${reason}\n`),

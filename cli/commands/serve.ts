@@ -5,6 +5,7 @@ import { readPolicyFile } from '../../witness/policy-file.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { apiKeysFileOf, type Config, commandOptions, type Env, recordsStoreOf, schemaUrlOf } from '../config.ts';
+import { TRUST_OPTIONS, trustOf, unsignedArg } from '../trust-options.ts';
 import { WITNESS_POLICY_SERVED } from '../witness-policy.ts';
 
 /** The options `mvr serve` reads (and `mvr dev`, which serves too). */
@@ -23,10 +24,12 @@ export const SERVE_OPTIONS = [
   'cacheMb',
   'rateLimit',
   'unauthRateLimit',
+  'trustProxy',
   'workers',
   'signingKey',
   'storeTimeoutMs',
   'witnessPolicy',
+  ...TRUST_OPTIONS,
 ] as const;
 const options = commandOptions(...SERVE_OPTIONS);
 
@@ -38,6 +41,7 @@ export const serveArgs = {
     witnessPolicy: WITNESS_POLICY_SERVED,
   }),
   quiet: { type: 'boolean', description: 'no access log (warnings and errors are still logged)' },
+  ...unsignedArg,
 } as const;
 
 export default defineCommand({
@@ -69,7 +73,7 @@ export default defineCommand({
 /** The gateway's options from the resolved configuration (shared with `mvr dev`). */
 export async function gatewayOptions(
   config: Config<(typeof SERVE_OPTIONS)[number]>,
-  args: { quiet?: boolean },
+  args: { quiet?: boolean; unsigned?: boolean },
   log: JsonLog,
   env: Env,
 ): Promise<GatewayOptions> {
@@ -89,6 +93,8 @@ export async function gatewayOptions(
     metrics: config.metricsPort === undefined ? undefined : { listen: { host: config.metricsHost, port: config.metricsPort } },
     rateLimitPerMinute: config.rateLimit,
     unauthenticatedPerMinute: config.unauthRateLimit,
+    trustProxy: config.trustProxy,
     witnessPolicy: config.witnessPolicy ? await readPolicyFile(config.witnessPolicy, '--witness-policy') : undefined,
+    trust: await trustOf(config, args),
   };
 }

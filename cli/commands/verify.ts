@@ -15,6 +15,11 @@ export default defineCommand({
       type: 'string',
       description: 'key set file or URL, or the public folder holding it (default: the gateway key set at --base-url)',
     },
+    'trusted-keys': {
+      type: 'string',
+      description:
+        'a key set file of the keys you trust: only they, and keys they endorsed (link by link), may have signed; another key is UNKNOWN_KEY',
+    },
     log: { type: 'boolean', description: 'also require proof that the record is in the public transparency log' },
     proof: { type: 'string', description: 'with --log: the tlog-proof file (default: GET /v1/proof from the gateway)' },
     'log-key': {

@@ -6,7 +6,7 @@ import {
   rangeHash,
   type TreeHasher,
   verifyConsistency,
-} from '@merchant-verify/verifier/tlog';
+} from '@merchant-verify/verifier/internal/tlog';
 import { HASH_SIZE, TILE_WIDTH, type Tile, tilePath } from './tiles.ts';
 
 /** Reads one tile's bytes (from a folder, or over HTTP); throws when it cannot. */

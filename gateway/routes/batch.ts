@@ -6,7 +6,7 @@ import { authenticate, chargeQuota } from '../auth.ts';
 import { readBody } from '../body.ts';
 import { cacheHeaders } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';
-import { problemAnswer } from '../problem.ts';
+import { noteWithheld, problemAnswer } from '../problem.ts';
 
 /**
  * `POST /v1/verify/batch`, `{"domains": [...]}` (1 to 100): `{"results": [...]}` in order, each
@@ -32,7 +32,7 @@ export function batchRoute(services: GatewayServices) {
     // answer is written, not serialized from a value (its shape is batchAnswerSchema's).
     const parts = results.map(
       (r) =>
-        `{"domain":${JSON.stringify(r.domain)},${'record' in r ? `"record":${r.record.toString('utf8')}` : `"problem":${problemAnswer(r.problem, services.issuer).body}`}}`,
+        `{"domain":${JSON.stringify(r.domain)},${'record' in r ? `"record":${r.record.toString('utf8')}` : `"problem":${problemAnswer(r.problem, services.issuer, noteWithheld(event, services, r.problem, r.domain)).body}`}}`,
     );
     return sendAnswer(event, {
       status: 200,

@@ -1,4 +1,4 @@
-import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/tlog';
+import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
 import { defineEventHandler } from 'h3';
 import { BuildNotFoundError, NotFoundError } from '../../core/errors.ts';
 import { strongEtag } from '../../core/etag.ts';

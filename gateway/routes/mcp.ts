@@ -7,8 +7,8 @@ import { sendAnswer } from '../answer.ts';
 import { authenticate, chargeQuota } from '../auth.ts';
 import { readBody } from '../body.ts';
 import { cacheHeaders } from '../cache-policy.ts';
-
 import type { GatewayServices } from '../context.ts';
+import { noteWithheld } from '../problem.ts';
 
 /**
  * `POST /mcp`: MCP over HTTP, stateless, behind the same Bearer keys and quotas as `/v1/verify`
@@ -35,6 +35,7 @@ export function mcpRoute(services: GatewayServices) {
         proof,
         absence: (domain) => services.proofs.absenceFor(domain),
         witness: witnessSource(services),
+        noteWithheld: (error, domain) => noteWithheld(event, services, error, domain),
       });
     // The body was read (and bounded) above; the SDK is given it parsed, with the request's headers.
     const request = new Request(new URL(event.node.req.originalUrl ?? '/mcp', 'http://gateway.invalid'), {

@@ -1,6 +1,7 @@
 // The monthly rebuild's key set carry-over: `node scripts/ci/carry-key-set.mjs PUBLISHED OUT`.
 // Copies the published JWK Set minus the keys named in RETIRE_KEY_IDS (comma or space separated) to
-// OUT, for `mvr build --publish-keys`; refuses anything that is not a public JWK Set.
+// OUT, for `mvr build --publish-keys`, with its key endorsements (a gateway that trusts an earlier key trusts
+// a later one through them); refuses anything that is not a public JWK Set.
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const [from, to] = process.argv.slice(2);
@@ -11,5 +12,5 @@ const retire = new Set((process.env.RETIRE_KEY_IDS ?? '').split(/[\s,]+/).filter
 const keys = set.keys.filter((k) => !retire.has(k.kid));
 for (const kid of retire)
   if (!set.keys.some((k) => k.kid === kid)) console.log(`::warning::retire_key_ids: ${kid} is not in the published key set`);
-writeFileSync(to, `${JSON.stringify({ keys })}\n`);
+writeFileSync(to, `${JSON.stringify(Array.isArray(set.endorsements) ? { keys, endorsements: set.endorsements } : { keys })}\n`);
 console.log(`carried over: ${keys.map((k) => k.kid).join(', ') || 'none'}${retire.size ? `; retired: ${[...retire].join(', ')}` : ''}`);

@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeySet } from '@merchant-verify/verifier';
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
+import { canonicalJson } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildSummary } from '../../builder/build.ts';
 import { normalizeDomain } from '../../core/domain.ts';

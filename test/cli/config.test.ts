@@ -1,7 +1,13 @@
 /** The CLI's options: one table, read in the order flag, environment, default, and only a command's own. */
-import { resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { apiKeysFileOf, commandOptions, schemaUrlOf } from '../../cli/config.ts';
+import { TRUST_OPTIONS, trustOf } from '../../cli/trust-options.ts';
+import { generatePrivateJwk, loadSigningKey } from '../../core/signing.ts';
+import { removeTempDirs, tempDir } from '../support/project.ts';
+
+afterAll(removeTempDirs);
 
 describe('commandOptions', () => {
   const gateway = commandOptions('port', 'host', 'keys', 'apiKeys', 'issuer', 'schemaUrl', 'cacheMb');
@@ -57,5 +63,26 @@ describe('commandOptions', () => {
         message: expect.stringMatching(/^--metrics-port \/ MVR_METRICS_PORT "on": must be a port/),
       }),
     );
+  });
+
+  it('trust: no pinned keys and no unsigned builds unless told; --unsigned or MVR_UNSIGNED=1; a pinned file must list a key', async () => {
+    const trust = commandOptions(...TRUST_OPTIONS);
+    expect(await trustOf(trust.resolve({}, {}), {})).toEqual({ unsigned: false });
+    expect(await trustOf(trust.resolve({}, { MVR_UNSIGNED: '1' }), {})).toEqual({ unsigned: true });
+    expect(await trustOf(trust.resolve({}, {}), { unsigned: true })).toEqual({ unsigned: true });
+    expect(() => trust.resolve({}, { MVR_UNSIGNED: 'yes please' })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
+    const dir = await tempDir('mvr-trust-config-');
+    const empty = join(dir, 'empty.json');
+    await writeFile(empty, JSON.stringify({ keys: [{ kty: 'RSA', kid: 'r', n: 'AQAB', e: 'AQAB' }] }));
+    await expect(trustOf(trust.resolve({ 'trusted-keys': empty }, {}), {})).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: `--trusted-keys ${empty}: lists no Ed25519 key, so it would trust nothing`,
+    });
+    const pinned = { keys: [loadSigningKey(generatePrivateJwk()).publicJwk] };
+    await writeFile(join(dir, 'pinned.json'), JSON.stringify(pinned));
+    expect(await trustOf(trust.resolve({}, { MVR_TRUSTED_KEYS: join(dir, 'pinned.json') }), {})).toEqual({
+      trustedKeys: pinned,
+      unsigned: false,
+    });
   });
 });

@@ -1,8 +1,8 @@
 import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type KeySet, parseKeySet, verifyAbsence } from '@merchant-verify/verifier';
-import { type AbsenceProof, buildStatement, createAbsenceVerifier, DomainMap, domainHash } from '@merchant-verify/verifier/issuer';
-import { encodeBase64, treeHasher } from '@merchant-verify/verifier/tlog';
+import { type AbsenceProof, buildStatement, createAbsenceVerifier, DomainMap, domainHash } from '@merchant-verify/verifier/internal/issuer';
+import { encodeBase64, treeHasher } from '@merchant-verify/verifier/internal/tlog';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { absenceProofSchema } from '../../core/absence-schema.ts';

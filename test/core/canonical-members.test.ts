@@ -1,4 +1,4 @@
-import { canonicalJson, canonicalMembers, joinMembers } from '@merchant-verify/verifier/issuer';
+import { canonicalJson, canonicalMembers, joinMembers } from '@merchant-verify/verifier/internal/issuer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { unverifiedRecord } from '../../core/record.ts';

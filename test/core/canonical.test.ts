@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/issuer';
+import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/internal/issuer';
 import { describe, expect, it } from 'vitest';
 import { CanonicalizationError, MvrError } from '../../core/errors.ts';
 import { thrown } from '../support/thrown.ts';

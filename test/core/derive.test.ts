@@ -1,6 +1,6 @@
 /** Deriving a record from an audit: tier, status, flags, rounded sub-scores, timestamps and next_audit_at. */
 
-import { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/issuer';
+import { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validateAudit } from '../../core/audit.ts';

@@ -21,7 +21,7 @@ import {
   noteKeyId,
   parseNote,
   signatureLine,
-} from '@merchant-verify/verifier/tlog';
+} from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeEd25519Verify } from '../../core/ed25519.ts';
 import { hasher, sha256 } from '../../core/hash.ts';

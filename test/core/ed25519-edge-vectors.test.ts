@@ -16,7 +16,7 @@ import {
   nobleEd25519Verify,
   publicKeyProblem,
   signatureProblem,
-} from '@merchant-verify/verifier/issuer';
+} from '@merchant-verify/verifier/internal/issuer';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import fc from 'fast-check';

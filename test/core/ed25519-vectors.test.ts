@@ -7,7 +7,7 @@ import {
   decodeBase64url,
   encodeBase64url,
   nobleEd25519Verify,
-} from '@merchant-verify/verifier/issuer';
+} from '@merchant-verify/verifier/internal/issuer';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';

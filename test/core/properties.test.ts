@@ -1,6 +1,6 @@
 /** Properties of canonical JSON (RFC 8785, against a reference) and of base64url, over random inputs (fast-check). */
 
-import { canonicalBytes, canonicalJson, decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { canonicalBytes, canonicalJson, decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/internal/issuer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

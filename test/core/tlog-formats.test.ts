@@ -13,7 +13,7 @@ import {
   parseTlogProof,
   parseVerifierKey,
   treeHasher,
-} from '@merchant-verify/verifier/tlog';
+} from '@merchant-verify/verifier/internal/tlog';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

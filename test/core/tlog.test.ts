@@ -8,7 +8,7 @@ import {
   rangeHash,
   verifyConsistency,
   verifyInclusion,
-} from '@merchant-verify/verifier/tlog';
+} from '@merchant-verify/verifier/internal/tlog';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadEdge, TileAppender } from '../../core/tlog/appender.ts';

@@ -1,5 +1,5 @@
 import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
-import { ED25519_L, encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { ED25519_L, encodeBase64url } from '@merchant-verify/verifier/internal/issuer';
 import { describe, expect, it } from 'vitest';
 import { defaultSchemaUrl, unverifiedRecord } from '../../core/record.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/signing.ts';

@@ -1,6 +1,7 @@
 /**
  * The gateway's view of the API key file (ApiKeyStore) on real files: a revocation, once a
- * refresh made after it has resolved, is never undone by a load that started before it.
+ * refresh made after it has resolved, is never undone by a load that started before it; and a
+ * key made at any rate works on its first check.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -72,5 +73,20 @@ describe('ApiKeyStore.refresh', () => {
     expect(() => store.check(`Bearer ${key}`)).toThrow(StoreUnavailableError);
     await store.refresh();
     expect(store.check(`Bearer ${key}`)).toBe(entry.id);
+  });
+
+  it('keys made at any rate work at once: twenty made at one instant of its clock, each accepted on its first check', async () => {
+    const file = await keyFile();
+    const store = new ApiKeyStore(file, 60_000, 60_000, () => 0);
+    await store.refresh();
+    const before = store.counts().reloads;
+    for (let i = 0; i < 20; i++) {
+      const { key, entry } = await createApiKey(file, `key ${i}`);
+      expect(await store.authenticate(`Bearer ${key}`), `key ${i}`).toBe(entry.id);
+    }
+    // One read of the file for each change, and none for a made-up id: its version has not moved.
+    expect(store.counts().reloads).toBe(before + 20);
+    await expect(store.authenticate(`Bearer mvr_0000000000_${'A'.repeat(43)}`)).rejects.toThrow(UnauthorizedError);
+    expect(store.counts().reloads).toBe(before + 20);
   });
 });

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import { join, normalize } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { expectProblem } from '../support/gateway-expect.ts';
+import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';
 import { liveRecordFile, makeProject, type Project } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 
@@ -125,14 +125,15 @@ describe('records from an HTTP origin', () => {
       (r) => r.status === 503,
       { timeoutMs: 5000, intervalMs: 100 },
     );
-    expectProblem(down, 503, 'STORE_UNAVAILABLE');
+    // The answer says what; the origin's address is in the request's log line only.
+    expectCauseLogged(g, expectProblem(down, 503, 'STORE_UNAVAILABLE'), [new URL(origin.url).host]);
     // The live build's checked map may answer for at most one refresh interval more; then it is refused too.
     const { value: never } = await poll(
       () => g.verify('never-audited-while-down.example'),
       (r) => r.status === 503,
       { timeoutMs: 5000, intervalMs: 100 },
     );
-    expectProblem(never, 503, 'STORE_UNAVAILABLE');
+    expectCauseLogged(g, expectProblem(never, 503, 'STORE_UNAVAILABLE'), [new URL(origin.url).host]);
     await origin.start();
     const { value: back } = await poll(
       () => g.verify('juniper-pets.example'),

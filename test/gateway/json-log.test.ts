@@ -57,9 +57,37 @@ describe('openJsonLog', () => {
     const file = join(dir, 'access.log');
     const log = openJsonLog(openSync(file, 'w'));
     const lines: AccessLine[] = [
-      { method: 'GET', path: '/v1/verify', status: 200, durationMs: 0.123, keyId: 'abc123def4', domain: 'acme.example', code: undefined },
-      { method: 'HEAD', path: '/v1/"odd"\\path\u00e9', status: 401, durationMs: 12, keyId: null, domain: undefined, code: 'UNAUTHORIZED' },
-      { method: 'POST', path: '/mcp', status: 200, durationMs: 1.5, keyId: 'k', domain: '', code: '' },
+      {
+        method: 'GET',
+        path: '/v1/verify',
+        status: 200,
+        durationMs: 0.123,
+        keyId: 'abc123def4',
+        domain: 'acme.example',
+        code: undefined,
+        requestId: undefined,
+      },
+      {
+        method: 'HEAD',
+        path: '/v1/"odd"\\path\u00e9',
+        status: 401,
+        durationMs: 12,
+        keyId: null,
+        domain: undefined,
+        code: 'UNAUTHORIZED',
+        requestId: undefined,
+      },
+      { method: 'POST', path: '/mcp', status: 200, durationMs: 1.5, keyId: 'k', domain: '', code: '', requestId: undefined },
+      {
+        method: 'GET',
+        path: '/v1/verify',
+        status: 503,
+        durationMs: 2,
+        keyId: 'k',
+        domain: 'a.example',
+        code: 'UNAVAILABLE',
+        requestId: 'r-1',
+      },
     ];
     for (const line of lines) {
       log.request(line);
@@ -70,8 +98,9 @@ describe('openJsonLog', () => {
       .split('\n')
       .filter((l) => l !== '');
     const withoutTime = (l: string) => l.replace(/,"time":"[^"]+"/, '');
-    expect(written).toHaveLength(6);
-    for (let i = 0; i < 6; i += 2) expect(withoutTime(written[i]!)).toBe(withoutTime(written[i + 1]!));
+    expect(written).toHaveLength(8);
+    expect(JSON.parse(written[6]!)).toMatchObject({ code: 'UNAVAILABLE', request_id: 'r-1' });
+    for (let i = 0; i < 8; i += 2) expect(withoutTime(written[i]!)).toBe(withoutTime(written[i + 1]!));
     expect(JSON.parse(written[2]!)).toMatchObject({
       level: 'info',
       msg: 'request',

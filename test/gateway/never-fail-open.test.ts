@@ -1,7 +1,8 @@
 /**
  * Never fail open: "never audited" is decided by the build's signed domain map, never by a
  * store that lost or mangled a record. Each fault an operator (or a disk) can make of a record
- * file ends in a problem document naming it, while the rest of the build is still served; a map
+ * file ends in a problem document with its code (the reason in the request's log line), while the
+ * rest of the build is still served; a map
  * or statement that is missing or does not check refuses the build whole.
  */
 import { execFileSync } from 'node:child_process';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE } from '../../core/layout.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { expectProblem } from '../support/gateway-expect.ts';
+import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';
 import { liveRecordFile, makeProject, type Project } from '../support/project.ts';
 
 const FLAGGED = 'dubious-deals.example';
@@ -83,11 +84,12 @@ describe('a record file of the live build, faulted on a folder', () => {
   ];
 
   for (const [fault, domain, make, reason] of faults) {
-    it(`${fault}: 503 UNAVAILABLE naming why, never "unverified"; the rest of the build is served`, async () => {
+    it(`${fault}: 503 UNAVAILABLE, its cause in the log, never "unverified"; the rest of the build is served`, async () => {
       await make(liveRecordFile(project, domain));
       const r = await g.verify(domain);
       const problem = expectProblem(r, 503, 'UNAVAILABLE');
-      expect(problem.detail).toMatch(reason);
+      // The answer says what (the code), the request's log line says why and where.
+      expectCauseLogged(g, problem, [reason]);
       expect(r.text).not.toContain('unverified');
       // The same answer for a batch entry, the log proof and MCP's record.
       const batch = await g.request('/v1/verify/batch', {
@@ -167,7 +169,7 @@ describe('a map or statement that is missing or does not check: the build is ref
       try {
         for (const domain of [CONTROL, NEVER, FLAGGED]) {
           const r = await g.verify(domain);
-          expect(expectProblem(r, 503, 'STORE_UNAVAILABLE').detail).toMatch(reason);
+          expectCauseLogged(g, expectProblem(r, 503, 'STORE_UNAVAILABLE'), [reason]);
           expect(r.text).not.toContain('unverified');
         }
         expectProblem(await g.request(`/v1/absence?domain=${NEVER}`), 503, 'STORE_UNAVAILABLE');

@@ -5,7 +5,7 @@
  * of a domain no request has touched yet, so the verified-bytes cache cannot mask the change.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { canonicalJson } from '@merchant-verify/verifier/issuer';
+import { canonicalJson } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway, useGateway, waitForLog } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
@@ -125,9 +125,22 @@ describe('a record file that must not be served', () => {
 });
 
 describe('an unsigned deployment (no signing key: empty key set)', () => {
-  it('serves its unsigned records as stored, and refuses a signed record it cannot check', async () => {
+  it('is refused unless the gateway is told to serve unsigned builds: an empty key set switches nothing on', async () => {
     const unsigned = await makeProject({ sign: false });
     const u = await startTestGateway(unsigned);
+    try {
+      const r = await u.verify('gadget-hub.example');
+      expectProblem(r, 503, 'STORE_UNAVAILABLE');
+      const refused = u.logs.find((l) => l.msg?.startsWith('build refused'));
+      expect(refused?.reason).toMatch(/does not verify: UNSIGNED .*--unsigned/);
+    } finally {
+      await u.close();
+    }
+  });
+
+  it('with --unsigned: serves its unsigned records as stored, and refuses a signed record it cannot check', async () => {
+    const unsigned = await makeProject({ sign: false });
+    const u = await startTestGateway(unsigned, { trust: { unsigned: true } });
     try {
       const ks = await u.request('/.well-known/merchant-verify-keys.json', { key: null });
       expect(ks.json).toEqual({ keys: [] });

@@ -7,8 +7,8 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { verifyAbsence } from '@merchant-verify/verifier';
-import { type AbsenceProof, statementText } from '@merchant-verify/verifier/issuer';
-import { formatTlogProof, parseCheckpoint, parseNote, parseTlogProof, statementEntry } from '@merchant-verify/verifier/tlog';
+import { type AbsenceProof, statementText } from '@merchant-verify/verifier/internal/issuer';
+import { formatTlogProof, parseCheckpoint, parseNote, parseTlogProof, statementEntry } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { absenceProofSchema } from '../../core/absence-schema.ts';
 import { sha256 } from '../../core/hash.ts';

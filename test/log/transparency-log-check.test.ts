@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { formatCheckpoint } from '@merchant-verify/verifier/tlog';
+import { formatCheckpoint } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, describe, expect, it } from 'vitest';
 import { folderTiles } from '../../builder/tiles.ts';
 import { hasher } from '../../core/hash.ts';

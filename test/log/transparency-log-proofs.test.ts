@@ -6,12 +6,12 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { verifyAbsence, verifyLogProof, verifyRecord } from '@merchant-verify/verifier';
-import { formatTlogProof, parseCheckpoint, parseNote, parseTlogProof } from '@merchant-verify/verifier/tlog';
+import { formatTlogProof, parseCheckpoint, parseNote, parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseTilePath } from '../../core/tlog/tiles.ts';
 import { generateLogKeyText, parseLogKey, signNote } from '../../keyring/log-key.ts';
 import { cleanup } from '../support/gateway.ts';
-import { expectProblem } from '../support/gateway-expect.ts';
+import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';
 import { logDir, twoLoggedMonths } from '../support/logged-project.ts';
 import { connectHttpClient } from '../support/mcp.ts';
 import { snapshot } from '../support/outputs.ts';
@@ -184,8 +184,8 @@ describe('a logged build, two months running', async () => {
     await rm(tile);
     try {
       const r = await g.request('/v1/proof?domain=acme-outdoor.example');
-      expectProblem(r, 503, 'UNAVAILABLE');
-      expect(r.json.detail).toMatch(/tiles for acme-outdoor\.example cannot be read/);
+      // The answer says what; which tile and why is in the request's log line.
+      expectCauseLogged(g, expectProblem(r, 503, 'UNAVAILABLE'), [/tiles for acme-outdoor\.example cannot be read/]);
     } finally {
       await writeFile(tile, saved);
     }

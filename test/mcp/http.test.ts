@@ -9,6 +9,7 @@ import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { expectCauseLogged } from '../support/gateway-expect.ts';
 import { connectHttpClient, firstText } from '../support/mcp.ts';
 import { liveRecord } from '../support/outputs.ts';
 import { GOLD, makeProject, UNAUDITED } from '../support/project.ts';
@@ -108,6 +109,10 @@ describe('verify_merchant over Streamable HTTP', () => {
         const result = await call(domain);
         expect(result.isError, domain).toBe(true);
         expect(firstText(result)).toMatch(/^STORE_UNAVAILABLE/);
+        // The result says what; the folder is named in the log line of the id it quotes.
+        const id = /request_id ([0-9a-f-]{36})/.exec(firstText(result))?.[1];
+        expectCauseLogged(gw, { code: 'STORE_UNAVAILABLE', request_id: id }, [recordsDir]);
+        expect(firstText(result)).not.toContain(recordsDir);
       }
     } finally {
       await rename(`${recordsDir}.away`, recordsDir);

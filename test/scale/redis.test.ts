@@ -11,6 +11,7 @@ import { redisApiKeyTable } from '../../access/api-keys-redis.ts';
 import { connectRedis, type RedisClient } from '../../access/redis.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
+import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';
 import { needing } from '../support/programs.ts';
 import { makeProject, type Project } from '../support/project.ts';
 import { REDIS, startRedis, type TestRedis } from '../support/redis-server.ts';
@@ -97,6 +98,15 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
     const { key } = JSON.parse((await mvr('apikey', 'create', '--label', 'at once', '--json')).stdout) as { key: string };
     g.secrets.add(key);
     expect((await g.verify(GOLD, { key })).status).toBe(200);
+    // Twenty more back to back, each used at once: each is one read of its own entry, never a reload of every key.
+    const reloads = g.gateway.services.apiKeys.counts().reloads;
+    const table = redisApiKeyTable(client, redis.url);
+    for (let i = 0; i < 20; i++) {
+      const made = await createApiKey(table, `back to back ${i}`);
+      g.secrets.add(made.key);
+      expect((await g.verify(GOLD, { key: made.key })).status, `key ${i}`).toBe(200);
+    }
+    expect(g.gateway.services.apiKeys.counts().reloads).toBe(reloads);
   });
 
   it('one quota per key across gateways (within 5%), Redis asked once per lease, not per request', async () => {
@@ -179,6 +189,26 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
     }, 'the snapshot to outlive its bound');
     expect(() => store.check(`Bearer ${key}`)).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE' }));
     store.stop();
+    await redis.start();
+  });
+
+  it("a gateway whose keys Redis has not confirmed for a minute answers STORE_UNAVAILABLE, Redis's address in the log line only", async () => {
+    let now = 0;
+    const g = await startTestGateway(project, { redisUrl: redis.url, apiKeysClock: () => now });
+    gateways.push(g);
+    await redis.stop(true);
+    // The gateway's look at the keys fails (polled, not slept), and then a minute passes on its clock.
+    await waitFor(
+      () =>
+        g.gateway.services.apiKeys.refresh().then(
+          () => false,
+          () => true,
+        ),
+      'a failed look at the keys',
+    );
+    now += 61_000;
+    const r = await g.request(`/v1/verify?domain=${GOLD}`, { authorization: 'Bearer x' });
+    expectCauseLogged(g, expectProblem(r, 503, 'STORE_UNAVAILABLE'), [new URL(redis.url).host]);
     await redis.start();
   });
 });

@@ -3,14 +3,12 @@
  */
 import { expect } from 'vitest';
 import type { TestGateway } from '../support/gateway.ts';
+import { problemMembers } from '../support/gateway-expect.ts';
 import { type Exchange, header, type RawResponse } from './raw-http.ts';
-
-/** The five members of an RFC 9457 problem document as the gateway writes it. */
-export const PROBLEM_MEMBERS = ['code', 'detail', 'status', 'title', 'type'];
 
 /**
  * A gateway problem document: the status, `application/problem+json`, `Cache-Control: no-store`,
- * exactly {type,title,status,detail,code} with `status` equal to the HTTP status, and the
+ * exactly {type,title,status,detail,code} (and request_id for a 5xx) with `status` equal to the HTTP status, and the
  * headers the status calls for (WWW-Authenticate on 401, Allow on 405). HEAD: no body, but the
  * GET's Content-Length.
  */
@@ -27,7 +25,7 @@ export function expectRawProblem(r: RawResponse, status: number, code?: string, 
     return;
   }
   const body = JSON.parse(r.body.toString('utf8')) as Record<string, unknown>;
-  expect(Object.keys(body).sort(), what).toEqual(PROBLEM_MEMBERS);
+  expect(Object.keys(body).sort(), what).toEqual(problemMembers(status));
   expect(body.status, what).toBe(status);
   for (const m of ['type', 'title', 'detail', 'code']) expect(typeof body[m], `${what} ${m}`).toBe('string');
   if (code) expect(body.code, what).toBe(code);

@@ -5,7 +5,7 @@
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { verifyRecord } from '@merchant-verify/verifier';
-import { canonicalJson, formatTimestamp } from '@merchant-verify/verifier/issuer';
+import { canonicalJson, formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unverifiedRecord } from '../../core/record.ts';
 import type { RecordsService } from '../../service/records.ts';

@@ -6,7 +6,7 @@
  * requests, whichever comes first: bounded in count, never in time.
  */
 import { type AbsenceResult, parseKeySet, type RecordVerification, verifyRecord } from '@merchant-verify/verifier';
-import { createAbsenceVerifier, type Ed25519Verify, nobleEd25519Verify } from '@merchant-verify/verifier/issuer';
+import { createAbsenceVerifier, type Ed25519Verify, nobleEd25519Verify } from '@merchant-verify/verifier/internal/issuer';
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { Reply, TestGateway } from './gateway.ts';
 

@@ -6,7 +6,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { consistencyProof, formatCheckpoint } from '@merchant-verify/verifier/tlog';
+import { consistencyProof, formatCheckpoint } from '@merchant-verify/verifier/internal/tlog';
 import { generateLogKeyText, type LogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
 import { type RunningWitness, startWitness } from '../../witness/server/http.ts';
 import { WitnessState } from '../../witness/server/state.ts';

@@ -11,8 +11,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyRecord } from '@merchant-verify/verifier';
-import { encodeBase64url } from '@merchant-verify/verifier/issuer';
+import { encodeBase64url } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, describe, expect, it } from 'vitest';
+import { KeyTrust } from '../../core/key-trust.ts';
 import { jwkThumbprint, verifyRecordNode } from '../../core/signing.ts';
 import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
 
@@ -48,7 +49,7 @@ async function gatewayVerdict(record: unknown, keySet: unknown): Promise<{ verdi
   dirs.push(dir);
   const path = join(dir, 'keys.json');
   await writeFile(path, JSON.stringify(keySet));
-  const source = new KeySetSource(keySetFile(path));
+  const source = new KeySetSource(keySetFile(path), new KeyTrust());
   await source.refresh();
   const state = source.state();
   // A refused key set leaves the gateway without one: every record is STORE_UNAVAILABLE until it is fixed.

@@ -10,6 +10,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { KEY_SET_PATH, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeySetClient, verifyRecordWithClient } from '../../clients/key-set-client.ts';
+import { KeyTrust } from '../../core/key-trust.ts';
 import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { GOLD, makeProject, type Project } from '../support/project.ts';
@@ -41,7 +42,7 @@ async function publish(keySet: unknown): Promise<string> {
 describe('a key set with keys of other types', () => {
   it("the gateway's key set reader keeps our key and skips the others", async () => {
     await publish({ keys: [FOREIGN[0], ...published.keys, ...FOREIGN.slice(1)] });
-    const source = new KeySetSource(keySetFile(project.keySetFile));
+    const source = new KeySetSource(keySetFile(project.keySetFile), new KeyTrust());
     await source.refresh();
     expect(source.state()).toEqual({ ok: true, keys: 1, error: null });
     expect(source.get().keySet.keys.map((k) => k.kid)).toEqual([project.kid]);
@@ -66,7 +67,7 @@ describe('a key set with keys of other types', () => {
     await waitFor(async () => (await g.verify(GOLD)).status === 503, 'the leaked key set refused');
     const refused = await g.verify(GOLD);
     expect(refused.json).toMatchObject({ code: 'STORE_UNAVAILABLE' });
-    const source = new KeySetSource(keySetFile(project.keySetFile));
+    const source = new KeySetSource(keySetFile(project.keySetFile), new KeyTrust());
     await source.refresh();
     expect(source.state().error).toMatch(/keys\[1\] is a private key \(has "d"\)/);
 
@@ -75,7 +76,7 @@ describe('a key set with keys of other types', () => {
   });
 
   it('a malformed Ed25519 key (a small-order x) refuses the set: it is our own type published wrong', async () => {
-    const source = new KeySetSource(keySetFile(project.keySetFile));
+    const source = new KeySetSource(keySetFile(project.keySetFile), new KeyTrust());
     await publish({
       keys: [...published.keys, { kty: 'OKP', crv: 'Ed25519', x: 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', kid: 'weak' }],
     });

@@ -104,6 +104,35 @@ describe('@merchant-verify/verifier, packed and installed', () => {
     ]);
   });
 
+  it("runs the package README's quick start, copied into a new project as a user would, and checks options from plain JavaScript", async () => {
+    // The README as installed with the package: its first example after "## Quick start".
+    const readme = await readFile(join(app, 'node_modules/@merchant-verify/verifier/README.md'), 'utf8');
+    const example = /## Quick start[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toContain("from '@merchant-verify/verifier'");
+    await writeFile(join(app, 'quick-start.mjs'), example!);
+    const verified = await run(process.execPath, ['quick-start.mjs'], { cwd: app });
+    expect(verified.stdout).toBe(`verified: ${DOMAIN}\n`);
+    const tampered = join(app, 'tampered');
+    await run('mkdir', ['-p', tampered]);
+    await writeFile(join(tampered, 'record.json'), JSON.stringify({ ...record, score: 99 }));
+    await writeFile(join(tampered, 'keys.json'), JSON.stringify(keySet));
+    const refused = await run(process.execPath, [join(app, 'quick-start.mjs')], { cwd: tampered });
+    expect(refused.stdout).toBe('not verified: BAD_SIGNATURE\n');
+    // Misuse from plain JavaScript is a coded error of the package, never a pass nor a raw TypeError.
+    const misuse = `
+      import { parsePolicy, verifyLogProof, verifyAnswer, MvrError } from '@merchant-verify/verifier';
+      const policy = parsePolicy('quorum none\\n');
+      const tries = [
+        () => verifyLogProof({}, 'proof', { vkey: 'log+00000000+AA==' }, { policy, maxAgeMs: NaN }),
+        () => verifyLogProof({}, 'proof', { vkey: 'log+00000000+AA==' }, { policy, now: new Date('never') }),
+        () => verifyAnswer({ answer: {}, keySet: { keys: [] }, log: { proof: 'proof' } }),
+      ];
+      console.log(JSON.stringify(tries.map((t) => { try { t(); return 'returned'; } catch (e) { return e instanceof MvrError ? e.code : e.name; } })));`;
+    await writeFile(join(app, 'misuse.mjs'), misuse);
+    const { stdout } = await run(process.execPath, ['misuse.mjs'], { cwd: app });
+    expect(JSON.parse(stdout)).toEqual(['INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_ARGUMENT']);
+  });
+
   it('bundles for the browser from the installed package, without node: modules, and the bundle verifies', async () => {
     await writeFile(join(app, 'entry.mjs'), "export { verifyRecord } from '@merchant-verify/verifier';\n");
     const out = join(app, 'bundle.mjs');
@@ -165,7 +194,7 @@ describe('merchant-verify, packed and installed', () => {
     await writeFile(join(service, 'same.mjs'), script);
     const { stdout } = await run(process.execPath, ['same.mjs'], { cwd: service });
     expect(stdout.trim()).toBe(
-      'true CanonicalizationError,InvalidKeySetError,KEY_SET_PATH,MvrError,PolicyError,VERIFIER_ERROR_CODES,isNeverAudited,parseKeySet,parsePolicy,stalenessOf,verifyAbsence,verifyAnswer,verifyLogProof,verifyRecord,verifyWitnessedCheckpoint',
+      'true CanonicalizationError,InvalidArgumentError,InvalidKeySetError,InvalidVerifierKeyError,KEY_SET_PATH,MvrError,NoteError,PolicyError,VERIFIER_ERROR_CODES,isNeverAudited,parseKeySet,parsePolicy,stalenessOf,trustedKeySet,verifyAbsence,verifyAnswer,verifyLogProof,verifyRecord,verifyWitnessedCheckpoint',
     );
   });
 

@@ -1,7 +1,8 @@
 /**
- * The verifier package's public surface is deliberate: its `exports` map names three entry points,
- * and each exports exactly the names below. Something new made public (a module, a helper) fails
- * here until it is added on purpose, with the package README.
+ * The verifier package's public surface is deliberate: its `exports` map names one public entry
+ * point and two internal ones (the issuer's own building blocks, for this repository's service,
+ * with no compatibility promise), and each exports exactly the names below. Something new made
+ * public (a module, a helper) fails here until it is added on purpose, with the package README.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,22 +14,26 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/verifier/package.j
 const SURFACE: Record<string, string[]> = {
   '@merchant-verify/verifier': [
     'CanonicalizationError',
+    'InvalidArgumentError',
     'InvalidKeySetError',
+    'InvalidVerifierKeyError',
     'KEY_SET_PATH',
     'MvrError',
+    'NoteError',
     'PolicyError',
     'VERIFIER_ERROR_CODES',
     'isNeverAudited',
     'parseKeySet',
     'parsePolicy',
     'stalenessOf',
+    'trustedKeySet',
     'verifyAbsence',
     'verifyAnswer',
     'verifyLogProof',
     'verifyRecord',
     'verifyWitnessedCheckpoint',
   ],
-  '@merchant-verify/verifier/tlog': [
+  '@merchant-verify/verifier/internal/tlog': [
     'COSIGNATURE_ED25519',
     'NoteError',
     'STATEMENT_ENTRY_PREFIX',
@@ -61,9 +66,10 @@ const SURFACE: Record<string, string[]> = {
     'verifyConsistency',
     'verifyInclusion',
   ],
-  '@merchant-verify/verifier/issuer': [
+  '@merchant-verify/verifier/internal/issuer': [
     'DomainMap',
     'ED25519_L',
+    'KEY_ENDORSEMENT_TYPE',
     'STATEMENT_SCHEMA_SUFFIX',
     'addOneMonth',
     'buildStatement',
@@ -81,6 +87,7 @@ const SURFACE: Record<string, string[]> = {
     'formatTimestamp',
     'hasLoneSurrogate',
     'joinMembers',
+    'keySetEndorsements',
     'nobleEd25519Verify',
     'parseTimestamp',
     'publicKeyProblem',
@@ -91,8 +98,13 @@ const SURFACE: Record<string, string[]> = {
 };
 
 describe('the public surface of @merchant-verify/verifier', () => {
-  it('exports names three entry points and package.json, no wildcard', () => {
-    expect(Object.keys(manifest.exports)).toEqual(['.', './tlog', './issuer', './package.json']);
+  it('exports names one public entry point, two internal ones and package.json, no wildcard', () => {
+    expect(Object.keys(manifest.exports)).toEqual(['.', './internal/tlog', './internal/issuer', './package.json']);
+  });
+
+  it('the former /tlog and /issuer entry points are gone: what they held is internal now', async () => {
+    await expect(import('@merchant-verify/verifier/' + 'tlog')).rejects.toThrow();
+    await expect(import('@merchant-verify/verifier/' + 'issuer')).rejects.toThrow();
   });
 
   it.each(Object.entries(SURFACE))('%s exports exactly its listed names', async (specifier, names) => {

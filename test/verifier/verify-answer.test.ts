@@ -5,7 +5,7 @@
  */
 
 import { verifyAnswer } from '@merchant-verify/verifier';
-import { formatVerifierKey, noteKeyId } from '@merchant-verify/verifier/tlog';
+import { formatVerifierKey, noteKeyId } from '@merchant-verify/verifier/internal/tlog';
 import { describe, expect, it } from 'vitest';
 import { unverifiedRecord } from '../../core/record.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';

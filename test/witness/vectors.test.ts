@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
-import { parseCosignature, parseNote, quorumMet } from '@merchant-verify/verifier/tlog';
+import { parseCosignature, parseNote, quorumMet } from '@merchant-verify/verifier/internal/tlog';
 import { describe, expect, it } from 'vitest';
 import { AddCheckpointSyntaxError, formatAddCheckpoint, parseAddCheckpoint } from '../../witness/protocol.ts';
 import { cosign, parseWitnessKey } from '../../witness/server/witness-key.ts';

@@ -88,6 +88,7 @@ describe('verifyAnswer with a policy', () => {
       code: 'NOT_WITNESSED',
       witnessed: null,
     });
-    expect(verifyAnswer({ ...asked, absence: { proof: withoutStatementProof }, policy }).code).toBe('NOT_WITNESSED');
+    // A policy implies the log check, with the policy's log key: no statement proof is no proof the build was logged.
+    expect(verifyAnswer({ ...asked, absence: { proof: withoutStatementProof }, policy }).code).toBe('STATEMENT_NOT_LOGGED');
   });
 });

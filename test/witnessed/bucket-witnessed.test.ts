@@ -9,7 +9,7 @@
  */
 import { readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { parseTlogProof } from '@merchant-verify/verifier/tlog';
+import { parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildArgs, runCli } from '../support/cli.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';

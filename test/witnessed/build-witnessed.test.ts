@@ -6,7 +6,7 @@
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseTlogProof } from '@merchant-verify/verifier/tlog';
+import { parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadLogKey } from '../../keyring/log-key.ts';
 import { cleanup } from '../support/gateway.ts';

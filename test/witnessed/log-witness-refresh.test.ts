@@ -8,7 +8,7 @@ import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { parseTlogProof } from '@merchant-verify/verifier/tlog';
+import { parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWitnessKeyText, parseWitnessKey } from '../../witness/server/witness-key.ts';
 import { runCli } from '../support/cli.ts';

@@ -11,7 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parsePolicy, verifyAbsence, verifyLogProof } from '@merchant-verify/verifier';
-import { parseTlogProof } from '@merchant-verify/verifier/tlog';
+import { parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';

@@ -6,7 +6,7 @@ import {
   parseNote,
   quorumMet,
   type TlogPolicy,
-} from '@merchant-verify/verifier/tlog';
+} from '@merchant-verify/verifier/internal/tlog';
 import { ConfigError, WitnessQuorumNotMetError } from '../../core/errors.ts';
 import { hasher } from '../../core/hash.ts';
 import { type TileFetch, TileTree } from '../../core/tlog/tile-tree.ts';

@@ -6,7 +6,7 @@ import {
   parseNote,
   quorumMet,
   type TlogPolicy,
-} from '@merchant-verify/verifier/tlog';
+} from '@merchant-verify/verifier/internal/tlog';
 import { verifyEd25519 } from '../../core/ed25519.ts';
 import { formatAddCheckpoint, parseSize } from '../protocol.ts';
 import { failureOf, post, type Reply, type WitnessFailureCode } from './exchange.ts';

@@ -8,7 +8,7 @@ import {
   cosignedMessage,
   formatVerifierKey,
   isKeyName,
-} from '@merchant-verify/verifier/tlog';
+} from '@merchant-verify/verifier/internal/tlog';
 import { ConfigError } from '../../core/errors.ts';
 import { sha256 } from '../../core/hash.ts';
 import {

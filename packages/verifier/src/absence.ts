@@ -8,9 +8,10 @@ import { canonicalJson } from './canonical.ts';
 import { compareHashes, type DomainMapHead, decodeHash, domainHash, type MapNeighbour } from './domain-map.ts';
 import type { VerifierErrorCode } from './errors.ts';
 import type { KeySet } from './keyset.ts';
+import { shown } from './options.ts';
 import { encodeBase64 } from './tlog/base64.ts';
 import type { Checkpoint } from './tlog/checkpoint.ts';
-import { createStatementProofVerifier, type LogTrust } from './tlog/log-proof.ts';
+import { createStatementProofVerifier, type LogKeys, type LogTrust } from './tlog/log-proof.ts';
 import { type Sha256, treeHasher, verifyInclusion } from './tlog/merkle.ts';
 import type { Witnessed } from './tlog/witnessed.ts';
 import { createNoteEd25519, createRecordVerifier, type Ed25519Verify } from './verify.ts';
@@ -68,12 +69,13 @@ export type AbsenceFailureCode = Extract<
   | 'MALFORMED_ABSENCE_PROOF' // not the shape of a proof, or a proof about another domain
   | 'STATEMENT_NOT_SIGNED' // the build statement does not verify against the key set (unsigned included)
   | 'NOT_ABSENT' // the neighbours do not enclose the domain's hash, are not adjacent, or are not in the signed map
-  | 'STATEMENT_NOT_LOGGED' // with the log's key: statement_proof missing, malformed, of another log, or not including the statement
+  | 'STATEMENT_NOT_LOGGED' // with the log's key (or a policy's): statement_proof missing, malformed, of another log, or not including the statement
+  | 'LOG_KEY_MISSING' // a witness policy without a log line, and no log key: the statement's log proof could not be checked
   // With a witness policy (the main entry point's `verifyAbsence`), the checkpoint of the statement's log proof:
   | 'CHECKPOINT_NOT_SIGNED' // not signed by a log of the policy
   | 'LOG_ORIGIN_MISMATCH' // of a log the policy does not list
   | 'BAD_COSIGNATURE' // a cosignature by one of its witnesses does not verify
-  | 'NOT_WITNESSED' // no statement proof, or short of the quorum of valid, timely cosignatures
+  | 'NOT_WITNESSED' // short of the quorum of valid, timely cosignatures
 >;
 
 export type AbsenceResult =
@@ -124,13 +126,13 @@ export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Veri
   const h = treeHasher(sha256);
   const verifyStatement = createRecordVerifier(ed25519Verify);
   const statementLogged = createStatementLogCheck(sha256, ed25519Verify);
-  return function verifyAbsence(proof: unknown, domain: string, keySet: KeySet, log?: LogTrust): AbsenceResult {
+  return function verifyAbsence(proof: unknown, domain: string, keySet: KeySet, log?: LogTrust | LogKeys): AbsenceResult {
     const fail = (code: AbsenceFailureCode, message: string): AbsenceResult => ({ valid: false, code, message });
     // 1. Shape, and the domain: a proof of another domain's absence says nothing of this one.
     if (typeof proof !== 'object' || proof === null) return fail('MALFORMED_ABSENCE_PROOF', 'the proof is not a JSON object');
     const p = proof as Record<string, unknown>;
     const hash = domainHash(sha256, domain);
-    if (p.domain !== domain) return fail('MALFORMED_ABSENCE_PROOF', `the proof is about ${JSON.stringify(p.domain)}, not ${domain}`);
+    if (p.domain !== domain) return fail('MALFORMED_ABSENCE_PROOF', `the proof is about ${shown(p.domain)}, not ${domain}`);
     if (p.domain_hash !== encodeBase64(hash)) return fail('MALFORMED_ABSENCE_PROOF', 'domain_hash is not SHA-256 of the domain');
     const head = statementHead(p.statement);
     const left = neighbourOf(p.left),
@@ -176,7 +178,7 @@ export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Veri
  */
 function createStatementLogCheck(sha256: Sha256, ed25519Verify: Ed25519Verify) {
   const verifyStatementProof = createStatementProofVerifier(sha256, createNoteEd25519(ed25519Verify));
-  return (p: Record<string, unknown>, proven: AbsenceResult & { valid: true }, log: LogTrust): AbsenceResult => {
+  return (p: Record<string, unknown>, proven: AbsenceResult & { valid: true }, log: LogTrust | LogKeys): AbsenceResult => {
     const notLogged = (message: string): AbsenceResult => ({ valid: false, code: 'STATEMENT_NOT_LOGGED', message });
     if (typeof p.statement_proof !== 'string')
       return notLogged('the absence proof has no statement_proof (a build made before statements were logged, or without a log key)');

@@ -8,9 +8,19 @@ import { type AbsenceResult, createAbsenceVerifier } from './absence.ts';
 import { canonicalBytes } from './canonical.ts';
 import { nobleEd25519Verify } from './ed25519.ts';
 import { type KeySet, parseKeySet } from './keyset.ts';
+import { clockOf, logTrustOf, optionsOf, shown, stringOf, type WitnessSettings, witnessSettingsOf } from './options.ts';
 import { type Staleness, stalenessOf } from './staleness.ts';
-import { createLogProofVerifier, type LogProofResult, type LogTrust } from './tlog/log-proof.ts';
-import { type NoteError, parseVerifierKey } from './tlog/note.ts';
+import {
+  createLogProofVerifier,
+  type LogKeys,
+  type LogProofResult,
+  type LogTrust,
+  logKeysOf,
+  NO_LOG_KEY,
+  type NoLogKey,
+  policyLogKeys,
+} from './tlog/log-proof.ts';
+import type { NoteVerifierKey } from './tlog/note.ts';
 import type { TlogPolicy } from './tlog/policy.ts';
 import { parseTlogProof } from './tlog/proof-text.ts';
 import { createNoteEd25519, createRecordVerifier, type VerifyResult } from './verify.ts';
@@ -19,8 +29,8 @@ import { type WitnessOptions, type WitnessStep, witnessStep } from './witness-st
 const verifySignature = createRecordVerifier(nobleEd25519Verify);
 
 export interface VerifyOptions {
-  /** Clock for staleness, epoch ms (default now). */
-  now?: number;
+  /** Clock for staleness: epoch ms or a Date (default now). */
+  now?: number | Date;
   /** The normalized domain that was asked for; a record of any other domain fails with DOMAIN_MISMATCH. */
   domain?: string;
 }
@@ -40,23 +50,22 @@ export type RecordVerification = VerifyResult & {
  * With `options.domain`, the record must also be that domain's.
  */
 export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOptions = {}): RecordVerification {
+  const o = optionsOf<VerifyOptions>(options);
+  const now = clockOf(o.now);
+  const domain = o.domain === undefined ? undefined : stringOf(o.domain, 'options.domain');
   const keys: KeySet = parseKeySet(keySet);
   let result = verifySignature(record, keys);
   const obj = typeof record === 'object' && record !== null ? (record as Record<string, unknown>) : {};
   // A valid signature on another domain's record is still the wrong answer to the question asked.
-  if (result.valid && options.domain !== undefined && obj.domain !== options.domain) {
+  if (result.valid && domain !== undefined && obj.domain !== domain) {
     result = {
       valid: false,
       code: 'DOMAIN_MISMATCH',
-      message: `the record is for ${String(obj.domain)}, not ${options.domain}`,
+      message: `the record is for ${shown(obj.domain, false)}, not ${domain}`,
       keyId: result.keyId,
     };
   }
-  return {
-    ...result,
-    status: typeof obj.status === 'string' ? obj.status : null,
-    staleness: stalenessOf(obj, options.now ?? Date.now()),
-  };
+  return { ...result, status: typeof obj.status === 'string' ? obj.status : null, staleness: stalenessOf(obj, now) };
 }
 
 // Checkpoint signatures get the record scheme's Ed25519 step too: the same encoding rules, the same primitive.
@@ -73,7 +82,11 @@ const verifyProofBytes = createLogProofVerifier(sha256, createNoteEd25519(nobleE
  * With `options.policy` (a tlog-policy, `parsePolicy`), the proof's checkpoint must also carry a
  * quorum of valid cosignatures by the policy's witnesses, none dated more than a minute ahead of
  * `options.now` and, with `options.maxAgeMs`, none older: the result then says when it was last
- * witnessed (`witnessedAt`, `cosigners`), or fails with NOT_WITNESSED or BAD_COSIGNATURE.
+ * witnessed (`witnessedAt`, `cosigners`), or fails with NOT_WITNESSED or BAD_COSIGNATURE. A policy
+ * implies the log check: without `trust`, the log key is the policy's log line for the checkpoint's
+ * origin; with neither, the verdict is LOG_KEY_MISSING, never a pass. Options that are not what they
+ * say (a `maxAgeMs` that is not a finite, positive number of ms, a `now` that is not a time) throw
+ * InvalidArgumentError; a `vkey` that cannot be read throws InvalidVerifierKeyError.
  *
  * @example
  *   const proof = verifyLogProof(record, proofText, { vkey: 'verify.example/log+1a2b3c4d+AT...' });
@@ -81,12 +94,24 @@ const verifyProofBytes = createLogProofVerifier(sha256, createNoteEd25519(nobleE
  *   const fresh = verifyLogProof(record, proofText, { vkey }, { policy, maxAgeMs: 36 * 3600_000 });
  *   if (fresh.valid) console.log('last witnessed', new Date(fresh.witnessedAt ?? 0));
  */
-export function verifyLogProof(record: unknown, proofText: string, trust: LogTrust, options: WitnessOptions = {}): LogProofResult {
-  const result = verifyProofBytes(canonicalBytes(record), proofText, trust);
-  if (!result.valid || !options.policy) return result;
-  const key = typeof trust.vkey === 'string' ? parseVerifierKey(sha256, trust.vkey) : trust.vkey;
-  const witnessed = witnessStep(parseTlogProof(proofText).checkpoint, { ...options, policy: options.policy }, key);
+export function verifyLogProof(record: unknown, proofText: string, trust?: LogTrust, options: WitnessOptions = {}): LogProofResult {
+  const text = stringOf(proofText, 'proofText');
+  const settings = witnessSettingsOf(optionsOf<WitnessOptions>(options));
+  const keys = logKeysFor(text, trust, 'trust', settings);
+  if ('code' in keys) return keys;
+  const result = verifyProofBytes(canonicalBytes(record), text, keys);
+  if (!result.valid || !settings.policy) return result;
+  const witnessed = witnessStep(parseTlogProof(text).checkpoint, { ...settings, policy: settings.policy }, keys.keys);
   return witnessed.valid ? { ...result, witnessedAt: witnessed.witnessedAt, cosigners: witnessed.cosigners } : witnessed;
+}
+
+/**
+ * The keys a proof's log check uses. A policy implies the log check: the key is the caller's,
+ * else the policy's log line for the proof's origin; with neither, LOG_KEY_MISSING, never a pass.
+ */
+function logKeysFor(proofText: unknown, trust: unknown, name: string, settings: WitnessSettings): LogKeys | NoLogKey {
+  if (trust !== undefined && trust !== null) return logKeysOf(sha256, logTrustOf(trust, name));
+  return settings.policy ? policyLogKeys(proofText, settings.policy.logs) : NO_LOG_KEY;
 }
 
 // The statement is signed by the record scheme: the same Ed25519 step as records.
@@ -108,7 +133,9 @@ const verifyAbsenceProof = createAbsenceVerifier(sha256, nobleEd25519Verify);
  *
  * With `options.policy`, the checkpoint of the proof's `statement_proof` (the build statement's
  * entry in the log) must hold under it as for {@link verifyLogProof}: the result then says when
- * the build was last witnessed as the latest.
+ * the build was last witnessed as the latest. A policy implies the log check: without `options.log`,
+ * the statement proof is checked with the policy's log line for its checkpoint's origin, and with
+ * neither the verdict is LOG_KEY_MISSING. Without a policy and without `log`, the map alone is checked.
  *
  * @example
  *   const proof = await (await fetch(`${base}/v1/absence?domain=shop.example`, { headers })).json();
@@ -116,9 +143,24 @@ const verifyAbsenceProof = createAbsenceVerifier(sha256, nobleEd25519Verify);
  *   if (absence.valid) console.log(`never audited in build ${absence.build}`);
  */
 export function verifyAbsence(proof: unknown, domain: string, keySet: unknown, options: AbsenceOptions = {}): AbsenceResult {
-  const result = verifyAbsenceProof(proof, domain, parseKeySet(keySet), options.log);
-  if (!result.valid || !options.policy) return result;
-  const witnessed = statementWitnessed(proof, { ...options, policy: options.policy });
+  const o = optionsOf<AbsenceOptions>(options);
+  const settings = witnessSettingsOf(o);
+  const asked = stringOf(domain, 'domain');
+  const keys = parseKeySet(keySet);
+  const statementProof = (proof as { statement_proof?: unknown } | null)?.statement_proof;
+  const log = logKeysFor(statementProof, o.log, 'options.log', settings);
+  // The map is checked first: a proof that is not one says so before what its log step lacks.
+  const result = verifyAbsenceProof(proof, asked, keys, 'code' in log ? undefined : log);
+  if (!result.valid) return result;
+  if ('code' in log) {
+    // Without any log key and without a policy, the caller asked for the map alone.
+    if (o.log === undefined && !settings.policy) return result;
+    return log.code === 'LOG_KEY_MISSING'
+      ? log
+      : { valid: false, code: 'STATEMENT_NOT_LOGGED', message: `statement_proof: ${log.code} (${log.message})` };
+  }
+  if (!settings.policy) return result;
+  const witnessed = statementWitnessed(statementProof, { ...settings, policy: settings.policy }, log.keys);
   return witnessed.valid ? { ...result, witnessedAt: witnessed.witnessedAt, cosigners: witnessed.cosigners } : witnessed;
 }
 
@@ -133,22 +175,7 @@ export type AbsenceOptions = WitnessOptions & { log?: LogTrust };
  * That the statement proof holds (the statement's entry is in that checkpoint's tree) is its own
  * check, made before this one; this step reads only its checkpoint.
  */
-function statementWitnessed(
-  proof: unknown,
-  options: WitnessOptions & { policy: TlogPolicy },
-): WitnessStep | { valid: false; code: 'MALFORMED_ABSENCE_PROOF'; message: string } {
-  const text = (proof as { statement_proof?: unknown }).statement_proof;
-  if (typeof text !== 'string')
-    return {
-      valid: false,
-      code: 'NOT_WITNESSED',
-      message: 'the absence proof has no statement_proof, whose checkpoint the witnesses cosign',
-    };
-  let checkpoint: string;
-  try {
-    checkpoint = parseTlogProof(text).checkpoint;
-  } catch (error) {
-    return { valid: false, code: 'MALFORMED_ABSENCE_PROOF', message: `statement_proof: ${(error as NoteError).message}` };
-  }
-  return witnessStep(checkpoint, options, null);
+function statementWitnessed(text: unknown, options: WitnessSettings & { policy: TlogPolicy }, logKeys: NoteVerifierKey[]): WitnessStep {
+  // The statement's log step held, so its proof is a tlog-proof.
+  return witnessStep(parseTlogProof(text as string).checkpoint, options, logKeys);
 }

@@ -9,6 +9,7 @@
  * NSEC3 does the same for a signed zone). Nothing here imports `node:`: the portable verifier
  * checks proofs with the same code the gateway builds them with.
  */
+import { InvalidArgumentError } from './errors.ts';
 import { decodeBase64, encodeBase64 } from './tlog/base64.ts';
 import { foldPerfect, isPowerOfTwo, type Sha256, splitPoint, type TreeHasher } from './tlog/merkle.ts';
 
@@ -71,14 +72,17 @@ export class DomainMap {
    */
   static async fromLeaves(h: TreeHasher, leaves: Uint8Array, pause: () => Promise<void> = async () => undefined): Promise<DomainMap> {
     if (leaves.length % LEAF_SIZE !== 0)
-      throw new Error(`a domain map is a whole number of ${LEAF_SIZE}-byte leaves; this one has ${leaves.length} bytes`);
+      throw new InvalidArgumentError(
+        'leaves',
+        `a domain map is a whole number of ${LEAF_SIZE}-byte leaves; this one has ${leaves.length} bytes`,
+      );
     const size = leaves.length / LEAF_SIZE;
     const runs: Uint8Array[] = [];
     for (let start = 0; start < size; start += RUN) {
       const end = Math.min(start + RUN, size);
       for (let i = Math.max(start, 1); i < end; i++) {
         if (compareHashes(leaves.subarray((i - 1) * LEAF_SIZE, i * LEAF_SIZE), leaves.subarray(i * LEAF_SIZE, (i + 1) * LEAF_SIZE)) >= 0) {
-          throw new Error(`the domain map's leaves are not in strictly ascending order at leaf ${i}`);
+          throw new InvalidArgumentError('leaves', `the domain map's leaves are not in strictly ascending order at leaf ${i}`);
         }
       }
       if (end - start === RUN) runs.push(hashLeaves(h, leaves, start, end));
@@ -126,7 +130,7 @@ export class DomainMap {
   /** The neighbours proving `hash` absent (null on a side with none); throws when it is a leaf. */
   neighbours(hash: Uint8Array): { left: MapNeighbour | null; right: MapNeighbour | null } {
     const { found, index } = this.search(hash);
-    if (found) throw new Error('the domain is in the map: there is no absence to prove');
+    if (found) throw new InvalidArgumentError('hash', 'the domain is in the map: there is no absence to prove');
     return {
       left: index > 0 ? this.neighbour(index - 1) : null,
       right: index < this.size ? this.neighbour(index) : null,

@@ -14,6 +14,9 @@ export const VERIFIER_ERROR_CODES = [
   'INVALID_KEY_SET',
   'NOT_CANONICALIZABLE',
   'INVALID_POLICY',
+  'INVALID_ARGUMENT',
+  'INVALID_VERIFIER_KEY',
+  'MALFORMED_NOTE',
   // Verdicts of a record's verification (`verifyRecord`).
   'UNSIGNED',
   'MALFORMED_RECORD',
@@ -26,6 +29,8 @@ export const VERIFIER_ERROR_CODES = [
   'CHECKPOINT_NOT_SIGNED',
   'LOG_ORIGIN_MISMATCH',
   'NOT_INCLUDED',
+  // A check was asked for (a witness policy implies the log check) but nothing says which log key to check with.
+  'LOG_KEY_MISSING',
   // Verdicts of an absence proof's verification (`verifyAbsence`): a proven absence is NEVER_AUDITED.
   'NEVER_AUDITED',
   'MALFORMED_ABSENCE_PROOF',
@@ -38,6 +43,12 @@ export const VERIFIER_ERROR_CODES = [
 ] as const;
 
 export type VerifierErrorCode = (typeof VERIFIER_ERROR_CODES)[number];
+
+/** The codes this package throws (misuse); every other code of the list is a verdict, in a result. */
+export type VerifierThrownCode = Extract<
+  VerifierErrorCode,
+  'INVALID_KEY_SET' | 'NOT_CANONICALIZABLE' | 'INVALID_POLICY' | 'INVALID_ARGUMENT' | 'INVALID_VERIFIER_KEY' | 'MALFORMED_NOTE'
+>;
 
 /**
  * One error base with a stable `code`; one subclass per failure below. The service that publishes
@@ -80,4 +91,36 @@ export class PolicyError extends MvrError {
     super(PolicyError.code, `${source}${line > 0 ? `:${line}` : ''}: ${message}`);
     this.line = line;
   }
+}
+
+/**
+ * An argument a function cannot take: an option of the wrong type or out of range (a maximum age
+ * that is not a finite, positive number of milliseconds, a clock that is not a time, a log without
+ * its key), or a value outside what the function is defined for. `argument` names it.
+ */
+export class InvalidArgumentError extends MvrError {
+  static readonly code = 'INVALID_ARGUMENT';
+  /** The argument or option at fault, e.g. `options.maxAgeMs`. */
+  readonly argument: string;
+  constructor(argument: string, message: string) {
+    super(InvalidArgumentError.code, `${argument}: ${message}`);
+    this.argument = argument;
+  }
+}
+
+/**
+ * A signed note, checkpoint or tlog-proof that cannot be read (c2sp.org/signed-note,
+ * tlog-checkpoint, tlog-proof). The verify functions turn it into a verdict on the proof; the
+ * format functions of the log's own code throw it.
+ */
+export class NoteError extends MvrError {
+  static readonly code: string = 'MALFORMED_NOTE';
+  constructor(message: string) {
+    super(new.target.code, message);
+  }
+}
+
+/** A note verifier key (`<name>+<key ID>+<key>`) that cannot be read, or is not of the type asked for. */
+export class InvalidVerifierKeyError extends NoteError {
+  static override readonly code: string = 'INVALID_VERIFIER_KEY';
 }

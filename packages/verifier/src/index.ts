@@ -5,7 +5,7 @@
  * RFC 8785.
  *
  * @example
- *   import { verifyRecord } from 'merchant-verify/verifier';
+ *   import { verifyRecord } from '@merchant-verify/verifier';
  *   const keySet = await (await fetch('https://verify.example/.well-known/merchant-verify-keys.json')).json();
  *   const result = verifyRecord(record, keySet);
  *   if (!result.valid) console.log('not verified:', result.code); // UNSIGNED is never a pass
@@ -22,18 +22,42 @@ export {
 } from './checks.ts';
 export {
   CanonicalizationError,
+  InvalidArgumentError,
   InvalidKeySetError,
+  InvalidVerifierKeyError,
   MvrError,
+  NoteError,
   PolicyError,
   VERIFIER_ERROR_CODES,
   type VerifierErrorCode,
+  type VerifierThrownCode,
 } from './errors.ts';
 export type { KeySet, PublicJwk } from './keyset.ts';
 export { KEY_SET_PATH, parseKeySet } from './keyset.ts';
 export type { Staleness } from './staleness.ts';
 export { stalenessOf } from './staleness.ts';
+export type { Checkpoint } from './tlog/checkpoint.ts';
 export type { LogProofFailureCode, LogProofResult, LogTrust } from './tlog/log-proof.ts';
+export type { NoteVerifierKey } from './tlog/note.ts';
+export {
+  type KeyEndorsement,
+  type TrustedKeys,
+  trustedKeySet,
+  type UntrustedKey,
+} from './trust.ts';
 export type { VerifyFailureCode, VerifyResult } from './verify.ts';
 export { type AnswerVerification, isNeverAudited, type VerifyAnswerInput, verifyAnswer } from './verify-answer.ts';
 export type { WitnessOptions } from './witness-step.ts';
-export * from './witnesses.ts';
+export {
+  type Cosigner,
+  type PolicyLog,
+  type PolicyWitness,
+  parsePolicy,
+  type QuorumRule,
+  type TlogPolicy,
+  verifyWitnessedCheckpoint,
+  type Witnessed,
+  type WitnessedFailureCode,
+  type WitnessedOptions,
+  type WitnessedResult,
+} from './witnesses.ts';

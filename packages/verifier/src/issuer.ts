@@ -1,9 +1,10 @@
 /**
- * `@merchant-verify/verifier/issuer`: the building blocks the verifier checks with, for the issuer
- * that signs with them, so that what is signed and what is checked are one code: RFC 8785
- * canonical JSON, base64url, the Ed25519 encoding rules, the signature step with a pluggable
- * Ed25519 primitive, timestamps, the domain map and build statement of absence proofs. A verifier
- * of records needs only the main entry point.
+ * `@merchant-verify/verifier/internal/issuer`: internal, not a public API. The building blocks the
+ * verifier checks with, for merchant-verify's own service that signs with them, so that what is
+ * signed and what is checked are one code: RFC 8785 canonical JSON, base64url, the Ed25519
+ * encoding rules, the signature step with a pluggable Ed25519 primitive, timestamps, the domain map
+ * and build statement of absence proofs. Names here change with any release; a verifier needs only
+ * the main entry point.
  */
 export {
   type AbsenceProof,
@@ -20,4 +21,5 @@ export { nobleEd25519Verify } from './ed25519.ts';
 export { ED25519_L, publicKeyProblem, signatureProblem } from './ed25519-encoding.ts';
 export { findKey } from './keyset.ts';
 export { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from './time.ts';
+export { KEY_ENDORSEMENT_TYPE, keySetEndorsements } from './trust.ts';
 export { createEd25519Check, createRecordVerifier, type Ed25519Verify, signatureText } from './verify.ts';

@@ -1,3 +1,5 @@
+import { InvalidArgumentError } from './errors.ts';
+import { clockOf } from './options.ts';
 import { parseTimestamp } from './time.ts';
 
 /** How current a record is. Records never expire; they become stale. */
@@ -14,8 +16,10 @@ export interface Staleness {
 
 const DAY = 86_400_000;
 
-/** Staleness of a record at `now` (epoch ms), from `last_audited_at` and `next_audit_at`. */
-export function stalenessOf(record: { last_audited_at?: unknown; next_audit_at?: unknown }, now: number): Staleness {
+/** Staleness of a record at `now` (epoch ms or a Date; default now), from `last_audited_at` and `next_audit_at`. */
+export function stalenessOf(record: { last_audited_at?: unknown; next_audit_at?: unknown }, at?: number | Date): Staleness {
+  if (typeof record !== 'object' || record === null) throw new InvalidArgumentError('record', 'must be an object');
+  const now = clockOf(at, 'now');
   const last = typeof record.last_audited_at === 'string' ? parseTimestamp(record.last_audited_at) : null;
   const next = typeof record.next_audit_at === 'string' ? parseTimestamp(record.next_audit_at) : null;
   if (last === null) {

@@ -8,7 +8,8 @@
 import type { AbsenceResult } from './absence.ts';
 import type { AbsenceOptions } from './checks.ts';
 import { type RecordVerification, verifyAbsence, verifyLogProof, verifyRecord } from './checks.ts';
-import type { VerifierErrorCode } from './errors.ts';
+import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
+import { logTrustOf, shown, stringOf, witnessSettingsOf } from './options.ts';
 import type { Staleness } from './staleness.ts';
 import type { LogProofResult } from './tlog/log-proof.ts';
 import type { TlogPolicy } from './tlog/policy.ts';
@@ -39,14 +40,16 @@ export interface VerifyAnswerInput {
   log?: { proof?: string; vkey: string };
   /**
    * A tlog-policy (`parsePolicy`): the checkpoint of the proof that decides (the record's log
-   * proof, or the absence proof's statement proof) must be cosigned by its quorum. A record then
-   * needs `log`: without it, the verdict is NOT_WITNESSED.
+   * proof, or the absence proof's statement proof) must be cosigned by its quorum, and the proof
+   * must hold in the log: a policy implies the log check. A record then needs `log`: without it,
+   * the verdict is NOT_WITNESSED. An absence proof's statement proof is checked with `log.vkey`,
+   * else with the policy's log line for its origin (LOG_KEY_MISSING when there is neither).
    */
   policy?: TlogPolicy;
-  /** With `policy`: cosignatures older than this many ms do not count. */
+  /** With `policy`: cosignatures older than this many ms (a finite, positive number) do not count. */
   maxAgeMs?: number;
-  /** Clock for staleness and cosignatures, epoch ms (default now). */
-  now?: number;
+  /** Clock for staleness and cosignatures: epoch ms or a Date (default now). */
+  now?: number | Date;
 }
 
 export interface AnswerVerification {
@@ -87,32 +90,49 @@ export function isNeverAudited(answer: unknown): boolean {
  *   if (v.code !== null) console.log('not verified:', v.code);
  */
 export function verifyAnswer(input: VerifyAnswerInput): AnswerVerification {
-  const checked = input.answer === undefined && input.domain !== undefined ? neverAuditedAnswer(input.domain) : input.answer;
-  const witness = { policy: input.policy, maxAgeMs: input.maxAgeMs, now: input.now };
+  if (typeof input !== 'object' || input === null) throw new InvalidArgumentError('input', 'must be an object: { answer, keySet, ... }');
+  // Options at the door: a malformed one is misuse, thrown, never a verdict and never a pass.
+  const settings = witnessSettingsOf(input, 'input');
+  const log = input.log === undefined ? undefined : answerLogOf(input.log);
+  const domain = input.domain === undefined ? undefined : stringOf(input.domain, 'input.domain');
+  const given = input.absence as { proof?: unknown; unavailable?: unknown } | undefined;
+  if (given !== undefined && (typeof given !== 'object' || given === null || !('proof' in given || typeof given.unavailable === 'string')))
+    throw new InvalidArgumentError('input.absence', 'must be { proof } (GET /v1/absence) or { unavailable: "why there is none" }');
+  const checked = input.answer === undefined && domain !== undefined ? neverAuditedAnswer(domain) : input.answer;
+  const witness: WitnessOptions = { ...settings };
   const answer = (typeof checked === 'object' && checked !== null ? checked : {}) as Record<string, unknown>;
-  const asked = input.domain ?? answer.domain;
+  const asked = domain ?? answer.domain;
   // A never-audited answer is proven by its absence proof only, never on the word of whoever sent it.
   const absence =
     isNeverAudited(answer) && typeof asked === 'string' && input.absence
-      ? checkAbsence(answer, asked, input.absence, input.keySet, { ...witness, ...(input.log ? { log: { vkey: input.log.vkey } } : {}) })
+      ? checkAbsence(answer, asked, input.absence, input.keySet, { ...witness, ...(log ? { log: { vkey: log.vkey } } : {}) })
       : null;
   // Checked even for a never-audited answer: UNSIGNED says it is no verified record.
-  const signature = verifyRecord(checked, input.keySet, { domain: input.domain, now: input.now });
+  const signature = verifyRecord(checked, input.keySet, { domain, now: settings.now });
   // A never-audited answer has no entry in the log: its absence proof decides.
-  const log = absence === null ? logStep(checked, input.log, witness) : null;
-  const decided = absence ?? log;
+  const logResult = absence === null ? logStep(checked, log, witness) : null;
+  const decided = absence ?? logResult;
   return {
-    code: verdictOf(signature, absence, log),
+    code: verdictOf(signature, absence, logResult),
     answer,
     signature,
     absence,
-    log,
+    log: logResult,
     staleness: signature.staleness,
     build: absence?.valid ? absence.build : null,
     // The witness step runs inside the proof's step (verifyLogProof, verifyAbsence) when a policy is given.
     witnessed:
       decided?.valid && decided.witnessedAt !== undefined ? { witnessedAt: decided.witnessedAt, cosigners: decided.cosigners ?? [] } : null,
   };
+}
+
+/** `input.log`, read: the log's verifier key (required), and the record's proof text when given. */
+function answerLogOf(log: unknown): { vkey: string; proof?: string } {
+  const { vkey } = logTrustOf(log, 'input.log');
+  if (typeof vkey !== 'string') throw new InvalidArgumentError('input.log.vkey', "must be the text of the log's verifier key");
+  const { proof } = log as { proof?: unknown };
+  if (proof === undefined) return { vkey };
+  return { vkey, proof: stringOf(proof, 'input.log.proof') };
 }
 
 /**
@@ -152,7 +172,7 @@ function otherIssuer(answer: Record<string, unknown>, proof: unknown): AbsenceRe
   return {
     valid: false,
     code: 'NOT_ABSENT',
-    message: `the answer names issuer ${String(answer.issuer)}, but the build proving the absence is ${String(built)}'s`,
+    message: `the answer names issuer ${shown(answer.issuer, false)}, but the build proving the absence is ${shown(built, false)}'s`,
   };
 }
 

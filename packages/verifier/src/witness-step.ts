@@ -3,33 +3,35 @@
  * lines (c2sp.org/tlog-proof keeps the note whole), checked under a tlog-policy. `verifyLogProof`
  * and `verifyAbsence` run it when given a policy; `verifyAnswer` passes the policy to them.
  */
+
+import type { WitnessSettings } from './options.ts';
 import type { NoteVerifierKey } from './tlog/note.ts';
 import type { TlogPolicy } from './tlog/policy.ts';
 import type { Witnessed, WitnessedFailureCode } from './tlog/witnessed.ts';
-import { verifyWitnessedCheckpoint } from './witnesses.ts';
+import { verifyCheckedCheckpoint } from './witnesses.ts';
 
 /** What a proof's checkpoint must hold under: without a policy, nothing is asked of its cosignatures. */
 export interface WitnessOptions {
-  /** A tlog-policy (`parsePolicy`): the proof's checkpoint must carry a quorum of its witnesses' cosignatures. */
+  /** A tlog-policy (`parsePolicy`): the proof's checkpoint must carry a quorum of its witnesses' cosignatures, and the proof must hold in its log. */
   policy?: TlogPolicy;
-  /** With a policy: cosignatures older than this many ms do not count (a replayed old proof is refused). */
+  /** With a policy: cosignatures older than this many ms (a finite, positive number) do not count (a replayed old proof is refused). */
   maxAgeMs?: number;
-  /** The clock, ms since 1970 (default now): cosignatures dated more than a minute ahead of it do not count. */
-  now?: number;
+  /** The clock, epoch ms or a Date (default now): cosignatures dated more than a minute ahead of it do not count. */
+  now?: number | Date;
 }
 
 export type WitnessStep = ({ valid: true } & Witnessed) | { valid: false; code: WitnessedFailureCode; message: string };
 
-/** The checkpoint note under the policy; a policy that lists no log applies to the log whose key checked the proof (`logKey`). */
+/** The checkpoint note under the policy; a policy that lists no log applies to the log whose keys checked the proof (`logKeys`). */
 export function witnessStep(
   checkpointNote: string,
-  options: WitnessOptions & { policy: TlogPolicy },
-  logKey: NoteVerifierKey | null,
+  options: WitnessSettings & { policy: TlogPolicy },
+  logKeys: NoteVerifierKey[],
 ): WitnessStep {
-  const result = verifyWitnessedCheckpoint(checkpointNote, options.policy, {
-    now: options.now ?? Date.now(),
+  const result = verifyCheckedCheckpoint(checkpointNote, options.policy, {
+    now: options.now,
     ...(options.maxAgeMs === undefined ? {} : { maxAgeMs: options.maxAgeMs }),
-    logs: logKey ? [logKey] : [],
+    logs: logKeys,
   });
   return result.valid ? { valid: true, witnessedAt: result.witnessedAt, cosigners: result.cosigners } : result;
 }

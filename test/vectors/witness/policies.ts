@@ -60,6 +60,11 @@ export const policies = {
     { name: 'group threshold not a number', text: `witness a ${w1.vkey}\ngroup g two a\nquorum g\n`, line: 2 },
     { name: 'group with no member', text: `witness a ${w1.vkey}\ngroup g any\nquorum a\n`, line: 2 },
     { name: 'member listed twice', text: `witness a ${w1.vkey}\nwitness b ${w2.vkey}\ngroup g 2 a b a\nquorum g\n`, line: 3 },
+    {
+      name: 'a name in two groups (c2sp.org/tlog-policy: a member of at most one)',
+      text: `witness a ${w1.vkey}\nwitness b ${w2.vkey}\ngroup A any a b\ngroup B 2 A a\nquorum B\n`,
+      line: 4,
+    },
     { name: 'none as a member', text: `witness a ${w1.vkey}\ngroup g any a none\nquorum g\n`, line: 2 },
     { name: 'none as a witness name', text: `witness none ${w1.vkey}\nquorum none\n`, line: 1 },
     { name: 'unknown keyword', text: `witness a ${w1.vkey}\nwitnesses b ${w2.vkey}\nquorum a\n`, line: 2 },

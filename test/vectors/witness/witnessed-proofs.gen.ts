@@ -11,7 +11,7 @@
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatTlogProof, inclusionProof, treeHasher } from '@merchant-verify/verifier/tlog';
+import { formatTlogProof, inclusionProof, treeHasher } from '@merchant-verify/verifier/internal/tlog';
 import canonicalize from 'canonicalize';
 
 const DIR = import.meta.dirname;
@@ -169,12 +169,13 @@ const vectors = {
       code: 'NOT_WITNESSED',
     },
     {
+      // A policy implies the log check: with no statement proof, the statement is not proven in the log.
       name: 'absence: no statement_proof',
       proof: 'absence without statement_proof',
       policy: 'two of three',
       now: T * 1000,
       valid: false,
-      code: 'NOT_WITNESSED',
+      code: 'STATEMENT_NOT_LOGGED',
     },
   ],
 };

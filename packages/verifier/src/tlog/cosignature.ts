@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../errors.ts';
 import type { Sha256 } from './merkle.ts';
 import { COSIGNATURE_ED25519, noteKeyId, signatureLine } from './note.ts';
 
@@ -25,7 +26,8 @@ export function cosignedMessage(checkpointText: string, time: number | bigint): 
 
 /** The signature line of a cosignature made at `time` (seconds) by the key named, given its Ed25519 signature of {@link cosignedMessage}. */
 export function cosignatureLine(key: { name: string; id: number }, time: number, signature: Uint8Array): string {
-  if (!Number.isSafeInteger(time) || time <= 0) throw new RangeError(`a cosignature time is whole seconds after 1970, not ${time}`);
+  if (!Number.isSafeInteger(time) || time <= 0)
+    throw new InvalidArgumentError('time', `a cosignature time is whole seconds after 1970, not ${time}`);
   const blob = new Uint8Array(COSIGNATURE_SIZE);
   new DataView(blob.buffer).setBigUint64(0, BigInt(time));
   blob.set(signature, 8);

@@ -1,8 +1,9 @@
 /**
- * `@merchant-verify/verifier/tlog`: the C2SP transparency-log formats and Merkle tree operations
- * the verifier checks proofs with (c2sp.org/signed-note, tlog-checkpoint, tlog-cosignature,
- * tlog-proof; RFC 6962 hashing). For a log's writer, a witness or a monitor that must produce or
- * read the same bytes. A verifier of records needs only the main entry point (`verifyLogProof`).
+ * `@merchant-verify/verifier/internal/tlog`: internal, not a public API. The C2SP transparency-log
+ * formats and Merkle tree operations (c2sp.org/signed-note, tlog-checkpoint, tlog-cosignature,
+ * tlog-proof; RFC 6962 hashing) the verifier checks proofs with, for merchant-verify's own service
+ * (its log writer, witness and monitor), so that what it writes and what is checked are one code.
+ * Names here change with any release; a verifier needs only the main entry point.
  */
 export { decodeBase64, encodeBase64 } from './base64.ts';
 export { type Checkpoint, formatCheckpoint, parseCheckpoint } from './checkpoint.ts';

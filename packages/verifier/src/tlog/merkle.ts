@@ -4,6 +4,7 @@
  * Ed25519 one is for records: node:crypto on the server, @noble/hashes in the portable verifier.
  * Nothing here imports `node:`.
  */
+import { InvalidArgumentError } from '../errors.ts';
 
 export type Sha256 = (data: Uint8Array) => Uint8Array;
 
@@ -169,7 +170,8 @@ export function rangeHash(h: TreeHasher, perfect: RangeHash): RangeHash {
 
 /** RFC 6962 PATH(index, D[0:size]): the inclusion proof of one entry, leaf's sibling first. */
 export async function inclusionProof(mth: RangeHash, index: number, size: number): Promise<Uint8Array[]> {
-  if (!Number.isSafeInteger(index) || index < 0 || index >= size) throw new RangeError(`entry ${index} is not in a tree of ${size}`);
+  if (!Number.isSafeInteger(index) || index < 0 || index >= size)
+    throw new InvalidArgumentError('index', `entry ${index} is not in a tree of ${size}`);
   const path = async (m: number, start: number, end: number): Promise<Uint8Array[]> => {
     const n = end - start;
     if (n === 1) return [];
@@ -183,7 +185,8 @@ export async function inclusionProof(mth: RangeHash, index: number, size: number
 
 /** RFC 6962 PROOF(size1, D[0:size2]): the consistency proof between two sizes of one tree. */
 export async function consistencyProof(mth: RangeHash, size1: number, size2: number): Promise<Uint8Array[]> {
-  if (!Number.isSafeInteger(size1) || size1 < 0 || size2 < size1) throw new RangeError(`no consistency proof from ${size1} to ${size2}`);
+  if (!Number.isSafeInteger(size1) || size1 < 0 || size2 < size1)
+    throw new InvalidArgumentError('size1', `no consistency proof from ${size1} to ${size2}`);
   if (size1 === 0 || size1 === size2) return [];
   const sub = async (m: number, start: number, end: number, complete: boolean): Promise<Uint8Array[]> => {
     const n = end - start;

@@ -1,3 +1,4 @@
+import { InvalidVerifierKeyError, NoteError } from '../errors.ts';
 import { decodeBase64, encodeBase64 } from './base64.ts';
 import type { Sha256 } from './merkle.ts';
 
@@ -27,8 +28,14 @@ export interface NoteSignature {
   signature: Uint8Array;
 }
 
-/** Why a note or verifier key is refused. */
-export class NoteError extends Error {}
+export { InvalidVerifierKeyError, NoteError };
+
+/**
+ * Most signature lines a note may carry, as Go's note package allows: past it the note is refused
+ * before any line is decoded, so a note padded with copies of one valid line costs no more than
+ * this many Ed25519 checks.
+ */
+export const MAX_NOTE_SIGNATURES = 100;
 
 /** The key ID of a key of this name and signature type (Ed25519 note signatures by default): SHA-256(name || 0x0A || type || key)[:4]. */
 export function noteKeyId(sha256: Sha256, name: string, publicKey: Uint8Array, type: number = ED25519): number {
@@ -65,16 +72,17 @@ export interface TypedVerifierKey extends NoteVerifierKey {
 export function parseTypedVerifierKey(sha256: Sha256, text: string): TypedVerifierKey {
   // The key's base64 may hold "+" itself: the name and the ID are the first two parts.
   const parts = /^([^+]*)\+([^+]*)\+(.*)$/s.exec(text.trim());
-  if (!parts) throw new NoteError('a verifier key is <name>+<key ID>+<key>, three parts separated by "+"');
+  if (!parts) throw new InvalidVerifierKeyError('a verifier key is <name>+<key ID>+<key>, three parts separated by "+"');
   const [, name, idHex, keyText] = parts as unknown as [string, string, string, string];
-  if (!isKeyName(name)) throw new NoteError(`verifier key name "${name}" is empty or has a space`);
-  if (!/^[0-9a-f]{8}$/.test(idHex)) throw new NoteError(`verifier key ID "${idHex}" is not 8 lowercase hex digits`);
+  if (!isKeyName(name)) throw new InvalidVerifierKeyError(`verifier key name "${name}" is empty or has a space`);
+  if (!/^[0-9a-f]{8}$/.test(idHex)) throw new InvalidVerifierKeyError(`verifier key ID "${idHex}" is not 8 lowercase hex digits`);
   const material = decodeBase64(keyText);
-  if (!material || material.length < 2) throw new NoteError('the verifier key is not a signature type and a key, in base64');
+  if (!material || material.length < 2) throw new InvalidVerifierKeyError('the verifier key is not a signature type and a key, in base64');
   const type = material[0]!;
   const publicKey = material.slice(1);
   const id = Number.parseInt(idHex, 16);
-  if (noteKeyId(sha256, name, publicKey, type) !== id) throw new NoteError(`verifier key ID ${idHex} does not match its name and key`);
+  if (noteKeyId(sha256, name, publicKey, type) !== id)
+    throw new InvalidVerifierKeyError(`verifier key ID ${idHex} does not match its name and key`);
   return { name, id, type, publicKey };
 }
 
@@ -82,7 +90,7 @@ export function parseTypedVerifierKey(sha256: Sha256, text: string): TypedVerifi
 export function parseVerifierKey(sha256: Sha256, text: string): NoteVerifierKey {
   const key = parseTypedVerifierKey(sha256, text);
   if (key.type !== ED25519 || key.publicKey.length !== 32)
-    throw new NoteError('the verifier key is not an Ed25519 key (type 0x01 and 32 bytes, in base64)');
+    throw new InvalidVerifierKeyError('the verifier key is not an Ed25519 key (type 0x01 and 32 bytes, in base64)');
   return { name: key.name, id: key.id, publicKey: key.publicKey };
 }
 
@@ -95,6 +103,8 @@ export function parseNote(note: string): { text: string; signatures: NoteSignatu
     throw new NoteError('a signed note is a text, a blank line, then signature lines, each ending in a newline');
   const text = note.slice(0, split + 1);
   const lines = note.slice(split + 2, -1).split('\n');
+  if (lines.length > MAX_NOTE_SIGNATURES)
+    throw new NoteError(`a signed note has ${lines.length} signature lines, more than the ${MAX_NOTE_SIGNATURES} allowed`);
   const signatures: NoteSignature[] = [];
   for (const line of lines) {
     const m = /^\u2014 (\S+) (\S+)$/u.exec(line);

@@ -37,10 +37,14 @@ const ED25519 = 0x01;
 
 /** Parses a policy's text; `source` names it in errors (a file name). */
 export function parsePolicy(sha256: Sha256, text: string, source = 'policy'): TlogPolicy {
+  if (typeof text !== 'string') throw new PolicyError(source, 0, `the policy is ${typeof text}, not the text of a policy file`);
   const logs: PolicyLog[] = [];
   const witnesses: PolicyWitness[] = [];
   // Witnesses and groups share one namespace; `none` is predefined and never a member.
   const names = new Map<string, QuorumRule>();
+  // c2sp.org/tlog-policy: a name is a member of at most one group, so one witness never counts twice
+  // towards a threshold (`group A any w1 w2` + `group B 2 A w1` would let w1 alone meet B).
+  const memberOf = new Map<string, string>();
   let quorum: QuorumRule | null | undefined;
   const lines = text.split('\n');
   lines.forEach((raw, i) => {
@@ -97,6 +101,9 @@ export function parsePolicy(sha256: Sha256, text: string, source = 'policy'): Tl
         const members = memberNames.map((m, j) => {
           if (m === 'none') fail(`group ${name}: "none" cannot be a group member`);
           if (memberNames.indexOf(m) !== j) fail(`group ${name}: "${m}" is listed twice`);
+          const group = memberOf.get(m);
+          if (group !== undefined)
+            fail(`group ${name}: "${m}" is already a member of group ${group} (a name is a member of at most one group)`);
           return names.get(m) ?? fail(`group ${name}: "${m}" is not a witness or group defined on an earlier line`);
         });
         const k = threshold === 'any' ? 1 : threshold === 'all' ? members.length : /^[0-9]+$/.test(threshold) ? Number(threshold) : NaN;
@@ -104,6 +111,7 @@ export function parsePolicy(sha256: Sha256, text: string, source = 'policy'): Tl
           fail(
             `group ${name}: the threshold "${threshold}" must be any, all, or a decimal k with 1 <= k <= ${members.length} (its members)`,
           );
+        for (const m of memberNames) memberOf.set(m, name);
         names.set(name, { name, witness: false, k, members });
         return;
       }

@@ -1,0 +1,35 @@
+import { readFile } from 'node:fs/promises';
+import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
+import { ConfigError } from '../core/errors.ts';
+import type { TrustSettings } from '../core/key-trust.ts';
+import type { Config } from './config.ts';
+
+/** The options of a command that reads records (serve, dev, mcp, changes): which keys it trusts. */
+export const TRUST_OPTIONS = ['trustedKeys', 'unsigned'] as const;
+
+/** `--unsigned`, the flag of MVR_UNSIGNED. */
+export const unsignedArg = {
+  unsigned: {
+    type: 'boolean',
+    description:
+      'serve builds and records that carry no signature (env MVR_UNSIGNED=1); without it an unsigned build is refused, whatever its key set lists',
+  },
+} as const;
+
+/** The trust settings from `--trusted-keys` / MVR_TRUSTED_KEYS and `--unsigned` / MVR_UNSIGNED, the pinned key set read now. */
+export async function trustOf(config: Config<(typeof TRUST_OPTIONS)[number]>, args: { unsigned?: boolean }): Promise<TrustSettings> {
+  const unsigned = args.unsigned === true || config.unsigned;
+  return config.trustedKeys ? { trustedKeys: await readTrustedKeys(config.trustedKeys), unsigned } : { unsigned };
+}
+
+/** A pinned key set file: a JWK Set listing at least one Ed25519 key (ConfigError naming the file otherwise). */
+export async function readTrustedKeys(file: string): Promise<KeySet> {
+  let keySet: KeySet;
+  try {
+    keySet = parseKeySet(JSON.parse(await readFile(file, 'utf8')));
+  } catch (error) {
+    throw new ConfigError(`--trusted-keys ${file}: ${(error as Error).message}`);
+  }
+  if (keySet.keys.length === 0) throw new ConfigError(`--trusted-keys ${file}: lists no Ed25519 key, so it would trust nothing`);
+  return keySet;
+}
