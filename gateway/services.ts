@@ -6,6 +6,7 @@ import type { RedisClient as Redis } from '../access/redis.ts';
 import { ReadTooLargeError } from '../core/errors.ts';
 import { PUBLIC_LIMITS } from '../core/limits.ts';
 import { openRecordsStack, type RecordsStack, type RecordsStackOptions } from '../service/records-stack.ts';
+import type { ReadRefusal } from '../storage/open.ts';
 import type { GatewayOptions, GatewayServices } from './context.ts';
 import { accessLogLine } from './json-log.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -83,12 +84,24 @@ function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): R
       log({ level: 'warn', msg: 'build refused; the build served before (if any) stays served', build, reason });
       metrics?.buildRefused();
     },
-    onReadRefused: (refusal) => {
-      const limit = refusal instanceof ReadTooLargeError ? 'size' : 'deadline';
-      log({ level: 'warn', msg: 'store read refused at its limit; what was served before stays served', file: refusal.file, limit });
-      metrics?.storeLimits.readRefused(refusal.file, limit);
-    },
+    onReadRefused: readRefusals(log, metrics, opts.now ?? Date.now),
     onRefreshSkipped: metrics ? () => metrics.storeLimits.refreshSkipped() : undefined,
+  };
+}
+
+/**
+ * Reads refused at their limits: each counted, each kind of file and limit logged once a minute
+ * (a hostile store repeats its refusal at every refresh, four times a second).
+ */
+function readRefusals(log: GatewayOptions['log'], metrics: GatewayMetrics | null, now: () => number) {
+  const logged = new Map<string, number>();
+  return (refusal: ReadRefusal) => {
+    const limit = refusal instanceof ReadTooLargeError ? 'size' : 'deadline';
+    metrics?.storeLimits.readRefused(refusal.file, limit);
+    const key = `${refusal.file} ${limit}`;
+    if (now() - (logged.get(key) ?? Number.NEGATIVE_INFINITY) < 60_000) return;
+    logged.set(key, now());
+    log({ level: 'warn', msg: 'store read refused at its limit; what was served before stays served', file: refusal.file, limit });
   };
 }
 
