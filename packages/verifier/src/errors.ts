@@ -14,6 +14,8 @@ export const VERIFIER_ERROR_CODES = [
   'INVALID_KEY_SET',
   'NOT_CANONICALIZABLE',
   'INVALID_POLICY',
+  // Thrown by the online client (`verifyOnline`): what a verification needs could not be fetched.
+  'FETCH_FAILED',
   // Verdicts of a record's verification (`verifyRecord`).
   'UNSIGNED',
   'MALFORMED_RECORD',
@@ -79,5 +81,21 @@ export class PolicyError extends MvrError {
   constructor(source: string, line: number, message: string) {
     super(PolicyError.code, `${source}${line > 0 ? `:${line}` : ''}: ${message}`);
     this.line = line;
+  }
+}
+
+/**
+ * What a verification needs could not be fetched (`verifyOnline`, `gatewaySource`): unreachable,
+ * too slow, too large, not JSON, or an HTTP error. `status` is the HTTP status when there was one,
+ * `problem` the code of the gateway's problem document when it sent one.
+ */
+export class FetchFailedError extends MvrError {
+  static readonly code = 'FETCH_FAILED';
+  readonly status: number | undefined;
+  readonly problem: string | undefined;
+  constructor(message: string, status?: number, problem?: string) {
+    super(FetchFailedError.code, message);
+    this.status = status;
+    this.problem = problem;
   }
 }

@@ -22,17 +22,21 @@ export {
 } from './checks.ts';
 export {
   CanonicalizationError,
+  FetchFailedError,
   InvalidKeySetError,
   MvrError,
   PolicyError,
   VERIFIER_ERROR_CODES,
   type VerifierErrorCode,
 } from './errors.ts';
+export { type AnswerSource, type GatewaySourceOptions, gatewaySource, LOG_KEY_PATH } from './gateway-source.ts';
 export type { KeySet, PublicJwk } from './keyset.ts';
 export { KEY_SET_PATH, parseKeySet } from './keyset.ts';
+export { type OnlineInput, verifyOnline } from './online.ts';
 export type { Staleness } from './staleness.ts';
 export { stalenessOf } from './staleness.ts';
 export type { LogProofFailureCode, LogProofResult, LogTrust } from './tlog/log-proof.ts';
+export { type Verdict, verdictOf } from './verdict.ts';
 export type { VerifyFailureCode, VerifyResult } from './verify.ts';
 export { type AnswerVerification, isNeverAudited, type VerifyAnswerInput, verifyAnswer } from './verify-answer.ts';
 export type { WitnessOptions } from './witness-step.ts';
