@@ -26,6 +26,13 @@ describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () =>
     const r = await runCli(['verify', '--file', file, '--keys', project.keySetFile, '--json']);
     expect(r.code).toBe(11);
     expect(parseJson(r.stdout)).toMatchObject({ valid: false, code: 'BAD_SIGNATURE', claims: { score: 98.5 } });
+    // The text leads with the verdict; what the record claims comes last, labelled as not verified.
+    const text = await runCli(['verify', '--file', file, '--keys', project.keySetFile]);
+    expect(text.code).toBe(11);
+    const lines = text.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^INVALID \(BAD_SIGNATURE\): /);
+    expect(lines.at(-1)).toMatch(/^\s+claims\s+\(not verified\) status verified, tier gold, score 98\.5\/100/);
+    expect(lines.slice(0, -1).join('\n')).not.toMatch(/gold|98\.5/);
   });
 
   it('--file with --keys as a URL', async ({ expect }) => {

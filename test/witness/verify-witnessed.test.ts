@@ -62,6 +62,31 @@ describe('mvr verify --policy, a record', () => {
     expect(text.stdout).toMatch(/witnesses {2}last at .*cosigned by /);
   });
 
+  it("a valid record with another record's log proof: the verdict is the log's (valid false, NOT_INCLUDED, exit 13), its signature step valid", async () => {
+    const other = file('other-proof');
+    await writeFile(other, (await g.request('/v1/proof?domain=bluebird-books.example')).text);
+    const r = await runCli([
+      'verify',
+      '--file',
+      file('record.json'),
+      '--keys',
+      p.keySetFile,
+      '--proof',
+      other,
+      '--log-key',
+      vkeyFile(p),
+      '--log',
+      '--json',
+    ]);
+    expect(r.code, r.stderr).toBe(13);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      valid: false,
+      code: 'NOT_INCLUDED',
+      signature: { valid: true },
+      log: { valid: false, code: 'NOT_INCLUDED' },
+    });
+  });
+
   it('online: the same through the gateway', async () => {
     const r = await runCli(['verify', GOLD, '--base-url', g.url, '--api-key', g.key, '--policy', file('witnesses.policy'), '--json']);
     expect(r.code, r.stderr).toBe(0);
