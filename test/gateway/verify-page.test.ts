@@ -211,7 +211,7 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
       route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(made) }),
     );
     try {
-      expect(await lookUp(GOLD)).toMatchObject({ state: 'invalid', verdict: 'Absence not proven: HAS_RECORD' });
+      expect(await lookUp(GOLD)).toMatchObject({ state: 'invalid', verdict: 'Absence not proven: NOT_ABSENT' });
     } finally {
       await page.unroute('**/v1/verify?*');
     }
@@ -222,8 +222,48 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
   });
 
+  it('normalizes the domain typed by the service’s own rule, and refuses one that is no domain before any request', async () => {
+    expect(await lookUp(`https://WWW.Acme-Outdoor.example./tents?x=1`)).toMatchObject({ state: 'valid', verdict: 'Valid signature' });
+    const sent: string[] = [];
+    const onRequest = (r: { url(): string }) => sent.push(r.url());
+    page.on('request', onRequest);
+    try {
+      for (const domain of ['co.uk', 'localhost']) {
+        const refused = await lookUp(domain);
+        expect(refused, domain).toMatchObject({ state: 'error', verdict: 'Not looked up: INVALID_DOMAIN' });
+      }
+    } finally {
+      page.off('request', onRequest);
+    }
+    expect(sent).toEqual([]);
+  });
+
+  it('takes a maximum age beside the policy: a positive number of hours, and only with a policy', async () => {
+    const age = async (hours: string, policy = '') => {
+      await page.getByLabel('Witness policy (optional)').fill(policy);
+      await page.getByLabel('Maximum age, hours (optional)').fill(hours);
+      try {
+        return await lookUp(GOLD);
+      } finally {
+        await page.getByLabel('Witness policy (optional)').fill('');
+        await page.getByLabel('Maximum age, hours (optional)').fill('');
+      }
+    };
+    expect(await age('36')).toMatchObject({
+      state: 'error',
+      verdict: 'Not looked up',
+      details: expect.stringMatching(/give a policy too/),
+    });
+    for (const bad of ['abc', '-1', '0', 'Infinity'])
+      expect(await age(bad, 'quorum none'), bad).toMatchObject({
+        state: 'error',
+        details: expect.stringMatching(/not a positive number of hours/),
+      });
+  });
+
   it('works by keyboard, labels every field, and loads nothing from another origin', async () => {
-    for (const label of ['Record (JSON)', 'Domain or URL', 'API key']) expect(await page.getByLabel(label).count()).toBe(1);
+    for (const label of ['Record (JSON)', 'Domain or URL', 'API key', 'Witness policy (optional)', 'Maximum age, hours (optional)'])
+      expect(await page.getByLabel(label).count()).toBe(1);
     await page.getByLabel('Record (JSON)').focus();
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Verify the record');
