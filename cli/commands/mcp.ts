@@ -1,5 +1,4 @@
-import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import type { AbsenceProof } from '@merchant-verify/verifier/issuer';
+import { gatewaySource, KEY_SET_PATH } from '@merchant-verify/verifier';
 import { getFromGateway } from '../../clients/gateway-client.ts';
 import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
@@ -41,7 +40,9 @@ export default defineCommand({
       ]);
       // Every request read before stdin ends is answered, then the process exits. The protocol is
       // this process's own stdin and stdout (the transport's): `mvr mcp` is a server, a process of its own.
-      serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups, witness }), { transport: new StdioAnsweringAll() });
+      serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups, ...lookups.log, witness }), {
+        transport: new StdioAnsweringAll(),
+      });
       // stdout is the protocol: anything human goes to stderr.
       io.stderr.write(
         `mvr mcp: verify_merchant, verify_merchants and merchant_history ready on stdio (${config.baseUrl ? 'gateway' : 'local records'})\n`,
@@ -59,7 +60,9 @@ async function lookupFor(
   history: HistoryLookup;
   proof: ProofLookup;
   absence: AbsenceLookup;
-  /** The log's live checkpoint and key, for a witness policy. */
+  /** The key set the answers are verified with. */
+  keySet: () => Promise<unknown>;
+  /** The log's live checkpoint and key, for a witness policy and the log proofs. */
   log: Pick<WitnessSource, 'checkpoint' | 'vkey'>;
 }> {
   if (config.baseUrl) {
@@ -68,15 +71,11 @@ async function lookupFor(
     const ask = gatewayGet(config.baseUrl, config.apiKey);
     return {
       lookup: (domain) => ask(`/v1/verify?domain=${encodeURIComponent(domain)}`),
-      absence: async (domain) =>
-        JSON.parse((await ask(`/v1/absence?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as AbsenceProof,
+      absence: async (domain) => JSON.parse((await ask(`/v1/absence?domain=${encodeURIComponent(domain)}`)).toString('utf8')),
       history: async (domain) =>
         JSON.parse((await ask(`/v1/history?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as Awaited<ReturnType<HistoryLookup>>,
-      // Two requests: a new build going live between them gives a proof of the other record, which then fails to verify (ask again).
-      proof: async (domain) => {
-        const proof = (await ask(`/v1/proof?domain=${encodeURIComponent(domain)}`)).toString('utf8');
-        return { record: await ask(`/v1/verify?domain=${encodeURIComponent(domain)}`), proof };
-      },
+      proof: async (domain) => ({ proof: (await ask(`/v1/proof?domain=${encodeURIComponent(domain)}`)).toString('utf8') }),
+      keySet: gatewaySource({ baseUrl: config.baseUrl }).keySet,
       keySetUrl: keySetUrlOf(config.baseUrl),
       log: {
         checkpoint: () => publicText(config.baseUrl!, `/${LOG_DIR}/${LOG_CHECKPOINT}`),
@@ -100,6 +99,7 @@ async function lookupFor(
     lookup: async (domain) => (await records.recordFor(domain)).bytes,
     absence: (domain) => proofs.absenceFor(domain),
     history: (domain) => history.history(domain),
+    keySet: async () => records.keySet(),
     keySetUrl: `https://${config.issuer}${KEY_SET_PATH}`,
     log: {
       checkpoint: async () => (await proofs.file(LOG_CHECKPOINT))?.toString('utf8') ?? null,

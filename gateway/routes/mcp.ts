@@ -34,6 +34,9 @@ export function mcpRoute(services: GatewayServices) {
         history,
         proof,
         absence: (domain) => services.proofs.absenceFor(domain),
+        // The key set and log key the gateway serves its answers under (and publishes).
+        keySet: async () => services.records.keySet(),
+        vkey: async () => (await services.proofs.vkey())?.toString('utf8') ?? null,
         witness: witnessSource(services),
       });
     // The body was read (and bounded) above; the SDK is given it parsed, with the request's headers.
