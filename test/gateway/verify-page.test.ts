@@ -227,43 +227,15 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     const sent: string[] = [];
     const onRequest = (r: { url(): string }) => sent.push(r.url());
     page.on('request', onRequest);
-    try {
-      for (const domain of ['co.uk', 'localhost']) {
-        const refused = await lookUp(domain);
-        expect(refused, domain).toMatchObject({ state: 'error', verdict: 'Not looked up: INVALID_DOMAIN' });
-      }
-    } finally {
-      page.off('request', onRequest);
-    }
+    for (const domain of ['co.uk', 'localhost'])
+      expect(await lookUp(domain), domain).toMatchObject({ state: 'error', verdict: 'Not looked up: INVALID_DOMAIN' });
+    page.off('request', onRequest);
     expect(sent).toEqual([]);
-  });
-
-  it('takes a maximum age beside the policy: a positive number of hours, and only with a policy', async () => {
-    const age = async (hours: string, policy = '') => {
-      await page.getByLabel('Witness policy (optional)').fill(policy);
-      await page.getByLabel('Maximum age, hours (optional)').fill(hours);
-      try {
-        return await lookUp(GOLD);
-      } finally {
-        await page.getByLabel('Witness policy (optional)').fill('');
-        await page.getByLabel('Maximum age, hours (optional)').fill('');
-      }
-    };
-    expect(await age('36')).toMatchObject({
-      state: 'error',
-      verdict: 'Not looked up',
-      details: expect.stringMatching(/give a policy too/),
-    });
-    for (const bad of ['abc', '-1', '0', 'Infinity'])
-      expect(await age(bad, 'quorum none'), bad).toMatchObject({
-        state: 'error',
-        details: expect.stringMatching(/not a positive number of hours/),
-      });
   });
 
   it('works by keyboard, labels every field, and loads nothing from another origin', async () => {
     for (const label of ['Record (JSON)', 'Domain or URL', 'API key', 'Witness policy (optional)', 'Maximum age, hours (optional)'])
-      expect(await page.getByLabel(label).count()).toBe(1);
+      expect(await page.getByLabel(label).count(), label).toBe(1);
     await page.getByLabel('Record (JSON)').focus();
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Verify the record');

@@ -76,4 +76,13 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     );
     expect(await lookUp(policies.ours, '0.5')).toEqual({ state: 'invalid', verdict: 'Not proven: NOT_WITNESSED' });
   });
+
+  it('takes a maximum age only as a positive number of hours, and only with a policy', async () => {
+    expect(await lookUp('', '36')).toEqual({ state: 'error', verdict: 'Not looked up' });
+    expect(await page.locator('#details').textContent()).toMatch(/give a policy too/);
+    for (const bad of ['abc', '-1', '0', 'Infinity']) {
+      expect(await lookUp(policies.ours, bad), bad).toEqual({ state: 'error', verdict: 'Not looked up' });
+      expect(await page.locator('#details').textContent()).toMatch(/not a positive number of hours/);
+    }
+  });
 });
