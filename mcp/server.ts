@@ -42,6 +42,8 @@ export function toolDescription(keySetUrl: string, witnessed = false): string {
     'A record without a signature is unverified, never a pass.',
     "With include_proof: true, for an audited record the second text item is a C2SP tlog-proof that this exact record is in the issuer's public append-only log",
     "(verify it with the log's key at /.well-known/merchant-verify-log.vkey), so the issuer cannot show other callers a different verdict.",
+    "The structured result is this server's verification of the answer: first valid, code and message (valid only when every check ran and held; a never-audited answer proven absent is NEVER_AUDITED, not valid),",
+    'then each step (signature, absence, log, witnesses, staleness), what the record claims, and the record itself.',
     ...(witnessed ? [WITNESSED_NOTE] : []),
   ].join(' ');
 }
