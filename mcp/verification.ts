@@ -1,7 +1,7 @@
 import type { AnswerSource, TlogPolicy } from '@merchant-verify/verifier';
 import { verifyOnline } from '@merchant-verify/verifier';
 import { z } from 'zod';
-import { isMvrError } from '../core/errors.ts';
+import { isMvrError, NotInLogError } from '../core/errors.ts';
 import { recordSchema } from '../core/record.ts';
 import { verificationJson } from '../core/verification-json.ts';
 
@@ -55,7 +55,8 @@ export async function verifyLookedUp(
     },
     proof: async (d) => (logProof = (await answerOrNull(() => lookups.proof(d), 'NOT_IN_LOG'))?.proof ?? null),
     keySet: lookups.keySet,
-    logKey: async () => (await lookups.vkey()) ?? '',
+    // Asked only for a log check; a deployment without a log has no key to check with, and says so.
+    logKey: async () => (await lookups.vkey()) ?? Promise.reject(new NotInLogError('this deployment keeps no transparency log')),
   };
   const verification = await verifyOnline({ domain, source, log: options.withLog, policy: options.policy, now: options.now });
   return {
