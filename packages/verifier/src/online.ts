@@ -58,7 +58,7 @@ export async function verifyOnline(input: OnlineInput): Promise<AnswerVerificati
   const withLog = input.log === true || input.policy !== undefined;
   const keys = keySetOf(input.keySet, source);
   for (let attempt = 1; ; attempt++) {
-    const again = attempt === 1;
+    const mayRetry = attempt === 1;
     const fetchedAnswer = input.answer === undefined && input.domain !== undefined && source.answer !== undefined;
     const answer = fetchedAnswer ? await source.answer!(input.domain!) : input.answer;
     const named = (answer as { domain?: unknown } | null)?.domain;
@@ -68,7 +68,7 @@ export async function verifyOnline(input: OnlineInput): Promise<AnswerVerificati
     if (neverAudited) {
       const proof = input.absence ?? (source.absence && asked !== undefined ? await source.absence(asked) : undefined);
       // The gateway has a record for the domain: a build may have gone live since the answer was read.
-      if (proof === null && fetchedAnswer && again) continue;
+      if (proof === null && fetchedAnswer && mayRetry) continue;
       absence =
         proof === undefined
           ? { unavailable: 'no absence proof to check: give one, or a gateway to fetch it from' }
@@ -101,7 +101,7 @@ export async function verifyOnline(input: OnlineInput): Promise<AnswerVerificati
     });
     // A proof of a newer record than the answer read: both are looked up once more.
     const logFailed = verification.log && !verification.log.valid ? verification.log : null;
-    if (again && fetchedAnswer && fetchedProof && logFailed?.code === 'NOT_INCLUDED') continue;
+    if (mayRetry && fetchedAnswer && fetchedProof && logFailed?.code === 'NOT_INCLUDED') continue;
     return verification;
   }
 }
