@@ -8,6 +8,7 @@ import {
   gatewaySource,
   type OnlineInput,
   parsePolicy,
+  verdictOf,
   verifyOnline,
   type Witnessed,
 } from '@merchant-verify/verifier';
@@ -65,39 +66,50 @@ function witnessedRows(witnessed: Witnessed | null): Row[] {
   return [['Last witnessed', `${at}${witnessed.cosigners.length ? ` by ${witnessed.cosigners.map((c) => c.witness).join(', ')}` : ''}`]];
 }
 
-function report(
-  r: Record<string, unknown>,
-  verification: { valid: boolean; code?: string; staleness: unknown },
-  witnessed: Witnessed | null,
-): void {
+/** What a record's log step says, as a row (when the log was checked). */
+function logRows(log: AnswerVerification['log']): Row[] {
+  if (!log) return [];
+  return [['Log', log.valid ? `entry ${log.index} of ${log.checkpoint.size} in ${log.checkpoint.origin}` : `${log.code}: ${log.message}`]];
+}
+
+/**
+ * A record's verdict: the verdict as the heading, then the steps (signature, log, witnesses), then
+ * what the record says, as facts only when valid. A record that failed shows its claims behind a toggle.
+ */
+function report(verification: AnswerVerification): void {
+  const { answer: r, signature, log, witnessed } = verification;
+  const verdict = verdictOf(verification);
   const text = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
-  const staleness = verification.staleness as { state?: string; ageDays?: number | null } | undefined;
-  const rows: Row[] = [
-    ['Domain', text(r.domain)],
-    ['Key', text(r.key_id)],
+  const staleness = signature.staleness;
+  const claims: Row[] = [
     ['Status', text(r.status)],
     ['Tier', text(r.tier)],
     ['Score', text(r.score)],
     ['Last audited', text(r.last_audited_at)],
     [
       'Staleness',
-      staleness ? `${text(staleness.state)}${typeof staleness.ageDays === 'number' ? `, ${staleness.ageDays} days` : ''}` : '-',
-      staleness?.state === 'overdue' ? 'warn' : undefined,
+      `${staleness.state}${typeof staleness.ageDays === 'number' ? `, ${staleness.ageDays} days` : ''}`,
+      staleness.state === 'overdue' ? 'warn' : undefined,
     ],
-    ...witnessedRows(witnessed),
   ];
-  if (verification.valid) {
-    const overdue = staleness?.state === 'overdue';
+  if (verdict.valid) {
+    const steps: Row[] = [
+      ['Domain', text(r.domain)],
+      ['Signature', `valid (key ${text(signature.keyId)})`],
+      ...logRows(log),
+      ...witnessedRows(witnessed),
+    ];
+    const overdue = staleness.state === 'overdue';
     show(
       'valid',
       'Valid signature',
-      rows,
+      [...steps, ...claims],
       overdue ? { note: 'Warning: the monthly re-audit is overdue; this record may no longer describe the shop.', warn: true } : {},
     );
   } else {
-    show('invalid', `Not verified: ${verification.code}`, [['Reason', verification.code ?? '-']], {
+    show('invalid', `Not verified: ${verdict.code}`, [['Reason', `${verdict.code}: ${verdict.message}`]], {
       note: 'The signature did not verify, so nothing this record says is established.',
-      claimed: rows,
+      claimed: [['Domain', text(r.domain)], ['Key', text(r.key_id)], ...claims],
     });
   }
 }
@@ -146,12 +158,7 @@ async function check(input: OnlineInput): Promise<void> {
   if (absence) reportAbsence(String(input.domain ?? verification.answer.domain), absence, witnessed);
   else if (verification.signature.valid && log && !log.valid)
     show('invalid', `Not proven: ${log.code}`, [['Reason', log.message]], { claimed: [['Domain', String(verification.answer.domain)]] });
-  else
-    report(
-      verification.answer,
-      { ...verification.signature, code: verification.code ?? undefined, valid: verification.code === null },
-      witnessed,
-    );
+  else report(verification);
 }
 
 $('paste-form').addEventListener('submit', (event) => {
