@@ -60,16 +60,8 @@ export class SelfCheckFailedError extends MvrError {
   }
 }
 
-/** A key set or a record could not be fetched: network error, timeout, or an HTTP error status. */
-export class FetchFailedError extends MvrError {
-  static readonly code = 'FETCH_FAILED';
-  constructor(
-    message: string,
-    readonly status?: number,
-  ) {
-    super(FetchFailedError.code, message);
-  }
-}
+/** A key set or a record could not be fetched: the verifier package's own class (its online client throws it too). */
+export { FetchFailedError } from '@merchant-verify/verifier';
 
 /** A domain with no entry in the transparency log (never audited, or built before the log). */
 export class NotInLogError extends MvrError {
