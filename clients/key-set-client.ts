@@ -1,12 +1,10 @@
 import {
-  type AbsenceResult,
   KEY_SET_PATH,
   type KeySet,
   parseKeySet,
   type RecordVerification,
   trustedKeySet,
   type VerifyOptions,
-  verifyAbsence,
   verifyRecord,
 } from '@merchant-verify/verifier';
 import type { Dispatcher } from 'undici';
@@ -141,9 +139,4 @@ export async function verifyRecordWithClient(
   options: VerifyOptions = {},
 ): Promise<RecordVerification> {
   return verifyRecord(record, await keySetForSigned(client, record), options);
-}
-
-/** {@link verifyAbsence} against a key set client: the statement's `key_id` is looked up as for a record. */
-export async function verifyAbsenceWithClient(proof: unknown, domain: string, client: KeySetClient): Promise<AbsenceResult> {
-  return verifyAbsence(proof, domain, await keySetForSigned(client, (proof as { statement?: unknown } | null)?.statement));
 }

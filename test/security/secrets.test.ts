@@ -79,7 +79,7 @@ describe('a run that exercises everything', () => {
     const record = await mcp(g, `Bearer ${g.key}`, call(KNOWN));
     expect(record.status).toBe(200);
     expect(record.json.result.structuredContent.domain).toBe(KNOWN);
-    expect((await mcp(g, `Bearer ${g.key}`, call(UNAUDITED))).json.result.structuredContent.status).toBe('unverified');
+    expect((await mcp(g, `Bearer ${g.key}`, call(UNAUDITED))).json.result.structuredContent.record.status).toBe('unverified');
     expect((await mcp(g, `Bearer ${g.key}`, call('co.uk'))).json.result.isError).toBe(true);
     expect((await mcp(g, `Bearer ${g.key}`, call(42))).status).toBeLessThan(500);
     expect(
