@@ -66,6 +66,12 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  private readonly keptMapLoads = new Counter({
+    name: 'mvr_kept_map_loads_total',
+    help: 'Whole domain maps of kept builds read and checked against their statements, to index them (history and past builds) or prove an absence in them; once per kept build while it is kept, not per request.',
+    registers: [this.registry],
+  });
+
   private readonly buildsRefused = new Counter({
     name: 'mvr_builds_refused_total',
     help: 'Builds found live and refused whole (statement or domain map not checking against the key set, read again once); the build served before stays served.',
@@ -100,6 +106,11 @@ export class GatewayMetrics {
   /** One stored record refused. */
   recordRejected(): void {
     this.rejected.inc();
+  }
+
+  /** One kept build's whole map read and checked. */
+  keptMapLoaded(): void {
+    this.keptMapLoads.inc();
   }
 
   /** One build refused. */

@@ -67,6 +67,7 @@ function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): R
       metrics?.recordRejected();
     },
     onStoreRead: metrics ? (outcome) => metrics.storeRead(outcome) : undefined,
+    onKeptMapLoad: metrics ? () => metrics.keptMapLoaded() : undefined,
     onBuildRefused: ({ build, reason }) => {
       log({ level: 'warn', msg: 'build refused; the build served before (if any) stays served', build, reason });
       metrics?.buildRefused();

@@ -8,6 +8,8 @@ export interface RecordsStackOptions extends RecordsServiceOptions {
   store: StoreSettings;
   /** How often the live build and its key set are re-checked (ms); unset: read once, for a command that answers and exits. */
   refreshMs?: number;
+  /** Told each time a kept build's whole domain map is read and checked (once per build; see `BuildHistory`). */
+  onKeptMapLoad?: (build: string) => void;
 }
 
 /** The records opened: the service, the kept builds and the log's proofs over one store and its key set. */
@@ -27,7 +29,7 @@ export interface RecordsStack {
  * build), the live build read once, and then re-checked every `refreshMs` until `close`.
  */
 export async function openRecordsStack(options: RecordsStackOptions): Promise<RecordsStack> {
-  const { store, refreshMs, ...serviceOptions } = options;
+  const { store, refreshMs, onKeptMapLoad, ...serviceOptions } = options;
   const records = new RecordsService(openStore(store), serviceOptions);
   try {
     await records.refresh();
@@ -38,7 +40,7 @@ export async function openRecordsStack(options: RecordsStackOptions): Promise<Re
   // A failed refresh keeps what was read before; the store says what it could not read.
   const timer = refreshMs ? setInterval(() => void records.refresh().catch(() => undefined), refreshMs) : null;
   timer?.unref();
-  const history = new BuildHistory(records);
+  const history = new BuildHistory(records, { onMapLoad: onKeptMapLoad });
   return {
     records,
     history,
