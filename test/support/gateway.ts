@@ -160,7 +160,7 @@ export async function addApiKey(t: TestGateway, label = 'extra'): Promise<{ key:
 }
 
 /** Waits (bounded) until the gateway has written a log line matching `match`; returns it. */
-export async function waitForLog(t: TestGateway, match: (line: LogLine) => boolean, timeoutMs = 2000): Promise<LogLine> {
+export async function waitForLog(t: TestGateway, match: (line: LogLine) => boolean, timeoutMs = 20_000): Promise<LogLine> {
   const { value } = await poll(
     async () => t.logs.find(match),
     (line) => line !== undefined,
