@@ -15,9 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
 import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
+import { apiKeys, call, cli, collectPrivateKeys, forged, mcp, privateDs, req, verify } from '../support/security/secret-run.ts';
+import { secretScanSuite } from '../support/security/secret-scan.ts';
 import { poll } from '../support/wait.ts';
-import { apiKeys, call, cli, collectPrivateKeys, forged, mcp, privateDs, req, verify } from './secret-run.ts';
-import { secretScanSuite } from './secret-scan.ts';
 
 const KNOWN = 'acme-outdoor.example';
 const OTHER = 'gadget-hub.example';

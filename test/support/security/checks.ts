@@ -2,8 +2,8 @@
  * Assertions shared by the security suites, on responses read over raw TCP (raw-http.ts).
  */
 import { expect } from 'vitest';
-import type { TestGateway } from '../support/gateway.ts';
-import { type Exchange, header, type RawResponse } from './raw-http.ts';
+import type { TestGateway } from '../gateway.ts';
+import { type Exchange, header, type RawResponse } from '../raw-http.ts';
 
 /** The five members of an RFC 9457 problem document as the gateway writes it. */
 export const PROBLEM_MEMBERS = ['code', 'detail', 'status', 'title', 'type'];

@@ -8,10 +8,10 @@
  * pipelined requests, must give exactly one response per request (smuggling-framed.ts). Never a 5xx.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { TestGateway } from '../support/gateway.ts';
-import { poll, sleep } from '../support/wait.ts';
+import type { TestGateway } from '../gateway.ts';
+import { exchange } from '../raw-http.ts';
+import { poll, sleep } from '../wait.ts';
 import { expectNo5xx, expectParserRejection, type FrontDoor } from './checks.ts';
-import { exchange } from './raw-http.ts';
 import { H, KNOWN, loggedSinceOf, requestLogsOf, SMUGGLED } from './smuggling-log.ts';
 
 let g: TestGateway;

@@ -2,9 +2,9 @@
  * What the request-smuggling suites of the front door share: the raw request pieces, and the
  * requests the gateway logged (to tell what reached it).
  */
-import type { LogLine } from '../../gateway/context.ts';
-import type { TestGateway } from '../support/gateway.ts';
-import { poll } from '../support/wait.ts';
+import type { LogLine } from '../../../gateway/context.ts';
+import type { TestGateway } from '../gateway.ts';
+import { poll } from '../wait.ts';
 
 export const KNOWN = 'acme-outdoor.example';
 export const H = 'Host: 127.0.0.1\r\n';
