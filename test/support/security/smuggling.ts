@@ -11,11 +11,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestGateway } from '../gateway.ts';
 import { exchange } from '../raw-http.ts';
 import { expectNo5xx, expectParserRejection, type FrontDoor } from './checks.ts';
-import { H, KNOWN, loggedSinceOf, markLog, requestLogsOf, SMUGGLED } from './smuggling-log.ts';
+import { H, KNOWN, loggedSinceOf, markLog, SMUGGLED } from './smuggling-log.ts';
 
 let g: TestGateway;
 
-const requestLogs = () => requestLogsOf(g);
 const loggedSince = (from: number, count: number) => loggedSinceOf(g, from, count);
 
 export function smugglingSuite(get: () => FrontDoor): void {
