@@ -27,10 +27,12 @@ export interface BuildHistoryOptions {
  * The kept builds (`mvr build --keep`, uploaded with each build by `mvr publish`): the list, a
  * domain's record in any of them, its history, and the change feed the build wrote. The same
  * code answers for every store; only the reading of bytes differs ({@link Store}), and a store
- * that keeps no builds says so (BUILD_NOT_FOUND, `NoBuildHistoryError`).
- * Records of a past build pass the same serve rule as the live one, against
- * the key set the gateway serves (which keeps every key a kept build was signed with). A store
- * that cannot be read is STORE_UNAVAILABLE, never an empty list or a never-audited record.
+ * that keeps no builds says so (BUILD_NOT_FOUND, `NoBuildHistoryError`). Records of a past build
+ * pass the same serve rule as the live one, against the key set the gateway serves (which keeps
+ * every key a kept build was signed with). Whether a past build has a domain's record is decided
+ * by its signed map, read whole once and then kept as a small index ({@link MapIndex}), so asking
+ * every kept build costs the same at any number of domains. A store that cannot be read is
+ * STORE_UNAVAILABLE, never an empty list or a never-audited record.
  */
 export class BuildHistory {
   /** The kept builds as last read, and what they were read for (the live build and the list's version). */
