@@ -1,5 +1,6 @@
 /**
- * The HTTP front door of the real gateway, attacked on one loopback port with real built records:
+ * The HTTP front door of the real gateway, attacked on one loopback port with real built records
+ * (the suites are in test/support/security/, over the raw client of test/support/raw-http.ts):
  *
  * 1. size limits of the request head (size-limits.ts),
  * 2. slow clients / slowloris (slow-clients.ts),

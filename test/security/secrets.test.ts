@@ -8,7 +8,7 @@
  * keys/signing or keys/retired, or the member `"d":` at all): not a gateway log line, not a file
  * under public/ or records/, not an HTTP response (status line, headers or body), not the output
  * of the CLI (except the one line `mvr apikey create` prints the new key on). The API key file
- * holds only hashes, and key files are mode 0600 (the scan itself: secret-scan.ts).
+ * holds only hashes, and key files are mode 0600 (the scan itself: test/support/security/secret-scan.ts).
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
