@@ -3,7 +3,7 @@ import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { RecordsService, StoreReadOutcome } from '../service/records.ts';
-import { storeLimitMetrics } from './metrics-store-limits.ts';
+import { storeMetrics } from './metrics-store.ts';
 
 /** What the metrics read from the gateway's services at each scrape. */
 export interface WatchedServices {
@@ -73,8 +73,8 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  /** Reads refused at the store's limits and refresh ticks skipped. */
-  readonly storeLimits = storeLimitMetrics(this.registry);
+  /** Reads refused at the store's limits, refresh ticks skipped, whole kept maps read. */
+  readonly store = storeMetrics(this.registry);
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

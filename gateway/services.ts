@@ -80,12 +80,13 @@ function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): R
         msg: 'record keys pinned from the first key set read (give --trusted-keys to choose them)',
         kids: kids.join(' '),
       }),
+    onKeptMapLoad: metrics ? () => metrics.store.keptMapLoaded() : undefined,
     onBuildRefused: ({ build, reason }) => {
       log({ level: 'warn', msg: 'build refused; the build served before (if any) stays served', build, reason });
       metrics?.buildRefused();
     },
     onReadRefused: readRefusals(log, metrics, opts.now ?? Date.now),
-    onRefreshSkipped: metrics ? () => metrics.storeLimits.refreshSkipped() : undefined,
+    onRefreshSkipped: metrics ? () => metrics.store.refreshSkipped() : undefined,
   };
 }
 
@@ -97,7 +98,7 @@ function readRefusals(log: GatewayOptions['log'], metrics: GatewayMetrics | null
   const logged = new Map<string, number>();
   return (refusal: ReadRefusal) => {
     const limit = refusal instanceof ReadTooLargeError ? 'size' : 'deadline';
-    metrics?.storeLimits.readRefused(refusal.file, limit);
+    metrics?.store.readRefused(refusal.file, limit);
     const key = `${refusal.file} ${limit}`;
     if (now() - (logged.get(key) ?? Number.NEGATIVE_INFINITY) < 60_000) return;
     logged.set(key, now());

@@ -12,6 +12,8 @@ export interface RecordsStackOptions extends RecordsServiceOptions {
   onReadRefused?: (refusal: ReadRefusal) => void;
   /** Told at each tick of the refresh timer that found the last refresh still running (it is skipped, never stacked). */
   onRefreshSkipped?: () => void;
+  /** Told each time a kept build's whole domain map is read and checked (once per build; see `BuildHistory`). */
+  onKeptMapLoad?: (build: string) => void;
 }
 
 /** The records opened: the service, the kept builds and the log's proofs over one store and its key set. */
@@ -31,7 +33,7 @@ export interface RecordsStack {
  * build), the live build read once, and then re-checked every `refreshMs` until `close`.
  */
 export async function openRecordsStack(options: RecordsStackOptions): Promise<RecordsStack> {
-  const { store, refreshMs, onRefreshSkipped, onReadRefused, ...serviceOptions } = options;
+  const { store, refreshMs, onRefreshSkipped, onReadRefused, onKeptMapLoad, ...serviceOptions } = options;
   const records = new RecordsService(openStore(store, { onReadRefused }), serviceOptions);
   try {
     await records.refresh();
@@ -54,7 +56,7 @@ export async function openRecordsStack(options: RecordsStackOptions): Promise<Re
   };
   const timer = refreshMs ? setInterval(tick, refreshMs) : null;
   timer?.unref();
-  const history = new BuildHistory(records);
+  const history = new BuildHistory(records, { onMapLoad: onKeptMapLoad });
   return {
     records,
     history,
