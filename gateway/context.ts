@@ -8,6 +8,7 @@ import type { LogProofs } from '../service/log-proofs.ts';
 import type { RecordsService } from '../service/records.ts';
 import type { StoreSettings } from '../storage/open.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import type { ConcurrencyBudget } from './public-budget.ts';
 
 /** One structured log line (JSON). Never carries an API key or key material. */
 export type LogLine = Record<string, unknown> & { level: 'info' | 'warn' | 'error'; msg: string };
@@ -39,6 +40,8 @@ export interface GatewayServices {
   /** Inclusion proofs of the transparency log, and its public files (a store that keeps no log answers NOT_IN_LOG). */
   proofs: LogProofs;
   apiKeys: ApiKeyStore;
+  /** The turns of the unauthenticated routes that read the store (the log's files and key). */
+  publicBudget: ConcurrencyBudget;
   /** Quotas: per API key, and per client address for requests without a valid key; null = off. */
   limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };
   /** Proxies trusted to name the client (`--trust-proxy`); null: the peer is the client. */
