@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { READ_LIMITS } from '../../core/limits.ts';
-import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
+import { cleanup, startTestGateway, type TestGateway, trustingProject, waitForLog } from '../support/gateway.ts';
 import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
 import { makeProject, type Project } from '../support/project.ts';
 import { drippingBody, endlessBody, type StaticOrigin, startStaticOrigin } from '../support/static-origin.ts';
@@ -30,6 +30,7 @@ beforeAll(async () => {
   project = await makeProject();
   origin = await startStaticOrigin(await realpath(join(project.recordsDir, CURRENT_LINK)));
   g = await startTestGateway(project, {
+    trust: await trustingProject(project),
     records: { url: origin.url, deadlineMs: 500 },
     metrics: { listen: { host: '127.0.0.1', port: 0 } },
   });
@@ -108,6 +109,7 @@ describe('refreshes of a hanging origin', () => {
     const own = await startStaticOrigin(await realpath(join(project.recordsDir, CURRENT_LINK)));
     // Long per-attempt and total limits, so only the test ends the hang.
     const slow = await startTestGateway(project, {
+      trust: await trustingProject(project),
       records: { url: own.url, timeoutMs: 60_000, deadlineMs: 60_000 },
       metrics: { listen: { host: '127.0.0.1', port: 0 } },
     });

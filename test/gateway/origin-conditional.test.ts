@@ -7,7 +7,7 @@ import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CURRENT_LINK } from '../../core/layout.ts';
-import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { cleanup, startTestGateway, type TestGateway, trustingProject } from '../support/gateway.ts';
 import { makeProject } from '../support/project.ts';
 import { type StaticOrigin, startStaticOrigin } from '../support/static-origin.ts';
 import { waitFor } from '../support/wait.ts';
@@ -21,7 +21,7 @@ beforeAll(async () => {
   const project = await makeProject();
   buildDir = await realpath(join(project.recordsDir, CURRENT_LINK));
   origin = await startStaticOrigin(buildDir, { etags: true });
-  g = await startTestGateway(project, { records: { url: origin.url } });
+  g = await startTestGateway(project, { records: { url: origin.url }, trust: await trustingProject(project) });
 });
 afterAll(async () => {
   await cleanup();

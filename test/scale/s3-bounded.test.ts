@@ -13,7 +13,7 @@ import { LIVE_POINTER_OBJECT, LOG_VKEY_PATH } from '../../core/layout.ts';
 import { READ_LIMITS } from '../../core/limits.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
-import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
+import { cleanup, startTestGateway, type TestGateway, trustingProject, waitForLog } from '../support/gateway.ts';
 import { build, ISSUER, makeProject, type Project, removeTempDirs } from '../support/project.ts';
 import { bucketAt, publishTo } from '../support/s3-records.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
@@ -32,6 +32,7 @@ beforeAll(async () => {
   await build(project, { now: Date.parse('2026-11-01T00:00:00Z') });
   await publishTo(s3, BUCKET, 'prod', project);
   g = await startTestGateway(project, {
+    trust: await trustingProject(project),
     // The checkpoint and partial tiles are kept a minute here, so the flood cannot outlast them.
     records: { url: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent', logFreshMs: 60_000 },
   });
