@@ -127,7 +127,7 @@ export interface GatewayOptions {
   connectionTimeouts?: Partial<ConnectionTimeouts>;
   /** The clock never-audited answers are issued by and quota windows counted by (epoch ms); `Date.now` by default, a test's own clock in tests. */
   now?: () => number;
-  /** The record keys trusted (pinned; unset: the first key set read) and whether unsigned builds are served (not unless set). */
+  /** The record keys trusted (pinned; unset: a records folder pins the first key set read, a bucket or an origin refuses to start) and whether unsigned builds are served (not unless set). */
   trust?: TrustSettings;
   /** A tlog-policy of the log's witnesses: the MCP tools say when the answers were last witnessed, and the verify page gets it. */
   witnessPolicy?: WitnessPolicyFile;

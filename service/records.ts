@@ -37,7 +37,7 @@ export interface RecordsServiceOptions {
   onStoreRead?: (outcome: StoreReadOutcome) => void;
   /** Told once about every build refused, with the reason (for the log and metrics). */
   onBuildRefused?: (refusal: BuildRefusal) => void;
-  /** The keys trusted and whether unsigned builds are served; unset: the first key set read is pinned, nothing unsigned served. */
+  /** The keys trusted and whether unsigned builds are served; unset: the first key set read is pinned (see `service/store-trust.ts` for a bucket or an origin), nothing unsigned served. */
   trust?: TrustSettings;
   /** Told once when the keys are pinned from the first key set read (no `trust.trustedKeys`). */
   onKeysPinned?: (kids: string[]) => void;
