@@ -1,6 +1,7 @@
 /** The servers `npm run bench` compares, each in its own process, started together and stopped together. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { recordPath } from '../core/layout.ts';
 import { assertPortsFree, startGatewayProcess, startNginx } from './gateway.ts';
 
@@ -69,7 +70,11 @@ export async function startBenchServers(o: BenchServerOptions) {
   const nginx = await started(startNginx(o.out, join(o.work, 'records/current'), PORTS.nginx, o.key, o.workers));
   // The same gateway reading its records from nginx as an HTTP origin (object storage or a CDN
   // origin in production): every cache miss is a fetch over a keep-alive pool, then verified.
-  const originArgs = gatewayArgs.map((a, i) => (gatewayArgs[i - 1] === '--records' ? `http://127.0.0.1:${PORTS.nginx}/origin/` : a));
+  // An origin's key set chooses no key: the published one is pinned, as a deployment must.
+  const originArgs = [
+    ...gatewayArgs.map((a, i) => (gatewayArgs[i - 1] === '--records' ? `http://127.0.0.1:${PORTS.nginx}/origin/` : a)),
+    ...['--trusted-keys', join(o.work, 'public', KEY_SET_PATH)],
+  ];
   await started(startGatewayProcess(originArgs, PORTS.origin));
   const before = o.before
     ? await started(

@@ -2,6 +2,7 @@ import { type Dir, opendirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { link, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { BuildError } from '../core/errors.ts';
+import { isAlive } from '../core/file-lock.ts';
 import { BUILDS_DIR, CURRENT_LINK } from '../core/layout.ts';
 
 const LOCK = '.build.lock';
@@ -150,13 +151,4 @@ export async function removeTree(path: string): Promise<void> {
     await removeTree(child);
   }
   rmdirSync(path);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

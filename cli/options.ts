@@ -1,21 +1,10 @@
-import { resolve } from 'node:path';
 import { z } from 'zod';
-import { parseTrustedProxies } from '../access/client-address.ts';
 import { SCHEMA_SUFFIX } from '../core/record.ts';
 import { storeUrlOf } from '../storage/url.ts';
+import { folder, optionalText, wholeNumber } from './option-schemas.ts';
+import { SERVE_OPTIONS } from './options-serve.ts';
 
-// Every option of every command, in one table: cli/config.ts resolves and validates them.
-
-const wholeNumber = (
-  min: number,
-  max = Number.MAX_SAFE_INTEGER,
-  message = min === 0 ? 'must be a whole number (0 turns it off)' : 'must be a positive whole number',
-) => z.string().regex(/^\d+$/, message).transform(Number).pipe(z.number().min(min, message).max(max, message));
-const folder = z
-  .string()
-  .min(1)
-  .transform((p) => resolve(p));
-const optionalText = z.string().min(1).optional();
+// Every option of every command, in one table (the gateway's own in options-serve.ts): cli/config.ts resolves and validates them.
 
 /** Every option: its flag, its environment variable, its default, what it means, whether its value may hold a secret, and its schema. */
 export const OPTIONS = {
@@ -84,67 +73,7 @@ export const OPTIONS = {
       .refine((v) => URL.canParse(v) && v.endsWith(SCHEMA_SUFFIX), `must be a URL ending in ${SCHEMA_SUFFIX}`)
       .optional(),
   },
-  host: { flag: 'host', env: 'HOST', fallback: '127.0.0.1', description: 'interface to listen on', schema: z.string().min(1) },
-  port: {
-    flag: 'port',
-    env: 'PORT',
-    fallback: '8787',
-    description: 'port (0 picks a free one)',
-    schema: wholeNumber(0, 65535, 'must be a port, 0..65535 (0 picks a free one)'),
-  },
-  metricsPort: {
-    flag: 'metrics-port',
-    env: 'MVR_METRICS_PORT',
-    fallback: undefined,
-    description: 'serve GET /metrics (Prometheus) on this port, apart from the gateway (off when unset; 0 picks a free one)',
-    schema: wholeNumber(0, 65535, 'must be a port, 0..65535 (0 picks a free one)').optional(),
-  },
-  metricsHost: {
-    flag: 'metrics-host',
-    env: 'MVR_METRICS_HOST',
-    fallback: '127.0.0.1',
-    description: 'interface the metrics listen on',
-    schema: z.string().min(1),
-  },
-  cacheMb: {
-    flag: 'cache-mb',
-    env: 'MVR_CACHE_MB',
-    fallback: '64',
-    description: 'memory for verified records, MB',
-    schema: wholeNumber(1),
-  },
-  rateLimit: {
-    flag: 'rate-limit',
-    env: 'MVR_RATE_LIMIT',
-    fallback: '6000',
-    description: 'requests per minute per API key, 0 = off',
-    schema: wholeNumber(0),
-  },
-  unauthRateLimit: {
-    flag: 'unauth-rate-limit',
-    env: 'MVR_UNAUTH_RATE_LIMIT',
-    fallback: '600',
-    description: 'requests per minute per client address without a valid key, 0 = off',
-    schema: wholeNumber(0),
-  },
-  trustProxy: {
-    flag: 'trust-proxy',
-    env: 'MVR_TRUST_PROXY',
-    fallback: undefined,
-    description:
-      'proxies (CIDRs or addresses, comma-separated) whose Forwarded / X-Forwarded-For names the client for the per-address limit',
-    schema: z
-      .string()
-      .transform((text, ctx) => {
-        try {
-          return parseTrustedProxies(text);
-        } catch (error) {
-          ctx.addIssue({ code: 'custom', message: (error as Error).message });
-          return z.NEVER;
-        }
-      })
-      .optional(),
-  },
+  ...SERVE_OPTIONS,
   workers: {
     flag: 'workers',
     env: 'MVR_WORKERS',
@@ -241,7 +170,7 @@ export const OPTIONS = {
     env: 'MVR_TRUSTED_KEYS',
     fallback: undefined,
     description:
-      'the record keys trusted (a JWK Set file, e.g. a copy of the key set): a build or record signed by another key, unless a trusted key endorsed it, is refused (default: the first key set read)',
+      'the record keys trusted (a JWK Set file, e.g. a copy of the key set): a build or record signed by another key, unless a trusted key endorsed it, is refused; required with s3:// or http(s) records (or --unsigned), default for a folder: its public key set as first read',
     schema: folder.optional(),
   },
   unsigned: {

@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
 import { ConfigError } from '../core/errors.ts';
 import type { TrustSettings } from '../core/key-trust.ts';
+import { trustForStore } from '../service/store-trust.ts';
+import type { StoreSettings } from '../storage/url.ts';
 import type { Config } from './config.ts';
 
 /** The options of a command that reads records (serve, dev, mcp, changes): which keys it trusts. */
@@ -16,10 +18,18 @@ export const unsignedArg = {
   },
 } as const;
 
-/** The trust settings from `--trusted-keys` / MVR_TRUSTED_KEYS and `--unsigned` / MVR_UNSIGNED, the pinned key set read now. */
-export async function trustOf(config: Config<(typeof TRUST_OPTIONS)[number]>, args: { unsigned?: boolean }): Promise<TrustSettings> {
+/**
+ * The trust settings from `--trusted-keys` / MVR_TRUSTED_KEYS and `--unsigned` / MVR_UNSIGNED, the
+ * pinned key set read now, for the records at `store`: checked before anything starts (a bucket or
+ * an origin needs one of them), so `mvr serve --workers` stops in its primary, not in each process.
+ */
+export async function trustOf(
+  config: Config<(typeof TRUST_OPTIONS)[number]>,
+  args: { unsigned?: boolean },
+  store: StoreSettings,
+): Promise<TrustSettings> {
   const unsigned = args.unsigned === true || config.unsigned;
-  return config.trustedKeys ? { trustedKeys: await readTrustedKeys(config.trustedKeys), unsigned } : { unsigned };
+  return trustForStore(store, config.trustedKeys ? { trustedKeys: await readTrustedKeys(config.trustedKeys), unsigned } : { unsigned });
 }
 
 /** A pinned key set file: a JWK Set listing at least one Ed25519 key (ConfigError naming the file otherwise). */

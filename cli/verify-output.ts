@@ -1,7 +1,8 @@
-import type { AnswerVerification } from '@merchant-verify/verifier';
+import { type AnswerVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
 import { exitCodeOf } from '../core/errors.ts';
-import { witnessedJson, witnessedText } from '../core/witnessed.ts';
+import { verificationJson } from '../core/verification-json.ts';
+import { witnessedText } from '../core/witnessed.ts';
 
 // How `mvr verify` shows a verification: the JSON members, the text lines, the exit code.
 
@@ -12,60 +13,40 @@ export interface Outcome {
   exitCode: number;
 }
 
-/** The verification as `mvr verify` prints it, and its exit code from the verdict; `policy`: whether a witness policy was given. */
+/**
+ * The verification as `mvr verify` prints it, and its exit code from the verdict (0 only when
+ * valid; otherwise the registry's exit code of the verdict's code). `policy`: whether a witness
+ * policy was given. Both the JSON and the text lead with the verdict; what a record claims comes
+ * last, and is labelled as unverified when the verdict is not valid.
+ */
 export function present(verification: AnswerVerification, source: string, policy = false): Outcome {
+  const verdict = verdictOf(verification);
+  const exitCode = verdict.code === null ? 0 : exitCodeOf(verdict.code);
+  const { valid, code, message, domain, ...steps } = verificationJson(verification, policy);
+  const json = { valid, code, message, domain, source, ...steps };
+  return { json, text: textOf(verification, verdict, policy), exitCode };
+}
+
+/** The text: the verdict line, the steps, then the claims (as facts only when valid). */
+function textOf(verification: AnswerVerification, verdict: ReturnType<typeof verdictOf>, policy: boolean): string {
   const { answer: r, signature: result, absence, log, witnessed } = verification;
-  // The absence proof decides a never-audited answer (NEVER_AUDITED when it holds, never 0);
-  // otherwise the signature, then a valid record that --log cannot find in the log fails with the log's code.
-  const exitCode = verification.code === null ? 0 : exitCodeOf(verification.code);
   const s = result.staleness;
-  const json = {
-    domain: r.domain ?? null,
-    valid: result.valid,
-    code: result.valid ? null : result.code,
-    message: result.valid ? null : result.message,
-    key_id: result.keyId ?? null,
-    status: r.status ?? null,
-    tier: r.tier ?? null,
-    score: r.score ?? null,
-    staleness: s,
-    source,
-    ...(absence
-      ? {
-          absence: absence.valid
-            ? {
-                valid: true,
-                build: absence.build,
-                issued_at: absence.issuedAt,
-                key_id: absence.keyId,
-                // With --log: where the build's statement is in the log.
-                ...(absence.statementLog ? { log: logJson(absence.statementLog) } : {}),
-              }
-            : { valid: false, code: absence.code, message: absence.message },
-        }
-      : {}),
-    ...(log
-      ? {
-          log: log.valid ? logJson(log) : { valid: false, code: log.code, message: log.message },
-        }
-      : {}),
-    // With --policy: when the proof that decided was last witnessed (null when it was not).
-    ...(policy ? { witnessed: witnessed && witnessedJson(witnessed) } : {}),
-  };
+  const domain = String(r.domain ?? '(no domain)');
+  const head = verdict.valid
+    ? `VALID: ${domain}`
+    : `${verdict.code === 'NEVER_AUDITED' ? 'NOT VERIFIED' : 'INVALID'} (${verdict.code}): ${verdict.message}`;
   const day = (t: string | null) => (t ? t.slice(0, 10) : '-');
   const audited =
     s.state === 'never_audited'
       ? 'never audited'
       : `${day(s.lastAuditedAt)} (${s.ageDays} day${s.ageDays === 1 ? '' : 's'} ago); next audit ${day(s.nextAuditAt)}${s.state === 'overdue' ? ` (overdue by ${s.overdueDays} days)` : ''}`;
+  const claims = `${String(r.status ?? '-')}${r.tier ? `, tier ${String(r.tier)}` : ''}, score ${r.score === null || r.score === undefined ? 'none' : `${String(r.score)}/100`}`;
   const signature = result.valid
     ? `valid (key ${result.keyId})`
     : result.code === 'UNSIGNED'
       ? 'none: the record is unsigned, so it is NOT verified (UNSIGNED)'
       : `INVALID: ${result.code} (${result.message})`;
-  const text = [
-    String(r.domain ?? '(no domain)'),
-    `  status     ${String(r.status ?? '-')}${r.tier ? `, tier ${String(r.tier)}` : ''}, score ${r.score === null || r.score === undefined ? 'none' : `${String(r.score)}/100`}`,
-    `  audited    ${audited}`,
+  const steps = [
     `  signature  ${signature}`,
     ...(absence
       ? [
@@ -73,15 +54,12 @@ export function present(verification: AnswerVerification, source: string, policy
         ]
       : []),
     ...(log ? [`  log        ${log.valid ? `included: ${entryText(log)}` : `NOT PROVEN: ${log.code} (${log.message})`}`] : []),
-    ...(policy ? [`  witnessed  ${witnessed ? witnessedText(witnessed) : 'NOT PROVEN (see the proof above)'}`] : []),
-    '',
-  ].join('\n');
-  return { json, text, exitCode };
-}
-
-/** An entry proven in the log, as the JSON gives it. */
-function logJson(entry: { index: number; checkpoint: Checkpoint }) {
-  return { valid: true, index: entry.index, tree_size: entry.checkpoint.size, origin: entry.checkpoint.origin };
+    ...(policy ? [`  witnesses  ${witnessed ? witnessedText(witnessed) : 'NOT PROVEN (see the proof above)'}`] : []),
+  ];
+  const lines = verdict.valid
+    ? [head, `  status     ${claims}`, `  audited    ${audited}`, ...steps]
+    : [head, `  domain     ${domain}`, ...steps, `  claims     (not verified) status ${claims}; audited ${audited}`];
+  return `${lines.join('\n')}\n`;
 }
 
 /** An entry proven in the log, as the text says it. */

@@ -1,33 +1,24 @@
-import { FetchFailedError } from './key-set-client.ts';
+import { READ_LIMITS } from '../core/limits.ts';
+import { boundedGet } from './bounded-get.ts';
 
-/** A gateway's answer to `GET /v1/verify`: the record's bytes, or the status and problem document. */
+/** A gateway's answer to a key-gated `GET`: the body's bytes, or the status and problem document. */
 export type GatewayAnswer = { ok: true; bytes: Buffer } | { ok: false; status: number; code: string | null; detail: string };
 
 /**
- * Asks a gateway for a domain's record with an API key. Throws {@link FetchFailedError} only
- * when the gateway cannot be reached; an error answer is returned, so that each caller (the
- * CLI, the stdio MCP server) can report it in its own terms.
+ * Any key-gated `GET` of a gateway (`path` with its query) with an API key, for what is not verified
+ * (`mvr mcp --base-url`'s history); a verification fetches through the verifier package's online
+ * client. Throws FETCH_FAILED only when the gateway cannot be reached, answers more than an answer
+ * may have, or redirects (never followed: the key goes only where it was sent); an error answer is
+ * returned, so that the caller can report it in its own terms.
  */
-export function fetchRecordFromGateway(baseUrl: string, apiKey: string, domain: string, timeoutMs = 10_000): Promise<GatewayAnswer> {
-  return getFromGateway(baseUrl, apiKey, `/v1/verify?domain=${encodeURIComponent(domain)}`, timeoutMs);
-}
-
-/** Any key-gated `GET` of a gateway (`path` with its query), answered as {@link fetchRecordFromGateway} does. */
 export async function getFromGateway(baseUrl: string, apiKey: string, path: string, timeoutMs = 10_000): Promise<GatewayAnswer> {
   const url = `${baseUrl.replace(/\/+$/, '')}${path}`;
-  // undici is loaded on the first request, not with the CLI: `mvr verify --file` never fetches.
-  const { request } = await import('undici');
-  let res;
-  try {
-    res = await request(url, {
-      headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' },
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-  } catch (error) {
-    throw new FetchFailedError(`cannot reach ${new URL(url).origin}: ${(error as Error).message}`);
-  }
-  const bytes = Buffer.from(await res.body.arrayBuffer());
+  const res = await boundedGet(url, {
+    limit: READ_LIMITS.gatewayAnswer,
+    timeoutMs,
+    headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' },
+  });
+  const bytes = res.body;
   if (res.statusCode === 200) return { ok: true, bytes };
   try {
     const problem = JSON.parse(bytes.toString('utf8')) as { code?: unknown; detail?: unknown };

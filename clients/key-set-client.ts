@@ -1,16 +1,16 @@
 import {
-  type AbsenceResult,
   KEY_SET_PATH,
   type KeySet,
   parseKeySet,
   type RecordVerification,
   trustedKeySet,
   type VerifyOptions,
-  verifyAbsence,
   verifyRecord,
 } from '@merchant-verify/verifier';
 import type { Dispatcher } from 'undici';
 import { FetchFailedError } from '../core/errors.ts';
+import { READ_LIMITS } from '../core/limits.ts';
+import { boundedGet } from './bounded-get.ts';
 
 export { FetchFailedError };
 
@@ -30,7 +30,7 @@ export interface KeySetClientOptions {
 
 /**
  * Fetches the public key set and caches it as its `Cache-Control` says (revalidating with the
- * ETag once stale). A record signed by a key the cached set does not list triggers one refetch,
+ * ETag once stale); an answer larger than a key set may be, or a redirect, is FETCH_FAILED. A record signed by a key the cached set does not list triggers one refetch,
  * then a cooldown, so a flood of made-up `key_id`s cannot make the client hammer the server.
  * Concurrent callers share one request.
  */
@@ -88,32 +88,21 @@ export class KeySetClient {
     this.fetches++;
     const headers: Record<string, string> = { accept: 'application/jwk-set+json, application/json' };
     if (this.cached?.etag) headers['if-none-match'] = this.cached.etag;
-    // undici is loaded on the first request, not with the CLI: `mvr verify --file` never fetches.
-    const { request } = await import('undici');
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await request(this.url, {
-        headers,
-        dispatcher: this.options.dispatcher,
-        headersTimeout: this.options.timeoutMs ?? 5000,
-        bodyTimeout: this.options.timeoutMs ?? 5000,
-      });
-    } catch (error) {
-      throw new FetchFailedError(`cannot fetch the key set from ${this.url}: ${(error as Error).message}`);
-    }
+    const res = await boundedGet(this.url, {
+      limit: READ_LIMITS.keySet,
+      timeoutMs: this.options.timeoutMs ?? 5000,
+      headers,
+      dispatcher: this.options.dispatcher,
+    });
     const freshUntil = this.now() + freshnessMs(res.headers, this.options.defaultMaxAgeMs ?? 300_000);
     if (res.statusCode === 304 && this.cached) {
-      await res.body.dump();
       this.cached.freshUntil = freshUntil;
       return this.cached.keySet;
     }
-    if (res.statusCode !== 200) {
-      await res.body.dump();
-      throw new FetchFailedError(`key set request to ${this.url} answered ${res.statusCode}`, res.statusCode);
-    }
+    if (res.statusCode !== 200) throw new FetchFailedError(`key set request to ${this.url} answered ${res.statusCode}`, res.statusCode);
     let body: unknown;
     try {
-      body = await res.body.json();
+      body = JSON.parse(res.body.toString('utf8'));
     } catch {
       throw new FetchFailedError(`key set at ${this.url} is not JSON`);
     }
@@ -150,9 +139,4 @@ export async function verifyRecordWithClient(
   options: VerifyOptions = {},
 ): Promise<RecordVerification> {
   return verifyRecord(record, await keySetForSigned(client, record), options);
-}
-
-/** {@link verifyAbsence} against a key set client: the statement's `key_id` is looked up as for a record. */
-export async function verifyAbsenceWithClient(proof: unknown, domain: string, client: KeySetClient): Promise<AbsenceResult> {
-  return verifyAbsence(proof, domain, await keySetForSigned(client, (proof as { statement?: unknown } | null)?.statement));
 }

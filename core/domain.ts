@@ -1,20 +1,10 @@
 import { parse as parseTld } from 'tldts';
 import { URL as PortableURL } from 'whatwg-url';
-import { z } from 'zod';
 import { InvalidDomainError } from './errors.ts';
 
 /** Longest raw input looked at; anything longer cannot hold a valid URL of a 253-octet host. */
 export const MAX_DOMAIN_INPUT = 2048;
 
-/**
- * A domain as a caller gives it (`domain=` over HTTP, `domain` of the MCP tools): a hostname or a
- * URL on it, which {@link normalizeDomain} reduces to the record key.
- */
-export const domainInputSchema = z
-  .string()
-  .min(1)
-  .max(MAX_DOMAIN_INPUT)
-  .describe('A hostname or URL; reduced to its registrable domain (eTLD+1), lowercase A-label form.');
 const MAX_HOSTNAME = 253;
 const MAX_LABEL = 63;
 const LABEL = /^[a-z0-9-]+$/;

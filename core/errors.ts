@@ -142,6 +142,30 @@ export class StoreUnavailableError extends MvrError {
   }
 }
 
+/**
+ * A read from a store or a peer refused at its kind's size limit (core/limits.ts): the body is
+ * not read past the limit, and what was served before stays served.
+ */
+export class ReadTooLargeError extends StoreUnavailableError {
+  constructor(
+    /** The kind of file (a key of the limits table). */
+    readonly file: string,
+    readonly limitBytes: number,
+  ) {
+    super(`a ${file} read from the store is larger than the ${limitBytes} bytes it may have`);
+  }
+}
+
+/** A read from a store or a peer not finished by its total deadline (retries included): abandoned, what was served before stays served. */
+export class ReadDeadlineError extends StoreUnavailableError {
+  constructor(
+    readonly file: string,
+    readonly deadlineMs: number,
+  ) {
+    super(`a ${file} read from the store took longer than its ${deadlineMs} ms deadline`);
+  }
+}
+
 /** One record could not be assembled: unreadable, corrupt, or its signature does not verify. */
 export class RecordUnavailableError extends MvrError {
   static readonly code = 'UNAVAILABLE';

@@ -116,8 +116,8 @@ async function holderOf(lock: string): Promise<{ holder: Holder | null; ageMs: n
   }
 }
 
-/** Whether a process of this machine exists (signal 0 checks without sending anything). */
-function isAlive(pid: number): boolean {
+/** Whether a process of this machine exists (signal 0 checks without sending anything; EPERM: it exists, another user's). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -4,7 +4,8 @@ import { type KeySet, parseKeySet, trustedKeySet, type UntrustedKey } from '@mer
 export interface TrustSettings {
   /**
    * The pinned keys (a JWK Set; any endorsements in it are not needed: pinned keys are trusted as
-   * they are). Unset: the first key set read that lists a key is pinned, as it was read.
+   * they are). Unset: the first key set read that lists a key is pinned, as it was read (a records
+   * folder only: a bucket or an origin is refused without it, see `service/store-trust.ts`).
    */
   trustedKeys?: KeySet;
   /** Serve builds and records that carry no signature at all (a deployment that signs nothing). Off unless set. */

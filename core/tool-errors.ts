@@ -2,7 +2,7 @@
  * The errors of building, publishing and the command line: bad audits, a failed build, a bad flag
  * or setting, a fetch, the log checks. Re-exported by `errors.ts`, which the application imports.
  */
-import { MvrError } from '@merchant-verify/verifier';
+import { FetchFailedError, MvrError } from '@merchant-verify/verifier';
 
 /** One problem in an audit input: where it is (file, line or index, member) and what is wrong. */
 export interface AuditProblem {
@@ -60,14 +60,23 @@ export class SelfCheckFailedError extends MvrError {
   }
 }
 
-/** A key set or a record could not be fetched: network error, timeout, or an HTTP error status. */
-export class FetchFailedError extends MvrError {
-  static readonly code = 'FETCH_FAILED';
+/** A key set or a record could not be fetched: the verifier package's own class (its online client throws it too). */
+export { FetchFailedError };
+
+/** An answer larger than what its kind may have (core/limits.ts): not read past the limit. */
+export class AnswerTooLargeError extends FetchFailedError {
   constructor(
-    message: string,
-    readonly status?: number,
+    readonly url: string,
+    readonly limitBytes: number,
   ) {
-    super(FetchFailedError.code, message);
+    super(`${url} answered more than the ${limitBytes} bytes its answer may have`);
+  }
+}
+
+/** An answer that redirects elsewhere: never followed, so a key or a request goes only where it was sent. */
+export class RedirectRefusedError extends FetchFailedError {
+  constructor(url: string, status: number) {
+    super(`${url} answered ${status}, a redirect, which is not followed: give the URL it names instead`, status);
   }
 }
 

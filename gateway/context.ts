@@ -9,6 +9,7 @@ import type { PrefixLookups } from '../service/prefix-lookups.ts';
 import type { RecordsService } from '../service/records.ts';
 import type { StoreSettings } from '../storage/open.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import type { ConcurrencyBudget } from './public-budget.ts';
 
 /** One structured log line (JSON). Never carries an API key or key material. */
 export type LogLine = Record<string, unknown> & { level: 'info' | 'warn' | 'error'; msg: string };
@@ -42,6 +43,8 @@ export interface GatewayServices {
   /** Prefix lookups (`GET /v1/lookup/{prefix}`): answers that name a prefix, never a domain. */
   lookups: PrefixLookups;
   apiKeys: ApiKeyStore;
+  /** The turns of the unauthenticated routes that read the store (the log's files and key). */
+  publicBudget: ConcurrencyBudget;
   /** Quotas: per API key, and per client address for requests without a valid key; null = off. */
   limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };
   /** Proxies trusted to name the client (`--trust-proxy`); null: the peer is the client. */
@@ -127,7 +130,7 @@ export interface GatewayOptions {
   connectionTimeouts?: Partial<ConnectionTimeouts>;
   /** The clock never-audited answers are issued by and quota windows counted by (epoch ms); `Date.now` by default, a test's own clock in tests. */
   now?: () => number;
-  /** The record keys trusted (pinned; unset: the first key set read) and whether unsigned builds are served (not unless set). */
+  /** The record keys trusted (pinned; unset: a records folder pins the first key set read, a bucket or an origin refuses to start) and whether unsigned builds are served (not unless set). */
   trust?: TrustSettings;
   /** A tlog-policy of the log's witnesses: the MCP tools say when the answers were last witnessed, and the verify page gets it. */
   witnessPolicy?: WitnessPolicyFile;

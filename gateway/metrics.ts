@@ -3,6 +3,7 @@ import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { RecordsService, StoreReadOutcome } from '../service/records.ts';
+import { storeMetrics } from './metrics-store.ts';
 
 /** What the metrics read from the gateway's services at each scrape. */
 export interface WatchedServices {
@@ -71,6 +72,9 @@ export class GatewayMetrics {
     help: 'Builds found live and refused whole (statement or domain map not checking against the key set, read again once); the build served before stays served.',
     registers: [this.registry],
   });
+
+  /** Reads refused at the store's limits, refresh ticks skipped, whole kept maps read. */
+  readonly store = storeMetrics(this.registry);
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

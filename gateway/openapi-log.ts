@@ -1,7 +1,11 @@
+import type { ErrorCode } from '../core/error-registry.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
 import { domainParameter, GATED, ifNoneMatch, notModified, ok, problems } from './openapi-parts.ts';
 
 const TEXT = 'text/plain; charset=utf-8';
+
+/** The public log files' problems: RATE_LIMITED when too many requests without a key are in flight at once (their own budget). */
+const PUBLIC_LOG: ErrorCode[] = ['NOT_FOUND', 'METHOD_NOT_ALLOWED', 'RATE_LIMITED', 'STORE_UNAVAILABLE'];
 
 /** The transparency log: the key-gated proof, and the public C2SP tlog-tiles files and verifier key. */
 export function logPaths(): Record<string, unknown> {
@@ -45,7 +49,7 @@ export function logPaths(): Record<string, unknown> {
             conditional: true,
           }),
           ...notModified('/log/checkpoint'),
-          ...problems(['NOT_FOUND', 'METHOD_NOT_ALLOWED']),
+          ...problems(PUBLIC_LOG),
         },
       },
     },
@@ -72,7 +76,7 @@ export function logPaths(): Record<string, unknown> {
             conditional: true,
           }),
           ...notModified('/log/tile/{path}'),
-          ...problems(['NOT_FOUND', 'METHOD_NOT_ALLOWED']),
+          ...problems(PUBLIC_LOG),
         },
       },
     },
@@ -86,7 +90,7 @@ export function logPaths(): Record<string, unknown> {
         responses: {
           ...ok(LOG_VKEY_PATH, 'The verifier key, one line.', 'LogVerifierKey', { type: TEXT, conditional: true }),
           ...notModified(LOG_VKEY_PATH),
-          ...problems(['NOT_FOUND', 'METHOD_NOT_ALLOWED']),
+          ...problems(PUBLIC_LOG),
         },
       },
     },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { absenceProofSchema, buildStatementSchema } from '../core/absence-schema.ts';
 import { batchAnswerSchema, batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema } from '../core/batch-schema.ts';
-import { domainInputSchema } from '../core/domain.ts';
+import { domainInputSchema } from '../core/domain-input.ts';
 import { healthSchema } from '../core/health-schema.ts';
 import {
   changeEntrySchema,

@@ -3,10 +3,14 @@ import type { ApiKeyTable } from '../access/api-keys.ts';
 import { FixedWindowLimiter } from '../access/rate-limit.ts';
 import { SharedWindowLimiter } from '../access/rate-limit-shared.ts';
 import type { RedisClient as Redis } from '../access/redis.ts';
+import { ReadTooLargeError } from '../core/errors.ts';
+import { PUBLIC_LIMITS } from '../core/limits.ts';
 import { openRecordsStack, type RecordsStack, type RecordsStackOptions } from '../service/records-stack.ts';
+import type { ReadRefusal } from '../storage/open.ts';
 import type { GatewayOptions, GatewayServices } from './context.ts';
 import { accessLogLine } from './json-log.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import { ConcurrencyBudget } from './public-budget.ts';
 
 /** How long the start waits for Redis, so the first requests find the keys loaded. */
 const REDIS_CONNECT_WAIT_MS = 2000;
@@ -46,6 +50,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     redisUp: redis ? () => redis.isReady : null,
     witnessPolicy: opts.witnessPolicy ?? null,
     now: opts.now ?? Date.now,
+    publicBudget: new ConcurrencyBudget(PUBLIC_LIMITS.concurrent, PUBLIC_LIMITS.waiting),
     limits: quotas(opts, redis),
     trustedProxies: opts.trustProxy ?? null,
   };
@@ -82,10 +87,29 @@ function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): R
         msg: 'record keys pinned from the first key set read (give --trusted-keys to choose them)',
         kids: kids.join(' '),
       }),
+    onKeptMapLoad: metrics ? () => metrics.store.keptMapLoaded() : undefined,
     onBuildRefused: ({ build, reason }) => {
       log({ level: 'warn', msg: 'build refused; the build served before (if any) stays served', build, reason });
       metrics?.buildRefused();
     },
+    onReadRefused: readRefusals(log, metrics, opts.now ?? Date.now),
+    onRefreshSkipped: metrics ? () => metrics.store.refreshSkipped() : undefined,
+  };
+}
+
+/**
+ * Reads refused at their limits: each counted, each kind of file and limit logged once a minute
+ * (a hostile store repeats its refusal at every refresh, four times a second).
+ */
+function readRefusals(log: GatewayOptions['log'], metrics: GatewayMetrics | null, now: () => number) {
+  const logged = new Map<string, number>();
+  return (refusal: ReadRefusal) => {
+    const limit = refusal instanceof ReadTooLargeError ? 'size' : 'deadline';
+    metrics?.store.readRefused(refusal.file, limit);
+    const key = `${refusal.file} ${limit}`;
+    if (now() - (logged.get(key) ?? Number.NEGATIVE_INFINITY) < 60_000) return;
+    logged.set(key, now());
+    log({ level: 'warn', msg: 'store read refused at its limit; what was served before stays served', file: refusal.file, limit });
   };
 }
 

@@ -1,25 +1,19 @@
 import { isNeverAudited, KEY_SET_PATH } from '@merchant-verify/verifier';
-import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { absenceProofSchema } from '../core/absence-schema.ts';
 import { batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema, MAX_BATCH } from '../core/batch-schema.ts';
-import { domainInputSchema, normalizeDomain } from '../core/domain.ts';
-import { ERROR_REGISTRY, isMvrError } from '../core/errors.ts';
+import { normalizeDomain } from '../core/domain.ts';
+import { domainInputSchema } from '../core/domain-input.ts';
 import { type HistoryAnswer, historyAnswerSchema } from '../core/history-schema.ts';
 import { problemDocument } from '../core/problem-document.ts';
-import { recordSchema } from '../core/record.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import { lookupBatch } from '../service/batch.ts';
 import { toolError } from './tool-error.ts';
+import { type AbsenceLookup, type ProofLookup, type RecordLookup, verificationOutputSchema, verifyLookedUp } from './verification.ts';
 import { WITNESSED_NOTE, type WitnessSource, witnessedItems } from './witnessed.ts';
 
-/** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
-export type RecordLookup = (domain: string) => Promise<Buffer>;
-/** A normalized domain's record and its C2SP tlog-proof, from one build, as `GET /v1/verify` and `GET /v1/proof` give them; throws MvrError. */
-export type ProofLookup = (domain: string) => Promise<{ record: Buffer; proof: string }>;
-/** The proof that a normalized domain has no record in the live build, as `GET /v1/absence` answers it; throws MvrError (HAS_RECORD when it has one). */
-export type AbsenceLookup = (domain: string) => Promise<AbsenceProof>;
+export type { AbsenceLookup, ProofLookup, RecordLookup } from './verification.ts';
 /** The history of a normalized domain, as `GET /v1/history` answers it; throws MvrError. */
 export type HistoryLookup = (domain: string) => Promise<HistoryAnswer>;
 
@@ -32,28 +26,6 @@ export const BATCH_TOOL_NAME = 'verify_merchants';
 const batchOutputSchema = z.strictObject({
   results: z.array(z.union([batchRecordResultSchema.extend({ absence_proof: absenceProofSchema.optional() }), batchProblemResultSchema])),
 });
-
-/**
- * A domain's record and, when it is never audited, the proof of that from the build's signed
- * domain map. Two lookups: should a new build go live between them and audit the domain
- * (HAS_RECORD), the record is looked up once more, and is then that build's record.
- */
-async function recordWithAbsence(
-  domain: string,
-  lookup: RecordLookup,
-  absence: AbsenceLookup,
-): Promise<{ text: string; absence: AbsenceProof | null }> {
-  for (let attempt = 0; ; attempt++) {
-    const text = (await lookup(domain)).toString('utf8');
-    // The proof that goes with an answer is the one the verifier's pipeline (verifyAnswer) checks it with.
-    if (!isNeverAudited(JSON.parse(text))) return { text, absence: null };
-    try {
-      return { text, absence: await absence(domain) };
-    } catch (error) {
-      if (attempt > 0 || !isMvrError(error) || error.code !== 'HAS_RECORD') throw error;
-    }
-  }
-}
 
 /** Written for an AI agent deciding whether to trust a shop. */
 export function toolDescription(keySetUrl: string, witnessed = false): string {
@@ -70,6 +42,8 @@ export function toolDescription(keySetUrl: string, witnessed = false): string {
     'A record without a signature is unverified, never a pass.',
     "With include_proof: true, for an audited record the second text item is a C2SP tlog-proof that this exact record is in the issuer's public append-only log",
     "(verify it with the log's key at /.well-known/merchant-verify-log.vkey), so the issuer cannot show other callers a different verdict.",
+    "The structured result is this server's verification of the answer: first valid, code and message (valid only when every check ran and held; a never-audited answer proven absent is NEVER_AUDITED, not valid),",
+    'then each step (signature, absence, log, witnesses, staleness), what the record claims, and the record itself.',
     ...(witnessed ? [WITNESSED_NOTE] : []),
   ].join(' ');
 }
@@ -81,6 +55,10 @@ export interface McpServerOptions {
   history: HistoryLookup;
   proof: ProofLookup;
   absence: AbsenceLookup;
+  /** The key set the answers are verified with (the deployment's own). */
+  keySet: () => Promise<unknown>;
+  /** The log's note verifier key; null when the deployment keeps no log. */
+  vkey: () => Promise<string | null>;
   /** With a witness policy, the verify tools say when the log's checkpoint was last witnessed; without, nothing changes. */
   witness?: WitnessSource;
   /**
@@ -119,34 +97,31 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
           .optional()
           .describe('Also return the proof that the record is in the public transparency log (a second text item).'),
       }),
-      outputSchema: recordSchema,
+      outputSchema: verificationOutputSchema,
       annotations: { title: 'Verify a merchant', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
     },
     async ({ domain, include_proof }) => {
       try {
-        const normalized = normalizeDomain(domain);
-        const answer = async (text: string, second: string | null) => ({
+        // Looked up and verified through the verifier package's online client, as `mvr verify` and the page do.
+        const verified = await verifyLookedUp(
+          normalizeDomain(domain),
+          { lookup, ...options },
+          {
+            withLog: include_proof === true,
+            policy: options.witness?.policy,
+            now: options.witness?.now(),
+          },
+        );
+        // The absence proof goes with every never-audited answer; a log proof only when asked for.
+        const second = verified.structured.absence !== null || include_proof ? verified.proof : null;
+        return {
           content: [
-            { type: 'text' as const, text },
+            { type: 'text' as const, text: verified.text },
             ...(second === null ? [] : [{ type: 'text' as const, text: second }]),
             ...(await witnessedItems(options.witness)),
           ],
-          structuredContent: JSON.parse(text) as Record<string, unknown>,
-        });
-        if (!include_proof) {
-          const { text, absence } = await recordWithAbsence(normalized, lookup, options.absence);
-          return answer(text, absence && JSON.stringify(absence));
-        }
-        // Record and log proof from one build. A domain with no record gets its never-audited record and the proof of that instead.
-        const proven = await options.proof(normalized).catch(async (error: unknown) => {
-          if (!isMvrError(error) || error.code !== 'NOT_IN_LOG') throw error;
-          const { text, absence } = await recordWithAbsence(normalized, lookup, options.absence);
-          return {
-            record: Buffer.from(text),
-            proof: absence ? JSON.stringify(absence) : `NOT_IN_LOG (${ERROR_REGISTRY.NOT_IN_LOG.title}): ${error.message}`,
-          };
-        });
-        return answer(proven.record.toString('utf8'), proven.proof);
+          structuredContent: verified.structured,
+        };
       } catch (error) {
         return toolError(error, options.noteWithheld?.(error));
       }
@@ -187,12 +162,12 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
               return { domain: r.domain, problem: problemDocument(r.problem, options.issuer, options.noteWithheld?.(r.problem, r.domain)) };
             const record = JSON.parse(r.record.toString('utf8')) as Record<string, unknown>;
             if (!isNeverAudited(record)) return { domain: r.domain, record };
-            // Never audited: the record again with its proof, both of one build's map.
-            const { text, absence } = await recordWithAbsence(record.domain as string, lookup, options.absence);
+            // Never audited: the record again with its proof, both of one build's map, through the one online client.
+            const verified = await verifyLookedUp(record.domain as string, { lookup, ...options }, { withLog: false });
             return {
               domain: r.domain,
-              record: JSON.parse(text) as Record<string, unknown>,
-              ...(absence ? { absence_proof: absence } : {}),
+              record: verified.structured.record as Record<string, unknown>,
+              ...(verified.structured.absence !== null && verified.proof !== null ? { absence_proof: JSON.parse(verified.proof) } : {}),
             };
           }),
         );

@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../core/errors.ts';
+import { ReadTooLargeError, StoreUnavailableError } from '../core/errors.ts';
 import { verifyRecordNode } from '../core/signing.ts';
 import type { KeySetSource } from '../storage/key-set-source.ts';
 import type { FoundBuild, Store } from '../storage/store.ts';
@@ -94,7 +94,9 @@ export class BuildAcceptor {
     let unread = true;
     const readFile = (name: string) =>
       found.readFile(name).catch((error: unknown) => {
-        unread = true;
+        // A file larger than its kind may be is refused with its build, not read again at every
+        // refresh: a build's files never change.
+        if (!(error instanceof ReadTooLargeError)) unread = true;
         throw error;
       });
     try {

@@ -13,6 +13,8 @@ export interface BuildMap {
   build: string;
   statement: BuildStatement;
   map: DomainMap;
+  /** The map's leaves as read (the buffer `map` searches). */
+  leaves: Uint8Array;
 }
 
 /** Reads a file of one build (its map, its statement), null when the build has none. */
@@ -68,7 +70,7 @@ export async function loadBuildMap(
       `${DOMAIN_MAP_FILE} (${head.size} domains, root ${head.root}) is not the map its statement signs (${statement.domain_map?.size} domains, root ${statement.domain_map?.root})`,
     );
   }
-  return { build: statement.build, statement, map };
+  return { build: statement.build, statement, map, leaves };
 }
 
 /** Why a statement's verdict refuses its build, or null: unsigned passes only when the gateway serves unsigned builds. */

@@ -1,42 +1,57 @@
-import { createHash } from 'node:crypto';
 import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
-import { BuildNotFoundError, InvalidRequestError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
+import { domainHash } from '@merchant-verify/verifier/internal/issuer';
+import { BuildNotFoundError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
-import type { ChangeEntry, ChangesPage, HistoryAnswer, HistoryEntry } from '../core/history-schema.ts';
-import { CHANGES_DIR, MANIFEST_FILE, recordPath } from '../core/layout.ts';
+import { sha256 } from '../core/hash.ts';
+import type { ChangesPage, HistoryAnswer, HistoryEntry } from '../core/history-schema.ts';
+import { DOMAIN_MAP_FILE, MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import type { VerificationRecord } from '../core/record.ts';
 import type { KeptBuild } from '../storage/kept-builds.ts';
 import type { Store } from '../storage/store.ts';
 import { absenceProof, type BuildMap, hasRecord, KeptMaps, loadBuildMap } from './build-maps.ts';
+import { changesPage } from './change-feed.ts';
+import { MapIndex } from './map-index.ts';
 import { checkServeRule, type RecordsService, type ServedRecord } from './records.ts';
 
-/** Memory for the domain maps of kept builds other than the live one (32 bytes a domain). */
+/** Memory for the whole domain maps of kept builds other than the live one (32 bytes a domain), kept for absence proofs. */
 const KEPT_MAPS_BYTES = 256 * 1024 * 1024;
 
-/** Changes per page of `GET /v1/changes`. */
-export const CHANGES_PAGE = 1000;
+/** Map indexes kept (about 64 bytes per 1024 domains each) before those of builds no longer kept are dropped. */
+const KEPT_INDEXES = 64;
 
-/** Bytes of a change feed read at a time: a page of 1000 changes is about 150 KB. */
-const CHANGES_CHUNK = 256 * 1024;
+export interface BuildHistoryOptions {
+  /** Told each time a kept build's whole domain map is read and checked (for metrics): once per build, not per request. */
+  onMapLoad?: (build: string) => void;
+}
 
 /**
  * The kept builds (`mvr build --keep`, uploaded with each build by `mvr publish`): the list, a
  * domain's record in any of them, its history, and the change feed the build wrote. The same
  * code answers for every store; only the reading of bytes differs ({@link Store}), and a store
- * that keeps no builds says so (BUILD_NOT_FOUND, `NoBuildHistoryError`). Records of a past build pass the same serve rule as the live one, against
- * the key set the gateway serves (which keeps every key a kept build was signed with). A store
- * that cannot be read is STORE_UNAVAILABLE, never an empty list or a never-audited record.
+ * that keeps no builds says so (BUILD_NOT_FOUND, `NoBuildHistoryError`). Records of a past build
+ * pass the same serve rule as the live one, against the key set the gateway serves (which keeps
+ * every key a kept build was signed with). Whether a past build has a domain's record is decided
+ * by its signed map, read whole once and then kept as a small index ({@link MapIndex}), so asking
+ * every kept build costs the same at any number of domains. A store that cannot be read is
+ * STORE_UNAVAILABLE, never an empty list or a never-audited record.
  */
 export class BuildHistory {
   /** The kept builds as last read, and what they were read for (the live build and the list's version). */
   private listed: { key: string; builds: Promise<KeptBuild[]> } | null = null;
-  /** The checked domain maps of kept builds other than the live one. */
+  /** The checked domain maps of kept builds other than the live one, for absence proofs. */
   private readonly maps = new KeptMaps(KEPT_MAPS_BYTES);
+  /** What is kept of each kept build's checked map to answer "is this domain in it" with one ranged read. */
+  private readonly indexes = new Map<string, Promise<MapIndex>>();
+  /** The last whole map being loaded for an index: one at a time, so memory holds one map, not every kept build's. */
+  private loading: Promise<unknown> = Promise.resolve();
 
   /** The store the records service reads. */
   private readonly store: Store;
 
-  constructor(private readonly records: RecordsService) {
+  constructor(
+    private readonly records: RecordsService,
+    private readonly options: BuildHistoryOptions = {},
+  ) {
     this.store = records.store;
   }
 
@@ -65,7 +80,7 @@ export class BuildHistory {
     const builds = await this.builds();
     const kept = this.kept(builds, build);
     if (kept === builds[0]) return this.records.recordFor(domain, now);
-    if (!hasRecord(await this.mapOf(kept.id, builds), domain)) return this.records.neverAudited(domain, now);
+    if (!(await this.mapLists(kept.id, domain, builds))) return this.records.neverAudited(domain, now);
     const bytes = await this.stored(kept.id, domain);
     checkServeRule(domain, bytes, this.records.checkKeys());
     return { bytes, etag: strongEtag(bytes), audited: true };
@@ -74,7 +89,7 @@ export class BuildHistory {
   /** Whether a kept build's map lists `domain` (BUILD_NOT_FOUND for a build not kept). */
   async hasRecordIn(build: string, domain: string): Promise<boolean> {
     const builds = await this.builds();
-    return hasRecord(await this.mapOf(this.kept(builds, build).id, builds), domain);
+    return this.mapLists(this.kept(builds, build).id, domain, builds);
   }
 
   /** The proof that `domain` has no record in a kept build (HAS_RECORD when it has one). */
@@ -83,13 +98,15 @@ export class BuildHistory {
     return absenceProof(await this.mapOf(this.kept(builds, build).id, builds), domain);
   }
 
-  /** A kept build's checked map: the live one from the records service, others loaded once and kept while they fit. */
+  /** A kept build's whole checked map, for absence proofs: the live one from the records service, others loaded once and kept while they fit. */
   private mapOf(build: string, builds: KeptBuild[]): Promise<BuildMap> {
     if (build === builds[0]?.id) return this.records.buildMap();
     const keys = this.records.checkKeys();
-    return this.maps.get(`${build}|${this.records.keys.generation()}`, () =>
-      loadBuildMap((name) => this.readBuildFile(build, name), keys, build, build),
-    );
+    return this.maps.get(`${build}|${this.records.keys.generation()}`, async () => {
+      const m = await loadBuildMap((name) => this.readBuildFile(build, name), keys, build, build);
+      this.options.onMapLoad?.(build);
+      return m;
+    });
   }
 
   private async readBuildFile(build: string, name: string): Promise<Buffer | null> {
@@ -131,48 +148,15 @@ export class BuildHistory {
   }
 
   /**
-   * What changed from kept build `since` to the live build, as the build computed it, a page of
-   * at most {@link CHANGES_PAGE} at a time. The cursor is a byte offset into the live build's
-   * feed file, tied to the live build: a cursor from before a new build is refused, and so is
-   * one that does not fall on the start of a line (the byte before it, read with the page, is
-   * not a newline).
+   * What changed from kept build `since` to the live build, as the build computed it, a page at
+   * a time (see {@link changesPage}).
    */
   async changes(since: string, cursor: string | undefined): Promise<ChangesPage> {
     const builds = await this.builds();
     const live = builds[0];
     this.kept(builds, since);
     if (!live || since === live.id) return { from: since, to: live?.id ?? since, changes: [], next: null };
-    const file = `${CHANGES_DIR}/${since}.jsonl`;
-    const start = cursor === undefined ? 0 : offsetOf(cursor, live.id);
-    const changes: ChangeEntry[] = [];
-    let consumed = start;
-    let at = start > 0 ? start - 1 : 0;
-    let rest: Buffer = Buffer.alloc(0);
-    for (let first = true; ; first = false) {
-      const chunk = await this.store.readRange(live.id, file, at, CHANGES_CHUNK);
-      if (!chunk) throw new BuildNotFoundError(since);
-      at += chunk.length;
-      const end = chunk.length < CHANGES_CHUNK;
-      rest = rest.length ? Buffer.concat([rest, chunk]) : chunk;
-      if (first && start > 0) {
-        if (rest[0] !== 0x0a) throw new InvalidRequestError(`query parameter "cursor": "${cursor}" is not a cursor this API gave`);
-        rest = rest.subarray(1);
-      }
-      for (let nl; changes.length < CHANGES_PAGE && (nl = rest.indexOf(0x0a)) >= 0; rest = rest.subarray(nl + 1)) {
-        changes.push(JSON.parse(rest.subarray(0, nl).toString('utf8')) as ChangeEntry);
-        consumed += nl + 1;
-      }
-      // The last line may lack its newline.
-      if (end && rest.length > 0 && changes.length < CHANGES_PAGE) {
-        changes.push(JSON.parse(rest.toString('utf8')) as ChangeEntry);
-        consumed += rest.length + 1;
-        rest = Buffer.alloc(0);
-      }
-      // A full page has a next one only when something follows it: read on until that is known.
-      const full = changes.length === CHANGES_PAGE;
-      if (end || (full && rest.length > 0))
-        return { from: since, to: live.id, changes, next: full && rest.length > 0 ? cursorOf(consumed, live.id) : null };
-    }
+    return changesPage(this.store, live.id, since, cursor);
   }
 
   private kept(builds: KeptBuild[], build: string): KeptBuild {
@@ -183,7 +167,44 @@ export class BuildHistory {
 
   /** A build's record of `domain` when its map lists it, else null. */
   private async storedIfMapped(build: string, domain: string, builds: KeptBuild[]): Promise<Buffer | null> {
-    return hasRecord(await this.mapOf(build, builds), domain) ? this.stored(build, domain) : null;
+    return (await this.mapLists(build, domain, builds)) ? this.stored(build, domain) : null;
+  }
+
+  /**
+   * Whether a build's signed map lists `domain`: the live build's from the map in memory, a kept
+   * build's from its index and one chunk of its map file, so asking every kept build costs the same
+   * at any number of domains (a missing record file alone never says "not in that build").
+   */
+  private async mapLists(build: string, domain: string, builds: KeptBuild[]): Promise<boolean> {
+    if (build === builds[0]?.id) return hasRecord(await this.records.buildMap(), domain);
+    const index = await this.indexOf(build, builds);
+    return index.has(domainHash(sha256, domain), async (start, length) => {
+      const bytes = await this.store.readRange(build, DOMAIN_MAP_FILE, start, length);
+      if (!bytes && !(await this.store.readFile(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
+      return bytes;
+    });
+  }
+
+  /** A kept build's map index, made once from its whole map checked against its statement (one map loaded at a time). */
+  private indexOf(build: string, builds: KeptBuild[]): Promise<MapIndex> {
+    const key = `${build}|${this.records.keys.generation()}`;
+    const known = this.indexes.get(key);
+    if (known) return known;
+    if (this.indexes.size >= KEPT_INDEXES) {
+      for (const k of this.indexes.keys()) if (!builds.some((b) => k.startsWith(`${b.id}|`))) this.indexes.delete(k);
+    }
+    const keys = this.records.checkKeys();
+    const pending = this.loading
+      .catch(() => undefined)
+      .then(() => loadBuildMap((name) => this.readBuildFile(build, name), keys, build, build))
+      .then((m) => {
+        this.options.onMapLoad?.(build);
+        return MapIndex.of(build, m.leaves);
+      });
+    this.loading = pending;
+    this.indexes.set(key, pending);
+    pending.catch(() => this.indexes.get(key) === pending && this.indexes.delete(key));
+    return pending;
   }
 
   /**
@@ -197,15 +218,4 @@ export class BuildHistory {
     if (!(await this.store.readFile(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
     throw new RecordUnavailableError(`the record of ${domain} is missing from build ${build}, though the build's domain map lists it`);
   }
-}
-
-const tagOf = (build: string) => createHash('sha256').update(build).digest('base64url').slice(0, 8);
-const cursorOf = (offset: number, build: string) => `${offset}.${tagOf(build)}`;
-
-function offsetOf(cursor: string, build: string): number {
-  const m = /^(\d{1,15})\.([A-Za-z0-9_-]{8})$/.exec(cursor);
-  if (!m) throw new InvalidRequestError(`query parameter "cursor": "${cursor}" is not a cursor this API gave`);
-  if (m[2] !== tagOf(build))
-    throw new InvalidRequestError('query parameter "cursor": it belongs to an earlier live build; start again without it');
-  return Number(m[1]);
 }

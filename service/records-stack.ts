@@ -1,14 +1,21 @@
-import { openStore, type StoreSettings } from '../storage/open.ts';
+import { openStore, type ReadRefusal, type StoreSettings } from '../storage/open.ts';
 import { BuildHistory } from './history.ts';
 import { LogProofs } from './log-proofs.ts';
 import { PrefixLookups } from './prefix-lookups.ts';
 import { RecordsService, type RecordsServiceOptions } from './records.ts';
+import { trustForStore } from './store-trust.ts';
 
 export interface RecordsStackOptions extends RecordsServiceOptions {
   /** Where the records are and how to reach them, as the CLI resolved them. */
   store: StoreSettings;
   /** How often the live build and its key set are re-checked (ms); unset: read once, for a command that answers and exits. */
   refreshMs?: number;
+  /** Told about every read from the store refused at its size limit or deadline (for the log and metrics). */
+  onReadRefused?: (refusal: ReadRefusal) => void;
+  /** Told at each tick of the refresh timer that found the last refresh still running (it is skipped, never stacked). */
+  onRefreshSkipped?: () => void;
+  /** Told each time a kept build's whole domain map is read and checked (once per build; see `BuildHistory`). */
+  onKeptMapLoad?: (build: string) => void;
 }
 
 /** The records opened: the service, the kept builds and the log's proofs over one store and its key set. */
@@ -30,18 +37,31 @@ export interface RecordsStack {
  * build), the live build read once, and then re-checked every `refreshMs` until `close`.
  */
 export async function openRecordsStack(options: RecordsStackOptions): Promise<RecordsStack> {
-  const { store, refreshMs, ...serviceOptions } = options;
-  const records = new RecordsService(openStore(store), serviceOptions);
+  const { store, refreshMs, onRefreshSkipped, onReadRefused, onKeptMapLoad, ...serviceOptions } = options;
+  const trust = trustForStore(store, options.trust);
+  const records = new RecordsService(openStore(store, { onReadRefused }), { ...serviceOptions, trust });
   try {
     await records.refresh();
   } catch (error) {
     await records.close();
     throw error;
   }
-  // A failed refresh keeps what was read before; the store says what it could not read.
-  const timer = refreshMs ? setInterval(() => void records.refresh().catch(() => undefined), refreshMs) : null;
+  // A failed refresh keeps what was read before; the store says what it could not read. A tick
+  // that finds the last refresh still running (a slow store) is skipped: one refresh at a time.
+  let running = false;
+  const tick = () => {
+    if (running) return onRefreshSkipped?.();
+    running = true;
+    void records
+      .refresh()
+      .catch(() => undefined)
+      .finally(() => {
+        running = false;
+      });
+  };
+  const timer = refreshMs ? setInterval(tick, refreshMs) : null;
   timer?.unref();
-  const history = new BuildHistory(records);
+  const history = new BuildHistory(records, { onMapLoad: onKeptMapLoad });
   const proofs = new LogProofs(records, history);
   return {
     records,

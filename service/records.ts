@@ -7,6 +7,7 @@ import { type CheckKeys, KeyTrust, type TrustSettings } from '../core/key-trust.
 import { unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
 import { KeySetSource } from '../storage/key-set-source.ts';
+import { oneAtATime } from '../storage/one-at-a-time.ts';
 import type { Store } from '../storage/store.ts';
 import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
 import { absenceProof, type BuildMap, hasRecord } from './build-maps.ts';
@@ -36,7 +37,7 @@ export interface RecordsServiceOptions {
   onStoreRead?: (outcome: StoreReadOutcome) => void;
   /** Told once about every build refused, with the reason (for the log and metrics). */
   onBuildRefused?: (refusal: BuildRefusal) => void;
-  /** The keys trusted and whether unsigned builds are served; unset: the first key set read is pinned, nothing unsigned served. */
+  /** The keys trusted and whether unsigned builds are served; unset: the first key set read is pinned (see `service/store-trust.ts` for a bucket or an origin), nothing unsigned served. */
   trust?: TrustSettings;
   /** Told once when the keys are pinned from the first key set read (no `trust.trustedKeys`). */
   onKeysPinned?: (kids: string[]) => void;
@@ -81,14 +82,11 @@ export class RecordsService {
     this.builds = new BuildAcceptor(store, this.keys, options.issuer, options.onBuildRefused);
   }
 
-  /**
-   * Re-checks which build is live and re-reads the key set if it changed. A new build is checked
-   * (its statement and map) before the store serves it, and refused whole when it does not check.
-   */
-  async refresh(): Promise<void> {
+  /** Re-checks the live build (checked before it is served) and the key set; one at a time, shared by a retry and the timer. */
+  readonly refresh = oneAtATime(async () => {
     await this.store.refresh();
     await this.keys.refresh();
-  }
+  });
 
   /** Releases the store's connections (an HTTP origin's or a bucket's pool). */
   async close(): Promise<void> {

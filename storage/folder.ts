@@ -1,11 +1,12 @@
 import { statSync } from 'node:fs';
-import { open, readFile, realpath, stat } from 'node:fs/promises';
+import { open, realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { NoBuildHistoryError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
+import { NoBuildHistoryError, ReadTooLargeError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import { fileVersion, NotARecordFileError, readRegularFile } from '../core/files.ts';
 import { BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import { type KeptBuild, readKept } from './kept-builds.ts';
-import { nullIfMissing, publicKeySet, publicLogFile, publicLogVkey, readFileOrNull } from './public-files.ts';
+import { oneAtATime } from './one-at-a-time.ts';
+import { nullIfMissing, publicKeySet, publicLogFile, publicLogVkey, readFileOrNull, readWithinLimit } from './public-files.ts';
 import { type BuildAcceptance, type Store, takeEveryBuild } from './store.ts';
 
 /** Why a folder holding one build's files itself keeps no history. */
@@ -37,7 +38,10 @@ export class FolderStore implements Store {
     return this.recordsDir;
   }
 
-  async refresh(): Promise<void> {
+  /** One at a time: a refresh asked for while one runs waits for it. */
+  readonly refresh = oneAtATime(() => this.look());
+
+  private async look(): Promise<void> {
     for (const candidate of [join(this.recordsDir, CURRENT_LINK), this.recordsDir]) {
       const resolved = await realpath(candidate).catch(() => null);
       if (resolved && (await stat(join(resolved, MANIFEST_FILE)).catch(() => null))) {
@@ -139,8 +143,9 @@ export class FolderStore implements Store {
 
   async readFile(build: string, path: string): Promise<Buffer | null> {
     try {
-      return await readFile(this.file(build, path));
+      return await readWithinLimit(this.file(build, path));
     } catch (error) {
+      if (error instanceof ReadTooLargeError) throw error;
       return this.missing(this.file(build, path), error);
     }
   }

@@ -1,9 +1,16 @@
 import { createHash } from 'node:crypto';
-import { NoBuildHistoryError, NoLogError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
-import { MAX_RECORD_BYTES } from '../core/files.ts';
+import {
+  NoBuildHistoryError,
+  NoLogError,
+  ReadDeadlineError,
+  ReadTooLargeError,
+  RecordUnavailableError,
+  StoreUnavailableError,
+} from '../core/errors.ts';
 import { MANIFEST_FILE, recordPath } from '../core/layout.ts';
 import type { KeptBuild } from './kept-builds.ts';
-import { BodyTooLargeError, type OriginAnswer, OriginTransport, type OriginTransportOptions } from './origin-transport.ts';
+import { oneAtATime } from './one-at-a-time.ts';
+import { type OriginAnswer, OriginTransport, type OriginTransportOptions } from './origin-transport.ts';
 import { publicKeySet, publicLogFile, publicLogVkey } from './public-files.ts';
 import { type BuildAcceptance, type Store, takeEveryBuild } from './store.ts';
 
@@ -21,12 +28,15 @@ export interface HttpOriginOptions extends OriginTransportOptions {
  * with backoff. As with the folder, a 404 is only "never audited" while the origin answers for
  * its manifest; an origin that is down is STORE_UNAVAILABLE. An origin serves one build: it
  * keeps no history and no log of its own; the key set and the public log files are the public
- * folder's, as the gateway serves them.
+ * folder's, as the gateway serves them. The manifest is asked for with the validators the origin
+ * gave (ETag, Last-Modified), so an unchanged build costs a 304.
  */
 export class HttpOriginStore implements Store {
   private readonly base: string;
   private readonly transport: OriginTransport;
   private manifestEtag: string | null = null;
+  /** The origin's own validators of the manifest served, sent back on the next refresh. */
+  private validators: Record<string, string> = {};
   private manifestOkAt = -Infinity;
   private error: string | null = 'not loaded yet';
   private accept: BuildAcceptance = takeEveryBuild;
@@ -45,26 +55,44 @@ export class HttpOriginStore implements Store {
     return this.url;
   }
 
-  async refresh(): Promise<void> {
+  /** One at a time: a refresh asked for while one runs waits for it. */
+  readonly refresh = oneAtATime(() => this.look());
+
+  private async look(): Promise<void> {
     try {
-      const { statusCode, body } = await this.get(`${this.base}/${MANIFEST_FILE}`);
-      if (statusCode !== 200) throw new Error(`manifest answered ${statusCode}`);
-      const etag = createHash('sha256').update(body).digest('base64url');
-      if (etag !== this.manifestEtag) {
+      const served = this.manifestEtag;
+      const res = await this.get(MANIFEST_FILE, served === null ? {} : this.validators);
+      if (res.statusCode === 304 && served !== null) {
+        this.confirmed();
+        return;
+      }
+      if (res.statusCode !== 200) throw new Error(`manifest answered ${res.statusCode}`);
+      const etag = createHash('sha256').update(res.body).digest('base64url');
+      if (etag !== served) {
         const take = () => (this.manifestEtag = etag);
         await this.accept({ generation: etag, build: null, readFile: (name) => this.fetchFile(name), keySet: this.keySet(), take });
         // The origin serves the new build's files now: a build not taken cannot fall back to the one before.
         if (this.manifestEtag !== etag) throw new Error('the build it serves is refused');
       }
-      this.manifestOkAt = performance.now();
-      this.error = null;
+      this.validators = validatorsOf(res.headers);
+      this.confirmed();
     } catch (error) {
+      this.error = `records origin ${this.base} unavailable: ${(error as Error).message}`;
+      // An origin that answers past a read's limits (a manifest too large, a read past its
+      // deadline) does not take the build served so far with it: it stays served, and health says
+      // why. "Not found" is no longer believed from it (see readRecord) until it answers again.
+      if (error instanceof ReadTooLargeError || error instanceof ReadDeadlineError) return;
       // No generation while the origin is down: the verified cache empties and every lookup is
       // STORE_UNAVAILABLE, as with a missing folder, rather than answers from an unknown build.
       this.manifestEtag = null;
       this.manifestOkAt = -Infinity;
-      this.error = `records origin ${this.base} unavailable: ${(error as Error).message}`;
+      this.validators = {};
     }
+  }
+
+  private confirmed(): void {
+    this.manifestOkAt = performance.now();
+    this.error = null;
   }
 
   generation(): string {
@@ -72,25 +100,30 @@ export class HttpOriginStore implements Store {
   }
 
   describe() {
-    const ok = this.error === null;
-    return { ok, build: ok ? `${this.base} (manifest ${this.manifestEtag?.slice(0, 12)})` : null, error: this.error };
+    const served = this.manifestEtag !== null;
+    return {
+      ok: served && this.error === null,
+      build: served ? `${this.base} (manifest ${this.manifestEtag?.slice(0, 12)})` : null,
+      error: this.error,
+    };
   }
 
   async readRecord(domain: string): Promise<Buffer | null> {
     if (this.manifestEtag === null) throw new StoreUnavailableError(this.error ?? `records origin ${this.base} unavailable`);
     let res: OriginAnswer;
     try {
-      res = await this.transport.send(`${this.base}/${recordPath(domain)}`, { maxBytes: MAX_RECORD_BYTES });
+      res = await this.get(recordPath(domain));
     } catch (error) {
-      if (error instanceof BodyTooLargeError)
-        throw new RecordUnavailableError(`record of ${domain} has more than the ${MAX_RECORD_BYTES} bytes a record may have`);
+      if (error instanceof ReadTooLargeError)
+        throw new RecordUnavailableError(`record of ${domain} has more than the ${error.limitBytes} bytes a record may have`);
+      if (error instanceof ReadDeadlineError) throw error;
       throw new StoreUnavailableError(`records origin ${this.base} unavailable: ${(error as Error).message}`);
     }
     if (res.statusCode === 200) return res.body;
     if (res.statusCode === 404) {
       // Believe "not found" only from an origin whose manifest answered recently.
       if (performance.now() - this.manifestOkAt > (this.options.manifestTtlMs ?? 5000)) await this.refresh();
-      if (this.error) throw new StoreUnavailableError(this.error);
+      if (this.error || this.manifestEtag === null) throw new StoreUnavailableError(this.error ?? 'records origin unavailable');
       return null;
     }
     if (res.statusCode >= 500) throw new StoreUnavailableError(`records origin answered ${res.statusCode} for ${domain}`);
@@ -109,8 +142,9 @@ export class HttpOriginStore implements Store {
   private async fetchFile(name: string): Promise<Buffer | null> {
     let res: OriginAnswer;
     try {
-      res = await this.get(`${this.base}/${name}`);
+      res = await this.get(name);
     } catch (error) {
+      if (error instanceof ReadTooLargeError || error instanceof ReadDeadlineError) throw error;
       throw new StoreUnavailableError(`records origin ${this.base} unavailable: ${(error as Error).message}`);
     }
     if (res.statusCode === 200) return res.body;
@@ -165,7 +199,16 @@ export class HttpOriginStore implements Store {
     return this.transport.close();
   }
 
-  private get(url: string): Promise<OriginAnswer> {
-    return this.transport.send(url);
+  /** A file of the build's folder, within the limits its kind has (core/limits.ts). */
+  private get(path: string, headers: Record<string, string> = {}): Promise<OriginAnswer> {
+    return this.transport.send(`${this.base}/${path}`, { path, headers });
   }
+}
+
+/** The conditional-request headers that the validators an origin gave with an answer make. */
+function validatorsOf(headers: OriginAnswer['headers']): Record<string, string> {
+  const validators: Record<string, string> = {};
+  if (typeof headers.etag === 'string') validators['if-none-match'] = headers.etag;
+  if (typeof headers['last-modified'] === 'string') validators['if-modified-since'] = headers['last-modified'];
+  return validators;
 }

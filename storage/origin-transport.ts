@@ -1,12 +1,18 @@
 import type { Dispatcher, request } from 'undici';
+import { ReadDeadlineError, ReadTooLargeError } from '../core/errors.ts';
+import { READ_LIMITS, readLimitOf } from '../core/limits.ts';
 
 export interface OriginTransportOptions {
   /** Connections kept per origin. */
   connections?: number;
-  /** Per-attempt limit on waiting for headers and for the body. */
+  /** Per-attempt limit on waiting for headers and between two chunks of a body. */
   timeoutMs?: number;
   /** Retries of a failed attempt (network error, 5xx), with exponential backoff. */
   retries?: number;
+  /** Shortens every read's total deadline (retries included) below the limits table's (ms); tests set a short one. */
+  deadlineMs?: number;
+  /** Told about every read refused at its size limit or its deadline (for the log and metrics). */
+  onReadRefused?: (refusal: ReadTooLargeError | ReadDeadlineError) => void;
 }
 
 export interface OriginAnswer {
@@ -18,8 +24,10 @@ export interface OriginAnswer {
 /**
  * How the gateway and `mvr publish` talk to a records origin (a plain HTTP origin or S3): one
  * keep-alive pool, a timeout on every attempt, and retries with backoff on network errors and
- * 5xx answers (undici's RetryAgent). Requests are whole: bodies are read into memory, records
- * being small.
+ * 5xx answers (undici's RetryAgent). Every answer is bounded by the limits table (core/limits.ts) for
+ * the kind of file asked for: its body is read into memory only up to the kind's size, and the
+ * whole read (retries included) ends at the kind's deadline, so an origin that sends without end or
+ * drips a byte at a time costs a bounded amount of memory and time.
  */
 export class OriginTransport {
   private readonly options: OriginTransportOptions;
@@ -62,39 +70,56 @@ export class OriginTransport {
   }
 
   /**
-   * One request, its answer read whole. With `maxBytes`, a body larger than that is refused
-   * ({@link BodyTooLargeError}) as soon as its length is known or read past, so a huge object costs
-   * no more memory than the cap.
+   * One request, its answer read whole. `path` names the file asked for (a path in a build or a
+   * bucket key), whose kind gives the read's limits; `maxBytes` may lower its size limit (a
+   * ranged read). Past the size, {@link ReadTooLargeError} as soon as the length is known or read
+   * past; past the deadline, {@link ReadDeadlineError}: neither reads on.
    */
   async send(
     url: string,
-    init: { method?: 'GET' | 'PUT' | 'HEAD'; headers?: Record<string, string>; body?: Buffer; maxBytes?: number } = {},
+    init: { method?: 'GET' | 'PUT' | 'HEAD'; headers?: Record<string, string>; body?: Buffer; path?: string; maxBytes?: number } = {},
   ): Promise<OriginAnswer> {
     const { dispatcher, request } = await this.pool();
+    // An upload (`mvr publish`) answers with a message only, and takes as long as its bytes need:
+    // it keeps the per-attempt limit alone. A read has its kind's limits.
+    const upload = init.method === 'PUT';
+    const limit = readLimitOf(upload ? '' : (init.path ?? ''), this.options.deadlineMs);
+    const maxBytes = Math.min(limit.bytes, init.maxBytes ?? Number.POSITIVE_INFINITY);
     const timeoutMs = this.options.timeoutMs ?? 2000;
-    const res = await request(url, {
-      method: init.method ?? 'GET',
-      headers: init.headers,
-      body: init.body,
-      dispatcher,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-    const max = init.maxBytes;
-    if (max === undefined) return { statusCode: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
-    const tooLarge = () => {
-      res.body.destroy();
-      return new BodyTooLargeError(`${url} answered more than ${max} bytes`);
-    };
-    if (Number(res.headers['content-length'] ?? 0) > max) throw tooLarge();
-    const chunks: Buffer[] = [];
-    let length = 0;
-    for await (const chunk of res.body) {
-      length += (chunk as Buffer).length;
-      if (length > max) throw tooLarge();
-      chunks.push(chunk as Buffer);
+    const signal = upload ? undefined : AbortSignal.timeout(limit.deadlineMs);
+    try {
+      const res = await request(url, {
+        method: init.method ?? 'GET',
+        headers: init.headers,
+        body: init.body,
+        dispatcher,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal,
+      });
+      // An error answer's body is only ever a message: it gets the size of one, not the file's.
+      const cap = res.statusCode < 300 ? maxBytes : Math.min(limit.bytes, READ_LIMITS.other.bytes);
+      if (Number(res.headers['content-length'] ?? 0) > cap) {
+        // Destroyed unread; the abort it reports is the point, not a failure.
+        res.body.on('error', () => undefined).destroy();
+        throw new ReadTooLargeError(limit.kind, cap);
+      }
+      const chunks: Buffer[] = [];
+      let length = 0;
+      for await (const chunk of res.body) {
+        length += (chunk as Buffer).length;
+        // Leaving the loop destroys the body: nothing more is read.
+        if (length > cap) throw new ReadTooLargeError(limit.kind, cap);
+        chunks.push(chunk as Buffer);
+      }
+      return { statusCode: res.statusCode, headers: res.headers, body: Buffer.concat(chunks, length) };
+    } catch (error) {
+      const refused =
+        error instanceof ReadTooLargeError ? error : signal?.aborted ? new ReadDeadlineError(limit.kind, limit.deadlineMs) : null;
+      if (!refused) throw error;
+      this.options.onReadRefused?.(refused);
+      throw refused;
     }
-    return { statusCode: res.statusCode, headers: res.headers, body: Buffer.concat(chunks, length) };
   }
 
   /** Closes the connection pool; closing it again is a no-op (a gateway's close may be called twice). */
@@ -103,6 +128,3 @@ export class OriginTransport {
     return this.closing;
   }
 }
-
-/** An answer larger than the caller's `maxBytes`: not read past the cap. */
-export class BodyTooLargeError extends Error {}

@@ -1,19 +1,34 @@
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import { StoreUnavailableError } from '../core/errors.ts';
+import { ReadTooLargeError, StoreUnavailableError } from '../core/errors.ts';
 import { LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
+import { readLimitOf } from '../core/limits.ts';
 import { type KeySetOrigin, keySetFile } from './key-set-source.ts';
 
 /**
  * A file of a records or public folder: null when there is no such file; a file that cannot be read
- * (EACCES, EIO) makes the store unavailable, never "not there".
+ * (EACCES, EIO) makes the store unavailable, never "not there"; one larger than its kind may be
+ * (core/limits.ts) is refused unread (ReadTooLargeError).
  */
 export async function readFileOrNull(path: string): Promise<Buffer | null> {
   try {
-    return await readFile(path);
+    return await readWithinLimit(path);
   } catch (error) {
+    if (error instanceof ReadTooLargeError) throw error;
     return nullIfMissing(path, error);
+  }
+}
+
+/** A local file's bytes, refused unread (ReadTooLargeError) when it is larger than its kind of file may be (core/limits.ts). */
+export async function readWithinLimit(path: string): Promise<Buffer> {
+  const { kind, bytes } = readLimitOf(path);
+  const handle = await open(path, 'r');
+  try {
+    if ((await handle.stat()).size > bytes) throw new ReadTooLargeError(kind, bytes);
+    return await handle.readFile();
+  } finally {
+    await handle.close();
   }
 }
 

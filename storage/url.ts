@@ -18,6 +18,10 @@ export interface StoreSettings {
   s3?: S3Config;
   /** How long one request to an http(s) origin or a bucket may take before it is retried (ms; 2 s by default, 30 s for bulk transfers). */
   timeoutMs?: number;
+  /** Shortens the total deadline of every read from an http(s) origin or a bucket below the limits table's (core/limits.ts; ms); tests set a short one. */
+  deadlineMs?: number;
+  /** How long a bucket's log checkpoint and partial tiles are served from memory (ms; core/limits.ts has the default). */
+  logFreshMs?: number;
   /** For bulk transfers (`mvr publish`, `mvr pull`): longer timeouts and more retries than a gateway's lookups, since one slow object of many must not fail all. */
   bulk?: boolean;
   /** The flag the URL came from, for messages (default `--records`). */

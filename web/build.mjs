@@ -16,6 +16,8 @@ await build({
   target: 'es2022',
   minify: true,
   legalComments: 'none',
+  // The domain rule's URL parser expects SharedArrayBuffer, which a page without cross-origin isolation lacks.
+  inject: [new URL('web/verify/shared-array-buffer.ts', root).pathname],
   logLevel: 'warning',
 });
 await copyFile(new URL('web/verify/index.html', root), new URL('index.html', out));

@@ -24,12 +24,13 @@ export default defineCommand({
       const config = options.resolve(args, io.env);
       const { openRecordsStack } = await import('../../service/records-stack.ts');
       // Which build is live (and, for a bucket, the key set published with it), read once.
+      const store = recordsStoreOf(config, io.env);
       const { history, close } = await openRecordsStack({
-        store: recordsStoreOf(config, io.env),
+        store,
         issuer: config.issuer,
         schemaUrl: schemaUrlOf(config),
         cacheBytes: 1024 * 1024,
-        trust: await trustOf(config, args),
+        trust: await trustOf(config, args, store),
       });
       let count = 0;
       let to = '';

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
+import { gatewaySource, KEY_SET_PATH } from '@merchant-verify/verifier';
+import { boundedGet } from '../../clients/bounded-get.ts';
 import { getFromGateway } from '../../clients/gateway-client.ts';
 import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
+import { readLimitOf } from '../../core/limits.ts';
 import { causeOf, httpCodeOf, withheldDetail } from '../../core/problem-document.ts';
 import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import type { WitnessSource } from '../../mcp/witnessed.ts';
@@ -30,7 +31,8 @@ export default defineCommand({
       records: 'records without --base-url: a folder, s3://BUCKET/PREFIX, or an http(s) origin URL',
       public: 'public folder (key set and log) without --base-url',
       witnessPolicy: "tlog-policy file of the log's witnesses: the tools say when the log was last witnessed",
-      trustedKeys: 'without --base-url: the record keys trusted (a JWK Set file); default: the first key set read',
+      trustedKeys:
+        'without --base-url: the record keys trusted (a JWK Set file); required with s3:// or http(s) records, default for a folder: its public key set as first read',
     }),
     ...unsignedArg,
   },
@@ -55,7 +57,7 @@ export default defineCommand({
         io.stderr.write(`mvr mcp: request_id ${id}${domain ? ` (${domain})` : ''}: ${causeOf(error)}\n`);
         return id;
       };
-      serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups, witness, noteWithheld }), {
+      serveStdio(() => createMcpServer(lookup, { issuer: config.issuer, ...lookups, ...lookups.log, witness, noteWithheld }), {
         transport: new StdioAnsweringAll(),
       });
       // stdout is the protocol: anything human goes to stderr.
@@ -76,7 +78,9 @@ async function lookupFor(
   history: HistoryLookup;
   proof: ProofLookup;
   absence: AbsenceLookup;
-  /** The log's live checkpoint and key, for a witness policy. */
+  /** The key set the answers are verified with. */
+  keySet: () => Promise<unknown>;
+  /** The log's live checkpoint and key, for a witness policy and the log proofs. */
   log: Pick<WitnessSource, 'checkpoint' | 'vkey'>;
 }> {
   if (config.baseUrl) {
@@ -85,15 +89,11 @@ async function lookupFor(
     const ask = gatewayGet(config.baseUrl, config.apiKey);
     return {
       lookup: (domain) => ask(`/v1/verify?domain=${encodeURIComponent(domain)}`),
-      absence: async (domain) =>
-        JSON.parse((await ask(`/v1/absence?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as AbsenceProof,
+      absence: async (domain) => JSON.parse((await ask(`/v1/absence?domain=${encodeURIComponent(domain)}`)).toString('utf8')),
       history: async (domain) =>
         JSON.parse((await ask(`/v1/history?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as Awaited<ReturnType<HistoryLookup>>,
-      // Two requests: a new build going live between them gives a proof of the other record, which then fails to verify (ask again).
-      proof: async (domain) => {
-        const proof = (await ask(`/v1/proof?domain=${encodeURIComponent(domain)}`)).toString('utf8');
-        return { record: await ask(`/v1/verify?domain=${encodeURIComponent(domain)}`), proof };
-      },
+      proof: async (domain) => ({ proof: (await ask(`/v1/proof?domain=${encodeURIComponent(domain)}`)).toString('utf8') }),
+      keySet: gatewaySource({ baseUrl: config.baseUrl }).keySet,
       keySetUrl: keySetUrlOf(config.baseUrl),
       log: {
         checkpoint: () => publicText(config.baseUrl!, `/${LOG_DIR}/${LOG_CHECKPOINT}`),
@@ -102,22 +102,25 @@ async function lookupFor(
     };
   }
   const { openRecordsStack } = await import('../../service/records-stack.ts');
+  const store = recordsStoreOf(config, io.env);
   const { records, history, proofs } = await openRecordsStack({
-    store: recordsStoreOf(config, io.env),
+    store,
     refreshMs: LOCAL_REFRESH_MS,
     issuer: config.issuer,
     schemaUrl: schemaUrlOf(config),
     cacheBytes: 16 * 1024 * 1024,
-    trust: await trustOf(config, args),
+    trust: await trustOf(config, args, store),
     onRejected: (domain, reason) => io.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
     onBuildRefused: ({ build, reason }) =>
       io.stderr.write(`mvr mcp: build ${build} refused, the build served before (if any) stays served: ${reason}\n`),
+    onReadRefused: (refusal) => io.stderr.write(`mvr mcp: ${refusal.message}; what was served before stays served\n`),
   });
   return {
     proof: (domain) => proofs.proofFor(domain),
     lookup: async (domain) => (await records.recordFor(domain)).bytes,
     absence: (domain) => proofs.absenceFor(domain),
     history: (domain) => history.history(domain),
+    keySet: async () => records.checkKeys().keySet,
     keySetUrl: `https://${config.issuer}${KEY_SET_PATH}`,
     log: {
       checkpoint: async () => (await proofs.file(LOG_CHECKPOINT))?.toString('utf8') ?? null,
@@ -128,8 +131,8 @@ async function lookupFor(
 
 /** A public file of the gateway (no key); null when it has none. */
 async function publicText(baseUrl: string, path: string): Promise<string | null> {
-  const res = await fetch(`${baseUrl.replace(/\/+$/, '')}${path}`);
-  return res.ok ? res.text() : null;
+  const res = await boundedGet(`${baseUrl.replace(/\/+$/, '')}${path}`, { limit: readLimitOf(path) });
+  return res.statusCode === 200 ? res.body.toString('utf8') : null;
 }
 
 /** Asks a gateway; its problem documents become the same coded errors the local store throws. */

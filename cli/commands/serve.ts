@@ -77,8 +77,9 @@ export async function gatewayOptions(
   log: JsonLog,
   env: Env,
 ): Promise<GatewayOptions> {
+  const records = recordsStoreOf(config, env, config.storeTimeoutMs);
   return {
-    records: recordsStoreOf(config, env, config.storeTimeoutMs),
+    records,
     apiKeysFile: apiKeysFileOf(config),
     redisUrl: config.redis,
     issuer: config.issuer,
@@ -95,6 +96,6 @@ export async function gatewayOptions(
     unauthenticatedPerMinute: config.unauthRateLimit,
     trustProxy: config.trustProxy,
     witnessPolicy: config.witnessPolicy ? await readPolicyFile(config.witnessPolicy, '--witness-policy') : undefined,
-    trust: await trustOf(config, args),
+    trust: await trustOf(config, args, records),
   };
 }

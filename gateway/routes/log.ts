@@ -23,10 +23,13 @@ export function logFilesRoute(services: GatewayServices) {
     const isCheckpoint = path === LOG_CHECKPOINT;
     const tile = isCheckpoint ? null : parseTilePath(path);
     if (!isCheckpoint && !tile) throw new NotFoundError(`${LOG_PREFIX}${path}`);
-    const read = (name: string) => services.proofs.file(name);
-    // A tile is served (and cached for a year) only once the published checkpoint commits to it.
-    if (tile && !tileCovered(tile, checkpointSize(await read(LOG_CHECKPOINT)))) throw new NotFoundError(`${LOG_PREFIX}${path}`);
-    const bytes = await read(path);
+    // The reads take a turn of the unauthenticated routes' budget; the answer is sent without one.
+    const bytes = await services.publicBudget.run(async () => {
+      const read = (name: string) => services.proofs.file(name);
+      // A tile is served (and cached for a year) only once the published checkpoint commits to it.
+      if (tile && !tileCovered(tile, checkpointSize(await read(LOG_CHECKPOINT)))) return null;
+      return read(path);
+    });
     if (!bytes) throw new NotFoundError(`${LOG_PREFIX}${path}`);
     const headers = isCheckpoint
       ? { 'content-type': 'text/plain; charset=utf-8', ...cacheHeaders('/log/checkpoint') }
@@ -48,7 +51,7 @@ function checkpointSize(note: Buffer | null): number {
 /** `GET /.well-known/merchant-verify-log.vkey`: the log's verifier key in signed-note form. */
 export function logVkeyRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
-    const bytes = await services.proofs.vkey();
+    const bytes = await services.publicBudget.run(() => services.proofs.vkey());
     if (!bytes) throw new NotFoundError(LOG_VKEY_PATH);
     const headers = { 'content-type': 'text/plain; charset=utf-8', ...cacheHeaders(LOG_VKEY_PATH) };
     return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));

@@ -34,6 +34,9 @@ export function mcpRoute(services: GatewayServices) {
         history,
         proof,
         absence: (domain) => services.proofs.absenceFor(domain),
+        // The key set and log key the gateway serves its answers under (and publishes).
+        keySet: async () => services.records.checkKeys().keySet,
+        vkey: async () => (await services.proofs.vkey())?.toString('utf8') ?? null,
         witness: witnessSource(services),
         noteWithheld: (error, domain) => noteWithheld(event, services, error, domain),
       });

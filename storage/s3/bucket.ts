@@ -1,10 +1,9 @@
 import type { AwsClient } from 'aws4fetch';
-import { BodyTooLargeError, type OriginAnswer, OriginTransport, type OriginTransportOptions } from '../origin-transport.ts';
+import { type OriginAnswer, OriginTransport, type OriginTransportOptions } from '../origin-transport.ts';
 import type { S3Config, S3Location } from './config.ts';
 import type { AwsCredentials } from './credentials.ts';
 
 export { parseS3Url, type S3Config, type S3Location, s3ConfigFromEnv } from './config.ts';
-export { BodyTooLargeError };
 
 /**
  * A private bucket, read and written with AWS Signature V4 (aws4fetch signs; the request goes
@@ -30,7 +29,11 @@ export class S3Bucket {
     return `s3://${this.location.bucket}/${this.location.prefix}`;
   }
 
-  /** An object (or a range of it, with a `range` header); with `maxBytes`, a larger body is refused unread ({@link BodyTooLargeError}). */
+  /**
+   * An object (or a range of it, with a `range` header), within the limits its kind of file has
+   * (core/limits.ts); `maxBytes` may lower the size limit. Past them, ReadTooLargeError or
+   * ReadDeadlineError, unread.
+   */
   get(key: string, headers: Record<string, string> = {}, maxBytes?: number): Promise<OriginAnswer> {
     return this.send('GET', key, headers, undefined, maxBytes);
   }
@@ -61,7 +64,7 @@ export class S3Bucket {
       headers,
       body: body as Uint8Array<ArrayBuffer> | undefined,
     });
-    return this.transport.send(signed.url, { method, headers: Object.fromEntries(signed.headers), body, maxBytes });
+    return this.transport.send(signed.url, { method, headers: Object.fromEntries(signed.headers), body, path: key, maxBytes });
   }
 
   private async signerNow(): Promise<AwsClient> {

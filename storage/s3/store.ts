@@ -1,11 +1,7 @@
-import { RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
-import { MAX_RECORD_BYTES } from '../../core/files.ts';
+import { ReadDeadlineError, ReadTooLargeError, RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
 import {
-  BUCKET_LOG_PREFIX,
-  BUILD_CHECKPOINT_FILE,
   BUILD_KEPT_OBJECT,
   BUILD_KEY_SET_OBJECT,
-  BUILD_LOG_VKEY_OBJECT,
   BUILDS_DIR,
   LIVE_POINTER_OBJECT,
   LOG_CHECKPOINT,
@@ -14,9 +10,11 @@ import {
 } from '../../core/layout.ts';
 import { type KeptBuild, keptBuilds, parseKeptList } from '../kept-builds.ts';
 import type { KeySetOrigin } from '../key-set-source.ts';
+import { oneAtATime } from '../one-at-a-time.ts';
 import { type BuildAcceptance, type Store, takeEveryBuild } from '../store.ts';
-import { BodyTooLargeError, type S3Bucket } from './bucket.ts';
+import type { S3Bucket } from './bucket.ts';
 import { parseLivePointer } from './live-pointer.ts';
+import { S3LogFiles } from './log-files.ts';
 import { S3PublishedBuilds } from './published.ts';
 
 /** The live build as last read from the bucket: its id and the key set published with it. */
@@ -38,20 +36,25 @@ interface Live {
 export class S3Store implements Store {
   private live: Live | null = null;
   private error: string | null = 'not loaded yet';
-  /** The log's checkpoint, read once per refresh (every tile request asks for it). */
-  private checkpoint: { build: string; bytes: Promise<Buffer | null> } | null = null;
+  /** The log's public files, from memory: every tile request asks for the checkpoint too. */
+  private readonly logFiles: S3LogFiles;
   private accept: BuildAcceptance = takeEveryBuild;
 
   constructor(
     private readonly bucket: S3Bucket,
-    private readonly options: { pointerTtlMs?: number } = {},
-  ) {}
+    private readonly options: { pointerTtlMs?: number; logFreshMs?: number } = {},
+  ) {
+    this.logFiles = new S3LogFiles(async (key) => (await this.get(key, {}))?.body ?? null, options.logFreshMs);
+  }
 
   get name(): string {
     return this.bucket.name;
   }
 
-  async refresh(): Promise<void> {
+  /** One at a time: a refresh asked for while one runs waits for it. */
+  readonly refresh = oneAtATime(() => this.look());
+
+  private async look(): Promise<void> {
     try {
       const known = this.live;
       const res = await this.bucket.get(LIVE_POINTER_OBJECT, known?.pointerEtag ? { 'if-none-match': known.pointerEtag } : {});
@@ -70,13 +73,14 @@ export class S3Store implements Store {
         if (this.live === known) known.confirmedAt = performance.now();
       }
       this.error = null;
-      // Read again from here: `mvr log witness` rewrites cosignatures in place, a publish short of its quorum moves the head.
-      this.checkpoint = null;
     } catch (error) {
+      this.error = `records store ${this.bucket.name} unavailable: ${(error as Error).message}`;
+      // A bucket that answers past a read's limits (a pointer too large, a read past its deadline)
+      // does not take the build served so far with it: it stays served, and health says why.
+      if (error instanceof ReadTooLargeError || error instanceof ReadDeadlineError) return;
       // No generation while the bucket cannot be read: every lookup is STORE_UNAVAILABLE, as
       // with a missing folder, rather than answers from a build we cannot confirm.
       this.live = null;
-      this.error = `records store ${this.bucket.name} unavailable: ${(error as Error).message}`;
     }
   }
 
@@ -97,6 +101,7 @@ export class S3Store implements Store {
       },
       take: () => {
         this.live = { build, keySet, pointerEtag, confirmedAt: performance.now() };
+        this.logFiles.newLiveBuild();
       },
     });
   }
@@ -110,20 +115,13 @@ export class S3Store implements Store {
   }
 
   describe() {
-    return { ok: this.live !== null, build: this.live?.build ?? null, error: this.error };
+    return { ok: this.live !== null && this.error === null, build: this.live?.build ?? null, error: this.error };
   }
 
   async readRecord(domain: string): Promise<Buffer | null> {
     const live = this.current();
     const key = `${BUILDS_DIR}/${live.build}/${recordPath(domain)}`;
-    let res;
-    try {
-      res = await this.bucket.get(key, {}, MAX_RECORD_BYTES);
-    } catch (error) {
-      if (error instanceof BodyTooLargeError)
-        throw new RecordUnavailableError(`record object of ${domain} has more than the ${MAX_RECORD_BYTES} bytes a record may have`);
-      throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
-    }
+    const res = await this.send(key, {});
     if (res.statusCode === 200) return res.body;
     if (res.statusCode === 404) {
       // Believe "not found" only from a bucket whose live pointer answered recently.
@@ -169,11 +167,12 @@ export class S3Store implements Store {
   }
 
   async readRecordFile(build: string, path: string): Promise<Buffer | null> {
-    return (await this.get(`${BUILDS_DIR}/${build}/${path}`, {}, MAX_RECORD_BYTES))?.body ?? null;
+    return (await this.get(`${BUILDS_DIR}/${build}/${path}`, {}))?.body ?? null;
   }
 
   async readRange(build: string, path: string, start: number, length: number): Promise<Buffer | null> {
-    const res = await this.get(`${BUILDS_DIR}/${build}/${path}`, { range: `bytes=${start}-${start + length - 1}` });
+    // A server that ignores the range answers from byte 0: at most start + length bytes of that are wanted.
+    const res = await this.get(`${BUILDS_DIR}/${build}/${path}`, { range: `bytes=${start}-${start + length - 1}` }, start + length);
     if (!res) return null;
     // 416: the range starts at or past the end. A 200 is a server that ignored the range.
     if (res.statusCode === 416) return Buffer.alloc(0);
@@ -186,14 +185,13 @@ export class S3Store implements Store {
     return this.live.build;
   }
 
-  /** The log's head (`log/checkpoint`, as a folder serves public/log's): newer than the live build's after a publish short of its quorum; else the live build's. */
+  /** The log's head (`log/checkpoint`, as a folder serves public/log's) or a tile, from memory while it can be. */
   async logFile(path: string): Promise<Buffer | null> {
-    if (path === LOG_CHECKPOINT) return this.headCheckpoint();
-    return (await this.get(`${BUCKET_LOG_PREFIX}${path}`, {}))?.body ?? null;
+    return path === LOG_CHECKPOINT ? this.logFiles.checkpoint(await this.logBuild()) : this.logFiles.tile(path);
   }
 
   async logVkey(): Promise<Buffer | null> {
-    return this.readFile(await this.logBuild(), BUILD_LOG_VKEY_OBJECT);
+    return this.logFiles.vkey(await this.logBuild());
   }
 
   published(): S3PublishedBuilds {
@@ -209,34 +207,25 @@ export class S3Store implements Store {
     return this.live;
   }
 
-  /** Read once per live build and refresh; a failed read is not kept. */
-  private async headCheckpoint(): Promise<Buffer | null> {
-    const build = await this.logBuild();
-    if (this.checkpoint?.build !== build) {
-      const head = this.get(`${BUCKET_LOG_PREFIX}${LOG_CHECKPOINT}`, {});
-      const read = { build, bytes: head.then((res) => res?.body ?? this.readFile(build, BUILD_CHECKPOINT_FILE)) };
-      this.checkpoint = read;
-      read.bytes.catch(() => {
-        if (this.checkpoint === read) this.checkpoint = null;
-      });
-    }
-    return this.checkpoint.bytes;
-  }
-
   /** An object; null for a 404 from a bucket that answers. Anything else unreadable is STORE_UNAVAILABLE, never "not there". */
   private async get(key: string, headers: Record<string, string>, maxBytes?: number) {
-    let res;
-    try {
-      res = await this.bucket.get(key, headers, maxBytes);
-    } catch (error) {
-      if (error instanceof BodyTooLargeError)
-        throw new RecordUnavailableError(`${this.bucket.name}/${key} has more than the ${maxBytes} bytes a record may have`);
-      // No `cause`: the gateway answers with an error's cause when it has one (h3 passes it on).
-      throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
-    }
+    const res = await this.send(key, headers, maxBytes);
     if (res.statusCode === 404) return null;
     if (res.statusCode === 200 || res.statusCode === 206 || (res.statusCode === 416 && headers.range)) return res;
     throw new StoreUnavailableError(`records store ${this.bucket.name} answered ${res.statusCode} for ${key}`);
+  }
+
+  /** An answer of the bucket: a record too large is that record's problem; anything else past its limits, or unreachable, the store's. */
+  private async send(key: string, headers: Record<string, string>, maxBytes?: number) {
+    try {
+      return await this.bucket.get(key, headers, maxBytes);
+    } catch (error) {
+      if (error instanceof ReadTooLargeError && error.file === 'record')
+        throw new RecordUnavailableError(`${this.bucket.name}/${key} has more than the ${error.limitBytes} bytes a record may have`);
+      if (error instanceof ReadTooLargeError || error instanceof ReadDeadlineError) throw error;
+      // No `cause`: the gateway answers with an error's cause when it has one (h3 passes it on).
+      throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
+    }
   }
 
   private async object(key: string): Promise<Buffer> {

@@ -29,9 +29,9 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   // The bin runs the CLI as compiled (dist/cli/cli.js), never the TypeScript.
   bin: ['dist', 'bin'],
   // The benchmarks drive the product from outside, as the CLI does; the verify page is bundled
-  // for the browser and takes the verifier by its package name only.
+  // for the browser and takes the verifier by its package name, and the domain rule from core.
   bench: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'gateway', 'clients', 'bench'],
-  web: ['web'],
+  web: ['core', 'web'],
 };
 /** Strings that name Node internals; no source file mentions them. */
 const NODE_INTERNALS = ['_http_', 'process.binding', 'internalBinding'];

@@ -1,18 +1,24 @@
+/**
+ * A build killed with SIGKILL in the middle: it is stopped where it cannot go on by itself (its
+ * witness, a server the test holds, has the checkpoint and has not answered: records, map and
+ * log are written, the swap is not), so the kill lands mid-build every time, on any machine.
+ */
 import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateAudits } from '../../bench/generate-audits.ts';
 import { BUILDS_DIR } from '../../core/layout.ts';
+import { loadLogKey } from '../../keyring/log-key.ts';
+import { generateWitnessKeyText, parseWitnessKey } from '../../witness/server/witness-key.ts';
 import { buildArgs, spawnCli } from '../support/cli.ts';
+import { holdingOrigin } from '../support/holding-origin.ts';
+import { loggedProject } from '../support/logged-project.ts';
 import { currentTarget, readCurrentRecords, snapshot } from '../support/outputs.ts';
-import { build, makeProject, removeTempDirs, tempDir } from '../support/project.ts';
+import { build, removeTempDirs, tempDir } from '../support/project.ts';
+import { settleWithin } from '../support/wait.ts';
+import { policyText } from '../support/witness.ts';
 
 afterAll(removeTempDirs);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Names of the staging folders under records/builds. */
 async function stagingDirs(recordsDir: string): Promise<string[]> {
@@ -21,42 +27,32 @@ async function stagingDirs(recordsDir: string): Promise<string[]> {
 
 describe('a build killed with SIGKILL', () => {
   it('leaves the previous build live and unchanged; the next build cleans up the stale lock and staging', async () => {
-    const p = await makeProject(); // a copy of the plain project: one live build
+    const p = await loggedProject();
+    await build(p);
     const liveTarget = await currentTarget(p.recordsDir);
     const first = { buildId: basename(liveTarget) };
     const liveBuild = await snapshot(join(p.recordsDir, BUILDS_DIR, first.buildId));
-    const publicBefore = await snapshot(p.publicDir);
+    const keySetBefore = await readFile(p.keySetFile);
     expect(Object.keys(liveBuild).length).toBeGreaterThan(33);
 
-    // 30,000 audits take several seconds to build on two cores: plenty of time to kill it mid-way.
-    const bigAudits = await tempDir('mvr-big-audits-');
-    const out = createWriteStream(join(bigAudits, 'big.jsonl'));
-    await generateAudits(30_000, 7, out);
-    out.end();
-    await once(out, 'finish');
+    // The next build's only witness is a server that takes the checkpoint and never answers.
+    const witness = await holdingOrigin(await tempDir());
+    const held = witness.hold('add-checkpoint');
+    const logKey = (await loadLogKey(p.keysDir, undefined))!;
+    const witnessKey = parseWitnessKey(generateWitnessKeyText('held.test/witness'), 'held');
+    const policyFile = join(await tempDir(), 'witnesses.policy');
+    await writeFile(policyFile, policyText({ key: logKey }, [{ name: 'held', vkey: witnessKey.vkey, url: witness.url }], 'quorum held'));
 
     let child: ChildProcess | undefined;
-    const running = spawnCli(
-      buildArgs({ ...p, auditsDir: bigAudits }, ['--now', '2026-11-02T00:00:00Z']),
-      {},
-      { onSpawn: (c) => (child = c) },
-    );
-    let exited = false;
-    void running.then(() => (exited = true));
-    // Wait until the build is visibly writing records into its staging folder, then kill it.
-    const started = Date.now();
-    let staged: string[] = [];
-    while (!exited && Date.now() - started < 15_000) {
-      staged = await stagingDirs(p.recordsDir);
-      const shards = staged.length ? await readdir(join(p.recordsDir, BUILDS_DIR, staged[0]!)).catch(() => []) : [];
-      if (shards.length > 0) break;
-      await sleep(20);
-    }
-    expect(exited, 'the build finished before it could be killed').toBe(false);
+    const running = spawnCli(buildArgs(p, ['--witness-policy', policyFile], '2026-11-02T00:00:00Z'), {}, { onSpawn: (c) => (child = c) });
+    await settleWithin(held.reached, 'the build reaching its witness');
     child!.kill('SIGKILL');
     const res = await running;
+    await witness.close();
     expect(res.signal).toBe('SIGKILL');
+    const staged = await stagingDirs(p.recordsDir);
     expect(staged).toHaveLength(1);
+    expect((await readdir(join(p.recordsDir, BUILDS_DIR, staged[0]!))).length).toBeGreaterThan(0);
 
     // What the kill left behind: a stale lock naming the dead process, and a half-written staging folder.
     expect(Number(await readFile(join(p.recordsDir, '.build.lock'), 'utf8'))).toBe(child!.pid);
@@ -65,7 +61,7 @@ describe('a build killed with SIGKILL', () => {
     // The live build is untouched.
     expect(await currentTarget(p.recordsDir)).toBe(liveTarget);
     expect(await snapshot(join(p.recordsDir, BUILDS_DIR, first.buildId))).toEqual(liveBuild);
-    expect(await snapshot(p.publicDir)).toEqual(publicBefore);
+    expect(await readFile(p.keySetFile)).toEqual(keySetBefore);
     expect((await readCurrentRecords(p.recordsDir)).size).toBe(33);
 
     // A new build takes over the stale lock, removes the staging folder and publishes.

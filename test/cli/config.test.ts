@@ -67,22 +67,35 @@ describe('commandOptions', () => {
 
   it('trust: no pinned keys and no unsigned builds unless told; --unsigned or MVR_UNSIGNED=1; a pinned file must list a key', async () => {
     const trust = commandOptions(...TRUST_OPTIONS);
-    expect(await trustOf(trust.resolve({}, {}), {})).toEqual({ unsigned: false });
-    expect(await trustOf(trust.resolve({}, { MVR_UNSIGNED: '1' }), {})).toEqual({ unsigned: true });
-    expect(await trustOf(trust.resolve({}, {}), { unsigned: true })).toEqual({ unsigned: true });
+    const folder = { url: '/srv/records' };
+    expect(await trustOf(trust.resolve({}, {}), {}, folder)).toEqual({ unsigned: false });
+    expect(await trustOf(trust.resolve({}, { MVR_UNSIGNED: '1' }), {}, folder)).toEqual({ unsigned: true });
+    expect(await trustOf(trust.resolve({}, {}), { unsigned: true }, folder)).toEqual({ unsigned: true });
     expect(() => trust.resolve({}, { MVR_UNSIGNED: 'yes please' })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
     const dir = await tempDir('mvr-trust-config-');
     const empty = join(dir, 'empty.json');
     await writeFile(empty, JSON.stringify({ keys: [{ kty: 'RSA', kid: 'r', n: 'AQAB', e: 'AQAB' }] }));
-    await expect(trustOf(trust.resolve({ 'trusted-keys': empty }, {}), {})).rejects.toMatchObject({
+    await expect(trustOf(trust.resolve({ 'trusted-keys': empty }, {}), {}, folder)).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
       message: `--trusted-keys ${empty}: lists no Ed25519 key, so it would trust nothing`,
     });
     const pinned = { keys: [loadSigningKey(generatePrivateJwk()).publicJwk] };
     await writeFile(join(dir, 'pinned.json'), JSON.stringify(pinned));
-    expect(await trustOf(trust.resolve({}, { MVR_TRUSTED_KEYS: join(dir, 'pinned.json') }), {})).toEqual({
+    expect(await trustOf(trust.resolve({}, { MVR_TRUSTED_KEYS: join(dir, 'pinned.json') }), {}, folder)).toEqual({
       trustedKeys: pinned,
       unsigned: false,
     });
+    // A bucket or an origin: the keys from the operator, or unsigned builds only (no key trusted).
+    for (const url of ['s3://bucket/prod', 'https://records.example/live/']) {
+      await expect(trustOf(trust.resolve({}, {}), {}, { url })).rejects.toMatchObject({
+        code: 'INVALID_CONFIG',
+        message: expect.stringMatching(/^--records \S+: give the record keys to trust with --trusted-keys FILE \(or MVR_TRUSTED_KEYS\)/),
+      });
+      expect(await trustOf(trust.resolve({}, { MVR_UNSIGNED: '1' }), {}, { url })).toEqual({ unsigned: true, trustedKeys: { keys: [] } });
+      expect(await trustOf(trust.resolve({ 'trusted-keys': join(dir, 'pinned.json') }, {}), {}, { url })).toEqual({
+        trustedKeys: pinned,
+        unsigned: false,
+      });
+    }
   });
 });

@@ -32,16 +32,22 @@ describe.concurrent('the first hour', () => {
   it('verify --log of a never-audited domain: its absence proof decides, exit 15 (not 12)', async () => {
     const r = await runCli(['verify', 'never-audited.example', ...gateway, '--log', '--json']);
     expect(r.code, r.stderr).toBe(exitCodeOf('NEVER_AUDITED'));
-    expect(JSON.parse(r.stdout)).toMatchObject({ domain: 'never-audited.example', status: 'unverified', absence: { valid: true } });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      valid: false,
+      code: 'NEVER_AUDITED',
+      domain: 'never-audited.example',
+      absence: { valid: true },
+      claims: { status: 'unverified' },
+    });
     const record = await runCli(['verify', 'acme-outdoor.example', ...gateway, '--log']);
     expect(record.code, record.stderr).toBe(0);
   });
 
-  it('verify --log of a record of a build made without a log key: NOT_IN_LOG (13), not a failed fetch', async () => {
+  it('verify --log of a record of a build made without a log key: the log step fails (13), not a failed fetch', async () => {
     const unlogged = await startTestGateway(await makeProject());
     const r = await runCli(['verify', 'acme-outdoor.example', '--base-url', unlogged.url, '--api-key', unlogged.key, '--log']);
-    expect(r.code, r.stderr).toBe(exitCodeOf('NOT_IN_LOG'));
-    expect(r.stderr).toMatch(/NOT_IN_LOG: the gateway has no log proof of acme-outdoor\.example/);
+    expect(r.code, r.stderr).toBe(exitCodeOf('MALFORMED_PROOF'));
+    expect(r.stdout.split('\n')[0]).toBe('INVALID (MALFORMED_PROOF): the gateway has no log proof of acme-outdoor.example (NOT_IN_LOG)');
   });
 
   it('log check --checkpoint of a file that is not a checkpoint: invalid input (exit 3) naming the file', async () => {

@@ -217,11 +217,15 @@ describe('timestamps and next_audit_at', () => {
     expect(parseTimestamp(text)).toBe(null);
   });
 
-  // Timestamps near year 9999 are refused so next_audit_at stays a four-digit year.
-  it('an audit with last_audited_at in December 9999 either fails validation or derives a valid record', () => {
-    for (const last of ['9999-12-15T00:00:00Z', '9999-12-31T23:30:00-01:00']) {
-      const result = validateAudit({ ...baseAudit, first_seen: '9999-01-01T00:00:00Z', last_audited_at: last }, 's');
-      if ('audit' in result) recordSchema.parse(deriveRecord(result.audit, ctx));
+  // Timestamps from 9998-12-01 on (after the offset) are refused, so next_audit_at stays a four-digit year.
+  it('an audit dated from December 9998 on is refused naming the member; one just before derives a record due then', () => {
+    for (const last of ['9999-12-15T00:00:00Z', '9998-12-01T00:00:00Z', '9998-11-30T23:30:00-01:00']) {
+      expect(validateAudit({ ...baseAudit, last_audited_at: last }, 's')).toEqual({
+        problems: [expect.objectContaining({ source: 's', member: 'last_audited_at' })],
+      });
     }
+    const result = validateAudit({ ...baseAudit, last_audited_at: '9998-11-30T23:59:59Z' }, 's');
+    if (!('audit' in result)) throw new Error(`refused: ${JSON.stringify(result)}`);
+    expect(recordSchema.parse(deriveRecord(result.audit, ctx)).next_audit_at).toBe('9998-12-30T23:59:59.000Z');
   });
 });

@@ -107,7 +107,7 @@ describe.each([['ed25519-edge-cases.json', edge.vectors]])('%s', (_file, vectors
   });
 });
 
-describe('the shared encoding rules (core/ed25519-encoding.ts)', () => {
+describe('the shared encoding rules (packages/verifier/src/ed25519-encoding.ts)', () => {
   // The eight points of small order from the definition: [L]P is in the torsion subgroup for any P.
   const P = ed.Point.fromBytes(bytes(edge.vectors.find((v) => v.id === 'honest')!.public_key));
   const torsionPoint = ed.Point.fromBytes(bytes('0300000000000000000000000000000000000000000000000000000000000000'));

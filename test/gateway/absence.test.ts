@@ -93,7 +93,7 @@ describe('GET /v1/absence', async () => {
         content: { text: string }[];
         structuredContent: Record<string, unknown>;
       };
-      expect(never.structuredContent).toMatchObject({ domain: NEVER, status: 'unverified' });
+      expect(never.structuredContent).toMatchObject({ code: 'NEVER_AUDITED', domain: NEVER, record: { status: 'unverified' } });
       expect(never.content).toHaveLength(2);
       expect(verifyAbsence(JSON.parse(never.content[1]!.text), NEVER, keySet)).toMatchObject({ valid: true, build: builds[0] });
       const audited = (await client.callTool({ name: 'verify_merchant', arguments: { domain: 'gadget-hub.example' } })) as {

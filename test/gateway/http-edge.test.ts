@@ -7,10 +7,10 @@
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { exchange, type RawResponse } from '../security/raw-http.ts';
 import { cleanup, type Reply, startTestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { makeProject } from '../support/project.ts';
+import { exchange, type RawResponse } from '../support/raw-http.ts';
 import { poll } from '../support/wait.ts';
 
 afterAll(cleanup);

@@ -8,7 +8,7 @@ import { readFile, realpath } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join, normalize } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { cleanup, startTestGateway, type TestGateway, trustingProject } from '../support/gateway.ts';
 import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';
 import { liveRecordFile, makeProject, type Project } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
@@ -75,7 +75,7 @@ describe('records from an HTTP origin', () => {
   beforeAll(async () => {
     project = await makeProject();
     origin = await startOrigin(await realpath(join(project.recordsDir, 'current')));
-    g = await startTestGateway(project, { records: { url: origin.url } });
+    g = await startTestGateway(project, { records: { url: origin.url }, trust: await trustingProject(project) });
   });
   afterAll(async () => {
     await origin.stop().catch(() => undefined);

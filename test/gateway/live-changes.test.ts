@@ -1,7 +1,8 @@
 /**
  * What changes under a running gateway, with no restart: the records folder going away and
  * coming back, API keys created and revoked. (A new build swapped in is live-rebuilds.test.ts.)
- * Every wait is a bounded poll.
+ * Every wait is a poll that ends when the gateway's answer changes; its bound only turns a
+ * gateway that never notices into a failure, and no test asserts how long noticing took.
  */
 import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,6 +15,8 @@ import { liveRecordFile, type Project } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 
 const KNOWN = 'acme-outdoor.example';
+/** A bound on waiting for a change the gateway must notice (a failure past it, never a measure). */
+const UNTIL = { timeoutMs: 20_000, intervalMs: 10 };
 
 afterAll(cleanup);
 
@@ -38,7 +41,7 @@ describe('records folder removed while running', () => {
     const { value: known } = await poll(
       () => g.verify(KNOWN),
       (r) => r.status !== 200,
-      { timeoutMs: 2000 },
+      UNTIL,
     );
     expectProblem(known, 503, 'STORE_UNAVAILABLE');
     for (const domain of ['never-audited-b.example', 'never-audited-a.example']) {
@@ -57,12 +60,12 @@ describe('records folder removed while running', () => {
     expect(health.json.status).toBe('degraded');
     expect(health.json.records.ok).toBe(false);
 
-    // Restored: answers come back on the same gateway (bounded poll).
+    // Restored: answers come back on the same gateway.
     await rename(away, project.recordsDir);
     const { value: back } = await poll(
       () => g.verify(KNOWN),
       (r) => r.status === 200,
-      { timeoutMs: 3000 },
+      UNTIL,
     );
     expect(back.bytes.equals(knownBytes)).toBe(true);
     const unverified = await g.verify('never-audited-b.example');
@@ -71,7 +74,7 @@ describe('records folder removed while running', () => {
     const { value: healthy } = await poll(
       () => g.request('/healthz', { key: null }),
       (r) => r.json?.status === 'ok',
-      { timeoutMs: 2000 },
+      UNTIL,
     );
     expect(healthy.json.records.ok).toBe(true);
   });
@@ -84,36 +87,36 @@ describe('records folder removed while running', () => {
       const { value } = await poll(
         () => g.verify('never-audited-c.example'),
         (r) => r.status !== 200,
-        { timeoutMs: 2000 },
+        UNTIL,
       );
       expectProblem(value, 503, 'STORE_UNAVAILABLE');
     } finally {
       await rename(aside, link);
     }
-    await poll(
+    const { value: back } = await poll(
       () => g.verify('never-audited-c.example'),
       (r) => r.status === 200,
-      { timeoutMs: 3000 },
+      UNTIL,
     );
+    expect(back.json).toMatchObject({ status: 'unverified' });
   });
 
-  it('a key revoked while running is refused within about a second; a key created while running works', async () => {
+  it('a key revoked while running is refused from its next reload on, with no restart; a key created while running works', async () => {
     const before = g.url;
     const created = await addApiKey(g, 'created-while-running');
-    const { elapsedMs: acceptedAfter } = await poll(
+    const { value: accepted } = await poll(
       () => g.verify(KNOWN, { key: created.key }),
       (r) => r.status === 200,
-      { timeoutMs: 2000 },
+      UNTIL,
     );
-    expect(acceptedAfter).toBeLessThan(1000);
+    expect(accepted.json).toMatchObject({ domain: KNOWN });
 
     await revokeApiKey(project.apiKeysFile, created.id);
-    const { value: refused, elapsedMs } = await poll(
+    const { value: refused } = await poll(
       () => g.verify(KNOWN, { key: created.key }),
-      (r) => r.status === 401,
-      { timeoutMs: 2000, intervalMs: 10 },
+      (r) => r.status !== 200,
+      UNTIL,
     );
-    expect(elapsedMs).toBeLessThan(1000);
     expectProblem(refused, 401, 'UNAUTHORIZED');
     expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
     // Stays refused, and the other key is unaffected; same gateway, no restart.
@@ -124,17 +127,19 @@ describe('records folder removed while running', () => {
 
   it("revoking the gateway's own key while running locks it out too", async () => {
     await revokeApiKey(project.apiKeysFile, g.keyId);
-    const { elapsedMs } = await poll(
+    const { value: refused } = await poll(
       () => g.verify(KNOWN),
-      (r) => r.status === 401,
-      { timeoutMs: 2000, intervalMs: 10 },
+      (r) => r.status !== 200,
+      UNTIL,
     );
-    expect(elapsedMs).toBeLessThan(1000);
+    expectProblem(refused, 401, 'UNAUTHORIZED');
     const fresh = await addApiKey(g, 'replacement');
-    await poll(
+    const { value: accepted } = await poll(
       () => g.verify(KNOWN, { key: fresh.key }),
       (r) => r.status === 200,
-      { timeoutMs: 2000 },
+      UNTIL,
     );
+    expect(accepted.json).toMatchObject({ domain: KNOWN });
+    expectProblem(await g.verify(KNOWN), 401, 'UNAUTHORIZED');
   });
 });

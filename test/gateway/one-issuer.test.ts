@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { defaultSchemaUrl } from '../../core/record.ts';
-import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { cleanup, startTestGateway, type TestGateway, trustingProject } from '../support/gateway.ts';
 import { connectHttpClient } from '../support/mcp.ts';
 import { build, ISSUER, makeProject } from '../support/project.ts';
 import { startStaticOrigin } from '../support/static-origin.ts';
@@ -68,7 +68,7 @@ describe('one issuer per gateway', async () => {
     try {
       const g = await startTestGateway(
         { ...project, recordsDir: origin.url },
-        { issuer: OTHER, schemaUrl: `https://${OTHER}/schemas/verification/v1` },
+        { issuer: OTHER, schemaUrl: `https://${OTHER}/schemas/verification/v1`, trust: await trustingProject(project) },
       );
       await expectRefused(g);
     } finally {

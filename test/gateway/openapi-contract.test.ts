@@ -15,8 +15,8 @@ import { CACHE_POLICY, type CachedRoute, PROBLEM_CACHE_POLICY } from '../../gate
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { servedDocument } from '../support/openapi-contract.ts';
+import { type ContractCase, contractCases, type GatewayName, notProduced } from '../support/openapi-contract-cases.ts';
 import { build, copyProject, ISSUER, liveRecordFile, makeProject, NOW } from '../support/project.ts';
-import { type ContractCase, contractCases, type GatewayName, notProduced } from './openapi-contract-cases.ts';
 
 afterAll(cleanup);
 

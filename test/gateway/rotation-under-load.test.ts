@@ -14,7 +14,7 @@ import { BUILD_STATEMENT_FILE, CURRENT_LINK } from '../../core/layout.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
 import { keygen } from '../../keyring/signing-keys.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
-import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
+import { cleanup, startTestGateway, type TestGateway, trustingProject, waitForLog } from '../support/gateway.ts';
 import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
 import { build, makeProject, NOW, type Project, SAMPLE_AUDITS } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
@@ -225,6 +225,7 @@ describe('records in a bucket', () => {
     await publish();
     g = await startTestGateway(p, {
       ...METRICS,
+      trust: await trustingProject(p),
       records: { url: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent', timeoutMs: STORE_TIMEOUT_MS },
     });
   });

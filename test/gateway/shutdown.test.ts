@@ -7,7 +7,7 @@ import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
-import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { cleanup, startTestGateway, trustingProject } from '../support/gateway.ts';
 import { holdingOrigin } from '../support/holding-origin.ts';
 import { liveRecords } from '../support/outputs.ts';
 import { makeProject, type Project as TestProject } from '../support/project.ts';
@@ -30,7 +30,7 @@ describe('close()', () => {
   it('lets an in-flight request complete with 200, refuses new connections, then resolves', async () => {
     const project = await makeProject();
     const origin = await originOf(project);
-    const g = await startTestGateway(project, { records: { url: origin.url } });
+    const g = await startTestGateway(project, { records: { url: origin.url }, trust: await trustingProject(project) });
     const domain = 'gadget-hub.example';
     const bytes = (await liveRecords(project)).get(domain)!;
     // Warm a keep-alive connection, as a real client would have.
@@ -67,7 +67,7 @@ describe('close()', () => {
   it('waits for every request in flight (two connections), and each completes with its own record', async () => {
     const project = await makeProject();
     const origin = await originOf(project);
-    const g = await startTestGateway(project, { records: { url: origin.url } });
+    const g = await startTestGateway(project, { records: { url: origin.url }, trust: await trustingProject(project) });
     const domains = ['harbor-furniture.example', 'fictional-candles.myshopify.com'];
     const records = await liveRecords(project);
     const holds = domains.map((d) => origin.hold(recordPath(d)));
@@ -106,7 +106,20 @@ describe('mvr serve on SIGTERM', () => {
     const bytes = (await liveRecords(project)).get(domain)!;
     const child = spawn(
       process.execPath,
-      ['bin/mvr.js', 'serve', '--port', '0', '--records', origin.url, '--public', project.publicDir, '--api-keys', project.apiKeysFile],
+      [
+        'bin/mvr.js',
+        'serve',
+        '--port',
+        '0',
+        '--records',
+        origin.url,
+        '--public',
+        project.publicDir,
+        '--api-keys',
+        project.apiKeysFile,
+        '--trusted-keys',
+        project.keySetFile,
+      ],
       { cwd: new URL('../..', import.meta.url), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';

@@ -3,16 +3,21 @@
  * no signing key cannot get a build served by signing it with a key of their own and listing that
  * key in the key set; a key set with no usable key does not switch unsigned mode on; a rotation by
  * `mvr keygen` (the new key endorsed by the active one) is served, link after link, even once the
- * keys between are retired.
+ * keys between are retired. On an http(s) origin the keys must come from the operator: without
+ * `--trusted-keys` (or `--unsigned`) nothing starts.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, realpath, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { trustedKeySet, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CURRENT_LINK } from '../../core/layout.ts';
 import { generatePrivateJwk } from '../../core/signing.ts';
 import { keygen, retireKey } from '../../keyring/signing-keys.ts';
+import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
-import { expectProblem } from '../support/gateway-expect.ts';
+import { expectProblem, NO_TRUSTED_KEYS } from '../support/gateway-expect.ts';
 import { build, GOLD, liveRecordFile, makeProject, NOW, type Project, tempDir } from '../support/project.ts';
+import { startStaticOrigin } from '../support/static-origin.ts';
 import { poll } from '../support/wait.ts';
 
 afterAll(cleanup);
@@ -98,7 +103,18 @@ describe('a gateway on a records folder trusts the keys it was started with', ()
     await buildNext(p, undefined, noKeys);
     expect(JSON.parse(await readFile(p.keySetFile, 'utf8'))).toEqual({ keys: [] });
     expect((await refusal(g)).reason).toMatch(/does not verify: UNSIGNED/);
-    expectProblem(await g.verify(GOLD), 503, 'STORE_UNAVAILABLE');
+    // The refusal and the key set's reload are two steps of a refresh: the answer changes once both ran.
+    expectProblem(
+      (
+        await poll(
+          () => g.verify(GOLD),
+          (r) => r.status === 503,
+          { timeoutMs: 10_000 },
+        )
+      ).value,
+      503,
+      'STORE_UNAVAILABLE',
+    );
     await writeFile(p.keySetFile, JSON.stringify({ keys: [{ kty: 'RSA', kid: 'other', n: 'AQAB', e: 'AQAB' }] }));
     await poll(
       async () => g.logs.filter((l) => typeof l.reason === 'string' && /does not verify: UNSIGNED/.test(l.reason)).length,
@@ -106,5 +122,30 @@ describe('a gateway on a records folder trusts the keys it was started with', ()
       { timeoutMs: 10_000 },
     );
     expectProblem(await g.verify(GOLD), 503, 'STORE_UNAVAILABLE');
+  });
+});
+
+describe('a gateway on an http origin trusts only the keys its operator gives', () => {
+  it('serve and mcp refuse to start without --trusted-keys (INVALID_CONFIG, exit 2), before reading the origin', async () => {
+    const p = await makeProject({ build: false });
+    const where = ['--records', 'http://127.0.0.1:9/records/', '--public', p.publicDir];
+    for (const command of [['serve', '--api-keys', p.apiKeysFile], ['mcp']]) {
+      const r = await runCli([...command, ...where]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(NO_TRUSTED_KEYS);
+      expect(r.stderr).toContain('--records http://127.0.0.1:9/records/');
+    }
+  });
+
+  it('with --unsigned and no --trusted-keys it trusts no key: a signed build is refused, never its key set pinned', async () => {
+    const p = await makeProject();
+    const origin = await startStaticOrigin(await realpath(join(p.recordsDir, CURRENT_LINK)));
+    try {
+      const g = await startTestGateway(p, { records: { url: origin.url }, trust: { unsigned: true } });
+      expect((await refusal(g)).reason).toMatch(new RegExp(`key ${p.kid}, but it is not trusted`));
+      expectProblem(await g.verify(GOLD), 503, 'STORE_UNAVAILABLE');
+    } finally {
+      await origin.stop();
+    }
   });
 });

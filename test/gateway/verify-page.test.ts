@@ -211,7 +211,7 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
       route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(made) }),
     );
     try {
-      expect(await lookUp(GOLD)).toMatchObject({ state: 'invalid', verdict: 'Absence not proven: HAS_RECORD' });
+      expect(await lookUp(GOLD)).toMatchObject({ state: 'invalid', verdict: 'Absence not proven: NOT_ABSENT' });
     } finally {
       await page.unroute('**/v1/verify?*');
     }
@@ -222,8 +222,20 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
   });
 
+  it('normalizes the domain typed by the service’s own rule, and refuses one that is no domain before any request', async () => {
+    expect(await lookUp(`https://WWW.Acme-Outdoor.example./tents?x=1`)).toMatchObject({ state: 'valid', verdict: 'Valid signature' });
+    const sent: string[] = [];
+    const onRequest = (r: { url(): string }) => sent.push(r.url());
+    page.on('request', onRequest);
+    for (const domain of ['co.uk', 'localhost'])
+      expect(await lookUp(domain), domain).toMatchObject({ state: 'error', verdict: 'Not looked up: INVALID_DOMAIN' });
+    page.off('request', onRequest);
+    expect(sent).toEqual([]);
+  });
+
   it('works by keyboard, labels every field, and loads nothing from another origin', async () => {
-    for (const label of ['Record (JSON)', 'Domain or URL', 'API key']) expect(await page.getByLabel(label).count()).toBe(1);
+    for (const label of ['Record (JSON)', 'Domain or URL', 'API key', 'Witness policy (optional)', 'Maximum age, hours (optional)'])
+      expect(await page.getByLabel(label).count(), label).toBe(1);
     await page.getByLabel('Record (JSON)').focus();
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Verify the record');

@@ -13,6 +13,7 @@ import type { TestGateway } from '../support/gateway.ts';
 import { cleanup } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { DEC, gatewayOver, logDir, loggedProject, NOV } from '../support/logged-project.ts';
+import { connectHttpClient } from '../support/mcp.ts';
 import { snapshot } from '../support/outputs.ts';
 import {
   auditsFolder,
@@ -130,6 +131,22 @@ describe.concurrent('without a log key', () => {
     expect(warnings.join('\n')).toMatch(/NOT appended to the log/);
     expect(parseCheckpoint(parseNote(await readFile(join(logDir(p), 'checkpoint'), 'utf8')).text).size).toBe(34);
     expectProblem(await g.request('/v1/proof?domain=acme-outdoor.example'), 404, 'NOT_IN_LOG');
+  });
+
+  it("MCP verify_merchant with include_proof: the record's verification fails at the log step (NOT_IN_LOG), never valid", async () => {
+    const client = await connectHttpClient(g.url, g.key);
+    try {
+      const result = await client.callTool({ name: 'verify_merchant', arguments: { domain: 'acme-outdoor.example', include_proof: true } });
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({
+        valid: false,
+        code: 'MALFORMED_PROOF',
+        signature: { valid: true },
+        log: { valid: false, message: expect.stringContaining('(NOT_IN_LOG)') },
+      });
+    } finally {
+      await client.close();
+    }
   });
 
   it('the CLI build says so in its summary', async () => {

@@ -202,7 +202,8 @@ describe('a logged build, two months running', async () => {
     expect(proven.isError).toBeFalsy();
     expect(proven.content).toHaveLength(2);
     expect(proven.content[0]!.text).toBe((await g.verify('acme-outdoor.example')).text);
-    expect(verifyLogProof(proven.structuredContent, proven.content[1]!.text, { vkey })).toMatchObject({ valid: true });
+    expect(proven.structuredContent).toMatchObject({ valid: true, log: { valid: true } });
+    expect(verifyLogProof(proven.structuredContent.record, proven.content[1]!.text, { vkey })).toMatchObject({ valid: true });
     const plain = (await client.callTool({
       name: 'verify_merchant',
       arguments: { domain: 'acme-outdoor.example' },
@@ -214,7 +215,7 @@ describe('a logged build, two months running', async () => {
       arguments: { domain: 'never-audited.example', include_proof: true },
     })) as unknown as ToolResult;
     expect(never.isError).toBeFalsy();
-    expect(never.structuredContent).toMatchObject({ status: 'unverified' });
+    expect(never.structuredContent).toMatchObject({ code: 'NEVER_AUDITED', record: { status: 'unverified' } });
     expect(
       verifyAbsence(JSON.parse(never.content[1]!.text), 'never-audited.example', JSON.parse(await readFile(p.keySetFile, 'utf8'))),
     ).toMatchObject({ valid: true });

@@ -38,7 +38,7 @@ describe('the 2.x MCP client over HTTP', () => {
       const result = await client.callTool({ name: 'verify_merchant', arguments: { domain: `https://www.${GOLD}/tents` } });
       expect(result.isError).toBeFalsy();
       expect(firstText(result)).toBe((await gw.verify(GOLD)).text);
-      expect(result.structuredContent).toMatchObject({ domain: GOLD, status: 'verified', tier: 'gold' });
+      expect(result.structuredContent).toMatchObject({ valid: true, record: { domain: GOLD, status: 'verified', tier: 'gold' } });
       // A revision newer than any the 1.x client speaks.
       expect({ era: client.getProtocolEra(), version: client.getNegotiatedProtocolVersion() }).toEqual({ era: 'modern', version: NEWEST });
     } finally {

@@ -41,7 +41,22 @@ describe('verify_merchant over Streamable HTTP', () => {
     expect(d).toContain(`${gw.url}${KEY_SET_PATH}`);
     expect(tool.inputSchema).toMatchObject({ type: 'object', required: ['domain'] });
     expect(tool.outputSchema).toMatchObject({ type: 'object' });
-    expect(Object.keys(tool.outputSchema?.properties ?? {})).toEqual(
+    // The verdict first, each step, then the record itself.
+    const properties = tool.outputSchema?.properties as Record<string, { properties?: Record<string, unknown> }>;
+    expect(Object.keys(properties)).toEqual([
+      'valid',
+      'code',
+      'message',
+      'domain',
+      'signature',
+      'absence',
+      'log',
+      'witnesses',
+      'staleness',
+      'claims',
+      'record',
+    ]);
+    expect(Object.keys(properties.record?.properties ?? {})).toEqual(
       expect.arrayContaining([
         'schema',
         'domain',
@@ -61,7 +76,7 @@ describe('verify_merchant over Streamable HTTP', () => {
     expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
   });
 
-  it('a signed record: structuredContent is the record, and the text is byte for byte the body of GET /v1/verify', async () => {
+  it('a signed record: structuredContent is its verification (valid) and the record; the text is byte for byte the body of GET /v1/verify', async () => {
     const result = await call(GOLD);
     expect(result.isError).toBeFalsy();
     const text = firstText(result);
@@ -69,9 +84,11 @@ describe('verify_merchant over Streamable HTTP', () => {
     expect(http.status).toBe(200);
     expect(text).toBe(http.text);
     expect(Buffer.from(text)).toEqual((await liveRecord(gw.project, GOLD)).bytes);
-    expect(result.structuredContent).toEqual(JSON.parse(text));
-    expect(result.structuredContent).toMatchObject({ domain: GOLD, status: 'verified', tier: 'gold', key_id: gw.project.kid });
-    expect(String((result.structuredContent as { signature?: unknown }).signature)).toMatch(/^ed25519:[A-Za-z0-9_-]{86}$/);
+    const structured = result.structuredContent as Record<string, any>;
+    expect(structured).toMatchObject({ valid: true, code: null, domain: GOLD, signature: { valid: true, key_id: gw.project.kid } });
+    expect(structured.record).toEqual(JSON.parse(text));
+    expect(structured.record).toMatchObject({ domain: GOLD, status: 'verified', tier: 'gold', key_id: gw.project.kid });
+    expect(String(structured.record.signature)).toMatch(/^ed25519:[A-Za-z0-9_-]{86}$/);
   });
 
   it('normalizes the domain like the HTTP endpoint (a URL on the shop gives the same record)', async () => {
@@ -82,9 +99,12 @@ describe('verify_merchant over Streamable HTTP', () => {
   it('an unaudited domain: status unverified, score null, unsigned', async () => {
     const result = await call(UNAUDITED);
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toMatchObject({ domain: UNAUDITED, status: 'unverified', tier: null, score: null, max_score: 100 });
-    expect(result.structuredContent).not.toHaveProperty('signature');
-    expect(JSON.parse(firstText(result))).toEqual(result.structuredContent);
+    const structured = result.structuredContent as Record<string, any>;
+    // A proven absence is its own verdict, never valid.
+    expect(structured).toMatchObject({ valid: false, code: 'NEVER_AUDITED', absence: { valid: true } });
+    expect(structured.record).toMatchObject({ domain: UNAUDITED, status: 'unverified', tier: null, score: null, max_score: 100 });
+    expect(structured.record).not.toHaveProperty('signature');
+    expect(JSON.parse(firstText(result))).toEqual(structured.record);
   });
 
   it.each(['co.uk', 'localhost', 'github.io', '127.0.0.1'])(

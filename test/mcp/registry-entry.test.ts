@@ -134,7 +134,7 @@ describe('server.json', () => {
       expect(client.getServerVersion()).toMatchObject({ name: 'merchant-verify', version: pkg.version });
       const result = await client.callTool({ name: 'verify_merchant', arguments: { domain: GOLD } });
       expect(result.isError).toBeFalsy();
-      expect(result.structuredContent).toMatchObject({ domain: GOLD, status: 'verified' });
+      expect(result.structuredContent).toMatchObject({ valid: true, record: { domain: GOLD, status: 'verified' } });
     } finally {
       await client.close();
       await gw.close();

@@ -78,15 +78,19 @@ describe.each([
     const text = firstText(result);
     expect(Buffer.from(text)).toEqual((await liveRecord(project, GOLD)).bytes);
     expect(text).toBe((await gw.verify(GOLD)).text);
-    expect(result.structuredContent).toEqual(JSON.parse(text));
-    expect(result.structuredContent).toMatchObject({ domain: GOLD, status: 'verified', key_id: project.kid });
+    expect(result.structuredContent).toMatchObject({ valid: true, code: null, record: JSON.parse(text) });
+    expect(result.structuredContent).toMatchObject({ record: { domain: GOLD, status: 'verified', key_id: project.kid } });
   });
 
   it('an unaudited domain: status unverified, score null', async () => {
     const result = await call(server(), UNAUDITED);
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toMatchObject({ domain: UNAUDITED, status: 'unverified', tier: null, score: null, issuer: ISSUER });
-    expect(result.structuredContent).not.toHaveProperty('signature');
+    expect(result.structuredContent).toMatchObject({
+      valid: false,
+      code: 'NEVER_AUDITED',
+      record: { domain: UNAUDITED, status: 'unverified', tier: null, score: null, issuer: ISSUER },
+    });
+    expect((result.structuredContent as { record: object }).record).not.toHaveProperty('signature');
   });
 
   it('an invalid domain: isError, INVALID_DOMAIN', async () => {

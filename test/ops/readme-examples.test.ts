@@ -25,7 +25,7 @@ const SKIPPED: Record<string, string> = {
     'needs a real bucket (test/scale/s3.test.ts publishes to a local one)',
   'npx mvr apikey create --label shop --redis redis://redis.internal:6379':
     'needs the Redis at redis.internal (test/scale/redis.test.ts uses a local one)',
-  'npx mvr serve --workers 2 --records s3://mvr-records/prod --redis redis://redis.internal:6379 --trust-proxy 10.0.0.0/8   # on each machine':
+  'npx mvr serve --workers 2 --records s3://mvr-records/prod --trusted-keys trusted-keys.json --redis redis://redis.internal:6379 --trust-proxy 10.0.0.0/8   # on each machine, beside a copy of public/.well-known/merchant-verify-keys.json':
     'needs the bucket and the Redis',
 };
 

@@ -45,7 +45,13 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'three gateways on one Redis and one
     await publishTo(s3, BUCKET, 'prod', p);
   };
   /** The cluster on this test's bucket and Redis, with its processes in `children`. */
-  const cluster = (): ClusterSetting => ({ records: `s3://${BUCKET}/prod`, redisUrl: redis.url, env: s3.env, children });
+  const cluster = (): ClusterSetting => ({
+    records: `s3://${BUCKET}/prod`,
+    trustedKeys: project.keySetFile,
+    redisUrl: redis.url,
+    env: s3.env,
+    children,
+  });
   const startCluster = (rateLimit: number) => startGatewayCluster(cluster(), rateLimit);
 
   beforeAll(async () => {

@@ -1,7 +1,8 @@
 /**
  * API keys and quotas in Redis, on a real redis-server: `mvr apikey --redis` stores hashes only,
- * every gateway sees a new key or a revocation within a second, one quota holds across
- * gateways, and what happens while Redis is down.
+ * every gateway sees a new key or a revocation without a restart, one quota holds across
+ * gateways, and what happens while Redis is down. Waits end when the gateway's answer changes;
+ * their bound only fails a gateway that never notices, and no test asserts how long it took.
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +19,8 @@ import { REDIS, startRedis, type TestRedis } from '../support/redis-server.ts';
 import { poll, waitFor } from '../support/wait.ts';
 
 const GOLD = 'acme-outdoor.example';
+/** A bound on waiting for a change a gateway must notice (a failure past it, never a measure). */
+const UNTIL = { timeoutMs: 20_000, intervalMs: 20 };
 
 describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real redis-server)'), () => {
   let redis: TestRedis;
@@ -69,7 +72,7 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
     expect(await unknownRevoke).toMatchObject({ code: 2, stderr: expect.stringMatching(/no API key with id "nosuchkey0"/) });
   });
 
-  it('a new key and a revocation reach every gateway within a second', async () => {
+  it('a new key and a revocation reach every gateway, with no restart', async () => {
     const [a, b] = [await gateway(), await gateway()];
     const table = redisApiKeyTable(client, redis.url);
     const { key, entry } = await createApiKey(table, 'two gateways');
@@ -77,16 +80,16 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
       const seen = await poll(
         () => g.verify(GOLD, { key }),
         (r) => r.status === 200,
-        { timeoutMs: 1000 },
+        UNTIL,
       );
-      expect(seen.elapsedMs).toBeLessThan(1000);
+      expect(seen.value.json).toMatchObject({ domain: GOLD });
     }
     await revokeApiKey(table, entry.id);
     for (const g of [a, b]) {
       const refused = await poll(
         () => g.verify(GOLD, { key }),
         (r) => r.status === 401,
-        { timeoutMs: 1000 },
+        UNTIL,
       );
       expect(refused.value.json).toMatchObject({ code: 'UNAUTHORIZED' });
     }
@@ -120,7 +123,7 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
       await poll(
         () => g.verify(GOLD, { key }),
         (r) => r.status === 200,
-        { timeoutMs: 2000 },
+        UNTIL,
       );
     await client.configResetStat();
     const statuses: number[] = [];
@@ -148,7 +151,7 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
     await poll(
       () => g.verify(GOLD, { key }),
       (r) => r.status === 200,
-      { timeoutMs: 1000 },
+      UNTIL,
     );
     await redis.stop(true);
     // Once the gateway has found Redis gone (its next key table refresh), not after a fixed wait.
@@ -161,12 +164,12 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
     const { value: fresh } = await poll(
       () => createApiKey(redisApiKeyTable(client, redis.url), 'after restart').catch(() => null),
       (created) => created !== null,
-      { timeoutMs: 5000, intervalMs: 50 },
+      UNTIL,
     );
     const back = await poll(
       () => g.verify(GOLD, { key: fresh!.key }),
       (r) => r.status === 200,
-      { timeoutMs: 5000 },
+      UNTIL,
     );
     expect(back.value.status).toBe(200);
   });
@@ -179,14 +182,18 @@ describe.skipIf(!REDIS.path)(needing(REDIS, 'API keys and quotas in Redis (real 
     expect(store.check(`Bearer ${key}`)).toMatch(/^[a-z0-9]{10}$/);
     await redis.stop(true);
     // Refused once the bound has passed with no confirmation (polled, not slept).
-    await waitFor(() => {
-      try {
-        store.check(`Bearer ${key}`);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 'the snapshot to outlive its bound');
+    await waitFor(
+      () => {
+        try {
+          store.check(`Bearer ${key}`);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      'the snapshot to outlive its bound',
+      UNTIL.timeoutMs,
+    );
     expect(() => store.check(`Bearer ${key}`)).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE' }));
     store.stop();
     await redis.start();

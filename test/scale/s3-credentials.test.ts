@@ -114,6 +114,8 @@ describe('container credentials (ECS, EKS Pod Identity)', () => {
         project.apiKeysFile,
         '--issuer',
         ISSUER,
+        '--trusted-keys',
+        project.keySetFile,
       ],
       {
         env: { PATH: process.env.PATH ?? '', ...(containerEnv(endpoint.url) as Record<string, string>) },
@@ -163,7 +165,18 @@ describe('container credentials (ECS, EKS Pod Identity)', () => {
     const env = containerEnv(endpoint.url);
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [join(ROOT, 'bin/mvr.js'), 'mcp', '--records', `s3://${BUCKET}/prod`, '--public', '/nonexistent', '--issuer', ISSUER],
+      args: [
+        join(ROOT, 'bin/mvr.js'),
+        'mcp',
+        '--records',
+        `s3://${BUCKET}/prod`,
+        '--public',
+        '/nonexistent',
+        '--issuer',
+        ISSUER,
+        '--trusted-keys',
+        project.keySetFile,
+      ],
       env: Object.fromEntries(
         Object.entries({ PATH: process.env.PATH ?? '', ...env }).filter((e): e is [string, string] => e[1] !== undefined),
       ),

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE } from '../../core/layout.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
-import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { cleanup, startTestGateway, type TestGateway, trustingProject } from '../support/gateway.ts';
 import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';
 import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
@@ -47,6 +47,7 @@ async function faultedBucket(prefix: string, fault: (p: Project) => Promise<void
     await rename(`${live}.whole`, live);
   }
   return startTestGateway(project, {
+    trust: await trustingProject(project),
     records: { url: `s3://${BUCKET}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' },
   });
 }

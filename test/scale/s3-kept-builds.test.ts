@@ -129,7 +129,10 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
     await same(`/v1/changes?since=${ids[0]}`);
     expectProblem(await same('/v1/changes?since=nope'), 404, 'BUILD_NOT_FOUND');
     expectProblem(await same(`/v1/changes?since=${ids[1]}&cursor=5.AAAAAAAA`), 400, 'INVALID_REQUEST');
-    const cli = await runCli(['changes', '--since', ids[1]!, '--records', `s3://${BUCKET}/history`, '--json'], s3.env);
+    const cli = await runCli(
+      ['changes', '--since', ids[1]!, '--records', `s3://${BUCKET}/history`, '--trusted-keys', p.keySetFile, '--json'],
+      s3.env,
+    );
     expect(cli.code, cli.stderr).toBe(0);
     expect(
       cli.stdout

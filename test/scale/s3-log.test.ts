@@ -12,7 +12,7 @@ import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { openStore } from '../../storage/open.ts';
 import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { runCli } from '../support/cli.ts';
-import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { cleanup, startTestGateway, type TestGateway, trustingProject } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { connectHttpClient } from '../support/mcp.ts';
 import { build, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
@@ -39,6 +39,7 @@ beforeAll(async () => {
   await publish();
   folder = await startTestGateway(project);
   bucketGateway = await startTestGateway(project, {
+    trust: await trustingProject(project),
     records: { url: `s3://${BUCKET}/prod`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' },
   });
 }, 60_000);

@@ -3,7 +3,7 @@
  * a build signed by a key of their own, with a key set naming it; the gateway, started with the
  * keys it trusts, refuses it (logged, counted) and keeps serving the previous build, whose answers
  * verify against the pinned keys. A rotation by `mvr keygen` (endorsed by the active key) and
- * `mvr publish` is served as usual.
+ * `mvr publish` is served as usual. Without the keys from the operator, nothing starts on a bucket.
  */
 import { readFile } from 'node:fs/promises';
 import { trustedKeySet, verifyRecord } from '@merchant-verify/verifier';
@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePrivateJwk } from '../../core/signing.ts';
 import { keygen } from '../../keyring/signing-keys.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
+import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, waitForLog } from '../support/gateway.ts';
+import { NO_TRUSTED_KEYS } from '../support/gateway-expect.ts';
 import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
 import { build, GOLD, makeProject, NOW } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
@@ -65,5 +67,22 @@ describe('a gateway on a bucket, started with the keys it trusts', () => {
     );
     const served = (await g.request('/.well-known/merchant-verify-keys.json', { key: null })).json;
     expect(verifyRecord(rotated.json, trustedKeySet(served, pinned).keySet, { domain: GOLD })).toMatchObject({ valid: true, keyId: k2 });
+  });
+});
+
+describe('a gateway on a bucket started without the keys it trusts', () => {
+  it('serve, mcp and changes refuse to start (INVALID_CONFIG, exit 2); MVR_TRUSTED_KEYS names them', async () => {
+    const p = await makeProject();
+    await publishTo(s3, BUCKET, 'refused', p);
+    const records = ['--records', `s3://${BUCKET}/refused`];
+    for (const args of [['serve', '--api-keys', p.apiKeysFile], ['mcp'], ['changes', '--since', 'none']]) {
+      const r = await runCli([...args, ...records], s3.env);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(NO_TRUSTED_KEYS);
+    }
+    // Given by the variable, the keys open the bucket: the answer is about the build asked for.
+    const named = await runCli(['changes', '--since', 'none', ...records], { ...s3.env, MVR_TRUSTED_KEYS: p.keySetFile });
+    expect(named.stderr).toContain('BUILD_NOT_FOUND');
+    expect(named.code).toBe(1);
   });
 });

@@ -1,5 +1,6 @@
 /**
- * The HTTP front door of the real gateway, attacked on one loopback port with real built records:
+ * The HTTP front door of the real gateway, attacked on one loopback port with real built records
+ * (the suites are in test/support/security/, over the raw client of test/support/raw-http.ts):
  *
  * 1. size limits of the request head (size-limits.ts),
  * 2. slow clients / slowloris (slow-clients.ts),
@@ -16,16 +17,16 @@
 import { afterAll, beforeAll } from 'vitest';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { expectNoSecretsInLogs } from '../support/gateway-expect.ts';
+import { liveRecords } from '../support/outputs.ts';
 import { makeProject } from '../support/project.ts';
-import type { FrontDoor } from './checks.ts';
-import { liveRecordBytes } from './files.ts';
-import { fuzzSuite } from './fuzz.ts';
-import { paramsSuite } from './params.ts';
-import { paramsUnicodeSuite } from './params-unicode.ts';
-import { sizeLimitSuite } from './size-limits.ts';
-import { FRONT_DOOR_TIMEOUTS, slowClientSuite, startSlowClients, stopSlowClients } from './slow-clients.ts';
-import { smugglingSuite } from './smuggling.ts';
-import { smugglingFramedSuite } from './smuggling-framed.ts';
+import type { FrontDoor } from '../support/security/checks.ts';
+import { fuzzSuite } from '../support/security/fuzz.ts';
+import { paramsSuite } from '../support/security/params.ts';
+import { paramsUnicodeSuite } from '../support/security/params-unicode.ts';
+import { sizeLimitSuite } from '../support/security/size-limits.ts';
+import { FRONT_DOOR_TIMEOUTS, slowClientSuite, startSlowClients, stopSlowClients } from '../support/security/slow-clients.ts';
+import { smugglingSuite } from '../support/security/smuggling.ts';
+import { smugglingFramedSuite } from '../support/security/smuggling-framed.ts';
 
 let shared: FrontDoor | undefined;
 const get = (): FrontDoor => {
@@ -36,7 +37,7 @@ const get = (): FrontDoor => {
 beforeAll(async () => {
   const project = await makeProject();
   const g = await startTestGateway(project, { connectionTimeouts: FRONT_DOOR_TIMEOUTS });
-  shared = { g, records: await liveRecordBytes(project.recordsDir) };
+  shared = { g, records: await liveRecords(project) };
   startSlowClients(shared);
 });
 

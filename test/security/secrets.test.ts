@@ -8,16 +8,16 @@
  * keys/signing or keys/retired, or the member `"d":` at all): not a gateway log line, not a file
  * under public/ or records/, not an HTTP response (status line, headers or body), not the output
  * of the CLI (except the one line `mvr apikey create` prints the new key on). The API key file
- * holds only hashes, and key files are mode 0600 (the scan itself: secret-scan.ts).
+ * holds only hashes, and key files are mode 0600 (the scan itself: test/support/security/secret-scan.ts).
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
 import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
+import { apiKeys, call, cli, collectPrivateKeys, forged, mcp, privateDs, req, verify } from '../support/security/secret-run.ts';
+import { secretScanSuite } from '../support/security/secret-scan.ts';
 import { poll } from '../support/wait.ts';
-import { apiKeys, call, cli, collectPrivateKeys, forged, mcp, privateDs, req, verify } from './secret-run.ts';
-import { secretScanSuite } from './secret-scan.ts';
 
 const KNOWN = 'acme-outdoor.example';
 const OTHER = 'gadget-hub.example';
@@ -79,7 +79,7 @@ describe('a run that exercises everything', () => {
     const record = await mcp(g, `Bearer ${g.key}`, call(KNOWN));
     expect(record.status).toBe(200);
     expect(record.json.result.structuredContent.domain).toBe(KNOWN);
-    expect((await mcp(g, `Bearer ${g.key}`, call(UNAUDITED))).json.result.structuredContent.status).toBe('unverified');
+    expect((await mcp(g, `Bearer ${g.key}`, call(UNAUDITED))).json.result.structuredContent.record.status).toBe('unverified');
     expect((await mcp(g, `Bearer ${g.key}`, call('co.uk'))).json.result.isError).toBe(true);
     expect((await mcp(g, `Bearer ${g.key}`, call(42))).status).toBeLessThan(500);
     expect(

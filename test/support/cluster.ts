@@ -10,9 +10,11 @@ import { freePort } from './ports.ts';
 import { ROOT } from './project.ts';
 import { poll, sleep, waitForExit } from './wait.ts';
 
-/** Where a cluster keeps its records and rate counts, and the list its child processes join (to be killed after). */
+/** Where a cluster keeps its records and rate counts, the key set it trusts, and the list its child processes join (to be killed after). */
 export interface ClusterSetting {
   records: string;
+  /** The published key set file, as `--trusted-keys` (a bucket's own key set chooses no key). */
+  trustedKeys: string;
   redisUrl: string;
   env: Record<string, string>;
   children: ChildProcess[];
@@ -32,6 +34,8 @@ export const startGatewayCluster = async (at: ClusterSetting, rateLimit: number)
       String(port),
       '--records',
       at.records,
+      '--trusted-keys',
+      at.trustedKeys,
       '--redis',
       at.redisUrl,
       '--rate-limit',

@@ -78,3 +78,6 @@ export function expectCauseLogged(
   }
   return line!;
 }
+
+/** What a start on a bucket or an origin without the operator's keys says: the flag, the variable, and why. */
+export const NO_TRUSTED_KEYS = /--trusted-keys FILE \(or MVR_TRUSTED_KEYS\).*anyone with write access could change/;

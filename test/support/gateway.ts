@@ -1,17 +1,20 @@
 /**
  * The real gateway for tests: started in-process on 127.0.0.1 and a random port over a temp
  * project (./project.ts), with a fresh API key, a short refresh interval and its log lines
- * collected; plain HTTP helpers over TCP; and one `cleanup()` for a test file's gateways and
+ * collected; plain HTTP helpers (and a request written byte for byte, over ./raw-http.ts); and one `cleanup()` for a test file's gateways and
  * temp folders.
  */
-import { connect } from 'node:net';
+import { readFile } from 'node:fs/promises';
+import { parseKeySet } from '@merchant-verify/verifier';
 import { afterAll, beforeAll } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
+import type { TrustSettings } from '../../core/key-trust.ts';
 import type { LogLine } from '../../gateway/context.ts';
 import { type GatewayOptions, type RunningGateway, startGateway } from '../../gateway/server.ts';
 import type { StoreSettings } from '../../storage/open.ts';
 import { expectNoSecretsInLogs } from './gateway-expect.ts';
 import { ISSUER, makeProject, type Project, removeTempDirs, SCHEMA_URL } from './project.ts';
+import { exchange, wire } from './raw-http.ts';
 import { poll } from './wait.ts';
 
 /** How long a raw request may go unanswered before it fails. */
@@ -64,6 +67,14 @@ const gateways = new Set<TestGateway>();
 
 /** A test's own gateway options; `records` overrides the project's records folder and public folder member by member. */
 export type GatewayOverrides = Partial<Omit<GatewayOptions, 'records'>> & { records?: Partial<StoreSettings> };
+
+/**
+ * `p`'s published key set pinned, as `--trusted-keys public/.well-known/merchant-verify-keys.json`
+ * does: what a gateway on a bucket or an origin must be started with.
+ */
+export async function trustingProject(p: Pick<Project, 'keySetFile'>): Promise<TrustSettings> {
+  return { trustedKeys: parseKeySet(JSON.parse(await readFile(p.keySetFile, 'utf8'))) };
+}
 
 /** Starts the real gateway on 127.0.0.1, a random port, with a fresh API key and a short refresh interval. */
 export async function startTestGateway(project: Project, overrides: GatewayOverrides = {}): Promise<TestGateway> {
@@ -126,30 +137,23 @@ async function send(t: TestGateway, path: string, opts: RequestOptions): Promise
 
 /**
  * One HTTP/1.1 request written by hand on a fresh TCP connection (for request targets that fetch
- * would normalize); `Connection: close` is added, the answer is read to the end.
+ * would normalize), through the raw client (./raw-http.ts); `Connection: close` is added, the
+ * answer is read to the end.
  */
-export function rawRequest(
+export async function rawRequest(
   t: TestGateway,
   requestLine: string,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; head: string; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const lines = [requestLine, 'Host: 127.0.0.1', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'Connection: close', '', ''];
-    const auth = headers.Authorization ?? headers.authorization;
-    if (auth !== undefined) t.sentAuthorizations.add(auth);
-    const socket = connect(t.gateway.port, '127.0.0.1', () => socket.write(lines.join('\r\n')));
-    const chunks: Buffer[] = [];
-    socket.on('data', (d: Buffer) => chunks.push(d));
-    socket.on('error', reject);
-    // A bound on a gateway that never answers (a failure), never a wait: answers come in milliseconds.
-    socket.setTimeout(RAW_REPLY_LIMIT_MS, () => socket.destroy(new Error('raw request timed out')));
-    socket.on('end', () => {
-      const all = Buffer.concat(chunks);
-      const split = all.indexOf('\r\n\r\n');
-      const head = all.subarray(0, split).toString('latin1');
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), head, body: all.subarray(split + 4) });
-    });
-  });
+  const auth = headers.Authorization ?? headers.authorization;
+  if (auth !== undefined) t.sentAuthorizations.add(auth);
+  const lines = ['Host: 127.0.0.1', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'Connection: close'];
+  // A bound on a gateway that never answers (a failure), never a wait: answers come in milliseconds.
+  const x = await exchange(t.gateway.port, wire(requestLine, lines), { timeoutMs: RAW_REPLY_LIMIT_MS });
+  const r = x.responses[0];
+  if (x.timedOut || !r)
+    throw new Error(`raw request ${x.timedOut ? 'timed out' : 'got no response'}: ${x.rest.toString('latin1').slice(0, 200)}`);
+  return { status: r.status, head: r.head, body: r.body };
 }
 
 /** Creates another API key in the gateway's key file (remembered as a secret for the log check). */
@@ -160,7 +164,7 @@ export async function addApiKey(t: TestGateway, label = 'extra'): Promise<{ key:
 }
 
 /** Waits (bounded) until the gateway has written a log line matching `match`; returns it. */
-export async function waitForLog(t: TestGateway, match: (line: LogLine) => boolean, timeoutMs = 2000): Promise<LogLine> {
+export async function waitForLog(t: TestGateway, match: (line: LogLine) => boolean, timeoutMs = 20_000): Promise<LogLine> {
   const { value } = await poll(
     async () => t.logs.find(match),
     (line) => line !== undefined,

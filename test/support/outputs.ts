@@ -3,7 +3,7 @@
  * folders (to prove nothing changed), the live build's record files and the published key set.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile, readlink } from 'node:fs/promises';
+import { readdir, readFile, readlink, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KEY_SET_PATH, type KeySet, parseKeySet } from '@merchant-verify/verifier';
 import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
@@ -154,4 +154,43 @@ export async function activeSigner(p: Project): Promise<SigningKey> {
   const key = await loadActiveKey(p.keysDir, undefined);
   if (!key) throw new Error('project has no active signing key');
   return key;
+}
+
+/**
+ * Every regular file under `dir` (recursively), by absolute path; symlinks are followed and
+ * resolved, each real file listed once: what a secret scan reads, so a link out of the folder is
+ * scanned too.
+ */
+export async function allFiles(dir: string): Promise<string[]> {
+  const seen = new Set<string>();
+  const walk = async (abs: string): Promise<void> => {
+    const real = await realpath(abs).catch(() => null);
+    if (real === null || seen.has(real)) return;
+    seen.add(real);
+    for (const e of await readdir(abs, { withFileTypes: true })) {
+      const p = join(abs, e.name);
+      if (e.isDirectory() || e.isSymbolicLink()) {
+        const target = await realpath(p).catch(() => null);
+        if (target === null) continue;
+        const entries = await readdir(target).catch(() => null);
+        if (entries === null) {
+          if (!seen.has(target)) {
+            seen.add(target);
+            files.push(target);
+          }
+          continue;
+        }
+        await walk(p);
+      } else if (e.isFile()) {
+        const r = await realpath(p);
+        if (!seen.has(r)) {
+          seen.add(r);
+          files.push(r);
+        }
+      }
+    }
+  };
+  const files: string[] = [];
+  await walk(dir);
+  return files;
 }

@@ -6,7 +6,7 @@ import { uploadBuild } from '../../builder/publish.ts';
 import type { UploadOptions } from '../../builder/publish-plan.ts';
 import { openStore } from '../../storage/open.ts';
 import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
-import { startTestGateway, type TestGateway } from './gateway.ts';
+import { startTestGateway, type TestGateway, trustingProject } from './gateway.ts';
 import type { Project } from './project.ts';
 import type { TestS3 } from './s3-server.ts';
 
@@ -24,6 +24,9 @@ export function publishTo(s3: TestS3, name: string, prefix: string, p: Project, 
   return uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, to, onProgress }).finally(() => to.close());
 }
 
-/** A test gateway for `p`'s API keys whose records are `s3://name/prefix`. */
-export const gatewayOnBucket = (s3: TestS3, name: string, prefix: string, p: Project): Promise<TestGateway> =>
-  startTestGateway(p, { records: { url: `s3://${name}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' } });
+/** A test gateway for `p`'s API keys whose records are `s3://name/prefix`, trusting `p`'s published key set. */
+export const gatewayOnBucket = async (s3: TestS3, name: string, prefix: string, p: Project): Promise<TestGateway> =>
+  startTestGateway(p, {
+    records: { url: `s3://${name}/${prefix}`, s3: s3ConfigFromEnv(s3.env), publicDir: '/nonexistent' },
+    trust: await trustingProject(p),
+  });

@@ -33,6 +33,8 @@ export interface TestS3 {
   endpoint: string;
   /** The access key of every accepted request, in order. */
   signedWith: string[];
+  /** Every accepted request as `METHOD /bucket/key`, in order (the reads a test counts). */
+  requests: string[];
   /** The standard AWS variables for this server. */
   env: Record<string, string>;
   /** Requests refused for their signature (for tests that check the check). */
@@ -72,6 +74,7 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
   const state: TestS3 = {
     endpoint: `http://127.0.0.1:${port}`,
     signedWith: [],
+    requests: [],
     env: {
       AWS_ACCESS_KEY_ID: S3_ACCESS_KEY,
       AWS_SECRET_ACCESS_KEY: S3_SECRET_KEY,
@@ -149,6 +152,7 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
           // the file in place, so a read racing a write got a torn object (a live.json that was
           // not JSON); requests for one object are taken one at a time here instead.
           const path = (req.url ?? '/').split('?', 1)[0]!;
+          state.requests.push(`${req.method} ${decodeURIComponent(path)}`);
           const previous = objectTurns.get(path) ?? Promise.resolve();
           let release!: () => void;
           const answered = new Promise<void>((resolve) => (release = resolve));

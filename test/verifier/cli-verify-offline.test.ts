@@ -17,7 +17,7 @@ describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () =>
     const file = await saved('gold.json', goldText);
     const r = await runCli(['verify', '--file', file, '--keys', project.keySetFile, '--json']);
     expect(r.code).toBe(0);
-    expect(parseJson(r.stdout)).toMatchObject({ valid: true, domain: GOLD, key_id: project.kid, source: file });
+    expect(parseJson(r.stdout)).toMatchObject({ valid: true, domain: GOLD, signature: { key_id: project.kid }, source: file });
   });
 
   it('a tampered saved file (one character): exit 11 BAD_SIGNATURE', async ({ expect }) => {
@@ -25,7 +25,14 @@ describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () =>
     const file = await saved('tampered.json', goldText.replace('"score":93.5', '"score":98.5'));
     const r = await runCli(['verify', '--file', file, '--keys', project.keySetFile, '--json']);
     expect(r.code).toBe(11);
-    expect(parseJson(r.stdout)).toMatchObject({ valid: false, code: 'BAD_SIGNATURE', score: 98.5 });
+    expect(parseJson(r.stdout)).toMatchObject({ valid: false, code: 'BAD_SIGNATURE', claims: { score: 98.5 } });
+    // The text leads with the verdict; what the record claims comes last, labelled as not verified.
+    const text = await runCli(['verify', '--file', file, '--keys', project.keySetFile]);
+    expect(text.code).toBe(11);
+    const lines = text.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^INVALID \(BAD_SIGNATURE\): /);
+    expect(lines.at(-1)).toMatch(/^\s+claims\s+\(not verified\) status verified, tier gold, score 98\.5\/100/);
+    expect(lines.slice(0, -1).join('\n')).not.toMatch(/gold|98\.5/);
   });
 
   it('--file with --keys as a URL', async ({ expect }) => {
@@ -82,7 +89,7 @@ describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () =>
     const mixed = await saved('mixed-keys.json', { keys: [foreign[0], ...keySet.keys, ...foreign.slice(1)] });
     const r = await runCli(['verify', '--file', file, '--keys', mixed, '--json']);
     expect(r.code).toBe(0);
-    expect(parseJson(r.stdout)).toMatchObject({ valid: true, domain: GOLD, key_id: project.kid });
+    expect(parseJson(r.stdout)).toMatchObject({ valid: true, domain: GOLD, signature: { key_id: project.kid } });
   });
 
   it('--file without --keys or --base-url is a usage error: exit 2', async ({ expect }) => {

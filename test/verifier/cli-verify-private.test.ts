@@ -16,7 +16,13 @@ describe('mvr verify DOMAIN --private', () => {
     const before = gw.logs.length;
     const record = await runCli(['verify', `https://WWW.${GOLD}/shop`, '--private', '--json', ...gatewayArgs()]);
     expect(record.code).toBe(0);
-    expect(parseJson(record.stdout)).toMatchObject({ domain: GOLD, valid: true, code: null, status: gold.status, private: true });
+    expect(parseJson(record.stdout)).toMatchObject({
+      domain: GOLD,
+      valid: true,
+      code: null,
+      private: true,
+      signature: { valid: true, key_id: gold.key_id },
+    });
     expect(parseJson(record.stdout).source).toMatch(/\/v1\/lookup\/[0-9a-f]+$/);
     const absent = await runCli(['verify', UNAUDITED, '--private', ...gatewayArgs()]);
     expect(absent.code).toBe(exitCodeOf('NEVER_AUDITED'));

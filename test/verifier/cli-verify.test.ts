@@ -51,26 +51,40 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
-    expect(lines[0]).toBe(GOLD);
+    expect(lines[0]).toBe(`VALID: ${GOLD}`);
     expect(r.stdout).toMatch(/^\s+status\s+verified, tier gold, score 93\.5\/100$/m);
     expect(r.stdout).toMatch(/^\s+audited\s+2026-10-15 \(\d+ days? ago\); next audit 2026-11-15/m);
     expect(r.stdout).toMatch(new RegExp(`^\\s+signature\\s+valid \\(key ${project.kid}\\)$`, 'm'));
   });
 
-  it('a valid signed record with --json: one JSON object with the result fields', async ({ expect }) => {
+  it('a valid signed record with --json: the verdict first, each step under its own member, the claims last', async ({ expect }) => {
     const r = await runCli(['verify', 'https://WWW.Acme-Outdoor.example/tents?x=1', ...gatewayArgs(), '--json']);
     expect(r.code).toBe(0);
     const out = parseJson(r.stdout);
+    expect(Object.keys(out)).toEqual([
+      'valid',
+      'code',
+      'message',
+      'domain',
+      'source',
+      'signature',
+      'absence',
+      'log',
+      'witnesses',
+      'staleness',
+      'claims',
+    ]);
     expect(out).toMatchObject({
-      domain: GOLD,
       valid: true,
       code: null,
       message: null,
-      key_id: project.kid,
-      status: 'verified',
-      tier: 'gold',
-      score: 93.5,
+      domain: GOLD,
+      signature: { valid: true, code: null, key_id: project.kid },
+      absence: null,
+      log: null,
+      witnesses: null,
       staleness: { lastAuditedAt: '2026-10-15T12:00:00.000Z', nextAuditAt: '2026-11-15T12:00:00.000Z' },
+      claims: { status: 'verified', tier: 'gold', score: 93.5, key_id: project.kid },
     });
     expect(['current', 'overdue']).toContain(out.staleness.state);
     expect(out.source).toBe(`${gw.url}/v1/verify?domain=${GOLD}`);
@@ -82,16 +96,19 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
     expect(exitCodeOf('NEVER_AUDITED')).toBe(15);
     const builds = (await gatewayJson('/v1/builds')) as { builds: { id: string }[] };
     expect(parseJson(json.stdout)).toMatchObject({
-      domain: UNAUDITED,
       valid: false,
-      code: 'UNSIGNED',
-      status: 'unverified',
-      score: null,
-      staleness: { state: 'never_audited' },
+      code: 'NEVER_AUDITED',
+      domain: UNAUDITED,
+      signature: { valid: false, code: 'UNSIGNED' },
       absence: { valid: true, build: builds.builds[0]!.id, key_id: project.kid },
+      staleness: { state: 'never_audited' },
+      claims: { status: 'unverified', score: null },
     });
     const text = await runCli(['verify', UNAUDITED, ...gatewayArgs()]);
     expect(text.code).toBe(15);
+    expect(text.stdout.split('\n')[0]).toBe(
+      `NOT VERIFIED (NEVER_AUDITED): no record in build ${builds.builds[0]!.id} (issued ${parseJson(json.stdout).absence.issued_at}): never audited, which is not verified`,
+    );
     expect(text.stdout).toContain(`never audited in build ${builds.builds[0]!.id}`);
     expect(text.stdout).toContain('proof valid');
   });
@@ -122,7 +139,7 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
   it('--keys as a URL (the key set fetched from there)', async ({ expect }) => {
     const r = await runCli(['verify', GOLD, ...gatewayArgs(), '--keys', `${gw.url}${KEY_SET_PATH}`, '--json']);
     expect(r.code).toBe(0);
-    expect(parseJson(r.stdout)).toMatchObject({ valid: true, key_id: project.kid });
+    expect(parseJson(r.stdout)).toMatchObject({ valid: true, signature: { key_id: project.kid } });
   });
 
   it('takes the API key from MVR_API_KEY', async ({ expect }) => {

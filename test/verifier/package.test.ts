@@ -194,14 +194,14 @@ describe('merchant-verify, packed and installed', () => {
     await writeFile(join(service, 'same.mjs'), script);
     const { stdout } = await run(process.execPath, ['same.mjs'], { cwd: service });
     expect(stdout.trim()).toBe(
-      'true CanonicalizationError,InvalidArgumentError,InvalidKeySetError,InvalidVerifierKeyError,KEY_SET_PATH,MvrError,NoteError,PolicyError,VERIFIER_ERROR_CODES,isNeverAudited,parseKeySet,parsePolicy,stalenessOf,trustedKeySet,verifyAbsence,verifyAnswer,verifyLogProof,verifyPrefixAnswer,verifyRecord,verifyWitnessedCheckpoint',
+      'true CanonicalizationError,FetchFailedError,InvalidArgumentError,InvalidKeySetError,InvalidVerifierKeyError,KEY_SET_PATH,LOG_KEY_PATH,MvrError,NoteError,PolicyError,VERIFIER_ERROR_CODES,gatewaySource,isNeverAudited,parseKeySet,parsePolicy,stalenessOf,trustedKeySet,verdictOf,verifyAbsence,verifyAnswer,verifyLogProof,verifyOnline,verifyPrefixAnswer,verifyRecord,verifyWitnessedCheckpoint',
     );
   });
 
   it('runs its bin with plain node: `mvr verify --file` checks a saved record offline', async () => {
     const mvr = join(service, 'node_modules/.bin/mvr');
     const { stdout } = await run(mvr, ['verify', '--file', 'record.json', '--keys', 'keys.json', '--json'], { cwd: service });
-    expect(JSON.parse(stdout)).toMatchObject({ valid: true, domain: DOMAIN });
+    expect(JSON.parse(stdout)).toMatchObject({ valid: true, code: null, domain: DOMAIN });
     await writeFile(join(service, 'tampered.json'), JSON.stringify({ ...record, score: 99 }));
     const failed = await run(mvr, ['verify', '--file', 'tampered.json', '--keys', 'keys.json', '--json'], { cwd: service }).then(
       () => null,

@@ -98,6 +98,11 @@ describe('MCP tools with a witness policy', () => {
     const content = await call(clients.others, 'verify_merchant', { domain: GOLD });
     expect(JSON.parse(content[0]!.text)).toMatchObject({ domain: GOLD });
     expect(lastJson(content)).toMatchObject({ witnessed: null, code: 'NOT_WITNESSED' });
+    // The structured verification leads with the same verdict; with our policy it is valid, and says when witnessed.
+    const others = (await clients.others.callTool({ name: 'verify_merchant', arguments: { domain: GOLD } })).structuredContent;
+    expect(others).toMatchObject({ valid: false, code: 'NOT_WITNESSED', signature: { valid: true }, witnesses: { valid: false } });
+    const ours = (await clients.witnessed.callTool({ name: 'verify_merchant', arguments: { domain: GOLD } })).structuredContent;
+    expect(ours).toMatchObject({ valid: true, code: null, witnesses: { valid: true, witnessed_at: new Date(COSIGNED).toISOString() } });
   });
 
   it('without a policy, the answers are as they were: no witness item, no word of it in the descriptions', async () => {

@@ -81,7 +81,7 @@ describe('litewitness (FiloSottile/litetlog, internal/witness/witness.go)', () =
   });
 });
 
-describe("transparency-dev's witness (witness/http.go, handleUpdate)", () => {
+describe("transparency-dev's witness (its HTTP handler in http.go, handleUpdate)", () => {
   it('404 without a body for an unknown log: refused, saying the URL may not be the prefix either', async () => {
     // case errors.Is(updateErr, ErrUnknownLog): return http.StatusNotFound, nil, "", nil
     answer = { status: 404 };

@@ -44,10 +44,11 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     await removeTempDirs();
   });
 
-  const lookUp = async (policy: string) => {
+  const lookUp = async (policy: string, maxAgeHours = '') => {
     await page.getByLabel('Domain or URL').fill(GOLD);
     await page.getByLabel('API key').fill(g.key);
     await page.getByLabel('Witness policy (optional)').fill(policy);
+    await page.getByLabel('Maximum age, hours (optional)').fill(maxAgeHours);
     await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
     await page.getByRole('button', { name: 'Look up and verify' }).click();
     await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
@@ -56,6 +57,9 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
 
   it('with the reader’s policy: valid, and when the record’s log proof was last witnessed, by whom', async () => {
     expect(await lookUp(policies.ours)).toEqual({ state: 'valid', verdict: 'Valid signature' });
+    // Each step has its row: the signature, the log proof the policy implies, the witnesses.
+    expect(await page.locator('dt:text-is("Signature") + dd').textContent()).toMatch(/^valid \(key /);
+    expect(await page.locator('dt:text-is("Log") + dd').textContent()).toMatch(/^entry \d+ of \d+ in merchant-verify\.example\/log$/);
     expect(await page.locator('dt:text-is("Last witnessed") + dd').textContent()).toMatch(
       new RegExp(`^${new Date(COSIGNED).toISOString()} by (pay|shop|glass), `),
     );
@@ -65,5 +69,23 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     expect(await lookUp(policies.others)).toEqual({ state: 'invalid', verdict: 'Not proven: NOT_WITNESSED' });
     expect(await lookUp('')).toEqual({ state: 'valid', verdict: 'Valid signature' });
     expect(await page.locator('dt:text-is("Last witnessed")').count()).toBe(0);
+  });
+
+  it('with a maximum age: valid when the quorum cosigned within it, NOT_WITNESSED when the cosignatures are older', async () => {
+    // The witnesses cosigned an hour before the test began.
+    expect(await lookUp(policies.ours, '36')).toEqual({ state: 'valid', verdict: 'Valid signature' });
+    expect(await page.locator('dt:text-is("Last witnessed") + dd').textContent()).toMatch(
+      new RegExp(`^${new Date(COSIGNED).toISOString()} `),
+    );
+    expect(await lookUp(policies.ours, '0.5')).toEqual({ state: 'invalid', verdict: 'Not proven: NOT_WITNESSED' });
+  });
+
+  it('takes a maximum age only as a positive number of hours, and only with a policy', async () => {
+    expect(await lookUp('', '36')).toEqual({ state: 'error', verdict: 'Not looked up' });
+    expect(await page.locator('#details').textContent()).toMatch(/give a policy too/);
+    for (const bad of ['abc', '-1', '0', 'Infinity']) {
+      expect(await lookUp(policies.ours, bad), bad).toEqual({ state: 'error', verdict: 'Not looked up' });
+      expect(await page.locator('#details').textContent()).toMatch(/not a positive number of hours/);
+    }
   });
 });

@@ -55,17 +55,42 @@ describe('mvr verify --policy, a record', () => {
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.log).toMatchObject({ valid: true });
-    expect(out.witnessed.witnessed_at).toBe(new Date(cosignedAt).toISOString());
-    expect(out.witnessed.cosigners.map((c: { witness: string }) => c.witness).sort()).toEqual(['glass', 'pay', 'shop']);
+    expect(out.witnesses.witnessed_at).toBe(new Date(cosignedAt).toISOString());
+    expect(out.witnesses.cosigners.map((c: { witness: string }) => c.witness).sort()).toEqual(['glass', 'pay', 'shop']);
     const text = await offline('--policy', file('witnesses.policy'), '--max-age', '3h');
     expect(text.code, text.stderr).toBe(0);
-    expect(text.stdout).toMatch(/witnessed {2}last at .*cosigned by /);
+    expect(text.stdout).toMatch(/witnesses {2}last at .*cosigned by /);
+  });
+
+  it("a valid record with another record's log proof: the verdict is the log's (valid false, NOT_INCLUDED, exit 13), its signature step valid", async () => {
+    const other = file('other-proof');
+    await writeFile(other, (await g.request('/v1/proof?domain=bluebird-books.example')).text);
+    const r = await runCli([
+      'verify',
+      '--file',
+      file('record.json'),
+      '--keys',
+      p.keySetFile,
+      '--proof',
+      other,
+      '--log-key',
+      vkeyFile(p),
+      '--log',
+      '--json',
+    ]);
+    expect(r.code, r.stderr).toBe(13);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      valid: false,
+      code: 'NOT_INCLUDED',
+      signature: { valid: true },
+      log: { valid: false, code: 'NOT_INCLUDED' },
+    });
   });
 
   it('online: the same through the gateway', async () => {
     const r = await runCli(['verify', GOLD, '--base-url', g.url, '--api-key', g.key, '--policy', file('witnesses.policy'), '--json']);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).witnessed.witnessed_at).toBe(new Date(cosignedAt).toISOString());
+    expect(JSON.parse(r.stdout).witnesses.witnessed_at).toBe(new Date(cosignedAt).toISOString());
   });
 
   it('fails with a policy naming other witness keys, or a maximum age the cosignatures exceed: NOT_WITNESSED, exit 17', async () => {
@@ -75,7 +100,12 @@ describe('mvr verify --policy, a record', () => {
     ]) {
       const r = await offline(...more, '--json');
       expect(r.code, more.join(' ')).toBe(17);
-      expect(JSON.parse(r.stdout)).toMatchObject({ log: { valid: false, code: 'NOT_WITNESSED' }, witnessed: null });
+      expect(JSON.parse(r.stdout)).toMatchObject({
+        valid: false,
+        code: 'NOT_WITNESSED',
+        log: { valid: false, code: 'NOT_WITNESSED' },
+        witnesses: { valid: false, code: 'NOT_WITNESSED' },
+      });
     }
     const text = await offline('--policy', file('other.policy'));
     expect(text.stdout).toMatch(/NOT PROVEN: NOT_WITNESSED/);
@@ -139,7 +169,11 @@ describe('mvr verify --policy, an absence proof with its statement proof (the ve
   it('verifies offline with the policy: never audited (exit 15), and when last witnessed', async () => {
     const r = await absence('two of three');
     expect(r.code, r.stderr).toBe(15);
-    expect(JSON.parse(r.stdout)).toMatchObject({ absence: { valid: true }, witnessed: { witnessed_at: '2026-11-18T10:36:40.000Z' } });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      code: 'NEVER_AUDITED',
+      absence: { valid: true },
+      witnesses: { valid: true, witnessed_at: '2026-11-18T10:36:40.000Z' },
+    });
   });
 
   it('fails with a policy naming other witness keys, or a maximum age the cosignatures exceed', async () => {
@@ -149,7 +183,11 @@ describe('mvr verify --policy, an absence proof with its statement proof (the ve
     ] as const) {
       const r = await absence(policy, ...more);
       expect(r.code, policy).toBe(17);
-      expect(JSON.parse(r.stdout)).toMatchObject({ absence: { valid: false, code: 'NOT_WITNESSED' }, witnessed: null });
+      expect(JSON.parse(r.stdout)).toMatchObject({
+        code: 'NOT_WITNESSED',
+        absence: { valid: false, code: 'NOT_WITNESSED' },
+        witnesses: { valid: false, code: 'NOT_WITNESSED' },
+      });
     }
   });
 });

@@ -1,14 +1,18 @@
-// The verify page's script: verifies a record in the browser with @merchant-verify/verifier,
-// against the key set this origin publishes. Bundled for the browser by `npm run build`.
+// The verify page's script: verifies a record in the browser with @merchant-verify/verifier's
+// online client (the one the CLI and MCP use), against the key set this origin publishes; a domain
+// typed is normalized by the service's own rule. Bundled for the browser by `npm run build`.
 import {
   type AbsenceResult,
-  isNeverAudited,
-  KEY_SET_PATH,
+  type AnswerVerification,
+  FetchFailedError,
+  gatewaySource,
+  type OnlineInput,
   parsePolicy,
-  type VerifyAnswerInput,
-  verifyAnswer,
+  verdictOf,
+  verifyOnline,
   type Witnessed,
 } from '@merchant-verify/verifier';
+import { normalizeDomain } from '../../core/domain.ts';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const result = $('result');
@@ -52,11 +56,8 @@ function show(state: State, title: string, rows: Row[], extra: { note?: string; 
   result.focus();
 }
 
-async function keySet(): Promise<unknown> {
-  const res = await fetch(KEY_SET_PATH, { headers: { accept: 'application/json' } });
-  if (!res.ok) throw new Error(`the key set could not be fetched (${res.status})`);
-  return res.json();
-}
+/** This origin: the gateway the page came from, whose key set it checks with. */
+const origin = (apiKey?: string) => gatewaySource({ baseUrl: location.origin, ...(apiKey ? { apiKey } : {}) });
 
 /** The row saying when the proof's checkpoint was last witnessed (with a policy only). */
 function witnessedRows(witnessed: Witnessed | null): Row[] {
@@ -65,39 +66,50 @@ function witnessedRows(witnessed: Witnessed | null): Row[] {
   return [['Last witnessed', `${at}${witnessed.cosigners.length ? ` by ${witnessed.cosigners.map((c) => c.witness).join(', ')}` : ''}`]];
 }
 
-function report(
-  r: Record<string, unknown>,
-  verification: { valid: boolean; code?: string; staleness: unknown },
-  witnessed: Witnessed | null,
-): void {
+/** What a record's log step says, as a row (when the log was checked). */
+function logRows(log: AnswerVerification['log']): Row[] {
+  if (!log) return [];
+  return [['Log', log.valid ? `entry ${log.index} of ${log.checkpoint.size} in ${log.checkpoint.origin}` : `${log.code}: ${log.message}`]];
+}
+
+/**
+ * A record's verdict: the verdict as the heading, then the steps (signature, log, witnesses), then
+ * what the record says, as facts only when valid. A record that failed shows its claims behind a toggle.
+ */
+function report(verification: AnswerVerification): void {
+  const { answer: r, signature, log, witnessed } = verification;
+  const verdict = verdictOf(verification);
   const text = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
-  const staleness = verification.staleness as { state?: string; ageDays?: number | null } | undefined;
-  const rows: Row[] = [
-    ['Domain', text(r.domain)],
-    ['Key', text(r.key_id)],
+  const staleness = signature.staleness;
+  const claims: Row[] = [
     ['Status', text(r.status)],
     ['Tier', text(r.tier)],
     ['Score', text(r.score)],
     ['Last audited', text(r.last_audited_at)],
     [
       'Staleness',
-      staleness ? `${text(staleness.state)}${typeof staleness.ageDays === 'number' ? `, ${staleness.ageDays} days` : ''}` : '-',
-      staleness?.state === 'overdue' ? 'warn' : undefined,
+      `${staleness.state}${typeof staleness.ageDays === 'number' ? `, ${staleness.ageDays} days` : ''}`,
+      staleness.state === 'overdue' ? 'warn' : undefined,
     ],
-    ...witnessedRows(witnessed),
   ];
-  if (verification.valid) {
-    const overdue = staleness?.state === 'overdue';
+  if (verdict.valid) {
+    const steps: Row[] = [
+      ['Domain', text(r.domain)],
+      ['Signature', `valid (key ${text(signature.keyId)})`],
+      ...logRows(log),
+      ...witnessedRows(witnessed),
+    ];
+    const overdue = staleness.state === 'overdue';
     show(
       'valid',
       'Valid signature',
-      rows,
+      [...steps, ...claims],
       overdue ? { note: 'Warning: the monthly re-audit is overdue; this record may no longer describe the shop.', warn: true } : {},
     );
   } else {
-    show('invalid', `Not verified: ${verification.code}`, [['Reason', verification.code ?? '-']], {
+    show('invalid', `Not verified: ${verdict.code}`, [['Reason', `${verdict.code}: ${verdict.message}`]], {
       note: 'The signature did not verify, so nothing this record says is established.',
-      claimed: rows,
+      claimed: [['Domain', text(r.domain)], ['Key', text(r.key_id)], ...claims],
     });
   }
 }
@@ -129,20 +141,24 @@ function reportAbsence(domain: string, absence: AbsenceResult, witnessed: Witnes
 }
 
 /**
- * Verifies an answer with the key set of this origin, and shows it: a never-audited answer by its
- * absence proof, a record by its signature.
+ * Verifies an answer through the online client and shows its verdict: a never-audited answer by
+ * its absence proof, a record by its signature, then its log proof (with a policy).
  */
-async function check(input: Omit<VerifyAnswerInput, 'keySet'>): Promise<void> {
+async function check(input: OnlineInput): Promise<void> {
+  let verification: AnswerVerification;
   try {
-    const verification = verifyAnswer({ ...input, keySet: await keySet() });
-    const { absence, log, witnessed } = verification;
-    if (absence) reportAbsence(String(input.domain ?? verification.answer.domain), absence, witnessed);
-    else if (verification.signature.valid && log && !log.valid)
-      show('invalid', `Not proven: ${log.code}`, [['Reason', log.message]], { claimed: [['Domain', String(verification.answer.domain)]] });
-    else report(verification.answer, verification.signature, witnessed);
+    verification = await verifyOnline(input);
   } catch (error) {
-    show('error', 'Could not verify', [['Problem', (error as Error).message]]);
+    if (error instanceof FetchFailedError && error.status !== undefined)
+      show('error', `Lookup refused: ${error.problem ?? error.status}`, [['Problem', error.message]]);
+    else show('error', 'Could not verify', [['Problem', (error as Error).message]]);
+    return;
   }
+  const { absence, log, witnessed } = verification;
+  if (absence) reportAbsence(String(input.domain ?? verification.answer.domain), absence, witnessed);
+  else if (verification.signature.valid && log && !log.valid)
+    show('invalid', `Not proven: ${log.code}`, [['Reason', log.message]], { claimed: [['Domain', String(verification.answer.domain)]] });
+  else report(verification);
 }
 
 $('paste-form').addEventListener('submit', (event) => {
@@ -156,73 +172,44 @@ $('paste-form').addEventListener('submit', (event) => {
   }
   // An absence proof (GET /v1/absence) pasted instead of a record: checked for the domain it names.
   const proof = record as { domain_hash?: unknown; domain?: unknown } | null;
+  // Pasted: only the key set is fetched, nothing key-gated.
+  const source = { keySet: origin().keySet };
   if (proof && typeof proof.domain_hash === 'string' && typeof proof.domain === 'string')
-    void check({ domain: proof.domain, absence: { proof: record } });
-  else void check({ answer: record });
+    void check({ domain: proof.domain, absence: record, source });
+  else void check({ answer: record, source });
 });
 
-/**
- * The domain a lookup's record must be for. The gateway reduces what was typed to its registrable
- * domain, so the answer's domain must be the host typed or one of its parents; any other answer is
- * checked against the host itself, and so fails with DOMAIN_MISMATCH.
- */
-function answeredFor(typed: string, answered: unknown): string | undefined {
-  let host: string;
-  try {
-    host = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(typed) ? typed : `https://${typed}`).hostname.replace(/\.$/, '');
-  } catch {
-    return undefined; // the gateway accepted what the URL parser does not: nothing to compare
-  }
-  return typeof answered === 'string' && (host === answered || host.endsWith(`.${answered}`)) ? answered : host;
+const HOUR_MS = 3_600_000;
+
+/** The maximum age typed, in hours, as ms; undefined when empty. Throws, naming the field, for anything but a positive number. */
+function maxAgeOf(text: string): number | undefined {
+  if (text === '') return undefined;
+  const hours = Number(text);
+  if (!Number.isFinite(hours) || hours <= 0) throw new Error(`the maximum age "${text}" is not a positive number of hours`);
+  return hours * HOUR_MS;
 }
 
 $('lookup-form').addEventListener('submit', (event) => {
   event.preventDefault();
-  const domain = ($('domain') as HTMLInputElement).value.trim();
+  const typed = ($('domain') as HTMLInputElement).value.trim();
   const key = ($('api-key') as HTMLInputElement).value.trim();
   const policyText = ($('policy') as HTMLTextAreaElement).value.trim();
-  void (async () => {
-    try {
-      // The reader's own policy: a list of witnesses served by the issuer being checked would prove nothing.
-      const policy = policyText ? parsePolicy(`${policyText}\n`, 'the witness policy') : undefined;
-      const res = await fetch(`/v1/verify?domain=${encodeURIComponent(domain)}`, {
-        headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
-      });
-      const body = (await res.json()) as { code?: string; detail?: string; domain?: string };
-      if (!res.ok) {
-        show('error', `Lookup refused: ${body.code ?? res.status}`, [['Problem', body.detail ?? `the gateway answered ${res.status}`]]);
-        return;
-      }
-      const asked = answeredFor(domain, body.domain);
-      if (isNeverAudited(body) && asked !== undefined) {
-        // "Never audited" holds only with the build's proof of it, never on the gateway's word.
-        const proof = await fetch(`/v1/absence?domain=${encodeURIComponent(asked)}`, {
-          headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
-        });
-        const answer = (await proof.json()) as { code?: string; detail?: string };
-        if (!proof.ok)
-          show('invalid', `Absence not proven: ${answer.code ?? proof.status}`, [
-            ['Problem', answer.detail ?? `the gateway answered ${proof.status}`],
-          ]);
-        else await check({ answer: body, domain: asked, absence: { proof: answer }, policy });
-        return;
-      }
-      await check({ answer: body, domain: asked, policy, log: policy && (await logProof(key, String(body.domain))) });
-    } catch (error) {
-      show('error', 'Lookup failed', [['Problem', (error as Error).message]]);
-    }
-  })();
+  const maxAgeText = ($('max-age') as HTMLInputElement).value.trim();
+  let input: OnlineInput;
+  try {
+    // The reader's own policy: a list of witnesses served by the issuer being checked would prove nothing.
+    const policy = policyText ? parsePolicy(`${policyText}\n`, 'the witness policy') : undefined;
+    const maxAgeMs = maxAgeOf(maxAgeText);
+    if (maxAgeMs !== undefined && !policy)
+      throw new Error('a maximum age applies to the cosignatures a witness policy asks for: give a policy too');
+    // The answer must be for the domain as the service itself normalizes what was typed.
+    input = { domain: normalizeDomain(typed), source: origin(key), policy, maxAgeMs };
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    show('error', `Not looked up${typeof code === 'string' ? `: ${code}` : ''}`, [['Problem', (error as Error).message]]);
+    return;
+  }
+  void check(input);
 });
-
-/** A record's log proof and the log's key, from this gateway: what a witness policy is checked on. */
-async function logProof(key: string, domain: string): Promise<{ proof: string; vkey: string }> {
-  const [proof, vkey] = await Promise.all([
-    fetch(`/v1/proof?domain=${encodeURIComponent(domain)}`, { headers: { authorization: `Bearer ${key}` } }),
-    fetch('/.well-known/merchant-verify-log.vkey'),
-  ]);
-  if (!proof.ok) throw new Error(`the log proof could not be fetched (${proof.status})`);
-  if (!vkey.ok) throw new Error(`the log's key could not be fetched (${vkey.status})`);
-  return { proof: await proof.text(), vkey: await vkey.text() };
-}
 
 result.tabIndex = -1;

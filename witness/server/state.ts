@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../../core/errors.ts';
+import { isAlive } from '../../core/file-lock.ts';
 import { sha256 } from '../../core/hash.ts';
 
 /** The lock file of a state folder: the process that owns it, its pid. */
@@ -53,7 +54,7 @@ export class WitnessState {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw lockError(lock, error);
         const owner = Number((await readFile(lock, 'utf8').catch(() => '')).trim());
-        if (Number.isSafeInteger(owner) && owner > 0 && alive(owner))
+        if (Number.isSafeInteger(owner) && owner > 0 && isAlive(owner))
           throw new ConfigError(
             `--state ${this.dir} is in use by process ${owner} (its ${STATE_LOCK_FILE}): one witness process owns a state folder, or two could cosign conflicting checkpoints`,
           );
@@ -123,16 +124,6 @@ async function syncDir(dir: string): Promise<void> {
     await fh.sync();
   } finally {
     await fh.close();
-  }
-}
-
-/** Whether a process with this pid exists (signal 0 checks without sending anything). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

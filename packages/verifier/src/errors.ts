@@ -17,6 +17,8 @@ export const VERIFIER_ERROR_CODES = [
   'INVALID_ARGUMENT',
   'INVALID_VERIFIER_KEY',
   'MALFORMED_NOTE',
+  // Thrown by the online client (`verifyOnline`): what a verification needs could not be fetched.
+  'FETCH_FAILED',
   // Verdicts of a record's verification (`verifyRecord`).
   'UNSIGNED',
   'MALFORMED_RECORD',
@@ -128,4 +130,20 @@ export class NoteError extends MvrError {
 /** A note verifier key (`<name>+<key ID>+<key>`) that cannot be read, or is not of the type asked for. */
 export class InvalidVerifierKeyError extends NoteError {
   static override readonly code: string = 'INVALID_VERIFIER_KEY';
+}
+
+/**
+ * What a verification needs could not be fetched (`verifyOnline`, `gatewaySource`): unreachable,
+ * too slow, too large, not JSON, or an HTTP error. `status` is the HTTP status when there was one,
+ * `problem` the code of the gateway's problem document when it sent one.
+ */
+export class FetchFailedError extends MvrError {
+  static readonly code = 'FETCH_FAILED';
+  readonly status: number | undefined;
+  readonly problem: string | undefined;
+  constructor(message: string, status?: number, problem?: string) {
+    super(FetchFailedError.code, message);
+    this.status = status;
+    this.problem = problem;
+  }
 }

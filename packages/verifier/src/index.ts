@@ -22,6 +22,7 @@ export {
 } from './checks.ts';
 export {
   CanonicalizationError,
+  FetchFailedError,
   InvalidArgumentError,
   InvalidKeySetError,
   InvalidVerifierKeyError,
@@ -32,8 +33,10 @@ export {
   type VerifierErrorCode,
   type VerifierThrownCode,
 } from './errors.ts';
+export { type AnswerSource, type GatewaySourceOptions, gatewaySource, LOG_KEY_PATH } from './gateway-source.ts';
 export type { KeySet, PublicJwk } from './keyset.ts';
 export { KEY_SET_PATH, parseKeySet } from './keyset.ts';
+export { type OnlineInput, verifyOnline } from './online.ts';
 export type { Staleness } from './staleness.ts';
 export { stalenessOf } from './staleness.ts';
 export type { Checkpoint } from './tlog/checkpoint.ts';
@@ -45,6 +48,7 @@ export {
   trustedKeySet,
   type UntrustedKey,
 } from './trust.ts';
+export { type Verdict, verdictOf } from './verdict.ts';
 export type { VerifyFailureCode, VerifyResult } from './verify.ts';
 export { type AnswerVerification, isNeverAudited, type VerifyAnswerInput, verifyAnswer } from './verify-answer.ts';
 export { type PrefixVerification, type VerifyPrefixInput, verifyPrefixAnswer } from './verify-prefix.ts';

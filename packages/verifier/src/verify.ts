@@ -26,7 +26,7 @@ export type Ed25519Failure = { code: Extract<VerifyFailureCode, 'UNKNOWN_KEY' | 
 
 /**
  * The Ed25519 step of the record scheme on raw bytes, around a primitive: the shared encoding
- * rules first (core/ed25519-encoding.ts), so every primitive refuses what any of them refuses,
+ * rules first (./ed25519-encoding.ts), so every primitive refuses what any of them refuses,
  * then the primitive. Null when the signature verifies.
  */
 export function createEd25519Check(ed25519Verify: Ed25519Verify) {

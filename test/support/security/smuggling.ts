@@ -8,15 +8,13 @@
  * pipelined requests, must give exactly one response per request (smuggling-framed.ts). Never a 5xx.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { TestGateway } from '../support/gateway.ts';
-import { poll, sleep } from '../support/wait.ts';
+import type { TestGateway } from '../gateway.ts';
+import { exchange } from '../raw-http.ts';
 import { expectNo5xx, expectParserRejection, type FrontDoor } from './checks.ts';
-import { exchange } from './raw-http.ts';
-import { H, KNOWN, loggedSinceOf, requestLogsOf, SMUGGLED } from './smuggling-log.ts';
+import { H, KNOWN, loggedSinceOf, markLog, SMUGGLED } from './smuggling-log.ts';
 
 let g: TestGateway;
 
-const requestLogs = () => requestLogsOf(g);
 const loggedSince = (from: number, count: number) => loggedSinceOf(g, from, count);
 
 export function smugglingSuite(get: () => FrontDoor): void {
@@ -111,17 +109,8 @@ export function smugglingSuite(get: () => FrontDoor): void {
 
       let before = 0;
       beforeAll(async () => {
-        // Let requests still in flight from earlier suites finish logging first: no new line for 100 ms (bounded).
-        const { value } = await poll(
-          async () => {
-            const seen = requestLogs().length;
-            await sleep(100);
-            return { seen, now: requestLogs().length };
-          },
-          ({ seen, now }) => seen === now,
-          { timeoutMs: 5000, intervalMs: 0 },
-        );
-        before = value.now;
+        // Requests of earlier suites logged first: everything answered before a marker request is.
+        before = (await markLog(g)) + 1;
       });
 
       it.each(cases)('%s', async (_name, make) => {

@@ -2,9 +2,9 @@
  * Assertions shared by the security suites, on responses read over raw TCP (raw-http.ts).
  */
 import { expect } from 'vitest';
-import type { TestGateway } from '../support/gateway.ts';
-import { problemMembers } from '../support/gateway-expect.ts';
-import { type Exchange, header, type RawResponse } from './raw-http.ts';
+import type { TestGateway } from '../gateway.ts';
+import { problemMembers } from '../gateway-expect.ts';
+import { type Exchange, header, type RawResponse } from '../raw-http.ts';
 
 /**
  * A gateway problem document: the status, `application/problem+json`, `Cache-Control: no-store`,

@@ -18,12 +18,12 @@
 import http from 'node:http';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { revokeApiKey } from '../../access/api-keys.ts';
-import { addApiKey, type TestGateway } from '../support/gateway.ts';
-import { poll } from '../support/wait.ts';
+import { revokeApiKey } from '../../../access/api-keys.ts';
+import { addApiKey, type TestGateway } from '../gateway.ts';
+import { type Exchange, exchange, header } from '../raw-http.ts';
+import { poll } from '../wait.ts';
 import { expectRawProblem, type FrontDoor } from './checks.ts';
 import { keys, type Req, request } from './fuzz-requests.ts';
-import { type Exchange, exchange, header } from './raw-http.ts';
 
 let g: TestGateway;
 let revoked: string;

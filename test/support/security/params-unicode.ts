@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { expectProblem } from '../support/gateway-expect.ts';
+import { expectProblem } from '../gateway-expect.ts';
 import type { FrontDoor } from './checks.ts';
 import { ACME, encodeValue, expectAnswerFor, expectRecord, query, storedRecords, useFrontDoor } from './domain-answers.ts';
 

@@ -7,10 +7,10 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { LogLine } from '../../gateway/context.ts';
-import type { TestGateway } from '../support/gateway.ts';
-import type { Project } from '../support/project.ts';
-import { allFiles } from './files.ts';
+import type { LogLine } from '../../../gateway/context.ts';
+import type { TestGateway } from '../gateway.ts';
+import { allFiles } from '../outputs.ts';
+import type { Project } from '../project.ts';
 import { apiKeys, cliOutput, privateDs, scan, seen } from './secret-run.ts';
 
 /** What the run used: its project, the gateway, and the second gateway (it signs never-audited answers). */

@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { type CliResult, runCli } from '../support/cli.ts';
-import type { Reply, RequestOptions, TestGateway } from '../support/gateway.ts';
+import { type CliResult, runCli } from '../cli.ts';
+import type { Reply, RequestOptions, TestGateway } from '../gateway.ts';
 
 /** Every answer the test received: status line, headers and body, as text. */
 export const seen: { what: string; text: string }[] = [];

@@ -13,10 +13,10 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectionTimeouts } from '../../gateway/context.ts';
-import { connectionTimeouts, DEFAULT_CONNECTION_TIMEOUTS } from '../../gateway/server.ts';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { thrown } from '../support/thrown.ts';
+import type { ConnectionTimeouts } from '../../../gateway/context.ts';
+import { connectionTimeouts, DEFAULT_CONNECTION_TIMEOUTS } from '../../../gateway/server.ts';
+import { startTestGateway, type TestGateway } from '../gateway.ts';
+import { thrown } from '../thrown.ts';
 import type { FrontDoor } from './checks.ts';
 
 const KNOWN = 'acme-outdoor.example';

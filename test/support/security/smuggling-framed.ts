@@ -5,9 +5,9 @@
  * request, and a request hidden in a body is never run. Never a 5xx.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { TestGateway } from '../support/gateway.ts';
+import type { TestGateway } from '../gateway.ts';
+import { exchange, header } from '../raw-http.ts';
 import { expectNo5xx, expectParserRejection, expectRawProblem, type FrontDoor } from './checks.ts';
-import { exchange, header } from './raw-http.ts';
 import { H, KNOWN, loggedSinceOf, requestLogsOf, SMUGGLED } from './smuggling-log.ts';
 
 let g: TestGateway;

@@ -134,9 +134,14 @@ export function contractCases(i: CaseInputs): ContractCase[] {
  */
 const NOT_PRODUCED: Record<string, string> = {
   '500': 'INTERNAL: an unexpected failure, by definition not one a request can ask for',
-  '429': 'RATE_LIMITED: shown on /v1/verify; every key-gated route takes the same quota gate (gateway/auth.ts)',
+  '429':
+    'RATE_LIMITED: shown on /v1/verify; every key-gated route takes the same quota gate (gateway/auth.ts); the public log routes answer it past their own budget (test/gateway/public-budget.test.ts)',
   '/v1/builds 404': 'BUILD_NOT_FOUND: a records folder holding a copy of one build (test/gateway/history.test.ts)',
   '/v1/history 404': 'BUILD_NOT_FOUND: a records folder holding a copy of one build (test/gateway/history.test.ts)',
+  '/log/checkpoint 503': 'STORE_UNAVAILABLE: only from a bucket that cannot be read (a folder gateway reads its own public folder)',
+  '/log/tile/{path} 503': 'STORE_UNAVAILABLE: only from a bucket that cannot be read (a folder gateway reads its own public folder)',
+  '/.well-known/merchant-verify-log.vkey 503':
+    'STORE_UNAVAILABLE: only from a bucket that cannot be read (a folder gateway reads its own public folder)',
   '/verify 404': 'NOT_FOUND: only when the page was not built ("npm run build" builds it before the tests)',
   '/verify/app.js 404': 'NOT_FOUND: only when the page was not built ("npm run build" builds it before the tests)',
 };

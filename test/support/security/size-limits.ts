@@ -7,9 +7,9 @@
  */
 import http from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { TestGateway } from '../support/gateway.ts';
+import type { TestGateway } from '../gateway.ts';
+import { exchange, header, wire } from '../raw-http.ts';
 import { expectNo5xx, expectParserRejection, expectRawProblem, type FrontDoor } from './checks.ts';
-import { exchange, header, wire } from './raw-http.ts';
 
 const KNOWN = 'acme-outdoor.example';
 let g: TestGateway;

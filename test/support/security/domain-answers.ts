@@ -4,9 +4,9 @@
  * and the stored record of a domain.
  */
 import { beforeAll, expect } from 'vitest';
-import { normalizeDomain } from '../../core/domain.ts';
-import type { Reply, TestGateway } from '../support/gateway.ts';
-import { expectProblem } from '../support/gateway-expect.ts';
+import { normalizeDomain } from '../../../core/domain.ts';
+import type { Reply, TestGateway } from '../gateway.ts';
+import { expectProblem } from '../gateway-expect.ts';
 import type { FrontDoor } from './checks.ts';
 
 export const ACME = 'acme-outdoor.example';

@@ -1,5 +1,6 @@
 /**
- * A tiny HTTP/1.1 client over raw TCP (node:net) for the security suites: the bytes written are
+ * The tests' one HTTP/1.1 client over raw TCP (node:net), for the security suites and
+ * `rawRequest` (./gateway.ts): the bytes written are
  * exactly the bytes given (no normalization of the method, target, header names or line endings,
  * as fetch and node:http would do), and the answer is parsed strictly enough to count responses
  * (Content-Length, chunked, HEAD, 1xx, bodies delimited by close), to tell whether the server

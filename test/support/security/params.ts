@@ -16,7 +16,7 @@
  *   it can only ever be that domain's own record; a third level of encoding is refused.
  */
 import { describe, expect, it } from 'vitest';
-import { expectProblem } from '../support/gateway-expect.ts';
+import { expectProblem } from '../gateway-expect.ts';
 import type { FrontDoor } from './checks.ts';
 import { ACME, expectAnswerFor, expectRecord, query, useFrontDoor } from './domain-answers.ts';
 

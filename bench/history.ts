@@ -1,0 +1,120 @@
+/**
+ * `npm run bench:history [-- --domains N --builds K --calls C]`: the CPU one `GET /v1/history`
+ * costs a gateway when every kept build has N domains (1M and 13 builds by default), measured on
+ * the service the route calls (`BuildHistory.history`), over a real records folder.
+ *
+ * The kept builds are real `mvr build --keep` runs of the sample audits (a few records each,
+ * signed), whose domain maps are then grown to N leaves: random hashes stand for the hashes of
+ * N domains, merged with the real ones, and the build statement is signed again over the grown
+ * map with the project's key. So every map a gateway reads is as large and as signed as a real
+ * build's, while no one signs 13M records: history reads a build's map and the one record it
+ * asks for, never the others. Each call is measured in a fresh process after one unmeasured
+ * call (the first fills whatever the gateway keeps), so what is shown is the steady state a
+ * flood of history calls meets, beside the first call's cost.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cp, mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { runBuild } from '../builder/build.ts';
+import { writeDomainMap } from '../builder/domain-map.ts';
+import { BUILDS_DIR, DOMAIN_MAP_FILE, MANIFEST_FILE } from '../core/layout.ts';
+import { parseManifest } from '../core/manifest-schema.ts';
+import { keygen, loadActiveKey } from '../keyring/signing-keys.ts';
+import { openRecordsStack } from '../service/records-stack.ts';
+
+const ISSUER = 'merchant-verify.example';
+const DOMAIN = 'acme-outdoor.example';
+const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+
+/** CPU seconds (user + system) spent by `f`. */
+async function cpuOf(f: () => Promise<unknown>): Promise<number> {
+  const before = process.cpuUsage();
+  await f();
+  const spent = process.cpuUsage(before);
+  return (spent.user + spent.system) / 1e6;
+}
+
+/** In a fresh process: one history call unmeasured, then `calls` measured. */
+async function measure(root: string, calls: number): Promise<void> {
+  const stack = await openRecordsStack({
+    store: { url: join(root, 'records'), publicDir: join(root, 'public') },
+    issuer: ISSUER,
+    schemaUrl: `https://${ISSUER}/schemas/verification/v1`,
+    cacheBytes: 16 * 1024 * 1024,
+  });
+  try {
+    let entries = 0;
+    const first = await cpuOf(async () => (entries = (await stack.history.history(DOMAIN)).entries.length));
+    const each: number[] = [];
+    for (let i = 0; i < calls; i++) each.push(await cpuOf(() => stack.history.history(DOMAIN)));
+    const mean = each.reduce((a, b) => a + b, 0) / each.length;
+    console.log(JSON.stringify({ entries, first, mean, max: Math.max(...each) }));
+  } finally {
+    await stack.close();
+  }
+}
+
+/** Grows a build's map to `n` leaves (its real leaves among them) and signs its statement again. */
+async function grow(root: string, id: string, n: number): Promise<void> {
+  const dir = join(root, 'records', BUILDS_DIR, id);
+  const real = await readFile(join(dir, DOMAIN_MAP_FILE));
+  const hashes: Buffer[] = [];
+  for (let i = 0; i < real.length; i += 32) hashes.push(real.subarray(i, i + 32));
+  for (let i = hashes.length; i < n; i++) hashes.push(randomBytes(32));
+  hashes.sort(Buffer.compare);
+  const manifest = parseManifest(await readFile(join(dir, MANIFEST_FILE)), id);
+  const key = await loadActiveKey(join(root, 'keys'), undefined);
+  await writeDomainMap(dir, Buffer.concat(hashes), { issuer: ISSUER, build: id, issuedAt: manifest.issued_at, key });
+}
+
+const { values } = parseArgs({
+  options: {
+    domains: { type: 'string', default: '1000000' },
+    builds: { type: 'string', default: '13' },
+    calls: { type: 'string', default: '3' },
+    measure: { type: 'string' },
+  },
+});
+if (values.measure) {
+  await measure(values.measure, Number(values.calls));
+} else {
+  const [n, builds, calls] = [Number(values.domains), Number(values.builds), Number(values.calls)];
+  const root = join(tmpdir(), `mvr-bench-history-${process.pid}`);
+  try {
+    const dirs = { auditsDir: join(root, 'audits'), recordsDir: join(root, 'records'), publicDir: join(root, 'public') };
+    await mkdir(join(root, 'keys'), { recursive: true });
+    await keygen(join(root, 'keys'));
+    await cp(new URL('../audits', import.meta.url), dirs.auditsDir, { recursive: true });
+    let started = performance.now();
+    for (let month = 0; month < builds; month++) {
+      await runBuild({
+        ...dirs,
+        keysDir: join(root, 'keys'),
+        issuer: ISSUER,
+        schemaUrl: `https://${ISSUER}/schemas/verification/v1`,
+        now: Date.UTC(2026, 11 + month, 1),
+        signingKey: undefined,
+        workers: 1,
+        keep: builds,
+      });
+    }
+    const ids = (await readdir(join(root, 'records', BUILDS_DIR))).filter((d) => !d.startsWith('.'));
+    for (const id of ids) await grow(root, id, n);
+    console.error(`${ids.length} kept builds of ${fmt(n)} domains made in ${fmt((performance.now() - started) / 1000, 1)} s`);
+    started = performance.now();
+    const child = spawnSync(process.execPath, [...process.execArgv, import.meta.filename, '--measure', root, '--calls', String(calls)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    if (child.status !== 0) throw new Error(`the measuring process exited ${child.status}`);
+    const r = JSON.parse(child.stdout) as { entries: number; first: number; mean: number; max: number };
+    console.log('| domains a build | kept builds | entries | first call CPU s | CPU s a call after it (mean of C) | max |');
+    console.log('|---:|---:|---:|---:|---:|---:|');
+    console.log(`| ${fmt(n)} | ${ids.length} | ${r.entries} | ${fmt(r.first, 3)} | ${fmt(r.mean, 3)} (C = ${calls}) | ${fmt(r.max, 3)} |`);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}

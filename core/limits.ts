@@ -1,0 +1,112 @@
+import { MAX_RECORD_BYTES } from './files.ts';
+import {
+  BUILD_CHECKPOINT_FILE,
+  BUILD_KEY_SET_OBJECT,
+  BUILD_LOG_VKEY_OBJECT,
+  BUILD_STATEMENT_FILE,
+  CHANGES_DIR,
+  DOMAIN_MAP_FILE,
+  INDEX_FILE,
+  KEPT_FILE,
+  LIVE_POINTER_OBJECT,
+  LOG_CHECKPOINT,
+  MANIFEST_FILE,
+  SHARD_LOG_FILE,
+} from './layout.ts';
+
+// The one table of what merchant-verify accepts from a store (an http(s) origin, a bucket) or a
+// peer (a gateway asked by `mvr verify`, `mvr log` or `mvr mcp`): how many bytes each kind of file
+// may have and how long one read of it may take in all, retries included. Past either, a store's
+// read fails typed (ReadTooLargeError, ReadDeadlineError) and what was served before stays served;
+// a client's is FETCH_FAILED (AnswerTooLargeError). docs/limits.md lists this table for operators;
+// change both together.
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** The kinds of file read from a store, each with its size limit (bytes) and its total deadline (ms). */
+export const READ_LIMITS = {
+  /** `ab/<domain>.json`: what a build may sign (core/files.ts). */
+  record: { bytes: MAX_RECORD_BYTES, deadlineMs: 10_000 },
+  /** `manifest.json`: counts, key id, log indexes. */
+  manifest: { bytes: 1 * MiB, deadlineMs: 10_000 },
+  /** `statement.json`: one signed statement. */
+  statement: { bytes: 64 * KiB, deadlineMs: 10_000 },
+  /** `domain-map`: 32 bytes a domain, so 16M domains. */
+  domainMap: { bytes: 512 * MiB, deadlineMs: 300_000 },
+  /** The key set published with a build: retired keys stay listed, each a few hundred bytes. */
+  keySet: { bytes: 1 * MiB, deadlineMs: 10_000 },
+  /** `kept.json`: the kept builds. */
+  keptList: { bytes: 1 * MiB, deadlineMs: 10_000 },
+  /** `live.json`: the bucket's pointer to its live build. */
+  livePointer: { bytes: 64 * KiB, deadlineMs: 10_000 },
+  /** `checkpoint`, `log-checkpoint`: a signed note with its cosignatures. */
+  checkpoint: { bytes: 64 * KiB, deadlineMs: 10_000 },
+  /** `tile/...`: 256 hashes of 32 bytes, or 256 entries with their length prefixes. */
+  tile: { bytes: 64 * KiB, deadlineMs: 10_000 },
+  /** The log's verifier key, one line. */
+  logVkey: { bytes: 4 * KiB, deadlineMs: 10_000 },
+  /** `<shard>/log.jsonl`: a shard's entry indexes and salts (about 40,000 lines at 10M domains). */
+  shardLog: { bytes: 32 * MiB, deadlineMs: 60_000 },
+  /** `index.jsonl`: one line a record, read whole only by `mvr pull`. */
+  index: { bytes: 2048 * MiB, deadlineMs: 600_000 },
+  /** `changes/<build>.jsonl`: read a page at a time (a ranged read of 256 KiB). */
+  changes: { bytes: 1 * MiB, deadlineMs: 10_000 },
+  /** What `mvr verify`, `mvr log` and `mvr mcp` take from a gateway in one answer (a record, a proof, a page of history). */
+  gatewayAnswer: { bytes: 4 * MiB, deadlineMs: 30_000 },
+  /** Anything else: an error body, a file this table does not name. */
+  other: { bytes: 1 * MiB, deadlineMs: 10_000 },
+} as const satisfies Record<string, { bytes: number; deadlineMs: number }>;
+
+export type ReadKind = keyof typeof READ_LIMITS;
+
+/** What the public log routes keep in memory and may ask of the store at once. */
+export const PUBLIC_LIMITS = {
+  /** Bytes of immutable log files (full tiles, a build's log key) kept in memory, least recently used dropped first. */
+  logCacheBytes: 16 * MiB,
+  /** How long the log's checkpoint and partial tiles are served from memory before they are read again (ms). */
+  logFreshMs: 1_000,
+  /** Unauthenticated requests (the log, its key) handled at once; more wait their turn. */
+  concurrent: 16,
+  /** Unauthenticated requests waiting for a turn; past that they are answered 429 at once. */
+  waiting: 256,
+} as const;
+
+/** The kinds of the files a build, a bucket or a log names the same everywhere (core/layout.ts). */
+const BY_NAME = new Map<string, ReadKind>([
+  [MANIFEST_FILE, 'manifest'],
+  [BUILD_STATEMENT_FILE, 'statement'],
+  [DOMAIN_MAP_FILE, 'domainMap'],
+  [BUILD_KEY_SET_OBJECT, 'keySet'],
+  [KEPT_FILE, 'keptList'],
+  [LIVE_POINTER_OBJECT, 'livePointer'],
+  [LOG_CHECKPOINT, 'checkpoint'],
+  [BUILD_CHECKPOINT_FILE, 'checkpoint'],
+  [BUILD_LOG_VKEY_OBJECT, 'logVkey'],
+  [SHARD_LOG_FILE, 'shardLog'],
+  [INDEX_FILE, 'index'],
+]);
+
+/** A change feed, `changes/<build>.jsonl`. */
+const CHANGES_FEED = new RegExp(`(^|/)${CHANGES_DIR}/[^/]+\\.jsonl$`);
+
+/**
+ * The kind of file a path inside a build, a log or a bucket names, by its name: `builds/<id>/`
+ * and `log/` prefixes are looked through. A name the table does not know is `other`.
+ */
+export function readKindOf(path: string): ReadKind {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  if (/(^|\/)tile\//.test(path)) return 'tile';
+  const named = BY_NAME.get(name);
+  if (named) return named;
+  if (CHANGES_FEED.test(path)) return 'changes';
+  if (/(^|\/)[0-9a-f]{2}\/[^/]+\.json$/.test(path)) return 'record';
+  return 'other';
+}
+
+/** The limits of one read: the kind's, its deadline shortened to `deadlineMs` when given (a setting tests shorten). */
+export function readLimitOf(path: string, deadlineMs?: number): { kind: ReadKind; bytes: number; deadlineMs: number } {
+  const kind = readKindOf(path);
+  const limit = READ_LIMITS[kind];
+  return { kind, bytes: limit.bytes, deadlineMs: deadlineMs === undefined ? limit.deadlineMs : Math.min(deadlineMs, limit.deadlineMs) };
+}

@@ -1,0 +1,62 @@
+import { type AnswerVerification, verdictOf } from '@merchant-verify/verifier';
+import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
+import { witnessedJson } from './witnessed.ts';
+
+// One JSON shape of a verification, for every edge that answers in JSON (`mvr verify --json`, the
+// MCP tools): the verdict first, each step under its own member, what the answer claims last.
+
+/** A step that failed, as the JSON gives it. */
+const failed = (step: { code: string; message: string }) => ({ valid: false, code: step.code, message: step.message });
+
+/** An entry proven in the log. */
+const entryJson = (entry: { index: number; checkpoint: Checkpoint }) => ({
+  valid: true,
+  code: null,
+  message: null,
+  index: entry.index,
+  tree_size: entry.checkpoint.size,
+  origin: entry.checkpoint.origin,
+});
+
+/**
+ * A verification as JSON: `valid`, `code` and `message` (the verdict: valid only when every check
+ * asked for held; a proven absence is `NEVER_AUDITED`, not valid), then `domain`, then one member a
+ * step: `signature`, `absence` and `log` (null when not run), `witnesses` (null without a policy),
+ * `staleness`; last `claims`, what the answer says of itself (facts only when `valid`).
+ * `policy`: whether a witness policy was given.
+ */
+export function verificationJson(verification: AnswerVerification, policy: boolean): Record<string, unknown> {
+  const { answer, signature, absence, log, witnessed } = verification;
+  const decided = absence ?? log;
+  return {
+    ...verdictOf(verification),
+    domain: answer.domain ?? null,
+    signature: signature.valid
+      ? { valid: true, code: null, message: null, key_id: signature.keyId }
+      : { ...failed(signature), key_id: signature.keyId ?? null },
+    absence:
+      absence &&
+      (absence.valid
+        ? {
+            valid: true,
+            code: null,
+            message: null,
+            build: absence.build,
+            issued_at: absence.issuedAt,
+            key_id: absence.keyId,
+            // With the log's key: where the build's statement is in the log.
+            log: absence.statementLog ? entryJson(absence.statementLog) : null,
+          }
+        : failed(absence)),
+    log: log && (log.valid ? entryJson(log) : failed(log)),
+    witnesses: !policy
+      ? null
+      : witnessed
+        ? { valid: true, code: null, message: null, ...witnessedJson(witnessed) }
+        : decided && !decided.valid
+          ? failed(decided)
+          : { valid: false, code: 'NOT_WITNESSED', message: 'no proof whose checkpoint the policy could check' },
+    staleness: signature.staleness,
+    claims: { status: answer.status ?? null, tier: answer.tier ?? null, score: answer.score ?? null, key_id: answer.key_id ?? null },
+  };
+}

@@ -1,0 +1,94 @@
+import type { AnswerSource, TlogPolicy } from '@merchant-verify/verifier';
+import { verifyOnline } from '@merchant-verify/verifier';
+import { z } from 'zod';
+import { isMvrError, NotInLogError } from '../core/errors.ts';
+import { recordSchema } from '../core/record.ts';
+import { verificationJson } from '../core/verification-json.ts';
+
+// The verify tool's verification: its lookups (in-process, or a gateway's HTTP API) as the source
+// of the package's online client, which fetches, retries and verifies as the CLI and the page do.
+
+/** Returns the bytes of the record for a normalized domain, exactly as `GET /v1/verify` serves them; throws MvrError. */
+export type RecordLookup = (domain: string) => Promise<Buffer>;
+/** A normalized domain's C2SP tlog-proof, as `GET /v1/proof` gives it; throws MvrError (NOT_IN_LOG when it has none). */
+export type ProofLookup = (domain: string) => Promise<{ proof: string }>;
+/** The proof that a normalized domain has no record in the live build, as `GET /v1/absence` answers it; throws MvrError (HAS_RECORD when it has one). */
+export type AbsenceLookup = (domain: string) => Promise<unknown>;
+
+/** What the tool verifies with, beside the lookups: the key set and the log's key the deployment publishes. */
+export interface VerifyingLookups {
+  lookup: RecordLookup;
+  proof: ProofLookup;
+  absence: AbsenceLookup;
+  keySet: () => Promise<unknown>;
+  /** The log's note verifier key; null when the deployment keeps no log. */
+  vkey: () => Promise<string | null>;
+}
+
+/** A verification and the bytes it was made of: the record as served, and the proof that decided (absence or log). */
+export interface VerifiedAnswer {
+  text: string;
+  proof: string | null;
+  structured: Record<string, unknown>;
+}
+
+/**
+ * Verifies a normalized domain's answer through the online client: its absence proof for a
+ * never-audited answer, its log proof with `withLog` (or a policy). The structured result is the
+ * verification's one JSON shape (the verdict first), with the record itself last.
+ */
+export async function verifyLookedUp(
+  domain: string,
+  lookups: VerifyingLookups,
+  options: { withLog: boolean; policy?: TlogPolicy; now?: number },
+): Promise<VerifiedAnswer> {
+  // The bytes of the last answer and proofs read: what the tool returns as text is what was verified.
+  let text = '';
+  let absence: string | null = null;
+  let logProof: string | null = null;
+  const source: AnswerSource = {
+    answer: async (d) => JSON.parse((text = (await lookups.lookup(d)).toString('utf8'))),
+    absence: async (d) => {
+      const proof = await answerOrNull(() => lookups.absence(d), 'HAS_RECORD');
+      absence = proof === null ? null : JSON.stringify(proof);
+      return proof;
+    },
+    proof: async (d) => (logProof = (await answerOrNull(() => lookups.proof(d), 'NOT_IN_LOG'))?.proof ?? null),
+    keySet: lookups.keySet,
+    // Asked only for a log check; a deployment without a log has no key to check with, and says so.
+    logKey: async () => (await lookups.vkey()) ?? Promise.reject(new NotInLogError('this deployment keeps no transparency log')),
+  };
+  const verification = await verifyOnline({ domain, source, log: options.withLog, policy: options.policy, now: options.now });
+  return {
+    text,
+    proof: verification.absence ? absence : logProof,
+    structured: { ...verificationJson(verification, options.policy !== undefined), record: JSON.parse(text) },
+  };
+}
+
+/** A lookup's answer, or null when it throws the code that means "none" (not a failure). */
+async function answerOrNull<T>(lookup: () => Promise<T>, none: string): Promise<T | null> {
+  try {
+    return await lookup();
+  } catch (error) {
+    if (isMvrError(error) && error.code === none) return null;
+    throw error;
+  }
+}
+
+const step = z.object({ valid: z.boolean(), code: z.string().nullable(), message: z.string().nullable() }).loose();
+
+/** The verify tool's structured content: the verdict, each step, what the record claims, and the record. */
+export const verificationOutputSchema = z.object({
+  valid: z.boolean().describe('true only when every check ran and held; a proven never-audited answer is NEVER_AUDITED, not valid'),
+  code: z.string().nullable().describe('null when valid; otherwise the code of the step that decided'),
+  message: z.string().nullable(),
+  domain: z.string().nullable(),
+  signature: step,
+  absence: step.nullable(),
+  log: step.nullable(),
+  witnesses: step.nullable(),
+  staleness: z.object({ state: z.string() }).loose(),
+  claims: z.object({}).loose(),
+  record: recordSchema,
+});

@@ -1,0 +1,176 @@
+/**
+ * What a merchant-verify gateway serves for one lookup, read over the platform's `fetch` (Node 20+,
+ * browsers, Deno, Bun): the answer, its absence proof or log proof, the key set and the log's key.
+ * Every read has a size cap and a deadline; past either it fails with FETCH_FAILED, as does any
+ * answer that is not the expected one. {@link verifyOnline} (online.ts) asks it in its order.
+ */
+import { FetchFailedError } from './errors.ts';
+import { KEY_SET_PATH } from './keyset.ts';
+
+/** Where a gateway publishes its log's note verifier key. */
+export const LOG_KEY_PATH = '/.well-known/merchant-verify-log.vkey';
+
+/**
+ * The most bytes read of each answer: a record is at most 64 KiB wherever it is stored; an absence
+ * proof carries the build statement (a pack list included) and two Merkle paths; a key set a few keys.
+ */
+export const READ_LIMITS = {
+  answer: 64 * 1024,
+  absence: 1024 * 1024,
+  proof: 64 * 1024,
+  keySet: 256 * 1024,
+  logKey: 4 * 1024,
+} as const;
+
+/** How long one request (answer read whole) may take by default, in ms. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+/**
+ * What {@link verifyOnline} fetches, one function a resource. A caller may supply its own (saved
+ * files, an in-process lookup) for any of them; each one absent is simply not fetched.
+ */
+export interface AnswerSource {
+  /** The answer to `GET /v1/verify?domain=` (a record, or the never-audited answer), parsed. */
+  answer(domain: string): Promise<unknown>;
+  /** The absence proof (`GET /v1/absence?domain=`), parsed; null when the gateway says the domain has a record (HAS_RECORD). */
+  absence(domain: string): Promise<unknown | null>;
+  /** The record's C2SP tlog-proof (`GET /v1/proof?domain=`); null when the gateway says it is not in the log (NOT_IN_LOG). */
+  proof(domain: string): Promise<string | null>;
+  /** The key set, parsed; asked again (never from a cache) when what is checked names a key it lacks. */
+  keySet(): Promise<unknown>;
+  /** The log's note verifier key. */
+  logKey(): Promise<string>;
+}
+
+export interface GatewaySourceOptions {
+  /** The gateway's base URL, e.g. `https://verify.example` (in a page, `location.origin`). */
+  baseUrl: string;
+  /** The API key for the key-gated routes; sent as `Authorization: Bearer` to `baseUrl` only. */
+  apiKey?: string;
+  /** The fetch to use (default the global one): a test's, or one with a proxy. */
+  fetch?: typeof globalThis.fetch;
+  /** Deadline of each request, body included, in ms (default {@link DEFAULT_TIMEOUT_MS}). */
+  timeoutMs?: number;
+  /** Where the key set is (default `baseUrl` + `/.well-known/merchant-verify-keys.json`). */
+  keySetUrl?: string;
+  /** Where the log's key is (default `baseUrl` + {@link LOG_KEY_PATH}). */
+  logKeyUrl?: string;
+}
+
+/**
+ * An {@link AnswerSource} over a gateway's HTTP API.
+ *
+ * @example
+ *   const source = gatewaySource({ baseUrl: 'https://verify.example', apiKey });
+ *   const verification = await verifyOnline({ domain: 'shop.example', source, log: true });
+ */
+export function gatewaySource(options: GatewaySourceOptions): AnswerSource {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const get = (url: string, cap: number, gated: boolean) => read(url, cap, gated ? options.apiKey : undefined, options);
+  const gated = (route: string, domain: string, cap: number) => get(`${base}${route}?domain=${encodeURIComponent(domain)}`, cap, true);
+  return {
+    answer: async (domain) => json(ok(await gated('/v1/verify', domain, READ_LIMITS.answer), 'the answer'), 'the answer'),
+    absence: async (domain) => {
+      const answer = await gated('/v1/absence', domain, READ_LIMITS.absence);
+      return answer.problem === 'HAS_RECORD' ? null : json(ok(answer, 'the absence proof'), 'the absence proof');
+    },
+    proof: async (domain) => {
+      const answer = await gated('/v1/proof', domain, READ_LIMITS.proof);
+      return answer.problem === 'NOT_IN_LOG' ? null : text(ok(answer, 'the log proof'));
+    },
+    keySet: async () =>
+      json(ok(await get(options.keySetUrl ?? `${base}${KEY_SET_PATH}`, READ_LIMITS.keySet, false), 'the key set'), 'the key set'),
+    logKey: async () => text(ok(await get(options.logKeyUrl ?? `${base}${LOG_KEY_PATH}`, READ_LIMITS.logKey, false), "the log's key")),
+  };
+}
+
+/** One answer: its status, body, and the code of its problem document when it is one. */
+interface Answer {
+  url: string;
+  status: number;
+  bytes: Uint8Array;
+  problem: string | undefined;
+  detail: string | undefined;
+}
+
+/** GETs a URL within the deadline, reading at most `cap` bytes. A key-gated request never follows a redirect (the key stays with the gateway). */
+async function read(url: string, cap: number, apiKey: string | undefined, options: GatewaySourceOptions): Promise<Answer> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  const where = new URL(url).origin;
+  try {
+    const res = await (options.fetch ?? globalThis.fetch)(url, {
+      headers: { accept: 'application/json, text/plain', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+      redirect: apiKey ? 'error' : 'follow',
+      signal: controller.signal,
+    });
+    const bytes = await capped(res, cap, url);
+    const problem = res.status === 200 ? undefined : problemOf(bytes);
+    return { url, status: res.status, bytes, problem: problem?.code, detail: problem?.detail };
+  } catch (error) {
+    if (error instanceof FetchFailedError) throw error;
+    if (controller.signal.aborted) throw new FetchFailedError(`no answer from ${where} within ${timeoutMs} ms`);
+    throw new FetchFailedError(`cannot reach ${where}: ${(error as Error).message}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The body, read only up to `cap` bytes: a larger one is refused before it is held whole. */
+async function capped(res: Response, cap: number, url: string): Promise<Uint8Array> {
+  const tooLarge = () => new FetchFailedError(`${url} answered more than the ${cap} bytes it may`, res.status);
+  if (Number(res.headers.get('content-length')) > cap) {
+    await res.body?.cancel();
+    throw tooLarge();
+  }
+  if (!res.body) return new Uint8Array(0);
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.byteLength;
+    if (length > cap) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** The code and detail of a problem document; nothing for a body that is none. */
+function problemOf(bytes: Uint8Array): { code: string | undefined; detail: string | undefined } | undefined {
+  try {
+    const doc = JSON.parse(new TextDecoder().decode(bytes)) as { code?: unknown; detail?: unknown };
+    return { code: typeof doc.code === 'string' ? doc.code : undefined, detail: typeof doc.detail === 'string' ? doc.detail : undefined };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A 200 answer, or FETCH_FAILED naming the status and the gateway's problem code. */
+function ok(answer: Answer, what: string): Answer {
+  if (answer.status === 200) return answer;
+  const problem = answer.problem ? ` ${answer.problem}` : '';
+  const detail = answer.detail ? `: ${answer.detail}` : '';
+  throw new FetchFailedError(`the gateway answered ${answer.status}${problem} for ${what}${detail}`, answer.status, answer.problem);
+}
+
+const text = (answer: Answer): string => new TextDecoder().decode(answer.bytes);
+
+function json(answer: Answer, what: string): unknown {
+  try {
+    return JSON.parse(text(answer));
+  } catch {
+    throw new FetchFailedError(`${what} from ${new URL(answer.url).origin} is not JSON`, answer.status);
+  }
+}

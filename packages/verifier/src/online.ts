@@ -1,0 +1,146 @@
+/**
+ * One online verification: fetch what a lookup's answer needs (the answer, its absence proof or
+ * log proof, the key set, the log's key) and run the one pipeline, {@link verifyAnswer}, on it.
+ * The CLI, the MCP server and the verify page all verify through here, so they retry alike:
+ *
+ * - a signed thing (a record, an absence proof's statement) naming a key the key set lacks: the
+ *   key set is fetched once more (a rotation published a key after the set was read);
+ * - a record and its log proof are two requests: a proof that does not include the record (a new
+ *   build went live between them), or an "unverified" answer whose absence proof the gateway
+ *   refuses because the domain now has a record, makes the lookup run once more.
+ *
+ * Nothing is retried beyond that: a second failure is the verdict.
+ */
+import { FetchFailedError } from './errors.ts';
+import type { AnswerSource } from './gateway-source.ts';
+import { parseKeySet } from './keyset.ts';
+import { formatVerifierKey } from './tlog/note.ts';
+import type { TlogPolicy } from './tlog/policy.ts';
+import { type AnswerVerification, isNeverAudited, verifyAnswer } from './verify-answer.ts';
+
+export interface OnlineInput {
+  /** The normalized domain asked (`normalizeDomain` of the service); an answer of any other domain fails with DOMAIN_MISMATCH. */
+  domain?: string;
+  /** Where to fetch whatever is not given below (`gatewaySource`, or functions of the caller's own). */
+  source?: Partial<AnswerSource>;
+  /** A saved answer, checked instead of fetching one. Without it and without `source.answer`, the answer is the never-audited one `absence` stands for. */
+  answer?: unknown;
+  /** A saved absence proof, for a never-audited answer. */
+  absence?: unknown;
+  /** A saved C2SP tlog-proof of the record. */
+  proof?: string;
+  /** The key set to check with, as is (never fetched again). */
+  keySet?: unknown;
+  /** The log's note verifier key; default the one log `policy` names, else `source.logKey()`. */
+  vkey?: string;
+  /** Whether the record must be proven in the log (a never-audited answer: its build statement). Implied by `policy`. */
+  log?: boolean;
+  /** A tlog-policy (`parsePolicy`): the deciding proof's checkpoint must be cosigned by its quorum. */
+  policy?: TlogPolicy;
+  /** With `policy`: cosignatures older than this many ms do not count. */
+  maxAgeMs?: number;
+  /** Clock, epoch ms (default now). */
+  now?: number;
+}
+
+/**
+ * Fetches what `input` does not give and verifies it with {@link verifyAnswer}; resolves with its
+ * verdict. Throws FETCH_FAILED when something needed cannot be fetched, and what `verifyAnswer`
+ * throws on misuse (a key set that is not one, a log key that is no note verifier key).
+ *
+ * @example
+ *   const source = gatewaySource({ baseUrl: 'https://verify.example', apiKey });
+ *   const v = await verifyOnline({ domain: 'shop.example', source, policy, maxAgeMs: 36 * 3600_000 });
+ *   const { valid, code } = verdictOf(v);
+ */
+export async function verifyOnline(input: OnlineInput): Promise<AnswerVerification> {
+  const source = input.source ?? {};
+  const withLog = input.log === true || input.policy !== undefined;
+  const keys = keySetOf(input.keySet, source);
+  for (let attempt = 1; ; attempt++) {
+    const mayRetry = attempt === 1;
+    const fetchedAnswer = input.answer === undefined && input.domain !== undefined && source.answer !== undefined;
+    const answer = fetchedAnswer ? await source.answer!(input.domain!) : input.answer;
+    const named = (answer as { domain?: unknown } | null)?.domain;
+    const asked = input.domain ?? (typeof named === 'string' ? named : undefined);
+    const neverAudited = answer === undefined || (isNeverAudited(answer) && asked !== undefined);
+    let absence: { proof: unknown } | { unavailable: string } | undefined;
+    if (neverAudited) {
+      const proof = input.absence ?? (source.absence && asked !== undefined ? await source.absence(asked) : undefined);
+      // The gateway has a record for the domain: a build may have gone live since the answer was read.
+      if (proof === null && fetchedAnswer && mayRetry) continue;
+      absence =
+        proof === undefined
+          ? { unavailable: 'no absence proof to check: give one, or a gateway to fetch it from' }
+          : proof === null
+            ? { unavailable: `the gateway says ${asked} has a record in its live build: this "unverified" answer is not the build's` }
+            : { proof };
+    }
+    const signed = absence && 'proof' in absence ? (absence.proof as { statement?: unknown } | null)?.statement : answer;
+    const keySet = await keys(signed);
+    let log: { proof?: string; vkey: string } | undefined;
+    let fetchedProof = false;
+    if (withLog && !neverAudited) {
+      fetchedProof = input.proof === undefined && source.proof !== undefined && asked !== undefined;
+      const proof = fetchedProof ? await source.proof!(asked!) : input.proof;
+      if (proof === null) return notInLog(verifyAnswer({ answer, keySet, domain: input.domain, now: input.now }), asked!);
+      log = { vkey: await logKeyOf(input, source), ...(proof === undefined ? {} : { proof }) };
+    } else if (withLog) {
+      // A never-audited answer has no entry in the log: its absence proof's statement proof is checked with the key.
+      log = { vkey: await logKeyOf(input, source) };
+    }
+    const verification = verifyAnswer({
+      answer,
+      keySet,
+      domain: input.domain,
+      absence,
+      log,
+      policy: input.policy,
+      maxAgeMs: input.maxAgeMs,
+      now: input.now,
+    });
+    // A proof of a newer record than the answer read: both are looked up once more.
+    const logFailed = verification.log && !verification.log.valid ? verification.log : null;
+    if (mayRetry && fetchedAnswer && fetchedProof && logFailed?.code === 'NOT_INCLUDED') continue;
+    return verification;
+  }
+}
+
+/**
+ * The gateway says the record is in no log (a build made without a log key): there is no proof for
+ * the log step, or the witnesses, to check, and the log step fails. As in `verifyAnswer`, a failed
+ * signature decides first.
+ */
+function notInLog(verification: AnswerVerification, domain: string): AnswerVerification {
+  const message = `the gateway has no log proof of ${domain} (NOT_IN_LOG)`;
+  return { ...verification, code: verification.code ?? 'MALFORMED_PROOF', log: { valid: false, code: 'MALFORMED_PROOF', message } };
+}
+
+/**
+ * The key set for something signed: the one given, as is; else fetched, and fetched once more when
+ * it does not list the key the signed thing names (a rotation published it after the set was read).
+ */
+function keySetOf(given: unknown, source: Partial<AnswerSource>): (signed: unknown) => Promise<unknown> {
+  let fetched: Promise<unknown> | undefined;
+  let refetched = false;
+  return async (signed) => {
+    if (given !== undefined) return given;
+    if (!source.keySet) throw new FetchFailedError('no key set given, and nowhere to fetch one from');
+    fetched ??= source.keySet();
+    const keySet = await fetched;
+    const kid = (signed as { key_id?: unknown } | null)?.key_id;
+    if (refetched || typeof kid !== 'string' || parseKeySet(keySet).keys.some((k) => k.kid === kid)) return keySet;
+    refetched = true;
+    fetched = source.keySet();
+    return fetched;
+  };
+}
+
+/** The log's key: the caller's, else the one log of the caller's policy (the reader's own trust), else the source's. */
+async function logKeyOf(input: OnlineInput, source: Partial<AnswerSource>): Promise<string> {
+  if (input.vkey !== undefined) return input.vkey;
+  const logs = input.policy?.logs ?? [];
+  if (logs.length === 1) return formatVerifierKey(logs[0]!.vkey);
+  if (source.logKey) return (await source.logKey()).trim();
+  throw new FetchFailedError("the log's key was not given, and there is nowhere to fetch it from");
+}

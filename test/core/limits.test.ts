@@ -1,0 +1,49 @@
+/**
+ * The limits table (core/limits.ts): every kind of file a store or a peer sends is named by its
+ * path, and docs/limits.md lists exactly the table's numbers.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { READ_LIMITS, readKindOf, readLimitOf } from '../../core/limits.ts';
+import { ROOT } from '../support/project.ts';
+
+const size = (bytes: number) =>
+  bytes >= 1024 ** 3 ? `${bytes / 1024 ** 3} GiB` : bytes >= 1024 ** 2 ? `${bytes / 1024 ** 2} MiB` : `${bytes / 1024} KiB`;
+const time = (ms: number) => (ms >= 60_000 ? `${ms / 60_000} min` : `${ms / 1000} s`);
+
+describe('the limits table', () => {
+  it('names the kind of every file a build, a bucket or a log holds, by its path', () => {
+    const cases: Record<string, string> = {
+      'ab/shop.example.json': 'record',
+      'builds/20261101T000000Z-1-abc/ab/shop.example.json': 'record',
+      'manifest.json': 'manifest',
+      'builds/x/statement.json': 'statement',
+      'domain-map': 'domainMap',
+      'builds/x/merchant-verify-keys.json': 'keySet',
+      'kept.json': 'keptList',
+      'live.json': 'livePointer',
+      'log/checkpoint': 'checkpoint',
+      'builds/x/log-checkpoint': 'checkpoint',
+      'log/tile/0/000.p/12': 'tile',
+      'tile/entries/001': 'tile',
+      '/.well-known/merchant-verify-log.vkey': 'logVkey',
+      'ab/log.jsonl': 'shardLog',
+      'index.jsonl': 'index',
+      'changes/20261001T000000Z-1-abc.jsonl': 'changes',
+      'something-else.txt': 'other',
+    };
+    expect(Object.fromEntries(Object.keys(cases).map((path) => [path, readKindOf(path)]))).toEqual(cases);
+  });
+
+  it('a deadline setting only shortens a kind deadline, never lengthens it', () => {
+    expect(readLimitOf('manifest.json', 300).deadlineMs).toBe(300);
+    expect(readLimitOf('manifest.json', 10 * 60_000).deadlineMs).toBe(READ_LIMITS.manifest.deadlineMs);
+  });
+
+  it('docs/limits.md lists the same limits as the table, kind by kind', async () => {
+    const doc = await readFile(join(ROOT, 'docs', 'limits.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| `(\w+)` \| [^|]+ \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => [m[1], m[2]!.trim(), m[3]!.trim()]);
+    expect(rows).toEqual(Object.entries(READ_LIMITS).map(([kind, l]) => [kind, size(l.bytes), time(l.deadlineMs)]));
+  });
+});
