@@ -57,6 +57,14 @@ describe('GET /v1/lookup/{prefix}', async () => {
     }
   });
 
+  it('costs one quota unit, as /v1/verify does', async () => {
+    const remaining = (r: { headers: Headers }) => Number(/;r=(\d+)/.exec(r.headers.get('ratelimit') ?? '')?.[1]);
+    const a = await privateGateway.request(`/v1/lookup/${prefixOf(NEVER[1]!, length)}`);
+    const b = await privateGateway.request(`/v1/lookup/${prefixOf(NEVER[2]!, length)}`);
+    const c = await privateGateway.verify('quota-check.example');
+    expect([remaining(a) - remaining(b), remaining(b) - remaining(c)]).toEqual([1, 1]);
+  });
+
   it('is cacheable like a record, and key-gated', async () => {
     expect(first.headers.get('cache-control')).toBe('public, max-age=60, s-maxage=300');
     expect(first.headers.get('vary')).toContain('Authorization');
