@@ -47,8 +47,12 @@ async function fetchPrefixAnswer(baseUrl: string, apiKey: string, hash: string):
     const reply = await getFromGateway(baseUrl, apiKey, `/v1/lookup/${prefix}`);
     if (!reply.ok && reply.code === 'INVALID_PREFIX') continue;
     if (!reply.ok) throw new FetchFailedError(`the gateway answered ${reply.status} ${reply.code ?? ''}: ${reply.detail}`, reply.status);
-    const answer = JSON.parse(reply.bytes.toString('utf8')) as { statement?: { lookup?: { prefix_length?: unknown } } };
-    // A gateway may answer a prefix shorter than the build's with the build's answer for it: the verifier refuses that.
+    let answer: unknown;
+    try {
+      answer = JSON.parse(reply.bytes.toString('utf8'));
+    } catch {
+      throw new FetchFailedError('the gateway answered 200 with a body that is not JSON');
+    }
     return { prefix, answer };
   }
   throw new FetchFailedError(`the gateway refused every prefix up to ${MAX_PREFIX_LENGTH} hex digits (INVALID_PREFIX)`);
