@@ -35,6 +35,7 @@ const SURFACE: Record<string, string[]> = {
     'verifyAnswer',
     'verifyLogProof',
     'verifyOnline',
+    'verifyOnlinePrivately',
     'verifyPrefixAnswer',
     'verifyRecord',
     'verifyWitnessedCheckpoint',

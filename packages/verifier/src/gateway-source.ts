@@ -20,6 +20,8 @@ export const READ_LIMITS = {
   proof: 64 * 1024,
   keySet: 256 * 1024,
   logKey: 4 * 1024,
+  // A prefix answer holds a prefix's few hundred records, padded: about 0.6 MB at 10,000 domains, a few MB at a million.
+  prefix: 32 * 1024 * 1024,
 } as const;
 
 /** How long one request (answer read whole) may take by default, in ms. */
@@ -40,6 +42,8 @@ export interface AnswerSource {
   keySet(): Promise<unknown>;
   /** The log's note verifier key. */
   logKey(): Promise<string>;
+  /** The answer to `GET /v1/lookup/{prefix}`, parsed; null when the gateway refuses the prefix's length (INVALID_PREFIX). */
+  prefix?(prefix: string): Promise<unknown | null>;
 }
 
 export interface GatewaySourceOptions {
@@ -81,6 +85,10 @@ export function gatewaySource(options: GatewaySourceOptions): AnswerSource {
     keySet: async () =>
       json(ok(await get(options.keySetUrl ?? `${base}${KEY_SET_PATH}`, READ_LIMITS.keySet, false), 'the key set'), 'the key set'),
     logKey: async () => text(ok(await get(options.logKeyUrl ?? `${base}${LOG_KEY_PATH}`, READ_LIMITS.logKey, false), "the log's key")),
+    prefix: async (prefix) => {
+      const answer = await get(`${base}/v1/lookup/${encodeURIComponent(prefix)}`, READ_LIMITS.prefix, true);
+      return answer.problem === 'INVALID_PREFIX' ? null : json(ok(answer, 'the prefix answer'), 'the prefix answer');
+    },
   };
 }
 

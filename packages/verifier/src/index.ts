@@ -37,6 +37,7 @@ export { type AnswerSource, type GatewaySourceOptions, gatewaySource, LOG_KEY_PA
 export type { KeySet, PublicJwk } from './keyset.ts';
 export { KEY_SET_PATH, parseKeySet } from './keyset.ts';
 export { type OnlineInput, verifyOnline } from './online.ts';
+export { type PrivateOnlineInput, verifyOnlinePrivately } from './online-private.ts';
 export type { Staleness } from './staleness.ts';
 export { stalenessOf } from './staleness.ts';
 export type { Checkpoint } from './tlog/checkpoint.ts';

@@ -120,7 +120,7 @@ function notInLog(verification: AnswerVerification, domain: string): AnswerVerif
  * The key set for something signed: the one given, as is; else fetched, and fetched once more when
  * it does not list the key the signed thing names (a rotation published it after the set was read).
  */
-function keySetOf(given: unknown, source: Partial<AnswerSource>): (signed: unknown) => Promise<unknown> {
+export function keySetOf(given: unknown, source: Partial<AnswerSource>): (signed: unknown) => Promise<unknown> {
   let fetched: Promise<unknown> | undefined;
   let refetched = false;
   return async (signed) => {
@@ -137,7 +137,7 @@ function keySetOf(given: unknown, source: Partial<AnswerSource>): (signed: unkno
 }
 
 /** The log's key: the caller's, else the one log of the caller's policy (the reader's own trust), else the source's. */
-async function logKeyOf(input: OnlineInput, source: Partial<AnswerSource>): Promise<string> {
+export async function logKeyOf(input: OnlineInput, source: Partial<AnswerSource>): Promise<string> {
   if (input.vkey !== undefined) return input.vkey;
   const logs = input.policy?.logs ?? [];
   if (logs.length === 1) return formatVerifierKey(logs[0]!.vkey);

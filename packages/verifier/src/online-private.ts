@@ -1,0 +1,59 @@
+/**
+ * One private online verification: the domain is hashed here, the gateway is asked for a prefix
+ * of its hash only (`GET /v1/lookup/{prefix}`), and the answer is verified with
+ * {@link verifyPrefixAnswer}. Key set and log key are fetched as {@link verifyOnline} fetches them.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { FetchFailedError } from './errors.ts';
+import type { AnswerSource } from './gateway-source.ts';
+import { keySetOf, logKeyOf, type OnlineInput } from './online.ts';
+import { hexPrefix } from './prefix.ts';
+import { type PrefixVerification, verifyPrefixAnswer } from './verify-prefix.ts';
+
+/** The longest prefix asked before giving up: a build would need 16^8 × 256 domains to use more. */
+const MAX_PREFIX_LENGTH = 8;
+
+export interface PrivateOnlineInput extends Pick<OnlineInput, 'keySet' | 'vkey' | 'log' | 'policy' | 'maxAgeMs' | 'now'> {
+  /** The normalized domain (`normalizeDomain` of the service): only a prefix of its SHA-256 is sent. */
+  domain: string;
+  /** Where to fetch the prefix answer, the key set and the log's key (`gatewaySource`). */
+  source?: Partial<AnswerSource>;
+  /** A saved prefix answer, checked instead of fetching one. */
+  answer?: unknown;
+}
+
+/**
+ * Fetches the answer for the domain's prefix and verifies it. The build's prefix length is in the
+ * answer's statement; not knowing it, this asks with one hex digit and one more after each refusal
+ * (INVALID_PREFIX): every prefix sent is part of the last, so the gateway learns no more than that
+ * one. Throws FETCH_FAILED when something needed cannot be fetched.
+ *
+ * @example
+ *   const v = await verifyOnlinePrivately({ domain: 'shop.example', source: gatewaySource({ baseUrl, apiKey }) });
+ *   if (v.code === null) console.log('verified', v.prefix);
+ */
+export async function verifyOnlinePrivately(input: PrivateOnlineInput): Promise<PrefixVerification & { prefix: string | null }> {
+  const source = input.source ?? {};
+  const hash = sha256(new TextEncoder().encode(input.domain));
+  let answer = input.answer;
+  let prefix: string | null = null;
+  for (let length = 1; answer === undefined; length++) {
+    if (!source.prefix) throw new FetchFailedError('no prefix answer given, and nowhere to fetch one from');
+    if (length > MAX_PREFIX_LENGTH) throw new FetchFailedError(`the gateway refused every prefix up to ${MAX_PREFIX_LENGTH} hex digits`);
+    prefix = hexPrefix(hash, length);
+    answer = (await source.prefix(prefix)) ?? undefined;
+  }
+  const keySet = await keySetOf(input.keySet, source)((answer as { statement?: unknown } | null)?.statement);
+  const withLog = input.log === true || input.policy !== undefined;
+  const vkey = withLog ? await logKeyOf(input, source) : undefined;
+  const verdict = verifyPrefixAnswer({
+    domain: input.domain,
+    answer,
+    keySet,
+    ...(vkey === undefined ? {} : { log: { vkey } }),
+    ...(input.policy === undefined ? {} : { policy: input.policy }),
+    ...(input.maxAgeMs === undefined ? {} : { maxAgeMs: input.maxAgeMs }),
+    ...(input.now === undefined ? {} : { now: input.now }),
+  });
+  return { ...verdict, prefix };
+}
