@@ -3,6 +3,7 @@
  * consistency proofs; a real `mvr witness` server (in process, on a free loopback port) with a
  * fresh key and state folder and a clock the test sets; and the policy text naming them.
  */
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,9 @@ import { generateLogKeyText, type LogKey, parseLogKey, signNote } from '../../ke
 import { type RunningWitness, startWitness } from '../../witness/server/http.ts';
 import { WitnessState } from '../../witness/server/state.ts';
 import { generateWitnessKeyText, parseWitnessKey, type WitnessKey } from '../../witness/server/witness-key.ts';
+import { type CliResult, spawnCli } from './cli.ts';
 import { h, referenceRoot, sha256 } from './tlog.ts';
+import { waitFor } from './wait.ts';
 
 export interface TestLog {
   key: LogKey;
@@ -55,4 +58,45 @@ export async function startTestWitness(name: string, logs: Pick<TestLog, 'key'>[
 /** A policy naming the log and these witnesses (policy names as given, with their URLs), and a quorum line. */
 export function policyText(log: Pick<TestLog, 'key'>, witnesses: { name: string; vkey: string; url: string }[], quorum: string): string {
   return [`log ${log.key.vkey}`, ...witnesses.map((w) => `witness ${w.name} ${w.vkey} ${w.url}`), quorum, ''].join('\n');
+}
+
+/** A real `mvr witness` process (`args` after `witness`), its URL once it says it listens, and its exit. */
+export interface SpawnedWitness {
+  url: string;
+  /** Stops it (SIGTERM) and resolves with how it ended. */
+  stop(): Promise<CliResult>;
+}
+
+/** Spawns `mvr witness ...args` and resolves once it prints the URL it listens on. */
+export async function spawnWitnessCli(args: string[]): Promise<SpawnedWitness> {
+  let url = '';
+  let child: ChildProcess | undefined;
+  const run = spawnCli(
+    ['witness', ...args],
+    {},
+    {
+      onSpawn: (c) => {
+        child = c;
+        let err = '';
+        c.stderr!.on('data', (s: string) => {
+          err += s;
+          url = /listening on (\S+)/.exec(err)?.[1] ?? '';
+        });
+      },
+    },
+  );
+  try {
+    await waitFor(() => url !== '', 'mvr witness listening', 10_000);
+  } catch (error) {
+    child?.kill('SIGTERM');
+    await run;
+    throw error;
+  }
+  return {
+    url,
+    stop: () => {
+      child?.kill('SIGTERM');
+      return run;
+    },
+  };
 }

@@ -8,9 +8,8 @@ import { join } from 'node:path';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
 import { describe, expect, it } from 'vitest';
 import { formatAddCheckpoint } from '../../witness/protocol.ts';
-import { runCli, spawnCli } from '../support/cli.ts';
-import { waitFor } from '../support/wait.ts';
-import { policyText, testLog } from '../support/witness.ts';
+import { runCli } from '../support/cli.ts';
+import { policyText, spawnWitnessCli, testLog } from '../support/witness.ts';
 
 describe('mvr keygen --witness and mvr witness', () => {
   it('makes a 0600 key, prints its vkey, refuses to replace it; the witness process cosigns with it', async () => {
@@ -27,24 +26,20 @@ describe('mvr keygen --witness and mvr witness', () => {
     const log = testLog();
     const vkeyFile = join(dir, 'log.vkey');
     await writeFile(vkeyFile, `# the log we witness\n${log.key.vkey}\n`);
-    let url = '';
-    let child: import('node:child_process').ChildProcess | undefined;
-    const run = spawnCli(
-      ['witness', '--log-vkey', vkeyFile, '--keys', keys, '--state', join(dir, 'state'), '--port', '0', '--host', '127.0.0.1'],
-      {},
-      {
-        onSpawn: (c) => {
-          child = c;
-          let err = '';
-          c.stderr!.on('data', (s: string) => {
-            err += s;
-            url = /listening on (\S+)/.exec(err)?.[1] ?? '';
-          });
-        },
-      },
-    );
+    const witness = await spawnWitnessCli([
+      '--log-vkey',
+      vkeyFile,
+      '--keys',
+      keys,
+      '--state',
+      join(dir, 'state'),
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+    ]);
+    const url = witness.url;
     try {
-      await waitFor(() => url !== '', 'mvr witness listening', 10_000);
       const res = await fetch(`${url}/add-checkpoint`, {
         method: 'POST',
         body: formatAddCheckpoint({ oldSize: 0, proof: [], checkpoint: log.checkpoint(7) }),
@@ -56,9 +51,8 @@ describe('mvr keygen --witness and mvr witness', () => {
         cosigners: [{ witness: 'partner' }],
       });
     } finally {
-      child?.kill('SIGTERM');
+      expect((await witness.stop()).code).toBe(0);
     }
-    expect((await run).code).toBe(0);
   });
 
   it('refuses to start without --log-vkey, or without a witness key', async () => {

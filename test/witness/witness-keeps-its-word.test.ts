@@ -13,10 +13,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { OPTIONS } from '../../cli/options.ts';
 import { formatAddCheckpoint } from '../../witness/protocol.ts';
 import { originHash, STATE_LOCK_FILE, WitnessState } from '../../witness/server/state.ts';
-import { runCli, spawnCli } from '../support/cli.ts';
+import { runCli } from '../support/cli.ts';
 import { removeTempDirs, tempDir } from '../support/project.ts';
-import { waitFor } from '../support/wait.ts';
-import { startTestWitness, testLog } from '../support/witness.ts';
+import { spawnWitnessCli, startTestWitness, testLog } from '../support/witness.ts';
 
 afterAll(() => removeTempDirs());
 
@@ -95,30 +94,12 @@ describe('mvr witness configuration', () => {
     ] as const) {
       const vkeys = join(dir, 'logs.vkey');
       await writeFile(vkeys, `# a log whose key name is not its origin\n${line}\n`);
-      let url = '';
-      const child: { c?: import('node:child_process').ChildProcess } = {};
-      const args = ['witness', '--log-vkey', vkeys, '--keys', keys, '--state', join(dir, `state-${status}`), '--port', '0'];
-      const run = spawnCli(
-        args,
-        {},
-        {
-          onSpawn: (c) => {
-            child.c = c;
-            let err = '';
-            c.stderr!.on('data', (s: string) => {
-              err += s;
-              url = /listening on (\S+)/.exec(err)?.[1] ?? '';
-            });
-          },
-        },
-      );
+      const witness = await spawnWitnessCli(['--log-vkey', vkeys, '--keys', keys, '--state', join(dir, `state-${status}`), '--port', '0']);
       try {
-        await waitFor(() => url !== '', 'mvr witness listening', 10_000);
-        expect((await add(url, 0, log.checkpoint(5))).status).toBe(status);
+        expect((await add(witness.url, 0, log.checkpoint(5))).status).toBe(status);
       } finally {
-        child.c?.kill('SIGTERM');
+        expect((await witness.stop()).code).toBe(0);
       }
-      expect((await run).code).toBe(0);
     }
   });
 
