@@ -1,15 +1,18 @@
 // The verify page's script: verifies a record in the browser with @merchant-verify/verifier's
 // online client (the one the CLI and MCP use), against the key set this origin publishes; a domain
-// typed is normalized by the service's own rule. Bundled for the browser by `npm run build`.
+// typed is normalized by the service's own rule and, by default, looked up privately: hashed here,
+// only a prefix of its hash sent (GET /v1/lookup/{prefix}). Bundled for the browser by `npm run build`.
 import {
   type AbsenceResult,
   type AnswerVerification,
   FetchFailedError,
   gatewaySource,
   type OnlineInput,
+  type PrivateOnlineInput,
   parsePolicy,
   verdictOf,
   verifyOnline,
+  verifyOnlinePrivately,
   type Witnessed,
 } from '@merchant-verify/verifier';
 import { normalizeDomain } from '../../core/domain.ts';
@@ -76,7 +79,7 @@ function logRows(log: AnswerVerification['log']): Row[] {
  * A record's verdict: the verdict as the heading, then the steps (signature, log, witnesses), then
  * what the record says, as facts only when valid. A record that failed shows its claims behind a toggle.
  */
-function report(verification: AnswerVerification): void {
+function report(verification: AnswerVerification, extra: Row[] = []): void {
   const { answer: r, signature, log, witnessed } = verification;
   const verdict = verdictOf(verification);
   const text = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
@@ -98,6 +101,7 @@ function report(verification: AnswerVerification): void {
       ['Signature', `valid (key ${text(signature.keyId)})`],
       ...logRows(log),
       ...witnessedRows(witnessed),
+      ...extra,
     ];
     const overdue = staleness.state === 'overdue';
     show(
@@ -115,7 +119,7 @@ function report(verification: AnswerVerification): void {
 }
 
 /** A never-audited answer, with its absence proof checked: proven only when the proof holds. */
-function reportAbsence(domain: string, absence: AbsenceResult, witnessed: Witnessed | null): void {
+function reportAbsence(domain: string, absence: AbsenceResult, witnessed: Witnessed | null, extra: Row[] = []): void {
   if (absence.valid) {
     show(
       'absent',
@@ -127,6 +131,7 @@ function reportAbsence(domain: string, absence: AbsenceResult, witnessed: Witnes
         ['Build issued', absence.issuedAt],
         ['Key', absence.keyId],
         ...witnessedRows(witnessed),
+        ...extra,
       ],
       {
         note: `${domain} has no record in build ${absence.build}, issued ${absence.issuedAt}: it was never audited. This is not a verification of the shop.`,
@@ -140,25 +145,57 @@ function reportAbsence(domain: string, absence: AbsenceResult, witnessed: Witnes
   }
 }
 
-/**
- * Verifies an answer through the online client and shows its verdict: a never-audited answer by
- * its absence proof, a record by its signature, then its log proof (with a policy).
- */
+/** Shows why a lookup did not get as far as a verdict: the gateway's refusal, or what failed. */
+function showFailure(error: unknown): void {
+  if (error instanceof FetchFailedError && error.status !== undefined)
+    show('error', `Lookup refused: ${error.problem ?? error.status}`, [['Problem', error.message]]);
+  else show('error', 'Could not verify', [['Problem', (error as Error).message]]);
+}
+
+/** Shows a verification's verdict: a never-audited answer by its absence proof, a record by its signature, then its log proof. */
+function render(verification: AnswerVerification, domain: unknown, extra: Row[] = []): void {
+  const { absence, log, witnessed } = verification;
+  if (absence) reportAbsence(String(domain ?? verification.answer.domain), absence, witnessed, extra);
+  else if (verification.signature.valid && log && !log.valid)
+    show('invalid', `Not proven: ${log.code}`, [['Reason', log.message]], { claimed: [['Domain', String(verification.answer.domain)]] });
+  else report(verification, extra);
+}
+
+/** Verifies an answer through the online client (a pasted one, or a plain lookup that sends the domain) and shows its verdict. */
 async function check(input: OnlineInput): Promise<void> {
   let verification: AnswerVerification;
   try {
     verification = await verifyOnline(input);
   } catch (error) {
-    if (error instanceof FetchFailedError && error.status !== undefined)
-      show('error', `Lookup refused: ${error.problem ?? error.status}`, [['Problem', error.message]]);
-    else show('error', 'Could not verify', [['Problem', (error as Error).message]]);
+    showFailure(error);
     return;
   }
-  const { absence, log, witnessed } = verification;
-  if (absence) reportAbsence(String(input.domain ?? verification.answer.domain), absence, witnessed);
-  else if (verification.signature.valid && log && !log.valid)
-    show('invalid', `Not proven: ${log.code}`, [['Reason', log.message]], { claimed: [['Domain', String(verification.answer.domain)]] });
-  else report(verification);
+  render(verification, input.domain);
+}
+
+/**
+ * A private lookup: only a prefix of the domain's hash is sent, and the prefix answer is verified
+ * (complete, padded, signed) before the domain's own record or absence goes through the same
+ * verdicts as a plain lookup. A record's log step is its build statement's (the record's own log
+ * proof would name the domain).
+ */
+async function checkPrivately(input: PrivateOnlineInput): Promise<void> {
+  let v: Awaited<ReturnType<typeof verifyOnlinePrivately>>;
+  try {
+    v = await verifyOnlinePrivately(input);
+  } catch (error) {
+    showFailure(error);
+    return;
+  }
+  const lookup: Row[] = [['Lookup', `private: only the hash prefix ${v.prefix ?? '-'} was sent`]];
+  if (v.verification && v.code === v.verification.code)
+    render({ ...v.verification, witnessed: v.verification.witnessed ?? v.witnessed }, input.domain, lookup);
+  else if (v.verification)
+    // The record's signature held but its build statement (signature, log, witnesses) did not.
+    show('invalid', `Not proven: ${v.code}`, [['Reason', `${v.code}: ${v.message}`], ...lookup], {
+      claimed: [['Domain', input.domain]],
+    });
+  else show('invalid', `Not verified: ${v.code}`, [['Reason', `${v.code}: ${v.message}`], ...lookup]);
 }
 
 $('paste-form').addEventListener('submit', (event) => {
@@ -195,7 +232,8 @@ $('lookup-form').addEventListener('submit', (event) => {
   const key = ($('api-key') as HTMLInputElement).value.trim();
   const policyText = ($('policy') as HTMLTextAreaElement).value.trim();
   const maxAgeText = ($('max-age') as HTMLInputElement).value.trim();
-  let input: OnlineInput;
+  const privately = ($('private') as HTMLInputElement).checked;
+  let input: OnlineInput & { domain: string };
   try {
     // The reader's own policy: a list of witnesses served by the issuer being checked would prove nothing.
     const policy = policyText ? parsePolicy(`${policyText}\n`, 'the witness policy') : undefined;
@@ -209,7 +247,8 @@ $('lookup-form').addEventListener('submit', (event) => {
     show('error', `Not looked up${typeof code === 'string' ? `: ${code}` : ''}`, [['Problem', (error as Error).message]]);
     return;
   }
-  void check(input);
+  if (privately) void checkPrivately(input);
+  else void check(input);
 });
 
 result.tabIndex = -1;
