@@ -9,10 +9,12 @@ import { type HistoryAnswer, historyAnswerSchema } from '../core/history-schema.
 import { problemDocument } from '../core/problem-document.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import { lookupBatch } from '../service/batch.ts';
+import { type PrefixLookup, verifyPrivately } from './private.ts';
 import { toolError } from './tool-error.ts';
 import { type AbsenceLookup, type ProofLookup, type RecordLookup, verificationOutputSchema, verifyLookedUp } from './verification.ts';
 import { WITNESSED_NOTE, type WitnessSource, witnessedItems } from './witnessed.ts';
 
+export type { PrefixLookup } from './private.ts';
 export type { AbsenceLookup, ProofLookup, RecordLookup } from './verification.ts';
 /** The history of a normalized domain, as `GET /v1/history` answers it; throws MvrError. */
 export type HistoryLookup = (domain: string) => Promise<HistoryAnswer>;
@@ -55,6 +57,10 @@ export interface McpServerOptions {
   history: HistoryLookup;
   proof: ProofLookup;
   absence: AbsenceLookup;
+  /** Prefix answers (`GET /v1/lookup/{prefix}`), for verify_merchant's `private` input. */
+  prefix: PrefixLookup;
+  /** Whether the lookups go to a remote gateway (`mvr mcp --base-url`): only then does `private` hide the domain from the issuer. */
+  remote: boolean;
   /** The key set the answers are verified with (the deployment's own). */
   keySet: () => Promise<unknown>;
   /** The log's note verifier key; null when the deployment keeps no log. */
@@ -96,22 +102,18 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
           .boolean()
           .optional()
           .describe('Also return the proof that the record is in the public transparency log (a second text item).'),
+        private: z.boolean().optional().describe(privateDescription(options.remote)),
       }),
       outputSchema: verificationOutputSchema,
       annotations: { title: 'Verify a merchant', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
     },
-    async ({ domain, include_proof }) => {
+    async ({ domain, include_proof, private: privately }) => {
       try {
         // Looked up and verified through the verifier package's online client, as `mvr verify` and the page do.
-        const verified = await verifyLookedUp(
-          normalizeDomain(domain),
-          { lookup, ...options },
-          {
-            withLog: include_proof === true,
-            policy: options.witness?.policy,
-            now: options.witness?.now(),
-          },
-        );
+        const settings = { withLog: include_proof === true, policy: options.witness?.policy, now: options.witness?.now() };
+        const verified = privately
+          ? await verifyPrivately(normalizeDomain(domain), options, settings)
+          : await verifyLookedUp(normalizeDomain(domain), { lookup, ...options }, settings);
         // The absence proof goes with every never-audited answer; a log proof only when asked for.
         const second = verified.structured.absence !== null || include_proof ? verified.proof : null;
         return {
@@ -127,6 +129,15 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
       }
     },
   );
+}
+
+/** What `private` does, said plainly: whether it hides the domain depends on where this server looks records up. */
+function privateDescription(remote: boolean): string {
+  const how =
+    "Look the domain up by a prefix of its SHA-256 only (GET /v1/lookup/{prefix}): the answer holds every record of that prefix, proven complete, and gives the same verdict; with include_proof the log step is the build statement's entry (a record's own log proof would name the domain), and no second text item is returned.";
+  return remote
+    ? `${how} This server asks a remote gateway, which then never learns the domain.`
+    : `${how} This server looks records up itself, so it already sees the domain you send: private hides nothing from it. To keep the domain from the issuer, use mvr mcp --base-url or mvr verify --private on your own machine.`;
 }
 
 /** verify_merchants: up to MAX_BATCH domains, each a record (with its absence proof when never audited) or a problem. */

@@ -6,7 +6,7 @@ import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
 import { readLimitOf } from '../../core/limits.ts';
 import { causeOf, httpCodeOf, withheldDetail } from '../../core/problem-document.ts';
-import type { AbsenceLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
+import type { AbsenceLookup, HistoryLookup, PrefixLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import type { WitnessSource } from '../../mcp/witnessed.ts';
 import { readPolicyFile } from '../../witness/policy-file.ts';
 import { runAction } from '../cli-output.ts';
@@ -78,6 +78,9 @@ async function lookupFor(
   history: HistoryLookup;
   proof: ProofLookup;
   absence: AbsenceLookup;
+  /** Prefix answers; `remote`: asked of a gateway, so verify_merchant's `private` keeps the domain from it. */
+  prefix: PrefixLookup;
+  remote: boolean;
   /** The key set the answers are verified with. */
   keySet: () => Promise<unknown>;
   /** The log's live checkpoint and key, for a witness policy and the log proofs. */
@@ -93,6 +96,9 @@ async function lookupFor(
       history: async (domain) =>
         JSON.parse((await ask(`/v1/history?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as Awaited<ReturnType<HistoryLookup>>,
       proof: async (domain) => ({ proof: (await ask(`/v1/proof?domain=${encodeURIComponent(domain)}`)).toString('utf8') }),
+      // The package's own client for prefix answers (sized for them; null for a refused length).
+      prefix: gatewaySource({ baseUrl: config.baseUrl, apiKey: config.apiKey }).prefix!,
+      remote: true,
       keySet: gatewaySource({ baseUrl: config.baseUrl }).keySet,
       keySetUrl: keySetUrlOf(config.baseUrl),
       log: {
@@ -103,7 +109,7 @@ async function lookupFor(
   }
   const { openRecordsStack } = await import('../../service/records-stack.ts');
   const store = recordsStoreOf(config, io.env);
-  const { records, history, proofs } = await openRecordsStack({
+  const { records, history, proofs, lookups } = await openRecordsStack({
     store,
     refreshMs: LOCAL_REFRESH_MS,
     issuer: config.issuer,
@@ -119,6 +125,8 @@ async function lookupFor(
     proof: (domain) => proofs.proofFor(domain),
     lookup: async (domain) => (await records.recordFor(domain)).bytes,
     absence: (domain) => proofs.absenceFor(domain),
+    prefix: (prefix) => lookups.answerFor(prefix),
+    remote: false,
     history: (domain) => history.history(domain),
     keySet: async () => records.checkKeys().keySet,
     keySetUrl: `https://${config.issuer}${KEY_SET_PATH}`,

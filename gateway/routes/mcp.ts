@@ -34,6 +34,9 @@ export function mcpRoute(services: GatewayServices) {
         history,
         proof,
         absence: (domain) => services.proofs.absenceFor(domain),
+        // In-process: the tool call names the domain, so a private lookup here hides nothing from the gateway (the tool says so).
+        prefix: (prefix) => services.lookups.answerFor(prefix),
+        remote: false,
         // The key set and log key the gateway serves its answers under (and publishes).
         keySet: async () => services.records.checkKeys().keySet,
         vkey: async () => (await services.proofs.vkey())?.toString('utf8') ?? null,

@@ -107,6 +107,26 @@ describe('verify_merchant over Streamable HTTP', () => {
     expect(JSON.parse(firstText(result))).toEqual(structured.record);
   });
 
+  it("private: true on the gateway's own /mcp: says the gateway already sees the domain, and answers through the prefix path with the same verdicts", async () => {
+    const { tools } = await client.listTools();
+    const described = (tools[0]!.inputSchema.properties as Record<string, { description?: string }>).private?.description ?? '';
+    expect(described).toContain('it already sees the domain you send: private hides nothing from it');
+    const privately = (domain: string) => client.callTool({ name: 'verify_merchant', arguments: { domain, private: true } });
+    const gold = await privately(GOLD);
+    expect(gold.isError, firstText(gold)).toBeFalsy();
+    // The record as a plain lookup gets it, and no second text item.
+    expect(gold.structuredContent).toMatchObject({ valid: true, code: null, domain: GOLD, signature: { valid: true }, log: null });
+    expect(gold.content).toHaveLength(1);
+    expect(JSON.parse(firstText(gold))).toEqual(JSON.parse((await gw.verify(GOLD)).text));
+    const never = await privately(UNAUDITED);
+    expect(never.structuredContent).toMatchObject({
+      valid: false,
+      code: 'NEVER_AUDITED',
+      absence: { valid: true },
+      record: { domain: UNAUDITED, status: 'unverified', score: null },
+    });
+  });
+
   it.each(['co.uk', 'localhost', 'github.io', '127.0.0.1'])(
     'an invalid domain (%s) is an isError result starting INVALID_DOMAIN',
     async (domain) => {

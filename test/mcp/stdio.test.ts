@@ -57,9 +57,9 @@ afterAll(async () => {
 const call = (server: StdioServer, domain: string) => server.client.callTool({ name: 'verify_merchant', arguments: { domain } });
 
 describe.each([
-  { mode: 'local folders', server: () => local, keySetUrl: () => `https://${ISSUER}${KEY_SET_PATH}` },
-  { mode: 'gateway', server: () => viaGateway, keySetUrl: () => `${gw.url}${KEY_SET_PATH}` },
-])('mvr mcp over stdio ($mode)', ({ server, keySetUrl }) => {
+  { mode: 'local folders', server: () => local, keySetUrl: () => `https://${ISSUER}${KEY_SET_PATH}`, remote: false },
+  { mode: 'gateway', server: () => viaGateway, keySetUrl: () => `${gw.url}${KEY_SET_PATH}`, remote: true },
+])('mvr mcp over stdio ($mode)', ({ server, keySetUrl, remote }) => {
   it('lists verify_merchant with its description, output schema and annotations', async () => {
     const { tools } = await server().client.listTools();
     expect(tools.map((t) => t.name)).toEqual(['verify_merchant', 'verify_merchants', 'merchant_history']);
@@ -91,6 +91,31 @@ describe.each([
       record: { domain: UNAUDITED, status: 'unverified', tier: null, score: null, issuer: ISSUER },
     });
     expect((result.structuredContent as { record: object }).record).not.toHaveProperty('signature');
+  });
+
+  it('private: true asks by hash prefix and gives the same verdicts; its description says whom it hides the domain from', async () => {
+    const { tools } = await server().client.listTools();
+    const described = (tools[0]!.inputSchema.properties as Record<string, { description?: string }>).private?.description ?? '';
+    expect(described).toContain(remote ? 'remote gateway, which then never learns the domain' : 'it already sees the domain you send');
+    const from = gw.logs.length;
+    const privately = (domain: string) => server().client.callTool({ name: 'verify_merchant', arguments: { domain, private: true } });
+    const gold = await privately(`https://www.${GOLD}/`);
+    const never = await privately(UNAUDITED);
+    const logged = gw.logs.slice(from).map((l) => JSON.stringify(l));
+    for (const [result, plain] of [
+      [gold, await call(server(), GOLD)],
+      [never, await call(server(), UNAUDITED)],
+    ] as const) {
+      expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+      // A never-audited record is made as of the lookup (plain) or of the build its absence is proven in (private).
+      const { valid, code, claims, record } = plain.structuredContent as { record: { issued_at: string } } & Record<string, unknown>;
+      expect(result.structuredContent).toMatchObject({ valid, code, claims, record: { ...record, issued_at: expect.any(String) } });
+    }
+    expect(gold.structuredContent).toMatchObject({ valid: true, code: null, record: { domain: GOLD, key_id: project.kid } });
+    expect(never.structuredContent).toMatchObject({ valid: false, code: 'NEVER_AUDITED', record: { domain: UNAUDITED } });
+    // Through a gateway, what it was asked (and logged) names a prefix, never the domain.
+    if (remote) expect(logged.some((l) => l.includes('/v1/lookup/'))).toBe(true);
+    for (const line of logged) for (const name of [GOLD, UNAUDITED]) expect(line).not.toContain(name);
   });
 
   it('an invalid domain: isError, INVALID_DOMAIN', async () => {

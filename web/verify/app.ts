@@ -138,10 +138,7 @@ function reportAbsence(domain: string, absence: AbsenceResult, witnessed: Witnes
       },
     );
   } else {
-    show('invalid', `Absence not proven: ${absence.code}`, [
-      ['Reason', absence.message],
-      ['Domain', domain],
-    ]);
+    show('invalid', `Absence not proven: ${absence.code}`, [['Reason', absence.message], ['Domain', domain], ...extra]);
   }
 }
 
@@ -174,10 +171,8 @@ async function check(input: OnlineInput): Promise<void> {
 }
 
 /**
- * A private lookup: only a prefix of the domain's hash is sent, and the prefix answer is verified
- * (complete, padded, signed) before the domain's own record or absence goes through the same
- * verdicts as a plain lookup. A record's log step is its build statement's (the record's own log
- * proof would name the domain).
+ * A private lookup: only a prefix of the domain's hash is sent; the prefix answer is verified (complete,
+ * padded, signed), then the domain's record or absence gets the plain lookup's verdicts.
  */
 async function checkPrivately(input: PrivateOnlineInput): Promise<void> {
   let v: Awaited<ReturnType<typeof verifyOnlinePrivately>>;
@@ -192,9 +187,7 @@ async function checkPrivately(input: PrivateOnlineInput): Promise<void> {
     render({ ...v.verification, witnessed: v.verification.witnessed ?? v.witnessed }, input.domain, lookup);
   else if (v.verification)
     // The record's signature held but its build statement (signature, log, witnesses) did not.
-    show('invalid', `Not proven: ${v.code}`, [['Reason', `${v.code}: ${v.message}`], ...lookup], {
-      claimed: [['Domain', input.domain]],
-    });
+    show('invalid', `Not proven: ${v.code}`, [['Reason', `${v.code}: ${v.message}`], ...lookup], { claimed: [['Domain', input.domain]] });
   else show('invalid', `Not verified: ${v.code}`, [['Reason', `${v.code}: ${v.message}`], ...lookup]);
 }
 

@@ -1,0 +1,85 @@
+import { type TlogPolicy, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import { isMvrError, MvrError, NotInLogError } from '../core/errors.ts';
+import { defaultSchemaUrl, unverifiedRecord } from '../core/record.ts';
+import { verificationJson } from '../core/verification-json.ts';
+import type { VerifiedAnswer } from './verification.ts';
+
+// verify_merchant with `private: true`: the answer comes from a prefix lookup (`GET /v1/lookup/{prefix}`
+// of a remote gateway, or the same answer made in-process) and is verified by the package's
+// verifyOnlinePrivately, so the lookup itself names a prefix of the domain's hash, never the domain.
+
+/** The prefix answer for a hex prefix, as `GET /v1/lookup/{prefix}` gives it; null or INVALID_PREFIX thrown for a prefix of another length. */
+export type PrefixLookup = (prefix: string) => Promise<unknown>;
+
+/** What the private path verifies with: the prefix lookup, the key set and the log's key. */
+export interface PrivateLookups {
+  prefix: PrefixLookup;
+  keySet: () => Promise<unknown>;
+  vkey: () => Promise<string | null>;
+}
+
+/**
+ * Verifies a normalized domain through its prefix answer. The verdict is the plain lookup's (a
+ * record verified, or its absence proven); a record's log step is its build statement's entry in
+ * the log (the record's own log proof would name the domain). A prefix answer that does not hold
+ * is thrown as its coded error (MALFORMED_PREFIX_ANSWER, PREFIX_MISMATCH, PADDING_MISMATCH,
+ * INCOMPLETE_PREFIX_ANSWER).
+ */
+export async function verifyPrivately(
+  domain: string,
+  lookups: PrivateLookups,
+  options: { withLog: boolean; policy?: TlogPolicy; now?: number },
+): Promise<VerifiedAnswer & { prefix: string | null }> {
+  // The issuer of the build statement the answer carries (signed, once the verdict holds).
+  let issuer: unknown;
+  const v = await verifyOnlinePrivately({
+    domain,
+    source: {
+      // A refused length is how the client learns the build's: null, and it asks with one digit more.
+      prefix: async (p) => {
+        try {
+          const answer = await lookups.prefix(p);
+          issuer = (answer as { statement?: { issuer?: unknown } } | null)?.statement?.issuer;
+          return answer;
+        } catch (error) {
+          if (isMvrError(error) && error.code === 'INVALID_PREFIX') return null;
+          throw error;
+        }
+      },
+      keySet: lookups.keySet,
+      logKey: async () => (await lookups.vkey()) ?? Promise.reject(new NotInLogError('this deployment keeps no transparency log')),
+    },
+    log: options.withLog,
+    policy: options.policy,
+    now: options.now,
+  });
+  if (!v.verification) throw new MvrError(v.code ?? 'INCOMPLETE_PREFIX_ANSWER', v.message ?? 'the prefix answer did not hold');
+  const structured = verificationJson(
+    { ...v.verification, witnessed: v.verification.witnessed ?? v.witnessed },
+    options.policy !== undefined,
+  );
+  const statement = v.statement;
+  if (statement && !statement.valid)
+    Object.assign(structured, {
+      valid: false,
+      code: statement.code,
+      message: statement.message,
+      log: { valid: false, code: statement.code, message: statement.message },
+    });
+  else if (statement?.valid && statement.statementLog)
+    structured.log = {
+      valid: true,
+      code: null,
+      message: null,
+      index: statement.statementLog.index,
+      tree_size: statement.statementLog.checkpoint.size,
+      origin: statement.statementLog.checkpoint.origin,
+    };
+  // A proven absence: the never-audited record, made here as a gateway makes it, as of the build the absence is proven in.
+  const absence = v.verification.absence;
+  const record =
+    absence?.valid && typeof issuer === 'string'
+      ? unverifiedRecord(domain, { issuer, schemaUrl: defaultSchemaUrl(issuer), issuedAt: absence.issuedAt })
+      : v.answer;
+  return { text: JSON.stringify(record), proof: null, prefix: v.prefix, structured: { ...structured, record } };
+}
