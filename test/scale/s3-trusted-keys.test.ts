@@ -4,9 +4,10 @@
  * keys it trusts, refuses it (logged, counted) and keeps serving the previous build, whose answers
  * verify against the pinned keys. A rotation by `mvr keygen` (endorsed by the active key) and
  * `mvr publish` is served as usual. Without the keys from the operator, nothing starts on a bucket.
+ * A prefix lookup (`GET /v1/lookup/{prefix}`) from a bucket answers and verifies as from a folder.
  */
 import { readFile } from 'node:fs/promises';
-import { trustedKeySet, verifyRecord } from '@merchant-verify/verifier';
+import { gatewaySource, trustedKeySet, verifyOnlinePrivately, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePrivateJwk } from '../../core/signing.ts';
 import { keygen } from '../../keyring/signing-keys.ts';
@@ -15,8 +16,8 @@ import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, waitForLog } from '../support/gateway.ts';
 import { NO_TRUSTED_KEYS } from '../support/gateway-expect.ts';
 import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
-import { build, GOLD, makeProject, NOW } from '../support/project.ts';
-import { publishTo } from '../support/s3-records.ts';
+import { build, GOLD, makeProject, NOW, UNAUDITED } from '../support/project.ts';
+import { gatewayOnBucket, publishTo } from '../support/s3-records.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { poll } from '../support/wait.ts';
 
@@ -84,5 +85,21 @@ describe('a gateway on a bucket started without the keys it trusts', () => {
     const named = await runCli(['changes', '--since', 'none', ...records], { ...s3.env, MVR_TRUSTED_KEYS: p.keySetFile });
     expect(named.stderr).toContain('BUILD_NOT_FOUND');
     expect(named.code).toBe(1);
+  });
+
+  it('answers a prefix lookup from the bucket, verified as on a folder: a record and a proven absence, no request naming the domain', async () => {
+    const p = await makeProject();
+    await publishTo(s3, BUCKET, 'lookup', p);
+    const g = await gatewayOnBucket(s3, BUCKET, 'lookup', p);
+    const source = gatewaySource({ baseUrl: g.url, apiKey: g.key });
+    const from = g.logs.length;
+    const gold = await verifyOnlinePrivately({ domain: GOLD, source });
+    const never = await verifyOnlinePrivately({ domain: UNAUDITED, source });
+    const logged = g.logs.slice(from).map((l) => JSON.stringify(l));
+    expect(logged.some((l) => l.includes('/v1/lookup/'))).toBe(true);
+    for (const line of logged) for (const name of [GOLD, UNAUDITED]) expect(line).not.toContain(name);
+    expect(gold).toMatchObject({ code: null, answer: { domain: GOLD, key_id: p.kid }, prefix: expect.stringMatching(/^[0-9a-f]+$/) });
+    expect(gold.answer).toEqual((await g.verify(GOLD)).json);
+    expect(never).toMatchObject({ code: 'NEVER_AUDITED', verification: { absence: { valid: true } } });
   });
 });
