@@ -219,6 +219,13 @@ describe('a logged build, two months running', async () => {
     expect(
       verifyAbsence(JSON.parse(never.content[1]!.text), 'never-audited.example', JSON.parse(await readFile(p.keySetFile, 'utf8'))),
     ).toMatchObject({ valid: true });
+    // private with include_proof: the log step is the build statement's entry (the record's own proof would name the domain).
+    const privately = (await client.callTool({
+      name: 'verify_merchant',
+      arguments: { domain: 'acme-outdoor.example', include_proof: true, private: true },
+    })) as unknown as ToolResult;
+    expect(privately.content).toHaveLength(1);
+    expect(privately.structuredContent).toMatchObject({ valid: true, log: { valid: true, index: dec.log?.statement } });
     await client.close();
   });
 });
