@@ -11,7 +11,6 @@ import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../support/cli.ts';
 import { command, finalEnv, ROOT } from '../support/dockerfile.ts';
-import { freePort } from '../support/ports.ts';
 import { removeTempDirs, tempDir } from '../support/project.ts';
 import { waitFor, waitForExit } from '../support/wait.ts';
 
@@ -115,15 +114,18 @@ describe('docs/docker.md against the Dockerfile', () => {
             const assigned = /^(\w+)=\$\(/.exec(line);
             if (assigned) shell[assigned[1]!] = r.stdout.trim();
           } else {
-            port = String(await freePort());
-            gateway = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), ...argv, '--host', '127.0.0.1', '--port', port], {
+            // Port 0, and the port it says it listens on: a port found free first can be taken by another test before it binds.
+            gateway = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), ...argv, '--host', '127.0.0.1', '--port', '0'], {
               env: cliEnv(inContainer(run!)),
               stdio: ['ignore', 'pipe', 'pipe'],
             });
             gateway.stdout!.on('data', (s: Buffer) => (log += s));
             gateway.stderr!.on('data', (s: Buffer) => (log += s));
             await waitFor(
-              async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok === true,
+              async () => {
+                port = /"msg":"listening","url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(log)?.[1] ?? '';
+                return port !== '' && (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok === true;
+              },
               'the gateway of docs/docker.md',
               30_000,
             );

@@ -57,9 +57,12 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
 
   it('with the reader’s policy: valid, and when the record’s log proof was last witnessed, by whom', async () => {
     expect(await lookUp(policies.ours)).toEqual({ state: 'valid', verdict: 'Valid signature' });
-    // Each step has its row: the signature, the log proof the policy implies, the witnesses.
+    // Each step has its row: the signature, the log entry the policy implies (a private lookup's, the
+    // build statement's: its record's own proof would name the domain), the witnesses.
     expect(await page.locator('dt:text-is("Signature") + dd').textContent()).toMatch(/^valid \(key /);
-    expect(await page.locator('dt:text-is("Log") + dd').textContent()).toMatch(/^entry \d+ of \d+ in merchant-verify\.example\/log$/);
+    expect(await page.locator('dt:text-is("Log") + dd').textContent()).toMatch(
+      /^build statement: entry \d+ of \d+ in merchant-verify\.example\/log$/,
+    );
     expect(await page.locator('dt:text-is("Last witnessed") + dd').textContent()).toMatch(
       new RegExp(`^${new Date(COSIGNED).toISOString()} by (pay|shop|glass), `),
     );

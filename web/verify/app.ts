@@ -182,7 +182,10 @@ async function checkPrivately(input: PrivateOnlineInput): Promise<void> {
     showFailure(error);
     return;
   }
+  // No log proof of its own record (asking for one names the domain): the log step is the build statement's entry.
+  const at = v.statement?.valid ? v.statement.statementLog : undefined;
   const lookup: Row[] = [['Lookup', `private: only the hash prefix ${v.prefix ?? '-'} was sent`]];
+  if (at) lookup.push(['Log', `build statement: entry ${at.index} of ${at.checkpoint.size} in ${at.checkpoint.origin}`]);
   if (v.verification && v.code === v.verification.code)
     render({ ...v.verification, witnessed: v.verification.witnessed ?? v.witnessed }, input.domain, lookup);
   else if (v.verification)
