@@ -4,13 +4,12 @@
  * sent), with the same verdicts as the plain lookup, and nothing the page sends or the gateway
  * logs names the domain; unticked, the plain lookup refuses another domain's record.
  */
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { needing, program } from '../support/programs.ts';
+import { needing } from '../support/programs.ts';
 import { makeProject } from '../support/project.ts';
-
-const CHROMIUM = program('chromium', 'chromium', ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome']);
+import { CHROMIUM, lookUpOnPage, openPage } from '../support/verify-page.ts';
 
 describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, "the verify page's lookups in headless Chromium"), () => {
   let g: TestGateway;
@@ -20,9 +19,7 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, "the verify page's lookups in 
 
   beforeAll(async () => {
     g = await startTestGateway(await makeProject());
-    browser = await chromium.launch({ executablePath: CHROMIUM.path!, args: ['--no-sandbox'] });
-    page = await browser.newPage();
-    await page.goto(`${g.url}/verify`);
+    ({ browser, page } = await openPage(`${g.url}/verify`));
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -30,18 +27,7 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, "the verify page's lookups in 
     await cleanup();
   });
 
-  const lookUp = async (domain: string) => {
-    await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
-    await page.getByLabel('Domain or URL').fill(domain);
-    await page.getByLabel('API key').fill(g.key);
-    await page.getByRole('button', { name: 'Look up and verify' }).click();
-    await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
-    return {
-      state: await page.locator('#result').getAttribute('data-state'),
-      verdict: await page.locator('#verdict').textContent(),
-      details: await page.locator('#details').textContent(),
-    };
-  };
+  const lookUp = (domain: string) => lookUpOnPage(page, domain, g.key);
 
   it('looks up privately by default: the same verdicts as a plain lookup, and no request the gateway logs names the domain', async () => {
     const NEVER = 'never-audited-private.example';

@@ -7,13 +7,12 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { needing, program } from '../support/programs.ts';
+import { needing } from '../support/programs.ts';
 import { makeProject } from '../support/project.ts';
-
-const CHROMIUM = program('chromium', 'chromium', ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome']);
+import { CHROMIUM, lookUpOnPage, openPage } from '../support/verify-page.ts';
 
 describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless Chromium'), () => {
   let g: TestGateway;
@@ -24,12 +23,11 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
 
   beforeAll(async () => {
     g = await startTestGateway(await makeProject());
-    browser = await chromium.launch({ executablePath: CHROMIUM.path!, args: ['--no-sandbox'] });
-    page = await browser.newPage();
-    page.on('request', (r) => {
-      if (!r.url().startsWith(g.url)) foreign.push(r.url());
-    });
-    await page.goto(`${g.url}/verify`);
+    ({ browser, page } = await openPage(`${g.url}/verify`, (p) =>
+      p.on('request', (r) => {
+        if (!r.url().startsWith(g.url)) foreign.push(r.url());
+      }),
+    ));
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -149,18 +147,7 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     expect(await page.locator('#verdict').textContent()).toBe('Lookup refused: UNAUTHORIZED');
   });
 
-  const lookUp = async (domain: string) => {
-    await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
-    await page.getByLabel('Domain or URL').fill(domain);
-    await page.getByLabel('API key').fill(g.key);
-    await page.getByRole('button', { name: 'Look up and verify' }).click();
-    await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
-    return {
-      state: await page.locator('#result').getAttribute('data-state'),
-      verdict: await page.locator('#verdict').textContent(),
-      details: await page.locator('#details').textContent(),
-    };
-  };
+  const lookUp = (domain: string) => lookUpOnPage(page, domain, g.key);
 
   it('shows a never-audited domain as such only with its absence proof checked; a made-up "unverified" is not proven', async () => {
     const never = await lookUp('never-audited-page.example');

@@ -4,15 +4,15 @@
  * the lookup, and the page checks the record's log proof under it in the browser.
  */
 
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BuildWitness, buildPolicy, cosignBuild, startBuildWitnesses } from '../support/cosign-build.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
 import { gatewayOver, loggedProject, NOV } from '../support/logged-project.ts';
-import { needing, program } from '../support/programs.ts';
+import { needing } from '../support/programs.ts';
 import { build, GOLD, removeTempDirs } from '../support/project.ts';
+import { CHROMIUM, openPage } from '../support/verify-page.ts';
 
-const CHROMIUM = program('chromium', 'chromium', ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome']);
 const COSIGNED = Math.floor((Date.now() - 3_600_000) / 1000) * 1000;
 const QUORUM = 'group two 2 pay shop glass\nquorum two';
 
@@ -33,9 +33,7 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     policies.others = await buildPolicy(p, others, QUORUM);
     for (const w of others) await w.close();
     g = await gatewayOver(p);
-    browser = await chromium.launch({ executablePath: CHROMIUM.path!, args: ['--no-sandbox'] });
-    page = await browser.newPage();
-    await page.goto(`${g.url}/verify`);
+    ({ browser, page } = await openPage(`${g.url}/verify`));
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
