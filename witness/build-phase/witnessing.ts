@@ -9,6 +9,7 @@ import {
 } from '@merchant-verify/verifier/internal/tlog';
 import { ConfigError, WitnessQuorumNotMetError } from '../../core/errors.ts';
 import { hasher } from '../../core/hash.ts';
+import { READ_LIMITS } from '../../core/limits.ts';
 import { type TileFetch, TileTree } from '../../core/tlog/tile-tree.ts';
 import { type Cosigned, collectCosignatures, endpointUrlProblem } from '../client/submit.ts';
 import { readPolicyFile } from '../policy-file.ts';
@@ -21,8 +22,8 @@ export type { Cosigned, WitnessReport } from '../client/submit.ts';
  * the log's tiles, and the cosignatures come back as signature lines of the checkpoint.
  */
 
-/** How long one witness may take to answer, ms. */
-export const WITNESS_TIMEOUT_MS = 10_000;
+/** How long one witness may take to answer, ms (the limits table, core/limits.ts). */
+export const WITNESS_TIMEOUT_MS = READ_LIMITS.witnessAnswer.deadlineMs;
 
 /** A policy that asks for cosignatures (`quorum none` is no witnessing at all), and where it came from. */
 export interface Witnessing {

@@ -1,4 +1,5 @@
 import type { ErrorCode } from '../../core/errors.ts';
+import { READ_LIMITS } from '../../core/limits.ts';
 
 /**
  * One add-checkpoint exchange with a witness over HTTP, and what its answer means. The request
@@ -10,8 +11,8 @@ import type { ErrorCode } from '../../core/errors.ts';
 /** A witness that said no, or that could not be asked (busy, 5xx, timeout, no connection): try again later. */
 export type WitnessFailureCode = Extract<ErrorCode, 'WITNESS_REFUSED' | 'WITNESS_UNAVAILABLE'>;
 
-/** The most an answer may hold: cosignature lines or a size take a few hundred bytes. */
-export const MAX_ANSWER_BYTES = 16 * 1024;
+/** The most an answer may hold (the limits table, core/limits.ts). */
+export const MAX_ANSWER_BYTES = READ_LIMITS.witnessAnswer.bytes;
 
 /** What one add-checkpoint request got: an HTTP answer, or why there was none. */
 export type Reply =
