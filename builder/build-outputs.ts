@@ -1,7 +1,7 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { KeySet } from '@merchant-verify/verifier';
-import { canonicalJson } from '@merchant-verify/verifier/internal/issuer';
+import { canonicalJson, type PacksHead } from '@merchant-verify/verifier/internal/issuer';
 import { writeAtomic } from '../core/files.ts';
 import { BUILDS_DIR, LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
 import { manifestText } from '../core/manifest-schema.ts';
@@ -25,6 +25,7 @@ export interface BuildIdentity {
 export async function writeMapAndStatement(
   stagingDir: string,
   leaves: MapLeaves,
+  packs: PacksHead,
   opts: BuildOptions,
   build: BuildIdentity,
   key: SigningKey | null,
@@ -36,6 +37,7 @@ export async function writeMapAndStatement(
     issuedAt: build.issuedAt,
     key,
     lookup: leaves.lookup(),
+    packs,
   });
   return { durationMs: leaves.spentMs + performance.now() - started, domains: map.size, bytes: map.size * 32 };
 }

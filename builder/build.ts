@@ -9,6 +9,7 @@ import { MapLeaves } from './domain-map.ts';
 import { buildSummary, keepBuilds, keptAfterSwap, publishCheckpoint } from './go-live.ts';
 import type { LogStep } from './log.ts';
 import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
+import { PackWriter } from './packs.ts';
 import { type SignedRecords, signAudits } from './sign-audits.ts';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, swapInBuild } from './swap.ts';
 import { folderTiles } from './tiles.ts';
@@ -44,13 +45,13 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     phase('records');
     const records = await signAudits(opts, inputs.auditFiles, inputs.key, staging, issuedAt, started);
     phase('index');
-    const { build, leaves, runs } = await writeIndexAndName(staging, opts, inputs, records, issuedAt);
+    const { build, leaves, runs, packs } = await writeIndexAndName(staging, opts, inputs, records, issuedAt);
     // The same build again: it is live already, so no build is written, appended to the log or kept
     // twice; only what the options decide besides the build (the key set, how many builds are kept) is.
     if ((await existingBuild(opts.recordsDir, build.buildId)) === 'live')
       return await sameBuildAgain(opts, inputs, records, build, started);
     phase('map');
-    const domainMap = await writeMapAndStatement(staging, leaves, opts, build, inputs.key);
+    const domainMap = await writeMapAndStatement(staging, leaves, packs, opts, build, inputs.key);
     const changes = await writeChangeFeeds(staging, inputs.earlier, opts.recordsDir, phase);
     undo.logStep = await appendToLog(staging, runs, inputs, opts, issuedAt, phase);
     const witnesses = await witnessBuild(undo.logStep, opts, inputs, phase);
@@ -86,18 +87,28 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
 }
 
 /**
- * The index (shards in, map leaves and the build's digest out) and the build's id: readable by
- * date, the rest from the content, so the same build made twice is one build.
+ * The index (shards in, map leaves, packs and the build's digest out) and the build's id: readable
+ * by date, the rest from the content, so the same build made twice is one build.
  */
 async function writeIndexAndName(staging: string, opts: BuildOptions, inputs: BuildInputs, records: SignedRecords, issuedAt: string) {
   const leaves = new MapLeaves(records.written);
+  const packer = new PackWriter(staging, records.written, opts.packRecords);
   const digest = new BuildDigest({ issuer: opts.issuer, schemaUrl: opts.schemaUrl, keyId: inputs.key?.kid ?? null });
-  const runs = await writeIndex(staging, leaves.add, (text, domain) => {
-    digest.add(text);
-    leaves.record(text, domain);
-  });
+  const runs = await writeIndex(
+    staging,
+    (domains) => {
+      leaves.add(domains);
+      packer.shard();
+    },
+    (text, domain) => {
+      digest.add(text);
+      leaves.record(text, domain);
+      packer.record(text, domain);
+    },
+  );
+  const packs = packer.finish();
   const build: BuildIdentity = { buildId: digest.id(issuedAt), issuedAt };
-  return { build, leaves, runs };
+  return { build, leaves, runs, packs };
 }
 
 /** The same build again: only the key set and the kept list are written, and builds no longer kept pruned. */

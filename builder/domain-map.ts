@@ -9,6 +9,7 @@ import {
   hexPrefix,
   type LookupHead,
   lookupAnswerBytes,
+  type PacksHead,
   prefixLengthFor,
   statementText,
 } from '@merchant-verify/verifier/internal/issuer';
@@ -82,10 +83,17 @@ export class MapLeaves {
 export async function writeDomainMap(
   buildDir: string,
   leaves: Buffer,
-  o: { issuer: string; build: string; issuedAt: string; key: SigningKey | null; lookup?: LookupHead },
+  o: { issuer: string; build: string; issuedAt: string; key: SigningKey | null; lookup?: LookupHead; packs?: PacksHead },
 ): Promise<{ map: DomainMap; statement: BuildStatement }> {
   const map = await DomainMap.fromLeaves(hasher, leaves, () => nextTurn());
-  const unsigned = buildStatement({ issuer: o.issuer, build: o.build, issuedAt: o.issuedAt, map: map.head(), lookup: o.lookup });
+  const unsigned = buildStatement({
+    issuer: o.issuer,
+    build: o.build,
+    issuedAt: o.issuedAt,
+    map: map.head(),
+    lookup: o.lookup,
+    packs: o.packs,
+  });
   const statement = o.key ? signRecordChecked(unsigned, o.key).record : unsigned;
   await writeFile(join(buildDir, DOMAIN_MAP_FILE), leaves);
   await writeFile(join(buildDir, BUILD_STATEMENT_FILE), statementText(statement));

@@ -23,6 +23,8 @@ export interface BuildOptions {
   publishKeysFile?: string | undefined;
   workers?: number | undefined;
   batchSize?: number | undefined;
+  /** Records a pack holds (`--pack-records`); by default chosen by the build's size (`recordsPerPackFor`). */
+  packRecords?: number | undefined;
   /** Builds kept for history and the change feed, the new one included (default 13); at least 1. */
   keep?: number | undefined;
   /** Publish even when there is no audit at all (normally refused: it would withdraw every record). */

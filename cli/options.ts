@@ -82,6 +82,13 @@ export const OPTIONS = {
       'serve: gateway processes sharing the port (default 1); build: worker threads (default one per MiB of audits, at most one per core plus one)',
     schema: wholeNumber(1).optional(),
   },
+  packRecords: {
+    flag: 'pack-records',
+    env: 'MVR_PACK_RECORDS',
+    fallback: undefined,
+    description: 'records a pack holds (default 4096, or more so a build has at most 256 packs)',
+    schema: wholeNumber(1).optional(),
+  },
   storeTimeoutMs: {
     flag: null,
     env: 'MVR_STORE_TIMEOUT_MS',

@@ -73,4 +73,12 @@ export const BUILD_SERVED_CHECKPOINT_FILE = 'served-checkpoint';
  * audited in that build; one present must have its record, or the answer is UNAVAILABLE.
  */
 export const DOMAIN_MAP_FILE = 'domain-map';
+/**
+ * In each build: the records as packs, `packs/<sha256>.jsonl` (records in map order, one a line;
+ * named by the SHA-256 of the pack, which the statement lists), and the pack index, a big-endian
+ * u32 a record in map order, the offset just past its line in its pack. Every reader finds a
+ * record so: the map gives its index, the index its pack and range.
+ */
+export const PACKS_DIR = 'packs';
+export const PACK_INDEX_FILE = 'pack-index';
 export const BUILD_STATEMENT_FILE = 'statement.json';

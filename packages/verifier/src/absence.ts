@@ -9,6 +9,7 @@ import { compareHashes, type DomainMapHead, decodeHash, domainHash, type MapNeig
 import type { VerifierErrorCode } from './errors.ts';
 import type { KeySet } from './keyset.ts';
 import { shown } from './options.ts';
+import type { PacksHead } from './packs.ts';
 import type { LookupHead } from './prefix.ts';
 import { encodeBase64 } from './tlog/base64.ts';
 import type { Checkpoint } from './tlog/checkpoint.ts';
@@ -30,6 +31,8 @@ export interface BuildStatement {
   domain_map: DomainMapHead;
   /** Prefix lookups of this build (`GET /v1/lookup/{prefix}`); absent from builds made before them. */
   lookup?: LookupHead;
+  /** The build's records as packs; absent from builds made before them. */
+  packs?: PacksHead;
   key_id?: string;
   signature?: string;
 }
@@ -41,6 +44,7 @@ export function buildStatement(o: {
   issuedAt: string;
   map: DomainMapHead;
   lookup?: LookupHead;
+  packs?: PacksHead;
 }): BuildStatement {
   return {
     schema: `https://${o.issuer}${STATEMENT_SCHEMA_SUFFIX}`,
@@ -50,6 +54,7 @@ export function buildStatement(o: {
     records: o.map.size,
     domain_map: o.map,
     ...(o.lookup ? { lookup: o.lookup } : {}),
+    ...(o.packs ? { packs: o.packs } : {}),
   };
 }
 

@@ -20,6 +20,20 @@ export { DomainMap, domainHash } from './domain-map.ts';
 export { nobleEd25519Verify } from './ed25519.ts';
 export { ED25519_L, publicKeyProblem, signatureProblem } from './ed25519-encoding.ts';
 export { findKey } from './keyset.ts';
+export {
+  PACK_RECORDS_MIN,
+  PACKS_MAX,
+  type PackFile,
+  type PacksHead,
+  packCount,
+  packIndexProblem,
+  packPath,
+  packsHeadOf,
+  type RecordPlace,
+  recordPlace,
+  recordsPerPackFor,
+  splitPack,
+} from './packs.ts';
 export { hexPrefix, type LookupHead, lookupAnswerBytes, type PaddedPart, paddedPart, prefixLengthFor } from './prefix.ts';
 export { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from './time.ts';
 export { KEY_ENDORSEMENT_TYPE, keySetEndorsements } from './trust.ts';
