@@ -35,6 +35,7 @@ COPY cli ./cli
 COPY gateway ./gateway
 COPY mcp ./mcp
 COPY clients ./clients
+COPY mirror ./mirror
 COPY web ./web
 RUN npm run build && npm prune --omit=dev --ignore-scripts && npm cache clean --force
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ConfigError } from '../core/errors.ts';
 import { FUTURE_TOLERANCE_MS } from '../core/future-tolerance.ts';
 import { defaultSchemaUrl } from '../core/record.ts';
+import { mirrorFolderOf } from '../storage/mirror-folder.ts';
 import { type StoreSettings, storeSettingsFromEnv } from '../storage/url.ts';
 import { OPTIONS } from './options.ts';
 
@@ -75,7 +76,15 @@ export function storeSettingsOf(url: string, env: Env, how: Omit<StoreSettings, 
 
 /** The records store of `serve`, `mcp` and `changes`: `--records`, with `--public` for the key set and the log. */
 export function recordsStoreOf(config: Config<'records' | 'public'>, env: Env, timeoutMs?: number): StoreSettings {
-  return storeSettingsOf(config.records, env, { publicDir: config.public, timeoutMs });
+  // A mirror (`mvr mirror --to`) keeps its builds' public files itself: its own key set and log, never --public's.
+  const publicDir = mirrorFolderOf(config.records)?.publicDir ?? config.public;
+  return storeSettingsOf(config.records, env, { publicDir, timeoutMs });
+}
+
+/** The issuer a gateway answers under: `--issuer` / MVR_ISSUER; unset, a mirror folder's builds' issuer; else the default. */
+export function issuerOf(config: Config<'records' | 'issuer'>, args: { issuer?: unknown }, env: Env): string {
+  const given = typeof args.issuer === 'string' || Boolean(env.MVR_ISSUER);
+  return (given ? null : mirrorFolderOf(config.records)?.issuer) ?? config.issuer;
 }
 
 /** The API key file: `--api-keys` / `MVR_API_KEYS_FILE`, else `<keys>/api-keys.json`. */

@@ -12,6 +12,7 @@ const main = defineCommand({
     dev: () => import('./commands/dev.ts').then((m) => m.default),
     publish: () => import('./commands/publish.ts').then((m) => m.default),
     pull: () => import('./commands/pull.ts').then((m) => m.default),
+    mirror: () => import('./commands/mirror.ts').then((m) => m.default),
     changes: () => import('./commands/changes.ts').then((m) => m.default),
     log: () => import('./commands/log.ts').then((m) => m.default),
     verify: () => import('./commands/verify.ts').then((m) => m.default),

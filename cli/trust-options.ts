@@ -3,6 +3,7 @@ import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
 import { ConfigError } from '../core/errors.ts';
 import type { TrustSettings } from '../core/key-trust.ts';
 import { trustForStore } from '../service/store-trust.ts';
+import { mirrorFolderOf } from '../storage/mirror-folder.ts';
 import type { StoreSettings } from '../storage/url.ts';
 import type { Config } from './config.ts';
 
@@ -29,7 +30,9 @@ export async function trustOf(
   store: StoreSettings,
 ): Promise<TrustSettings> {
   const unsigned = args.unsigned === true || config.unsigned;
-  return trustForStore(store, config.trustedKeys ? { trustedKeys: await readTrustedKeys(config.trustedKeys), unsigned } : { unsigned });
+  // A mirror folder pins the keys it verified its builds with, unless the operator names others.
+  const trustedKeys = config.trustedKeys ? await readTrustedKeys(config.trustedKeys) : mirrorFolderOf(store.url)?.trustedKeys;
+  return trustForStore(store, trustedKeys ? { trustedKeys, unsigned } : { unsigned });
 }
 
 /** A pinned key set file: a JWK Set listing at least one Ed25519 key (ConfigError naming the file otherwise). */

@@ -97,6 +97,8 @@ export const ERROR_REGISTRY = {
   // A refresh (or publish) whose served checkpoint got too few fresh cosignatures: the earlier ones still
   // stand, but they age, so a scheduled job fails and alerts before every max-age verifier refuses.
   NOT_FRESHLY_WITNESSED: { status: null, title: 'Served checkpoint not freshly cosigned by the quorum', exit: 20 },
+  // `mvr mirror`: a check of the build fetched failed (its statement, a pack, a record, the log); the mirror's previous build stays live.
+  MIRROR_REFUSED: { status: null, title: 'Mirror refused the build', exit: 21 },
 } as const satisfies Record<string, { status: number | null; title: string; exit: number; detail?: string }>;
 
 export type ErrorCode = keyof typeof ERROR_REGISTRY;

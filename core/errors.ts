@@ -198,4 +198,26 @@ export class NotFreshlyWitnessedError extends MvrError {
   }
 }
 
+/** Where in a build a mirror's check failed: the pack (its number in the statement and its hash) and the record (its map index and domain), when it applies. */
+export interface MirrorPlace {
+  pack?: { number: number; sha256: string };
+  record?: { index: number; domain: string | null };
+}
+
+/**
+ * `mvr mirror` refused the build it fetched: a check failed (the statement's signature, a pack's
+ * hash or length, a record's signature or place, the count, the map's root, the statement in the
+ * log). The message names what failed and where; the mirror's previous build stays live.
+ */
+export class MirrorRefusedError extends MvrError {
+  static readonly code = 'MIRROR_REFUSED';
+  constructor(
+    message: string,
+    readonly place: MirrorPlace = {},
+    options?: { cause?: unknown },
+  ) {
+    super(MirrorRefusedError.code, message, options);
+  }
+}
+
 export * from './tool-errors.ts';

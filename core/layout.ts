@@ -82,3 +82,15 @@ export const DOMAIN_MAP_FILE = 'domain-map';
 export const PACKS_DIR = 'packs';
 export const PACK_INDEX_FILE = 'pack-index';
 export const BUILD_STATEMENT_FILE = 'statement.json';
+
+/**
+ * A mirror (`mvr mirror --to DIR`) is a records folder as `mvr build` makes it, plus: `mirror.json`,
+ * naming where it is mirrored from and the record keys it trusted (the key set `mvr serve` and
+ * `mvr verify --mirror` pin on it); `public`, a link to `current/public`, each build's own verified
+ * key set, log key, checkpoint and the log tiles its statement's proof reads; and `.packs/`, packs
+ * being fetched (`<sha256>.part`, continued by a ranged read) or fetched and checked but not yet in
+ * a live build (`<sha256>.jsonl`).
+ */
+export const MIRROR_FILE = 'mirror.json';
+export const MIRROR_PUBLIC_DIR = 'public';
+export const MIRROR_POOL_DIR = '.packs';

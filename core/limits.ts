@@ -11,6 +11,8 @@ import {
   LIVE_POINTER_OBJECT,
   LOG_CHECKPOINT,
   MANIFEST_FILE,
+  PACK_INDEX_FILE,
+  PACKS_DIR,
   SHARD_LOG_FILE,
 } from './layout.ts';
 
@@ -50,6 +52,10 @@ export const READ_LIMITS = {
   shardLog: { bytes: 32 * MiB, deadlineMs: 60_000 },
   /** `index.jsonl`: one line a record, read whole only by `mvr pull`. */
   index: { bytes: 2048 * MiB, deadlineMs: 600_000 },
+  /** `packs/<sha256>.jsonl`: a pack, read whole or in ranges by `mvr mirror` (a few MB at 1M records; 256 packs at most). */
+  pack: { bytes: 1024 * MiB, deadlineMs: 600_000 },
+  /** `pack-index`: 4 bytes a record, so 16M records. */
+  packIndex: { bytes: 64 * MiB, deadlineMs: 60_000 },
   /** `changes/<build>.jsonl`: read a page at a time (a ranged read of 256 KiB). */
   changes: { bytes: 1 * MiB, deadlineMs: 10_000 },
   /** What `mvr verify`, `mvr log` and `mvr mcp` take from a gateway in one answer (a record, a proof, a page of history). */
@@ -87,7 +93,11 @@ const BY_NAME = new Map<string, ReadKind>([
   [BUILD_LOG_VKEY_OBJECT, 'logVkey'],
   [SHARD_LOG_FILE, 'shardLog'],
   [INDEX_FILE, 'index'],
+  [PACK_INDEX_FILE, 'packIndex'],
 ]);
+
+/** A pack, `packs/<sha256>.jsonl`. */
+const PACK = new RegExp(`(^|/)${PACKS_DIR}/[0-9a-f]{64}\\.jsonl$`);
 
 /** A change feed, `changes/<build>.jsonl`. */
 const CHANGES_FEED = new RegExp(`(^|/)${CHANGES_DIR}/[^/]+\\.jsonl$`);
@@ -102,6 +112,7 @@ export function readKindOf(path: string): ReadKind {
   const named = BY_NAME.get(name);
   if (named) return named;
   if (CHANGES_FEED.test(path)) return 'changes';
+  if (PACK.test(path)) return 'pack';
   if (/(^|\/)[0-9a-f]{2}\/[^/]+\.json$/.test(path)) return 'record';
   return 'other';
 }

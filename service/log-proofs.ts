@@ -121,14 +121,7 @@ export class LogProofs {
       this.store.readFile(build, BUILD_CHECKPOINT_FILE),
       this.store.readFile(build, BUILD_SERVED_CHECKPOINT_FILE),
     ]);
-    if (own === null) return null;
-    if (served === null) return own.toString('utf8');
-    try {
-      const [a, b] = [own, served].map((bytes) => parseCheckpoint(parseNote(bytes.toString('utf8')).text));
-      return b!.origin === a!.origin && b!.size > a!.size ? served.toString('utf8') : own.toString('utf8');
-    } catch {
-      return own.toString('utf8');
-    }
+    return servedCheckpointOf(own, served);
   }
 
   /** The live build's statement proof (see {@link absenceFor}); null when the store keeps no log or the build has no statement entry. */
@@ -217,5 +210,21 @@ export class LogProofs {
       if (this.shards.size > SHARDS_KEPT) this.shards.delete(this.shards.keys().next().value!);
     }
     return entries;
+  }
+}
+
+/**
+ * Which of a build's checkpoints its proofs are against: its served checkpoint (`served-checkpoint`)
+ * when that is of the same log and larger, else its own (`log-checkpoint`); null when it has none.
+ * The gateway serves proofs so, and `mvr mirror` checks a build's statement so.
+ */
+export function servedCheckpointOf(own: Buffer | null, served: Buffer | null): string | null {
+  if (own === null) return null;
+  if (served === null) return own.toString('utf8');
+  try {
+    const [a, b] = [own, served].map((bytes) => parseCheckpoint(parseNote(bytes.toString('utf8')).text));
+    return b!.origin === a!.origin && b!.size > a!.size ? served.toString('utf8') : own.toString('utf8');
+  } catch {
+    return own.toString('utf8');
   }
 }

@@ -4,7 +4,7 @@ import type { GatewayOptions } from '../../gateway/server.ts';
 import { readPolicyFile } from '../../witness/policy-file.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
-import { apiKeysFileOf, type Config, commandOptions, type Env, recordsStoreOf, schemaUrlOf } from '../config.ts';
+import { apiKeysFileOf, type Config, commandOptions, type Env, issuerOf, recordsStoreOf, schemaUrlOf } from '../config.ts';
 import { TRUST_OPTIONS, trustOf, unsignedArg } from '../trust-options.ts';
 import { WITNESS_POLICY_SERVED } from '../witness-policy.ts';
 
@@ -73,17 +73,18 @@ export default defineCommand({
 /** The gateway's options from the resolved configuration (shared with `mvr dev`). */
 export async function gatewayOptions(
   config: Config<(typeof SERVE_OPTIONS)[number]>,
-  args: { quiet?: boolean; unsigned?: boolean },
+  args: { quiet?: boolean; unsigned?: boolean; issuer?: unknown },
   log: JsonLog,
   env: Env,
 ): Promise<GatewayOptions> {
   const records = recordsStoreOf(config, env, config.storeTimeoutMs);
+  const issuer = issuerOf(config, args, env);
   return {
     records,
     apiKeysFile: apiKeysFileOf(config),
     redisUrl: config.redis,
-    issuer: config.issuer,
-    schemaUrl: schemaUrlOf(config),
+    issuer,
+    schemaUrl: schemaUrlOf({ ...config, issuer }),
     host: config.host,
     port: config.port,
     cacheBytes: config.cacheMb * 1024 * 1024,

@@ -42,14 +42,21 @@ export default defineCommand({
       description:
         "ask the gateway for a prefix of the domain's SHA-256 only (GET /v1/lookup/{prefix}), never the domain, and verify the answer",
     },
+    mirror: {
+      type: 'string',
+      description:
+        'answer offline from a mirror folder (mvr mirror --to DIR): its record, or the proof that it has none, verified against the keys the mirror trusts',
+    },
     json: { type: 'boolean', description: 'print a machine-readable result' },
   },
   run: ({ args, io }) =>
     runAction(io, Boolean(args.json), async () => {
       const gateway = options.resolve(args, io.env);
-      const outcome = args.private
-        ? await (await import('../verify-private.ts')).verifyPrivately(args, gateway)
-        : await (await import('../verify-action.ts')).verifyFromArgs(args, gateway);
+      const outcome = args.mirror
+        ? await (await import('../verify-mirror.ts')).verifyFromMirror(args, args.mirror)
+        : args.private
+          ? await (await import('../verify-private.ts')).verifyPrivately(args, gateway)
+          : await (await import('../verify-action.ts')).verifyFromArgs(args, gateway);
       if (args.json) io.stdout.write(`${JSON.stringify(outcome.json)}\n`);
       else io.stdout.write(outcome.text);
       return outcome.exitCode;

@@ -35,6 +35,7 @@ const SOURCE_FOLDERS = [
   'cli',
   'clients',
   'witness',
+  'mirror',
   'bin',
 ];
 /**

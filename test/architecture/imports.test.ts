@@ -22,15 +22,17 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   mcp: ['core', 'service', 'mcp'],
   gateway: ['core', 'storage', 'access', 'service', 'mcp', 'gateway'],
   clients: ['core', 'clients'],
+  // `mvr mirror`: reads a bucket (storage) or a gateway (clients), checks with the service's rules, swaps in as a build does.
+  mirror: ['core', 'storage', 'service', 'builder', 'clients', 'mirror'],
   witness: ['core', 'witness'],
   // The build's witnessing phase and refresh: the build's own step, reading the log's tiles where the build keeps them.
   'witness/build-phase': ['core', 'storage', 'builder', 'witness', 'witness/build-phase'],
-  cli: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'mcp', 'gateway', 'clients', 'witness', 'witness/build-phase', 'cli'],
+  cli: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'mcp', 'gateway', 'clients', 'witness', 'witness/build-phase', 'mirror', 'cli'],
   // The bin runs the CLI as compiled (dist/cli/cli.js), never the TypeScript.
   bin: ['dist', 'bin'],
   // The benchmarks drive the product from outside, as the CLI does; the verify page is bundled
   // for the browser and takes the verifier by its package name, and the domain rule from core.
-  bench: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'gateway', 'clients', 'bench'],
+  bench: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'gateway', 'clients', 'mirror', 'bench'],
   web: ['core', 'web'],
 };
 /** Strings that name Node internals; no source file mentions them. */

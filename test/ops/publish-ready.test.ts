@@ -65,6 +65,7 @@ describe('the version', () => {
       'gateway',
       'mcp',
       'clients',
+      'mirror',
       'bin',
     ]) {
       for (const entry of await readdir(join(ROOT, folder), { recursive: true, withFileTypes: true })) {

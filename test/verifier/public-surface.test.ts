@@ -105,6 +105,7 @@ const SURFACE: Record<string, string[]> = {
     'signatureProblem',
     'signatureText',
     'statementText',
+    'verifyBuildStatement',
   ],
 };
 

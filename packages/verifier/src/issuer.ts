@@ -15,6 +15,7 @@ export {
   statementText,
 } from './absence.ts';
 export { decodeBase64url, encodeBase64url } from './base64url.ts';
+export { verifyBuildStatement } from './checks.ts';
 export { canonicalBytes, canonicalJson, canonicalMembers, hasLoneSurrogate, joinMembers } from './canonical.ts';
 export { DomainMap, domainHash } from './domain-map.ts';
 export { nobleEd25519Verify } from './ed25519.ts';

@@ -1,0 +1,53 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { KEY_SET_PATH, trustedKeySet, verifyOnline } from '@merchant-verify/verifier';
+import { normalizeDomain } from '../core/domain.ts';
+import { ConfigError } from '../core/errors.ts';
+import { LOG_VKEY_PATH } from '../core/layout.ts';
+import { defaultSchemaUrl } from '../core/record.ts';
+import { openRecordsStack } from '../service/records-stack.ts';
+import { mirrorFolderOf } from '../storage/mirror-folder.ts';
+import { type Outcome, present } from './verify-output.ts';
+import { witnessOptionsOf } from './witness-policy.ts';
+
+/**
+ * `mvr verify DOMAIN --mirror DIR`: the answer a gateway on the mirror would give, made offline
+ * from the mirror's live build by the records service (its record, or the proof that it has none,
+ * with the statement's proof from the mirror's log files), and verified by the package against the
+ * mirror's key set as far as the keys the mirror trusted allow, and its log key.
+ */
+export async function verifyFromMirror(args: Record<string, unknown>, dir: string): Promise<Outcome> {
+  if (typeof args.domain !== 'string' || args.domain === '') throw new ConfigError('--mirror: give the DOMAIN to look up');
+  for (const flag of ['file', 'absence', 'proof', 'base-url', 'private', 'log'])
+    if (args[flag] !== undefined && args[flag] !== false)
+      throw new ConfigError(`--mirror answers from the mirror alone: --${flag} does not go with it`);
+  const mirror = mirrorFolderOf(dir);
+  if (!mirror) throw new ConfigError(`--mirror ${dir}: not a mirror folder (no mirror.json; make one with "mvr mirror --to ${dir}")`);
+  const domain = normalizeDomain(args.domain);
+  const witness = await witnessOptionsOf(args);
+  const issuer = mirror.issuer ?? 'merchant-verify.example';
+  const stack = await openRecordsStack({
+    store: { url: dir, publicDir: mirror.publicDir },
+    trust: { trustedKeys: mirror.trustedKeys },
+    issuer,
+    schemaUrl: defaultSchemaUrl(issuer),
+    cacheBytes: 1 << 20,
+  });
+  try {
+    const served = await stack.records.recordFor(domain);
+    const answer = JSON.parse(served.bytes.toString('utf8')) as unknown;
+    const keySet = trustedKeySet(JSON.parse(await readFile(join(mirror.publicDir, KEY_SET_PATH), 'utf8')), mirror.trustedKeys).keySet;
+    // A never-audited answer stands on its absence proof, whose build statement is proven in the
+    // mirror's log files; a record's own log proof is not mirrored, so its signature decides.
+    const absence = served.audited ? undefined : await stack.proofs.absenceFor(domain);
+    const verification = await verifyOnline({
+      domain,
+      answer,
+      keySet,
+      ...(absence ? { absence, log: true, vkey: (await readFile(join(mirror.publicDir, LOG_VKEY_PATH), 'utf8')).trim(), ...witness } : {}),
+    });
+    return present(verification, `mirror ${dir}`, absence !== undefined && witness !== undefined);
+  } finally {
+    await stack.close();
+  }
+}

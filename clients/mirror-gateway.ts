@@ -1,0 +1,81 @@
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { FetchFailedError } from '../core/errors.ts';
+import { LOG_VKEY_PATH } from '../core/layout.ts';
+import { READ_LIMITS, readLimitOf } from '../core/limits.ts';
+import { type BoundedAnswer, boundedGet } from './bounded-get.ts';
+
+/** What `GET /v1/mirror` names: the live build and its signed statement. */
+export interface MirrorHead {
+  build: string;
+  statement: unknown;
+}
+
+/**
+ * A gateway's mirror routes, for `mvr mirror --from URL`: `GET /v1/mirror` (the live build), `GET
+ * /v1/mirror/builds/{build}/{file}` (a build's files, packs in ranges), with an API key of the
+ * mirror scope; and the public key set, log tiles and log key. Every read is bounded by its kind
+ * of file (core/limits.ts); a redirect, an answer past its limits or an unexpected status is
+ * FETCH_FAILED naming it, and 404 is "no such file".
+ */
+export function mirrorGateway(baseUrl: string, apiKey: string, timeoutMs = 30_000) {
+  const base = baseUrl.replace(/\/+$/, '');
+  const auth = { authorization: `Bearer ${apiKey}` };
+  const get = async (path: string, kind: { bytes: number; deadlineMs: number }, headers: Record<string, string> = {}) => {
+    const res = await boundedGet(`${base}${path}`, { limit: kind, timeoutMs, headers });
+    if (res.statusCode === 401 || res.statusCode === 403)
+      throw new FetchFailedError(
+        `${base}${path} answered ${res.statusCode}: the API key is ${res.statusCode === 401 ? 'not a live key' : 'not allowed to mirror (create one with "mvr apikey create --scope mirror")'}`,
+        res.statusCode,
+      );
+    return res;
+  };
+  const body = (res: BoundedAnswer, url: string): Buffer | null => {
+    if (res.statusCode === 404) return null;
+    if (res.statusCode !== 200 && res.statusCode !== 206) throw new FetchFailedError(`${url} answered ${res.statusCode}`, res.statusCode);
+    return res.body;
+  };
+  const buildPath = (build: string, file: string) => `/v1/mirror/builds/${encodeURIComponent(build)}/${file}`;
+  return {
+    name: base,
+    async head(): Promise<MirrorHead> {
+      const res = await get('/v1/mirror', READ_LIMITS.gatewayAnswer, { ...auth, accept: 'application/json' });
+      const bytes = body(res, `${base}/v1/mirror`);
+      let head: Partial<MirrorHead> | null = null;
+      try {
+        head = bytes && (JSON.parse(bytes.toString('utf8')) as Partial<MirrorHead>);
+      } catch {
+        // named below
+      }
+      if (typeof head?.build !== 'string') throw new FetchFailedError(`${base}/v1/mirror did not name a live build`);
+      return { build: head.build, statement: head.statement };
+    },
+    async readFile(build: string, file: string): Promise<Buffer | null> {
+      const path = buildPath(build, file);
+      return body(await get(path, readLimitOf(file), auth), `${base}${path}`);
+    },
+    async readRange(build: string, file: string, start: number, length: number): Promise<Buffer | null> {
+      const path = buildPath(build, file);
+      const limit = readLimitOf(file);
+      // A server that ignores the range answers from byte 0: at most start + length bytes of that are wanted.
+      const res = await get(
+        path,
+        { ...limit, bytes: Math.min(limit.bytes, start + length) },
+        { ...auth, range: `bytes=${start}-${start + length - 1}` },
+      );
+      if (res.statusCode === 416) return Buffer.alloc(0);
+      const bytes = body(res, `${base}${path}`);
+      return bytes && res.statusCode === 200 ? bytes.subarray(start, start + length) : bytes;
+    },
+    async keySet(): Promise<Buffer> {
+      const bytes = body(await get(KEY_SET_PATH, READ_LIMITS.keySet), `${base}${KEY_SET_PATH}`);
+      if (!bytes) throw new FetchFailedError(`${base}${KEY_SET_PATH} answered 404`, 404);
+      return bytes;
+    },
+    async logFile(path: string): Promise<Buffer | null> {
+      return body(await get(`/log/${path}`, readLimitOf(path)), `${base}/log/${path}`);
+    },
+    async logVkey(): Promise<Buffer | null> {
+      return body(await get(LOG_VKEY_PATH, READ_LIMITS.logVkey), `${base}${LOG_VKEY_PATH}`);
+    },
+  };
+}

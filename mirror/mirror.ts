@@ -1,0 +1,229 @@
+import { mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { KeySet, TlogPolicy } from '@merchant-verify/verifier';
+import { formatVerifierKey, parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
+import { acquireBuildLock, createStaging, discardStaging, liveBuildId, pruneBuilds, removeTree, swapInBuild } from '../builder/swap.ts';
+import { MirrorRefusedError, MvrError } from '../core/errors.ts';
+import {
+  BUILD_CHECKPOINT_FILE,
+  BUILD_SERVED_CHECKPOINT_FILE,
+  BUILD_STATEMENT_FILE,
+  BUILDS_DIR,
+  INDEX_FILE,
+  MANIFEST_FILE,
+} from '../core/layout.ts';
+import { servedCheckpointOf } from '../service/log-proofs.ts';
+import { keptEntry, writeKept } from '../storage/kept-builds.ts';
+import { finishBuildFolder, markMirror, writeBuildFiles } from './build-folder.ts';
+import { checkLogged, checkPack, checkStatement } from './checks.ts';
+import { PackPool } from './pack-pool.ts';
+import type { MirrorSource } from './source.ts';
+
+export interface MirrorOptions {
+  /** The mirror folder (made when missing). */
+  to: string;
+  source: MirrorSource;
+  /** The record keys trusted: the statement and every record must be signed by one, or by a key one endorsed. */
+  trustedKeys: KeySet;
+  /** The log's verifier key (note form); unset: the policy's log line, else the log key the source publishes. */
+  logKey?: string;
+  /** A tlog-policy: the checkpoint the statement is proven against must be cosigned by its quorum. */
+  policy?: TlogPolicy;
+  maxAgeMs?: number;
+  now?: () => number;
+  /** Packs fetched at once. */
+  concurrency?: number;
+  /** Bytes asked for in one ranged read (tests make packs take several). */
+  chunkBytes?: number;
+  /** Stops the run before the swap (INTERRUPTED); what was fetched stays for the next run. */
+  signal?: AbortSignal;
+  onProgress?: (p: MirrorProgress) => void;
+}
+
+export interface MirrorProgress {
+  build: string;
+  packs: number;
+  totalPacks: number;
+  /** Bytes fetched so far, of `bytesToFetch` (packs the folder held already are not fetched). */
+  bytes: number;
+  bytesToFetch: number;
+  records: number;
+}
+
+export interface MirrorSummary {
+  build: string;
+  from: string;
+  to: string;
+  /** True when the build was the mirror's live build already: nothing fetched. */
+  unchanged: boolean;
+  records: number;
+  packs: { fetched: number; reused: number };
+  /** Bytes of packs fetched. */
+  bytes: number;
+  recordsVerified: number;
+  seconds: number;
+}
+
+/**
+ * Mirrors the source's live build into `opts.to`, and makes it the mirror's live build only when
+ * every check holds (mirror/checks.ts): its statement by a trusted key and its domain map, the
+ * statement in the log (and witnessed, with a policy), every pack's length and hash, every
+ * record's place and signature, the count. Packs the folder holds are linked, not fetched; a pack
+ * fetched in part by an interrupted run is continued. A failed check is MIRROR_REFUSED and leaves
+ * the previous build live, as the build's own swap does (builder/swap.ts).
+ */
+export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
+  const started = performance.now();
+  const { source, to } = opts;
+  await mkdir(to, { recursive: true });
+  const release = await acquireBuildLock(to);
+  let staging: string | null = null;
+  try {
+    const { build, keySet } = await source.live();
+    const summary = { build, from: source.name, to, records: 0, packs: { fetched: 0, reused: 0 }, bytes: 0, recordsVerified: 0 };
+    const seconds = () => (performance.now() - started) / 1000;
+    const previous = await liveBuildId(to);
+    if (previous === build) return { ...summary, unchanged: true, seconds: seconds() };
+    const read = (name: string) => source.readFile(build, name);
+    const checked = await checkStatement(read, keySet, opts.trustedKeys, build, source.name);
+    const [manifest, own, served, index] = await Promise.all([
+      read(MANIFEST_FILE),
+      read(BUILD_CHECKPOINT_FILE),
+      read(BUILD_SERVED_CHECKPOINT_FILE),
+      read(INDEX_FILE),
+    ]);
+    const checkpoint = servedCheckpointOf(own, served);
+    const tiles = new Map<string, Uint8Array>();
+    const sourceVkey = opts.logKey === undefined && !opts.policy ? ((await source.logVkey())?.toString('utf8') ?? undefined) : undefined;
+    const vkey = opts.logKey ?? sourceVkey;
+    await checkLogged(
+      checked.map,
+      manifest,
+      checkpoint,
+      async (_tile, path) => {
+        const bytes = await source.logFile(path);
+        if (!bytes) throw new Error(`${source.name} has no log/${path}`);
+        tiles.set(path, bytes);
+        return bytes;
+      },
+      checked.keys,
+      { vkey, policy: opts.policy, maxAgeMs: opts.maxAgeMs, now: opts.now?.() },
+    );
+    staging = await createStaging(to);
+    await writeBuildFiles(staging, {
+      statement: (await read(BUILD_STATEMENT_FILE))!,
+      domainMap: Buffer.from(checked.map.leaves),
+      manifest: manifest!,
+      ownCheckpoint: own!,
+      servedCheckpoint: served,
+      index,
+      keySet,
+      logVkey: vkey ?? policyLogKey(opts.policy!, checkpoint!),
+      checkpoint: checkpoint!,
+      tiles,
+    });
+    const ends = await mirrorPacks(opts, build, checked, staging, summary);
+    await finishBuildFolder(staging, ends, manifest!);
+    opts.signal?.throwIfAborted();
+    await markMirror(to, { from: source.name, issuer: checked.map.statement.issuer, trustedKeys: opts.trustedKeys });
+    if (await hasBuildFolder(to, build)) await removeTree(join(to, BUILDS_DIR, build));
+    await swapInBuild(to, staging, build);
+    staging = null;
+    await writeKept(to, [await keptEntry(to, build)]);
+    await pruneBuilds(to, [build, previous]);
+    await (await PackPool.of(to)).release(checked.packs.files.map((f) => f.sha256));
+    return { ...summary, unchanged: false, seconds: seconds() };
+  } catch (error) {
+    if (opts.signal?.aborted && !(error instanceof MirrorRefusedError)) {
+      const live = await liveBuildId(to);
+      throw new MvrError(
+        'INTERRUPTED',
+        `the mirror was interrupted (${String(opts.signal.reason)}) before its build went live: the packs fetched are kept for the next run; ${live ? `build ${live} stays live` : 'no build is live in the mirror'}`,
+      );
+    }
+    throw error;
+  } finally {
+    if (staging) await discardStaging(staging).catch(() => undefined);
+    await release();
+  }
+}
+
+/**
+ * Every pack of the build, in order: held ones linked, the rest fetched (a few at once, ahead of
+ * the checks), each checked with its records before it is linked into the build. The pack index's
+ * ends, in map order.
+ */
+async function mirrorPacks(
+  opts: MirrorOptions,
+  build: string,
+  checked: Awaited<ReturnType<typeof checkStatement>>,
+  staging: string,
+  summary: { records: number; packs: { fetched: number; reused: number }; bytes: number; recordsVerified: number },
+): Promise<Uint32Array> {
+  const pool = await PackPool.of(opts.to);
+  const files = checked.packs.files;
+  const ends = new Uint32Array(checked.map.map.size);
+  const bytesToFetch = files.filter((f) => !pool.heldCopy(f.sha256)).reduce((a, f) => a + f.bytes, 0);
+  const report = (packs: number) =>
+    opts.onProgress?.({ build, packs, totalPacks: files.length, bytes: summary.bytes, bytesToFetch, records: summary.recordsVerified });
+  const fetching: Promise<{ path: string; fetched: boolean }>[] = [];
+  const start = (k: number) => {
+    const file = files[k]!;
+    const held = pool.heldCopy(file.sha256);
+    fetching[k] = held
+      ? Promise.resolve({ path: held, fetched: false })
+      : pool
+          .fetch(opts.source, build, k, file, {
+            chunkBytes: opts.chunkBytes,
+            signal: opts.signal,
+            onBytes: (n) => {
+              summary.bytes += n;
+              report(k);
+            },
+          })
+          .then(({ path }) => ({ path, fetched: true }));
+    // Checked in order below; a fetch ahead that fails is reported when its turn comes.
+    fetching[k].catch(() => undefined);
+  };
+  const ahead = Math.max(1, opts.concurrency ?? 4);
+  for (let k = 0; k < Math.min(ahead, files.length); k++) start(k);
+  report(0);
+  for (const [k, file] of files.entries()) {
+    const { path, fetched } = await fetching[k]!;
+    if (k + ahead < files.length) start(k + ahead);
+    const bytes = await pool.read(path);
+    let pack: ReturnType<typeof checkPack>;
+    try {
+      pack = checkPack(bytes, k, checked);
+    } catch (error) {
+      if (fetched) await pool.discard(path);
+      throw error;
+    }
+    const kept = fetched ? await pool.keep(file.sha256, path) : path;
+    await pool.linkInto(staging, file.sha256, kept);
+    ends.set(pack.ends, k * checked.packs.records_per_pack);
+    summary.records += pack.ends.length;
+    summary.recordsVerified += pack.ends.length;
+    if (fetched) summary.packs.fetched++;
+    else summary.packs.reused++;
+    report(k + 1);
+    opts.signal?.throwIfAborted();
+  }
+  if (summary.records !== checked.map.statement.records)
+    throw new MirrorRefusedError(
+      `build ${build} refused: its packs hold ${summary.records} records, its statement counts ${checked.map.statement.records}`,
+    );
+  return ends;
+}
+
+/** Whether a folder `builds/<id>` of a build not live is there (an earlier run's, or one kept): replaced by the build mirrored now. */
+async function hasBuildFolder(to: string, build: string): Promise<boolean> {
+  return (await stat(join(to, BUILDS_DIR, build)).catch(() => null)) !== null;
+}
+
+/** The policy's log key for the checkpoint's origin, in note form (a policy names its logs by their keys). */
+function policyLogKey(policy: TlogPolicy, checkpoint: string): string {
+  const origin = parseCheckpoint(parseNote(checkpoint).text).origin;
+  const log = policy.logs.find((l) => l.vkey.name === origin) ?? policy.logs[0]!;
+  return formatVerifierKey(log.vkey);
+}
