@@ -27,7 +27,21 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   witness: ['core', 'witness'],
   // The build's witnessing phase and refresh: the build's own step, reading the log's tiles where the build keeps them.
   'witness/build-phase': ['core', 'storage', 'builder', 'witness', 'witness/build-phase'],
-  cli: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'mcp', 'gateway', 'clients', 'witness', 'witness/build-phase', 'mirror', 'cli'],
+  cli: [
+    'core',
+    'storage',
+    'keyring',
+    'access',
+    'service',
+    'builder',
+    'mcp',
+    'gateway',
+    'clients',
+    'witness',
+    'witness/build-phase',
+    'mirror',
+    'cli',
+  ],
   // The bin runs the CLI as compiled (dist/cli/cli.js), never the TypeScript.
   bin: ['dist', 'bin'],
   // The benchmarks drive the product from outside, as the CLI does; the verify page is bundled
