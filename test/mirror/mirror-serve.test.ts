@@ -1,0 +1,80 @@
+/**
+ * A mirror answers offline with no other flag: `mvr serve --records DIR`, started in a folder of
+ * its own (no public folder, no key set beside it), serves the mirror's key set, its log files and
+ * verifiable absence proofs, with the keys the mirror pinned.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { verifyAbsence } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../../access/api-keys.ts';
+import { BIN, cliEnv } from '../support/cli.ts';
+import { NOV } from '../support/logged-project.ts';
+import { mirrorCli, packedProject } from '../support/mirror.ts';
+import { type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
+import { publishTo } from '../support/s3-records.ts';
+import { startS3, type TestS3 } from '../support/s3-server.ts';
+import { poll, waitForExit } from '../support/wait.ts';
+
+const BUCKET = 'mvr-mirror-serve';
+let s3: TestS3;
+let project: Project;
+let dir: string;
+let child: ChildProcess;
+let url: string;
+let key: string;
+
+beforeAll(async () => {
+  s3 = await startS3([BUCKET]);
+  project = await packedProject(NOV);
+  await publishTo(s3, BUCKET, 'prod', project);
+  const cwd = await tempDir('mvr-mirror-serve-');
+  dir = join(cwd, 'mirror');
+  expect((await mirrorCli(s3, `s3://${BUCKET}/prod`, dir, project)).code).toBe(0);
+  const apiKeys = join(cwd, 'api-keys.json');
+  ({ key } = await createApiKey(apiKeys, 'mirror'));
+  child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--records', dir, '--api-keys', apiKeys], {
+    cwd,
+    env: cliEnv(),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
+  const found = await poll(
+    async () => /"msg":"listening","url":"([^"]+)"/.exec(out)?.[1] ?? null,
+    (u) => u !== null,
+    { timeoutMs: 20_000, intervalMs: 50 },
+  );
+  url = found.value!;
+}, 60_000);
+afterAll(async () => {
+  child?.kill('SIGTERM');
+  if (child) await waitForExit(child, 'mvr serve on the mirror', () => '');
+  await s3.close();
+  await removeTempDirs();
+});
+
+const get = async (path: string, auth = false) => {
+  const res = await fetch(`${url}${path}`, auth ? { headers: { authorization: `Bearer ${key}` } } : {});
+  return { status: res.status, text: await res.text() };
+};
+
+describe('mvr serve --records on a mirror, with no other flag', () => {
+  it("serves the mirror's own key set and log key, not a public folder's", async () => {
+    expect(await get('/.well-known/merchant-verify-keys.json')).toEqual({ status: 200, text: await readFile(project.keySetFile, 'utf8') });
+    const vkey = await get('/.well-known/merchant-verify-log.vkey');
+    expect(vkey.status).toBe(200);
+    expect(vkey.text.trim()).toBe((await readFile(join(project.publicDir, '.well-known', 'merchant-verify-log.vkey'), 'utf8')).trim());
+  });
+
+  it("answers a never-audited domain with an absence proof that verifies, its statement proven in the mirror's log", async () => {
+    const res = await get(`/v1/absence?domain=${UNAUDITED}`, true);
+    expect(res.status).toBe(200);
+    const keySet = JSON.parse(await readFile(project.keySetFile, 'utf8')) as unknown;
+    const vkey = (await get('/.well-known/merchant-verify-log.vkey')).text.trim();
+    const verdict = verifyAbsence(JSON.parse(res.text), UNAUDITED, keySet, { log: { vkey } });
+    expect(verdict).toMatchObject({ valid: true });
+    expect(verdict.valid && verdict.statementLog?.index).toBeGreaterThan(0);
+  });
+});
