@@ -1,5 +1,5 @@
 import { mirrorGateway } from '../clients/mirror-gateway.ts';
-import { FetchFailedError, StoreUnavailableError } from '../core/errors.ts';
+import { ConfigError, StoreUnavailableError } from '../core/errors.ts';
 import { openStore, type StoreSettings } from '../storage/open.ts';
 import { isS3 } from '../storage/url.ts';
 
@@ -36,10 +36,10 @@ export interface SourceSettings {
  */
 export function openMirrorSource(from: string, settings: SourceSettings): MirrorSource {
   if (isS3(from)) {
-    if (!settings.store) throw new StoreUnavailableError(`${from}: no bucket settings`);
+    if (!settings.store) throw new ConfigError(`${from}: no bucket settings`);
     return bucketSource(settings.store);
   }
-  if (!settings.apiKey) throw new FetchFailedError(`${from}: a gateway is mirrored with an API key of the mirror scope (--api-key)`);
+  if (!settings.apiKey) throw new ConfigError(`${from}: a gateway is mirrored with an API key of the mirror scope (--api-key)`);
   const gateway = mirrorGateway(from, settings.apiKey);
   return {
     name: gateway.name,

@@ -55,7 +55,7 @@ describe('mvr mirror of a gateway', () => {
 
   it('without an API key: a usage error naming --api-key', async () => {
     const run = await runCli(['mirror', '--from', g.url, '--to', join(await tempDir(), 'm'), '--trusted-keys', project.keySetFile]);
-    expect(run.stderr).toMatch(/--api-key/);
-    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(/INVALID_CONFIG: .*--api-key/);
+    expect(run.code).toBe(2);
   });
 });
