@@ -5,7 +5,7 @@ import { formatTlogProof, parseCheckpoint, parseNote } from '@merchant-verify/ve
 import { type MirrorPlace, MirrorRefusedError, RecordUnavailableError } from '../core/errors.ts';
 import { hasher } from '../core/hash.ts';
 import { type CheckKeys, KeyTrust } from '../core/key-trust.ts';
-import { BUILD_CHECKPOINT_FILE, MANIFEST_FILE } from '../core/layout.ts';
+import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { parseManifest } from '../core/manifest-schema.ts';
 import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 import { type BuildFileReader, type BuildMap, loadBuildMap } from '../service/build-maps.ts';
@@ -19,6 +19,8 @@ import { checkServeRule } from '../service/serve-rule.ts';
 /** A build whose statement verified: its map (checked against the statement), its packs, and the keys it was checked with. */
 export interface CheckedStatement {
   map: BuildMap;
+  /** The statement file's bytes as read and checked: what the mirror writes, never a second read of it. */
+  statementBytes: Buffer;
   packs: PacksHead;
   keys: CheckKeys;
 }
@@ -43,11 +45,18 @@ export async function checkStatement(
     throw new MirrorRefusedError(`the key set published with build ${build} is not one: ${(error as Error).message}`);
   }
   let unread: unknown = null;
+  let statementBytes: Buffer | null = null;
   const reading: BuildFileReader = (name) =>
-    read(name).catch((error: unknown) => {
-      unread = error;
-      throw error;
-    });
+    read(name).then(
+      (bytes) => {
+        if (name === BUILD_STATEMENT_FILE) statementBytes = bytes;
+        return bytes;
+      },
+      (error: unknown) => {
+        unread = error;
+        throw error;
+      },
+    );
   let map: BuildMap;
   try {
     map = await loadBuildMap(reading, keys, build, where);
@@ -62,7 +71,7 @@ export async function checkStatement(
     throw new MirrorRefusedError(
       `build ${build} refused: its statement counts ${map.statement.records} records, its domain map ${map.map.size}`,
     );
-  return { map, packs, keys };
+  return { map, statementBytes: statementBytes!, packs, keys };
 }
 
 /** The log the statement must be in: the log key (note form) unless a policy names it, and the policy its checkpoint must hold under. */

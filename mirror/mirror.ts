@@ -4,14 +4,7 @@ import type { KeySet, TlogPolicy } from '@merchant-verify/verifier';
 import { formatVerifierKey, parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, pruneBuilds, removeTree, swapInBuild } from '../builder/swap.ts';
 import { MirrorRefusedError, MvrError } from '../core/errors.ts';
-import {
-  BUILD_CHECKPOINT_FILE,
-  BUILD_SERVED_CHECKPOINT_FILE,
-  BUILD_STATEMENT_FILE,
-  BUILDS_DIR,
-  INDEX_FILE,
-  MANIFEST_FILE,
-} from '../core/layout.ts';
+import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, BUILDS_DIR, INDEX_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { servedCheckpointOf } from '../service/log-proofs.ts';
 import { keptEntry, writeKept } from '../storage/kept-builds.ts';
 import { finishBuildFolder, markMirror, writeBuildFiles } from './build-folder.ts';
@@ -111,7 +104,7 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
     );
     staging = await createStaging(to);
     await writeBuildFiles(staging, {
-      statement: (await read(BUILD_STATEMENT_FILE))!,
+      statement: checked.statementBytes,
       domainMap: Buffer.from(checked.map.leaves),
       manifest: manifest!,
       ownCheckpoint: own!,

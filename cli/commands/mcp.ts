@@ -11,7 +11,7 @@ import type { WitnessSource } from '../../mcp/witnessed.ts';
 import { readPolicyFile } from '../../witness/policy-file.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
-import { type Config, commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';
+import { type Config, commandOptions, issuerOf, recordsStoreOf, schemaUrlOf } from '../config.ts';
 import type { CliIo } from '../io.ts';
 import { TRUST_OPTIONS, trustOf, unsignedArg } from '../trust-options.ts';
 
@@ -70,7 +70,7 @@ export default defineCommand({
 /** Where answers come from: a gateway (`--base-url`), or the records service over local records. */
 async function lookupFor(
   config: Config<(typeof MCP_OPTIONS)[number]>,
-  args: { unsigned?: boolean },
+  args: { unsigned?: boolean; issuer?: unknown },
   io: CliIo,
 ): Promise<{
   lookup: RecordLookup;
@@ -109,11 +109,12 @@ async function lookupFor(
   }
   const { openRecordsStack } = await import('../../service/records-stack.ts');
   const store = recordsStoreOf(config, io.env);
+  const issuer = issuerOf(config, args, io.env);
   const { records, history, proofs, lookups } = await openRecordsStack({
     store,
     refreshMs: LOCAL_REFRESH_MS,
-    issuer: config.issuer,
-    schemaUrl: schemaUrlOf(config),
+    issuer,
+    schemaUrl: schemaUrlOf({ ...config, issuer }),
     cacheBytes: 16 * 1024 * 1024,
     trust: await trustOf(config, args, store),
     onRejected: (domain, reason) => io.stderr.write(`mvr mcp: record rejected: ${domain}: ${reason}\n`),
