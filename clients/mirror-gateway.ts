@@ -19,12 +19,17 @@ export interface MirrorHead {
  */
 export function mirrorGateway(baseUrl: string, apiKey: string, timeoutMs = 30_000) {
   const base = baseUrl.replace(/\/+$/, '');
+  // What messages and the mirror's own record name: never a password a URL may carry.
+  const shown = new URL(base);
+  shown.username = '';
+  shown.password = '';
+  const name = shown.href.replace(/\/+$/, '');
   const auth = { authorization: `Bearer ${apiKey}` };
   const get = async (path: string, kind: { bytes: number; deadlineMs: number }, headers: Record<string, string> = {}) => {
     const res = await boundedGet(`${base}${path}`, { limit: kind, timeoutMs, headers });
     if (res.statusCode === 401 || res.statusCode === 403)
       throw new FetchFailedError(
-        `${base}${path} answered ${res.statusCode}: the API key is ${res.statusCode === 401 ? 'not a live key' : 'not allowed to mirror (create one with "mvr apikey create --scope mirror")'}`,
+        `${name}${path} answered ${res.statusCode}: the API key is ${res.statusCode === 401 ? 'not a live key' : 'not allowed to mirror (create one with "mvr apikey create --scope mirror")'}`,
         res.statusCode,
       );
     return res;
@@ -36,22 +41,22 @@ export function mirrorGateway(baseUrl: string, apiKey: string, timeoutMs = 30_00
   };
   const buildPath = (build: string, file: string) => `/v1/mirror/builds/${encodeURIComponent(build)}/${file}`;
   return {
-    name: base,
+    name,
     async head(): Promise<MirrorHead> {
       const res = await get('/v1/mirror', READ_LIMITS.gatewayAnswer, { ...auth, accept: 'application/json' });
-      const bytes = body(res, `${base}/v1/mirror`);
+      const bytes = body(res, `${name}/v1/mirror`);
       let head: Partial<MirrorHead> | null = null;
       try {
         head = bytes && (JSON.parse(bytes.toString('utf8')) as Partial<MirrorHead>);
       } catch {
         // named below
       }
-      if (typeof head?.build !== 'string') throw new FetchFailedError(`${base}/v1/mirror did not name a live build`);
+      if (typeof head?.build !== 'string') throw new FetchFailedError(`${name}/v1/mirror did not name a live build`);
       return { build: head.build, statement: head.statement };
     },
     async readFile(build: string, file: string): Promise<Buffer | null> {
       const path = buildPath(build, file);
-      return body(await get(path, readLimitOf(file), auth), `${base}${path}`);
+      return body(await get(path, readLimitOf(file), auth), `${name}${path}`);
     },
     async readRange(build: string, file: string, start: number, length: number): Promise<Buffer | null> {
       const path = buildPath(build, file);
@@ -63,19 +68,19 @@ export function mirrorGateway(baseUrl: string, apiKey: string, timeoutMs = 30_00
         { ...auth, range: `bytes=${start}-${start + length - 1}` },
       );
       if (res.statusCode === 416) return Buffer.alloc(0);
-      const bytes = body(res, `${base}${path}`);
+      const bytes = body(res, `${name}${path}`);
       return bytes && res.statusCode === 200 ? bytes.subarray(start, start + length) : bytes;
     },
     async keySet(): Promise<Buffer> {
-      const bytes = body(await get(KEY_SET_PATH, READ_LIMITS.keySet), `${base}${KEY_SET_PATH}`);
-      if (!bytes) throw new FetchFailedError(`${base}${KEY_SET_PATH} answered 404`, 404);
+      const bytes = body(await get(KEY_SET_PATH, READ_LIMITS.keySet), `${name}${KEY_SET_PATH}`);
+      if (!bytes) throw new FetchFailedError(`${name}${KEY_SET_PATH} answered 404`, 404);
       return bytes;
     },
     async logFile(path: string): Promise<Buffer | null> {
-      return body(await get(`/log/${path}`, readLimitOf(path)), `${base}/log/${path}`);
+      return body(await get(`/log/${path}`, readLimitOf(path)), `${name}/log/${path}`);
     },
     async logVkey(): Promise<Buffer | null> {
-      return body(await get(LOG_VKEY_PATH, READ_LIMITS.logVkey), `${base}${LOG_VKEY_PATH}`);
+      return body(await get(LOG_VKEY_PATH, READ_LIMITS.logVkey), `${name}${LOG_VKEY_PATH}`);
     },
   };
 }

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { KeySet, TlogPolicy } from '@merchant-verify/verifier';
 import { formatVerifierKey, parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, pruneBuilds, removeTree, swapInBuild } from '../builder/swap.ts';
-import { MirrorRefusedError, MvrError } from '../core/errors.ts';
-import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, BUILDS_DIR, INDEX_FILE, MANIFEST_FILE } from '../core/layout.ts';
+import { ConfigError, MirrorRefusedError, MvrError } from '../core/errors.ts';
+import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, BUILDS_DIR, INDEX_FILE, MANIFEST_FILE, MIRROR_FILE } from '../core/layout.ts';
 import { servedCheckpointOf } from '../service/log-proofs.ts';
 import { keptEntry, writeKept } from '../storage/kept-builds.ts';
 import { finishBuildFolder, markMirror, writeBuildFiles } from './build-folder.ts';
@@ -69,6 +69,11 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
   const started = performance.now();
   const { source, to } = opts;
   await mkdir(to, { recursive: true });
+  // A records folder `mvr build` writes is never taken over: a mirror's live build replaces only a mirror's.
+  if ((await liveBuildId(to)) !== null && !(await stat(join(to, MIRROR_FILE)).catch(() => null)))
+    throw new ConfigError(
+      `--to ${to} holds a live build that is not a mirror's (no ${MIRROR_FILE}): mirror into an empty folder or a mirror`,
+    );
   const release = await acquireBuildLock(to);
   let staging: string | null = null;
   try {

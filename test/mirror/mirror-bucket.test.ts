@@ -72,6 +72,12 @@ describe('mvr mirror of a bucket', () => {
     expect(json(absent.stdout).absence).toMatchObject({ valid: true, build });
   });
 
+  it('never takes over a records folder mvr build writes (a live build and no mirror.json)', async () => {
+    const run = await mirrorCli(s3, FROM, project.recordsDir, project);
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, code: 'INVALID_CONFIG' });
+    expect(run.code).toBe(2);
+  });
+
   it('shows bytes, packs and the time left on stderr as it goes', async () => {
     const dir = join(await tempDir('mvr-mirror-'), 'mirror');
     const run = await runCli(['mirror', '--from', FROM, '--to', dir, '--trusted-keys', project.keySetFile, '--json'], {
