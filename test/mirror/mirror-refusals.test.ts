@@ -109,5 +109,15 @@ describe('a mirror refuses, naming what failed, and keeps its previous build liv
     expect(s).toMatchObject({ packs_fetched: packs.length, packs_reused: 0 });
     expect(await readlink(join(dir, 'current'))).toBe(`builds/${s.build}`);
     expect(await buildsIn(dir)).toEqual([live.slice('builds/'.length), s.build].sort());
+    // The source back on November: its packs are in the folder (the build kept), linked, none fetched.
+    const back = await mirrorCli(s3, from('nov'), dir, project);
+    expect(JSON.parse(back.stdout)).toMatchObject({
+      ok: true,
+      build: live.slice('builds/'.length),
+      packs_fetched: 0,
+      packs_reused: packs.length,
+      bytes: 0,
+    });
+    expect(await readlink(join(dir, 'current'))).toBe(live);
   });
 });
