@@ -1,3 +1,4 @@
+import { ReadTooLargeError } from './errors.ts';
 import { MAX_RECORD_BYTES } from './files.ts';
 import {
   BUILD_CHECKPOINT_FILE,
@@ -11,6 +12,8 @@ import {
   LIVE_POINTER_OBJECT,
   LOG_CHECKPOINT,
   MANIFEST_FILE,
+  PACK_INDEX_FILE,
+  PACKS_DIR,
   SHARD_LOG_FILE,
 } from './layout.ts';
 
@@ -26,8 +29,12 @@ const MiB = 1024 * KiB;
 
 /** The kinds of file read from a store, each with its size limit (bytes) and its total deadline (ms). */
 export const READ_LIMITS = {
-  /** `ab/<domain>.json`: what a build may sign (core/files.ts). */
+  /** `ab/<domain>.json`: what a build may sign (core/files.ts); the tree kept for people to read, not read by the service. */
   record: { bytes: MAX_RECORD_BYTES, deadlineMs: 10_000 },
+  /** `packs/<sha256>.jsonl`: one record's range of a pack (a ranged read), what a build may sign. */
+  recordRange: { bytes: MAX_RECORD_BYTES, deadlineMs: 10_000 },
+  /** `pack-index`: 4 bytes a record, so 16M records; read whole once per live build. */
+  packIndex: { bytes: 64 * MiB, deadlineMs: 60_000 },
   /** `manifest.json`: counts, key id, log indexes. */
   manifest: { bytes: 1 * MiB, deadlineMs: 10_000 },
   /** `statement.json`: one signed statement. */
@@ -87,7 +94,11 @@ const BY_NAME = new Map<string, ReadKind>([
   [BUILD_LOG_VKEY_OBJECT, 'logVkey'],
   [SHARD_LOG_FILE, 'shardLog'],
   [INDEX_FILE, 'index'],
+  [PACK_INDEX_FILE, 'packIndex'],
 ]);
+
+/** A pack, `packs/<sha256>.jsonl`: read a record's range at a time. */
+const PACK = new RegExp(`(^|/)${PACKS_DIR}/[0-9a-f]{64}\\.jsonl$`);
 
 /** A change feed, `changes/<build>.jsonl`. */
 const CHANGES_FEED = new RegExp(`(^|/)${CHANGES_DIR}/[^/]+\\.jsonl$`);
@@ -102,6 +113,7 @@ export function readKindOf(path: string): ReadKind {
   const named = BY_NAME.get(name);
   if (named) return named;
   if (CHANGES_FEED.test(path)) return 'changes';
+  if (PACK.test(path)) return 'recordRange';
   if (/(^|\/)[0-9a-f]{2}\/[^/]+\.json$/.test(path)) return 'record';
   return 'other';
 }
@@ -111,4 +123,10 @@ export function readLimitOf(path: string, deadlineMs?: number): { kind: ReadKind
   const kind = readKindOf(path);
   const limit = READ_LIMITS[kind];
   return { kind, bytes: limit.bytes, deadlineMs: deadlineMs === undefined ? limit.deadlineMs : Math.min(deadlineMs, limit.deadlineMs) };
+}
+
+/** A ranged read of `length` bytes of `path`, refused before it is asked for (ReadTooLargeError) when its kind may not have that many. */
+export function checkRangeLimit(path: string, length: number): void {
+  const { kind, bytes } = readLimitOf(path);
+  if (length > bytes) throw new ReadTooLargeError(kind, bytes);
 }

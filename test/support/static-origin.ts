@@ -20,7 +20,7 @@ export interface StaticOrigin {
 
 /**
  * A plain static http origin over a folder (what nginx or a CDN origin does for a build's folder):
- * 200 with the file, 404 without one. `stop()` takes it away and `start()` brings it back on the
+ * 200 with the file, 206 with the range asked for (`Range: bytes=a-b`), 404 without one. `stop()` takes it away and `start()` brings it back on the
  * same port, so a test can see the store fail closed while it is down; `answer()` makes one path
  * hostile (see {@link endlessBody}, {@link drippingBody}) and back. With `etags`, each file has a
  * strong ETag and a matching If-None-Match is answered 304, as object storage and nginx do.
@@ -46,6 +46,16 @@ export async function startStaticOrigin(root: string, opts: { etags?: boolean } 
         if (etag && req.headers['if-none-match'] === etag) {
           notModified.push(path);
           return void res.writeHead(304, { etag }).end();
+        }
+        const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+        if (range) {
+          const first = Number(range[1]);
+          if (first >= body.length) return void res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
+          const last = Math.min(Number(range[2]), body.length - 1);
+          const part = body.subarray(first, last + 1);
+          return void res
+            .writeHead(206, { 'content-range': `bytes ${first}-${last}/${body.length}`, 'content-length': part.length })
+            .end(part);
         }
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length, ...(etag ? { etag } : {}) }).end(body);
       });
