@@ -16,6 +16,7 @@ import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { servedDocument } from '../support/openapi-contract.ts';
 import { type ContractCase, contractCases, type GatewayName, notProduced } from '../support/openapi-contract-cases.ts';
+import { replaceLiveRecord } from '../support/packs.ts';
 import { build, copyProject, ISSUER, makeProject, NOW } from '../support/project.ts';
 
 afterAll(cleanup);

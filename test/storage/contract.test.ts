@@ -5,8 +5,8 @@
  * STORE_UNAVAILABLE, never "no such record" or "no such build". A store that cannot answer a
  * question at all says so with its typed error. A new backend is one entry in BACKENDS.
  */
-import { mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readdir, readFile, realpath, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/publish.ts';
@@ -34,7 +34,7 @@ interface Opened {
 
 interface Backend {
   name: string;
-  open(p: Project, live: string): Promise<Opened>;
+  open(p: Project): Promise<Opened>;
   /** Names its live build (a folder's `current`, a bucket's `live.json`); an origin serves one unnamed. */
   namesBuild: boolean;
   /** Keeps past builds and the log (else NoBuildHistoryError / NoLogError). */
@@ -79,7 +79,7 @@ const BACKENDS: Backend[] = [
     namesBuild: true,
     keepsBuilds: true,
     published: true,
-    open: async (p, live) => {
+    open: async (p) => {
       const url = `s3://${BUCKET}/${p.root.split('/').at(-1)}`;
       const store = openStore({ url, s3: s3ConfigFromEnv(s3.env) });
       await uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, to: store });
@@ -128,7 +128,7 @@ describe.each(BACKENDS)('the store contract: $name', (backend) => {
 
   beforeAll(async () => {
     p = await copyProject(built);
-    opened = await backend.open(p, live);
+    opened = await backend.open(p);
     store = opened.store;
     await store.refresh();
   });

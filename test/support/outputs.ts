@@ -10,7 +10,8 @@ import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
 import { type Manifest, parseManifest } from '../../core/manifest-schema.ts';
 import type { SigningKey } from '../../core/signing.ts';
 import { loadActiveKey } from '../../keyring/signing-keys.ts';
-import { liveRecordFile, type Project } from './project.ts';
+import { liveRecordBytes } from './packs.ts';
+import type { Project } from './project.ts';
 
 function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -116,9 +117,9 @@ export interface StoredRecord {
   record: Record<string, unknown>;
 }
 
-/** The live record of a domain. */
+/** The live record of a domain, as its pack holds it. */
 export async function liveRecord(p: Project, domain: string): Promise<StoredRecord> {
-  const bytes = await readFile(liveRecordFile(p, domain));
+  const bytes = await liveRecordBytes(p, domain);
   const text = bytes.toString('utf8');
   return { bytes, text, record: JSON.parse(text) as Record<string, unknown> };
 }

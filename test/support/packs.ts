@@ -29,9 +29,9 @@ export function livePlace(p: Records, domain: string): Promise<RecordPlace & { f
 export async function placeIn(dir: string, domain: string): Promise<RecordPlace & { file: string; path: string }> {
   const statement = JSON.parse(await readFile(join(dir, BUILD_STATEMENT_FILE), 'utf8')) as unknown;
   const packs = packsHeadOf(statement);
-  if (!packs || typeof packs === 'string') throw new Error(`the live build in ${p.recordsDir} has no packs: ${packs}`);
+  if (!packs || typeof packs === 'string') throw new Error(`the build in ${dir} has no packs: ${packs}`);
   const index = leafIndex(await readFile(join(dir, DOMAIN_MAP_FILE)), domainHash(sha256, domain));
-  if (index < 0) throw new Error(`${domain} is not in the live build's domain map`);
+  if (index < 0) throw new Error(`${domain} is not in the domain map of ${dir}`);
   const place = recordPlace(await readFile(join(dir, PACK_INDEX_FILE)), packs.records_per_pack, index);
   const path = packPath(packs.files[place.pack]!.sha256);
   return { ...place, path, file: join(dir, path) };

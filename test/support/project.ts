@@ -174,7 +174,7 @@ export async function buildFails(p: Project, overrides: Partial<BuildOptions> = 
   return outcome.error;
 }
 
-/** The live record file of a (normalized) domain: `records/current/<ab>/<domain>.json`. */
+/** The live record file of a (normalized) domain in the tree kept for people to read (`records/current/<ab>/<domain>.json`); the service reads packs (./packs.ts). */
 export function liveRecordFile(p: Pick<Project, 'recordsDir'>, domain: string): string {
   return join(p.recordsDir, CURRENT_LINK, recordPath(domain));
 }
