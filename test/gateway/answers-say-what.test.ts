@@ -12,8 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';
 import { connectHttpClient, firstText } from '../support/mcp.ts';
-import { livePackFile } from '../support/packs.ts';
-import { build, makeProject } from '../support/project.ts';
+import { livePackFile, onePackARecord } from '../support/packs.ts';
+import { makeProject } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 
 afterAll(cleanup);
@@ -23,9 +23,7 @@ const FOLDER = 'gadget-hub.example';
 
 describe("a record's pack that is no regular file", () => {
   it("is UNAVAILABLE with a request id over HTTP, in a batch and from MCP; the path is in that request's log line", async () => {
-    // One record a pack: a pack that is no regular file takes one record with it.
-    const project = await makeProject({ build: false });
-    await build(project, { packRecords: 1 });
+    const project = await onePackARecord();
     const g = await startTestGateway(project);
     const fifo = await livePackFile(project, FIFO);
     await rm(fifo);

@@ -14,8 +14,8 @@ import { signRecord } from '../../core/signing.ts';
 import { loadActiveKey } from '../../keyring/signing-keys.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';
-import { livePackFile, liveRecordBytes } from '../support/packs.ts';
-import { build, makeProject, type Project } from '../support/project.ts';
+import { livePackFile, liveRecordBytes, onePackARecord } from '../support/packs.ts';
+import { makeProject, type Project } from '../support/project.ts';
 
 const FLAGGED = 'dubious-deals.example';
 const CONTROL = 'acme-outdoor.example';
@@ -36,9 +36,7 @@ describe("a record's pack in the live build, faulted on a folder", () => {
   let g: TestGateway;
   let flagged: { file: string; pack: Buffer; record: Buffer };
   beforeAll(async () => {
-    // One record a pack, so a fault of one pack is a fault of one record.
-    project = await makeProject({ build: false });
-    await build(project, { packRecords: 1 });
+    project = await onePackARecord();
     g = await startTestGateway(project);
     const file = await livePackFile(project, FLAGGED);
     flagged = { file, pack: await readFile(file), record: await liveRecordBytes(project, FLAGGED) };
