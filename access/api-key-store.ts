@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { StoreUnavailableError, UnauthorizedError } from '../core/errors.ts';
-import { type ApiKeyEntry, type ApiKeyTable, KEY_FORMAT, tableOf } from './api-keys.ts';
+import { type ApiKeyEntry, type ApiKeyScope, type ApiKeyTable, KEY_FORMAT, scopesOf, tableOf } from './api-keys.ts';
 
 /**
  * The three refusals, made once: the same three answers every time, and a flood of requests with
@@ -28,7 +28,7 @@ export const API_KEYS_STALE_MS = 60_000;
  * gateway within `refreshMs` plus one load. `now` is its clock (ms), a test's own in tests.
  */
 export class ApiKeyStore {
-  private byId = new Map<string, { digest: Buffer; revoked: boolean }>();
+  private byId = new Map<string, KnownKey>();
   // Tokens accepted since the last load, and their key id: a caller's key is hashed once, not on every request (a
   // twentieth of a hot record's cost). Memory only; emptied by every reload, so a revocation lands with it; only the
   // exact accepted token of a key enters (the hash is of the whole token), so junk cannot fill it.
@@ -66,6 +66,15 @@ export class ApiKeyStore {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+  }
+
+  /**
+   * Whether a key id (one {@link authenticate} returned) has `scope`, as the snapshot says: read with
+   * the key's hash, so a reload (a revocation) never loses or grants one, and a key made before
+   * scopes has none.
+   */
+  hasScope(keyId: string, scope: ApiKeyScope): boolean {
+    return this.byId.get(keyId)?.scopes.includes(scope) ?? false;
   }
 
   /** Number of live (not revoked) keys. */
@@ -194,7 +203,15 @@ function tokenOf(header: string | undefined): string {
   return m[1]!;
 }
 
-/** What the snapshot keeps of an entry: the SHA-256 of its key, and whether it is revoked. */
-function digestOf(entry: ApiKeyEntry): { digest: Buffer; revoked: boolean } {
-  return { digest: Buffer.from(String(entry.sha256), 'hex'), revoked: entry.revoked !== null };
+/** What the snapshot keeps of an entry. */
+interface KnownKey {
+  /** The SHA-256 of the key. */
+  digest: Buffer;
+  revoked: boolean;
+  scopes: readonly ApiKeyScope[];
+}
+
+/** What the snapshot keeps of an entry: the SHA-256 of its key, whether it is revoked, and its scopes. */
+function digestOf(entry: ApiKeyEntry): KnownKey {
+  return { digest: Buffer.from(String(entry.sha256), 'hex'), revoked: entry.revoked !== null, scopes: scopesOf(entry) };
 }

@@ -2,7 +2,7 @@ import { ConfigError } from '../core/errors.ts';
 import type { ApiKeyEntry, ApiKeyTable } from './api-keys.ts';
 import { type RedisClient, redactUrl } from './redis.ts';
 
-/** The hash of entries (field: key id, value: the entry as JSON, holding the key's SHA-256 only). */
+/** The hash of entries (field: key id, value: the entry as JSON: the key's SHA-256 (never the key), label, dates, scopes). */
 const ENTRIES = 'mvr:api-keys';
 /** Incremented with every change, in the same transaction, so gateways reload only when it moves. */
 const VERSION = 'mvr:api-keys:version';

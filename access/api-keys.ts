@@ -1,9 +1,16 @@
 import { hash, randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ConfigError } from '../core/errors.ts';
+import { ConfigError, UsageError } from '../core/errors.ts';
 import { withFileLock } from '../core/file-lock.ts';
 import { fileVersion, writeAtomic } from '../core/files.ts';
+
+/**
+ * What a key may do beyond the ordinary key-gated routes: `mirror` may also fetch whole builds
+ * (`GET /v1/mirror...`), which an ordinary key may not.
+ */
+export const API_KEY_SCOPES = ['mirror'] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 /**
  * API keys: `mvr_<id>_<secret>`. Only SHA-256 of the whole key is stored, in its own JSON file
@@ -16,6 +23,24 @@ export interface ApiKeyEntry {
   sha256: string;
   created: string;
   revoked: string | null;
+  /** Its scopes; absent on an ordinary key and on every key made before scopes, which are ordinary. */
+  scopes?: ApiKeyScope[];
+}
+
+/** The scopes of an entry as stored: none when it names none; a name this version does not know grants nothing. */
+export function scopesOf(entry: Pick<ApiKeyEntry, 'scopes'>): ApiKeyScope[] {
+  const named: unknown = entry.scopes;
+  return Array.isArray(named) ? API_KEY_SCOPES.filter((s) => named.includes(s)) : [];
+}
+
+/** The scope a command line names (`--scope`), or a usage error naming the flag and the scopes there are. */
+export function parseScope(text: string): ApiKeyScope {
+  const scope = API_KEY_SCOPES.find((s) => s === text);
+  if (!scope)
+    throw new UsageError(
+      `--scope: unknown scope "${text}" (the scopes are: ${API_KEY_SCOPES.join(', ')}; without --scope a key is ordinary)`,
+    );
+  return scope;
 }
 
 interface ApiKeyFile {
@@ -94,21 +119,25 @@ export function apiKeyFile(file: string): ApiKeyTable {
 
 export const tableOf = (where: string | ApiKeyTable) => (typeof where === 'string' ? apiKeyFile(where) : where);
 
-/** Creates a key in a key file or table; returns the key text (shown once, never stored) and its entry. */
+/**
+ * Creates a key in a key file or table, ordinary or with `scopes` (stored beside its hash only when
+ * it has any); returns the key text (shown once, never stored) and its entry.
+ */
 export async function createApiKey(
   where: string | ApiKeyTable,
   label: string,
-  now = new Date(),
+  { scopes = [], now = new Date() }: { scopes?: readonly ApiKeyScope[]; now?: Date } = {},
 ): Promise<{ key: string; entry: ApiKeyEntry }> {
   if (label.trim() === '') throw new ConfigError('--label must not be empty');
   const id = randomBytes(8).toString('hex').slice(0, 10);
   const key = `mvr_${id}_${randomBytes(32).toString('base64url')}`;
   const entry: ApiKeyEntry = { id, label: label.trim(), sha256: hash('sha256', key), created: now.toISOString(), revoked: null };
+  if (scopes.length > 0) entry.scopes = [...new Set(scopes)];
   await tableOf(where).add(entry);
   return { key, entry };
 }
 
-/** Lists keys (id, label, created, revoked); never the hashes' preimages, which are not stored. */
+/** Lists keys (id, label, created, revoked, scopes); never the hashes' preimages, which are not stored. */
 export async function listApiKeys(where: string | ApiKeyTable): Promise<ApiKeyEntry[]> {
   return (await tableOf(where).entries()).sort((a, b) => a.created.localeCompare(b.created) || a.id.localeCompare(b.id));
 }

@@ -18,6 +18,7 @@ export const ERROR_REGISTRY = {
   INVALID_PREFIX: { status: 400, title: 'Invalid prefix', exit: 3 },
   INVALID_REQUEST: { status: 400, title: 'Invalid request', exit: 1 },
   UNAUTHORIZED: { status: 401, title: 'Unauthorized', exit: 1 },
+  FORBIDDEN: { status: 403, title: 'Forbidden', exit: 1 },
   NOT_FOUND: { status: 404, title: 'Not found', exit: 1 },
   BUILD_NOT_FOUND: { status: 404, title: 'Build not found', exit: 1 },
   NOT_IN_LOG: { status: 404, title: 'Not in the log', exit: 13 },
@@ -25,6 +26,7 @@ export const ERROR_REGISTRY = {
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed', exit: 1 },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large', exit: 1 },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type', exit: 1 },
+  RANGE_NOT_SATISFIABLE: { status: 416, title: 'Range not satisfiable', exit: 1 },
   RATE_LIMITED: { status: 429, title: 'Too many requests', exit: 1 },
   INTERNAL: { status: 500, title: 'Internal error', exit: 1, detail: 'an unexpected error occurred' },
   STORE_UNAVAILABLE: {

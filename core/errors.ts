@@ -58,6 +58,25 @@ export class UnauthorizedError extends MvrError {
   }
 }
 
+/** A valid API key asking what its scopes do not allow (an ordinary key on a mirror route). */
+export class ForbiddenError extends MvrError {
+  static readonly code = 'FORBIDDEN';
+  constructor(message: string) {
+    super(ForbiddenError.code, message);
+  }
+}
+
+/** A `Range` no byte of the file falls in (RFC 9110 15.5.17); `size` is the file's length, for `Content-Range`. */
+export class RangeNotSatisfiableError extends MvrError {
+  static readonly code = 'RANGE_NOT_SATISFIABLE';
+  constructor(
+    readonly size: number,
+    range: string,
+  ) {
+    super(RangeNotSatisfiableError.code, `the range ${JSON.stringify(range.slice(0, 100))} has no byte of the file, which has ${size}`);
+  }
+}
+
 /** A request to a path the gateway does not serve. */
 export class NotFoundError extends MvrError {
   static readonly code = 'NOT_FOUND';

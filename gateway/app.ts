@@ -25,6 +25,7 @@ import { healthRoute } from './routes/health.ts';
 import { buildsRoute, changesRoute, historyRoute } from './routes/history.ts';
 import { LOG_PREFIX, logFilesRoute, logVkeyRoute, proofRoute } from './routes/log.ts';
 import { LOOKUP_PREFIX, lookupRoute } from './routes/lookup.ts';
+import { MIRROR_BUILDS_PREFIX, mirrorFileRoute, mirrorRoute } from './routes/mirror.ts';
 import { keySetRoute, openApiRoute, schemaRoute } from './routes/public.ts';
 import { verifyRoute } from './routes/verify.ts';
 import { verifyPageRoutes } from './routes/verify-page.ts';
@@ -43,6 +44,8 @@ export function routes(services: GatewayServices): { path: string; methods: Meth
     { path: '/v1/proof', methods: ['GET', 'HEAD'], handler: proofRoute(services) },
     { path: '/v1/absence', methods: ['GET', 'HEAD'], handler: absenceRoute(services) },
     { path: `${LOOKUP_PREFIX}**`, methods: ['GET', 'HEAD'], handler: lookupRoute(services) },
+    { path: '/v1/mirror', methods: ['GET', 'HEAD'], handler: mirrorRoute(services) },
+    { path: `${MIRROR_BUILDS_PREFIX}**`, methods: ['GET', 'HEAD'], handler: mirrorFileRoute(services) },
     { path: KEY_SET_PATH, methods: ['GET', 'HEAD'], handler: keySetRoute(services) },
     { path: LOG_VKEY_PATH, methods: ['GET', 'HEAD'], handler: logVkeyRoute(services) },
     // Every path under /log/ (the tile paths are checked by the handler).

@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3';
 import { addressCounter, clientAddress } from '../access/client-address.ts';
 import { type RateDecision, rateLimitField, rateLimitPolicyField } from '../access/rate-limit.ts';
-import { RateLimitedError, UnauthorizedError } from '../core/errors.ts';
+import { ForbiddenError, RateLimitedError, UnauthorizedError } from '../core/errors.ts';
 import type { GatewayServices } from './context.ts';
 
 /*
@@ -20,6 +20,18 @@ export function requireApiKey(event: H3Event, services: GatewayServices): string
   const keyId = authenticate(event, services);
   if (typeof keyId !== 'string') return keyId.then((id) => chargedThen(chargeQuota(event, services, id, 1), id));
   return chargedThen(chargeQuota(event, services, keyId, 1), keyId);
+}
+
+/**
+ * The gate of the mirror routes: {@link requireApiKey} (401, 429: a request costs one unit of the
+ * key's quota either way), then the key's `mirror` scope (`mvr apikey create --scope mirror`), else
+ * 403 FORBIDDEN: an ordinary key may look records up, not carry off whole builds. Returns the key id.
+ */
+export async function requireMirrorKey(event: H3Event, services: GatewayServices): Promise<string> {
+  const keyId = await requireApiKey(event, services);
+  if (!services.apiKeys.hasScope(keyId, 'mirror'))
+    throw new ForbiddenError(`API key ${keyId} may not mirror builds: only a key made with "mvr apikey create --scope mirror" may`);
+  return keyId;
 }
 
 function chargedThen(charged: void | Promise<void>, keyId: string): string | Promise<string> {

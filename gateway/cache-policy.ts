@@ -18,6 +18,8 @@ export interface CachePolicy {
 const RECORD: CachePolicy = { cacheControl: 'public, max-age=60, s-maxage=300', vary: 'Authorization' };
 /** Answers that move between builds, or with the state of the process, or name one caller's request. */
 const NO_STORE: CachePolicy = { cacheControl: 'no-store' };
+/** A mirror's: for its key alone, and kept by no cache (a checkpoint file gains cosignatures in place). */
+const MIRROR: CachePolicy = { cacheControl: 'private, no-store' };
 /** Public documents a CDN may serve to anyone. */
 const PUBLIC: CachePolicy = { cacheControl: 'public, max-age=300', anyOrigin: true };
 
@@ -31,6 +33,8 @@ export const CACHE_POLICY = {
   '/v1/proof': RECORD,
   '/v1/absence': RECORD,
   '/v1/lookup/{prefix}': RECORD,
+  '/v1/mirror': MIRROR,
+  '/v1/mirror/builds/{build}/{file}': MIRROR,
   [KEY_SET_PATH]: PUBLIC,
   [LOG_VKEY_PATH]: PUBLIC,
   // The checkpoint moves with each build; a tile never changes once written (its path names its width).

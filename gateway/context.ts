@@ -5,6 +5,7 @@ import type { RateLimiter } from '../access/rate-limit.ts';
 import type { TrustSettings } from '../core/key-trust.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
+import type { MirrorFiles } from '../service/mirror-files.ts';
 import type { PrefixLookups } from '../service/prefix-lookups.ts';
 import type { RecordsService } from '../service/records.ts';
 import type { StoreSettings } from '../storage/open.ts';
@@ -42,6 +43,8 @@ export interface GatewayServices {
   proofs: LogProofs;
   /** Prefix lookups (`GET /v1/lookup/{prefix}`): answers that name a prefix, never a domain. */
   lookups: PrefixLookups;
+  /** Whole builds, file by file, for mirror-scoped keys (`GET /v1/mirror...`). */
+  mirror: MirrorFiles;
   apiKeys: ApiKeyStore;
   /** The turns of the unauthenticated routes that read the store (the log's files and key). */
   publicBudget: ConcurrencyBudget;

@@ -48,6 +48,7 @@ const header = (description: string, pattern: string) => ({ required: true, desc
 const STATUS_HEADERS: Record<number, Record<string, unknown>> = {
   401: { 'WWW-Authenticate': header('The Bearer challenge, with error="invalid_token" when a key was sent', '^Bearer realm="[^"]+"') },
   405: { Allow: header('The methods the path takes', '^[A-Z]+(, [A-Z]+)*$') },
+  416: { 'Content-Range': header('The length of the whole file', '^bytes \\*/\\d+$') },
   429: { 'Retry-After': header('Seconds until the quota takes a request again', '^\\d+$') },
 };
 

@@ -22,6 +22,7 @@ import { batchPaths } from './openapi-batch.ts';
 import { historyPaths } from './openapi-history.ts';
 import { logPaths } from './openapi-log.ts';
 import { lookupPaths } from './openapi-lookup.ts';
+import { mirrorPaths } from './openapi-mirror.ts';
 import { domainParameter, GATED, ifNoneMatch, notModified, ok, problems, routeHeaders } from './openapi-parts.ts';
 import { publicPaths } from './openapi-public.ts';
 
@@ -119,6 +120,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
       ...logPaths(),
       ...absencePaths(),
       ...lookupPaths(),
+      ...mirrorPaths(),
       ...publicPaths(options.schemaUrl),
       '/mcp': {
         post: {

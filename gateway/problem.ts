@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { H3Event } from 'h3';
-import { isMvrError, MethodNotAllowedError, RateLimitedError, UnauthorizedError } from '../core/errors.ts';
+import { isMvrError, MethodNotAllowedError, RangeNotSatisfiableError, RateLimitedError, UnauthorizedError } from '../core/errors.ts';
 import { causeOf, httpCodeOf, problemDocument, withheldDetail } from '../core/problem-document.ts';
 import type { Answer } from './answer.ts';
 import { PROBLEM_CACHE_HEADERS } from './cache-policy.ts';
@@ -10,7 +10,7 @@ import { pathOf } from './query.ts';
 /**
  * The RFC 9457 `application/problem+json` answer for an error: status and title from the error
  * registry, `detail` from the error (never from an unexpected one), and the headers its status
- * calls for (`WWW-Authenticate` on 401, `Allow` on 405, `Retry-After` on 429). Never cached.
+ * calls for (`WWW-Authenticate` on 401, `Allow` on 405, `Content-Range` on 416, `Retry-After` on 429). Never cached.
  * A server failure says its code's words and `requestId` (see {@link noteWithheld}), never where.
  */
 export function problemAnswer(error: unknown, issuer: string, requestId?: string): Answer {
@@ -43,6 +43,7 @@ function buildProblemAnswer(error: unknown, issuer: string, requestId?: string):
   }
   if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(', ');
   if (error instanceof RateLimitedError) headers['retry-after'] = String(error.retryAfterSeconds);
+  if (error instanceof RangeNotSatisfiableError) headers['content-range'] = `bytes */${error.size}`;
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }
 

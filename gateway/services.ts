@@ -33,6 +33,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     history,
     proofs,
     lookups,
+    mirror,
     close: closeRecords,
   } = await openRecordsAndKeys(recordsOptions(opts, metrics), apiKeys, redis);
   const services: GatewayServices = {
@@ -42,6 +43,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     history,
     proofs,
     lookups,
+    mirror,
     apiKeys,
     log: opts.log,
     accessLog: opts.accessLog ?? true,

@@ -1,6 +1,7 @@
 import { openStore, type ReadRefusal, type StoreSettings } from '../storage/open.ts';
 import { BuildHistory } from './history.ts';
 import { LogProofs } from './log-proofs.ts';
+import { MirrorFiles } from './mirror-files.ts';
 import { PrefixLookups } from './prefix-lookups.ts';
 import { RecordsService, type RecordsServiceOptions } from './records.ts';
 import { trustForStore } from './store-trust.ts';
@@ -27,6 +28,8 @@ export interface RecordsStack {
   proofs: LogProofs;
   /** Prefix lookups: a prefix's records with the proof that they are all of them. */
   lookups: PrefixLookups;
+  /** Whole builds, file by file, for mirrors. */
+  mirror: MirrorFiles;
   /** Stops the refresh loop and releases the store's connections. */
   close(): Promise<void>;
 }
@@ -68,6 +71,7 @@ export async function openRecordsStack(options: RecordsStackOptions): Promise<Re
     history,
     proofs,
     lookups: new PrefixLookups(records, proofs),
+    mirror: new MirrorFiles(records, history),
     async close() {
       if (timer) clearInterval(timer);
       await records.close();

@@ -162,6 +162,16 @@ export class FolderStore implements Store {
     }
   }
 
+  async fileSize(build: string, path: string): Promise<number | null> {
+    const file = this.file(build, path);
+    try {
+      const found = await stat(file);
+      return found.isFile() ? found.size : null;
+    } catch (error) {
+      return this.missing(file, error);
+    }
+  }
+
   /**
    * The build the records are served from (it follows `current` on refresh), not a fresh look at
    * the link: `GET /v1/verify` and `GET /v1/proof` answer from one build, even in the moment after

@@ -182,6 +182,10 @@ export class HttpOriginStore implements Store {
     throw new NoBuildHistoryError(ONE_BUILD);
   }
 
+  async fileSize(): Promise<number | null> {
+    throw new NoBuildHistoryError(ONE_BUILD);
+  }
+
   async logBuild(): Promise<string> {
     throw new NoLogError(ONE_BUILD);
   }

@@ -88,6 +88,8 @@ export interface Store {
   readFile(build: string, path: string): Promise<Buffer | null>;
   /** At most `length` bytes of a build's file from byte `start` (fewer at its end; the change feed is paged so, a kept build's records are read so from its packs), as {@link readLiveRange}; null when there is none. */
   readRange(build: string, path: string, start: number, length: number): Promise<Buffer | null>;
+  /** The length in bytes of a build's file, without reading it (a file too large to hold is then read a range at a time), or null when there is none. */
+  fileSize(build: string, path: string): Promise<number | null>;
 
   // The transparency log's public files; NoLogError from a store that keeps no log.
   /** The build whose records the log proves (the live build as the records are served from it). */

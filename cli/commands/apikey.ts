@@ -1,4 +1,4 @@
-import { type ApiKeyTable, createApiKey, listApiKeys, revokeApiKey } from '../../access/api-keys.ts';
+import { type ApiKeyTable, createApiKey, listApiKeys, parseScope, revokeApiKey, scopesOf } from '../../access/api-keys.ts';
 import { StoreUnavailableError } from '../../core/errors.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
@@ -35,37 +35,45 @@ const create = defineCommand({
   args: {
     ...apiKeysArgs,
     label: { type: 'string', description: 'who or what the key is for', required: true },
-    json: { type: 'boolean', description: 'print {"key","id","label","created"} as JSON on stdout' },
+    scope: { type: 'string', description: 'mirror: the key may also fetch whole builds (GET /v1/mirror); without it the key is ordinary' },
+    json: { type: 'boolean', description: 'print {"key","id","label","created","scopes"} as JSON on stdout' },
   },
   run: ({ args, io }) =>
     runAction(io, Boolean(args.json), async () => {
+      const scopes = args.scope === undefined ? [] : [parseScope(args.scope)];
       const { key, entry, where } = await withTable(args, io.env, async (table, where) => ({
-        ...(await createApiKey(table, args.label)),
+        ...(await createApiKey(table, args.label, { scopes })),
         where,
       }));
-      if (args.json) io.stdout.write(`${JSON.stringify({ key, id: entry.id, label: entry.label, created: entry.created })}\n`);
+      if (args.json)
+        io.stdout.write(`${JSON.stringify({ key, id: entry.id, label: entry.label, created: entry.created, scopes: scopesOf(entry) })}\n`);
       else {
         io.stdout.write(`${key}\n`);
-        io.stderr.write(`created API key ${entry.id} (${entry.label}) in ${where}; it is shown only now, store it safely\n`);
+        const scoped = scopes.length > 0 ? `, scope ${scopes.join(' ')}` : '';
+        io.stderr.write(`created API key ${entry.id} (${entry.label}${scoped}) in ${where}; it is shown only now, store it safely\n`);
       }
     }),
 });
 
 const list = defineCommand({
-  meta: { name: 'list', description: 'List API keys: id, label, created, revoked' },
+  meta: { name: 'list', description: 'List API keys: id, label, created, revoked, scopes' },
   args: { ...apiKeysArgs, json: { type: 'boolean', description: 'print the keys as a JSON array' } },
   run: ({ args, io }) =>
     runAction(io, Boolean(args.json), async () => {
-      const keys = (await withTable(args, io.env, (table) => listApiKeys(table))).map(({ id, label, created, revoked }) => ({
-        id,
-        label,
-        created,
-        revoked,
+      const keys = (await withTable(args, io.env, (table) => listApiKeys(table))).map((entry) => ({
+        id: entry.id,
+        label: entry.label,
+        created: entry.created,
+        revoked: entry.revoked,
+        scopes: scopesOf(entry),
       }));
       if (args.json) io.stdout.write(`${JSON.stringify(keys)}\n`);
       else {
-        io.stdout.write(`${'ID'.padEnd(12)}${'CREATED'.padEnd(26)}${'REVOKED'.padEnd(26)}LABEL\n`);
-        for (const k of keys) io.stdout.write(`${k.id.padEnd(12)}${k.created.padEnd(26)}${(k.revoked ?? '-').padEnd(26)}${k.label}\n`);
+        io.stdout.write(`${'ID'.padEnd(12)}${'CREATED'.padEnd(26)}${'REVOKED'.padEnd(26)}${'SCOPES'.padEnd(10)}LABEL\n`);
+        for (const k of keys)
+          io.stdout.write(
+            `${k.id.padEnd(12)}${k.created.padEnd(26)}${(k.revoked ?? '-').padEnd(26)}${(k.scopes.join(',') || '-').padEnd(10)}${k.label}\n`,
+          );
       }
     }),
 });

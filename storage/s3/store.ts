@@ -170,6 +170,20 @@ export class S3Store implements Store {
     return res && rangeBody(res, start, length, `records store ${this.bucket.name} (${key})`);
   }
 
+  /**
+   * From the total the Content-Range of a ranged GET of the first two bytes names (`bytes 0-1/N`; an
+   * empty object answers 416 naming its 0). Two, not one: a server may read `bytes=0-0` as the whole object.
+   */
+  async fileSize(build: string, path: string): Promise<number | null> {
+    const key = `${BUILDS_DIR}/${build}/${path}`;
+    const res = await this.get(key, { range: 'bytes=0-1' }, 2);
+    if (!res) return null;
+    const total = /\/(\d+)$/.exec(String(res.headers['content-range'] ?? ''))?.[1];
+    if (total === undefined)
+      throw new StoreUnavailableError(`records store ${this.bucket.name} named no length for ${key} (no Content-Range)`);
+    return Number(total);
+  }
+
   /** The live build as the records service last confirmed it. */
   async logBuild(): Promise<string> {
     if (!this.live) throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: no live build read yet`);

@@ -1,7 +1,15 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUILD_STATEMENT_FILE, BUILDS_DIR, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, MANIFEST_FILE } from '../../core/layout.ts';
+import {
+  BUILD_STATEMENT_FILE,
+  BUILDS_DIR,
+  CURRENT_LINK,
+  DOMAIN_MAP_FILE,
+  INDEX_FILE,
+  MANIFEST_FILE,
+  PACK_INDEX_FILE,
+} from '../../core/layout.ts';
 import { buildArgs, lines, runCli, spawnCli } from '../support/cli.ts';
 import { currentTarget, listFiles, readKeySet, snapshotOutputs } from '../support/outputs.ts';
 import { auditsFolder, build, buildFails, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
@@ -77,12 +85,13 @@ describe.concurrent('builds that publish and builds that must not', () => {
       const summary = JSON.parse(res.stdout) as { ok: boolean; records: number; files: number; buildId: string; keyId: string };
       expect(summary).toMatchObject({ ok: true, records: 0, files: 0, keyId: p.kid });
       expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, summary.buildId));
-      // No record: the manifest, the (empty) index and domain map, the statement, and the change feed against the build before (every record dropped).
+      // No record: the manifest, the (empty) index, domain map and pack index, the statement (no pack), and the change feed against the build before (every record dropped).
       const files = [...(await listFiles(join(p.recordsDir, CURRENT_LINK))).keys()];
       expect(files.filter((f) => !f.startsWith('changes/')).sort()).toEqual([
         DOMAIN_MAP_FILE,
         INDEX_FILE,
         MANIFEST_FILE,
+        PACK_INDEX_FILE,
         BUILD_STATEMENT_FILE,
       ]);
       // The empty map's root is SHA-256 of nothing: every domain provably absent, signed.

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { routes } from '../../gateway/app.ts';
 import { CACHE_POLICY, type CachedRoute, PROBLEM_CACHE_POLICY } from '../../gateway/cache-policy.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
-import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { addApiKey, cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { servedDocument } from '../support/openapi-contract.ts';
 import { type ContractCase, contractCases, type GatewayName, notProduced } from '../support/openapi-contract-cases.ts';
 import { replaceLiveRecord } from '../support/packs.ts';
@@ -45,6 +45,10 @@ describe('the served OpenAPI document against the real gateway', async () => {
     limited: await startTestGateway(project, { rateLimitPerMinute: 1 }),
   };
   await gateways.limited.verify(KNOWN); // the quota's one request
+  const mirrorKeys = {
+    live: await addApiKey(gateways.live, 'mirror', ['mirror']),
+    empty: await addApiKey(gateways.empty, 'mirror', ['mirror']),
+  };
   const live = gateways.live;
   const served = servedDocument((await live.request('/openapi.json', { key: null })).json);
   const { doc } = served;
@@ -62,7 +66,7 @@ describe('the served OpenAPI document against the real gateway', async () => {
   const send = (c: ContractCase, method: string, headers: Record<string, string> = {}): Promise<Reply> =>
     gateways[c.on ?? 'live'].request(c.path, {
       method,
-      key: c.key === false ? null : undefined,
+      key: c.key === false ? null : c.key === 'mirror' ? mirrorKeys[c.on === 'empty' ? 'empty' : 'live'].key : undefined,
       body: c.body,
       headers: { ...c.headers, ...headers },
     });

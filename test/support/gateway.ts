@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseKeySet } from '@merchant-verify/verifier';
 import { afterAll, beforeAll } from 'vitest';
-import { createApiKey } from '../../access/api-keys.ts';
+import { type ApiKeyScope, createApiKey } from '../../access/api-keys.ts';
 import type { TrustSettings } from '../../core/key-trust.ts';
 import type { LogLine } from '../../gateway/context.ts';
 import { type GatewayOptions, type RunningGateway, startGateway } from '../../gateway/server.ts';
@@ -156,9 +156,9 @@ export async function rawRequest(
   return { status: r.status, head: r.head, body: r.body };
 }
 
-/** Creates another API key in the gateway's key file (remembered as a secret for the log check). */
-export async function addApiKey(t: TestGateway, label = 'extra'): Promise<{ key: string; id: string }> {
-  const { key, entry } = await createApiKey(t.project.apiKeysFile, label);
+/** Creates another API key in the gateway's key file, with `scopes` (remembered as a secret for the log check). */
+export async function addApiKey(t: TestGateway, label = 'extra', scopes: ApiKeyScope[] = []): Promise<{ key: string; id: string }> {
+  const { key, entry } = await createApiKey(t.project.apiKeysFile, label, { scopes });
   t.secrets.add(key);
   return { key, id: entry.id };
 }

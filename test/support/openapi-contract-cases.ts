@@ -10,8 +10,8 @@ export interface ContractCase {
   name: string;
   path: string;
   method?: string;
-  /** false: send no key (the gateway's own key otherwise). */
-  key?: false;
+  /** false: send no key; 'mirror': a key made with the mirror scope (the gateway's own, ordinary key otherwise). */
+  key?: false | 'mirror';
   body?: string;
   headers?: Record<string, string>;
   on?: GatewayName;
@@ -97,6 +97,31 @@ export function contractCases(i: CaseInputs): ContractCase[] {
     { name: 'prefix lookup without a build', path: '/v1/lookup/a', on: 'empty', status: 503 },
     { name: 'absence unknown build', path: `/v1/absence?domain=${NEVER}&build=nope`, status: 404 },
 
+    { name: 'mirror head', path: '/v1/mirror', key: 'mirror', status: 200 },
+    { name: 'mirror head with an ordinary key', path: '/v1/mirror', status: 403 },
+    { name: 'mirror head without a key', path: '/v1/mirror', key: false, status: 401 },
+    { name: 'mirror head without a build', path: '/v1/mirror', key: 'mirror', on: 'empty', status: 503 },
+    { name: 'mirror file', path: `/v1/mirror/builds/${i.older}/statement.json`, key: 'mirror', status: 200 },
+    {
+      name: 'mirror file range',
+      path: `/v1/mirror/builds/${i.older}/domain-map`,
+      key: 'mirror',
+      headers: { range: 'bytes=0-31' },
+      status: 206,
+    },
+    {
+      name: 'mirror file range past its end',
+      path: `/v1/mirror/builds/${i.older}/domain-map`,
+      key: 'mirror',
+      headers: { range: 'bytes=999999999-' },
+      status: 416,
+    },
+    { name: 'mirror file not served', path: `/v1/mirror/builds/${i.older}/kept.json`, key: 'mirror', status: 404 },
+    { name: 'mirror file of no kept build', path: '/v1/mirror/builds/nope/statement.json', key: 'mirror', status: 404 },
+    { name: 'mirror file with an ordinary key', path: `/v1/mirror/builds/${i.older}/statement.json`, status: 403 },
+    { name: 'mirror file without a key', path: `/v1/mirror/builds/${i.older}/statement.json`, key: false, status: 401 },
+    { name: 'mirror file without a build', path: `/v1/mirror/builds/${i.older}/statement.json`, key: 'mirror', on: 'empty', status: 503 },
+
     { name: 'key set', path: '/.well-known/merchant-verify-keys.json', key: false, status: 200 },
     { name: 'key set without a build', path: '/.well-known/merchant-verify-keys.json', key: false, on: 'empty', status: 503 },
     { name: 'log verifier key', path: '/.well-known/merchant-verify-log.vkey', key: false, status: 200 },
@@ -137,6 +162,7 @@ const NOT_PRODUCED: Record<string, string> = {
   '429':
     'RATE_LIMITED: shown on /v1/verify; every key-gated route takes the same quota gate (gateway/auth.ts); the public log routes answer it past their own budget (test/gateway/public-budget.test.ts)',
   '/v1/builds 404': 'BUILD_NOT_FOUND: a records folder holding a copy of one build (test/gateway/history.test.ts)',
+  '/v1/mirror 404': 'BUILD_NOT_FOUND: a gateway on an http(s) origin, which names no build (test/gateway/mirror.test.ts)',
   '/v1/history 404': 'BUILD_NOT_FOUND: a records folder holding a copy of one build (test/gateway/history.test.ts)',
   '/log/checkpoint 503': 'STORE_UNAVAILABLE: only from a bucket that cannot be read (a folder gateway reads its own public folder)',
   '/log/tile/{path} 503': 'STORE_UNAVAILABLE: only from a bucket that cannot be read (a folder gateway reads its own public folder)',
