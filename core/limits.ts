@@ -31,8 +31,8 @@ const MiB = 1024 * KiB;
 export const READ_LIMITS = {
   /** `ab/<domain>.json`: what a build may sign (core/files.ts); the tree kept for people to read, not read by the service. */
   record: { bytes: MAX_RECORD_BYTES, deadlineMs: 10_000 },
-  /** `packs/<sha256>.jsonl`: one record's range of a pack (a ranged read), what a build may sign. */
-  recordRange: { bytes: MAX_RECORD_BYTES, deadlineMs: 10_000 },
+  /** `packs/<sha256>.jsonl`, read a range at a time: a record's (at most the 64 KiB a record may have, asked for no more) or a mirror's chunk of 256 KiB. */
+  packRange: { bytes: 256 * KiB, deadlineMs: 10_000 },
   /** `pack-index`: 4 bytes a record, so 16M records; read whole once per live build. */
   packIndex: { bytes: 64 * MiB, deadlineMs: 60_000 },
   /** `manifest.json`: counts, key id, log indexes. */
@@ -113,7 +113,7 @@ export function readKindOf(path: string): ReadKind {
   const named = BY_NAME.get(name);
   if (named) return named;
   if (CHANGES_FEED.test(path)) return 'changes';
-  if (PACK.test(path)) return 'recordRange';
+  if (PACK.test(path)) return 'packRange';
   if (/(^|\/)[0-9a-f]{2}\/[^/]+\.json$/.test(path)) return 'record';
   return 'other';
 }

@@ -149,9 +149,9 @@ describe.each(BACKENDS)('the store contract: $name', (backend) => {
     expect(await store.readLiveRange(NO_PACK, 0, 10)).toBeNull();
   });
 
-  it('a range of a pack larger than a record may be (64 KiB) is refused before it is asked for', async () => {
+  it('a range of a pack larger than its limit (256 KiB) is refused before it is asked for', async () => {
     const { path } = await livePlace(p, KNOWN);
-    await expect(store.readLiveRange(path, 0, 64 * 1024 + 1)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', file: 'recordRange' });
+    await expect(store.readLiveRange(path, 0, 256 * 1024 + 1)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', file: 'packRange' });
   });
 
   it("the live build's files (domain map), null for none; the key set published with it", async () => {
