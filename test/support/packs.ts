@@ -12,6 +12,7 @@ import {
   packsHeadOf,
   type RecordPlace,
   recordPlace,
+  splitPack,
 } from '@merchant-verify/verifier/internal/issuer';
 import { sha256 } from '../../core/hash.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, PACK_INDEX_FILE } from '../../core/layout.ts';
@@ -47,6 +48,20 @@ export async function placeIn(dir: string, domain: string): Promise<RecordPlace 
 /** The pack file holding a domain's live record (a test replaces it with a FIFO, a folder...). */
 export async function livePackFile(p: Records, domain: string): Promise<string> {
   return (await livePlace(p, domain)).file;
+}
+
+/** Every record of the live build, in map order, from its packs. */
+export async function livePackedRecords(p: Records): Promise<Buffer[]> {
+  const dir = join(p.recordsDir, CURRENT_LINK);
+  const packs = packsHeadOf(JSON.parse(await readFile(join(dir, BUILD_STATEMENT_FILE), 'utf8')) as unknown);
+  if (!packs || typeof packs === 'string') throw new Error(`the live build in ${p.recordsDir} has no packs: ${packs}`);
+  const records: Buffer[] = [];
+  for (const { sha256 } of packs.files) {
+    const lines = splitPack(await readFile(join(dir, packPath(sha256))));
+    if (typeof lines === 'string') throw new Error(`${packPath(sha256)}: ${lines}`);
+    records.push(...lines.map((line) => Buffer.from(line)));
+  }
+  return records;
 }
 
 /** A live record's exact bytes, from its pack. */
