@@ -1,6 +1,6 @@
 import type { AbsenceProof, PacksHead } from '@merchant-verify/verifier/internal/issuer';
 import { domainHash } from '@merchant-verify/verifier/internal/issuer';
-import { BuildNotFoundError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
+import { BuildNotFoundError, StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import { sha256 } from '../core/hash.ts';
 import type { ChangesPage, HistoryAnswer, HistoryEntry } from '../core/history-schema.ts';
@@ -11,7 +11,7 @@ import type { Store } from '../storage/store.ts';
 import { absenceProof, type BuildMap, KeptMaps, leafIndex, loadBuildMap } from './build-maps.ts';
 import { changesPage } from './change-feed.ts';
 import { MapIndex } from './map-index.ts';
-import { livePlace, type RangeReader, readPlaced, storedPlace } from './pack-records.ts';
+import { type Position, readBuildRecord } from './pack-records.ts';
 import { checkServeRule, type RecordsService, type ServedRecord } from './records.ts';
 
 /** Memory for the whole domain maps of kept builds other than the live one (32 bytes a domain), kept for absence proofs. */
@@ -21,13 +21,6 @@ const KEPT_MAPS_BYTES = 256 * 1024 * 1024;
 interface KeptIndex {
   map: MapIndex;
   packs: PacksHead;
-}
-
-/** Where a build's map puts a domain: its record's place in map order, with the build's packs (and the pack index, for the live build). */
-interface Position {
-  index: number;
-  packs: PacksHead;
-  packIndex: Uint8Array | null;
 }
 
 /** Map indexes kept (about 64 bytes per 1024 domains each) before those of builds no longer kept are dropped. */
@@ -240,20 +233,8 @@ export class BuildHistory {
     return pending;
   }
 
-  /**
-   * The record of a domain its build's map lists, read from the build's packs: its place from the
-   * pack index (in memory for the live build, 4 or 8 bytes of it for a kept one), then one range of
-   * its pack. Missing, it is UNAVAILABLE (the map says it is there), unless the build was pruned
-   * meanwhile (BUILD_NOT_FOUND).
-   */
-  private async stored(build: string, at: Position, domain: string): Promise<Buffer> {
-    const read: RangeReader = (path, start, length) => this.store.readRange(build, path, start, length);
-    const place = at.packIndex ? livePlace(at.packIndex, at.packs, at.index) : await storedPlace(read, at.packs, at.index);
-    const bytes = place && (await readPlaced(read, at.packs, place, domain));
-    if (bytes) return bytes;
-    if (!(await this.store.readFile(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
-    throw new RecordUnavailableError(
-      `the record of ${domain} is missing from build ${build} (its pack or pack index is not there), though the build's domain map lists it`,
-    );
+  /** The record of a domain its build's map lists, from the build's packs (see {@link readBuildRecord}). */
+  private stored(build: string, at: Position, domain: string): Promise<Buffer> {
+    return readBuildRecord(this.store, build, at, domain);
   }
 }

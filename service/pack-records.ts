@@ -1,7 +1,10 @@
-import { type PacksHead, packPath, type RecordPlace, recordPlace } from '@merchant-verify/verifier/internal/issuer';
-import { RecordUnavailableError } from '../core/errors.ts';
+import { domainHash, type PacksHead, packPath, type RecordPlace, recordPlace } from '@merchant-verify/verifier/internal/issuer';
+import { BuildNotFoundError, RecordUnavailableError } from '../core/errors.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';
-import { PACK_INDEX_FILE } from '../core/layout.ts';
+import { sha256 } from '../core/hash.ts';
+import { MANIFEST_FILE, PACK_INDEX_FILE } from '../core/layout.ts';
+import type { Store } from '../storage/store.ts';
+import { leafIndex, type ServedBuild } from './build-maps.ts';
 
 /** Reads `length` bytes of a build's file from byte `start`; null when the store has no such file. */
 export type RangeReader = (path: string, start: number, length: number) => Promise<Buffer | null>;
@@ -55,4 +58,48 @@ export async function readPlaced(read: RangeReader, packs: PacksHead, place: Rec
   if (bytes.length !== place.length)
     throw new RecordUnavailableError(`${path} ends before the record of ${domain} (${bytes.length} of its ${place.length} bytes)`);
   return bytes;
+}
+
+/** A live record's bytes as stored: its place from the map and the pack index in memory, then one ranged read of its pack (null: the pack is not there). */
+export function readLiveRecord(store: Pick<Store, 'readLiveRange'>, served: ServedBuild, domain: string): Promise<Buffer | null> {
+  const index = leafIndex(served.leaves, domainHash(sha256, domain));
+  if (index < 0) throw new RecordUnavailableError(`${domain} is not in the live build's domain map`);
+  const place = livePlace(served.packIndex, served.packs, index);
+  return readPlaced((path, start, length) => store.readLiveRange(path, start, length), served.packs, place, domain);
+}
+
+/** A record the live build's map lists whose pack is not there: UNAVAILABLE, never "never audited". */
+export function missingFromLive(domain: string): RecordUnavailableError {
+  return new RecordUnavailableError(
+    `the record of ${domain} is missing from the live build (its pack is not there), though its map lists it`,
+  );
+}
+
+/** Where a build's map puts a domain: its record's place in map order, with the build's packs (and the pack index, for the live build). */
+export interface Position {
+  index: number;
+  packs: PacksHead;
+  packIndex: Uint8Array | null;
+}
+
+/**
+ * The record of a domain its build's map lists, read from the build's packs: its place from the
+ * pack index (in memory for the live build, 4 or 8 bytes of it for a kept one), then one range of
+ * its pack. Missing, it is UNAVAILABLE (the map says it is there), unless the build was pruned
+ * meanwhile (BUILD_NOT_FOUND).
+ */
+export async function readBuildRecord(
+  store: Pick<Store, 'readRange' | 'readFile'>,
+  build: string,
+  at: Position,
+  domain: string,
+): Promise<Buffer> {
+  const read: RangeReader = (path, start, length) => store.readRange(build, path, start, length);
+  const place = at.packIndex ? livePlace(at.packIndex, at.packs, at.index) : await storedPlace(read, at.packs, at.index);
+  const bytes = place && (await readPlaced(read, at.packs, place, domain));
+  if (bytes) return bytes;
+  if (!(await store.readFile(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
+  throw new RecordUnavailableError(
+    `the record of ${domain} is missing from build ${build} (its pack or pack index is not there), though the build's domain map lists it`,
+  );
 }

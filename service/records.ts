@@ -1,9 +1,8 @@
 import { basename } from 'node:path';
 import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
-import { domainHash, formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
+import { formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { RecordUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
-import { sha256 } from '../core/hash.ts';
 import { type CheckKeys, KeyTrust, type TrustSettings } from '../core/key-trust.ts';
 import { unverifiedRecord } from '../core/record.ts';
 import { canonicalRecordText } from '../core/record-text.ts';
@@ -11,8 +10,8 @@ import { KeySetSource } from '../storage/key-set-source.ts';
 import { oneAtATime } from '../storage/one-at-a-time.ts';
 import type { Store } from '../storage/store.ts';
 import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
-import { absenceProof, hasRecord, leafIndex, type ServedBuild } from './build-maps.ts';
-import { livePlace, readPlaced } from './pack-records.ts';
+import { absenceProof, hasRecord, type ServedBuild } from './build-maps.ts';
+import { missingFromLive, readLiveRecord } from './pack-records.ts';
 import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
 import { VerifiedCache } from './verified-cache.ts';
 
@@ -194,25 +193,13 @@ export class RecordsService {
   private async load(domain: string): Promise<ServedRecord> {
     const keys = this.keys.get();
     const began = this.generationNow();
-    const bytes = await observed(this.readStored(domain), this.options.onStoreRead);
-    if (bytes === null)
-      throw new RecordUnavailableError(
-        `the record of ${domain} is missing from the live build (its pack is not there), though the build's domain map lists it`,
-      );
+    const bytes = await observed(readLiveRecord(this.store, this.builds.served(), domain), this.options.onStoreRead);
+    if (bytes === null) throw missingFromLive(domain);
     checkServeRule(domain, bytes, keys);
     const record = { bytes, etag: strongEtag(bytes), audited: true };
     // A record read while a new build was taken is the old build's: served once, never cached for the new one.
     if (this.generationNow() === began) this.cache.set(domain, record);
     return record;
-  }
-
-  /** A record's bytes as stored: its place from the map and the pack index in memory, then one ranged read of its pack. */
-  private async readStored(domain: string): Promise<Buffer | null> {
-    const served = this.builds.served();
-    const index = leafIndex(served.leaves, domainHash(sha256, domain));
-    if (index < 0) throw new RecordUnavailableError(`${domain} is not in the live build's domain map`);
-    const place = livePlace(served.packIndex, served.packs, index);
-    return readPlaced((path, start, length) => this.store.readLiveRange(path, start, length), served.packs, place, domain);
   }
 
   /** The (live build, key set) pair being served now. */

@@ -43,7 +43,7 @@ describe("a record's pack in the live build, faulted on a folder", () => {
   });
 
   const faults: [string, string, (file: string) => Promise<void>, RegExp][] = [
-    ['deleted', FLAGGED, (f) => rm(f), /missing from the live build \(its pack is not there\), though the build's domain map lists it/],
+    ['deleted', FLAGGED, (f) => rm(f), /missing from the live build \(its pack is not there\), though its map lists it/],
     [
       'a FIFO',
       'knockoff-watches.example',

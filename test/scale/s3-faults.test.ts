@@ -56,7 +56,7 @@ async function faultedBucket(prefix: string, fault: (p: Project) => Promise<void
 
 describe("a record's pack object faulted in a bucket", () => {
   const faults: [string, (file: string) => Promise<void>, RegExp][] = [
-    ['missing', (f) => rm(f), /missing from the live build \(its pack is not there\), though the build's domain map lists it/],
+    ['missing', (f) => rm(f), /missing from the live build \(its pack is not there\), though its map lists it/],
     ['overwritten with 70 KiB of blanks', (f) => writeFile(f, Buffer.alloc(70 * 1024, 0x20)), /corrupt \(not JSON\)/],
     ['truncated', async (f) => truncate(f, (await readFile(f)).length - 10), /ends before the record of/],
   ];
