@@ -28,8 +28,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   cli: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'mcp', 'gateway', 'clients', 'witness', 'witness/build-phase', 'cli'],
   // The bin runs the CLI as compiled (dist/cli/cli.js), never the TypeScript.
   bin: ['dist', 'bin'],
-  // The benchmarks drive the product from outside, as the CLI does (and count what a lookup reads
-  // at the tests' local S3-compatible server, test/support/s3-server.ts); the verify page is bundled
+  // The benchmarks drive the product from outside, as the CLI does (with the tests' local
+  // S3-compatible server and their helpers for a build's packs, test/support/); the verify page is bundled
   // for the browser and takes the verifier by its package name, and the domain rule from core.
   bench: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'gateway', 'clients', 'bench', 'test'],
   web: ['core', 'web'],

@@ -12,8 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';
 import { connectHttpClient, firstText } from '../support/mcp.ts';
-import { livePackFile, onePackARecord } from '../support/packs.ts';
-import { makeProject } from '../support/project.ts';
+import { livePackFile } from '../support/packs.ts';
+import { makeProject, onePackARecord } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 
 afterAll(cleanup);

@@ -14,8 +14,8 @@ import { signRecord } from '../../core/signing.ts';
 import { loadActiveKey } from '../../keyring/signing-keys.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';
-import { livePackFile, liveRecordBytes, onePackARecord } from '../support/packs.ts';
-import { makeProject, type Project } from '../support/project.ts';
+import { livePackFile, liveRecordBytes } from '../support/packs.ts';
+import { makeProject, onePackARecord, type Project } from '../support/project.ts';
 
 const FLAGGED = 'dubious-deals.example';
 const CONTROL = 'acme-outdoor.example';

@@ -11,8 +11,8 @@ import { CURRENT_LINK } from '../../core/layout.ts';
 import { cleanup, startTestGateway, trustingProject } from '../support/gateway.ts';
 import { holdingOrigin } from '../support/holding-origin.ts';
 import { liveRecords } from '../support/outputs.ts';
-import { livePlace, onePackARecord } from '../support/packs.ts';
-import type { Project as TestProject } from '../support/project.ts';
+import { livePlace } from '../support/packs.ts';
+import { onePackARecord, type Project as TestProject } from '../support/project.ts';
 import { poll, waitForExit } from '../support/wait.ts';
 
 const origins: { close(): Promise<void> }[] = [];

@@ -17,16 +17,9 @@ import {
 import { sha256 } from '../../core/hash.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, PACK_INDEX_FILE } from '../../core/layout.ts';
 import { leafIndex } from '../../service/build-maps.ts';
-import { build, makeProject, type Project } from './project.ts';
+import type { Project } from './project.ts';
 
 type Records = Pick<Project, 'recordsDir'>;
-
-/** A project whose build has one record a pack: a fault of one pack, or a read of it held, is one record's. */
-export async function onePackARecord(): Promise<Project> {
-  const p = await makeProject({ build: false });
-  await build(p, { packRecords: 1 });
-  return p;
-}
 
 /** Where a (normalized) domain's record is in the live build: its pack's file and the range of its bytes. */
 export function livePlace(p: Records, domain: string): Promise<RecordPlace & { file: string; path: string }> {
