@@ -6,21 +6,23 @@
  * The kept builds are real `mvr build --keep` runs of the sample audits (a few records each,
  * signed), whose domain maps are then grown to N leaves: random hashes stand for the hashes of
  * N domains, merged with the real ones, and the build statement is signed again over the grown
- * map with the project's key. So every map a gateway reads is as large and as signed as a real
- * build's, while no one signs 13M records: history reads a build's map and the one record it
- * asks for, never the others. Each call is measured in a fresh process after one unmeasured
+ * map (and packs and a pack index to match: each added leaf a one-byte line) with the project's
+ * key. So every map a gateway reads is as large and as signed as a real build's, while no one
+ * signs 13M records: history reads a build's map and the one record it asks for, never the others. Each call is measured in a fresh process after one unmeasured
  * call (the first fills whatever the gateway keeps), so what is shown is the steady state a
  * flood of history calls meets, beside the first call's cost.
  */
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { cp, mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { domainHash, type PacksHead, packPath, recordsPerPackFor, splitPack } from '@merchant-verify/verifier/internal/issuer';
 import { runBuild } from '../builder/build.ts';
 import { writeDomainMap } from '../builder/domain-map.ts';
-import { BUILDS_DIR, DOMAIN_MAP_FILE, MANIFEST_FILE } from '../core/layout.ts';
+import { sha256 as sha256Of } from '../core/hash.ts';
+import { BUILD_STATEMENT_FILE, BUILDS_DIR, DOMAIN_MAP_FILE, MANIFEST_FILE, PACK_INDEX_FILE } from '../core/layout.ts';
 import { parseManifest } from '../core/manifest-schema.ts';
 import { keygen, loadActiveKey } from '../keyring/signing-keys.ts';
 import { openRecordsStack } from '../service/records-stack.ts';
@@ -57,7 +59,11 @@ async function measure(root: string, calls: number): Promise<void> {
   }
 }
 
-/** Grows a build's map to `n` leaves (its real leaves among them) and signs its statement again. */
+/**
+ * Grows a build's map to `n` leaves (its real leaves among them) with packs and a pack index to
+ * match (each added leaf a one-byte line, the real records where they fall), and signs its
+ * statement again over them.
+ */
 async function grow(root: string, id: string, n: number): Promise<void> {
   const dir = join(root, 'records', BUILDS_DIR, id);
   const real = await readFile(join(dir, DOMAIN_MAP_FILE));
@@ -65,10 +71,35 @@ async function grow(root: string, id: string, n: number): Promise<void> {
   for (let i = 0; i < real.length; i += 32) hashes.push(real.subarray(i, i + 32));
   for (let i = hashes.length; i < n; i++) hashes.push(randomBytes(32));
   hashes.sort(Buffer.compare);
+  const records = new Map<string, Uint8Array>();
+  const statement = JSON.parse(await readFile(join(dir, BUILD_STATEMENT_FILE), 'utf8')) as { packs: PacksHead };
+  for (const { sha256 } of statement.packs.files) {
+    for (const record of splitPack(await readFile(join(dir, packPath(sha256)))) as Uint8Array[]) {
+      const { domain } = JSON.parse(Buffer.from(record).toString('utf8')) as { domain: string };
+      records.set(Buffer.from(domainHash(sha256Of, domain)).toString('hex'), record);
+    }
+  }
+  const perPack = recordsPerPackFor(n);
+  const index = Buffer.alloc(n * 4);
+  const files: PacksHead['files'] = [];
+  for (let start = 0; start < n; start += perPack) {
+    const lines = hashes
+      .slice(start, start + perPack)
+      .map((h) => Buffer.concat([records.get(h.toString('hex')) ?? Buffer.alloc(0), NEWLINE]));
+    let end = 0;
+    for (const [i, line] of lines.entries()) index.writeUInt32BE((end += line.length), (start + i) * 4);
+    const pack = Buffer.concat(lines);
+    const sha256 = createHash('sha256').update(pack).digest('hex');
+    await writeFile(join(dir, packPath(sha256)), pack);
+    files.push({ sha256, bytes: pack.length });
+  }
+  await writeFile(join(dir, PACK_INDEX_FILE), index);
   const manifest = parseManifest(await readFile(join(dir, MANIFEST_FILE)), id);
   const key = await loadActiveKey(join(root, 'keys'), undefined);
-  await writeDomainMap(dir, Buffer.concat(hashes), { issuer: ISSUER, build: id, issuedAt: manifest.issued_at, key });
+  const packs = { records_per_pack: perPack, files };
+  await writeDomainMap(dir, Buffer.concat(hashes), { issuer: ISSUER, build: id, issuedAt: manifest.issued_at, key, packs });
 }
+const NEWLINE = Buffer.from('\n');
 
 const { values } = parseArgs({
   options: {

@@ -1,3 +1,4 @@
+import { ReadTooLargeError } from './errors.ts';
 import { MAX_RECORD_BYTES } from './files.ts';
 import {
   BUILD_CHECKPOINT_FILE,
@@ -28,8 +29,12 @@ const MiB = 1024 * KiB;
 
 /** The kinds of file read from a store, each with its size limit (bytes) and its total deadline (ms). */
 export const READ_LIMITS = {
-  /** `ab/<domain>.json`: what a build may sign (core/files.ts). */
+  /** `ab/<domain>.json`: what a build may sign (core/files.ts); the tree kept for people to read, not read by the service. */
   record: { bytes: MAX_RECORD_BYTES, deadlineMs: 10_000 },
+  /** `packs/<sha256>.jsonl`, read a range at a time: a record's (at most the 64 KiB a record may have, asked for no more) or a mirror's chunk of 256 KiB. */
+  packRange: { bytes: 256 * KiB, deadlineMs: 10_000 },
+  /** `pack-index`: 4 bytes a record, so 16M records; read whole once per live build. */
+  packIndex: { bytes: 64 * MiB, deadlineMs: 60_000 },
   /** `manifest.json`: counts, key id, log indexes. */
   manifest: { bytes: 1 * MiB, deadlineMs: 10_000 },
   /** `statement.json`: one signed statement. */
@@ -52,10 +57,6 @@ export const READ_LIMITS = {
   shardLog: { bytes: 32 * MiB, deadlineMs: 60_000 },
   /** `index.jsonl`: one line a record, read whole only by `mvr pull`. */
   index: { bytes: 2048 * MiB, deadlineMs: 600_000 },
-  /** `packs/<sha256>.jsonl`: a pack, read whole or in ranges by `mvr mirror` (a few MB at 1M records; 256 packs at most). */
-  pack: { bytes: 1024 * MiB, deadlineMs: 600_000 },
-  /** `pack-index`: 4 bytes a record, so 16M records. */
-  packIndex: { bytes: 64 * MiB, deadlineMs: 60_000 },
   /** `changes/<build>.jsonl`: read a page at a time (a ranged read of 256 KiB). */
   changes: { bytes: 1 * MiB, deadlineMs: 10_000 },
   /** What `mvr verify`, `mvr log` and `mvr mcp` take from a gateway in one answer (a record, a proof, a page of history). */
@@ -96,7 +97,7 @@ const BY_NAME = new Map<string, ReadKind>([
   [PACK_INDEX_FILE, 'packIndex'],
 ]);
 
-/** A pack, `packs/<sha256>.jsonl`. */
+/** A pack, `packs/<sha256>.jsonl`: read a record's range at a time. */
 const PACK = new RegExp(`(^|/)${PACKS_DIR}/[0-9a-f]{64}\\.jsonl$`);
 
 /** A change feed, `changes/<build>.jsonl`. */
@@ -112,7 +113,7 @@ export function readKindOf(path: string): ReadKind {
   const named = BY_NAME.get(name);
   if (named) return named;
   if (CHANGES_FEED.test(path)) return 'changes';
-  if (PACK.test(path)) return 'pack';
+  if (PACK.test(path)) return 'packRange';
   if (/(^|\/)[0-9a-f]{2}\/[^/]+\.json$/.test(path)) return 'record';
   return 'other';
 }
@@ -122,4 +123,10 @@ export function readLimitOf(path: string, deadlineMs?: number): { kind: ReadKind
   const kind = readKindOf(path);
   const limit = READ_LIMITS[kind];
   return { kind, bytes: limit.bytes, deadlineMs: deadlineMs === undefined ? limit.deadlineMs : Math.min(deadlineMs, limit.deadlineMs) };
+}
+
+/** A ranged read of `length` bytes of `path`, refused before it is asked for (ReadTooLargeError) when its kind may not have that many. */
+export function checkRangeLimit(path: string, length: number): void {
+  const { kind, bytes } = readLimitOf(path);
+  if (length > bytes) throw new ReadTooLargeError(kind, bytes);
 }

@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import { type PackFile, packPath } from '@merchant-verify/verifier/internal/issuer';
 import { MirrorRefusedError } from '../core/errors.ts';
 import { BUILDS_DIR, MIRROR_POOL_DIR } from '../core/layout.ts';
+import { READ_LIMITS } from '../core/limits.ts';
 import type { MirrorSource } from './source.ts';
 
-/** Bytes asked for in one ranged read of a pack. */
-export const CHUNK_BYTES = 8 * 1024 * 1024;
+/** Bytes asked for in one ranged read of a pack: the most a read of a pack may have (core/limits.ts). */
+export const CHUNK_BYTES = READ_LIMITS.packRange.bytes;
 
 /**
  * The packs of a mirror folder, by hash: those its builds already hold (any build, hard-linked

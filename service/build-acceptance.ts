@@ -3,7 +3,7 @@ import { verifyRecordNode } from '../core/signing.ts';
 import type { KeySetSource } from '../storage/key-set-source.ts';
 import type { FoundBuild, Store } from '../storage/store.ts';
 import { checkBuildIssuer } from './build-issuer.ts';
-import { type BuildMap, loadBuildMap, statementProblem } from './build-maps.ts';
+import { loadServedBuild, type ServedBuild, statementProblem } from './build-maps.ts';
 
 /** A build the store names live that is not served, and why. */
 export interface BuildRefusal {
@@ -14,7 +14,7 @@ export interface BuildRefusal {
 /** The build served: its checked map, and the key set load it was last checked against. */
 interface Served {
   generation: string;
-  map: BuildMap;
+  map: ServedBuild;
   keyLoads: number;
   /** Why it no longer checks (the key set changed under it and lacks its key); null while it does. */
   problem: string | null;
@@ -24,7 +24,8 @@ interface Served {
  * Decides which build the records are served from, the one place a build is refused. A build the
  * store finds live is served only once its statement and domain map check against the key set it
  * comes with (read again once when the statement names a key it lacks: the key set may be a
- * moment behind the build) and it names the gateway's issuer. A build that does not check is refused whole, told once, and the
+ * moment behind the build), its pack index matches the packs the statement signs, and it names
+ * the gateway's issuer. A build that does not check is refused whole, told once, and the
  * build served before stays served. A refused build is checked again only when the key set
  * changes, so a forged build costs one check, not one per refresh; a build that could not be read
  * at all is tried again at the next refresh.
@@ -47,8 +48,8 @@ export class BuildAcceptor {
     store.acceptBuildsWith((found) => this.accept(found));
   }
 
-  /** The served build's map; STORE_UNAVAILABLE when the store serves none or it no longer checks. */
-  served(): BuildMap {
+  /** The served build's map and pack index; STORE_UNAVAILABLE when the store serves none or it no longer checks. */
+  served(): ServedBuild {
     const generation = this.store.generation();
     if (!this.current || this.current.generation !== generation) throw new StoreUnavailableError(this.whyNone());
     this.recheck(this.current);
@@ -105,7 +106,7 @@ export class BuildAcceptor {
         .catch((error: Error) => Promise.reject(new Error(`key set unavailable: ${found.keySet.name}: ${error.message}`)));
       unread = false;
       const map = checkBuildIssuer(
-        await loadBuildMap(readFile, keys, found.build, this.store.name, async () => {
+        await loadServedBuild(readFile, keys, found.build, this.store.name, async () => {
           keys = await this.keys.read(found.keySet);
           return keys;
         }),

@@ -19,7 +19,7 @@ export class IssuerMismatchError extends StoreUnavailableError {
 }
 
 /** The build's map, when its signed statement names the gateway's issuer ({@link IssuerMismatchError} otherwise). */
-export function checkBuildIssuer(m: BuildMap, issuer: string): BuildMap {
+export function checkBuildIssuer<M extends BuildMap>(m: M, issuer: string): M {
   if (m.statement.issuer !== issuer) throw new IssuerMismatchError(m.build, String(m.statement.issuer), issuer);
   return m;
 }

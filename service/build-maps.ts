@@ -1,11 +1,11 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { AbsenceProof, BuildStatement } from '@merchant-verify/verifier/internal/issuer';
-import { DomainMap, domainHash } from '@merchant-verify/verifier/internal/issuer';
+import type { AbsenceProof, BuildStatement, PacksHead } from '@merchant-verify/verifier/internal/issuer';
+import { DomainMap, domainHash, packCount, packIndexProblem, packsHeadOf } from '@merchant-verify/verifier/internal/issuer';
 import { encodeBase64 } from '@merchant-verify/verifier/internal/tlog';
 import { HasRecordError, StoreUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import type { CheckKeys } from '../core/key-trust.ts';
-import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
+import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE, PACK_INDEX_FILE } from '../core/layout.ts';
 import { verifyRecordNode } from '../core/signing.ts';
 
 /** A build's domain map, checked against the build's signed statement. */
@@ -15,6 +15,13 @@ export interface BuildMap {
   map: DomainMap;
   /** The map's leaves as read (the buffer `map` searches). */
   leaves: Uint8Array;
+  /** Its packs as the statement signs them: the records, in map order. */
+  packs: PacksHead;
+}
+
+/** The live build: its checked map, and its pack index (4 bytes a record) checked against the statement's packs. */
+export interface ServedBuild extends BuildMap {
+  packIndex: Uint8Array;
 }
 
 /** Reads a file of one build (its map, its statement), null when the build has none. */
@@ -70,7 +77,42 @@ export async function loadBuildMap(
       `${DOMAIN_MAP_FILE} (${head.size} domains, root ${head.root}) is not the map its statement signs (${statement.domain_map?.size} domains, root ${statement.domain_map?.root})`,
     );
   }
-  return { build: statement.build, statement, map, leaves };
+  const packs = packsHeadOf(statement);
+  if (packs === null)
+    throw refuse(
+      `${BUILD_STATEMENT_FILE} names no packs (made before builds were packed, which this gateway reads records from; build it again and publish it)`,
+    );
+  if (typeof packs === 'string') throw refuse(`${BUILD_STATEMENT_FILE}: ${packs}`);
+  if (packCount(head.size, packs.records_per_pack) !== packs.files.length)
+    throw refuse(
+      `${BUILD_STATEMENT_FILE} names ${packs.files.length} packs, not the ${packCount(head.size, packs.records_per_pack)} its ${head.size} domains make`,
+    );
+  return { build: statement.build, statement, map, leaves, packs };
+}
+
+/**
+ * Loads the build to serve: its map and statement as {@link loadBuildMap} checks them, and its
+ * pack index, read with them and checked against the statement's packs (4 bytes a record, offsets
+ * rising within each pack, each pack ending at the length the statement signs). The index itself
+ * is not signed: a wrong range within a pack fails the record's own checks.
+ */
+export async function loadServedBuild(
+  read: BuildFileReader,
+  keys: CheckKeys,
+  expectedBuild: string | null,
+  where: string,
+  rereadKeySet?: () => Promise<CheckKeys>,
+): Promise<ServedBuild> {
+  const index = read(PACK_INDEX_FILE);
+  // Awaited below, after the map: a rejection meanwhile is not unhandled.
+  index.catch(() => undefined);
+  const m = await loadBuildMap(read, keys, expectedBuild, where, rereadKeySet);
+  const packIndex = await index;
+  const refuse = (why: string) => new StoreUnavailableError(`build ${m.build} refused: ${why}`);
+  if (!packIndex) throw refuse(`it has no ${PACK_INDEX_FILE} (not copied whole; build and publish again)`);
+  const problem = packIndexProblem(packIndex, m.packs, m.map.size);
+  if (problem) throw refuse(`${PACK_INDEX_FILE} does not match its statement's packs: ${problem}`);
+  return { ...m, packIndex };
 }
 
 /** Why a statement's verdict refuses its build, or null: unsigned passes only when the gateway serves unsigned builds. */
@@ -87,6 +129,21 @@ export function trustHint(verdict: ReturnType<typeof verifyRecordNode>, keys: Ch
   return untrusted
     ? `; the key set lists key ${untrusted.kid}, but it is not trusted (${untrusted.reason}): endorse it with "mvr keygen" from a trusted key, or pin it (--trusted-keys)`
     : '';
+}
+
+/** The place of a leaf (a domain's hash) in a map's sorted leaves, or -1 when it is not one. */
+export function leafIndex(leaves: Uint8Array, hash: Uint8Array): number {
+  const leaf = (i: number) => Buffer.from(leaves.buffer, leaves.byteOffset + i * 32, 32);
+  let lo = 0;
+  let hi = leaves.length / 32;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = Buffer.compare(leaf(mid), hash);
+    if (c === 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return -1;
 }
 
 /** Whether a normalized domain has a record in the build. */

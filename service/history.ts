@@ -1,20 +1,27 @@
-import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
+import type { AbsenceProof, PacksHead } from '@merchant-verify/verifier/internal/issuer';
 import { domainHash } from '@merchant-verify/verifier/internal/issuer';
-import { BuildNotFoundError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
+import { BuildNotFoundError, StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import { sha256 } from '../core/hash.ts';
 import type { ChangesPage, HistoryAnswer, HistoryEntry } from '../core/history-schema.ts';
-import { DOMAIN_MAP_FILE, MANIFEST_FILE, recordPath } from '../core/layout.ts';
+import { DOMAIN_MAP_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import type { VerificationRecord } from '../core/record.ts';
 import type { KeptBuild } from '../storage/kept-builds.ts';
 import type { Store } from '../storage/store.ts';
-import { absenceProof, type BuildMap, hasRecord, KeptMaps, loadBuildMap } from './build-maps.ts';
+import { absenceProof, type BuildMap, KeptMaps, leafIndex, loadBuildMap } from './build-maps.ts';
 import { changesPage } from './change-feed.ts';
 import { MapIndex } from './map-index.ts';
+import { type Position, readBuildRecord } from './pack-records.ts';
 import { checkServeRule, type RecordsService, type ServedRecord } from './records.ts';
 
 /** Memory for the whole domain maps of kept builds other than the live one (32 bytes a domain), kept for absence proofs. */
 const KEPT_MAPS_BYTES = 256 * 1024 * 1024;
+
+/** What is kept of a kept build between requests: its map index and the packs its statement signs. */
+interface KeptIndex {
+  map: MapIndex;
+  packs: PacksHead;
+}
 
 /** Map indexes kept (about 64 bytes per 1024 domains each) before those of builds no longer kept are dropped. */
 const KEPT_INDEXES = 64;
@@ -41,7 +48,7 @@ export class BuildHistory {
   /** The checked domain maps of kept builds other than the live one, for absence proofs. */
   private readonly maps = new KeptMaps(KEPT_MAPS_BYTES);
   /** What is kept of each kept build's checked map to answer "is this domain in it" with one ranged read. */
-  private readonly indexes = new Map<string, Promise<MapIndex>>();
+  private readonly indexes = new Map<string, Promise<KeptIndex>>();
   /** The last whole map being loaded for an index: one at a time, so memory holds one map, not every kept build's. */
   private loading: Promise<unknown> = Promise.resolve();
 
@@ -80,8 +87,9 @@ export class BuildHistory {
     const builds = await this.builds();
     const kept = this.kept(builds, build);
     if (kept === builds[0]) return this.records.recordFor(domain, now);
-    if (!(await this.mapLists(kept.id, domain, builds))) return this.records.neverAudited(domain, now);
-    const bytes = await this.stored(kept.id, domain);
+    const at = await this.positionIn(kept.id, domain, builds);
+    if (!at) return this.records.neverAudited(domain, now);
+    const bytes = await this.stored(kept.id, at, domain);
     checkServeRule(domain, bytes, this.records.checkKeys());
     return { bytes, etag: strongEtag(bytes), audited: true };
   }
@@ -89,7 +97,17 @@ export class BuildHistory {
   /** Whether a kept build's map lists `domain` (BUILD_NOT_FOUND for a build not kept). */
   async hasRecordIn(build: string, domain: string): Promise<boolean> {
     const builds = await this.builds();
-    return this.mapLists(this.kept(builds, build).id, domain, builds);
+    return (await this.positionIn(this.kept(builds, build).id, domain, builds)) !== null;
+  }
+
+  /**
+   * The stored record of `domain` in a kept build or the live one, unchecked (the caller applies
+   * the serve rule), or null when that build's map does not list it (BUILD_NOT_FOUND for a build
+   * not kept).
+   */
+  async storedIn(build: string, domain: string): Promise<Buffer | null> {
+    const builds = await this.builds();
+    return this.storedIfMapped(this.kept(builds, build).id, domain, builds);
   }
 
   /** The proof that `domain` has no record in a kept build (HAS_RECORD when it has one). */
@@ -167,26 +185,34 @@ export class BuildHistory {
 
   /** A build's record of `domain` when its map lists it, else null. */
   private async storedIfMapped(build: string, domain: string, builds: KeptBuild[]): Promise<Buffer | null> {
-    return (await this.mapLists(build, domain, builds)) ? this.stored(build, domain) : null;
+    const at = await this.positionIn(build, domain, builds);
+    return at ? this.stored(build, at, domain) : null;
   }
 
   /**
-   * Whether a build's signed map lists `domain`: the live build's from the map in memory, a kept
-   * build's from its index and one chunk of its map file, so asking every kept build costs the same
-   * at any number of domains (a missing record file alone never says "not in that build").
+   * Where a build's signed map puts `domain`, or null when it does not list it: the live build's
+   * from the map in memory, a kept build's from its index and one chunk of its map file, so asking
+   * every kept build costs the same at any number of domains (a missing record alone never says
+   * "not in that build").
    */
-  private async mapLists(build: string, domain: string, builds: KeptBuild[]): Promise<boolean> {
-    if (build === builds[0]?.id) return hasRecord(await this.records.buildMap(), domain);
-    const index = await this.indexOf(build, builds);
-    return index.has(domainHash(sha256, domain), async (start, length) => {
+  private async positionIn(build: string, domain: string, builds: KeptBuild[]): Promise<Position | null> {
+    const hash = domainHash(sha256, domain);
+    if (build === builds[0]?.id) {
+      const m = await this.records.buildMap();
+      const index = leafIndex(m.leaves, hash);
+      return index < 0 ? null : { index, packs: m.packs, packIndex: m.packIndex };
+    }
+    const kept = await this.indexOf(build, builds);
+    const index = await kept.map.position(hash, async (start, length) => {
       const bytes = await this.store.readRange(build, DOMAIN_MAP_FILE, start, length);
       if (!bytes && !(await this.store.readFile(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
       return bytes;
     });
+    return index < 0 ? null : { index, packs: kept.packs, packIndex: null };
   }
 
   /** A kept build's map index, made once from its whole map checked against its statement (one map loaded at a time). */
-  private indexOf(build: string, builds: KeptBuild[]): Promise<MapIndex> {
+  private indexOf(build: string, builds: KeptBuild[]): Promise<KeptIndex> {
     const key = `${build}|${this.records.keys.generation()}`;
     const known = this.indexes.get(key);
     if (known) return known;
@@ -199,7 +225,7 @@ export class BuildHistory {
       .then(() => loadBuildMap((name) => this.readBuildFile(build, name), keys, build, build))
       .then((m) => {
         this.options.onMapLoad?.(build);
-        return MapIndex.of(build, m.leaves);
+        return { map: MapIndex.of(build, m.leaves), packs: m.packs };
       });
     this.loading = pending;
     this.indexes.set(key, pending);
@@ -207,15 +233,8 @@ export class BuildHistory {
     return pending;
   }
 
-  /**
-   * The record of a domain its build's map lists: a regular file or object of at most 64 KiB.
-   * Missing, it is UNAVAILABLE (the map says it is there), unless the build was pruned meanwhile
-   * (BUILD_NOT_FOUND).
-   */
-  private async stored(build: string, domain: string): Promise<Buffer> {
-    const bytes = await this.store.readRecordFile(build, recordPath(domain));
-    if (bytes) return bytes;
-    if (!(await this.store.readFile(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
-    throw new RecordUnavailableError(`the record of ${domain} is missing from build ${build}, though the build's domain map lists it`);
+  /** The record of a domain its build's map lists, from the build's packs (see {@link readBuildRecord}). */
+  private stored(build: string, at: Position, domain: string): Promise<Buffer> {
+    return readBuildRecord(this.store, build, at, domain);
   }
 }

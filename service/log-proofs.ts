@@ -13,7 +13,6 @@ import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, MANIFEST_FILE, rec
 import { parseManifest } from '../core/manifest-schema.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { type Store, storeTiles } from '../storage/store.ts';
-import { hasRecord } from './build-maps.ts';
 import type { BuildHistory } from './history.ts';
 import { checkServeRule, type RecordsService } from './records.ts';
 
@@ -72,16 +71,10 @@ export class LogProofs {
   async proofFor(domain: string, kept?: string): Promise<ProvenRecord> {
     const build = kept ?? (await this.store.logBuild());
     const path = recordPath(domain);
-    const record = await this.store.readRecordFile(build, path);
-    if (!record) {
-      // A kept build pruned since the caller looked has nothing to say any more: not "no record".
-      if (kept !== undefined && !(await this.store.readFile(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
-      // Only the build's map says "never audited"; a record it lists must be there.
-      const listed = kept === undefined ? hasRecord(await this.records.buildMap(), domain) : await this.history.hasRecordIn(kept, domain);
-      if (listed)
-        throw new RecordUnavailableError(`the record of ${domain} is missing from build ${build}, though the build's domain map lists it`);
-      throw new NotInLogError(`${domain} has no record in build ${build} (never audited then), so nothing of it is in the log`);
-    }
+    // Only the build's map says "never audited"; a record it lists must be in its pack (UNAVAILABLE
+    // otherwise), and a kept build pruned since the caller looked is BUILD_NOT_FOUND.
+    const record = await this.history.storedIn(build, domain);
+    if (!record) throw new NotInLogError(`${domain} has no record in build ${build} (never audited then), so nothing of it is in the log`);
     checkServeRule(domain, record, this.records.checkKeys());
     const entry = (await this.shard(build, path.slice(0, path.indexOf('/')))).get(domain);
     const checkpoint = await this.checkpointOf(build);

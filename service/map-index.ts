@@ -47,8 +47,13 @@ export class MapIndex {
 
   /** Whether the leaf `hash` is in the map: one chunk read with `read`, checked against its digest. */
   async has(hash: Uint8Array, read: MapRangeReader): Promise<boolean> {
+    return (await this.position(hash, read)) >= 0;
+  }
+
+  /** The place of the leaf `hash` in the map (its record's place in the build's packs), or -1 when it is not in it: as {@link has}. */
+  async position(hash: Uint8Array, read: MapRangeReader): Promise<number> {
     const chunk = this.chunkOf(hash);
-    if (chunk < 0) return false;
+    if (chunk < 0) return -1;
     const start = chunk * CHUNK_LEAVES * LEAF;
     const length = Math.min(CHUNK_LEAVES * LEAF, this.size * LEAF - start);
     const bytes = await read(start, length);
@@ -67,11 +72,11 @@ export class MapIndex {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const c = Buffer.compare(bytes.subarray(mid * LEAF, (mid + 1) * LEAF), hash);
-      if (c === 0) return true;
+      if (c === 0) return chunk * CHUNK_LEAVES + mid;
       if (c < 0) lo = mid + 1;
       else hi = mid;
     }
-    return false;
+    return -1;
   }
 
   /** The last chunk whose first leaf is at or below `hash`; -1 when `hash` is below every leaf. */

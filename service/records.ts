@@ -10,7 +10,8 @@ import { KeySetSource } from '../storage/key-set-source.ts';
 import { oneAtATime } from '../storage/one-at-a-time.ts';
 import type { Store } from '../storage/store.ts';
 import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
-import { absenceProof, type BuildMap, hasRecord } from './build-maps.ts';
+import { absenceProof, hasRecord, type ServedBuild } from './build-maps.ts';
+import { missingFromLive, readLiveRecord } from './pack-records.ts';
 import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
 import { VerifiedCache } from './verified-cache.ts';
 
@@ -118,8 +119,8 @@ export class RecordsService {
     return absenceProof(await this.buildMap(), domain);
   }
 
-  /** The live build's checked domain map and statement (STORE_UNAVAILABLE when there is none, or it was refused). */
-  async buildMap(): Promise<BuildMap> {
+  /** The live build's checked domain map, statement and pack index (STORE_UNAVAILABLE when there is none, or it was refused). */
+  async buildMap(): Promise<ServedBuild> {
     return this.builds.served();
   }
 
@@ -192,9 +193,8 @@ export class RecordsService {
   private async load(domain: string): Promise<ServedRecord> {
     const keys = this.keys.get();
     const began = this.generationNow();
-    const bytes = await observed(this.store.readRecord(domain), this.options.onStoreRead);
-    if (bytes === null)
-      throw new RecordUnavailableError(`the record of ${domain} is missing from the live build, though the build's domain map lists it`);
+    const bytes = await observed(readLiveRecord(this.store, this.builds.served(), domain), this.options.onStoreRead);
+    if (bytes === null) throw missingFromLive(domain);
     checkServeRule(domain, bytes, keys);
     const record = { bytes, etag: strongEtag(bytes), audited: true };
     // A record read while a new build was taken is the old build's: served once, never cached for the new one.

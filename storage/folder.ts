@@ -1,9 +1,10 @@
 import { statSync } from 'node:fs';
-import { open, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { NoBuildHistoryError, ReadTooLargeError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
-import { fileVersion, NotARecordFileError, readRegularFile } from '../core/files.ts';
-import { BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE, recordPath } from '../core/layout.ts';
+import { fileVersion, NotARegularFileError, readRegularRange } from '../core/files.ts';
+import { BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
+import { checkRangeLimit } from '../core/limits.ts';
 import { type KeptBuild, readKept } from './kept-builds.ts';
 import { oneAtATime } from './one-at-a-time.ts';
 import { nullIfMissing, publicKeySet, publicLogFile, publicLogVkey, readFileOrNull, readWithinLimit } from './public-files.ts';
@@ -79,7 +80,7 @@ export class FolderStore implements Store {
     return this.root ?? '';
   }
 
-  /** The live build's id as last refreshed (what `readRecord` serves from); null without one or for a copy of one build. */
+  /** The live build's id as last refreshed (what `readLiveRange` reads from); null without one or for a copy of one build. */
   liveBuild(): string | null {
     return this.build;
   }
@@ -89,25 +90,25 @@ export class FolderStore implements Store {
   }
 
   /**
-   * A record's bytes, read only from a regular file of at most 64 KiB ({@link readRegularFile}).
+   * A range of a live build's file (a record's range of a pack), read only from a regular file
+   * ({@link readRegularRange}): a FIFO, a folder or a device in its place is UNAVAILABLE at once.
    * A missing file is told apart from a missing build by the manifest, so "not there" is never
    * believed from a vanished or pruned folder: the live build is looked up again once instead.
-   * Whether a missing file means "never audited" is not the store's to say: the build's domain
-   * map decides that (see the records service).
    */
-  async readRecord(domain: string): Promise<Buffer | null> {
+  async readLiveRange(name: string, start: number, length: number): Promise<Buffer | null> {
+    checkRangeLimit(name, length);
     for (let attempt = 0; attempt < 2; attempt++) {
       const root = this.root;
       if (!root) throw new StoreUnavailableError(`records unavailable: ${this.error}`);
-      const file = join(root, recordPath(domain));
+      const file = join(root, name);
       try {
-        return await readRegularFile(file);
+        return await readRegularRange(file, start, length);
       } catch (error) {
-        if (error instanceof NotARecordFileError) throw new RecordUnavailableError(`record file of ${domain} (${file}) ${error.message}`);
+        if (error instanceof NotARegularFileError) throw new RecordUnavailableError(`${file} ${error.message}`);
         if (statSync(join(root, MANIFEST_FILE), { throwIfNoEntry: false })) {
           const code = (error as NodeJS.ErrnoException).code;
           if (code === 'ENOENT') return null;
-          throw new RecordUnavailableError(`record file of ${domain} (${file}) is unreadable (${code ?? 'error'})`, { cause: error });
+          throw new RecordUnavailableError(`${file} is unreadable (${code ?? 'error'})`, { cause: error });
         }
       }
       // The build we were reading may have been pruned or the folder removed: look again.
@@ -150,33 +151,14 @@ export class FolderStore implements Store {
     }
   }
 
-  async readRecordFile(build: string, path: string): Promise<Buffer | null> {
-    try {
-      return await readRegularFile(this.file(build, path));
-    } catch (error) {
-      if (error instanceof NotARecordFileError) throw new RecordUnavailableError(`record file ${this.file(build, path)} ${error.message}`);
-      return this.missing(this.file(build, path), error);
-    }
-  }
-
   async readRange(build: string, path: string, start: number, length: number): Promise<Buffer | null> {
-    let handle;
+    checkRangeLimit(path, length);
+    const file = this.file(build, path);
     try {
-      handle = await open(this.file(build, path));
+      return await readRegularRange(file, start, length);
     } catch (error) {
-      return this.missing(this.file(build, path), error);
-    }
-    try {
-      const buffer = Buffer.alloc(length);
-      let filled = 0;
-      while (filled < length) {
-        const { bytesRead } = await handle.read(buffer, filled, length - filled, start + filled);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
-      }
-      return buffer.subarray(0, filled);
-    } finally {
-      await handle.close();
+      if (error instanceof NotARegularFileError) throw new RecordUnavailableError(`${file} ${error.message}`);
+      return this.missing(file, error);
     }
   }
 

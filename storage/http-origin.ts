@@ -7,11 +7,13 @@ import {
   RecordUnavailableError,
   StoreUnavailableError,
 } from '../core/errors.ts';
-import { MANIFEST_FILE, recordPath } from '../core/layout.ts';
+import { MANIFEST_FILE } from '../core/layout.ts';
+import { checkRangeLimit } from '../core/limits.ts';
 import type { KeptBuild } from './kept-builds.ts';
 import { oneAtATime } from './one-at-a-time.ts';
 import { type OriginAnswer, OriginTransport, type OriginTransportOptions } from './origin-transport.ts';
 import { publicKeySet, publicLogFile, publicLogVkey } from './public-files.ts';
+import { rangeBody, rangeHeader } from './ranges.ts';
 import { type BuildAcceptance, type Store, takeEveryBuild } from './store.ts';
 
 /** Why an origin keeps no history and no log. */
@@ -24,7 +26,8 @@ export interface HttpOriginOptions extends OriginTransportOptions {
 
 /**
  * Records behind an HTTP origin (object storage, a CDN origin, nginx): the build's folder,
- * `<base>/manifest.json` and `<base>/<ab>/<domain>.json`. Keep-alive pool, timeouts, retries
+ * `<base>/manifest.json`, `<base>/pack-index` and `<base>/packs/<sha256>.jsonl`, a record read
+ * as one range of its pack (Range requests; an origin that ignores them serves no record). Keep-alive pool, timeouts, retries
  * with backoff. As with the folder, a 404 is only "never audited" while the origin answers for
  * its manifest; an origin that is down is STORE_UNAVAILABLE. An origin serves one build: it
  * keeps no history and no log of its own; the key set and the public log files are the public
@@ -80,7 +83,7 @@ export class HttpOriginStore implements Store {
       this.error = `records origin ${this.base} unavailable: ${(error as Error).message}`;
       // An origin that answers past a read's limits (a manifest too large, a read past its
       // deadline) does not take the build served so far with it: it stays served, and health says
-      // why. "Not found" is no longer believed from it (see readRecord) until it answers again.
+      // why. "Not found" is no longer believed from it (see readLiveRange) until it answers again.
       if (error instanceof ReadTooLargeError || error instanceof ReadDeadlineError) return;
       // No generation while the origin is down: the verified cache empties and every lookup is
       // STORE_UNAVAILABLE, as with a missing folder, rather than answers from an unknown build.
@@ -108,26 +111,28 @@ export class HttpOriginStore implements Store {
     };
   }
 
-  async readRecord(domain: string): Promise<Buffer | null> {
+  /** A range of a file of the build (a record's range of a pack): a 206 with the range asked for, or UNAVAILABLE. */
+  async readLiveRange(name: string, start: number, length: number): Promise<Buffer | null> {
     if (this.manifestEtag === null) throw new StoreUnavailableError(this.error ?? `records origin ${this.base} unavailable`);
+    checkRangeLimit(name, length);
+    if (length === 0) return Buffer.alloc(0);
     let res: OriginAnswer;
     try {
-      res = await this.get(recordPath(domain));
+      res = await this.get(name, rangeHeader(start, length), length);
     } catch (error) {
-      if (error instanceof ReadTooLargeError)
-        throw new RecordUnavailableError(`record of ${domain} has more than the ${error.limitBytes} bytes a record may have`);
-      if (error instanceof ReadDeadlineError) throw error;
+      if (error instanceof ReadTooLargeError || error instanceof ReadDeadlineError) throw error;
       throw new StoreUnavailableError(`records origin ${this.base} unavailable: ${(error as Error).message}`);
     }
-    if (res.statusCode === 200) return res.body;
+    if (res.statusCode === 206 || res.statusCode === 416 || res.statusCode === 200)
+      return rangeBody(res, start, length, `records origin ${this.base} (${name})`);
     if (res.statusCode === 404) {
       // Believe "not found" only from an origin whose manifest answered recently.
       if (performance.now() - this.manifestOkAt > (this.options.manifestTtlMs ?? 5000)) await this.refresh();
       if (this.error || this.manifestEtag === null) throw new StoreUnavailableError(this.error ?? 'records origin unavailable');
       return null;
     }
-    if (res.statusCode >= 500) throw new StoreUnavailableError(`records origin answered ${res.statusCode} for ${domain}`);
-    throw new RecordUnavailableError(`records origin answered ${res.statusCode} for ${domain}`);
+    if (res.statusCode >= 500) throw new StoreUnavailableError(`records origin answered ${res.statusCode} for ${name}`);
+    throw new RecordUnavailableError(`records origin answered ${res.statusCode} for ${name}`);
   }
 
   async readLiveFile(name: string): Promise<Buffer | null> {
@@ -173,10 +178,6 @@ export class HttpOriginStore implements Store {
     throw new NoBuildHistoryError(ONE_BUILD);
   }
 
-  async readRecordFile(): Promise<Buffer | null> {
-    throw new NoBuildHistoryError(ONE_BUILD);
-  }
-
   async readRange(): Promise<Buffer | null> {
     throw new NoBuildHistoryError(ONE_BUILD);
   }
@@ -204,8 +205,8 @@ export class HttpOriginStore implements Store {
   }
 
   /** A file of the build's folder, within the limits its kind has (core/limits.ts). */
-  private get(path: string, headers: Record<string, string> = {}): Promise<OriginAnswer> {
-    return this.transport.send(`${this.base}/${path}`, { path, headers });
+  private get(path: string, headers: Record<string, string> = {}, maxBytes?: number): Promise<OriginAnswer> {
+    return this.transport.send(`${this.base}/${path}`, { path, headers, maxBytes });
   }
 }
 

@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
@@ -20,12 +21,18 @@ export async function readFileOrNull(path: string): Promise<Buffer | null> {
   }
 }
 
-/** A local file's bytes, refused unread (ReadTooLargeError) when it is larger than its kind of file may be (core/limits.ts). */
+/**
+ * A local file's bytes, refused unread (ReadTooLargeError) when it is larger than its kind of file
+ * may be (core/limits.ts). Only a regular file is read: a FIFO is opened without waiting for a
+ * writer and refused, as are folders and devices.
+ */
 export async function readWithinLimit(path: string): Promise<Buffer> {
   const { kind, bytes } = readLimitOf(path);
-  const handle = await open(path, 'r');
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    if ((await handle.stat()).size > bytes) throw new ReadTooLargeError(kind, bytes);
+    const st = await handle.stat();
+    if (!st.isFile()) throw new Error('not a regular file');
+    if (st.size > bytes) throw new ReadTooLargeError(kind, bytes);
     return await handle.readFile();
   } finally {
     await handle.close();

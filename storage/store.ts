@@ -42,8 +42,10 @@ export const takeEveryBuild: BuildAcceptance = async (found) => found.take();
  * Where builds are stored: a records folder (`storage/folder.ts`), an http(s) origin serving one
  * build's folder (`storage/http-origin.ts`) or a bucket (`storage/s3/`). Every backend answers
  * the same questions; nothing outside storage/ knows which one it has (open one with
- * `openStore`). Paths are inside a build (`manifest.json`, `ab/<domain>.json`,
- * `changes/<id>.jsonl`); what the bytes mean is decided by the services that read them.
+ * `openStore`). Paths are inside a build (`manifest.json`, `pack-index`, `packs/<sha256>.jsonl`,
+ * `changes/<id>.jsonl`); what the bytes mean is decided by the services that read them. Records
+ * are read only as ranges of their packs: the per-record tree a folder build also has is for
+ * people to inspect, and no store reads it.
  *
  * Fail closed: `null` means "the store answered, and there is no such file". A store that cannot
  * be read throws STORE_UNAVAILABLE, never null: "we could not look" is not "never audited".
@@ -65,8 +67,13 @@ export interface Store {
   liveBuild(): string | null;
   /** For health: what is being served and whether it is reachable. */
   describe(): StoreState;
-  /** A live record's bytes, only from a regular file or object of at most 64 KiB (UNAVAILABLE otherwise); null when there is none. */
-  readRecord(domain: string): Promise<Buffer | null>;
+  /**
+   * At most `length` bytes of a file of the live build from byte `start` (fewer at its end; a
+   * record's range of a pack), only from a regular file or an object's range, within the limits of
+   * its kind (core/limits.ts); UNAVAILABLE when the file cannot hold a record (a FIFO, a folder, an
+   * origin that ignores the range). Null when there is no such file.
+   */
+  readLiveRange(name: string, start: number, length: number): Promise<Buffer | null>;
   /** A file of the live build beside its records (its domain map, its statement); null when it has none. */
   readLiveFile(name: string): Promise<Buffer | null>;
   /** The key set published with the live build (a bucket), or the public folder's key set file. */
@@ -79,9 +86,7 @@ export interface Store {
   keptBuilds(): Promise<KeptBuild[]>;
   /** A file of a kept build, or null when there is no such file. */
   readFile(build: string, path: string): Promise<Buffer | null>;
-  /** A record of a kept build, only from a regular file or object of at most 64 KiB; null when there is none. */
-  readRecordFile(build: string, path: string): Promise<Buffer | null>;
-  /** At most `length` bytes of a build's file from byte `start` (fewer at its end; the change feed is paged so), or null when there is none. */
+  /** At most `length` bytes of a build's file from byte `start` (fewer at its end; the change feed is paged so, a kept build's records are read so from its packs), as {@link readLiveRange}; null when there is none. */
   readRange(build: string, path: string, start: number, length: number): Promise<Buffer | null>;
   /** The length in bytes of a build's file, without reading it (a file too large to hold is then read a range at a time), or null when there is none. */
   fileSize(build: string, path: string): Promise<number | null>;

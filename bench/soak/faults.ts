@@ -1,8 +1,7 @@
-import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
 import { activeKid, keygen } from '../../keyring/signing-keys.ts';
+import { editLiveRecord, livePackFile, replaceLiveRecord } from '../../test/support/packs.ts';
 import type { Checker } from './check.ts';
 import type { Exchange, Planned, Verdict } from './exchange.ts';
 import { DAMAGED_INDEXES, HOT_COUNT, type Mix } from './load.ts';
@@ -72,7 +71,7 @@ export async function runFaults(ctx: FaultContext): Promise<FaultReport[]> {
   const schedule: { at: number; name: string; run: (ctx: FaultContext, r: FaultReport) => Promise<void> }[] = [
     { at: 0.15, name: 'rebuild with changed scores', run: rebuild },
     { at: 0.35, name: `records folder away ${OUTAGE_MS / 1000} s`, run: outage },
-    { at: 0.5, name: 'damaged record files', run: damage },
+    { at: 0.5, name: 'damaged records in their packs', run: damage },
     { at: 0.65, name: 'key rotation (keygen + build)', run: rotation },
   ];
   const reports: FaultReport[] = [];
@@ -154,13 +153,13 @@ async function outage(ctx: FaultContext, r: FaultReport): Promise<void> {
   r.detail = `${n503} x 503 STORE_UNAVAILABLE (expected), ${stats.validWhileAway - beforeValid} valid cached records answered before the gateway noticed (allowed only in its first second); a probe got a cold record again ${r.recoveryMs ?? 'never'} ms after the folder came back`;
 }
 
-/** (3) Damage two record files of the live build: garbage appended, and a valid-JSON tampered score. */
+/** (3) Damage two records of the live build in their packs: garbage, and a valid-JSON tampered score (same lengths, so no other record moves). */
 async function damage(ctx: FaultContext, r: FaultReport): Promise<void> {
   const stats = ctx.checker.stats;
   const reason = 'UNAVAILABLE for the damaged record';
   const before = stats.expected503.get(reason) ?? 0;
   const domains = DAMAGED_INDEXES.map((i) => ctx.ws.domains[i]!);
-  const files = domains.map((d) => join(ctx.ws.recordsDir, CURRENT_LINK, recordPath(d)));
+  const files = [...new Set(await Promise.all(domains.map((d) => livePackFile(ctx.ws, d))))];
   const originals = await Promise.all(files.map((f) => readFile(f)));
   const c: Corruption = { domains: new Set(domains), start: performance.now(), corruptDone: null, restoreStart: null, end: null };
   ctx.timeline.corruptions.push(c);
@@ -169,10 +168,12 @@ async function damage(ctx: FaultContext, r: FaultReport): Promise<void> {
     await rename(`${file}.soak-tmp`, file);
   };
   try {
-    await appendFile(files[0]!, '\n\u0000garbage{"x":');
-    const tampered = JSON.parse(originals[1]!.toString('utf8')) as { score: number | null };
-    tampered.score = tampered.score === null || tampered.score >= 99 ? 1 : tampered.score + 1;
-    await replace(files[1]!, JSON.stringify(tampered));
+    await replaceLiveRecord(ctx.ws, domains[0]!, '\u0000garbage{"x":');
+    await editLiveRecord(ctx.ws, domains[1]!, (record) => {
+      const score = record.score as number | null;
+      // A lower score is never longer: the record keeps its length in its pack.
+      return JSON.stringify({ ...record, score: score === null || score < 1 ? 0.5 : score - 1 });
+    });
     c.corruptDone = performance.now();
     ctx.timeline.targets = domains;
     await sleep(DAMAGE_MS, ctx.signal);
@@ -195,7 +196,7 @@ async function damage(ctx: FaultContext, r: FaultReport): Promise<void> {
   r.recovered = worst !== null;
   const n503 = (stats.expected503.get(reason) ?? 0) - before;
   r.exercised = n503 > 0;
-  r.detail = `${domains.join(', ')}: ${n503} x 503 UNAVAILABLE (expected); a probe got them again ${worst ?? 'never'} ms after the files were restored`;
+  r.detail = `${domains.join(', ')}: ${n503} x 503 UNAVAILABLE (expected); a probe got them again ${worst ?? 'never'} ms after their packs were restored`;
 }
 
 /** (4) New signing key, then a build signed with it; the old key must stay listed. */

@@ -1,4 +1,4 @@
-import { ReadDeadlineError, ReadTooLargeError, RecordUnavailableError, StoreUnavailableError } from '../../core/errors.ts';
+import { ReadDeadlineError, ReadTooLargeError, StoreUnavailableError } from '../../core/errors.ts';
 import {
   BUILD_KEPT_OBJECT,
   BUILD_KEY_SET_OBJECT,
@@ -6,11 +6,12 @@ import {
   LIVE_POINTER_OBJECT,
   LOG_CHECKPOINT,
   MANIFEST_FILE,
-  recordPath,
 } from '../../core/layout.ts';
+import { checkRangeLimit } from '../../core/limits.ts';
 import { type KeptBuild, keptBuilds, parseKeptList } from '../kept-builds.ts';
 import type { KeySetOrigin } from '../key-set-source.ts';
 import { oneAtATime } from '../one-at-a-time.ts';
+import { rangeBody, rangeHeader } from '../ranges.ts';
 import { type BuildAcceptance, type Store, takeEveryBuild } from '../store.ts';
 import type { S3Bucket } from './bucket.ts';
 import { parseLivePointer } from './live-pointer.ts';
@@ -27,7 +28,7 @@ interface Live {
 
 /**
  * Builds in a private S3 bucket, as `mvr publish` lays them out: `live.json` names the live
- * build; its records, manifest, key set and kept list sit under `builds/<id>/`, never changed
+ * build; its packs, pack index, manifest, key set and kept list sit under `builds/<id>/`, never changed
  * once written; the log's tiles under `log/`. Each refresh asks for `live.json` with its ETag (a
  * 304 costs nothing); a new build is taken with its own key set, so records and key set always
  * come from the same build. A 404 is "not there" only while the bucket answers; a bucket that
@@ -118,20 +119,15 @@ export class S3Store implements Store {
     return { ok: this.live !== null && this.error === null, build: this.live?.build ?? null, error: this.error };
   }
 
-  async readRecord(domain: string): Promise<Buffer | null> {
+  /** A range of a file of the live build (a record's range of a pack): one ranged GET. */
+  async readLiveRange(name: string, start: number, length: number): Promise<Buffer | null> {
     const live = this.current();
-    const key = `${BUILDS_DIR}/${live.build}/${recordPath(domain)}`;
-    const res = await this.send(key, {});
-    if (res.statusCode === 200) return res.body;
-    if (res.statusCode === 404) {
-      // Believe "not found" only from a bucket whose live pointer answered recently.
-      if (performance.now() - live.confirmedAt > (this.options.pointerTtlMs ?? 5000)) await this.refresh();
-      if (!this.live) throw new StoreUnavailableError(this.error ?? 'records store unavailable');
-      return null;
-    }
-    if (res.statusCode >= 500 || res.statusCode === 403)
-      throw new StoreUnavailableError(`records store answered ${res.statusCode} for ${domain}`);
-    throw new RecordUnavailableError(`records store answered ${res.statusCode} for ${domain}`);
+    const bytes = await this.readRange(live.build, name, start, length);
+    if (bytes !== null) return bytes;
+    // Believe "not found" only from a bucket whose live pointer answered recently.
+    if (performance.now() - live.confirmedAt > (this.options.pointerTtlMs ?? 5000)) await this.refresh();
+    if (!this.live) throw new StoreUnavailableError(this.error ?? 'records store unavailable');
+    return null;
   }
 
   async readLiveFile(name: string): Promise<Buffer | null> {
@@ -166,17 +162,12 @@ export class S3Store implements Store {
     return (await this.get(`${BUILDS_DIR}/${build}/${path}`, {}))?.body ?? null;
   }
 
-  async readRecordFile(build: string, path: string): Promise<Buffer | null> {
-    return (await this.get(`${BUILDS_DIR}/${build}/${path}`, {}))?.body ?? null;
-  }
-
   async readRange(build: string, path: string, start: number, length: number): Promise<Buffer | null> {
-    // A server that ignores the range answers from byte 0: at most start + length bytes of that are wanted.
-    const res = await this.get(`${BUILDS_DIR}/${build}/${path}`, { range: `bytes=${start}-${start + length - 1}` }, start + length);
-    if (!res) return null;
-    // 416: the range starts at or past the end. A 200 is a server that ignored the range.
-    if (res.statusCode === 416) return Buffer.alloc(0);
-    return res.statusCode === 200 ? res.body.subarray(start, start + length) : res.body;
+    checkRangeLimit(path, length);
+    if (length === 0) return Buffer.alloc(0);
+    const key = `${BUILDS_DIR}/${build}/${path}`;
+    const res = await this.get(key, rangeHeader(start, length), length);
+    return res && rangeBody(res, start, length, `records store ${this.bucket.name} (${key})`);
   }
 
   /**
@@ -229,13 +220,11 @@ export class S3Store implements Store {
     throw new StoreUnavailableError(`records store ${this.bucket.name} answered ${res.statusCode} for ${key}`);
   }
 
-  /** An answer of the bucket: a record too large is that record's problem; anything else past its limits, or unreachable, the store's. */
+  /** An answer of the bucket: anything past its limits, or unreachable, is the store's problem. */
   private async send(key: string, headers: Record<string, string>, maxBytes?: number) {
     try {
       return await this.bucket.get(key, headers, maxBytes);
     } catch (error) {
-      if (error instanceof ReadTooLargeError && error.file === 'record')
-        throw new RecordUnavailableError(`${this.bucket.name}/${key} has more than the ${error.limitBytes} bytes a record may have`);
       if (error instanceof ReadTooLargeError || error instanceof ReadDeadlineError) throw error;
       // No `cause`: the gateway answers with an error's cause when it has one (h3 passes it on).
       throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);

@@ -44,10 +44,10 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   ],
   // The bin runs the CLI as compiled (dist/cli/cli.js), never the TypeScript.
   bin: ['dist', 'bin'],
-  // The benchmarks drive the product from outside, as the CLI does; the verify page is bundled
-  // for the browser and takes the verifier by its package name, and the domain rule from core. A
-  // benchmark of a bucket runs the S3 test server (test/support/s3-server.ts), not a second one.
-  bench: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'gateway', 'clients', 'mirror', 'test', 'bench'],
+  // The benchmarks drive the product from outside, as the CLI does (with the tests' local
+  // S3-compatible server and their helpers for a build's packs, test/support/); the verify page is bundled
+  // for the browser and takes the verifier by its package name, and the domain rule from core.
+  bench: ['core', 'storage', 'keyring', 'access', 'service', 'builder', 'gateway', 'clients', 'mirror', 'bench', 'test'],
   web: ['core', 'web'],
 };
 /** Strings that name Node internals; no source file mentions them. */

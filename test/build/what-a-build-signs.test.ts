@@ -4,7 +4,7 @@
  * real CLI: each case is refused with its exit code and one line naming file, line and member,
  * and the live build, the key set and the log stay as they were.
  */
-import { stat, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveNow } from '../../cli/config.ts';
@@ -13,7 +13,8 @@ import { FUTURE_TOLERANCE_MS } from '../../core/future-tolerance.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
 import { snapshotOutputs } from '../support/outputs.ts';
-import { liveRecordFile, makeProject, NOW, NOW_ISO, removeTempDirs } from '../support/project.ts';
+import { liveRecordBytes } from '../support/packs.ts';
+import { makeProject, NOW, NOW_ISO, removeTempDirs } from '../support/project.ts';
 
 afterAll(removeTempDirs);
 
@@ -79,7 +80,7 @@ describe.concurrent('what a build may sign', () => {
     expect(untouched).toBe(true);
   });
 
-  it('a record just under the limit is built, and its file is within the limit every store reads', async () => {
+  it('a record just under the limit is built, and its range of its pack is within the limit every store reads', async () => {
     const filler = 'x'.repeat(MAX_RECORD_BYTES - 2_000);
     const { p, res } = await buildWith({
       'near.json': JSON.stringify(
@@ -89,7 +90,7 @@ describe.concurrent('what a build may sign', () => {
       ),
     });
     expect(res.code, res.stderr).toBe(0);
-    const size = (await stat(liveRecordFile(p, 'near-limit.example'))).size;
+    const size = (await liveRecordBytes(p, 'near-limit.example')).length;
     expect(size).toBeGreaterThan(MAX_RECORD_BYTES - 2_000);
     expect(size).toBeLessThanOrEqual(MAX_RECORD_BYTES);
   });

@@ -17,6 +17,9 @@ describe('the limits table', () => {
     const cases: Record<string, string> = {
       'ab/shop.example.json': 'record',
       'builds/20261101T000000Z-1-abc/ab/shop.example.json': 'record',
+      'packs/0f3a0000000000000000000000000000000000000000000000000000000000e1.jsonl': 'packRange',
+      'builds/x/packs/0f3a0000000000000000000000000000000000000000000000000000000000e1.jsonl': 'packRange',
+      'builds/x/pack-index': 'packIndex',
       'manifest.json': 'manifest',
       'builds/x/statement.json': 'statement',
       'domain-map': 'domainMap',

@@ -1,6 +1,6 @@
 /**
- * Answers say what, logs say where: each way a store can fail under the gateway (a record that is
- * a FIFO or a folder, the records folder taken away, the API key file unreadable for over a
+ * Answers say what, logs say where: each way a store can fail under the gateway (a record's pack
+ * that is a FIFO or a folder, the records folder taken away, the API key file unreadable for over a
  * minute) is answered with its code, its code's words and a request id, and never with a path or
  * a system error; the request's log line under that id names them. Over HTTP, in a batch and in
  * the MCP tools alike. (Buckets, origins and Redis: test/scale/s3-kept-builds.test.ts,
@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';
 import { connectHttpClient, firstText } from '../support/mcp.ts';
-import { liveRecordFile, makeProject } from '../support/project.ts';
+import { livePackFile } from '../support/packs.ts';
+import { makeProject, onePackARecord } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 
 afterAll(cleanup);
@@ -20,14 +21,16 @@ afterAll(cleanup);
 const FIFO = 'knockoff-watches.example';
 const FOLDER = 'gadget-hub.example';
 
-describe('a record file that is no regular file', () => {
+describe("a record's pack that is no regular file", () => {
   it("is UNAVAILABLE with a request id over HTTP, in a batch and from MCP; the path is in that request's log line", async () => {
-    const project = await makeProject();
+    const project = await onePackARecord();
     const g = await startTestGateway(project);
-    await rm(liveRecordFile(project, FIFO));
-    execFileSync('mkfifo', [liveRecordFile(project, FIFO)]);
-    await rm(liveRecordFile(project, FOLDER));
-    await mkdir(liveRecordFile(project, FOLDER));
+    const fifo = await livePackFile(project, FIFO);
+    await rm(fifo);
+    execFileSync('mkfifo', [fifo]);
+    const folder = await livePackFile(project, FOLDER);
+    await rm(folder);
+    await mkdir(folder);
 
     for (const [domain, why] of [
       [FIFO, 'a FIFO'],

@@ -1,13 +1,7 @@
-/**
- * The verified-record cache, observed from outside through GET /healthz (`cache: {entries,
- * bytes, limit}`): bounded by `cacheBytes`, and counting each record it holds once.
- */
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { liveRecords } from '../support/outputs.ts';
+import { replaceLiveRecord } from '../support/packs.ts';
 import { makeProject, type Project } from '../support/project.ts';
 
 const DOMAIN = 'acme-outdoor.example';
@@ -77,15 +71,15 @@ describe('verified-record cache', () => {
   });
 
   it('evicts records not asked for again before records that were (second chance), without reordering on hits', async () => {
-    // Its own project: record files are overwritten below. What is cached is seen from outside:
-    // a cached record is still answered after its file is spoiled, an evicted one is read again
+    // Its own project: records are overwritten in their pack below. What is cached is seen from outside:
+    // a cached record is still answered after it is spoiled in its pack, an evicted one is read again
     // and refused (503 UNAVAILABLE).
     const own = await makeProject();
     const domains = [...(await liveRecords(own)).keys()].sort();
     const single = await singleEntryBytes();
     // Room for about three records (entries differ a little in size with the domain's length).
     const g = await startTestGateway(own, { cacheBytes: Math.floor(single * 3.5) });
-    const spoil = (domain: string) => writeFile(join(own.recordsDir, CURRENT_LINK, recordPath(domain)), '{"spoiled":true}');
+    const spoil = (domain: string) => replaceLiveRecord(own, domain, '{"spoiled":true}');
     try {
       const [hot, cold, ...others] = domains as [string, string, ...string[]];
       expect(others.length).toBeGreaterThanOrEqual(3);

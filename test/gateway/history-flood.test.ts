@@ -8,10 +8,11 @@
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DOMAIN_MAP_FILE, recordPath } from '../../core/layout.ts';
+import { DOMAIN_MAP_FILE } from '../../core/layout.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
+import { placeIn } from '../support/packs.ts';
 import { build, makeProject } from '../support/project.ts';
 
 afterAll(cleanup);
@@ -61,12 +62,12 @@ describe('a history flood at 13 kept builds', async () => {
   it('a kept map that changed under the gateway is STORE_UNAVAILABLE, never a history without that build', async () => {
     const dir = join(project.recordsDir, 'builds', builds[5]!);
     const map = join(dir, DOMAIN_MAP_FILE);
-    const record = join(dir, recordPath(AUDITED));
+    const record = (await placeIn(dir, AUDITED)).file;
     const leaves = await readFile(map);
     await rename(map, `${map}.away`);
     await rename(record, `${record}.away`);
     try {
-      // The domain's leaf and its record both gone (a map of as many other leaves): only the index of the checked map can tell.
+      // The domain's leaf and its record's pack both gone (a map of as many other leaves): only the index of the checked map can tell.
       await writeFile(map, Buffer.alloc(leaves.length));
       expectProblem(await g.request(`/v1/history?domain=${AUDITED}`), 503, 'STORE_UNAVAILABLE');
       await rm(map);

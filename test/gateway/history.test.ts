@@ -6,7 +6,6 @@
 import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordPath } from '../../core/layout.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { keygen, retireKey } from '../../keyring/signing-keys.ts';
 import { runCli } from '../support/cli.ts';
@@ -14,6 +13,7 @@ import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.
 import { expectProblem } from '../support/gateway-expect.ts';
 import { connectHttpClient } from '../support/mcp.ts';
 import { publishedKeySet } from '../support/outputs.ts';
+import { placeIn } from '../support/packs.ts';
 import { build, makeProject } from '../support/project.ts';
 
 afterAll(cleanup);
@@ -105,8 +105,8 @@ describe('kept builds: list, past records, history, changes', async () => {
     expect(h.entries.map((e) => e.build)).toEqual([builds[0]!.id, builds[1]!.id]);
   });
 
-  it('a past record its build\'s map lists, gone or not a regular file, is 503 UNAVAILABLE (never "not there"), and is back once it is', async () => {
-    const file = join(project.recordsDir, 'builds', builds[1]!.id, recordPath(GOLD));
+  it('a past record its build\'s map lists, its pack gone or not a regular file, is 503 UNAVAILABLE (never "not there"), and is back once it is', async () => {
+    const { file } = await placeIn(join(project.recordsDir, 'builds', builds[1]!.id), GOLD);
     await rename(file, `${file}.away`);
     try {
       expectProblem(await g.request(`/v1/verify?domain=${GOLD}&build=${builds[1]!.id}`), 503, 'UNAVAILABLE');

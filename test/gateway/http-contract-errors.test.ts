@@ -3,11 +3,11 @@
  * parameter, 404 and 405, and 503; each with its headers and body. (200, request targets and 401
  * are ./http-contract.test.ts.)
  */
-import { writeFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway, useGateway } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
-import { liveRecordFile, makeProject } from '../support/project.ts';
+import { replaceLiveRecord } from '../support/packs.ts';
+import { makeProject } from '../support/project.ts';
 
 const KNOWN = 'acme-outdoor.example';
 
@@ -110,9 +110,9 @@ describe('503', () => {
     }
   });
 
-  it('UNAVAILABLE when a record cannot be assembled (its file is corrupt)', async () => {
+  it('UNAVAILABLE when a record cannot be assembled (its bytes in its pack are corrupt)', async () => {
     const domain = 'lumen-lighting.example';
-    await writeFile(liveRecordFile(g.project, domain), '{"this is": not json');
+    await replaceLiveRecord(g.project, domain, '{"this is": not json');
     const r = await g.verify(domain);
     expectProblem(r, 503, 'UNAVAILABLE');
     expect(r.headers.get('www-authenticate')).toBeNull();

@@ -5,12 +5,11 @@
  * ./openapi-contract.test.ts.)
  */
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../access/api-keys.ts';
 import { addApiKey, cleanup, RECORD_CACHE_CONTROL, rawRequest, type TestGateway, useGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
-import { liveRecordFile } from '../support/project.ts';
+import { liveRecordBytes } from '../support/packs.ts';
 import { poll } from '../support/wait.ts';
 
 const KNOWN = 'acme-outdoor.example';
@@ -22,7 +21,7 @@ let knownBytes: Buffer;
 
 useGateway(async (t) => {
   g = t.g;
-  knownBytes = await readFile(liveRecordFile(t.project, KNOWN));
+  knownBytes = await liveRecordBytes(t.project, KNOWN);
 });
 afterAll(cleanup);
 

@@ -10,7 +10,9 @@ import { join, normalize } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway, trustingProject } from '../support/gateway.ts';
 import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';
-import { liveRecordFile, makeProject, type Project } from '../support/project.ts';
+import { editLiveRecord, livePlace, liveRecordBytes } from '../support/packs.ts';
+import { makeProject, type Project } from '../support/project.ts';
+import { sendFile } from '../support/static-origin.ts';
 import { poll } from '../support/wait.ts';
 
 interface Origin {
@@ -40,8 +42,7 @@ async function startOrigin(root: string, port = 0): Promise<Origin> {
         const file = normalize(join(root, path));
         if (!file.startsWith(root)) return void res.writeHead(400).end();
         try {
-          const body = await readFile(file);
-          res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }).end(body);
+          sendFile(req, res, await readFile(file));
         } catch {
           res.writeHead(404).end();
         }
@@ -85,8 +86,8 @@ describe('records from an HTTP origin', () => {
   it('serves the origin file byte for byte after verifying it, and never-audited domains as unverified', async () => {
     const r = await g.verify('https://www.acme-outdoor.example/x');
     expect(r.status).toBe(200);
-    expect(r.bytes.equals(await readFile(liveRecordFile(project, 'acme-outdoor.example')))).toBe(true);
-    expect(origin.requests).toContain(`/${liveRecordFile(project, 'acme-outdoor.example').split('/current/')[1]}`);
+    expect(r.bytes.equals(await liveRecordBytes(project, 'acme-outdoor.example'))).toBe(true);
+    expect(origin.requests).toContain(`/${(await livePlace(project, 'acme-outdoor.example')).path}`);
     const u = await g.verify('never-audited-origin.example');
     expect(u.status).toBe(200);
     expect(u.json).toMatchObject({ status: 'unverified', score: null });
@@ -111,10 +112,7 @@ describe('records from an HTTP origin', () => {
   });
 
   it('a tampered file at the origin is refused (503 UNAVAILABLE), never served', async () => {
-    const { writeFile } = await import('node:fs/promises');
-    const file = liveRecordFile(project, 'harbor-furniture.example');
-    const record = JSON.parse(await readFile(file, 'utf8'));
-    await writeFile(file, JSON.stringify({ ...record, score: 99 }));
+    await editLiveRecord(project, 'harbor-furniture.example', (record) => JSON.stringify({ ...record, score: 99 }));
     expectProblem(await g.verify('harbor-furniture.example'), 503, 'UNAVAILABLE');
   });
 

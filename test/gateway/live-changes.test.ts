@@ -4,14 +4,15 @@
  * Every wait is a poll that ends when the gateway's answer changes; its bound only turns a
  * gateway that never notices into a failure, and no test asserts how long noticing took.
  */
-import { readFile, rename } from 'node:fs/promises';
+import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../access/api-keys.ts';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { addApiKey, cleanup, type TestGateway, useGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
-import { liveRecordFile, type Project } from '../support/project.ts';
+import { liveRecordBytes } from '../support/packs.ts';
+import type { Project } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 
 const KNOWN = 'acme-outdoor.example';
@@ -27,7 +28,7 @@ describe('records folder removed while running', () => {
   useGateway((t) => ({ project, g } = t));
 
   it('answers 503 STORE_UNAVAILABLE for known and never-audited domains, never a synthesized record, and recovers without restart', async () => {
-    const knownBytes = await readFile(liveRecordFile(project, KNOWN));
+    const knownBytes = await liveRecordBytes(project, KNOWN);
     // Warm the cache for a known domain and answer a never-audited one.
     expect((await g.verify(KNOWN)).status).toBe(200);
     expect((await g.verify('never-audited-a.example')).json.status).toBe('unverified');

@@ -10,7 +10,8 @@ import { verifyRecordNode } from '../../core/signing.ts';
 import { keygen } from '../../keyring/signing-keys.ts';
 import { cleanup, type TestGateway, useGateway } from '../support/gateway.ts';
 import { publishedKeySet } from '../support/outputs.ts';
-import { build, liveRecordFile, type Project } from '../support/project.ts';
+import { liveRecordBytes } from '../support/packs.ts';
+import { build, type Project } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 
 const KNOWN = 'acme-outdoor.example';
@@ -55,7 +56,7 @@ describe('a rebuild swapped in while running', () => {
       { timeoutMs: 5000 },
     );
     expect(r.json.tier).toBe('bronze');
-    expect(r.bytes.equals(await readFile(liveRecordFile(project, KNOWN)))).toBe(true);
+    expect(r.bytes.equals(await liveRecordBytes(project, KNOWN))).toBe(true);
     expect(r.headers.get('etag')).not.toBe(first.headers.get('etag'));
     const { keySet } = await servedKeySet();
     expect(verifyRecordNode(r.json, keySet)).toEqual({ valid: true, keyId: project.kid });
@@ -79,7 +80,7 @@ describe('a rebuild swapped in while running', () => {
       { timeoutMs: 5000 },
     );
     expect(r.json.tier).toBe('silver');
-    expect(r.bytes.equals(await readFile(liveRecordFile(project, KNOWN)))).toBe(true);
+    expect(r.bytes.equals(await liveRecordBytes(project, KNOWN))).toBe(true);
 
     // The key set endpoint serves the newly published file: both keys, the new one first.
     const { value: ks } = await poll(
@@ -103,7 +104,7 @@ describe('a rebuild swapped in while running', () => {
       expect(other.status, domain).toBe(200);
       expect(other.json.key_id, domain).toBe(newKid);
       expect(verifyRecordNode(other.json, keySet).valid, domain).toBe(true);
-      expect(other.bytes.equals(await readFile(liveRecordFile(project, domain)))).toBe(true);
+      expect(other.bytes.equals(await liveRecordBytes(project, domain))).toBe(true);
     }
     expect(g.logs.filter((l) => l.msg === 'record rejected')).toEqual([]);
   });

@@ -1,7 +1,7 @@
 /**
  * Never fail open: "never audited" is decided by the build's signed domain map, never by a
- * store that lost or mangled a record. Each fault an operator (or a disk) can make of a record
- * file ends in a problem document with its code (the reason in the request's log line), while the
+ * store that lost or mangled a record. Each fault an operator (or a disk) can make of a record's
+ * pack ends in a problem document with its code (the reason in the request's log line), while the
  * rest of the build is still served; a map
  * or statement that is missing or does not check refuses the build whole.
  */
@@ -9,10 +9,13 @@ import { execFileSync } from 'node:child_process';
 import { cp, mkdir, readFile, realpath, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE } from '../../core/layout.ts';
+import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, PACK_INDEX_FILE } from '../../core/layout.ts';
+import { signRecord } from '../../core/signing.ts';
+import { loadActiveKey } from '../../keyring/signing-keys.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';
-import { liveRecordFile, makeProject, type Project } from '../support/project.ts';
+import { livePackFile, liveRecordBytes } from '../support/packs.ts';
+import { makeProject, onePackARecord, type Project } from '../support/project.ts';
 
 const FLAGGED = 'dubious-deals.example';
 const CONTROL = 'acme-outdoor.example';
@@ -28,18 +31,19 @@ async function expectRestServed(g: TestGateway): Promise<void> {
   expect(never.json.status).toBe('unverified');
 }
 
-describe('a record file of the live build, faulted on a folder', () => {
+describe("a record's pack in the live build, faulted on a folder", () => {
   let project: Project;
   let g: TestGateway;
-  let flagged: Buffer;
+  let flagged: { file: string; pack: Buffer; record: Buffer };
   beforeAll(async () => {
-    project = await makeProject();
+    project = await onePackARecord();
     g = await startTestGateway(project);
-    flagged = await readFile(liveRecordFile(project, FLAGGED));
+    const file = await livePackFile(project, FLAGGED);
+    flagged = { file, pack: await readFile(file), record: await liveRecordBytes(project, FLAGGED) };
   });
 
   const faults: [string, string, (file: string) => Promise<void>, RegExp][] = [
-    ['deleted', FLAGGED, (f) => rm(f), /missing from the live build, though the build's domain map lists it/],
+    ['deleted', FLAGGED, (f) => rm(f), /missing from the live build \(its pack is not there\), though its map lists it/],
     [
       'a FIFO',
       'knockoff-watches.example',
@@ -78,14 +82,24 @@ describe('a record file of the live build, faulted on a folder', () => {
       },
       /symbolic link/,
     ],
-    ['over 64 KiB', 'harbor-furniture.example', (f) => writeFile(f, Buffer.alloc(70 * 1024, 0x20)), /has 71680 bytes, more than the 65536/],
-    ['a 300 MB sparse file', 'indigo-apparel.example', (f) => truncate(f, 300 * 1024 * 1024), /has 314572800 bytes/],
-    ['truncated', 'juniper-pets.example', async (f) => truncate(f, (await readFile(f)).length - 10), /corrupt \(not JSON\)/],
+    [
+      'overwritten with 70 KiB of blanks',
+      'harbor-furniture.example',
+      (f) => writeFile(f, Buffer.alloc(70 * 1024, 0x20)),
+      /corrupt \(not JSON\)/,
+    ],
+    [
+      'emptied',
+      'indigo-apparel.example',
+      (f) => truncate(f, 0),
+      /ends before the record of indigo-apparel\.example \(0 of its \d+ bytes\)/,
+    ],
+    ['truncated', 'juniper-pets.example', async (f) => truncate(f, (await readFile(f)).length - 10), /ends before the record/],
   ];
 
   for (const [fault, domain, make, reason] of faults) {
     it(`${fault}: 503 UNAVAILABLE, its cause in the log, never "unverified"; the rest of the build is served`, async () => {
-      await make(liveRecordFile(project, domain));
+      await make(await livePackFile(project, domain));
       const r = await g.verify(domain);
       const problem = expectProblem(r, 503, 'UNAVAILABLE');
       // The answer says what (the code), the request's log line says why and where.
@@ -110,19 +124,43 @@ describe('a record file of the live build, faulted on a folder', () => {
     expect(g.logs.filter((l) => l.msg === 'record rejected').length).toBeGreaterThanOrEqual(faults.length);
   });
 
-  it('a record comes back when its file does, on the same gateway: the flagged merchant is flagged again', async () => {
-    await writeFile(liveRecordFile(project, FLAGGED), flagged);
+  it('a record comes back when its pack does, on the same gateway: the flagged merchant is flagged again', async () => {
+    await writeFile(flagged.file, flagged.pack);
     const r = await g.verify(FLAGGED);
     expect(r.status).toBe(200);
     expect(r.json.status).toBe('flagged');
-    expect(r.bytes.equals(flagged)).toBe(true);
+    expect(r.bytes.equals(flagged.record)).toBe(true);
   });
 });
 
-describe('a map or statement that is missing or does not check: the build is refused whole', () => {
+describe('a map, statement or pack index that is missing or does not check: the build is refused whole', () => {
   const cases: [string, (build: string) => Promise<void>, RegExp][] = [
     ['no domain map', (b) => rm(join(b, DOMAIN_MAP_FILE)), /has no domain-map/],
     ['no statement', (b) => rm(join(b, BUILD_STATEMENT_FILE)), /has no statement\.json/],
+    ['no pack index', (b) => rm(join(b, PACK_INDEX_FILE)), /has no pack-index/],
+    [
+      'a pack index a record short',
+      async (b) => writeFile(join(b, PACK_INDEX_FILE), (await readFile(join(b, PACK_INDEX_FILE))).subarray(4)),
+      /pack-index does not match its statement's packs: it is \d+ bytes, not 4 for each of \d+ records/,
+    ],
+    [
+      'a pack index whose pack ends past its signed length',
+      async (b) => {
+        const index = await readFile(join(b, PACK_INDEX_FILE));
+        index.writeUInt32BE(index.readUInt32BE(index.length - 4) + 1, index.length - 4);
+        await writeFile(join(b, PACK_INDEX_FILE), index);
+      },
+      /pack-index does not match its statement's packs: pack 0 ends at \d+, but the statement says it is \d+ bytes/,
+    ],
+    [
+      'a statement made before packs (signed, naming no packs)',
+      async (b) => {
+        const { key_id: _k, signature: _s, packs: _p, ...statement } = JSON.parse(await readFile(join(b, BUILD_STATEMENT_FILE), 'utf8'));
+        const key = await loadActiveKey(project.keysDir, undefined);
+        await writeFile(join(b, BUILD_STATEMENT_FILE), JSON.stringify(signRecord(statement, key!)));
+      },
+      /statement\.json names no packs \(made before builds were packed.*build it again and publish it\)/,
+    ],
     [
       'a map with a leaf dropped',
       async (b) => writeFile(join(b, DOMAIN_MAP_FILE), (await readFile(join(b, DOMAIN_MAP_FILE))).subarray(32)),

@@ -1,10 +1,7 @@
-/**
- * Domain normalization over HTTP and the never-audited answer, unsigned by default and signed when the gateway is given the key.
- */
-import { readFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanup, RECORD_CACHE_CONTROL, type TestGateway, useGateway } from '../support/gateway.ts';
-import { ISSUER, liveRecordFile, type Project, SCHEMA_URL } from '../support/project.ts';
+import { liveRecordBytes } from '../support/packs.ts';
+import { ISSUER, type Project, SCHEMA_URL } from '../support/project.ts';
 
 let project: Project;
 let g: TestGateway;
@@ -25,7 +22,7 @@ describe('normalization', () => {
     'shop.acme-outdoor.example/x',
     '  acme-outdoor.example  ',
   ])('%s returns the identical bytes of the stored record', async (form) => {
-    const file = await readFile(liveRecordFile(project, 'acme-outdoor.example'));
+    const file = await liveRecordBytes(project, 'acme-outdoor.example');
     const r = await g.verify(form);
     expect(r.status).toBe(200);
     expect(r.bytes.equals(file)).toBe(true);
@@ -33,7 +30,7 @@ describe('normalization', () => {
 
   it('a U-label domain, percent-encoded in the query, returns the A-label record', async () => {
     const aLabel = 'xn--bcher-haus-9db.example';
-    const file = await readFile(liveRecordFile(project, aLabel));
+    const file = await liveRecordBytes(project, aLabel);
     const query = '/v1/verify?domain=b%C3%BCcher-haus.example';
     expect(encodeURIComponent('bücher-haus.example')).toBe('b%C3%BCcher-haus.example');
     for (const path of [
@@ -60,7 +57,7 @@ describe('normalization', () => {
       const r = await g.verify(form);
       expect(r.status, form).toBe(200);
       expect(r.json.domain, form).toBe(domain);
-      if (r.json.status !== 'unverified') expect(r.bytes.equals(await readFile(liveRecordFile(project, domain)))).toBe(true);
+      if (r.json.status !== 'unverified') expect(r.bytes.equals(await liveRecordBytes(project, domain))).toBe(true);
     }
   });
 });

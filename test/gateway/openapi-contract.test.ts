@@ -16,7 +16,8 @@ import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { addApiKey, cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { servedDocument } from '../support/openapi-contract.ts';
 import { type ContractCase, contractCases, type GatewayName, notProduced } from '../support/openapi-contract-cases.ts';
-import { build, copyProject, ISSUER, liveRecordFile, makeProject, NOW } from '../support/project.ts';
+import { replaceLiveRecord } from '../support/packs.ts';
+import { build, copyProject, ISSUER, makeProject, NOW } from '../support/project.ts';
 
 afterAll(cleanup);
 
@@ -33,7 +34,7 @@ describe('the served OpenAPI document against the real gateway', async () => {
   await writeFile(audits, lines.map((l) => (l.includes(`"${KNOWN}"`) ? l.replace(/"score":\s*[\d.]+/, '"score": 55') : l)).join('\n'));
   await build(project, { now: NOW });
   const broken = await copyProject(project);
-  await writeFile(liveRecordFile(broken, CORRUPT), '{"this is": not json');
+  await replaceLiveRecord(broken, CORRUPT, '{"this is": not json');
   // One clock for the whole run: a never-audited answer is issued at the start of its second, so a
   // GET and its HEAD on either side of a second's edge would otherwise differ in issued_at and ETag.
   const at = Date.now();

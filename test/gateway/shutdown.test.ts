@@ -1,16 +1,18 @@
 /**
  * Graceful shutdown: close() stops taking connections but lets a request already in flight
  * finish with its answer. To hold a request in flight deterministically, the gateway reads its
- * records from an http origin that holds the answer for a record until the test releases it.
+ * records from an http origin that holds the answer for a record's pack (one record a pack) until
+ * the test releases it.
  */
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
+import { CURRENT_LINK } from '../../core/layout.ts';
 import { cleanup, startTestGateway, trustingProject } from '../support/gateway.ts';
 import { holdingOrigin } from '../support/holding-origin.ts';
 import { liveRecords } from '../support/outputs.ts';
-import { makeProject, type Project as TestProject } from '../support/project.ts';
+import { livePlace } from '../support/packs.ts';
+import { onePackARecord, type Project as TestProject } from '../support/project.ts';
 import { poll, waitForExit } from '../support/wait.ts';
 
 const origins: { close(): Promise<void> }[] = [];
@@ -18,6 +20,9 @@ afterAll(async () => {
   await Promise.all(origins.map((o) => o.close()));
   await cleanup();
 });
+
+/** The pack of a domain's record (one record a pack: holding it holds that record's read). */
+const packOf = async (project: TestProject, domain: string) => (await livePlace(project, domain)).path;
 
 /** The project's live build behind a holding origin. */
 async function originOf(project: TestProject) {
@@ -28,7 +33,7 @@ async function originOf(project: TestProject) {
 
 describe('close()', () => {
   it('lets an in-flight request complete with 200, refuses new connections, then resolves', async () => {
-    const project = await makeProject();
+    const project = await onePackARecord();
     const origin = await originOf(project);
     const g = await startTestGateway(project, { records: { url: origin.url }, trust: await trustingProject(project) });
     const domain = 'gadget-hub.example';
@@ -36,7 +41,7 @@ describe('close()', () => {
     // Warm a keep-alive connection, as a real client would have.
     expect((await g.verify('never-audited-warm.example')).status).toBe(200);
 
-    const held = origin.hold(recordPath(domain));
+    const held = origin.hold(await packOf(project, domain));
     const inFlight = g.verify(domain);
     await held.reached; // the gateway is now inside the request
     let closed = false;
@@ -65,12 +70,12 @@ describe('close()', () => {
   });
 
   it('waits for every request in flight (two connections), and each completes with its own record', async () => {
-    const project = await makeProject();
+    const project = await onePackARecord();
     const origin = await originOf(project);
     const g = await startTestGateway(project, { records: { url: origin.url }, trust: await trustingProject(project) });
     const domains = ['harbor-furniture.example', 'fictional-candles.myshopify.com'];
     const records = await liveRecords(project);
-    const holds = domains.map((d) => origin.hold(recordPath(d)));
+    const holds = await Promise.all(domains.map(async (d) => origin.hold(await packOf(project, d))));
     const inFlight = domains.map((d) => g.verify(d));
     await Promise.all(holds.map((h) => h.reached));
     let closed = false;
@@ -99,7 +104,7 @@ describe('mvr serve on SIGTERM', () => {
   it('drains the request in flight, answers it with 200, logs the shutdown and exits 0', async () => {
     const { spawn } = await import('node:child_process');
     const { createApiKey } = await import('../../access/api-keys.ts');
-    const project = await makeProject();
+    const project = await onePackARecord();
     const origin = await originOf(project);
     const { key } = await createApiKey(project.apiKeysFile, 'sigterm');
     const domain = 'juniper-pets.example';
@@ -130,7 +135,7 @@ describe('mvr serve on SIGTERM', () => {
         (u) => u !== null,
         { timeoutMs: 15_000, intervalMs: 50 },
       );
-      const held = origin.hold(recordPath(domain));
+      const held = origin.hold(await packOf(project, domain));
       const inFlight = fetch(`${url}/v1/verify?domain=${domain}`, { headers: { authorization: `Bearer ${key}` } });
       await held.reached;
       child.kill('SIGTERM');
@@ -160,7 +165,7 @@ describe('a port already in use', () => {
     const holder = createServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const port = (holder.address() as { port: number }).port;
-    const project = await makeProject();
+    const project = await onePackARecord();
     try {
       const error = await startTestGateway(project, { port }).then(
         () => null,

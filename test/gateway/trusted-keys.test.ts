@@ -16,7 +16,8 @@ import { keygen, retireKey } from '../../keyring/signing-keys.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
 import { expectProblem, NO_TRUSTED_KEYS } from '../support/gateway-expect.ts';
-import { build, GOLD, liveRecordFile, makeProject, NOW, type Project, tempDir } from '../support/project.ts';
+import { liveRecordBytes } from '../support/packs.ts';
+import { build, GOLD, makeProject, NOW, type Project, tempDir } from '../support/project.ts';
 import { startStaticOrigin } from '../support/static-origin.ts';
 import { poll } from '../support/wait.ts';
 
@@ -42,7 +43,7 @@ describe('a gateway on a records folder trusts the keys it was started with', ()
   it('keeps serving the previous build when a build signed by an unendorsed key (named by the key set) goes live', async () => {
     const p = await makeProject();
     const pinned = JSON.parse(await readFile(p.keySetFile, 'utf8'));
-    const before = await readFile(liveRecordFile(p, GOLD));
+    const before = await liveRecordBytes(p, GOLD);
     const g = await startTestGateway(p);
     expect((await g.verify(GOLD)).bytes).toEqual(before);
     expect(await waitForLog(g, (l) => typeof l.msg === 'string' && l.msg.startsWith('record keys pinned'))).toMatchObject({ kids: p.kid });

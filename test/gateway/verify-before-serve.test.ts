@@ -1,15 +1,15 @@
 /**
- * Verify-before-serve: a record file that does not parse, is not the record asked
+ * Verify-before-serve: a stored record (its range of its pack) that does not parse, is not the record asked
  * for, is unsigned in a signed deployment, or whose signature does not verify against the served
- * key set is never served: 503 UNAVAILABLE, and the refusal is logged. Each case edits the file
+ * key set is never served: 503 UNAVAILABLE, and the refusal is logged. Each case edits the record
  * of a domain no request has touched yet, so the verified-bytes cache cannot mask the change.
  */
-import { readFile, writeFile } from 'node:fs/promises';
 import { canonicalJson } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway, useGateway, waitForLog } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
-import { liveRecordFile, makeProject, type Project } from '../support/project.ts';
+import { editLiveRecord, liveRecordBytes, replaceLiveRecord, rewriteUnsignedRecord } from '../support/packs.ts';
+import { makeProject, type Project } from '../support/project.ts';
 
 let project: Project;
 let g: TestGateway;
@@ -17,10 +17,8 @@ let g: TestGateway;
 useGateway((t) => ({ project, g } = t));
 afterAll(cleanup);
 
-async function editRecord(domain: string, edit: (record: Record<string, unknown>) => string): Promise<void> {
-  const file = liveRecordFile(project, domain);
-  const record = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
-  await writeFile(file, edit(record));
+function editRecord(domain: string, edit: (record: Record<string, unknown>) => string): Promise<Buffer> {
+  return editLiveRecord(project, domain, edit);
 }
 
 async function expectRefused(domain: string): Promise<void> {
@@ -38,7 +36,7 @@ describe('a record file that must not be served', () => {
   it('serves an untouched record (control)', async () => {
     const r = await g.verify('gadget-hub.example');
     expect(r.status).toBe(200);
-    expect(r.bytes.equals(await readFile(liveRecordFile(project, 'gadget-hub.example')))).toBe(true);
+    expect(r.bytes.equals(await liveRecordBytes(project, 'gadget-hub.example'))).toBe(true);
   });
 
   it('tampered (score changed, signature kept): 503 UNAVAILABLE and a "record rejected" error line', async () => {
@@ -60,24 +58,25 @@ describe('a record file that must not be served', () => {
   });
 
   it('re-serialized but semantically equal (not canonical bytes) is still served only if it verifies', async () => {
-    // Pretty-printing changes the bytes, not the record: the signature covers the canonical form,
-    // so the record still verifies and is served as stored.
+    // Members in another order change the bytes, not the record: the signature covers the
+    // canonical form, so the record still verifies and is served as stored.
     const domain = 'greenleaf-tea.example';
-    await editRecord(domain, (r) => JSON.stringify(r, null, 2));
+    const stored = await editRecord(domain, (r) => JSON.stringify(Object.fromEntries(Object.entries(r).reverse())));
     const r = await g.verify(domain);
     expect(r.status).toBe(200);
-    expect(r.bytes.equals(await readFile(liveRecordFile(project, domain)))).toBe(true);
+    expect(r.bytes.equals(stored)).toBe(true);
+    expect(r.bytes.equals(Buffer.from(canonicalJson(r.json)))).toBe(false);
   });
 
   it('corrupt (not JSON): 503 UNAVAILABLE', async () => {
     const domain = 'indigo-apparel.example';
-    await writeFile(liveRecordFile(project, domain), 'this is not JSON {');
+    await replaceLiveRecord(project, domain, 'this is not JSON {');
     await expectRefused(domain);
   });
 
-  it('empty file: 503 UNAVAILABLE', async () => {
+  it('blank (nothing but spaces where its bytes were): 503 UNAVAILABLE', async () => {
     const domain = 'juniper-pets.example';
-    await writeFile(liveRecordFile(project, domain), '');
+    await replaceLiveRecord(project, domain, '');
     await expectRefused(domain);
   });
 
@@ -87,10 +86,11 @@ describe('a record file that must not be served', () => {
     await expectRefused(domain);
   });
 
-  it("another domain's valid, signed record in the file: 503 UNAVAILABLE", async () => {
+  it("another domain's valid, signed record in its place: 503 UNAVAILABLE", async () => {
     const domain = 'corner-bakery.example';
-    const other = await readFile(liveRecordFile(project, 'bluebird-books.example'));
-    await writeFile(liveRecordFile(project, domain), other);
+    const other = await liveRecordBytes(project, 'bluebird-books.example');
+    expect(other.length).toBeLessThanOrEqual((await liveRecordBytes(project, domain)).length);
+    await replaceLiveRecord(project, domain, other);
     await expectRefused(domain);
     // The other domain itself is untouched and still served.
     const r = await g.verify('bluebird-books.example');
@@ -100,13 +100,14 @@ describe('a record file that must not be served', () => {
 
   it('signed by a key that is not in the served key set: 503 UNAVAILABLE', async () => {
     const domain = 'single-file-shop.example';
-    await editRecord(domain, (r) => canonicalJson({ ...r, key_id: 'not-a-published-key' }));
+    await editRecord(domain, (r) => canonicalJson({ ...r, key_id: 'x'.repeat(String(r.key_id).length) }));
     await expectRefused(domain);
   });
 
-  it('a record that does not match the schema (extra member): 503 UNAVAILABLE', async () => {
+  it('a record that does not match the schema (a member it does not know): 503 UNAVAILABLE', async () => {
     const domain = 'year-end.example';
-    await editRecord(domain, (r) => canonicalJson({ ...r, expires_at: '2027-01-01T00:00:00.000Z' }));
+    // Renamed one letter shorter, so it fits where the record was.
+    await editRecord(domain, ({ archetype, ...r }) => canonicalJson({ ...r, archetyp: archetype }));
     await expectRefused(domain);
   });
 
@@ -140,17 +141,18 @@ describe('an unsigned deployment (no signing key: empty key set)', () => {
 
   it('with --unsigned: serves its unsigned records as stored, and refuses a signed record it cannot check', async () => {
     const unsigned = await makeProject({ sign: false });
+    // A record signed elsewhere (by a key this deployment does not publish), in its pack.
+    const signed = await liveRecordBytes(project, 'fictional-candles.myshopify.com');
+    await rewriteUnsignedRecord(unsigned, 'fictional-candles.myshopify.com', signed);
     const u = await startTestGateway(unsigned, { trust: { unsigned: true } });
     try {
       const ks = await u.request('/.well-known/merchant-verify-keys.json', { key: null });
       expect(ks.json).toEqual({ keys: [] });
       const r = await u.verify('gadget-hub.example');
       expect(r.status).toBe(200);
-      expect(r.bytes.equals(await readFile(liveRecordFile(unsigned, 'gadget-hub.example')))).toBe(true);
+      expect(r.bytes.equals(await liveRecordBytes(unsigned, 'gadget-hub.example'))).toBe(true);
       expect('signature' in r.json || 'key_id' in r.json).toBe(false);
-      // A record signed elsewhere (by a key this deployment does not publish) is not served.
-      const signed = await readFile(liveRecordFile(project, 'fictional-candles.myshopify.com'));
-      await writeFile(liveRecordFile(unsigned, 'fictional-candles.myshopify.com'), signed);
+      // ...is not served.
       expectProblem(await u.verify('fictional-candles.myshopify.com'), 503, 'UNAVAILABLE');
       expectNoSecretsInLogs(u);
     } finally {

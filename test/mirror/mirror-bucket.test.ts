@@ -13,7 +13,7 @@ import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { runCli } from '../support/cli.ts';
 import { NOV } from '../support/logged-project.ts';
 import { mirrorCli, packedProject, packsOf } from '../support/mirror.ts';
-import { type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
+import { GOLD, type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 
@@ -70,6 +70,10 @@ describe('mvr mirror of a bucket', () => {
     expect(json(absent.stdout)).toMatchObject({ code: 'NEVER_AUDITED', domain: UNAUDITED });
     expect(absent.code).toBe(15);
     expect(json(absent.stdout).absence).toMatchObject({ valid: true, build });
+    // Offline: an audited domain's record, read from the mirror's packs and verified against the keys the mirror pinned.
+    const audited = await runCli(['verify', GOLD, '--mirror', dir, '--json']);
+    expect(json(audited.stdout)).toMatchObject({ valid: true, code: null, domain: GOLD });
+    expect(audited.code).toBe(0);
   });
 
   it('never takes over a records folder mvr build writes (a live build and no mirror.json)', async () => {

@@ -6,13 +6,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { verifyAbsence } from '@merchant-verify/verifier';
+import { verifyAbsence, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { BIN, cliEnv } from '../support/cli.ts';
 import { NOV } from '../support/logged-project.ts';
 import { mirrorCli, packedProject } from '../support/mirror.ts';
-import { type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
+import { GOLD, type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { poll, waitForExit } from '../support/wait.ts';
@@ -66,6 +66,13 @@ describe('mvr serve --records on a mirror, with no other flag', () => {
     const vkey = await get('/.well-known/merchant-verify-log.vkey');
     expect(vkey.status).toBe(200);
     expect(vkey.text.trim()).toBe((await readFile(join(project.publicDir, '.well-known', 'merchant-verify-log.vkey'), 'utf8')).trim());
+  });
+
+  it("answers an audited domain with its record, read from the mirror's packs and verified against the mirror's key set", async () => {
+    const res = await get(`/v1/verify?domain=${GOLD}`, true);
+    expect(res.status).toBe(200);
+    const keySet = JSON.parse(await readFile(project.keySetFile, 'utf8')) as unknown;
+    expect(verifyRecord(JSON.parse(res.text), keySet, { domain: GOLD })).toMatchObject({ valid: true, keyId: project.kid });
   });
 
   it("answers a never-audited domain with an absence proof that verifies, its statement proven in the mirror's log", async () => {

@@ -10,11 +10,12 @@
  * of the CLI (except the one line `mvr apikey create` prints the new key on). The API key file
  * holds only hashes, and key files are mode 0600 (the scan itself: test/support/security/secret-scan.ts).
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { rename } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
-import { build, liveRecordFile, makeProject, type Project } from '../support/project.ts';
+import { editLiveRecord, liveRecordBytes } from '../support/packs.ts';
+import { build, makeProject, type Project } from '../support/project.ts';
 import { apiKeys, call, cli, collectPrivateKeys, forged, mcp, privateDs, req, verify } from '../support/security/secret-run.ts';
 import { secretScanSuite } from '../support/security/secret-scan.ts';
 import { poll } from '../support/wait.ts';
@@ -136,11 +137,11 @@ describe('a run that exercises everything', () => {
     );
 
     // Tamper with a record the gateway has not cached yet: its signature no longer verifies.
-    const file = liveRecordFile(p, OTHER);
-    const original = await readFile(file);
-    const record = JSON.parse(original.toString('utf8')) as { score: number };
-    record.score = record.score === 100 ? 99 : record.score + 1;
-    await writeFile(file, JSON.stringify(record));
+    const original = await liveRecordBytes(p, OTHER);
+    // A score a point lower (or 1 for 0) is never longer: it fits where the record was.
+    await editLiveRecord(p, OTHER, (record) =>
+      JSON.stringify({ ...record, score: (record.score as number) > 0 ? (record.score as number) - 1 : 1 }),
+    );
     const r = await verify(g, OTHER);
     if (r.status === 200) {
       // Only acceptable if these are the bytes verified before the change (a warm cache).

@@ -3,7 +3,7 @@
  * Real files from a real build, real signatures; the gateway and MCP tests show the shells
  * answer with exactly these bytes.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { rename } from 'node:fs/promises';
 import { verifyRecord } from '@merchant-verify/verifier';
 import { canonicalJson, formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,8 @@ import type { RecordsService } from '../../service/records.ts';
 import { openRecordsStack, type RecordsStackOptions } from '../../service/records-stack.ts';
 import { cleanup } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';
-import { ISSUER, liveRecordFile, makeProject, type Project, SCHEMA_URL } from '../support/project.ts';
+import { editLiveRecord } from '../support/packs.ts';
+import { ISSUER, makeProject, type Project, SCHEMA_URL } from '../support/project.ts';
 
 const AUDITED = 'acme-outdoor.example';
 const NEVER = 'never-seen-shop.example';
@@ -69,9 +70,7 @@ describe('RecordsService.recordFor', () => {
 describe('the serve rule', () => {
   it('refuses a tampered record with UNAVAILABLE, and never answers it as never audited', async () => {
     const project = await makeProject();
-    const file = liveRecordFile(project, AUDITED);
-    const record = JSON.parse(await readFile(file, 'utf8'));
-    await writeFile(file, JSON.stringify({ ...record, score: 100 }));
+    await editLiveRecord(project, AUDITED, (record) => JSON.stringify({ ...record, score: 100 }));
     const rejected: string[] = [];
     const records = await open(project, { onRejected: (domain, reason) => rejected.push(`${domain}: ${reason}`) });
     await records.refresh();

@@ -1,33 +1,32 @@
 /**
  * The store contract: every backend (a records folder, an http(s) origin serving the live build's
  * folder, an S3 bucket as `mvr publish` fills it) answers the questions of storage/store.ts the
- * same way, from the same two builds, and fails closed the same way: a store that is down is
+ * same way, from the same two builds (a record is a range of its pack), and fails closed the same way: a store that is down is
  * STORE_UNAVAILABLE, never "no such record" or "no such build". A store that cannot answer a
  * question at all says so with its typed error. A new backend is one entry in BACKENDS.
  */
-import { mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readdir, readFile, realpath, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/publish.ts';
-import { CHANGES_DIR, DOMAIN_MAP_FILE, LOG_VKEY_PATH, MANIFEST_FILE, recordPath } from '../../core/layout.ts';
+import { CHANGES_DIR, DOMAIN_MAP_FILE, LOG_VKEY_PATH, MANIFEST_FILE } from '../../core/layout.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { openStore } from '../../storage/open.ts';
 import { parseS3Url, S3Bucket, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { publishedBuildsOf, type Store } from '../../storage/store.ts';
+import { livePlace, liveRecordBytes, placeIn } from '../support/packs.ts';
 import { build, copyProject, ISSUER, makeProject, type Project, removeTempDirs } from '../support/project.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { startStaticOrigin } from '../support/static-origin.ts';
 
 const KNOWN = 'acme-outdoor.example';
-const NEVER = 'never-audited-contract.example';
-const TOO_LARGE = 'too-large-contract.example';
+/** A pack no build has. */
+const NO_PACK = `packs/${'0'.repeat(64)}.jsonl`;
 const BUCKET = 'contract';
 
 interface Opened {
   store: Store;
-  /** Puts a file into the live build, as the backend stores it (to fault it). */
-  plant(path: string, body: Buffer): Promise<void>;
   down(): Promise<void>;
   up(): Promise<void>;
   close(): Promise<void>;
@@ -35,7 +34,7 @@ interface Opened {
 
 interface Backend {
   name: string;
-  open(p: Project, live: string): Promise<Opened>;
+  open(p: Project): Promise<Opened>;
   /** Names its live build (a folder's `current`, a bucket's `live.json`); an origin serves one unnamed. */
   namesBuild: boolean;
   /** Keeps past builds and the log (else NoBuildHistoryError / NoLogError). */
@@ -46,12 +45,6 @@ interface Backend {
 
 let s3: TestS3;
 const liveDir = (p: Project) => realpath(join(p.recordsDir, 'current'));
-/** Writes a file into the live build's folder (which the origin serves too). */
-async function plantInFolder(p: Project, path: string, body: Buffer): Promise<void> {
-  const file = join(await liveDir(p), path);
-  await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, body);
-}
 
 const BACKENDS: Backend[] = [
   {
@@ -61,7 +54,6 @@ const BACKENDS: Backend[] = [
     published: false,
     open: async (p) => ({
       store: openStore({ url: p.recordsDir, publicDir: p.publicDir }),
-      plant: (path, body) => plantInFolder(p, path, body),
       down: () => rename(p.recordsDir, `${p.recordsDir}.away`),
       up: () => rename(`${p.recordsDir}.away`, p.recordsDir),
       close: async () => undefined,
@@ -76,7 +68,6 @@ const BACKENDS: Backend[] = [
       const origin = await startStaticOrigin(await liveDir(p));
       return {
         store: openStore({ url: origin.url, publicDir: p.publicDir }),
-        plant: (path, body) => plantInFolder(p, path, body),
         down: origin.stop,
         up: origin.start,
         close: origin.stop,
@@ -88,14 +79,13 @@ const BACKENDS: Backend[] = [
     namesBuild: true,
     keepsBuilds: true,
     published: true,
-    open: async (p, live) => {
+    open: async (p) => {
       const url = `s3://${BUCKET}/${p.root.split('/').at(-1)}`;
       const store = openStore({ url, s3: s3ConfigFromEnv(s3.env) });
       await uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, to: store });
       const bucket = new S3Bucket(parseS3Url(url), s3ConfigFromEnv(s3.env));
       return {
         store,
-        plant: (path, body) => bucket.put(`builds/${live}/${path}`, body, 'application/json'),
         down: () => s3.stop(),
         up: () => s3.start(),
         close: () => bucket.close(),
@@ -138,7 +128,7 @@ describe.each(BACKENDS)('the store contract: $name', (backend) => {
 
   beforeAll(async () => {
     p = await copyProject(built);
-    opened = await backend.open(p, live);
+    opened = await backend.open(p);
     store = opened.store;
     await store.refresh();
   });
@@ -153,14 +143,15 @@ describe.each(BACKENDS)('the store contract: $name', (backend) => {
     expect(store.liveBuild()).toBe(backend.namesBuild ? live : null);
   });
 
-  it("a record's bytes as the build wrote them; null for a domain without a record file", async () => {
-    expect(await store.readRecord(KNOWN)).toEqual(await readFile(join(await liveDir(p), recordPath(KNOWN))));
-    expect(await store.readRecord(NEVER)).toBeNull();
+  it("a record's bytes as the build wrote them, one range of its pack; null for a pack the build does not have", async () => {
+    const { path, start, length } = await livePlace(p, KNOWN);
+    expect(await store.readLiveRange(path, start, length)).toEqual(await liveRecordBytes(p, KNOWN));
+    expect(await store.readLiveRange(NO_PACK, 0, 10)).toBeNull();
   });
 
-  it('a record larger than 64 KiB is UNAVAILABLE, never read whole', async () => {
-    await opened.plant(recordPath(TOO_LARGE), Buffer.alloc(64 * 1024 + 1, 0x20));
-    expect(await codeOf(store.readRecord(TOO_LARGE))).toBe('UNAVAILABLE');
+  it('a range of a pack larger than its limit (256 KiB) is refused before it is asked for', async () => {
+    const { path } = await livePlace(p, KNOWN);
+    await expect(store.readLiveRange(path, 0, 256 * 1024 + 1)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', file: 'packRange' });
   });
 
   it("the live build's files (domain map), null for none; the key set published with it", async () => {
@@ -176,7 +167,7 @@ describe.each(BACKENDS)('the store contract: $name', (backend) => {
         store.keptVersion(),
         store.keptBuilds(),
         store.readFile(first, MANIFEST_FILE),
-        store.readRecordFile(first, recordPath(KNOWN)),
+        store.readRange(first, NO_PACK, 0, 10),
         store.readRange(live, feed, 0, 10),
       ]) {
         await expect(asked).rejects.toMatchObject({ code: 'BUILD_NOT_FOUND', message: expect.stringMatching(/keeps no build history/) });
@@ -187,8 +178,11 @@ describe.each(BACKENDS)('the store contract: $name', (backend) => {
     expect((await store.keptBuilds()).map((b) => b.id)).toEqual([live, first]);
     expect(await store.readFile(first, MANIFEST_FILE)).toEqual(await readFile(join(dirOf(first), MANIFEST_FILE)));
     expect(await store.readFile(first, 'no-such-file')).toBeNull();
-    expect(await store.readRecordFile(first, recordPath(KNOWN))).toEqual(await readFile(join(dirOf(first), recordPath(KNOWN))));
-    expect(await store.readRecordFile(first, recordPath(NEVER))).toBeNull();
+    const kept = await placeIn(dirOf(first), KNOWN);
+    expect(await store.readRange(first, kept.path, kept.start, kept.length)).toEqual(
+      (await readFile(kept.file)).subarray(kept.start, kept.start + kept.length),
+    );
+    expect(await store.readRange(first, NO_PACK, 0, 10)).toBeNull();
     const whole = await readFile(join(dirOf(live), feed));
     expect(whole.length).toBeGreaterThan(13);
     expect(await store.readRange(live, feed, 3, 10)).toEqual(whole.subarray(3, 13));
@@ -223,17 +217,22 @@ describe.each(BACKENDS)('the store contract: $name', (backend) => {
   });
 
   it('fails closed: a store that is down is STORE_UNAVAILABLE for every question, never "not found"; back up, it answers again', async () => {
+    const { path, start, length } = await livePlace(p, KNOWN);
     await opened.down();
     try {
       await store.refresh();
       expect(store.describe()).toMatchObject({ ok: false, error: expect.any(String) });
       expect(store.generation()).toBe('');
-      const asked: Promise<unknown>[] = [store.readRecord(KNOWN), store.readRecord(NEVER), store.readLiveFile(DOMAIN_MAP_FILE)];
+      const asked: Promise<unknown>[] = [
+        store.readLiveRange(path, start, length),
+        store.readLiveRange(NO_PACK, 0, 10),
+        store.readLiveFile(DOMAIN_MAP_FILE),
+      ];
       if (backend.keepsBuilds) {
         asked.push(
           store.keptBuilds(),
           store.readFile(first, MANIFEST_FILE),
-          store.readRecordFile(first, recordPath(KNOWN)),
+          store.readRange(first, NO_PACK, 0, 10),
           store.readRange(live, `${CHANGES_DIR}/${first}.jsonl`, 0, 10),
           store.logBuild(),
         );
@@ -244,6 +243,6 @@ describe.each(BACKENDS)('the store contract: $name', (backend) => {
     }
     await store.refresh();
     expect(store.describe().ok).toBe(true);
-    expect(await store.readRecord(KNOWN)).not.toBeNull();
+    expect(await store.readLiveRange(path, start, length)).toEqual(await liveRecordBytes(p, KNOWN));
   });
 });

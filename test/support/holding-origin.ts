@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join, normalize } from 'node:path';
+import { sendFile } from './static-origin.ts';
 
 /** A request the origin holds: `reached` once it arrived, answered when `release()` is called. */
 export interface Held {
@@ -10,7 +11,7 @@ export interface Held {
 
 /**
  * An http(s) records origin for tests: serves one build's folder as nginx or object storage
- * would, and holds the answer to chosen paths until the test releases it, so a gateway's request
+ * would, (ranges too), and holds the answer to chosen paths until the test releases it, so a gateway's request
  * stays in flight for exactly as long as a test needs (no timing, no special files).
  */
 export async function holdingOrigin(buildDir: string): Promise<{ url: string; hold(path: string): Held; close(): Promise<void> }> {
@@ -22,7 +23,7 @@ export async function holdingOrigin(buildDir: string): Promise<{ url: string; ho
     void (held?.released ?? Promise.resolve())
       .then(() => readFile(join(buildDir, path)))
       .then(
-        (body) => res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }).end(body),
+        (body) => sendFile(req, res, body),
         () => res.writeHead(404).end(),
       );
   });

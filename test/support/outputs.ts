@@ -10,7 +10,8 @@ import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
 import { type Manifest, parseManifest } from '../../core/manifest-schema.ts';
 import type { SigningKey } from '../../core/signing.ts';
 import { loadActiveKey } from '../../keyring/signing-keys.ts';
-import { liveRecordFile, type Project } from './project.ts';
+import { livePackedRecords, liveRecordBytes } from './packs.ts';
+import type { Project } from './project.ts';
 
 function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -116,9 +117,9 @@ export interface StoredRecord {
   record: Record<string, unknown>;
 }
 
-/** The live record of a domain. */
+/** The live record of a domain, as its pack holds it. */
 export async function liveRecord(p: Project, domain: string): Promise<StoredRecord> {
-  const bytes = await readFile(liveRecordFile(p, domain));
+  const bytes = await liveRecordBytes(p, domain);
   const text = bytes.toString('utf8');
   return { bytes, text, record: JSON.parse(text) as Record<string, unknown> };
 }
@@ -128,18 +129,10 @@ export async function liveManifest(p: Project): Promise<Manifest> {
   return parseManifest(await readFile(join(p.recordsDir, CURRENT_LINK, MANIFEST_FILE)), MANIFEST_FILE);
 }
 
-/** Every record file of the live build, by domain: exactly the bytes the gateway must serve. */
+/** Every record of the live build, by domain, read from its packs: exactly the bytes the gateway must serve. */
 export async function liveRecords(p: Project): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
-  const base = join(p.recordsDir, CURRENT_LINK);
-  // Every shard folder, at any depth: the test does not depend on how deep the layout is.
-  const walk = async (dir: string): Promise<void> => {
-    for (const e of await readdir(dir, { withFileTypes: true })) {
-      if (e.isDirectory()) await walk(join(dir, e.name));
-      else if (dir !== base && e.name.endsWith('.json')) out.set(e.name.slice(0, -'.json'.length), await readFile(join(dir, e.name)));
-    }
-  };
-  await walk(base);
+  for (const record of await livePackedRecords(p)) out.set((JSON.parse(record.toString('utf8')) as { domain: string }).domain, record);
   return out;
 }
 

@@ -174,7 +174,14 @@ export async function buildFails(p: Project, overrides: Partial<BuildOptions> = 
   return outcome.error;
 }
 
-/** The live record file of a (normalized) domain: `records/current/<ab>/<domain>.json`. */
+/** A project whose build has one record a pack: a fault of one pack, or a read of it held, is one record's. */
+export async function onePackARecord(): Promise<Project> {
+  const p = await makeProject({ build: false });
+  await build(p, { packRecords: 1 });
+  return p;
+}
+
+/** The live record file of a (normalized) domain in the tree kept for people to read (`records/current/<ab>/<domain>.json`); the service reads packs (./packs.ts). */
 export function liveRecordFile(p: Pick<Project, 'recordsDir'>, domain: string): string {
   return join(p.recordsDir, CURRENT_LINK, recordPath(domain));
 }

@@ -35,6 +35,8 @@ export interface TestS3 {
   signedWith: string[];
   /** Every accepted request as `METHOD /bucket/key`, in order (the reads a test counts). */
   requests: string[];
+  /** Bytes of every answer's body sent so far, in all (what a benchmark counts a lookup by). */
+  bytesOut: number;
   /** The standard AWS variables for this server. */
   env: Record<string, string>;
   /** Requests refused for their signature (for tests that check the check). */
@@ -75,6 +77,7 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
     endpoint: `http://127.0.0.1:${port}`,
     signedWith: [],
     requests: [],
+    bytesOut: 0,
     env: {
       AWS_ACCESS_KEY_ID: S3_ACCESS_KEY,
       AWS_SECRET_ACCESS_KEY: S3_SECRET_KEY,
@@ -174,6 +177,7 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
                 return;
               }
               res.writeHead(answer.statusCode ?? 502, answer.headers);
+              answer.on('data', (chunk: Buffer) => (state.bytesOut += chunk.length));
               answer.pipe(res);
             });
             // An upstream failure mid-answer aborts the answer (the client sees it cut), as a network would.

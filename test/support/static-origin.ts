@@ -20,7 +20,7 @@ export interface StaticOrigin {
 
 /**
  * A plain static http origin over a folder (what nginx or a CDN origin does for a build's folder):
- * 200 with the file, 404 without one. `stop()` takes it away and `start()` brings it back on the
+ * 200 with the file, 206 with the range asked for (`Range: bytes=a-b`), 404 without one. `stop()` takes it away and `start()` brings it back on the
  * same port, so a test can see the store fail closed while it is down; `answer()` makes one path
  * hostile (see {@link endlessBody}, {@link drippingBody}) and back. With `etags`, each file has a
  * strong ETag and a matching If-None-Match is answered 304, as object storage and nginx do.
@@ -47,7 +47,7 @@ export async function startStaticOrigin(root: string, opts: { etags?: boolean } 
           notModified.push(path);
           return void res.writeHead(304, { etag }).end();
         }
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length, ...(etag ? { etag } : {}) }).end(body);
+        sendFile(req, res, body, etag ? { etag } : {});
       });
       server = s;
       s.listen(port, '127.0.0.1', () => {
@@ -69,6 +69,20 @@ export async function startStaticOrigin(root: string, opts: { etags?: boolean } 
     stop,
     start,
   };
+}
+
+/**
+ * Answers with a file's bytes as a static origin does: 206 with the range a `Range: bytes=a-b`
+ * header asks for (416 past the end), else 200 with the whole file and `headers`.
+ */
+export function sendFile(req: IncomingMessage, res: ServerResponse, body: Buffer, headers: Record<string, string> = {}): void {
+  const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+  if (!range) return void res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length, ...headers }).end(body);
+  const first = Number(range[1]);
+  if (first >= body.length) return void res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
+  const last = Math.min(Number(range[2]), body.length - 1);
+  const part = body.subarray(first, last + 1);
+  res.writeHead(206, { 'content-range': `bytes ${first}-${last}/${body.length}`, 'content-length': part.length }).end(part);
 }
 
 /**
