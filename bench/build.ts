@@ -22,6 +22,10 @@ export interface BuildBenchRow {
   /** Of `seconds`, the domain map and build statement step, and the map's size on disk. */
   mapSeconds: number;
   mapBytes: number;
+  /** Of `seconds`, sorting, hashing and writing the packs and the pack index; how many packs, their bytes. */
+  packSeconds: number;
+  packFiles: number;
+  packBytes: number;
 }
 
 /** Where {@link retire} moves old outputs; `npm run bench` removes it once its measurements are done. */
@@ -117,6 +121,7 @@ export async function benchBuild(outDir: string, count: number, opts: { coldCach
     peakRssMb: number;
     log: { durationMs: number; bytes: number };
     domainMap: { durationMs: number; bytes: number };
+    packs: { durationMs: number; files: number; bytes: number };
   };
   if (summary.records !== count) throw new Error(`built ${summary.records} records from ${count} audits`);
   // The records of a million-audit build take a few GB; only the last size's are kept for the gateway bench.
@@ -130,6 +135,9 @@ export async function benchBuild(outDir: string, count: number, opts: { coldCach
     logBytes: summary.log.bytes,
     mapSeconds: summary.domainMap.durationMs / 1000,
     mapBytes: summary.domainMap.bytes,
+    packSeconds: summary.packs.durationMs / 1000,
+    packFiles: summary.packs.files,
+    packBytes: summary.packs.bytes,
   };
 }
 

@@ -45,11 +45,11 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     phase('records');
     const records = await signAudits(opts, inputs.auditFiles, inputs.key, staging, issuedAt, started);
     phase('index');
-    const { build, leaves, runs, packs } = await writeIndexAndName(staging, opts, inputs, records, issuedAt);
+    const { build, leaves, runs, packs, packsSummary } = await writeIndexAndName(staging, opts, inputs, records, issuedAt);
     // The same build again: it is live already, so no build is written, appended to the log or kept
     // twice; only what the options decide besides the build (the key set, how many builds are kept) is.
     if ((await existingBuild(opts.recordsDir, build.buildId)) === 'live')
-      return await sameBuildAgain(opts, inputs, records, build, started);
+      return await sameBuildAgain(opts, inputs, records, build, started, packsSummary);
     phase('map');
     const domainMap = await writeMapAndStatement(staging, leaves, packs, opts, build, inputs.key);
     const changes = await writeChangeFeeds(staging, inputs.earlier, opts.recordsDir, phase);
@@ -74,7 +74,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       await keptAfterSwap(opts.recordsDir, build.buildId, inputs),
       previous,
     );
-    const outcome = { durationMs, buildDir, keptBuilds, prunedBuilds, changes, domainMap, log, witnesses };
+    const outcome = { durationMs, buildDir, keptBuilds, prunedBuilds, changes, domainMap, packs: packsSummary, log, witnesses };
     return buildSummary(opts, inputs, records, build, outcome);
   } catch (error) {
     throw await buildFailure(error, opts, undo.swapped);
@@ -108,7 +108,13 @@ async function writeIndexAndName(staging: string, opts: BuildOptions, inputs: Bu
   );
   const packs = packer.finish();
   const build: BuildIdentity = { buildId: digest.id(issuedAt), issuedAt };
-  return { build, leaves, runs, packs };
+  const packsSummary: BuildSummary['packs'] = {
+    durationMs: packer.spentMs,
+    files: packs.files.length,
+    bytes: packs.files.reduce((sum, f) => sum + f.bytes, 0),
+    recordsPerPack: packs.records_per_pack,
+  };
+  return { build, leaves, runs, packs, packsSummary };
 }
 
 /** The same build again: only the key set and the kept list are written, and builds no longer kept pruned. */
@@ -118,6 +124,7 @@ async function sameBuildAgain(
   records: SignedRecords,
   build: BuildIdentity,
   started: number,
+  packs: BuildSummary['packs'],
 ): Promise<BuildSummary> {
   await writeKeySet(opts, inputs.keySetFile, inputs.keySet);
   const { keptBuilds, prunedBuilds } = await keepBuilds(
@@ -134,6 +141,7 @@ async function sameBuildAgain(
     prunedBuilds,
     changes: 0,
     domainMap,
+    packs,
     log: null,
     witnesses: null,
   });

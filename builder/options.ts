@@ -83,6 +83,8 @@ export interface BuildSummary {
   changes: number;
   /** The domain map and build statement: leaves hashed while the index is written, the map's root, the signed statement. */
   domainMap: { durationMs: number; domains: number; bytes: number };
+  /** The packs: time spent sorting, hashing and writing them and their index, how many, their bytes. */
+  packs: { durationMs: number; files: number; bytes: number; recordsPerPack: number };
   /** What the transparency log step did; null when there is no log key. */
   log: LogSummary | null;
   /** What each witness of the policy answered; null without a policy (or when nothing was appended). */

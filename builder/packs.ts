@@ -26,6 +26,8 @@ export class PackWriter {
   private offset = 0;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** Time spent sorting, hashing and writing the packs and their index, for the build's summary (ms). */
+  spentMs = 0;
 
   /**
    * @param buildDir the staging folder the packs are written into (under `packs/`)
@@ -43,20 +45,32 @@ export class PackWriter {
   }
 
   /** The next shard begins (shards come in ascending order): the previous one is written, in hash order. */
-  readonly shard = (): void => this.flushShard();
+  readonly shard = (): void => this.timed(() => this.flushShard());
 
   /** One record of the current shard, its exact signed text. */
-  readonly record = (text: string, domain: string): void => {
-    this.shardRecords.push({ hash: hash('sha256', domain, 'buffer'), text });
-  };
+  readonly record = (text: string, domain: string): void =>
+    this.timed(() => {
+      this.shardRecords.push({ hash: hash('sha256', domain, 'buffer'), text });
+    });
 
   /** Writes what is left and the pack index; the statement's `packs`. Throws when another number of records came than announced. */
   finish(): PacksHead {
-    this.flushShard();
-    this.closePack();
-    if (this.written !== this.records) throw new Error(`the packs hold ${this.written} records, but the build wrote ${this.records}`);
-    writeFileSync(join(this.buildDir, PACK_INDEX_FILE), this.index);
-    return { records_per_pack: this.perPack, files: this.files };
+    return this.timed(() => {
+      this.flushShard();
+      this.closePack();
+      if (this.written !== this.records) throw new Error(`the packs hold ${this.written} records, but the build wrote ${this.records}`);
+      writeFileSync(join(this.buildDir, PACK_INDEX_FILE), this.index);
+      return { records_per_pack: this.perPack, files: this.files };
+    });
+  }
+
+  private timed<T>(work: () => T): T {
+    const started = performance.now();
+    try {
+      return work();
+    } finally {
+      this.spentMs += performance.now() - started;
+    }
   }
 
   private flushShard(): void {
