@@ -33,6 +33,20 @@ export const OPTIONS = {
       .regex(/^s3:\/\/[^/]+/i, 'must be s3://BUCKET/PREFIX')
       .optional(),
   },
+  concurrency: {
+    flag: 'concurrency',
+    env: 'MVR_PUBLISH_CONCURRENCY',
+    fallback: '16',
+    description: 'publish: requests in flight at once',
+    schema: wholeNumber(1, 256, 'must be a whole number from 1 to 256'),
+  },
+  partMib: {
+    flag: 'part-mib',
+    env: 'MVR_PUBLISH_PART_MIB',
+    fallback: '16',
+    description: 'publish: files larger than this many MiB go up in parts of this size (S3 allows 5 to 5120)',
+    schema: wholeNumber(5, 5120, 'must be a whole number of MiB from 5 to 5120'),
+  },
   redis: {
     flag: 'redis',
     env: 'MVR_REDIS_URL',

@@ -109,8 +109,14 @@ export interface PublishedBuilds {
   /** Whether a build is complete in the store (its manifest, written last, is there). */
   hasBuild(build: string): Promise<boolean>;
   putBuildFile(build: string, path: string, body: Buffer, contentType?: string): Promise<void>;
+  /** A build file's length and ETag in the store, null when it is not there: how a publish run again finds what is up already. */
+  buildFileState(build: string, path: string): Promise<{ bytes: number; etag: string } | null>;
+  /** A build file too large for one request, in parts read as each is sent; `slot` bounds the requests in flight. */
+  putBuildFileInParts(build: string, path: string, source: PartSource, contentType: string, slot: Slot): Promise<void>;
   /** A tile of the log (`tile/...`); immutable, so written before the checkpoint that covers it goes live. */
   putLogFile(path: string, body: Buffer): Promise<void>;
+  /** A tile's length in the store, null when it is not there. */
+  logFileState(path: string): Promise<{ bytes: number; etag: string } | null>;
   /**
    * The log's head (`log/checkpoint`): the newest checkpoint sent to a witness or published, which
    * the next build extends. Written before the first witness request, so a publish short of its
@@ -121,6 +127,16 @@ export interface PublishedBuilds {
   /** Names `build` live: written last. `pointer` is the record of the publication. */
   putLive(pointer: { build: string; published_at: string; records: number | null }): Promise<void>;
 }
+
+/** An object to upload in parts: its length, its part size, and a reader of any range of it (read as each part is sent). */
+export interface PartSource {
+  bytes: number;
+  partBytes: number;
+  read(start: number, length: number): Promise<Buffer>;
+}
+
+/** Runs a request when a slot is free: how a caller bounds the requests in flight across its uploads. */
+export type Slot = <T>(request: () => Promise<T>) => Promise<T>;
 
 /** What `mvr publish` and `mvr pull` use of a store; a usage error, naming `flag`, for a store builds are not published to. */
 export function publishedBuildsOf(store: Store, flag: string): PublishedBuilds {

@@ -1,5 +1,5 @@
 import type { AwsClient } from 'aws4fetch';
-import { type OriginAnswer, OriginTransport, type OriginTransportOptions } from '../origin-transport.ts';
+import { type HttpMethod, type OriginAnswer, OriginTransport, type OriginTransportOptions } from '../origin-transport.ts';
 import type { S3Config, S3Location } from './config.ts';
 import type { AwsCredentials } from './credentials.ts';
 
@@ -35,13 +35,38 @@ export class S3Bucket {
    * ReadDeadlineError, unread.
    */
   get(key: string, headers: Record<string, string> = {}, maxBytes?: number): Promise<OriginAnswer> {
-    return this.send('GET', key, headers, undefined, maxBytes);
+    return this.send('GET', key, { headers, maxBytes });
+  }
+
+  /** An object's length and ETag (quotes removed); null when there is none. */
+  async head(key: string): Promise<{ bytes: number; etag: string } | null> {
+    const res = await this.send('HEAD', key);
+    if (res.statusCode === 404) return null;
+    if (res.statusCode !== 200) throw new Error(`HEAD ${this.name}/${key} answered ${res.statusCode}`);
+    return { bytes: Number(res.headers['content-length']), etag: String(res.headers.etag ?? '').replace(/"/g, '') };
   }
 
   async put(key: string, body: Buffer, contentType: string): Promise<void> {
-    const res = await this.send('PUT', key, { 'content-type': contentType }, body);
-    if (res.statusCode !== 200)
-      throw new Error(`PUT ${this.name}/${key} answered ${res.statusCode}: ${res.body.toString('utf8').slice(0, 200)}`);
+    await this.request('PUT', key, { headers: { 'content-type': contentType }, body });
+  }
+
+  /**
+   * A request that must answer 2xx (an upload, or a step of a multipart one: ./multipart.ts);
+   * any other answer is an error naming the request and quoting the bucket's message.
+   */
+  async request(
+    method: HttpMethod,
+    key: string,
+    init: { query?: Record<string, string>; headers?: Record<string, string>; body?: Buffer } = {},
+  ): Promise<OriginAnswer> {
+    const what = `${method} ${this.name}/${key}${init.query ? `?${new URLSearchParams(init.query)}` : ''}`;
+    const res = await this.send(method, key, init).catch((error: Error & { statusCode?: number }) => {
+      // Retries spent on 5xx answers end in an error that keeps the last status.
+      throw new Error(`${what} ${error.statusCode ? `answered ${error.statusCode}` : `failed: ${error.message}`}`, { cause: error });
+    });
+    if (res.statusCode < 200 || res.statusCode > 299)
+      throw new Error(`${what} answered ${res.statusCode}: ${res.body.toString('utf8').slice(0, 200)}`);
+    return res;
   }
 
   close(): Promise<void> {
@@ -49,17 +74,17 @@ export class S3Bucket {
   }
 
   private async send(
-    method: 'GET' | 'PUT',
+    method: HttpMethod,
     key: string,
-    headers: Record<string, string>,
-    body?: Buffer,
-    maxBytes?: number,
+    init: { query?: Record<string, string>; headers?: Record<string, string>; body?: Buffer; maxBytes?: number } = {},
   ): Promise<OriginAnswer> {
+    const { headers = {}, body, maxBytes } = init;
     const path = [this.location.bucket, ...(this.location.prefix ? this.location.prefix.split('/') : []), ...key.split('/')]
       .map(encodeURIComponent)
       .join('/');
+    const query = init.query ? `?${new URLSearchParams(init.query)}` : '';
     // aws4fetch hashes the payload for the signature (x-amz-content-sha256).
-    const signed = await (await this.signerNow()).sign(`${this.config.endpoint}/${path}`, {
+    const signed = await (await this.signerNow()).sign(`${this.config.endpoint}/${path}${query}`, {
       method,
       headers,
       body: body as Uint8Array<ArrayBuffer> | undefined,
