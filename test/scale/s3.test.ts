@@ -3,7 +3,8 @@
  * `--records s3://` (the live build, and the kept builds' history and change feed), against a
  * local server that checks every request's Signature V4.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/publish.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
@@ -56,12 +57,16 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
     );
     expect(published.code, published.stderr).toBe(0);
     const summary = JSON.parse(published.stdout) as { ok: boolean; records: number; objects: number; build: string };
-    expect(summary).toMatchObject({ ok: true, records: 33, earlierBuilds: 0, objects: 40 }); // 33 records, the index, the domain map, the statement, the kept list, the key set, the manifest, live.json
+    // The 33 records in one pack, its index, the index, the domain map, the statement, the kept list, the key set, the manifest, live.json.
+    expect(summary).toMatchObject({ ok: true, records: 33, earlierBuilds: 0, objects: 9, uploaded: 9, skipped: 0 });
     const bucket = bucketAt('prod');
     const live = await bucket.get('live.json');
     expect(JSON.parse(live.body.toString('utf8'))).toMatchObject({ build: summary.build, records: 33 });
-    const key = `builds/${summary.build}/${liveRecordFile(project, GOLD).split('/').slice(-2).join('/')}`;
-    expect((await bucket.get(key)).body).toEqual(await readFile(liveRecordFile(project, GOLD)));
+    // The records go up in their pack; the per-record files stay in the records folder.
+    const [pack] = (await readdir(join(project.recordsDir, 'current', 'packs'))) as [string];
+    const key = `builds/${summary.build}/packs/${pack}`;
+    expect((await bucket.head(key))?.bytes).toBe((await readFile(join(project.recordsDir, 'current', 'packs', pack))).length);
+    expect(await bucket.head(`builds/${summary.build}/${liveRecordFile(project, GOLD).split('/').slice(-2).join('/')}`)).toBeNull();
     expect((await fetch(`${s3.endpoint}/${BUCKET}/prod/${key}`)).status).toBe(403);
     await bucket.close();
   });
