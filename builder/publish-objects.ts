@@ -3,7 +3,7 @@ import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DOMAIN_MAP_FILE, PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
 import { partSizeFor } from '../storage/s3/multipart.ts';
-import type { PublishedBuilds, Slot } from '../storage/store.ts';
+import type { PublishedBuilds, Slot, StoredFile } from '../storage/store.ts';
 
 // How `mvr publish` sends a build's files (builder/publish.ts says what goes up, and in what order).
 
@@ -62,8 +62,8 @@ export function slots(n: number): Slot {
 }
 
 /**
- * Sends objects through one pool of request slots and counts them. A build file the store has
- * already with the same length (and, but for a pack, whose name is its content hash, the same
+ * Sends objects through one pool of request slots and counts them. A build file the store holds
+ * already (as its listing says) with the same length (and, but for a pack, whose name is its content hash, the same
  * ETag: the MD5 of the bytes, or of the parts' MD5s for an upload in parts) is skipped, so a
  * publish run again after a failure sends only what is missing.
  */
@@ -87,11 +87,11 @@ export class ObjectSender {
     this.progress.totalBytes += bytes;
   }
 
-  /** A build's files, all at once through the slots; with `known`, the store holds them all (its manifest, written last, is there). */
-  async putBuildFiles(id: string, files: LocalFile[], known = false): Promise<void> {
+  /** A build's files, all at once through the slots, but those `there` (what the store holds of the build) has whole. */
+  async putBuildFiles(id: string, files: LocalFile[], there: Map<string, StoredFile>): Promise<void> {
     await Promise.all(
       files.map(async (f) => {
-        if (known || (await this.slot(() => this.isUp(id, f)))) return this.done(f.bytes, false);
+        if (await this.isUp(f, there.get(f.path))) return this.done(f.bytes, false);
         if (f.bytes > this.settings.partBytes) {
           const partBytes = partSizeFor(f.bytes, this.settings.partBytes);
           await this.published.putBuildFileInParts(
@@ -107,17 +107,15 @@ export class ObjectSender {
     );
   }
 
-  /** Whether the store holds this build file whole already. */
-  async isUp(id: string, f: LocalFile): Promise<boolean> {
-    const there = await this.published.buildFileState(id, f.path);
+  /** Whether the store holds this build file whole already (`there`: the object it holds at its path). */
+  async isUp(f: LocalFile, there: StoredFile | undefined): Promise<boolean> {
     if (!there || there.bytes !== f.bytes) return false;
     if (f.path.startsWith(`${PACKS_DIR}/`)) return true;
     return (await etagsOf(f.file, f.bytes, partSizeFor(f.bytes, this.settings.partBytes))).includes(there.etag);
   }
 
   /** A build object made here (a kept list, a key set), sent unless the store holds the same bytes. */
-  async putBody(id: string, path: string, body: Buffer, contentType: string): Promise<void> {
-    const there = await this.slot(() => this.published.buildFileState(id, path));
+  async putBody(id: string, path: string, body: Buffer, contentType: string, there: StoredFile | undefined): Promise<void> {
     if (there?.bytes === body.length && there.etag === createHash('md5').update(body).digest('hex')) return this.done(body.length, false);
     await this.put(() => this.published.putBuildFile(id, path, body, contentType), body.length);
   }

@@ -12,7 +12,7 @@ import {
 } from '../core/layout.ts';
 import { tilesAdded } from '../core/tlog/tiles.ts';
 import { keptListText } from '../storage/kept-builds.ts';
-import { type PublishedBuilds, publishedBuildsOf } from '../storage/store.ts';
+import { type PublishedBuilds, publishedBuildsOf, type StoredFile } from '../storage/store.ts';
 import { type LogWitnessSummary, witnessLiveFolder } from '../witness/build-phase/refresh.ts';
 import type { WitnessReport } from '../witness/build-phase/witnessing.ts';
 import { type LocalFile, localFiles, ObjectSender } from './publish-objects.ts';
@@ -97,7 +97,7 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
       await upload.putHead(live.id);
     }
   try {
-    for (const b of earlier) await upload.putBuild(b);
+    for (const b of earlier) await upload.putBuild(b, await published.buildFileStates(b.id));
     await upload.putLiveBuild(live);
   } catch (error) {
     throw failed(opts, send, error);
@@ -128,6 +128,8 @@ const failed = (opts: UploadOptions, send: ObjectSender, error: unknown) =>
 class Upload {
   /** Each build's files, read once by {@link count}. */
   private readonly files = new Map<string, LocalFile[]>();
+  /** The log's tiles the store holds, listed once. */
+  private tilesThere: Map<string, StoredFile> | null = null;
 
   constructor(
     private readonly opts: UploadOptions,
@@ -145,12 +147,13 @@ class Upload {
     );
   }
 
-  /** A build's files (its log tiles are up already), its manifest last. */
-  async putBuild(b: BuildFiles): Promise<void> {
+  /** A build's files (its log tiles are up already) but those the store holds whole, its manifest last. */
+  async putBuild(b: BuildFiles, there: Map<string, StoredFile>): Promise<void> {
     const files = this.files.get(b.id)!;
     await this.send.putBuildFiles(
       b.id,
       files.filter((f) => f.path !== MANIFEST_FILE),
+      there,
     );
     const manifest = files.find((f) => f.path === MANIFEST_FILE)!;
     const body = await readFile(manifest.file);
@@ -171,8 +174,9 @@ class Upload {
       extras.length + 1,
       extras.reduce((n, [, body]) => n + body.length, pointerBytes),
     );
-    await Promise.all(extras.map(([path, body, type]) => this.send.putBody(live.id, path, body, type)));
-    await this.putBuild(live);
+    const there = await this.send.slot(() => this.published.buildFileStates(live.id));
+    await Promise.all(extras.map(([path, body, type]) => this.send.putBody(live.id, path, body, type, there.get(path))));
+    await this.putBuild(live, there);
     await this.send.put(() => this.published.putLive(pointer), pointerBytes);
   }
 
@@ -184,6 +188,8 @@ class Upload {
   async putTiles(id: string): Promise<void> {
     const log = (await manifestOf(this.opts, id)).log;
     if (!log) return;
+    this.tilesThere ??= await this.send.slot(() => this.published.logTileStates());
+    const there = this.tilesThere;
     const tiles = await localFiles(join(this.opts.publicDir, LOG_DIR), tilesAdded(log.from, log.to));
     this.send.expect(
       tiles.length,
@@ -191,7 +197,7 @@ class Upload {
     );
     await Promise.all(
       tiles.map(async (t) => {
-        if ((await this.send.slot(() => this.published.logFileState(t.path)))?.bytes === t.bytes) return this.send.skip(t.bytes);
+        if (there.get(t.path)?.bytes === t.bytes) return this.send.skip(t.bytes);
         const body = await readFile(t.file);
         await this.send.put(() => this.published.putLogFile(t.path, body), body.length);
       }),

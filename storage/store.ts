@@ -109,14 +109,14 @@ export interface PublishedBuilds {
   /** Whether a build is complete in the store (its manifest, written last, is there). */
   hasBuild(build: string): Promise<boolean>;
   putBuildFile(build: string, path: string, body: Buffer, contentType?: string): Promise<void>;
-  /** A build file's length and ETag in the store, null when it is not there: how a publish run again finds what is up already. */
-  buildFileState(build: string, path: string): Promise<{ bytes: number; etag: string } | null>;
+  /** Every file of a build the store holds, by path in the build, with its length and ETag: how a publish run again finds what is up already. */
+  buildFileStates(build: string): Promise<Map<string, StoredFile>>;
   /** A build file too large for one request, in parts read as each is sent; `slot` bounds the requests in flight. */
   putBuildFileInParts(build: string, path: string, source: PartSource, contentType: string, slot: Slot): Promise<void>;
   /** A tile of the log (`tile/...`); immutable, so written before the checkpoint that covers it goes live. */
   putLogFile(path: string, body: Buffer): Promise<void>;
-  /** A tile's length in the store, null when it is not there. */
-  logFileState(path: string): Promise<{ bytes: number; etag: string } | null>;
+  /** Every tile of the log the store holds (`tile/...`), with its length. */
+  logTileStates(): Promise<Map<string, StoredFile>>;
   /**
    * The log's head (`log/checkpoint`): the newest checkpoint sent to a witness or published, which
    * the next build extends. Written before the first witness request, so a publish short of its
@@ -126,6 +126,12 @@ export interface PublishedBuilds {
   putLogHead(note: Buffer): Promise<void>;
   /** Names `build` live: written last. `pointer` is the record of the publication. */
   putLive(pointer: { build: string; published_at: string; records: number | null }): Promise<void>;
+}
+
+/** An object as a store holds it: its length and ETag (the MD5 of its bytes, or of its parts' MD5s and their count). */
+export interface StoredFile {
+  bytes: number;
+  etag: string;
 }
 
 /** An object to upload in parts: its length, its part size, and a reader of any range of it (read as each part is sent). */

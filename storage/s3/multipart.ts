@@ -1,5 +1,6 @@
 import type { PartSource, Slot } from '../store.ts';
 import type { S3Bucket } from './bucket.ts';
+import { xmlText } from './xml.ts';
 
 /** S3's rules for an upload in parts: each part 5 MiB at least (but the last) and 5 GiB at most, 10,000 parts at most. */
 export const MULTIPART_RULES = { minPartBytes: 5 * 1024 ** 2, maxPartBytes: 5 * 1024 ** 3, maxParts: 10_000 } as const;
@@ -48,13 +49,6 @@ export async function putInParts(bucket: S3Bucket, key: string, contentType: str
     await slot(() => bucket.request('DELETE', key, { query: { uploadId } })).catch(() => undefined);
     throw error;
   }
-}
-
-/** The text of the first `<name>` element of an S3 answer, entities decoded; null without one. */
-function xmlText(body: Buffer, name: string): string | null {
-  const m = new RegExp(`<${name}>([^<]*)</${name}>`).exec(body.toString('utf8'));
-  if (!m) return null;
-  return m[1]!.replace(/&(quot|apos|lt|gt|amp);/g, (_, e: string) => ({ quot: '"', apos: "'", lt: '<', gt: '>', amp: '&' })[e]!);
 }
 
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

@@ -1,5 +1,5 @@
 import { BUCKET_LOG_PREFIX, BUILDS_DIR, LIVE_POINTER_OBJECT, LOG_CHECKPOINT, MANIFEST_FILE } from '../../core/layout.ts';
-import type { PartSource, PublishedBuilds, Slot } from '../store.ts';
+import type { PartSource, PublishedBuilds, Slot, StoredFile } from '../store.ts';
 import type { S3Bucket } from './bucket.ts';
 import { liveBuildOf } from './live-pointer.ts';
 import { putInParts } from './multipart.ts';
@@ -28,8 +28,8 @@ export class S3PublishedBuilds implements PublishedBuilds {
     return this.bucket.put(`${BUILDS_DIR}/${build}/${path}`, body, contentType);
   }
 
-  buildFileState(build: string, path: string): Promise<{ bytes: number; etag: string } | null> {
-    return this.bucket.head(`${BUILDS_DIR}/${build}/${path}`);
+  buildFileStates(build: string): Promise<Map<string, StoredFile>> {
+    return this.bucket.list(`${BUILDS_DIR}/${build}/`).then((found) => withoutPrefix(found, `${BUILDS_DIR}/${build}/`));
   }
 
   putBuildFileInParts(build: string, path: string, source: PartSource, contentType: string, slot: Slot): Promise<void> {
@@ -40,8 +40,8 @@ export class S3PublishedBuilds implements PublishedBuilds {
     return this.bucket.put(`${BUCKET_LOG_PREFIX}${path}`, body, 'application/octet-stream');
   }
 
-  logFileState(path: string): Promise<{ bytes: number; etag: string } | null> {
-    return this.bucket.head(`${BUCKET_LOG_PREFIX}${path}`);
+  logTileStates(): Promise<Map<string, StoredFile>> {
+    return this.bucket.list(`${BUCKET_LOG_PREFIX}tile/`).then((found) => withoutPrefix(found, BUCKET_LOG_PREFIX));
   }
 
   async logHead(): Promise<Buffer | null> {
@@ -59,3 +59,6 @@ export class S3PublishedBuilds implements PublishedBuilds {
     return this.bucket.put(LIVE_POINTER_OBJECT, Buffer.from(`${JSON.stringify(pointer)}\n`), 'application/json');
   }
 }
+
+const withoutPrefix = (found: Map<string, StoredFile>, prefix: string) =>
+  new Map([...found].map(([key, file]) => [key.slice(prefix.length), file]));

@@ -165,3 +165,18 @@ describe('an upload in parts', () => {
     expect(await readdir(join(s3.directory, BUCKET, '._S3rver_uploads'))).toEqual([]);
   });
 });
+
+describe('a listing', () => {
+  it('pages through every key under a prefix, with lengths and ETags, and nothing beside it', async () => {
+    const bucket = bucketAt(s3, BUCKET, 'listed');
+    const bodies = ['a', 'bb', 'ccc', 'dddd', 'e&<"'].map((t) => Buffer.from(t));
+    await Promise.all(bodies.map((b, i) => bucket.put(`under/${i}`, b, 'application/octet-stream')));
+    await bucket.put('beside', Buffer.from('x'), 'application/octet-stream');
+    const before = s3.requests.length;
+    const found = await bucket.list('under/', 2);
+    expect(s3.requests.slice(before)).toHaveLength(3);
+    expect(found).toEqual(
+      new Map(bodies.map((b, i) => [`under/${i}`, { bytes: b.length, etag: createHash('md5').update(b).digest('hex') }])),
+    );
+  });
+});
