@@ -63,22 +63,27 @@ export function slots(n: number): Slot {
 
 /**
  * Sends objects through one pool of request slots and counts them. A build file the store holds
- * already (as its listing says) with the same length (and, but for a pack, whose name is its content hash, the same
- * ETag: the MD5 of the bytes, or of the parts' MD5s for an upload in parts) is skipped, so a
- * publish run again after a failure sends only what is missing.
+ * already (as its listing says) with the same length and, but for a pack (whose name is its
+ * content hash), the same ETag (the MD5 of the bytes, or of the parts' MD5s for an upload in
+ * parts) is skipped, so a publish run again after a failure sends only what is missing.
  */
 export class ObjectSender {
   readonly progress: PublishProgress = { objects: 0, totalObjects: 0, bytes: 0, totalBytes: 0, uploaded: 0, skipped: 0, secondsLeft: null };
   uploadedBytes = 0;
   readonly slot: Slot;
   private readonly started = performance.now();
+  /** The first failure of this publish; null until one. */
+  private failed: unknown = null;
 
   constructor(
     private readonly published: PublishedBuilds,
     private readonly settings: SendSettings,
     private readonly onProgress?: (p: PublishProgress) => void,
   ) {
-    this.slot = slots(settings.concurrency);
+    const slot = slots(settings.concurrency);
+    // After a failure, requests still waiting for a slot do not start: the publish ends as soon as those in flight do.
+    this.slot = (request) =>
+      slot(() => (this.failed ? Promise.reject(new Error('not sent: an earlier request of this publish failed')) : request()));
   }
 
   /** Objects (and their bytes) this publish will cover, counted into the totals as they become known. */
@@ -87,24 +92,39 @@ export class ObjectSender {
     this.progress.totalBytes += bytes;
   }
 
+  /**
+   * `send` for every item, all at once through the slots. After a failure no request waiting for
+   * a slot starts; the first failure is thrown once those in flight have ended.
+   */
+  async each<T>(items: T[], send: (item: T) => Promise<void>): Promise<void> {
+    const results = await Promise.allSettled(
+      items.map((item) =>
+        send(item).catch((error: unknown) => {
+          this.failed ??= error;
+          throw error;
+        }),
+      ),
+    );
+    // The first failure, not the requests it stopped.
+    if (results.some((r) => r.status === 'rejected')) throw this.failed;
+  }
+
   /** A build's files, all at once through the slots, but those `there` (what the store holds of the build) has whole. */
   async putBuildFiles(id: string, files: LocalFile[], there: Map<string, StoredFile>): Promise<void> {
-    await Promise.all(
-      files.map(async (f) => {
-        if (await this.isUp(f, there.get(f.path))) return this.done(f.bytes, false);
-        if (f.bytes > this.settings.partBytes) {
-          const partBytes = partSizeFor(f.bytes, this.settings.partBytes);
-          await this.published.putBuildFileInParts(
-            id,
-            f.path,
-            { bytes: f.bytes, partBytes, read: (s, n) => readRange(f.file, s, n) },
-            contentTypeOf(f.path),
-            this.slot,
-          );
-        } else await this.slot(async () => this.published.putBuildFile(id, f.path, await readFile(f.file), contentTypeOf(f.path)));
-        this.done(f.bytes, true);
-      }),
-    );
+    await this.each(files, async (f) => {
+      if (await this.isUp(f, there.get(f.path))) return this.done(f.bytes, false);
+      if (f.bytes > this.settings.partBytes) {
+        const partBytes = partSizeFor(f.bytes, this.settings.partBytes);
+        await this.published.putBuildFileInParts(
+          id,
+          f.path,
+          { bytes: f.bytes, partBytes, read: (s, n) => readRange(f.file, s, n) },
+          contentTypeOf(f.path),
+          this.slot,
+        );
+      } else await this.slot(async () => this.published.putBuildFile(id, f.path, await readFile(f.file), contentTypeOf(f.path)));
+      this.done(f.bytes, true);
+    });
   }
 
   /** Whether the store holds this build file whole already (`there`: the object it holds at its path). */
@@ -120,7 +140,7 @@ export class ObjectSender {
     await this.put(() => this.published.putBuildFile(id, path, body, contentType), body.length);
   }
 
-  /** One object, sent whatever the store holds (a log head, a kept list, the live pointer...). */
+  /** One object, sent whatever the store holds (a log tile it lacks, the log head, a manifest, the live pointer). */
   async put(write: () => Promise<void>, bytes: number): Promise<void> {
     await this.slot(write);
     this.done(bytes, true);

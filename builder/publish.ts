@@ -175,7 +175,7 @@ class Upload {
       extras.reduce((n, [, body]) => n + body.length, pointerBytes),
     );
     const there = await this.send.slot(() => this.published.buildFileStates(live.id));
-    await Promise.all(extras.map(([path, body, type]) => this.send.putBody(live.id, path, body, type, there.get(path))));
+    await this.send.each(extras, ([path, body, type]) => this.send.putBody(live.id, path, body, type, there.get(path)));
     await this.putBuild(live, there);
     await this.send.put(() => this.published.putLive(pointer), pointerBytes);
   }
@@ -195,13 +195,11 @@ class Upload {
       tiles.length,
       tiles.reduce((n, t) => n + t.bytes, 0),
     );
-    await Promise.all(
-      tiles.map(async (t) => {
-        if (there.get(t.path)?.bytes === t.bytes) return this.send.skip(t.bytes);
-        const body = await readFile(t.file);
-        await this.send.put(() => this.published.putLogFile(t.path, body), body.length);
-      }),
-    );
+    await this.send.each(tiles, async (t) => {
+      if (there.get(t.path)?.bytes === t.bytes) return this.send.skip(t.bytes);
+      // Read in its slot: memory holds the tiles in flight, not all of them.
+      await this.send.put(async () => this.published.putLogFile(t.path, await readFile(t.file)), t.bytes);
+    });
   }
 
   /** The build's checkpoint (with the cosignatures it has so far) as the log's head, `log/checkpoint`. */

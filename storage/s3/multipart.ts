@@ -46,7 +46,8 @@ export async function putInParts(bucket: S3Bucket, key: string, contentType: str
     const code = xmlText(done.body, 'Code');
     if (code) throw new Error(`completing the upload of ${bucket.name}/${key} failed: ${code} ${xmlText(done.body, 'Message') ?? ''}`);
   } catch (error) {
-    await slot(() => bucket.request('DELETE', key, { query: { uploadId } })).catch(() => undefined);
+    // Not through a slot: a caller that stops its requests after a failure still has its uploads aborted.
+    await bucket.request('DELETE', key, { query: { uploadId } }).catch(() => undefined);
     throw error;
   }
 }
