@@ -6,7 +6,9 @@ import { commandOptions, storeSettingsOf } from '../config.ts';
 import { createProgress, type ProgressState } from '../progress.ts';
 import { witnessList, witnessProgress } from './build.ts';
 
-const options = commandOptions('records', 'public', 'to', 'concurrency', 'partMib', 'progressMs', 'witnessPolicy');
+/** The options `mvr publish` reads. */
+export const PUBLISH_OPTIONS = ['records', 'public', 'to', 'concurrency', 'partMib', 'progressMs', 'witnessPolicy'] as const;
+const options = commandOptions(...PUBLISH_OPTIONS);
 
 /** A progress line: objects and bytes done (sent or up already), and the time left at the rate so far. */
 export function publishProgress(p: PublishProgress): ProgressState {
