@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DOMAIN_MAP_FILE, PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
-import { partSizeFor } from '../storage/s3/multipart.ts';
-import type { PublishedBuilds, Slot, StoredFile } from '../storage/store.ts';
+import { type PublishedBuilds, partSizeFor, type Slot, type StoredFile } from '../storage/store.ts';
 
 // How `mvr publish` sends a build's files (builder/publish.ts says what goes up, and in what order).
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SCHEMA_SUFFIX } from '../core/record.ts';
+import { MULTIPART_RULES } from '../storage/store.ts';
 import { storeUrlOf } from '../storage/url.ts';
 import { folder, optionalText, wholeNumber } from './option-schemas.ts';
 import { SERVE_OPTIONS } from './options-serve.ts';
@@ -45,7 +46,11 @@ export const OPTIONS = {
     env: 'MVR_PUBLISH_PART_MIB',
     fallback: '16',
     description: 'publish: files larger than this many MiB go up in parts of this size (S3 allows 5 to 5120)',
-    schema: wholeNumber(5, 5120, 'must be a whole number of MiB from 5 to 5120'),
+    schema: wholeNumber(
+      MULTIPART_RULES.minPartBytes / 1024 ** 2,
+      MULTIPART_RULES.maxPartBytes / 1024 ** 2,
+      'must be a whole number of MiB from 5 to 5120',
+    ),
   },
   redis: {
     flag: 'redis',

@@ -134,6 +134,12 @@ export interface StoredFile {
   etag: string;
 }
 
+/** The rules of an upload in parts (S3's, which the S3-compatible servers follow): each part 5 MiB at least (but the last) and 5 GiB at most, 10,000 parts at most. */
+export const MULTIPART_RULES = { minPartBytes: 5 * 1024 ** 2, maxPartBytes: 5 * 1024 ** 3, maxParts: 10_000 } as const;
+
+/** The part size for an object of `bytes`: `partBytes`, or larger when it would take more than 10,000 parts. */
+export const partSizeFor = (bytes: number, partBytes: number): number => Math.max(partBytes, Math.ceil(bytes / MULTIPART_RULES.maxParts));
+
 /** An object to upload in parts: its length, its part size, and a reader of any range of it (read as each part is sent). */
 export interface PartSource {
   bytes: number;

@@ -2,12 +2,6 @@ import type { PartSource, Slot } from '../store.ts';
 import type { S3Bucket } from './bucket.ts';
 import { xmlText } from './xml.ts';
 
-/** S3's rules for an upload in parts: each part 5 MiB at least (but the last) and 5 GiB at most, 10,000 parts at most. */
-export const MULTIPART_RULES = { minPartBytes: 5 * 1024 ** 2, maxPartBytes: 5 * 1024 ** 3, maxParts: 10_000 } as const;
-
-/** The part size for an object of `bytes`: `partBytes`, or larger when it would take more than 10,000 parts. */
-export const partSizeFor = (bytes: number, partBytes: number): number => Math.max(partBytes, Math.ceil(bytes / MULTIPART_RULES.maxParts));
-
 /**
  * Uploads an object in parts (S3's CreateMultipartUpload, UploadPart, CompleteMultipartUpload), each
  * part read from `source` only when its request gets a `slot`, so memory stays at a part per slot.
