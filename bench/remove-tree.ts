@@ -27,7 +27,7 @@ async function peakWhileRemoving(dir: string, how: 'fs.rm' | 'removeTree'): Prom
   const code =
     how === 'fs.rm'
       ? `await (await import('node:fs/promises')).rm(${JSON.stringify(dir)}, { recursive: true, force: true });`
-      : `await (await import(${JSON.stringify(join(ROOT, 'dist/builder/publish.js'))})).removeTree(${JSON.stringify(dir)});`;
+      : `await (await import(${JSON.stringify(join(ROOT, 'dist/builder/swap.js'))})).removeTree(${JSON.stringify(dir)});`;
   const { stdout } = await run(
     process.execPath,
     [

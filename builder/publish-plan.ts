@@ -9,6 +9,7 @@ import {
   BUILDS_DIR,
   CURRENT_LINK,
   INDEX_FILE,
+  isRecordFile,
   LOG_DIR,
   LOG_VKEY_PATH,
   MANIFEST_FILE,
@@ -19,6 +20,7 @@ import { openCheckpoint, parseVkey } from '../keyring/log-key.ts';
 import { type KeptBuild, readKept } from '../storage/kept-builds.ts';
 import { type PublishedBuilds, publishedBuildsOf, type Store } from '../storage/store.ts';
 import type { Witnessing, WitnessReport } from '../witness/build-phase/witnessing.ts';
+import type { PublishProgress } from './publish-objects.ts';
 import { folderTiles } from './tiles.ts';
 
 // What `mvr publish` puts up, read and checked before any upload (builder/publish.ts uploads it).
@@ -30,16 +32,18 @@ export interface UploadOptions {
   publicDir: string;
   /** Where to publish (opened with `openStore`); a store builds cannot be published to says so (`StoreNotPublishedError`). */
   to: Store;
-  /** Uploads in flight at once. */
+  /** Requests in flight at once (`--concurrency`). */
   concurrency?: number;
-  onProgress?: (p: { uploaded: number; total: number }) => void;
+  /** Files larger than this go up in parts of this size (`--part-mib`); 5 MiB at least. */
+  partBytes?: number;
+  onProgress?: (p: PublishProgress) => void;
   now?: () => Date;
   /** `--witness-policy`: the live build's checkpoint is cosigned afresh by the policy's quorum before anything is uploaded. */
   witnessing?: Witnessing | null;
   onWitness?: (report: WitnessReport) => void;
 }
 
-/** Every file of a build folder but its manifest, as keys relative to the build, in order. */
+/** Every file of a build folder but its manifest and its per-record tree (the packs hold the records), as keys relative to the build, in order. */
 export async function filesOf(buildDir: string): Promise<string[]> {
   return (await readdir(buildDir, { recursive: true, withFileTypes: true }))
     .filter((entry) => entry.isFile())
@@ -49,7 +53,7 @@ export async function filesOf(buildDir: string): Promise<string[]> {
         .split('\\')
         .join('/'),
     )
-    .filter((path) => path !== MANIFEST_FILE)
+    .filter((path) => path !== MANIFEST_FILE && !isRecordFile(path))
     .sort();
 }
 

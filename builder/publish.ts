@@ -6,16 +6,16 @@ import {
   BUILD_KEPT_OBJECT,
   BUILD_KEY_SET_OBJECT,
   BUILD_LOG_VKEY_OBJECT,
-  DOMAIN_MAP_FILE,
   LOG_DIR,
   LOG_VKEY_PATH,
   MANIFEST_FILE,
 } from '../core/layout.ts';
 import { tilesAdded } from '../core/tlog/tiles.ts';
 import { keptListText } from '../storage/kept-builds.ts';
-import { type PublishedBuilds, publishedBuildsOf } from '../storage/store.ts';
+import { type PublishedBuilds, publishedBuildsOf, type StoredFile } from '../storage/store.ts';
 import { type LogWitnessSummary, witnessLiveFolder } from '../witness/build-phase/refresh.ts';
 import type { WitnessReport } from '../witness/build-phase/witnessing.ts';
+import { type LocalFile, localFiles, ObjectSender } from './publish-objects.ts';
 import {
   type BuildFiles,
   buildDirOf,
@@ -34,16 +34,25 @@ export interface UploadSummary {
   records: number;
   /** Earlier kept builds the bucket did not have yet, uploaded before the live one. */
   earlierBuilds: number;
+  /** Objects this publish covers (sent, or found up already) and their bytes. */
   objects: number;
   bytes: number;
+  /** Of those, the objects sent and their bytes; the rest were up already (a publish run again). */
+  uploaded: number;
+  uploadedBytes: number;
+  skipped: number;
   seconds: number;
   /** What each witness of the policy answered; null without one. */
   witnesses: WitnessReport[] | null;
 }
 
+/** Requests in flight at once, and the size of a part (and so the largest object sent in one request): S3 allows 5 MiB to 5 GiB. */
+export const PUBLISH_DEFAULTS = { concurrency: 16, partBytes: 16 * 1024 ** 2 } as const;
+
 /**
- * Publishes the live build to object storage: every file of `builds/<id>/` (its index and change
- * feeds included), its kept list as `builds/<id>/kept.json`, the key set as
+ * Publishes the live build to object storage: every file of `builds/<id>/` but its per-record
+ * tree (the packs, pack index, domain map, statement, index, change feeds, shard logs, log
+ * checkpoint), its kept list as `builds/<id>/kept.json`, the key set as
  * `builds/<id>/merchant-verify-keys.json`, the manifest, then `live.json` naming the build. The
  * transparency log goes first: the tiles the builds added to `log/`, then the live build's
  * checkpoint as the log's head (`log/checkpoint`), before it is sent to any witness, so the next
@@ -55,24 +64,30 @@ export interface UploadSummary {
  * list; an earlier build's records are checked against the live build's key set, which keeps
  * their keys, so it needs none of its own. Readers follow `live.json`, so they see the old build
  * (and its list) or the new one, never a mix, and a publish interrupted anywhere before the last
- * write leaves the old build live. Objects of a build are never changed afterwards; running it
- * again uploads the same bytes again.
+ * write leaves the old build live. Objects go up `concurrency` requests at a time, a large one in
+ * parts; one the bucket holds already (same length, same bytes) is not sent again, so a publish
+ * run again after a failure sends only the rest, then the head, manifest and `live.json`.
  */
 export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   const started = performance.now();
   const published = publishedBuildsOf(opts.to, '--to');
   const live = await readLiveBuild(opts);
-  const upload = new Upload(opts, published, live.files.length + 4);
+  const send = new ObjectSender(
+    published,
+    { concurrency: opts.concurrency ?? PUBLISH_DEFAULTS.concurrency, partBytes: opts.partBytes ?? PUBLISH_DEFAULTS.partBytes },
+    opts.onProgress,
+  );
+  const upload = new Upload(opts, published, send);
   let earlier: BuildFiles[] = [];
   let witnessed: LogWitnessSummary | null = null;
   try {
     earlier = await keptBuildsTheBucketLacks(opts, published, live);
-    upload.total += earlier.reduce((n, b) => n + b.files.length + 1, 0);
+    for (const b of [...earlier, live]) await upload.count(b);
     // The log first: its tiles, then its head, so the checkpoint a witness is sent is never rolled back.
     for (const b of [...earlier, live]) await upload.putTiles(b.id);
     if (live.manifest.log) await upload.putHead(live.id);
   } catch (error) {
-    throw failed(opts, upload, error);
+    throw failed(opts, send, error);
   }
   // Short of its quorum, nothing more goes up: the live build there stays, the head keeps the sent checkpoint.
   if (opts.witnessing && live.manifest.log)
@@ -82,110 +97,115 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
       await upload.putHead(live.id);
     }
   try {
-    for (const b of earlier) await upload.putEarlierBuild(b);
+    for (const b of earlier) await upload.putBuild(b, await published.buildFileStates(b.id));
     await upload.putLiveBuild(live);
   } catch (error) {
-    throw failed(opts, upload, error);
+    throw failed(opts, send, error);
   }
+  const p = send.progress;
   return {
     to: opts.to.name,
     build: live.id,
     records: live.manifest.records,
     earlierBuilds: earlier.length,
-    objects: upload.uploaded,
-    bytes: upload.bytes,
+    objects: p.objects,
+    bytes: p.bytes,
+    uploaded: p.uploaded,
+    uploadedBytes: send.uploadedBytes,
+    skipped: p.skipped,
     seconds: (performance.now() - started) / 1000,
     witnesses: witnessed?.witnesses ?? null,
   };
 }
 
-const failed = (opts: UploadOptions, upload: Upload, error: unknown) =>
+const failed = (opts: UploadOptions, send: ObjectSender, error: unknown) =>
   new BuildError(
-    `publish to ${opts.to.name} failed after ${upload.uploaded} of ${upload.total} objects; the live build there is unchanged: ${(error as Error).message}`,
+    `publish to ${opts.to.name} failed after ${send.progress.objects} of ${send.progress.totalObjects} objects (${send.progress.uploaded} sent, ${send.progress.skipped} up already); the live build there is unchanged, and running it again sends only what is missing: ${(error as Error).message}`,
     { cause: error },
   );
 
-/** One publish's uploads, counted for its progress and summary. */
+/** One publish's objects, in the order that keeps readers safe. */
 class Upload {
-  uploaded = 0;
-  bytes = 0;
-  private readonly opts: UploadOptions;
-  private readonly published: PublishedBuilds;
-  /** Objects to upload, growing as the builds' log tiles are counted. */
-  total: number;
+  /** Each build's files, read once by {@link count}. */
+  private readonly files = new Map<string, LocalFile[]>();
+  /** The log's tiles the store holds, listed once. */
+  private tilesThere: Map<string, StoredFile> | null = null;
 
-  constructor(opts: UploadOptions, published: PublishedBuilds, total: number) {
-    this.opts = opts;
-    this.published = published;
-    this.total = total;
+  constructor(
+    private readonly opts: UploadOptions,
+    private readonly published: PublishedBuilds,
+    private readonly send: ObjectSender,
+  ) {}
+
+  /** Counts a build's files (and its manifest) into the totals. */
+  async count(b: BuildFiles): Promise<void> {
+    const files = await localFiles(buildDirOf(this.opts, b.id), [...b.files, MANIFEST_FILE]);
+    this.files.set(b.id, files);
+    this.send.expect(
+      files.length,
+      files.reduce((n, f) => n + f.bytes, 0),
+    );
   }
 
-  /** An earlier kept build (its log tiles are up already): its files, its manifest last. */
-  async putEarlierBuild(b: BuildFiles): Promise<void> {
-    await this.putFiles(b.id, b.files);
-    await this.putFile(b.id, MANIFEST_FILE, await readFile(join(buildDirOf(this.opts, b.id), MANIFEST_FILE)));
+  /** A build's files (its log tiles are up already) but those the store holds whole, its manifest last. */
+  async putBuild(b: BuildFiles, there: Map<string, StoredFile>): Promise<void> {
+    const files = this.files.get(b.id)!;
+    await this.send.putBuildFiles(
+      b.id,
+      files.filter((f) => f.path !== MANIFEST_FILE),
+      there,
+    );
+    const manifest = files.find((f) => f.path === MANIFEST_FILE)!;
+    const body = await readFile(manifest.file);
+    await this.send.put(() => this.published.putBuildFile(b.id, MANIFEST_FILE, body), body.length);
   }
 
-  /** The live build (its log tiles and head are up already): its files, the log key, kept list and key set beside it, its manifest, then `live.json`. */
+  /** The live build (its log tiles and head are up already): the log key, kept list and key set beside its files, its manifest, then `live.json`. */
   async putLiveBuild(live: LiveBuild): Promise<void> {
-    await this.putFiles(live.id, live.files);
+    const extras: [string, Buffer, string][] = [
+      [BUILD_KEPT_OBJECT, Buffer.from(keptListText(live.kept)), 'application/json'],
+      [BUILD_KEY_SET_OBJECT, live.keySetBytes, 'application/json'],
+    ];
     if (live.manifest.log)
-      await this.putFile(
-        live.id,
-        BUILD_LOG_VKEY_OBJECT,
-        await readFile(join(this.opts.publicDir, LOG_VKEY_PATH)),
-        'text/plain; charset=utf-8',
-      );
-    await this.putFile(live.id, BUILD_KEPT_OBJECT, Buffer.from(keptListText(live.kept)));
-    await this.putFile(live.id, BUILD_KEY_SET_OBJECT, live.keySetBytes);
-    await this.putFile(live.id, MANIFEST_FILE, await readFile(join(buildDirOf(this.opts, live.id), MANIFEST_FILE)));
+      extras.push([BUILD_LOG_VKEY_OBJECT, await readFile(join(this.opts.publicDir, LOG_VKEY_PATH)), 'text/plain; charset=utf-8']);
     const pointer = { build: live.id, published_at: (this.opts.now?.() ?? new Date()).toISOString(), records: live.manifest.records };
-    await this.put(this.published.putLive(pointer), Buffer.from(`${JSON.stringify(pointer)}\n`));
-  }
-
-  /** A build's files, `concurrency` at a time; its manifest is the caller's to put, last. */
-  private async putFiles(id: string, paths: string[]): Promise<void> {
-    let next = 0;
-    const lane = async () => {
-      while (next < paths.length) {
-        const path = paths[next++]!;
-        const body = await readFile(join(buildDirOf(this.opts, id), path));
-        await this.putFile(id, path, body, path === DOMAIN_MAP_FILE ? 'application/octet-stream' : undefined);
-      }
-    };
-    await Promise.all(Array.from({ length: this.opts.concurrency ?? 16 }, lane));
+    const pointerBytes = Buffer.byteLength(`${JSON.stringify(pointer)}\n`);
+    this.send.expect(
+      extras.length + 1,
+      extras.reduce((n, [, body]) => n + body.length, pointerBytes),
+    );
+    const there = await this.send.slot(() => this.published.buildFileStates(live.id));
+    await this.send.each(extras, ([path, body, type]) => this.send.putBody(live.id, path, body, type, there.get(path)));
+    await this.putBuild(live, there);
+    await this.send.put(() => this.published.putLive(pointer), pointerBytes);
   }
 
   /**
    * The log's tiles a build added (from its manifest's entries), under `log/`: immutable, so they
-   * go up first; readers reach them only through a checkpoint (the head, or a live build's).
+   * go up first (but those up already); readers reach them only through a checkpoint (the head,
+   * or a live build's).
    */
   async putTiles(id: string): Promise<void> {
     const log = (await manifestOf(this.opts, id)).log;
     if (!log) return;
-    const paths = tilesAdded(log.from, log.to);
-    this.total += paths.length;
-    for (const path of paths) {
-      const body = await readFile(join(this.opts.publicDir, LOG_DIR, path));
-      await this.put(this.published.putLogFile(path, body), body);
-    }
+    this.tilesThere ??= await this.send.slot(() => this.published.logTileStates());
+    const there = this.tilesThere;
+    const tiles = await localFiles(join(this.opts.publicDir, LOG_DIR), tilesAdded(log.from, log.to));
+    this.send.expect(
+      tiles.length,
+      tiles.reduce((n, t) => n + t.bytes, 0),
+    );
+    await this.send.each(tiles, async (t) => {
+      if (there.get(t.path)?.bytes === t.bytes) return this.send.skip(t.bytes);
+      // Read in its slot: memory holds the tiles in flight, not all of them.
+      await this.send.put(async () => this.published.putLogFile(t.path, await readFile(t.file)), t.bytes);
+    });
   }
 
   /** The build's checkpoint (with the cosignatures it has so far) as the log's head, `log/checkpoint`. */
   async putHead(id: string): Promise<void> {
     const note = await readFile(join(buildDirOf(this.opts, id), BUILD_CHECKPOINT_FILE));
-    this.total++;
-    await this.put(this.published.putLogHead(note), note);
-  }
-
-  private putFile(id: string, path: string, body: Buffer, type?: string): Promise<void> {
-    return this.put(this.published.putBuildFile(id, path, body, type), body);
-  }
-
-  private async put(write: Promise<void>, body: Buffer): Promise<void> {
-    await write;
-    this.bytes += body.length;
-    this.uploaded++;
-    this.opts.onProgress?.({ uploaded: this.uploaded, total: this.total });
+    this.send.expect(1, note.length);
+    await this.send.put(() => this.published.putLogHead(note), note.length);
   }
 }

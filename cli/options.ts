@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SCHEMA_SUFFIX } from '../core/record.ts';
+import { MULTIPART_RULES } from '../storage/store.ts';
 import { storeUrlOf } from '../storage/url.ts';
 import { folder, optionalText, wholeNumber } from './option-schemas.ts';
 import { SERVE_OPTIONS } from './options-serve.ts';
@@ -32,6 +33,24 @@ export const OPTIONS = {
       .string()
       .regex(/^s3:\/\/[^/]+/i, 'must be s3://BUCKET/PREFIX')
       .optional(),
+  },
+  concurrency: {
+    flag: 'concurrency',
+    env: 'MVR_PUBLISH_CONCURRENCY',
+    fallback: '16',
+    description: 'publish: requests in flight at once',
+    schema: wholeNumber(1, 256, 'must be a whole number from 1 to 256'),
+  },
+  partMib: {
+    flag: 'part-mib',
+    env: 'MVR_PUBLISH_PART_MIB',
+    fallback: '16',
+    description: 'publish: files larger than this many MiB go up in parts of this size (S3 allows 5 to 5120)',
+    schema: wholeNumber(
+      MULTIPART_RULES.minPartBytes / 1024 ** 2,
+      MULTIPART_RULES.maxPartBytes / 1024 ** 2,
+      'must be a whole number of MiB from 5 to 5120',
+    ),
   },
   redis: {
     flag: 'redis',

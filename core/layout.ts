@@ -16,6 +16,13 @@ export function recordPath(domain: string): string {
   return `${h.slice(0, 2)}/${domain}.json`;
 }
 
+/**
+ * Whether a path in a build is one of its per-record files ({@link recordPath}): the tree people
+ * inspect, which stays in the records folder (a bucket gets the packs instead). A shard's
+ * `log.jsonl` beside them is not one.
+ */
+export const isRecordFile = (path: string): boolean => /^[0-9a-f]{2}\/[^/]+\.json$/.test(path);
+
 /** Name of the symlink inside the records folder that points at the live build. */
 export const CURRENT_LINK = 'current';
 /** Folder inside the records folder that holds the builds. */

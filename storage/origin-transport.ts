@@ -15,6 +15,8 @@ export interface OriginTransportOptions {
   onReadRefused?: (refusal: ReadTooLargeError | ReadDeadlineError) => void;
 }
 
+export type HttpMethod = 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE';
+
 export interface OriginAnswer {
   statusCode: number;
   headers: Record<string, string | string[] | undefined>;
@@ -77,12 +79,13 @@ export class OriginTransport {
    */
   async send(
     url: string,
-    init: { method?: 'GET' | 'PUT' | 'HEAD'; headers?: Record<string, string>; body?: Buffer; path?: string; maxBytes?: number } = {},
+    init: { method?: HttpMethod; headers?: Record<string, string>; body?: Buffer; path?: string; maxBytes?: number } = {},
   ): Promise<OriginAnswer> {
     const { dispatcher, request } = await this.pool();
-    // An upload (`mvr publish`) answers with a message only, and takes as long as its bytes need:
-    // it keeps the per-attempt limit alone. A read has its kind's limits.
-    const upload = init.method === 'PUT';
+    // An upload (`mvr publish`: a PUT, or a multipart upload's POST or DELETE) answers with a
+    // message only, and takes as long as its bytes need: it keeps the per-attempt limit alone. A
+    // read has its kind's limits.
+    const upload = init.method !== undefined && init.method !== 'GET' && init.method !== 'HEAD';
     const limit = readLimitOf(upload ? '' : (init.path ?? ''), this.options.deadlineMs);
     const maxBytes = Math.min(limit.bytes, init.maxBytes ?? Number.POSITIVE_INFINITY);
     const timeoutMs = this.options.timeoutMs ?? 2000;
@@ -99,7 +102,8 @@ export class OriginTransport {
       });
       // An error answer's body is only ever a message: it gets the size of one, not the file's.
       const cap = res.statusCode < 300 ? maxBytes : Math.min(limit.bytes, READ_LIMITS.other.bytes);
-      if (Number(res.headers['content-length'] ?? 0) > cap) {
+      // A HEAD's length is the object's, with no body to read.
+      if (init.method !== 'HEAD' && Number(res.headers['content-length'] ?? 0) > cap) {
         // Destroyed unread; the abort it reports is the point, not a failure.
         res.body.on('error', () => undefined).destroy();
         throw new ReadTooLargeError(limit.kind, cap);

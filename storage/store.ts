@@ -116,8 +116,14 @@ export interface PublishedBuilds {
   /** Whether a build is complete in the store (its manifest, written last, is there). */
   hasBuild(build: string): Promise<boolean>;
   putBuildFile(build: string, path: string, body: Buffer, contentType?: string): Promise<void>;
+  /** Every file of a build the store holds, by path in the build, with its length and ETag: how a publish run again finds what is up already. */
+  buildFileStates(build: string): Promise<Map<string, StoredFile>>;
+  /** A build file too large for one request, in parts read as each is sent; `slot` bounds the requests in flight. */
+  putBuildFileInParts(build: string, path: string, source: PartSource, contentType: string, slot: Slot): Promise<void>;
   /** A tile of the log (`tile/...`); immutable, so written before the checkpoint that covers it goes live. */
   putLogFile(path: string, body: Buffer): Promise<void>;
+  /** Every tile of the log the store holds (`tile/...`), with its length. */
+  logTileStates(): Promise<Map<string, StoredFile>>;
   /**
    * The log's head (`log/checkpoint`): the newest checkpoint sent to a witness or published, which
    * the next build extends. Written before the first witness request, so a publish short of its
@@ -128,6 +134,28 @@ export interface PublishedBuilds {
   /** Names `build` live: written last. `pointer` is the record of the publication. */
   putLive(pointer: { build: string; published_at: string; records: number | null }): Promise<void>;
 }
+
+/** An object as a store holds it: its length and ETag (the MD5 of its bytes, or of its parts' MD5s and their count). */
+export interface StoredFile {
+  bytes: number;
+  etag: string;
+}
+
+/** The rules of an upload in parts (S3's, which the S3-compatible servers follow): each part 5 MiB at least (but the last) and 5 GiB at most, 10,000 parts at most. */
+export const MULTIPART_RULES = { minPartBytes: 5 * 1024 ** 2, maxPartBytes: 5 * 1024 ** 3, maxParts: 10_000 } as const;
+
+/** The part size for an object of `bytes`: `partBytes`, or larger when it would take more than 10,000 parts. */
+export const partSizeFor = (bytes: number, partBytes: number): number => Math.max(partBytes, Math.ceil(bytes / MULTIPART_RULES.maxParts));
+
+/** An object to upload in parts: its length, its part size, and a reader of any range of it (read as each part is sent). */
+export interface PartSource {
+  bytes: number;
+  partBytes: number;
+  read(start: number, length: number): Promise<Buffer>;
+}
+
+/** Runs a request when a slot is free: how a caller bounds the requests in flight across its uploads. */
+export type Slot = <T>(request: () => Promise<T>) => Promise<T>;
 
 /** What `mvr publish` and `mvr pull` use of a store; a usage error, naming `flag`, for a store builds are not published to. */
 export function publishedBuildsOf(store: Store, flag: string): PublishedBuilds {

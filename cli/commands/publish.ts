@@ -1,17 +1,38 @@
+import type { PublishProgress } from '../../builder/publish-objects.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, storeSettingsOf } from '../config.ts';
-import { createProgress } from '../progress.ts';
+import { createProgress, type ProgressState } from '../progress.ts';
 import { witnessList, witnessProgress } from './build.ts';
 
-const options = commandOptions('records', 'public', 'to', 'progressMs', 'witnessPolicy');
+/** The options `mvr publish` reads. */
+export const PUBLISH_OPTIONS = ['records', 'public', 'to', 'concurrency', 'partMib', 'progressMs', 'witnessPolicy'] as const;
+const options = commandOptions(...PUBLISH_OPTIONS);
+
+/** A progress line: objects and bytes done (sent or up already), and the time left at the rate so far. */
+export function publishProgress(p: PublishProgress): ProgressState {
+  const mb = (n: number) => (n / 1e6).toFixed(1);
+  const left = p.secondsLeft === null ? '' : `, about ${Math.ceil(p.secondsLeft)} s left`;
+  return {
+    text: `${p.objects.toLocaleString('en-US')} of ${p.totalObjects.toLocaleString('en-US')} objects, ${mb(p.bytes)} of ${mb(p.totalBytes)} MB${p.skipped ? ` (${p.skipped.toLocaleString('en-US')} up already)` : ''}${left}`,
+    fields: {
+      objects: p.objects,
+      total_objects: p.totalObjects,
+      bytes: p.bytes,
+      total_bytes: p.totalBytes,
+      uploaded: p.uploaded,
+      skipped: p.skipped,
+      ...(p.secondsLeft === null ? {} : { seconds_left: Math.ceil(p.secondsLeft) }),
+    },
+  };
+}
 
 export default defineCommand({
   meta: {
     name: 'publish',
     description:
-      'Upload the live build (records, change feeds, kept list, key set, manifest) and any kept build the bucket lacks to a private S3 bucket; the object naming the live build is written last',
+      'Upload the live build (packs, domain map, statement, change feeds, kept list, key set, manifest; not the per-record files) and any kept build the bucket lacks to a private S3 bucket, in parallel, skipping what is up already; the object naming the live build is written last',
   },
   args: {
     ...options.describe({ records: 'records folder holding the live build' }),
@@ -35,12 +56,10 @@ export default defineCommand({
           publicDir: config.public,
           to,
           witnessing,
+          concurrency: config.concurrency,
+          partBytes: config.partMib * 1024 ** 2,
           onWitness: (report) => progress.update(witnessProgress(report), true),
-          onProgress: (p) =>
-            progress.update({
-              text: `${p.uploaded.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} objects`,
-              fields: { uploaded: p.uploaded, total: p.total },
-            }),
+          onProgress: (p) => progress.update(publishProgress(p)),
         });
         progress.finish();
         progress.stop();
@@ -49,7 +68,7 @@ export default defineCommand({
           const earlier =
             s.earlierBuilds > 0 ? `, with ${s.earlierBuilds} earlier kept build${s.earlierBuilds === 1 ? '' : 's'} the bucket lacked` : '';
           io.stdout.write(
-            `published build ${s.build} (${s.records.toLocaleString('en-US')} records, ${s.objects.toLocaleString('en-US')} objects, ${(s.bytes / 1e6).toFixed(1)} MB${earlier}) to ${s.to} in ${s.seconds.toFixed(1)} s; it is live${s.witnesses ? `; witnesses: ${witnessList(s.witnesses)}` : ''}\n`,
+            `published build ${s.build} (${s.records.toLocaleString('en-US')} records, ${s.objects.toLocaleString('en-US')} objects, ${(s.bytes / 1e6).toFixed(1)} MB${earlier}; ${s.uploaded.toLocaleString('en-US')} sent, ${s.skipped.toLocaleString('en-US')} up already) to ${s.to} in ${s.seconds.toFixed(1)} s; it is live${s.witnesses ? `; witnesses: ${witnessList(s.witnesses)}` : ''}\n`,
           );
         }
       } finally {

@@ -1,7 +1,8 @@
 import { BUCKET_LOG_PREFIX, BUILDS_DIR, LIVE_POINTER_OBJECT, LOG_CHECKPOINT, MANIFEST_FILE } from '../../core/layout.ts';
-import type { PublishedBuilds } from '../store.ts';
+import type { PartSource, PublishedBuilds, Slot, StoredFile } from '../store.ts';
 import type { S3Bucket } from './bucket.ts';
 import { liveBuildOf } from './live-pointer.ts';
+import { putInParts } from './multipart.ts';
 
 /**
  * Builds as `mvr publish` lays them out in a bucket: each under `builds/<id>/` (never changed once
@@ -27,8 +28,20 @@ export class S3PublishedBuilds implements PublishedBuilds {
     return this.bucket.put(`${BUILDS_DIR}/${build}/${path}`, body, contentType);
   }
 
+  buildFileStates(build: string): Promise<Map<string, StoredFile>> {
+    return this.bucket.list(`${BUILDS_DIR}/${build}/`).then((found) => withoutPrefix(found, `${BUILDS_DIR}/${build}/`));
+  }
+
+  putBuildFileInParts(build: string, path: string, source: PartSource, contentType: string, slot: Slot): Promise<void> {
+    return putInParts(this.bucket, `${BUILDS_DIR}/${build}/${path}`, contentType, source, slot);
+  }
+
   putLogFile(path: string, body: Buffer): Promise<void> {
     return this.bucket.put(`${BUCKET_LOG_PREFIX}${path}`, body, 'application/octet-stream');
+  }
+
+  logTileStates(): Promise<Map<string, StoredFile>> {
+    return this.bucket.list(`${BUCKET_LOG_PREFIX}tile/`).then((found) => withoutPrefix(found, BUCKET_LOG_PREFIX));
   }
 
   async logHead(): Promise<Buffer | null> {
@@ -46,3 +59,6 @@ export class S3PublishedBuilds implements PublishedBuilds {
     return this.bucket.put(LIVE_POINTER_OBJECT, Buffer.from(`${JSON.stringify(pointer)}\n`), 'application/json');
   }
 }
+
+const withoutPrefix = (found: Map<string, StoredFile>, prefix: string) =>
+  new Map([...found].map(([key, file]) => [key.slice(prefix.length), file]));

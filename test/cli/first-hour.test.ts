@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILD_OPTIONS } from '../../cli/commands/build.ts';
+import { PUBLISH_OPTIONS } from '../../cli/commands/publish.ts';
 import { SERVE_OPTIONS } from '../../cli/commands/serve.ts';
 import { WITNESS_OPTIONS } from '../../cli/commands/witness.ts';
 import { OPTIONS, type OptionName } from '../../cli/config.ts';
@@ -119,7 +120,9 @@ describe.concurrent('the first hour', () => {
           ? 'build'
           : (WITNESS_OPTIONS as readonly string[]).includes(name)
             ? 'witness'
-            : null;
+            : (PUBLISH_OPTIONS as readonly string[]).includes(name)
+              ? 'publish'
+              : null;
       expect(command, name).not.toBeNull();
       const where = command === 'witness' ? [] : ['--records', join(p.root, 'nothing-here')];
       const r = await runCli([command!, `--${o.flag}`, '-5', ...where]);

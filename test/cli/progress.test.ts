@@ -63,19 +63,22 @@ describe('progress without a terminal', () => {
       ...s3.env,
     });
     expect(published.code, published.stderr).toBe(0);
-    expect(plain(published.stderr, 'publish').at(-1)).toMatch(/^publish: done, (\d+) of \1 objects \(\d+ s\)$/);
+    expect(plain(published.stderr, 'publish').at(-1)).toMatch(
+      /^publish: done, (\d+) of \1 objects, ([\d.]+) of \2 MB, about 0 s left \(\d+ s\)$/,
+    );
 
     const again = await runCli(['publish', '--to', to, '--records', project.recordsDir, '--public', project.publicDir, '--json'], {
       ...FAST,
       ...s3.env,
     });
     expect(again.code, again.stderr).toBe(0);
-    expect(json(again.stderr).at(-1)).toMatchObject({
-      progress: 'publish',
-      done: true,
-      uploaded: expect.any(Number),
-      total: expect.any(Number),
-    });
+    // Run again: everything but the manifest and live.json (always written, last) is up already.
+    const done = json(again.stderr).at(-1) as Record<string, number>;
+    expect(done).toMatchObject({ progress: 'publish', done: true, uploaded: 2, seconds_left: 0 });
+    expect(done.objects).toBe(done.total_objects);
+    expect(done.bytes).toBe(done.total_bytes);
+    expect(done.skipped).toBe(Number(done.objects) - 2);
+    expect(JSON.parse(again.stdout)).toMatchObject({ ok: true, uploaded: 2, skipped: done.skipped, objects: done.objects });
 
     // Two pulls side by side, each into a folder of its own.
     const pull = async (extra: string[]) =>

@@ -218,7 +218,7 @@ describe('records in a bucket', () => {
   let g: TestGateway;
   // `nearlyDone` before the last few objects: the build's key set, its manifest, then `live.json`.
   const publish = (nearlyDone?: () => void) =>
-    publishTo(s3, BUCKET, 'prod', p, ({ uploaded, total }) => uploaded >= total - 2 && nearlyDone?.());
+    publishTo(s3, BUCKET, 'prod', p, ({ objects, totalObjects }) => objects >= totalObjects - 2 && nearlyDone?.());
   beforeAll(async () => {
     // The ten-record project too, now that the load no longer runs through the build and the whole publish (decision 0058).
     p = await smallProject();

@@ -1,5 +1,11 @@
+/**
+ * Records in private S3-compatible storage: `mvr publish --to s3://` and the gateway reading
+ * `--records s3://` (the live build, and the kept builds' history and change feed), against a
+ * local server that checks every request's Signature V4.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/publish.ts';
+import { recordPath } from '../../core/layout.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { openStore } from '../../storage/open.ts';
 import { parseS3Url, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
@@ -51,13 +57,16 @@ describe('mvr publish --to s3:// and the gateway on --records s3://', () => {
     );
     expect(published.code, published.stderr).toBe(0);
     const summary = JSON.parse(published.stdout) as { ok: boolean; records: number; objects: number; build: string };
-    expect(summary).toMatchObject({ ok: true, records: 33, earlierBuilds: 0, objects: 42 }); // 33 records, their pack and pack index, the index, the domain map, the statement, the kept list, the key set, the manifest, live.json
+    // The 33 records in one pack, its index, the index, the domain map, the statement, the kept list, the key set, the manifest, live.json.
+    expect(summary).toMatchObject({ ok: true, records: 33, earlierBuilds: 0, objects: 9, uploaded: 9, skipped: 0 });
     const bucket = bucketAt('prod');
     const live = await bucket.get('live.json');
     expect(JSON.parse(live.body.toString('utf8'))).toMatchObject({ build: summary.build, records: 33 });
+    // The records go up in their pack (the record one range of it); the per-record files stay in the records folder.
     const { path, start, length } = await livePlace(project, GOLD);
     const key = `builds/${summary.build}/${path}`;
     expect((await bucket.get(key)).body.subarray(start, start + length)).toEqual(await liveRecordBytes(project, GOLD));
+    expect(await bucket.head(`builds/${summary.build}/${recordPath(GOLD)}`)).toBeNull();
     expect((await fetch(`${s3.endpoint}/${BUCKET}/prod/${key}`)).status).toBe(403);
     await bucket.close();
   });

@@ -17,11 +17,19 @@ export const bucketAt = (s3: TestS3, name: string, prefix: string, env: Record<s
 /**
  * Uploads `p`'s live build (and its kept builds) to `s3://name/prefix` as `mvr publish` does, with
  * its bulk-transfer timeouts: a gateway lookup's 2 s per request timed out here on a loaded machine.
- * `onProgress` is told of each object uploaded (`live.json`, naming the build live, is the last).
+ * `onProgress` is told of each object uploaded (`live.json`, naming the build live, is the last);
+ * `more` sets the requests in flight and the part size.
  */
-export function publishTo(s3: TestS3, name: string, prefix: string, p: Project, onProgress?: UploadOptions['onProgress']) {
+export function publishTo(
+  s3: TestS3,
+  name: string,
+  prefix: string,
+  p: Project,
+  onProgress?: UploadOptions['onProgress'],
+  more: Pick<UploadOptions, 'concurrency' | 'partBytes'> = {},
+) {
   const to = openStore({ url: `s3://${name}/${prefix}`, s3: s3ConfigFromEnv(s3.env), bulk: true, flag: '--to' });
-  return uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, to, onProgress }).finally(() => to.close());
+  return uploadBuild({ recordsDir: p.recordsDir, publicDir: p.publicDir, to, onProgress, ...more }).finally(() => to.close());
 }
 
 /** A test gateway for `p`'s API keys whose records are `s3://name/prefix`, trusting `p`'s published key set. */

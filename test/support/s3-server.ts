@@ -6,7 +6,10 @@
  * take the endpoint away and bring it back on the same port. A range of an empty object is
  * answered 416, as S3 does (s3rver itself hangs on it). More key pairs may be accepted (role
  * credentials, each with its session token, which must then be sent and signed); `signedWith`
- * lists the access key of every request accepted, in order.
+ * lists the access key of every request accepted, in order. Uploads in parts work as s3rver has
+ * them (it takes parts of any size, where S3 wants 5 MiB but the last), and an abort of one
+ * (AbortMultipartUpload, which s3rver lacks) is answered here, its parts removed. `failing` makes
+ * the server answer 503 to the requests it picks (a bucket failing mid-publish).
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,9 +34,11 @@ export interface TestS3Credentials {
 
 export interface TestS3 {
   endpoint: string;
+  /** Where s3rver keeps the objects (and the parts of uploads not completed yet). */
+  directory: string;
   /** The access key of every accepted request, in order. */
   signedWith: string[];
-  /** Every accepted request as `METHOD /bucket/key`, in order (the reads a test counts). */
+  /** Every accepted request as `METHOD /bucket/key`, in order (the reads a test counts); a step of an upload in parts adds its query (`?uploads`, `?partNumber=2&uploadId`, `?uploadId`). */
   requests: string[];
   /** Bytes of every answer's body sent so far, in all (what a benchmark counts a lookup by). */
   bytesOut: number;
@@ -41,6 +46,8 @@ export interface TestS3 {
   env: Record<string, string>;
   /** Requests refused for their signature (for tests that check the check). */
   refused: number;
+  /** When set, every request it returns true for (signature checked first) is answered 503, and not counted in `requests`. */
+  failing: ((request: { method: string; path: string; query: URLSearchParams }) => boolean) | null;
   stop(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
@@ -75,6 +82,7 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
   );
   const state: TestS3 = {
     endpoint: `http://127.0.0.1:${port}`,
+    directory,
     signedWith: [],
     requests: [],
     bytesOut: 0,
@@ -85,6 +93,7 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
       AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${port}`,
     },
     refused: 0,
+    failing: null,
     stop: async () => undefined,
     start: async () => undefined,
     close: async () => undefined,
@@ -149,13 +158,30 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
               .end(`<Error><Code>${problem.split(':')[0]}</Code><Message>${problem}</Message></Error>`);
             return;
           }
+          const url = new URL(req.url ?? '/', 'http://placeholder');
+          if (state.failing?.({ method: req.method ?? 'GET', path: decodeURIComponent(url.pathname), query: url.searchParams })) {
+            res
+              .writeHead(503, { 'content-type': 'application/xml' })
+              .end('<Error><Code>SlowDown</Code><Message>failing, as the test asked</Message></Error>');
+            return;
+          }
+          if (req.method === 'DELETE' && url.searchParams.has('uploadId')) {
+            state.requests.push(`DELETE ${decodeURIComponent(url.pathname)}${queryNamed(url.searchParams)}`);
+            const bucket = decodeURIComponent(url.pathname).split('/')[1]!;
+            rmSync(join(directory, bucket, '._S3rver_uploads', url.searchParams.get('uploadId')!.replace(/[^0-9a-f]/g, '')), {
+              recursive: true,
+              force: true,
+            });
+            res.writeHead(204).end();
+            return;
+          }
           // Checked here: s3rver itself knows one fixed account and never checks V4 signatures.
           const { authorization: _checked, ...headers } = req.headers;
           // S3 replaces an object atomically: a reader gets the old bytes or the new. s3rver writes
           // the file in place, so a read racing a write got a torn object (a live.json that was
           // not JSON); requests for one object are taken one at a time here instead.
           const path = (req.url ?? '/').split('?', 1)[0]!;
-          state.requests.push(`${req.method} ${decodeURIComponent(path)}`);
+          state.requests.push(`${req.method} ${decodeURIComponent(path)}${queryNamed(url.searchParams)}`);
           const previous = objectTurns.get(path) ?? Promise.resolve();
           let release!: () => void;
           const answered = new Promise<void>((resolve) => (release = resolve));
@@ -207,3 +233,7 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
   };
   return state;
 }
+
+/** A request's query for `requests`: its names, with a part's number (an upload id is random, so left out). */
+const queryNamed = (query: URLSearchParams): string =>
+  query.size === 0 ? '' : `?${[...query.keys()].map((k) => (k === 'partNumber' ? `${k}=${query.get(k)}` : k)).join('&')}`;
