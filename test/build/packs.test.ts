@@ -24,10 +24,11 @@ describe('a build written as packs (--pack-records 2)', () => {
   let p: Project;
   let live: string;
   let statement: Record<string, unknown> & { records: number };
+  let summary: Awaited<ReturnType<typeof build>>;
 
   beforeAll(async () => {
     p = await makeProject({ samples: true, sign: true, build: false });
-    await build(p, { packRecords: 2 });
+    summary = await build(p, { packRecords: 2 });
     live = join(p.recordsDir, CURRENT_LINK);
     statement = JSON.parse(await readFile(join(live, BUILD_STATEMENT_FILE), 'utf8'));
   });
@@ -47,6 +48,12 @@ describe('a build written as packs (--pack-records 2)', () => {
     }
     const { keySet } = await readKeySet(p.publicDir);
     expect(verifyRecordNode(statement, keySet)).toMatchObject({ valid: true });
+    // The build's summary (`mvr build --json`) counts the same packs and bytes.
+    expect(summary.packs).toMatchObject({
+      files: head.files.length,
+      bytes: head.files.reduce((sum, f) => sum + f.bytes, 0),
+      recordsPerPack: 2,
+    });
   });
 
   it("holds every record's exact bytes once, in the domain map's order", async () => {
