@@ -2,6 +2,7 @@ import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { FetchFailedError } from '../core/errors.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
 import { READ_LIMITS, readLimitOf } from '../core/limits.ts';
+import { rangeBody, rangeHeader } from '../core/ranges.ts';
 import { type BoundedAnswer, boundedGet } from './bounded-get.ts';
 
 /** What `GET /v1/mirror` names: the live build and its signed statement. */
@@ -60,16 +61,14 @@ export function mirrorGateway(baseUrl: string, apiKey: string, timeoutMs = 30_00
     },
     async readRange(build: string, file: string, start: number, length: number): Promise<Buffer | null> {
       const path = buildPath(build, file);
-      const limit = readLimitOf(file);
-      // A server that ignores the range answers from byte 0: at most start + length bytes of that are wanted.
       const res = await get(
         path,
-        { ...limit, bytes: Math.min(limit.bytes, start + length) },
-        { ...auth, range: `bytes=${start}-${start + length - 1}` },
+        { ...readLimitOf(file), bytes: Math.min(readLimitOf(file).bytes, length) },
+        { ...auth, ...rangeHeader(start, length) },
       );
-      if (res.statusCode === 416) return Buffer.alloc(0);
-      const bytes = body(res, `${name}${path}`);
-      return bytes && res.statusCode === 200 ? bytes.subarray(start, start + length) : bytes;
+      if (![200, 206, 416].includes(res.statusCode)) return body(res, `${name}${path}`);
+      // Only the range asked for, as an origin's or a bucket's answer is held to (core/ranges.ts).
+      return rangeBody(res, start, length, `${name}${path}`);
     },
     async keySet(): Promise<Buffer> {
       const bytes = body(await get(KEY_SET_PATH, READ_LIMITS.keySet), `${name}${KEY_SET_PATH}`);

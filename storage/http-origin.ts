@@ -9,11 +9,11 @@ import {
 } from '../core/errors.ts';
 import { MANIFEST_FILE } from '../core/layout.ts';
 import { checkRangeLimit } from '../core/limits.ts';
+import { rangeBody, rangeHeader } from '../core/ranges.ts';
 import type { KeptBuild } from './kept-builds.ts';
 import { oneAtATime } from './one-at-a-time.ts';
 import { type OriginAnswer, OriginTransport, type OriginTransportOptions } from './origin-transport.ts';
 import { publicKeySet, publicLogFile, publicLogVkey } from './public-files.ts';
-import { rangeBody, rangeHeader } from './ranges.ts';
 import { type BuildAcceptance, type Store, takeEveryBuild } from './store.ts';
 
 /** Why an origin keeps no history and no log. */

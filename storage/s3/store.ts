@@ -8,10 +8,10 @@ import {
   MANIFEST_FILE,
 } from '../../core/layout.ts';
 import { checkRangeLimit } from '../../core/limits.ts';
+import { rangeBody, rangeHeader } from '../../core/ranges.ts';
 import { type KeptBuild, keptBuilds, parseKeptList } from '../kept-builds.ts';
 import type { KeySetOrigin } from '../key-set-source.ts';
 import { oneAtATime } from '../one-at-a-time.ts';
-import { rangeBody, rangeHeader } from '../ranges.ts';
 import { type BuildAcceptance, type Store, takeEveryBuild } from '../store.ts';
 import type { S3Bucket } from './bucket.ts';
 import { parseLivePointer } from './live-pointer.ts';
@@ -170,18 +170,14 @@ export class S3Store implements Store {
     return res && rangeBody(res, start, length, `records store ${this.bucket.name} (${key})`);
   }
 
-  /**
-   * From the total the Content-Range of a ranged GET of the first two bytes names (`bytes 0-1/N`; an
-   * empty object answers 416 naming its 0). Two, not one: a server may read `bytes=0-0` as the whole object.
-   */
+  /** A build file's length, from a HEAD of its object; null when there is none. */
   async fileSize(build: string, path: string): Promise<number | null> {
     const key = `${BUILDS_DIR}/${build}/${path}`;
-    const res = await this.get(key, { range: 'bytes=0-1' }, 2);
-    if (!res) return null;
-    const total = /\/(\d+)$/.exec(String(res.headers['content-range'] ?? ''))?.[1];
-    if (total === undefined)
-      throw new StoreUnavailableError(`records store ${this.bucket.name} named no length for ${key} (no Content-Range)`);
-    return Number(total);
+    try {
+      return (await this.bucket.head(key))?.bytes ?? null;
+    } catch (error) {
+      throw new StoreUnavailableError(`records store ${this.bucket.name} unavailable: ${(error as Error).message}`);
+    }
   }
 
   /** The live build as the records service last confirmed it. */

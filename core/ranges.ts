@@ -1,5 +1,11 @@
-import { StoreUnavailableError } from '../core/errors.ts';
-import type { OriginAnswer } from './origin-transport.ts';
+import { StoreUnavailableError } from './errors.ts';
+
+/** An HTTP answer as the stores' and the clients' transports read it. */
+export interface RangeAnswer {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
 
 /** The `Range` header asking for `length` bytes from byte `start` (`length` above 0). */
 export function rangeHeader(start: number, length: number): { range: string } {
@@ -14,9 +20,10 @@ const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/;
  * the range (fewer bytes at the file's end), or a 416 (the range starts at or past the end: no
  * bytes). A 200 is a store that ignored the range, and any other range a store that answered
  * another question: both STORE_UNAVAILABLE, since bytes from elsewhere in a pack are no record.
- * Other statuses are the caller's.
+ * Other statuses are the caller's. One rule for every reader of ranges: an http(s) origin, a
+ * bucket, a gateway's mirror routes.
  */
-export function rangeBody(res: OriginAnswer, start: number, length: number, where: string): Buffer {
+export function rangeBody(res: RangeAnswer, start: number, length: number, where: string): Buffer {
   if (res.statusCode === 416) return Buffer.alloc(0);
   if (res.statusCode === 200)
     throw new StoreUnavailableError(`${where} ignored a range request (answered 200, not 206): records are read as ranges of packs`);
