@@ -1,7 +1,7 @@
 import { createHash, type Hash, hash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { type PacksHead, packPath, recordsPerPackFor } from '@merchant-verify/verifier/internal/issuer';
+import { type PacksHead, packIndexBytes, packPath, recordsPerPackFor } from '@merchant-verify/verifier/internal/issuer';
 import { PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
 
 /** Bytes gathered before one write to a pack: a few system calls a megabyte, not one a record. */
@@ -16,7 +16,8 @@ const WRITE_CHUNK = 1 << 20;
  */
 export class PackWriter {
   private readonly perPack: number;
-  private readonly index: Buffer;
+  /** Where each record's line ends in its pack, in map order: the pack index, once encoded. */
+  private readonly ends: Uint32Array;
   private readonly files: PacksHead['files'] = [];
   private shardRecords: { hash: Buffer; text: string }[] = [];
   /** Records written so far (the map index of the next one). */
@@ -40,7 +41,7 @@ export class PackWriter {
     recordsPerPack?: number,
   ) {
     this.perPack = recordsPerPack ?? recordsPerPackFor(records);
-    this.index = Buffer.alloc(records * 4);
+    this.ends = new Uint32Array(records);
     mkdirSync(join(buildDir, PACKS_DIR), { recursive: true });
   }
 
@@ -59,7 +60,7 @@ export class PackWriter {
       this.flushShard();
       this.closePack();
       if (this.written !== this.records) throw new Error(`the packs hold ${this.written} records, but the build wrote ${this.records}`);
-      writeFileSync(join(this.buildDir, PACK_INDEX_FILE), this.index);
+      writeFileSync(join(this.buildDir, PACK_INDEX_FILE), packIndexBytes(this.ends));
       return { records_per_pack: this.perPack, files: this.files };
     });
   }
@@ -90,7 +91,7 @@ export class PackWriter {
     this.pendingBytes += bytes.length;
     this.offset += bytes.length;
     if (this.written >= this.records) throw new Error(`the build announced ${this.records} records, and more came`);
-    this.index.writeUInt32BE(this.offset, this.written * 4);
+    this.ends[this.written] = this.offset;
     this.written++;
     if (this.pendingBytes >= WRITE_CHUNK) this.writePending();
     if (this.written % this.perPack === 0) this.closePack();

@@ -1,6 +1,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { KEY_SET_PATH, type KeySet } from '@merchant-verify/verifier';
+import { packIndexBytes } from '@merchant-verify/verifier/internal/issuer';
 import { writeAtomic } from '../core/files.ts';
 import {
   BUILD_CHECKPOINT_FILE,
@@ -61,9 +62,7 @@ export async function writeBuildFiles(stagingDir: string, f: MirroredFiles): Pro
 
 /** The pack index, rebuilt from the checked packs' record ends, and the manifest, written last: a build folder with a manifest is complete. */
 export async function finishBuildFolder(stagingDir: string, ends: Uint32Array, manifest: Buffer): Promise<void> {
-  const index = Buffer.alloc(ends.length * 4);
-  for (const [i, end] of ends.entries()) index.writeUInt32BE(end, i * 4);
-  await writeFile(join(stagingDir, PACK_INDEX_FILE), index);
+  await writeFile(join(stagingDir, PACK_INDEX_FILE), packIndexBytes(ends));
   await writeFile(join(stagingDir, MANIFEST_FILE), manifest);
 }
 

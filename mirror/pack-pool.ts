@@ -2,7 +2,7 @@ import { link, mkdir, open, readdir, readFile, rename, stat, truncate, unlink } 
 import { join } from 'node:path';
 import { type PackFile, packPath } from '@merchant-verify/verifier/internal/issuer';
 import { MirrorRefusedError } from '../core/errors.ts';
-import { BUILDS_DIR, MIRROR_POOL_DIR } from '../core/layout.ts';
+import { BUILDS_DIR, MIRROR_POOL_DIR, PACKS_DIR } from '../core/layout.ts';
 import { READ_LIMITS } from '../core/limits.ts';
 import type { MirrorSource } from './source.ts';
 
@@ -31,8 +31,8 @@ export class PackPool {
     const held = new Map<string, string>();
     const builds = join(dir, BUILDS_DIR);
     for (const build of (await readdir(builds).catch(() => [])).filter((n) => !n.startsWith('.'))) {
-      for (const name of await readdir(join(builds, build, 'packs')).catch(() => [] as string[]))
-        if (name.endsWith('.jsonl')) held.set(name.slice(0, -'.jsonl'.length), join(builds, build, 'packs', name));
+      for (const name of await readdir(join(builds, build, PACKS_DIR)).catch(() => [] as string[]))
+        if (name.endsWith('.jsonl')) held.set(name.slice(0, -'.jsonl'.length), join(builds, build, PACKS_DIR, name));
     }
     await mkdir(join(dir, MIRROR_POOL_DIR), { recursive: true });
     for (const name of await readdir(join(dir, MIRROR_POOL_DIR)))
@@ -115,7 +115,7 @@ export class PackPool {
 
   /** Links a held pack into a build folder being made (`packs/<sha256>.jsonl`): no second copy. */
   async linkInto(buildDir: string, sha256: string, path: string): Promise<void> {
-    await mkdir(join(buildDir, 'packs'), { recursive: true });
+    await mkdir(join(buildDir, PACKS_DIR), { recursive: true });
     await link(path, join(buildDir, packPath(sha256)));
   }
 

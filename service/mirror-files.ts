@@ -11,6 +11,7 @@ import {
   PACK_INDEX_FILE,
   PACKS_DIR,
 } from '../core/layout.ts';
+import { READ_LIMITS } from '../core/limits.ts';
 import type { BuildHistory } from './history.ts';
 import type { RecordsService } from './records.ts';
 
@@ -37,11 +38,11 @@ const NAMED: Record<string, { type: string; whole: boolean }> = {
 const PACK_FILE = new RegExp(`^${PACKS_DIR}/([0-9a-f]{64})\\.jsonl$`);
 
 /**
- * The bytes a file of a build is read in when it is not read whole: well under what any ranged read
- * of a store may answer (core/limits.ts), so a pack of any size costs the gateway this much memory
- * per answer, not its size.
+ * The bytes a file of a build is read in when it is not read whole: the most one ranged read of a
+ * pack may be (core/limits.ts, the chunk `mvr mirror` asks for too), so a pack of any size costs the
+ * gateway this much memory per answer, not its size.
  */
-export const MIRROR_CHUNK_BYTES = 256 * 1024;
+export const MIRROR_CHUNK_BYTES = READ_LIMITS.packRange.bytes;
 
 /** Whether a mirror may ask for a file of that name (`packs/<sha256 hex>.jsonl`, or one of the build's named files). */
 export function isMirrorFile(file: string): boolean {

@@ -5,6 +5,7 @@ import {
   PACK_RECORDS_MIN,
   PACKS_MAX,
   packCount,
+  packIndexBytes,
   packIndexProblem,
   packPath,
   packsHeadOf,
@@ -87,6 +88,19 @@ describe('a build written as packs (--pack-records 2)', () => {
       expect(sha256(domain).equals(map.subarray(i * 32, i * 32 + 32))).toBe(true);
       expect(bytes.toString()).toBe(tree.get(domain)!.text);
     }
+  });
+
+  it('rebuilds the same pack index from the packs alone (as a mirror does)', async () => {
+    const head = packsHeadOf(statement) as Exclude<ReturnType<typeof packsHeadOf>, string | null>;
+    const ends: number[] = [];
+    for (const f of head.files) {
+      const lines = splitPack(await readFile(join(live, packPath(f.sha256))));
+      if (typeof lines === 'string') throw new Error(lines);
+      let end = 0;
+      for (const line of lines) ends.push((end += line.length + 1));
+    }
+    const rebuilt = Buffer.from(packIndexBytes(Uint32Array.from(ends)));
+    expect(rebuilt.equals(await readFile(join(live, PACK_INDEX_FILE)))).toBe(true);
   });
 
   it('refuses a pack index that does not match the statement, naming where', async () => {

@@ -101,6 +101,7 @@ const SURFACE: Record<string, string[]> = {
     'lookupAnswerBytes',
     'nobleEd25519Verify',
     'packCount',
+    'packIndexBytes',
     'packIndexProblem',
     'packPath',
     'packsHeadOf',

@@ -27,6 +27,7 @@ export {
   type PackFile,
   type PacksHead,
   packCount,
+  packIndexBytes,
   packIndexProblem,
   packPath,
   packsHeadOf,

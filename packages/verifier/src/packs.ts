@@ -94,6 +94,14 @@ export function recordPlace(packIndex: Uint8Array, recordsPerPack: number, index
   return { pack, start, length: Math.max(0, end - start - 1) };
 }
 
+/** The pack index's bytes for records whose lines end at `ends` (each the offset just past its newline in its pack, in map order). */
+export function packIndexBytes(ends: Uint32Array): Uint8Array {
+  const bytes = new Uint8Array(ends.length * 4);
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < ends.length; i++) view.setUint32(i * 4, ends[i]!);
+  return bytes;
+}
+
 /**
  * Checks a pack index against the statement's packs: 4 bytes a record, offsets rising within each
  * pack, each pack's last offset its length. A string naming the first problem, or null.
