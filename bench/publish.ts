@@ -16,8 +16,8 @@ import { mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
+import pLimit from 'p-limit';
 import S3rver from 's3rver';
-import { slots } from '../builder/publish-objects.ts';
 import { BUILDS_DIR, CURRENT_LINK, isRecordFile } from '../core/layout.ts';
 import { openStore } from '../storage/open.ts';
 import { publishedBuildsOf } from '../storage/store.ts';
@@ -99,7 +99,7 @@ try {
   const slice = values['full-reference'] ? records : records.slice(0, Number(values['reference-records']));
   const to = openStore(storeSettingsFromEnv(`s3://${BUCKET}/reference`, s3env, { bulk: true, flag: '--to' }));
   const published = publishedBuildsOf(to, '--to');
-  const slot = slots(concurrency);
+  const slot = pLimit(concurrency);
   const started = performance.now();
   let bytes = 0;
   await Promise.all(

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import { DOMAIN_MAP_FILE, PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
 import { type PublishedBuilds, partSizeFor, type Slot, type StoredFile } from '../storage/store.ts';
 
@@ -42,24 +43,6 @@ export function contentTypeOf(path: string): string {
 export const localFiles = (dir: string, paths: string[]): Promise<LocalFile[]> =>
   Promise.all(paths.map(async (path) => ({ path, file: join(dir, path), bytes: (await stat(join(dir, path))).size })));
 
-/** At most `n` requests at a time; the rest wait their turn in order. */
-export function slots(n: number): Slot {
-  let active = 0;
-  const waiting: (() => void)[] = [];
-  return async (request) => {
-    if (active < n) active++;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
-    try {
-      return await request();
-    } finally {
-      // The slot passes straight to the next in line, or is freed.
-      const next = waiting.shift();
-      if (next) next();
-      else active--;
-    }
-  };
-}
-
 /**
  * Sends objects through one pool of request slots and counts them. A build file the store holds
  * already (as its listing says) with the same length and, but for a pack (whose name is its
@@ -79,7 +62,7 @@ export class ObjectSender {
     private readonly settings: SendSettings,
     private readonly onProgress?: (p: PublishProgress) => void,
   ) {
-    const slot = slots(settings.concurrency);
+    const slot = pLimit(settings.concurrency);
     // After a failure, requests still waiting for a slot do not start: the publish ends as soon as those in flight do.
     this.slot = (request) =>
       slot(() => (this.failed ? Promise.reject(new Error('not sent: an earlier request of this publish failed')) : request()));

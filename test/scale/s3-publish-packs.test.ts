@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { slots } from '../../builder/publish-objects.ts';
 import { BUILD_STATEMENT_FILE, BUILDS_DIR, isRecordFile } from '../../core/layout.ts';
 import { putInParts } from '../../storage/s3/multipart.ts';
 import { MULTIPART_RULES } from '../../storage/store.ts';
@@ -142,7 +142,7 @@ describe('an upload in parts', () => {
   it('sends parts of 5 MiB (the last shorter) and completes them into one object', async () => {
     const before = s3.requests.length;
     const bucket = bucketAt(s3, BUCKET, 'parts');
-    await putInParts(bucket, 'whole', 'application/octet-stream', source, slots(2));
+    await putInParts(bucket, 'whole', 'application/octet-stream', source, pLimit(2));
     expect(s3.requests.slice(before).sort()).toEqual(
       [
         `POST /${BUCKET}/parts/whole?uploads`,
@@ -157,7 +157,7 @@ describe('an upload in parts', () => {
     const before = s3.requests.length;
     const bucket = bucketAt(s3, BUCKET, 'parts');
     s3.failing = ({ query }) => query.get('partNumber') === '2';
-    await expect(putInParts(bucket, 'cut', 'application/octet-stream', source, slots(2))).rejects.toThrow(
+    await expect(putInParts(bucket, 'cut', 'application/octet-stream', source, pLimit(2))).rejects.toThrow(
       /PUT s3:\/\/mvr-packs\/parts\/cut\?partNumber=2&uploadId=\w+ answered 503/,
     );
     s3.failing = null;
