@@ -130,6 +130,15 @@ describe('the log from a bucket', () => {
     } finally {
       await s3.start();
     }
+    // And it serves again once the bucket is back (it re-reads live.json every 100 ms): the tests
+    // after this one meet a gateway that has recovered, not one still answering 503 from the outage.
+    await vi.waitFor(
+      async () => {
+        expect((await bucketGateway.request('/log/checkpoint', { key: null })).status).toBe(200);
+        expect((await bucketGateway.request('/v1/proof?domain=acme-outdoor.example')).status).toBe(200);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
   });
 
   it("mvr publish refuses a log that does not extend the bucket's (a build without mvr log pull), and takes it once pulled", async () => {
