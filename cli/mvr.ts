@@ -1,8 +1,11 @@
 import { defineCommand, runCommandLine } from './command.ts';
 import type { CliIo } from './io.ts';
 
-/** `mvr`: each subcommand is a thin layer in cli/commands that maps flags to library options. */
-const main = defineCommand({
+/**
+ * `mvr`: each subcommand is a thin layer in cli/commands that maps flags to library options. The
+ * tree is also what docs/cli.md is generated from (cli/reference.ts).
+ */
+export const mvrCommand = defineCommand({
   meta: { name: 'mvr', description: 'merchant-verify: signed merchant verification records' },
   subCommands: {
     keygen: () => import('./commands/keygen.ts').then((m) => m.default),
@@ -28,5 +31,5 @@ const main = defineCommand({
  * once it is listening and keeps the process alive, stopping on its signals.
  */
 export function runMvr(argv: string[], io: CliIo): Promise<number> {
-  return runCommandLine(main, argv, io);
+  return runCommandLine(mvrCommand, argv, io);
 }
