@@ -132,7 +132,7 @@ export function formatReport(r: SoakReport): string {
     `client: ${n(r.client.ed25519Verifications)} Ed25519 verifications (verifyRecord; identical bytes against the same key set verified once), key set fetched ${r.client.keySetFetches} time(s), ${n(r.client.unknownKeyRefetches)} UNKNOWN_KEY -> refetch, ${n(r.client.verifiedAfterRefetch)} verified after a refetch`,
   );
   lines.push(
-    `new builds picked up: the previous build still answered requests sent up to ${r.client.maxOldBuildLagMs} ms after the swap (allowed here: 1000 ms; README: within a quarter of a second)`,
+    `new builds picked up: the previous build still answered requests sent up to ${r.client.maxOldBuildLagMs} ms after the swap (allowed here: 1000 ms; docs/http-api.md: within a quarter of a second)`,
   );
   lines.push('faults:');
   r.faults.forEach((f, i) => {

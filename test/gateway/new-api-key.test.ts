@@ -1,5 +1,5 @@
 /**
- * A new API key works on the very next request: the README's `KEY=$(npx mvr apikey create ...)`
+ * A new API key works on the very next request: docs/http-api.md's `KEY=$(npx mvr apikey create ...)`
  * then curl, run in bash with the real CLI against the real gateway, on a gateway whose own look
  * at the key file is a minute away (so only the look on an unknown id can find the key), twenty
  * times back to back with no pause. And a flood of made-up ids costs a look at the file's version
@@ -18,10 +18,11 @@ afterAll(async () => {
   await removeTempDirs();
 });
 
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-/** The README's lines that make a key and use it at once, as a user pastes them. */
-const CREATE = README.split('\n').find((l) => l.startsWith('KEY=$(npx mvr apikey create'))!;
-const FIRST_USE = README.split('\n').find((l) => l.startsWith('curl -sS -H "Authorization: Bearer $KEY"'))!;
+/** The page of the HTTP API's examples, which the README sends a reader to. */
+const EXAMPLES = readFileSync(join(ROOT, 'docs', 'http-api.md'), 'utf8');
+/** Its lines that make a key and use it at once, as a user pastes them. */
+const CREATE = EXAMPLES.split('\n').find((l) => l.startsWith('KEY=$(npx mvr apikey create'))!;
+const FIRST_USE = EXAMPLES.split('\n').find((l) => l.startsWith('curl -sS -H "Authorization: Bearer $KEY"'))!;
 const ROUNDS = 20;
 /** A gateway that would not look at its key file again by itself during the test. */
 const NEVER_BY_ITSELF = 60_000;
@@ -43,7 +44,7 @@ function bash(script: string, env: Record<string, string>): Promise<{ code: numb
 }
 
 describe('a new API key', () => {
-  it(`works on its first request: the README's create-then-curl block, ${ROUNDS} times in ${ROUNDS}`, async () => {
+  it(`works on its first request: the HTTP API page's create-then-curl block, ${ROUNDS} times in ${ROUNDS}`, async () => {
     expect(CREATE).toBeDefined();
     expect(FIRST_USE).toContain('/v1/verify?domain=acme-outdoor.example');
     const project = await makeProject();

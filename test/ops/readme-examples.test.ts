@@ -1,11 +1,12 @@
 /**
- * The README's shell examples work as pasted into a fresh clone: every line of its ```sh and
- * ```bash blocks runs, in order, in one bash (so `KEY=$(...)` carries over), in the project root,
+ * The README's shell examples, and those of the docs pages it sends a reader to for the HTTP API,
+ * MCP and operating, work as pasted into a fresh clone: every line of their ```sh and ```bash
+ * blocks runs, page by page in order, in one bash (so `KEY=$(...)` carries over), in the project root,
  * against a real gateway. Two adaptations only: the gateway's address (a free port, not 8787),
  * and the environment (the MVR_* folder variables pointing at a temp project, so the checkout's
  * own keys/, records/ and public/ are never touched; npm's update notice and install scripts off). Lines that need what a test machine has not (a
  * bucket, Redis elsewhere, minutes) are skipped by name below, and the test fails if one of them
- * leaves the README (the list cannot go stale) or if fewer than five lines ran.
+ * leaves the pages (the list cannot go stale) or if fewer than five lines ran.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -29,7 +30,13 @@ const SKIPPED: Record<string, string> = {
     'needs the bucket and the Redis',
 };
 
-/** The README's shell lines, backslash continuations joined, without blank lines. */
+/**
+ * The pages whose examples run, in this order: a page's lines may use what an earlier page's made
+ * (docs/mcp.md's curl, the `KEY` of docs/http-api.md's first line).
+ */
+const PAGES = ['README.md', 'docs/http-api.md', 'docs/mcp.md', 'docs/operating.md'];
+
+/** A page's shell lines, backslash continuations joined, without blank lines. */
 function shellExamples(markdown: string): string[] {
   const lines: string[] = [];
   for (const [, body] of markdown.matchAll(/^```(?:sh|bash)\n([\s\S]*?)^```$/gm)) {
@@ -39,12 +46,14 @@ function shellExamples(markdown: string): string[] {
   return lines;
 }
 
-const examples = shellExamples(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+const byPage = PAGES.map((page) => ({ page, lines: shellExamples(readFileSync(join(ROOT, page), 'utf8')) }));
+const examples = byPage.flatMap((p) => p.lines);
 const toRun = examples.filter((l) => !(l in SKIPPED));
 
-describe("the README's shell examples", () => {
-  it('are all run but the ones skipped by name, each of which is still in the README', () => {
+describe('the shell examples of the README and its pages', () => {
+  it('are all run but the ones skipped by name, each of which is still on its page', () => {
     expect(Object.keys(SKIPPED).filter((l) => !examples.includes(l))).toEqual([]);
+    expect(byPage.filter((p) => p.lines.length === 0).map((p) => p.page)).toEqual([]);
     expect(toRun.length).toBeGreaterThanOrEqual(5);
   });
 
@@ -76,7 +85,7 @@ describe("the README's shell examples", () => {
       stderr = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const { code } = await waitForClose(child, "the README's examples", () => stderr);
+    const { code } = await waitForClose(child, 'the examples', () => stderr);
     expect(code, stderr).toBe(0);
     const outputs = new Map<string, string>();
     for (const part of stdout.split(`\n${marker}`).slice(1)) {
