@@ -14,7 +14,7 @@ const TOPICS: Record<string, string> = {
   build: '[building](building.md), [audit input](audit-input.md)',
   apikey: '[operating: API keys](operating.md#api-keys-and-the-cdn)',
   serve: '[operating](operating.md), [the HTTP API](http-api.md)',
-  dev: "the README's quick start",
+  dev: "[the README's quick start](../README.md#quick-start), [development](development.md#npm-start)",
   publish: '[building: publishing](building.md#publishing-to-a-bucket)',
   pull: '[building: publishing](building.md#publishing-to-a-bucket)',
   mirror: '[mirrors](mirrors.md)',

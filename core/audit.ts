@@ -13,7 +13,7 @@ const timestamp = z.string().refine((s) => parseTimestamp(s) !== null, {
 // auditor's, so only the shape is checked: a lowercase word, optionally `:` and a value.
 const flag = z.string().regex(/^[a-z][a-z0-9_]*(:[^\s:][^\s]*)?$/, 'must look like "name" or "name:value" (lowercase, no spaces)');
 
-/** One audit result as `mvr build` reads it (see the README's build section). Unknown members are refused, so a typo never goes unnoticed. */
+/** One audit result as `mvr build` reads it (docs/audit-input.md). Unknown members are refused, so a typo never goes unnoticed. */
 export const auditSchema = z
   .object({
     domain: z.string(),
