@@ -8,8 +8,8 @@ import { type KeySetOrigin, keySetFile } from './key-set-source.ts';
 
 /**
  * A file of a records or public folder: null when there is no such file; a file that cannot be read
- * (EACCES, EIO, a link or a FIFO in its place) makes the store unavailable, never "not there"; one larger than its kind may be
- * (core/limits.ts) is refused unread (ReadTooLargeError).
+ * (EACCES, EIO, a link or a FIFO in its place) makes the store unavailable, never "not there"; one
+ * larger than its kind may be (core/limits.ts) is refused unread (ReadTooLargeError).
  */
 export async function readFileOrNull(path: string): Promise<Buffer | null> {
   try {
