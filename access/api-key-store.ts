@@ -1,6 +1,7 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { StoreUnavailableError, UnauthorizedError } from '../core/errors.ts';
 import { type ApiKeyEntry, type ApiKeyScope, type ApiKeyTable, KEY_FORMAT, scopesOf, tableOf } from './api-keys.ts';
+import { KeyLookUps } from './key-look-ups.ts';
 
 /**
  * The three refusals, made once: the same three answers every time, and a flood of requests with
@@ -46,6 +47,8 @@ export class ApiKeyStore {
   /** Since start: loads that found the keys changed and read them again, and checks that failed (for metrics). */
   private reloads = 0;
   private reloadFailures = 0;
+  /** Looks at the table for ids the snapshot does not hold: one per id at a time, unknown ones remembered a while. */
+  private readonly lookUps: KeyLookUps;
 
   constructor(
     where: string | ApiKeyTable,
@@ -54,6 +57,7 @@ export class ApiKeyStore {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.table = tableOf(where);
+    this.lookUps = new KeyLookUps((id) => this.lookUpOnce(id), now);
   }
 
   /** Keeps the keys current from now on, and loads them now (rejecting when that first load fails; the timer goes on trying). */
@@ -112,9 +116,9 @@ export class ApiKeyStore {
     return { ok: this.lastError === null, source: this.table.name, error: this.lastError };
   }
 
-  /** For metrics: reloads and failed checks since start, and the live keys now. */
-  counts(): { reloads: number; reloadFailures: number; liveKeys: number } {
-    return { reloads: this.reloads, reloadFailures: this.reloadFailures, liveKeys: this.liveKeys };
+  /** For metrics: reloads, failed checks and looks at the table for unknown ids since start, and the live keys now. */
+  counts(): { reloads: number; reloadFailures: number; lookUps: number; liveKeys: number } {
+    return { reloads: this.reloads, reloadFailures: this.reloadFailures, lookUps: this.lookUps.count, liveKeys: this.liveKeys };
   }
 
   private async load(): Promise<void> {
@@ -124,6 +128,8 @@ export class ApiKeyStore {
         const keys = await this.table.entries();
         this.byId = new Map(keys.map((k) => [k.id, digestOf(k)]));
         this.accepted = new Map();
+        // The keys changed (a key created, say): an id unknown before may be one now.
+        this.lookUps.forgetUnknown();
         this.version = sig;
         this.reloads++;
       }
@@ -160,38 +166,44 @@ export class ApiKeyStore {
 
   /**
    * {@link check}, but a well-formed key whose id the snapshot does not hold is looked up before it
-   * is refused, every time, so a key works on the request right after `mvr apikey create` however
-   * fast keys are made (as a JWKS client refetches on an unknown `kid`). The look is cheap: one
-   * entry of a table that can read one (Redis), else the table's version (a `stat` of the file),
-   * with the whole file read again only when that version moved. Lookers arriving while a look at
-   * the file runs share the one queued after it (see refresh()), so a flood of made-up ids costs at
-   * most one `stat` at a time and no read of the file. A key decided from the snapshot is decided in
-   * the same turn: the id, or the refusal thrown; only a key being looked up gets a promise.
+   * is refused, so a key works on the request right after `mvr apikey create` however fast keys
+   * are made (as a JWKS client refetches on an unknown `kid`). Before the look, `spend()` is paid:
+   * the caller's budget for requests without a valid key (gateway/auth.ts), which throws (429) when
+   * it is spent, so a flood of made-up ids from one address costs the table at most that budget.
+   * The look is cheap: one entry of a table that can read one (Redis), else the table's version (a
+   * `stat` of the file), with the whole file read again only when that version moved; one per id
+   * at a time, and an id the table did not hold refused from memory a while ({@link KeyLookUps}).
+   * A key decided from the snapshot is decided in the same turn: the id, or the refusal
+   * thrown; only a key being looked up gets a promise.
    */
-  authenticate(header: string | undefined): string | Promise<string> {
+  authenticate(header: string | undefined, spend: () => void | Promise<void> = () => undefined): string | Promise<string> {
     try {
       return this.check(header);
     } catch (error) {
       if (error !== REFUSED.invalidKey) throw error;
       const id = KEY_FORMAT.exec(tokenOf(header))?.[1];
-      if (id === undefined || this.byId.has(id)) throw error;
+      if (id === undefined || this.byId.has(id) || this.lookUps.knownUnknown(id)) throw error;
+      const spent = spend();
+      if (spent instanceof Promise) return spent.then(() => this.checkAfterLookUp(header, id, error));
       return this.checkAfterLookUp(header, id, error);
     }
   }
 
   private async checkAfterLookUp(header: string | undefined, id: string, refusal: unknown): Promise<string> {
     // A failed look refuses the key as before; the timer's next load reports the failure.
-    await this.lookUp(id).catch(() => undefined);
+    await this.lookUps.lookUp(id).catch(() => undefined);
     if (!this.byId.has(id)) throw refusal;
     return this.check(header);
   }
 
-  /** Adds the entry of an id to the snapshot when the table holds it (one read of it, or a refresh). */
-  private async lookUp(id: string): Promise<void> {
-    if (!this.table.entry) return this.refresh();
-    const entry = await this.table.entry(id);
-    // A load that ran meanwhile holds the newer word on this id (a revocation, say): it stays.
-    if (entry && !this.byId.has(id)) this.byId.set(id, digestOf(entry));
+  /** Adds the entry of an id to the snapshot when the table holds it (one read of it, or a refresh); whether it is there now. */
+  private async lookUpOnce(id: string): Promise<boolean> {
+    if (this.table.entry) {
+      const entry = await this.table.entry(id);
+      // A load that ran meanwhile holds the newer word on this id (a revocation, say): it stays.
+      if (entry && !this.byId.has(id)) this.byId.set(id, digestOf(entry));
+    } else await this.refresh();
+    return this.byId.has(id);
   }
 }
 

@@ -1,5 +1,5 @@
-import { constants } from 'node:fs';
-import { open, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import { type FileHandle, open, rename, rm, stat, writeFile } from 'node:fs/promises';
 
 /**
  * A cheap token that changes whenever a file is replaced or written: its inode, size and
@@ -28,33 +28,100 @@ export const MAX_RECORD_BYTES = 64 * 1024;
 /** Why a file is not one a build's bytes may be read from (a link, a FIFO, a folder, a device). */
 export class NotARegularFileError extends Error {}
 
+/** How every store read opens a file: read-only, never through a link in its place, never waiting on a FIFO. */
+const OPEN_NO_LINK = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** The file kinds a descriptor can name, for the refusal's message. */
+function kindOf(st: Stats): string {
+  if (st.isDirectory()) return 'a folder';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  return st.isSocket() ? 'a socket' : 'a special file';
+}
+
+/** The one check of an opened file: a regular file, judged by its descriptor (what was opened), never by its path. */
+function checkRegular(st: Stats): void {
+  if (!st.isFile()) throw new NotARegularFileError(`is not a regular file (${kindOf(st)})`);
+}
+
+/** An open's error as a store tells it: ELOOP is `O_NOFOLLOW` meeting a link in the file's place. */
+function linkRefused(error: unknown): unknown {
+  return (error as NodeJS.ErrnoException).code === 'ELOOP' ? new NotARegularFileError('is a symbolic link, not a regular file') : error;
+}
+
 /**
- * At most `length` bytes of a file from byte `start` (fewer at its end), and only from a regular
- * file: a link is refused without being followed (a link can lead out of the build, or to
- * /dev/zero), a FIFO is opened without waiting for a writer and then refused, as are devices and
- * folders, before a byte of them is read. Memory is bounded by `length`. Errors of the file system
- * (ENOENT among them) are thrown as they are.
+ * Opens a file without following a link and hands its descriptor and size to `use`: the one way
+ * a store reads a file below its live pointer. `O_NOFOLLOW` refuses a link in the file's place
+ * (it could lead out of the build, to /etc/passwd or /dev/zero); `O_NONBLOCK` opens a FIFO without
+ * waiting for a writer; then the descriptor's fstat must be a regular file, so what is read and
+ * sized is what was opened. A link or a special file is NotARegularFileError; errors of the file
+ * system (ENOENT among them) are thrown as they are.
  */
-export async function readRegularRange(file: string, start: number, length: number): Promise<Buffer> {
-  let handle;
+export async function withRegularFile<T>(file: string, use: (handle: FileHandle, size: number) => Promise<T>): Promise<T> {
+  let handle: FileHandle;
   try {
-    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    handle = await open(file, OPEN_NO_LINK);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new NotARegularFileError('is a symbolic link, not a regular file');
-    throw error;
+    throw linkRefused(error);
   }
   try {
     const st = await handle.stat();
-    if (!st.isFile())
-      throw new NotARegularFileError(
-        `is not a regular file (${st.isDirectory() ? 'a folder' : st.isFIFO() ? 'a FIFO' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : st.isSocket() ? 'a socket' : 'a special file'})`,
-      );
-    const buffer = Buffer.alloc(Math.max(0, Math.min(length, st.size - start)));
-    let filled = 0;
-    for (let n; filled < buffer.length && (n = (await handle.read(buffer, filled, buffer.length - filled, start + filled)).bytesRead) > 0; )
-      filled += n;
-    return buffer.subarray(0, filled);
+    checkRegular(st);
+    return await use(handle, st.size);
   } finally {
     await handle.close();
+  }
+}
+
+/** Reads `length` bytes at `start` of an opened file, fewer at its end. */
+async function readAt(handle: FileHandle, start: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(Math.max(0, length));
+  let filled = 0;
+  for (let n; filled < buffer.length && (n = (await handle.read(buffer, filled, buffer.length - filled, start + filled)).bytesRead) > 0; )
+    filled += n;
+  return buffer.subarray(0, filled);
+}
+
+/**
+ * At most `length` bytes of a file from byte `start` (fewer at its end), and only from a regular
+ * file ({@link withRegularFile}): a link, a FIFO, a device or a folder is refused before a byte of
+ * it is read. Memory is bounded by `length`.
+ */
+export function readRegularRange(file: string, start: number, length: number): Promise<Buffer> {
+  return withRegularFile(file, (handle, size) => readAt(handle, start, Math.min(length, size - start)));
+}
+
+/**
+ * A regular file's bytes whole ({@link withRegularFile}), refused unread with `tooLarge()` when its
+ * descriptor says it has more than `maxBytes`; a file that grows while it is read is read to the
+ * size it had, so memory stays bounded.
+ */
+export function readRegularFile(file: string, maxBytes: number, tooLarge: () => Error): Promise<Buffer> {
+  return withRegularFile(file, (handle, size) => {
+    if (size > maxBytes) throw tooLarge();
+    return readAt(handle, 0, size);
+  });
+}
+
+/** The size of a regular file, from its descriptor ({@link withRegularFile}): a link's target is never sized. */
+export function regularFileSize(file: string): Promise<number> {
+  return withRegularFile(file, async (_handle, size) => size);
+}
+
+/** {@link readRegularFile} for what is read once at start-up, before anything is served (a mirror's `mirror.json`). */
+export function readRegularFileSync(file: string, maxBytes: number, tooLarge: () => Error): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(file, OPEN_NO_LINK);
+  } catch (error) {
+    throw linkRefused(error);
+  }
+  try {
+    const st = fstatSync(fd);
+    checkRegular(st);
+    if (st.size > maxBytes) throw tooLarge();
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }

@@ -81,6 +81,19 @@ export const PUBLIC_LIMITS = {
   waiting: 256,
 } as const;
 
+/**
+ * What the gateway spends looking up an API key id its snapshot of the keys does not hold (a key
+ * made a moment ago, or a made-up one): one look at the key table per id however many
+ * requests ask (coalesced), taken only after the request's address paid for it, and an id found
+ * in no table refused from memory for a while.
+ */
+export const KEY_LOOKUP_LIMITS = {
+  /** How long an id the table did not hold is refused without a new look (ms); any reload that finds the keys changed (a key created) forgets every such id at once. */
+  unknownIdTtlMs: 5_000,
+  /** Ids remembered as unknown at most; the oldest is forgotten first. */
+  unknownIds: 10_000,
+} as const;
+
 /** The kinds of the files a build, a bucket or a log names the same everywhere (core/layout.ts). */
 const BY_NAME = new Map<string, ReadKind>([
   [MANIFEST_FILE, 'manifest'],

@@ -1,4 +1,5 @@
-import { StoreUnavailableError } from './errors.ts';
+import parseRange from 'range-parser';
+import { RangeNotSatisfiableError, StoreUnavailableError } from './errors.ts';
 
 /** An HTTP answer as the stores' and the clients' transports read it. */
 export interface RangeAnswer {
@@ -36,4 +37,27 @@ export function rangeBody(res: RangeAnswer, start: number, length: number, where
       `${where} answered bytes ${String(header ?? '(no Content-Range)')} (${res.body.length} bytes) to a request for bytes ${start}-${start + length - 1}`,
     );
   return res.body;
+}
+
+/**
+ * The one byte range a `Range` field asks of a file of `size` bytes, as [first, last], or null to
+ * send the whole file: no field, one that is not a bytes range, or several ranges (RFC 9110 14.2
+ * lets a server answer those whole). A range with no byte of the file is RangeNotSatisfiableError
+ * (416). A suffix longer than the file (`bytes=-N`, N > size) selects the whole file (RFC 9110
+ * 14.1.2), which range-parser 1.3 would call unsatisfiable: such a suffix is asked of it as `0-`.
+ */
+export function requestedRange(field: string | undefined, size: number): [number, number] | null {
+  if (field === undefined) return null;
+  const ranges = parseRange(size, wholeForLongSuffixes(field, size), { combine: true });
+  if (ranges === -1) throw new RangeNotSatisfiableError(size, field);
+  if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return null;
+  return [ranges[0]!.start, ranges[0]!.end];
+}
+
+/** `field` with each suffix range longer than a non-empty file written `0-` (the same bytes: all of them). */
+function wholeForLongSuffixes(field: string, size: number): string {
+  const eq = field.indexOf('=');
+  if (eq < 0 || size === 0) return field;
+  const specs = field.slice(eq + 1).split(',');
+  return `${field.slice(0, eq + 1)}${specs.map((spec) => (Number(/^\s*-\s*(\d+)\s*$/.exec(spec)?.[1] ?? 0) > size ? '0-' : spec)).join(',')}`;
 }

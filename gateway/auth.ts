@@ -38,20 +38,23 @@ function chargedThen(charged: void | Promise<void>, keyId: string): string | Pro
   return charged instanceof Promise ? charged.then(() => keyId) : keyId;
 }
 
-/** The key check alone (401, and the per-address quota for requests without a valid key); returns the key id. */
+/**
+ * The key check alone (401, and the per-address quota for requests without a valid key); returns
+ * the key id. A request without a valid key pays its address's budget before any look at the key
+ * table: one with a key the snapshot decides pays as it is refused; one whose id the snapshot does
+ * not hold pays before that id is looked up, so an address over its budget is 429 and costs the
+ * table nothing.
+ */
 export function authenticate(event: H3Event, services: GatewayServices): string | Promise<string> {
   let keyId: string | Promise<string>;
   try {
     // node:http keeps the first of repeated Authorization fields; the edge refuses a repeat (edge.ts).
-    keyId = services.apiKeys.authenticate(event.node.req.headers.authorization);
+    keyId = services.apiKeys.authenticate(event.node.req.headers.authorization, () => spendAddressBudget(event, services));
   } catch (error) {
     return refused(event, services, error);
   }
-  if (typeof keyId !== 'string')
-    return keyId.then(
-      (id) => noted(event, id),
-      (error: unknown) => refused(event, services, error),
-    );
+  // A promise is a look at the table, paid for already: its refusal is thrown as it is.
+  if (typeof keyId !== 'string') return keyId.then((id) => noted(event, id));
   return noted(event, keyId);
 }
 
@@ -61,22 +64,32 @@ function noted(event: H3Event, keyId: string): string {
 }
 
 /**
- * A request without a valid key: counted against its client's quota (429 past it), else refused
- * as it was. The client is the peer, or the address trusted proxies name (access/client-address.ts);
- * an IPv6 client is counted by its /64.
+ * A request without a valid key, refused from the snapshot: counted against its client's quota
+ * (429 past it), else refused as it was.
  */
 function refused(event: H3Event, services: GatewayServices, error: unknown): never | Promise<never> {
-  const perAddress = services.limits.perAddress;
-  if (!(error instanceof UnauthorizedError) || !perAddress) throw error;
-  const req = event.node.req;
-  const decision = perAddress.take(addressCounter(clientAddress(req.socket.remoteAddress, req.headers, services.trustedProxies)));
-  if (decision instanceof Promise) return decision.then((d) => refuse(d, error));
-  return refuse(decision, error);
+  if (!(error instanceof UnauthorizedError)) throw error;
+  const spent = spendAddressBudget(event, services);
+  if (spent instanceof Promise) return spent.then(() => Promise.reject(error));
+  throw error;
 }
 
-function refuse(decision: RateDecision, error: UnauthorizedError): never {
+/**
+ * One request without a valid key, counted against its client's quota: RATE_LIMITED (429) past it.
+ * The client is the peer, or the address trusted proxies name (access/client-address.ts); an IPv6
+ * client is counted by its /64.
+ */
+function spendAddressBudget(event: H3Event, services: GatewayServices): void | Promise<void> {
+  const perAddress = services.limits.perAddress;
+  if (!perAddress) return;
+  const req = event.node.req;
+  const decision = perAddress.take(addressCounter(clientAddress(req.socket.remoteAddress, req.headers, services.trustedProxies)));
+  if (decision instanceof Promise) return decision.then(overBudget);
+  overBudget(decision);
+}
+
+function overBudget(decision: RateDecision): void {
   if (!decision.allowed) throw new RateLimitedError('too many requests without a valid API key from this address', decision.resetSeconds);
-  throw error;
 }
 
 /** Counts `count` requests against the key's quota (a batch counts each domain), setting the RateLimit fields; 429 past it. */

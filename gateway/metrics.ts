@@ -156,6 +156,12 @@ export class GatewayMetrics {
       'Checks of the API keys that could not read them (Redis or the key file).',
       () => keys().reloadFailures,
     );
+    pulledCounter(
+      r,
+      'mvr_api_key_lookups_total',
+      'Looks at the API keys (Redis or the key file) for a key id the snapshot did not hold, each paid by its address first; one per id at a time.',
+      () => keys().lookUps,
+    );
     pulledGauge(r, 'mvr_api_keys_live', 'API keys that are not revoked, as last loaded.', () => keys().liveKeys, 'max');
     if (services.redisUp)
       pulledGauge(r, 'mvr_redis_up', '1 while the connection to Redis is ready, else 0.', () => (services.redisUp!() ? 1 : 0), 'min');

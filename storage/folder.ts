@@ -1,8 +1,8 @@
-import { statSync } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
+import { lstatSync, statSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { NoBuildHistoryError, ReadTooLargeError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
-import { fileVersion, NotARegularFileError, readRegularRange } from '../core/files.ts';
+import { fileVersion, NotARegularFileError, readRegularRange, regularFileSize } from '../core/files.ts';
 import { BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { checkRangeLimit } from '../core/limits.ts';
 import { type KeptBuild, readKept } from './kept-builds.ts';
@@ -42,10 +42,15 @@ export class FolderStore implements Store {
   /** One at a time: a refresh asked for while one runs waits for it. */
   readonly refresh = oneAtATime(() => this.look());
 
+  /**
+   * The live pointer (`current`) is the one link followed, resolved here once per build; every
+   * file below it is opened without following a link (core/files.ts), so a link in a build leads
+   * nowhere: not out of the build, not to another build's file.
+   */
   private async look(): Promise<void> {
     for (const candidate of [join(this.recordsDir, CURRENT_LINK), this.recordsDir]) {
       const resolved = await realpath(candidate).catch(() => null);
-      if (resolved && (await stat(join(resolved, MANIFEST_FILE)).catch(() => null))) {
+      if (resolved && (await regularFileSize(join(resolved, MANIFEST_FILE)).catch(() => null)) !== null) {
         const build = candidate === this.recordsDir ? null : basename(resolved);
         if (resolved === this.root) this.error = null;
         else {
@@ -105,7 +110,7 @@ export class FolderStore implements Store {
         return await readRegularRange(file, start, length);
       } catch (error) {
         if (error instanceof NotARegularFileError) throw new RecordUnavailableError(`${file} ${error.message}`);
-        if (statSync(join(root, MANIFEST_FILE), { throwIfNoEntry: false })) {
+        if (lstatSync(join(root, MANIFEST_FILE), { throwIfNoEntry: false })) {
           const code = (error as NodeJS.ErrnoException).code;
           if (code === 'ENOENT') return null;
           throw new RecordUnavailableError(`${file} is unreadable (${code ?? 'error'})`, { cause: error });
@@ -162,12 +167,13 @@ export class FolderStore implements Store {
     }
   }
 
+  /** From the opened file's descriptor, as its reads are: a link in its place is UNAVAILABLE, its target never sized. */
   async fileSize(build: string, path: string): Promise<number | null> {
     const file = this.file(build, path);
     try {
-      const found = await stat(file);
-      return found.isFile() ? found.size : null;
+      return await regularFileSize(file);
     } catch (error) {
+      if (error instanceof NotARegularFileError) throw new RecordUnavailableError(`${file} ${error.message}`);
       return this.missing(file, error);
     }
   }

@@ -1,9 +1,10 @@
-import { readFile, readlink } from 'node:fs/promises';
+import { readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { writeAtomic } from '../core/files.ts';
 import type { KeptBuildEntry } from '../core/history-schema.ts';
 import { BUILD_ID, BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { parseManifest } from '../core/manifest-schema.ts';
+import { readWithinLimit } from './public-files.ts';
 
 /** A kept build as `kept.json` holds it: what `GET /v1/builds` lists, and the key that signed its records (null: unsigned). */
 export type KeptBuild = KeptBuildEntry & { key_id: string | null };
@@ -16,7 +17,7 @@ function entryOf(id: string, manifest: Buffer | string): KeptBuild {
 
 /** What a build's manifest in a records folder says about it. */
 export async function keptEntry(recordsDir: string, id: string): Promise<KeptBuild> {
-  return entryOf(id, await readFile(join(recordsDir, BUILDS_DIR, id, MANIFEST_FILE)));
+  return entryOf(id, await readWithinLimit(join(recordsDir, BUILDS_DIR, id, MANIFEST_FILE)));
 }
 
 /**
@@ -62,11 +63,15 @@ export async function keptBuilds(
   return entries.filter((e): e is KeptBuild => e !== null);
 }
 
-/** The kept builds of a records folder (`records/kept.json`), `live` first (by default the build `records/current` names). */
+/**
+ * The kept builds of a records folder (`records/kept.json`), `live` first (by default the build
+ * `records/current` names: the live pointer, the one link a records folder has). The list and the
+ * manifests are read as every store file is, never through a link.
+ */
 export async function readKept(recordsDir: string, live?: string): Promise<KeptBuild[]> {
-  const listed = await readFile(join(recordsDir, KEPT_FILE)).then(parseKeptList, () => []);
+  const listed = await readWithinLimit(join(recordsDir, KEPT_FILE)).then(parseKeptList, () => []);
   const target = live ?? (await readlink(join(recordsDir, CURRENT_LINK)).then(basename, () => null));
-  return keptBuilds(target, listed, (id) => readFile(join(recordsDir, BUILDS_DIR, id, MANIFEST_FILE)).catch(() => null));
+  return keptBuilds(target, listed, (id) => readWithinLimit(join(recordsDir, BUILDS_DIR, id, MANIFEST_FILE)).catch(() => null));
 }
 
 export async function writeKept(recordsDir: string, builds: KeptBuild[]): Promise<void> {

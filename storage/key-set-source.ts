@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
-import { StoreUnavailableError } from '../core/errors.ts';
+import { ReadTooLargeError, StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
-import { fileVersion } from '../core/files.ts';
+import { fileVersion, readRegularFile } from '../core/files.ts';
 import type { CheckKeys, KeyTrust } from '../core/key-trust.ts';
+import { READ_LIMITS } from '../core/limits.ts';
 
 /** A key set as read: the keys it is checked with (its trusted keys), and its bytes. */
 export interface LoadedKeySet extends CheckKeys {
@@ -21,14 +21,18 @@ export interface KeySetOrigin {
   read(): Promise<Buffer>;
 }
 
-/** The key set file `public/.well-known/merchant-verify-keys.json`; a new identity, size or mtime means it changed. */
+/**
+ * The key set file `public/.well-known/merchant-verify-keys.json`; a new identity, size or mtime
+ * means it changed. Read as every store file is: never through a link, within the limits table's
+ * `keySet`.
+ */
 export function keySetFile(file: string): KeySetOrigin {
   return {
     name: file,
     version: () => fileVersion(file),
     read: async () => {
       try {
-        return await readFile(file);
+        return await readRegularFile(file, READ_LIMITS.keySet.bytes, () => new ReadTooLargeError('keySet', READ_LIMITS.keySet.bytes));
       } catch (error) {
         throw new Error((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist (run "mvr build")' : (error as Error).message);
       }

@@ -1,8 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
 import { ConfigError } from '../core/errors.ts';
+import { readRegularFileSync } from '../core/files.ts';
 import { MIRROR_FILE, MIRROR_PUBLIC_DIR } from '../core/layout.ts';
+import { READ_LIMITS } from '../core/limits.ts';
 import { isHttp, isS3 } from './url.ts';
 
 /** What a mirror folder (`mvr mirror --to DIR`) says about itself: where its public files are, and the record keys it trusted. */
@@ -27,7 +28,9 @@ export function mirrorFolderOf(dir: string): MirrorFolder | null {
   const file = join(dir, MIRROR_FILE);
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    // Never through a link, as every file of a records folder is read; a manifest's limit, as it is one.
+    const { bytes } = READ_LIMITS.manifest;
+    text = readRegularFileSync(file, bytes, () => new Error(`larger than the ${bytes} bytes it may have`)).toString('utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
     throw new ConfigError(`${file} cannot be read: ${(error as Error).message}`);

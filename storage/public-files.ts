@@ -1,16 +1,15 @@
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { ReadTooLargeError, StoreUnavailableError } from '../core/errors.ts';
+import { readRegularFile } from '../core/files.ts';
 import { LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
 import { readLimitOf } from '../core/limits.ts';
 import { type KeySetOrigin, keySetFile } from './key-set-source.ts';
 
 /**
  * A file of a records or public folder: null when there is no such file; a file that cannot be read
- * (EACCES, EIO) makes the store unavailable, never "not there"; one larger than its kind may be
- * (core/limits.ts) is refused unread (ReadTooLargeError).
+ * (EACCES, EIO, a link or a FIFO in its place) makes the store unavailable, never "not there"; one
+ * larger than its kind may be (core/limits.ts) is refused unread (ReadTooLargeError).
  */
 export async function readFileOrNull(path: string): Promise<Buffer | null> {
   try {
@@ -23,20 +22,12 @@ export async function readFileOrNull(path: string): Promise<Buffer | null> {
 
 /**
  * A local file's bytes, refused unread (ReadTooLargeError) when it is larger than its kind of file
- * may be (core/limits.ts). Only a regular file is read: a FIFO is opened without waiting for a
- * writer and refused, as are folders and devices.
+ * may be (core/limits.ts). Only a regular file is read, opened without following a link
+ * ({@link readRegularFile}): a link, a FIFO, a folder or a device in its place is refused.
  */
-export async function readWithinLimit(path: string): Promise<Buffer> {
+export function readWithinLimit(path: string): Promise<Buffer> {
   const { kind, bytes } = readLimitOf(path);
-  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const st = await handle.stat();
-    if (!st.isFile()) throw new Error('not a regular file');
-    if (st.size > bytes) throw new ReadTooLargeError(kind, bytes);
-    return await handle.readFile();
-  } finally {
-    await handle.close();
-  }
+  return readRegularFile(path, bytes, () => new ReadTooLargeError(kind, bytes));
 }
 
 /** Null for a file that is not there (ENOENT); STORE_UNAVAILABLE for one that cannot be read. */

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { defineEventHandler, type H3Event } from 'h3';
-import parseRange from 'range-parser';
-import { NotFoundError, RangeNotSatisfiableError } from '../../core/errors.ts';
+import { NotFoundError } from '../../core/errors.ts';
+import { requestedRange } from '../../core/ranges.ts';
 import { isMirrorFile, MIRROR_CHUNK_BYTES, type MirrorFile } from '../../service/mirror-files.ts';
 import { matchesIfNoneMatch, sendAnswer } from '../answer.ts';
 import { requireMirrorKey } from '../auth.ts';
@@ -24,7 +24,7 @@ export function mirrorRoute(services: GatewayServices) {
 
 /**
  * `GET /v1/mirror/builds/{build}/{file}`: a file of a live or kept build, whole or one byte range
- * (`Range: bytes=a-b`, `a-` or `-n`: 206; none of the file's bytes: 416), sent as it is read from
+ * (`Range: bytes=a-b`, `a-` or `-n`: 206, a suffix longer than the file all of it; none of the file's bytes: 416), sent as it is read from
  * the store a chunk at a time, each written when the client has taken the last: a pack of any size
  * costs a chunk of memory. A file name the route does not serve, and a file the build lacks, are
  * 404 NOT_FOUND; a build the store does not keep, 404 BUILD_NOT_FOUND.
@@ -54,7 +54,7 @@ async function sendFile(event: H3Event, file: MirrorFile): Promise<void> {
     'accept-ranges': 'bytes',
   };
   if (matchesIfNoneMatch(req.headers['if-none-match'], file.etag)) return sendAnswer(event, { status: 304, headers, body: null });
-  const range = byteRange(req.headers.range, file.size);
+  const range = requestedRange(req.headers.range, file.size);
   const [start, end] = range ?? [0, file.size - 1];
   // The first chunk is read before any header is set: a store that fails then gets a clean problem answer.
   const first = event.method === 'HEAD' || end < start ? null : await file.read(start, Math.min(MIRROR_CHUNK_BYTES, end + 1 - start));
@@ -70,19 +70,6 @@ async function sendFile(event: H3Event, file: MirrorFile): Promise<void> {
     chunk = at <= end && !res.destroyed ? await file.read(at, Math.min(MIRROR_CHUNK_BYTES, end + 1 - at)) : null;
   }
   res.end();
-}
-
-/**
- * The one byte range a `Range` field asks for, as [first, last], or null to send the whole file: no
- * field, one that is not a bytes range, or several ranges (RFC 9110 14.2 lets a server answer those
- * whole). A range with no byte of the file is 416.
- */
-function byteRange(field: string | undefined, size: number): [number, number] | null {
-  if (field === undefined) return null;
-  const ranges = parseRange(size, field, { combine: true });
-  if (ranges === -1) throw new RangeNotSatisfiableError(size, field);
-  if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return null;
-  return [ranges[0]!.start, ranges[0]!.end];
 }
 
 /** Resolves when the client has taken what was written, or is gone. */

@@ -84,7 +84,7 @@ describe('the mirror routes', async () => {
     }
   });
 
-  it('answers one byte range: the first bytes, from an offset to the end, the last n; 416 past the end', async () => {
+  it('answers one byte range: the first bytes, from an offset to the end, the last n (all of it when n is longer); 416 past the end', async () => {
     const pack = packs[1]!;
     const name = `packs/${pack.sha256}.jsonl`;
     const bytes = await onDisk(live, name);
@@ -97,6 +97,17 @@ describe('the mirror routes', async () => {
     const last = await fileOf(live, name, { range: 'bytes=-20' });
     expect(last.headers.get('content-range')).toBe(`bytes ${pack.bytes - 20}-${pack.bytes - 1}/${pack.bytes}`);
     expect(last.bytes.equals(bytes.subarray(-20))).toBe(true);
+    // RFC 9110 14.1.2: a suffix longer than the file is all of it (206, the whole file), not 416.
+    for (const suffix of [pack.bytes, pack.bytes + 1, pack.bytes * 10]) {
+      const all = await fileOf(live, name, { range: `bytes=-${suffix}` });
+      expect({ suffix, status: all.status, range: all.headers.get('content-range') }).toEqual({
+        suffix,
+        status: 206,
+        range: `bytes 0-${pack.bytes - 1}/${pack.bytes}`,
+      });
+      expect(all.bytes.equals(bytes)).toBe(true);
+    }
+    expectProblem(await fileOf(live, name, { range: 'bytes=-0' }), 416, 'RANGE_NOT_SATISFIABLE');
     const past = await fileOf(live, name, { range: `bytes=${pack.bytes}-` });
     expectProblem(past, 416, 'RANGE_NOT_SATISFIABLE');
     expect(past.headers.get('content-range')).toBe(`bytes */${pack.bytes}`);
