@@ -5,6 +5,7 @@
  * Each is tried on a copy of the mirror: what one refused run fetched (good packs it checked, or
  * fetched ahead) stays for the next run and would stand in for a pack the next bucket lacks.
  */
+import { readFileSync } from 'node:fs';
 import { cp, readFile, readlink, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -109,11 +110,21 @@ describe('a mirror refuses, naming what failed, and keeps its previous build liv
     expect(s).toMatchObject({ packs_fetched: packs.length, packs_reused: 0 });
     expect(await readlink(join(dir, 'current'))).toBe(`builds/${s.build}`);
     expect(await buildsIn(dir)).toEqual([live.slice('builds/'.length), s.build].sort());
-    // The source back on November: its packs are in the folder (the build kept), linked, none fetched.
-    const back = await mirrorCli(s3, from('nov'), dir, project);
+    // The source rolled back to November: refused, naming both builds, December stays live.
+    const nov = live.slice('builds/'.length);
+    const issued = (id: string) => JSON.parse(readFileSync(join(dir, 'builds', id, 'statement.json'), 'utf8')).issued_at as string;
+    const refused = await mirrorCli(s3, from('nov'), dir, project);
+    const out = JSON.parse(refused.stdout) as { code: string; message: string };
+    expect(out.code).toBe('MIRROR_REFUSED');
+    expect(refused.code).toBe(21);
+    expect(out.message).toContain(`build ${nov} (issued ${issued(nov)}) refused: its statement is entry`);
+    expect(out.message).toContain(`live build ${s.build} (issued ${issued(s.build as string)}) stays live`);
+    expect(await readlink(join(dir, 'current'))).toBe(`builds/${s.build}`);
+    // Said aloud, it is taken: its packs are in the folder (the build kept), linked, none fetched.
+    const back = await mirrorCli(s3, from('nov'), dir, project, ['--allow-rollback']);
     expect(JSON.parse(back.stdout)).toMatchObject({
       ok: true,
-      build: live.slice('builds/'.length),
+      build: nov,
       packs_fetched: 0,
       packs_reused: packs.length,
       bytes: 0,
