@@ -137,6 +137,28 @@ export async function checkLogged(
   return { proof: text, index };
 }
 
+/**
+ * The build's manifest, which a mirror serves as the source wrote it (the kept builds' list shows
+ * its time, count and key; its log index is proven by {@link checkLogged}): what it says of the
+ * build must be what the statement signs. Its counts by status and tier, the keys published and
+ * the log's range are not read by the service and are left as they are. MIRROR_REFUSED otherwise.
+ */
+export function checkManifest(signed: SignedStatement, manifest: Buffer | null): void {
+  const { build, statement } = signed;
+  const refuse = (why: string) => new MirrorRefusedError(`build ${build} refused: its ${MANIFEST_FILE} ${why}`);
+  if (!manifest) throw refuse('is missing');
+  let m: ReturnType<typeof parseManifest>;
+  try {
+    m = parseManifest(manifest, `build ${build}'s ${MANIFEST_FILE}`);
+  } catch (error) {
+    throw refuse(`is not one: ${(error as Error).message}`);
+  }
+  const signs = { issuer: statement.issuer, issued_at: statement.issued_at, records: statement.records, key_id: statement.key_id ?? null };
+  for (const [member, value] of Object.entries(signs))
+    if (m[member as keyof typeof signs] !== value)
+      throw refuse(`says ${member} ${JSON.stringify(m[member as keyof typeof signs])}, its statement ${JSON.stringify(value)}`);
+}
+
 /** What one pack held, checked: the end offset of each record (for the pack index). */
 export interface CheckedPack {
   ends: number[];

@@ -9,7 +9,7 @@ import type { TileFetch } from '../core/tlog/tile-tree.ts';
 import { servedCheckpointOf } from '../service/log-proofs.ts';
 import { keptEntry, writeKept } from '../storage/kept-builds.ts';
 import { finishBuildFolder, markMirror, writeBuildFiles } from './build-folder.ts';
-import { type BoundedReader, type CheckedStatement, checkLogged, checkMap, checkPack, checkStatement } from './checks.ts';
+import { type BoundedReader, type CheckedStatement, checkLogged, checkManifest, checkMap, checkPack, checkStatement } from './checks.ts';
 import { LookupIndex } from './lookup-index.ts';
 import { PackPool } from './pack-pool.ts';
 import { checkNotRolledBack, livePosition } from './rollback.ts';
@@ -111,6 +111,7 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
       maxAgeMs: opts.maxAgeMs,
       now: opts.now?.(),
     });
+    checkManifest(signed, manifest);
     const live = opts.allowRollback ? null : await livePosition(to);
     if (live) await checkNotRolledBack(live, { build, issuedAt: signed.statement.issued_at, index, checkpoint: checkpoint! }, tileFetch);
     const checked = await checkMap(read, signed, source.name);

@@ -1,12 +1,13 @@
 /**
  * What a mirror refuses, each with a message naming what failed, while its previous build stays
  * live and answering: a bucket serving a tampered pack, a pack missing, a record swapped between
- * two packs, a record dropped, and a build whose statement a key the mirror does not trust signed.
+ * two packs, a record dropped, a manifest at odds with its statement, a build whose statement a
+ * key the mirror does not trust signed, and the source rolled back to the build before.
  * Each is tried on a copy of the mirror: what one refused run fetched (good packs it checked, or
  * fetched ahead) stays for the next run and would stand in for a pack the next bucket lacks.
  */
 import { readFileSync } from 'node:fs';
-import { cp, readFile, readlink, rm } from 'node:fs/promises';
+import { cp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
@@ -48,6 +49,10 @@ beforeAll(async () => {
     await rewritePack(p, s1, [a[0]!, ...b.slice(1)]);
   });
   await publishChanged(s3, BUCKET, 'dropped', project, async (p) => rewritePack(p, d, (await packLines(p, d)).slice(0, 1)));
+  await publishChanged(s3, BUCKET, 'manifest', project, async (p) => {
+    const file = join(p.recordsDir, 'current', 'manifest.json');
+    await writeFile(file, (await readFile(file, 'utf8')).replace(/"records":\d+/, '"records":1'));
+  });
   const other = await packedProject(DEC);
   await publishTo(s3, BUCKET, 'unknown-key', other);
 }, 120_000);
@@ -93,6 +98,10 @@ describe('a mirror refuses, naming what failed, and keeps its previous build liv
       'dropped',
       new RegExp(`pack ${k} \\(${packs[k]!.sha256}\\) ends at byte \\d+, but the statement says it is ${packs[k]!.bytes} bytes`),
     );
+  });
+
+  it('a manifest that says another count than the statement signs (the kept builds list would show it)', async () => {
+    await expectRefused('manifest', /manifest\.json says records 1, its statement \d+/);
   });
 
   it('a statement signed by a key the mirror does not trust: refused before its map is asked for', async () => {
