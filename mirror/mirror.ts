@@ -12,7 +12,7 @@ import { finishBuildFolder, markMirror, writeBuildFiles } from './build-folder.t
 import { type BoundedReader, type CheckedStatement, checkLogged, checkManifest, checkMap, checkPack, checkStatement } from './checks.ts';
 import { LookupIndex } from './lookup-index.ts';
 import { PackPool } from './pack-pool.ts';
-import { checkNotRolledBack, livePosition } from './rollback.ts';
+import { livePosition, rollbackRefusal } from './rollback.ts';
 import type { MirrorSource } from './source.ts';
 
 export interface MirrorOptions {
@@ -54,6 +54,8 @@ export interface MirrorSummary {
   to: string;
   /** True when the build was the mirror's live build already: nothing fetched. */
   unchanged: boolean;
+  /** The live build it replaced although it came later in the log (`allowRollback`); null when it did not roll back. */
+  rolledBackFrom: string | null;
   records: number;
   packs: { fetched: number; reused: number };
   /** Bytes of packs fetched. */
@@ -86,7 +88,7 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
     const summary = { build, from: source.name, to, records: 0, packs: { fetched: 0, reused: 0 }, bytes: 0, recordsVerified: 0 };
     const seconds = () => (performance.now() - started) / 1000;
     const previous = await liveBuildId(to);
-    if (previous === build) return { ...summary, unchanged: true, seconds: seconds() };
+    if (previous === build) return { ...summary, unchanged: true, rolledBackFrom: null, seconds: seconds() };
     const read: BoundedReader = (name, maxBytes) => source.readFile(build, name, maxBytes);
     // The statement first, alone: nothing else of the build is read before it verifies.
     const signed = await checkStatement(read, keySet, opts.trustedKeys, build, source.name);
@@ -112,8 +114,10 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
       now: opts.now?.(),
     });
     checkManifest(signed, manifest);
-    const live = opts.allowRollback ? null : await livePosition(to);
-    if (live) await checkNotRolledBack(live, { build, issuedAt: signed.statement.issued_at, index, checkpoint: checkpoint! }, tileFetch);
+    const live = await livePosition(to);
+    const next = { build, issuedAt: signed.statement.issued_at, index, checkpoint: checkpoint! };
+    const rollback = live && (await rollbackRefusal(live, next, tileFetch));
+    if (rollback && !opts.allowRollback) throw rollback;
     const checked = await checkMap(read, signed, source.name);
     staging = await createStaging(to);
     await writeBuildFiles(staging, {
@@ -142,7 +146,7 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
     await writeKept(to, [await keptEntry(to, build)]);
     await pruneBuilds(to, [build, previous]);
     await (await PackPool.of(to)).release(checked.packs.files.map((f) => f.sha256));
-    return { ...summary, unchanged: false, seconds: seconds() };
+    return { ...summary, unchanged: false, rolledBackFrom: rollback ? live!.build : null, seconds: seconds() };
   } catch (error) {
     if (opts.signal?.aborted && !(error instanceof MirrorRefusedError)) {
       const live = await liveBuildId(to);

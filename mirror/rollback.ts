@@ -41,32 +41,37 @@ export async function livePosition(to: string): Promise<LogPosition | null> {
 }
 
 /**
- * MIRROR_REFUSED, naming both builds, when `next` would roll the mirror back from `live`: its
- * statement is an earlier entry of the log than the live build's, or its checkpoint is not an
- * append-only extension of the live build's (another origin, fewer entries, or an RFC 6962
- * consistency proof computed from the source's tiles that does not verify against both roots).
+ * The refusal (MIRROR_REFUSED, naming both builds) when `next` would roll the mirror back from
+ * `live`, else null: its statement is an earlier entry of the log than the live build's, or its
+ * checkpoint is not an append-only extension of the live build's (another origin, fewer entries,
+ * or an RFC 6962 consistency proof computed from the source's tiles that does not verify against
+ * both roots). Returned, not thrown: `--allow-rollback` takes the build and says what it replaced.
  */
-export async function checkNotRolledBack(live: LogPosition, next: LogPosition, tiles: TileFetch): Promise<void> {
+export async function rollbackRefusal(live: LogPosition, next: LogPosition, tiles: TileFetch): Promise<MirrorRefusedError | null> {
   const refuse = (why: string) =>
     new MirrorRefusedError(
       `build ${next.build} (issued ${next.issuedAt}) refused: ${why}; the mirror's live build ${live.build} (issued ${live.issuedAt}) stays live (a source rolled back; --allow-rollback takes it)`,
     );
   if (next.index < live.index)
-    throw refuse(`its statement is entry ${next.index} of the log, earlier than the live build's (entry ${live.index})`);
+    return refuse(`its statement is entry ${next.index} of the log, earlier than the live build's (entry ${live.index})`);
   const old = checkpointOf(live.checkpoint);
   const now = checkpointOf(next.checkpoint);
-  if (now.origin !== old.origin) throw refuse(`its checkpoint is of the log ${now.origin}, not ${old.origin}`);
+  if (now.origin !== old.origin) return refuse(`its checkpoint is of the log ${now.origin}, not ${old.origin}`);
   if (now.size < old.size)
-    throw refuse(`its checkpoint has ${now.size} entries, fewer than the ${old.size} the live build was proven against`);
-  const consistent = await new TileTree(hasher, now.size, tiles).extends(old, now.root).catch((error: Error) => {
-    throw refuse(
-      `the consistency proof from the live build's checkpoint (size ${old.size}) cannot be computed from the source's tiles: ${error.message}`,
+    return refuse(`its checkpoint has ${now.size} entries, fewer than the ${old.size} the live build was proven against`);
+  let consistent: boolean;
+  try {
+    consistent = await new TileTree(hasher, now.size, tiles).extends(old, now.root);
+  } catch (error) {
+    return refuse(
+      `the consistency proof from the live build's checkpoint (size ${old.size}) cannot be computed from the source's tiles: ${(error as Error).message}`,
     );
-  });
-  if (!consistent)
-    throw refuse(
-      `its checkpoint (size ${now.size}) is not an append-only extension of the live build's (size ${old.size}): an entry was rewritten`,
-    );
+  }
+  return consistent
+    ? null
+    : refuse(
+        `its checkpoint (size ${now.size}) is not an append-only extension of the live build's (size ${old.size}): an entry was rewritten`,
+      );
 }
 
 const checkpointOf = (note: string): Checkpoint => parseCheckpoint(parseNote(note).text);

@@ -105,6 +105,7 @@ export default defineCommand({
               ok: true,
               build: s.build,
               unchanged: s.unchanged,
+              ...(s.rolledBackFrom ? { rolled_back_from: s.rolledBackFrom } : {}),
               from: s.from,
               to: s.to,
               records: s.records,
@@ -118,7 +119,7 @@ export default defineCommand({
         else if (s.unchanged) io.stdout.write(`build ${s.build} is the mirror's live build already: nothing fetched (${s.to})\n`);
         else
           io.stdout.write(
-            `mirrored build ${s.build} from ${s.from} into ${s.to}: ${s.records.toLocaleString('en-US')} records verified, ${s.packs.fetched} packs fetched (${(s.bytes / 1e6).toFixed(1)} MB), ${s.packs.reused} reused, in ${s.seconds.toFixed(1)} s; it is live\n`,
+            `mirrored build ${s.build} from ${s.from} into ${s.to}: ${s.records.toLocaleString('en-US')} records verified, ${s.packs.fetched} packs fetched (${(s.bytes / 1e6).toFixed(1)} MB), ${s.packs.reused} reused, in ${s.seconds.toFixed(1)} s; it is live${s.rolledBackFrom ? `, rolled back from build ${s.rolledBackFrom} (--allow-rollback)` : ''}\n`,
           );
       } finally {
         process.off('SIGINT', onSignal).off('SIGTERM', onSignal);

@@ -121,6 +121,7 @@ describe('a mirror refuses, naming what failed, and keeps its previous build liv
     expect(s.build).toBe(JSON.parse(await readFile(join(project.recordsDir, 'current', 'statement.json'), 'utf8')).build);
     // Every record carries its build's issued_at: no pack of November's is one of December's.
     expect(s).toMatchObject({ packs_fetched: packs.length, packs_reused: 0 });
+    expect(s.rolled_back_from).toBeUndefined();
     expect(await readlink(join(dir, 'current'))).toBe(`builds/${s.build}`);
     expect(await buildsIn(dir)).toEqual([live.slice('builds/'.length), s.build].sort());
     // The source rolled back to November: refused, naming both builds, December stays live.
@@ -138,6 +139,7 @@ describe('a mirror refuses, naming what failed, and keeps its previous build liv
     expect(JSON.parse(back.stdout)).toMatchObject({
       ok: true,
       build: nov,
+      rolled_back_from: s.build,
       packs_fetched: 0,
       packs_reused: packs.length,
       bytes: 0,

@@ -55,7 +55,7 @@ describe('a mirror never rolls back', () => {
     const served = await runCli(['verify', UNAUDITED, '--mirror', dir, '--json']);
     expect(JSON.parse(served.stdout)).toMatchObject({ code: 'NEVER_AUDITED', absence: { valid: true, build: dec.build } });
     const taken = await mirrorCli(s3, from('fork'), dir, project, ['--allow-rollback']);
-    expect(json(taken.stdout)).toMatchObject({ ok: true, build: forked.build });
+    expect(JSON.parse(taken.stdout)).toMatchObject({ ok: true, build: forked.build, rolled_back_from: dec.build });
     expect(await readlink(join(dir, 'current'))).toBe(`builds/${forked.build}`);
   });
 
