@@ -23,6 +23,11 @@ async function close(out: WriteStream): Promise<void> {
   await once(out, 'finish');
 }
 
+/** A record's line in a build's index (`index.jsonl`): its shard, domain, status, tier and score. A mirror writes its index with it too. */
+export function indexLine(shard: string, r: Pick<VerificationRecord, 'domain' | 'status' | 'tier' | 'score'>): string {
+  return `${JSON.stringify({ shard, domain: r.domain, status: r.status, tier: r.tier, score: r.score })}\n`;
+}
+
 /**
  * Writes a build's index: one line per record (domain, status, tier, score), shard by shard and
  * in domain order within a shard, reading one shard's records at a time (a few thousand at 1M
@@ -51,7 +56,7 @@ export async function writeIndex(
       const text = readFileSync(join(buildDir, shard, `${domain}.json`), 'utf8');
       onRecord?.(text, domain);
       const r = JSON.parse(text) as VerificationRecord;
-      const line = `${JSON.stringify({ shard, domain: r.domain, status: r.status, tier: r.tier, score: r.score })}\n`;
+      const line = indexLine(shard, r);
       offset += Buffer.byteLength(line);
       await write(out, line);
     }

@@ -55,9 +55,11 @@ export function mirrorGateway(baseUrl: string, apiKey: string, timeoutMs = 30_00
       if (typeof head?.build !== 'string') throw new FetchFailedError(`${name}/v1/mirror did not name a live build`);
       return { build: head.build, statement: head.statement };
     },
-    async readFile(build: string, file: string): Promise<Buffer | null> {
+    /** A build's file, of at most `maxBytes` (its kind's limit at most): AnswerTooLargeError past it. */
+    async readFile(build: string, file: string, maxBytes = readLimitOf(file).bytes): Promise<Buffer | null> {
       const path = buildPath(build, file);
-      return body(await get(path, readLimitOf(file), auth), `${name}${path}`);
+      const limit = readLimitOf(file);
+      return body(await get(path, { ...limit, bytes: Math.min(limit.bytes, maxBytes) }, auth), `${name}${path}`);
     },
     async readRange(build: string, file: string, start: number, length: number): Promise<Buffer | null> {
       const path = buildPath(build, file);

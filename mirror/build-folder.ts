@@ -9,7 +9,6 @@ import {
   BUILD_STATEMENT_FILE,
   CURRENT_LINK,
   DOMAIN_MAP_FILE,
-  INDEX_FILE,
   LOG_CHECKPOINT,
   LOG_DIR,
   LOG_VKEY_PATH,
@@ -19,15 +18,17 @@ import {
   PACK_INDEX_FILE,
 } from '../core/layout.ts';
 
-/** What a mirrored build folder holds besides its packs, every part checked (or, for the unsigned ones, checked where it is used). */
+/**
+ * What a mirrored build folder holds besides its packs and the files derived from them (the pack
+ * index, the lookup index), which the mirror writes itself: every part checked (or, for the
+ * unsigned ones, checked where it is used).
+ */
 export interface MirroredFiles {
   statement: Buffer;
   domainMap: Buffer;
   manifest: Buffer;
   ownCheckpoint: Buffer;
   servedCheckpoint: Buffer | null;
-  /** The build's index (`index.jsonl`) as published: prefix lookups check it against the map when they read it. */
-  index: Buffer | null;
   /** The key set the statement verified against, as published with the build. */
   keySet: Buffer;
   /** The log key the statement's proof verified against, in note form. */
@@ -48,7 +49,6 @@ export async function writeBuildFiles(stagingDir: string, f: MirroredFiles): Pro
     [DOMAIN_MAP_FILE, f.domainMap],
     [BUILD_CHECKPOINT_FILE, f.ownCheckpoint],
     ...(f.servedCheckpoint ? [[BUILD_SERVED_CHECKPOINT_FILE, f.servedCheckpoint] as [string, Buffer]] : []),
-    ...(f.index ? [[INDEX_FILE, f.index] as [string, Buffer]] : []),
     [join(MIRROR_PUBLIC_DIR, KEY_SET_PATH), f.keySet],
     [join(MIRROR_PUBLIC_DIR, LOG_VKEY_PATH), `${f.logVkey.trim()}\n`],
     [join(MIRROR_PUBLIC_DIR, LOG_DIR, LOG_CHECKPOINT), f.checkpoint],

@@ -1,77 +1,89 @@
 import { hash } from 'node:crypto';
 import type { KeySet, TlogPolicy } from '@merchant-verify/verifier';
-import { type PacksHead, packsHeadOf, splitPack, verifyBuildStatement } from '@merchant-verify/verifier/internal/issuer';
+import { type BuildStatement, type PacksHead, splitPack, verifyBuildStatement } from '@merchant-verify/verifier/internal/issuer';
 import { formatTlogProof, parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
-import { type MirrorPlace, MirrorRefusedError, RecordUnavailableError } from '../core/errors.ts';
+import { type MirrorPlace, MirrorRefusedError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import { hasher } from '../core/hash.ts';
 import { type CheckKeys, KeyTrust } from '../core/key-trust.ts';
-import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, MANIFEST_FILE } from '../core/layout.ts';
+import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { parseManifest } from '../core/manifest-schema.ts';
 import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
-import { type BuildFileReader, type BuildMap, loadBuildMap } from '../service/build-maps.ts';
+import { type BuildMap, checkMapOf, checkStatementBytes } from '../service/build-maps.ts';
 import { checkServeRule } from '../service/serve-rule.ts';
+import { signedMapBytes } from './signed-sizes.ts';
 
 // The checks a mirror makes of a build before it goes live, in the order they run: the statement
-// and the map it signs, the statement in the log, then every pack and every record in it. Each is
+// (nothing else of the build is read before it verifies), the statement in the log, the map it
+// signs (read no further than it signs), then every pack and every record in it. Each is
 // the check the service already makes (the build's acceptance, the serve rule, the package's
 // statement log check); a failure is MIRROR_REFUSED, naming the pack and the record where it applies.
 
-/** A build whose statement verified: its map (checked against the statement), its packs, and the keys it was checked with. */
-export interface CheckedStatement {
-  map: BuildMap;
+/** Reads a file of the build being mirrored, of at most `maxBytes` (the limits table's for its kind when not given); null when it has none. */
+export type BoundedReader = (name: string, maxBytes?: number) => Promise<Buffer | null>;
+
+/** A statement checked first, before anything else of its build is read: by a trusted key, naming the build asked for. */
+export interface SignedStatement {
+  build: string;
+  statement: BuildStatement;
   /** The statement file's bytes as read and checked: what the mirror writes, never a second read of it. */
   statementBytes: Buffer;
-  packs: PacksHead;
   keys: CheckKeys;
 }
 
+/** A build whose statement verified: its map (checked against the statement), its packs, and the keys it was checked with. */
+export interface CheckedStatement extends SignedStatement {
+  map: BuildMap;
+  packs: PacksHead;
+}
+
 /**
- * The statement, by a trusted key (pinned, or endorsed link by link from a pinned key), naming the
- * build asked for, and the domain map whose root and size it signs, as the gateway accepts a build
- * (`loadBuildMap`); then its packs, checked against its record count. A file that cannot be read
- * is the source's failure (thrown as it is); a check that fails is MIRROR_REFUSED.
+ * The statement, read alone (bounded by the limits table) and checked before any other file of
+ * its build is read: by a trusted key (pinned, or endorsed link by link from a pinned key) and
+ * naming the build asked for, as the gateway accepts a build. A file that cannot be read is the
+ * source's failure (thrown as it is); a check that fails is MIRROR_REFUSED.
  */
 export async function checkStatement(
-  read: BuildFileReader,
+  read: BoundedReader,
   keySetBytes: Buffer,
   trustedKeys: KeySet,
   build: string,
   where: string,
-): Promise<CheckedStatement> {
+): Promise<SignedStatement> {
   let keys: CheckKeys;
   try {
     keys = new KeyTrust({ trustedKeys }).check(JSON.parse(keySetBytes.toString('utf8')));
   } catch (error) {
     throw new MirrorRefusedError(`the key set published with build ${build} is not one: ${(error as Error).message}`);
   }
-  let unread: unknown = null;
-  let statementBytes: Buffer | null = null;
-  const reading: BuildFileReader = (name) =>
-    read(name).then(
-      (bytes) => {
-        if (name === BUILD_STATEMENT_FILE) statementBytes = bytes;
-        return bytes;
-      },
-      (error: unknown) => {
-        unread = error;
-        throw error;
-      },
-    );
-  let map: BuildMap;
-  try {
-    map = await loadBuildMap(reading, keys, build, where);
-  } catch (error) {
-    if (unread) throw unread;
-    throw new MirrorRefusedError((error as Error).message);
-  }
-  const packs = packsHeadOf(map.statement);
-  if (packs === null) throw new MirrorRefusedError(`build ${build} refused: its statement names no packs (made before packs; build again)`);
-  if (typeof packs === 'string') throw new MirrorRefusedError(`build ${build} refused: its statement's ${packs}`);
+  const statementBytes = await read(BUILD_STATEMENT_FILE);
+  const statement = await refusedIf(() => checkStatementBytes(statementBytes, keys, build, where));
+  return { build, statement, statementBytes: statementBytes!, keys };
+}
+
+/**
+ * The domain map the statement signs, read only up to the length it signs (its count of leaves),
+ * with its root and size the signed ones and the statement's packs as many as its domains make
+ * (`checkMapOf`, the gateway's own check); then its record count, the map's size. MIRROR_REFUSED when a check fails.
+ */
+export async function checkMap(read: BoundedReader, signed: SignedStatement, where: string): Promise<CheckedStatement> {
+  const { statement, build } = signed;
+  const leaves = await read(DOMAIN_MAP_FILE, signedMapBytes(statement));
+  const map = await refusedIf(() => checkMapOf(statement, leaves, build, where));
   if (map.statement.records !== map.map.size)
     throw new MirrorRefusedError(
       `build ${build} refused: its statement counts ${map.statement.records} records, its domain map ${map.map.size}`,
     );
-  return { map, statementBytes: statementBytes!, packs, keys };
+  return { ...signed, map, packs: map.packs };
+}
+
+/** A check of the service's, its refusal (STORE_UNAVAILABLE: a build not served) a mirror's refusal. */
+async function refusedIf<T>(check: () => Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (error) {
+    if (error instanceof StoreUnavailableError) throw new MirrorRefusedError(error.message);
+    throw error;
+  }
 }
 
 /** The log the statement must be in: the log key (note form) unless a policy names it, and the policy its checkpoint must hold under. */
@@ -86,16 +98,16 @@ export interface LogTrustSettings {
  * The statement in the log: its entry (where the manifest says) proven from the log's tiles against
  * the build's checkpoint (its served one when newer, as the gateway serves it), the proof checked by
  * the package's statement log check, and witnessed under the policy when one is given. Returns the
- * proof's text; MIRROR_REFUSED when the build has no entry, no checkpoint, or the proof fails.
+ * proof's text and the statement's index, proven; MIRROR_REFUSED when the build has no entry, no checkpoint, or the proof fails.
  */
 export async function checkLogged(
-  m: BuildMap,
+  m: Pick<SignedStatement, 'build' | 'statement'>,
   manifest: Buffer | null,
   checkpoint: string | null,
   tiles: TileFetch,
   keys: CheckKeys,
   log: LogTrustSettings,
-): Promise<string> {
+): Promise<{ proof: string; index: number }> {
   const refuse = (why: string) => new MirrorRefusedError(`build ${m.build} refused: its statement ${why}`);
   if (!manifest) throw refuse(`cannot be found in the log: the build has no ${MANIFEST_FILE}`);
   let index: number | undefined;
@@ -122,7 +134,29 @@ export async function checkLogged(
     ...(log.now ? { now: log.now } : {}),
   });
   if (!verdict.valid) throw refuse(`is not proven in the log${log.policy ? ' and witnessed' : ''}: ${verdict.code} (${verdict.message})`);
-  return text;
+  return { proof: text, index };
+}
+
+/**
+ * The build's manifest, which a mirror serves as the source wrote it (the kept builds' list shows
+ * its time, count and key; its log index is proven by {@link checkLogged}): what it says of the
+ * build must be what the statement signs. Its counts by status and tier, the keys published and
+ * the log's range are not read by the service and are left as they are. MIRROR_REFUSED otherwise.
+ */
+export function checkManifest(signed: SignedStatement, manifest: Buffer | null): void {
+  const { build, statement } = signed;
+  const refuse = (why: string) => new MirrorRefusedError(`build ${build} refused: its ${MANIFEST_FILE} ${why}`);
+  if (!manifest) throw refuse('is missing');
+  let m: ReturnType<typeof parseManifest>;
+  try {
+    m = parseManifest(manifest, `build ${build}'s ${MANIFEST_FILE}`);
+  } catch (error) {
+    throw refuse(`is not one: ${(error as Error).message}`);
+  }
+  const signs = { issuer: statement.issuer, issued_at: statement.issued_at, records: statement.records, key_id: statement.key_id ?? null };
+  for (const [member, value] of Object.entries(signs))
+    if (m[member as keyof typeof signs] !== value)
+      throw refuse(`says ${member} ${JSON.stringify(m[member as keyof typeof signs])}, its statement ${JSON.stringify(value)}`);
 }
 
 /** What one pack held, checked: the end offset of each record (for the pack index). */

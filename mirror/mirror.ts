@@ -4,12 +4,15 @@ import type { KeySet, TlogPolicy } from '@merchant-verify/verifier';
 import { formatVerifierKey, parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, pruneBuilds, removeTree, swapInBuild } from '../builder/swap.ts';
 import { ConfigError, MirrorRefusedError, MvrError } from '../core/errors.ts';
-import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, BUILDS_DIR, INDEX_FILE, MANIFEST_FILE, MIRROR_FILE } from '../core/layout.ts';
+import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, BUILDS_DIR, MANIFEST_FILE, MIRROR_FILE } from '../core/layout.ts';
+import type { TileFetch } from '../core/tlog/tile-tree.ts';
 import { servedCheckpointOf } from '../service/log-proofs.ts';
 import { keptEntry, writeKept } from '../storage/kept-builds.ts';
 import { finishBuildFolder, markMirror, writeBuildFiles } from './build-folder.ts';
-import { checkLogged, checkPack, checkStatement } from './checks.ts';
+import { type BoundedReader, type CheckedStatement, checkLogged, checkManifest, checkMap, checkPack, checkStatement } from './checks.ts';
+import { LookupIndex } from './lookup-index.ts';
 import { PackPool } from './pack-pool.ts';
+import { livePosition, rollbackRefusal } from './rollback.ts';
 import type { MirrorSource } from './source.ts';
 
 export interface MirrorOptions {
@@ -24,6 +27,8 @@ export interface MirrorOptions {
   policy?: TlogPolicy;
   maxAgeMs?: number;
   now?: () => number;
+  /** Takes a build earlier in the log than the live one, or whose checkpoint does not extend the live one's (`--allow-rollback`). */
+  allowRollback?: boolean;
   /** Packs fetched at once. */
   concurrency?: number;
   /** Bytes asked for in one ranged read (tests make packs take several). */
@@ -49,6 +54,8 @@ export interface MirrorSummary {
   to: string;
   /** True when the build was the mirror's live build already: nothing fetched. */
   unchanged: boolean;
+  /** The live build it replaced although it came later in the log (`allowRollback`); null when it did not roll back. */
+  rolledBackFrom: string | null;
   records: number;
   packs: { fetched: number; reused: number };
   /** Bytes of packs fetched. */
@@ -81,32 +88,37 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
     const summary = { build, from: source.name, to, records: 0, packs: { fetched: 0, reused: 0 }, bytes: 0, recordsVerified: 0 };
     const seconds = () => (performance.now() - started) / 1000;
     const previous = await liveBuildId(to);
-    if (previous === build) return { ...summary, unchanged: true, seconds: seconds() };
-    const read = (name: string) => source.readFile(build, name);
-    const checked = await checkStatement(read, keySet, opts.trustedKeys, build, source.name);
-    const [manifest, own, served, index] = await Promise.all([
+    if (previous === build) return { ...summary, unchanged: true, rolledBackFrom: null, seconds: seconds() };
+    const read: BoundedReader = (name, maxBytes) => source.readFile(build, name, maxBytes);
+    // The statement first, alone: nothing else of the build is read before it verifies.
+    const signed = await checkStatement(read, keySet, opts.trustedKeys, build, source.name);
+    const [manifest, own, served] = await Promise.all([
       read(MANIFEST_FILE),
       read(BUILD_CHECKPOINT_FILE),
       read(BUILD_SERVED_CHECKPOINT_FILE),
-      read(INDEX_FILE),
     ]);
     const checkpoint = servedCheckpointOf(own, served);
     const tiles = new Map<string, Uint8Array>();
+    const tileFetch: TileFetch = async (_tile, path) => {
+      const bytes = await source.logFile(path);
+      if (!bytes) throw new Error(`${source.name} has no log/${path}`);
+      tiles.set(path, bytes);
+      return bytes;
+    };
     const sourceVkey = opts.logKey === undefined && !opts.policy ? ((await source.logVkey())?.toString('utf8') ?? undefined) : undefined;
     const vkey = opts.logKey ?? sourceVkey;
-    await checkLogged(
-      checked.map,
-      manifest,
-      checkpoint,
-      async (_tile, path) => {
-        const bytes = await source.logFile(path);
-        if (!bytes) throw new Error(`${source.name} has no log/${path}`);
-        tiles.set(path, bytes);
-        return bytes;
-      },
-      checked.keys,
-      { vkey, policy: opts.policy, maxAgeMs: opts.maxAgeMs, now: opts.now?.() },
-    );
+    const { index } = await checkLogged(signed, manifest, checkpoint, tileFetch, signed.keys, {
+      vkey,
+      policy: opts.policy,
+      maxAgeMs: opts.maxAgeMs,
+      now: opts.now?.(),
+    });
+    checkManifest(signed, manifest);
+    const live = await livePosition(to);
+    const next = { build, issuedAt: signed.statement.issued_at, index, checkpoint: checkpoint! };
+    const rollback = live && (await rollbackRefusal(live, next, tileFetch));
+    if (rollback && !opts.allowRollback) throw rollback;
+    const checked = await checkMap(read, signed, source.name);
     staging = await createStaging(to);
     await writeBuildFiles(staging, {
       statement: checked.statementBytes,
@@ -114,13 +126,17 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
       manifest: manifest!,
       ownCheckpoint: own!,
       servedCheckpoint: served,
-      index,
       keySet,
       logVkey: vkey ?? policyLogKey(opts.policy!, checkpoint!),
       checkpoint: checkpoint!,
       tiles,
     });
-    const ends = await mirrorPacks(opts, build, checked, staging, summary);
+    const lookups = await LookupIndex.open(staging);
+    const ends = await mirrorPacks(opts, build, checked, staging, summary, lookups).catch(async (error: unknown) => {
+      await lookups.abort();
+      throw error;
+    });
+    await lookups.finish();
     await finishBuildFolder(staging, ends, manifest!);
     opts.signal?.throwIfAborted();
     await markMirror(to, { from: source.name, issuer: checked.map.statement.issuer, trustedKeys: opts.trustedKeys });
@@ -130,7 +146,7 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
     await writeKept(to, [await keptEntry(to, build)]);
     await pruneBuilds(to, [build, previous]);
     await (await PackPool.of(to)).release(checked.packs.files.map((f) => f.sha256));
-    return { ...summary, unchanged: false, seconds: seconds() };
+    return { ...summary, unchanged: false, rolledBackFrom: rollback ? live!.build : null, seconds: seconds() };
   } catch (error) {
     if (opts.signal?.aborted && !(error instanceof MirrorRefusedError)) {
       const live = await liveBuildId(to);
@@ -148,15 +164,16 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
 
 /**
  * Every pack of the build, in order: held ones linked, the rest fetched (a few at once, ahead of
- * the checks), each checked with its records before it is linked into the build. The pack index's
- * ends, in map order.
+ * the checks), each checked with its records before it is linked into the build and its records
+ * written to the build's lookup index. The pack index's ends, in map order.
  */
 async function mirrorPacks(
   opts: MirrorOptions,
   build: string,
-  checked: Awaited<ReturnType<typeof checkStatement>>,
+  checked: CheckedStatement,
   staging: string,
   summary: { records: number; packs: { fetched: number; reused: number }; bytes: number; recordsVerified: number },
+  lookups: LookupIndex,
 ): Promise<Uint32Array> {
   const pool = await PackPool.of(opts.to);
   const files = checked.packs.files;
@@ -200,6 +217,7 @@ async function mirrorPacks(
     const kept = fetched ? await pool.keep(file.sha256, path) : path;
     await pool.linkInto(staging, file.sha256, kept);
     ends.set(pack.ends, k * checked.packs.records_per_pack);
+    await lookups.add(bytes);
     summary.records += pack.ends.length;
     summary.recordsVerified += pack.ends.length;
     if (fetched) summary.packs.fetched++;

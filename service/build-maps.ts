@@ -43,11 +43,26 @@ export async function loadBuildMap(
   where: string,
   rereadKeySet?: () => Promise<CheckKeys>,
 ): Promise<BuildMap> {
-  const refuse = (why: string) => new StoreUnavailableError(`build ${expectedBuild ?? `at ${where}`} refused: ${why}`);
   const [statementBytes, leaves] = await Promise.all([read(BUILD_STATEMENT_FILE), read(DOMAIN_MAP_FILE)]);
+  const statement = await checkStatementBytes(statementBytes, keys, expectedBuild, where, rereadKeySet);
+  return checkMapOf(statement, leaves, expectedBuild, where);
+}
+
+/**
+ * The first half of {@link loadBuildMap}, for a reader that must check the statement before it
+ * reads anything else (a mirror): the statement verifies against the trusted keys and names the
+ * build expected. STORE_UNAVAILABLE, naming why, when it does not.
+ */
+export async function checkStatementBytes(
+  statementBytes: Buffer | null,
+  keys: CheckKeys,
+  expectedBuild: string | null,
+  where: string,
+  rereadKeySet?: () => Promise<CheckKeys>,
+): Promise<BuildStatement> {
+  const refuse = refusal(expectedBuild, where);
   if (!statementBytes)
     throw refuse(`it has no ${BUILD_STATEMENT_FILE} (built before domain maps, or not copied whole; build and publish again)`);
-  if (!leaves) throw refuse(`it has no ${DOMAIN_MAP_FILE} (built before domain maps, or not copied whole; build and publish again)`);
   let statement: BuildStatement;
   try {
     statement = JSON.parse(statementBytes.toString('utf8')) as BuildStatement;
@@ -65,6 +80,22 @@ export async function loadBuildMap(
   if (problem) throw refuse(problem);
   if (typeof statement.build !== 'string' || (expectedBuild !== null && statement.build !== expectedBuild))
     throw refuse(`${BUILD_STATEMENT_FILE} is the statement of build ${JSON.stringify(statement.build)}`);
+  return statement;
+}
+
+/**
+ * The second half of {@link loadBuildMap}: the domain map of a checked statement, its leaves sorted
+ * without duplicates and their root and size the ones the statement signs, and the statement's
+ * packs as many as its domains make. STORE_UNAVAILABLE, naming why, when they are not.
+ */
+export async function checkMapOf(
+  statement: BuildStatement,
+  leaves: Buffer | null,
+  expectedBuild: string | null,
+  where: string,
+): Promise<BuildMap> {
+  const refuse = refusal(expectedBuild, where);
+  if (!leaves) throw refuse(`it has no ${DOMAIN_MAP_FILE} (built before domain maps, or not copied whole; build and publish again)`);
   let map: DomainMap;
   try {
     map = await DomainMap.fromLeaves(hasher, leaves, () => nextTurn());
@@ -89,6 +120,10 @@ export async function loadBuildMap(
     );
   return { build: statement.build, statement, map, leaves, packs };
 }
+
+/** A build refused whole: the store's problem (STORE_UNAVAILABLE), never "never audited". */
+const refusal = (expectedBuild: string | null, where: string) => (why: string) =>
+  new StoreUnavailableError(`build ${expectedBuild ?? `at ${where}`} refused: ${why}`);
 
 /**
  * Loads the build to serve: its map and statement as {@link loadBuildMap} checks them, and its

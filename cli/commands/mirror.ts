@@ -39,6 +39,11 @@ export default defineCommand({
       description: "a tlog-policy file: the checkpoint the build's statement is proven against must be cosigned by its quorum",
     },
     'max-age': { type: 'string', description: 'with --policy: cosignatures older than this do not count, e.g. 36h, 90m, 2d' },
+    'allow-rollback': {
+      type: 'boolean',
+      description:
+        "take the source's build although it is earlier in the log than the mirror's live build, or its checkpoint does not extend the one the live build was proven against (without it: MIRROR_REFUSED, the live build stays)",
+    },
     json: { type: 'boolean', description: 'print the summary as JSON on stdout (progress lines as JSON on stderr)' },
   },
   run: ({ args, io }) =>
@@ -73,6 +78,7 @@ export default defineCommand({
           trustedKeys,
           logKey,
           ...witness,
+          allowRollback: Boolean(args['allow-rollback']),
           signal: interrupt.signal,
           onProgress: (p) => {
             const elapsed = (Date.now() - started) / 1000;
@@ -99,6 +105,7 @@ export default defineCommand({
               ok: true,
               build: s.build,
               unchanged: s.unchanged,
+              ...(s.rolledBackFrom ? { rolled_back_from: s.rolledBackFrom } : {}),
               from: s.from,
               to: s.to,
               records: s.records,
@@ -112,7 +119,7 @@ export default defineCommand({
         else if (s.unchanged) io.stdout.write(`build ${s.build} is the mirror's live build already: nothing fetched (${s.to})\n`);
         else
           io.stdout.write(
-            `mirrored build ${s.build} from ${s.from} into ${s.to}: ${s.records.toLocaleString('en-US')} records verified, ${s.packs.fetched} packs fetched (${(s.bytes / 1e6).toFixed(1)} MB), ${s.packs.reused} reused, in ${s.seconds.toFixed(1)} s; it is live\n`,
+            `mirrored build ${s.build} from ${s.from} into ${s.to}: ${s.records.toLocaleString('en-US')} records verified, ${s.packs.fetched} packs fetched (${(s.bytes / 1e6).toFixed(1)} MB), ${s.packs.reused} reused, in ${s.seconds.toFixed(1)} s; it is live${s.rolledBackFrom ? `, rolled back from build ${s.rolledBackFrom} (--allow-rollback)` : ''}\n`,
           );
       } finally {
         process.off('SIGINT', onSignal).off('SIGTERM', onSignal);

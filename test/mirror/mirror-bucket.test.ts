@@ -49,8 +49,8 @@ describe('mvr mirror of a bucket', () => {
     expect(s).toMatchObject({ ok: true, build, unchanged: false, packs_fetched: packs.length, packs_reused: 0, records_verified: records });
     expect(s.bytes).toBe(packs.reduce((a, p) => a + p.bytes, 0));
     expect(await readlink(join(dir, 'current'))).toBe(`builds/${build}`);
-    // The build's files as the build wrote them: statement, map, pack index (rebuilt here) and packs, byte for byte.
-    for (const file of ['statement.json', 'domain-map', 'pack-index', 'manifest.json', 'log-checkpoint'])
+    // The build's files as the build wrote them: statement, map, pack index and lookup index (both rebuilt here) and packs, byte for byte.
+    for (const file of ['statement.json', 'domain-map', 'pack-index', 'index.jsonl', 'manifest.json', 'log-checkpoint'])
       expect((await readFile(join(dir, 'current', file))).equals(await readFile(join(project.recordsDir, 'current', file)))).toBe(true);
     expect((await readdir(join(dir, 'current', 'packs'))).sort()).toEqual(packs.map((p) => `${p.sha256}.jsonl`).sort());
     // What serving it offline needs: the key set it verified against, pinned in mirror.json, and the log key.

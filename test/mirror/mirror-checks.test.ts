@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MirrorRefusedError } from '../../core/errors.ts';
 import { signRecord } from '../../core/signing.ts';
 import { loadActiveKey } from '../../keyring/signing-keys.ts';
-import { checkPack, checkStatement } from '../../mirror/checks.ts';
+import { checkMap, checkPack, checkStatement } from '../../mirror/checks.ts';
 import { NOV } from '../support/logged-project.ts';
 import { packedProject, packLines } from '../support/mirror.ts';
 import { type Project, removeTempDirs } from '../support/project.ts';
@@ -36,7 +36,8 @@ async function signedWithPack0(lines: string[]) {
   const read = async (name: string) =>
     name === 'statement.json' ? Buffer.from(statementText(signed)) : readFile(join(project.recordsDir, 'current', name)).catch(() => null);
   const keySet = await readFile(project.keySetFile);
-  const checked = await checkStatement(read, keySet, parseKeySet(JSON.parse(keySet.toString())), statement.build, 'test');
+  const signedStatement = await checkStatement(read, keySet, parseKeySet(JSON.parse(keySet.toString())), statement.build, 'test');
+  const checked = await checkMap(read, signedStatement, 'test');
   return () => checkPack(bytes, 0, checked);
 }
 

@@ -1,8 +1,10 @@
 /**
  * `mvr mirror --from <gateway URL>`: the same mirror through the gateway's mirror routes, with an
- * API key of the mirror scope; an ordinary key is refused by the gateway, and the mirror says so.
+ * API key of the mirror scope; an ordinary key is refused by the gateway, and the mirror says so;
+ * a gateway answering more than the statement signs is refused before its bytes are read.
  */
 import { readFile, readlink } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
@@ -10,6 +12,7 @@ import { addApiKey, cleanup, startTestGateway, type TestGateway } from '../suppo
 import { NOV } from '../support/logged-project.ts';
 import { packedProject, packsOf } from '../support/mirror.ts';
 import { type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
+import { endlessBody } from '../support/static-origin.ts';
 
 let project: Project;
 let g: TestGateway;
@@ -51,6 +54,42 @@ describe('mvr mirror of a gateway', () => {
     expect(run.stdout).toMatch(/403.*--scope mirror/);
     expect(run.stdout).not.toContain(g.key);
     expect(await readlink(join(dir, 'current')).catch(() => null)).toBeNull();
+  });
+
+  it('a gateway answering a map longer than the statement signs: refused at its Content-Length, before its bytes are read', async () => {
+    // A hostile gateway: the real one's answers, but a 64 MiB domain map (the limits table allows 512 MiB).
+    const longMap = endlessBody(64 * 1024 * 1024, true);
+    const hostile = createServer((req, res) => {
+      if (req.url?.endsWith('/domain-map')) return longMap(req, res);
+      const upstream = request(
+        new URL(req.url ?? '/', g.url),
+        { method: req.method, headers: { ...req.headers, host: new URL(g.url).host } },
+        (a) => {
+          res.writeHead(a.statusCode ?? 502, a.headers);
+          a.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const dir = join(await tempDir('mvr-mirror-'), 'mirror');
+      const url = `http://127.0.0.1:${(hostile.address() as { port: number }).port}`;
+      const run = await runCli(['mirror', '--from', url, '--to', dir, '--trusted-keys', project.keySetFile, '--json'], {
+        MVR_API_KEY: mirrorKey,
+      });
+      const out = JSON.parse(run.stdout) as { code: string; message: string };
+      expect(out.code).toBe('MIRROR_REFUSED');
+      expect(run.code).toBe(21);
+      expect(out.message).toMatch(/domain-map at http:\/\/127\.0\.0\.1:\d+ is larger than the \d+ bytes a mirror reads of it/);
+      await longMap.ended;
+      // The client hung up at the headers: what was written is what the socket took, never the whole.
+      expect(longMap.sent()).toBeLessThan(64 * 1024 * 1024);
+      expect(await readlink(join(dir, 'current')).catch(() => null)).toBeNull();
+    } finally {
+      hostile.closeAllConnections();
+      await new Promise((resolve) => hostile.close(resolve));
+    }
   });
 
   it('without an API key: a usage error naming --api-key', async () => {

@@ -1,11 +1,13 @@
 /**
  * What a mirror refuses, each with a message naming what failed, while its previous build stays
  * live and answering: a bucket serving a tampered pack, a pack missing, a record swapped between
- * two packs, a record dropped, and a build whose statement a key the mirror does not trust signed.
+ * two packs, a record dropped, a manifest at odds with its statement, a build whose statement a
+ * key the mirror does not trust signed, and the source rolled back to the build before.
  * Each is tried on a copy of the mirror: what one refused run fetched (good packs it checked, or
  * fetched ahead) stays for the next run and would stand in for a pack the next bucket lacks.
  */
-import { cp, readFile, readlink, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { cp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
@@ -47,6 +49,10 @@ beforeAll(async () => {
     await rewritePack(p, s1, [a[0]!, ...b.slice(1)]);
   });
   await publishChanged(s3, BUCKET, 'dropped', project, async (p) => rewritePack(p, d, (await packLines(p, d)).slice(0, 1)));
+  await publishChanged(s3, BUCKET, 'manifest', project, async (p) => {
+    const file = join(p.recordsDir, 'current', 'manifest.json');
+    await writeFile(file, (await readFile(file, 'utf8')).replace(/"records":\d+/, '"records":1'));
+  });
   const other = await packedProject(DEC);
   await publishTo(s3, BUCKET, 'unknown-key', other);
 }, 120_000);
@@ -94,8 +100,16 @@ describe('a mirror refuses, naming what failed, and keeps its previous build liv
     );
   });
 
-  it('a statement signed by a key the mirror does not trust', async () => {
+  it('a manifest that says another count than the statement signs (the kept builds list would show it)', async () => {
+    await expectRefused('manifest', /manifest\.json says records 1, its statement \d+/);
+  });
+
+  it('a statement signed by a key the mirror does not trust: refused before its map is asked for', async () => {
     await expectRefused('unknown-key', /statement\.json does not verify: UNKNOWN_KEY/);
+    const read = (file: string) =>
+      s3.requests.filter((r) => /^(GET|HEAD) /.test(r) && r.includes(`/${BUCKET}/unknown-key/builds/`) && r.endsWith(file));
+    expect(read('/statement.json').length).toBeGreaterThan(0);
+    expect(read('/domain-map')).toEqual([]);
   });
 
   it('the good December build goes live, November kept beside it for the readers in flight', async () => {
@@ -107,13 +121,25 @@ describe('a mirror refuses, naming what failed, and keeps its previous build liv
     expect(s.build).toBe(JSON.parse(await readFile(join(project.recordsDir, 'current', 'statement.json'), 'utf8')).build);
     // Every record carries its build's issued_at: no pack of November's is one of December's.
     expect(s).toMatchObject({ packs_fetched: packs.length, packs_reused: 0 });
+    expect(s.rolled_back_from).toBeUndefined();
     expect(await readlink(join(dir, 'current'))).toBe(`builds/${s.build}`);
     expect(await buildsIn(dir)).toEqual([live.slice('builds/'.length), s.build].sort());
-    // The source back on November: its packs are in the folder (the build kept), linked, none fetched.
-    const back = await mirrorCli(s3, from('nov'), dir, project);
+    // The source rolled back to November: refused, naming both builds, December stays live.
+    const nov = live.slice('builds/'.length);
+    const issued = (id: string) => JSON.parse(readFileSync(join(dir, 'builds', id, 'statement.json'), 'utf8')).issued_at as string;
+    const refused = await mirrorCli(s3, from('nov'), dir, project);
+    const out = JSON.parse(refused.stdout) as { code: string; message: string };
+    expect(out.code).toBe('MIRROR_REFUSED');
+    expect(refused.code).toBe(21);
+    expect(out.message).toContain(`build ${nov} (issued ${issued(nov)}) refused: its statement is entry`);
+    expect(out.message).toContain(`live build ${s.build} (issued ${issued(s.build as string)}) stays live`);
+    expect(await readlink(join(dir, 'current'))).toBe(`builds/${s.build}`);
+    // Said aloud, it is taken: its packs are in the folder (the build kept), linked, none fetched.
+    const back = await mirrorCli(s3, from('nov'), dir, project, ['--allow-rollback']);
     expect(JSON.parse(back.stdout)).toMatchObject({
       ok: true,
-      build: live.slice('builds/'.length),
+      build: nov,
+      rolled_back_from: s.build,
       packs_fetched: 0,
       packs_reused: packs.length,
       bytes: 0,

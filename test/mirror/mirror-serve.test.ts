@@ -1,12 +1,13 @@
 /**
  * A mirror answers offline with no other flag: `mvr serve --records DIR`, started in a folder of
- * its own (no public folder, no key set beside it), serves the mirror's key set, its log files and
- * verifiable absence proofs, with the keys the mirror pinned.
+ * its own (no public folder, no key set beside it), serves the mirror's key set, its log files,
+ * verifiable absence proofs and private lookups, with the keys the mirror pinned.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { verifyAbsence, verifyRecord } from '@merchant-verify/verifier';
+import { verifyAbsence, verifyPrefixAnswer, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { BIN, cliEnv } from '../support/cli.ts';
@@ -73,6 +74,18 @@ describe('mvr serve --records on a mirror, with no other flag', () => {
     expect(res.status).toBe(200);
     const keySet = JSON.parse(await readFile(project.keySetFile, 'utf8')) as unknown;
     expect(verifyRecord(JSON.parse(res.text), keySet, { domain: GOLD })).toMatchObject({ valid: true, keyId: project.kid });
+  });
+
+  it("answers a private lookup (by a prefix of the domain's hash) from the index the mirror wrote from its checked packs", async () => {
+    const statement = JSON.parse(await readFile(join(dir, 'current', 'statement.json'), 'utf8')) as { lookup: { prefix_length: number } };
+    const prefix = createHash('sha256').update(GOLD).digest('hex').slice(0, statement.lookup.prefix_length);
+    const res = await get(`/v1/lookup/${prefix}`, true);
+    expect(res.status).toBe(200);
+    const keySet = JSON.parse(await readFile(project.keySetFile, 'utf8')) as unknown;
+    expect(verifyPrefixAnswer({ domain: GOLD, answer: JSON.parse(res.text), keySet })).toMatchObject({
+      code: null,
+      answer: { domain: GOLD },
+    });
   });
 
   it("answers a never-audited domain with an absence proof that verifies, its statement proven in the mirror's log", async () => {

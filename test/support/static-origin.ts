@@ -88,14 +88,15 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, body: Buffer
 /**
  * A 200 whose body is `bytes` long (2 GB, say), made lazily from one 64 KiB chunk as the client
  * reads it (never held in memory); with `declare`, its length is sent up front, else it is chunked.
- * `ended` resolves once the client stopped reading (the connection closed) or all was sent.
+ * `ended` resolves once the client stopped reading (the connection closed) or all was sent;
+ * `sent` tells how many bytes of it were written (those the client could have read).
  */
-export function endlessBody(bytes: number, declare = false): OriginAnswer & { ended: Promise<void> } {
+export function endlessBody(bytes: number, declare = false): OriginAnswer & { ended: Promise<void>; sent: () => number } {
   let ended!: () => void;
+  let sent = 0;
   const answer = ((_req: IncomingMessage, res: ServerResponse) => {
     const chunk = Buffer.alloc(64 * 1024, 0x20);
     res.writeHead(200, { 'content-type': 'application/json', ...(declare ? { 'content-length': bytes } : {}) });
-    let sent = 0;
     const more = () => {
       while (sent < bytes && !res.destroyed) {
         const part = chunk.subarray(0, Math.min(chunk.length, bytes - sent));
@@ -106,8 +107,9 @@ export function endlessBody(bytes: number, declare = false): OriginAnswer & { en
     };
     res.on('close', () => ended());
     more();
-  }) as OriginAnswer & { ended: Promise<void> };
+  }) as OriginAnswer & { ended: Promise<void>; sent: () => number };
   answer.ended = new Promise<void>((resolve) => (ended = resolve));
+  answer.sent = () => sent;
   return answer;
 }
 

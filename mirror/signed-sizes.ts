@@ -1,0 +1,35 @@
+import type { BuildStatement } from '@merchant-verify/verifier/internal/issuer';
+import { MirrorRefusedError } from '../core/errors.ts';
+import { READ_LIMITS } from '../core/limits.ts';
+
+// How many bytes a mirror may read of a build's files once its statement is checked: what the
+// statement signs, never what the source says. A file past it is refused at the first byte over.
+// (A pack is read in ranges up to the length the statement lists for it, so never past it.)
+
+/** Bytes of one domain-map leaf, by the statement's schema (the part after `https://{issuer}`): one line a schema. */
+const MAP_LEAF_BYTES: Record<string, number> = {
+  '/schemas/build/v1': 32,
+};
+
+/** Bytes of one leaf of the map a statement signs; MIRROR_REFUSED for a schema this mirror does not know. */
+export function mapLeafBytes(statement: BuildStatement): number {
+  const origin = `https://${statement.issuer}`;
+  const bytes = statement.schema?.startsWith(origin) ? MAP_LEAF_BYTES[statement.schema.slice(origin.length)] : undefined;
+  if (bytes === undefined)
+    throw new MirrorRefusedError(
+      `build ${statement.build} refused: its statement's schema ${JSON.stringify(statement.schema)} is not one this mirror knows the domain map of`,
+    );
+  return bytes;
+}
+
+/**
+ * The domain map's length as the statement signs it: its record count times a leaf's bytes, within
+ * the limits table's. MIRROR_REFUSED for a count that is not a whole number.
+ */
+export function signedMapBytes(statement: BuildStatement): number {
+  if (!Number.isSafeInteger(statement.records) || statement.records < 0)
+    throw new MirrorRefusedError(
+      `build ${statement.build} refused: its statement's record count ${statement.records} is not a whole number`,
+    );
+  return Math.min(statement.records * mapLeafBytes(statement), READ_LIMITS.domainMap.bytes);
+}
