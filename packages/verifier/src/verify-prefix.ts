@@ -18,6 +18,7 @@ import { encodeBase64 } from './tlog/base64.ts';
 import { type Sha256, treeHasher } from './tlog/merkle.ts';
 import type { TlogPolicy } from './tlog/policy.ts';
 import type { Witnessed } from './tlog/witnessed.ts';
+import { verdictOf } from './verdict.ts';
 import { type AnswerVerification, verifyAnswer } from './verify-answer.ts';
 
 export interface VerifyPrefixInput {
@@ -54,7 +55,13 @@ export interface PrefixVerification {
   witnessed: Witnessed | null;
 }
 
-type PrefixFailure = 'MALFORMED_PREFIX_ANSWER' | 'PREFIX_MISMATCH' | 'PADDING_MISMATCH' | 'INCOMPLETE_PREFIX_ANSWER';
+type PrefixFailure =
+  | 'MALFORMED_PREFIX_ANSWER'
+  | 'PREFIX_MISMATCH'
+  | 'PADDING_MISMATCH'
+  | 'INCOMPLETE_PREFIX_ANSWER'
+  | 'STATEMENT_NOT_SIGNED'
+  | 'MALFORMED_ABSENCE_PROOF';
 
 /** The answer's members, decoded; a string saying what is wrong when it is not a prefix answer. */
 interface Decoded {
@@ -124,19 +131,19 @@ export function createPrefixVerifier(sha256: Sha256) {
       if (record?.domain !== domain)
         return fail('INCOMPLETE_PREFIX_ANSWER', `the record beside ${domain}'s leaf is ${shown(record?.domain)}'s, not ${domain}'s`);
       const statement = verifyBuildStatement(d.statement, d.statementProof, input.keySet, { ...settings, ...(log ? { log } : {}) });
-      const verification = verifyAnswer({ answer: record, keySet: input.keySet, domain, now: settings.now });
-      const code = statement.valid ? verification.code : statement.code;
+      const own = verifyAnswer({ answer: record, keySet: input.keySet, domain, now: settings.now });
+      // A statement that is no signed statement of this key set leaves nothing of the answer standing, as a broken run does.
+      if (!statement.valid && !own.code && (statement.code === 'STATEMENT_NOT_SIGNED' || statement.code === 'MALFORMED_ABSENCE_PROOF'))
+        return fail(statement.code, statement.message);
+      const verification = withStatementSteps(own, statement, log !== undefined || settings.policy !== undefined);
       return {
-        code,
-        message: statement.valid ? null : statement.message,
+        code: verification.code,
+        message: verification.code === null ? null : verdictOf(verification).message,
         answer: record,
         verification,
         statement,
         build: statement.valid ? statement.build : null,
-        witnessed:
-          statement.valid && statement.witnessedAt !== undefined
-            ? { witnessedAt: statement.witnessedAt, cosigners: statement.cosigners ?? [] }
-            : null,
+        witnessed: verification.witnessed,
       };
     }
     // Absent: the leaves around the hash, with the paths the run yields, are its absence proof.
@@ -178,6 +185,29 @@ export function createPrefixVerifier(sha256: Sha256) {
  *   if (v.code === null) console.log('verified', v.answer.status);
  */
 export const verifyPrefixAnswer = createPrefixVerifier(sha256);
+
+/**
+ * A record's verification with its build statement's steps in it, so the verdict and every step
+ * agree as for a plain lookup: a prefix answer's record carries no log proof of its own, so its
+ * log step (when the log was asked for, or a policy implies it) is the statement's entry in the
+ * log, and its witnesses are that checkpoint's. The record's signature decides first, as it does
+ * for a plain lookup.
+ */
+function withStatementSteps(own: AnswerVerification, statement: AbsenceResult, logAsked: boolean): AnswerVerification {
+  if (!logAsked) return own;
+  const log: AnswerVerification['log'] = statement.valid
+    ? statement.statementLog
+      ? {
+          valid: true,
+          index: statement.statementLog.index,
+          checkpoint: statement.statementLog.checkpoint,
+          ...(statement.witnessedAt === undefined ? {} : { witnessedAt: statement.witnessedAt, cosigners: statement.cosigners ?? [] }),
+        }
+      : { valid: false, code: 'STATEMENT_NOT_LOGGED', message: 'the build statement was not proven in the log' }
+    : statement;
+  const witnessed = log.valid && log.witnessedAt !== undefined ? { witnessedAt: log.witnessedAt, cosigners: log.cosigners ?? [] } : null;
+  return { ...own, code: own.code ?? (log.valid ? null : log.code), log, witnessed };
+}
 
 /** The run of leaves with the prefix, by position in `leaves`: after the left neighbour (when the run is not at the map's start), before the right one. */
 function runOf(d: Decoded, prefix: string): { start: number; end: number } | string {
