@@ -150,8 +150,6 @@ describe('mvr verify --private --policy: the build statement is the logged, witn
       trust: { key_set: 'first_use', key_set_source: `${g.url}/.well-known/merchant-verify-keys.json`, log_key: 'policy' },
     });
     expect(out.witnesses.cosigners.map((c: { witness: string }) => c.witness).sort()).toEqual(['glass', 'pay', 'shop']);
-    // The statement is the checkpoint's entry the proof names.
-    expect(out.log.index).toBeLessThan(out.log.tree_size);
     const text = await online('witnesses.policy');
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/log {8}build statement included: entry \d+ of \d+ in /);
@@ -159,8 +157,7 @@ describe('mvr verify --private --policy: the build statement is the logged, witn
     expect(text.stdout).toContain(
       `key set    taken from ${g.url}/.well-known/merchant-verify-keys.json (first use; pin it with --trusted-keys FILE)`,
     );
-    expect(text.stdout).not.toContain('log key    taken from');
-    expect(text.stdout).not.toContain('see the proof above');
+    expect(text.stdout).not.toMatch(/log key {4}taken from|see the proof above/);
   });
 
   it('a policy of other witness keys: NOT_WITNESSED (exit 17) in the verdict, the log step and the witnesses step alike', async () => {
@@ -173,10 +170,9 @@ describe('mvr verify --private --policy: the build statement is the logged, witn
       log: { valid: false, code: 'NOT_WITNESSED' },
       witnesses: { valid: false, code: 'NOT_WITNESSED' },
     });
-    const text = await online('other.policy');
-    expect(text.stdout.split('\n')[0]).toMatch(/^INVALID \(NOT_WITNESSED\): /);
-    expect(text.stdout).toMatch(/witnesses {2}NOT PROVEN: NOT_WITNESSED \(/);
-    expect(text.stdout).not.toContain('see the proof above');
+    const text = (await online('other.policy')).stdout;
+    expect(text).toMatch(/^INVALID \(NOT_WITNESSED\): [\s\S]*\n {2}witnesses {2}NOT PROVEN: NOT_WITNESSED \(/);
+    expect(text).not.toContain('see the proof above');
   });
 
   it('the package: verifyOnlinePrivately says the same, and where its keys came from', async () => {

@@ -14,6 +14,7 @@ import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
 import { parseKeySet } from './keyset.ts';
 import { logTrustOf, shown, stringOf, witnessSettingsOf } from './options.ts';
 import { hexPrefix, type PaddedPart, ProvenRange, paddedPart, prefixBounds } from './prefix.ts';
+import { withStatementSteps } from './prefix-record.ts';
 import { encodeBase64 } from './tlog/base64.ts';
 import { type Sha256, treeHasher } from './tlog/merkle.ts';
 import type { TlogPolicy } from './tlog/policy.ts';
@@ -185,29 +186,6 @@ export function createPrefixVerifier(sha256: Sha256) {
  *   if (v.code === null) console.log('verified', v.answer.status);
  */
 export const verifyPrefixAnswer = createPrefixVerifier(sha256);
-
-/**
- * A record's verification with its build statement's steps in it, so the verdict and every step
- * agree as for a plain lookup: a prefix answer's record carries no log proof of its own, so its
- * log step (when the log was asked for, or a policy implies it) is the statement's entry in the
- * log, and its witnesses are that checkpoint's. The record's signature decides first, as it does
- * for a plain lookup.
- */
-function withStatementSteps(own: AnswerVerification, statement: AbsenceResult, logAsked: boolean): AnswerVerification {
-  if (!logAsked) return own;
-  const log: AnswerVerification['log'] = statement.valid
-    ? statement.statementLog
-      ? {
-          valid: true,
-          index: statement.statementLog.index,
-          checkpoint: statement.statementLog.checkpoint,
-          ...(statement.witnessedAt === undefined ? {} : { witnessedAt: statement.witnessedAt, cosigners: statement.cosigners ?? [] }),
-        }
-      : { valid: false, code: 'STATEMENT_NOT_LOGGED', message: 'the build statement was not proven in the log' }
-    : statement;
-  const witnessed = log.valid && log.witnessedAt !== undefined ? { witnessedAt: log.witnessedAt, cosigners: log.cosigners ?? [] } : null;
-  return { ...own, code: own.code ?? (log.valid ? null : log.code), log, witnessed };
-}
 
 /** The run of leaves with the prefix, by position in `leaves`: after the left neighbour (when the run is not at the map's start), before the right one. */
 function runOf(d: Decoded, prefix: string): { start: number; end: number } | string {
