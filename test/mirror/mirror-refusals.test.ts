@@ -95,7 +95,7 @@ describe('a mirror refuses, naming what failed, and keeps its previous build liv
   });
 
   it('a statement signed by a key the mirror does not trust', async () => {
-    await expectRefused('unknown-key', /statement\.json does not verify: UNKNOWN_KEY/);
+    await expectRefused('unknown-key', /statement\.json does not verify: KEY_NOT_TRUSTED/);
   });
 
   it('the good December build goes live, November kept beside it for the readers in flight', async () => {
