@@ -1,10 +1,11 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type AnswerSource, gatewaySource, KEY_SET_PATH, trustedKeySet, verifyOnline } from '@merchant-verify/verifier';
+import { type AnswerSource, gatewaySource, KEY_SET_PATH, LOG_KEY_PATH, trustedKeySet, verifyOnline } from '@merchant-verify/verifier';
 import { NoteError } from '@merchant-verify/verifier/internal/tlog';
 import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
 import { normalizeDomain } from '../core/domain.ts';
 import { ConfigError } from '../core/errors.ts';
+import { trustJson } from '../core/trust-report.ts';
 import { readTrustedKeys } from './trust-options.ts';
 import { type Outcome, present } from './verify-output.ts';
 import { witnessOptionsOf } from './witness-policy.ts';
@@ -67,7 +68,12 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
       ...witness,
     }),
   );
-  return present(verification, source, witness !== undefined);
+  const trust = trustJson(verification.trust, {
+    keySet: keys ?? `${where!.replace(/\/+$/, '')}${KEY_SET_PATH}`,
+    pinnedKeys: trusted !== undefined,
+    logKey: { given: logKey, policy: str('policy'), fetched: baseUrl && `${baseUrl.replace(/\/+$/, '')}${LOG_KEY_PATH}` },
+  });
+  return present(verification, source, { policy: witness !== undefined, trust });
 }
 
 /** A log key that is no note verifier key is a misuse of --log-key, named as such. */

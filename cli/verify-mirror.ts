@@ -5,6 +5,7 @@ import { normalizeDomain } from '../core/domain.ts';
 import { ConfigError } from '../core/errors.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
 import { defaultSchemaUrl } from '../core/record.ts';
+import { trustJson } from '../core/trust-report.ts';
 import { openRecordsStack } from '../service/records-stack.ts';
 import { mirrorFolderOf } from '../storage/mirror-folder.ts';
 import { type Outcome, present } from './verify-output.ts';
@@ -36,7 +37,9 @@ export async function verifyFromMirror(args: Record<string, unknown>, dir: strin
   try {
     const served = await stack.records.recordFor(domain);
     const answer = JSON.parse(served.bytes.toString('utf8')) as unknown;
-    const keySet = trustedKeySet(JSON.parse(await readFile(join(mirror.publicDir, KEY_SET_PATH), 'utf8')), mirror.trustedKeys).keySet;
+    const keySetFile = join(mirror.publicDir, KEY_SET_PATH);
+    const logKeyFile = join(mirror.publicDir, LOG_VKEY_PATH);
+    const keySet = trustedKeySet(JSON.parse(await readFile(keySetFile, 'utf8')), mirror.trustedKeys).keySet;
     // A never-audited answer stands on its absence proof, whose build statement is proven in the
     // mirror's log files; a record's own log proof is not mirrored, so its signature decides.
     const absence = served.audited ? undefined : await stack.proofs.absenceFor(domain);
@@ -44,9 +47,11 @@ export async function verifyFromMirror(args: Record<string, unknown>, dir: strin
       domain,
       answer,
       keySet,
-      ...(absence ? { absence, log: true, vkey: (await readFile(join(mirror.publicDir, LOG_VKEY_PATH), 'utf8')).trim(), ...witness } : {}),
+      ...(absence ? { absence, log: true, vkey: (await readFile(logKeyFile, 'utf8')).trim(), ...witness } : {}),
     });
-    return present(verification, `mirror ${dir}`, absence !== undefined && witness !== undefined);
+    // The mirror's keys are the ones it verified its builds with: pinned, never taken from the source it copied.
+    const trust = trustJson(verification.trust, { keySet: keySetFile, pinnedKeys: true, logKey: { given: logKeyFile } });
+    return present(verification, `mirror ${dir}`, { policy: absence !== undefined && witness !== undefined, trust });
   } finally {
     await stack.close();
   }

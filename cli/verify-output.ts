@@ -1,6 +1,7 @@
 import { type AnswerVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
 import { exitCodeOf } from '../core/errors.ts';
+import { type TrustJson, trustLines } from '../core/trust-report.ts';
 import { verificationJson } from '../core/verification-json.ts';
 import { witnessedText } from '../core/witnessed.ts';
 
@@ -13,22 +14,42 @@ export interface Outcome {
   exitCode: number;
 }
 
-/**
- * The verification as `mvr verify` prints it, and its exit code from the verdict (0 only when
- * valid; otherwise the registry's exit code of the verdict's code). `policy`: whether a witness
- * policy was given. Both the JSON and the text lead with the verdict; what a record claims comes
- * last, and is labelled as unverified when the verdict is not valid.
- */
-export function present(verification: AnswerVerification, source: string, policy = false): Outcome {
-  const verdict = verdictOf(verification);
-  const exitCode = verdict.code === null ? 0 : exitCodeOf(verdict.code);
-  const { valid, code, message, domain, ...steps } = verificationJson(verification, policy);
-  const json = { valid, code, message, domain, source, ...steps };
-  return { json, text: textOf(verification, verdict, policy), exitCode };
+/** How a verification is shown, beside the verification itself. */
+export interface Shown {
+  /** Whether a witness policy was given (the witnesses step is then shown, held or not). */
+  policy?: boolean;
+  /** What was trusted, and from where (null when the edge cannot say: a mirror's own keys). */
+  trust?: TrustJson | null;
+  /** A private lookup: its log step is the build statement's entry, not the record's. */
+  private?: boolean;
 }
 
-/** The text: the verdict line, the steps, then the claims (as facts only when valid). */
-function textOf(verification: AnswerVerification, verdict: ReturnType<typeof verdictOf>, policy: boolean): string {
+/**
+ * The verification as `mvr verify` prints it, and its exit code from the verdict (0 only when
+ * valid; otherwise the registry's exit code of the verdict's code). Both the JSON and the text lead
+ * with the verdict; what a record claims comes last, and is labelled as unverified when the verdict
+ * is not valid. A key set or log key taken on first use is said in a line of its own.
+ */
+export function present(verification: AnswerVerification, source: string, shown: Shown = {}): Outcome {
+  const verdict = verdictOf(verification);
+  const exitCode = verdict.code === null ? 0 : exitCodeOf(verdict.code);
+  const trust = shown.trust ?? null;
+  const { valid, code, message, domain, ...steps } = verificationJson(verification, shown.policy === true, trust);
+  const json = { valid, code, message, domain, source, ...steps, ...(shown.private ? { private: true } : {}) };
+  return { json, text: textOf(verification, verdict, steps.witnesses as WitnessesJson, trust, shown.private === true), exitCode };
+}
+
+/** The witnesses step as the JSON gives it: null without a policy. */
+type WitnessesJson = { valid: boolean; code: string | null; message: string | null } | null;
+
+/** The text: the verdict line, the steps, what was taken on first use, then the claims (as facts only when valid). */
+function textOf(
+  verification: AnswerVerification,
+  verdict: ReturnType<typeof verdictOf>,
+  witnesses: WitnessesJson,
+  trust: TrustJson | null,
+  privately: boolean,
+): string {
   const { answer: r, signature: result, absence, log, witnessed } = verification;
   const s = result.staleness;
   const domain = String(r.domain ?? '(no domain)');
@@ -53,8 +74,16 @@ function textOf(verification: AnswerVerification, verdict: ReturnType<typeof ver
           `  absence    ${absence.valid ? `never audited in build ${absence.build} (issued ${absence.issuedAt}), proof valid (key ${absence.keyId})${absence.statementLog ? `; statement in the log: ${entryText(absence.statementLog)}` : ''}` : `NOT PROVEN: ${absence.code} (${absence.message})`}`,
         ]
       : []),
-    ...(log ? [`  log        ${log.valid ? `included: ${entryText(log)}` : `NOT PROVEN: ${log.code} (${log.message})`}`] : []),
-    ...(policy ? [`  witnesses  ${witnessed ? witnessedText(witnessed) : 'NOT PROVEN (see the proof above)'}`] : []),
+    ...(log
+      ? [
+          `  log        ${log.valid ? `${privately ? 'build statement ' : ''}included: ${entryText(log)}` : `NOT PROVEN: ${log.code} (${log.message})`}`,
+        ]
+      : []),
+    // Said as the JSON says it, so the text and the JSON never disagree on the witnesses.
+    ...(witnesses
+      ? [`  witnesses  ${witnessed && witnesses.valid ? witnessedText(witnessed) : `NOT PROVEN: ${witnesses.code} (${witnesses.message})`}`]
+      : []),
+    ...trustLines(trust),
   ];
   const lines = verdict.valid
     ? [head, `  status     ${claims}`, `  audited    ${audited}`, ...steps]

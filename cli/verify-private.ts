@@ -1,8 +1,16 @@
 import { readFile } from 'node:fs/promises';
-import { gatewaySource, type PrefixVerification, trustedKeySet, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import {
+  gatewaySource,
+  KEY_SET_PATH,
+  LOG_KEY_PATH,
+  type PrefixVerification,
+  trustedKeySet,
+  verifyOnlinePrivately,
+} from '@merchant-verify/verifier';
 import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
 import { normalizeDomain } from '../core/domain.ts';
 import { ConfigError, exitCodeOf } from '../core/errors.ts';
+import { type TrustJson, trustJson } from '../core/trust-report.ts';
 import { readTrustedKeys } from './trust-options.ts';
 import { type Outcome, present } from './verify-output.ts';
 import { witnessOptionsOf } from './witness-policy.ts';
@@ -34,8 +42,13 @@ export async function verifyPrivately(args: Record<string, unknown>, gateway: { 
     log: Boolean(args.log),
     ...(await witnessOptionsOf(args)),
   });
-  const source = `${baseUrl.replace(/\/+$/, '')}/v1/lookup/${verdict.prefix}`;
-  return outcomeOf(verdict, domain, source, str('policy') !== undefined);
+  const base = baseUrl.replace(/\/+$/, '');
+  const trust = trustJson(verdict.trust, {
+    keySet: keys ?? `${base}${KEY_SET_PATH}`,
+    pinnedKeys: trusted !== undefined,
+    logKey: { given: logKey, policy: str('policy'), fetched: `${base}${LOG_KEY_PATH}` },
+  });
+  return outcomeOf(verdict, domain, `${base}/v1/lookup/${verdict.prefix}`, str('policy') !== undefined, trust);
 }
 
 async function jsonFile(path: string): Promise<unknown> {
@@ -46,16 +59,26 @@ async function jsonFile(path: string): Promise<unknown> {
   }
 }
 
-/** What `mvr verify --private` prints: the pipeline's verdict as `mvr verify` shows it, or why the prefix answer did not hold. */
-function outcomeOf(v: PrefixVerification, domain: string, source: string, policy: boolean): Outcome {
-  if (v.verification && v.code === v.verification.code) {
-    const shown = present(v.verification, source, policy);
-    return { ...shown, json: { ...shown.json, private: true } };
-  }
+/**
+ * What `mvr verify --private` prints: the pipeline's verdict as `mvr verify` shows it (a record's
+ * log and witness steps are its build statement's), or why the prefix answer did not hold, in the
+ * same JSON shape with no step run.
+ */
+function outcomeOf(v: PrefixVerification, domain: string, source: string, policy: boolean, trust: TrustJson): Outcome {
+  if (v.verification) return present(v.verification, source, { policy, trust, private: true });
   const code = v.code ?? 'INCOMPLETE_PREFIX_ANSWER';
+  const message = v.message ?? code;
   return {
-    json: { domain, valid: false, code, message: v.message, source, private: true },
-    text: `${domain}: NOT VERIFIED (${code}) ${v.message ?? ''}\n  source: ${source}\n`,
+    json: {
+      valid: false,
+      code,
+      message,
+      domain,
+      source,
+      ...{ signature: null, absence: null, log: null, witnesses: null, staleness: null, trust, claims: null },
+      private: true,
+    },
+    text: `INVALID (${code}): ${message}\n  domain     ${domain}\n  source     ${source}\n`,
     exitCode: exitCodeOf(code),
   };
 }

@@ -64,6 +64,8 @@ export const ERROR_REGISTRY = {
   UNSIGNED: { status: null, title: 'Record unsigned', exit: 10 },
   MALFORMED_RECORD: { status: null, title: 'Malformed record', exit: 11 },
   UNKNOWN_KEY: { status: null, title: 'Unknown key', exit: 11 },
+  // Signed by a key the key set lists, but that the verifier's pinned keys (--trusted-keys) neither are nor endorsed.
+  KEY_NOT_TRUSTED: { status: null, title: 'Key not trusted', exit: 22 },
   MALFORMED_SIGNATURE: { status: null, title: 'Malformed signature', exit: 11 },
   BAD_SIGNATURE: { status: null, title: 'Bad signature', exit: 11 },
   DOMAIN_MISMATCH: { status: null, title: 'Record of another domain', exit: 11 },

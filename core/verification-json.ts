@@ -1,5 +1,6 @@
 import { type AnswerVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
+import type { TrustJson } from './trust-report.ts';
 import { witnessedJson } from './witnessed.ts';
 
 // One JSON shape of a verification, for every edge that answers in JSON (`mvr verify --json`, the
@@ -22,10 +23,15 @@ const entryJson = (entry: { index: number; checkpoint: Checkpoint }) => ({
  * A verification as JSON: `valid`, `code` and `message` (the verdict: valid only when every check
  * asked for held; a proven absence is `NEVER_AUDITED`, not valid), then `domain`, then one member a
  * step: `signature`, `absence` and `log` (null when not run), `witnesses` (null without a policy),
- * `staleness`; last `claims`, what the answer says of itself (facts only when `valid`).
- * `policy`: whether a witness policy was given.
+ * `staleness`; `trust`, where the key set and the log key came from (null when the edge cannot say);
+ * last `claims`, what the answer says of itself (facts only when `valid`). `policy`: whether a
+ * witness policy was given.
  */
-export function verificationJson(verification: AnswerVerification, policy: boolean): Record<string, unknown> {
+export function verificationJson(
+  verification: AnswerVerification,
+  policy: boolean,
+  trust: TrustJson | null = null,
+): Record<string, unknown> {
   const { answer, signature, absence, log, witnessed } = verification;
   const decided = absence ?? log;
   return {
@@ -57,6 +63,7 @@ export function verificationJson(verification: AnswerVerification, policy: boole
           ? failed(decided)
           : { valid: false, code: 'NOT_WITNESSED', message: 'no proof whose checkpoint the policy could check' },
     staleness: signature.staleness,
+    trust,
     claims: { status: answer.status ?? null, tier: answer.tier ?? null, score: answer.score ?? null, key_id: answer.key_id ?? null },
   };
 }

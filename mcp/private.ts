@@ -1,6 +1,7 @@
 import { type TlogPolicy, verifyOnlinePrivately } from '@merchant-verify/verifier';
 import { isMvrError, MvrError, NotInLogError } from '../core/errors.ts';
 import { defaultSchemaUrl, unverifiedRecord } from '../core/record.ts';
+import { type TrustSources, trustJson } from '../core/trust-report.ts';
 import { verificationJson } from '../core/verification-json.ts';
 import type { VerifiedAnswer } from './verification.ts';
 
@@ -16,6 +17,8 @@ export interface PrivateLookups {
   prefix: PrefixLookup;
   keySet: () => Promise<unknown>;
   vkey: () => Promise<string | null>;
+  /** Where the key set and the log key come from, for the answer's `trust`. */
+  trust: TrustSources;
 }
 
 /**
@@ -54,27 +57,8 @@ export async function verifyPrivately(
     now: options.now,
   });
   if (!v.verification) throw new MvrError(v.code ?? 'INCOMPLETE_PREFIX_ANSWER', v.message ?? 'the prefix answer did not hold');
-  const structured = verificationJson(
-    { ...v.verification, witnessed: v.verification.witnessed ?? v.witnessed },
-    options.policy !== undefined,
-  );
-  const statement = v.statement;
-  if (statement && !statement.valid)
-    Object.assign(structured, {
-      valid: false,
-      code: statement.code,
-      message: statement.message,
-      log: { valid: false, code: statement.code, message: statement.message },
-    });
-  else if (statement?.valid && statement.statementLog)
-    structured.log = {
-      valid: true,
-      code: null,
-      message: null,
-      index: statement.statementLog.index,
-      tree_size: statement.statementLog.checkpoint.size,
-      origin: statement.statementLog.checkpoint.origin,
-    };
+  // The package puts the build statement's log and witness steps in the record's verification.
+  const structured = verificationJson(v.verification, options.policy !== undefined, trustJson(v.trust, lookups.trust));
   // A proven absence: the never-audited record, made here as a gateway makes it, as of the build the absence is proven in.
   const absence = v.verification.absence;
   const record =

@@ -1,4 +1,4 @@
-import { isNeverAudited, KEY_SET_PATH } from '@merchant-verify/verifier';
+import { isNeverAudited, KEY_SET_PATH, LOG_KEY_PATH } from '@merchant-verify/verifier';
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { absenceProofSchema } from '../core/absence-schema.ts';
@@ -7,6 +7,7 @@ import { normalizeDomain } from '../core/domain.ts';
 import { domainInputSchema } from '../core/domain-input.ts';
 import { type HistoryAnswer, historyAnswerSchema } from '../core/history-schema.ts';
 import { problemDocument } from '../core/problem-document.ts';
+import type { TrustSources } from '../core/trust-report.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import { lookupBatch } from '../service/batch.ts';
 import { type PrefixLookup, verifyPrivately } from './private.ts';
@@ -112,8 +113,8 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
         // Looked up and verified through the verifier package's online client, as `mvr verify` and the page do.
         const settings = { withLog: include_proof === true, policy: options.witness?.policy, now: options.witness?.now() };
         const verified = privately
-          ? await verifyPrivately(normalizeDomain(domain), options, settings)
-          : await verifyLookedUp(normalizeDomain(domain), { lookup, ...options }, settings);
+          ? await verifyPrivately(normalizeDomain(domain), { ...options, trust: trustSourcesOf(options) }, settings)
+          : await verifyLookedUp(normalizeDomain(domain), { lookup, ...options, trust: trustSourcesOf(options) }, settings);
         // The absence proof goes with every never-audited answer; a log proof only when asked for.
         const second = verified.structured.absence !== null || include_proof ? verified.proof : null;
         return {
@@ -174,7 +175,11 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
             const record = JSON.parse(r.record.toString('utf8')) as Record<string, unknown>;
             if (!isNeverAudited(record)) return { domain: r.domain, record };
             // Never audited: the record again with its proof, both of one build's map, through the one online client.
-            const verified = await verifyLookedUp(record.domain as string, { lookup, ...options }, { withLog: false });
+            const verified = await verifyLookedUp(
+              record.domain as string,
+              { lookup, ...options, trust: trustSourcesOf(options) },
+              { withLog: false },
+            );
             return {
               domain: r.domain,
               record: verified.structured.record as Record<string, unknown>,
@@ -224,6 +229,19 @@ export function quotaCost(message: unknown): number {
   const call = message as { method?: unknown; params?: { name?: unknown; arguments?: { domains?: unknown } } } | null;
   const domains = call?.method === 'tools/call' && call.params?.name === BATCH_TOOL_NAME ? call.params.arguments?.domains : undefined;
   return Array.isArray(domains) && domains.length > 0 ? Math.min(domains.length, MAX_BATCH) : 1;
+}
+
+/**
+ * Where this server's key set and log key come from: over its own records, the deployment's (what
+ * its operator pinned); over a remote gateway (`mvr mcp --base-url`), that gateway's, on first use.
+ */
+function trustSourcesOf(options: McpServerOptions): TrustSources {
+  return {
+    keySet: options.keySetUrl,
+    pinnedKeys: !options.remote,
+    own: !options.remote,
+    logKey: { fetched: options.keySetUrl.replace(KEY_SET_PATH, LOG_KEY_PATH), policy: 'the witness policy' },
+  };
 }
 
 /** The key set URL of a gateway base URL. */

@@ -3,6 +3,7 @@ import { verifyOnline } from '@merchant-verify/verifier';
 import { z } from 'zod';
 import { isMvrError, NotInLogError } from '../core/errors.ts';
 import { recordSchema } from '../core/record.ts';
+import { type TrustSources, trustJson } from '../core/trust-report.ts';
 import { verificationJson } from '../core/verification-json.ts';
 
 // The verify tool's verification: its lookups (in-process, or a gateway's HTTP API) as the source
@@ -23,6 +24,8 @@ export interface VerifyingLookups {
   keySet: () => Promise<unknown>;
   /** The log's note verifier key; null when the deployment keeps no log. */
   vkey: () => Promise<string | null>;
+  /** Where the key set and the log key come from, for the answer's `trust`. */
+  trust: TrustSources;
 }
 
 /** A verification and the bytes it was made of: the record as served, and the proof that decided (absence or log). */
@@ -62,7 +65,10 @@ export async function verifyLookedUp(
   return {
     text,
     proof: verification.absence ? absence : logProof,
-    structured: { ...verificationJson(verification, options.policy !== undefined), record: JSON.parse(text) },
+    structured: {
+      ...verificationJson(verification, options.policy !== undefined, trustJson(verification.trust, lookups.trust)),
+      record: JSON.parse(text),
+    },
   };
 }
 
@@ -89,6 +95,10 @@ export const verificationOutputSchema = z.object({
   log: step.nullable(),
   witnesses: step.nullable(),
   staleness: z.object({ state: z.string() }).loose(),
+  trust: z
+    .object({ key_set: z.string(), log_key: z.string().nullable() })
+    .loose()
+    .describe('where the key set and the log key came from: pinned, policy, or first_use (taken from the gateway being checked)'),
   claims: z.object({}).loose(),
   record: recordSchema,
 });

@@ -71,8 +71,8 @@ export async function checkStatementBytes(
   }
   let verdict = verifyRecordNode(statement, keys.keySet);
   // A build and its key set are swapped a moment apart: a statement naming a key this key set
-  // lacks may be ahead of it (a rotation), so the key set is read once more before deciding.
-  if (!verdict.valid && verdict.code === 'UNKNOWN_KEY' && rereadKeySet) {
+  // lacks (or lists before its endorsement) may be ahead of it (a rotation), so the key set is read once more before deciding.
+  if (!verdict.valid && (verdict.code === 'UNKNOWN_KEY' || verdict.code === 'KEY_NOT_TRUSTED') && rereadKeySet) {
     keys = await rereadKeySet();
     verdict = verifyRecordNode(statement, keys.keySet);
   }
@@ -153,16 +153,15 @@ export async function loadServedBuild(
 /** Why a statement's verdict refuses its build, or null: unsigned passes only when the gateway serves unsigned builds. */
 export function statementProblem(verdict: ReturnType<typeof verifyRecordNode>, keys: CheckKeys): string | null {
   if (verdict.valid || (verdict.code === 'UNSIGNED' && keys.unsigned)) return null;
-  return `${BUILD_STATEMENT_FILE} does not verify: ${verdict.code} (${verdict.message})${trustHint(verdict, keys)}`;
+  return `${BUILD_STATEMENT_FILE} does not verify: ${verdict.code} (${verdict.message})${trustHint(verdict)}`;
 }
 
 /** What the operator can do about a signature by a key not trusted, or a build not signed. */
-export function trustHint(verdict: ReturnType<typeof verifyRecordNode>, keys: CheckKeys): string {
+export function trustHint(verdict: ReturnType<typeof verifyRecordNode>): string {
   if (verdict.valid) return '';
   if (verdict.code === 'UNSIGNED') return '; unsigned builds are served only with --unsigned (MVR_UNSIGNED)';
-  const untrusted = verdict.code === 'UNKNOWN_KEY' && keys.untrusted.find((k) => k.kid === verdict.keyId);
-  return untrusted
-    ? `; the key set lists key ${untrusted.kid}, but it is not trusted (${untrusted.reason}): endorse it with "mvr keygen" from a trusted key, or pin it (--trusted-keys)`
+  return verdict.code === 'KEY_NOT_TRUSTED'
+    ? `; endorse key ${verdict.keyId} with "mvr keygen" from a trusted key, or pin it (--trusted-keys)`
     : '';
 }
 

@@ -28,9 +28,7 @@ export function checkServeRule(domain: string, bytes: Buffer, keys: CheckKeys): 
   const verdict = verifyRecordNode(value, keys.keySet);
   if (verdict.valid) return;
   if (verdict.code === 'UNSIGNED' && keys.unsigned) return;
-  throw new RecordUnavailableError(
-    `record for ${domain} failed verification: ${verdict.code} (${verdict.message})${trustHint(verdict, keys)}`,
-  );
+  throw new RecordUnavailableError(`record for ${domain} failed verification: ${verdict.code} (${verdict.message})${trustHint(verdict)}`);
 }
 
 /** The read, its outcome told to `onRead` on the way. */

@@ -2,9 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../access/api-keys.ts';
 import type { BuildSummary } from '../../builder/build.ts';
 import { ConfigError } from '../../core/errors.ts';
+import { LOG_VKEY_PATH } from '../../core/layout.ts';
 import { createLogKey, loadLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { keygen, loadActiveKey } from '../../keyring/signing-keys.ts';
 import { runAction } from '../cli-output.ts';
@@ -51,7 +53,7 @@ export default defineCommand({
       const log = openJsonLog();
       const settings = await gatewayOptions(config, {}, log, io.env);
       const gateway = await startGateway(settings);
-      io.stderr.write(devBanner(gateway.url, gateway.metricsUrl, dev));
+      io.stderr.write(devBanner(gateway.url, gateway.metricsUrl, dev, config.public));
       closeOnSignals(gateway, log);
     }),
 });
@@ -92,8 +94,12 @@ async function freshDevApiKey(apiKeysFile: string): Promise<{ key: string; revok
   return { key: (await createApiKey(apiKeysFile, DEV_LABEL)).key, revoked };
 }
 
-/** What `mvr dev` prints once the gateway is up: where it is, a curl line and an `mvr verify` line with the new key. */
-function devBanner(url: string, metricsUrl: string | null, { key, revoked }: { key: string; revoked: number }): string {
+/**
+ * What `mvr dev` prints once the gateway is up: where it is, a curl line and an `mvr verify` line
+ * with the new key, and the same line with the key set and log key pinned from the project's files.
+ */
+function devBanner(url: string, metricsUrl: string | null, { key, revoked }: { key: string; revoked: number }, publicDir: string): string {
+  const verify = `npx mvr verify acme-outdoor.example --base-url ${url} --api-key ${key} --log`;
   return [
     '',
     `merchant-verify gateway on ${url}`,
@@ -101,8 +107,11 @@ function devBanner(url: string, metricsUrl: string | null, { key, revoked }: { k
     'Fetch a signed record:',
     `  curl -sS -H 'Authorization: Bearer ${key}' '${url}/v1/verify?domain=acme-outdoor.example'`,
     '',
-    'Fetch it, verify its signature against the published key set, and its proof against the public log:',
-    `  npx mvr verify acme-outdoor.example --base-url ${url} --api-key ${key} --log`,
+    'Fetch it, verify its signature against the published key set, and its proof against the public log',
+    '(both keys taken from this gateway on first use, as its output says):',
+    `  ${verify}`,
+    'The same, with the keys pinned from the project files (what a verifier elsewhere keeps):',
+    `  ${verify} --trusted-keys ${join(publicDir, KEY_SET_PATH)} --log-key ${join(publicDir, LOG_VKEY_PATH)}`,
     '',
     devKeyNote(revoked),
     `Another port: npm start -- --port 8788 (or PORT=8788 npm start).`,

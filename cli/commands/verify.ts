@@ -18,7 +18,7 @@ export default defineCommand({
     'trusted-keys': {
       type: 'string',
       description:
-        'a key set file of the keys you trust: only they, and keys they endorsed (link by link), may have signed; another key is UNKNOWN_KEY',
+        'a key set file of the keys you trust: only they, and keys they endorsed (link by link), may have signed; another key the key set lists is KEY_NOT_TRUSTED (exit 22)',
     },
     log: { type: 'boolean', description: 'also require proof that the record is in the public transparency log' },
     proof: { type: 'string', description: 'with --log: the tlog-proof file (default: GET /v1/proof from the gateway)' },

@@ -76,6 +76,15 @@ describe('mvr dev (npm start)', () => {
     expect(verified.stdout).toMatch(/signature {2}valid/);
     expect(verified.stdout).toMatch(/audited {4}\d{4}-\d\d-\d\d \([2-4] days ago\); next audit/);
     expect(verified.stdout).toMatch(/log {8}included: entry \d+ of 34/); // 33 records, then the build statement
+    // Both keys were taken from the gateway checked, and the output says so; the pinned line (run from the
+    // project's folder, as printed) takes neither from it.
+    expect(verified.stdout).toMatch(/key set {4}taken from http:\/\/.* \(first use; pin it with --trusted-keys FILE\)/);
+    expect(verified.stdout).toMatch(/log key {4}taken from http:\/\/.*merchant-verify-log\.vkey \(first use; /);
+    const pinnedLine = /npx mvr (verify .+ --trusted-keys .+)$/m.exec(dev.stderr)![1]!;
+    const pinned = await runCli(pinnedLine.split(' ').map((a) => (a.startsWith('public/') ? join(dir, a) : a)));
+    expect(pinned.code, pinned.stderr).toBe(0);
+    expect(pinned.stdout).toMatch(/log {8}included: entry \d+ of 34/);
+    expect(pinned.stdout).not.toContain('first use');
     // The gateway starts with the dev key live: no warning that every request will be refused.
     // (Its log comes through a pipe of its own: waited for, as it may come after the answers.)
     await waitFor(() => dev.log().includes('"level":"info"'), 'an info line in the log of mvr dev');

@@ -56,7 +56,7 @@ describe('mvr verify: the verdict and the exit code agree', () => {
   it('for every code: valid only with exit 0; the exit code is the registry’s; the text leads with the verdict', () => {
     fc.assert(
       fc.property(verification, fc.boolean(), (v, policy) => {
-        const { json, text, exitCode } = present(v, 'record.json', policy);
+        const { json, text, exitCode } = present(v, 'record.json', { policy });
         expect(json.valid).toBe(v.code === null);
         expect(json.code).toBe(v.code);
         expect(exitCode).toBe(v.code === null ? 0 : ERROR_REGISTRY[v.code].exit);

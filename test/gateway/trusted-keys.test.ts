@@ -49,7 +49,7 @@ describe('a gateway on a records folder trusts the keys it was started with', ()
     expect(await waitForLog(g, (l) => typeof l.msg === 'string' && l.msg.startsWith('record keys pinned'))).toMatchObject({ kids: p.kid });
 
     const intruder = await publishUnendorsedBuild(p);
-    expect((await refusal(g)).reason).toMatch(new RegExp(`key ${intruder}, but it is not trusted \\(neither pinned nor endorsed`));
+    expect((await refusal(g)).reason).toMatch(new RegExp(`KEY_NOT_TRUSTED \\(signed by key "${intruder}".*neither pinned nor endorsed`));
     const r = await g.verify(GOLD);
     expect(r.status).toBe(200);
     expect(r.bytes).toEqual(before);
@@ -143,7 +143,7 @@ describe('a gateway on an http origin trusts only the keys its operator gives', 
     const origin = await startStaticOrigin(await realpath(join(p.recordsDir, CURRENT_LINK)));
     try {
       const g = await startTestGateway(p, { records: { url: origin.url }, trust: { unsigned: true } });
-      expect((await refusal(g)).reason).toMatch(new RegExp(`key ${p.kid}, but it is not trusted`));
+      expect((await refusal(g)).reason).toMatch(new RegExp(`KEY_NOT_TRUSTED \\(signed by key "${p.kid}"`));
       expectProblem(await g.verify(GOLD), 503, 'STORE_UNAVAILABLE');
     } finally {
       await origin.stop();

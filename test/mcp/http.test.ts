@@ -53,6 +53,7 @@ describe('verify_merchant over Streamable HTTP', () => {
       'log',
       'witnesses',
       'staleness',
+      'trust',
       'claims',
       'record',
     ]);

@@ -105,7 +105,7 @@ describe('a mirror refuses, naming what failed, and keeps its previous build liv
   });
 
   it('a statement signed by a key the mirror does not trust: refused before its map is asked for', async () => {
-    await expectRefused('unknown-key', /statement\.json does not verify: UNKNOWN_KEY/);
+    await expectRefused('unknown-key', /statement\.json does not verify: KEY_NOT_TRUSTED/);
     const read = (file: string) =>
       s3.requests.filter((r) => /^(GET|HEAD) /.test(r) && r.includes(`/${BUCKET}/unknown-key/builds/`) && r.endsWith(file));
     expect(read('/statement.json').length).toBeGreaterThan(0);

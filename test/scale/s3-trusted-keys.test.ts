@@ -49,7 +49,7 @@ describe('a gateway on a bucket, started with the keys it trusts', () => {
     await build(p, { now: NOW + 60_000, signingKey: JSON.stringify(intruder) });
     await publishTo(s3, BUCKET, 'prod', p);
     const refused = await waitForLog(g, (l) => l.msg === 'build refused; the build served before (if any) stays served', 10_000);
-    expect(refused.reason).toMatch(new RegExp(`key ${intruder.kid}, but it is not trusted`));
+    expect(refused.reason).toMatch(new RegExp(`KEY_NOT_TRUSTED \\(signed by key "${intruder.kid}"`));
     const after = await g.verify(GOLD);
     expect(after.status).toBe(200);
     expect(after.bytes).toEqual(before.bytes);

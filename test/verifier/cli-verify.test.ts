@@ -72,6 +72,7 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
       'log',
       'witnesses',
       'staleness',
+      'trust',
       'claims',
     ]);
     expect(out).toMatchObject({
@@ -84,6 +85,8 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
       log: null,
       witnesses: null,
       staleness: { lastAuditedAt: '2026-10-15T12:00:00.000Z', nextAuditAt: '2026-11-15T12:00:00.000Z' },
+      // The key set came from the gateway being checked: trust on first use, said so; no log check ran.
+      trust: { key_set: 'first_use', key_set_source: `${gw.url}${KEY_SET_PATH}`, log_key: null, log_key_source: null },
       claims: { status: 'verified', tier: 'gold', score: 93.5, key_id: project.kid },
     });
     expect(['current', 'overdue']).toContain(out.staleness.state);
@@ -139,7 +142,25 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
   it('--keys as a URL (the key set fetched from there)', async ({ expect }) => {
     const r = await runCli(['verify', GOLD, ...gatewayArgs(), '--keys', `${gw.url}${KEY_SET_PATH}`, '--json']);
     expect(r.code).toBe(0);
-    expect(parseJson(r.stdout)).toMatchObject({ valid: true, signature: { key_id: project.kid } });
+    expect(parseJson(r.stdout)).toMatchObject({ valid: true, signature: { key_id: project.kid }, trust: { key_set: 'first_use' } });
+  });
+
+  it('a key set taken on first use is said in one line; a key set file, or the fetched one checked against --trusted-keys, is pinned', async ({
+    expect,
+  }) => {
+    const firstUse = await runCli(['verify', GOLD, ...gatewayArgs()]);
+    expect(firstUse.code).toBe(0);
+    expect(firstUse.stdout).toContain(`  key set    taken from ${gw.url}${KEY_SET_PATH} (first use; pin it with --trusted-keys FILE)\n`);
+    for (const more of [
+      ['--keys', project.keySetFile],
+      ['--trusted-keys', project.keySetFile],
+    ]) {
+      const text = await runCli(['verify', GOLD, ...gatewayArgs(), ...more]);
+      expect(text.code, more.join(' ')).toBe(0);
+      expect(text.stdout, more.join(' ')).not.toContain('first use');
+      const json = parseJson((await runCli(['verify', GOLD, ...gatewayArgs(), ...more, '--json'])).stdout);
+      expect(json.trust, more.join(' ')).toMatchObject({ key_set: 'pinned', log_key: null });
+    }
   });
 
   it('takes the API key from MVR_API_KEY', async ({ expect }) => {

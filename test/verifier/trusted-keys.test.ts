@@ -7,8 +7,9 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { InvalidKeySetError, type KeyEndorsement, type KeySet, trustedKeySet } from '@merchant-verify/verifier';
+import { InvalidKeySetError, type KeyEndorsement, type KeySet, trustedKeySet, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, describe, expect, it } from 'vitest';
+import { exitCodeOf } from '../../core/errors.ts';
 import { endorseKey } from '../../core/key-endorsement.ts';
 import { generatePrivateJwk, loadSigningKey, type SigningKey, signRecord } from '../../core/signing.ts';
 import { runCli } from '../support/cli.ts';
@@ -31,9 +32,10 @@ describe('trustedKeySet', () => {
     expect(kids({ keys: [k3.publicJwk, k2.publicJwk, k1.publicJwk], endorsements: [e12, e23] }, pin(k1))).toEqual([k3.kid, k2.kid, k1.kid]);
     expect(kids({ keys: [k3.publicJwk], endorsements: [e23, e12] }, pin(k1))).toEqual([k3.kid]);
     // Pinned to a later key, the earlier ones are not trusted: an endorsement goes forward only.
+    const untrusted = [{ kid: k1.kid, reason: 'neither pinned nor endorsed by a trusted key' }];
     expect(trustedKeySet({ keys: [k1.publicJwk, k3.publicJwk], endorsements: [e12, e23] }, pin(k3))).toEqual({
-      keySet: { keys: [k3.publicJwk] },
-      untrusted: [{ kid: k1.kid, reason: 'neither pinned nor endorsed by a trusted key' }],
+      keySet: { keys: [k3.publicJwk], untrusted },
+      untrusted,
     });
   });
 
@@ -57,10 +59,21 @@ describe('trustedKeySet', () => {
 
   it('a key listed under a trusted kid with another x is not trusted', () => {
     const impostor = { ...stranger.publicJwk, kid: k1.kid };
-    expect(trustedKeySet({ keys: [impostor] }, pin(k1))).toEqual({
-      keySet: { keys: [] },
-      untrusted: [{ kid: k1.kid, reason: 'listed with another public key than the trusted one' }],
-    });
+    const untrusted = [{ kid: k1.kid, reason: 'listed with another public key than the trusted one' }];
+    expect(trustedKeySet({ keys: [impostor] }, pin(k1))).toEqual({ keySet: { keys: [], untrusted }, untrusted });
+  });
+
+  it('a record by a key the set lists but trust left out is KEY_NOT_TRUSTED; by a key it does not list, UNKNOWN_KEY', () => {
+    const record = signRecord({ domain: 'x.example', status: 'verified' }, stranger);
+    const { keySet } = trustedKeySet({ keys: [k1.publicJwk, stranger.publicJwk] }, pin(k1));
+    expect(verifyRecord(record, keySet)).toMatchObject({ valid: false, code: 'KEY_NOT_TRUSTED', keyId: stranger.kid });
+    expect(verifyRecord(signRecord({ domain: 'x.example' }, k2), keySet)).toMatchObject({ valid: false, code: 'UNKNOWN_KEY' });
+    expect(verifyRecord(signRecord({ domain: 'x.example' }, k1), keySet)).toMatchObject({ valid: true, keyId: k1.kid });
+    // Only trustedKeySet says a key is untrusted: a key set read from elsewhere naming one is not heard,
+    // nor is a copy of trustedKeySet's answer (the publisher of a key set never words this verdict).
+    const claimed = { keys: [k1.publicJwk], untrusted: [{ kid: stranger.kid, reason: 'says the publisher' }] };
+    expect(verifyRecord(record, claimed)).toMatchObject({ valid: false, code: 'UNKNOWN_KEY' });
+    expect(verifyRecord(record, JSON.parse(JSON.stringify(keySet)))).toMatchObject({ valid: false, code: 'UNKNOWN_KEY' });
   });
 
   it('endorsements that are not a list of objects, or a pinned set that is not a key set, are INVALID_KEY_SET', () => {
@@ -99,9 +112,23 @@ describe('mvr verify --trusted-keys', () => {
     await writeFile(files.rotatedKeySet, JSON.stringify({ keys: [next.publicJwk, ...keys], endorsements: next.endorsements }));
     await writeFile(files.rotatedRecord, JSON.stringify(signRecord(record, next)));
 
-    const forged = await runCli(['verify', '--file', files.forged, '--keys', files.keySet, '--trusted-keys', files.pinned, '--json']);
-    expect(JSON.parse(forged.stdout)).toMatchObject({ code: 'UNKNOWN_KEY' });
-    expect(forged.code).not.toBe(0);
+    const forgedArgs = ['verify', '--file', files.forged, '--keys', files.keySet, '--trusted-keys', files.pinned];
+    const forged = await runCli([...forgedArgs, '--json']);
+    expect(JSON.parse(forged.stdout)).toMatchObject({
+      valid: false,
+      code: 'KEY_NOT_TRUSTED',
+      signature: { valid: false, code: 'KEY_NOT_TRUSTED', key_id: own.kid },
+      trust: { key_set: 'pinned', key_set_source: files.keySet },
+    });
+    expect(forged.code).toBe(exitCodeOf('KEY_NOT_TRUSTED'));
+    expect(exitCodeOf('KEY_NOT_TRUSTED')).not.toBe(exitCodeOf('UNKNOWN_KEY'));
+    const forgedText = await runCli(forgedArgs);
+    expect(forgedText.stdout.split('\n')[0]).toMatch(/^INVALID \(KEY_NOT_TRUSTED\): /);
+    expect(forgedText.stdout).toContain(own.kid);
+    // A key set that does not list the key at all: still UNKNOWN_KEY, the trusted keys or not.
+    const unlisted = await runCli(['verify', '--file', files.forged, '--keys', files.pinned, '--trusted-keys', files.pinned, '--json']);
+    expect(JSON.parse(unlisted.stdout)).toMatchObject({ valid: false, code: 'UNKNOWN_KEY' });
+    expect(unlisted.code).toBe(exitCodeOf('UNKNOWN_KEY'));
     // Without --trusted-keys, the key set alone vouches for the writer's key (what pinning is for).
     expect((await runCli(['verify', '--file', files.forged, '--keys', files.keySet])).code).toBe(0);
     expect((await runCli(['verify', '--file', files.record, '--keys', files.keySet, '--trusted-keys', files.pinned])).code).toBe(0);

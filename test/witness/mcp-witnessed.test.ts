@@ -105,6 +105,31 @@ describe('MCP tools with a witness policy', () => {
     expect(ours).toMatchObject({ valid: true, code: null, witnesses: { valid: true, witnessed_at: new Date(COSIGNED).toISOString() } });
   });
 
+  it("verify_merchant private: the build statement's log and witness steps, valid with them only, and where its keys came from", async () => {
+    const steps = {
+      valid: true,
+      code: null,
+      log: { valid: true, index: expect.any(Number), tree_size: expect.any(Number) },
+      witnesses: { valid: true, witnessed_at: new Date(COSIGNED).toISOString(), cosigners: expect.arrayContaining([expect.anything()]) },
+    };
+    // Over its own records the keys are the deployment's; over a gateway (mvr mcp --base-url) the key set is that gateway's, on first use.
+    const own = (await clients.witnessed.callTool({ name: 'verify_merchant', arguments: { domain: GOLD, private: true } }))
+      .structuredContent;
+    expect(own).toMatchObject({ ...steps, trust: { key_set: 'pinned', log_key: 'policy' } });
+    const remote = (await clients.stdioGateway.callTool({ name: 'verify_merchant', arguments: { domain: GOLD, private: true } }))
+      .structuredContent;
+    expect(remote).toMatchObject({ ...steps, trust: { key_set: 'first_use', log_key: 'policy' } });
+    const others = (await clients.others.callTool({ name: 'verify_merchant', arguments: { domain: GOLD, private: true } }))
+      .structuredContent;
+    expect(others).toMatchObject({
+      valid: false,
+      code: 'NOT_WITNESSED',
+      signature: { valid: true },
+      log: { valid: false, code: 'NOT_WITNESSED' },
+      witnesses: { valid: false, code: 'NOT_WITNESSED' },
+    });
+  });
+
   it('without a policy, the answers are as they were: no witness item, no word of it in the descriptions', async () => {
     expect(await call(clients.none, 'verify_merchant', { domain: GOLD })).toHaveLength(1);
     expect(await call(clients.none, 'verify_merchants', { domains: [GOLD] })).toHaveLength(1);

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gatewaySource, parsePolicy, verifyOnlinePrivately } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
 import { type BuildWitness, buildPolicy, cosignBuild, startBuildWitnesses } from '../support/cosign-build.ts';
@@ -127,6 +128,62 @@ describe('mvr verify --policy, a record', () => {
     const r = await offline('--policy', file('bad.policy'), '--json');
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout)).toMatchObject({ code: 'INVALID_POLICY', message: expect.stringContaining('bad.policy:1') });
+  });
+});
+
+describe('mvr verify --private --policy: the build statement is the logged, witnessed entry', () => {
+  const online = (policy: string, ...more: string[]) =>
+    runCli(['verify', GOLD, '--private', '--base-url', g.url, '--api-key', g.key, '--policy', file(policy), ...more]);
+
+  it('a record: valid only with the log and witness steps run and held, witnessed_at and the cosigners kept, in JSON and text', async () => {
+    const r = await online('witnesses.policy', '--json');
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({
+      valid: true,
+      code: null,
+      private: true,
+      signature: { valid: true },
+      log: { valid: true, code: null, index: expect.any(Number), tree_size: expect.any(Number), origin: expect.any(String) },
+      witnesses: { valid: true, code: null, witnessed_at: new Date(cosignedAt).toISOString() },
+      // The log key is the policy's log line; the key set came from the gateway checked.
+      trust: { key_set: 'first_use', key_set_source: `${g.url}/.well-known/merchant-verify-keys.json`, log_key: 'policy' },
+    });
+    expect(out.witnesses.cosigners.map((c: { witness: string }) => c.witness).sort()).toEqual(['glass', 'pay', 'shop']);
+    const text = await online('witnesses.policy');
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/log {8}build statement included: entry \d+ of \d+ in /);
+    expect(text.stdout).toMatch(/witnesses {2}last at .*cosigned by /);
+    expect(text.stdout).toContain(
+      `key set    taken from ${g.url}/.well-known/merchant-verify-keys.json (first use; pin it with --trusted-keys FILE)`,
+    );
+    expect(text.stdout).not.toMatch(/log key {4}taken from|see the proof above/);
+  });
+
+  it('a policy of other witness keys: NOT_WITNESSED (exit 17) in the verdict, the log step and the witnesses step alike', async () => {
+    const r = await online('other.policy', '--json');
+    expect(r.code).toBe(17);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      valid: false,
+      code: 'NOT_WITNESSED',
+      signature: { valid: true },
+      log: { valid: false, code: 'NOT_WITNESSED' },
+      witnesses: { valid: false, code: 'NOT_WITNESSED' },
+    });
+    const text = (await online('other.policy')).stdout;
+    expect(text).toMatch(/^INVALID \(NOT_WITNESSED\): [\s\S]*\n {2}witnesses {2}NOT PROVEN: NOT_WITNESSED \(/);
+    expect(text).not.toContain('see the proof above');
+  });
+
+  it('the package: verifyOnlinePrivately says the same, and where its keys came from', async () => {
+    const policy = parsePolicy(await readFile(file('witnesses.policy'), 'utf8'));
+    const v = await verifyOnlinePrivately({ domain: GOLD, source: gatewaySource({ baseUrl: g.url, apiKey: g.key }), policy });
+    expect(v.code).toBeNull();
+    expect(v.verification).toMatchObject({ code: null, log: { valid: true }, witnessed: { witnessedAt: cosignedAt } });
+    expect(v.trust).toEqual({ keySet: 'source', logKey: 'policy' });
+    const other = parsePolicy(await readFile(file('other.policy'), 'utf8'));
+    const refused = await verifyOnlinePrivately({ domain: GOLD, source: gatewaySource({ baseUrl: g.url, apiKey: g.key }), policy: other });
+    expect(refused).toMatchObject({ code: 'NOT_WITNESSED', verification: { code: 'NOT_WITNESSED', log: { code: 'NOT_WITNESSED' } } });
   });
 });
 

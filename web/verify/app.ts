@@ -70,16 +70,18 @@ function witnessedRows(witnessed: Witnessed | null): Row[] {
 }
 
 /** What a record's log step says, as a row (when the log was checked). */
-function logRows(log: AnswerVerification['log']): Row[] {
+function logRows(log: AnswerVerification['log'], entry = ''): Row[] {
   if (!log) return [];
-  return [['Log', log.valid ? `entry ${log.index} of ${log.checkpoint.size} in ${log.checkpoint.origin}` : `${log.code}: ${log.message}`]];
+  return [
+    ['Log', log.valid ? `${entry}entry ${log.index} of ${log.checkpoint.size} in ${log.checkpoint.origin}` : `${log.code}: ${log.message}`],
+  ];
 }
 
 /**
  * A record's verdict: the verdict as the heading, then the steps (signature, log, witnesses), then
  * what the record says, as facts only when valid. A record that failed shows its claims behind a toggle.
  */
-function report(verification: AnswerVerification, extra: Row[] = []): void {
+function report(verification: AnswerVerification, extra: Row[] = [], entry = ''): void {
   const { answer: r, signature, log, witnessed } = verification;
   const verdict = verdictOf(verification);
   const text = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
@@ -99,7 +101,7 @@ function report(verification: AnswerVerification, extra: Row[] = []): void {
     const steps: Row[] = [
       ['Domain', text(r.domain)],
       ['Signature', `valid (key ${text(signature.keyId)})`],
-      ...logRows(log),
+      ...logRows(log, entry),
       ...witnessedRows(witnessed),
       ...extra,
     ];
@@ -150,12 +152,12 @@ function showFailure(error: unknown): void {
 }
 
 /** Shows a verification's verdict: a never-audited answer by its absence proof, a record by its signature, then its log proof. */
-function render(verification: AnswerVerification, domain: unknown, extra: Row[] = []): void {
+function render(verification: AnswerVerification, domain: unknown, extra: Row[] = [], entry = ''): void {
   const { absence, log, witnessed } = verification;
   if (absence) reportAbsence(String(domain ?? verification.answer.domain), absence, witnessed, extra);
   else if (verification.signature.valid && log && !log.valid)
     show('invalid', `Not proven: ${log.code}`, [['Reason', log.message]], { claimed: [['Domain', String(verification.answer.domain)]] });
-  else report(verification, extra);
+  else report(verification, extra, entry);
 }
 
 /** Verifies an answer through the online client (a pasted one, or a plain lookup that sends the domain) and shows its verdict. */
@@ -182,15 +184,9 @@ async function checkPrivately(input: PrivateOnlineInput): Promise<void> {
     showFailure(error);
     return;
   }
-  // No log proof of its own record (asking for one names the domain): the log step is the build statement's entry.
-  const at = v.statement?.valid ? v.statement.statementLog : undefined;
   const lookup: Row[] = [['Lookup', `private: only the hash prefix ${v.prefix ?? '-'} was sent`]];
-  if (at) lookup.push(['Log', `build statement: entry ${at.index} of ${at.checkpoint.size} in ${at.checkpoint.origin}`]);
-  if (v.verification && v.code === v.verification.code)
-    render({ ...v.verification, witnessed: v.verification.witnessed ?? v.witnessed }, input.domain, lookup);
-  else if (v.verification)
-    // The record's signature held but its build statement (signature, log, witnesses) did not.
-    show('invalid', `Not proven: ${v.code}`, [['Reason', `${v.code}: ${v.message}`], ...lookup], { claimed: [['Domain', input.domain]] });
+  // No log proof of its own record (asking for one names the domain): its log step is the build statement's entry.
+  if (v.verification) render(v.verification, input.domain, lookup, 'build statement: ');
   else show('invalid', `Not verified: ${v.code}`, [['Reason', `${v.code}: ${v.message}`], ...lookup]);
 }
 

@@ -36,7 +36,7 @@ export {
 export { type AnswerSource, type GatewaySourceOptions, gatewaySource, LOG_KEY_PATH } from './gateway-source.ts';
 export type { KeySet, PublicJwk } from './keyset.ts';
 export { KEY_SET_PATH, parseKeySet } from './keyset.ts';
-export { type OnlineInput, verifyOnline } from './online.ts';
+export { type OnlineInput, type OnlineTrust, type OnlineVerification, verifyOnline } from './online.ts';
 export { type PrivateOnlineInput, verifyOnlinePrivately } from './online-private.ts';
 export type { Staleness } from './staleness.ts';
 export { stalenessOf } from './staleness.ts';

@@ -12,9 +12,34 @@ export interface PublicJwk {
   alg: 'EdDSA';
 }
 
+/** A key a key set lists that a verifier does not trust (`trustedKeySet`), and why. */
+export interface UntrustedKey {
+  kid: string;
+  reason: string;
+}
+
 /** The JWK Set served at `/.well-known/merchant-verify-keys.json`. */
 export interface KeySet {
   keys: PublicJwk[];
+  /**
+   * Keys the set lists that its reader's trust left out (only on what `trustedKeySet` returns): a
+   * signature by one is KEY_NOT_TRUSTED, not UNKNOWN_KEY, since the key is listed, just not trusted.
+   */
+  untrusted?: readonly UntrustedKey[];
+}
+
+/**
+ * Key sets `trustedKeySet` made: only theirs carry `untrusted` through {@link parseKeySet}. A key set
+ * read from elsewhere cannot name keys as untrusted: its `untrusted` member, if any, is ignored, so a
+ * publisher never words the verifier's failures.
+ */
+const restricted = new WeakSet<object>();
+
+/** Marks a key set as made by `trustedKeySet`, its `untrusted` list the verifier's own finding. */
+export function restrictedKeySet(keys: PublicJwk[], untrusted: readonly UntrustedKey[]): KeySet {
+  const keySet: KeySet = untrusted.length === 0 ? { keys } : { keys, untrusted };
+  restricted.add(keySet);
+  return keySet;
 }
 
 /** Well-known path of the key set, with the service's short name `merchant-verify`. */
@@ -73,7 +98,8 @@ export function parseKeySet(value: unknown): KeySet {
     seen.add(k.kid);
     keys.push({ kty: 'OKP', crv: 'Ed25519', x: k.x as string, kid: k.kid, use: 'sig', alg: 'EdDSA' });
   });
-  return { keys };
+  const untrusted = restricted.has(value) ? (value as KeySet).untrusted : undefined;
+  return untrusted ? restrictedKeySet(keys, untrusted) : { keys };
 }
 
 /** The key with this `kid`, or undefined. */

@@ -6,7 +6,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { FetchFailedError } from './errors.ts';
 import type { AnswerSource } from './gateway-source.ts';
-import { keySetOf, logKeyOf, type OnlineInput } from './online.ts';
+import { keySetOf, logKeyOf, type OnlineInput, type OnlineTrust } from './online.ts';
 import { hexPrefix } from './prefix.ts';
 import { type PrefixVerification, verifyPrefixAnswer } from './verify-prefix.ts';
 
@@ -32,7 +32,9 @@ export interface PrivateOnlineInput extends Pick<OnlineInput, 'keySet' | 'vkey' 
  *   const v = await verifyOnlinePrivately({ domain: 'shop.example', source: gatewaySource({ baseUrl, apiKey }) });
  *   if (v.code === null) console.log('verified', v.prefix);
  */
-export async function verifyOnlinePrivately(input: PrivateOnlineInput): Promise<PrefixVerification & { prefix: string | null }> {
+export async function verifyOnlinePrivately(
+  input: PrivateOnlineInput,
+): Promise<PrefixVerification & { prefix: string | null; trust: OnlineTrust }> {
   const source = input.source ?? {};
   const hash = sha256(new TextEncoder().encode(input.domain));
   let answer = input.answer;
@@ -45,7 +47,8 @@ export async function verifyOnlinePrivately(input: PrivateOnlineInput): Promise<
   }
   const keySet = await keySetOf(input.keySet, source)((answer as { statement?: unknown } | null)?.statement);
   const withLog = input.log === true || input.policy !== undefined;
-  const vkey = withLog ? await logKeyOf(input, source) : undefined;
+  const logKey = withLog ? await logKeyOf(input, source) : undefined;
+  const vkey = logKey?.vkey;
   const verdict = verifyPrefixAnswer({
     domain: input.domain,
     answer,
@@ -55,5 +58,5 @@ export async function verifyOnlinePrivately(input: PrivateOnlineInput): Promise<
     ...(input.maxAgeMs === undefined ? {} : { maxAgeMs: input.maxAgeMs }),
     ...(input.now === undefined ? {} : { now: input.now }),
   });
-  return { ...verdict, prefix };
+  return { ...verdict, prefix, trust: { keySet: input.keySet === undefined ? 'source' : 'given', logKey: logKey?.from ?? null } };
 }

@@ -44,6 +44,21 @@ export interface OnlineInput {
 }
 
 /**
+ * Where what a verification trusted came from: the caller (`given`), a witness policy's log line
+ * (`policy`), or the source being checked (`source`: trust on first use, which a caller should say
+ * aloud, since a source that lies can hand over the key that makes its lie verify).
+ */
+export interface OnlineTrust {
+  /** The key set: the caller's (`input.keySet`), or fetched from the source. */
+  keySet: 'given' | 'source';
+  /** The log's key: the caller's (`input.vkey`), the policy's one log line, fetched from the source; null when no log check ran. */
+  logKey: 'given' | 'policy' | 'source' | null;
+}
+
+/** A verification, and where what it trusted came from. */
+export type OnlineVerification = AnswerVerification & { trust: OnlineTrust };
+
+/**
  * Fetches what `input` does not give and verifies it with {@link verifyAnswer}; resolves with its
  * verdict. Throws FETCH_FAILED when something needed cannot be fetched, and what `verifyAnswer`
  * throws on misuse (a key set that is not one, a log key that is no note verifier key).
@@ -53,10 +68,16 @@ export interface OnlineInput {
  *   const v = await verifyOnline({ domain: 'shop.example', source, policy, maxAgeMs: 36 * 3600_000 });
  *   const { valid, code } = verdictOf(v);
  */
-export async function verifyOnline(input: OnlineInput): Promise<AnswerVerification> {
+export async function verifyOnline(input: OnlineInput): Promise<OnlineVerification> {
   const source = input.source ?? {};
   const withLog = input.log === true || input.policy !== undefined;
   const keys = keySetOf(input.keySet, source);
+  const trust: OnlineTrust = { keySet: input.keySet === undefined ? 'source' : 'given', logKey: null };
+  const logKey = async () => {
+    const { vkey, from } = await logKeyOf(input, source);
+    trust.logKey = from;
+    return vkey;
+  };
   for (let attempt = 1; ; attempt++) {
     const mayRetry = attempt === 1;
     const fetchedAnswer = input.answer === undefined && input.domain !== undefined && source.answer !== undefined;
@@ -83,11 +104,11 @@ export async function verifyOnline(input: OnlineInput): Promise<AnswerVerificati
     if (withLog && !neverAudited) {
       fetchedProof = input.proof === undefined && source.proof !== undefined && asked !== undefined;
       const proof = fetchedProof ? await source.proof!(asked!) : input.proof;
-      if (proof === null) return notInLog(verifyAnswer({ answer, keySet, domain: input.domain, now: input.now }), asked!);
-      log = { vkey: await logKeyOf(input, source), ...(proof === undefined ? {} : { proof }) };
+      if (proof === null) return { ...notInLog(verifyAnswer({ answer, keySet, domain: input.domain, now: input.now }), asked!), trust };
+      log = { vkey: await logKey(), ...(proof === undefined ? {} : { proof }) };
     } else if (withLog) {
       // A never-audited answer has no entry in the log: its absence proof's statement proof is checked with the key.
-      log = { vkey: await logKeyOf(input, source) };
+      log = { vkey: await logKey() };
     }
     const verification = verifyAnswer({
       answer,
@@ -102,7 +123,7 @@ export async function verifyOnline(input: OnlineInput): Promise<AnswerVerificati
     // A proof of a newer record than the answer read: both are looked up once more.
     const logFailed = verification.log && !verification.log.valid ? verification.log : null;
     if (mayRetry && fetchedAnswer && fetchedProof && logFailed?.code === 'NOT_INCLUDED') continue;
-    return verification;
+    return { ...verification, trust };
   }
 }
 
@@ -136,11 +157,14 @@ export function keySetOf(given: unknown, source: Partial<AnswerSource>): (signed
   };
 }
 
-/** The log's key: the caller's, else the one log of the caller's policy (the reader's own trust), else the source's. */
-export async function logKeyOf(input: OnlineInput, source: Partial<AnswerSource>): Promise<string> {
-  if (input.vkey !== undefined) return input.vkey;
+/** The log's key: the caller's, else the one log of the caller's policy (the reader's own trust), else the source's; and which it was. */
+export async function logKeyOf(
+  input: OnlineInput,
+  source: Partial<AnswerSource>,
+): Promise<{ vkey: string; from: Exclude<OnlineTrust['logKey'], null> }> {
+  if (input.vkey !== undefined) return { vkey: input.vkey, from: 'given' };
   const logs = input.policy?.logs ?? [];
-  if (logs.length === 1) return formatVerifierKey(logs[0]!.vkey);
-  if (source.logKey) return (await source.logKey()).trim();
+  if (logs.length === 1) return { vkey: formatVerifierKey(logs[0]!.vkey), from: 'policy' };
+  if (source.logKey) return { vkey: (await source.logKey()).trim(), from: 'source' };
   throw new FetchFailedError("the log's key was not given, and there is nowhere to fetch it from");
 }

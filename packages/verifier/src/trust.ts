@@ -10,7 +10,10 @@
 
 import { nobleEd25519Verify } from './ed25519.ts';
 import { InvalidKeySetError } from './errors.ts';
-import { type KeySet, type PublicJwk, parseKeySet } from './keyset.ts';
+import { type KeySet, type PublicJwk, parseKeySet, restrictedKeySet, type UntrustedKey } from './keyset.ts';
+
+export type { UntrustedKey } from './keyset.ts';
+
 import { createRecordVerifier } from './verify.ts';
 
 /** What an endorsement's `type` says: nothing else signed by the record scheme carries it. */
@@ -30,15 +33,12 @@ export interface KeyEndorsement {
   signature: string;
 }
 
-/** A key of the key set that is not trusted, and why. */
-export interface UntrustedKey {
-  kid: string;
-  reason: string;
-}
-
 /** The keys of a key set a verifier may check signatures with, and those it may not. */
 export interface TrustedKeys {
-  /** The key set's keys that are pinned or endorsed through pinned keys (the same keys, the same order). */
+  /**
+   * The key set's keys that are pinned or endorsed through pinned keys (the same keys, the same
+   * order), and the others as `untrusted`: a signature by one of those is KEY_NOT_TRUSTED.
+   */
   keySet: KeySet;
   untrusted: UntrustedKey[];
 }
@@ -69,7 +69,7 @@ export function keySetEndorsements(keySet: unknown): unknown[] {
  * @example
  *   const pinned = JSON.parse(readFileSync('trusted-keys.json', 'utf8'));
  *   const { keySet } = trustedKeySet(await (await fetch(keySetUrl)).json(), pinned);
- *   verifyRecord(record, keySet); // a key nobody trusted endorsed is UNKNOWN_KEY
+ *   verifyRecord(record, keySet); // a listed key nobody trusted endorsed is KEY_NOT_TRUSTED, an unlisted one UNKNOWN_KEY
  */
 export function trustedKeySet(keySet: unknown, pinned: unknown): TrustedKeys {
   const listed = parseKeySet(keySet);
@@ -99,7 +99,7 @@ export function trustedKeySet(keySet: unknown, pinned: unknown): TrustedKeys {
         reason: x === undefined ? 'neither pinned nor endorsed by a trusted key' : 'listed with another public key than the trusted one',
       });
   }
-  return { keySet: { keys }, untrusted };
+  return { keySet: restrictedKeySet(keys, untrusted), untrusted };
 }
 
 /** The key an endorsement names, when it is one and a key in `trusted` signed it; else null. */

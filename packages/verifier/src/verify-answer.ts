@@ -65,8 +65,12 @@ export interface AnswerVerification {
   signature: RecordVerification;
   /** The absence step, when the answer is never-audited and `absence` was given. */
   absence: AbsenceResult | null;
-  /** The log step, when `log` was given and the answer is not decided by its absence proof. */
-  log: LogProofResult | null;
+  /**
+   * The log step, when `log` was given (or a policy implies it) and the answer is not decided by its
+   * absence proof: the record's log proof, or for a private lookup's record its build statement's
+   * entry in the log (whose failures carry the absence step's codes, STATEMENT_NOT_LOGGED among them).
+   */
+  log: LogProofResult | Extract<AbsenceResult, { valid: false }> | null;
   staleness: Staleness;
   /** The build whose absence proof holds, or null. */
   build: string | null;

@@ -14,10 +14,12 @@ import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
 import { parseKeySet } from './keyset.ts';
 import { logTrustOf, shown, stringOf, witnessSettingsOf } from './options.ts';
 import { hexPrefix, type PaddedPart, ProvenRange, paddedPart, prefixBounds } from './prefix.ts';
+import { withStatementSteps } from './prefix-record.ts';
 import { encodeBase64 } from './tlog/base64.ts';
 import { type Sha256, treeHasher } from './tlog/merkle.ts';
 import type { TlogPolicy } from './tlog/policy.ts';
 import type { Witnessed } from './tlog/witnessed.ts';
+import { verdictOf } from './verdict.ts';
 import { type AnswerVerification, verifyAnswer } from './verify-answer.ts';
 
 export interface VerifyPrefixInput {
@@ -54,7 +56,13 @@ export interface PrefixVerification {
   witnessed: Witnessed | null;
 }
 
-type PrefixFailure = 'MALFORMED_PREFIX_ANSWER' | 'PREFIX_MISMATCH' | 'PADDING_MISMATCH' | 'INCOMPLETE_PREFIX_ANSWER';
+type PrefixFailure =
+  | 'MALFORMED_PREFIX_ANSWER'
+  | 'PREFIX_MISMATCH'
+  | 'PADDING_MISMATCH'
+  | 'INCOMPLETE_PREFIX_ANSWER'
+  | 'STATEMENT_NOT_SIGNED'
+  | 'MALFORMED_ABSENCE_PROOF';
 
 /** The answer's members, decoded; a string saying what is wrong when it is not a prefix answer. */
 interface Decoded {
@@ -124,19 +132,19 @@ export function createPrefixVerifier(sha256: Sha256) {
       if (record?.domain !== domain)
         return fail('INCOMPLETE_PREFIX_ANSWER', `the record beside ${domain}'s leaf is ${shown(record?.domain)}'s, not ${domain}'s`);
       const statement = verifyBuildStatement(d.statement, d.statementProof, input.keySet, { ...settings, ...(log ? { log } : {}) });
-      const verification = verifyAnswer({ answer: record, keySet: input.keySet, domain, now: settings.now });
-      const code = statement.valid ? verification.code : statement.code;
+      const own = verifyAnswer({ answer: record, keySet: input.keySet, domain, now: settings.now });
+      // A statement that is no signed statement of this key set leaves nothing of the answer standing, as a broken run does.
+      if (!statement.valid && !own.code && (statement.code === 'STATEMENT_NOT_SIGNED' || statement.code === 'MALFORMED_ABSENCE_PROOF'))
+        return fail(statement.code, statement.message);
+      const verification = withStatementSteps(own, statement, log !== undefined || settings.policy !== undefined);
       return {
-        code,
-        message: statement.valid ? null : statement.message,
+        code: verification.code,
+        message: verification.code === null ? null : verdictOf(verification).message,
         answer: record,
         verification,
         statement,
         build: statement.valid ? statement.build : null,
-        witnessed:
-          statement.valid && statement.witnessedAt !== undefined
-            ? { witnessedAt: statement.witnessedAt, cosigners: statement.cosigners ?? [] }
-            : null,
+        witnessed: verification.witnessed,
       };
     }
     // Absent: the leaves around the hash, with the paths the run yields, are its absence proof.

@@ -11,6 +11,7 @@ export type VerifyFailureCode = Extract<
   | 'UNSIGNED' // no `signature`: unverified, never a pass (the spec: a missing signature is never a pass)
   | 'MALFORMED_RECORD' // not an object, or `key_id`/`signature` half present or not strings
   | 'UNKNOWN_KEY' // `key_id` is not in the key set
+  | 'KEY_NOT_TRUSTED' // `key_id` is in the key set, but not among the keys the verifier trusts (`trustedKeySet`)
   | 'MALFORMED_SIGNATURE' // not `ed25519:` + 64 bytes of unpadded base64url, or not as an RFC 8032 signer makes one (R canonical and not of small order, S < L)
   | 'BAD_SIGNATURE' // well-formed, but does not verify over the canonical record
   | 'DOMAIN_MISMATCH' // verifies, but is the record of another domain than the one asked for
@@ -74,7 +75,7 @@ export function createRecordVerifier(ed25519Verify: Ed25519Verify) {
 
     // 2. Key: the key_id must name a key in the set; an unknown id is never "try them all".
     const key = findKey(keySet, keyId);
-    if (!key) return fail('UNKNOWN_KEY', `key_id "${keyId}" is not in the key set`, keyId);
+    if (!key) return unusableKey(keySet, keyId);
     const publicKey = decodeBase64url(key.x);
     if (publicKey?.length !== 32) return fail('UNKNOWN_KEY', `key "${keyId}" has a malformed x`, keyId);
 
@@ -97,6 +98,17 @@ export function createRecordVerifier(ed25519Verify: Ed25519Verify) {
     if (failure) return fail(failure.code, failure.message, keyId);
     return { valid: true, keyId };
   };
+}
+
+/** A key_id the set lists but its reader does not trust is said apart from one it does not list at all. */
+function unusableKey(keySet: KeySet, keyId: string): VerifyResult {
+  const untrusted = keySet.untrusted?.find((k) => k.kid === keyId);
+  if (!untrusted) return fail('UNKNOWN_KEY', `key_id "${keyId}" is not in the key set`, keyId);
+  return fail(
+    'KEY_NOT_TRUSTED',
+    `signed by key "${keyId}", which is in the key set but not among the keys trusted (${untrusted.reason})`,
+    keyId,
+  );
 }
 
 function fail(code: VerifyFailureCode, message: string, keyId?: string): VerifyResult {
