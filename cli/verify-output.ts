@@ -1,4 +1,4 @@
-import { type AnswerVerification, verdictOf } from '@merchant-verify/verifier';
+import { type AnswerVerification, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
 import { exitCodeOf } from '../core/errors.ts';
 import { verificationJson } from '../core/verification-json.ts';
@@ -19,7 +19,7 @@ export interface Outcome {
  * policy was given. Both the JSON and the text lead with the verdict; what a record claims comes
  * last, and is labelled as unverified when the verdict is not valid.
  */
-export function present(verification: AnswerVerification, source: string, policy = false): Outcome {
+export function present(verification: AnswerVerification | BundleVerification, source: string, policy = false): Outcome {
   const verdict = verdictOf(verification);
   const exitCode = verdict.code === null ? 0 : exitCodeOf(verdict.code);
   const { valid, code, message, domain, ...steps } = verificationJson(verification, policy);
@@ -28,7 +28,7 @@ export function present(verification: AnswerVerification, source: string, policy
 }
 
 /** The text: the verdict line, the steps, then the claims (as facts only when valid). */
-function textOf(verification: AnswerVerification, verdict: ReturnType<typeof verdictOf>, policy: boolean): string {
+function textOf(verification: AnswerVerification | BundleVerification, verdict: ReturnType<typeof verdictOf>, policy: boolean): string {
   const { answer: r, signature: result, absence, log, witnessed } = verification;
   const s = result.staleness;
   const domain = String(r.domain ?? '(no domain)');
@@ -54,6 +54,7 @@ function textOf(verification: AnswerVerification, verdict: ReturnType<typeof ver
         ]
       : []),
     ...(log ? [`  log        ${log.valid ? `included: ${entryText(log)}` : `NOT PROVEN: ${log.code} (${log.message})`}`] : []),
+    ...('place' in verification ? bundleSteps(verification) : []),
     ...(policy ? [`  witnesses  ${witnessed ? witnessedText(witnessed) : 'NOT PROVEN (see the proof above)'}`] : []),
   ];
   const lines = verdict.valid
@@ -65,4 +66,18 @@ function textOf(verification: AnswerVerification, verdict: ReturnType<typeof ver
 /** An entry proven in the log, as the text says it. */
 function entryText(entry: { index: number; checkpoint: Checkpoint }): string {
   return `entry ${entry.index} of ${entry.checkpoint.size} in ${entry.checkpoint.origin}`;
+}
+
+/** A bundle's own steps, as the text says them: the record's place in the build's map, and the statement. */
+function bundleSteps({ place, statement }: BundleVerification): string[] {
+  return [
+    ...(place
+      ? [`  place      ${place.valid ? `leaf ${place.index} of the build's domain map` : `NOT PROVEN: ${place.code} (${place.message})`}`]
+      : []),
+    ...(statement
+      ? [
+          `  statement  ${statement.valid ? `build ${statement.build} (issued ${statement.issuedAt}), signed (key ${statement.keyId})${statement.statementLog ? `; in the log: ${entryText(statement.statementLog)}` : ''}` : `NOT PROVEN: ${statement.code} (${statement.message})`}`,
+        ]
+      : []),
+  ];
 }
