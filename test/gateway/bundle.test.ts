@@ -12,6 +12,7 @@ import { bundleSchema } from '../../core/bundle-schema.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { DEC, loggedProject, NOV, vkeyFile } from '../support/logged-project.ts';
+import { connectHttpClient } from '../support/mcp.ts';
 import { build, GOLD, UNAUDITED } from '../support/project.ts';
 
 afterAll(cleanup);
@@ -104,6 +105,24 @@ describe('GET /v1/bundle', async () => {
     const schema = await g.request('/schemas/bundle/v1', { key: null });
     expect(schema.status).toBe(200);
     expect(schema.json).toMatchObject({ $id: 'https://merchant-verify.example/schemas/bundle/v1' });
+  });
+
+  it('MCP: verify_merchant with include_proof returns the bundle in its structured result, and verifyBundle accepts it', async () => {
+    const client = await connectHttpClient(g.url, g.key);
+    try {
+      const call = async (domain: string, include_proof: boolean) =>
+        ((await client.callTool({ name: 'verify_merchant', arguments: { domain, include_proof } })) as { structuredContent: Json })
+          .structuredContent;
+      const audited = await call(GOLD, true);
+      expect(bundleSchema.safeParse(audited.bundle).success).toBe(true);
+      expect(audited.bundle.record).toEqual(audited.record);
+      expect(check(audited.bundle)).toEqual({ valid: true, code: null, message: null });
+      const unaudited = await call(UNAUDITED, true);
+      expect(check(unaudited.bundle, UNAUDITED).code).toBe('NEVER_AUDITED');
+      expect(await call(GOLD, false)).not.toHaveProperty('bundle');
+    } finally {
+      await client.close();
+    }
   });
 
   /** The November build's id: the kept build after the live one. */
