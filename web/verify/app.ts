@@ -5,12 +5,14 @@
 import {
   type AbsenceResult,
   type AnswerVerification,
+  BUNDLE_SCHEMA_SUFFIX,
   FetchFailedError,
   gatewaySource,
   type OnlineInput,
   type PrivateOnlineInput,
   parsePolicy,
   verdictOf,
+  verifyBundle,
   verifyOnline,
   verifyOnlinePrivately,
   type Witnessed,
@@ -194,6 +196,37 @@ async function checkPrivately(input: PrivateOnlineInput): Promise<void> {
   else show('invalid', `Not verified: ${v.code}`, [['Reason', `${v.code}: ${v.message}`], ...lookup]);
 }
 
+/**
+ * A pasted bundle (GET /v1/bundle): verified offline by the package, against this origin's key set
+ * and, when the bundle carries a statement proof, its log key. Only those public files are fetched.
+ */
+async function checkBundle(bundle: unknown): Promise<void> {
+  let verification: ReturnType<typeof verifyBundle>;
+  try {
+    const source = origin();
+    const logged = typeof (bundle as { statement_proof?: unknown }).statement_proof === 'string';
+    const [keySet, vkey] = await Promise.all([source.keySet(), logged ? source.logKey() : undefined]);
+    verification = verifyBundle({ bundle, keySet, ...(vkey === undefined ? {} : { log: { vkey: vkey.trim() } }) });
+  } catch (error) {
+    showFailure(error);
+    return;
+  }
+  const { code, place, statement } = verification;
+  const at = statement?.valid ? statement.statementLog : undefined;
+  const rows: Row[] = [['Bundle', 'verified offline: nothing key-gated was fetched']];
+  if (place?.valid) rows.push(['Place', `leaf ${place.index} of the build's domain map`]);
+  if (statement?.valid) rows.push(['Build', `${statement.build}, issued ${statement.issuedAt}`]);
+  rows.push([
+    'Log',
+    at
+      ? `build statement: entry ${at.index} of ${at.checkpoint.size} in ${at.checkpoint.origin}`
+      : 'not checked: the bundle carries no statement proof',
+  ]);
+  // A never-audited answer is shown as a proven absence only when every step of the bundle held.
+  if (code === null || code === 'NEVER_AUDITED') render(verification, verification.answer.domain, rows);
+  else show('invalid', `Not verified: ${code}`, [['Reason', `${code}: ${verdictOf(verification).message}`], ...rows]);
+}
+
 $('paste-form').addEventListener('submit', (event) => {
   event.preventDefault();
   let record: unknown;
@@ -201,6 +234,11 @@ $('paste-form').addEventListener('submit', (event) => {
     record = JSON.parse(($('record') as HTMLTextAreaElement).value);
   } catch {
     show('error', 'Not verified: not JSON', [['Problem', 'the pasted text is not a JSON record']]);
+    return;
+  }
+  const schema = (record as { schema?: unknown } | null)?.schema;
+  if (typeof schema === 'string' && schema.endsWith(BUNDLE_SCHEMA_SUFFIX)) {
+    void checkBundle(record);
     return;
   }
   // An absence proof (GET /v1/absence) pasted instead of a record: checked for the domain it names.
