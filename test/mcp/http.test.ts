@@ -55,6 +55,7 @@ describe('verify_merchant over Streamable HTTP', () => {
       'staleness',
       'claims',
       'record',
+      'bundle',
     ]);
     expect(Object.keys(properties.record?.properties ?? {})).toEqual(
       expect.arrayContaining([
