@@ -40,7 +40,7 @@ export function bundlePaths(): Record<string, unknown> {
         tags: ['records'],
         summary: "A domain's answer with everything that proves it, in one document to keep and check offline",
         description:
-          "The live build's record (or never-audited answer with its absence proof), the record's place in the build's domain map, the signed build statement and its log proof with the checkpoint's cosignatures. One quota unit. Verify with verifyBundle, or mvr verify DOMAIN --bundle FILE; the schema is also served at /schemas/bundle/v1.",
+          "The live build's record (or never-audited answer with its absence proof), the record's place in the build's domain map, the signed build statement and its log proof with the checkpoint's cosignatures. One quota unit; of the live build only (a `build` parameter is 400 INVALID_REQUEST). Verify with verifyBundle, or mvr verify DOMAIN --bundle FILE; the schema is also served at /schemas/bundle/v1.",
         parameters: [domainParameter, ifNoneMatch],
         responses: {
           ...ok('/v1/bundle', 'The bundle.', 'Bundle', { conditional: true }),

@@ -1,4 +1,5 @@
 import { defineEventHandler } from 'h3';
+import { InvalidRequestError } from '../../core/errors.ts';
 import { strongEtag } from '../../core/etag.ts';
 import { bundleFor } from '../../service/bundles.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
@@ -13,7 +14,9 @@ import { domainLookup } from '../query.ts';
  */
 export function bundleRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
-    const { domain } = await domainLookup(event, services);
+    const { domain, build } = await domainLookup(event, services);
+    // A bundle proves the live answer: its statement must be the newest, which a kept build's is not.
+    if (build !== undefined) throw new InvalidRequestError('query parameter "build": a bundle is of the live build only');
     const bundle = await bundleFor(services.records, services.proofs, domain);
     const bytes = Buffer.from(JSON.stringify(bundle));
     const headers = { 'content-type': 'application/json', ...cacheHeaders('/v1/bundle') };

@@ -95,6 +95,7 @@ describe('GET /v1/bundle', async () => {
     expectProblem(await g.request('/v1/bundle?domain=co.uk', { key: null }), 401, 'UNAUTHORIZED');
     expectProblem(await g.request('/v1/bundle?domain=co.uk'), 400, 'INVALID_DOMAIN');
     expectProblem(await g.request('/v1/bundle'), 400, 'INVALID_DOMAIN');
+    expectProblem(await g.request(`/v1/bundle?domain=${GOLD}&build=${await novBuild()}`), 400, 'INVALID_REQUEST');
     const left = (r: { headers: Headers }) => Number(/r=(\d+)/.exec(r.headers.get('ratelimit') ?? '')?.[1]);
     const a = await g.request(`/v1/bundle?domain=${GOLD}`);
     const b = await g.request(`/v1/bundle?domain=${GOLD}`);
