@@ -13,7 +13,7 @@ import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { DEC, loggedProject, NOV, vkeyFile } from '../support/logged-project.ts';
 import { connectHttpClient } from '../support/mcp.ts';
-import { build, GOLD, UNAUDITED } from '../support/project.ts';
+import { build, GOLD, makeProject, UNAUDITED } from '../support/project.ts';
 
 afterAll(cleanup);
 
@@ -124,6 +124,16 @@ describe('GET /v1/bundle', async () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('a build without a log key gives statement_proof null: the map and signatures verify, a log check is refused', async () => {
+    const plain = await makeProject();
+    const gw = await startTestGateway(plain);
+    const bundle = (await gw.request(`/v1/bundle?domain=${GOLD}`)).json as Json;
+    expect(bundle.statement_proof).toBeNull();
+    const plainKeys = JSON.parse(await readFile(plain.keySetFile, 'utf8')) as unknown;
+    expect(verdictOf(verifyBundle({ bundle, keySet: plainKeys }))).toMatchObject({ valid: true });
+    expect(verifyBundle({ bundle, keySet: plainKeys, log }).code).toBe('STATEMENT_NOT_LOGGED');
   });
 
   /** The November build's id: the kept build after the live one. */
