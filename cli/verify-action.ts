@@ -87,7 +87,7 @@ async function namingLogKey<T>(vkeySource: string | undefined, run: () => Promis
 }
 
 /** A JSON file a flag names (or, `orUrl`, a URL: one that cannot be fetched is FETCH_FAILED); one that cannot be read or parsed is named. */
-async function jsonFile(path: string, named: string, orUrl = false): Promise<unknown> {
+export async function jsonFile(path: string, named: string, orUrl = false): Promise<unknown> {
   const bytes = orUrl
     ? await readFileOrUrl(path)
     : await readFile(path).catch((error: Error) => Promise.reject(new ConfigError(`${named}: ${error.message}`)));
@@ -99,7 +99,7 @@ async function jsonFile(path: string, named: string, orUrl = false): Promise<unk
 }
 
 /** `--keys` names the key set file, or a public folder: then the key set it serves at its well-known path. */
-async function keySetPathOf(keys: string): Promise<string> {
+export async function keySetPathOf(keys: string): Promise<string> {
   if (!(await stat(keys).catch(() => null))?.isDirectory()) return keys;
   const inFolder = join(keys, KEY_SET_PATH);
   if (await stat(inFolder).catch(() => null)) return inFolder;

@@ -1,4 +1,4 @@
-import { type AnswerVerification, verdictOf } from '@merchant-verify/verifier';
+import { type AnswerVerification, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
 import { exitCodeOf } from '../core/errors.ts';
 import { type TrustJson, trustLines } from '../core/trust-report.ts';
@@ -30,7 +30,7 @@ export interface Shown {
  * with the verdict; what a record claims comes last, and is labelled as unverified when the verdict
  * is not valid. A key set or log key taken on first use is said in a line of its own.
  */
-export function present(verification: AnswerVerification, source: string, shown: Shown = {}): Outcome {
+export function present(verification: AnswerVerification | BundleVerification, source: string, shown: Shown = {}): Outcome {
   const verdict = verdictOf(verification);
   const exitCode = verdict.code === null ? 0 : exitCodeOf(verdict.code);
   const trust = shown.trust ?? null;
@@ -44,7 +44,7 @@ type WitnessesJson = { valid: boolean; code: string | null; message: string | nu
 
 /** The text: the verdict line, the steps, what was taken on first use, then the claims (as facts only when valid). */
 function textOf(
-  verification: AnswerVerification,
+  verification: AnswerVerification | BundleVerification,
   verdict: ReturnType<typeof verdictOf>,
   witnesses: WitnessesJson,
   trust: TrustJson | null,
@@ -79,6 +79,7 @@ function textOf(
           `  log        ${log.valid ? `${privately ? 'build statement ' : ''}included: ${entryText(log)}` : `NOT PROVEN: ${log.code} (${log.message})`}`,
         ]
       : []),
+    ...('place' in verification ? bundleSteps(verification) : []),
     // Said as the JSON says it, so the text and the JSON never disagree on the witnesses.
     ...(witnesses
       ? [`  witnesses  ${witnessed && witnesses.valid ? witnessedText(witnessed) : `NOT PROVEN: ${witnesses.code} (${witnesses.message})`}`]
@@ -94,4 +95,18 @@ function textOf(
 /** An entry proven in the log, as the text says it. */
 function entryText(entry: { index: number; checkpoint: Checkpoint }): string {
   return `entry ${entry.index} of ${entry.checkpoint.size} in ${entry.checkpoint.origin}`;
+}
+
+/** A bundle's own steps, as the text says them: the record's place in the build's map, and the statement. */
+function bundleSteps({ place, statement }: BundleVerification): string[] {
+  return [
+    ...(place
+      ? [`  place      ${place.valid ? `leaf ${place.index} of the build's domain map` : `NOT PROVEN: ${place.code} (${place.message})`}`]
+      : []),
+    ...(statement
+      ? [
+          `  statement  ${statement.valid ? `build ${statement.build} (issued ${statement.issuedAt}), signed (key ${statement.keyId})${statement.statementLog ? `; in the log: ${entryText(statement.statementLog)}` : ''}` : `NOT PROVEN: ${statement.code} (${statement.message})`}`,
+        ]
+      : []),
+  ];
 }

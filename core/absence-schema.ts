@@ -39,13 +39,14 @@ export const buildStatementSchema = z
     'What a build says about itself, signed with the record key by the record scheme (RFC 8785 without key_id and signature, Ed25519). More members may be added; every member is signed.',
   );
 
-const neighbour = z
-  .object({
-    index: z.int().min(0).describe("The leaf's index in the sorted map"),
-    leaf: hash,
-    path: z.array(hash).describe('RFC 9162 inclusion proof of the leaf at its index, from the leaf up'),
-  })
-  .nullable();
+/** A leaf of a build's domain map at its index, with its inclusion path: an absence proof's neighbour, a bundle's place. */
+export const mapLeafSchema = z.object({
+  index: z.int().min(0).describe("The leaf's index in the sorted map"),
+  leaf: hash,
+  path: z.array(hash).describe('RFC 9162 inclusion proof of the leaf at its index, from the leaf up'),
+});
+
+const neighbour = mapLeafSchema.nullable();
 
 /** `GET /v1/absence`: why a domain has no record in a build. */
 export const absenceProofSchema = z

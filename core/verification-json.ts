@@ -1,4 +1,4 @@
-import { type AnswerVerification, verdictOf } from '@merchant-verify/verifier';
+import { type AnswerVerification, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
 import type { TrustJson } from './trust-report.ts';
 import { witnessedJson } from './witnessed.ts';
@@ -24,16 +24,19 @@ const entryJson = (entry: { index: number; checkpoint: Checkpoint }) => ({
  * asked for held; a proven absence is `NEVER_AUDITED`, not valid), then `domain`, then one member a
  * step: `signature`, `absence` and `log` (null when not run), `witnesses` (null without a policy),
  * `staleness`; `trust`, where the key set and the log key came from (null when the edge cannot say);
- * last `claims`, what the answer says of itself (facts only when `valid`). `policy`: whether a
- * witness policy was given.
+ * last `claims`, what the answer says of itself (facts only when `valid`). A bundle's verification
+ * adds `place` (the record's leaf in the build's map) and `statement` (the build statement: its
+ * signature, its entry in the log), which then decides the witnesses. `policy`: whether a witness
+ * policy was given.
  */
 export function verificationJson(
-  verification: AnswerVerification,
+  verification: AnswerVerification | BundleVerification,
   policy: boolean,
   trust: TrustJson | null = null,
 ): Record<string, unknown> {
   const { answer, signature, absence, log, witnessed } = verification;
-  const decided = absence ?? log;
+  const bundle = 'place' in verification ? verification : null;
+  const decided = bundle ? bundle.statement : (absence ?? log);
   return {
     ...verdictOf(verification),
     domain: answer.domain ?? null,
@@ -55,6 +58,26 @@ export function verificationJson(
           }
         : failed(absence)),
     log: log && (log.valid ? entryJson(log) : failed(log)),
+    ...(bundle
+      ? {
+          place:
+            bundle.place &&
+            (bundle.place.valid ? { valid: true, code: null, message: null, index: bundle.place.index } : failed(bundle.place)),
+          statement:
+            bundle.statement &&
+            (bundle.statement.valid
+              ? {
+                  valid: true,
+                  code: null,
+                  message: null,
+                  build: bundle.statement.build,
+                  issued_at: bundle.statement.issuedAt,
+                  key_id: bundle.statement.keyId,
+                  log: bundle.statement.statementLog ? entryJson(bundle.statement.statementLog) : null,
+                }
+              : failed(bundle.statement)),
+        }
+      : {}),
     witnesses: !policy
       ? null
       : witnessed

@@ -21,12 +21,13 @@ import { noteWithheld, problemAnswer } from './problem.ts';
 import { pathOf } from './query.ts';
 import { absenceRoute } from './routes/absence.ts';
 import { batchRoute } from './routes/batch.ts';
+import { bundleRoute } from './routes/bundle.ts';
 import { healthRoute } from './routes/health.ts';
 import { buildsRoute, changesRoute, historyRoute } from './routes/history.ts';
 import { LOG_PREFIX, logFilesRoute, logVkeyRoute, proofRoute } from './routes/log.ts';
 import { LOOKUP_PREFIX, lookupRoute } from './routes/lookup.ts';
 import { MIRROR_BUILDS_PREFIX, mirrorFileRoute, mirrorRoute } from './routes/mirror.ts';
-import { keySetRoute, openApiRoute, schemaRoute } from './routes/public.ts';
+import { bundleSchemaRoute, keySetRoute, openApiRoute, schemaRoute } from './routes/public.ts';
 import { verifyRoute } from './routes/verify.ts';
 import { verifyPageRoutes } from './routes/verify-page.ts';
 
@@ -43,6 +44,7 @@ export function routes(services: GatewayServices): { path: string; methods: Meth
     { path: '/v1/changes', methods: ['GET', 'HEAD'], handler: changesRoute(services) },
     { path: '/v1/proof', methods: ['GET', 'HEAD'], handler: proofRoute(services) },
     { path: '/v1/absence', methods: ['GET', 'HEAD'], handler: absenceRoute(services) },
+    { path: '/v1/bundle', methods: ['GET', 'HEAD'], handler: bundleRoute(services) },
     { path: `${LOOKUP_PREFIX}**`, methods: ['GET', 'HEAD'], handler: lookupRoute(services) },
     { path: '/v1/mirror', methods: ['GET', 'HEAD'], handler: mirrorRoute(services) },
     { path: `${MIRROR_BUILDS_PREFIX}**`, methods: ['GET', 'HEAD'], handler: mirrorFileRoute(services) },
@@ -51,6 +53,7 @@ export function routes(services: GatewayServices): { path: string; methods: Meth
     // Every path under /log/ (the tile paths are checked by the handler).
     { path: `${LOG_PREFIX}**`, methods: ['GET', 'HEAD'], handler: logFilesRoute(services) },
     { path: '/schemas/verification/v1', methods: ['GET', 'HEAD'], handler: schemaRoute(services) },
+    { path: '/schemas/bundle/v1', methods: ['GET', 'HEAD'], handler: bundleSchemaRoute(services) },
     { path: '/openapi.json', methods: ['GET', 'HEAD'], handler: openApiRoute(services) },
     { path: '/healthz', methods: ['GET', 'HEAD'], handler: healthRoute(services) },
     { path: '/verify', methods: ['GET', 'HEAD'], handler: verifyPage.page },

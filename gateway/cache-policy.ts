@@ -32,6 +32,7 @@ export const CACHE_POLICY = {
   '/v1/changes': NO_STORE,
   '/v1/proof': RECORD,
   '/v1/absence': RECORD,
+  '/v1/bundle': RECORD,
   '/v1/lookup/{prefix}': RECORD,
   '/v1/mirror': MIRROR,
   '/v1/mirror/builds/{build}/{file}': MIRROR,
@@ -41,6 +42,7 @@ export const CACHE_POLICY = {
   '/log/checkpoint': { cacheControl: 'public, max-age=5', anyOrigin: true },
   '/log/tile/{path}': { cacheControl: 'public, max-age=31536000, immutable', anyOrigin: true },
   '/schemas/verification/v1': PUBLIC,
+  '/schemas/bundle/v1': PUBLIC,
   '/openapi.json': PUBLIC,
   '/healthz': NO_STORE,
   // The page asks only its own origin: no CORS.

@@ -30,3 +30,24 @@ export function absencePaths(): Record<string, unknown> {
     },
   };
 }
+
+/** `GET /v1/bundle`. */
+export function bundlePaths(): Record<string, unknown> {
+  return {
+    '/v1/bundle': {
+      get: {
+        operationId: 'getBundle',
+        tags: ['records'],
+        summary: "A domain's answer with everything that proves it, in one document to keep and check offline",
+        description:
+          "The live build's record (or never-audited answer with its absence proof), the record's place in the build's domain map, the signed build statement and its log proof with the checkpoint's cosignatures. One quota unit; of the live build only (a `build` parameter is 400 INVALID_REQUEST). Verify with verifyBundle, or mvr verify DOMAIN --bundle FILE; the schema is also served at /schemas/bundle/v1.",
+        parameters: [domainParameter, ifNoneMatch],
+        responses: {
+          ...ok('/v1/bundle', 'The bundle.', 'Bundle', { conditional: true }),
+          ...notModified('/v1/bundle'),
+          ...problems(['INVALID_DOMAIN', 'INVALID_REQUEST', ...GATED, 'STORE_UNAVAILABLE', 'UNAVAILABLE']),
+        },
+      },
+    },
+  };
+}

@@ -43,6 +43,31 @@ export function publicPaths(schemaUrl: string): Record<string, unknown> {
         },
       },
     },
+    '/schemas/bundle/v1': {
+      get: {
+        operationId: 'getBundleSchema',
+        ...open,
+        summary: 'JSON Schema (2020-12) of the offline bundle (GET /v1/bundle)',
+        parameters: [ifNoneMatch],
+        responses: {
+          '200': {
+            description: 'The schema, with $id https://{issuer}/schemas/bundle/v1.',
+            headers: routeHeaders('/schemas/bundle/v1', true),
+            content: {
+              'application/schema+json': {
+                schema: {
+                  type: 'object',
+                  required: ['$id', '$schema'],
+                  properties: { $id: { type: 'string' }, $schema: { const: 'https://json-schema.org/draft/2020-12/schema' } },
+                },
+              },
+            },
+          },
+          ...notModified('/schemas/bundle/v1'),
+          ...problems(['METHOD_NOT_ALLOWED']),
+        },
+      },
+    },
     '/openapi.json': {
       get: {
         operationId: 'getOpenApi',

@@ -1,6 +1,8 @@
+import { BUNDLE_SCHEMA_SUFFIX } from '@merchant-verify/verifier';
 import { z } from 'zod';
 import { absenceProofSchema, buildStatementSchema } from '../core/absence-schema.ts';
 import { batchAnswerSchema, batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema } from '../core/batch-schema.ts';
+import { bundleSchema } from '../core/bundle-schema.ts';
 import { domainInputSchema } from '../core/domain-input.ts';
 import { healthSchema } from '../core/health-schema.ts';
 import {
@@ -17,7 +19,7 @@ import { checkpointTextSchema, logProofTextSchema, logVerifierKeySchema } from '
 import { prefixAnswerSchema } from '../core/lookup-schema.ts';
 import { problemSchema } from '../core/problem-document.ts';
 import { recordSchema } from '../core/record.ts';
-import { absencePaths } from './openapi-absence.ts';
+import { absencePaths, bundlePaths } from './openapi-absence.ts';
 import { batchPaths } from './openapi-batch.ts';
 import { historyPaths } from './openapi-history.ts';
 import { logPaths } from './openapi-log.ts';
@@ -39,6 +41,7 @@ const COMPONENTS: Record<string, z.ZodType> = {
   BatchProblem: batchProblemResultSchema,
   BuildStatement: buildStatementSchema,
   AbsenceProof: absenceProofSchema,
+  Bundle: bundleSchema,
   PrefixAnswer: prefixAnswerSchema,
   KeptBuild: keptBuildSchema,
   KeptBuilds: keptBuildsSchema,
@@ -58,6 +61,11 @@ const JSON_RPC = { type: 'object', required: ['jsonrpc'], properties: { jsonrpc:
 /** The record's JSON Schema (2020-12), with its `$id`: what `/schemas/verification/v1` serves. */
 export function recordJsonSchema(schemaUrl: string): Record<string, unknown> {
   return { $id: schemaUrl, ...z.toJSONSchema(recordSchema, { target: 'draft-2020-12' }) };
+}
+
+/** The offline bundle's JSON Schema (2020-12), with its `$id`: what `/schemas/bundle/v1` serves. */
+export function bundleJsonSchema(issuer: string): Record<string, unknown> {
+  return { $id: `https://${issuer}${BUNDLE_SCHEMA_SUFFIX}`, ...z.toJSONSchema(bundleSchema, { target: 'draft-2020-12' }) };
 }
 
 /** The components, generated from the zod schemas; references between them by `$ref`. */
@@ -119,6 +127,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
       ...historyPaths(),
       ...logPaths(),
       ...absencePaths(),
+      ...bundlePaths(),
       ...lookupPaths(),
       ...mirrorPaths(),
       ...publicPaths(options.schemaUrl),

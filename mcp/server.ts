@@ -12,11 +12,18 @@ import { PACKAGE_VERSION } from '../core/version.ts';
 import { lookupBatch } from '../service/batch.ts';
 import { type PrefixLookup, verifyPrivately } from './private.ts';
 import { toolError } from './tool-error.ts';
-import { type AbsenceLookup, type ProofLookup, type RecordLookup, verificationOutputSchema, verifyLookedUp } from './verification.ts';
+import {
+  type AbsenceLookup,
+  type BundleLookup,
+  type ProofLookup,
+  type RecordLookup,
+  verificationOutputSchema,
+  verifyLookedUp,
+} from './verification.ts';
 import { WITNESSED_NOTE, type WitnessSource, witnessedItems } from './witnessed.ts';
 
 export type { PrefixLookup } from './private.ts';
-export type { AbsenceLookup, ProofLookup, RecordLookup } from './verification.ts';
+export type { AbsenceLookup, BundleLookup, ProofLookup, RecordLookup } from './verification.ts';
 /** The history of a normalized domain, as `GET /v1/history` answers it; throws MvrError. */
 export type HistoryLookup = (domain: string) => Promise<HistoryAnswer>;
 
@@ -44,7 +51,8 @@ export function toolDescription(keySetUrl: string, witnessed = false): string {
     `The record is Ed25519-signed (key_id, signature) over its RFC 8785 canonical JSON without those two members; verify it with the public key set at ${keySetUrl}.`,
     'A record without a signature is unverified, never a pass.',
     "With include_proof: true, for an audited record the second text item is a C2SP tlog-proof that this exact record is in the issuer's public append-only log",
-    "(verify it with the log's key at /.well-known/merchant-verify-log.vkey), so the issuer cannot show other callers a different verdict.",
+    "(verify it with the log's key at /.well-known/merchant-verify-log.vkey), so the issuer cannot show other callers a different verdict;",
+    'and the structured result carries the bundle: the answer with everything that proves it in one document, to keep and check offline with verifyBundle.',
     "The structured result is this server's verification of the answer: first valid, code and message (valid only when every check ran and held; a never-audited answer proven absent is NEVER_AUDITED, not valid),",
     'then each step (signature, absence, log, witnesses, staleness), what the record claims, and the record itself.',
     ...(witnessed ? [WITNESSED_NOTE] : []),
@@ -58,6 +66,8 @@ export interface McpServerOptions {
   history: HistoryLookup;
   proof: ProofLookup;
   absence: AbsenceLookup;
+  /** Offline bundles (`GET /v1/bundle`), for verify_merchant's `include_proof`. */
+  bundle: BundleLookup;
   /** Prefix answers (`GET /v1/lookup/{prefix}`), for verify_merchant's `private` input. */
   prefix: PrefixLookup;
   /** Whether the lookups go to a remote gateway (`mvr mcp --base-url`): only then does `private` hide the domain from the issuer. */
@@ -102,7 +112,9 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
         include_proof: z
           .boolean()
           .optional()
-          .describe('Also return the proof that the record is in the public transparency log (a second text item).'),
+          .describe(
+            'Also return the proof that the record is in the public transparency log (a second text item), and the offline bundle (structured `bundle`).',
+          ),
         private: z.boolean().optional().describe(privateDescription(options.remote)),
       }),
       outputSchema: verificationOutputSchema,
@@ -117,13 +129,15 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
           : await verifyLookedUp(normalizeDomain(domain), { lookup, ...options, trust: trustSourcesOf(options) }, settings);
         // The absence proof goes with every never-audited answer; a log proof only when asked for.
         const second = verified.structured.absence !== null || include_proof ? verified.proof : null;
+        // The bundle names the domain: a private lookup never asks for one.
+        const bundle = include_proof && !privately ? await options.bundle(normalizeDomain(domain)) : undefined;
         return {
           content: [
             { type: 'text' as const, text: verified.text },
             ...(second === null ? [] : [{ type: 'text' as const, text: second }]),
             ...(await witnessedItems(options.witness)),
           ],
-          structuredContent: verified.structured,
+          structuredContent: bundle === undefined ? verified.structured : { ...verified.structured, bundle },
         };
       } catch (error) {
         return toolError(error, options.noteWithheld?.(error));

@@ -1,6 +1,7 @@
 import type { AnswerSource, TlogPolicy } from '@merchant-verify/verifier';
 import { verifyOnline } from '@merchant-verify/verifier';
 import { z } from 'zod';
+import { bundleSchema } from '../core/bundle-schema.ts';
 import { isMvrError, NotInLogError } from '../core/errors.ts';
 import { recordSchema } from '../core/record.ts';
 import { type TrustSources, trustJson } from '../core/trust-report.ts';
@@ -15,6 +16,9 @@ export type RecordLookup = (domain: string) => Promise<Buffer>;
 export type ProofLookup = (domain: string) => Promise<{ proof: string }>;
 /** The proof that a normalized domain has no record in the live build, as `GET /v1/absence` answers it; throws MvrError (HAS_RECORD when it has one). */
 export type AbsenceLookup = (domain: string) => Promise<unknown>;
+
+/** The offline bundle of a normalized domain, as `GET /v1/bundle` answers it; throws MvrError. */
+export type BundleLookup = (domain: string) => Promise<unknown>;
 
 /** What the tool verifies with, beside the lookups: the key set and the log's key the deployment publishes. */
 export interface VerifyingLookups {
@@ -101,4 +105,9 @@ export const verificationOutputSchema = z.object({
     .describe('where the key set and the log key came from: pinned, policy, or first_use (taken from the gateway being checked)'),
   claims: z.object({}).loose(),
   record: recordSchema,
+  bundle: bundleSchema
+    .optional()
+    .describe(
+      'With include_proof: the offline bundle (GET /v1/bundle), everything that proves this answer in one document; keep it and check it later, offline, with verifyBundle of @merchant-verify/verifier',
+    ),
 });

@@ -6,7 +6,7 @@ import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
 import { readLimitOf } from '../../core/limits.ts';
 import { causeOf, httpCodeOf, withheldDetail } from '../../core/problem-document.ts';
-import type { AbsenceLookup, HistoryLookup, PrefixLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
+import type { AbsenceLookup, BundleLookup, HistoryLookup, PrefixLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import type { WitnessSource } from '../../mcp/witnessed.ts';
 import { readPolicyFile } from '../../witness/policy-file.ts';
 import { runAction } from '../cli-output.ts';
@@ -78,6 +78,7 @@ async function lookupFor(
   history: HistoryLookup;
   proof: ProofLookup;
   absence: AbsenceLookup;
+  bundle: BundleLookup;
   /** Prefix answers; `remote`: asked of a gateway, so verify_merchant's `private` keeps the domain from it. */
   prefix: PrefixLookup;
   remote: boolean;
@@ -93,6 +94,7 @@ async function lookupFor(
     return {
       lookup: (domain) => ask(`/v1/verify?domain=${encodeURIComponent(domain)}`),
       absence: async (domain) => JSON.parse((await ask(`/v1/absence?domain=${encodeURIComponent(domain)}`)).toString('utf8')),
+      bundle: async (domain) => JSON.parse((await ask(`/v1/bundle?domain=${encodeURIComponent(domain)}`)).toString('utf8')),
       history: async (domain) =>
         JSON.parse((await ask(`/v1/history?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as Awaited<ReturnType<HistoryLookup>>,
       proof: async (domain) => ({ proof: (await ask(`/v1/proof?domain=${encodeURIComponent(domain)}`)).toString('utf8') }),
@@ -126,6 +128,7 @@ async function lookupFor(
     proof: (domain) => proofs.proofFor(domain),
     lookup: async (domain) => (await records.recordFor(domain)).bytes,
     absence: (domain) => proofs.absenceFor(domain),
+    bundle: async (domain) => (await import('../../service/bundles.ts')).bundleFor(records, proofs, domain),
     prefix: (prefix) => lookups.answerFor(prefix),
     remote: false,
     history: (domain) => history.history(domain),

@@ -1,3 +1,4 @@
+import { UsageError } from '../../core/errors.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
@@ -47,16 +48,30 @@ export default defineCommand({
       description:
         'answer offline from a mirror folder (mvr mirror --to DIR): its record, or the proof that it has none, verified against the keys the mirror trusts',
     },
+    bundle: {
+      type: 'string',
+      description:
+        'verify a kept bundle (GET /v1/bundle) offline, nothing fetched: with --keys or --trusted-keys FILE, and --log-key, --policy, --max-age, --at',
+    },
+    'bundle-out': {
+      type: 'string',
+      description: "fetch DOMAIN's bundle from the gateway, save it to this file to keep, and verify it",
+    },
+    at: { type: 'string', description: 'with --bundle: verify as of this time (ISO 8601, e.g. 2026-12-01T00:00:00Z), not now' },
     json: { type: 'boolean', description: 'print a machine-readable result' },
   },
   run: ({ args, io }) =>
     runAction(io, Boolean(args.json), async () => {
       const gateway = options.resolve(args, io.env);
-      const outcome = args.mirror
-        ? await (await import('../verify-mirror.ts')).verifyFromMirror(args, args.mirror)
-        : args.private
-          ? await (await import('../verify-private.ts')).verifyPrivately(args, gateway)
-          : await (await import('../verify-action.ts')).verifyFromArgs(args, gateway);
+      if (args.at !== undefined && !args.bundle) throw new UsageError('--at verifies a kept bundle as of a past time: give --bundle FILE');
+      const outcome =
+        args.bundle || args['bundle-out']
+          ? await (await import('../verify-bundle.ts')).verifyFromBundle(args, gateway)
+          : args.mirror
+            ? await (await import('../verify-mirror.ts')).verifyFromMirror(args, args.mirror)
+            : args.private
+              ? await (await import('../verify-private.ts')).verifyPrivately(args, gateway)
+              : await (await import('../verify-action.ts')).verifyFromArgs(args, gateway);
       if (args.json) io.stdout.write(`${JSON.stringify(outcome.json)}\n`);
       else io.stdout.write(outcome.text);
       return outcome.exitCode;

@@ -3,6 +3,7 @@ import { defineEventHandler, type H3Event, sendWebResponse, setResponseHeaders }
 import { LOG_CHECKPOINT } from '../../core/layout.ts';
 import { createMcpServer, keySetUrlOf, quotaCost } from '../../mcp/server.ts';
 import type { WitnessSource } from '../../mcp/witnessed.ts';
+import { bundleFor } from '../../service/bundles.ts';
 import { sendAnswer } from '../answer.ts';
 import { authenticate, chargeQuota } from '../auth.ts';
 import { readBody } from '../body.ts';
@@ -34,6 +35,7 @@ export function mcpRoute(services: GatewayServices) {
         history,
         proof,
         absence: (domain) => services.proofs.absenceFor(domain),
+        bundle: (domain) => bundleFor(services.records, services.proofs, domain),
         // In-process: the tool call names the domain, so a private lookup here hides nothing from the gateway (the tool says so).
         prefix: (prefix) => services.lookups.answerFor(prefix),
         remote: false,

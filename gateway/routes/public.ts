@@ -4,7 +4,7 @@ import { strongEtag } from '../../core/etag.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import { type CachedRoute, cacheHeaders } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';
-import { openApiDocument, recordJsonSchema } from '../openapi.ts';
+import { bundleJsonSchema, openApiDocument, recordJsonSchema } from '../openapi.ts';
 
 /** `GET /.well-known/merchant-verify-keys.json`: the file the build published, as it is. */
 export function keySetRoute(services: GatewayServices) {
@@ -18,6 +18,12 @@ export function keySetRoute(services: GatewayServices) {
 export function schemaRoute(services: GatewayServices) {
   const document = fixedDocument(recordJsonSchema(services.schemaUrl));
   return defineEventHandler((event) => sendPublic(event, '/schemas/verification/v1', 'application/schema+json', document));
+}
+
+/** `GET /schemas/bundle/v1`: the offline bundle's JSON Schema (2020-12). */
+export function bundleSchemaRoute(services: GatewayServices) {
+  const document = fixedDocument(bundleJsonSchema(services.issuer));
+  return defineEventHandler((event) => sendPublic(event, '/schemas/bundle/v1', 'application/schema+json', document));
 }
 
 /** `GET /openapi.json`: the OpenAPI 3.1 description of the HTTP API. */

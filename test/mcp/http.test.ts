@@ -56,6 +56,7 @@ describe('verify_merchant over Streamable HTTP', () => {
       'trust',
       'claims',
       'record',
+      'bundle',
     ]);
     expect(Object.keys(properties.record?.properties ?? {})).toEqual(
       expect.arrayContaining([

@@ -5,8 +5,9 @@
  */
 import { spawn } from 'node:child_process';
 import { openSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { KEY_SET_PATH, verdictOf, verifyBundle } from '@merchant-verify/verifier';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,6 +81,13 @@ describe.each([
     expect(text).toBe((await gw.verify(GOLD)).text);
     expect(result.structuredContent).toMatchObject({ valid: true, code: null, record: JSON.parse(text) });
     expect(result.structuredContent).toMatchObject({ record: { domain: GOLD, status: 'verified', key_id: project.kid } });
+  });
+
+  it('include_proof: the bundle in the structured result, which verifyBundle accepts', async () => {
+    const result = await server().client.callTool({ name: 'verify_merchant', arguments: { domain: GOLD, include_proof: true } });
+    const { bundle } = result.structuredContent as { bundle: unknown };
+    const keySet = JSON.parse(await readFile(project.keySetFile, 'utf8')) as unknown;
+    expect(verdictOf(verifyBundle({ bundle, domain: GOLD, keySet }))).toEqual({ valid: true, code: null, message: null });
   });
 
   it('an unaudited domain: status unverified, score null', async () => {

@@ -91,6 +91,10 @@ export function contractCases(i: CaseInputs): ContractCase[] {
     { name: 'absence in a kept build', path: `/v1/absence?domain=${NEVER}&build=${i.older}`, status: 200 },
     { name: 'absence build given twice', path: `/v1/absence?domain=${NEVER}&build=a&build=b`, status: 400 },
     { name: 'absence of an audited domain', path: `/v1/absence?domain=${i.known}`, status: 404 },
+    ...lookup('/v1/bundle', i.known),
+    { name: 'bundle never audited', path: `/v1/bundle?domain=${NEVER}`, status: 200 },
+    { name: 'bundle of a kept build', path: `/v1/bundle?domain=${i.known}&build=${i.older}`, status: 400 },
+    { name: 'bundle corrupt record', path: `/v1/bundle?domain=${i.corrupt}`, on: 'broken', status: 503 },
     { name: 'prefix lookup', path: '/v1/lookup/a', status: 200 },
     { name: 'prefix lookup of another length', path: '/v1/lookup/a0', status: 400 },
     { name: 'prefix lookup without a key', path: '/v1/lookup/a', key: false, status: 401 },
@@ -132,6 +136,7 @@ export function contractCases(i: CaseInputs): ContractCase[] {
     { name: 'tile not in the layout', path: '/log/tile/nope', key: false, status: 404 },
 
     { name: 'record schema', path: '/schemas/verification/v1', key: false, status: 200 },
+    { name: 'bundle schema', path: '/schemas/bundle/v1', key: false, status: 200 },
     { name: 'openapi', path: '/openapi.json', key: false, status: 200 },
     { name: 'verify page', path: '/verify', key: false, status: 200 },
     { name: 'verify page script', path: '/verify/app.js', key: false, status: 200 },

@@ -41,6 +41,11 @@ describe('the verifier package throws only its coded errors', () => {
     domain: string;
   };
   const policy = verifier.parsePolicy(w.policies['two of three']!);
+  const bundles = JSON.parse(readFileSync(join(ROOT, 'test/vectors/bundle/bundle.json'), 'utf8')) as {
+    key_set: unknown;
+    log_vkey: string;
+    cases: { domain: string; bundle: Record<string, unknown> }[];
+  };
   // Arbitrary values, and the genuine ones beside them, so that calls reach past the first check.
   const any = fc.anything({
     withBigInt: true,
@@ -107,6 +112,26 @@ describe('the verifier package throws only its coded errors', () => {
       ),
       (a: unknown[]) =>
         verifier.verifyAnswer(typeof a[0] === 'object' && a[0] !== null ? ({ ...(a[1] as object), ...a[0] } as never) : (a[0] as never)),
+    ],
+    [
+      'verifyBundle',
+      fc.tuple(
+        fc.oneof(
+          any,
+          fc.record(
+            {
+              bundle: or(...bundles.cases.map((c) => c.bundle), { ...bundles.cases[0]!.bundle, place: { index: 1n, leaf: [], path: {} } }),
+              keySet: or(bundles.key_set),
+              domain: or(bundles.cases[0]!.domain),
+              log: or({ vkey: bundles.log_vkey }),
+            },
+            { requiredKeys: [] },
+          ),
+        ),
+        options,
+      ),
+      (a: unknown[]) =>
+        verifier.verifyBundle(typeof a[0] === 'object' && a[0] !== null ? ({ ...(a[1] as object), ...a[0] } as never) : (a[0] as never)),
     ],
     ['parsePolicy', fc.tuple(or(w.policies['two of three']!), any), (a: unknown[]) => verifier.parsePolicy(a[0] as string, a[1] as string)],
     [

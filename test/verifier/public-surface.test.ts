@@ -13,6 +13,7 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/verifier/package.j
 
 const SURFACE: Record<string, string[]> = {
   '@merchant-verify/verifier': [
+    'BUNDLE_SCHEMA_SUFFIX',
     'CanonicalizationError',
     'InvalidArgumentError',
     'FetchFailedError',
@@ -33,6 +34,7 @@ const SURFACE: Record<string, string[]> = {
     'verdictOf',
     'verifyAbsence',
     'verifyAnswer',
+    'verifyBundle',
     'verifyLogProof',
     'verifyOnline',
     'verifyOnlinePrivately',
@@ -74,6 +76,7 @@ const SURFACE: Record<string, string[]> = {
     'verifyInclusion',
   ],
   '@merchant-verify/verifier/internal/issuer': [
+    'BUNDLE_SCHEMA_SUFFIX',
     'DomainMap',
     'ED25519_L',
     'KEY_ENDORSEMENT_TYPE',

@@ -48,6 +48,17 @@ export function domainHash(sha256: Sha256, domain: string): Uint8Array {
 }
 
 /**
+ * Whether a map leaf is the given record's: the one comparison every path that holds a record and
+ * its place in a build's map makes (a bundle). Today a leaf is SHA-256 of the record's domain, so a
+ * leaf says which domain has a record, not which record; a leaf that also commits to the record's
+ * bytes changes this function alone.
+ */
+export function leafMatchesRecord(sha256: Sha256, leaf: Uint8Array, record: unknown): boolean {
+  const domain = (record as { domain?: unknown } | null)?.domain;
+  return typeof domain === 'string' && leaf.length === LEAF_SIZE && compareHashes(leaf, domainHash(sha256, domain)) === 0;
+}
+
+/**
  * A build's domain map in memory: the sorted leaves in one buffer (32 bytes each) and the hashes
  * of every aligned, perfect subtree of {@link RUN} leaves or more (`levels[k][j]` covers leaves
  * `[j·RUN·2^k, (j+1)·RUN·2^k)`), so that a proof hashes at most two runs of leaves rather than the

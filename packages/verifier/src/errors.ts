@@ -45,6 +45,9 @@ export const VERIFIER_ERROR_CODES = [
   'PREFIX_MISMATCH',
   'PADDING_MISMATCH',
   'INCOMPLETE_PREFIX_ANSWER',
+  // Verdicts of a bundle (`verifyBundle`), besides those of the record, the absence proof and the statement it carries.
+  'MALFORMED_BUNDLE',
+  'RECORD_NOT_IN_MAP',
   // Verdicts of a witnessed checkpoint (`verifyWitnessedCheckpoint`).
   'BAD_COSIGNATURE',
   'NOT_WITNESSED',

@@ -18,6 +18,8 @@ export const READ_LIMITS = {
   answer: 64 * 1024,
   absence: 1024 * 1024,
   proof: 64 * 1024,
+  // A bundle is a record and an absence proof, or a record with its map path, and a statement proof.
+  bundle: 2 * 1024 * 1024,
   keySet: 256 * 1024,
   logKey: 4 * 1024,
   // A prefix answer holds a prefix's few hundred records, padded: about 0.6 MB at 10,000 domains, a few MB at a million.
@@ -44,6 +46,8 @@ export interface AnswerSource {
   logKey(): Promise<string>;
   /** The answer to `GET /v1/lookup/{prefix}`, parsed; null when the gateway refuses the prefix's length (INVALID_PREFIX). */
   prefix?(prefix: string): Promise<unknown | null>;
+  /** The offline bundle (`GET /v1/bundle?domain=`), as its text: what a caller keeps and `verifyBundle` checks. */
+  bundle?(domain: string): Promise<string>;
 }
 
 export interface GatewaySourceOptions {
@@ -88,6 +92,11 @@ export function gatewaySource(options: GatewaySourceOptions): AnswerSource {
     prefix: async (prefix) => {
       const answer = await get(`${base}/v1/lookup/${encodeURIComponent(prefix)}`, READ_LIMITS.prefix, true);
       return answer.problem === 'INVALID_PREFIX' ? null : json(ok(answer, 'the prefix answer'), 'the prefix answer');
+    },
+    bundle: async (domain) => {
+      const answer = ok(await gated('/v1/bundle', domain, READ_LIMITS.bundle), 'the bundle');
+      json(answer, 'the bundle');
+      return text(answer);
     },
   };
 }

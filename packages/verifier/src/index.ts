@@ -12,6 +12,7 @@
  */
 
 export type { AbsenceFailureCode, AbsenceProof, AbsenceResult, BuildStatement } from './absence.ts';
+export { BUNDLE_SCHEMA_SUFFIX, type Bundle } from './bundle.ts';
 export {
   type AbsenceOptions,
   type RecordVerification,
@@ -52,6 +53,7 @@ export {
 export { type Verdict, verdictOf } from './verdict.ts';
 export type { VerifyFailureCode, VerifyResult } from './verify.ts';
 export { type AnswerVerification, isNeverAudited, type VerifyAnswerInput, verifyAnswer } from './verify-answer.ts';
+export { type BundleVerification, type PlaceResult, type VerifyBundleInput, verifyBundle } from './verify-bundle.ts';
 export { type PrefixVerification, type VerifyPrefixInput, verifyPrefixAnswer } from './verify-prefix.ts';
 export type { WitnessOptions } from './witness-step.ts';
 export {

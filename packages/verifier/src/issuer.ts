@@ -15,6 +15,7 @@ export {
   statementText,
 } from './absence.ts';
 export { decodeBase64url, encodeBase64url } from './base64url.ts';
+export { BUNDLE_SCHEMA_SUFFIX, type Bundle } from './bundle.ts';
 export { canonicalBytes, canonicalJson, canonicalMembers, hasLoneSurrogate, joinMembers } from './canonical.ts';
 export { verifyBuildStatement } from './checks.ts';
 export { DomainMap, domainHash } from './domain-map.ts';

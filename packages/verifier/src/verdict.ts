@@ -5,6 +5,7 @@
  */
 import type { VerifierErrorCode } from './errors.ts';
 import type { AnswerVerification } from './verify-answer.ts';
+import type { BundleVerification } from './verify-bundle.ts';
 
 export interface Verdict {
   /** True only when every check asked for ran and held: a proven absence (NEVER_AUDITED) is not valid either. */
@@ -16,13 +17,14 @@ export interface Verdict {
 }
 
 /**
- * The verdict of {@link verifyAnswer}'s result: its code, and the message of the step that gave it.
+ * The verdict of {@link verifyAnswer}'s result (or `verifyBundle`'s): its code, and the message of
+ * the step that gave it.
  *
  * @example
  *   const { valid, code, message } = verdictOf(verifyAnswer({ answer, keySet }));
  *   if (!valid) console.log(`INVALID (${code}): ${message}`);
  */
-export function verdictOf(verification: AnswerVerification): Verdict {
+export function verdictOf(verification: AnswerVerification | BundleVerification): Verdict {
   const { code, absence, signature, log } = verification;
   if (code === null) return { valid: true, code: null, message: null };
   if (code === 'NEVER_AUDITED' && absence?.valid)
@@ -31,6 +33,10 @@ export function verdictOf(verification: AnswerVerification): Verdict {
       code,
       message: `no record in build ${absence.build} (issued ${absence.issuedAt}): never audited, which is not verified`,
     };
-  const step = [absence, signature, log].find((s) => s !== null && !s.valid && s.code === code) as { message: string } | undefined;
+  // A bundle's own steps come after the answer's: its shape, its place in the map, its statement.
+  const b = 'place' in verification ? verification : null;
+  if (b?.bundle) return { valid: false, code, message: b.bundle.message };
+  const steps = [absence, signature, log, b?.place ?? null, b?.statement ?? null];
+  const step = steps.find((s) => s !== null && !s.valid && s.code === code) as { message: string } | undefined;
   return { valid: false, code, message: step?.message ?? code };
 }
