@@ -46,8 +46,13 @@ export interface LogStep {
    * in the build.
    */
   witness<T extends { checkpoint: string }>(send: (checkpoint: string) => Promise<T>): Promise<T>;
-  /** Removes the tiles this build wrote (the build failed before going live), unless its checkpoint went to a witness. */
-  discard(): Promise<void>;
+  /**
+   * The build failed before going live: removes the tiles it wrote, unless its checkpoint went to a
+   * witness. Then the log keeps its entries, and the live build's statement (`liveStatement`, its
+   * file's bytes; null when no build is live) is appended again as the log's last entry, so the
+   * head a refresh gets cosigned still ends with the statement of the build that is served.
+   */
+  discard(liveStatement: Buffer | null): Promise<void>;
 }
 
 /** The published log as a build found it: its checkpoint (null before the first build) and right edge. */
@@ -63,7 +68,10 @@ export interface PublishedLog {
  * a single audit, so a log it would refuse is refused at once, not after every record is signed.
  */
 export async function openPublishedLog(publicDir: string, key: LogKey, origin: string): Promise<PublishedLog> {
-  const logDir = join(publicDir, LOG_DIR);
+  return openLogDir(join(publicDir, LOG_DIR), key, origin);
+}
+
+async function openLogDir(logDir: string, key: LogKey, origin: string): Promise<PublishedLog> {
   const previous = await readPrevious(logDir, key, origin);
   if (!previous) return { logDir, previous, edge: emptyEdge() };
   const fetch = folderTiles(logDir);
@@ -104,15 +112,7 @@ export async function appendBuildToLog(opts: {
   const { logDir, previous, edge } = opts.log;
   const fetch = folderTiles(logDir);
   const madeDirs = new Set<string>();
-  const appender = new TileAppender(hasher, edge, (path, bytes) => {
-    const file = join(logDir, path);
-    const dir = dirname(file);
-    if (!madeDirs.has(dir)) {
-      mkdirSync(dir, { recursive: true });
-      madeDirs.add(dir);
-    }
-    writeFileSync(file, bytes);
-  });
+  const appender = new TileAppender(hasher, edge, tileWriter(logDir, madeDirs));
   const discard = async () => {
     for (const path of appender.written) await rm(join(logDir, path), { force: true });
     for (const dir of [...madeDirs].sort((a, b) => b.length - a.length)) await removeEmptyFolders(dir, logDir);
@@ -163,14 +163,49 @@ export async function appendBuildToLog(opts: {
         await writeAtomic(join(logDir, LOG_CHECKPOINT), checkpoint);
         return cosigned;
       },
-      discard: async () => {
-        if (!sent) await discard();
+      discard: async (liveStatement) => {
+        // Tiles left behind are beyond every checkpoint; failing to remove them is not the build's failure.
+        if (!sent) await discard().catch(() => undefined);
+        else if (liveStatement) await appendStatementAgain(logDir, opts.key, opts.origin, liveStatement);
       },
     };
   } catch (error) {
     await discard();
     throw error;
   }
+}
+
+/** Writes a tile under `logDir`, making its folder once (`madeDirs` lists the folders made, for a discard). */
+function tileWriter(logDir: string, madeDirs: Set<string>): (path: string, bytes: Uint8Array) => void {
+  return (path, bytes) => {
+    const file = join(logDir, path);
+    const dir = dirname(file);
+    if (!madeDirs.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      madeDirs.add(dir);
+    }
+    writeFileSync(file, bytes);
+  };
+}
+
+/**
+ * Appends a statement's entry once more and publishes the new head, signed by the log key. Newest
+ * means last (decision 0077): a verifier refuses a statement that is not its checkpoint's last
+ * entry, so after a build whose entries the log keeps but which did not go live, the live build's
+ * statement is appended again; the same entry twice in a list of hashes is harmless. The head is
+ * not cosigned here: the next refresh (`mvr log witness`) has it cosigned and served.
+ */
+async function appendStatementAgain(logDir: string, key: LogKey, origin: string, statement: Buffer): Promise<void> {
+  const { previous, edge } = await openLogDir(logDir, key, origin);
+  if (!previous) return;
+  const appender = new TileAppender(hasher, edge, tileWriter(logDir, new Set()));
+  appender.append(statementEntry(sha256, statement));
+  appender.finish();
+  const tree = new TileTree(hasher, appender.size, folderTiles(logDir));
+  const root = await tree.root();
+  if (!(await tree.extends(previous, root)))
+    throw new LogInconsistentError(`the log would not extend its checkpoint of size ${previous.size}; nothing was published`);
+  await writeAtomic(join(logDir, LOG_CHECKPOINT), signNote(key, formatCheckpoint({ origin, size: appender.size, root })));
 }
 
 /** The published checkpoint, opened with the log key; null for a log not started. */

@@ -15,7 +15,7 @@ export async function verifyPrivately(args: Record<string, unknown>, gateway: { 
   const str = (k: string) => (typeof args[k] === 'string' && args[k] !== '' ? (args[k] as string) : undefined);
   const { baseUrl, apiKey } = gateway;
   if (!str('domain')) throw new ConfigError('--private: give the DOMAIN to look up');
-  for (const flag of ['file', 'absence', 'proof'])
+  for (const flag of ['file', 'absence', 'proof', 'build'])
     if (str(flag)) throw new ConfigError(`--private looks the domain up by its hash prefix; --${flag} verifies a saved answer instead`);
   if (!baseUrl || !apiKey) throw new ConfigError('--private needs --base-url and --api-key (or MVR_BASE_URL and MVR_API_KEY)');
   // Normalized here, with the function the gateway and the build use; only a prefix of its hash leaves.

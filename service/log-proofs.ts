@@ -139,9 +139,11 @@ export class LogProofs {
   }
 
   /**
-   * The statement's entry is where the build's manifest says; the proof is made from the tiles and
-   * checked against the statement as the answer carries it (the bytes a verifier rebuilds), so a
-   * proof that would not verify is never served.
+   * The statement's entry is the checkpoint's last when that entry is this statement's (a build that
+   * did not go live appended the live statement again, so the served checkpoint ends with it, and a
+   * verifier refuses a statement that is not last as BUILD_SUPERSEDED), else where the build's
+   * manifest says. The proof is made from the tiles and checked against the statement as the answer
+   * carries it (the bytes a verifier rebuilds), so a proof that would not verify is never served.
    */
   private async makeStatementProof(
     statement: AbsenceProof['statement'],
@@ -159,8 +161,17 @@ export class LogProofs {
     if (index === undefined) return null;
     if (!checkpoint) throw new RecordUnavailableError(`build ${build} has its statement in the log but no ${BUILD_CHECKPOINT_FILE}`);
     const { size, root } = parseCheckpoint(parseNote(checkpoint).text);
-    const proof = await this.inclusion(index, size, `build ${build}'s statement`);
     const leaf = hasher.leaf(statementEntry(sha256, Buffer.from(statementText(statement))));
+    let proven: { index: number; proof: Uint8Array[] };
+    try {
+      proven = await statementInclusion(new TileTree(hasher, size, storeTiles(this.store)), index, root, leaf);
+    } catch (error) {
+      throw new RecordUnavailableError(`the log tiles for build ${build}'s statement cannot be read: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    const { proof } = proven;
+    index = proven.index;
     if (!verifyInclusion(hasher, index, size, leaf, proof, root))
       throw new RecordUnavailableError(
         `the log proof of build ${build}'s statement does not verify against its checkpoint; it is not served`,
@@ -204,6 +215,27 @@ export class LogProofs {
     }
     return entries;
   }
+}
+
+/**
+ * Where a build's statement is proven in a tree (`tree`, of the checkpoint's size, whose root is
+ * `root`): at its last entry when that entry is the statement's (`leaf`, its leaf hash), for a build
+ * that did not go live appended the live statement again and a verifier refuses a statement that is
+ * not last (BUILD_SUPERSEDED); else at `manifestIndex`, where the build appended it, unchecked (the
+ * caller checks it). The gateway serves statement proofs so, and `mvr mirror` checks a build so.
+ */
+export async function statementInclusion(
+  tree: TileTree,
+  manifestIndex: number,
+  root: Uint8Array,
+  leaf: Uint8Array,
+): Promise<{ index: number; proof: Uint8Array[] }> {
+  const last = tree.size - 1;
+  if (manifestIndex < last) {
+    const proof = await tree.inclusion(last);
+    if (verifyInclusion(hasher, last, tree.size, leaf, proof, root)) return { index: last, proof };
+  }
+  return { index: manifestIndex, proof: await tree.inclusion(manifestIndex) };
 }
 
 /**

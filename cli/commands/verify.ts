@@ -32,6 +32,11 @@ export default defineCommand({
         "a tlog-policy file (the log, its witnesses, the quorum): the proof's checkpoint must be cosigned by the quorum; implies --log for a record",
     },
     'max-age': { type: 'string', description: 'with --policy: cosignatures older than this do not count, e.g. 36h, 90m, 2d' },
+    build: {
+      type: 'string',
+      description:
+        "a kept build's id: its answer is fetched (&build=ID) or the saved one checked as that build's, which need not be the newest",
+    },
     absence: {
       type: 'string',
       description:

@@ -8,7 +8,7 @@ import { type AbsenceResult, createAbsenceVerifier, createStatementLogCheck, STA
 import { canonicalBytes } from './canonical.ts';
 import { nobleEd25519Verify } from './ed25519.ts';
 import { type KeySet, parseKeySet } from './keyset.ts';
-import { clockOf, logTrustOf, optionsOf, shown, stringOf, type WitnessSettings, witnessSettingsOf } from './options.ts';
+import { asOfBuildOf, clockOf, logTrustOf, optionsOf, shown, stringOf, type WitnessSettings, witnessSettingsOf } from './options.ts';
 import { type Staleness, stalenessOf } from './staleness.ts';
 import {
   createLogProofVerifier,
@@ -150,7 +150,7 @@ export function verifyAbsence(proof: unknown, domain: string, keySet: unknown, o
   const statementProof = (proof as { statement_proof?: unknown } | null)?.statement_proof;
   const log = logKeysFor(statementProof, o.log, 'options.log', settings);
   // The map is checked first: a proof that is not one says so before what its log step lacks.
-  const result = verifyAbsenceProof(proof, asked, keys, 'code' in log ? undefined : log);
+  const result = verifyAbsenceProof(proof, asked, keys, 'code' in log ? undefined : log, { asOfBuild: asOfBuildOf(o.asOfBuild) });
   return result.valid ? statementLogSteps(statementProof, result, log, o, settings) : result;
 }
 
@@ -186,7 +186,10 @@ export function verifyBuildStatement(
     };
   const proven = { valid: true as const, build: head.build, issuedAt: head.issuedAt, keyId: signed.keyId, size: head.size };
   const log = logKeysFor(statementProof, o.log, 'options.log', settings);
-  const logged = 'code' in log ? proven : statementLogged({ statement, statement_proof: statementProof }, proven, log);
+  const logged =
+    'code' in log
+      ? proven
+      : statementLogged({ statement, statement_proof: statementProof }, proven, log, { asOfBuild: asOfBuildOf(o.asOfBuild) });
   return logged.valid ? statementLogSteps(statementProof, logged, log, o, settings) : logged;
 }
 
@@ -213,8 +216,11 @@ function statementLogSteps(
 /**
  * What an absence proof is checked under, besides the key set: the log's verifier key (and origin),
  * in which the build statement must be proven, and a witness policy for that proof's checkpoint.
+ * `asOfBuild` names the kept build the answer was asked about (`build=`, history): that build's
+ * statement need not be the last entry of its checkpoint (BUILD_SUPERSEDED is for answers about the
+ * live build, and for any other build's).
  */
-export type AbsenceOptions = WitnessOptions & { log?: LogTrust };
+export type AbsenceOptions = WitnessOptions & { log?: LogTrust; asOfBuild?: string };
 
 /**
  * The witness step of an absence proof: the checkpoint of its `statement_proof` under the policy.

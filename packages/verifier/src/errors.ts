@@ -39,6 +39,8 @@ export const VERIFIER_ERROR_CODES = [
   'STATEMENT_NOT_SIGNED',
   'NOT_ABSENT',
   'STATEMENT_NOT_LOGGED',
+  // The statement's log proof is against a checkpoint that holds entries after it: a later build was logged (not a kept build's answer).
+  'BUILD_SUPERSEDED',
   // Verdicts of a prefix answer's verification (`verifyPrefixAnswer`), before the domain's own record or absence is judged.
   'MALFORMED_PREFIX_ANSWER',
   'PREFIX_MISMATCH',

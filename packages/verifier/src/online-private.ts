@@ -26,18 +26,30 @@ export interface PrivateOnlineInput extends Pick<OnlineInput, 'keySet' | 'vkey' 
  * Fetches the answer for the domain's prefix and verifies it. The build's prefix length is in the
  * answer's statement; not knowing it, this asks with one hex digit and one more after each refusal
  * (INVALID_PREFIX): every prefix sent is part of the last, so the gateway learns no more than that
- * one. Throws FETCH_FAILED when something needed cannot be fetched.
+ * one. A fetched answer refused as BUILD_SUPERSEDED (a build went live while it was read) is asked
+ * for once more, with the same prefix. Throws FETCH_FAILED when something needed cannot be fetched.
  *
  * @example
  *   const v = await verifyOnlinePrivately({ domain: 'shop.example', source: gatewaySource({ baseUrl, apiKey }) });
  *   if (v.code === null) console.log('verified', v.prefix);
  */
 export async function verifyOnlinePrivately(input: PrivateOnlineInput): Promise<PrefixVerification & { prefix: string | null }> {
+  const first = await verifyPrivatelyOnce(input, input.answer);
+  if (first.code !== 'BUILD_SUPERSEDED' || input.answer !== undefined || first.prefix === null || !input.source?.prefix) return first;
+  return verifyPrivatelyOnce(input, undefined, first.prefix.length);
+}
+
+/** One look: the answer given, or fetched (from `fromLength` hex digits, one more after each refusal), verified. */
+async function verifyPrivatelyOnce(
+  input: PrivateOnlineInput,
+  given: unknown,
+  fromLength = 1,
+): Promise<PrefixVerification & { prefix: string | null }> {
   const source = input.source ?? {};
   const hash = sha256(new TextEncoder().encode(input.domain));
-  let answer = input.answer;
+  let answer = given;
   let prefix: string | null = null;
-  for (let length = 1; answer === undefined; length++) {
+  for (let length = fromLength; answer === undefined; length++) {
     if (!source.prefix) throw new FetchFailedError('no prefix answer given, and nowhere to fetch one from');
     if (length > MAX_PREFIX_LENGTH) throw new FetchFailedError(`the gateway refused every prefix up to ${MAX_PREFIX_LENGTH} hex digits`);
     prefix = hexPrefix(hash, length);

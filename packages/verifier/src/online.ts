@@ -7,7 +7,9 @@
  *   key set is fetched once more (a rotation published a key after the set was read);
  * - a record and its log proof are two requests: a proof that does not include the record (a new
  *   build went live between them), or an "unverified" answer whose absence proof the gateway
- *   refuses because the domain now has a record, makes the lookup run once more.
+ *   refuses because the domain now has a record, makes the lookup run once more;
+ * - a fetched absence proof refused as BUILD_SUPERSEDED (a build went live between the proof's
+ *   statement and its checkpoint being read) makes the lookup run once more too.
  *
  * Nothing is retried beyond that: a second failure is the verdict.
  */
@@ -41,6 +43,8 @@ export interface OnlineInput {
   maxAgeMs?: number;
   /** Clock, epoch ms (default now). */
   now?: number;
+  /** The kept build the answer is asked about (`build=`; `gatewaySource`'s `build` fetches it): its answer need not be the newest build's. */
+  asOfBuild?: string;
 }
 
 /**
@@ -65,6 +69,7 @@ export async function verifyOnline(input: OnlineInput): Promise<AnswerVerificati
     const asked = input.domain ?? (typeof named === 'string' ? named : undefined);
     const neverAudited = answer === undefined || (isNeverAudited(answer) && asked !== undefined);
     let absence: { proof: unknown } | { unavailable: string } | undefined;
+    const fetchedAbsence = neverAudited && input.absence === undefined && source.absence !== undefined && asked !== undefined;
     if (neverAudited) {
       const proof = input.absence ?? (source.absence && asked !== undefined ? await source.absence(asked) : undefined);
       // The gateway has a record for the domain: a build may have gone live since the answer was read.
@@ -98,10 +103,13 @@ export async function verifyOnline(input: OnlineInput): Promise<AnswerVerificati
       policy: input.policy,
       maxAgeMs: input.maxAgeMs,
       now: input.now,
+      ...(input.asOfBuild === undefined ? {} : { asOfBuild: input.asOfBuild }),
     });
     // A proof of a newer record than the answer read: both are looked up once more.
     const logFailed = verification.log && !verification.log.valid ? verification.log : null;
     if (mayRetry && fetchedAnswer && fetchedProof && logFailed?.code === 'NOT_INCLUDED') continue;
+    // A statement with a newer build logged after it, fetched while that build went live: looked up once more.
+    if (mayRetry && fetchedAbsence && verification.code === 'BUILD_SUPERSEDED') continue;
     return verification;
   }
 }

@@ -63,6 +63,13 @@ export function optionsOf<T extends object>(options: unknown, name = 'options'):
   return options as Partial<T>;
 }
 
+/** `asOfBuild`: the id of the kept build an answer was asked about (`build=`), or none. */
+export function asOfBuildOf(build: unknown, name = 'options.asOfBuild'): string | undefined {
+  if (build === undefined) return undefined;
+  if (typeof build === 'string' && build !== '') return build;
+  throw new InvalidArgumentError(name, `must be a build id (the build= asked for), not ${shown(build)}`);
+}
+
 /** A string argument (a domain, a proof's text). */
 export function stringOf(value: unknown, name: string): string {
   if (typeof value !== 'string') throw new InvalidArgumentError(name, `must be a string, not ${value === null ? 'null' : typeof value}`);

@@ -9,7 +9,7 @@ import type { AbsenceResult } from './absence.ts';
 import type { AbsenceOptions } from './checks.ts';
 import { type RecordVerification, verifyAbsence, verifyLogProof, verifyRecord } from './checks.ts';
 import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
-import { logTrustOf, shown, stringOf, witnessSettingsOf } from './options.ts';
+import { asOfBuildOf, logTrustOf, shown, stringOf, witnessSettingsOf } from './options.ts';
 import type { Staleness } from './staleness.ts';
 import type { LogProofResult } from './tlog/log-proof.ts';
 import type { TlogPolicy } from './tlog/policy.ts';
@@ -50,6 +50,11 @@ export interface VerifyAnswerInput {
   maxAgeMs?: number;
   /** Clock for staleness and cosignatures: epoch ms or a Date (default now). */
   now?: number | Date;
+  /**
+   * The kept build the answer was asked about (`build=`, history): that build's statement need not
+   * be the last entry of its checkpoint. Otherwise a statement proof with entries after it is BUILD_SUPERSEDED.
+   */
+  asOfBuild?: string;
 }
 
 export interface AnswerVerification {
@@ -105,7 +110,11 @@ export function verifyAnswer(input: VerifyAnswerInput): AnswerVerification {
   // A never-audited answer is proven by its absence proof only, never on the word of whoever sent it.
   const absence =
     isNeverAudited(answer) && typeof asked === 'string' && input.absence
-      ? checkAbsence(answer, asked, input.absence, input.keySet, { ...witness, ...(log ? { log: { vkey: log.vkey } } : {}) })
+      ? checkAbsence(answer, asked, input.absence, input.keySet, {
+          ...witness,
+          ...(log ? { log: { vkey: log.vkey } } : {}),
+          ...(input.asOfBuild === undefined ? {} : { asOfBuild: asOfBuildOf(input.asOfBuild, 'input.asOfBuild') }),
+        })
       : null;
   // Checked even for a never-audited answer: UNSIGNED says it is no verified record.
   const signature = verifyRecord(checked, input.keySet, { domain, now: settings.now });
