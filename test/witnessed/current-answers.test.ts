@@ -33,6 +33,8 @@ let nov: string;
 let dec: string;
 /** When the witnesses cosigned November's checkpoint (their injected clock). */
 let novCosignedAt: number;
+/** What the rolled-back store served: an absence proof and a prefix answer (with its prefix), both superseded. */
+const rolledBack: { absence?: unknown; prefix?: { prefix: string; answer: unknown } } = {};
 
 const liveId = async () => basename(await realpath(join(w.p.recordsDir, CURRENT_LINK)));
 const buildDir = (id: string) => join(w.p.recordsDir, BUILDS_DIR, id);
@@ -133,6 +135,10 @@ describe.sequential('an answer is current when its statement is the last entry o
           if (!v.absence!.valid) expect(v.absence!.message).toMatch(/holds \d+ entries logged after it/);
           expect((await privately(g, FLAGGED, policy)).code, `private, policy ${policy}`).toBe('BUILD_SUPERSEDED');
         }
+        // Kept for the next test: what a client reads from the store just before it is put right.
+        rolledBack.absence = (await g.request(`/v1/absence?domain=${UNAUDITED}`)).json;
+        const prefix = (await privately(g, UNAUDITED)).prefix!;
+        rolledBack.prefix = { prefix, answer: (await g.request(`/v1/lookup/${prefix}`)).json };
         const exit = exitCodeOf('BUILD_SUPERSEDED');
         for (const args of [[FLAGGED], [FLAGGED, '--private'], [FLAGGED, '--policy', w.policyFile]]) {
           const run = await cli(g, args);
@@ -143,6 +149,30 @@ describe.sequential('an answer is current when its statement is the last entry o
     } finally {
       await pointCurrentAt(dec);
     }
+  });
+
+  it('an online client that read a superseded answer looks once more, and gets the current one', async () => {
+    await withGateway(async (g) => {
+      const real = gatewaySource({ baseUrl: g.url, apiKey: g.key });
+      let absences = 0;
+      let prefixes = 0;
+      const source = {
+        ...real,
+        absence: async (d: string) => (++absences === 1 ? rolledBack.absence : real.absence(d)),
+        prefix: async (x: string) => (++prefixes === 1 ? rolledBack.prefix!.answer : real.prefix!(x)),
+      };
+      const v = await verifyOnline({ domain: UNAUDITED, source, vkey, log: true });
+      expect({ code: v.code, absences }).toEqual({ code: 'NEVER_AUDITED', absences: 2 });
+      const pv = await verifyOnlinePrivately({ domain: UNAUDITED, source, vkey, log: true });
+      expect({ code: pv.code, prefixes, prefix: pv.prefix }).toEqual({
+        code: 'NEVER_AUDITED',
+        prefixes: 2,
+        prefix: rolledBack.prefix!.prefix,
+      });
+      // Twice superseded is the verdict: one more look, never a loop.
+      const stuck = { ...real, absence: async () => rolledBack.absence };
+      expect((await verifyOnline({ domain: UNAUDITED, source: stuck, vkey, log: true })).code).toBe('BUILD_SUPERSEDED');
+    });
   });
 
   it('an answer about the named kept build is not refused (asOfBuild, mvr verify --build), another build is', async () => {
