@@ -7,7 +7,7 @@ import { normalizeDomain } from '../core/domain.ts';
 import { ConfigError } from '../core/errors.ts';
 import { readTrustedKeys } from './trust-options.ts';
 import { type Outcome, present } from './verify-output.ts';
-import { witnessOptionsOf } from './witness-policy.ts';
+import { trustedCheckpointOf, witnessOptionsOf } from './witness-policy.ts';
 
 // `mvr verify`'s work, loaded by the command once its flags are read (cli/commands/verify.ts): the
 // flags say what is read from files and where the rest is fetched from; the verifier package's
@@ -68,6 +68,7 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
       vkey: logKey === undefined ? undefined : (await readFileOrUrl(logKey)).toString('utf8'),
       log: Boolean(args.log),
       ...witness,
+      ...(await trustedCheckpointOf(args)),
       ...(build === undefined ? {} : { asOfBuild: build }),
     }),
   );

@@ -5,7 +5,7 @@ import { normalizeDomain } from '../core/domain.ts';
 import { ConfigError, exitCodeOf } from '../core/errors.ts';
 import { readTrustedKeys } from './trust-options.ts';
 import { type Outcome, present } from './verify-output.ts';
-import { witnessOptionsOf } from './witness-policy.ts';
+import { trustedCheckpointOf, witnessOptionsOf } from './witness-policy.ts';
 
 // `mvr verify DOMAIN --private`: the gateway is asked for a prefix of the domain's hash, never the
 // domain; the online client (verifyOnlinePrivately) fetches and verifies.
@@ -33,6 +33,7 @@ export async function verifyPrivately(args: Record<string, unknown>, gateway: { 
     vkey: logKey === undefined ? undefined : (await readFileOrUrl(logKey)).toString('utf8'),
     log: Boolean(args.log),
     ...(await witnessOptionsOf(args)),
+    ...(await trustedCheckpointOf(args)),
   });
   const source = `${baseUrl.replace(/\/+$/, '')}/v1/lookup/${verdict.prefix}`;
   return outcomeOf(verdict, domain, source, str('policy') !== undefined);

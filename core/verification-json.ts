@@ -1,4 +1,4 @@
-import { type AnswerVerification, verdictOf } from '@merchant-verify/verifier';
+import { type AnswerVerification, ageOf, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
 import { witnessedJson } from './witnessed.ts';
 
@@ -22,10 +22,11 @@ const entryJson = (entry: { index: number; checkpoint: Checkpoint }) => ({
  * A verification as JSON: `valid`, `code` and `message` (the verdict: valid only when every check
  * asked for held; a proven absence is `NEVER_AUDITED`, not valid), then `domain`, then one member a
  * step: `signature`, `absence` and `log` (null when not run), `witnesses` (null without a policy),
- * `staleness`; last `claims`, what the answer says of itself (facts only when `valid`).
- * `policy`: whether a witness policy was given.
+ * `age` (how old the build and the newest verified cosignature are at `now`), `staleness`; last
+ * `claims`, what the answer says of itself (facts only when `valid`). `policy`: whether a witness
+ * policy was given.
  */
-export function verificationJson(verification: AnswerVerification, policy: boolean): Record<string, unknown> {
+export function verificationJson(verification: AnswerVerification, policy: boolean, now?: number): Record<string, unknown> {
   const { answer, signature, absence, log, witnessed } = verification;
   const decided = absence ?? log;
   return {
@@ -56,7 +57,19 @@ export function verificationJson(verification: AnswerVerification, policy: boole
         : decided && !decided.valid
           ? failed(decided)
           : { valid: false, code: 'NOT_WITNESSED', message: 'no proof whose checkpoint the policy could check' },
+    age: ageJson(verification, now),
     staleness: signature.staleness,
     claims: { status: answer.status ?? null, tier: answer.tier ?? null, score: answer.score ?? null, key_id: answer.key_id ?? null },
+  };
+}
+
+/** How old the build and its newest verified cosignature are (`ageOf`), as the JSON says it. */
+function ageJson(verification: AnswerVerification, now?: number) {
+  const age = ageOf(verification, now);
+  return {
+    issued_at: age.issuedAt,
+    build_age_seconds: age.buildAgeSeconds,
+    newest_cosignature_at: age.newestCosignatureAt === null ? null : new Date(age.newestCosignatureAt).toISOString(),
+    newest_cosignature_age_seconds: age.newestCosignatureAgeSeconds,
   };
 }

@@ -9,16 +9,17 @@
  */
 import { readFile, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { gatewaySource, parsePolicy, verifyOnline, verifyOnlinePrivately } from '@merchant-verify/verifier';
-import { parseCheckpoint, parseNote, parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
+import { ageOf, gatewaySource, parsePolicy, verifyOnline, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import { formatCheckpoint, parseCheckpoint, parseNote, parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../core/error-registry.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, BUILDS_DIR, CURRENT_LINK } from '../../core/layout.ts';
+import { signNote } from '../../keyring/log-key.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
 import { gatewayOver, logDir, vkeyFile } from '../support/logged-project.ts';
-import { removeTempDirs, UNAUDITED } from '../support/project.ts';
+import { GOLD as GOLD_DOMAIN, removeTempDirs, UNAUDITED } from '../support/project.ts';
 import { checkpointSize, type WitnessedProject, witnessedProject } from '../support/witnessed-project.ts';
 
 const HOUR = 3_600_000;
@@ -112,8 +113,19 @@ afterAll(async () => {
 describe.sequential('an answer is current when its statement is the last entry of its checkpoint', () => {
   it("the live build's answers hold, with and without a policy; the flagged merchant has a record", async () => {
     await withGateway(async (g) => {
-      expect((await online(g, UNAUDITED)).code).toBe('NEVER_AUDITED');
-      expect((await online(g, UNAUDITED, { policy: true })).code).toBe('NEVER_AUDITED');
+      const now = w.witnesses[0]!.now.ms;
+      const plain = await online(g, UNAUDITED);
+      expect(plain.code).toBe('NEVER_AUDITED');
+      // Without a policy, the build's age only; with one, the newest cosignature's too.
+      expect(ageOf(plain, Date.parse('2026-12-03T00:00:00Z'))).toEqual({
+        issuedAt: '2026-12-01T00:00:00.000Z',
+        buildAgeSeconds: 2 * 86_400,
+        newestCosignatureAt: null,
+        newestCosignatureAgeSeconds: null,
+      });
+      const witnessed = await online(g, UNAUDITED, { policy: true });
+      expect(witnessed.code).toBe('NEVER_AUDITED');
+      expect(ageOf(witnessed, now + HOUR)).toMatchObject({ newestCosignatureAt: now, newestCosignatureAgeSeconds: 3600 });
       expect((await privately(g, UNAUDITED, true)).code).toBe('NEVER_AUDITED');
       expect((await g.verify(FLAGGED)).json.status).not.toBe('unverified');
     });
@@ -201,10 +213,36 @@ describe.sequential('an answer is current when its statement is the last entry o
         expect((await online(g, FLAGGED, { policy: true, maxAgeMs, now: novCosignedAt + 35 * HOUR })).code).toBe('NEVER_AUDITED');
         const stale = await online(g, FLAGGED, { policy: true, maxAgeMs, now: novCosignedAt + 37 * HOUR });
         expect(stale.code).toBe('NOT_WITNESSED');
+        // A checkpoint the caller saved from the live log (December's) refuses it at any age, without a policy.
+        const saved = join(w.p.root, 'trusted-checkpoint');
+        await writeFile(saved, await readFile(join(buildDir(dec), BUILD_CHECKPOINT_FILE)));
+        const trustedCheckpoint = await readFile(saved, 'utf8');
+        expect(
+          (await verifyOnline({ domain: FLAGGED, source: gatewaySource({ baseUrl: g.url, apiKey: g.key }), vkey, trustedCheckpoint })).code,
+        ).toBe('BUILD_SUPERSEDED');
+        for (const args of [[FLAGGED], [FLAGGED, '--private']]) {
+          const run = await cli(g, [...args, '--checkpoint', saved]);
+          expect(run.code, run.stderr).toBe(exitCodeOf('BUILD_SUPERSEDED'));
+          expect(JSON.parse(run.stdout).message).toMatch(/fewer than the \d+ of the checkpoint you trust/);
+        }
       });
     } finally {
       await pointCurrentAt(dec);
     }
+  });
+
+  it('a trusted checkpoint: the live answer against it holds; one of its size under another root is LOG_INCONSISTENT', async () => {
+    const trustedCheckpoint = await readFile(join(buildDir(dec), BUILD_CHECKPOINT_FILE), 'utf8');
+    const { origin, size } = parseCheckpoint(parseNote(trustedCheckpoint).text);
+    const forked = signNote(w.logKey, formatCheckpoint({ origin, size, root: new Uint8Array(32).fill(7) }));
+    await withGateway(async (g) => {
+      const source = gatewaySource({ baseUrl: g.url, apiKey: g.key });
+      expect((await verifyOnline({ domain: UNAUDITED, source, vkey, trustedCheckpoint })).code).toBe('NEVER_AUDITED');
+      expect((await verifyOnlinePrivately({ domain: UNAUDITED, source, vkey, trustedCheckpoint })).code).toBe('NEVER_AUDITED');
+      expect((await verifyOnline({ domain: GOLD_DOMAIN, source, vkey, trustedCheckpoint })).code).toBe(null);
+      expect((await verifyOnline({ domain: UNAUDITED, source, vkey, trustedCheckpoint: forked })).code).toBe('LOG_INCONSISTENT');
+      expect((await verifyOnline({ domain: GOLD_DOMAIN, source, vkey, trustedCheckpoint: forked })).code).toBe('LOG_INCONSISTENT');
+    });
   });
 
   it('a build short of its quorum appends the live statement again: answers stay current, before and after the refresh', async () => {
@@ -221,7 +259,7 @@ describe.sequential('an answer is current when its statement is the last entry o
     await withGateway(async (g) => {
       expect(await statementPlace(g, UNAUDITED)).toEqual({ index: before - 1, size: before });
       expect((await online(g, UNAUDITED, { policy: true, now })).code).toBe('NEVER_AUDITED');
-      expect((await privately(g, UNAUDITED, true)).code).not.toBe('BUILD_SUPERSEDED');
+      expect((await privately(g, UNAUDITED, true)).code).toBe('NEVER_AUDITED');
     });
     // The refresh has the head cosigned by all three and serves it for December: its last entry is December's statement.
     await w.policyWith([]);

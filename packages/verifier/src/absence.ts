@@ -5,7 +5,7 @@
  */
 
 import { canonicalJson } from './canonical.ts';
-import { supersededIn } from './current.ts';
+import { behindTrusted, openTrustedCheckpoint, supersededIn } from './current.ts';
 import { compareHashes, type DomainMapHead, decodeHash, domainHash, type MapNeighbour } from './domain-map.ts';
 import type { VerifierErrorCode } from './errors.ts';
 import type { KeySet } from './keyset.ts';
@@ -14,7 +14,7 @@ import type { PacksHead } from './packs.ts';
 import type { LookupHead } from './prefix.ts';
 import { encodeBase64 } from './tlog/base64.ts';
 import type { Checkpoint } from './tlog/checkpoint.ts';
-import { createStatementProofVerifier, type LogKeys, type LogTrust } from './tlog/log-proof.ts';
+import { createStatementProofVerifier, type LogKeys, type LogTrust, logKeysOf } from './tlog/log-proof.ts';
 import { type Sha256, treeHasher, verifyInclusion } from './tlog/merkle.ts';
 import type { Witnessed } from './tlog/witnessed.ts';
 import { createNoteEd25519, createRecordVerifier, type Ed25519Verify } from './verify.ts';
@@ -87,6 +87,8 @@ export type AbsenceFailureCode = Extract<
   | 'NOT_ABSENT' // the neighbours do not enclose the domain's hash, are not adjacent, or are not in the signed map
   | 'STATEMENT_NOT_LOGGED' // with the log's key (or a policy's): statement_proof missing, malformed, of another log, or not including the statement
   | 'BUILD_SUPERSEDED' // with the log's key: the statement is not the last entry of its checkpoint (a later build was logged), unless the answer is about the kept build asked for (`asOfBuild`)
+  | 'LOG_ORIGIN_MISMATCH' // with a trusted checkpoint: the statement proof's checkpoint is of another origin
+  | 'LOG_INCONSISTENT' // with a trusted checkpoint: the statement proof's checkpoint has its size and another root
   | 'LOG_KEY_MISSING' // a witness policy without a log line, and no log key: the statement's log proof could not be checked
   // With a witness policy (the main entry point's `verifyAbsence`), the checkpoint of the statement's log proof:
   | 'CHECKPOINT_NOT_SIGNED' // not signed by a log of the policy
@@ -193,9 +195,14 @@ export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Veri
   };
 }
 
-/** Whether an answer must be of the newest build: `asOfBuild` names the kept build (`build=`, history) an answer is asked about, which skips the rule. */
+/**
+ * Whether an answer must be of the newest build: `asOfBuild` names the kept build (`build=`, history)
+ * an answer is asked about, which skips the rule; `trustedCheckpoint`, a checkpoint note the caller
+ * trusts, which the statement proof's checkpoint must not be behind.
+ */
 export interface StatementCurrency {
   asOfBuild?: string | undefined;
+  trustedCheckpoint?: string | undefined;
 }
 
 /**
@@ -203,10 +210,12 @@ export interface StatementCurrency {
  * of the prefix and the statement file's bytes, rebuilt by {@link statementText}) at its index
  * under a checkpoint signed by the log's key, of its origin. Every failure of the proof is
  * STATEMENT_NOT_LOGGED, naming the log proof's own code. Then the statement must be the
- * checkpoint's last entry, unless it is of `currency.asOfBuild` (BUILD_SUPERSEDED otherwise, see current.ts).
+ * checkpoint's last entry, unless it is of `currency.asOfBuild` (BUILD_SUPERSEDED otherwise, see
+ * current.ts), and the checkpoint no older than `currency.trustedCheckpoint` when given.
  */
 export function createStatementLogCheck(sha256: Sha256, ed25519Verify: Ed25519Verify) {
-  const verifyStatementProof = createStatementProofVerifier(sha256, createNoteEd25519(ed25519Verify));
+  const noteEd25519 = createNoteEd25519(ed25519Verify);
+  const verifyStatementProof = createStatementProofVerifier(sha256, noteEd25519);
   return (
     p: Record<string, unknown>,
     proven: AbsenceResult & { valid: true },
@@ -221,6 +230,11 @@ export function createStatementLogCheck(sha256: Sha256, ed25519Verify: Ed25519Ve
     if (!logged.valid) return notLogged(`statement_proof: ${logged.code} (${logged.message})`);
     const superseded = supersededIn(logged.index, logged.checkpoint, proven.build, currency.asOfBuild);
     if (superseded) return superseded;
+    if (currency.trustedCheckpoint !== undefined) {
+      const trusted = openTrustedCheckpoint(currency.trustedCheckpoint, logKeysOf(sha256, log).keys, noteEd25519);
+      const behind = behindTrusted(logged.checkpoint, trusted);
+      if (behind) return behind;
+    }
     return { ...proven, statementLog: { index: logged.index, checkpoint: logged.checkpoint } };
   };
 }

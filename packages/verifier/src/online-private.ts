@@ -13,7 +13,8 @@ import { type PrefixVerification, verifyPrefixAnswer } from './verify-prefix.ts'
 /** The longest prefix asked before giving up: a build would need 16^8 × 256 domains to use more. */
 const MAX_PREFIX_LENGTH = 8;
 
-export interface PrivateOnlineInput extends Pick<OnlineInput, 'keySet' | 'vkey' | 'log' | 'policy' | 'maxAgeMs' | 'now'> {
+export interface PrivateOnlineInput
+  extends Pick<OnlineInput, 'keySet' | 'vkey' | 'log' | 'policy' | 'maxAgeMs' | 'now' | 'trustedCheckpoint'> {
   /** The normalized domain (`normalizeDomain` of the service): only a prefix of its SHA-256 is sent. */
   domain: string;
   /** Where to fetch the prefix answer, the key set and the log's key (`gatewaySource`). */
@@ -56,7 +57,7 @@ async function verifyPrivatelyOnce(
     answer = (await source.prefix(prefix)) ?? undefined;
   }
   const keySet = await keySetOf(input.keySet, source)((answer as { statement?: unknown } | null)?.statement);
-  const withLog = input.log === true || input.policy !== undefined;
+  const withLog = input.log === true || input.policy !== undefined || input.trustedCheckpoint !== undefined;
   const vkey = withLog ? await logKeyOf(input, source) : undefined;
   const verdict = verifyPrefixAnswer({
     domain: input.domain,
@@ -66,6 +67,7 @@ async function verifyPrivatelyOnce(
     ...(input.policy === undefined ? {} : { policy: input.policy }),
     ...(input.maxAgeMs === undefined ? {} : { maxAgeMs: input.maxAgeMs }),
     ...(input.now === undefined ? {} : { now: input.now }),
+    ...(input.trustedCheckpoint === undefined ? {} : { trustedCheckpoint: input.trustedCheckpoint }),
   });
   return { ...verdict, prefix };
 }

@@ -43,6 +43,8 @@ export interface OnlineInput {
   maxAgeMs?: number;
   /** Clock, epoch ms (default now). */
   now?: number;
+  /** A checkpoint note the caller saved and trusts: the deciding proof's checkpoint must be no smaller (see `verifyAnswer`). */
+  trustedCheckpoint?: string;
   /** The kept build the answer is asked about (`build=`; `gatewaySource`'s `build` fetches it): its answer need not be the newest build's. */
   asOfBuild?: string;
 }
@@ -59,7 +61,7 @@ export interface OnlineInput {
  */
 export async function verifyOnline(input: OnlineInput): Promise<AnswerVerification> {
   const source = input.source ?? {};
-  const withLog = input.log === true || input.policy !== undefined;
+  const withLog = input.log === true || input.policy !== undefined || input.trustedCheckpoint !== undefined;
   const keys = keySetOf(input.keySet, source);
   for (let attempt = 1; ; attempt++) {
     const mayRetry = attempt === 1;
@@ -104,6 +106,7 @@ export async function verifyOnline(input: OnlineInput): Promise<AnswerVerificati
       maxAgeMs: input.maxAgeMs,
       now: input.now,
       ...(input.asOfBuild === undefined ? {} : { asOfBuild: input.asOfBuild }),
+      ...(input.trustedCheckpoint === undefined ? {} : { trustedCheckpoint: input.trustedCheckpoint }),
     });
     // A proof of a newer record than the answer read: both are looked up once more.
     const logFailed = verification.log && !verification.log.valid ? verification.log : null;

@@ -99,20 +99,27 @@ export function logTrustOf(log: unknown, name: string): { vkey: string | NoteVer
   return origin === undefined ? { vkey: vkey as string | NoteVerifierKey } : { vkey: vkey as string | NoteVerifierKey, origin };
 }
 
-/** The witness options every proof takes (`policy`, `maxAgeMs`, `now`), read once. */
+/** The witness options every proof takes (`policy`, `maxAgeMs`, `now`, `trustedCheckpoint`), read once. */
 export interface WitnessSettings {
   policy: TlogPolicy | undefined;
   maxAgeMs: number | undefined;
   now: number;
+  /** A checkpoint note the caller trusts; opened with the log's key where a proof is checked. */
+  trustedCheckpoint?: string;
 }
 
 /** Reads `{ policy, maxAgeMs, now }` from an options object, refusing what is not one of them. */
-export function witnessSettingsOf(options: { policy?: unknown; maxAgeMs?: unknown; now?: unknown }, prefix = 'options'): WitnessSettings {
-  const settings = {
+export function witnessSettingsOf(
+  options: { policy?: unknown; maxAgeMs?: unknown; now?: unknown; trustedCheckpoint?: unknown },
+  prefix = 'options',
+): WitnessSettings {
+  const settings: WitnessSettings = {
     policy: policyOf(options.policy, `${prefix}.policy`),
     maxAgeMs: maxAgeOf(options.maxAgeMs, `${prefix}.maxAgeMs`),
     now: clockOf(options.now, `${prefix}.now`),
   };
+  if (options.trustedCheckpoint !== undefined)
+    settings.trustedCheckpoint = stringOf(options.trustedCheckpoint, `${prefix}.trustedCheckpoint`);
   // A maximum age is of cosignatures, which only a policy asks for: alone it would be a check asked for and never run.
   if (settings.maxAgeMs !== undefined && settings.policy === undefined)
     throw new InvalidArgumentError(

@@ -51,6 +51,12 @@ export interface VerifyAnswerInput {
   /** Clock for staleness and cosignatures: epoch ms or a Date (default now). */
   now?: number | Date;
   /**
+   * A checkpoint note the caller saved and trusts (signed by the log's key): the deciding proof's
+   * checkpoint must be of its origin and no smaller, the same root at the same size (BUILD_SUPERSEDED,
+   * LOG_INCONSISTENT, LOG_ORIGIN_MISMATCH otherwise). Implies the log check.
+   */
+  trustedCheckpoint?: string;
+  /**
    * The kept build the answer was asked about (`build=`, history): that build's statement need not
    * be the last entry of its checkpoint. Otherwise a statement proof with entries after it is BUILD_SUPERSEDED.
    */
@@ -154,8 +160,11 @@ function logStep(answer: unknown, log: VerifyAnswerInput['log'], witness: Witnes
     if (log.proof === undefined) return { valid: false, code: 'MALFORMED_PROOF', message: 'no log proof of the record was given' };
     return verifyLogProof(answer, log.proof, { vkey: log.vkey }, witness);
   }
-  if (!witness.policy) return null;
-  return { valid: false, code: 'NOT_WITNESSED', message: 'a witness policy was given, but no log proof whose checkpoint it could check' };
+  if (witness.policy)
+    return { valid: false, code: 'NOT_WITNESSED', message: 'a witness policy was given, but no log proof whose checkpoint it could check' };
+  if (witness.trustedCheckpoint !== undefined)
+    return { valid: false, code: 'MALFORMED_PROOF', message: 'a trusted checkpoint was given, but no log proof to hold against it' };
+  return null;
 }
 
 /** The absence step: the proof holds for the domain asked, under the key set, and of the issuer the answer names. */
