@@ -9,8 +9,8 @@ import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, MANIFEST_FILE } from '../c
 import { parseManifest } from '../core/manifest-schema.ts';
 import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 import { type BuildFileReader, type BuildMap, loadBuildMap } from '../service/build-maps.ts';
-import { statementInclusion } from '../service/log-proofs.ts';
 import { checkServeRule } from '../service/serve-rule.ts';
+import { statementInclusion } from '../service/served-checkpoint.ts';
 
 // The checks a mirror makes of a build before it goes live, in the order they run: the statement
 // and the map it signs, the statement in the log, then every pack and every record in it. Each is

@@ -5,7 +5,7 @@ import { formatVerifierKey, parseCheckpoint, parseNote } from '@merchant-verify/
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, pruneBuilds, removeTree, swapInBuild } from '../builder/swap.ts';
 import { ConfigError, MirrorRefusedError, MvrError } from '../core/errors.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, BUILDS_DIR, INDEX_FILE, MANIFEST_FILE, MIRROR_FILE } from '../core/layout.ts';
-import { servedCheckpointOf } from '../service/log-proofs.ts';
+import { servedCheckpointOf } from '../service/served-checkpoint.ts';
 import { keptEntry, writeKept } from '../storage/kept-builds.ts';
 import { finishBuildFolder, markMirror, writeBuildFiles } from './build-folder.ts';
 import { checkLogged, checkPack, checkStatement } from './checks.ts';
