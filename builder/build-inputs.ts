@@ -9,8 +9,8 @@ import { type KeptBuild, readKept } from '../storage/kept-builds.ts';
 import { readWitnessPolicy, type Witnessing } from '../witness/build-phase/witnessing.ts';
 import { listAuditFiles } from './inputs.ts';
 import { withKeptKeys } from './kept.ts';
-import { openPublishedLog, type PublishedLog } from './log.ts';
 import { type BuildOptions, DEFAULT_KEEP } from './options.ts';
+import { openPublishedLog, type PublishedLog } from './published-log.ts';
 
 /** The log a build appends to: its key, its origin and the log as published before. */
 export interface LogTarget {

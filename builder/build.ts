@@ -1,5 +1,8 @@
+import { readFile, realpath } from 'node:fs/promises';
+import { join } from 'node:path';
 import { formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { BuildError, MvrError } from '../core/errors.ts';
+import { BUILD_STATEMENT_FILE, CURRENT_LINK } from '../core/layout.ts';
 import { requireQuorum, type WitnessReport, witnessCheckpoint } from '../witness/build-phase/witnessing.ts';
 import { BuildDigest, existingBuild } from './build-id.ts';
 import { type BuildInputs, readBuildInputs } from './build-inputs.ts';
@@ -77,11 +80,12 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     const outcome = { durationMs, buildDir, keptBuilds, prunedBuilds, changes, domainMap, packs: packsSummary, log, witnesses };
     return buildSummary(opts, inputs, records, build, outcome);
   } catch (error) {
-    throw await buildFailure(error, opts, undo.swapped);
+    // A build that failed before going live leaves the log as it was, or, once a witness saw its
+    // entries, ends the log with the live build's statement again.
+    const logLeft = undo.logStep ? await leaveLog(undo.logStep, opts.recordsDir, error) : null;
+    throw logLeft ?? (await buildFailure(error, opts, undo.swapped));
   } finally {
     if (undo.staging) await discardStaging(undo.staging).catch(() => undefined);
-    // A build that failed before going live leaves the log as it was.
-    if (undo.logStep) await undo.logStep.discard().catch(() => undefined);
     await release();
   }
 }
@@ -164,6 +168,25 @@ async function witnessBuild(
   for (const report of witnessed.witnesses) opts.onWitness?.(report);
   requireQuorum(witnessing, witnessed, `the build (log size ${step.summary.to})`);
   return witnessed.witnesses;
+}
+
+/**
+ * The log after a build that did not go live (see LogStep.discard). A live statement that cannot be
+ * appended again is the failure reported: until it is, the served checkpoint could show a build after
+ * the live one, so its answers would be refused as superseded; building again appends it.
+ */
+async function leaveLog(step: LogStep, recordsDir: string, failure: unknown): Promise<BuildError | null> {
+  try {
+    const liveDir = await realpath(join(recordsDir, CURRENT_LINK)).catch(() => null);
+    const statement = liveDir === null ? null : await readFile(join(liveDir, BUILD_STATEMENT_FILE)).catch(() => null);
+    await step.discard(statement);
+    return null;
+  } catch (error) {
+    return new BuildError(
+      `${(failure as Error)?.message ?? String(failure)}; the build did not go live, and the live build's statement could not be appended to the log again: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
 }
 
 /** The error a failed build reports: INTERRUPTED for a signal before the swap, one coded BuildError for a file-system failure. */

@@ -1,24 +1,18 @@
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
-import { readdir, readFile, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import {
-  type Checkpoint,
-  encodeBase64,
-  equalBytes,
-  formatCheckpoint,
-  parseCheckpoint,
-  statementEntry,
-} from '@merchant-verify/verifier/internal/tlog';
+import { encodeBase64, formatCheckpoint, statementEntry } from '@merchant-verify/verifier/internal/tlog';
 import { LogInconsistentError } from '../core/errors.ts';
 import { writeAtomic } from '../core/files.ts';
 import { hasher, sha256 } from '../core/hash.ts';
-import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, INDEX_FILE, LOG_CHECKPOINT, LOG_DIR, SHARD_LOG_FILE } from '../core/layout.ts';
-import { emptyEdge, type LogEdge, loadEdge, TileAppender } from '../core/tlog/appender.ts';
+import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, INDEX_FILE, LOG_CHECKPOINT, SHARD_LOG_FILE } from '../core/layout.ts';
+import { TileAppender } from '../core/tlog/appender.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
-import { type LogKey, openNoteWith, saltOf, signNote } from '../keyring/log-key.ts';
+import { type LogKey, saltOf, signNote } from '../keyring/log-key.ts';
 import type { ShardRun } from './changes.ts';
 import { inDomainOrder } from './index-order.ts';
+import { appendStatementAgain, type PublishedLog, tileWriter } from './published-log.ts';
 import { removeEmptyFolders } from './swap.ts';
 import { folderTiles } from './tiles.ts';
 
@@ -46,38 +40,13 @@ export interface LogStep {
    * in the build.
    */
   witness<T extends { checkpoint: string }>(send: (checkpoint: string) => Promise<T>): Promise<T>;
-  /** Removes the tiles this build wrote (the build failed before going live), unless its checkpoint went to a witness. */
-  discard(): Promise<void>;
-}
-
-/** The published log as a build found it: its checkpoint (null before the first build) and right edge. */
-export interface PublishedLog {
-  logDir: string;
-  previous: Checkpoint | null;
-  edge: LogEdge;
-}
-
-/**
- * Opens the published log under `publicDir`: it must match its checkpoint (signed by this key, of
- * this origin, its tiles giving its root), or LOG_INCONSISTENT. The build opens it before it reads
- * a single audit, so a log it would refuse is refused at once, not after every record is signed.
- */
-export async function openPublishedLog(publicDir: string, key: LogKey, origin: string): Promise<PublishedLog> {
-  const logDir = join(publicDir, LOG_DIR);
-  const previous = await readPrevious(logDir, key, origin);
-  if (!previous) return { logDir, previous, edge: emptyEdge() };
-  const fetch = folderTiles(logDir);
-  try {
-    const root = await new TileTree(hasher, previous.size, fetch).root();
-    if (!equalBytes(root, previous.root))
-      throw new Error(`they give the root ${encodeBase64(root)}, not the checkpoint's ${encodeBase64(previous.root)}`);
-    return { logDir, previous, edge: await loadEdge(hasher, previous.size, fetch) };
-  } catch (error) {
-    throw new LogInconsistentError(
-      `the tiles in ${logDir} do not match its checkpoint (size ${previous.size}): ${(error as Error).message}; nothing was published`,
-      { cause: error },
-    );
-  }
+  /**
+   * The build failed before going live: removes the tiles it wrote, unless its checkpoint went to a
+   * witness. Then the log keeps its entries, and the live build's statement (`liveStatement`, its
+   * file's bytes; null when no build is live) is appended again as the log's last entry, so the
+   * head a refresh gets cosigned still ends with the statement of the build that is served.
+   */
+  discard(liveStatement: Buffer | null): Promise<void>;
 }
 
 /**
@@ -104,15 +73,7 @@ export async function appendBuildToLog(opts: {
   const { logDir, previous, edge } = opts.log;
   const fetch = folderTiles(logDir);
   const madeDirs = new Set<string>();
-  const appender = new TileAppender(hasher, edge, (path, bytes) => {
-    const file = join(logDir, path);
-    const dir = dirname(file);
-    if (!madeDirs.has(dir)) {
-      mkdirSync(dir, { recursive: true });
-      madeDirs.add(dir);
-    }
-    writeFileSync(file, bytes);
-  });
+  const appender = new TileAppender(hasher, edge, tileWriter(logDir, madeDirs));
   const discard = async () => {
     for (const path of appender.written) await rm(join(logDir, path), { force: true });
     for (const dir of [...madeDirs].sort((a, b) => b.length - a.length)) await removeEmptyFolders(dir, logDir);
@@ -163,41 +124,16 @@ export async function appendBuildToLog(opts: {
         await writeAtomic(join(logDir, LOG_CHECKPOINT), checkpoint);
         return cosigned;
       },
-      discard: async () => {
-        if (!sent) await discard();
+      discard: async (liveStatement) => {
+        // Tiles left behind are beyond every checkpoint; failing to remove them is not the build's failure.
+        if (!sent) await discard().catch(() => undefined);
+        else if (liveStatement) await appendStatementAgain(logDir, opts.key, opts.origin, liveStatement);
       },
     };
   } catch (error) {
     await discard();
     throw error;
   }
-}
-
-/** The published checkpoint, opened with the log key; null for a log not started. */
-async function readPrevious(logDir: string, key: LogKey, origin: string): Promise<Checkpoint | null> {
-  const file = join(logDir, LOG_CHECKPOINT);
-  const note = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return null;
-    throw error;
-  });
-  if (note === null) {
-    // Tiles without a checkpoint: starting over would rewrite published tiles.
-    const tiles = await readdir(join(logDir, 'tile')).catch(() => []);
-    if (tiles.length > 0)
-      throw new LogInconsistentError(`${logDir} has tiles but no checkpoint; restore ${file} rather than start the log again`);
-    return null;
-  }
-  let checkpoint: Checkpoint;
-  try {
-    checkpoint = parseCheckpoint(openNoteWith(note, key.verifierKey));
-  } catch (error) {
-    throw new LogInconsistentError(`${file} is not a checkpoint signed by this log key (${key.vkey}): ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  if (checkpoint.origin !== origin)
-    throw new LogInconsistentError(`${file} is the checkpoint of "${checkpoint.origin}", not of "${origin}"`);
-  return checkpoint;
 }
 
 /** The per-shard `log.jsonl` files, written a few kilobytes at a time. */

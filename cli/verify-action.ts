@@ -8,7 +8,7 @@ import { ConfigError } from '../core/errors.ts';
 import { trustJson } from '../core/trust-report.ts';
 import { readTrustedKeys } from './trust-options.ts';
 import { type Outcome, present } from './verify-output.ts';
-import { witnessOptionsOf } from './witness-policy.ts';
+import { trustedCheckpointOf, witnessOptionsOf } from './witness-policy.ts';
 
 // `mvr verify`'s work, loaded by the command once its flags are read (cli/commands/verify.ts): the
 // flags say what is read from files and where the rest is fetched from; the verifier package's
@@ -20,6 +20,8 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
   const { baseUrl, apiKey } = gateway;
   const domain = str('domain') ? normalizeDomain(str('domain')) : undefined;
   const [file, absenceFile, keys, proofFile, logKey] = [str('file'), str('absence'), str('keys'), str('proof'), str('log-key')];
+  // An answer about a named kept build is about the past: it need not be the newest build's (that build's only).
+  const build = str('build');
   const witness = await witnessOptionsOf(args);
   // With --trusted-keys, a key set's keys count only when pinned or endorsed by a pinned key, link by link.
   const trusted = str('trusted-keys') ? await readTrustedKeys(str('trusted-keys')!) : undefined;
@@ -39,7 +41,8 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
   const keySetUrl = keys !== undefined && isUrl(keys) ? keys : undefined;
   if (keys === undefined && !baseUrl) throw new ConfigError('--keys FILE_OR_URL (or --base-url) is required to verify');
   const where = baseUrl ?? keySetUrl;
-  const fetched: Partial<AnswerSource> = where === undefined ? {} : gatewaySource({ baseUrl: where, apiKey, keySetUrl });
+  const fetched: Partial<AnswerSource> =
+    where === undefined ? {} : gatewaySource({ baseUrl: where, apiKey, keySetUrl, ...(build === undefined ? {} : { build }) });
   // What is not read from a file is fetched from the gateway, when one is given; what is needed
   // and neither given nor fetchable is named with its flags.
   const sources: Partial<AnswerSource> = {
@@ -66,6 +69,8 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
       vkey: logKey === undefined ? undefined : (await readFileOrUrl(logKey)).toString('utf8'),
       log: Boolean(args.log),
       ...witness,
+      ...(await trustedCheckpointOf(args)),
+      ...(build === undefined ? {} : { asOfBuild: build }),
     }),
   );
   const trust = trustJson(verification.trust, {

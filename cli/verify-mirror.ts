@@ -19,7 +19,7 @@ import { witnessOptionsOf } from './witness-policy.ts';
  */
 export async function verifyFromMirror(args: Record<string, unknown>, dir: string): Promise<Outcome> {
   if (typeof args.domain !== 'string' || args.domain === '') throw new ConfigError('--mirror: give the DOMAIN to look up');
-  for (const flag of ['file', 'absence', 'proof', 'base-url', 'private', 'log'])
+  for (const flag of ['file', 'absence', 'proof', 'base-url', 'private', 'log', 'build', 'checkpoint'])
     if (args[flag] !== undefined && args[flag] !== false)
       throw new ConfigError(`--mirror answers from the mirror alone: --${flag} does not go with it`);
   const mirror = mirrorFolderOf(dir);

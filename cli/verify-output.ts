@@ -1,4 +1,4 @@
-import { type AnswerVerification, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
+import { type AnswerVerification, ageOf, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
 import { exitCodeOf } from '../core/errors.ts';
 import { type TrustJson, trustLines } from '../core/trust-report.ts';
@@ -85,11 +85,34 @@ function textOf(
       ? [`  witnesses  ${witnessed && witnesses.valid ? witnessedText(witnessed) : `NOT PROVEN: ${witnesses.code} (${witnesses.message})`}`]
       : []),
     ...trustLines(trust),
+    ...ageLines(verification),
   ];
   const lines = verdict.valid
     ? [head, `  status     ${claims}`, `  audited    ${audited}`, ...steps]
     : [head, `  domain     ${domain}`, ...steps, `  claims     (not verified) status ${claims}; audited ${audited}`];
   return `${lines.join('\n')}\n`;
+}
+
+/** How old the build is and, when a policy verified cosignatures, the newest of them: nothing refuses an answer for its age without --max-age. */
+function ageLines(verification: AnswerVerification): string[] {
+  const age = ageOf(verification);
+  if (age.issuedAt === null) return [];
+  const cosigned =
+    age.newestCosignatureAt === null
+      ? ''
+      : `; newest cosignature ${new Date(age.newestCosignatureAt).toISOString()} (${ago(age.newestCosignatureAgeSeconds!)})`;
+  return [`  age        build issued ${age.issuedAt} (${ago(age.buildAgeSeconds!)})${cosigned}`];
+}
+
+/** A whole number of days, else hours, else minutes ago. */
+function ago(seconds: number): string {
+  const [n, unit] =
+    seconds >= 86_400
+      ? [Math.floor(seconds / 86_400), 'day']
+      : seconds >= 3600
+        ? [Math.floor(seconds / 3600), 'hour']
+        : [Math.floor(seconds / 60), 'minute'];
+  return `${n} ${unit}${n === 1 ? '' : 's'} ago`;
 }
 
 /** An entry proven in the log, as the text says it. */

@@ -13,7 +13,7 @@ import { ConfigError, exitCodeOf } from '../core/errors.ts';
 import { type TrustJson, trustJson } from '../core/trust-report.ts';
 import { readTrustedKeys } from './trust-options.ts';
 import { type Outcome, present } from './verify-output.ts';
-import { witnessOptionsOf } from './witness-policy.ts';
+import { trustedCheckpointOf, witnessOptionsOf } from './witness-policy.ts';
 
 // `mvr verify DOMAIN --private`: the gateway is asked for a prefix of the domain's hash, never the
 // domain; the online client (verifyOnlinePrivately) fetches and verifies.
@@ -23,7 +23,7 @@ export async function verifyPrivately(args: Record<string, unknown>, gateway: { 
   const str = (k: string) => (typeof args[k] === 'string' && args[k] !== '' ? (args[k] as string) : undefined);
   const { baseUrl, apiKey } = gateway;
   if (!str('domain')) throw new ConfigError('--private: give the DOMAIN to look up');
-  for (const flag of ['file', 'absence', 'proof'])
+  for (const flag of ['file', 'absence', 'proof', 'build'])
     if (str(flag)) throw new ConfigError(`--private looks the domain up by its hash prefix; --${flag} verifies a saved answer instead`);
   if (!baseUrl || !apiKey) throw new ConfigError('--private needs --base-url and --api-key (or MVR_BASE_URL and MVR_API_KEY)');
   // Normalized here, with the function the gateway and the build use; only a prefix of its hash leaves.
@@ -41,6 +41,7 @@ export async function verifyPrivately(args: Record<string, unknown>, gateway: { 
     vkey: logKey === undefined ? undefined : (await readFileOrUrl(logKey)).toString('utf8'),
     log: Boolean(args.log),
     ...(await witnessOptionsOf(args)),
+    ...(await trustedCheckpointOf(args)),
   });
   const base = baseUrl.replace(/\/+$/, '');
   const trust = trustJson(verdict.trust, {

@@ -1,5 +1,6 @@
 import type { TlogPolicy } from '@merchant-verify/verifier';
-import { UsageError } from '../core/errors.ts';
+import { readFileOrUrl } from '../clients/file-or-url.ts';
+import { ConfigError, UsageError } from '../core/errors.ts';
 import { readPolicyFile } from '../witness/policy-file.ts';
 
 // What a verifying command reads to check witnesses: a tlog-policy file and a maximum age.
@@ -28,4 +29,13 @@ export async function witnessOptionsOf(args: {
     return undefined;
   }
   return { policy: (await readPolicyFile(file, '--policy')).policy, ...(maxAge === undefined ? {} : { maxAgeMs: parseMaxAge(maxAge) }) };
+}
+
+/** `--checkpoint FILE`: a checkpoint note of the log the caller saved and trusts, as text; none without the flag. */
+export async function trustedCheckpointOf(args: { checkpoint?: unknown }): Promise<{ trustedCheckpoint: string } | undefined> {
+  if (typeof args.checkpoint !== 'string' || args.checkpoint === '') return undefined;
+  const bytes = await readFileOrUrl(args.checkpoint).catch((error: Error) => {
+    throw new ConfigError(`--checkpoint ${args.checkpoint}: ${error.message}`);
+  });
+  return { trustedCheckpoint: bytes.toString('utf8') };
 }

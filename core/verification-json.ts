@@ -1,4 +1,4 @@
-import { type AnswerVerification, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
+import { type AnswerVerification, ageOf, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
 import type { TrustJson } from './trust-report.ts';
 import { witnessedJson } from './witnessed.ts';
@@ -23,16 +23,17 @@ const entryJson = (entry: { index: number; checkpoint: Checkpoint }) => ({
  * A verification as JSON: `valid`, `code` and `message` (the verdict: valid only when every check
  * asked for held; a proven absence is `NEVER_AUDITED`, not valid), then `domain`, then one member a
  * step: `signature`, `absence` and `log` (null when not run), `witnesses` (null without a policy),
- * `staleness`; `trust`, where the key set and the log key came from (null when the edge cannot say);
- * last `claims`, what the answer says of itself (facts only when `valid`). A bundle's verification
- * adds `place` (the record's leaf in the build's map) and `statement` (the build statement: its
- * signature, its entry in the log), which then decides the witnesses. `policy`: whether a witness
- * policy was given.
+ * `age` (how old the build and the newest verified cosignature are at `now`), `staleness`; `trust`,
+ * where the key set and the log key came from (null when the edge cannot say); last `claims`, what
+ * the answer says of itself (facts only when `valid`). A bundle's verification adds `place` (the
+ * record's leaf in the build's map) and `statement` (the build statement: its signature, its entry
+ * in the log), which then decides the witnesses. `policy`: whether a witness policy was given.
  */
 export function verificationJson(
   verification: AnswerVerification | BundleVerification,
   policy: boolean,
   trust: TrustJson | null = null,
+  now?: number,
 ): Record<string, unknown> {
   const { answer, signature, absence, log, witnessed } = verification;
   const bundle = 'place' in verification ? verification : null;
@@ -85,8 +86,20 @@ export function verificationJson(
         : decided && !decided.valid
           ? failed(decided)
           : { valid: false, code: 'NOT_WITNESSED', message: 'no proof whose checkpoint the policy could check' },
+    age: ageJson(verification, now),
     staleness: signature.staleness,
     trust,
     claims: { status: answer.status ?? null, tier: answer.tier ?? null, score: answer.score ?? null, key_id: answer.key_id ?? null },
+  };
+}
+
+/** How old the build and its newest verified cosignature are (`ageOf`), as the JSON says it. */
+function ageJson(verification: AnswerVerification, now?: number) {
+  const age = ageOf(verification, now);
+  return {
+    issued_at: age.issuedAt,
+    build_age_seconds: age.buildAgeSeconds,
+    newest_cosignature_at: age.newestCosignatureAt === null ? null : new Date(age.newestCosignatureAt).toISOString(),
+    newest_cosignature_age_seconds: age.newestCosignatureAgeSeconds,
   };
 }

@@ -98,6 +98,14 @@ export const verificationOutputSchema = z.object({
   absence: step.nullable(),
   log: step.nullable(),
   witnesses: step.nullable(),
+  age: z
+    .object({
+      issued_at: z.string().nullable(),
+      build_age_seconds: z.number().nullable(),
+      newest_cosignature_at: z.string().nullable(),
+      newest_cosignature_age_seconds: z.number().nullable(),
+    })
+    .describe("how old the answer's build is (issued_at) and, with a witness policy, its newest verified cosignature"),
   staleness: z.object({ state: z.string() }).loose(),
   trust: z
     .object({ key_set: z.string(), log_key: z.string().nullable() })

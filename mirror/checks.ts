@@ -1,15 +1,22 @@
 import { hash } from 'node:crypto';
 import type { KeySet, TlogPolicy } from '@merchant-verify/verifier';
-import { type BuildStatement, type PacksHead, splitPack, verifyBuildStatement } from '@merchant-verify/verifier/internal/issuer';
-import { formatTlogProof, parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
+import {
+  type BuildStatement,
+  type PacksHead,
+  splitPack,
+  statementText,
+  verifyBuildStatement,
+} from '@merchant-verify/verifier/internal/issuer';
+import { formatTlogProof, parseCheckpoint, parseNote, statementEntry } from '@merchant-verify/verifier/internal/tlog';
 import { type MirrorPlace, MirrorRefusedError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
-import { hasher } from '../core/hash.ts';
+import { hasher, sha256 } from '../core/hash.ts';
 import { type CheckKeys, KeyTrust } from '../core/key-trust.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { parseManifest } from '../core/manifest-schema.ts';
 import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 import { type BuildMap, checkMapOf, checkStatementBytes } from '../service/build-maps.ts';
 import { checkServeRule } from '../service/serve-rule.ts';
+import { statementInclusion } from '../service/served-checkpoint.ts';
 import { signedMapBytes } from './signed-sizes.ts';
 
 // The checks a mirror makes of a build before it goes live, in the order they run: the statement
@@ -95,7 +102,7 @@ export interface LogTrustSettings {
 }
 
 /**
- * The statement in the log: its entry (where the manifest says) proven from the log's tiles against
+ * The statement in the log: its entry (the checkpoint's last when that is it, else where the manifest says) proven from the log's tiles against
  * the build's checkpoint (its served one when newer, as the gateway serves it), the proof checked by
  * the package's statement log check, and witnessed under the policy when one is given. Returns the
  * proof's text and the statement's index, proven; MIRROR_REFUSED when the build has no entry, no checkpoint, or the proof fails.
@@ -119,10 +126,10 @@ export async function checkLogged(
   if (index === undefined) throw refuse('is not in the log (a build made without a log key, or before statements were logged)');
   if (!checkpoint) throw refuse(`cannot be proven in the log: the build has no ${BUILD_CHECKPOINT_FILE}`);
   let proof: Uint8Array[];
-  let size: number;
   try {
-    size = parseCheckpoint(parseNote(checkpoint).text).size;
-    proof = await new TileTree(hasher, size, tiles).inclusion(index);
+    const { size, root } = parseCheckpoint(parseNote(checkpoint).text);
+    const leaf = hasher.leaf(statementEntry(sha256, Buffer.from(statementText(m.statement))));
+    ({ index, proof } = await statementInclusion(new TileTree(hasher, size, tiles), index, root, leaf));
   } catch (error) {
     throw refuse(`cannot be proven in the log: ${(error as Error).message}`);
   }

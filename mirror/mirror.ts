@@ -6,7 +6,7 @@ import { acquireBuildLock, createStaging, discardStaging, liveBuildId, pruneBuil
 import { ConfigError, MirrorRefusedError, MvrError } from '../core/errors.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, BUILDS_DIR, MANIFEST_FILE, MIRROR_FILE } from '../core/layout.ts';
 import type { TileFetch } from '../core/tlog/tile-tree.ts';
-import { servedCheckpointOf } from '../service/log-proofs.ts';
+import { servedCheckpointOf } from '../service/served-checkpoint.ts';
 import { keptEntry, writeKept } from '../storage/kept-builds.ts';
 import { finishBuildFolder, markMirror, writeBuildFiles } from './build-folder.ts';
 import { type BoundedReader, type CheckedStatement, checkLogged, checkManifest, checkMap, checkPack, checkStatement } from './checks.ts';

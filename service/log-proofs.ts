@@ -15,6 +15,7 @@ import { TileTree } from '../core/tlog/tile-tree.ts';
 import { type Store, storeTiles } from '../storage/store.ts';
 import type { BuildHistory } from './history.ts';
 import { checkServeRule, type RecordsService } from './records.ts';
+import { servedCheckpointOf, statementInclusion } from './served-checkpoint.ts';
 
 /** A record and its C2SP tlog-proof, from one build. */
 export interface ProvenRecord {
@@ -139,9 +140,11 @@ export class LogProofs {
   }
 
   /**
-   * The statement's entry is where the build's manifest says; the proof is made from the tiles and
-   * checked against the statement as the answer carries it (the bytes a verifier rebuilds), so a
-   * proof that would not verify is never served.
+   * The statement's entry is the checkpoint's last when that entry is this statement's (a build that
+   * did not go live appended the live statement again, so the served checkpoint ends with it, and a
+   * verifier refuses a statement that is not last as BUILD_SUPERSEDED), else where the build's
+   * manifest says. The proof is made from the tiles and checked against the statement as the answer
+   * carries it (the bytes a verifier rebuilds), so a proof that would not verify is never served.
    */
   private async makeStatementProof(
     statement: AbsenceProof['statement'],
@@ -159,8 +162,17 @@ export class LogProofs {
     if (index === undefined) return null;
     if (!checkpoint) throw new RecordUnavailableError(`build ${build} has its statement in the log but no ${BUILD_CHECKPOINT_FILE}`);
     const { size, root } = parseCheckpoint(parseNote(checkpoint).text);
-    const proof = await this.inclusion(index, size, `build ${build}'s statement`);
     const leaf = hasher.leaf(statementEntry(sha256, Buffer.from(statementText(statement))));
+    let proven: { index: number; proof: Uint8Array[] };
+    try {
+      proven = await statementInclusion(new TileTree(hasher, size, storeTiles(this.store)), index, root, leaf);
+    } catch (error) {
+      throw new RecordUnavailableError(`the log tiles for build ${build}'s statement cannot be read: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    const { proof } = proven;
+    index = proven.index;
     if (!verifyInclusion(hasher, index, size, leaf, proof, root))
       throw new RecordUnavailableError(
         `the log proof of build ${build}'s statement does not verify against its checkpoint; it is not served`,
@@ -203,21 +215,5 @@ export class LogProofs {
       if (this.shards.size > SHARDS_KEPT) this.shards.delete(this.shards.keys().next().value!);
     }
     return entries;
-  }
-}
-
-/**
- * Which of a build's checkpoints its proofs are against: its served checkpoint (`served-checkpoint`)
- * when that is of the same log and larger, else its own (`log-checkpoint`); null when it has none.
- * The gateway serves proofs so, and `mvr mirror` checks a build's statement so.
- */
-export function servedCheckpointOf(own: Buffer | null, served: Buffer | null): string | null {
-  if (own === null) return null;
-  if (served === null) return own.toString('utf8');
-  try {
-    const [a, b] = [own, served].map((bytes) => parseCheckpoint(parseNote(bytes.toString('utf8')).text));
-    return b!.origin === a!.origin && b!.size > a!.size ? served.toString('utf8') : own.toString('utf8');
-  } catch {
-    return own.toString('utf8');
   }
 }

@@ -33,6 +33,16 @@ export default defineCommand({
         "a tlog-policy file (the log, its witnesses, the quorum): the proof's checkpoint must be cosigned by the quorum; implies --log for a record",
     },
     'max-age': { type: 'string', description: 'with --policy: cosignatures older than this do not count, e.g. 36h, 90m, 2d' },
+    checkpoint: {
+      type: 'string',
+      description:
+        "a checkpoint of the log you saved and trust (a file from <log>/checkpoint): the answer's must be of its origin and no smaller; implies --log",
+    },
+    build: {
+      type: 'string',
+      description:
+        "a kept build's id: its answer is fetched (&build=ID) or the saved one checked as that build's, which need not be the newest",
+    },
     absence: {
       type: 'string',
       description:

@@ -52,6 +52,7 @@ describe('verify_merchant over Streamable HTTP', () => {
       'absence',
       'log',
       'witnesses',
+      'age',
       'staleness',
       'trust',
       'claims',

@@ -25,6 +25,7 @@ const SURFACE: Record<string, string[]> = {
     'NoteError',
     'PolicyError',
     'VERIFIER_ERROR_CODES',
+    'ageOf',
     'gatewaySource',
     'isNeverAudited',
     'parseKeySet',

@@ -1,7 +1,7 @@
 /**
  * What a verifier must refuse, against its vectors (test/vectors/refusals/refusals.json, written by
  * refusals.gen.ts): the genuine cosigned checkpoint with a wrong index or path, a forked build's
- * absence proof under the live checkpoint, a checkpoint of another origin, a policy with a name in
+ * absence proof under the live checkpoint, a rolled-back build's (its statement not the checkpoint's last entry), a checkpoint of another origin, a policy with a name in
  * two groups, a note of 101 signature lines, a policy without a log key, and options that are
  * misuse. Every check runs through the package's compiled JavaScript, as a user's code calls it.
  */
@@ -85,6 +85,7 @@ describe('refusal vectors', () => {
       /genuine checkpoint, the index of another entry/,
       /path with one bit flipped/,
       /forked build/,
+      /rolled-back build/,
       /another origin/,
       /a name in two groups/,
       /101 signature lines/,

@@ -5,6 +5,7 @@
  */
 
 import { canonicalJson } from './canonical.ts';
+import { behindTrusted, openTrustedCheckpoint, supersededIn } from './current.ts';
 import { compareHashes, type DomainMapHead, decodeHash, domainHash, type MapNeighbour } from './domain-map.ts';
 import type { VerifierErrorCode } from './errors.ts';
 import type { KeySet } from './keyset.ts';
@@ -13,7 +14,7 @@ import type { PacksHead } from './packs.ts';
 import type { LookupHead } from './prefix.ts';
 import { encodeBase64 } from './tlog/base64.ts';
 import type { Checkpoint } from './tlog/checkpoint.ts';
-import { createStatementProofVerifier, type LogKeys, type LogTrust } from './tlog/log-proof.ts';
+import { createStatementProofVerifier, type LogKeys, type LogTrust, logKeysOf } from './tlog/log-proof.ts';
 import { type Sha256, treeHasher, verifyInclusion } from './tlog/merkle.ts';
 import type { Witnessed } from './tlog/witnessed.ts';
 import { createNoteEd25519, createRecordVerifier, type Ed25519Verify } from './verify.ts';
@@ -85,6 +86,9 @@ export type AbsenceFailureCode = Extract<
   | 'STATEMENT_NOT_SIGNED' // the build statement does not verify against the key set (unsigned included)
   | 'NOT_ABSENT' // the neighbours do not enclose the domain's hash, are not adjacent, or are not in the signed map
   | 'STATEMENT_NOT_LOGGED' // with the log's key (or a policy's): statement_proof missing, malformed, of another log, or not including the statement
+  | 'BUILD_SUPERSEDED' // with the log's key: the statement is not the last entry of its checkpoint (a later build was logged), unless the answer is about the kept build asked for (`asOfBuild`)
+  | 'LOG_ORIGIN_MISMATCH' // with a trusted checkpoint: the statement proof's checkpoint is of another origin
+  | 'LOG_INCONSISTENT' // with a trusted checkpoint: the statement proof's checkpoint has its size and another root
   | 'LOG_KEY_MISSING' // a witness policy without a log line, and no log key: the statement's log proof could not be checked
   // With a witness policy (the main entry point's `verifyAbsence`), the checkpoint of the statement's log proof:
   | 'CHECKPOINT_NOT_SIGNED' // not signed by a log of the policy
@@ -141,7 +145,13 @@ export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Veri
   const h = treeHasher(sha256);
   const verifyStatement = createRecordVerifier(ed25519Verify);
   const statementLogged = createStatementLogCheck(sha256, ed25519Verify);
-  return function verifyAbsence(proof: unknown, domain: string, keySet: KeySet, log?: LogTrust | LogKeys): AbsenceResult {
+  return function verifyAbsence(
+    proof: unknown,
+    domain: string,
+    keySet: KeySet,
+    log?: LogTrust | LogKeys,
+    currency: StatementCurrency = {},
+  ): AbsenceResult {
     const fail = (code: AbsenceFailureCode, message: string): AbsenceResult => ({ valid: false, code, message });
     // 1. Shape, and the domain: a proof of another domain's absence says nothing of this one.
     if (typeof proof !== 'object' || proof === null) return fail('MALFORMED_ABSENCE_PROOF', 'the proof is not a JSON object');
@@ -181,25 +191,50 @@ export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Veri
     }
     const proven = { valid: true as const, build: head.build, issuedAt: head.issuedAt, keyId: signed.keyId, size: head.size };
     // 6. With the log's key: the statement is in the log, as every build's is, so this build was shown to everyone.
-    return log ? statementLogged(p, proven, log) : proven;
+    return log ? statementLogged(p, proven, log, currency) : proven;
   };
+}
+
+/**
+ * Whether an answer must be of the newest build: `asOfBuild` names the kept build (`build=`, history)
+ * an answer is asked about, which skips the rule; `trustedCheckpoint`, a checkpoint note the caller
+ * trusts, which the statement proof's checkpoint must not be behind.
+ */
+export interface StatementCurrency {
+  asOfBuild?: string | undefined;
+  trustedCheckpoint?: string | undefined;
 }
 
 /**
  * The log step of an absence proof: its `statement_proof` proves the statement's entry (SHA-256
  * of the prefix and the statement file's bytes, rebuilt by {@link statementText}) at its index
- * under a checkpoint signed by the log's key, of its origin. Every failure is STATEMENT_NOT_LOGGED,
- * naming the log proof's own code.
+ * under a checkpoint signed by the log's key, of its origin. Every failure of the proof is
+ * STATEMENT_NOT_LOGGED, naming the log proof's own code. Then the statement must be the
+ * checkpoint's last entry, unless it is of `currency.asOfBuild` (BUILD_SUPERSEDED otherwise, see
+ * current.ts), and the checkpoint no older than `currency.trustedCheckpoint` when given.
  */
 export function createStatementLogCheck(sha256: Sha256, ed25519Verify: Ed25519Verify) {
-  const verifyStatementProof = createStatementProofVerifier(sha256, createNoteEd25519(ed25519Verify));
-  return (p: Record<string, unknown>, proven: AbsenceResult & { valid: true }, log: LogTrust | LogKeys): AbsenceResult => {
+  const noteEd25519 = createNoteEd25519(ed25519Verify);
+  const verifyStatementProof = createStatementProofVerifier(sha256, noteEd25519);
+  return (
+    p: Record<string, unknown>,
+    proven: AbsenceResult & { valid: true },
+    log: LogTrust | LogKeys,
+    currency: StatementCurrency = {},
+  ): AbsenceResult => {
     const notLogged = (message: string): AbsenceResult => ({ valid: false, code: 'STATEMENT_NOT_LOGGED', message });
     if (typeof p.statement_proof !== 'string')
       return notLogged('the absence proof has no statement_proof (a build made before statements were logged, or without a log key)');
     const bytes = new TextEncoder().encode(statementText(p.statement as BuildStatement));
     const logged = verifyStatementProof(bytes, p.statement_proof, log);
     if (!logged.valid) return notLogged(`statement_proof: ${logged.code} (${logged.message})`);
+    const superseded = supersededIn(logged.index, logged.checkpoint, proven.build, currency.asOfBuild);
+    if (superseded) return superseded;
+    if (currency.trustedCheckpoint !== undefined) {
+      const trusted = openTrustedCheckpoint(currency.trustedCheckpoint, logKeysOf(sha256, log).keys, noteEd25519);
+      const behind = behindTrusted(logged.checkpoint, trusted);
+      if (behind) return behind;
+    }
     return { ...proven, statementLog: { index: logged.index, checkpoint: logged.checkpoint } };
   };
 }

@@ -6,9 +6,10 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { type AbsenceResult, createAbsenceVerifier, createStatementLogCheck, STATEMENT_SCHEMA_SUFFIX, statementHead } from './absence.ts';
 import { canonicalBytes } from './canonical.ts';
+import { behindTrusted, openTrustedCheckpoint } from './current.ts';
 import { nobleEd25519Verify } from './ed25519.ts';
 import { type KeySet, parseKeySet } from './keyset.ts';
-import { clockOf, logTrustOf, optionsOf, shown, stringOf, type WitnessSettings, witnessSettingsOf } from './options.ts';
+import { asOfBuildOf, clockOf, logTrustOf, optionsOf, shown, stringOf, type WitnessSettings, witnessSettingsOf } from './options.ts';
 import { type Staleness, stalenessOf } from './staleness.ts';
 import {
   createLogProofVerifier,
@@ -69,7 +70,8 @@ export function verifyRecord(record: unknown, keySet: unknown, options: VerifyOp
 }
 
 // Checkpoint signatures get the record scheme's Ed25519 step too: the same encoding rules, the same primitive.
-const verifyProofBytes = createLogProofVerifier(sha256, createNoteEd25519(nobleEd25519Verify));
+const noteEd25519 = createNoteEd25519(nobleEd25519Verify);
+const verifyProofBytes = createLogProofVerifier(sha256, noteEd25519);
 
 /**
  * Verifies a C2SP tlog-proof (`GET /v1/proof?domain=`) for a record: that the record, with the
@@ -100,7 +102,12 @@ export function verifyLogProof(record: unknown, proofText: string, trust?: LogTr
   const keys = logKeysFor(text, trust, 'trust', settings);
   if ('code' in keys) return keys;
   const result = verifyProofBytes(canonicalBytes(record), text, keys);
-  if (!result.valid || !settings.policy) return result;
+  if (!result.valid) return result;
+  if (settings.trustedCheckpoint !== undefined) {
+    const behind = behindTrusted(result.checkpoint, openTrustedCheckpoint(settings.trustedCheckpoint, keys.keys, noteEd25519));
+    if (behind) return behind;
+  }
+  if (!settings.policy) return result;
   const witnessed = witnessStep(parseTlogProof(text).checkpoint, { ...settings, policy: settings.policy }, keys.keys);
   return witnessed.valid ? { ...result, witnessedAt: witnessed.witnessedAt, cosigners: witnessed.cosigners } : witnessed;
 }
@@ -150,7 +157,10 @@ export function verifyAbsence(proof: unknown, domain: string, keySet: unknown, o
   const statementProof = (proof as { statement_proof?: unknown } | null)?.statement_proof;
   const log = logKeysFor(statementProof, o.log, 'options.log', settings);
   // The map is checked first: a proof that is not one says so before what its log step lacks.
-  const result = verifyAbsenceProof(proof, asked, keys, 'code' in log ? undefined : log);
+  const result = verifyAbsenceProof(proof, asked, keys, 'code' in log ? undefined : log, {
+    asOfBuild: asOfBuildOf(o.asOfBuild),
+    trustedCheckpoint: settings.trustedCheckpoint,
+  });
   return result.valid ? statementLogSteps(statementProof, result, log, o, settings) : result;
 }
 
@@ -186,7 +196,13 @@ export function verifyBuildStatement(
     };
   const proven = { valid: true as const, build: head.build, issuedAt: head.issuedAt, keyId: signed.keyId, size: head.size };
   const log = logKeysFor(statementProof, o.log, 'options.log', settings);
-  const logged = 'code' in log ? proven : statementLogged({ statement, statement_proof: statementProof }, proven, log);
+  const logged =
+    'code' in log
+      ? proven
+      : statementLogged({ statement, statement_proof: statementProof }, proven, log, {
+          asOfBuild: asOfBuildOf(o.asOfBuild),
+          trustedCheckpoint: settings.trustedCheckpoint,
+        });
   return logged.valid ? statementLogSteps(statementProof, logged, log, o, settings) : logged;
 }
 
@@ -199,8 +215,8 @@ function statementLogSteps(
   settings: WitnessSettings,
 ): AbsenceResult {
   if ('code' in log) {
-    // Without any log key and without a policy, the caller asked for the map alone.
-    if (o.log === undefined && !settings.policy) return result;
+    // Without any log key, a policy or a trusted checkpoint, the caller asked for the map alone.
+    if (o.log === undefined && !settings.policy && settings.trustedCheckpoint === undefined) return result;
     return log.code === 'LOG_KEY_MISSING'
       ? log
       : { valid: false, code: 'STATEMENT_NOT_LOGGED', message: `statement_proof: ${log.code} (${log.message})` };
@@ -213,8 +229,11 @@ function statementLogSteps(
 /**
  * What an absence proof is checked under, besides the key set: the log's verifier key (and origin),
  * in which the build statement must be proven, and a witness policy for that proof's checkpoint.
+ * `asOfBuild` names the kept build the answer was asked about (`build=`, history): that build's
+ * statement need not be the last entry of its checkpoint (BUILD_SUPERSEDED is for answers about the
+ * live build, and for any other build's).
  */
-export type AbsenceOptions = WitnessOptions & { log?: LogTrust };
+export type AbsenceOptions = WitnessOptions & { log?: LogTrust; asOfBuild?: string };
 
 /**
  * The witness step of an absence proof: the checkpoint of its `statement_proof` under the policy.

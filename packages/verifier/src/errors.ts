@@ -40,6 +40,10 @@ export const VERIFIER_ERROR_CODES = [
   'STATEMENT_NOT_SIGNED',
   'NOT_ABSENT',
   'STATEMENT_NOT_LOGGED',
+  // The statement's log proof is against a checkpoint that holds entries after it: a later build was logged (not a kept build's answer).
+  'BUILD_SUPERSEDED',
+  // With a checkpoint the caller trusts: the answer's checkpoint has its size but another root (two views of one log).
+  'LOG_INCONSISTENT',
   // Verdicts of a prefix answer's verification (`verifyPrefixAnswer`), before the domain's own record or absence is judged.
   'MALFORMED_PREFIX_ANSWER',
   'PREFIX_MISMATCH',

@@ -63,6 +63,8 @@ export interface GatewaySourceOptions {
   keySetUrl?: string;
   /** Where the log's key is (default `baseUrl` + {@link LOG_KEY_PATH}). */
   logKeyUrl?: string;
+  /** A kept build's id: its answer, absence proof and log proof are asked for (`&build=`), not the live build's; verify them with `asOfBuild` set to it. */
+  build?: string;
 }
 
 /**
@@ -75,7 +77,9 @@ export interface GatewaySourceOptions {
 export function gatewaySource(options: GatewaySourceOptions): AnswerSource {
   const base = options.baseUrl.replace(/\/+$/, '');
   const get = (url: string, cap: number, gated: boolean) => read(url, cap, gated ? options.apiKey : undefined, options);
-  const gated = (route: string, domain: string, cap: number) => get(`${base}${route}?domain=${encodeURIComponent(domain)}`, cap, true);
+  const build = options.build === undefined ? '' : `&build=${encodeURIComponent(options.build)}`;
+  const gated = (route: string, domain: string, cap: number) =>
+    get(`${base}${route}?domain=${encodeURIComponent(domain)}${build}`, cap, true);
   return {
     answer: async (domain) => json(ok(await gated('/v1/verify', domain, READ_LIMITS.answer), 'the answer'), 'the answer'),
     absence: async (domain) => {

@@ -50,7 +50,7 @@ export {
   trustedKeySet,
   type UntrustedKey,
 } from './trust.ts';
-export { type Verdict, verdictOf } from './verdict.ts';
+export { type AnswerAge, ageOf, type Verdict, verdictOf } from './verdict.ts';
 export type { VerifyFailureCode, VerifyResult } from './verify.ts';
 export { type AnswerVerification, isNeverAudited, type VerifyAnswerInput, verifyAnswer } from './verify-answer.ts';
 export { type BundleVerification, type PlaceResult, type VerifyBundleInput, verifyBundle } from './verify-bundle.ts';

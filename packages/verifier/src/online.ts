@@ -7,7 +7,9 @@
  *   key set is fetched once more (a rotation published a key after the set was read);
  * - a record and its log proof are two requests: a proof that does not include the record (a new
  *   build went live between them), or an "unverified" answer whose absence proof the gateway
- *   refuses because the domain now has a record, makes the lookup run once more.
+ *   refuses because the domain now has a record, makes the lookup run once more;
+ * - a fetched absence proof refused as BUILD_SUPERSEDED (a build went live between the proof's
+ *   statement and its checkpoint being read) makes the lookup run once more too.
  *
  * Nothing is retried beyond that: a second failure is the verdict.
  */
@@ -41,6 +43,10 @@ export interface OnlineInput {
   maxAgeMs?: number;
   /** Clock, epoch ms (default now). */
   now?: number;
+  /** A checkpoint note the caller saved and trusts: the deciding proof's checkpoint must be no smaller (see `verifyAnswer`). */
+  trustedCheckpoint?: string;
+  /** The kept build the answer is asked about (`build=`; `gatewaySource`'s `build` fetches it): its answer need not be the newest build's. */
+  asOfBuild?: string;
 }
 
 /**
@@ -70,7 +76,7 @@ export type OnlineVerification = AnswerVerification & { trust: OnlineTrust };
  */
 export async function verifyOnline(input: OnlineInput): Promise<OnlineVerification> {
   const source = input.source ?? {};
-  const withLog = input.log === true || input.policy !== undefined;
+  const withLog = input.log === true || input.policy !== undefined || input.trustedCheckpoint !== undefined;
   const keys = keySetOf(input.keySet, source);
   const trust: OnlineTrust = { keySet: input.keySet === undefined ? 'source' : 'given', logKey: null };
   const logKey = async () => {
@@ -86,6 +92,7 @@ export async function verifyOnline(input: OnlineInput): Promise<OnlineVerificati
     const asked = input.domain ?? (typeof named === 'string' ? named : undefined);
     const neverAudited = answer === undefined || (isNeverAudited(answer) && asked !== undefined);
     let absence: { proof: unknown } | { unavailable: string } | undefined;
+    const fetchedAbsence = neverAudited && input.absence === undefined && source.absence !== undefined && asked !== undefined;
     if (neverAudited) {
       const proof = input.absence ?? (source.absence && asked !== undefined ? await source.absence(asked) : undefined);
       // The gateway has a record for the domain: a build may have gone live since the answer was read.
@@ -119,10 +126,14 @@ export async function verifyOnline(input: OnlineInput): Promise<OnlineVerificati
       policy: input.policy,
       maxAgeMs: input.maxAgeMs,
       now: input.now,
+      ...(input.asOfBuild === undefined ? {} : { asOfBuild: input.asOfBuild }),
+      ...(input.trustedCheckpoint === undefined ? {} : { trustedCheckpoint: input.trustedCheckpoint }),
     });
     // A proof of a newer record than the answer read: both are looked up once more.
     const logFailed = verification.log && !verification.log.valid ? verification.log : null;
     if (mayRetry && fetchedAnswer && fetchedProof && logFailed?.code === 'NOT_INCLUDED') continue;
+    // A statement with a newer build logged after it, fetched while that build went live: looked up once more.
+    if (mayRetry && fetchedAbsence && verification.code === 'BUILD_SUPERSEDED') continue;
     return { ...verification, trust };
   }
 }

@@ -63,6 +63,13 @@ export function optionsOf<T extends object>(options: unknown, name = 'options'):
   return options as Partial<T>;
 }
 
+/** `asOfBuild`: the id of the kept build an answer was asked about (`build=`), or none. */
+export function asOfBuildOf(build: unknown, name = 'options.asOfBuild'): string | undefined {
+  if (build === undefined) return undefined;
+  if (typeof build === 'string' && build !== '') return build;
+  throw new InvalidArgumentError(name, `must be a build id (the build= asked for), not ${shown(build)}`);
+}
+
 /** A string argument (a domain, a proof's text). */
 export function stringOf(value: unknown, name: string): string {
   if (typeof value !== 'string') throw new InvalidArgumentError(name, `must be a string, not ${value === null ? 'null' : typeof value}`);
@@ -92,20 +99,27 @@ export function logTrustOf(log: unknown, name: string): { vkey: string | NoteVer
   return origin === undefined ? { vkey: vkey as string | NoteVerifierKey } : { vkey: vkey as string | NoteVerifierKey, origin };
 }
 
-/** The witness options every proof takes (`policy`, `maxAgeMs`, `now`), read once. */
+/** The witness options every proof takes (`policy`, `maxAgeMs`, `now`, `trustedCheckpoint`), read once. */
 export interface WitnessSettings {
   policy: TlogPolicy | undefined;
   maxAgeMs: number | undefined;
   now: number;
+  /** A checkpoint note the caller trusts; opened with the log's key where a proof is checked. */
+  trustedCheckpoint?: string;
 }
 
 /** Reads `{ policy, maxAgeMs, now }` from an options object, refusing what is not one of them. */
-export function witnessSettingsOf(options: { policy?: unknown; maxAgeMs?: unknown; now?: unknown }, prefix = 'options'): WitnessSettings {
-  const settings = {
+export function witnessSettingsOf(
+  options: { policy?: unknown; maxAgeMs?: unknown; now?: unknown; trustedCheckpoint?: unknown },
+  prefix = 'options',
+): WitnessSettings {
+  const settings: WitnessSettings = {
     policy: policyOf(options.policy, `${prefix}.policy`),
     maxAgeMs: maxAgeOf(options.maxAgeMs, `${prefix}.maxAgeMs`),
     now: clockOf(options.now, `${prefix}.now`),
   };
+  if (options.trustedCheckpoint !== undefined)
+    settings.trustedCheckpoint = stringOf(options.trustedCheckpoint, `${prefix}.trustedCheckpoint`);
   // A maximum age is of cosignatures, which only a policy asks for: alone it would be a check asked for and never run.
   if (settings.maxAgeMs !== undefined && settings.policy === undefined)
     throw new InvalidArgumentError(

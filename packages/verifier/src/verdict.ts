@@ -4,6 +4,8 @@
  * and counts only when `valid` is true.
  */
 import type { VerifierErrorCode } from './errors.ts';
+import { clockOf } from './options.ts';
+import { parseTimestamp } from './time.ts';
 import type { AnswerVerification } from './verify-answer.ts';
 import type { BundleVerification } from './verify-bundle.ts';
 
@@ -39,4 +41,43 @@ export function verdictOf(verification: AnswerVerification | BundleVerification)
   const steps = [absence, signature, log, b?.place ?? null, b?.statement ?? null];
   const step = steps.find((s) => s !== null && !s.valid && s.code === code) as { message: string } | undefined;
   return { valid: false, code, message: step?.message ?? code };
+}
+
+/**
+ * How old what an answer stands on is. Without a policy and a maximum age nothing refuses an answer
+ * for its age (BUILD_SUPERSEDED refuses one whose own checkpoint shows a later build), so the caller
+ * is told: the build's age always, and the newest cosignature's when a policy verified some.
+ */
+export interface AnswerAge {
+  /** When the answer's build was issued: the absence proof's statement's `issued_at`, else the record's own; null when neither says. */
+  issuedAt: string | null;
+  /** Whole seconds from `issuedAt` to now (0 for a time ahead of it); null without `issuedAt`. */
+  buildAgeSeconds: number | null;
+  /** With a policy: the newest cosignature that verified on the deciding checkpoint, epoch ms; null otherwise. */
+  newestCosignatureAt: number | null;
+  /** Whole seconds from `newestCosignatureAt` to now; null without it. */
+  newestCosignatureAgeSeconds: number | null;
+}
+
+/**
+ * The age of {@link verifyAnswer}'s result at `now` (epoch ms or a Date; default now): the build's,
+ * from `issued_at`, and the newest verified cosignature's, from the witness step (`policy`).
+ *
+ * @example
+ *   const { buildAgeSeconds } = ageOf(verifyAnswer({ answer, keySet }));
+ *   if (buildAgeSeconds !== null && buildAgeSeconds > 40 * 86_400) console.log('older than a monthly build should be');
+ */
+export function ageOf(verification: AnswerVerification, now?: number | Date): AnswerAge {
+  const at = clockOf(now, 'now');
+  const issued = verification.absence?.valid ? verification.absence.issuedAt : verification.answer.issued_at;
+  const issuedAt = typeof issued === 'string' && parseTimestamp(issued) !== null ? issued : null;
+  // witnessedAt is the newest cosignature that counted.
+  const newest = verification.witnessed?.witnessedAt ?? null;
+  const seconds = (t: number) => Math.max(0, Math.floor((at - t) / 1000));
+  return {
+    issuedAt,
+    buildAgeSeconds: issuedAt === null ? null : seconds(parseTimestamp(issuedAt)!),
+    newestCosignatureAt: newest,
+    newestCosignatureAgeSeconds: newest === null ? null : seconds(newest),
+  };
 }

@@ -9,7 +9,7 @@ import type { AbsenceResult } from './absence.ts';
 import type { AbsenceOptions } from './checks.ts';
 import { type RecordVerification, verifyAbsence, verifyLogProof, verifyRecord } from './checks.ts';
 import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
-import { logTrustOf, shown, stringOf, witnessSettingsOf } from './options.ts';
+import { asOfBuildOf, logTrustOf, shown, stringOf, witnessSettingsOf } from './options.ts';
 import type { Staleness } from './staleness.ts';
 import type { LogProofResult } from './tlog/log-proof.ts';
 import type { TlogPolicy } from './tlog/policy.ts';
@@ -50,6 +50,17 @@ export interface VerifyAnswerInput {
   maxAgeMs?: number;
   /** Clock for staleness and cosignatures: epoch ms or a Date (default now). */
   now?: number | Date;
+  /**
+   * A checkpoint note the caller saved and trusts (signed by the log's key): the deciding proof's
+   * checkpoint must be of its origin and no smaller, the same root at the same size (BUILD_SUPERSEDED,
+   * LOG_INCONSISTENT, LOG_ORIGIN_MISMATCH otherwise). Implies the log check.
+   */
+  trustedCheckpoint?: string;
+  /**
+   * The kept build the answer was asked about (`build=`, history): that build's statement need not
+   * be the last entry of its checkpoint. Otherwise a statement proof with entries after it is BUILD_SUPERSEDED.
+   */
+  asOfBuild?: string;
 }
 
 export interface AnswerVerification {
@@ -109,7 +120,11 @@ export function verifyAnswer(input: VerifyAnswerInput): AnswerVerification {
   // A never-audited answer is proven by its absence proof only, never on the word of whoever sent it.
   const absence =
     isNeverAudited(answer) && typeof asked === 'string' && input.absence
-      ? checkAbsence(answer, asked, input.absence, input.keySet, { ...witness, ...(log ? { log: { vkey: log.vkey } } : {}) })
+      ? checkAbsence(answer, asked, input.absence, input.keySet, {
+          ...witness,
+          ...(log ? { log: { vkey: log.vkey } } : {}),
+          ...(input.asOfBuild === undefined ? {} : { asOfBuild: asOfBuildOf(input.asOfBuild, 'input.asOfBuild') }),
+        })
       : null;
   // Checked even for a never-audited answer: UNSIGNED says it is no verified record.
   const signature = verifyRecord(checked, input.keySet, { domain, now: settings.now });
@@ -149,8 +164,11 @@ function logStep(answer: unknown, log: VerifyAnswerInput['log'], witness: Witnes
     if (log.proof === undefined) return { valid: false, code: 'MALFORMED_PROOF', message: 'no log proof of the record was given' };
     return verifyLogProof(answer, log.proof, { vkey: log.vkey }, witness);
   }
-  if (!witness.policy) return null;
-  return { valid: false, code: 'NOT_WITNESSED', message: 'a witness policy was given, but no log proof whose checkpoint it could check' };
+  if (witness.policy)
+    return { valid: false, code: 'NOT_WITNESSED', message: 'a witness policy was given, but no log proof whose checkpoint it could check' };
+  if (witness.trustedCheckpoint !== undefined)
+    return { valid: false, code: 'MALFORMED_PROOF', message: 'a trusted checkpoint was given, but no log proof to hold against it' };
+  return null;
 }
 
 /** The absence step: the proof holds for the domain asked, under the key set, and of the issuer the answer names. */

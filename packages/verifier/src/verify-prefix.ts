@@ -37,6 +37,8 @@ export interface VerifyPrefixInput {
   maxAgeMs?: number;
   /** Clock for staleness and cosignatures: epoch ms or a Date (default now). */
   now?: number | Date;
+  /** A checkpoint note the caller trusts: the statement proof's checkpoint must be of its origin and no smaller (implies the log check). */
+  trustedCheckpoint?: string;
 }
 
 export interface PrefixVerification {

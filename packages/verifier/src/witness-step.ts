@@ -18,6 +18,12 @@ export interface WitnessOptions {
   maxAgeMs?: number;
   /** The clock, epoch ms or a Date (default now): cosignatures dated more than a minute ahead of it do not count. */
   now?: number | Date;
+  /**
+   * A checkpoint note the caller saved out of band and trusts (as TUF keeps its last timestamp),
+   * signed by the log's key: the proof's checkpoint must be of its origin and no smaller (the same
+   * size, the same root). Implies the log check.
+   */
+  trustedCheckpoint?: string;
 }
 
 export type WitnessStep = ({ valid: true } & Witnessed) | { valid: false; code: WitnessedFailureCode; message: string };

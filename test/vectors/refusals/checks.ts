@@ -4,8 +4,8 @@
  * Inputs are named (proofs, policies, checkpoints), as the vector file holds them.
  */
 
-/** The checks, for a clock `NOW` (ms), the log's origin and verifier key. */
-export function refusalChecks(NOW: number, origin: string, logVkey: string): Record<string, unknown>[] {
+/** The checks, for a clock `NOW` (ms), the log's origin and verifier key, and the older build's id (logged before the genuine one). */
+export function refusalChecks(NOW: number, origin: string, logVkey: string, olderBuild: string): Record<string, unknown>[] {
   const checks: Record<string, unknown>[] = [];
   const policy = 'two of three';
   // Controls: the genuine proofs hold, with the log key, with the policy's log line alone, or both.
@@ -60,7 +60,47 @@ export function refusalChecks(NOW: number, origin: string, logVkey: string): Rec
         valid: false,
         code: 'STATEMENT_NOT_LOGGED',
       });
+    // Newest means last: a rolled-back store's proof, of a build logged before the live one, against the newest checkpoint.
+    const rolledBack = 'a rolled-back build, logged before the live one, against the genuine checkpoint';
+    checks.push(
+      {
+        name: `absence: ${rolledBack}, ${how}`,
+        call: 'verifyAbsence',
+        proof: rolledBack,
+        policy,
+        log,
+        valid: false,
+        code: 'BUILD_SUPERSEDED',
+      },
+      {
+        name: `absence: ${rolledBack}, asked as that kept build (asOfBuild), ${how}`,
+        call: 'verifyAbsence',
+        proof: rolledBack,
+        policy,
+        log,
+        options: { asOfBuild: olderBuild },
+        valid: true,
+      },
+      {
+        name: `absence: ${rolledBack}, asked as another kept build (asOfBuild), ${how}`,
+        call: 'verifyAbsence',
+        proof: rolledBack,
+        policy,
+        log,
+        options: { asOfBuild: '20260920T120000Z-0b0b0b0b0b0b' },
+        valid: false,
+        code: 'BUILD_SUPERSEDED',
+      },
+    );
   }
+  checks.push({
+    name: 'absence: verifyAnswer, a rolled-back build, the log key without a policy',
+    call: 'verifyAnswer',
+    proof: 'a rolled-back build, logged before the live one, against the genuine checkpoint',
+    log: true,
+    valid: false,
+    code: 'BUILD_SUPERSEDED',
+  });
   checks.push(
     {
       name: 'record: a policy without a log line, no log key',
@@ -135,6 +175,7 @@ export function refusalChecks(NOW: number, origin: string, logVkey: string): Rec
   misuse('absence: log without vkey', {}, { call: 'verifyAbsence', log: { origin } });
   misuse('answer: log without vkey', {}, { call: 'verifyAnswer', log: { proof: 'genuine' } });
   misuse('answer: log with a proof that is not text', {}, { call: 'verifyAnswer', log: { vkey: logVkey, proof: 5 } });
+  misuse('absence: asOfBuild not a build id', { asOfBuild: true }, { call: 'verifyAbsence' });
   checks.push({
     name: 'misuse: now a valid Date is a time (accepted)',
     call: 'verifyLogProof',

@@ -62,6 +62,9 @@ const ISSUER = 'merchant-verify.example';
 const statementOf = (build: string) =>
   signRecord(buildStatement({ issuer: ISSUER, build, issuedAt: '2026-11-20T12:00:00.000Z', map: map.head() }));
 const genuine = statementOf('20261120T120000Z-000000000000');
+// Last month's build: logged (entry 1), then superseded by the genuine build's statement (entry 4).
+const OLDER_BUILD = '20261020T120000Z-0a0a0a0a0a0a';
+const older = statementOf(OLDER_BUILD);
 const fork = statementOf('20261120T120000Z-f0f0f0f0f0f0');
 const DOMAIN = 'never-audited.example';
 const absenceOf = (statement: object) => ({
@@ -71,13 +74,17 @@ const absenceOf = (statement: object) => ({
   ...map.neighbours(sha(DOMAIN)),
 });
 
-// The log: three other entries, a record (salted), the genuine build's statement.
+// The log: an entry, last month's build statement, another entry, a record (salted), the genuine build's statement.
 const record = signRecord({ domain: 'b-shop.example', issuer: ISSUER, status: 'verified', tier: 'gold', score: 91 });
 const salt = sha('merchant-verify refusal vectors salt');
+const statementEntryOf = (statement: Parameters<typeof statementText>[0]) =>
+  sha(Buffer.concat([Buffer.from('merchant-verify build statement v1\n'), Buffer.from(statementText(statement))]));
 const entries = [
-  ...[0, 1, 2].map((i) => sha(`other entry ${i}`)),
+  sha('other entry 0'),
+  statementEntryOf(older),
+  sha('other entry 2'),
   sha(Buffer.concat([salt, Buffer.from(canonicalize(record)!)])),
-  sha(Buffer.concat([Buffer.from('merchant-verify build statement v1\n'), Buffer.from(statementText(genuine))])),
+  statementEntryOf(genuine),
 ];
 const mth = async (s: number, e: number): Promise<Uint8Array> => {
   if (e - s === 1) return h.leaf(entries[s]!);
@@ -110,7 +117,7 @@ const flipped = (path: Uint8Array[]) => path.map((p, i) => (i === 0 ? Uint8Array
 const witnesses = `witness a ${w1.vkey}\nwitness b ${w2.vkey}\nwitness c ${w3.vkey}\n`;
 const vectors = {
   about:
-    'What a verifier must refuse (see packages/verifier/README.md). Each check names a call of the package, its inputs by name, and the verdict (`valid`, `code`) or the misuse error it throws (`throws`, a code). `now` is ms; options written {"$": "NaN"}, {"$": "Infinity"}, {"$": "invalid Date"} or {"$": "Date", "iso": ...} stand for values JSON cannot hold. The genuine checkpoint is signed by the log and cosigned by w1 (an hour before now) and w2 (half an hour); the log holds three other entries, the record at index 3 and the genuine build statement at index 4. The forked build is signed by the same record key but was never logged.',
+    'What a verifier must refuse (see packages/verifier/README.md). Each check names a call of the package, its inputs by name, and the verdict (`valid`, `code`) or the misuse error it throws (`throws`, a code). `now` is ms; options written {"$": "NaN"}, {"$": "Infinity"}, {"$": "invalid Date"} or {"$": "Date", "iso": ...} stand for values JSON cannot hold. The genuine checkpoint is signed by the log and cosigned by w1 (an hour before now) and w2 (half an hour); the log holds two other entries (0 and 2), the statement of the build before (the older build, index 1), the record at index 3 and the genuine build statement at index 4. The forked build is signed by the same record key but was never logged. The rolled-back proof is of the older build, against the genuine checkpoint: its statement is not the last entry (BUILD_SUPERSEDED), unless the caller asked about that build (asOfBuild).',
   now: T * 1000,
   key_set: keySet,
   log_vkey: log.vkey,
@@ -150,8 +157,13 @@ const vectors = {
     },
     'the genuine build, a checkpoint of another origin': { ...absenceOf(genuine), statement_proof: await statementProof(otherCosigned) },
     'the genuine build, no statement_proof': absenceOf(genuine),
+    'a rolled-back build, logged before the live one, against the genuine checkpoint': {
+      ...absenceOf(older),
+      statement_proof: await statementProof(cosigned, 1),
+    },
   },
-  checks: refusalChecks(T * 1000, ORIGIN, log.vkey),
+  older_build: OLDER_BUILD,
+  checks: refusalChecks(T * 1000, ORIGIN, log.vkey, OLDER_BUILD),
 };
 
 writeFileSync(join(import.meta.dirname, 'refusals.json'), `${JSON.stringify(vectors, null, 2)}\n`);

@@ -20,6 +20,8 @@ export type LogProofFailureCode = Extract<
   | 'LOG_KEY_MISSING' // no log key was given, nor a witness policy with a log line (a policy implies the log check)
   | 'BAD_COSIGNATURE' // with a witness policy: a cosignature by one of its witnesses does not verify
   | 'NOT_WITNESSED' // with a witness policy: the checkpoint lacks the quorum of valid, timely cosignatures
+  | 'BUILD_SUPERSEDED' // with a trusted checkpoint: the proof's checkpoint is smaller than it
+  | 'LOG_INCONSISTENT' // with a trusted checkpoint: the proof's checkpoint has its size and another root
 >;
 
 export type LogProofResult =

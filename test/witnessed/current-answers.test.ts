@@ -1,0 +1,166 @@
+/**
+ * Newest means last (decision 0077), with three real witnesses and real builds: a store pointed back
+ * at last month's build, its proofs made against the newest checkpoint, answers "never audited" for a
+ * merchant audited this month; the package, `mvr verify --log` and `mvr verify --private --log`
+ * refuse it as BUILD_SUPERSEDED, with or without a policy, and an online client that read it looks
+ * once more. Rolled back with its own old checkpoint, it holds under a maximum age only while that
+ * checkpoint's cosignatures are fresh, and never against a newer checkpoint the caller saved. An
+ * answer about a named kept build is not refused.
+ */
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ageOf, gatewaySource, verifyOnline, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exitCodeOf } from '../../core/error-registry.ts';
+import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE } from '../../core/layout.ts';
+import { FLAGGED, HOUR, type OnlineOptions, type TwoWitnessedMonths, twoWitnessedMonths } from '../support/current-project.ts';
+import { cleanup, type TestGateway } from '../support/gateway.ts';
+import { removeTempDirs, UNAUDITED } from '../support/project.ts';
+
+let t: TwoWitnessedMonths;
+let w: TwoWitnessedMonths['w'];
+let vkey: string;
+let nov: string;
+let dec: string;
+let novCosignedAt: number;
+const buildDir = (id: string) => t.buildDir(id);
+const pointCurrentAt = (id: string) => t.pointCurrentAt(id);
+const withGateway = <T>(run: (g: TestGateway) => Promise<T>) => t.withGateway(run);
+const online = (g: TestGateway, domain: string, o?: OnlineOptions) => t.online(g, domain, o);
+const privately = (g: TestGateway, domain: string, policy?: boolean) => t.privately(g, domain, policy);
+const cli = (g: TestGateway, args: string[]) => t.cli(g, args);
+const statementPlace = (g: TestGateway, domain: string) => t.statementPlace(g, domain);
+
+beforeAll(async () => {
+  t = await twoWitnessedMonths();
+  ({ w, vkey, nov, dec, novCosignedAt } = t);
+});
+afterAll(async () => {
+  await cleanup();
+  await w.close();
+  await removeTempDirs();
+});
+/** What the rolled-back store served: an absence proof and a prefix answer (with its prefix), both superseded. */
+const rolledBack: { absence?: unknown; prefix?: { prefix: string; answer: unknown } } = {};
+
+describe.sequential('an answer is current when its statement is the last entry of its checkpoint', () => {
+  it("the live build's answers hold, with and without a policy; the flagged merchant has a record", async () => {
+    await withGateway(async (g) => {
+      const now = w.witnesses[0]!.now.ms;
+      const plain = await online(g, UNAUDITED);
+      expect(plain.code).toBe('NEVER_AUDITED');
+      // Without a policy, the build's age only; with one, the newest cosignature's too.
+      expect(ageOf(plain, Date.parse('2026-12-03T00:00:00Z'))).toEqual({
+        issuedAt: '2026-12-01T00:00:00.000Z',
+        buildAgeSeconds: 2 * 86_400,
+        newestCosignatureAt: null,
+        newestCosignatureAgeSeconds: null,
+      });
+      const witnessed = await online(g, UNAUDITED, { policy: true });
+      expect(witnessed.code).toBe('NEVER_AUDITED');
+      expect(ageOf(witnessed, now + HOUR)).toMatchObject({ newestCosignatureAt: now, newestCosignatureAgeSeconds: 3600 });
+      expect((await privately(g, UNAUDITED, true)).code).toBe('NEVER_AUDITED');
+      expect((await g.verify(FLAGGED)).json.status).not.toBe('unverified');
+    });
+  });
+
+  it('a store rolled back to last month, its proofs against the newest checkpoint: BUILD_SUPERSEDED everywhere', async () => {
+    // The newest checkpoint (December's, cosigned) holds November's statement too: the log only grows.
+    await writeFile(join(buildDir(nov), BUILD_SERVED_CHECKPOINT_FILE), await readFile(join(buildDir(dec), BUILD_CHECKPOINT_FILE)));
+    await pointCurrentAt(nov);
+    try {
+      await withGateway(async (g) => {
+        expect((await g.verify(FLAGGED)).json.status).toBe('unverified');
+        const place = await statementPlace(g, FLAGGED);
+        expect(place.index).toBeLessThan(place.size - 1);
+        for (const policy of [false, true]) {
+          const v = await online(g, FLAGGED, { policy });
+          expect(v.code, `policy ${policy}`).toBe('BUILD_SUPERSEDED');
+          expect(v.absence).toMatchObject({ valid: false, code: 'BUILD_SUPERSEDED' });
+          if (!v.absence!.valid) expect(v.absence!.message).toMatch(/holds \d+ entries logged after it/);
+          expect((await privately(g, FLAGGED, policy)).code, `private, policy ${policy}`).toBe('BUILD_SUPERSEDED');
+        }
+        // Kept for the next test: what a client reads from the store just before it is put right.
+        rolledBack.absence = (await g.request(`/v1/absence?domain=${UNAUDITED}`)).json;
+        const prefix = (await privately(g, UNAUDITED)).prefix!;
+        rolledBack.prefix = { prefix, answer: (await g.request(`/v1/lookup/${prefix}`)).json };
+        const exit = exitCodeOf('BUILD_SUPERSEDED');
+        for (const args of [[FLAGGED], [FLAGGED, '--private'], [FLAGGED, '--policy', w.policyFile]]) {
+          const run = await cli(g, args);
+          expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(exit);
+          expect(JSON.parse(run.stdout)).toMatchObject({ valid: false, code: 'BUILD_SUPERSEDED' });
+        }
+      });
+    } finally {
+      await pointCurrentAt(dec);
+    }
+  });
+
+  it('an online client that read a superseded answer looks once more, and gets the current one', async () => {
+    await withGateway(async (g) => {
+      const real = gatewaySource({ baseUrl: g.url, apiKey: g.key });
+      let absences = 0;
+      let prefixes = 0;
+      const source = {
+        ...real,
+        absence: async (d: string) => (++absences === 1 ? rolledBack.absence : real.absence(d)),
+        prefix: async (x: string) => (++prefixes === 1 ? rolledBack.prefix!.answer : real.prefix!(x)),
+      };
+      const v = await verifyOnline({ domain: UNAUDITED, source, vkey, log: true });
+      expect({ code: v.code, absences }).toEqual({ code: 'NEVER_AUDITED', absences: 2 });
+      const pv = await verifyOnlinePrivately({ domain: UNAUDITED, source, vkey, log: true });
+      expect({ code: pv.code, prefixes, prefix: pv.prefix }).toEqual({
+        code: 'NEVER_AUDITED',
+        prefixes: 2,
+        prefix: rolledBack.prefix!.prefix,
+      });
+      // Twice superseded is the verdict: one more look, never a loop.
+      const stuck = { ...real, absence: async () => rolledBack.absence };
+      expect((await verifyOnline({ domain: UNAUDITED, source: stuck, vkey, log: true })).code).toBe('BUILD_SUPERSEDED');
+    });
+  });
+
+  it('an answer about the named kept build is not refused (asOfBuild, mvr verify --build), another build is', async () => {
+    // November is kept; its served checkpoint is still December's, which holds entries after November's statement.
+    await withGateway(async (g) => {
+      expect((await online(g, FLAGGED, { build: nov })).code).toBe('NEVER_AUDITED');
+      const kept = await cli(g, [FLAGGED, '--build', nov]);
+      expect(kept.code, kept.stderr).toBe(exitCodeOf('NEVER_AUDITED'));
+      // The same kept answer, not asked as that build: it is not the newest build's.
+      const proof = (await g.request(`/v1/absence?domain=${FLAGGED}&build=${nov}`)).json;
+      const source = { keySet: gatewaySource({ baseUrl: g.url }).keySet };
+      const asLive = await verifyOnline({ domain: FLAGGED, absence: proof, source, vkey, log: true });
+      expect(asLive.code).toBe('BUILD_SUPERSEDED');
+      const asOther = await verifyOnline({ domain: FLAGGED, absence: proof, source, vkey, log: true, asOfBuild: dec });
+      expect(asOther.code).toBe('BUILD_SUPERSEDED');
+    });
+    await rm(join(buildDir(nov), BUILD_SERVED_CHECKPOINT_FILE));
+  });
+
+  it('rolled back with its own old checkpoint: accepted under --max-age while its cosignatures are fresh, refused once older', async () => {
+    await pointCurrentAt(nov);
+    try {
+      await withGateway(async (g) => {
+        const maxAgeMs = 36 * HOUR;
+        // No entry after the statement in its own checkpoint: only its age can tell.
+        expect((await online(g, FLAGGED, { policy: true, maxAgeMs, now: novCosignedAt + 35 * HOUR })).code).toBe('NEVER_AUDITED');
+        const stale = await online(g, FLAGGED, { policy: true, maxAgeMs, now: novCosignedAt + 37 * HOUR });
+        expect(stale.code).toBe('NOT_WITNESSED');
+        // A checkpoint the caller saved from the live log (December's) refuses it at any age, without a policy.
+        const saved = join(w.p.root, 'trusted-checkpoint');
+        await writeFile(saved, await readFile(join(buildDir(dec), BUILD_CHECKPOINT_FILE)));
+        const trustedCheckpoint = await readFile(saved, 'utf8');
+        expect(
+          (await verifyOnline({ domain: FLAGGED, source: gatewaySource({ baseUrl: g.url, apiKey: g.key }), vkey, trustedCheckpoint })).code,
+        ).toBe('BUILD_SUPERSEDED');
+        for (const args of [[FLAGGED], [FLAGGED, '--private']]) {
+          const run = await cli(g, [...args, '--checkpoint', saved]);
+          expect(run.code, run.stderr).toBe(exitCodeOf('BUILD_SUPERSEDED'));
+          expect(JSON.parse(run.stdout).message).toMatch(/fewer than the \d+ of the checkpoint you trust/);
+        }
+      });
+    } finally {
+      await pointCurrentAt(dec);
+    }
+  });
+});
