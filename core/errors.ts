@@ -161,28 +161,6 @@ export class StoreUnavailableError extends MvrError {
   }
 }
 
-/** A lock another live process holds, past the wait for it (core/file-lock.ts): STORE_UNAVAILABLE, naming the holder. */
-export class LockHeldError extends StoreUnavailableError {
-  constructor(
-    readonly lock: string,
-    readonly holderPid: number | null,
-    waitedMs: number,
-  ) {
-    super(`${lock} is held by process ${holderPid ?? '(unknown)'}${waitedMs > 0 ? ` for over ${waitedMs / 1000} s` : ''}; try again`);
-  }
-}
-
-/**
- * A change refused because its writer lost the lock while it worked (stalled past the stale limit,
- * the lock taken over) and another writer changed the file meanwhile: nothing was written.
- */
-export class LockLostError extends MvrError {
-  static readonly code = 'LOCK_LOST';
-  constructor(message: string) {
-    super(LockLostError.code, message);
-  }
-}
-
 /**
  * A read from a store or a peer refused at its kind's size limit (core/limits.ts): the body is
  * not read past the limit, and what was served before stays served.
@@ -261,4 +239,5 @@ export class MirrorRefusedError extends MvrError {
   }
 }
 
+export * from './lock-errors.ts';
 export * from './tool-errors.ts';

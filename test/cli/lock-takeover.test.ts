@@ -19,7 +19,8 @@ import { waitFor, waitForExit } from '../support/wait.ts';
 
 afterAll(removeTempDirs);
 
-const dist = (path: string) => JSON.stringify(join(ROOT, 'dist', path));
+// The compiled modules `npm run build` writes (dist/, beside the sources of the same name).
+const dist = (source: string) => JSON.stringify(join(ROOT, 'dist', source.replace(/\.ts$/, '.js')));
 
 /** A node process running `code` (an ES module) with its output collected; `lines` resolves on each line it writes. */
 function child(code: string) {
@@ -43,7 +44,7 @@ describe('a holder that lost its lock', () => {
     const doomed = await createApiKey(file, 'to be revoked');
     // The child adds a key under the lock, says so, and waits for a line before it writes.
     const holder = child(`
-      import { changeApiKeyFile } from ${dist('access/api-keys.js')};
+      import { changeApiKeyFile } from ${dist('access/api-keys.ts')};
       import { once } from 'node:events';
       try {
         await changeApiKeyFile(${JSON.stringify(file)}, async (data) => {
@@ -90,7 +91,7 @@ describe('an abandoned lock', () => {
     // Each taker waits for a line on stdin before it tries, so all try together; a winner holds until its stdin ends.
     const takers = Array.from({ length: TAKERS }, () =>
       child(`
-        import { takeLock } from ${dist('core/file-lock.js')};
+        import { takeLock } from ${dist('core/file-lock.ts')};
         import { once } from 'node:events';
         process.stdout.write('ready\\n');
         await once(process.stdin, 'data');
