@@ -1,5 +1,6 @@
-import { type KeyEndorsement, type KeySet, parseKeySet, trustedKeySet, type UntrustedKey } from '@merchant-verify/verifier';
-import { keySetEndorsements } from '@merchant-verify/verifier/internal/issuer';
+import { type KeyEndorsement, type KeySet, parseKeySet, type UntrustedKey } from '@merchant-verify/verifier';
+import { createTrustedKeySet, keySetEndorsements } from '@merchant-verify/verifier/internal/issuer';
+import { nodeEd25519Verify } from './ed25519.ts';
 import { sha256 } from './hash.ts';
 
 /** What a gateway (or any reader of the records) trusts, set once at start-up. */
@@ -23,6 +24,9 @@ export interface CheckKeys {
   /** The store's keys left out, and why (for the reason a build is refused). */
   untrusted: readonly UntrustedKey[];
 }
+
+/** The verifier package's `trustedKeySet` on the service's one Ed25519 check (core/ed25519.ts). */
+const trustedKeySet = createTrustedKeySet(nodeEd25519Verify);
 
 /**
  * The trust of one gateway: which keys of a key set read from its store it checks signatures with.

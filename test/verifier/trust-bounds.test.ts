@@ -6,10 +6,11 @@
  * endorses one successor: once retired by that endorsement it endorses nothing else, whatever date
  * it writes. The work is counted in signature checks, never timed.
  */
-import { type KeyEndorsement, type KeySet, TRUST_LIMITS, trustedKeySet } from '@merchant-verify/verifier';
+import { type KeyEndorsement, type KeySet, trustedKeySet } from '@merchant-verify/verifier';
 import { describe, expect, it } from 'vitest';
 import { endorseKey } from '../../core/key-endorsement.ts';
 import { KeyTrust } from '../../core/key-trust.ts';
+import { TRUST_LIMITS } from '../../core/limits.ts';
 import { generatePrivateJwk, loadSigningKey, type SigningKey } from '../../core/signing.ts';
 
 const AT = '2026-11-01T00:00:00Z';

@@ -45,7 +45,6 @@ export type { LogProofFailureCode, LogProofResult, LogTrust } from './tlog/log-p
 export type { NoteVerifierKey } from './tlog/note.ts';
 export {
   type KeyEndorsement,
-  TRUST_LIMITS,
   type TrustedKeys,
   trustedKeySet,
   type UntrustedKey,

@@ -11,7 +11,7 @@
 import { nobleEd25519Verify } from './ed25519.ts';
 import { InvalidKeySetError } from './errors.ts';
 import { type KeySet, type PublicJwk, parseKeySet } from './keyset.ts';
-import { createRecordVerifier } from './verify.ts';
+import { createRecordVerifier, type Ed25519Verify } from './verify.ts';
 
 /** What an endorsement's `type` says: nothing else signed by the record scheme carries it. */
 export const KEY_ENDORSEMENT_TYPE = 'merchant-verify-key-endorsement/v1';
@@ -60,8 +60,6 @@ export interface TrustedKeys {
   signatureChecks: number;
 }
 
-const verifySignature = createRecordVerifier(nobleEd25519Verify);
-
 /**
  * The endorsements a key set carries (its `endorsements` member; none when absent). Refused
  * (INVALID_KEY_SET) when the member is there but is not an array of objects, or lists more than
@@ -102,29 +100,41 @@ export function keySetEndorsements(keySet: unknown): unknown[] {
  *   const { keySet } = trustedKeySet(await (await fetch(keySetUrl)).json(), pinned);
  *   verifyRecord(record, keySet); // a key nobody trusted endorsed is UNKNOWN_KEY
  */
-export function trustedKeySet(keySet: unknown, pinned: unknown): TrustedKeys {
-  const listed = parseKeySet(keySet);
-  const roots = parseKeySet(pinned).keys;
-  const counter = { checks: 0 };
-  // The pinned set's own endorsements say which successor each of its keys was given, once and for all.
-  const fixed = walk(roots, keySetEndorsements(pinned), new Map(), counter).successors;
-  const { trusted, refused, accepted } = walk(roots, keySetEndorsements(keySet), fixed, counter);
-  const keys: PublicJwk[] = [];
-  const untrusted: UntrustedKey[] = [];
-  for (const k of listed.keys) {
-    const x = trusted.get(k.kid);
-    if (x === k.x) keys.push(k);
-    else
-      untrusted.push({
-        kid: k.kid,
-        reason:
-          x !== undefined
-            ? 'listed with another public key than the trusted one'
-            : (refused.get(k.kid) ?? 'neither pinned nor endorsed by a trusted key'),
-      });
-  }
-  return { keySet: { keys }, untrusted, successions: accepted, signatureChecks: counter.checks };
+export const trustedKeySet: (keySet: unknown, pinned: unknown) => TrustedKeys = createTrustedKeySet(nobleEd25519Verify);
+
+/**
+ * `trustedKeySet` with the Ed25519 verification given (decision 0027's rules run before it either
+ * way): the service passes its node:crypto one, for which a key set's worst case of checks is a
+ * few milliseconds rather than the pure-JavaScript one's hundred or more.
+ */
+export function createTrustedKeySet(ed25519Verify: Ed25519Verify): (keySet: unknown, pinned: unknown) => TrustedKeys {
+  const verifySignature = createRecordVerifier(ed25519Verify);
+  return (keySet, pinned) => {
+    const listed = parseKeySet(keySet);
+    const roots = parseKeySet(pinned).keys;
+    const counter = { checks: 0 };
+    // The pinned set's own endorsements say which successor each of its keys was given, once and for all.
+    const fixed = walk(roots, keySetEndorsements(pinned), new Map(), counter, verifySignature).successors;
+    const { trusted, refused, accepted } = walk(roots, keySetEndorsements(keySet), fixed, counter, verifySignature);
+    const keys: PublicJwk[] = [];
+    const untrusted: UntrustedKey[] = [];
+    for (const k of listed.keys) {
+      const x = trusted.get(k.kid);
+      if (x === k.x) keys.push(k);
+      else
+        untrusted.push({
+          kid: k.kid,
+          reason:
+            x !== undefined
+              ? 'listed with another public key than the trusted one'
+              : (refused.get(k.kid) ?? 'neither pinned nor endorsed by a trusted key'),
+        });
+    }
+    return { keySet: { keys }, untrusted, successions: accepted, signatureChecks: counter.checks };
+  };
 }
+
+type RecordVerifier = ReturnType<typeof createRecordVerifier>;
 
 /** A successor as an endorsement names it. */
 interface Successor {
@@ -136,7 +146,13 @@ interface Successor {
  * The keys trusted from `roots` through `entries`, breadth first: each signer's endorsements are
  * looked at once, when it becomes trusted, so each entry's signature is checked at most once.
  */
-function walk(roots: PublicJwk[], entries: unknown[], fixed: Map<string, Successor>, counter: { checks: number }) {
+function walk(
+  roots: PublicJwk[],
+  entries: unknown[],
+  fixed: Map<string, Successor>,
+  counter: { checks: number },
+  verifySignature: RecordVerifier,
+) {
   const bySigner = new Map<string, Partial<KeyEndorsement>[]>();
   for (const entry of entries) {
     const e = entry as Partial<KeyEndorsement>;
@@ -152,7 +168,7 @@ function walk(roots: PublicJwk[], entries: unknown[], fixed: Map<string, Success
     const next: string[] = [];
     for (const signer of layer) {
       const valid = (bySigner.get(signer) ?? []).flatMap((e) => {
-        const key = endorsedKey(e, signer, trusted.get(signer) as string, fixed.get(signer), counter);
+        const key = endorsedKey(e, signer, trusted.get(signer) as string, fixed.get(signer), counter, verifySignature);
         return key ? [{ key, e: e as KeyEndorsement }] : [];
       });
       const named = new Map(valid.map((v) => [`${v.key.kid} ${v.key.x}`, v]));
@@ -188,6 +204,7 @@ function endorsedKey(
   x: string,
   successor: Successor | undefined,
   counter: { checks: number },
+  verifySignature: RecordVerifier,
 ): PublicJwk | null {
   let key: PublicJwk | undefined;
   try {
