@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { LockHeldError } from './errors.ts';
@@ -69,8 +69,8 @@ export async function takeLock(path: string, { waitMs = LOCK_WAIT_MS, staleMs = 
   const me: LockHolder = { pid: process.pid, host: hostname(), token: randomUUID(), started: ownStart };
   const token = me.token as string;
   const mine = `${path}.${token}`;
-  await writeFile(mine, JSON.stringify(me), { mode: 0o600 });
   try {
+    await writePrivate(mine, JSON.stringify(me));
     const deadline = Date.now() + waitMs;
     for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
       try {
@@ -88,6 +88,20 @@ export async function takeLock(path: string, { waitMs = LOCK_WAIT_MS, staleMs = 
     }
   } finally {
     await unlink(mine).catch(() => undefined);
+  }
+}
+
+/**
+ * Writes the holder's private file, synced before it is linked into place: after a power cut a lock
+ * is whole or absent, never an empty file that names no one and so could only be judged by its age.
+ */
+async function writePrivate(file: string, text: string): Promise<void> {
+  const fh = await open(file, 'wx', 0o600);
+  try {
+    await fh.writeFile(text);
+    await fh.sync();
+  } finally {
+    await fh.close();
   }
 }
 
