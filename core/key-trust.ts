@@ -1,13 +1,13 @@
 import { type KeyEndorsement, type KeySet, parseKeySet, type UntrustedKey } from '@merchant-verify/verifier';
-import { createTrustedKeySet, keySetEndorsements } from '@merchant-verify/verifier/internal/issuer';
+import { createTrustedKeySet, keySetEndorsements, TRUST_LIMITS } from '@merchant-verify/verifier/internal/issuer';
 import { nodeEd25519Verify } from './ed25519.ts';
 import { sha256 } from './hash.ts';
 
 /** What a gateway (or any reader of the records) trusts, set once at start-up. */
 export interface TrustSettings {
   /**
-   * The pinned keys (a JWK Set; any endorsements in it are not needed: pinned keys are trusted as
-   * they are). Unset: the first key set read that lists a key is pinned, as it was read (a records
+   * The pinned keys (a JWK Set; pinned keys are trusted as they are, and the endorsements it
+   * carries fix each endorsing key's one successor, see `trustedKeySet`). Unset: the first key set read that lists a key is pinned, as it was read (a records
    * folder only: a bucket or an origin is refused without it, see `service/store-trust.ts`).
    */
   trustedKeys?: KeySet;
@@ -72,7 +72,9 @@ export class KeyTrust {
     this.signatureChecks += signatureChecks;
     const known = new Set((this.pinned.endorsements ?? []).map((e) => e.signature));
     const learned = successions.filter((e) => !known.has(e.signature));
-    if (learned.length > 0) this.pinned = { ...this.pinned, endorsements: [...(this.pinned.endorsements ?? []), ...learned] };
+    const endorsements = [...(this.pinned.endorsements ?? []), ...learned];
+    // Kept within the bound a pinned set is read with too; past it (over 64 rotations in one run) the newest are not kept.
+    if (learned.length > 0 && endorsements.length <= TRUST_LIMITS.endorsements) this.pinned = { ...this.pinned, endorsements };
     const keys = { keySet, unsigned: this.unsigned, untrusted };
     this.last = { hash, keys };
     return keys;
