@@ -2,8 +2,9 @@ import { hash, randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ConfigError, UsageError } from '../core/errors.ts';
-import { withFileLock } from '../core/file-lock.ts';
-import { fileVersion, writeAtomic } from '../core/files.ts';
+import { type LockSettings, withFileLock } from '../core/file-lock.ts';
+import { fileVersion } from '../core/files.ts';
+import { commitGeneration, type Generational } from '../core/generation.ts';
 
 /**
  * What a key may do beyond the ordinary key-gated routes: `mirror` may also fetch whole builds
@@ -43,7 +44,8 @@ export function parseScope(text: string): ApiKeyScope {
   return scope;
 }
 
-interface ApiKeyFile {
+/** The file as stored: its entries, and its generation (core/generation.ts; absent in files made before it, read as 0). */
+export interface ApiKeyFile extends Generational {
   keys: ApiKeyEntry[];
 }
 
@@ -85,21 +87,37 @@ export interface ApiKeyTable {
 }
 
 /**
- * The API key file (default keys/api-keys.json), written whole by rename, mode 0600. Every change
- * reads, changes and renames it holding the file's lock (core/file-lock.ts), so `create`,
- * `revoke` and `mvr dev` run side by side in any number of processes lose no key and undo no
- * revocation; readers (the gateway) need no lock, as a rename is seen whole or not at all.
+ * Changes the API key file (default keys/api-keys.json, mode 0600): reads it, lets `edit` change
+ * it, and writes it whole, holding the file's lock (core/file-lock.ts), so `create`, `revoke` and
+ * `mvr dev` run side by side in any number of processes lose no key and undo no revocation. The
+ * write is the next generation of the one read (core/generation.ts): a writer that lost the lock
+ * while it worked (stalled past the stale limit) is refused LOCK_LOST rather than undo what was
+ * changed meanwhile. Readers (the gateway) need no lock, as a rename is seen whole or not at all.
  */
-export function apiKeyFile(file: string): ApiKeyTable {
-  const change = async <T>(edit: (data: ApiKeyFile) => T): Promise<T> => {
-    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-    return withFileLock(file, async () => {
+export async function changeApiKeyFile<T>(file: string, edit: (data: ApiKeyFile) => T | Promise<T>, lock: LockSettings = {}): Promise<T> {
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  return withFileLock(
+    file,
+    async () => {
       const data = await readKeyFile(file);
-      const result = edit(data);
-      await writeAtomic(file, `${JSON.stringify(data, null, 2)}\n`, 0o600);
+      const base = data.generation ?? 0;
+      const result = await edit(data);
+      await commitGeneration(
+        file,
+        base,
+        data,
+        (d) => `${JSON.stringify(d, null, 2)}\n`,
+        () => readKeyFile(file),
+      );
       return result;
-    });
-  };
+    },
+    lock,
+  );
+}
+
+/** The API key file as a key table; `lock` sets how its lock is waited for and judged abandoned (tests shorten it). */
+export function apiKeyFile(file: string, lock: LockSettings = {}): ApiKeyTable {
+  const change = <T>(edit: (data: ApiKeyFile) => T) => changeApiKeyFile(file, edit, lock);
   return {
     name: file,
     version: () => fileVersion(file),

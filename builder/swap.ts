@@ -1,45 +1,37 @@
 import { type Dir, opendirSync, rmdirSync, unlinkSync } from 'node:fs';
-import { link, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readlink, rename, rm, rmdir, symlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { BuildError } from '../core/errors.ts';
-import { isAlive } from '../core/file-lock.ts';
+import { BuildError, LockHeldError } from '../core/errors.ts';
+import { type HeldLock, takeLock } from '../core/file-lock.ts';
 import { BUILDS_DIR, CURRENT_LINK } from '../core/layout.ts';
 
 const LOCK = '.build.lock';
 const STAGING_PREFIX = '.staging-';
 
 /**
- * Takes the records folder's build lock, so two builds never interleave their swaps. A lock
- * left by a process that no longer exists (kill -9) is taken over. Releasing it also removes the
- * folders taking it made, if a failed build left them empty (a first build that failed).
+ * Takes the records folder's build lock (core/file-lock.ts, never waited for), so two builds never
+ * interleave their swaps. A build holds it for as long as it runs, so it is abandoned only when its
+ * holder is gone (no process with its pid, or the pid reused since), never for its age: a live
+ * build never loses it, and so never swaps over a build that went live after it took it. Releasing
+ * it also removes the folders taking it made, if a failed build left them empty (a first build
+ * that failed).
  */
 export async function acquireBuildLock(recordsDir: string): Promise<() => Promise<void>> {
   const made = await mkdir(join(recordsDir, BUILDS_DIR), { recursive: true });
   const removeIfEmpty = async () => made && removeEmptyFolders(join(recordsDir, BUILDS_DIR), made);
   const file = join(recordsDir, LOCK);
-  // The pid is written to a private file first and hard-linked into place: the lock appears
-  // with its pid already in it, so no other build can ever read an empty lock and steal it.
-  const mine = `${file}.${process.pid}`;
+  let lock: HeldLock;
   try {
-    await writeFile(mine, String(process.pid));
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await link(mine, file);
-        return async () => {
-          await unlink(file).catch(() => undefined);
-          await removeIfEmpty();
-        };
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new BuildError(`cannot create ${file}: ${(error as Error).message}`);
-        const pid = Number(await readFile(file, 'utf8').catch(() => ''));
-        if (pid && isAlive(pid)) throw new BuildError(`another build (pid ${pid}) holds ${file}`);
-        await unlink(file).catch(() => undefined);
-      }
-    }
-    throw new BuildError(`cannot take the build lock ${file}`);
-  } finally {
-    await unlink(mine).catch(() => undefined);
+    lock = await takeLock(file, { waitMs: 0, staleMs: Number.POSITIVE_INFINITY });
+  } catch (error) {
+    await removeIfEmpty();
+    if (error instanceof LockHeldError) throw new BuildError(`another build (pid ${error.holderPid ?? 'unknown'}) holds ${file}`);
+    throw new BuildError(`cannot create ${file}: ${(error as Error).message}`);
   }
+  return async () => {
+    await lock.release();
+    await removeIfEmpty();
+  };
 }
 
 /** Makes a fresh staging folder inside the records folder (same file system, so the final rename is atomic). */

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
+import { keySetEndorsements } from '@merchant-verify/verifier/internal/issuer';
 import { ConfigError } from '../core/errors.ts';
 import type { TrustSettings } from '../core/key-trust.ts';
 import { trustForStore } from '../service/store-trust.ts';
@@ -35,14 +36,18 @@ export async function trustOf(
   return trustForStore(store, trustedKeys ? { trustedKeys, unsigned } : { unsigned });
 }
 
-/** A pinned key set file: a JWK Set listing at least one Ed25519 key (ConfigError naming the file otherwise). */
+/** A pinned key set file: a JWK Set listing at least one Ed25519 key (ConfigError naming the file otherwise), with its endorsements. */
 export async function readTrustedKeys(file: string): Promise<KeySet> {
   let keySet: KeySet;
+  let endorsements: unknown[];
   try {
-    keySet = parseKeySet(JSON.parse(await readFile(file, 'utf8')));
+    const raw: unknown = JSON.parse(await readFile(file, 'utf8'));
+    keySet = parseKeySet(raw);
+    // Kept: the successions they name are fixed for good (a retired key endorses nothing else).
+    endorsements = keySetEndorsements(raw);
   } catch (error) {
     throw new ConfigError(`--trusted-keys ${file}: ${(error as Error).message}`);
   }
   if (keySet.keys.length === 0) throw new ConfigError(`--trusted-keys ${file}: lists no Ed25519 key, so it would trust nothing`);
-  return keySet;
+  return endorsements.length > 0 ? ({ keys: keySet.keys, endorsements } as KeySet) : keySet;
 }

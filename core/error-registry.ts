@@ -42,6 +42,8 @@ export const ERROR_REGISTRY = {
     detail: 'the record cannot be served now (unreadable, corrupt, or its signature does not verify); try again later',
   },
   // Raised by the build and the CLI only.
+  // A change whose writer lost its lock meanwhile, refused by the state's generation (core/generation.ts).
+  LOCK_LOST: { status: null, title: 'Lock lost', exit: 1 },
   INVALID_USAGE: { status: null, title: 'Invalid usage', exit: 2 },
   INVALID_CONFIG: { status: null, title: 'Invalid configuration', exit: 2 },
   INVALID_KEY: { status: null, title: 'Invalid key', exit: 2 },

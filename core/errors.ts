@@ -239,4 +239,5 @@ export class MirrorRefusedError extends MvrError {
   }
 }
 
+export * from './lock-errors.ts';
 export * from './tool-errors.ts';

@@ -1,10 +1,13 @@
-import { type KeySet, parseKeySet, trustedKeySet, type UntrustedKey } from '@merchant-verify/verifier';
+import { type KeyEndorsement, type KeySet, parseKeySet, type UntrustedKey } from '@merchant-verify/verifier';
+import { createTrustedKeySet, keySetEndorsements, TRUST_LIMITS } from '@merchant-verify/verifier/internal/issuer';
+import { nodeEd25519Verify } from './ed25519.ts';
+import { sha256 } from './hash.ts';
 
 /** What a gateway (or any reader of the records) trusts, set once at start-up. */
 export interface TrustSettings {
   /**
-   * The pinned keys (a JWK Set; any endorsements in it are not needed: pinned keys are trusted as
-   * they are). Unset: the first key set read that lists a key is pinned, as it was read (a records
+   * The pinned keys (a JWK Set; pinned keys are trusted as they are, and the endorsements it
+   * carries fix each endorsing key's one successor, see `trustedKeySet`). Unset: the first key set read that lists a key is pinned, as it was read (a records
    * folder only: a bucket or an origin is refused without it, see `service/store-trust.ts`).
    */
   trustedKeys?: KeySet;
@@ -22,14 +25,26 @@ export interface CheckKeys {
   untrusted: readonly UntrustedKey[];
 }
 
+/** The verifier package's `trustedKeySet` on the service's one Ed25519 check (core/ed25519.ts). */
+const trustedKeySet = createTrustedKeySet(nodeEd25519Verify);
+
 /**
  * The trust of one gateway: which keys of a key set read from its store it checks signatures with.
  * A key the store's key set names is used only when pinned or endorsed by a trusted key, so whoever
  * can write the store but holds no signing key cannot add one. Unsigned builds pass only with the
  * explicit setting, never because a key set lists no usable key.
+ *
+ * The answer for the last key set is kept by the SHA-256 of its bytes: a key set read again
+ * unchanged (every poll, every build of one rotation) costs a hash and no signature check. Each
+ * succession it accepts (a key endorsing its successor) is remembered with the pinned keys, as a
+ * TUF client keeps the newest root it verified: a key seen retired stays retired for this process,
+ * even if a later key set drops that endorsement and shows another by the same key.
  */
 export class KeyTrust {
-  private pinned: KeySet | null;
+  private pinned: (KeySet & { endorsements?: KeyEndorsement[] }) | null;
+  private last: { hash: string; keys: CheckKeys } | null = null;
+  /** Endorsement signatures checked so far (tests count them: an unchanged key set adds none). */
+  signatureChecks = 0;
   readonly unsigned: boolean;
 
   constructor(
@@ -41,15 +56,27 @@ export class KeyTrust {
     this.unsigned = settings.unsigned ?? false;
   }
 
-  /** The keys of a key set as read (JSON value) to check with; INVALID_KEY_SET when it is not one. */
-  check(raw: unknown): CheckKeys {
+  /** The keys of a key set as read (its bytes, JSON) to check with; INVALID_KEY_SET when it is not one. */
+  check(bytes: Uint8Array): CheckKeys {
+    const hash = Buffer.from(sha256(bytes)).toString('hex');
+    if (this.last?.hash === hash) return this.last.keys;
+    const raw: unknown = JSON.parse(new TextDecoder().decode(bytes));
     if (this.pinned === null) {
       const listed = parseKeySet(raw);
       if (listed.keys.length === 0) return { keySet: listed, unsigned: this.unsigned, untrusted: [] };
-      this.pinned = listed;
+      // As read, with the successions it shows: what the first key set says is the operator's word here.
+      this.pinned = { keys: listed.keys, endorsements: keySetEndorsements(raw) as KeyEndorsement[] };
       this.onPinned?.(listed.keys.map((k) => k.kid));
     }
-    const { keySet, untrusted } = trustedKeySet(raw, this.pinned);
-    return { keySet, unsigned: this.unsigned, untrusted };
+    const { keySet, untrusted, successions, signatureChecks } = trustedKeySet(raw, this.pinned);
+    this.signatureChecks += signatureChecks;
+    const known = new Set((this.pinned.endorsements ?? []).map((e) => e.signature));
+    const learned = successions.filter((e) => !known.has(e.signature));
+    const endorsements = [...(this.pinned.endorsements ?? []), ...learned];
+    // Kept within the bound a pinned set is read with too; past it (over 64 rotations in one run) the newest are not kept.
+    if (learned.length > 0 && endorsements.length <= TRUST_LIMITS.endorsements) this.pinned = { ...this.pinned, endorsements };
+    const keys = { keySet, unsigned: this.unsigned, untrusted };
+    this.last = { hash, keys };
+    return keys;
   }
 }

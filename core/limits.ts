@@ -94,6 +94,14 @@ export const KEY_LOOKUP_LIMITS = {
   unknownIds: 10_000,
 } as const;
 
+/**
+ * How much trust work one key set may ask for: at most `endorsements` endorsements (more refuse
+ * it, INVALID_KEY_SET, before a signature is checked; so at most that many checks), and a key at
+ * most `chainLinks` endorsements from a pinned key. Defined by the verifier package, which every
+ * reader of a key set shares and which cannot import this table; listed here with the rest.
+ */
+export { TRUST_LIMITS } from '@merchant-verify/verifier/internal/issuer';
+
 /** The kinds of the files a build, a bucket or a log names the same everywhere (core/layout.ts). */
 const BY_NAME = new Map<string, ReadKind>([
   [MANIFEST_FILE, 'manifest'],

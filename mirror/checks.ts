@@ -58,7 +58,7 @@ export async function checkStatement(
 ): Promise<SignedStatement> {
   let keys: CheckKeys;
   try {
-    keys = new KeyTrust({ trustedKeys }).check(JSON.parse(keySetBytes.toString('utf8')));
+    keys = new KeyTrust({ trustedKeys }).check(keySetBytes);
   } catch (error) {
     throw new MirrorRefusedError(`the key set published with build ${build} is not one: ${(error as Error).message}`);
   }

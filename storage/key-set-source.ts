@@ -47,7 +47,7 @@ export function keySetFile(file: string): KeySetOrigin {
 export async function readKeySet(origin: KeySetOrigin, trust: KeyTrust): Promise<LoadedKeySet & { version: string }> {
   const version = await origin.version().catch(() => 'unknown');
   const bytes = await origin.read();
-  return { ...trust.check(JSON.parse(bytes.toString('utf8'))), bytes, etag: strongEtag(bytes), version };
+  return { ...trust.check(bytes), bytes, etag: strongEtag(bytes), version };
 }
 
 /**

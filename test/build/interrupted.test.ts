@@ -55,7 +55,7 @@ describe('a build killed with SIGKILL', () => {
     expect((await readdir(join(p.recordsDir, BUILDS_DIR, staged[0]!))).length).toBeGreaterThan(0);
 
     // What the kill left behind: a stale lock naming the dead process, and a half-written staging folder.
-    expect(Number(await readFile(join(p.recordsDir, '.build.lock'), 'utf8'))).toBe(child!.pid);
+    expect(JSON.parse(await readFile(join(p.recordsDir, '.build.lock'), 'utf8'))).toMatchObject({ pid: child!.pid });
     expect(await stagingDirs(p.recordsDir)).toEqual(staged);
 
     // The live build is untouched.

@@ -1,11 +1,11 @@
 /**
  * The limits table (core/limits.ts): every kind of file a store or a peer sends is named by its
- * path, and docs/limits.md lists exactly the table's numbers.
+ * path, and docs/limits.md lists exactly the table's numbers, the bounds of trust work too.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { READ_LIMITS, readKindOf, readLimitOf } from '../../core/limits.ts';
+import { READ_LIMITS, readKindOf, readLimitOf, TRUST_LIMITS } from '../../core/limits.ts';
 import { ROOT } from '../support/project.ts';
 
 const size = (bytes: number) =>
@@ -48,5 +48,11 @@ describe('the limits table', () => {
     const doc = await readFile(join(ROOT, 'docs', 'limits.md'), 'utf8');
     const rows = [...doc.matchAll(/^\| `(\w+)` \| [^|]+ \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => [m[1], m[2]!.trim(), m[3]!.trim()]);
     expect(rows).toEqual(Object.entries(READ_LIMITS).map(([kind, l]) => [kind, size(l.bytes), time(l.deadlineMs)]));
+  });
+
+  it('docs/limits.md lists the bounds of trust work as the table has them', async () => {
+    const doc = await readFile(join(ROOT, 'docs', 'limits.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| `(\w+)` \| [^|]+ \| (\d+) \|$/gm)].map((m) => [m[1], Number(m[2])]);
+    expect(rows).toEqual(Object.entries(TRUST_LIMITS));
   });
 });

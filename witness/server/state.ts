@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError } from '../../core/errors.ts';
-import { isAlive } from '../../core/file-lock.ts';
+import { ConfigError, LockHeldError } from '../../core/errors.ts';
+import { type HeldLock, takeLock } from '../../core/file-lock.ts';
 import { sha256 } from '../../core/hash.ts';
 
-/** The lock file of a state folder: the process that owns it, its pid. */
+/** The lock file of a state folder: the process that owns it (core/file-lock.ts). */
 export const STATE_LOCK_FILE = 'witness.lock';
 
 /** What a witness keeps of one log: the latest checkpoint it cosigned, with that cosignature. */
@@ -27,48 +27,41 @@ export const originHash = (origin: string) => Buffer.from(sha256(new TextEncoder
  * (c2sp.org/tlog-witness asks for exactly this). A file is replaced whole (temporary file,
  * fsync, rename, fsync of the folder) before the answer goes out, so after a crash or a power cut
  * the state is the old one or the new one, never a size older than one cosigned. One process owns
- * the folder: `open` takes its lock file (`witness.lock`, holding the pid), and a second process
- * on the same folder refuses to start while the owner lives, so two can never both cosign.
+ * the folder: `open` takes its lock file (`witness.lock`), and a second process on the same
+ * folder refuses to start while the owner lives, so two can never both cosign.
  */
 export class WitnessState {
   private readonly locks = new Map<string, Promise<unknown>>();
-  private locked = false;
+  private lock: HeldLock | null = null;
   constructor(readonly dir: string) {}
 
-  /** Creates the folder if needed and takes its lock; INVALID_CONFIG while another live process holds it. */
+  /**
+   * Creates the folder if needed and takes its lock (core/file-lock.ts, never waited for);
+   * INVALID_CONFIG while another live process holds it. The lock is abandoned only when its holder
+   * is gone (no process with its pid, or the pid reused since), never for its age: a witness holds
+   * it for as long as it runs, so a live one never loses it to a second that would then cosign.
+   */
   async open(): Promise<this> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const lock = join(this.dir, STATE_LOCK_FILE);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const fh = await open(lock, 'wx', 0o600);
-        try {
-          await fh.writeFile(`${process.pid}\n`);
-          await fh.sync();
-        } finally {
-          await fh.close();
-        }
-        await syncDir(this.dir);
-        this.locked = true;
-        return this;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw lockError(lock, error);
-        const owner = Number((await readFile(lock, 'utf8').catch(() => '')).trim());
-        if (Number.isSafeInteger(owner) && owner > 0 && isAlive(owner))
-          throw new ConfigError(
-            `--state ${this.dir} is in use by process ${owner} (its ${STATE_LOCK_FILE}): one witness process owns a state folder, or two could cosign conflicting checkpoints`,
-          );
-        // The owner is gone (a crash left its lock): take the folder over.
-        await unlink(lock).catch(() => undefined);
-      }
+    const path = join(this.dir, STATE_LOCK_FILE);
+    try {
+      this.lock = await takeLock(path, { waitMs: 0, staleMs: Number.POSITIVE_INFINITY });
+    } catch (error) {
+      if (error instanceof LockHeldError)
+        throw new ConfigError(
+          `--state ${this.dir} is in use by process ${error.holderPid ?? '(unknown)'} (its ${STATE_LOCK_FILE}): one witness process owns a state folder, or two could cosign conflicting checkpoints`,
+        );
+      throw new ConfigError(`cannot take the lock ${path}: ${(error as Error).message}`);
     }
+    await syncDir(this.dir);
+    return this;
   }
 
   /** Gives the lock back (the server closing). */
   async close(): Promise<void> {
-    if (!this.locked) return;
-    this.locked = false;
-    await unlink(join(this.dir, STATE_LOCK_FILE)).catch(() => undefined);
+    const lock = this.lock;
+    this.lock = null;
+    await lock?.release();
   }
 
   /** The stored state of the log with this origin hash; null when the witness never cosigned for it. */
@@ -126,6 +119,3 @@ async function syncDir(dir: string): Promise<void> {
     await fh.close();
   }
 }
-
-const lockError = (lock: string, error: unknown) =>
-  error instanceof ConfigError ? error : new ConfigError(`cannot take the lock ${lock}: ${(error as Error).message}`);

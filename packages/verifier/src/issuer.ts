@@ -39,5 +39,5 @@ export {
 } from './packs.ts';
 export { hexPrefix, type LookupHead, lookupAnswerBytes, type PaddedPart, paddedPart, prefixLengthFor } from './prefix.ts';
 export { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from './time.ts';
-export { KEY_ENDORSEMENT_TYPE, keySetEndorsements } from './trust.ts';
+export { createTrustedKeySet, KEY_ENDORSEMENT_TYPE, keySetEndorsements, TRUST_LIMITS } from './trust.ts';
 export { createEd25519Check, createRecordVerifier, type Ed25519Verify, signatureText } from './verify.ts';
