@@ -44,6 +44,8 @@ export const VERIFIER_ERROR_CODES = [
   'PREFIX_MISMATCH',
   'PADDING_MISMATCH',
   'INCOMPLETE_PREFIX_ANSWER',
+  // A record (a prefix answer's, of a v2 build) that is not what its build's map committed: its bytes or fields are not its entry's.
+  'RECORD_NOT_IN_MAP',
   // Verdicts of a witnessed checkpoint (`verifyWitnessedCheckpoint`).
   'BAD_COSIGNATURE',
   'NOT_WITNESSED',
