@@ -80,7 +80,8 @@ export function encodeMapEntry(sha256: Sha256, record: unknown, bytes: Uint8Arra
   entry.set(sha256(bytes), 32);
   entry[64] = STATUS_CODES[status as EntryStatus];
   entry[65] = tier === null ? 0 : TIER_CODES[tier as EntryTier];
-  view.setFloat64(66, score === null ? -1 : (score as number));
+  // + 0: a -0 score is 0, as canonical JSON writes it, so an entry never tells the two apart.
+  view.setFloat64(66, score === null ? -1 : (score as number) + 0);
   view.setBigInt64(74, nextMs === null ? NO_NEXT_AUDIT : BigInt(nextMs));
   return entry;
 }
