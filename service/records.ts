@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
 import { formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
-import { RecordNotInMapError, RecordUnavailableError } from '../core/errors.ts';
+import { RecordUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import { type CheckKeys, KeyTrust, type TrustSettings } from '../core/key-trust.ts';
 import { unverifiedRecord } from '../core/record.ts';
@@ -12,13 +12,10 @@ import type { Store } from '../storage/store.ts';
 import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
 import { absenceProof, hasRecord, type ServedBuild } from './build-maps.ts';
 import { livePosition, missingFromLive, readLiveRecord } from './pack-records.ts';
-import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
+import { checkServeRule, observed, type RejectionKind, rejectionKind, type StoreReadOutcome } from './serve-rule.ts';
 import { VerifiedCache } from './verified-cache.ts';
 
-export { type BuildRefusal, checkServeRule, type StoreReadOutcome };
-
-/** Why a stored record was refused: a step of the serve rule, or not being what its build's map commits to. */
-export type RejectionKind = 'serve_rule' | 'not_in_map';
+export { type BuildRefusal, checkServeRule, type RejectionKind, type StoreReadOutcome };
 
 /** A record ready to serve: its exact bytes (verified, when stored), their entity tag, and whether it was audited. */
 export interface ServedRecord {
@@ -186,7 +183,7 @@ export class RecordsService {
       } catch (retryError) {
         if (retryError instanceof RecordUnavailableError) {
           this.failures++;
-          this.options.onRejected?.(domain, retryError.message, retryError instanceof RecordNotInMapError ? 'not_in_map' : 'serve_rule');
+          this.options.onRejected?.(domain, retryError.message, rejectionKind(retryError));
         }
         throw retryError;
       }

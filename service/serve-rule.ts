@@ -40,6 +40,14 @@ export function checkServeRule(domain: string, bytes: Buffer, keys: CheckKeys, e
   if (notInMap) throw new RecordNotInMapError(`record for ${domain} is not what its build's map committed: ${notInMap}`);
 }
 
+/** Why a stored record was refused: a step of the serve rule, or not being what its build's map commits to. */
+export type RejectionKind = 'serve_rule' | 'not_in_map';
+
+/** The kind of a refusal the serve rule threw. */
+export function rejectionKind(error: RecordUnavailableError): RejectionKind {
+  return error instanceof RecordNotInMapError ? 'not_in_map' : 'serve_rule';
+}
+
 /** The read, its outcome told to `onRead` on the way. */
 export function observed(read: Promise<Buffer | null>, onRead: ((outcome: StoreReadOutcome) => void) | undefined): Promise<Buffer | null> {
   if (!onRead) return read;
