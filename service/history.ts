@@ -14,7 +14,7 @@ import { MapIndex } from './map-index.ts';
 import { entryAt, type Position, readBuildRecord, type StoredRecord } from './pack-records.ts';
 import { checkServeRule, type RecordsService, type ServedRecord } from './records.ts';
 
-/** Memory for the whole domain maps of kept builds other than the live one (32 bytes a domain), kept for absence proofs. */
+/** Memory for the whole domain maps of kept builds other than the live one (82 bytes a domain, 32 in a v1 map), kept for absence proofs. */
 const KEPT_MAPS_BYTES = 256 * 1024 * 1024;
 
 /** What is kept of a kept build between requests: its map index and the packs its statement signs. */

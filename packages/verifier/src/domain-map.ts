@@ -118,12 +118,6 @@ export class DomainMap {
     return this.leaves.subarray(index * this.leafSize, (index + 1) * this.leafSize);
   }
 
-  /** The leaf of a domain hash: its entry in a v2 map (the hash itself in a v1 one); null when the domain has none. */
-  leafOf(hash: Uint8Array): Uint8Array | null {
-    const { found, index } = this.search(hash);
-    return found ? this.leaf(index) : null;
-  }
-
   /** Where a domain `hash` is (leaves compared by their first 32 bytes): `found` when it is a leaf, and its index, or the index it would be inserted at. A binary search. */
   search(hash: Uint8Array): { found: boolean; index: number } {
     let lo = 0,
