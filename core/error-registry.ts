@@ -90,7 +90,7 @@ export const ERROR_REGISTRY = {
   INCOMPLETE_PREFIX_ANSWER: { status: null, title: 'Prefix answer not complete', exit: 16 },
   // A v2 build's map commits to every record (its entry's record_hash): a record of the answer that is not its entry's (an
   // older record of the same domain, any other bytes) is refused, whichever record of the run it is.
-  RECORD_NOT_IN_MAP: { status: null, title: "A record that is not what its build's map committed", exit: 22 },
+  RECORD_NOT_IN_MAP: { status: null, title: "A record that is not what its build's map committed", exit: 23 },
   // Witnesses (c2sp.org/tlog-witness, tlog-cosignature, tlog-policy): a policy file, a checkpoint's cosignatures, a witness's answer.
   INVALID_POLICY: { status: null, title: 'Invalid witness policy', exit: 2 },
   BAD_COSIGNATURE: { status: null, title: 'Cosignature does not verify', exit: 17 },
