@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { domainHash } from '@merchant-verify/verifier/internal/issuer';
+import { domainHash, ENTRY_SIZE, packCount, recordsPerPackFor } from '@merchant-verify/verifier/internal/issuer';
 import { writeDomainMap } from '../builder/domain-map.ts';
 import { sha256 } from '../core/hash.ts';
 import { generatePrivateJwk, loadSigningKey } from '../core/signing.ts';
@@ -42,7 +42,7 @@ async function measure(dir: string, n: number, publicJwk: unknown): Promise<void
   if (found !== 0 || domainHash(sha256, 'x').length !== 32) throw new Error('random leaves matched a domain');
   const held = after.heapUsed + after.external - before.heapUsed - before.external;
   console.log(
-    `| ${fmt(n)} | ${mb(n * 32)} | ${fmt(loadSeconds, 2)} | ${mb(held)} | ${mb(after.rss - before.rss)} | ${fmt(lookups)} | ${fmt(proofs)} |`,
+    `| ${fmt(n)} | ${mb(n * ENTRY_SIZE)} | ${fmt(loadSeconds, 2)} | ${mb(held)} | ${mb(after.rss - before.rss)} | ${fmt(lookups)} | ${fmt(proofs)} |`,
   );
 }
 
@@ -56,15 +56,19 @@ if (process.argv[2] === '--load') {
     const dir = await mkdtemp(join(tmpdir(), 'mvr-bench-map-'));
     try {
       const key = loadSigningKey(generatePrivateJwk());
-      // Leaves as the build writes them: random hashes stand for the hashes of n domains, sorted.
-      const hashes: Buffer[] = [];
-      for (let i = 0; i < n; i++) hashes.push(randomBytes(32));
-      hashes.sort(Buffer.compare);
-      await writeDomainMap(dir, Buffer.concat(hashes), {
+      // Leaves as the build writes them (v2 entries): random entries stand for those of n domains, sorted by their domain hash.
+      const entries: Buffer[] = [];
+      for (let i = 0; i < n; i++) entries.push(randomBytes(ENTRY_SIZE));
+      entries.sort((a, b) => Buffer.compare(a.subarray(0, 32), b.subarray(0, 32)));
+      // The statement names packs, as every build's does (the gateway refuses one without); they are never read here.
+      const perPack = recordsPerPackFor(n);
+      const files = Array.from({ length: packCount(n, perPack) }, () => ({ sha256: '0'.repeat(64), bytes: 0 }));
+      await writeDomainMap(dir, Buffer.concat(entries), {
         issuer: 'merchant-verify.example',
         build: 'bench',
         issuedAt: '2026-11-01T00:00:00.000Z',
         key,
+        packs: { records_per_pack: perPack, files },
       });
       const child = spawnSync(
         process.execPath,

@@ -18,7 +18,7 @@ import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { domainHash, type PacksHead, packPath, recordsPerPackFor, splitPack } from '@merchant-verify/verifier/internal/issuer';
+import { domainHash, ENTRY_SIZE, type PacksHead, packPath, recordsPerPackFor, splitPack } from '@merchant-verify/verifier/internal/issuer';
 import { runBuild } from '../builder/build.ts';
 import { writeDomainMap } from '../builder/domain-map.ts';
 import { sha256 as sha256Of } from '../core/hash.ts';
@@ -67,10 +67,11 @@ async function measure(root: string, calls: number): Promise<void> {
 async function grow(root: string, id: string, n: number): Promise<void> {
   const dir = join(root, 'records', BUILDS_DIR, id);
   const real = await readFile(join(dir, DOMAIN_MAP_FILE));
-  const hashes: Buffer[] = [];
-  for (let i = 0; i < real.length; i += 32) hashes.push(real.subarray(i, i + 32));
-  for (let i = hashes.length; i < n; i++) hashes.push(randomBytes(32));
-  hashes.sort(Buffer.compare);
+  // v2 leaves: the real records' entries, and random ones (of the one-byte lines) ordered by their first 32 bytes.
+  const entries: Buffer[] = [];
+  for (let i = 0; i < real.length; i += ENTRY_SIZE) entries.push(real.subarray(i, i + ENTRY_SIZE));
+  for (let i = entries.length; i < n; i++) entries.push(randomBytes(ENTRY_SIZE));
+  entries.sort((a, b) => Buffer.compare(a.subarray(0, 32), b.subarray(0, 32)));
   const records = new Map<string, Uint8Array>();
   const statement = JSON.parse(await readFile(join(dir, BUILD_STATEMENT_FILE), 'utf8')) as { packs: PacksHead };
   for (const { sha256 } of statement.packs.files) {
@@ -83,9 +84,9 @@ async function grow(root: string, id: string, n: number): Promise<void> {
   const index = Buffer.alloc(n * 4);
   const files: PacksHead['files'] = [];
   for (let start = 0; start < n; start += perPack) {
-    const lines = hashes
+    const lines = entries
       .slice(start, start + perPack)
-      .map((h) => Buffer.concat([records.get(h.toString('hex')) ?? Buffer.alloc(0), NEWLINE]));
+      .map((e) => Buffer.concat([records.get(e.subarray(0, 32).toString('hex')) ?? Buffer.alloc(0), NEWLINE]));
     let end = 0;
     for (const [i, line] of lines.entries()) index.writeUInt32BE((end += line.length), (start + i) * 4);
     const pack = Buffer.concat(lines);
@@ -97,7 +98,7 @@ async function grow(root: string, id: string, n: number): Promise<void> {
   const manifest = parseManifest(await readFile(join(dir, MANIFEST_FILE)), id);
   const key = await loadActiveKey(join(root, 'keys'), undefined);
   const packs = { records_per_pack: perPack, files };
-  await writeDomainMap(dir, Buffer.concat(hashes), { issuer: ISSUER, build: id, issuedAt: manifest.issued_at, key, packs });
+  await writeDomainMap(dir, Buffer.concat(entries), { issuer: ISSUER, build: id, issuedAt: manifest.issued_at, key, packs });
 }
 const NEWLINE = Buffer.from('\n');
 

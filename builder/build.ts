@@ -100,13 +100,13 @@ async function writeIndexAndName(staging: string, opts: BuildOptions, inputs: Bu
   const digest = new BuildDigest({ issuer: opts.issuer, schemaUrl: opts.schemaUrl, keyId: inputs.key?.kid ?? null });
   const runs = await writeIndex(
     staging,
-    (domains) => {
-      leaves.add(domains);
+    () => {
+      leaves.shard();
       packer.shard();
     },
-    (text, domain) => {
+    (text, domain, record) => {
       digest.add(text);
-      leaves.record(text, domain);
+      leaves.record(text, domain, record);
       packer.record(text, domain);
     },
   );

@@ -32,12 +32,12 @@ export function indexLine(shard: string, r: Pick<VerificationRecord, 'domain' | 
  * Writes a build's index: one line per record (domain, status, tier, score), shard by shard and
  * in domain order within a shard, reading one shard's records at a time (a few thousand at 1M
  * records), so memory stays flat however large the build. `onShard` sees each shard's domains, in
- * shard order; `onRecord` each record's text, in the index's order.
+ * shard order; `onRecord` each record's text (and the record it parses to), in the index's order.
  */
 export async function writeIndex(
   buildDir: string,
   onShard?: (domains: string[]) => void,
-  onRecord?: (text: string, domain: string) => void,
+  onRecord?: (text: string, domain: string, record: VerificationRecord) => void,
 ): Promise<ShardRun[]> {
   const shards = (await readdir(buildDir)).filter((n) => /^[0-9a-f]{2}$/.test(n)).sort();
   const out = createWriteStream(join(buildDir, INDEX_FILE));
@@ -54,8 +54,8 @@ export async function writeIndex(
     for (const domain of domains) {
       // Synchronous reads: these files were just written (page cache), and an async read costs four trips through libuv's pool.
       const text = readFileSync(join(buildDir, shard, `${domain}.json`), 'utf8');
-      onRecord?.(text, domain);
       const r = JSON.parse(text) as VerificationRecord;
+      onRecord?.(text, domain, r);
       const line = indexLine(shard, r);
       offset += Buffer.byteLength(line);
       await write(out, line);

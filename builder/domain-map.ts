@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -6,6 +5,8 @@ import {
   type BuildStatement,
   buildStatement,
   DomainMap,
+  ENTRY_SIZE,
+  encodeMapEntry,
   hexPrefix,
   type LookupHead,
   lookupAnswerBytes,
@@ -13,19 +14,22 @@ import {
   prefixLengthFor,
   statementText,
 } from '@merchant-verify/verifier/internal/issuer';
-import { hasher } from '../core/hash.ts';
+import { hasher, sha256 } from '../core/hash.ts';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
 import { type SigningKey, signRecordChecked } from '../core/signing.ts';
 
 /**
- * The leaves of a build's domain map, gathered shard by shard as the index is written. A
- * record's shard is the first byte of the same SHA-256 the map sorts by, so sorting within each
- * shard sorts the whole map: no sort over a million hashes, no second pass over the records.
+ * The leaves of a build's domain map (v2: one 82-byte entry a record, committing to its bytes and
+ * verdict), gathered shard by shard as the index is written. A record's shard is the first byte of
+ * the same SHA-256 the map sorts by, so sorting within each shard sorts the whole map: no sort over
+ * a million entries, no second pass over the records.
  */
 export class MapLeaves {
-  /** All the leaves in one buffer, written in place shard by shard: 32 bytes a record, never copied. */
+  /** All the leaves in one buffer, written in place shard by shard: 82 bytes a record, never copied. */
   private readonly buffer: Buffer;
   private filled = 0;
+  /** The entries of the shard being read, written in domain-hash order when the next one begins. */
+  private shardEntries: Buffer[] = [];
   /** Time spent hashing and sorting, for the build's summary (ms). */
   spentMs = 0;
 
@@ -34,13 +38,18 @@ export class MapLeaves {
   private readonly prefixLength: number;
 
   constructor(records: number) {
-    this.buffer = Buffer.alloc(records * 32);
+    this.buffer = Buffer.alloc(records * ENTRY_SIZE);
     this.prefixLength = prefixLengthFor(records);
   }
 
-  /** One record's text and domain (`writeIndex` hands each over as it reads it): counted under its prefix. */
-  readonly record = (text: string, domain: string): void => {
-    const prefix = hexPrefix(hash('sha256', domain, 'buffer'), this.prefixLength);
+  /** One record's text, domain and parsed record (`writeIndex` hands each over as it reads it): its entry, and counted under its prefix. */
+  readonly record = (text: string, domain: string, record: unknown): void => {
+    const started = performance.now();
+    const entry = encodeMapEntry(sha256, record, Buffer.from(text));
+    if (typeof entry === 'string') throw new Error(`the record of ${domain} has no map entry: ${entry}`);
+    this.shardEntries.push(Buffer.from(entry.buffer, entry.byteOffset, entry.byteLength));
+    this.spentMs += performance.now() - started;
+    const prefix = hexPrefix(entry, this.prefixLength);
     const p = this.perPrefix.get(prefix) ?? { records: 0, bytes: 0 };
     p.records++;
     p.bytes += Buffer.byteLength(text.trimEnd());
@@ -52,24 +61,30 @@ export class MapLeaves {
     const counts = [...this.perPrefix.values()];
     const maxRecords = Math.max(0, ...counts.map((c) => c.records));
     const maxRecordBytes = Math.max(0, ...counts.map((c) => c.bytes));
-    const size = this.buffer.length / 32;
+    const size = this.buffer.length / ENTRY_SIZE;
     return {
       prefix_length: this.prefixLength,
-      answer_bytes: lookupAnswerBytes({ prefixLength: this.prefixLength, size, maxRecords, maxRecordBytes }),
+      answer_bytes: lookupAnswerBytes({ prefixLength: this.prefixLength, size, maxRecords, maxRecordBytes, leafSize: ENTRY_SIZE }),
     };
   }
 
-  /** One shard's domains (in any order); shards must come in ascending order. */
-  readonly add = (domains: string[]): void => {
+  /** The next shard begins (shards come in ascending order): the previous one's entries are written, in domain-hash order. */
+  readonly shard = (): void => {
     const started = performance.now();
-    for (const h of domains.map((d) => hash('sha256', d, 'buffer')).sort(Buffer.compare)) this.filled += h.copy(this.buffer, this.filled);
+    // Domain hashes differ, so their first 32 bytes alone order the entries.
+    for (const e of this.shardEntries.sort((a, b) => Buffer.compare(a.subarray(0, 32), b.subarray(0, 32))))
+      this.filled += e.copy(this.buffer, this.filled);
+    this.shardEntries = [];
     this.spentMs += performance.now() - started;
   };
 
   /** The leaves; throws when the shards held another number of records than the build wrote. */
   leaves(): Buffer {
+    this.shard();
     if (this.filled !== this.buffer.length)
-      throw new Error(`the domain map has ${this.filled / 32} leaves, but the build wrote ${this.buffer.length / 32} records`);
+      throw new Error(
+        `the domain map has ${this.filled / ENTRY_SIZE} leaves, but the build wrote ${this.buffer.length / ENTRY_SIZE} records`,
+      );
     return this.buffer;
   }
 }
@@ -85,7 +100,7 @@ export async function writeDomainMap(
   leaves: Buffer,
   o: { issuer: string; build: string; issuedAt: string; key: SigningKey | null; lookup?: LookupHead; packs?: PacksHead },
 ): Promise<{ map: DomainMap; statement: BuildStatement }> {
-  const map = await DomainMap.fromLeaves(hasher, leaves, () => nextTurn());
+  const map = await DomainMap.fromLeaves(hasher, leaves, { leafSize: ENTRY_SIZE, pause: () => nextTurn() });
   const unsigned = buildStatement({
     issuer: o.issuer,
     build: o.build,

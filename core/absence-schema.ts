@@ -1,4 +1,9 @@
-import { type AbsenceProof, type BuildStatement, STATEMENT_SCHEMA_SUFFIX } from '@merchant-verify/verifier/internal/issuer';
+import {
+  type AbsenceProof,
+  type BuildStatement,
+  STATEMENT_SCHEMA_SUFFIX,
+  statementLeafSize,
+} from '@merchant-verify/verifier/internal/issuer';
 import { TLOG_PROOF_HEADER } from '@merchant-verify/verifier/internal/tlog';
 import { z } from 'zod';
 import type { SameShape } from './same-shape.ts';
@@ -13,10 +18,23 @@ const hash = z
   .regex(/^[A-Za-z0-9+/]{43}=$/)
   .describe('A 32-byte SHA-256 hash in standard base64 (RFC 4648 section 4, padded)');
 
+/** A leaf of a domain map: a v1 map's domain hash (32 bytes), or a v2 map's entry (82 bytes, 112 base64 characters). */
+export const mapLeaf = z
+  .string()
+  .regex(/^(?:[A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{110}==)$/)
+  .describe(
+    "A leaf of the domain map in standard base64: for a statement of schema .../build/v2, the domain's 82-byte entry (domain_hash 32, record_hash 32 = SHA-256 of the record's canonical JSON, status 1, tier 1, score binary64, next_audit_at int64 ms, big-endian); for .../build/v1, the 32-byte domain hash",
+  );
+
 /** What a build says about itself, signed with the record key by the record scheme. */
 export const buildStatementSchema = z
   .looseObject({
-    schema: z.url().refine((u) => u.endsWith(STATEMENT_SCHEMA_SUFFIX), `ends in ${STATEMENT_SCHEMA_SUFFIX}`),
+    schema: z
+      .url()
+      .refine(
+        (u) => statementLeafSize(u) !== null,
+        `ends in ${STATEMENT_SCHEMA_SUFFIX} (or /schemas/build/v1, a build made before map entries)`,
+      ),
     issuer: z.string(),
     build: z.string(),
     issued_at: z.iso.datetime(),
@@ -42,7 +60,7 @@ export const buildStatementSchema = z
 /** A leaf of a build's domain map at its index, with its inclusion path: an absence proof's neighbour, a bundle's place. */
 export const mapLeafSchema = z.object({
   index: z.int().min(0).describe("The leaf's index in the sorted map"),
-  leaf: hash,
+  leaf: mapLeaf,
   path: z.array(hash).describe('RFC 9162 inclusion proof of the leaf at its index, from the leaf up'),
 });
 
@@ -65,7 +83,7 @@ export const absenceProofSchema = z
       ),
   })
   .describe(
-    "Holds when the statement verifies against the key set; domain_hash is SHA-256 of the domain; left.leaf < domain_hash < right.leaf; each path proves its leaf at its index under domain_map.root and size; and right.index = left.index + 1 (no left: right.index 0; no right: left.index = size - 1; neither: size 0). With the log's verifier key, statement_proof must also prove the statement in the log. Verify with `verifyAbsence` of @merchant-verify/verifier.",
+    "Holds when the statement verifies against the key set; domain_hash is SHA-256 of the domain; left.leaf < domain_hash < right.leaf (a leaf compared by its first 32 bytes, its domain hash); each path proves its leaf at its index under domain_map.root and size; and right.index = left.index + 1 (no left: right.index 0; no right: left.index = size - 1; neither: size 0). With the log's verifier key, statement_proof must also prove the statement in the log. Verify with `verifyAbsence` of @merchant-verify/verifier.",
   );
 
 true satisfies SameShape<z.infer<typeof absenceProofSchema>, AbsenceProof>;

@@ -94,9 +94,11 @@ export const ERROR_REGISTRY = {
   PREFIX_MISMATCH: { status: null, title: 'Answer for another prefix', exit: 16 },
   PADDING_MISMATCH: { status: null, title: 'Prefix answer not padded to its build size', exit: 16 },
   INCOMPLETE_PREFIX_ANSWER: { status: null, title: 'Prefix answer not complete', exit: 16 },
-  // Verdicts of an offline bundle (`verifyBundle`, `mvr verify --bundle`): not a bundle, or its record not the one its build's map commits to.
+  // An offline bundle (`verifyBundle`, `mvr verify --bundle`) that is not one. A v2 build's map commits to every record
+  // (its entry's record_hash): a record of an answer that is not its entry's (an older record of the same domain, any
+  // other bytes) is refused, whichever record of a prefix answer's run it is, or a bundle's.
   MALFORMED_BUNDLE: { status: null, title: 'Malformed bundle', exit: 16 },
-  RECORD_NOT_IN_MAP: { status: null, title: "Record not in its build's map", exit: 16 },
+  RECORD_NOT_IN_MAP: { status: null, title: "A record that is not what its build's map committed", exit: 16 },
   // Witnesses (c2sp.org/tlog-witness, tlog-cosignature, tlog-policy): a policy file, a checkpoint's cosignatures, a witness's answer.
   INVALID_POLICY: { status: null, title: 'Invalid witness policy', exit: 2 },
   BAD_COSIGNATURE: { status: null, title: 'Cosignature does not verify', exit: 17 },

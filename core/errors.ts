@@ -193,6 +193,14 @@ export class RecordUnavailableError extends MvrError {
   }
 }
 
+/**
+ * A stored record that is not the one its build's map commits to (its bytes do not hash to its
+ * entry's record_hash, or its verdict is not the entry's): UNAVAILABLE like any record not served,
+ * told apart in the log and the refusal metric, because it means the store holds records the
+ * build did not sign off (an older record of the domain put back), not that a read failed.
+ */
+export class RecordNotInMapError extends RecordUnavailableError {}
+
 /** A signing or public key that is malformed, of the wrong type, or private where public is required. */
 export class InvalidKeyError extends MvrError {
   static readonly code = 'INVALID_KEY';

@@ -39,8 +39,8 @@ export const READ_LIMITS = {
   manifest: { bytes: 1 * MiB, deadlineMs: 10_000 },
   /** `statement.json`: one signed statement. */
   statement: { bytes: 64 * KiB, deadlineMs: 10_000 },
-  /** `domain-map`: 32 bytes a domain, so 16M domains. */
-  domainMap: { bytes: 512 * MiB, deadlineMs: 300_000 },
+  /** `domain-map`: 82 bytes a domain (a v2 entry; 32 in a v1 map), so more than the 16M records a pack index holds. */
+  domainMap: { bytes: 1536 * MiB, deadlineMs: 300_000 },
   /** The key set published with a build: retired keys stay listed, each a few hundred bytes. */
   keySet: { bytes: 1 * MiB, deadlineMs: 10_000 },
   /** `kept.json`: the kept builds. */

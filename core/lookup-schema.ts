@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { buildStatementSchema } from './absence-schema.ts';
+import { buildStatementSchema, mapLeaf } from './absence-schema.ts';
 
 // The wire format of a prefix lookup, beside the absence proof's: what the gateway answers and what
 // the OpenAPI document describes. The portable verifier (`verifyPrefixAnswer`) checks the same shape by hand.
@@ -19,7 +19,7 @@ export const prefixAnswerSchema = z
       .describe('The prefix asked: statement.lookup.prefix_length lowercase hex digits'),
     first: z.int().min(0).describe('The map index of the first of `leaves`'),
     leaves: z
-      .array(hash)
+      .array(mapLeaf)
       .describe(
         "The map's leaves with the prefix, in order, with the leaf just below them and the leaf just above them where the map has one",
       ),
@@ -40,5 +40,5 @@ export const prefixAnswerSchema = z
       .describe("The build statement's entry in the transparency log, as an absence proof carries it; absent where the store keeps no log"),
   })
   .describe(
-    "Holds when the statement verifies against the key set; prefix is the asker's; the padded part is answer_bytes long; leaves and proof hash to domain_map.root at index first; the leaves with the prefix are all between the two neighbours; and each record is the domain of its leaf. Verify with `verifyPrefixAnswer` of @merchant-verify/verifier.",
+    "Holds when the statement verifies against the key set; prefix is the asker's; the padded part is answer_bytes long; leaves and proof hash to domain_map.root at index first; the leaves with the prefix are all between the two neighbours; and each record is the domain of its leaf; in a v2 build, every record hashes (its canonical JSON) to its entry's record_hash and carries its status, tier, score and next audit. Verify with `verifyPrefixAnswer` of @merchant-verify/verifier.",
   );

@@ -2,7 +2,7 @@ import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, R
 import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
 import type { BuildHistory } from '../service/history.ts';
-import type { RecordsService, StoreReadOutcome } from '../service/records.ts';
+import type { RecordsService, RejectionKind, StoreReadOutcome } from '../service/records.ts';
 import { storeMetrics } from './metrics-store.ts';
 
 /** What the metrics read from the gateway's services at each scrape. */
@@ -63,7 +63,8 @@ export class GatewayMetrics {
   });
   private readonly rejected = new Counter({
     name: 'mvr_records_rejected_total',
-    help: 'Stored records refused by the serve rule (corrupt, another domain, wrong shape, signature not verifying), after one retry.',
+    help: "Stored records refused, after one retry, by kind: serve_rule (corrupt, another domain, wrong shape, signature not verifying) or not_in_map (not the record its build's map commits to: another record of the domain put in its place).",
+    labelNames: ['kind'] as const,
     registers: [this.registry],
   });
 
@@ -101,9 +102,9 @@ export class GatewayMetrics {
     this.storeReads.inc({ outcome });
   }
 
-  /** One stored record refused. */
-  recordRejected(): void {
-    this.rejected.inc();
+  /** One stored record refused, and why. */
+  recordRejected(kind: RejectionKind): void {
+    this.rejected.inc({ kind });
   }
 
   /** One build refused. */

@@ -9,7 +9,7 @@ export function absencePaths(): Record<string, unknown> {
         tags: ['records'],
         summary: 'The proof that a domain has no record in the live build (never audited), or in a kept build',
         description:
-          "The build's signed statement and the two leaves of its domain map around the domain's hash, and (statement_proof) the statement's entry in the transparency log against the build's checkpoint. One quota unit. A domain with a record is 404 HAS_RECORD.",
+          "The build's signed statement and the two leaves of its domain map around the domain's hash (in a build of schema .../build/v2 each leaf is that domain's 82-byte entry, which commits to its record's bytes and verdict; in a v1 build, the domain hash), and (statement_proof) the statement's entry in the transparency log against the build's checkpoint. One quota unit. A domain with a record is 404 HAS_RECORD.",
         parameters: [
           domainParameter,
           {

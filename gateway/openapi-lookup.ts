@@ -10,7 +10,7 @@ export function lookupPaths(): Record<string, unknown> {
         summary:
           'A private lookup: every record of the live build whose domain hash starts with the prefix, and the proof that they are all',
         description:
-          "The caller sends the first hex digits of SHA-256 of the normalized domain (as many as the build statement's lookup.prefix_length), never the domain. One quota unit, as /v1/verify. Every answer of a build is padded to one size. Verify with verifyPrefixAnswer; see docs/private-lookups.md.",
+          "The caller sends the first hex digits of SHA-256 of the normalized domain (as many as the build statement's lookup.prefix_length), never the domain. One quota unit, as /v1/verify. Every answer of a build is padded to one size. In a build of schema .../build/v2 the leaves are the domains' 82-byte entries, and every record must hash to its entry's record_hash. A record its build's map does not commit to is never served (503 UNAVAILABLE). Verify with verifyPrefixAnswer; see docs/private-lookups.md.",
         parameters: [
           {
             name: 'prefix',

@@ -77,9 +77,9 @@ function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): R
     schemaUrl: opts.schemaUrl,
     cacheBytes: opts.cacheBytes,
     now: opts.now,
-    onRejected: (domain, reason) => {
-      log({ level: 'error', msg: 'record rejected', domain, reason });
-      metrics?.recordRejected();
+    onRejected: (domain, reason, kind) => {
+      log({ level: 'error', msg: 'record rejected', domain, reason, kind });
+      metrics?.recordRejected(kind);
     },
     onStoreRead: metrics ? (outcome) => metrics.storeRead(outcome) : undefined,
     trust: opts.trust,

@@ -15,6 +15,7 @@ import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE, MANIFEST_
 import { parseManifest } from '../core/manifest-schema.ts';
 import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 import { type BuildMap, checkMapOf, checkStatementBytes } from '../service/build-maps.ts';
+import { entryAt } from '../service/pack-records.ts';
 import { checkServeRule } from '../service/serve-rule.ts';
 import { statementInclusion } from '../service/served-checkpoint.ts';
 import { signedMapBytes } from './signed-sizes.ts';
@@ -174,9 +175,9 @@ export interface CheckedPack {
 /**
  * Pack `k` against the statement and the signed map: its length and SHA-256 those the statement
  * names; then each record, in order: it has the place its index gives it in the map (SHA-256 of
- * its domain is leaf `index`, so the records are in ascending hash order and their domains are
- * the map's), and it passes the serve rule (JSON, the record of that domain, the record's shape,
- * a signature by a trusted key); and the pack holds as many records as the count puts in it.
+ * its domain begins leaf `index`, so the records are in ascending hash order and their domains are
+ * the map's), and it passes the serve rule (JSON, the record of that domain, in a v2 build the
+ * entry of leaf `index` rebuilt from it, the record's shape, a signature by a trusted key); and the pack holds as many records as the count puts in it.
  */
 export function checkPack(bytes: Buffer, k: number, checked: CheckedStatement): CheckedPack {
   const { packs, map, keys } = checked;
@@ -202,11 +203,11 @@ export function checkPack(bytes: Buffer, k: number, checked: CheckedStatement): 
     const place = { record: { index, domain } };
     const named = `record ${index}${domain === null ? '' : ` (${domain})`} of ${at}`;
     if (domain === null) throw refuse(`${named} is not a record: not JSON, or no domain`, place);
-    const leaf = map.leaves.subarray(index * 32, index * 32 + 32);
-    if (!hash('sha256', domain, 'buffer').equals(leaf))
+    // A leaf begins with its domain's hash (v1: is it; v2: the entry the serve rule rebuilds from the record and compares).
+    if (!hash('sha256', domain, 'buffer').equals(map.map.leaf(index).subarray(0, 32)))
       throw refuse(`${named} is out of place: SHA-256 of its domain is not leaf ${index} of the signed domain map`, place);
     try {
-      checkServeRule(domain, bytesOf, keys);
+      checkServeRule(domain, bytesOf, keys, entryAt(map.map, index));
     } catch (error) {
       if (!(error instanceof RecordUnavailableError)) throw error;
       throw refuse(`${named} does not pass the serve rule: ${error.message}`, place);

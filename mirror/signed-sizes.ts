@@ -1,4 +1,4 @@
-import type { BuildStatement } from '@merchant-verify/verifier/internal/issuer';
+import { type BuildStatement, statementLeafSize } from '@merchant-verify/verifier/internal/issuer';
 import { MirrorRefusedError } from '../core/errors.ts';
 import { READ_LIMITS } from '../core/limits.ts';
 
@@ -6,16 +6,10 @@ import { READ_LIMITS } from '../core/limits.ts';
 // statement signs, never what the source says. A file past it is refused at the first byte over.
 // (A pack is read in ranges up to the length the statement lists for it, so never past it.)
 
-/** Bytes of one domain-map leaf, by the statement's schema (the part after `https://{issuer}`): one line a schema. */
-const MAP_LEAF_BYTES: Record<string, number> = {
-  '/schemas/build/v1': 32,
-};
-
-/** Bytes of one leaf of the map a statement signs; MIRROR_REFUSED for a schema this mirror does not know. */
+/** Bytes of one leaf of the map a statement signs (the package's rule: v1 a domain hash, v2 an entry); MIRROR_REFUSED for a schema this mirror does not know. */
 export function mapLeafBytes(statement: BuildStatement): number {
-  const origin = `https://${statement.issuer}`;
-  const bytes = statement.schema?.startsWith(origin) ? MAP_LEAF_BYTES[statement.schema.slice(origin.length)] : undefined;
-  if (bytes === undefined)
+  const bytes = statementLeafSize(statement.schema);
+  if (bytes === null)
     throw new MirrorRefusedError(
       `build ${statement.build} refused: its statement's schema ${JSON.stringify(statement.schema)} is not one this mirror knows the domain map of`,
     );

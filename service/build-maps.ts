@@ -1,6 +1,13 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { AbsenceProof, BuildStatement, PacksHead } from '@merchant-verify/verifier/internal/issuer';
-import { DomainMap, domainHash, packCount, packIndexProblem, packsHeadOf } from '@merchant-verify/verifier/internal/issuer';
+import {
+  DomainMap,
+  domainHash,
+  packCount,
+  packIndexProblem,
+  packsHeadOf,
+  statementLeafSize,
+} from '@merchant-verify/verifier/internal/issuer';
 import { encodeBase64 } from '@merchant-verify/verifier/internal/tlog';
 import { HasRecordError, StoreUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
@@ -96,9 +103,12 @@ export async function checkMapOf(
 ): Promise<BuildMap> {
   const refuse = refusal(expectedBuild, where);
   if (!leaves) throw refuse(`it has no ${DOMAIN_MAP_FILE} (built before domain maps, or not copied whole; build and publish again)`);
+  // The schema says the map's leaves: entries (v2), or domain hashes (v1, builds kept from before entries).
+  const leafSize = statementLeafSize(statement.schema);
+  if (leafSize === null) throw refuse(`${BUILD_STATEMENT_FILE} has schema ${JSON.stringify(statement.schema)}, not a build statement's`);
   let map: DomainMap;
   try {
-    map = await DomainMap.fromLeaves(hasher, leaves, () => nextTurn());
+    map = await DomainMap.fromLeaves(hasher, leaves, { leafSize, pause: () => nextTurn() });
   } catch (error) {
     throw refuse(`${DOMAIN_MAP_FILE}: ${(error as Error).message}`);
   }
@@ -165,21 +175,6 @@ export function trustHint(verdict: ReturnType<typeof verifyRecordNode>): string 
     : '';
 }
 
-/** The place of a leaf (a domain's hash) in a map's sorted leaves, or -1 when it is not one. */
-export function leafIndex(leaves: Uint8Array, hash: Uint8Array): number {
-  const leaf = (i: number) => Buffer.from(leaves.buffer, leaves.byteOffset + i * 32, 32);
-  let lo = 0;
-  let hi = leaves.length / 32;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const c = Buffer.compare(leaf(mid), hash);
-    if (c === 0) return mid;
-    if (c < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return -1;
-}
-
 /** Whether a normalized domain has a record in the build. */
 export function hasRecord(m: BuildMap, domain: string): boolean {
   return m.map.has(domainHash(sha256, domain));
@@ -214,7 +209,7 @@ export class KeptMaps {
     this.maps.set(key, pending);
     pending.then(
       (m) => {
-        this.sizes.set(key, m.map.size * 32);
+        this.sizes.set(key, m.leaves.length);
         this.evict(key);
       },
       () => this.maps.get(key) === pending && this.maps.delete(key),

@@ -8,13 +8,13 @@ import { DOMAIN_MAP_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import type { VerificationRecord } from '../core/record.ts';
 import type { KeptBuild } from '../storage/kept-builds.ts';
 import type { Store } from '../storage/store.ts';
-import { absenceProof, type BuildMap, KeptMaps, leafIndex, loadBuildMap } from './build-maps.ts';
+import { absenceProof, type BuildMap, KeptMaps, loadBuildMap } from './build-maps.ts';
 import { changesPage } from './change-feed.ts';
 import { MapIndex } from './map-index.ts';
-import { type Position, readBuildRecord } from './pack-records.ts';
+import { entryAt, type Position, readBuildRecord, type StoredRecord } from './pack-records.ts';
 import { checkServeRule, type RecordsService, type ServedRecord } from './records.ts';
 
-/** Memory for the whole domain maps of kept builds other than the live one (32 bytes a domain), kept for absence proofs. */
+/** Memory for the whole domain maps of kept builds other than the live one (82 bytes a domain, 32 in a v1 map), kept for absence proofs. */
 const KEPT_MAPS_BYTES = 256 * 1024 * 1024;
 
 /** What is kept of a kept build between requests: its map index and the packs its statement signs. */
@@ -90,7 +90,7 @@ export class BuildHistory {
     const at = await this.positionIn(kept.id, domain, builds);
     if (!at) return this.records.neverAudited(domain, now);
     const bytes = await this.stored(kept.id, at, domain);
-    checkServeRule(domain, bytes, this.records.checkKeys());
+    checkServeRule(domain, bytes, this.records.checkKeys(), at.entry);
     return { bytes, etag: strongEtag(bytes), audited: true };
   }
 
@@ -101,11 +101,11 @@ export class BuildHistory {
   }
 
   /**
-   * The stored record of `domain` in a kept build or the live one, unchecked (the caller applies
-   * the serve rule), or null when that build's map does not list it (BUILD_NOT_FOUND for a build
-   * not kept).
+   * The stored record of `domain` in a kept build or the live one, with the entry its map commits
+   * it to (null in a v1 build), unchecked (the caller applies the serve rule), or null when that
+   * build's map does not list it (BUILD_NOT_FOUND for a build not kept).
    */
-  async storedIn(build: string, domain: string): Promise<Buffer | null> {
+  async storedIn(build: string, domain: string): Promise<StoredRecord | null> {
     const builds = await this.builds();
     return this.storedIfMapped(this.kept(builds, build).id, domain, builds);
   }
@@ -140,18 +140,18 @@ export class BuildHistory {
     const found = await Promise.all(
       builds.map((b) =>
         this.storedIfMapped(b.id, domain, builds).then(
-          (bytes) => ({ bytes, error: null }),
+          (stored) => ({ stored, error: null }),
           // A build pruned since the list was read has nothing to say any more.
-          (error: unknown) => (error instanceof BuildNotFoundError ? { bytes: null, error: null } : { bytes: null, error }),
+          (error: unknown) => (error instanceof BuildNotFoundError ? { stored: null, error: null } : { stored: null, error }),
         ),
       ),
     );
     const entries: HistoryEntry[] = [];
-    for (const [i, { bytes, error }] of found.entries()) {
+    for (const [i, { stored, error }] of found.entries()) {
       if (error) throw error;
-      if (!bytes) continue;
-      checkServeRule(domain, bytes, this.records.checkKeys());
-      const r = JSON.parse(bytes.toString('utf8')) as VerificationRecord;
+      if (!stored) continue;
+      checkServeRule(domain, stored.bytes, this.records.checkKeys(), stored.entry);
+      const r = JSON.parse(stored.bytes.toString('utf8')) as VerificationRecord;
       const b = builds[i]!;
       entries.push({
         build: b.id,
@@ -184,9 +184,9 @@ export class BuildHistory {
   }
 
   /** A build's record of `domain` when its map lists it, else null. */
-  private async storedIfMapped(build: string, domain: string, builds: KeptBuild[]): Promise<Buffer | null> {
+  private async storedIfMapped(build: string, domain: string, builds: KeptBuild[]): Promise<StoredRecord | null> {
     const at = await this.positionIn(build, domain, builds);
-    return at ? this.stored(build, at, domain) : null;
+    return at ? { bytes: await this.stored(build, at, domain), entry: at.entry } : null;
   }
 
   /**
@@ -199,16 +199,16 @@ export class BuildHistory {
     const hash = domainHash(sha256, domain);
     if (build === builds[0]?.id) {
       const m = await this.records.buildMap();
-      const index = leafIndex(m.leaves, hash);
-      return index < 0 ? null : { index, packs: m.packs, packIndex: m.packIndex };
+      const { found, index } = m.map.search(hash);
+      return found ? { index, packs: m.packs, packIndex: m.packIndex, entry: entryAt(m.map, index) } : null;
     }
     const kept = await this.indexOf(build, builds);
-    const index = await kept.map.position(hash, async (start, length) => {
+    const at = await kept.map.position(hash, async (start, length) => {
       const bytes = await this.store.readRange(build, DOMAIN_MAP_FILE, start, length);
       if (!bytes && !(await this.store.readFile(build, MANIFEST_FILE))) throw new BuildNotFoundError(build);
       return bytes;
     });
-    return index < 0 ? null : { index, packs: kept.packs, packIndex: null };
+    return at && { index: at.index, packs: kept.packs, packIndex: null, entry: at.entry };
   }
 
   /** A kept build's map index, made once from its whole map checked against its statement (one map loaded at a time). */
@@ -225,7 +225,7 @@ export class BuildHistory {
       .then(() => loadBuildMap((name) => this.readBuildFile(build, name), keys, build, build))
       .then((m) => {
         this.options.onMapLoad?.(build);
-        return { map: MapIndex.of(build, m.leaves), packs: m.packs };
+        return { map: MapIndex.of(build, m.leaves, m.map.leafSize), packs: m.packs };
       });
     this.loading = pending;
     this.indexes.set(key, pending);

@@ -74,9 +74,10 @@ export class LogProofs {
     const path = recordPath(domain);
     // Only the build's map says "never audited"; a record it lists must be in its pack (UNAVAILABLE
     // otherwise), and a kept build pruned since the caller looked is BUILD_NOT_FOUND.
-    const record = await this.history.storedIn(build, domain);
-    if (!record) throw new NotInLogError(`${domain} has no record in build ${build} (never audited then), so nothing of it is in the log`);
-    checkServeRule(domain, record, this.records.checkKeys());
+    const stored = await this.history.storedIn(build, domain);
+    if (!stored) throw new NotInLogError(`${domain} has no record in build ${build} (never audited then), so nothing of it is in the log`);
+    const record = stored.bytes;
+    checkServeRule(domain, record, this.records.checkKeys(), stored.entry);
     const entry = (await this.shard(build, path.slice(0, path.indexOf('/')))).get(domain);
     const checkpoint = await this.checkpointOf(build);
     if (!entry || checkpoint === null) throw new NotInLogError(`build ${build} was made without a log key: its records are not in the log`);

@@ -1,43 +1,56 @@
 import { createHash } from 'node:crypto';
+import { ENTRY_SIZE, type LeafSize } from '@merchant-verify/verifier/internal/issuer';
 import { StoreUnavailableError } from '../core/errors.ts';
 import { DOMAIN_MAP_FILE } from '../core/layout.ts';
 
-/** Leaves of a domain map in one chunk: a question about one domain reads one chunk, 32 KiB. */
-export const CHUNK_LEAVES = 1024;
-const LEAF = 32;
+/** Bytes of a chunk of a domain map at most: a question about one domain reads one chunk. */
+export const CHUNK_BYTES = 32 * 1024;
+/** Bytes of a domain hash: the first of every leaf, what leaves are ordered by and what {@link MapIndex} keeps of a chunk. */
+const HASH = 32;
+
+/** Leaves of a map in one chunk: 1024 hashes of a v1 map, 399 entries of a v2 one, so a chunk stays within {@link CHUNK_BYTES}. */
+export function chunkLeaves(leafSize: LeafSize): number {
+  return Math.floor(CHUNK_BYTES / leafSize);
+}
 
 /** Reads `length` bytes of a build's domain map file from byte `start` (null: the store has no such file). */
 export type MapRangeReader = (start: number, length: number) => Promise<Buffer | null>;
 
 /**
- * What a gateway keeps of a kept build's domain map between requests: not its leaves (32 bytes a
- * domain, 32 MB at a million) but, for each chunk of {@link CHUNK_LEAVES} leaves, its first leaf
- * and the SHA-256 of its bytes, about 64 bytes per 1024 domains. It is made from a map already
- * checked whole against the build's signed statement, so a chunk read again later from the store
- * is checked against it: whether a domain is in that build costs one ranged read of at most 32
- * KiB and one hash, whatever the build's size, and is still decided by the build's signed map,
- * never by a record file that happens to be missing.
+ * What a gateway keeps of a kept build's domain map between requests: not its leaves (82 bytes a
+ * domain in a v2 map, 82 MB at a million) but, for each chunk of {@link chunkLeaves} leaves, the
+ * domain hash of its first leaf and the SHA-256 of its bytes, 64 bytes per chunk. It is made from a
+ * map already checked whole against the build's signed statement, so a chunk read again later from
+ * the store is checked against it: whether a domain is in that build costs one ranged read of at
+ * most {@link CHUNK_BYTES} and one hash, whatever the build's size, and is still decided by the
+ * build's signed map, never by a record file that happens to be missing.
  */
 export class MapIndex {
+  private readonly perChunk: number;
+
   private constructor(
     readonly build: string,
     readonly size: number,
+    private readonly leafSize: LeafSize,
     private readonly firsts: Buffer,
     private readonly digests: Buffer,
-  ) {}
+  ) {
+    this.perChunk = chunkLeaves(leafSize);
+  }
 
-  /** The index of a build's map from its leaves (checked against its statement by the caller). */
-  static of(build: string, leaves: Uint8Array): MapIndex {
-    const size = leaves.length / LEAF;
-    const chunks = Math.ceil(size / CHUNK_LEAVES);
-    const firsts = Buffer.alloc(chunks * LEAF);
-    const digests = Buffer.alloc(chunks * LEAF);
+  /** The index of a build's map from its leaves of `leafSize` bytes (checked against its statement by the caller). */
+  static of(build: string, leaves: Uint8Array, leafSize: LeafSize): MapIndex {
+    const size = leaves.length / leafSize;
+    const perChunk = chunkLeaves(leafSize);
+    const chunks = Math.ceil(size / perChunk);
+    const firsts = Buffer.alloc(chunks * HASH);
+    const digests = Buffer.alloc(chunks * HASH);
     for (let c = 0; c < chunks; c++) {
-      const bytes = leaves.subarray(c * CHUNK_LEAVES * LEAF, Math.min((c + 1) * CHUNK_LEAVES, size) * LEAF);
-      firsts.set(bytes.subarray(0, LEAF), c * LEAF);
-      digests.set(createHash('sha256').update(bytes).digest(), c * LEAF);
+      const bytes = leaves.subarray(c * perChunk * leafSize, Math.min((c + 1) * perChunk, size) * leafSize);
+      firsts.set(bytes.subarray(0, HASH), c * HASH);
+      digests.set(createHash('sha256').update(bytes).digest(), c * HASH);
     }
-    return new MapIndex(build, size, firsts, digests);
+    return new MapIndex(build, size, leafSize, firsts, digests);
   }
 
   /** Bytes held. */
@@ -45,17 +58,21 @@ export class MapIndex {
     return this.firsts.length + this.digests.length;
   }
 
-  /** Whether the leaf `hash` is in the map: one chunk read with `read`, checked against its digest. */
+  /** Whether the domain `hash` is in the map: one chunk read with `read`, checked against its digest. */
   async has(hash: Uint8Array, read: MapRangeReader): Promise<boolean> {
-    return (await this.position(hash, read)) >= 0;
+    return (await this.position(hash, read)) !== null;
   }
 
-  /** The place of the leaf `hash` in the map (its record's place in the build's packs), or -1 when it is not in it: as {@link has}. */
-  async position(hash: Uint8Array, read: MapRangeReader): Promise<number> {
+  /**
+   * The place of the domain `hash` in the map (its record's place in the build's packs) and the
+   * entry there (v2; null in a v1 map, whose leaves name no record), or null when it is not in it: as {@link has}.
+   */
+  async position(hash: Uint8Array, read: MapRangeReader): Promise<{ index: number; entry: Uint8Array | null } | null> {
     const chunk = this.chunkOf(hash);
-    if (chunk < 0) return -1;
-    const start = chunk * CHUNK_LEAVES * LEAF;
-    const length = Math.min(CHUNK_LEAVES * LEAF, this.size * LEAF - start);
+    if (chunk < 0) return null;
+    const leaf = this.leafSize;
+    const start = chunk * this.perChunk * leaf;
+    const length = Math.min(this.perChunk * leaf, this.size * leaf - start);
     const bytes = await read(start, length);
     const refuse = (why: string) => new StoreUnavailableError(`build ${this.build} refused: its ${DOMAIN_MAP_FILE} ${why}`);
     if (!bytes) throw refuse('is gone');
@@ -64,28 +81,29 @@ export class MapIndex {
       !createHash('sha256')
         .update(bytes)
         .digest()
-        .equals(this.digests.subarray(chunk * LEAF, (chunk + 1) * LEAF))
+        .equals(this.digests.subarray(chunk * HASH, (chunk + 1) * HASH))
     )
       throw refuse(`changed since it was checked against the build's statement (bytes ${start} to ${start + length})`);
     let lo = 0;
-    let hi = length / LEAF;
+    let hi = length / leaf;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const c = Buffer.compare(bytes.subarray(mid * LEAF, (mid + 1) * LEAF), hash);
-      if (c === 0) return chunk * CHUNK_LEAVES + mid;
+      const c = Buffer.compare(bytes.subarray(mid * leaf, mid * leaf + HASH), hash);
+      if (c === 0)
+        return { index: chunk * this.perChunk + mid, entry: leaf === ENTRY_SIZE ? bytes.subarray(mid * leaf, (mid + 1) * leaf) : null };
       if (c < 0) lo = mid + 1;
       else hi = mid;
     }
-    return -1;
+    return null;
   }
 
   /** The last chunk whose first leaf is at or below `hash`; -1 when `hash` is below every leaf. */
   private chunkOf(hash: Uint8Array): number {
     let lo = 0;
-    let hi = this.firsts.length / LEAF;
+    let hi = this.firsts.length / HASH;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (Buffer.compare(this.firsts.subarray(mid * LEAF, (mid + 1) * LEAF), hash) <= 0) lo = mid + 1;
+      if (Buffer.compare(this.firsts.subarray(mid * HASH, (mid + 1) * HASH), hash) <= 0) lo = mid + 1;
       else hi = mid;
     }
     return lo - 1;

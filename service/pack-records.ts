@@ -1,10 +1,18 @@
-import { domainHash, type PacksHead, packPath, type RecordPlace, recordPlace } from '@merchant-verify/verifier/internal/issuer';
+import {
+  type DomainMap,
+  domainHash,
+  ENTRY_SIZE,
+  type PacksHead,
+  packPath,
+  type RecordPlace,
+  recordPlace,
+} from '@merchant-verify/verifier/internal/issuer';
 import { BuildNotFoundError, RecordUnavailableError } from '../core/errors.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';
 import { sha256 } from '../core/hash.ts';
 import { MANIFEST_FILE, PACK_INDEX_FILE } from '../core/layout.ts';
 import type { Store } from '../storage/store.ts';
-import { leafIndex, type ServedBuild } from './build-maps.ts';
+import type { ServedBuild } from './build-maps.ts';
 
 /** Reads `length` bytes of a build's file from byte `start`; null when the store has no such file. */
 export type RangeReader = (path: string, start: number, length: number) => Promise<Buffer | null>;
@@ -60,12 +68,22 @@ export async function readPlaced(read: RangeReader, packs: PacksHead, place: Rec
   return bytes;
 }
 
-/** A live record's bytes as stored: its place from the map and the pack index in memory, then one ranged read of its pack (null: the pack is not there). */
-export function readLiveRecord(store: Pick<Store, 'readLiveRange'>, served: ServedBuild, domain: string): Promise<Buffer | null> {
-  const index = leafIndex(served.leaves, domainHash(sha256, domain));
-  if (index < 0) throw new RecordUnavailableError(`${domain} is not in the live build's domain map`);
-  const place = livePlace(served.packIndex, served.packs, index);
-  return readPlaced((path, start, length) => store.readLiveRange(path, start, length), served.packs, place, domain);
+/** Where the live build's map puts a domain (its entry with it, in a v2 build); UNAVAILABLE when the map does not list it. */
+export function livePosition(served: ServedBuild, domain: string): Position {
+  const { found, index } = served.map.search(domainHash(sha256, domain));
+  if (!found) throw new RecordUnavailableError(`${domain} is not in the live build's domain map`);
+  return { index, packs: served.packs, packIndex: served.packIndex, entry: entryAt(served.map, index) };
+}
+
+/** The entry a map commits record `index` to: its leaf in a v2 map; null in a v1 map, whose leaves name no record. */
+export function entryAt(map: DomainMap, index: number): Uint8Array | null {
+  return map.leafSize === ENTRY_SIZE ? map.leaf(index) : null;
+}
+
+/** A live record's bytes as stored, at its position: one ranged read of its pack (null: the pack is not there). */
+export function readLiveRecord(store: Pick<Store, 'readLiveRange'>, at: Position, domain: string): Promise<Buffer | null> {
+  const place = livePlace(at.packIndex!, at.packs, at.index);
+  return readPlaced((path, start, length) => store.readLiveRange(path, start, length), at.packs, place, domain);
 }
 
 /** A record the live build's map lists whose pack is not there: UNAVAILABLE, never "never audited". */
@@ -75,11 +93,19 @@ export function missingFromLive(domain: string): RecordUnavailableError {
   );
 }
 
+/** A record's bytes as stored, with the entry its build's map commits it to (null in a v1 build). */
+export interface StoredRecord {
+  bytes: Buffer;
+  entry: Uint8Array | null;
+}
+
 /** Where a build's map puts a domain: its record's place in map order, with the build's packs (and the pack index, for the live build). */
 export interface Position {
   index: number;
   packs: PacksHead;
   packIndex: Uint8Array | null;
+  /** The entry the map commits the record to (v2), which the serve rule checks it against; null in a v1 build. */
+  entry: Uint8Array | null;
 }
 
 /**

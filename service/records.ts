@@ -11,11 +11,11 @@ import { oneAtATime } from '../storage/one-at-a-time.ts';
 import type { Store } from '../storage/store.ts';
 import { BuildAcceptor, type BuildRefusal } from './build-acceptance.ts';
 import { absenceProof, hasRecord, type ServedBuild } from './build-maps.ts';
-import { missingFromLive, readLiveRecord } from './pack-records.ts';
-import { checkServeRule, observed, type StoreReadOutcome } from './serve-rule.ts';
+import { livePosition, missingFromLive, readLiveRecord } from './pack-records.ts';
+import { checkServeRule, observed, type RejectionKind, rejectionKind, type StoreReadOutcome } from './serve-rule.ts';
 import { VerifiedCache } from './verified-cache.ts';
 
-export { type BuildRefusal, checkServeRule, type StoreReadOutcome };
+export { type BuildRefusal, checkServeRule, type RejectionKind, type StoreReadOutcome };
 
 /** A record ready to serve: its exact bytes (verified, when stored), their entity tag, and whether it was audited. */
 export interface ServedRecord {
@@ -30,8 +30,8 @@ export interface RecordsServiceOptions {
   schemaUrl: string;
   /** Upper bound on the verified record bytes kept in memory. */
   cacheBytes: number;
-  /** Told about every stored record refused, with the reason (for the log). */
-  onRejected?: (domain: string, reason: string) => void;
+  /** Told about every stored record refused, with the reason and its kind (for the log and metrics). */
+  onRejected?: (domain: string, reason: string, kind: RejectionKind) => void;
   /** The clock answers are issued by (epoch ms); `Date.now` unless a test sets its own. */
   now?: () => number;
   /** Told the outcome of every read from the store (for metrics). */
@@ -183,7 +183,7 @@ export class RecordsService {
       } catch (retryError) {
         if (retryError instanceof RecordUnavailableError) {
           this.failures++;
-          this.options.onRejected?.(domain, retryError.message);
+          this.options.onRejected?.(domain, retryError.message, rejectionKind(retryError));
         }
         throw retryError;
       }
@@ -193,9 +193,10 @@ export class RecordsService {
   private async load(domain: string): Promise<ServedRecord> {
     const keys = this.keys.get();
     const began = this.generationNow();
-    const bytes = await observed(readLiveRecord(this.store, this.builds.served(), domain), this.options.onStoreRead);
+    const at = livePosition(this.builds.served(), domain);
+    const bytes = await observed(readLiveRecord(this.store, at, domain), this.options.onStoreRead);
     if (bytes === null) throw missingFromLive(domain);
-    checkServeRule(domain, bytes, keys);
+    checkServeRule(domain, bytes, keys, at.entry);
     const record = { bytes, etag: strongEtag(bytes), audited: true };
     // A record read while a new build was taken is the old build's: served once, never cached for the new one.
     if (this.generationNow() === began) this.cache.set(domain, record);

@@ -1,4 +1,6 @@
-import { type ErrorCode, isMvrError, RecordUnavailableError } from '../core/errors.ts';
+import { entryMismatch } from '@merchant-verify/verifier/internal/issuer';
+import { type ErrorCode, isMvrError, RecordNotInMapError, RecordUnavailableError } from '../core/errors.ts';
+import { sha256 } from '../core/hash.ts';
 import type { CheckKeys } from '../core/key-trust.ts';
 import { recordSchema } from '../core/record.ts';
 import { verifyRecordNode } from '../core/signing.ts';
@@ -6,11 +8,13 @@ import { trustHint } from './build-maps.ts';
 
 /**
  * The serve rule: a stored record is served only when, in order, it parses, is the record of
- * the domain asked for, has the record's shape, and its signature verifies against the trusted keys
- * of the key set this deployment publishes. An unsigned record passes only when the gateway was told
- * to serve unsigned builds. Throws UNAVAILABLE naming the step that failed.
+ * the domain asked for, has the record's shape, its signature verifies against the trusted keys of
+ * the key set this deployment publishes (an unsigned record passes only when the gateway was told
+ * to serve unsigned builds), and it is what its build's map commits to (in a v2 build: its exact
+ * bytes hash to its `entry`'s record_hash, its verdict is the entry's; a v1 build's map names no
+ * record, `entry` null). Throws UNAVAILABLE naming the step that failed (RecordNotInMapError for the map's).
  */
-export function checkServeRule(domain: string, bytes: Buffer, keys: CheckKeys): void {
+export function checkServeRule(domain: string, bytes: Buffer, keys: CheckKeys, entry: Uint8Array | null): void {
   let value: unknown;
   try {
     value = JSON.parse(bytes.toString('utf8'));
@@ -26,9 +30,20 @@ export function checkServeRule(domain: string, bytes: Buffer, keys: CheckKeys): 
     throw new RecordUnavailableError(`record for ${domain} does not match the schema (${issue.path.join('.')}: ${issue.message})`);
   }
   const verdict = verifyRecordNode(value, keys.keySet);
-  if (verdict.valid) return;
-  if (verdict.code === 'UNSIGNED' && keys.unsigned) return;
-  throw new RecordUnavailableError(`record for ${domain} failed verification: ${verdict.code} (${verdict.message})${trustHint(verdict)}`);
+  if (!verdict.valid && !(verdict.code === 'UNSIGNED' && keys.unsigned))
+    throw new RecordUnavailableError(`record for ${domain} failed verification: ${verdict.code} (${verdict.message})${trustHint(verdict)}`);
+  // Last: a validly signed record of the same domain from another build (same key) passes every step above; only the
+  // map tells it apart. Its exact bytes are hashed: the same record written another way is not the one committed either.
+  const notInMap = entry && entryMismatch(sha256, entry, value, bytes);
+  if (notInMap) throw new RecordNotInMapError(`record for ${domain} is not what its build's map committed: ${notInMap}`);
+}
+
+/** Why a stored record was refused: a step of the serve rule, or not being what its build's map commits to. */
+export type RejectionKind = 'serve_rule' | 'not_in_map';
+
+/** The kind of a refusal the serve rule threw. */
+export function rejectionKind(error: RecordUnavailableError): RejectionKind {
+  return error instanceof RecordNotInMapError ? 'not_in_map' : 'serve_rule';
 }
 
 /** The read, its outcome told to `onRead` on the way. */

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  ENTRY_SIZE,
+  encodeMapEntry,
   PACK_RECORDS_MIN,
   PACKS_MAX,
   packCount,
@@ -68,10 +70,14 @@ describe('a build written as packs (--pack-records 2)', () => {
       records.push(...lines.map((l) => Buffer.from(l)));
     }
     expect(records).toHaveLength(tree.size);
+    expect(map.length).toBe(records.length * ENTRY_SIZE);
     records.forEach((bytes, i) => {
-      const domain = JSON.parse(bytes.toString()).domain as string;
-      expect(sha256(domain).equals(map.subarray(i * 32, i * 32 + 32))).toBe(true);
-      expect(bytes.toString()).toBe(tree.get(domain)!.text);
+      const record = JSON.parse(bytes.toString()) as { domain: string };
+      // Leaf i is the record's entry: its domain hash, the hash of these exact bytes, its verdict.
+      const entry = map.subarray(i * ENTRY_SIZE, (i + 1) * ENTRY_SIZE);
+      expect(entry.subarray(0, 32).equals(sha256(record.domain))).toBe(true);
+      expect(Buffer.from(encodeMapEntry(sha256, record, bytes) as Uint8Array).equals(entry)).toBe(true);
+      expect(bytes.toString()).toBe(tree.get(record.domain)!.text);
     });
   });
 
@@ -85,7 +91,7 @@ describe('a build written as packs (--pack-records 2)', () => {
       const { pack, start, length } = recordPlace(index, head.records_per_pack, i);
       const bytes = (await readFile(join(live, packPath(head.files[pack]!.sha256)))).subarray(start, start + length);
       const domain = JSON.parse(bytes.toString()).domain as string;
-      expect(sha256(domain).equals(map.subarray(i * 32, i * 32 + 32))).toBe(true);
+      expect(sha256(domain).equals(map.subarray(i * ENTRY_SIZE, i * ENTRY_SIZE + 32))).toBe(true);
       expect(bytes.toString()).toBe(tree.get(domain)!.text);
     }
   });

@@ -1,7 +1,16 @@
 import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type KeySet, parseKeySet, verifyAbsence } from '@merchant-verify/verifier';
-import { type AbsenceProof, buildStatement, createAbsenceVerifier, DomainMap, domainHash } from '@merchant-verify/verifier/internal/issuer';
+import {
+  type AbsenceProof,
+  buildStatement,
+  canonicalBytes,
+  createAbsenceVerifier,
+  DomainMap,
+  domainHash,
+  ENTRY_SIZE,
+  encodeMapEntry,
+} from '@merchant-verify/verifier/internal/issuer';
 import { encodeBase64, treeHasher } from '@merchant-verify/verifier/internal/tlog';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -28,6 +37,16 @@ const both = (proof: unknown, domain: string, keySet: KeySet) => {
 };
 const leavesOf = (domains: string[]) => Buffer.concat(domains.map((d) => Buffer.from(domainHash(sha256, d))).sort(Buffer.compare));
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+/** v2 leaves: each domain's entry for a record of it (its bytes its canonical JSON), sorted by domain hash. */
+const entriesOf = (domains: string[]) =>
+  Buffer.concat(
+    domains
+      .map((domain) => {
+        const record = { domain, status: 'verified', tier: 'silver', score: 61, next_audit_at: '2026-12-01T00:00:00.000Z' };
+        return Buffer.from(encodeMapEntry(sha256, record, canonicalBytes(record)) as Uint8Array);
+      })
+      .sort((a, b) => Buffer.compare(a.subarray(0, 32), b.subarray(0, 32))),
+  );
 
 describe('the absence vectors (test/vectors/absence.json)', () => {
   it("the map of the seven domains is the vectors' leaves, size and root", async () => {
@@ -95,7 +114,8 @@ describe('domain maps of any size (property)', () => {
         fc.uniqueArray(fc.stringMatching(/^[a-z]{1,8}\.example$/), { maxLength: 300 }),
         fc.array(fc.stringMatching(/^[a-z]{1,8}\.test$/), { minLength: 1, maxLength: 5 }),
         async (domains, absent) => {
-          const map = await DomainMap.fromLeaves(h, leavesOf(domains));
+          // A v2 map, as builds make them: the neighbours are entries, ordered by their domain hash.
+          const map = await DomainMap.fromLeaves(h, entriesOf(domains), { leafSize: ENTRY_SIZE });
           const statement = signRecord(
             buildStatement({ issuer: 'merchant-verify.example', build: 'b1', issuedAt: '2026-11-01T00:00:00.000Z', map: map.head() }),
             key,

@@ -97,11 +97,14 @@ describe('the build statement in the log', () => {
     const path = parsed.proof.map((h) => h.slice());
     path[0]![0]! ^= 1;
     notLogged({ ...proof, statement_proof: formatTlogProof({ ...parsed, proof: path }) });
-    // The statement: November's, signed and of the same domain map, is not the entry December's proof proves.
-    const novStatement = JSON.parse(months[0]!.statement.toString('utf8')) as AbsenceProof['statement'];
-    expect(novStatement.domain_map).toEqual(proof.statement.domain_map);
-    expect(verifyAbsence({ ...proof, statement: novStatement }, UNAUDITED, keySet)).toMatchObject({ valid: true });
-    notLogged({ ...proof, statement: novStatement });
+    // The statement: November's, signed, with its own map's neighbours (a v2 map commits to each build's records, so
+    // November's statement never holds with December's), is not the entry December's proof proves.
+    const novProof = await absence(`&build=${months[0]!.id}`);
+    expect(novProof.statement).toEqual(JSON.parse(months[0]!.statement.toString('utf8')));
+    expect(novProof.statement.domain_map).not.toEqual(proof.statement.domain_map);
+    expect(verifyAbsence({ ...proof, statement: novProof.statement }, UNAUDITED, keySet)).toMatchObject({ code: 'NOT_ABSENT' });
+    expect(verifyAbsence(novProof, UNAUDITED, keySet)).toMatchObject({ valid: true });
+    notLogged({ ...novProof, statement_proof: proof.statement_proof });
     // The checkpoint: a size line changed breaks the log's signature.
     const forged = parsed.checkpoint.replace(/\n68\n/, '\n69\n');
     expect(forged).not.toBe(parsed.checkpoint);

@@ -1,7 +1,8 @@
 /**
  * The record checks of a mirror, on builds a bucket could not forge but an issuer's own key could
  * sign: a statement re-signed (with the build's real key) over a pack whose records are in the
- * wrong order, one short of its count, or one whose signature was changed. The pack's hash then
+ * wrong order, one short of its count, one whose signature was changed, or one validly signed but not the
+ * record the build's map commits to (its entry rebuilt from it is not the leaf at its place). The pack's hash then
  * matches the statement, so each is caught by the record check that names its record.
  */
 import { hash } from 'node:crypto';
@@ -78,5 +79,17 @@ describe("a mirror's record checks, under a statement that signs the pack as it 
     const error = thrown(await signedWithPack0([forged, b!]));
     const domain = (JSON.parse(a!) as { domain: string }).domain;
     expect(error.message).toMatch(new RegExp(`record 0 \\(${domain}\\) of pack 0 .* does not pass the serve rule: .*BAD_SIGNATURE`));
+  });
+
+  it("a validly signed record of the same domain that is not the build's (another month's): its entry is not leaf i", async () => {
+    const [a, b] = await packLines(project, 0);
+    const { key_id: _k, signature: _s, ...record } = JSON.parse(a!) as Record<string, unknown>;
+    const key = (await loadActiveKey(project.keysDir, undefined))!;
+    const other = JSON.stringify(signRecord({ ...record, issued_at: '2026-10-01T00:00:00.000Z' }, key));
+    const error = thrown(await signedWithPack0([other, b!]));
+    expect(error.message).toMatch(
+      new RegExp(`record 0 \\(${record.domain}\\) of pack 0 .* is not what its build's map committed: its record_hash`),
+    );
+    expect(error.place).toMatchObject({ pack: { number: 0 }, record: { index: 0, domain: record.domain } });
   });
 });

@@ -6,17 +6,22 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  type BuildStatement,
+  DomainMap,
   domainHash,
+  ENTRY_SIZE,
   type PacksHead,
   packPath,
   packsHeadOf,
   type RecordPlace,
   recordPlace,
   splitPack,
+  statementLeafSize,
+  statementText,
 } from '@merchant-verify/verifier/internal/issuer';
-import { sha256 } from '../../core/hash.ts';
+import { hasher, sha256 } from '../../core/hash.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, PACK_INDEX_FILE } from '../../core/layout.ts';
-import { leafIndex } from '../../service/build-maps.ts';
+import { type SigningKey, signRecord } from '../../core/signing.ts';
 import type { Project } from './project.ts';
 
 type Records = Pick<Project, 'recordsDir'>;
@@ -31,8 +36,10 @@ export async function placeIn(dir: string, domain: string): Promise<RecordPlace 
   const statement = JSON.parse(await readFile(join(dir, BUILD_STATEMENT_FILE), 'utf8')) as unknown;
   const packs = packsHeadOf(statement);
   if (!packs || typeof packs === 'string') throw new Error(`the build in ${dir} has no packs: ${packs}`);
-  const index = leafIndex(await readFile(join(dir, DOMAIN_MAP_FILE)), domainHash(sha256, domain));
-  if (index < 0) throw new Error(`${domain} is not in the domain map of ${dir}`);
+  const leafSize = statementLeafSize((statement as { schema?: unknown }).schema) ?? 32;
+  const map = await DomainMap.fromLeaves(hasher, await readFile(join(dir, DOMAIN_MAP_FILE)), { leafSize });
+  const { found, index } = map.search(domainHash(sha256, domain));
+  if (!found) throw new Error(`${domain} is not in the domain map of ${dir}`);
   const place = recordPlace(await readFile(join(dir, PACK_INDEX_FILE)), packs.records_per_pack, index);
   const path = packPath(packs.files[place.pack]!.sha256);
   return { ...place, path, file: join(dir, path) };
@@ -113,4 +120,21 @@ export async function rewriteUnsignedRecord(p: Records, domain: string, bytes: s
   await writeFile(join(dir, PACK_INDEX_FILE), index);
   statement.packs.files[pack]!.bytes += delta;
   await writeFile(statementFile, JSON.stringify(statement));
+}
+
+/**
+ * Turns the build in folder `dir` into the v1 build it would have been before map entries: its
+ * domain map the domain hashes alone (the first 32 bytes of each entry), its statement of schema
+ * .../build/v1 with that map's root, signed again with `key` (null: left unsigned). Its records and
+ * packs stay as they are. What a gateway meets in a build kept from before entries.
+ */
+export async function rewriteAsV1Build(dir: string, key: SigningKey | null): Promise<void> {
+  const entries = await readFile(join(dir, DOMAIN_MAP_FILE));
+  const leaves = Buffer.alloc((entries.length / ENTRY_SIZE) * 32);
+  for (let i = 0; i < leaves.length / 32; i++) entries.copy(leaves, i * 32, i * ENTRY_SIZE, i * ENTRY_SIZE + 32);
+  const map = await DomainMap.fromLeaves(hasher, leaves);
+  const { key_id: _k, signature: _s, ...statement } = JSON.parse(await readFile(join(dir, BUILD_STATEMENT_FILE), 'utf8')) as BuildStatement;
+  const v1 = { ...statement, schema: statement.schema.replace(/\/v2$/, '/v1'), domain_map: map.head() };
+  await writeFile(join(dir, DOMAIN_MAP_FILE), leaves);
+  await writeFile(join(dir, BUILD_STATEMENT_FILE), statementText(key ? signRecord(v1, key) : v1));
 }

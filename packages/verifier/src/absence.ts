@@ -6,9 +6,10 @@
 
 import { canonicalJson } from './canonical.ts';
 import { behindTrusted, openTrustedCheckpoint, supersededIn } from './current.ts';
-import { compareHashes, type DomainMapHead, decodeHash, domainHash, type MapNeighbour } from './domain-map.ts';
+import { compareHashes, type DomainMapHead, decodeHash, decodeLeaf, domainHash, type LeafSize, type MapNeighbour } from './domain-map.ts';
 import type { VerifierErrorCode } from './errors.ts';
 import type { KeySet } from './keyset.ts';
+import { ENTRY_SIZE, HASH_LEAF_SIZE } from './map-entry.ts';
 import { shown } from './options.ts';
 import type { PacksHead } from './packs.ts';
 import type { LookupHead } from './prefix.ts';
@@ -19,8 +20,24 @@ import { type Sha256, treeHasher, verifyInclusion } from './tlog/merkle.ts';
 import type { Witnessed } from './tlog/witnessed.ts';
 import { createNoteEd25519, createRecordVerifier, type Ed25519Verify } from './verify.ts';
 
-/** The statement's schema address, beside the record's: `https://{issuer}/schemas/build/v1`. */
-export const STATEMENT_SCHEMA_SUFFIX = '/schemas/build/v1';
+/**
+ * The statement's schema address, beside the record's: `https://{issuer}/schemas/build/v2`, a
+ * map whose leaves are entries (82 bytes). Builds made before say `/schemas/build/v1`, a map of
+ * domain hashes (32 bytes), and keep verifying as they did.
+ */
+export const STATEMENT_SCHEMA_SUFFIX = '/schemas/build/v2';
+
+/** The schema suffixes a verifier accepts, and the leaf size of each one's map. */
+const SCHEMA_LEAF_SIZES: ReadonlyArray<readonly [string, LeafSize]> = [
+  ['/schemas/build/v1', HASH_LEAF_SIZE],
+  [STATEMENT_SCHEMA_SUFFIX, ENTRY_SIZE],
+];
+
+/** The leaf size of the map a statement's schema names (32 for v1, 82 for v2); null for any other schema. */
+export function statementLeafSize(schema: unknown): LeafSize | null {
+  if (typeof schema !== 'string') return null;
+  return SCHEMA_LEAF_SIZES.find(([suffix]) => schema.endsWith(suffix))?.[1] ?? null;
+}
 
 /** What a build says about itself; signed members `key_id` and `signature` are added by the signer. */
 export interface BuildStatement {
@@ -38,7 +55,10 @@ export interface BuildStatement {
   signature?: string;
 }
 
-/** The unsigned statement of a build. */
+/**
+ * The unsigned statement of a build: schema v2, its map's leaves entries, unless `leafSize` says
+ * 32 (a v1 statement, as builds made before entries have, which the v1 vectors are written with).
+ */
 export function buildStatement(o: {
   issuer: string;
   build: string;
@@ -46,9 +66,11 @@ export function buildStatement(o: {
   map: DomainMapHead;
   lookup?: LookupHead;
   packs?: PacksHead;
+  leafSize?: LeafSize;
 }): BuildStatement {
+  const suffix = SCHEMA_LEAF_SIZES.find(([, size]) => size === (o.leafSize ?? ENTRY_SIZE))![0];
   return {
-    schema: `https://${o.issuer}${STATEMENT_SCHEMA_SUFFIX}`,
+    schema: `https://${o.issuer}${suffix}`,
     issuer: o.issuer,
     build: o.build,
     issued_at: o.issuedAt,
@@ -110,24 +132,24 @@ export type AbsenceResult =
     } & Partial<Witnessed>)
   | { valid: false; code: AbsenceFailureCode; message: string };
 
-/** The members of a statement a proof relies on, checked; null when one is missing or malformed. */
-export function statementHead(s: unknown): { build: string; issuedAt: string; size: number; root: Uint8Array } | null {
+/** The members of a statement a proof relies on, checked, with its map's leaf size; null when one is missing or malformed. */
+export function statementHead(s: unknown): { build: string; issuedAt: string; size: number; root: Uint8Array; leafSize: LeafSize } | null {
   if (typeof s !== 'object' || s === null) return null;
   const { build, issued_at: issuedAt, schema, domain_map: map } = s as Record<string, unknown>;
-  if (typeof build !== 'string' || typeof issuedAt !== 'string' || typeof schema !== 'string' || !schema.endsWith(STATEMENT_SCHEMA_SUFFIX))
-    return null;
+  const leafSize = statementLeafSize(schema);
+  if (typeof build !== 'string' || typeof issuedAt !== 'string' || leafSize === null) return null;
   if (typeof map !== 'object' || map === null) return null;
   const { size, root } = map as Record<string, unknown>;
   const rootBytes = decodeHash(root);
   if (!Number.isSafeInteger(size) || (size as number) < 0 || !rootBytes) return null;
-  return { build, issuedAt, size: size as number, root: rootBytes };
+  return { build, issuedAt, size: size as number, root: rootBytes, leafSize };
 }
 
-function neighbourOf(n: unknown): { index: number; leaf: Uint8Array; path: Uint8Array[] } | null | undefined {
+function neighbourOf(n: unknown, leafSize: LeafSize): { index: number; leaf: Uint8Array; path: Uint8Array[] } | null | undefined {
   if (n === null) return null;
   if (typeof n !== 'object' || n === undefined) return undefined;
   const { index, leaf, path } = n as Record<string, unknown>;
-  const leafBytes = decodeHash(leaf);
+  const leafBytes = decodeLeaf(leaf, leafSize);
   if (!Number.isSafeInteger(index) || (index as number) < 0 || !leafBytes || !Array.isArray(path) || path.length > 64) return undefined;
   const hashes = path.map(decodeHash);
   if (hashes.some((p) => p === null)) return undefined;
@@ -160,15 +182,16 @@ export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Veri
     if (p.domain !== domain) return fail('MALFORMED_ABSENCE_PROOF', `the proof is about ${shown(p.domain)}, not ${domain}`);
     if (p.domain_hash !== encodeBase64(hash)) return fail('MALFORMED_ABSENCE_PROOF', 'domain_hash is not SHA-256 of the domain');
     const head = statementHead(p.statement);
-    const left = neighbourOf(p.left),
-      right = neighbourOf(p.right);
     if (!head)
       return fail(
         'MALFORMED_ABSENCE_PROOF',
-        `statement: not a build statement (schema ending in ${STATEMENT_SCHEMA_SUFFIX}, build, issued_at, domain_map {size, root})`,
+        `statement: not a build statement (schema ending in ${STATEMENT_SCHEMA_SUFFIX} or /schemas/build/v1, build, issued_at, domain_map {size, root})`,
       );
+    // A neighbour's leaf is of the statement's map: a hash (v1) or an entry (v2), ordered by its domain hash either way.
+    const left = neighbourOf(p.left, head.leafSize),
+      right = neighbourOf(p.right, head.leafSize);
     if (left === undefined || right === undefined)
-      return fail('MALFORMED_ABSENCE_PROOF', 'left and right must each be null or {index, leaf, path}');
+      return fail('MALFORMED_ABSENCE_PROOF', `left and right must each be null or {index, leaf (${head.leafSize} bytes), path}`);
     // 2. The statement: signed by a key of the set, by exactly the record scheme.
     const signed = verifyStatement(p.statement, keySet);
     if (!signed.valid) return fail('STATEMENT_NOT_SIGNED', `the build statement does not verify: ${signed.code} (${signed.message})`);

@@ -185,7 +185,7 @@ export function verifyBuildStatement(
     return {
       valid: false,
       code: 'MALFORMED_ABSENCE_PROOF',
-      message: `statement: not a build statement (schema ending in ${STATEMENT_SCHEMA_SUFFIX}, build, issued_at, domain_map {size, root})`,
+      message: `statement: not a build statement (schema ending in ${STATEMENT_SCHEMA_SUFFIX} or /schemas/build/v1, build, issued_at, domain_map {size, root})`,
     };
   const signed = verifySignature(statement, keys);
   if (!signed.valid)

@@ -51,6 +51,7 @@ export const VERIFIER_ERROR_CODES = [
   'INCOMPLETE_PREFIX_ANSWER',
   // Verdicts of a bundle (`verifyBundle`), besides those of the record, the absence proof and the statement it carries.
   'MALFORMED_BUNDLE',
+  // A record that is not what its build's map committed (a bundle's, or a prefix answer's of a v2 build): its bytes or fields are not its entry's.
   'RECORD_NOT_IN_MAP',
   // Verdicts of a witnessed checkpoint (`verifyWitnessedCheckpoint`).
   'BAD_COSIGNATURE',

@@ -12,16 +12,18 @@ export {
   buildStatement,
   createAbsenceVerifier,
   STATEMENT_SCHEMA_SUFFIX,
+  statementLeafSize,
   statementText,
 } from './absence.ts';
 export { decodeBase64url, encodeBase64url } from './base64url.ts';
 export { BUNDLE_SCHEMA_SUFFIX, type Bundle } from './bundle.ts';
 export { canonicalBytes, canonicalJson, canonicalMembers, hasLoneSurrogate, joinMembers } from './canonical.ts';
 export { verifyBuildStatement } from './checks.ts';
-export { DomainMap, domainHash } from './domain-map.ts';
+export { DomainMap, domainHash, type LeafSize } from './domain-map.ts';
 export { nobleEd25519Verify } from './ed25519.ts';
 export { ED25519_L, publicKeyProblem, signatureProblem } from './ed25519-encoding.ts';
 export { findKey } from './keyset.ts';
+export { decodeMapEntry, ENTRY_SIZE, encodeMapEntry, entryMismatch, HASH_LEAF_SIZE, type MapEntry } from './map-entry.ts';
 export {
   PACK_RECORDS_MIN,
   PACKS_MAX,

@@ -9,7 +9,7 @@
  */
 import { splitPoint, type TreeHasher } from './tlog/merkle.ts';
 
-/** Bytes of a leaf of the domain map (a SHA-256). */
+/** Bytes of a hash: a prefix bound, a v1 leaf, a node of a range proof. */
 const LEAF_SIZE = 32;
 
 /** The fewest hex digits a prefix has, whatever the build's size. */
@@ -81,15 +81,23 @@ export function paddedPart(a: PaddedPart): string {
  * The size every answer of a build is padded to: an upper bound of {@link paddedPart} over every
  * prefix, from the most records a prefix holds and the most bytes of records a prefix holds (the
  * build counts both as it writes its records), with room for both neighbours and the longest
- * range proof. A base64 hash is 44 characters, 46 quoted, 47 with its comma.
+ * range proof. A base64 hash is 44 characters, 46 quoted, 47 with its comma; a leaf of `leafSize`
+ * bytes (82, a v2 entry: 115; 32, a v1 hash, the default: 47) likewise.
  */
-export function lookupAnswerBytes(o: { prefixLength: number; size: number; maxRecords: number; maxRecordBytes: number }): number {
+export function lookupAnswerBytes(o: {
+  prefixLength: number;
+  size: number;
+  maxRecords: number;
+  maxRecordBytes: number;
+  leafSize?: number;
+}): number {
   const members = '{"prefix":"","first":,"leaves":[],"records":[],"proof":[],"padding":""}'.length;
+  const leafChars = 4 * Math.ceil((o.leafSize ?? LEAF_SIZE) / 3) + 3;
   return (
     members +
     o.prefixLength +
     String(Math.max(o.size, 1)).length +
-    47 * (o.maxRecords + 2) +
+    leafChars * (o.maxRecords + 2) +
     o.maxRecordBytes +
     o.maxRecords +
     47 * maxRangeProof(o.size)

@@ -6,11 +6,11 @@
  * that kept a bundle checks it as of the time it kept it (`now`).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import type { AbsenceResult } from './absence.ts';
+import { type AbsenceResult, statementLeafSize } from './absence.ts';
 import { BUNDLE_SCHEMA_SUFFIX } from './bundle.ts';
 import { canonicalJson } from './canonical.ts';
 import { verifyBuildStatement } from './checks.ts';
-import { decodeHash, leafMatchesRecord } from './domain-map.ts';
+import { decodeHash, decodeLeaf, leafMismatch } from './domain-map.ts';
 import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
 import { parseKeySet } from './keyset.ts';
 import { logTrustOf, shown, stringOf, witnessSettingsOf } from './options.ts';
@@ -155,10 +155,12 @@ function bundleOf(bundle: unknown): CheckedBundle | string {
   }
   if (!isObject(place)) return 'place: a record needs its place in the map, {index, leaf, path}';
   const { index, leaf, path } = place;
-  const leafBytes = decodeHash(leaf);
+  // The leaf is as long as the statement's schema says (v1: the domain's hash; v2: the record's entry).
+  const leafSize = statementLeafSize((statement as { schema?: unknown }).schema);
+  const leafBytes = leafSize === null ? null : decodeLeaf(leaf, leafSize);
   const hashes = Array.isArray(path) && path.length <= 64 ? path.map(decodeHash) : null;
   if (!Number.isSafeInteger(index) || (index as number) < 0 || !leafBytes || !hashes || hashes.some((p) => p === null))
-    return 'place: not {index, leaf, path} (an index, and base64 SHA-256 hashes)';
+    return 'place: not {index, leaf, path} (an index, a leaf of the size the statement says, and base64 SHA-256 hashes)';
   return {
     domain,
     record,
@@ -169,7 +171,7 @@ function bundleOf(bundle: unknown): CheckedBundle | string {
   };
 }
 
-/** The record's leaf, at its index of the statement's map, is the record's ({@link leafMatchesRecord}: one comparison). */
+/** The record's leaf, at its index of the statement's map, is the record's ({@link leafMismatch}: one comparison). */
 function placeStep(b: CheckedBundle): PlaceResult {
   const place = b.place!;
   const map = b.statement.domain_map as { size?: unknown; root?: unknown } | undefined;
@@ -177,8 +179,9 @@ function placeStep(b: CheckedBundle): PlaceResult {
   const size = map?.size;
   if (!root || !Number.isSafeInteger(size))
     return { valid: false, code: 'RECORD_NOT_IN_MAP', message: 'the statement has no domain_map {size, root} to place the record in' };
-  if (!leafMatchesRecord(sha256, place.leaf, b.record))
-    return { valid: false, code: 'RECORD_NOT_IN_MAP', message: `place.leaf is not the leaf of ${shown(b.record.domain)}'s record` };
+  const mismatch = leafMismatch(sha256, place.leaf, b.record);
+  if (mismatch !== null)
+    return { valid: false, code: 'RECORD_NOT_IN_MAP', message: `place.leaf is not ${shown(b.record.domain)}'s record's: ${mismatch}` };
   if (place.index >= (size as number) || !verifyInclusion(h, place.index, size as number, h.leaf(place.leaf), place.path, root))
     return {
       valid: false,

@@ -7,11 +7,12 @@
  * log and witness steps. The caller hashes the domain; the gateway never sees it.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import type { AbsenceResult } from './absence.ts';
+import { type AbsenceResult, statementLeafSize } from './absence.ts';
 import { verifyBuildStatement } from './checks.ts';
-import { compareHashes, decodeHash, domainHash } from './domain-map.ts';
+import { compareHashes, decodeHash, decodeLeaf, domainHash, type LeafSize } from './domain-map.ts';
 import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
 import { parseKeySet } from './keyset.ts';
+import { ENTRY_SIZE, entryMismatch } from './map-entry.ts';
 import { logTrustOf, shown, stringOf, witnessSettingsOf } from './options.ts';
 import { hexPrefix, type PaddedPart, ProvenRange, paddedPart, prefixBounds } from './prefix.ts';
 import { withStatementSteps } from './prefix-record.ts';
@@ -64,7 +65,8 @@ type PrefixFailure =
   | 'PADDING_MISMATCH'
   | 'INCOMPLETE_PREFIX_ANSWER'
   | 'STATEMENT_NOT_SIGNED'
-  | 'MALFORMED_ABSENCE_PROOF';
+  | 'MALFORMED_ABSENCE_PROOF'
+  | 'RECORD_NOT_IN_MAP';
 
 /** The answer's members, decoded; a string saying what is wrong when it is not a prefix answer. */
 interface Decoded {
@@ -75,6 +77,8 @@ interface Decoded {
   answerBytes: number;
   size: number;
   root: Uint8Array;
+  /** 82 for a v2 build (its leaves are entries), 32 for a v1 one. */
+  leafSize: LeafSize;
   leaves: Uint8Array[];
   proof: Uint8Array[];
 }
@@ -122,10 +126,17 @@ export function createPrefixVerifier(sha256: Sha256) {
       return fail('INCOMPLETE_PREFIX_ANSWER', "the leaves and proof do not hash to the signed map's root");
     const run = runOf(d, mine);
     if (typeof run === 'string') return fail('INCOMPLETE_PREFIX_ANSWER', run);
-    // 5. The records: one for each leaf of the run, in its order (the asker's is checked to be its leaf's below; the
-    // others are other askers' to check, and hashing every one would cost each asker a few hundred hashes more).
+    // 5. The records: one for each leaf of the run, in its order. In a v2 build each is its entry's (its canonical
+    // JSON hashes to record_hash, its domain and verdict are the entry's): an answer holds only records its build
+    // committed to, so none of them can be a replaced one (an older record of the same domain, still validly signed).
+    // A v1 map names no record: there only the asker's is checked to be its leaf's, below.
     if (d.part.records.length !== run.end - run.start)
       return fail('INCOMPLETE_PREFIX_ANSWER', `the run has ${run.end - run.start} leaves, but the answer ${d.part.records.length} records`);
+    if (d.leafSize === ENTRY_SIZE)
+      for (let i = run.start; i < run.end; i++) {
+        const why = entryMismatch(sha256, d.leaves[i]!, d.part.records[i - run.start]);
+        if (why) return fail('RECORD_NOT_IN_MAP', `record ${i - run.start} of the answer (leaf ${d.part.first + i}): ${why}`);
+      }
     // 6. The domain's own answer, through the one pipeline.
     let at = run.start;
     while (at < run.end && compareHashes(d.leaves[at]!, hash) < 0) at++;
@@ -178,7 +189,7 @@ export function createPrefixVerifier(sha256: Sha256) {
 /**
  * Verifies a prefix answer (`GET /v1/lookup/{prefix}`) for `domain`: the record the answer holds
  * for it, verified, or its absence, proven; otherwise the code of the check that failed
- * (MALFORMED_PREFIX_ANSWER, PREFIX_MISMATCH, PADDING_MISMATCH, INCOMPLETE_PREFIX_ANSWER, or a code of
+ * (MALFORMED_PREFIX_ANSWER, PREFIX_MISMATCH, PADDING_MISMATCH, INCOMPLETE_PREFIX_ANSWER, RECORD_NOT_IN_MAP, or a code of
  * the record's or the absence's verification). Throws only on misuse.
  *
  * @example
@@ -213,11 +224,14 @@ function decode(answer: unknown): Decoded | string {
   if (!Number.isSafeInteger(first) || (first as number) < 0) return 'first: not an index';
   if (!Array.isArray(leaves) || !Array.isArray(proof) || !Array.isArray(records)) return 'leaves, proof and records must be arrays';
   if (typeof padding !== 'string') return 'padding: not a string';
-  const leafBytes = leaves.map(decodeHash);
-  const proofBytes = proof.map(decodeHash);
-  if (leafBytes.some((l) => l === null) || proofBytes.some((p) => p === null)) return 'leaves and proof must be base64 SHA-256 hashes';
   if (typeof statement !== 'object' || statement === null) return 'statement: not a build statement';
   const s = statement as Record<string, unknown>;
+  const leafSize = statementLeafSize(s.schema);
+  if (leafSize === null) return 'statement.schema: not a build statement schema (.../schemas/build/v2 or v1)';
+  const leafBytes = leaves.map((l) => decodeLeaf(l, leafSize));
+  const proofBytes = proof.map(decodeHash);
+  if (leafBytes.some((l) => l === null)) return `leaves must be base64 map leaves of ${leafSize} bytes (the statement's schema says so)`;
+  if (proofBytes.some((p) => p === null)) return 'proof must be base64 SHA-256 hashes';
   const lookup = s.lookup as { prefix_length?: unknown; answer_bytes?: unknown } | undefined;
   const map = s.domain_map as { size?: unknown; root?: unknown } | undefined;
   const root = decodeHash(map?.root);
@@ -232,6 +246,7 @@ function decode(answer: unknown): Decoded | string {
     answerBytes: lookup!.answer_bytes as number,
     size: map!.size as number,
     root,
+    leafSize,
     leaves: leafBytes as Uint8Array[],
     proof: proofBytes as Uint8Array[],
   };

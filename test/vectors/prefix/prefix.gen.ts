@@ -65,6 +65,7 @@ const statementOf = (l: object | undefined) =>
       build: '20261120T120000Z-0000000000aa',
       issuedAt: '2026-11-20T12:00:00.000Z',
       map: map.head(),
+      leafSize: 32,
       ...(l ? { lookup: l as typeof lookup } : {}),
     }),
   );

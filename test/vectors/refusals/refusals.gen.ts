@@ -60,7 +60,7 @@ const map = await DomainMap.fromLeaves(
 );
 const ISSUER = 'merchant-verify.example';
 const statementOf = (build: string) =>
-  signRecord(buildStatement({ issuer: ISSUER, build, issuedAt: '2026-11-20T12:00:00.000Z', map: map.head() }));
+  signRecord(buildStatement({ issuer: ISSUER, build, issuedAt: '2026-11-20T12:00:00.000Z', map: map.head(), leafSize: 32 }));
 const genuine = statementOf('20261120T120000Z-000000000000');
 // Last month's build: logged (entry 1), then superseded by the genuine build's statement (entry 4).
 const OLDER_BUILD = '20261020T120000Z-0a0a0a0a0a0a';

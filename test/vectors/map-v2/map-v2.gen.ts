@@ -1,0 +1,165 @@
+/**
+ * Writes map-v2.json, reproducibly: a small v2 build (its map's leaves the domains' 82-byte
+ * entries), its signed statement, absence proofs and prefix answers a verifier must take, and the
+ * forgeries it must refuse, each with the code: a prefix answer with one record put back from the
+ * build before (the same domain, validly signed), one with a record replaced by `{"junk":true}`,
+ * the asker's own record put back, and an absence proof whose neighbour entry was altered.
+ *
+ *   npx tsx test/vectors/map-v2/map-v2.gen.ts
+ *
+ * Keys come from fixed seeds and signatures are made by node:crypto; the entries, the map, its
+ * runs and proofs by the package's own code, as the build and the gateway make them.
+ * test/verifier/map-v2-vectors.test.ts runs every case through the package.
+ */
+import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  buildStatement,
+  DomainMap,
+  ENTRY_SIZE,
+  encodeMapEntry,
+  hexPrefix,
+  lookupAnswerBytes,
+  type PaddedPart,
+  paddedPart,
+  prefixLengthFor,
+} from '@merchant-verify/verifier/internal/issuer';
+import { treeHasher } from '@merchant-verify/verifier/internal/tlog';
+import canonicalize from 'canonicalize';
+
+const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());
+const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
+const b64url = (b: Uint8Array) => Buffer.from(b).toString('base64url');
+const PKCS8 = Buffer.from('302e020100300506032b657004220420', 'hex');
+const recordKey = createPrivateKey({
+  key: Buffer.concat([PKCS8, sha('merchant-verify map v2 vectors record key')]),
+  format: 'der',
+  type: 'pkcs8',
+});
+const x = Buffer.from(createPublicKey(recordKey).export({ format: 'jwk' }).x!, 'base64url');
+const kid = b64url(sha(`{"crv":"Ed25519","kty":"OKP","x":"${b64url(x)}"}`));
+const keySet = { keys: [{ kty: 'OKP', crv: 'Ed25519', x: b64url(x), kid, use: 'sig', alg: 'EdDSA' }] };
+const signRecord = <T extends object>(value: T) => ({
+  ...value,
+  key_id: kid,
+  signature: `ed25519:${b64url(sign(null, Buffer.from(canonicalize(value)!), recordKey))}`,
+});
+
+// December's build of 48 domains (a prefix of one hex digit holds about three), and November's record of each.
+const ISSUER = 'merchant-verify.example';
+const domains = Array.from({ length: 48 }, (_, i) => `shop-${i}.example`);
+const recordOf = (domain: string, month: 'nov' | 'dec') =>
+  signRecord({
+    domain,
+    issuer: ISSUER,
+    issued_at: month === 'dec' ? '2026-12-01T00:00:00.000Z' : '2026-11-01T00:00:00.000Z',
+    status: month === 'dec' && domain.endsWith('7.example') ? 'flagged' : 'verified',
+    tier: 'silver',
+    score: 70,
+    next_audit_at: month === 'dec' ? '2027-01-01T00:00:00.000Z' : '2026-12-01T00:00:00.000Z',
+  });
+const records = new Map(domains.map((d) => [d, recordOf(d, 'dec')]));
+const entryOf = (d: string) => {
+  const record = records.get(d)!;
+  return encodeMapEntry(sha, record, Buffer.from(canonicalize(record)!)) as Uint8Array;
+};
+const entries = domains.map(entryOf).sort((a, b) => Buffer.compare(a.subarray(0, 32), b.subarray(0, 32)));
+const map = await DomainMap.fromLeaves(treeHasher(sha), Buffer.concat(entries), { leafSize: ENTRY_SIZE });
+const prefixLength = prefixLengthFor(map.size);
+const mine = (d: string) => hexPrefix(sha(d), prefixLength);
+const byPrefix = new Map<string, string[]>();
+for (const d of domains) byPrefix.set(mine(d), [...(byPrefix.get(mine(d)) ?? []), d]);
+const maxRecords = Math.max(...[...byPrefix.values()].map((ds) => ds.length));
+const maxRecordBytes = Math.max(...[...byPrefix.values()].map((ds) => ds.reduce((n, d) => n + JSON.stringify(records.get(d)).length, 0)));
+const lookup = {
+  prefix_length: prefixLength,
+  answer_bytes: lookupAnswerBytes({ prefixLength, size: map.size, maxRecords, maxRecordBytes, leafSize: ENTRY_SIZE }),
+};
+const statement = signRecord(
+  buildStatement({ issuer: ISSUER, build: '20261201T000000Z-0000000000bb', issuedAt: '2026-12-01T00:00:00.000Z', map: map.head(), lookup }),
+);
+
+type Answer = PaddedPart & { statement: unknown };
+/** Pads an answer's part to the signed size (what a gateway that wants its forgery to pass would do). */
+const padded = (a: Answer): Answer => {
+  const part = { ...a, padding: '' };
+  return { ...part, padding: ' '.repeat(lookup.answer_bytes - Buffer.byteLength(paddedPart(part))) };
+};
+/** The genuine answer for a prefix, as the gateway makes it. */
+function answerFor(prefix: string): Answer {
+  const run = map.prefixRun(prefix);
+  const ordered = (byPrefix.get(prefix) ?? []).sort((a, b) => Buffer.compare(sha(a), sha(b)));
+  return padded({
+    statement,
+    prefix,
+    first: run.first,
+    leaves: run.leaves,
+    records: ordered.map((d) => records.get(d)),
+    proof: run.proof,
+    padding: '',
+  });
+}
+
+// The domain asked: one with a record, in a prefix with at least two; and one never audited.
+const PRESENT = [...byPrefix.values()].find((ds) => ds.length >= 2)!.sort((a, b) => Buffer.compare(sha(a), sha(b)))[0]!;
+const ABSENT = 'never-audited-v2.example';
+const genuine = answerFor(mine(PRESENT));
+const at = genuine.records.findIndex((r) => (r as { domain: string }).domain === PRESENT);
+const otherAt = (at + 1) % genuine.records.length;
+const OTHER = (genuine.records[otherAt] as { domain: string }).domain;
+const replaced = (i: number, record: unknown) => padded({ ...genuine, records: genuine.records.map((r, j) => (j === i ? record : r)) });
+const absence = { domain: ABSENT, domain_hash: b64(sha(ABSENT)), statement, ...map.neighbours(sha(ABSENT)) };
+/** The left neighbour's entry with one byte of its `status` changed: still in order, no longer the signed map's leaf. */
+const altered = (() => {
+  const entry = Buffer.from(absence.left!.leaf, 'base64');
+  entry[64] = entry[64] === 1 ? 3 : 1;
+  return { ...absence, left: { ...absence.left!, leaf: b64(entry) } };
+})();
+
+type Case = { name: string; kind: 'prefix' | 'absence'; domain: string; input: unknown; code: string | null };
+const cases: Case[] = [
+  { name: 'genuine prefix answer: the record', kind: 'prefix', domain: PRESENT, input: genuine, code: null },
+  { name: 'genuine prefix answer: the absence', kind: 'prefix', domain: ABSENT, input: answerFor(mine(ABSENT)), code: 'NEVER_AUDITED' },
+  { name: 'genuine absence proof (entries as neighbours)', kind: 'absence', domain: ABSENT, input: absence, code: 'NEVER_AUDITED' },
+  {
+    name: 'another record of the run put back from the build before (same domain, validly signed)',
+    kind: 'prefix',
+    domain: PRESENT,
+    input: replaced(otherAt, recordOf(OTHER, 'nov')),
+    code: 'RECORD_NOT_IN_MAP',
+  },
+  {
+    name: "the asker's own record put back from the build before (same domain, validly signed)",
+    kind: 'prefix',
+    domain: PRESENT,
+    input: replaced(at, recordOf(PRESENT, 'nov')),
+    code: 'RECORD_NOT_IN_MAP',
+  },
+  {
+    name: 'another record of the run replaced by {"junk":true}',
+    kind: 'prefix',
+    domain: PRESENT,
+    input: replaced(otherAt, { junk: true }),
+    code: 'RECORD_NOT_IN_MAP',
+  },
+  {
+    name: 'an absence proof whose neighbour entry was altered (its status)',
+    kind: 'absence',
+    domain: ABSENT,
+    input: altered,
+    code: 'NOT_ABSENT',
+  },
+];
+
+const out = {
+  key_set: keySet,
+  now: Date.parse('2026-12-02T00:00:00Z'),
+  entry_size: ENTRY_SIZE,
+  domains,
+  records: domains.map((d) => records.get(d)),
+  leaves: entries.map(b64),
+  statement,
+  cases,
+};
+writeFileSync(join(import.meta.dirname, 'map-v2.json'), `${JSON.stringify(out, null, 1)}\n`);
