@@ -52,8 +52,11 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
 };
 /** Strings that name Node internals; no source file mentions them. */
 const NODE_INTERNALS = ['_http_', 'process.binding', 'internalBinding'];
-/** The most lines a source file may have (the house size is about 250), tests and benchmarks included. */
-const MAX_LINES = 250;
+/**
+ * The most lines a source file may have, tests and benchmarks included. Files are split by topic, so a long
+ * file is a question, not a failure, until it is well past the house size of about 250.
+ */
+const MAX_LINES = 400;
 /** Folders held to the size limit besides the rule table's: the tests and the benchmarks. */
 const SIZED_TOO = ['test', 'bench'];
 

@@ -7,6 +7,7 @@
  */
 import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ENTRY_SIZE } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NOV } from '../support/logged-project.ts';
 import { mirrorCli, packedProject, publishChanged } from '../support/mirror.ts';
@@ -26,7 +27,7 @@ beforeAll(async () => {
   records = (JSON.parse(await readFile(current('statement.json'), 'utf8')) as { records: number }).records;
   // A map one leaf longer than the statement signs, with a megabyte more behind it.
   await publishChanged(s3, BUCKET, 'long-map', project, (p) =>
-    appendFile(join(p.recordsDir, 'current', 'domain-map'), Buffer.alloc(32 + MiB)),
+    appendFile(join(p.recordsDir, 'current', 'domain-map'), Buffer.alloc(ENTRY_SIZE + MiB)),
   );
   // A statement past the 64 KiB the limits table allows one (still JSON: spaces after it).
   await publishChanged(s3, BUCKET, 'long-statement', project, (p) =>
@@ -66,7 +67,7 @@ describe('a mirror reads nothing past what the checked statement signs', () => {
     const { out, code, dir } = await mirrorOf('long-map');
     expect(out).toMatchObject({ ok: false, code: 'MIRROR_REFUSED' });
     expect(code).toBe(21);
-    expect(out.message).toMatch(new RegExp(`domain-map .* is larger than the ${records * 32} bytes a mirror reads of it`));
+    expect(out.message).toMatch(new RegExp(`domain-map .* is larger than the ${records * ENTRY_SIZE} bytes a mirror reads of it`));
     expect(asked('long-map', 'domain-map')).toEqual(['HEAD']);
     // Refused before any pack was asked for.
     expect(s3.requests.some((r) => r.startsWith('GET ') && r.includes(`/${BUCKET}/long-map/builds/`) && r.includes('/packs/'))).toBe(false);

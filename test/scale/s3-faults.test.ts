@@ -6,6 +6,7 @@
  */
 import { cp, readFile, realpath, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ENTRY_SIZE } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, PACK_INDEX_FILE } from '../../core/layout.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
@@ -82,7 +83,7 @@ describe('a build published without its map, or with one that does not check', (
     ['no pack index', (b) => rm(join(b, PACK_INDEX_FILE)), /has no pack-index/],
     [
       'a map with a leaf dropped',
-      async (b) => writeFile(join(b, DOMAIN_MAP_FILE), (await readFile(join(b, DOMAIN_MAP_FILE))).subarray(32)),
+      async (b) => writeFile(join(b, DOMAIN_MAP_FILE), (await readFile(join(b, DOMAIN_MAP_FILE))).subarray(ENTRY_SIZE)),
       /is not the map its statement signs/,
     ],
     [

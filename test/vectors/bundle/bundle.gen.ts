@@ -13,7 +13,14 @@
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildStatement, DomainMap, domainHash, statementText } from '@merchant-verify/verifier/internal/issuer';
+import {
+  buildStatement,
+  DomainMap,
+  domainHash,
+  ENTRY_SIZE,
+  encodeMapEntry,
+  statementText,
+} from '@merchant-verify/verifier/internal/issuer';
 import {
   encodeBase64,
   foldPerfect,
@@ -69,7 +76,14 @@ const recordOf = (domain: string) =>
     last_audited_at: '2026-11-10T00:00:00.000Z',
     next_audit_at: '2026-12-10T00:00:00.000Z',
   });
-const map = await DomainMap.fromLeaves(h, Buffer.concat(domains.map((d) => domainHash(sha, d)).sort(Buffer.compare)));
+// Map leaf v2: each domain's 82-byte entry (its hash, its record's hash, status, tier, score, next audit), sorted by domain hash.
+const entryOf = (domain: string) => {
+  const record = recordOf(domain);
+  const entry = encodeMapEntry(sha, record, Buffer.from(canonicalize(record)!));
+  if (typeof entry === 'string') throw new Error(`no map entry for ${domain}: ${entry}`);
+  return Buffer.from(entry);
+};
+const map = await DomainMap.fromLeaves(h, Buffer.concat(domains.map(entryOf).sort(Buffer.compare)), { leafSize: ENTRY_SIZE });
 const statement = signed(
   buildStatement({ issuer: ISSUER, build: '20261120T120000Z-0000000000bb', issuedAt: '2026-11-20T12:00:00.000Z', map: map.head() }),
 );
@@ -98,7 +112,19 @@ async function logProof(tree: Uint8Array[], index: number, checkpointOf: Uint8Ar
 }
 const statementProof = await logProof(entries, 5);
 const laterProof = await logProof(entries, 5, [...entries, sha('entry 6')]);
+// The statement proven, truly, in a tree where a later build's entry follows it: a store rolled back to this build.
+const supersededProof = await logProof([...entries, sha('entry 6')], 5);
 
+// The same domain's record of the build before: genuine, signed by the same key, but not the one this build's map commits to.
+const olderGold = signed({
+  domain: 'acme-outdoor.example',
+  issuer: ISSUER,
+  status: 'verified',
+  tier: 'gold',
+  score: 88,
+  last_audited_at: '2026-10-10T00:00:00.000Z',
+  next_audit_at: '2026-11-10T00:00:00.000Z',
+});
 const schema = `https://${ISSUER}/schemas/bundle/v1`;
 const placeOf = (domain: string) => {
   const { index } = map.search(domainHash(sha, domain));
@@ -157,6 +183,12 @@ const vectors = {
     ),
     c("another domain's whole bundle", 'tea.example', gold, 'DOMAIN_MISMATCH'),
     c(
+      "the same domain's record of the build before (validly signed, same key), in this build's place",
+      GOLD,
+      forged(gold, (b) => (b.record = olderGold)),
+      'RECORD_NOT_IN_MAP',
+    ),
+    c(
       'the record changed after signing',
       GOLD,
       forged(gold, (b) => (b.record.score = 99)),
@@ -209,6 +241,12 @@ const vectors = {
       GOLD,
       forged(gold, (b) => (b.statement_proof = laterProof)),
       'STATEMENT_NOT_LOGGED',
+    ),
+    c(
+      'a superseded build: its statement proven in a checkpoint that logs a later entry after it (a store rolled back)',
+      GOLD,
+      forged(gold, (b) => (b.statement_proof = supersededProof)),
+      'BUILD_SUPERSEDED',
     ),
     c(
       'no statement proof',
