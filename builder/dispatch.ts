@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { type AuditProblem, BuildError } from '../core/errors.ts';
+import { type AuditProblem, type AuditProblemKind, BuildError } from '../core/errors.ts';
 import { type AuditValue, readJsonFile, readLineRuns } from './inputs.ts';
 import type { BuildOptions } from './options.ts';
 import type { Batch, BatchMessage, BatchResult, WorkerInit } from './worker.ts';
@@ -14,8 +14,12 @@ import type { Batch, BatchMessage, BatchResult, WorkerInit } from './worker.ts';
  */
 const WORKER_SCRIPT = new URL(import.meta.url.endsWith('.ts') ? '../dist/builder/worker.js' : './worker.js', import.meta.url);
 
-/** Problems kept to report (all are counted); the first ones in input order. */
-export const MAX_PROBLEMS_KEPT = 1000;
+/**
+ * Problems kept to report (all are counted, by kind); the first ones in input order. Enough for
+ * `--json` to list every problem of a month's usual mistakes (2,000 audits of one domain), while a
+ * million bad audits still cost the build a few MB, not their count.
+ */
+export const MAX_PROBLEMS_KEPT = 10_000;
 
 export interface Outcome {
   /** Audits read (valid or not). */
@@ -23,7 +27,8 @@ export interface Outcome {
   written: number;
   counts: Record<string, number>;
   problems: AuditProblem[];
-  problemCount: number;
+  /** Problems found of each kind, kept or not. */
+  byKind: Partial<Record<AuditProblemKind, number>>;
   duplicates: Set<string>;
 }
 
@@ -81,7 +86,7 @@ async function feedFiles(files: { path: string }[], batchSize: number, pool: Wor
 
 /** The build's running totals and its progress reports. */
 class Tally {
-  readonly outcome: Outcome = { audits: 0, written: 0, counts: {}, problems: [], problemCount: 0, duplicates: new Set() };
+  readonly outcome: Outcome = { audits: 0, written: 0, counts: {}, problems: [], byKind: {}, duplicates: new Set() };
   bytesRead = 0;
   private bytesDone = 0;
   private lastProgress = 0;
@@ -100,7 +105,7 @@ class Tally {
    * now and then, so memory stays bounded however many audits are bad.
    */
   readonly addProblem = (p: AuditProblem): void => {
-    this.outcome.problemCount++;
+    this.outcome.byKind[p.kind] = (this.outcome.byKind[p.kind] ?? 0) + 1;
     this.outcome.problems.push(p);
     if (this.outcome.problems.length >= 2 * MAX_PROBLEMS_KEPT)
       this.outcome.problems = sortProblems(this.outcome.problems).slice(0, MAX_PROBLEMS_KEPT);

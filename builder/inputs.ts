@@ -59,7 +59,11 @@ export async function* readJsonFile(
   try {
     value = JSON.parse(text);
   } catch (error) {
-    onProblem({ source: `${shown}${jsonErrorLocation(text, error as Error)}`, message: `invalid JSON: ${(error as Error).message}` });
+    onProblem({
+      source: `${shown}${jsonErrorLocation(text, error as Error)}`,
+      kind: 'schema',
+      message: `invalid JSON: ${(error as Error).message}`,
+    });
     return;
   }
   if (Array.isArray(value)) {

@@ -63,12 +63,16 @@ export function defaultWorkers(files: AuditFile[]): number {
   return Math.min(availableParallelism() + 1, Math.max(1, Math.ceil(bytes / BYTES_PER_WORKER)));
 }
 
-/** Throws INVALID_AUDITS naming the invalid audits and every source of each duplicated domain. */
+/**
+ * Throws INVALID_AUDITS with every problem of the one pass over the audits: the workers' (schema,
+ * dates, record size) and a problem for each audit of a domain already audited.
+ */
 async function refuseProblems(outcome: Outcome, files: AuditFile[]): Promise<void> {
-  const duplicates = outcome.duplicates.size > 0 ? await duplicateProblems(files, outcome.duplicates) : [];
-  if (outcome.problemCount + duplicates.length === 0) return;
-  const problems = sortProblems([...duplicates, ...outcome.problems]).slice(0, MAX_PROBLEMS_KEPT);
-  throw new InvalidAuditsError(problems, outcome.problemCount + duplicates.length);
+  const duplicates = outcome.duplicates.size > 0 ? await duplicateProblems(files, outcome.duplicates) : null;
+  const byKind = duplicates ? { ...outcome.byKind, duplicate: duplicates.count } : outcome.byKind;
+  if (Object.keys(byKind).length === 0) return;
+  const problems = sortProblems([...(duplicates?.kept ?? []), ...outcome.problems]).slice(0, MAX_PROBLEMS_KEPT);
+  throw new InvalidAuditsError(problems, byKind);
 }
 
 /** Records by status and by tier, from the workers' `status/tier` buckets, keys sorted. */
@@ -84,33 +88,48 @@ function countsByStatusAndTier(counts: Record<string, number>): Pick<SignedRecor
 }
 
 /**
- * A second, cheap pass that runs only when a duplicate was seen: it names every source of each
- * duplicated domain (the first pass keeps no per-domain memory, so that 1M domains stay flat).
+ * Finds where each duplicated domain is audited, by reading the files again (the workers keep no
+ * per-domain memory, so that 1M domains stay flat; this runs only when a duplicate was seen).
+ * Each audit after a domain's first is one problem naming both places: 2,000 audits of one
+ * domain are 1,999 short lines, not one line of 1,999 places. The first {@link MAX_PROBLEMS_KEPT}
+ * are kept, all are counted.
  */
-async function duplicateProblems(files: { path: string }[], domains: Set<string>): Promise<AuditProblem[]> {
-  const sources = new Map<string, string[]>();
+async function duplicateProblems(files: { path: string }[], domains: Set<string>): Promise<{ kept: AuditProblem[]; count: number }> {
+  const first = new Map<string, string>();
+  const kept: AuditProblem[] = [];
+  let count = 0;
   for (const file of files) {
     for await (const item of readAuditFile(
       file.path,
       () => undefined,
       () => undefined,
     )) {
-      const domain = domainOf(item);
-      if (domain !== null && domains.has(domain)) sources.set(domain, [...(sources.get(domain) ?? []), item.source]);
+      const audited = domainOf(item);
+      if (audited === null || !domains.has(audited.domain)) continue;
+      const at = first.get(audited.domain);
+      if (at === undefined) {
+        first.set(audited.domain, item.source);
+        continue;
+      }
+      count++;
+      if (kept.length < MAX_PROBLEMS_KEPT)
+        kept.push({
+          source: item.source,
+          member: 'domain',
+          kind: 'duplicate',
+          message: `duplicate domain "${audited.domain}" (after normalization, "${audited.given}" here), first audited at ${at}`,
+        });
     }
   }
-  return [...sources.entries()].map(([domain, list]) => ({
-    source: list[0]!,
-    member: 'domain',
-    message: `duplicate domain "${domain}" (after normalization), also in ${list.slice(1).join(', ')}`,
-  }));
+  return { kept, count };
 }
 
-/** The normalized domain of an audit as read, or null when it has none (the first pass reported that). */
-function domainOf(item: AuditItem): string | null {
+/** The normalized domain of an audit as read, and as given; null when it has none (the first pass reported that). */
+function domainOf(item: AuditItem): { domain: string; given: string } | null {
   try {
     const value: unknown = 'text' in item ? JSON.parse(item.text) : item.value;
-    return normalizeDomain((value as { domain?: unknown } | null)?.domain);
+    const given = (value as { domain?: unknown } | null)?.domain;
+    return { domain: normalizeDomain(given), given: String(given) };
   } catch {
     return null;
   }

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { futureDateProblems, validateAudit } from '../core/audit.ts';
+import { validateAudit } from '../core/audit.ts';
 import { type AuditProblem, MvrError } from '../core/errors.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';
 import { recordPath } from '../core/layout.ts';
@@ -63,7 +63,7 @@ function processBatch(msg: BatchMessage): BatchResult {
     } catch (error) {
       result.audits++;
       const at = jsonErrorLocation(text, error as Error).replace(/^:1:/, ' column ');
-      result.problems.push({ source, message: `invalid JSON${at}: ${(error as Error).message}` });
+      result.problems.push({ source, kind: 'schema', message: `invalid JSON${at}: ${(error as Error).message}` });
       return;
     }
     processAudit(result, value, source);
@@ -73,14 +73,9 @@ function processBatch(msg: BatchMessage): BatchResult {
 
 function processAudit(result: BatchResult, value: unknown, source: string): void {
   result.audits++;
-  const checked = validateAudit(value, source);
+  const checked = validateAudit(value, source, init.context.issuedAt);
   if ('problems' in checked) {
     result.problems.push(...checked.problems);
-    return;
-  }
-  const future = futureDateProblems(checked.audit, source, init.context.issuedAt);
-  if (future.length > 0) {
-    result.problems.push(...future);
     return;
   }
   // Once the build has failed nothing is published, but every audit is still validated so
@@ -95,6 +90,7 @@ function processAudit(result: BatchResult, value: unknown, source: string): void
     if (size > MAX_RECORD_BYTES) {
       result.problems.push({
         source,
+        kind: 'record_too_large',
         message: `its record would be ${size} bytes, more than the ${MAX_RECORD_BYTES} bytes a record may have (evidence.blockers, flags or engines too long?)`,
       });
       return;
@@ -120,7 +116,7 @@ function processAudit(result: BatchResult, value: unknown, source: string): void
     result.counts[bucket] = (result.counts[bucket] ?? 0) + 1;
   } catch (error) {
     if (error instanceof MvrError) {
-      result.problems.push({ source, message: error.message });
+      result.problems.push({ source, kind: 'record', message: error.message });
       return;
     }
     throw error;

@@ -1,5 +1,5 @@
 import { hideApiKeys } from '../access/api-keys.ts';
-import { exitCodeOf, formatProblem, InvalidAuditsError, isMvrError } from '../core/errors.ts';
+import { exitCodeOf, InvalidAuditsError, isMvrError, problemLines } from '../core/errors.ts';
 import type { CliIo } from './io.ts';
 
 /**
@@ -15,13 +15,12 @@ export function reportError(io: CliIo, error: unknown, json: boolean): number {
   const exitCode = exitCodeOf(error.code);
   if (json) {
     const body: Record<string, unknown> = { ok: false, code: error.code, message: hideApiKeys(error.message) };
-    if (error instanceof InvalidAuditsError) body.problems = error.problems;
+    if (error instanceof InvalidAuditsError) Object.assign(body, { problems: error.problems, problem_counts: error.byKind });
     io.stdout.write(`${JSON.stringify(body)}\n`);
     return exitCode;
   }
   if (error instanceof InvalidAuditsError) {
-    for (const p of error.problems) io.stderr.write(`${formatProblem(p)}\n`);
-    if (error.total > error.problems.length) io.stderr.write(`... and ${error.total - error.problems.length} more\n`);
+    for (const line of problemLines(error)) io.stderr.write(`${line}\n`);
   }
   io.stderr.write(`mvr: ${error.code}: ${hideApiKeys(error.message)}\n`);
   return exitCode;

@@ -53,36 +53,44 @@ export type AuditInput = z.input<typeof auditSchema>;
 /** A validated audit with its domain normalized. */
 export type Audit = z.output<typeof auditSchema>;
 
-/** The audit's dates that are later than the build's `issued_at` (plus {@link FUTURE_TOLERANCE_MS}), each a problem naming its member. */
-export function futureDateProblems(audit: Pick<Audit, 'first_seen' | 'last_audited_at'>, source: string, issuedAt: string): AuditProblem[] {
+/**
+ * The audit's dates that are later than the build's `issued_at` (plus {@link FUTURE_TOLERANCE_MS}),
+ * each a problem naming its member. Reads the audit as given: a date that is not a timestamp is
+ * the schema's problem, not this one's.
+ */
+export function futureDateProblems(audit: unknown, source: string, issuedAt: string): AuditProblem[] {
   const limit = parseTimestamp(issuedAt)! + FUTURE_TOLERANCE_MS;
-  return (['first_seen', 'last_audited_at'] as const)
-    .filter((member) => parseTimestamp(audit[member])! > limit)
-    .map((member) => ({
-      source,
-      member,
-      message: `${audit[member]} is later than the build's issued_at ${issuedAt}: an audit cannot be dated in the future`,
-    }));
+  const dates = (typeof audit === 'object' && audit !== null ? audit : {}) as Record<string, unknown>;
+  return (['first_seen', 'last_audited_at'] as const).flatMap((member) => {
+    const date = dates[member];
+    const at = typeof date === 'string' ? parseTimestamp(date) : null;
+    if (at === null || at <= limit) return [];
+    const message = `${date as string} is later than the build's issued_at ${issuedAt}: an audit cannot be dated in the future`;
+    return [{ source, member, kind: 'future_date' as const, message }];
+  });
 }
 
 /**
  * Validates one parsed audit. Returns the audit with `domain` normalized, or every problem found
- * in it, each naming `source` (file and line or index) and the member.
+ * in it at once, each naming `source` (file and line or index) and the member: the schema's, the
+ * domain's and, given the build's `issuedAt`, dates in the future, so one fix fixes them all.
  */
-export function validateAudit(value: unknown, source: string): { audit: Audit } | { problems: AuditProblem[] } {
+export function validateAudit(value: unknown, source: string, issuedAt?: string): { audit: Audit } | { problems: AuditProblem[] } {
   const parsed = auditSchema.safeParse(value);
   const problems: AuditProblem[] = [];
+  const schema = (member: string | undefined, message: string) =>
+    problems.push({ source, ...(member === undefined ? {} : { member }), kind: 'schema', message });
   if (!parsed.success) {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      return { problems: [{ source, message: 'an audit must be a JSON object' }] };
+      return { problems: [{ source, kind: 'schema', message: 'an audit must be a JSON object' }] };
     }
     for (const issue of parsed.error.issues) {
       if (issue.code === 'unrecognized_keys') {
-        for (const key of issue.keys) problems.push({ source, member: memberPath([...issue.path, key]), message: 'unknown member' });
+        for (const key of issue.keys) schema(memberPath([...issue.path, key]), 'unknown member');
       } else if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) {
-        problems.push({ source, member: memberPath(issue.path), message: `is required (${issue.expected})` });
+        schema(memberPath(issue.path), `is required (${issue.expected})`);
       } else {
-        problems.push({ source, member: memberPath(issue.path), message: issue.message });
+        schema(memberPath(issue.path), issue.message);
       }
     }
   }
@@ -92,9 +100,10 @@ export function validateAudit(value: unknown, source: string): { audit: Audit } 
     try {
       domain = normalizeDomain(rawDomain);
     } catch (error) {
-      problems.push({ source, member: 'domain', message: error instanceof MvrError ? error.message : String(error) });
+      schema('domain', error instanceof MvrError ? error.message : String(error));
     }
   }
+  if (issuedAt !== undefined) problems.push(...futureDateProblems(value, source, issuedAt));
   if (problems.length > 0 || !parsed.success) return { problems };
   return { audit: { ...parsed.data, domain: domain! } };
 }
