@@ -53,8 +53,16 @@ export interface TestS3 {
   close(): Promise<void>;
 }
 
-export async function startS3(buckets: string[], opts: { credentials?: TestS3Credentials[] } = {}): Promise<TestS3> {
-  const directory = mkdtempSync(join(tmpdir(), 'mvr-s3-'));
+/**
+ * Starts the server with `buckets` on 127.0.0.1. By default on a free port, its objects in a
+ * temporary folder `close()` removes; `directory` keeps them in a folder of one's own (kept on
+ * close, so `npm run s3:local` serves yesterday's bucket again) and `port` fixes the port.
+ */
+export async function startS3(
+  buckets: string[],
+  opts: { credentials?: TestS3Credentials[]; directory?: string; port?: number } = {},
+): Promise<TestS3> {
+  const directory = opts.directory ?? mkdtempSync(join(tmpdir(), 'mvr-s3-'));
   const backend = new S3rver({
     port: 0,
     address: '127.0.0.1',
@@ -63,7 +71,7 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
     configureBuckets: buckets.map((name) => ({ name, configs: [] })),
   });
   const { port: backendPort } = (await backend.run()) as { port: number };
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const accepted = opts.credentials ?? [{ accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY }];
   const signers = new Map(
     accepted.map((c) => [
@@ -229,7 +237,7 @@ export async function startS3(buckets: string[], opts: { credentials?: TestS3Cre
   state.close = async () => {
     await state.stop();
     await backend.close();
-    rmSync(directory, { recursive: true, force: true });
+    if (opts.directory === undefined) rmSync(directory, { recursive: true, force: true });
   };
   return state;
 }
