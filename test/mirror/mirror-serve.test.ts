@@ -104,14 +104,19 @@ describe('mvr serve --records on a mirror, with no other flag', () => {
     const logged = await runCli(['verify', GOLD, '--base-url', url, '--api-key', key, '--log', '--json']);
     expect(logged.code, logged.stdout).toBe(0);
     expect(JSON.parse(logged.stdout)).toMatchObject({ valid: true, log: { valid: true } });
-    const bundle = await get(`/v1/bundle?domain=${GOLD}`, true);
-    expect(bundle.status).toBe(200);
-    const file = join(dir, '..', 'gold.bundle.json');
-    await writeFile(file, bundle.text);
     const vkeyFile = join(dir, 'public', '.well-known', 'merchant-verify-log.vkey');
-    const offline = await runCli(['verify', GOLD, '--bundle', file, '--keys', project.keySetFile, '--log-key', vkeyFile, '--json']);
-    expect(offline.code, offline.stdout).toBe(0);
-    expect(JSON.parse(offline.stdout)).toMatchObject({ valid: true, statement: { valid: true } });
+    for (const [domain, code] of [
+      [GOLD, null],
+      [UNAUDITED, 'NEVER_AUDITED'],
+    ] as const) {
+      const bundle = await get(`/v1/bundle?domain=${domain}`, true);
+      expect(bundle.status).toBe(200);
+      const file = join(dir, '..', `${domain}.bundle.json`);
+      await writeFile(file, bundle.text);
+      const offline = await runCli(['verify', domain, '--bundle', file, '--keys', project.keySetFile, '--log-key', vkeyFile, '--json']);
+      expect(offline.code, offline.stdout).toBe(code === null ? 0 : exitCodeOf(code));
+      expect(JSON.parse(offline.stdout)).toMatchObject({ code, statement: { valid: true } });
+    }
   });
 });
 
