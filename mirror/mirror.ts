@@ -226,7 +226,8 @@ async function mirrorPacks(
       if (fetched) await pool.discard(path);
       throw error;
     }
-    // The pack is the signed one; a record's entry missing from the log refuses the build, not the pack.
+    // The pack is the signed one, kept for the next run even when a record's entry in the log refuses the build.
+    const kept = fetched ? await pool.keep(file.sha256, path) : path;
     const at = { number: k, sha256: file.sha256 };
     for (const r of pack.records)
       await recordLog.check(
@@ -235,7 +236,6 @@ async function mirrorPacks(
         { pack: at, record: { index: r.index, domain: r.domain } },
         `record ${r.index} (${r.domain}) of pack ${k} (${file.sha256})`,
       );
-    const kept = fetched ? await pool.keep(file.sha256, path) : path;
     await pool.linkInto(staging, file.sha256, kept);
     ends.set(pack.ends, k * checked.packs.records_per_pack);
     await lookups.add(bytes);
