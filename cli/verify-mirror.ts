@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KEY_SET_PATH, trustedKeySet, verifyOnline } from '@merchant-verify/verifier';
 import { normalizeDomain } from '../core/domain.ts';
-import { ConfigError } from '../core/errors.ts';
+import { ConfigError, NotInLogError } from '../core/errors.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
 import { defaultSchemaUrl } from '../core/record.ts';
 import { trustJson } from '../core/trust-report.ts';
@@ -19,7 +19,7 @@ import { witnessOptionsOf } from './witness-policy.ts';
  */
 export async function verifyFromMirror(args: Record<string, unknown>, dir: string): Promise<Outcome> {
   if (typeof args.domain !== 'string' || args.domain === '') throw new ConfigError('--mirror: give the DOMAIN to look up');
-  for (const flag of ['file', 'absence', 'proof', 'base-url', 'private', 'log', 'build', 'checkpoint'])
+  for (const flag of ['file', 'absence', 'proof', 'base-url', 'private', 'build', 'checkpoint'])
     if (args[flag] !== undefined && args[flag] !== false)
       throw new ConfigError(`--mirror answers from the mirror alone: --${flag} does not go with it`);
   const mirror = mirrorFolderOf(dir);
@@ -41,18 +41,33 @@ export async function verifyFromMirror(args: Record<string, unknown>, dir: strin
     const logKeyFile = join(mirror.publicDir, LOG_VKEY_PATH);
     const keySet = trustedKeySet(JSON.parse(await readFile(keySetFile, 'utf8')), mirror.trustedKeys).keySet;
     // A never-audited answer stands on its absence proof, whose build statement is proven in the
-    // mirror's log files; a record's own log proof is not mirrored, so its signature decides.
+    // mirror's log files; with --log a record's own log proof is made from them too, as the
+    // mirror's gateway serves it (none, NOT_IN_LOG, in a mirror made before it kept them).
     const absence = served.audited ? undefined : await stack.proofs.absenceFor(domain);
+    const withLog = absence !== undefined || args.log === true;
     const verification = await verifyOnline({
       domain,
       answer,
       keySet,
-      ...(absence ? { absence, log: true, vkey: (await readFile(logKeyFile, 'utf8')).trim(), ...witness } : {}),
+      ...(withLog ? { log: true, vkey: (await readFile(logKeyFile, 'utf8')).trim(), ...witness } : {}),
+      ...(absence ? { absence } : {}),
+      // As a gateway's source: a record it keeps no proof of is null, which the package reports as NOT_IN_LOG.
+      source: { proof: () => proofOrNull(() => stack.proofs.proofFor(domain)) },
     });
     // The mirror's keys are the ones it verified its builds with: pinned, never taken from the source it copied.
     const trust = trustJson(verification.trust, { keySet: keySetFile, pinnedKeys: true, logKey: { given: logKeyFile } });
-    return present(verification, `mirror ${dir}`, { policy: absence !== undefined && witness !== undefined, trust });
+    return present(verification, `mirror ${dir}`, { policy: withLog && witness !== undefined, trust });
   } finally {
     await stack.close();
+  }
+}
+
+/** A record's log proof, or null when the mirror keeps none of it (NOT_IN_LOG): the verdict says so, it is no failure to read. */
+async function proofOrNull(proofFor: () => Promise<{ proof: string }>): Promise<string | null> {
+  try {
+    return (await proofFor()).proof;
+  } catch (error) {
+    if (error instanceof NotInLogError) return null;
+    throw error;
   }
 }

@@ -1,4 +1,4 @@
-import { isNeverAudited, KEY_SET_PATH, LOG_KEY_PATH } from '@merchant-verify/verifier';
+import { KEY_SET_PATH, LOG_KEY_PATH } from '@merchant-verify/verifier';
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { absenceProofSchema } from '../core/absence-schema.ts';
@@ -34,7 +34,19 @@ export const BATCH_TOOL_NAME = 'verify_merchants';
 
 /** The batch endpoint's answer, where a never-audited domain's record comes with the proof of that. */
 const batchOutputSchema = z.strictObject({
-  results: z.array(z.union([batchRecordResultSchema.extend({ absence_proof: absenceProofSchema.optional() }), batchProblemResultSchema])),
+  results: z.array(
+    z.union([
+      batchRecordResultSchema.extend({
+        absence_proof: absenceProofSchema.optional(),
+        verification: verificationOutputSchema
+          .omit({ record: true, bundle: true })
+          .describe(
+            `this server's verification of the domain's answer, as ${TOOL_NAME}'s structured result gives it (without the record, beside it)`,
+          ),
+      }),
+      batchProblemResultSchema,
+    ]),
+  ),
 });
 
 /** Written for an AI agent deciding whether to trust a shop. */
@@ -163,7 +175,8 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
       title: 'Verify several merchants',
       description: [
         `Look up the signed verification records of 1 to ${MAX_BATCH} merchants at once, e.g. every shop in a list of search results; same records and meaning as ${TOOL_NAME}.`,
-        'One result per domain, in the order given: {domain, record} (with absence_proof for an "unverified", never-audited domain: check it with verifyAbsence), or {domain, problem} (an RFC 9457 problem document) with problem.code INVALID_DOMAIN (not a valid merchant domain) or UNAVAILABLE (try that one again later).',
+        'One result per domain, in the order given: {domain, record, verification} (with absence_proof for an "unverified", never-audited domain: check it with verifyAbsence), or {domain, problem} (an RFC 9457 problem document) with problem.code INVALID_DOMAIN (not a valid merchant domain) or UNAVAILABLE (try that one again later).',
+        `verification is this server's verdict on that domain's answer, as ${TOOL_NAME} gives it: valid, code and message first (a never-audited domain proven absent is NEVER_AUDITED, not valid), then each step.`,
         ...(options.witness ? [WITNESSED_NOTE] : []),
       ].join(' '),
       // The batch endpoint's rule for the list: a string that is no domain (empty, too long) is
@@ -186,18 +199,21 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
           (await lookupBatch(domains, lookup)).map(async (r) => {
             if (!('record' in r))
               return { domain: r.domain, problem: problemDocument(r.problem, options.issuer, options.noteWithheld?.(r.problem, r.domain)) };
-            const record = JSON.parse(r.record.toString('utf8')) as Record<string, unknown>;
-            if (!isNeverAudited(record)) return { domain: r.domain, record };
-            // Never audited: the record again with its proof, both of one build's map, through the one online client.
+            const record = JSON.parse(r.record.toString('utf8')) as { domain: string };
+            // Each answer verified as verify_merchant verifies one (a never-audited one with its absence proof, of the
+            // same build's map), through the one online client; the batch's answer is its first read, a retry reads again.
+            const settings = { withLog: false, policy: options.witness?.policy, now: options.witness?.now() };
             const verified = await verifyLookedUp(
-              record.domain as string,
-              { lookup, ...options, trust: trustSourcesOf(options) },
-              { withLog: false },
+              record.domain,
+              { lookup: answeredFirst(r.record, lookup), ...options, trust: trustSourcesOf(options) },
+              settings,
             );
+            const { record: verifiedRecord, ...verification } = verified.structured;
             return {
               domain: r.domain,
-              record: verified.structured.record as Record<string, unknown>,
+              record: verifiedRecord as Record<string, unknown>,
               ...(verified.structured.absence !== null && verified.proof !== null ? { absence_proof: JSON.parse(verified.proof) } : {}),
+              verification,
             };
           }),
         );
@@ -208,6 +224,16 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
       }
     },
   );
+}
+
+/** A lookup whose first answer is one already read (the batch's), so that verifying it costs no second read; later ones look up again. */
+function answeredFirst(bytes: Buffer, lookup: RecordLookup): RecordLookup {
+  let first: Buffer | null = bytes;
+  return (domain) => {
+    const answer = first;
+    first = null;
+    return answer ? Promise.resolve(answer) : lookup(domain);
+  };
 }
 
 /** merchant_history: the verdict on a domain in each kept build. */

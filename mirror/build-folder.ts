@@ -33,15 +33,14 @@ export interface MirroredFiles {
   keySet: Buffer;
   /** The log key the statement's proof verified against, in note form. */
   logVkey: string;
-  /** The checkpoint the statement was proven against, and the tiles its proof read. */
+  /** The checkpoint the statement and the records are proven against. */
   checkpoint: string;
-  tiles: Map<string, Uint8Array>;
 }
 
 /**
  * Writes a mirrored build's files into its staging folder, as `mvr build` lays a build out, and
- * under `public/` what serving it offline needs: the key set, the log key, the checkpoint and the
- * tiles of the statement's proof (served at `/log/...` from the mirror).
+ * under `public/` what serving it offline needs: the key set, the log key and the checkpoint
+ * (served at `/log/...` from the mirror); the tiles follow once the records are checked ({@link writeLogTiles}).
  */
 export async function writeBuildFiles(stagingDir: string, f: MirroredFiles): Promise<void> {
   const files: [string, Uint8Array | string][] = [
@@ -52,11 +51,19 @@ export async function writeBuildFiles(stagingDir: string, f: MirroredFiles): Pro
     [join(MIRROR_PUBLIC_DIR, KEY_SET_PATH), f.keySet],
     [join(MIRROR_PUBLIC_DIR, LOG_VKEY_PATH), `${f.logVkey.trim()}\n`],
     [join(MIRROR_PUBLIC_DIR, LOG_DIR, LOG_CHECKPOINT), f.checkpoint],
-    ...[...f.tiles].map(([path, bytes]) => [join(MIRROR_PUBLIC_DIR, LOG_DIR, path), bytes] as [string, Uint8Array]),
   ];
   for (const [path, bytes] of files) {
     await mkdir(dirname(join(stagingDir, path)), { recursive: true });
     await writeFile(join(stagingDir, path), bytes);
+  }
+}
+
+/** The log's tiles the statement's and the records' proofs read (each checked by a proof), under `public/log/`. */
+export async function writeLogTiles(stagingDir: string, tiles: Map<string, Uint8Array>): Promise<void> {
+  for (const [path, bytes] of tiles) {
+    const file = join(stagingDir, MIRROR_PUBLIC_DIR, LOG_DIR, path);
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, bytes);
   }
 }
 

@@ -167,9 +167,10 @@ export function checkManifest(signed: SignedStatement, manifest: Buffer | null):
       throw refuse(`says ${member} ${JSON.stringify(m[member as keyof typeof signs])}, its statement ${JSON.stringify(value)}`);
 }
 
-/** What one pack held, checked: the end offset of each record (for the pack index). */
+/** What one pack held, checked: the end offset of each record (for the pack index), and each record with its domain and map index. */
 export interface CheckedPack {
   ends: number[];
+  records: { index: number; domain: string; bytes: Buffer }[];
 }
 
 /**
@@ -195,6 +196,7 @@ export function checkPack(bytes: Buffer, k: number, checked: CheckedStatement): 
   if (records.length !== expected)
     throw refuse(`${at} holds ${records.length} records, but the statement's count (${map.map.size}) puts ${expected} in it`);
   const ends: number[] = [];
+  const checkedRecords: CheckedPack['records'] = [];
   let end = 0;
   for (const [j, record] of records.entries()) {
     const index = first + j;
@@ -214,8 +216,9 @@ export function checkPack(bytes: Buffer, k: number, checked: CheckedStatement): 
     }
     end += record.length + 1;
     ends.push(end);
+    checkedRecords.push({ index, domain, bytes: bytesOf });
   }
-  return { ends };
+  return { ends, records: checkedRecords };
 }
 
 /** The `domain` a record's bytes name, or null when they are not a JSON object naming one. */

@@ -5,13 +5,15 @@ import { formatVerifierKey, parseCheckpoint, parseNote } from '@merchant-verify/
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, pruneBuilds, removeTree, swapInBuild } from '../builder/swap.ts';
 import { ConfigError, MirrorRefusedError, MvrError } from '../core/errors.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, BUILDS_DIR, MANIFEST_FILE, MIRROR_FILE } from '../core/layout.ts';
+import { parseManifest } from '../core/manifest-schema.ts';
 import type { TileFetch } from '../core/tlog/tile-tree.ts';
 import { servedCheckpointOf } from '../service/served-checkpoint.ts';
 import { keptEntry, writeKept } from '../storage/kept-builds.ts';
-import { finishBuildFolder, markMirror, writeBuildFiles } from './build-folder.ts';
+import { finishBuildFolder, markMirror, writeBuildFiles, writeLogTiles } from './build-folder.ts';
 import { type BoundedReader, type CheckedStatement, checkLogged, checkManifest, checkMap, checkPack, checkStatement } from './checks.ts';
 import { LookupIndex } from './lookup-index.ts';
 import { PackPool } from './pack-pool.ts';
+import { type LogRange, RecordLogCheck } from './record-log.ts';
 import { livePosition, rollbackRefusal } from './rollback.ts';
 import type { MirrorSource } from './source.ts';
 
@@ -129,14 +131,23 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
       keySet,
       logVkey: vkey ?? policyLogKey(opts.policy!, checkpoint!),
       checkpoint: checkpoint!,
-      tiles,
     });
     const lookups = await LookupIndex.open(staging);
-    const ends = await mirrorPacks(opts, build, checked, staging, summary, lookups).catch(async (error: unknown) => {
+    const recordLog = new RecordLogCheck(
+      build,
+      read,
+      logRangeOf(manifest!, build),
+      parseCheckpoint(parseNote(checkpoint!).text),
+      tileFetch,
+      staging,
+    );
+    const ends = await mirrorPacks(opts, build, checked, staging, summary, lookups, recordLog).catch(async (error: unknown) => {
       await lookups.abort();
       throw error;
     });
     await lookups.finish();
+    await recordLog.finish();
+    await writeLogTiles(staging, tiles);
     await finishBuildFolder(staging, ends, manifest!);
     opts.signal?.throwIfAborted();
     await markMirror(to, { from: source.name, issuer: checked.map.statement.issuer, trustedKeys: opts.trustedKeys });
@@ -174,6 +185,7 @@ async function mirrorPacks(
   staging: string,
   summary: { records: number; packs: { fetched: number; reused: number }; bytes: number; recordsVerified: number },
   lookups: LookupIndex,
+  recordLog: RecordLogCheck,
 ): Promise<Uint32Array> {
   const pool = await PackPool.of(opts.to);
   const files = checked.packs.files;
@@ -214,7 +226,16 @@ async function mirrorPacks(
       if (fetched) await pool.discard(path);
       throw error;
     }
+    // The pack is the signed one, kept for the next run even when a record's entry in the log refuses the build.
     const kept = fetched ? await pool.keep(file.sha256, path) : path;
+    const at = { number: k, sha256: file.sha256 };
+    for (const r of pack.records)
+      await recordLog.check(
+        r.domain,
+        r.bytes,
+        { pack: at, record: { index: r.index, domain: r.domain } },
+        `record ${r.index} (${r.domain}) of pack ${k} (${file.sha256})`,
+      );
     await pool.linkInto(staging, file.sha256, kept);
     ends.set(pack.ends, k * checked.packs.records_per_pack);
     await lookups.add(bytes);
@@ -230,6 +251,13 @@ async function mirrorPacks(
       `build ${build} refused: its packs hold ${summary.records} records, its statement counts ${checked.map.statement.records}`,
     );
   return ends;
+}
+
+/** Where the build's records are in the log, as its manifest says (checked by {@link checkLogged} to prove its statement). */
+function logRangeOf(manifest: Buffer, build: string): LogRange {
+  const log = parseManifest(manifest, `build ${build}'s ${MANIFEST_FILE}`).log;
+  if (!log) throw new MirrorRefusedError(`build ${build} refused: its ${MANIFEST_FILE} places no records in the log`);
+  return { from: log.from, to: log.to };
 }
 
 /** Whether a folder `builds/<id>` of a build not live is there (an earlier run's, or one kept): replaced by the build mirrored now. */

@@ -24,6 +24,25 @@ export interface ProvenRecord {
   proof: string;
 }
 
+/** A record's entry in the log, as the build appended it: the leaf hash of SHA-256(salt || record bytes). */
+export function recordLeaf(salt: Uint8Array, record: Uint8Array): Uint8Array {
+  return hasher.leaf(sha256(Buffer.concat([salt, record])));
+}
+
+/** A shard's `log.jsonl` (one `{"domain","index","salt"}` line a record, as the build writes it): its entries by domain. Throws on a line that is not JSON. */
+export function parseShardLog(bytes: Buffer): Map<string, { index: number; salt: string }> {
+  return new Map(
+    bytes
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const e = JSON.parse(line) as { domain: string; index: number; salt: string };
+        return [e.domain, { index: e.index, salt: e.salt }] as const;
+      }),
+  );
+}
+
 /** Shard entry lists kept in memory (each a few thousand lines at 1M records). */
 const SHARDS_KEPT = 64;
 
@@ -84,7 +103,7 @@ export class LogProofs {
     const salt = decodeBase64(entry.salt);
     const { size, root } = parseCheckpoint(parseNote(checkpoint).text);
     const proof = await this.inclusion(entry.index, size, domain);
-    const leaf = hasher.leaf(sha256(Buffer.concat([salt ?? new Uint8Array(0), record])));
+    const leaf = recordLeaf(salt ?? new Uint8Array(0), record);
     if (!salt || !verifyInclusion(hasher, entry.index, size, leaf, proof, root)) {
       throw new RecordUnavailableError(`the log proof of ${domain} does not verify against build ${build}'s checkpoint; it is not served`);
     }
@@ -196,16 +215,7 @@ export class LogProofs {
     if (!entries) {
       // No file: the build was made without a log key (an empty list). A store that cannot be read throws, and is not kept.
       entries = this.store.readFile(build, `${shard}/${SHARD_LOG_FILE}`).then(
-        (bytes) =>
-          new Map(
-            (bytes?.toString('utf8') ?? '')
-              .split('\n')
-              .filter(Boolean)
-              .map((line) => {
-                const e = JSON.parse(line) as { domain: string; index: number; salt: string };
-                return [e.domain, { index: e.index, salt: e.salt }] as const;
-              }),
-          ),
+        (bytes) => parseShardLog(bytes ?? Buffer.alloc(0)),
         (error: unknown) => {
           this.shards.delete(key);
           throw error;

@@ -10,6 +10,7 @@ import {
   MANIFEST_FILE,
   PACK_INDEX_FILE,
   PACKS_DIR,
+  SHARD_LOG_FILE,
 } from '../core/layout.ts';
 import { READ_LIMITS } from '../core/limits.ts';
 import type { BuildHistory } from './history.ts';
@@ -44,9 +45,12 @@ const PACK_FILE = new RegExp(`^${PACKS_DIR}/([0-9a-f]{64})\\.jsonl$`);
  */
 export const MIRROR_CHUNK_BYTES = READ_LIMITS.packRange.bytes;
 
-/** Whether a mirror may ask for a file of that name (`packs/<sha256 hex>.jsonl`, or one of the build's named files). */
+/** A shard's log entries, `<shard>/log.jsonl` (its records' indexes and salts), which a mirror needs to serve record proofs: read a range at a time. */
+const SHARD_LOG = new RegExp(`^[0-9a-f]{2}/${SHARD_LOG_FILE.replace('.', '\\.')}$`);
+
+/** Whether a mirror may ask for a file of that name (`packs/<sha256 hex>.jsonl`, `<shard>/log.jsonl`, or one of the build's named files). */
 export function isMirrorFile(file: string): boolean {
-  return Object.hasOwn(NAMED, file) || PACK_FILE.test(file);
+  return Object.hasOwn(NAMED, file) || PACK_FILE.test(file) || SHARD_LOG.test(file);
 }
 
 /** A file of a build as a mirror gets it. */

@@ -44,11 +44,13 @@ describe.concurrent('the first hour', () => {
     expect(record.code, record.stderr).toBe(0);
   });
 
-  it('verify --log of a record of a build made without a log key: the log step fails (13), not a failed fetch', async () => {
+  it('verify --log of a record of a build made without a log key: NOT_IN_LOG (13), saying no proof is kept, not a malformed one', async () => {
     const unlogged = await startTestGateway(await makeProject());
-    const r = await runCli(['verify', 'acme-outdoor.example', '--base-url', unlogged.url, '--api-key', unlogged.key, '--log']);
-    expect(r.code, r.stderr).toBe(exitCodeOf('MALFORMED_PROOF'));
-    expect(r.stdout.split('\n')[0]).toBe('INVALID (MALFORMED_PROOF): the gateway has no log proof of acme-outdoor.example (NOT_IN_LOG)');
+    const r = await runCli(['verify', 'acme-outdoor.example', '--base-url', unlogged.url, '--api-key', unlogged.key, '--log', '--json']);
+    expect(r.code, r.stderr).toBe(exitCodeOf('NOT_IN_LOG'));
+    const out = JSON.parse(r.stdout) as { code: string; log: { code: string; message: string } };
+    expect([out.code, out.log.code]).toEqual(['NOT_IN_LOG', 'NOT_IN_LOG']);
+    expect(out.log.message).toContain('keeps no log proof');
   });
 
   it('log check --checkpoint of a file that is not a checkpoint: invalid input (exit 3) naming the file', async () => {

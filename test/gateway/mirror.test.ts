@@ -131,10 +131,11 @@ describe('the mirror routes', async () => {
   });
 
   it('404s: a name the route does not serve or a missing file NOT_FOUND, a build not kept BUILD_NOT_FOUND', async () => {
-    for (const file of ['kept.json', 'ab/acme-outdoor.example.json', `packs/${'A'.repeat(64)}.jsonl`, 'packs/abc.jsonl', '../kept.json'])
+    const names = ['kept.json', 'ab/acme-outdoor.example.json', `packs/${'A'.repeat(64)}.jsonl`, 'packs/abc.jsonl', '../kept.json'];
+    for (const file of [...names, 'AB/log.jsonl', 'abc/log.jsonl', 'ab/index.jsonl'])
       expectProblem(await fileOf(live, file), 404, 'NOT_FOUND');
-    // Named, but not in this build: it was made without a log key.
-    expectProblem(await fileOf(live, 'log-checkpoint'), 404, 'NOT_FOUND');
+    // Named, but not in this build: it was made without a log key (a shard's log entries are served from a build with one: test/mirror).
+    for (const file of ['log-checkpoint', 'ab/log.jsonl']) expectProblem(await fileOf(live, file), 404, 'NOT_FOUND');
     expectProblem(await fileOf(live, `packs/${'0'.repeat(64)}.jsonl`), 404, 'NOT_FOUND');
     expectProblem(await fileOf('20200101T000000Z-nope', 'statement.json'), 404, 'BUILD_NOT_FOUND');
     expectProblem(await g.request('/v1/mirror/builds/', { key: mirror }), 404, 'NOT_FOUND');

@@ -140,9 +140,9 @@ describe.concurrent('without a log key', () => {
       expect(result.isError).toBeFalsy();
       expect(result.structuredContent).toMatchObject({
         valid: false,
-        code: 'MALFORMED_PROOF',
+        code: 'NOT_IN_LOG',
         signature: { valid: true },
-        log: { valid: false, message: expect.stringContaining('(NOT_IN_LOG)') },
+        log: { valid: false, code: 'NOT_IN_LOG' },
       });
     } finally {
       await client.close();

@@ -29,6 +29,31 @@ afterAll(async () => {
 
 const call = (domain: string) => client.callTool({ name: 'verify_merchant', arguments: { domain } });
 
+describe('verify_merchants over Streamable HTTP', () => {
+  it("gives each domain verify_merchant's verdict: one valid, one never audited (NEVER_AUDITED), an invalid domain a problem", async () => {
+    const domains = [GOLD, UNAUDITED, 'co.uk'];
+    const batch = (await client.callTool({ name: 'verify_merchants', arguments: { domains } })) as unknown as {
+      isError?: boolean;
+      structuredContent: { results: { domain: string; verification?: Record<string, unknown>; problem?: { code: string } }[] };
+    };
+    expect(batch.isError).toBeFalsy();
+    const [gold, never, invalid] = batch.structuredContent.results;
+    // The same verification JSON as verify_merchant's structured result, the record beside it rather than in it.
+    for (const [result, domain] of [
+      [gold, GOLD],
+      [never, UNAUDITED],
+    ] as const) {
+      const one = (await call(domain)).structuredContent as Record<string, unknown>;
+      const { record: _record, ...verification } = one;
+      expect(result!.verification).toEqual({ ...verification, age: expect.any(Object) });
+    }
+    expect(gold!.verification).toMatchObject({ valid: true, code: null, domain: GOLD, signature: { valid: true } });
+    expect(never!.verification).toMatchObject({ valid: false, code: 'NEVER_AUDITED', absence: { valid: true } });
+    expect(invalid).toMatchObject({ domain: 'co.uk', problem: { code: 'INVALID_DOMAIN' } });
+    expect(invalid).not.toHaveProperty('verification');
+  });
+});
+
 describe('verify_merchant over Streamable HTTP', () => {
   it('listTools shows verify_merchant with a title, an agent-facing description, an outputSchema and read-only annotations', async () => {
     const { tools } = await client.listTools();

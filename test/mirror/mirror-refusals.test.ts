@@ -10,10 +10,11 @@ import { readFileSync } from 'node:fs';
 import { cp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordPath } from '../../core/layout.ts';
 import { runCli } from '../support/cli.ts';
 import { DEC, NOV } from '../support/logged-project.ts';
 import { buildsIn, mirrorCli, packedProject, packFile, packLines, packsOf, publishChanged, rewritePack } from '../support/mirror.ts';
-import { build, type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
+import { build, GOLD, type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 
@@ -52,6 +53,15 @@ beforeAll(async () => {
   await publishChanged(s3, BUCKET, 'manifest', project, async (p) => {
     const file = join(p.recordsDir, 'current', 'manifest.json');
     await writeFile(file, (await readFile(file, 'utf8')).replace(/"records":\d+/, '"records":1'));
+  });
+  // A record's entry in its shard's log.jsonl with another salt: the record, salted, is not the log's entry at that index.
+  await publishChanged(s3, BUCKET, 'salted', project, async (p) => {
+    const file = join(p.recordsDir, 'current', recordPath(GOLD).slice(0, 2), 'log.jsonl');
+    const other = Buffer.alloc(32, 7).toString('base64');
+    await writeFile(
+      file,
+      (await readFile(file, 'utf8')).replace(new RegExp(`("domain":"${GOLD.replace(/\./g, '\\.')}"[^\n]*"salt":")[^"]+`), `$1${other}`),
+    );
   });
   const other = await packedProject(DEC);
   await publishTo(s3, BUCKET, 'unknown-key', other);
@@ -97,6 +107,13 @@ describe('a mirror refuses, naming what failed, and keeps its previous build liv
     await expectRefused(
       'dropped',
       new RegExp(`pack ${k} \\(${packs[k]!.sha256}\\) ends at byte \\d+, but the statement says it is ${packs[k]!.bytes} bytes`),
+    );
+  });
+
+  it("a record whose shard log entry has another salt: it is not the log's entry, so its proof could not be served", async () => {
+    await expectRefused(
+      'salted',
+      new RegExp(`record \\d+ \\(${GOLD.replace(/\./g, '\\.')}\\) of pack \\d+ \\([0-9a-f]{64}\\) is not entry \\d+ of the log`),
     );
   });
 

@@ -5,12 +5,14 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { verifyAbsence, verifyPrefixAnswer, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
-import { BIN, cliEnv } from '../support/cli.ts';
+import { exitCodeOf } from '../../core/errors.ts';
+import { recordPath } from '../../core/layout.ts';
+import { BIN, cliEnv, runCli } from '../support/cli.ts';
 import { NOV } from '../support/logged-project.ts';
 import { mirrorCli, packedProject } from '../support/mirror.ts';
 import { GOLD, type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
@@ -96,5 +98,49 @@ describe('mvr serve --records on a mirror, with no other flag', () => {
     const verdict = verifyAbsence(JSON.parse(res.text), UNAUDITED, keySet, { log: { vkey } });
     expect(verdict).toMatchObject({ valid: true });
     expect(verdict.valid && verdict.statementLog?.index).toBeGreaterThan(0);
+  });
+
+  it("answers mvr verify --log from the mirror's log files: a record's own proof verifies, the bundle verifies offline", async () => {
+    const logged = await runCli(['verify', GOLD, '--base-url', url, '--api-key', key, '--log', '--json']);
+    expect(logged.code, logged.stdout).toBe(0);
+    expect(JSON.parse(logged.stdout)).toMatchObject({ valid: true, log: { valid: true } });
+    const vkeyFile = join(dir, 'public', '.well-known', 'merchant-verify-log.vkey');
+    for (const [domain, code] of [
+      [GOLD, null],
+      [UNAUDITED, 'NEVER_AUDITED'],
+    ] as const) {
+      const bundle = await get(`/v1/bundle?domain=${domain}`, true);
+      expect(bundle.status).toBe(200);
+      const file = join(dir, '..', `${domain}.bundle.json`);
+      await writeFile(file, bundle.text);
+      const offline = await runCli(['verify', domain, '--bundle', file, '--keys', project.keySetFile, '--log-key', vkeyFile, '--json']);
+      expect(offline.code, offline.stdout).toBe(code === null ? 0 : exitCodeOf(code));
+      expect(JSON.parse(offline.stdout)).toMatchObject({ code, statement: { valid: true } });
+    }
+  });
+});
+
+describe('mvr verify --mirror --log, offline', () => {
+  it("a record: its own log proof, made from the mirror's shard entries and tiles, verifies against the mirror's log key", async () => {
+    const r = await runCli(['verify', GOLD, '--mirror', dir, '--log', '--json']);
+    expect(r.code, r.stdout).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, code: null, log: { valid: true } });
+  });
+
+  it('a never-audited domain: its absence proof, its statement proven in the log (exit 15, NEVER_AUDITED)', async () => {
+    const r = await runCli(['verify', UNAUDITED, '--mirror', dir, '--log', '--json']);
+    expect(r.code, r.stdout).toBe(exitCodeOf('NEVER_AUDITED'));
+    expect(JSON.parse(r.stdout)).toMatchObject({ code: 'NEVER_AUDITED', absence: { valid: true, log: { valid: true } } });
+  });
+
+  it('a mirror that keeps no log entry of the record (made before mirrors kept them): NOT_IN_LOG, saying no proof is kept', async () => {
+    const copy = join(await tempDir('mvr-mirror-old-'), 'mirror');
+    await cp(dir, copy, { recursive: true, verbatimSymlinks: true });
+    await rm(join(copy, 'current', recordPath(GOLD).slice(0, 2), 'log.jsonl'));
+    const r = await runCli(['verify', GOLD, '--mirror', copy, '--log', '--json']);
+    expect(r.code, r.stdout).toBe(exitCodeOf('NOT_IN_LOG'));
+    const out = JSON.parse(r.stdout) as { code: string; signature: { valid: boolean }; log: { code: string; message: string } };
+    expect([out.code, out.signature.valid, out.log.code]).toEqual(['NOT_IN_LOG', true, 'NOT_IN_LOG']);
+    expect(out.log.message).toContain('keeps no log proof');
   });
 });

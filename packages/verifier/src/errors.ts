@@ -32,6 +32,8 @@ export const VERIFIER_ERROR_CODES = [
   'CHECKPOINT_NOT_SIGNED',
   'LOG_ORIGIN_MISMATCH',
   'NOT_INCLUDED',
+  // The gateway keeps no log proof of the record (a build made without a log key, a mirror that holds none): nothing to check, not a failed proof.
+  'NOT_IN_LOG',
   // A check was asked for (a witness policy implies the log check) but nothing says which log key to check with.
   'LOG_KEY_MISSING',
   // Verdicts of an absence proof's verification (`verifyAbsence`): a proven absence is NEVER_AUDITED.

@@ -139,13 +139,14 @@ export async function verifyOnline(input: OnlineInput): Promise<OnlineVerificati
 }
 
 /**
- * The gateway says the record is in no log (a build made without a log key): there is no proof for
- * the log step, or the witnesses, to check, and the log step fails. As in `verifyAnswer`, a failed
- * signature decides first.
+ * The gateway says the record is in no log (a build made without a log key, or a mirror that holds
+ * no log proof of it): there is no proof for the log step, or the witnesses, to check, and the log
+ * step fails as NOT_IN_LOG, its own code: nothing was shown false, so it does not read as a proof
+ * that failed. As in `verifyAnswer`, a failed signature decides first.
  */
 function notInLog(verification: AnswerVerification, domain: string): AnswerVerification {
-  const message = `the gateway has no log proof of ${domain} (NOT_IN_LOG)`;
-  return { ...verification, code: verification.code ?? 'MALFORMED_PROOF', log: { valid: false, code: 'MALFORMED_PROOF', message } };
+  const message = `the gateway keeps no log proof of ${domain}: its record cannot be checked in the log (a build made without a log key, or a copy that holds no record proofs), which does not say it was tampered with`;
+  return { ...verification, code: verification.code ?? 'NOT_IN_LOG', log: { valid: false, code: 'NOT_IN_LOG', message } };
 }
 
 /**

@@ -17,6 +17,7 @@ export type LogProofFailureCode = Extract<
   | 'CHECKPOINT_NOT_SIGNED' // the checkpoint carries no valid signature by the log's key
   | 'LOG_ORIGIN_MISMATCH' // the checkpoint is of another log than the one expected
   | 'NOT_INCLUDED' // the record, salted, is not the entry at that index under the signed root
+  | 'NOT_IN_LOG' // the gateway keeps no log proof of the record: there was none to check (not a proof that failed)
   | 'LOG_KEY_MISSING' // no log key was given, nor a witness policy with a log line (a policy implies the log check)
   | 'BAD_COSIGNATURE' // with a witness policy: a cosignature by one of its witnesses does not verify
   | 'NOT_WITNESSED' // with a witness policy: the checkpoint lacks the quorum of valid, timely cosignatures
