@@ -20,11 +20,16 @@ const WORKFLOW = '.github/workflows/monthly-rebuild.yml';
 
 let dir: string;
 let made: { ok: boolean; files: string[]; signing_kid: string; log_vkey: string; audits: number };
+let progress: Record<string, unknown>[];
 beforeAll(async () => {
   dir = join(await tempDir('mvr-init-'), 'my-shop');
   const run = await runCli(['init', dir, '--json']);
   expect(run.code, run.stderr).toBe(0);
   made = JSON.parse(run.stdout) as typeof made;
+  progress = run.stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 });
 afterAll(async () => {
   await cleanup();
@@ -34,6 +39,10 @@ afterAll(async () => {
 describe('mvr init', () => {
   it('makes exactly the listed files, the keys 0600, a policy with the log line filled in', async () => {
     expect(made.ok).toBe(true);
+    expect(made.audits).toBe(3);
+    // Progress as build and publish print it with --json: a JSON object a line on stderr, the last one done.
+    expect(progress.map((p) => p.step ?? null)).toEqual(['audits', 'keys', 'files', 'files']);
+    expect(progress.at(-1)).toMatchObject({ progress: 'init', done: true });
     expect(made.files).toEqual([
       WORKFLOW,
       '.gitignore',
