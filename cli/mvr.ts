@@ -8,6 +8,7 @@ import type { CliIo } from './io.ts';
 export const mvrCommand = defineCommand({
   meta: { name: 'mvr', description: 'merchant-verify: signed merchant verification records' },
   subCommands: {
+    init: () => import('./commands/init.ts').then((m) => m.default),
     keygen: () => import('./commands/keygen.ts').then((m) => m.default),
     build: () => import('./commands/build.ts').then((m) => m.default),
     apikey: () => import('./commands/apikey.ts').then((m) => m.default),

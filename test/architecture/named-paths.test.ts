@@ -23,6 +23,10 @@ const TOP = [...new Set(tracked.filter((f) => f.includes('/')).map((f) => f.spli
 const ALLOWED: [RegExp, string][] = [
   [/^bench\/out(\/|$)/, 'written by the benchmarks when they run'],
   [/^audits\/(a|b|big)\.jsonl?$/, "an operator's own audit files, named in examples of the build's messages"],
+  [
+    /^audits\/(verified|provisional|flagged)\.json$/,
+    'the example audits `mvr init` writes into a project of its own (templates/init/audits/)',
+  ],
   [/^dist(\/|$)/, 'the compiled output of `npm run build`'],
   [/^packages\/verifier\/dist(\/|$)/, "the verifier package's compiled output"],
   [/^node_modules(\/|$)/, 'installed by npm'],
