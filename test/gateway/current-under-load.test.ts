@@ -91,7 +91,7 @@ describe('answers stay current while builds go live', () => {
         stopped = true;
         await running;
       }
-      expect(failures).toEqual([]);
+      expect(failures, failures.join('\n')).toEqual([]);
       expect(answers).toBeGreaterThan(BUILDS * ANSWERS_AFTER_SWAP);
     },
     LONG,
