@@ -48,7 +48,7 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
   const sources: Partial<AnswerSource> = {
     keySet: fetched.keySet && (async () => pinned(await fetched.keySet!())),
     ...(baseUrl && apiKey
-      ? { answer: fetched.answer, absence: fetched.absence, proof: fetched.proof }
+      ? { answer: fetched.answer, absence: fetched.absence, proof: fetched.proof, bundle: fetched.bundle }
       : {
           proof: () => Promise.reject(new ConfigError('--log needs --proof FILE, or --base-url and --api-key to fetch the proof')),
         }),

@@ -34,23 +34,25 @@ export function present(verification: AnswerVerification | BundleVerification, s
   const verdict = verdictOf(verification);
   const exitCode = verdict.code === null ? 0 : exitCodeOf(verdict.code);
   const trust = shown.trust ?? null;
-  const { valid, code, message, domain, ...steps } = verificationJson(verification, shown.policy === true, trust);
+  const { valid, code, message, domain, ...steps } = verificationJson(verification, shown.policy === true, trust, undefined, shown.private);
   const json = { valid, code, message, domain, source, ...steps, ...(shown.private ? { private: true } : {}) };
-  return { json, text: textOf(verification, verdict, steps.witnesses as WitnessesJson, trust, shown.private === true), exitCode };
+  const text = textOf(verification, verdict, steps as StepsJson, trust, shown.private === true);
+  return { json, text, exitCode };
 }
 
-/** The witnesses step as the JSON gives it: null without a policy. */
-type WitnessesJson = { valid: boolean; code: string | null; message: string | null } | null;
+/** The JSON's members the text reads, so the two never disagree: the witnesses step (null without a policy), and `current`. */
+type StepsJson = { witnesses: { valid: boolean; code: string | null; message: string | null } | null; current: true | null };
 
 /** The text: the verdict line, the steps, what was taken on first use, then the claims (as facts only when valid). */
 function textOf(
   verification: AnswerVerification | BundleVerification,
   verdict: ReturnType<typeof verdictOf>,
-  witnesses: WitnessesJson,
+  shown: StepsJson,
   trust: TrustJson | null,
   privately: boolean,
 ): string {
   const { answer: r, signature: result, absence, log, witnessed } = verification;
+  const { witnesses, current } = shown;
   const s = result.staleness;
   const domain = String(r.domain ?? '(no domain)');
   const head = verdict.valid
@@ -80,6 +82,11 @@ function textOf(
         ]
       : []),
     ...('place' in verification ? bundleSteps(verification) : []),
+    ...(verdict.valid && log && current === null
+      ? [
+          '  current    NOT PROVEN: no bundle of the live build was checked (a gateway without /v1/bundle, or a saved record), so nothing ties this record to the newest build: its log proof shows only that it was logged once',
+        ]
+      : []),
     // Said as the JSON says it, so the text and the JSON never disagree on the witnesses.
     ...(witnesses
       ? [`  witnesses  ${witnessed && witnesses.valid ? witnessedText(witnessed) : `NOT PROVEN: ${witnesses.code} (${witnesses.message})`}`]

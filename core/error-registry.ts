@@ -99,6 +99,8 @@ export const ERROR_REGISTRY = {
   // other bytes) is refused, whichever record of a prefix answer's run it is, or a bundle's.
   MALFORMED_BUNDLE: { status: null, title: 'Malformed bundle', exit: 16 },
   RECORD_NOT_IN_MAP: { status: null, title: "A record that is not what its build's map committed", exit: 16 },
+  // Online, a record checked with the log is tied to its build by the bundle: the bundle's record, read twice, was not the answer.
+  BUNDLE_MISMATCH: { status: null, title: "Bundle's record is not the answer verified", exit: 16 },
   // Witnesses (c2sp.org/tlog-witness, tlog-cosignature, tlog-policy): a policy file, a checkpoint's cosignatures, a witness's answer.
   INVALID_POLICY: { status: null, title: 'Invalid witness policy', exit: 2 },
   BAD_COSIGNATURE: { status: null, title: 'Cosignature does not verify', exit: 17 },

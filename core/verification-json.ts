@@ -27,17 +27,20 @@ const entryJson = (entry: { index: number; checkpoint: Checkpoint }) => ({
  * where the key set and the log key came from (null when the edge cannot say); last `claims`, what
  * the answer says of itself (facts only when `valid`). A bundle's verification adds `place` (the
  * record's leaf in the build's map) and `statement` (the build statement: its signature, its entry
- * in the log), which then decides the witnesses. `policy`: whether a witness policy was given.
+ * in the log), which then decides the witnesses. `current` says whether the answer was proven of the
+ * newest build ({@link currentJson}). `policy`: whether a witness policy was given; `privately`: a
+ * private lookup, whose log step is its build statement's entry.
  */
 export function verificationJson(
   verification: AnswerVerification | BundleVerification,
   policy: boolean,
   trust: TrustJson | null = null,
   now?: number,
+  privately = false,
 ): Record<string, unknown> {
   const { answer, signature, absence, log, witnessed } = verification;
   const bundle = 'place' in verification ? verification : null;
-  const decided = bundle ? bundle.statement : (absence ?? log);
+  const decided = bundle?.statement ?? absence ?? log;
   return {
     ...verdictOf(verification),
     domain: answer.domain ?? null,
@@ -86,11 +89,31 @@ export function verificationJson(
         : decided && !decided.valid
           ? failed(decided)
           : { valid: false, code: 'NOT_WITNESSED', message: 'no proof whose checkpoint the policy could check' },
+    current: currentJson(verification, privately),
     age: ageJson(verification, now),
     staleness: signature.staleness,
     trust,
     claims: { status: answer.status ?? null, tier: answer.tier ?? null, score: answer.score ?? null, key_id: answer.key_id ?? null },
   };
+}
+
+/**
+ * Whether the answer was proven of the newest build: true when its build statement's log proof held
+ * as its checkpoint's last entry (an absence proof's, a prefix answer's, a bundle's: online, a
+ * record checked with the log carries its bundle's); null when nothing proved it (no log check, a
+ * failed step, a named kept build, or a record whose source serves no bundle: its own log proof
+ * shows it was logged once, not that its build is the newest).
+ */
+export function currentJson(verification: AnswerVerification | BundleVerification, privately = false): true | null {
+  const bundle = 'place' in verification ? verification.statement : null;
+  const entry = bundle?.valid
+    ? bundle.statementLog
+    : verification.absence?.valid
+      ? verification.absence.statementLog
+      : privately && verification.log?.valid
+        ? verification.log
+        : undefined;
+  return entry !== undefined && entry.index === entry.checkpoint.size - 1 ? true : null;
 }
 
 /** How old the build and its newest verified cosignature are (`ageOf`), as the JSON says it. */

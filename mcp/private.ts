@@ -31,7 +31,7 @@ export interface PrivateLookups {
 export async function verifyPrivately(
   domain: string,
   lookups: PrivateLookups,
-  options: { withLog: boolean; policy?: TlogPolicy; now?: number },
+  options: { withLog: boolean; policy?: TlogPolicy; maxAgeMs?: number; now?: number },
 ): Promise<VerifiedAnswer & { prefix: string | null }> {
   // The issuer of the build statement the answer carries (signed, once the verdict holds).
   let issuer: unknown;
@@ -54,11 +54,12 @@ export async function verifyPrivately(
     },
     log: options.withLog,
     policy: options.policy,
+    ...(options.maxAgeMs === undefined ? {} : { maxAgeMs: options.maxAgeMs }),
     now: options.now,
   });
   if (!v.verification) throw new MvrError(v.code ?? 'INCOMPLETE_PREFIX_ANSWER', v.message ?? 'the prefix answer did not hold');
   // The package puts the build statement's log and witness steps in the record's verification.
-  const structured = verificationJson(v.verification, options.policy !== undefined, trustJson(v.trust, lookups.trust));
+  const structured = verificationJson(v.verification, options.policy !== undefined, trustJson(v.trust, lookups.trust), undefined, true);
   // A proven absence: the never-audited record, made here as a gateway makes it, as of the build the absence is proven in.
   const absence = v.verification.absence;
   const record =

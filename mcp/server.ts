@@ -5,7 +5,9 @@ import { absenceProofSchema } from '../core/absence-schema.ts';
 import { batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema, MAX_BATCH } from '../core/batch-schema.ts';
 import { normalizeDomain } from '../core/domain.ts';
 import { domainInputSchema } from '../core/domain-input.ts';
+import { UsageError } from '../core/errors.ts';
 import { type HistoryAnswer, historyAnswerSchema } from '../core/history-schema.ts';
+import { parseMaxAge } from '../core/max-age.ts';
 import { problemDocument } from '../core/problem-document.ts';
 import type { TrustSources } from '../core/trust-report.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
@@ -128,14 +130,25 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
             'Also return the proof that the record is in the public transparency log (a second text item), and the offline bundle (structured `bundle`).',
           ),
         private: z.boolean().optional().describe(privateDescription(options.remote)),
+        max_age: z
+          .string()
+          .optional()
+          .describe(
+            'With this server\'s witness policy: cosignatures older than this (a whole number then s, m, h or d, e.g. "36h") do not count, so an answer whose log checkpoint was not witnessed within it (a store rolled back with its old checkpoint) is refused NOT_WITNESSED; records, absences and private answers alike.',
+          ),
       }),
       outputSchema: verificationOutputSchema,
       annotations: { title: 'Verify a merchant', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
     },
-    async ({ domain, include_proof, private: privately }) => {
+    async ({ domain, include_proof, private: privately, max_age }) => {
       try {
         // Looked up and verified through the verifier package's online client, as `mvr verify` and the page do.
-        const settings = { withLog: include_proof === true, policy: options.witness?.policy, now: options.witness?.now() };
+        const settings = {
+          withLog: include_proof === true,
+          policy: options.witness?.policy,
+          ...(max_age === undefined ? {} : { maxAgeMs: maxAgeOf(max_age, options.witness) }),
+          now: options.witness?.now(),
+        };
         const verified = privately
           ? await verifyPrivately(normalizeDomain(domain), { ...options, trust: trustSourcesOf(options) }, settings)
           : await verifyLookedUp(normalizeDomain(domain), { lookup, ...options, trust: trustSourcesOf(options) }, settings);
@@ -156,6 +169,13 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
       }
     },
   );
+}
+
+/** `max_age`, read as `mvr verify --max-age` reads it; it is the age of the cosignatures the server's witness policy asks for, so it needs one. */
+function maxAgeOf(value: string, witness: WitnessSource | undefined): number {
+  if (!witness)
+    throw new UsageError('max_age applies to the cosignatures of a witness policy, and this server has none (mvr serve --witness-policy)');
+  return parseMaxAge(value, 'max_age');
 }
 
 /** What `private` does, said plainly: whether it hides the domain depends on where this server looks records up. */

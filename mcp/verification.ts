@@ -25,6 +25,8 @@ export interface VerifyingLookups {
   lookup: RecordLookup;
   proof: ProofLookup;
   absence: AbsenceLookup;
+  /** The offline bundle: it ties a record checked with the log to the live build (its currency). */
+  bundle: BundleLookup;
   keySet: () => Promise<unknown>;
   /** The log's note verifier key; null when the deployment keeps no log. */
   vkey: () => Promise<string | null>;
@@ -47,7 +49,7 @@ export interface VerifiedAnswer {
 export async function verifyLookedUp(
   domain: string,
   lookups: VerifyingLookups,
-  options: { withLog: boolean; policy?: TlogPolicy; now?: number },
+  options: { withLog: boolean; policy?: TlogPolicy; maxAgeMs?: number; now?: number },
 ): Promise<VerifiedAnswer> {
   // The bytes of the last answer and proofs read: what the tool returns as text is what was verified.
   let text = '';
@@ -61,11 +63,19 @@ export async function verifyLookedUp(
       return proof;
     },
     proof: async (d) => (logProof = (await answerOrNull(() => lookups.proof(d), 'NOT_IN_LOG'))?.proof ?? null),
+    bundle: async (d) => JSON.stringify(await lookups.bundle(d)),
     keySet: lookups.keySet,
     // Asked only for a log check; a deployment without a log has no key to check with, and says so.
     logKey: async () => (await lookups.vkey()) ?? Promise.reject(new NotInLogError('this deployment keeps no transparency log')),
   };
-  const verification = await verifyOnline({ domain, source, log: options.withLog, policy: options.policy, now: options.now });
+  const verification = await verifyOnline({
+    domain,
+    source,
+    log: options.withLog,
+    policy: options.policy,
+    ...(options.maxAgeMs === undefined ? {} : { maxAgeMs: options.maxAgeMs }),
+    now: options.now,
+  });
   return {
     text,
     proof: verification.absence ? absence : logProof,
@@ -97,7 +107,17 @@ export const verificationOutputSchema = z.object({
   signature: step,
   absence: step.nullable(),
   log: step.nullable(),
-  witnesses: step.nullable(),
+  witnesses: step
+    .nullable()
+    .describe(
+      "with this server's witness policy: whether the deciding checkpoint carries its quorum's cosignatures (within max_age when given)",
+    ),
+  current: z
+    .literal(true)
+    .nullable()
+    .describe(
+      "true when the answer's build statement was proven its log checkpoint's last entry (the newest build); null when nothing proved it: no log check (ask include_proof), or a failed step",
+    ),
   age: z
     .object({
       issued_at: z.string().nullable(),

@@ -197,8 +197,10 @@ export class BuildHistory {
    */
   private async positionIn(build: string, domain: string, builds: KeptBuild[]): Promise<Position | null> {
     const hash = domainHash(sha256, domain);
-    if (build === builds[0]?.id) {
-      const m = await this.records.buildMap();
+    // The live build's map is in memory once the records service has it; until its refresh does (a
+    // build just went live), it still holds the build before, whose positions are not this build's.
+    const m = build === builds[0]?.id ? await this.records.buildMap() : null;
+    if (m?.build === build) {
       const { found, index } = m.map.search(hash);
       return found ? { index, packs: m.packs, packIndex: m.packIndex, entry: entryAt(m.map, index) } : null;
     }

@@ -1,7 +1,7 @@
 /**
  * Newest means last, under load: clients keep verifying never-audited answers (their absence proofs,
- * with the log key) and prefix answers (a record's and an absence's) through the package's online
- * clients while new builds are swapped in. Every build's statement ends the checkpoint its proofs are
+ * with the log key), records with the log (each tied to its build by its bundle) and prefix answers
+ * (a record's and an absence's) through the package's online clients while new builds are swapped in. Every build's statement ends the checkpoint its proofs are
  * against, and a client that meets a build going live looks once more: 0 wrong answers, 0 refusals.
  * Bounded in count, never in time (decision 0058).
  */
@@ -17,7 +17,7 @@ import { poll } from '../support/wait.ts';
 
 const BUILDS = 3;
 const CLIENTS = 2;
-/** The most rounds a client asks (three answers a round), whatever happens. */
+/** The most rounds a client asks (four answers a round), whatever happens. */
 const MAX_ROUNDS = 400;
 /** Answers each swap must see once the new build is served. */
 const ANSWERS_AFTER_SWAP = 30;
@@ -40,7 +40,7 @@ afterAll(async () => {
 
 describe('answers stay current while builds go live', () => {
   it(
-    'absences and prefix answers verified through each swap: 0 wrong answers, 0 spurious refusals',
+    'absences, records with the log and prefix answers verified through each swap: 0 wrong answers, 0 spurious refusals',
     async () => {
       const failures: string[] = [];
       let answers = 0;
@@ -53,12 +53,17 @@ describe('answers stay current while builds go live', () => {
       const client = async (c: number) => {
         for (let n = 0; n < MAX_ROUNDS && !stopped; n++) {
           const unaudited = `never-current-${c}-${n}.example`;
-          const [absent, privateAbsent, privateRecord] = await Promise.all([
+          const [absent, record, privateAbsent, privateRecord] = await Promise.all([
             verifyOnline({ domain: unaudited, source, vkey, log: true }),
+            verifyOnline({ domain: GOLD, source, vkey, log: true }),
             verifyOnlinePrivately({ domain: unaudited, source, vkey, log: true }),
             verifyOnlinePrivately({ domain: GOLD, source, vkey, log: true }),
           ]);
           check(`${unaudited} absence`, absent.code, 'NEVER_AUDITED');
+          // A record of the live build, its bundle's statement the last entry: never an older build's record.
+          check(`${GOLD} record`, record.code, null);
+          if (record.code === null && !('statement' in record && record.statement?.valid))
+            failures.push(`${GOLD} record: no bundle checked`);
           check(`${unaudited} prefix answer`, privateAbsent.code, 'NEVER_AUDITED');
           check(`${GOLD} prefix answer`, privateRecord.code, null);
         }
@@ -86,7 +91,7 @@ describe('answers stay current while builds go live', () => {
         stopped = true;
         await running;
       }
-      expect(failures).toEqual([]);
+      expect(failures, failures.join('\n')).toEqual([]);
       expect(answers).toBeGreaterThan(BUILDS * ANSWERS_AFTER_SWAP);
     },
     LONG,

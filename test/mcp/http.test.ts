@@ -77,6 +77,7 @@ describe('verify_merchant over Streamable HTTP', () => {
       'absence',
       'log',
       'witnesses',
+      'current',
       'age',
       'staleness',
       'trust',

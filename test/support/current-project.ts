@@ -1,8 +1,9 @@
 /**
  * Two monthly builds with three real witnesses, for the tests of "newest means last" (decision
- * 0077): November's, then December's, which also audits a merchant November never had. Helpers
- * point the store's `current` at a build, start a gateway over the store as it is, and verify
- * through the package's online clients and `mvr verify`, all on the witnesses' injected clock.
+ * 0077): November's, then December's, which also audits a merchant November never had and flags one
+ * November verified. Helpers point the store's `current` at a build, start a gateway over the store
+ * as it is, and verify through the package's online clients and `mvr verify`, all on the witnesses'
+ * injected clock.
  */
 import { readFile, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -18,6 +19,8 @@ import { type WitnessedProject, witnessedProject } from './witnessed-project.ts'
 export const HOUR = 3_600_000;
 /** Audited in December only: November's build has no record of it. */
 export const FLAGGED = 'flagged-this-month.example';
+/** Verified in November's build, flagged in December's: its November record is validly signed, and not current. */
+export const TURNED = 'verified-then-flagged.example';
 
 /** What `online` verifies with besides the log key: the policy, a maximum age, a clock, a kept build asked for. */
 export interface OnlineOptions {
@@ -57,11 +60,16 @@ export async function twoWitnessedMonths(): Promise<TwoWitnessedMonths> {
   const policyText = await w.policyWith();
   const novCosignedAt = w.witnesses[0]!.now.ms;
   const liveId = async () => basename(await realpath(join(w.p.recordsDir, CURRENT_LINK)));
+  await writeFile(join(w.p.auditsDir, 'turned.jsonl'), jsonl(audit(TURNED, { score: 88 })));
   const first = await w.build('2026-11-01T00:00:00Z');
   if (first.code !== 0) throw new Error(first.stdout + first.stderr);
   const vkey = (await readFile(vkeyFile(w.p), 'utf8')).trim();
   const nov = await liveId();
   await writeFile(join(w.p.auditsDir, 'flagged.jsonl'), jsonl(audit(FLAGGED, { score: 12 })));
+  await writeFile(
+    join(w.p.auditsDir, 'turned.jsonl'),
+    jsonl(audit(TURNED, { score: 11, flagged: true, last_audited_at: '2026-11-20T00:00:00Z' })),
+  );
   w.setClock(novCosignedAt + HOUR);
   const second = await w.build('2026-12-01T00:00:00Z');
   if (second.code !== 0) throw new Error(second.stdout + second.stderr);

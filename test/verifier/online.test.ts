@@ -30,7 +30,7 @@ afterAll(async () => {
 
 /** `source` with calls to each function counted. */
 function counted(source: AnswerSource) {
-  const calls = { answer: 0, absence: 0, proof: 0, keySet: 0, logKey: 0 };
+  const calls = { answer: 0, absence: 0, proof: 0, keySet: 0, logKey: 0, bundle: 0 };
   const wrapped = Object.fromEntries(
     Object.entries(source).map(([name, fn]) => [
       name,
@@ -44,12 +44,17 @@ function counted(source: AnswerSource) {
 }
 
 describe('verifyOnline through a gateway', () => {
-  it('a record with its log proof: valid, each resource fetched once', async () => {
+  it('a record with its log proof: valid, each resource fetched once, its bundle tying it to the live build', async () => {
     const { source, calls } = counted(gateway);
     const v = await verifyOnline({ domain: GOLD, source, log: true });
     expect(verdictOf(v)).toEqual({ valid: true, code: null, message: null });
     expect(v.log).toMatchObject({ valid: true });
-    expect(calls).toEqual({ answer: 1, absence: 0, proof: 1, keySet: 1, logKey: 1 });
+    expect(v).toMatchObject({ place: { valid: true }, statement: { valid: true, statementLog: { index: expect.any(Number) } } });
+    expect(calls).toEqual({ answer: 1, absence: 0, proof: 1, keySet: 1, logKey: 1, bundle: 1 });
+    // Without the log, nothing asks for the build's currency: no bundle.
+    const plain = counted(gateway);
+    expect((await verifyOnline({ domain: GOLD, source: plain.source })).code).toBeNull();
+    expect(plain.calls.bundle).toBe(0);
   });
 
   it('a never-audited domain: its absence proof decides, NEVER_AUDITED (not valid), its statement in the log', async () => {

@@ -55,6 +55,8 @@ export const VERIFIER_ERROR_CODES = [
   'MALFORMED_BUNDLE',
   // A record that is not what its build's map committed (a bundle's, or a prefix answer's of a v2 build): its bytes or fields are not its entry's.
   'RECORD_NOT_IN_MAP',
+  // Online (`verifyOnline`), a record checked with the log is tied to its build by the bundle: looked up twice, the bundle's record was not the answer.
+  'BUNDLE_MISMATCH',
   // Verdicts of a witnessed checkpoint (`verifyWitnessedCheckpoint`).
   'BAD_COSIGNATURE',
   'NOT_WITNESSED',

@@ -9,16 +9,22 @@
  *   build went live between them), or an "unverified" answer whose absence proof the gateway
  *   refuses because the domain now has a record, makes the lookup run once more;
  * - a fetched absence proof refused as BUILD_SUPERSEDED (a build went live between the proof's
- *   statement and its checkpoint being read) makes the lookup run once more too.
+ *   statement and its checkpoint being read) makes the lookup run once more too;
+ * - a record checked with the log is tied to its build by the source's bundle (`GET /v1/bundle`):
+ *   the bundle's record must be the answer (else a build went live between the two requests), and
+ *   its place and statement must hold as `verifyBundle` checks them, the statement its checkpoint's
+ *   last entry; a mismatch or BUILD_SUPERSEDED makes the lookup run once more. A record's own log
+ *   proof shows only that it was logged once, not that its build is the newest.
  *
  * Nothing is retried beyond that: a second failure is the verdict.
  */
-import { FetchFailedError } from './errors.ts';
+import { FetchFailedError, type VerifierErrorCode } from './errors.ts';
 import type { AnswerSource } from './gateway-source.ts';
 import { parseKeySet } from './keyset.ts';
 import { formatVerifierKey } from './tlog/note.ts';
 import type { TlogPolicy } from './tlog/policy.ts';
 import { type AnswerVerification, isNeverAudited, verifyAnswer } from './verify-answer.ts';
+import { type BundleVerification, sameJson, verifyBundle } from './verify-bundle.ts';
 
 export interface OnlineInput {
   /** The normalized domain asked (`normalizeDomain` of the service); an answer of any other domain fails with DOMAIN_MISMATCH. */
@@ -61,8 +67,11 @@ export interface OnlineTrust {
   logKey: 'given' | 'policy' | 'source' | null;
 }
 
-/** A verification, and where what it trusted came from. */
-export type OnlineVerification = AnswerVerification & { trust: OnlineTrust };
+/**
+ * A verification, and where what it trusted came from. A record checked with the log from a source
+ * that serves bundles carries the bundle's steps too (`place`, `statement`: a {@link BundleVerification}).
+ */
+export type OnlineVerification = (AnswerVerification | BundleVerification) & { trust: OnlineTrust };
 
 /**
  * Fetches what `input` does not give and verifies it with {@link verifyAnswer}; resolves with its
@@ -134,8 +143,68 @@ export async function verifyOnline(input: OnlineInput): Promise<OnlineVerificati
     if (mayRetry && fetchedAnswer && fetchedProof && logFailed?.code === 'NOT_INCLUDED') continue;
     // A statement with a newer build logged after it, fetched while that build went live: looked up once more.
     if (mayRetry && fetchedAbsence && verification.code === 'BUILD_SUPERSEDED') continue;
-    return { ...verification, trust };
+    // A record's currency: its bundle ties it to the live build's statement. Not for a named kept
+    // build (about the past), nor once an earlier step decided.
+    const bundled = withLog && !neverAudited && verification.code === null && input.asOfBuild === undefined && source.bundle && asked;
+    if (!bundled) return { ...verification, trust };
+    const current = currentOf(verification, await source.bundle!(asked), {
+      domain: asked,
+      keySet,
+      vkey: log!.vkey,
+      policy: input.policy,
+      maxAgeMs: input.maxAgeMs,
+      now: input.now,
+      trustedCheckpoint: input.trustedCheckpoint,
+    });
+    // Read while a build went live (the bundle of another record, or a statement a later one follows): looked up once more.
+    if (mayRetry && fetchedAnswer && (current.code === 'BUNDLE_MISMATCH' || current.code === 'BUILD_SUPERSEDED')) continue;
+    return { ...current, trust };
   }
+}
+
+/**
+ * The record's verification with its bundle's steps: the bundle's record must be the very answer
+ * verified (the same canonical JSON, the bytes a record is served as), then `verifyBundle` with the
+ * same options decides its place in the live build's map and its statement (signed, logged, its
+ * checkpoint's last entry, witnessed). The verdict is the first failure in order: signature, log,
+ * then the bundle's place and statement.
+ */
+function currentOf(
+  verification: AnswerVerification,
+  text: string,
+  o: { domain: string; keySet: unknown; vkey: string; policy?: TlogPolicy; maxAgeMs?: number; now?: number; trustedCheckpoint?: string },
+): BundleVerification {
+  let bundle: unknown;
+  try {
+    bundle = JSON.parse(text);
+  } catch {
+    bundle = undefined;
+  }
+  const record = (bundle as { record?: unknown } | null)?.record;
+  if (typeof bundle === 'object' && bundle !== null && record !== undefined && !sameJson(record, verification.answer)) {
+    const message = `the bundle's record of ${o.domain} is not the answer verified: the two were read from different builds`;
+    const code: VerifierErrorCode = 'BUNDLE_MISMATCH';
+    return { ...verification, code, place: null, statement: null, bundle: { code, message } };
+  }
+  const checked = verifyBundle({
+    bundle,
+    domain: o.domain,
+    keySet: o.keySet,
+    log: { vkey: o.vkey },
+    ...(o.policy === undefined ? {} : { policy: o.policy }),
+    ...(o.maxAgeMs === undefined ? {} : { maxAgeMs: o.maxAgeMs }),
+    ...(o.now === undefined ? {} : { now: o.now }),
+    ...(o.trustedCheckpoint === undefined ? {} : { trustedCheckpoint: o.trustedCheckpoint }),
+  });
+  return {
+    ...verification,
+    code: checked.code,
+    place: checked.place,
+    statement: checked.statement,
+    bundle: checked.bundle,
+    // The statement decides the answer's currency, so its checkpoint's witnesses are the ones said.
+    witnessed: checked.statement ? checked.witnessed : verification.witnessed,
+  };
 }
 
 /**

@@ -33,6 +33,8 @@ export interface VerifyBundleInput {
   maxAgeMs?: number;
   /** The time the bundle is verified as of: epoch ms or a Date (default now). Staleness and cosignature ages are counted from it. */
   now?: number | Date;
+  /** A checkpoint note the caller saved and trusts: the statement proof's checkpoint must be no smaller (see `verifyAnswer`). Implies the log check. */
+  trustedCheckpoint?: string;
 }
 
 /** The place step: the record's leaf is at its index of the statement's map, and is the record's. */
@@ -48,8 +50,11 @@ export interface BundleVerification extends AnswerVerification {
   place: PlaceResult | null;
   /** The statement step (signature, log, witnesses); null when an earlier step failed. */
   statement: AbsenceResult | null;
-  /** Null unless the bundle itself is malformed or of another domain: then why. */
-  bundle: { code: 'MALFORMED_BUNDLE' | 'DOMAIN_MISMATCH'; message: string } | null;
+  /**
+   * Null unless the bundle itself is malformed or of another domain, or (online, `verifyOnline`) its
+   * record is not the answer being verified: then why.
+   */
+  bundle: { code: 'MALFORMED_BUNDLE' | 'DOMAIN_MISMATCH' | 'BUNDLE_MISMATCH'; message: string } | null;
 }
 
 const h = treeHasher(sha256);
@@ -99,6 +104,7 @@ export function verifyBundle(input: VerifyBundleInput): BundleVerification {
           policy: settings.policy,
           maxAgeMs: settings.maxAgeMs,
           now: settings.now,
+          ...(settings.trustedCheckpoint === undefined ? {} : { trustedCheckpoint: settings.trustedCheckpoint }),
           ...(log ? { log } : {}),
         })
       : null;
@@ -209,7 +215,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Whether two JSON values are the same value (their canonical text); false for what canonical JSON cannot express. */
-function sameJson(a: unknown, b: unknown): boolean {
+export function sameJson(a: unknown, b: unknown): boolean {
   try {
     return canonicalJson(a) === canonicalJson(b);
   } catch {
