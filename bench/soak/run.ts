@@ -69,7 +69,9 @@ const watchdog = guardProcess((600 + options.seconds * 3 + options.audits / 500)
 async function main(opts: SoakOptions): Promise<number> {
   const dir = (state.dir = await makeTempDir());
   log(`temp folder ${dir}`);
-  log(`generating ${opts.audits.toLocaleString('en-US')} audits (seed ${opts.seed}), a signing key and API keys`);
+  log(
+    `generating ${opts.audits.toLocaleString('en-US')} audits (seed ${opts.seed}), a signing key, a log key and its three witnesses, API keys`,
+  );
   const ws = await prepareWorkspace(dir, opts.audits, opts.seed);
   state.witnesses = ws.witnesses;
   const timeline = new Timeline(performance.now(), GRACE_MS);
@@ -137,7 +139,7 @@ async function main(opts: SoakOptions): Promise<number> {
   const plannedEnd = t0 + opts.seconds * 1000;
   const hardEnd = plannedEnd + Math.max(60_000, opts.seconds * 1000);
   const deadline = () => (faultsDone === null ? hardEnd : Math.min(hardEnd, Math.max(plannedEnd, faultsDone + TAIL_MS)));
-  log(`load: ${opts.seconds} s, ${opts.concurrency} in flight; faults at 15%, 35%, 50%, 65% of the run`);
+  log(`load: ${opts.seconds} s, ${opts.concurrency} in flight; faults at 15%, 35%, 50%, 65%, 80% of the run`);
   const faultsRun: Promise<FaultReport[]> = runFaults({
     ws,
     timeline,

@@ -20,7 +20,8 @@ function verify(m: Extract<VerifyRequest, { type: 'verify' }>): Omit<VerifyReply
   if (!trust) throw new Error('no log key and policy given to the verify worker');
   if (m.route === 'bundle') {
     const v = verifyBundle({ bundle: answer, domain: m.domain, keySet, ...trust });
-    return { ...verdictOf(v), answer: v.answer };
+    const { code, message } = verdictOf(v);
+    return { code, message, answer: v.answer };
   }
   const v = verifyPrefixAnswer({ domain: m.domain, answer, keySet, ...trust });
   return { code: v.code, message: v.message, answer: v.answer };
