@@ -33,6 +33,8 @@ export interface MirrorReport {
   resumed: number;
   /** Resumed runs whose first part was stopped after a pack was in (the others finished before the stop). */
   interrupted: number;
+  /** Most packs a full run fetched: a build of one pack cannot be stopped after its first and continued. */
+  maxPacks: number;
   packsFetched: number;
   packsReused: number;
   recordsVerified: number;
@@ -117,7 +119,16 @@ export async function runMirrors(args: {
   log: (s: string) => void;
 }): Promise<MirrorReport> {
   const { ws, timeline: t, stats } = args;
-  const report: MirrorReport = { runs: 0, full: 0, resumed: 0, interrupted: 0, packsFetched: 0, packsReused: 0, recordsVerified: 0 };
+  const report: MirrorReport = {
+    runs: 0,
+    full: 0,
+    resumed: 0,
+    interrupted: 0,
+    maxPacks: 0,
+    packsFetched: 0,
+    packsReused: 0,
+    recordsVerified: 0,
+  };
   const policyFile = join(ws.dir, 'client.policy');
   await writeFile(policyFile, ws.witnesses.clientPolicy);
   /** Counts a run's outcome; false (it made no build live) for the judge to return. */
@@ -144,7 +155,8 @@ export async function runMirrors(args: {
   const judge = (run: Run, mode: 'full' | 'resumed'): boolean => {
     report.runs++;
     const out = run.out ?? {};
-    if (run.code === 0 && out.ok === true) {
+    // ok: the build is live; a stopped run may have said so just before the stop ended it.
+    if (out.ok === true && (run.code === 0 || run.stopped)) {
       const build = t.builds.find((b) => b.buildId === out.build);
       if (!build) return note(run, 'wrong', `mirror made live a build that is none of ours (${String(out.build)})`);
       // Live while the mirror ran: not one a newer build had replaced for the grace period before it began.
@@ -152,6 +164,7 @@ export async function runMirrors(args: {
         return note(run, 'wrong', `mirror made live build "${build.label}", replaced before the run began`);
       report[mode]++;
       report.packsFetched += out.packs_fetched ?? 0;
+      if (mode === 'full') report.maxPacks = Math.max(report.maxPacks, out.packs_fetched ?? 0);
       report.packsReused += out.packs_reused ?? 0;
       report.recordsVerified += out.records_verified ?? 0;
       note(run, 'ok', '');

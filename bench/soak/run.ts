@@ -33,8 +33,8 @@ import { buildAndMark, makeTempDir, prepareWorkspace } from './workspace.ts';
  *
  * Passes when: no wrong answer, no 5xx outside the fault windows, every refusal coded with a code
  * the registry has that fits the fault in force, no request without an answer, every fault
- * injected, seen and recovered from without a restart, mirrors made a build live both in full
- * and resumed, and the gateway's RSS grew
+ * injected, seen and recovered from without a restart, mirrors made a build live in full and
+ * (for a build of more than one pack) resumed, and the gateway's RSS grew
  * less than 10% between the end of the warm-up (10% of --seconds) and the end of the load. Those
  * two RSS readings are taken right after a full GC forced through the gateway's inspector
  * (node --inspect on a loopback port of its own): raw samples swing by tens of MB with the GC's
