@@ -27,7 +27,8 @@ export class SoakWitnesses {
     const key = await loadLogKey(keysDir, undefined);
     if (!key) throw new Error(`no log key in ${keysDir}`);
     const log = { key };
-    const witnesses = await Promise.all(NAMES.map((n) => startTestWitness(n, [log])));
+    // Their state inside the soak's folder, which the soak removes whatever ends it.
+    const witnesses = await Promise.all(NAMES.map((n) => startTestWitness(n, [log], join(dir, `witness-${n}`))));
     // Cosignatures carry the witness's time: the real one, read at each request.
     for (const w of witnesses) Object.defineProperty(w.now, 'ms', { get: () => Date.now() });
     const deadUrl = `http://127.0.0.1:${await freePort()}`;
