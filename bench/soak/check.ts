@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { verifyRecord } from '@merchant-verify/verifier';
-import type { Exchange, Verdict } from './exchange.ts';
+import { isErrorCode } from '../../core/error-registry.ts';
+import type { Exchange, Route, Verdict } from './exchange.ts';
 import { inc, type KeySetCache, type Stats } from './stats.ts';
 import type { Timeline } from './timeline.ts';
 import type { Verification, VerifyPool } from './verify-pool.ts';
@@ -13,9 +14,17 @@ import type { Verification, VerifyPool } from './verify-pool.ts';
  *   never for a damaged record while it is damaged;
  * - never-audited domain, 200: `unverified`, that domain, unsigned, score null; never while the
  *   records folder is away ("we could not look" is not "never audited");
- * - invalid domain: 400 INVALID_DOMAIN; no or bad key: 401 UNAUTHORIZED with WWW-Authenticate;
- * - 503 STORE_UNAVAILABLE only for record requests overlapping the outage (plus grace), 503
- *   UNAVAILABLE only for a damaged domain during its damage (plus grace); any other 5xx counts.
+ * - bundle (`/v1/bundle`) or private lookup (`/v1/lookup/{prefix}`), 200: verifyBundle or
+ *   verifyPrefixAnswer with the log's key and the witnesses' policy: an audited domain's holds
+ *   (code null) and carries a record of one of our builds, checked as above; a never-audited
+ *   domain's is its proven absence (NEVER_AUDITED); BUILD_SUPERSEDED only within the grace after
+ *   a swap (the package's rule: look once more);
+ * - invalid domain: 400 INVALID_DOMAIN; a prefix of another length than the build's: 400 INVALID_PREFIX; no
+ *   or bad key: 401 UNAUTHORIZED with WWW-Authenticate;
+ * - 503 STORE_UNAVAILABLE only for requests that read the store overlapping the outage (plus
+ *   grace), 503 UNAVAILABLE only for a damaged domain during its damage (plus grace); any other
+ *   5xx counts;
+ * - every refusal (4xx, 5xx) carries a code the error registry has; each is counted by code.
  */
 export class Checker {
   /** Verdicts by (key set version, domain, SHA-256 of the bytes): identical bytes are verified once per key set. */
@@ -39,13 +48,18 @@ export class Checker {
     const kindMap = s.byKind.get(ex.planned.kind) ?? new Map<string, number>();
     s.byKind.set(ex.planned.kind, kindMap);
     inc(kindMap, label);
-    if (verdict.outcome !== 'ok') {
+    const routeMap = s.byRoute.get(ex.planned.route) ?? new Map<string, number>();
+    s.byRoute.set(ex.planned.route, routeMap);
+    inc(routeMap, verdict.outcome);
+    if (ex.status >= 400) inc(s.refusals, problemCode(ex.body));
+    if (verdict.outcome !== 'ok' && verdict.outcome !== 'expected-refusal') {
       s.count(verdict.outcome, verdict.reason ?? label);
       if (verdict.outcome !== 'expected-503' && s.examples.length < 25) {
         s.examples.push({
           outcome: verdict.outcome,
           reason: verdict.reason ?? label,
           kind: ex.planned.kind,
+          route: ex.planned.route,
           path: ex.planned.path.slice(0, 160),
           status: ex.status,
           startMs: this.timeline.rel(ex.start),
@@ -61,9 +75,12 @@ export class Checker {
     const p = ex.planned,
       t = this.timeline;
     if (ex.status === 0) return { outcome: 'transport-error', reason: ex.error ?? 'no answer' };
+    if (ex.status >= 400 && !isErrorCode(problemCode(ex.body)))
+      return { outcome: 'wrong', reason: `refusal ${ex.status} with a code the registry does not have: ${problemCode(ex.body)}` };
     if (ex.status >= 500) {
       const code = problemCode(ex.body);
-      const isRecordRequest = p.expect === 'record' || p.expect === 'unverified';
+      // A private lookup reads the store even for a prefix it refuses (its length is the live build's).
+      const isRecordRequest = p.expect === 'record' || p.expect === 'unverified' || p.route === 'lookup';
       if (ex.status === 503 && code === 'STORE_UNAVAILABLE' && isRecordRequest && t.overlapsOutage(ex.start, ex.end)) {
         return { outcome: 'expected-503', reason: 'STORE_UNAVAILABLE while the records folder was away' };
       }
@@ -73,10 +90,15 @@ export class Checker {
       return { outcome: 'unexpected-5xx', reason: `${ex.status} ${code} (${p.kind})` };
     }
     switch (p.expect) {
-      case 'invalid':
-        if (ex.status === 400 && problemCode(ex.body) === 'INVALID_DOMAIN' && ex.contentType.startsWith('application/problem+json'))
+      case 'invalid': {
+        const code = p.route === 'lookup' ? 'INVALID_PREFIX' : 'INVALID_DOMAIN';
+        if (ex.status === 400 && problemCode(ex.body) === code && ex.contentType.startsWith('application/problem+json'))
           return { outcome: 'ok' };
-        return { outcome: 'wrong', reason: `invalid domain answered ${ex.status} ${problemCode(ex.body)}` };
+        return {
+          outcome: 'wrong',
+          reason: `invalid ${p.route === 'lookup' ? 'prefix' : 'domain'} answered ${ex.status} ${problemCode(ex.body)}`,
+        };
+      }
       case 'unauthorized': {
         if (ex.status !== 401 || problemCode(ex.body) !== 'UNAUTHORIZED')
           return { outcome: 'wrong', reason: `request without a valid key answered ${ex.status} ${problemCode(ex.body)}` };
@@ -88,10 +110,34 @@ export class Checker {
         return { outcome: 'ok' };
       }
       case 'unverified':
-        return this.judgeUnverified(ex);
+        return p.route === 'verify' ? this.judgeUnverified(ex) : this.judgeProven(ex);
       case 'record':
-        return this.judgeRecord(ex);
+        return p.route === 'verify' ? this.judgeRecord(ex) : this.judgeProven(ex);
     }
+  }
+
+  /** A bundle or a private lookup: the package's verifier decides, then the record it carries is checked as a plain one is. */
+  private async judgeProven(ex: Exchange): Promise<Verdict> {
+    const p = ex.planned,
+      t = this.timeline,
+      domain = p.domain!;
+    const what = p.route === 'bundle' ? 'bundle' : 'private lookup';
+    if (ex.status !== 200) return { outcome: 'wrong', reason: `${what} of a valid domain answered ${ex.status} ${problemCode(ex.body)}` };
+    if (!parseRecord(ex)) return { outcome: 'wrong', reason: `${what} 200 is not a JSON object (or not application/json)` };
+    const v = await this.verify(p.route, ex.body, domain);
+    // The package's rule for a statement that is no longer its checkpoint's last entry: look once more. Right only around a swap.
+    if (v.code === 'BUILD_SUPERSEDED' && t.nearSwap(ex.start, ex.end)) {
+      return { outcome: 'expected-refusal', reason: `${what}: BUILD_SUPERSEDED around a build swap (the client looks once more)` };
+    }
+    if (p.expect === 'unverified') {
+      if (v.code !== 'NEVER_AUDITED')
+        return { outcome: 'wrong', reason: `${what} of a never-audited domain verifies as ${v.code ?? 'a record'}, not NEVER_AUDITED` };
+      if (t.insideOutage(ex.start, ex.end, t.graceMs))
+        return { outcome: 'wrong', reason: `${what}: absence answered more than ${t.graceMs} ms into the records outage` };
+      return { outcome: 'ok' };
+    }
+    if (v.code !== null) return { outcome: 'wrong', reason: `${what} of an audited domain does not verify: ${v.code}` };
+    return this.judgeBuildRecord(ex, v.answer ?? {});
   }
 
   private judgeUnverified(ex: Exchange): Verdict {
@@ -115,15 +161,22 @@ export class Checker {
 
   private async judgeRecord(ex: Exchange): Promise<Verdict> {
     const p = ex.planned,
-      t = this.timeline,
       domain = p.domain!;
     if (ex.status !== 200) return { outcome: 'wrong', reason: `audited domain answered ${ex.status} ${problemCode(ex.body)}` };
     const rec = parseRecord(ex);
     if (!rec) return { outcome: 'wrong', reason: 'audited 200 is not a JSON object (or not application/json)' };
     if (rec.status === 'unverified')
       return { outcome: 'wrong', reason: 'audited domain answered with a synthesized unverified record', record: rec };
-    const v = await this.verify(ex.body, domain);
-    if (!v.valid) return { outcome: 'wrong', reason: `audited 200 does not verify: ${v.code}`, record: rec };
+    const v = await this.verify('verify', ex.body, domain);
+    if (v.code !== null) return { outcome: 'wrong', reason: `audited 200 does not verify: ${v.code}`, record: rec };
+    return this.judgeBuildRecord(ex, rec);
+  }
+
+  /** A verified record of an audited domain: of that domain, of one of our builds (content and key), not stale, not damaged, not served from a store that is away. */
+  private judgeBuildRecord(ex: Exchange, rec: Record<string, unknown>): Verdict {
+    const t = this.timeline,
+      domain = ex.planned.domain!;
+    if (rec.domain !== domain) return { outcome: 'wrong', reason: 'record of another domain', record: rec };
     const build = t.buildByIssuedAt(rec.issued_at);
     if (!build) return { outcome: 'wrong', reason: 'audited 200 carries the issued_at of no build', record: rec };
     if (rec.key_id !== build.keyId)
@@ -155,25 +208,30 @@ export class Checker {
   /** Domain -> index in the audits, for the expected score (set by the runner). */
   indexOf: (domain: string) => number | undefined = () => undefined;
 
-  /** verifyRecord against the client's key set; on UNKNOWN_KEY, refetch the key set once and retry. */
-  private async verify(body: string, domain: string): Promise<Verification> {
+  /**
+   * The package's verifier for the route against the client's key set. On UNKNOWN_KEY (for a bundle
+   * or a private lookup, on any failure: the statement's key may be the one missing), refetch the
+   * key set once and retry.
+   */
+  private async verify(route: Route, body: string, domain: string): Promise<Verification> {
     if (this.keys.keySet === null) await this.keys.refresh(this.keys.version);
     const digest = createHash('sha256').update(body).digest('base64url');
     for (let attempt = 0; ; attempt++) {
       const version = this.keys.version;
-      const key = `${version}\u0000${domain}\u0000${digest}`;
+      const key = `${version}\u0000${route}\u0000${domain}\u0000${digest}`;
       let pending = this.memo.get(key);
       if (!pending) {
         this.stats.verifications++;
         if (this.memo.size >= 200_000) this.memo.clear();
-        pending = this.pool.verify(body, domain, this.keys.keySet, version);
+        pending = this.pool.verify(route, body, domain, this.keys.keySet, version);
         this.memo.set(key, pending);
         // A failed verification run (worker gone) is not a verdict: never remember it.
         pending.catch(() => this.memo.delete(key));
       }
       const v = await pending;
-      if (v.valid && attempt > 0) this.stats.verifiedAfterRefetch++;
-      if (v.valid || v.code !== 'UNKNOWN_KEY' || attempt > 0) return v;
+      if (v.code === null && attempt > 0) this.stats.verifiedAfterRefetch++;
+      const retry = route === 'verify' ? v.code === 'UNKNOWN_KEY' : v.code !== null && v.code !== 'NEVER_AUDITED';
+      if (!retry || attempt > 0) return v;
       this.stats.unknownKeyRefetches++;
       await this.keys.refresh(version);
     }

@@ -3,16 +3,37 @@
  * checker rules on it. They sit apart from the checker so that the stats can name them without
  * importing it (the checker imports the stats).
  */
-export type Kind = 'hot' | 'cold' | 'never' | 'invalid' | 'noauth' | 'badkey' | 'damaged' | 'probe';
+export type Kind =
+  | 'hot'
+  | 'cold'
+  | 'never'
+  | 'invalid'
+  | 'noauth'
+  | 'badkey'
+  | 'damaged'
+  | 'probe'
+  | 'bundle'
+  | 'bundle-never'
+  | 'lookup'
+  | 'lookup-never'
+  | 'lookup-length';
+
+/**
+ * The route asked: a plain lookup (`/v1/verify`), an offline bundle (`/v1/bundle`, checked with
+ * verifyBundle) or a private lookup (`/v1/lookup/{prefix}`, checked with verifyPrefixAnswer).
+ */
+export type Route = 'verify' | 'bundle' | 'lookup';
 
 /** One request of the mix, with the answer it must get. */
 export interface Planned {
   kind: Kind;
+  route: Route;
   path: string;
   authorization: string | undefined;
   /**
    * record: an audited domain (a signed record of the right build); unverified: a valid domain
-   * never audited; invalid: 400 INVALID_DOMAIN; unauthorized: 401.
+   * never audited (for a bundle or a private lookup: its absence proven); invalid: 400
+   * INVALID_DOMAIN (INVALID_PREFIX for a private lookup); unauthorized: 401.
    */
   expect: 'record' | 'unverified' | 'invalid' | 'unauthorized';
   /** The normalized domain a 200 must carry (null when no 200 is right). */
@@ -32,7 +53,8 @@ export interface Exchange {
   error?: string;
 }
 
-export type Outcome = 'ok' | 'expected-503' | 'wrong' | 'unexpected-5xx' | 'transport-error';
+/** expected-refusal: a coded refusal (by the gateway or the package's verifier) that fits the fault in force. */
+export type Outcome = 'ok' | 'expected-503' | 'expected-refusal' | 'wrong' | 'unexpected-5xx' | 'transport-error';
 
 export interface Verdict {
   outcome: Outcome;
@@ -45,6 +67,7 @@ export interface Example {
   outcome: Outcome;
   reason: string;
   kind: Kind;
+  route: Route | 'mirror';
   path: string;
   status: number;
   startMs: number;

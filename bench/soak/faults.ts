@@ -1,10 +1,11 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
-import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { KEY_SET_PATH, MvrError } from '@merchant-verify/verifier';
 import { activeKid, keygen } from '../../keyring/signing-keys.ts';
 import { editLiveRecord, livePackFile, replaceLiveRecord } from '../../test/support/packs.ts';
 import type { Checker } from './check.ts';
 import type { Exchange, Planned, Verdict } from './exchange.ts';
 import { DAMAGED_INDEXES, HOT_COUNT, type Mix } from './load.ts';
+import { inc } from './stats.ts';
 import type { Corruption, StoreOutage, Timeline } from './timeline.ts';
 import { buildAndMark, changeScores, type Workspace } from './workspace.ts';
 
@@ -48,6 +49,9 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
+/** Faults a run injects (runFaults' schedule). */
+export const FAULT_COUNT = 5;
+
 /** How long the records folder stays away, and the damaged records stay damaged. */
 const OUTAGE_MS = 2000;
 const DAMAGE_MS = 2500;
@@ -66,13 +70,14 @@ async function probe(ctx: FaultContext, make: () => Planned, accept: (v: Verdict
   return null;
 }
 
-/** The four faults, each once, at fixed fractions of the run; one at a time, each after the last. */
+/** The five faults, each once, at fixed fractions of the run; one at a time, each after the last. */
 export async function runFaults(ctx: FaultContext): Promise<FaultReport[]> {
   const schedule: { at: number; name: string; run: (ctx: FaultContext, r: FaultReport) => Promise<void> }[] = [
     { at: 0.15, name: 'rebuild with changed scores', run: rebuild },
     { at: 0.35, name: `records folder away ${OUTAGE_MS / 1000} s`, run: outage },
     { at: 0.5, name: 'damaged records in their packs', run: damage },
     { at: 0.65, name: 'key rotation (keygen + build)', run: rotation },
+    { at: 0.8, name: 'witness outage (a build while every witness is down)', run: witnessOutage },
   ];
   const reports: FaultReport[] = [];
   for (const f of schedule) {
@@ -219,4 +224,37 @@ async function rotation(ctx: FaultContext, r: FaultReport): Promise<void> {
   r.recovered = r.recoveryMs !== null && bothListed;
   r.exercised = stats.verifiedAfterRefetch > afterRefetchBefore;
   r.detail = `${oldKid?.slice(0, 8)}... -> ${newKid.slice(0, 8)}...; key set lists ${kids.length} keys, old ${kids.includes(oldKid ?? '') ? 'still listed' : 'MISSING'}, new ${kids.includes(newKid) ? 'listed' : 'MISSING'}; ${stats.keySetFetches - refetchesBefore} key-set refetch(es) on UNKNOWN_KEY; a probe saw records of the new key ${r.recoveryMs ?? 'never'} ms after runBuild returned`;
+}
+
+/**
+ * (5) Every witness unreachable from the build: the build must be refused (WITNESS_QUORUM_NOT_MET)
+ * and the live build stay live, answers still verifying under the witnesses' policy; once the
+ * witnesses are back, a build goes live again.
+ */
+async function witnessOutage(ctx: FaultContext, r: FaultReport): Promise<void> {
+  const stats = ctx.checker.stats;
+  const before = stats.total;
+  let refusal = 'none: the build went live';
+  await ctx.ws.witnesses.setDown(['a', 'b', 'c']);
+  try {
+    await buildAndMark(ctx.ws, ctx.timeline, 'witness outage', 1);
+  } catch (error) {
+    refusal = error instanceof MvrError ? error.code : `no code (${(error as Error).message})`;
+  } finally {
+    await ctx.ws.witnesses.setDown([]);
+  }
+  inc(stats.refusals, refusal);
+  if (refusal !== 'WITNESS_QUORUM_NOT_MET') throw new Error(`the build without witnesses: expected WITNESS_QUORUM_NOT_MET, got ${refusal}`);
+  stats.count('expected-refusal', 'build: WITNESS_QUORUM_NOT_MET while every witness was down');
+  const answeredDuring = stats.total - before;
+  const { mark } = await buildAndMark(ctx.ws, ctx.timeline, 'witnesses back', 1);
+  const hot = ctx.ws.domains[2]!;
+  r.recoveryMs = await probe(
+    ctx,
+    () => ctx.mix.record(hot, 'probe'),
+    (v) => v.outcome === 'ok' && v.record?.issued_at === mark.issuedAt,
+  );
+  r.recovered = r.recoveryMs !== null;
+  r.exercised = answeredDuring > 0;
+  r.detail = `the build was refused with ${refusal} and the live build stayed live (${answeredDuring.toLocaleString('en-US')} answers checked meanwhile); with the witnesses back a build went live and a probe saw it ${r.recoveryMs ?? 'never'} ms after runBuild returned`;
 }

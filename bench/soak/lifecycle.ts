@@ -10,6 +10,7 @@ import type { GatewayProcess } from './gateway-process.ts';
 import type { HeapInspector } from './inspector.ts';
 import type { RssSampler } from './rss.ts';
 import type { VerifyPool } from './verify-pool.ts';
+import type { SoakWitnesses } from './witnesses.ts';
 
 export const log = (s: string) => process.stderr.write(`soak: ${s}\n`);
 
@@ -20,7 +21,10 @@ export const state: {
   sampler: RssSampler | null;
   verifiers: VerifyPool | null;
   inspector: HeapInspector | null;
-} = { dir: null, gateway: null, pool: null, sampler: null, verifiers: null, inspector: null };
+  witnesses: SoakWitnesses | null;
+  /** `mvr mirror` runs in flight (mirrors.ts), killed if the soak stops under them. */
+  children: Set<{ kill(): void }>;
+} = { dir: null, gateway: null, pool: null, sampler: null, verifiers: null, inspector: null, witnesses: null, children: new Set() };
 export const stop = new AbortController();
 
 let cleaning: Promise<void> | null = null;
@@ -33,6 +37,8 @@ export function cleanup(): Promise<void> {
     state.inspector?.close();
     await state.pool?.destroy().catch(() => undefined);
     await state.verifiers?.close().catch(() => undefined);
+    for (const child of state.children) child.kill();
+    await state.witnesses?.close().catch(() => undefined);
     await state.gateway?.stop().catch(() => undefined);
     if (state.dir) {
       const dir = state.dir;
@@ -54,6 +60,7 @@ export function guardProcess(budgetMs: number): NodeJS.Timeout {
   // Last resort when the process ends some other way: never leave the gateway or the folder behind.
   process.on('exit', () => {
     state.gateway?.killNow();
+    for (const child of state.children) child.kill();
     if (state.dir) {
       try {
         rmSync(state.dir, { recursive: true, force: true });

@@ -1,5 +1,7 @@
+import { domainHash, hexPrefix } from '@merchant-verify/verifier/internal/issuer';
 import type { Pool } from 'undici';
 import { normalizeDomain } from '../../core/domain.ts';
+import { sha256 } from '../../core/hash.ts';
 import type { Checker } from './check.ts';
 import type { Exchange, Kind, Planned } from './exchange.ts';
 import type { Timeline } from './timeline.ts';
@@ -46,16 +48,26 @@ function rng(seed: number): () => number {
 }
 
 const verifyPath = (input: string) => `/v1/verify?domain=${encodeURIComponent(input)}`;
+const bundlePath = (domain: string) => `/v1/bundle?domain=${encodeURIComponent(domain)}`;
+
+/** The hex prefix of a domain's hash a private lookup sends (the domain itself never leaves the client). */
+export const prefixOf = (domain: string, length: number) => hexPrefix(domainHash(sha256, domain), length);
 
 /**
  * The request mix: hot records (a few domains, in every accepted spelling), cold records (any
- * audited domain), never-audited domains, invalid domains, and requests without a valid key.
- * During fault 3 a small share goes to the damaged records.
+ * audited domain), never-audited domains, invalid domains, requests without a valid key, bundles
+ * and private lookups (of audited and never-audited domains, and prefixes of another length than
+ * the build's, which are refused). During fault 3 a small share goes to the damaged records. Bundles and private
+ * lookups stay clear of the damaged records: a private lookup's answer holds every record of its
+ * prefix, so their prefixes are kept out too.
  */
 export class Mix {
   private readonly rand: () => number;
   private readonly bearer: string;
   private readonly badAuth: (string | undefined)[];
+  /** Hex digits of the prefixes sent to `/v1/lookup/` (the build's length, found at start by asking). */
+  prefixLength = 0;
+  private damagedPrefixes = new Set<string>();
 
   constructor(
     private readonly ws: Workspace,
@@ -103,19 +115,75 @@ export class Mix {
           `  ${domain}  `,
         ])
       : domain;
-    return { kind, path: verifyPath(input), authorization: this.bearer, expect: 'record', domain };
+    return { kind, route: 'verify', path: verifyPath(input), authorization: this.bearer, expect: 'record', domain };
+  }
+
+  /** Sets the prefix length private lookups use, and which prefixes hold a damaged record. */
+  usePrefixLength(length: number): void {
+    this.prefixLength = length;
+    this.damagedPrefixes = new Set(DAMAGED_INDEXES.map((i) => prefixOf(this.ws.domains[i]!, length)));
+  }
+
+  /** A bundle of an audited domain (its record with every proof), or of a never-audited one (its absence proven). */
+  bundle(domain: string, audited: boolean): Planned {
+    return {
+      kind: audited ? 'bundle' : 'bundle-never',
+      route: 'bundle',
+      path: bundlePath(domain),
+      authorization: this.bearer,
+      expect: audited ? 'record' : 'unverified',
+      domain,
+    };
+  }
+
+  /**
+   * A private lookup: the prefix of the domain's hash at the build's length; one digit longer when
+   * `wrongLength` (the gateway answers one length only: refused with INVALID_PREFIX).
+   */
+  lookup(domain: string, audited: boolean, wrongLength = false): Planned {
+    const prefix = prefixOf(domain, this.prefixLength + (wrongLength ? 1 : 0));
+    return {
+      kind: wrongLength ? 'lookup-length' : audited ? 'lookup' : 'lookup-never',
+      route: 'lookup',
+      path: `/v1/lookup/${prefix}`,
+      authorization: this.bearer,
+      expect: wrongLength ? 'invalid' : audited ? 'record' : 'unverified',
+      domain: wrongLength ? null : domain,
+    };
+  }
+
+  /** A domain for a private lookup whose prefix holds no damaged record. */
+  private lookupDomain(audited: boolean): string {
+    for (;;) {
+      const d = audited ? this.coldDomain() : this.neverDomain();
+      if (!this.damagedPrefixes.has(prefixOf(d, this.prefixLength))) return d;
+    }
+  }
+
+  private neverDomain(): string {
+    return `never-${Math.floor(this.rand() * 5000)}.example`;
   }
 
   next(): Planned {
     const r = this.rand();
     const targets = this.timeline.targets;
     if (targets.length > 0 && r < 0.04) return this.record(this.pick(targets), 'damaged', false);
-    if (r < 0.4) return this.record(this.ws.domains[Math.floor(this.rand() * HOT_COUNT)]!, 'hot');
-    if (r < 0.65) return this.record(this.coldDomain(), 'cold', false);
-    if (r < 0.78) {
-      const d = `never-${Math.floor(this.rand() * 5000)}.example`;
+    if (r < 0.3) return this.record(this.ws.domains[Math.floor(this.rand() * HOT_COUNT)]!, 'hot');
+    if (r < 0.5) return this.record(this.coldDomain(), 'cold', false);
+    if (r < 0.6) {
+      const d = this.neverDomain();
       const input = this.pick([d, d, `www.${d}`, `https://${d}/p?q=1`, d.toUpperCase()]);
-      return { kind: 'never', path: verifyPath(input), authorization: this.bearer, expect: 'unverified', domain: d };
+      return { kind: 'never', route: 'verify', path: verifyPath(input), authorization: this.bearer, expect: 'unverified', domain: d };
+    }
+    if (r < 0.68) {
+      const audited = this.rand() < 0.8;
+      return this.bundle(audited ? this.coldDomain() : this.neverDomain(), audited);
+    }
+    if (r < 0.76) {
+      const q = this.rand();
+      if (q < 0.1) return this.lookup(this.coldDomain(), true, true);
+      const audited = q < 0.8;
+      return this.lookup(this.lookupDomain(audited), audited);
     }
     if (r < 0.9) {
       const q = this.rand();
@@ -127,13 +195,20 @@ export class Mix {
             : q < 0.16
               ? '/v1/verify?domain='
               : verifyPath(this.pick(INVALID_INPUTS));
-      return { kind: 'invalid', path, authorization: this.bearer, expect: 'invalid', domain: null };
+      return { kind: 'invalid', route: 'verify', path, authorization: this.bearer, expect: 'invalid', domain: null };
     }
     // No key or a bad one: 401 before anything else, whatever the domain (key first, then domain).
     const authorization = this.pick(this.badAuth);
     const path =
       this.rand() < 0.7 ? verifyPath(this.ws.domains[Math.floor(this.rand() * HOT_COUNT)]!) : verifyPath(this.pick(INVALID_INPUTS));
-    return { kind: authorization === undefined ? 'noauth' : 'badkey', path, authorization, expect: 'unauthorized', domain: null };
+    return {
+      kind: authorization === undefined ? 'noauth' : 'badkey',
+      route: 'verify',
+      path,
+      authorization,
+      expect: 'unauthorized',
+      domain: null,
+    };
   }
 
   /** Any audited domain except the ones fault 3 damages. */

@@ -1,4 +1,5 @@
-import type { FaultReport } from './faults.ts';
+import { FAULT_COUNT, type FaultReport } from './faults.ts';
+import type { MirrorReport } from './mirrors.ts';
 import type { SoakOptions } from './options.ts';
 import type { RssSummary } from './rss.ts';
 import type { Stats } from './stats.ts';
@@ -15,6 +16,13 @@ export interface SoakReport {
   cpu: { gatewaySeconds: number | null; soakSeconds: number; cores: number };
   byStatus: Record<string, number>;
   byKind: Record<string, Record<string, number>>;
+  /** Outcomes by route: verify, bundle, lookup (private), mirror (runs of `mvr mirror`). */
+  byRoute: Record<string, Record<string, number>>;
+  /** Every refusal by code: the gateway's 4xx and 5xx, the mirrors', the refused build's. */
+  refusals: Record<string, number>;
+  /** Coded refusals that fit the fault in force (besides the expected 503s). */
+  expectedRefusals: { total: number; byCause: Record<string, number> };
+  mirrors: MirrorReport | null;
   wrongAnswers: { total: number; byReason: Record<string, number> };
   unexpected5xx: { total: number; byCause: Record<string, number> };
   expected503: { total: number; byCause: Record<string, number> };
@@ -41,6 +49,7 @@ export function makeReport(args: {
   rss: RssSummary | null;
   loadMs: number;
   hitMaxRequests: boolean;
+  mirrors: MirrorReport | null;
   cpu: SoakReport['cpu'];
   pid: number;
   crashed: string | null;
@@ -60,7 +69,10 @@ export function makeReport(args: {
     else if (!f.recovered) failures.push(`fault "${f.name}": the gateway did not recover by itself`);
     else if (!f.exercised) failures.push(`fault "${f.name}": injected but never seen by the load`);
   }
-  if (faults.length < 4) failures.push(`only ${faults.length} of 4 faults were injected`);
+  if (faults.length < FAULT_COUNT) failures.push(`only ${faults.length} of ${FAULT_COUNT} faults were injected`);
+  const m = args.mirrors;
+  if (!m || m.full === 0) failures.push('no mirror made a build live');
+  else if (m.resumed === 0 && m.maxPacks > 1) failures.push('no resumed mirror made a build live');
   if (!rss) failures.push('too few RSS samples after the warm-up');
   else if (!(rss.growthPct < RSS_GROWTH_LIMIT_PCT)) failures.push(`RSS grew ${rss.growthPct}% (limit ${RSS_GROWTH_LIMIT_PCT}%)`);
   return {
@@ -78,6 +90,10 @@ export function makeReport(args: {
     cpu: args.cpu,
     byStatus: obj(stats.byStatus),
     byKind: Object.fromEntries([...stats.byKind].map(([k, m]) => [k, obj(m)])),
+    byRoute: Object.fromEntries([...stats.byRoute].map(([k, m]) => [k, obj(m)])),
+    refusals: obj(stats.refusals),
+    expectedRefusals: { total: stats.sum(stats.expectedRefusals), byCause: obj(stats.expectedRefusals) },
+    mirrors: args.mirrors,
     wrongAnswers: { total: wrong, byReason: obj(stats.wrong) },
     unexpected5xx: { total: bad5xx, byCause: obj(stats.unexpected5xx) },
     expected503: { total: stats.sum(stats.expected503), byCause: obj(stats.expected503) },
@@ -125,6 +141,19 @@ export function formatReport(r: SoakReport): string {
     `5xx outside the fault windows = 0? ${mark(r.unexpected5xx.total === 0)} (${n(r.unexpected5xx.total)}${r.unexpected5xx.total ? `: ${list(r.unexpected5xx.byCause)}` : ''})`,
   );
   lines.push(`expected 503s: ${list(r.expected503.byCause)}`);
+  lines.push(`other coded refusals that fit the fault in force: ${list(r.expectedRefusals.byCause)}`);
+  lines.push(
+    `answers by route: ${Object.entries(r.byRoute)
+      .map(([route, m]) => `${route} (${list(m)})`)
+      .join('; ')}`,
+  );
+  lines.push(`refusals by code: ${list(r.refusals)}`);
+  if (r.mirrors) {
+    const m = r.mirrors;
+    lines.push(
+      `mirrors: ${m.runs} runs of mvr mirror, ${m.full} full and ${m.resumed} resumed made a build live (${m.interrupted} stopped after their first pack, then continued); ${n(m.packsFetched)} packs fetched, ${n(m.packsReused)} reused, ${n(m.recordsVerified)} records verified`,
+    );
+  }
   lines.push(
     `requests without an answer: ${n(r.transportErrors.total)}${r.transportErrors.total ? ` (${list(r.transportErrors.byCause)})` : ''}`,
   );
@@ -152,6 +181,14 @@ export function formatReport(r: SoakReport): string {
     );
     lines.push(
       `     max ${s.maxMb} MB of ${s.raw.samples} samples at 1/s (VmHWM ${s.peakHwmMb} MB); raw samples start ${s.raw.startMb} -> end ${s.raw.endMb} MB (${sign(s.raw.growthPct)}%, moves with GC timing)${s.start.heapUsedMb !== null ? `; V8 heap in use after GC ${s.start.heapUsedMb} -> ${s.end.heapUsedMb} MB (${sign(s.heapGrowthPct ?? 0)}%)` : ''}`,
+    );
+    // RSS over time: one sample every tenth of the run.
+    const step = Math.max(1, Math.floor(s.series.length / 10));
+    lines.push(
+      `     RSS over time (s: MB): ${s.series
+        .filter((_, i) => i % step === 0 || i === s.series.length - 1)
+        .map(([t, v]) => `${Math.round(t)}: ${v}`)
+        .join(', ')}`,
     );
   } else lines.push('RSS: not enough samples');
   if (r.examples.length) {

@@ -1,13 +1,16 @@
 import { setMaxListeners } from 'node:events';
+import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { KEY_SET_PATH } from '@merchant-verify/verifier';
+import { join } from 'node:path';
+import { KEY_SET_PATH, LOG_KEY_PATH } from '@merchant-verify/verifier';
 import { Pool } from 'undici';
 import { Checker } from './check.ts';
 import { type FaultReport, runFaults } from './faults.ts';
 import { cpuSeconds, freePort, GatewayProcess } from './gateway-process.ts';
 import { HeapInspector } from './inspector.ts';
 import { cleanup, guardProcess, log, signalExit, signalledBy, state, stop } from './lifecycle.ts';
-import { getJson, Mix, runLoad, send } from './load.ts';
+import { getJson, Mix, prefixOf, runLoad, send } from './load.ts';
+import { type MirrorReport, runMirrors } from './mirrors.ts';
 import { parseOptions, type SoakOptions, UsageError } from './options.ts';
 import { formatReport, makeReport } from './report.ts';
 import { RssSampler } from './rss.ts';
@@ -18,16 +21,20 @@ import { buildAndMark, makeTempDir, prepareWorkspace } from './workspace.ts';
 
 /**
  * `npm run soak`: a bounded soak of the real gateway (`node bin/mvr.js serve`, its own process)
- * on a real build in a temp folder, with every answer checked (check.ts) and four faults
- * injected on a schedule (faults.ts): a rebuild, the records folder away for 2 s, damaged
- * record files, a key rotation.
+ * on a real build (logged, witnessed by three real witnesses) in a temp folder, with every answer
+ * checked (check.ts) and five faults injected on a schedule (faults.ts): a rebuild, the records
+ * folder away for 2 s, damaged record files, a key rotation, a witness outage. The load mixes
+ * plain lookups, bundles and private lookups (load.ts); beside it, `mvr mirror` runs, full and
+ * resumed, one after another (mirrors.ts).
  *
  * Options: --seconds 60 --concurrency 64 --audits 20000 --cache-mb 2 --seed 42 --max-requests N
  * --json. --seconds is the planned load; when a fault (a build under load) is still running then,
  * the load goes on until it ends plus 3 s, never more than max(60 s, --seconds) longer.
  *
- * Passes when: no wrong answer, no 5xx outside the fault windows, no request without an answer,
- * every fault injected, seen and recovered from without a restart, and the gateway's RSS grew
+ * Passes when: no wrong answer, no 5xx outside the fault windows, every refusal coded with a code
+ * the registry has that fits the fault in force, no request without an answer, every fault
+ * injected, seen and recovered from without a restart, mirrors made a build live in full and
+ * (for a build of more than one pack) resumed, and the gateway's RSS grew
  * less than 10% between the end of the warm-up (10% of --seconds) and the end of the load. Those
  * two RSS readings are taken right after a full GC forced through the gateway's inspector
  * (node --inspect on a loopback port of its own): raw samples swing by tens of MB with the GC's
@@ -62,8 +69,11 @@ const watchdog = guardProcess((600 + options.seconds * 3 + options.audits / 500)
 async function main(opts: SoakOptions): Promise<number> {
   const dir = (state.dir = await makeTempDir());
   log(`temp folder ${dir}`);
-  log(`generating ${opts.audits.toLocaleString('en-US')} audits (seed ${opts.seed}), a signing key and API keys`);
+  log(
+    `generating ${opts.audits.toLocaleString('en-US')} audits (seed ${opts.seed}), a signing key, a log key and its three witnesses, API keys`,
+  );
   const ws = await prepareWorkspace(dir, opts.audits, opts.seed);
+  state.witnesses = ws.witnesses;
   const timeline = new Timeline(performance.now(), GRACE_MS);
   const initial = await buildAndMark(ws, timeline, 'initial');
   log(`initial build: ${initial.summary.records.toLocaleString('en-US')} records in ${(initial.summary.durationMs / 1000).toFixed(1)} s`);
@@ -111,7 +121,10 @@ async function main(opts: SoakOptions): Promise<number> {
   const verifiers = (state.verifiers = new VerifyPool(Math.max(1, Math.min(4, availableParallelism() - 1))));
   const checker = new Checker(timeline, keys, stats, verifiers);
   checker.indexOf = (d) => ws.indexOf.get(d);
+  // Bundles and private lookups are checked with the log's key and the witnesses' policy, as a client holding them does.
+  verifiers.trust((await readFile(join(ws.publicDir, LOG_KEY_PATH), 'utf8')).trim(), ws.witnesses.clientPolicy);
   const mix = new Mix(ws, timeline, opts.seed);
+  mix.usePrefixLength(await prefixLength(pool, ws.apiKey, ws.domains[0]!));
   await keys.refresh(0);
   const first = await checker.record(await send(pool, mix.record(ws.domains[0]!, 'probe', false)));
   if (first.outcome !== 'ok') throw new Error(`the very first request was already wrong (${first.reason}); not starting the load`);
@@ -126,7 +139,7 @@ async function main(opts: SoakOptions): Promise<number> {
   const plannedEnd = t0 + opts.seconds * 1000;
   const hardEnd = plannedEnd + Math.max(60_000, opts.seconds * 1000);
   const deadline = () => (faultsDone === null ? hardEnd : Math.min(hardEnd, Math.max(plannedEnd, faultsDone + TAIL_MS)));
-  log(`load: ${opts.seconds} s, ${opts.concurrency} in flight; faults at 15%, 35%, 50%, 65% of the run`);
+  log(`load: ${opts.seconds} s, ${opts.concurrency} in flight; faults at 15%, 35%, 50%, 65%, 80% of the run`);
   const faultsRun: Promise<FaultReport[]> = runFaults({
     ws,
     timeline,
@@ -138,6 +151,17 @@ async function main(opts: SoakOptions): Promise<number> {
     signal: stop.signal,
     log,
   }).finally(() => (faultsDone = performance.now()));
+  const mirrorsRun: Promise<MirrorReport | null> = runMirrors({
+    ws,
+    url: gateway.url,
+    timeline,
+    stats,
+    until: () => stop.signal.aborted || performance.now() >= deadline(),
+    log,
+  }).catch((error: Error) => {
+    log(`mirrors failed: ${error.stack ?? error.message}`);
+    return null;
+  });
   const warmupMs = opts.seconds * 100;
   let measuring: Promise<unknown> | null = null;
   const readings = setInterval(() => {
@@ -179,6 +203,7 @@ async function main(opts: SoakOptions): Promise<number> {
   const gatewayCpuEnd = await cpuSeconds(gateway.pid).catch(() => null);
   const soakCpu = process.cpuUsage(soakCpuStart);
   const faults = await faultsRun;
+  const mirrors = await mirrorsRun;
   await measuring;
   // The load stopped before the end reading was due (--max-requests): take it now.
   if (sampler.start && !sampler.end && !signalledBy() && gateway.alive()) sampler.end = await sampler.point().catch(() => undefined);
@@ -191,6 +216,7 @@ async function main(opts: SoakOptions): Promise<number> {
     rss: sampler.summary(warmupMs),
     loadMs,
     hitMaxRequests: load.hitMaxRequests,
+    mirrors,
     cpu: {
       gatewaySeconds: gatewayCpuStart !== null && gatewayCpuEnd !== null ? Math.round((gatewayCpuEnd - gatewayCpuStart) * 10) / 10 : null,
       soakSeconds: Math.round((soakCpu.user + soakCpu.system) / 1e5) / 10,
@@ -201,6 +227,21 @@ async function main(opts: SoakOptions): Promise<number> {
   });
   process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report)}\n`);
   return report.pass ? 0 : 1;
+}
+
+/** The prefix length the gateway answers private lookups at: asked as a client does, one hex digit more after each INVALID_PREFIX. */
+async function prefixLength(pool: Pool, apiKey: string, domain: string): Promise<number> {
+  for (let length = 1; length <= 8; length++) {
+    const res = await pool.request({
+      method: 'GET',
+      path: `/v1/lookup/${prefixOf(domain, length)}`,
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    const body = await res.body.text();
+    if (res.statusCode === 200) return length;
+    if (res.statusCode !== 400) throw new Error(`GET /v1/lookup/: ${res.statusCode} ${body.slice(0, 200)}`);
+  }
+  throw new Error('the gateway refused every prefix up to 8 hex digits');
 }
 
 let code = 1;

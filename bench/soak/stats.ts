@@ -8,6 +8,12 @@ export class Stats {
   total = 0;
   readonly byStatus = new Map<string, number>();
   readonly byKind = new Map<Kind, Map<string, number>>();
+  /** Outcomes by route (plain lookup, bundle, private lookup, mirror). */
+  readonly byRoute = new Map<string, Map<string, number>>();
+  /** Every refusal by its code: the gateway's (4xx, 5xx) and the mirror's. */
+  readonly refusals = new Map<string, number>();
+  /** Coded refusals that fit the fault in force, by why. */
+  readonly expectedRefusals = new Map<string, number>();
   readonly wrong = new Map<string, number>();
   readonly unexpected5xx = new Map<string, number>();
   readonly expected503 = new Map<string, number>();
@@ -28,6 +34,7 @@ export class Stats {
     if (outcome === 'wrong') inc(this.wrong, reason);
     else if (outcome === 'unexpected-5xx') inc(this.unexpected5xx, reason);
     else if (outcome === 'expected-503') inc(this.expected503, reason);
+    else if (outcome === 'expected-refusal') inc(this.expectedRefusals, reason);
     else if (outcome === 'transport-error') inc(this.transport, reason);
   }
 

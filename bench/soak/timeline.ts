@@ -6,6 +6,8 @@
 export interface BuildMark {
   index: number;
   label: string;
+  /** The build's id (its statement's `build`), once runBuild returned; null while it runs or when it was refused. */
+  buildId: string | null;
   /** `issued_at` every record of this build carries. */
   issuedAt: string;
   /** The key that signs this build. */
@@ -75,6 +77,14 @@ export class Timeline {
     return index;
   }
 
+  /** A build went live while the request ran, or within the grace before it started. */
+  nearSwap(start: number, end: number): boolean {
+    return this.builds.some((b) => {
+      const live = this.liveAt(b);
+      return live !== null && live <= end && start <= live + this.graceMs;
+    });
+  }
+
   /** The request overlapped an outage (or its grace after the folder came back). */
   overlapsOutage(start: number, end: number): boolean {
     return this.outages.some((o) => end >= o.start && (o.end === null || start <= o.end + this.graceMs));
@@ -93,7 +103,8 @@ export class Timeline {
 
   /** How long after the next build went live a request answered from this one was sent (0 if none is live yet). */
   lagBehind(buildIndex: number, start: number): number {
-    const newer = this.builds[buildIndex + 1];
+    // The next build that went live: one refused before its swap (the witness outage) never did.
+    const newer = this.builds.slice(buildIndex + 1).find((b) => this.liveAt(b) !== null);
     const live = newer ? this.liveAt(newer) : null;
     return live !== null && start > live ? start - live : 0;
   }

@@ -1,11 +1,37 @@
 import { parentPort } from 'node:worker_threads';
-import { verifyRecord } from '@merchant-verify/verifier';
+import { parsePolicy, type TlogPolicy, verdictOf, verifyBundle, verifyPrefixAnswer, verifyRecord } from '@merchant-verify/verifier';
 import type { VerifyReply, VerifyRequest } from './verify-pool.ts';
 
-/** Runs verifyRecord (the portable verifier, @noble/ed25519) off the client's event loop. */
+/**
+ * Runs the portable verifier (@noble/ed25519) off the client's event loop: verifyRecord for a
+ * plain lookup, verifyBundle for a bundle, verifyPrefixAnswer for a private lookup; the last two
+ * with the log's key and the witnesses' policy, as a client holding them checks.
+ */
 const keySets = new Map<number, unknown>();
+let trust: { log: { vkey: string }; policy: TlogPolicy } | null = null;
+
+function verify(m: Extract<VerifyRequest, { type: 'verify' }>): Omit<VerifyReply, 'id'> {
+  const keySet = keySets.get(m.version);
+  const answer: unknown = JSON.parse(m.body);
+  if (m.route === 'verify') {
+    const r = verifyRecord(answer, keySet, { domain: m.domain });
+    return r.valid ? { code: null, message: null, answer: null } : { code: r.code, message: r.message, answer: null };
+  }
+  if (!trust) throw new Error('no log key and policy given to the verify worker');
+  if (m.route === 'bundle') {
+    const v = verifyBundle({ bundle: answer, domain: m.domain, keySet, ...trust });
+    const { code, message } = verdictOf(v);
+    return { code, message, answer: v.answer };
+  }
+  const v = verifyPrefixAnswer({ domain: m.domain, answer, keySet, ...trust });
+  return { code: v.code, message: v.message, answer: v.answer };
+}
 
 parentPort!.on('message', (m: VerifyRequest) => {
+  if (m.type === 'trust') {
+    trust = { log: { vkey: m.vkey }, policy: parsePolicy(m.policy) };
+    return;
+  }
   if (m.type === 'key-set') {
     keySets.set(m.version, m.keySet);
     for (const v of keySets.keys()) if (v < m.version - 1) keySets.delete(v);
@@ -13,11 +39,10 @@ parentPort!.on('message', (m: VerifyRequest) => {
   }
   let reply: VerifyReply;
   try {
-    const r = verifyRecord(JSON.parse(m.body), keySets.get(m.version), { domain: m.domain });
-    reply = r.valid ? { id: m.id, valid: true, keyId: r.keyId } : { id: m.id, valid: false, code: r.code, message: r.message };
+    reply = { id: m.id, ...verify(m) };
   } catch (error) {
     // parseKeySet throws on a key set it refuses (a private key in it, not a JWK Set...).
-    reply = { id: m.id, valid: false, code: 'KEY_SET_REFUSED', message: (error as Error).message };
+    reply = { id: m.id, code: 'KEY_SET_REFUSED', message: (error as Error).message, answer: null };
   }
   parentPort!.postMessage(reply);
 });

@@ -9,13 +9,15 @@ import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { type BuildSummary, runBuild } from '../../builder/build.ts';
 import { CURRENT_LINK } from '../../core/layout.ts';
 import { defaultSchemaUrl } from '../../core/record.ts';
+import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { activeKid, keygen } from '../../keyring/signing-keys.ts';
 import { generateAudits } from '../generate-audits.ts';
 import type { BuildMark, Timeline } from './timeline.ts';
+import { SoakWitnesses } from './witnesses.ts';
 
 const ISSUER = 'merchant-verify.example';
 
-/** The soak's temp folder: audits, keys, records, public key set, API keys. */
+/** The soak's temp folder: audits, keys (signing, log, API), records, public files (key set, log), witnesses. */
 export interface Workspace {
   dir: string;
   auditsDir: string;
@@ -31,13 +33,20 @@ export interface Workspace {
   scores: (number | null)[];
   apiKey: string;
   revokedKey: string;
+  /** A key of the mirror scope, for `mvr mirror --from` the gateway. */
+  mirrorKey: string;
+  /** The log's witnesses; every build goes live only once two of three cosigned its checkpoint. */
+  witnesses: SoakWitnesses;
 }
 
 export async function makeTempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'mvr-soak-'));
 }
 
-/** Generates the audits, makes a signing key and two API keys (one revoked). The first build is separate. */
+/**
+ * Generates the audits, makes a signing key, a log key and its three witnesses, and three API keys
+ * (one revoked, one of the mirror scope). The first build is separate.
+ */
 export async function prepareWorkspace(dir: string, audits: number, seed: number): Promise<Workspace> {
   const ws: Workspace = {
     dir,
@@ -52,6 +61,8 @@ export async function prepareWorkspace(dir: string, audits: number, seed: number
     scores: [],
     apiKey: '',
     revokedKey: '',
+    mirrorKey: '',
+    witnesses: null as unknown as SoakWitnesses,
   };
   await mkdir(ws.auditsDir, { recursive: true });
   const out = createWriteStream(ws.auditsFile);
@@ -66,6 +77,9 @@ export async function prepareWorkspace(dir: string, audits: number, seed: number
     ws.scores.push(audit.score);
   }
   await keygen(ws.keysDir);
+  await createLogKey(ws.keysDir, logOrigin(ISSUER));
+  ws.witnesses = await SoakWitnesses.start(ws.keysDir, dir);
+  ws.mirrorKey = (await createApiKey(ws.apiKeysFile, 'soak-mirror', { scopes: ['mirror'] })).key;
   ws.apiKey = (await createApiKey(ws.apiKeysFile, 'soak')).key;
   const revoked = await createApiKey(ws.apiKeysFile, 'soak-revoked');
   await revokeApiKey(ws.apiKeysFile, revoked.entry.id);
@@ -92,6 +106,7 @@ export async function buildAndMark(
   const mark: BuildMark = {
     index: timeline.builds.length,
     label,
+    buildId: null,
     issuedAt: formatTimestamp(now),
     keyId,
     scores: [...ws.scores],
@@ -100,6 +115,7 @@ export async function buildAndMark(
     doneAt: null,
   };
   timeline.builds.push(mark);
+  // A build refused before going live (the witness outage) never swaps: its mark stays unlive.
   // The swap is one rename of the `current` link, inside runBuild: watch for it (every 10 ms, only while the build runs).
   const link = join(ws.recordsDir, CURRENT_LINK);
   const before = await readlink(link).catch(() => null);
@@ -123,9 +139,11 @@ export async function buildAndMark(
     schemaUrl: defaultSchemaUrl(ISSUER),
     now,
     workers,
+    witnessPolicy: ws.witnesses.policyFile,
     onWarning: () => undefined,
   }).finally(() => clearInterval(watch));
   mark.doneAt = performance.now();
+  mark.buildId = summary.buildId;
   mark.swappedAt ??= mark.doneAt;
   if (summary.issuedAt !== mark.issuedAt || summary.keyId !== keyId || summary.records !== ws.domains.length) {
     throw new Error(`build ${label} is not what was asked: ${summary.issuedAt} ${summary.keyId} ${summary.records} records`);
