@@ -89,7 +89,13 @@ export class LogProofs {
    * signed. The log only grows, so today's tiles still prove an older, smaller tree.
    */
   async proofFor(domain: string, kept?: string): Promise<ProvenRecord> {
-    const build = kept ?? (await this.store.logBuild());
+    // The live build is the one the records service answers from (its map taken), not the store's newer
+    // pointer: a record and its proof read a moment apart around a swap are of one build.
+    let build = kept;
+    if (build === undefined) {
+      await this.store.logBuild(); // a store that keeps no log says so here
+      build = (await this.records.buildMap()).build;
+    }
     const path = recordPath(domain);
     // Only the build's map says "never audited"; a record it lists must be in its pack (UNAVAILABLE
     // otherwise), and a kept build pruned since the caller looked is BUILD_NOT_FOUND.
