@@ -4,6 +4,7 @@ import type { RateLimiter } from '../access/rate-limit.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { RecordsService, RejectionKind, StoreReadOutcome } from '../service/records.ts';
 import { storeMetrics } from './metrics-store.ts';
+import type { AnswerWrites } from './streams.ts';
 
 /** What the metrics read from the gateway's services at each scrape. */
 export interface WatchedServices {
@@ -11,6 +12,7 @@ export interface WatchedServices {
   history: Pick<BuildHistory, 'builds'> | null;
   apiKeys: Pick<ApiKeyStore, 'counts'>;
   limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };
+  writes: Pick<AnswerWrites, 'idleCuts' | 'refused' | 'openStreams'>;
   redisUp: (() => boolean) | null;
 }
 
@@ -144,6 +146,24 @@ export class GatewayMetrics {
           if (limiter) this.inc({ policy: limiter.policy.name }, limiter.refusals);
       },
     });
+    pulledCounter(
+      r,
+      'mvr_write_idle_cuts_total',
+      'Connections cut because their client took nothing of a write for the idle deadline (MVR_WRITE_IDLE_MS).',
+      () => services.writes.idleCuts,
+    );
+    pulledCounter(
+      r,
+      'mvr_streams_refused_total',
+      'Streamed answers (mirror files) refused TOO_MANY_STREAMS: their key held all its streams in this process (--streams-per-key).',
+      () => services.writes.refused,
+    );
+    pulledGauge(
+      r,
+      'mvr_streams_open',
+      'Streamed answers (mirror files) being written now, all keys together.',
+      () => services.writes.openStreams,
+    );
     const keys = () => services.apiKeys.counts();
     pulledCounter(
       r,

@@ -11,7 +11,7 @@ import {
   PACK_INDEX_FILE,
   PACKS_DIR,
 } from '../core/layout.ts';
-import { READ_LIMITS } from '../core/limits.ts';
+import { ANSWER_LIMITS } from '../core/limits.ts';
 import type { BuildHistory } from './history.ts';
 import type { RecordsService } from './records.ts';
 
@@ -38,11 +38,11 @@ const NAMED: Record<string, { type: string; whole: boolean }> = {
 const PACK_FILE = new RegExp(`^${PACKS_DIR}/([0-9a-f]{64})\\.jsonl$`);
 
 /**
- * The bytes a file of a build is read in when it is not read whole: the most one ranged read of a
- * pack may be (core/limits.ts, the chunk `mvr mirror` asks for too), so a pack of any size costs the
- * gateway this much memory per answer, not its size.
+ * The bytes a file of a build is read in when it is not read whole, and written at once: the chunk
+ * of a streamed answer (core/limits.ts, the most one ranged read of a pack may be, the chunk
+ * `mvr mirror` asks for too), so a pack of any size costs the gateway this much memory per answer, not its size.
  */
-export const MIRROR_CHUNK_BYTES = READ_LIMITS.packRange.bytes;
+export const MIRROR_CHUNK_BYTES = ANSWER_LIMITS.writeChunkBytes;
 
 /** Whether a mirror may ask for a file of that name (`packs/<sha256 hex>.jsonl`, or one of the build's named files). */
 export function isMirrorFile(file: string): boolean {

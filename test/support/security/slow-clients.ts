@@ -23,7 +23,12 @@ const KNOWN = 'acme-outdoor.example';
 /** The front door's timeouts: longer than the whole file may take on a loaded machine. */
 export const FRONT_DOOR_TIMEOUTS: Partial<ConnectionTimeouts> = { headersMs: 300_000, requestMs: 300_000 };
 /** The short gateway's timeouts. */
-const SHORT: ConnectionTimeouts = { headersMs: 600, requestMs: 1_200, keepAliveMs: 300 };
+const SHORT: ConnectionTimeouts = {
+  headersMs: 600,
+  requestMs: 1_200,
+  keepAliveMs: 300,
+  writeIdleMs: DEFAULT_CONNECTION_TIMEOUTS.writeIdleMs,
+};
 /** How long the test waits for a close it expects (an upper bound, not a sleep: it ends at the close). */
 const CLOSE_BOUND_MS = 5_000;
 
