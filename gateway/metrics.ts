@@ -4,7 +4,6 @@ import type { RateLimiter } from '../access/rate-limit.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { RecordsService, RejectionKind, StoreReadOutcome } from '../service/records.ts';
 import { storeMetrics } from './metrics-store.ts';
-import type { AnswerWrites } from './streams.ts';
 
 /** What the metrics read from the gateway's services at each scrape. */
 export interface WatchedServices {
@@ -12,7 +11,8 @@ export interface WatchedServices {
   history: Pick<BuildHistory, 'builds'> | null;
   apiKeys: Pick<ApiKeyStore, 'counts'>;
   limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };
-  writes: Pick<AnswerWrites, 'idleCuts' | 'refused' | 'openStreams'>;
+  /** The answer writes' counts (gateway/streams.ts). */
+  writes: { readonly idleCuts: number; readonly refused: number; readonly openStreams: number };
   redisUp: (() => boolean) | null;
 }
 
