@@ -61,7 +61,7 @@ export const SERVE_OPTIONS = {
     flag: null,
     env: 'MVR_WRITE_IDLE_MS',
     fallback: String(ANSWER_LIMITS.writeIdleMs),
-    description: 'ms a client may take nothing of a write (a chunk of a mirror file, an answer) before its connection is cut',
+    description: 'ms a client has to take a write (a 256 KiB chunk of a mirror file, an answer) before its connection is cut',
     schema: wholeNumber(1),
   },
   trustProxy: {

@@ -97,7 +97,7 @@ export const ANSWER_LIMITS = {
   streamsPerKey: 8,
   /** Bytes of a streamed answer written at once, and read from the store at once (a pack's range). */
   writeChunkBytes: READ_LIMITS.packRange.bytes,
-  /** How long a client may take nothing of a write before its connection is cut (ms; `MVR_WRITE_IDLE_MS`). */
+  /** How long a client has to take a write (a chunk, an answer) before its connection is cut (ms; `MVR_WRITE_IDLE_MS`). */
   writeIdleMs: 30_000,
 } as const;
 

@@ -154,6 +154,6 @@ export interface ConnectionTimeouts {
   requestMs: number;
   /** An idle keep-alive connection is closed after this. */
   keepAliveMs: number;
-  /** A client that takes nothing of a write for this long has its connection cut (ANSWER_LIMITS.writeIdleMs by default). */
+  /** A client that has not taken a write within this long has its connection cut (ANSWER_LIMITS.writeIdleMs by default). */
   writeIdleMs: number;
 }

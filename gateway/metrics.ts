@@ -149,7 +149,7 @@ export class GatewayMetrics {
     pulledCounter(
       r,
       'mvr_write_idle_cuts_total',
-      'Connections cut because their client took nothing of a write for the idle deadline (MVR_WRITE_IDLE_MS).',
+      'Connections cut because their client did not take a write within the idle deadline (MVR_WRITE_IDLE_MS).',
       () => services.writes.idleCuts,
     );
     pulledCounter(

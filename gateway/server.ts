@@ -24,7 +24,7 @@ export interface RunningGateway {
 /**
  * Slow clients: the head of a request must arrive within `headersMs` and the whole request within
  * `requestMs`, checked by node:http every CHECK_MS (node:http answers 408 and closes); an idle
- * keep-alive connection is closed after `keepAliveMs`; a client that takes nothing of a write for
+ * keep-alive connection is closed after `keepAliveMs`; a client that has not taken a write within
  * `writeIdleMs` is cut (gateway/streams.ts). node:http also answers what it cannot
  * parse (400, 431) itself, only while no response is in flight.
  */

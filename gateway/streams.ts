@@ -11,7 +11,7 @@ type Watched = ServerResponse & { [LAST_WRITE]?: NodeJS.Timeout };
  * ANSWER_LIMITS):
  * - a key holds at most `perKey` streamed answers (mirror files) at once in this process: past it,
  *   TOO_MANY_STREAMS (429, Retry-After 1); a slot is given back when its answer closes, however;
- * - a write the client has taken nothing of for `idleMs` (a chunk of a stream, or an answer's last
+ * - a write the client has not taken within `idleMs` (a chunk of a stream, or an answer's last
  *   write) cuts the connection: counted, logged at info. A client that stops reading so costs one
  *   chunk beside the socket's buffer, for `idleMs`, and never a slot for longer.
  * Per process, not per gateway fleet: a cap shared through Redis would cost a round trip per stream
@@ -22,7 +22,7 @@ export class AnswerWrites {
   private readonly openAnswers = new Set<ServerResponse>();
   /** Streams refused at the cap since start. */
   refused = 0;
-  /** Connections cut since start, their client having taken nothing of a write for `idleMs`. */
+  /** Connections cut since start, their client not having taken a write within `idleMs`. */
   idleCuts = 0;
 
   constructor(
@@ -109,7 +109,7 @@ export class AnswerWrites {
     this.idleCuts++;
     this.log({
       level: 'info',
-      msg: 'client took nothing of a write for the idle deadline; connection cut',
+      msg: 'client did not take a write within the idle deadline; connection cut',
       path: res.req.url?.split('?', 1)[0],
       idle_ms: this.idleMs,
       buffered_bytes: res.writableLength,

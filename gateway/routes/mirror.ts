@@ -72,7 +72,7 @@ async function sendFile(event: H3Event, file: MirrorFile, services: GatewayServi
   if (range) res.setHeader('content-range', `bytes ${start}-${end}/${file.size}`);
   res.setHeader('content-length', end - start + 1);
   // Past the first chunk a failure cuts the connection (the app's error path): the client sees fewer bytes than promised.
-  // A client that takes nothing of a chunk for the idle deadline is cut (services.writes): the loop ends at once.
+  // A client that has not taken a chunk within the idle deadline is cut (services.writes): the loop ends at once.
   for (let chunk = first, at = start; chunk; ) {
     at += chunk.length;
     const taken = services.writes.write(res, chunk);
