@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
 import { TooManyStreamsError } from '../core/errors.ts';
-import type { LogLine } from './context.ts';
 
 /** The idle timer of an answer's last write, kept on the answer so its listeners are made once, not per request. */
 const LAST_WRITE = Symbol('lastWriteTimer');
@@ -28,7 +27,8 @@ export class AnswerWrites {
   constructor(
     readonly perKey: number,
     readonly idleMs: number,
-    private readonly log: (line: LogLine) => void,
+    /** The gateway's log (its LogLine; typed here by shape, as context.ts names this module). */
+    private readonly log: (line: Record<string, unknown> & { level: 'info'; msg: string }) => void,
   ) {}
 
   /** Takes one of `keyId`'s stream slots for `res`, given back when `res` closes (finished, failed or cut); TOO_MANY_STREAMS when the key holds them all. */
