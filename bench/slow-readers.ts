@@ -155,6 +155,8 @@ try {
   sockets.push(...readers.map((r) => r.socket));
   const statuses = await Promise.all(readers.map((r) => r.status));
   const count = (s: number) => statuses.filter((x) => x === s).length;
+  // A client told 429 goes away: the held state is the streams the gateway took.
+  for (const [i, r] of readers.entries()) if (statuses[i] === 429) r.socket.destroy();
   const held = await rssMb(pid);
   const beside = await rounds();
   const peak = Math.max(held, await rssMb(pid));
