@@ -144,9 +144,18 @@ export function slowClientSuite(get: () => FrontDoor): void {
       }
     });
 
-    it('the timeouts default to 10 s for the head, 30 s for the request and 5 s idle, and bad ones are refused at start', () => {
-      expect(DEFAULT_CONNECTION_TIMEOUTS).toEqual({ headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 });
-      expect(connectionTimeouts({ headersMs: 600 })).toEqual({ headersMs: 600, requestMs: 30_000, keepAliveMs: 5_000 });
+    it('the timeouts default to 10 s for the head, 30 s for the request, 5 s idle and 30 s for a write, and bad ones are refused at start', () => {
+      expect(DEFAULT_CONNECTION_TIMEOUTS).toEqual({ headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000, writeIdleMs: 30_000 });
+      expect(connectionTimeouts({ headersMs: 600 })).toEqual({
+        headersMs: 600,
+        requestMs: 30_000,
+        keepAliveMs: 5_000,
+        writeIdleMs: 30_000,
+      });
+      expect(thrown(() => connectionTimeouts({ writeIdleMs: 0 }))).toMatchObject({
+        code: 'INVALID_CONFIG',
+        message: expect.stringContaining('writeIdleMs'),
+      });
       expect(thrown(() => connectionTimeouts({ keepAliveMs: 0 }))).toMatchObject({
         code: 'INVALID_CONFIG',
         message: expect.stringContaining('keepAliveMs'),
