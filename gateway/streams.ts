@@ -86,7 +86,8 @@ export class AnswerWrites {
    * written; armed when the answer is ended, cleared when the client has taken it (`finish`) or is gone.
    */
   watch(res: ServerResponse): void {
-    res.once('prefinish', this.armLastWrite);
+    // `on`, not `once`: an answer ends once, and `once` would wrap each listener in a closure of its own.
+    res.on('prefinish', this.armLastWrite);
   }
 
   // Made once: an answer's listeners and timer take no closure of their own.
@@ -99,8 +100,8 @@ export class AnswerWrites {
     return function arm(this: Watched) {
       if (this.writableFinished) return;
       this[LAST_WRITE] = setTimeout(cut, idleMs(), this);
-      this.once('finish', taken);
-      this.once('close', taken);
+      this.on('finish', taken);
+      this.on('close', taken);
     };
   })();
 
