@@ -16,6 +16,7 @@ import { ANSWER_LIMITS, quotaUnitsOf } from '../../core/limits.ts';
 import { runCli } from '../support/cli.ts';
 import { addApiKey, cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
+import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
 import { needing } from '../support/programs.ts';
 import { makeProject, type Project } from '../support/project.ts';
 import { REDIS, startRedis } from '../support/redis-server.ts';
@@ -159,7 +160,12 @@ describe('streams a key holds, and clients that stop reading', () => {
   });
 
   it('a client that reads nothing is cut after the idle deadline, logged and counted, and its slot given back', async () => {
-    const g = await startTestGateway(await makeProject(), { streamsPerKey: 1, now: NOW, connectionTimeouts: { writeIdleMs: 200 } });
+    const g = await startTestGateway(await makeProject(), {
+      streamsPerKey: 1,
+      now: NOW,
+      connectionTimeouts: { writeIdleMs: 200 },
+      metrics: { listen: { host: '127.0.0.1', port: 0 } },
+    });
     const key = (await addApiKey(g, 'a', ['mirror'])).key;
     const pack = await addPack(g.project, 24 * MiB);
     const build = await liveBuild(g, key);
@@ -172,5 +178,7 @@ describe('streams a key holds, and clients that stop reading', () => {
     await waitFor(() => writes.openStreams === 0, 'the slot of the client cut given back');
     const next = await g.request(`/v1/mirror/builds/${build}/statement.json`, { key });
     expect(next.status).toBe(200);
+    const metrics = parseMetrics(await (await fetch(g.gateway.metricsUrl!)).text());
+    expect([sampleOf(metrics, 'mvr_write_idle_cuts_total'), sampleOf(metrics, 'mvr_streams_open')]).toEqual([1, 0]);
   });
 });
