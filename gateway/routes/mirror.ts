@@ -60,10 +60,10 @@ async function sendFile(event: H3Event, file: MirrorFile, services: GatewayServi
   if (matchesIfNoneMatch(req.headers['if-none-match'], file.etag)) return sendAnswer(event, { status: 304, headers, body: null });
   const range = requestedRange(req.headers.range, file.size);
   const [start, end] = range ?? [0, file.size - 1];
-  const sending = event.method === 'HEAD' ? 0 : end + 1 - start;
   // Paid up front, from the length asked for, while a refusal can still be a clean 429: the
   // request's one unit was paid at the gate, the rest of the bytes' units here.
-  if (quotaUnitsOf(sending) > 1) await chargeQuota(event, services, keyId, quotaUnitsOf(sending) - 1);
+  const units = quotaUnitsOf(event.method === 'HEAD' ? 0 : end + 1 - start);
+  if (units > 1) await chargeQuota(event, services, keyId, units - 1);
   // The first chunk is read before any header is set: a store that fails then gets a clean problem answer.
   const first = event.method === 'HEAD' || end < start ? null : await file.read(start, Math.min(MIRROR_CHUNK_BYTES, end + 1 - start));
   const res = event.node.res;
