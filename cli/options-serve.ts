@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseTrustedProxies } from '../access/client-address.ts';
+import { ANSWER_LIMITS } from '../core/limits.ts';
 import { wholeNumber } from './option-schemas.ts';
 
 // The gateway's own options (serve, dev): where it listens, its metrics, cache and limits. Part of
@@ -48,6 +49,20 @@ export const SERVE_OPTIONS = {
     fallback: '600',
     description: 'requests per minute per client address without a valid key, 0 = off',
     schema: wholeNumber(0),
+  },
+  streamsPerKey: {
+    flag: 'streams-per-key',
+    env: 'MVR_STREAMS_PER_KEY',
+    fallback: String(ANSWER_LIMITS.streamsPerKey),
+    description: 'streamed answers (mirror files) one API key may have open at once in each gateway process',
+    schema: wholeNumber(1),
+  },
+  writeIdleMs: {
+    flag: null,
+    env: 'MVR_WRITE_IDLE_MS',
+    fallback: String(ANSWER_LIMITS.writeIdleMs),
+    description: 'ms a client has to take a write (a 256 KiB chunk of a mirror file, an answer) before its connection is cut',
+    schema: wholeNumber(1),
   },
   trustProxy: {
     flag: 'trust-proxy',

@@ -28,6 +28,7 @@ export const ERROR_REGISTRY = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type', exit: 1 },
   RANGE_NOT_SATISFIABLE: { status: 416, title: 'Range not satisfiable', exit: 1 },
   RATE_LIMITED: { status: 429, title: 'Too many requests', exit: 1 },
+  TOO_MANY_STREAMS: { status: 429, title: 'Too many streams', exit: 1 },
   INTERNAL: { status: 500, title: 'Internal error', exit: 1, detail: 'an unexpected error occurred' },
   STORE_UNAVAILABLE: {
     status: 503,

@@ -153,6 +153,17 @@ export class RateLimitedError extends MvrError {
   }
 }
 
+/** The key already holds as many streamed answers (mirror files) as one gateway process gives a key at once; `retryAfterSeconds` says when to try again. */
+export class TooManyStreamsError extends MvrError {
+  static readonly code = 'TOO_MANY_STREAMS';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(TooManyStreamsError.code, message);
+  }
+}
+
 /** The records store (folder or origin) cannot be read at all. */
 export class StoreUnavailableError extends MvrError {
   static readonly code = 'STORE_UNAVAILABLE';

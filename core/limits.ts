@@ -82,6 +82,31 @@ export const PUBLIC_LIMITS = {
 } as const;
 
 /**
+ * What one API key may take of a gateway's answers. A request costs one unit of the key's quota
+ * (`--rate-limit`, units a minute), and a mirror file one unit per `quotaUnitBytes` it sends,
+ * rounded up, charged before its first byte from the length of the file or range asked for. A
+ * key holds at most `streamsPerKey` streamed answers (mirror files) at once in one gateway
+ * process. A client must take each chunk written to it (at most `writeChunkBytes`; a whole small
+ * answer is one write) within `writeIdleMs`, or its connection is cut: a slow reader costs at most
+ * one chunk beside the socket's own buffer, for a bounded time.
+ */
+export const ANSWER_LIMITS = {
+  /** Bytes of a mirror file one quota unit buys; a lookup's record is at most 64 KiB, so one unit a request never charges it less a byte. */
+  quotaUnitBytes: 1 * MiB,
+  /** Streamed answers one key may have open at once in one gateway process (`--streams-per-key`). */
+  streamsPerKey: 8,
+  /** Bytes of a streamed answer written at once, and read from the store at once (a pack's range). */
+  writeChunkBytes: READ_LIMITS.packRange.bytes,
+  /** How long a client has to take a write (a chunk, an answer) before its connection is cut (ms; `MVR_WRITE_IDLE_MS`). */
+  writeIdleMs: 30_000,
+} as const;
+
+/** The quota units an answer of `bytes` bytes costs: one per started `quotaUnitBytes`, and at least the one every request costs. */
+export function quotaUnitsOf(bytes: number): number {
+  return Math.max(1, Math.ceil(bytes / ANSWER_LIMITS.quotaUnitBytes));
+}
+
+/**
  * What the gateway spends looking up an API key id its snapshot of the keys does not hold (a key
  * made a moment ago, or a made-up one): one look at the key table per id however many
  * requests ask (coalesced), taken only after the request's address paid for it, and an id found

@@ -24,7 +24,7 @@ export function requireApiKey(event: H3Event, services: GatewayServices): string
 
 /**
  * The gate of the mirror routes: {@link requireApiKey} (401, 429: a request costs one unit of the
- * key's quota either way), then the key's `mirror` scope (`mvr apikey create --scope mirror`), else
+ * key's quota either way; a file's bytes cost more, charged by its route), then the key's `mirror` scope (`mvr apikey create --scope mirror`), else
  * 403 FORBIDDEN: an ordinary key may look records up, not carry off whole builds. Returns the key id.
  */
 export async function requireMirrorKey(event: H3Event, services: GatewayServices): Promise<string> {
@@ -92,23 +92,27 @@ function overBudget(decision: RateDecision): void {
   if (!decision.allowed) throw new RateLimitedError('too many requests without a valid API key from this address', decision.resetSeconds);
 }
 
-/** Counts `count` requests against the key's quota (a batch counts each domain), setting the RateLimit fields; 429 past it. */
+/**
+ * Counts `count` units against the key's quota (a request one, a batch one per domain, a mirror
+ * file one per MiB: core/limits.ts quotaUnitsOf), setting the RateLimit fields; 429 past it.
+ */
 export function chargeQuota(event: H3Event, services: GatewayServices, keyId: string, count: number): void | Promise<void> {
   const perKey = services.limits.perKey;
   if (!perKey) return;
   const decision = perKey.take(keyId, count);
-  if (decision instanceof Promise) return decision.then((d) => applyQuota(event, keyId, d));
-  applyQuota(event, keyId, decision);
+  if (decision instanceof Promise) return decision.then((d) => applyQuota(event, keyId, d, count));
+  applyQuota(event, keyId, decision, count);
 }
 
-function applyQuota(event: H3Event, keyId: string, decision: RateDecision): void {
+function applyQuota(event: H3Event, keyId: string, decision: RateDecision, count: number): void {
   const res = event.node.res;
   res.setHeader('ratelimit-policy', rateLimitPolicyField(decision.policy));
   res.setHeader('ratelimit', rateLimitField(decision));
   if (!decision.allowed) {
-    throw new RateLimitedError(
-      `API key ${keyId} is over its quota of ${decision.policy.quota} requests per ${decision.policy.windowSeconds} s`,
-      decision.resetSeconds,
-    );
+    const { quota, windowSeconds } = decision.policy;
+    // An answer costing more than the whole quota is never granted: say so, rather than "wait".
+    const cost =
+      count > 1 ? ` (this answer costs ${count} more${count > quota ? ', more than the whole quota: ask for a shorter range' : ''})` : '';
+    throw new RateLimitedError(`API key ${keyId} is over its quota of ${quota} units per ${windowSeconds} s${cost}`, decision.resetSeconds);
   }
 }

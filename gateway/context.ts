@@ -11,6 +11,7 @@ import type { RecordsService } from '../service/records.ts';
 import type { StoreSettings } from '../storage/open.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { ConcurrencyBudget } from './public-budget.ts';
+import type { AnswerWrites } from './streams.ts';
 
 /** One structured log line (JSON). Never carries an API key or key material. */
 export type LogLine = Record<string, unknown> & { level: 'info' | 'warn' | 'error'; msg: string };
@@ -50,6 +51,8 @@ export interface GatewayServices {
   publicBudget: ConcurrencyBudget;
   /** Quotas: per API key, and per client address for requests without a valid key; null = off. */
   limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };
+  /** Streams a key holds at once, and the idle deadline of every write to a client. */
+  writes: AnswerWrites;
   /** Proxies trusted to name the client (`--trust-proxy`); null: the peer is the client. */
   trustedProxies: TrustedProxies | null;
   log: (line: LogLine) => void;
@@ -127,6 +130,8 @@ export interface GatewayOptions {
   rateLimitPerMinute?: number;
   /** Requests per minute per client address without a valid key; 0 or absent turns it off (`mvr serve` defaults to 600). */
   unauthenticatedPerMinute?: number;
+  /** Streamed answers (mirror files) one API key may have open at once in this process (`--streams-per-key`); ANSWER_LIMITS.streamsPerKey by default. */
+  streamsPerKey?: number;
   /** Proxies whose `Forwarded` / `X-Forwarded-For` names the client a request without a valid key is counted as (`--trust-proxy`); none by default. */
   trustProxy?: TrustedProxies;
   /** Slow-client limits of the HTTP server (defaults in `gateway/server.ts`); tests shorten them instead of waiting seconds. */
@@ -149,4 +154,6 @@ export interface ConnectionTimeouts {
   requestMs: number;
   /** An idle keep-alive connection is closed after this. */
   keepAliveMs: number;
+  /** A client that has not taken a write within this long has its connection cut (ANSWER_LIMITS.writeIdleMs by default). */
+  writeIdleMs: number;
 }

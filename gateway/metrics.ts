@@ -11,6 +11,8 @@ export interface WatchedServices {
   history: Pick<BuildHistory, 'builds'> | null;
   apiKeys: Pick<ApiKeyStore, 'counts'>;
   limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };
+  /** The answer writes' counts (gateway/streams.ts). */
+  writes: { readonly idleCuts: number; readonly refused: number; readonly openStreams: number };
   redisUp: (() => boolean) | null;
 }
 
@@ -144,6 +146,24 @@ export class GatewayMetrics {
           if (limiter) this.inc({ policy: limiter.policy.name }, limiter.refusals);
       },
     });
+    pulledCounter(
+      r,
+      'mvr_write_idle_cuts_total',
+      'Connections cut because their client did not take a write within the idle deadline (MVR_WRITE_IDLE_MS).',
+      () => services.writes.idleCuts,
+    );
+    pulledCounter(
+      r,
+      'mvr_streams_refused_total',
+      'Streamed answers (mirror files) refused TOO_MANY_STREAMS: their key held all its streams in this process (--streams-per-key).',
+      () => services.writes.refused,
+    );
+    pulledGauge(
+      r,
+      'mvr_streams_open',
+      'Streamed answers (mirror files) being written now, all keys together.',
+      () => services.writes.openStreams,
+    );
     const keys = () => services.apiKeys.counts();
     pulledCounter(
       r,

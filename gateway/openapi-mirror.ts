@@ -49,7 +49,7 @@ export function mirrorPaths(): Record<string, unknown> {
         tags: ['records'],
         summary: 'A file of the live or a kept build, whole or one byte range',
         description:
-          "For a key made with `mvr apikey create --scope mirror` only; one quota unit. `file` is `statement.json`, `domain-map`, `pack-index`, `manifest.json`, `log-checkpoint`, `served-checkpoint`, `index.jsonl`, `packs/<SHA-256 hex>.jsonl` or `<shard>/log.jsonl` (a shard's log entries, for record proofs); any other name, or a file the build lacks, is 404 NOT_FOUND. One `Range: bytes=a-b`, `a-` or `-n` gets 206 (`-n` longer than the file: all of it); several ranges get the whole file. A pack's ETag is its SHA-256 (its name).",
+          "For a key made with `mvr apikey create --scope mirror` only; one quota unit per MiB sent (rounded up, at least one), paid before the first byte from the length asked for, and one of the key's streams in this gateway process (`--streams-per-key`, else 429 TOO_MANY_STREAMS) while it is sent. `file` is `statement.json`, `domain-map`, `pack-index`, `manifest.json`, `log-checkpoint`, `served-checkpoint`, `index.jsonl`, `packs/<SHA-256 hex>.jsonl` or `<shard>/log.jsonl` (a shard's log entries, for record proofs); any other name, or a file the build lacks, is 404 NOT_FOUND. One `Range: bytes=a-b`, `a-` or `-n` gets 206 (`-n` longer than the file: all of it); several ranges get the whole file. A pack's ETag is its SHA-256 (its name).",
         parameters: [
           {
             name: 'build',
@@ -79,7 +79,15 @@ export function mirrorPaths(): Record<string, unknown> {
             content: fileContent,
           },
           '304': { description: 'Not modified: If-None-Match matched the ETag.', headers: routeHeaders(FILES, true) },
-          ...problems([...GATED, 'FORBIDDEN', 'NOT_FOUND', 'BUILD_NOT_FOUND', 'RANGE_NOT_SATISFIABLE', 'STORE_UNAVAILABLE']),
+          ...problems([
+            ...GATED,
+            'FORBIDDEN',
+            'NOT_FOUND',
+            'BUILD_NOT_FOUND',
+            'RANGE_NOT_SATISFIABLE',
+            'TOO_MANY_STREAMS',
+            'STORE_UNAVAILABLE',
+          ]),
         },
       },
     },

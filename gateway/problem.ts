@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { H3Event } from 'h3';
-import { isMvrError, MethodNotAllowedError, RangeNotSatisfiableError, RateLimitedError, UnauthorizedError } from '../core/errors.ts';
+import {
+  isMvrError,
+  MethodNotAllowedError,
+  RangeNotSatisfiableError,
+  RateLimitedError,
+  TooManyStreamsError,
+  UnauthorizedError,
+} from '../core/errors.ts';
 import { causeOf, httpCodeOf, problemDocument, withheldDetail } from '../core/problem-document.ts';
 import type { Answer } from './answer.ts';
 import { PROBLEM_CACHE_HEADERS } from './cache-policy.ts';
@@ -42,7 +49,7 @@ function buildProblemAnswer(error: unknown, issuer: string, requestId?: string):
       : 'Bearer realm="merchant-verify"';
   }
   if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(', ');
-  if (error instanceof RateLimitedError) headers['retry-after'] = String(error.retryAfterSeconds);
+  if (error instanceof RateLimitedError || error instanceof TooManyStreamsError) headers['retry-after'] = String(error.retryAfterSeconds);
   if (error instanceof RangeNotSatisfiableError) headers['content-range'] = `bytes */${error.size}`;
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }

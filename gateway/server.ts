@@ -1,6 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../core/errors.ts';
+import { ANSWER_LIMITS } from '../core/limits.ts';
 import { createGatewayApp, gatewayListener } from './app.ts';
 import type { ConnectionTimeouts, GatewayOptions, GatewayServices } from './context.ts';
 import type { JsonLog } from './json-log.ts';
@@ -23,13 +24,15 @@ export interface RunningGateway {
 /**
  * Slow clients: the head of a request must arrive within `headersMs` and the whole request within
  * `requestMs`, checked by node:http every CHECK_MS (node:http answers 408 and closes); an idle
- * keep-alive connection is closed after `keepAliveMs`. node:http also answers what it cannot
+ * keep-alive connection is closed after `keepAliveMs`; a client that has not taken a write within
+ * `writeIdleMs` is cut (gateway/streams.ts). node:http also answers what it cannot
  * parse (400, 431) itself, only while no response is in flight.
  */
 export const DEFAULT_CONNECTION_TIMEOUTS: Readonly<ConnectionTimeouts> = Object.freeze({
   headersMs: 10_000,
   requestMs: 30_000,
   keepAliveMs: 5_000,
+  writeIdleMs: ANSWER_LIMITS.writeIdleMs,
 });
 const CHECK_MS = 250;
 
@@ -48,7 +51,7 @@ export function connectionTimeouts(given: Partial<ConnectionTimeouts> = {}): Con
 /** Opens the services once (their refresh loops with them) and serves the gateway app with node:http. */
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
   const timeouts = connectionTimeouts(opts.connectionTimeouts);
-  const { services, close: closeServices } = await openGatewayServices(opts);
+  const { services, close: closeServices } = await openGatewayServices(opts, timeouts.writeIdleMs);
   warnAboutState(services);
 
   const listener = gatewayListener(createGatewayApp(services));
@@ -71,6 +74,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       connectionsCheckingInterval: Math.min(CHECK_MS, timeouts.headersMs),
     },
     (req, res) => {
+      services.writes.watch(res);
       if (closing) res.setHeader('connection', 'close');
       else {
         unanswered.add(res);

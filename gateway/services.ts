@@ -4,13 +4,14 @@ import { FixedWindowLimiter } from '../access/rate-limit.ts';
 import { SharedWindowLimiter } from '../access/rate-limit-shared.ts';
 import type { RedisClient as Redis } from '../access/redis.ts';
 import { ReadTooLargeError } from '../core/errors.ts';
-import { PUBLIC_LIMITS } from '../core/limits.ts';
+import { ANSWER_LIMITS, PUBLIC_LIMITS } from '../core/limits.ts';
 import { openRecordsStack, type RecordsStack, type RecordsStackOptions } from '../service/records-stack.ts';
 import type { ReadRefusal } from '../storage/open.ts';
 import type { GatewayOptions, GatewayServices } from './context.ts';
 import { accessLogLine } from './json-log.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { ConcurrencyBudget } from './public-budget.ts';
+import { AnswerWrites } from './streams.ts';
 
 /** How long the start waits for Redis, so the first requests find the keys loaded. */
 const REDIS_CONNECT_WAIT_MS = 2000;
@@ -23,7 +24,10 @@ const REDIS_CONNECT_WAIT_MS = 2000;
  * reconnects by itself. The Redis client (node-redis) and the metrics (prom-client) are loaded only
  * when the gateway is given them: each is a large import that every other gateway start would pay.
  */
-export async function openGatewayServices(opts: GatewayOptions): Promise<{ services: GatewayServices; close: () => Promise<void> }> {
+export async function openGatewayServices(
+  opts: GatewayOptions,
+  writeIdleMs: number = ANSWER_LIMITS.writeIdleMs,
+): Promise<{ services: GatewayServices; close: () => Promise<void> }> {
   const metrics = opts.metrics ? new (await import('./metrics.ts')).GatewayMetrics() : null;
   const shared = opts.redisUrl ? await connectRedis(opts.redisUrl, opts.log) : null;
   const redis = shared?.redis ?? null;
@@ -54,6 +58,7 @@ export async function openGatewayServices(opts: GatewayOptions): Promise<{ servi
     now: opts.now ?? Date.now,
     publicBudget: new ConcurrencyBudget(PUBLIC_LIMITS.concurrent, PUBLIC_LIMITS.waiting),
     limits: quotas(opts, redis),
+    writes: new AnswerWrites(opts.streamsPerKey ?? ANSWER_LIMITS.streamsPerKey, writeIdleMs, opts.log),
     trustedProxies: opts.trustProxy ?? null,
   };
   metrics?.watch(services);

@@ -12,7 +12,7 @@ import {
   PACKS_DIR,
   SHARD_LOG_FILE,
 } from '../core/layout.ts';
-import { READ_LIMITS } from '../core/limits.ts';
+import { ANSWER_LIMITS } from '../core/limits.ts';
 import type { BuildHistory } from './history.ts';
 import type { RecordsService } from './records.ts';
 
@@ -39,11 +39,11 @@ const NAMED: Record<string, { type: string; whole: boolean }> = {
 const PACK_FILE = new RegExp(`^${PACKS_DIR}/([0-9a-f]{64})\\.jsonl$`);
 
 /**
- * The bytes a file of a build is read in when it is not read whole: the most one ranged read of a
- * pack may be (core/limits.ts, the chunk `mvr mirror` asks for too), so a pack of any size costs the
- * gateway this much memory per answer, not its size.
+ * The bytes a file of a build is read in when it is not read whole, and written at once: the chunk
+ * of a streamed answer (core/limits.ts, the most one ranged read of a pack may be, the chunk
+ * `mvr mirror` asks for too), so a pack of any size costs the gateway this much memory per answer, not its size.
  */
-export const MIRROR_CHUNK_BYTES = READ_LIMITS.packRange.bytes;
+export const MIRROR_CHUNK_BYTES = ANSWER_LIMITS.writeChunkBytes;
 
 /** A shard's log entries, `<shard>/log.jsonl` (its records' indexes and salts), which a mirror needs to serve record proofs: read a range at a time. */
 const SHARD_LOG = new RegExp(`^[0-9a-f]{2}/${SHARD_LOG_FILE.replace('.', '\\.')}$`);

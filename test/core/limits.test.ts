@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { READ_LIMITS, readKindOf, readLimitOf, TRUST_LIMITS } from '../../core/limits.ts';
+import { ANSWER_LIMITS, quotaUnitsOf, READ_LIMITS, readKindOf, readLimitOf, TRUST_LIMITS } from '../../core/limits.ts';
 import { ROOT } from '../support/project.ts';
 
 const size = (bytes: number) =>
@@ -48,6 +48,23 @@ describe('the limits table', () => {
     const doc = await readFile(join(ROOT, 'docs', 'limits.md'), 'utf8');
     const rows = [...doc.matchAll(/^\| `(\w+)` \| [^|]+ \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => [m[1], m[2]!.trim(), m[3]!.trim()]);
     expect(rows).toEqual(Object.entries(READ_LIMITS).map(([kind, l]) => [kind, size(l.bytes), time(l.deadlineMs)]));
+  });
+
+  it('docs/limits.md lists what one API key may take as the table has it', async () => {
+    const doc = await readFile(join(ROOT, 'docs', 'limits.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| `(\w+)` \| [^|]+ \| (\d+ (?:KiB|MiB|streams|s)) \|$/gm)].map((m) => [m[1], m[2]]);
+    const { quotaUnitBytes, streamsPerKey, writeChunkBytes, writeIdleMs } = ANSWER_LIMITS;
+    expect(rows).toEqual([
+      ['quotaUnitBytes', size(quotaUnitBytes)],
+      ['streamsPerKey', `${streamsPerKey} streams`],
+      ['writeChunkBytes', size(writeChunkBytes)],
+      ['writeIdleMs', time(writeIdleMs)],
+    ]);
+  });
+
+  it('an answer costs one unit per started quotaUnitBytes, and never less than the one a request costs', () => {
+    const unit = ANSWER_LIMITS.quotaUnitBytes;
+    expect([0, 1, 64 * 1024, unit, unit + 1, 5 * unit].map(quotaUnitsOf)).toEqual([1, 1, 1, 1, 2, 5]);
   });
 
   it('docs/limits.md lists the bounds of trust work as the table has them', async () => {

@@ -23,7 +23,12 @@ const KNOWN = 'acme-outdoor.example';
 /** The front door's timeouts: longer than the whole file may take on a loaded machine. */
 export const FRONT_DOOR_TIMEOUTS: Partial<ConnectionTimeouts> = { headersMs: 300_000, requestMs: 300_000 };
 /** The short gateway's timeouts. */
-const SHORT: ConnectionTimeouts = { headersMs: 600, requestMs: 1_200, keepAliveMs: 300 };
+const SHORT: ConnectionTimeouts = {
+  headersMs: 600,
+  requestMs: 1_200,
+  keepAliveMs: 300,
+  writeIdleMs: DEFAULT_CONNECTION_TIMEOUTS.writeIdleMs,
+};
 /** How long the test waits for a close it expects (an upper bound, not a sleep: it ends at the close). */
 const CLOSE_BOUND_MS = 5_000;
 
@@ -139,9 +144,18 @@ export function slowClientSuite(get: () => FrontDoor): void {
       }
     });
 
-    it('the timeouts default to 10 s for the head, 30 s for the request and 5 s idle, and bad ones are refused at start', () => {
-      expect(DEFAULT_CONNECTION_TIMEOUTS).toEqual({ headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 });
-      expect(connectionTimeouts({ headersMs: 600 })).toEqual({ headersMs: 600, requestMs: 30_000, keepAliveMs: 5_000 });
+    it('the timeouts default to 10 s for the head, 30 s for the request, 5 s idle and 30 s for a write, and bad ones are refused at start', () => {
+      expect(DEFAULT_CONNECTION_TIMEOUTS).toEqual({ headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000, writeIdleMs: 30_000 });
+      expect(connectionTimeouts({ headersMs: 600 })).toEqual({
+        headersMs: 600,
+        requestMs: 30_000,
+        keepAliveMs: 5_000,
+        writeIdleMs: 30_000,
+      });
+      expect(thrown(() => connectionTimeouts({ writeIdleMs: 0 }))).toMatchObject({
+        code: 'INVALID_CONFIG',
+        message: expect.stringContaining('writeIdleMs'),
+      });
       expect(thrown(() => connectionTimeouts({ keepAliveMs: 0 }))).toMatchObject({
         code: 'INVALID_CONFIG',
         message: expect.stringContaining('keepAliveMs'),

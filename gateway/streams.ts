@@ -1,0 +1,120 @@
+import type { ServerResponse } from 'node:http';
+import { TooManyStreamsError } from '../core/errors.ts';
+
+/** The idle timer of an answer's last write, kept on the answer so its listeners are made once, not per request. */
+const LAST_WRITE = Symbol('lastWriteTimer');
+type Watched = ServerResponse & { [LAST_WRITE]?: NodeJS.Timeout };
+
+/**
+ * What a gateway process writes to its clients, bounded per API key and per client (core/limits.ts,
+ * ANSWER_LIMITS):
+ * - a key holds at most `perKey` streamed answers (mirror files) at once in this process: past it,
+ *   TOO_MANY_STREAMS (429, Retry-After 1); a slot is given back when its answer closes, however;
+ * - a write the client has not taken within `idleMs` (a chunk of a stream, or an answer's last
+ *   write) cuts the connection: counted, logged at info. A client that stops reading so costs one
+ *   chunk beside the socket's buffer, for `idleMs`, and never a slot for longer.
+ * Per process, not per gateway fleet: a cap shared through Redis would cost a round trip per stream
+ * and leave slots taken by a process that died; the quota is what is shared.
+ */
+export class AnswerWrites {
+  private readonly streams = new Map<string, number>();
+  private readonly openAnswers = new Set<ServerResponse>();
+  /** Streams refused at the cap since start. */
+  refused = 0;
+  /** Connections cut since start, their client not having taken a write within `idleMs`. */
+  idleCuts = 0;
+
+  constructor(
+    readonly perKey: number,
+    readonly idleMs: number,
+    /** The gateway's log (its LogLine; typed here by shape, as context.ts names this module). */
+    private readonly log: (line: Record<string, unknown> & { level: 'info'; msg: string }) => void,
+  ) {}
+
+  /** Takes one of `keyId`'s stream slots for `res`, given back when `res` closes (finished, failed or cut); TOO_MANY_STREAMS when the key holds them all. */
+  openStream(keyId: string, res: ServerResponse): void {
+    const held = this.streams.get(keyId) ?? 0;
+    if (held >= this.perKey) {
+      this.refused++;
+      throw new TooManyStreamsError(
+        `API key ${keyId} already has ${held} streamed answers open, the most one gateway process gives a key; finish one first`,
+        1,
+      );
+    }
+    this.streams.set(keyId, held + 1);
+    this.openAnswers.add(res);
+    res.once('close', () => {
+      this.openAnswers.delete(res);
+      const left = (this.streams.get(keyId) ?? 1) - 1;
+      if (left > 0) this.streams.set(keyId, left);
+      else this.streams.delete(keyId);
+    });
+  }
+
+  /** Streams open now, all keys together. */
+  get openStreams(): number {
+    return this.openAnswers.size;
+  }
+
+  /** The bytes each open stream has written and its client not taken yet (the answer's and its socket's buffers). */
+  buffered(): number[] {
+    return [...this.openAnswers].map((res) => res.writableLength);
+  }
+
+  /**
+   * Writes one chunk of a streamed answer: true at once when the socket took it without going
+   * past its buffer, else a promise of whether the client took it (`drain`) before the connection
+   * closed or was cut for idling. Never more than one chunk waits: the caller writes the next after.
+   */
+  write(res: ServerResponse, chunk: Uint8Array): boolean | Promise<boolean> {
+    if (res.write(chunk)) return true;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.cut(res), this.idleMs);
+      const done = () => {
+        clearTimeout(timer);
+        res.off('drain', done);
+        res.off('close', done);
+        resolve(!res.destroyed);
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
+  }
+
+  /**
+   * Puts the idle deadline on every answer's last write: called once per answer before it is
+   * written; armed when the answer is ended, cleared when the client has taken it (`finish`) or is gone.
+   */
+  watch(res: ServerResponse): void {
+    // `on`, not `once`: an answer ends once, and `once` would wrap each listener in a closure of its own.
+    res.on('prefinish', this.armLastWrite);
+  }
+
+  // Made once: an answer's listeners and timer take no closure of their own.
+  private readonly armLastWrite = (() => {
+    const cut = (res: ServerResponse) => this.cut(res);
+    const idleMs = () => this.idleMs;
+    function taken(this: Watched) {
+      clearTimeout(this[LAST_WRITE]);
+    }
+    return function arm(this: Watched) {
+      if (this.writableFinished) return;
+      this[LAST_WRITE] = setTimeout(cut, idleMs(), this);
+      this.on('finish', taken);
+      this.on('close', taken);
+    };
+  })();
+
+  private cut(res: ServerResponse): void {
+    if (res.destroyed || res.writableFinished) return;
+    this.idleCuts++;
+    this.log({
+      level: 'info',
+      msg: 'client did not take a write within the idle deadline; connection cut',
+      path: res.req.url?.split('?', 1)[0],
+      idle_ms: this.idleMs,
+      buffered_bytes: res.writableLength,
+    });
+    res.destroy();
+  }
+}
