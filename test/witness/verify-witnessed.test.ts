@@ -129,6 +129,13 @@ describe('mvr verify --policy, a record', () => {
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout)).toMatchObject({ code: 'INVALID_POLICY', message: expect.stringContaining('bad.policy:1') });
   });
+
+  it('a policy file saved with CRLF line ends is INVALID_POLICY saying CRLF at its first line', async () => {
+    await writeFile(file('crlf.policy'), 'quorum none\r\n');
+    const r = await offline('--policy', file('crlf.policy'), '--json');
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ code: 'INVALID_POLICY', message: expect.stringMatching(/crlf\.policy:1: .*CRLF/) });
+  });
 });
 
 describe('mvr verify --private --policy: the build statement is the logged, witnessed entry', () => {
