@@ -117,13 +117,20 @@ const witness = defineCommand({
       const config = witnessOptions.resolve(args, io.env);
       const file = args.policy ?? config.witnessPolicy;
       if (!file) throw new ConfigError('--policy FILE (or MVR_WITNESS_POLICY) is required: the tlog-policy naming the witnesses');
+      // Messages name the way the file was given, as typed.
+      const flag =
+        args.policy !== undefined
+          ? '--policy'
+          : (args as Record<string, unknown>)['witness-policy'] !== undefined
+            ? '--witness-policy'
+            : 'MVR_WITNESS_POLICY';
       const [{ readWitnessPolicy }, { summaryOf, witnessLiveBucket, witnessLiveFolder }, { openStore }] = await Promise.all([
         import('../../witness/build-phase/witnessing.ts'),
         import('../../witness/build-phase/refresh.ts'),
         import('../../storage/open.ts'),
       ]);
-      const witnessing = await readWitnessPolicy(file);
-      if (!witnessing) throw new ConfigError(`${file} says "quorum none": there is nothing to ask the witnesses`);
+      const witnessing = await readWitnessPolicy(file, undefined, flag);
+      if (!witnessing) throw new ConfigError(`${flag} ${file} says "quorum none": there is nothing to ask the witnesses`);
       const report = (r: WitnessReport) => {
         if (!args.json) io.stderr.write(`mvr log witness: ${witnessProgress(r).text}\n`);
       };
