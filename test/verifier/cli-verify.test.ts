@@ -122,14 +122,21 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
   it("--absence FILE: a saved proof checked offline; a changed one or another domain's is exit 16", async ({ expect }) => {
     const proof = (await gatewayJson(`/v1/absence?domain=${UNAUDITED}`)) as Record<string, any>;
     const keys = await saved('absence-keys.json', await readFile(join(project.publicDir, KEY_SET_PATH), 'utf8'));
-    const ok = await runCli(['verify', UNAUDITED, '--absence', await saved('absence.json', proof), '--keys', keys, '--json']);
+    const ok = await runCli(['verify', UNAUDITED, '--absence', await saved('absence.json', proof), '--key-set', keys, '--json']);
     expect(ok.code, ok.stderr).toBe(15);
     expect(parseJson(ok.stdout)).toMatchObject({ domain: UNAUDITED, absence: { valid: true } });
     const moved = { ...proof, left: proof.right, right: proof.left };
-    const bad = await runCli(['verify', UNAUDITED, '--absence', await saved('absence-bad.json', moved), '--keys', keys, '--json']);
+    const bad = await runCli(['verify', UNAUDITED, '--absence', await saved('absence-bad.json', moved), '--key-set', keys, '--json']);
     expect(bad.code).toBe(16);
     expect(parseJson(bad.stdout)).toMatchObject({ absence: { valid: false, code: 'NOT_ABSENT' } });
-    const other = await runCli(['verify', 'someone-else.example', '--absence', await saved('absence-other.json', proof), '--keys', keys]);
+    const other = await runCli([
+      'verify',
+      'someone-else.example',
+      '--absence',
+      await saved('absence-other.json', proof),
+      '--key-set',
+      keys,
+    ]);
     expect(other.code).toBe(16);
     expect(other.stdout).toMatch(/NOT PROVEN: MALFORMED_ABSENCE_PROOF/);
   });
@@ -143,7 +150,7 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
   });
 
   it('--keys as a URL (the key set fetched from there)', async ({ expect }) => {
-    const r = await runCli(['verify', GOLD, ...gatewayArgs(), '--keys', `${gw.url}${KEY_SET_PATH}`, '--json']);
+    const r = await runCli(['verify', GOLD, ...gatewayArgs(), '--key-set', `${gw.url}${KEY_SET_PATH}`, '--json']);
     expect(r.code).toBe(0);
     expect(parseJson(r.stdout)).toMatchObject({ valid: true, signature: { key_id: project.kid }, trust: { key_set: 'first_use' } });
   });
@@ -155,7 +162,7 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
     expect(firstUse.code).toBe(0);
     expect(firstUse.stdout).toContain(`  key set    taken from ${gw.url}${KEY_SET_PATH} (first use; pin it with --trusted-keys FILE)\n`);
     for (const more of [
-      ['--keys', project.keySetFile],
+      ['--key-set', project.keySetFile],
       ['--trusted-keys', project.keySetFile],
     ]) {
       const text = await runCli(['verify', GOLD, ...gatewayArgs(), ...more]);

@@ -48,7 +48,7 @@ afterAll(async () => {
 });
 
 const offline = (...more: string[]) =>
-  runCli(['verify', '--file', file('record.json'), '--keys', p.keySetFile, '--proof', file('proof'), '--log-key', vkeyFile(p), ...more]);
+  runCli(['verify', '--file', file('record.json'), '--key-set', p.keySetFile, '--proof', file('proof'), '--log-key', vkeyFile(p), ...more]);
 
 describe('mvr verify --policy, a record', () => {
   it('offline: the proof the gateway served carries the cosignatures; --policy implies --log', async () => {
@@ -70,7 +70,7 @@ describe('mvr verify --policy, a record', () => {
       'verify',
       '--file',
       file('record.json'),
-      '--keys',
+      '--key-set',
       p.keySetFile,
       '--proof',
       other,
@@ -226,7 +226,7 @@ describe('mvr verify --policy, an absence proof with its statement proof (the ve
     await writeFile(file(`${policy}.policy`), vectors.policies[policy]!);
     await writeFile(file('absence.json'), JSON.stringify(vectors.absence.proof));
     await writeFile(file('vector-keys.json'), JSON.stringify(vectors.absence.key_set));
-    const args = ['--absence', file('absence.json'), '--keys', file('vector-keys.json'), '--policy', file(`${policy}.policy`)];
+    const args = ['--absence', file('absence.json'), '--key-set', file('vector-keys.json'), '--policy', file(`${policy}.policy`)];
     return runCli(['verify', vectors.absence.domain, ...args, ...more, '--json']);
   };
 
