@@ -67,8 +67,11 @@ function textOf(
     : result.code === 'UNSIGNED'
       ? 'none: the record is unsigned, so it is NOT verified (UNSIGNED)'
       : `INVALID: ${result.code} (${result.message})`;
+  // A never-audited answer carries no signature by design: its absence proof is what proves it, so
+  // it gets no signature line (an alarming "UNSIGNED" there would contradict a proven answer).
+  const provenAbsent = absence !== null && absence !== undefined && result.code === 'UNSIGNED';
   const steps = [
-    `  signature  ${signature}`,
+    ...(provenAbsent ? [] : [`  signature  ${signature}`]),
     ...(absence
       ? [
           `  absence    ${absence.valid ? `never audited in build ${absence.build} (issued ${absence.issuedAt}), proof valid (key ${absence.keyId})${absence.statementLog ? `; statement in the log: ${entryText(absence.statementLog)}` : ''}` : `NOT PROVEN: ${absence.code} (${absence.message})`}`,

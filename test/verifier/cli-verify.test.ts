@@ -117,6 +117,10 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
     );
     expect(text.stdout).toContain(`never audited in build ${builds.builds[0]!.id}`);
     expect(text.stdout).toContain('proof valid');
+    // The absence proof proves it: no signature line, let alone an alarming UNSIGNED one.
+    expect(text.stdout).toMatch(/^ {2}absence {4}/m);
+    expect(text.stdout).not.toMatch(/^ {2}signature/m);
+    expect(text.stdout).not.toContain('UNSIGNED');
   });
 
   it("--absence FILE: a saved proof checked offline; a changed one or another domain's is exit 16", async ({ expect }) => {
