@@ -69,7 +69,7 @@ function textOf(
       : `INVALID: ${result.code} (${result.message})`;
   // A never-audited answer carries no signature by design: its absence proof is what proves it, so
   // it gets no signature line (an alarming "UNSIGNED" there would contradict a proven answer).
-  const provenAbsent = absence !== null && absence !== undefined && result.code === 'UNSIGNED';
+  const provenAbsent = absence !== null && absence !== undefined && !result.valid && result.code === 'UNSIGNED';
   const steps = [
     ...(provenAbsent ? [] : [`  signature  ${signature}`]),
     ...(absence

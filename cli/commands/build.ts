@@ -136,10 +136,9 @@ export function buildPhases(progress: Progress, clock: () => number = Date.now) 
     records,
     begin: (phase: BuildPhase) => {
       if (phase === 'records') recordsStarted = clock();
-      progress.update(
-        { text: `${PHASE_TEXT[phase]}, ${written.toLocaleString('en-US')} records`, fields: { phase, records: written } },
-        true,
-      );
+      // Records are counted once signing has begun: "signing records, 0 records" read as if none would be.
+      const text = phase === 'records' ? PHASE_TEXT.records : `${PHASE_TEXT[phase]} (${written.toLocaleString('en-US')} records signed)`;
+      progress.update({ text, fields: { phase, records: written } }, true);
     },
     /** The done line sums up the records, as it did before there were phases. */
     finish: () => {
