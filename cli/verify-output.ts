@@ -1,5 +1,6 @@
 import { type AnswerVerification, ageOf, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
+import { displayDomain } from '../core/domain.ts';
 import { exitCodeOf } from '../core/errors.ts';
 import { type TrustJson, trustLines } from '../core/trust-report.ts';
 import { verificationJson } from '../core/verification-json.ts';
@@ -34,8 +35,8 @@ export function present(verification: AnswerVerification | BundleVerification, s
   const verdict = verdictOf(verification);
   const exitCode = verdict.code === null ? 0 : exitCodeOf(verdict.code);
   const trust = shown.trust ?? null;
-  const { valid, code, message, domain, ...steps } = verificationJson(verification, shown.policy === true, trust);
-  const json = { valid, code, message, domain, source, ...steps, ...(shown.private ? { private: true } : {}) };
+  const { valid, code, message, domain, domain_unicode, ...steps } = verificationJson(verification, shown.policy === true, trust);
+  const json = { valid, code, message, domain, domain_unicode, source, ...steps, ...(shown.private ? { private: true } : {}) };
   return { json, text: textOf(verification, verdict, steps.witnesses as WitnessesJson, trust, shown.private === true), exitCode };
 }
 
@@ -52,7 +53,8 @@ function textOf(
 ): string {
   const { answer: r, signature: result, absence, log, witnessed } = verification;
   const s = result.staleness;
-  const domain = String(r.domain ?? '(no domain)');
+  // An IDN is shown in Unicode beside its A-labels: `xn--bcher-kva.example (bücher.example)`.
+  const domain = r.domain === undefined || r.domain === null ? '(no domain)' : displayDomain(String(r.domain));
   const head = verdict.valid
     ? `VALID: ${domain}`
     : `${verdict.code === 'NEVER_AUDITED' ? 'NOT VERIFIED' : 'INVALID'} (${verdict.code}): ${verdict.message}`;

@@ -1,5 +1,6 @@
 import { type AnswerVerification, ageOf, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
+import { unicodeDomain } from './domain.ts';
 import type { TrustJson } from './trust-report.ts';
 import { witnessedJson } from './witnessed.ts';
 
@@ -41,6 +42,8 @@ export function verificationJson(
   return {
     ...verdictOf(verification),
     domain: answer.domain ?? null,
+    // An IDN's Unicode form beside its A-labels, for people; `domain` stays the record key.
+    domain_unicode: unicodeDomain(answer.domain),
     signature: signature.valid
       ? { valid: true, code: null, message: null, key_id: signature.keyId }
       : { ...failed(signature), key_id: signature.keyId ?? null },

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { normalizeDomain } from '../../core/domain.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { needing } from '../support/programs.ts';
 import { makeProject } from '../support/project.ts';
@@ -52,6 +53,12 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     expect(details).toContain(JSON.parse(record).key_id);
     expect(details).toMatch(/Statusverified.*Tiergold.*Score93\.5/);
     expect(details).toMatch(/Staleness(current|overdue)/);
+  });
+
+  it('shows an IDN domain in Unicode beside its A-labels', async () => {
+    const idn = normalizeDomain('bücher-haus.example');
+    expect(await paste((await g.verify(idn)).text)).toEqual({ state: 'valid', verdict: 'Valid signature' });
+    expect(await page.locator('#details').textContent()).toContain(`Domain${idn} (bücher-haus.example)`);
   });
 
   it('names the reason for a tampered record and an unsigned one', async () => {

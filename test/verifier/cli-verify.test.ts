@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { describe, it } from 'vitest';
+import { normalizeDomain } from '../../core/domain.ts';
 import { exitCodeOf } from '../../core/errors.ts';
 import { runCli } from '../support/cli.ts';
 import { freePort as closedPort } from '../support/ports.ts';
@@ -57,6 +58,17 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
     expect(r.stdout).toMatch(new RegExp(`^\\s+signature\\s+valid \\(key ${project.kid}\\)$`, 'm'));
   });
 
+  it('an IDN domain is shown in Unicode beside its A-labels, in the text and as domain_unicode in the JSON', async ({ expect }) => {
+    const idn = normalizeDomain('bücher-haus.example');
+    expect(idn).toMatch(/^xn--/);
+    const text = await runCli(['verify', 'bücher-haus.example', ...gatewayArgs()]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout.split('\n')[0]).toBe(`VALID: ${idn} (bücher-haus.example)`);
+    const json = parseJson((await runCli(['verify', idn, ...gatewayArgs(), '--json'])).stdout);
+    expect(json).toMatchObject({ domain: idn, domain_unicode: 'bücher-haus.example' });
+    expect(parseJson((await runCli(['verify', GOLD, ...gatewayArgs(), '--json'])).stdout).domain_unicode).toBeNull();
+  });
+
   it('a valid signed record with --json: the verdict first, each step under its own member, the claims last', async ({ expect }) => {
     const r = await runCli(['verify', 'https://WWW.Acme-Outdoor.example/tents?x=1', ...gatewayArgs(), '--json']);
     expect(r.code).toBe(0);
@@ -66,6 +78,7 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
       'code',
       'message',
       'domain',
+      'domain_unicode',
       'source',
       'signature',
       'absence',
