@@ -1,6 +1,7 @@
 import { type AnswerVerification, ageOf, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
 import { unicodeDomain } from './domain.ts';
+import { snakeCaseMembers } from './json-members.ts';
 import type { TrustJson } from './trust-report.ts';
 import { witnessedJson } from './witnessed.ts';
 
@@ -90,7 +91,7 @@ export function verificationJson(
           ? failed(decided)
           : { valid: false, code: 'NOT_WITNESSED', message: 'no proof whose checkpoint the policy could check' },
     age: ageJson(verification, now),
-    staleness: signature.staleness,
+    staleness: snakeCaseMembers(signature.staleness),
     trust,
     claims: { status: answer.status ?? null, tier: answer.tier ?? null, score: answer.score ?? null, key_id: answer.key_id ?? null },
   };

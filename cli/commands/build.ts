@@ -1,3 +1,4 @@
+import { snakeCaseMembers } from '../../core/json-members.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, resolveNow, schemaUrlOf } from '../config.ts';
 
@@ -40,7 +41,7 @@ export default defineCommand({
   run: ({ args, io }) =>
     runAction(io, Boolean(args.json), async () => {
       const summary = await buildFromArgs(args, io, Boolean(args.json));
-      if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, ...summary })}\n`);
+      if (args.json) io.stdout.write(`${JSON.stringify(snakeCaseMembers({ ok: true, ...summary }))}\n`);
       else io.stdout.write(formatSummary(summary));
     }),
 });

@@ -4,6 +4,7 @@ import { readFileOrUrl } from '../../clients/file-or-url.ts';
 import { logLocation } from '../../clients/log-client.ts';
 import { ConfigError, exitCodeOf, isMvrError } from '../../core/errors.ts';
 import { writeAtomic } from '../../core/files.ts';
+import { snakeCaseMembers } from '../../core/json-members.ts';
 import { LOG_DIR } from '../../core/layout.ts';
 import { witnessedJson, witnessedText } from '../../core/witnessed.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
@@ -148,10 +149,10 @@ const witness = defineCommand({
         // Short of a fresh quorum: the exit code alerts, and --json still says who answered and how.
         const summary = summaryOf(error);
         if (!summary || !isMvrError(error) || !args.json) throw error;
-        io.stdout.write(`${JSON.stringify({ ok: false, code: error.code, message: error.message, ...summary })}\n`);
+        io.stdout.write(`${JSON.stringify(snakeCaseMembers({ ok: false, code: error.code, message: error.message, ...summary }))}\n`);
         return exitCodeOf(error.code);
       }
-      if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, ...result })}\n`);
+      if (args.json) io.stdout.write(`${JSON.stringify(snakeCaseMembers({ ok: true, ...result }))}\n`);
       else
         io.stdout.write(
           `witnessed the checkpoint of size ${result.size}: ${witnessList(result.witnesses)}; written to ${result.written.join(', ')}\n`,

@@ -100,7 +100,7 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
       witnesses: null,
       // Without a policy, how old the build is, and no cosignature to tell of.
       age: { issued_at: gold.issued_at, build_age_seconds: expect.any(Number), newest_cosignature_at: null },
-      staleness: { lastAuditedAt: '2026-10-15T12:00:00.000Z', nextAuditAt: '2026-11-15T12:00:00.000Z' },
+      staleness: { last_audited_at: '2026-10-15T12:00:00.000Z', next_audit_at: '2026-11-15T12:00:00.000Z' },
       // The key set came from the gateway being checked: trust on first use, said so; no log check ran.
       trust: { key_set: 'first_use', key_set_source: `${gw.url}${KEY_SET_PATH}`, log_key: null, log_key_source: null },
       claims: { status: 'verified', tier: 'gold', score: 93.5, key_id: project.kid },

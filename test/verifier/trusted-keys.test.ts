@@ -89,8 +89,8 @@ describe('mvr verify --trusted-keys', () => {
     const dir = await tempDir('mvr-trusted-');
     const { record } = await liveRecord(p, GOLD);
     const genuine = (await runCli(['keygen', '--keys', p.keysDir, '--json'])).stdout;
-    const rotated = JSON.parse(genuine) as { kid: string; endorsedBy: string };
-    expect(rotated.endorsedBy).toBe(p.kid);
+    const rotated = JSON.parse(genuine) as { kid: string; endorsed_by: string };
+    expect(rotated.endorsed_by).toBe(p.kid);
 
     const files = {
       pinned: join(dir, 'pinned.json'),
