@@ -1,5 +1,6 @@
 import type { TlogPolicy } from '@merchant-verify/verifier';
 import { readFileOrUrl } from '../clients/file-or-url.ts';
+import { DURATION_FORM, parseDuration } from '../core/duration.ts';
 import { ConfigError, UsageError } from '../core/errors.ts';
 import { readPolicyFile } from '../witness/policy-file.ts';
 
@@ -8,13 +9,11 @@ import { readPolicyFile } from '../witness/policy-file.ts';
 /** What `--witness-policy` does for a gateway (`mvr serve`, `mvr dev`). */
 export const WITNESS_POLICY_SERVED = "tlog-policy file of the log's witnesses: the MCP tools say when the log was last witnessed";
 
-const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
 /** `--max-age`: a whole number and a unit, s, m, h or d (36h, 90m, 2d), in ms. */
 export function parseMaxAge(value: string, flag = '--max-age'): number {
-  const m = /^([1-9][0-9]{0,5})([smhd])$/.exec(value);
-  if (!m) throw new UsageError(`${flag} "${value}": must be a duration such as 36h, 90m or 2d (a whole number, then s, m, h or d)`);
-  return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+  const ms = parseDuration(value);
+  if (ms === null) throw new UsageError(`${flag} "${value}": must be ${DURATION_FORM}`);
+  return ms;
 }
 
 /** The witness options of a verifying command: none without `--policy`; `--max-age` alone is a usage error. */

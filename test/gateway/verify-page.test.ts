@@ -212,6 +212,22 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     expect(sent).toEqual([]);
   });
 
+  it("takes the maximum age in the CLI's syntax (36h, 2d): a bare number is refused, naming the form", async () => {
+    const problemWith = async (maxAge: string) => {
+      await page.getByLabel('Maximum age (optional)').fill(maxAge);
+      try {
+        const r = await lookUpOnPage(page, GOLD, g.key);
+        expect(r.state, maxAge).toBe('error');
+        return r.details;
+      } finally {
+        await page.getByLabel('Maximum age (optional)').fill('');
+      }
+    };
+    expect(await problemWith('36')).toContain('the maximum age "36" must be a duration such as 36h, 90m or 2d');
+    // Parsed: what stops it now is the missing policy, as with mvr verify --max-age alone.
+    for (const maxAge of ['36h', '2d']) expect(await problemWith(maxAge)).toContain('a maximum age applies to the cosignatures');
+  });
+
   it('works by keyboard, labels every field, and loads nothing from another origin', async () => {
     for (const label of [
       'Record (JSON)',
@@ -219,7 +235,7 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
       'API key',
       'Private lookup',
       'Witness policy (optional)',
-      'Maximum age, hours (optional)',
+      'Maximum age (optional)',
     ])
       expect(await page.getByLabel(label).count(), label).toBe(1);
     await page.getByLabel('Record (JSON)').focus();
