@@ -114,28 +114,29 @@ export async function benchBuild(outDir: string, count: number, opts: { coldCach
     ],
     { maxBuffer: 16 * 1024 * 1024 },
   );
+  // `mvr build --json` names its members in snake_case.
   const summary = JSON.parse(stdout) as {
     records: number;
-    durationMs: number;
-    recordsPerSecond: number;
-    peakRssMb: number;
-    log: { durationMs: number; bytes: number };
-    domainMap: { durationMs: number; bytes: number };
-    packs: { durationMs: number; files: number; bytes: number };
+    duration_ms: number;
+    records_per_second: number;
+    peak_rss_mb: number;
+    log: { duration_ms: number; bytes: number };
+    domain_map: { duration_ms: number; bytes: number };
+    packs: { duration_ms: number; files: number; bytes: number };
   };
   if (summary.records !== count) throw new Error(`built ${summary.records} records from ${count} audits`);
   // The records of a million-audit build take a few GB; only the last size's are kept for the gateway bench.
   return {
     audits: count,
-    seconds: summary.durationMs / 1000,
-    recordsPerSecond: summary.recordsPerSecond,
-    peakRssMb: summary.peakRssMb,
+    seconds: summary.duration_ms / 1000,
+    recordsPerSecond: summary.records_per_second,
+    peakRssMb: summary.peak_rss_mb,
     coldCaches: cold,
-    logSeconds: summary.log.durationMs / 1000,
+    logSeconds: summary.log.duration_ms / 1000,
     logBytes: summary.log.bytes,
-    mapSeconds: summary.domainMap.durationMs / 1000,
-    mapBytes: summary.domainMap.bytes,
-    packSeconds: summary.packs.durationMs / 1000,
+    mapSeconds: summary.domain_map.duration_ms / 1000,
+    mapBytes: summary.domain_map.bytes,
+    packSeconds: summary.packs.duration_ms / 1000,
     packFiles: summary.packs.files,
     packBytes: summary.packs.bytes,
   };

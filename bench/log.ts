@@ -21,10 +21,11 @@ const count = Number(values.records),
 const mvr = (...args: string[]) => run(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { maxBuffer: 1 << 26 });
 const log = (s: string) => process.stderr.write(`bench:log: ${s}\n`);
 
+/** What `mvr build --json` says (snake_case), the members read here. */
 interface Summary {
-  durationMs: number;
-  peakRssMb: number;
-  log: { from: number; to: number; tiles: number; bytes: number; durationMs: number } | null;
+  duration_ms: number;
+  peak_rss_mb: number;
+  log: { from: number; to: number; tiles: number; bytes: number; duration_ms: number } | null;
 }
 
 const audits = await auditsFile(OUT, count);
@@ -74,7 +75,7 @@ const lines = [
   '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...rows.map(
     ({ round, plain, logged }) =>
-      `| round ${round + 1} | ${s(plain.durationMs)} | ${s(logged.durationMs)} | ${(logged.durationMs / plain.durationMs).toFixed(2)} | ${s(logged.log!.durationMs)} | ${logged.log!.from.toLocaleString('en-US')} -> ${logged.log!.to.toLocaleString('en-US')} | ${logged.log!.tiles} | ${(logged.log!.bytes / 1e6).toFixed(1)} | ${plain.peakRssMb} / ${logged.peakRssMb} |`,
+      `| round ${round + 1} | ${s(plain.duration_ms)} | ${s(logged.duration_ms)} | ${(logged.duration_ms / plain.duration_ms).toFixed(2)} | ${s(logged.log!.duration_ms)} | ${logged.log!.from.toLocaleString('en-US')} -> ${logged.log!.to.toLocaleString('en-US')} | ${logged.log!.tiles} | ${(logged.log!.bytes / 1e6).toFixed(1)} | ${plain.peak_rss_mb} / ${logged.peak_rss_mb} |`,
   ),
 ];
 await writeFile(join(OUT, `log-${count}.json`), JSON.stringify(rows, null, 2));

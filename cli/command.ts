@@ -16,6 +16,12 @@ export interface ArgDef {
   type: 'string' | 'boolean' | 'positional';
   description: string;
   required?: boolean;
+  /**
+   * This flag is another name of the flag `aliasOf` (kept so old command lines still work): its
+   * value is that flag's, both at once is a usage error, and the flag stays set under its own name
+   * so messages can name the one typed.
+   */
+  aliasOf?: string;
 }
 export type ArgsDef = Record<string, ArgDef>;
 
@@ -141,6 +147,11 @@ export function parseCommandLine(command: Command<any>, argv: string[], path: st
     if (def.required && (value === undefined || value === ''))
       throw new UsageError(`${who}: ${def.type === 'positional' ? name.toUpperCase() : `--${name}`} is required${see}`);
     args[name] = def.type === 'boolean' ? value === true : value;
+  }
+  for (const [name, def] of Object.entries(defs)) {
+    if (def.aliasOf === undefined || args[name] === undefined) continue;
+    if (args[def.aliasOf] !== undefined) throw new UsageError(`${who}: --${name} is an alias of --${def.aliasOf}: give one of them${see}`);
+    args[def.aliasOf] = args[name];
   }
   return args;
 }

@@ -44,7 +44,9 @@ export function createProgress(opts: ProgressOptions): Progress {
     const elapsedMs = Math.round(clock() - started);
     if (opts.json)
       return `${JSON.stringify({ progress: opts.command, ...(done ? { done: true } : {}), ...latest?.fields, elapsed_ms: elapsedMs })}\n`;
-    return `${opts.command}: ${done ? 'done, ' : ''}${latest?.text ?? 'starting'} (${(elapsedMs / 1000).toFixed(0)} s)\n`;
+    // Done before any update (nothing to do: "mirror: done"), the line says done alone, not "done, starting".
+    const what = done ? (latest ? `done, ${latest.text}` : 'done') : (latest?.text ?? 'starting');
+    return `${opts.command}: ${what} (${(elapsedMs / 1000).toFixed(0)} s)\n`;
   };
   const timer = redraw ? null : setInterval(() => stream.write(line(false)), opts.intervalMs);
   timer?.unref();

@@ -19,7 +19,8 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
   const str = (k: string) => (typeof args[k] === 'string' && args[k] !== '' ? (args[k] as string) : undefined);
   const { baseUrl, apiKey } = gateway;
   const domain = str('domain') ? normalizeDomain(str('domain')) : undefined;
-  const [file, absenceFile, keys, proofFile, logKey] = [str('file'), str('absence'), str('keys'), str('proof'), str('log-key')];
+  const [file, absenceFile, proofFile, logKey] = [str('file'), str('absence'), str('proof'), str('log-key')];
+  const { keys, flag: keysFlag } = keySetFlagOf(args);
   // An answer about a named kept build is about the past: it need not be the newest build's (that build's only).
   const build = str('build');
   const witness = await witnessOptionsOf(args);
@@ -39,7 +40,7 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
     source = `${baseUrl.replace(/\/+$/, '')}/v1/verify?domain=${encodeURIComponent(domain)}`;
   }
   const keySetUrl = keys !== undefined && isUrl(keys) ? keys : undefined;
-  if (keys === undefined && !baseUrl) throw new ConfigError('--keys FILE_OR_URL (or --base-url) is required to verify');
+  if (keys === undefined && !baseUrl) throw new ConfigError('--key-set FILE_OR_URL (or --base-url) is required to verify');
   const where = baseUrl ?? keySetUrl;
   const fetched: Partial<AnswerSource> =
     where === undefined ? {} : gatewaySource({ baseUrl: where, apiKey, keySetUrl, ...(build === undefined ? {} : { build }) });
@@ -65,7 +66,8 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
       answer: file === undefined ? undefined : await jsonFile(file, `--file ${file}`),
       absence: absenceFile === undefined ? undefined : await jsonFile(absenceFile, `the absence proof ${absenceFile}`, true),
       proof: proofFile === undefined ? undefined : (await readFileOrUrl(proofFile)).toString('utf8'),
-      keySet: keys === undefined || keySetUrl ? undefined : pinned(await jsonFile(await keySetPathOf(keys), `--keys ${keys}`)),
+      keySet:
+        keys === undefined || keySetUrl ? undefined : pinned(await jsonFile(await keySetPathOf(keys, keysFlag), `${keysFlag} ${keys}`)),
       vkey: logKey === undefined ? undefined : (await readFileOrUrl(logKey)).toString('utf8'),
       log: Boolean(args.log),
       ...witness,
@@ -103,12 +105,21 @@ export async function jsonFile(path: string, named: string, orUrl = false): Prom
   }
 }
 
-/** `--keys` names the key set file, or a public folder: then the key set it serves at its well-known path. */
-export async function keySetPathOf(keys: string): Promise<string> {
+/**
+ * `mvr verify`'s key set flag: its value and the name it was typed under (`--key-set`, or its
+ * alias `--keys`), which messages repeat.
+ */
+export function keySetFlagOf(args: Record<string, unknown>): { keys: string | undefined; flag: string } {
+  const value = args['key-set'];
+  return { keys: typeof value === 'string' && value !== '' ? value : undefined, flag: args.keys !== undefined ? '--keys' : '--key-set' };
+}
+
+/** `--key-set` (typed as `flag`) names the key set file, or a public folder: then the key set it serves at its well-known path. */
+export async function keySetPathOf(keys: string, flag = '--key-set'): Promise<string> {
   if (!(await stat(keys).catch(() => null))?.isDirectory()) return keys;
   const inFolder = join(keys, KEY_SET_PATH);
   if (await stat(inFolder).catch(() => null)) return inFolder;
   throw new ConfigError(
-    `--keys ${keys} is a folder without ${KEY_SET_PATH.slice(1)}: here --keys is the key set, a file or URL, or the public folder that holds it`,
+    `${flag} ${keys} is a folder without ${KEY_SET_PATH.slice(1)}: ${flag} is the key set, a file or URL, or the public folder that holds it`,
   );
 }

@@ -7,7 +7,7 @@ import { normalizeDomain } from '../core/domain.ts';
 import { ConfigError, UsageError } from '../core/errors.ts';
 import type { TrustJson } from '../core/trust-report.ts';
 import { readTrustedKeys } from './trust-options.ts';
-import { jsonFile, keySetPathOf } from './verify-action.ts';
+import { jsonFile, keySetFlagOf, keySetPathOf } from './verify-action.ts';
 import { type Outcome, present } from './verify-output.ts';
 import { witnessOptionsOf } from './witness-policy.ts';
 
@@ -23,6 +23,7 @@ export async function verifyFromBundle(args: Record<string, unknown>, gateway: {
   const [file, out] = [str('bundle'), str('bundle-out')];
   if (file && out) throw new UsageError('--bundle verifies a kept bundle, --bundle-out fetches one: give one of them');
   const flag = file ? '--bundle' : '--bundle-out';
+  const { keys, flag: keysFlag } = keySetFlagOf(args);
   for (const other of OTHER_ANSWERS)
     if (args[other] !== undefined && args[other] !== false)
       throw new UsageError(`${flag} verifies a bundle: --${other} does not go with it`);
@@ -33,17 +34,20 @@ export async function verifyFromBundle(args: Record<string, unknown>, gateway: {
   let online: ReturnType<typeof gatewaySource> | undefined;
   if (file) {
     // Offline: the bundle, the keys and the log's key are files; nothing is fetched.
-    for (const k of ['keys', 'log-key'])
-      if (str(k) && isUrl(str(k)!)) throw new UsageError(`--bundle verifies offline: --${k} must be a file, not ${str(k)}`);
-    if (!str('keys') && !str('trusted-keys'))
-      throw new ConfigError('--bundle needs the keys to check with: --keys FILE or --trusted-keys FILE');
+    for (const [flag, value] of [
+      [keysFlag, keys],
+      ['--log-key', str('log-key')],
+    ])
+      if (value && isUrl(value)) throw new UsageError(`--bundle verifies offline: ${flag} must be a file, not ${value}`);
+    if (!keys && !str('trusted-keys'))
+      throw new ConfigError('--bundle needs the keys to check with: --key-set FILE or --trusted-keys FILE');
     text = await readFile(file, 'utf8').catch((error: Error) => Promise.reject(new ConfigError(`--bundle ${file}: ${error.message}`)));
   } else {
     if (!domain) throw new ConfigError('--bundle-out: give the DOMAIN to fetch the bundle of');
     if (!gateway.baseUrl || !gateway.apiKey)
       throw new ConfigError('--bundle-out needs --base-url and --api-key (or MVR_BASE_URL and MVR_API_KEY)');
     if (at !== undefined) throw new UsageError('--at verifies a kept bundle as of a past time: give --bundle FILE');
-    online = gatewaySource({ baseUrl: gateway.baseUrl, apiKey: gateway.apiKey, keySetUrl: str('keys') });
+    online = gatewaySource({ baseUrl: gateway.baseUrl, apiKey: gateway.apiKey, keySetUrl: keys });
     text = await online.bundle!(domain);
     // Kept as fetched, before it is verified: a shop keeps what the gateway said, whatever the verdict.
     await writeFile(out!, text).catch((error: Error) => Promise.reject(new ConfigError(`--bundle-out ${out}: ${error.message}`)));
@@ -55,9 +59,12 @@ export async function verifyFromBundle(args: Record<string, unknown>, gateway: {
     throw new ConfigError(`${file ? `--bundle ${file}` : 'the bundle'}: ${(error as Error).message}`);
   }
   const trusted = str('trusted-keys') ? await readTrustedKeys(str('trusted-keys')!) : undefined;
-  const keys = str('keys');
   const given =
-    keys && !isUrl(keys) ? await jsonFile(await keySetPathOf(keys), `--keys ${keys}`) : online ? await online.keySet() : trusted;
+    keys && !isUrl(keys)
+      ? await jsonFile(await keySetPathOf(keys, keysFlag), `${keysFlag} ${keys}`)
+      : online
+        ? await online.keySet()
+        : trusted;
   const keySet = trusted === undefined ? given : trustedKeySet(given, trusted).keySet;
   // The log step: with a log key (a file; fetched from the gateway with --bundle-out and --log), or a policy's log line.
   const vkeyText = str('log-key')

@@ -1,5 +1,6 @@
 import { type AnswerVerification, ageOf, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
+import { displayDomain } from '../core/domain.ts';
 import { exitCodeOf } from '../core/errors.ts';
 import { type TrustJson, trustLines } from '../core/trust-report.ts';
 import { verificationJson } from '../core/verification-json.ts';
@@ -34,8 +35,14 @@ export function present(verification: AnswerVerification | BundleVerification, s
   const verdict = verdictOf(verification);
   const exitCode = verdict.code === null ? 0 : exitCodeOf(verdict.code);
   const trust = shown.trust ?? null;
-  const { valid, code, message, domain, ...steps } = verificationJson(verification, shown.policy === true, trust, undefined, shown.private);
-  const json = { valid, code, message, domain, source, ...steps, ...(shown.private ? { private: true } : {}) };
+  const { valid, code, message, domain, domain_unicode, ...steps } = verificationJson(
+    verification,
+    shown.policy === true,
+    trust,
+    undefined,
+    shown.private,
+  );
+  const json = { valid, code, message, domain, domain_unicode, source, ...steps, ...(shown.private ? { private: true } : {}) };
   const text = textOf(verification, verdict, steps as StepsJson, trust, shown.private === true);
   return { json, text, exitCode };
 }
@@ -54,7 +61,8 @@ function textOf(
   const { answer: r, signature: result, absence, log, witnessed } = verification;
   const { witnesses, current } = shown;
   const s = result.staleness;
-  const domain = String(r.domain ?? '(no domain)');
+  // An IDN is shown in Unicode beside its A-labels: `xn--bcher-kva.example (bücher.example)`.
+  const domain = r.domain === undefined || r.domain === null ? '(no domain)' : displayDomain(String(r.domain));
   const head = verdict.valid
     ? `VALID: ${domain}`
     : `${verdict.code === 'NEVER_AUDITED' ? 'NOT VERIFIED' : 'INVALID'} (${verdict.code}): ${verdict.message}`;
@@ -69,8 +77,11 @@ function textOf(
     : result.code === 'UNSIGNED'
       ? 'none: the record is unsigned, so it is NOT verified (UNSIGNED)'
       : `INVALID: ${result.code} (${result.message})`;
+  // A never-audited answer carries no signature by design: its absence proof is what proves it, so
+  // it gets no signature line (an alarming "UNSIGNED" there would contradict a proven answer).
+  const provenAbsent = absence !== null && absence !== undefined && !result.valid && result.code === 'UNSIGNED';
   const steps = [
-    `  signature  ${signature}`,
+    ...(provenAbsent ? [] : [`  signature  ${signature}`]),
     ...(absence
       ? [
           `  absence    ${absence.valid ? `never audited in build ${absence.build} (issued ${absence.issuedAt}), proof valid (key ${absence.keyId})${absence.statementLog ? `; statement in the log: ${entryText(absence.statementLog)}` : ''}` : `NOT PROVEN: ${absence.code} (${absence.message})`}`,

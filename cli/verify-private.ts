@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import {
   gatewaySource,
   KEY_SET_PATH,
@@ -12,6 +11,7 @@ import { normalizeDomain } from '../core/domain.ts';
 import { ConfigError, exitCodeOf } from '../core/errors.ts';
 import { type TrustJson, trustJson } from '../core/trust-report.ts';
 import { readTrustedKeys } from './trust-options.ts';
+import { jsonFile, keySetFlagOf, keySetPathOf } from './verify-action.ts';
 import { type Outcome, present } from './verify-output.ts';
 import { trustedCheckpointOf, witnessOptionsOf } from './witness-policy.ts';
 
@@ -28,11 +28,12 @@ export async function verifyPrivately(args: Record<string, unknown>, gateway: { 
   if (!baseUrl || !apiKey) throw new ConfigError('--private needs --base-url and --api-key (or MVR_BASE_URL and MVR_API_KEY)');
   // Normalized here, with the function the gateway and the build use; only a prefix of its hash leaves.
   const domain = normalizeDomain(str('domain'));
-  const keys = str('keys');
+  const { keys, flag: keysFlag } = keySetFlagOf(args);
   const trusted = str('trusted-keys') ? await readTrustedKeys(str('trusted-keys')!) : undefined;
   const pinned = (keySet: unknown): unknown => (trusted === undefined ? keySet : trustedKeySet(keySet, trusted).keySet);
   const fetched = gatewaySource({ baseUrl, apiKey, keySetUrl: keys !== undefined && isUrl(keys) ? keys : undefined });
-  const keySetFile = keys !== undefined && !isUrl(keys) ? pinned(await jsonFile(keys)) : undefined;
+  const keySetFile =
+    keys !== undefined && !isUrl(keys) ? pinned(await jsonFile(await keySetPathOf(keys, keysFlag), `${keysFlag} ${keys}`)) : undefined;
   const logKey = str('log-key');
   const verdict = await verifyOnlinePrivately({
     domain,
@@ -50,14 +51,6 @@ export async function verifyPrivately(args: Record<string, unknown>, gateway: { 
     logKey: { given: logKey, policy: str('policy'), fetched: `${base}${LOG_KEY_PATH}` },
   });
   return outcomeOf(verdict, domain, `${base}/v1/lookup/${verdict.prefix}`, str('policy') !== undefined, trust);
-}
-
-async function jsonFile(path: string): Promise<unknown> {
-  try {
-    return JSON.parse(await readFile(path, 'utf8'));
-  } catch (error) {
-    throw new ConfigError(`--keys ${path}: ${(error as Error).message}`);
-  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import { parse as parseTld } from 'tldts';
+import { toUnicode } from 'tr46';
 import { URL as PortableURL } from 'whatwg-url';
 import { InvalidDomainError } from './errors.ts';
 
@@ -38,6 +39,29 @@ export function normalizeDomain(input: unknown): string {
     recent.set(input, domain);
   }
   return domain;
+}
+
+/**
+ * A normalized domain as people read it: the A-label form the record key is, then its Unicode form
+ * beside it when a label is an A-label, so an IDN is recognisable and the key stays the one shown
+ * first (a look-alike is told apart by the A-labels). Anything else is returned as it is. Shared by
+ * `mvr verify`'s text and the verify page.
+ *
+ * @example displayDomain('xn--bcher-kva.example') // 'xn--bcher-kva.example (bücher.example)'
+ */
+export function displayDomain(domain: string): string {
+  const unicode = unicodeDomain(domain);
+  return unicode === null ? domain : `${domain} (${unicode})`;
+}
+
+/**
+ * The Unicode form of a normalized domain with an A-label, for JSON beside the domain itself
+ * (`domain_unicode`); null when it has none (or its A-labels do not decode).
+ */
+export function unicodeDomain(domain: unknown): string | null {
+  if (typeof domain !== 'string' || !A_LABEL.test(domain)) return null;
+  const { domain: unicode, error } = toUnicode(domain);
+  return error || unicode === domain ? null : unicode;
 }
 
 /**

@@ -1,5 +1,7 @@
 import { type AnswerVerification, ageOf, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
+import { unicodeDomain } from './domain.ts';
+import { snakeCaseMembers } from './json-members.ts';
 import type { TrustJson } from './trust-report.ts';
 import { witnessedJson } from './witnessed.ts';
 
@@ -44,6 +46,8 @@ export function verificationJson(
   return {
     ...verdictOf(verification),
     domain: answer.domain ?? null,
+    // An IDN's Unicode form beside its A-labels, for people; `domain` stays the record key.
+    domain_unicode: unicodeDomain(answer.domain),
     signature: signature.valid
       ? { valid: true, code: null, message: null, key_id: signature.keyId }
       : { ...failed(signature), key_id: signature.keyId ?? null },
@@ -91,7 +95,7 @@ export function verificationJson(
           : { valid: false, code: 'NOT_WITNESSED', message: 'no proof whose checkpoint the policy could check' },
     current: currentJson(verification, privately),
     age: ageJson(verification, now),
-    staleness: signature.staleness,
+    staleness: snakeCaseMembers(signature.staleness),
     trust,
     claims: { status: answer.status ?? null, tier: answer.tier ?? null, score: answer.score ?? null, key_id: answer.key_id ?? null },
   };

@@ -104,6 +104,10 @@ export const verificationOutputSchema = z.object({
   code: z.string().nullable().describe('null when valid; otherwise the code of the step that decided'),
   message: z.string().nullable(),
   domain: z.string().nullable(),
+  domain_unicode: z
+    .string()
+    .nullable()
+    .describe("an IDN domain's Unicode form (null when it has no A-label), for people; domain is the key"),
   signature: step,
   absence: step.nullable(),
   log: step.nullable(),

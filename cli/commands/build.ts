@@ -1,3 +1,4 @@
+import { snakeCaseMembers } from '../../core/json-members.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, resolveNow, schemaUrlOf } from '../config.ts';
 
@@ -40,7 +41,7 @@ export default defineCommand({
   run: ({ args, io }) =>
     runAction(io, Boolean(args.json), async () => {
       const summary = await buildFromArgs(args, io, Boolean(args.json));
-      if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, ...summary })}\n`);
+      if (args.json) io.stdout.write(`${JSON.stringify(snakeCaseMembers({ ok: true, ...summary }))}\n`);
       else io.stdout.write(formatSummary(summary));
     }),
 });
@@ -136,10 +137,9 @@ export function buildPhases(progress: Progress, clock: () => number = Date.now) 
     records,
     begin: (phase: BuildPhase) => {
       if (phase === 'records') recordsStarted = clock();
-      progress.update(
-        { text: `${PHASE_TEXT[phase]}, ${written.toLocaleString('en-US')} records`, fields: { phase, records: written } },
-        true,
-      );
+      // Records are counted once signing has begun: "signing records, 0 records" read as if none would be.
+      const text = phase === 'records' ? PHASE_TEXT.records : `${PHASE_TEXT[phase]} (${written.toLocaleString('en-US')} records signed)`;
+      progress.update({ text, fields: { phase, records: written } }, true);
     },
     /** The done line sums up the records, as it did before there were phases. */
     finish: () => {

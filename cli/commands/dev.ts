@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer as createNetServer } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
@@ -53,7 +53,7 @@ export default defineCommand({
       const log = openJsonLog();
       const settings = await gatewayOptions(config, {}, log, io.env);
       const gateway = await startGateway(settings);
-      io.stderr.write(devBanner(gateway.url, gateway.metricsUrl, dev, config.public));
+      io.stderr.write(devBanner(gateway.url, gateway.metricsUrl, dev, config.public, await freePortAfter(config.host, config.port)));
       closeOnSignals(gateway, log);
     }),
 });
@@ -98,7 +98,13 @@ async function freshDevApiKey(apiKeysFile: string): Promise<{ key: string; revok
  * What `mvr dev` prints once the gateway is up: where it is, a curl line and an `mvr verify` line
  * with the new key, and the same line with the key set and log key pinned from the project's files.
  */
-function devBanner(url: string, metricsUrl: string | null, { key, revoked }: { key: string; revoked: number }, publicDir: string): string {
+function devBanner(
+  url: string,
+  metricsUrl: string | null,
+  { key, revoked }: { key: string; revoked: number },
+  publicDir: string,
+  freePort: number,
+): string {
   const verify = `npx mvr verify acme-outdoor.example --base-url ${url} --api-key ${key} --log`;
   return [
     '',
@@ -114,7 +120,7 @@ function devBanner(url: string, metricsUrl: string | null, { key, revoked }: { k
     `  ${verify} --trusted-keys ${join(publicDir, KEY_SET_PATH)} --log-key ${join(publicDir, LOG_VKEY_PATH)}`,
     '',
     devKeyNote(revoked),
-    `Another port: npm start -- --port 8788 (or PORT=8788 npm start).`,
+    `Another port: npm start -- --port ${freePort} (or PORT=${freePort} npm start).`,
     '',
     `Key set: ${url}/.well-known/merchant-verify-keys.json   Log: ${url}/log/checkpoint   OpenAPI: ${url}/openapi.json   MCP: ${url}/mcp`,
     ...(metricsUrl ? [`Metrics (Prometheus): ${metricsUrl}`] : []),
@@ -154,19 +160,50 @@ async function buildDated(args: Record<string, unknown>, auditsDir: string, io: 
   }
 }
 
-/** Binds host:port now and keeps it until `release`; a port in use is INVALID_CONFIG (exit 2), before anything changed. */
+/**
+ * Binds host:port now and keeps it until `release`; a port in use is INVALID_CONFIG (exit 2), before
+ * anything changed, naming a port that is free now.
+ */
 async function holdPort(host: string, port: number): Promise<{ release(): Promise<void> }> {
   const server = createNetServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host, port, exclusive: true }, resolve);
-  }).catch((error: NodeJS.ErrnoException) => {
+  await listening(server, host, port).catch(async (error: NodeJS.ErrnoException) => {
     if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
+      const free = await freePortAfter(host, port);
       throw new ConfigError(
-        `--port / PORT ${port}: cannot listen on ${host}:${port} (in use by another process, another mvr dev perhaps, or not allowed); nothing was changed`,
+        `--port / PORT ${port}: cannot listen on ${host}:${port} (in use by another process, another mvr dev perhaps, or not allowed); nothing was changed. Port ${free} is free: npm start -- --port ${free}`,
       );
     }
     throw error;
   });
-  return { release: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { release: () => closed(server) };
 }
+
+/**
+ * A port free on `host` now, for a hint: the first of the ten after `port` that can be bound, else
+ * one the system picks. Only a suggestion: another process may take it before the user does.
+ */
+async function freePortAfter(host: string, port: number): Promise<number> {
+  for (let candidate = port + 1; candidate <= Math.min(port + 10, 65_535); candidate++) {
+    const server = createNetServer();
+    const bound = await listening(server, host, candidate).then(
+      () => true,
+      () => false,
+    );
+    if (bound) {
+      await closed(server);
+      return candidate;
+    }
+  }
+  const server = createNetServer();
+  await listening(server, host, 0);
+  const picked = (server.address() as AddressInfo).port;
+  await closed(server);
+  return picked;
+}
+
+const listening = (server: NetServer, host: string, port: number) =>
+  new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port, exclusive: true }, resolve);
+  });
+const closed = (server: NetServer) => new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,3 +1,4 @@
+import { snakeCaseMembers } from '../../core/json-members.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
 
@@ -57,7 +58,7 @@ export default defineCommand({
       }
       if (args.list) {
         const keys = await listKeys(keysDir);
-        if (args.json) io.stdout.write(`${JSON.stringify(keys)}\n`);
+        if (args.json) io.stdout.write(`${JSON.stringify(snakeCaseMembers(keys))}\n`);
         else for (const k of keys) io.stdout.write(`${k.kid}${k.active ? '  active' : ''}${k.retired ? '  retired' : ''}\n`);
         return;
       }
@@ -68,7 +69,7 @@ export default defineCommand({
       }
       // The key that signs today endorses the new one: gateways and verifiers that trust it trust the new key.
       const { kid, endorsedBy } = await keygenEndorsed(keysDir, await loadActiveKey(keysDir, signingKey));
-      if (args.json) io.stdout.write(`${JSON.stringify({ kid, keysDir, endorsedBy })}\n`);
+      if (args.json) io.stdout.write(`${JSON.stringify({ kid, keys_dir: keysDir, endorsed_by: endorsedBy })}\n`);
       else {
         io.stdout.write(`${kid}\n`);
         io.stderr.write(

@@ -4,6 +4,7 @@ import { readFileOrUrl } from '../../clients/file-or-url.ts';
 import { logLocation } from '../../clients/log-client.ts';
 import { ConfigError, exitCodeOf, isMvrError } from '../../core/errors.ts';
 import { writeAtomic } from '../../core/files.ts';
+import { snakeCaseMembers } from '../../core/json-members.ts';
 import { LOG_DIR } from '../../core/layout.ts';
 import { witnessedJson, witnessedText } from '../../core/witnessed.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
@@ -117,13 +118,20 @@ const witness = defineCommand({
       const config = witnessOptions.resolve(args, io.env);
       const file = args.policy ?? config.witnessPolicy;
       if (!file) throw new ConfigError('--policy FILE (or MVR_WITNESS_POLICY) is required: the tlog-policy naming the witnesses');
+      // Messages name the way the file was given, as typed.
+      const flag =
+        args.policy !== undefined
+          ? '--policy'
+          : (args as Record<string, unknown>)['witness-policy'] !== undefined
+            ? '--witness-policy'
+            : 'MVR_WITNESS_POLICY';
       const [{ readWitnessPolicy }, { summaryOf, witnessLiveBucket, witnessLiveFolder }, { openStore }] = await Promise.all([
         import('../../witness/build-phase/witnessing.ts'),
         import('../../witness/build-phase/refresh.ts'),
         import('../../storage/open.ts'),
       ]);
-      const witnessing = await readWitnessPolicy(file);
-      if (!witnessing) throw new ConfigError(`${file} says "quorum none": there is nothing to ask the witnesses`);
+      const witnessing = await readWitnessPolicy(file, undefined, flag);
+      if (!witnessing) throw new ConfigError(`${flag} ${file} says "quorum none": there is nothing to ask the witnesses`);
       const report = (r: WitnessReport) => {
         if (!args.json) io.stderr.write(`mvr log witness: ${witnessProgress(r).text}\n`);
       };
@@ -141,10 +149,10 @@ const witness = defineCommand({
         // Short of a fresh quorum: the exit code alerts, and --json still says who answered and how.
         const summary = summaryOf(error);
         if (!summary || !isMvrError(error) || !args.json) throw error;
-        io.stdout.write(`${JSON.stringify({ ok: false, code: error.code, message: error.message, ...summary })}\n`);
+        io.stdout.write(`${JSON.stringify(snakeCaseMembers({ ok: false, code: error.code, message: error.message, ...summary }))}\n`);
         return exitCodeOf(error.code);
       }
-      if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, ...result })}\n`);
+      if (args.json) io.stdout.write(`${JSON.stringify(snakeCaseMembers({ ok: true, ...result }))}\n`);
       else
         io.stdout.write(
           `witnessed the checkpoint of size ${result.size}: ${witnessList(result.witnesses)}; written to ${result.written.join(', ')}\n`,

@@ -1,5 +1,6 @@
 import type { PublishProgress } from '../../builder/publish-objects.ts';
 import { ConfigError } from '../../core/errors.ts';
+import { snakeCaseMembers } from '../../core/json-members.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, storeSettingsOf } from '../config.ts';
@@ -63,7 +64,7 @@ export default defineCommand({
         });
         progress.finish();
         progress.stop();
-        if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, ...s })}\n`);
+        if (args.json) io.stdout.write(`${JSON.stringify(snakeCaseMembers({ ok: true, ...s }))}\n`);
         else {
           const earlier =
             s.earlierBuilds > 0 ? `, with ${s.earlierBuilds} earlier kept build${s.earlierBuilds === 1 ? '' : 's'} the bucket lacked` : '';

@@ -1,3 +1,4 @@
+import { snakeCaseMembers } from '../../core/json-members.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, storeSettingsOf } from '../config.ts';
@@ -44,7 +45,7 @@ export default defineCommand({
         });
         progress.finish();
         progress.stop();
-        if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, ...s })}\n`);
+        if (args.json) io.stdout.write(`${JSON.stringify(snakeCaseMembers({ ok: true, ...s }))}\n`);
         else
           io.stdout.write(
             `pulled ${s.builds} kept build${s.builds === 1 ? '' : 's'} (manifests and indexes, ${(s.bytes / 1e6).toFixed(1)} MB; live ${s.live}) from ${s.from} into ${s.to}\n`,

@@ -3,7 +3,8 @@ import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
 
-// `--keys` here is a key set (file or URL), not the keys folder of the other commands: it is this command's own flag.
+// `--key-set` is a key set (file or URL); `--keys` names the private keys folder in every other
+// command, so here it is only kept as an alias for command lines written before the rename.
 const options = commandOptions('baseUrl', 'apiKey');
 
 export default defineCommand({
@@ -12,10 +13,11 @@ export default defineCommand({
     domain: { type: 'positional', description: 'domain to look up (optional with --file)', required: false },
     ...options.args,
     file: { type: 'string', description: 'verify a saved record offline instead of fetching one' },
-    keys: {
+    'key-set': {
       type: 'string',
       description: 'key set file or URL, or the public folder holding it (default: the gateway key set at --base-url)',
     },
+    keys: { type: 'string', description: 'alias of --key-set', aliasOf: 'key-set' },
     'trusted-keys': {
       type: 'string',
       description:
@@ -61,7 +63,7 @@ export default defineCommand({
     bundle: {
       type: 'string',
       description:
-        'verify a kept bundle (GET /v1/bundle) offline, nothing fetched: with --keys or --trusted-keys FILE, and --log-key, --policy, --max-age, --at',
+        'verify a kept bundle (GET /v1/bundle) offline, nothing fetched: with --key-set or --trusted-keys FILE, and --log-key, --policy, --max-age, --at',
     },
     'bundle-out': {
       type: 'string',

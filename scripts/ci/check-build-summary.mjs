@@ -8,8 +8,8 @@ import { join } from 'node:path';
 const env = process.env;
 const read = (file) => JSON.parse(readFileSync(file, 'utf8'));
 const s = read(env.SUMMARY);
-const keySet = read(s.keySetFile);
-const manifest = read(join(s.buildDir, 'manifest.json'));
+const keySet = read(s.key_set_file);
+const manifest = read(join(s.build_dir, 'manifest.json'));
 const carried = read(env.PUBLISH_KEYS).keys.map((k) => k.kid);
 const retired = (env.RETIRE_KEY_IDS ?? '').split(/[\s,]+/).filter(Boolean);
 const min = Math.max(1, Number(env.MIN_RECORDS || 1));
@@ -18,19 +18,19 @@ const check = (ok, message) => {
   if (!ok) problems.push(message);
 };
 check(s.ok === true, 'the build did not report ok');
-check(s.signed === true && typeof s.keyId === 'string' && s.keyId !== '', 'the records are UNSIGNED');
+check(s.signed === true && typeof s.key_id === 'string' && s.key_id !== '', 'the records are UNSIGNED');
 check(Number.isInteger(s.records) && s.records >= min, `${s.records} records, fewer than the minimum ${min} (vars.MVR_MIN_RECORDS)`);
-check(s.publishedKeyIds.includes(s.keyId), `the signing key ${s.keyId} is not in the key set`);
-for (const kid of carried) check(s.publishedKeyIds.includes(kid), `earlier key ${kid} dropped out of the key set`);
+check(s.published_key_ids.includes(s.key_id), `the signing key ${s.key_id} is not in the key set`);
+for (const kid of carried) check(s.published_key_ids.includes(kid), `earlier key ${kid} dropped out of the key set`);
 for (const kid of retired)
-  check(!s.publishedKeyIds.includes(kid), `key ${kid} was to be retired but is still listed (the active key cannot be retired)`);
+  check(!s.published_key_ids.includes(kid), `key ${kid} was to be retired but is still listed (the active key cannot be retired)`);
 const listed = keySet.keys.map((k) => k.kid).sort();
 check(
-  JSON.stringify(listed) === JSON.stringify([...s.publishedKeyIds].sort()),
+  JSON.stringify(listed) === JSON.stringify([...s.published_key_ids].sort()),
   'the key set file does not list the keys the summary names',
 );
-check(realpathSync('records/current') === realpathSync(s.buildDir), 'records/current is not this build');
-check(manifest.records === s.records && manifest.key_id === s.keyId, 'manifest.json disagrees with the summary');
+check(realpathSync('records/current') === realpathSync(s.build_dir), 'records/current is not this build');
+check(manifest.records === s.records && manifest.key_id === s.key_id, 'manifest.json disagrees with the summary');
 // Every record, then the build statement last (its entry ends the checkpoint the build publishes).
 check(s.log !== null && s.log.to - s.log.from === s.records + 1, 'the records were not all appended to the transparency log');
 check(s.log === null || s.log.statement === s.log.to - 1, "the build statement is not the log's last entry");
@@ -44,11 +44,11 @@ const counts = (o) =>
 appendFileSync(
   env.GITHUB_STEP_SUMMARY,
   [
-    `### Monthly rebuild ${s.buildId}: ${problems.length ? 'FAILED checks' : 'checks passed'}`,
+    `### Monthly rebuild ${s.build_id}: ${problems.length ? 'FAILED checks' : 'checks passed'}`,
     '',
-    `- records: ${s.records} (by status: ${counts(s.byStatus)}; by tier: ${counts(s.byTier)})`,
-    `- issuer: ${manifest.issuer}; issued_at: ${s.issuedAt}`,
-    `- signed with: ${s.keyId}; key set lists: ${s.publishedKeyIds.join(', ')}`,
+    `- records: ${s.records} (by status: ${counts(s.by_status)}; by tier: ${counts(s.by_tier)})`,
+    `- issuer: ${manifest.issuer}; issued_at: ${s.issued_at}`,
+    `- signed with: ${s.key_id}; key set lists: ${s.published_key_ids.join(', ')}`,
     `- log: ${s.log ? `${s.log.origin}, entries ${s.log.from} to ${s.log.to}` : 'not appended'}`,
     ...problems.map((p) => `- **${p}**`),
     '',

@@ -82,9 +82,9 @@ describe.concurrent('builds that publish and builds that must not', () => {
       const empty = await tempDir('mvr-empty-audits-');
       const res = await runCli(buildArgs({ ...p, auditsDir: empty }, ['--allow-empty', '--json']));
       expect(res.code, res.stderr).toBe(0);
-      const summary = JSON.parse(res.stdout) as { ok: boolean; records: number; files: number; buildId: string; keyId: string };
-      expect(summary).toMatchObject({ ok: true, records: 0, files: 0, keyId: p.kid });
-      expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, summary.buildId));
+      const summary = JSON.parse(res.stdout) as { ok: boolean; records: number; files: number; build_id: string; key_id: string };
+      expect(summary).toMatchObject({ ok: true, records: 0, files: 0, key_id: p.kid });
+      expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, summary.build_id));
       // No record: the manifest, the (empty) index, domain map and pack index, the statement (no pack), and the change feed against the build before (every record dropped).
       const files = [...(await listFiles(join(p.recordsDir, CURRENT_LINK))).keys()];
       expect(files.filter((f) => !f.startsWith('changes/')).sort()).toEqual([
@@ -97,7 +97,7 @@ describe.concurrent('builds that publish and builds that must not', () => {
       // The empty map's root is SHA-256 of nothing: every domain provably absent, signed.
       const statement = JSON.parse(await readFile(join(p.recordsDir, CURRENT_LINK, BUILD_STATEMENT_FILE), 'utf8'));
       expect(statement).toMatchObject({
-        build: summary.buildId,
+        build: summary.build_id,
         records: 0,
         domain_map: { size: 0, root: '47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=' },
         key_id: p.kid,
@@ -142,12 +142,12 @@ describe('the --json summary', () => {
       // A process of its own: its peak memory is what is checked.
       const res = await spawnCli(buildArgs(p, ['--json']));
       expect(res.code, res.stderr).toBe(0);
-      const summary = JSON.parse(res.stdout) as { peakRssMb: number; records: number };
+      const summary = JSON.parse(res.stdout) as { peak_rss_mb: number; records: number };
       expect(summary.records).toBeGreaterThan(0);
       // A figure of the build's own (a Node process has some), and not the parent's: no budget
       // for the build's memory is checked here (that is the benchmark's).
-      expect(summary.peakRssMb).toBeGreaterThan(0);
-      expect(summary.peakRssMb).toBeLessThan(ballastMb);
+      expect(summary.peak_rss_mb).toBeGreaterThan(0);
+      expect(summary.peak_rss_mb).toBeLessThan(ballastMb);
       expect(ballast[ballast.length - 1]).toBe(1);
     } finally {
       ballast = null;

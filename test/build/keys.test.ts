@@ -94,7 +94,7 @@ describe.concurrent('signing keys in the build', () => {
       const res = await runCli(buildArgs(p, ['--json']));
       expect(res.code, res.stderr).toBe(0);
       expect(res.stderr).toMatch(/warning: .*no signing key/i);
-      expect(JSON.parse(res.stdout)).toMatchObject({ ok: true, signed: false, keyId: null, publishedKeyIds: [] });
+      expect(JSON.parse(res.stdout)).toMatchObject({ ok: true, signed: false, key_id: null, published_key_ids: [] });
       expect((await readKeySet(p.publicDir)).text.trim()).toBe('{"keys":[]}');
       for (const { record } of (await readCurrentRecords(p.recordsDir)).values()) {
         expect(record).not.toHaveProperty('signature');
@@ -118,7 +118,7 @@ describe.concurrent('signing keys in the build', () => {
       const env = generatePrivateJwk();
       const res = await runCli(buildArgs(p, ['--json']), { MVR_SIGNING_KEY: JSON.stringify(env) });
       expect(res.code, res.stderr).toBe(0);
-      expect(JSON.parse(res.stdout)).toMatchObject({ ok: true, signed: true, keyId: env.kid });
+      expect(JSON.parse(res.stdout)).toMatchObject({ ok: true, signed: true, key_id: env.kid });
       await expectAllSignedBy(p, env.kid);
       expect(res.stdout + res.stderr).not.toContain(env.d);
     });

@@ -63,7 +63,7 @@ describe.concurrent('reproducible builds', () => {
     const epoch = String(NOW / 1000); // 2026-11-01T00:00:00Z, the plain project's --now
     const res = await runCli(buildArgs(b, ['--json'], null), { SOURCE_DATE_EPOCH: epoch });
     expect(res.code, res.stderr).toBe(0);
-    expect(JSON.parse(res.stdout)).toMatchObject({ ok: true, issuedAt: '2026-11-01T00:00:00.000Z', records: 33, keyId: a.kid });
+    expect(JSON.parse(res.stdout)).toMatchObject({ ok: true, issued_at: '2026-11-01T00:00:00.000Z', records: 33, key_id: a.kid });
     expectSameBuild(await readCurrentFiles(a.recordsDir), await readCurrentFiles(b.recordsDir));
     expect((await readKeySet(b.publicDir)).text).toBe((await readKeySet(a.publicDir)).text);
     for (const { record } of (await readCurrentRecords(b.recordsDir)).values()) expect(record.issued_at).toBe('2026-11-01T00:00:00.000Z');
@@ -85,12 +85,12 @@ describe.concurrent('reproducible builds', () => {
     await createLogKey(p.keysDir, logOrigin(ISSUER));
     const first = await runCli(buildArgs(p, ['--json']));
     expect(first.code, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ unchanged: false, keptBuilds: 1 });
+    expect(JSON.parse(first.stdout)).toMatchObject({ unchanged: false, kept_builds: 1 });
     const before = await snapshotOutputs(p);
     const second = await runCli(buildArgs(p));
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toContain(
-      `build ${(JSON.parse(first.stdout) as { buildId: string }).buildId} is already live (the same audits, keys, options and --now): no build written, nothing appended to the log`,
+      `build ${(JSON.parse(first.stdout) as { build_id: string }).build_id} is already live (the same audits, keys, options and --now): no build written, nothing appended to the log`,
     );
     // Its summary says what was done: the records checked, nothing appended (not "no log key": the log has one).
     expect(second.stdout).toMatch(/^checked 33 records from /m);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../support/cli.ts';
 import { snapshot } from '../support/outputs.ts';
+import { canListen } from '../support/ports.ts';
 import { ROOT, removeTempDirs, SAMPLE_AUDITS, tempDir } from '../support/project.ts';
 import { waitFor, waitForExit } from '../support/wait.ts';
 
@@ -90,7 +91,11 @@ describe('mvr dev (npm start)', () => {
     await waitFor(() => dev.log().includes('"level":"info"'), 'an info line in the log of mvr dev');
     expect(dev.log()).not.toMatch(/"level":"warn"/);
     // The banner says how to use another port, and that this is the first dev key.
-    expect(dev.stderr).toContain('Another port: npm start -- --port 8788 (or PORT=8788 npm start).');
+    // ... a port that is free, not the gateway's own nor a fixed guess.
+    const [, suggested, again] = /Another port: npm start -- --port (\d+) \(or PORT=(\d+) npm start\)\./.exec(dev.stderr)!;
+    expect(again).toBe(suggested);
+    expect(suggested).not.toBe(new URL(dev.url).port);
+    expect(await canListen(Number(suggested))).toBe(true);
     expect(dev.stderr).toContain(
       'The API key above is new: each start makes one and revokes the one before (no earlier development key was live;',
     );
@@ -120,6 +125,10 @@ describe('mvr dev (npm start)', () => {
     expect(second.stderr).toMatch(
       new RegExp(`INVALID_CONFIG: --port / PORT ${port}: cannot listen on 127\\.0\\.0\\.1:${port} .*nothing was changed`),
     );
+    const free = /Port (\d+) is free: npm start -- --port \1/.exec(second.stderr)?.[1];
+    expect(free).toBeDefined();
+    expect(free).not.toBe(port);
+    expect(await canListen(Number(free))).toBe(true);
     expect(second.stderr).not.toMatch(/built|created/);
     expect({
       keys: await snapshot(join(dir, 'keys')),

@@ -22,7 +22,7 @@ describe('mvr as a process', () => {
     const keys = await tempDir('mvr-bin-');
     const r = await spawnCli(['keygen', '--keys', keys, '--json']);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ kid: expect.any(String), keysDir: keys });
+    expect(JSON.parse(r.stdout)).toMatchObject({ kid: expect.any(String), keys_dir: keys });
     expect(r.stdout.endsWith('}\n')).toBe(true);
   });
 

@@ -61,14 +61,26 @@ describe.concurrent('the first hour', () => {
     expect(exitCodeOf('LOG_INCONSISTENT')).not.toBe(3);
   });
 
-  it('verify --keys takes the public folder (its key set); a folder without one is named with the flag', async () => {
+  it('verify --key-set takes the public folder (its key set); a folder without one is named with the flag', async () => {
     const record = liveRecordFile(p, 'acme-outdoor.example');
-    const folder = await runCli(['verify', '--file', record, '--keys', p.publicDir]);
+    const folder = await runCli(['verify', '--file', record, '--key-set', p.publicDir]);
     expect(folder.code, folder.stderr).toBe(0);
-    const keysFolder = await runCli(['verify', '--file', record, '--keys', p.keysDir]);
+    const keysFolder = await runCli(['verify', '--file', record, '--key-set', p.keysDir]);
     expect(keysFolder.code).toBe(2);
-    expect(keysFolder.stderr).toContain(`--keys ${p.keysDir} is a folder without .well-known/merchant-verify-keys.json`);
+    expect(keysFolder.stderr).toContain(`--key-set ${p.keysDir} is a folder without .well-known/merchant-verify-keys.json`);
     expect(keysFolder.stderr).not.toMatch(/EISDIR/);
+  });
+
+  it("verify's --keys is an alias of --key-set: it still works, messages name it as typed, and both at once is a usage error", async () => {
+    const record = liveRecordFile(p, 'acme-outdoor.example');
+    expect((await runCli(['verify', '--file', record, '--keys', p.publicDir])).code).toBe(0);
+    const keysFolder = await runCli(['verify', '--file', record, '--keys', p.keysDir, '--json']);
+    expect(JSON.parse(keysFolder.stdout)).toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringMatching(/^--keys /) });
+    const both = await runCli(['verify', '--file', record, '--keys', p.publicDir, '--key-set', p.publicDir, '--json']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/INVALID_USAGE: verify: --keys is an alias of --key-set/);
+    const help = await runCli(['verify', '--help']);
+    expect(help.stdout).toMatch(/--keys KEYS\s+alias of --key-set/);
   });
 
   it('apikey revoke takes the whole key, and no error of apikey prints a secret', async () => {

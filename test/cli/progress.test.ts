@@ -108,7 +108,7 @@ describe('progress without a terminal', () => {
       'swapping the build in',
       'removing builds no longer kept',
     ];
-    const at = announced.map((text) => plain(r.stderr, 'build').findIndex((l) => l.startsWith(`build: ${text}, `)));
+    const at = announced.map((text) => plain(r.stderr, 'build').findIndex((l) => l.startsWith(`build: ${text} (`)));
     expect(
       at.every((i) => i >= 0),
       r.stderr,
@@ -143,11 +143,11 @@ describe('progress on a terminal', () => {
     phases.records({ records: 1000, bytesRead: 1000, bytesDone: 1000, totalBytes: 1000, elapsedMs: 120_000 });
     phases.begin('map');
     expect(written).toEqual([
-      '\r\x1b[2Kbuild: signing records, 0 records',
+      '\r\x1b[2Kbuild: signing records',
       '\r\x1b[2Kbuild: signing records: 25% of input, 250 records, 25/s, about 30 s left',
       '\r\x1b[2Kbuild: signing records: 50% of input, 500 records, 4/s, about 2 min left',
       '\r\x1b[2Kbuild: signing records: 100% of input, 1,000 records, 8/s',
-      '\r\x1b[2Kbuild: writing the domain map, 1,000 records',
+      '\r\x1b[2Kbuild: writing the domain map (1,000 records signed)',
     ]);
   });
 
@@ -159,5 +159,14 @@ describe('progress on a terminal', () => {
     await waitFor(() => written.length >= 2, 'two heartbeat lines'); // fails the test when they do not come
     progress.stop();
     expect(written[0]).toBe('publish: starting (4 s)\n');
+  });
+
+  it('done before any update (a mirror with nothing to fetch) says done alone, not "done, starting"', () => {
+    const written: string[] = [];
+    const pipe = { isTTY: false, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream;
+    const progress = createProgress({ command: 'mirror', json: false, intervalMs: 60_000, stream: pipe, clock: () => 0 });
+    progress.finish();
+    progress.stop();
+    expect(written).toEqual(['mirror: done (0 s)\n']);
   });
 });

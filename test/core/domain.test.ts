@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_DOMAIN_INPUT, normalizeDomain } from '../../core/domain.ts';
+import { displayDomain, MAX_DOMAIN_INPUT, normalizeDomain, unicodeDomain } from '../../core/domain.ts';
 import { InvalidDomainError } from '../../core/errors.ts';
 import { thrown } from '../support/thrown.ts';
 
@@ -153,5 +153,16 @@ describe('normalizeDomain: documented surprises (pinned so a change is noticed)'
 
   it('the host is what WHATWG URL says, not what a reader might think', () => {
     expect(normalizeDomain('example.org#@example.com')).toBe('example.org');
+  });
+});
+
+describe('displayDomain and unicodeDomain: an IDN for people, beside its A-labels', () => {
+  it('shows the Unicode form after the A-label form, and leaves other domains alone', () => {
+    expect(displayDomain('xn--bcher-kva.example')).toBe('xn--bcher-kva.example (bücher.example)');
+    expect(unicodeDomain('xn--bcher-kva.example')).toBe('bücher.example');
+    expect(displayDomain(normalizeDomain('Bücher.Example'))).toBe('xn--bcher-kva.example (bücher.example)');
+    expect(displayDomain('acme-outdoor.example')).toBe('acme-outdoor.example');
+    expect(unicodeDomain('acme-outdoor.example')).toBeNull();
+    expect(unicodeDomain(42)).toBeNull();
   });
 });

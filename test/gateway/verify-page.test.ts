@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { normalizeDomain } from '../../core/domain.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { needing } from '../support/programs.ts';
 import { makeProject } from '../support/project.ts';
@@ -52,6 +53,12 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     expect(details).toContain(JSON.parse(record).key_id);
     expect(details).toMatch(/Statusverified.*Tiergold.*Score93\.5/);
     expect(details).toMatch(/Staleness(current|overdue)/);
+  });
+
+  it('shows an IDN domain in Unicode beside its A-labels', async () => {
+    const idn = normalizeDomain('bücher-haus.example');
+    expect(await paste((await g.verify(idn)).text)).toEqual({ state: 'valid', verdict: 'Valid signature' });
+    expect(await page.locator('#details').textContent()).toContain(`Domain${idn} (bücher-haus.example)`);
   });
 
   it('names the reason for a tampered record and an unsigned one', async () => {
@@ -205,6 +212,22 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     expect(sent).toEqual([]);
   });
 
+  it("takes the maximum age in the CLI's syntax (36h, 2d): a bare number is refused, naming the form", async () => {
+    const problemWith = async (maxAge: string) => {
+      await page.getByLabel('Maximum age (optional)').fill(maxAge);
+      try {
+        const r = await lookUpOnPage(page, GOLD, g.key);
+        expect(r.state, maxAge).toBe('error');
+        return r.details;
+      } finally {
+        await page.getByLabel('Maximum age (optional)').fill('');
+      }
+    };
+    expect(await problemWith('36')).toContain('the maximum age "36" must be a duration such as 36h, 90m or 2d');
+    // Parsed: what stops it now is the missing policy, as with mvr verify --max-age alone.
+    for (const maxAge of ['36h', '2d']) expect(await problemWith(maxAge)).toContain('a maximum age applies to the cosignatures');
+  });
+
   it('works by keyboard, labels every field, and loads nothing from another origin', async () => {
     for (const label of [
       'Record (JSON)',
@@ -212,7 +235,7 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
       'API key',
       'Private lookup',
       'Witness policy (optional)',
-      'Maximum age, hours (optional)',
+      'Maximum age (optional)',
     ])
       expect(await page.getByLabel(label).count(), label).toBe(1);
     await page.getByLabel('Record (JSON)').focus();

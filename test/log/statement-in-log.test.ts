@@ -30,10 +30,10 @@ beforeAll(async () => {
   for (const now of [NOV, MID_NOV]) {
     const r = await runCli(buildArgs(p, ['--json'], new Date(now).toISOString()));
     expect(r.code, r.stderr + r.stdout).toBe(0);
-    const summary = JSON.parse(r.stdout) as { buildId: string; log: unknown; records: number };
+    const summary = JSON.parse(r.stdout) as { build_id: string; log: unknown; records: number };
     const current = join(p.recordsDir, 'current');
     months.push({
-      id: summary.buildId,
+      id: summary.build_id,
       checkpoint: await readFile(join(logDir(p), 'checkpoint'), 'utf8'),
       statement: await readFile(join(current, 'statement.json')),
       log: summary.log,

@@ -73,6 +73,7 @@ describe('verify_merchant over Streamable HTTP', () => {
       'code',
       'message',
       'domain',
+      'domain_unicode',
       'signature',
       'absence',
       'log',

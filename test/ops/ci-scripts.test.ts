@@ -108,15 +108,15 @@ describe('check-build-summary.mjs', () => {
     const summary = {
       ok: true,
       signed: true,
-      keyId: 'new',
+      key_id: 'new',
       records: 40,
-      publishedKeyIds: ['new', 'old'],
-      keySetFile: join(dir, 'keys.json'),
-      buildDir,
-      buildId: 'b1',
-      issuedAt: '2026-11-01T00:00:00.000Z',
-      byStatus: { verified: 40 },
-      byTier: {},
+      published_key_ids: ['new', 'old'],
+      key_set_file: join(dir, 'keys.json'),
+      build_dir: buildDir,
+      build_id: 'b1',
+      issued_at: '2026-11-01T00:00:00.000Z',
+      by_status: { verified: 40 },
+      by_tier: {},
       log: { origin: 'verify.example.com/log', from: 0, to: 41, statement: 40 },
       ...patch,
     };
@@ -141,9 +141,9 @@ describe('check-build-summary.mjs', () => {
   });
 
   it.each([
-    ['unsigned records', { signed: false, keyId: null }, {}, 'the records are UNSIGNED'],
+    ['unsigned records', { signed: false, key_id: null }, {}, 'the records are UNSIGNED'],
     ['fewer records than the minimum', { records: 5 }, { records: 5 }, '5 records, fewer than the minimum 10'],
-    ['a carried key dropped', { publishedKeyIds: ['new'] }, {}, 'earlier key old dropped out of the key set'],
+    ['a carried key dropped', { published_key_ids: ['new'] }, {}, 'earlier key old dropped out of the key set'],
     ['another issuer', {}, { issuer: 'other.example' }, 'the records name issuer other.example'],
     ['records not all in the log', { log: null }, {}, 'the records were not all appended to the transparency log'],
     [

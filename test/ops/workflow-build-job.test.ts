@@ -61,8 +61,8 @@ describe('monthly-rebuild.yml build job, run here', () => {
     expect(r.ok, r.log).toBe(true);
     expect(keySetOf(r).sort()).toEqual([newKid, oldKid].sort());
 
-    const summary = JSON.parse(readFileSync(r.outputs.build!.summary!, 'utf8')) as { signed: boolean; keyId: string; records: number };
-    expect(summary).toMatchObject({ signed: true, keyId: newKid });
+    const summary = JSON.parse(readFileSync(r.outputs.build!.summary!, 'utf8')) as { signed: boolean; key_id: string; records: number };
+    expect(summary).toMatchObject({ signed: true, key_id: newKid });
     expect(summary.records).toBeGreaterThanOrEqual(10);
     // The log was carried from last month's and extended: 34 entries then (33 records and the statement), 68 now.
     expect((summary as unknown as { log: unknown }).log).toMatchObject({ origin: `${ISSUER}/log`, from: 34, to: 68 });
@@ -142,16 +142,16 @@ describe('monthly-rebuild.yml build job, run here', () => {
       });
       expect(r.ok, r.log).toBe(true);
       expect(r.log).toMatch(/pulled 1 kept build /);
-      const summary = JSON.parse(readFileSync(r.outputs.build!.summary!, 'utf8')) as { keptBuilds: number; buildId: string };
-      expect(summary.keptBuilds).toBe(2);
+      const summary = JSON.parse(readFileSync(r.outputs.build!.summary!, 'utf8')) as { kept_builds: number; build_id: string };
+      expect(summary.kept_builds).toBe(2);
       const listing = (await run('tar', ['-tzf', r.outputs.package!.file!])).stdout.split('\n');
       expect(listing).toEqual(
-        expect.arrayContaining(['kept/kept.json', `kept/${lastId}/manifest.json`, `kept/${summary.buildId}/manifest.json`]),
+        expect.arrayContaining(['kept/kept.json', `kept/${lastId}/manifest.json`, `kept/${summary.build_id}/manifest.json`]),
       );
       const kept = JSON.parse((await run('tar', ['-xzOf', r.outputs.package!.file!, 'kept/kept.json'])).stdout) as {
         builds: { id: string }[];
       };
-      expect(kept.builds.map((b) => b.id)).toEqual([summary.buildId, lastId]);
+      expect(kept.builds.map((b) => b.id)).toEqual([summary.build_id, lastId]);
       // Without the variable the build says it keeps no history.
       expect((await baseRun()).log).toContain('vars.MVR_RECORDS_URL is not set');
     } finally {

@@ -55,6 +55,6 @@ export async function buildPolicy(p: { publicDir: string }, witnesses: { name: s
  * failing short of the quorum. Returns the cosigned checkpoint.
  */
 export async function cosignBuild(p: { recordsDir: string; publicDir: string }, policyText: string): Promise<string> {
-  await witnessLiveFolder({ policy: parsePolicy(policyText), file: 'the test policy', timeoutMs: 10_000 }, p);
+  await witnessLiveFolder({ policy: parsePolicy(policyText), file: 'the test policy', flag: '--policy', timeoutMs: 10_000 }, p);
   return readFile(join(p.recordsDir, CURRENT_LINK, BUILD_CHECKPOINT_FILE), 'utf8');
 }

@@ -10,3 +10,11 @@ export const freePort = () =>
       server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
+
+/** Whether a loopback port can be listened on now (it is bound, then closed at once). */
+export const canListen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolve(true)));
+  });

@@ -47,7 +47,7 @@ afterAll(async () => {
 
 /** `mvr verify ... --bundle FILE --json` offline, with the project's key set, log key and policy. */
 const offline = (file: string, extra: string[]) =>
-  runCli(['verify', '--bundle', file, '--keys', p.keySetFile, '--log-key', vkeyFile(p), '--policy', policyFile, '--json', ...extra]);
+  runCli(['verify', '--bundle', file, '--key-set', p.keySetFile, '--log-key', vkeyFile(p), '--policy', policyFile, '--json', ...extra]);
 
 describe('mvr verify --bundle-out, then --bundle with the gateway stopped', () => {
   it('keeps the bundle the gateway gives, verified on the way', async () => {
@@ -79,7 +79,7 @@ describe('mvr verify --bundle-out, then --bundle with the gateway stopped', () =
     // Before the build was issued, no cosignature of it had been made.
     const early = await offline(goldFile, ['--at', iso(NOV - 24 * HOUR)]);
     expect(parseJson(early.stdout)).toMatchObject({ valid: false, code: 'NOT_WITNESSED' });
-    const text = await runCli(['verify', GOLD, '--bundle', goldFile, '--keys', p.keySetFile, '--log-key', vkeyFile(p)]);
+    const text = await runCli(['verify', GOLD, '--bundle', goldFile, '--key-set', p.keySetFile, '--log-key', vkeyFile(p)]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/^VALID: acme-outdoor\.example\n/);
     expect(text.stdout).toMatch(/\n {2}place {6}leaf \d+ of the build's domain map\n/);
@@ -102,6 +102,6 @@ describe('mvr verify --bundle-out, then --bundle with the gateway stopped', () =
     expect((await offline(goldFile, ['--at', 'yesterday'])).code).toBe(2);
     expect((await offline(goldFile, ['--file', goldFile])).code).toBe(2);
     expect((await runCli(['verify', GOLD, '--bundle', goldFile])).code).toBe(2);
-    expect((await runCli(['verify', GOLD, '--keys', p.keySetFile, '--at', iso(T0)])).code).toBe(2);
+    expect((await runCli(['verify', GOLD, '--key-set', p.keySetFile, '--at', iso(T0)])).code).toBe(2);
   });
 });

@@ -22,7 +22,16 @@ describe('mvr verify: one issuer', () => {
     expect(answer).toMatchObject({ status: 'unverified', issuer: ISSUER });
     const proof = await saved('issuer-absence.json', (await gatewayJson(`/v1/absence?domain=${NEVER}`)) as Record<string, unknown>);
     const keys = await saved('issuer-keys.json', await readFile(join(project.publicDir, KEY_SET_PATH), 'utf8'));
-    const same = await runCli(['verify', '--file', await saved('issuer-same.json', answer), '--absence', proof, '--keys', keys, '--json']);
+    const same = await runCli([
+      'verify',
+      '--file',
+      await saved('issuer-same.json', answer),
+      '--absence',
+      proof,
+      '--key-set',
+      keys,
+      '--json',
+    ]);
     expect(same.code, same.stderr).toBe(15);
     const other = await runCli([
       'verify',
@@ -30,7 +39,7 @@ describe('mvr verify: one issuer', () => {
       await saved('issuer-other.json', { ...answer, issuer: 'other-issuer.example' }),
       '--absence',
       proof,
-      '--keys',
+      '--key-set',
       keys,
       '--json',
     ]);

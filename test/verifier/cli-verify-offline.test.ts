@@ -15,7 +15,7 @@ useGoldGateway();
 describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () => {
   it('the saved record verifies against the key set file: exit 0', async ({ expect }) => {
     const file = await saved('gold.json', goldText);
-    const r = await runCli(['verify', '--file', file, '--keys', project.keySetFile, '--json']);
+    const r = await runCli(['verify', '--file', file, '--key-set', project.keySetFile, '--json']);
     expect(r.code).toBe(0);
     expect(parseJson(r.stdout)).toMatchObject({ valid: true, domain: GOLD, signature: { key_id: project.kid }, source: file });
   });
@@ -23,11 +23,11 @@ describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () =>
   it('a tampered saved file (one character): exit 11 BAD_SIGNATURE', async ({ expect }) => {
     expect(goldText).toContain('"tier":"gold"');
     const file = await saved('tampered.json', goldText.replace('"score":93.5', '"score":98.5'));
-    const r = await runCli(['verify', '--file', file, '--keys', project.keySetFile, '--json']);
+    const r = await runCli(['verify', '--file', file, '--key-set', project.keySetFile, '--json']);
     expect(r.code).toBe(11);
     expect(parseJson(r.stdout)).toMatchObject({ valid: false, code: 'BAD_SIGNATURE', claims: { score: 98.5 } });
     // The text leads with the verdict; what the record claims comes last, labelled as not verified.
-    const text = await runCli(['verify', '--file', file, '--keys', project.keySetFile]);
+    const text = await runCli(['verify', '--file', file, '--key-set', project.keySetFile]);
     expect(text.code).toBe(11);
     const lines = text.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^INVALID \(BAD_SIGNATURE\): /);
@@ -37,21 +37,21 @@ describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () =>
 
   it('--file with --keys as a URL', async ({ expect }) => {
     const file = await saved('gold-url.json', goldText);
-    const r = await runCli(['verify', '--file', file, '--keys', `${gw.url}${KEY_SET_PATH}`, '--json']);
+    const r = await runCli(['verify', '--file', file, '--key-set', `${gw.url}${KEY_SET_PATH}`, '--json']);
     expect(r.code).toBe(0);
     expect(parseJson(r.stdout)).toMatchObject({ valid: true });
   });
 
   it('an unknown key id: exit 11 UNKNOWN_KEY', async ({ expect }) => {
     const file = await saved('unknown-kid.json', { ...gold, key_id: randomBytes(32).toString('base64url') });
-    const offline = await runCli(['verify', '--file', file, '--keys', project.keySetFile, '--json']);
+    const offline = await runCli(['verify', '--file', file, '--key-set', project.keySetFile, '--json']);
     expect(offline.code).toBe(11);
     expect(parseJson(offline.stdout)).toMatchObject({ valid: false, code: 'UNKNOWN_KEY' });
   });
 
   it('a saved record checked against another domain: exit 11 DOMAIN_MISMATCH', async ({ expect }) => {
     const file = await saved('gold-other.json', goldText);
-    const r = await runCli(['verify', 'bluebird-books.example', '--file', file, '--keys', project.keySetFile, '--json']);
+    const r = await runCli(['verify', 'bluebird-books.example', '--file', file, '--key-set', project.keySetFile, '--json']);
     expect(r.code).toBe(11);
     expect(parseJson(r.stdout)).toMatchObject({ valid: false, code: 'DOMAIN_MISMATCH' });
   });
@@ -59,7 +59,7 @@ describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () =>
   it('a saved record without a signature: exit 10 UNSIGNED', async ({ expect }) => {
     const { key_id: _k, signature: _s, ...rest } = gold;
     const file = await saved('stripped.json', rest);
-    const r = await runCli(['verify', '--file', file, '--keys', project.keySetFile, '--json']);
+    const r = await runCli(['verify', '--file', file, '--key-set', project.keySetFile, '--json']);
     expect(r.code).toBe(10);
     expect(parseJson(r.stdout)).toMatchObject({ valid: false, code: 'UNSIGNED' });
   });
@@ -68,7 +68,7 @@ describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () =>
     const file = await saved('gold-leaked.json', goldText);
     const keySet = JSON.parse(await readFile(project.keySetFile, 'utf8')) as { keys: Record<string, unknown>[] };
     const leaked = await saved('leaked-keys.json', { keys: keySet.keys.map((k) => ({ ...k, d: randomBytes(32).toString('base64url') })) });
-    const r = await runCli(['verify', '--file', file, '--keys', leaked, '--json']);
+    const r = await runCli(['verify', '--file', file, '--key-set', leaked, '--json']);
     // INVALID_KEY_SET (exit 3), as when the same set is fetched by URL. The error is thrown inside
     // the @merchant-verify/verifier package, by its own copy of the error classes: the CLI's edge
     // knows it by its registered code.
@@ -87,7 +87,7 @@ describe.concurrent('mvr verify --file PATH --keys FILE_OR_URL (offline)', () =>
       { kty: 'OKP', crv: 'X25519', x: randomBytes(32).toString('base64url'), kid: 'x-1' },
     ];
     const mixed = await saved('mixed-keys.json', { keys: [foreign[0], ...keySet.keys, ...foreign.slice(1)] });
-    const r = await runCli(['verify', '--file', file, '--keys', mixed, '--json']);
+    const r = await runCli(['verify', '--file', file, '--key-set', mixed, '--json']);
     expect(r.code).toBe(0);
     expect(parseJson(r.stdout)).toMatchObject({ valid: true, domain: GOLD, signature: { key_id: project.kid } });
   });

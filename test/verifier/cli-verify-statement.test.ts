@@ -64,7 +64,8 @@ describe('mvr verify --log of a never-audited domain', () => {
 
   it('offline with a saved proof: exit 15; the same proof without its statement_proof is exit 13', async () => {
     const keys = await save('keys.json', JSON.stringify(keySet));
-    const offline = (file: string) => runCli(['verify', UNAUDITED, '--absence', file, '--keys', keys, '--log', '--log-key', vkeyFile(p)]);
+    const offline = (file: string) =>
+      runCli(['verify', UNAUDITED, '--absence', file, '--key-set', keys, '--log', '--log-key', vkeyFile(p)]);
     const good = await offline(await save('absence.json', JSON.stringify(absence)));
     expect(good.code, good.stderr).toBe(15);
     const { statement_proof: _, ...without } = absence;

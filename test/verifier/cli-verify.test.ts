@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { describe, it } from 'vitest';
+import { normalizeDomain } from '../../core/domain.ts';
 import { exitCodeOf } from '../../core/errors.ts';
 import { runCli } from '../support/cli.ts';
 import { freePort as closedPort } from '../support/ports.ts';
@@ -57,6 +58,17 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
     expect(r.stdout).toMatch(new RegExp(`^\\s+signature\\s+valid \\(key ${project.kid}\\)$`, 'm'));
   });
 
+  it('an IDN domain is shown in Unicode beside its A-labels, in the text and as domain_unicode in the JSON', async ({ expect }) => {
+    const idn = normalizeDomain('bücher-haus.example');
+    expect(idn).toMatch(/^xn--/);
+    const text = await runCli(['verify', 'bücher-haus.example', ...gatewayArgs()]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout.split('\n')[0]).toBe(`VALID: ${idn} (bücher-haus.example)`);
+    const json = parseJson((await runCli(['verify', idn, ...gatewayArgs(), '--json'])).stdout);
+    expect(json).toMatchObject({ domain: idn, domain_unicode: 'bücher-haus.example' });
+    expect(parseJson((await runCli(['verify', GOLD, ...gatewayArgs(), '--json'])).stdout).domain_unicode).toBeNull();
+  });
+
   it('a valid signed record with --json: the verdict first, each step under its own member, the claims last', async ({ expect }) => {
     const r = await runCli(['verify', 'https://WWW.Acme-Outdoor.example/tents?x=1', ...gatewayArgs(), '--json']);
     expect(r.code).toBe(0);
@@ -66,6 +78,7 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
       'code',
       'message',
       'domain',
+      'domain_unicode',
       'source',
       'signature',
       'absence',
@@ -90,7 +103,7 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
       current: null,
       // Without a policy, how old the build is, and no cosignature to tell of.
       age: { issued_at: gold.issued_at, build_age_seconds: expect.any(Number), newest_cosignature_at: null },
-      staleness: { lastAuditedAt: '2026-10-15T12:00:00.000Z', nextAuditAt: '2026-11-15T12:00:00.000Z' },
+      staleness: { last_audited_at: '2026-10-15T12:00:00.000Z', next_audit_at: '2026-11-15T12:00:00.000Z' },
       // The key set came from the gateway being checked: trust on first use, said so; no log check ran.
       trust: { key_set: 'first_use', key_set_source: `${gw.url}${KEY_SET_PATH}`, log_key: null, log_key_source: null },
       claims: { status: 'verified', tier: 'gold', score: 93.5, key_id: project.kid },
@@ -120,19 +133,30 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
     );
     expect(text.stdout).toContain(`never audited in build ${builds.builds[0]!.id}`);
     expect(text.stdout).toContain('proof valid');
+    // The absence proof proves it: no signature line, let alone an alarming UNSIGNED one.
+    expect(text.stdout).toMatch(/^ {2}absence {4}/m);
+    expect(text.stdout).not.toMatch(/^ {2}signature/m);
+    expect(text.stdout).not.toContain('UNSIGNED');
   });
 
   it("--absence FILE: a saved proof checked offline; a changed one or another domain's is exit 16", async ({ expect }) => {
     const proof = (await gatewayJson(`/v1/absence?domain=${UNAUDITED}`)) as Record<string, any>;
     const keys = await saved('absence-keys.json', await readFile(join(project.publicDir, KEY_SET_PATH), 'utf8'));
-    const ok = await runCli(['verify', UNAUDITED, '--absence', await saved('absence.json', proof), '--keys', keys, '--json']);
+    const ok = await runCli(['verify', UNAUDITED, '--absence', await saved('absence.json', proof), '--key-set', keys, '--json']);
     expect(ok.code, ok.stderr).toBe(15);
     expect(parseJson(ok.stdout)).toMatchObject({ domain: UNAUDITED, absence: { valid: true } });
     const moved = { ...proof, left: proof.right, right: proof.left };
-    const bad = await runCli(['verify', UNAUDITED, '--absence', await saved('absence-bad.json', moved), '--keys', keys, '--json']);
+    const bad = await runCli(['verify', UNAUDITED, '--absence', await saved('absence-bad.json', moved), '--key-set', keys, '--json']);
     expect(bad.code).toBe(16);
     expect(parseJson(bad.stdout)).toMatchObject({ absence: { valid: false, code: 'NOT_ABSENT' } });
-    const other = await runCli(['verify', 'someone-else.example', '--absence', await saved('absence-other.json', proof), '--keys', keys]);
+    const other = await runCli([
+      'verify',
+      'someone-else.example',
+      '--absence',
+      await saved('absence-other.json', proof),
+      '--key-set',
+      keys,
+    ]);
     expect(other.code).toBe(16);
     expect(other.stdout).toMatch(/NOT PROVEN: MALFORMED_ABSENCE_PROOF/);
   });
@@ -146,7 +170,7 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
   });
 
   it('--keys as a URL (the key set fetched from there)', async ({ expect }) => {
-    const r = await runCli(['verify', GOLD, ...gatewayArgs(), '--keys', `${gw.url}${KEY_SET_PATH}`, '--json']);
+    const r = await runCli(['verify', GOLD, ...gatewayArgs(), '--key-set', `${gw.url}${KEY_SET_PATH}`, '--json']);
     expect(r.code).toBe(0);
     expect(parseJson(r.stdout)).toMatchObject({ valid: true, signature: { key_id: project.kid }, trust: { key_set: 'first_use' } });
   });
@@ -158,7 +182,7 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
     expect(firstUse.code).toBe(0);
     expect(firstUse.stdout).toContain(`  key set    taken from ${gw.url}${KEY_SET_PATH} (first use; pin it with --trusted-keys FILE)\n`);
     for (const more of [
-      ['--keys', project.keySetFile],
+      ['--key-set', project.keySetFile],
       ['--trusted-keys', project.keySetFile],
     ]) {
       const text = await runCli(['verify', GOLD, ...gatewayArgs(), ...more]);

@@ -89,8 +89,8 @@ describe('mvr verify --trusted-keys', () => {
     const dir = await tempDir('mvr-trusted-');
     const { record } = await liveRecord(p, GOLD);
     const genuine = (await runCli(['keygen', '--keys', p.keysDir, '--json'])).stdout;
-    const rotated = JSON.parse(genuine) as { kid: string; endorsedBy: string };
-    expect(rotated.endorsedBy).toBe(p.kid);
+    const rotated = JSON.parse(genuine) as { kid: string; endorsed_by: string };
+    expect(rotated.endorsed_by).toBe(p.kid);
 
     const files = {
       pinned: join(dir, 'pinned.json'),
@@ -112,7 +112,7 @@ describe('mvr verify --trusted-keys', () => {
     await writeFile(files.rotatedKeySet, JSON.stringify({ keys: [next.publicJwk, ...keys], endorsements: next.endorsements }));
     await writeFile(files.rotatedRecord, JSON.stringify(signRecord(record, next)));
 
-    const forgedArgs = ['verify', '--file', files.forged, '--keys', files.keySet, '--trusted-keys', files.pinned];
+    const forgedArgs = ['verify', '--file', files.forged, '--key-set', files.keySet, '--trusted-keys', files.pinned];
     const forged = await runCli([...forgedArgs, '--json']);
     expect(JSON.parse(forged.stdout)).toMatchObject({
       valid: false,
@@ -126,13 +126,13 @@ describe('mvr verify --trusted-keys', () => {
     expect(forgedText.stdout.split('\n')[0]).toMatch(/^INVALID \(KEY_NOT_TRUSTED\): /);
     expect(forgedText.stdout).toContain(own.kid);
     // A key set that does not list the key at all: still UNKNOWN_KEY, the trusted keys or not.
-    const unlisted = await runCli(['verify', '--file', files.forged, '--keys', files.pinned, '--trusted-keys', files.pinned, '--json']);
+    const unlisted = await runCli(['verify', '--file', files.forged, '--key-set', files.pinned, '--trusted-keys', files.pinned, '--json']);
     expect(JSON.parse(unlisted.stdout)).toMatchObject({ valid: false, code: 'UNKNOWN_KEY' });
     expect(unlisted.code).toBe(exitCodeOf('UNKNOWN_KEY'));
     // Without --trusted-keys, the key set alone vouches for the writer's key (what pinning is for).
-    expect((await runCli(['verify', '--file', files.forged, '--keys', files.keySet])).code).toBe(0);
-    expect((await runCli(['verify', '--file', files.record, '--keys', files.keySet, '--trusted-keys', files.pinned])).code).toBe(0);
-    const endorsed = ['verify', '--file', files.rotatedRecord, '--keys', files.rotatedKeySet, '--trusted-keys', files.pinned];
+    expect((await runCli(['verify', '--file', files.forged, '--key-set', files.keySet])).code).toBe(0);
+    expect((await runCli(['verify', '--file', files.record, '--key-set', files.keySet, '--trusted-keys', files.pinned])).code).toBe(0);
+    const endorsed = ['verify', '--file', files.rotatedRecord, '--key-set', files.rotatedKeySet, '--trusted-keys', files.pinned];
     expect((await runCli(endorsed)).code).toBe(0);
   });
 
@@ -140,7 +140,7 @@ describe('mvr verify --trusted-keys', () => {
     const dir = await tempDir('mvr-trusted-');
     const empty = join(dir, 'empty.json');
     await writeFile(empty, '{"keys":[]}');
-    const r = await runCli(['verify', '--file', empty, '--keys', empty, '--trusted-keys', empty]);
+    const r = await runCli(['verify', '--file', empty, '--key-set', empty, '--trusted-keys', empty]);
     expect(r.stderr).toContain(`--trusted-keys ${empty}: lists no Ed25519 key`);
     expect(r.code).not.toBe(0);
   });

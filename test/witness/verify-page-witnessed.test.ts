@@ -42,11 +42,11 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     await removeTempDirs();
   });
 
-  const lookUp = async (policy: string, maxAgeHours = '') => {
+  const lookUp = async (policy: string, maxAge = '') => {
     await page.getByLabel('Domain or URL').fill(GOLD);
     await page.getByLabel('API key').fill(g.key);
     await page.getByLabel('Witness policy (optional)').fill(policy);
-    await page.getByLabel('Maximum age, hours (optional)').fill(maxAgeHours);
+    await page.getByLabel('Maximum age (optional)').fill(maxAge);
     await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
     await page.getByRole('button', { name: 'Look up and verify' }).click();
     await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
@@ -74,19 +74,19 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
 
   it('with a maximum age: valid when the quorum cosigned within it, NOT_WITNESSED when the cosignatures are older', async () => {
     // The witnesses cosigned an hour before the test began.
-    expect(await lookUp(policies.ours, '36')).toEqual({ state: 'valid', verdict: 'Valid signature' });
+    expect(await lookUp(policies.ours, '36h')).toEqual({ state: 'valid', verdict: 'Valid signature' });
     expect(await page.locator('dt:text-is("Last witnessed") + dd').textContent()).toMatch(
       new RegExp(`^${new Date(COSIGNED).toISOString()} `),
     );
-    expect(await lookUp(policies.ours, '0.5')).toEqual({ state: 'invalid', verdict: 'Not proven: NOT_WITNESSED' });
+    expect(await lookUp(policies.ours, '30m')).toEqual({ state: 'invalid', verdict: 'Not proven: NOT_WITNESSED' });
   });
 
-  it('takes a maximum age only as a positive number of hours, and only with a policy', async () => {
-    expect(await lookUp('', '36')).toEqual({ state: 'error', verdict: 'Not looked up' });
+  it("takes a maximum age only in the CLI's duration syntax (36h, 2d), and only with a policy", async () => {
+    expect(await lookUp('', '36h')).toEqual({ state: 'error', verdict: 'Not looked up' });
     expect(await page.locator('#details').textContent()).toMatch(/give a policy too/);
-    for (const bad of ['abc', '-1', '0', 'Infinity']) {
+    for (const bad of ['36', 'abc', '-1h', '0h', '1.5h', 'Infinity']) {
       expect(await lookUp(policies.ours, bad), bad).toEqual({ state: 'error', verdict: 'Not looked up' });
-      expect(await page.locator('#details').textContent()).toMatch(/not a positive number of hours/);
+      expect(await page.locator('#details').textContent()).toMatch(/must be a duration such as 36h, 90m or 2d/);
     }
   });
 });

@@ -48,7 +48,7 @@ afterAll(async () => {
 });
 
 const offline = (...more: string[]) =>
-  runCli(['verify', '--file', file('record.json'), '--keys', p.keySetFile, '--proof', file('proof'), '--log-key', vkeyFile(p), ...more]);
+  runCli(['verify', '--file', file('record.json'), '--key-set', p.keySetFile, '--proof', file('proof'), '--log-key', vkeyFile(p), ...more]);
 
 describe('mvr verify --policy, a record', () => {
   it('offline: the proof the gateway served carries the cosignatures; --policy implies --log', async () => {
@@ -70,7 +70,7 @@ describe('mvr verify --policy, a record', () => {
       'verify',
       '--file',
       file('record.json'),
-      '--keys',
+      '--key-set',
       p.keySetFile,
       '--proof',
       other,
@@ -128,6 +128,13 @@ describe('mvr verify --policy, a record', () => {
     const r = await offline('--policy', file('bad.policy'), '--json');
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout)).toMatchObject({ code: 'INVALID_POLICY', message: expect.stringContaining('bad.policy:1') });
+  });
+
+  it('a policy file saved with CRLF line ends is INVALID_POLICY saying CRLF at its first line', async () => {
+    await writeFile(file('crlf.policy'), 'quorum none\r\n');
+    const r = await offline('--policy', file('crlf.policy'), '--json');
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ code: 'INVALID_POLICY', message: expect.stringMatching(/crlf\.policy:1: .*CRLF/) });
   });
 });
 
@@ -219,7 +226,7 @@ describe('mvr verify --policy, an absence proof with its statement proof (the ve
     await writeFile(file(`${policy}.policy`), vectors.policies[policy]!);
     await writeFile(file('absence.json'), JSON.stringify(vectors.absence.proof));
     await writeFile(file('vector-keys.json'), JSON.stringify(vectors.absence.key_set));
-    const args = ['--absence', file('absence.json'), '--keys', file('vector-keys.json'), '--policy', file(`${policy}.policy`)];
+    const args = ['--absence', file('absence.json'), '--key-set', file('vector-keys.json'), '--policy', file(`${policy}.policy`)];
     return runCli(['verify', vectors.absence.domain, ...args, ...more, '--json']);
   };
 

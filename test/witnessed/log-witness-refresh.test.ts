@@ -127,3 +127,30 @@ describe.sequential('mvr log witness on a records folder', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, code: 'WITNESS_QUORUM_NOT_MET' });
   });
 });
+
+describe('mvr log witness: messages name the flag as typed', () => {
+  const witnessWith = (flag: string, file: string) =>
+    runCli(['log', 'witness', flag, file, '--records', w.p.recordsDir, '--public', w.p.publicDir, '--json']);
+
+  it('a policy file given by --policy that cannot be read, or says "quorum none", is INVALID_CONFIG naming --policy', async () => {
+    const missing = join(w.p.root, 'no-such.policy');
+    const unread = await witnessWith('--policy', missing);
+    expect(unread.code).toBe(2);
+    expect(JSON.parse(unread.stdout)).toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringMatching(/^--policy .*no-such\.policy/),
+    });
+    const none = join(w.p.root, 'none.policy');
+    await writeFile(none, 'quorum none\n');
+    const nothing = await witnessWith('--policy', none);
+    expect(JSON.parse(nothing.stdout)).toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringMatching(/^--policy .*none\.policy/),
+    });
+  });
+
+  it('given by --witness-policy, the same refusal names --witness-policy', async () => {
+    const r = await witnessWith('--witness-policy', join(w.p.root, 'no-such.policy'));
+    expect(JSON.parse(r.stdout)).toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringMatching(/^--witness-policy /) });
+  });
+});

@@ -16,6 +16,7 @@ import {
   verifyOnlinePrivately,
 } from '@merchant-verify/verifier';
 import { normalizeDomain } from '../../core/domain.ts';
+import { DURATION_FORM, parseDuration } from '../../core/duration.ts';
 import { $, type Row, render, result, show, showFailure } from './result.ts';
 
 /** This origin: the gateway the page came from, whose key set it checks with. */
@@ -105,14 +106,12 @@ $('paste-form').addEventListener('submit', (event) => {
   else void check({ answer: record, source });
 });
 
-const HOUR_MS = 3_600_000;
-
-/** The maximum age typed, in hours, as ms; undefined when empty. Throws, naming the field, for anything but a positive number. */
+/** The maximum age typed, as ms (the CLI's --max-age syntax: 36h, 2d); undefined when empty. Throws, naming the field, for anything else. */
 function maxAgeOf(text: string): number | undefined {
   if (text === '') return undefined;
-  const hours = Number(text);
-  if (!Number.isFinite(hours) || hours <= 0) throw new Error(`the maximum age "${text}" is not a positive number of hours`);
-  return hours * HOUR_MS;
+  const ms = parseDuration(text);
+  if (ms === null) throw new Error(`the maximum age "${text}" must be ${DURATION_FORM}`);
+  return ms;
 }
 
 $('lookup-form').addEventListener('submit', (event) => {

@@ -1,6 +1,8 @@
 // How the verify page shows a verdict: the heading, the steps, and what an answer claims (as facts
 // only when it verified). app.ts verifies; this file only writes the result into the page.
+
 import { type AbsenceResult, type AnswerVerification, FetchFailedError, verdictOf, type Witnessed } from '@merchant-verify/verifier';
+import { displayDomain } from '../../core/domain.ts';
 
 export const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 export const result = $('result');
@@ -80,7 +82,7 @@ function report(verification: AnswerVerification, extra: Row[] = [], entry = '')
   ];
   if (verdict.valid) {
     const steps: Row[] = [
-      ['Domain', text(r.domain)],
+      ['Domain', typeof r.domain === 'string' ? displayDomain(r.domain) : text(r.domain)],
       ['Signature', `valid (key ${text(signature.keyId)})`],
       ...logRows(log, entry),
       ...witnessedRows(witnessed),
@@ -108,7 +110,7 @@ function reportAbsence(domain: string, absence: AbsenceResult, witnessed: Witnes
       'absent',
       'Never audited: absence proven',
       [
-        ['Domain', domain],
+        ['Domain', displayDomain(domain)],
         ['Status', 'unverified (no record in the build)'],
         ['Build', absence.build],
         ['Build issued', absence.issuedAt],
@@ -117,7 +119,7 @@ function reportAbsence(domain: string, absence: AbsenceResult, witnessed: Witnes
         ...extra,
       ],
       {
-        note: `${domain} has no record in build ${absence.build}, issued ${absence.issuedAt}: it was never audited. This is not a verification of the shop.`,
+        note: `${displayDomain(domain)} has no record in build ${absence.build}, issued ${absence.issuedAt}: it was never audited. This is not a verification of the shop.`,
       },
     );
   } else {

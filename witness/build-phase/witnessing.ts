@@ -29,24 +29,31 @@ export const WITNESS_TIMEOUT_MS = READ_LIMITS.witnessAnswer.deadlineMs;
 export interface Witnessing {
   policy: TlogPolicy;
   file: string;
+  /** The flag (or variable) the file was given by, as the user typed it: messages name it. */
+  flag: string;
   timeoutMs: number;
 }
 
 /**
- * The policy of `--witness-policy FILE`; null without a file or with `quorum none` (nothing is
- * sent, nothing changes). With `log`, the policy must name that log's key.
+ * The policy of `--witness-policy FILE` (or of the flag `flag` names, e.g. `mvr log witness --policy`);
+ * null without a file or with `quorum none` (nothing is sent, nothing changes). With `log`, the
+ * policy must name that log's key.
  */
-export async function readWitnessPolicy(file: string | undefined, log?: NoteVerifierKey): Promise<Witnessing | null> {
+export async function readWitnessPolicy(
+  file: string | undefined,
+  log?: NoteVerifierKey,
+  flag = '--witness-policy',
+): Promise<Witnessing | null> {
   if (!file) return null;
-  const { policy } = await readPolicyFile(file, '--witness-policy');
+  const { policy } = await readPolicyFile(file, flag);
   if (policy.quorum === null) return null;
   for (const w of policy.witnesses) {
     const problem = w.url && endpointUrlProblem(w.url);
-    if (problem) throw new ConfigError(`--witness-policy ${file}: witness ${w.name} ${problem}`);
+    if (problem) throw new ConfigError(`${flag} ${file}: witness ${w.name} ${problem}`);
   }
   if (log && !policy.logs.some((l) => sameKey(l.vkey, log)))
-    throw new ConfigError(`--witness-policy ${file} has no "log" line with this log's key (${formatVerifierKey(log)})`);
-  return { policy, file, timeoutMs: WITNESS_TIMEOUT_MS };
+    throw new ConfigError(`${flag} ${file} has no "log" line with this log's key (${formatVerifierKey(log)})`);
+  return { policy, file, flag, timeoutMs: WITNESS_TIMEOUT_MS };
 }
 
 /**
@@ -58,7 +65,7 @@ export async function witnessCheckpoint(w: Witnessing, note: string, tiles: Tile
   const { base, earlier } = splitCosignatures(note, w.policy);
   const { origin, size } = parseCheckpoint(parseNote(base).text);
   if (!w.policy.logs.some((l) => l.vkey.name === origin))
-    throw new ConfigError(`--witness-policy ${w.file} has no "log" line for ${origin}, the log of this checkpoint`);
+    throw new ConfigError(`${w.flag} ${w.file} has no "log" line for ${origin}, the log of this checkpoint`);
   const tree = new TileTree(hasher, size, tiles);
   const collected = await collectCosignatures(w.policy, base, (old) => tree.consistency(old), { timeoutMs: w.timeoutMs });
   const kept = collected.witnesses.flatMap((r) => (!r.ok && earlier.has(r.witness) ? [r.witness] : []));

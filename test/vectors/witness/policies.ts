@@ -47,6 +47,7 @@ export const policies = {
   ],
   invalid: [
     { name: 'no quorum line', text: `log ${log.vkey}\nwitness w1 ${w1.vkey}\n`, line: 0 },
+    { name: 'CRLF line ends (C2SP text formats end lines with LF)', text: `log ${log.vkey}\r\nquorum none\r\n`, line: 1 },
     { name: 'two quorum lines', text: `witness w1 ${w1.vkey}\nquorum w1\nquorum none\n`, line: 3 },
     { name: 'quorum names an unknown witness', text: `witness w1 ${w1.vkey}\nquorum w2\n`, line: 2 },
     { name: 'quorum before its witness (forward reference)', text: `quorum w1\nwitness w1 ${w1.vkey}\n`, line: 1 },

@@ -52,6 +52,9 @@ export function parsePolicy(sha256: Sha256, text: string, source = 'policy'): Tl
     const fail = (message: string): never => {
       throw new PolicyError(source, n, message);
     };
+    // c2sp.org/tlog-policy, like every C2SP text format, ends lines with LF alone: a CR before it is
+    // refused by name, since an editor that saved CRLF is the usual cause and the fix is to re-save.
+    if (raw.endsWith('\r')) fail('ends with CRLF: a policy file ends its lines with LF alone (save it with LF line ends)');
     // Tab and newline are the only control characters a policy may hold.
     if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(raw)) fail('a control character other than tab (only tab and newline are allowed)');
     const words = raw.split(/[ \t]+/).filter((w) => w !== '');
