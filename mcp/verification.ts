@@ -111,6 +111,14 @@ export const verificationOutputSchema = z.object({
   signature: step,
   absence: step.nullable(),
   log: step.nullable(),
+  place: step
+    .nullable()
+    .optional()
+    .describe("with the log (include_proof): the record's entry in its build's domain map, from the answer's bundle"),
+  statement: step
+    .nullable()
+    .optional()
+    .describe("with the log (include_proof): the build statement, signed, logged and its checkpoint's last entry, from the answer's bundle"),
   witnesses: step
     .nullable()
     .describe(

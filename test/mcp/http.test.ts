@@ -77,6 +77,8 @@ describe('verify_merchant over Streamable HTTP', () => {
       'signature',
       'absence',
       'log',
+      'place',
+      'statement',
       'witnesses',
       'current',
       'age',
