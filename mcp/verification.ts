@@ -118,7 +118,9 @@ export const verificationOutputSchema = z.object({
   statement: step
     .nullable()
     .optional()
-    .describe("with the log (include_proof): the build statement, signed, logged and its checkpoint's last entry, from the answer's bundle"),
+    .describe(
+      "with the log (include_proof): the build statement, signed, logged and its checkpoint's last entry, from the answer's bundle",
+    ),
   witnesses: step
     .nullable()
     .describe(
