@@ -128,3 +128,20 @@ export function witnessSettingsOf(
     );
   return settings;
 }
+
+/**
+ * What the checks of an answer's build statement take (its log proof, its witnesses, its currency),
+ * the same for every answer that carries a statement: a prefix answer, a bundle.
+ */
+export interface StatementCheckInput {
+  /** The log's note verifier key: the statement must be proven in the log by the answer's `statement_proof`. */
+  log?: { vkey: string };
+  /** A tlog-policy (`parsePolicy`): the statement proof's checkpoint must be cosigned by its quorum (implies the log check). */
+  policy?: TlogPolicy;
+  /** With `policy`: cosignatures older than this many ms do not count. */
+  maxAgeMs?: number;
+  /** The time the answer is verified as of: epoch ms or a Date (default now). Staleness and cosignature ages are counted from it. */
+  now?: number | Date;
+  /** A checkpoint note the caller saved and trusts: the statement proof's checkpoint must be of its origin and no smaller (implies the log check). */
+  trustedCheckpoint?: string;
+}

@@ -13,28 +13,17 @@ import { verifyBuildStatement } from './checks.ts';
 import { decodeHash, decodeLeaf, leafMismatch } from './domain-map.ts';
 import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
 import { parseKeySet } from './keyset.ts';
-import { logTrustOf, shown, stringOf, witnessSettingsOf } from './options.ts';
+import { logTrustOf, type StatementCheckInput, shown, stringOf, witnessSettingsOf } from './options.ts';
 import { treeHasher, verifyInclusion } from './tlog/merkle.ts';
-import type { TlogPolicy } from './tlog/policy.ts';
 import { type AnswerVerification, isNeverAudited, verifyAnswer } from './verify-answer.ts';
 
-export interface VerifyBundleInput {
+export interface VerifyBundleInput extends StatementCheckInput {
   /** The bundle, parsed (`GET /v1/bundle`, or a file a shop kept). */
   bundle: unknown;
   /** The normalized domain asked; defaults to the bundle's. A bundle of another domain fails with DOMAIN_MISMATCH. */
   domain?: string;
   /** The key set the record and the build statement are checked against. */
   keySet: unknown;
-  /** The log's note verifier key: the statement must be proven in the log by the bundle's `statement_proof`. */
-  log?: { vkey: string };
-  /** A tlog-policy (`parsePolicy`): the statement proof's checkpoint must be cosigned by its quorum (implies the log check). */
-  policy?: TlogPolicy;
-  /** With `policy`: cosignatures older than this many ms do not count. */
-  maxAgeMs?: number;
-  /** The time the bundle is verified as of: epoch ms or a Date (default now). Staleness and cosignature ages are counted from it. */
-  now?: number | Date;
-  /** A checkpoint note the caller saved and trusts: the statement proof's checkpoint must be no smaller (see `verifyAnswer`). Implies the log check. */
-  trustedCheckpoint?: string;
 }
 
 /** The place step: the record's leaf is at its index of the statement's map, and is the record's. */

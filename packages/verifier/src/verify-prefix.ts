@@ -13,33 +13,22 @@ import { compareHashes, decodeHash, decodeLeaf, domainHash, type LeafSize } from
 import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
 import { parseKeySet } from './keyset.ts';
 import { ENTRY_SIZE, entryMismatch } from './map-entry.ts';
-import { logTrustOf, shown, stringOf, witnessSettingsOf } from './options.ts';
+import { logTrustOf, type StatementCheckInput, shown, stringOf, witnessSettingsOf } from './options.ts';
 import { hexPrefix, type PaddedPart, ProvenRange, paddedPart, prefixBounds } from './prefix.ts';
 import { withStatementSteps } from './prefix-record.ts';
 import { encodeBase64 } from './tlog/base64.ts';
 import { type Sha256, treeHasher } from './tlog/merkle.ts';
-import type { TlogPolicy } from './tlog/policy.ts';
 import type { Witnessed } from './tlog/witnessed.ts';
 import { verdictOf } from './verdict.ts';
 import { type AnswerVerification, verifyAnswer } from './verify-answer.ts';
 
-export interface VerifyPrefixInput {
+export interface VerifyPrefixInput extends StatementCheckInput {
   /** The normalized domain asked (normalize it with the function the service uses); its hash's prefix is what was sent. */
   domain: string;
   /** The answer to `GET /v1/lookup/{prefix}`, parsed. */
   answer: unknown;
   /** The key set the records and the build statement are checked against. */
   keySet: unknown;
-  /** The log's note verifier key: the answer's build statement must be proven in the log (its `statement_proof`). */
-  log?: { vkey: string };
-  /** A tlog-policy: the statement proof's checkpoint must be cosigned by its quorum (implies the log check). */
-  policy?: TlogPolicy;
-  /** With `policy`: cosignatures older than this many ms do not count. */
-  maxAgeMs?: number;
-  /** Clock for staleness and cosignatures: epoch ms or a Date (default now). */
-  now?: number | Date;
-  /** A checkpoint note the caller trusts: the statement proof's checkpoint must be of its origin and no smaller (implies the log check). */
-  trustedCheckpoint?: string;
 }
 
 export interface PrefixVerification {
