@@ -10,7 +10,7 @@
  * log's paths by the package's own code, as the gateway makes them. test/verifier/bundle-vectors.test.ts
  * runs every check through the package.
  */
-import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
+import { createHash, sign } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -35,23 +35,12 @@ import {
   treeHasher,
 } from '@merchant-verify/verifier/internal/tlog';
 import canonicalize from 'canonicalize';
+import { publicOf, recordSigner, seededKey } from '../seeded-keys.ts';
 
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());
-const b64url = (b: Uint8Array) => Buffer.from(b).toString('base64url');
-const PKCS8 = Buffer.from('302e020100300506032b657004220420', 'hex');
-const keyOf = (seed: string) => createPrivateKey({ key: Buffer.concat([PKCS8, sha(seed)]), format: 'der', type: 'pkcs8' });
-const publicOf = (key: ReturnType<typeof keyOf>) => Buffer.from(createPublicKey(key).export({ format: 'jwk' }).x!, 'base64url');
-
+const _b64url = (b: Uint8Array) => Buffer.from(b).toString('base64url');
 // The record key: records and the statement are signed by the record scheme.
-const recordKey = keyOf('merchant-verify bundle vectors record key');
-const x = publicOf(recordKey);
-const kid = b64url(sha(`{"crv":"Ed25519","kty":"OKP","x":"${b64url(x)}"}`));
-const keySet = { keys: [{ kty: 'OKP', crv: 'Ed25519', x: b64url(x), kid, use: 'sig', alg: 'EdDSA' }] };
-const signed = <T extends object>(value: T) => ({
-  ...value,
-  key_id: kid,
-  signature: `ed25519:${b64url(sign(null, Buffer.from(canonicalize(value)!), recordKey))}`,
-});
+const { keySet, signRecord: signed } = recordSigner('merchant-verify bundle vectors record key');
 
 // A build of seven domains, its map and its signed statement.
 const ISSUER = 'merchant-verify.example';
@@ -93,7 +82,7 @@ const otherStatement = signed(
 );
 
 // The log: five entries of earlier builds, then this build's statement; and a tree one entry larger, made after it.
-const logKey = keyOf('merchant-verify bundle vectors log key');
+const logKey = seededKey('merchant-verify bundle vectors log key');
 const LOG = `${ISSUER}/log`;
 const logId = noteKeyId(sha, LOG, publicOf(logKey));
 const logVkey = formatVerifierKey({ name: LOG, id: logId, publicKey: publicOf(logKey) });

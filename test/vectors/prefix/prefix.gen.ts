@@ -11,7 +11,7 @@
  * proofs by the package's own code, as the gateway makes them. test/verifier/prefix-vectors.test.ts
  * runs every check through the package.
  */
-import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -24,24 +24,11 @@ import {
   prefixLengthFor,
 } from '@merchant-verify/verifier/internal/issuer';
 import { treeHasher } from '@merchant-verify/verifier/internal/tlog';
-import canonicalize from 'canonicalize';
+import { recordSigner } from '../seeded-keys.ts';
 
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());
-const b64url = (b: Uint8Array) => Buffer.from(b).toString('base64url');
-const PKCS8 = Buffer.from('302e020100300506032b657004220420', 'hex');
-const recordKey = createPrivateKey({
-  key: Buffer.concat([PKCS8, sha('merchant-verify prefix vectors record key')]),
-  format: 'der',
-  type: 'pkcs8',
-});
-const x = Buffer.from(createPublicKey(recordKey).export({ format: 'jwk' }).x!, 'base64url');
-const kid = b64url(sha(`{"crv":"Ed25519","kty":"OKP","x":"${b64url(x)}"}`));
-const keySet = { keys: [{ kty: 'OKP', crv: 'Ed25519', x: b64url(x), kid, use: 'sig', alg: 'EdDSA' }] };
-const signRecord = <T extends object>(value: T) => ({
-  ...value,
-  key_id: kid,
-  signature: `ed25519:${b64url(sign(null, Buffer.from(canonicalize(value)!), recordKey))}`,
-});
+const _b64url = (b: Uint8Array) => Buffer.from(b).toString('base64url');
+const { keySet, signRecord } = recordSigner('merchant-verify prefix vectors record key');
 
 // A build of 48 domains: a prefix of one hex digit holds about three.
 const ISSUER = 'merchant-verify.example';
