@@ -82,6 +82,17 @@ export const PUBLIC_LIMITS = {
 } as const;
 
 /**
+ * What the gateway keeps in memory to answer faster, each bounded by bytes (never by a count of
+ * entries, whose size a build's shape decides) and each emptied when the build it was made for
+ * is no longer live. The verified records' bound is `--cache-mb`; the log's files are under
+ * PUBLIC_LIMITS.logCacheBytes.
+ */
+export const CACHE_LIMITS = {
+  /** Bytes of assembled prefix lookup answers kept for the live build, each counted at the size its build signed for every answer; least recently used dropped first. */
+  prefixAnswerBytes: 8 * MiB,
+} as const;
+
+/**
  * What one API key may take of a gateway's answers. A request costs one unit of the key's quota
  * (`--rate-limit`, units a minute), and a mirror file one unit per `quotaUnitBytes` it sends,
  * rounded up, charged before its first byte from the length of the file or range asked for. A

@@ -111,6 +111,8 @@ export interface GatewayOptions {
   port: number;
   /** Bound on verified record bytes held in memory. */
   cacheBytes: number;
+  /** Bound on prefix lookup answer bytes held in memory (default CACHE_LIMITS.prefixAnswerBytes; tests lower it). */
+  lookupAnswerBytes?: number;
   /** How often the live build, key set and API keys are re-checked. */
   refreshMs: number;
   log: (line: LogLine) => void;

@@ -81,6 +81,7 @@ function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): R
     issuer: opts.issuer,
     schemaUrl: opts.schemaUrl,
     cacheBytes: opts.cacheBytes,
+    lookupAnswerBytes: opts.lookupAnswerBytes,
     now: opts.now,
     onRejected: (domain, reason, kind) => {
       log({ level: 'error', msg: 'record rejected', domain, reason, kind });

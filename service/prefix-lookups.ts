@@ -2,12 +2,10 @@ import { domainHash, paddedPart } from '@merchant-verify/verifier/internal/issue
 import { InvalidPrefixError, RecordUnavailableError } from '../core/errors.ts';
 import { sha256 } from '../core/hash.ts';
 import { INDEX_FILE } from '../core/layout.ts';
+import { CACHE_LIMITS } from '../core/limits.ts';
 import type { BuildMap } from './build-maps.ts';
 import type { LogProofs } from './log-proofs.ts';
 import type { RecordsService } from './records.ts';
-
-/** Assembled answers kept, per (build, prefix): a prefix answer is the same for every caller until the build changes. */
-const ANSWERS_KEPT = 256;
 
 /**
  * Prefix lookups (`GET /v1/lookup/{prefix}`): every record of the live build whose domain hash
@@ -20,12 +18,30 @@ const ANSWERS_KEPT = 256;
 export class PrefixLookups {
   /** The live build's domains in map order, made once per build. */
   private ordered: { build: string; domains: Promise<string[]> } | null = null;
-  private readonly answers = new Map<string, Promise<Record<string, unknown>>>();
+  /**
+   * Assembled answers of one build by prefix, least recently used first: a prefix's answer is the
+   * same for every caller until the build changes, and then none of them is served again, so a
+   * new build drops them all. Each counts the size its build signed for every answer (its JSON),
+   * so what is kept is bounded by bytes whatever the build's prefix length or record count.
+   */
+  private answers: { build: string; byPrefix: Map<string, Promise<Record<string, unknown>>>; bytes: number } = {
+    build: '',
+    byPrefix: new Map(),
+    bytes: 0,
+  };
 
   constructor(
     private readonly records: RecordsService,
     private readonly proofs: LogProofs,
+    /** Bytes of assembled answers kept (CACHE_LIMITS.prefixAnswerBytes; a setting tests lower). */
+    private readonly maxBytes: number = CACHE_LIMITS.prefixAnswerBytes,
   ) {}
+
+  /** What the answer cache holds now: its build, its answers and their bytes (as the build signed them), and its bound. */
+  stats(): { build: string | null; answers: number; bytes: number; limitBytes: number } {
+    const a = this.answers;
+    return { build: a.build || null, answers: a.byPrefix.size, bytes: a.bytes, limitBytes: this.maxBytes };
+  }
 
   /** The answer for `prefix` in the live build (INVALID_PREFIX when it is not lowercase hex of the build's length). */
   async answerFor(prefix: string): Promise<Record<string, unknown>> {
@@ -34,17 +50,37 @@ export class PrefixLookups {
     if (!lookup) throw new RecordUnavailableError(`build ${m.build} has no prefix lookups (built before them): build again to serve them`);
     if (prefix.length !== lookup.prefix_length || !/^[0-9a-f]+$/.test(prefix))
       throw new InvalidPrefixError(`the prefix must be ${lookup.prefix_length} lowercase hex digits of SHA-256 of the normalized domain`);
-    const key = `${m.build}:${prefix}`;
-    let made = this.answers.get(key);
-    if (!made) {
-      made = this.assemble(m, prefix, lookup.answer_bytes);
-      this.answers.set(key, made);
-      made.catch(() => this.answers.delete(key));
-      if (this.answers.size > ANSWERS_KEPT) this.answers.delete(this.answers.keys().next().value!);
-    }
-    const answer = await made;
+    const answer = await this.kept(m, prefix, lookup.answer_bytes);
     const statementProof = await this.proofs.liveStatementProof(m.statement);
     return statementProof === null ? answer : { ...answer, statement_proof: statementProof };
+  }
+
+  /** The answer for `prefix` from the cache, or assembled and kept while it fits (a failure is not kept). */
+  private kept(m: BuildMap, prefix: string, answerBytes: number): Promise<Record<string, unknown>> {
+    if (this.answers.build !== m.build) this.answers = { build: m.build, byPrefix: new Map(), bytes: 0 };
+    const cache = this.answers;
+    const known = cache.byPrefix.get(prefix);
+    if (known) {
+      // Most recently used last: a Map iterates in insertion order.
+      cache.byPrefix.delete(prefix);
+      cache.byPrefix.set(prefix, known);
+      return known;
+    }
+    const made = this.assemble(m, prefix, answerBytes);
+    if (answerBytes > this.maxBytes) return made;
+    cache.byPrefix.set(prefix, made);
+    cache.bytes += answerBytes;
+    made.catch(() => {
+      if (cache.byPrefix.get(prefix) !== made) return;
+      cache.byPrefix.delete(prefix);
+      cache.bytes -= answerBytes;
+    });
+    for (const oldest of cache.byPrefix.keys()) {
+      if (cache.bytes <= this.maxBytes) break;
+      cache.byPrefix.delete(oldest);
+      cache.bytes -= answerBytes;
+    }
+    return made;
   }
 
   private async assemble(m: BuildMap, prefix: string, answerBytes: number): Promise<Record<string, unknown>> {

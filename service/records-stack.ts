@@ -17,6 +17,8 @@ export interface RecordsStackOptions extends RecordsServiceOptions {
   onRefreshSkipped?: () => void;
   /** Told each time a kept build's whole domain map is read and checked (once per build; see `BuildHistory`). */
   onKeptMapLoad?: (build: string) => void;
+  /** Bytes of prefix lookup answers kept (default CACHE_LIMITS.prefixAnswerBytes; tests lower it to see eviction). */
+  lookupAnswerBytes?: number;
 }
 
 /** The records opened: the service, the kept builds and the log's proofs over one store and its key set. */
@@ -40,7 +42,7 @@ export interface RecordsStack {
  * build), the live build read once, and then re-checked every `refreshMs` until `close`.
  */
 export async function openRecordsStack(options: RecordsStackOptions): Promise<RecordsStack> {
-  const { store, refreshMs, onRefreshSkipped, onReadRefused, onKeptMapLoad, ...serviceOptions } = options;
+  const { store, refreshMs, onRefreshSkipped, onReadRefused, onKeptMapLoad, lookupAnswerBytes, ...serviceOptions } = options;
   const trust = trustForStore(store, options.trust);
   const records = new RecordsService(openStore(store, { onReadRefused }), { ...serviceOptions, trust });
   try {
@@ -70,7 +72,7 @@ export async function openRecordsStack(options: RecordsStackOptions): Promise<Re
     records,
     history,
     proofs,
-    lookups: new PrefixLookups(records, proofs),
+    lookups: new PrefixLookups(records, proofs, lookupAnswerBytes),
     mirror: new MirrorFiles(records, history),
     async close() {
       if (timer) clearInterval(timer);
