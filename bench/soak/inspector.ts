@@ -63,7 +63,7 @@ export class HeapInspector {
     this.ws = ws;
   }
 
-  private call<T>(method: string, timeoutMs = 10_000): Promise<T> {
+  private call<T>(method: string, params?: Record<string, unknown>, timeoutMs = 10_000): Promise<T> {
     const ws = this.ws;
     if (!ws) return Promise.reject(new Error('inspector not connected'));
     const id = this.nextId++;
@@ -73,16 +73,25 @@ export class HeapInspector {
         reject(new Error(`${method} timed out`));
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
-      ws.send(JSON.stringify({ id, method }));
+      ws.send(JSON.stringify({ id, method, params }));
     });
   }
 
-  /** Full GC, then the V8 heap in use and allocated, MB. */
-  async heapAfterGc(): Promise<{ usedMb: number; totalMb: number }> {
+  /**
+   * Full GC, then the V8 heap in use and allocated, and the memory outside V8's heap the
+   * gateway's own `process.memoryUsage()` reports (Buffers and other external memory), MB: what
+   * RSS holds beside the heap is then named, not guessed.
+   */
+  async heapAfterGc(): Promise<{ usedMb: number; totalMb: number; externalMb: number; arrayBuffersMb: number }> {
     await this.call('HeapProfiler.collectGarbage');
     const u = await this.call<{ usedSize: number; totalSize: number }>('Runtime.getHeapUsage');
+    const m = await this.call<{ result: { value?: { external: number; arrayBuffers: number } } }>('Runtime.evaluate', {
+      expression: '(() => { const m = process.memoryUsage(); return { external: m.external, arrayBuffers: m.arrayBuffers }; })()',
+      returnByValue: true,
+    });
     const mb = (b: number) => Math.round((b / 1048576) * 10) / 10;
-    return { usedMb: mb(u.usedSize), totalMb: mb(u.totalSize) };
+    const outside = m.result.value ?? { external: Number.NaN, arrayBuffers: Number.NaN };
+    return { usedMb: mb(u.usedSize), totalMb: mb(u.totalSize), externalMb: mb(outside.external), arrayBuffersMb: mb(outside.arrayBuffers) };
   }
 
   close(): void {

@@ -13,6 +13,8 @@ export interface RssPoint {
   rssMb: number;
   /** V8 heap in use after that GC (null without the inspector). */
   heapUsedMb: number | null;
+  /** Memory outside V8's heap the gateway reports after that GC (Buffers and other external memory; null without the inspector). */
+  externalMb: number | null;
   afterGc: boolean;
 }
 
@@ -33,6 +35,8 @@ export interface RssSummary {
   heapGrowthPct: number | null;
   /** Every sample: [seconds since the load started, MB]. */
   series: [number, number][];
+  /** Every controlled reading (after a full GC), in order: where the growth went, and when it stopped. */
+  points: RssPoint[];
 }
 
 const mb = (kb: number) => Math.round((kb / 1024) * 10) / 10;
@@ -52,6 +56,8 @@ export class RssSampler {
   private reading = false;
   start?: RssPoint;
   end?: RssPoint;
+  /** Every controlled reading taken, start and end among them. */
+  readonly points: RssPoint[] = [];
 
   constructor(
     private readonly pid: number,
@@ -75,20 +81,26 @@ export class RssSampler {
     this.timer = setInterval(take, 1000);
   }
 
-  /** A controlled reading: full GC in the gateway, then VmRSS. */
+  /** A controlled reading: full GC in the gateway, then VmRSS; kept in `points`. */
   async point(): Promise<RssPoint> {
+    const p = await this.read();
+    this.points.push(p);
+    return p;
+  }
+
+  private async read(): Promise<RssPoint> {
     const atMs = Math.round(performance.now() - this.t0);
     if (this.inspector) {
       try {
         const heap = await this.inspector.heapAfterGc();
         const { rssKb: kb } = await rssKb(this.pid);
-        return { atMs, rssMb: mb(kb), heapUsedMb: heap.usedMb, afterGc: true };
+        return { atMs, rssMb: mb(kb), heapUsedMb: heap.usedMb, externalMb: heap.externalMb, afterGc: true };
       } catch {
         // fall through to a raw reading
       }
     }
     const { rssKb: kb } = await rssKb(this.pid);
-    return { atMs, rssMb: mb(kb), heapUsedMb: null, afterGc: false };
+    return { atMs, rssMb: mb(kb), heapUsedMb: null, externalMb: null, afterGc: false };
   }
 
   async stop(): Promise<void> {
@@ -110,10 +122,10 @@ export class RssSampler {
     const controlled = this.start?.afterGc && this.end?.afterGc;
     const start: RssPoint = controlled
       ? this.start!
-      : { atMs: Math.round(after[0]!.t), rssMb: mb(rawStart), heapUsedMb: null, afterGc: false };
+      : { atMs: Math.round(after[0]!.t), rssMb: mb(rawStart), heapUsedMb: null, externalMb: null, afterGc: false };
     const end: RssPoint = controlled
       ? this.end!
-      : { atMs: Math.round(after.at(-1)!.t), rssMb: mb(rawEnd), heapUsedMb: null, afterGc: false };
+      : { atMs: Math.round(after.at(-1)!.t), rssMb: mb(rawEnd), heapUsedMb: null, externalMb: null, afterGc: false };
     return {
       method: controlled ? 'after-full-gc' : 'raw-median-of-3',
       warmupMs,
@@ -127,6 +139,7 @@ export class RssSampler {
       raw: { samples: this.samples.length, startMb: mb(rawStart), endMb: mb(rawEnd), growthPct: pct(rawStart, rawEnd) },
       heapGrowthPct: start.heapUsedMb !== null && end.heapUsedMb !== null ? pct(start.heapUsedMb, end.heapUsedMb) : null,
       series: this.samples.map((x) => [Math.round(x.t / 100) / 10, mb(x.kb)]),
+      points: this.points,
     };
   }
 }

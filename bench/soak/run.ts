@@ -51,6 +51,8 @@ const GRACE_MS = 1000;
 const TAIL_MS = 3000;
 /** The end RSS reading is taken this long before the load stops, so it is taken under load like the start one. */
 const END_READING_MS = 1500;
+/** Controlled readings (after a full GC) between the start and end ones, this far apart. */
+const BETWEEN_READINGS_MS = 15_000;
 
 let options: SoakOptions;
 try {
@@ -169,10 +171,12 @@ async function main(opts: SoakOptions): Promise<number> {
     if (measuring || stop.signal.aborted) return;
     const which =
       !sampler.start && now >= t0 + warmupMs ? 'start' : sampler.start && !sampler.end && now >= deadline() - END_READING_MS ? 'end' : null;
-    if (!which) return;
+    // Readings between the two as well, so the timeline shows where memory went and whether it stopped.
+    const between = which === null && sampler.start && !sampler.end && now - t0 >= (sampler.points.at(-1)?.atMs ?? 0) + BETWEEN_READINGS_MS;
+    if (!which && !between) return;
     measuring = sampler
       .point()
-      .then((p) => (sampler[which] = p))
+      .then((p) => which && (sampler[which] = p))
       .catch(() => undefined)
       .finally(() => (measuring = null));
   }, 100);
