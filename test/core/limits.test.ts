@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ANSWER_LIMITS, quotaUnitsOf, READ_LIMITS, readKindOf, readLimitOf, TRUST_LIMITS } from '../../core/limits.ts';
+import { ANSWER_LIMITS, CACHE_LIMITS, quotaUnitsOf, READ_LIMITS, readKindOf, readLimitOf, TRUST_LIMITS } from '../../core/limits.ts';
 import { ROOT } from '../support/project.ts';
 
 const size = (bytes: number) =>
@@ -65,6 +65,12 @@ describe('the limits table', () => {
   it('an answer costs one unit per started quotaUnitBytes, and never less than the one a request costs', () => {
     const unit = ANSWER_LIMITS.quotaUnitBytes;
     expect([0, 1, 64 * 1024, unit, unit + 1, 5 * unit].map(quotaUnitsOf)).toEqual([1, 1, 1, 1, 2, 5]);
+  });
+
+  it('docs/limits.md lists the bounds of what the gateway keeps in memory as the table has them', async () => {
+    const doc = await readFile(join(ROOT, 'docs', 'limits.md'), 'utf8');
+    const rows = [...doc.matchAll(/^- `(\w+)` \((\d+ (?:KiB|MiB))\):/gm)].map((m) => [m[1], m[2]]);
+    expect(rows).toEqual(Object.entries(CACHE_LIMITS).map(([name, bytes]) => [name, size(bytes)]));
   });
 
   it('docs/limits.md lists the bounds of trust work as the table has them', async () => {
