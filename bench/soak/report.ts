@@ -182,6 +182,11 @@ export function formatReport(r: SoakReport): string {
     lines.push(
       `     max ${s.maxMb} MB of ${s.raw.samples} samples at 1/s (VmHWM ${s.peakHwmMb} MB); raw samples start ${s.raw.startMb} -> end ${s.raw.endMb} MB (${sign(s.raw.growthPct)}%, moves with GC timing)${s.start.heapUsedMb !== null ? `; V8 heap in use after GC ${s.start.heapUsedMb} -> ${s.end.heapUsedMb} MB (${sign(s.heapGrowthPct ?? 0)}%)` : ''}`,
     );
+    // The controlled readings between start and end: where retained memory went (V8's heap or outside it), and whether it stopped.
+    if (s.points.length > 2)
+      lines.push(
+        `     after each full GC (s: RSS / heap / external MB): ${s.points.map((p) => `${Math.round(p.atMs / 1000)}: ${p.rssMb} / ${p.heapUsedMb ?? '-'} / ${p.externalMb ?? '-'}`).join(', ')}`,
+      );
     // RSS over time: one sample every tenth of the run.
     const step = Math.max(1, Math.floor(s.series.length / 10));
     lines.push(

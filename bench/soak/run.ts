@@ -39,7 +39,13 @@ import { buildAndMark, makeTempDir, prepareWorkspace } from './workspace.ts';
  * two RSS readings are taken right after a full GC forced through the gateway's inspector
  * (node --inspect on a loopback port of its own): raw samples swing by tens of MB with the GC's
  * timing, so only readings in the same GC state compare retained memory. Raw samples (once a
- * second) still give the max and the series.
+ * second) still give the max and the series; a controlled reading every 15 s between the two
+ * shows where retained memory went (V8's heap or outside it) and whether it stopped.
+ * A cache filling up is not growth: every cache the gateway keeps is bounded by bytes and
+ * emptied when its build is no longer live (CACHE_LIMITS, --cache-mb), and the warm-up is long
+ * enough for the load to fill them for the live build, so the start reading holds them at their
+ * bound; a swap empties them and the load fills them again to no more than that. What the end
+ * reading holds beyond the start one is memory that does not stop growing.
  *
  * Exit 0 only when every criterion passed; 1 on failure; 2 usage; 130/143 when interrupted.
  * Loopback only. The gateway runs with MVR_RATE_LIMIT=0 and MVR_UNAUTH_RATE_LIMIT=0.
