@@ -15,8 +15,8 @@ import { BUILD_CHECKPOINT_FILE } from '../../core/layout.ts';
 import { signNote } from '../../keyring/log-key.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { runCli } from '../support/cli.ts';
-import { type OnlineOptions, type TwoWitnessedMonths, twoWitnessedMonths } from '../support/current-project.ts';
-import { cleanup, type TestGateway } from '../support/gateway.ts';
+import { type TwoWitnessedMonths, twoWitnessedMonths } from '../support/current-project.ts';
+import { cleanup } from '../support/gateway.ts';
 import { logDir, vkeyFile } from '../support/logged-project.ts';
 import { GOLD, removeTempDirs, UNAUDITED } from '../support/project.ts';
 import { checkpointSize } from '../support/witnessed-project.ts';
@@ -25,13 +25,6 @@ let t: TwoWitnessedMonths;
 let w: TwoWitnessedMonths['w'];
 let vkey: string;
 let dec: string;
-const buildDir = (id: string) => t.buildDir(id);
-const liveId = () => t.liveId();
-const withGateway = <T>(run: (g: TestGateway) => Promise<T>) => t.withGateway(run);
-const online = (g: TestGateway, domain: string, o?: OnlineOptions) => t.online(g, domain, o);
-const privately = (g: TestGateway, domain: string, policy?: boolean) => t.privately(g, domain, policy);
-const cli = (g: TestGateway, args: string[]) => t.cli(g, args);
-const statementPlace = (g: TestGateway, domain: string) => t.statementPlace(g, domain);
 
 beforeAll(async () => {
   t = await twoWitnessedMonths();
@@ -45,10 +38,10 @@ afterAll(async () => {
 
 describe.sequential('a build that does not go live leaves answers current', () => {
   it('a trusted checkpoint: the live answer against it holds; one of its size under another root is LOG_INCONSISTENT', async () => {
-    const trustedCheckpoint = await readFile(join(buildDir(dec), BUILD_CHECKPOINT_FILE), 'utf8');
+    const trustedCheckpoint = await readFile(join(t.buildDir(dec), BUILD_CHECKPOINT_FILE), 'utf8');
     const { origin, size } = parseCheckpoint(parseNote(trustedCheckpoint).text);
     const forked = signNote(w.logKey, formatCheckpoint({ origin, size, root: new Uint8Array(32).fill(7) }));
-    await withGateway(async (g) => {
+    await t.withGateway(async (g) => {
       const source = gatewaySource({ baseUrl: g.url, apiKey: g.key });
       expect((await verifyOnline({ domain: UNAUDITED, source, vkey, trustedCheckpoint })).code).toBe('NEVER_AUDITED');
       expect((await verifyOnlinePrivately({ domain: UNAUDITED, source, vkey, trustedCheckpoint })).code).toBe('NEVER_AUDITED');
@@ -59,29 +52,29 @@ describe.sequential('a build that does not go live leaves answers current', () =
   });
 
   it('a build short of its quorum appends the live statement again: answers stay current, before and after the refresh', async () => {
-    const before = checkpointSize(await readFile(join(buildDir(dec), BUILD_CHECKPOINT_FILE), 'utf8'));
+    const before = checkpointSize(await readFile(join(t.buildDir(dec), BUILD_CHECKPOINT_FILE), 'utf8'));
     await writeFile(join(w.p.auditsDir, 'more.jsonl'), jsonl(audit('one-more-shop.example')));
     await w.policyWith(['b', 'c']);
     const short = await w.build('2026-12-02T00:00:00Z');
     expect(short.code, short.stdout + short.stderr).toBe(exitCodeOf('WITNESS_QUORUM_NOT_MET'));
-    expect(await liveId()).toBe(dec);
+    expect(await t.liveId()).toBe(dec);
     // The head: the short build's entries, then December's statement once more.
     const head = checkpointSize(await readFile(join(logDir(w.p), 'checkpoint'), 'utf8'));
     expect(head).toBeGreaterThan(before + 1);
     const now = w.witnesses[0]!.now.ms;
-    await withGateway(async (g) => {
-      expect(await statementPlace(g, UNAUDITED)).toEqual({ index: before - 1, size: before });
-      expect((await online(g, UNAUDITED, { policy: true, now })).code).toBe('NEVER_AUDITED');
-      expect((await privately(g, UNAUDITED, true)).code).toBe('NEVER_AUDITED');
+    await t.withGateway(async (g) => {
+      expect(await t.statementPlace(g, UNAUDITED)).toEqual({ index: before - 1, size: before });
+      expect((await t.online(g, UNAUDITED, { policy: true, now })).code).toBe('NEVER_AUDITED');
+      expect((await t.privately(g, UNAUDITED, true)).code).toBe('NEVER_AUDITED');
     });
     // The refresh has the head cosigned by all three and serves it for December: its last entry is December's statement.
     await w.policyWith([]);
     const refresh = await runCli(['log', 'witness', '--policy', w.policyFile, '--records', w.p.recordsDir, '--public', w.p.publicDir]);
     expect(refresh.code, refresh.stderr).toBe(0);
-    await withGateway(async (g) => {
-      expect(await statementPlace(g, UNAUDITED)).toEqual({ index: head - 1, size: head });
-      for (const policy of [false, true]) expect((await online(g, UNAUDITED, { policy, now })).code).toBe('NEVER_AUDITED');
-      const run = await cli(g, [UNAUDITED, '--private', '--policy', w.policyFile]);
+    await t.withGateway(async (g) => {
+      expect(await t.statementPlace(g, UNAUDITED)).toEqual({ index: head - 1, size: head });
+      for (const policy of [false, true]) expect((await t.online(g, UNAUDITED, { policy, now })).code).toBe('NEVER_AUDITED');
+      const run = await t.cli(g, [UNAUDITED, '--private', '--policy', w.policyFile]);
       expect(JSON.parse(run.stdout).code).toBe('NEVER_AUDITED');
     });
     // The log stays an append-only extension of what was published before, the repeated entry included.
@@ -93,7 +86,7 @@ describe.sequential('a build that does not go live leaves answers current', () =
       '--log-key',
       vkeyFile(w.p),
       '--checkpoint',
-      join(buildDir(dec), BUILD_CHECKPOINT_FILE),
+      join(t.buildDir(dec), BUILD_CHECKPOINT_FILE),
     ]);
     expect(check.code, check.stderr).toBe(0);
   });

@@ -13,8 +13,8 @@ import { ageOf, gatewaySource, verifyOnline, verifyOnlinePrivately } from '@merc
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../core/error-registry.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE } from '../../core/layout.ts';
-import { FLAGGED, HOUR, type OnlineOptions, type TwoWitnessedMonths, twoWitnessedMonths } from '../support/current-project.ts';
-import { cleanup, type TestGateway } from '../support/gateway.ts';
+import { FLAGGED, HOUR, type TwoWitnessedMonths, twoWitnessedMonths } from '../support/current-project.ts';
+import { cleanup } from '../support/gateway.ts';
 import { removeTempDirs, UNAUDITED } from '../support/project.ts';
 
 let t: TwoWitnessedMonths;
@@ -23,13 +23,6 @@ let vkey: string;
 let nov: string;
 let dec: string;
 let novCosignedAt: number;
-const buildDir = (id: string) => t.buildDir(id);
-const pointCurrentAt = (id: string) => t.pointCurrentAt(id);
-const withGateway = <T>(run: (g: TestGateway) => Promise<T>) => t.withGateway(run);
-const online = (g: TestGateway, domain: string, o?: OnlineOptions) => t.online(g, domain, o);
-const privately = (g: TestGateway, domain: string, policy?: boolean) => t.privately(g, domain, policy);
-const cli = (g: TestGateway, args: string[]) => t.cli(g, args);
-const statementPlace = (g: TestGateway, domain: string) => t.statementPlace(g, domain);
 
 beforeAll(async () => {
   t = await twoWitnessedMonths();
@@ -45,9 +38,9 @@ const rolledBack: { absence?: unknown; prefix?: { prefix: string; answer: unknow
 
 describe.sequential('an answer is current when its statement is the last entry of its checkpoint', () => {
   it("the live build's answers hold, with and without a policy; the flagged merchant has a record", async () => {
-    await withGateway(async (g) => {
+    await t.withGateway(async (g) => {
       const now = w.witnesses[0]!.now.ms;
-      const plain = await online(g, UNAUDITED);
+      const plain = await t.online(g, UNAUDITED);
       expect(plain.code).toBe('NEVER_AUDITED');
       // Without a policy, the build's age only; with one, the newest cosignature's too.
       expect(ageOf(plain, Date.parse('2026-12-03T00:00:00Z'))).toEqual({
@@ -56,48 +49,48 @@ describe.sequential('an answer is current when its statement is the last entry o
         newestCosignatureAt: null,
         newestCosignatureAgeSeconds: null,
       });
-      const witnessed = await online(g, UNAUDITED, { policy: true });
+      const witnessed = await t.online(g, UNAUDITED, { policy: true });
       expect(witnessed.code).toBe('NEVER_AUDITED');
       expect(ageOf(witnessed, now + HOUR)).toMatchObject({ newestCosignatureAt: now, newestCosignatureAgeSeconds: 3600 });
-      expect((await privately(g, UNAUDITED, true)).code).toBe('NEVER_AUDITED');
+      expect((await t.privately(g, UNAUDITED, true)).code).toBe('NEVER_AUDITED');
       expect((await g.verify(FLAGGED)).json.status).not.toBe('unverified');
     });
   });
 
   it('a store rolled back to last month, its proofs against the newest checkpoint: BUILD_SUPERSEDED everywhere', async () => {
     // The newest checkpoint (December's, cosigned) holds November's statement too: the log only grows.
-    await writeFile(join(buildDir(nov), BUILD_SERVED_CHECKPOINT_FILE), await readFile(join(buildDir(dec), BUILD_CHECKPOINT_FILE)));
-    await pointCurrentAt(nov);
+    await writeFile(join(t.buildDir(nov), BUILD_SERVED_CHECKPOINT_FILE), await readFile(join(t.buildDir(dec), BUILD_CHECKPOINT_FILE)));
+    await t.pointCurrentAt(nov);
     try {
-      await withGateway(async (g) => {
+      await t.withGateway(async (g) => {
         expect((await g.verify(FLAGGED)).json.status).toBe('unverified');
-        const place = await statementPlace(g, FLAGGED);
+        const place = await t.statementPlace(g, FLAGGED);
         expect(place.index).toBeLessThan(place.size - 1);
         for (const policy of [false, true]) {
-          const v = await online(g, FLAGGED, { policy });
+          const v = await t.online(g, FLAGGED, { policy });
           expect(v.code, `policy ${policy}`).toBe('BUILD_SUPERSEDED');
           expect(v.absence).toMatchObject({ valid: false, code: 'BUILD_SUPERSEDED' });
           if (!v.absence!.valid) expect(v.absence!.message).toMatch(/holds \d+ entries logged after it/);
-          expect((await privately(g, FLAGGED, policy)).code, `private, policy ${policy}`).toBe('BUILD_SUPERSEDED');
+          expect((await t.privately(g, FLAGGED, policy)).code, `private, policy ${policy}`).toBe('BUILD_SUPERSEDED');
         }
         // Kept for the next test: what a client reads from the store just before it is put right.
         rolledBack.absence = (await g.request(`/v1/absence?domain=${UNAUDITED}`)).json;
-        const prefix = (await privately(g, UNAUDITED)).prefix!;
+        const prefix = (await t.privately(g, UNAUDITED)).prefix!;
         rolledBack.prefix = { prefix, answer: (await g.request(`/v1/lookup/${prefix}`)).json };
         const exit = exitCodeOf('BUILD_SUPERSEDED');
         for (const args of [[FLAGGED], [FLAGGED, '--private'], [FLAGGED, '--policy', w.policyFile]]) {
-          const run = await cli(g, args);
+          const run = await t.cli(g, args);
           expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(exit);
           expect(JSON.parse(run.stdout)).toMatchObject({ valid: false, code: 'BUILD_SUPERSEDED' });
         }
       });
     } finally {
-      await pointCurrentAt(dec);
+      await t.pointCurrentAt(dec);
     }
   });
 
   it('an online client that read a superseded answer looks once more, and gets the current one', async () => {
-    await withGateway(async (g) => {
+    await t.withGateway(async (g) => {
       const real = gatewaySource({ baseUrl: g.url, apiKey: g.key });
       let absences = 0;
       let prefixes = 0;
@@ -122,9 +115,9 @@ describe.sequential('an answer is current when its statement is the last entry o
 
   it('an answer about the named kept build is not refused (asOfBuild, mvr verify --build), another build is', async () => {
     // November is kept; its served checkpoint is still December's, which holds entries after November's statement.
-    await withGateway(async (g) => {
-      expect((await online(g, FLAGGED, { build: nov })).code).toBe('NEVER_AUDITED');
-      const kept = await cli(g, [FLAGGED, '--build', nov]);
+    await t.withGateway(async (g) => {
+      expect((await t.online(g, FLAGGED, { build: nov })).code).toBe('NEVER_AUDITED');
+      const kept = await t.cli(g, [FLAGGED, '--build', nov]);
       expect(kept.code, kept.stderr).toBe(exitCodeOf('NEVER_AUDITED'));
       // The same kept answer, not asked as that build: it is not the newest build's.
       const proof = (await g.request(`/v1/absence?domain=${FLAGGED}&build=${nov}`)).json;
@@ -134,33 +127,33 @@ describe.sequential('an answer is current when its statement is the last entry o
       const asOther = await verifyOnline({ domain: FLAGGED, absence: proof, source, vkey, log: true, asOfBuild: dec });
       expect(asOther.code).toBe('BUILD_SUPERSEDED');
     });
-    await rm(join(buildDir(nov), BUILD_SERVED_CHECKPOINT_FILE));
+    await rm(join(t.buildDir(nov), BUILD_SERVED_CHECKPOINT_FILE));
   });
 
   it('rolled back with its own old checkpoint: accepted under --max-age while its cosignatures are fresh, refused once older', async () => {
-    await pointCurrentAt(nov);
+    await t.pointCurrentAt(nov);
     try {
-      await withGateway(async (g) => {
+      await t.withGateway(async (g) => {
         const maxAgeMs = 36 * HOUR;
         // No entry after the statement in its own checkpoint: only its age can tell.
-        expect((await online(g, FLAGGED, { policy: true, maxAgeMs, now: novCosignedAt + 35 * HOUR })).code).toBe('NEVER_AUDITED');
-        const stale = await online(g, FLAGGED, { policy: true, maxAgeMs, now: novCosignedAt + 37 * HOUR });
+        expect((await t.online(g, FLAGGED, { policy: true, maxAgeMs, now: novCosignedAt + 35 * HOUR })).code).toBe('NEVER_AUDITED');
+        const stale = await t.online(g, FLAGGED, { policy: true, maxAgeMs, now: novCosignedAt + 37 * HOUR });
         expect(stale.code).toBe('NOT_WITNESSED');
         // A checkpoint the caller saved from the live log (December's) refuses it at any age, without a policy.
         const saved = join(w.p.root, 'trusted-checkpoint');
-        await writeFile(saved, await readFile(join(buildDir(dec), BUILD_CHECKPOINT_FILE)));
+        await writeFile(saved, await readFile(join(t.buildDir(dec), BUILD_CHECKPOINT_FILE)));
         const trustedCheckpoint = await readFile(saved, 'utf8');
         expect(
           (await verifyOnline({ domain: FLAGGED, source: gatewaySource({ baseUrl: g.url, apiKey: g.key }), vkey, trustedCheckpoint })).code,
         ).toBe('BUILD_SUPERSEDED');
         for (const args of [[FLAGGED], [FLAGGED, '--private']]) {
-          const run = await cli(g, [...args, '--checkpoint', saved]);
+          const run = await t.cli(g, [...args, '--checkpoint', saved]);
           expect(run.code, run.stderr).toBe(exitCodeOf('BUILD_SUPERSEDED'));
           expect(JSON.parse(run.stdout).message).toMatch(/fewer than the \d+ of the checkpoint you trust/);
         }
       });
     } finally {
-      await pointCurrentAt(dec);
+      await t.pointCurrentAt(dec);
     }
   });
 });

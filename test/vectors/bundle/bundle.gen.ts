@@ -38,7 +38,6 @@ import canonicalize from 'canonicalize';
 import { publicOf, recordSigner, seededKey } from '../seeded-keys.ts';
 
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());
-const _b64url = (b: Uint8Array) => Buffer.from(b).toString('base64url');
 // The record key: records and the statement are signed by the record scheme.
 const { keySet, signRecord: signed } = recordSigner('merchant-verify bundle vectors record key');
 

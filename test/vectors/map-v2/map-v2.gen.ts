@@ -31,7 +31,6 @@ import { recordSigner } from '../seeded-keys.ts';
 
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());
 const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
-const _b64url = (b: Uint8Array) => Buffer.from(b).toString('base64url');
 const { keySet, signRecord } = recordSigner('merchant-verify map v2 vectors record key');
 
 // December's build of 48 domains (a prefix of one hex digit holds about three), and November's record of each.

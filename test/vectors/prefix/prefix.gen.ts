@@ -27,7 +27,6 @@ import { treeHasher } from '@merchant-verify/verifier/internal/tlog';
 import { recordSigner } from '../seeded-keys.ts';
 
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());
-const _b64url = (b: Uint8Array) => Buffer.from(b).toString('base64url');
 const { keySet, signRecord } = recordSigner('merchant-verify prefix vectors record key');
 
 // A build of 48 domains: a prefix of one hex digit holds about three.
