@@ -74,7 +74,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       connectionsCheckingInterval: Math.min(CHECK_MS, timeouts.headersMs),
     },
     (req, res) => {
-      services.writes.watch(res);
+      services.writes.answering(res);
       if (closing) res.setHeader('connection', 'close');
       else {
         unanswered.add(res);
@@ -83,6 +83,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       listener(req, res);
     },
   );
+  services.writes.guard(server);
   let metrics: MetricsListener | null = null;
   try {
     await listen(server, opts.host, opts.port);

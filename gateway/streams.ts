@@ -1,18 +1,20 @@
-import type { ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { TooManyStreamsError } from '../core/errors.ts';
 
-/** The idle timer of an answer's last write, kept on the answer so its listeners are made once, not per request. */
-const LAST_WRITE = Symbol('lastWriteTimer');
-type Watched = ServerResponse & { [LAST_WRITE]?: NodeJS.Timeout };
+/** The answer a connection is writing now, so the idle deadline can say which (a property set per request, no closure). */
+const ANSWER = Symbol('answer');
+type Connection = Socket & { [ANSWER]?: ServerResponse };
 
 /**
  * What a gateway process writes to its clients, bounded per API key and per client (core/limits.ts,
  * ANSWER_LIMITS):
  * - a key holds at most `perKey` streamed answers (mirror files) at once in this process: past it,
  *   TOO_MANY_STREAMS (429, Retry-After 1); a slot is given back when its answer closes, however;
- * - a write the client has not taken within `idleMs` (a chunk of a stream, or an answer's last
- *   write) cuts the connection: counted, logged at info. A client that stops reading so costs one
- *   chunk beside the socket's buffer, for `idleMs`, and never a slot for longer.
+ * - a connection on which nothing moved for `idleMs` while an answer was being written (its client
+ *   took none of it) is cut: counted, logged at info. node:http's own socket inactivity timeout
+ *   (`server.timeout`) keeps the time, so no answer pays for a timer of its own. A client that stops
+ *   reading so costs one chunk beside the socket's buffer, for `idleMs`, and never a slot for longer.
  * Per process, not per gateway fleet: a cap shared through Redis would cost a round trip per stream
  * and leave slots taken by a process that died; the quota is what is shared.
  */
@@ -64,14 +66,13 @@ export class AnswerWrites {
   /**
    * Writes one chunk of a streamed answer: true at once when the socket took it without going
    * past its buffer, else a promise of whether the client took it (`drain`) before the connection
-   * closed or was cut for idling. Never more than one chunk waits: the caller writes the next after.
+   * closed (or was cut for idling, see {@link guard}). Never more than one chunk waits: the caller
+   * writes the next after.
    */
   write(res: ServerResponse, chunk: Uint8Array): boolean | Promise<boolean> {
     if (res.write(chunk)) return true;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.cut(res), this.idleMs);
       const done = () => {
-        clearTimeout(timer);
         res.off('drain', done);
         res.off('close', done);
         resolve(!res.destroyed);
@@ -82,28 +83,23 @@ export class AnswerWrites {
   }
 
   /**
-   * Puts the idle deadline on every answer's last write: called once per answer before it is
-   * written; armed when the answer is ended, cleared when the client has taken it (`finish`) or is gone.
+   * Puts the idle deadline on every connection of `server`: node:http's socket inactivity timeout,
+   * whose `timeout` event cuts a connection that was writing an answer its client did not take.
+   * A connection idle between answers is closed as node:http would close it; `keepAliveMs` is shorter.
    */
-  watch(res: ServerResponse): void {
-    // `on`, not `once`: an answer ends once, and `once` would wrap each listener in a closure of its own.
-    res.on('prefinish', this.armLastWrite);
+  guard(server: Server): void {
+    server.setTimeout(this.idleMs, (socket: Connection) => {
+      const res = socket[ANSWER];
+      if (res && !res.writableFinished) this.cut(res);
+      else socket.destroy();
+    });
   }
 
-  // Made once: an answer's listeners and timer take no closure of their own.
-  private readonly armLastWrite = (() => {
-    const cut = (res: ServerResponse) => this.cut(res);
-    const idleMs = () => this.idleMs;
-    function taken(this: Watched) {
-      clearTimeout(this[LAST_WRITE]);
-    }
-    return function arm(this: Watched) {
-      if (this.writableFinished) return;
-      this[LAST_WRITE] = setTimeout(cut, idleMs(), this);
-      this.on('finish', taken);
-      this.on('close', taken);
-    };
-  })();
+  /** Names the answer `res`'s connection is writing now: called once per request, before it is answered. */
+  answering(res: ServerResponse): void {
+    const socket = res.socket as Connection | null;
+    if (socket) socket[ANSWER] = res;
+  }
 
   private cut(res: ServerResponse): void {
     if (res.destroyed || res.writableFinished) return;
