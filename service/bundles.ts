@@ -1,13 +1,9 @@
 import { BUNDLE_SCHEMA_SUFFIX, type Bundle, domainHash } from '@merchant-verify/verifier/internal/issuer';
 import { encodeBase64 } from '@merchant-verify/verifier/internal/tlog';
-import { StoreUnavailableError } from '../core/errors.ts';
 import { sha256 } from '../core/hash.ts';
 import type { ServedBuild } from './build-maps.ts';
 import type { LogProofs } from './log-proofs.ts';
 import type { RecordsService } from './records.ts';
-
-/** Builds asked for one bundle before it is refused: a build that goes live while a bundle is made costs one more look. */
-const LOOKS = 2;
 
 /**
  * The offline bundle of a normalized domain (`GET /v1/bundle`, MCP): the live build's answer with
@@ -16,14 +12,8 @@ const LOOKS = 2;
  * domain map's inclusion path), all of one build. A build that goes live meanwhile is looked at
  * again; a store that keeps swapping builds is STORE_UNAVAILABLE.
  */
-export async function bundleFor(records: RecordsService, proofs: LogProofs, domain: string): Promise<Bundle> {
-  for (let look = 0; look < LOOKS; look++) {
-    const build = await records.buildMap();
-    const bundle = await bundleOf(records, proofs, build, domain);
-    // Every piece is of the build read first, unless another went live while they were read.
-    if ((await records.buildMap()).build === build.build) return bundle;
-  }
-  throw new StoreUnavailableError(`the live build changed while the bundle of ${domain} was made, ${LOOKS} times`);
+export function bundleFor(records: RecordsService, proofs: LogProofs, domain: string): Promise<Bundle> {
+  return records.ofOneBuild(`the bundle of ${domain}`, (build) => bundleOf(records, proofs, build, domain));
 }
 
 async function bundleOf(records: RecordsService, proofs: LogProofs, build: ServedBuild, domain: string): Promise<Bundle> {

@@ -12,8 +12,9 @@ import type { RecordsService } from './records.ts';
  * starts with the prefix, the map's run of leaves for it with its range proof, and padding to
  * the one size the build signed. The domains of the run come from the build's index, hashed once
  * per build into map order; the records through the records service, so each is served only
- * once it passes the serve rule, as for `/v1/verify`. Nothing here is told which domain a caller
- * wants: only the prefix.
+ * once it passes the serve rule, as for `/v1/verify`. An answer is all of one build: one assembled
+ * while another build went live is made again. Nothing here is told which domain a caller wants:
+ * only the prefix.
  */
 export class PrefixLookups {
   /** The live build's domains in map order, made once per build. */
@@ -44,8 +45,11 @@ export class PrefixLookups {
   }
 
   /** The answer for `prefix` in the live build (INVALID_PREFIX when it is not lowercase hex of the build's length). */
-  async answerFor(prefix: string): Promise<Record<string, unknown>> {
-    const m = await this.records.buildMap();
+  answerFor(prefix: string): Promise<Record<string, unknown>> {
+    return this.records.ofOneBuild(`the answer for prefix ${prefix}`, (m) => this.answerIn(m, prefix));
+  }
+
+  private async answerIn(m: BuildMap, prefix: string): Promise<Record<string, unknown>> {
     const lookup = m.statement.lookup;
     if (!lookup) throw new RecordUnavailableError(`build ${m.build} has no prefix lookups (built before them): build again to serve them`);
     if (prefix.length !== lookup.prefix_length || !/^[0-9a-f]+$/.test(prefix))

@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
 import { formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
-import { RecordUnavailableError } from '../core/errors.ts';
+import { RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import { type CheckKeys, KeyTrust, type TrustSettings } from '../core/key-trust.ts';
 import { unverifiedRecord } from '../core/record.ts';
@@ -16,6 +16,9 @@ import { checkServeRule, observed, type RejectionKind, rejectionKind, type Store
 import { VerifiedCache } from './verified-cache.ts';
 
 export { type BuildRefusal, checkServeRule, type RejectionKind, type StoreReadOutcome };
+
+/** Builds looked at for one answer made of several reads: a build that goes live meanwhile costs one more look. */
+const LIVE_BUILD_LOOKS = 2;
 
 /** A record ready to serve: its exact bytes (verified, when stored), their entity tag, and whether it was audited. */
 export interface ServedRecord {
@@ -122,6 +125,20 @@ export class RecordsService {
   /** The live build's checked domain map, statement and pack index (STORE_UNAVAILABLE when there is none, or it was refused). */
   async buildMap(): Promise<ServedBuild> {
     return this.builds.served();
+  }
+
+  /**
+   * What `make` answers from the live build, all of one build: made again when another build went
+   * live while it read (its pieces may then be of both, a record of the new build beside the old
+   * build's map). A store that keeps swapping builds is STORE_UNAVAILABLE, saying what was made.
+   */
+  async ofOneBuild<T>(what: string, make: (build: ServedBuild) => Promise<T>): Promise<T> {
+    for (let look = 0; look < LIVE_BUILD_LOOKS; look++) {
+      const build = await this.buildMap();
+      const made = await make(build);
+      if ((await this.buildMap()).build === build.build) return made;
+    }
+    throw new StoreUnavailableError(`the live build changed while ${what} was made, ${LIVE_BUILD_LOOKS} times`);
   }
 
   /** The trusted keys records are checked with, and whether unsigned ones pass (STORE_UNAVAILABLE without a key set). */
