@@ -84,20 +84,24 @@ export type PrivateBatchResult = { domain: string; verified: VerifiedAnswer } | 
 /**
  * Verifies every domain of a batch through prefix answers, in order. Domains whose hashes share a
  * prefix share its answer: it is fetched once and each of them is verified against it, so a batch
- * costs one lookup a prefix it touches, not one a domain. A domain that is not valid, or whose
- * answer is unavailable, is a problem in its place; any other failure (a prefix answer that does not
- * hold, a gateway that cannot be reached) fails the batch, as it does a single lookup.
+ * costs one lookup a prefix it touches, not one a domain, and one read of the key set. A domain
+ * that is not valid, or whose answer is unavailable, is a problem in its place; any other failure
+ * (a prefix answer that does not hold, a gateway that cannot be reached) fails the batch, as it
+ * does a single lookup.
  */
 export async function verifyBatchPrivately(
   domains: string[],
   lookups: PrivateLookups,
   options: PrivateSettings,
 ): Promise<PrivateBatchResult[]> {
-  const shared = sharedPrefixes(lookups.prefix);
+  const prefixes = shared(lookups.prefix);
+  const keySets = shared(() => lookups.keySet());
   return Promise.all(
     domains.map(async (domain): Promise<PrivateBatchResult> => {
       try {
-        return { domain, verified: await verifyPrivately(normalizeDomain(domain), { ...lookups, prefix: shared() }, options) };
+        const keySet = keySets();
+        const mine = { ...lookups, prefix: prefixes(), keySet: () => keySet('') };
+        return { domain, verified: await verifyPrivately(normalizeDomain(domain), mine, options) };
       } catch (error) {
         if (isMvrError(error) && (error.code === 'INVALID_DOMAIN' || error.code === 'UNAVAILABLE')) return { domain, problem: error };
         throw error;
@@ -107,24 +111,25 @@ export async function verifyBatchPrivately(
 }
 
 /**
- * Prefix lookups shared by the verifications of one batch: the first ask of a prefix fetches it, and
- * every other verification asking the same prefix gets that answer (in flight or done). A
- * verification asking a prefix a second time (the package looks once more when a build went live
- * while it read) fetches it again, and the verifications after it get the newer answer.
+ * Reads shared by the verifications of one batch, by key (a prefix; '' for the key set): the first
+ * ask fetches, and every other verification asking the same gets that answer (in flight or done).
+ * A verification asking a second time (the package looks once more when a build went live while it
+ * read, or reads the key set again for a key it does not hold) fetches again, and the verifications
+ * after it get the newer answer.
  */
-function sharedPrefixes(lookup: PrefixLookup): () => PrefixLookup {
+function shared(read: (key: string) => Promise<unknown>): () => (key: string) => Promise<unknown> {
   const answers = new Map<string, Promise<unknown>>();
-  const fetch = (prefix: string) => {
-    const answer = lookup(prefix);
-    answers.set(prefix, answer);
+  const fetch = (key: string) => {
+    const answer = read(key);
+    answers.set(key, answer);
     return answer;
   };
   return () => {
     const asked = new Set<string>();
-    return (prefix) => {
-      if (asked.has(prefix)) return fetch(prefix);
-      asked.add(prefix);
-      return answers.get(prefix) ?? fetch(prefix);
+    return (key) => {
+      if (asked.has(key)) return fetch(key);
+      asked.add(key);
+      return answers.get(key) ?? fetch(key);
     };
   };
 }

@@ -4,6 +4,7 @@
  * on the path would see them.
  */
 import { createHash } from 'node:crypto';
+import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,6 +116,8 @@ describe('mvr mcp --base-url: private unless told otherwise', () => {
     expect(new Set(lookups.map((l) => l.path)).size).toBe(lookups.length);
     expect(answered.length).toBeGreaterThan(0);
     expect(answered.length).toBeLessThanOrEqual(BATCH.length - 1 - NEIGHBOURS.length);
+    // The key set is read once for the batch too.
+    expect(wire.filter((r) => r.includes(KEY_SET_PATH))).toHaveLength(1);
 
     let plainly: BatchResult[] = [];
     const plain = await seen(async () => (plainly = await verifyBatch({ domains: BATCH, private: false })));
