@@ -24,7 +24,7 @@ export default defineCommand({
   meta: {
     name: 'mcp',
     description:
-      'The MCP tools verify_merchant, verify_merchants and merchant_history over stdio, answering from a gateway (--base-url) or a local records folder',
+      'The MCP tools verify_merchant, verify_merchants and merchant_history over stdio, answering from a gateway (--base-url; the verify tools ask it by hash prefix unless a call sets private: false) or a local records folder',
   },
   args: {
     ...options.describe({
