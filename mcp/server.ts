@@ -134,7 +134,15 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
           .describe(
             'Also return the proof that the record is in the public transparency log (a second text item), and the offline bundle (structured `bundle`).',
           ),
-        private: z.boolean().optional().describe(privateDescription(options.remote, 'the bundle and the tlog-proof item')),
+        private: z
+          .boolean()
+          .optional()
+          .describe(
+            privateDescription(
+              options.remote,
+              "no absence-proof item, and with include_proof the log step is the build statement's entry (the bundle and a record's tlog-proof name the domain, so they come only with the plain lookup)",
+            ),
+          ),
         max_age: z
           .string()
           .optional()
@@ -187,10 +195,10 @@ function maxAgeOf(value: string, witness: WitnessSource | undefined): number {
 
 /**
  * What `private` does, said plainly: whether it hides the domain depends on where this server looks
- * records up, and so does its default. `plainOnly` names what only the plain lookup gives.
+ * records up, and so does its default. `differences` says how the tool's private answer differs.
  */
-function privateDescription(remote: boolean, plainOnly: string): string {
-  const how = `Look the domain up by a prefix of its SHA-256 only (GET /v1/lookup/{prefix}): the answer holds every domain of that prefix, proven complete, and gives the same verdict; no absence-proof item, and with include_proof the log step is the build statement's entry (${plainOnly} name the domain, so they come only with the plain lookup).`;
+function privateDescription(remote: boolean, differences: string): string {
+  const how = `Look each domain up by a prefix of its SHA-256 only (GET /v1/lookup/{prefix}): the answer holds every domain of that prefix, proven complete, and gives the same verdict; ${differences}.`;
   return remote
     ? `${how} This server asks a remote gateway, which then never learns the domain; it does so unless you set private: false, which sends the domain itself (GET /v1/verify).`
     : `${how} This server looks records up itself, so it already sees the domain you send: private hides nothing from it, and is off unless you set it. To keep the domain from the issuer, use mvr mcp --base-url or mvr verify --private on your own machine.`;
@@ -213,7 +221,15 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
       // INVALID_DOMAIN in its place, not a refused call.
       inputSchema: z.object({
         domains: batchRequestSchema.shape.domains.describe('Merchant domains or URLs on them, in any form verify_merchant takes.'),
-        private: z.boolean().optional().describe(privateDescription(options.remote, 'absence_proof')),
+        private: z
+          .boolean()
+          .optional()
+          .describe(
+            privateDescription(
+              options.remote,
+              'each prefix is asked once for every domain of the batch under it; no absence_proof (the prefix answer proves an absence)',
+            ),
+          ),
       }),
       outputSchema: batchOutputSchema,
       annotations: {
