@@ -5,7 +5,7 @@ import { absenceProofSchema } from '../core/absence-schema.ts';
 import { batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema, MAX_BATCH } from '../core/batch-schema.ts';
 import { normalizeDomain } from '../core/domain.ts';
 import { domainInputSchema } from '../core/domain-input.ts';
-import { InvalidRequestError } from '../core/errors.ts';
+import { UsageError } from '../core/errors.ts';
 import { type HistoryAnswer, historyAnswerSchema } from '../core/history-schema.ts';
 import { parseMaxAge } from '../core/max-age.ts';
 import { problemDocument } from '../core/problem-document.ts';
@@ -173,16 +173,9 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
 
 /** `max_age`, read as `mvr verify --max-age` reads it; it is the age of the cosignatures the server's witness policy asks for, so it needs one. */
 function maxAgeOf(value: string, witness: WitnessSource | undefined): number {
-  // A tool's arguments are its request: INVALID_REQUEST, as a gateway answers a request it cannot take.
   if (!witness)
-    throw new InvalidRequestError(
-      'max_age applies to the cosignatures of a witness policy, and this server has none (mvr serve --witness-policy)',
-    );
-  try {
-    return parseMaxAge(value, 'max_age');
-  } catch (error) {
-    throw new InvalidRequestError((error as Error).message);
-  }
+    throw new UsageError('max_age applies to the cosignatures of a witness policy, and this server has none (mvr serve --witness-policy)');
+  return parseMaxAge(value, 'max_age');
 }
 
 /** What `private` does, said plainly: whether it hides the domain depends on where this server looks records up. */

@@ -40,7 +40,7 @@ const SOURCE_FOLDERS = [
 ];
 /**
  * The code that answers a request (the routes, the gate, the records service and the stores it
- * reads, the MCP tool): what it throws must have a status. Start-up code (loading key files,
+ * reads): what it throws must have a status. Start-up code (loading key files,
  * listening) raises INVALID_CONFIG or INVALID_KEY, which stop the process instead.
  */
 const REQUEST_PATH = [
@@ -62,7 +62,8 @@ const REQUEST_PATH = [
   'storage/key-set-source.ts',
   'service/verified-cache.ts',
   'access/rate-limit.ts',
-  'mcp/',
+  // Not mcp/: a tool's failure is an isError result naming its code (mcp/tool-error.ts), never an HTTP
+  // status, and a tool's arguments fail as the CLI's flags do (max_age INVALID_USAGE, as --max-age).
 ];
 /** The call shapes that name a code: `super('X'`, `new MvrError('X'`, `code: 'X'`, `fail('X'`. */
 const CODE_SHAPES = [
