@@ -1,3 +1,4 @@
+import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 import { useScratchFolder } from './test/support/scratch.ts';
 
@@ -16,6 +17,10 @@ const ALONE = ['test/scale/cluster.test.ts'];
 const globalSetup = ['test/support/plain-project.ts'];
 
 export default defineConfig({
+  // Workspace packages (the verifier, the shared package) run from their TypeScript sources, as
+  // tsc reads them: no build between an edit and its test.
+  resolve: { conditions: ['mvr-source', ...defaultServerConditions] },
+  ssr: { resolve: { conditions: ['mvr-source', ...defaultServerConditions] } },
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -136,7 +136,7 @@ export const KEY_LOOKUP_LIMITS = {
  * most `chainLinks` endorsements from a pinned key. Defined by the verifier package, which every
  * reader of a key set shares and which cannot import this table; listed here with the rest.
  */
-export { TRUST_LIMITS } from '@merchant-verify/verifier/internal/issuer';
+export { TRUST_LIMITS } from '#shared';
 
 /** The kinds of the files a build, a bucket or a log names the same everywhere (core/layout.ts). */
 const BY_NAME = new Map<string, ReadKind>([

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeBase64, verifyInclusion } from '@merchant-verify/verifier/internal/tlog';
+import { decodeBase64, verifyInclusion } from '#shared';
 import { type MirrorPlace, MirrorRefusedError } from '../core/errors.ts';
 import { hasher } from '../core/hash.ts';
 import { recordPath, SHARD_LOG_FILE } from '../core/layout.ts';

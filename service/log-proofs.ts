@@ -1,12 +1,13 @@
-import { type AbsenceProof, statementText } from '@merchant-verify/verifier/internal/issuer';
 import {
+  type AbsenceProof,
   decodeBase64,
   formatTlogProof,
   parseCheckpoint,
   parseNote,
   statementEntry,
+  statementText,
   verifyInclusion,
-} from '@merchant-verify/verifier/internal/tlog';
+} from '#shared';
 import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';

@@ -2,7 +2,7 @@
  * Which of a build's checkpoints its proofs are against, and where its statement is proven in it:
  * what the gateway serves (service/log-proofs.ts) and `mvr mirror` checks alike.
  */
-import { parseCheckpoint, parseNote, verifyInclusion } from '@merchant-verify/verifier/internal/tlog';
+import { parseCheckpoint, parseNote, verifyInclusion } from '#shared';
 import { hasher } from '../core/hash.ts';
 import type { TileTree } from '../core/tlog/tile-tree.ts';
 

@@ -1,12 +1,4 @@
-import {
-  consistencyProof,
-  foldPerfect,
-  inclusionProof,
-  type RangeHash,
-  rangeHash,
-  type TreeHasher,
-  verifyConsistency,
-} from '@merchant-verify/verifier/internal/tlog';
+import { consistencyProof, foldPerfect, inclusionProof, type RangeHash, rangeHash, type TreeHasher, verifyConsistency } from '#shared';
 import { HASH_SIZE, TILE_WIDTH, type Tile, tilePath } from './tiles.ts';
 
 /** Reads one tile's bytes (from a folder, or over HTTP); throws when it cannot. */

@@ -1,6 +1,6 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
+import { parseCheckpoint, parseNote } from '#shared';
 import { folderTiles } from '../../builder/tiles.ts';
 import { BuildError, NotFreshlyWitnessedError, WitnessQuorumNotMetError } from '../../core/errors.ts';
 import { writeAtomic } from '../../core/files.ts';

@@ -9,7 +9,7 @@ import {
   parseNote,
   signatureLine,
   verifyConsistency,
-} from '@merchant-verify/verifier/internal/tlog';
+} from '#shared';
 import { verifyEd25519 } from '../../core/ed25519.ts';
 import { hasher } from '../../core/hash.ts';
 import { AddCheckpointSyntaxError, formatSize, parseAddCheckpoint, SIZE_CONTENT_TYPE } from '../protocol.ts';

@@ -4,8 +4,7 @@
  * Every read has a size cap and a deadline; past either it fails with FETCH_FAILED, as does any
  * answer that is not the expected one. {@link verifyOnline} (online.ts) asks it in its order.
  */
-import { FetchFailedError } from './errors.ts';
-import { KEY_SET_PATH } from './keyset.ts';
+import { FetchFailedError, KEY_SET_PATH } from '#shared';
 
 /** Where a gateway publishes its log's note verifier key. */
 export const LOG_KEY_PATH = '/.well-known/merchant-verify-log.vkey';
