@@ -1,4 +1,3 @@
-import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 import { useScratchFolder } from './test/support/scratch.ts';
 
@@ -18,9 +17,10 @@ const globalSetup = ['test/support/plain-project.ts'];
 
 export default defineConfig({
   // Workspace packages (the verifier, the shared package) run from their TypeScript sources, as
-  // tsc reads them: no build between an edit and its test.
-  resolve: { conditions: ['mvr-source', ...defaultServerConditions] },
-  ssr: { resolve: { conditions: ['mvr-source', ...defaultServerConditions] } },
+  // tsc reads them: no build between an edit and its test. Vitest also hands these conditions to
+  // its workers' Node (--conditions): Node's own, not Vite's defaults, whose `module` would send
+  // Node to packages' bundler-only ESM builds.
+  ssr: { resolve: { conditions: ['mvr-source', 'node', 'development|production'] } },
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -12,6 +12,7 @@
  */
 export * from './absence.ts';
 export * from './base64url.ts';
+export * from './bounded-read.ts';
 export * from './bundle.ts';
 export * from './canonical.ts';
 export * from './checks.ts';
@@ -21,6 +22,7 @@ export * from './ed25519.ts';
 export * from './ed25519-encoding.ts';
 export * from './errors.ts';
 export * from './keyset.ts';
+export * from './limits.ts';
 export * from './map-entry.ts';
 export * from './options.ts';
 export * from './packs.ts';
