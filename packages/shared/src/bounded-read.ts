@@ -72,10 +72,21 @@ export async function readCapped(body: Body, cap: number, declaredLength?: strin
   return bytes;
 }
 
+/** A Node stream (undici's `request` body), told apart without importing `node:`. */
+interface Destroyable {
+  destroy(): void;
+  on(event: 'error', listener: () => void): unknown;
+}
+
 /** Stops a body unread; its reporting the abort is the point, not a failure. */
 async function cancel(body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): Promise<void> {
   if (body instanceof ReadableStream) await body.cancel().catch(() => undefined);
-  else await (body as AsyncIterable<Uint8Array> & { return?: () => unknown })[Symbol.asyncIterator]().return?.();
+  // An iterator never started has nothing to end: a Node stream is destroyed itself.
+  else if (typeof (body as Partial<Destroyable>).destroy === 'function') {
+    const stream = body as unknown as Destroyable;
+    stream.on('error', () => undefined);
+    stream.destroy();
+  } else await body[Symbol.asyncIterator]().return?.();
 }
 
 export interface BoundedInit {
