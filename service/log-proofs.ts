@@ -111,7 +111,7 @@ export class LogProofs {
     const { size, root } = parseCheckpoint(parseNote(checkpoint).text);
     const proof = await this.inclusion(entry.index, size, domain);
     const leaf = recordLeaf(salt ?? new Uint8Array(0), record);
-    if (!salt || !verifyInclusion(hasher, entry.index, size, leaf, proof, root)) {
+    if (!salt || !verifyInclusion(hasher, { size, root }, { index: entry.index, hash: leaf }, proof)) {
       throw new RecordUnavailableError(`the log proof of ${domain} does not verify against build ${build}'s checkpoint; it is not served`);
     }
     return { build, record, proof: formatTlogProof({ extra: salt, index: entry.index, proof, checkpoint }) };
@@ -200,7 +200,7 @@ export class LogProofs {
     }
     const { proof } = proven;
     index = proven.index;
-    if (!verifyInclusion(hasher, index, size, leaf, proof, root))
+    if (!verifyInclusion(hasher, { size, root }, { index, hash: leaf }, proof))
       throw new RecordUnavailableError(
         `the log proof of build ${build}'s statement does not verify against its checkpoint; it is not served`,
       );

@@ -22,7 +22,7 @@ export async function statementInclusion(
   const last = tree.size - 1;
   if (manifestIndex < last) {
     const proof = await tree.inclusion(last);
-    if (verifyInclusion(hasher, last, tree.size, leaf, proof, root)) return { index: last, proof };
+    if (verifyInclusion(hasher, { size: tree.size, root }, { index: last, hash: leaf }, proof)) return { index: last, proof };
   }
   return { index: manifestIndex, proof: await tree.inclusion(manifestIndex) };
 }

@@ -47,7 +47,7 @@ export class TileTree {
     if (this.size < older.size) return false;
     if (older.size === 0) return true;
     const proof = older.size === this.size ? [] : await this.consistency(older.size);
-    return verifyConsistency(this.h, older.size, this.size, older.root, root, proof);
+    return verifyConsistency(this.h, older, { size: this.size, root }, proof);
   }
 
   /** The leaf hashes of `[start, end)` (level 0), for checking entries against them. */

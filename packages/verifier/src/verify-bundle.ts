@@ -188,7 +188,10 @@ function placeStep(b: CheckedBundle): PlaceResult {
   const mismatch = leafMismatch(sha256, place.leaf, b.record);
   if (mismatch !== null)
     return { valid: false, code: 'RECORD_NOT_IN_MAP', message: `place.leaf is not ${shown(b.record.domain)}'s record's: ${mismatch}` };
-  if (place.index >= (size as number) || !verifyInclusion(h, place.index, size as number, h.leaf(place.leaf), place.path, root))
+  if (
+    place.index >= (size as number) ||
+    !verifyInclusion(h, { size: size as number, root }, { index: place.index, hash: h.leaf(place.leaf) }, place.path)
+  )
     return {
       valid: false,
       code: 'RECORD_NOT_IN_MAP',
