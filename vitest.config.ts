@@ -16,10 +16,11 @@ const ALONE = ['test/scale/cluster.test.ts'];
 const globalSetup = ['test/support/plain-project.ts'];
 
 export default defineConfig({
-  // Workspace packages (the verifier, the shared package) run from their TypeScript sources, as
-  // tsc reads them: no build between an edit and its test. Vitest also hands these conditions to
-  // its workers' Node (--conditions): Node's own, not Vite's defaults, whose `module` would send
-  // Node to packages' bundler-only ESM builds.
+  // Workspace packages (the verifier, the shared package) run from their TypeScript sources in the
+  // test workers, as tsc reads them: no build between an edit and its test. (The global set-up,
+  // which makes a project, still loads the built package; `npm test` builds first.) Vitest hands
+  // these conditions to its workers' Node too (--conditions): Node's own, not Vite's defaults,
+  // whose `module` would send Node to packages' bundler-only ESM builds.
   ssr: { resolve: { conditions: ['mvr-source', 'node', 'development|production'] } },
   test: {
     testTimeout: 60_000,
