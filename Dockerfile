@@ -58,8 +58,8 @@ ENV NODE_ENV=production \
 
 # Code and dependencies belong to root and are only readable by the `node` user that runs them.
 # node_modules/@merchant-verify/verifier is a link to packages/verifier (an npm workspace). The
-# shared package needs nothing here: the service and the verifier each run their compiled copy
-# (dist/shared, packages/verifier/dist/shared) through their package.json's `#shared`.
+# shared package needs nothing here: the service runs its compiled copy (dist/shared, through its
+# package.json's `#shared`), and the verifier's dist/index.js holds what it runs of it.
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/packages/verifier/package.json ./packages/verifier/

@@ -69,11 +69,23 @@ describe('@merchant-verify/verifier, packed and installed', () => {
   it('ships JavaScript and declarations only, and pulls in at most 3 runtime dependencies', async () => {
     const paths = packed.files.map((f) => f.path);
     expect(paths).toEqual(
-      expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/shared/verify.js']),
+      expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/shared/verify.d.ts']),
     );
-    // Only the verifier's own modules and the shared package's compiled copy: no issuer entry, no source.
+    // One module of JavaScript, the shared package's code it runs inside; declarations beside it; no issuer entry, no source.
+    expect(paths.filter((p) => p.endsWith('.js'))).toEqual(['dist/index.js']);
     expect(paths.filter((p) => p.startsWith('dist/') && !/^dist\/(shared\/)?[\w-]+(\/[\w-]+)?\.(js|d\.ts)$/.test(p))).toEqual([]);
     expect(paths.filter((p) => /internal|issuer/.test(p))).toEqual([]);
+    // Nothing written for the issuer runs in it: the writers of proofs, packs, lookups and checkpoints are left out.
+    const code = await readFile(join(PACKAGE, 'dist/index.js'), 'utf8');
+    for (const writer of [
+      'inclusionProof',
+      'consistencyProof',
+      'packIndexBytes',
+      'recordsPerPackFor',
+      'lookupAnswerBytes',
+      'formatCheckpoint',
+    ])
+      expect(code, writer).not.toContain(writer);
     expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
     const manifest = JSON.parse(await readFile(join(PACKAGE, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     expect(Object.keys(manifest.dependencies).length).toBeLessThanOrEqual(3);

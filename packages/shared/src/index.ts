@@ -6,9 +6,9 @@
  * checks, domain maps, packs and prefixes, timestamps, and the C2SP transparency-log formats with
  * RFC 6962 Merkle hashing (signed notes, checkpoints, cosignatures, proofs, policies).
  *
- * The service imports it as `#shared` (its package.json `imports`); the verifier does too and
- * ships the compiled copy inside its own dist. Nothing outside this folder imports its files
- * one by one: this entry is its only door.
+ * The service imports it as `#shared` (its package.json `imports`); the verifier does too, and
+ * bundles what it runs of it into its own dist/index.js. Nothing outside this folder imports its
+ * files one by one: this entry is its only door.
  */
 export * from './absence.ts';
 export * from './base64url.ts';
