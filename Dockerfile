@@ -21,9 +21,11 @@ FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /app
 ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY packages/shared/package.json packages/shared/tsconfig.json ./packages/shared/
 COPY packages/verifier/package.json packages/verifier/tsconfig.json ./packages/verifier/
 # --ignore-scripts: no install script runs (the build below is the only one the image needs).
 RUN npm ci --ignore-scripts
+COPY packages/shared/src ./packages/shared/src
 COPY packages/verifier/src ./packages/verifier/src
 COPY core ./core
 COPY storage ./storage
@@ -55,7 +57,9 @@ ENV NODE_ENV=production \
     MVR_API_KEYS_FILE=/data/api-keys/api-keys.json
 
 # Code and dependencies belong to root and are only readable by the `node` user that runs them.
-# node_modules/@merchant-verify/verifier is a link to packages/verifier (an npm workspace).
+# node_modules/@merchant-verify/verifier is a link to packages/verifier (an npm workspace). The
+# shared package needs nothing here: the service runs its compiled copy (dist/shared, through its
+# package.json's `#shared`), and the verifier's dist/index.js holds what it runs of it.
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/packages/verifier/package.json ./packages/verifier/

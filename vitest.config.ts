@@ -24,6 +24,12 @@ const globalSetup = ['test/support/plain-project.ts'];
 const UNIT = unitTestFiles(import.meta.dirname);
 
 export default defineConfig({
+  // Workspace packages (the verifier, the shared package) run from their TypeScript sources in the
+  // test workers, as tsc reads them: no build between an edit and its test. (The global set-up,
+  // which makes a project, still loads the built package; `npm test` builds first.) Vitest hands
+  // these conditions to its workers' Node too (--conditions): Node's own, not Vite's defaults,
+  // whose `module` would send Node to packages' bundler-only ESM builds.
+  ssr: { resolve: { conditions: ['mvr-source', 'node', 'development|production'] } },
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { domainHash, ENTRY_SIZE, packCount, recordsPerPackFor } from '@merchant-verify/verifier/internal/issuer';
+import { domainHash, ENTRY_SIZE, packCount, recordsPerPackFor } from '#shared';
 import { writeDomainMap } from '../builder/domain-map.ts';
 import { sha256 } from '../core/hash.ts';
 import { generatePrivateJwk, loadSigningKey } from '../core/signing.ts';

@@ -18,7 +18,7 @@ import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { domainHash, ENTRY_SIZE, type PacksHead, packPath, recordsPerPackFor, splitPack } from '@merchant-verify/verifier/internal/issuer';
+import { domainHash, ENTRY_SIZE, type PacksHead, packPath, recordsPerPackFor, splitPack } from '#shared';
 import { runBuild } from '../builder/build.ts';
 import { writeDomainMap } from '../builder/domain-map.ts';
 import { sha256 as sha256Of } from '../core/hash.ts';

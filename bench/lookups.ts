@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KEY_SET_PATH, parseKeySet } from '@merchant-verify/verifier';
-import { packPath, packsHeadOf, splitPack } from '@merchant-verify/verifier/internal/issuer';
+import { packPath, packsHeadOf, splitPack } from '#shared';
 import { runBuild } from '../builder/build.ts';
 import {
   BUILD_KEY_SET_OBJECT,

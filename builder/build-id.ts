@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readlink, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { canonicalJson } from '@merchant-verify/verifier/internal/issuer';
+import { canonicalJson } from '#shared';
 import { BuildError } from '../core/errors.ts';
 import { BUILDS_DIR, CURRENT_LINK } from '../core/layout.ts';
 

@@ -1,7 +1,7 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { KeySet } from '@merchant-verify/verifier';
-import { canonicalJson, type PacksHead } from '@merchant-verify/verifier/internal/issuer';
+import { canonicalJson, type PacksHead } from '#shared';
 import { writeAtomic } from '../core/files.ts';
 import { BUILDS_DIR, LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
 import { manifestText } from '../core/manifest-schema.ts';

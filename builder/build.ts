@@ -1,6 +1,6 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
+import { formatTimestamp } from '#shared';
 import { BuildError, MvrError } from '../core/errors.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK } from '../core/layout.ts';
 import { folderTiles } from '../storage/log-tiles.ts';

@@ -13,7 +13,7 @@ import {
   type PacksHead,
   prefixLengthFor,
   statementText,
-} from '@merchant-verify/verifier/internal/issuer';
+} from '#shared';
 import { BuildError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';

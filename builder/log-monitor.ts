@@ -1,7 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { type TlogPolicy, verifyWitnessedCheckpoint, type Witnessed } from '@merchant-verify/verifier';
-import { type Checkpoint, encodeBase64, type NoteVerifierKey, parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
+import { type Checkpoint, encodeBase64, type NoteVerifierKey, parseCheckpoint, parseNote } from '#shared';
 import { ConfigError, LogInconsistentError, MvrError } from '../core/errors.ts';
 import { writeAtomic } from '../core/files.ts';
 import { hasher } from '../core/hash.ts';

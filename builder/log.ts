@@ -2,7 +2,7 @@ import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'nod
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { encodeBase64, formatCheckpoint, statementEntry } from '@merchant-verify/verifier/internal/tlog';
+import { encodeBase64, formatCheckpoint, statementEntry } from '#shared';
 import { LogInconsistentError } from '../core/errors.ts';
 import { writeAtomic } from '../core/files.ts';
 import { hasher, sha256 } from '../core/hash.ts';

@@ -1,7 +1,7 @@
 import { createHash, type Hash, hash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { type PacksHead, packIndexBytes, packPath, recordsPerPackFor } from '@merchant-verify/verifier/internal/issuer';
+import { type PacksHead, packIndexBytes, packPath, recordsPerPackFor } from '#shared';
 import { BuildError } from '../core/errors.ts';
 import { PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
 

@@ -6,14 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import {
-  type Checkpoint,
-  encodeBase64,
-  equalBytes,
-  formatCheckpoint,
-  parseCheckpoint,
-  statementEntry,
-} from '@merchant-verify/verifier/internal/tlog';
+import { type Checkpoint, encodeBase64, equalBytes, formatCheckpoint, parseCheckpoint, statementEntry } from '#shared';
 import { LogInconsistentError } from '../core/errors.ts';
 import { writeAtomic } from '../core/files.ts';
 import { hasher, sha256 } from '../core/hash.ts';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { z } from 'zod';
+import { formatTimestamp, parseTimestamp } from '#shared';
 import { ConfigError } from '../core/errors.ts';
 import { defaultSchemaUrl } from '../core/record.ts';
 import { mirrorFolderOf } from '../storage/mirror-folder.ts';

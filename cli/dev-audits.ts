@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/internal/issuer';
+import { formatTimestamp, parseTimestamp } from '#shared';
 import { listAuditFiles } from '../builder/inputs.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

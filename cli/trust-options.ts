@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
-import { keySetEndorsements } from '@merchant-verify/verifier/internal/issuer';
+import { keySetEndorsements } from '#shared';
 import { ConfigError } from '../core/errors.ts';
 import type { TrustSettings } from '../core/key-trust.ts';
 import { trustForStore } from '../service/store-trust.ts';

@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type AnswerSource, gatewaySource, KEY_SET_PATH, LOG_KEY_PATH, trustedKeySet, verifyOnline } from '@merchant-verify/verifier';
-import { NoteError } from '@merchant-verify/verifier/internal/tlog';
+import { NoteError } from '#shared';
 import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
 import { normalizeDomain } from '../core/domain.ts';
 import { ConfigError } from '../core/errors.ts';

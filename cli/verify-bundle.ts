@@ -1,7 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { gatewaySource, trustedKeySet, verifyBundle } from '@merchant-verify/verifier';
-import { parseTimestamp } from '@merchant-verify/verifier/internal/issuer';
-import { NoteError } from '@merchant-verify/verifier/internal/tlog';
+import { NoteError, parseTimestamp } from '#shared';
 import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
 import { normalizeDomain } from '../core/domain.ts';
 import { ConfigError, UsageError } from '../core/errors.ts';

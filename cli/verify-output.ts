@@ -1,5 +1,5 @@
 import { type AnswerVerification, ageOf, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
-import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
+import type { Checkpoint } from '#shared';
 import { displayDomain } from '../core/domain.ts';
 import { exitCodeOf } from '../core/errors.ts';
 import { type TrustJson, trustLines } from '../core/trust-report.ts';

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { readCapped } from '#shared';
 import { AnswerTooLargeError, FetchFailedError, RedirectRefusedError } from '../core/errors.ts';
 
 /** An answer read whole, within its limits. */
@@ -9,8 +10,8 @@ export interface BoundedAnswer {
 }
 
 /**
- * One GET of the clients (`mvr verify`, `mvr log`, `mvr mcp`, the key set client): the body read
- * only up to `limit.bytes` (AnswerTooLargeError past it), the whole request ended at
+ * One GET of the clients (`mvr verify`, `mvr log`, `mvr mcp`, the key set client) over undici's
+ * pool: the body read by the one capped reader only up to `limit.bytes` (AnswerTooLargeError past it), the whole request ended at
  * `limit.deadlineMs`, `timeoutMs` at most between two chunks, and a redirect refused
  * (RedirectRefusedError): a client sends its key and trusts its answer only where it was pointed.
  * Any other failure to reach the server is FETCH_FAILED.
@@ -32,22 +33,15 @@ export async function boundedGet(
       bodyTimeout: timeoutMs,
       signal,
     });
+    // The one redirect rule (packages/shared's reader): never followed, here refused.
     if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304) {
       res.body.on('error', () => undefined).destroy();
       throw new RedirectRefusedError(url, res.statusCode);
     }
-    if (Number(res.headers['content-length'] ?? 0) > limit.bytes) {
-      res.body.on('error', () => undefined).destroy();
-      throw new AnswerTooLargeError(url, limit.bytes);
-    }
-    const chunks: Buffer[] = [];
-    let length = 0;
-    for await (const chunk of res.body) {
-      length += (chunk as Buffer).length;
-      if (length > limit.bytes) throw new AnswerTooLargeError(url, limit.bytes);
-      chunks.push(chunk as Buffer);
-    }
-    return { statusCode: res.statusCode, headers: res.headers, body: Buffer.concat(chunks, length) };
+    const contentLength = res.headers['content-length'];
+    const bytes = await readCapped(res.body, limit.bytes, typeof contentLength === 'string' ? contentLength : null);
+    if (bytes === null) throw new AnswerTooLargeError(url, limit.bytes);
+    return { statusCode: res.statusCode, headers: res.headers, body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
   } catch (error) {
     if (error instanceof FetchFailedError) throw error;
     if (signal.aborted) throw new FetchFailedError(`${where} took longer than ${limit.deadlineMs} ms to answer ${url}`);

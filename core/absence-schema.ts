@@ -1,11 +1,5 @@
-import {
-  type AbsenceProof,
-  type BuildStatement,
-  STATEMENT_SCHEMA_SUFFIX,
-  statementLeafSize,
-} from '@merchant-verify/verifier/internal/issuer';
-import { TLOG_PROOF_HEADER } from '@merchant-verify/verifier/internal/tlog';
 import { z } from 'zod';
+import { type AbsenceProof, type BuildStatement, STATEMENT_SCHEMA_SUFFIX, statementLeafSize, TLOG_PROOF_HEADER } from '#shared';
 import type { SameShape } from './same-shape.ts';
 
 // The wire formats of absence, as zod schemas beside the record's: what the gateway answers and

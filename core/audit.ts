@@ -1,5 +1,5 @@
-import { parseTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { z } from 'zod';
+import { parseTimestamp } from '#shared';
 import { normalizeDomain } from './domain.ts';
 import { type AuditProblem, MvrError } from './errors.ts';
 

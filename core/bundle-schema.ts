@@ -1,5 +1,5 @@
-import { BUNDLE_SCHEMA_SUFFIX, type Bundle } from '@merchant-verify/verifier/internal/issuer';
 import { z } from 'zod';
+import { BUNDLE_SCHEMA_SUFFIX, type Bundle } from '#shared';
 import { absenceProofSchema, buildStatementSchema, mapLeafSchema } from './absence-schema.ts';
 import { logProofTextSchema } from './log-schema.ts';
 import { recordSchema } from './record.ts';

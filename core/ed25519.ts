@@ -1,5 +1,5 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
-import { createEd25519Check, type Ed25519Verify, encodeBase64url } from '@merchant-verify/verifier/internal/issuer';
+import { createEd25519Check, type Ed25519Verify, encodeBase64url } from '#shared';
 
 /**
  * The service's one Ed25519 check: records, build statements, the log's signed notes, and

@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
 import { type FileHandle, open, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { READ_LIMITS } from '#shared';
 
 /**
  * A cheap token that changes whenever a file is replaced or written: its inode, size and
@@ -22,8 +23,8 @@ export async function writeAtomic(file: string, content: string | Uint8Array, mo
   }
 }
 
-/** The most bytes a record may have: records are a few hundred bytes; anything near this is not one. */
-export const MAX_RECORD_BYTES = 64 * 1024;
+/** The most bytes a record may have (the limits table's `record`): records are a few hundred bytes; anything near this is not one. */
+export const MAX_RECORD_BYTES = READ_LIMITS.record.bytes;
 
 /** Why a file is not one a build's bytes may be read from (a link, a FIFO, a folder, a device). */
 export class NotARegularFileError extends Error {}

@@ -1,5 +1,5 @@
 import type { KeyEndorsement, KeySet, PublicJwk } from '@merchant-verify/verifier';
-import { KEY_ENDORSEMENT_TYPE } from '@merchant-verify/verifier/internal/issuer';
+import { KEY_ENDORSEMENT_TYPE } from '#shared';
 import { type SigningKey, signRecordChecked } from './signing.ts';
 
 /** A key set as published: its keys, and the endorsements that make a new key trusted by those who trust an older one. */

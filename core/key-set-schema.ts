@@ -1,6 +1,6 @@
 import type { PublicJwk } from '@merchant-verify/verifier';
-import { KEY_ENDORSEMENT_TYPE } from '@merchant-verify/verifier/internal/issuer';
 import { z } from 'zod';
+import { KEY_ENDORSEMENT_TYPE } from '#shared';
 import type { PublishedKeySet } from './key-endorsement.ts';
 import type { SameShape } from './same-shape.ts';
 

@@ -1,5 +1,5 @@
 import { type KeyEndorsement, type KeySet, parseKeySet, type UntrustedKey } from '@merchant-verify/verifier';
-import { createTrustedKeySet, keySetEndorsements, TRUST_LIMITS } from '@merchant-verify/verifier/internal/issuer';
+import { createTrustedKeySet, keySetEndorsements, TRUST_LIMITS } from '#shared';
 import { nodeEd25519Verify } from './ed25519.ts';
 import { sha256 } from './hash.ts';
 

@@ -1,5 +1,4 @@
 import { ReadTooLargeError } from './errors.ts';
-import { MAX_RECORD_BYTES } from './files.ts';
 import {
   BUILD_CHECKPOINT_FILE,
   BUILD_KEY_SET_OBJECT,
@@ -17,57 +16,16 @@ import {
   SHARD_LOG_FILE,
 } from './layout.ts';
 
-// The one table of what merchant-verify accepts from a store (an http(s) origin, a bucket) or a
-// peer (a gateway asked by `mvr verify`, `mvr log` or `mvr mcp`): how many bytes each kind of file
-// may have and how long one read of it may take in all, retries included. Past either, a store's
-// read fails typed (ReadTooLargeError, ReadDeadlineError) and what was served before stays served;
-// a client's is FETCH_FAILED (AnswerTooLargeError). docs/limits.md lists this table for operators;
-// change both together.
+// The service's limits. The read limits (READ_LIMITS: bytes and a total deadline for each kind of
+// file read from a store or a peer) are the shared package's one table, which the verifier package
+// reads too; past either bound a store's read fails typed (ReadTooLargeError, ReadDeadlineError)
+// and a client's is FETCH_FAILED (AnswerTooLargeError). docs/limits.md lists every table here.
 
-const KiB = 1024;
-const MiB = 1024 * KiB;
+import { READ_LIMITS, type ReadKind } from '#shared';
 
-/** The kinds of file read from a store, each with its size limit (bytes) and its total deadline (ms). */
-export const READ_LIMITS = {
-  /** `ab/<domain>.json`: what a build may sign (core/files.ts); the tree kept for people to read, not read by the service. */
-  record: { bytes: MAX_RECORD_BYTES, deadlineMs: 10_000 },
-  /** `packs/<sha256>.jsonl`, read a range at a time: a record's (at most the 64 KiB a record may have, asked for no more) or a mirror's chunk of 256 KiB. */
-  packRange: { bytes: 256 * KiB, deadlineMs: 10_000 },
-  /** `pack-index`: 4 bytes a record, so 16M records; read whole once per live build. */
-  packIndex: { bytes: 64 * MiB, deadlineMs: 60_000 },
-  /** `manifest.json`: counts, key id, log indexes. */
-  manifest: { bytes: 1 * MiB, deadlineMs: 10_000 },
-  /** `statement.json`: one signed statement. */
-  statement: { bytes: 64 * KiB, deadlineMs: 10_000 },
-  /** `domain-map`: 82 bytes a domain (a v2 entry; 32 in a v1 map), so more than the 16M records a pack index holds. */
-  domainMap: { bytes: 1536 * MiB, deadlineMs: 300_000 },
-  /** The key set published with a build: retired keys stay listed, each a few hundred bytes. */
-  keySet: { bytes: 1 * MiB, deadlineMs: 10_000 },
-  /** `kept.json`: the kept builds. */
-  keptList: { bytes: 1 * MiB, deadlineMs: 10_000 },
-  /** `live.json`: the bucket's pointer to its live build. */
-  livePointer: { bytes: 64 * KiB, deadlineMs: 10_000 },
-  /** `checkpoint`, `log-checkpoint`: a signed note with its cosignatures. */
-  checkpoint: { bytes: 64 * KiB, deadlineMs: 10_000 },
-  /** `tile/...`: 256 hashes of 32 bytes, or 256 entries with their length prefixes. */
-  tile: { bytes: 64 * KiB, deadlineMs: 10_000 },
-  /** The log's verifier key, one line. */
-  logVkey: { bytes: 4 * KiB, deadlineMs: 10_000 },
-  /** `<shard>/log.jsonl`: a shard's entry indexes and salts (about 40,000 lines at 10M domains). */
-  shardLog: { bytes: 32 * MiB, deadlineMs: 60_000 },
-  /** `index.jsonl`: one line a record, read whole only by `mvr pull`. */
-  index: { bytes: 2048 * MiB, deadlineMs: 600_000 },
-  /** `changes/<build>.jsonl`: read a page at a time (a ranged read of 256 KiB). */
-  changes: { bytes: 1 * MiB, deadlineMs: 10_000 },
-  /** What `mvr verify`, `mvr log` and `mvr mcp` take from a gateway in one answer (a record, a proof, a page of history). */
-  gatewayAnswer: { bytes: 4 * MiB, deadlineMs: 30_000 },
-  /** A witness's answer to add-checkpoint: cosignature lines or a size, a few hundred bytes. */
-  witnessAnswer: { bytes: 16 * KiB, deadlineMs: 10_000 },
-  /** Anything else: an error body, a file this table does not name. */
-  other: { bytes: 1 * MiB, deadlineMs: 10_000 },
-} as const satisfies Record<string, { bytes: number; deadlineMs: number }>;
+export { READ_LIMITS, type ReadKind, type ReadLimit } from '#shared';
 
-export type ReadKind = keyof typeof READ_LIMITS;
+const MiB = 1024 * 1024;
 
 /** What the public log routes keep in memory and may ask of the store at once. */
 export const PUBLIC_LIMITS = {
@@ -136,7 +94,7 @@ export const KEY_LOOKUP_LIMITS = {
  * most `chainLinks` endorsements from a pinned key. Defined by the verifier package, which every
  * reader of a key set shares and which cannot import this table; listed here with the rest.
  */
-export { TRUST_LIMITS } from '@merchant-verify/verifier/internal/issuer';
+export { TRUST_LIMITS } from '#shared';
 
 /** The kinds of the files a build, a bucket or a log names the same everywhere (core/layout.ts). */
 const BY_NAME = new Map<string, ReadKind>([

@@ -1,5 +1,5 @@
-import { parseCheckpoint, parseNote, parseTlogProof, TLOG_PROOF_HEADER } from '@merchant-verify/verifier/internal/tlog';
 import { z } from 'zod';
+import { parseCheckpoint, parseNote, parseTlogProof, TLOG_PROOF_HEADER } from '#shared';
 
 // The text formats of the transparency log, as patterns: what `/v1/proof`, `/log/checkpoint` and
 // the log's verifier key answer. The verifier parses them (`parseTlogProof`, `parseCheckpoint`);

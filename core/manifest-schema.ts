@@ -1,5 +1,5 @@
-import { canonicalJson } from '@merchant-verify/verifier/internal/issuer';
 import { z } from 'zod';
+import { canonicalJson } from '#shared';
 import { BuildError } from './errors.ts';
 import { recordSchema } from './record.ts';
 

@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/internal/tlog';
+import { decodeBase64, encodeBase64 } from '#shared';
 import { ConfigError, InvalidKeyError } from './errors.ts';
 
 /** PKCS#8 DER of an Ed25519 private key (RFC 8410) is this prefix, then the 32-byte seed. */

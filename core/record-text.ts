@@ -1,4 +1,4 @@
-import { canonicalJson, hasLoneSurrogate } from '@merchant-verify/verifier/internal/issuer';
+import { canonicalJson, hasLoneSurrogate } from '#shared';
 
 // A record's canonical text, written member by member for the one shape every record has.
 

@@ -1,5 +1,5 @@
-import { addOneMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { z } from 'zod';
+import { addOneMonth, formatTimestamp, parseTimestamp } from '#shared';
 import type { Audit } from './audit.ts';
 
 export const MAX_SCORE = 100;

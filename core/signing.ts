@@ -1,12 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import type { KeyEndorsement, PublicJwk } from '@merchant-verify/verifier';
-import {
-  canonicalMembers,
-  createRecordVerifier,
-  decodeBase64url,
-  joinMembers,
-  signatureText,
-} from '@merchant-verify/verifier/internal/issuer';
+import { canonicalMembers, createRecordVerifier, decodeBase64url, joinMembers, signatureText } from '#shared';
 import { nodeEd25519Verify, verifyEd25519 } from './ed25519.ts';
 import { CanonicalizationError, InvalidKeyError, SelfCheckFailedError } from './errors.ts';
 import { ED25519_PKCS8_PREFIX } from './note-private-key.ts';

@@ -1,5 +1,5 @@
 import { type AnswerVerification, ageOf, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
-import type { Checkpoint } from '@merchant-verify/verifier/internal/tlog';
+import type { Checkpoint } from '#shared';
 import { unicodeDomain } from './domain.ts';
 import { snakeCaseMembers } from './json-members.ts';
 import type { TrustJson } from './trust-report.ts';

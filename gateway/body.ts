@@ -1,8 +1,9 @@
 import type { H3Event } from 'h3';
+import { READ_LIMITS } from '#shared';
 import { PayloadTooLargeError } from '../core/errors.ts';
 
-/** The most a request body may hold (`POST /mcp`, `POST /v1/verify/batch`). */
-export const MAX_BODY = 64 * 1024;
+/** The most a request body may hold (`POST /mcp`, `POST /v1/verify/batch`): the limits table's `requestBody`. */
+export const MAX_BODY = READ_LIMITS.requestBody.bytes;
 
 /** Reads a request body, at most {@link MAX_BODY} bytes (else 413 PAYLOAD_TOO_LARGE, before the rest arrives). */
 export async function readBody(event: H3Event): Promise<Buffer> {

@@ -11,7 +11,7 @@ import {
   parseCheckpoint,
   parseVerifierKey,
   signatureLine,
-} from '@merchant-verify/verifier/internal/tlog';
+} from '#shared';
 import { verifyEd25519 } from '../core/ed25519.ts';
 import { ConfigError, InvalidKeyError, LogInconsistentError } from '../core/errors.ts';
 import { sha256 } from '../core/hash.ts';

@@ -1,7 +1,7 @@
 import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type KeyEndorsement, type PublicJwk, parseKeySet } from '@merchant-verify/verifier';
-import { formatTimestamp, keySetEndorsements } from '@merchant-verify/verifier/internal/issuer';
+import { formatTimestamp, keySetEndorsements } from '#shared';
 import { ConfigError, InvalidKeyError } from '../core/errors.ts';
 import { writeAtomic } from '../core/files.ts';
 import { endorseKey, type PublishedKeySet, withEndorsements } from '../core/key-endorsement.ts';

@@ -1,5 +1,5 @@
 import { type TlogPolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
-import { parseVerifierKey } from '@merchant-verify/verifier/internal/tlog';
+import { parseVerifierKey } from '#shared';
 import { ERROR_REGISTRY } from '../core/errors.ts';
 import { sha256 } from '../core/hash.ts';
 import { witnessedJson } from '../core/witnessed.ts';

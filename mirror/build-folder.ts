@@ -1,7 +1,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { KEY_SET_PATH, type KeySet } from '@merchant-verify/verifier';
-import { packIndexBytes } from '@merchant-verify/verifier/internal/issuer';
+import { packIndexBytes } from '#shared';
 import { writeAtomic } from '../core/files.ts';
 import {
   BUILD_CHECKPOINT_FILE,

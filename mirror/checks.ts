@@ -2,12 +2,15 @@ import { hash } from 'node:crypto';
 import type { KeySet, TlogPolicy } from '@merchant-verify/verifier';
 import {
   type BuildStatement,
+  formatTlogProof,
   type PacksHead,
+  parseCheckpoint,
+  parseNote,
   splitPack,
+  statementEntry,
   statementText,
   verifyBuildStatement,
-} from '@merchant-verify/verifier/internal/issuer';
-import { formatTlogProof, parseCheckpoint, parseNote, statementEntry } from '@merchant-verify/verifier/internal/tlog';
+} from '#shared';
 import { type MirrorPlace, MirrorRefusedError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import { type CheckKeys, KeyTrust } from '../core/key-trust.ts';

@@ -1,6 +1,6 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { splitPack } from '@merchant-verify/verifier/internal/issuer';
+import { splitPack } from '#shared';
 import { indexLine } from '../builder/changes.ts';
 import { MirrorRefusedError } from '../core/errors.ts';
 import { INDEX_FILE, recordPath } from '../core/layout.ts';

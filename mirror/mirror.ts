@@ -1,7 +1,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeySet, TlogPolicy } from '@merchant-verify/verifier';
-import { formatVerifierKey, parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
+import { formatVerifierKey, parseCheckpoint, parseNote } from '#shared';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, pruneBuilds, removeTree, swapInBuild } from '../builder/swap.ts';
 import { ConfigError, LogInconsistentError, MirrorRefusedError, MvrError } from '../core/errors.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, BUILDS_DIR, MANIFEST_FILE, MIRROR_FILE } from '../core/layout.ts';

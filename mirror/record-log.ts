@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeBase64, verifyInclusion } from '@merchant-verify/verifier/internal/tlog';
+import { decodeBase64, verifyInclusion } from '#shared';
 import { type MirrorPlace, MirrorRefusedError } from '../core/errors.ts';
 import { hasher } from '../core/hash.ts';
 import { recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
@@ -82,7 +82,7 @@ export class RecordLogCheck {
     if (this.provenTiles.has(tile)) return;
     const [leaf] = (await this.tree.leafHashes(index, index + 1)) as [Uint8Array];
     const proof = await this.tree.inclusion(index);
-    if (!verifyInclusion(hasher, index, this.checkpoint.size, leaf, proof, this.checkpoint.root))
+    if (!verifyInclusion(hasher, this.checkpoint, { index, hash: leaf }, proof))
       throw new MirrorRefusedError(`has a log tile that does not verify against the checkpoint (entry ${index})`);
     this.provenTiles.add(tile);
   }

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Checkpoint, parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
+import { type Checkpoint, parseCheckpoint, parseNote } from '#shared';
 import { MirrorRefusedError } from '../core/errors.ts';
 import { hasher } from '../core/hash.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, LOG_CHECKPOINT, LOG_DIR, MANIFEST_FILE, MIRROR_PUBLIC_DIR } from '../core/layout.ts';

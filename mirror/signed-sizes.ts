@@ -1,4 +1,4 @@
-import { type BuildStatement, statementLeafSize } from '@merchant-verify/verifier/internal/issuer';
+import { type BuildStatement, statementLeafSize } from '#shared';
 import { MirrorRefusedError } from '../core/errors.ts';
 import { READ_LIMITS } from '../core/limits.ts';
 

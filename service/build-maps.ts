@@ -1,14 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { AbsenceProof, BuildStatement, PacksHead } from '@merchant-verify/verifier/internal/issuer';
-import {
-  DomainMap,
-  domainHash,
-  packCount,
-  packIndexProblem,
-  packsHeadOf,
-  statementLeafSize,
-} from '@merchant-verify/verifier/internal/issuer';
-import { encodeBase64 } from '@merchant-verify/verifier/internal/tlog';
+import type { AbsenceProof, BuildStatement, PacksHead } from '#shared';
+import { DomainMap, domainHash, encodeBase64, packCount, packIndexProblem, packsHeadOf, statementLeafSize } from '#shared';
 import { HasRecordError, StoreUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import type { CheckKeys } from '../core/key-trust.ts';

@@ -1,5 +1,4 @@
-import { BUNDLE_SCHEMA_SUFFIX, type Bundle, domainHash } from '@merchant-verify/verifier/internal/issuer';
-import { encodeBase64 } from '@merchant-verify/verifier/internal/tlog';
+import { BUNDLE_SCHEMA_SUFFIX, type Bundle, domainHash, encodeBase64 } from '#shared';
 import { sha256 } from '../core/hash.ts';
 import type { ServedBuild } from './build-maps.ts';
 import type { LogProofs } from './log-proofs.ts';

@@ -1,5 +1,5 @@
-import type { AbsenceProof, PacksHead } from '@merchant-verify/verifier/internal/issuer';
-import { domainHash } from '@merchant-verify/verifier/internal/issuer';
+import type { AbsenceProof, PacksHead } from '#shared';
+import { domainHash } from '#shared';
 import { BuildNotFoundError, StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import { sha256 } from '../core/hash.ts';

@@ -1,12 +1,13 @@
-import { type AbsenceProof, statementText } from '@merchant-verify/verifier/internal/issuer';
 import {
+  type AbsenceProof,
   decodeBase64,
   formatTlogProof,
   parseCheckpoint,
   parseNote,
   statementEntry,
+  statementText,
   verifyInclusion,
-} from '@merchant-verify/verifier/internal/tlog';
+} from '#shared';
 import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
@@ -111,7 +112,7 @@ export class LogProofs {
     const { size, root } = parseCheckpoint(parseNote(checkpoint).text);
     const proof = await this.inclusion(entry.index, size, domain);
     const leaf = recordLeaf(salt ?? new Uint8Array(0), record);
-    if (!salt || !verifyInclusion(hasher, entry.index, size, leaf, proof, root)) {
+    if (!salt || !verifyInclusion(hasher, { size, root }, { index: entry.index, hash: leaf }, proof)) {
       throw new RecordUnavailableError(`the log proof of ${domain} does not verify against build ${build}'s checkpoint; it is not served`);
     }
     return { build, record, proof: formatTlogProof({ extra: salt, index: entry.index, proof, checkpoint }) };
@@ -200,7 +201,7 @@ export class LogProofs {
     }
     const { proof } = proven;
     index = proven.index;
-    if (!verifyInclusion(hasher, index, size, leaf, proof, root))
+    if (!verifyInclusion(hasher, { size, root }, { index, hash: leaf }, proof))
       throw new RecordUnavailableError(
         `the log proof of build ${build}'s statement does not verify against its checkpoint; it is not served`,
       );

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ENTRY_SIZE, type LeafSize } from '@merchant-verify/verifier/internal/issuer';
+import { ENTRY_SIZE, type LeafSize } from '#shared';
 import { StoreUnavailableError } from '../core/errors.ts';
 import { DOMAIN_MAP_FILE } from '../core/layout.ts';
 

@@ -1,4 +1,4 @@
-import type { BuildStatement } from '@merchant-verify/verifier/internal/issuer';
+import type { BuildStatement } from '#shared';
 import { BuildNotFoundError, StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import {

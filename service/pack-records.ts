@@ -1,12 +1,4 @@
-import {
-  type DomainMap,
-  domainHash,
-  ENTRY_SIZE,
-  type PacksHead,
-  packPath,
-  type RecordPlace,
-  recordPlace,
-} from '@merchant-verify/verifier/internal/issuer';
+import { type DomainMap, domainHash, ENTRY_SIZE, type PacksHead, packPath, type RecordPlace, recordPlace } from '#shared';
 import { BuildNotFoundError, RecordUnavailableError } from '../core/errors.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';
 import { sha256 } from '../core/hash.ts';

@@ -1,4 +1,4 @@
-import { domainHash, paddedPart } from '@merchant-verify/verifier/internal/issuer';
+import { domainHash, paddedPart } from '#shared';
 import { InvalidPrefixError, RecordUnavailableError } from '../core/errors.ts';
 import { sha256 } from '../core/hash.ts';
 import { INDEX_FILE } from '../core/layout.ts';

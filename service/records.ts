@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
-import type { AbsenceProof } from '@merchant-verify/verifier/internal/issuer';
-import { formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
+import type { AbsenceProof } from '#shared';
+import { formatTimestamp } from '#shared';
 import { RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import { type CheckKeys, KeyTrust, type TrustSettings } from '../core/key-trust.ts';

@@ -1,4 +1,4 @@
-import { entryMismatch } from '@merchant-verify/verifier/internal/issuer';
+import { entryMismatch } from '#shared';
 import { type ErrorCode, isMvrError, RecordNotInMapError, RecordUnavailableError } from '../core/errors.ts';
 import { sha256 } from '../core/hash.ts';
 import type { CheckKeys } from '../core/key-trust.ts';

@@ -2,7 +2,7 @@
  * Which of a build's checkpoints its proofs are against, and where its statement is proven in it:
  * what the gateway serves (service/log-proofs.ts) and `mvr mirror` checks alike.
  */
-import { parseCheckpoint, parseNote, verifyInclusion } from '@merchant-verify/verifier/internal/tlog';
+import { parseCheckpoint, parseNote, verifyInclusion } from '#shared';
 import { hasher } from '../core/hash.ts';
 import type { TileTree } from '../core/tlog/tile-tree.ts';
 
@@ -22,7 +22,7 @@ export async function statementInclusion(
   const last = tree.size - 1;
   if (manifestIndex < last) {
     const proof = await tree.inclusion(last);
-    if (verifyInclusion(hasher, last, tree.size, leaf, proof, root)) return { index: last, proof };
+    if (verifyInclusion(hasher, { size: tree.size, root }, { index: last, hash: leaf }, proof)) return { index: last, proof };
   }
   return { index: manifestIndex, proof: await tree.inclusion(manifestIndex) };
 }

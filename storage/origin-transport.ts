@@ -1,4 +1,5 @@
 import type { Dispatcher, request } from 'undici';
+import { readCapped } from '#shared';
 import { ReadDeadlineError, ReadTooLargeError } from '../core/errors.ts';
 import { READ_LIMITS, readLimitOf } from '../core/limits.ts';
 
@@ -102,21 +103,13 @@ export class OriginTransport {
       });
       // An error answer's body is only ever a message: it gets the size of one, not the file's.
       const cap = res.statusCode < 300 ? maxBytes : Math.min(limit.bytes, READ_LIMITS.other.bytes);
-      // A HEAD's length is the object's, with no body to read.
-      if (init.method !== 'HEAD' && Number(res.headers['content-length'] ?? 0) > cap) {
-        // Destroyed unread; the abort it reports is the point, not a failure.
-        res.body.on('error', () => undefined).destroy();
-        throw new ReadTooLargeError(limit.kind, cap);
-      }
-      const chunks: Buffer[] = [];
-      let length = 0;
-      for await (const chunk of res.body) {
-        length += (chunk as Buffer).length;
-        // Leaving the loop destroys the body: nothing more is read.
-        if (length > cap) throw new ReadTooLargeError(limit.kind, cap);
-        chunks.push(chunk as Buffer);
-      }
-      return { statusCode: res.statusCode, headers: res.headers, body: Buffer.concat(chunks, length) };
+      // A HEAD's length is the object's, with no body to read. A redirect is an answer (undici's
+      // request follows none), read as an error message: the one rule of packages/shared's reader.
+      const contentLength = res.headers['content-length'];
+      const declared = init.method !== 'HEAD' && typeof contentLength === 'string' ? contentLength : null;
+      const bytes = await readCapped(res.body, cap, declared);
+      if (bytes === null) throw new ReadTooLargeError(limit.kind, cap);
+      return { statusCode: res.statusCode, headers: res.headers, body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
     } catch (error) {
       const refused =
         error instanceof ReadTooLargeError ? error : signal?.aborted ? new ReadDeadlineError(limit.kind, limit.deadlineMs) : null;

@@ -1,4 +1,4 @@
-import { decodeBase64, encodeBase64 } from '@merchant-verify/verifier/internal/tlog';
+import { decodeBase64, encodeBase64 } from '#shared';
 
 /**
  * The text formats of c2sp.org/tlog-witness add-checkpoint, shared by the witness and its

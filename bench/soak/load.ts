@@ -1,5 +1,5 @@
-import { domainHash, hexPrefix } from '@merchant-verify/verifier/internal/issuer';
 import type { Pool } from 'undici';
+import { domainHash, hexPrefix } from '#shared';
 import { normalizeDomain } from '../../core/domain.ts';
 import { sha256 } from '../../core/hash.ts';
 import type { Checker } from './check.ts';

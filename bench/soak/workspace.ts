@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readlink, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
+import { formatTimestamp } from '#shared';
 import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { type BuildSummary, runBuild } from '../../builder/build.ts';
 import { CURRENT_LINK } from '../../core/layout.ts';

@@ -1,4 +1,4 @@
-import { foldPerfect, type TreeHasher } from '@merchant-verify/verifier/internal/tlog';
+import { foldPerfect, type TreeHasher } from '#shared';
 import { HASH_SIZE, rightEdge, TILE_WIDTH, type Tile, tilePath } from './tiles.ts';
 
 /** The log's right edge as it stands: the hashes of each level's partial tile, and the partial entry bundle. */

@@ -1,12 +1,4 @@
-import {
-  consistencyProof,
-  foldPerfect,
-  inclusionProof,
-  type RangeHash,
-  rangeHash,
-  type TreeHasher,
-  verifyConsistency,
-} from '@merchant-verify/verifier/internal/tlog';
+import { consistencyProof, foldPerfect, inclusionProof, type RangeHash, rangeHash, type TreeHasher, verifyConsistency } from '#shared';
 import { HASH_SIZE, TILE_WIDTH, type Tile, tilePath } from './tiles.ts';
 
 /** Reads one tile's bytes (from a folder, or over HTTP); throws when it cannot. */
@@ -55,7 +47,7 @@ export class TileTree {
     if (this.size < older.size) return false;
     if (older.size === 0) return true;
     const proof = older.size === this.size ? [] : await this.consistency(older.size);
-    return verifyConsistency(this.h, older.size, this.size, older.root, root, proof);
+    return verifyConsistency(this.h, older, { size: this.size, root }, proof);
   }
 
   /** The leaf hashes of `[start, end)` (level 0), for checking entries against them. */

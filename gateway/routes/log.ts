@@ -1,5 +1,5 @@
-import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
 import { defineEventHandler } from 'h3';
+import { parseCheckpoint, parseNote } from '#shared';
 import { BuildNotFoundError, NotFoundError } from '../../core/errors.ts';
 import { strongEtag } from '../../core/etag.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';

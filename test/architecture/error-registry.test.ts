@@ -23,6 +23,7 @@ import { openApiDocument } from '../../gateway/openapi.ts';
 
 /** The folders whose sources are scanned. */
 const SOURCE_FOLDERS = [
+  'packages/shared/src',
   'packages/verifier/src',
   'core',
   'storage',
@@ -106,9 +107,9 @@ const literalUses: Use[] = sources.flatMap(({ file, text }) =>
 /** The application's error classes: core/errors.ts and the files of one topic it re-exports. */
 const ERROR_CLASS_FILES = ['core/errors.ts', 'core/audit-problems.ts', 'core/lock-errors.ts'];
 
-/** Error class -> its code, read from the classes of the application's error files and the verifier package's errors.ts (a subclass without `static readonly code = 'X'` inherits its parent's). */
+/** Error class -> its code, read from the classes of the application's error files and the shared package's errors.ts (a subclass without `static readonly code = 'X'` inherits its parent's). */
 function errorClassCodes(): Map<string, string> {
-  const classes = [...ERROR_CLASS_FILES, 'packages/verifier/src/errors.ts'].flatMap((file) => {
+  const classes = [...ERROR_CLASS_FILES, 'packages/shared/src/errors.ts'].flatMap((file) => {
     const text = readFileSync(join(ROOT, file), 'utf8');
     return [...text.matchAll(/\bclass (\w+) extends (\w+)/g)].map((m, i, all) => {
       const body = text.slice(m.index, all[i + 1]?.index ?? text.length);
@@ -193,7 +194,7 @@ describe("the verifier package's codes", () => {
 
   it("every code named in the package's sources is one the package lists", () => {
     const listed = new Set<string>(VERIFIER_ERROR_CODES);
-    const inPackage = [...literalUses, ...classUses].filter((u) => u.file.startsWith('packages/verifier/src/'));
+    const inPackage = [...literalUses, ...classUses].filter((u) => /^packages\/(verifier|shared)\/src\//.test(u.file));
     expect(inPackage.length).toBeGreaterThan(10);
     expect(inPackage.filter((u) => !listed.has(u.code)).map(where)).toEqual([]);
   });

@@ -9,9 +9,11 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * Folder -> the folders its files may import (relatively). Packages and node builtins are always
- * allowed; the portable verifier (packages/verifier/src) is imported by its package name only.
+ * allowed; the portable verifier (packages/verifier/src) is imported by its package name only, and
+ * the private shared package (packages/shared/src) as `#shared` only (see 'the packages' below).
  */
 const MAY_IMPORT: Record<string, readonly string[]> = {
+  'packages/shared/src': ['packages/shared/src'],
   'packages/verifier/src': ['packages/verifier/src'],
   core: ['core'],
   storage: ['core', 'storage'],
@@ -192,6 +194,53 @@ describe('layering', () => {
       .filter((e) => e.to && backends.test(e.to) && !e.from.startsWith('storage/'))
       .map((e) => `${e.from} -> ${e.to}`);
     expect(intoBackends).toEqual([]);
+  });
+});
+
+describe('the packages', () => {
+  /** Every source, test, benchmark and script file outside the two packages, with its specifiers. */
+  const outside = [...FOLDERS, 'test', 'bench', 'scripts']
+    .filter((folder) => !folder.startsWith('packages/'))
+    .flatMap((folder) => walk(join(ROOT, folder)))
+    .map((file) => [rel(file), importSpecifiers(readFileSync(file, 'utf8'))] as const);
+
+  it('nothing imports a subpath of the verifier (no /internal entry) or a file of either package', () => {
+    const offenders = outside.flatMap(([file, specifiers]) =>
+      specifiers
+        .filter(
+          (s) =>
+            /^(merchant-verify|@merchant-verify\/(verifier|shared))\/(?!package\.json$|verifier$|key-set-client$)/.test(s) ||
+            /packages\/(shared|verifier)\//.test(s),
+        )
+        .map((s) => `${file}: ${s}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('the shared package is imported as #shared, the one door its package.json imports map opens', () => {
+    const byName = outside.flatMap(([file, specifiers]) =>
+      specifiers.filter((s) => s === '@merchant-verify/shared').map((s) => `${file}: ${s}`),
+    );
+    expect(byName).toEqual([]);
+    const service = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { imports: Record<string, unknown> };
+    const verifier = JSON.parse(readFileSync(join(ROOT, 'packages/verifier/package.json'), 'utf8')) as {
+      imports: Record<string, unknown>;
+      exports: Record<string, unknown>;
+    };
+    expect(Object.keys(service.imports)).toEqual(['#shared']);
+    expect(Object.keys(verifier.imports)).toEqual(['#shared']);
+    expect(Object.keys(verifier.exports).filter((path) => path.includes('internal'))).toEqual([]);
+  });
+
+  it('the shared package imports nothing of the service or the verifier, and no node: module', () => {
+    const shared = files.filter((f) => rel(f).startsWith('packages/shared/src/'));
+    expect(shared.length).toBeGreaterThan(10);
+    const offenders = shared.flatMap((file) =>
+      importSpecifiers(texts.get(rel(file))!)
+        .filter((s) => s.startsWith('node:') || s.startsWith('#') || s.startsWith('@merchant-verify/') || s.startsWith('../../'))
+        .map((s) => `${rel(file)}: ${s}`),
+    );
+    expect(offenders).toEqual([]);
   });
 });
 

@@ -1,8 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeySet } from '@merchant-verify/verifier';
-import { canonicalJson } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalJson } from '#shared';
 import type { BuildSummary } from '../../builder/build.ts';
 import { normalizeDomain } from '../../core/domain.ts';
 import { BUILDS_DIR, CURRENT_LINK, MANIFEST_FILE, recordPath } from '../../core/layout.ts';

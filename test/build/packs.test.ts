@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ENTRY_SIZE,
   encodeMapEntry,
@@ -14,8 +15,7 @@ import {
   recordPlace,
   recordsPerPackFor,
   splitPack,
-} from '@merchant-verify/verifier/internal/issuer';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+} from '#shared';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, PACK_INDEX_FILE, PACKS_DIR } from '../../core/layout.ts';
 import { verifyRecordNode } from '../../core/signing.ts';
 import { readCurrentRecords, readKeySet } from '../support/outputs.ts';

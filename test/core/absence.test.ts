@@ -1,6 +1,8 @@
 import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type KeySet, parseKeySet, verifyAbsence } from '@merchant-verify/verifier';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
 import {
   type AbsenceProof,
   buildStatement,
@@ -9,11 +11,10 @@ import {
   DomainMap,
   domainHash,
   ENTRY_SIZE,
+  encodeBase64,
   encodeMapEntry,
-} from '@merchant-verify/verifier/internal/issuer';
-import { encodeBase64, treeHasher } from '@merchant-verify/verifier/internal/tlog';
-import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+  treeHasher,
+} from '#shared';
 import { absenceProofSchema } from '../../core/absence-schema.ts';
 import { nodeEd25519Verify } from '../../core/ed25519.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord, toPublicJwk } from '../../core/signing.ts';

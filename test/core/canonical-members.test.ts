@@ -1,6 +1,6 @@
-import { canonicalJson, canonicalMembers, joinMembers } from '@merchant-verify/verifier/internal/issuer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { canonicalJson, canonicalMembers, joinMembers } from '#shared';
 import { unverifiedRecord } from '../../core/record.ts';
 import { canonicalRecordText, recordCanonicalParts } from '../../core/record-text.ts';
 import { generatePrivateJwk, loadSigningKey, signRecordChecked, signUnsignedChecked, verifyRecordNode } from '../../core/signing.ts';

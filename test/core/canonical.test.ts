@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { canonicalBytes, canonicalJson } from '@merchant-verify/verifier/internal/issuer';
 import { describe, expect, it } from 'vitest';
+import { canonicalBytes, canonicalJson } from '#shared';
 import { CanonicalizationError, MvrError } from '../../core/errors.ts';
 import { thrown } from '../support/thrown.ts';
 

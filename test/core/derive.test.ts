@@ -1,8 +1,8 @@
 /** Deriving a record from an audit: tier, status, flags, rounded sub-scores, timestamps and next_audit_at. */
 
-import { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from '#shared';
 import { validateAudit } from '../../core/audit.ts';
 import { deriveRecord, recordSchema, statusFor, tierFor } from '../../core/record.ts';
 import { auditOf, baseAudit, ctx, derive, type Patch } from '../support/derive.ts';

@@ -12,6 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   cosignatureKeyId,
   cosignatureLine,
@@ -21,8 +22,7 @@ import {
   noteKeyId,
   parseNote,
   signatureLine,
-} from '@merchant-verify/verifier/internal/tlog';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+} from '#shared';
 import { nodeEd25519Verify } from '../../core/ed25519.ts';
 import { hasher, sha256 } from '../../core/hash.ts';
 import { openCheckpoint, openNoteWith } from '../../keyring/log-key.ts';

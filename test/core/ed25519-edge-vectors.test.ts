@@ -8,6 +8,10 @@
 
 import { readFileSync } from 'node:fs';
 import { parseKeySet } from '@merchant-verify/verifier';
+import * as ed from '@noble/ed25519';
+import { sha512 } from '@noble/hashes/sha2.js';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
 import {
   canonicalBytes,
   createEd25519Check,
@@ -16,11 +20,7 @@ import {
   nobleEd25519Verify,
   publicKeyProblem,
   signatureProblem,
-} from '@merchant-verify/verifier/internal/issuer';
-import * as ed from '@noble/ed25519';
-import { sha512 } from '@noble/hashes/sha2.js';
-import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+} from '#shared';
 import { checkEd25519, nodeEd25519Verify, verifyEd25519 } from '../../core/ed25519.ts';
 import { edgeCases } from '../vectors/ed25519-cases.ts';
 import { M, type Vector } from '../vectors/ed25519-construct.ts';
@@ -107,7 +107,7 @@ describe.each([['ed25519-edge-cases.json', edge.vectors]])('%s', (_file, vectors
   });
 });
 
-describe('the shared encoding rules (packages/verifier/src/ed25519-encoding.ts)', () => {
+describe('the shared encoding rules (packages/shared/src/ed25519-encoding.ts)', () => {
   // The eight points of small order from the definition: [L]P is in the torsion subgroup for any P.
   const P = ed.Point.fromBytes(bytes(edge.vectors.find((v) => v.id === 'honest')!.public_key));
   const torsionPoint = ed.Point.fromBytes(bytes('0300000000000000000000000000000000000000000000000000000000000000'));

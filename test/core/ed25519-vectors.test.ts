@@ -1,16 +1,10 @@
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseKeySet } from '@merchant-verify/verifier';
-import {
-  canonicalBytes,
-  createRecordVerifier,
-  decodeBase64url,
-  encodeBase64url,
-  nobleEd25519Verify,
-} from '@merchant-verify/verifier/internal/issuer';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
+import { canonicalBytes, createRecordVerifier, decodeBase64url, encodeBase64url, nobleEd25519Verify } from '#shared';
 import { jwkThumbprint, loadSigningKey, signRecord, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
 
 ed.hashes.sha512 = sha512;

@@ -6,8 +6,8 @@
 
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { KEY_SET_PATH, parseKeySet } from '@merchant-verify/verifier';
-import { encodeBase64url, findKey } from '@merchant-verify/verifier/internal/issuer';
 import { describe, expect, it } from 'vitest';
+import { encodeBase64url, findKey } from '#shared';
 import { generatePrivateJwk, loadSigningKey, toPublicJwk } from '../../core/signing.ts';
 import { thrown } from '../support/thrown.ts';
 

@@ -1,8 +1,8 @@
 /** Properties of canonical JSON (RFC 8785, against a reference) and of base64url, over random inputs (fast-check). */
 
-import { canonicalBytes, canonicalJson, decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/internal/issuer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { canonicalBytes, canonicalJson, decodeBase64url, encodeBase64url } from '#shared';
 
 const NUM_RUNS = 200;
 

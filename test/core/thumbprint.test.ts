@@ -1,9 +1,9 @@
 import { createHash, createPublicKey, sign, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { decodeBase64url, encodeBase64url } from '@merchant-verify/verifier/internal/issuer';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
+import { decodeBase64url, encodeBase64url } from '#shared';
 import { generatePrivateJwk, jwkThumbprint, loadSigningKey, toPublicJwk } from '../../core/signing.ts';
 import { thrown } from '../support/thrown.ts';
 

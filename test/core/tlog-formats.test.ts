@@ -1,6 +1,9 @@
 /** The log's text formats: tile paths (c2sp.org/tlog-tiles), signed notes (c2sp.org/signed-note), checkpoints and tlog-proof text. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
   decodeBase64,
   encodeBase64,
@@ -13,10 +16,7 @@ import {
   parseTlogProof,
   parseVerifierKey,
   treeHasher,
-} from '@merchant-verify/verifier/internal/tlog';
-import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+} from '#shared';
 import { checkpointTextSchema, logProofTextSchema } from '../../core/log-schema.ts';
 import { bundle, TileAppender, unbundle } from '../../core/tlog/appender.ts';
 import { parseTilePath, rightEdge, tileCovered, tilePath, tilesAdded } from '../../core/tlog/tiles.ts';

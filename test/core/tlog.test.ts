@@ -1,16 +1,9 @@
 /** RFC 6962 Merkle trees: hashing, inclusion and consistency proofs against published vectors, and a tiled log across tile levels. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  consistencyProof,
-  encodeBase64,
-  inclusionProof,
-  rangeHash,
-  verifyConsistency,
-  verifyInclusion,
-} from '@merchant-verify/verifier/internal/tlog';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { consistencyProof, encodeBase64, inclusionProof, rangeHash, verifyConsistency, verifyInclusion } from '#shared';
 import { loadEdge, TileAppender } from '../../core/tlog/appender.ts';
 import { TileTree } from '../../core/tlog/tile-tree.ts';
 import { b64, cases, h, hex, referenceRoot, referenceRootOfHashes, sha256, tiledLog, toHex, VECTORS } from '../support/tlog.ts';
@@ -39,7 +32,12 @@ describe('inclusion proofs: transparency-dev/merkle test data', () => {
   }>(join(VECTORS, 'transparency-dev/inclusion'));
   it('has the data files', () => expect(all.length).toBeGreaterThan(80));
   it.each(all.map(({ file, c }) => [file, c] as const))('%s', (_file, c) => {
-    const ok = verifyInclusion(h, c.leafIdx, c.treeSize, b64(c.leafHash), (c.proof ?? []).map(b64), b64(c.root));
+    const ok = verifyInclusion(
+      h,
+      { size: c.treeSize, root: b64(c.root) },
+      { index: c.leafIdx, hash: b64(c.leafHash) },
+      (c.proof ?? []).map(b64),
+    );
     expect(ok).toBe(!c.wantErr);
   });
   it('the proofs we compute are the happy-path proofs of the data', async () => {
@@ -62,7 +60,7 @@ describe('consistency proofs: transparency-dev/merkle test data', () => {
   );
   it('has the data files', () => expect(all.length).toBeGreaterThan(80));
   it.each(all.map(({ file, c }) => [file, c] as const))('%s', (_file, c) => {
-    const ok = verifyConsistency(h, c.size1, c.size2, b64(c.root1), b64(c.root2), (c.proof ?? []).map(b64));
+    const ok = verifyConsistency(h, { size: c.size1, root: b64(c.root1) }, { size: c.size2, root: b64(c.root2) }, (c.proof ?? []).map(b64));
     expect(ok).toBe(!c.wantErr);
   });
   it('the proofs we compute are the happy-path proofs of the data', async () => {
@@ -73,6 +71,19 @@ describe('consistency proofs: transparency-dev/merkle test data', () => {
       compared++;
     }
     expect(compared).toBeGreaterThan(3);
+  });
+});
+
+describe('hashes and proofs by name (as Go x/mod tlog: Hash, RecordProof, TreeProof)', () => {
+  it('a leaf and a tree cannot trade places: the compiler refuses it (tsc checks these lines)', () => {
+    const leaf = { index: 0, hash: h.leaf(new Uint8Array([1])) };
+    const tree = { size: 1, root: leaf.hash };
+    expect(verifyInclusion(h, tree, leaf, [])).toBe(true);
+    // @ts-expect-error a leaf where the tree goes, and the tree where the leaf goes
+    expect(verifyInclusion(h, leaf, tree, [])).toBe(false);
+    // @ts-expect-error the older tree's root and size are not two loose arguments
+    expect(verifyConsistency(h, 1, 1, tree.root, tree.root, [])).toBe(false);
+    expect(verifyConsistency(h, tree, tree, [])).toBe(true);
   });
 });
 
@@ -116,10 +127,10 @@ describe('a tiled log across tile levels', () => {
     const root = roots[4]!;
     for (const i of [0, 1, 255, 256, 65_535, 65_536, 69_999, 12_345]) {
       const proof = await tree.inclusion(i);
-      expect(verifyInclusion(h, i, 70_000, h.leaf(entries[i]!), proof, root)).toBe(true);
-      expect(verifyInclusion(h, i ^ 1, 70_000, h.leaf(entries[i]!), proof, root)).toBe(false);
-      expect(verifyInclusion(h, i, 70_000, h.leaf(entries[(i + 1) % 70_000]!), proof, root)).toBe(false);
-      expect(verifyInclusion(h, i, 70_000, h.leaf(entries[i]!), proof, roots[3]!)).toBe(false);
+      expect(verifyInclusion(h, { size: 70_000, root }, { index: i, hash: h.leaf(entries[i]!) }, proof)).toBe(true);
+      expect(verifyInclusion(h, { size: 70_000, root }, { index: i ^ 1, hash: h.leaf(entries[i]!) }, proof)).toBe(false);
+      expect(verifyInclusion(h, { size: 70_000, root }, { index: i, hash: h.leaf(entries[(i + 1) % 70_000]!) }, proof)).toBe(false);
+      expect(verifyInclusion(h, { size: 70_000, root: roots[3]! }, { index: i, hash: h.leaf(entries[i]!) }, proof)).toBe(false);
     }
   });
 
@@ -127,17 +138,24 @@ describe('a tiled log across tile levels', () => {
     const tree = new TileTree(h, 70_000, fetch);
     for (let a = 1; a < sizes.length; a++) {
       const proof = await tree.consistency(sizes[a]!);
-      expect(verifyConsistency(h, sizes[a]!, 70_000, roots[a]!, roots[4]!, proof)).toBe(true);
+      expect(verifyConsistency(h, { size: sizes[a]!, root: roots[a]! }, { size: 70_000, root: roots[4]! }, proof)).toBe(true);
     }
     // A log that rewrote entry 100 (or dropped it) is not an extension of the tree of 300.
     const rewritten = [...entries];
     rewritten[100] = sha256(new TextEncoder().encode('rewritten'));
     const rogue = tiledLog(rewritten);
     const rogueRoot = await rogue.tree(70_000).root();
-    expect(verifyConsistency(h, 300, 70_000, roots[2]!, rogueRoot, await rogue.tree(70_000).consistency(300))).toBe(false);
+    expect(
+      verifyConsistency(h, { size: 300, root: roots[2]! }, { size: 70_000, root: rogueRoot }, await rogue.tree(70_000).consistency(300)),
+    ).toBe(false);
     const dropped = tiledLog([...entries.slice(0, 100), ...entries.slice(101)]);
     expect(
-      verifyConsistency(h, 300, 69_999, roots[2]!, await dropped.tree(69_999).root(), await dropped.tree(69_999).consistency(300)),
+      verifyConsistency(
+        h,
+        { size: 300, root: roots[2]! },
+        { size: 69_999, root: await dropped.tree(69_999).root() },
+        await dropped.tree(69_999).consistency(300),
+      ),
     ).toBe(false);
   });
 
@@ -158,7 +176,7 @@ describe('a tiled log across tile levels', () => {
     expect(toHex(await tree.root())).toBe(toHex(roots[2]!));
     expect(read).toEqual(expect.arrayContaining(['tile/0/001.p/44', 'tile/0/001']));
     const proof = await tree.inclusion(299);
-    expect(verifyInclusion(h, 299, 300, h.leaf(entries[299]!), proof, roots[2]!)).toBe(true);
+    expect(verifyInclusion(h, { size: 300, root: roots[2]! }, { index: 299, hash: h.leaf(entries[299]!) }, proof)).toBe(true);
     // A full tile of the wrong length is no stand-in either.
     const short = new TileTree(h, 300, async (_t, path) =>
       path === 'tile/0/001' ? new Uint8Array(32) : (pruned.get(path) ?? Promise.reject(new Error(`no ${path}`))),

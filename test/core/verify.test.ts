@@ -1,6 +1,6 @@
 import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
-import { ED25519_L, encodeBase64url } from '@merchant-verify/verifier/internal/issuer';
 import { describe, expect, it } from 'vitest';
+import { ED25519_L, encodeBase64url } from '#shared';
 import { defaultSchemaUrl, unverifiedRecord } from '../../core/record.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/signing.ts';
 

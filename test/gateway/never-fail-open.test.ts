@@ -8,8 +8,8 @@
 import { execFileSync } from 'node:child_process';
 import { cp, mkdir, readFile, realpath, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ENTRY_SIZE } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENTRY_SIZE } from '#shared';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, PACK_INDEX_FILE } from '../../core/layout.ts';
 import { signRecord } from '../../core/signing.ts';
 import { loadActiveKey } from '../../keyring/signing-keys.ts';

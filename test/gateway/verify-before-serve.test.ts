@@ -4,8 +4,9 @@
  * key set is never served: 503 UNAVAILABLE, and the refusal is logged. Each case edits the record
  * of a domain no request has touched yet, so the verified-bytes cache cannot mask the change.
  */
-import { canonicalJson } from '@merchant-verify/verifier/internal/issuer';
+
 import { afterAll, describe, expect, it } from 'vitest';
+import { canonicalJson } from '#shared';
 import { cleanup, startTestGateway, type TestGateway, useGateway, waitForLog } from '../support/gateway.ts';
 import { expectNoSecretsInLogs, expectProblem } from '../support/gateway-expect.ts';
 import { editLiveRecord, liveRecordBytes, replaceLiveRecord, rewriteUnsignedRecord } from '../support/packs.ts';

@@ -4,8 +4,8 @@
  */
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCheckpoint, parseNote } from '#shared';
 import type { BuildSummary } from '../../builder/build.ts';
 import { createLogKey, generateLogKeyText, LOG_KEY_FILE, loadLogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
 import { buildArgs, runCli } from '../support/cli.ts';

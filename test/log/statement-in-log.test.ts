@@ -7,9 +7,8 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { verifyAbsence } from '@merchant-verify/verifier';
-import { type AbsenceProof, statementText } from '@merchant-verify/verifier/internal/issuer';
-import { formatTlogProof, parseCheckpoint, parseNote, parseTlogProof, statementEntry } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AbsenceProof, formatTlogProof, parseCheckpoint, parseNote, parseTlogProof, statementEntry, statementText } from '#shared';
 import { absenceProofSchema } from '../../core/absence-schema.ts';
 import { sha256 } from '../../core/hash.ts';
 import { unbundle } from '../../core/tlog/appender.ts';

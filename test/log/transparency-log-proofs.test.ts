@@ -6,8 +6,8 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { verifyAbsence, verifyLogProof, verifyRecord } from '@merchant-verify/verifier';
-import { formatTlogProof, parseCheckpoint, parseNote, parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, describe, expect, it } from 'vitest';
+import { formatTlogProof, parseCheckpoint, parseNote, parseTlogProof } from '#shared';
 import { parseTilePath } from '../../core/tlog/tiles.ts';
 import { generateLogKeyText, parseLogKey, signNote } from '../../keyring/log-key.ts';
 import { cleanup } from '../support/gateway.ts';

@@ -7,8 +7,8 @@
  */
 import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ENTRY_SIZE } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENTRY_SIZE } from '#shared';
 import { NOV } from '../support/logged-project.ts';
 import { mirrorCli, packedProject, publishChanged } from '../support/mirror.ts';
 import { type Project, removeTempDirs, tempDir } from '../support/project.ts';

@@ -128,6 +128,11 @@ describe('Dockerfile (static)', () => {
           ].map((m) => (m[1] ?? m[2])!);
           for (const spec of specifiers) {
             if (spec.startsWith('.') || spec.startsWith('node:') || spec.startsWith('/')) continue;
+            // The package's own imports map (`#shared`: the shared package compiled into dist/shared).
+            if (spec.startsWith('#')) {
+              if (!Object.hasOwn(packageJson.imports ?? {}, spec)) missing.add(`${spec} (${p.slice(ROOT.length)})`);
+              continue;
+            }
             const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
             seen.add(name);
             if (!runtime.has(name)) missing.add(`${name} (${p.slice(ROOT.length)})`);

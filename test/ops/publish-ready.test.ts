@@ -54,6 +54,7 @@ describe('the version', () => {
     const { version } = await manifest(ROOT);
     const found: string[] = [];
     for (const folder of [
+      'packages/shared/src',
       'packages/verifier/src',
       'core',
       'storage',

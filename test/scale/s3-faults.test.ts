@@ -6,8 +6,8 @@
  */
 import { cp, readFile, realpath, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ENTRY_SIZE } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENTRY_SIZE } from '#shared';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, PACK_INDEX_FILE } from '../../core/layout.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { cleanup, startTestGateway, type TestGateway, trustingProject } from '../support/gateway.ts';

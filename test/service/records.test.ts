@@ -5,8 +5,8 @@
  */
 import { rename } from 'node:fs/promises';
 import { verifyRecord } from '@merchant-verify/verifier';
-import { canonicalJson, formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalJson, formatTimestamp } from '#shared';
 import { unverifiedRecord } from '../../core/record.ts';
 import type { RecordsService } from '../../service/records.ts';
 import { openRecordsStack, type RecordsStackOptions } from '../../service/records-stack.ts';

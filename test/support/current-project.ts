@@ -8,7 +8,7 @@
 import { readFile, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { gatewaySource, parsePolicy, verifyOnline, verifyOnlinePrivately } from '@merchant-verify/verifier';
-import { parseCheckpoint, parseNote, parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
+import { parseCheckpoint, parseNote, parseTlogProof } from '#shared';
 import { BUILDS_DIR, CURRENT_LINK } from '../../core/layout.ts';
 import { audit, jsonl } from './audits.ts';
 import { runCli } from './cli.ts';

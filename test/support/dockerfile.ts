@@ -92,4 +92,5 @@ export const contextCopies = () =>
 export const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   dependencies?: Record<string, string>;
   devDependencies?: Record<string, string>;
+  imports?: Record<string, unknown>;
 };

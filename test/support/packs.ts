@@ -18,7 +18,7 @@ import {
   splitPack,
   statementLeafSize,
   statementText,
-} from '@merchant-verify/verifier/internal/issuer';
+} from '#shared';
 import { hasher, sha256 } from '../../core/hash.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, PACK_INDEX_FILE } from '../../core/layout.ts';
 import { type SigningKey, signRecord } from '../../core/signing.ts';

@@ -6,7 +6,7 @@
 import { createPublicKey, hash, verify } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { treeHasher } from '@merchant-verify/verifier/internal/tlog';
+import { treeHasher } from '#shared';
 import { emptyEdge, TileAppender } from '../../core/tlog/appender.ts';
 import { TileTree } from '../../core/tlog/tile-tree.ts';
 

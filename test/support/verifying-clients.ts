@@ -6,8 +6,8 @@
  * requests, whichever comes first: bounded in count, never in time.
  */
 import { type AbsenceResult, parseKeySet, type RecordVerification, verifyRecord } from '@merchant-verify/verifier';
-import { createAbsenceVerifier, type Ed25519Verify, nobleEd25519Verify } from '@merchant-verify/verifier/internal/issuer';
 import { sha256 } from '@noble/hashes/sha2.js';
+import { createAbsenceVerifier, type Ed25519Verify, nobleEd25519Verify } from '#shared';
 import type { Reply, TestGateway } from './gateway.ts';
 
 /** The kinds of question each client asks in turn: a hot record, a cold one, a never-audited domain. */

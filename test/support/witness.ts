@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { consistencyProof, formatCheckpoint } from '@merchant-verify/verifier/internal/tlog';
+import { consistencyProof, formatCheckpoint } from '#shared';
 import { generateLogKeyText, type LogKey, parseLogKey, signNote } from '../../keyring/log-key.ts';
 import { type RunningWitness, startWitness } from '../../witness/server/http.ts';
 import { WitnessState } from '../../witness/server/state.ts';

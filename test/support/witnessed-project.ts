@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
-import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
+import { parseCheckpoint, parseNote } from '#shared';
 import { type LogKey, loadLogKey } from '../../keyring/log-key.ts';
 import { buildArgs, runCli } from './cli.ts';
 import { loggedProject } from './logged-project.ts';

@@ -4,8 +4,9 @@
  * verifies (a note's text, a cosigned checkpoint). Verdicts are written from what each primitive
  * checks, never by running it (see ./ed25519.md): OpenSSL is cofactorless and checks S < L, and on
  * Node 20 and 22 checks neither the key's encoding nor small order; noble strict is cofactored.
- */ import { ED25519_L as L } from '@merchant-verify/verifier/internal/issuer';
+ */
 import * as ed from '@noble/ed25519';
+import { ED25519_L as L } from '#shared';
 import {
   A,
   a,

@@ -6,9 +6,9 @@
  * any call site verifies: a note's text, a cosigned checkpoint.
  */
 
-import { canonicalBytes, ED25519_L as L } from '@merchant-verify/verifier/internal/issuer';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
+import { canonicalBytes, ED25519_L as L } from '#shared';
 
 ed.hashes.sha512 = sha512;
 export const { Point } = ed;

@@ -11,11 +11,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/project.ts';
 
-const SRC = join(ROOT, 'packages/verifier/src');
-const sources = (readdirSync(SRC, { recursive: true }) as string[])
-  .filter((f) => f.endsWith('.ts'))
-  .map((f) => ({ file: f, text: readFileSync(join(SRC, f), 'utf8') }));
-const errorsTs = readFileSync(join(SRC, 'errors.ts'), 'utf8');
+// The package's own sources and the shared package's it ships in its dist.
+const sources = ['packages/verifier/src', 'packages/shared/src'].flatMap((dir) =>
+  (readdirSync(join(ROOT, dir), { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => ({ file: `${dir}/${f}`, text: readFileSync(join(ROOT, dir, f), 'utf8') })),
+);
+const errorsTs = readFileSync(join(ROOT, 'packages/shared/src/errors.ts'), 'utf8');
 const CODED = [...errorsTs.matchAll(/export class (\w+) extends (?:MvrError|\w+Error)/g)].map((m) => m[1]!);
 
 describe('the verifier package throws only its coded errors', () => {

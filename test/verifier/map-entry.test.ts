@@ -1,19 +1,13 @@
 /**
- * A v2 map entry (packages/verifier/src/map-entry.ts): encoded from any record a map holds, it
+ * A v2 map entry (packages/shared/src/map-entry.ts): encoded from any record a map holds, it
  * decodes to the record's fields and hashes, it is exactly 82 bytes laid out as decision 0077's
  * table says, and the check "this record is this entry" holds for the record and fails, naming the
  * member, once one bit of the record's bytes or of the entry is flipped.
  */
-import {
-  canonicalBytes,
-  decodeMapEntry,
-  ENTRY_SIZE,
-  encodeMapEntry,
-  entryMismatch,
-  formatTimestamp,
-} from '@merchant-verify/verifier/internal/issuer';
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { canonicalBytes, decodeMapEntry, ENTRY_SIZE, encodeMapEntry, entryMismatch, formatTimestamp } from '#shared';
 import { sha256 } from '../../core/hash.ts';
 
 const recordArb = fc.record({

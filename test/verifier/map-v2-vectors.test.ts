@@ -9,9 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseKeySet, verifyAbsence, verifyPrefixAnswer } from '@merchant-verify/verifier';
-import { canonicalBytes, DomainMap, ENTRY_SIZE, encodeMapEntry } from '@merchant-verify/verifier/internal/issuer';
-import { treeHasher } from '@merchant-verify/verifier/internal/tlog';
 import { describe, expect, it } from 'vitest';
+import { canonicalBytes, DomainMap, ENTRY_SIZE, encodeMapEntry, treeHasher } from '#shared';
 import { sha256 } from '../../core/hash.ts';
 
 const file = join(import.meta.dirname, '../vectors/map-v2/map-v2.json');

@@ -69,8 +69,23 @@ describe('@merchant-verify/verifier, packed and installed', () => {
   it('ships JavaScript and declarations only, and pulls in at most 3 runtime dependencies', async () => {
     const paths = packed.files.map((f) => f.path);
     expect(paths).toEqual(
-      expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/verify.js']),
+      expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/shared/verify.d.ts']),
     );
+    // One module of JavaScript, the shared package's code it runs inside; declarations beside it; no issuer entry, no source.
+    expect(paths.filter((p) => p.endsWith('.js'))).toEqual(['dist/index.js']);
+    expect(paths.filter((p) => p.startsWith('dist/') && !/^dist\/(shared\/)?[\w-]+(\/[\w-]+)?\.(js|d\.ts)$/.test(p))).toEqual([]);
+    expect(paths.filter((p) => /internal|issuer/.test(p))).toEqual([]);
+    // Nothing written for the issuer runs in it: the writers of proofs, packs, lookups and checkpoints are left out.
+    const code = await readFile(join(PACKAGE, 'dist/index.js'), 'utf8');
+    for (const writer of [
+      'inclusionProof',
+      'consistencyProof',
+      'packIndexBytes',
+      'recordsPerPackFor',
+      'lookupAnswerBytes',
+      'formatCheckpoint',
+    ])
+      expect(code, writer).not.toContain(writer);
     expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
     const manifest = JSON.parse(await readFile(join(PACKAGE, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     expect(Object.keys(manifest.dependencies).length).toBeLessThanOrEqual(3);
@@ -171,11 +186,13 @@ describe('merchant-verify, packed and installed', () => {
       ]),
     );
     expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
-    // The service's errors and the one registry ship in the service; the verifier's own errors only in the verifier package.
+    // The service's errors and the one registry ship in the service; the shared package's errors in its compiled copy (dist/shared).
     expect(paths.filter((p) => /(^|\/)(errors|error-registry)\.js$/.test(p))).toEqual([
       'dist/core/error-registry.js',
       'dist/core/errors.js',
+      'dist/shared/errors.js',
     ]);
+    expect(paths.filter((p) => p.startsWith('packages/'))).toEqual([]);
     const installed = await readdir(join(service, 'node_modules'));
     for (const tool of ['tsx', 'typescript', 'esbuild', 'vitest']) expect(installed, tool).not.toContain(tool);
   });
@@ -196,6 +213,18 @@ describe('merchant-verify, packed and installed', () => {
     expect(stdout.trim()).toBe(
       'true BUNDLE_SCHEMA_SUFFIX,CanonicalizationError,FetchFailedError,InvalidArgumentError,InvalidKeySetError,InvalidVerifierKeyError,KEY_SET_PATH,LOG_KEY_PATH,MvrError,NoteError,PolicyError,VERIFIER_ERROR_CODES,ageOf,gatewaySource,isNeverAudited,parseKeySet,parsePolicy,stalenessOf,trustedKeySet,verdictOf,verifyAbsence,verifyAnswer,verifyBundle,verifyLogProof,verifyOnline,verifyOnlinePrivately,verifyPrefixAnswer,verifyRecord,verifyWitnessedCheckpoint',
     );
+  });
+
+  it("an error of the verifier's copy of the shared package is an instance of the service's class of that name, and not of another", async () => {
+    const script = `
+      import { NoteError, InvalidVerifierKeyError, PolicyError } from './node_modules/merchant-verify/dist/shared/errors.js';
+      import * as verifier from '@merchant-verify/verifier';
+      let thrown;
+      try { verifier.verifyLogProof({}, 'c2sp.org/tlog-proof@v1\\n', { vkey: 'not a key' }); } catch (error) { thrown = error; }
+      console.log(thrown instanceof verifier.InvalidVerifierKeyError, thrown instanceof InvalidVerifierKeyError, thrown instanceof NoteError, thrown instanceof PolicyError, verifier.NoteError === NoteError);`;
+    await writeFile(join(service, 'copies.mjs'), script);
+    const { stdout } = await run(process.execPath, ['copies.mjs'], { cwd: service });
+    expect(stdout.trim()).toBe('true true true false false');
   });
 
   it('runs its bin with plain node: `mvr verify --file` checks a saved record offline', async () => {

@@ -15,6 +15,8 @@ import { cleanup } from '../support/gateway.ts';
 import { ISSUER, NOW_ISO, ROOT, SCHEMA_URL, tempDir } from '../support/project.ts';
 
 const ENTRY = join(ROOT, 'packages', 'verifier', 'src', 'index.ts');
+/** Where the verifier's `#shared` leads (its package.json imports, under the source condition). */
+const SHARED_ENTRY = join(ROOT, 'packages', 'shared', 'src', 'index.ts');
 const FORBIDDEN = ['h3', 'listhen', 'undici', 'fast-glob', 'zod', 'tldts', '@modelcontextprotocol/sdk', 'citty', 'tsx'];
 
 afterAll(cleanup);
@@ -42,6 +44,7 @@ async function importGraph(entry: string): Promise<{ files: string[]; bare: Map<
     files.add(file);
     for (const spec of specifiers(await readFile(file, 'utf8'))) {
       if (spec.startsWith('.') || spec.startsWith('/')) await visit(resolve(dirname(file), spec));
+      else if (spec === '#shared') await visit(SHARED_ENTRY);
       else bare.set(spec, [...(bare.get(spec) ?? []), relative(ROOT, file)]);
     }
   };
@@ -71,11 +74,11 @@ describe('verifier portability', () => {
     expect(specifiers(sample).sort()).toEqual(['./local.ts', '@scope/pkg-d/sub.js', 'dyn', 'pkg-a', 'pkg-t', 'side-effect'].sort());
   });
 
-  it('the import graph of the verifier package source holds no node: module and no server-side dependency', () => {
+  it('the import graph of the verifier package source (with the shared package it ships) holds no node: module and no server-side dependency', () => {
     expect(graph.files).toContain('packages/verifier/src/index.ts');
-    expect(graph.files).toContain('packages/verifier/src/verify.ts');
+    expect(graph.files).toContain('packages/shared/src/verify.ts');
     expect(
-      graph.files.every((f) => f.startsWith('packages/verifier/src/')),
+      graph.files.every((f) => f.startsWith('packages/verifier/src/') || f.startsWith('packages/shared/src/')),
       'files outside the package',
     ).toBe(true);
     const nodeImports = [...graph.bare].filter(([spec]) => spec.startsWith('node:'));
@@ -112,6 +115,7 @@ describe('verifier portability', () => {
       platform: 'browser',
       format: 'esm',
       metafile: true,
+      conditions: ['mvr-source'],
       logLevel: 'silent',
     });
     expect(result.errors).toEqual([]);

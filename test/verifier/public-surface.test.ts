@@ -1,10 +1,11 @@
 /**
- * The verifier package's public surface is deliberate: its `exports` map names one public entry
- * point and two internal ones (the issuer's own building blocks, for this repository's service,
- * with no compatibility promise), and each exports exactly the names below. Something new made
- * public (a module, a helper) fails here until it is added on purpose, with the package README.
+ * The verifier package's public surface is deliberate: its `exports` map names one entry point
+ * (and package.json), which exports exactly the names below, each listed in the package README and
+ * exercised by the suite. What the service shares with it (the private shared package) is reached
+ * only inside the package, never by a subpath. Something new made public fails here until it is
+ * added on purpose, with the README.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/project.ts';
@@ -43,102 +44,17 @@ const SURFACE: Record<string, string[]> = {
     'verifyRecord',
     'verifyWitnessedCheckpoint',
   ],
-  '@merchant-verify/verifier/internal/tlog': [
-    'COSIGNATURE_ED25519',
-    'NoteError',
-    'STATEMENT_ENTRY_PREFIX',
-    'TLOG_PROOF_HEADER',
-    'consistencyProof',
-    'cosignatureKeyId',
-    'cosignatureLine',
-    'cosignedMessage',
-    'decodeBase64',
-    'encodeBase64',
-    'equalBytes',
-    'foldPerfect',
-    'formatCheckpoint',
-    'formatTlogProof',
-    'formatVerifierKey',
-    'inclusionProof',
-    'isKeyName',
-    'noteKeyId',
-    'openNote',
-    'parseCheckpoint',
-    'parseCosignature',
-    'parseNote',
-    'parseTlogProof',
-    'parseVerifierKey',
-    'quorumMet',
-    'rangeHash',
-    'signatureLine',
-    'statementEntry',
-    'treeHasher',
-    'verifyConsistency',
-    'verifyInclusion',
-  ],
-  '@merchant-verify/verifier/internal/issuer': [
-    'BUNDLE_SCHEMA_SUFFIX',
-    'DomainMap',
-    'ED25519_L',
-    'ENTRY_SIZE',
-    'HASH_LEAF_SIZE',
-    'KEY_ENDORSEMENT_TYPE',
-    'PACKS_MAX',
-    'PACK_RECORDS_MIN',
-    'STATEMENT_SCHEMA_SUFFIX',
-    'TRUST_LIMITS',
-    'addOneMonth',
-    'buildStatement',
-    'canonicalBytes',
-    'canonicalJson',
-    'canonicalMembers',
-    'createAbsenceVerifier',
-    'createEd25519Check',
-    'createRecordVerifier',
-    'createTrustedKeySet',
-    'daysInMonth',
-    'decodeBase64url',
-    'decodeMapEntry',
-    'domainHash',
-    'encodeBase64url',
-    'encodeMapEntry',
-    'entryMismatch',
-    'findKey',
-    'formatTimestamp',
-    'hasLoneSurrogate',
-    'hexPrefix',
-    'joinMembers',
-    'keySetEndorsements',
-    'lookupAnswerBytes',
-    'nobleEd25519Verify',
-    'packCount',
-    'packIndexBytes',
-    'packIndexProblem',
-    'packPath',
-    'packsHeadOf',
-    'paddedPart',
-    'parseTimestamp',
-    'prefixLengthFor',
-    'publicKeyProblem',
-    'recordPlace',
-    'recordsPerPackFor',
-    'signatureProblem',
-    'signatureText',
-    'splitPack',
-    'statementLeafSize',
-    'statementText',
-    'verifyBuildStatement',
-  ],
 };
 
 describe('the public surface of @merchant-verify/verifier', () => {
-  it('exports names one public entry point, two internal ones and package.json, no wildcard', () => {
-    expect(Object.keys(manifest.exports)).toEqual(['.', './internal/tlog', './internal/issuer', './package.json']);
+  it('exports names one entry point and package.json, no wildcard, no internal entry', () => {
+    expect(Object.keys(manifest.exports)).toEqual(['.', './package.json']);
   });
 
-  it('the former /tlog and /issuer entry points are gone: what they held is internal now', async () => {
-    await expect(import('@merchant-verify/verifier/' + 'tlog')).rejects.toThrow();
-    await expect(import('@merchant-verify/verifier/' + 'issuer')).rejects.toThrow();
+  it('the former /tlog, /issuer and /internal/* entry points are gone', async () => {
+    for (const path of ['tlog', 'issuer', 'internal/tlog', 'internal/issuer']) {
+      await expect(import(`@merchant-verify/verifier/${path}`)).rejects.toThrow();
+    }
   });
 
   it.each(Object.entries(SURFACE))('%s exports exactly its listed names', async (specifier, names) => {
@@ -148,6 +64,30 @@ describe('the public surface of @merchant-verify/verifier', () => {
 
   it('an internal module is not reachable by a subpath', async () => {
     await expect(import('@merchant-verify/verifier/' + 'errors')).rejects.toThrow();
-    await expect(import('@merchant-verify/verifier/' + 'tlog/note')).rejects.toThrow();
+    await expect(import('@merchant-verify/verifier/' + 'shared/index.js')).rejects.toThrow();
+    await expect(import('@merchant-verify/verifier/' + 'dist/shared/index.js')).rejects.toThrow();
+  });
+
+  it('the package README lists every export, and nothing else, in its entry point table', () => {
+    const readme = readFileSync(join(ROOT, 'packages/verifier/README.md'), 'utf8');
+    const table = readme.slice(readme.indexOf('## Entry points')).split('\n\n')[2] ?? '';
+    const listed = [...table.matchAll(/`([A-Za-z_][A-Za-z0-9_]*)`/g)].map((m) => m[1]);
+    expect([...listed].sort()).toEqual([...SURFACE['@merchant-verify/verifier']!].sort());
+  });
+
+  it('each export is imported from the package by a test file besides this one', () => {
+    const files = readdirSync(join(ROOT, 'test'), { recursive: true, encoding: 'utf8' }).filter(
+      (f) => f.endsWith('.ts') && !f.endsWith('public-surface.test.ts'),
+    );
+    const imported = new Set(
+      files.flatMap((f) =>
+        [
+          ...readFileSync(join(ROOT, 'test', f), 'utf8').matchAll(
+            /import \{([^}]*)\} from '(?:@merchant-verify|merchant-verify)\/verifier'/g,
+          ),
+        ].flatMap((m) => (m[1] ?? '').split(',').map((name) => name.trim())),
+      ),
+    );
+    expect(SURFACE['@merchant-verify/verifier']!.filter((name) => !imported.has(name))).toEqual([]);
   });
 });

@@ -7,9 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AbsenceResult, type KeySet, type LogTrust, parseKeySet, verifyAbsence } from '@merchant-verify/verifier';
-import { type AbsenceProof, createAbsenceVerifier, statementText } from '@merchant-verify/verifier/internal/issuer';
-import { STATEMENT_ENTRY_PREFIX, statementEntry } from '@merchant-verify/verifier/internal/tlog';
 import { describe, expect, it } from 'vitest';
+import { type AbsenceProof, createAbsenceVerifier, STATEMENT_ENTRY_PREFIX, statementEntry, statementText } from '#shared';
 import { nodeEd25519Verify } from '../../core/ed25519.ts';
 import { h, sha256, toHex } from '../support/tlog.ts';
 

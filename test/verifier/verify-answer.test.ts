@@ -5,8 +5,8 @@
  */
 
 import { verifyAnswer } from '@merchant-verify/verifier';
-import { formatVerifierKey, noteKeyId } from '@merchant-verify/verifier/internal/tlog';
 import { describe, expect, it } from 'vitest';
+import { formatVerifierKey, noteKeyId } from '#shared';
 import { unverifiedRecord } from '../../core/record.ts';
 import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
 import { ISSUER, NOW_ISO, SCHEMA_URL } from '../support/project.ts';

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parsePolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
-import { parseCosignature, parseNote, quorumMet } from '@merchant-verify/verifier/internal/tlog';
 import { describe, expect, it } from 'vitest';
+import { parseCosignature, parseNote, quorumMet } from '#shared';
 import { AddCheckpointSyntaxError, formatAddCheckpoint, parseAddCheckpoint } from '../../witness/protocol.ts';
 import { cosign, parseWitnessKey } from '../../witness/server/witness-key.ts';
 import { thrown } from '../support/thrown.ts';

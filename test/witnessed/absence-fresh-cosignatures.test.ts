@@ -8,8 +8,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parsePolicy, verifyAbsence } from '@merchant-verify/verifier';
-import { parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTlogProof } from '#shared';
 import { BUILD_CHECKPOINT_FILE, CURRENT_LINK } from '../../core/layout.ts';
 import { type BuildWitness, buildPolicy, cosignBuild, logVkeyOf, startBuildWitnesses } from '../support/cosign-build.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';

@@ -7,8 +7,8 @@
  */
 import { cp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTlogProof } from '#shared';
 import { buildArgs, runCli } from '../support/cli.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
 import { GOLD, makeProject, type Project, removeTempDirs } from '../support/project.ts';

@@ -9,8 +9,8 @@
  */
 import { readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTlogProof } from '#shared';
 import { buildArgs, runCli } from '../support/cli.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
 import { GOLD, removeTempDirs } from '../support/project.ts';

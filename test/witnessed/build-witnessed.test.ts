@@ -6,8 +6,8 @@
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTlogProof } from '#shared';
 import { loadLogKey } from '../../keyring/log-key.ts';
 import { cleanup } from '../support/gateway.ts';
 import { gatewayOver, logDir } from '../support/logged-project.ts';

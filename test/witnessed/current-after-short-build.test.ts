@@ -8,8 +8,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gatewaySource, verifyOnline, verifyOnlinePrivately } from '@merchant-verify/verifier';
-import { formatCheckpoint, parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatCheckpoint, parseCheckpoint, parseNote } from '#shared';
 import { exitCodeOf } from '../../core/error-registry.ts';
 import { BUILD_CHECKPOINT_FILE } from '../../core/layout.ts';
 import { signNote } from '../../keyring/log-key.ts';

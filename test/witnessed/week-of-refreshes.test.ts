@@ -11,8 +11,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parsePolicy, verifyAbsence, verifyLogProof } from '@merchant-verify/verifier';
-import { parseTlogProof } from '@merchant-verify/verifier/internal/tlog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTlogProof } from '#shared';
 import { runCli } from '../support/cli.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
 import { gatewayOver, vkeyFile } from '../support/logged-project.ts';

@@ -1,12 +1,4 @@
-import {
-  equalBytes,
-  formatVerifierKey,
-  type NoteVerifierKey,
-  parseCheckpoint,
-  parseNote,
-  quorumMet,
-  type TlogPolicy,
-} from '@merchant-verify/verifier/internal/tlog';
+import { equalBytes, formatVerifierKey, type NoteVerifierKey, parseCheckpoint, parseNote, quorumMet, type TlogPolicy } from '#shared';
 import { ConfigError, WitnessQuorumNotMetError } from '../../core/errors.ts';
 import { hasher } from '../../core/hash.ts';
 import { READ_LIMITS } from '../../core/limits.ts';

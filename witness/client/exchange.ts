@@ -1,11 +1,11 @@
+import { READ_LIMITS, readBounded } from '#shared';
 import type { ErrorCode } from '../../core/errors.ts';
-import { READ_LIMITS } from '../../core/limits.ts';
 
 /**
  * One add-checkpoint exchange with a witness over HTTP, and what its answer means. The request
- * goes to the witness's own URL: a redirect is an answer, never followed (a witness that moved
- * says so in the policy, not by sending the checkpoint elsewhere); an answer is read up to
- * MAX_ANSWER_BYTES within the deadline, and a longer one is refused.
+ * goes to the witness's own URL, through the one capped reader (packages/shared): a redirect is an
+ * answer, never followed (a witness that moved says so in the policy, not by sending the checkpoint
+ * elsewhere); an answer is read up to MAX_ANSWER_BYTES within the deadline, and a longer one is refused.
  */
 
 /** A witness that said no, or that could not be asked (busy, 5xx, timeout, no connection): try again later. */
@@ -21,44 +21,20 @@ export type Reply =
 
 /** POSTs a request body to `url`, within the timeout; the answer's body read up to the cap. */
 export async function post(url: string, body: string, timeoutMs: number): Promise<Reply> {
-  const signal = AbortSignal.timeout(timeoutMs);
-  try {
-    const res = await fetch(url, { method: 'POST', body, redirect: 'manual', signal });
-    const text = await readCapped(res);
-    if (text === null) {
-      return { status: null, code: 'WITNESS_REFUSED', message: `answered ${res.status} with more than ${MAX_ANSWER_BYTES} bytes` };
-    }
-    return { status: res.status, body: text, retryAfter: res.headers.get('retry-after'), location: res.headers.get('location') };
-  } catch (error) {
-    const e = error as Error;
-    return {
-      status: null,
-      code: 'WITNESS_UNAVAILABLE',
-      message:
-        e.name === 'TimeoutError'
-          ? `did not answer within ${timeoutMs} ms`
-          : `could not be reached at ${url}: ${(e.cause as Error | undefined)?.message ?? e.message}`,
-    };
+  const answer = await readBounded(url, { bytes: MAX_ANSWER_BYTES, deadlineMs: timeoutMs }, { method: 'POST', body });
+  if (!('failure' in answer)) {
+    const text = new TextDecoder().decode(answer.bytes);
+    return { status: answer.status, body: text, retryAfter: answer.headers.get('retry-after'), location: answer.headers.get('location') };
   }
-}
-
-/** The body as text; null past the cap (the rest is not read). */
-async function readCapped(res: Response): Promise<string | null> {
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > MAX_ANSWER_BYTES) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  if (answer.failure === 'tooLarge')
+    return { status: null, code: 'WITNESS_REFUSED', message: `answered ${answer.status} with more than ${MAX_ANSWER_BYTES} bytes` };
+  if (answer.failure === 'deadline') return { status: null, code: 'WITNESS_UNAVAILABLE', message: `did not answer within ${timeoutMs} ms` };
+  const e = answer.error as Error;
+  return {
+    status: null,
+    code: 'WITNESS_UNAVAILABLE',
+    message: `could not be reached at ${url}: ${(e.cause as Error | undefined)?.message ?? e.message}`,
+  };
 }
 
 /**

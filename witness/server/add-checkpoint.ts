@@ -9,7 +9,7 @@ import {
   parseNote,
   signatureLine,
   verifyConsistency,
-} from '@merchant-verify/verifier/internal/tlog';
+} from '#shared';
 import { verifyEd25519 } from '../../core/ed25519.ts';
 import { hasher } from '../../core/hash.ts';
 import { AddCheckpointSyntaxError, formatSize, parseAddCheckpoint, SIZE_CONTENT_TYPE } from '../protocol.ts';
@@ -102,7 +102,7 @@ function inconsistency(current: OriginState | null, oldSize: number, proof: Uint
     return proof.length === 0 && equalBytes(oldRoot, checkpoint.root)
       ? null
       : `the root hash at size ${oldSize} differs from the one cosigned`;
-  return verifyConsistency(hasher, oldSize, checkpoint.size, oldRoot, checkpoint.root, proof)
+  return verifyConsistency(hasher, { size: oldSize, root: oldRoot }, checkpoint, proof)
     ? null
     : `the consistency proof from size ${oldSize} to ${checkpoint.size} does not verify`;
 }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { READ_LIMITS } from '#shared';
 import { type Answer, addCheckpoint, type Witness } from './add-checkpoint.ts';
 
 /**
@@ -14,8 +15,8 @@ export interface RunningWitness {
   close(): Promise<void>;
 }
 
-/** The largest request body taken: 63 proof lines and a checkpoint with its signatures fit many times over. */
-const MAX_BODY_BYTES = 64 * 1024;
+/** The largest request body taken (the limits table's `requestBody`): 63 proof lines and a checkpoint with its signatures fit many times over. */
+const MAX_BODY_BYTES = READ_LIMITS.requestBody.bytes;
 const plain = (status: number, body: string): Answer => ({ status, contentType: 'text/plain; charset=utf-8', body: `${body}\n` });
 
 export async function startWitness(witness: Witness, listen: { host: string; port: number }): Promise<RunningWitness> {

@@ -1,14 +1,7 @@
 import { type KeyObject, sign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  COSIGNATURE_ED25519,
-  cosignatureKeyId,
-  cosignatureLine,
-  cosignedMessage,
-  formatVerifierKey,
-  isKeyName,
-} from '@merchant-verify/verifier/internal/tlog';
+import { COSIGNATURE_ED25519, cosignatureKeyId, cosignatureLine, cosignedMessage, formatVerifierKey, isKeyName } from '#shared';
 import { ConfigError } from '../../core/errors.ts';
 import { sha256 } from '../../core/hash.ts';
 import {

@@ -4,30 +4,10 @@
  * Every read has a size cap and a deadline; past either it fails with FETCH_FAILED, as does any
  * answer that is not the expected one. {@link verifyOnline} (online.ts) asks it in its order.
  */
-import { FetchFailedError } from './errors.ts';
-import { KEY_SET_PATH } from './keyset.ts';
+import { FetchFailedError, KEY_SET_PATH, READ_LIMITS, type ReadKind, readBounded } from '#shared';
 
 /** Where a gateway publishes its log's note verifier key. */
 export const LOG_KEY_PATH = '/.well-known/merchant-verify-log.vkey';
-
-/**
- * The most bytes read of each answer: a record is at most 64 KiB wherever it is stored; an absence
- * proof carries the build statement (a pack list included) and two Merkle paths; a key set a few keys.
- */
-export const READ_LIMITS = {
-  answer: 64 * 1024,
-  absence: 1024 * 1024,
-  proof: 64 * 1024,
-  // A bundle is a record and an absence proof, or a record with its map path, and a statement proof.
-  bundle: 2 * 1024 * 1024,
-  keySet: 256 * 1024,
-  logKey: 4 * 1024,
-  // A prefix answer holds a prefix's few hundred records, padded: about 0.6 MB at 10,000 domains, a few MB at a million.
-  prefix: 32 * 1024 * 1024,
-} as const;
-
-/** How long one request (answer read whole) may take by default, in ms. */
-export const DEFAULT_TIMEOUT_MS = 10_000;
 
 /**
  * What {@link verifyOnline} fetches, one function a resource. A caller may supply its own (saved
@@ -57,7 +37,7 @@ export interface GatewaySourceOptions {
   apiKey?: string;
   /** The fetch to use (default the global one): a test's, or one with a proxy. */
   fetch?: typeof globalThis.fetch;
-  /** Deadline of each request, body included, in ms (default {@link DEFAULT_TIMEOUT_MS}). */
+  /** Deadline of each request, body included, in ms (default the limits table's for what is asked: 10 s, 30 s for a prefix answer). */
   timeoutMs?: number;
   /** Where the key set is (default `baseUrl` + `/.well-known/merchant-verify-keys.json`). */
   keySetUrl?: string;
@@ -76,29 +56,28 @@ export interface GatewaySourceOptions {
  */
 export function gatewaySource(options: GatewaySourceOptions): AnswerSource {
   const base = options.baseUrl.replace(/\/+$/, '');
-  const get = (url: string, cap: number, gated: boolean) => read(url, cap, gated ? options.apiKey : undefined, options);
+  const get = (url: string, kind: ReadKind, gated: boolean) => read(url, kind, gated ? options.apiKey : undefined, options);
   const build = options.build === undefined ? '' : `&build=${encodeURIComponent(options.build)}`;
-  const gated = (route: string, domain: string, cap: number) =>
-    get(`${base}${route}?domain=${encodeURIComponent(domain)}${build}`, cap, true);
+  const gated = (route: string, domain: string, kind: ReadKind) =>
+    get(`${base}${route}?domain=${encodeURIComponent(domain)}${build}`, kind, true);
   return {
-    answer: async (domain) => json(ok(await gated('/v1/verify', domain, READ_LIMITS.answer), 'the answer'), 'the answer'),
+    answer: async (domain) => json(ok(await gated('/v1/verify', domain, 'answer'), 'the answer'), 'the answer'),
     absence: async (domain) => {
-      const answer = await gated('/v1/absence', domain, READ_LIMITS.absence);
+      const answer = await gated('/v1/absence', domain, 'absence');
       return answer.problem === 'HAS_RECORD' ? null : json(ok(answer, 'the absence proof'), 'the absence proof');
     },
     proof: async (domain) => {
-      const answer = await gated('/v1/proof', domain, READ_LIMITS.proof);
+      const answer = await gated('/v1/proof', domain, 'proof');
       return answer.problem === 'NOT_IN_LOG' ? null : text(ok(answer, 'the log proof'));
     },
-    keySet: async () =>
-      json(ok(await get(options.keySetUrl ?? `${base}${KEY_SET_PATH}`, READ_LIMITS.keySet, false), 'the key set'), 'the key set'),
-    logKey: async () => text(ok(await get(options.logKeyUrl ?? `${base}${LOG_KEY_PATH}`, READ_LIMITS.logKey, false), "the log's key")),
+    keySet: async () => json(ok(await get(options.keySetUrl ?? `${base}${KEY_SET_PATH}`, 'keySet', false), 'the key set'), 'the key set'),
+    logKey: async () => text(ok(await get(options.logKeyUrl ?? `${base}${LOG_KEY_PATH}`, 'logVkey', false), "the log's key")),
     prefix: async (prefix) => {
-      const answer = await get(`${base}/v1/lookup/${encodeURIComponent(prefix)}`, READ_LIMITS.prefix, true);
+      const answer = await get(`${base}/v1/lookup/${encodeURIComponent(prefix)}`, 'prefix', true);
       return answer.problem === 'INVALID_PREFIX' ? null : json(ok(answer, 'the prefix answer'), 'the prefix answer');
     },
     bundle: async (domain) => {
-      const answer = ok(await gated('/v1/bundle', domain, READ_LIMITS.bundle), 'the bundle');
+      const answer = ok(await gated('/v1/bundle', domain, 'bundle'), 'the bundle');
       json(answer, 'the bundle');
       return text(answer);
     },
@@ -114,58 +93,29 @@ interface Answer {
   detail: string | undefined;
 }
 
-/** GETs a URL within the deadline, reading at most `cap` bytes. A key-gated request never follows a redirect (the key stays with the gateway). */
-async function read(url: string, cap: number, apiKey: string | undefined, options: GatewaySourceOptions): Promise<Answer> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
+/**
+ * GETs a URL within its kind's limits (the one table), through the one capped reader: a redirect
+ * is never followed (an API key stays with the gateway it was given for, and an answer is trusted
+ * only from where it was asked), and fails as any other answer that is not 200.
+ */
+async function read(url: string, kind: ReadKind, apiKey: string | undefined, options: GatewaySourceOptions): Promise<Answer> {
+  const { bytes, deadlineMs } = READ_LIMITS[kind];
+  const limit = { bytes, deadlineMs: options.timeoutMs ?? deadlineMs };
   const where = new URL(url).origin;
-  try {
-    const res = await (options.fetch ?? globalThis.fetch)(url, {
-      headers: { accept: 'application/json, text/plain', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
-      redirect: apiKey ? 'error' : 'follow',
-      signal: controller.signal,
-    });
-    const bytes = await capped(res, cap, url);
-    const problem = res.status === 200 ? undefined : problemOf(bytes);
-    return { url, status: res.status, bytes, problem: problem?.code, detail: problem?.detail };
-  } catch (error) {
-    if (error instanceof FetchFailedError) throw error;
-    if (controller.signal.aborted) throw new FetchFailedError(`no answer from ${where} within ${timeoutMs} ms`);
-    throw new FetchFailedError(`cannot reach ${where}: ${(error as Error).message}`);
-  } finally {
-    clearTimeout(timer);
+  const answer = await readBounded(url, limit, {
+    headers: { accept: 'application/json, text/plain', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  if ('failure' in answer) {
+    if (answer.failure === 'tooLarge')
+      throw new FetchFailedError(`${url} answered more than the ${answer.limitBytes} bytes it may`, answer.status);
+    if (answer.failure === 'deadline') throw new FetchFailedError(`no answer from ${where} within ${limit.deadlineMs} ms`);
+    throw new FetchFailedError(`cannot reach ${where}: ${(answer.error as Error).message}`);
   }
-}
-
-/** The body, read only up to `cap` bytes: a larger one is refused before it is held whole. */
-async function capped(res: Response, cap: number, url: string): Promise<Uint8Array> {
-  const tooLarge = () => new FetchFailedError(`${url} answered more than the ${cap} bytes it may`, res.status);
-  if (Number(res.headers.get('content-length')) > cap) {
-    await res.body?.cancel();
-    throw tooLarge();
-  }
-  if (!res.body) return new Uint8Array(0);
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    length += value.byteLength;
-    if (length > cap) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
+  if (answer.redirected)
+    throw new FetchFailedError(`${where} answered ${answer.status || 'a redirect'} for ${url}, which is not followed`, answer.status);
+  const problem = answer.status === 200 ? undefined : problemOf(answer.bytes);
+  return { url, status: answer.status, bytes: answer.bytes, problem: problem?.code, detail: problem?.detail };
 }
 
 /** The code and detail of a problem document; nothing for a body that is none. */

@@ -11,61 +11,66 @@
  *   if (!result.valid) console.log('not verified:', result.code); // UNSIGNED is never a pass
  */
 
-export type { AbsenceFailureCode, AbsenceProof, AbsenceResult, BuildStatement } from './absence.ts';
-export { BUNDLE_SCHEMA_SUFFIX, type Bundle } from './bundle.ts';
+export type {
+  AbsenceFailureCode,
+  AbsenceProof,
+  AbsenceResult,
+  BuildStatement,
+  Checkpoint,
+  KeySet,
+  LogProofFailureCode,
+  LogProofResult,
+  LogTrust,
+  NoteVerifierKey,
+  PublicJwk,
+  Staleness,
+  VerifyFailureCode,
+  VerifyResult,
+  WitnessOptions,
+} from '#shared';
 export {
   type AbsenceOptions,
-  type RecordVerification,
-  type VerifyOptions,
-  verifyAbsence,
-  verifyLogProof,
-  verifyRecord,
-} from './checks.ts';
-export {
+  BUNDLE_SCHEMA_SUFFIX,
+  type Bundle,
   CanonicalizationError,
+  type Cosigner,
   FetchFailedError,
   InvalidArgumentError,
   InvalidKeySetError,
   InvalidVerifierKeyError,
+  KEY_SET_PATH,
+  type KeyEndorsement,
   MvrError,
   NoteError,
   PolicyError,
-  VERIFIER_ERROR_CODES,
-  type VerifierErrorCode,
-  type VerifierThrownCode,
-} from './errors.ts';
-export { type AnswerSource, type GatewaySourceOptions, gatewaySource, LOG_KEY_PATH } from './gateway-source.ts';
-export type { KeySet, PublicJwk } from './keyset.ts';
-export { KEY_SET_PATH, parseKeySet } from './keyset.ts';
-export { type OnlineInput, type OnlineTrust, type OnlineVerification, verifyOnline } from './online.ts';
-export { type PrivateOnlineInput, verifyOnlinePrivately } from './online-private.ts';
-export type { Staleness } from './staleness.ts';
-export { stalenessOf } from './staleness.ts';
-export type { Checkpoint } from './tlog/checkpoint.ts';
-export type { LogProofFailureCode, LogProofResult, LogTrust } from './tlog/log-proof.ts';
-export type { NoteVerifierKey } from './tlog/note.ts';
-export {
-  type KeyEndorsement,
+  type PolicyLog,
+  type PolicyWitness,
+  parseKeySet,
+  parsePolicy,
+  type QuorumRule,
+  type RecordVerification,
+  stalenessOf,
+  type TlogPolicy,
   type TrustedKeys,
   trustedKeySet,
   type UntrustedKey,
-} from './trust.ts';
-export { type AnswerAge, ageOf, type Verdict, verdictOf } from './verdict.ts';
-export type { VerifyFailureCode, VerifyResult } from './verify.ts';
-export { type AnswerVerification, isNeverAudited, type VerifyAnswerInput, verifyAnswer } from './verify-answer.ts';
-export { type BundleVerification, type PlaceResult, type VerifyBundleInput, verifyBundle } from './verify-bundle.ts';
-export { type PrefixVerification, type VerifyPrefixInput, verifyPrefixAnswer } from './verify-prefix.ts';
-export type { WitnessOptions } from './witness-step.ts';
-export {
-  type Cosigner,
-  type PolicyLog,
-  type PolicyWitness,
-  parsePolicy,
-  type QuorumRule,
-  type TlogPolicy,
+  VERIFIER_ERROR_CODES,
+  type VerifierErrorCode,
+  type VerifierThrownCode,
+  type VerifyOptions,
+  verifyAbsence,
+  verifyLogProof,
+  verifyRecord,
   verifyWitnessedCheckpoint,
   type Witnessed,
   type WitnessedFailureCode,
   type WitnessedOptions,
   type WitnessedResult,
-} from './witnesses.ts';
+} from '#shared';
+export { type AnswerSource, type GatewaySourceOptions, gatewaySource, LOG_KEY_PATH } from './gateway-source.ts';
+export { type OnlineInput, type OnlineTrust, type OnlineVerification, verifyOnline } from './online.ts';
+export { type PrivateOnlineInput, verifyOnlinePrivately } from './online-private.ts';
+export { type AnswerAge, ageOf, type Verdict, verdictOf } from './verdict.ts';
+export { type AnswerVerification, isNeverAudited, type VerifyAnswerInput, verifyAnswer } from './verify-answer.ts';
+export { type BundleVerification, type PlaceResult, type VerifyBundleInput, verifyBundle } from './verify-bundle.ts';
+export { type PrefixVerification, type VerifyPrefixInput, verifyPrefixAnswer } from './verify-prefix.ts';

@@ -4,10 +4,9 @@
  * {@link verifyPrefixAnswer}. Key set and log key are fetched as {@link verifyOnline} fetches them.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { FetchFailedError } from './errors.ts';
+import { FetchFailedError, hexPrefix } from '#shared';
 import type { AnswerSource } from './gateway-source.ts';
 import { keySetOf, logKeyOf, type OnlineInput, type OnlineTrust } from './online.ts';
-import { hexPrefix } from './prefix.ts';
 import { type PrefixVerification, verifyPrefixAnswer } from './verify-prefix.ts';
 
 /** The longest prefix asked before giving up: a build would need 16^8 × 256 domains to use more. */

@@ -18,11 +18,10 @@
  *
  * Nothing is retried beyond that: a second failure is the verdict.
  */
-import { FetchFailedError, type VerifierErrorCode } from './errors.ts';
+
+import type { TlogPolicy } from '#shared';
+import { FetchFailedError, formatVerifierKey, parseKeySet, type VerifierErrorCode } from '#shared';
 import type { AnswerSource } from './gateway-source.ts';
-import { parseKeySet } from './keyset.ts';
-import { formatVerifierKey } from './tlog/note.ts';
-import type { TlogPolicy } from './tlog/policy.ts';
 import { type AnswerVerification, isNeverAudited, verifyAnswer } from './verify-answer.ts';
 import { type BundleVerification, sameJson, verifyBundle } from './verify-bundle.ts';
 

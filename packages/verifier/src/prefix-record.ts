@@ -1,7 +1,7 @@
 /**
  * A private lookup's record and its build statement: one verification, as a plain lookup's is.
  */
-import type { AbsenceResult } from './absence.ts';
+import type { AbsenceResult } from '#shared';
 import type { AnswerVerification } from './verify-answer.ts';
 
 /**

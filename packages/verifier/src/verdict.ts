@@ -3,9 +3,8 @@
  * decided, and that step's own words. What an answer claims (status, tier, score) comes after,
  * and counts only when `valid` is true.
  */
-import type { VerifierErrorCode } from './errors.ts';
-import { clockOf } from './options.ts';
-import { parseTimestamp } from './time.ts';
+import type { VerifierErrorCode } from '#shared';
+import { clockOf, parseTimestamp } from '#shared';
 import type { AnswerVerification } from './verify-answer.ts';
 import type { BundleVerification } from './verify-bundle.ts';
 

@@ -5,16 +5,20 @@
  * CLI, the verify page, an MCP client) fetches what it needs and calls this; none of them
  * re-decides the order or the verdict.
  */
-import type { AbsenceResult } from './absence.ts';
-import type { AbsenceOptions } from './checks.ts';
-import { type RecordVerification, verifyAbsence, verifyLogProof, verifyRecord } from './checks.ts';
-import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
-import { asOfBuildOf, logTrustOf, shown, stringOf, witnessSettingsOf } from './options.ts';
-import type { Staleness } from './staleness.ts';
-import type { LogProofResult } from './tlog/log-proof.ts';
-import type { TlogPolicy } from './tlog/policy.ts';
-import type { Witnessed } from './tlog/witnessed.ts';
-import type { WitnessOptions } from './witness-step.ts';
+import type { AbsenceOptions, AbsenceResult, LogProofResult, Staleness, TlogPolicy, Witnessed, WitnessOptions } from '#shared';
+import {
+  asOfBuildOf,
+  InvalidArgumentError,
+  logTrustOf,
+  type RecordVerification,
+  shown,
+  stringOf,
+  type VerifierErrorCode,
+  verifyAbsence,
+  verifyLogProof,
+  verifyRecord,
+  witnessSettingsOf,
+} from '#shared';
 
 export interface VerifyAnswerInput {
   /**

@@ -6,15 +6,26 @@
  * that kept a bundle checks it as of the time it kept it (`now`).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { type AbsenceResult, statementLeafSize } from './absence.ts';
-import { BUNDLE_SCHEMA_SUFFIX } from './bundle.ts';
-import { canonicalJson } from './canonical.ts';
-import { verifyBuildStatement } from './checks.ts';
-import { decodeHash, decodeLeaf, leafMismatch } from './domain-map.ts';
-import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
-import { parseKeySet } from './keyset.ts';
-import { logTrustOf, type StatementCheckInput, shown, stringOf, witnessSettingsOf } from './options.ts';
-import { treeHasher, verifyInclusion } from './tlog/merkle.ts';
+import {
+  type AbsenceResult,
+  BUNDLE_SCHEMA_SUFFIX,
+  canonicalJson,
+  decodeHash,
+  decodeLeaf,
+  InvalidArgumentError,
+  leafMismatch,
+  logTrustOf,
+  parseKeySet,
+  type StatementCheckInput,
+  shown,
+  statementLeafSize,
+  stringOf,
+  treeHasher,
+  type VerifierErrorCode,
+  verifyBuildStatement,
+  verifyInclusion,
+  witnessSettingsOf,
+} from '#shared';
 import { type AnswerVerification, isNeverAudited, verifyAnswer } from './verify-answer.ts';
 
 export interface VerifyBundleInput extends StatementCheckInput {
@@ -177,7 +188,10 @@ function placeStep(b: CheckedBundle): PlaceResult {
   const mismatch = leafMismatch(sha256, place.leaf, b.record);
   if (mismatch !== null)
     return { valid: false, code: 'RECORD_NOT_IN_MAP', message: `place.leaf is not ${shown(b.record.domain)}'s record's: ${mismatch}` };
-  if (place.index >= (size as number) || !verifyInclusion(h, place.index, size as number, h.leaf(place.leaf), place.path, root))
+  if (
+    place.index >= (size as number) ||
+    !verifyInclusion(h, { size: size as number, root }, { index: place.index, hash: h.leaf(place.leaf) }, place.path)
+  )
     return {
       valid: false,
       code: 'RECORD_NOT_IN_MAP',

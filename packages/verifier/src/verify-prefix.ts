@@ -7,18 +7,36 @@
  * log and witness steps. The caller hashes the domain; the gateway never sees it.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { type AbsenceResult, statementLeafSize } from './absence.ts';
-import { verifyBuildStatement } from './checks.ts';
-import { compareHashes, decodeHash, decodeLeaf, domainHash, type LeafSize } from './domain-map.ts';
-import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
-import { parseKeySet } from './keyset.ts';
-import { ENTRY_SIZE, entryMismatch } from './map-entry.ts';
-import { logTrustOf, type StatementCheckInput, shown, stringOf, witnessSettingsOf } from './options.ts';
-import { hexPrefix, type PaddedPart, ProvenRange, paddedPart, prefixBounds } from './prefix.ts';
+import type { Witnessed } from '#shared';
+import {
+  type AbsenceResult,
+  compareHashes,
+  decodeHash,
+  decodeLeaf,
+  domainHash,
+  ENTRY_SIZE,
+  encodeBase64,
+  entryMismatch,
+  hexPrefix,
+  InvalidArgumentError,
+  type LeafSize,
+  logTrustOf,
+  type PaddedPart,
+  ProvenRange,
+  paddedPart,
+  parseKeySet,
+  prefixBounds,
+  type Sha256,
+  type StatementCheckInput,
+  shown,
+  statementLeafSize,
+  stringOf,
+  treeHasher,
+  type VerifierErrorCode,
+  verifyBuildStatement,
+  witnessSettingsOf,
+} from '#shared';
 import { withStatementSteps } from './prefix-record.ts';
-import { encodeBase64 } from './tlog/base64.ts';
-import { type Sha256, treeHasher } from './tlog/merkle.ts';
-import type { Witnessed } from './tlog/witnessed.ts';
 import { verdictOf } from './verdict.ts';
 import { type AnswerVerification, verifyAnswer } from './verify-answer.ts';
 

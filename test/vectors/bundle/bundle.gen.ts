@@ -13,16 +13,14 @@
 import { createHash, sign } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import canonicalize from 'canonicalize';
 import {
   buildStatement,
   DomainMap,
   domainHash,
   ENTRY_SIZE,
-  encodeMapEntry,
-  statementText,
-} from '@merchant-verify/verifier/internal/issuer';
-import {
   encodeBase64,
+  encodeMapEntry,
   foldPerfect,
   formatCheckpoint,
   formatTlogProof,
@@ -32,9 +30,9 @@ import {
   rangeHash,
   signatureLine,
   statementEntry,
+  statementText,
   treeHasher,
-} from '@merchant-verify/verifier/internal/tlog';
-import canonicalize from 'canonicalize';
+} from '#shared';
 import { publicOf, recordSigner, seededKey } from '../seeded-keys.ts';
 
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());

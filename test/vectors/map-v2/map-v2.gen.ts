@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import canonicalize from 'canonicalize';
 import {
   buildStatement,
   DomainMap,
@@ -24,9 +25,8 @@ import {
   type PaddedPart,
   paddedPart,
   prefixLengthFor,
-} from '@merchant-verify/verifier/internal/issuer';
-import { treeHasher } from '@merchant-verify/verifier/internal/tlog';
-import canonicalize from 'canonicalize';
+  treeHasher,
+} from '#shared';
 import { recordSigner } from '../seeded-keys.ts';
 
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());

@@ -14,16 +14,7 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  buildStatement,
-  DomainMap,
-  hexPrefix,
-  lookupAnswerBytes,
-  type PaddedPart,
-  paddedPart,
-  prefixLengthFor,
-} from '@merchant-verify/verifier/internal/issuer';
-import { treeHasher } from '@merchant-verify/verifier/internal/tlog';
+import { buildStatement, DomainMap, hexPrefix, lookupAnswerBytes, type PaddedPart, paddedPart, prefixLengthFor, treeHasher } from '#shared';
 import { recordSigner } from '../seeded-keys.ts';
 
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());

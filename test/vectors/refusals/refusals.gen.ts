@@ -11,9 +11,8 @@
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildStatement, DomainMap, statementText } from '@merchant-verify/verifier/internal/issuer';
-import { formatTlogProof, inclusionProof, treeHasher } from '@merchant-verify/verifier/internal/tlog';
 import canonicalize from 'canonicalize';
+import { buildStatement, DomainMap, formatTlogProof, inclusionProof, statementText, treeHasher } from '#shared';
 import { refusalChecks } from './checks.ts';
 
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());

@@ -3,7 +3,7 @@
  * and cosignatures they make (node:crypto; Ed25519 is deterministic).
  */
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
-import { treeHasher } from '@merchant-verify/verifier/internal/tlog';
+import { treeHasher } from '#shared';
 
 export const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());
 export const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');

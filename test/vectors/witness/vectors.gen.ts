@@ -8,7 +8,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { consistencyProof } from '@merchant-verify/verifier/internal/tlog';
+import { consistencyProof } from '#shared';
 import { b64, cosig, h, log, note, sha, w, w1, w2, w3 } from './keys.ts';
 import { policies } from './policies.ts';
 

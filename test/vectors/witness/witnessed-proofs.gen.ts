@@ -11,8 +11,8 @@
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatTlogProof, inclusionProof, treeHasher } from '@merchant-verify/verifier/internal/tlog';
 import canonicalize from 'canonicalize';
+import { formatTlogProof, inclusionProof, treeHasher } from '#shared';
 
 const DIR = import.meta.dirname;
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());

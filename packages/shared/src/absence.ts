@@ -209,7 +209,7 @@ export function createAbsenceVerifier(sha256: Sha256, ed25519Verify: Ed25519Veri
       ['left', left],
       ['right', right],
     ] as const) {
-      if (n && !verifyInclusion(h, n.index, head.size, h.leaf(n.leaf), n.path, head.root))
+      if (n && !verifyInclusion(h, head, { index: n.index, hash: h.leaf(n.leaf) }, n.path))
         return fail('NOT_ABSENT', `the ${side} neighbour is not leaf ${n.index} of the signed map`);
     }
     const proven = { valid: true as const, build: head.build, issuedAt: head.issuedAt, keyId: signed.keyId, size: head.size };

@@ -70,6 +70,9 @@ export type VerifierThrownCode = Extract<
   'INVALID_KEY_SET' | 'NOT_CANONICALIZABLE' | 'INVALID_POLICY' | 'INVALID_ARGUMENT' | 'INVALID_VERIFIER_KEY' | 'MALFORMED_NOTE'
 >;
 
+/** The names of an error's classes, own class first: the brand `instanceof` reads across copies. */
+const CLASSES = Symbol.for('merchant-verify.error.classes');
+
 /**
  * One error base with a stable `code`; one subclass per failure below. The service that publishes
  * records extends it with its own codes, so `code` is a string here.
@@ -81,6 +84,22 @@ export class MvrError extends Error {
     super(message, options);
     this.code = code;
     this.name = new.target.name;
+    const classes: string[] = [];
+    for (let c: unknown = new.target; typeof c === 'function' && c !== Error; c = Object.getPrototypeOf(c)) classes.push(c.name);
+    Object.defineProperty(this, CLASSES, { value: Object.freeze(classes) });
+  }
+
+  /**
+   * `error instanceof NoteError` holds for a NoteError of either compiled copy of this module: the
+   * shared package is private, so the service and the verifier package each ship one, and an error
+   * the verifier throws meets the service's class (undici brands its errors with Symbol.for alike).
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class on the right of instanceof (a subclass too), not MvrError.
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    const classes = typeof value === 'object' && value !== null ? (value as { [CLASSES]?: unknown })[CLASSES] : undefined;
+    // biome-ignore lint/complexity/noThisInStatic: as above.
+    return Array.isArray(classes) && classes.includes(this.name);
   }
 }
 

@@ -8,6 +8,27 @@ import { InvalidArgumentError } from '../errors.ts';
 
 export type Sha256 = (data: Uint8Array) => Uint8Array;
 
+/** A SHA-256 hash of the tree: a leaf's, a node's, a root's (32 bytes). Go's x/mod tlog.Hash. */
+export type Hash = Uint8Array;
+
+/** The hashes that prove one record (a leaf) is in a tree, the leaf's sibling first (RFC 6962 PATH). Go's tlog.RecordProof. */
+export type RecordProof = Hash[];
+
+/** The hashes that prove a tree extends an older one (RFC 6962 PROOF). Go's tlog.TreeProof. */
+export type TreeProof = Hash[];
+
+/** A tree by its size and its root: a checkpoint is one. */
+export interface TreeHead {
+  readonly size: number;
+  readonly root: Hash;
+}
+
+/** A leaf by its place and its hash (`TreeHasher.leaf` of its entry). */
+export interface Leaf {
+  readonly index: number;
+  readonly hash: Hash;
+}
+
 /** Leaf and node hashes: `SHA-256(0x00 || entry)` and `SHA-256(0x01 || left || right)`. */
 export interface TreeHasher {
   leaf(entry: Uint8Array): Uint8Array;
@@ -60,17 +81,13 @@ export function splitPoint(n: number): number {
 }
 
 /**
- * Whether `proof` proves that `leafHash` is the leaf at `index` of the tree of `size` leaves
- * whose root is `root` (RFC 9162, 2.1.3.2). Sizes and indexes are safe integers.
+ * Whether `proof` proves that `leaf` (its hash at its index) is in the tree `tree` (RFC 9162,
+ * 2.1.3.2). Named, not positional: a leaf and a root cannot trade places. Sizes and indexes are
+ * safe integers.
  */
-export function verifyInclusion(
-  h: TreeHasher,
-  index: number,
-  size: number,
-  leafHash: Uint8Array,
-  proof: Uint8Array[],
-  root: Uint8Array,
-): boolean {
+export function verifyInclusion(h: TreeHasher, tree: TreeHead, leaf: Leaf, proof: RecordProof): boolean {
+  const { index, hash: leafHash } = leaf;
+  const { size, root } = tree;
   if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
   if (leafHash.length !== 32 || root.length !== 32 || proof.some((p) => p.length !== 32)) return false;
   let fn = index;
@@ -96,17 +113,12 @@ export function verifyInclusion(
 }
 
 /**
- * Whether `proof` proves that the tree of `size2` leaves with root `root2` extends the tree of
- * `size1` leaves with root `root1`: the same first `size1` entries, unchanged (RFC 9162, 2.1.4.2).
+ * Whether `proof` proves that the tree `newer` extends the tree `older`: the same first
+ * `older.size` entries, unchanged (RFC 9162, 2.1.4.2).
  */
-export function verifyConsistency(
-  h: TreeHasher,
-  size1: number,
-  size2: number,
-  root1: Uint8Array,
-  root2: Uint8Array,
-  proof: Uint8Array[],
-): boolean {
+export function verifyConsistency(h: TreeHasher, older: TreeHead, newer: TreeHead, proof: TreeProof): boolean {
+  const { size: size1, root: root1 } = older;
+  const { size: size2, root: root2 } = newer;
   if (!Number.isSafeInteger(size1) || !Number.isSafeInteger(size2) || size1 < 0 || size2 < size1) return false;
   // An empty older tree proves nothing (every tree extends it): refused, as the reference
   // implementation does; callers that start from an empty log know it without a proof.
@@ -169,7 +181,7 @@ export function rangeHash(h: TreeHasher, perfect: RangeHash): RangeHash {
 }
 
 /** RFC 6962 PATH(index, D[0:size]): the inclusion proof of one entry, leaf's sibling first. */
-export async function inclusionProof(mth: RangeHash, index: number, size: number): Promise<Uint8Array[]> {
+export async function inclusionProof(mth: RangeHash, index: number, size: number): Promise<RecordProof> {
   if (!Number.isSafeInteger(index) || index < 0 || index >= size)
     throw new InvalidArgumentError('index', `entry ${index} is not in a tree of ${size}`);
   const path = async (m: number, start: number, end: number): Promise<Uint8Array[]> => {
@@ -184,7 +196,7 @@ export async function inclusionProof(mth: RangeHash, index: number, size: number
 }
 
 /** RFC 6962 PROOF(size1, D[0:size2]): the consistency proof between two sizes of one tree. */
-export async function consistencyProof(mth: RangeHash, size1: number, size2: number): Promise<Uint8Array[]> {
+export async function consistencyProof(mth: RangeHash, size1: number, size2: number): Promise<TreeProof> {
   if (!Number.isSafeInteger(size1) || size1 < 0 || size2 < size1)
     throw new InvalidArgumentError('size1', `no consistency proof from ${size1} to ${size2}`);
   if (size1 === 0 || size1 === size2) return [];

@@ -140,7 +140,7 @@ function createEntryCheck(sha256: Sha256, ed25519: Ed25519VerifyRaw) {
     }
     if (checkpoint.origin !== origin)
       return { valid: false, code: 'LOG_ORIGIN_MISMATCH', message: `the checkpoint is of "${checkpoint.origin}", not "${origin}"` };
-    if (!verifyInclusion(h, proof.index, checkpoint.size, h.leaf(read.entry), proof.proof, checkpoint.root)) {
+    if (!verifyInclusion(h, checkpoint, { index: proof.index, hash: h.leaf(read.entry) }, proof.proof)) {
       return {
         valid: false,
         code: 'NOT_INCLUDED',
