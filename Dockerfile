@@ -36,6 +36,7 @@ COPY builder ./builder
 COPY cli ./cli
 COPY gateway ./gateway
 COPY mcp ./mcp
+COPY presentation ./presentation
 COPY clients ./clients
 COPY mirror ./mirror
 COPY web ./web

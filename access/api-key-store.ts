@@ -1,5 +1,5 @@
 import { hash, timingSafeEqual } from 'node:crypto';
-import { StoreUnavailableError, UnauthorizedError } from '../core/errors.ts';
+import { StoreUnavailableError, UnauthorizedError } from '../core/errors/errors.ts';
 import { type ApiKeyEntry, type ApiKeyScope, type ApiKeyTable, KEY_FORMAT, scopesOf, tableOf } from './api-keys.ts';
 import { KeyLookUps } from './key-look-ups.ts';
 

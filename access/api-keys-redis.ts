@@ -1,4 +1,4 @@
-import { ConfigError } from '../core/errors.ts';
+import { ConfigError } from '../core/errors/errors.ts';
 import type { ApiKeyEntry, ApiKeyTable } from './api-keys.ts';
 import { type RedisClient, redactUrl } from './redis.ts';
 

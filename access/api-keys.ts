@@ -1,7 +1,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ConfigError, UsageError } from '../core/errors.ts';
+import { ConfigError, UsageError } from '../core/errors/errors.ts';
 import { type LockSettings, withFileLock } from '../core/file-lock.ts';
 import { fileVersion } from '../core/files.ts';
 import { commitGeneration, type Generational } from '../core/generation.ts';

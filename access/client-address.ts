@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
-import { ConfigError } from '../core/errors.ts';
+import { ConfigError } from '../core/errors/errors.ts';
 
 /**
  * Who a request without a valid key is counted as, for the per-address quota. Behind a load

@@ -1,5 +1,5 @@
 import { createClient } from '@redis/client';
-import { StoreUnavailableError } from '../core/errors.ts';
+import { StoreUnavailableError } from '../core/errors/errors.ts';
 
 /**
  * A Redis or Valkey connection (node-redis) for API keys and rate limits. Commands fail at once

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { domainHash, ENTRY_SIZE, packCount, recordsPerPackFor } from '#shared';
 import { writeDomainMap } from '../builder/domain-map.ts';
-import { sha256 } from '../core/hash.ts';
-import { generatePrivateJwk, loadSigningKey } from '../core/signing.ts';
+import { sha256 } from '../core/crypto/hash.ts';
+import { generatePrivateJwk, loadSigningKey } from '../core/crypto/signing.ts';
 import { absenceProof, hasRecord, loadBuildMap } from '../service/build-maps.ts';
 
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });

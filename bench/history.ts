@@ -21,9 +21,9 @@ import { parseArgs } from 'node:util';
 import { domainHash, ENTRY_SIZE, type PacksHead, packPath, recordsPerPackFor, splitPack } from '#shared';
 import { runBuild } from '../builder/build.ts';
 import { writeDomainMap } from '../builder/domain-map.ts';
-import { sha256 as sha256Of } from '../core/hash.ts';
+import { sha256 as sha256Of } from '../core/crypto/hash.ts';
 import { BUILD_STATEMENT_FILE, BUILDS_DIR, DOMAIN_MAP_FILE, MANIFEST_FILE, PACK_INDEX_FILE } from '../core/layout.ts';
-import { parseManifest } from '../core/manifest-schema.ts';
+import { parseManifest } from '../core/schemas/manifest.ts';
 import { keygen, loadActiveKey } from '../keyring/signing-keys.ts';
 import { openRecordsStack } from '../service/records-stack.ts';
 

@@ -26,7 +26,7 @@ import {
   MANIFEST_FILE,
   PACK_INDEX_FILE,
 } from '../core/layout.ts';
-import { defaultSchemaUrl } from '../core/record.ts';
+import { defaultSchemaUrl } from '../core/rules/record.ts';
 import { keygen } from '../keyring/signing-keys.ts';
 import { openRecordsStack } from '../service/records-stack.ts';
 import { openStore } from '../storage/open.ts';

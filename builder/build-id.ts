@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readlink, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { canonicalJson } from '#shared';
-import { BuildError } from '../core/errors.ts';
+import { BuildError } from '../core/errors/errors.ts';
 import { BUILDS_DIR, CURRENT_LINK } from '../core/layout.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KEY_SET_PATH, type KeySet } from '@merchant-verify/verifier';
-import { BuildError, ConfigError } from '../core/errors.ts';
-import type { SigningKey } from '../core/signing.ts';
+import type { SigningKey } from '../core/crypto/signing.ts';
+import { BuildError, ConfigError } from '../core/errors/errors.ts';
 import { type LogKey, loadLogKey, logOrigin } from '../keyring/log-key.ts';
 import { loadActiveKey, publishedKeySet } from '../keyring/signing-keys.ts';
 import { type KeptBuild, readKept } from '../storage/kept-builds.ts';

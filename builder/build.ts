@@ -1,7 +1,7 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatTimestamp } from '#shared';
-import { BuildError, MvrError } from '../core/errors.ts';
+import { BuildError, MvrError } from '../core/errors/errors.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK } from '../core/layout.ts';
 import { folderTiles } from '../storage/log-tiles.ts';
 import { requireQuorum, type WitnessReport, witnessCheckpoint } from '../witness/build-phase/witnessing.ts';

@@ -3,9 +3,9 @@ import { createReadStream, createWriteStream, readFileSync, type WriteStream } f
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { ChangeEntry, Verdict } from '../core/history-schema.ts';
 import { CHANGES_DIR, INDEX_FILE } from '../core/layout.ts';
-import type { VerificationRecord } from '../core/record.ts';
+import type { VerificationRecord } from '../core/rules/record.ts';
+import type { ChangeEntry, Verdict } from '../core/schemas/history.ts';
 
 interface IndexLine extends Verdict {
   domain: string;

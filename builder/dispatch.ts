@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { type AuditProblem, type AuditProblemKind, BuildError } from '../core/errors.ts';
+import { type AuditProblem, type AuditProblemKind, BuildError } from '../core/errors/errors.ts';
 import { type AuditValue, readJsonFile, readLineRuns } from './inputs.ts';
 import type { BuildOptions } from './options.ts';
 import type { Batch, BatchMessage, BatchResult, WorkerInit } from './worker.ts';

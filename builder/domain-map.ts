@@ -14,10 +14,10 @@ import {
   prefixLengthFor,
   statementText,
 } from '#shared';
-import { BuildError } from '../core/errors.ts';
-import { hasher, sha256 } from '../core/hash.ts';
+import { hasher, sha256 } from '../core/crypto/hash.ts';
+import { type SigningKey, signRecordChecked } from '../core/crypto/signing.ts';
+import { BuildError } from '../core/errors/errors.ts';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
-import { type SigningKey, signRecordChecked } from '../core/signing.ts';
 
 /**
  * The leaves of a build's domain map (v2: one 82-byte entry a record, committing to its bytes and

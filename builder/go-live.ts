@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BuildError } from '../core/errors.ts';
+import { BuildError } from '../core/errors/errors.ts';
 import { BUILDS_DIR } from '../core/layout.ts';
 import { type KeptBuild, keptEntry, writeKept } from '../storage/kept-builds.ts';
 import type { BuildInputs } from './build-inputs.ts';

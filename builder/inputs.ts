@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, relative } from 'node:path';
 import fg from 'fast-glob';
-import type { AuditProblem } from '../core/errors.ts';
+import type { AuditProblem } from '../core/errors/errors.ts';
 import { jsonErrorLocation } from './json-location.ts';
 import { forEachLine, type LineRun, lineRuns } from './lines.ts';
 

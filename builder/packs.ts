@@ -2,7 +2,7 @@ import { createHash, type Hash, hash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { type PacksHead, packIndexBytes, packPath, recordsPerPackFor } from '#shared';
-import { BuildError } from '../core/errors.ts';
+import { BuildError } from '../core/errors/errors.ts';
 import { PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
 
 /** Bytes gathered before one write to a pack: a few system calls a megabyte, not one a record. */

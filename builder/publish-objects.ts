@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { BuildError } from '../core/errors.ts';
+import { BuildError } from '../core/errors/errors.ts';
 import { DOMAIN_MAP_FILE, PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
 import { type PublishedBuilds, partSizeFor, type Slot, type StoredFile } from '../storage/store.ts';
 

@@ -1,8 +1,8 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { KEY_SET_PATH, parseKeySet } from '@merchant-verify/verifier';
-import { BuildError, LogInconsistentError } from '../core/errors.ts';
-import { hasher } from '../core/hash.ts';
+import { hasher } from '../core/crypto/hash.ts';
+import { BuildError, LogInconsistentError } from '../core/errors/errors.ts';
 import {
   BUILD_CHECKPOINT_FILE,
   BUILD_ID,
@@ -14,7 +14,7 @@ import {
   LOG_VKEY_PATH,
   MANIFEST_FILE,
 } from '../core/layout.ts';
-import { type Manifest, parseManifest } from '../core/manifest-schema.ts';
+import { type Manifest, parseManifest } from '../core/schemas/manifest.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { openCheckpoint, parseVkey } from '../keyring/log-key.ts';
 import { type KeptBuild, readKept } from '../storage/kept-builds.ts';

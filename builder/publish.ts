@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BuildError } from '../core/errors.ts';
+import { BuildError } from '../core/errors/errors.ts';
 import {
   BUILD_CHECKPOINT_FILE,
   BUILD_KEPT_OBJECT,

@@ -1,6 +1,6 @@
 import { lstat, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BuildError } from '../core/errors.ts';
+import { BuildError } from '../core/errors/errors.ts';
 import { BUILD_STATEMENT_FILE, BUILDS_DIR, CURRENT_LINK, DOMAIN_MAP_FILE, INDEX_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { type KeptBuild, writeKept } from '../storage/kept-builds.ts';
 import type { Store } from '../storage/store.ts';

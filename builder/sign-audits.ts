@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
-import { normalizeDomain } from '../core/domain.ts';
-import { type AuditProblem, BuildError, InvalidAuditsError } from '../core/errors.ts';
-import type { SigningKey } from '../core/signing.ts';
+import type { SigningKey } from '../core/crypto/signing.ts';
+import { type AuditProblem, BuildError, InvalidAuditsError } from '../core/errors/errors.ts';
+import { normalizeDomain } from '../core/rules/domain.ts';
 import { MAX_PROBLEMS_KEPT, type Outcome, processAll, sortProblems } from './dispatch.ts';
 import { type AuditItem, readAuditFile } from './inputs.ts';
 import type { BuildOptions } from './options.ts';

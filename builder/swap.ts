@@ -1,7 +1,7 @@
 import { type Dir, opendirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { mkdir, readdir, readlink, rename, rm, rmdir, symlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { BuildError, LockHeldError } from '../core/errors.ts';
+import { BuildError, LockHeldError } from '../core/errors/errors.ts';
 import { type HeldLock, takeLock } from '../core/file-lock.ts';
 import { BUILDS_DIR, CURRENT_LINK } from '../core/layout.ts';
 

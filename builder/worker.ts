@@ -1,13 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { validateAudit } from '../core/audit.ts';
-import { type AuditProblem, MvrError } from '../core/errors.ts';
+import { loadSigningKey, signUnsignedChecked } from '../core/crypto/signing.ts';
+import { type AuditProblem, MvrError } from '../core/errors/errors.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';
 import { recordPath } from '../core/layout.ts';
-import { deriveRecord, type IssueContext } from '../core/record.ts';
-import { canonicalRecordText } from '../core/record-text.ts';
-import { loadSigningKey, signUnsignedChecked } from '../core/signing.ts';
+import { validateAudit } from '../core/rules/audit.ts';
+import { deriveRecord, type IssueContext } from '../core/rules/record.ts';
+import { canonicalRecordText } from '../core/rules/record-text.ts';
 // Types only: the file listing (fast-glob) stays out of the workers' bundle.
 import type { AuditValue } from './inputs.ts';
 import { jsonErrorLocation } from './json-location.ts';

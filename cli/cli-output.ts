@@ -1,5 +1,5 @@
 import { hideApiKeys } from '../access/api-keys.ts';
-import { exitCodeOf, InvalidAuditsError, isMvrError, problemLines } from '../core/errors.ts';
+import { exitCodeOf, InvalidAuditsError, isMvrError, problemLines } from '../core/errors/errors.ts';
 import type { CliIo } from './io.ts';
 
 /**

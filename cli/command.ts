@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { UsageError } from '../core/errors.ts';
+import { UsageError } from '../core/errors/errors.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import { reportError } from './cli-output.ts';
 import { type HelpEntry, renderHelp } from './help.ts';

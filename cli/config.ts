@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { formatTimestamp, parseTimestamp } from '#shared';
-import { ConfigError } from '../core/errors.ts';
-import { defaultSchemaUrl } from '../core/record.ts';
+import { ConfigError } from '../core/errors/errors.ts';
+import { defaultSchemaUrl } from '../core/rules/record.ts';
 import { mirrorFolderOf } from '../storage/mirror-folder.ts';
 import { type StoreSettings, storeSettingsFromEnv } from '../storage/url.ts';
 import { OPTIONS } from './options.ts';
@@ -122,7 +122,7 @@ function flags(
  */
 export async function resolveNow(flag: string | undefined, env: Env, clock = Date.now): Promise<number> {
   const { t, named } = chosenNow(flag, env, clock);
-  const { FUTURE_TOLERANCE_MS } = await import('../core/audit.ts');
+  const { FUTURE_TOLERANCE_MS } = await import('../core/rules/audit.ts');
   const machine = clock();
   if (t > machine + FUTURE_TOLERANCE_MS) {
     throw new ConfigError(

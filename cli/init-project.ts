@@ -1,7 +1,7 @@
 import { copyFile, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UsageError } from '../core/errors.ts';
+import { UsageError } from '../core/errors/errors.ts';
 import { PACKAGE_ROOT } from '../core/version.ts';
 import { createLogKey, logOrigin } from '../keyring/log-key.ts';
 import { keygen } from '../keyring/signing-keys.ts';

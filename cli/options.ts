@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseTrustedProxies } from '../access/client-address.ts';
 import { ANSWER_LIMITS } from '../core/limits.ts';
-import { SCHEMA_SUFFIX } from '../core/record.ts';
+import { SCHEMA_SUFFIX } from '../core/rules/record.ts';
 import { MULTIPART_RULES } from '../storage/store.ts';
 import { storeUrlOf } from '../storage/url.ts';
 

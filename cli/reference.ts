@@ -1,4 +1,4 @@
-import { ERROR_REGISTRY, type ErrorCode } from '../core/error-registry.ts';
+import { ERROR_REGISTRY, type ErrorCode } from '../core/errors/registry.ts';
 import { type Command, runCommandLine } from './command.ts';
 import { mvrCommand } from './mvr.ts';
 import { OPTIONS } from './options.ts';

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
 import { keySetEndorsements } from '#shared';
-import { ConfigError } from '../core/errors.ts';
-import type { TrustSettings } from '../core/key-trust.ts';
+import { ConfigError } from '../core/errors/errors.ts';
+import type { TrustSettings } from '../core/rules/key-trust.ts';
 import { trustForStore } from '../service/store-trust.ts';
 import { mirrorFolderOf } from '../storage/mirror-folder.ts';
 import type { StoreSettings } from '../storage/url.ts';

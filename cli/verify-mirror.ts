@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KEY_SET_PATH, trustedKeySet, verifyOnline } from '@merchant-verify/verifier';
-import { normalizeDomain } from '../core/domain.ts';
-import { ConfigError, NotInLogError } from '../core/errors.ts';
+import { ConfigError, NotInLogError } from '../core/errors/errors.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
-import { defaultSchemaUrl } from '../core/record.ts';
-import { trustJson } from '../core/trust-report.ts';
+import { normalizeDomain } from '../core/rules/domain.ts';
+import { defaultSchemaUrl } from '../core/rules/record.ts';
+import { trustJson } from '../presentation/trust-report.ts';
 import { openRecordsStack } from '../service/records-stack.ts';
 import { mirrorFolderOf } from '../storage/mirror-folder.ts';
 import { type Outcome, present } from './verify-output.ts';

@@ -1,10 +1,10 @@
 import { type AnswerVerification, ageOf, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '#shared';
-import { displayDomain } from '../core/domain.ts';
-import { exitCodeOf } from '../core/errors.ts';
-import { type TrustJson, trustLines } from '../core/trust-report.ts';
-import { verificationJson } from '../core/verification-json.ts';
-import { witnessedText } from '../core/witnessed.ts';
+import { exitCodeOf } from '../core/errors/errors.ts';
+import { displayDomain } from '../core/rules/domain.ts';
+import { witnessedText } from '../core/rules/witnessed.ts';
+import { type TrustJson, trustLines } from '../presentation/trust-report.ts';
+import { verificationJson } from '../presentation/verification-json.ts';
 
 // How `mvr verify` shows a verification: the JSON members, the text lines, the exit code.
 

@@ -7,9 +7,9 @@ import {
   verifyOnlinePrivately,
 } from '@merchant-verify/verifier';
 import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
-import { normalizeDomain } from '../core/domain.ts';
-import { ConfigError, exitCodeOf } from '../core/errors.ts';
-import { type TrustJson, trustJson } from '../core/trust-report.ts';
+import { ConfigError, exitCodeOf } from '../core/errors/errors.ts';
+import { normalizeDomain } from '../core/rules/domain.ts';
+import { type TrustJson, trustJson } from '../presentation/trust-report.ts';
 import { readTrustedKeys } from './trust-options.ts';
 import { jsonFile, keySetFlagOf, keySetPathOf } from './verify-action.ts';
 import { type Outcome, present } from './verify-output.ts';

@@ -1,7 +1,7 @@
 import type { TlogPolicy } from '@merchant-verify/verifier';
 import { readFileOrUrl } from '../clients/file-or-url.ts';
-import { ConfigError, UsageError } from '../core/errors.ts';
-import { parseMaxAge } from '../core/max-age.ts';
+import { ConfigError, UsageError } from '../core/errors/errors.ts';
+import { parseMaxAge } from '../core/rules/max-age.ts';
 import { readPolicyFile } from '../witness/policy-file.ts';
 
 // What a verifying command reads to check witnesses: a tlog-policy file and a maximum age.

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { readCapped } from '#shared';
-import { AnswerTooLargeError, FetchFailedError, RedirectRefusedError } from '../core/errors.ts';
+import { AnswerTooLargeError, FetchFailedError, RedirectRefusedError } from '../core/errors/errors.ts';
 
 /** An answer read whole, within its limits. */
 export interface BoundedAnswer {

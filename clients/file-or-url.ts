@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FetchFailedError } from '../core/errors.ts';
+import { FetchFailedError } from '../core/errors/errors.ts';
 import { readLimitOf } from '../core/limits.ts';
 import { boundedGet } from './bounded-get.ts';
 

@@ -8,7 +8,7 @@ import {
   verifyRecord,
 } from '@merchant-verify/verifier';
 import type { Dispatcher } from 'undici';
-import { FetchFailedError } from '../core/errors.ts';
+import { FetchFailedError } from '../core/errors/errors.ts';
 import { READ_LIMITS } from '../core/limits.ts';
 import { boundedGet } from './bounded-get.ts';
 

@@ -1,5 +1,5 @@
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import { FetchFailedError } from '../core/errors.ts';
+import { FetchFailedError } from '../core/errors/errors.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
 import { READ_LIMITS, readLimitOf } from '../core/limits.ts';
 import { rangeBody, rangeHeader } from '../core/ranges.ts';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { link, open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
-import { LockHeldError } from './errors.ts';
+import { LockHeldError } from './errors/errors.ts';
 
 // The one lock module: the build's lock (builder/swap.ts), the API key file's (access/api-keys.ts)
 // and a witness's state folder (witness/server/state.ts) are taken, judged and broken here.

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { LockLostError } from './errors.ts';
+import { LockLostError } from './errors/errors.ts';
 import { isAbandoned, type LockHolder, processStart } from './file-lock.ts';
 import { writeAtomic } from './files.ts';
 

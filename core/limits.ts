@@ -1,4 +1,4 @@
-import { ReadTooLargeError } from './errors.ts';
+import { ReadTooLargeError } from './errors/errors.ts';
 import {
   BUILD_CHECKPOINT_FILE,
   BUILD_KEY_SET_OBJECT,

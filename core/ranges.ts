@@ -1,5 +1,5 @@
 import parseRange from 'range-parser';
-import { RangeNotSatisfiableError, StoreUnavailableError } from './errors.ts';
+import { RangeNotSatisfiableError, StoreUnavailableError } from './errors/errors.ts';
 
 /** An HTTP answer as the stores' and the clients' transports read it. */
 export interface RangeAnswer {

@@ -1,5 +1,5 @@
 // tr46 (UTS #46, the IDNA processing whatwg-url is built on) ships no types: the one function
-// core/domain.ts calls, as its README documents it.
+// core/rules/domain.ts calls, as its README documents it.
 declare module 'tr46' {
   /** The Unicode form of a domain's labels; `error` when one cannot be processed. */
   export function toUnicode(

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError } from './errors.ts';
+import { ConfigError } from './errors/errors.ts';
 
 /**
  * The package's folder and version, read once from its package.json so the CLI (`--version`), the

@@ -10,9 +10,9 @@ import {
   lazyEventHandler,
   toNodeListener,
 } from 'h3';
-import { isMvrError, MethodNotAllowedError, NotFoundError } from '../core/errors.ts';
+import { isMvrError, MethodNotAllowedError, NotFoundError } from '../core/errors/errors.ts';
+import { httpCodeOf } from '../core/errors/problem-document.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
-import { httpCodeOf } from '../core/problem-document.ts';
 import { sendAnswer } from './answer.ts';
 import type { GatewayServices } from './context.ts';
 import { checkRequestHead, clientHungUp, setEdgeHeaders } from './edge.ts';

@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3';
 import { addressCounter, clientAddress } from '../access/client-address.ts';
 import { type RateDecision, rateLimitField, rateLimitPolicyField } from '../access/rate-limit.ts';
-import { ForbiddenError, RateLimitedError, UnauthorizedError } from '../core/errors.ts';
+import { ForbiddenError, RateLimitedError, UnauthorizedError } from '../core/errors/errors.ts';
 import type { GatewayServices } from './context.ts';
 
 /*

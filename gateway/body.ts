@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3';
 import { READ_LIMITS } from '#shared';
-import { PayloadTooLargeError } from '../core/errors.ts';
+import { PayloadTooLargeError } from '../core/errors/errors.ts';
 
 /** The most a request body may hold (`POST /mcp`, `POST /v1/verify/batch`): the limits table's `requestBody`. */
 export const MAX_BODY = READ_LIMITS.requestBody.bytes;

@@ -2,7 +2,7 @@ import type { TlogPolicy } from '@merchant-verify/verifier';
 import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { TrustedProxies } from '../access/client-address.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
-import type { TrustSettings } from '../core/key-trust.ts';
+import type { TrustSettings } from '../core/rules/key-trust.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
 import type { MirrorFiles } from '../service/mirror-files.ts';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidRequestError, isMvrError } from '../core/errors.ts';
+import { InvalidRequestError, isMvrError } from '../core/errors/errors.ts';
 
 /**
  * A Host field value (RFC 9110 7.2): `uri-host [":" port]` of RFC 3986, so no spaces, no list and

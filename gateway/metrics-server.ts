@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError } from '../core/errors.ts';
+import { ConfigError } from '../core/errors/errors.ts';
 import type { LogLine } from './context.ts';
 
 /** The Prometheus text exposition format, as prom-client writes it. */

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../core/error-registry.ts';
+import type { ErrorCode } from '../core/errors/registry.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
 import { domainParameter, GATED, ifNoneMatch, notModified, ok, problems } from './openapi-parts.ts';
 

@@ -1,4 +1,4 @@
-import { ERROR_REGISTRY, type ErrorCode } from '../core/errors.ts';
+import { ERROR_REGISTRY, type ErrorCode } from '../core/errors/errors.ts';
 import { CACHE_POLICY, type CachedRoute, cacheHeaderDocs, PROBLEM_CACHE_POLICY } from './cache-policy.ts';
 
 // Pieces of the OpenAPI document that its parts share. Schemas are named by reference to the

@@ -1,4 +1,4 @@
-import { domainInputSchema } from '../core/domain-input.ts';
+import { domainInputSchema } from '../core/rules/domain-input.ts';
 import { content, domainParameter, GATED, ifNoneMatch, notModified, ok, problems, routeHeaders } from './openapi-parts.ts';
 
 // The key-gated answers about records: one domain's record, a batch, the kept builds and their

@@ -1,10 +1,12 @@
 import { BUNDLE_SCHEMA_SUFFIX } from '@merchant-verify/verifier';
 import { z } from 'zod';
-import { absenceProofSchema, buildStatementSchema } from '../core/absence-schema.ts';
-import { batchAnswerSchema, batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema } from '../core/batch-schema.ts';
-import { bundleSchema } from '../core/bundle-schema.ts';
-import { domainInputSchema } from '../core/domain-input.ts';
-import { healthSchema } from '../core/health-schema.ts';
+import { problemSchema } from '../core/errors/problem-document.ts';
+import { domainInputSchema } from '../core/rules/domain-input.ts';
+import { recordSchema } from '../core/rules/record.ts';
+import { absenceProofSchema, buildStatementSchema } from '../core/schemas/absence.ts';
+import { batchAnswerSchema, batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema } from '../core/schemas/batch.ts';
+import { bundleSchema } from '../core/schemas/bundle.ts';
+import { healthSchema } from '../core/schemas/health.ts';
 import {
   changeEntrySchema,
   changesPageSchema,
@@ -13,12 +15,10 @@ import {
   keptBuildSchema,
   keptBuildsSchema,
   verdictSchema,
-} from '../core/history-schema.ts';
-import { keySetSchema } from '../core/key-set-schema.ts';
-import { checkpointTextSchema, logProofTextSchema, logVerifierKeySchema } from '../core/log-schema.ts';
-import { prefixAnswerSchema } from '../core/lookup-schema.ts';
-import { problemSchema } from '../core/problem-document.ts';
-import { recordSchema } from '../core/record.ts';
+} from '../core/schemas/history.ts';
+import { keySetSchema } from '../core/schemas/key-set.ts';
+import { checkpointTextSchema, logProofTextSchema, logVerifierKeySchema } from '../core/schemas/log.ts';
+import { prefixAnswerSchema } from '../core/schemas/lookup.ts';
 import { logPaths } from './openapi-log.ts';
 import { mirrorPaths } from './openapi-mirror.ts';
 import { publicPaths } from './openapi-public.ts';

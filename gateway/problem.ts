@@ -7,8 +7,8 @@ import {
   RateLimitedError,
   TooManyStreamsError,
   UnauthorizedError,
-} from '../core/errors.ts';
-import { causeOf, httpCodeOf, problemDocument, withheldDetail } from '../core/problem-document.ts';
+} from '../core/errors/errors.ts';
+import { causeOf, httpCodeOf, problemDocument, withheldDetail } from '../core/errors/problem-document.ts';
 import type { Answer } from './answer.ts';
 import { PROBLEM_CACHE_HEADERS } from './cache-policy.ts';
 import type { GatewayServices } from './context.ts';

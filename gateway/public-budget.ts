@@ -1,4 +1,4 @@
-import { RateLimitedError } from '../core/errors.ts';
+import { RateLimitedError } from '../core/errors/errors.ts';
 
 /**
  * A concurrency budget of the unauthenticated routes that may read the store (the log's files and

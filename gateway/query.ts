@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3';
-import { normalizeDomain } from '../core/domain.ts';
-import { InvalidDomainError, InvalidRequestError } from '../core/errors.ts';
+import { InvalidDomainError, InvalidRequestError } from '../core/errors/errors.ts';
+import { normalizeDomain } from '../core/rules/domain.ts';
 import { requireApiKey } from './auth.ts';
 import type { GatewayServices } from './context.ts';
 

@@ -3,7 +3,7 @@ import type { ApiKeyTable } from '../access/api-keys.ts';
 import { FixedWindowLimiter } from '../access/rate-limit.ts';
 import { SharedWindowLimiter } from '../access/rate-limit-shared.ts';
 import type { RedisClient as Redis } from '../access/redis.ts';
-import { ReadTooLargeError } from '../core/errors.ts';
+import { ReadTooLargeError } from '../core/errors/errors.ts';
 import { ANSWER_LIMITS, PUBLIC_LIMITS } from '../core/limits.ts';
 import { openRecordsStack, type RecordsStack, type RecordsStackOptions } from '../service/records-stack.ts';
 import type { ReadRefusal } from '../storage/open.ts';

@@ -1,6 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { TooManyStreamsError } from '../core/errors.ts';
+import { TooManyStreamsError } from '../core/errors/errors.ts';
 
 /** The answer a connection is writing now, so the idle deadline can say which (a property set per request, no closure). */
 const ANSWER = Symbol('answer');

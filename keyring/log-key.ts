@@ -12,10 +12,16 @@ import {
   parseVerifierKey,
   signatureLine,
 } from '#shared';
-import { verifyEd25519 } from '../core/ed25519.ts';
-import { ConfigError, InvalidKeyError, LogInconsistentError } from '../core/errors.ts';
-import { sha256 } from '../core/hash.ts';
-import { ed25519FromSeed, formatNotePrivateKey, newEd25519Seed, parseNotePrivateKey, writeNewKeyFile } from '../core/note-private-key.ts';
+import { verifyEd25519 } from '../core/crypto/ed25519.ts';
+import { sha256 } from '../core/crypto/hash.ts';
+import {
+  ed25519FromSeed,
+  formatNotePrivateKey,
+  newEd25519Seed,
+  parseNotePrivateKey,
+  writeNewKeyFile,
+} from '../core/crypto/note-private-key.ts';
+import { ConfigError, InvalidKeyError, LogInconsistentError } from '../core/errors/errors.ts';
 
 /** The log key's file under the keys folder (mode 0600). */
 export const LOG_KEY_FILE = 'log.key';

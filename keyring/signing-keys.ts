@@ -2,10 +2,10 @@ import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type KeyEndorsement, type PublicJwk, parseKeySet } from '@merchant-verify/verifier';
 import { formatTimestamp, keySetEndorsements } from '#shared';
-import { ConfigError, InvalidKeyError } from '../core/errors.ts';
+import { generatePrivateJwk, loadSigningKey, type SigningKey, toPublicJwk } from '../core/crypto/signing.ts';
+import { ConfigError, InvalidKeyError } from '../core/errors/errors.ts';
 import { writeAtomic } from '../core/files.ts';
-import { endorseKey, type PublishedKeySet, withEndorsements } from '../core/key-endorsement.ts';
-import { generatePrivateJwk, loadSigningKey, type SigningKey, toPublicJwk } from '../core/signing.ts';
+import { endorseKey, type PublishedKeySet, withEndorsements } from '../core/rules/key-endorsement.ts';
 
 /**
  * The signing keys on disk:

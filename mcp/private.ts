@@ -1,9 +1,9 @@
 import { type TlogPolicy, verifyOnlinePrivately } from '@merchant-verify/verifier';
-import { normalizeDomain } from '../core/domain.ts';
-import { isMvrError, MvrError, NotInLogError } from '../core/errors.ts';
-import { defaultSchemaUrl, unverifiedRecord } from '../core/record.ts';
-import { type TrustSources, trustJson } from '../core/trust-report.ts';
-import { verificationJson } from '../core/verification-json.ts';
+import { isMvrError, MvrError, NotInLogError } from '../core/errors/errors.ts';
+import { normalizeDomain } from '../core/rules/domain.ts';
+import { defaultSchemaUrl, unverifiedRecord } from '../core/rules/record.ts';
+import { type TrustSources, trustJson } from '../presentation/trust-report.ts';
+import { verificationJson } from '../presentation/verification-json.ts';
 import type { VerifiedAnswer } from './verification.ts';
 
 // verify_merchant and verify_merchants in their private form (the default over a remote gateway): the answer comes from a prefix lookup (`GET /v1/lookup/{prefix}`

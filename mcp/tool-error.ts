@@ -1,5 +1,5 @@
-import { ERROR_REGISTRY, type ErrorCode, isMvrError } from '../core/errors.ts';
-import { withheldDetail } from '../core/problem-document.ts';
+import { ERROR_REGISTRY, type ErrorCode, isMvrError } from '../core/errors/errors.ts';
+import { withheldDetail } from '../core/errors/problem-document.ts';
 
 /**
  * A failure as an MCP tool result: `isError`, and a text that starts with the error's registry

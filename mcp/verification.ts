@@ -1,11 +1,11 @@
 import type { AnswerSource, TlogPolicy } from '@merchant-verify/verifier';
 import { verifyOnline } from '@merchant-verify/verifier';
 import { z } from 'zod';
-import { bundleSchema } from '../core/bundle-schema.ts';
-import { isMvrError, NotInLogError } from '../core/errors.ts';
-import { recordSchema } from '../core/record.ts';
-import { type TrustSources, trustJson } from '../core/trust-report.ts';
-import { verificationJson } from '../core/verification-json.ts';
+import { isMvrError, NotInLogError } from '../core/errors/errors.ts';
+import { recordSchema } from '../core/rules/record.ts';
+import { bundleSchema } from '../core/schemas/bundle.ts';
+import { type TrustSources, trustJson } from '../presentation/trust-report.ts';
+import { verificationJson } from '../presentation/verification-json.ts';
 
 // The verify tool's verification: its lookups (in-process, or a gateway's HTTP API) as the source
 // of the package's online client, which fetches, retries and verifies as the CLI and the page do.

@@ -1,8 +1,8 @@
 import { type TlogPolicy, verifyWitnessedCheckpoint } from '@merchant-verify/verifier';
 import { parseVerifierKey } from '#shared';
-import { ERROR_REGISTRY } from '../core/errors.ts';
-import { sha256 } from '../core/hash.ts';
-import { witnessedJson } from '../core/witnessed.ts';
+import { sha256 } from '../core/crypto/hash.ts';
+import { ERROR_REGISTRY } from '../core/errors/errors.ts';
+import { witnessedJson } from '../core/rules/witnessed.ts';
 
 /** What the verify tools' descriptions add when the gateway has a witness policy. */
 export const WITNESSED_NOTE =

@@ -11,11 +11,11 @@ import {
   statementText,
   verifyBuildStatement,
 } from '#shared';
-import { type MirrorPlace, MirrorRefusedError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
-import { hasher, sha256 } from '../core/hash.ts';
-import { type CheckKeys, KeyTrust } from '../core/key-trust.ts';
+import { hasher, sha256 } from '../core/crypto/hash.ts';
+import { type MirrorPlace, MirrorRefusedError, RecordUnavailableError, StoreUnavailableError } from '../core/errors/errors.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE, MANIFEST_FILE } from '../core/layout.ts';
-import { parseManifest } from '../core/manifest-schema.ts';
+import { type CheckKeys, KeyTrust } from '../core/rules/key-trust.ts';
+import { parseManifest } from '../core/schemas/manifest.ts';
 import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 import { type BuildMap, checkMapOf, checkStatementBytes } from '../service/build-maps.ts';
 import { entryAt } from '../service/pack-records.ts';

@@ -2,9 +2,9 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { splitPack } from '#shared';
 import { indexLine } from '../builder/changes.ts';
-import { MirrorRefusedError } from '../core/errors.ts';
+import { MirrorRefusedError } from '../core/errors/errors.ts';
 import { INDEX_FILE, recordPath } from '../core/layout.ts';
-import type { VerificationRecord } from '../core/record.ts';
+import type { VerificationRecord } from '../core/rules/record.ts';
 
 /**
  * The lookup index (`index.jsonl`, which prefix lookups read to place domains in the map) of a

@@ -1,7 +1,7 @@
 import { link, mkdir, open, readdir, readFile, rename, stat, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type PackFile, packPath } from '#shared';
-import { MirrorRefusedError } from '../core/errors.ts';
+import { MirrorRefusedError } from '../core/errors/errors.ts';
 import { BUILDS_DIR, MIRROR_POOL_DIR, PACKS_DIR } from '../core/layout.ts';
 import { READ_LIMITS } from '../core/limits.ts';
 import type { MirrorSource } from './source.ts';

@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeBase64, verifyInclusion } from '#shared';
-import { type MirrorPlace, MirrorRefusedError } from '../core/errors.ts';
-import { hasher } from '../core/hash.ts';
+import { hasher } from '../core/crypto/hash.ts';
+import { type MirrorPlace, MirrorRefusedError } from '../core/errors/errors.ts';
 import { recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
 import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 import { TILE_WIDTH } from '../core/tlog/tiles.ts';

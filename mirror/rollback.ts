@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Checkpoint, parseCheckpoint, parseNote } from '#shared';
-import { MirrorRefusedError } from '../core/errors.ts';
-import { hasher } from '../core/hash.ts';
+import { hasher } from '../core/crypto/hash.ts';
+import { MirrorRefusedError } from '../core/errors/errors.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, LOG_CHECKPOINT, LOG_DIR, MANIFEST_FILE, MIRROR_PUBLIC_DIR } from '../core/layout.ts';
-import { parseManifest } from '../core/manifest-schema.ts';
+import { parseManifest } from '../core/schemas/manifest.ts';
 import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 
 // A mirror never rolls back (TUF's rollback rule, CT's and Go's checksum database's "the log only

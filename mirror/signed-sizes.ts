@@ -1,5 +1,5 @@
 import { type BuildStatement, statementLeafSize } from '#shared';
-import { MirrorRefusedError } from '../core/errors.ts';
+import { MirrorRefusedError } from '../core/errors/errors.ts';
 import { READ_LIMITS } from '../core/limits.ts';
 
 // How many bytes a mirror may read of a build's files once its statement is checked: what the

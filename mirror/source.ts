@@ -1,5 +1,5 @@
 import { mirrorGateway } from '../clients/mirror-gateway.ts';
-import { AnswerTooLargeError, ConfigError, MirrorRefusedError, StoreUnavailableError } from '../core/errors.ts';
+import { AnswerTooLargeError, ConfigError, MirrorRefusedError, StoreUnavailableError } from '../core/errors/errors.ts';
 import { readLimitOf } from '../core/limits.ts';
 import { openStore, type StoreSettings } from '../storage/open.ts';
 import { isS3 } from '../storage/url.ts';

@@ -9,7 +9,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { UsageError } from '../core/errors.ts';
+import { UsageError } from '../core/errors/errors.ts';
 import { startS3 } from '../test/support/s3-server.ts';
 
 const { values } = parseArgs({

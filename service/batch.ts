@@ -1,6 +1,6 @@
-import { batchRequestSchema, MAX_BATCH } from '../core/batch-schema.ts';
-import { normalizeDomain } from '../core/domain.ts';
-import { InvalidRequestError, isMvrError, type MvrError } from '../core/errors.ts';
+import { InvalidRequestError, isMvrError, type MvrError } from '../core/errors/errors.ts';
+import { normalizeDomain } from '../core/rules/domain.ts';
+import { batchRequestSchema, MAX_BATCH } from '../core/schemas/batch.ts';
 
 /** One domain's answer in a batch: the record's bytes (as the single lookup gives them), or why not. */
 export type BatchResult = { domain: string; record: Buffer } | { domain: string; problem: MvrError };

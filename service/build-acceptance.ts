@@ -1,5 +1,5 @@
-import { ReadTooLargeError, StoreUnavailableError } from '../core/errors.ts';
-import { verifyRecordNode } from '../core/signing.ts';
+import { verifyRecordNode } from '../core/crypto/signing.ts';
+import { ReadTooLargeError, StoreUnavailableError } from '../core/errors/errors.ts';
 import type { KeySetSource } from '../storage/key-set-source.ts';
 import type { FoundBuild, Store } from '../storage/store.ts';
 import { checkBuildIssuer } from './build-issuer.ts';

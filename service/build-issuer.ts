@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../core/errors.ts';
+import { StoreUnavailableError } from '../core/errors/errors.ts';
 import type { BuildMap } from './build-maps.ts';
 
 /**

@@ -1,11 +1,11 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { AbsenceProof, BuildStatement, PacksHead } from '#shared';
 import { DomainMap, domainHash, encodeBase64, packCount, packIndexProblem, packsHeadOf, statementLeafSize } from '#shared';
-import { HasRecordError, StoreUnavailableError } from '../core/errors.ts';
-import { hasher, sha256 } from '../core/hash.ts';
-import type { CheckKeys } from '../core/key-trust.ts';
+import { hasher, sha256 } from '../core/crypto/hash.ts';
+import { verifyRecordNode } from '../core/crypto/signing.ts';
+import { HasRecordError, StoreUnavailableError } from '../core/errors/errors.ts';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE, PACK_INDEX_FILE } from '../core/layout.ts';
-import { verifyRecordNode } from '../core/signing.ts';
+import type { CheckKeys } from '../core/rules/key-trust.ts';
 
 /** A build's domain map, checked against the build's signed statement. */
 export interface BuildMap {

@@ -1,5 +1,5 @@
 import { BUNDLE_SCHEMA_SUFFIX, type Bundle, domainHash, encodeBase64 } from '#shared';
-import { sha256 } from '../core/hash.ts';
+import { sha256 } from '../core/crypto/hash.ts';
 import type { ServedBuild } from './build-maps.ts';
 import type { LogProofs } from './log-proofs.ts';
 import type { RecordsService } from './records.ts';

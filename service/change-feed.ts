@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { BuildNotFoundError, InvalidRequestError } from '../core/errors.ts';
-import type { ChangeEntry, ChangesPage } from '../core/history-schema.ts';
+import { BuildNotFoundError, InvalidRequestError } from '../core/errors/errors.ts';
 import { CHANGES_DIR } from '../core/layout.ts';
+import type { ChangeEntry, ChangesPage } from '../core/schemas/history.ts';
 import type { Store } from '../storage/store.ts';
 
 /** Changes per page of `GET /v1/changes`. */

@@ -1,11 +1,11 @@
 import type { AbsenceProof, PacksHead } from '#shared';
 import { domainHash } from '#shared';
-import { BuildNotFoundError, StoreUnavailableError } from '../core/errors.ts';
+import { sha256 } from '../core/crypto/hash.ts';
+import { BuildNotFoundError, StoreUnavailableError } from '../core/errors/errors.ts';
 import { strongEtag } from '../core/etag.ts';
-import { sha256 } from '../core/hash.ts';
-import type { ChangesPage, HistoryAnswer, HistoryEntry } from '../core/history-schema.ts';
 import { DOMAIN_MAP_FILE, MANIFEST_FILE } from '../core/layout.ts';
-import type { VerificationRecord } from '../core/record.ts';
+import type { VerificationRecord } from '../core/rules/record.ts';
+import type { ChangesPage, HistoryAnswer, HistoryEntry } from '../core/schemas/history.ts';
 import type { KeptBuild } from '../storage/kept-builds.ts';
 import type { Store } from '../storage/store.ts';
 import { absenceProof, type BuildMap, KeptMaps, loadBuildMap } from './build-maps.ts';

@@ -8,10 +8,10 @@ import {
   statementText,
   verifyInclusion,
 } from '#shared';
-import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors.ts';
-import { hasher, sha256 } from '../core/hash.ts';
+import { hasher, sha256 } from '../core/crypto/hash.ts';
+import { BuildNotFoundError, NotInLogError, RecordUnavailableError } from '../core/errors/errors.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, MANIFEST_FILE, recordPath, SHARD_LOG_FILE } from '../core/layout.ts';
-import { parseManifest } from '../core/manifest-schema.ts';
+import { parseManifest } from '../core/schemas/manifest.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { storeTiles } from '../storage/log-tiles.ts';
 import type { Store } from '../storage/store.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ENTRY_SIZE, type LeafSize } from '#shared';
-import { StoreUnavailableError } from '../core/errors.ts';
+import { StoreUnavailableError } from '../core/errors/errors.ts';
 import { DOMAIN_MAP_FILE } from '../core/layout.ts';
 
 /** Bytes of a chunk of a domain map at most: a question about one domain reads one chunk. */

@@ -1,5 +1,5 @@
 import type { BuildStatement } from '#shared';
-import { BuildNotFoundError, StoreUnavailableError } from '../core/errors.ts';
+import { BuildNotFoundError, StoreUnavailableError } from '../core/errors/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import {
   BUILD_CHECKPOINT_FILE,

@@ -1,7 +1,7 @@
 import { type DomainMap, domainHash, ENTRY_SIZE, type PacksHead, packPath, type RecordPlace, recordPlace } from '#shared';
-import { BuildNotFoundError, RecordUnavailableError } from '../core/errors.ts';
+import { sha256 } from '../core/crypto/hash.ts';
+import { BuildNotFoundError, RecordUnavailableError } from '../core/errors/errors.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';
-import { sha256 } from '../core/hash.ts';
 import { MANIFEST_FILE, PACK_INDEX_FILE } from '../core/layout.ts';
 import type { Store } from '../storage/store.ts';
 import type { ServedBuild } from './build-maps.ts';

@@ -1,6 +1,6 @@
 import { domainHash, paddedPart } from '#shared';
-import { InvalidPrefixError, RecordUnavailableError } from '../core/errors.ts';
-import { sha256 } from '../core/hash.ts';
+import { sha256 } from '../core/crypto/hash.ts';
+import { InvalidPrefixError, RecordUnavailableError } from '../core/errors/errors.ts';
 import { INDEX_FILE } from '../core/layout.ts';
 import { CACHE_LIMITS } from '../core/limits.ts';
 import type { BuildMap } from './build-maps.ts';

@@ -1,11 +1,11 @@
 import { basename } from 'node:path';
 import type { AbsenceProof } from '#shared';
 import { formatTimestamp } from '#shared';
-import { RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
+import { RecordUnavailableError, StoreUnavailableError } from '../core/errors/errors.ts';
 import { strongEtag } from '../core/etag.ts';
-import { type CheckKeys, KeyTrust, type TrustSettings } from '../core/key-trust.ts';
-import { unverifiedRecord } from '../core/record.ts';
-import { canonicalRecordText } from '../core/record-text.ts';
+import { type CheckKeys, KeyTrust, type TrustSettings } from '../core/rules/key-trust.ts';
+import { unverifiedRecord } from '../core/rules/record.ts';
+import { canonicalRecordText } from '../core/rules/record-text.ts';
 import { KeySetSource } from '../storage/key-set-source.ts';
 import { oneAtATime } from '../storage/one-at-a-time.ts';
 import type { Store } from '../storage/store.ts';

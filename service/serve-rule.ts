@@ -1,9 +1,9 @@
 import { entryMismatch } from '#shared';
-import { type ErrorCode, isMvrError, RecordNotInMapError, RecordUnavailableError } from '../core/errors.ts';
-import { sha256 } from '../core/hash.ts';
-import type { CheckKeys } from '../core/key-trust.ts';
-import { recordSchema } from '../core/record.ts';
-import { verifyRecordNode } from '../core/signing.ts';
+import { sha256 } from '../core/crypto/hash.ts';
+import { verifyRecordNode } from '../core/crypto/signing.ts';
+import { type ErrorCode, isMvrError, RecordNotInMapError, RecordUnavailableError } from '../core/errors/errors.ts';
+import type { CheckKeys } from '../core/rules/key-trust.ts';
+import { recordSchema } from '../core/rules/record.ts';
 import { trustHint } from './build-maps.ts';
 
 /**

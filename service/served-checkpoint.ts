@@ -3,7 +3,7 @@
  * what the gateway serves (service/log-proofs.ts) and `mvr mirror` checks alike.
  */
 import { parseCheckpoint, parseNote, verifyInclusion } from '#shared';
-import { hasher } from '../core/hash.ts';
+import { hasher } from '../core/crypto/hash.ts';
 import type { TileTree } from '../core/tlog/tile-tree.ts';
 
 /**

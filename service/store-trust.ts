@@ -1,5 +1,5 @@
-import { ConfigError } from '../core/errors.ts';
-import type { TrustSettings } from '../core/key-trust.ts';
+import { ConfigError } from '../core/errors/errors.ts';
+import type { TrustSettings } from '../core/rules/key-trust.ts';
 import { isHttp, isS3, type StoreSettings } from '../storage/url.ts';
 
 /** No key trusted: on a bucket or an origin in unsigned mode, only builds that carry no signature pass. */

@@ -1,7 +1,7 @@
 import { lstatSync, statSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { NoBuildHistoryError, ReadTooLargeError, RecordUnavailableError, StoreUnavailableError } from '../core/errors.ts';
+import { NoBuildHistoryError, ReadTooLargeError, RecordUnavailableError, StoreUnavailableError } from '../core/errors/errors.ts';
 import { fileVersion, NotARegularFileError, readRegularRange, regularFileSize } from '../core/files.ts';
 import { BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { checkRangeLimit } from '../core/limits.ts';

@@ -6,7 +6,7 @@ import {
   ReadTooLargeError,
   RecordUnavailableError,
   StoreUnavailableError,
-} from '../core/errors.ts';
+} from '../core/errors/errors.ts';
 import { MANIFEST_FILE } from '../core/layout.ts';
 import { checkRangeLimit } from '../core/limits.ts';
 import { rangeBody, rangeHeader } from '../core/ranges.ts';

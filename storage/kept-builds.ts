@@ -1,9 +1,9 @@
 import { readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { writeAtomic } from '../core/files.ts';
-import type { KeptBuildEntry } from '../core/history-schema.ts';
 import { BUILD_ID, BUILDS_DIR, CURRENT_LINK, KEPT_FILE, MANIFEST_FILE } from '../core/layout.ts';
-import { parseManifest } from '../core/manifest-schema.ts';
+import type { KeptBuildEntry } from '../core/schemas/history.ts';
+import { parseManifest } from '../core/schemas/manifest.ts';
 import { readWithinLimit } from './public-files.ts';
 
 /** A kept build as `kept.json` holds it: what `GET /v1/builds` lists, and the key that signed its records (null: unsigned). */

@@ -1,8 +1,8 @@
-import { ReadTooLargeError, StoreUnavailableError } from '../core/errors.ts';
+import { ReadTooLargeError, StoreUnavailableError } from '../core/errors/errors.ts';
 import { strongEtag } from '../core/etag.ts';
 import { fileVersion, readRegularFile } from '../core/files.ts';
-import type { CheckKeys, KeyTrust } from '../core/key-trust.ts';
 import { READ_LIMITS } from '../core/limits.ts';
+import type { CheckKeys, KeyTrust } from '../core/rules/key-trust.ts';
 
 /** A key set as read: the keys it is checked with (its trusted keys), and its bytes. */
 export interface LoadedKeySet extends CheckKeys {

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LogInconsistentError, StoreUnavailableError } from '../core/errors.ts';
+import { LogInconsistentError, StoreUnavailableError } from '../core/errors/errors.ts';
 import type { TileFetch } from '../core/tlog/tile-tree.ts';
 import type { Store } from './store.ts';
 

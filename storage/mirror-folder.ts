@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
-import { ConfigError, ReadTooLargeError } from '../core/errors.ts';
+import { ConfigError, ReadTooLargeError } from '../core/errors/errors.ts';
 import { readRegularFileSync } from '../core/files.ts';
 import { MIRROR_FILE, MIRROR_PUBLIC_DIR } from '../core/layout.ts';
 import { READ_LIMITS } from '../core/limits.ts';

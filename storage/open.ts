@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import type { ReadDeadlineError, ReadTooLargeError } from '../core/errors.ts';
-import { ConfigError } from '../core/errors.ts';
+import type { ReadDeadlineError, ReadTooLargeError } from '../core/errors/errors.ts';
+import { ConfigError } from '../core/errors/errors.ts';
 import { FolderStore } from './folder.ts';
 import { HttpOriginStore } from './http-origin.ts';
 import { S3Bucket } from './s3/bucket.ts';

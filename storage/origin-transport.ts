@@ -1,6 +1,6 @@
 import type { Dispatcher, request } from 'undici';
 import { readCapped } from '#shared';
-import { ReadDeadlineError, ReadTooLargeError } from '../core/errors.ts';
+import { ReadDeadlineError, ReadTooLargeError } from '../core/errors/errors.ts';
 import { READ_LIMITS, readLimitOf } from '../core/limits.ts';
 
 export interface OriginTransportOptions {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import { ReadTooLargeError, StoreUnavailableError } from '../core/errors.ts';
+import { ReadTooLargeError, StoreUnavailableError } from '../core/errors/errors.ts';
 import { readRegularFile } from '../core/files.ts';
 import { LOG_DIR, LOG_VKEY_PATH } from '../core/layout.ts';
 import { readLimitOf } from '../core/limits.ts';

@@ -1,4 +1,4 @@
-import { StoreNotPublishedError } from '../core/errors.ts';
+import { StoreNotPublishedError } from '../core/errors/errors.ts';
 import type { KeptBuild } from './kept-builds.ts';
 import type { KeySetOrigin } from './key-set-source.ts';
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parsePolicy, type TlogPolicy } from '@merchant-verify/verifier';
-import { ConfigError } from '../core/errors.ts';
+import { ConfigError } from '../core/errors/errors.ts';
 
 /**
  * A tlog-policy file, its text and what it says, for every command that takes one (the log's

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { verifyRecord } from '@merchant-verify/verifier';
-import { isErrorCode } from '../../core/error-registry.ts';
+import { isErrorCode } from '../../core/errors/registry.ts';
 import type { Exchange, Route, Verdict } from './exchange.ts';
 import { inc, type KeySetCache, type Stats } from './stats.ts';
 import type { Timeline } from './timeline.ts';

@@ -1,7 +1,7 @@
 import type { Pool } from 'undici';
 import { domainHash, hexPrefix } from '#shared';
-import { normalizeDomain } from '../../core/domain.ts';
-import { sha256 } from '../../core/hash.ts';
+import { sha256 } from '../../core/crypto/hash.ts';
+import { normalizeDomain } from '../../core/rules/domain.ts';
 import type { Checker } from './check.ts';
 import type { Exchange, Kind, Planned } from './exchange.ts';
 import type { Timeline } from './timeline.ts';

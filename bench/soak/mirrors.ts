@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
-import { isErrorCode } from '../../core/error-registry.ts';
+import { isErrorCode } from '../../core/errors/registry.ts';
 import type { Outcome } from './exchange.ts';
 import { state } from './lifecycle.ts';
 import { inc, type Stats } from './stats.ts';

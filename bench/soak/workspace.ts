@@ -8,7 +8,7 @@ import { formatTimestamp } from '#shared';
 import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { type BuildSummary, runBuild } from '../../builder/build.ts';
 import { CURRENT_LINK } from '../../core/layout.ts';
-import { defaultSchemaUrl } from '../../core/record.ts';
+import { defaultSchemaUrl } from '../../core/rules/record.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { activeKid, keygen } from '../../keyring/signing-keys.ts';
 import { generateAudits } from '../generate-audits.ts';

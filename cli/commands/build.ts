@@ -1,4 +1,4 @@
-import { snakeCaseMembers } from '../../core/json-members.ts';
+import { snakeCaseMembers } from '../../presentation/json-members.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, resolveNow, schemaUrlOf } from '../config.ts';
 

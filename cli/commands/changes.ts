@@ -1,4 +1,4 @@
-import type { Verdict } from '../../core/history-schema.ts';
+import type { Verdict } from '../../core/schemas/history.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, recordsStoreOf, schemaUrlOf } from '../config.ts';

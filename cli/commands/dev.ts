@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../access/api-keys.ts';
 import type { BuildSummary } from '../../builder/build.ts';
-import { ConfigError } from '../../core/errors.ts';
+import { ConfigError } from '../../core/errors/errors.ts';
 import { LOG_VKEY_PATH } from '../../core/layout.ts';
 import { createLogKey, loadLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { keygen, loadActiveKey } from '../../keyring/signing-keys.ts';

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../core/errors.ts';
+import { ConfigError } from '../../core/errors/errors.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, storeSettingsOf } from '../config.ts';

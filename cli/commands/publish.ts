@@ -1,6 +1,6 @@
 import type { PublishProgress } from '../../builder/publish-objects.ts';
-import { ConfigError } from '../../core/errors.ts';
-import { snakeCaseMembers } from '../../core/json-members.ts';
+import { ConfigError } from '../../core/errors/errors.ts';
+import { snakeCaseMembers } from '../../presentation/json-members.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, storeSettingsOf } from '../config.ts';

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../core/errors.ts';
+import { ConfigError } from '../../core/errors/errors.ts';
 import type { JsonLog } from '../../gateway/json-log.ts';
 import type { GatewayOptions } from '../../gateway/server.ts';
 import { readPolicyFile } from '../../witness/policy-file.ts';

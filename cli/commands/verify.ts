@@ -1,4 +1,4 @@
-import { UsageError } from '../../core/errors.ts';
+import { UsageError } from '../../core/errors/errors.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';

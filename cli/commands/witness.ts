@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { ConfigError } from '../../core/errors.ts';
+import { ConfigError } from '../../core/errors/errors.ts';
 import { parseVkey } from '../../keyring/log-key.ts';
 import type { WitnessedLog } from '../../witness/server/add-checkpoint.ts';
 import { runAction } from '../cli-output.ts';

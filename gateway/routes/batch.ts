@@ -1,5 +1,5 @@
 import { defineEventHandler, getRequestHeader, type H3Event } from 'h3';
-import { InvalidRequestError, UnsupportedMediaTypeError } from '../../core/errors.ts';
+import { InvalidRequestError, UnsupportedMediaTypeError } from '../../core/errors/errors.ts';
 import { batchDomains, lookupBatch } from '../../service/batch.ts';
 import { sendAnswer } from '../answer.ts';
 import { authenticate, chargeQuota } from '../auth.ts';

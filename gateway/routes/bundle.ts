@@ -1,5 +1,5 @@
 import { defineEventHandler } from 'h3';
-import { InvalidRequestError } from '../../core/errors.ts';
+import { InvalidRequestError } from '../../core/errors/errors.ts';
 import { strongEtag } from '../../core/etag.ts';
 import { bundleFor } from '../../service/bundles.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';

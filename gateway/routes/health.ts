@@ -1,5 +1,5 @@
 import { defineEventHandler } from 'h3';
-import type { Health } from '../../core/health-schema.ts';
+import type { Health } from '../../core/schemas/health.ts';
 import { sendAnswer } from '../answer.ts';
 import { cacheHeaders } from '../cache-policy.ts';
 import type { GatewayServices } from '../context.ts';

@@ -1,5 +1,5 @@
 import { defineEventHandler } from 'h3';
-import type { ChangesPage, HistoryAnswer, KeptBuilds } from '../../core/history-schema.ts';
+import type { ChangesPage, HistoryAnswer, KeptBuilds } from '../../core/schemas/history.ts';
 import { type Answer, sendAnswer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
 import { type CachedRoute, cacheHeaders } from '../cache-policy.ts';

@@ -1,6 +1,6 @@
 import { defineEventHandler } from 'h3';
 import { parseCheckpoint, parseNote } from '#shared';
-import { BuildNotFoundError, NotFoundError } from '../../core/errors.ts';
+import { BuildNotFoundError, NotFoundError } from '../../core/errors/errors.ts';
 import { strongEtag } from '../../core/etag.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
 import { parseTilePath, tileCovered } from '../../core/tlog/tiles.ts';

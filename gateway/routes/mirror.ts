@@ -1,5 +1,5 @@
 import { defineEventHandler, type H3Event } from 'h3';
-import { NotFoundError } from '../../core/errors.ts';
+import { NotFoundError } from '../../core/errors/errors.ts';
 import { quotaUnitsOf } from '../../core/limits.ts';
 import { requestedRange } from '../../core/ranges.ts';
 import { isMirrorFile, MIRROR_CHUNK_BYTES, type MirrorFile } from '../../service/mirror-files.ts';

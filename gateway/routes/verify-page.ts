@@ -1,5 +1,5 @@
 import { defineEventHandler } from 'h3';
-import { NotFoundError } from '../../core/errors.ts';
+import { NotFoundError } from '../../core/errors/errors.ts';
 import { strongEtag } from '../../core/etag.ts';
 import { readVerifyPage } from '../../core/verify-page.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';

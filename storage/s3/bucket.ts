@@ -1,5 +1,5 @@
 import type { AwsClient } from 'aws4fetch';
-import { StoreUnavailableError } from '../../core/errors.ts';
+import { StoreUnavailableError } from '../../core/errors/errors.ts';
 import { type HttpMethod, type OriginAnswer, OriginTransport, type OriginTransportOptions } from '../origin-transport.ts';
 import type { S3Config, S3Location } from './config.ts';
 import type { AwsCredentials } from './credentials.ts';

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../core/errors.ts';
+import { ConfigError } from '../../core/errors/errors.ts';
 import { type CredentialSource, credentialsFromEnv } from './credentials.ts';
 
 // The S3 settings, apart from the client (./bucket.ts), so the CLI resolves them without loading it.

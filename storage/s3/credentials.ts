@@ -1,4 +1,4 @@
-import { ConfigError, StoreUnavailableError } from '../../core/errors.ts';
+import { ConfigError, StoreUnavailableError } from '../../core/errors/errors.ts';
 
 /** One set of AWS credentials; `expiration` when they are temporary (a role's). */
 export interface AwsCredentials {

@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../../core/errors.ts';
+import { StoreUnavailableError } from '../../core/errors/errors.ts';
 import { BUILD_ID, LIVE_POINTER_OBJECT } from '../../core/layout.ts';
 import type { S3Bucket } from './bucket.ts';
 

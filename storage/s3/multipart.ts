@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../../core/errors.ts';
+import { StoreUnavailableError } from '../../core/errors/errors.ts';
 import type { PartSource, Slot } from '../store.ts';
 import type { S3Bucket } from './bucket.ts';
 import { xmlText } from './xml.ts';

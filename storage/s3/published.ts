@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../../core/errors.ts';
+import { StoreUnavailableError } from '../../core/errors/errors.ts';
 import { BUCKET_LOG_PREFIX, BUILDS_DIR, LIVE_POINTER_OBJECT, LOG_CHECKPOINT, MANIFEST_FILE } from '../../core/layout.ts';
 import type { PartSource, PublishedBuilds, Slot, StoredFile } from '../store.ts';
 import type { S3Bucket } from './bucket.ts';

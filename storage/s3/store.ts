@@ -1,4 +1,4 @@
-import { ReadDeadlineError, ReadTooLargeError, StoreUnavailableError } from '../../core/errors.ts';
+import { ReadDeadlineError, ReadTooLargeError, StoreUnavailableError } from '../../core/errors/errors.ts';
 import {
   BUILD_KEPT_OBJECT,
   BUILD_KEY_SET_OBJECT,

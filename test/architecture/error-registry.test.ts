@@ -18,7 +18,7 @@ import {
   NoLogError,
   PolicyError,
   VERIFIER_ERROR_CODES,
-} from '../../core/errors.ts';
+} from '../../core/errors/errors.ts';
 import { openApiDocument } from '../../gateway/openapi.ts';
 
 /** The folders whose sources are scanned. */
@@ -104,8 +104,8 @@ const literalUses: Use[] = sources.flatMap(({ file, text }) =>
   CODE_SHAPES.flatMap((re) => [...text.matchAll(re)].map((m) => ({ file, line: lineOf(text, m.index), code: m[1]!, how: m[0] }))),
 );
 
-/** The application's error classes: core/errors.ts and the files of one topic it re-exports. */
-const ERROR_CLASS_FILES = ['core/errors.ts', 'core/audit-problems.ts', 'core/lock-errors.ts'];
+/** The application's error classes: core/errors/errors.ts and the files of one topic it re-exports. */
+const ERROR_CLASS_FILES = ['core/errors/errors.ts', 'core/errors/audit-problems.ts', 'core/errors/lock-errors.ts'];
 
 /** Error class -> its code, read from the classes of the application's error files and the shared package's errors.ts (a subclass without `static readonly code = 'X'` inherits its parent's). */
 function errorClassCodes(): Map<string, string> {
@@ -150,9 +150,9 @@ describe('codes used in the sources', () => {
     expect(unknown, 'codes missing from the registry').toEqual([]);
   });
 
-  it('core/errors.ts re-exports every other file of error classes', () => {
-    const errors = readFileSync(join(ROOT, 'core/errors.ts'), 'utf8');
-    const reExported = ERROR_CLASS_FILES.slice(1).filter((file) => errors.includes(`export * from './${file.slice('core/'.length)}'`));
+  it('core/errors/errors.ts re-exports every other file of error classes', () => {
+    const errors = readFileSync(join(ROOT, 'core/errors/errors.ts'), 'utf8');
+    const reExported = ERROR_CLASS_FILES.slice(1).filter((file) => errors.includes(`export * from './${file.slice('core/errors/'.length)}'`));
     expect(reExported).toEqual(ERROR_CLASS_FILES.slice(1));
     const classFiles = walk(join(ROOT, 'core'))
       .map((path) => relative(ROOT, path).split(sep).join('/'))
@@ -160,7 +160,7 @@ describe('codes used in the sources', () => {
     expect(classFiles.sort()).toEqual([...ERROR_CLASS_FILES].sort());
   });
 
-  it('every error class of core/errors.ts and the verifier package carries a registry code', () => {
+  it('every error class of core/errors/errors.ts and the verifier package carries a registry code', () => {
     expect(CLASS_CODES.size).toBeGreaterThanOrEqual(15);
     const unknown = [...CLASS_CODES].filter(([, code]) => !isRegistryCode(code)).map(([name, code]) => `${name}: ${code}`);
     expect(unknown).toEqual([]);
@@ -182,7 +182,7 @@ describe('no bare errors', () => {
       const file = relative(ROOT, path).split(sep).join('/');
       return [...text.matchAll(/\bnew Error\(/g)].map((m) => `${file}:${lineOf(text, m.index)}`);
     });
-    expect(bare, 'plain Errors: use (or add) a class of core/errors.ts').toEqual([]);
+    expect(bare, 'plain Errors: use (or add) a class of core/errors/errors.ts').toEqual([]);
   });
 });
 

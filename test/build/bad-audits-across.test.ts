@@ -1,7 +1,7 @@
 /** Bad audits that only show across files (one domain under two spellings), and bad audits through the CLI: exit code, problems named, nothing published. */
 import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AuditProblem, formatProblem } from '../../core/errors.ts';
+import { type AuditProblem, formatProblem } from '../../core/errors/errors.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { expectUntouched, liveCopy, rejected } from '../support/bad-audits.ts';
 import { buildArgs, lines, runCli } from '../support/cli.ts';

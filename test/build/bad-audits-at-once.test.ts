@@ -4,7 +4,7 @@
  * of a kind, `--json` listing every one; exit 3 and nothing published, as for any bad audit.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AuditProblem, PROBLEMS_SHOWN_PER_KIND } from '../../core/errors.ts';
+import { type AuditProblem, PROBLEMS_SHOWN_PER_KIND } from '../../core/errors/errors.ts';
 import { MAX_RECORD_BYTES } from '../../core/files.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { expectUntouched, liveCopy } from '../support/bad-audits.ts';

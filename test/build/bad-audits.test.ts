@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PROBLEMS_KEPT } from '../../builder/dispatch.ts';
-import { formatProblem } from '../../core/errors.ts';
+import { formatProblem } from '../../core/errors/errors.ts';
 import { audit, jsonl } from '../support/audits.ts';
 import { file, type ProblemsOf, rejected, rejectedTogether } from '../support/bad-audits.ts';
 import { build, makeProject, type Project, removeTempDirs } from '../support/project.ts';

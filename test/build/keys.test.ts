@@ -1,7 +1,7 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generatePrivateJwk, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
+import { generatePrivateJwk, toPublicJwk, verifyRecordNode } from '../../core/crypto/signing.ts';
 import { keygen as keystoreKeygen, listKeys, retireKey } from '../../keyring/signing-keys.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
 import { currentTarget, listFiles, readCurrentRecords, readKeySet, snapshotOutputs } from '../support/outputs.ts';

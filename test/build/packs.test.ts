@@ -16,8 +16,8 @@ import {
   recordsPerPackFor,
   splitPack,
 } from '#shared';
+import { verifyRecordNode } from '../../core/crypto/signing.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, PACK_INDEX_FILE, PACKS_DIR } from '../../core/layout.ts';
-import { verifyRecordNode } from '../../core/signing.ts';
 import { readCurrentRecords, readKeySet } from '../support/outputs.ts';
 import { build, makeProject, type Project, removeTempDirs } from '../support/project.ts';
 

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { apiKeysFileOf, commandOptions, schemaUrlOf } from '../../cli/config.ts';
 import { TRUST_OPTIONS, trustOf } from '../../cli/trust-options.ts';
-import { generatePrivateJwk, loadSigningKey } from '../../core/signing.ts';
+import { generatePrivateJwk, loadSigningKey } from '../../core/crypto/signing.ts';
 import { removeTempDirs, tempDir } from '../support/project.ts';
 
 afterAll(removeTempDirs);

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../core/errors.ts';
+import { exitCodeOf } from '../../core/errors/errors.ts';
 import { buildArgs, runCli, spawnCli } from '../support/cli.ts';
 import { makeProject, ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 import { waitForClose } from '../support/wait.ts';

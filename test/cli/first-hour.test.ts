@@ -12,7 +12,7 @@ import { PUBLISH_OPTIONS } from '../../cli/commands/publish.ts';
 import { SERVE_OPTIONS } from '../../cli/commands/serve.ts';
 import { WITNESS_OPTIONS } from '../../cli/commands/witness.ts';
 import { OPTIONS, type OptionName } from '../../cli/config.ts';
-import { exitCodeOf } from '../../core/errors.ts';
+import { exitCodeOf } from '../../core/errors/errors.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { gatewayOver, loggedProject, NOV } from '../support/logged-project.ts';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OPTIONS } from '../../cli/options.ts';
 import { cliReference } from '../../cli/reference.ts';
-import { ERROR_REGISTRY } from '../../core/errors.ts';
+import { ERROR_REGISTRY } from '../../core/errors/errors.ts';
 import { runCli } from '../support/cli.ts';
 import { ROOT } from '../support/project.ts';
 

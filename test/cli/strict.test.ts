@@ -8,7 +8,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { colourEnabled } from '../../cli/colour.ts';
-import { exitCodeOf } from '../../core/errors.ts';
+import { exitCodeOf } from '../../core/errors/errors.ts';
 import { type CliResult, runCli, spawnCli } from '../support/cli.ts';
 import { ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 

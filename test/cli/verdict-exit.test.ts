@@ -8,7 +8,7 @@ import { type AnswerVerification, VERIFIER_ERROR_CODES, type VerifierErrorCode }
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { present } from '../../cli/verify-output.ts';
-import { ERROR_REGISTRY } from '../../core/error-registry.ts';
+import { ERROR_REGISTRY } from '../../core/errors/registry.ts';
 
 const checkpoint = { origin: 'merchant-verify.example/log', size: 34, hash: new Uint8Array(32), extension: [] };
 const staleness = { state: 'current', lastAuditedAt: '2026-10-15T12:00:00.000Z', nextAuditAt: null, ageDays: 3, overdueDays: 0 } as const;

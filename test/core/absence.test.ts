@@ -15,9 +15,9 @@ import {
   encodeMapEntry,
   treeHasher,
 } from '#shared';
-import { absenceProofSchema } from '../../core/absence-schema.ts';
-import { nodeEd25519Verify } from '../../core/ed25519.ts';
-import { generatePrivateJwk, loadSigningKey, signRecord, toPublicJwk } from '../../core/signing.ts';
+import { nodeEd25519Verify } from '../../core/crypto/ed25519.ts';
+import { generatePrivateJwk, loadSigningKey, signRecord, toPublicJwk } from '../../core/crypto/signing.ts';
+import { absenceProofSchema } from '../../core/schemas/absence.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('../vectors/absence.json', import.meta.url), 'utf8')) as {
   key_set: KeySet;

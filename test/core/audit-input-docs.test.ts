@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { normalizeDomain } from '../../core/domain.ts';
+import { normalizeDomain } from '../../core/rules/domain.ts';
 import { ROOT } from '../support/project.ts';
 import { thrown } from '../support/thrown.ts';
 

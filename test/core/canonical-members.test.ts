@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, canonicalMembers, joinMembers } from '#shared';
-import { unverifiedRecord } from '../../core/record.ts';
-import { canonicalRecordText, recordCanonicalParts } from '../../core/record-text.ts';
-import { generatePrivateJwk, loadSigningKey, signRecordChecked, signUnsignedChecked, verifyRecordNode } from '../../core/signing.ts';
+import { generatePrivateJwk, loadSigningKey, signRecordChecked, signUnsignedChecked, verifyRecordNode } from '../../core/crypto/signing.ts';
+import { unverifiedRecord } from '../../core/rules/record.ts';
+import { canonicalRecordText, recordCanonicalParts } from '../../core/rules/record-text.ts';
 
 const key = loadSigningKey(generatePrivateJwk());
 const CTX = {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { canonicalBytes, canonicalJson } from '#shared';
-import { CanonicalizationError, MvrError } from '../../core/errors.ts';
+import { CanonicalizationError, MvrError } from '../../core/errors/errors.ts';
 import { thrown } from '../support/thrown.ts';
 
 interface Rfc8785File {

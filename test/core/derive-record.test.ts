@@ -1,8 +1,8 @@
 /** The whole derived record, the unverified record of a never-audited domain, the record schema, and audit validation. */
 import { describe, expect, it } from 'vitest';
-import { validateAudit } from '../../core/audit.ts';
-import { formatProblem } from '../../core/errors.ts';
-import { defaultSchemaUrl, deriveRecord, type IssueContext, MAX_SCORE, recordSchema, unverifiedRecord } from '../../core/record.ts';
+import { formatProblem } from '../../core/errors/errors.ts';
+import { validateAudit } from '../../core/rules/audit.ts';
+import { defaultSchemaUrl, deriveRecord, type IssueContext, MAX_SCORE, recordSchema, unverifiedRecord } from '../../core/rules/record.ts';
 import { auditOf, baseAudit, ctx, derive, type Patch, problemsOf } from '../support/derive.ts';
 
 describe('the whole derived record', () => {

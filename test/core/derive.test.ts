@@ -3,8 +3,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addOneMonth, daysInMonth, formatTimestamp, parseTimestamp } from '#shared';
-import { validateAudit } from '../../core/audit.ts';
-import { deriveRecord, recordSchema, statusFor, tierFor } from '../../core/record.ts';
+import { validateAudit } from '../../core/rules/audit.ts';
+import { deriveRecord, recordSchema, statusFor, tierFor } from '../../core/rules/record.ts';
 import { auditOf, baseAudit, ctx, derive, type Patch } from '../support/derive.ts';
 
 describe('tier', () => {

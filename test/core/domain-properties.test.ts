@@ -2,8 +2,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { URL as WhatwgURL } from 'whatwg-url';
-import { normalizeDomain, plainHost } from '../../core/domain.ts';
-import { MvrError } from '../../core/errors.ts';
+import { MvrError } from '../../core/errors/errors.ts';
+import { normalizeDomain, plainHost } from '../../core/rules/domain.ts';
 import { thrown } from '../support/thrown.ts';
 
 const DOMAINISH = /^[a-z0-9.-]+$/;

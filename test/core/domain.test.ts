@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { displayDomain, MAX_DOMAIN_INPUT, normalizeDomain, unicodeDomain } from '../../core/domain.ts';
-import { InvalidDomainError } from '../../core/errors.ts';
+import { InvalidDomainError } from '../../core/errors/errors.ts';
+import { displayDomain, MAX_DOMAIN_INPUT, normalizeDomain, unicodeDomain } from '../../core/rules/domain.ts';
 import { thrown } from '../support/thrown.ts';
 
 const label63 = 'a'.repeat(63);

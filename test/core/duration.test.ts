@@ -1,6 +1,6 @@
 /** One duration syntax for the CLI's --max-age and the verify page: a whole number, then s, m, h or d. */
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../../core/duration.ts';
+import { parseDuration } from '../../core/rules/duration.ts';
 
 describe('parseDuration', () => {
   it('reads a whole number and its unit', () => {

@@ -1,6 +1,6 @@
 /**
  * The Ed25519 edge cases (test/vectors/ed25519-cases.ts, decision 0027) at each call site of the
- * service's check (core/ed25519.ts), signed over what that site verifies: the log key's note check
+ * service's check (core/crypto/ed25519.ts), signed over what that site verifies: the log key's note check
  * (`openNoteWith`, `openCheckpoint`: the build's, the monitor's and the publisher's reading of a
  * checkpoint), the witness server's check of the log's signature (a real `mvr witness` server over
  * HTTP) and the witness client's check of a cosignature (`submitCheckpoint` against a witness
@@ -23,8 +23,8 @@ import {
   parseNote,
   signatureLine,
 } from '#shared';
-import { nodeEd25519Verify } from '../../core/ed25519.ts';
-import { hasher, sha256 } from '../../core/hash.ts';
+import { nodeEd25519Verify } from '../../core/crypto/ed25519.ts';
+import { hasher, sha256 } from '../../core/crypto/hash.ts';
 import { openCheckpoint, openNoteWith } from '../../keyring/log-key.ts';
 import { submitCheckpoint } from '../../witness/client/submit.ts';
 import { formatAddCheckpoint } from '../../witness/protocol.ts';

@@ -1,7 +1,7 @@
 /**
  * The Ed25519 edge-case vectors (test/vectors/ed25519-*.json, decision 0027) against both
  * primitives exactly as this project calls them, and against the Ed25519 step on each: the
- * service's (core/ed25519.ts, node:crypto) and the portable verifier's (@noble/ed25519) must
+ * service's (core/crypto/ed25519.ts, node:crypto) and the portable verifier's (@noble/ed25519) must
  * answer every vector alike, and as recorded. Each call site of the service's check meets the same
  * cases in test/core/ed25519-call-sites.test.ts.
  */
@@ -21,7 +21,7 @@ import {
   publicKeyProblem,
   signatureProblem,
 } from '#shared';
-import { checkEd25519, nodeEd25519Verify, verifyEd25519 } from '../../core/ed25519.ts';
+import { checkEd25519, nodeEd25519Verify, verifyEd25519 } from '../../core/crypto/ed25519.ts';
 import { edgeCases } from '../vectors/ed25519-cases.ts';
 import { M, type Vector } from '../vectors/ed25519-construct.ts';
 

@@ -5,7 +5,7 @@ import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
 import { canonicalBytes, createRecordVerifier, decodeBase64url, encodeBase64url, nobleEd25519Verify } from '#shared';
-import { jwkThumbprint, loadSigningKey, signRecord, toPublicJwk, verifyRecordNode } from '../../core/signing.ts';
+import { jwkThumbprint, loadSigningKey, signRecord, toPublicJwk, verifyRecordNode } from '../../core/crypto/signing.ts';
 
 ed.hashes.sha512 = sha512;
 

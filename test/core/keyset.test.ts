@@ -8,7 +8,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { KEY_SET_PATH, parseKeySet } from '@merchant-verify/verifier';
 import { describe, expect, it } from 'vitest';
 import { encodeBase64url, findKey } from '#shared';
-import { generatePrivateJwk, loadSigningKey, toPublicJwk } from '../../core/signing.ts';
+import { generatePrivateJwk, loadSigningKey, toPublicJwk } from '../../core/crypto/signing.ts';
 import { thrown } from '../support/thrown.ts';
 
 const key = loadSigningKey(generatePrivateJwk());

@@ -2,9 +2,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BuildError } from '../../core/errors.ts';
+import { BuildError } from '../../core/errors/errors.ts';
 import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
-import { manifestText, parseManifest } from '../../core/manifest-schema.ts';
+import { manifestText, parseManifest } from '../../core/schemas/manifest.ts';
 import { cleanup } from '../support/gateway.ts';
 import { ISSUER, makeProject } from '../support/project.ts';
 

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { normalizeDomain } from '../../core/domain.ts';
-import type { MvrError } from '../../core/errors.ts';
+import type { MvrError } from '../../core/errors/errors.ts';
+import { normalizeDomain } from '../../core/rules/domain.ts';
 
 interface Case {
   note: string;

@@ -4,7 +4,7 @@ import { parseKeySet } from '@merchant-verify/verifier';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalBytes, canonicalJson, decodeBase64url, encodeBase64url, signatureProblem } from '#shared';
-import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/signing.ts';
+import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/crypto/signing.ts';
 
 const NUM_RUNS = 200;
 

@@ -4,7 +4,7 @@ import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
 import { decodeBase64url, encodeBase64url } from '#shared';
-import { generatePrivateJwk, jwkThumbprint, loadSigningKey, toPublicJwk } from '../../core/signing.ts';
+import { generatePrivateJwk, jwkThumbprint, loadSigningKey, toPublicJwk } from '../../core/crypto/signing.ts';
 import { thrown } from '../support/thrown.ts';
 
 ed.hashes.sha512 = sha512;

@@ -17,7 +17,7 @@ import {
   parseVerifierKey,
   treeHasher,
 } from '#shared';
-import { checkpointTextSchema, logProofTextSchema } from '../../core/log-schema.ts';
+import { checkpointTextSchema, logProofTextSchema } from '../../core/schemas/log.ts';
 import { bundle, TileAppender, unbundle } from '../../core/tlog/appender.ts';
 import { parseTilePath, rightEdge, tileCovered, tilePath, tilesAdded } from '../../core/tlog/tiles.ts';
 import { ed25519, sha256, VECTORS } from '../support/tlog.ts';

@@ -1,8 +1,8 @@
 import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
 import { describe, expect, it } from 'vitest';
 import { ED25519_L, encodeBase64url } from '#shared';
-import { defaultSchemaUrl, unverifiedRecord } from '../../core/record.ts';
-import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/signing.ts';
+import { generatePrivateJwk, loadSigningKey, signRecord, verifyRecordNode } from '../../core/crypto/signing.ts';
+import { defaultSchemaUrl, unverifiedRecord } from '../../core/rules/record.ts';
 
 const key = loadSigningKey(generatePrivateJwk());
 const otherKey = loadSigningKey(generatePrivateJwk());

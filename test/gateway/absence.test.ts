@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { verifyAbsence } from '@merchant-verify/verifier';
 import { afterAll, describe, expect, it } from 'vitest';
-import { absenceProofSchema } from '../../core/absence-schema.ts';
+import { absenceProofSchema } from '../../core/schemas/absence.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { connectHttpClient } from '../support/mcp.ts';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiKeyStore } from '../../access/api-key-store.ts';
 import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
-import { StoreUnavailableError, UnauthorizedError } from '../../core/errors.ts';
+import { StoreUnavailableError, UnauthorizedError } from '../../core/errors/errors.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {

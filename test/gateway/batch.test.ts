@@ -5,7 +5,7 @@
  */
 import { rename } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { verifyRecordNode } from '../../core/signing.ts';
+import { verifyRecordNode } from '../../core/crypto/signing.ts';
 import { cleanup, type Reply, startTestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { connectHttpClient } from '../support/mcp.ts';

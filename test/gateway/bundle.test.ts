@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { verdictOf, verifyBundle } from '@merchant-verify/verifier';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bundleSchema } from '../../core/bundle-schema.ts';
+import { bundleSchema } from '../../core/schemas/bundle.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { DEC, loggedProject, NOV, vkeyFile } from '../support/logged-project.ts';

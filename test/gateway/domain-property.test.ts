@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { normalizeDomain } from '../../core/domain.ts';
+import { normalizeDomain } from '../../core/rules/domain.ts';
 import { cleanup, type Reply, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectNoSecretsInLogs } from '../support/gateway-expect.ts';
 import { liveRecords } from '../support/outputs.ts';

@@ -6,7 +6,7 @@
 import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyRecordNode } from '../../core/signing.ts';
+import { verifyRecordNode } from '../../core/crypto/signing.ts';
 import { keygen, retireKey } from '../../keyring/signing-keys.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';

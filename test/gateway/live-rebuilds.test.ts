@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseKeySet } from '@merchant-verify/verifier';
 import { afterAll, describe, expect, it } from 'vitest';
-import { verifyRecordNode } from '../../core/signing.ts';
+import { verifyRecordNode } from '../../core/crypto/signing.ts';
 import { keygen } from '../../keyring/signing-keys.ts';
 import { cleanup, type TestGateway, useGateway } from '../support/gateway.ts';
 import { publishedKeySet } from '../support/outputs.ts';

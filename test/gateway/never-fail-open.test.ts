@@ -10,8 +10,8 @@ import { cp, mkdir, readFile, realpath, rename, rm, symlink, truncate, writeFile
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENTRY_SIZE } from '#shared';
+import { signRecord } from '../../core/crypto/signing.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, PACK_INDEX_FILE } from '../../core/layout.ts';
-import { signRecord } from '../../core/signing.ts';
 import { loadActiveKey } from '../../keyring/signing-keys.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectCauseLogged, expectProblem } from '../support/gateway-expect.ts';

@@ -9,7 +9,7 @@ import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CURRENT_LINK } from '../../core/layout.ts';
-import { defaultSchemaUrl } from '../../core/record.ts';
+import { defaultSchemaUrl } from '../../core/rules/record.ts';
 import { cleanup, startTestGateway, type TestGateway, trustingProject } from '../support/gateway.ts';
 import { connectHttpClient } from '../support/mcp.ts';
 import { build, ISSUER, makeProject } from '../support/project.ts';

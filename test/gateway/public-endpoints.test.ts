@@ -9,7 +9,7 @@ import { parseKeySet } from '@merchant-verify/verifier';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyRecordNode } from '../../core/signing.ts';
+import { verifyRecordNode } from '../../core/crypto/signing.ts';
 import { cleanup, type TestGateway, useGateway } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';
 import { type Project, SCHEMA_URL } from '../support/project.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { normalizeDomain } from '../../core/domain.ts';
+import { normalizeDomain } from '../../core/rules/domain.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { needing } from '../support/programs.ts';
 import { makeProject } from '../support/project.ts';

@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatCheckpoint } from '#shared';
-import { hasher } from '../../core/hash.ts';
+import { hasher } from '../../core/crypto/hash.ts';
 import { emptyEdge, TileAppender, unbundle } from '../../core/tlog/appender.ts';
 import { TileTree } from '../../core/tlog/tile-tree.ts';
 import { loadLogKey, signNote } from '../../keyring/log-key.ts';

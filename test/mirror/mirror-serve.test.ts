@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { verifyAbsence, verifyPrefixAnswer, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
-import { exitCodeOf } from '../../core/errors.ts';
+import { exitCodeOf } from '../../core/errors/errors.ts';
 import { recordPath } from '../../core/layout.ts';
 import { BIN, cliEnv, runCli } from '../support/cli.ts';
 import { NOV } from '../support/logged-project.ts';

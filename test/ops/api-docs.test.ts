@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERROR_REGISTRY, type ErrorCode } from '../../core/errors.ts';
+import { ERROR_REGISTRY, type ErrorCode } from '../../core/errors/errors.ts';
 import { openApiDocument } from '../../gateway/openapi.ts';
 import { ROOT } from '../support/project.ts';
 

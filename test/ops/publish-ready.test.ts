@@ -65,6 +65,7 @@ describe('the version', () => {
       'cli',
       'gateway',
       'mcp',
+      'presentation',
       'clients',
       'mirror',
       'bin',

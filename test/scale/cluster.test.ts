@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, revokeApiKey } from '../../access/api-keys.ts';
 import { redisApiKeyTable } from '../../access/api-keys-redis.ts';
 import { connectRedis, type RedisClient } from '../../access/redis.ts';
-import { verifyRecordNode } from '../../core/signing.ts';
+import { verifyRecordNode } from '../../core/crypto/signing.ts';
 import { ask, type ClusterSetting, startGatewayCluster, stopCluster, untilEveryProcess } from '../support/cluster.ts';
 import { cleanup } from '../support/gateway.ts';
 import { liveRecords, publishedKeySet } from '../support/outputs.ts';

@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { gatewaySource, trustedKeySet, verifyOnlinePrivately, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generatePrivateJwk } from '../../core/signing.ts';
+import { generatePrivateJwk } from '../../core/crypto/signing.ts';
 import { keygen } from '../../keyring/signing-keys.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { runCli } from '../support/cli.ts';

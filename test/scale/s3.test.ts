@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadBuild } from '../../builder/publish.ts';
+import { verifyRecordNode } from '../../core/crypto/signing.ts';
 import { recordPath } from '../../core/layout.ts';
-import { verifyRecordNode } from '../../core/signing.ts';
 import { openStore } from '../../storage/open.ts';
 import { parseS3Url, s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { runCli } from '../support/cli.ts';

@@ -7,7 +7,7 @@ import { rename } from 'node:fs/promises';
 import { verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson, formatTimestamp } from '#shared';
-import { unverifiedRecord } from '../../core/record.ts';
+import { unverifiedRecord } from '../../core/rules/record.ts';
 import type { RecordsService } from '../../service/records.ts';
 import { openRecordsStack, type RecordsStackOptions } from '../../service/records-stack.ts';
 import { cleanup } from '../support/gateway.ts';

@@ -6,7 +6,7 @@
 import { truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ReadTooLargeError } from '../../core/errors.ts';
+import { ReadTooLargeError } from '../../core/errors/errors.ts';
 import { CURRENT_LINK, DOMAIN_MAP_FILE, MANIFEST_FILE } from '../../core/layout.ts';
 import { READ_LIMITS } from '../../core/limits.ts';
 import { openStore } from '../../storage/open.ts';

@@ -5,7 +5,7 @@
  */
 import { basename, sep } from 'node:path';
 import { expect } from 'vitest';
-import { type AuditProblem, InvalidAuditsError } from '../../core/errors.ts';
+import { type AuditProblem, InvalidAuditsError } from '../../core/errors/errors.ts';
 import { currentTarget, snapshotOutputs } from './outputs.ts';
 import { auditsFolder, buildFails, copyProject, type Project } from './project.ts';
 

@@ -2,9 +2,10 @@
  * One audit and its issue context for the record-derivation tests, and helpers that patch the
  * audit and derive (each derived record is also checked against the record schema) or validate it.
  */
-import { type Audit, validateAudit } from '../../core/audit.ts';
-import { type AuditProblem, formatProblem } from '../../core/errors.ts';
-import { defaultSchemaUrl, deriveRecord, type IssueContext, recordSchema, type UnsignedRecord } from '../../core/record.ts';
+
+import { type AuditProblem, formatProblem } from '../../core/errors/errors.ts';
+import { type Audit, validateAudit } from '../../core/rules/audit.ts';
+import { defaultSchemaUrl, deriveRecord, type IssueContext, recordSchema, type UnsignedRecord } from '../../core/rules/record.ts';
 
 export const ctx: IssueContext = {
   issuer: 'verify.example.com',

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { parseKeySet } from '@merchant-verify/verifier';
 import { afterAll, beforeAll } from 'vitest';
 import { type ApiKeyScope, createApiKey } from '../../access/api-keys.ts';
-import type { TrustSettings } from '../../core/key-trust.ts';
+import type { TrustSettings } from '../../core/rules/key-trust.ts';
 import type { LogLine } from '../../gateway/context.ts';
 import { type GatewayOptions, type RunningGateway, startGateway } from '../../gateway/server.ts';
 import type { StoreSettings } from '../../storage/open.ts';

@@ -19,9 +19,9 @@ import {
   statementLeafSize,
   statementText,
 } from '#shared';
-import { hasher, sha256 } from '../../core/hash.ts';
+import { hasher, sha256 } from '../../core/crypto/hash.ts';
+import { type SigningKey, signRecord } from '../../core/crypto/signing.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, PACK_INDEX_FILE } from '../../core/layout.ts';
-import { type SigningKey, signRecord } from '../../core/signing.ts';
 import type { Project } from './project.ts';
 
 type Records = Pick<Project, 'recordsDir'>;

@@ -12,9 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { inject } from 'vitest';
 import { type BuildOptions, type BuildSummary, runBuild } from '../../builder/build.ts';
-import { MvrError } from '../../core/errors.ts';
+import { MvrError } from '../../core/errors/errors.ts';
 import { CURRENT_LINK, recordPath } from '../../core/layout.ts';
-import { defaultSchemaUrl } from '../../core/record.ts';
+import { defaultSchemaUrl } from '../../core/rules/record.ts';
 import { activeKid, keygen } from '../../keyring/signing-keys.ts';
 
 /** The project root: the CLI runs with this as its working directory. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import { runBuild } from '../../builder/build.ts';
-import { defaultSchemaUrl } from '../../core/record.ts';
+import { defaultSchemaUrl } from '../../core/rules/record.ts';
 import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../keyring/log-key.ts';
 import { keygen } from '../../keyring/signing-keys.ts';
 import { buildOptions } from './project.ts';

@@ -8,7 +8,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../core/errors.ts';
+import { exitCodeOf } from '../../core/errors/errors.ts';
 import { runCli } from '../support/cli.ts';
 import { type BuildWitness, buildPolicy, cosignBuild, startBuildWitnesses } from '../support/cosign-build.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';

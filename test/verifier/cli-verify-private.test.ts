@@ -6,8 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import { gatewaySource, trustedKeySet, verifyOnlinePrivately } from '@merchant-verify/verifier';
 import { describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../core/errors.ts';
-import { generatePrivateJwk, loadSigningKey } from '../../core/signing.ts';
+import { generatePrivateJwk, loadSigningKey } from '../../core/crypto/signing.ts';
+import { exitCodeOf } from '../../core/errors/errors.ts';
 import { runCli } from '../support/cli.ts';
 import { GOLD, UNAUDITED } from '../support/project.ts';
 import { gatewayArgs, gold, gw, parseJson, saved, useGoldGateway } from '../support/verify-cli.ts';

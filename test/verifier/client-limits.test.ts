@@ -10,7 +10,7 @@ import { boundedGet } from '../../clients/bounded-get.ts';
 import { readFileOrUrl } from '../../clients/file-or-url.ts';
 import { getFromGateway } from '../../clients/gateway-client.ts';
 import { KeySetClient } from '../../clients/key-set-client.ts';
-import { AnswerTooLargeError, RedirectRefusedError } from '../../core/errors.ts';
+import { AnswerTooLargeError, RedirectRefusedError } from '../../core/errors/errors.ts';
 import { READ_LIMITS } from '../../core/limits.ts';
 import { removeTempDirs, tempDir } from '../support/project.ts';
 import { drippingBody, endlessBody, type StaticOrigin, startStaticOrigin } from '../support/static-origin.ts';

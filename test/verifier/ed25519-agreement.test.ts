@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeBase64url } from '#shared';
-import { KeyTrust } from '../../core/key-trust.ts';
-import { jwkThumbprint, verifyRecordNode } from '../../core/signing.ts';
+import { jwkThumbprint, verifyRecordNode } from '../../core/crypto/signing.ts';
+import { KeyTrust } from '../../core/rules/key-trust.ts';
 import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
 
 interface EdgeVector {

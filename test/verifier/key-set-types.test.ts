@@ -10,7 +10,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { KEY_SET_PATH, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeySetClient, verifyRecordWithClient } from '../../clients/key-set-client.ts';
-import { KeyTrust } from '../../core/key-trust.ts';
+import { KeyTrust } from '../../core/rules/key-trust.ts';
 import { KeySetSource, keySetFile } from '../../storage/key-set-source.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { GOLD, makeProject, type Project } from '../support/project.ts';

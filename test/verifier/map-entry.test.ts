@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalBytes, decodeMapEntry, ENTRY_SIZE, encodeMapEntry, entryMismatch, formatTimestamp } from '#shared';
-import { sha256 } from '../../core/hash.ts';
+import { sha256 } from '../../core/crypto/hash.ts';
 
 const recordArb = fc.record({
   domain: fc.stringMatching(/^[a-z0-9-]{1,20}\.example$/),

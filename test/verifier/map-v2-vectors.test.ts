@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseKeySet, verifyAbsence, verifyPrefixAnswer } from '@merchant-verify/verifier';
 import { describe, expect, it } from 'vitest';
 import { canonicalBytes, DomainMap, ENTRY_SIZE, encodeMapEntry, treeHasher } from '#shared';
-import { sha256 } from '../../core/hash.ts';
+import { sha256 } from '../../core/crypto/hash.ts';
 
 const file = join(import.meta.dirname, '../vectors/map-v2/map-v2.json');
 const v = JSON.parse(readFileSync(file, 'utf8')) as {

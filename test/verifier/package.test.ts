@@ -12,8 +12,8 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unverifiedRecord } from '../../core/record.ts';
-import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
+import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/crypto/signing.ts';
+import { unverifiedRecord } from '../../core/rules/record.ts';
 import { cleanup } from '../support/gateway.ts';
 import { ISSUER, NOW_ISO, ROOT, SCHEMA_URL, tempDir } from '../support/project.ts';
 
@@ -187,9 +187,9 @@ describe('merchant-verify, packed and installed', () => {
     );
     expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
     // The service's errors and the one registry ship in the service; the shared package's errors in its compiled copy (dist/shared).
-    expect(paths.filter((p) => /(^|\/)(errors|error-registry)\.js$/.test(p))).toEqual([
-      'dist/core/error-registry.js',
-      'dist/core/errors.js',
+    expect(paths.filter((p) => /(^|\/)(errors|registry)\.js$/.test(p))).toEqual([
+      'dist/core/errors/errors.js',
+      'dist/core/errors/registry.js',
       'dist/shared/errors.js',
     ]);
     expect(paths.filter((p) => p.startsWith('packages/'))).toEqual([]);

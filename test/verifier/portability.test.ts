@@ -9,8 +9,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unverifiedRecord } from '../../core/record.ts';
-import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
+import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/crypto/signing.ts';
+import { unverifiedRecord } from '../../core/rules/record.ts';
 import { cleanup } from '../support/gateway.ts';
 import { ISSUER, NOW_ISO, ROOT, SCHEMA_URL, tempDir } from '../support/project.ts';
 

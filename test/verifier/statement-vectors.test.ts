@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { type AbsenceResult, type KeySet, type LogTrust, parseKeySet, verifyAbsence } from '@merchant-verify/verifier';
 import { describe, expect, it } from 'vitest';
 import { type AbsenceProof, createAbsenceVerifier, STATEMENT_ENTRY_PREFIX, statementEntry, statementText } from '#shared';
-import { nodeEd25519Verify } from '../../core/ed25519.ts';
+import { nodeEd25519Verify } from '../../core/crypto/ed25519.ts';
 import { h, sha256, toHex } from '../support/tlog.ts';
 
 const vectors = JSON.parse(readFileSync(join(import.meta.dirname, '../vectors/statement/statement-proofs.json'), 'utf8')) as {

@@ -8,10 +8,10 @@
  */
 import { type KeyEndorsement, type KeySet, trustedKeySet } from '@merchant-verify/verifier';
 import { describe, expect, it } from 'vitest';
-import { endorseKey } from '../../core/key-endorsement.ts';
-import { KeyTrust } from '../../core/key-trust.ts';
+import { generatePrivateJwk, loadSigningKey, type SigningKey } from '../../core/crypto/signing.ts';
 import { TRUST_LIMITS } from '../../core/limits.ts';
-import { generatePrivateJwk, loadSigningKey, type SigningKey } from '../../core/signing.ts';
+import { endorseKey } from '../../core/rules/key-endorsement.ts';
+import { KeyTrust } from '../../core/rules/key-trust.ts';
 
 const AT = '2026-11-01T00:00:00Z';
 const newKey = (): SigningKey => loadSigningKey(generatePrivateJwk());

@@ -7,8 +7,8 @@
 import { verifyAnswer } from '@merchant-verify/verifier';
 import { describe, expect, it } from 'vitest';
 import { formatVerifierKey, noteKeyId } from '#shared';
-import { unverifiedRecord } from '../../core/record.ts';
-import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
+import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/crypto/signing.ts';
+import { unverifiedRecord } from '../../core/rules/record.ts';
 import { ISSUER, NOW_ISO, SCHEMA_URL } from '../support/project.ts';
 import { sha256 } from '../support/tlog.ts';
 

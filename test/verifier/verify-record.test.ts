@@ -8,7 +8,7 @@ import type { KeySet } from '@merchant-verify/verifier';
 import { KEY_SET_PATH, parseKeySet, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '#shared';
-import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/signing.ts';
+import { generatePrivateJwk, loadSigningKey, signRecord } from '../../core/crypto/signing.ts';
 import { cleanup } from '../support/gateway.ts';
 import { liveManifest, liveRecord, liveRecords, publishedKeySet, type StoredRecord } from '../support/outputs.ts';
 import { GOLD, makeProject, NOW, type Project } from '../support/project.ts';

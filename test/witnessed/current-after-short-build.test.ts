@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { gatewaySource, verifyOnline, verifyOnlinePrivately } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatCheckpoint, parseCheckpoint, parseNote } from '#shared';
-import { exitCodeOf } from '../../core/error-registry.ts';
+import { exitCodeOf } from '../../core/errors/registry.ts';
 import { BUILD_CHECKPOINT_FILE } from '../../core/layout.ts';
 import { signNote } from '../../keyring/log-key.ts';
 import { audit, jsonl } from '../support/audits.ts';

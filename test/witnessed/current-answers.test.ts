@@ -11,7 +11,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ageOf, gatewaySource, verifyOnline, verifyOnlinePrivately } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../core/error-registry.ts';
+import { exitCodeOf } from '../../core/errors/registry.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE } from '../../core/layout.ts';
 import { FLAGGED, HOUR, type TwoWitnessedMonths, twoWitnessedMonths } from '../support/current-project.ts';
 import { cleanup } from '../support/gateway.ts';

@@ -13,7 +13,7 @@ import { type AnswerSource, gatewaySource, parsePolicy, verdictOf, verifyBundle,
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../core/error-registry.ts';
+import { exitCodeOf } from '../../core/errors/registry.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE } from '../../core/layout.ts';
 import { BIN, runCli } from '../support/cli.ts';
 import { HOUR, TURNED, type TwoWitnessedMonths, twoWitnessedMonths } from '../support/current-project.ts';

@@ -15,9 +15,9 @@ import {
   verifyOnline,
   verifyOnlinePrivately,
 } from '@merchant-verify/verifier';
-import { normalizeDomain } from '../../core/domain.ts';
-import { DURATION_FORM, parseDuration } from '../../core/duration.ts';
-import { UsageError } from '../../core/errors.ts';
+import { UsageError } from '../../core/errors/errors.ts';
+import { normalizeDomain } from '../../core/rules/domain.ts';
+import { DURATION_FORM, parseDuration } from '../../core/rules/duration.ts';
 import { $, type Row, render, result, show, showFailure } from './result.ts';
 
 /** This origin: the gateway the page came from, whose key set it checks with. */

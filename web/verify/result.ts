@@ -2,7 +2,7 @@
 // only when it verified). app.ts verifies; this file only writes the result into the page.
 
 import { type AbsenceResult, type AnswerVerification, FetchFailedError, verdictOf, type Witnessed } from '@merchant-verify/verifier';
-import { displayDomain } from '../../core/domain.ts';
+import { displayDomain } from '../../core/rules/domain.ts';
 
 export const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 export const result = $('result');

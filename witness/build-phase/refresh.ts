@@ -1,7 +1,7 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseCheckpoint, parseNote } from '#shared';
-import { BuildError, NotFreshlyWitnessedError, WitnessQuorumNotMetError } from '../../core/errors.ts';
+import { BuildError, NotFreshlyWitnessedError, WitnessQuorumNotMetError } from '../../core/errors/errors.ts';
 import { writeAtomic } from '../../core/files.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, CURRENT_LINK, LOG_CHECKPOINT, LOG_DIR } from '../../core/layout.ts';
 import type { TileFetch } from '../../core/tlog/tile-tree.ts';

@@ -1,6 +1,6 @@
 import { equalBytes, formatVerifierKey, type NoteVerifierKey, parseCheckpoint, parseNote, quorumMet, type TlogPolicy } from '#shared';
-import { ConfigError, WitnessQuorumNotMetError } from '../../core/errors.ts';
-import { hasher } from '../../core/hash.ts';
+import { hasher } from '../../core/crypto/hash.ts';
+import { ConfigError, WitnessQuorumNotMetError } from '../../core/errors/errors.ts';
 import { READ_LIMITS } from '../../core/limits.ts';
 import { type TileFetch, TileTree } from '../../core/tlog/tile-tree.ts';
 import { type Cosigned, collectCosignatures, endpointUrlProblem } from '../client/submit.ts';

@@ -1,5 +1,5 @@
 import { READ_LIMITS, readBounded } from '#shared';
-import type { ErrorCode } from '../../core/errors.ts';
+import type { ErrorCode } from '../../core/errors/errors.ts';
 
 /**
  * One add-checkpoint exchange with a witness over HTTP, and what its answer means. The request

@@ -1,5 +1,5 @@
 import { cosignedMessage, type PolicyWitness, parseCheckpoint, parseCosignature, parseNote, quorumMet, type TlogPolicy } from '#shared';
-import { verifyEd25519 } from '../../core/ed25519.ts';
+import { verifyEd25519 } from '../../core/crypto/ed25519.ts';
 import { formatAddCheckpoint, parseSize } from '../protocol.ts';
 import { failureOf, post, type Reply, type WitnessFailureCode } from './exchange.ts';
 

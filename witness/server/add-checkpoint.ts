@@ -10,8 +10,8 @@ import {
   signatureLine,
   verifyConsistency,
 } from '#shared';
-import { verifyEd25519 } from '../../core/ed25519.ts';
-import { hasher } from '../../core/hash.ts';
+import { verifyEd25519 } from '../../core/crypto/ed25519.ts';
+import { hasher } from '../../core/crypto/hash.ts';
 import { AddCheckpointSyntaxError, formatSize, parseAddCheckpoint, SIZE_CONTENT_TYPE } from '../protocol.ts';
 import type { OriginState, WitnessState } from './state.ts';
 import { cosign, type WitnessKey } from './witness-key.ts';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError, LockHeldError } from '../../core/errors.ts';
+import { sha256 } from '../../core/crypto/hash.ts';
+import { ConfigError, LockHeldError } from '../../core/errors/errors.ts';
 import { type HeldLock, takeLock } from '../../core/file-lock.ts';
-import { sha256 } from '../../core/hash.ts';
 
 /** The lock file of a state folder: the process that owns it (core/file-lock.ts). */
 export const STATE_LOCK_FILE = 'witness.lock';

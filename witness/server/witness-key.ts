@@ -2,15 +2,15 @@ import { type KeyObject, sign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { COSIGNATURE_ED25519, cosignatureKeyId, cosignatureLine, cosignedMessage, formatVerifierKey, isKeyName } from '#shared';
-import { ConfigError } from '../../core/errors.ts';
-import { sha256 } from '../../core/hash.ts';
+import { sha256 } from '../../core/crypto/hash.ts';
 import {
   ed25519FromSeed,
   formatNotePrivateKey,
   newEd25519Seed,
   parseNotePrivateKey,
   writeNewKeyFile,
-} from '../../core/note-private-key.ts';
+} from '../../core/crypto/note-private-key.ts';
+import { ConfigError } from '../../core/errors/errors.ts';
 
 /** The witness key's file under the keys folder (mode 0600). */
 export const WITNESS_KEY_FILE = 'witness.key';

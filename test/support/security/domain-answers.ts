@@ -4,7 +4,7 @@
  * and the stored record of a domain.
  */
 import { beforeAll, expect } from 'vitest';
-import { normalizeDomain } from '../../../core/domain.ts';
+import { normalizeDomain } from '../../../core/rules/domain.ts';
 import type { Reply, TestGateway } from '../gateway.ts';
 import { expectProblem } from '../gateway-expect.ts';
 import type { FrontDoor } from './checks.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { buildStatementSchema, mapLeaf } from './absence-schema.ts';
+import { buildStatementSchema, mapLeaf } from './absence.ts';
 
 // The wire format of a prefix lookup, beside the absence proof's: what the gateway answers and what
 // the OpenAPI document describes. The portable verifier (`verifyPrefixAnswer`) checks the same shape by hand.

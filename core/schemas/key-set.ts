@@ -1,8 +1,8 @@
 import type { PublicJwk } from '@merchant-verify/verifier';
 import { z } from 'zod';
 import { KEY_ENDORSEMENT_TYPE } from '#shared';
-import type { PublishedKeySet } from './key-endorsement.ts';
-import type { SameShape } from './same-shape.ts';
+import type { PublishedKeySet } from '../rules/key-endorsement.ts';
+import type { SameShape } from '../same-shape.ts';
 
 /** The public JWK Set (RFC 7517) of Ed25519 keys that verify record signatures. */
 const publicJwkSchema = z.strictObject({

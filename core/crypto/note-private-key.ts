@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeBase64, encodeBase64 } from '#shared';
-import { ConfigError, InvalidKeyError } from './errors.ts';
+import { ConfigError, InvalidKeyError } from '../errors/errors.ts';
 
 /** PKCS#8 DER of an Ed25519 private key (RFC 8410) is this prefix, then the 32-byte seed. */
 export const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');

@@ -1,10 +1,10 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import type { KeyEndorsement, PublicJwk } from '@merchant-verify/verifier';
 import { canonicalMembers, createRecordVerifier, decodeBase64url, joinMembers, signatureText } from '#shared';
+import { CanonicalizationError, InvalidKeyError, SelfCheckFailedError } from '../errors/errors.ts';
+import { recordCanonicalParts } from '../rules/record-text.ts';
 import { nodeEd25519Verify, verifyEd25519 } from './ed25519.ts';
-import { CanonicalizationError, InvalidKeyError, SelfCheckFailedError } from './errors.ts';
 import { ED25519_PKCS8_PREFIX } from './note-private-key.ts';
-import { recordCanonicalParts } from './record-text.ts';
 
 /** A private Ed25519 JWK as stored in `keys/` or passed in `MVR_SIGNING_KEY`. */
 export interface PrivateJwk {
@@ -145,5 +145,5 @@ export function signUnsignedChecked(unsigned: object, key: SigningKey): { signat
   };
 }
 
-/** The record verifier on the service's Ed25519 check (core/ed25519.ts): for the gateway's hot path, statements and tests. */
+/** The record verifier on the service's Ed25519 check (core/crypto/ed25519.ts): for the gateway's hot path, statements and tests. */
 export const verifyRecordNode = createRecordVerifier(nodeEd25519Verify);

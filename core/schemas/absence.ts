@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type AbsenceProof, type BuildStatement, STATEMENT_SCHEMA_SUFFIX, statementLeafSize, TLOG_PROOF_HEADER } from '#shared';
-import type { SameShape } from './same-shape.ts';
+import type { SameShape } from '../same-shape.ts';
 
 // The wire formats of absence, as zod schemas beside the record's: what the gateway answers and
 // what the OpenAPI document describes. The portable verifier checks the same shape by hand

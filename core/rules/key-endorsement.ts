@@ -1,6 +1,6 @@
 import type { KeyEndorsement, KeySet, PublicJwk } from '@merchant-verify/verifier';
 import { KEY_ENDORSEMENT_TYPE } from '#shared';
-import { type SigningKey, signRecordChecked } from './signing.ts';
+import { type SigningKey, signRecordChecked } from '../crypto/signing.ts';
 
 /** A key set as published: its keys, and the endorsements that make a new key trusted by those who trust an older one. */
 export type PublishedKeySet = KeySet & { endorsements?: KeyEndorsement[] };

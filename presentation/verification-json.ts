@@ -1,9 +1,9 @@
 import { type AnswerVerification, ageOf, type BundleVerification, verdictOf } from '@merchant-verify/verifier';
 import type { Checkpoint } from '#shared';
-import { unicodeDomain } from './domain.ts';
+import { unicodeDomain } from '../core/rules/domain.ts';
+import { witnessedJson } from '../core/rules/witnessed.ts';
 import { snakeCaseMembers } from './json-members.ts';
 import type { TrustJson } from './trust-report.ts';
-import { witnessedJson } from './witnessed.ts';
 
 // One JSON shape of a verification, for every edge that answers in JSON (`mvr verify --json`, the
 // MCP tools): the verdict first, each step under its own member, what the answer claims last.

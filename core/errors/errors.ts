@@ -9,7 +9,7 @@
  * Tests assert `code`, never the wording.
  */
 import { FetchFailedError, MvrError } from '@merchant-verify/verifier';
-import { type ErrorCode, isErrorCode } from './error-registry.ts';
+import { type ErrorCode, isErrorCode } from './registry.ts';
 
 export {
   CanonicalizationError,
@@ -19,7 +19,7 @@ export {
   VERIFIER_ERROR_CODES,
   type VerifierErrorCode,
 } from '@merchant-verify/verifier';
-export * from './error-registry.ts';
+export * from './registry.ts';
 
 /** An error of merchant-verify, its code a key of the registry. */
 export type RegisteredError = MvrError & { readonly code: ErrorCode };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { problemSchema } from './problem-document.ts';
-import { recordSchema } from './record.ts';
+import { problemSchema } from '../errors/problem-document.ts';
+import { recordSchema } from '../rules/record.ts';
 
 // The wire formats of a batch lookup (`POST /v1/verify/batch`, the MCP tool `verify_merchants`).
 

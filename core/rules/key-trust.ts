@@ -1,7 +1,7 @@
 import { type KeyEndorsement, type KeySet, parseKeySet, type UntrustedKey } from '@merchant-verify/verifier';
 import { createTrustedKeySet, keySetEndorsements, TRUST_LIMITS } from '#shared';
-import { nodeEd25519Verify } from './ed25519.ts';
-import { sha256 } from './hash.ts';
+import { nodeEd25519Verify } from '../crypto/ed25519.ts';
+import { sha256 } from '../crypto/hash.ts';
 
 /** What a gateway (or any reader of the records) trusts, set once at start-up. */
 export interface TrustSettings {
@@ -25,7 +25,7 @@ export interface CheckKeys {
   untrusted: readonly UntrustedKey[];
 }
 
-/** The verifier package's `trustedKeySet` on the service's one Ed25519 check (core/ed25519.ts). */
+/** The verifier package's `trustedKeySet` on the service's one Ed25519 check (core/crypto/ed25519.ts). */
 const trustedKeySet = createTrustedKeySet(nodeEd25519Verify);
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { BUILD_ID } from './layout.ts';
-import { recordSchema } from './record.ts';
+import { BUILD_ID } from '../layout.ts';
+import { recordSchema } from '../rules/record.ts';
 
 // The wire formats of kept builds (`mvr build --keep`): the list of builds, a domain's history
 // and the change feed between two builds. Their members are the record's own (status, tier,

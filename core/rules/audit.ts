@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseTimestamp } from '#shared';
+import { type AuditProblem, MvrError } from '../errors/errors.ts';
 import { normalizeDomain } from './domain.ts';
-import { type AuditProblem, MvrError } from './errors.ts';
 
 const percent = z.number().min(0).max(100);
 const fraction = z.number().min(0).max(1);

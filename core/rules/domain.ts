@@ -1,7 +1,7 @@
 import { parse as parseTld } from 'tldts';
 import { toUnicode } from 'tr46';
 import { URL as PortableURL } from 'whatwg-url';
-import { InvalidDomainError } from './errors.ts';
+import { InvalidDomainError } from '../errors/errors.ts';
 
 /** Longest raw input looked at; anything longer cannot hold a valid URL of a 253-octet host. */
 export const MAX_DOMAIN_INPUT = 2048;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { canonicalJson } from '#shared';
-import { BuildError } from './errors.ts';
-import { recordSchema } from './record.ts';
+import { BuildError } from '../errors/errors.ts';
+import { recordSchema } from '../rules/record.ts';
 
 // A build's `manifest.json`: what the build is (issuer, time, schema), what it holds (counts by
 // status and tier) and what verifies it (its signing key, the keys published beside it, its

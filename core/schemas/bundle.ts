@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { BUNDLE_SCHEMA_SUFFIX, type Bundle } from '#shared';
-import { absenceProofSchema, buildStatementSchema, mapLeafSchema } from './absence-schema.ts';
-import { logProofTextSchema } from './log-schema.ts';
-import { recordSchema } from './record.ts';
-import type { SameShape } from './same-shape.ts';
+import { recordSchema } from '../rules/record.ts';
+import type { SameShape } from '../same-shape.ts';
+import { absenceProofSchema, buildStatementSchema, mapLeafSchema } from './absence.ts';
+import { logProofTextSchema } from './log.ts';
 
 // The offline bundle's wire format (`GET /v1/bundle`, MCP's include_proof), beside the absence
 // proof's: what the gateway answers, what `/schemas/bundle/v1` publishes and the OpenAPI document
