@@ -152,7 +152,9 @@ describe('codes used in the sources', () => {
 
   it('core/errors/errors.ts re-exports every other file of error classes', () => {
     const errors = readFileSync(join(ROOT, 'core/errors/errors.ts'), 'utf8');
-    const reExported = ERROR_CLASS_FILES.slice(1).filter((file) => errors.includes(`export * from './${file.slice('core/errors/'.length)}'`));
+    const reExported = ERROR_CLASS_FILES.slice(1).filter((file) =>
+      errors.includes(`export * from './${file.slice('core/errors/'.length)}'`),
+    );
     expect(reExported).toEqual(ERROR_CLASS_FILES.slice(1));
     const classFiles = walk(join(ROOT, 'core'))
       .map((path) => relative(ROOT, path).split(sep).join('/'))
