@@ -33,6 +33,7 @@ export interface SoakReport {
     verifiedAfterRefetch: number;
     ed25519Verifications: number;
     validWhileAway: number;
+    neverAuditedWhileAway: number;
     maxOldBuildLagMs: number;
   };
   faults: FaultReport[];
@@ -104,6 +105,7 @@ export function makeReport(args: {
       verifiedAfterRefetch: stats.verifiedAfterRefetch,
       ed25519Verifications: stats.verifications,
       validWhileAway: stats.validWhileAway,
+      neverAuditedWhileAway: stats.neverAuditedWhileAway,
       maxOldBuildLagMs: stats.maxOldBuildLagMs,
     },
     faults,
