@@ -44,6 +44,7 @@ export class Checker {
     );
     const s = this.stats;
     s.total++;
+    if (ex.retriedAfter) inc(s.retried, ex.retriedAfter);
     const label = ex.status === 0 ? 'no answer' : ex.status >= 400 ? `${ex.status} ${problemCode(ex.body)}` : String(ex.status);
     inc(s.byStatus, label);
     const kindMap = s.byKind.get(ex.planned.kind) ?? new Map<string, number>();
