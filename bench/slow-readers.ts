@@ -29,6 +29,7 @@ import { CURRENT_LINK } from '../core/layout.ts';
 import { parseMetrics, sampleOf } from '../test/support/metrics-text.ts';
 import { freePort } from '../test/support/ports.ts';
 import { freshProject, GOLD } from '../test/support/project.ts';
+import { HeapInspector } from './soak/inspector.ts';
 
 const { values } = parseArgs({
   options: {
@@ -126,6 +127,7 @@ async function metric(url: string, name: string): Promise<number> {
 
 const work = await mkdtemp(join(tmpdir(), 'mvr-bench-slow-'));
 let gateway: ChildProcess | null = null;
+let inspector: HeapInspector | null = null;
 const sockets: Socket[] = [];
 try {
   const project = await freshProject(work, {});
@@ -136,14 +138,17 @@ try {
   const build = liveDir.split('/').pop()!;
   const mirrorKey = (await createApiKey(project.apiKeysFile, 'slow readers', { scopes: ['mirror'] })).key;
   const others = await Promise.all([1, 2, 3, 4].map(async (i) => (await createApiKey(project.apiKeysFile, `other ${i}`)).key));
-  const [port, metricsPort] = [await freePort(), await freePort()];
+  const [port, metricsPort, inspectPort] = [await freePort(), await freePort(), await freePort()];
   const args = [
     ...['serve', '--quiet', '--port', String(port), '--metrics-port', String(metricsPort)],
     ...['--records', project.recordsDir, '--public', project.publicDir, '--api-keys', project.apiKeysFile],
     ...['--rate-limit', '1000000000', '--unauth-rate-limit', '1000000000'],
     ...(values['streams-per-key'] ? ['--streams-per-key', values['streams-per-key']] : []),
   ];
-  gateway = spawn(process.execPath, [join(ROOT, 'bin/mvr.js'), ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // The inspector forces a full GC before each round, so no round collects the garbage of what came before it.
+  gateway = spawn(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, join(ROOT, 'bin/mvr.js'), ...args], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   for (let tries = 0; ; tries++) {
     const up = await fetch(`http://127.0.0.1:${port}/healthz`).then(
@@ -155,14 +160,17 @@ try {
     await new Promise((r) => setTimeout(r, 50));
   }
   const pid = gateway.pid!;
+  inspector = new HeapInspector(inspectPort);
+  await inspector.connect();
 
   const readerPath = `/v1/mirror/builds/${build}/${pack}`;
   const streamsOpen = () => metric(metricsUrl, 'mvr_streams_open');
   const waitNoStreams = async () => {
     while ((await streamsOpen()) > 0) await new Promise((r) => setTimeout(r, 50));
   };
-  /** Waits (at most 10 s) until the gateway has used no more than 10 ms of CPU in half a second: done with what came before. */
+  /** A full GC in the gateway, then waits (at most 10 s) until it has used no more than 10 ms of CPU in half a second: done with what came before. */
   const settled = async () => {
+    await inspector!.heapAfterGc();
     for (let i = 0, last = await cpuMs(pid); i < 20; i++) {
       await new Promise((r) => setTimeout(r, 500));
       const now = await cpuMs(pid);
@@ -250,6 +258,7 @@ try {
   console.log(`| a last set of readers all cut after | ${fmt(cutAfter, 1)} s (${cuts} idle cuts in the run) |`);
 } finally {
   for (const s of sockets) s.destroy();
+  inspector?.close();
   gateway?.kill('SIGTERM');
   await rm(work, { recursive: true, force: true });
 }
