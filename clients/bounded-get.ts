@@ -14,7 +14,8 @@ export interface BoundedAnswer {
  * pool: the body read by the one capped reader only up to `limit.bytes` (AnswerTooLargeError past it), the whole request ended at
  * `limit.deadlineMs`, `timeoutMs` at most between two chunks, and a redirect refused
  * (RedirectRefusedError): a client sends its key and trusts its answer only where it was pointed.
- * Any other failure to reach the server is FETCH_FAILED.
+ * A connection closed before any answer is tried once more (a kept-alive one the server had just
+ * closed); any other failure to reach the server is FETCH_FAILED.
  */
 export async function boundedGet(
   url: string,
@@ -25,13 +26,14 @@ export async function boundedGet(
   const { request } = await import('undici');
   const signal = AbortSignal.timeout(limit.deadlineMs);
   const where = new URL(url).origin;
+  const send = () =>
+    request(url, { headers: options.headers, dispatcher: options.dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal });
   try {
-    const res = await request(url, {
-      headers: options.headers,
-      dispatcher: options.dispatcher,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      signal,
+    const res = await send().catch((error: { code?: string }) => {
+      // A kept-alive connection the server closed (its idle deadline) just as this GET went out on it, before any
+      // byte of an answer: a GET may be sent again (RFC 9112, 9.3.1). Once, on a new connection, within the deadline.
+      if (error?.code !== 'UND_ERR_SOCKET' || signal.aborted) throw error;
+      return send();
     });
     // The one redirect rule (packages/shared's reader): never followed, here refused.
     if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304) {

@@ -12,8 +12,9 @@ import type { Verification, VerifyPool } from './verify-pool.ts';
  *   on UNKNOWN_KEY), is that domain's, not `unverified`, carries the issued_at, key_id and score
  *   of one of our builds, and not of a build older than the one live for a grace period already;
  *   never for a damaged record while it is damaged;
- * - never-audited domain, 200: `unverified`, that domain, unsigned, score null; never while the
- *   records folder is away ("we could not look" is not "never audited");
+ * - never-audited domain, 200: `unverified`, that domain, unsigned, score null; never once the
+ *   gateway can know the records folder is away ("we could not look" is not "never audited"):
+ *   until its next look the live build's signed map still decides, so the grace a cached record has;
  * - bundle (`/v1/bundle`) or private lookup (`/v1/lookup/{prefix}`), 200: verifyBundle or
  *   verifyPrefixAnswer with the log's key and the witnesses' policy: an audited domain's holds
  *   (code null) and carries a record of one of our builds, checked as above; a never-audited
@@ -43,6 +44,7 @@ export class Checker {
     );
     const s = this.stats;
     s.total++;
+    if (ex.retriedAfter) inc(s.retried, ex.retriedAfter);
     const label = ex.status === 0 ? 'no answer' : ex.status >= 400 ? `${ex.status} ${problemCode(ex.body)}` : String(ex.status);
     inc(s.byStatus, label);
     const kindMap = s.byKind.get(ex.planned.kind) ?? new Map<string, number>();
@@ -134,6 +136,7 @@ export class Checker {
         return { outcome: 'wrong', reason: `${what} of a never-audited domain verifies as ${v.code ?? 'a record'}, not NEVER_AUDITED` };
       if (t.insideOutage(ex.start, ex.end, t.graceMs))
         return { outcome: 'wrong', reason: `${what}: absence answered more than ${t.graceMs} ms into the records outage` };
+      if (t.insideOutage(ex.start, ex.end)) this.stats.neverAuditedWhileAway++;
       return { outcome: 'ok' };
     }
     if (v.code !== null) return { outcome: 'wrong', reason: `${what} of an audited domain does not verify: ${v.code}` };
@@ -153,9 +156,18 @@ export class Checker {
     const v = verifyRecord(rec, this.keys.keySet ?? { keys: [] }, { domain: p.domain! });
     if (v.valid || v.code !== 'UNSIGNED')
       return { outcome: 'wrong', reason: `never-audited 200 verifies as ${v.valid ? 'valid' : v.code}, expected UNSIGNED`, record: rec };
-    if (this.timeline.insideOutage(ex.start, ex.end)) {
-      return { outcome: 'wrong', reason: 'never-audited record synthesized while the records folder was away', record: rec };
+    // The live build's signed map, in memory, decides absence without a read; the gateway learns that the folder went
+    // away at its next look (a poll, or a listed record's failed read). Until then the map is still the live build's
+    // truth, as a cached record is: the same grace. After it, "we could not look" must be STORE_UNAVAILABLE.
+    const t = this.timeline;
+    if (t.insideOutage(ex.start, ex.end, t.graceMs)) {
+      return {
+        outcome: 'wrong',
+        reason: `never-audited record synthesized more than ${t.graceMs} ms into the records outage (STORE_UNAVAILABLE expected)`,
+        record: rec,
+      };
     }
+    if (t.insideOutage(ex.start, ex.end)) this.stats.neverAuditedWhileAway++;
     return { outcome: 'ok', record: rec };
   }
 

@@ -51,6 +51,8 @@ export interface Exchange {
   wwwAuthenticate: string;
   body: string;
   error?: string;
+  /** Sent again once, after its first sending got no answer on a connection the gateway had closed (this error). */
+  retriedAfter?: string;
 }
 
 /** expected-refusal: a coded refusal (by the gateway or the package's verifier) that fits the fault in force. */

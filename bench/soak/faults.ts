@@ -134,7 +134,8 @@ async function outage(ctx: FaultContext, r: FaultReport): Promise<void> {
   const stats = ctx.checker.stats;
   const reason = 'STORE_UNAVAILABLE while the records folder was away';
   const before503 = stats.expected503.get(reason) ?? 0,
-    beforeValid = stats.validWhileAway;
+    beforeValid = stats.validWhileAway,
+    beforeNever = stats.neverAuditedWhileAway;
   const away = `${ctx.ws.recordsDir}.away`;
   const o: StoreOutage = { start: performance.now(), awayDone: null, restoreStart: null, end: null };
   ctx.timeline.outages.push(o);
@@ -155,7 +156,7 @@ async function outage(ctx: FaultContext, r: FaultReport): Promise<void> {
   r.recovered = r.recoveryMs !== null;
   const n503 = (stats.expected503.get(reason) ?? 0) - before503;
   r.exercised = n503 > 0;
-  r.detail = `${n503} x 503 STORE_UNAVAILABLE (expected), ${stats.validWhileAway - beforeValid} valid cached records answered before the gateway noticed (allowed only in its first second); a probe got a cold record again ${r.recoveryMs ?? 'never'} ms after the folder came back`;
+  r.detail = `${n503} x 503 STORE_UNAVAILABLE (expected), ${stats.validWhileAway - beforeValid} valid cached records and ${stats.neverAuditedWhileAway - beforeNever} never-audited answers (from the live build's map) answered before the gateway noticed (allowed only in its first second); a probe got a cold record again ${r.recoveryMs ?? 'never'} ms after the folder came back`;
 }
 
 /** (3) Damage two records of the live build in their packs: garbage, and a valid-JSON tampered score (same lengths, so no other record moves). */

@@ -224,7 +224,18 @@ const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(
 
 /** One GET, body read in full; network failures are an Exchange with status 0. */
 export async function send(pool: Pool, planned: Planned, signal?: AbortSignal): Promise<Exchange> {
+  const first = await sendOnce(pool, planned, signal);
+  // A kept-alive connection the gateway closed (its keep-alive deadline) just as this request went out on it: no
+  // byte of an answer came. A GET is idempotent, so a client may send it again on a new connection (RFC 9112,
+  // section 9.3.1); once, and counted, so a gateway that closes connections under requests still shows.
+  if (first.status !== 0 || !first.error?.startsWith('UND_ERR_SOCKET') || signal?.aborted) return first;
+  const again = await sendOnce(pool, planned, signal);
+  return { ...again, start: first.start, retriedAfter: first.error };
+}
+
+async function sendOnce(pool: Pool, planned: Planned, signal?: AbortSignal): Promise<Exchange> {
   const start = performance.now();
+  let headed = false;
   try {
     const res = await pool.request({
       method: 'GET',
@@ -232,6 +243,7 @@ export async function send(pool: Pool, planned: Planned, signal?: AbortSignal): 
       headers: planned.authorization === undefined ? {} : { authorization: planned.authorization },
       signal,
     });
+    headed = true;
     const body = await res.body.text();
     return {
       planned,
@@ -252,7 +264,8 @@ export async function send(pool: Pool, planned: Planned, signal?: AbortSignal): 
       contentType: '',
       wwwAuthenticate: '',
       body: '',
-      error: `${e.code ?? e.name ?? 'error'}: ${e.message ?? ''}`,
+      // Cut after its head came: an answer cut short, never sent again.
+      error: `${headed ? 'after the head, ' : ''}${e.code ?? e.name ?? 'error'}: ${e.message ?? ''}`,
     };
   }
 }

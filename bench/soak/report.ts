@@ -27,12 +27,15 @@ export interface SoakReport {
   unexpected5xx: { total: number; byCause: Record<string, number> };
   expected503: { total: number; byCause: Record<string, number> };
   transportErrors: { total: number; byCause: Record<string, number> };
+  /** Requests sent again once after a kept-alive connection the gateway closed as they went out (then answered or counted above). */
+  retried: { total: number; byCause: Record<string, number> };
   client: {
     keySetFetches: number;
     unknownKeyRefetches: number;
     verifiedAfterRefetch: number;
     ed25519Verifications: number;
     validWhileAway: number;
+    neverAuditedWhileAway: number;
     maxOldBuildLagMs: number;
   };
   faults: FaultReport[];
@@ -98,12 +101,14 @@ export function makeReport(args: {
     unexpected5xx: { total: bad5xx, byCause: obj(stats.unexpected5xx) },
     expected503: { total: stats.sum(stats.expected503), byCause: obj(stats.expected503) },
     transportErrors: { total: transport, byCause: obj(stats.transport) },
+    retried: { total: stats.sum(stats.retried), byCause: obj(stats.retried) },
     client: {
       keySetFetches: stats.keySetFetches,
       unknownKeyRefetches: stats.unknownKeyRefetches,
       verifiedAfterRefetch: stats.verifiedAfterRefetch,
       ed25519Verifications: stats.verifications,
       validWhileAway: stats.validWhileAway,
+      neverAuditedWhileAway: stats.neverAuditedWhileAway,
       maxOldBuildLagMs: stats.maxOldBuildLagMs,
     },
     faults,
@@ -156,6 +161,7 @@ export function formatReport(r: SoakReport): string {
   }
   lines.push(
     `requests without an answer: ${n(r.transportErrors.total)}${r.transportErrors.total ? ` (${list(r.transportErrors.byCause)})` : ''}`,
+    `requests sent again once after the gateway closed their kept-alive connection as they went out: ${n(r.retried.total)}${r.retried.total ? ` (${list(r.retried.byCause)})` : ''}`,
   );
   lines.push(
     `client: ${n(r.client.ed25519Verifications)} Ed25519 verifications (verifyRecord; identical bytes against the same key set verified once), key set fetched ${r.client.keySetFetches} time(s), ${n(r.client.unknownKeyRefetches)} UNKNOWN_KEY -> refetch, ${n(r.client.verifiedAfterRefetch)} verified after a refetch`,
@@ -197,8 +203,9 @@ export function formatReport(r: SoakReport): string {
     );
   } else lines.push('RSS: not enough samples');
   if (r.examples.length) {
-    lines.push('first problems:');
-    for (const e of r.examples.slice(0, 10))
+    lines.push('first problems (wrong answers and unexpected 5xx first):');
+    const rank = (e: Stats['examples'][number]) => (e.outcome === 'wrong' ? 0 : e.outcome === 'unexpected-5xx' ? 1 : 2);
+    for (const e of [...r.examples].sort((a, b) => rank(a) - rank(b)).slice(0, 10))
       lines.push(
         `  [${e.outcome}] ${e.reason}: ${e.kind} GET ${e.path} -> ${e.status} at ${e.startMs}..${e.endMs} ms: ${e.body.replace(/\s+/g, ' ').slice(0, 200)}`,
       );

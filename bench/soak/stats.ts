@@ -20,6 +20,10 @@ export class Stats {
   readonly transport = new Map<string, number>();
   /** 200s with a valid record answered just after the records folder went away (from the gateway's memory, before its next poll). */
   validWhileAway = 0;
+  /** 200s saying "never audited" (any route) in the same window: the live build's signed map decides them, without a read. */
+  neverAuditedWhileAway = 0;
+  /** Requests sent again once after a kept-alive connection closed under them, by the first error. */
+  readonly retried = new Map<string, number>();
   /** Longest a request sent after a build swap was still answered from the previous build. */
   maxOldBuildLagMs = 0;
   /** 200s whose record was signed by a key the client only learned by refetching the key set. */

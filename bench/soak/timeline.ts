@@ -92,8 +92,9 @@ export class Timeline {
 
   /**
    * The request ran entirely while the folder was away (`settleMs` after it went): nothing but
-   * 503 STORE_UNAVAILABLE is right. A lookup that misses notices at once; records already in
-   * the gateway's memory may be answered until its next poll, hence `settleMs` for those.
+   * 503 STORE_UNAVAILABLE is right. A read of a listed record that misses notices at once; what
+   * needs no read (a verified record in memory, "never audited" from the live build's signed map)
+   * may be answered until the gateway's next look, hence `settleMs` for those.
    */
   insideOutage(start: number, end: number, settleMs = 0): boolean {
     return this.outages.some(

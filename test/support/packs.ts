@@ -3,7 +3,7 @@
  * placed by the domain map and the pack index. Tests read a live record's bytes here and tamper
  * with them here, inside its pack, the way a bad disk or a bad copy would.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type BuildStatement,
@@ -74,7 +74,8 @@ export async function liveRecordBytes(p: Records, domain: string): Promise<Buffe
  * Replaces a live record's bytes inside its pack with `bytes`, padded with spaces (JSON's blank)
  * to the record's length, so the pack keeps its length and every other record its range: the pack
  * index and the statement, which signs each pack's length, still agree, and a gateway serving the
- * build (its pack index in memory) or taking it afresh reads the other records as before. `bytes`
+ * build (its pack index in memory) or taking it afresh reads the other records as before, at every
+ * instant (only the record's range is written, in place, as a bad disk would). `bytes`
  * longer than the record cannot be placed so: an error. Returns the bytes now stored.
  */
 export async function replaceLiveRecord(p: Records, domain: string, bytes: string | Buffer): Promise<Buffer> {
@@ -82,9 +83,15 @@ export async function replaceLiveRecord(p: Records, domain: string, bytes: strin
   const body = Buffer.from(bytes);
   if (body.length > length) throw new Error(`${body.length} bytes do not fit in the ${length} of ${domain}'s record`);
   const stored = Buffer.concat([body, Buffer.alloc(length - body.length, 0x20)]);
-  const pack = await readFile(file);
-  stored.copy(pack, start);
-  await writeFile(file, pack);
+  // Written in place, over the record's range alone: rewriting the whole pack (writeFile truncates
+  // it first) would leave every other record of the pack short for a moment, so a reader at that
+  // moment would rightly refuse records this never meant to damage.
+  const handle = await open(file, 'r+');
+  try {
+    await handle.write(stored, 0, length, start);
+  } finally {
+    await handle.close();
+  }
   return stored;
 }
 

@@ -4,6 +4,7 @@
  * lazily) is refused unread past it, a redirect is refused and never followed (the API key goes
  * nowhere else), and an answer that drips is abandoned at its total deadline. Each is FETCH_FAILED.
  */
+import { createServer, type Socket } from 'node:net';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boundedGet } from '../../clients/bounded-get.ts';
@@ -71,5 +72,56 @@ describe('what the clients read', () => {
     const dripped = await rejection(boundedGet(`${origin.url}/drip`, { limit: { bytes: 1024 * 1024, deadlineMs: 300 } }));
     expect(dripped.code).toBe('FETCH_FAILED');
     expect(dripped).not.toBeInstanceOf(AnswerTooLargeError);
+  });
+});
+
+describe('a connection closed under a GET', () => {
+  /** A server that closes the first `closing` connections as soon as a request arrives on them (no byte answered), then answers 200. */
+  async function closingServer(closing: number): Promise<{ url: string; connections: () => number; stop: () => Promise<void> }> {
+    let connections = 0;
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      const n = ++connections;
+      socket.once('data', () => {
+        if (n <= closing) socket.destroy();
+        else socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    return {
+      url: `http://127.0.0.1:${port}`,
+      connections: () => connections,
+      stop: () => {
+        for (const s of sockets) s.destroy();
+        return new Promise((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+  const limit = { bytes: 1024, deadlineMs: 10_000 };
+
+  it('is sent once more on a new connection, as a kept-alive connection the server had just closed would need (RFC 9112, 9.3.1)', async () => {
+    const server = await closingServer(1);
+    try {
+      const res = await boundedGet(`${server.url}/v1/mirror`, { limit });
+      expect(res.statusCode).toBe(200);
+      expect(res.body.toString()).toBe('ok');
+      expect(server.connections()).toBe(2);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('only once: a server that keeps closing is FETCH_FAILED, naming it', async () => {
+    const server = await closingServer(Number.POSITIVE_INFINITY);
+    try {
+      const error = await rejection(boundedGet(`${server.url}/v1/mirror`, { limit }));
+      expect(error.code).toBe('FETCH_FAILED');
+      expect(error.message).toContain(`cannot reach ${server.url}`);
+      expect(server.connections()).toBe(2);
+    } finally {
+      await server.stop();
+    }
   });
 });
