@@ -15,10 +15,23 @@ export interface BoundedAnswer {
  * (RedirectRefusedError): a client sends its key and trusts its answer only where it was pointed.
  * Any other failure to reach the server is FETCH_FAILED.
  */
-export async function boundedGet(
-  url: string,
-  options: { limit: { bytes: number; deadlineMs: number }; timeoutMs?: number; headers?: Record<string, string>; dispatcher?: Dispatcher },
-): Promise<BoundedAnswer> {
+export function boundedGet(url: string, options: BoundedOptions): Promise<BoundedAnswer> {
+  return boundedRequest(url, options);
+}
+
+/** A POST of `body` with {@link boundedGet}'s limits (an encapsulated request to an Oblivious HTTP relay). */
+export function boundedPost(url: string, body: Uint8Array, options: BoundedOptions): Promise<BoundedAnswer> {
+  return boundedRequest(url, options, body);
+}
+
+interface BoundedOptions {
+  limit: { bytes: number; deadlineMs: number };
+  timeoutMs?: number;
+  headers?: Record<string, string>;
+  dispatcher?: Dispatcher;
+}
+
+async function boundedRequest(url: string, options: BoundedOptions, body?: Uint8Array): Promise<BoundedAnswer> {
   const { limit, timeoutMs = 10_000 } = options;
   // undici is loaded on the first request, not with the CLI: `mvr verify --file` never fetches.
   const { request } = await import('undici');
@@ -26,6 +39,7 @@ export async function boundedGet(
   const where = new URL(url).origin;
   try {
     const res = await request(url, {
+      ...(body === undefined ? {} : { method: 'POST' as const, body }),
       headers: options.headers,
       dispatcher: options.dispatcher,
       headersTimeout: timeoutMs,

@@ -61,6 +61,8 @@ export const READ_LIMITS = {
   changes: { bytes: 1 * MiB, deadlineMs: 10_000 },
   /** What `mvr verify`, `mvr log` and `mvr mcp` take from a gateway in one answer (a record, a proof, a page of history). */
   gatewayAnswer: { bytes: 4 * MiB, deadlineMs: 30_000 },
+  /** A gateway's Oblivious HTTP key configurations (`application/ohttp-keys`): about 45 bytes each. */
+  ohttpKeys: { bytes: 4 * KiB, deadlineMs: 10_000 },
   /** A witness's answer to add-checkpoint: cosignature lines or a size, a few hundred bytes. */
   witnessAnswer: { bytes: 16 * KiB, deadlineMs: 10_000 },
   /** Anything else: an error body, a file this table does not name. */

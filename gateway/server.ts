@@ -17,6 +17,8 @@ export interface RunningGateway {
   services: GatewayServices;
   /** `http://host:port/metrics` when this process serves the metrics; else null. */
   metricsUrl: string | null;
+  /** The node:http server: who connects to it (a test tells a relay's address from a caller's). */
+  server: Server;
   /** Stops accepting connections, lets in-flight requests finish, then resolves. */
   close(): Promise<void>;
 }
@@ -108,6 +110,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     port,
     services,
     metricsUrl: metrics?.url ?? null,
+    server,
     async close() {
       closing = true;
       for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
