@@ -128,7 +128,8 @@ export async function encapsulateRequest(
 /** What a gateway learned from one encapsulated request: the Binary HTTP request, and how to seal its response. */
 export interface OpenedRequest {
   request: Uint8Array;
-  sealResponse(response: Uint8Array): Buffer;
+  /** Seals the Binary HTTP response; `nonce` (random by default) is given only to check RFC 9458's example. */
+  sealResponse(response: Uint8Array, nonce?: Uint8Array): Buffer;
 }
 
 /**
@@ -145,11 +146,15 @@ export async function decapsulateRequest(key: OhttpGatewayKey, bytes: Uint8Array
   const recipient = await suite.createRecipientContext({ recipientKey: key.privateKey, enc, info: requestInfo(header) });
   const request = new Uint8Array(await recipient.open(new Uint8Array(b.subarray(7 + ENC_BYTES))));
   const secret = new Uint8Array(await recipient.export(Buffer.from(RESPONSE_LABEL), RESPONSE_NONCE_BYTES));
-  return { request, sealResponse: (response) => sealResponse(secret, enc, response) };
+  return { request, sealResponse: (response, nonce) => sealResponse(secret, enc, response, nonce) };
 }
 
-function sealResponse(secret: Uint8Array, enc: Uint8Array, response: Uint8Array): Buffer {
-  const nonce = randomBytes(RESPONSE_NONCE_BYTES);
+function sealResponse(
+  secret: Uint8Array,
+  enc: Uint8Array,
+  response: Uint8Array,
+  nonce: Uint8Array = randomBytes(RESPONSE_NONCE_BYTES),
+): Buffer {
   const { key, iv } = responseKeys(secret, enc, nonce);
   const cipher = createCipheriv('aes-128-gcm', key, iv);
   return Buffer.concat([nonce, cipher.update(response), cipher.final(), cipher.getAuthTag()]);
