@@ -7,6 +7,7 @@ import {
   verifyOnlinePrivately,
 } from '@merchant-verify/verifier';
 import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
+import { fetchKeyConfig, ohttpSource } from '../clients/ohttp-client.ts';
 import { normalizeDomain } from '../core/domain.ts';
 import { ConfigError, exitCodeOf } from '../core/errors.ts';
 import { type TrustJson, trustJson } from '../core/trust-report.ts';
@@ -31,7 +32,14 @@ export async function verifyPrivately(args: Record<string, unknown>, gateway: { 
   const { keys, flag: keysFlag } = keySetFlagOf(args);
   const trusted = str('trusted-keys') ? await readTrustedKeys(str('trusted-keys')!) : undefined;
   const pinned = (keySet: unknown): unknown => (trusted === undefined ? keySet : trustedKeySet(keySet, trusted).keySet);
-  const fetched = gatewaySource({ baseUrl, apiKey, keySetUrl: keys !== undefined && isUrl(keys) ? keys : undefined });
+  const relayUrl = str('ohttp-relay');
+  if (relayUrl && keys !== undefined && isUrl(keys))
+    throw new ConfigError('--ohttp-relay: the key set comes through the relay from the gateway, or from a file; not from another URL');
+  // Through a relay: the key configuration from the gateway (RFC 9540), every request sealed to it,
+  // and refused at the first answer unless the build signed it.
+  const fetched = relayUrl
+    ? ohttpSource({ baseUrl, apiKey, relayUrl, keyConfig: await fetchKeyConfig(baseUrl) })
+    : gatewaySource({ baseUrl, apiKey, keySetUrl: keys !== undefined && isUrl(keys) ? keys : undefined });
   const keySetFile =
     keys !== undefined && !isUrl(keys) ? pinned(await jsonFile(await keySetPathOf(keys, keysFlag), `${keysFlag} ${keys}`)) : undefined;
   const logKey = str('log-key');
@@ -50,7 +58,8 @@ export async function verifyPrivately(args: Record<string, unknown>, gateway: { 
     pinnedKeys: trusted !== undefined,
     logKey: { given: logKey, policy: str('policy'), fetched: `${base}${LOG_KEY_PATH}` },
   });
-  return outcomeOf(verdict, domain, `${base}/v1/lookup/${verdict.prefix}`, str('policy') !== undefined, trust);
+  const source = `${base}/v1/lookup/${verdict.prefix}${relayUrl ? ` (through ${new URL(relayUrl).origin})` : ''}`;
+  return outcomeOf(verdict, domain, source, str('policy') !== undefined, trust);
 }
 
 /**

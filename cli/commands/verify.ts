@@ -55,6 +55,11 @@ export default defineCommand({
       description:
         "ask the gateway for a prefix of the domain's SHA-256 only (GET /v1/lookup/{prefix}), never the domain, and verify the answer",
     },
+    'ohttp-relay': {
+      type: 'string',
+      description:
+        "with --private: send every request sealed (Oblivious HTTP) through this relay URL, so the gateway never sees your address beside the prefix; the gateway's key configuration must be the one its build signed (else exit 25)",
+    },
     mirror: {
       type: 'string',
       description:
@@ -76,6 +81,9 @@ export default defineCommand({
     runAction(io, Boolean(args.json), async () => {
       const gateway = options.resolve(args, io.env);
       if (args.at !== undefined && !args.bundle) throw new UsageError('--at verifies a kept bundle as of a past time: give --bundle FILE');
+      const relay = args['ohttp-relay'];
+      if (relay !== undefined && !args.private) throw new UsageError('--ohttp-relay carries private lookups: give --private too');
+      if (relay !== undefined && !/^https?:\/\/[^/]/i.test(relay)) throw new UsageError(`--ohttp-relay: "${relay}" is not an http(s) URL`);
       const outcome =
         args.bundle || args['bundle-out']
           ? await (await import('../verify-bundle.ts')).verifyFromBundle(args, gateway)

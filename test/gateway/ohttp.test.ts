@@ -12,8 +12,10 @@ import { gatewaySource, verifyOnlinePrivately } from '@merchant-verify/verifier'
 import { BHttpEncoder } from 'bhttp-js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fetchKeyConfig, ohttpFetch, ohttpSource } from '../../clients/ohttp-client.ts';
+import { exitCodeOf } from '../../core/errors.ts';
 import { encapsulateRequest, keyConfigSha256, OHTTP_MEDIA, ohttpKeyFromSeed, parseKeyConfigs } from '../../core/ohttp.ts';
 import { createOhttpKey, loadOhttpKey } from '../../keyring/ohttp-key.ts';
+import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { startOhttpRelay } from '../support/ohttp-relay.ts';
 import { readCurrentRecords } from '../support/outputs.ts';
@@ -130,6 +132,28 @@ describe('Oblivious HTTP through a relay', async () => {
     expect(await problem(await post(flipped))).toEqual({ status: 400, code: 'OHTTP_DECAPSULATION_FAILED' });
     expect(await problem(await post(flipped, 'application/json'))).toEqual({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
     expect(await problem(await post(new Uint8Array(70 * 1024)))).toEqual({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+  });
+
+  it('mvr verify --private --ohttp-relay: the same verdicts, exit 25 for a key configuration the build did not sign', async () => {
+    const gatewayArgs = (t: { url: string; key: string }) => ['--base-url', t.url, '--api-key', t.key];
+    const seen = relay.saw.length;
+    const record = await runCli(['verify', domains[0]!, '--private', '--ohttp-relay', relay.url, '--json', ...gatewayArgs(g)]);
+    expect(record.code).toBe(0);
+    expect(JSON.parse(record.stdout)).toMatchObject({ domain: domains[0], valid: true, private: true });
+    const absent = await runCli(['verify', UNAUDITED, '--private', '--ohttp-relay', relay.url, ...gatewayArgs(g)]);
+    expect(absent.code).toBe(exitCodeOf('NEVER_AUDITED'));
+    expect(relay.saw.length).toBeGreaterThan(seen);
+    expect((await runCli(['verify', UNAUDITED, '--ohttp-relay', relay.url, ...gatewayArgs(g)])).code).toBe(2);
+    const own = await startTestGateway(project, { ohttpKey: await ohttpKeyFromSeed(0, new Uint8Array(32).fill(9)) });
+    const ownRelay = await startOhttpRelay(own.url);
+    try {
+      const refused = await runCli(['verify', UNAUDITED, '--private', '--ohttp-relay', ownRelay.url, ...gatewayArgs(own)]);
+      expect(refused.code).toBe(exitCodeOf('OHTTP_KEY_CONFIG_INVALID'));
+      expect(refused.code).toBe(25);
+    } finally {
+      await ownRelay.close();
+      await own.close();
+    }
   });
 
   it('is 404 on a gateway without a key', async () => {
