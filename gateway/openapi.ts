@@ -25,6 +25,7 @@ import { historyPaths } from './openapi-history.ts';
 import { logPaths } from './openapi-log.ts';
 import { lookupPaths } from './openapi-lookup.ts';
 import { mirrorPaths } from './openapi-mirror.ts';
+import { ohttpPaths } from './openapi-ohttp.ts';
 import { domainParameter, GATED, ifNoneMatch, notModified, ok, problems, routeHeaders } from './openapi-parts.ts';
 import { publicPaths } from './openapi-public.ts';
 
@@ -131,6 +132,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
       ...lookupPaths(),
       ...mirrorPaths(),
       ...publicPaths(options.schemaUrl),
+      ...ohttpPaths(),
       '/mcp': {
         post: {
           operationId: 'mcp',
