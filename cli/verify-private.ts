@@ -19,8 +19,11 @@ import { trustedCheckpointOf, witnessOptionsOf } from './witness-policy.ts';
 // `mvr verify DOMAIN --private`: the gateway is asked for a prefix of the domain's hash, never the
 // domain; the online client (verifyOnlinePrivately) fetches and verifies.
 
-/** Verifies DOMAIN through a prefix lookup; `gateway` is the resolved --base-url and --api-key. */
-export async function verifyPrivately(args: Record<string, unknown>, gateway: { baseUrl?: string; apiKey?: string }): Promise<Outcome> {
+/** Verifies DOMAIN through a prefix lookup; `gateway` is the resolved --base-url, --api-key and --ohttp-relay. */
+export async function verifyPrivately(
+  args: Record<string, unknown>,
+  gateway: { baseUrl?: string; apiKey?: string; ohttpRelay?: string },
+): Promise<Outcome> {
   const str = (k: string) => (typeof args[k] === 'string' && args[k] !== '' ? (args[k] as string) : undefined);
   const { baseUrl, apiKey } = gateway;
   if (!str('domain')) throw new ConfigError('--private: give the DOMAIN to look up');
@@ -32,7 +35,7 @@ export async function verifyPrivately(args: Record<string, unknown>, gateway: { 
   const { keys, flag: keysFlag } = keySetFlagOf(args);
   const trusted = str('trusted-keys') ? await readTrustedKeys(str('trusted-keys')!) : undefined;
   const pinned = (keySet: unknown): unknown => (trusted === undefined ? keySet : trustedKeySet(keySet, trusted).keySet);
-  const relayUrl = str('ohttp-relay');
+  const relayUrl = gateway.ohttpRelay;
   if (relayUrl && keys !== undefined && isUrl(keys))
     throw new ConfigError('--ohttp-relay: the key set comes through the relay from the gateway, or from a file; not from another URL');
   // Through a relay: the key configuration from the gateway (RFC 9540), every request sealed to it,

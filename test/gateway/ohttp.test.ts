@@ -9,13 +9,15 @@
  */
 import { createHash } from 'node:crypto';
 import { gatewaySource, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BHttpEncoder } from 'bhttp-js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fetchKeyConfig, ohttpFetch, ohttpSource } from '../../clients/ohttp-client.ts';
 import { exitCodeOf } from '../../core/errors.ts';
 import { encapsulateRequest, keyConfigSha256, OHTTP_MEDIA, ohttpKeyFromSeed, parseKeyConfigs } from '../../core/ohttp.ts';
 import { createOhttpKey, loadOhttpKey } from '../../keyring/ohttp-key.ts';
-import { runCli } from '../support/cli.ts';
+import { BIN, runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { startOhttpRelay } from '../support/ohttp-relay.ts';
 import { readCurrentRecords } from '../support/outputs.ts';
@@ -153,6 +155,31 @@ describe('Oblivious HTTP through a relay', async () => {
     } finally {
       await ownRelay.close();
       await own.close();
+    }
+  });
+
+  it('mvr mcp --base-url --ohttp-relay: verify_merchant private goes through the relay, with the direct verdict', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'mcp', '--base-url', g.url, '--api-key', g.key, '--ohttp-relay', relay.url],
+      cwd: project.root,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'ohttp-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      for (const domain of [domains[0]!, UNAUDITED]) {
+        const seen = relay.saw.length;
+        const before = peers.length;
+        const through = await client.callTool({ name: 'verify_merchant', arguments: { domain, private: true } });
+        const direct = await verifyOnlinePrivately({ domain, source: gatewaySource({ baseUrl: g.url, apiKey: g.key }) });
+        expect(relay.saw.length).toBeGreaterThan(seen);
+        // The MCP server's own requests for the lookup reached the gateway only from the relay.
+        expect(new Set(peers.slice(before, before + relay.saw.length - seen))).toEqual(new Set([relay.outboundAddress]));
+        expect((through.structuredContent as { code: string | null }).code).toBe(direct.code);
+      }
+    } finally {
+      await client.close();
     }
   });
 
