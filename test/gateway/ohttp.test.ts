@@ -8,6 +8,8 @@
  * opened is refused in the clear with its code.
  */
 import { createHash } from 'node:crypto';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { gatewaySource, verifyOnlinePrivately } from '@merchant-verify/verifier';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -16,7 +18,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fetchKeyConfig, ohttpFetch, ohttpSource } from '../../clients/ohttp-client.ts';
 import { exitCodeOf } from '../../core/errors.ts';
 import { encapsulateRequest, keyConfigSha256, OHTTP_MEDIA, ohttpKeyFromSeed, parseKeyConfigs } from '../../core/ohttp.ts';
-import { createOhttpKey, loadOhttpKey } from '../../keyring/ohttp-key.ts';
+import { createOhttpKey, loadOhttpKey, OHTTP_KEY_FILE } from '../../keyring/ohttp-key.ts';
 import { BIN, runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { startOhttpRelay } from '../support/ohttp-relay.ts';
@@ -39,6 +41,20 @@ describe('Oblivious HTTP through a relay', async () => {
   g.gateway.server.on('request', (req) => peers.push(req.socket.remoteAddress));
   const keyConfig = await fetchKeyConfig(g.url);
   const domains = [...(await readCurrentRecords(project.recordsDir)).keys()].slice(0, 3).concat(UNAUDITED);
+
+  it('keeps the private key 0600 in the keys folder only: nothing the build publishes holds it', async () => {
+    const file = join(project.keysDir, OHTTP_KEY_FILE);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const seed = (await readFile(file, 'utf8')).split(' ')[1]!.trim();
+    for (const dir of [project.publicDir, project.recordsDir]) {
+      for (const name of await readdir(dir, { recursive: true })) {
+        const path = join(dir, name);
+        if (!(await stat(path)).isFile()) continue;
+        const bytes = await readFile(path);
+        expect(bytes.includes(seed) || bytes.includes(Buffer.from(seed, 'hex')), path).toBe(false);
+      }
+    }
+  });
 
   it('publishes its key configuration as application/ohttp-keys, the one the build signed', async () => {
     const r = await g.request('/.well-known/ohttp-gateway', { key: null });
