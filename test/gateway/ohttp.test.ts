@@ -23,7 +23,7 @@ import { BIN, runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { startOhttpRelay } from '../support/ohttp-relay.ts';
 import { readCurrentRecords } from '../support/outputs.ts';
-import { build, makeProject, UNAUDITED } from '../support/project.ts';
+import { build, makeProject, tempDir, UNAUDITED } from '../support/project.ts';
 
 afterAll(cleanup);
 
@@ -197,6 +197,15 @@ describe('Oblivious HTTP through a relay', async () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('mvr keygen --ohttp makes the key once and prints the hash the build will sign', async () => {
+    const keys = join(await tempDir(), 'keys');
+    const made = await runCli(['keygen', '--ohttp', '--keys', keys, '--json']);
+    expect(made.code).toBe(0);
+    const printed = JSON.parse(made.stdout) as { key_config_sha256: string };
+    expect(printed.key_config_sha256).toBe(keyConfigSha256(await readFile(join(keys, 'ohttp-keys.bin'))));
+    expect((await runCli(['keygen', '--ohttp', '--keys', keys])).code).toBe(exitCodeOf('INVALID_CONFIG'));
   });
 
   it('is 404 on a gateway without a key', async () => {
