@@ -20,7 +20,7 @@ import { exitCodeOf } from '../../core/errors.ts';
 import { encapsulateRequest, keyConfigSha256, OHTTP_MEDIA, ohttpKeyFromSeed, parseKeyConfigs } from '../../core/ohttp.ts';
 import { createOhttpKey, loadOhttpKey, OHTTP_KEY_FILE } from '../../keyring/ohttp-key.ts';
 import { BIN, runCli } from '../support/cli.ts';
-import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { cleanup, startTestGateway, waitForLog } from '../support/gateway.ts';
 import { startOhttpRelay } from '../support/ohttp-relay.ts';
 import { readCurrentRecords } from '../support/outputs.ts';
 import { build, makeProject, tempDir, UNAUDITED } from '../support/project.ts';
@@ -56,7 +56,7 @@ describe('Oblivious HTTP through a relay', async () => {
     }
   });
 
-  it('publishes its key configuration as application/ohttp-keys, the one the build signed', async () => {
+  it('publishes its key configuration as application/ohttp-keys, the one the build signed (no warning at start)', async () => {
     const r = await g.request('/.well-known/ohttp-gateway', { key: null });
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe(OHTTP_MEDIA.keys);
@@ -64,6 +64,8 @@ describe('Oblivious HTTP through a relay', async () => {
     expect(parseKeyConfigs(r.bytes).publicKey).toEqual(ohttpKey.config.publicKey);
     const statement = (await g.request(`/v1/lookup/${hashOf(UNAUDITED).slice(0, 1)}`)).json?.statement;
     expect(statement.ohttp).toEqual({ key_config_sha256: keyConfigSha256(r.bytes) });
+    // The live build was read for that lookup, and its statement names this key: nothing to warn of.
+    expect(g.logs.filter((l) => String(l.msg).includes('Oblivious HTTP'))).toEqual([]);
   });
 
   it('gives each domain the direct lookup verdict; the relay sees no prefix or key, the gateway only the relay', async () => {
@@ -115,6 +117,11 @@ describe('Oblivious HTTP through a relay', async () => {
     const own = await startTestGateway(project, { ohttpKey: other });
     const ownRelay = await startOhttpRelay(own.url);
     try {
+      // Its operator is told at start.
+      await waitForLog(
+        own,
+        (l) => l.level === 'warn' && String(l.msg).startsWith('the Oblivious HTTP key is not the one the live build signed'),
+      );
       const tampered = await fetchKeyConfig(own.url);
       const source = ohttpSource({ baseUrl: own.url, apiKey: own.key, relayUrl: ownRelay.url, keyConfig: tampered });
       const error = await verifyOnlinePrivately({ domain: UNAUDITED, source }).catch((e: unknown) => e);
