@@ -72,7 +72,9 @@ export function ohttpGatewayRoute(services: GatewayServices, inner: InnerHandler
     const answer = offeredThroughOhttp(request.method, url.pathname)
       ? await inner({ method: request.method, path: url.pathname + url.search, headers: innerHeaders(request.headers) })
       : refusedAnswer(services, request.method, url.pathname);
-    const response = new Response(answer.status === 304 || answer.body === undefined ? null : (answer.body as BodyInit), {
+    // In memory a HEAD's answer keeps its body (node:http would leave it out on the wire): left out here.
+    const bodiless = answer.status === 304 || request.method === 'HEAD' || answer.body === undefined;
+    const response = new Response(bodiless ? null : (answer.body as BodyInit), {
       status: answer.status,
       headers: answer.headers,
     });

@@ -110,6 +110,10 @@ describe('Oblivious HTTP through a relay', async () => {
     expect(remaining(a) - remaining(b)).toBe(1);
     const noKey = await fetchThrough(`${g.url}/v1/lookup/${prefix}`);
     expect(noKey.status).toBe(401);
+    const head = await fetchThrough(`${g.url}/v1/lookup/${prefix}`, { method: 'HEAD', headers: { authorization: `Bearer ${g.key}` } });
+    expect(head.status).toBe(200);
+    expect(Number(head.headers.get('content-length'))).toBe((await a.arrayBuffer()).byteLength);
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
   });
 
   it('refuses a key configuration the build did not sign, before any verdict', async () => {
