@@ -5,8 +5,10 @@ import { canonicalJson, type PacksHead } from '#shared';
 import type { SigningKey } from '../core/crypto/signing.ts';
 import { writeAtomic } from '../core/files.ts';
 import { BUILDS_DIR, LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
+import { keyConfigSha256 } from '../core/ohttp.ts';
 import { manifestText } from '../core/schemas/manifest.ts';
 import { copyVerifyPage } from '../core/verify-page.ts';
+import { loadOhttpConfig } from '../keyring/ohttp-key.ts';
 import type { KeptBuild } from '../storage/kept-builds.ts';
 import type { BuildInputs } from './build-inputs.ts';
 import { type ShardRun, writeChanges } from './changes.ts';
@@ -31,6 +33,7 @@ export async function writeMapAndStatement(
   key: SigningKey | null,
 ): Promise<BuildSummary['domainMap']> {
   const started = performance.now();
+  const ohttpConfig = await loadOhttpConfig(opts.keysDir);
   const { map } = await writeDomainMap(stagingDir, leaves.leaves(), {
     issuer: opts.issuer,
     build: build.buildId,
@@ -38,6 +41,7 @@ export async function writeMapAndStatement(
     key,
     lookup: leaves.lookup(),
     packs,
+    ...(ohttpConfig ? { ohttpKeyConfigSha256: keyConfigSha256(ohttpConfig) } : {}),
   });
   return { durationMs: leaves.spentMs + performance.now() - started, domains: map.size, bytes: map.size * 32 };
 }

@@ -99,10 +99,19 @@ export class MapLeaves {
 export async function writeDomainMap(
   buildDir: string,
   leaves: Buffer,
-  o: { issuer: string; build: string; issuedAt: string; key: SigningKey | null; lookup?: LookupHead; packs?: PacksHead },
+  o: {
+    issuer: string;
+    build: string;
+    issuedAt: string;
+    key: SigningKey | null;
+    lookup?: LookupHead;
+    packs?: PacksHead;
+    /** The Oblivious HTTP key configuration's SHA-256 (hex), signed so a gateway cannot give each client a key of its own. */
+    ohttpKeyConfigSha256?: string;
+  },
 ): Promise<{ map: DomainMap; statement: BuildStatement }> {
   const map = await DomainMap.fromLeaves(hasher, leaves, { leafSize: ENTRY_SIZE, pause: () => nextTurn() });
-  const unsigned = buildStatement({
+  const unsigned: BuildStatement & { ohttp?: { key_config_sha256: string } } = buildStatement({
     issuer: o.issuer,
     build: o.build,
     issuedAt: o.issuedAt,
@@ -110,6 +119,8 @@ export async function writeDomainMap(
     lookup: o.lookup,
     packs: o.packs,
   });
+  // An additive member: a statement without it verifies as before.
+  if (o.ohttpKeyConfigSha256 !== undefined) unsigned.ohttp = { key_config_sha256: o.ohttpKeyConfigSha256 };
   const statement = o.key ? signRecordChecked(unsigned, o.key).record : unsigned;
   await writeFile(join(buildDir, DOMAIN_MAP_FILE), leaves);
   await writeFile(join(buildDir, BUILD_STATEMENT_FILE), statementText(statement));

@@ -224,6 +224,14 @@ export const OPTIONS = {
     description: 'gateway base URL',
     schema: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   },
+  ohttpRelay: {
+    flag: 'ohttp-relay',
+    env: 'MVR_OHTTP_RELAY',
+    fallback: undefined,
+    description:
+      "an Oblivious HTTP relay URL: private lookups go sealed through it, so the gateway never sees your address beside a prefix; the gateway's key configuration must be the one its build signed (else exit 25)",
+    schema: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  },
   apiKey: {
     flag: 'api-key',
     env: 'MVR_API_KEY',

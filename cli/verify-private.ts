@@ -7,6 +7,7 @@ import {
   verifyOnlinePrivately,
 } from '@merchant-verify/verifier';
 import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
+import { fetchKeyConfig, ohttpSource } from '../clients/ohttp-client.ts';
 import { ConfigError, exitCodeOf } from '../core/errors/errors.ts';
 import { normalizeDomain } from '../core/rules/domain.ts';
 import { type TrustJson, trustJson } from '../presentation/trust-report.ts';
@@ -18,8 +19,11 @@ import { trustedCheckpointOf, witnessOptionsOf } from './witness-policy.ts';
 // `mvr verify DOMAIN --private`: the gateway is asked for a prefix of the domain's hash, never the
 // domain; the online client (verifyOnlinePrivately) fetches and verifies.
 
-/** Verifies DOMAIN through a prefix lookup; `gateway` is the resolved --base-url and --api-key. */
-export async function verifyPrivately(args: Record<string, unknown>, gateway: { baseUrl?: string; apiKey?: string }): Promise<Outcome> {
+/** Verifies DOMAIN through a prefix lookup; `gateway` is the resolved --base-url, --api-key and --ohttp-relay. */
+export async function verifyPrivately(
+  args: Record<string, unknown>,
+  gateway: { baseUrl?: string; apiKey?: string; ohttpRelay?: string },
+): Promise<Outcome> {
   const str = (k: string) => (typeof args[k] === 'string' && args[k] !== '' ? (args[k] as string) : undefined);
   const { baseUrl, apiKey } = gateway;
   if (!str('domain')) throw new ConfigError('--private: give the DOMAIN to look up');
@@ -31,7 +35,14 @@ export async function verifyPrivately(args: Record<string, unknown>, gateway: { 
   const { keys, flag: keysFlag } = keySetFlagOf(args);
   const trusted = str('trusted-keys') ? await readTrustedKeys(str('trusted-keys')!) : undefined;
   const pinned = (keySet: unknown): unknown => (trusted === undefined ? keySet : trustedKeySet(keySet, trusted).keySet);
-  const fetched = gatewaySource({ baseUrl, apiKey, keySetUrl: keys !== undefined && isUrl(keys) ? keys : undefined });
+  const relayUrl = gateway.ohttpRelay;
+  if (relayUrl && keys !== undefined && isUrl(keys))
+    throw new ConfigError('--ohttp-relay: the key set comes through the relay from the gateway, or from a file; not from another URL');
+  // Through a relay: the key configuration from the gateway (RFC 9540), every request sealed to it,
+  // and refused at the first answer unless the build signed it.
+  const fetched = relayUrl
+    ? ohttpSource({ baseUrl, apiKey, relayUrl, keyConfig: await fetchKeyConfig(baseUrl) })
+    : gatewaySource({ baseUrl, apiKey, keySetUrl: keys !== undefined && isUrl(keys) ? keys : undefined });
   const keySetFile =
     keys !== undefined && !isUrl(keys) ? pinned(await jsonFile(await keySetPathOf(keys, keysFlag), `${keysFlag} ${keys}`)) : undefined;
   const logKey = str('log-key');
@@ -50,7 +61,8 @@ export async function verifyPrivately(args: Record<string, unknown>, gateway: { 
     pinnedKeys: trusted !== undefined,
     logKey: { given: logKey, policy: str('policy'), fetched: `${base}${LOG_KEY_PATH}` },
   });
-  return outcomeOf(verdict, domain, `${base}/v1/lookup/${verdict.prefix}`, str('policy') !== undefined, trust);
+  const source = `${base}/v1/lookup/${verdict.prefix}${relayUrl ? ` (through ${new URL(relayUrl).origin})` : ''}`;
+  return outcomeOf(verdict, domain, source, str('policy') !== undefined, trust);
 }
 
 /**

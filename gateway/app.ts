@@ -9,10 +9,12 @@ import {
   type H3Event,
   lazyEventHandler,
   toNodeListener,
+  toPlainHandler,
 } from 'h3';
 import { isMvrError, MethodNotAllowedError, NotFoundError } from '../core/errors/errors.ts';
 import { httpCodeOf } from '../core/errors/problem-document.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
+import { OHTTP_GATEWAY_PATH } from '../core/ohttp.ts';
 import { sendAnswer } from './answer.ts';
 import type { GatewayServices } from './context.ts';
 import { checkRequestHead, clientHungUp, setEdgeHeaders } from './edge.ts';
@@ -27,15 +29,21 @@ import { buildsRoute, changesRoute, historyRoute } from './routes/history.ts';
 import { LOG_PREFIX, logFilesRoute, logVkeyRoute, proofRoute } from './routes/log.ts';
 import { LOOKUP_PREFIX, lookupRoute } from './routes/lookup.ts';
 import { MIRROR_BUILDS_PREFIX, mirrorFileRoute, mirrorRoute } from './routes/mirror.ts';
+import { type InnerHandler, ohttpGatewayRoute, ohttpKeysRoute } from './routes/ohttp.ts';
 import { bundleSchemaRoute, keySetRoute, openApiRoute, schemaRoute } from './routes/public.ts';
 import { verifyRoute } from './routes/verify.ts';
 import { verifyPageRoutes } from './routes/verify-page.ts';
 
 type Method = 'GET' | 'HEAD' | 'POST';
 
-/** Every route of the gateway: path, methods, handler. A known path asked with another method is 405 with `Allow`. */
-export function routes(services: GatewayServices): { path: string; methods: Method[]; handler: EventHandler }[] {
+/**
+ * Every route of the gateway: path, methods, handler. A known path asked with another method is
+ * 405 with `Allow`. `inner` answers the requests opened from Oblivious HTTP: the app itself.
+ */
+export function routes(services: GatewayServices, inner: InnerHandler): { path: string; methods: Method[]; handler: EventHandler }[] {
   const verifyPage = verifyPageRoutes();
+  const ohttpKeys = ohttpKeysRoute(services);
+  const ohttpGateway = ohttpGatewayRoute(services, inner);
   return [
     { path: '/v1/verify', methods: ['GET', 'HEAD'], handler: verifyRoute(services) },
     { path: '/v1/verify/batch', methods: ['POST'], handler: batchRoute(services) },
@@ -50,6 +58,12 @@ export function routes(services: GatewayServices): { path: string; methods: Meth
     { path: `${MIRROR_BUILDS_PREFIX}**`, methods: ['GET', 'HEAD'], handler: mirrorFileRoute(services) },
     { path: KEY_SET_PATH, methods: ['GET', 'HEAD'], handler: keySetRoute(services) },
     { path: LOG_VKEY_PATH, methods: ['GET', 'HEAD'], handler: logVkeyRoute(services) },
+    // The key configuration, and the Oblivious Gateway Resource at the same place (RFC 9540 section 3).
+    {
+      path: OHTTP_GATEWAY_PATH,
+      methods: ['GET', 'HEAD', 'POST'],
+      handler: defineEventHandler((event) => (event.method === 'POST' ? ohttpGateway(event) : ohttpKeys(event))),
+    },
     // Every path under /log/ (the tile paths are checked by the handler).
     { path: `${LOG_PREFIX}**`, methods: ['GET', 'HEAD'], handler: logFilesRoute(services) },
     { path: '/schemas/verification/v1', methods: ['GET', 'HEAD'], handler: schemaRoute(services) },
@@ -84,7 +98,9 @@ export function createGatewayApp(services: GatewayServices): App {
     onError: (error, event) => answerError(event, error.cause ?? error, services),
   });
   const router = createRouter();
-  for (const route of routes(services)) {
+  // Requests opened from Oblivious HTTP go through this same app, in memory.
+  const inner = toPlainHandler(app);
+  for (const route of routes(services, inner)) {
     router.add(
       route.path,
       defineEventHandler((event) => {

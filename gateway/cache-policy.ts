@@ -1,5 +1,6 @@
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
+import { OHTTP_GATEWAY_PATH } from '../core/ohttp.ts';
 
 /**
  * How an answer may be cached, and by whom it may be read: the one place these headers are
@@ -38,6 +39,8 @@ export const CACHE_POLICY = {
   '/v1/mirror/builds/{build}/{file}': MIRROR,
   [KEY_SET_PATH]: PUBLIC,
   [LOG_VKEY_PATH]: PUBLIC,
+  // The key configuration (GET); an encapsulated answer (POST) is ENCAPSULATED_ANSWER_HEADERS.
+  [OHTTP_GATEWAY_PATH]: PUBLIC,
   // The checkpoint moves with each build; a tile never changes once written (its path names its width).
   '/log/checkpoint': { cacheControl: 'public, max-age=5', anyOrigin: true },
   '/log/tile/{path}': { cacheControl: 'public, max-age=31536000, immutable', anyOrigin: true },
@@ -69,6 +72,8 @@ const HEADERS = Object.fromEntries(Object.entries(CACHE_POLICY).map(([route, pol
   CachedRoute,
   Readonly<Record<string, string>>
 >;
+/** An encapsulated answer's (`message/ohttp-res`): sealed for one request, so no cache keeps it (RFC 9458 section 7). */
+export const ENCAPSULATED_ANSWER_HEADERS = headersOf(NO_STORE);
 /** The headers of a problem document. */
 export const PROBLEM_CACHE_HEADERS = headersOf(PROBLEM_CACHE_POLICY);
 

@@ -2,6 +2,7 @@ import type { TlogPolicy } from '@merchant-verify/verifier';
 import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { TrustedProxies } from '../access/client-address.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
+import type { OhttpGatewayKey } from '../core/ohttp.ts';
 import type { TrustSettings } from '../core/rules/key-trust.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
@@ -66,6 +67,8 @@ export interface GatewayServices {
   redisUp: (() => boolean) | null;
   /** The witness policy (`--witness-policy`): served to the verify page, and the MCP tools say when the log was last witnessed; null without. */
   witnessPolicy: WitnessPolicyFile | null;
+  /** The Oblivious HTTP key; null when the gateway takes no encapsulated requests (`/.well-known/ohttp-gateway` is then 404). */
+  ohttpKey: OhttpGatewayKey | null;
   /** The clock (epoch ms). */
   now: () => number;
 }
@@ -144,6 +147,8 @@ export interface GatewayOptions {
   trust?: TrustSettings;
   /** A tlog-policy of the log's witnesses: the MCP tools say when the answers were last witnessed, and the verify page gets it. */
   witnessPolicy?: WitnessPolicyFile;
+  /** The Oblivious HTTP key (`--ohttp-key`): the gateway is then also an Oblivious Gateway Resource. */
+  ohttpKey?: OhttpGatewayKey;
   /** The clock the API keys' staleness is timed by (ms); `performance.now` by default, a test's own in tests. */
   apiKeysClock?: () => number;
 }

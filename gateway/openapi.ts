@@ -21,6 +21,7 @@ import { checkpointTextSchema, logProofTextSchema, logVerifierKeySchema } from '
 import { prefixAnswerSchema } from '../core/schemas/lookup.ts';
 import { logPaths } from './openapi-log.ts';
 import { mirrorPaths } from './openapi-mirror.ts';
+import { ohttpPaths } from './openapi-ohttp.ts';
 import { publicPaths } from './openapi-public.ts';
 import { recordPaths } from './openapi-records.ts';
 
@@ -96,6 +97,7 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
       ...logPaths(),
       ...mirrorPaths(),
       ...publicPaths(options.schemaUrl),
+      ...ohttpPaths(),
     },
   };
 }

@@ -2,6 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../core/errors/errors.ts';
 import { ANSWER_LIMITS } from '../core/limits.ts';
+import { keyConfigSha256 } from '../core/ohttp.ts';
 import { createGatewayApp, gatewayListener } from './app.ts';
 import type { ConnectionTimeouts, GatewayOptions, GatewayServices } from './context.ts';
 import type { JsonLog } from './json-log.ts';
@@ -17,6 +18,8 @@ export interface RunningGateway {
   services: GatewayServices;
   /** `http://host:port/metrics` when this process serves the metrics; else null. */
   metricsUrl: string | null;
+  /** The node:http server: who connects to it (a test tells a relay's address from a caller's). */
+  server: Server;
   /** Stops accepting connections, lets in-flight requests finish, then resolves. */
   close(): Promise<void>;
 }
@@ -108,6 +111,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     port,
     services,
     metricsUrl: metrics?.url ?? null,
+    server,
     async close() {
       closing = true;
       for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
@@ -142,6 +146,23 @@ function warnAboutState(services: GatewayServices): void {
   if (!health.keySet.ok) services.log({ level: 'warn', msg: 'key set unavailable at start' });
   if (services.apiKeys.liveKeys === 0)
     services.log({ level: 'warn', msg: 'no live API keys: every /v1/verify request will be 401 (run "mvr apikey create --label NAME")' });
+  if (services.ohttpKey) void warnAboutOhttpKey(services, services.ohttpKey.configBytes);
+}
+
+/** An Oblivious HTTP key the live build did not sign: clients through a relay refuse every answer, so the operator is told at start. */
+async function warnAboutOhttpKey(services: GatewayServices, configBytes: Buffer): Promise<void> {
+  const live = await services.records.buildMap().catch(() => null);
+  if (!live) return;
+  const signed = (live.statement as { ohttp?: { key_config_sha256?: unknown } }).ohttp?.key_config_sha256;
+  const own = keyConfigSha256(configBytes);
+  if (signed !== own)
+    services.log({
+      level: 'warn',
+      msg: 'the Oblivious HTTP key is not the one the live build signed: clients through a relay refuse its answers until a build signs it',
+      build: live.build,
+      key_config_sha256: own,
+      signed: typeof signed === 'string' ? signed : null,
+    });
 }
 
 /**

@@ -55,6 +55,7 @@ export async function openGatewayServices(
     metrics,
     redisUp: redis ? () => redis.isReady : null,
     witnessPolicy: opts.witnessPolicy ?? null,
+    ohttpKey: opts.ohttpKey ?? null,
     now: opts.now ?? Date.now,
     publicBudget: new ConcurrencyBudget(PUBLIC_LIMITS.concurrent, PUBLIC_LIMITS.waiting),
     limits: quotas(opts, redis),

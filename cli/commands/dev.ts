@@ -8,6 +8,7 @@ import type { BuildSummary } from '../../builder/build.ts';
 import { ConfigError } from '../../core/errors/errors.ts';
 import { LOG_VKEY_PATH } from '../../core/layout.ts';
 import { createLogKey, loadLogKey, logOrigin } from '../../keyring/log-key.ts';
+import { createOhttpKey, loadOhttpKey } from '../../keyring/ohttp-key.ts';
 import { keygen, loadActiveKey } from '../../keyring/signing-keys.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
@@ -58,7 +59,7 @@ export default defineCommand({
     }),
 });
 
-/** A signing key and a log key for development, made when the keys folder has none. */
+/** A signing key, a log key and an Oblivious HTTP key for development, each made when the keys folder has none. */
 async function ensureDevKeys(
   config: {
     keys: string;
@@ -75,6 +76,10 @@ async function ensureDevKeys(
   if (!(await loadLogKey(config.keys, config.logKey))) {
     const logKey = await createLogKey(config.keys, logOrigin(config.issuer));
     stderr.write(`mvr dev: created development log key ${logKey.name} in ${config.keys}\n`);
+  }
+  if (!(await loadOhttpKey(config.keys))) {
+    await createOhttpKey(config.keys);
+    stderr.write(`mvr dev: created development Oblivious HTTP key in ${config.keys}\n`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { keyConfigSha256 } from '../../core/ohttp.ts';
 import { snakeCaseMembers } from '../../presentation/json-members.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions } from '../config.ts';
@@ -6,6 +7,7 @@ const options = commandOptions('keys', 'issuer', 'signingKey');
 
 import { join } from 'node:path';
 import { createLogKey, LOG_KEY_FILE, logOrigin } from '../../keyring/log-key.ts';
+import { createOhttpKey, OHTTP_CONFIG_FILE, OHTTP_KEY_FILE } from '../../keyring/ohttp-key.ts';
 import { keygenEndorsed, listKeys, loadActiveKey, retireKey } from '../../keyring/signing-keys.ts';
 import { createWitnessKey, witnessName } from '../../witness/server/witness-key.ts';
 import { runAction } from '../cli-output.ts';
@@ -29,6 +31,11 @@ export default defineCommand({
       description:
         'create a witness key instead (keys/witness.key, 0600; named <issuer>/witness, so pass your own --issuer); prints its verifier key',
     },
+    ohttp: {
+      type: 'boolean',
+      description:
+        "create the gateway's Oblivious HTTP key instead (keys/ohttp.key, 0600, and its public configuration keys/ohttp-keys.bin, whose SHA-256 the next build signs); prints that hash",
+    },
     json: { type: 'boolean', description: 'print JSON' },
   },
   run: ({ args, io }) =>
@@ -41,6 +48,18 @@ export default defineCommand({
           io.stdout.write(`${key.vkey}\n`);
           io.stderr.write(
             `new log key for ${key.name} in ${join(keysDir, LOG_KEY_FILE)} (0600; in CI pass its contents as MVR_LOG_KEY); the next build publishes the verifier key above\n`,
+          );
+        }
+        return;
+      }
+      if (args.ohttp) {
+        const key = await createOhttpKey(keysDir);
+        const sha256 = keyConfigSha256(key.configBytes);
+        if (args.json) io.stdout.write(`${JSON.stringify({ key_config_sha256: sha256, file: join(keysDir, OHTTP_KEY_FILE) })}\n`);
+        else {
+          io.stdout.write(`${sha256}\n`);
+          io.stderr.write(
+            `new Oblivious HTTP key in ${join(keysDir, OHTTP_KEY_FILE)} (0600; the gateway's alone) and its configuration in ${join(keysDir, OHTTP_CONFIG_FILE)} (public; the build signs its SHA-256 above); serve and build with this keys folder\n`,
           );
         }
         return;

@@ -15,7 +15,17 @@ import { type Config, commandOptions, issuerOf, recordsStoreOf, schemaUrlOf } fr
 import type { CliIo } from '../io.ts';
 import { TRUST_OPTIONS, trustOf, unsignedArg } from '../trust-options.ts';
 
-const MCP_OPTIONS = ['baseUrl', 'apiKey', 'records', 'public', 'issuer', 'schemaUrl', 'witnessPolicy', ...TRUST_OPTIONS] as const;
+const MCP_OPTIONS = [
+  'baseUrl',
+  'apiKey',
+  'ohttpRelay',
+  'records',
+  'public',
+  'issuer',
+  'schemaUrl',
+  'witnessPolicy',
+  ...TRUST_OPTIONS,
+] as const;
 const options = commandOptions(...MCP_OPTIONS);
 /** How often local records are re-checked for a new live build (ms). */
 const LOCAL_REFRESH_MS = 1000;
@@ -33,6 +43,8 @@ export default defineCommand({
       witnessPolicy: "tlog-policy file of the log's witnesses: the tools say when the log was last witnessed",
       trustedKeys:
         'without --base-url: the record keys trusted (a JWK Set file); required with s3:// or http(s) records, default for a folder: its public key set as first read',
+      ohttpRelay:
+        "with --base-url: an Oblivious HTTP relay URL; private lookups (and the key set they are verified with) go sealed through it, so the gateway never sees this process's address beside a prefix; lookups by name go directly",
     }),
     ...unsignedArg,
   },
@@ -67,6 +79,12 @@ export default defineCommand({
     }),
 });
 
+/** The package's gateway source with every request sealed through an Oblivious HTTP relay (loaded only then). */
+async function relayedSource(baseUrl: string, apiKey: string, relayUrl: string) {
+  const { fetchKeyConfig, ohttpSource } = await import('../../clients/ohttp-client.ts');
+  return ohttpSource({ baseUrl, apiKey, relayUrl, keyConfig: await fetchKeyConfig(baseUrl) });
+}
+
 /** Where answers come from: a gateway (`--base-url`), or the records service over local records. */
 async function lookupFor(
   config: Config<(typeof MCP_OPTIONS)[number]>,
@@ -91,6 +109,8 @@ async function lookupFor(
     if (!config.apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required with --base-url');
     const { keySetUrlOf } = await import('../../mcp/server.ts');
     const ask = gatewayGet(config.baseUrl, config.apiKey);
+    // Through a relay: the key configuration fetched once, checked against each prefix answer's signed statement.
+    const relayed = config.ohttpRelay ? await relayedSource(config.baseUrl, config.apiKey, config.ohttpRelay) : null;
     return {
       lookup: (domain) => ask(`/v1/verify?domain=${encodeURIComponent(domain)}`),
       absence: async (domain) => JSON.parse((await ask(`/v1/absence?domain=${encodeURIComponent(domain)}`)).toString('utf8')),
@@ -98,9 +118,9 @@ async function lookupFor(
       history: async (domain) =>
         JSON.parse((await ask(`/v1/history?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as Awaited<ReturnType<HistoryLookup>>,
       proof: async (domain) => ({ proof: (await ask(`/v1/proof?domain=${encodeURIComponent(domain)}`)).toString('utf8') }),
-      prefix: gatewayPrefix(config.baseUrl, config.apiKey),
+      prefix: gatewayPrefix(relayed ?? gatewaySource({ baseUrl: config.baseUrl, apiKey: config.apiKey })),
       remote: true,
-      keySet: gatewaySource({ baseUrl: config.baseUrl }).keySet,
+      keySet: (relayed ?? gatewaySource({ baseUrl: config.baseUrl })).keySet,
       keySetUrl: keySetUrlOf(config.baseUrl),
       log: {
         checkpoint: () => publicText(config.baseUrl!, `/${LOG_DIR}/${LOG_CHECKPOINT}`),
@@ -108,6 +128,7 @@ async function lookupFor(
       },
     };
   }
+  if (config.ohttpRelay) throw new ConfigError('--ohttp-relay carries lookups to a gateway: give --base-url too');
   const { openRecordsStack } = await import('../../service/records-stack.ts');
   const store = recordsStoreOf(config, io.env);
   const issuer = issuerOf(config, args, io.env);
@@ -147,12 +168,12 @@ async function publicText(baseUrl: string, path: string): Promise<string | null>
 }
 
 /**
- * Prefix answers from the package's own client (sized for them; null for a refused length), whose
+ * Prefix answers from the package's own client, direct or through a relay (sized for them; null for a refused length), whose
  * failures with a problem document of the gateway become that coded error, as {@link gatewayGet}'s do:
  * a refused key is UNAUTHORIZED whichever way the tool looked the domain up.
  */
-function gatewayPrefix(baseUrl: string, apiKey: string): PrefixLookup {
-  const prefix = gatewaySource({ baseUrl, apiKey }).prefix!;
+function gatewayPrefix(source: ReturnType<typeof gatewaySource>): PrefixLookup {
+  const prefix = source.prefix!;
   return async (p) => {
     try {
       return await prefix(p);

@@ -1,6 +1,7 @@
 import { ConfigError } from '../../core/errors/errors.ts';
 import type { JsonLog } from '../../gateway/json-log.ts';
 import type { GatewayOptions } from '../../gateway/server.ts';
+import { loadOhttpKey } from '../../keyring/ohttp-key.ts';
 import { readPolicyFile } from '../../witness/policy-file.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
@@ -102,5 +103,7 @@ export async function gatewayOptions(
     trustProxy: config.trustProxy,
     witnessPolicy: config.witnessPolicy ? await readPolicyFile(config.witnessPolicy, '--witness-policy') : undefined,
     trust: await trustOf(config, args, records),
+    // The keys folder's Oblivious HTTP key (mvr keygen --ohttp), when it holds one.
+    ohttpKey: (await loadOhttpKey(config.keys)) ?? undefined,
   };
 }

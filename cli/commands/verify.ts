@@ -5,13 +5,16 @@ import { commandOptions } from '../config.ts';
 
 // `--key-set` is a key set (file or URL); `--keys` names the private keys folder in every other
 // command, so here it is only kept as an alias for command lines written before the rename.
-const options = commandOptions('baseUrl', 'apiKey');
+const options = commandOptions('baseUrl', 'apiKey', 'ohttpRelay');
 
 export default defineCommand({
   meta: { name: 'verify', description: 'Fetch a record from a gateway (or read a saved one) and verify its signature against the key set' },
   args: {
     domain: { type: 'positional', description: 'domain to look up (optional with --file)', required: false },
-    ...options.args,
+    ...options.describe({
+      ohttpRelay:
+        "with --private: an Oblivious HTTP relay URL; every request goes sealed through it, so the gateway never sees your address beside the prefix; the gateway's key configuration must be the one its build signed (else exit 25)",
+    }),
     file: { type: 'string', description: 'verify a saved record offline instead of fetching one' },
     'key-set': {
       type: 'string',
@@ -76,6 +79,8 @@ export default defineCommand({
     runAction(io, Boolean(args.json), async () => {
       const gateway = options.resolve(args, io.env);
       if (args.at !== undefined && !args.bundle) throw new UsageError('--at verifies a kept bundle as of a past time: give --bundle FILE');
+      if (gateway.ohttpRelay !== undefined && !args.private)
+        throw new UsageError('--ohttp-relay (MVR_OHTTP_RELAY) carries private lookups: give --private too');
       const outcome =
         args.bundle || args['bundle-out']
           ? await (await import('../verify-bundle.ts')).verifyFromBundle(args, gateway)

@@ -123,6 +123,38 @@ export class UnsupportedMediaTypeError extends MvrError {
   }
 }
 
+/** An encapsulated request (`message/ohttp-req`) for a key id or suite this gateway does not hold. */
+export class OhttpKeyUnknownError extends MvrError {
+  static readonly code = 'OHTTP_KEY_UNKNOWN';
+  constructor(message: string) {
+    super(OhttpKeyUnknownError.code, message);
+  }
+}
+
+/** An encapsulated request that does not open (its ciphertext, or the Binary HTTP request inside). */
+export class OhttpDecapsulationError extends MvrError {
+  static readonly code = 'OHTTP_DECAPSULATION_FAILED';
+  constructor(message: string) {
+    super(OhttpDecapsulationError.code, message);
+  }
+}
+
+/** An inner request, opened, for a route the gateway does not offer through Oblivious HTTP. */
+export class OhttpRouteRefusedError extends MvrError {
+  static readonly code = 'OHTTP_ROUTE_REFUSED';
+  constructor(message: string) {
+    super(OhttpRouteRefusedError.code, message);
+  }
+}
+
+/** A gateway's key configuration the client will not encrypt to: malformed, of another suite, or not the one its build signed. */
+export class OhttpKeyConfigError extends MvrError {
+  static readonly code = 'OHTTP_KEY_CONFIG_INVALID';
+  constructor(message: string) {
+    super(OhttpKeyConfigError.code, message);
+  }
+}
+
 /** A build id that is not among the kept builds. */
 export class BuildNotFoundError extends MvrError {
   static readonly code = 'BUILD_NOT_FOUND';

@@ -26,6 +26,11 @@ export const ERROR_REGISTRY = {
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed', exit: 1 },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large', exit: 1 },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type', exit: 1 },
+  // Oblivious HTTP: a request for a key configuration this gateway does not hold (RFC 9458 section 5.3), one that
+  // does not open, and (inside an encapsulated response) an inner request for a route not offered through it.
+  OHTTP_KEY_UNKNOWN: { status: 422, title: 'Unknown Oblivious HTTP key configuration', exit: 25 },
+  OHTTP_DECAPSULATION_FAILED: { status: 400, title: 'Encapsulated request cannot be opened', exit: 25 },
+  OHTTP_ROUTE_REFUSED: { status: 403, title: 'Route not offered through Oblivious HTTP', exit: 25 },
   RANGE_NOT_SATISFIABLE: { status: 416, title: 'Range not satisfiable', exit: 1 },
   RATE_LIMITED: { status: 429, title: 'Too many requests', exit: 1 },
   TOO_MANY_STREAMS: { status: 429, title: 'Too many streams', exit: 1 },
@@ -62,6 +67,8 @@ export const ERROR_REGISTRY = {
   INTERRUPTED: { status: null, title: 'Interrupted', exit: 130 },
   SELF_CHECK_FAILED: { status: null, title: 'Signature self-check failed', exit: 1 },
   FETCH_FAILED: { status: null, title: 'Fetch failed', exit: 12 },
+  // A gateway's Oblivious HTTP key configuration that cannot be used: malformed, another suite, or not the one its build signed.
+  OHTTP_KEY_CONFIG_INVALID: { status: null, title: 'Oblivious HTTP key configuration refused', exit: 25 },
   LOG_INCONSISTENT: { status: null, title: 'Log not an append-only extension', exit: 14 },
   // Verdicts of a record's verification (`verifyRecord`, `mvr verify`): results, never thrown.
   UNSIGNED: { status: null, title: 'Record unsigned', exit: 10 },

@@ -41,6 +41,15 @@ export const buildStatementSchema = z
       })
       .optional()
       .describe('Prefix lookups of this build; absent from builds made before them'),
+    ohttp: z
+      .object({
+        key_config_sha256: z
+          .string()
+          .regex(/^[0-9a-f]{64}$/)
+          .describe("SHA-256 (hex) of the gateway's key configuration as /.well-known/ohttp-gateway serves it (application/ohttp-keys)"),
+      })
+      .optional()
+      .describe('The Oblivious HTTP key configuration of this build; absent from builds made without one'),
     key_id: z.string().optional(),
     signature: z
       .string()

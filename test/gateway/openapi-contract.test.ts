@@ -9,7 +9,9 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createApp, toPlainHandler } from 'h3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ohttpKeyFromSeed } from '../../core/ohttp.ts';
 import { routes } from '../../gateway/app.ts';
 import { CACHE_POLICY, type CachedRoute, PROBLEM_CACHE_POLICY } from '../../gateway/cache-policy.ts';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
@@ -39,7 +41,7 @@ describe('the served OpenAPI document against the real gateway', async () => {
   // GET and its HEAD on either side of a second's edge would otherwise differ in issued_at and ETag.
   const at = Date.now();
   const gateways: Record<GatewayName, TestGateway> = {
-    live: await startTestGateway(project, { now: () => at }),
+    live: await startTestGateway(project, { now: () => at, ohttpKey: await ohttpKeyFromSeed(0, new Uint8Array(32).fill(1)) }),
     empty: await startTestGateway(await makeProject({ build: false })),
     broken: await startTestGateway(broken),
     limited: await startTestGateway(project, { rateLimitPerMinute: 1 }),
@@ -115,7 +117,7 @@ describe('the served OpenAPI document against the real gateway', async () => {
   });
 
   it('documents every route of the app with each of its methods, and nothing the app does not serve', () => {
-    const appRoutes = routes(live.gateway.services);
+    const appRoutes = routes(live.gateway.services, toPlainHandler(createApp()));
     const documented = Object.keys(doc.paths);
     const covered = (route: string) =>
       route.endsWith('/**') ? documented.filter((p) => p.startsWith(route.slice(0, -2))) : documented.filter((p) => p === route);

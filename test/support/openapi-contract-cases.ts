@@ -46,6 +46,16 @@ function lookup(path: string, good: string): ContractCase[] {
   ];
 }
 
+/** An encapsulated request's header (RFC 9458 section 4.3) for key id `id` of the gateway's suite, as text. */
+const OHTTP_HEADER = (id: number) => String.fromCharCode(id, 0x00, 0x20, 0x00, 0x01, 0x00, 0x01);
+const ohttp = (body: string, type = 'message/ohttp-req') => ({
+  path: '/.well-known/ohttp-gateway',
+  method: 'POST',
+  key: false as const,
+  body,
+  headers: { 'content-type': type },
+});
+
 export function contractCases(i: CaseInputs): ContractCase[] {
   const batch = (body: string, headers: Record<string, string> = json) => ({ path: '/v1/verify/batch', method: 'POST', body, headers });
   return [
@@ -134,6 +144,13 @@ export function contractCases(i: CaseInputs): ContractCase[] {
     { name: 'checkpoint without a log', path: '/log/checkpoint', key: false, on: 'empty', status: 404 },
     { name: 'tile', path: `/log/tile/${i.tile}`, key: false, status: 200 },
     { name: 'tile not in the layout', path: '/log/tile/nope', key: false, status: 404 },
+
+    { name: 'ohttp key configuration', path: '/.well-known/ohttp-gateway', key: false, status: 200 },
+    { name: 'ohttp key configuration without a key', path: '/.well-known/ohttp-gateway', key: false, on: 'empty', status: 404 },
+    { name: 'ohttp request that does not open', ...ohttp(`${OHTTP_HEADER(0)}${'a'.repeat(64)}`), status: 400 },
+    { name: 'ohttp request for another key', ...ohttp(`${OHTTP_HEADER(9)}${'a'.repeat(64)}`), status: 422 },
+    { name: 'ohttp request not message/ohttp-req', ...ohttp('x', 'application/json'), status: 415 },
+    { name: 'ohttp request too large', ...ohttp('x'.repeat(70 * 1024)), status: 413 },
 
     { name: 'record schema', path: '/schemas/verification/v1', key: false, status: 200 },
     { name: 'bundle schema', path: '/schemas/bundle/v1', key: false, status: 200 },

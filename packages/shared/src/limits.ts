@@ -44,6 +44,8 @@ export const READ_LIMITS = {
   changes: { bytes: 1 * MiB, deadlineMs: 10_000 },
   /** What `mvr verify`, `mvr log` and `mvr mcp` take from a gateway in one answer (a record, a proof, a page of history). */
   gatewayAnswer: { bytes: 4 * MiB, deadlineMs: 30_000 },
+  /** A gateway's Oblivious HTTP key configurations (`application/ohttp-keys`): about 45 bytes each. */
+  ohttpKeys: { bytes: 4 * KiB, deadlineMs: 10_000 },
   /** A gateway's answer to `GET /v1/verify` for the verifier package (`gatewaySource`): a record, at most the 64 KiB a record may have. */
   answer: { bytes: 64 * KiB, deadlineMs: 10_000 },
   /** An absence proof (`GET /v1/absence`): the build statement, its pack list included, and two Merkle paths. */
