@@ -10,6 +10,7 @@ import { copyVerifyPage } from '../core/verify-page.ts';
 import type { KeptBuild } from '../storage/kept-builds.ts';
 import type { BuildInputs } from './build-inputs.ts';
 import { type ShardRun, writeChanges } from './changes.ts';
+import { writeCompactAnswers } from './compact-answers.ts';
 import { type MapLeaves, writeDomainMap } from './domain-map.ts';
 import { appendBuildToLog, type LogStep } from './log.ts';
 import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
@@ -31,15 +32,17 @@ export async function writeMapAndStatement(
   key: SigningKey | null,
 ): Promise<BuildSummary['domainMap']> {
   const started = performance.now();
+  const lookup = leaves.lookup();
   const { map } = await writeDomainMap(stagingDir, leaves.leaves(), {
     issuer: opts.issuer,
     build: build.buildId,
     issuedAt: build.issuedAt,
     key,
-    lookup: leaves.lookup(),
+    lookup,
     packs,
   });
-  return { durationMs: leaves.spentMs + performance.now() - started, domains: map.size, bytes: map.size * 32 };
+  const answers = await writeCompactAnswers(stagingDir, map, lookup.bits!, lookup.bucket_bytes!);
+  return { durationMs: leaves.spentMs + performance.now() - started, domains: map.size, bytes: map.size * 32, answers };
 }
 
 /** The change feeds against every build kept before this one (part of the build: all or nothing); the changes written. */

@@ -11,6 +11,7 @@ import {
   KEPT_FILE,
   LIVE_POINTER_OBJECT,
   LOG_CHECKPOINT,
+  LOOKUP_ANSWERS_FILE,
   MANIFEST_FILE,
   PACK_INDEX_FILE,
   PACKS_DIR,
@@ -63,6 +64,8 @@ export const READ_LIMITS = {
   gatewayAnswer: { bytes: 4 * MiB, deadlineMs: 30_000 },
   /** A witness's answer to add-checkpoint: cosignature lines or a size, a few hundred bytes. */
   witnessAnswer: { bytes: 16 * KiB, deadlineMs: 10_000 },
+  /** `lookup-answers`, read one compact answer at a time: every answer of a build is one size, at most 32 KiB at 10M domains. */
+  lookupAnswer: { bytes: 64 * KiB, deadlineMs: 10_000 },
   /** Anything else: an error body, a file this table does not name. */
   other: { bytes: 1 * MiB, deadlineMs: 10_000 },
 } as const satisfies Record<string, { bytes: number; deadlineMs: number }>;
@@ -90,6 +93,8 @@ export const PUBLIC_LIMITS = {
 export const CACHE_LIMITS = {
   /** Bytes of assembled prefix lookup answers kept for the live build, each counted at the size its build signed for every answer; least recently used dropped first. */
   prefixAnswerBytes: 8 * MiB,
+  /** Bytes of compact answers (`/v1/lookup/{bits}/{hex}`) kept for the live build as read from its answers file; least recently used dropped first. */
+  compactAnswerBytes: 16 * MiB,
 } as const;
 
 /**
@@ -152,6 +157,7 @@ const BY_NAME = new Map<string, ReadKind>([
   [SHARD_LOG_FILE, 'shardLog'],
   [INDEX_FILE, 'index'],
   [PACK_INDEX_FILE, 'packIndex'],
+  [LOOKUP_ANSWERS_FILE, 'lookupAnswer'],
 ]);
 
 /** A pack, `packs/<sha256>.jsonl`: read a record's range at a time. */

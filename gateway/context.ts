@@ -3,6 +3,7 @@ import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { TrustedProxies } from '../access/client-address.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
 import type { TrustSettings } from '../core/key-trust.ts';
+import type { CompactLookups } from '../service/compact-lookups.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
 import type { MirrorFiles } from '../service/mirror-files.ts';
@@ -44,6 +45,8 @@ export interface GatewayServices {
   proofs: LogProofs;
   /** Prefix lookups (`GET /v1/lookup/{prefix}`): answers that name a prefix, never a domain. */
   lookups: PrefixLookups;
+  /** Compact private lookups (`GET /v1/lookup`, `GET /v1/lookup/{bits}/{hex}`): a bucket's precomputed answer. */
+  compact: CompactLookups;
   /** Whole builds, file by file, for mirror-scoped keys (`GET /v1/mirror...`). */
   mirror: MirrorFiles;
   apiKeys: ApiKeyStore;

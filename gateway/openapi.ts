@@ -16,7 +16,7 @@ import {
 } from '../core/history-schema.ts';
 import { keySetSchema } from '../core/key-set-schema.ts';
 import { checkpointTextSchema, logProofTextSchema, logVerifierKeySchema } from '../core/log-schema.ts';
-import { prefixAnswerSchema } from '../core/lookup-schema.ts';
+import { lookupStatementSchema, prefixAnswerSchema } from '../core/lookup-schema.ts';
 import { problemSchema } from '../core/problem-document.ts';
 import { recordSchema } from '../core/record.ts';
 import { absencePaths, bundlePaths } from './openapi-absence.ts';
@@ -43,6 +43,7 @@ const COMPONENTS: Record<string, z.ZodType> = {
   AbsenceProof: absenceProofSchema,
   Bundle: bundleSchema,
   PrefixAnswer: prefixAnswerSchema,
+  LookupStatement: lookupStatementSchema,
   KeptBuild: keptBuildSchema,
   KeptBuilds: keptBuildsSchema,
   HistoryEntry: historyEntrySchema,

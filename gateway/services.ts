@@ -37,6 +37,7 @@ export async function openGatewayServices(
     history,
     proofs,
     lookups,
+    compact,
     mirror,
     close: closeRecords,
   } = await openRecordsAndKeys(recordsOptions(opts, metrics), apiKeys, redis);
@@ -47,6 +48,7 @@ export async function openGatewayServices(
     history,
     proofs,
     lookups,
+    compact,
     mirror,
     apiKeys,
     log: opts.log,

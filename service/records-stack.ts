@@ -1,4 +1,5 @@
 import { openStore, type ReadRefusal, type StoreSettings } from '../storage/open.ts';
+import { CompactLookups } from './compact-lookups.ts';
 import { BuildHistory } from './history.ts';
 import { LogProofs } from './log-proofs.ts';
 import { MirrorFiles } from './mirror-files.ts';
@@ -30,6 +31,8 @@ export interface RecordsStack {
   proofs: LogProofs;
   /** Prefix lookups: a prefix's records with the proof that they are all of them. */
   lookups: PrefixLookups;
+  /** Compact private lookups: a bucket's answer as its build wrote it, and the statement it is checked against. */
+  compact: CompactLookups;
   /** Whole builds, file by file, for mirrors. */
   mirror: MirrorFiles;
   /** Stops the refresh loop and releases the store's connections. */
@@ -73,6 +76,7 @@ export async function openRecordsStack(options: RecordsStackOptions): Promise<Re
     history,
     proofs,
     lookups: new PrefixLookups(records, proofs, lookupAnswerBytes),
+    compact: new CompactLookups(records, proofs),
     mirror: new MirrorFiles(records, history),
     async close() {
       if (timer) clearInterval(timer);

@@ -14,6 +14,10 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/verifier/package.j
 const SURFACE: Record<string, string[]> = {
   '@merchant-verify/verifier': [
     'BUNDLE_SCHEMA_SUFFIX',
+    'bucketBitsFor',
+    'bucketHex',
+    'bucketOf',
+    'recordMatchesEntry',
     'CanonicalizationError',
     'InvalidArgumentError',
     'FetchFailedError',
@@ -36,6 +40,7 @@ const SURFACE: Record<string, string[]> = {
     'verifyAbsence',
     'verifyAnswer',
     'verifyBundle',
+    'verifyCompactAnswer',
     'verifyLogProof',
     'verifyOnline',
     'verifyOnlinePrivately',
@@ -78,6 +83,13 @@ const SURFACE: Record<string, string[]> = {
   ],
   '@merchant-verify/verifier/internal/issuer': [
     'BUNDLE_SCHEMA_SUFFIX',
+    'COMPACT_ANSWER_LIMIT',
+    'bucketBitsFor',
+    'bucketHex',
+    'bucketOf',
+    'bucketOfHex',
+    'compactAnswerBytes',
+    'encodeCompactAnswer',
     'DomainMap',
     'ED25519_L',
     'ENTRY_SIZE',

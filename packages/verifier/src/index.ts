@@ -21,6 +21,7 @@ export {
   verifyLogProof,
   verifyRecord,
 } from './checks.ts';
+export { bucketBitsFor, bucketHex, bucketOf } from './compact.ts';
 export {
   CanonicalizationError,
   FetchFailedError,
@@ -54,6 +55,13 @@ export { type AnswerAge, ageOf, type Verdict, verdictOf } from './verdict.ts';
 export type { VerifyFailureCode, VerifyResult } from './verify.ts';
 export { type AnswerVerification, isNeverAudited, type VerifyAnswerInput, verifyAnswer } from './verify-answer.ts';
 export { type BundleVerification, type PlaceResult, type VerifyBundleInput, verifyBundle } from './verify-bundle.ts';
+export {
+  type CompactVerification,
+  type EntryVerdict,
+  recordMatchesEntry,
+  type VerifyCompactInput,
+  verifyCompactAnswer,
+} from './verify-compact.ts';
 export { type PrefixVerification, type VerifyPrefixInput, verifyPrefixAnswer } from './verify-prefix.ts';
 export type { WitnessOptions } from './witness-step.ts';
 export {

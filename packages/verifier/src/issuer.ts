@@ -19,6 +19,15 @@ export { decodeBase64url, encodeBase64url } from './base64url.ts';
 export { BUNDLE_SCHEMA_SUFFIX, type Bundle } from './bundle.ts';
 export { canonicalBytes, canonicalJson, canonicalMembers, hasLoneSurrogate, joinMembers } from './canonical.ts';
 export { verifyBuildStatement } from './checks.ts';
+export {
+  bucketBitsFor,
+  bucketHex,
+  bucketOf,
+  bucketOfHex,
+  COMPACT_ANSWER_LIMIT,
+  compactAnswerBytes,
+  encodeCompactAnswer,
+} from './compact.ts';
 export { DomainMap, domainHash, type LeafSize } from './domain-map.ts';
 export { nobleEd25519Verify } from './ed25519.ts';
 export { ED25519_L, publicKeyProblem, signatureProblem } from './ed25519-encoding.ts';
