@@ -24,6 +24,10 @@ export const READ_LIMITS = {
   logKey: 4 * 1024,
   // A prefix answer holds a prefix's few hundred records, padded: about 0.6 MB at 10,000 domains, a few MB at a million.
   prefix: 32 * 1024 * 1024,
+  // The live statement (its pack list included) and its log proof, as an absence proof carries them.
+  lookupStatement: 1024 * 1024,
+  // A compact answer is one size a build, at most 32 KiB at 10M domains.
+  compact: 64 * 1024,
 } as const;
 
 /** How long one request (answer read whole) may take by default, in ms. */
@@ -46,6 +50,10 @@ export interface AnswerSource {
   logKey(): Promise<string>;
   /** The answer to `GET /v1/lookup/{prefix}`, parsed; null when the gateway refuses the prefix's length (INVALID_PREFIX). */
   prefix?(prefix: string): Promise<unknown | null>;
+  /** `GET /v1/lookup`: the live build's statement and its log proof, parsed; a private client reads the prefix length there first. */
+  lookupStatement?(): Promise<unknown>;
+  /** The bytes of `GET /v1/lookup/{bits}/{hex}`, a compact answer. */
+  compact?(bits: number, hex: string): Promise<Uint8Array>;
   /** The offline bundle (`GET /v1/bundle?domain=`), as its text: what a caller keeps and `verifyBundle` checks. */
   bundle?(domain: string): Promise<string>;
 }
@@ -97,6 +105,10 @@ export function gatewaySource(options: GatewaySourceOptions): AnswerSource {
       const answer = await get(`${base}/v1/lookup/${encodeURIComponent(prefix)}`, READ_LIMITS.prefix, true);
       return answer.problem === 'INVALID_PREFIX' ? null : json(ok(answer, 'the prefix answer'), 'the prefix answer');
     },
+    lookupStatement: async () =>
+      json(ok(await get(`${base}/v1/lookup`, READ_LIMITS.lookupStatement, true), 'the lookup statement'), 'the lookup statement'),
+    compact: async (bits, hex) =>
+      ok(await get(`${base}/v1/lookup/${bits}/${encodeURIComponent(hex)}`, READ_LIMITS.compact, true), 'the compact answer').bytes,
     bundle: async (domain) => {
       const answer = ok(await gated('/v1/bundle', domain, READ_LIMITS.bundle), 'the bundle');
       json(answer, 'the bundle');

@@ -14,7 +14,7 @@ import { InvalidArgumentError, type VerifierErrorCode } from './errors.ts';
 import { parseKeySet } from './keyset.ts';
 import { ENTRY_SIZE, entryMismatch } from './map-entry.ts';
 import { logTrustOf, type StatementCheckInput, shown, stringOf, witnessSettingsOf } from './options.ts';
-import { hexPrefix, type PaddedPart, ProvenRange, paddedPart, prefixBounds } from './prefix.ts';
+import { hexPrefix, type PaddedPart, ProvenRange, paddedPart, prefixBounds, prefixLengthFor } from './prefix.ts';
 import { withStatementSteps } from './prefix-record.ts';
 import { encodeBase64 } from './tlog/base64.ts';
 import { type Sha256, treeHasher } from './tlog/merkle.ts';
@@ -52,6 +52,7 @@ type PrefixFailure =
   | 'MALFORMED_PREFIX_ANSWER'
   | 'PREFIX_MISMATCH'
   | 'PADDING_MISMATCH'
+  | 'PREFIX_TOO_LONG'
   | 'INCOMPLETE_PREFIX_ANSWER'
   | 'STATEMENT_NOT_SIGNED'
   | 'MALFORMED_ABSENCE_PROOF'
@@ -97,6 +98,12 @@ export function createPrefixVerifier(sha256: Sha256) {
     // 1. Shape: every member a prefix answer has, and a statement that says how prefixes are asked.
     const d = decode(input.answer);
     if (typeof d === 'string') return fail('MALFORMED_PREFIX_ANSWER', d);
+    // The length: never more than the rule gives for the build's size, so no statement can ask a client for more of its hash.
+    if (d.prefixLength > prefixLengthFor(d.size))
+      return fail(
+        'PREFIX_TOO_LONG',
+        `the build asks for ${d.prefixLength} hex digits, but a build of ${d.size} domains has ${prefixLengthFor(d.size)}`,
+      );
     // 2. The prefix: this domain's, of the length the build signed (a shorter or longer one is another set).
     const hash = domainHash(sha256, domain);
     const mine = hexPrefix(hash, d.prefixLength);
