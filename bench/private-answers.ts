@@ -1,0 +1,199 @@
+/**
+ * `npm run bench:private [-- --count N --seconds S --rounds R]`: what a compact private answer
+ * costs, beside the plain lookup in the same run.
+ *
+ * 1. Sizes at 1k, 100k, 1M and 10M audited domains, from synthetic domain hashes (a signed 10M
+ *    build takes about an hour here; a bucket's size depends on the hashes alone): the bits the
+ *    rule gives, the smallest and largest bucket, every answer's one size; and, for the sizes up
+ *    to 1M, 64 answers encoded from a synthetic map and compressed as a proxy would (gzip, brotli
+ *    at quality 5), their spread. The old JSON prefix answer's signed size is given by its own
+ *    formula with the records of the real build below (their mean size).
+ * 2. A real build of `--count` audits (default 20,000) served by `mvr serve` in its own process:
+ *    the gateway's CPU a request (utime + stime from /proc/PID/stat over wrk runs), a compact
+ *    lookup of random buckets beside a hot `/v1/verify`, paired round by round; the plain answer's
+ *    bytes and the compact answer's; the gateway's RSS after every bucket was asked.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import {
+  bucketBitsFor,
+  bucketHex,
+  bucketOf,
+  COMPACT_ANSWER_LIMIT,
+  compactAnswerBytes,
+  DomainMap,
+  ENTRY_SIZE,
+  encodeCompactAnswer,
+  lookupAnswerBytes,
+  prefixLengthFor,
+} from '@merchant-verify/verifier/internal/issuer';
+import { treeHasher } from '@merchant-verify/verifier/internal/tlog';
+import { auditsFile } from './build.ts';
+import { cpuRounds } from './cpu-per-request.ts';
+import { domainsOf, ensureTools, pathsScript, rssOf, startGatewayProcess } from './gateway.ts';
+
+const run = promisify(execFile);
+const ROOT = resolve(import.meta.dirname, '..');
+const MVR = join(ROOT, 'bin/mvr.js');
+const { values } = parseArgs({
+  options: {
+    count: { type: 'string', default: '20000' },
+    seconds: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+    port: { type: 'string', default: '18931' },
+  },
+});
+const log = (s: string) => process.stderr.write(`bench:private: ${s}\n`);
+const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());
+
+/** A synthetic entry: the domain's hash, a record hash, and verdict members of the kinds records have. */
+function entryOf(i: number): Uint8Array {
+  const e = new Uint8Array(ENTRY_SIZE);
+  const view = new DataView(e.buffer);
+  e.set(sha(`shop-${i}.example`), 0);
+  e.set(sha(`record ${i}`), 32);
+  e[64] = 1 + (i % 3);
+  e[65] = i % 4;
+  view.setFloat64(66, i % 7 === 0 ? -1 : (i * 37) % 101);
+  view.setBigInt64(74, BigInt(Date.UTC(2027, i % 12, 1 + (i % 28))));
+  return e;
+}
+
+/** Sizes at `n` audited domains: bucket counts from the hashes; answers encoded and compressed when `encode`. */
+async function sizesAt(n: number, encode: boolean) {
+  const bits = bucketBitsFor(n);
+  const counts = new Uint32Array(2 ** bits);
+  const entries = encode ? new Array<Uint8Array>(n) : null;
+  for (let i = 0; i < n; i++) {
+    const e = entries ? entryOf(i) : sha(`shop-${i}.example`);
+    counts[bucketOf(e, bits)]!++;
+    if (entries) entries[i] = e;
+  }
+  let smallest = Number.POSITIVE_INFINITY;
+  let largest = 0;
+  for (const c of counts) {
+    smallest = Math.min(smallest, c);
+    largest = Math.max(largest, c);
+  }
+  const bytes = compactAnswerBytes(n, largest);
+  let spread: { gzip: number; brotli: number } | null = null;
+  if (entries) {
+    entries.sort((a, b) => Buffer.compare(a.subarray(0, 32), b.subarray(0, 32)));
+    const map = await DomainMap.fromLeaves(treeHasher(sha), Buffer.concat(entries), { leafSize: ENTRY_SIZE });
+    const root = Buffer.from(map.head().root, 'base64');
+    const sample = Array.from({ length: Math.min(64, counts.length) }, (_, k) =>
+      Math.floor((k * counts.length) / Math.min(64, counts.length)),
+    );
+    const answers = sample.map((bucket) => encodeCompactAnswer(sha, { bits, bucket, ...map.bucketRun(bits, bucket), root }, n, bytes));
+    const spreadOf = (sizes: number[]) => (Math.max(...sizes) - Math.min(...sizes)) / Math.min(...sizes);
+    spread = {
+      gzip: spreadOf(answers.map((a) => gzipSync(a).length)),
+      brotli: spreadOf(answers.map((a) => brotliCompressSync(a, { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } }).length)),
+    };
+  }
+  return { n, bits, buckets: counts.length, smallest, largest, bytes, spread };
+}
+
+await ensureTools();
+const work = await mkdtemp(join(tmpdir(), 'mvr-bench-private-'));
+
+// 2 first: the real build gives the records' mean size the old format's formula needs.
+const count = Number(values.count);
+log(`building ${fmt(count)} audits`);
+const audits = await auditsFile(work, count);
+await run(process.execPath, [MVR, 'keygen', '--keys', join(work, 'keys')]);
+await run(process.execPath, [
+  MVR,
+  'build',
+  '--audits',
+  audits,
+  '--records',
+  join(work, 'records'),
+  '--public',
+  join(work, 'public'),
+  '--keys',
+  join(work, 'keys'),
+]);
+const apiKeys = join(work, 'api-keys.json');
+const key = (await run(process.execPath, [MVR, 'apikey', 'create', '--api-keys', apiKeys, '--label', 'bench:private'])).stdout.trim();
+const port = Number(values.port);
+const gateway = await startGatewayProcess(
+  [
+    ...['--records', join(work, 'records'), '--public', join(work, 'public'), '--api-keys', apiKeys],
+    ...['--rate-limit', '1000000000', '--unauth-rate-limit', '1000000000'],
+  ],
+  port,
+);
+try {
+  const base = `http://127.0.0.1:${port}`;
+  const headers = { authorization: `Bearer ${key}` };
+  const { statement } = (await (await fetch(`${base}/v1/lookup`, { headers })).json()) as {
+    statement: { lookup: { bits: number; bucket_bytes: number; prefix_length: number; answer_bytes: number } };
+  };
+  const domains = await domainsOf(join(audits, 'audits.jsonl'), 1000);
+  const hot = domains[0]!;
+  const plain = Buffer.from(await (await fetch(`${base}/v1/verify?domain=${hot}`, { headers })).arrayBuffer());
+  const { bits } = statement.lookup;
+  const compactPaths = Array.from({ length: 2 ** bits }, (_, b) => `/v1/lookup/${bits}/${bucketHex(b, bits)}`);
+  const compact = Buffer.from(await (await fetch(`${base}${compactPaths[0]}`, { headers })).arrayBuffer());
+  const rssBefore = await rssOf(gateway.pid!);
+  for (const path of compactPaths) await (await fetch(`${base}${path}`, { headers })).arrayBuffer();
+  const rssAfter = await rssOf(gateway.pid!);
+  const scripts = {
+    verify: await pathsScript(work, 'verify', [`/v1/verify?domain=${hot}`], headers.authorization),
+    compact: await pathsScript(work, 'compact', compactPaths, headers.authorization),
+  };
+  log('gateway CPU: hot /v1/verify beside compact lookups');
+  const { medians, paired } = await cpuRounds(
+    [
+      { name: 'hot /v1/verify', pid: gateway.pid!, url: base, script: scripts.verify, answered2xx: true },
+      { name: 'compact lookup', pid: gateway.pid!, url: base, script: scripts.compact, answered2xx: true },
+    ],
+    [['compact lookup', 'hot /v1/verify']],
+    { rounds: Number(values.rounds), seconds: Number(values.seconds), connections: 8, log },
+  );
+  const rssEnd = await rssOf(gateway.pid!);
+
+  const meanRecord = plain.length;
+  log('sizes at 1k, 100k, 1M (encoded) and 10M (bucket counts)');
+  const rows = [await sizesAt(1_000, true), await sizesAt(100_000, true), await sizesAt(1_000_000, true), await sizesAt(10_000_000, false)];
+  console.log('\n## Compact private answers: sizes (synthetic hashes)\n');
+  console.log(
+    '| audited domains | bits | buckets | smallest bucket | largest bucket | compact answer, bytes | within 32 KiB | gzip spread | brotli-5 spread | JSON prefix answer (formula), bytes | plain /v1/verify answer, bytes |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const L = prefixLengthFor(r.n);
+    // The old format: about n/16^L records a prefix (its largest about mean + 5 sigma), each a record of the real build's size.
+    const mean = r.n / 16 ** L;
+    const most = Math.ceil(mean + 5 * Math.sqrt(mean));
+    const json = lookupAnswerBytes({
+      prefixLength: L,
+      size: r.n,
+      maxRecords: most,
+      maxRecordBytes: most * meanRecord,
+      leafSize: ENTRY_SIZE,
+    });
+    const pct = (x: number | undefined) => (x === undefined ? '-' : `${fmt(x * 100, 2)}%`);
+    console.log(
+      `| ${fmt(r.n)} | ${r.bits} | ${fmt(r.buckets)} | ${r.smallest} | ${r.largest} | ${fmt(r.bytes)} | ${r.bytes <= COMPACT_ANSWER_LIMIT ? 'yes' : 'NO'} | ${pct(r.spread?.gzip)} | ${pct(r.spread?.brotli)} | ${fmt(json)} | ${fmt(meanRecord)} |`,
+    );
+  }
+  console.log(`\n## Compact private answers: the gateway (a real build of ${fmt(count)} audits, \`mvr serve\`)\n`);
+  console.log(`Answer bytes: compact ${fmt(compact.length)} (${bits} bits), plain /v1/verify ${fmt(plain.length)}.`);
+  console.log('| scenario | CPU a request, µs | req/s | p99 ms |\n|---|---|---|---|');
+  for (const m of medians) console.log(`| ${m.name} | ${fmt(m.cpuUs, 1)} | ${fmt(m.requestsPerSecond)} | ${fmt(m.p99ms, 2)} |`);
+  const ratios = paired.get('compact lookup') ?? [];
+  console.log(`\nCompact over hot verify, round by round: ${ratios.map((x) => fmt(x, 2)).join(', ')}`);
+  console.log(
+    `Gateway RSS: ${rssBefore.rssMb} MB after one answer, ${rssAfter.rssMb} MB after all ${fmt(compactPaths.length)} buckets once (cache bound ${fmt((16 * 1024 * 1024) / statement.lookup.bucket_bytes)} answers of ${fmt(statement.lookup.bucket_bytes)} bytes), ${rssEnd.rssMb} MB after the CPU runs (peak ${rssEnd.peakMb} MB).`,
+  );
+} finally {
+  gateway.kill('SIGTERM');
+}
