@@ -189,7 +189,7 @@ try {
   console.log(`Answer bytes: compact ${fmt(compact.length)} (${bits} bits), plain /v1/verify ${fmt(plain.length)}.`);
   console.log('| scenario | CPU a request, µs | req/s | p99 ms |\n|---|---|---|---|');
   for (const m of medians) console.log(`| ${m.name} | ${fmt(m.cpuUs, 1)} | ${fmt(m.requestsPerSecond)} | ${fmt(m.p99ms, 2)} |`);
-  const ratios = paired.get('compact lookup') ?? [];
+  const ratios = paired.get('compact lookup / hot /v1/verify') ?? [];
   console.log(`\nCompact over hot verify, round by round: ${ratios.map((x) => fmt(x, 2)).join(', ')}`);
   console.log(
     `Gateway RSS: ${rssBefore.rssMb} MB after one answer, ${rssAfter.rssMb} MB after all ${fmt(compactPaths.length)} buckets once (cache bound ${fmt((16 * 1024 * 1024) / statement.lookup.bucket_bytes)} answers of ${fmt(statement.lookup.bucket_bytes)} bytes), ${rssEnd.rssMb} MB after the CPU runs (peak ${rssEnd.peakMb} MB).`,
