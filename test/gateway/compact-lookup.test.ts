@@ -7,7 +7,14 @@
  * PREFIX_LENGTH_MISMATCH, hex that is not those bits INVALID_PREFIX.
  */
 import { createHash } from 'node:crypto';
-import { bucketHex, bucketOf, recordMatchesEntry, verifyCompactAnswer } from '@merchant-verify/verifier';
+import {
+  bucketHex,
+  bucketOf,
+  gatewaySource,
+  recordMatchesEntry,
+  verifyCompactAnswer,
+  verifyOnlineCompact,
+} from '@merchant-verify/verifier';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
@@ -57,6 +64,19 @@ describe('compact private lookups', async () => {
     expect([...sizes]).toEqual([statement.lookup.bucket_bytes]);
     const logged = gw.logs.map((l) => JSON.stringify(l)).join('\n');
     for (const domain of [...records.keys(), ...NEVER]) expect(logged).not.toContain(domain);
+  });
+
+  it("through the package's online client: the statement first, then the bucket once", async () => {
+    const source = gatewaySource({ baseUrl: gw.url, apiKey: gw.key });
+    const [domain, { record }] = [...records][0]!;
+    const before = gw.logs.length;
+    expect(await verifyOnlineCompact({ domain, source })).toMatchObject({ code: null, entry: { domain, status: record.status } });
+    expect(await verifyOnlineCompact({ domain: NEVER[0]!, source })).toMatchObject({ code: 'NEVER_AUDITED', entry: null });
+    const paths = gw.logs
+      .slice(before)
+      .map((l) => (l as { path?: string }).path)
+      .filter((p) => p?.startsWith('/v1/lookup'));
+    expect(paths).toEqual(['/v1/lookup', pathOf(domain), '/v1/lookup', pathOf(NEVER[0]!)]);
   });
 
   it('is one quota unit, key-gated, and answers 304 to its entity tag', async () => {

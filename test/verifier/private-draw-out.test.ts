@@ -5,7 +5,7 @@
  * are that length's, never more. A statement asking for more than its build's size allows is not
  * followed at all.
  */
-import { gatewaySource, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import { gatewaySource, verifyOnlineCompact, verifyOnlinePrivately } from '@merchant-verify/verifier';
 import { prefixLengthFor } from '@merchant-verify/verifier/internal/issuer';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
@@ -36,6 +36,22 @@ describe('a gateway that refuses every prefix', () => {
       });
       expect(stub.bitsReached()).toBe(signedBits);
       expect(stub.paths.filter((p) => p.startsWith('/v1/lookup/')).length).toBe(sentByCli + 1);
+    } finally {
+      await stub.stop();
+    }
+  });
+
+  it("learns the statement's bucket bits from the compact client, once, and no more", async () => {
+    const stub = await startRefusingGateway(gw.url);
+    try {
+      const { statement } = (await gw.request('/v1/lookup')).json;
+      await expect(
+        verifyOnlineCompact({ domain: GOLD, source: gatewaySource({ baseUrl: stub.url, apiKey: gw.key }) }),
+      ).rejects.toMatchObject({
+        code: 'FETCH_FAILED',
+      });
+      expect(stub.bitsReached()).toBe(statement.lookup.bits);
+      expect(stub.paths.filter((p) => p.startsWith('/v1/lookup/'))).toHaveLength(1);
     } finally {
       await stub.stop();
     }

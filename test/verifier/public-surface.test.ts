@@ -43,6 +43,7 @@ const SURFACE: Record<string, string[]> = {
     'verifyCompactAnswer',
     'verifyLogProof',
     'verifyOnline',
+    'verifyOnlineCompact',
     'verifyOnlinePrivately',
     'verifyPrefixAnswer',
     'verifyRecord',

@@ -39,6 +39,7 @@ export { type AnswerSource, type GatewaySourceOptions, gatewaySource, LOG_KEY_PA
 export type { KeySet, PublicJwk } from './keyset.ts';
 export { KEY_SET_PATH, parseKeySet } from './keyset.ts';
 export { type OnlineInput, type OnlineTrust, type OnlineVerification, verifyOnline } from './online.ts';
+export { verifyOnlineCompact } from './online-compact.ts';
 export { type PrivateOnlineInput, verifyOnlinePrivately } from './online-private.ts';
 export type { Staleness } from './staleness.ts';
 export { stalenessOf } from './staleness.ts';
