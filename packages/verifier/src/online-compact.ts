@@ -34,7 +34,9 @@ export async function verifyOnlineCompact(
   if (!Number.isSafeInteger(bits) || !Number.isSafeInteger(size) || (bits as number) < 1)
     throw new FetchFailedError("the gateway's lookup statement gives no bucket bits (lookup.bits) and map size");
   if ((bits as number) > bucketBitsFor(size as number))
-    throw new FetchFailedError(`the gateway's statement asks for ${bits} bits, but a build of ${size} domains has ${bucketBitsFor(size as number)}: nothing was sent`);
+    throw new FetchFailedError(
+      `the gateway's statement asks for ${bits} bits, but a build of ${size} domains has ${bucketBitsFor(size as number)}: nothing was sent`,
+    );
   const hex = bucketHex(bucketOf(sha256(new TextEncoder().encode(input.domain)), bits as number), bits as number);
   const answer = await source.compact(bits as number, hex);
   const keySet = await keySetOf(input.keySet, source)(statement);
@@ -52,5 +54,9 @@ export async function verifyOnlineCompact(
     ...(input.now === undefined ? {} : { now: input.now }),
     ...(input.trustedCheckpoint === undefined ? {} : { trustedCheckpoint: input.trustedCheckpoint }),
   });
-  return { ...verdict, bucket: `${bits}/${hex}`, trust: { keySet: input.keySet === undefined ? 'source' : 'given', logKey: logKey?.from ?? null } };
+  return {
+    ...verdict,
+    bucket: `${bits}/${hex}`,
+    trust: { keySet: input.keySet === undefined ? 'source' : 'given', logKey: logKey?.from ?? null },
+  };
 }
