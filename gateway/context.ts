@@ -116,6 +116,8 @@ export interface GatewayOptions {
   cacheBytes: number;
   /** Bound on prefix lookup answer bytes held in memory (default CACHE_LIMITS.prefixAnswerBytes; tests lower it). */
   lookupAnswerBytes?: number;
+  /** Bound on compact answer bytes held in memory (default CACHE_LIMITS.compactAnswerBytes; tests lower it). */
+  compactAnswerBytes?: number;
   /** How often the live build, key set and API keys are re-checked. */
   refreshMs: number;
   log: (line: LogLine) => void;

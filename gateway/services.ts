@@ -84,6 +84,7 @@ function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): R
     schemaUrl: opts.schemaUrl,
     cacheBytes: opts.cacheBytes,
     lookupAnswerBytes: opts.lookupAnswerBytes,
+    compactAnswerBytes: opts.compactAnswerBytes,
     now: opts.now,
     onRejected: (domain, reason, kind) => {
       log({ level: 'error', msg: 'record rejected', domain, reason, kind });
