@@ -22,6 +22,7 @@
  * padding, so nothing can be hidden in it. Integers big-endian. Nothing here imports `node:`: the
  * build writes answers with the code a verifier checks them with.
  */
+import { InvalidArgumentError } from './errors.ts';
 import type { Sha256 } from './tlog/merkle.ts';
 
 /** The first bytes of every compact answer. */
@@ -105,13 +106,14 @@ export interface CompactAnswer {
 }
 
 /**
- * A compact answer's bytes, padded to `bytes` (the statement's `bucket_bytes`). Throws (a build
- * error, never a verdict) when the run does not fit, which the build's own count rules out.
+ * A compact answer's bytes, padded to `bytes` (the statement's `bucket_bytes`). Throws
+ * INVALID_ARGUMENT (misuse, never a verdict) when the run does not fit, which the build's own
+ * count rules out.
  */
 export function encodeCompactAnswer(sha256: Sha256, a: CompactAnswer, size: number, bytes: number): Uint8Array {
   const slots = entrySlots(size, bytes);
   if (slots === null || a.entries.length > slots || a.proof.length > maxProofHashes(size) || a.entries.length > 0xffff)
-    throw new RangeError(`bucket ${a.bucket} does not fit an answer of ${bytes} bytes`);
+    throw new InvalidArgumentError('answer', `bucket ${a.bucket} (${a.entries.length} entries) does not fit an answer of ${bytes} bytes`);
   const out = new Uint8Array(bytes);
   out.set(new TextEncoder().encode(COMPACT_MAGIC), 0);
   const view = new DataView(out.buffer);
@@ -129,8 +131,8 @@ export function encodeCompactAnswer(sha256: Sha256, a: CompactAnswer, size: numb
 }
 
 /**
- * Fills the slots past the run and past the proof: dummy entries (two stream hashes and the verdict
- * bytes of the run's entries in turn) and dummy hashes, all from SHA-256 of the root, the bucket
+ * Fills the slots past the run and past the proof: dummy entries (two stream hashes, and status and
+ * tier, score and next audit each taken from a different entry of the run) and dummy hashes, all from SHA-256 of the root, the bucket
  * and a counter. A verifier writes the same bytes and compares.
  */
 function writePadding(
@@ -172,7 +174,7 @@ function writePadding(
 
 /**
  * An answer's members from its bytes, with its size and the statement's map: a string saying what
- * is wrong when it is not one (its padding is checked by {@link paddingHolds}).
+ * is wrong when it is not one (its padding is checked by {@link paddingMismatch}).
  */
 export function decodeCompactAnswer(bytes: Uint8Array, size: number): (CompactAnswer & { slots: number }) | string {
   const slots = entrySlots(size, bytes.length);
