@@ -1,5 +1,6 @@
 import { bucketOfHex } from '@merchant-verify/verifier/internal/issuer';
 import { InvalidPrefixError, PrefixLengthMismatchError, RecordUnavailableError } from '../core/errors.ts';
+import { strongEtag } from '../core/etag.ts';
 import { LOOKUP_ANSWERS_FILE } from '../core/layout.ts';
 import { CACHE_LIMITS } from '../core/limits.ts';
 import type { LogProofs } from './log-proofs.ts';
@@ -40,12 +41,25 @@ export class CompactLookups {
     return { build: k.build || null, answers: k.byBucket.size, bytes: k.bytes, limitBytes: this.maxBytes };
   }
 
-  /** The live build's statement and its log proof (null where the store keeps no log): what a client checks answers against. */
-  async head(): Promise<{ statement: unknown; statement_proof?: string }> {
+  /** The head's JSON as last served, made again only when the build or its statement proof changes. */
+  private headKept: { build: string; proof: string | null; answer: CompactAnswerBytes } | null = null;
+
+  /**
+   * The live build's statement and its log proof (absent where the store keeps no log), as JSON
+   * bytes with their entity tag: what a client fetches first and checks answers against. Every
+   * private lookup asks it, so it is serialized and hashed once per build and proof, not per request.
+   */
+  async head(): Promise<CompactAnswerBytes> {
     const m = await this.records.buildMap();
     if (m.statement.lookup?.bits === undefined) throw noCompact(m.build);
     const proof = await this.proofs.liveStatementProof(m.statement);
-    return proof === null ? { statement: m.statement } : { statement: m.statement, statement_proof: proof };
+    const kept = this.headKept;
+    if (kept?.build === m.build && kept.proof === proof) return kept.answer;
+    const bytes = Buffer.from(
+      JSON.stringify(proof === null ? { statement: m.statement } : { statement: m.statement, statement_proof: proof }),
+    );
+    this.headKept = { build: m.build, proof, answer: { bytes, etag: strongEtag(bytes) } };
+    return this.headKept.answer;
   }
 
   /**

@@ -44,8 +44,8 @@ export function lookupRoute(services: GatewayServices) {
 export function lookupHeadRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
     await requireApiKey(event, services);
-    const bytes = Buffer.from(JSON.stringify(await services.compact.head()));
+    const { bytes, etag } = await services.compact.head();
     const headers = { 'content-type': 'application/json', ...cacheHeaders('/v1/lookup') };
-    return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));
+    return sendAnswer(event, conditionalAnswer(event, headers, etag, bytes));
   });
 }
