@@ -11,7 +11,8 @@
  *    answer's size below.
  * 2. A real build of `--count` audits (default 20,000) served by `mvr serve` in its own process:
  *    the gateway's CPU a request (utime + stime from /proc/PID/stat over wrk runs), a compact
- *    lookup of random buckets beside a hot `/v1/verify`, paired round by round; the plain answer's
+ *    lookup of random buckets and the statement a client asks first (`GET /v1/lookup`) beside a
+ *    hot `/v1/verify`, paired round by round; the plain answer's
  *    bytes and the compact answer's; the gateway's RSS after every bucket was asked.
  */
 import { execFile } from 'node:child_process';
@@ -155,8 +156,18 @@ async function gatewayPart(): Promise<{ plainBytes: number; lines: string[] }> {
           script: await pathsScript(work, 'compact', compactPaths, headers.authorization),
           answered2xx: true,
         },
+        {
+          name: 'lookup statement',
+          pid: gateway.pid!,
+          url: base,
+          script: await pathsScript(work, 'statement', ['/v1/lookup'], headers.authorization),
+          answered2xx: true,
+        },
       ],
-      [['compact lookup', 'hot /v1/verify']],
+      [
+        ['compact lookup', 'hot /v1/verify'],
+        ['lookup statement', 'hot /v1/verify'],
+      ],
       { rounds: Number(values.rounds), seconds: Number(values.seconds), connections: 8, log },
     );
     const rssEnd = await rssOf(gateway.pid!);
@@ -166,6 +177,7 @@ async function gatewayPart(): Promise<{ plainBytes: number; lines: string[] }> {
       '| scenario | CPU a request, µs | req/s | p99 ms |\n|---|---|---|---|',
       ...medians.map((m) => `| ${m.name} | ${fmt(m.cpuUs, 1)} | ${fmt(m.requestsPerSecond)} | ${fmt(m.p99ms, 2)} |`),
       `\nCompact over hot verify, round by round: ${(paired.get('compact lookup / hot /v1/verify') ?? []).map((x) => fmt(x, 2)).join(', ')}`,
+      `Statement over hot verify, round by round: ${(paired.get('lookup statement / hot /v1/verify') ?? []).map((x) => fmt(x, 2)).join(', ')}`,
       `Gateway RSS: ${rssBefore.rssMb} MB after one answer, ${rssAfter.rssMb} MB after all ${fmt(compactPaths.length)} buckets once, ${rssEnd.rssMb} MB after the CPU runs (peak ${rssEnd.peakMb} MB).`,
     ];
     return { plainBytes: plain.length, lines };
