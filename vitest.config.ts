@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { useScratchFolder } from './test/support/scratch.ts';
+import { unitTestFiles } from './test/support/tiers.ts';
 
 // Temporary files on a RAM-backed file system when there is one (see test/support/scratch.ts).
 useScratchFolder();
@@ -15,6 +16,13 @@ const ALONE = ['test/scale/cluster.test.ts'];
 /** The plain test project, built once for the run (by the first project to start) and copied by every makeProject(). */
 const globalSetup = ['test/support/plain-project.ts'];
 
+/**
+ * The unit tier (`npm run test:unit`, Vitest's project `unit`): the files that run in the test
+ * process only, read from their text (test/support/tiers.ts); its set-up refuses a child process or
+ * a listening socket. It runs first; the end-to-end tier (every other file) after it.
+ */
+const UNIT = unitTestFiles(import.meta.dirname);
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -25,24 +33,36 @@ export default defineConfig({
     projects: [
       {
         extends: true,
+        test: {
+          name: 'unit',
+          include: UNIT,
+          maxWorkers: 2,
+          isolate: false,
+          globalSetup,
+          setupFiles: ['test/support/unit-tier-guard.ts'],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
         // Two files at a time (Vitest's default on this 2-core machine is cores - 1 = 1): most
         // files wait on child processes, sockets and the disk, so two overlap well. The two
         // processes are kept from file to file (isolate: false), so each loads the gateway, the
         // SDKs and the test support once, not once per file; no test changes process-wide state
         // (env, cwd, signal handlers, globals), and every file closes what it starts.
         test: {
-          name: 'shared',
+          name: 'end-to-end',
           include: ['test/**/*.test.ts'],
-          exclude: ALONE,
+          exclude: [...ALONE, ...UNIT],
           maxWorkers: 2,
           isolate: false,
           globalSetup,
-          sequence: { groupOrder: 0 },
+          sequence: { groupOrder: 1 },
         },
       },
       {
         extends: true,
-        test: { name: 'alone', include: ALONE, maxWorkers: 1, globalSetup, sequence: { groupOrder: 1 } },
+        test: { name: 'alone', include: ALONE, maxWorkers: 1, globalSetup, sequence: { groupOrder: 2 } },
       },
     ],
   },

@@ -60,13 +60,14 @@ async function readKeyFile(file: string): Promise<ApiKeyFile> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { keys: [] };
     throw error;
   }
+  let parsed: ApiKeyFile;
   try {
-    const parsed = JSON.parse(text) as ApiKeyFile;
-    if (!Array.isArray(parsed.keys)) throw new Error('no "keys" array');
-    return parsed;
+    parsed = JSON.parse(text) as ApiKeyFile;
   } catch (error) {
     throw new ConfigError(`${file}: not an API key file (${(error as Error).message})`);
   }
+  if (!Array.isArray(parsed?.keys)) throw new ConfigError(`${file}: not an API key file (no "keys" array)`);
+  return parsed;
 }
 
 /**

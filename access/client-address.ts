@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { ConfigError } from '../core/errors.ts';
 
 /**
  * Who a request without a valid key is counted as, for the per-address quota. Behind a load
@@ -19,11 +20,11 @@ export interface TrustedProxies {
 
 /**
  * Parses `--trust-proxy` / MVR_TRUST_PROXY: CIDRs or addresses separated by commas or spaces,
- * `10.0.0.0/8, 2001:db8::/32 192.0.2.7`. Throws an Error naming the first entry that is not one.
+ * `10.0.0.0/8, 2001:db8::/32 192.0.2.7`. Throws INVALID_CONFIG naming the first entry that is not one.
  */
 export function parseTrustedProxies(text: string): TrustedProxies {
   const entries = text.split(/[\s,]+/).filter(Boolean);
-  if (entries.length === 0) throw new Error('names no address or CIDR');
+  if (entries.length === 0) throw new ConfigError('names no address or CIDR');
   const list = new BlockList();
   for (const entry of entries) {
     const m = /^([^/]+)(?:\/(\d{1,3}))?$/.exec(entry);
@@ -31,7 +32,7 @@ export function parseTrustedProxies(text: string): TrustedProxies {
     const type = address === null ? null : isIPv4(address) ? 'ipv4' : 'ipv6';
     const prefix = m?.[2] === undefined ? undefined : Number(m[2]);
     if (address === null || (prefix !== undefined && prefix > (type === 'ipv4' ? 32 : 128)))
-      throw new Error(`"${entry}" is not an IP address or a CIDR such as 10.0.0.0/8 or 2001:db8::/32`);
+      throw new ConfigError(`"${entry}" is not an IP address or a CIDR such as 10.0.0.0/8 or 2001:db8::/32`);
     if (prefix === undefined) list.addAddress(address, type!);
     else list.addSubnet(address, prefix, type!);
   }

@@ -1,4 +1,5 @@
 import { createClient } from '@redis/client';
+import { StoreUnavailableError } from '../core/errors.ts';
 
 /**
  * A Redis or Valkey connection (node-redis) for API keys and rate limits. Commands fail at once
@@ -23,16 +24,18 @@ export function openRedis(url: string, onError: (error: Error) => void = () => u
 
 export type RedisClient = ReturnType<typeof openRedis>;
 
-/** Connects; rejects with a clear message when the server cannot be reached (for one-shot commands). */
+/** Connects; rejects (STORE_UNAVAILABLE, naming the server without its password) when it cannot be reached (for one-shot commands). */
 export async function connectRedis(url: string): Promise<RedisClient> {
   const client = openRedis(url);
   const attempt = client.connect();
-  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no answer within 5 s')), 5000).unref());
+  const timeout = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new StoreUnavailableError('no answer within 5 s')), 5000).unref(),
+  );
   try {
     await Promise.race([attempt, timeout]);
   } catch (error) {
     client.destroy();
-    throw new Error(`cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}`);
+    throw new StoreUnavailableError(`cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}`, { cause: error });
   }
   return client;
 }

@@ -56,6 +56,48 @@ request = function() return wrk.format("GET", paths[math.random(#paths)]) end
   return script;
 }
 
+/**
+ * A wrk script that asks each path of a file in turn, over and over (each wrk thread from its own
+ * place in the list): a rotating hot set, every record asked as often as every other.
+ */
+export async function rotatingScript(dir: string, name: string, paths: string[], authorization: string): Promise<string> {
+  const list = join(dir, `${name}.paths`);
+  await writeFile(list, `${paths.join('\n')}\n`);
+  const script = join(dir, `${name}.lua`);
+  await writeFile(
+    script,
+    `local paths = {}
+for line in io.lines("${list}") do paths[#paths + 1] = line end
+local threads = 0
+function setup(thread)
+  thread:set("start", threads * 7919)
+  threads = threads + 1
+end
+local i = nil
+wrk.headers["Authorization"] = "${authorization}"
+request = function()
+  i = ((i or start or 0) % #paths) + 1
+  return wrk.format("GET", paths[i])
+end
+`,
+  );
+  return script;
+}
+
+/** Asks every path once, a few at a time, with a Bearer key; throws on an answer that is not 200. */
+export async function askEach(base: string, paths: string[], key: string, inFlight = 8): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < paths.length) {
+      const path = paths[next++]!;
+      const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+}
+
 /** Domains of a JSONL audit file (already normalized by the generator). */
 export async function domainsOf(auditsJsonl: string, limit = Infinity): Promise<string[]> {
   const out: string[] = [];

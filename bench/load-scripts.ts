@@ -1,12 +1,18 @@
 /** The wrk request scripts of `npm run bench`: each a list of paths asked in turn with one authorization. */
-import { nginxPath, pathsScript } from './gateway.ts';
+import { nginxPath, pathsScript, rotatingScript } from './gateway.ts';
 
 /**
- * The hot set, every record (the working set), never-audited domains and a bad key, against the
- * gateway; the hot set and the working set against nginx.
+ * The hot set, the rotating hot set, every record (the working set), never-audited domains and a
+ * bad key, against the gateway; the hot set and the working set against nginx.
  */
-export async function loadScripts(out: string, key: string, domains: string[], hot: string[], never: string[]) {
+export async function loadScripts(out: string, key: string, domains: string[], hot: string[], never: string[], rotating: string[]) {
   return {
+    rotating: await rotatingScript(
+      out,
+      'rotating',
+      rotating.map((d) => `/v1/verify?domain=${d}`),
+      `Bearer ${key}`,
+    ),
     hot: await pathsScript(
       out,
       'hot',

@@ -4,6 +4,7 @@
  * Options: --sizes 10000,100000,1000000  --gateway-records 100000  --seconds 10  --connections 64  --workers 1
  *          --rounds 5 (the comparisons run this many times, interleaved; the table shows the median)
  *          --hot 1000 (records in the hot set; as many never-audited domains are asked for)
+ *          --rotating 10000 (records of the rotating hot set, asked in turn, beside a floor that looks the key and domain up)
  *          --keep-caches (do not drop the kernel's caches before each build; see dropCaches())
  *          --before DIR (another built checkout's gateway, such as the commit before a change, in every round)
  *          --perf-basic-prof (the shipped gateway started with node's flag of that name, for `perf record -p PID`)
@@ -20,6 +21,7 @@ export const { values } = parseArgs({
     'cache-mb': { type: 'string', default: '16' },
     rounds: { type: 'string', default: '5' },
     hot: { type: 'string', default: '1000' },
+    rotating: { type: 'string', default: '10000' },
     'keep-caches': { type: 'boolean', default: false },
     before: { type: 'string' },
     'perf-basic-prof': { type: 'boolean', default: false },
@@ -30,7 +32,8 @@ export const seconds = Number(values.seconds),
   workers = Number(values.workers);
 export const gatewayRecords = Number(values['gateway-records']);
 export const rounds = Number(values.rounds),
-  hotSetSize = Number(values.hot);
+  hotSetSize = Number(values.hot),
+  rotatingSetSize = Number(values.rotating);
 export const sizes = values.sizes!.split(',').map(Number);
 if (!sizes.includes(gatewayRecords)) sizes.push(gatewayRecords);
 sizes.sort((a, b) => a - b);

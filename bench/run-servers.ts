@@ -1,5 +1,6 @@
 /** The servers `npm run bench` compares, each in its own process, started together and stopped together. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { recordPath } from '../core/layout.ts';
@@ -7,7 +8,16 @@ import { assertPortsFree, startGatewayProcess, startNginx } from './gateway.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
-export const PORTS = { gateway: 18901, nginx: 18902, floor: 18903, quiet: 18904, h3: 18905, origin: 18906, metrics: 18907 };
+export const PORTS = {
+  gateway: 18901,
+  nginx: 18902,
+  floor: 18903,
+  quiet: 18904,
+  h3: 18905,
+  origin: 18906,
+  metrics: 18907,
+  lookupFloor: 18910,
+};
 /** With --before: that checkout's gateway and its metrics. */
 const BEFORE_PORTS = { gateway: 18908, metrics: 18909 };
 
@@ -18,6 +28,8 @@ export interface BenchServerOptions {
   key: string;
   /** The record whose bytes the floors answer with. */
   floorDomain: string;
+  /** The domains whose records the lookup floor holds (the rotating hot set). */
+  lookupDomains: string[];
   cacheMb: string;
   workers: number;
   /** Another built checkout whose shipped gateway runs beside this one. */
@@ -67,6 +79,11 @@ export async function startBenchServers(o: BenchServerOptions) {
   const quiet = await started(startGatewayProcess(gatewayArgs, PORTS.quiet));
   const floor = await started(floorServer('node-floor.mjs', PORTS.floor));
   const h3 = await started(floorServer('h3-floor.mjs', PORTS.h3));
+  const lookupList = join(o.out, 'lookup-floor.list');
+  await writeFile(lookupList, o.lookupDomains.map((d) => `${d}\t${join(o.work, 'records/current', recordPath(d))}\n`).join(''));
+  const lookupFloor = await started(
+    spawn(process.execPath, [join(ROOT, 'bench/lookup-floor.mjs'), String(PORTS.lookupFloor), lookupList, o.key], { stdio: 'ignore' }),
+  );
   const nginx = await started(startNginx(o.out, join(o.work, 'records/current'), PORTS.nginx, o.key, o.workers));
   // The same gateway reading its records from nginx as an HTTP origin (object storage or a CDN
   // origin in production): every cache miss is a fetch over a keep-alive pool, then verified.
@@ -84,5 +101,5 @@ export async function startBenchServers(o: BenchServerOptions) {
         }),
       )
     : null;
-  return { gateway, quiet, floor, h3, nginx, before, beforeUrl: `http://127.0.0.1:${BEFORE_PORTS.gateway}`, stopAll };
+  return { gateway, quiet, floor, h3, lookupFloor, nginx, before, beforeUrl: `http://127.0.0.1:${BEFORE_PORTS.gateway}`, stopAll };
 }

@@ -8,9 +8,9 @@ import { auditsFile, benchBuild, dropCaches, removeRetired, retire, settleDisk }
 import { type CpuScenario, cpuRounds, measureCpu, pairedRatios } from './cpu-per-request.ts';
 import { measureEd25519Capacity } from './ed25519-capacity.ts';
 import { measureFileCreation } from './file-capacity.ts';
-import { domainsOf, ensureTools, type LoadResult, rssOf, scrapeMetrics } from './gateway.ts';
+import { askEach, domainsOf, ensureTools, type LoadResult, rssOf, scrapeMetrics } from './gateway.ts';
 import { loadScripts } from './load-scripts.ts';
-import { connections, gatewayRecords, hotSetSize, rounds, seconds, sizes, values, workers } from './run-options.ts';
+import { connections, gatewayRecords, hotSetSize, rotatingSetSize, rounds, seconds, sizes, values, workers } from './run-options.ts';
 import {
   BAD_KEY,
   BEFORE,
@@ -19,7 +19,10 @@ import {
   type BuildRow,
   FLOOR,
   GATEWAY_HOT,
+  GATEWAY_ROTATING,
   H3_FLOOR,
+  judged,
+  LOOKUP_FLOOR,
   medianRounds,
   NEVER_AUDITED,
   type OriginDown,
@@ -82,7 +85,11 @@ const domains = await domainsOf(join(await auditsFile(OUT, gatewayRecords), 'aud
 // distinct domains, so the three differ only in what the gateway does with them.
 const hot = domains.slice(0, hotSetSize);
 const never = Array.from({ length: hot.length }, (_, i) => `never-audited-${i}.example`);
-const scripts = await loadScripts(OUT, key, domains, hot, never);
+// The rotating hot set: every one of these records asked in turn, as a busy service whose callers
+// ask about many merchants sees; its floor holds the same records and looks each request's key
+// and domain up.
+const rotating = domains.slice(0, rotatingSetSize);
+const scripts = await loadScripts(OUT, key, domains, hot, never, rotating);
 
 const results: LoadResult[] = [];
 /** Per round, a scenario's requests per second over its reference's in the same round. */
@@ -94,12 +101,13 @@ const servers = await startBenchServers({
   out: OUT,
   key,
   floorDomain: hot[0]!,
+  lookupDomains: rotating,
   cacheMb: values['cache-mb']!,
   workers,
   before: values.before,
   perfBasicProf: values['perf-basic-prof']!,
 });
-const { gateway, quiet, floor, h3, nginx, before } = servers;
+const { gateway, quiet, floor, h3, lookupFloor, nginx, before } = servers;
 log(`shipped gateway pid ${gateway.pid}, load average ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
 /** What the HTTP-origin gateway answered once nginx was stopped (STORE_UNAVAILABLE expected). */
 let originDown: OriginDown = null;
@@ -131,6 +139,15 @@ try {
     ),
     await scenario('gateway with nginx as its HTTP origin, hot records', o, scripts.hot),
   ];
+  // The rotating set is asked in turn, so a cache that does not hold all of it yet misses on every
+  // request (an LRU cache under a cyclic pattern): each of its records is asked once first, as a
+  // gateway serving them would have, so the rounds measure records in memory, as the hot set does.
+  log(`asking each of the ${rotating.length.toLocaleString('en-US')} records of the rotating set once (the gateway's cache)`);
+  await askEach(
+    g,
+    rotating.map((d) => `/v1/verify?domain=${d}`),
+    key,
+  );
   // The comparisons run in interleaved rounds, so a slow moment of the machine does not fall on
   // one of them alone; the table shows each one's median round. The floors run just before the
   // gateway's hot records, and the gateway's others just after, so each round compares them with
@@ -148,6 +165,8 @@ try {
     { name: BAD_KEY, pid: gatewayPid(gateway), url: g, script: scripts.badKey, answered2xx: false },
     { name: NEVER_AUDITED, pid: gatewayPid(gateway), url: g, script: scripts.never, answered2xx: true },
     { name: QUIET, pid: gatewayPid(quiet), url: url(PORTS.quiet), script: scripts.hot, answered2xx: true },
+    { name: LOOKUP_FLOOR, pid: lookupFloor.pid, url: url(PORTS.lookupFloor), script: scripts.rotating, answered2xx: true },
+    { name: GATEWAY_ROTATING, pid: gatewayPid(gateway), url: g, script: scripts.rotating, answered2xx: true },
   ];
   const pairs = [...PAIRS, ...(before ? BEFORE_PAIRS : [])];
   const measured = await cpuRounds(compared, pairs, { rounds, seconds, connections, log });
@@ -176,7 +195,7 @@ try {
 
 const lines = reportLines(
   { capacity, filesPerSecond, builds, results, paired, cpu, scrape, memory, originDown },
-  { connections, seconds, rounds, hotCount: hot.length, gatewayRecords, cacheMb: values['cache-mb']! },
+  { connections, seconds, rounds, hotCount: hot.length, rotatingCount: rotating.length, gatewayRecords, cacheMb: values['cache-mb']! },
 );
 await writeFile(
   join(OUT, 'results.json'),
@@ -190,6 +209,10 @@ await writeFile(
   ),
 );
 process.stdout.write(`${lines.join('\n')}\n`);
+// A figure past its target is flagged (above, and here); the run itself still succeeds, as its
+// figures on a loaded machine are worth keeping either way.
+const past = judged(cpu).filter((j) => !j.met);
+if (past.length > 0) log(`past target: ${past.map((j) => j.target.what).join('; ')}`);
 // Like a scenario answered with the wrong status, an origin gateway still answering once its
 // origin is gone is a failed run, not a figure (the figures above are kept).
 if (originDown?.status !== 503 || originDown.code !== 'STORE_UNAVAILABLE') {

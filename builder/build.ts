@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { formatTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { BuildError, MvrError } from '../core/errors.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK } from '../core/layout.ts';
+import { folderTiles } from '../storage/log-tiles.ts';
 import { requireQuorum, type WitnessReport, witnessCheckpoint } from '../witness/build-phase/witnessing.ts';
 import { BuildDigest, existingBuild } from './build-id.ts';
 import { type BuildInputs, readBuildInputs } from './build-inputs.ts';
@@ -15,7 +16,6 @@ import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
 import { PackWriter } from './packs.ts';
 import { type SignedRecords, signAudits } from './sign-audits.ts';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, swapInBuild } from './swap.ts';
-import { folderTiles } from './tiles.ts';
 
 export type { BuildOptions, BuildPhase, BuildProgress, BuildSummary } from './options.ts';
 

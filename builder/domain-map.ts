@@ -17,6 +17,7 @@ import {
   prefixLengthFor,
   statementText,
 } from '@merchant-verify/verifier/internal/issuer';
+import { BuildError } from '../core/errors.ts';
 import { hasher, sha256 } from '../core/hash.ts';
 import { BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE } from '../core/layout.ts';
 import { type SigningKey, signRecordChecked } from '../core/signing.ts';
@@ -54,7 +55,7 @@ export class MapLeaves {
   readonly record = (text: string, domain: string, record: unknown): void => {
     const started = performance.now();
     const entry = encodeMapEntry(sha256, record, Buffer.from(text));
-    if (typeof entry === 'string') throw new Error(`the record of ${domain} has no map entry: ${entry}`);
+    if (typeof entry === 'string') throw new BuildError(`the record of ${domain} has no map entry: ${entry}`);
     this.shardEntries.push(Buffer.from(entry.buffer, entry.byteOffset, entry.byteLength));
     this.spentMs += performance.now() - started;
     this.perBucket[bucketOf(entry, this.bits)]!++;
@@ -96,7 +97,7 @@ export class MapLeaves {
   leaves(): Buffer {
     this.shard();
     if (this.filled !== this.buffer.length)
-      throw new Error(
+      throw new BuildError(
         `the domain map has ${this.filled / ENTRY_SIZE} leaves, but the build wrote ${this.buffer.length / ENTRY_SIZE} records`,
       );
     return this.buffer;

@@ -10,11 +10,11 @@ import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, INDEX_FILE, LOG_CHECKPOINT
 import { TileAppender } from '../core/tlog/appender.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { type LogKey, saltOf, signNote } from '../keyring/log-key.ts';
+import { folderTiles } from '../storage/log-tiles.ts';
 import type { ShardRun } from './changes.ts';
 import { inDomainOrder } from './index-order.ts';
 import { appendStatementAgain, type PublishedLog, tileWriter } from './published-log.ts';
 import { removeEmptyFolders } from './swap.ts';
-import { folderTiles } from './tiles.ts';
 
 /** What the build's log step did, for its summary. */
 export interface LogSummary {

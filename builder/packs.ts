@@ -2,6 +2,7 @@ import { createHash, type Hash, hash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { type PacksHead, packIndexBytes, packPath, recordsPerPackFor } from '@merchant-verify/verifier/internal/issuer';
+import { BuildError } from '../core/errors.ts';
 import { PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
 
 /** Bytes gathered before one write to a pack: a few system calls a megabyte, not one a record. */
@@ -59,7 +60,8 @@ export class PackWriter {
     return this.timed(() => {
       this.flushShard();
       this.closePack();
-      if (this.written !== this.records) throw new Error(`the packs hold ${this.written} records, but the build wrote ${this.records}`);
+      if (this.written !== this.records)
+        throw new BuildError(`the packs hold ${this.written} records, but the build wrote ${this.records}`);
       writeFileSync(join(this.buildDir, PACK_INDEX_FILE), packIndexBytes(this.ends));
       return { records_per_pack: this.perPack, files: this.files };
     });
@@ -90,7 +92,7 @@ export class PackWriter {
     this.pending.push(bytes);
     this.pendingBytes += bytes.length;
     this.offset += bytes.length;
-    if (this.written >= this.records) throw new Error(`the build announced ${this.records} records, and more came`);
+    if (this.written >= this.records) throw new BuildError(`the build announced ${this.records} records, and more came`);
     this.ends[this.written] = this.offset;
     this.written++;
     if (this.pendingBytes >= WRITE_CHUNK) this.writePending();

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
+import { BuildError } from '../core/errors.ts';
 import { DOMAIN_MAP_FILE, LOOKUP_ANSWERS_FILE, PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
 import { type PublishedBuilds, partSizeFor, type Slot, type StoredFile } from '../storage/store.ts';
 
@@ -65,7 +66,7 @@ export class ObjectSender {
     const slot = pLimit(settings.concurrency);
     // After a failure, requests still waiting for a slot do not start: the publish ends as soon as those in flight do.
     this.slot = (request) =>
-      slot(() => (this.failed ? Promise.reject(new Error('not sent: an earlier request of this publish failed')) : request()));
+      slot(() => (this.failed ? Promise.reject(new BuildError('not sent: an earlier request of this publish failed')) : request()));
   }
 
   /** Objects (and their bytes) this publish will cover, counted into the totals as they become known. */
@@ -155,7 +156,7 @@ async function readRange(file: string, start: number, length: number): Promise<B
   try {
     const { buffer, bytesRead } = await handle.read({ buffer: Buffer.alloc(length), position: start, length });
     if (bytesRead !== length)
-      throw new Error(`${file} changed while it was being published (read ${bytesRead} of ${length} bytes at ${start})`);
+      throw new BuildError(`${file} changed while it was being published (read ${bytesRead} of ${length} bytes at ${start})`);
     return buffer;
   } finally {
     await handle.close();

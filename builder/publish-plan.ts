@@ -18,10 +18,10 @@ import { type Manifest, parseManifest } from '../core/manifest-schema.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { openCheckpoint, parseVkey } from '../keyring/log-key.ts';
 import { type KeptBuild, readKept } from '../storage/kept-builds.ts';
+import { folderTiles } from '../storage/log-tiles.ts';
 import { type PublishedBuilds, publishedBuildsOf, type Store } from '../storage/store.ts';
 import type { Witnessing, WitnessReport } from '../witness/build-phase/witnessing.ts';
 import type { PublishProgress } from './publish-objects.ts';
-import { folderTiles } from './tiles.ts';
 
 // What `mvr publish` puts up, read and checked before any upload (builder/publish.ts uploads it).
 
@@ -104,7 +104,7 @@ export async function keptBuildsTheBucketLacks(opts: UploadOptions, published: P
     const files = await filesOf(buildDirOf(opts, id));
     // A build pulled for building (`mvr pull`: manifest only) cannot be uploaded from here.
     if (!files.includes(INDEX_FILE))
-      throw new Error(`kept build ${id} is not in the bucket, and ${buildDirOf(opts, id)} holds only its manifest`);
+      throw new BuildError(`kept build ${id} is not in the bucket, and ${buildDirOf(opts, id)} holds only its manifest`);
     earlier.push({ id, files });
   }
   return earlier;

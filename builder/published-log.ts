@@ -21,7 +21,7 @@ import { LOG_CHECKPOINT, LOG_DIR } from '../core/layout.ts';
 import { emptyEdge, type LogEdge, loadEdge, TileAppender } from '../core/tlog/appender.ts';
 import { TileTree } from '../core/tlog/tile-tree.ts';
 import { type LogKey, openNoteWith, signNote } from '../keyring/log-key.ts';
-import { folderTiles } from './tiles.ts';
+import { folderTiles } from '../storage/log-tiles.ts';
 
 /** The published log as a build found it: its checkpoint (null before the first build) and right edge. */
 export interface PublishedLog {
@@ -47,7 +47,7 @@ export async function openLogDir(logDir: string, key: LogKey, origin: string): P
   try {
     const root = await new TileTree(hasher, previous.size, fetch).root();
     if (!equalBytes(root, previous.root))
-      throw new Error(`they give the root ${encodeBase64(root)}, not the checkpoint's ${encodeBase64(previous.root)}`);
+      throw new LogInconsistentError(`they give the root ${encodeBase64(root)}, not the checkpoint's ${encodeBase64(previous.root)}`);
     return { logDir, previous, edge: await loadEdge(hasher, previous.size, fetch) };
   } catch (error) {
     throw new LogInconsistentError(

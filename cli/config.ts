@@ -2,7 +2,6 @@ import { resolve } from 'node:path';
 import { formatTimestamp, parseTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.ts';
-import { FUTURE_TOLERANCE_MS } from '../core/future-tolerance.ts';
 import { defaultSchemaUrl } from '../core/record.ts';
 import { mirrorFolderOf } from '../storage/mirror-folder.ts';
 import { type StoreSettings, storeSettingsFromEnv } from '../storage/url.ts';
@@ -118,10 +117,12 @@ function flags(
  * The build's `issued_at`: `--now` (ISO 8601), else `SOURCE_DATE_EPOCH` (seconds, the
  * reproducible-builds convention), else the clock. A time later than the clock (beyond
  * {@link FUTURE_TOLERANCE_MS}) is refused: it would date the build, and the audits it lets
- * through, in the future.
+ * through, in the future. The tolerance is the audit rule's: loaded here, with the work that dates a
+ * build, so no command's start loads the audit schema and the domain parser behind it.
  */
-export function resolveNow(flag: string | undefined, env: Env, clock = Date.now): number {
+export async function resolveNow(flag: string | undefined, env: Env, clock = Date.now): Promise<number> {
   const { t, named } = chosenNow(flag, env, clock);
+  const { FUTURE_TOLERANCE_MS } = await import('../core/audit.ts');
   const machine = clock();
   if (t > machine + FUTURE_TOLERANCE_MS) {
     throw new ConfigError(

@@ -1,11 +1,24 @@
+import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseTrustedProxies } from '../access/client-address.ts';
+import { ANSWER_LIMITS } from '../core/limits.ts';
 import { SCHEMA_SUFFIX } from '../core/record.ts';
 import { MULTIPART_RULES } from '../storage/store.ts';
 import { storeUrlOf } from '../storage/url.ts';
-import { folder, optionalText, wholeNumber } from './option-schemas.ts';
-import { SERVE_OPTIONS } from './options-serve.ts';
 
-// Every option of every command, in one table (the gateway's own in options-serve.ts): cli/config.ts resolves and validates them.
+// Every option of every command, in one table: cli/config.ts resolves and validates them.
+
+// The schemas several options share.
+const wholeNumber = (
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+  message = min === 0 ? 'must be a whole number (0 turns it off)' : 'must be a positive whole number',
+) => z.string().regex(/^\d+$/, message).transform(Number).pipe(z.number().min(min, message).max(max, message));
+const folder = z
+  .string()
+  .min(1)
+  .transform((p) => resolve(p));
+const optionalText = z.string().min(1).optional();
 
 /** Every option: its flag, its environment variable, its default, what it means, whether its value may hold a secret, and its schema. */
 export const OPTIONS = {
@@ -92,7 +105,82 @@ export const OPTIONS = {
       .refine((v) => URL.canParse(v) && v.endsWith(SCHEMA_SUFFIX), `must be a URL ending in ${SCHEMA_SUFFIX}`)
       .optional(),
   },
-  ...SERVE_OPTIONS,
+  // The gateway's (serve, dev): where it listens, its metrics, cache and limits.
+  host: { flag: 'host', env: 'HOST', fallback: '127.0.0.1', description: 'interface to listen on', schema: z.string().min(1) },
+  port: {
+    flag: 'port',
+    env: 'PORT',
+    fallback: '8787',
+    description: 'port (0 picks a free one)',
+    schema: wholeNumber(0, 65535, 'must be a port, 0..65535 (0 picks a free one)'),
+  },
+  metricsPort: {
+    flag: 'metrics-port',
+    env: 'MVR_METRICS_PORT',
+    fallback: undefined,
+    description: 'serve GET /metrics (Prometheus) on this port, apart from the gateway (off when unset; 0 picks a free one)',
+    schema: wholeNumber(0, 65535, 'must be a port, 0..65535 (0 picks a free one)').optional(),
+  },
+  metricsHost: {
+    flag: 'metrics-host',
+    env: 'MVR_METRICS_HOST',
+    fallback: '127.0.0.1',
+    description: 'interface the metrics listen on',
+    schema: z.string().min(1),
+  },
+  cacheMb: {
+    flag: 'cache-mb',
+    env: 'MVR_CACHE_MB',
+    fallback: '64',
+    description: 'memory for verified records, MB',
+    schema: wholeNumber(1),
+  },
+  rateLimit: {
+    flag: 'rate-limit',
+    env: 'MVR_RATE_LIMIT',
+    fallback: '6000',
+    description: 'requests per minute per API key, 0 = off',
+    schema: wholeNumber(0),
+  },
+  unauthRateLimit: {
+    flag: 'unauth-rate-limit',
+    env: 'MVR_UNAUTH_RATE_LIMIT',
+    fallback: '600',
+    description: 'requests per minute per client address without a valid key, 0 = off',
+    schema: wholeNumber(0),
+  },
+  streamsPerKey: {
+    flag: 'streams-per-key',
+    env: 'MVR_STREAMS_PER_KEY',
+    fallback: String(ANSWER_LIMITS.streamsPerKey),
+    description: 'streamed answers (mirror files) one API key may have open at once in each gateway process',
+    schema: wholeNumber(1),
+  },
+  writeIdleMs: {
+    flag: null,
+    env: 'MVR_WRITE_IDLE_MS',
+    fallback: String(ANSWER_LIMITS.writeIdleMs),
+    description: 'ms a client has to take a write (a 256 KiB chunk of a mirror file, an answer) before its connection is cut',
+    schema: wholeNumber(1),
+  },
+  trustProxy: {
+    flag: 'trust-proxy',
+    env: 'MVR_TRUST_PROXY',
+    fallback: undefined,
+    description:
+      'proxies (CIDRs or addresses, comma-separated) whose Forwarded / X-Forwarded-For names the client for the per-address limit',
+    schema: z
+      .string()
+      .transform((text, ctx) => {
+        try {
+          return parseTrustedProxies(text);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      })
+      .optional(),
+  },
   workers: {
     flag: 'workers',
     env: 'MVR_WORKERS',

@@ -2,7 +2,6 @@ import { parseTimestamp } from '@merchant-verify/verifier/internal/issuer';
 import { z } from 'zod';
 import { normalizeDomain } from './domain.ts';
 import { type AuditProblem, MvrError } from './errors.ts';
-import { FUTURE_TOLERANCE_MS } from './future-tolerance.ts';
 
 const percent = z.number().min(0).max(100);
 const fraction = z.number().min(0).max(1);
@@ -48,6 +47,13 @@ export const auditSchema = z
       ctx.addIssue({ code: 'custom', path: ['first_seen'], message: 'is after last_audited_at' });
     }
   });
+
+/**
+ * How far an audit's dates, or `--now`, may run ahead of the clock they are checked against: two
+ * machines' clocks disagree by seconds, never by minutes. Anything later is a mistake (a typo'd
+ * year, a clock set wrong) that would otherwise be signed as freshness.
+ */
+export const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
 
 export type AuditInput = z.input<typeof auditSchema>;
 /** A validated audit with its domain normalized. */

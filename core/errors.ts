@@ -2,10 +2,13 @@
  * The service's and CLI's errors: one class per failure, each with a `static code` from the
  * registry (`error-registry.ts`, re-exported here). They extend the verifier package's `MvrError`,
  * whose own errors (a bad key set, a value canonical JSON cannot express, a witness policy) are
- * re-exported here too, so the application imports every error from this one module.
+ * re-exported here too, so the application imports every error from this one module: the
+ * errors of answering a request, of the stores, of keys and witnesses, of building, publishing and
+ * the command line, and of the log are here; a build's report of bad audits (audit-problems.ts)
+ * and the lock module's errors (lock-errors.ts) sit beside it, re-exported below.
  * Tests assert `code`, never the wording.
  */
-import { MvrError } from '@merchant-verify/verifier';
+import { FetchFailedError, MvrError } from '@merchant-verify/verifier';
 import { type ErrorCode, isErrorCode } from './error-registry.ts';
 
 export {
@@ -266,5 +269,97 @@ export class MirrorRefusedError extends MvrError {
   }
 }
 
+// Building, publishing and the command line.
+
+/** The build could not run or publish (I/O, lock held, no audits...). */
+export class BuildError extends MvrError {
+  static readonly code = 'BUILD_FAILED';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(BuildError.code, message, options);
+  }
+}
+
+/** The command line does not fit the command: an unknown command or flag, a missing argument or value. */
+export class UsageError extends MvrError {
+  static readonly code = 'INVALID_USAGE';
+  constructor(message: string) {
+    super(UsageError.code, message);
+  }
+}
+
+/** The configuration (flags, env) is invalid; names the option. */
+export class ConfigError extends MvrError {
+  static readonly code = 'INVALID_CONFIG';
+  constructor(message: string) {
+    super(ConfigError.code, message);
+  }
+}
+
+/** The signer's own check of a signature it just made failed (a faulty signer must not publish). */
+export class SelfCheckFailedError extends MvrError {
+  static readonly code = 'SELF_CHECK_FAILED';
+  constructor() {
+    super(SelfCheckFailedError.code, 'signature self-check failed: the signature made does not verify');
+  }
+}
+
+/** A key set or a record could not be fetched: the verifier package's own class (its online client throws it too). */
+export { FetchFailedError };
+
+/** An answer larger than what its kind may have (core/limits.ts): not read past the limit. */
+export class AnswerTooLargeError extends FetchFailedError {
+  constructor(
+    readonly url: string,
+    readonly limitBytes: number,
+  ) {
+    super(`${url} answered more than the ${limitBytes} bytes its answer may have`);
+  }
+}
+
+/** An answer that redirects elsewhere: never followed, so a key or a request goes only where it was sent. */
+export class RedirectRefusedError extends FetchFailedError {
+  constructor(url: string, status: number) {
+    super(`${url} answered ${status}, a redirect, which is not followed: give the URL it names instead`, status);
+  }
+}
+
+/** A domain with no entry in the transparency log (never audited, or built before the log). */
+export class NotInLogError extends MvrError {
+  static readonly code = 'NOT_IN_LOG';
+  constructor(message: string) {
+    super(NotInLogError.code, message);
+  }
+}
+
+/** A store that holds no transparency log of its own (an http(s) origin serves one build's records only). */
+export class NoLogError extends NotInLogError {
+  constructor(why: string) {
+    super(`this gateway serves no log proofs: ${why}; log proofs come from a gateway on a records folder or a bucket`);
+  }
+}
+
+/** A store that builds cannot be published to or pulled from (only a bucket is), named by the flag that gave it. */
+export class StoreNotPublishedError extends ConfigError {
+  constructor(flag: string, url: string) {
+    super(`${flag} ${url}: not s3://BUCKET/PREFIX (builds are published to and pulled from a bucket only)`);
+  }
+}
+
+/** A log that is not an append-only extension of an earlier checkpoint, or whose files disagree with its checkpoint. */
+export class LogInconsistentError extends MvrError {
+  static readonly code = 'LOG_INCONSISTENT';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(LogInconsistentError.code, message, options);
+  }
+}
+
+/** `GET /v1/absence` of a domain that has a record in the build: there is no absence to prove. */
+export class HasRecordError extends MvrError {
+  static readonly code = 'HAS_RECORD';
+  constructor(domain: string, build: string | null) {
+    super(HasRecordError.code, `${domain} has a record in build ${build ?? 'live'}: ask GET /v1/verify for it`);
+  }
+}
+
+export * from './audit-problems.ts';
 export * from './lock-errors.ts';
-export * from './tool-errors.ts';

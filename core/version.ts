@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { ConfigError } from './errors.ts';
 
 /**
  * The package's folder and version, read once from its package.json so the CLI (`--version`), the
@@ -25,5 +26,5 @@ function findPackage(): { version: string; root: URL } {
     }
     if (pkg.name === 'merchant-verify' && typeof pkg.version === 'string') return { version: pkg.version, root };
   }
-  throw new Error(`merchant-verify: no package.json of merchant-verify above ${new URL('.', import.meta.url).pathname}`);
+  throw new ConfigError(`merchant-verify: no package.json of merchant-verify above ${new URL('.', import.meta.url).pathname}`);
 }

@@ -19,14 +19,10 @@ import { checkpointTextSchema, logProofTextSchema, logVerifierKeySchema } from '
 import { lookupStatementSchema, prefixAnswerSchema } from '../core/lookup-schema.ts';
 import { problemSchema } from '../core/problem-document.ts';
 import { recordSchema } from '../core/record.ts';
-import { absencePaths, bundlePaths } from './openapi-absence.ts';
-import { batchPaths } from './openapi-batch.ts';
-import { historyPaths } from './openapi-history.ts';
 import { logPaths } from './openapi-log.ts';
-import { lookupPaths } from './openapi-lookup.ts';
 import { mirrorPaths } from './openapi-mirror.ts';
-import { domainParameter, GATED, ifNoneMatch, notModified, ok, problems, routeHeaders } from './openapi-parts.ts';
 import { publicPaths } from './openapi-public.ts';
+import { recordPaths } from './openapi-records.ts';
 
 /** Every wire format the document names, by its component name. */
 const COMPONENTS: Record<string, z.ZodType> = {
@@ -55,9 +51,6 @@ const COMPONENTS: Record<string, z.ZodType> = {
   Checkpoint: checkpointTextSchema,
   LogVerifierKey: logVerifierKeySchema,
 };
-
-/** A JSON-RPC 2.0 message (the MCP SDK's to describe in full). */
-const JSON_RPC = { type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { const: '2.0' } } };
 
 /** The record's JSON Schema (2020-12), with its `$id`: what `/schemas/verification/v1` serves. */
 export function recordJsonSchema(schemaUrl: string): Record<string, unknown> {
@@ -100,64 +93,10 @@ export function openApiDocument(options: { issuer: string; schemaUrl: string }):
       schemas: components(),
     },
     paths: {
-      '/v1/verify': {
-        get: {
-          operationId: 'verifyMerchant',
-          tags: ['records'],
-          summary: 'The signed verification record of a domain',
-          description: 'A valid domain that was never audited returns 200 with status "unverified" and score null, never 404.',
-          parameters: [
-            { ...domainParameter, description: domainInputSchema.description },
-            {
-              name: 'build',
-              in: 'query',
-              required: false,
-              description: 'A kept build (GET /v1/builds): the record as that build signed it. The live build by default.',
-              schema: { type: 'string' },
-            },
-            ifNoneMatch,
-          ],
-          responses: {
-            ...ok('/v1/verify', 'The record, byte for byte as signed.', 'VerificationRecord', { conditional: true }),
-            ...notModified('/v1/verify'),
-            ...problems(['INVALID_DOMAIN', 'INVALID_REQUEST', ...GATED, 'BUILD_NOT_FOUND', 'STORE_UNAVAILABLE', 'UNAVAILABLE']),
-          },
-        },
-      },
-      ...batchPaths(),
-      ...historyPaths(),
+      ...recordPaths(),
       ...logPaths(),
-      ...absencePaths(),
-      ...bundlePaths(),
-      ...lookupPaths(),
       ...mirrorPaths(),
       ...publicPaths(options.schemaUrl),
-      '/mcp': {
-        post: {
-          operationId: 'mcp',
-          tags: ['records'],
-          summary: 'MCP Streamable HTTP endpoint (tools verify_merchant, verify_merchants, merchant_history)',
-          description: 'Stateless JSON-RPC; the tool answers with the same record bytes as GET /v1/verify.',
-          requestBody: {
-            required: true,
-            content: { 'application/json': { schema: { ...JSON_RPC, description: 'A JSON-RPC 2.0 message, at most 64 KiB' } } },
-          },
-          responses: {
-            '200': {
-              description: 'JSON-RPC response.',
-              headers: routeHeaders('/mcp'),
-              content: { 'application/json': { schema: JSON_RPC } },
-            },
-            '202': { description: 'A notification was accepted.', headers: routeHeaders('/mcp') },
-            '400': {
-              description: 'The body is not JSON (JSON-RPC parse error).',
-              headers: routeHeaders('/mcp'),
-              content: { 'application/json': { schema: JSON_RPC } },
-            },
-            ...problems(['PAYLOAD_TOO_LARGE', ...GATED]),
-          },
-        },
-      },
     },
   };
 }

@@ -1,16 +1,25 @@
 import { type TlogPolicy, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import { normalizeDomain } from '../core/domain.ts';
 import { isMvrError, MvrError, NotInLogError } from '../core/errors.ts';
 import { defaultSchemaUrl, unverifiedRecord } from '../core/record.ts';
 import { type TrustSources, trustJson } from '../core/trust-report.ts';
 import { verificationJson } from '../core/verification-json.ts';
 import type { VerifiedAnswer } from './verification.ts';
 
-// verify_merchant with `private: true`: the answer comes from a prefix lookup (`GET /v1/lookup/{prefix}`
+// verify_merchant and verify_merchants in their private form (the default over a remote gateway): the answer comes from a prefix lookup (`GET /v1/lookup/{prefix}`
 // of a remote gateway, or the same answer made in-process) and is verified by the package's
 // verifyOnlinePrivately, so the lookup itself names a prefix of the domain's hash, never the domain.
 
 /** The prefix answer for a hex prefix, as `GET /v1/lookup/{prefix}` gives it; null or INVALID_PREFIX thrown for a prefix of another length. */
 export type PrefixLookup = (prefix: string) => Promise<unknown>;
+
+/** The verification settings of one tool call. */
+export interface PrivateSettings {
+  withLog: boolean;
+  policy?: TlogPolicy;
+  maxAgeMs?: number;
+  now?: number;
+}
 
 /** What the private path verifies with: the prefix lookup, the key set and the log's key. */
 export interface PrivateLookups {
@@ -31,7 +40,7 @@ export interface PrivateLookups {
 export async function verifyPrivately(
   domain: string,
   lookups: PrivateLookups,
-  options: { withLog: boolean; policy?: TlogPolicy; maxAgeMs?: number; now?: number },
+  options: PrivateSettings,
 ): Promise<VerifiedAnswer & { prefix: string | null }> {
   // The issuer of the build statement the answer carries (signed, once the verdict holds).
   let issuer: unknown;
@@ -67,4 +76,60 @@ export async function verifyPrivately(
       ? unverifiedRecord(domain, { issuer, schemaUrl: defaultSchemaUrl(issuer), issuedAt: absence.issuedAt })
       : v.answer;
   return { text: JSON.stringify(record), proof: null, prefix: v.prefix, structured: { ...structured, record } };
+}
+
+/** One domain of a private batch: its verification, or why it has none (INVALID_DOMAIN, UNAVAILABLE). */
+export type PrivateBatchResult = { domain: string; verified: VerifiedAnswer } | { domain: string; problem: MvrError };
+
+/**
+ * Verifies every domain of a batch through prefix answers, in order. Domains whose hashes share a
+ * prefix share its answer: it is fetched once and each of them is verified against it, so a batch
+ * costs one lookup a prefix it touches, not one a domain, and one read of the key set. A domain
+ * that is not valid, or whose answer is unavailable, is a problem in its place; any other failure
+ * (a prefix answer that does not hold, a gateway that cannot be reached) fails the batch, as it
+ * does a single lookup.
+ */
+export async function verifyBatchPrivately(
+  domains: string[],
+  lookups: PrivateLookups,
+  options: PrivateSettings,
+): Promise<PrivateBatchResult[]> {
+  const prefixes = shared(lookups.prefix);
+  const keySets = shared(() => lookups.keySet());
+  return Promise.all(
+    domains.map(async (domain): Promise<PrivateBatchResult> => {
+      try {
+        const keySet = keySets();
+        const mine = { ...lookups, prefix: prefixes(), keySet: () => keySet('') };
+        return { domain, verified: await verifyPrivately(normalizeDomain(domain), mine, options) };
+      } catch (error) {
+        if (isMvrError(error) && (error.code === 'INVALID_DOMAIN' || error.code === 'UNAVAILABLE')) return { domain, problem: error };
+        throw error;
+      }
+    }),
+  );
+}
+
+/**
+ * Reads shared by the verifications of one batch, by key (a prefix; '' for the key set): the first
+ * ask fetches, and every other verification asking the same gets that answer (in flight or done).
+ * A verification asking a second time (the package looks once more when a build went live while it
+ * read, or reads the key set again for a key it does not hold) fetches again, and the verifications
+ * after it get the newer answer.
+ */
+function shared(read: (key: string) => Promise<unknown>): () => (key: string) => Promise<unknown> {
+  const answers = new Map<string, Promise<unknown>>();
+  const fetch = (key: string) => {
+    const answer = read(key);
+    answers.set(key, answer);
+    return answer;
+  };
+  return () => {
+    const asked = new Set<string>();
+    return (key) => {
+      if (asked.has(key)) return fetch(key);
+      asked.add(key);
+      return answers.get(key) ?? fetch(key);
+    };
+  };
 }

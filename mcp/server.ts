@@ -12,7 +12,7 @@ import { problemDocument } from '../core/problem-document.ts';
 import type { TrustSources } from '../core/trust-report.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import { lookupBatch } from '../service/batch.ts';
-import { type PrefixLookup, verifyPrivately } from './private.ts';
+import { type PrefixLookup, type PrivateSettings, verifyBatchPrivately, verifyPrivately } from './private.ts';
 import { toolError } from './tool-error.ts';
 import {
   type AbsenceLookup,
@@ -51,20 +51,25 @@ const batchOutputSchema = z.strictObject({
   ),
 });
 
+/** What a server over a remote gateway (`mvr mcp --base-url`) says first in the verify tools' descriptions. */
+const PRIVATE_BY_DEFAULT =
+  "This server asks a remote gateway for a prefix of each domain's SHA-256, never the domain, unless you set private: false (see private); the verdicts are the same.";
+
 /** Written for an AI agent deciding whether to trust a shop. */
-export function toolDescription(keySetUrl: string, witnessed = false): string {
+export function toolDescription(keySetUrl: string, witnessed = false, remote = false): string {
   return [
+    ...(remote ? [PRIVATE_BY_DEFAULT] : []),
     'Look up the signed verification record of a merchant (online shop) by its domain or URL, before recommending it or buying from it.',
     'Any form works: "shop.example.com", "https://www.shop.example.com/product/1"; it is reduced to the registrable domain.',
     'status: "verified" = audited with sufficient evidence; "provisional" = audited but evidence was thin (tier is null, treat the score with caution);',
     '"flagged" = the auditor flagged this merchant, be careful; "unverified" = never audited (score null): no evidence either way, not a sign of fraud.',
-    'An "unverified" answer comes with a second text item, the absence proof (JSON): the build\'s signed statement and the two entries of its domain map around the domain;',
+    'An "unverified" answer of a plain lookup comes with a second text item, the absence proof (JSON): the build\'s signed statement and the two entries of its domain map around the domain;',
     'check it with verifyAbsence of @merchant-verify/verifier to know the domain was truly never audited, not hidden by a broken store or a proxy.',
     'tier: "gold" (score >= 80), "silver" (>= 50), "bronze" (>= 1) or null. score is out of max_score 100.',
     'last_audited_at tells how stale the record is; records are re-audited monthly (next_audit_at). Records never expire.',
     `The record is Ed25519-signed (key_id, signature) over its RFC 8785 canonical JSON without those two members; verify it with the public key set at ${keySetUrl}.`,
     'A record without a signature is unverified, never a pass.',
-    "With include_proof: true, for an audited record the second text item is a C2SP tlog-proof that this exact record is in the issuer's public append-only log",
+    "With include_proof: true, for an audited record of a plain lookup the second text item is a C2SP tlog-proof that this exact record is in the issuer's public append-only log",
     "(verify it with the log's key at /.well-known/merchant-verify-log.vkey), so the issuer cannot show other callers a different verdict;",
     'and the structured result carries the bundle: the answer with everything that proves it in one document, to keep and check offline with verifyBundle.',
     "The structured result is this server's verification of the answer: first valid, code and message (valid only when every check ran and held; a never-audited answer proven absent is NEVER_AUDITED, not valid),",
@@ -118,7 +123,7 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
     TOOL_NAME,
     {
       title: 'Verify a merchant',
-      description: toolDescription(options.keySetUrl, options.witness !== undefined),
+      description: toolDescription(options.keySetUrl, options.witness !== undefined, options.remote),
       inputSchema: z.object({
         domain: domainInputSchema.describe(
           'The merchant domain or a URL on it, e.g. "acme-outdoor.example" or "https://www.acme-outdoor.example/tents".',
@@ -129,7 +134,15 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
           .describe(
             'Also return the proof that the record is in the public transparency log (a second text item), and the offline bundle (structured `bundle`).',
           ),
-        private: z.boolean().optional().describe(privateDescription(options.remote)),
+        private: z
+          .boolean()
+          .optional()
+          .describe(
+            privateDescription(
+              options.remote,
+              "no absence-proof item, and with include_proof the log step is the build statement's entry (the bundle and a record's tlog-proof name the domain, so they come only with the plain lookup)",
+            ),
+          ),
         max_age: z
           .string()
           .optional()
@@ -140,8 +153,10 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
       outputSchema: verificationOutputSchema,
       annotations: { title: 'Verify a merchant', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
     },
-    async ({ domain, include_proof, private: privately, max_age }) => {
+    async ({ domain, include_proof, private: asked, max_age }) => {
       try {
+        // Over a remote gateway a domain is looked up by its hash prefix unless the caller asks otherwise.
+        const privately = asked ?? options.remote;
         // Looked up and verified through the verifier package's online client, as `mvr verify` and the page do.
         const settings = {
           withLog: include_proof === true,
@@ -178,13 +193,15 @@ function maxAgeOf(value: string, witness: WitnessSource | undefined): number {
   return parseMaxAge(value, 'max_age');
 }
 
-/** What `private` does, said plainly: whether it hides the domain depends on where this server looks records up. */
-function privateDescription(remote: boolean): string {
-  const how =
-    "Look the domain up by a prefix of its SHA-256 only (GET /v1/lookup/{prefix}): the answer holds every record of that prefix, proven complete, and gives the same verdict; with include_proof the log step is the build statement's entry (a record's own log proof would name the domain), and no second text item is returned.";
+/**
+ * What `private` does, said plainly: whether it hides the domain depends on where this server looks
+ * records up, and so does its default. `differences` says how the tool's private answer differs.
+ */
+function privateDescription(remote: boolean, differences: string): string {
+  const how = `Look each domain up by a prefix of its SHA-256 only (GET /v1/lookup/{prefix}): the answer holds every domain of that prefix, proven complete, and gives the same verdict; ${differences}.`;
   return remote
-    ? `${how} This server asks a remote gateway, which then never learns the domain.`
-    : `${how} This server looks records up itself, so it already sees the domain you send: private hides nothing from it. To keep the domain from the issuer, use mvr mcp --base-url or mvr verify --private on your own machine.`;
+    ? `${how} This server asks a remote gateway, which then never learns the domain; it does so unless you set private: false, which sends the domain itself (GET /v1/verify).`
+    : `${how} This server looks records up itself, so it already sees the domain you send: private hides nothing from it, and is off unless you set it. To keep the domain from the issuer, use mvr mcp --base-url or mvr verify --private on your own machine.`;
 }
 
 /** verify_merchants: up to MAX_BATCH domains, each a record (with its absence proof when never audited) or a problem. */
@@ -194,8 +211,9 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
     {
       title: 'Verify several merchants',
       description: [
+        ...(options.remote ? [PRIVATE_BY_DEFAULT] : []),
         `Look up the signed verification records of 1 to ${MAX_BATCH} merchants at once, e.g. every shop in a list of search results; same records and meaning as ${TOOL_NAME}.`,
-        'One result per domain, in the order given: {domain, record, verification} (with absence_proof for an "unverified", never-audited domain: check it with verifyAbsence), or {domain, problem} (an RFC 9457 problem document) with problem.code INVALID_DOMAIN (not a valid merchant domain) or UNAVAILABLE (try that one again later).',
+        'One result per domain, in the order given: {domain, record, verification} (looked up plainly, with absence_proof for an "unverified", never-audited domain: check it with verifyAbsence), or {domain, problem} (an RFC 9457 problem document) with problem.code INVALID_DOMAIN (not a valid merchant domain) or UNAVAILABLE (try that one again later).',
         `verification is this server's verdict on that domain's answer, as ${TOOL_NAME} gives it: valid, code and message first (a never-audited domain proven absent is NEVER_AUDITED, not valid), then each step.`,
         ...(options.witness ? [WITNESSED_NOTE] : []),
       ].join(' '),
@@ -203,6 +221,15 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
       // INVALID_DOMAIN in its place, not a refused call.
       inputSchema: z.object({
         domains: batchRequestSchema.shape.domains.describe('Merchant domains or URLs on them, in any form verify_merchant takes.'),
+        private: z
+          .boolean()
+          .optional()
+          .describe(
+            privateDescription(
+              options.remote,
+              'each prefix is asked once for every domain of the batch under it; no absence_proof (the prefix answer proves an absence)',
+            ),
+          ),
       }),
       outputSchema: batchOutputSchema,
       annotations: {
@@ -213,30 +240,11 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
         openWorldHint: false,
       },
     },
-    async ({ domains }) => {
+    async ({ domains, private: asked }) => {
       try {
-        const results = await Promise.all(
-          (await lookupBatch(domains, lookup)).map(async (r) => {
-            if (!('record' in r))
-              return { domain: r.domain, problem: problemDocument(r.problem, options.issuer, options.noteWithheld?.(r.problem, r.domain)) };
-            const record = JSON.parse(r.record.toString('utf8')) as { domain: string };
-            // Each answer verified as verify_merchant verifies one (a never-audited one with its absence proof, of the
-            // same build's map), through the one online client; the batch's answer is its first read, a retry reads again.
-            const settings = { withLog: false, policy: options.witness?.policy, now: options.witness?.now() };
-            const verified = await verifyLookedUp(
-              record.domain,
-              { lookup: answeredFirst(r.record, lookup), ...options, trust: trustSourcesOf(options) },
-              settings,
-            );
-            const { record: verifiedRecord, ...verification } = verified.structured;
-            return {
-              domain: r.domain,
-              record: verifiedRecord as Record<string, unknown>,
-              ...(verified.structured.absence !== null && verified.proof !== null ? { absence_proof: JSON.parse(verified.proof) } : {}),
-              verification,
-            };
-          }),
-        );
+        const settings = { withLog: false, policy: options.witness?.policy, now: options.witness?.now() };
+        const privately = asked ?? options.remote;
+        const results = privately ? await privateBatch(domains, options, settings) : await plainBatch(domains, lookup, options, settings);
         const content = [{ type: 'text' as const, text: JSON.stringify({ results }) }, ...(await witnessedItems(options.witness))];
         return { content, structuredContent: { results } };
       } catch (error) {
@@ -244,6 +252,41 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
       }
     },
   );
+}
+
+/** verify_merchants in its plain form: each domain's record as the batch endpoint reads it, verified as verify_merchant verifies one. */
+async function plainBatch(domains: string[], lookup: RecordLookup, options: McpServerOptions, settings: PrivateSettings) {
+  return Promise.all(
+    (await lookupBatch(domains, lookup)).map(async (r) => {
+      if (!('record' in r))
+        return { domain: r.domain, problem: problemDocument(r.problem, options.issuer, options.noteWithheld?.(r.problem, r.domain)) };
+      const record = JSON.parse(r.record.toString('utf8')) as { domain: string };
+      // A never-audited answer is verified with its absence proof, of the same build's map, through the one online
+      // client; the batch's answer is its first read, a retry reads again.
+      const verified = await verifyLookedUp(
+        record.domain,
+        { lookup: answeredFirst(r.record, lookup), ...options, trust: trustSourcesOf(options) },
+        settings,
+      );
+      const { record: verifiedRecord, ...verification } = verified.structured;
+      return {
+        domain: r.domain,
+        record: verifiedRecord as Record<string, unknown>,
+        ...(verified.structured.absence !== null && verified.proof !== null ? { absence_proof: JSON.parse(verified.proof) } : {}),
+        verification,
+      };
+    }),
+  );
+}
+
+/** verify_merchants in its private form: each domain's verdict from its prefix's answer, fetched once for the batch. */
+async function privateBatch(domains: string[], options: McpServerOptions, settings: PrivateSettings) {
+  return (await verifyBatchPrivately(domains, { ...options, trust: trustSourcesOf(options) }, settings)).map((r) => {
+    if ('problem' in r)
+      return { domain: r.domain, problem: problemDocument(r.problem, options.issuer, options.noteWithheld?.(r.problem, r.domain)) };
+    const { record, ...verification } = r.verified.structured;
+    return { domain: r.domain, record: record as Record<string, unknown>, verification };
+  });
 }
 
 /** A lookup whose first answer is one already read (the batch's), so that verifying it costs no second read; later ones look up again. */
@@ -262,8 +305,14 @@ function registerHistoryTool(server: McpServer, options: McpServerOptions): void
     HISTORY_TOOL_NAME,
     {
       title: 'Merchant history',
-      description:
+      description: [
         'The verdict on a merchant in each kept monthly build (about a year), newest first: status, tier, score and when it was last audited. Use it to see whether a shop was flagged or lost its tier recently, or what the verdict was on a given date. Get a signed record of a past build with GET /v1/verify?domain=&build=.',
+        ...(options.remote
+          ? [
+              'It has no private form: this server sends the domain itself to the remote gateway (GET /v1/history), which learns it; use verify_merchant for a private lookup of the live build.',
+            ]
+          : []),
+      ].join(' '),
       inputSchema: z.object({ domain: domainInputSchema.describe('The merchant domain or a URL on it.') }),
       outputSchema: historyAnswerSchema,
       annotations: { title: 'Merchant history', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },

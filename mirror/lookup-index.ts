@@ -2,6 +2,7 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { splitPack } from '@merchant-verify/verifier/internal/issuer';
 import { indexLine } from '../builder/changes.ts';
+import { MirrorRefusedError } from '../core/errors.ts';
 import { INDEX_FILE, recordPath } from '../core/layout.ts';
 import type { VerificationRecord } from '../core/record.ts';
 
@@ -26,7 +27,7 @@ export class LookupIndex {
   /** The records of a pack that passed its checks, in map order (a pack that did not is never given). */
   async add(pack: Buffer): Promise<void> {
     const records = splitPack(pack);
-    if (typeof records === 'string') throw new Error(`a checked pack is not one record a line: ${records}`);
+    if (typeof records === 'string') throw new MirrorRefusedError(`a checked pack is not one record a line: ${records}`);
     for (const bytes of records) {
       const record = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as VerificationRecord;
       // The shard is the record's folder in a build (`ab/` of `ab/<domain>.json`), the index's first order.

@@ -4,7 +4,7 @@ import type { KeySet, TlogPolicy } from '@merchant-verify/verifier';
 import { formatVerifierKey, parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
 import { writeCompactAnswers } from '../builder/compact-answers.ts';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, pruneBuilds, removeTree, swapInBuild } from '../builder/swap.ts';
-import { ConfigError, MirrorRefusedError, MvrError } from '../core/errors.ts';
+import { ConfigError, LogInconsistentError, MirrorRefusedError, MvrError } from '../core/errors.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, BUILDS_DIR, MANIFEST_FILE, MIRROR_FILE } from '../core/layout.ts';
 import { parseManifest } from '../core/manifest-schema.ts';
 import type { TileFetch } from '../core/tlog/tile-tree.ts';
@@ -104,7 +104,7 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
     const tiles = new Map<string, Uint8Array>();
     const tileFetch: TileFetch = async (_tile, path) => {
       const bytes = await source.logFile(path);
-      if (!bytes) throw new Error(`${source.name} has no log/${path}`);
+      if (!bytes) throw new LogInconsistentError(`${source.name} has no log/${path}`);
       tiles.set(path, bytes);
       return bytes;
     };

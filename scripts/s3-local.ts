@@ -9,6 +9,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { UsageError } from '../core/errors.ts';
 import { startS3 } from '../test/support/s3-server.ts';
 
 const { values } = parseArgs({
@@ -19,7 +20,7 @@ const { values } = parseArgs({
   },
 });
 const port = Number(values.port);
-if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`--port ${values.port}: not a port number`);
+if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UsageError(`--port ${values.port}: not a port number`);
 // npm runs a script in the project root; a relative folder is taken from where the command was typed.
 const directory = resolve(process.env.INIT_CWD ?? process.cwd(), values.dir);
 mkdirSync(directory, { recursive: true });

@@ -103,7 +103,7 @@ export class BuildAcceptor {
     try {
       let keys = await this.keys
         .read(found.keySet)
-        .catch((error: Error) => Promise.reject(new Error(`key set unavailable: ${found.keySet.name}: ${error.message}`)));
+        .catch((error: Error) => Promise.reject(new StoreUnavailableError(`key set unavailable: ${found.keySet.name}: ${error.message}`)));
       unread = false;
       const map = checkBuildIssuer(
         await loadServedBuild(readFile, keys, found.build, this.store.name, async () => {

@@ -71,6 +71,12 @@ export class RecordsService {
   /** Never-audited records made in the current second (see {@link neverAudited}). */
   private neverAuditedKept = new Map<string, ServedRecord>();
   private neverAuditedSecond = Number.NaN;
+  /**
+   * Domains the live build's map was searched for and has no record of, so that a flood of
+   * questions about unknown domains does not hash each one and search the map again; emptied with
+   * the verified cache when another build goes live, and bounded like the never-audited records.
+   */
+  private readonly absentFromLive = new Set<string>();
   /** The service's clock (epoch ms). */
   readonly now: () => number;
   /** The key set records are checked against: the one the store publishes with its live build, its trusted keys. */
@@ -109,7 +115,12 @@ export class RecordsService {
       this.syncGeneration();
       const hit = this.cache.get(domain);
       if (hit) return hit;
-      if (!hasRecord(this.builds.served(), domain)) return this.neverAudited(domain, now);
+      if (this.absentFromLive.has(domain)) return this.neverAudited(domain, now);
+      if (!hasRecord(this.builds.served(), domain)) {
+        if (this.absentFromLive.size >= NEVER_AUDITED_KEPT) this.absentFromLive.clear();
+        this.absentFromLive.add(domain);
+        return this.neverAudited(domain, now);
+      }
       return this.storedRecord(domain);
     } catch (error) {
       return Promise.reject(error);
@@ -234,6 +245,7 @@ export class RecordsService {
     this.keysGeneration = keys;
     this.generation = this.generationNow();
     this.cache.clear();
+    this.absentFromLive.clear();
   }
 
   /**

@@ -69,13 +69,13 @@ export class HttpOriginStore implements Store {
         this.confirmed();
         return;
       }
-      if (res.statusCode !== 200) throw new Error(`manifest answered ${res.statusCode}`);
+      if (res.statusCode !== 200) throw new StoreUnavailableError(`manifest answered ${res.statusCode}`);
       const etag = createHash('sha256').update(res.body).digest('base64url');
       if (etag !== served) {
         const take = () => (this.manifestEtag = etag);
         await this.accept({ generation: etag, build: null, readFile: (name) => this.fetchFile(name), keySet: this.keySet(), take });
         // The origin serves the new build's files now: a build not taken cannot fall back to the one before.
-        if (this.manifestEtag !== etag) throw new Error('the build it serves is refused');
+        if (this.manifestEtag !== etag) throw new StoreUnavailableError('the build it serves is refused');
       }
       this.validators = validatorsOf(res.headers);
       this.confirmed();

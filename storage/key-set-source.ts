@@ -34,7 +34,9 @@ export function keySetFile(file: string): KeySetOrigin {
       try {
         return await readRegularFile(file, READ_LIMITS.keySet.bytes, () => new ReadTooLargeError('keySet', READ_LIMITS.keySet.bytes));
       } catch (error) {
-        throw new Error((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist (run "mvr build")' : (error as Error).message);
+        throw new StoreUnavailableError(
+          (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist (run "mvr build")' : (error as Error).message,
+        );
       }
     },
   };

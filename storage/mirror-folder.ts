@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { type KeySet, parseKeySet } from '@merchant-verify/verifier';
-import { ConfigError } from '../core/errors.ts';
+import { ConfigError, ReadTooLargeError } from '../core/errors.ts';
 import { readRegularFileSync } from '../core/files.ts';
 import { MIRROR_FILE, MIRROR_PUBLIC_DIR } from '../core/layout.ts';
 import { READ_LIMITS } from '../core/limits.ts';
@@ -30,17 +30,20 @@ export function mirrorFolderOf(dir: string): MirrorFolder | null {
   try {
     // Never through a link, as every file of a records folder is read; a manifest's limit, as it is one.
     const { bytes } = READ_LIMITS.manifest;
-    text = readRegularFileSync(file, bytes, () => new Error(`larger than the ${bytes} bytes it may have`)).toString('utf8');
+    text = readRegularFileSync(file, bytes, () => new ReadTooLargeError('manifest', bytes)).toString('utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
     throw new ConfigError(`${file} cannot be read: ${(error as Error).message}`);
   }
+  let mirror: { from?: unknown; issuer?: unknown; trusted_keys?: unknown };
+  let trustedKeys: KeySet;
   try {
-    const { from, issuer, trusted_keys: keys } = JSON.parse(text) as { from?: unknown; issuer?: unknown; trusted_keys?: unknown };
-    const trustedKeys = parseKeySet(keys);
-    if (trustedKeys.keys.length === 0) throw new Error('trusted_keys lists no key');
-    return { publicDir: join(dir, MIRROR_PUBLIC_DIR), trustedKeys, from: String(from), issuer: typeof issuer === 'string' ? issuer : null };
+    mirror = JSON.parse(text) as typeof mirror;
+    trustedKeys = parseKeySet(mirror.trusted_keys);
   } catch (error) {
     throw new ConfigError(`${file} is not a mirror's: ${(error as Error).message}`);
   }
+  if (trustedKeys.keys.length === 0) throw new ConfigError(`${file} is not a mirror's: trusted_keys lists no key`);
+  const { from, issuer } = mirror;
+  return { publicDir: join(dir, MIRROR_PUBLIC_DIR), trustedKeys, from: String(from), issuer: typeof issuer === 'string' ? issuer : null };
 }

@@ -1,5 +1,4 @@
 import { StoreNotPublishedError } from '../core/errors.ts';
-import type { TileFetch } from '../core/tlog/tile-tree.ts';
 import type { KeptBuild } from './kept-builds.ts';
 import type { KeySetOrigin } from './key-set-source.ts';
 
@@ -161,13 +160,4 @@ export type Slot = <T>(request: () => Promise<T>) => Promise<T>;
 export function publishedBuildsOf(store: Store, flag: string): PublishedBuilds {
   if (!store.published) throw new StoreNotPublishedError(flag, store.name);
   return store.published();
-}
-
-/** Reads a store's log tiles (`log/tile/...`) for a tile tree; a tile the store lacks is an error naming it. */
-export function storeTiles(store: Pick<Store, 'name' | 'logFile'>): TileFetch {
-  return async (_tile, path) => {
-    const bytes = await store.logFile(path);
-    if (!bytes) throw new Error(`${store.name} has no log/${path}`);
-    return bytes;
-  };
 }

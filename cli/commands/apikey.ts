@@ -1,5 +1,4 @@
 import { type ApiKeyTable, createApiKey, listApiKeys, parseScope, revokeApiKey, scopesOf } from '../../access/api-keys.ts';
-import { StoreUnavailableError } from '../../core/errors.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { apiKeysFileOf, commandOptions, type Env } from '../config.ts';
@@ -19,9 +18,7 @@ async function withTable<T>(
     import('../../access/redis.ts'),
     import('../../access/api-keys-redis.ts'),
   ]);
-  const redis = await connectRedis(config.redis).catch((error: Error) => {
-    throw new StoreUnavailableError(error.message);
-  });
+  const redis = await connectRedis(config.redis);
   try {
     const table = redisApiKeyTable(redis, config.redis);
     return await body(table, table.name);

@@ -67,7 +67,7 @@ export async function buildFromArgs(args: Record<string, unknown>, io: CliIo, js
       keysDir: config.keys,
       issuer: config.issuer,
       schemaUrl: schemaUrlOf(config),
-      now: resolveNow(typeof args.now === 'string' ? args.now : undefined, io.env),
+      now: await resolveNow(typeof args.now === 'string' ? args.now : undefined, io.env),
       signingKey: config.signingKey,
       logKey: config.logKey,
       publishKeysFile: config.publishKeys,

@@ -145,7 +145,7 @@ function devKeyNote(revoked: number): string {
 async function buildDated(args: Record<string, unknown>, auditsDir: string, io: CliIo): Promise<BuildSummary> {
   const dir = await mkdtemp(join(tmpdir(), 'mvr-dev-audits-'));
   try {
-    const now = resolveNow(undefined, io.env);
+    const now = await resolveNow(undefined, io.env);
     const dated = await writeDatedAudits(auditsDir, dir, now);
     const moved =
       dated.shiftDays === 0

@@ -33,7 +33,7 @@ export default defineCommand({
       try {
         const summary = await initProject(dir, {
           issuer,
-          now: resolveNow(undefined, io.env),
+          now: await resolveNow(undefined, io.env),
           onStep: (step) => progress.update({ text: STEP_TEXT[step], fields: { step } }, true),
         });
         progress.finish();

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { gatewaySource, KEY_SET_PATH } from '@merchant-verify/verifier';
+import { FetchFailedError, gatewaySource, KEY_SET_PATH } from '@merchant-verify/verifier';
 import { boundedGet } from '../../clients/bounded-get.ts';
 import { getFromGateway } from '../../clients/gateway-client.ts';
 import { ConfigError, isErrorCode, MvrError } from '../../core/errors.ts';
@@ -24,7 +24,7 @@ export default defineCommand({
   meta: {
     name: 'mcp',
     description:
-      'The MCP tools verify_merchant, verify_merchants and merchant_history over stdio, answering from a gateway (--base-url) or a local records folder',
+      'The MCP tools verify_merchant, verify_merchants and merchant_history over stdio, answering from a gateway (--base-url; the verify tools ask it by hash prefix unless a call sets private: false) or a local records folder',
   },
   args: {
     ...options.describe({
@@ -98,8 +98,7 @@ async function lookupFor(
       history: async (domain) =>
         JSON.parse((await ask(`/v1/history?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as Awaited<ReturnType<HistoryLookup>>,
       proof: async (domain) => ({ proof: (await ask(`/v1/proof?domain=${encodeURIComponent(domain)}`)).toString('utf8') }),
-      // The package's own client for prefix answers (sized for them; null for a refused length).
-      prefix: gatewaySource({ baseUrl: config.baseUrl, apiKey: config.apiKey }).prefix!,
+      prefix: gatewayPrefix(config.baseUrl, config.apiKey),
       remote: true,
       keySet: gatewaySource({ baseUrl: config.baseUrl }).keySet,
       keySetUrl: keySetUrlOf(config.baseUrl),
@@ -145,6 +144,24 @@ async function lookupFor(
 async function publicText(baseUrl: string, path: string): Promise<string | null> {
   const res = await boundedGet(`${baseUrl.replace(/\/+$/, '')}${path}`, { limit: readLimitOf(path) });
   return res.statusCode === 200 ? res.body.toString('utf8') : null;
+}
+
+/**
+ * Prefix answers from the package's own client (sized for them; null for a refused length), whose
+ * failures with a problem document of the gateway become that coded error, as {@link gatewayGet}'s do:
+ * a refused key is UNAUTHORIZED whichever way the tool looked the domain up.
+ */
+function gatewayPrefix(baseUrl: string, apiKey: string): PrefixLookup {
+  const prefix = gatewaySource({ baseUrl, apiKey }).prefix!;
+  return async (p) => {
+    try {
+      return await prefix(p);
+    } catch (error) {
+      if (error instanceof FetchFailedError && error.problem !== undefined && isErrorCode(error.problem))
+        throw new MvrError(error.problem, error.message);
+      throw error;
+    }
+  };
 }
 
 /** Asks a gateway; its problem documents become the same coded errors the local store throws. */

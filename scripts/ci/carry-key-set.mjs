@@ -4,10 +4,16 @@
 // a later one through them); refuses anything that is not a public JWK Set.
 import { readFileSync, writeFileSync } from 'node:fs';
 
+/** Ends the step with one ::error:: line, as the workflow's other checks do (no stack trace to read). */
+function refuse(message) {
+  console.log(`::error::${message}`);
+  process.exit(1);
+}
+
 const [from, to] = process.argv.slice(2);
 const set = JSON.parse(readFileSync(from, 'utf8'));
-if (!set || !Array.isArray(set.keys)) throw new Error(`${from}: not a JWK Set`);
-if (set.keys.some((k) => k && typeof k === 'object' && 'd' in k)) throw new Error(`${from}: holds a private key`);
+if (!set || !Array.isArray(set.keys)) refuse(`${from}: not a JWK Set`);
+if (set.keys.some((k) => k && typeof k === 'object' && 'd' in k)) refuse(`${from}: holds a private key`);
 const retire = new Set((process.env.RETIRE_KEY_IDS ?? '').split(/[\s,]+/).filter(Boolean));
 const keys = set.keys.filter((k) => !retire.has(k.kid));
 for (const kid of retire)

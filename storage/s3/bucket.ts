@@ -1,4 +1,5 @@
 import type { AwsClient } from 'aws4fetch';
+import { StoreUnavailableError } from '../../core/errors.ts';
 import { type HttpMethod, type OriginAnswer, OriginTransport, type OriginTransportOptions } from '../origin-transport.ts';
 import type { S3Config, S3Location } from './config.ts';
 import type { AwsCredentials } from './credentials.ts';
@@ -44,7 +45,7 @@ export class S3Bucket {
   async head(key: string): Promise<{ bytes: number; etag: string } | null> {
     const res = await this.send('HEAD', key);
     if (res.statusCode === 404) return null;
-    if (res.statusCode !== 200) throw new Error(`HEAD ${this.name}/${key} answered ${res.statusCode}`);
+    if (res.statusCode !== 200) throw new StoreUnavailableError(`HEAD ${this.name}/${key} answered ${res.statusCode}`);
     return { bytes: Number(res.headers['content-length']), etag: String(res.headers.etag ?? '').replace(/"/g, '') };
   }
 
@@ -93,10 +94,12 @@ export class S3Bucket {
     const what = `${method} ${this.name}/${key ?? ''}${init.query ? `?${new URLSearchParams(init.query)}` : ''}`;
     const res = await this.send(method, key, init).catch((error: Error & { statusCode?: number }) => {
       // Retries spent on 5xx answers end in an error that keeps the last status.
-      throw new Error(`${what} ${error.statusCode ? `answered ${error.statusCode}` : `failed: ${error.message}`}`, { cause: error });
+      throw new StoreUnavailableError(`${what} ${error.statusCode ? `answered ${error.statusCode}` : `failed: ${error.message}`}`, {
+        cause: error,
+      });
     });
     if (res.statusCode < 200 || res.statusCode > 299)
-      throw new Error(`${what} answered ${res.statusCode}: ${res.body.toString('utf8').slice(0, 200)}`);
+      throw new StoreUnavailableError(`${what} answered ${res.statusCode}: ${res.body.toString('utf8').slice(0, 200)}`);
     return res;
   }
 

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../core/errors.ts';
+import { ConfigError, StoreUnavailableError } from '../../core/errors.ts';
 
 /** One set of AWS credentials; `expiration` when they are temporary (a role's). */
 export interface AwsCredentials {
@@ -69,7 +69,7 @@ export function awsProviderChain(profile?: string): CredentialSource {
         ? `none in AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, the shared config and credentials files${profile ? ` (profile ${profile})` : ''}, a web identity token, container credentials or instance metadata`
         : message;
       // No `cause`: the message says it all, and the gateway answers with an error's cause when it has one.
-      throw new Error(`AWS credentials unavailable: ${why}`);
+      throw new StoreUnavailableError(`AWS credentials unavailable: ${why}`);
     }
   };
 }

@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from '../../core/errors.ts';
 import { BUILD_ID, LIVE_POINTER_OBJECT } from '../../core/layout.ts';
 import type { S3Bucket } from './bucket.ts';
 
@@ -7,9 +8,9 @@ export function parseLivePointer(body: Buffer): string {
   try {
     build = (JSON.parse(body.toString('utf8')) as { build?: unknown }).build;
   } catch {
-    throw new Error(`${LIVE_POINTER_OBJECT} is not JSON`);
+    throw new StoreUnavailableError(`${LIVE_POINTER_OBJECT} is not JSON`);
   }
-  if (typeof build !== 'string' || !BUILD_ID.test(build)) throw new Error(`${LIVE_POINTER_OBJECT} names no valid build id`);
+  if (typeof build !== 'string' || !BUILD_ID.test(build)) throw new StoreUnavailableError(`${LIVE_POINTER_OBJECT} names no valid build id`);
   return build;
 }
 
@@ -17,6 +18,6 @@ export function parseLivePointer(body: Buffer): string {
 export async function liveBuildOf(bucket: S3Bucket): Promise<string | null> {
   const res = await bucket.get(LIVE_POINTER_OBJECT);
   if (res.statusCode === 404) return null;
-  if (res.statusCode !== 200) throw new Error(`${bucket.name}/${LIVE_POINTER_OBJECT} answered ${res.statusCode}`);
+  if (res.statusCode !== 200) throw new StoreUnavailableError(`${bucket.name}/${LIVE_POINTER_OBJECT} answered ${res.statusCode}`);
   return parseLivePointer(res.body);
 }

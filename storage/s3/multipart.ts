@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from '../../core/errors.ts';
 import type { PartSource, Slot } from '../store.ts';
 import type { S3Bucket } from './bucket.ts';
 import { xmlText } from './xml.ts';
@@ -12,12 +13,12 @@ import { xmlText } from './xml.ts';
 export async function putInParts(bucket: S3Bucket, key: string, contentType: string, source: PartSource, slot: Slot): Promise<void> {
   const created = await slot(() => bucket.request('POST', key, { query: { uploads: '' }, headers: { 'content-type': contentType } }));
   const uploadId = xmlText(created.body, 'UploadId');
-  if (!uploadId) throw new Error(`POST ${bucket.name}/${key}?uploads answered no UploadId`);
+  if (!uploadId) throw new StoreUnavailableError(`POST ${bucket.name}/${key}?uploads answered no UploadId`);
   const count = Math.max(1, Math.ceil(source.bytes / source.partBytes));
   let failed = false;
   const part = (n: number) =>
     slot(async () => {
-      if (failed) throw new Error('an earlier part failed');
+      if (failed) throw new StoreUnavailableError('an earlier part failed');
       const start = (n - 1) * source.partBytes;
       const body = await source.read(start, Math.min(source.partBytes, source.bytes - start));
       const res = await bucket.request('PUT', key, { query: { partNumber: String(n), uploadId }, body });
@@ -38,7 +39,10 @@ export async function putInParts(bucket: S3Bucket, key: string, contentType: str
     );
     // S3 may answer 200 and still fail the completion, with an error document as the body.
     const code = xmlText(done.body, 'Code');
-    if (code) throw new Error(`completing the upload of ${bucket.name}/${key} failed: ${code} ${xmlText(done.body, 'Message') ?? ''}`);
+    if (code)
+      throw new StoreUnavailableError(
+        `completing the upload of ${bucket.name}/${key} failed: ${code} ${xmlText(done.body, 'Message') ?? ''}`,
+      );
   } catch (error) {
     // Not through a slot: a caller that stops its requests after a failure still has its uploads aborted.
     await bucket.request('DELETE', key, { query: { uploadId } }).catch(() => undefined);

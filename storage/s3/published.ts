@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from '../../core/errors.ts';
 import { BUCKET_LOG_PREFIX, BUILDS_DIR, LIVE_POINTER_OBJECT, LOG_CHECKPOINT, MANIFEST_FILE } from '../../core/layout.ts';
 import type { PartSource, PublishedBuilds, Slot, StoredFile } from '../store.ts';
 import type { S3Bucket } from './bucket.ts';
@@ -21,7 +22,7 @@ export class S3PublishedBuilds implements PublishedBuilds {
     const res = await this.bucket.get(key);
     if (res.statusCode === 200) return true;
     if (res.statusCode === 404) return false;
-    throw new Error(`${key} answered ${res.statusCode}`);
+    throw new StoreUnavailableError(`${key} answered ${res.statusCode}`);
   }
 
   putBuildFile(build: string, path: string, body: Buffer, contentType = 'application/json'): Promise<void> {
@@ -47,7 +48,7 @@ export class S3PublishedBuilds implements PublishedBuilds {
   async logHead(): Promise<Buffer | null> {
     const res = await this.bucket.get(`${BUCKET_LOG_PREFIX}${LOG_CHECKPOINT}`);
     if (res.statusCode === 404) return null;
-    if (res.statusCode !== 200) throw new Error(`${BUCKET_LOG_PREFIX}${LOG_CHECKPOINT} answered ${res.statusCode}`);
+    if (res.statusCode !== 200) throw new StoreUnavailableError(`${BUCKET_LOG_PREFIX}${LOG_CHECKPOINT} answered ${res.statusCode}`);
     return res.body;
   }
 

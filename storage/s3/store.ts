@@ -63,14 +63,14 @@ export class S3Store implements Store {
         known.confirmedAt = performance.now();
       } else {
         if (res.statusCode === 404)
-          throw new Error(`no ${LIVE_POINTER_OBJECT} (nothing published yet: run "mvr publish --to ${this.bucket.name}")`);
-        if (res.statusCode !== 200) throw new Error(`${LIVE_POINTER_OBJECT} answered ${res.statusCode}`);
+          throw new StoreUnavailableError(`no ${LIVE_POINTER_OBJECT} (nothing published yet: run "mvr publish --to ${this.bucket.name}")`);
+        if (res.statusCode !== 200) throw new StoreUnavailableError(`${LIVE_POINTER_OBJECT} answered ${res.statusCode}`);
         const build = parseLivePointer(res.body);
         const pointerEtag = typeof res.headers.etag === 'string' ? res.headers.etag : null;
         if (build === known?.build) this.live = { ...known, pointerEtag, confirmedAt: performance.now() };
         else await this.offer(build, pointerEtag, await this.object(`${BUILDS_DIR}/${build}/${BUILD_KEY_SET_OBJECT}`));
         // Not taken: the build served so far stays served (the bucket answered for it just now).
-        if (!this.live) throw new Error(`build ${build}, named live, is refused`);
+        if (!this.live) throw new StoreUnavailableError(`build ${build}, named live, is refused`);
         if (this.live === known) known.confirmedAt = performance.now();
       }
       this.error = null;
@@ -140,7 +140,7 @@ export class S3Store implements Store {
       name: `${this.bucket.name}/${BUILDS_DIR}/<live>/${BUILD_KEY_SET_OBJECT}`,
       version: async () => this.live?.build ?? `unavailable: ${this.error}`,
       read: async () => {
-        if (!this.live) throw new Error(this.error ?? 'records store unavailable');
+        if (!this.live) throw new StoreUnavailableError(this.error ?? 'records store unavailable');
         return this.live.keySet;
       },
     };
@@ -229,7 +229,7 @@ export class S3Store implements Store {
 
   private async object(key: string): Promise<Buffer> {
     const res = await this.bucket.get(key);
-    if (res.statusCode !== 200) throw new Error(`${key} answered ${res.statusCode}`);
+    if (res.statusCode !== 200) throw new StoreUnavailableError(`${key} answered ${res.statusCode}`);
     return res.body;
   }
 }

@@ -40,7 +40,7 @@ const SOURCE_FOLDERS = [
 ];
 /**
  * The code that answers a request (the routes, the gate, the records service and the stores it
- * reads, the MCP tool): what it throws must have a status. Start-up code (loading key files,
+ * reads): what it throws must have a status. Start-up code (loading key files,
  * listening) raises INVALID_CONFIG or INVALID_KEY, which stop the process instead.
  */
 const REQUEST_PATH = [
@@ -62,7 +62,8 @@ const REQUEST_PATH = [
   'storage/key-set-source.ts',
   'service/verified-cache.ts',
   'access/rate-limit.ts',
-  'mcp/',
+  // Not mcp/: a tool's failure is an isError result naming its code (mcp/tool-error.ts), never an HTTP
+  // status, and a tool's arguments fail as the CLI's flags do (max_age INVALID_USAGE, as --max-age).
 ];
 /** The call shapes that name a code: `super('X'`, `new MvrError('X'`, `code: 'X'`, `fail('X'`. */
 const CODE_SHAPES = [
@@ -102,9 +103,12 @@ const literalUses: Use[] = sources.flatMap(({ file, text }) =>
   CODE_SHAPES.flatMap((re) => [...text.matchAll(re)].map((m) => ({ file, line: lineOf(text, m.index), code: m[1]!, how: m[0] }))),
 );
 
-/** Error class -> its code, read from the classes of the application's and the verifier package's errors.ts (a subclass without `static readonly code = 'X'` inherits its parent's). */
+/** The application's error classes: core/errors.ts and the files of one topic it re-exports. */
+const ERROR_CLASS_FILES = ['core/errors.ts', 'core/audit-problems.ts', 'core/lock-errors.ts'];
+
+/** Error class -> its code, read from the classes of the application's error files and the verifier package's errors.ts (a subclass without `static readonly code = 'X'` inherits its parent's). */
 function errorClassCodes(): Map<string, string> {
-  const classes = ['core/errors.ts', 'packages/verifier/src/errors.ts'].flatMap((file) => {
+  const classes = [...ERROR_CLASS_FILES, 'packages/verifier/src/errors.ts'].flatMap((file) => {
     const text = readFileSync(join(ROOT, file), 'utf8');
     return [...text.matchAll(/\bclass (\w+) extends (\w+)/g)].map((m, i, all) => {
       const body = text.slice(m.index, all[i + 1]?.index ?? text.length);
@@ -145,10 +149,39 @@ describe('codes used in the sources', () => {
     expect(unknown, 'codes missing from the registry').toEqual([]);
   });
 
+  it('core/errors.ts re-exports every other file of error classes', () => {
+    const errors = readFileSync(join(ROOT, 'core/errors.ts'), 'utf8');
+    const reExported = ERROR_CLASS_FILES.slice(1).filter((file) => errors.includes(`export * from './${file.slice('core/'.length)}'`));
+    expect(reExported).toEqual(ERROR_CLASS_FILES.slice(1));
+    const classFiles = walk(join(ROOT, 'core'))
+      .map((path) => relative(ROOT, path).split(sep).join('/'))
+      .filter((file) => /\bclass \w+ extends (?:MvrError|\w+Error)\b/.test(readFileSync(join(ROOT, file), 'utf8')));
+    expect(classFiles.sort()).toEqual([...ERROR_CLASS_FILES].sort());
+  });
+
   it('every error class of core/errors.ts and the verifier package carries a registry code', () => {
     expect(CLASS_CODES.size).toBeGreaterThanOrEqual(15);
     const unknown = [...CLASS_CODES].filter(([, code]) => !isRegistryCode(code)).map(([name, code]) => `${name}: ${code}`);
     expect(unknown).toEqual([]);
+  });
+});
+
+describe('no bare errors', () => {
+  // Scripts and the verify page too: only the tests and the benchmarks may throw an Error of no code.
+  const everywhere = [...SOURCE_FOLDERS, 'web', 'scripts'].flatMap((folder) => walk(join(ROOT, folder)));
+
+  it('the scan reads the page and the scripts', () => {
+    const files = everywhere.map((path) => relative(ROOT, path).split(sep).join('/'));
+    expect(files).toEqual(expect.arrayContaining(['web/verify/app.ts', 'scripts/s3-local.ts', 'storage/s3/bucket.ts']));
+  });
+
+  it('no source makes a plain Error: every throw and rejection outside tests and benchmarks is a registry error', () => {
+    const bare = everywhere.flatMap((path) => {
+      const text = readFileSync(path, 'utf8');
+      const file = relative(ROOT, path).split(sep).join('/');
+      return [...text.matchAll(/\bnew Error\(/g)].map((m) => `${file}:${lineOf(text, m.index)}`);
+    });
+    expect(bare, 'plain Errors: use (or add) a class of core/errors.ts').toEqual([]);
   });
 });
 

@@ -36,4 +36,13 @@ describe('the test toolkit', () => {
     });
     expect(reading.map((f) => relative(ROOT, f))).toEqual(['test/support/raw-http.ts']);
   });
+
+  it("waits through test/support/wait.ts only: no test times its own wait with a deadline of Date.now() or a timer's promise", () => {
+    const waiting = files.filter((f) => {
+      if (f.startsWith(join(TEST, 'support/'))) return false;
+      const text = readFileSync(f, 'utf8');
+      return /\bDate\.now\(\)\s*\+\s*\d|new Promise\(\s*\(?\s*r(?:esolve)?\s*\)?\s*=>\s*setTimeout\(/.test(text);
+    });
+    expect(waiting.map((f) => relative(ROOT, f))).toEqual([]);
+  });
 });

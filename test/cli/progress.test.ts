@@ -11,7 +11,7 @@ import { createProgress } from '../../cli/progress.ts';
 import { buildArgs, lines, runCli } from '../support/cli.ts';
 import { makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
-import { waitFor } from '../support/wait.ts';
+import { sleep, waitFor } from '../support/wait.ts';
 
 const BUCKET = 'mvr-progress';
 const FAST = { MVR_PROGRESS_MS: '5' };
@@ -123,7 +123,7 @@ describe('progress on a terminal', () => {
     const terminal = { isTTY: true, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream;
     const progress = createProgress({ command: 'build', json: false, intervalMs: 1, stream: terminal });
     progress.update({ text: '10% of input, 5 records', fields: { records: 5 } });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20); // past the 1 ms redraw interval
     progress.update({ text: '100% of input, 50 records', fields: { records: 50 } });
     progress.finish();
     progress.stop();

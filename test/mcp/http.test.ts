@@ -139,7 +139,7 @@ describe('verify_merchant over Streamable HTTP', () => {
     expect(JSON.parse(firstText(result))).toEqual(structured.record);
   });
 
-  it("private: true on the gateway's own /mcp: says the gateway already sees the domain, and answers through the prefix path with the same verdicts", async () => {
+  it("private: true on the gateway's own /mcp: says the gateway already sees the domain, and answers through the prefix path with the same verdicts (one domain or a batch)", async () => {
     const { tools } = await client.listTools();
     const described = (tools[0]!.inputSchema.properties as Record<string, { description?: string }>).private?.description ?? '';
     expect(described).toContain('it already sees the domain you send: private hides nothing from it');
@@ -157,6 +157,14 @@ describe('verify_merchant over Streamable HTTP', () => {
       absence: { valid: true },
       record: { domain: UNAUDITED, status: 'unverified', score: null },
     });
+    // verify_merchants takes it too: the same verdicts, an invalid domain a problem in its place.
+    const batch = await client.callTool({ name: 'verify_merchants', arguments: { domains: [GOLD, UNAUDITED, 'co.uk'], private: true } });
+    expect(batch.isError, firstText(batch)).toBeFalsy();
+    expect((batch.structuredContent as { results: unknown[] }).results).toMatchObject([
+      { domain: GOLD, verification: { valid: true, code: null }, record: { domain: GOLD } },
+      { domain: UNAUDITED, verification: { code: 'NEVER_AUDITED', absence: { valid: true } }, record: { status: 'unverified' } },
+      { domain: 'co.uk', problem: { code: 'INVALID_DOMAIN' } },
+    ]);
   });
 
   it.each(['co.uk', 'localhost', 'github.io', '127.0.0.1'])(

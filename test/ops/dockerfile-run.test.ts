@@ -12,7 +12,7 @@ import { createApiKey } from '../../access/api-keys.ts';
 import { command, final, finalEnv, healthcheck, only, ROOT, run } from '../support/dockerfile.ts';
 import { freePort } from '../support/ports.ts';
 import { makeProject, removeTempDirs } from '../support/project.ts';
-import { waitForExit } from '../support/wait.ts';
+import { poll, waitForExit } from '../support/wait.ts';
 
 const tempDirs: string[] = [];
 const temp = (prefix: string) => {
@@ -100,16 +100,20 @@ describe("the image's command, run here as the image would run it", () => {
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     try {
       const base = `http://127.0.0.1:${port}`;
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const up = await fetch(`${base}/healthz`).then(
+      // Up, or exited: either ends the wait; a gateway that did neither within 30 s fails it.
+      const state = async () => {
+        if (child.exitCode !== null) return 'exited';
+        return (await fetch(`${base}/healthz`).then(
           (r) => r.ok,
           () => false,
-        );
-        if (up) break;
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the gateway did not come up:\n${out}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
+        ))
+          ? 'up'
+          : 'starting';
+      };
+      const { value: came } = await poll(state, (s) => s !== 'starting', { timeoutMs: 30_000, intervalMs: 200 }).catch(() => ({
+        value: 'starting',
+      }));
+      if (came !== 'up') throw new Error(`the gateway did not come up (${came}):\n${out}`);
       const health = (await (await fetch(`${base}/healthz`)).json()) as { status: string };
       expect(health.status).toBe('ok');
 

@@ -78,6 +78,16 @@ describe('the serve rule', () => {
     expect(rejected.join('\n')).toMatch(/BAD_SIGNATURE/);
   });
 
+  it('answers STORE_UNAVAILABLE once the records folder is gone, for domains answered from memory before it went', async () => {
+    const project = await makeProject();
+    const records = await open(project);
+    await records.refresh();
+    for (const domain of [AUDITED, NEVER, NEVER]) await records.recordFor(domain);
+    await rename(project.recordsDir, `${project.recordsDir}.away`);
+    await records.refresh();
+    for (const domain of [AUDITED, NEVER]) await expect(records.recordFor(domain)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+  });
+
   it('answers STORE_UNAVAILABLE when the records folder is gone, for audited and never-audited domains alike', async () => {
     const project = await makeProject();
     await rename(project.recordsDir, `${project.recordsDir}.away`);

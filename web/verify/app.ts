@@ -17,6 +17,7 @@ import {
 } from '@merchant-verify/verifier';
 import { normalizeDomain } from '../../core/domain.ts';
 import { DURATION_FORM, parseDuration } from '../../core/duration.ts';
+import { UsageError } from '../../core/errors.ts';
 import { $, type Row, render, result, show, showFailure } from './result.ts';
 
 /** This origin: the gateway the page came from, whose key set it checks with. */
@@ -110,7 +111,7 @@ $('paste-form').addEventListener('submit', (event) => {
 function maxAgeOf(text: string): number | undefined {
   if (text === '') return undefined;
   const ms = parseDuration(text);
-  if (ms === null) throw new Error(`the maximum age "${text}" must be ${DURATION_FORM}`);
+  if (ms === null) throw new UsageError(`the maximum age "${text}" must be ${DURATION_FORM}`);
   return ms;
 }
 
@@ -127,7 +128,7 @@ $('lookup-form').addEventListener('submit', (event) => {
     const policy = policyText ? parsePolicy(`${policyText}\n`, 'the witness policy') : undefined;
     const maxAgeMs = maxAgeOf(maxAgeText);
     if (maxAgeMs !== undefined && !policy)
-      throw new Error('a maximum age applies to the cosignatures a witness policy asks for: give a policy too');
+      throw new UsageError('a maximum age applies to the cosignatures a witness policy asks for: give a policy too');
     // The answer must be for the domain as the service itself normalizes what was typed.
     input = { domain: normalizeDomain(typed), source: origin(key), policy, maxAgeMs };
   } catch (error) {

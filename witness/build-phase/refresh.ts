@@ -1,12 +1,12 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseCheckpoint, parseNote } from '@merchant-verify/verifier/internal/tlog';
-import { folderTiles } from '../../builder/tiles.ts';
 import { BuildError, NotFreshlyWitnessedError, WitnessQuorumNotMetError } from '../../core/errors.ts';
 import { writeAtomic } from '../../core/files.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, CURRENT_LINK, LOG_CHECKPOINT, LOG_DIR } from '../../core/layout.ts';
 import type { TileFetch } from '../../core/tlog/tile-tree.ts';
-import { publishedBuildsOf, type Store, storeTiles } from '../../storage/store.ts';
+import { folderTiles, storeTiles } from '../../storage/log-tiles.ts';
+import { publishedBuildsOf, type Store } from '../../storage/store.ts';
 import { type Cosigned, type Witnessing, type WitnessReport, witnessCheckpoint } from './witnessing.ts';
 
 /**
