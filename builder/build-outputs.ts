@@ -12,6 +12,7 @@ import { loadOhttpConfig } from '../keyring/ohttp-key.ts';
 import type { KeptBuild } from '../storage/kept-builds.ts';
 import type { BuildInputs } from './build-inputs.ts';
 import { type ShardRun, writeChanges } from './changes.ts';
+import { writeCompactAnswers } from './compact-answers.ts';
 import { type MapLeaves, writeDomainMap } from './domain-map.ts';
 import { appendBuildToLog, type LogStep } from './log.ts';
 import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
@@ -34,16 +35,18 @@ export async function writeMapAndStatement(
 ): Promise<BuildSummary['domainMap']> {
   const started = performance.now();
   const ohttpConfig = await loadOhttpConfig(opts.keysDir);
+  const lookup = leaves.lookup();
   const { map } = await writeDomainMap(stagingDir, leaves.leaves(), {
     issuer: opts.issuer,
     build: build.buildId,
     issuedAt: build.issuedAt,
     key,
-    lookup: leaves.lookup(),
+    lookup,
     packs,
     ...(ohttpConfig ? { ohttpKeyConfigSha256: keyConfigSha256(ohttpConfig) } : {}),
   });
-  return { durationMs: leaves.spentMs + performance.now() - started, domains: map.size, bytes: map.size * 32 };
+  const answers = await writeCompactAnswers(stagingDir, map, lookup.bits!, lookup.bucket_bytes!);
+  return { durationMs: leaves.spentMs + performance.now() - started, domains: map.size, bytes: map.size * 32, answers };
 }
 
 /** The change feeds against every build kept before this one (part of the build: all or nothing); the changes written. */

@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   type BuildStatement,
+  bucketBitsFor,
+  bucketOf,
   buildStatement,
+  compactAnswerBytes,
   DomainMap,
   ENTRY_SIZE,
   encodeMapEntry,
@@ -37,10 +40,15 @@ export class MapLeaves {
   /** Records and record bytes per prefix of the build's prefix length, for the size prefix answers are padded to. */
   private readonly perPrefix = new Map<string, { records: number; bytes: number }>();
   private readonly prefixLength: number;
+  /** Audited domains per bucket of the build's compact answers (`lookup.bits`), for the one size they are padded to. */
+  private readonly perBucket: Uint32Array;
+  private readonly bits: number;
 
   constructor(records: number) {
     this.buffer = Buffer.alloc(records * ENTRY_SIZE);
     this.prefixLength = prefixLengthFor(records);
+    this.bits = bucketBitsFor(records);
+    this.perBucket = new Uint32Array(2 ** this.bits);
   }
 
   /** One record's text, domain and parsed record (`writeIndex` hands each over as it reads it): its entry, and counted under its prefix. */
@@ -50,6 +58,7 @@ export class MapLeaves {
     if (typeof entry === 'string') throw new BuildError(`the record of ${domain} has no map entry: ${entry}`);
     this.shardEntries.push(Buffer.from(entry.buffer, entry.byteOffset, entry.byteLength));
     this.spentMs += performance.now() - started;
+    this.perBucket[bucketOf(entry, this.bits)]!++;
     const prefix = hexPrefix(entry, this.prefixLength);
     const p = this.perPrefix.get(prefix) ?? { records: 0, bytes: 0 };
     p.records++;
@@ -57,7 +66,7 @@ export class MapLeaves {
     this.perPrefix.set(prefix, p);
   };
 
-  /** The statement's `lookup`: the prefix length, and the size that fits the answer of every prefix. */
+  /** The statement's `lookup`: the prefix length and bucket bits, and the sizes that fit the answer of every prefix and every bucket. */
   lookup(): LookupHead {
     const counts = [...this.perPrefix.values()];
     const maxRecords = Math.max(0, ...counts.map((c) => c.records));
@@ -66,6 +75,11 @@ export class MapLeaves {
     return {
       prefix_length: this.prefixLength,
       answer_bytes: lookupAnswerBytes({ prefixLength: this.prefixLength, size, maxRecords, maxRecordBytes, leafSize: ENTRY_SIZE }),
+      bits: this.bits,
+      bucket_bytes: compactAnswerBytes(
+        size,
+        this.perBucket.reduce((a, b) => Math.max(a, b), 0),
+      ),
     };
   }
 

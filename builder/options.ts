@@ -1,4 +1,5 @@
 import type { WitnessReport } from '../witness/build-phase/witnessing.ts';
+import type { CompactAnswersSummary } from './compact-answers.ts';
 import type { LogSummary } from './log.ts';
 
 // What a build is given and what it reports: shared by the build and its worker pool.
@@ -82,7 +83,8 @@ export interface BuildSummary {
   /** Changes written to the feed, summed over the earlier kept builds compared against. */
   changes: number;
   /** The domain map and build statement: leaves hashed while the index is written, the map's root, the signed statement. */
-  domainMap: { durationMs: number; domains: number; bytes: number };
+  /** The domain map, and the compact private answers written from it (their one size, the fewest and most domains of a bucket). */
+  domainMap: { durationMs: number; domains: number; bytes: number; answers?: CompactAnswersSummary };
   /** The packs: time spent sorting, hashing and writing them and their index, how many, their bytes. */
   packs: { durationMs: number; files: number; bytes: number; recordsPerPack: number };
   /** What the transparency log step did; null when there is no log key. */

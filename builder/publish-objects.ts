@@ -3,7 +3,7 @@ import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { BuildError } from '../core/errors/errors.ts';
-import { DOMAIN_MAP_FILE, PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
+import { DOMAIN_MAP_FILE, LOOKUP_ANSWERS_FILE, PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
 import { type PublishedBuilds, partSizeFor, type Slot, type StoredFile } from '../storage/store.ts';
 
 // How `mvr publish` sends a build's files (builder/publish.ts says what goes up, and in what order).
@@ -36,7 +36,7 @@ export interface LocalFile {
 /** The media type of a build file in the store. */
 export function contentTypeOf(path: string): string {
   if (path.startsWith(`${PACKS_DIR}/`) || path.endsWith('.jsonl')) return 'application/x-ndjson';
-  if (path === DOMAIN_MAP_FILE || path === PACK_INDEX_FILE) return 'application/octet-stream';
+  if (path === DOMAIN_MAP_FILE || path === PACK_INDEX_FILE || path === LOOKUP_ANSWERS_FILE) return 'application/octet-stream';
   return 'application/json';
 }
 

@@ -48,7 +48,12 @@ export async function verifyPrivately(
   const logKey = str('log-key');
   const verdict = await verifyOnlinePrivately({
     domain,
-    source: { prefix: fetched.prefix, keySet: async () => pinned(await fetched.keySet()), logKey: fetched.logKey },
+    source: {
+      lookupStatement: fetched.lookupStatement,
+      prefix: fetched.prefix,
+      keySet: async () => pinned(await fetched.keySet()),
+      logKey: fetched.logKey,
+    },
     keySet: keySetFile,
     vkey: logKey === undefined ? undefined : (await readFileOrUrl(logKey)).toString('utf8'),
     log: Boolean(args.log),

@@ -89,6 +89,13 @@ export const DOMAIN_MAP_FILE = 'domain-map';
 export const PACKS_DIR = 'packs';
 export const PACK_INDEX_FILE = 'pack-index';
 export const BUILD_STATEMENT_FILE = 'statement.json';
+/**
+ * In each build: every compact private answer (`GET /v1/lookup/{bits}/{hex}`), one slot of the
+ * statement's `lookup.bucket_bytes` a bucket in bucket order, so an answer is one ranged read.
+ * Derived from the domain map alone (the same bytes from the same map), padded, never parsed by
+ * the gateway.
+ */
+export const LOOKUP_ANSWERS_FILE = 'lookup-answers';
 
 /**
  * A mirror (`mvr mirror --to DIR`) is a records folder as `mvr build` makes it, plus: `mirror.json`,

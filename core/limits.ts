@@ -10,6 +10,7 @@ import {
   KEPT_FILE,
   LIVE_POINTER_OBJECT,
   LOG_CHECKPOINT,
+  LOOKUP_ANSWERS_FILE,
   MANIFEST_FILE,
   PACK_INDEX_FILE,
   PACKS_DIR,
@@ -48,6 +49,8 @@ export const PUBLIC_LIMITS = {
 export const CACHE_LIMITS = {
   /** Bytes of assembled prefix lookup answers kept for the live build, each counted at the size its build signed for every answer; least recently used dropped first. */
   prefixAnswerBytes: 8 * MiB,
+  /** Bytes of compact answers (`/v1/lookup/{bits}/{hex}`) kept for the live build as read from its answers file; least recently used dropped first. */
+  compactAnswerBytes: 16 * MiB,
 } as const;
 
 /**
@@ -110,6 +113,7 @@ const BY_NAME = new Map<string, ReadKind>([
   [SHARD_LOG_FILE, 'shardLog'],
   [INDEX_FILE, 'index'],
   [PACK_INDEX_FILE, 'packIndex'],
+  [LOOKUP_ANSWERS_FILE, 'lookupAnswer'],
 ]);
 
 /** A pack, `packs/<sha256>.jsonl`: read a record's range at a time. */

@@ -27,7 +27,7 @@ import { bundleRoute } from './routes/bundle.ts';
 import { healthRoute } from './routes/health.ts';
 import { buildsRoute, changesRoute, historyRoute } from './routes/history.ts';
 import { LOG_PREFIX, logFilesRoute, logVkeyRoute, proofRoute } from './routes/log.ts';
-import { LOOKUP_PREFIX, lookupRoute } from './routes/lookup.ts';
+import { LOOKUP_PREFIX, lookupHeadRoute, lookupRoute } from './routes/lookup.ts';
 import { MIRROR_BUILDS_PREFIX, mirrorFileRoute, mirrorRoute } from './routes/mirror.ts';
 import { type InnerHandler, ohttpGatewayRoute, ohttpKeysRoute } from './routes/ohttp.ts';
 import { bundleSchemaRoute, keySetRoute, openApiRoute, schemaRoute } from './routes/public.ts';
@@ -53,6 +53,7 @@ export function routes(services: GatewayServices, inner: InnerHandler): { path: 
     { path: '/v1/proof', methods: ['GET', 'HEAD'], handler: proofRoute(services) },
     { path: '/v1/absence', methods: ['GET', 'HEAD'], handler: absenceRoute(services) },
     { path: '/v1/bundle', methods: ['GET', 'HEAD'], handler: bundleRoute(services) },
+    { path: '/v1/lookup', methods: ['GET', 'HEAD'], handler: lookupHeadRoute(services) },
     { path: `${LOOKUP_PREFIX}**`, methods: ['GET', 'HEAD'], handler: lookupRoute(services) },
     { path: '/v1/mirror', methods: ['GET', 'HEAD'], handler: mirrorRoute(services) },
     { path: `${MIRROR_BUILDS_PREFIX}**`, methods: ['GET', 'HEAD'], handler: mirrorFileRoute(services) },

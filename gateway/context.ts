@@ -4,6 +4,7 @@ import type { TrustedProxies } from '../access/client-address.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
 import type { OhttpGatewayKey } from '../core/ohttp.ts';
 import type { TrustSettings } from '../core/rules/key-trust.ts';
+import type { CompactLookups } from '../service/compact-lookups.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
 import type { MirrorFiles } from '../service/mirror-files.ts';
@@ -45,6 +46,8 @@ export interface GatewayServices {
   proofs: LogProofs;
   /** Prefix lookups (`GET /v1/lookup/{prefix}`): answers that name a prefix, never a domain. */
   lookups: PrefixLookups;
+  /** Compact private lookups (`GET /v1/lookup`, `GET /v1/lookup/{bits}/{hex}`): a bucket's precomputed answer. */
+  compact: CompactLookups;
   /** Whole builds, file by file, for mirror-scoped keys (`GET /v1/mirror...`). */
   mirror: MirrorFiles;
   apiKeys: ApiKeyStore;
@@ -116,6 +119,8 @@ export interface GatewayOptions {
   cacheBytes: number;
   /** Bound on prefix lookup answer bytes held in memory (default CACHE_LIMITS.prefixAnswerBytes; tests lower it). */
   lookupAnswerBytes?: number;
+  /** Bound on compact answer bytes held in memory (default CACHE_LIMITS.compactAnswerBytes; tests lower it). */
+  compactAnswerBytes?: number;
   /** How often the live build, key set and API keys are re-checked. */
   refreshMs: number;
   log: (line: LogLine) => void;

@@ -18,7 +18,7 @@ import {
 } from '../core/schemas/history.ts';
 import { keySetSchema } from '../core/schemas/key-set.ts';
 import { checkpointTextSchema, logProofTextSchema, logVerifierKeySchema } from '../core/schemas/log.ts';
-import { prefixAnswerSchema } from '../core/schemas/lookup.ts';
+import { lookupStatementSchema, prefixAnswerSchema } from '../core/schemas/lookup.ts';
 import { logPaths } from './openapi-log.ts';
 import { mirrorPaths } from './openapi-mirror.ts';
 import { ohttpPaths } from './openapi-ohttp.ts';
@@ -40,6 +40,7 @@ const COMPONENTS: Record<string, z.ZodType> = {
   AbsenceProof: absenceProofSchema,
   Bundle: bundleSchema,
   PrefixAnswer: prefixAnswerSchema,
+  LookupStatement: lookupStatementSchema,
   KeptBuild: keptBuildSchema,
   KeptBuilds: keptBuildsSchema,
   HistoryEntry: historyEntrySchema,

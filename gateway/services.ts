@@ -37,6 +37,7 @@ export async function openGatewayServices(
     history,
     proofs,
     lookups,
+    compact,
     mirror,
     close: closeRecords,
   } = await openRecordsAndKeys(recordsOptions(opts, metrics), apiKeys, redis);
@@ -47,6 +48,7 @@ export async function openGatewayServices(
     history,
     proofs,
     lookups,
+    compact,
     mirror,
     apiKeys,
     log: opts.log,
@@ -83,6 +85,7 @@ function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): R
     schemaUrl: opts.schemaUrl,
     cacheBytes: opts.cacheBytes,
     lookupAnswerBytes: opts.lookupAnswerBytes,
+    compactAnswerBytes: opts.compactAnswerBytes,
     now: opts.now,
     onRejected: (domain, reason, kind) => {
       log({ level: 'error', msg: 'record rejected', domain, reason, kind });

@@ -24,6 +24,8 @@ export interface PrivateSettings {
 /** What the private path verifies with: the prefix lookup, the key set and the log's key. */
 export interface PrivateLookups {
   prefix: PrefixLookup;
+  /** The live statement (`GET /v1/lookup` of a remote gateway): the prefix length is read there and sent once; without it (in-process) found by refusals. */
+  lookupStatement?: () => Promise<unknown>;
   keySet: () => Promise<unknown>;
   vkey: () => Promise<string | null>;
   /** Where the key set and the log key come from, for the answer's `trust`. */
@@ -47,7 +49,8 @@ export async function verifyPrivately(
   const v = await verifyOnlinePrivately({
     domain,
     source: {
-      // A refused length is how the client learns the build's: null, and it asks with one digit more.
+      ...(lookups.lookupStatement ? { lookupStatement: lookups.lookupStatement } : {}),
+      // In-process (no statement), a refused length is how the client learns the build's: null, and it asks with one digit more.
       prefix: async (p) => {
         try {
           const answer = await lookups.prefix(p);
@@ -96,11 +99,14 @@ export async function verifyBatchPrivately(
 ): Promise<PrivateBatchResult[]> {
   const prefixes = shared(lookups.prefix);
   const keySets = shared(() => lookups.keySet());
+  const statement = lookups.lookupStatement;
+  const statements = statement ? shared(() => statement()) : null;
   return Promise.all(
     domains.map(async (domain): Promise<PrivateBatchResult> => {
       try {
         const keySet = keySets();
-        const mine = { ...lookups, prefix: prefixes(), keySet: () => keySet('') };
+        const head = statements?.();
+        const mine = { ...lookups, prefix: prefixes(), keySet: () => keySet(''), ...(head ? { lookupStatement: () => head('') } : {}) };
         return { domain, verified: await verifyPrivately(normalizeDomain(domain), mine, options) };
       } catch (error) {
         if (isMvrError(error) && (error.code === 'INVALID_DOMAIN' || error.code === 'UNAVAILABLE')) return { domain, problem: error };

@@ -89,6 +89,8 @@ export interface McpServerOptions {
   bundle: BundleLookup;
   /** Prefix answers (`GET /v1/lookup/{prefix}`), for verify_merchant's `private` input. */
   prefix: PrefixLookup;
+  /** A remote gateway's live statement (`GET /v1/lookup`): the prefix length is read there and sent once, never found by refusals. */
+  lookupStatement?: () => Promise<unknown>;
   /** Whether the lookups go to a remote gateway (`mvr mcp --base-url`): only then does `private` hide the domain from the issuer. */
   remote: boolean;
   /** The key set the answers are verified with (the deployment's own). */

@@ -2,6 +2,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeySet, TlogPolicy } from '@merchant-verify/verifier';
 import { formatVerifierKey, parseCheckpoint, parseNote } from '#shared';
+import { writeCompactAnswers } from '../builder/compact-answers.ts';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, pruneBuilds, removeTree, swapInBuild } from '../builder/swap.ts';
 import { ConfigError, LogInconsistentError, MirrorRefusedError, MvrError } from '../core/errors/errors.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, BUILDS_DIR, MANIFEST_FILE, MIRROR_FILE } from '../core/layout.ts';
@@ -132,6 +133,14 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
       logVkey: vkey ?? policyLogKey(opts.policy!, checkpoint!),
       checkpoint: checkpoint!,
     });
+    // The compact answers follow from the checked map alone: written here, as the build wrote them, never fetched.
+    const compact = checked.map.statement.lookup;
+    if (compact?.bits !== undefined && compact.bucket_bytes !== undefined)
+      await writeCompactAnswers(staging, checked.map.map, compact.bits, compact.bucket_bytes).catch((error: unknown) => {
+        throw new MirrorRefusedError(
+          `build ${build} refused: its compact answers do not fit the size it signs (${(error as Error).message})`,
+        );
+      });
     const lookups = await LookupIndex.open(staging);
     const recordLog = new RecordLogCheck(
       build,

@@ -1,4 +1,5 @@
 import { openStore, type ReadRefusal, type StoreSettings } from '../storage/open.ts';
+import { CompactLookups } from './compact-lookups.ts';
 import { BuildHistory } from './history.ts';
 import { LogProofs } from './log-proofs.ts';
 import { MirrorFiles } from './mirror-files.ts';
@@ -19,6 +20,8 @@ export interface RecordsStackOptions extends RecordsServiceOptions {
   onKeptMapLoad?: (build: string) => void;
   /** Bytes of prefix lookup answers kept (default CACHE_LIMITS.prefixAnswerBytes; tests lower it to see eviction). */
   lookupAnswerBytes?: number;
+  /** Bytes of compact answers kept (default CACHE_LIMITS.compactAnswerBytes; tests lower it to see eviction). */
+  compactAnswerBytes?: number;
 }
 
 /** The records opened: the service, the kept builds and the log's proofs over one store and its key set. */
@@ -30,6 +33,8 @@ export interface RecordsStack {
   proofs: LogProofs;
   /** Prefix lookups: a prefix's records with the proof that they are all of them. */
   lookups: PrefixLookups;
+  /** Compact private lookups: a bucket's answer as its build wrote it, and the statement it is checked against. */
+  compact: CompactLookups;
   /** Whole builds, file by file, for mirrors. */
   mirror: MirrorFiles;
   /** Stops the refresh loop and releases the store's connections. */
@@ -42,7 +47,8 @@ export interface RecordsStack {
  * build), the live build read once, and then re-checked every `refreshMs` until `close`.
  */
 export async function openRecordsStack(options: RecordsStackOptions): Promise<RecordsStack> {
-  const { store, refreshMs, onRefreshSkipped, onReadRefused, onKeptMapLoad, lookupAnswerBytes, ...serviceOptions } = options;
+  const { store, refreshMs, onRefreshSkipped, onReadRefused, onKeptMapLoad, lookupAnswerBytes, compactAnswerBytes, ...serviceOptions } =
+    options;
   const trust = trustForStore(store, options.trust);
   const records = new RecordsService(openStore(store, { onReadRefused }), { ...serviceOptions, trust });
   try {
@@ -73,6 +79,7 @@ export async function openRecordsStack(options: RecordsStackOptions): Promise<Re
     history,
     proofs,
     lookups: new PrefixLookups(records, proofs, lookupAnswerBytes),
+    compact: new CompactLookups(records, proofs, compactAnswerBytes),
     mirror: new MirrorFiles(records, history),
     async close() {
       if (timer) clearInterval(timer);

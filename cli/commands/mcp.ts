@@ -99,6 +99,8 @@ async function lookupFor(
   bundle: BundleLookup;
   /** Prefix answers; `remote`: asked of a gateway, so verify_merchant's `private` keeps the domain from it. */
   prefix: PrefixLookup;
+  /** The remote gateway's live statement, where the prefix length is read before any prefix is sent. */
+  lookupStatement?: () => Promise<unknown>;
   remote: boolean;
   /** The key set the answers are verified with. */
   keySet: () => Promise<unknown>;
@@ -119,6 +121,7 @@ async function lookupFor(
         JSON.parse((await ask(`/v1/history?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as Awaited<ReturnType<HistoryLookup>>,
       proof: async (domain) => ({ proof: (await ask(`/v1/proof?domain=${encodeURIComponent(domain)}`)).toString('utf8') }),
       prefix: gatewayPrefix(relayed ?? gatewaySource({ baseUrl: config.baseUrl, apiKey: config.apiKey })),
+      lookupStatement: gatewayStatement(relayed ?? gatewaySource({ baseUrl: config.baseUrl, apiKey: config.apiKey })),
       remote: true,
       keySet: (relayed ?? gatewaySource({ baseUrl: config.baseUrl })).keySet,
       keySetUrl: keySetUrlOf(config.baseUrl),
@@ -174,15 +177,24 @@ async function publicText(baseUrl: string, path: string): Promise<string | null>
  */
 function gatewayPrefix(source: ReturnType<typeof gatewaySource>): PrefixLookup {
   const prefix = source.prefix!;
-  return async (p) => {
-    try {
-      return await prefix(p);
-    } catch (error) {
-      if (error instanceof FetchFailedError && error.problem !== undefined && isErrorCode(error.problem))
-        throw new MvrError(error.problem, error.message);
-      throw error;
-    }
-  };
+  return (p) => coded(() => prefix(p));
+}
+
+/** The gateway's live statement (`GET /v1/lookup`), failing with the gateway's own code as {@link gatewayPrefix} does. */
+function gatewayStatement(source: ReturnType<typeof gatewaySource>): () => Promise<unknown> {
+  const statement = source.lookupStatement!;
+  return () => coded(statement);
+}
+
+/** A gateway read whose refusal names a registry code (UNAUTHORIZED, INVALID_PREFIX...) fails with that code, as the tools report it. */
+async function coded<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof FetchFailedError && error.problem !== undefined && isErrorCode(error.problem))
+      throw new MvrError(error.problem, error.message);
+    throw error;
+  }
 }
 
 /** Asks a gateway; its problem documents become the same coded errors the local store throws. */

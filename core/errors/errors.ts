@@ -49,6 +49,14 @@ export class InvalidPrefixError extends MvrError {
   }
 }
 
+/** A compact lookup whose bits are not the live build's (`lookup.bits`): a client that lengthens its prefix is told so, never served. */
+export class PrefixLengthMismatchError extends MvrError {
+  static readonly code = 'PREFIX_LENGTH_MISMATCH';
+  constructor(message: string) {
+    super(PrefixLengthMismatchError.code, message);
+  }
+}
+
 /** The caller presented no credentials, or credentials that are not a live API key. */
 export class UnauthorizedError extends MvrError {
   static readonly code = 'UNAUTHORIZED';

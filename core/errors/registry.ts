@@ -16,6 +16,8 @@ export const ERROR_REGISTRY = {
   // Answered over HTTP (and MCP): a problem document with this status.
   INVALID_DOMAIN: { status: 400, title: 'Invalid domain', exit: 3 },
   INVALID_PREFIX: { status: 400, title: 'Invalid prefix', exit: 3 },
+  // A compact lookup (`/v1/lookup/{bits}/{hex}`) with another number of bits than the live build's statement signs.
+  PREFIX_LENGTH_MISMATCH: { status: 400, title: "Prefix length is not the build's", exit: 3 },
   INVALID_REQUEST: { status: 400, title: 'Invalid request', exit: 1 },
   UNAUTHORIZED: { status: 401, title: 'Unauthorized', exit: 1 },
   FORBIDDEN: { status: 403, title: 'Forbidden', exit: 1 },
@@ -102,6 +104,7 @@ export const ERROR_REGISTRY = {
   PREFIX_MISMATCH: { status: null, title: 'Answer for another prefix', exit: 16 },
   PADDING_MISMATCH: { status: null, title: 'Prefix answer not padded to its build size', exit: 16 },
   INCOMPLETE_PREFIX_ANSWER: { status: null, title: 'Prefix answer not complete', exit: 16 },
+  PREFIX_TOO_LONG: { status: null, title: 'Prefix longer than the build size allows', exit: 16 },
   // An offline bundle (`verifyBundle`, `mvr verify --bundle`) that is not one. A v2 build's map commits to every record
   // (its entry's record_hash): a record of an answer that is not its entry's (an older record of the same domain, any
   // other bytes) is refused, whichever record of a prefix answer's run it is, or a bundle's.

@@ -38,6 +38,13 @@ export const buildStatementSchema = z
       .object({
         prefix_length: z.int().min(1).describe('Hex digits of every prefix of GET /v1/lookup/{prefix} for this build'),
         answer_bytes: z.int().min(0).describe('UTF-8 bytes of the padded part of every prefix answer of this build'),
+        bits: z
+          .int()
+          .min(1)
+          .max(32)
+          .optional()
+          .describe('Bits of every bucket of GET /v1/lookup/{bits}/{hex} for this build; absent from builds made before compact answers'),
+        bucket_bytes: z.int().min(0).optional().describe('Bytes of every compact answer (GET /v1/lookup/{bits}/{hex}) of this build'),
       })
       .optional()
       .describe('Prefix lookups of this build; absent from builds made before them'),

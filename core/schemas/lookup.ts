@@ -9,6 +9,17 @@ const hash = z
   .regex(/^[A-Za-z0-9+/]{43}=$/)
   .describe('A 32-byte SHA-256 hash in standard base64 (RFC 4648 section 4, padded)');
 
+/** `GET /v1/lookup`: the live build's statement, which a compact answer (`GET /v1/lookup/{bits}/{hex}`) binds to by its map root. */
+export const lookupStatementSchema = z
+  .strictObject({
+    statement: buildStatementSchema,
+    statement_proof: z
+      .string()
+      .optional()
+      .describe("The build statement's entry in the transparency log, as an absence proof carries it; absent where the store keeps no log"),
+  })
+  .describe('Check it first (verifyCompactAnswer does): its lookup.bits is the only length a client sends.');
+
 /** `GET /v1/lookup/{prefix}`: every record of the live build whose domain hash starts with the prefix, and why they are all. */
 export const prefixAnswerSchema = z
   .strictObject({

@@ -23,14 +23,20 @@ import { LOOKUP_PREFIX } from './lookup.ts';
 export type InnerHandler = ReturnType<typeof toPlainHandler>;
 
 /**
- * What may be asked through Oblivious HTTP: a prefix lookup, and what a private client fetches
- * to verify its answer (the key set, the log's key, checkpoint and tiles). Never a route whose
+ * What may be asked through Oblivious HTTP: a prefix or bucket lookup, and what a private client fetches
+ * to ask and verify it (the live statement of `GET /v1/lookup`, the key set, the log's key, checkpoint and tiles). Never a route whose
  * request names a domain: a relay hides the caller's address, and a lookup by name would hand the
  * gateway the very thing a prefix keeps from it.
  */
 export function offeredThroughOhttp(method: string, path: string): boolean {
   if (method !== 'GET' && method !== 'HEAD') return false;
-  return path.startsWith(LOOKUP_PREFIX) || path === KEY_SET_PATH || path === LOG_VKEY_PATH || path.startsWith(LOG_PREFIX);
+  return (
+    path.startsWith(LOOKUP_PREFIX) ||
+    path === LOOKUP_PREFIX.slice(0, -1) ||
+    path === KEY_SET_PATH ||
+    path === LOG_VKEY_PATH ||
+    path.startsWith(LOG_PREFIX)
+  );
 }
 
 /** `GET /.well-known/ohttp-gateway`: the key configuration (RFC 9540, `application/ohttp-keys`); 404 when the gateway has no key. */
@@ -121,7 +127,7 @@ function refusedAnswer(
   path: string,
 ): { status: number; headers: Record<string, string>; body: unknown } {
   const error: MvrError = new OhttpRouteRefusedError(
-    `${method} ${path} is not offered through Oblivious HTTP: only GET of ${LOOKUP_PREFIX}{prefix}, the key set and the log's files`,
+    `${method} ${path} is not offered through Oblivious HTTP: only GET of ${LOOKUP_PREFIX.slice(0, -1)} and ${LOOKUP_PREFIX}..., the key set and the log's files`,
   );
   const answer = problemAnswer(error, services.issuer, undefined);
   return { status: answer.status, headers: { ...answer.headers }, body: answer.body };

@@ -7,6 +7,7 @@ import {
   CURRENT_LINK,
   DOMAIN_MAP_FILE,
   INDEX_FILE,
+  LOOKUP_ANSWERS_FILE,
   MANIFEST_FILE,
   PACK_INDEX_FILE,
 } from '../../core/layout.ts';
@@ -85,11 +86,12 @@ describe.concurrent('builds that publish and builds that must not', () => {
       const summary = JSON.parse(res.stdout) as { ok: boolean; records: number; files: number; build_id: string; key_id: string };
       expect(summary).toMatchObject({ ok: true, records: 0, files: 0, key_id: p.kid });
       expect(await currentTarget(p.recordsDir)).toBe(join(BUILDS_DIR, summary.build_id));
-      // No record: the manifest, the (empty) index, domain map and pack index, the statement (no pack), and the change feed against the build before (every record dropped).
+      // No record: the manifest, the (empty) index, domain map and pack index, the statement (no pack), the compact answers (two empty buckets), and the change feed against the build before (every record dropped).
       const files = [...(await listFiles(join(p.recordsDir, CURRENT_LINK))).keys()];
       expect(files.filter((f) => !f.startsWith('changes/')).sort()).toEqual([
         DOMAIN_MAP_FILE,
         INDEX_FILE,
+        LOOKUP_ANSWERS_FILE,
         MANIFEST_FILE,
         PACK_INDEX_FILE,
         BUILD_STATEMENT_FILE,

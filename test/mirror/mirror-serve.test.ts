@@ -7,11 +7,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { verifyAbsence, verifyPrefixAnswer, verifyRecord } from '@merchant-verify/verifier';
+import { bucketHex, bucketOf, verifyAbsence, verifyCompactAnswer, verifyPrefixAnswer, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { exitCodeOf } from '../../core/errors/errors.ts';
-import { recordPath } from '../../core/layout.ts';
+import { LOOKUP_ANSWERS_FILE, recordPath } from '../../core/layout.ts';
 import { BIN, cliEnv, runCli } from '../support/cli.ts';
 import { NOV } from '../support/logged-project.ts';
 import { mirrorCli, packedProject } from '../support/mirror.ts';
@@ -88,6 +88,18 @@ describe('mvr serve --records on a mirror, with no other flag', () => {
       code: null,
       answer: { domain: GOLD },
     });
+  });
+
+  it('writes the compact answers from its checked map, the same bytes the build wrote, and serves them', async () => {
+    const mine = await readFile(join(dir, 'current', LOOKUP_ANSWERS_FILE));
+    expect(mine.equals(await readFile(join(project.recordsDir, 'current', LOOKUP_ANSWERS_FILE)))).toBe(true);
+    const { statement } = JSON.parse((await get('/v1/lookup', true)).text);
+    const bits = statement.lookup.bits as number;
+    const hex = bucketHex(bucketOf(createHash('sha256').update(GOLD).digest(), bits), bits);
+    const res = await fetch(`${url}/v1/lookup/${bits}/${hex}`, { headers: { authorization: `Bearer ${key}` } });
+    const keySet = JSON.parse(await readFile(project.keySetFile, 'utf8')) as unknown;
+    const answer = new Uint8Array(await res.arrayBuffer());
+    expect(verifyCompactAnswer({ domain: GOLD, answer, statement, keySet })).toMatchObject({ code: null, entry: { domain: GOLD } });
   });
 
   it("answers a never-audited domain with an absence proof that verifies, its statement proven in the mirror's log", async () => {

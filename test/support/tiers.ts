@@ -15,7 +15,7 @@ const STARTS_SOMETHING = new RegExp(
     String.raw`\b(?:startTestGateway|useGateway|startGatewayCluster|spawnCli|runCli|holdingOrigin|startRedis|startS3|startStaticOrigin)\b`,
     String.raw`\b(?:startTestWitness|spawnWitnessCli|runBuildJob|gatewayOver|useGoldGateway|openPage|connectHttpClient|startBuildWitnesses)\b`,
     String.raw`\b(?:cosignBuild|mirrorCli|publishTo|gatewayOnBucket|bucketAt|publishChanged|twoWitnessedMonths|witnessedProject)\b`,
-    String.raw`\b(?:startGateway|createServer|waitForExit|execFile|execFileSync|spawn|fork|freePort|canListen|listen)\b|child_process`,
+    String.raw`\b(?:startGateway|startRefusingGateway|createServer|waitForExit|execFile|execFileSync|spawn|fork|freePort|canListen|listen)\b|child_process`,
   ].join('|'),
 );
 

@@ -15,6 +15,10 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/verifier/package.j
 const SURFACE: Record<string, string[]> = {
   '@merchant-verify/verifier': [
     'BUNDLE_SCHEMA_SUFFIX',
+    'bucketBitsFor',
+    'bucketHex',
+    'bucketOf',
+    'recordMatchesEntry',
     'CanonicalizationError',
     'InvalidArgumentError',
     'FetchFailedError',
@@ -37,8 +41,10 @@ const SURFACE: Record<string, string[]> = {
     'verifyAbsence',
     'verifyAnswer',
     'verifyBundle',
+    'verifyCompactAnswer',
     'verifyLogProof',
     'verifyOnline',
+    'verifyOnlineCompact',
     'verifyOnlinePrivately',
     'verifyPrefixAnswer',
     'verifyRecord',

@@ -11,6 +11,7 @@
  * NSEC3 does the same for a signed zone). Nothing here imports `node:`: the portable verifier
  * checks proofs with the same code the gateway builds them with.
  */
+import { bucketBounds } from './compact.ts';
 import { InvalidArgumentError } from './errors.ts';
 import { ENTRY_SIZE, entryMismatch, HASH_LEAF_SIZE } from './map-entry.ts';
 import { prefixBounds, rangeProofOrder } from './prefix.ts';
@@ -177,6 +178,20 @@ export class DomainMap {
     for (let i = start; i < end; i++) leaves.push(encodeBase64(this.leaf(i)));
     const proof = rangeProofOrder(this.size, start, end, (s, e) => this.rangeHash(s, e));
     return { first: start, leaves, proof: proof.map(encodeBase64) };
+  }
+
+  /**
+   * The run of leaves of a bucket (the hashes whose first `bits` bits are `bucket`), widened by the
+   * neighbour just outside it on each side, with its range proof: a compact answer's members.
+   */
+  bucketRun(bits: number, bucket: number): { first: number; entries: Uint8Array[]; proof: Uint8Array[] } {
+    if (this.size === 0) return { first: 0, entries: [], proof: [] };
+    const { low, high } = bucketBounds(bucket, bits);
+    const start = Math.max(this.search(low).index - 1, 0);
+    const end = Math.min((high ? this.search(high).index : this.size) + 1, this.size);
+    const entries: Uint8Array[] = [];
+    for (let i = start; i < end; i++) entries.push(this.leaf(i));
+    return { first: start, entries, proof: rangeProofOrder(this.size, start, end, (s, e) => this.rangeHash(s, e)) };
   }
 
   /** RFC 6962 PATH(index, D[0:size]), the leaf's sibling first. */

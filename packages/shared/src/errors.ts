@@ -51,6 +51,8 @@ export const VERIFIER_ERROR_CODES = [
   'PREFIX_MISMATCH',
   'PADDING_MISMATCH',
   'INCOMPLETE_PREFIX_ANSWER',
+  // A compact answer's statement asks for more bits of the hash than the rule gives for its build's size.
+  'PREFIX_TOO_LONG',
   // Verdicts of a bundle (`verifyBundle`), besides those of the record, the absence proof and the statement it carries.
   'MALFORMED_BUNDLE',
   // A record that is not what its build's map committed (a bundle's, or a prefix answer's of a v2 build): its bytes or fields are not its entry's.

@@ -16,6 +16,7 @@ export * from './bounded-read.ts';
 export * from './bundle.ts';
 export * from './canonical.ts';
 export * from './checks.ts';
+export * from './compact.ts';
 export * from './current.ts';
 export * from './domain-map.ts';
 export * from './ed25519.ts';

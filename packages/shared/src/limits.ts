@@ -56,10 +56,16 @@ export const READ_LIMITS = {
   bundle: { bytes: 2 * MiB, deadlineMs: 10_000 },
   /** A prefix answer (`GET /v1/lookup/{prefix}`): a prefix's records, padded; about 0.6 MB at 10,000 domains, a few MB at a million. */
   prefix: { bytes: 32 * MiB, deadlineMs: 30_000 },
+  /** `GET /v1/lookup`: the live build's statement (its pack list included) and its log proof, which a private client reads first. */
+  lookupStatement: { bytes: 1 * MiB, deadlineMs: 10_000 },
+  /** A compact answer (`GET /v1/lookup/{bits}/{hex}`): one size a build, at most 32 KiB at 10M domains. */
+  compact: { bytes: 64 * KiB, deadlineMs: 10_000 },
   /** A request body a gateway (`POST /mcp`, `POST /v1/verify/batch`) or a witness (add-checkpoint) takes; only its size applies, the servers' own request timeouts bound its time. */
   requestBody: { bytes: 64 * KiB, deadlineMs: 30_000 },
   /** A witness's answer to add-checkpoint: cosignature lines or a size, a few hundred bytes. */
   witnessAnswer: { bytes: 16 * KiB, deadlineMs: 10_000 },
+  /** `lookup-answers`, read one compact answer at a time: every answer of a build is one size, at most 32 KiB at 10M domains. */
+  lookupAnswer: { bytes: 64 * KiB, deadlineMs: 10_000 },
   /** Anything else: an error body, a file this table does not name. */
   other: { bytes: 1 * MiB, deadlineMs: 10_000 },
 } as const satisfies Record<string, { bytes: number; deadlineMs: number }>;

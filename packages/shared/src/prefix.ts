@@ -24,6 +24,10 @@ export interface LookupHead {
   prefix_length: number;
   /** The UTF-8 length of every answer's padded part ({@link paddedPart}): one size for every prefix. */
   answer_bytes: number;
+  /** Bits of every bucket of the build's compact answers (`GET /v1/lookup/{bits}/{hex}`); absent from builds made before them. */
+  bits?: number;
+  /** Bytes of every compact answer of the build. */
+  bucket_bytes?: number;
 }
 
 /**

@@ -26,6 +26,10 @@ export interface AnswerSource {
   logKey(): Promise<string>;
   /** The answer to `GET /v1/lookup/{prefix}`, parsed; null when the gateway refuses the prefix's length (INVALID_PREFIX). */
   prefix?(prefix: string): Promise<unknown | null>;
+  /** `GET /v1/lookup`: the live build's statement and its log proof, parsed; a private client reads the prefix length there first. */
+  lookupStatement?(): Promise<unknown>;
+  /** The bytes of `GET /v1/lookup/{bits}/{hex}`, a compact answer. */
+  compact?(bits: number, hex: string): Promise<Uint8Array>;
   /** The offline bundle (`GET /v1/bundle?domain=`), as its text: what a caller keeps and `verifyBundle` checks. */
   bundle?(domain: string): Promise<string>;
 }
@@ -76,6 +80,10 @@ export function gatewaySource(options: GatewaySourceOptions): AnswerSource {
       const answer = await get(`${base}/v1/lookup/${encodeURIComponent(prefix)}`, 'prefix', true);
       return answer.problem === 'INVALID_PREFIX' ? null : json(ok(answer, 'the prefix answer'), 'the prefix answer');
     },
+    lookupStatement: async () =>
+      json(ok(await get(`${base}/v1/lookup`, 'lookupStatement', true), 'the lookup statement'), 'the lookup statement'),
+    compact: async (bits, hex) =>
+      ok(await get(`${base}/v1/lookup/${bits}/${encodeURIComponent(hex)}`, 'compact', true), 'the compact answer').bytes,
     bundle: async (domain) => {
       const answer = ok(await gated('/v1/bundle', domain, 'bundle'), 'the bundle');
       json(answer, 'the bundle');

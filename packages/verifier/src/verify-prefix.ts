@@ -26,6 +26,7 @@ import {
   paddedPart,
   parseKeySet,
   prefixBounds,
+  prefixLengthFor,
   type Sha256,
   type StatementCheckInput,
   shown,
@@ -70,6 +71,7 @@ type PrefixFailure =
   | 'MALFORMED_PREFIX_ANSWER'
   | 'PREFIX_MISMATCH'
   | 'PADDING_MISMATCH'
+  | 'PREFIX_TOO_LONG'
   | 'INCOMPLETE_PREFIX_ANSWER'
   | 'STATEMENT_NOT_SIGNED'
   | 'MALFORMED_ABSENCE_PROOF'
@@ -115,6 +117,12 @@ export function createPrefixVerifier(sha256: Sha256) {
     // 1. Shape: every member a prefix answer has, and a statement that says how prefixes are asked.
     const d = decode(input.answer);
     if (typeof d === 'string') return fail('MALFORMED_PREFIX_ANSWER', d);
+    // The length: never more than the rule gives for the build's size, so no statement can ask a client for more of its hash.
+    if (d.prefixLength > prefixLengthFor(d.size))
+      return fail(
+        'PREFIX_TOO_LONG',
+        `the build asks for ${d.prefixLength} hex digits, but a build of ${d.size} domains has ${prefixLengthFor(d.size)}`,
+      );
     // 2. The prefix: this domain's, of the length the build signed (a shorter or longer one is another set).
     const hash = domainHash(sha256, domain);
     const mine = hexPrefix(hash, d.prefixLength);

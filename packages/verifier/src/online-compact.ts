@@ -1,0 +1,61 @@
+/**
+ * One compact private verification online: the live statement is fetched first (`GET /v1/lookup`),
+ * the bucket of the statement's bits is asked for, once (`GET /v1/lookup/{bits}/{hex}`), and the
+ * answer is verified against that statement with {@link verifyCompactAnswer}. Key set and log key
+ * are fetched as {@link verifyOnline} fetches them.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bucketBitsFor, bucketHex, bucketOf, FetchFailedError } from '#shared';
+import { keySetOf, logKeyOf, type OnlineTrust } from './online.ts';
+import type { PrivateOnlineInput } from './online-private.ts';
+import { type CompactVerification, verifyCompactAnswer } from './verify-compact.ts';
+
+/**
+ * Fetches the live statement, then the compact answer for the domain's bucket of the bits it
+ * signs, and verifies it: the domain's entry proven its build's, or its absence proven. The bits
+ * are sent once, as the statement gives them: a refusal is FETCH_FAILED, never a cue to send more,
+ * and a statement asking for more bits than its map's size gives is not followed (nothing is
+ * sent). Throws FETCH_FAILED when something needed cannot be fetched.
+ *
+ * @example
+ *   const v = await verifyOnlineCompact({ domain: 'shop.example', source: gatewaySource({ baseUrl, apiKey }) });
+ *   if (v.code === null) console.log(v.entry.status, v.entry.record_hash);
+ */
+export async function verifyOnlineCompact(
+  input: Omit<PrivateOnlineInput, 'answer'>,
+): Promise<CompactVerification & { bucket: string | null; trust: OnlineTrust }> {
+  const source = input.source ?? {};
+  if (!source.lookupStatement || !source.compact) throw new FetchFailedError('no lookup statement or compact answer to fetch');
+  const head = (await source.lookupStatement()) as { statement?: unknown; statement_proof?: unknown } | null;
+  const statement = head?.statement as { lookup?: { bits?: unknown }; domain_map?: { size?: unknown } } | undefined;
+  const bits = statement?.lookup?.bits;
+  const size = statement?.domain_map?.size;
+  if (!Number.isSafeInteger(bits) || !Number.isSafeInteger(size) || (bits as number) < 1)
+    throw new FetchFailedError("the gateway's lookup statement gives no bucket bits (lookup.bits) and map size");
+  if ((bits as number) > bucketBitsFor(size as number))
+    throw new FetchFailedError(
+      `the gateway's statement asks for ${bits} bits, but a build of ${size} domains has ${bucketBitsFor(size as number)}: nothing was sent`,
+    );
+  const hex = bucketHex(bucketOf(sha256(new TextEncoder().encode(input.domain)), bits as number), bits as number);
+  const answer = await source.compact(bits as number, hex);
+  const keySet = await keySetOf(input.keySet, source)(statement);
+  const withLog = input.log === true || input.policy !== undefined || input.trustedCheckpoint !== undefined;
+  const logKey = withLog ? await logKeyOf(input, source) : undefined;
+  const verdict = verifyCompactAnswer({
+    domain: input.domain,
+    answer,
+    statement,
+    ...(head?.statement_proof === undefined ? {} : { statementProof: head.statement_proof }),
+    keySet,
+    ...(logKey === undefined ? {} : { log: { vkey: logKey.vkey } }),
+    ...(input.policy === undefined ? {} : { policy: input.policy }),
+    ...(input.maxAgeMs === undefined ? {} : { maxAgeMs: input.maxAgeMs }),
+    ...(input.now === undefined ? {} : { now: input.now }),
+    ...(input.trustedCheckpoint === undefined ? {} : { trustedCheckpoint: input.trustedCheckpoint }),
+  });
+  return {
+    ...verdict,
+    bucket: `${bits}/${hex}`,
+    trust: { keySet: input.keySet === undefined ? 'source' : 'given', logKey: logKey?.from ?? null },
+  };
+}
