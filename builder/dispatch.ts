@@ -29,7 +29,6 @@ export interface Outcome {
   problems: AuditProblem[];
   /** Problems found of each kind, kept or not. */
   byKind: Partial<Record<AuditProblemKind, number>>;
-  duplicates: Set<string>;
 }
 
 /**
@@ -56,6 +55,7 @@ export async function processAll(
   try {
     await feedFiles(files, opts.batchSize ?? 500, pool, tally);
     await pool.drain();
+    await pool.flush();
     tally.finish();
     return tally.outcome;
   } finally {
@@ -86,7 +86,7 @@ async function feedFiles(files: { path: string }[], batchSize: number, pool: Wor
 
 /** The build's running totals and its progress reports. */
 class Tally {
-  readonly outcome: Outcome = { audits: 0, written: 0, counts: {}, problems: [], byKind: {}, duplicates: new Set() };
+  readonly outcome: Outcome = { audits: 0, written: 0, counts: {}, problems: [], byKind: {} };
   bytesRead = 0;
   private bytesDone = 0;
   private lastProgress = 0;
@@ -118,7 +118,6 @@ class Tally {
     this.outcome.written += result.written;
     for (const [k, n] of Object.entries(result.counts)) this.outcome.counts[k] = (this.outcome.counts[k] ?? 0) + n;
     for (const p of result.problems) this.addProblem(p);
-    for (const d of result.duplicates) this.outcome.duplicates.add(d.domain);
     this.progress();
   }
 
@@ -177,7 +176,7 @@ class WorkerPool {
     this.inFlight.add(tracked);
     const worker = this.workers[this.turn++ % this.workers.length]!;
     if ('run' in batch) worker.postMessage({ id, run: batch.run } satisfies BatchMessage, [batch.run.bytes.buffer]);
-    else worker.postMessage({ id, values: batch.values } satisfies BatchMessage);
+    else worker.postMessage({ id, ...batch } satisfies BatchMessage);
     while (this.inFlight.size >= this.workers.length * 2) await Promise.race(this.inFlight);
   }
 
@@ -185,6 +184,12 @@ class WorkerPool {
   async drain(): Promise<void> {
     await Promise.all(this.inFlight);
     if (this.failure) throw this.failure;
+  }
+
+  /** Has every worker write out the records it still holds (see worker.ts), once every batch is done. */
+  async flush(): Promise<void> {
+    for (let i = 0; i < this.workers.length; i++) await this.submit({ flush: true });
+    await this.drain();
   }
 
   /** Fails every batch in flight (a worker died, or the build was aborted); the first failure is the one reported. */
