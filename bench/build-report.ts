@@ -6,7 +6,7 @@ export type BuildRow = BuildBenchRow & {
   rawBefore: number;
   rawAfter: number;
   ratio: number;
-  /** CPU time a raw sign+verify pair (the capacity runs just before and after, their mean) over the build's CPU time a record. */
+  /** CPU time a raw sign+verify pair (measured just before and just after, their mean) over the build's CPU time a record. */
   cpuRatio: number;
   /** The build's CPU time a record, and a raw pair's, in microseconds. */
   cpuUsPerRecord: number;
@@ -16,14 +16,13 @@ export type BuildRow = BuildBenchRow & {
 
 /**
  * A build beside the raw capacity measured just before and just after it: records a second over
- * pairs a second, and the CPU time a raw pair (each capacity thread keeps a core busy, so a pair
- * costs threads / pairs a second) over the build's CPU time a record, which the machine's other
- * work moves much less than it moves wall rates.
+ * pairs a second, and the CPU time of a raw pair over the build's CPU time a record, which the
+ * machine's other work moves much less than it moves rates.
  */
 export function buildRow(row: BuildBenchRow, before: Ed25519Capacity, after: Ed25519Capacity, syncSeconds: number): BuildRow {
   const rawBefore = before.pairPerSecond,
     rawAfter = after.pairPerSecond;
-  const cpuUsPerPair = 1e6 * ((before.threads / rawBefore + after.threads / rawAfter) / 2);
+  const cpuUsPerPair = (before.pairCpuUs + after.pairCpuUs) / 2;
   const cpuUsPerRecord = (1e6 * row.cpuSeconds) / row.audits;
   return {
     ...row,

@@ -58,9 +58,11 @@ export async function signAudits(
 }
 
 /**
- * One worker per MiB of audits, at most one more than cores: each worker spends about a fifth
- * of its time creating files, in the kernel, and the extra worker keeps a core busy meanwhile
- * (measured on 2 cores, 1M audits: 5,292 -> 5,965 records/s; peak RSS 218 -> 256 MB).
+ * One worker per MiB of audits, at most one more than cores: measured when each worker also
+ * created one file a record (about a fifth of its time, in the kernel), the extra worker kept a
+ * core busy meanwhile (2 cores, 1M audits: 5,292 -> 5,965 records/s; peak RSS 218 -> 256 MB).
+ * Without the per-record tree (decision 0090) a worker waits on little but its batches; the
+ * rule has not been measured again since.
  */
 export function defaultWorkers(files: AuditFile[]): number {
   const bytes = files.reduce((n, f) => n + f.size, 0);

@@ -29,7 +29,7 @@ const MiB = 1024 * KiB;
 
 /** The kinds of file read from a store, each with its size limit (bytes) and its total deadline (ms). */
 export const READ_LIMITS = {
-  /** `ab/<domain>.json`: what a build may sign (core/files.ts); the tree kept for people to read, not read by the service. */
+  /** `ab/<domain>.json`: what a build may sign (core/files.ts); the tree `mvr build --tree` writes for people to read, not read by the service. */
   record: { bytes: MAX_RECORD_BYTES, deadlineMs: 10_000 },
   /** `packs/<sha256>.jsonl`, read a range at a time: a record's (at most the 64 KiB a record may have, asked for no more) or a mirror's chunk of 256 KiB. */
   packRange: { bytes: 256 * KiB, deadlineMs: 10_000 },
