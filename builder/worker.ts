@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { validateAudit } from '../core/audit.ts';
@@ -47,33 +47,36 @@ const stagingDir = resolve(init.stagingDir);
 const spillDir = `${stagingDir}/${SPILL_DIR}`;
 mkdirSync(spillDir, { recursive: true });
 
-/**
- * Characters of records gathered for a shard before they are appended to its spill file: at most
- * 256 shards of 32 KiB (8 MiB) held, and one write, not one file, for dozens of records.
- */
-const SPILL_CHUNK = 32 * 1024;
-/** Each shard's records not yet appended to this worker's spill file of it. */
-const pending = new Map<string, string>();
+/** This worker's spill file of each shard it has written to, open until the pool's `flush`. */
+const spillFiles = new Map<string, number>();
+/** The batch's records by shard, appended at its end: one write a shard a batch, and nothing held from one batch to the next. */
+const batchLines = new Map<string, string[]>();
 
-/** Appends a shard's gathered records to this worker's spill file of that shard (one per worker: no two threads share a file). */
-function spill(shard: string, lines: string): void {
-  appendFileSync(`${spillDir}/${shard}.${threadId}`, lines);
+/** Appends the batch's records to this worker's spill file of each shard (one per worker: no two threads share a file). */
+function spillBatch(): void {
+  for (const [shard, lines] of batchLines) {
+    let fd = spillFiles.get(shard);
+    if (fd === undefined) spillFiles.set(shard, (fd = openSync(`${spillDir}/${shard}.${threadId}`, 'a')));
+    writeSync(fd, lines.join(''));
+  }
+  batchLines.clear();
 }
 
 /**
  * Validates, derives, signs and self-verifies one batch of audits, and appends each record to its
  * shard's spill file in the staging folder (see ./shard-records.ts: the index reads them back, and
- * finds a domain audited twice there). `flush` writes what is still gathered: the last batch.
+ * finds a domain audited twice there). `flush` closes the spill files: every batch is done.
  */
 function processBatch(msg: BatchMessage): BatchResult {
   const result: BatchResult = { id: msg.id, audits: 0, written: 0, counts: {}, problems: [] };
   if ('flush' in msg) {
-    for (const [shard, lines] of pending) spill(shard, lines);
-    pending.clear();
+    for (const fd of spillFiles.values()) closeSync(fd);
+    spillFiles.clear();
     return result;
   }
   if ('values' in msg) {
     for (const item of msg.values) processAudit(result, item.value, item.source);
+    spillBatch();
     return result;
   }
   const { shown } = msg.run;
@@ -90,6 +93,7 @@ function processBatch(msg: BatchMessage): BatchResult {
     }
     processAudit(result, value, source);
   });
+  spillBatch();
   return result;
 }
 
@@ -120,11 +124,9 @@ function processAudit(result: BatchResult, value: unknown, source: string): void
     // recordPath gives `shard/name` of a normalized domain: joined as text, no path parsing per record.
     const rel = recordPath(record.domain);
     const shard = rel.slice(0, 2);
-    const lines = `${pending.get(shard) ?? ''}${spillLine(record.domain, bytes)}`;
-    if (lines.length >= SPILL_CHUNK) {
-      spill(shard, lines);
-      pending.delete(shard);
-    } else pending.set(shard, lines);
+    const lines = batchLines.get(shard);
+    if (lines) lines.push(spillLine(record.domain, bytes));
+    else batchLines.set(shard, [spillLine(record.domain, bytes)]);
     if (init.tree) writeTreeFile(rel, bytes);
     result.written++;
     const bucket = `${record.status}/${record.tier ?? 'none'}`;
