@@ -7,8 +7,8 @@
 // where the dispatcher looks for it; without this step it still runs, unbundled.
 import { build } from 'esbuild';
 
-for (const name of ['builder/worker.js', 'mirror/verify-worker.js']) {
-  const worker = new URL(`../dist/${name}`, import.meta.url).pathname;
+for (const file of ['../dist/builder/worker.js', '../dist/mirror/verify-worker.js']) {
+  const worker = new URL(file, import.meta.url).pathname;
   await build({
     entryPoints: [worker],
     outfile: worker,

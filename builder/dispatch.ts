@@ -12,7 +12,7 @@ import { WorkerPool, workerScript } from './worker-pool.ts';
  * run): loading worker.ts through a TypeScript loader cost each worker about half a second more
  * CPU, a loader thread of its own included.
  */
-const WORKER_SCRIPT = workerScript(import.meta.url, 'builder/worker.js');
+const WORKER_SCRIPT = workerScript(import.meta.url, 'dist/builder/worker.js');
 
 /**
  * Problems kept to report (all are counted, by kind); the first ones in input order. Enough for

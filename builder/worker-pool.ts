@@ -10,9 +10,13 @@ export interface WorkerFatal {
   code?: string;
 }
 
-/** The file a pool's worker runs, compiled and bundled by `npm run build` (builder/bundle-worker.mjs); under vitest, which runs the TypeScript sources, the compiled one too. */
-export function workerScript(from: string, name: string): URL {
-  return new URL(from.endsWith('.ts') ? `../dist/${name}` : `./${name.split('/').pop()}`, from);
+/**
+ * The file a pool's worker runs (`compiled`, its path under the repository), compiled and bundled by
+ * `npm run build` (builder/bundle-worker.mjs), beside the compiled module asking (`from`); under
+ * vitest, which runs the TypeScript sources, the compiled one too.
+ */
+export function workerScript(from: string, compiled: string): URL {
+  return new URL(from.endsWith('.ts') ? `../${compiled}` : `./${compiled.split('/').pop()}`, from);
 }
 
 /**

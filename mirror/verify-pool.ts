@@ -5,7 +5,7 @@ import type { CheckKeys } from '../core/key-trust.ts';
 import type { ServeRuleAnswer, ServeRuleCheck, ServeRuleTask } from './serve-rule-check.ts';
 
 /** The compiled verifying worker (see builder/worker-pool.ts). */
-const VERIFY_WORKER = workerScript(import.meta.url, 'mirror/verify-worker.js');
+const VERIFY_WORKER = workerScript(import.meta.url, 'dist/mirror/verify-worker.js');
 
 /**
  * The serve rule in one worker a core, a pack a task: the record checks are a signature
