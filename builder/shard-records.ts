@@ -26,6 +26,8 @@ export interface ShardSource {
   read(shard: string): ShardRecord[];
 }
 
+const NL = 0x0a,
+  TAB = 0x09;
 const byDomain = (a: ShardRecord, b: ShardRecord) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0);
 
 /** The records the workers spilled into `stagingDir`. */
@@ -41,10 +43,12 @@ export function spilledRecords(stagingDir: string): ShardSource {
     read: (shard) => {
       const records: ShardRecord[] = [];
       for (const name of files.get(shard) ?? []) {
-        const text = readFileSync(join(dir, name), 'utf8');
-        for (let at = 0, nl: number; (nl = text.indexOf('\n', at)) >= 0; at = nl + 1) {
-          const tab = text.indexOf('\t', at);
-          records.push({ domain: text.slice(at, tab), text: text.slice(tab + 1, nl) });
+        // Bytes, each record decoded on its own: a file read as one string of megabytes would be
+        // held by every record sliced from it, and freed only by a full collection.
+        const bytes = readFileSync(join(dir, name));
+        for (let at = 0, nl: number; (nl = bytes.indexOf(NL, at)) >= 0; at = nl + 1) {
+          const tab = bytes.indexOf(TAB, at);
+          records.push({ domain: bytes.toString('latin1', at, tab), text: bytes.toString('utf8', tab + 1, nl) });
         }
       }
       return records.sort(byDomain);
