@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +16,10 @@ export interface BuildBenchRow {
   peakRssMb: number;
   /** Whether the kernel's caches were dropped before the build ({@link dropCaches}). */
   coldCaches: boolean;
+  /** CPU time (user + system) of the build's process, its worker threads included, start-up and all. */
+  cpuSeconds: number;
+  /** Of `seconds`, each phase's (`mvr build --json`'s `phases_ms`); `start` is what comes before the first. */
+  phaseSeconds: Record<string, number>;
   /** Of `seconds`, the transparency log step (append, tiles, checkpoint), and what it wrote. */
   logSeconds: number;
   logBytes: number;
@@ -81,7 +85,7 @@ export async function auditsFile(outDir: string, count: number): Promise<string>
  * audits and reads its `--json` summary: wall time of the build up to the swap, and peak RSS of
  * the process with its worker threads.
  */
-export async function benchBuild(outDir: string, count: number, opts: { coldCaches: boolean }): Promise<BuildBenchRow> {
+export async function benchBuild(outDir: string, count: number, opts: { coldCaches: boolean; tree?: boolean }): Promise<BuildBenchRow> {
   const audits = await auditsFile(outDir, count);
   const work = join(outDir, `build-${count}`);
   await retire(outDir, work);
@@ -95,11 +99,13 @@ export async function benchBuild(outDir: string, count: number, opts: { coldCach
   await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'keygen', '--keys', keys]);
   // As the monthly build runs: with a log key, so every record is appended to the log too.
   await run(process.execPath, [join(ROOT, 'bin/mvr.js'), 'keygen', '--log', '--keys', keys]);
+  const cpuBefore = childrenCpuSeconds();
   const { stdout } = await run(
     process.execPath,
     [
       join(ROOT, 'bin/mvr.js'),
       'build',
+      ...(opts.tree ? ['--tree'] : []),
       '--json',
       '--audits',
       audits,
@@ -114,12 +120,14 @@ export async function benchBuild(outDir: string, count: number, opts: { coldCach
     ],
     { maxBuffer: 16 * 1024 * 1024 },
   );
+  const cpuSeconds = childrenCpuSeconds() - cpuBefore;
   // `mvr build --json` names its members in snake_case.
   const summary = JSON.parse(stdout) as {
     records: number;
     duration_ms: number;
     records_per_second: number;
     peak_rss_mb: number;
+    phases_ms: Record<string, number>;
     log: { duration_ms: number; bytes: number };
     domain_map: { duration_ms: number; bytes: number };
     packs: { duration_ms: number; files: number; bytes: number };
@@ -132,6 +140,8 @@ export async function benchBuild(outDir: string, count: number, opts: { coldCach
     recordsPerSecond: summary.records_per_second,
     peakRssMb: summary.peak_rss_mb,
     coldCaches: cold,
+    cpuSeconds,
+    phaseSeconds: phaseSeconds(summary.duration_ms, summary.phases_ms),
     logSeconds: summary.log.duration_ms / 1000,
     logBytes: summary.log.bytes,
     mapSeconds: summary.domain_map.duration_ms / 1000,
@@ -140,6 +150,24 @@ export async function benchBuild(outDir: string, count: number, opts: { coldCach
     packFiles: summary.packs.files,
     packBytes: summary.packs.bytes,
   };
+}
+
+/** Each phase's seconds up to the swap, with `start` (the lock, the inputs read) for what comes before the first; not `prune`, which comes after. */
+function phaseSeconds(durationMs: number, phasesMs: Record<string, number>): Record<string, number> {
+  const { prune: _, ...measured } = phasesMs;
+  const start = durationMs - Object.values(measured).reduce((a, b) => a + b, 0);
+  return Object.fromEntries(Object.entries({ start, ...measured }).map(([k, ms]) => [k, ms / 1000]));
+}
+
+/**
+ * CPU seconds (user + system) of this process's children that have ended and been waited for
+ * (`cutime` and `cstime` of /proc/self/stat, in clock ticks of 1/100 s): read around a child's
+ * run, its own CPU time, whatever else the machine does meanwhile.
+ */
+function childrenCpuSeconds(): number {
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+  // After the command's name: state is field 3, cutime field 16, cstime field 17.
+  return (Number(fields[13]) + Number(fields[14])) / 100;
 }
 
 /**

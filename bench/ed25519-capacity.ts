@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { availableParallelism } from 'node:os';
+import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -12,6 +14,8 @@ export interface Ed25519Capacity {
   verifyPerSecond: number;
   /** One signature plus one verification, the build's crypto per record. */
   pairPerSecond: number;
+  /** CPU time of one pair in a process of its own (./ed25519-cpu.mjs), in microseconds: the reference for a build's CPU time a record. */
+  pairCpuUs: number;
 }
 
 interface ThreadResult {
@@ -36,7 +40,10 @@ export async function measureEd25519Capacity(seconds = 4, threads = availablePar
   );
   const signPerSecond = results.reduce((n, r) => n + r.signs / (r.signMs / 1000), 0);
   const verifyPerSecond = results.reduce((n, r) => n + r.verifies / (r.verifyMs / 1000), 0);
-  return { threads, signPerSecond, verifyPerSecond, pairPerSecond: 1 / (1 / signPerSecond + 1 / verifyPerSecond) };
+  const { pairUs } = JSON.parse(
+    (await promisify(execFile)(process.execPath, [new URL('./ed25519-cpu.mjs', import.meta.url).pathname])).stdout,
+  ) as { pairUs: number };
+  return { threads, signPerSecond, verifyPerSecond, pairPerSecond: 1 / (1 / signPerSecond + 1 / verifyPerSecond), pairCpuUs: pairUs };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -8,6 +8,7 @@
  *          --keep-caches (do not drop the kernel's caches before each build; see dropCaches())
  *          --before DIR (another built checkout's gateway, such as the commit before a change, in every round)
  *          --perf-basic-prof (the shipped gateway started with node's flag of that name, for `perf record -p PID`)
+ *          --builds-only (the raw capacity and the builds; no gateway)
  */
 import { parseArgs } from 'node:util';
 
@@ -25,6 +26,7 @@ export const { values } = parseArgs({
     'keep-caches': { type: 'boolean', default: false },
     before: { type: 'string' },
     'perf-basic-prof': { type: 'boolean', default: false },
+    'builds-only': { type: 'boolean', default: false },
   },
 });
 export const seconds = Number(values.seconds),
@@ -35,5 +37,4 @@ export const rounds = Number(values.rounds),
   hotSetSize = Number(values.hot),
   rotatingSetSize = Number(values.rotating);
 export const sizes = values.sizes!.split(',').map(Number);
-if (!sizes.includes(gatewayRecords)) sizes.push(gatewayRecords);
 sizes.sort((a, b) => a - b);

@@ -1,5 +1,5 @@
 /** The table `npm run bench` prints: the builds, the gateway's scenarios and their ratios. */
-import type { BuildBenchRow } from './build.ts';
+import { type BuildRow, buildLines, flagLines } from './build-report.ts';
 import { type CpuResult, cpuReport, median, type Pair } from './cpu-per-request.ts';
 import type { measureEd25519Capacity } from './ed25519-capacity.ts';
 import type { LoadResult, scrapeMetrics } from './gateway.ts';
@@ -110,7 +110,6 @@ export const BEFORE_PAIRS: readonly Pair[] = [
   [GATEWAY_HOT, BEFORE],
 ];
 
-export type BuildRow = BuildBenchRow & { rawBefore: number; rawAfter: number; ratio: number; syncSeconds: number };
 export type OriginDown = { status: number; code: string | null; afterMs: number } | null;
 
 /** Each scenario's median round by requests per second, with the range of its rounds. */
@@ -125,6 +124,8 @@ export interface BenchFigures {
   capacity: Awaited<ReturnType<typeof measureEd25519Capacity>>;
   filesPerSecond: number;
   builds: BuildRow[];
+  /** Build figures past their targets ({@link targetFlags}). */
+  flags: string[];
   results: LoadResult[];
   paired: Map<string, number[]>;
   /** CPU a request: each scenario's median round by it, and its paired ratios. */
@@ -146,7 +147,7 @@ export interface BenchSettings {
 }
 
 export function reportLines(
-  { capacity, filesPerSecond, builds, results, paired, cpu, scrape, memory, originDown }: BenchFigures,
+  { capacity, filesPerSecond, builds, flags, results, paired, cpu, scrape, memory, originDown }: BenchFigures,
   { connections, seconds, rounds, hotCount, rotatingCount, gatewayRecords, cacheMb }: BenchSettings,
 ): string[] {
   const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -155,17 +156,9 @@ export function reportLines(
   const floor = results.find((r) => r.name === FLOOR)!.requestsPerSecond;
   const spreadOf = (r: LoadResult) => (r.spread ? `${fmt(r.spread[0])}-${fmt(r.spread[1])}` : '1 run');
   return [
-    `Raw Ed25519 (node:crypto, ${capacity.threads} threads): ${fmt(capacity.signPerSecond)} sign/s, ${fmt(capacity.verifyPerSecond)} verify/s, ${fmt(capacity.pairPerSecond)} sign+verify pairs/s`,
-    `File creation (one O_EXCL create + write per record, as the build does): ${fmt(filesPerSecond)} files/s`,
+    ...buildLines(capacity, filesPerSecond, builds),
     '',
-    `Builds: ${builds.every((b) => b.coldCaches) ? "the kernel's page, dentry and inode caches dropped before each (as on a fresh runner)" : builds.some((b) => b.coldCaches) ? 'caches dropped before some builds only' : "the kernel's caches as the runs before left them (not dropped: --keep-caches, or not root)"}`,
-    '',
-    '| build | seconds | records/s | raw pairs/s just before / after | x raw sign+verify (their mean) | x file creation | peak RSS MB | then written out (sync) s | of which the log s (share) | log MB | of which the domain map s (share) | packs (MB) | of which the packs s (share) |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...builds.map(
-      (b) =>
-        `| ${fmt(b.audits)} | ${fmt(b.seconds, 1)} | ${fmt(b.recordsPerSecond)} | ${fmt(b.rawBefore)} / ${fmt(b.rawAfter)} | ${fmt(b.ratio, 2)} | ${fmt(b.recordsPerSecond / filesPerSecond, 2)} | ${fmt(b.peakRssMb)} | ${fmt(b.syncSeconds, 1)} | ${fmt(b.logSeconds, 1)} (${fmt((100 * b.logSeconds) / b.seconds)}%) | ${fmt(b.logBytes / 1e6, 1)} | ${fmt(b.mapSeconds, 2)} (${fmt((100 * b.mapSeconds) / b.seconds, 1)}%) | ${fmt(b.packFiles)} (${fmt(b.packBytes / 1e6, 1)}) | ${fmt(b.packSeconds, 1)} (${fmt((100 * b.packSeconds) / b.seconds, 1)}%) |`,
-    ),
+    ...flagLines(flags),
     '',
     `| gateway scenario (${connections} connections, ${seconds} s, median of ${rounds} rounds; hot set ${fmt(hotCount)} records) | req/s | rounds' range | p50 ms | p99 ms | non-2xx | x nginx hot | x floor | x gateway hot |`,
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -16,6 +16,7 @@ import { writeCompactAnswers } from './compact-answers.ts';
 import { type MapLeaves, writeDomainMap } from './domain-map.ts';
 import { appendBuildToLog, type LogStep } from './log.ts';
 import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
+import type { PackedRecords } from './packs.ts';
 import type { SignedRecords } from './sign-audits.ts';
 
 /** A build's identity as its statement and manifest name it. */
@@ -69,6 +70,7 @@ export async function writeChangeFeeds(
 export async function appendToLog(
   stagingDir: string,
   runs: ShardRun[],
+  records: PackedRecords,
   inputs: BuildInputs,
   opts: BuildOptions,
   issuedAt: string,
@@ -85,7 +87,7 @@ export async function appendToLog(
   }
   phase('log');
   const { key, origin, published } = inputs.log;
-  const step = await appendBuildToLog({ log: published, buildDir: stagingDir, runs, key, origin, issuedAt, signal: opts.signal });
+  const step = await appendBuildToLog({ log: published, buildDir: stagingDir, runs, records, key, origin, issuedAt, signal: opts.signal });
   await mkdir(dirname(join(opts.publicDir, LOG_VKEY_PATH)), { recursive: true });
   await writeAtomic(join(opts.publicDir, LOG_VKEY_PATH), `${key.vkey}\n`);
   return step;

@@ -1,4 +1,4 @@
-import { readFile, realpath } from 'node:fs/promises';
+import { readFile, realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatTimestamp } from '#shared';
 import { BuildError, MvrError } from '../core/errors/errors.ts';
@@ -14,7 +14,8 @@ import { buildSummary, keepBuilds, keptAfterSwap, publishCheckpoint } from './go
 import type { LogStep } from './log.ts';
 import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
 import { PackWriter } from './packs.ts';
-import { type SignedRecords, signAudits } from './sign-audits.ts';
+import { SPILL_DIR, spilledRecords } from './shard-records.ts';
+import { refuseDuplicates, type SignedRecords, signAudits } from './sign-audits.ts';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, swapInBuild } from './swap.ts';
 
 export type { BuildOptions, BuildPhase, BuildProgress, BuildSummary } from './options.ts';
@@ -34,9 +35,11 @@ interface Undo {
 export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
   const started = performance.now();
   const undo: Undo = { staging: null, logStep: null, swapped: false };
-  // Each phase is announced as it starts; until the swap, an abort (Ctrl-C) stops the build there.
+  // Each phase is announced as it starts, and timed; until the swap, an abort (Ctrl-C) stops the build there.
+  const clock = new PhaseClock();
   const phase = (name: BuildPhase) => {
     if (!undo.swapped) opts.signal?.throwIfAborted();
+    clock.begin(name);
     opts.onPhase?.(name);
   };
   let release: () => Promise<void> = async () => undefined;
@@ -48,15 +51,20 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     phase('records');
     const records = await signAudits(opts, inputs.auditFiles, inputs.key, staging, issuedAt, started);
     phase('index');
-    const { build, leaves, runs, packs, packsSummary } = await writeIndexAndName(staging, opts, inputs, records, issuedAt);
+    const { build, leaves, runs, packs, packsSummary, packed } = await writeIndexAndName(staging, opts, inputs, records, issuedAt);
     // The same build again: it is live already, so no build is written, appended to the log or kept
     // twice; only what the options decide besides the build (the key set, how many builds are kept) is.
     if ((await existingBuild(opts.recordsDir, build.buildId)) === 'live')
-      return await sameBuildAgain(opts, inputs, records, build, started, packsSummary);
+      return await sameBuildAgain(opts, inputs, records, build, started, packsSummary, clock);
     phase('map');
     const domainMap = await writeMapAndStatement(staging, leaves, packs, opts, build, inputs.key);
     const changes = await writeChangeFeeds(staging, inputs.earlier, opts.recordsDir, phase);
-    undo.logStep = await appendToLog(staging, runs, inputs, opts, issuedAt, phase);
+    // The log reads the records back from the packs (it opens them as it first reads them).
+    try {
+      undo.logStep = await appendToLog(staging, runs, packed, inputs, opts, issuedAt, phase);
+    } finally {
+      packed.close();
+    }
     const witnesses = await witnessBuild(undo.logStep, opts, inputs, phase);
     phase('key_set');
     await writeManifest(staging, opts, inputs, records, issuedAt, undo.logStep);
@@ -69,6 +77,7 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     undo.logStep = null;
     const log = await publishCheckpoint(live, build.buildId);
     const durationMs = performance.now() - started;
+    clock.end();
     // Old builds go after the swap and outside the measured time: removing a million files
     // takes about as long as writing them, and no reader needs them any more.
     phase('prune');
@@ -77,7 +86,9 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
       await keptAfterSwap(opts.recordsDir, build.buildId, inputs),
       previous,
     );
-    const outcome = { durationMs, buildDir, keptBuilds, prunedBuilds, changes, domainMap, packs: packsSummary, log, witnesses };
+    clock.end();
+    const phasesMs = clock.phasesMs;
+    const outcome = { durationMs, phasesMs, buildDir, keptBuilds, prunedBuilds, changes, domainMap, packs: packsSummary, log, witnesses };
     return buildSummary(opts, inputs, records, build, outcome);
   } catch (error) {
     // A build that failed before going live leaves the log as it was, or, once a witness saw its
@@ -98,8 +109,9 @@ async function writeIndexAndName(staging: string, opts: BuildOptions, inputs: Bu
   const leaves = new MapLeaves(records.written);
   const packer = new PackWriter(staging, records.written, opts.packRecords);
   const digest = new BuildDigest({ issuer: opts.issuer, schemaUrl: opts.schemaUrl, keyId: inputs.key?.kid ?? null });
-  const runs = await writeIndex(
+  const { runs, duplicates } = await writeIndex(
     staging,
+    spilledRecords(staging),
     () => {
       leaves.shard();
       packer.shard();
@@ -110,6 +122,9 @@ async function writeIndexAndName(staging: string, opts: BuildOptions, inputs: Bu
       packer.record(text, domain);
     },
   );
+  if (duplicates.size > 0) await refuseDuplicates(inputs.auditFiles, duplicates);
+  // The spilled records are in the packs now; they are no part of the build.
+  await rm(join(staging, SPILL_DIR), { recursive: true, force: true });
   const packs = packer.finish();
   const build: BuildIdentity = { buildId: digest.id(issuedAt), issuedAt };
   const packsSummary: BuildSummary['packs'] = {
@@ -118,7 +133,7 @@ async function writeIndexAndName(staging: string, opts: BuildOptions, inputs: Bu
     bytes: packs.files.reduce((sum, f) => sum + f.bytes, 0),
     recordsPerPack: packs.records_per_pack,
   };
-  return { build, leaves, runs, packs, packsSummary };
+  return { build, leaves, runs, packs, packsSummary, packed: packer.reader() };
 }
 
 /** The same build again: only the key set and the kept list are written, and builds no longer kept pruned. */
@@ -129,6 +144,7 @@ async function sameBuildAgain(
   build: BuildIdentity,
   started: number,
   packs: BuildSummary['packs'],
+  clock: PhaseClock,
 ): Promise<BuildSummary> {
   await writeKeySet(opts, inputs.keySetFile, inputs.keySet);
   const { keptBuilds, prunedBuilds } = await keepBuilds(
@@ -137,9 +153,11 @@ async function sameBuildAgain(
     inputs.keptBefore[1]?.id ?? null,
   );
   const durationMs = performance.now() - started;
+  clock.end();
   const domainMap = { durationMs: 0, domains: records.written, bytes: records.written * 32 };
   return buildSummary(opts, inputs, records, build, {
     durationMs,
+    phasesMs: clock.phasesMs,
     buildDir: null,
     keptBuilds,
     prunedBuilds,
@@ -149,6 +167,24 @@ async function sameBuildAgain(
     log: null,
     witnesses: null,
   });
+}
+
+/** The time each phase took, from its start to the next one's (or to the end). */
+class PhaseClock {
+  readonly phasesMs: Partial<Record<BuildPhase, number>> = {};
+  private current: { name: BuildPhase; at: number } | null = null;
+
+  begin(name: BuildPhase): void {
+    this.end();
+    this.current = { name, at: performance.now() };
+  }
+
+  end(): void {
+    if (!this.current) return;
+    const { name, at } = this.current;
+    this.phasesMs[name] = (this.phasesMs[name] ?? 0) + performance.now() - at;
+    this.current = null;
+  }
 }
 
 /**

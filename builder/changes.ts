@@ -1,11 +1,12 @@
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, readFileSync, type WriteStream } from 'node:fs';
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { CHANGES_DIR, INDEX_FILE } from '../core/layout.ts';
 import type { VerificationRecord } from '../core/rules/record.ts';
 import type { ChangeEntry, Verdict } from '../core/schemas/history.ts';
+import { recordTree, type ShardSource } from './shard-records.ts';
 
 interface IndexLine extends Verdict {
   domain: string;
@@ -30,53 +31,58 @@ export function indexLine(shard: string, r: Pick<VerificationRecord, 'domain' | 
 
 /**
  * Writes a build's index: one line per record (domain, status, tier, score), shard by shard and
- * in domain order within a shard, reading one shard's records at a time (a few thousand at 1M
+ * in domain order within a shard, one shard's records in memory at a time (a few thousand at 1M
  * records), so memory stays flat however large the build. `onShard` sees each shard's domains, in
  * shard order; `onRecord` each record's text (and the record it parses to), in the index's order.
+ * A domain met twice is indexed once and returned among `duplicates` (the build then refuses).
  */
 export async function writeIndex(
   buildDir: string,
+  source: ShardSource,
   onShard?: (domains: string[]) => void,
   onRecord?: (text: string, domain: string, record: VerificationRecord) => void,
-): Promise<ShardRun[]> {
-  const shards = (await readdir(buildDir)).filter((n) => /^[0-9a-f]{2}$/.test(n)).sort();
+): Promise<{ runs: ShardRun[]; duplicates: Set<string> }> {
   const out = createWriteStream(join(buildDir, INDEX_FILE));
   const runs: ShardRun[] = [];
+  const duplicates = new Set<string>();
   let offset = 0;
-  for (const shard of shards) {
-    const start = offset;
-    // In domain order (not file-name order: "a-b.json" sorts before "a.json").
-    const domains = (await readdir(join(buildDir, shard)))
-      .filter((n) => n.endsWith('.json'))
-      .map((n) => n.slice(0, -5))
-      .sort();
-    onShard?.(domains);
-    for (const domain of domains) {
-      // Synchronous reads: these files were just written (page cache), and an async read costs four trips through libuv's pool.
-      const text = readFileSync(join(buildDir, shard, `${domain}.json`), 'utf8');
+  let first = 0;
+  for (const shard of source.shards()) {
+    const records = source.read(shard).filter((r, i, all) => {
+      if (i === 0 || all[i - 1]!.domain !== r.domain) return true;
+      duplicates.add(r.domain);
+      return false;
+    });
+    onShard?.(records.map((r) => r.domain));
+    // A shard's lines go out in one write: one wait on the stream a shard, not one a record.
+    let lines = '';
+    for (const { domain, text } of records) {
       const r = JSON.parse(text) as VerificationRecord;
       onRecord?.(text, domain, r);
-      const line = indexLine(shard, r);
-      offset += Buffer.byteLength(line);
-      await write(out, line);
+      lines += indexLine(shard, r);
     }
-    runs.push({ shard, start, end: offset });
+    const bytes = Buffer.byteLength(lines);
+    await write(out, lines);
+    runs.push({ shard, start: offset, end: offset + bytes, first });
+    offset += bytes;
+    first += records.length;
   }
   await close(out);
-  return runs;
+  return { runs, duplicates };
 }
 
-/** One shard's lines in the index: bytes `[start, end)`, in domain order. */
+/** One shard's lines in the index: bytes `[start, end)`, in domain order, the first of them the index's line number `first` (from 0). */
 export interface ShardRun {
   shard: string;
   start: number;
   end: number;
+  first: number;
 }
 
 /** The index of a build, writing it first for a build made before builds had one. */
 async function indexOf(buildDir: string): Promise<string> {
   const file = join(buildDir, INDEX_FILE);
-  if (!(await stat(file).catch(() => null))) await writeIndex(buildDir);
+  if (!(await stat(file).catch(() => null))) await writeIndex(buildDir, recordTree(buildDir));
   return file;
 }
 

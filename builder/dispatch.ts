@@ -1,8 +1,8 @@
-import { Worker } from 'node:worker_threads';
 import { type AuditProblem, type AuditProblemKind, BuildError } from '../core/errors/errors.ts';
 import { type AuditValue, readJsonFile, readLineRuns } from './inputs.ts';
 import type { BuildOptions } from './options.ts';
-import type { Batch, BatchMessage, BatchResult, WorkerInit } from './worker.ts';
+import type { Batch, BatchResult, WorkerInit } from './worker.ts';
+import { WorkerPool, workerScript } from './worker-pool.ts';
 
 /**
  * The file each build worker runs: the compiled worker.js beside the compiled dispatcher, made one
@@ -12,7 +12,7 @@ import type { Batch, BatchMessage, BatchResult, WorkerInit } from './worker.ts';
  * run): loading worker.ts through a TypeScript loader cost each worker about half a second more
  * CPU, a loader thread of its own included.
  */
-const WORKER_SCRIPT = new URL(import.meta.url.endsWith('.ts') ? '../dist/builder/worker.js' : './worker.js', import.meta.url);
+const WORKER_SCRIPT = workerScript(import.meta.url, 'dist/builder/worker.js');
 
 /**
  * Problems kept to report (all are counted, by kind); the first ones in input order. Enough for
@@ -29,7 +29,6 @@ export interface Outcome {
   problems: AuditProblem[];
   /** Problems found of each kind, kept or not. */
   byKind: Partial<Record<AuditProblemKind, number>>;
-  duplicates: Set<string>;
 }
 
 /**
@@ -49,13 +48,14 @@ export async function processAll(
     files.reduce((n, f) => n + f.size, 0),
     started,
   );
-  const pool = new WorkerPool(init, workerCount, tally);
+  const pool = new BuildWorkers(init, workerCount, tally);
   // An abort (Ctrl-C) fails the batches in flight, as a worker's failure does (the build then says it was interrupted).
   const abort = () => pool.failAll(new BuildError(`interrupted (${String(opts.signal!.reason)})`));
   opts.signal?.addEventListener('abort', abort, { once: true });
   try {
     await feedFiles(files, opts.batchSize ?? 500, pool, tally);
     await pool.drain();
+    await pool.flush();
     tally.finish();
     return tally.outcome;
   } finally {
@@ -65,7 +65,7 @@ export async function processAll(
 }
 
 /** Reads every file into batches for the pool. Audits of `.json` files fill batches across files (a folder of many one-audit files would otherwise send a batch a file); a JSONL run is one file's lines. */
-async function feedFiles(files: { path: string }[], batchSize: number, pool: WorkerPool, tally: Tally): Promise<void> {
+async function feedFiles(files: { path: string }[], batchSize: number, pool: BuildWorkers, tally: Tally): Promise<void> {
   const onBytes = (n: number) => (tally.bytesRead += n);
   let values: AuditValue[] = [];
   for (const file of files) {
@@ -86,7 +86,7 @@ async function feedFiles(files: { path: string }[], batchSize: number, pool: Wor
 
 /** The build's running totals and its progress reports. */
 class Tally {
-  readonly outcome: Outcome = { audits: 0, written: 0, counts: {}, problems: [], byKind: {}, duplicates: new Set() };
+  readonly outcome: Outcome = { audits: 0, written: 0, counts: {}, problems: [], byKind: {} };
   bytesRead = 0;
   private bytesDone = 0;
   private lastProgress = 0;
@@ -118,7 +118,6 @@ class Tally {
     this.outcome.written += result.written;
     for (const [k, n] of Object.entries(result.counts)) this.outcome.counts[k] = (this.outcome.counts[k] ?? 0) + n;
     for (const p of result.problems) this.addProblem(p);
-    for (const d of result.duplicates) this.outcome.duplicates.add(d.domain);
     this.progress();
   }
 
@@ -142,72 +141,55 @@ class Tally {
   }
 }
 
-/** The build's worker threads, batches handed out in turn; the first failure fails every batch after it. */
-class WorkerPool {
-  private readonly workers: Worker[];
-  /** Each batch carries the input bytes read since the batch before it, counted done when its records are. */
-  private readonly pending = new Map<number, { resolve: () => void; reject: (e: Error) => void; bytes: number }>();
+/** The build's worker threads (./worker-pool.ts), at most two batches in flight a worker; the first failure fails every batch after it. */
+class BuildWorkers {
+  private readonly pool: WorkerPool<Batch, BatchResult>;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly tally: Tally;
-  private failure: Error | null = null;
-  private nextId = 0;
-  private turn = 0;
   private submittedBytes = 0;
 
   constructor(init: WorkerInit, count: number, tally: Tally) {
     this.tally = tally;
-    // Bounded heaps keep the build's memory flat however many audits pass through.
-    const resourceLimits = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 16 };
-    this.workers = Array.from({ length: count }, () => new Worker(WORKER_SCRIPT, { workerData: init, resourceLimits }));
-    for (const w of this.workers) {
-      w.on('message', (msg: BatchResult | { id: number; fatal: { message: string; code?: string } }) => this.settle(msg));
-      w.on('error', (error) => this.failAll(new BuildError(`build worker failed: ${error.message}`, { cause: error })));
-    }
+    this.pool = new WorkerPool<Batch, BatchResult>(WORKER_SCRIPT, init, count, (how, why, cause) =>
+      how === 'died'
+        ? new BuildError(`build worker failed: ${why.message}`, { cause })
+        : new BuildError(`writing records failed: ${why.message}; the previous build is still live`),
+    );
   }
 
   /** Sends a batch to the next worker, then waits while every worker has two batches. */
   async submit(batch: Batch): Promise<void> {
-    if (this.failure) throw this.failure;
-    const id = this.nextId++;
-    const p = new Promise<void>((resolve, reject) =>
-      this.pending.set(id, { resolve, reject, bytes: this.tally.bytesRead - this.submittedBytes }),
-    );
+    if (this.pool.failure) throw this.pool.failure;
+    // Each batch carries the input bytes read since the batch before it, counted done when its records are.
+    const bytes = this.tally.bytesRead - this.submittedBytes;
     this.submittedBytes = this.tally.bytesRead;
-    const tracked = p.finally(() => this.inFlight.delete(tracked));
+    const answer = 'run' in batch ? this.pool.run(batch, [batch.run.bytes.buffer as ArrayBuffer]) : this.pool.run(batch);
+    const tracked: Promise<void> = answer.then((result) => this.tally.add(result, bytes)).finally(() => this.inFlight.delete(tracked));
     this.inFlight.add(tracked);
-    const worker = this.workers[this.turn++ % this.workers.length]!;
-    if ('run' in batch) worker.postMessage({ id, run: batch.run } satisfies BatchMessage, [batch.run.bytes.buffer]);
-    else worker.postMessage({ id, values: batch.values } satisfies BatchMessage);
-    while (this.inFlight.size >= this.workers.length * 2) await Promise.race(this.inFlight);
+    // Its failure is the pool's, thrown by the next submit or by drain: never an unhandled rejection.
+    tracked.catch(() => undefined);
+    while (this.inFlight.size >= this.pool.size * 2) await Promise.race(this.inFlight);
   }
 
   /** Waits for every batch in flight; throws the pool's failure, if any. */
   async drain(): Promise<void> {
     await Promise.all(this.inFlight);
-    if (this.failure) throw this.failure;
+    if (this.pool.failure) throw this.pool.failure;
   }
 
-  /** Fails every batch in flight (a worker died, or the build was aborted); the first failure is the one reported. */
+  /** Has every worker write out the records it still holds (see worker.ts), once every batch is done. */
+  async flush(): Promise<void> {
+    for (let i = 0; i < this.pool.size; i++) await this.submit({ flush: true });
+    await this.drain();
+  }
+
+  /** Fails every batch in flight (the build was aborted). */
   failAll(error: Error): void {
-    this.failure ??= error;
-    for (const p of this.pending.values()) p.reject(this.failure);
-    this.pending.clear();
+    this.pool.failAll(error);
   }
 
   close(): Promise<unknown> {
-    return Promise.all(this.workers.map((w) => w.terminate()));
-  }
-
-  private settle(msg: BatchResult | { id: number; fatal: { message: string; code?: string } }): void {
-    const entry = this.pending.get(msg.id);
-    this.pending.delete(msg.id);
-    if ('fatal' in msg) {
-      this.failure ??= new BuildError(`writing records failed: ${msg.fatal.message}; the previous build is still live`);
-      entry?.reject(this.failure);
-      return;
-    }
-    this.tally.add(msg, entry?.bytes ?? 0);
-    entry?.resolve();
+    return this.pool.close();
   }
 }
 

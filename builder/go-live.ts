@@ -13,7 +13,7 @@ import { pruneBuilds } from './swap.ts';
 /** What a build's summary takes from its last steps; a null `buildDir` is the same build again (nothing written). */
 export type BuildOutcome = Pick<
   BuildSummary,
-  'durationMs' | 'keptBuilds' | 'prunedBuilds' | 'changes' | 'domainMap' | 'packs' | 'log' | 'witnesses'
+  'durationMs' | 'phasesMs' | 'keptBuilds' | 'prunedBuilds' | 'changes' | 'domainMap' | 'packs' | 'log' | 'witnesses'
 > & {
   buildDir: string | null;
 };

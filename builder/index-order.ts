@@ -4,18 +4,29 @@ import type { ShardRun } from './changes.ts';
 
 // The build index read back in domain order, for the log's entries (builder/log.ts).
 
+/** An index line as the log reads it: its shard and domain, and its line number in the index (from 0). */
+export interface IndexedDomain {
+  shard: string;
+  domain: string;
+  line: number;
+}
+
 /**
  * The index's lines in domain order: each shard's run is in domain order already, so the runs
  * are merged (a heap of one line a shard), read in small chunks: memory stays flat.
  */
-export function* inDomainOrder(indexFile: string, runs: ShardRun[]): Generator<{ shard: string; domain: string }> {
+export function* inDomainOrder(indexFile: string, runs: ShardRun[]): Generator<IndexedDomain> {
   const fd = openSync(indexFile, 'r');
+  const parse = (text: string, line: number): IndexedDomain => {
+    const { shard, domain } = JSON.parse(text) as { shard: string; domain: string };
+    return { shard, domain, line };
+  };
   try {
-    const heads: { line: { shard: string; domain: string }; rest: Generator<string> }[] = [];
+    const heads: { line: IndexedDomain; rest: Generator<string> }[] = [];
     for (const run of runs) {
       const rest = linesOf(fd, run.start, run.end);
       const first = rest.next();
-      if (!first.done) heads.push({ line: JSON.parse(first.value) as { shard: string; domain: string }, rest });
+      if (!first.done) heads.push({ line: parse(first.value, run.first), rest });
     }
     const heap = new MinHeap(heads, (a, b) => a.line.domain < b.line.domain);
     while (heap.size > 0) {
@@ -24,7 +35,7 @@ export function* inDomainOrder(indexFile: string, runs: ShardRun[]): Generator<{
       const next = top.rest.next();
       if (next.done) heap.pop();
       else {
-        top.line = JSON.parse(next.value) as { shard: string; domain: string };
+        top.line = parse(next.value, top.line.line + 1);
         heap.siftDown(0);
       }
     }

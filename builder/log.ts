@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -13,6 +13,7 @@ import { type LogKey, saltOf, signNote } from '../keyring/log-key.ts';
 import { folderTiles } from '../storage/log-tiles.ts';
 import type { ShardRun } from './changes.ts';
 import { inDomainOrder } from './index-order.ts';
+import type { PackedRecords } from './packs.ts';
 import { appendStatementAgain, type PublishedLog, tileWriter } from './published-log.ts';
 import { removeEmptyFolders } from './swap.ts';
 
@@ -64,6 +65,8 @@ export async function appendBuildToLog(opts: {
   log: PublishedLog;
   buildDir: string;
   runs: ShardRun[];
+  /** The build's records by index line, as its packs hold them: the bytes the log commits to are the ones served. */
+  records: PackedRecords;
   key: LogKey;
   origin: string;
   issuedAt: string;
@@ -81,8 +84,8 @@ export async function appendBuildToLog(opts: {
   try {
     const shardLogs = new ShardLogs(opts.buildDir);
     try {
-      for (const { shard, domain } of inDomainOrder(join(opts.buildDir, INDEX_FILE), opts.runs)) {
-        const bytes = readFileSync(join(opts.buildDir, shard, `${domain}.json`));
+      for (const { shard, domain, line } of inDomainOrder(join(opts.buildDir, INDEX_FILE), opts.runs)) {
+        const bytes = opts.records.bytes(line);
         const salt = saltOf(opts.key, opts.issuedAt, domain);
         shardLogs.add(shard, `${JSON.stringify({ domain, index: appender.size, salt: encodeBase64(salt) })}\n`);
         appender.append(sha256(Buffer.concat([salt, bytes])));
@@ -143,6 +146,8 @@ class ShardLogs {
   add(shard: string, line: string): void {
     let out = this.open.get(shard);
     if (!out) {
+      // The shard's folder holds only this file unless the build keeps its per-record tree.
+      mkdirSync(join(this.buildDir, shard), { recursive: true });
       out = { fd: openSync(join(this.buildDir, shard, SHARD_LOG_FILE), 'w'), pending: '' };
       this.open.set(shard, out);
     }

@@ -28,6 +28,8 @@ export interface BuildOptions {
   packRecords?: number | undefined;
   /** Builds kept for history and the change feed, the new one included (default 13); at least 1. */
   keep?: number | undefined;
+  /** `--tree`: also write one file a record (`<ab>/<domain>.json`) for people to read; nothing in the service reads it. */
+  tree?: boolean | undefined;
   /** Publish even when there is no audit at all (normally refused: it would withdraw every record). */
   allowEmpty?: boolean | undefined;
   onProgress?: ((p: BuildProgress) => void) | undefined;
@@ -74,6 +76,8 @@ export interface BuildSummary {
   files: number;
   workers: number;
   durationMs: number;
+  /** Time spent in each phase that ran (ms); what `durationMs` holds besides them is the start (the lock, the inputs read), and `prune` comes after it. */
+  phasesMs: Partial<Record<BuildPhase, number>>;
   recordsPerSecond: number;
   buildDir: string;
   keySetFile: string;

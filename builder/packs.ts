@@ -1,12 +1,19 @@
 import { createHash, type Hash, hash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { type PacksHead, packIndexBytes, packPath, recordsPerPackFor } from '#shared';
 import { BuildError } from '../core/errors/errors.ts';
 import { PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
 
-/** Bytes gathered before one write to a pack: a few system calls a megabyte, not one a record. */
+/** Characters gathered before one write to a pack: a few system calls a megabyte, not one a record. */
 const WRITE_CHUNK = 1 << 20;
+
+/** A build's records read back from its packs (see {@link PackWriter.reader}). */
+export interface PackedRecords {
+  /** The exact bytes of the record on line `line` of the index. */
+  bytes(line: number): Buffer;
+  close(): void;
+}
 
 /**
  * Writes a build's packs as `writeIndex` hands over its records, shard by shard. A record's shard is
@@ -19,15 +26,19 @@ export class PackWriter {
   private readonly perPack: number;
   /** Where each record's line ends in its pack, in map order: the pack index, once encoded. */
   private readonly ends: Uint32Array;
+  /** Each record's place in the map (and so in the packs), by its line in the index. */
+  private readonly places: Uint32Array;
   private readonly files: PacksHead['files'] = [];
-  private shardRecords: { hash: Buffer; text: string }[] = [];
+  private shardRecords: { hash: Buffer; text: string; line: number }[] = [];
+  /** Records handed over so far (the index line of the next one). */
+  private seen = 0;
   /** Records written so far (the map index of the next one). */
   private written = 0;
   private fd: number | null = null;
   private digest: Hash | null = null;
   private offset = 0;
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
+  /** Lines gathered for the pack being written: encoded, hashed and written a chunk at a time. */
+  private pending = '';
   /** Time spent sorting, hashing and writing the packs and their index, for the build's summary (ms). */
   spentMs = 0;
 
@@ -43,6 +54,7 @@ export class PackWriter {
   ) {
     this.perPack = recordsPerPack ?? recordsPerPackFor(records);
     this.ends = new Uint32Array(records);
+    this.places = new Uint32Array(records);
     mkdirSync(join(buildDir, PACKS_DIR), { recursive: true });
   }
 
@@ -52,7 +64,7 @@ export class PackWriter {
   /** One record of the current shard, its exact signed text. */
   readonly record = (text: string, domain: string): void =>
     this.timed(() => {
-      this.shardRecords.push({ hash: hash('sha256', domain, 'buffer'), text });
+      this.shardRecords.push({ hash: hash('sha256', domain, 'buffer'), text, line: this.seen++ });
     });
 
   /** Writes what is left and the pack index; the statement's `packs`. Throws when another number of records came than announced. */
@@ -76,33 +88,61 @@ export class PackWriter {
     }
   }
 
+  /**
+   * The records written, read back by their line in the index (the log appends them in domain
+   * order): the exact bytes the packs hold, one read a record. Once {@link finish}ed.
+   */
+  reader(): PackedRecords {
+    const fds = new Map<number, number>();
+    return {
+      bytes: (line) => {
+        const place = this.places[line]!;
+        const pack = Math.floor(place / this.perPack);
+        let fd = fds.get(pack);
+        if (fd === undefined) fds.set(pack, (fd = openSync(join(this.buildDir, packPath(this.files[pack]!.sha256)), 'r')));
+        const start = place % this.perPack === 0 ? 0 : this.ends[place - 1]!;
+        // Without the line's newline.
+        const bytes = Buffer.allocUnsafe(this.ends[place]! - start - 1);
+        readSync(fd, bytes, 0, bytes.length, start);
+        return bytes;
+      },
+      close: () => {
+        for (const fd of fds.values()) closeSync(fd);
+        fds.clear();
+      },
+    };
+  }
+
   private flushShard(): void {
     const records = this.shardRecords.sort((a, b) => Buffer.compare(a.hash, b.hash));
     this.shardRecords = [];
-    for (const { text } of records) this.append(Buffer.from(`${text}\n`));
+    for (const { text, line } of records) {
+      this.places[line] = this.written;
+      this.append(text);
+    }
   }
 
-  private append(bytes: Buffer): void {
+  private append(text: string): void {
     if (this.fd === null) {
       this.fd = openSync(this.tempPath(), 'wx');
       this.digest = createHash('sha256');
       this.offset = 0;
     }
-    this.digest!.update(bytes);
-    this.pending.push(bytes);
-    this.pendingBytes += bytes.length;
-    this.offset += bytes.length;
+    this.pending += `${text}\n`;
+    this.offset += Buffer.byteLength(text) + 1;
     if (this.written >= this.records) throw new BuildError(`the build announced ${this.records} records, and more came`);
     this.ends[this.written] = this.offset;
     this.written++;
-    if (this.pendingBytes >= WRITE_CHUNK) this.writePending();
+    if (this.pending.length >= WRITE_CHUNK) this.writePending();
     if (this.written % this.perPack === 0) this.closePack();
   }
 
   private writePending(): void {
-    if (this.pendingBytes > 0) writeSync(this.fd!, Buffer.concat(this.pending, this.pendingBytes));
-    this.pending = [];
-    this.pendingBytes = 0;
+    if (this.pending.length === 0) return;
+    const bytes = Buffer.from(this.pending);
+    this.pending = '';
+    this.digest!.update(bytes);
+    writeSync(this.fd!, bytes);
   }
 
   private closePack(): void {

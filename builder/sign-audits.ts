@@ -5,6 +5,7 @@ import { normalizeDomain } from '../core/rules/domain.ts';
 import { MAX_PROBLEMS_KEPT, type Outcome, processAll, sortProblems } from './dispatch.ts';
 import { type AuditItem, readAuditFile } from './inputs.ts';
 import type { BuildOptions } from './options.ts';
+import { type ShardSource, spilledRecords } from './shard-records.ts';
 import type { WorkerInit } from './worker.ts';
 
 type AuditFile = { path: string; size: number };
@@ -16,7 +17,7 @@ type AuditFile = { path: string; size: number };
  */
 const BYTES_PER_WORKER = 1024 * 1024;
 
-/** What the records phase leaves: every audit valid, its record signed and written to staging. */
+/** What the records phase leaves: every audit valid, its record signed and spilled into staging (a domain audited twice is found by the index). */
 export interface SignedRecords {
   written: number;
   byStatus: Record<string, number>;
@@ -25,9 +26,9 @@ export interface SignedRecords {
 }
 
 /**
- * Reads every audit file and writes one signed record per domain into the staging folder, or
- * refuses the build: any invalid or duplicated audit (all of them named, up to a limit), or no
- * audit at all unless an empty build was asked for.
+ * Reads every audit file and spills one signed record per audit into the staging folder, or
+ * refuses the build: any invalid audit (all of them named, a duplicated one too, up to a limit),
+ * or no audit at all unless an empty build was asked for.
  */
 export async function signAudits(
   opts: BuildOptions,
@@ -41,10 +42,13 @@ export async function signAudits(
     stagingDir,
     signingKey: key ? JSON.stringify({ kty: 'OKP', crv: 'Ed25519', ...key.privateKey.export({ format: 'jwk' }) }) : null,
     context: { issuer: opts.issuer, schemaUrl: opts.schemaUrl, issuedAt },
+    tree: opts.tree ?? false,
   };
   const workers = Math.max(1, opts.workers ?? defaultWorkers(files));
   const outcome = await processAll(files, init, workers, opts, started);
-  await refuseProblems(outcome, files);
+  // A failing build reports every problem at once: the duplicates among the spilled records too
+  // (a build without other problems finds them as it writes the index: refuseDuplicates).
+  if (Object.keys(outcome.byKind).length > 0) await refuseProblems(outcome, duplicateDomains(spilledRecords(stagingDir)), files);
   if (outcome.audits === 0 && !opts.allowEmpty) {
     throw new BuildError(
       `no audits in ${files.length} file${files.length === 1 ? '' : 's'} under ${opts.auditsDir}; refusing to publish an empty build, which would withdraw every record (use --allow-empty)`,
@@ -54,21 +58,38 @@ export async function signAudits(
 }
 
 /**
- * One worker per MiB of audits, at most one more than cores: each worker spends about a fifth
- * of its time creating files, in the kernel, and the extra worker keeps a core busy meanwhile
- * (measured on 2 cores, 1M audits: 5,292 -> 5,965 records/s; peak RSS 218 -> 256 MB).
+ * One worker per MiB of audits, at most one more than cores: measured when each worker also
+ * created one file a record (about a fifth of its time, in the kernel), the extra worker kept a
+ * core busy meanwhile (2 cores, 1M audits: 5,292 -> 5,965 records/s; peak RSS 218 -> 256 MB).
+ * Without the per-record tree (decision 0090) a worker waits on little but its batches; the
+ * rule has not been measured again since.
  */
 export function defaultWorkers(files: AuditFile[]): number {
   const bytes = files.reduce((n, f) => n + f.size, 0);
   return Math.min(availableParallelism() + 1, Math.max(1, Math.ceil(bytes / BYTES_PER_WORKER)));
 }
 
+/** Throws INVALID_AUDITS for the domains audited more than once, when the index found some. */
+export async function refuseDuplicates(files: AuditFile[], domains: Set<string>): Promise<void> {
+  await refuseProblems({ byKind: {}, problems: [] }, domains, files);
+}
+
+/** The domains among the spilled records more than once, a shard at a time. */
+function duplicateDomains(source: ShardSource): Set<string> {
+  const twice = new Set<string>();
+  for (const shard of source.shards()) {
+    const records = source.read(shard);
+    for (let i = 1; i < records.length; i++) if (records[i]!.domain === records[i - 1]!.domain) twice.add(records[i]!.domain);
+  }
+  return twice;
+}
+
 /**
  * Throws INVALID_AUDITS with every problem of the one pass over the audits: the workers' (schema,
  * dates, record size) and a problem for each audit of a domain already audited.
  */
-async function refuseProblems(outcome: Outcome, files: AuditFile[]): Promise<void> {
-  const duplicates = outcome.duplicates.size > 0 ? await duplicateProblems(files, outcome.duplicates) : null;
+async function refuseProblems(outcome: Pick<Outcome, 'byKind' | 'problems'>, twice: Set<string>, files: AuditFile[]): Promise<void> {
+  const duplicates = twice.size > 0 ? await duplicateProblems(files, twice) : null;
   const byKind = duplicates ? { ...outcome.byKind, duplicate: duplicates.count } : outcome.byKind;
   if (Object.keys(byKind).length === 0) return;
   const problems = sortProblems([...(duplicates?.kept ?? []), ...outcome.problems]).slice(0, MAX_PROBLEMS_KEPT);

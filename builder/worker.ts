@@ -1,6 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { loadSigningKey, signUnsignedChecked } from '../core/crypto/signing.ts';
 import { type AuditProblem, MvrError } from '../core/errors/errors.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';
@@ -12,6 +12,7 @@ import { canonicalRecordText } from '../core/rules/record-text.ts';
 import type { AuditValue } from './inputs.ts';
 import { jsonErrorLocation } from './json-location.ts';
 import { forEachLine, type LineRun } from './lines.ts';
+import { SPILL_DIR, spillLine } from './shard-records.ts';
 
 /** What the build sends to each worker once. */
 export interface WorkerInit {
@@ -19,13 +20,15 @@ export interface WorkerInit {
   /** Private JWK text, or null for an unsigned build. Held in memory only. */
   signingKey: string | null;
   context: IssueContext;
+  /** Also write one file a record (`<ab>/<domain>.json`), for people to read; nothing in the service reads it. */
+  tree: boolean;
 }
 
 /**
  * One batch: a run of JSONL lines as bytes (numbered, decoded and parsed here), or audits of
  * `.json` files already parsed by the main thread.
  */
-export type Batch = { run: LineRun } | { values: AuditValue[] };
+export type Batch = { run: LineRun } | { values: AuditValue[] } | { flush: true };
 export type BatchMessage = Batch & { id: number };
 
 export interface BatchResult {
@@ -35,23 +38,45 @@ export interface BatchResult {
   written: number;
   counts: Record<string, number>;
   problems: AuditProblem[];
-  duplicates: { domain: string; source: string }[];
 }
 
 const init = workerData as WorkerInit;
 const key = init.signingKey ? loadSigningKey(init.signingKey) : null;
 const madeDirs = new Set<string>();
 const stagingDir = resolve(init.stagingDir);
+const spillDir = `${stagingDir}/${SPILL_DIR}`;
+mkdirSync(spillDir, { recursive: true });
+
+/** This worker's spill file of each shard it has written to, open until the pool's `flush`. */
+const spillFiles = new Map<string, number>();
+/** The batch's records by shard, appended at its end: one write a shard a batch, and nothing held from one batch to the next. */
+const batchLines = new Map<string, string[]>();
+
+/** Appends the batch's records to this worker's spill file of each shard (one per worker: no two threads share a file). */
+function spillBatch(): void {
+  for (const [shard, lines] of batchLines) {
+    let fd = spillFiles.get(shard);
+    if (fd === undefined) spillFiles.set(shard, (fd = openSync(`${spillDir}/${shard}.${threadId}`, 'a')));
+    writeSync(fd, lines.join(''));
+  }
+  batchLines.clear();
+}
 
 /**
- * Validates, derives, signs, self-verifies and writes one batch of audits into the staging
- * folder. A domain's file is created with O_EXCL, so the file system itself detects a second
- * audit of the same domain, across workers, without a million-entry set in memory.
+ * Validates, derives, signs and self-verifies one batch of audits, and appends each record to its
+ * shard's spill file in the staging folder (see ./shard-records.ts: the index reads them back, and
+ * finds a domain audited twice there). `flush` closes the spill files: every batch is done.
  */
 function processBatch(msg: BatchMessage): BatchResult {
-  const result: BatchResult = { id: msg.id, audits: 0, written: 0, counts: {}, problems: [], duplicates: [] };
+  const result: BatchResult = { id: msg.id, audits: 0, written: 0, counts: {}, problems: [] };
+  if ('flush' in msg) {
+    for (const fd of spillFiles.values()) closeSync(fd);
+    spillFiles.clear();
+    return result;
+  }
   if ('values' in msg) {
     for (const item of msg.values) processAudit(result, item.value, item.source);
+    spillBatch();
     return result;
   }
   const { shown } = msg.run;
@@ -68,6 +93,7 @@ function processBatch(msg: BatchMessage): BatchResult {
     }
     processAudit(result, value, source);
   });
+  spillBatch();
   return result;
 }
 
@@ -79,7 +105,7 @@ function processAudit(result: BatchResult, value: unknown, source: string): void
     return;
   }
   // Once the build has failed nothing is published, but every audit is still validated so
-  // that all problems are reported at once; duplicates still need their files to be found.
+  // that all problems are reported at once; a duplicate is found among the spilled records.
   try {
     const record = deriveRecord(checked.audit, init.context);
     // Self-check before publishing: every signature made is verified over the signed bytes
@@ -96,21 +122,12 @@ function processAudit(result: BatchResult, value: unknown, source: string): void
       return;
     }
     // recordPath gives `shard/name` of a normalized domain: joined as text, no path parsing per record.
-    const path = `${stagingDir}/${recordPath(record.domain)}`;
-    const dir = path.slice(0, path.lastIndexOf('/'));
-    if (!madeDirs.has(dir)) {
-      mkdirSync(dir, { recursive: true });
-      madeDirs.add(dir);
-    }
-    try {
-      writeFileSync(path, bytes, { flag: 'wx' });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        result.duplicates.push({ domain: record.domain, source });
-        return;
-      }
-      throw error;
-    }
+    const rel = recordPath(record.domain);
+    const shard = rel.slice(0, 2);
+    const lines = batchLines.get(shard);
+    if (lines) lines.push(spillLine(record.domain, bytes));
+    else batchLines.set(shard, [spillLine(record.domain, bytes)]);
+    if (init.tree) writeTreeFile(rel, bytes);
     result.written++;
     const bucket = `${record.status}/${record.tier ?? 'none'}`;
     result.counts[bucket] = (result.counts[bucket] ?? 0) + 1;
@@ -121,6 +138,16 @@ function processAudit(result: BatchResult, value: unknown, source: string): void
     }
     throw error;
   }
+}
+
+/** The record's file in the tree kept for people; a second audit of its domain overwrites it, and the index refuses the build. */
+function writeTreeFile(rel: string, bytes: string): void {
+  const dir = `${stagingDir}/${rel.slice(0, 2)}`;
+  if (!madeDirs.has(dir)) {
+    mkdirSync(dir, { recursive: true });
+    madeDirs.add(dir);
+  }
+  writeFileSync(`${stagingDir}/${rel}`, bytes);
 }
 
 parentPort!.on('message', (msg: BatchMessage) => {

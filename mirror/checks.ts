@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import type { KeySet, TlogPolicy } from '@merchant-verify/verifier';
 import {
   type BuildStatement,
+  ENTRY_SIZE,
   formatTlogProof,
   type PacksHead,
   parseCheckpoint,
@@ -12,15 +13,15 @@ import {
   verifyBuildStatement,
 } from '#shared';
 import { hasher, sha256 } from '../core/crypto/hash.ts';
-import { type MirrorPlace, MirrorRefusedError, RecordUnavailableError, StoreUnavailableError } from '../core/errors/errors.ts';
+import { type MirrorPlace, MirrorRefusedError, StoreUnavailableError } from '../core/errors/errors.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE, MANIFEST_FILE } from '../core/layout.ts';
 import { type CheckKeys, KeyTrust } from '../core/rules/key-trust.ts';
 import { parseManifest } from '../core/schemas/manifest.ts';
 import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 import { type BuildMap, checkMapOf, checkStatementBytes } from '../service/build-maps.ts';
 import { entryAt } from '../service/pack-records.ts';
-import { checkServeRule } from '../service/serve-rule.ts';
 import { statementInclusion } from '../service/served-checkpoint.ts';
+import { type ServeRuleCheck, type ServeRuleTask, serveRuleHere } from './serve-rule-check.ts';
 import { signedMapBytes } from './signed-sizes.ts';
 
 // The checks a mirror makes of a build before it goes live, in the order they run: the statement
@@ -180,11 +181,18 @@ export interface CheckedPack {
  * Pack `k` against the statement and the signed map: its length and SHA-256 those the statement
  * names; then each record, in order: it has the place its index gives it in the map (SHA-256 of
  * its domain begins leaf `index`, so the records are in ascending hash order and their domains are
- * the map's), and it passes the serve rule (JSON, the record of that domain, in a v2 build the
- * entry of leaf `index` rebuilt from it, the record's shape, a signature by a trusted key); and the pack holds as many records as the count puts in it.
+ * the map's); the pack holds as many records as the count puts in it; then every record passes the
+ * serve rule (JSON, the record of that domain, in a v2 build the entry of leaf `index` rebuilt from
+ * it, the record's shape, a signature by a trusted key), by `serveRule`: in this thread, or a pool
+ * of workers (./verify-pool.ts); the first that does not is named.
  */
-export function checkPack(bytes: Buffer, k: number, checked: CheckedStatement): CheckedPack {
-  const { packs, map, keys } = checked;
+export async function checkPack(
+  bytes: Buffer,
+  k: number,
+  checked: CheckedStatement,
+  serveRule: ServeRuleCheck = serveRuleHere(checked.keys),
+): Promise<CheckedPack> {
+  const { packs, map } = checked;
   const file = packs.files[k]!;
   const pack = { number: k, sha256: file.sha256 };
   const at = `pack ${k} (${file.sha256})`;
@@ -200,26 +208,30 @@ export function checkPack(bytes: Buffer, k: number, checked: CheckedStatement): 
     throw refuse(`${at} holds ${records.length} records, but the statement's count (${map.map.size}) puts ${expected} in it`);
   const ends: number[] = [];
   const checkedRecords: CheckedPack['records'] = [];
+  const entrySize = map.map.leafSize === ENTRY_SIZE ? ENTRY_SIZE : 0;
+  // The serve rule's task: the pack and each record's range, and a copy of their leaves (a view of the map would send all of it).
+  const task: ServeRuleTask = { pack: bytes, records: [], entries: new Uint8Array(entrySize * records.length), entrySize };
+  const named = (index: number, domain: string | null) => `record ${index}${domain === null ? '' : ` (${domain})`} of ${at}`;
   let end = 0;
   for (const [j, record] of records.entries()) {
     const index = first + j;
     const bytesOf = Buffer.from(record.buffer, record.byteOffset, record.byteLength);
     const domain = domainOf(bytesOf);
     const place = { record: { index, domain } };
-    const named = `record ${index}${domain === null ? '' : ` (${domain})`} of ${at}`;
-    if (domain === null) throw refuse(`${named} is not a record: not JSON, or no domain`, place);
+    if (domain === null) throw refuse(`${named(index, domain)} is not a record: not JSON, or no domain`, place);
     // A leaf begins with its domain's hash (v1: is it; v2: the entry the serve rule rebuilds from the record and compares).
     if (!hash('sha256', domain, 'buffer').equals(map.map.leaf(index).subarray(0, 32)))
-      throw refuse(`${named} is out of place: SHA-256 of its domain is not leaf ${index} of the signed domain map`, place);
-    try {
-      checkServeRule(domain, bytesOf, keys, entryAt(map.map, index));
-    } catch (error) {
-      if (!(error instanceof RecordUnavailableError)) throw error;
-      throw refuse(`${named} does not pass the serve rule: ${error.message}`, place);
-    }
+      throw refuse(`${named(index, domain)} is out of place: SHA-256 of its domain is not leaf ${index} of the signed domain map`, place);
+    task.records.push({ domain, start: end, end: end + record.length });
+    if (entrySize > 0) task.entries.set(entryAt(map.map, index)!, j * entrySize);
     end += record.length + 1;
     ends.push(end);
     checkedRecords.push({ index, domain, bytes: bytesOf });
+  }
+  const { bad } = await serveRule(task);
+  if (bad) {
+    const { index, domain } = checkedRecords[bad.at]!;
+    throw refuse(`${named(index, domain)} does not pass the serve rule: ${bad.message}`, { record: { index, domain } });
   }
   return { ends, records: checkedRecords };
 }

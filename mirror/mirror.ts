@@ -11,12 +11,23 @@ import type { TileFetch } from '../core/tlog/tile-tree.ts';
 import { servedCheckpointOf } from '../service/served-checkpoint.ts';
 import { keptEntry, writeKept } from '../storage/kept-builds.ts';
 import { finishBuildFolder, markMirror, writeBuildFiles, writeLogTiles } from './build-folder.ts';
-import { type BoundedReader, type CheckedStatement, checkLogged, checkManifest, checkMap, checkPack, checkStatement } from './checks.ts';
+import {
+  type BoundedReader,
+  type CheckedPack,
+  type CheckedStatement,
+  checkLogged,
+  checkManifest,
+  checkMap,
+  checkPack,
+  checkStatement,
+} from './checks.ts';
 import { LookupIndex } from './lookup-index.ts';
 import { PackPool } from './pack-pool.ts';
 import { type LogRange, RecordLogCheck } from './record-log.ts';
 import { livePosition, rollbackRefusal } from './rollback.ts';
+import type { ServeRuleCheck } from './serve-rule-check.ts';
 import type { MirrorSource } from './source.ts';
+import { verifyingPool } from './verify-pool.ts';
 
 export interface MirrorOptions {
   /** The mirror folder (made when missing). */
@@ -150,10 +161,13 @@ export async function mirrorBuild(opts: MirrorOptions): Promise<MirrorSummary> {
       tileFetch,
       staging,
     );
-    const ends = await mirrorPacks(opts, build, checked, staging, summary, lookups, recordLog).catch(async (error: unknown) => {
-      await lookups.abort();
-      throw error;
-    });
+    const verify = verifyingPool(checked.keys);
+    const ends = await mirrorPacks(opts, build, checked, staging, summary, lookups, recordLog, verify)
+      .catch(async (error: unknown) => {
+        await lookups.abort();
+        throw error;
+      })
+      .finally(() => verify.close());
     await lookups.finish();
     await recordLog.finish();
     await writeLogTiles(staging, tiles);
@@ -195,6 +209,7 @@ async function mirrorPacks(
   summary: { records: number; packs: { fetched: number; reused: number }; bytes: number; recordsVerified: number },
   lookups: LookupIndex,
   recordLog: RecordLogCheck,
+  verify: { check: ServeRuleCheck },
 ): Promise<Uint32Array> {
   const pool = await PackPool.of(opts.to);
   const files = checked.packs.files;
@@ -203,6 +218,10 @@ async function mirrorPacks(
   const report = (packs: number) =>
     opts.onProgress?.({ build, packs, totalPacks: files.length, bytes: summary.bytes, bytesToFetch, records: summary.recordsVerified });
   const fetching: Promise<{ path: string; fetched: boolean }>[] = [];
+  // Each pack is checked as soon as it is fetched (its records' signatures in the verifying
+  // workers, one pack a task, so every core verifies while this thread fetches and checks the
+  // log); the outcomes are taken in order below, a pack's failure when its turn comes.
+  const checking: Promise<{ path: string; fetched: boolean; bytes: Buffer; pack: CheckedPack | null; error: unknown }>[] = [];
   const start = (k: number) => {
     const file = files[k]!;
     const held = pool.heldCopy(file.sha256);
@@ -218,21 +237,25 @@ async function mirrorPacks(
             },
           })
           .then(({ path }) => ({ path, fetched: true }));
+    checking[k] = fetching[k].then(async ({ path, fetched }) => {
+      const bytes = await pool.read(path);
+      return checkPack(bytes, k, checked, verify.check).then(
+        (pack) => ({ path, fetched, bytes, pack, error: null }),
+        (error: unknown) => ({ path, fetched, bytes, pack: null, error }),
+      );
+    });
     // Checked in order below; a fetch ahead that fails is reported when its turn comes.
-    fetching[k].catch(() => undefined);
+    checking[k].catch(() => undefined);
   };
   const ahead = Math.max(1, opts.concurrency ?? 4);
   for (let k = 0; k < Math.min(ahead, files.length); k++) start(k);
   report(0);
   for (const [k, file] of files.entries()) {
-    const { path, fetched } = await fetching[k]!;
+    const { path, fetched, bytes, pack, error } = await checking[k]!;
     if (k + ahead < files.length) start(k + ahead);
-    const bytes = await pool.read(path);
-    let pack: ReturnType<typeof checkPack>;
-    try {
-      pack = checkPack(bytes, k, checked);
-    } catch (error) {
-      if (fetched) await pool.discard(path);
+    if (!pack) {
+      // A pack that is not the signed one goes; after any other failure (a worker's) it stays for the next run.
+      if (fetched && error instanceof MirrorRefusedError) await pool.discard(path);
       throw error;
     }
     // The pack is the signed one, kept for the next run even when a record's entry in the log refuses the build.

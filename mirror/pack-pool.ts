@@ -1,4 +1,4 @@
-import { link, mkdir, open, readdir, readFile, rename, stat, truncate, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readdir, rename, stat, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type PackFile, packPath } from '#shared';
 import { MirrorRefusedError } from '../core/errors/errors.ts';
@@ -96,8 +96,19 @@ export class PackPool {
   }
 
   /** The bytes of a pack fetched or held. */
-  read(path: string): Promise<Buffer> {
-    return readFile(path);
+  async read(path: string): Promise<Buffer> {
+    // Into shared memory: a verifying worker reads the pack where it is, with no copy of its own
+    // waiting for that worker's GC (./verify-pool.ts).
+    const handle = await open(path, 'r');
+    try {
+      const { size } = await handle.stat();
+      const bytes = Buffer.from(new SharedArrayBuffer(size));
+      let at = 0;
+      for (let n = -1; at < size && n !== 0; at += n) n = (await handle.read(bytes, at, size - at, at)).bytesRead;
+      return bytes.subarray(0, at);
+    } finally {
+      await handle.close();
+    }
   }
 
   /** A fetched pack whose bytes checked: `.packs/<sha256>.jsonl`, held from now on. */

@@ -36,6 +36,10 @@ export default defineCommand({
     }),
     now: { type: 'string', description: 'issued_at of every record, ISO 8601 (default SOURCE_DATE_EPOCH, else now)' },
     'allow-empty': { type: 'boolean', description: 'publish even when there are no audits' },
+    tree: {
+      type: 'boolean',
+      description: 'also write one file a record (<ab>/<domain>.json) for people to read; nothing reads it, and it slows the build',
+    },
     json: { type: 'boolean', description: 'print the summary as JSON on stdout' },
   },
   run: ({ args, io }) =>
@@ -75,6 +79,7 @@ export async function buildFromArgs(args: Record<string, unknown>, io: CliIo, js
       packRecords: config.packRecords,
       keep: config.keep,
       allowEmpty: Boolean(args['allow-empty']),
+      tree: Boolean(args.tree),
       onWarning: (message) => io.stderr.write(`mvr build: warning: ${message}\n`),
       witnessPolicy: config.witnessPolicy,
       onWitness: (report) => progress.update(witnessProgress(report), true),

@@ -9,21 +9,23 @@ import { BUILDS_DIR, CURRENT_LINK, MANIFEST_FILE, recordPath } from '../../core/
 import { normalizeDomain } from '../../core/rules/domain.ts';
 import { recordSchema } from '../../core/rules/record.ts';
 import { sampleAudits } from '../support/audits.ts';
-import { currentTarget, type RecordFile, readCurrentRecords, readKeySet } from '../support/outputs.ts';
+import { currentTarget, type RecordFile, readCurrentRecords, readKeySet, readRecordTree } from '../support/outputs.ts';
 import { build, ISSUER, makeProject, NOW_ISO, type Project, removeTempDirs, SCHEMA_URL } from '../support/project.ts';
 
 describe('build of the sample audits (runBuild, signed)', () => {
   let p: Project;
   let summary: BuildSummary;
   let records: Map<string, RecordFile>;
+  let tree: Awaited<ReturnType<typeof readRecordTree>>;
   let keySet: KeySet;
   let keySetText: string;
   let samples: Awaited<ReturnType<typeof sampleAudits>>;
 
   beforeAll(async () => {
     p = await makeProject({ samples: true, sign: true, build: false });
-    summary = await build(p, { workers: 2, batchSize: 4 });
+    summary = await build(p, { workers: 2, batchSize: 4, tree: true });
     records = await readCurrentRecords(p.recordsDir);
+    tree = await readRecordTree(p.recordsDir);
     ({ keySet, text: keySetText } = await readKeySet(p.publicDir));
     samples = await sampleAudits();
   });
@@ -80,10 +82,11 @@ describe('build of the sample audits (runBuild, signed)', () => {
     });
   });
 
-  it('writes each record at current/<ab>/<domain>.json as canonical JSON bytes', () => {
-    for (const [domain, { rel, text }] of records) {
-      expect(rel).toBe(recordPath(domain));
+  it('packs each record as canonical JSON bytes; with the tree asked for, the same bytes at current/<ab>/<domain>.json', () => {
+    expect([...tree.keys()].sort()).toEqual([...records.keys()].sort());
+    for (const [domain, { text }] of records) {
       expect(canonicalJson(JSON.parse(text))).toBe(text);
+      expect(tree.get(domain)).toEqual({ rel: recordPath(domain), text, record: JSON.parse(text) });
     }
   });
 
@@ -121,7 +124,7 @@ describe('build of the sample audits (runBuild, signed)', () => {
     const buecher = normalizeDomain('bücher-haus.example');
     expect(buecher).toMatch(/^xn--bcher-haus-[a-z0-9]+\.example$/);
     expect(rec(buecher)).toMatchObject({ domain: buecher, score: 77, tier: 'silver' });
-    expect(records.get(buecher)!.rel).toBe(recordPath(buecher));
+    expect(tree.get(buecher)!.rel).toBe(recordPath(buecher));
     const cafe = normalizeDomain('https://shop.Café-Olé.example/menu');
     expect(cafe).toMatch(/^xn--caf-ol-[a-z0-9]+\.example$/);
     expect(rec(cafe).score).toBe(58);

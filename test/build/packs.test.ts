@@ -18,7 +18,7 @@ import {
 } from '#shared';
 import { verifyRecordNode } from '../../core/crypto/signing.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK, DOMAIN_MAP_FILE, PACK_INDEX_FILE, PACKS_DIR } from '../../core/layout.ts';
-import { readCurrentRecords, readKeySet } from '../support/outputs.ts';
+import { readKeySet, readRecordTree } from '../support/outputs.ts';
 import { build, makeProject, type Project, removeTempDirs } from '../support/project.ts';
 
 const sha256 = (bytes: Uint8Array | string) => createHash('sha256').update(bytes).digest();
@@ -31,7 +31,7 @@ describe('a build written as packs (--pack-records 2)', () => {
 
   beforeAll(async () => {
     p = await makeProject({ samples: true, sign: true, build: false });
-    summary = await build(p, { packRecords: 2 });
+    summary = await build(p, { packRecords: 2, tree: true });
     live = join(p.recordsDir, CURRENT_LINK);
     statement = JSON.parse(await readFile(join(live, BUILD_STATEMENT_FILE), 'utf8'));
   });
@@ -62,7 +62,7 @@ describe('a build written as packs (--pack-records 2)', () => {
   it("holds every record's exact bytes once, in the domain map's order", async () => {
     const head = packsHeadOf(statement) as Exclude<ReturnType<typeof packsHeadOf>, string | null>;
     const map = await readFile(join(live, DOMAIN_MAP_FILE));
-    const tree = await readCurrentRecords(p.recordsDir);
+    const tree = await readRecordTree(p.recordsDir);
     const records: Buffer[] = [];
     for (const f of head.files) {
       const lines = splitPack(await readFile(join(live, packPath(f.sha256))));
@@ -85,7 +85,7 @@ describe('a build written as packs (--pack-records 2)', () => {
     const head = packsHeadOf(statement) as Exclude<ReturnType<typeof packsHeadOf>, string | null>;
     const index = await readFile(join(live, PACK_INDEX_FILE));
     expect(packIndexProblem(index, head, statement.records)).toBeNull();
-    const tree = await readCurrentRecords(p.recordsDir);
+    const tree = await readRecordTree(p.recordsDir);
     const map = await readFile(join(live, DOMAIN_MAP_FILE));
     for (let i = 0; i < statement.records; i++) {
       const { pack, start, length } = recordPlace(index, head.records_per_pack, i);

@@ -13,8 +13,8 @@ afterAll(removeTempDirs);
  * Two builds' live files (records/current, every file) are byte-identical, the build statement
  * and its build id included: a build id is its time and a digest of its content.
  */
-function expectSameBuild(fa: Map<string, string>, fb: Map<string, string>): void {
-  expect(fa.size).toBe(40); // 33 records, the manifest, the index, the domain map, the build statement, one pack, the pack index and the compact answers
+function expectSameBuild(fa: Map<string, string>, fb: Map<string, string>, files = 7): void {
+  expect(fa.size).toBe(files); // the manifest, the index, the domain map, the build statement, one pack, the pack index and the compact answers (and 33 records with the tree)
   expect([...fb.keys()].sort()).toEqual([...fa.keys()].sort());
   for (const [rel, text] of fa) expect(fb.get(rel), rel).toBe(text);
   expect(fa.has(MANIFEST_FILE) && fa.has(DOMAIN_MAP_FILE) && fa.has(BUILD_STATEMENT_FILE)).toBe(true);
@@ -29,7 +29,7 @@ async function sibling(p: Project): Promise<Project> {
 describe.concurrent('reproducible builds', () => {
   // Each test compares a build of its own with the plain project's (test/support/plain-project.ts):
   // the sample audits, its key, --now 2026-11-01, one worker thread, batches of 500.
-  it('same audits, key and --now: byte-identical record files, manifest, index, domain map and key set in two records folders', async () => {
+  it('same audits, key and --now: byte-identical packs, manifest, index, domain map and key set in two records folders', async () => {
     const a = await makeProject();
     const b = await sibling(a);
     // Different worker counts and batch sizes: the output must not depend on scheduling.
@@ -37,6 +37,20 @@ describe.concurrent('reproducible builds', () => {
     expect(sb.buildId).toBe(basename(await currentTarget(a.recordsDir)));
     expectSameBuild(await readCurrentFiles(a.recordsDir), await readCurrentFiles(b.recordsDir));
     expect((await readKeySet(b.publicDir)).text).toBe((await readKeySet(a.publicDir)).text);
+  });
+
+  it('with the per-record tree asked for (runBuild, and the CLI with --tree): the same build id and files, and byte-identical record files beside them', async () => {
+    const a = await makeProject();
+    const b = await sibling(a);
+    const c = await sibling(a);
+    const sb = await build(b, { tree: true });
+    const res = await runCli(buildArgs(c, ['--tree', '--workers', '2', '--json']));
+    expect(res.code, res.stderr).toBe(0);
+    expect(sb.buildId).toBe(basename(await currentTarget(a.recordsDir)));
+    expect(JSON.parse(res.stdout)).toMatchObject({ build_id: sb.buildId });
+    const [fa, fb] = [await readCurrentFiles(a.recordsDir), await readCurrentFiles(b.recordsDir)];
+    expectSameBuild(fb, await readCurrentFiles(c.recordsDir), 40);
+    for (const [rel, text] of fa) expect(fb.get(rel), rel).toBe(text);
   });
 
   it('a different --now changes issued_at (and so the signature) and nothing else', async () => {

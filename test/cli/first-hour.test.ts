@@ -25,7 +25,8 @@ afterAll(async () => {
 });
 
 const p = await loggedProject();
-await build(p, { now: NOV });
+// With the per-record tree: a record file to hand to verify --file.
+await build(p, { now: NOV, tree: true });
 const g = await gatewayOver(p);
 const gateway = ['--base-url', g.url, '--api-key', g.key];
 

@@ -5,7 +5,7 @@
  * by its proof). A build whose statement is really forged is still refused whole, logged once,
  * counted, named in /healthz, and the build before it keeps serving.
  */
-import { cp, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { cp, readFile, realpath, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildPhase } from '../../builder/options.ts';
@@ -16,6 +16,7 @@ import { keygen } from '../../keyring/signing-keys.ts';
 import { s3ConfigFromEnv } from '../../storage/s3/bucket.ts';
 import { cleanup, startTestGateway, type TestGateway, trustingProject, waitForLog } from '../support/gateway.ts';
 import { parseMetrics, sampleOf } from '../support/metrics-text.ts';
+import { readCurrentRecords } from '../support/outputs.ts';
 import { build, makeProject, NOW, type Project, SAMPLE_AUDITS } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
@@ -50,13 +51,7 @@ const smallProject = async () =>
 
 /** The domains with a record in the project's live build. */
 async function knownDomains(p: Project): Promise<string[]> {
-  const root = join(p.recordsDir, CURRENT_LINK);
-  const shards = (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory() && /^[0-9a-f]{2}$/.test(e.name));
-  const files = await Promise.all(shards.map((s) => readdir(join(root, s.name))));
-  return files
-    .flat()
-    .map((f) => f.replace(/\.json$/, ''))
-    .sort();
+  return [...(await readCurrentRecords(p.recordsDir)).keys()].sort();
 }
 
 /** Each build a minute after the one before: the same audits and key at the same time are one build, not a new one. */

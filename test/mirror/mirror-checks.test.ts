@@ -42,9 +42,9 @@ async function signedWithPack0(lines: string[]) {
   return () => checkPack(bytes, 0, checked);
 }
 
-const thrown = (check: () => unknown): MirrorRefusedError => {
+const thrown = async (check: () => Promise<unknown>): Promise<MirrorRefusedError> => {
   try {
-    check();
+    await check();
   } catch (error) {
     if (error instanceof MirrorRefusedError) return error;
     throw error;
@@ -55,12 +55,12 @@ const thrown = (check: () => unknown): MirrorRefusedError => {
 describe("a mirror's record checks, under a statement that signs the pack as it is", () => {
   it('the pack as built passes', async () => {
     const lines = await packLines(project, 0);
-    expect((await signedWithPack0(lines))().ends).toEqual([lines[0]!.length + 1, lines[0]!.length + lines[1]!.length + 2]);
+    expect((await (await signedWithPack0(lines))()).ends).toEqual([lines[0]!.length + 1, lines[0]!.length + lines[1]!.length + 2]);
   });
 
   it('records in the wrong order: the first is named, out of its place in hash order', async () => {
     const [a, b] = await packLines(project, 0);
-    const error = thrown(await signedWithPack0([b!, a!]));
+    const error = await thrown(await signedWithPack0([b!, a!]));
     const domain = (JSON.parse(b!) as { domain: string }).domain;
     expect(error.message).toMatch(new RegExp(`record 0 \\(${domain}\\) of pack 0 \\([0-9a-f]{64}\\) is out of place`));
     expect(error.place).toMatchObject({ pack: { number: 0 }, record: { index: 0, domain } });
@@ -68,7 +68,7 @@ describe("a mirror's record checks, under a statement that signs the pack as it 
 
   it('a record dropped: the pack holds fewer than the count puts in it', async () => {
     const [a] = await packLines(project, 0);
-    const error = thrown(await signedWithPack0([a!]));
+    const error = await thrown(await signedWithPack0([a!]));
     expect(error.message).toMatch(/pack 0 \([0-9a-f]{64}\) holds 1 records, but the statement's count \(\d+\) puts 2 in it/);
   });
 
@@ -76,7 +76,7 @@ describe("a mirror's record checks, under a statement that signs the pack as it 
     const [a, b] = await packLines(project, 0);
     const other = (JSON.parse(b!) as { signature: string }).signature;
     const forged = a!.replace(/"signature":"[^"]+"/, `"signature":"${other}"`);
-    const error = thrown(await signedWithPack0([forged, b!]));
+    const error = await thrown(await signedWithPack0([forged, b!]));
     const domain = (JSON.parse(a!) as { domain: string }).domain;
     expect(error.message).toMatch(new RegExp(`record 0 \\(${domain}\\) of pack 0 .* does not pass the serve rule: .*BAD_SIGNATURE`));
   });
@@ -86,7 +86,7 @@ describe("a mirror's record checks, under a statement that signs the pack as it 
     const { key_id: _k, signature: _s, ...record } = JSON.parse(a!) as Record<string, unknown>;
     const key = (await loadActiveKey(project.keysDir, undefined))!;
     const other = JSON.stringify(signRecord({ ...record, issued_at: '2026-10-01T00:00:00.000Z' }, key));
-    const error = thrown(await signedWithPack0([other, b!]));
+    const error = await thrown(await signedWithPack0([other, b!]));
     expect(error.message).toMatch(
       new RegExp(`record 0 \\(${record.domain}\\) of pack 0 .* is not what its build's map committed: its record_hash`),
     );

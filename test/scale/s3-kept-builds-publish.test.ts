@@ -33,7 +33,7 @@ describe('kept builds from s3:// answer as from the records folder', () => {
   it('a publish uploads the kept builds the bucket lacks, before live.json', async () => {
     const small = await makeProject(); // its build (2026-11-01) is the earlier one
     await build(small, { now: DEC, keep: 2 });
-    expect(await publish('late', small)).toMatchObject({ earlierBuilds: 1, objects: 2 * 6 + 4 }); // two builds of one pack, its index, an index, a domain map, a statement and a manifest; the live one's change feed, kept list, key set, live.json
+    expect(await publish('late', small)).toMatchObject({ earlierBuilds: 1, objects: 2 * 7 + 4 }); // two builds of one pack, its index, an index, a domain map, a statement, the compact answers and a manifest; the live one's change feed, kept list, key set, live.json
     const local = await startTestGateway(small);
     const late = await gatewayOn('late', small);
     const earlier = ((await local.request('/v1/builds')).json as { builds: { id: string }[] }).builds[1]!.id;

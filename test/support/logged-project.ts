@@ -1,9 +1,9 @@
 /** Logged build projects for the transparency-log tests: a log key, builds a month apart, a gateway over them. */
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
 import { startTestGateway } from './gateway.ts';
-import { snapshot } from './outputs.ts';
+import { readCurrentRecords, snapshot } from './outputs.ts';
 import { build, ISSUER, makeProject, type Project } from './project.ts';
 
 /** The two months the builds are dated (their `now`). */
@@ -37,9 +37,6 @@ export async function twoLoggedMonths() {
   const g = await gatewayOver(p);
   const vkey = (await readFile(vkeyFile(p), 'utf8')).trim();
   const keySet = JSON.parse(await readFile(p.keySetFile, 'utf8')) as unknown;
-  const domains = (await readdir(join(p.recordsDir, 'current'), { recursive: true }))
-    .filter((n) => n.endsWith('.json') && n.includes('/'))
-    .map((n) => n.slice(3, -5))
-    .sort();
+  const domains = [...(await readCurrentRecords(p.recordsDir)).keys()].sort();
   return { p, nov, novCheckpoint, novFiles, dec, g, vkey, keySet, domains };
 }

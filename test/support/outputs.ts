@@ -7,7 +7,7 @@ import { readdir, readFile, readlink, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KEY_SET_PATH, type KeySet, parseKeySet } from '@merchant-verify/verifier';
 import type { SigningKey } from '../../core/crypto/signing.ts';
-import { CURRENT_LINK, MANIFEST_FILE } from '../../core/layout.ts';
+import { CURRENT_LINK, isRecordFile, MANIFEST_FILE } from '../../core/layout.ts';
 import { type Manifest, parseManifest } from '../../core/schemas/manifest.ts';
 import { loadActiveKey } from '../../keyring/signing-keys.ts';
 import { livePackedRecords, liveRecordBytes } from './packs.ts';
@@ -74,17 +74,26 @@ export async function listFiles(dir: string): Promise<Map<string, string>> {
 }
 
 export interface RecordFile {
-  /** Path relative to records/current, e.g. `ab/example.com.json`. */
-  rel: string;
   text: string;
   record: Record<string, unknown>;
 }
 
-/** The live build's record files (`ab/<domain>.json`; not the manifest, index or change feed), by the domain in each record. */
+/** The live build's records as its packs hold them, by the domain in each record. */
 export async function readCurrentRecords(recordsDir: string): Promise<Map<string, RecordFile>> {
   const out = new Map<string, RecordFile>();
+  for (const bytes of await livePackedRecords({ recordsDir })) {
+    const text = bytes.toString('utf8');
+    const record = JSON.parse(text) as Record<string, unknown>;
+    out.set(String(record.domain), { text, record });
+  }
+  return out;
+}
+
+/** The live build's per-record tree (`ab/<domain>.json`, written by a build with `tree`), by the domain in each record, with each file's path. */
+export async function readRecordTree(recordsDir: string): Promise<Map<string, RecordFile & { rel: string }>> {
+  const out = new Map<string, RecordFile & { rel: string }>();
   for (const [rel, abs] of await listFiles(join(recordsDir, CURRENT_LINK))) {
-    if (!/^[0-9a-f]{2}\/[^/]+\.json$/.test(rel)) continue;
+    if (!isRecordFile(rel)) continue;
     const text = await readFile(abs, 'utf8');
     const record = JSON.parse(text) as Record<string, unknown>;
     out.set(String(record.domain), { rel, text, record });

@@ -181,7 +181,7 @@ export async function onePackARecord(): Promise<Project> {
   return p;
 }
 
-/** The live record file of a (normalized) domain in the tree kept for people to read (`records/current/<ab>/<domain>.json`); the service reads packs (./packs.ts). */
+/** The live record file of a (normalized) domain in the tree a build writes for people to read when asked (`tree`: `records/current/<ab>/<domain>.json`); the service reads packs (./packs.ts). */
 export function liveRecordFile(p: Pick<Project, 'recordsDir'>, domain: string): string {
   return join(p.recordsDir, CURRENT_LINK, recordPath(domain));
 }

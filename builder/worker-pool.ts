@@ -1,0 +1,90 @@
+import { Worker } from 'node:worker_threads';
+
+// The one pool of worker threads: the build signs in it (./dispatch.ts), a mirror verifies in it
+// (mirror/verify-pool.ts). A worker answers each task `{ id, ...task }` with `{ id, ...result }`,
+// or `{ id, fatal: { message, code } }` when the task failed in a way no result can say.
+
+/** What a worker answers when a task failed outright. */
+export interface WorkerFatal {
+  message: string;
+  code?: string;
+}
+
+/**
+ * The file a pool's worker runs (`compiled`, its path under the repository), compiled and bundled by
+ * `npm run build` (builder/bundle-worker.mjs), beside the compiled module asking (`from`); under
+ * vitest, which runs the TypeScript sources, the compiled one too.
+ */
+export function workerScript(from: string, compiled: string): URL {
+  return new URL(from.endsWith('.ts') ? `../${compiled}` : `./${compiled.split('/').pop()}`, from);
+}
+
+/**
+ * Worker threads handed tasks in turn, each task's answer a promise. The first failure (a worker
+ * that died, a fatal answer, or {@link failAll}) fails every task in flight and every later one.
+ */
+export class WorkerPool<Task extends object, Result extends object> {
+  private readonly workers: Worker[];
+  private readonly pending = new Map<number, { resolve: (r: Result) => void; reject: (e: Error) => void }>();
+  private firstFailure: Error | null = null;
+  private nextId = 0;
+  private turn = 0;
+
+  /**
+   * @param toError the error a worker's death (`died`) or a fatal answer (`fatal`) fails the pool with
+   */
+  constructor(
+    script: URL,
+    workerData: unknown,
+    count: number,
+    private readonly toError: (how: 'died' | 'fatal', why: WorkerFatal, cause?: Error) => Error,
+  ) {
+    // Bounded heaps keep memory flat however much passes through.
+    const resourceLimits = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 16 };
+    this.workers = Array.from({ length: count }, () => new Worker(script, { workerData, resourceLimits }));
+    for (const w of this.workers) {
+      w.on('message', (msg: Result & { id: number; fatal?: WorkerFatal }) => this.settle(msg));
+      w.on('error', (error) => this.failAll(this.toError('died', { message: error.message }, error)));
+    }
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  /** The pool's first failure, or null while it has none. */
+  get failure(): Error | null {
+    return this.firstFailure;
+  }
+
+  /** Hands a task to the next worker (`transfer`: buffers moved, not copied); its answer. */
+  run(task: Task, transfer: readonly ArrayBuffer[] = []): Promise<Result> {
+    if (this.firstFailure) return Promise.reject(this.firstFailure);
+    const id = this.nextId++;
+    const answer = new Promise<Result>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    this.workers[this.turn++ % this.workers.length]!.postMessage({ id, ...task }, transfer as ArrayBuffer[]);
+    return answer;
+  }
+
+  /** Fails every task in flight, and every later one; the first failure is the one reported. */
+  failAll(error: Error): void {
+    this.firstFailure ??= error;
+    for (const p of this.pending.values()) p.reject(this.firstFailure);
+    this.pending.clear();
+  }
+
+  close(): Promise<unknown> {
+    return Promise.all(this.workers.map((w) => w.terminate()));
+  }
+
+  private settle(msg: Result & { id: number; fatal?: WorkerFatal }): void {
+    const entry = this.pending.get(msg.id);
+    this.pending.delete(msg.id);
+    if (msg.fatal) {
+      this.firstFailure ??= this.toError('fatal', msg.fatal);
+      entry?.reject(this.firstFailure);
+      return;
+    }
+    entry?.resolve(msg);
+  }
+}
