@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { awsCommandEnv } from '../support/aws-env.ts';
 import { cleanup } from '../support/gateway.ts';
+import { liveRecords } from '../support/outputs.ts';
 import { freePort } from '../support/ports.ts';
 import { ISSUER, makeProject, type Project, ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
@@ -77,9 +78,7 @@ beforeAll(async () => {
   home = await tempDir();
   project = await makeProject();
   await publishTo(s3, BUCKET, 'prod', project);
-  domains = (await readdir(join(project.recordsDir, 'current'), { recursive: true }))
-    .filter((n) => n.endsWith('.json') && n.includes('/'))
-    .map((n) => n.slice(3, -5));
+  domains = [...(await liveRecords(project)).keys()];
 }, 60_000);
 afterAll(async () => {
   for (const child of children) child.kill('SIGTERM');

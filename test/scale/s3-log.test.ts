@@ -15,6 +15,7 @@ import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway, type TestGateway, trustingProject } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
 import { connectHttpClient } from '../support/mcp.ts';
+import { liveRecords } from '../support/outputs.ts';
 import { build, ISSUER, makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
@@ -73,9 +74,7 @@ describe('the log from a bucket', () => {
 
   it("gives every record's proof byte for byte as the folder gateway, and each verifies", async () => {
     const vkey = (await readFile(join(project.publicDir, '.well-known/merchant-verify-log.vkey'), 'utf8')).trim();
-    const domains = (await readdir(join(project.recordsDir, 'current'), { recursive: true }))
-      .filter((n) => n.endsWith('.json') && n.includes('/'))
-      .map((n) => n.slice(3, -5));
+    const domains = [...(await liveRecords(project)).keys()];
     expect(domains).toHaveLength(33);
     for (const domain of domains) {
       const [a, b] = await Promise.all([folder.request(`/v1/proof?domain=${domain}`), bucketGateway.request(`/v1/proof?domain=${domain}`)]);
