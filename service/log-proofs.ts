@@ -137,8 +137,9 @@ export class LogProofs {
   /**
    * The checkpoint a build's proofs are served against: its served checkpoint (the log's newer head,
    * which a refresh writes once the quorum cosigned it after a build short of its own) when that is
-   * of the same log and larger, else its own; null when the build has none. Read on each request,
-   * so a refresh's fresh cosignatures are served at once.
+   * of the same log and larger, else its own; null when the build has none. Read on each request for
+   * a record's or an absence proof, so a refresh's fresh cosignatures are served at once; the live
+   * statement (`GET /v1/lookup`) reads it at the records' refresh instead ({@link liveCheckpoint}).
    */
   private async checkpointOf(build: string): Promise<string | null> {
     const [own, served] = await Promise.all([
