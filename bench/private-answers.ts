@@ -1,5 +1,5 @@
 /**
- * `npm run bench:private [-- --count N --seconds S --rounds R --sizes-only]`: what a compact private answer
+ * `npm run bench:private [-- --count N --seconds S --rounds R --sizes-only | --gateway-only]`: what a compact private answer
  * costs, beside the plain lookup in the same run.
  *
  * 1. Sizes at 1k, 100k, 1M and 10M audited domains, from synthetic domain hashes (a signed 10M
@@ -9,7 +9,8 @@
  *    at quality 5), their spread, and the time to encode every answer (what the build adds). The
  *    old JSON prefix answer's signed size is given by its own formula with records of the plain
  *    answer's size below.
- * 2. A real build of `--count` audits (default 20,000) served by `mvr serve` in its own process:
+ * 2. A real build of `--count` audits (default 20,000), with a transparency log key (so the statement
+ *    carries its log proof, as a production build's does), served by `mvr serve` in its own process:
  *    the gateway's CPU a request (utime + stime from /proc/PID/stat over wrk runs), a compact
  *    lookup of random buckets and the statement a client asks first (`GET /v1/lookup`) beside a
  *    hot `/v1/verify`, paired round by round; the plain answer's
@@ -50,6 +51,8 @@ const { values } = parseArgs({
     port: { type: 'string', default: '18931' },
     // Only the sizes (part 1): no build, no gateway.
     'sizes-only': { type: 'boolean', default: false },
+    // Only the gateway (part 2): no synthetic maps encoded.
+    'gateway-only': { type: 'boolean', default: false },
   },
 });
 const log = (s: string) => process.stderr.write(`bench:private: ${s}\n`);
@@ -118,6 +121,7 @@ async function gatewayPart(): Promise<{ plainBytes: number; lines: string[] }> {
   log(`building ${fmt(count)} audits`);
   const audits = await auditsFile(work, count);
   await run(process.execPath, [MVR, 'keygen', '--keys', join(work, 'keys')]);
+  await run(process.execPath, [MVR, 'keygen', '--log', '--keys', join(work, 'keys')]);
   const dirs = ['--records', join(work, 'records'), '--public', join(work, 'public')];
   await run(process.execPath, [MVR, 'build', '--audits', audits, ...dirs, '--keys', join(work, 'keys')]);
   const apiKeys = join(work, 'api-keys.json');
@@ -128,8 +132,10 @@ async function gatewayPart(): Promise<{ plainBytes: number; lines: string[] }> {
   try {
     const base = `http://127.0.0.1:${port}`;
     const headers = { authorization: `Bearer ${key}` };
-    const { statement } = (await (await fetch(`${base}/v1/lookup`, { headers })).json()) as {
+    const head = Buffer.from(await (await fetch(`${base}/v1/lookup`, { headers })).arrayBuffer());
+    const { statement, statement_proof } = JSON.parse(head.toString('utf8')) as {
       statement: { lookup: { bits: number; bucket_bytes: number } };
+      statement_proof?: string;
     };
     const hot = (await domainsOf(join(audits, 'audits.jsonl'), 1))[0]!;
     const plain = Buffer.from(await (await fetch(`${base}/v1/verify?domain=${hot}`, { headers })).arrayBuffer());
@@ -173,7 +179,7 @@ async function gatewayPart(): Promise<{ plainBytes: number; lines: string[] }> {
     const rssEnd = await rssOf(gateway.pid!);
     const lines = [
       `\n## Compact private answers: the gateway (a real build of ${fmt(count)} audits, \`mvr serve\`)\n`,
-      `Answer bytes: compact ${fmt(compact.length)} (${bits} bits), plain /v1/verify ${fmt(plain.length)}.`,
+      `Answer bytes: compact ${fmt(compact.length)} (${bits} bits), plain /v1/verify ${fmt(plain.length)}, the statement (\`GET /v1/lookup\`) ${fmt(head.length)} (${statement_proof === undefined ? 'no' : 'with its'} log proof).`,
       '| scenario | CPU a request, µs | req/s | p99 ms |\n|---|---|---|---|',
       ...medians.map((m) => `| ${m.name} | ${fmt(m.cpuUs, 1)} | ${fmt(m.requestsPerSecond)} | ${fmt(m.p99ms, 2)} |`),
       `\nCompact over hot verify, round by round: ${(paired.get('compact lookup / hot /v1/verify') ?? []).map((x) => fmt(x, 2)).join(', ')}`,
@@ -190,13 +196,17 @@ async function gatewayPart(): Promise<{ plainBytes: number; lines: string[] }> {
 const PLAIN_BYTES_DEFAULT = 860;
 const served = values['sizes-only'] ? null : await gatewayPart();
 const plainBytes = served?.plainBytes ?? PLAIN_BYTES_DEFAULT;
-log('sizes at 1k, 100k, 1M (encoded) and 10M (bucket counts)');
-const rows = [await sizesAt(1_000, true), await sizesAt(100_000, true), await sizesAt(1_000_000, true), await sizesAt(10_000_000, false)];
-console.log('\n## Compact private answers: sizes (synthetic hashes)\n');
-console.log(
-  '| audited domains | bits | buckets | smallest bucket | largest bucket | compact answer, bytes | within 32 KiB | gzip spread | brotli-5 spread | JSON prefix answer (formula), bytes | plain /v1/verify answer, bytes | every answer encoded, ms |',
-);
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+const sizes = values['gateway-only'] ? [] : [1_000, 100_000, 1_000_000, 10_000_000];
+if (sizes.length > 0) log('sizes at 1k, 100k, 1M (encoded) and 10M (bucket counts)');
+const rows = [];
+for (const n of sizes) rows.push(await sizesAt(n, n < 10_000_000));
+if (rows.length > 0) {
+  console.log('\n## Compact private answers: sizes (synthetic hashes)\n');
+  console.log(
+    '| audited domains | bits | buckets | smallest bucket | largest bucket | compact answer, bytes | within 32 KiB | gzip spread | brotli-5 spread | JSON prefix answer (formula), bytes | plain /v1/verify answer, bytes | every answer encoded, ms |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+}
 for (const r of rows) {
   const L = prefixLengthFor(r.n);
   // The old format: about n/16^L records a prefix (its largest about mean + 5 sigma), each a record of the plain answer's size.

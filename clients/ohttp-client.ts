@@ -1,5 +1,6 @@
 import { type AnswerSource, gatewaySource } from '@merchant-verify/verifier';
 import { BHttpDecoder, BHttpEncoder } from 'bhttp-js';
+import { verifyBuildStatement } from '#shared';
 import { FetchFailedError, OhttpKeyConfigError } from '../core/errors/errors.ts';
 import { READ_LIMITS } from '../core/limits.ts';
 import { encapsulateRequest, keyConfigSha256, OHTTP_GATEWAY_PATH, OHTTP_MEDIA, parseKeyConfigs } from '../core/ohttp.ts';
@@ -58,33 +59,67 @@ export function ohttpFetch(relayUrl: string, keyConfig: Uint8Array): typeof glob
 }
 
 /**
- * The verifier package's gateway source with every request through `relayUrl`, and each prefix
- * answer's build statement held to the key configuration: a statement that does not name the
- * SHA-256 of `keyConfig` (`ohttp.key_config_sha256`) refuses the answer with
- * OHTTP_KEY_CONFIG_INVALID, so a gateway that gave this client a key of its own (to tell its
- * requests apart) is caught at its first answer. The statement is the one the verifier then
- * checks the signature of: a gateway cannot write the hash into it.
+ * The verifier package's gateway source with every request through `relayUrl`, bound to the build
+ * before any prefix leaves: the live statement (`GET /v1/lookup`, through the relay) is fetched
+ * first, its signature checked against the key set, and it must name the SHA-256 of `keyConfig`
+ * (`ohttp.key_config_sha256`); else OHTTP_KEY_CONFIG_INVALID and no prefix is sent. So a gateway
+ * that gave this client a key of its own (to tell its requests apart) learns nothing but that the
+ * statement was asked. Each statement asked later is checked so too, and so is the statement each
+ * JSON prefix answer carries; the verifier then checks the same signatures again.
  */
-export function ohttpSource(options: { baseUrl: string; apiKey: string; relayUrl: string; keyConfig: FetchedKeyConfig }): AnswerSource {
+export function ohttpSource(options: {
+  baseUrl: string;
+  apiKey: string;
+  relayUrl: string;
+  keyConfig: FetchedKeyConfig;
+  /** The key set the statement is checked against (a caller's given or pinned one); default the gateway's, through the relay. */
+  keySet?: () => Promise<unknown>;
+}): AnswerSource {
   const source = gatewaySource({
     baseUrl: options.baseUrl,
     apiKey: options.apiKey,
     fetch: ohttpFetch(options.relayUrl, options.keyConfig.bytes),
   });
   const expected = keyConfigSha256(options.keyConfig.bytes);
+  const url = options.keyConfig.url;
+  const keySet = options.keySet ?? source.keySet;
+  /** The last statement checked (a promise while it is), which every lookup waits on; dropped when refused. */
+  let bound: Promise<unknown> | undefined;
+  const lookupStatement = (): Promise<unknown> => {
+    const checked = source.lookupStatement!().then(async (head) => {
+      const statement = (head as { statement?: unknown } | null)?.statement;
+      const signed = verifyBuildStatement(statement, undefined, await keySet());
+      if (!signed.valid)
+        throw new OhttpKeyConfigError(
+          `the gateway's lookup statement does not verify against the key set (${signed.code}: ${signed.message}), so nothing says the key configuration at ${url} is the build's: no prefix was sent`,
+        );
+      checkBinding(statement, expected, url);
+      return head;
+    });
+    bound = checked;
+    checked.catch(() => {
+      if (bound === checked) bound = undefined;
+    });
+    return checked;
+  };
   return {
     ...source,
+    lookupStatement,
     prefix: async (prefix) => {
+      await (bound ?? lookupStatement());
       const answer = await source.prefix!(prefix);
-      if (answer !== null) checkBinding(answer, expected, options.keyConfig.url);
+      if (answer !== null) checkBinding((answer as { statement?: unknown }).statement, expected, url);
       return answer;
+    },
+    compact: async (bits, hex) => {
+      await (bound ?? lookupStatement());
+      return source.compact!(bits, hex);
     },
   };
 }
 
-function checkBinding(answer: unknown, expected: string, url: string): void {
-  const statement = (answer as { statement?: { ohttp?: { key_config_sha256?: unknown } } } | null)?.statement;
-  const signed = statement?.ohttp?.key_config_sha256;
+function checkBinding(statement: unknown, expected: string, url: string): void {
+  const signed = (statement as { ohttp?: { key_config_sha256?: unknown } } | null | undefined)?.ohttp?.key_config_sha256;
   if (signed === undefined)
     throw new OhttpKeyConfigError(`the build statement names no Oblivious HTTP key configuration, so the one at ${url} is not the build's`);
   if (signed !== expected)

@@ -1,6 +1,7 @@
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
+import type { CompactLookups } from '../service/compact-lookups.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { PrefixLookups } from '../service/prefix-lookups.ts';
 import type { RecordsService, RejectionKind, StoreReadOutcome } from '../service/records.ts';
@@ -10,6 +11,7 @@ import { storeMetrics } from './metrics-store.ts';
 export interface WatchedServices {
   records: Pick<RecordsService, 'health'>;
   lookups: Pick<PrefixLookups, 'stats'>;
+  compact: Pick<CompactLookups, 'stats'>;
   history: Pick<BuildHistory, 'builds'> | null;
   apiKeys: Pick<ApiKeyStore, 'counts'>;
   limits: { perKey: RateLimiter | null; perAddress: RateLimiter | null };
@@ -138,6 +140,25 @@ export class GatewayMetrics {
       () => answers().bytes,
     );
     pulledGauge(r, 'mvr_lookup_answers_entries', "The live build's prefix lookup answers held in memory.", () => answers().answers);
+    const compact = () => services.compact.stats();
+    pulledGauge(
+      r,
+      'mvr_lookup_compact_answers_bytes',
+      "Bytes of the live build's compact lookup answers held in memory (each its build's one size).",
+      () => compact().bytes,
+    );
+    pulledGauge(
+      r,
+      'mvr_lookup_compact_answers_entries',
+      "The live build's compact lookup answers held in memory.",
+      () => compact().answers,
+    );
+    pulledGauge(
+      r,
+      'mvr_lookup_compact_answers_limit_bytes',
+      'The bound on the compact lookup answers held (CACHE_LIMITS.compactAnswerBytes).',
+      () => compact().limitBytes,
+    );
     pulledGauge(
       r,
       'mvr_store_up',

@@ -41,24 +41,27 @@ export class CompactLookups {
     return { build: k.build || null, answers: k.byBucket.size, bytes: k.bytes, limitBytes: this.maxBytes };
   }
 
-  /** The head's JSON as last served, made again only when the build or its statement proof changes. */
-  private headKept: { build: string; proof: string | null; answer: CompactAnswerBytes } | null = null;
+  /** The head as last made: its bytes for one live build and the checkpoint its statement is proven against. */
+  private headKept: { build: string; checkpoint: string | null; answer: CompactAnswerBytes } | null = null;
 
   /**
    * The live build's statement and its log proof (absent where the store keeps no log), as JSON
    * bytes with their entity tag: what a client fetches first and checks answers against. Every
-   * private lookup asks it, so it is serialized and hashed once per build and proof, not per request.
+   * private lookup asks it, so its bytes are made once per live build and served checkpoint (read
+   * at the records' refresh, never per request): a request compares the two and sends what was made.
    */
   async head(): Promise<CompactAnswerBytes> {
     const m = await this.records.buildMap();
     if (m.statement.lookup?.bits === undefined) throw noCompact(m.build);
-    const proof = await this.proofs.liveStatementProof(m.statement);
+    const checkpoint = await this.proofs.liveCheckpoint(m.build);
     const kept = this.headKept;
-    if (kept?.build === m.build && kept.proof === proof) return kept.answer;
+    if (kept?.build === m.build && kept.checkpoint === checkpoint) return kept.answer;
+    const proof = await this.proofs.liveStatementProof(m.statement, checkpoint);
     const bytes = Buffer.from(
       JSON.stringify(proof === null ? { statement: m.statement } : { statement: m.statement, statement_proof: proof }),
     );
-    this.headKept = { build: m.build, proof, answer: { bytes, etag: strongEtag(bytes) } };
+    // One head is kept, the live build's: made again only when the build or its checkpoint changes.
+    this.headKept = { build: m.build, checkpoint, answer: { bytes, etag: strongEtag(bytes) } };
     return this.headKept.answer;
   }
 

@@ -63,6 +63,8 @@ const STATEMENT_PROOFS_KEPT = 16;
 export class LogProofs {
   private readonly shards = new Map<string, Promise<Map<string, { index: number; salt: string }>>>();
   private readonly statementProofs = new Map<string, Promise<{ index: number; proof: Uint8Array[] } | null>>();
+  /** The live build's checkpoint as last read (see {@link liveCheckpoint}). */
+  private live: { build: string; checkpoint: Promise<string | null> } | null = null;
 
   /** The store the records service reads. */
   private readonly store: Store;
@@ -128,15 +130,16 @@ export class LogProofs {
   async absenceFor(domain: string, kept?: string): Promise<AbsenceProof> {
     const proof = kept === undefined ? await this.records.absenceFor(domain) : await this.history.absenceIn(kept, domain);
     if (kept === undefined && this.store.liveBuild() === null) return proof;
-    const statementProof = await this.statementProof(proof);
+    const statementProof = await this.statementProof(proof, await this.checkpointOf(proof.statement.build));
     return statementProof === null ? proof : { ...proof, statement_proof: statementProof };
   }
 
   /**
    * The checkpoint a build's proofs are served against: its served checkpoint (the log's newer head,
    * which a refresh writes once the quorum cosigned it after a build short of its own) when that is
-   * of the same log and larger, else its own; null when the build has none. Read on each request,
-   * so a refresh's fresh cosignatures are served at once.
+   * of the same log and larger, else its own; null when the build has none. Read on each request for
+   * a record's or an absence proof, so a refresh's fresh cosignatures are served at once; the live
+   * statement (`GET /v1/lookup`) reads it at the records' refresh instead ({@link liveCheckpoint}).
    */
   private async checkpointOf(build: string): Promise<string | null> {
     const [own, served] = await Promise.all([
@@ -146,14 +149,48 @@ export class LogProofs {
     return servedCheckpointOf(own, served);
   }
 
-  /** The live build's statement proof (see {@link absenceFor}); null when the store keeps no log or the build has no statement entry. */
-  async liveStatementProof(statement: AbsenceProof['statement']): Promise<string | null> {
-    return this.store.liveBuild() === null ? null : this.statementProof({ statement });
+  /**
+   * The live build's statement proof (see {@link absenceFor}) against `checkpoint` as last read
+   * ({@link liveCheckpoint}), or read now when not given; null when the store keeps no log or the
+   * build has no statement entry.
+   */
+  async liveStatementProof(statement: AbsenceProof['statement'], checkpoint?: string | null): Promise<string | null> {
+    if (this.store.liveBuild() === null) return null;
+    return this.statementProof({ statement }, checkpoint === undefined ? await this.checkpointOf(statement.build) : checkpoint);
   }
 
-  /** A build's statement proof: the path made once per checkpoint size (the tiles never change), the checkpoint read each time; a failure is not kept. */
-  private async statementProof({ statement }: Pick<AbsenceProof, 'statement'>): Promise<string | null> {
-    const checkpoint = await this.checkpointOf(statement.build);
+  /**
+   * The checkpoint the live build's proofs are served against, as last read: read when `build` is
+   * first asked about, and again at each {@link refreshLive}, never per request (`GET /v1/lookup`
+   * serves bytes made once per build and checkpoint). Null when the store keeps no log.
+   */
+  liveCheckpoint(build: string): Promise<string | null> {
+    if (this.store.liveBuild() === null) return Promise.resolve(null);
+    if (this.live?.build !== build) {
+      const live = { build, checkpoint: this.checkpointOf(build) };
+      this.live = live;
+      // A failed first read is not kept: the next request reads again.
+      live.checkpoint.catch(() => {
+        if (this.live === live) this.live = null;
+      });
+    }
+    return this.live.checkpoint;
+  }
+
+  /**
+   * Reads the live build's checkpoint again (the records stack's refresh loop calls it), so a
+   * refresh's fresh cosignatures reach {@link liveCheckpoint} within one tick. The same text keeps
+   * the same string, so what was made from it stays; a failed read keeps what was read before.
+   */
+  async refreshLive(): Promise<void> {
+    const live = this.live;
+    if (!live) return;
+    const [before, now] = await Promise.all([live.checkpoint, this.checkpointOf(live.build)]);
+    if (this.live === live && now !== before) this.live = { build: live.build, checkpoint: Promise.resolve(now) };
+  }
+
+  /** A build's statement proof against `checkpoint` (its {@link checkpointOf}): the path made once per checkpoint size (the tiles never change); a failure is not kept. */
+  private async statementProof({ statement }: Pick<AbsenceProof, 'statement'>, checkpoint: string | null): Promise<string | null> {
     const size = checkpoint === null ? null : parseCheckpoint(parseNote(checkpoint).text).size;
     const key = `${statement.build}@${size}`;
     let made = this.statementProofs.get(key);

@@ -57,6 +57,8 @@ export async function openRecordsStack(options: RecordsStackOptions): Promise<Re
     await records.close();
     throw error;
   }
+  const history = new BuildHistory(records, { onMapLoad: onKeptMapLoad });
+  const proofs = new LogProofs(records, history);
   // A failed refresh keeps what was read before; the store says what it could not read. A tick
   // that finds the last refresh still running (a slow store) is skipped: one refresh at a time.
   let running = false;
@@ -65,6 +67,7 @@ export async function openRecordsStack(options: RecordsStackOptions): Promise<Re
     running = true;
     void records
       .refresh()
+      .then(() => proofs.refreshLive())
       .catch(() => undefined)
       .finally(() => {
         running = false;
@@ -72,8 +75,6 @@ export async function openRecordsStack(options: RecordsStackOptions): Promise<Re
   };
   const timer = refreshMs ? setInterval(tick, refreshMs) : null;
   timer?.unref();
-  const history = new BuildHistory(records, { onMapLoad: onKeptMapLoad });
-  const proofs = new LogProofs(records, history);
   return {
     records,
     history,

@@ -4,7 +4,9 @@
  * `promtool check metrics` (Debian's prometheus package) when it is installed.
  */
 import { spawnSync } from 'node:child_process';
+import { bucketHex } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CACHE_LIMITS } from '../../core/limits.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { parseMetrics, type Samples, sampleOf } from '../support/metrics-text.ts';
 import { needing, program } from '../support/programs.ts';
@@ -21,6 +23,7 @@ const BAD_KEY = 'mvr_0000000000_notavalidkeynotavalidkeynotavalidkeynotavali';
 let g: TestGateway;
 let text: string;
 let samples: Samples;
+let compactBytes: number;
 
 beforeAll(async () => {
   const project = await makeProject();
@@ -34,6 +37,9 @@ beforeAll(async () => {
   expect((await g.verify('not a domain')).status).toBe(400);
   expect((await g.verify(AUDITED)).status).toBe(429);
   expect((await g.request('/no-such-path')).status).toBe(404);
+  // One compact answer asked of the service itself, so the known quota above is unchanged.
+  const { lookup } = (await g.gateway.services.records.buildMap()).statement;
+  compactBytes = (await g.gateway.services.compact.answer(String(lookup!.bits), bucketHex(0, lookup!.bits!))).bytes.length;
   const res = await fetch(g.gateway.metricsUrl!);
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
@@ -66,6 +72,9 @@ describe('GET /metrics after known traffic', () => {
     expect(sampleOf(samples, 'mvr_verified_cache_entries')).toBe(1);
     expect(sampleOf(samples, 'mvr_verified_cache_bytes')).toBeGreaterThan(0);
     expect(sampleOf(samples, 'mvr_verified_cache_limit_bytes')).toBe(1024 * 1024);
+    expect(sampleOf(samples, 'mvr_lookup_compact_answers_entries')).toBe(1);
+    expect(sampleOf(samples, 'mvr_lookup_compact_answers_bytes')).toBe(compactBytes);
+    expect(sampleOf(samples, 'mvr_lookup_compact_answers_limit_bytes')).toBe(CACHE_LIMITS.compactAnswerBytes);
     expect(sampleOf(samples, 'mvr_rate_limit_refusals_total', { policy: 'per-key' })).toBe(1);
     expect(sampleOf(samples, 'mvr_api_key_reloads_total')).toBeGreaterThanOrEqual(1);
     expect(sampleOf(samples, 'mvr_api_key_reload_failures_total')).toBe(0);

@@ -3,14 +3,14 @@
  * through a test relay (a third party's stand-in). What each side saw is checked: the relay the
  * caller's address and sealed bytes (no prefix, no key); the gateway the relay's address only,
  * the prefix and the key id (its access line, as a direct lookup's). The verdicts are the
- * direct lookup's; a key configuration the build did not sign is refused before a verdict; an
+ * direct lookup's; a key configuration the build did not sign is refused before any prefix is sent; an
  * inner request for a route not offered is refused inside the sealed answer; what cannot be
  * opened is refused in the clear with its code.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gatewaySource, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import { bucketHex, bucketOf, gatewaySource, verifyOnlinePrivately } from '@merchant-verify/verifier';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BHttpEncoder } from 'bhttp-js';
@@ -116,7 +116,19 @@ describe('Oblivious HTTP through a relay', async () => {
     expect((await head.arrayBuffer()).byteLength).toBe(0);
   });
 
-  it('refuses a key configuration the build did not sign, before any verdict', async () => {
+  it('sends no prefix when the statement does not verify against the key set the caller trusts', async () => {
+    const logsBefore = g.logs.length;
+    const real = (await g.request('/.well-known/merchant-verify-keys.json', { key: null })).json as { keys: { kid: string }[] };
+    const otherKeys = { ...real, keys: real.keys.map((k) => ({ ...k, kid: `other-${k.kid}` })) };
+    const source = ohttpSource({ baseUrl: g.url, apiKey: g.key, relayUrl: relay.url, keyConfig, keySet: async () => otherKeys });
+    const error = await verifyOnlinePrivately({ domain: UNAUDITED, source }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'OHTTP_KEY_CONFIG_INVALID', message: expect.stringContaining('STATEMENT_NOT_SIGNED') });
+    const paths = g.logs.slice(logsBefore).map((l) => (l as unknown as { path?: string }).path);
+    expect(paths).toContain('/v1/lookup');
+    expect(paths.filter((path) => path?.startsWith('/v1/lookup/'))).toEqual([]);
+  });
+
+  it('refuses a key configuration the build did not sign, before any prefix is sent', async () => {
     const other = await ohttpKeyFromSeed(0, new Uint8Array(32).fill(7));
     const own = await startTestGateway(project, { ohttpKey: other });
     const ownRelay = await startOhttpRelay(own.url);
@@ -130,6 +142,19 @@ describe('Oblivious HTTP through a relay', async () => {
       const source = ohttpSource({ baseUrl: own.url, apiKey: own.key, relayUrl: ownRelay.url, keyConfig: tampered });
       const error = await verifyOnlinePrivately({ domain: UNAUDITED, source }).catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'OHTTP_KEY_CONFIG_INVALID' });
+      // Asked straight for a bucket, the client still fetches the statement first and stops there.
+      const { bits } = (await own.request('/v1/lookup')).json.statement.lookup as { bits: number };
+      const straight = await source.compact!(bits, bucketHex(bucketOf(createHash('sha256').update(UNAUDITED).digest(), bits), bits)).catch(
+        (e: unknown) => e,
+      );
+      expect(straight).toMatchObject({ code: 'OHTTP_KEY_CONFIG_INVALID' });
+      // The gateway was asked for its statement (and key set) through the relay, never for a prefix.
+      const relayedPaths = own.logs
+        .filter((l) => l.msg === 'request')
+        .map((l) => (l as unknown as { path: string }).path)
+        .filter((path) => path.startsWith('/v1/lookup'));
+      expect(relayedPaths.filter((path) => path !== '/v1/lookup')).toEqual([]);
+      expect(relayedPaths).toContain('/v1/lookup');
     } finally {
       await ownRelay.close();
       await own.close();

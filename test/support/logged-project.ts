@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLogKey, logOrigin } from '../../keyring/log-key.ts';
-import { startTestGateway } from './gateway.ts';
+import { type GatewayOverrides, startTestGateway } from './gateway.ts';
 import { readCurrentRecords, snapshot } from './outputs.ts';
 import { build, ISSUER, makeProject, type Project } from './project.ts';
 
@@ -19,9 +19,9 @@ export async function loggedProject(): Promise<Project> {
 }
 
 /** A gateway over a build project (the gateway helpers' project shape). */
-export async function gatewayOver(p: Project) {
+export async function gatewayOver(p: Project, overrides: GatewayOverrides = {}) {
   const project: Project = { ...p, apiKeysFile: join(p.keysDir, 'api-keys.json') };
-  return startTestGateway(project);
+  return startTestGateway(project, overrides);
 }
 
 /**
