@@ -58,8 +58,9 @@ export function ohttpFetch(relayUrl: string, keyConfig: Uint8Array): typeof glob
 }
 
 /**
- * The verifier package's gateway source with every request through `relayUrl`, and each prefix
- * answer's build statement held to the key configuration: a statement that does not name the
+ * The verifier package's gateway source with every request through `relayUrl`, and the live
+ * statement (`GET /v1/lookup`, fetched before any bucket) and each prefix answer's build statement
+ * held to the key configuration: a statement that does not name the
  * SHA-256 of `keyConfig` (`ohttp.key_config_sha256`) refuses the answer with
  * OHTTP_KEY_CONFIG_INVALID, so a gateway that gave this client a key of its own (to tell its
  * requests apart) is caught at its first answer. The statement is the one the verifier then
@@ -78,6 +79,12 @@ export function ohttpSource(options: { baseUrl: string; apiKey: string; relayUrl
       const answer = await source.prefix!(prefix);
       if (answer !== null) checkBinding(answer, expected, options.keyConfig.url);
       return answer;
+    },
+    // The live statement comes before any bucket is sent, so a key of this client's own is caught before a bucket is sealed to it.
+    lookupStatement: async () => {
+      const head = await source.lookupStatement!();
+      checkBinding(head, expected, options.keyConfig.url);
+      return head;
     },
   };
 }
