@@ -110,6 +110,12 @@ export const verificationOutputSchema = z.object({
     .describe("an IDN domain's Unicode form (null when it has no A-label), for people; domain is the key"),
   signature: step.nullable().describe("null when no record was fetched (a private lookup's entry verdict)"),
   absence: step.nullable(),
+  entry: step
+    .nullable()
+    .optional()
+    .describe(
+      "a private lookup of an audited domain: its entry in the build's map proven (record_hash: SHA-256 of the record's exact bytes, base64; record_fetched: false)",
+    ),
   log: step.nullable(),
   place: step
     .nullable()
@@ -153,12 +159,6 @@ export const verificationOutputSchema = z.object({
     .nullable()
     .describe(
       "the record as served; null for an audited domain looked up privately: its verdict comes from its map entry (entry: the record's hash), and the record itself was not fetched",
-    ),
-  entry: step
-    .nullable()
-    .optional()
-    .describe(
-      "a private lookup of an audited domain: its entry in the build's map proven (record_hash: SHA-256 of the record's exact bytes, base64; record_fetched: false)",
     ),
   bundle: bundleSchema
     .optional()
