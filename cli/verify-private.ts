@@ -10,7 +10,8 @@ import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
 import { fetchKeyConfig, ohttpSource } from '../clients/ohttp-client.ts';
 import { ConfigError, exitCodeOf } from '../core/errors/errors.ts';
 import { normalizeDomain } from '../core/rules/domain.ts';
-import { entryLines, entryVerificationJson } from '../presentation/entry-json.ts';
+import { witnessedText } from '../core/rules/witnessed.ts';
+import { entryLines, entryVerificationJson, statementFailureJson } from '../presentation/entry-json.ts';
 import { type TrustJson, trustJson, trustLines } from '../presentation/trust-report.ts';
 import { readTrustedKeys } from './trust-options.ts';
 import { jsonFile, keySetFlagOf, keySetPathOf } from './verify-action.ts';
@@ -69,7 +70,7 @@ export async function verifyPrivately(
     logKey: { given: logKey, policy: str('policy'), fetched: `${base}${LOG_KEY_PATH}` },
   });
   const source = `${base}/v1/lookup/${verdict.bucket}${relayUrl ? ` (through ${new URL(relayUrl).origin})` : ''}`;
-  return outcomeOf(verdict, domain, source, str('policy') !== undefined, trust);
+  return outcomeOf(verdict, domain, source, { policy: str('policy') !== undefined, log: Boolean(args.log) }, trust);
 }
 
 /**
@@ -78,7 +79,14 @@ export async function verifyPrivately(
  * next audit, the record's hash, the statement's steps) with the record said to be unfetched; or
  * why the answer did not hold, in the same JSON shape with no step run.
  */
-function outcomeOf(v: CompactVerification, domain: string, source: string, policy: boolean, trust: TrustJson): Outcome {
+function outcomeOf(
+  v: CompactVerification,
+  domain: string,
+  source: string,
+  asked: { policy: boolean; log: boolean },
+  trust: TrustJson,
+): Outcome {
+  const { policy } = asked;
   if (v.verification) return present(v.verification, source, { policy, trust, private: true });
   if (v.entry) {
     const { valid, code, message, domain: d, domain_unicode, ...steps } = entryVerificationJson({ ...v, entry: v.entry }, policy, trust);
@@ -89,13 +97,34 @@ function outcomeOf(v: CompactVerification, domain: string, source: string, polic
       head,
       ...entryLines(json),
       `  source     ${source}`,
-      ...(witnesses ? [`  witnesses  ${witnesses.valid ? 'held' : `NOT PROVEN: ${witnesses.code} (${witnesses.message})`}`] : []),
+      ...(witnesses
+        ? [
+            `  witnesses  ${witnesses.valid && v.witnessed ? witnessedText(v.witnessed) : `NOT PROVEN: ${witnesses.code} (${witnesses.message})`}`,
+          ]
+        : []),
       ...trustLines(trust),
     ];
     return { json, text: `${lines.join('\n')}\n`, exitCode: v.code === null ? 0 : exitCodeOf(v.code) };
   }
   const code = v.code ?? 'INCOMPLETE_PREFIX_ANSWER';
   const message = v.message ?? code;
+  const statement = statementFailureJson(v, domain, policy, asked.log, trust);
+  if (statement) {
+    const { valid, code: c, message: m, domain: d, domain_unicode, ...steps } = statement;
+    const lines = [
+      `INVALID (${code}): ${message}`,
+      `  domain     ${domain}`,
+      `  statement  NOT PROVEN: ${code} (${message})`,
+      ...(steps.witnesses ? [`  witnesses  NOT PROVEN: ${code} (${message})`] : []),
+      `  source     ${source}`,
+      ...trustLines(trust),
+    ];
+    return {
+      json: { valid, code: c, message: m, domain: d, domain_unicode, source, ...steps, private: true },
+      text: `${lines.join('\n')}\n`,
+      exitCode: exitCodeOf(code),
+    };
+  }
   return {
     json: {
       valid: false,

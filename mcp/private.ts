@@ -2,7 +2,7 @@ import { type TlogPolicy, verifyOnlineCompact } from '@merchant-verify/verifier'
 import { isMvrError, MvrError, NotInLogError } from '../core/errors/errors.ts';
 import { normalizeDomain } from '../core/rules/domain.ts';
 import { defaultSchemaUrl, unverifiedRecord } from '../core/rules/record.ts';
-import { entryVerificationJson } from '../presentation/entry-json.ts';
+import { entryVerificationJson, statementFailureJson } from '../presentation/entry-json.ts';
 import { type TrustSources, trustJson } from '../presentation/trust-report.ts';
 import { verificationJson } from '../presentation/verification-json.ts';
 import type { VerifiedAnswer } from './verification.ts';
@@ -74,6 +74,15 @@ export async function verifyPrivately(
     const text = JSON.stringify({ domain: d, status, tier, score, next_audit_at, record_hash, record_fetched: false });
     return { text, proof: null, bucket: v.bucket, structured: { ...structured, record: null } };
   }
+  // A statement that did not hold (untrusted key, not logged, not witnessed) is a verdict, as a record's failed step is.
+  const failed = statementFailureJson(v, domain, options.policy !== undefined, options.withLog, trust);
+  if (failed)
+    return {
+      text: JSON.stringify({ domain, code: v.code, message: v.message }),
+      proof: null,
+      bucket: v.bucket,
+      structured: { ...failed, record: null },
+    };
   if (!v.verification) throw new MvrError(v.code ?? 'INCOMPLETE_PREFIX_ANSWER', v.message ?? 'the compact answer did not hold');
   // The package puts the build statement's log and witness steps in the absence's verification.
   const structured = verificationJson(v.verification, options.policy !== undefined, trust, undefined, true);

@@ -106,3 +106,49 @@ export function entryLines(json: Record<string, unknown>): string[] {
     `  record     not fetched: ${RECORD_NOT_FETCHED.replace(/^the record itself was not fetched \(/, '(')}`,
   ];
 }
+
+/** The codes by which a compact answer itself fails (its shape, bucket, padding, completeness, an entry no record has); any other is the statement's. */
+const ANSWER_FAILURES = new Set([
+  'MALFORMED_PREFIX_ANSWER',
+  'PREFIX_MISMATCH',
+  'PREFIX_TOO_LONG',
+  'PADDING_MISMATCH',
+  'INCOMPLETE_PREFIX_ANSWER',
+  'RECORD_NOT_IN_MAP',
+]);
+
+/**
+ * A compact answer whose build statement did not hold (not signed by a trusted key, not in the log,
+ * not witnessed) as a verdict in the verification's shape: the `statement` step failed with its
+ * code, `log` too when the log was checked, `witnesses` with a policy, nothing claimed. null when
+ * the answer itself failed (its shape, bucket, padding or completeness): that is no verdict but a
+ * broken answer, which each edge reports as its error.
+ */
+export function statementFailureJson(
+  v: CompactVerification,
+  domain: string,
+  policy: boolean,
+  withLog: boolean,
+  trust: TrustJson | null,
+): Record<string, unknown> | null {
+  if (v.code === null || v.entry || v.verification || ANSWER_FAILURES.has(v.code)) return null;
+  const failed = { valid: false, code: v.code, message: v.message };
+  return {
+    valid: false,
+    code: v.code,
+    message: v.message,
+    domain,
+    domain_unicode: unicodeDomain(domain),
+    signature: null,
+    absence: null,
+    entry: null,
+    statement: failed,
+    log: withLog || policy ? failed : null,
+    witnesses: policy ? failed : null,
+    current: null,
+    age: { issued_at: null, build_age_seconds: null, newest_cosignature_at: null, newest_cosignature_age_seconds: null },
+    staleness: { state: 'not_checked' },
+    trust,
+    claims: { status: null, tier: null, score: null, next_audit_at: null, key_id: null },
+  };
+}
