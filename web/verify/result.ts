@@ -162,8 +162,9 @@ export function renderEntry(v: CompactVerification & { entry: EntryVerdict }, ex
   const s = v.statement?.valid ? v.statement : null;
   const overdue = e.next_audit_at !== null && Date.parse(e.next_audit_at) < Date.now();
   const claims: Row[] = [
-    ['Status', `${e.status}${e.tier ? `, tier ${e.tier}` : ''}`],
-    ['Score', e.score === null ? 'none' : `${e.score}/100`],
+    ['Status', e.status],
+    ['Tier', e.tier ?? '-'],
+    ['Score', e.score === null ? '-' : String(e.score)],
     ['Next audit', `${e.next_audit_at ?? '-'}${overdue ? ' (overdue)' : ''}`, overdue ? 'warn' : undefined],
   ];
   const rows: Row[] = [
@@ -183,6 +184,6 @@ export function renderEntry(v: CompactVerification & { entry: EntryVerdict }, ex
   ];
   const note =
     "The record itself was not fetched: this verdict is its entry in the build's domain map. To see the record, look the domain up without the private box (which sends the domain) or read it from a mirror; its SHA-256 must be the record hash above.";
-  if (v.code === null) show('valid', `Verified: ${displayDomain(e.domain)}`, [...claims, ...rows], { note });
+  if (v.code === null) show('valid', 'Verified from its map entry', [...rows, ...claims], { note });
   else show('invalid', `Not verified: ${v.code}`, [['Reason', `${v.code}: ${v.message}`], ...rows], { note, claimed: claims });
 }

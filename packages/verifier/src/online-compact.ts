@@ -15,8 +15,8 @@ import { type CompactVerification, verifyCompactAnswer } from './verify-compact.
  * signs, and verifies it: the domain's entry proven its build's, or its absence proven. The bits
  * are sent once, as the statement gives them: a refusal is FETCH_FAILED, never a cue to send more,
  * and a statement asking for more bits than its map's size gives is not followed (nothing is
- * sent). An answer of another map root than the statement's (a build went live between the two
- * reads) is looked at once more from the statement read again. Throws FETCH_FAILED when something
+ * sent). An answer of another map root than the statement's, or a statement superseded in the log
+ * (a build went live while it read), is looked at once more from the statement read again. Throws FETCH_FAILED when something
  * needed cannot be fetched.
  *
  * @example
@@ -29,9 +29,10 @@ export async function verifyOnlineCompact(
   const source = input.source ?? {};
   if (!source.lookupStatement || !source.compact) throw new FetchFailedError('no lookup statement or compact answer to fetch');
   const { root: firstRoot, ...first } = await verifyCompactOnce(input, source.lookupStatement, source.compact);
-  if (first.code !== 'PREFIX_MISMATCH') return first;
-  // A build that went live between the statement and the answer: the answer names the newer root. Asked
-  // once more, from the newer statement (whose bits the rule bounds as before), never from the answer.
+  if (first.code !== 'PREFIX_MISMATCH' && first.code !== 'BUILD_SUPERSEDED') return first;
+  // A build that went live between the statement and the answer (the answer names the newer root), or
+  // while the statement was read (a later one is logged): asked once more, from the statement read again
+  // (whose bits the rule bounds as before), never from the answer; the second look counts only if it read another build.
   const { root, ...again } = await verifyCompactOnce(input, source.lookupStatement, source.compact);
   return root === firstRoot ? first : again;
 }
