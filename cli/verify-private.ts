@@ -132,7 +132,7 @@ function outcomeOf(
       message,
       domain,
       source,
-      ...{ signature: null, absence: null, log: null, witnesses: null, staleness: null, trust, claims: null },
+      ...{ signature: null, absence: null, entry: null, log: null, witnesses: null, staleness: null, trust, claims: null },
       private: true,
     },
     text: `INVALID (${code}): ${message}\n  domain     ${domain}\n  source     ${source}\n`,
