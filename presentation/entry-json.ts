@@ -103,7 +103,7 @@ export function entryLines(json: Record<string, unknown>): string[] {
           `  log        ${log.valid ? `build statement included: entry ${log.index} of ${log.tree_size} in ${log.origin}` : `NOT PROVEN: ${log.code} (${log.message})`}`,
         ]
       : []),
-    `  record     not fetched: ${RECORD_NOT_FETCHED.replace(/^the record itself was not fetched \(/, '(')}`,
+    '  record     not fetched (only its hash is proven): a plain lookup, which names the domain, or a mirror gives it; check it with recordMatchesEntry',
   ];
 }
 
