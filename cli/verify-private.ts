@@ -1,25 +1,28 @@
 import {
+  type CompactVerification,
   gatewaySource,
   KEY_SET_PATH,
   LOG_KEY_PATH,
-  type PrefixVerification,
   trustedKeySet,
-  verifyOnlinePrivately,
+  verifyOnlineCompact,
 } from '@merchant-verify/verifier';
 import { isUrl, readFileOrUrl } from '../clients/file-or-url.ts';
 import { fetchKeyConfig, ohttpSource } from '../clients/ohttp-client.ts';
 import { ConfigError, exitCodeOf } from '../core/errors/errors.ts';
 import { normalizeDomain } from '../core/rules/domain.ts';
-import { type TrustJson, trustJson } from '../presentation/trust-report.ts';
+import { witnessedText } from '../core/rules/witnessed.ts';
+import { entryLines, entryVerificationJson, statementFailureJson } from '../presentation/entry-json.ts';
+import { type TrustJson, trustJson, trustLines } from '../presentation/trust-report.ts';
 import { readTrustedKeys } from './trust-options.ts';
 import { jsonFile, keySetFlagOf, keySetPathOf } from './verify-action.ts';
 import { type Outcome, present } from './verify-output.ts';
 import { trustedCheckpointOf, witnessOptionsOf } from './witness-policy.ts';
 
-// `mvr verify DOMAIN --private`: the gateway is asked for a prefix of the domain's hash, never the
-// domain; the online client (verifyOnlinePrivately) fetches and verifies.
+// `mvr verify DOMAIN --private`: the gateway is asked for the live statement, then the bucket of the
+// domain's hash that statement's bits give, never the domain; the package's compact client
+// (verifyOnlineCompact) fetches and verifies.
 
-/** Verifies DOMAIN through a prefix lookup; `gateway` is the resolved --base-url, --api-key and --ohttp-relay. */
+/** Verifies DOMAIN through a compact private lookup; `gateway` is the resolved --base-url, --api-key and --ohttp-relay. */
 export async function verifyPrivately(
   args: Record<string, unknown>,
   gateway: { baseUrl?: string; apiKey?: string; ohttpRelay?: string },
@@ -46,11 +49,11 @@ export async function verifyPrivately(
   const keySetFile =
     keys !== undefined && !isUrl(keys) ? pinned(await jsonFile(await keySetPathOf(keys, keysFlag), `${keysFlag} ${keys}`)) : undefined;
   const logKey = str('log-key');
-  const verdict = await verifyOnlinePrivately({
+  const verdict = await verifyOnlineCompact({
     domain,
     source: {
       lookupStatement: fetched.lookupStatement,
-      prefix: fetched.prefix,
+      compact: fetched.compact,
       keySet: async () => pinned(await fetched.keySet()),
       logKey: fetched.logKey,
     },
@@ -66,19 +69,62 @@ export async function verifyPrivately(
     pinnedKeys: trusted !== undefined,
     logKey: { given: logKey, policy: str('policy'), fetched: `${base}${LOG_KEY_PATH}` },
   });
-  const source = `${base}/v1/lookup/${verdict.prefix}${relayUrl ? ` (through ${new URL(relayUrl).origin})` : ''}`;
-  return outcomeOf(verdict, domain, source, str('policy') !== undefined, trust);
+  const source = `${base}/v1/lookup/${verdict.bucket}${relayUrl ? ` (through ${new URL(relayUrl).origin})` : ''}`;
+  return outcomeOf(verdict, domain, source, { policy: str('policy') !== undefined, log: Boolean(args.log) }, trust);
 }
 
 /**
- * What `mvr verify --private` prints: the pipeline's verdict as `mvr verify` shows it (a record's
- * log and witness steps are its build statement's), or why the prefix answer did not hold, in the
- * same JSON shape with no step run.
+ * What `mvr verify --private` prints: a proven absence as `mvr verify` shows it (its log and
+ * witness steps are the build statement's); a proven entry as its verdict (status, tier, score,
+ * next audit, the record's hash, the statement's steps) with the record said to be unfetched; or
+ * why the answer did not hold, in the same JSON shape with no step run.
  */
-function outcomeOf(v: PrefixVerification, domain: string, source: string, policy: boolean, trust: TrustJson): Outcome {
+function outcomeOf(
+  v: CompactVerification,
+  domain: string,
+  source: string,
+  asked: { policy: boolean; log: boolean },
+  trust: TrustJson,
+): Outcome {
+  const { policy } = asked;
   if (v.verification) return present(v.verification, source, { policy, trust, private: true });
+  if (v.entry) {
+    const { valid, code, message, domain: d, domain_unicode, ...steps } = entryVerificationJson({ ...v, entry: v.entry }, policy, trust);
+    const json = { valid, code, message, domain: d, domain_unicode, source, ...steps, private: true };
+    const head = valid ? `VALID: ${domain}` : `INVALID (${code}): ${message}`;
+    const witnesses = steps.witnesses as { valid: boolean; code: string | null; message: string | null } | null;
+    const lines = [
+      head,
+      ...entryLines(json),
+      `  source     ${source}`,
+      ...(witnesses
+        ? [
+            `  witnesses  ${witnesses.valid && v.witnessed ? witnessedText(v.witnessed) : `NOT PROVEN: ${witnesses.code} (${witnesses.message})`}`,
+          ]
+        : []),
+      ...trustLines(trust),
+    ];
+    return { json, text: `${lines.join('\n')}\n`, exitCode: v.code === null ? 0 : exitCodeOf(v.code) };
+  }
   const code = v.code ?? 'INCOMPLETE_PREFIX_ANSWER';
   const message = v.message ?? code;
+  const statement = statementFailureJson(v, domain, policy, asked.log, trust);
+  if (statement) {
+    const { valid, code: c, message: m, domain: d, domain_unicode, ...steps } = statement;
+    const lines = [
+      `INVALID (${code}): ${message}`,
+      `  domain     ${domain}`,
+      `  statement  NOT PROVEN: ${code} (${message})`,
+      ...(steps.witnesses ? [`  witnesses  NOT PROVEN: ${code} (${message})`] : []),
+      `  source     ${source}`,
+      ...trustLines(trust),
+    ];
+    return {
+      json: { valid, code: c, message: m, domain: d, domain_unicode, source, ...steps, private: true },
+      text: `${lines.join('\n')}\n`,
+      exitCode: exitCodeOf(code),
+    };
+  }
   return {
     json: {
       valid: false,
@@ -86,7 +132,7 @@ function outcomeOf(v: PrefixVerification, domain: string, source: string, policy
       message,
       domain,
       source,
-      ...{ signature: null, absence: null, log: null, witnesses: null, staleness: null, trust, claims: null },
+      ...{ signature: null, absence: null, entry: null, log: null, witnesses: null, staleness: null, trust, claims: null },
       private: true,
     },
     text: `INVALID (${code}): ${message}\n  domain     ${domain}\n  source     ${source}\n`,

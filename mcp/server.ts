@@ -6,13 +6,14 @@ import { problemDocument } from '../core/errors/problem-document.ts';
 import { normalizeDomain } from '../core/rules/domain.ts';
 import { domainInputSchema } from '../core/rules/domain-input.ts';
 import { parseMaxAge } from '../core/rules/max-age.ts';
+import { recordSchema } from '../core/rules/record.ts';
 import { absenceProofSchema } from '../core/schemas/absence.ts';
 import { batchProblemResultSchema, batchRecordResultSchema, batchRequestSchema, MAX_BATCH } from '../core/schemas/batch.ts';
 import { type HistoryAnswer, historyAnswerSchema } from '../core/schemas/history.ts';
 import { PACKAGE_VERSION } from '../core/version.ts';
 import type { TrustSources } from '../presentation/trust-report.ts';
 import { lookupBatch } from '../service/batch.ts';
-import { type PrefixLookup, type PrivateSettings, verifyBatchPrivately, verifyPrivately } from './private.ts';
+import { type CompactLookup, type PrivateSettings, verifyBatchPrivately, verifyPrivately } from './private.ts';
 import { toolError } from './tool-error.ts';
 import {
   type AbsenceLookup,
@@ -24,7 +25,7 @@ import {
 } from './verification.ts';
 import { WITNESSED_NOTE, type WitnessSource, witnessedItems } from './witnessed.ts';
 
-export type { PrefixLookup } from './private.ts';
+export type { CompactLookup } from './private.ts';
 export type { AbsenceLookup, BundleLookup, ProofLookup, RecordLookup } from './verification.ts';
 /** The history of a normalized domain, as `GET /v1/history` answers it; throws MvrError. */
 export type HistoryLookup = (domain: string) => Promise<HistoryAnswer>;
@@ -34,11 +35,16 @@ export const HISTORY_TOOL_NAME = 'merchant_history';
 export const TOOL_NAME = 'verify_merchant';
 export const BATCH_TOOL_NAME = 'verify_merchants';
 
+/** Why a private verdict has no record. */
+const PRIVATE_RECORD_NULL =
+  "null for an audited domain looked up privately: its verdict comes from its map entry (status, tier, score, next audit, the record's hash under verification.entry), and the record itself was not fetched; get it with private: false (which names the domain) or from a mirror, and check it against record_hash";
+
 /** The batch endpoint's answer, where a never-audited domain's record comes with the proof of that. */
 const batchOutputSchema = z.strictObject({
   results: z.array(
     z.union([
       batchRecordResultSchema.extend({
+        record: recordSchema.nullable().describe(PRIVATE_RECORD_NULL),
         absence_proof: absenceProofSchema.optional(),
         verification: verificationOutputSchema
           .omit({ record: true, bundle: true })
@@ -53,7 +59,7 @@ const batchOutputSchema = z.strictObject({
 
 /** What a server over a remote gateway (`mvr mcp --base-url`) says first in the verify tools' descriptions. */
 const PRIVATE_BY_DEFAULT =
-  "This server asks a remote gateway for a prefix of each domain's SHA-256, never the domain, unless you set private: false (see private); the verdicts are the same.";
+  "This server asks a remote gateway for a bucket of each domain's SHA-256, never the domain, unless you set private: false (see private); the verdict is the same, but an audited domain's comes from its entry in the build's map, so record is null.";
 
 /** Written for an AI agent deciding whether to trust a shop. */
 export function toolDescription(keySetUrl: string, witnessed = false, remote = false): string {
@@ -87,10 +93,10 @@ export interface McpServerOptions {
   absence: AbsenceLookup;
   /** Offline bundles (`GET /v1/bundle`), for verify_merchant's `include_proof`. */
   bundle: BundleLookup;
-  /** Prefix answers (`GET /v1/lookup/{prefix}`), for verify_merchant's `private` input. */
-  prefix: PrefixLookup;
-  /** A remote gateway's live statement (`GET /v1/lookup`): the prefix length is read there and sent once, never found by refusals. */
-  lookupStatement?: () => Promise<unknown>;
+  /** Compact answers (`GET /v1/lookup/{bits}/{hex}`), for the verify tools' `private` input. */
+  compact: CompactLookup;
+  /** The live statement (`GET /v1/lookup`): the bucket's bits are read there and sent once. */
+  lookupStatement: () => Promise<unknown>;
   /** Whether the lookups go to a remote gateway (`mvr mcp --base-url`): only then does `private` hide the domain from the issuer. */
   remote: boolean;
   /** The key set the answers are verified with (the deployment's own). */
@@ -157,7 +163,7 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
     },
     async ({ domain, include_proof, private: asked, max_age }) => {
       try {
-        // Over a remote gateway a domain is looked up by its hash prefix unless the caller asks otherwise.
+        // Over a remote gateway a domain is looked up by a bucket of its hash unless the caller asks otherwise.
         const privately = asked ?? options.remote;
         // Looked up and verified through the verifier package's online client, as `mvr verify` and the page do.
         const settings = {
@@ -200,7 +206,7 @@ function maxAgeOf(value: string, witness: WitnessSource | undefined): number {
  * records up, and so does its default. `differences` says how the tool's private answer differs.
  */
 function privateDescription(remote: boolean, differences: string): string {
-  const how = `Look each domain up by a prefix of its SHA-256 only (GET /v1/lookup/{prefix}): the answer holds every domain of that prefix, proven complete, and gives the same verdict; ${differences}.`;
+  const how = `Look each domain up by a bucket of its SHA-256 only (GET /v1/lookup after the live statement's bits: GET /v1/lookup/{bits}/{hex}): the answer holds the map entry of every audited domain of that bucket, proven complete, and gives the same verdict from the domain's entry (status, tier, score, next audit, the record's hash) or its proven absence; the record itself is not fetched (record is null; ask private: false, which names the domain, to get it); ${differences}.`;
   return remote
     ? `${how} This server asks a remote gateway, which then never learns the domain; it does so unless you set private: false, which sends the domain itself (GET /v1/verify).`
     : `${how} This server looks records up itself, so it already sees the domain you send: private hides nothing from it, and is off unless you set it. To keep the domain from the issuer, use mvr mcp --base-url or mvr verify --private on your own machine.`;
@@ -229,7 +235,7 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
           .describe(
             privateDescription(
               options.remote,
-              'each prefix is asked once for every domain of the batch under it; no absence_proof (the prefix answer proves an absence)',
+              'each bucket is asked once for every domain of the batch in it; no absence_proof (the compact answer proves an absence)',
             ),
           ),
       }),
@@ -281,13 +287,13 @@ async function plainBatch(domains: string[], lookup: RecordLookup, options: McpS
   );
 }
 
-/** verify_merchants in its private form: each domain's verdict from its prefix's answer, fetched once for the batch. */
+/** verify_merchants in its private form: each domain's verdict from its bucket's compact answer, fetched once for the batch. */
 async function privateBatch(domains: string[], options: McpServerOptions, settings: PrivateSettings) {
   return (await verifyBatchPrivately(domains, { ...options, trust: trustSourcesOf(options) }, settings)).map((r) => {
     if ('problem' in r)
       return { domain: r.domain, problem: problemDocument(r.problem, options.issuer, options.noteWithheld?.(r.problem, r.domain)) };
     const { record, ...verification } = r.verified.structured;
-    return { domain: r.domain, record: record as Record<string, unknown>, verification };
+    return { domain: r.domain, record: record as Record<string, unknown> | null, verification };
   });
 }
 

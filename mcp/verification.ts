@@ -108,8 +108,14 @@ export const verificationOutputSchema = z.object({
     .string()
     .nullable()
     .describe("an IDN domain's Unicode form (null when it has no A-label), for people; domain is the key"),
-  signature: step,
+  signature: step.nullable().describe("null when no record was fetched (a private lookup's entry verdict)"),
   absence: step.nullable(),
+  entry: step
+    .nullable()
+    .optional()
+    .describe(
+      "a private lookup of an audited domain: its entry in the build's map proven (record_hash: SHA-256 of the record's exact bytes, base64; record_fetched: false)",
+    ),
   log: step.nullable(),
   place: step
     .nullable()
@@ -140,13 +146,20 @@ export const verificationOutputSchema = z.object({
       newest_cosignature_age_seconds: z.number().nullable(),
     })
     .describe("how old the answer's build is (issued_at) and, with a witness policy, its newest verified cosignature"),
-  staleness: z.object({ state: z.string() }).loose(),
+  staleness: z
+    .object({ state: z.string() })
+    .loose()
+    .describe("from the record's audit dates; for an entry verdict only its next audit is known (state overdue or not_checked)"),
   trust: z
     .object({ key_set: z.string(), log_key: z.string().nullable() })
     .loose()
     .describe('where the key set and the log key came from: pinned, policy, or first_use (taken from the gateway being checked)'),
   claims: z.object({}).loose(),
-  record: recordSchema,
+  record: recordSchema
+    .nullable()
+    .describe(
+      "the record as served; null for an audited domain looked up privately: its verdict comes from its map entry (entry: the record's hash), and the record itself was not fetched",
+    ),
   bundle: bundleSchema
     .optional()
     .describe(

@@ -6,7 +6,7 @@ import { ConfigError, isErrorCode, MvrError } from '../../core/errors/errors.ts'
 import { causeOf, httpCodeOf, withheldDetail } from '../../core/errors/problem-document.ts';
 import { LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH } from '../../core/layout.ts';
 import { readLimitOf } from '../../core/limits.ts';
-import type { AbsenceLookup, BundleLookup, HistoryLookup, PrefixLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
+import type { AbsenceLookup, BundleLookup, CompactLookup, HistoryLookup, ProofLookup, RecordLookup } from '../../mcp/server.ts';
 import type { WitnessSource } from '../../mcp/witnessed.ts';
 import { readPolicyFile } from '../../witness/policy-file.ts';
 import { runAction } from '../cli-output.ts';
@@ -97,10 +97,10 @@ async function lookupFor(
   proof: ProofLookup;
   absence: AbsenceLookup;
   bundle: BundleLookup;
-  /** Prefix answers; `remote`: asked of a gateway, so verify_merchant's `private` keeps the domain from it. */
-  prefix: PrefixLookup;
-  /** The remote gateway's live statement, where the prefix length is read before any prefix is sent. */
-  lookupStatement?: () => Promise<unknown>;
+  /** Compact answers; `remote`: asked of a gateway, so the verify tools' `private` keeps the domain from it. */
+  compact: CompactLookup;
+  /** The live statement, where the bucket's bits are read before any bucket is sent. */
+  lookupStatement: () => Promise<unknown>;
   remote: boolean;
   /** The key set the answers are verified with. */
   keySet: () => Promise<unknown>;
@@ -111,7 +111,7 @@ async function lookupFor(
     if (!config.apiKey) throw new ConfigError('--api-key (or MVR_API_KEY) is required with --base-url');
     const { keySetUrlOf } = await import('../../mcp/server.ts');
     const ask = gatewayGet(config.baseUrl, config.apiKey);
-    // Through a relay: the key configuration fetched once, checked against each prefix answer's signed statement.
+    // Through a relay: the key configuration fetched once, checked against the live statement before any bucket is sent.
     const relayed = config.ohttpRelay ? await relayedSource(config.baseUrl, config.apiKey, config.ohttpRelay) : null;
     return {
       lookup: (domain) => ask(`/v1/verify?domain=${encodeURIComponent(domain)}`),
@@ -120,7 +120,7 @@ async function lookupFor(
       history: async (domain) =>
         JSON.parse((await ask(`/v1/history?domain=${encodeURIComponent(domain)}`)).toString('utf8')) as Awaited<ReturnType<HistoryLookup>>,
       proof: async (domain) => ({ proof: (await ask(`/v1/proof?domain=${encodeURIComponent(domain)}`)).toString('utf8') }),
-      prefix: gatewayPrefix(relayed ?? gatewaySource({ baseUrl: config.baseUrl, apiKey: config.apiKey })),
+      compact: gatewayCompact(relayed ?? gatewaySource({ baseUrl: config.baseUrl, apiKey: config.apiKey })),
       lookupStatement: gatewayStatement(relayed ?? gatewaySource({ baseUrl: config.baseUrl, apiKey: config.apiKey })),
       remote: true,
       keySet: (relayed ?? gatewaySource({ baseUrl: config.baseUrl })).keySet,
@@ -135,7 +135,7 @@ async function lookupFor(
   const { openRecordsStack } = await import('../../service/records-stack.ts');
   const store = recordsStoreOf(config, io.env);
   const issuer = issuerOf(config, args, io.env);
-  const { records, history, proofs, lookups } = await openRecordsStack({
+  const { records, history, proofs, compact } = await openRecordsStack({
     store,
     refreshMs: LOCAL_REFRESH_MS,
     issuer,
@@ -152,7 +152,8 @@ async function lookupFor(
     lookup: async (domain) => (await records.recordFor(domain)).bytes,
     absence: (domain) => proofs.absenceFor(domain),
     bundle: async (domain) => (await import('../../service/bundles.ts')).bundleFor(records, proofs, domain),
-    prefix: (prefix) => lookups.answerFor(prefix),
+    compact: async (bits, hex) => (await compact.answer(String(bits), hex)).bytes,
+    lookupStatement: async () => JSON.parse((await compact.head()).bytes.toString('utf8')),
     remote: false,
     history: (domain) => history.history(domain),
     keySet: async () => records.checkKeys().keySet,
@@ -171,16 +172,16 @@ async function publicText(baseUrl: string, path: string): Promise<string | null>
 }
 
 /**
- * Prefix answers from the package's own client, direct or through a relay (sized for them; null for a refused length), whose
+ * Compact answers from the package's own client, direct or through a relay (sized for them), whose
  * failures with a problem document of the gateway become that coded error, as {@link gatewayGet}'s do:
  * a refused key is UNAUTHORIZED whichever way the tool looked the domain up.
  */
-function gatewayPrefix(source: ReturnType<typeof gatewaySource>): PrefixLookup {
-  const prefix = source.prefix!;
-  return (p) => coded(() => prefix(p));
+function gatewayCompact(source: ReturnType<typeof gatewaySource>): CompactLookup {
+  const compact = source.compact!;
+  return (bits, hex) => coded(() => compact(bits, hex));
 }
 
-/** The gateway's live statement (`GET /v1/lookup`), failing with the gateway's own code as {@link gatewayPrefix} does. */
+/** The gateway's live statement (`GET /v1/lookup`), failing with the gateway's own code as {@link gatewayCompact} does. */
 function gatewayStatement(source: ReturnType<typeof gatewaySource>): () => Promise<unknown> {
   const statement = source.lookupStatement!;
   return () => coded(statement);

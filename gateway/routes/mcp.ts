@@ -37,7 +37,8 @@ export function mcpRoute(services: GatewayServices) {
         absence: (domain) => services.proofs.absenceFor(domain),
         bundle: (domain) => bundleFor(services.records, services.proofs, domain),
         // In-process: the tool call names the domain, so a private lookup here hides nothing from the gateway (the tool says so).
-        prefix: (prefix) => services.lookups.answerFor(prefix),
+        compact: async (bits, hex) => (await services.compact.answer(String(bits), hex)).bytes,
+        lookupStatement: async () => JSON.parse((await services.compact.head()).bytes.toString('utf8')),
         remote: false,
         // The key set and log key the gateway serves its answers under (and publishes).
         keySet: async () => services.records.checkKeys().keySet,

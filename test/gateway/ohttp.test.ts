@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { bucketHex, bucketOf, gatewaySource, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import { bucketHex, bucketOf, gatewaySource, verifyOnlineCompact } from '@merchant-verify/verifier';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BHttpEncoder } from 'bhttp-js';
@@ -26,8 +26,6 @@ import { readCurrentRecords } from '../support/outputs.ts';
 import { build, makeProject, tempDir, UNAUDITED } from '../support/project.ts';
 
 afterAll(cleanup);
-
-const hashOf = (domain: string) => createHash('sha256').update(domain).digest('hex');
 
 describe('Oblivious HTTP through a relay', async () => {
   const project = await makeProject({ build: false });
@@ -62,7 +60,7 @@ describe('Oblivious HTTP through a relay', async () => {
     expect(r.headers.get('content-type')).toBe(OHTTP_MEDIA.keys);
     expect(r.bytes).toEqual(ohttpKey.configBytes);
     expect(parseKeyConfigs(r.bytes).publicKey).toEqual(ohttpKey.config.publicKey);
-    const statement = (await g.request(`/v1/lookup/${hashOf(UNAUDITED).slice(0, 1)}`)).json?.statement;
+    const statement = (await g.request('/v1/lookup')).json?.statement;
     expect(statement.ohttp).toEqual({ key_config_sha256: keyConfigSha256(r.bytes) });
     // The live build was read for that lookup, and its statement names this key: nothing to warn of.
     expect(g.logs.filter((l) => String(l.msg).includes('Oblivious HTTP'))).toEqual([]);
@@ -74,9 +72,14 @@ describe('Oblivious HTTP through a relay', async () => {
     const logsBefore = g.logs.length;
     peers.length = 0;
     for (const domain of domains) {
-      const through = await verifyOnlinePrivately({ domain, source: relayed });
-      const plain = await verifyOnlinePrivately({ domain, source: direct });
-      expect({ domain, code: through.code, answer: through.answer }).toEqual({ domain, code: plain.code, answer: plain.answer });
+      const through = await verifyOnlineCompact({ domain, source: relayed });
+      const plain = await verifyOnlineCompact({ domain, source: direct });
+      expect({ domain, code: through.code, entry: through.entry, bucket: through.bucket }).toEqual({
+        domain,
+        code: plain.code,
+        entry: plain.entry,
+        bucket: plain.bucket,
+      });
       expect(through.code === null || through.code === 'NEVER_AUDITED').toBe(true);
     }
     const sent = relay.saw.map((s) => s.body.toString('latin1')).join('\n');
@@ -93,6 +96,8 @@ describe('Oblivious HTTP through a relay', async () => {
     // The gateway: the direct lookups came from the caller's address, the relayed ones from the relay's only.
     expect(new Set(peers)).toEqual(new Set(['127.0.0.1', relay.outboundAddress]));
     const lines = g.logs.slice(logsBefore).filter((l) => l.msg === 'request') as unknown as { path: string; key_id: string | null }[];
+    // The statement and a bucket, relayed and direct, for each domain: never the JSON prefix route.
+    for (const l of lines.filter((l) => l.path.startsWith('/v1/lookup'))) expect(l.path).toMatch(/^\/v1\/lookup(\/\d+\/[0-9a-f]+)?$/);
     const relayedLookups = lines.filter((l) => l.path.startsWith('/v1/lookup/'));
     expect(relayedLookups.length).toBe(domains.length * 2);
     expect(relayedLookups.every((l) => l.key_id === g.keyId)).toBe(true);
@@ -102,7 +107,8 @@ describe('Oblivious HTTP through a relay', async () => {
   it('budgets a relayed lookup by the API key inside it', async () => {
     const remaining = (r: Response) => Number(/;r=(\d+)/.exec(r.headers.get('ratelimit') ?? '')?.[1]);
     const fetchThrough = ohttpFetch(relay.url, keyConfig.bytes);
-    const prefix = hashOf(UNAUDITED).slice(0, 1);
+    const bits = (await g.request('/v1/lookup')).json.statement.lookup.bits as number;
+    const prefix = `${bits}/${bucketHex(bucketOf(createHash('sha256').update(UNAUDITED).digest(), bits), bits)}`;
     const ask = () => fetchThrough(`${g.url}/v1/lookup/${prefix}`, { headers: { authorization: `Bearer ${g.key}` } });
     const a = await ask();
     const b = await ask();
@@ -121,7 +127,7 @@ describe('Oblivious HTTP through a relay', async () => {
     const real = (await g.request('/.well-known/merchant-verify-keys.json', { key: null })).json as { keys: { kid: string }[] };
     const otherKeys = { ...real, keys: real.keys.map((k) => ({ ...k, kid: `other-${k.kid}` })) };
     const source = ohttpSource({ baseUrl: g.url, apiKey: g.key, relayUrl: relay.url, keyConfig, keySet: async () => otherKeys });
-    const error = await verifyOnlinePrivately({ domain: UNAUDITED, source }).catch((e: unknown) => e);
+    const error = await verifyOnlineCompact({ domain: UNAUDITED, source }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'OHTTP_KEY_CONFIG_INVALID', message: expect.stringContaining('STATEMENT_NOT_SIGNED') });
     const paths = g.logs.slice(logsBefore).map((l) => (l as unknown as { path?: string }).path);
     expect(paths).toContain('/v1/lookup');
@@ -140,7 +146,7 @@ describe('Oblivious HTTP through a relay', async () => {
       );
       const tampered = await fetchKeyConfig(own.url);
       const source = ohttpSource({ baseUrl: own.url, apiKey: own.key, relayUrl: ownRelay.url, keyConfig: tampered });
-      const error = await verifyOnlinePrivately({ domain: UNAUDITED, source }).catch((e: unknown) => e);
+      const error = await verifyOnlineCompact({ domain: UNAUDITED, source }).catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'OHTTP_KEY_CONFIG_INVALID' });
       // Asked straight for a bucket, the client still fetches the statement first and stops there.
       const { bits } = (await own.request('/v1/lookup')).json.statement.lookup as { bits: number };
@@ -224,7 +230,7 @@ describe('Oblivious HTTP through a relay', async () => {
         const seen = relay.saw.length;
         const before = peers.length;
         const through = await client.callTool({ name: 'verify_merchant', arguments: { domain, private: true } });
-        const direct = await verifyOnlinePrivately({ domain, source: gatewaySource({ baseUrl: g.url, apiKey: g.key }) });
+        const direct = await verifyOnlineCompact({ domain, source: gatewaySource({ baseUrl: g.url, apiKey: g.key }) });
         expect(relay.saw.length).toBeGreaterThan(seen);
         // The MCP server's own requests for the lookup reached the gateway only from the relay.
         expect(new Set(peers.slice(before, before + relay.saw.length - seen))).toEqual(new Set([relay.outboundAddress]));

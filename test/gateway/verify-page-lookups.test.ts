@@ -36,12 +36,16 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, "the verify page's lookups in 
     const from = g.logs.length;
     page.on('request', onRequest);
     const gold = await lookUp(`https://www.${GOLD}/tents`);
+    const goldNote = await page.locator('#note').innerText();
     const never = await lookUp(NEVER);
     page.off('request', onRequest);
     const to = g.logs.length;
-    expect(gold).toMatchObject({ state: 'valid', verdict: 'Valid signature' });
-    expect(gold.details).toMatch(/Lookupprivate: only the hash prefix [0-9a-f]+ was sent/);
+    // Privately the verdict is GOLD's map entry's: its claims and its record's hash; the record itself is not fetched.
+    expect(gold).toMatchObject({ state: 'valid', verdict: 'Verified from its map entry' });
+    expect(gold.details).toMatch(/Lookupprivate: only the bucket \d+\/[0-9a-f]+ of the domain's hash was sent/);
+    expect(gold.details).toMatch(/Record hash[A-Za-z0-9+/]{43}=/);
     expect(gold.details).toMatch(/Statusverified.*Tiergold.*Score93\.5/);
+    expect(goldNote).toMatch(/^The record itself was not fetched/);
     expect(never).toMatchObject({ state: 'absent', verdict: 'Never audited: absence proven' });
     expect(await page.locator('#note').innerText()).toMatch(new RegExp(`^${NEVER.replace(/\./g, '\\.')} has no record in build `));
     // The same verdicts a plain lookup gives.
@@ -52,11 +56,13 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, "the verify page's lookups in 
     } finally {
       await page.getByLabel('Private lookup').check();
     }
-    // What the page sent while private, and what the gateway logged of it: prefixes, never a domain
-    // (an answer is the same for every caller of a build, so the browser may take a prefix's from its cache).
-    expect(sent.filter((u) => u.includes('/v1/lookup/')).length).toBeGreaterThanOrEqual(2);
+    // What the page sent while private, and what the gateway logged of it: the statement and buckets, never a domain
+    // (an answer is the same for every caller of a build, so the browser may take a bucket's from its cache).
+    const lookups = sent.filter((u) => u.includes('/v1/lookup')).map((u) => new URL(u).pathname);
+    expect(lookups.length).toBeGreaterThanOrEqual(2);
+    for (const path of lookups) expect(path).toMatch(/^\/v1\/lookup(\/\d+\/[0-9a-f]+)?$/);
     const logged = g.logs.slice(from, to);
-    expect(logged.some((l) => l.msg === 'request' && String(l.path).startsWith('/v1/lookup/'))).toBe(true);
+    expect(logged.some((l) => l.msg === 'request' && /^\/v1\/lookup\/\d+\/[0-9a-f]+$/.test(String(l.path)))).toBe(true);
     for (const text of [...sent, ...logged.map((l) => JSON.stringify(l))])
       for (const name of [GOLD, NEVER, 'acme-outdoor', 'never-audited-private']) expect(text).not.toContain(name);
   });

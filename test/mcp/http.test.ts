@@ -4,6 +4,7 @@
  * `GET /v1/verify` serves, reports caller-fixable failures as `isError` results, and sits
  * behind the same Bearer keys.
  */
+import { createHash } from 'node:crypto';
 import { rename } from 'node:fs/promises';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -76,6 +77,7 @@ describe('verify_merchant over Streamable HTTP', () => {
       'domain_unicode',
       'signature',
       'absence',
+      'entry',
       'log',
       'place',
       'statement',
@@ -88,7 +90,9 @@ describe('verify_merchant over Streamable HTTP', () => {
       'record',
       'bundle',
     ]);
-    expect(Object.keys(properties.record?.properties ?? {})).toEqual(
+    // The record, or null (a private lookup's entry verdict: the record was not fetched).
+    const record = (properties.record as { anyOf?: { properties?: Record<string, unknown> }[] }).anyOf?.find((s) => s.properties);
+    expect(Object.keys(record?.properties ?? {})).toEqual(
       expect.arrayContaining([
         'schema',
         'domain',
@@ -139,17 +143,28 @@ describe('verify_merchant over Streamable HTTP', () => {
     expect(JSON.parse(firstText(result))).toEqual(structured.record);
   });
 
-  it("private: true on the gateway's own /mcp: says the gateway already sees the domain, and answers through the prefix path with the same verdicts (one domain or a batch)", async () => {
+  it("private: true on the gateway's own /mcp: says the gateway already sees the domain, and answers through compact answers with the same verdicts (one domain or a batch)", async () => {
     const { tools } = await client.listTools();
     const described = (tools[0]!.inputSchema.properties as Record<string, { description?: string }>).private?.description ?? '';
     expect(described).toContain('it already sees the domain you send: private hides nothing from it');
     const privately = (domain: string) => client.callTool({ name: 'verify_merchant', arguments: { domain, private: true } });
     const gold = await privately(GOLD);
     expect(gold.isError, firstText(gold)).toBeFalsy();
-    // The record as a plain lookup gets it, and no second text item.
-    expect(gold.structuredContent).toMatchObject({ valid: true, code: null, domain: GOLD, signature: { valid: true }, log: null });
+    // The verdict from GOLD's map entry: the record's claims and the hash of its bytes as a plain lookup gets them, no record, no second text item.
+    const plain = (await gw.verify(GOLD)).text;
+    const record = JSON.parse(plain);
+    expect(gold.structuredContent).toMatchObject({
+      valid: true,
+      code: null,
+      domain: GOLD,
+      signature: null,
+      entry: { valid: true, record_fetched: false, record_hash: createHash('sha256').update(plain).digest('base64') },
+      claims: { status: record.status, tier: record.tier, score: record.score, next_audit_at: record.next_audit_at },
+      log: null,
+      record: null,
+    });
     expect(gold.content).toHaveLength(1);
-    expect(JSON.parse(firstText(gold))).toEqual(JSON.parse((await gw.verify(GOLD)).text));
+    expect(JSON.parse(firstText(gold))).toMatchObject({ domain: GOLD, status: record.status, record_fetched: false });
     const never = await privately(UNAUDITED);
     expect(never.structuredContent).toMatchObject({
       valid: false,
@@ -161,7 +176,7 @@ describe('verify_merchant over Streamable HTTP', () => {
     const batch = await client.callTool({ name: 'verify_merchants', arguments: { domains: [GOLD, UNAUDITED, 'co.uk'], private: true } });
     expect(batch.isError, firstText(batch)).toBeFalsy();
     expect((batch.structuredContent as { results: unknown[] }).results).toMatchObject([
-      { domain: GOLD, verification: { valid: true, code: null }, record: { domain: GOLD } },
+      { domain: GOLD, verification: { valid: true, code: null, entry: { record_fetched: false } }, record: null },
       { domain: UNAUDITED, verification: { code: 'NEVER_AUDITED', absence: { valid: true } }, record: { status: 'unverified' } },
       { domain: 'co.uk', problem: { code: 'INVALID_DOMAIN' } },
     ]);

@@ -52,17 +52,25 @@ afterAll(async () => {
   await cleanup();
 });
 
-type Verdict = { valid: boolean; code: string | null; claims: unknown; record: Record<string, unknown> };
-type BatchResult = { domain: string; record?: Record<string, unknown>; verification?: Omit<Verdict, 'record'>; problem?: { code: string } };
+type Verdict = { valid: boolean; code: string | null; claims: unknown; record: Record<string, unknown> | null };
+type BatchResult = {
+  domain: string;
+  record?: Record<string, unknown> | null;
+  verification?: Omit<Verdict, 'record'>;
+  problem?: { code: string };
+};
 
 /** What the proxy saw while `run` ran: each request line and body, one string a request. */
-async function seen(run: () => Promise<unknown>): Promise<{ wire: string[]; lookups: { path: string; status: number | null }[] }> {
+async function seen(
+  run: () => Promise<unknown>,
+): Promise<{ wire: string[]; lookups: { path: string; status: number | null }[]; statements: number }> {
   const from = proxy.requests.length;
   await run();
   const sent = proxy.requests.slice(from);
   return {
     wire: sent.map((r) => `${r.line}\n${r.body}`),
     lookups: sent.flatMap((r) => (r.line.includes(' /v1/lookup/') ? [{ path: r.line.split(' ')[1]!, status: r.status }] : [])),
+    statements: sent.filter((r) => r.line.startsWith('GET /v1/lookup ')).length,
   };
 }
 
@@ -77,13 +85,26 @@ const verifyBatch = async (args: Record<string, unknown>) => {
   return (result.structuredContent as { results: BatchResult[] }).results;
 };
 
-/** The verdict as both forms give it; a never-audited record is made as of the lookup (plain) or of the build its absence is proven in (private). */
-const sameVerdict = (v: Omit<Verdict, 'record'> & { record?: Record<string, unknown> }) => ({
-  valid: v.valid,
-  code: v.code,
-  claims: v.claims,
-  record: { ...v.record, issued_at: expect.any(String) },
-});
+/**
+ * The private form of the plain verdict `v`: a never-audited record made as of the lookup (plain) or
+ * of the build its absence is proven in (private); an audited domain's verdict from its map entry,
+ * with the record's claims and the hash of its exact bytes, and no record (it was not fetched).
+ */
+const sameVerdict = (v: Omit<Verdict, 'record'> & { record?: Record<string, unknown> | null }) => {
+  const r = v.record!;
+  if (r.status === 'unverified') return { valid: v.valid, code: v.code, claims: v.claims, record: { ...r, issued_at: expect.any(String) } };
+  return {
+    valid: v.valid,
+    code: v.code,
+    claims: { status: r.status, tier: r.tier, score: r.score, next_audit_at: r.next_audit_at },
+    signature: null,
+    entry: { valid: true, record_fetched: false, record_hash: createHash('sha256').update(JSON.stringify(r)).digest('base64') },
+    record: null,
+  };
+};
+
+/** Every lookup line is the live statement's or a bucket's of the bits it signs: never the JSON prefix route. */
+const BUCKET_PATH = /^\/v1\/lookup\/\d+\/[0-9a-f]+$/;
 
 /** Fails when any request line or body names a domain (as normalized, or any part of it as given). */
 function expectNoDomain(wire: string[]): void {
@@ -91,31 +112,35 @@ function expectNoDomain(wire: string[]): void {
 }
 
 describe('mvr mcp --base-url: private unless told otherwise', () => {
-  it('verify_merchant sends a prefix, never the domain, and gives the plain lookup verdict; private: false sends the domain', async () => {
+  it('verify_merchant sends a bucket, never the domain, and gives the plain lookup verdict; private: false sends the domain', async () => {
     for (const domain of [GOLD, UNAUDITED, NEIGHBOURS[0]!]) {
       let privately: Verdict | undefined;
-      const { wire, lookups } = await seen(async () => (privately = await verify({ domain })));
+      const { wire, lookups, statements } = await seen(async () => (privately = await verify({ domain })));
       expectNoDomain(wire);
-      // The prefix length is read from the live statement first and sent once: no prefix is refused, none lengthened.
+      // The bits are read from the live statement first and the bucket sent once: none refused, none lengthened.
+      expect(statements, domain).toBe(1);
       expect(
         lookups.map((l) => l.status),
         domain,
       ).toEqual([200]);
+      expect(lookups[0]!.path).toMatch(BUCKET_PATH);
       let plainly: Verdict | undefined;
       const plain = await seen(async () => (plainly = await verify({ domain, private: false })));
       expect(plain.wire.some((r) => r.includes(`/v1/verify?domain=${domain}`))).toBe(true);
       expect(plain.lookups).toEqual([]);
       expect(privately).toMatchObject(sameVerdict(plainly!));
     }
-    expect(await verify({ domain: GOLD })).toMatchObject({ valid: true, code: null, record: { domain: GOLD, status: 'verified' } });
+    expect(await verify({ domain: GOLD })).toMatchObject({ valid: true, code: null, claims: { status: 'verified' }, record: null });
     expect(await verify({ domain: UNAUDITED })).toMatchObject({ valid: false, code: 'NEVER_AUDITED', record: { status: 'unverified' } });
   });
 
-  it('verify_merchants: no domain on the wire, one fetch a prefix for the whole batch, and a verdict per domain equal to the plain form', async () => {
+  it('verify_merchants: no domain on the wire, one fetch a bucket for the whole batch, and a verdict per domain equal to the plain form', async () => {
     let privately: BatchResult[] = [];
-    const { wire, lookups } = await seen(async () => (privately = await verifyBatch({ domains: BATCH })));
+    const { wire, lookups, statements } = await seen(async () => (privately = await verifyBatch({ domains: BATCH })));
     expectNoDomain(wire);
-    // Each prefix answer fetched once (refused lengths too), and fewer answers than domains: GOLD and its neighbours share one.
+    // The live statement read once, each bucket's answer fetched once, and fewer answers than domains: GOLD and its neighbours share one.
+    expect(statements).toBe(1);
+    for (const l of lookups) expect(l.path).toMatch(BUCKET_PATH);
     const answered = lookups.filter((l) => l.status === 200).map((l) => l.path);
     expect(new Set(lookups.map((l) => l.path)).size).toBe(lookups.length);
     expect(answered.length).toBeGreaterThan(0);
@@ -138,10 +163,10 @@ describe('mvr mcp --base-url: private unless told otherwise', () => {
         );
     }
     expect(privately.at(-1)).toMatchObject({ problem: { code: 'INVALID_DOMAIN' } });
-    expect(privately.at(-2)).toMatchObject({ verification: { valid: true, code: null }, record: { domain: GOLD } });
+    expect(privately.at(-2)).toMatchObject({ verification: { valid: true, code: null, entry: { record_fetched: false } }, record: null });
   });
 
-  it('merchant_history says it has no private form, and the verify tools say they ask by prefix', async () => {
+  it('merchant_history says it has no private form, and the verify tools say they ask by bucket', async () => {
     const { tools } = await client.listTools();
     const described = Object.fromEntries(tools.map((t) => [t.name, t.description ?? '']));
     expect(described.merchant_history).toContain('no private form');

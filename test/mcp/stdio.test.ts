@@ -4,6 +4,7 @@
  * gateway (--base-url/--api-key).
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { openSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -74,7 +75,11 @@ describe.each([
   });
 
   it('a signed record: the stored bytes, the same as GET /v1/verify', async () => {
-    const result = await call(server(), `https://www.${GOLD}/`);
+    // Over a gateway the default is private, which does not fetch the record: asked plainly here.
+    const result = await server().client.callTool({
+      name: 'verify_merchant',
+      arguments: { domain: `https://www.${GOLD}/`, private: false },
+    });
     expect(result.isError).toBeFalsy();
     const text = firstText(result);
     expect(Buffer.from(text)).toEqual((await liveRecord(project, GOLD)).bytes);
@@ -103,7 +108,7 @@ describe.each([
     expect((result.structuredContent as { record: object }).record).not.toHaveProperty('signature');
   });
 
-  it('private: true asks by hash prefix and gives the same verdicts; its description says whom it hides the domain from', async () => {
+  it('private: true asks by a bucket of the hash and gives the same verdicts; its description says whom it hides the domain from', async () => {
     const { tools } = await server().client.listTools();
     const described = (tools[0]!.inputSchema.properties as Record<string, { description?: string }>).private?.description ?? '';
     expect(described).toContain(remote ? 'remote gateway, which then never learns the domain' : 'it already sees the domain you send');
@@ -117,13 +122,30 @@ describe.each([
       [never, await call(server(), UNAUDITED)],
     ] as const) {
       expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-      // A never-audited record is made as of the lookup (plain) or of the build its absence is proven in (private).
-      const { valid, code, claims, record } = plain.structuredContent as { record: { issued_at: string } } & Record<string, unknown>;
-      expect(result.structuredContent).toMatchObject({ valid, code, claims, record: { ...record, issued_at: expect.any(String) } });
+      // A never-audited record is made as of the lookup (plain) or of the build its absence is proven in (private);
+      // an audited domain's verdict is its map entry's: the record's claims, no record.
+      const { valid, code, claims, record } = plain.structuredContent as { record: Record<string, unknown> | null } & Record<
+        string,
+        unknown
+      >;
+      if (code === 'NEVER_AUDITED')
+        expect(result.structuredContent).toMatchObject({ valid, code, claims, record: { ...record, issued_at: expect.any(String) } });
+      else expect(result.structuredContent).toMatchObject({ valid, code, record: null, entry: { record_fetched: false } });
     }
-    expect(gold.structuredContent).toMatchObject({ valid: true, code: null, record: { domain: GOLD, key_id: project.kid } });
+    const claimed = (await liveRecord(project, GOLD)).record as Record<string, unknown>;
+    expect(gold.structuredContent).toMatchObject({
+      valid: true,
+      code: null,
+      claims: { status: claimed.status, tier: claimed.tier, score: claimed.score },
+      entry: {
+        record_hash: createHash('sha256')
+          .update((await liveRecord(project, GOLD)).bytes)
+          .digest('base64'),
+      },
+      record: null,
+    });
     expect(never.structuredContent).toMatchObject({ valid: false, code: 'NEVER_AUDITED', record: { domain: UNAUDITED } });
-    // Through a gateway, what it was asked (and logged) names a prefix, never the domain.
+    // Through a gateway, what it was asked (and logged) names a bucket, never the domain.
     if (remote) expect(logged.some((l) => l.includes('/v1/lookup/'))).toBe(true);
     for (const line of logged) for (const name of [GOLD, UNAUDITED]) expect(line).not.toContain(name);
   });

@@ -6,7 +6,6 @@
  * each request it accepted. (A named profile and the clear failures are s3-credentials-profile.test.ts.)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';

@@ -1,10 +1,11 @@
 /**
- * `mvr verify DOMAIN --private --log` and `verifyPrefixAnswer` against a gateway that alters its
- * prefix answers in flight (a proxy in front of the real gateway, over a real logged v2 build): a
+ * Answers altered in flight (a proxy in front of the real gateway, over a real logged v2 build).
+ * `mvr verify DOMAIN --private --log` asks a compact answer: one byte of it flipped anywhere (its
+ * header, an entry, the proof, the padding) leaves no verdict, with the compact answer's exit code;
+ * unaltered through the same proxy, it verifies. `verifyPrefixAnswer` (the JSON prefix answer): a
  * record of the asker's run put back from the build before (the same domain, validly signed), or
- * replaced by `{"junk":true}`, and padded again to the signed size, is refused RECORD_NOT_IN_MAP
- * with its own exit code, although the asker's own record is untouched. Unaltered, the same answer
- * through the same proxy verifies.
+ * replaced by `{"junk":true}`, and padded again to the signed size, is refused RECORD_NOT_IN_MAP,
+ * although the asker's own record is untouched.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -34,8 +35,8 @@ let other: string;
 let older: Record<string, unknown>;
 /** Hex digits of every prefix asked of the build. */
 let prefixLength: number;
-/** What the proxy does to a prefix answer before passing it on (null: nothing). */
-let forge: ((a: Answer) => Answer) | null = null;
+/** Which byte of a compact answer the proxy flips before passing it on (null: none). */
+let flip: ((length: number) => number) | null = null;
 
 /** `count` audits of `run<i>.example`: enough domains that some prefix holds two or more. */
 const audits = (count: number) =>
@@ -88,8 +89,11 @@ beforeAll(async () => {
   proxy = createServer(async (req, res) => {
     const upstream = await fetch(`${g.url}${req.url}`, { headers: { authorization: req.headers.authorization ?? '' } });
     let body = Buffer.from(await upstream.arrayBuffer());
-    if (forge && req.url?.startsWith('/v1/lookup/') && upstream.status === 200)
-      body = Buffer.from(JSON.stringify(forge(JSON.parse(body.toString('utf8')) as Answer)));
+    if (flip && /^\/v1\/lookup\/\d+\/[0-9a-f]+$/.test(req.url ?? '') && upstream.status === 200) {
+      body = Buffer.from(body);
+      const at = flip(body.length);
+      body[at] = body[at]! ^ 0x01;
+    }
     res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
     res.end(body);
   });
@@ -122,23 +126,34 @@ const forgeries: [string, (a: Answer) => Answer][] = [
   ],
 ];
 
-describe('a prefix answer with a record its build did not commit to', () => {
+describe('a compact answer altered in flight', () => {
   it('unaltered through the proxy, verifies with the log (control)', async () => {
-    forge = null;
+    flip = null;
     const r = await verifyCli();
-    expect(JSON.parse(r.stdout)).toMatchObject({ domain: asker, valid: true, code: null, private: true });
+    expect(JSON.parse(r.stdout)).toMatchObject({ domain: asker, valid: true, code: null, private: true, entry: { valid: true } });
     expect(r.code).toBe(0);
   });
 
-  it.each(forgeries)('%s: mvr verify --private --log exits RECORD_NOT_IN_MAP', async (_, f) => {
-    forge = f;
-    const r = await verifyCli();
-    expect(JSON.parse(r.stdout)).toMatchObject({ domain: asker, valid: false, code: 'RECORD_NOT_IN_MAP' });
-    expect(r.code).toBe(exitCodeOf('RECORD_NOT_IN_MAP'));
+  it.each([
+    ['its header', () => 0],
+    ['the middle', (n: number) => Math.floor(n / 2)],
+    ['its last byte', (n: number) => n - 1],
+  ])('one byte flipped in %s: mvr verify --private --log gives no verdict (exit 16)', async (_, at) => {
+    flip = at;
+    try {
+      const r = await verifyCli();
+      const out = JSON.parse(r.stdout);
+      expect(out).toMatchObject({ domain: asker, valid: false, entry: null });
+      expect(['MALFORMED_PREFIX_ANSWER', 'PREFIX_MISMATCH', 'PADDING_MISMATCH', 'INCOMPLETE_PREFIX_ANSWER']).toContain(out.code);
+      expect(r.code).toBe(exitCodeOf('INCOMPLETE_PREFIX_ANSWER'));
+    } finally {
+      flip = null;
+    }
   });
+});
 
+describe('a JSON prefix answer with a record its build did not commit to', () => {
   it.each(forgeries)('%s: verifyPrefixAnswer refuses it, with the log key or without', async (_, f) => {
-    forge = null;
     const res = await fetch(`${g.url}/v1/lookup/${hexPrefix(sha256(Buffer.from(asker)), prefixLength)}`, {
       headers: { authorization: `Bearer ${g.key}` },
     });

@@ -124,7 +124,8 @@ describe('MCP tools with a witness policy', () => {
     expect(others).toMatchObject({
       valid: false,
       code: 'NOT_WITNESSED',
-      signature: { valid: true },
+      signature: null,
+      statement: { valid: false, code: 'NOT_WITNESSED' },
       log: { valid: false, code: 'NOT_WITNESSED' },
       witnesses: { valid: false, code: 'NOT_WITNESSED' },
     });

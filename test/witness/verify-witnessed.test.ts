@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gatewaySource, parsePolicy, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import { gatewaySource, parsePolicy, verifyOnlineCompact } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
 import { type BuildWitness, buildPolicy, cosignBuild, startBuildWitnesses } from '../support/cosign-build.ts';
@@ -142,7 +142,7 @@ describe('mvr verify --private --policy: the build statement is the logged, witn
   const online = (policy: string, ...more: string[]) =>
     runCli(['verify', GOLD, '--private', '--base-url', g.url, '--api-key', g.key, '--policy', file(policy), ...more]);
 
-  it('a record: valid only with the log and witness steps run and held, witnessed_at and the cosigners kept, in JSON and text', async () => {
+  it('an entry: valid only with the log and witness steps run and held, witnessed_at and the cosigners kept, in JSON and text', async () => {
     const r = await online('witnesses.policy', '--json');
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
@@ -150,7 +150,9 @@ describe('mvr verify --private --policy: the build statement is the logged, witn
       valid: true,
       code: null,
       private: true,
-      signature: { valid: true },
+      signature: null,
+      entry: { valid: true, record_fetched: false },
+      statement: { valid: true },
       log: { valid: true, code: null, index: expect.any(Number), tree_size: expect.any(Number), origin: expect.any(String) },
       witnesses: { valid: true, code: null, witnessed_at: new Date(cosignedAt).toISOString() },
       // The log key is the policy's log line; the key set came from the gateway checked.
@@ -173,7 +175,8 @@ describe('mvr verify --private --policy: the build statement is the logged, witn
     expect(JSON.parse(r.stdout)).toMatchObject({
       valid: false,
       code: 'NOT_WITNESSED',
-      signature: { valid: true },
+      signature: null,
+      statement: { valid: false, code: 'NOT_WITNESSED' },
       log: { valid: false, code: 'NOT_WITNESSED' },
       witnesses: { valid: false, code: 'NOT_WITNESSED' },
     });
@@ -182,15 +185,15 @@ describe('mvr verify --private --policy: the build statement is the logged, witn
     expect(text).not.toContain('see the proof above');
   });
 
-  it('the package: verifyOnlinePrivately says the same, and where its keys came from', async () => {
+  it('the package: verifyOnlineCompact says the same, and where its keys came from', async () => {
     const policy = parsePolicy(await readFile(file('witnesses.policy'), 'utf8'));
-    const v = await verifyOnlinePrivately({ domain: GOLD, source: gatewaySource({ baseUrl: g.url, apiKey: g.key }), policy });
+    const v = await verifyOnlineCompact({ domain: GOLD, source: gatewaySource({ baseUrl: g.url, apiKey: g.key }), policy });
     expect(v.code).toBeNull();
-    expect(v.verification).toMatchObject({ code: null, log: { valid: true }, witnessed: { witnessedAt: cosignedAt } });
+    expect(v).toMatchObject({ entry: { domain: GOLD }, statement: { valid: true }, witnessed: { witnessedAt: cosignedAt } });
     expect(v.trust).toEqual({ keySet: 'source', logKey: 'policy' });
     const other = parsePolicy(await readFile(file('other.policy'), 'utf8'));
-    const refused = await verifyOnlinePrivately({ domain: GOLD, source: gatewaySource({ baseUrl: g.url, apiKey: g.key }), policy: other });
-    expect(refused).toMatchObject({ code: 'NOT_WITNESSED', verification: { code: 'NOT_WITNESSED', log: { code: 'NOT_WITNESSED' } } });
+    const refused = await verifyOnlineCompact({ domain: GOLD, source: gatewaySource({ baseUrl: g.url, apiKey: g.key }), policy: other });
+    expect(refused).toMatchObject({ code: 'NOT_WITNESSED', entry: null });
   });
 });
 

@@ -1,7 +1,7 @@
 // The verify page's script: verifies a record in the browser with @merchant-verify/verifier's
 // online client (the one the CLI and MCP use), against the key set this origin publishes; a domain
 // typed is normalized by the service's own rule and, by default, looked up privately: hashed here,
-// only a prefix of its hash sent (GET /v1/lookup/{prefix}); a pasted bundle is verified offline
+// only its bucket sent (GET /v1/lookup, then GET /v1/lookup/{bits}/{hex}); a pasted bundle is verified offline
 // (`verifyBundle`). How a verdict is shown is result.ts's. Bundled for the browser by `npm run build`.
 import {
   type AnswerVerification,
@@ -13,12 +13,12 @@ import {
   verdictOf,
   verifyBundle,
   verifyOnline,
-  verifyOnlinePrivately,
+  verifyOnlineCompact,
 } from '@merchant-verify/verifier';
 import { UsageError } from '../../core/errors/errors.ts';
 import { normalizeDomain } from '../../core/rules/domain.ts';
 import { DURATION_FORM, parseDuration } from '../../core/rules/duration.ts';
-import { $, type Row, render, result, show, showFailure } from './result.ts';
+import { $, type Row, render, renderEntry, result, show, showFailure } from './result.ts';
 
 /** This origin: the gateway the page came from, whose key set it checks with. */
 const origin = (apiKey?: string) => gatewaySource({ baseUrl: location.origin, ...(apiKey ? { apiKey } : {}) });
@@ -36,20 +36,22 @@ async function check(input: OnlineInput): Promise<void> {
 }
 
 /**
- * A private lookup: only a prefix of the domain's hash is sent; the prefix answer is verified (complete,
- * padded, signed), then the domain's record or absence gets the plain lookup's verdicts.
+ * A private lookup: only the bucket of the domain's hash is sent, of the bits the live statement
+ * signs; the compact answer is verified (complete, padded, of that statement), then the domain's
+ * entry gives its verdict (the record itself is not fetched), or its absence is proven.
  */
-async function checkPrivately(input: PrivateOnlineInput): Promise<void> {
-  let v: Awaited<ReturnType<typeof verifyOnlinePrivately>>;
+async function checkPrivately(input: Omit<PrivateOnlineInput, 'answer'>): Promise<void> {
+  let v: Awaited<ReturnType<typeof verifyOnlineCompact>>;
   try {
-    v = await verifyOnlinePrivately(input);
+    v = await verifyOnlineCompact(input);
   } catch (error) {
     showFailure(error);
     return;
   }
-  const lookup: Row[] = [['Lookup', `private: only the hash prefix ${v.prefix ?? '-'} was sent`]];
-  // No log proof of its own record (asking for one names the domain): its log step is the build statement's entry.
-  if (v.verification) render(v.verification, input.domain, lookup, 'build statement: ');
+  const lookup: Row[] = [['Lookup', `private: only the bucket ${v.bucket ?? '-'} of the domain's hash was sent`]];
+  if (v.entry) renderEntry({ ...v, entry: v.entry }, lookup);
+  // An absence: its log step is the build statement's entry (asking for a record's own proof would name the domain).
+  else if (v.verification) render(v.verification, input.domain, lookup, 'build statement: ');
   else show('invalid', `Not verified: ${v.code}`, [['Reason', `${v.code}: ${v.message}`], ...lookup]);
 }
 

@@ -1,7 +1,15 @@
 // How the verify page shows a verdict: the heading, the steps, and what an answer claims (as facts
 // only when it verified). app.ts verifies; this file only writes the result into the page.
 
-import { type AbsenceResult, type AnswerVerification, FetchFailedError, verdictOf, type Witnessed } from '@merchant-verify/verifier';
+import {
+  type AbsenceResult,
+  type AnswerVerification,
+  type CompactVerification,
+  type EntryVerdict,
+  FetchFailedError,
+  verdictOf,
+  type Witnessed,
+} from '@merchant-verify/verifier';
 import { displayDomain } from '../../core/rules/domain.ts';
 
 export const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -141,4 +149,41 @@ export function render(verification: AnswerVerification, domain: unknown, extra:
   else if (verification.signature.valid && log && !log.valid)
     show('invalid', `Not proven: ${log.code}`, [['Reason', log.message]], { claimed: [['Domain', String(verification.answer.domain)]] });
   else report(verification, extra, entry);
+}
+
+/**
+ * Shows a verdict from a domain's map entry (a private lookup of an audited domain): what the entry
+ * proves (status, tier, score, next audit, the record's hash) and the build statement's steps, and
+ * that the record itself was not fetched. A failure the entry carries (the statement not proven in
+ * the log) shows its claims only behind the toggle, as a record's are.
+ */
+export function renderEntry(v: CompactVerification & { entry: EntryVerdict }, extra: Row[] = []): void {
+  const e = v.entry;
+  const s = v.statement?.valid ? v.statement : null;
+  const overdue = e.next_audit_at !== null && Date.parse(e.next_audit_at) < Date.now();
+  const claims: Row[] = [
+    ['Status', e.status],
+    ['Tier', e.tier ?? '-'],
+    ['Score', e.score === null ? '-' : String(e.score)],
+    ['Next audit', `${e.next_audit_at ?? '-'}${overdue ? ' (overdue)' : ''}`, overdue ? 'warn' : undefined],
+  ];
+  const rows: Row[] = [
+    ['Domain', displayDomain(e.domain)],
+    ...(s ? ([['Build', `${s.build}, issued ${s.issuedAt}, statement signed by ${s.keyId}`]] as Row[]) : []),
+    ['Record hash', e.record_hash],
+    ...(s?.statementLog
+      ? ([
+          [
+            'Log',
+            `build statement: entry ${s.statementLog.index} of ${s.statementLog.checkpoint.size} in ${s.statementLog.checkpoint.origin}`,
+          ],
+        ] as Row[])
+      : []),
+    ...witnessedRows(v.witnessed),
+    ...extra,
+  ];
+  const note =
+    "The record itself was not fetched: this verdict is its entry in the build's domain map. To see the record, look the domain up without the private box (which sends the domain) or read it from a mirror; its SHA-256 must be the record hash above.";
+  if (v.code === null) show('valid', 'Verified from its map entry', [...rows, ...claims], { note });
+  else show('invalid', `Not verified: ${v.code}`, [['Reason', `${v.code}: ${v.message}`], ...rows], { note, claimed: claims });
 }

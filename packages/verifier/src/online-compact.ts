@@ -15,7 +15,9 @@ import { type CompactVerification, verifyCompactAnswer } from './verify-compact.
  * signs, and verifies it: the domain's entry proven its build's, or its absence proven. The bits
  * are sent once, as the statement gives them: a refusal is FETCH_FAILED, never a cue to send more,
  * and a statement asking for more bits than its map's size gives is not followed (nothing is
- * sent). Throws FETCH_FAILED when something needed cannot be fetched.
+ * sent). An answer of another map root than the statement's, or a statement superseded in the log
+ * (a build went live while it read), is looked at once more from the statement read again. Throws FETCH_FAILED when something
+ * needed cannot be fetched.
  *
  * @example
  *   const v = await verifyOnlineCompact({ domain: 'shop.example', source: gatewaySource({ baseUrl, apiKey }) });
@@ -26,8 +28,24 @@ export async function verifyOnlineCompact(
 ): Promise<CompactVerification & { bucket: string | null; trust: OnlineTrust }> {
   const source = input.source ?? {};
   if (!source.lookupStatement || !source.compact) throw new FetchFailedError('no lookup statement or compact answer to fetch');
-  const head = (await source.lookupStatement()) as { statement?: unknown; statement_proof?: unknown } | null;
-  const statement = head?.statement as { lookup?: { bits?: unknown }; domain_map?: { size?: unknown } } | undefined;
+  const { root: firstRoot, ...first } = await verifyCompactOnce(input, source.lookupStatement, source.compact);
+  if (first.code !== 'PREFIX_MISMATCH' && first.code !== 'BUILD_SUPERSEDED') return first;
+  // A build that went live between the statement and the answer (the answer names the newer root), or
+  // while the statement was read (a later one is logged): asked once more, from the statement read again
+  // (whose bits the rule bounds as before), never from the answer; the second look counts only if it read another build.
+  const { root, ...again } = await verifyCompactOnce(input, source.lookupStatement, source.compact);
+  return root === firstRoot ? first : again;
+}
+
+/** One look: the statement, then its bucket, verified; `root` is the statement's map root, to tell whether a second look read another build. */
+async function verifyCompactOnce(
+  input: Omit<PrivateOnlineInput, 'answer'>,
+  lookupStatement: () => Promise<unknown>,
+  compact: (bits: number, hex: string) => Promise<Uint8Array>,
+): Promise<CompactVerification & { bucket: string | null; trust: OnlineTrust; root: unknown }> {
+  const source = input.source ?? {};
+  const head = (await lookupStatement()) as { statement?: unknown; statement_proof?: unknown } | null;
+  const statement = head?.statement as { lookup?: { bits?: unknown }; domain_map?: { size?: unknown; root?: unknown } } | undefined;
   const bits = statement?.lookup?.bits;
   const size = statement?.domain_map?.size;
   if (!Number.isSafeInteger(bits) || !Number.isSafeInteger(size) || (bits as number) < 1)
@@ -37,7 +55,7 @@ export async function verifyOnlineCompact(
       `the gateway's statement asks for ${bits} bits, but a build of ${size} domains has ${bucketBitsFor(size as number)}: nothing was sent`,
     );
   const hex = bucketHex(bucketOf(sha256(new TextEncoder().encode(input.domain)), bits as number), bits as number);
-  const answer = await source.compact(bits as number, hex);
+  const answer = await compact(bits as number, hex);
   const keySet = await keySetOf(input.keySet, source)(statement);
   const withLog = input.log === true || input.policy !== undefined || input.trustedCheckpoint !== undefined;
   const logKey = withLog ? await logKeyOf(input, source) : undefined;
@@ -56,6 +74,7 @@ export async function verifyOnlineCompact(
   return {
     ...verdict,
     bucket: `${bits}/${hex}`,
+    root: statement?.domain_map?.root,
     trust: { keySet: input.keySet === undefined ? 'source' : 'given', logKey: logKey?.from ?? null },
   };
 }
