@@ -132,9 +132,10 @@ const failed = (opts: UploadOptions, send: ObjectSender, error: unknown) =>
   );
 
 /**
- * The failure of a publish short of its quorum, once the bucket's log ends with its live build's
- * statement again ({@link leaveBucketLog}); when that cannot be done, the failure says so, since
- * until a publish succeeds a refresh would serve a head that supersedes the bucket's live build.
+ * The failure of a publish whose witnessing failed (short of its quorum, or interrupted), once the
+ * bucket's log ends with its live build's statement again ({@link leaveBucketLog}); when that
+ * cannot be done, the failure says so, since until a publish succeeds a refresh would serve a
+ * head that supersedes the bucket's live build.
  */
 async function leftLog(opts: UploadOptions, published: PublishedBuilds, build: string, failure: unknown): Promise<unknown> {
   try {
