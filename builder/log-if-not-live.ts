@@ -112,7 +112,11 @@ async function lastEntry({ logDir, previous, edge }: PublishedLog): Promise<Uint
     const bytes = await readFile(join(logDir, tilePath({ level: 'entries', index: size / TILE_WIDTH - 1, width: TILE_WIDTH }))).catch(
       () => null,
     );
-    entry = bytes ? unbundle(bytes).at(-1) : undefined;
+    try {
+      entry = bytes ? unbundle(bytes).at(-1) : undefined;
+    } catch {
+      // A bundle whose lengths do not add up proves nothing: no entry, as without one.
+    }
   }
   if (!entry) return null;
   const [leaf] = await new TileTree(hasher, size, folderTiles(logDir)).leafHashes(size - 1, size);
