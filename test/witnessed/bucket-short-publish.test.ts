@@ -4,9 +4,10 @@
  * statement again (signed ahead by the build, since a publish holds no log key), so the refresh
  * that then reaches the quorum serves a head under which the live build's answers stay current.
  * The same build published again is refused (its checkpoint no longer extends the bucket's log);
- * the next build, made on that log, publishes and goes live.
+ * the next build, made on that log, publishes and goes live. A head that does not end with the
+ * live build's statement (the step could not be done) is never served by the refresh.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gatewaySource, parsePolicy, verifyOnline } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,6 +108,25 @@ describe.sequential('a publish short of its witness quorum', () => {
     const next = await publish();
     expect(next.code, next.stdout + next.stderr).toBe(0);
     expect(await liveInBucket()).toBe(next5);
+    expect(await answers([GOLD, UNAUDITED])).toEqual([null, 'NEVER_AUDITED']);
+  });
+
+  it('one that could not append the live statement again says so, and the refresh does not serve its head', async () => {
+    const live = await liveInBucket();
+    await writeFile(join(w.p.auditsDir, 'more.jsonl'), jsonl(audit('one-more-shop.example'), audit('another-shop.example')));
+    const lacking = await build('2026-12-06T00:00:00Z');
+    await rm(join(w.p.recordsDir, 'builds', lacking, 'log-if-not-live'), { recursive: true });
+    await w.policyWith(['b', 'c']);
+    const short = await publish();
+    expect(short.code, short.stdout + short.stderr).toBe(exitCodeOf('BUILD_FAILED'));
+    expect(JSON.parse(short.stdout).message).toMatch(/short of the quorum.*could not be ended with its live build's statement again/);
+    expect(await liveInBucket()).toBe(live);
+
+    // Witness a saw the head and refuses the live build's smaller checkpoint; b and c make the quorum for it.
+    await w.policyWith();
+    const refresh = await cli(['log', 'witness', '--policy', w.policyFile]);
+    expect(refresh.code, refresh.stdout + refresh.stderr).toBe(0);
+    expect(JSON.parse(refresh.stdout).written).toEqual([`${to}/builds/${live}/log-checkpoint`]);
     expect(await answers([GOLD, UNAUDITED])).toEqual([null, 'NEVER_AUDITED']);
   });
 });
