@@ -8,7 +8,7 @@ import { writeAtomic } from '../core/files.ts';
 import { LOG_CHECKPOINT, LOG_DIR } from '../core/layout.ts';
 import { partialPaths } from '../core/tlog/appender.ts';
 import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
-import { parseTilePath } from '../core/tlog/tiles.ts';
+import { parseTilePath, TILE_WIDTH, tilePath } from '../core/tlog/tiles.ts';
 import { openCheckpoint } from '../keyring/log-key.ts';
 
 /** A published log as a monitor or a build reads it (a folder or a URL prefix): its checkpoint note and its tiles. */
@@ -103,11 +103,17 @@ export async function pullLog(source: LogSource, publicDir: string): Promise<{ t
   if (local !== null && local !== note)
     throw new ConfigError(`${target} already holds another log checkpoint; pull into a public folder without one`);
   const paths = partialPaths(size);
-  for (const path of paths) {
-    const bytes = await source.tiles(parseTilePath(path)!, path);
+  const put = async (path: string, bytes: Uint8Array) => {
     await mkdir(dirname(join(target, path)), { recursive: true });
     await writeAtomic(join(target, path), bytes);
-  }
+  };
+  for (const path of paths) await put(path, await source.tiles(parseTilePath(path)!, path));
+  // The log's last entry (the live build's statement) is in the edge's bundle, or, the edge holding
+  // none, in the last full one: the build signs its re-append ahead from it (builder/log-if-not-live.ts),
+  // which checks it against the tiles. Without it that step is left out, and a publish says so.
+  const last = size > 0 && size % TILE_WIDTH === 0 ? tilePath({ level: 'entries', index: size / TILE_WIDTH - 1, width: TILE_WIDTH }) : null;
+  const lastBundle = last && (await source.tiles(parseTilePath(last)!, last).catch(() => null));
+  if (last && lastBundle) await put(last, lastBundle);
   await writeAtomic(join(target, LOG_CHECKPOINT), note);
-  return { to: target, size, files: paths.length + 1 };
+  return { to: target, size, files: paths.length + (lastBundle ? 2 : 1) };
 }

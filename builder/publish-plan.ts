@@ -6,6 +6,7 @@ import { BuildError, LogInconsistentError } from '../core/errors/errors.ts';
 import {
   BUILD_CHECKPOINT_FILE,
   BUILD_ID,
+  BUILD_LOG_IF_NOT_LIVE_DIR,
   BUILDS_DIR,
   CURRENT_LINK,
   INDEX_FILE,
@@ -43,7 +44,7 @@ export interface UploadOptions {
   onWitness?: (report: WitnessReport) => void;
 }
 
-/** Every file of a build folder but its manifest and its per-record tree (the packs hold the records), as keys relative to the build, in order. */
+/** Every file of a build folder but its manifest, its per-record tree (the packs hold the records) and its log if not live, as keys relative to the build, in order. */
 export async function filesOf(buildDir: string): Promise<string[]> {
   return (await readdir(buildDir, { recursive: true, withFileTypes: true }))
     .filter((entry) => entry.isFile())
@@ -53,7 +54,7 @@ export async function filesOf(buildDir: string): Promise<string[]> {
         .split('\\')
         .join('/'),
     )
-    .filter((path) => path !== MANIFEST_FILE && !isRecordFile(path))
+    .filter((path) => path !== MANIFEST_FILE && !isRecordFile(path) && !path.startsWith(`${BUILD_LOG_IF_NOT_LIVE_DIR}/`))
     .sort();
 }
 

@@ -15,6 +15,7 @@ import { keptListText } from '../storage/kept-builds.ts';
 import { type PublishedBuilds, publishedBuildsOf, type StoredFile } from '../storage/store.ts';
 import { type LogWitnessSummary, witnessLiveFolder } from '../witness/build-phase/refresh.ts';
 import type { WitnessReport } from '../witness/build-phase/witnessing.ts';
+import { leaveBucketLog } from './log-if-not-live.ts';
 import { type LocalFile, localFiles, ObjectSender } from './publish-objects.ts';
 import {
   type BuildFiles,
@@ -57,7 +58,9 @@ export const PUBLISH_DEFAULTS = { concurrency: 16, partBytes: 16 * 1024 ** 2 } a
  * transparency log goes first: the tiles the builds added to `log/`, then the live build's
  * checkpoint as the log's head (`log/checkpoint`), before it is sent to any witness, so the next
  * build extends what the witnesses saw even if this one never goes live; with the quorum the head
- * is written again, cosigned. The log's verifier key goes beside the key set (the build's own
+ * is written again, cosigned. Short of it, the log then ends with the bucket's live build's
+ * statement again, as the build signed it ahead ({@link leaveBucketLog}), so that build's answers
+ * stay current. The log's verifier key goes beside the key set (the build's own
  * `log-checkpoint` is among its files).
  * Before it, each kept build the bucket lacks (no manifest there) goes up the same way, manifest
  * last, so every build the kept list names is in the bucket before `live.json` points at that
@@ -89,13 +92,17 @@ export async function uploadBuild(opts: UploadOptions): Promise<UploadSummary> {
   } catch (error) {
     throw failed(opts, send, error);
   }
-  // Short of its quorum, nothing more goes up: the live build there stays, the head keeps the sent checkpoint.
-  if (opts.witnessing && live.manifest.log)
+  // Short of its quorum, nothing more goes up: the live build there stays, and the head, the sent
+  // checkpoint, is followed by that build's statement again.
+  if (opts.witnessing && live.manifest.log) {
     try {
       witnessed = await witnessLiveFolder(opts.witnessing, opts, opts.onWitness);
-    } finally {
+    } catch (error) {
       await upload.putHead(live.id);
+      throw await leftLog(opts, published, live.id, error);
     }
+    await upload.putHead(live.id);
+  }
   try {
     for (const b of earlier) await upload.putBuild(b, await published.buildFileStates(b.id));
     await upload.putLiveBuild(live);
@@ -123,6 +130,24 @@ const failed = (opts: UploadOptions, send: ObjectSender, error: unknown) =>
     `publish to ${opts.to.name} failed after ${send.progress.objects} of ${send.progress.totalObjects} objects (${send.progress.uploaded} sent, ${send.progress.skipped} up already); the live build there is unchanged, and running it again sends only what is missing: ${(error as Error).message}`,
     { cause: error },
   );
+
+/**
+ * The failure of a publish whose witnessing failed (short of its quorum, or interrupted), once the
+ * bucket's log ends with its live build's statement again ({@link leaveBucketLog}); when that
+ * cannot be done, the failure says so, since until a publish succeeds a refresh would serve a
+ * head that supersedes the bucket's live build.
+ */
+async function leftLog(opts: UploadOptions, published: PublishedBuilds, build: string, failure: unknown): Promise<unknown> {
+  try {
+    await leaveBucketLog(opts, published, build);
+    return failure;
+  } catch (error) {
+    return new BuildError(
+      `${(failure as Error)?.message ?? String(failure)}; the build did not go live in ${opts.to.name}, and the log there could not be ended with its live build's statement again: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
 
 /** One publish's objects, in the order that keeps readers safe. */
 class Upload {

@@ -11,8 +11,8 @@ import { hasher, sha256 } from '../core/crypto/hash.ts';
 import { LogInconsistentError } from '../core/errors/errors.ts';
 import { writeAtomic } from '../core/files.ts';
 import { LOG_CHECKPOINT, LOG_DIR } from '../core/layout.ts';
-import { emptyEdge, type LogEdge, loadEdge, TileAppender } from '../core/tlog/appender.ts';
-import { TileTree } from '../core/tlog/tile-tree.ts';
+import { emptyEdge, type LogEdge, loadEdge, TileAppender, type TileSink } from '../core/tlog/appender.ts';
+import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 import { type LogKey, openNoteWith, signNote } from '../keyring/log-key.ts';
 import { folderTiles } from '../storage/log-tiles.ts';
 
@@ -73,14 +73,37 @@ export function tileWriter(logDir: string, madeDirs: Set<string>): (path: string
 export async function appendStatementAgain(logDir: string, key: LogKey, origin: string, statement: Buffer): Promise<void> {
   const { previous, edge } = await openLogDir(logDir, key, origin);
   if (!previous) return;
-  const appender = new TileAppender(hasher, edge, tileWriter(logDir, new Set()));
-  appender.append(statementEntry(sha256, statement));
+  const head = await appendEntryAgain(
+    { previous, edge },
+    statementEntry(sha256, statement),
+    { key, origin },
+    tileWriter(logDir, new Set()),
+    folderTiles(logDir),
+  );
+  await writeAtomic(join(logDir, LOG_CHECKPOINT), head);
+}
+
+/**
+ * The one re-append: `entry` after the log `previous` ends with (its right edge `edge`), the new
+ * tiles given to `sink`, and the new head signed by the log key; `tiles` must read them back. The
+ * new tree must extend `previous`, or LOG_INCONSISTENT. A build signs the same step ahead for
+ * `mvr publish`, which holds no log key (builder/log-if-not-live.ts).
+ */
+export async function appendEntryAgain(
+  log: { previous: Checkpoint; edge: LogEdge },
+  entry: Uint8Array,
+  signer: { key: LogKey; origin: string },
+  sink: TileSink,
+  tiles: TileFetch,
+): Promise<string> {
+  const appender = new TileAppender(hasher, log.edge, sink);
+  appender.append(entry);
   appender.finish();
-  const tree = new TileTree(hasher, appender.size, folderTiles(logDir));
+  const tree = new TileTree(hasher, appender.size, tiles);
   const root = await tree.root();
-  if (!(await tree.extends(previous, root)))
-    throw new LogInconsistentError(`the log would not extend its checkpoint of size ${previous.size}; nothing was published`);
-  await writeAtomic(join(logDir, LOG_CHECKPOINT), signNote(key, formatCheckpoint({ origin, size: appender.size, root })));
+  if (!(await tree.extends(log.previous, root)))
+    throw new LogInconsistentError(`the log would not extend its checkpoint of size ${log.previous.size}; nothing was published`);
+  return signNote(signer.key, formatCheckpoint({ origin: signer.origin, size: appender.size, root }));
 }
 
 /** The published checkpoint, opened with the log key; null for a log not started. */

@@ -73,6 +73,13 @@ export const BUILD_CHECKPOINT_FILE = 'log-checkpoint';
  * build's proofs are served against it; `log-checkpoint` stays the build's own.
  */
 export const BUILD_SERVED_CHECKPOINT_FILE = 'served-checkpoint';
+/**
+ * In a build made on a log with entries: the log a publish leaves in a bucket when the build does
+ * not go live there, signed ahead by the build (a publish holds no log key): the tiles the build's
+ * log gains from one more entry, the log's last entry before the build again, and `checkpoint`.
+ * It is never uploaded with the build.
+ */
+export const BUILD_LOG_IF_NOT_LIVE_DIR = 'log-if-not-live';
 
 /**
  * In each build: the domain map, the sorted SHA-256 hashes of its domains (32 bytes each, no

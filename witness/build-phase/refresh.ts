@@ -1,10 +1,18 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseCheckpoint, parseNote } from '#shared';
+import { equalBytes, parseCheckpoint, parseNote, statementEntry } from '#shared';
+import { hasher, sha256 } from '../../core/crypto/hash.ts';
 import { BuildError, NotFreshlyWitnessedError, WitnessQuorumNotMetError } from '../../core/errors/errors.ts';
 import { writeAtomic } from '../../core/files.ts';
-import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE, CURRENT_LINK, LOG_CHECKPOINT, LOG_DIR } from '../../core/layout.ts';
-import type { TileFetch } from '../../core/tlog/tile-tree.ts';
+import {
+  BUILD_CHECKPOINT_FILE,
+  BUILD_SERVED_CHECKPOINT_FILE,
+  BUILD_STATEMENT_FILE,
+  CURRENT_LINK,
+  LOG_CHECKPOINT,
+  LOG_DIR,
+} from '../../core/layout.ts';
+import { type TileFetch, TileTree } from '../../core/tlog/tile-tree.ts';
 import { folderTiles, storeTiles } from '../../storage/log-tiles.ts';
 import { publishedBuildsOf, type Store } from '../../storage/store.ts';
 import { type Cosigned, type Witnessing, type WitnessReport, witnessCheckpoint } from './witnessing.ts';
@@ -53,6 +61,7 @@ export async function witnessLiveFolder(
         writeAtomic(join(buildDir, BUILD_SERVED_CHECKPOINT_FILE), text).then(() => join(buildDir, BUILD_SERVED_CHECKPOINT_FILE)),
       head: () => readFile(logFile, 'utf8').catch(() => null),
       putHead: (text) => writeAtomic(logFile, text).then(() => logFile),
+      statement: () => readFile(join(buildDir, BUILD_STATEMENT_FILE)).catch(() => null),
     },
     onWitness,
   );
@@ -86,6 +95,7 @@ export async function witnessLiveBucket(w: Witnessing, store: Store, onWitness?:
           .then(() => `${store.name}/builds/${live}/${BUILD_SERVED_CHECKPOINT_FILE}`),
       head: async () => (await published.logHead())?.toString('utf8') ?? null,
       putHead: (text) => published.putLogHead(Buffer.from(text)).then(() => `${store.name}/${LOG_DIR}/${LOG_CHECKPOINT}`),
+      statement: () => store.readFile(live, BUILD_STATEMENT_FILE),
     },
     onWitness,
   );
@@ -105,13 +115,16 @@ interface LiveCheckpoint {
   /** The log's head; null when there is none. */
   head(): Promise<string | null>;
   putHead(text: string): Promise<string>;
+  /** The live build's statement file; null for a build without one. */
+  statement(): Promise<Buffer | null>;
 }
 
 /**
  * The one refresh. What is served is the newest checkpoint the witnesses hold, the log's head:
  * after a build short of its quorum it is newer than the live build's own checkpoint, and a
  * witness that cosigned it refuses the older one as smaller, so the head is what goes to the
- * witnesses; it holds every entry of the live build (the log only grows). Its cosigned copy is
+ * witnesses; it holds every entry of the live build (the log only grows), and it ends with the live
+ * build's statement again ({@link endsWithLive}; a head that does not is left alone). Its cosigned copy is
  * written back as the head and, once it has the quorum, as the live build's served checkpoint
  * (its proofs are then against it). While the newer head lacks the quorum the live build's own
  * checkpoint is refreshed too, by the witnesses that have not seen the head, and stays what is
@@ -121,7 +134,8 @@ interface LiveCheckpoint {
  */
 async function witnessLive(w: Witnessing, live: LiveCheckpoint, onWitness?: (r: WitnessReport) => void): Promise<LogWitnessSummary> {
   const head = await live.head();
-  const newer = head !== null && !sameCheckpoint(head, live.note) && extendsBuild(head, live.note) ? head : null;
+  const newer =
+    head !== null && !sameCheckpoint(head, live.note) && extendsBuild(head, live.note) && (await endsWithLive(head, live)) ? head : null;
   const written: string[] = [];
   let served: Cosigned;
   if (newer) {
@@ -160,6 +174,20 @@ function requireFreshQuorum(w: Witnessing, served: Cosigned, what: string, summa
 /** Whether two notes are the same signed checkpoint text (their cosignatures aside). */
 const sameCheckpoint = (a: string, b: string) => parseNote(a).text === parseNote(b).text;
 const sizeOf = (note: string) => parseCheckpoint(parseNote(note).text).size;
+
+/**
+ * Whether the head's last entry is the live build's statement (newest means last, decision 0077),
+ * so that serving it keeps the live build's answers current. A head that ends otherwise (a build or
+ * publish that did not go live, and could not append the live statement again) is not served: the
+ * live build's own checkpoint is refreshed instead. A build without a statement file is not judged.
+ */
+async function endsWithLive(head: string, live: LiveCheckpoint): Promise<boolean> {
+  const statement = await live.statement();
+  if (!statement) return true;
+  const size = sizeOf(head);
+  const [last] = await new TileTree(hasher, size, live.tiles).leafHashes(size - 1, size);
+  return last !== undefined && equalBytes(last, hasher.leaf(statementEntry(sha256, statement)));
+}
 
 /** Whether the head is of the build's log and at least as large (so it holds every entry of the build). */
 function extendsBuild(head: string, build: string): boolean {
