@@ -54,10 +54,11 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
   };
 
   it('with the reader’s policy: valid, and when the record’s log proof was last witnessed, by whom', async () => {
-    expect(await lookUp(policies.ours)).toEqual({ state: 'valid', verdict: 'Valid signature' });
-    // Each step has its row: the signature, the log entry the policy implies (a private lookup's, the
+    // A private lookup: the verdict is the domain's map entry, under the build statement the policy checks.
+    expect(await lookUp(policies.ours)).toEqual({ state: 'valid', verdict: 'Verified from its map entry' });
+    // Each step has its row: the statement's signature, the log entry the policy implies (a private lookup's, the
     // build statement's: its record's own proof would name the domain), the witnesses.
-    expect(await page.locator('dt:text-is("Signature") + dd').textContent()).toMatch(/^valid \(key /);
+    expect(await page.locator('dt:text-is("Build") + dd').textContent()).toMatch(/, statement signed by /);
     expect(await page.locator('dt:text-is("Log") + dd').textContent()).toMatch(
       /^build statement: entry \d+ of \d+ in merchant-verify\.example\/log$/,
     );
@@ -67,25 +68,25 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
   });
 
   it('with a policy of other witness keys: not proven, NOT_WITNESSED; without a policy, as before', async () => {
-    expect(await lookUp(policies.others)).toEqual({ state: 'invalid', verdict: 'Not proven: NOT_WITNESSED' });
-    expect(await lookUp('')).toEqual({ state: 'valid', verdict: 'Valid signature' });
+    expect(await lookUp(policies.others)).toEqual({ state: 'invalid', verdict: 'Not verified: NOT_WITNESSED' });
+    expect(await lookUp('')).toEqual({ state: 'valid', verdict: 'Verified from its map entry' });
     expect(await page.locator('dt:text-is("Last witnessed")').count()).toBe(0);
   });
 
   it('with a maximum age: valid when the quorum cosigned within it, NOT_WITNESSED when the cosignatures are older', async () => {
     // The witnesses cosigned an hour before the test began.
-    expect(await lookUp(policies.ours, '36h')).toEqual({ state: 'valid', verdict: 'Valid signature' });
+    expect(await lookUp(policies.ours, '36h')).toEqual({ state: 'valid', verdict: 'Verified from its map entry' });
     expect(await page.locator('dt:text-is("Last witnessed") + dd').textContent()).toMatch(
       new RegExp(`^${new Date(COSIGNED).toISOString()} `),
     );
-    expect(await lookUp(policies.ours, '30m')).toEqual({ state: 'invalid', verdict: 'Not proven: NOT_WITNESSED' });
+    expect(await lookUp(policies.ours, '30m')).toEqual({ state: 'invalid', verdict: 'Not verified: NOT_WITNESSED' });
   });
 
   it("takes a maximum age only in the CLI's duration syntax (36h, 2d), and only with a policy", async () => {
-    expect(await lookUp('', '36h')).toEqual({ state: 'error', verdict: 'Not looked up' });
+    expect(await lookUp('', '36h')).toEqual({ state: 'error', verdict: 'Not looked up: INVALID_USAGE' });
     expect(await page.locator('#details').textContent()).toMatch(/give a policy too/);
     for (const bad of ['36', 'abc', '-1h', '0h', '1.5h', 'Infinity']) {
-      expect(await lookUp(policies.ours, bad), bad).toEqual({ state: 'error', verdict: 'Not looked up' });
+      expect(await lookUp(policies.ours, bad), bad).toEqual({ state: 'error', verdict: 'Not looked up: INVALID_USAGE' });
       expect(await page.locator('#details').textContent()).toMatch(/must be a duration such as 36h, 90m or 2d/);
     }
   });
