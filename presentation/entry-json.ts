@@ -1,8 +1,8 @@
 import type { CompactVerification, EntryVerdict } from '@merchant-verify/verifier';
-import type { Checkpoint } from '#shared';
 import { unicodeDomain } from '../core/rules/domain.ts';
 import { witnessedJson } from '../core/rules/witnessed.ts';
 import type { TrustJson } from './trust-report.ts';
+import { entryJson } from './verification-json.ts';
 
 // How every edge (`mvr verify --private`, the MCP tools) says a verdict that came from a domain's
 // map entry: a compact private answer proves the entry (status, tier, score, next audit and the
@@ -12,15 +12,6 @@ import type { TrustJson } from './trust-report.ts';
 /** What a private caller is told about the record it did not fetch. */
 export const RECORD_NOT_FETCHED =
   "the record itself was not fetched (a private lookup proves its map entry, which holds the record's hash): get it from a plain lookup, which names the domain, or a mirror, and check it with recordMatchesEntry";
-
-const entryJson = (entry: { index: number; checkpoint: Checkpoint }) => ({
-  valid: true,
-  code: null,
-  message: null,
-  index: entry.index,
-  tree_size: entry.checkpoint.size,
-  origin: entry.checkpoint.origin,
-});
 
 /**
  * A verdict from a proven map entry as JSON, in the verification's shape: `signature` is null (no

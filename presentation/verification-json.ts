@@ -12,7 +12,7 @@ import type { TrustJson } from './trust-report.ts';
 const failed = (step: { code: string; message: string }) => ({ valid: false, code: step.code, message: step.message });
 
 /** An entry proven in the log. */
-const entryJson = (entry: { index: number; checkpoint: Checkpoint }) => ({
+export const entryJson = (entry: { index: number; checkpoint: Checkpoint }) => ({
   valid: true,
   code: null,
   message: null,
