@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BHttpEncoder } from 'bhttp-js';
+import { bucketHex, bucketOf } from '#shared';
 import { createApiKey } from '../access/api-keys.ts';
 import { runBuild } from '../builder/build.ts';
 import { boundedPost } from '../clients/bounded-get.ts';
@@ -64,9 +65,12 @@ const gateway = await startGateway({
   ohttpKey,
 });
 const relay = await startOhttpRelay(gateway.url);
-const prefix = createHash('sha256').update('never-audited-shop.example').digest('hex').slice(0, 1);
-const url = `${gateway.url}/v1/lookup/${prefix}`;
 const init = { headers: { authorization: `Bearer ${key}` } };
+// The bucket a client asks, of the bits the live statement gives.
+const { statement } = (await (await fetch(`${gateway.url}/v1/lookup`, init)).json()) as { statement: { lookup: { bits: number } } };
+const bits = statement.lookup.bits;
+const bucket = bucketHex(bucketOf(createHash('sha256').update('never-audited-shop.example').digest(), bits), bits);
+const url = `${gateway.url}/v1/lookup/${bits}/${bucket}`;
 const sealedDirect = ohttpFetch(`${gateway.url}/.well-known/ohttp-gateway`, ohttpKey.configBytes);
 const throughRelay = ohttpFetch(relay.url, ohttpKey.configBytes);
 
@@ -124,8 +128,8 @@ for (let i = 0; i < N + 10; i++) {
   }
 }
 
-console.log(`Oblivious HTTP, ${N} prefix lookups each (median), sample audits, answer ${fmt(direct.bytes, 0)} bytes`);
-console.log(`  direct GET /v1/lookup/{prefix}         ${fmt(direct.ms)} ms`);
+console.log(`Oblivious HTTP, ${N} compact lookups each (median), sample audits, answer ${fmt(direct.bytes, 0)} bytes`);
+console.log(`  direct GET /v1/lookup/{bits}/{hex}     ${fmt(direct.ms)} ms`);
 console.log(`  a bare POST of 179 bytes (reference)   ${fmt(barePost.ms)} ms`);
 console.log(`  sealed, straight to the gateway        ${fmt(sealed.ms)} ms`);
 console.log(`  sealed, through the test relay         ${fmt(relayed.ms)} ms`);

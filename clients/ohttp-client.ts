@@ -64,8 +64,8 @@ export function ohttpFetch(relayUrl: string, keyConfig: Uint8Array): typeof glob
  * first, its signature checked against the key set, and it must name the SHA-256 of `keyConfig`
  * (`ohttp.key_config_sha256`); else OHTTP_KEY_CONFIG_INVALID and no prefix is sent. So a gateway
  * that gave this client a key of its own (to tell its requests apart) learns nothing but that the
- * statement was asked. Each statement asked later is checked so too, and so is the statement each
- * JSON prefix answer carries; the verifier then checks the same signatures again.
+ * statement was asked. Each statement asked later is checked so too (a compact answer is bound
+ * to it by its map root); the verifier then checks the same signatures again.
  */
 export function ohttpSource(options: {
   baseUrl: string;
@@ -105,12 +105,6 @@ export function ohttpSource(options: {
   return {
     ...source,
     lookupStatement,
-    prefix: async (prefix) => {
-      await (bound ?? lookupStatement());
-      const answer = await source.prefix!(prefix);
-      if (answer !== null) checkBinding((answer as { statement?: unknown }).statement, expected, url);
-      return answer;
-    },
     compact: async (bits, hex) => {
       await (bound ?? lookupStatement());
       return source.compact!(bits, hex);

@@ -47,8 +47,6 @@ export const PUBLIC_LIMITS = {
  * PUBLIC_LIMITS.logCacheBytes.
  */
 export const CACHE_LIMITS = {
-  /** Bytes of assembled prefix lookup answers kept for the live build, each counted at the size its build signed for every answer; least recently used dropped first. */
-  prefixAnswerBytes: 8 * MiB,
   /** Bytes of compact answers (`/v1/lookup/{bits}/{hex}`) kept for the live build as read from its answers file; least recently used dropped first. */
   compactAnswerBytes: 16 * MiB,
 } as const;

@@ -34,7 +34,6 @@ export const CACHE_POLICY = {
   '/v1/proof': RECORD,
   '/v1/absence': RECORD,
   '/v1/bundle': RECORD,
-  '/v1/lookup/{prefix}': RECORD,
   // The statement a compact answer is checked against: its log proof gains cosignatures with a refresh.
   '/v1/lookup': RECORD,
   // A compact answer's bytes are one size by design: no proxy or CDN may compress or alter them.

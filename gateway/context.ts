@@ -8,7 +8,6 @@ import type { CompactLookups } from '../service/compact-lookups.ts';
 import type { BuildHistory } from '../service/history.ts';
 import type { LogProofs } from '../service/log-proofs.ts';
 import type { MirrorFiles } from '../service/mirror-files.ts';
-import type { PrefixLookups } from '../service/prefix-lookups.ts';
 import type { RecordsService } from '../service/records.ts';
 import type { StoreSettings } from '../storage/open.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -44,8 +43,6 @@ export interface GatewayServices {
   history: BuildHistory;
   /** Inclusion proofs of the transparency log, and its public files (a store that keeps no log answers NOT_IN_LOG). */
   proofs: LogProofs;
-  /** Prefix lookups (`GET /v1/lookup/{prefix}`): answers that name a prefix, never a domain. */
-  lookups: PrefixLookups;
   /** Compact private lookups (`GET /v1/lookup`, `GET /v1/lookup/{bits}/{hex}`): a bucket's precomputed answer. */
   compact: CompactLookups;
   /** Whole builds, file by file, for mirror-scoped keys (`GET /v1/mirror...`). */
@@ -117,8 +114,6 @@ export interface GatewayOptions {
   port: number;
   /** Bound on verified record bytes held in memory. */
   cacheBytes: number;
-  /** Bound on prefix lookup answer bytes held in memory (default CACHE_LIMITS.prefixAnswerBytes; tests lower it). */
-  lookupAnswerBytes?: number;
   /** Bound on compact answer bytes held in memory (default CACHE_LIMITS.compactAnswerBytes; tests lower it). */
   compactAnswerBytes?: number;
   /** How often the live build, key set and API keys are re-checked. */

@@ -3,14 +3,12 @@ import type { ApiKeyStore } from '../access/api-key-store.ts';
 import type { RateLimiter } from '../access/rate-limit.ts';
 import type { CompactLookups } from '../service/compact-lookups.ts';
 import type { BuildHistory } from '../service/history.ts';
-import type { PrefixLookups } from '../service/prefix-lookups.ts';
 import type { RecordsService, RejectionKind, StoreReadOutcome } from '../service/records.ts';
 import { storeMetrics } from './metrics-store.ts';
 
 /** What the metrics read from the gateway's services at each scrape. */
 export interface WatchedServices {
   records: Pick<RecordsService, 'health'>;
-  lookups: Pick<PrefixLookups, 'stats'>;
   compact: Pick<CompactLookups, 'stats'>;
   history: Pick<BuildHistory, 'builds'> | null;
   apiKeys: Pick<ApiKeyStore, 'counts'>;
@@ -132,14 +130,6 @@ export class GatewayMetrics {
     pulledGauge(r, 'mvr_verified_cache_bytes', 'Bytes of verified records held in memory.', () => cache().bytes);
     pulledGauge(r, 'mvr_verified_cache_entries', 'Verified records held in memory.', () => cache().entries);
     pulledGauge(r, 'mvr_verified_cache_limit_bytes', 'The bound on the verified cache (--cache-mb).', () => cache().limit);
-    const answers = () => services.lookups.stats();
-    pulledGauge(
-      r,
-      'mvr_lookup_answers_bytes',
-      "Bytes of the live build's prefix lookup answers held in memory (as the build signed them).",
-      () => answers().bytes,
-    );
-    pulledGauge(r, 'mvr_lookup_answers_entries', "The live build's prefix lookup answers held in memory.", () => answers().answers);
     const compact = () => services.compact.stats();
     pulledGauge(
       r,

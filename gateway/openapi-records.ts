@@ -190,7 +190,7 @@ function bundlePaths(): Record<string, unknown> {
   };
 }
 
-/** `GET /v1/lookup`, `GET /v1/lookup/{prefix}` and `GET /v1/lookup/{bits}/{hex}`. */
+/** `GET /v1/lookup` and `GET /v1/lookup/{bits}/{hex}`. */
 function lookupPaths(): Record<string, unknown> {
   return {
     '/v1/lookup': {
@@ -237,32 +237,6 @@ function lookupPaths(): Record<string, unknown> {
           ...ok('/v1/lookup/{bits}/{hex}', 'The compact answer.', null, { type: 'application/octet-stream', conditional: true }),
           ...notModified('/v1/lookup/{bits}/{hex}'),
           ...problems(['INVALID_PREFIX', 'PREFIX_LENGTH_MISMATCH', ...GATED, 'STORE_UNAVAILABLE', 'UNAVAILABLE']),
-        },
-      },
-    },
-    '/v1/lookup/{prefix}': {
-      get: {
-        operationId: 'getPrefixAnswer',
-        tags: ['records'],
-        summary:
-          'A private lookup: every record of the live build whose domain hash starts with the prefix, and the proof that they are all',
-        description:
-          "The caller sends the first hex digits of SHA-256 of the normalized domain (as many as the build statement's lookup.prefix_length), never the domain. One quota unit, as /v1/verify. Every answer of a build is padded to one size. In a build of schema .../build/v2 the leaves are the domains' 82-byte entries, and every record must hash to its entry's record_hash. A record its build's map does not commit to is never served (503 UNAVAILABLE). Verify with verifyPrefixAnswer; see docs/private-lookups.md.",
-        parameters: [
-          {
-            name: 'prefix',
-            in: 'path',
-            required: true,
-            description:
-              "lookup.prefix_length lowercase hex digits of SHA-256 of the normalized domain (the live build's statement says how many).",
-            schema: { type: 'string', pattern: '^[0-9a-f]+$' },
-          },
-          ifNoneMatch,
-        ],
-        responses: {
-          ...ok('/v1/lookup/{prefix}', 'The prefix answer.', 'PrefixAnswer', { conditional: true }),
-          ...notModified('/v1/lookup/{prefix}'),
-          ...problems(['INVALID_PREFIX', ...GATED, 'STORE_UNAVAILABLE', 'UNAVAILABLE']),
         },
       },
     },

@@ -18,7 +18,7 @@ import {
 } from '../core/schemas/history.ts';
 import { keySetSchema } from '../core/schemas/key-set.ts';
 import { checkpointTextSchema, logProofTextSchema, logVerifierKeySchema } from '../core/schemas/log.ts';
-import { lookupStatementSchema, prefixAnswerSchema } from '../core/schemas/lookup.ts';
+import { lookupStatementSchema } from '../core/schemas/lookup.ts';
 import { logPaths } from './openapi-log.ts';
 import { mirrorPaths } from './openapi-mirror.ts';
 import { ohttpPaths } from './openapi-ohttp.ts';
@@ -39,7 +39,6 @@ const COMPONENTS: Record<string, z.ZodType> = {
   BuildStatement: buildStatementSchema,
   AbsenceProof: absenceProofSchema,
   Bundle: bundleSchema,
-  PrefixAnswer: prefixAnswerSchema,
   LookupStatement: lookupStatementSchema,
   KeptBuild: keptBuildSchema,
   KeptBuilds: keptBuildsSchema,

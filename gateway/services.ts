@@ -36,7 +36,6 @@ export async function openGatewayServices(
     records,
     history,
     proofs,
-    lookups,
     compact,
     mirror,
     close: closeRecords,
@@ -47,7 +46,6 @@ export async function openGatewayServices(
     records,
     history,
     proofs,
-    lookups,
     compact,
     mirror,
     apiKeys,
@@ -84,7 +82,6 @@ function recordsOptions(opts: GatewayOptions, metrics: GatewayMetrics | null): R
     issuer: opts.issuer,
     schemaUrl: opts.schemaUrl,
     cacheBytes: opts.cacheBytes,
-    lookupAnswerBytes: opts.lookupAnswerBytes,
     compactAnswerBytes: opts.compactAnswerBytes,
     now: opts.now,
     onRejected: (domain, reason, kind) => {

@@ -3,7 +3,6 @@ import { CompactLookups } from './compact-lookups.ts';
 import { BuildHistory } from './history.ts';
 import { LogProofs } from './log-proofs.ts';
 import { MirrorFiles } from './mirror-files.ts';
-import { PrefixLookups } from './prefix-lookups.ts';
 import { RecordsService, type RecordsServiceOptions } from './records.ts';
 import { trustForStore } from './store-trust.ts';
 
@@ -18,8 +17,6 @@ export interface RecordsStackOptions extends RecordsServiceOptions {
   onRefreshSkipped?: () => void;
   /** Told each time a kept build's whole domain map is read and checked (once per build; see `BuildHistory`). */
   onKeptMapLoad?: (build: string) => void;
-  /** Bytes of prefix lookup answers kept (default CACHE_LIMITS.prefixAnswerBytes; tests lower it to see eviction). */
-  lookupAnswerBytes?: number;
   /** Bytes of compact answers kept (default CACHE_LIMITS.compactAnswerBytes; tests lower it to see eviction). */
   compactAnswerBytes?: number;
 }
@@ -31,8 +28,6 @@ export interface RecordsStack {
   history: BuildHistory;
   /** Inclusion proofs of the transparency log, and its public files (a store that keeps no log answers NOT_IN_LOG). */
   proofs: LogProofs;
-  /** Prefix lookups: a prefix's records with the proof that they are all of them. */
-  lookups: PrefixLookups;
   /** Compact private lookups: a bucket's answer as its build wrote it, and the statement it is checked against. */
   compact: CompactLookups;
   /** Whole builds, file by file, for mirrors. */
@@ -47,8 +42,7 @@ export interface RecordsStack {
  * build), the live build read once, and then re-checked every `refreshMs` until `close`.
  */
 export async function openRecordsStack(options: RecordsStackOptions): Promise<RecordsStack> {
-  const { store, refreshMs, onRefreshSkipped, onReadRefused, onKeptMapLoad, lookupAnswerBytes, compactAnswerBytes, ...serviceOptions } =
-    options;
+  const { store, refreshMs, onRefreshSkipped, onReadRefused, onKeptMapLoad, compactAnswerBytes, ...serviceOptions } = options;
   const trust = trustForStore(store, options.trust);
   const records = new RecordsService(openStore(store, { onReadRefused }), { ...serviceOptions, trust });
   try {
@@ -79,7 +73,6 @@ export async function openRecordsStack(options: RecordsStackOptions): Promise<Re
     records,
     history,
     proofs,
-    lookups: new PrefixLookups(records, proofs, lookupAnswerBytes),
     compact: new CompactLookups(records, proofs, compactAnswerBytes),
     mirror: new MirrorFiles(records, history),
     async close() {

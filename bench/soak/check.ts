@@ -15,13 +15,15 @@ import type { Verification, VerifyPool } from './verify-pool.ts';
  * - never-audited domain, 200: `unverified`, that domain, unsigned, score null; never once the
  *   gateway can know the records folder is away ("we could not look" is not "never audited"):
  *   until its next look the live build's signed map still decides, so the grace a cached record has;
- * - bundle (`/v1/bundle`) or private lookup (`/v1/lookup/{prefix}`), 200: verifyBundle or
- *   verifyPrefixAnswer with the log's key and the witnesses' policy: an audited domain's holds
- *   (code null) and carries a record of one of our builds, checked as above; a never-audited
- *   domain's is its proven absence (NEVER_AUDITED); BUILD_SUPERSEDED only within the grace after
- *   a swap (the package's rule: look once more);
- * - invalid domain: 400 INVALID_DOMAIN; a prefix of another length than the build's: 400 INVALID_PREFIX; no
- *   or bad key: 401 UNAUTHORIZED with WWW-Authenticate;
+ * - bundle (`/v1/bundle`) or private lookup (`GET /v1/lookup`, then `/v1/lookup/{bits}/{hex}`), 200:
+ *   verifyBundle, or verifyCompactAnswer against the statement read first, with the log's key and
+ *   the witnesses' policy: an audited domain's holds (code null) and carries a record of one of our
+ *   builds, checked as above (a compact answer: its entry, that domain's with its build's score); a
+ *   never-audited domain's is its proven absence (NEVER_AUDITED); BUILD_SUPERSEDED (or, for a
+ *   compact answer, PREFIX_MISMATCH: a bucket of the build after the statement's) only within the
+ *   grace after a swap (the package's rule: look once more);
+ * - invalid domain: 400 INVALID_DOMAIN; a bucket of other bits than the build's: 400
+ *   PREFIX_LENGTH_MISMATCH; no or bad key: 401 UNAUTHORIZED with WWW-Authenticate;
  * - 503 STORE_UNAVAILABLE only for requests that read the store overlapping the outage (plus
  *   grace), 503 UNAVAILABLE only for a damaged domain during its damage (plus grace); any other
  *   5xx counts;
@@ -81,7 +83,7 @@ export class Checker {
       return { outcome: 'wrong', reason: `refusal ${ex.status} with a code the registry does not have: ${problemCode(ex.body)}` };
     if (ex.status >= 500) {
       const code = problemCode(ex.body);
-      // A private lookup reads the store even for a prefix it refuses (its length is the live build's).
+      // A private lookup reads the store even for a bucket it refuses (its bits are the live build's).
       const isRecordRequest = p.expect === 'record' || p.expect === 'unverified' || p.route === 'lookup';
       if (ex.status === 503 && code === 'STORE_UNAVAILABLE' && isRecordRequest && t.overlapsOutage(ex.start, ex.end)) {
         return { outcome: 'expected-503', reason: 'STORE_UNAVAILABLE while the records folder was away' };
@@ -93,12 +95,12 @@ export class Checker {
     }
     switch (p.expect) {
       case 'invalid': {
-        const code = p.route === 'lookup' ? 'INVALID_PREFIX' : 'INVALID_DOMAIN';
+        const code = p.route === 'lookup' ? 'PREFIX_LENGTH_MISMATCH' : 'INVALID_DOMAIN';
         if (ex.status === 400 && problemCode(ex.body) === code && ex.contentType.startsWith('application/problem+json'))
           return { outcome: 'ok' };
         return {
           outcome: 'wrong',
-          reason: `invalid ${p.route === 'lookup' ? 'prefix' : 'domain'} answered ${ex.status} ${problemCode(ex.body)}`,
+          reason: `invalid ${p.route === 'lookup' ? 'bits' : 'domain'} answered ${ex.status} ${problemCode(ex.body)}`,
         };
       }
       case 'unauthorized': {
@@ -125,11 +127,18 @@ export class Checker {
       domain = p.domain!;
     const what = p.route === 'bundle' ? 'bundle' : 'private lookup';
     if (ex.status !== 200) return { outcome: 'wrong', reason: `${what} of a valid domain answered ${ex.status} ${problemCode(ex.body)}` };
-    if (!parseRecord(ex)) return { outcome: 'wrong', reason: `${what} 200 is not a JSON object (or not application/json)` };
-    const v = await this.verify(p.route, ex.body, domain);
-    // The package's rule for a statement that is no longer its checkpoint's last entry: look once more. Right only around a swap.
-    if (v.code === 'BUILD_SUPERSEDED' && t.nearSwap(ex.start, ex.end)) {
-      return { outcome: 'expected-refusal', reason: `${what}: BUILD_SUPERSEDED around a build swap (the client looks once more)` };
+    const compact = p.route === 'lookup';
+    if (compact ? !ex.contentType.startsWith('application/octet-stream') : !parseRecord(ex))
+      return {
+        outcome: 'wrong',
+        reason: `${what} 200 is not ${compact ? 'application/octet-stream' : 'a JSON object (or not application/json)'}`,
+      };
+    const v = await this.verify(p.route, compact ? JSON.stringify({ head: ex.head, bytes: ex.body }) : ex.body, domain);
+    // The package's rule for a statement that is no longer its checkpoint's last entry, or a bucket of a newer
+    // build than the statement read first: look once more. Right only around a swap.
+    const lookAgain = v.code === 'BUILD_SUPERSEDED' || (compact && v.code === 'PREFIX_MISMATCH');
+    if (lookAgain && t.nearSwap(ex.start, ex.end)) {
+      return { outcome: 'expected-refusal', reason: `${what}: ${v.code} around a build swap (the client looks once more)` };
     }
     if (p.expect === 'unverified') {
       if (v.code !== 'NEVER_AUDITED')
@@ -140,7 +149,33 @@ export class Checker {
       return { outcome: 'ok' };
     }
     if (v.code !== null) return { outcome: 'wrong', reason: `${what} of an audited domain does not verify: ${v.code}` };
-    return this.judgeBuildRecord(ex, v.answer ?? {});
+    return compact ? this.judgeEntry(ex, v.answer ?? {}) : this.judgeBuildRecord(ex, v.answer ?? {});
+  }
+
+  /** A proven entry of an audited domain (with its statement's issued_at): of that domain and one of our builds' scores, not stale, not served from a store that is away. */
+  private judgeEntry(ex: Exchange, entry: Record<string, unknown>): Verdict {
+    const t = this.timeline,
+      domain = ex.planned.domain!;
+    if (entry.domain !== domain) return { outcome: 'wrong', reason: 'entry of another domain', record: entry };
+    const build = t.buildByIssuedAt(entry.issued_at);
+    if (!build) return { outcome: 'wrong', reason: 'compact answer of a statement with the issued_at of no build', record: entry };
+    const index = this.indexOf(domain);
+    if (index === undefined || entry.score !== build.scores[index])
+      return { outcome: 'wrong', reason: `entry differs from build "${build.label}" (score ${String(entry.score)})`, record: entry };
+    if (build.index < t.oldestAcceptableBuild(ex.start))
+      return {
+        outcome: 'wrong',
+        reason: `stale: build "${build.label}" served more than ${t.graceMs} ms after a newer build was swapped in`,
+        record: entry,
+      };
+    if (t.insideOutage(ex.start, ex.end, t.graceMs))
+      return {
+        outcome: 'wrong',
+        reason: `entry answered 200 more than ${t.graceMs} ms into the records outage (STORE_UNAVAILABLE expected)`,
+        record: entry,
+      };
+    if (t.insideOutage(ex.start, ex.end)) this.stats.validWhileAway++;
+    return { outcome: 'ok', record: entry };
   }
 
   private judgeUnverified(ex: Exchange): Verdict {

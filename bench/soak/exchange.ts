@@ -20,7 +20,8 @@ export type Kind =
 
 /**
  * The route asked: a plain lookup (`/v1/verify`), an offline bundle (`/v1/bundle`, checked with
- * verifyBundle) or a private lookup (`/v1/lookup/{prefix}`, checked with verifyPrefixAnswer).
+ * verifyBundle) or a private lookup (`GET /v1/lookup`, then `/v1/lookup/{bits}/{hex}`, checked
+ * with verifyCompactAnswer against that statement).
  */
 export type Route = 'verify' | 'bundle' | 'lookup';
 
@@ -33,7 +34,7 @@ export interface Planned {
   /**
    * record: an audited domain (a signed record of the right build); unverified: a valid domain
    * never audited (for a bundle or a private lookup: its absence proven); invalid: 400
-   * INVALID_DOMAIN (INVALID_PREFIX for a private lookup); unauthorized: 401.
+   * INVALID_DOMAIN (PREFIX_LENGTH_MISMATCH for a private lookup of other bits); unauthorized: 401.
    */
   expect: 'record' | 'unverified' | 'invalid' | 'unauthorized';
   /** The normalized domain a 200 must carry (null when no 200 is right). */
@@ -49,7 +50,10 @@ export interface Exchange {
   status: number;
   contentType: string;
   wwwAuthenticate: string;
+  /** The answer's text; a compact answer's bytes (a private lookup's 200) in base64. */
   body: string;
+  /** A private lookup's statement (`GET /v1/lookup`), read just before its bucket, as a client reads it. */
+  head?: string;
   error?: string;
   /** Sent again once, after its first sending got no answer on a connection the gateway had closed (this error). */
   retriedAfter?: string;

@@ -1,5 +1,5 @@
 import type { Pool } from 'undici';
-import { domainHash, hexPrefix } from '#shared';
+import { bucketHex, bucketOf, domainHash } from '#shared';
 import { sha256 } from '../../core/crypto/hash.ts';
 import { normalizeDomain } from '../../core/rules/domain.ts';
 import type { Checker } from './check.ts';
@@ -50,24 +50,24 @@ function rng(seed: number): () => number {
 const verifyPath = (input: string) => `/v1/verify?domain=${encodeURIComponent(input)}`;
 const bundlePath = (domain: string) => `/v1/bundle?domain=${encodeURIComponent(domain)}`;
 
-/** The hex prefix of a domain's hash a private lookup sends (the domain itself never leaves the client). */
-export const prefixOf = (domain: string, length: number) => hexPrefix(domainHash(sha256, domain), length);
+/** The bucket of a domain's hash a private lookup asks, of `bits` bits (the domain itself never leaves the client). */
+export const bucketPath = (domain: string, bits: number) =>
+  `/v1/lookup/${bits}/${bucketHex(bucketOf(domainHash(sha256, domain), bits), bits)}`;
 
 /**
  * The request mix: hot records (a few domains, in every accepted spelling), cold records (any
  * audited domain), never-audited domains, invalid domains, requests without a valid key, bundles
- * and private lookups (of audited and never-audited domains, and prefixes of another length than
- * the build's, which are refused). During fault 3 a small share goes to the damaged records. Bundles and private
- * lookups stay clear of the damaged records: a private lookup's answer holds every record of its
- * prefix, so their prefixes are kept out too.
+ * and private lookups (of audited and never-audited domains, and buckets of other bits than the
+ * build's, which are refused). During fault 3 a small share goes to the damaged records; bundles and
+ * private lookups stay clear of them (a compact answer holds entries, never records, so only its
+ * own domain matters).
  */
 export class Mix {
   private readonly rand: () => number;
   private readonly bearer: string;
   private readonly badAuth: (string | undefined)[];
-  /** Hex digits of the prefixes sent to `/v1/lookup/` (the build's length, found at start by asking). */
-  prefixLength = 0;
-  private damagedPrefixes = new Set<string>();
+  /** Bits of the buckets sent to `/v1/lookup/` (the live statement's, read at start). */
+  private bits = 0;
 
   constructor(
     private readonly ws: Workspace,
@@ -118,10 +118,9 @@ export class Mix {
     return { kind, route: 'verify', path: verifyPath(input), authorization: this.bearer, expect: 'record', domain };
   }
 
-  /** Sets the prefix length private lookups use, and which prefixes hold a damaged record. */
-  usePrefixLength(length: number): void {
-    this.prefixLength = length;
-    this.damagedPrefixes = new Set(DAMAGED_INDEXES.map((i) => prefixOf(this.ws.domains[i]!, length)));
+  /** Sets the bits private lookups ask with (the live statement's `lookup.bits`). */
+  useBits(bits: number): void {
+    this.bits = bits;
   }
 
   /** A bundle of an audited domain (its record with every proof), or of a never-audited one (its absence proven). */
@@ -137,27 +136,18 @@ export class Mix {
   }
 
   /**
-   * A private lookup: the prefix of the domain's hash at the build's length; one digit longer when
-   * `wrongLength` (the gateway answers one length only: refused with INVALID_PREFIX).
+   * A private lookup: the bucket of the domain's hash at the build's bits; one bit more when
+   * `wrongLength` (the gateway answers its build's bits only: refused with PREFIX_LENGTH_MISMATCH).
    */
   lookup(domain: string, audited: boolean, wrongLength = false): Planned {
-    const prefix = prefixOf(domain, this.prefixLength + (wrongLength ? 1 : 0));
     return {
       kind: wrongLength ? 'lookup-length' : audited ? 'lookup' : 'lookup-never',
       route: 'lookup',
-      path: `/v1/lookup/${prefix}`,
+      path: bucketPath(domain, this.bits + (wrongLength ? 1 : 0)),
       authorization: this.bearer,
       expect: wrongLength ? 'invalid' : audited ? 'record' : 'unverified',
       domain: wrongLength ? null : domain,
     };
-  }
-
-  /** A domain for a private lookup whose prefix holds no damaged record. */
-  private lookupDomain(audited: boolean): string {
-    for (;;) {
-      const d = audited ? this.coldDomain() : this.neverDomain();
-      if (!this.damagedPrefixes.has(prefixOf(d, this.prefixLength))) return d;
-    }
   }
 
   private neverDomain(): string {
@@ -183,7 +173,7 @@ export class Mix {
       const q = this.rand();
       if (q < 0.1) return this.lookup(this.coldDomain(), true, true);
       const audited = q < 0.8;
-      return this.lookup(this.lookupDomain(audited), audited);
+      return this.lookup(audited ? this.coldDomain() : this.neverDomain(), audited);
     }
     if (r < 0.9) {
       const q = this.rand();
@@ -237,23 +227,20 @@ async function sendOnce(pool: Pool, planned: Planned, signal?: AbortSignal): Pro
   const start = performance.now();
   let headed = false;
   try {
-    const res = await pool.request({
-      method: 'GET',
-      path: planned.path,
-      headers: planned.authorization === undefined ? {} : { authorization: planned.authorization },
-      signal,
-    });
+    const headers = planned.authorization === undefined ? {} : { authorization: planned.authorization };
+    let head: string | undefined;
+    if (planned.route === 'lookup') {
+      // A private client reads the live statement first; a refusal of it is the lookup's answer.
+      const res = await pool.request({ method: 'GET', path: '/v1/lookup', headers, signal });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) return { ...answered(planned, start, res.statusCode, res.headers), body: text };
+      head = text;
+    }
+    const res = await pool.request({ method: 'GET', path: planned.path, headers, signal });
     headed = true;
-    const body = await res.body.text();
-    return {
-      planned,
-      start,
-      end: performance.now(),
-      status: res.statusCode,
-      contentType: header(res.headers['content-type']),
-      wwwAuthenticate: header(res.headers['www-authenticate']),
-      body,
-    };
+    const bytes = Buffer.from(await res.body.arrayBuffer());
+    const compact = head !== undefined && res.statusCode === 200;
+    return { ...answered(planned, start, res.statusCode, res.headers), body: bytes.toString(compact ? 'base64' : 'utf8'), head };
   } catch (error) {
     const e = error as { code?: string; name?: string; message?: string };
     return {
@@ -268,6 +255,17 @@ async function sendOnce(pool: Pool, planned: Planned, signal?: AbortSignal): Pro
       error: `${headed ? 'after the head, ' : ''}${e.code ?? e.name ?? 'error'}: ${e.message ?? ''}`,
     };
   }
+}
+
+function answered(planned: Planned, start: number, status: number, headers: Record<string, string | string[] | undefined>) {
+  return {
+    planned,
+    start,
+    end: performance.now(),
+    status,
+    contentType: header(headers['content-type']),
+    wwwAuthenticate: header(headers['www-authenticate']),
+  };
 }
 
 /** GET a JSON document (the key set), or throw. */

@@ -9,7 +9,7 @@ import { type FaultReport, runFaults } from './faults.ts';
 import { cpuSeconds, freePort, GatewayProcess } from './gateway-process.ts';
 import { HeapInspector } from './inspector.ts';
 import { cleanup, guardProcess, log, signalExit, signalledBy, state, stop } from './lifecycle.ts';
-import { getJson, Mix, prefixOf, runLoad, send } from './load.ts';
+import { getJson, Mix, runLoad, send } from './load.ts';
 import { type MirrorReport, runMirrors } from './mirrors.ts';
 import { parseOptions, type SoakOptions, UsageError } from './options.ts';
 import { formatReport, makeReport } from './report.ts';
@@ -132,7 +132,7 @@ async function main(opts: SoakOptions): Promise<number> {
   // Bundles and private lookups are checked with the log's key and the witnesses' policy, as a client holding them does.
   verifiers.trust((await readFile(join(ws.publicDir, LOG_KEY_PATH), 'utf8')).trim(), ws.witnesses.clientPolicy);
   const mix = new Mix(ws, timeline, opts.seed);
-  mix.usePrefixLength(await prefixLength(pool, ws.apiKey, ws.domains[0]!));
+  mix.useBits(await lookupBits(pool, ws.apiKey));
   await keys.refresh(0);
   const first = await checker.record(await send(pool, mix.record(ws.domains[0]!, 'probe', false)));
   if (first.outcome !== 'ok') throw new Error(`the very first request was already wrong (${first.reason}); not starting the load`);
@@ -239,19 +239,12 @@ async function main(opts: SoakOptions): Promise<number> {
   return report.pass ? 0 : 1;
 }
 
-/** The prefix length the gateway answers private lookups at: asked as a client does, one hex digit more after each INVALID_PREFIX. */
-async function prefixLength(pool: Pool, apiKey: string, domain: string): Promise<number> {
-  for (let length = 1; length <= 8; length++) {
-    const res = await pool.request({
-      method: 'GET',
-      path: `/v1/lookup/${prefixOf(domain, length)}`,
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
-    const body = await res.body.text();
-    if (res.statusCode === 200) return length;
-    if (res.statusCode !== 400) throw new Error(`GET /v1/lookup/: ${res.statusCode} ${body.slice(0, 200)}`);
-  }
-  throw new Error('the gateway refused every prefix up to 8 hex digits');
+/** The bits the gateway's live statement gives private lookups (`GET /v1/lookup`), as a client reads them. */
+async function lookupBits(pool: Pool, apiKey: string): Promise<number> {
+  const res = await pool.request({ method: 'GET', path: '/v1/lookup', headers: { authorization: `Bearer ${apiKey}` } });
+  const body = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`GET /v1/lookup: ${res.statusCode} ${body.slice(0, 200)}`);
+  return (JSON.parse(body) as { statement: { lookup: { bits: number } } }).statement.lookup.bits;
 }
 
 let code = 1;

@@ -1,11 +1,13 @@
 import { parentPort } from 'node:worker_threads';
-import { parsePolicy, type TlogPolicy, verdictOf, verifyBundle, verifyPrefixAnswer, verifyRecord } from '@merchant-verify/verifier';
+import { parsePolicy, type TlogPolicy, verdictOf, verifyBundle, verifyCompactAnswer, verifyRecord } from '@merchant-verify/verifier';
 import type { VerifyReply, VerifyRequest } from './verify-pool.ts';
 
 /**
  * Runs the portable verifier (@noble/ed25519) off the client's event loop: verifyRecord for a
- * plain lookup, verifyBundle for a bundle, verifyPrefixAnswer for a private lookup; the last two
- * with the log's key and the witnesses' policy, as a client holding them checks.
+ * plain lookup, verifyBundle for a bundle, verifyCompactAnswer for a private lookup (against the
+ * statement read before it); the last two with the log's key and the witnesses' policy, as a
+ * client holding them checks. A private lookup's `answer` is the proven entry with its statement's
+ * `issued_at`, which names the build.
  */
 const keySets = new Map<number, unknown>();
 let trust: { log: { vkey: string }; policy: TlogPolicy } | null = null;
@@ -23,8 +25,18 @@ function verify(m: Extract<VerifyRequest, { type: 'verify' }>): Omit<VerifyReply
     const { code, message } = verdictOf(v);
     return { code, message, answer: v.answer };
   }
-  const v = verifyPrefixAnswer({ domain: m.domain, answer, keySet, ...trust });
-  return { code: v.code, message: v.message, answer: v.answer };
+  // A private lookup's body: the statement read first and the compact answer's bytes, in base64.
+  const { head, bytes } = answer as { head: string; bytes: string };
+  const { statement, statement_proof } = JSON.parse(head) as { statement: { issued_at?: unknown }; statement_proof?: string };
+  const v = verifyCompactAnswer({
+    domain: m.domain,
+    answer: new Uint8Array(Buffer.from(bytes, 'base64')),
+    statement,
+    ...(statement_proof === undefined ? {} : { statementProof: statement_proof }),
+    keySet,
+    ...trust,
+  });
+  return { code: v.code, message: v.message, answer: v.entry && { ...v.entry, issued_at: statement.issued_at } };
 }
 
 parentPort!.on('message', (m: VerifyRequest) => {

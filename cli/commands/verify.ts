@@ -56,7 +56,7 @@ export default defineCommand({
     private: {
       type: 'boolean',
       description:
-        "ask the gateway for a prefix of the domain's SHA-256 only (GET /v1/lookup/{prefix}), never the domain, and verify the answer",
+        "ask the gateway for a bucket of the domain's SHA-256 only (GET /v1/lookup, then /v1/lookup/{bits}/{hex}), never the domain, and verify the answer",
     },
     mirror: {
       type: 'string',

@@ -98,7 +98,7 @@ export const ERROR_REGISTRY = {
   STATEMENT_NOT_LOGGED: { status: null, title: 'Build statement not proven in the log', exit: 13 },
   // The build statement's checkpoint holds entries logged after it: the answer is of a build a later one superseded.
   BUILD_SUPERSEDED: { status: null, title: 'Build superseded by a later one in the log', exit: 23 },
-  // Verdicts of a prefix answer (`verifyPrefixAnswer`, `mvr verify --private`): the answer is not the complete,
+  // Verdicts of a compact answer (`verifyCompactAnswer`, `mvr verify --private`): the answer is not the complete,
   // padded set of the prefix the domain asked, so neither a record nor an absence is taken from it.
   MALFORMED_PREFIX_ANSWER: { status: null, title: 'Malformed prefix answer', exit: 16 },
   PREFIX_MISMATCH: { status: null, title: 'Answer for another prefix', exit: 16 },

@@ -1,5 +1,5 @@
 import { defineEventHandler } from 'h3';
-import { strongEtag } from '../../core/etag.ts';
+import { NotFoundError } from '../../core/errors/errors.ts';
 import { conditionalAnswer, sendAnswer } from '../answer.ts';
 import { requireApiKey } from '../auth.ts';
 import { cacheHeaders } from '../cache-policy.ts';
@@ -13,27 +13,22 @@ export const LOOKUP_PREFIX = '/v1/lookup/';
 export const COMPACT_ANSWER_TYPE = 'application/octet-stream';
 
 /**
- * `GET /v1/lookup/{prefix}` (JSON, every record of a hex prefix) and `GET /v1/lookup/{bits}/{hex}`
- * (compact: a bucket's map entries, as the build wrote them): private lookups. Key-gated and
- * counted as one request against the key's quota, as `/v1/verify`: the same answer for every
- * caller, which a CDN keeps, and a compact one is smaller than a record may be. Nothing of the
- * request names the domain, so nothing logged can. A compact answer is sent as its bytes are
- * (identity, `no-transform`), so every answer of a build is one size on the wire.
+ * `GET /v1/lookup/{bits}/{hex}`: a private lookup, a bucket's map entries as the build wrote them.
+ * Key-gated and counted as one request against the key's quota, as `/v1/verify`: the same answer
+ * for every caller, which a CDN keeps, and smaller than a record may be. Nothing of the request
+ * names the domain, so nothing logged can. The answer is sent as its bytes are (identity,
+ * `no-transform`), so every answer of a build is one size on the wire.
  */
 export function lookupRoute(services: GatewayServices) {
   return defineEventHandler(async (event) => {
-    await requireApiKey(event, services);
     const path = pathOf(event).slice(LOOKUP_PREFIX.length);
     const slash = path.indexOf('/');
-    if (slash >= 0) {
-      const { bytes, etag } = await services.compact.answer(path.slice(0, slash), path.slice(slash + 1));
-      const headers = { 'content-type': COMPACT_ANSWER_TYPE, ...cacheHeaders('/v1/lookup/{bits}/{hex}') };
-      return sendAnswer(event, conditionalAnswer(event, headers, etag, bytes));
-    }
-    const answer = await services.lookups.answerFor(path);
-    const bytes = Buffer.from(JSON.stringify(answer));
-    const headers = { 'content-type': 'application/json', ...cacheHeaders('/v1/lookup/{prefix}') };
-    return sendAnswer(event, conditionalAnswer(event, headers, strongEtag(bytes), bytes));
+    // Only `{bits}/{hex}` is a lookup here: any other path under the prefix is unknown, before any key is charged.
+    if (slash < 0) throw new NotFoundError(pathOf(event));
+    await requireApiKey(event, services);
+    const { bytes, etag } = await services.compact.answer(path.slice(0, slash), path.slice(slash + 1));
+    const headers = { 'content-type': COMPACT_ANSWER_TYPE, ...cacheHeaders('/v1/lookup/{bits}/{hex}') };
+    return sendAnswer(event, conditionalAnswer(event, headers, etag, bytes));
   });
 }
 

@@ -142,6 +142,7 @@ describe('the JSON this project defines is snake_case', () => {
       [`/v1/changes?since=${builds.builds.at(-1)!.id}`],
       ['/.well-known/merchant-verify-keys.json'],
       ['/healthz'],
+      ['/v1/lookup'],
       ['/v1/verify?domain=not%20a%20domain'], // a problem document
       [`/v1/verify?domain=${GOLD}`, { key: null }], // 401
     ];
@@ -151,8 +152,6 @@ describe('the JSON this project defines is snake_case', () => {
       expect(reply.json, `${path}: ${reply.status} ${reply.text.slice(0, 200)}`).toBeDefined();
       found.push(...camelCaseMembers(reply.json).map((m) => `${path}: ${m}`));
     }
-    const lookup = (await g.request(`/v1/lookup/${'0'.repeat(4)}`)).json;
-    found.push(...camelCaseMembers(lookup).map((m) => `/v1/lookup: ${m}`));
     expect(found).toEqual([]);
   });
 

@@ -4,7 +4,8 @@
  * every audited domain gets, from its bucket's answer, the verdict its record has (its entry, and the
  * hash the record's bytes have), a never-audited one its proven absence; every answer is one size,
  * sent as it is even to a client that accepts gzip and brotli; bits other than the build's are
- * PREFIX_LENGTH_MISMATCH, hex that is not those bits INVALID_PREFIX.
+ * PREFIX_LENGTH_MISMATCH, hex that is not those bits INVALID_PREFIX; a hex prefix alone (the
+ * retired JSON route) is not found.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -97,5 +98,11 @@ describe('compact private lookups', async () => {
     for (const bad of [`${hex}0`, 'G'.repeat(hex.length), 'F'.repeat(hex.length), (2 ** (4 * hex.length) - 1).toString(16)])
       if (bucketHex(Number.parseInt(bad, 16) >> (4 * hex.length - bits), bits) !== bad)
         expectProblem(await gw.request(`/v1/lookup/${bits}/${bad}`), 400, 'INVALID_PREFIX');
+  });
+
+  it('has no other form: a hex prefix alone (the retired JSON route) is 404 NOT_FOUND, with or without a key', async () => {
+    const prefix = createHash('sha256').update(NEVER[0]!).digest('hex').slice(0, 2);
+    expectProblem(await gw.request(`/v1/lookup/${prefix}`), 404, 'NOT_FOUND');
+    expectProblem(await gw.request(`/v1/lookup/${prefix}`, { key: null }), 404, 'NOT_FOUND');
   });
 });

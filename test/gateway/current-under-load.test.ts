@@ -1,13 +1,13 @@
 /**
  * Newest means last, under load: clients keep verifying never-audited answers (their absence proofs,
- * with the log key), records with the log (each tied to its build by its bundle) and prefix answers
+ * with the log key), records with the log (each tied to its build by its bundle) and compact private answers
  * (a record's and an absence's) through the package's online clients while new builds are swapped in. Every build's statement ends the checkpoint its proofs are
  * against, and a client that meets a build going live looks once more: 0 wrong answers, 0 refusals.
  * Bounded in count, never in time (decision 0058).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gatewaySource, verifyOnline, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import { gatewaySource, verifyOnline, verifyOnlineCompact } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audit, jsonl } from '../support/audits.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
@@ -40,7 +40,7 @@ afterAll(async () => {
 
 describe('answers stay current while builds go live', () => {
   it(
-    'absences, records with the log and prefix answers verified through each swap: 0 wrong answers, 0 spurious refusals',
+    'absences, records with the log and compact private answers verified through each swap: 0 wrong answers, 0 spurious refusals',
     async () => {
       const failures: string[] = [];
       let answers = 0;
@@ -56,16 +56,16 @@ describe('answers stay current while builds go live', () => {
           const [absent, record, privateAbsent, privateRecord] = await Promise.all([
             verifyOnline({ domain: unaudited, source, vkey, log: true }),
             verifyOnline({ domain: GOLD, source, vkey, log: true }),
-            verifyOnlinePrivately({ domain: unaudited, source, vkey, log: true }),
-            verifyOnlinePrivately({ domain: GOLD, source, vkey, log: true }),
+            verifyOnlineCompact({ domain: unaudited, source, vkey, log: true }),
+            verifyOnlineCompact({ domain: GOLD, source, vkey, log: true }),
           ]);
           check(`${unaudited} absence`, absent.code, 'NEVER_AUDITED');
           // A record of the live build, its bundle's statement the last entry: never an older build's record.
           check(`${GOLD} record`, record.code, null);
           if (record.code === null && !('statement' in record && record.statement?.valid))
             failures.push(`${GOLD} record: no bundle checked`);
-          check(`${unaudited} prefix answer`, privateAbsent.code, 'NEVER_AUDITED');
-          check(`${GOLD} prefix answer`, privateRecord.code, null);
+          check(`${unaudited} compact answer`, privateAbsent.code, 'NEVER_AUDITED');
+          check(`${GOLD} compact answer`, privateRecord.code, null);
         }
       };
       const running = Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));

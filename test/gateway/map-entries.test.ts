@@ -5,11 +5,10 @@
  * is answered 503 UNAVAILABLE, counted and logged as its own kind, while every other domain
  * serves; a v1 build (kept from before entries) still serves by the old rule.
  */
-import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUILD_STATEMENT_FILE, CURRENT_LINK } from '../../core/layout.ts';
+import { CURRENT_LINK } from '../../core/layout.ts';
 import { loadActiveKey } from '../../keyring/signing-keys.ts';
 import { cleanup, startTestGateway, type TestGateway, waitForLog } from '../support/gateway.ts';
 import { expectProblem } from '../support/gateway-expect.ts';
@@ -74,14 +73,9 @@ describe("a record put back from the build before, in a v2 build's pack", () => 
     for (const domain of ['gadget-hub.example', 'corner-bakery.example']) expect((await g.verify(domain)).status).toBe(200);
   });
 
-  it('is refused on the other routes that read it too: the log proof, the domain history, a batch, a prefix lookup', async () => {
+  it('is refused on the other routes that read it too: the log proof, the domain history, a batch', async () => {
     expectProblem(await g.request(`/v1/proof?domain=${GOLD}`), 503, 'UNAVAILABLE');
     expectProblem(await g.request(`/v1/history?domain=${GOLD}`), 503, 'UNAVAILABLE');
-    const statement = JSON.parse(await readFile(join(p.recordsDir, CURRENT_LINK, BUILD_STATEMENT_FILE), 'utf8')) as {
-      lookup: { prefix_length: number };
-    };
-    const prefix = createHash('sha256').update(GOLD).digest('hex').slice(0, statement.lookup.prefix_length);
-    expectProblem(await g.request(`/v1/lookup/${prefix}`), 503, 'UNAVAILABLE');
     const batch = await g.request('/v1/verify/batch', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

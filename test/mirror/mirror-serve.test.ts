@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { bucketHex, bucketOf, verifyAbsence, verifyCompactAnswer, verifyPrefixAnswer, verifyRecord } from '@merchant-verify/verifier';
+import { bucketHex, bucketOf, verifyAbsence, verifyCompactAnswer, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../access/api-keys.ts';
 import { exitCodeOf } from '../../core/errors/errors.ts';
@@ -76,18 +76,6 @@ describe('mvr serve --records on a mirror, with no other flag', () => {
     expect(res.status).toBe(200);
     const keySet = JSON.parse(await readFile(project.keySetFile, 'utf8')) as unknown;
     expect(verifyRecord(JSON.parse(res.text), keySet, { domain: GOLD })).toMatchObject({ valid: true, keyId: project.kid });
-  });
-
-  it("answers a private lookup (by a prefix of the domain's hash) from the index the mirror wrote from its checked packs", async () => {
-    const statement = JSON.parse(await readFile(join(dir, 'current', 'statement.json'), 'utf8')) as { lookup: { prefix_length: number } };
-    const prefix = createHash('sha256').update(GOLD).digest('hex').slice(0, statement.lookup.prefix_length);
-    const res = await get(`/v1/lookup/${prefix}`, true);
-    expect(res.status).toBe(200);
-    const keySet = JSON.parse(await readFile(project.keySetFile, 'utf8')) as unknown;
-    expect(verifyPrefixAnswer({ domain: GOLD, answer: JSON.parse(res.text), keySet })).toMatchObject({
-      code: null,
-      answer: { domain: GOLD },
-    });
   });
 
   it('writes the compact answers from its checked map, the same bytes the build wrote, and serves them', async () => {

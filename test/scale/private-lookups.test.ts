@@ -1,23 +1,21 @@
 /**
- * Private lookups over a build of synthetic audits (the benchmark's generator, signed once): 1,000
- * domains in every run of the suite; MVR_PRIVATE_LOOKUP_COUNT=10000 runs it at ten times that
- * (about 2.5 minutes of one core, too dear for every run). The real gateway, and for every domain
- * of the build and for domains it never audited, the package's verdict from the answer for the domain's prefix is the verdict of
- * the plain lookup, asked of a second gateway so that the first never hears a domain. The first
- * gateway's access log and metrics hold no domain; every answer of the build is one size.
+ * Compact private lookups over a build of synthetic audits (the benchmark's generator, signed once):
+ * 1,000 domains in every run of the suite; MVR_PRIVATE_LOOKUP_COUNT=10000 runs it at ten times that
+ * (too dear for every run). The real gateway, and for every domain of the build and for domains it
+ * never audited, the package's verdict from the compact answer for the domain's bucket is the
+ * verdict of the plain lookup, asked of a second gateway so that the first never hears a domain.
+ * The first gateway's access log and metrics hold no domain; every answer of the build is one size.
  *
- * CPU: every domain goes through `verifyPrefixAnswer` (two Ed25519 checks and a range proof of about
- * 1,250 hashes each). The plain side is fetched in batches: an audited domain's plain record must
- * be the very record the prefix answer verified (so its verdict is the same), and the package
- * verifies the plain answer of every never-audited domain (with its absence proof) and of one
- * audited domain in 50. About 2.5 minutes of one core, most of it the Ed25519 checks of the portable
- * verifier (two a domain), at 10,000 domains.
+ * CPU: every domain goes through `verifyCompactAnswer` (the statement's Ed25519 check and a range
+ * proof). The plain side is fetched in batches: an audited domain's plain record must be the very
+ * record its proven entry commits to (so its verdict is the same), and the package verifies the
+ * plain answer of every never-audited domain (with its absence proof) and of one audited domain in 50.
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { isNeverAudited, verifyAnswer, verifyPrefixAnswer } from '@merchant-verify/verifier';
+import { bucketHex, bucketOf, isNeverAudited, recordMatchesEntry, verifyAnswer, verifyCompactAnswer } from '@merchant-verify/verifier';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateAudits } from '../../bench/generate-audits.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -26,10 +24,10 @@ import { build, makeProject } from '../support/project.ts';
 
 afterAll(cleanup);
 
-/** How many audited domains the build has; prefixes stay one hex digit long up to 65,535. */
+/** How many audited domains the build has. */
 const COUNT = Number(process.env.MVR_PRIVATE_LOOKUP_COUNT ?? 1_000);
 const NEVER = Array.from({ length: 100 }, (_, i) => `never-audited-${i}.example`);
-const hexOf = (domain: string) => createHash('sha256').update(domain).digest('hex');
+const hashOf = (domain: string) => new Uint8Array(createHash('sha256').update(domain).digest());
 
 /** The plain answers of `domains` (`POST /v1/verify/batch`, 100 at a time), by domain. */
 async function plainAnswers(g: TestGateway, domains: string[]): Promise<Map<string, Record<string, unknown>>> {
@@ -65,24 +63,18 @@ describe(`private lookups over a build of ${COUNT} domains`, async () => {
     timeout: 600_000,
   }, async () => {
     expect(audited.length).toBe(COUNT);
-    // Every prefix of the build asked once: a caller asks its own, and a CDN keeps them all.
-    const length = (await privateGateway.request('/v1/lookup/0')).json.statement.lookup.prefix_length as number;
-    expect(length).toBe(1);
-    const answers = new Map<string, unknown>();
+    // The statement first, as a client reads it, then every bucket of the build once: a caller asks its own, and a CDN keeps them all.
+    const { statement } = (await privateGateway.request('/v1/lookup')).json;
+    const bits = statement.lookup.bits as number;
+    const answers = new Map<number, Uint8Array>();
     const sizes = new Set<number>();
-    for (let p = 0; p < 16 ** length; p++) {
-      const prefix = p.toString(16).padStart(length, '0');
-      const r = await privateGateway.request(`/v1/lookup/${prefix}`);
+    for (let bucket = 0; bucket < 2 ** bits; bucket++) {
+      const r = await privateGateway.request(`/v1/lookup/${bits}/${bucketHex(bucket, bits)}`);
       expect(r.status).toBe(200);
       sizes.add(r.bytes.length);
-      answers.set(prefix, r.json);
+      answers.set(bucket, new Uint8Array(r.bytes));
     }
     expect(sizes.size).toBe(1);
-    const counts = [...answers.values()].map((a) => (a as { records: unknown[] }).records.length);
-    expect(counts.reduce((a, b) => a + b, 0)).toBe(COUNT);
-    // The prefix length's aim, at least 256 audited domains a prefix, where the build is large enough
-    // for it: below 16 x 256 domains one hex digit, the shortest prefix, covers fewer.
-    expect(Math.min(...counts)).toBeGreaterThanOrEqual(COUNT >= 16 * 256 ? 256 : 1);
 
     const plain = await plainAnswers(plainGateway, [...audited, ...NEVER]);
     // Fetched before the verifications, which keep the event loop busy for a while.
@@ -90,20 +82,23 @@ describe(`private lookups over a build of ${COUNT} domains`, async () => {
     for (const domain of NEVER) absences.set(domain, (await plainGateway.request(`/v1/absence?domain=${domain}`)).json);
     const differing: string[] = [];
     for (const [i, domain] of [...audited, ...NEVER].entries()) {
-      const privately = verifyPrefixAnswer({ domain, answer: answers.get(hexOf(domain).slice(0, length)), keySet });
-      const answer = plain.get(domain)!;
-      if (isNeverAudited(answer) || i % 50 === 0) {
-        const absence = isNeverAudited(answer) ? { proof: absences.get(domain) } : undefined;
-        const openly = verifyAnswer({ answer, keySet, domain, ...(absence ? { absence } : {}) });
+      const answer = answers.get(bucketOf(hashOf(domain), bits));
+      const privately = verifyCompactAnswer({ domain, answer: answer!, statement, keySet });
+      const record = plain.get(domain)!;
+      if (isNeverAudited(record) || i % 50 === 0) {
+        const absence = isNeverAudited(record) ? { proof: absences.get(domain) } : undefined;
+        const openly = verifyAnswer({ answer: record, keySet, domain, ...(absence ? { absence } : {}) });
         if (privately.code !== openly.code) differing.push(`${domain}: ${privately.code} privately, ${openly.code} plainly`);
-      } else if (privately.code !== null || JSON.stringify(privately.answer) !== JSON.stringify(answer)) {
-        differing.push(`${domain}: ${privately.code} privately, not the plain record`);
+      }
+      // An audited domain's entry commits to the very record the plain lookup serves (so its verdict is the same).
+      if (!isNeverAudited(record) && (privately.code !== null || recordMatchesEntry(privately.entry!, record) !== null)) {
+        differing.push(`${domain}: ${privately.code} privately, not the plain record's entry`);
       }
     }
     expect(differing).toEqual([]);
 
     const requests = privateGateway.logs.filter((l) => l.msg === 'request');
-    expect(requests.length).toBe(16 ** length + 1);
+    expect(requests.length).toBe(2 ** bits + 1);
     const logged = privateGateway.logs.map((l) => JSON.stringify(l)).join('\n');
     const scrape = await (await fetch(privateGateway.gateway.metricsUrl!)).text();
     expect([...audited, ...NEVER].filter((d) => logged.includes(d) || scrape.includes(d))).toEqual([]);

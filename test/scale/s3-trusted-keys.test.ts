@@ -4,10 +4,10 @@
  * keys it trusts, refuses it (logged, counted) and keeps serving the previous build, whose answers
  * verify against the pinned keys. A rotation by `mvr keygen` (endorsed by the active key) and
  * `mvr publish` is served as usual. Without the keys from the operator, nothing starts on a bucket.
- * A prefix lookup (`GET /v1/lookup/{prefix}`) from a bucket answers and verifies as from a folder.
+ * A compact private lookup (`GET /v1/lookup/{bits}/{hex}`) from a bucket answers and verifies as from a folder.
  */
 import { readFile } from 'node:fs/promises';
-import { gatewaySource, trustedKeySet, verifyOnlinePrivately, verifyRecord } from '@merchant-verify/verifier';
+import { gatewaySource, recordMatchesEntry, trustedKeySet, verifyOnlineCompact, verifyRecord } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePrivateJwk } from '../../core/crypto/signing.ts';
 import { keygen } from '../../keyring/signing-keys.ts';
@@ -87,19 +87,20 @@ describe('a gateway on a bucket started without the keys it trusts', () => {
     expect(named.code).toBe(1);
   });
 
-  it('answers a prefix lookup from the bucket, verified as on a folder: a record and a proven absence, no request naming the domain', async () => {
+  it('answers a compact private lookup from the bucket, verified as on a folder: a record and a proven absence, no request naming the domain', async () => {
     const p = await makeProject();
     await publishTo(s3, BUCKET, 'lookup', p);
     const g = await gatewayOnBucket(s3, BUCKET, 'lookup', p);
     const source = gatewaySource({ baseUrl: g.url, apiKey: g.key });
     const from = g.logs.length;
-    const gold = await verifyOnlinePrivately({ domain: GOLD, source });
-    const never = await verifyOnlinePrivately({ domain: UNAUDITED, source });
+    const gold = await verifyOnlineCompact({ domain: GOLD, source });
+    const never = await verifyOnlineCompact({ domain: UNAUDITED, source });
     const logged = g.logs.slice(from).map((l) => JSON.stringify(l));
     expect(logged.some((l) => l.includes('/v1/lookup/'))).toBe(true);
     for (const line of logged) for (const name of [GOLD, UNAUDITED]) expect(line).not.toContain(name);
-    expect(gold).toMatchObject({ code: null, answer: { domain: GOLD, key_id: p.kid }, prefix: expect.stringMatching(/^[0-9a-f]+$/) });
-    expect(gold.answer).toEqual((await g.verify(GOLD)).json);
+    expect(gold).toMatchObject({ code: null, entry: { domain: GOLD }, bucket: expect.stringMatching(/^\d+\/[0-9a-f]+$/) });
+    // The full record, fetched the plain way, is the one the proven entry commits to.
+    expect(recordMatchesEntry(gold.entry!, (await g.verify(GOLD)).json)).toBeNull();
     expect(never).toMatchObject({ code: 'NEVER_AUDITED', verification: { absence: { valid: true } } });
   });
 });

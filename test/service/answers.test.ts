@@ -1,12 +1,20 @@
 /**
- * Where an answer is decided, without a server: the records service, the serve rule, prefix
- * lookups, bundles and the kept builds' history, opened over the real files of two real logged
+ * Where an answer is decided, without a server: the records service, the serve rule, compact
+ * private lookups, bundles and the kept builds' history, opened over the real files of two real logged
  * builds (November, then December) in a real records folder, and checked with the verifier
  * package as a caller would. The gateway and MCP tests show the shells answer with these.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { verdictOf, verifyBundle, verifyPrefixAnswer, verifyRecord } from '@merchant-verify/verifier';
+import {
+  bucketHex,
+  bucketOf,
+  recordMatchesEntry,
+  verdictOf,
+  verifyBundle,
+  verifyCompactAnswer,
+  verifyRecord,
+} from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleFor } from '../../service/bundles.ts';
 import { openRecordsStack, type RecordsStack } from '../../service/records-stack.ts';
@@ -41,7 +49,7 @@ afterAll(async () => {
   await removeTempDirs();
 });
 
-const hexHash = (domain: string) => createHash('sha256').update(domain).digest('hex');
+const hashOf = (domain: string) => new Uint8Array(createHash('sha256').update(domain).digest());
 
 describe('the records service', () => {
   it('answers from the live build: a record verifies, a never-audited domain is unsigned', async () => {
@@ -94,28 +102,32 @@ describe('the serve rule', () => {
   });
 });
 
-describe('prefix lookups', () => {
-  const lengthOf = async () => (await stack.records.buildMap()).statement.lookup!.prefix_length;
+describe('compact private lookups', () => {
+  const bucketFor = async (domain: string) => {
+    const { statement } = await stack.records.buildMap();
+    const bits = statement.lookup!.bits!;
+    return { statement, bits, hex: bucketHex(bucketOf(hashOf(domain), bits), bits) };
+  };
+  const verifyFor = async (domain: string) => {
+    const { statement, bits, hex } = await bucketFor(domain);
+    const { bytes } = await stack.compact.answer(String(bits), hex);
+    return verifyCompactAnswer({ domain, answer: new Uint8Array(bytes), statement, keySet });
+  };
 
-  it("gives an audited domain its record and a never-audited one its proven absence, from its hash's prefix alone", async () => {
-    const length = await lengthOf();
-    const gold = verifyPrefixAnswer({ domain: GOLD, answer: await stack.lookups.answerFor(hexHash(GOLD).slice(0, length)), keySet });
+  it("gives an audited domain its record's entry and a never-audited one its proven absence, from its hash's bits alone", async () => {
+    const gold = await verifyFor(GOLD);
     expect(gold).toMatchObject({ code: null, message: null });
-    expect(gold.answer).toEqual(JSON.parse((await stack.records.recordFor(GOLD)).bytes.toString('utf8')));
-    const never = verifyPrefixAnswer({
-      domain: UNAUDITED,
-      answer: await stack.lookups.answerFor(hexHash(UNAUDITED).slice(0, length)),
-      keySet,
-    });
-    expect(never.code).toBe('NEVER_AUDITED');
+    expect(recordMatchesEntry(gold.entry!, JSON.parse((await stack.records.recordFor(GOLD)).bytes.toString('utf8')))).toBeNull();
+    expect((await verifyFor(UNAUDITED)).code).toBe('NEVER_AUDITED');
   });
 
-  it("refuses a prefix of another length, or not lowercase hex, as INVALID_PREFIX; another prefix's answer is refused by the caller", async () => {
-    const length = await lengthOf();
-    for (const prefix of [hexHash(GOLD).slice(0, length + 1), 'G'.repeat(length)])
-      await expect(stack.lookups.answerFor(prefix)).rejects.toMatchObject({ code: 'INVALID_PREFIX' });
-    const flipped = (Number.parseInt(hexHash(GOLD)[0]!, 16) ^ 8).toString(16) + hexHash(GOLD).slice(1, length);
-    expect(verifyPrefixAnswer({ domain: GOLD, answer: await stack.lookups.answerFor(flipped), keySet }).code).toBe('PREFIX_MISMATCH');
+  it("refuses other bits (PREFIX_LENGTH_MISMATCH) or a bucket not of those bits (INVALID_PREFIX); another bucket's answer is refused by the caller", async () => {
+    const { statement, bits, hex } = await bucketFor(GOLD);
+    await expect(stack.compact.answer(String(bits + 1), hex)).rejects.toMatchObject({ code: 'PREFIX_LENGTH_MISMATCH' });
+    await expect(stack.compact.answer(String(bits), 'G'.repeat(hex.length))).rejects.toMatchObject({ code: 'INVALID_PREFIX' });
+    const other = bucketHex(bucketOf(hashOf(GOLD), bits) ^ 1, bits);
+    const { bytes } = await stack.compact.answer(String(bits), other);
+    expect(verifyCompactAnswer({ domain: GOLD, answer: new Uint8Array(bytes), statement, keySet }).code).toBe('PREFIX_MISMATCH');
   });
 });
 

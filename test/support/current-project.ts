@@ -7,7 +7,7 @@
  */
 import { readFile, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { gatewaySource, parsePolicy, verifyOnline, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import { gatewaySource, parsePolicy, verifyOnline, verifyOnlineCompact } from '@merchant-verify/verifier';
 import { parseCheckpoint, parseNote, parseTlogProof } from '#shared';
 import { BUILDS_DIR, CURRENT_LINK } from '../../core/layout.ts';
 import { audit, jsonl } from './audits.ts';
@@ -47,8 +47,8 @@ export interface TwoWitnessedMonths {
   withGateway<T>(run: (g: TestGateway) => Promise<T>): Promise<T>;
   /** The package's online verification of `domain`'s answer, with the log key (the clock: the witnesses'). */
   online(g: TestGateway, domain: string, o?: OnlineOptions): ReturnType<typeof verifyOnline>;
-  /** The same through a prefix lookup. */
-  privately(g: TestGateway, domain: string, policy?: boolean): ReturnType<typeof verifyOnlinePrivately>;
+  /** The same through a compact private lookup. */
+  privately(g: TestGateway, domain: string, policy?: boolean): ReturnType<typeof verifyOnlineCompact>;
   /** `mvr verify ARGS --log --json` against the gateway. */
   cli(g: TestGateway, args: string[]): ReturnType<typeof runCli>;
   /** The statement proof's index and its checkpoint's size, of `domain`'s absence proof as the gateway serves it. */
@@ -110,7 +110,7 @@ export async function twoWitnessedMonths(): Promise<TwoWitnessedMonths> {
         ...(o.build ? { asOfBuild: o.build } : {}),
       }),
     privately: (g, domain, policy = false) =>
-      verifyOnlinePrivately({
+      verifyOnlineCompact({
         domain,
         source: gatewaySource({ baseUrl: g.url, apiKey: g.key }),
         vkey,

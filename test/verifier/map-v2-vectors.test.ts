@@ -1,14 +1,14 @@
 /**
  * The v2 map vectors (test/vectors/map-v2/map-v2.json, written by map-v2.gen.ts): the map's leaves
- * are the records' entries and hash to the statement's root; the genuine prefix answers and absence
- * proof pass; a record put back from the build before, one replaced by junk, and an altered
- * neighbour entry are refused with the code each names. The vectors are made again and must be
+ * are the records' entries and hash to the statement's root; an entry's own record and the genuine
+ * absence proof pass; the record of the build before, junk, and an altered neighbour entry are
+ * refused with the code each names. The vectors are made again and must be
  * the same bytes. Every check runs through the package's compiled JavaScript, as a user's code calls it.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseKeySet, verifyAbsence, verifyPrefixAnswer } from '@merchant-verify/verifier';
+import { type EntryVerdict, parseKeySet, recordMatchesEntry, verifyAbsence } from '@merchant-verify/verifier';
 import { describe, expect, it } from 'vitest';
 import { canonicalBytes, DomainMap, ENTRY_SIZE, encodeMapEntry, treeHasher } from '#shared';
 import { sha256 } from '../../core/crypto/hash.ts';
@@ -21,7 +21,7 @@ const v = JSON.parse(readFileSync(file, 'utf8')) as {
   records: Record<string, unknown>[];
   leaves: string[];
   statement: { schema: string; domain_map: { size: number; root: string } };
-  cases: { name: string; kind: 'prefix' | 'absence'; domain: string; input: unknown; code: string | null }[];
+  cases: { name: string; kind: 'entry' | 'absence'; domain: string; input: unknown; code: string | null }[];
 };
 
 describe('map v2 vectors', () => {
@@ -36,10 +36,9 @@ describe('map v2 vectors', () => {
   });
 
   it.each(v.cases.map((c) => [c.name, c] as const))('%s', (_, c) => {
-    if (c.kind === 'prefix') {
-      const result = verifyPrefixAnswer({ domain: c.domain, answer: c.input, keySet: v.key_set, now: v.now });
-      expect(result.code).toBe(c.code);
-      if (c.code === null) expect(result.answer.domain).toBe(c.domain);
+    if (c.kind === 'entry') {
+      const { entry, record } = c.input as { entry: string; record: unknown };
+      expect(recordMatchesEntry({ entry } as EntryVerdict, record)?.code ?? null).toBe(c.code);
     } else {
       const result = verifyAbsence(c.input, c.domain, parseKeySet(v.key_set));
       expect(result.valid ? 'NEVER_AUDITED' : result.code).toBe(c.code);

@@ -211,7 +211,7 @@ describe('merchant-verify, packed and installed', () => {
     await writeFile(join(service, 'same.mjs'), script);
     const { stdout } = await run(process.execPath, ['same.mjs'], { cwd: service });
     expect(stdout.trim()).toBe(
-      'true BUNDLE_SCHEMA_SUFFIX,CanonicalizationError,FetchFailedError,InvalidArgumentError,InvalidKeySetError,InvalidVerifierKeyError,KEY_SET_PATH,LOG_KEY_PATH,MvrError,NoteError,PolicyError,VERIFIER_ERROR_CODES,ageOf,bucketBitsFor,bucketHex,bucketOf,gatewaySource,isNeverAudited,parseKeySet,parsePolicy,recordMatchesEntry,stalenessOf,trustedKeySet,verdictOf,verifyAbsence,verifyAnswer,verifyBundle,verifyCompactAnswer,verifyLogProof,verifyOnline,verifyOnlineCompact,verifyOnlinePrivately,verifyPrefixAnswer,verifyRecord,verifyWitnessedCheckpoint',
+      'true BUNDLE_SCHEMA_SUFFIX,CanonicalizationError,FetchFailedError,InvalidArgumentError,InvalidKeySetError,InvalidVerifierKeyError,KEY_SET_PATH,LOG_KEY_PATH,MvrError,NoteError,PolicyError,VERIFIER_ERROR_CODES,ageOf,bucketBitsFor,bucketHex,bucketOf,gatewaySource,isNeverAudited,parseKeySet,parsePolicy,recordMatchesEntry,stalenessOf,trustedKeySet,verdictOf,verifyAbsence,verifyAnswer,verifyBundle,verifyCompactAnswer,verifyLogProof,verifyOnline,verifyOnlineCompact,verifyRecord,verifyWitnessedCheckpoint',
     );
   });
 

@@ -45,8 +45,6 @@ const SURFACE: Record<string, string[]> = {
     'verifyLogProof',
     'verifyOnline',
     'verifyOnlineCompact',
-    'verifyOnlinePrivately',
-    'verifyPrefixAnswer',
     'verifyRecord',
     'verifyWitnessedCheckpoint',
   ],

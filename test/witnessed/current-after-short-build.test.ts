@@ -7,7 +7,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gatewaySource, verifyOnline, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import { gatewaySource, verifyOnline, verifyOnlineCompact } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatCheckpoint, parseCheckpoint, parseNote } from '#shared';
 import { exitCodeOf } from '../../core/errors/registry.ts';
@@ -44,7 +44,7 @@ describe.sequential('a build that does not go live leaves answers current', () =
     await t.withGateway(async (g) => {
       const source = gatewaySource({ baseUrl: g.url, apiKey: g.key });
       expect((await verifyOnline({ domain: UNAUDITED, source, vkey, trustedCheckpoint })).code).toBe('NEVER_AUDITED');
-      expect((await verifyOnlinePrivately({ domain: UNAUDITED, source, vkey, trustedCheckpoint })).code).toBe('NEVER_AUDITED');
+      expect((await verifyOnlineCompact({ domain: UNAUDITED, source, vkey, trustedCheckpoint })).code).toBe('NEVER_AUDITED');
       expect((await verifyOnline({ domain: GOLD, source, vkey, trustedCheckpoint })).code).toBe(null);
       expect((await verifyOnline({ domain: UNAUDITED, source, vkey, trustedCheckpoint: forked })).code).toBe('LOG_INCONSISTENT');
       expect((await verifyOnline({ domain: GOLD, source, vkey, trustedCheckpoint: forked })).code).toBe('LOG_INCONSISTENT');

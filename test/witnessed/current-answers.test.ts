@@ -9,7 +9,7 @@
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ageOf, gatewaySource, verifyOnline, verifyOnlinePrivately } from '@merchant-verify/verifier';
+import { ageOf, gatewaySource, verifyOnline, verifyOnlineCompact } from '@merchant-verify/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../core/errors/registry.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE } from '../../core/layout.ts';
@@ -33,8 +33,8 @@ afterAll(async () => {
   await w.close();
   await removeTempDirs();
 });
-/** What the rolled-back store served: an absence proof and a prefix answer (with its prefix), both superseded. */
-const rolledBack: { absence?: unknown; prefix?: { prefix: string; answer: unknown } } = {};
+/** What the rolled-back store served: an absence proof, and the lookup statement with its compact answer (and bucket), all superseded. */
+const rolledBack: { absence?: unknown; compact?: { bucket: string; head: unknown; answer: Uint8Array } } = {};
 
 describe.sequential('an answer is current when its statement is the last entry of its checkpoint', () => {
   it("the live build's answers hold, with and without a policy; the flagged merchant has a record", async () => {
@@ -75,8 +75,10 @@ describe.sequential('an answer is current when its statement is the last entry o
         }
         // Kept for the next test: what a client reads from the store just before it is put right.
         rolledBack.absence = (await g.request(`/v1/absence?domain=${UNAUDITED}`)).json;
-        const prefix = (await t.privately(g, UNAUDITED)).prefix!;
-        rolledBack.prefix = { prefix, answer: (await g.request(`/v1/lookup/${prefix}`)).json };
+        const bucket = (await t.privately(g, UNAUDITED)).bucket!;
+        const answer = await g.request(`/v1/lookup/${bucket}`);
+        expect(answer.status).toBe(200);
+        rolledBack.compact = { bucket, head: (await g.request('/v1/lookup')).json, answer: answer.bytes };
         const exit = exitCodeOf('BUILD_SUPERSEDED');
         for (const args of [[FLAGGED], [FLAGGED, '--private'], [FLAGGED, '--policy', w.policyFile]]) {
           const run = await t.cli(g, args);
@@ -93,19 +95,22 @@ describe.sequential('an answer is current when its statement is the last entry o
     await t.withGateway(async (g) => {
       const real = gatewaySource({ baseUrl: g.url, apiKey: g.key });
       let absences = 0;
-      let prefixes = 0;
+      let heads = 0;
+      let buckets = 0;
       const source = {
         ...real,
         absence: async (d: string) => (++absences === 1 ? rolledBack.absence : real.absence(d)),
-        prefix: async (x: string) => (++prefixes === 1 ? rolledBack.prefix!.answer : real.prefix!(x)),
+        lookupStatement: async () => (++heads === 1 ? rolledBack.compact!.head : real.lookupStatement!()),
+        compact: async (bits: number, hex: string) => (++buckets === 1 ? rolledBack.compact!.answer : real.compact!(bits, hex)),
       };
       const v = await verifyOnline({ domain: UNAUDITED, source, vkey, log: true });
       expect({ code: v.code, absences }).toEqual({ code: 'NEVER_AUDITED', absences: 2 });
-      const pv = await verifyOnlinePrivately({ domain: UNAUDITED, source, vkey, log: true });
-      expect({ code: pv.code, prefixes, prefix: pv.prefix }).toEqual({
+      const pv = await verifyOnlineCompact({ domain: UNAUDITED, source, vkey, log: true });
+      expect({ code: pv.code, heads, buckets, bucket: pv.bucket }).toEqual({
         code: 'NEVER_AUDITED',
-        prefixes: 2,
-        prefix: rolledBack.prefix!.prefix,
+        heads: 2,
+        buckets: 2,
+        bucket: rolledBack.compact!.bucket,
       });
       // Twice superseded is the verdict: one more look, never a loop.
       const stuck = { ...real, absence: async () => rolledBack.absence };

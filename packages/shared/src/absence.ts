@@ -47,7 +47,7 @@ export interface BuildStatement {
   issued_at: string;
   records: number;
   domain_map: DomainMapHead;
-  /** Prefix lookups of this build (`GET /v1/lookup/{prefix}`); absent from builds made before them. */
+  /** Private lookups of this build (`bits` and `bucket_bytes`: `GET /v1/lookup/{bits}/{hex}`); absent from builds made before them. */
   lookup?: LookupHead;
   /** The build's records as packs; absent from builds made before them. */
   packs?: PacksHead;

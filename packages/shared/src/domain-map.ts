@@ -14,7 +14,7 @@
 import { bucketBounds } from './compact.ts';
 import { InvalidArgumentError } from './errors.ts';
 import { ENTRY_SIZE, entryMismatch, HASH_LEAF_SIZE } from './map-entry.ts';
-import { prefixBounds, rangeProofOrder } from './prefix.ts';
+import { rangeProofOrder } from './prefix.ts';
 import { decodeBase64, encodeBase64 } from './tlog/base64.ts';
 import { foldPerfect, isPowerOfTwo, type Sha256, splitPoint, type TreeHasher } from './tlog/merkle.ts';
 
@@ -163,21 +163,6 @@ export class DomainMap {
 
   private neighbour(index: number): MapNeighbour {
     return { index, leaf: encodeBase64(this.leaf(index)), path: this.inclusionPath(index).map(encodeBase64) };
-  }
-
-  /**
-   * The run of leaves with a hex `prefix`, widened by the neighbour just outside it on each side
-   * (where there is one): its first index, its leaves (base64) and its range proof (base64).
-   */
-  prefixRun(prefix: string): { first: number; leaves: string[]; proof: string[] } {
-    if (this.size === 0) return { first: 0, leaves: [], proof: [] };
-    const { low, high } = prefixBounds(prefix);
-    const start = Math.max(this.search(low).index - 1, 0);
-    const end = Math.min((high ? this.search(high).index : this.size) + 1, this.size);
-    const leaves: string[] = [];
-    for (let i = start; i < end; i++) leaves.push(encodeBase64(this.leaf(i)));
-    const proof = rangeProofOrder(this.size, start, end, (s, e) => this.rangeHash(s, e));
-    return { first: start, leaves, proof: proof.map(encodeBase64) };
   }
 
   /**

@@ -46,7 +46,7 @@ export const VERIFIER_ERROR_CODES = [
   'BUILD_SUPERSEDED',
   // With a checkpoint the caller trusts: the answer's checkpoint has its size but another root (two views of one log).
   'LOG_INCONSISTENT',
-  // Verdicts of a prefix answer's verification (`verifyPrefixAnswer`), before the domain's own record or absence is judged.
+  // Verdicts of a compact answer's verification (`verifyCompactAnswer`), before the domain's own entry or absence is judged.
   'MALFORMED_PREFIX_ANSWER',
   'PREFIX_MISMATCH',
   'PADDING_MISMATCH',
@@ -55,7 +55,7 @@ export const VERIFIER_ERROR_CODES = [
   'PREFIX_TOO_LONG',
   // Verdicts of a bundle (`verifyBundle`), besides those of the record, the absence proof and the statement it carries.
   'MALFORMED_BUNDLE',
-  // A record that is not what its build's map committed (a bundle's, or a prefix answer's of a v2 build): its bytes or fields are not its entry's.
+  // A record that is not what its build's map committed (a bundle's): its bytes or fields are not its entry's.
   'RECORD_NOT_IN_MAP',
   // Online (`verifyOnline`), a record checked with the log is tied to its build by the bundle: looked up twice, the bundle's record was not the answer.
   'BUNDLE_MISMATCH',

@@ -54,8 +54,6 @@ export const READ_LIMITS = {
   proof: { bytes: 64 * KiB, deadlineMs: 10_000 },
   /** An offline bundle (`GET /v1/bundle`): a record and its absence proof or map path, and a statement proof. */
   bundle: { bytes: 2 * MiB, deadlineMs: 10_000 },
-  /** A prefix answer (`GET /v1/lookup/{prefix}`): a prefix's records, padded; about 0.6 MB at 10,000 domains, a few MB at a million. */
-  prefix: { bytes: 32 * MiB, deadlineMs: 30_000 },
   /** `GET /v1/lookup`: the live build's statement (its pack list included) and its log proof, which a private client reads first. */
   lookupStatement: { bytes: 1 * MiB, deadlineMs: 10_000 },
   /** A compact answer (`GET /v1/lookup/{bits}/{hex}`): one size a build, at most 32 KiB at 10M domains. */

@@ -1,11 +1,12 @@
 /**
- * Private lookups: a caller sends the first hex digits of SHA-256 of the normalized domain and
- * gets every record of the build whose domain hash starts with them, with a proof that the set is
- * complete. The proof is the map's contiguous run of leaves with that prefix, widened by one leaf
- * on each side (the neighbours just outside it, as an absence proof gives them), and the hashes of
- * the subtrees outside the run: the verifier hashes the run itself and must arrive at the signed
- * root, so no leaf of the run can be dropped, added or moved. Nothing here imports `node:`: the
- * gateway builds answers with the code a verifier checks them with.
+ * What private lookups share: a proof that a run of the map's leaves is complete is the run,
+ * widened by one leaf on each side (the neighbours just outside it, as an absence proof gives
+ * them), and the hashes of the subtrees outside the run: the verifier hashes the run itself and
+ * must arrive at the signed root, so no leaf of the run can be dropped, added or moved (a compact
+ * answer's bucket is such a run). The hex prefix length and padded size a build statement still
+ * signs (`prefix_length`, `answer_bytes`) are those of the JSON prefix answers the route served
+ * before compact answers replaced it. Nothing here imports `node:`: the build writes answers with
+ * the code a verifier checks them with.
  */
 import { splitPoint, type TreeHasher } from './tlog/merkle.ts';
 
@@ -22,7 +23,7 @@ export const AUDITED_PER_PREFIX = 256;
 export interface LookupHead {
   /** Hex digits of every prefix asked of this build. */
   prefix_length: number;
-  /** The UTF-8 length of every answer's padded part ({@link paddedPart}): one size for every prefix. */
+  /** The UTF-8 length of every JSON prefix answer's padded part: one size for every prefix. */
   answer_bytes: number;
   /** Bits of every bucket of the build's compact answers (`GET /v1/lookup/{bits}/{hex}`); absent from builds made before them. */
   bits?: number;
@@ -48,42 +49,14 @@ export function hexPrefix(hash: Uint8Array, length: number): string {
   return hex.slice(0, length);
 }
 
-/** The lowest 32-byte hash with `prefix`, and the lowest above every hash with it (null past `ff…f`). */
-export function prefixBounds(prefix: string): { low: Uint8Array; high: Uint8Array | null } {
-  const next = (BigInt(`0x${prefix}`) + 1n).toString(16).padStart(prefix.length, '0');
-  return { low: hashOfHex(prefix), high: next.length > prefix.length ? null : hashOfHex(next) };
-}
-
-function hashOfHex(prefix: string): Uint8Array {
-  const hex = prefix.padEnd(LEAF_SIZE * 2, '0');
-  const bytes = new Uint8Array(LEAF_SIZE);
-  for (let i = 0; i < LEAF_SIZE; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return bytes;
-}
-
 /** The most subtree hashes a range proof in a tree of `size` leaves can hold: two a level. */
 export function maxRangeProof(size: number): number {
   return size <= 1 ? 0 : 2 * Math.ceil(Math.log2(size));
 }
 
-/** The members of an answer whose size is padded: everything but the statement and its log proof, which are the same in every answer. */
-export interface PaddedPart {
-  prefix: string;
-  first: number;
-  leaves: string[];
-  records: unknown[];
-  proof: string[];
-  padding: string;
-}
-
-/** The padded part of an answer as its size is measured: this JSON text, in UTF-8. */
-export function paddedPart(a: PaddedPart): string {
-  return JSON.stringify({ prefix: a.prefix, first: a.first, leaves: a.leaves, records: a.records, proof: a.proof, padding: a.padding });
-}
-
 /**
- * The size every answer of a build is padded to: an upper bound of {@link paddedPart} over every
- * prefix, from the most records a prefix holds and the most bytes of records a prefix holds (the
+ * The size every JSON prefix answer of a build was padded to (its padded part's JSON text: the
+ * prefix, first, leaves, records, proof and padding): an upper bound over every prefix, from the most records a prefix holds and the most bytes of records a prefix holds (the
  * build counts both as it writes its records), with room for both neighbours and the longest
  * range proof. A base64 hash is 44 characters, 46 quoted, 47 with its comma; a leaf of `leafSize`
  * bytes (82, a v2 entry: 115; 32, a v1 hash, the default: 47) likewise.

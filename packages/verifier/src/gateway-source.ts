@@ -24,9 +24,7 @@ export interface AnswerSource {
   keySet(): Promise<unknown>;
   /** The log's note verifier key. */
   logKey(): Promise<string>;
-  /** The answer to `GET /v1/lookup/{prefix}`, parsed; null when the gateway refuses the prefix's length (INVALID_PREFIX). */
-  prefix?(prefix: string): Promise<unknown | null>;
-  /** `GET /v1/lookup`: the live build's statement and its log proof, parsed; a private client reads the prefix length there first. */
+  /** `GET /v1/lookup`: the live build's statement and its log proof, parsed; a private client reads the bucket's bits there first. */
   lookupStatement?(): Promise<unknown>;
   /** The bytes of `GET /v1/lookup/{bits}/{hex}`, a compact answer. */
   compact?(bits: number, hex: string): Promise<Uint8Array>;
@@ -41,7 +39,7 @@ export interface GatewaySourceOptions {
   apiKey?: string;
   /** The fetch to use (default the global one): a test's, or one with a proxy. */
   fetch?: typeof globalThis.fetch;
-  /** Deadline of each request, body included, in ms (default the limits table's for what is asked: 10 s, 30 s for a prefix answer). */
+  /** Deadline of each request, body included, in ms (default the limits table's for what is asked: 10 s). */
   timeoutMs?: number;
   /** Where the key set is (default `baseUrl` + `/.well-known/merchant-verify-keys.json`). */
   keySetUrl?: string;
@@ -76,10 +74,6 @@ export function gatewaySource(options: GatewaySourceOptions): AnswerSource {
     },
     keySet: async () => json(ok(await get(options.keySetUrl ?? `${base}${KEY_SET_PATH}`, 'keySet', false), 'the key set'), 'the key set'),
     logKey: async () => text(ok(await get(options.logKeyUrl ?? `${base}${LOG_KEY_PATH}`, 'logVkey', false), "the log's key")),
-    prefix: async (prefix) => {
-      const answer = await get(`${base}/v1/lookup/${encodeURIComponent(prefix)}`, 'prefix', true);
-      return answer.problem === 'INVALID_PREFIX' ? null : json(ok(answer, 'the prefix answer'), 'the prefix answer');
-    },
     lookupStatement: async () =>
       json(ok(await get(`${base}/v1/lookup`, 'lookupStatement', true), 'the lookup statement'), 'the lookup statement'),
     compact: async (bits, hex) =>

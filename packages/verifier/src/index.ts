@@ -72,8 +72,7 @@ export {
 } from '#shared';
 export { type AnswerSource, type GatewaySourceOptions, gatewaySource, LOG_KEY_PATH } from './gateway-source.ts';
 export { type OnlineInput, type OnlineTrust, type OnlineVerification, verifyOnline } from './online.ts';
-export { verifyOnlineCompact } from './online-compact.ts';
-export { type PrivateOnlineInput, verifyOnlinePrivately } from './online-private.ts';
+export { type PrivateOnlineInput, verifyOnlineCompact } from './online-compact.ts';
 export { type AnswerAge, ageOf, type Verdict, verdictOf } from './verdict.ts';
 export { type AnswerVerification, isNeverAudited, type VerifyAnswerInput, verifyAnswer } from './verify-answer.ts';
 export { type BundleVerification, type PlaceResult, type VerifyBundleInput, verifyBundle } from './verify-bundle.ts';
@@ -84,4 +83,3 @@ export {
   type VerifyCompactInput,
   verifyCompactAnswer,
 } from './verify-compact.ts';
-export { type PrefixVerification, type VerifyPrefixInput, verifyPrefixAnswer } from './verify-prefix.ts';

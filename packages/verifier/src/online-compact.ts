@@ -6,9 +6,17 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bucketBitsFor, bucketHex, bucketOf, FetchFailedError } from '#shared';
-import { keySetOf, logKeyOf, type OnlineTrust } from './online.ts';
-import type { PrivateOnlineInput } from './online-private.ts';
+import type { AnswerSource } from './gateway-source.ts';
+import { keySetOf, logKeyOf, type OnlineInput, type OnlineTrust } from './online.ts';
 import { type CompactVerification, verifyCompactAnswer } from './verify-compact.ts';
+
+export interface PrivateOnlineInput
+  extends Pick<OnlineInput, 'keySet' | 'vkey' | 'log' | 'policy' | 'maxAgeMs' | 'now' | 'trustedCheckpoint'> {
+  /** The normalized domain (`normalizeDomain` of the service): only a few bits of its SHA-256 are sent. */
+  domain: string;
+  /** Where to fetch the statement, the compact answer, the key set and the log's key (`gatewaySource`). */
+  source?: Partial<AnswerSource>;
+}
 
 /**
  * Fetches the live statement, then the compact answer for the domain's bucket of the bits it
@@ -24,7 +32,7 @@ import { type CompactVerification, verifyCompactAnswer } from './verify-compact.
  *   if (v.code === null) console.log(v.entry.status, v.entry.record_hash);
  */
 export async function verifyOnlineCompact(
-  input: Omit<PrivateOnlineInput, 'answer'>,
+  input: PrivateOnlineInput,
 ): Promise<CompactVerification & { bucket: string | null; trust: OnlineTrust }> {
   const source = input.source ?? {};
   if (!source.lookupStatement || !source.compact) throw new FetchFailedError('no lookup statement or compact answer to fetch');
@@ -39,7 +47,7 @@ export async function verifyOnlineCompact(
 
 /** One look: the statement, then its bucket, verified; `root` is the statement's map root, to tell whether a second look read another build. */
 async function verifyCompactOnce(
-  input: Omit<PrivateOnlineInput, 'answer'>,
+  input: PrivateOnlineInput,
   lookupStatement: () => Promise<unknown>,
   compact: (bits: number, hex: string) => Promise<Uint8Array>,
 ): Promise<CompactVerification & { bucket: string | null; trust: OnlineTrust; root: unknown }> {

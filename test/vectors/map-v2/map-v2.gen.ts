@@ -1,39 +1,28 @@
 /**
  * Writes map-v2.json, reproducibly: a small v2 build (its map's leaves the domains' 82-byte
- * entries), its signed statement, absence proofs and prefix answers a verifier must take, and the
- * forgeries it must refuse, each with the code: a prefix answer with one record put back from the
- * build before (the same domain, validly signed), one with a record replaced by `{"junk":true}`,
- * the asker's own record put back, and an absence proof whose neighbour entry was altered.
+ * entries), its signed statement, the absence proof and the record for an entry a verifier must
+ * take, and the forgeries it must refuse, each with the code: for a domain's entry, its record of
+ * the build before (the same domain, validly signed) and `{"junk":true}`; an absence proof whose
+ * neighbour entry was altered.
  *
  *   npx tsx test/vectors/map-v2/map-v2.gen.ts
  *
  * Keys come from fixed seeds and signatures are made by node:crypto; the entries, the map, its
- * runs and proofs by the package's own code, as the build and the gateway make them.
+ * neighbours by the package's own code, as the build and the gateway make them.
  * test/verifier/map-v2-vectors.test.ts runs every case through the package.
  */
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
-import {
-  buildStatement,
-  DomainMap,
-  ENTRY_SIZE,
-  encodeMapEntry,
-  hexPrefix,
-  lookupAnswerBytes,
-  type PaddedPart,
-  paddedPart,
-  prefixLengthFor,
-  treeHasher,
-} from '#shared';
+import { buildStatement, DomainMap, ENTRY_SIZE, encodeMapEntry, hexPrefix, lookupAnswerBytes, prefixLengthFor, treeHasher } from '#shared';
 import { recordSigner } from '../seeded-keys.ts';
 
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());
 const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
 const { keySet, signRecord } = recordSigner('merchant-verify map v2 vectors record key');
 
-// December's build of 48 domains (a prefix of one hex digit holds about three), and November's record of each.
+// December's build of 48 domains, and November's record of each.
 const ISSUER = 'merchant-verify.example';
 const domains = Array.from({ length: 48 }, (_, i) => `shop-${i}.example`);
 const recordOf = (domain: string, month: 'nov' | 'dec') =>
@@ -67,35 +56,10 @@ const statement = signRecord(
   buildStatement({ issuer: ISSUER, build: '20261201T000000Z-0000000000bb', issuedAt: '2026-12-01T00:00:00.000Z', map: map.head(), lookup }),
 );
 
-type Answer = PaddedPart & { statement: unknown };
-/** Pads an answer's part to the signed size (what a gateway that wants its forgery to pass would do). */
-const padded = (a: Answer): Answer => {
-  const part = { ...a, padding: '' };
-  return { ...part, padding: ' '.repeat(lookup.answer_bytes - Buffer.byteLength(paddedPart(part))) };
-};
-/** The genuine answer for a prefix, as the gateway makes it. */
-function answerFor(prefix: string): Answer {
-  const run = map.prefixRun(prefix);
-  const ordered = (byPrefix.get(prefix) ?? []).sort((a, b) => Buffer.compare(sha(a), sha(b)));
-  return padded({
-    statement,
-    prefix,
-    first: run.first,
-    leaves: run.leaves,
-    records: ordered.map((d) => records.get(d)),
-    proof: run.proof,
-    padding: '',
-  });
-}
-
-// The domain asked: one with a record, in a prefix with at least two; and one never audited.
-const PRESENT = [...byPrefix.values()].find((ds) => ds.length >= 2)!.sort((a, b) => Buffer.compare(sha(a), sha(b)))[0]!;
+// The domain asked: one with a record (its entry, as a compact answer proves it); and one never audited.
+const PRESENT = domains[0]!;
 const ABSENT = 'never-audited-v2.example';
-const genuine = answerFor(mine(PRESENT));
-const at = genuine.records.findIndex((r) => (r as { domain: string }).domain === PRESENT);
-const otherAt = (at + 1) % genuine.records.length;
-const OTHER = (genuine.records[otherAt] as { domain: string }).domain;
-const replaced = (i: number, record: unknown) => padded({ ...genuine, records: genuine.records.map((r, j) => (j === i ? record : r)) });
+const entry = { entry: b64(entryOf(PRESENT)) };
 const absence = { domain: ABSENT, domain_hash: b64(sha(ABSENT)), statement, ...map.neighbours(sha(ABSENT)) };
 /** The left neighbour's entry with one byte of its `status` changed: still in order, no longer the signed map's leaf. */
 const altered = (() => {
@@ -104,30 +68,22 @@ const altered = (() => {
   return { ...absence, left: { ...absence.left!, leaf: b64(entry) } };
 })();
 
-type Case = { name: string; kind: 'prefix' | 'absence'; domain: string; input: unknown; code: string | null };
+type Case = { name: string; kind: 'entry' | 'absence'; domain: string; input: unknown; code: string | null };
 const cases: Case[] = [
-  { name: 'genuine prefix answer: the record', kind: 'prefix', domain: PRESENT, input: genuine, code: null },
-  { name: 'genuine prefix answer: the absence', kind: 'prefix', domain: ABSENT, input: answerFor(mine(ABSENT)), code: 'NEVER_AUDITED' },
+  { name: "the entry's own record", kind: 'entry', domain: PRESENT, input: { ...entry, record: records.get(PRESENT) }, code: null },
   { name: 'genuine absence proof (entries as neighbours)', kind: 'absence', domain: ABSENT, input: absence, code: 'NEVER_AUDITED' },
   {
-    name: 'another record of the run put back from the build before (same domain, validly signed)',
-    kind: 'prefix',
+    name: "the domain's record of the build before (same domain, validly signed)",
+    kind: 'entry',
     domain: PRESENT,
-    input: replaced(otherAt, recordOf(OTHER, 'nov')),
+    input: { ...entry, record: recordOf(PRESENT, 'nov') },
     code: 'RECORD_NOT_IN_MAP',
   },
   {
-    name: "the asker's own record put back from the build before (same domain, validly signed)",
-    kind: 'prefix',
+    name: 'a record replaced by {"junk":true}',
+    kind: 'entry',
     domain: PRESENT,
-    input: replaced(at, recordOf(PRESENT, 'nov')),
-    code: 'RECORD_NOT_IN_MAP',
-  },
-  {
-    name: 'another record of the run replaced by {"junk":true}',
-    kind: 'prefix',
-    domain: PRESENT,
-    input: replaced(otherAt, { junk: true }),
+    input: { ...entry, record: { junk: true } },
     code: 'RECORD_NOT_IN_MAP',
   },
   {
