@@ -93,11 +93,16 @@ export class CompactLookups {
     }
     const size = lookup.bucket_bytes;
     const etag = `"${m.statement.domain_map.root.slice(0, 22).replace(/[+/=]/g, '_')}.${lookup.bits}.${hex}"`;
-    const read = this.records.store.readRange(m.build, LOOKUP_ANSWERS_FILE, bucket * size, size).then((bytes) => {
-      if (!bytes || bytes.length !== size)
-        throw new RecordUnavailableError(`build ${m.build}'s ${LOOKUP_ANSWERS_FILE} has no answer ${bucket} of ${size} bytes`);
-      return { bytes, etag };
-    });
+    const readOnce = () => this.records.store.readRange(m.build, LOOKUP_ANSWERS_FILE, bucket * size, size);
+    // A file the live build's statement promises that reads as missing was read while the records folder was away
+    // (the store tells a missing folder only once it looks, which may be after the folder is back): read once more.
+    const read = readOnce()
+      .then((bytes) => bytes ?? readOnce())
+      .then((bytes) => {
+        if (!bytes || bytes.length !== size)
+          throw new RecordUnavailableError(`build ${m.build}'s ${LOOKUP_ANSWERS_FILE} has no answer ${bucket} of ${size} bytes`);
+        return { bytes, etag };
+      });
     if (size > this.maxBytes) return read;
     cache.byBucket.set(hex, read);
     cache.bytes += size;
