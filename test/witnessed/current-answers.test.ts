@@ -112,6 +112,13 @@ describe.sequential('an answer is current when its statement is the last entry o
         buckets: 2,
         bucket: rolledBack.compact!.bucket,
       });
+      // The statement read before a build went live, the bucket after (without the log, so the statement itself
+      // passes): the answer is the newer build's (another root, and another size when the bucket size changed),
+      // so the client looks once more from the statement read again.
+      let crossedHeads = 0;
+      const crossed = { ...real, lookupStatement: async () => (++crossedHeads === 1 ? rolledBack.compact!.head : real.lookupStatement!()) };
+      const cv = await verifyOnlineCompact({ domain: UNAUDITED, source: crossed });
+      expect({ code: cv.code, heads: crossedHeads }).toEqual({ code: 'NEVER_AUDITED', heads: 2 });
       // Twice superseded is the verdict: one more look, never a loop.
       const stuck = { ...real, absence: async () => rolledBack.absence };
       expect((await verifyOnline({ domain: UNAUDITED, source: stuck, vkey, log: true })).code).toBe('BUILD_SUPERSEDED');

@@ -23,8 +23,9 @@ export interface PrivateOnlineInput
  * signs, and verifies it: the domain's entry proven its build's, or its absence proven. The bits
  * are sent once, as the statement gives them: a refusal is FETCH_FAILED, never a cue to send more,
  * and a statement asking for more bits than its map's size gives is not followed (nothing is
- * sent). An answer of another map root than the statement's, or a statement superseded in the log
- * (a build went live while it read), is looked at once more from the statement read again. Throws FETCH_FAILED when something
+ * sent). An answer that does not fit the statement read before it (another map root, or another build's
+ * size or shape), or a statement superseded in the log (a build went live while it read), is looked at once
+ * more from the statement read again. Throws FETCH_FAILED when something
  * needed cannot be fetched.
  *
  * @example
@@ -37,13 +38,21 @@ export async function verifyOnlineCompact(
   const source = input.source ?? {};
   if (!source.lookupStatement || !source.compact) throw new FetchFailedError('no lookup statement or compact answer to fetch');
   const { root: firstRoot, ...first } = await verifyCompactOnce(input, source.lookupStatement, source.compact);
-  if (first.code !== 'PREFIX_MISMATCH' && first.code !== 'BUILD_SUPERSEDED') return first;
-  // A build that went live between the statement and the answer (the answer names the newer root), or
-  // while the statement was read (a later one is logged): asked once more, from the statement read again
+  if (first.code === null || !ANOTHER_BUILD_MAY_SAY.has(first.code)) return first;
+  // A build that went live between the statement and the answer (the answer is the newer build's: another root,
+  // and another size when the build's bucket size changed), or while the statement was read (a later one is
+  // logged): asked once more, from the statement read again
   // (whose bits the rule bounds as before), never from the answer; the second look counts only if it read another build.
   const { root, ...again } = await verifyCompactOnce(input, source.lookupStatement, source.compact);
   return root === firstRoot ? first : again;
 }
+
+/**
+ * The failures an answer of the build after the statement's gives (checked in this order: its size, its shape,
+ * its root), and a superseded statement's: a second look decides, and its verdict counts only if it read another
+ * build, so a gateway that fails the same statement twice still gets its first refusal.
+ */
+const ANOTHER_BUILD_MAY_SAY = new Set(['PADDING_MISMATCH', 'MALFORMED_PREFIX_ANSWER', 'PREFIX_MISMATCH', 'BUILD_SUPERSEDED']);
 
 /** One look: the statement, then its bucket, verified; `root` is the statement's map root, to tell whether a second look read another build. */
 async function verifyCompactOnce(
