@@ -155,6 +155,12 @@ describe('kept builds from s3:// answer as from the records folder', async () =>
     );
     const now = (value.json as { builds: { id: string }[] }).builds.map((b) => b.id);
     expect(now.slice(1)).toEqual([ids[0]]);
+    // The folder's gateway takes the new build at its own refresh: compared once it has.
+    await poll(
+      () => folder.request('/v1/builds'),
+      (r) => (r.json as { builds: { id: string }[] }).builds[0]!.id === now[0],
+      { timeoutMs: 2000 },
+    );
     await same('/v1/builds');
     // The pruned build's objects are still in the bucket, but it is no longer a kept build.
     expectProblem(await same(`/v1/verify?domain=${GOLD}&build=${ids[1]}`), 404, 'BUILD_NOT_FOUND');
