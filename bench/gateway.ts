@@ -40,35 +40,28 @@ function toMs(text: string): number {
 }
 
 /** A wrk script that sends each request to a random path from a file, with an Authorization header. */
-export async function pathsScript(dir: string, name: string, paths: string[], authorization: string): Promise<string> {
-  const list = join(dir, `${name}.paths`);
-  await writeFile(list, `${paths.join('\n')}\n`);
-  const script = join(dir, `${name}.lua`);
-  await writeFile(
-    script,
-    `local paths = {}
-for line in io.lines("${list}") do paths[#paths + 1] = line end
-math.randomseed(42)
+export function pathsScript(dir: string, name: string, paths: string[], authorization: string): Promise<string> {
+  return wrkScript(
+    dir,
+    name,
+    paths,
+    `math.randomseed(42)
 wrk.headers["Authorization"] = "${authorization}"
 request = function() return wrk.format("GET", paths[math.random(#paths)]) end
 `,
   );
-  return script;
 }
 
 /**
  * A wrk script that asks each path of a file in turn, over and over (each wrk thread from its own
  * place in the list): a rotating hot set, every record asked as often as every other.
  */
-export async function rotatingScript(dir: string, name: string, paths: string[], authorization: string): Promise<string> {
-  const list = join(dir, `${name}.paths`);
-  await writeFile(list, `${paths.join('\n')}\n`);
-  const script = join(dir, `${name}.lua`);
-  await writeFile(
-    script,
-    `local paths = {}
-for line in io.lines("${list}") do paths[#paths + 1] = line end
-local threads = 0
+export function rotatingScript(dir: string, name: string, paths: string[], authorization: string): Promise<string> {
+  return wrkScript(
+    dir,
+    name,
+    paths,
+    `local threads = 0
 function setup(thread)
   thread:set("start", threads * 7919)
   threads = threads + 1
@@ -81,6 +74,14 @@ request = function()
 end
 `,
   );
+}
+
+/** Writes `paths` to a file beside a wrk script that reads them into `paths`, then runs `lua`; the script's path. */
+async function wrkScript(dir: string, name: string, paths: string[], lua: string): Promise<string> {
+  const list = join(dir, `${name}.paths`);
+  await writeFile(list, `${paths.join('\n')}\n`);
+  const script = join(dir, `${name}.lua`);
+  await writeFile(script, `local paths = {}\nfor line in io.lines("${list}") do paths[#paths + 1] = line end\n${lua}`);
   return script;
 }
 
