@@ -1,12 +1,14 @@
 /**
- * `npm run bench:mirror -- --project DIR`: `mvr mirror` of a built project's live
- * build from the local S3-compatible server the tests use (s3rver behind a Signature V4 check) into
- * an empty folder: time, bytes, records verified per second, peak RSS; then the same command again
+ * `npm run bench:mirror -- --project DIR [--source s3|gateway]`: `mvr mirror` of a built project's live
+ * build into an empty folder: time, bytes, records verified per second, peak RSS; then the same command again
  * (the build live already: nothing fetched). Beside it, in the same run, raw Ed25519: node:crypto
  * verifying record-sized messages on one core, the floor of the mirror's record checks.
  *
- * The bucket is filled by `mvr publish`, as a user fills it. DIR is read, never written: a project holding `records/` and
- * `public/` (`mvr build` of synthetic audits, bench/generate-audits.ts).
+ * The source is the local S3-compatible server the tests use (s3rver behind a Signature V4 check, in this
+ * process), filled by `mvr publish` as a user fills it; or, with `--source gateway`, `mvr serve` over DIR's
+ * records in a process of its own with an API key of the mirror scope, its CPU time reported beside the
+ * mirror's (a source on the same machine takes its share of the two cores). DIR is read, never written: a
+ * project holding `records/` and `public/` (`mvr build` of synthetic audits, bench/generate-audits.ts).
  */
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync, sign, verify } from 'node:crypto';
@@ -16,10 +18,14 @@ import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { CURRENT_LINK } from '../core/layout.ts';
+import { freePort } from '../test/support/ports.ts';
 import { startS3 } from '../test/support/s3-server.ts';
+import { cpuSecondsOf } from './cpu-per-request.ts';
+import { startGatewayProcess } from './gateway.ts';
 
-const { values } = parseArgs({ options: { project: { type: 'string' } } });
+const { values } = parseArgs({ options: { project: { type: 'string' }, source: { type: 'string', default: 's3' } } });
 if (!values.project) throw new Error('--project DIR is required: a project folder with records/ and public/ (see the comment above)');
+if (values.source !== 's3' && values.source !== 'gateway') throw new Error(`--source ${values.source}: s3 or gateway`);
 const project = resolve(values.project);
 const ROOT = resolve(import.meta.dirname, '..');
 const BUCKET = 'mvr-bench-mirror';
@@ -35,11 +41,16 @@ function rawEd25519PerSecond(n = 20_000): number {
   return n / ((performance.now() - started) / 1000);
 }
 
-const s3 = await startS3([BUCKET]);
-const to = await mkdtemp(join(tmpdir(), 'mvr-bench-mirror-'));
-try {
-  const records = join(project, 'records');
-  const id = (await readlink(join(records, CURRENT_LINK))).split('/').pop()!;
+/** Where the mirror reads from: its `--from`, the environment it needs, and the source's own CPU seconds when it runs apart. */
+interface Source {
+  from: string;
+  env: NodeJS.ProcessEnv;
+  cpuSeconds(): number | undefined;
+  close(): Promise<void>;
+}
+
+async function bucketSource(records: string): Promise<Source> {
+  const s3 = await startS3([BUCKET]);
   const env = { ...process.env, ...s3.env, MVR_PROGRESS_MS: '600000' };
   const filled = performance.now();
   const published = await promisify(execFile)(
@@ -59,7 +70,54 @@ try {
   );
   const { objects } = JSON.parse(published.stdout) as { objects: number };
   console.log(`bucket filled by mvr publish: ${fmt(objects)} objects in ${fmt((performance.now() - filled) / 1000, 1)} s`);
+  // The S3 server runs in this process: its share of the CPU is not told apart from the benchmark's own.
+  return { from: `s3://${BUCKET}/prod`, env, cpuSeconds: () => undefined, close: () => s3.close() };
+}
 
+async function gatewaySource(records: string, work: string): Promise<Source> {
+  const apiKeys = join(work, 'api-keys.json');
+  const created = await promisify(execFile)(
+    process.execPath,
+    [
+      join(ROOT, 'bin/mvr.js'),
+      'apikey',
+      'create',
+      '--keys',
+      work,
+      '--api-keys',
+      apiKeys,
+      '--label',
+      'bench mirror',
+      '--scope',
+      'mirror',
+      '--json',
+    ],
+    { encoding: 'utf8' },
+  );
+  const { key } = JSON.parse(created.stdout) as { key: string };
+  const port = await freePort();
+  const gateway = await startGatewayProcess(
+    ['--records', records, '--public', join(project, 'public'), '--api-keys', apiKeys, '--rate-limit', '0', '--metrics-port', '0'],
+    port,
+  );
+  const started = cpuSecondsOf(gateway.pid!);
+  console.log(`source: mvr serve on port ${port} (pid ${gateway.pid}), an API key of the mirror scope`);
+  return {
+    from: `http://127.0.0.1:${port}`,
+    env: { ...process.env, MVR_API_KEY: key, MVR_PROGRESS_MS: '600000' },
+    cpuSeconds: () => cpuSecondsOf(gateway.pid!) - started,
+    close: async () => {
+      gateway.kill();
+    },
+  };
+}
+
+const to = await mkdtemp(join(tmpdir(), 'mvr-bench-mirror-'));
+const records = join(project, 'records');
+const source = values.source === 'gateway' ? await gatewaySource(records, to) : await bucketSource(records);
+try {
+  const id = (await readlink(join(records, CURRENT_LINK))).split('/').pop()!;
+  const env = source.env;
   const raw = rawEd25519PerSecond();
   const mirror = async () => {
     const started = performance.now();
@@ -72,7 +130,7 @@ try {
         join(ROOT, 'bin/mvr.js'),
         'mirror',
         '--from',
-        `s3://${BUCKET}/prod`,
+        source.from,
         '--to',
         join(to, 'mirror'),
         '--trusted-keys',
@@ -98,6 +156,7 @@ try {
     };
   };
   const first = await mirror();
+  const sourceCpu = source.cpuSeconds();
   const again = await mirror();
   const s = first.summary;
   console.log(
@@ -112,10 +171,15 @@ try {
     `the mirror: ${fmt(ratio, 2)} x one core's raw verify (target >= 1.3${ratio < 1.3 ? ': PAST TARGET' : ''}); ` +
       `CPU ${fmt((1e6 * first.cpuSeconds) / s.records_verified)} us a record against ${fmt(1e6 / raw)} us a raw verification`,
   );
+  if (sourceCpu !== undefined)
+    console.log(
+      `the source (mvr serve) used ${fmt(sourceCpu, 1)} s of CPU meanwhile (${fmt((1e6 * sourceCpu) / s.records_verified)} us a record); ` +
+        `mirror and source together: ${fmt((first.cpuSeconds + sourceCpu) / first.seconds, 2)} of the machine's cores busy`,
+    );
   console.log(
     `again, the build live already: ${fmt(again.seconds, 1)} s, ${again.summary.packs_fetched} packs fetched, unchanged ${again.summary.unchanged}`,
   );
 } finally {
+  await source.close();
   await rm(to, { recursive: true, force: true });
-  await s3.close();
 }
