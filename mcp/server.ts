@@ -125,6 +125,14 @@ export function createMcpServer(lookup: RecordLookup, options: McpServerOptions)
   return server;
 }
 
+/** `max_age` of both verify tools: the age of the cosignatures the server's witness policy asks for. */
+const maxAgeInput = z
+  .string()
+  .optional()
+  .describe(
+    'With this server\'s witness policy: cosignatures older than this (a whole number then s, m, h or d, e.g. "36h") do not count, so an answer whose log checkpoint was not witnessed within it (a store rolled back with its old checkpoint) is refused NOT_WITNESSED; records, absences and private answers alike.',
+  );
+
 /** verify_merchant: one domain's record, with the proof that goes with it (absence, or log on request). */
 function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: McpServerOptions): void {
   server.registerTool(
@@ -151,12 +159,7 @@ function registerVerifyTool(server: McpServer, lookup: RecordLookup, options: Mc
               "no absence-proof item, and with include_proof the log step is the build statement's entry (the bundle and a record's tlog-proof name the domain, so they come only with the plain lookup)",
             ),
           ),
-        max_age: z
-          .string()
-          .optional()
-          .describe(
-            'With this server\'s witness policy: cosignatures older than this (a whole number then s, m, h or d, e.g. "36h") do not count, so an answer whose log checkpoint was not witnessed within it (a store rolled back with its old checkpoint) is refused NOT_WITNESSED; records, absences and private answers alike.',
-          ),
+        max_age: maxAgeInput,
       }),
       outputSchema: verificationOutputSchema,
       annotations: { title: 'Verify a merchant', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
@@ -238,6 +241,7 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
               'each bucket is asked once for every domain of the batch in it; no absence_proof (the compact answer proves an absence)',
             ),
           ),
+        max_age: maxAgeInput,
       }),
       outputSchema: batchOutputSchema,
       annotations: {
@@ -248,9 +252,14 @@ function registerBatchTool(server: McpServer, lookup: RecordLookup, options: Mcp
         openWorldHint: false,
       },
     },
-    async ({ domains, private: asked }) => {
+    async ({ domains, private: asked, max_age }) => {
       try {
-        const settings = { withLog: false, policy: options.witness?.policy, now: options.witness?.now() };
+        const settings = {
+          withLog: false,
+          policy: options.witness?.policy,
+          ...(max_age === undefined ? {} : { maxAgeMs: maxAgeOf(max_age, options.witness) }),
+          now: options.witness?.now(),
+        };
         const privately = asked ?? options.remote;
         const results = privately ? await privateBatch(domains, options, settings) : await plainBatch(domains, lookup, options, settings);
         const content = [{ type: 'text' as const, text: JSON.stringify({ results }) }, ...(await witnessedItems(options.witness))];

@@ -84,12 +84,15 @@ describe('a mirror reads nothing past what the checked statement signs', () => {
     await nothingLive(dir);
   });
 
-  it("the source's lookup index is never read: the mirror writes its own from the checked packs, the build's byte for byte", async () => {
+  it("the source's lookup index and pack index are never read: the mirror writes its own from the checked packs, the build's byte for byte", async () => {
     const { out, code, dir } = await mirrorOf('junk-index');
     expect(out).toMatchObject({ ok: true });
     expect(code).toBe(0);
     expect(asked('junk-index', 'index.jsonl')).toEqual([]);
     expect((await readFile(join(dir, 'current', 'index.jsonl'))).equals(await readFile(current('index.jsonl')))).toBe(true);
+    // Nor is its pack index, the other file derived from the packs: written from the checked packs, the build's bytes.
+    expect(asked('junk-index', 'pack-index')).toEqual([]);
+    expect((await readFile(join(dir, 'current', 'pack-index'))).equals(await readFile(current('pack-index')))).toBe(true);
     // Only the statement, then the map, are read whole (HEAD for the length, then one ranged GET).
     expect(asked('junk-index', 'statement.json')).toEqual(['HEAD', 'GET']);
     expect(asked('junk-index', 'domain-map')).toEqual(['HEAD', 'GET']);

@@ -121,10 +121,17 @@ describe('mvr serve --records on a mirror, with no other flag', () => {
 });
 
 describe('mvr verify --mirror --log, offline', () => {
-  it("a record: its own log proof, made from the mirror's shard entries and tiles, verifies against the mirror's log key", async () => {
+  it("a record: its own log proof, made from the mirror's shard entries and tiles, verifies against the mirror's log key; its bundle proves it current", async () => {
     const r = await runCli(['verify', GOLD, '--mirror', dir, '--log', '--json']);
     expect(r.code, r.stdout).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, code: null, log: { valid: true } });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      valid: true,
+      code: null,
+      log: { valid: true },
+      place: { valid: true },
+      statement: { valid: true },
+      current: true,
+    });
   });
 
   it('a never-audited domain: its absence proof, its statement proven in the log (exit 15, NEVER_AUDITED)', async () => {

@@ -47,8 +47,8 @@ export interface TwoWitnessedMonths {
   withGateway<T>(run: (g: TestGateway) => Promise<T>): Promise<T>;
   /** The package's online verification of `domain`'s answer, with the log key (the clock: the witnesses'). */
   online(g: TestGateway, domain: string, o?: OnlineOptions): ReturnType<typeof verifyOnline>;
-  /** The same through a compact private lookup. */
-  privately(g: TestGateway, domain: string, policy?: boolean): ReturnType<typeof verifyOnlineCompact>;
+  /** The same through a compact private lookup (a maximum age only with the policy). */
+  privately(g: TestGateway, domain: string, policy?: boolean, maxAgeMs?: number): ReturnType<typeof verifyOnlineCompact>;
   /** `mvr verify ARGS --log --json` against the gateway. */
   cli(g: TestGateway, args: string[]): ReturnType<typeof runCli>;
   /** The statement proof's index and its checkpoint's size, of `domain`'s absence proof as the gateway serves it. */
@@ -109,13 +109,14 @@ export async function twoWitnessedMonths(): Promise<TwoWitnessedMonths> {
         now: o.now ?? now(),
         ...(o.build ? { asOfBuild: o.build } : {}),
       }),
-    privately: (g, domain, policy = false) =>
+    privately: (g, domain, policy = false, maxAgeMs) =>
       verifyOnlineCompact({
         domain,
         source: gatewaySource({ baseUrl: g.url, apiKey: g.key }),
         vkey,
         log: true,
         ...(policy ? { policy: parsePolicy(policyText) } : {}),
+        ...(maxAgeMs ? { maxAgeMs } : {}),
         now: now(),
       }),
     cli: (g, args) => runCli(['verify', ...args, '--log', '--log-key', vkeyFile(w.p), '--base-url', g.url, '--api-key', g.key, '--json']),

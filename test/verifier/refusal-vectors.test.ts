@@ -5,7 +5,7 @@
  * two groups, a note of 101 signature lines, a policy without a log key, and options that are
  * misuse. Every check runs through the package's compiled JavaScript, as a user's code calls it.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   MvrError,
@@ -94,6 +94,41 @@ describe('refusal vectors', () => {
       /log without vkey/,
     ])
       expect(names).toMatch(forged);
+  });
+
+  it('the package README names every vector file with forgeries, and each forgery by its name with its code', () => {
+    const readme = readFileSync(join(import.meta.dirname, '../../packages/verifier/README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## What a verifier must refuse'), readme.indexOf('## Entry points'));
+    const root = join(import.meta.dirname, '../..');
+    const named = [...section.matchAll(/`(test\/vectors\/[\w./-]+\.json)`/g)].map((m) => m[1]!);
+    for (const path of named) expect(existsSync(join(root, path)), path).toBe(true);
+    const vectors = join(root, 'test/vectors');
+    const withForgeries = readdirSync(vectors, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .flatMap((d) =>
+        readdirSync(join(vectors, d.name))
+          .filter((f) => f.endsWith('.json'))
+          .map((f) => `test/vectors/${d.name}/${f}`),
+      )
+      .map((path) => {
+        const data = JSON.parse(readFileSync(join(root, path), 'utf8')) as {
+          cases?: { name: string; code?: string | null }[];
+          refused?: { name: string; code: string }[];
+        };
+        const forged = [...(data.cases ?? []), ...(data.refused ?? [])].filter(
+          (c) => c.code !== undefined && c.code !== null && c.code !== 'NEVER_AUDITED',
+        );
+        return { path, forged };
+      })
+      .filter((f) => f.forged.length > 0);
+    expect(withForgeries.map((f) => f.path)).toEqual(
+      expect.arrayContaining(['test/vectors/bundle/bundle.json', 'test/vectors/compact/compact.json', 'test/vectors/map-v2/map-v2.json']),
+    );
+    for (const { path, forged } of withForgeries) {
+      expect(named, `${path} is not named in the README's list`).toContain(path);
+      for (const c of forged) expect(section, `${path}: ${c.name}`).toContain(`| ${c.name.replaceAll('|', '\\|')} | \`${c.code}\` |`);
+    }
+    expect(named).toContain('test/vectors/refusals/refusals.json');
   });
 
   it.each(v.checks)('$name', (c) => {

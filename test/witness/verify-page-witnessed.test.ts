@@ -1,7 +1,8 @@
 /**
  * The verify page with a witness policy, in a real headless Chromium: a logged build whose
  * checkpoint real witnesses cosigned, a real gateway; the reader pastes their own policy beside
- * the lookup, and the page checks the record's log proof under it in the browser.
+ * the lookup, and the page checks the record's log proof under it in the browser; a pasted bundle is
+ * held to the same policy and maximum age.
  */
 
 import type { Browser, Page } from 'playwright-core';
@@ -80,6 +81,24 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
       new RegExp(`^${new Date(COSIGNED).toISOString()} `),
     );
     expect(await lookUp(policies.ours, '30m')).toEqual({ state: 'invalid', verdict: 'Not verified: NOT_WITNESSED' });
+  });
+
+  it('a pasted bundle under the same policy and maximum age: valid within it, NOT_WITNESSED past it or under other witnesses', async () => {
+    const bundle = (await g.request(`/v1/bundle?domain=${GOLD}`)).text;
+    const paste = async (policy: string, maxAge = '') => {
+      await page.getByLabel('Witness policy (optional)').fill(policy);
+      await page.getByLabel('Maximum age (optional)').fill(maxAge);
+      await page.getByLabel('Record (JSON)').fill(bundle);
+      await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
+      await page.getByRole('button', { name: 'Verify the record' }).click();
+      await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
+      return { state: await page.locator('#result').getAttribute('data-state'), verdict: await page.locator('#verdict').textContent() };
+    };
+    expect(await paste(policies.ours, '36h')).toEqual({ state: 'valid', verdict: 'Valid signature' });
+    expect(await paste(policies.ours, '30m')).toEqual({ state: 'invalid', verdict: 'Not verified: NOT_WITNESSED' });
+    expect(await paste(policies.others)).toEqual({ state: 'invalid', verdict: 'Not verified: NOT_WITNESSED' });
+    expect(await paste('', '36h')).toEqual({ state: 'error', verdict: 'Not verified: INVALID_USAGE' });
+    expect(await paste('')).toEqual({ state: 'valid', verdict: 'Valid signature' });
   });
 
   it("takes a maximum age only in the CLI's duration syntax (36h, 2d), and only with a policy", async () => {

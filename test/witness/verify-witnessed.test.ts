@@ -185,6 +185,19 @@ describe('mvr verify --private --policy: the build statement is the logged, witn
     expect(text).not.toContain('see the proof above');
   });
 
+  it("with --max-age: within the cosignatures' age valid, past it NOT_WITNESSED (exit 17), for an entry and an absence, privately and plainly", async () => {
+    for (const domain of [GOLD, 'never-audited-max-age.example'])
+      for (const privately of [true, false]) {
+        const args = ['verify', domain, ...(privately ? ['--private'] : []), '--base-url', g.url, '--api-key', g.key];
+        const witnessed = [...args, '--policy', file('witnesses.policy'), '--json'];
+        const within = await runCli([...witnessed, '--max-age', '3h']);
+        expect(within.code, `${domain} private ${privately}: ${within.stdout}`).toBe(domain === GOLD ? 0 : 15);
+        const past = await runCli([...witnessed, '--max-age', '90m']);
+        expect(past.code, `${domain} private ${privately}`).toBe(17);
+        expect(JSON.parse(past.stdout)).toMatchObject({ valid: false, code: 'NOT_WITNESSED' });
+      }
+  });
+
   it('the package: verifyOnlineCompact says the same, and where its keys came from', async () => {
     const policy = parsePolicy(await readFile(file('witnesses.policy'), 'utf8'));
     const v = await verifyOnlineCompact({ domain: GOLD, source: gatewaySource({ baseUrl: g.url, apiKey: g.key }), policy });

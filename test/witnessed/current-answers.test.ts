@@ -66,12 +66,18 @@ describe.sequential('an answer is current when its statement is the last entry o
         expect((await g.verify(FLAGGED)).json.status).toBe('unverified');
         const place = await t.statementPlace(g, FLAGGED);
         expect(place.index).toBeLessThan(place.size - 1);
-        for (const policy of [false, true]) {
-          const v = await t.online(g, FLAGGED, { policy });
-          expect(v.code, `policy ${policy}`).toBe('BUILD_SUPERSEDED');
+        // Without a policy, with one, and with one and a maximum age its fresh checkpoint meets: only the build is old.
+        for (const [policy, maxAgeMs] of [
+          [false, undefined],
+          [true, undefined],
+          [true, 36 * HOUR],
+        ] as const) {
+          const v = await t.online(g, FLAGGED, { policy, maxAgeMs });
+          expect(v.code, `policy ${policy}, max age ${maxAgeMs}`).toBe('BUILD_SUPERSEDED');
           expect(v.absence).toMatchObject({ valid: false, code: 'BUILD_SUPERSEDED' });
           if (!v.absence!.valid) expect(v.absence!.message).toMatch(/holds \d+ entries logged after it/);
-          expect((await t.privately(g, FLAGGED, policy)).code, `private, policy ${policy}`).toBe('BUILD_SUPERSEDED');
+          const pv = await t.privately(g, FLAGGED, policy, maxAgeMs);
+          expect(pv.code, `private, policy ${policy}, max age ${maxAgeMs}`).toBe('BUILD_SUPERSEDED');
         }
         // Kept for the next test: what a client reads from the store just before it is put right.
         rolledBack.absence = (await g.request(`/v1/absence?domain=${UNAUDITED}`)).json;

@@ -46,6 +46,14 @@ type Structured = { valid: boolean; code: string | null; current: true | null; c
 const verifyTool = async (client: Client, args: Record<string, unknown>) =>
   (await client.callTool({ name: 'verify_merchant', arguments: args })) as unknown as { structuredContent: Structured; isError?: boolean };
 
+/** verify_merchants' verdict codes, one a domain in order. */
+const batchCodes = async (client: Client, args: Record<string, unknown>) => {
+  const r = (await client.callTool({ name: 'verify_merchants', arguments: args })) as unknown as {
+    structuredContent: { results: { verification?: { code: string | null } }[] };
+  };
+  return r.structuredContent.results.map((x) => x.verification?.code);
+};
+
 /** `mvr mcp --base-url` spawned from the built bin: its lookups go to the gateway over HTTP. */
 async function remoteMcp(g: TestGateway): Promise<Client> {
   const client = new Client({ name: 'mvr-current-records', version: '1.0.0' });
@@ -105,14 +113,22 @@ describe.sequential("a record is current when its bundle's statement is the last
         t.withGateway(async (g) => {
           // Last month's record, validly signed, its own log proof holding: only its build's place in the log tells.
           expect((await g.verify(TURNED)).json.status).toBe('verified');
-          for (const policy of [false, true]) {
-            const v = await t.online(g, TURNED, { policy });
-            expect(v.code, `policy ${policy}`).toBe('BUILD_SUPERSEDED');
+          // Without a policy, with one, and with one and a maximum age its fresh checkpoint meets: only the build is old.
+          for (const [policy, maxAgeMs] of [
+            [false, undefined],
+            [true, undefined],
+            [true, 36 * HOUR],
+          ] as const) {
+            const v = await t.online(g, TURNED, { policy, maxAgeMs });
+            expect(v.code, `policy ${policy}, max age ${maxAgeMs}`).toBe('BUILD_SUPERSEDED');
             expect(v).toMatchObject({
               log: { valid: true },
               place: { valid: true },
               statement: { valid: false, code: 'BUILD_SUPERSEDED' },
             });
+            // Its compact answer: last month's entry (verified), under last month's superseded statement.
+            const pv = await t.privately(g, TURNED, policy, maxAgeMs);
+            expect(pv.code, `private, policy ${policy}, max age ${maxAgeMs}`).toBe('BUILD_SUPERSEDED');
           }
           const exit = exitCodeOf('BUILD_SUPERSEDED');
           for (const args of [[TURNED], [TURNED, '--policy', w.policyFile]]) {
@@ -191,7 +207,7 @@ describe.sequential("a record is current when its bundle's statement is the last
     );
   });
 
-  it("MCP's max_age, with the gateway's witness policy: a stale answer refused, a fresh one accepted (records, absences, private)", async () => {
+  it("MCP's max_age, with the gateway's witness policy: a stale answer refused, a fresh one accepted (records, absences, private; one and a batch)", async () => {
     const clock = { ms: novCosignedAt + 35 * HOUR };
     const project = { ...w.p, apiKeysFile: join(w.p.keysDir, 'api-keys.json') };
     await rolledBack(async () => {
@@ -208,9 +224,23 @@ describe.sequential("a record is current when its bundle's statement is the last
           // Without max_age, nothing refuses an answer for its age.
           expect((await verifyTool(client, ask)).structuredContent.code).toBe(r.structuredContent.code);
         }
+        // verify_merchants takes it too, plain and private.
+        for (const priv of [false, true])
+          expect(await batchCodes(client, { domains: [TURNED, UNAUDITED], private: priv, max_age: '36h' })).toEqual([
+            null,
+            'NEVER_AUDITED',
+          ]);
         clock.ms = novCosignedAt + 37 * HOUR;
         for (const ask of asks)
           expect((await verifyTool(client, { ...ask, max_age: '36h' })).structuredContent.code, JSON.stringify(ask)).toBe('NOT_WITNESSED');
+        for (const priv of [false, true]) {
+          const domains = [TURNED, UNAUDITED];
+          expect(await batchCodes(client, { domains, private: priv, max_age: '36h' }), `private ${priv}`).toEqual([
+            'NOT_WITNESSED',
+            'NOT_WITNESSED',
+          ]);
+          expect(await batchCodes(client, { domains, private: priv }), `private ${priv}, no max_age`).toEqual([null, 'NEVER_AUDITED']);
+        }
         const bad = await verifyTool(client, { domain: TURNED, max_age: 'soon' });
         expect(bad.isError).toBe(true);
         expect(JSON.stringify(bad)).toContain('INVALID_USAGE');

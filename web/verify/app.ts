@@ -57,15 +57,17 @@ async function checkPrivately(input: Omit<PrivateOnlineInput, 'answer'>): Promis
 
 /**
  * A pasted bundle (GET /v1/bundle): verified offline by the package, against this origin's key set
- * and, when the bundle carries a statement proof, its log key. Only those public files are fetched.
+ * and, when the bundle carries a statement proof, its log key, under the reader's witness policy and
+ * maximum age when given. Only those public files are fetched.
  */
-async function checkBundle(bundle: unknown): Promise<void> {
+async function checkBundle(bundle: unknown, witnesses: WitnessChecks): Promise<void> {
   let verification: ReturnType<typeof verifyBundle>;
   try {
     const source = origin();
     const logged = typeof (bundle as { statement_proof?: unknown }).statement_proof === 'string';
     const [keySet, vkey] = await Promise.all([source.keySet(), logged ? source.logKey() : undefined]);
-    verification = verifyBundle({ bundle, keySet, ...(vkey === undefined ? {} : { log: { vkey: vkey.trim() } }) });
+    // The reader's witnesses, as for a lookup: a kept bundle is current only while its quorum's cosignatures are within the maximum age.
+    verification = verifyBundle({ bundle, keySet, ...(vkey === undefined ? {} : { log: { vkey: vkey.trim() } }), ...witnesses });
   } catch (error) {
     showFailure(error);
     return;
@@ -97,7 +99,14 @@ $('paste-form').addEventListener('submit', (event) => {
   }
   const schema = (record as { schema?: unknown } | null)?.schema;
   if (typeof schema === 'string' && schema.endsWith(BUNDLE_SCHEMA_SUFFIX)) {
-    void checkBundle(record);
+    let witnesses: WitnessChecks;
+    try {
+      witnesses = witnessChecks();
+    } catch (error) {
+      showUsage('Not verified', error);
+      return;
+    }
+    void checkBundle(record, witnesses);
     return;
   }
   // An absence proof (GET /v1/absence) pasted instead of a record: checked for the domain it names.
@@ -108,6 +117,29 @@ $('paste-form').addEventListener('submit', (event) => {
     void check({ domain: proof.domain, absence: record, source });
   else void check({ answer: record, source });
 });
+
+/** The reader's witness policy and maximum age, for a lookup and a pasted bundle alike. */
+interface WitnessChecks {
+  policy?: ReturnType<typeof parsePolicy>;
+  maxAgeMs?: number;
+}
+
+/** The witness policy and maximum age typed; throws a coded usage error, naming the field, for either that cannot be read. */
+function witnessChecks(): WitnessChecks {
+  const policyText = ($('policy') as HTMLTextAreaElement).value.trim();
+  // The reader's own policy: a list of witnesses served by the issuer being checked would prove nothing.
+  const policy = policyText ? parsePolicy(`${policyText}\n`, 'the witness policy') : undefined;
+  const maxAgeMs = maxAgeOf(($('max-age') as HTMLInputElement).value.trim());
+  if (maxAgeMs !== undefined && !policy)
+    throw new UsageError('a maximum age applies to the cosignatures a witness policy asks for: give a policy too');
+  return { ...(policy ? { policy } : {}), ...(maxAgeMs === undefined ? {} : { maxAgeMs }) };
+}
+
+/** A usage error shown as the verdict: what the reader typed could not be used. */
+function showUsage(what: string, error: unknown): void {
+  const code = (error as { code?: unknown }).code;
+  show('error', `${what}${typeof code === 'string' ? `: ${code}` : ''}`, [['Problem', (error as Error).message]]);
+}
 
 /** The maximum age typed, as ms (the CLI's --max-age syntax: 36h, 2d); undefined when empty. Throws, naming the field, for anything else. */
 function maxAgeOf(text: string): number | undefined {
@@ -121,21 +153,14 @@ $('lookup-form').addEventListener('submit', (event) => {
   event.preventDefault();
   const typed = ($('domain') as HTMLInputElement).value.trim();
   const key = ($('api-key') as HTMLInputElement).value.trim();
-  const policyText = ($('policy') as HTMLTextAreaElement).value.trim();
-  const maxAgeText = ($('max-age') as HTMLInputElement).value.trim();
   const privately = ($('private') as HTMLInputElement).checked;
   let input: OnlineInput & { domain: string };
   try {
-    // The reader's own policy: a list of witnesses served by the issuer being checked would prove nothing.
-    const policy = policyText ? parsePolicy(`${policyText}\n`, 'the witness policy') : undefined;
-    const maxAgeMs = maxAgeOf(maxAgeText);
-    if (maxAgeMs !== undefined && !policy)
-      throw new UsageError('a maximum age applies to the cosignatures a witness policy asks for: give a policy too');
+    const { policy, maxAgeMs } = witnessChecks();
     // The answer must be for the domain as the service itself normalizes what was typed.
     input = { domain: normalizeDomain(typed), source: origin(key), policy, maxAgeMs };
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    show('error', `Not looked up${typeof code === 'string' ? `: ${code}` : ''}`, [['Problem', (error as Error).message]]);
+    showUsage('Not looked up', error);
     return;
   }
   if (privately) void checkPrivately(input);

@@ -10,7 +10,7 @@
  * log's paths by the package's own code, as the gateway makes them. test/verifier/bundle-vectors.test.ts
  * runs every check through the package.
  */
-import { createHash, sign } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
@@ -21,19 +21,12 @@ import {
   ENTRY_SIZE,
   encodeBase64,
   encodeMapEntry,
-  foldPerfect,
-  formatCheckpoint,
-  formatTlogProof,
-  formatVerifierKey,
-  inclusionProof,
-  noteKeyId,
-  rangeHash,
-  signatureLine,
   statementEntry,
   statementText,
   treeHasher,
 } from '#shared';
-import { publicOf, recordSigner, seededKey } from '../seeded-keys.ts';
+import { recordSigner } from '../seeded-keys.ts';
+import { signedLog } from '../signed-log.ts';
 
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());
 // The record key: records and the statement are signed by the record scheme.
@@ -79,23 +72,8 @@ const otherStatement = signed(
 );
 
 // The log: five entries of earlier builds, then this build's statement; and a tree one entry larger, made after it.
-const logKey = seededKey('merchant-verify bundle vectors log key');
-const LOG = `${ISSUER}/log`;
-const logId = noteKeyId(sha, LOG, publicOf(logKey));
-const logVkey = formatVerifierKey({ name: LOG, id: logId, publicKey: publicOf(logKey) });
+const { vkey: logVkey, proof: logProof } = signedLog('merchant-verify bundle vectors log key', `${ISSUER}/log`);
 const entries = [...Array.from({ length: 5 }, (_, i) => sha(`entry ${i}`)), statementEntry(sha, Buffer.from(statementText(statement)))];
-async function logProof(tree: Uint8Array[], index: number, checkpointOf: Uint8Array[] = tree): Promise<string> {
-  const mth = (leaves: Uint8Array[]) =>
-    rangeHash(h, async (s, e) =>
-      foldPerfect(
-        h,
-        leaves.slice(s, e).map((l) => h.leaf(l)),
-      ),
-    );
-  const text = formatCheckpoint({ origin: LOG, size: checkpointOf.length, root: await mth(checkpointOf)(0, checkpointOf.length) });
-  const checkpoint = `${text}\n${signatureLine({ name: LOG, id: logId }, sign(null, Buffer.from(text), logKey))}`;
-  return formatTlogProof({ extra: null, index, proof: await inclusionProof(mth(tree), index, tree.length), checkpoint });
-}
 const statementProof = await logProof(entries, 5);
 const laterProof = await logProof(entries, 5, [...entries, sha('entry 6')]);
 // The statement proven, truly, in a tree where a later build's entry follows it: a store rolled back to this build.

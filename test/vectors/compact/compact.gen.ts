@@ -3,7 +3,9 @@
  * 24), its signed statement with `lookup.bits` and `lookup.bucket_bytes`, both compact answers as
  * the build writes them, and the forgeries a verifier must refuse, each with its code: padding
  * changed, the answer cut short, an entry's verdict changed, the other bucket's answer, a statement
- * asking for more bits than its size gives, and one whose signature does not hold.
+ * asking for more bits than its size gives, one whose signature does not hold, and, checked with the
+ * log's key, a statement whose log proof shows a later entry after it (a store rolled back to this
+ * build: BUILD_SUPERSEDED, for an entry and an absence alike) beside the same answers proven current.
  *
  *   npx tsx test/vectors/compact/compact.gen.ts
  *
@@ -24,9 +26,12 @@ import {
   ENTRY_SIZE,
   encodeCompactAnswer,
   encodeMapEntry,
+  statementEntry,
+  statementText,
   treeHasher,
 } from '#shared';
 import { recordSigner } from '../seeded-keys.ts';
+import { signedLog } from '../signed-log.ts';
 
 const sha = (d: Uint8Array | string) => new Uint8Array(createHash('sha256').update(d).digest());
 const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
@@ -62,6 +67,17 @@ const statements = {
   genuine: signRecord(unsigned),
   longer: signRecord({ ...unsigned, lookup: { ...unsigned.lookup!, bits: bits + 1 } }),
   unsigned: { ...signRecord(unsigned), issued_at: '2026-12-02T00:00:00.000Z' },
+};
+// The log: earlier entries, then the genuine statement's; proven there as the last entry (current), or in a tree
+// where a later build's entry follows it (a store pointed back at this build after the next went live).
+const log = signedLog('merchant-verify compact vectors log key', `${ISSUER}/log`);
+const logged = [
+  ...Array.from({ length: 3 }, (_, i) => sha(`entry ${i}`)),
+  statementEntry(sha, Buffer.from(statementText(statements.genuine))),
+];
+const statementProofs = {
+  current: await log.proof(logged, 3),
+  superseded: await log.proof([...logged, sha('entry 4')], 3),
 };
 const root = Buffer.from(map.head().root, 'base64');
 const answers = counts.map((_, bucket) =>
@@ -115,6 +131,38 @@ const cases = [
     answer: answers[mine]!,
     code: 'STATEMENT_NOT_SIGNED',
   },
+  {
+    name: "with the log: the statement its checkpoint's last entry, an entry",
+    domain: PRESENT,
+    statement: 'genuine',
+    statement_proof: 'current',
+    answer: answers[mine]!,
+    code: null,
+  },
+  {
+    name: "with the log: the statement its checkpoint's last entry, an absence",
+    domain: ABSENT,
+    statement: 'genuine',
+    statement_proof: 'current',
+    answer: answers[bucketOf(sha(ABSENT), bits)]!,
+    code: 'NEVER_AUDITED',
+  },
+  {
+    name: 'with the log: a store rolled back, a later entry logged after the statement, an entry',
+    domain: PRESENT,
+    statement: 'genuine',
+    statement_proof: 'superseded',
+    answer: answers[mine]!,
+    code: 'BUILD_SUPERSEDED',
+  },
+  {
+    name: 'with the log: a store rolled back, a later entry logged after the statement, an absence',
+    domain: ABSENT,
+    statement: 'genuine',
+    statement_proof: 'superseded',
+    answer: answers[bucketOf(sha(ABSENT), bits)]!,
+    code: 'BUILD_SUPERSEDED',
+  },
 ];
 
 const out = {
@@ -122,6 +170,9 @@ const out = {
   now: Date.parse('2026-12-02T00:00:00Z'),
   record: records.get(PRESENT),
   statements,
+  // A case naming a statement_proof is checked with the log's key (`log: { vkey: log_vkey }`).
+  log_vkey: log.vkey,
+  statement_proofs: statementProofs,
   cases: cases.map((c) => ({ ...c, answer: b64(c.answer) })),
 };
 writeFileSync(join(import.meta.dirname, 'compact.json'), `${JSON.stringify(out, null, 1)}\n`);
