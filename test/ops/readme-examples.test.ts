@@ -173,5 +173,8 @@ describe('the shell examples of the README and its pages', () => {
     expect([...outputs.keys()]).toEqual(ownProjectLines);
     const verify = ownProjectLines.find((l) => l.includes('mvr verify'))!;
     expect(outputs.get(verify), stderr).toMatch(/^VALID: my-shop\.example$/m);
+    // The record's own log proof was checked against the pinned log key, and its build tied to the live one.
+    expect(outputs.get(verify), stderr).toMatch(/^ {2}log {8}included: entry \d+ of \d+ in \S+\/log$/m);
+    expect(outputs.get(verify), stderr).toMatch(/^ {2}statement {2}build \S+ .*in the log: entry/m);
   });
 });
