@@ -6,6 +6,7 @@ import { LOG_VKEY_PATH } from '../core/layout.ts';
 import { normalizeDomain } from '../core/rules/domain.ts';
 import { defaultSchemaUrl } from '../core/rules/record.ts';
 import { trustJson } from '../presentation/trust-report.ts';
+import { bundleFor } from '../service/bundles.ts';
 import { openRecordsStack } from '../service/records-stack.ts';
 import { mirrorFolderOf } from '../storage/mirror-folder.ts';
 import { type Outcome, present } from './verify-output.ts';
@@ -15,7 +16,8 @@ import { witnessOptionsOf } from './witness-policy.ts';
  * `mvr verify DOMAIN --mirror DIR`: the answer a gateway on the mirror would give, made offline
  * from the mirror's live build by the records service (its record, or the proof that it has none,
  * with the statement's proof from the mirror's log files), and verified by the package against the
- * mirror's key set as far as the keys the mirror trusted allow, and its log key.
+ * mirror's key set as far as the keys the mirror trusted allow, and its log key. With --log a record
+ * is tied to the mirror's live build by its bundle, made from the mirror as its gateway makes it.
  */
 export async function verifyFromMirror(args: Record<string, unknown>, dir: string): Promise<Outcome> {
   if (typeof args.domain !== 'string' || args.domain === '') throw new ConfigError('--mirror: give the DOMAIN to look up');
@@ -51,8 +53,12 @@ export async function verifyFromMirror(args: Record<string, unknown>, dir: strin
       keySet,
       ...(withLog ? { log: true, vkey: (await readFile(logKeyFile, 'utf8')).trim(), ...witness } : {}),
       ...(absence ? { absence } : {}),
-      // As a gateway's source: a record it keeps no proof of is null, which the package reports as NOT_IN_LOG.
-      source: { proof: () => proofOrNull(() => stack.proofs.proofFor(domain)) },
+      // As a gateway's source: a record it keeps no proof of is null, which the package reports as NOT_IN_LOG;
+      // its bundle (GET /v1/bundle of a gateway on the mirror) ties the record to the mirror's live build.
+      source: {
+        proof: () => proofOrNull(() => stack.proofs.proofFor(domain)),
+        bundle: async (d) => JSON.stringify(await bundleFor(stack.records, stack.proofs, d)),
+      },
     });
     // The mirror's keys are the ones it verified its builds with: pinned, never taken from the source it copied.
     const trust = trustJson(verification.trust, { keySet: keySetFile, pinnedKeys: true, logKey: { given: logKeyFile } });

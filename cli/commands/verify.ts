@@ -61,7 +61,7 @@ export default defineCommand({
     mirror: {
       type: 'string',
       description:
-        'answer offline from a mirror folder (mvr mirror --to DIR): its record, or the proof that it has none, verified against the keys the mirror trusts; with --log, a record with its own log proof too, made from the log files the mirror keeps',
+        'answer offline from a mirror folder (mvr mirror --to DIR): its record, or the proof that it has none, verified against the keys the mirror trusts; with --log, a record with its own log proof and its bundle too, made from the files the mirror keeps',
     },
     bundle: {
       type: 'string',

@@ -121,10 +121,21 @@ describe('mvr serve --records on a mirror, with no other flag', () => {
 });
 
 describe('mvr verify --mirror --log, offline', () => {
-  it("a record: its own log proof, made from the mirror's shard entries and tiles, verifies against the mirror's log key", async () => {
+  it("a record: its own log proof, made from the mirror's shard entries and tiles, verifies against the mirror's log key; its bundle proves it current", async () => {
     const r = await runCli(['verify', GOLD, '--mirror', dir, '--log', '--json']);
     expect(r.code, r.stdout).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, code: null, log: { valid: true } });
+    // Its place in the live build's map and the statement, last in the mirror's checkpoint: the bundle a gateway on the mirror serves.
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      valid: true,
+      code: null,
+      log: { valid: true },
+      place: { valid: true },
+      statement: { valid: true, log: { valid: true } },
+      current: true,
+    });
+    const text = await runCli(['verify', GOLD, '--mirror', dir, '--log']);
+    expect(text.stdout).toMatch(/^ {2}place {6}leaf \d+ of the build's domain map$/m);
+    expect(text.stdout).not.toMatch(/NOT PROVEN/);
   });
 
   it('a never-audited domain: its absence proof, its statement proven in the log (exit 15, NEVER_AUDITED)', async () => {
