@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOG_VKEY_PATH } from '../../core/layout.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { camelCaseInOutput } from '../support/json-members.ts';
 import { type Project, ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 import { lint, loadWorkflow } from '../support/workflow.ts';
 
@@ -25,6 +26,7 @@ beforeAll(async () => {
   dir = join(await tempDir('mvr-init-'), 'my-shop');
   const run = await runCli(['init', dir, '--json']);
   expect(run.code, run.stderr).toBe(0);
+  expect(camelCaseInOutput(run)).toEqual([]);
   made = JSON.parse(run.stdout) as typeof made;
   progress = run.stderr
     .split('\n')
