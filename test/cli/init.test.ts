@@ -68,6 +68,13 @@ describe('mvr init', () => {
     expect(ignored).toEqual(expect.arrayContaining(['keys/', 'records/']));
   });
 
+  it('says how the project gets mvr: from the clone it was made from, by its path (the package is not on npm yet)', async () => {
+    const run = await runCli(['init', join(await tempDir('mvr-init-'), 'shop')]);
+    expect(run.code, run.stderr).toBe(0);
+    const install = run.stdout.split('\n').find((l) => l.trim().startsWith('npm install'));
+    expect(install?.trim().startsWith(`npm install --ignore-scripts ${ROOT.replace(/\/$/, '')} `), install).toBe(true);
+  });
+
   it('refuses a folder that is not empty (usage error, exit 2, naming it) and changes nothing in it', async () => {
     const before = await readFile(join(dir, 'keys/log.key'), 'utf8');
     const again = await runCli(['init', dir, '--json']);
