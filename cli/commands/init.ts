@@ -38,6 +38,8 @@ export default defineCommand({
           now: await resolveNow(undefined, io.env),
           onStep: (step) => progress.update({ text: STEP_TEXT[step], fields: { step } }, true),
         });
+        // The done line says what was made, not the last step again ("done, wrote the witness policy, ...").
+        progress.update({ text: `${summary.files.length} files written`, fields: { step: 'done', files: summary.files.length } });
         progress.finish();
         if (json) io.stdout.write(`${JSON.stringify({ ok: true, ...summary })}\n`);
         else io.stdout.write(nextSteps(dir, summary.signing_kid, summary.files.length));

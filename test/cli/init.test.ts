@@ -43,8 +43,8 @@ describe('mvr init', () => {
     expect(made.ok).toBe(true);
     expect(made.audits).toBe(3);
     // Progress as build and publish print it with --json: a JSON object a line on stderr, the last one done.
-    expect(progress.map((p) => p.step ?? null)).toEqual(['audits', 'keys', 'files', 'files']);
-    expect(progress.at(-1)).toMatchObject({ progress: 'init', done: true });
+    expect(progress.map((p) => p.step ?? null)).toEqual(['audits', 'keys', 'files', 'done']);
+    expect(progress.at(-1)).toMatchObject({ progress: 'init', done: true, files: made.files.length });
     expect(made.files).toEqual([
       WORKFLOW,
       '.gitignore',
@@ -71,6 +71,8 @@ describe('mvr init', () => {
   it('says how the project gets mvr: from the clone it was made from, by its path (the package is not on npm yet)', async () => {
     const run = await runCli(['init', join(await tempDir('mvr-init-'), 'shop')]);
     expect(run.code, run.stderr).toBe(0);
+    // The done line says what was made, not the last step again.
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^init: done, 10 files written \(\d+ s\)$/);
     const install = run.stdout.split('\n').find((l) => l.trim().startsWith('npm install'));
     expect(install?.trim().startsWith(`npm install --ignore-scripts ${ROOT.replace(/\/$/, '')} `), install).toBe(true);
   });
