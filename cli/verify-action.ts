@@ -69,7 +69,8 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
       keySet:
         keys === undefined || keySetUrl ? undefined : pinned(await jsonFile(await keySetPathOf(keys, keysFlag), `${keysFlag} ${keys}`)),
       vkey: logKey === undefined ? undefined : (await readFileOrUrl(logKey)).toString('utf8'),
-      log: Boolean(args.log),
+      // A log key or a proof given is a log check asked for: it is run, never silently left out.
+      log: Boolean(args.log) || logKey !== undefined || proofFile !== undefined,
       ...witness,
       ...(await trustedCheckpointOf(args)),
       ...(build === undefined ? {} : { asOfBuild: build }),

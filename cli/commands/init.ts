@@ -1,4 +1,6 @@
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../../core/version.ts';
 import { runAction } from '../cli-output.ts';
 import { defineCommand } from '../command.ts';
 import { commandOptions, resolveNow } from '../config.ts';
@@ -36,6 +38,8 @@ export default defineCommand({
           now: await resolveNow(undefined, io.env),
           onStep: (step) => progress.update({ text: STEP_TEXT[step], fields: { step } }, true),
         });
+        // The done line says what was made, not the last step again ("done, wrote the witness policy, ...").
+        progress.update({ text: `${summary.files.length} files written`, fields: { step: 'done', files: summary.files.length } });
         progress.finish();
         if (json) io.stdout.write(`${JSON.stringify({ ok: true, ...summary })}\n`);
         else io.stdout.write(nextSteps(dir, summary.signing_kid, summary.files.length));
@@ -52,7 +56,7 @@ function nextSteps(dir: string, kid: string, files: number): string {
     '',
     'Next, in that folder:',
     `  cd ${dir}`,
-    '  npm install merchant-verify        # or a tarball (npm install ./merchant-verify-0.1.0.tgz) or a clone (npm install ../merchant-verify)',
+    `  ${installLine()}`,
     '  npx mvr build',
     '  KEY=$(npx mvr apikey create --label me)',
     '  npx mvr serve &',
@@ -64,4 +68,16 @@ function nextSteps(dir: string, kid: string, files: number): string {
     `${POLICY_FILE} once they have taken the log up.`,
     '',
   ].join('\n');
+}
+
+/**
+ * How the new project gets `mvr`: from the clone this `mvr` runs from (built already, so its
+ * `prepare` is skipped), or, run from an installed package, from npm or a tarball.
+ */
+function installLine(): string {
+  const root = fileURLToPath(PACKAGE_ROOT).replace(/[\\/]$/, '');
+  if (root.split(sep).includes('node_modules'))
+    return 'npm install merchant-verify        # or a tarball: npm install ./merchant-verify-0.1.0.tgz';
+  const path = /^[\w@%+=:,./-]+$/.test(root) ? root : `'${root.replaceAll("'", `'\\''`)}'`;
+  return `npm install --ignore-scripts ${path}   # mvr from the clone that made it (from npm: npm install merchant-verify)`;
 }

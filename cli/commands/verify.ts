@@ -27,10 +27,10 @@ export default defineCommand({
         'a key set file of the keys you trust: only they, and keys they endorsed (link by link), may have signed; another key the key set lists is KEY_NOT_TRUSTED (exit 22)',
     },
     log: { type: 'boolean', description: 'also require proof that the record is in the public transparency log' },
-    proof: { type: 'string', description: 'with --log: the tlog-proof file (default: GET /v1/proof from the gateway)' },
+    proof: { type: 'string', description: 'the tlog-proof file (default: GET /v1/proof from the gateway); implies --log' },
     'log-key': {
       type: 'string',
-      description: "with --log: the log's verifier key, a file or URL (default <base-url>/.well-known/merchant-verify-log.vkey)",
+      description: "the log's verifier key, a file or URL (default <base-url>/.well-known/merchant-verify-log.vkey); implies --log",
     },
     policy: {
       type: 'string',
@@ -61,7 +61,7 @@ export default defineCommand({
     mirror: {
       type: 'string',
       description:
-        'answer offline from a mirror folder (mvr mirror --to DIR): its record, or the proof that it has none, verified against the keys the mirror trusts; with --log, a record with its own log proof too, made from the log files the mirror keeps',
+        'answer offline from a mirror folder (mvr mirror --to DIR): its record, or the proof that it has none, verified against the keys the mirror trusts; with --log, a record with its own log proof and its bundle too, made from the files the mirror keeps',
     },
     bundle: {
       type: 'string',

@@ -3,7 +3,11 @@
  * command, the MCP tools' structured content and the gateway's JSON answers. Each is run for real
  * (a logged build, its gateway on a loopback port, an MCP client of it) and every member name is
  * walked; a camelCase one fails here, naming where it is. Members named by a standard keep the
- * standard's spelling: they are listed below, each with its standard.
+ * standard's spelling (test/support/json-members.ts lists them). The commands that need a bucket, a
+ * witness or a mirror are walked by the same function where their tests run them: `mvr init`
+ * (test/cli/init.test.ts), `publish` and `pull` (test/cli/progress.test.ts), `mirror` and `verify
+ * --mirror` (test/mirror/mirror-serve.test.ts), `log witness` (test/witnessed/log-witness-refresh.test.ts)
+ * and `verify --policy` (test/witness/verify-witnessed.test.ts).
  */
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,52 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BATCH_TOOL_NAME, HISTORY_TOOL_NAME, TOOL_NAME } from '../../mcp/server.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
+import { camelCaseMembers, jsonLines } from '../support/json-members.ts';
 import { gatewayOver, loggedProject, vkeyFile } from '../support/logged-project.ts';
 import { connectHttpClient } from '../support/mcp.ts';
 import { GOLD, type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
-
-/**
- * Member names a standard spells otherwise, none of them camelCase today but kept here so a
- * standard's name is never "fixed": JWK (RFC 7517/8037: kty, crv, x, kid, use, alg) and RFC 9457
- * problem documents (type, title, status, detail, instance) are all lower case. The OpenAPI
- * document and the JSON Schemas (`/openapi.json`, `/schemas/...`) are those standards' own
- * vocabulary (`operationId`, `additionalProperties`, ...) and are not walked; neither is the MCP
- * protocol's envelope (`structuredContent`, `isError`): only the structured content we define.
- */
-const STANDARD_MEMBERS = new Set<string>([
-  // JWK (RFC 7517, RFC 8037)
-  'kty',
-  'crv',
-  'x',
-  'kid',
-  'use',
-  'alg',
-  // RFC 9457 problem documents
-  'type',
-  'title',
-  'status',
-  'detail',
-  'instance',
-]);
-
-const CAMEL = /[a-z0-9][A-Z]/;
-
-/** Every member name in `value` that is camelCase, with its path (`$.staleness.ageDays`). */
-function camelCaseMembers(value: unknown, path = '$'): string[] {
-  if (Array.isArray(value)) return value.flatMap((v, i) => camelCaseMembers(v, `${path}[${i}]`));
-  if (value === null || typeof value !== 'object') return [];
-  return Object.entries(value).flatMap(([key, v]) => [
-    ...(CAMEL.test(key) && !STANDARD_MEMBERS.has(key) ? [`${path}.${key}`] : []),
-    ...camelCaseMembers(v, `${path}.${key}`),
-  ]);
-}
-
-/** The JSON lines of a command's output (stdout, or stderr's progress lines), each parsed. */
-const jsonLines = (text: string) =>
-  text
-    .split('\n')
-    .filter((l) => l.startsWith('{') || l.startsWith('['))
-    .map((l) => JSON.parse(l) as unknown);
 
 let p: Project;
 let g: TestGateway;

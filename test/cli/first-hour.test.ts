@@ -15,7 +15,7 @@ import { OPTIONS, type OptionName } from '../../cli/config.ts';
 import { exitCodeOf } from '../../core/errors/errors.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
-import { gatewayOver, loggedProject, NOV } from '../support/logged-project.ts';
+import { gatewayOver, loggedProject, NOV, vkeyFile } from '../support/logged-project.ts';
 import { build, liveRecordFile, makeProject, ROOT, removeTempDirs } from '../support/project.ts';
 import { poll } from '../support/wait.ts';
 
@@ -52,6 +52,26 @@ describe.concurrent('the first hour', () => {
     const out = JSON.parse(r.stdout) as { code: string; log: { code: string; message: string } };
     expect([out.code, out.log.code]).toEqual(['NOT_IN_LOG', 'NOT_IN_LOG']);
     expect(out.log.message).toContain('keeps no log proof');
+  });
+
+  it('verify --log-key without --log runs the log check it names, never leaves it out in silence', async () => {
+    const r = await runCli(['verify', 'acme-outdoor.example', ...gateway, '--log-key', vkeyFile(p), '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, log: { valid: true }, trust: { log_key: 'pinned' } });
+    // A saved record with its key set and the log key, but no proof to check: the check asked for cannot run.
+    const saved = await runCli([
+      'verify',
+      '--file',
+      liveRecordFile(p, 'acme-outdoor.example'),
+      '--key-set',
+      p.publicDir,
+      '--log-key',
+      vkeyFile(p),
+    ]);
+    expect(saved.code).toBe(2);
+    expect(saved.stderr).toMatch(/--log needs --proof FILE/);
+    const help = await runCli(['verify', '--help']);
+    expect(help.stdout).toMatch(/--log-key LOG_KEY\s+the log's verifier key.*\n.*; implies --log\n/);
   });
 
   it('log check --checkpoint of a file that is not a checkpoint: invalid input (exit 3) naming the file', async () => {

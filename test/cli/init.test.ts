@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOG_VKEY_PATH } from '../../core/layout.ts';
 import { buildArgs, runCli } from '../support/cli.ts';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
+import { camelCaseInOutput } from '../support/json-members.ts';
 import { type Project, ROOT, removeTempDirs, tempDir } from '../support/project.ts';
 import { lint, loadWorkflow } from '../support/workflow.ts';
 
@@ -25,6 +26,7 @@ beforeAll(async () => {
   dir = join(await tempDir('mvr-init-'), 'my-shop');
   const run = await runCli(['init', dir, '--json']);
   expect(run.code, run.stderr).toBe(0);
+  expect(camelCaseInOutput(run)).toEqual([]);
   made = JSON.parse(run.stdout) as typeof made;
   progress = run.stderr
     .split('\n')
@@ -41,8 +43,8 @@ describe('mvr init', () => {
     expect(made.ok).toBe(true);
     expect(made.audits).toBe(3);
     // Progress as build and publish print it with --json: a JSON object a line on stderr, the last one done.
-    expect(progress.map((p) => p.step ?? null)).toEqual(['audits', 'keys', 'files', 'files']);
-    expect(progress.at(-1)).toMatchObject({ progress: 'init', done: true });
+    expect(progress.map((p) => p.step ?? null)).toEqual(['audits', 'keys', 'files', 'done']);
+    expect(progress.at(-1)).toMatchObject({ progress: 'init', done: true, files: made.files.length });
     expect(made.files).toEqual([
       WORKFLOW,
       '.gitignore',
@@ -64,6 +66,15 @@ describe('mvr init', () => {
     expect(policyText).toMatch(/^# witness /m);
     const ignored = (await readFile(join(dir, '.gitignore'), 'utf8')).split('\n');
     expect(ignored).toEqual(expect.arrayContaining(['keys/', 'records/']));
+  });
+
+  it('says how the project gets mvr: from the clone it was made from, by its path (the package is not on npm yet)', async () => {
+    const run = await runCli(['init', join(await tempDir('mvr-init-'), 'shop')]);
+    expect(run.code, run.stderr).toBe(0);
+    // The done line says what was made, not the last step again.
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^init: done, 10 files written \(\d+ s\)$/);
+    const install = run.stdout.split('\n').find((l) => l.trim().startsWith('npm install'));
+    expect(install?.trim().startsWith(`npm install --ignore-scripts ${ROOT.replace(/\/$/, '')} `), install).toBe(true);
   });
 
   it('refuses a folder that is not empty (usage error, exit 2, naming it) and changes nothing in it', async () => {

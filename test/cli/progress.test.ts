@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPhases } from '../../cli/commands/build.ts';
 import { createProgress } from '../../cli/progress.ts';
 import { buildArgs, lines, runCli } from '../support/cli.ts';
+import { camelCaseInOutput } from '../support/json-members.ts';
 import { makeProject, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 import { startS3, type TestS3 } from '../support/s3-server.ts';
 import { sleep, waitFor } from '../support/wait.ts';
@@ -72,6 +73,7 @@ describe('progress without a terminal', () => {
       ...s3.env,
     });
     expect(again.code, again.stderr).toBe(0);
+    expect(camelCaseInOutput(again)).toEqual([]);
     // Run again: everything but the manifest and live.json (always written, last) is up already.
     const done = json(again.stderr).at(-1) as Record<string, number>;
     expect(done).toMatchObject({ progress: 'publish', done: true, uploaded: 2, seconds_left: 0 });
@@ -85,6 +87,7 @@ describe('progress without a terminal', () => {
       runCli(['pull', '--from', to, '--records', join(await tempDir('mvr-pull-'), 'records'), ...extra], { ...FAST, ...s3.env });
     const [pulled, pulledPlain] = await Promise.all([pull(['--json']), pull([])]);
     expect(pulled.code, pulled.stderr).toBe(0);
+    expect(camelCaseInOutput(pulled)).toEqual([]);
     expect(json(pulled.stderr).at(-1)).toMatchObject({ progress: 'pull', done: true, builds: 2, total: 2 }); // the two builds above
     expect(pulledPlain.code, pulledPlain.stderr).toBe(0);
     expect(plain(pulledPlain.stderr, 'pull').at(-1)).toMatch(/^pull: done, 2 of 2 kept builds, [\d.]+ MB \(\d+ s\)$/);

@@ -13,6 +13,7 @@ import { createApiKey } from '../../access/api-keys.ts';
 import { exitCodeOf } from '../../core/errors/errors.ts';
 import { LOOKUP_ANSWERS_FILE, recordPath } from '../../core/layout.ts';
 import { BIN, cliEnv, runCli } from '../support/cli.ts';
+import { camelCaseInOutput } from '../support/json-members.ts';
 import { NOV } from '../support/logged-project.ts';
 import { mirrorCli, packedProject } from '../support/mirror.ts';
 import { GOLD, type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
@@ -34,7 +35,9 @@ beforeAll(async () => {
   await publishTo(s3, BUCKET, 'prod', project);
   const cwd = await tempDir('mvr-mirror-serve-');
   dir = join(cwd, 'mirror');
-  expect((await mirrorCli(s3, `s3://${BUCKET}/prod`, dir, project)).code).toBe(0);
+  const mirrored = await mirrorCli(s3, `s3://${BUCKET}/prod`, dir, project);
+  expect(mirrored.code, mirrored.stderr).toBe(0);
+  expect(camelCaseInOutput(mirrored)).toEqual([]);
   const apiKeys = join(cwd, 'api-keys.json');
   ({ key } = await createApiKey(apiKeys, 'mirror'));
   child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--records', dir, '--api-keys', apiKeys], {
@@ -124,14 +127,19 @@ describe('mvr verify --mirror --log, offline', () => {
   it("a record: its own log proof, made from the mirror's shard entries and tiles, verifies against the mirror's log key; its bundle proves it current", async () => {
     const r = await runCli(['verify', GOLD, '--mirror', dir, '--log', '--json']);
     expect(r.code, r.stdout).toBe(0);
+    expect(camelCaseInOutput(r)).toEqual([]);
+    // Its place in the live build's map and the statement, last in the mirror's checkpoint: the bundle a gateway on the mirror serves.
     expect(JSON.parse(r.stdout)).toMatchObject({
       valid: true,
       code: null,
       log: { valid: true },
       place: { valid: true },
-      statement: { valid: true },
+      statement: { valid: true, log: { valid: true } },
       current: true,
     });
+    const text = await runCli(['verify', GOLD, '--mirror', dir, '--log']);
+    expect(text.stdout).toMatch(/^ {2}place {6}leaf \d+ of the build's domain map$/m);
+    expect(text.stdout).not.toMatch(/NOT PROVEN/);
   });
 
   it('a never-audited domain: its absence proof, its statement proven in the log (exit 15, NEVER_AUDITED)', async () => {

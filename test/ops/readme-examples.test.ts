@@ -11,10 +11,12 @@
  * The README's "Your own project" runs on its own, the same way: from the clone's root, `mvr init`
  * to a served and verified record of one's own, the gateway its own lines start. Its adaptations:
  * the project goes into a temp folder (not beside the clone), the port is a free one, and no MVR_*
- * variable is set (the project's own folders are the defaults).
+ * variable is set (the project's own folders are the defaults); npm's install scripts are not
+ * turned off for it (its lines say --ignore-scripts where they need it).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanup, startTestGateway } from '../support/gateway.ts';
@@ -164,14 +166,22 @@ describe('the shell examples of the README and its pages', () => {
     expect(ownProjectLines.length).toBeGreaterThanOrEqual(5);
     const parent = await tempDir('mvr-own-project-');
     const port = String(await freePort());
+    // As printed: no NPM_CONFIG_IGNORE_SCRIPTS, so a line that would make npx build the clone again shows up in the time it takes.
+    const { NPM_CONFIG_IGNORE_SCRIPTS: _, ...asPrinted } = BASE_ENV;
+    const built = (await stat(join(ROOT, 'dist/cli/mvr.js'))).mtimeMs;
     const { code, stderr, outputs } = await runLines(ownProjectLines, {
       cwd: ROOT,
-      env: BASE_ENV,
+      env: asPrinted,
       adapt: (line) => line.replaceAll('../my-shop', join(parent, 'my-shop')).replaceAll('8787', port),
     });
     expect(code, stderr).toBe(0);
     expect([...outputs.keys()]).toEqual(ownProjectLines);
     const verify = ownProjectLines.find((l) => l.includes('mvr verify'))!;
     expect(outputs.get(verify), stderr).toMatch(/^VALID: my-shop\.example$/m);
+    // No line built the clone again (npx's prepare when it first links a clone, 10-25 s here, rewriting dist/).
+    expect((await stat(join(ROOT, 'dist/cli/mvr.js'))).mtimeMs).toBe(built);
+    // The record's own log proof was checked against the pinned log key, and its build tied to the live one.
+    expect(outputs.get(verify), stderr).toMatch(/^ {2}log {8}included: entry \d+ of \d+ in \S+\/log$/m);
+    expect(outputs.get(verify), stderr).toMatch(/^ {2}statement {2}build \S+ .*in the log: entry/m);
   });
 });

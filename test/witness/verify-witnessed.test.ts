@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
 import { type BuildWitness, buildPolicy, cosignBuild, startBuildWitnesses } from '../support/cosign-build.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
+import { camelCaseInOutput } from '../support/json-members.ts';
 import { gatewayOver, logDir, loggedProject, NOV, vkeyFile } from '../support/logged-project.ts';
 import { build, GOLD, type Project, removeTempDirs, tempDir } from '../support/project.ts';
 
@@ -53,6 +54,7 @@ const offline = (...more: string[]) =>
 describe('mvr verify --policy, a record', () => {
   it('offline: the proof the gateway served carries the cosignatures; --policy implies --log', async () => {
     const r = await offline('--policy', file('witnesses.policy'), '--json');
+    expect(camelCaseInOutput(r)).toEqual([]);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.log).toMatchObject({ valid: true });

@@ -13,6 +13,7 @@ import { parseTlogProof } from '#shared';
 import { generateWitnessKeyText, parseWitnessKey } from '../../witness/server/witness-key.ts';
 import { runCli } from '../support/cli.ts';
 import { cleanup, type TestGateway } from '../support/gateway.ts';
+import { camelCaseInOutput } from '../support/json-members.ts';
 import { gatewayOver, logDir } from '../support/logged-project.ts';
 import { GOLD, removeTempDirs } from '../support/project.ts';
 import { policyText } from '../support/witness.ts';
@@ -59,6 +60,7 @@ describe.sequential('mvr log witness on a records folder', () => {
     w.setClock(t0 + DAY);
     const run = await refresh();
     expect(run.code, run.stderr).toBe(0);
+    expect(camelCaseInOutput(run)).toEqual([]);
     const result = JSON.parse(run.stdout) as { written: string[]; witnesses: { ok: boolean }[] };
     expect(result.written).toEqual([
       join(await realpath(join(w.p.recordsDir, 'current')), 'log-checkpoint'),
