@@ -85,7 +85,7 @@ export async function verifyFromArgs(args: Record<string, unknown>, gateway: { b
 }
 
 /** A log key that is no note verifier key is a misuse of --log-key, named as such. */
-async function namingLogKey<T>(vkeySource: string | undefined, run: () => Promise<T>): Promise<T> {
+export async function namingLogKey<T>(vkeySource: string | undefined, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KEY_SET_PATH, trustedKeySet, verifyOnline } from '@merchant-verify/verifier';
+import { readFileOrUrl } from '../clients/file-or-url.ts';
 import { ConfigError, NotInLogError } from '../core/errors/errors.ts';
 import { LOG_VKEY_PATH } from '../core/layout.ts';
 import { normalizeDomain } from '../core/rules/domain.ts';
@@ -9,6 +10,7 @@ import { trustJson } from '../presentation/trust-report.ts';
 import { bundleFor } from '../service/bundles.ts';
 import { openRecordsStack } from '../service/records-stack.ts';
 import { mirrorFolderOf } from '../storage/mirror-folder.ts';
+import { namingLogKey } from './verify-action.ts';
 import { type Outcome, present } from './verify-output.ts';
 import { witnessOptionsOf } from './witness-policy.ts';
 
@@ -46,23 +48,32 @@ export async function verifyFromMirror(args: Record<string, unknown>, dir: strin
     // mirror's log files; with --log a record's own log proof is made from them too, as the
     // mirror's gateway serves it (none, NOT_IN_LOG, in a mirror made before it kept them).
     const absence = served.audited ? undefined : await stack.proofs.absenceFor(domain);
-    const withLog = absence !== undefined || args.log === true;
-    const verification = await verifyOnline({
-      domain,
-      answer,
-      keySet,
-      ...(withLog ? { log: true, vkey: (await readFile(logKeyFile, 'utf8')).trim(), ...witness } : {}),
-      ...(absence ? { absence } : {}),
-      // As a gateway's source: a record it keeps no proof of is null, which the package reports as NOT_IN_LOG; with
-      // the log, a record is tied to the mirror's live build by its bundle, as online (its statement the last entry
-      // of the checkpoint the mirror proved it against), so its `current` is proven, not left unknown.
-      source: {
-        proof: () => proofOrNull(() => stack.proofs.proofFor(domain)),
-        bundle: async () => JSON.stringify(await bundleFor(stack.records, stack.proofs, domain)),
-      },
-    });
+    // The log key the mirror keeps, unless the caller pins one with --log-key (which, as online, implies --log).
+    const givenLogKey = typeof args['log-key'] === 'string' && args['log-key'] !== '' ? args['log-key'] : undefined;
+    const withLog = absence !== undefined || args.log === true || givenLogKey !== undefined;
+    const vkey = !withLog
+      ? ''
+      : givenLogKey === undefined
+        ? await readFile(logKeyFile, 'utf8')
+        : (await readFileOrUrl(givenLogKey)).toString('utf8');
+    const verification = await namingLogKey(givenLogKey, () =>
+      verifyOnline({
+        domain,
+        answer,
+        keySet,
+        ...(withLog ? { log: true, vkey: vkey.trim(), ...witness } : {}),
+        ...(absence ? { absence } : {}),
+        // As a gateway's source: a record it keeps no proof of is null, which the package reports as NOT_IN_LOG; with
+        // the log, a record is tied to the mirror's live build by its bundle, as online (its statement the last entry
+        // of the checkpoint the mirror proved it against), so its `current` is proven, not left unknown.
+        source: {
+          proof: () => proofOrNull(() => stack.proofs.proofFor(domain)),
+          bundle: async () => JSON.stringify(await bundleFor(stack.records, stack.proofs, domain)),
+        },
+      }),
+    );
     // The mirror's keys are the ones it verified its builds with: pinned, never taken from the source it copied.
-    const trust = trustJson(verification.trust, { keySet: keySetFile, pinnedKeys: true, logKey: { given: logKeyFile } });
+    const trust = trustJson(verification.trust, { keySet: keySetFile, pinnedKeys: true, logKey: { given: givenLogKey ?? logKeyFile } });
     return present(verification, `mirror ${dir}`, { policy: withLog && witness !== undefined, trust });
   } finally {
     await stack.close();

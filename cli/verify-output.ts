@@ -107,7 +107,12 @@ function textOf(
   ];
   const lines = verdict.valid
     ? [head, `  status     ${claims}`, `  audited    ${audited}`, ...steps]
-    : [head, `  domain     ${domain}`, ...steps, `  claims     (not verified) status ${claims}; audited ${audited}`];
+    : [
+        head,
+        `  domain     ${domain}`,
+        ...steps,
+        `  claims     (not verified) status ${claims}; ${s.state === 'never_audited' ? 'never audited' : `audited ${audited}`}`,
+      ];
   return `${lines.join('\n')}\n`;
 }
 

@@ -30,7 +30,8 @@ export default defineCommand({
     proof: { type: 'string', description: 'the tlog-proof file (default: GET /v1/proof from the gateway); implies --log' },
     'log-key': {
       type: 'string',
-      description: "the log's verifier key, a file or URL (default <base-url>/.well-known/merchant-verify-log.vkey); implies --log",
+      description:
+        "the log's verifier key, a file or URL (default <base-url>/.well-known/merchant-verify-log.vkey; with --mirror, the key the mirror keeps); implies --log",
     },
     policy: {
       type: 'string',

@@ -14,7 +14,7 @@ import { exitCodeOf } from '../../core/errors/errors.ts';
 import { LOOKUP_ANSWERS_FILE, recordPath } from '../../core/layout.ts';
 import { BIN, cliEnv, runCli } from '../support/cli.ts';
 import { camelCaseInOutput } from '../support/json-members.ts';
-import { NOV } from '../support/logged-project.ts';
+import { NOV, vkeyFile } from '../support/logged-project.ts';
 import { mirrorCli, packedProject } from '../support/mirror.ts';
 import { GOLD, type Project, removeTempDirs, tempDir, UNAUDITED } from '../support/project.ts';
 import { publishTo } from '../support/s3-records.ts';
@@ -140,6 +140,18 @@ describe('mvr verify --mirror --log, offline', () => {
     const text = await runCli(['verify', GOLD, '--mirror', dir, '--log']);
     expect(text.stdout).toMatch(/^ {2}place {6}leaf \d+ of the build's domain map$/m);
     expect(text.stdout).not.toMatch(/NOT PROVEN/);
+  });
+
+  it("--log-key pins the log key instead of the mirror's own: the build's key verifies, another log's key is refused", async () => {
+    const pinned = await runCli(['verify', GOLD, '--mirror', dir, '--log-key', vkeyFile(project), '--json']);
+    expect(pinned.code, pinned.stdout).toBe(0);
+    expect(JSON.parse(pinned.stdout)).toMatchObject({ valid: true, log: { valid: true }, current: true });
+    const other = await runCli(['keygen', '--log', '--keys', join(await tempDir('mvr-other-log-'), 'keys'), '--json']);
+    const otherKey = join(await tempDir('mvr-other-log-'), 'log.vkey');
+    await writeFile(otherKey, `${JSON.parse(other.stdout).vkey}\n`);
+    const refused = await runCli(['verify', GOLD, '--mirror', dir, '--log-key', otherKey, '--json']);
+    expect(refused.code).not.toBe(0);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ valid: false, log: { valid: false } });
   });
 
   it('a never-audited domain: its absence proof, its statement proven in the log (exit 15, NEVER_AUDITED)', async () => {

@@ -137,6 +137,7 @@ describe.concurrent('mvr verify DOMAIN --base-url URL', () => {
     expect(text.stdout).toMatch(/^ {2}absence {4}/m);
     expect(text.stdout).not.toMatch(/^ {2}signature/m);
     expect(text.stdout).not.toContain('UNSIGNED');
+    expect(text.stdout.trimEnd().split('\n').at(-1)).toBe('  claims     (not verified) status unverified, score none; never audited');
   });
 
   it("--absence FILE: a saved proof checked offline; a changed one or another domain's is exit 16", async ({ expect }) => {

@@ -136,7 +136,10 @@ describe('mvr verify --policy, a record', () => {
     await writeFile(file('crlf.policy'), 'quorum none\r\n');
     const r = await offline('--policy', file('crlf.policy'), '--json');
     expect(r.code).toBe(2);
-    expect(JSON.parse(r.stdout)).toMatchObject({ code: 'INVALID_POLICY', message: expect.stringMatching(/crlf\.policy:1: .*CRLF/) });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      code: 'INVALID_POLICY',
+      message: expect.stringMatching(/--policy \S*crlf\.policy:1: .*CRLF/),
+    });
   });
 });
 

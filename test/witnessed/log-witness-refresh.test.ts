@@ -151,6 +151,17 @@ describe('mvr log witness: messages name the flag as typed', () => {
     });
   });
 
+  it('a policy file saved with CRLF line ends is INVALID_POLICY naming --policy, the file and its line, and saying CRLF', async () => {
+    const crlf = join(w.p.root, 'crlf.policy');
+    await writeFile(crlf, (await readFile(w.policyFile, 'utf8')).replaceAll('\n', '\r\n'));
+    const r = await witnessWith('--policy', crlf);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      code: 'INVALID_POLICY',
+      message: expect.stringMatching(/^--policy \S*crlf\.policy:1: .*CRLF/),
+    });
+  });
+
   it('given by --witness-policy, the same refusal names --witness-policy', async () => {
     const r = await witnessWith('--witness-policy', join(w.p.root, 'no-such.policy'));
     expect(JSON.parse(r.stdout)).toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringMatching(/^--witness-policy /) });
