@@ -227,6 +227,20 @@ describe('merchant-verify, packed and installed', () => {
     expect(stdout.trim()).toBe('true true true false false');
   });
 
+  it('`mvr init` from the installed package makes a project that its bin builds, signed and logged', async () => {
+    const mvr = join(service, 'node_modules/.bin/mvr');
+    await run(mvr, ['init', 'my-shop'], { cwd: service });
+    const shop = join(service, 'my-shop');
+    const built = await run(mvr, ['build', '--json'], { cwd: shop });
+    expect(JSON.parse(built.stdout)).toMatchObject({
+      ok: true,
+      records: 3,
+      signed: true,
+      log: { origin: 'merchant-verify.example/log', from: 0, statement: 3 },
+    });
+    await readFile(join(shop, 'public/.well-known/merchant-verify-keys.json'), 'utf8');
+  });
+
   it('runs its bin with plain node: `mvr verify --file` checks a saved record offline', async () => {
     const mvr = join(service, 'node_modules/.bin/mvr');
     const { stdout } = await run(mvr, ['verify', '--file', 'record.json', '--keys', 'keys.json', '--json'], { cwd: service });
