@@ -30,10 +30,11 @@ export const API_KEYS_STALE_MS = 60_000;
  */
 export class ApiKeyStore {
   private byId = new Map<string, KnownKey>();
-  // Tokens accepted since the last load, and their key id: a caller's key is hashed once, not on every request (a
-  // twentieth of a hot record's cost). Memory only; emptied by every reload, so a revocation lands with it; only the
-  // exact accepted token of a key enters (the hash is of the whole token), so junk cannot fill it.
-  private accepted = new Map<string, string>();
+  // Authorization headers decided since the last load: accepted ones with their key id, refused ones (a well-formed
+  // header whose key did not match) with null. A caller's header is parsed and hashed once, not on every request (a
+  // twentieth of a hot record's cost, and the most of a refusal's). Memory only; emptied by every reload, so a
+  // revocation or a new key lands with it; bounded (emptied when full), since anyone can send new headers.
+  private decided = new Map<string, string | null>();
   private version = '';
   /** When the snapshot was last confirmed current (by `now`), and why it could not be since. */
   private confirmedAt = -Infinity;
@@ -127,7 +128,7 @@ export class ApiKeyStore {
       if (sig !== this.version) {
         const keys = await this.table.entries();
         this.byId = new Map(keys.map((k) => [k.id, digestOf(k)]));
-        this.accepted = new Map();
+        this.decided = new Map();
         // The keys changed (a key created, say): an id unknown before may be one now.
         this.lookUps.forgetUnknown();
         this.version = sig;
@@ -147,21 +148,37 @@ export class ApiKeyStore {
    * hashed and compared in constant time. Returns the key id, or throws {@link UnauthorizedError}.
    */
   check(header: string | undefined): string {
+    const known = header === undefined ? undefined : this.decided.get(header);
+    if (known === undefined) return this.checkFirst(header);
+    this.assertCurrent();
+    if (known === null) throw REFUSED.invalidKey;
+    return known;
+  }
+
+  /** {@link check} of a header not decided since the last load: parsed, hashed and compared, then remembered. */
+  private checkFirst(header: string | undefined): string {
     const token = tokenOf(header);
-    if (this.now() - this.confirmedAt > this.staleMs) {
-      throw new StoreUnavailableError(`the API keys could not be read for over ${this.staleMs / 1000} s: ${this.lastError}`);
-    }
-    const known = this.accepted.get(token);
-    if (known !== undefined) return known;
+    this.assertCurrent();
     const parts = KEY_FORMAT.exec(token);
     const entry = parts ? this.byId.get(parts[1]!) : undefined;
     // Compared even when the id is unknown (against a dummy), so timing does not tell whether an id exists.
     const stored = entry?.digest ?? this.dummy;
     const presented = hash('sha256', token, 'buffer');
     const match = stored.length === presented.length && timingSafeEqual(stored, presented) && entry !== undefined;
-    if (!match || entry.revoked) throw REFUSED.invalidKey;
-    this.accepted.set(token, parts![1]!);
-    return parts![1]!;
+    const id = match && !entry.revoked ? parts![1]! : null;
+    if (header!.length <= MAX_REMEMBERED_HEADER) {
+      if (this.decided.size >= DECIDED_KEPT) this.decided.clear();
+      this.decided.set(header!, id);
+    }
+    if (id === null) throw REFUSED.invalidKey;
+    return id;
+  }
+
+  /** STORE_UNAVAILABLE once the keys could not be confirmed current for `staleMs`. */
+  private assertCurrent(): void {
+    if (this.now() - this.confirmedAt > this.staleMs) {
+      throw new StoreUnavailableError(`the API keys could not be read for over ${this.staleMs / 1000} s: ${this.lastError}`);
+    }
   }
 
   /**
@@ -193,7 +210,8 @@ export class ApiKeyStore {
     // A failed look refuses the key as before; the timer's next load reports the failure.
     await this.lookUps.lookUp(id).catch(() => undefined);
     if (!this.byId.has(id)) throw refusal;
-    return this.check(header);
+    // Decided again: the refusal remembered before the look was of a snapshot without this id.
+    return this.checkFirst(header);
   }
 
   /** Adds the entry of an id to the snapshot when the table holds it (one read of it, or a refresh); whether it is there now. */
@@ -206,6 +224,10 @@ export class ApiKeyStore {
     return this.byId.has(id);
   }
 }
+
+/** Headers decided and remembered between two loads of the keys at most, and the longest one remembered. */
+const DECIDED_KEPT = 10_000;
+const MAX_REMEMBERED_HEADER = 512;
 
 /** The token of a Bearer `Authorization` header; the scheme is case-insensitive (RFC 7235). */
 function tokenOf(header: string | undefined): string {

@@ -48,7 +48,7 @@ export function parseTrustedProxies(text: string): TrustedProxies {
  * two, and so forgers share one count and cannot pick a fresh one per request.
  */
 export function clientAddress(peer: string | undefined, headers: IncomingHttpHeaders, trusted: TrustedProxies | null): string {
-  const from = plainAddress(peer ?? '') ?? 'unknown';
+  const from = peerAddress(peer ?? '');
   if (!trusted?.has(from)) return from;
   const forwarded = headers.forwarded === undefined ? null : walk(from, forwardedFor(headers.forwarded), trusted);
   const xff = headers['x-forwarded-for'];
@@ -56,6 +56,23 @@ export function clientAddress(peer: string | undefined, headers: IncomingHttpHea
   if (forwarded !== null && listed !== null && forwarded !== listed) return from;
   return forwarded ?? listed ?? from;
 }
+
+/**
+ * The peer's address as {@link plainAddress} gives it ('unknown' when it is none), remembered: a
+ * connection asks it of every request without a valid key, and the answer depends on the socket's
+ * address alone. Bounded, and cleared when full.
+ */
+function peerAddress(peer: string): string {
+  let from = peers.get(peer);
+  if (from === undefined) {
+    from = plainAddress(peer) ?? 'unknown';
+    if (peers.size >= PEERS_KEPT) peers.clear();
+    peers.set(peer, from);
+  }
+  return from;
+}
+const peers = new Map<string, string>();
+const PEERS_KEPT = 10_000;
 
 function walk(peer: string, chain: string[], trusted: TrustedProxies): string {
   let client = peer;

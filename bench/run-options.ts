@@ -9,6 +9,7 @@
  *          --before DIR (another built checkout's gateway, such as the commit before a change, in every round)
  *          --perf-basic-prof (the shipped gateway started with node's flag of that name, for `perf record -p PID`)
  *          --builds-only (the raw capacity and the builds; no gateway)
+ *          --gateway-only (the gateway's comparisons alone: no raw capacity, no measured build)
  */
 import { parseArgs } from 'node:util';
 
@@ -27,6 +28,7 @@ export const { values } = parseArgs({
     before: { type: 'string' },
     'perf-basic-prof': { type: 'boolean', default: false },
     'builds-only': { type: 'boolean', default: false },
+    'gateway-only': { type: 'boolean', default: false },
   },
 });
 export const seconds = Number(values.seconds),

@@ -121,7 +121,8 @@ export function medianRounds(runs: Map<string, LoadResult[]>): LoadResult[] {
 }
 
 export interface BenchFigures {
-  capacity: Awaited<ReturnType<typeof measureEd25519Capacity>>;
+  /** Null with --gateway-only (no raw capacity, no measured build). */
+  capacity: Awaited<ReturnType<typeof measureEd25519Capacity>> | null;
   filesPerSecond: number;
   builds: BuildRow[];
   /** Build figures past their targets ({@link targetFlags}). */
@@ -156,10 +157,7 @@ export function reportLines(
   const floor = results.find((r) => r.name === FLOOR)!.requestsPerSecond;
   const spreadOf = (r: LoadResult) => (r.spread ? `${fmt(r.spread[0])}-${fmt(r.spread[1])}` : '1 run');
   return [
-    ...buildLines(capacity, filesPerSecond, builds),
-    '',
-    ...flagLines(flags),
-    '',
+    ...(capacity ? [...buildLines(capacity, filesPerSecond, builds), '', ...flagLines(flags), ''] : []),
     `| gateway scenario (${connections} connections, ${seconds} s, median of ${rounds} rounds; hot set ${fmt(hotCount)} records) | req/s | rounds' range | p50 ms | p99 ms | non-2xx | x nginx hot | x floor | x gateway hot |`,
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map(

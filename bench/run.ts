@@ -41,39 +41,48 @@ await mkdir(OUT, { recursive: true });
 await ensureTools();
 const log = (s: string) => process.stderr.write(`bench: ${s}\n`);
 
-log('raw Ed25519 capacity (node:crypto, all cores) and file creation rate');
-await settleDisk();
-const capacity = await measureEd25519Capacity(4);
-await retire(OUT, join(OUT, 'file-capacity'));
-// Measured as the builds run: with the kernel's caches dropped first, unless --keep-caches.
-if (!values['keep-caches']) await dropCaches();
-const filesPerSecond = measureFileCreation(join(OUT, 'file-capacity'));
-await retire(OUT, join(OUT, 'file-capacity'));
+// With --gateway-only the run goes straight to the gateway's comparisons: no raw capacity, no measured build.
+const { capacity, filesPerSecond, builds, flags } = values['gateway-only']
+  ? { capacity: null, filesPerSecond: NaN, builds: [], flags: [] }
+  : await measureBuilds();
 
-// Each build is compared with the raw capacity measured just before and just after it (their
-// mean): the machine's speed drifts within minutes, and a single measurement at the start would
-// flatter or wrong the builds that run later.
-// Every build and every raw measurement starts with the disk settled (settleDisk, also inside
-// benchBuild): the writeback a build leaves behind is timed on its own, as `syncSeconds`, and
-// falls on nothing measured after it.
-const builds: BuildRow[] = [];
-let rawBefore = capacity;
-for (const n of sizes) {
-  log(`build of ${n.toLocaleString('en-US')} audits`);
-  const row = await benchBuild(OUT, n, { coldCaches: !values['keep-caches'] });
-  const syncSeconds = await settleDisk();
-  log(`its files written out to disk in ${syncSeconds.toFixed(1)} s (sync)`);
-  const rawAfter = await measureEd25519Capacity(4);
-  builds.push(buildRow(row, rawBefore, rawAfter, syncSeconds));
-  rawBefore = rawAfter;
-}
-const flags = targetFlags(builds);
-for (const flag of flags) log(`past its target: ${flag}`);
-if (values['builds-only']) {
-  process.stdout.write(`${[...buildLines(capacity, filesPerSecond, builds), '', ...flagLines(flags)].join('\n')}\n`);
-  await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, filesPerSecond, builds, flags }, null, 2));
-  await removeRetired(OUT);
-  process.exit(0);
+/** The raw capacity and the measured builds (with --builds-only, the whole run). */
+async function measureBuilds() {
+  log('raw Ed25519 capacity (node:crypto, all cores) and file creation rate');
+  await settleDisk();
+  const capacity = await measureEd25519Capacity(4);
+  await retire(OUT, join(OUT, 'file-capacity'));
+  // Measured as the builds run: with the kernel's caches dropped first, unless --keep-caches.
+  if (!values['keep-caches']) await dropCaches();
+  const filesPerSecond = measureFileCreation(join(OUT, 'file-capacity'));
+  await retire(OUT, join(OUT, 'file-capacity'));
+
+  // Each build is compared with the raw capacity measured just before and just after it (their
+  // mean): the machine's speed drifts within minutes, and a single measurement at the start would
+  // flatter or wrong the builds that run later.
+  // Every build and every raw measurement starts with the disk settled (settleDisk, also inside
+  // benchBuild): the writeback a build leaves behind is timed on its own, as `syncSeconds`, and
+  // falls on nothing measured after it.
+  const builds: BuildRow[] = [];
+  let rawBefore = capacity;
+  for (const n of sizes) {
+    log(`build of ${n.toLocaleString('en-US')} audits`);
+    const row = await benchBuild(OUT, n, { coldCaches: !values['keep-caches'] });
+    const syncSeconds = await settleDisk();
+    log(`its files written out to disk in ${syncSeconds.toFixed(1)} s (sync)`);
+    const rawAfter = await measureEd25519Capacity(4);
+    builds.push(buildRow(row, rawBefore, rawAfter, syncSeconds));
+    rawBefore = rawAfter;
+  }
+  const flags = targetFlags(builds);
+  for (const flag of flags) log(`past its target: ${flag}`);
+  if (values['builds-only']) {
+    process.stdout.write(`${[...buildLines(capacity, filesPerSecond, builds), '', ...flagLines(flags)].join('\n')}\n`);
+    await writeFile(join(OUT, 'results.json'), JSON.stringify({ capacity, filesPerSecond, builds, flags }, null, 2));
+    await removeRetired(OUT);
+    process.exit(0);
+  }
+  return { capacity, filesPerSecond, builds, flags };
 }
 
 // The gateway's records: the build again, with the per-record tree nginx and the floors serve

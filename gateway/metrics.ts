@@ -18,6 +18,18 @@ export interface WatchedServices {
   redisUp: (() => boolean) | null;
 }
 
+/** One label set of `mvr_requests_total` and the requests answered with it. */
+interface AnsweredCount {
+  labels: Partial<Record<'route' | 'method' | 'status' | 'code', string | number>>;
+  count: number;
+}
+
+/** A route and method's duration histogram and its answers' counts, by status, then error code ('' for none). */
+interface RequestSlot {
+  timer: { observe(seconds: number): void };
+  counts: Map<number, Map<string, AnsweredCount>>;
+}
+
 /** Request durations, seconds: a hot record takes well under a millisecond, a store read over the network more. */
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
@@ -36,10 +48,12 @@ export class GatewayMetrics {
    * Requests answered, per label set, as plain numbers handed to `mvr_requests_total` at each
    * scrape: prom-client's own `inc` (labels validated and hashed) was about 2 us a request.
    */
-  private readonly answered = new Map<
-    string,
-    { labels: Partial<Record<'route' | 'method' | 'status' | 'code', string | number>>; count: number }
-  >();
+  private readonly answered: AnsweredCount[] = [];
+  /**
+   * Each route and method's counts and duration histogram, found without making a label key per
+   * request (a string made and hashed for every answer): by route, then method, then status and code.
+   */
+  private readonly slots = new Map<string, Map<string, RequestSlot>>();
   private readonly requests: Counter<'route' | 'method' | 'status' | 'code'> = new Counter({
     name: 'mvr_requests_total',
     help: 'HTTP requests answered, by route (the pattern, or "unmatched"), method, status and error code (absent on success).',
@@ -47,11 +61,9 @@ export class GatewayMetrics {
     registers: [this.registry],
     collect: () => {
       this.requests.reset();
-      for (const { labels, count } of this.answered.values()) this.requests.inc(labels, count);
+      for (const { labels, count } of this.answered) this.requests.inc(labels, count);
     },
   });
-  /** The duration histogram bound to each route and method once (`labels()`), so an observation skips checking its labels. */
-  private readonly timers = new Map<string, { observe(seconds: number): void }>();
   private readonly durations = new Histogram({
     name: 'mvr_request_duration_seconds',
     help: 'Time from the request head to the last byte of the answer handed to the kernel, by route and method.',
@@ -91,14 +103,21 @@ export class GatewayMetrics {
 
   /** One answered request. */
   request(route: string, method: string, status: number, code: string | undefined, seconds: number): void {
-    const key = `${route} ${method} ${status} ${code ?? ''}`;
-    const answered = this.answered.get(key);
+    let byMethod = this.slots.get(route);
+    if (!byMethod) this.slots.set(route, (byMethod = new Map()));
+    let slot = byMethod.get(method);
+    // The duration histogram bound to each route and method once (`labels()`), so an observation skips checking its labels.
+    if (!slot) byMethod.set(method, (slot = { timer: this.durations.labels({ route, method }), counts: new Map() }));
+    let byCode = slot.counts.get(status);
+    if (!byCode) slot.counts.set(status, (byCode = new Map()));
+    const answered = byCode.get(code ?? '');
     if (answered) answered.count++;
-    else this.answered.set(key, { labels: code ? { route, method, status, code } : { route, method, status }, count: 1 });
-    const timerKey = `${route} ${method}`;
-    let timer = this.timers.get(timerKey);
-    if (!timer) this.timers.set(timerKey, (timer = this.durations.labels({ route, method })));
-    timer.observe(seconds);
+    else {
+      const count = { labels: code ? { route, method, status, code } : { route, method, status }, count: 1 };
+      byCode.set(code ?? '', count);
+      this.answered.push(count);
+    }
+    slot.timer.observe(seconds);
   }
 
   /** One read from the store. */

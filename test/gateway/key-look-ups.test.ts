@@ -110,6 +110,24 @@ for (const kind of ['file', 'redis'] as const) {
       expect(await lookUps()).toBe(before + 2);
     });
 
+    it('a key refused while its id was unknown is served once that id is looked up again, the same header included', async () => {
+      const key = madeUpKey();
+      expect((await from('198.51.100.220', key)).status).toBe(401);
+      await t.table.add({
+        id: idOf(key),
+        label: 'refused first',
+        sha256: hash('sha256', key),
+        created: new Date().toISOString(),
+        revoked: null,
+      });
+      g.secrets.add(key);
+      // The refusal of this very header is remembered (decided once) until the id's time as unknown is up, then looked at again.
+      expect((await from('198.51.100.221', key)).status).toBe(401);
+      clock += KEY_LOOKUP_LIMITS.unknownIdTtlMs + 1;
+      expect((await from('198.51.100.222', key)).status).toBe(200);
+      expect((await from('198.51.100.223', key)).status).toBe(200);
+    });
+
     it('an id remembered as unknown is looked up again once a reload finds the keys changed: its key, made since, is served', async () => {
       const key = madeUpKey();
       expect((await from('198.51.100.230', key)).status).toBe(401);
