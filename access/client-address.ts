@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { ConfigError } from '../core/errors/errors.ts';
+import { remembered } from '../core/memo.ts';
 
 /**
  * Who a request without a valid key is counted as, for the per-address quota. Behind a load
@@ -60,19 +61,9 @@ export function clientAddress(peer: string | undefined, headers: IncomingHttpHea
 /**
  * The peer's address as {@link plainAddress} gives it ('unknown' when it is none), remembered: a
  * connection asks it of every request without a valid key, and the answer depends on the socket's
- * address alone. Bounded, and cleared when full.
+ * address alone.
  */
-function peerAddress(peer: string): string {
-  let from = peers.get(peer);
-  if (from === undefined) {
-    from = plainAddress(peer) ?? 'unknown';
-    if (peers.size >= PEERS_KEPT) peers.clear();
-    peers.set(peer, from);
-  }
-  return from;
-}
-const peers = new Map<string, string>();
-const PEERS_KEPT = 10_000;
+const peerAddress = remembered((peer) => plainAddress(peer) ?? 'unknown', { entries: 10_000, longestInput: 64 });
 
 function walk(peer: string, chain: string[], trusted: TrustedProxies): string {
   let client = peer;

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { remembered } from '../core/memo.ts';
 import type { AccessLine, LogLine } from './context.ts';
 
 /** The gateway's log as `mvr serve` writes it: one JSON object a line. */
@@ -114,17 +115,6 @@ export function accessLineText(a: AccessLine, time: string): string {
 
 /**
  * The JSON string of a member that comes back line after line (a method, a path, a key id, a domain,
- * a code), made once: quoting them was a fifth of a line's text. Bounded, and cleared when full.
+ * a code), made once: quoting them was a fifth of a line's text.
  */
-function quoted(value: string): string {
-  let json = quotedValues.get(value);
-  if (json === undefined) {
-    json = JSON.stringify(value);
-    if (quotedValues.size >= QUOTED_KEPT) quotedValues.clear();
-    if (value.length <= MAX_QUOTED) quotedValues.set(value, json);
-  }
-  return json;
-}
-const quotedValues = new Map<string, string>();
-const QUOTED_KEPT = 10_000;
-const MAX_QUOTED = 256;
+const quoted = remembered((value) => JSON.stringify(value), { entries: 10_000, longestInput: 256 });

@@ -1,5 +1,6 @@
 import type { H3Event } from 'h3';
 import { InvalidDomainError, InvalidRequestError } from '../core/errors/errors.ts';
+import { remembered } from '../core/memo.ts';
 import { normalizeDomain } from '../core/rules/domain.ts';
 import { requireApiKey } from './auth.ts';
 import type { GatewayServices } from './context.ts';
@@ -59,15 +60,7 @@ function lookupOf(event: H3Event): DomainLookup {
   const target = event.node.req.originalUrl ?? event.node.req.url ?? '/';
   const q = target.indexOf('?');
   const search = q < 0 ? '' : target.slice(q + 1);
-  let lookup = lookups.get(search);
-  if (lookup === undefined) {
-    lookup = parseLookup(search);
-    // Only lookups that parsed are kept (a refusal throws first), so junk cannot fill the memo for free.
-    if (search.length <= MAX_REMEMBERED_QUERY) {
-      if (lookups.size >= LOOKUPS_KEPT) lookups.clear();
-      lookups.set(search, lookup);
-    }
-  }
+  const lookup = lookupOfQuery(search);
   event.context.domain = lookup.domain;
   return lookup;
 }
@@ -81,10 +74,6 @@ function parseLookup(search: string): DomainLookup {
 /**
  * Queries parsed lately, and their lookup: the same shops are asked about again and again, and
  * parsing the query and normalizing its domain was a visible part of a hot record's CPU (about a
- * twentieth of it, `perf`, decision 0097). The parse is pure (the same query gives the same lookup
- * or the same refusal), so the memo cannot change an answer; bounded, and cleared when full, as
- * the normalized domains are (core/rules/domain.ts).
+ * twentieth of it, `perf`, decision 0097).
  */
-const lookups = new Map<string, DomainLookup>();
-const LOOKUPS_KEPT = 10_000;
-const MAX_REMEMBERED_QUERY = 512;
+const lookupOfQuery = remembered(parseLookup, { entries: 10_000, longestInput: 512 });

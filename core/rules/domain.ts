@@ -2,6 +2,7 @@ import { parse as parseTld } from 'tldts';
 import { toUnicode } from 'tr46';
 import { URL as PortableURL } from 'whatwg-url';
 import { InvalidDomainError } from '../errors/errors.ts';
+import { remembered } from '../memo.ts';
 
 /** Longest raw input looked at; anything longer cannot hold a valid URL of a 253-octet host. */
 export const MAX_DOMAIN_INPUT = 2048;
@@ -29,17 +30,14 @@ const ENDS_IN_A_NUMBER = /(^|\.)(\d+|0x[0-9a-f]*)\.?$/i;
  * @example normalizeDomain('bücher.example') // 'xn--bcher-kva.example'
  */
 export function normalizeDomain(input: unknown): string {
-  if (typeof input !== 'string') return normalize(input);
-  const known = recent.get(input);
-  if (known !== undefined) return known;
-  const domain = normalize(input);
-  // Only valid inputs are kept (a refusal throws first), so junk cannot fill the memo for free.
-  if (input.length <= MAX_REMEMBERED_INPUT) {
-    if (recent.size >= RECENT_ENTRIES) recent.clear();
-    recent.set(input, domain);
-  }
-  return domain;
+  return typeof input === 'string' ? normalizeRemembered(input) : normalize(input);
 }
+
+/**
+ * Inputs normalized lately: normalization (the suffix list; WHATWG URL for a host that is not
+ * plain) is a visible share of a record request (measured: about 6 us of 75).
+ */
+const normalizeRemembered = remembered(normalize, { entries: 10_000, longestInput: 256 });
 
 /**
  * A normalized domain as people read it: the A-label form the record key is, then its Unicode form
@@ -63,16 +61,6 @@ export function unicodeDomain(domain: unknown): string | null {
   const { domain: unicode, error } = toUnicode(domain);
   return error || unicode === domain ? null : unicode;
 }
-
-/**
- * Inputs normalized lately, and their result: the same shops are asked about again and again,
- * and normalization (the suffix list; WHATWG URL for a host that is not plain) is a visible share of a record request
- * (measured: about 6 us of 75). The function is pure, so a memo cannot change an answer;
- * it is bounded, and cleared when full rather than tracked as an LRU.
- */
-const recent = new Map<string, string>();
-const RECENT_ENTRIES = 10_000;
-const MAX_REMEMBERED_INPUT = 256;
 
 function normalize(input: unknown): string {
   if (typeof input !== 'string') throw new InvalidDomainError('domain is required and must be a string');
