@@ -6,17 +6,36 @@
  * round, cancels most of the drift that is left.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { type LoadResult, wrk } from './gateway.ts';
 
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
 
 /** CPU seconds a process has used so far, user and system (fields 14 and 15 of /proc/PID/stat). */
-export function cpuSecondsOf(pid: number): number {
+export function cpuSecondsOf(pid: number | string): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name (field 2) may hold spaces: fields are counted from after its parenthesis (field 3 first).
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** CPU seconds each thread of a process has used so far, by thread id (/proc/PID/task/TID/stat); empty once it has exited. */
+export function threadCpuSecondsOf(pid: number): Map<number, number> {
+  const threads = new Map<number, number>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads;
+  }
+  for (const tid of tids) {
+    try {
+      threads.set(Number(tid), cpuSecondsOf(`${pid}/task/${tid}`));
+    } catch {
+      // The thread ended between the listing and its read.
+    }
+  }
+  return threads;
 }
 
 /** A server under wrk: its process (whose CPU is counted), URL and wrk script. */

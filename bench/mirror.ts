@@ -7,20 +7,23 @@
  * The source is the local S3-compatible server the tests use (s3rver behind a Signature V4 check, in this
  * process), filled by `mvr publish` as a user fills it; or, with `--source gateway`, `mvr serve` over DIR's
  * records in a process of its own with an API key of the mirror scope, its CPU time reported beside the
- * mirror's (a source on the same machine takes its share of the two cores). DIR is read, never written: a
+ * mirror's (a source on the same machine takes its share of the two cores). The mirror's CPU is also split by
+ * thread (sampled from /proc), and set against the CPU a raw verification takes: on a loaded machine rates
+ * measure the other work as much as the mirror, CPU time does not. DIR is read, never written: a
  * project holding `records/` and `public/` (`mvr build` of synthetic audits, bench/generate-audits.ts).
  */
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync, sign, verify } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readlink, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { KEY_SET_PATH } from '@merchant-verify/verifier';
 import { CURRENT_LINK } from '../core/layout.ts';
 import { freePort } from '../test/support/ports.ts';
 import { startS3 } from '../test/support/s3-server.ts';
-import { cpuSecondsOf } from './cpu-per-request.ts';
+import { cpuSecondsOf, threadCpuSecondsOf } from './cpu-per-request.ts';
 import { startGatewayProcess } from './gateway.ts';
 
 const { values } = parseArgs({ options: { project: { type: 'string' }, source: { type: 'string', default: 's3' } } });
@@ -31,14 +34,42 @@ const ROOT = resolve(import.meta.dirname, '..');
 const BUCKET = 'mvr-bench-mirror';
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
-/** Raw Ed25519 verifications a second on one core: node:crypto over messages of a record's size. */
-function rawEd25519PerSecond(n = 20_000): number {
+/** Raw Ed25519 on one core, node:crypto over messages of a record's size: verifications a second, and the CPU seconds one takes (this process does nothing else meanwhile). */
+function rawEd25519(n = 20_000): { perSecond: number; cpuSeconds: number } {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const message = Buffer.alloc(700, 7);
   const signature = sign(null, message, privateKey);
   const started = performance.now();
+  const cpu = process.cpuUsage();
   for (let i = 0; i < n; i++) if (!verify(null, message, publicKey, signature)) throw new Error('raw verify failed');
-  return n / ((performance.now() - started) / 1000);
+  const used = process.cpuUsage(cpu);
+  return { perSecond: n / ((performance.now() - started) / 1000), cpuSeconds: (used.user + used.system) / 1e6 / n };
+}
+
+/**
+ * The CPU seconds of each thread of the process `/usr/bin/time` (`timePid`) runs, by thread id, sampled every
+ * 100 ms until `stop` (a thread's last tenth of a second may be missed), and the process's id.
+ */
+function sampleThreads(timePid: number): { stop: () => { pid: number; threads: Map<number, number> } } {
+  let pid = 0;
+  const threads = new Map<number, number>();
+  const sample = () => {
+    if (pid === 0) pid = Number(readFileSync(`/proc/${timePid}/task/${timePid}/children`, 'utf8').trim().split(' ')[0]) || 0;
+    if (pid !== 0) for (const [tid, cpu] of threadCpuSecondsOf(pid)) threads.set(tid, cpu);
+  };
+  const timer = setInterval(() => {
+    try {
+      sample();
+    } catch {
+      // /usr/bin/time has exited: the last sample stands.
+    }
+  }, 100);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return { pid, threads };
+    },
+  };
 }
 
 /** Where the mirror reads from: its `--from`, the environment it needs, and the source's own CPU seconds when it runs apart. */
@@ -118,10 +149,11 @@ const source = values.source === 'gateway' ? await gatewaySource(records, to) : 
 try {
   const id = (await readlink(join(records, CURRENT_LINK))).split('/').pop()!;
   const env = source.env;
-  const raw = rawEd25519PerSecond();
+  const rawRun = rawEd25519();
+  const raw = rawRun.perSecond;
   const mirror = async () => {
     const started = performance.now();
-    const run = await promisify(execFile)(
+    const running = promisify(execFile)(
       '/usr/bin/time',
       [
         '-f',
@@ -139,12 +171,17 @@ try {
       ],
       { env, encoding: 'utf8', maxBuffer: 64 * 1024 ** 2 },
     );
+    const sampling = sampleThreads(running.child.pid!);
+    const run = await running;
+    const { pid, threads } = sampling.stop();
     const seconds = (performance.now() - started) / 1000;
     const [maxKb, user, system] = run.stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
     return {
       seconds,
       rssMb: maxKb! / 1024,
       cpuSeconds: user! + system!,
+      pid,
+      threads,
       summary: JSON.parse(run.stdout) as {
         records: number;
         packs_fetched: number;
@@ -169,7 +206,26 @@ try {
   const ratio = s.records_verified / first.seconds / raw;
   console.log(
     `the mirror: ${fmt(ratio, 2)} x one core's raw verify (target >= 1.3${ratio < 1.3 ? ': PAST TARGET' : ''}); ` +
-      `CPU ${fmt((1e6 * first.cpuSeconds) / s.records_verified)} us a record against ${fmt(1e6 / raw)} us a raw verification`,
+      `CPU ${fmt((1e6 * first.cpuSeconds) / s.records_verified)} us a record against ${fmt(1e6 * rawRun.cpuSeconds)} us of CPU a raw verification`,
+  );
+  // By thread: the main one, the verifying workers (one a core: the busiest of the rest), and V8's and libuv's.
+  const us = (cpu: number) => `${fmt((1e6 * cpu) / s.records_verified)} us`;
+  const others = [...first.threads]
+    .filter(([tid]) => tid !== first.pid)
+    .map(([, cpu]) => cpu)
+    .sort((a, b) => b - a);
+  const workers = others.slice(0, availableParallelism());
+  const rest = others.slice(workers.length).reduce((a, b) => a + b, 0);
+  console.log(
+    `CPU a record by thread: main ${us(first.threads.get(first.pid) ?? 0)}, verifying workers ${workers.map(us).join(' + ')}, ` +
+      `V8 and libuv threads ${us(rest)}; raw verify's CPU ${fmt(1e6 * rawRun.cpuSeconds)} us a verification`,
+  );
+  // What a quiet machine would give, from CPU time alone: every core busy with the mirror and its source, against one core's raw verify.
+  const rawCpu = rawRun.cpuSeconds * s.records_verified;
+  console.log(
+    `by CPU: the mirror ${fmt(first.cpuSeconds / rawCpu, 2)} raw verifications a record` +
+      (sourceCpu === undefined ? '' : `, with its source ${fmt((first.cpuSeconds + sourceCpu) / rawCpu, 2)}`) +
+      `; ${availableParallelism()} free cores would give ${fmt((availableParallelism() * rawCpu) / (first.cpuSeconds + (sourceCpu ?? 0)), 2)} x one core's raw verify`,
   );
   if (sourceCpu !== undefined)
     console.log(

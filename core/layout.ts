@@ -12,8 +12,12 @@ import { hash } from 'node:crypto';
  * Reproduce by hand: `printf %s example.com | sha256sum | cut -c1-2`.
  */
 export function recordPath(domain: string): string {
-  const h = hash('sha256', domain);
-  return `${h.slice(0, 2)}/${domain}.json`;
+  return `${shardOf(hash('sha256', domain, 'buffer'))}/${domain}.json`;
+}
+
+/** The shard of a domain whose SHA-256 is `domainHash` (its first byte in hex): for a caller that hashed the domain already ({@link recordPath}). */
+export function shardOf(domainHash: Uint8Array): string {
+  return domainHash[0]!.toString(16).padStart(2, '0');
 }
 
 /**

@@ -14,12 +14,11 @@ import {
 } from '#shared';
 import { hasher, sha256 } from '../core/crypto/hash.ts';
 import { type MirrorPlace, MirrorRefusedError, StoreUnavailableError } from '../core/errors/errors.ts';
-import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE, MANIFEST_FILE } from '../core/layout.ts';
+import { BUILD_CHECKPOINT_FILE, BUILD_STATEMENT_FILE, DOMAIN_MAP_FILE, MANIFEST_FILE, shardOf } from '../core/layout.ts';
 import { type CheckKeys, KeyTrust } from '../core/rules/key-trust.ts';
 import { parseManifest } from '../core/schemas/manifest.ts';
 import { type TileFetch, TileTree } from '../core/tlog/tile-tree.ts';
 import { type BuildMap, checkMapOf, checkStatementBytes } from '../service/build-maps.ts';
-import { entryAt } from '../service/pack-records.ts';
 import { statementInclusion } from '../service/served-checkpoint.ts';
 import { type ServeRuleCheck, type ServeRuleTask, serveRuleHere } from './serve-rule-check.ts';
 import { signedMapBytes } from './signed-sizes.ts';
@@ -171,20 +170,20 @@ export function checkManifest(signed: SignedStatement, manifest: Buffer | null):
       throw refuse(`says ${member} ${JSON.stringify(m[member as keyof typeof signs])}, its statement ${JSON.stringify(value)}`);
 }
 
-/** What one pack held, checked: the end offset of each record (for the pack index), and each record with its domain and map index. */
+/** What one pack held, checked: the end offset of each record (for the pack index), and each record with its domain, map index, shard and lookup index line. */
 export interface CheckedPack {
-  ends: number[];
-  records: { index: number; domain: string; bytes: Buffer }[];
+  ends: Uint32Array;
+  records: { index: number; domain: string; shard: string; bytes: Buffer; line: string }[];
 }
 
 /**
  * Pack `k` against the statement and the signed map: its length and SHA-256 those the statement
- * names; then each record, in order: it has the place its index gives it in the map (SHA-256 of
- * its domain begins leaf `index`, so the records are in ascending hash order and their domains are
- * the map's); the pack holds as many records as the count puts in it; then every record passes the
- * serve rule (JSON, the record of that domain, in a v2 build the entry of leaf `index` rebuilt from
- * it, the record's shape, a signature by a trusted key), by `serveRule`: in this thread, or a pool
- * of workers (./verify-pool.ts); the first that does not is named.
+ * names; it holds as many records as the count puts in it; then each record, by `serveRule` (in
+ * this thread, or a pool of workers: ./verify-pool.ts): it has the place its index gives it in the
+ * map (SHA-256 of its domain begins leaf `index`, so the records are in ascending hash order and
+ * their domains are the map's), and it passes the serve rule (JSON, the record of that domain, in a
+ * v2 build the entry of leaf `index` rebuilt from it, the record's shape, a signature by a trusted
+ * key). A record out of place is named before one that fails the serve rule; the first is named.
  */
 export async function checkPack(
   bytes: Buffer,
@@ -206,42 +205,31 @@ export async function checkPack(
   const expected = Math.min(packs.records_per_pack, map.map.size - first);
   if (records.length !== expected)
     throw refuse(`${at} holds ${records.length} records, but the statement's count (${map.map.size}) puts ${expected} in it`);
-  const ends: number[] = [];
-  const checkedRecords: CheckedPack['records'] = [];
-  const entrySize = map.map.leafSize === ENTRY_SIZE ? ENTRY_SIZE : 0;
-  // The serve rule's task: the pack and each record's range, and a copy of their leaves (a view of the map would send all of it).
-  const task: ServeRuleTask = { pack: bytes, records: [], entries: new Uint8Array(entrySize * records.length), entrySize };
-  const named = (index: number, domain: string | null) => `record ${index}${domain === null ? '' : ` (${domain})`} of ${at}`;
-  let end = 0;
-  for (const [j, record] of records.entries()) {
-    const index = first + j;
-    const bytesOf = Buffer.from(record.buffer, record.byteOffset, record.byteLength);
-    const domain = domainOf(bytesOf);
-    const place = { record: { index, domain } };
-    if (domain === null) throw refuse(`${named(index, domain)} is not a record: not JSON, or no domain`, place);
-    // A leaf begins with its domain's hash (v1: is it; v2: the entry the serve rule rebuilds from the record and compares).
-    if (!hash('sha256', domain, 'buffer').equals(map.map.leaf(index).subarray(0, 32)))
-      throw refuse(`${named(index, domain)} is out of place: SHA-256 of its domain is not leaf ${index} of the signed domain map`, place);
-    task.records.push({ domain, start: end, end: end + record.length });
-    if (entrySize > 0) task.entries.set(entryAt(map.map, index)!, j * entrySize);
-    end += record.length + 1;
-    ends.push(end);
-    checkedRecords.push({ index, domain, bytes: bytesOf });
-  }
-  const { bad } = await serveRule(task);
+  const ends = Uint32Array.from(records, (r) => r.byteOffset - bytes.byteOffset + r.byteLength + 1);
+  const { leafSize } = map.map;
+  // The task's leaves are a copy of the pack's own (a view of the map would send all of it), moved to the worker with the ends' copy.
+  const leaves = new Uint8Array(leafSize * records.length);
+  for (let j = 0; j < records.length; j++) leaves.set(map.map.leaf(first + j), j * leafSize);
+  const task: ServeRuleTask = { pack: bytes, ends: ends.slice(), leaves, leafSize, entries: leafSize === ENTRY_SIZE };
+  const { bad, domains, lines } = await serveRule(task);
   if (bad) {
-    const { index, domain } = checkedRecords[bad.at]!;
-    throw refuse(`${named(index, domain)} does not pass the serve rule: ${bad.message}`, { record: { index, domain } });
+    const index = first + bad.at;
+    const place = { record: { index, domain: bad.domain } };
+    const named = `record ${index}${bad.domain === null ? '' : ` (${bad.domain})`} of ${at}`;
+    if (bad.check === 'record') throw refuse(`${named} is not a record: ${bad.message}`, place);
+    if (bad.check === 'place')
+      throw refuse(`${named} is out of place: SHA-256 of its domain is not leaf ${index} of the signed domain map`, place);
+    throw refuse(`${named} does not pass the serve rule: ${bad.message}`, place);
   }
-  return { ends, records: checkedRecords };
-}
-
-/** The `domain` a record's bytes name, or null when they are not a JSON object naming one. */
-function domainOf(bytes: Buffer): string | null {
-  try {
-    const domain = (JSON.parse(bytes.toString('utf8')) as { domain?: unknown } | null)?.domain;
-    return typeof domain === 'string' ? domain : null;
-  } catch {
-    return null;
-  }
+  return {
+    ends,
+    records: records.map((record, j) => ({
+      index: first + j,
+      domain: domains[j]!,
+      // The leaf begins with the domain's hash (checked above), whose first byte names the record's shard.
+      shard: shardOf(map.map.leaf(first + j)),
+      bytes: Buffer.from(record.buffer, record.byteOffset, record.byteLength),
+      line: lines[j]!,
+    })),
+  };
 }

@@ -1,15 +1,11 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { splitPack } from '#shared';
-import { indexLine } from '../builder/changes.ts';
-import { MirrorRefusedError } from '../core/errors/errors.ts';
-import { INDEX_FILE, recordPath } from '../core/layout.ts';
-import type { VerificationRecord } from '../core/rules/record.ts';
+import { INDEX_FILE } from '../core/layout.ts';
 
 /**
  * The lookup index (`index.jsonl`, which prefix lookups read to place domains in the map) of a
  * mirrored build, written from the records of its checked packs and never fetched: the lines
- * `mvr build` writes, in its order (by shard, then by domain), so an honest source's index and the
+ * `mvr build` writes (`indexLine`, made where each record is checked), in its order (by shard, then by domain), so an honest source's index and the
  * mirror's are the same bytes. Packs come in map order (by SHA-256 of the domain), so a shard's
  * records arrive together and one shard at a time is held to be sorted by domain.
  */
@@ -24,17 +20,13 @@ export class LookupIndex {
     return new LookupIndex(await open(join(buildDir, INDEX_FILE), 'w'));
   }
 
-  /** The records of a pack that passed its checks, in map order (a pack that did not is never given). */
-  async add(pack: Buffer): Promise<void> {
-    const records = splitPack(pack);
-    if (typeof records === 'string') throw new MirrorRefusedError(`a checked pack is not one record a line: ${records}`);
-    for (const bytes of records) {
-      const record = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as VerificationRecord;
+  /** The lines of a pack's records that passed their checks (./serve-rule-check.ts), in map order, each with its shard and domain (a pack that did not is never given). */
+  async add(records: readonly { shard: string; domain: string; line: string }[]): Promise<void> {
+    for (const { shard, domain, line } of records) {
       // The shard is the record's folder in a build (`ab/` of `ab/<domain>.json`), the index's first order.
-      const shard = recordPath(record.domain).slice(0, 2);
       if (shard !== this.shard) await this.flush();
       this.shard = shard;
-      this.held.push({ domain: record.domain, line: indexLine(shard, record) });
+      this.held.push({ domain, line });
     }
   }
 

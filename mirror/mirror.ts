@@ -217,15 +217,15 @@ async function mirrorPacks(
   const bytesToFetch = files.filter((f) => !pool.heldCopy(f.sha256)).reduce((a, f) => a + f.bytes, 0);
   const report = (packs: number) =>
     opts.onProgress?.({ build, packs, totalPacks: files.length, bytes: summary.bytes, bytesToFetch, records: summary.recordsVerified });
-  const fetching: Promise<{ path: string; fetched: boolean }>[] = [];
   // Each pack is checked as soon as it is fetched (its records' signatures in the verifying
   // workers, one pack a task, so every core verifies while this thread fetches and checks the
   // log); the outcomes are taken in order below, a pack's failure when its turn comes.
-  const checking: Promise<{ path: string; fetched: boolean; bytes: Buffer; pack: CheckedPack | null; error: unknown }>[] = [];
+  // A pack's entry goes once its outcome is taken: its bytes and records are held no longer than that.
+  const checking = new Map<number, Promise<{ path: string; fetched: boolean; pack: CheckedPack | null; error: unknown }>>();
   const start = (k: number) => {
     const file = files[k]!;
     const held = pool.heldCopy(file.sha256);
-    fetching[k] = held
+    const fetching: Promise<{ path: string; fetched: boolean }> = held
       ? Promise.resolve({ path: held, fetched: false })
       : pool
           .fetch(opts.source, build, k, file, {
@@ -237,21 +237,23 @@ async function mirrorPacks(
             },
           })
           .then(({ path }) => ({ path, fetched: true }));
-    checking[k] = fetching[k].then(async ({ path, fetched }) => {
+    const check = fetching.then(async ({ path, fetched }) => {
       const bytes = await pool.read(path);
       return checkPack(bytes, k, checked, verify.check).then(
-        (pack) => ({ path, fetched, bytes, pack, error: null }),
-        (error: unknown) => ({ path, fetched, bytes, pack: null, error }),
+        (pack) => ({ path, fetched, pack, error: null }),
+        (error: unknown) => ({ path, fetched, pack: null, error }),
       );
     });
     // Checked in order below; a fetch ahead that fails is reported when its turn comes.
-    checking[k].catch(() => undefined);
+    check.catch(() => undefined);
+    checking.set(k, check);
   };
   const ahead = Math.max(1, opts.concurrency ?? 4);
   for (let k = 0; k < Math.min(ahead, files.length); k++) start(k);
   report(0);
   for (const [k, file] of files.entries()) {
-    const { path, fetched, bytes, pack, error } = await checking[k]!;
+    const { path, fetched, pack, error } = await checking.get(k)!;
+    checking.delete(k);
     if (k + ahead < files.length) start(k + ahead);
     if (!pack) {
       // A pack that is not the signed one goes; after any other failure (a worker's) it stays for the next run.
@@ -264,13 +266,14 @@ async function mirrorPacks(
     for (const r of pack.records)
       await recordLog.check(
         r.domain,
+        r.shard,
         r.bytes,
         { pack: at, record: { index: r.index, domain: r.domain } },
-        `record ${r.index} (${r.domain}) of pack ${k} (${file.sha256})`,
+        () => `record ${r.index} (${r.domain}) of pack ${k} (${file.sha256})`,
       );
     await pool.linkInto(staging, file.sha256, kept);
     ends.set(pack.ends, k * checked.packs.records_per_pack);
-    await lookups.add(bytes);
+    await lookups.add(pack.records);
     summary.records += pack.ends.length;
     summary.recordsVerified += pack.ends.length;
     if (fetched) summary.packs.fetched++;

@@ -19,5 +19,9 @@ export function verifyingPool(keys: CheckKeys): { check: ServeRuleCheck; close: 
     availableParallelism(),
     (how, why) => new MvrError('INTERNAL', `a mirror's verifying worker ${how === 'died' ? 'died' : 'failed'}: ${why.message}`),
   );
-  return { check: (task) => pool.run(task), close: () => pool.close() };
+  // The leaves and ends are the task's own copies: moved to the worker; the pack is in shared memory (./pack-pool.ts).
+  return {
+    check: (task) => pool.run(task, [task.leaves.buffer as ArrayBuffer, task.ends.buffer as ArrayBuffer]),
+    close: () => pool.close(),
+  };
 }

@@ -21,6 +21,11 @@ export function checkServeRule(domain: string, bytes: Buffer, keys: CheckKeys, e
   } catch {
     throw new RecordUnavailableError(`record for ${domain} is corrupt (not JSON)`);
   }
+  checkParsedServeRule(domain, bytes, value, keys, entry);
+}
+
+/** The serve rule's steps after the first, on `value`, what the stored `bytes` parse to: for a caller that parsed them already (a mirror's worker). */
+export function checkParsedServeRule(domain: string, bytes: Uint8Array, value: unknown, keys: CheckKeys, entry: Uint8Array | null): void {
   if ((value as { domain?: unknown } | null)?.domain !== domain) {
     throw new RecordUnavailableError(`record file for ${domain} holds another domain`);
   }

@@ -55,7 +55,7 @@ const thrown = async (check: () => Promise<unknown>): Promise<MirrorRefusedError
 describe("a mirror's record checks, under a statement that signs the pack as it is", () => {
   it('the pack as built passes', async () => {
     const lines = await packLines(project, 0);
-    expect((await (await signedWithPack0(lines))()).ends).toEqual([lines[0]!.length + 1, lines[0]!.length + lines[1]!.length + 2]);
+    expect([...(await (await signedWithPack0(lines))()).ends]).toEqual([lines[0]!.length + 1, lines[0]!.length + lines[1]!.length + 2]);
   });
 
   it('records in the wrong order: the first is named, out of its place in hash order', async () => {

@@ -127,8 +127,7 @@ export function packIndexProblem(packIndex: Uint8Array, head: PacksHead, records
 export function splitPack(pack: Uint8Array): Uint8Array[] | string {
   const records: Uint8Array[] = [];
   let start = 0;
-  for (let i = 0; i < pack.length; i++) {
-    if (pack[i] !== 0x0a) continue;
+  for (let i = pack.indexOf(0x0a); i !== -1; i = pack.indexOf(0x0a, start)) {
     if (i === start) return `an empty line at byte ${i}`;
     records.push(pack.subarray(start, i));
     start = i + 1;
