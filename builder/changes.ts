@@ -32,15 +32,16 @@ export function indexLine(shard: string, r: Pick<VerificationRecord, 'domain' | 
 /**
  * Writes a build's index: one line per record (domain, status, tier, score), shard by shard and
  * in domain order within a shard, one shard's records in memory at a time (a few thousand at 1M
- * records), so memory stays flat however large the build. `onShard` sees each shard's domains, in
- * shard order; `onRecord` each record's text (and the record it parses to), in the index's order.
+ * records), so memory stays flat however large the build. `onRecord` sees each record's text (and the
+ * record it parses to, and its bytes, valid until the shard ends), in the index's order; `onShardEnd`
+ * is called once a shard's records are all handed over.
  * A domain met twice is indexed once and returned among `duplicates` (the build then refuses).
  */
 export async function writeIndex(
   buildDir: string,
   source: ShardSource,
-  onShard?: (domains: string[]) => void,
-  onRecord?: (text: string, domain: string, record: VerificationRecord) => void,
+  onShardEnd?: () => void,
+  onRecord?: (text: string, domain: string, record: VerificationRecord, bytes: Buffer) => void,
 ): Promise<{ runs: ShardRun[]; duplicates: Set<string> }> {
   const out = createWriteStream(join(buildDir, INDEX_FILE));
   const runs: ShardRun[] = [];
@@ -53,14 +54,15 @@ export async function writeIndex(
       duplicates.add(r.domain);
       return false;
     });
-    onShard?.(records.map((r) => r.domain));
     // A shard's lines go out in one write: one wait on the stream a shard, not one a record.
     let lines = '';
-    for (const { domain, text } of records) {
+    for (const { domain, bytes } of records) {
+      const text = bytes.toString('utf8');
       const r = JSON.parse(text) as VerificationRecord;
-      onRecord?.(text, domain, r);
+      onRecord?.(text, domain, r, bytes);
       lines += indexLine(shard, r);
     }
+    onShardEnd?.();
     const bytes = Buffer.byteLength(lines);
     await write(out, lines);
     runs.push({ shard, start: offset, end: offset + bytes, first });

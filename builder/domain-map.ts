@@ -85,7 +85,7 @@ export class MapLeaves {
     };
   }
 
-  /** The next shard begins (shards come in ascending order): the previous one's entries are written, in domain-hash order. */
+  /** A shard's records are all handed over (shards come in ascending order): its entries are written, in domain-hash order. */
   readonly shard = (): void => {
     const started = performance.now();
     // Domain hashes differ, so their first 32 bytes alone order the entries.
