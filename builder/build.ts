@@ -118,7 +118,7 @@ async function writeIndexAndName(staging: string, opts: BuildOptions, inputs: Bu
     },
     (text, domain, record, bytes) => {
       digest.add(text);
-      leaves.record(text, domain, record);
+      leaves.record(bytes, domain, record);
       packer.record(bytes, domain);
     },
   );

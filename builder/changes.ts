@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { CHANGES_DIR, INDEX_FILE } from '../core/layout.ts';
 import type { VerificationRecord } from '../core/rules/record.ts';
 import type { ChangeEntry, Verdict } from '../core/schemas/history.ts';
+import { LineFile } from './line-file.ts';
 import { recordTree, type ShardSource } from './shard-records.ts';
 
 interface IndexLine extends Verdict {
@@ -43,33 +44,31 @@ export async function writeIndex(
   onShardEnd?: () => void,
   onRecord?: (text: string, domain: string, record: VerificationRecord, bytes: Buffer) => void,
 ): Promise<{ runs: ShardRun[]; duplicates: Set<string> }> {
-  const out = createWriteStream(join(buildDir, INDEX_FILE));
+  const out = new LineFile(join(buildDir, INDEX_FILE));
   const runs: ShardRun[] = [];
   const duplicates = new Set<string>();
-  let offset = 0;
   let first = 0;
-  for (const shard of source.shards()) {
-    const records = source.read(shard).filter((r, i, all) => {
-      if (i === 0 || all[i - 1]!.domain !== r.domain) return true;
-      duplicates.add(r.domain);
-      return false;
-    });
-    // A shard's lines go out in one write: one wait on the stream a shard, not one a record.
-    let lines = '';
-    for (const { domain, bytes } of records) {
-      const text = bytes.toString('utf8');
-      const r = JSON.parse(text) as VerificationRecord;
-      onRecord?.(text, domain, r, bytes);
-      lines += indexLine(shard, r);
+  try {
+    for (const shard of source.shards()) {
+      const records = source.read(shard).filter((r, i, all) => {
+        if (i === 0 || all[i - 1]!.domain !== r.domain) return true;
+        duplicates.add(r.domain);
+        return false;
+      });
+      const start = out.bytes;
+      for (const { domain, bytes } of records) {
+        const text = bytes.toString('utf8');
+        const r = JSON.parse(text) as VerificationRecord;
+        onRecord?.(text, domain, r, bytes);
+        out.write(indexLine(shard, r));
+      }
+      onShardEnd?.();
+      runs.push({ shard, start, end: out.bytes, first });
+      first += records.length;
     }
-    onShardEnd?.();
-    const bytes = Buffer.byteLength(lines);
-    await write(out, lines);
-    runs.push({ shard, start: offset, end: offset + bytes, first });
-    offset += bytes;
-    first += records.length;
+  } finally {
+    out.close();
   }
-  await close(out);
   return { runs, duplicates };
 }
 

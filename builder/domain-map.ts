@@ -53,10 +53,10 @@ export class MapLeaves {
     this.perBucket = new Uint32Array(2 ** this.bits);
   }
 
-  /** One record's text, domain and parsed record (`writeIndex` hands each over as it reads it): its entry, and counted under its prefix. */
-  readonly record = (text: string, domain: string, record: unknown): void => {
+  /** One record's exact bytes, domain and parsed record (`writeIndex` hands each over as it reads it): its entry, and counted under its prefix. */
+  readonly record = (bytes: Buffer, domain: string, record: unknown): void => {
     const started = performance.now();
-    const entry = encodeMapEntry(sha256, record, Buffer.from(text));
+    const entry = encodeMapEntry(sha256, record, bytes);
     if (typeof entry === 'string') throw new BuildError(`the record of ${domain} has no map entry: ${entry}`);
     this.shardEntries.push(Buffer.from(entry.buffer, entry.byteOffset, entry.byteLength));
     this.spentMs += performance.now() - started;
@@ -64,7 +64,7 @@ export class MapLeaves {
     const prefix = hexPrefix(entry, this.prefixLength);
     const p = this.perPrefix.get(prefix) ?? { records: 0, bytes: 0 };
     p.records++;
-    p.bytes += Buffer.byteLength(text.trimEnd());
+    p.bytes += bytes.length;
     this.perPrefix.set(prefix, p);
   };
 

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -13,6 +13,7 @@ import { type LogKey, saltOf, signNote } from '../keyring/log-key.ts';
 import { folderTiles } from '../storage/log-tiles.ts';
 import type { ShardRun } from './changes.ts';
 import { inDomainOrder } from './index-order.ts';
+import { LineFile } from './line-file.ts';
 import { signLogIfNotLive } from './log-if-not-live.ts';
 import type { PackedRecords } from './packs.ts';
 import { appendStatementAgain, type PublishedLog, tileWriter } from './published-log.ts';
@@ -142,41 +143,22 @@ export async function appendBuildToLog(opts: {
   }
 }
 
-/** Bytes of a shard's `log.jsonl` gathered before one write (a line is about 120). */
-const SHARD_LOG_CHUNK = 8192;
-
-/**
- * The per-shard `log.jsonl` files, written a few kilobytes at a time. Each shard's pending lines are
- * bytes in a buffer of its own, not a string: lines wait there for hundreds of shards' worth of
- * records, and as strings they outlived the young generation and filled the old one with garbage
- * (at a million records the heap grew by tens of megabytes in this phase).
- */
+/** The per-shard `log.jsonl` files, each written through a buffer of its own (see LineFile). */
 class ShardLogs {
-  private readonly open = new Map<string, { fd: number; pending: Buffer; used: number }>();
+  private readonly open = new Map<string, LineFile>();
   constructor(private readonly buildDir: string) {}
   add(shard: string, line: string): void {
     let out = this.open.get(shard);
     if (!out) {
       // The shard's folder holds only this file unless the build keeps its per-record tree.
       mkdirSync(join(this.buildDir, shard), { recursive: true });
-      out = { fd: openSync(join(this.buildDir, shard, SHARD_LOG_FILE), 'w'), pending: Buffer.allocUnsafe(SHARD_LOG_CHUNK), used: 0 };
+      out = new LineFile(join(this.buildDir, shard, SHARD_LOG_FILE));
       this.open.set(shard, out);
     }
-    const bytes = Buffer.byteLength(line);
-    if (out.used + bytes > SHARD_LOG_CHUNK) this.flush(out);
-    // A line longer than the buffer (none is: a domain is at most 253 bytes) goes out on its own.
-    if (bytes > SHARD_LOG_CHUNK) writeSync(out.fd, line);
-    else out.used += out.pending.write(line, out.used);
+    out.write(line);
   }
   close(): void {
-    for (const out of this.open.values()) {
-      this.flush(out);
-      closeSync(out.fd);
-    }
+    for (const out of this.open.values()) out.close();
     this.open.clear();
-  }
-  private flush(out: { fd: number; pending: Buffer; used: number }): void {
-    if (out.used > 0) writeSync(out.fd, out.pending, 0, out.used);
-    out.used = 0;
   }
 }
