@@ -116,10 +116,10 @@ async function writeIndexAndName(staging: string, opts: BuildOptions, inputs: Bu
       leaves.shard();
       packer.shard();
     },
-    (text, domain, record) => {
+    (text, domain, record, bytes) => {
       digest.add(text);
-      leaves.record(text, domain, record);
-      packer.record(text, domain);
+      leaves.record(bytes, domain, record);
+      packer.record(bytes, domain);
     },
   );
   if (duplicates.size > 0) await refuseDuplicates(inputs.auditFiles, duplicates);

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { CHANGES_DIR, INDEX_FILE } from '../core/layout.ts';
 import type { VerificationRecord } from '../core/rules/record.ts';
 import type { ChangeEntry, Verdict } from '../core/schemas/history.ts';
+import { LineFile } from './line-file.ts';
 import { recordTree, type ShardSource } from './shard-records.ts';
 
 interface IndexLine extends Verdict {
@@ -32,42 +33,42 @@ export function indexLine(shard: string, r: Pick<VerificationRecord, 'domain' | 
 /**
  * Writes a build's index: one line per record (domain, status, tier, score), shard by shard and
  * in domain order within a shard, one shard's records in memory at a time (a few thousand at 1M
- * records), so memory stays flat however large the build. `onShard` sees each shard's domains, in
- * shard order; `onRecord` each record's text (and the record it parses to), in the index's order.
+ * records), so memory stays flat however large the build. `onRecord` sees each record's text (and the
+ * record it parses to, and its bytes, valid until the shard ends), in the index's order; `onShardEnd`
+ * is called once a shard's records are all handed over.
  * A domain met twice is indexed once and returned among `duplicates` (the build then refuses).
  */
 export async function writeIndex(
   buildDir: string,
   source: ShardSource,
-  onShard?: (domains: string[]) => void,
-  onRecord?: (text: string, domain: string, record: VerificationRecord) => void,
+  onShardEnd?: () => void,
+  onRecord?: (text: string, domain: string, record: VerificationRecord, bytes: Buffer) => void,
 ): Promise<{ runs: ShardRun[]; duplicates: Set<string> }> {
-  const out = createWriteStream(join(buildDir, INDEX_FILE));
+  const out = new LineFile(join(buildDir, INDEX_FILE));
   const runs: ShardRun[] = [];
   const duplicates = new Set<string>();
-  let offset = 0;
   let first = 0;
-  for (const shard of source.shards()) {
-    const records = source.read(shard).filter((r, i, all) => {
-      if (i === 0 || all[i - 1]!.domain !== r.domain) return true;
-      duplicates.add(r.domain);
-      return false;
-    });
-    onShard?.(records.map((r) => r.domain));
-    // A shard's lines go out in one write: one wait on the stream a shard, not one a record.
-    let lines = '';
-    for (const { domain, text } of records) {
-      const r = JSON.parse(text) as VerificationRecord;
-      onRecord?.(text, domain, r);
-      lines += indexLine(shard, r);
+  try {
+    for (const shard of source.shards()) {
+      const records = source.read(shard).filter((r, i, all) => {
+        if (i === 0 || all[i - 1]!.domain !== r.domain) return true;
+        duplicates.add(r.domain);
+        return false;
+      });
+      const start = out.bytes;
+      for (const { domain, bytes } of records) {
+        const text = bytes.toString('utf8');
+        const r = JSON.parse(text) as VerificationRecord;
+        onRecord?.(text, domain, r, bytes);
+        out.write(indexLine(shard, r));
+      }
+      onShardEnd?.();
+      runs.push({ shard, start, end: out.bytes, first });
+      first += records.length;
     }
-    const bytes = Buffer.byteLength(lines);
-    await write(out, lines);
-    runs.push({ shard, start: offset, end: offset + bytes, first });
-    offset += bytes;
-    first += records.length;
+  } finally {
+    out.close();
   }
-  await close(out);
   return { runs, duplicates };
 }
 

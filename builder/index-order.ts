@@ -1,5 +1,4 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
 import type { ShardRun } from './changes.ts';
 
 // The build index read back in domain order, for the log's entries (builder/log.ts).
@@ -44,19 +43,35 @@ export function* inDomainOrder(indexFile: string, runs: ShardRun[]): Generator<I
   }
 }
 
+/**
+ * The lines of bytes `[start, end)` of the file, each decoded only as it is taken: a run's next
+ * lines wait as bytes, not strings, while the other runs are merged (strings waiting that long
+ * outlived the young generation and filled the old one with garbage).
+ */
 function* linesOf(fd: number, start: number, end: number): Generator<string> {
-  const chunk = Buffer.alloc(16 * 1024);
-  const decoder = new StringDecoder('utf8');
-  let rest = '';
-  for (let at = start; at < end; ) {
-    const n = readSync(fd, chunk, 0, Math.min(chunk.length, end - at), at);
+  let chunk = Buffer.allocUnsafe(16 * 1024);
+  // Bytes [from, to) of the chunk are read and not yet taken.
+  let from = 0,
+    to = 0;
+  for (let at = start; ; ) {
+    const nl = chunk.indexOf(0x0a, from);
+    if (nl >= 0 && nl < to) {
+      if (nl > from) yield chunk.toString('utf8', from, nl);
+      from = nl + 1;
+      continue;
+    }
+    if (at >= end) break;
+    // The line read so far moves to the front; a line longer than the chunk doubles it.
+    if (from > 0) chunk.copy(chunk, 0, from, to);
+    to -= from;
+    from = 0;
+    if (to === chunk.length) chunk = Buffer.concat([chunk, Buffer.allocUnsafe(chunk.length)]);
+    const n = readSync(fd, chunk, to, Math.min(chunk.length - to, end - at), at);
     if (n === 0) break;
     at += n;
-    const lines = (rest + decoder.write(chunk.subarray(0, n))).split('\n');
-    rest = lines.pop()!;
-    for (const line of lines) if (line) yield line;
+    to += n;
   }
-  if (rest) yield rest;
+  if (to > from) yield chunk.toString('utf8', from, to);
 }
 
 class MinHeap<T> {

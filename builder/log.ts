@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -13,6 +13,7 @@ import { type LogKey, saltOf, signNote } from '../keyring/log-key.ts';
 import { folderTiles } from '../storage/log-tiles.ts';
 import type { ShardRun } from './changes.ts';
 import { inDomainOrder } from './index-order.ts';
+import { LineFile } from './line-file.ts';
 import { signLogIfNotLive } from './log-if-not-live.ts';
 import type { PackedRecords } from './packs.ts';
 import { appendStatementAgain, type PublishedLog, tileWriter } from './published-log.ts';
@@ -142,29 +143,22 @@ export async function appendBuildToLog(opts: {
   }
 }
 
-/** The per-shard `log.jsonl` files, written a few kilobytes at a time. */
+/** The per-shard `log.jsonl` files, each written through a buffer of its own (see LineFile). */
 class ShardLogs {
-  private readonly open = new Map<string, { fd: number; pending: string }>();
+  private readonly open = new Map<string, LineFile>();
   constructor(private readonly buildDir: string) {}
   add(shard: string, line: string): void {
     let out = this.open.get(shard);
     if (!out) {
       // The shard's folder holds only this file unless the build keeps its per-record tree.
       mkdirSync(join(this.buildDir, shard), { recursive: true });
-      out = { fd: openSync(join(this.buildDir, shard, SHARD_LOG_FILE), 'w'), pending: '' };
+      out = new LineFile(join(this.buildDir, shard, SHARD_LOG_FILE));
       this.open.set(shard, out);
     }
-    out.pending += line;
-    if (out.pending.length >= 8192) {
-      writeSync(out.fd, out.pending);
-      out.pending = '';
-    }
+    out.write(line);
   }
   close(): void {
-    for (const out of this.open.values()) {
-      if (out.pending) writeSync(out.fd, out.pending);
-      closeSync(out.fd);
-    }
+    for (const out of this.open.values()) out.close();
     this.open.clear();
   }
 }

@@ -5,8 +5,9 @@ import { type PacksHead, packIndexBytes, packPath, recordsPerPackFor } from '#sh
 import { BuildError } from '../core/errors/errors.ts';
 import { PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
 
-/** Characters gathered before one write to a pack: a few system calls a megabyte, not one a record. */
+/** Bytes gathered before one write to a pack: a few system calls a megabyte, not one a record. */
 const WRITE_CHUNK = 1 << 20;
+const NEWLINE = Buffer.from('\n');
 
 /** A build's records read back from its packs (see {@link PackWriter.reader}). */
 export interface PackedRecords {
@@ -29,7 +30,8 @@ export class PackWriter {
   /** Each record's place in the map (and so in the packs), by its line in the index. */
   private readonly places: Uint32Array;
   private readonly files: PacksHead['files'] = [];
-  private shardRecords: { hash: Buffer; text: string; line: number }[] = [];
+  /** The current shard's records: their bytes are views of what the index read, valid until the shard ends (see ShardRecord). */
+  private shardRecords: { hash: Buffer; bytes: Buffer; line: number }[] = [];
   /** Records handed over so far (the index line of the next one). */
   private seen = 0;
   /** Records written so far (the map index of the next one). */
@@ -37,8 +39,9 @@ export class PackWriter {
   private fd: number | null = null;
   private digest: Hash | null = null;
   private offset = 0;
-  /** Lines gathered for the pack being written: encoded, hashed and written a chunk at a time. */
-  private pending = '';
+  /** Lines gathered for the pack being written (`pendingBytes` of them): hashed and written a chunk at a time. */
+  private readonly pending = Buffer.allocUnsafe(WRITE_CHUNK);
+  private pendingBytes = 0;
   /** Time spent sorting, hashing and writing the packs and their index, for the build's summary (ms). */
   spentMs = 0;
 
@@ -58,13 +61,13 @@ export class PackWriter {
     mkdirSync(join(buildDir, PACKS_DIR), { recursive: true });
   }
 
-  /** The next shard begins (shards come in ascending order): the previous one is written, in hash order. */
+  /** A shard's records are all handed over (shards come in ascending order): they are written, in hash order. */
   readonly shard = (): void => this.timed(() => this.flushShard());
 
-  /** One record of the current shard, its exact signed text. */
-  readonly record = (text: string, domain: string): void =>
+  /** One record of the current shard, its exact signed bytes. */
+  readonly record = (bytes: Buffer, domain: string): void =>
     this.timed(() => {
-      this.shardRecords.push({ hash: hash('sha256', domain, 'buffer'), text, line: this.seen++ });
+      this.shardRecords.push({ hash: hash('sha256', domain, 'buffer'), bytes, line: this.seen++ });
     });
 
   /** Writes what is left and the pack index; the statement's `packs`. Throws when another number of records came than announced. */
@@ -116,31 +119,39 @@ export class PackWriter {
   private flushShard(): void {
     const records = this.shardRecords.sort((a, b) => Buffer.compare(a.hash, b.hash));
     this.shardRecords = [];
-    for (const { text, line } of records) {
+    for (const { bytes, line } of records) {
       this.places[line] = this.written;
-      this.append(text);
+      this.append(bytes);
     }
   }
 
-  private append(text: string): void {
+  private append(bytes: Buffer): void {
     if (this.fd === null) {
       this.fd = openSync(this.tempPath(), 'wx');
       this.digest = createHash('sha256');
       this.offset = 0;
     }
-    this.pending += `${text}\n`;
-    this.offset += Buffer.byteLength(text) + 1;
     if (this.written >= this.records) throw new BuildError(`the build announced ${this.records} records, and more came`);
+    // A line that does not fit what is gathered goes after it; one longer than a chunk (no record is: 64 KiB at most) on its own.
+    if (this.pendingBytes + bytes.length + 1 > WRITE_CHUNK) this.writePending();
+    if (bytes.length + 1 > WRITE_CHUNK) this.write(Buffer.concat([bytes, NEWLINE]));
+    else {
+      this.pendingBytes += bytes.copy(this.pending, this.pendingBytes);
+      this.pending[this.pendingBytes++] = 0x0a;
+    }
+    this.offset += bytes.length + 1;
     this.ends[this.written] = this.offset;
     this.written++;
-    if (this.pending.length >= WRITE_CHUNK) this.writePending();
     if (this.written % this.perPack === 0) this.closePack();
   }
 
   private writePending(): void {
-    if (this.pending.length === 0) return;
-    const bytes = Buffer.from(this.pending);
-    this.pending = '';
+    if (this.pendingBytes === 0) return;
+    this.write(this.pending.subarray(0, this.pendingBytes));
+    this.pendingBytes = 0;
+  }
+
+  private write(bytes: Buffer): void {
     this.digest!.update(bytes);
     writeSync(this.fd!, bytes);
   }
