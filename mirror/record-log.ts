@@ -52,8 +52,8 @@ export class RecordLogCheck {
    */
   async check(domain: string, shardName: string, record: Uint8Array, place: MirrorPlace, named: () => string): Promise<void> {
     const refuse = (why: string) => new MirrorRefusedError(`build ${this.build} refused: ${named()} ${why}`, place);
-    // Most records are in the shard and the tile of the one before: no turn of the event loop spent on those.
-    const shard = this.shard?.name === shardName ? this.shard : await this.shardOf(shardName, refuse);
+    // Most records are in the shard and the tile of the one before: those wait on no read.
+    const shard = this.shard?.name === shardName ? this.shard : await this.readShard(shardName, refuse);
     const entry = shard.entries.get(domain);
     if (!entry) throw refuse(`has no entry in its shard's ${SHARD_LOG_FILE}: its log proof could not be served`);
     const salt = decodeBase64(entry.salt);
@@ -80,10 +80,9 @@ export class RecordLogCheck {
     await this.flush();
   }
 
-  /** The level-0 tile of entry `index`, proven once against the checkpoint by an inclusion proof of `index`. */
+  /** Proves the level-0 tile of entry `index` (one not proven yet) against the checkpoint, by an inclusion proof of `index`. */
   private async proveTile(index: number): Promise<void> {
     const tile = Math.floor(index / TILE_WIDTH);
-    if (this.provenTiles.has(tile)) return;
     const [leaf] = (await this.tree.leafHashes(index, index + 1)) as [Uint8Array];
     const proof = await this.tree.inclusion(index);
     if (!verifyInclusion(hasher, this.checkpoint, { index, hash: leaf }, proof))
@@ -92,8 +91,7 @@ export class RecordLogCheck {
   }
 
   /** The entries of shard `name`, read (bounded by the limits table) when the records reach it; the shard before written out. */
-  private async shardOf(name: string, refuse: (why: string) => MirrorRefusedError) {
-    if (this.shard?.name === name) return this.shard;
+  private async readShard(name: string, refuse: (why: string) => MirrorRefusedError) {
     await this.flush();
     const path = `${name}/${SHARD_LOG_FILE}`;
     const bytes = await this.read(path);
