@@ -17,6 +17,17 @@ import { gatewayOver, vkeyFile } from './logged-project.ts';
 import { type WitnessedProject, witnessedProject } from './witnessed-project.ts';
 
 export const HOUR = 3_600_000;
+
+/**
+ * The verifier's settings a store rolled back with proofs against the newest checkpoint is refused
+ * under: without a policy, with one, and with one and a maximum age its fresh checkpoint meets (only
+ * the build is old).
+ */
+export const ROLLED_BACK_SETTINGS = [
+  [false, undefined],
+  [true, undefined],
+  [true, 36 * HOUR],
+] as const;
 /** Audited in December only: November's build has no record of it. */
 export const FLAGGED = 'flagged-this-month.example';
 /** Verified in November's build, flagged in December's: its November record is validly signed, and not current. */

@@ -43,15 +43,20 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
     await removeTempDirs();
   });
 
-  const lookUp = async (policy: string, maxAge = '') => {
-    await page.getByLabel('Domain or URL').fill(GOLD);
-    await page.getByLabel('API key').fill(g.key);
+  /** The reader's policy and maximum age filled in, then `button` pressed: the verdict the page shows. */
+  const submit = async (button: string, policy: string, maxAge: string) => {
     await page.getByLabel('Witness policy (optional)').fill(policy);
     await page.getByLabel('Maximum age (optional)').fill(maxAge);
     await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
-    await page.getByRole('button', { name: 'Look up and verify' }).click();
+    await page.getByRole('button', { name: button }).click();
     await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
     return { state: await page.locator('#result').getAttribute('data-state'), verdict: await page.locator('#verdict').textContent() };
+  };
+
+  const lookUp = async (policy: string, maxAge = '') => {
+    await page.getByLabel('Domain or URL').fill(GOLD);
+    await page.getByLabel('API key').fill(g.key);
+    return submit('Look up and verify', policy, maxAge);
   };
 
   it('with the reader’s policy: valid, and when the record’s log proof was last witnessed, by whom', async () => {
@@ -86,13 +91,8 @@ describe.skipIf(!CHROMIUM.path)(needing(CHROMIUM, 'the verify page in headless C
   it('a pasted bundle under the same policy and maximum age: valid within it, NOT_WITNESSED past it or under other witnesses', async () => {
     const bundle = (await g.request(`/v1/bundle?domain=${GOLD}`)).text;
     const paste = async (policy: string, maxAge = '') => {
-      await page.getByLabel('Witness policy (optional)').fill(policy);
-      await page.getByLabel('Maximum age (optional)').fill(maxAge);
       await page.getByLabel('Record (JSON)').fill(bundle);
-      await page.evaluate(() => (document.getElementById('result')!.dataset.state = 'idle'));
-      await page.getByRole('button', { name: 'Verify the record' }).click();
-      await page.waitForFunction(() => document.getElementById('result')?.dataset.state !== 'idle');
-      return { state: await page.locator('#result').getAttribute('data-state'), verdict: await page.locator('#verdict').textContent() };
+      return submit('Verify the record', policy, maxAge);
     };
     expect(await paste(policies.ours, '36h')).toEqual({ state: 'valid', verdict: 'Valid signature' });
     expect(await paste(policies.ours, '30m')).toEqual({ state: 'invalid', verdict: 'Not verified: NOT_WITNESSED' });

@@ -13,7 +13,7 @@ import { ageOf, gatewaySource, verifyOnline, verifyOnlineCompact } from '@mercha
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../core/errors/registry.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE } from '../../core/layout.ts';
-import { FLAGGED, HOUR, type TwoWitnessedMonths, twoWitnessedMonths } from '../support/current-project.ts';
+import { FLAGGED, HOUR, ROLLED_BACK_SETTINGS, type TwoWitnessedMonths, twoWitnessedMonths } from '../support/current-project.ts';
 import { cleanup } from '../support/gateway.ts';
 import { removeTempDirs, UNAUDITED } from '../support/project.ts';
 
@@ -66,12 +66,7 @@ describe.sequential('an answer is current when its statement is the last entry o
         expect((await g.verify(FLAGGED)).json.status).toBe('unverified');
         const place = await t.statementPlace(g, FLAGGED);
         expect(place.index).toBeLessThan(place.size - 1);
-        // Without a policy, with one, and with one and a maximum age its fresh checkpoint meets: only the build is old.
-        for (const [policy, maxAgeMs] of [
-          [false, undefined],
-          [true, undefined],
-          [true, 36 * HOUR],
-        ] as const) {
+        for (const [policy, maxAgeMs] of ROLLED_BACK_SETTINGS) {
           const v = await t.online(g, FLAGGED, { policy, maxAgeMs });
           expect(v.code, `policy ${policy}, max age ${maxAgeMs}`).toBe('BUILD_SUPERSEDED');
           expect(v.absence).toMatchObject({ valid: false, code: 'BUILD_SUPERSEDED' });

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../core/errors/registry.ts';
 import { BUILD_CHECKPOINT_FILE, BUILD_SERVED_CHECKPOINT_FILE } from '../../core/layout.ts';
 import { BIN, runCli } from '../support/cli.ts';
-import { HOUR, TURNED, type TwoWitnessedMonths, twoWitnessedMonths } from '../support/current-project.ts';
+import { HOUR, ROLLED_BACK_SETTINGS, TURNED, type TwoWitnessedMonths, twoWitnessedMonths } from '../support/current-project.ts';
 import { cleanup, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { vkeyFile } from '../support/logged-project.ts';
 import { connectHttpClient } from '../support/mcp.ts';
@@ -113,12 +113,7 @@ describe.sequential("a record is current when its bundle's statement is the last
         t.withGateway(async (g) => {
           // Last month's record, validly signed, its own log proof holding: only its build's place in the log tells.
           expect((await g.verify(TURNED)).json.status).toBe('verified');
-          // Without a policy, with one, and with one and a maximum age its fresh checkpoint meets: only the build is old.
-          for (const [policy, maxAgeMs] of [
-            [false, undefined],
-            [true, undefined],
-            [true, 36 * HOUR],
-          ] as const) {
+          for (const [policy, maxAgeMs] of ROLLED_BACK_SETTINGS) {
             const v = await t.online(g, TURNED, { policy, maxAgeMs });
             expect(v.code, `policy ${policy}, max age ${maxAgeMs}`).toBe('BUILD_SUPERSEDED');
             expect(v).toMatchObject({
