@@ -1,6 +1,7 @@
 // The floor of a server that does the least a key-gated lookup must: a bare node:http server that
 // finds the Bearer key in a table of accepted keys (401 when absent) and the `domain` asked for in
-// a table of records held in memory, then answers that record's bytes with the gateway's headers,
+// a table of records held in memory, then answers that record's bytes with the gateway's headers (the same names,
+// order and value lengths: floor-headers.mjs, so the same bytes on the wire),
 // in the same turn (as the gateway answers a record in memory). No other check, no log, no
 // metrics. Beside the rotating hot set, it tells what a gateway costs beyond finding a key and a
 // record, where node-floor.mjs answers one record's bytes to every request without looking.
@@ -9,6 +10,7 @@
 
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { gatewayHeaders } from './floor-headers.mjs';
 
 const [port, list, key] = [Number(process.argv[2]), process.argv[3], process.argv[4]];
 const records = new Map();
@@ -17,17 +19,7 @@ for (const line of readFileSync(list, 'utf8').split('\n')) {
   if (tab > 0) records.set(line.slice(0, tab), readFileSync(line.slice(tab + 1)));
 }
 const keys = new Map([[`Bearer ${key}`, 'bench']]);
-const headersOf = (body) => [
-  'content-type',
-  'application/json',
-  'cache-control',
-  'public, max-age=60, s-maxage=300',
-  'vary',
-  'Authorization',
-  'content-length',
-  String(body.length),
-];
-const answers = new Map([...records].map(([domain, body]) => [domain, { body, headers: headersOf(body) }]));
+const answers = new Map([...records].map(([domain, body]) => [domain, { body, headers: gatewayHeaders(body) }]));
 const refused = Buffer.from('{"code":"UNAUTHORIZED"}');
 const missing = Buffer.from('{"code":"NOT_FOUND"}');
 
