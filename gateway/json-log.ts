@@ -12,10 +12,12 @@ export interface JsonLog {
 }
 
 /**
- * Lines gather in memory and go out in one write once this many bytes are waiting (about thirty-five
- * access lines), or at the latest FLUSH_MS after they were logged.
+ * Lines gather in memory and go out in one write once this many bytes are waiting (about 350 access
+ * lines of a hot record; at 20,000 requests a second, some 60 writes a second instead of 460), or at the latest FLUSH_MS after they
+ * were logged. A write takes at most WRITE_BYTES (sonic-boom's `maxWrite`, which must exceed the batch).
  */
-const BATCH_BYTES = 8 * 1024;
+const BATCH_BYTES = 64 * 1024;
+const WRITE_BYTES = 2 * BATCH_BYTES;
 const FLUSH_MS = 100;
 
 /**
@@ -52,6 +54,7 @@ export function openJsonLog(fd = 1): JsonLog {
     dest: fd,
     sync: false,
     minLength: BATCH_BYTES,
+    maxWrite: WRITE_BYTES,
     periodicFlush: FLUSH_MS,
     contentMode: 'buffer',
   });
