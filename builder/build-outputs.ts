@@ -1,21 +1,16 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { KeySet } from '@merchant-verify/verifier';
-import { canonicalJson, type PacksHead } from '#shared';
-import type { SigningKey } from '../core/crypto/signing.ts';
+import { canonicalJson } from '#shared';
 import { writeAtomic } from '../core/files.ts';
 import { BUILDS_DIR, LOG_CHECKPOINT, LOG_DIR, LOG_VKEY_PATH, MANIFEST_FILE } from '../core/layout.ts';
-import { keyConfigSha256 } from '../core/ohttp.ts';
 import { manifestText } from '../core/schemas/manifest.ts';
 import { copyVerifyPage } from '../core/verify-page.ts';
-import { loadOhttpConfig } from '../keyring/ohttp-key.ts';
 import type { KeptBuild } from '../storage/kept-builds.ts';
 import type { BuildInputs } from './build-inputs.ts';
 import { type ShardRun, writeChanges } from './changes.ts';
-import { writeCompactAnswers } from './compact-answers.ts';
-import { type MapLeaves, writeDomainMap } from './domain-map.ts';
 import { appendBuildToLog, type LogStep } from './log.ts';
-import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
+import type { BuildOptions, BuildPhase } from './options.ts';
 import type { PackedRecords } from './packs.ts';
 import type { SignedRecords } from './sign-audits.ts';
 
@@ -23,31 +18,6 @@ import type { SignedRecords } from './sign-audits.ts';
 export interface BuildIdentity {
   buildId: string;
   issuedAt: string;
-}
-
-/** The domain map and the signed statement over it: what "never audited" is decided by. */
-export async function writeMapAndStatement(
-  stagingDir: string,
-  leaves: MapLeaves,
-  packs: PacksHead,
-  opts: BuildOptions,
-  build: BuildIdentity,
-  key: SigningKey | null,
-): Promise<BuildSummary['domainMap']> {
-  const started = performance.now();
-  const ohttpConfig = await loadOhttpConfig(opts.keysDir);
-  const lookup = leaves.lookup();
-  const { map } = await writeDomainMap(stagingDir, leaves.leaves(), {
-    issuer: opts.issuer,
-    build: build.buildId,
-    issuedAt: build.issuedAt,
-    key,
-    lookup,
-    packs,
-    ...(ohttpConfig ? { ohttpKeyConfigSha256: keyConfigSha256(ohttpConfig) } : {}),
-  });
-  const answers = await writeCompactAnswers(stagingDir, map, lookup.bits!, lookup.bucket_bytes!);
-  return { durationMs: leaves.spentMs + performance.now() - started, domains: map.size, bytes: map.size * 32, answers };
 }
 
 /** The change feeds against every build kept before this one (part of the build: all or nothing); the changes written. */

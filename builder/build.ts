@@ -1,20 +1,18 @@
-import { readFile, realpath, rm } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatTimestamp } from '#shared';
 import { BuildError, MvrError } from '../core/errors/errors.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK } from '../core/layout.ts';
 import { folderTiles } from '../storage/log-tiles.ts';
 import { requireQuorum, type WitnessReport, witnessCheckpoint } from '../witness/build-phase/witnessing.ts';
-import { BuildDigest, existingBuild } from './build-id.ts';
+import { existingBuild } from './build-id.ts';
 import { type BuildInputs, readBuildInputs } from './build-inputs.ts';
-import { appendToLog, type BuildIdentity, writeChangeFeeds, writeKeySet, writeManifest, writeMapAndStatement } from './build-outputs.ts';
-import { writeIndex } from './changes.ts';
-import { MapLeaves } from './domain-map.ts';
+import { appendToLog, type BuildIdentity, writeChangeFeeds, writeKeySet, writeManifest } from './build-outputs.ts';
 import { buildSummary, keepBuilds, keptAfterSwap, publishCheckpoint } from './go-live.ts';
+import { IndexThread } from './index-thread.ts';
 import type { LogStep } from './log.ts';
 import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
-import { PackWriter } from './packs.ts';
-import { SPILL_DIR, spilledRecords } from './shard-records.ts';
+import { packedRecords } from './packs.ts';
 import { refuseDuplicates, type SignedRecords, signAudits } from './sign-audits.ts';
 import { acquireBuildLock, createStaging, discardStaging, liveBuildId, swapInBuild } from './swap.ts';
 
@@ -51,13 +49,11 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
     phase('records');
     const records = await signAudits(opts, inputs.auditFiles, inputs.key, staging, issuedAt, started);
     phase('index');
-    const { build, leaves, runs, packs, packsSummary, packed } = await writeIndexAndName(staging, opts, inputs, records, issuedAt);
+    const indexed = await writeIndexAndMap(staging, opts, inputs, records, issuedAt, phase);
     // The same build again: it is live already, so no build is written, appended to the log or kept
     // twice; only what the options decide besides the build (the key set, how many builds are kept) is.
-    if ((await existingBuild(opts.recordsDir, build.buildId)) === 'live')
-      return await sameBuildAgain(opts, inputs, records, build, started, packsSummary, clock);
-    phase('map');
-    const domainMap = await writeMapAndStatement(staging, leaves, packs, opts, build, inputs.key);
+    if ('live' in indexed) return await sameBuildAgain(opts, inputs, records, indexed.build, started, indexed.packsSummary, clock);
+    const { build, runs, domainMap, packed, packsSummary } = indexed;
     const changes = await writeChangeFeeds(staging, inputs.earlier, opts.recordsDir, phase);
     // The log reads the records back from the packs (it opens them as it first reads them).
     try {
@@ -102,38 +98,44 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
 }
 
 /**
- * The index (shards in, map leaves, packs and the build's digest out) and the build's id: readable
- * by date, the rest from the content, so the same build made twice is one build.
+ * The index, packs, domain map and statement, in a thread of their own ended before the log (its
+ * heap given back): the build's id, and where its records are for the log; or, when the build is
+ * the live one already, only its id (no map is written).
  */
-async function writeIndexAndName(staging: string, opts: BuildOptions, inputs: BuildInputs, records: SignedRecords, issuedAt: string) {
-  const leaves = new MapLeaves(records.written);
-  const packer = new PackWriter(staging, records.written, opts.packRecords);
-  const digest = new BuildDigest({ issuer: opts.issuer, schemaUrl: opts.schemaUrl, keyId: inputs.key?.kid ?? null });
-  const { runs, duplicates } = await writeIndex(
-    staging,
-    spilledRecords(staging),
-    () => {
-      leaves.shard();
-      packer.shard();
-    },
-    (text, domain, record, bytes) => {
-      digest.add(text);
-      leaves.record(bytes, domain, record);
-      packer.record(bytes, domain);
-    },
-  );
-  if (duplicates.size > 0) await refuseDuplicates(inputs.auditFiles, duplicates);
-  // The spilled records are in the packs now; they are no part of the build.
-  await rm(join(staging, SPILL_DIR), { recursive: true, force: true });
-  const packs = packer.finish();
-  const build: BuildIdentity = { buildId: digest.id(issuedAt), issuedAt };
-  const packsSummary: BuildSummary['packs'] = {
-    durationMs: packer.spentMs,
-    files: packs.files.length,
-    bytes: packs.files.reduce((sum, f) => sum + f.bytes, 0),
-    recordsPerPack: packs.records_per_pack,
-  };
-  return { build, leaves, runs, packs, packsSummary, packed: packer.reader() };
+async function writeIndexAndMap(
+  staging: string,
+  opts: BuildOptions,
+  inputs: BuildInputs,
+  records: SignedRecords,
+  issuedAt: string,
+  phase: (name: BuildPhase) => void,
+) {
+  const thread = new IndexThread({
+    stagingDir: staging,
+    records: records.written,
+    packRecords: opts.packRecords,
+    issuer: opts.issuer,
+    schemaUrl: opts.schemaUrl,
+    keysDir: opts.keysDir,
+    key: inputs.key,
+    issuedAt,
+  });
+  try {
+    const indexed = await thread.index();
+    if (!('buildId' in indexed)) {
+      await refuseDuplicates(inputs.auditFiles, new Set(indexed.duplicates));
+      // Only when the audit files changed under the build, so that the twice-audited are no longer found there.
+      throw new BuildError(`domains audited more than once: ${indexed.duplicates.slice(0, 5).join(', ')}`);
+    }
+    const { buildId, runs, packs, packsSummary } = indexed;
+    const build: BuildIdentity = { buildId, issuedAt };
+    if ((await existingBuild(opts.recordsDir, buildId)) === 'live') return { build, packsSummary, live: true as const };
+    phase('map');
+    const { domainMap, places } = await thread.map();
+    return { build, runs, packsSummary, domainMap, packed: packedRecords(staging, packs, places) };
+  } finally {
+    await thread.close();
+  }
 }
 
 /** The same build again: only the key set and the kept list are written, and builds no longer kept pruned. */

@@ -9,11 +9,45 @@ import { PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
 const WRITE_CHUNK = 1 << 20;
 const NEWLINE = Buffer.from('\n');
 
-/** A build's records read back from its packs (see {@link PackWriter.reader}). */
+/** A build's records read back from its packs (see {@link packedRecords}). */
 export interface PackedRecords {
   /** The exact bytes of the record on line `line` of the index. */
   bytes(line: number): Buffer;
   close(): void;
+}
+
+/** Where a build's records are in its packs, as {@link PackWriter} wrote them. */
+export interface PackPlaces {
+  /** Each record's place in the map (and so in the packs), by its line in the index. */
+  places: Uint32Array<ArrayBuffer>;
+  /** Where each record's line ends in its pack, in map order (the pack index, once encoded). */
+  ends: Uint32Array<ArrayBuffer>;
+}
+
+/**
+ * The records of a build's packs, read back by their line in the index (the log appends them in
+ * domain order): the exact bytes the packs hold, one read a record.
+ */
+export function packedRecords(buildDir: string, head: PacksHead, { places, ends }: PackPlaces): PackedRecords {
+  const fds = new Map<number, number>();
+  const perPack = head.records_per_pack;
+  return {
+    bytes: (line) => {
+      const place = places[line]!;
+      const pack = Math.floor(place / perPack);
+      let fd = fds.get(pack);
+      if (fd === undefined) fds.set(pack, (fd = openSync(join(buildDir, packPath(head.files[pack]!.sha256)), 'r')));
+      const start = place % perPack === 0 ? 0 : ends[place - 1]!;
+      // Without the line's newline.
+      const bytes = Buffer.allocUnsafe(ends[place]! - start - 1);
+      readSync(fd, bytes, 0, bytes.length, start);
+      return bytes;
+    },
+    close: () => {
+      for (const fd of fds.values()) closeSync(fd);
+      fds.clear();
+    },
+  };
 }
 
 /**
@@ -26,9 +60,9 @@ export interface PackedRecords {
 export class PackWriter {
   private readonly perPack: number;
   /** Where each record's line ends in its pack, in map order: the pack index, once encoded. */
-  private readonly ends: Uint32Array;
+  private readonly ends: Uint32Array<ArrayBuffer>;
   /** Each record's place in the map (and so in the packs), by its line in the index. */
-  private readonly places: Uint32Array;
+  private readonly places: Uint32Array<ArrayBuffer>;
   private readonly files: PacksHead['files'] = [];
   /** The current shard's records: their bytes are views of what the index read, valid until the shard ends (see ShardRecord). */
   private shardRecords: { hash: Buffer; bytes: Buffer; line: number }[] = [];
@@ -91,29 +125,9 @@ export class PackWriter {
     }
   }
 
-  /**
-   * The records written, read back by their line in the index (the log appends them in domain
-   * order): the exact bytes the packs hold, one read a record. Once {@link finish}ed.
-   */
-  reader(): PackedRecords {
-    const fds = new Map<number, number>();
-    return {
-      bytes: (line) => {
-        const place = this.places[line]!;
-        const pack = Math.floor(place / this.perPack);
-        let fd = fds.get(pack);
-        if (fd === undefined) fds.set(pack, (fd = openSync(join(this.buildDir, packPath(this.files[pack]!.sha256)), 'r')));
-        const start = place % this.perPack === 0 ? 0 : this.ends[place - 1]!;
-        // Without the line's newline.
-        const bytes = Buffer.allocUnsafe(this.ends[place]! - start - 1);
-        readSync(fd, bytes, 0, bytes.length, start);
-        return bytes;
-      },
-      close: () => {
-        for (const fd of fds.values()) closeSync(fd);
-        fds.clear();
-      },
-    };
+  /** Where the records are, once {@link finish}ed: what {@link packedRecords} reads them back by. */
+  placed(): PackPlaces {
+    return { places: this.places, ends: this.ends };
   }
 
   private flushShard(): void {

@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { type ResourceLimits, Worker } from 'node:worker_threads';
 
 // The one pool of worker threads: the build signs in it (./dispatch.ts), a mirror verifies in it
 // (mirror/verify-pool.ts). A worker answers each task `{ id, ...task }` with `{ id, ...result }`,
@@ -32,15 +32,15 @@ export class WorkerPool<Task extends object, Result extends object> {
 
   /**
    * @param toError the error a worker's death (`died`) or a fatal answer (`fatal`) fails the pool with
+   * @param resourceLimits each worker's heap: bounded, so memory stays flat however much passes through
    */
   constructor(
     script: URL,
     workerData: unknown,
     count: number,
     private readonly toError: (how: 'died' | 'fatal', why: WorkerFatal, cause?: Error) => Error,
+    resourceLimits: ResourceLimits = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 16 },
   ) {
-    // Bounded heaps keep memory flat however much passes through.
-    const resourceLimits = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 16 };
     this.workers = Array.from({ length: count }, () => new Worker(script, { workerData, resourceLimits }));
     for (const w of this.workers) {
       w.on('message', (msg: Result & { id: number; fatal?: WorkerFatal }) => this.settle(msg));

@@ -182,6 +182,7 @@ describe('merchant-verify, packed and installed', () => {
         'bin/mvr.js',
         'dist/cli/cli.js',
         'dist/builder/worker.js',
+        'dist/builder/index-worker.js',
         'dist/clients/exports.d.ts',
       ]),
     );

@@ -1,0 +1,50 @@
+import { BuildError, isErrorCode, MvrError } from '../core/errors/errors.ts';
+import type { Indexed, IndexInit, IndexTask, Mapped } from './index-and-map.ts';
+import { WorkerPool, workerScript } from './worker-pool.ts';
+
+/** The file the thread runs, compiled and bundled as the signing workers' is (see ./dispatch.ts). */
+const INDEX_SCRIPT = workerScript(import.meta.url, 'dist/builder/index-worker.js');
+
+/**
+ * The thread's heap, capped: a young generation of 8 MB (the main thread's grew to 32 MB over
+ * these phases), and an old generation well above the few tens of MB they keep alive at a million
+ * records (the map's leaves and the packs' places are buffers, outside it).
+ */
+const RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 };
+
+/**
+ * The index and map phases in a thread of their own (decision 0098): on the main thread, its heap and
+ * allocator kept what those phases freed (a million records peaked at 311-320 MB there, 222-234 MB
+ * in this thread); a thread's heap is capped and given back when it ends. {@link close} ends it, before the log.
+ */
+export class IndexThread {
+  private readonly pool: WorkerPool<IndexTask, Indexed | Mapped>;
+
+  constructor(init: IndexInit) {
+    this.pool = new WorkerPool<IndexTask, Indexed | Mapped>(
+      INDEX_SCRIPT,
+      init,
+      1,
+      (how, why, cause) =>
+        how === 'fatal' && isErrorCode(why.code)
+          ? new MvrError(why.code, why.message)
+          : new BuildError(`writing the index and domain map failed: ${why.message}; the previous build is still live`, { cause }),
+      RESOURCE_LIMITS,
+    );
+  }
+
+  /** The index, packs and build id; or, and nothing else, the domains audited twice. */
+  index(): Promise<Indexed> {
+    return this.pool.run({ step: 'index' }) as Promise<Indexed>;
+  }
+
+  /** The domain map, statement and compact answers; where each record is in the packs. */
+  map(): Promise<Mapped> {
+    return this.pool.run({ step: 'map' }) as Promise<Mapped>;
+  }
+
+  /** Ends the thread: its heap is given back. */
+  close(): Promise<unknown> {
+    return this.pool.close();
+  }
+}
