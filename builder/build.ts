@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { formatTimestamp } from '#shared';
 import { BuildError, MvrError } from '../core/errors/errors.ts';
 import { BUILD_STATEMENT_FILE, CURRENT_LINK } from '../core/layout.ts';
+import { keyConfigSha256 } from '../core/ohttp.ts';
+import { loadOhttpConfig } from '../keyring/ohttp-key.ts';
 import { folderTiles } from '../storage/log-tiles.ts';
 import { requireQuorum, type WitnessReport, witnessCheckpoint } from '../witness/build-phase/witnessing.ts';
 import { existingBuild } from './build-id.ts';
@@ -110,13 +112,15 @@ async function writeIndexAndMap(
   issuedAt: string,
   phase: (name: BuildPhase) => void,
 ) {
+  // Read here, so the thread loads no HPKE library to hash it.
+  const ohttpConfig = await loadOhttpConfig(opts.keysDir);
   const thread = new IndexThread({
     stagingDir: staging,
     records: records.written,
     packRecords: opts.packRecords,
     issuer: opts.issuer,
     schemaUrl: opts.schemaUrl,
-    keysDir: opts.keysDir,
+    ohttpKeyConfigSha256: ohttpConfig ? keyConfigSha256(ohttpConfig) : null,
     key: inputs.key,
     issuedAt,
   });

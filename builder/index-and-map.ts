@@ -2,8 +2,6 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PacksHead } from '#shared';
 import type { SigningKey } from '../core/crypto/signing.ts';
-import { keyConfigSha256 } from '../core/ohttp.ts';
-import { loadOhttpConfig } from '../keyring/ohttp-key.ts';
 import { BuildDigest } from './build-id.ts';
 import { type ShardRun, writeIndex } from './changes.ts';
 import { writeCompactAnswers } from './compact-answers.ts';
@@ -23,7 +21,8 @@ export interface IndexInit {
   packRecords?: number | undefined;
   issuer: string;
   schemaUrl: string;
-  keysDir: string;
+  /** The SHA-256 of the Oblivious HTTP key config the statement names, or null when the build has none. */
+  ohttpKeyConfigSha256: string | null;
   /** The build's signing key (the statement is signed with it), or null for an unsigned build. */
   key: SigningKey | null;
   issuedAt: string;
@@ -92,9 +91,8 @@ export class IndexAndMap {
 
   /** The domain map and the signed statement over it (what "never audited" is decided by), and the compact answers. */
   async map(): Promise<Mapped> {
-    const { stagingDir, issuer, key, issuedAt, keysDir } = this.init;
+    const { stagingDir, issuer, key, issuedAt, ohttpKeyConfigSha256 } = this.init;
     const started = performance.now();
-    const ohttpConfig = await loadOhttpConfig(keysDir);
     const lookup = this.leaves.lookup();
     const { map } = await writeDomainMap(stagingDir, this.leaves.leaves(), {
       issuer,
@@ -103,7 +101,7 @@ export class IndexAndMap {
       key,
       lookup,
       packs: this.packs!,
-      ...(ohttpConfig ? { ohttpKeyConfigSha256: keyConfigSha256(ohttpConfig) } : {}),
+      ...(ohttpKeyConfigSha256 ? { ohttpKeyConfigSha256 } : {}),
     });
     const answers = await writeCompactAnswers(stagingDir, map, lookup.bits!, lookup.bucket_bytes!);
     const durationMs = this.leaves.spentMs + performance.now() - started;
