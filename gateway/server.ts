@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../core/errors/errors.ts';
 import { ANSWER_LIMITS } from '../core/limits.ts';
@@ -63,12 +63,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   // gateway from ever finishing its shutdown. That holds for the answers in flight when closing
   // begins too: kept alive, each one's connection would sit idle until the client or
   // `keepAliveMs` ended it, and the shutdown with it.
+  // The answers in flight are found through their connections (`writes.answersInFlight`), not
+  // kept in a set of their own: a set that takes and gives back an entry per request rebuilds its
+  // table every few dozen requests, and each table went to the old generation (about 58 bytes a
+  // request at 64 connections, docs/benchmarks.md, "What a hot record promotes").
   let closing = false;
-  const unanswered = new Set<ServerResponse>();
-  // One listener for every answer (`this` is the answer), not a closure made per request.
-  function answered(this: ServerResponse) {
-    unanswered.delete(this);
-  }
   const server = createServer(
     {
       headersTimeout: timeouts.headersMs,
@@ -79,10 +78,6 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     (req, res) => {
       services.writes.answering(res);
       if (closing) res.setHeader('connection', 'close');
-      else {
-        unanswered.add(res);
-        res.on('close', answered);
-      }
       listener(req, res);
     },
   );
@@ -114,7 +109,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     server,
     async close() {
       closing = true;
-      for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
+      for (const res of services.writes.answersInFlight()) if (!res.headersSent) res.setHeader('connection', 'close');
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -21,6 +21,8 @@ type Connection = Socket & { [ANSWER]?: ServerResponse };
 export class AnswerWrites {
   private readonly streams = new Map<string, number>();
   private readonly openAnswers = new Set<ServerResponse>();
+  /** The guarded servers' open connections: one entry a connection, not one a request. */
+  private readonly connections = new Set<Connection>();
   /** Streams refused at the cap since start. */
   refused = 0;
   /** Connections cut since start, their client not having taken a write within `idleMs`. */
@@ -88,11 +90,23 @@ export class AnswerWrites {
    * A connection idle between answers is closed as node:http would close it; `keepAliveMs` is shorter.
    */
   guard(server: Server): void {
+    server.on('connection', (socket: Connection) => {
+      this.connections.add(socket);
+      socket.once('close', () => this.connections.delete(socket));
+    });
     server.setTimeout(this.idleMs, (socket: Connection) => {
       const res = socket[ANSWER];
       if (res && !res.writableFinished) this.cut(res);
       else socket.destroy();
     });
+  }
+
+  /** The answers the guarded servers' open connections are writing, or wrote last (see `headersSent`, `writableFinished`). */
+  *answersInFlight(): Iterable<ServerResponse> {
+    for (const socket of this.connections) {
+      const res = socket[ANSWER];
+      if (res && !res.writableFinished) yield res;
+    }
   }
 
   /** Names the answer `res`'s connection is writing now: called once per request, before it is answered. */
