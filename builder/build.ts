@@ -11,7 +11,7 @@ import { existingBuild } from './build-id.ts';
 import { type BuildInputs, readBuildInputs } from './build-inputs.ts';
 import { appendToLog, type BuildIdentity, writeChangeFeeds, writeKeySet, writeManifest } from './build-outputs.ts';
 import { buildSummary, keepBuilds, keptAfterSwap, publishCheckpoint } from './go-live.ts';
-import { IndexThread } from './index-thread.ts';
+import { INDEX_THREAD_FROM, IndexThread } from './index-thread.ts';
 import type { LogStep } from './log.ts';
 import type { BuildOptions, BuildPhase, BuildSummary } from './options.ts';
 import { packedRecords } from './packs.ts';
@@ -114,16 +114,19 @@ async function writeIndexAndMap(
 ) {
   // Read here, so the thread loads no HPKE library to hash it.
   const ohttpConfig = await loadOhttpConfig(opts.keysDir);
-  const thread = new IndexThread({
-    stagingDir: staging,
-    records: records.written,
-    packRecords: opts.packRecords,
-    issuer: opts.issuer,
-    schemaUrl: opts.schemaUrl,
-    ohttpKeyConfigSha256: ohttpConfig ? keyConfigSha256(ohttpConfig) : null,
-    key: inputs.key,
-    issuedAt,
-  });
+  const thread = new IndexThread(
+    {
+      stagingDir: staging,
+      records: records.written,
+      packRecords: opts.packRecords,
+      issuer: opts.issuer,
+      schemaUrl: opts.schemaUrl,
+      ohttpKeyConfigSha256: ohttpConfig ? keyConfigSha256(ohttpConfig) : null,
+      key: inputs.key,
+      issuedAt,
+    },
+    records.written >= (opts.indexThreadFrom ?? INDEX_THREAD_FROM),
+  );
   try {
     const indexed = await thread.index();
     if (!('buildId' in indexed)) {

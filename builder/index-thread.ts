@@ -1,5 +1,5 @@
 import { BuildError, isErrorCode, MvrError } from '../core/errors/errors.ts';
-import type { Indexed, IndexInit, IndexTask, Mapped } from './index-and-map.ts';
+import { IndexAndMap, type Indexed, type IndexInit, type IndexTask, type Mapped } from './index-and-map.ts';
 import { WorkerPool, workerScript } from './worker-pool.ts';
 
 /** The file the thread runs, compiled and bundled as the signing workers' is (see ./dispatch.ts). */
@@ -13,14 +13,28 @@ const INDEX_SCRIPT = workerScript(import.meta.url, 'dist/builder/index-worker.js
 const RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 };
 
 /**
- * The index and map phases in a thread of their own (decision 0098): on the main thread, its heap and
- * allocator kept what those phases freed (a million records peaked at 311-320 MB there, 222-234 MB
- * in this thread); a thread's heap is capped and given back when it ends. {@link close} ends it, before the log.
+ * Records from which the index and map run in a thread: a thread costs about a tenth to a quarter of a
+ * second of CPU to start (decision 0062), more than a small build's index and map take, and what they
+ * keep is worth returning only for large builds (a few MB at 10,000 records; the map's leaves alone are
+ * 78 MB at a million).
+ */
+export const INDEX_THREAD_FROM = 20_000;
+
+/**
+ * The index and map phases, in a thread of their own from {@link INDEX_THREAD_FROM} records (decision
+ * 0098): on the main thread, its heap and allocator kept what those phases freed (a million records
+ * peaked at 311-320 MB there, 222-234 MB in this thread); a thread's heap is capped and given back when
+ * it ends. {@link close} ends it, before the log. Below that size the same work runs on the build's thread.
  */
 export class IndexThread {
-  private readonly pool: WorkerPool<IndexTask, Indexed | Mapped>;
+  private readonly pool: WorkerPool<IndexTask, Indexed | Mapped> | null = null;
+  private readonly here: IndexAndMap | null = null;
 
-  constructor(init: IndexInit) {
+  constructor(init: IndexInit, inThread: boolean) {
+    if (!inThread) {
+      this.here = new IndexAndMap(init);
+      return;
+    }
     this.pool = new WorkerPool<IndexTask, Indexed | Mapped>(
       INDEX_SCRIPT,
       init,
@@ -35,16 +49,16 @@ export class IndexThread {
 
   /** The index, packs and build id; or, and nothing else, the domains audited twice. */
   index(): Promise<Indexed> {
-    return this.pool.run({ step: 'index' }) as Promise<Indexed>;
+    return this.here ? this.here.index() : (this.pool!.run({ step: 'index' }) as Promise<Indexed>);
   }
 
   /** The domain map, statement and compact answers; where each record is in the packs. */
   map(): Promise<Mapped> {
-    return this.pool.run({ step: 'map' }) as Promise<Mapped>;
+    return this.here ? this.here.map() : (this.pool!.run({ step: 'map' }) as Promise<Mapped>);
   }
 
   /** Ends the thread: its heap is given back. */
-  close(): Promise<unknown> {
-    return this.pool.close();
+  async close(): Promise<unknown> {
+    return this.pool?.close();
   }
 }

@@ -26,6 +26,11 @@ export interface BuildOptions {
   batchSize?: number | undefined;
   /** Records a pack holds (`--pack-records`); by default chosen by the build's size (`recordsPerPackFor`). */
   packRecords?: number | undefined;
+  /**
+   * Records from which the index and map run in a thread of their own (default `INDEX_THREAD_FROM` of
+   * ./index-thread.ts); below it they run on the build's thread. Tests lower it to run small builds in the thread.
+   */
+  indexThreadFrom?: number | undefined;
   /** Builds kept for history and the change feed, the new one included (default 13); at least 1. */
   keep?: number | undefined;
   /** `--tree`: also write one file a record (`<ab>/<domain>.json`) for people to read; nothing in the service reads it. */

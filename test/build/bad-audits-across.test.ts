@@ -35,6 +35,19 @@ describe.concurrent('duplicate domains after normalization', () => {
     expect(live.size).toBe(33);
   });
 
+  it('found by the index in a thread of its own (as a build of INDEX_THREAD_FROM records or more runs it): the same problem, nothing published', async () => {
+    const error = await rejected(
+      base,
+      { 'a.jsonl': jsonl(audit('Shop.Example.com')), 'b.json': JSON.stringify(audit('https://www.shop.example.com/x')) },
+      { indexThreadFrom: 0 },
+    );
+    expect(error.problems.map(formatProblem)).toEqual([
+      expect.stringMatching(/a\.jsonl:1\b.*"example\.com".*b\.json\b|b\.json\b.*"example\.com".*a\.jsonl:1\b/),
+    ]);
+    expect(error.problems[0]).toMatchObject({ member: 'domain', kind: 'duplicate' });
+    expect((await readCurrentRecords(error.live.q.recordsDir)).size).toBe(33);
+  });
+
   it('a sample domain audited again under another spelling, three times, across workers', async () => {
     const error = await rejected(
       base,

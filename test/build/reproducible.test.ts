@@ -39,6 +39,17 @@ describe.concurrent('reproducible builds', () => {
     expect((await readKeySet(b.publicDir)).text).toBe((await readKeySet(a.publicDir)).text);
   });
 
+  it("the index and map in a thread of their own (as from INDEX_THREAD_FROM records) or on the build's thread: the same build and log, byte for byte", async () => {
+    const a = await makeProject({ build: false });
+    await createLogKey(a.keysDir, logOrigin(ISSUER));
+    const b = await sibling(a);
+    const [sa, sb] = [await build(a), await build(b, { indexThreadFrom: 0 })];
+    expect(sb.buildId).toBe(sa.buildId);
+    expect(sb.log).toMatchObject({ from: 0, to: 34, statement: 33 });
+    expect(await snapshot(join(b.recordsDir, CURRENT_LINK))).toEqual(await snapshot(join(a.recordsDir, CURRENT_LINK)));
+    expect(await snapshot(join(b.publicDir, LOG_DIR))).toEqual(await snapshot(join(a.publicDir, LOG_DIR)));
+  });
+
   it('with the per-record tree asked for (runBuild, and the CLI with --tree): the same build id and files, and byte-identical record files beside them', async () => {
     const a = await makeProject();
     const b = await sibling(a);

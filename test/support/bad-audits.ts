@@ -5,6 +5,7 @@
  */
 import { basename, sep } from 'node:path';
 import { expect } from 'vitest';
+import type { BuildOptions } from '../../builder/options.ts';
 import { type AuditProblem, InvalidAuditsError } from '../../core/errors/errors.ts';
 import { currentTarget, readCurrentRecords, snapshotOutputs } from './outputs.ts';
 import { auditsFolder, buildFails, copyProject, type Project } from './project.ts';
@@ -32,15 +33,11 @@ export async function expectUntouched({ q, before, target }: Live): Promise<void
 export async function rejected(
   base: Project,
   files: Record<string, string>,
-  opts: { workers?: number; batchSize?: number } = {},
+  opts: Pick<BuildOptions, 'workers' | 'batchSize' | 'indexThreadFrom'> = {},
 ): Promise<InvalidAuditsError & { live: Live }> {
   const live = await liveCopy(base);
   const auditsDir = await auditsFolder(files);
-  const error = await buildFails(live.q, {
-    auditsDir,
-    workers: opts.workers ?? 1,
-    ...(opts.batchSize ? { batchSize: opts.batchSize } : {}),
-  });
+  const error = await buildFails(live.q, { auditsDir, workers: 1, ...opts });
   expect(error.code).toBe('INVALID_AUDITS');
   expect(error).toBeInstanceOf(InvalidAuditsError);
   await expectUntouched(live);
