@@ -100,9 +100,9 @@ export async function runBuild(opts: BuildOptions): Promise<BuildSummary> {
 }
 
 /**
- * The index, packs, domain map and statement, in a thread of their own ended before the log (its
- * heap given back): the build's id, and where its records are for the log; or, when the build is
- * the live one already, only its id (no map is written).
+ * The index, packs, domain map and statement (in a thread of their own for a large build, ended
+ * before the log so its heap is given back): the build's id, and where its records are for the
+ * log; or, when the build is the live one already, only its id (no map is written).
  */
 async function writeIndexAndMap(
   staging: string,
