@@ -1,20 +1,13 @@
-import { parentPort, workerData } from 'node:worker_threads';
-import { IndexAndMap, type IndexInit, type IndexTask } from './index-and-map.ts';
+import { workerData } from 'node:worker_threads';
+import { IndexAndMap, type Indexed, type IndexInit, type IndexTask, type Mapped } from './index-and-map.ts';
+import { answerTasks } from './worker-pool.ts';
 
-// The index and map phases of a build, in the thread ./index-thread.ts starts: each task answered
-// as the pool expects (./worker-pool.ts), where the records are handed over without a copy.
+// The index and map phases of a build, in the thread ./index-thread.ts starts; where the records
+// are in the packs is handed over without a copy.
 
 const work = new IndexAndMap(workerData as IndexInit);
 
-parentPort!.on('message', async (msg: IndexTask & { id: number }) => {
-  try {
-    if (msg.step === 'index') parentPort!.postMessage({ id: msg.id, ...(await work.index()) });
-    else {
-      const mapped = await work.map();
-      parentPort!.postMessage({ id: msg.id, ...mapped }, [mapped.places.places.buffer, mapped.places.ends.buffer]);
-    }
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    parentPort!.postMessage({ id: msg.id, fatal: { message: e.message, code: e.code } });
-  }
-});
+answerTasks<IndexTask, Indexed | Mapped>(
+  (task) => (task.step === 'index' ? work.index() : work.map()),
+  (result) => ('places' in result ? [result.places.places.buffer, result.places.ends.buffer] : []),
+);

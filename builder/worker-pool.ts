@@ -1,4 +1,4 @@
-import { type ResourceLimits, Worker } from 'node:worker_threads';
+import { parentPort, type ResourceLimits, type TransferListItem, Worker } from 'node:worker_threads';
 
 // The one pool of worker threads: the build signs in it (./dispatch.ts), a mirror verifies in it
 // (mirror/verify-pool.ts). A worker answers each task `{ id, ...task }` with `{ id, ...result }`,
@@ -8,6 +8,26 @@ import { type ResourceLimits, Worker } from 'node:worker_threads';
 export interface WorkerFatal {
   message: string;
   code?: string;
+}
+
+/**
+ * A worker's side of the pool, in the worker's script: each task answered `{ id, ...result }` (with
+ * `transfer(result)` moved, not copied), or `{ id, fatal }` with the message and code of what it threw.
+ */
+export function answerTasks<Task extends object, Result extends object>(
+  handle: (task: Task & { id: number }) => Result | Promise<Result>,
+  transfer: (result: Result) => TransferListItem[] = () => [],
+): void {
+  const port = parentPort!;
+  port.on('message', async (task: Task & { id: number }) => {
+    try {
+      const result = await handle(task);
+      port.postMessage({ id: task.id, ...result }, transfer(result));
+    } catch (error) {
+      const e = error as NodeJS.ErrnoException;
+      port.postMessage({ id: task.id, fatal: { message: e.message, code: e.code } } satisfies { id: number; fatal: WorkerFatal });
+    }
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parentPort, threadId, workerData } from 'node:worker_threads';
+import { threadId, workerData } from 'node:worker_threads';
 import { loadSigningKey, signUnsignedChecked } from '../core/crypto/signing.ts';
 import { type AuditProblem, MvrError } from '../core/errors/errors.ts';
 import { MAX_RECORD_BYTES } from '../core/files.ts';
@@ -13,6 +13,7 @@ import type { AuditValue } from './inputs.ts';
 import { jsonErrorLocation } from './json-location.ts';
 import { forEachLine, type LineRun } from './lines.ts';
 import { SPILL_DIR, spillLine } from './shard-records.ts';
+import { answerTasks } from './worker-pool.ts';
 
 /** What the build sends to each worker once. */
 export interface WorkerInit {
@@ -150,11 +151,4 @@ function writeTreeFile(rel: string, bytes: string): void {
   writeFileSync(`${stagingDir}/${rel}`, bytes);
 }
 
-parentPort!.on('message', (msg: BatchMessage) => {
-  try {
-    parentPort!.postMessage(processBatch(msg));
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    parentPort!.postMessage({ id: msg.id, fatal: { message: e.message, code: e.code } });
-  }
-});
+answerTasks((batch: BatchMessage) => processBatch(batch));

@@ -1,4 +1,5 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
+import { answerTasks } from '../builder/worker-pool.ts';
 import type { CheckKeys } from '../core/rules/key-trust.ts';
 import { checkServeRules, type ServeRuleTask } from './serve-rule-check.ts';
 
@@ -6,11 +7,4 @@ import { checkServeRules, type ServeRuleTask } from './serve-rule-check.ts';
 
 const keys = workerData as CheckKeys;
 
-parentPort!.on('message', (msg: ServeRuleTask & { id: number }) => {
-  try {
-    parentPort!.postMessage({ id: msg.id, ...checkServeRules(msg, keys) });
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    parentPort!.postMessage({ id: msg.id, fatal: { message: e.message, code: e.code } });
-  }
-});
+answerTasks((task: ServeRuleTask) => checkServeRules(task, keys));
