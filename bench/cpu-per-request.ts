@@ -78,8 +78,10 @@ export async function measureCpu(s: CpuScenario, seconds: number, connections: n
 export type Pair = readonly [name: string, reference: string];
 
 /**
- * Every scenario once per round, in the order given (put a reference just before what is compared
- * with it), for `rounds` rounds. Returns every round of each scenario, each one's median round by
+ * Every scenario once per round, for `rounds` rounds: in the order given in odd rounds, reversed in
+ * even ones, so a machine that speeds up or slows down over a minute (this one's CPU time for the
+ * same request moves by a third between runs seconds apart) favours neither side of a pair across
+ * two rounds. Put a scenario beside its reference. Returns every round of each scenario, each one's median round by
  * CPU a request (with the range of both figures) and, per pair, the CPU-a-request ratios round by
  * round (pairs with a scenario whose CPU is not measured left out).
  */
@@ -95,7 +97,7 @@ export async function cpuRounds(
   const idle = await idleRates([...new Set(pids)], 3);
   opts.log?.(`idle CPU, ms a second: ${[...idle].map(([pid, rate]) => `${pid} ${(rate * 1000).toFixed(1)}`).join(', ')}`);
   for (let round = 1; round <= opts.rounds; round++) {
-    for (const s of scenarios) {
+    for (const s of round % 2 === 1 ? scenarios : [...scenarios].reverse()) {
       const r = await measureCpu(s, opts.seconds, opts.connections, s.pid === undefined ? 0 : idle.get(s.pid));
       const cpu = s.pid === undefined ? 'CPU not counted' : `${r.cpuUs.toFixed(1)} us a request`;
       opts.log?.(`round ${round}: ${s.name}: ${cpu}, ${Math.round(r.requestsPerSecond)} req/s`);

@@ -172,9 +172,10 @@ try {
     key,
   );
   // The comparisons run in interleaved rounds, so a slow moment of the machine does not fall on
-  // one of them alone; the table shows each one's median round. The floors run just before the
-  // gateway's hot records, and the gateway's others just after, so each round compares them with
-  // the hot records measured seconds apart (paired ratios, below the table). Each server's CPU a
+  // one of them alone; the table shows each one's median round. Each scenario with a target sits
+  // beside its reference (the floor, then `--quiet`, then the hot records, then the gateway's others;
+  // the rotating set beside its own floor), and every other round runs them in the reverse order, so
+  // each round compares them with what was measured seconds apart (paired ratios, below the table). Each server's CPU a
   // request is counted from its process, except nginx's (its master is not its workers) and, with
   // --workers, the gateway's (its primary is not the processes that answer).
   const gatewayPid = (child: ChildProcess) => (workers > 1 ? undefined : child.pid);
@@ -182,14 +183,14 @@ try {
     { name: 'nginx, hot records', url: n, script: scripts.nginxHot, answered2xx: true },
     { name: H3_FLOOR, pid: h3.pid, url: url(PORTS.h3), script: scripts.hot, answered2xx: true },
     { name: FLOOR, pid: floor.pid, url: url(PORTS.floor), script: scripts.hot, answered2xx: true },
+    { name: QUIET, pid: gatewayPid(quiet), url: url(PORTS.quiet), script: scripts.hot, answered2xx: true },
     ...(before ? [{ name: BEFORE, pid: gatewayPid(before), url: servers.beforeUrl, script: scripts.hot, answered2xx: true }] : []),
     { name: GATEWAY_HOT, pid: gatewayPid(gateway), url: g, script: scripts.hot, answered2xx: true },
     // The bad key's answers are 401s; every other scenario's must be 200 (or 304).
     { name: BAD_KEY, pid: gatewayPid(gateway), url: g, script: scripts.badKey, answered2xx: false },
     { name: NEVER_AUDITED, pid: gatewayPid(gateway), url: g, script: scripts.never, answered2xx: true },
-    { name: QUIET, pid: gatewayPid(quiet), url: url(PORTS.quiet), script: scripts.hot, answered2xx: true },
-    { name: LOOKUP_FLOOR, pid: lookupFloor.pid, url: url(PORTS.lookupFloor), script: scripts.rotating, answered2xx: true },
     { name: GATEWAY_ROTATING, pid: gatewayPid(gateway), url: g, script: scripts.rotating, answered2xx: true },
+    { name: LOOKUP_FLOOR, pid: lookupFloor.pid, url: url(PORTS.lookupFloor), script: scripts.rotating, answered2xx: true },
   ];
   const pairs = [...PAIRS, ...(before ? BEFORE_PAIRS : [])];
   const measured = await cpuRounds(compared, pairs, { rounds, seconds, connections, log });
