@@ -56,9 +56,19 @@ export class IndexAndMap {
 
   /**
    * The index (shards in, map leaves, packs and the build's digest out) and the build's id: readable
-   * by date, the rest from the content, so the same build made twice is one build.
+   * by date, the rest from the content, so the same build made twice is one build. When it fails, the
+   * pack being written is closed: a failed build holds no file open.
    */
   async index(): Promise<Indexed> {
+    try {
+      return await this.writeIndex();
+    } catch (error) {
+      this.packer.abandon();
+      throw error;
+    }
+  }
+
+  private async writeIndex(): Promise<Indexed> {
     const { stagingDir, issuer, schemaUrl, key, issuedAt } = this.init;
     const { leaves, packer } = this;
     const digest = new BuildDigest({ issuer, schemaUrl, keyId: key?.kid ?? null });

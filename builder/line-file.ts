@@ -30,9 +30,13 @@ export class LineFile {
     this.bytes += length;
   }
 
+  /** Writes what is pending and closes the file; closed even when that write fails (a full disk), so a failed build holds no file open. */
   close(): void {
-    this.flush();
-    closeSync(this.fd);
+    try {
+      this.flush();
+    } finally {
+      closeSync(this.fd);
+    }
   }
 
   private flush(): void {

@@ -116,6 +116,13 @@ export class PackWriter {
     });
   }
 
+  /** Closes the pack being written, if any, when the build failed: it holds no file open after (the pack goes with its staging folder). */
+  abandon(): void {
+    if (this.fd === null) return;
+    closeSync(this.fd);
+    this.fd = null;
+  }
+
   private timed<T>(work: () => T): T {
     const started = performance.now();
     try {
