@@ -1,6 +1,6 @@
 import { BuildError, isErrorCode, MvrError } from '../core/errors/errors.ts';
 import { IndexAndMap, type Indexed, type IndexInit, type IndexTask, type Mapped } from './index-and-map.ts';
-import { WorkerPool, workerScript } from './worker-pool.ts';
+import { type WorkerFatal, WorkerPool, workerScript } from './worker-pool.ts';
 
 /** The file the thread runs, compiled and bundled as the signing workers' is (see ./dispatch.ts). */
 const INDEX_SCRIPT = workerScript(import.meta.url, 'dist/builder/index-worker.js');
@@ -39,26 +39,42 @@ export class IndexThread {
       INDEX_SCRIPT,
       init,
       1,
-      (how, why, cause) =>
-        how === 'fatal' && isErrorCode(why.code)
-          ? new MvrError(why.code, why.message)
-          : new BuildError(`writing the index and domain map failed: ${why.message}; the previous build is still live`, { cause }),
+      (how, why, cause) => indexFailure(thrownInThread(how, why, cause)),
       RESOURCE_LIMITS,
     );
   }
 
   /** The index, packs and build id; or, and nothing else, the domains audited twice. */
   index(): Promise<Indexed> {
-    return this.here ? this.here.index() : (this.pool!.run({ step: 'index' }) as Promise<Indexed>);
+    return this.here ? this.here.index().catch(rethrowIndexFailure) : (this.pool!.run({ step: 'index' }) as Promise<Indexed>);
   }
 
   /** The domain map, statement and compact answers; where each record is in the packs. */
   map(): Promise<Mapped> {
-    return this.here ? this.here.map() : (this.pool!.run({ step: 'map' }) as Promise<Mapped>);
+    return this.here ? this.here.map().catch(rethrowIndexFailure) : (this.pool!.run({ step: 'map' }) as Promise<Mapped>);
   }
 
   /** Ends the thread: its heap is given back. */
   async close(): Promise<unknown> {
     return this.pool?.close();
   }
+}
+
+/**
+ * What a failure of the index or map becomes, the same wherever they ran (a thread hands over only
+ * its error's message and code): one of ours as it is; anything else (a full disk, a file too large)
+ * one BuildError naming the step, with what failed, and its code, as its cause.
+ */
+export function indexFailure(error: Error & { code?: unknown }): Error {
+  if (isErrorCode(error.code)) return error instanceof MvrError ? error : new MvrError(error.code, error.message);
+  return new BuildError(`writing the index and domain map failed: ${error.message}; the previous build is still live`, { cause: error });
+}
+
+/** What the thread threw, as far as it can be had here: the message and code of a task that failed, or what the thread died of. */
+function thrownInThread(how: 'died' | 'fatal', why: WorkerFatal, cause?: Error): Error {
+  return how === 'fatal' ? Object.assign(new Error(why.message), { code: why.code }) : (cause ?? new Error(why.message));
+}
+
+function rethrowIndexFailure(error: unknown): never {
+  throw indexFailure(error instanceof Error ? error : new Error(String(error)));
 }
