@@ -1,4 +1,5 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
+import { writeAllSync } from '../core/files.ts';
 
 /** Bytes gathered before one write: a few system calls a hundred kilobytes, not one a line. */
 const CHUNK = 64 * 1024;
@@ -25,7 +26,7 @@ export class LineFile {
     const length = Buffer.byteLength(line);
     if (this.used + length > CHUNK) this.flush();
     // A line longer than the buffer (neither file has one: a domain is at most 253 bytes) goes out on its own.
-    if (length > CHUNK) writeSync(this.fd, line);
+    if (length > CHUNK) writeAllSync(this.fd, line);
     else this.used += this.pending.write(line, this.used);
     this.bytes += length;
   }
@@ -40,7 +41,7 @@ export class LineFile {
   }
 
   private flush(): void {
-    if (this.used > 0) writeSync(this.fd, this.pending, 0, this.used);
+    if (this.used > 0) writeAllSync(this.fd, this.pending.subarray(0, this.used));
     this.used = 0;
   }
 }

@@ -1,8 +1,9 @@
 import { createHash, type Hash, hash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type PacksHead, packIndexBytes, packPath, recordsPerPackFor } from '#shared';
 import { BuildError } from '../core/errors/errors.ts';
+import { writeAllSync } from '../core/files.ts';
 import { PACK_INDEX_FILE, PACKS_DIR } from '../core/layout.ts';
 
 /** Bytes gathered before one write to a pack: a few system calls a megabyte, not one a record. */
@@ -174,7 +175,7 @@ export class PackWriter {
 
   private write(bytes: Buffer): void {
     this.digest!.update(bytes);
-    writeSync(this.fd!, bytes);
+    writeAllSync(this.fd!, bytes);
   }
 
   private closePack(): void {

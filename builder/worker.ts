@@ -1,9 +1,9 @@
-import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { threadId, workerData } from 'node:worker_threads';
 import { loadSigningKey, signUnsignedChecked } from '../core/crypto/signing.ts';
 import { type AuditProblem, MvrError } from '../core/errors/errors.ts';
-import { MAX_RECORD_BYTES } from '../core/files.ts';
+import { MAX_RECORD_BYTES, writeAllSync } from '../core/files.ts';
 import { recordPath } from '../core/layout.ts';
 import { validateAudit } from '../core/rules/audit.ts';
 import { deriveRecord, type IssueContext } from '../core/rules/record.ts';
@@ -58,7 +58,7 @@ function spillBatch(): void {
   for (const [shard, lines] of batchLines) {
     let fd = spillFiles.get(shard);
     if (fd === undefined) spillFiles.set(shard, (fd = openSync(`${spillDir}/${shard}.${threadId}`, 'a')));
-    writeSync(fd, lines.join(''));
+    writeAllSync(fd, lines.join(''));
   }
   batchLines.clear();
 }

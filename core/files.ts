@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats, writeSync } from 'node:fs';
 import { type FileHandle, open, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { READ_LIMITS } from '#shared';
 
@@ -21,6 +21,17 @@ export async function writeAtomic(file: string, content: string | Uint8Array, mo
     await rm(tmp, { force: true }).catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * Writes every byte of `bytes` at the file's position. One `writeSync` may write fewer (a file size
+ * limit or a full disk met mid-write) and say so only by its count; the next write then throws
+ * (EFBIG, ENOSPC). Unchecked, a build under a file size limit went live with a pack cut short under
+ * the name of its whole content.
+ */
+export function writeAllSync(fd: number, bytes: Uint8Array | string): void {
+  const buffer = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
+  for (let at = 0; at < buffer.length; ) at += writeSync(fd, buffer, at, buffer.length - at);
 }
 
 /** The most bytes a record may have (the limits table's `record`): records are a few hundred bytes; anything near this is not one. */
