@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { bucketOf, type DomainMap, encodeCompactAnswer } from '#shared';
 import { sha256 } from '../core/crypto/hash.ts';
+import { writeAll } from '../core/files.ts';
 import { LOOKUP_ANSWERS_FILE } from '../core/layout.ts';
 
 /** Bytes gathered before one write: a few answers at a time, never the whole file in memory. */
@@ -38,7 +39,7 @@ export async function writeCompactAnswers(dir: string, map: DomainMap, bits: num
         largest = Math.max(largest, inBucket);
         chunk.set(encodeCompactAnswer(sha256, { bits, bucket, ...run, root }, map.size, bucketBytes), (bucket - from) * bucketBytes);
       }
-      await file.write(chunk);
+      await writeAll(file, chunk);
       // A build of ten million domains writes 65,536 answers: let the process breathe between writes.
       await nextTurn();
     }

@@ -34,6 +34,11 @@ export function writeAllSync(fd: number, bytes: Uint8Array | string): void {
   for (let at = 0; at < buffer.length; ) at += writeSync(fd, buffer, at, buffer.length - at);
 }
 
+/** {@link writeAllSync} through a file handle: every byte of `bytes`, at the file's position. */
+export async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.length; ) at += (await handle.write(bytes, at, bytes.length - at)).bytesWritten;
+}
+
 /** The most bytes a record may have (the limits table's `record`): records are a few hundred bytes; anything near this is not one. */
 export const MAX_RECORD_BYTES = READ_LIMITS.record.bytes;
 

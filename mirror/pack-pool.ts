@@ -2,6 +2,7 @@ import { link, mkdir, open, readdir, rename, stat, truncate, unlink } from 'node
 import { join } from 'node:path';
 import { type PackFile, packPath } from '#shared';
 import { MirrorRefusedError } from '../core/errors/errors.ts';
+import { writeAll } from '../core/files.ts';
 import { BUILDS_DIR, MIRROR_POOL_DIR, PACKS_DIR } from '../core/layout.ts';
 import { READ_LIMITS } from '../core/limits.ts';
 import type { MirrorSource } from './source.ts';
@@ -83,7 +84,7 @@ export class PackPool {
             `build ${build} refused: ${at} ends at byte ${size}, but the statement says it is ${file.bytes} bytes`,
             where,
           );
-        await handle.write(chunk);
+        await writeAll(handle, chunk);
         size += chunk.length;
         fetched += chunk.length;
         opts.onBytes?.(chunk.length);
