@@ -39,7 +39,7 @@ export class IndexThread {
       INDEX_SCRIPT,
       init,
       1,
-      (how, why, cause) => indexFailure(thrownInThread(how, why, cause)),
+      (_how, why, cause) => indexFailure(why, cause ?? why),
       RESOURCE_LIMITS,
     );
   }
@@ -62,19 +62,17 @@ export class IndexThread {
 
 /**
  * What a failure of the index or map becomes, the same wherever they ran (a thread hands over only
- * its error's message and code): one of ours as it is; anything else (a full disk, a file too large)
- * one BuildError naming the step, with what failed, and its code, as its cause.
+ * its error's message and code, `WorkerFatal`): one of ours as it is; anything else (a full disk, a
+ * file too large) one BuildError naming the step, with what failed (and its code) as its cause.
  */
-export function indexFailure(error: Error & { code?: unknown }): Error {
-  if (isErrorCode(error.code)) return error instanceof MvrError ? error : new MvrError(error.code, error.message);
-  return new BuildError(`writing the index and domain map failed: ${error.message}; the previous build is still live`, { cause: error });
+export function indexFailure(failed: WorkerFatal | Error, cause: unknown = failed): Error {
+  if (failed instanceof MvrError) return failed;
+  const code = (failed as { code?: unknown }).code;
+  if (isErrorCode(code)) return new MvrError(code, failed.message);
+  return new BuildError(`writing the index and domain map failed: ${failed.message}; the previous build is still live`, { cause });
 }
 
-/** What the thread threw, as far as it can be had here: the message and code of a task that failed, or what the thread died of. */
-function thrownInThread(how: 'died' | 'fatal', why: WorkerFatal, cause?: Error): Error {
-  return how === 'fatal' ? Object.assign(new Error(why.message), { code: why.code }) : (cause ?? new Error(why.message));
-}
-
+/** A failure on the build's own thread (an Error, or whatever else was thrown), made what it would be from the thread. */
 function rethrowIndexFailure(error: unknown): never {
-  throw indexFailure(error instanceof Error ? error : new Error(String(error)));
+  throw indexFailure(error instanceof Error ? error : { message: String(error) });
 }
