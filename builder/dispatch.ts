@@ -1,7 +1,8 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type AuditProblem, type AuditProblemKind, BuildError } from '../core/errors/errors.ts';
+import { AuditSigner, type Batch, type BatchResult, type WorkerInit } from './audit-signer.ts';
 import { type AuditValue, readJsonFile, readLineRuns } from './inputs.ts';
 import type { BuildOptions } from './options.ts';
-import type { Batch, BatchResult, WorkerInit } from './worker.ts';
 import { WorkerPool, workerScript } from './worker-pool.ts';
 
 /**
@@ -42,7 +43,9 @@ export interface Outcome {
 /**
  * Streams every file through a pool of workers, at most two batches in flight per worker. A
  * JSONL file goes as runs of whole lines, bytes handed over without a copy; the workers decode,
- * number and parse the lines, so the main thread does no work per audit.
+ * number and parse the lines, so the main thread does no work per audit. With no worker
+ * (`workerCount` 0, a small build's default: see ./sign-audits.ts) the same batches are signed on
+ * this thread, one at a time.
  */
 export async function processAll(
   files: { path: string; size: number }[],
@@ -149,25 +152,70 @@ class Tally {
   }
 }
 
-/** The build's worker threads (./worker-pool.ts), at most two batches in flight a worker; the first failure fails every batch after it. */
+/** What signs a build's batches: its worker threads (./worker-pool.ts), or {@link SignedHere}. */
+type Signers = Pick<WorkerPool<Batch, BatchResult>, 'size' | 'run' | 'failure' | 'failAll' | 'close'>;
+
+/** What a failure of the records phase becomes: a worker that died, or a batch that could not be written (a full disk). */
+function recordsFailure(how: 'died' | 'fatal', message: string, cause?: unknown): BuildError {
+  return how === 'died'
+    ? new BuildError(`build worker failed: ${message}`, { cause })
+    : new BuildError(`writing records failed: ${message}; the previous build is still live`, { cause });
+}
+
+/**
+ * The batches signed on the build's own thread, one at a time, with a turn of the event loop before
+ * each (a batch takes a few hundred milliseconds at most, and a gateway in the same process, as with
+ * `mvr dev`, answers in between): a thread costs more to start than a small build takes to sign.
+ */
+class SignedHere implements Signers {
+  readonly size = 1;
+  failure: Error | null = null;
+  private readonly signer: AuditSigner;
+
+  constructor(init: WorkerInit) {
+    this.signer = new AuditSigner(init, 'main');
+  }
+
+  async run(batch: Batch): Promise<BatchResult> {
+    await nextTurn();
+    if (this.failure) throw this.failure;
+    try {
+      return this.signer.process(batch);
+    } catch (error) {
+      const e = error as NodeJS.ErrnoException;
+      this.failure ??= recordsFailure('fatal', e.message, { message: e.message, code: e.code });
+      throw this.failure;
+    }
+  }
+
+  failAll(error: Error): void {
+    this.failure ??= error;
+  }
+
+  async close(): Promise<void> {
+    this.signer.close();
+  }
+}
+
+/** The build's signers (worker threads, or this thread alone), at most two batches in flight a worker; the first failure fails every batch after it. */
 class BuildWorkers {
-  private readonly pool: WorkerPool<Batch, BatchResult>;
+  private readonly pool: Signers;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly tally: Tally;
   private submittedBytes = 0;
 
   constructor(init: WorkerInit, count: number, tally: Tally) {
     this.tally = tally;
-    this.pool = new WorkerPool<Batch, BatchResult>(
-      WORKER_SCRIPT,
-      init,
-      count,
-      (how, why, cause) =>
-        how === 'died'
-          ? new BuildError(`build worker failed: ${why.message}`, { cause })
-          : new BuildError(`writing records failed: ${why.message}; the previous build is still live`),
-      RESOURCE_LIMITS,
-    );
+    this.pool =
+      count === 0
+        ? new SignedHere(init)
+        : new WorkerPool<Batch, BatchResult>(
+            WORKER_SCRIPT,
+            init,
+            count,
+            (how, why, cause) => recordsFailure(how, why.message, cause ?? why),
+            RESOURCE_LIMITS,
+          );
   }
 
   /** Sends a batch to the next worker, then waits while every worker has two batches. */

@@ -22,6 +22,7 @@ export interface BuildOptions {
   logKey?: string | undefined;
   /** A JWK Set file whose public keys stay listed (CI keeps earlier keys published this way). */
   publishKeysFile?: string | undefined;
+  /** Worker threads signing the audits; 0 signs them on the build's own thread (by default, for up to a MiB of audits: ./sign-audits.ts). */
   workers?: number | undefined;
   batchSize?: number | undefined;
   /** Records a pack holds (`--pack-records`); by default chosen by the build's size (`recordsPerPackFor`). */
@@ -79,6 +80,7 @@ export interface BuildSummary {
   publishedKeyIds: string[];
   issuedAt: string;
   files: number;
+  /** Worker threads that signed the audits (0: the build's own thread). */
   workers: number;
   durationMs: number;
   /** Time spent in each phase that ran (ms); what `durationMs` holds besides them is the start (the lock, the inputs read), and `prune` comes after it. */

@@ -2,18 +2,20 @@ import { availableParallelism } from 'node:os';
 import type { SigningKey } from '../core/crypto/signing.ts';
 import { type AuditProblem, BuildError, InvalidAuditsError } from '../core/errors/errors.ts';
 import { normalizeDomain } from '../core/rules/domain.ts';
+import type { WorkerInit } from './audit-signer.ts';
 import { MAX_PROBLEMS_KEPT, type Outcome, processAll, sortProblems } from './dispatch.ts';
 import { type AuditItem, readAuditFile } from './inputs.ts';
 import type { BuildOptions } from './options.ts';
 import { type ShardSource, spilledRecords } from './shard-records.ts';
-import type { WorkerInit } from './worker.ts';
 
 type AuditFile = { path: string; size: number };
 
 /**
  * Audit bytes a default worker thread is started for: about 3,000 audits, a second of one
- * worker's signing. A thread costs about a quarter of a second of CPU to start, so a small
- * build (the samples, a test's project) signs in one thread rather than one per core.
+ * worker's signing. A thread costs about a tenth to a quarter of a second of CPU to start (Node's
+ * own start-up in the thread, then the bundled worker evaluated), so a build of up to this many
+ * bytes (the samples, a team's first month, a test's project) signs on the build's own thread,
+ * and a larger one starts a thread per this many bytes rather than one per core.
  */
 const BYTES_PER_WORKER = 1024 * 1024;
 
@@ -44,7 +46,7 @@ export async function signAudits(
     context: { issuer: opts.issuer, schemaUrl: opts.schemaUrl, issuedAt },
     tree: opts.tree ?? false,
   };
-  const workers = Math.max(1, opts.workers ?? defaultWorkers(files));
+  const workers = opts.workers ?? defaultWorkers(files);
   const outcome = await processAll(files, init, workers, opts, started);
   // A failing build reports every problem at once: the duplicates among the spilled records too
   // (a build without other problems finds them as it writes the index: refuseDuplicates).
@@ -58,15 +60,16 @@ export async function signAudits(
 }
 
 /**
- * One worker per MiB of audits, at most one more than cores: measured when each worker also
- * created one file a record (about a fifth of its time, in the kernel), the extra worker kept a
- * core busy meanwhile (2 cores, 1M audits: 5,292 -> 5,965 records/s; peak RSS 218 -> 256 MB).
- * Without the per-record tree (decision 0090) a worker waits on little but its batches; the
- * rule has not been measured again since.
+ * None up to a MiB of audits (signed on the build's thread), then one worker per MiB, at most one
+ * more than cores: measured when each worker also created one file a record (about a fifth of its
+ * time, in the kernel), the extra worker kept a core busy meanwhile (2 cores, 1M audits: 5,292 ->
+ * 5,965 records/s; peak RSS 218 -> 256 MB). Without the per-record tree (decision 0090) a worker
+ * waits on little but its batches; the rule has not been measured again since.
  */
 export function defaultWorkers(files: AuditFile[]): number {
   const bytes = files.reduce((n, f) => n + f.size, 0);
-  return Math.min(availableParallelism() + 1, Math.max(1, Math.ceil(bytes / BYTES_PER_WORKER)));
+  if (bytes <= BYTES_PER_WORKER) return 0;
+  return Math.min(availableParallelism() + 1, Math.ceil(bytes / BYTES_PER_WORKER));
 }
 
 /** Throws INVALID_AUDITS for the domains audited more than once, when the index found some. */

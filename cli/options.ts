@@ -186,7 +186,7 @@ export const OPTIONS = {
     env: 'MVR_WORKERS',
     fallback: undefined,
     description:
-      'serve: gateway processes sharing the port (default 1); build: worker threads (default one per MiB of audits, at most one per core plus one)',
+      "serve: gateway processes sharing the port (default 1); build: worker threads (default none up to a MiB of audits, signed on the build's thread; then one per MiB, at most one per core plus one)",
     schema: wholeNumber(1).optional(),
   },
   packRecords: {

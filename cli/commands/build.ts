@@ -32,7 +32,8 @@ export default defineCommand({
   args: {
     ...options.describe({
       records: 'records folder',
-      workers: 'worker threads (default one per MiB of audits, at most one per core plus one)',
+      workers:
+        "worker threads (default none up to a MiB of audits, signed on the build's thread; then one per MiB, at most one per core plus one)",
     }),
     now: { type: 'string', description: 'issued_at of every record, ISO 8601 (default SOURCE_DATE_EPOCH, else now)' },
     'allow-empty': { type: 'boolean', description: 'publish even when there are no audits' },
@@ -186,7 +187,7 @@ export function formatSummary(s: BuildSummary): string {
     ...(s.unchanged
       ? [`build ${s.buildId} is already live (the same audits, keys, options and --now): no build written, nothing appended to the log`]
       : []),
-    `${s.unchanged ? 'checked' : 'built'} ${s.records.toLocaleString('en-US')} records from ${s.files} file${s.files === 1 ? '' : 's'} in ${(s.durationMs / 1000).toFixed(2)} s (${Math.round(s.recordsPerSecond).toLocaleString('en-US')} records/s, ${s.workers} worker${s.workers === 1 ? '' : 's'}, peak RSS ${s.peakRssMb} MB)`,
+    `${s.unchanged ? 'checked' : 'built'} ${s.records.toLocaleString('en-US')} records from ${s.files} file${s.files === 1 ? '' : 's'} in ${(s.durationMs / 1000).toFixed(2)} s (${Math.round(s.recordsPerSecond).toLocaleString('en-US')} records/s, ${workersText(s.workers)}, peak RSS ${s.peakRssMb} MB)`,
     `  by status: ${counts(s.byStatus)}`,
     `  by tier:   ${counts(s.byTier)}`,
     `  ${s.signed ? `signed with key ${s.keyId}` : 'UNSIGNED (no signing key configured)'}; key set lists ${s.publishedKeyIds.length} key${s.publishedKeyIds.length === 1 ? '' : 's'}`,
@@ -198,4 +199,9 @@ export function formatSummary(s: BuildSummary): string {
     ...(s.witnesses ? [`  witnesses: ${witnessList(s.witnesses)}`] : []),
     '',
   ].join('\n');
+}
+
+/** How the summary names who signed: "1 worker", "3 workers", or the build's own thread. */
+function workersText(workers: number): string {
+  return workers === 0 ? "signed on the build's thread" : `${workers} worker${workers === 1 ? '' : 's'}`;
 }

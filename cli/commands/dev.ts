@@ -30,7 +30,8 @@ export default defineCommand({
   },
   args: options.describe({
     records: 'records folder',
-    workers: 'build worker threads (default one per MiB of audits, at most one per core plus one)',
+    workers:
+      "build worker threads (default none up to a MiB of audits, signed on the build's thread; then one per MiB, at most one per core plus one)",
   }),
   run: ({ args, io }) =>
     runAction(io, false, async () => {

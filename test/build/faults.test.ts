@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateAudits } from '../../bench/generate-audits.ts';
 import { buildArgs, cliEnv } from '../support/cli.ts';
-import { currentTarget, snapshotOutputs } from '../support/outputs.ts';
+import { currentTarget, filesHeldOpenUnder, snapshotOutputs } from '../support/outputs.ts';
 import { skippedUnless } from '../support/programs.ts';
 import { buildFails, makeProject, type Project, ROOT, removeTempDirs } from '../support/project.ts';
 import { waitForClose } from '../support/wait.ts';
@@ -35,31 +35,38 @@ const canMount = spawnSync('mount', ['--version']).status === 0 && process.getui
 const canChattr = spawnSync('chattr', ['--help']).status !== null && spawnSync('which', ['chattr']).status === 0;
 
 describe.concurrent('build faults leave the previous build live', () => {
-  it.runIf(canMount)(
-    skippedUnless(
-      canMount,
-      'mounting a tmpfs needs root',
-      'disk full (ENOSPC on a 1 MiB tmpfs): BUILD_FAILED naming the cause, old records intact',
-    ),
-    async () => {
-      // The plain project's build, copied onto a records folder of its own on a 1 MiB tmpfs.
-      const plain = await makeProject();
-      const p: Project = { ...plain, recordsDir: join(plain.root, 'records-on-tmpfs') };
-      await mkdir(p.recordsDir);
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', p.recordsDir]);
-      mounts.push(p.recordsDir);
-      await cp(plain.recordsDir, p.recordsDir, { recursive: true, verbatimSymlinks: true });
-      const before = await snapshotOutputs(p);
-      const live = await currentTarget(p.recordsDir);
-      await bigAudits(p, 3000); // ~3000 files of 4 KiB pages: far beyond 1 MiB
-      const error = await buildFails(p);
-      expect(error.code).toBe('BUILD_FAILED');
-      expect(error.message).toMatch(/ENOSPC|no space/i);
-      expect(error.message).toMatch(/previous build is still live/);
-      expect(await snapshotOutputs(p)).toEqual(before);
-      expect(await currentTarget(p.recordsDir)).toBe(live);
-    },
-  );
+  // The records signed on the build's thread (a small build's default) and in a worker thread.
+  for (const [where, workers] of [
+    ["on the build's thread", 0],
+    ['in a worker thread', 1],
+  ] as const) {
+    it.runIf(canMount)(
+      skippedUnless(
+        canMount,
+        'mounting a tmpfs needs root',
+        `disk full (ENOSPC on a 1 MiB tmpfs), the records signed ${where}: BUILD_FAILED naming the cause, old records intact`,
+      ),
+      async () => {
+        // The plain project's build, copied onto a records folder of its own on a 1 MiB tmpfs.
+        const plain = await makeProject();
+        const p: Project = { ...plain, recordsDir: join(plain.root, 'records-on-tmpfs') };
+        await mkdir(p.recordsDir);
+        execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', p.recordsDir]);
+        mounts.push(p.recordsDir);
+        await cp(plain.recordsDir, p.recordsDir, { recursive: true, verbatimSymlinks: true });
+        const before = await snapshotOutputs(p);
+        const live = await currentTarget(p.recordsDir);
+        await bigAudits(p, 3000); // ~3000 files of 4 KiB pages: far beyond 1 MiB
+        const error = await buildFails(p, { workers });
+        expect(error.code).toBe('BUILD_FAILED');
+        expect(error.message).toMatch(/^writing records failed: ENOSPC: .*; the previous build is still live$/);
+        // No spill file held open (a removed one would still hold its bytes on the full disk).
+        expect(filesHeldOpenUnder(p.recordsDir)).toEqual([]);
+        expect(await snapshotOutputs(p)).toEqual(before);
+        expect(await currentTarget(p.recordsDir)).toBe(live);
+      },
+    );
+  }
 
   it.runIf(canChattr)(
     skippedUnless(

@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, createWriteStream, openSync, readdirSync, readlinkSync, statSync, writeSync } from 'node:fs';
+import { closeSync, createWriteStream, openSync, readdirSync, statSync, writeSync } from 'node:fs';
 import { cp, mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import type { BuildPhase } from '../../builder/options.ts';
 import { SPILL_DIR } from '../../builder/shard-records.ts';
 import type { MvrError } from '../../core/errors/errors.ts';
 import { BUILDS_DIR } from '../../core/layout.ts';
-import { currentTarget, snapshotOutputs } from '../support/outputs.ts';
+import { currentTarget, filesHeldOpenUnder, snapshotOutputs } from '../support/outputs.ts';
 import { needing, program, skippedUnless } from '../support/programs.ts';
 import { buildFails, makeProject, type Project, removeTempDirs } from '../support/project.ts';
 
@@ -69,24 +69,6 @@ function fillUp(dir: string): void {
     if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
   } finally {
     closeSync(fd);
-  }
-}
-
-/** The files this process holds open under `dir` (a file removed since still holds its bytes). */
-function openUnder(dir: string): string[] {
-  const held: string[] = [];
-  for (const fd of readdirSync('/proc/self/fd')) {
-    const target = readlinkSafe(`/proc/self/fd/${fd}`);
-    if (target?.startsWith(`${dir}/`)) held.push(target);
-  }
-  return held;
-}
-
-function readlinkSafe(path: string): string | null {
-  try {
-    return readlinkSync(path);
-  } catch {
-    return null; // closed since it was listed
   }
 }
 
@@ -152,7 +134,7 @@ describe.sequential('a fault inside the index or map leaves the previous build l
         expect((error.cause as NodeJS.ErrnoException).code).toBe('ENOSPC');
         // Nothing left behind: no thread, no file held open (a removed one would still hold its bytes), no staging folder.
         expect(started()).toEqual([]);
-        expect(openUnder(disk)).toEqual([]);
+        expect(filesHeldOpenUnder(disk)).toEqual([]);
         await rm(join(disk, FILLER));
         expect(await readdir(disk)).toEqual(['records']);
         expect(await readdir(join(p.recordsDir, BUILDS_DIR))).toEqual([basename(live)]);
@@ -192,7 +174,7 @@ describe.sequential('a fault inside the index or map leaves the previous build l
         expect(error.message).toMatch(/^writing the index and domain map failed: EFBIG: .*; the previous build is still live$/);
         expect((error.cause as NodeJS.ErrnoException).code).toBe('EFBIG');
         expect([...threads()].filter((t) => !threadsBefore.has(t))).toEqual([]);
-        expect(openUnder(p.recordsDir)).toEqual([]);
+        expect(filesHeldOpenUnder(p.recordsDir)).toEqual([]);
         expect(await readdir(join(p.recordsDir, BUILDS_DIR))).toEqual([basename(live)]);
         expect(await snapshotOutputs(p)).toEqual(before);
         expect(await currentTarget(p.recordsDir)).toBe(live);

@@ -28,11 +28,11 @@ async function sibling(p: Project): Promise<Project> {
 
 describe.concurrent('reproducible builds', () => {
   // Each test compares a build of its own with the plain project's (test/support/plain-project.ts):
-  // the sample audits, its key, --now 2026-11-01, one worker thread, batches of 500.
+  // the sample audits, its key, --now 2026-11-01, signed on the build's thread, batches of 500.
   it('same audits, key and --now: byte-identical packs, manifest, index, domain map and key set in two records folders', async () => {
     const a = await makeProject();
     const b = await sibling(a);
-    // Different worker counts and batch sizes: the output must not depend on scheduling.
+    // Worker threads and other batch sizes: the output must not depend on who signed, or on scheduling.
     const sb = await build(b, { workers: 2, batchSize: 3 });
     expect(sb.buildId).toBe(basename(await currentTarget(a.recordsDir)));
     expectSameBuild(await readCurrentFiles(a.recordsDir), await readCurrentFiles(b.recordsDir));

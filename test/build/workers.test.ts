@@ -1,7 +1,8 @@
 /**
- * How many worker threads a build starts by default: one per MiB of audits, at most one per core
- * plus one. A small build (the samples) signs in one thread, as each costs about a quarter
- * second of CPU to start; `--workers` (or MVR_WORKERS) still sets the number outright.
+ * How many worker threads a build starts by default: none up to a MiB of audits (a thread costs
+ * more to start than such a build takes to sign: the audits are signed on the build's own thread),
+ * then one per MiB, at most one per core plus one. `--workers` (or MVR_WORKERS) sets the number
+ * outright. The same audits signed either way make the same build (test/build/reproducible.test.ts).
  */
 import { availableParallelism } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,21 +16,23 @@ const MiB = 1024 * 1024;
 const files = (...sizes: number[]) => sizes.map((size, i) => ({ path: `a${i}.jsonl`, size }));
 
 describe('the default number of build workers', () => {
-  it('is one per MiB of audits, at least one and at most one per core plus one', () => {
+  it("is none up to a MiB of audits (the build's thread), then one per MiB, at most one per core plus one", () => {
     const most = availableParallelism() + 1;
-    expect(defaultWorkers([])).toBe(1);
-    expect(defaultWorkers(files(10_000))).toBe(1);
-    expect(defaultWorkers(files(MiB))).toBe(1);
+    expect(defaultWorkers([])).toBe(0);
+    expect(defaultWorkers(files(10_000))).toBe(0);
+    expect(defaultWorkers(files(MiB))).toBe(0);
     expect(defaultWorkers(files(MiB + 1))).toBe(Math.min(2, most));
     expect(defaultWorkers(files(MiB / 2, MiB / 2, 1))).toBe(Math.min(2, most));
     expect(defaultWorkers(files(1000 * MiB))).toBe(most);
   });
 
-  it('mvr build of the sample audits starts one worker; --workers sets the number outright', async () => {
+  it("mvr build of the sample audits signs on the build's thread; --workers sets the number outright", async () => {
     const p = await makeProject({ sign: true, build: false });
     const byDefault = await runCli([...buildArgs(p), '--json'], { MVR_WORKERS: undefined });
     expect(byDefault.code, byDefault.stderr).toBe(0);
-    expect(JSON.parse(byDefault.stdout)).toMatchObject({ workers: 1 });
+    expect(JSON.parse(byDefault.stdout)).toMatchObject({ workers: 0 });
+    const text = await runCli(buildArgs(await makeProject({ sign: true, build: false })), { MVR_WORKERS: undefined });
+    expect(text.stdout).toMatch(/ records\/s, signed on the build's thread, peak RSS /);
 
     const q = await makeProject({ sign: true, build: false });
     const asked = await runCli(buildArgs(q, ['--workers', '2']), { MVR_WORKERS: undefined });

@@ -37,7 +37,7 @@ export async function rejected(
 ): Promise<InvalidAuditsError & { live: Live }> {
   const live = await liveCopy(base);
   const auditsDir = await auditsFolder(files);
-  const error = await buildFails(live.q, { auditsDir, workers: 1, ...opts });
+  const error = await buildFails(live.q, { auditsDir, ...opts });
   expect(error.code).toBe('INVALID_AUDITS');
   expect(error).toBeInstanceOf(InvalidAuditsError);
   await expectUntouched(live);

@@ -1,6 +1,5 @@
 /**
- * The real CLI for tests, with an environment that cannot change what it does (no MVR_* but
- * MVR_WORKERS=1, no SOURCE_DATE_EPOCH, NODE_OPTIONS or vitest variables; no colour), in the
+ * The real CLI for tests, with an environment that cannot change what it does (no MVR_*, no SOURCE_DATE_EPOCH, NODE_OPTIONS or vitest variables; no colour), in the
  * project root. {@link runCli} runs a command in this process through the CLI's own entry point
  * (`runMvr`, which the bin calls with the process's streams), its output captured as from pipes;
  * {@link spawnCli} runs `node bin/mvr.js` as a child, for what only a process shows: signals, the
@@ -29,10 +28,6 @@ export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.P
     env[name] = value;
   }
   env.NO_COLOR = '1';
-  // One build worker thread, as the in-process builds use (test/support/project.ts): each thread
-  // costs a quarter second of start-up, and the default (one per MiB of audits, up to cores + 1) is
-  // test/build/workers.test.ts's business.
-  env.MVR_WORKERS = '1';
   for (const [name, value] of Object.entries(extra)) {
     if (value === undefined) delete env[name];
     else env[name] = value;

@@ -3,6 +3,7 @@
  * folders (to prove nothing changed), the live build's record files and the published key set.
  */
 import { createHash } from 'node:crypto';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { readdir, readFile, readlink, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KEY_SET_PATH, type KeySet, parseKeySet } from '@merchant-verify/verifier';
@@ -195,4 +196,22 @@ export async function allFiles(dir: string): Promise<string[]> {
   const files: string[] = [];
   await walk(dir);
   return files;
+}
+
+/** The files this process holds open under `dir` (a file removed since still holds its bytes). */
+export function filesHeldOpenUnder(dir: string): string[] {
+  const held: string[] = [];
+  for (const fd of readdirSync('/proc/self/fd')) {
+    const target = readlinkSafe(`/proc/self/fd/${fd}`);
+    if (target?.startsWith(`${dir}/`)) held.push(target);
+  }
+  return held;
+}
+
+function readlinkSafe(path: string): string | null {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return null; // closed since it was listed
+  }
 }

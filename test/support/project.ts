@@ -137,8 +137,9 @@ export async function writeFiles(dir: string, files: Record<string, string>): Pr
 }
 
 /**
- * runBuild's options for a project: fixed issuer and --now, one worker thread (each thread costs a
- * TypeScript loader start-up; tests about scheduling pass `workers: 2` with small batches).
+ * runBuild's options for a project: fixed issuer and --now, and the default workers (a test's
+ * project is small enough to be signed on the build's thread; tests about scheduling pass
+ * `workers: 2` with small batches).
  */
 export function buildOptions(
   p: Pick<Project, 'auditsDir' | 'recordsDir' | 'publicDir' | 'keysDir'>,
@@ -153,7 +154,6 @@ export function buildOptions(
     schemaUrl: SCHEMA_URL,
     now: NOW,
     signingKey: undefined,
-    workers: 1,
     ...overrides,
   };
 }
