@@ -182,8 +182,7 @@ class SignedHere implements Signers {
     try {
       return this.signer.process(batch);
     } catch (error) {
-      const e = error as NodeJS.ErrnoException;
-      this.failure ??= recordsFailure('fatal', e.message, { message: e.message, code: e.code });
+      this.failure ??= recordsFailure('fatal', (error as Error).message, error);
       throw this.failure;
     }
   }
