@@ -1,9 +1,8 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type AuditProblem, type AuditProblemKind, BuildError } from '../core/errors/errors.ts';
 import { AuditSigner, type Batch, type BatchResult, type WorkerInit } from './audit-signer.ts';
 import { type AuditValue, readJsonFile, readLineRuns } from './inputs.ts';
 import type { BuildOptions } from './options.ts';
-import { WorkerPool, workerScript } from './worker-pool.ts';
+import { OnThisThread, WorkerPool, workerScript } from './worker-pool.ts';
 
 /**
  * The file each build worker runs: the compiled worker.js beside the compiled dispatcher, made one
@@ -152,7 +151,7 @@ class Tally {
   }
 }
 
-/** What signs a build's batches: its worker threads (./worker-pool.ts), or {@link SignedHere}. */
+/** What signs a build's batches: its worker threads, or this thread alone (./worker-pool.ts). */
 type Signers = Pick<WorkerPool<Batch, BatchResult>, 'size' | 'run' | 'failure' | 'failAll' | 'close'>;
 
 /** What a failure of the records phase becomes: a worker that died, or a batch that could not be written (a full disk). */
@@ -160,40 +159,6 @@ function recordsFailure(how: 'died' | 'fatal', message: string, cause?: unknown)
   return how === 'died'
     ? new BuildError(`build worker failed: ${message}`, { cause })
     : new BuildError(`writing records failed: ${message}; the previous build is still live`, { cause });
-}
-
-/**
- * The batches signed on the build's own thread, one at a time, with a turn of the event loop before
- * each (a batch takes a few hundred milliseconds at most, and a gateway in the same process, as with
- * `mvr dev`, answers in between): a thread costs more to start than a small build takes to sign.
- */
-class SignedHere implements Signers {
-  readonly size = 1;
-  failure: Error | null = null;
-  private readonly signer: AuditSigner;
-
-  constructor(init: WorkerInit) {
-    this.signer = new AuditSigner(init, 'main');
-  }
-
-  async run(batch: Batch): Promise<BatchResult> {
-    await nextTurn();
-    if (this.failure) throw this.failure;
-    try {
-      return this.signer.process(batch);
-    } catch (error) {
-      this.failure ??= recordsFailure('fatal', (error as Error).message, error);
-      throw this.failure;
-    }
-  }
-
-  failAll(error: Error): void {
-    this.failure ??= error;
-  }
-
-  async close(): Promise<void> {
-    this.signer.close();
-  }
 }
 
 /** The build's signers (worker threads, or this thread alone), at most two batches in flight a worker; the first failure fails every batch after it. */
@@ -205,16 +170,20 @@ class BuildWorkers {
 
   constructor(init: WorkerInit, count: number, tally: Tally) {
     this.tally = tally;
-    this.pool =
-      count === 0
-        ? new SignedHere(init)
-        : new WorkerPool<Batch, BatchResult>(
-            WORKER_SCRIPT,
-            init,
-            count,
-            (how, why, cause) => recordsFailure(how, why.message, cause ?? why),
-            RESOURCE_LIMITS,
-          );
+    const signer = count === 0 ? new AuditSigner(init, 'main') : null;
+    this.pool = signer
+      ? new OnThisThread<Batch, BatchResult>(
+          (batch) => signer.process(batch),
+          (error) => recordsFailure('fatal', error.message, error),
+          () => signer.close(),
+        )
+      : new WorkerPool<Batch, BatchResult>(
+          WORKER_SCRIPT,
+          init,
+          count,
+          (how, why, cause) => recordsFailure(how, why.message, cause ?? why),
+          RESOURCE_LIMITS,
+        );
   }
 
   /** Sends a batch to the next worker, then waits while every worker has two batches. */

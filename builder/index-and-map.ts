@@ -99,6 +99,11 @@ export class IndexAndMap {
     return { duplicates: [], buildId: this.buildId, runs, packs, packsSummary };
   }
 
+  /** One task of the index and map phases, as their thread is handed it (./index-worker.ts) or the build's thread runs it (./index-thread.ts). */
+  run(task: IndexTask): Promise<Indexed | Mapped> {
+    return task.step === 'index' ? this.index() : this.map();
+  }
+
   /** The domain map and the signed statement over it (what "never audited" is decided by), and the compact answers. */
   async map(): Promise<Mapped> {
     const { stagingDir, issuer, key, issuedAt, ohttpKeyConfigSha256 } = this.init;

@@ -1,6 +1,6 @@
 import { BuildError, isErrorCode, MvrError } from '../core/errors/errors.ts';
 import { IndexAndMap, type Indexed, type IndexInit, type IndexTask, type Mapped } from './index-and-map.ts';
-import { type WorkerFatal, WorkerPool, workerScript } from './worker-pool.ts';
+import { OnThisThread, type WorkerFatal, WorkerPool, workerScript } from './worker-pool.ts';
 
 /** The file the thread runs, compiled and bundled as the signing workers' is (see ./dispatch.ts). */
 const INDEX_SCRIPT = workerScript(import.meta.url, 'dist/builder/index-worker.js');
@@ -27,36 +27,36 @@ export const INDEX_THREAD_FROM = 20_000;
  * it ends. {@link close} ends it, before the log. Below that size the same work runs on the build's thread.
  */
 export class IndexThread {
-  private readonly pool: WorkerPool<IndexTask, Indexed | Mapped> | null = null;
-  private readonly here: IndexAndMap | null = null;
+  private readonly pool: Pick<WorkerPool<IndexTask, Indexed | Mapped>, 'run' | 'close'>;
 
   constructor(init: IndexInit, inThread: boolean) {
     if (!inThread) {
-      this.here = new IndexAndMap(init);
+      const work = new IndexAndMap(init);
+      this.pool = new OnThisThread<IndexTask, Indexed | Mapped>((task) => work.run(task), indexFailure);
       return;
     }
     this.pool = new WorkerPool<IndexTask, Indexed | Mapped>(
       INDEX_SCRIPT,
       init,
       1,
-      (_how, why, cause) => indexFailure(why, cause ?? why),
+      (_how, why, cause) => indexFailure(why, cause),
       RESOURCE_LIMITS,
     );
   }
 
   /** The index, packs and build id; or, and nothing else, the domains audited twice. */
   index(): Promise<Indexed> {
-    return this.here ? this.here.index().catch(rethrowIndexFailure) : (this.pool!.run({ step: 'index' }) as Promise<Indexed>);
+    return this.pool.run({ step: 'index' }) as Promise<Indexed>;
   }
 
   /** The domain map, statement and compact answers; where each record is in the packs. */
   map(): Promise<Mapped> {
-    return this.here ? this.here.map().catch(rethrowIndexFailure) : (this.pool!.run({ step: 'map' }) as Promise<Mapped>);
+    return this.pool.run({ step: 'map' }) as Promise<Mapped>;
   }
 
-  /** Ends the thread: its heap is given back. */
+  /** Ends the thread, if any: its heap is given back. */
   async close(): Promise<unknown> {
-    return this.pool?.close();
+    return this.pool.close();
   }
 }
 
@@ -70,9 +70,4 @@ export function indexFailure(failed: WorkerFatal | Error, cause: unknown = faile
   const code = (failed as { code?: unknown }).code;
   if (isErrorCode(code)) return new MvrError(code, failed.message);
   return new BuildError(`writing the index and domain map failed: ${failed.message}; the previous build is still live`, { cause });
-}
-
-/** A failure on the build's own thread (an Error, or whatever else was thrown), made what it would be from the thread. */
-function rethrowIndexFailure(error: unknown): never {
-  throw indexFailure(error instanceof Error ? error : { message: String(error) });
 }

@@ -8,6 +8,6 @@ import { answerTasks } from './worker-pool.ts';
 const work = new IndexAndMap(workerData as IndexInit);
 
 answerTasks<IndexTask, Indexed | Mapped>(
-  (task) => (task.step === 'index' ? work.index() : work.map()),
+  (task) => work.run(task),
   (result) => ('places' in result ? [result.places.places.buffer, result.places.ends.buffer] : []),
 );

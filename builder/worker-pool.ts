@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parentPort, type ResourceLimits, type TransferListItem, Worker } from 'node:worker_threads';
 
 // The one pool of worker threads: the build signs in it (./dispatch.ts), a mirror verifies in it
@@ -106,5 +107,49 @@ export class WorkerPool<Task extends object, Result extends object> {
       return;
     }
     entry?.resolve(msg);
+  }
+}
+
+/**
+ * The pool's interface without a thread, for work too small to pay for one's start (a small
+ * build's signing, its index and map): each task handled on this thread, one at a time, after a
+ * turn of the event loop (so a server in the same process, as with `mvr dev`, answers in between).
+ * What a task throws goes through `toError`, as a worker's fatal answer would; the first failure
+ * fails every later task.
+ */
+export class OnThisThread<Task extends object, Result extends object> {
+  readonly size = 1;
+  private firstFailure: Error | null = null;
+  private readonly handle: (task: Task) => Result | Promise<Result>;
+  private readonly toError: (error: Error) => Error;
+  private readonly onClose: () => void;
+
+  constructor(handle: (task: Task) => Result | Promise<Result>, toError: (error: Error) => Error, onClose: () => void = () => undefined) {
+    this.handle = handle;
+    this.toError = toError;
+    this.onClose = onClose;
+  }
+
+  get failure(): Error | null {
+    return this.firstFailure;
+  }
+
+  async run(task: Task): Promise<Result> {
+    await nextTurn();
+    if (this.firstFailure) throw this.firstFailure;
+    try {
+      return await this.handle(task);
+    } catch (error) {
+      this.firstFailure ??= this.toError(error instanceof Error ? error : new TypeError(String(error)));
+      throw this.firstFailure;
+    }
+  }
+
+  failAll(error: Error): void {
+    this.firstFailure ??= error;
+  }
+
+  async close(): Promise<void> {
+    this.onClose();
   }
 }
