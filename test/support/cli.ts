@@ -1,7 +1,8 @@
 /**
  * The real CLI for tests, with an environment that cannot change what it does (no MVR_*,
  * SOURCE_DATE_EPOCH, NODE_OPTIONS or vitest variables; no colour), in the project root.
- * {@link runCli} runs a command in this process through the CLI's own entry point (`runMvr`, which the bin calls with the process's streams), its output captured as from pipes;
+ * {@link runCli} runs a command in this process through the CLI's own entry point (`runMvr`,
+ * which the bin calls with the process's streams), its output captured as from pipes;
  * {@link spawnCli} runs `node bin/mvr.js` as a child, for what only a process shows: signals, the
  * bin itself, a working folder of its own, libraries that read the process's own environment.
  */
